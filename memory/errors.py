@@ -1,0 +1,87 @@
+"""The one error hierarchy of Fabula.
+
+Every error Fabula raises on purpose derives from :class:`FabulaError` and
+carries the context needed to act on it (story, branch, turn, field)::
+
+    FabulaError
+    ├── ConfigError            settings or an environment that cannot work
+    │   └── RedisUnavailable   the embedded server cannot start or be reached
+    ├── NotFound               a story, branch, character or record that does not exist
+    ├── InvalidInput           bad input, rejected whole; nothing was written
+    │   ├── InvalidDelta       a turn's delta fails validation (names the field)
+    │   ├── TurnConflict       a gap in turn numbers, or a turn re-sent with other content
+    │   ├── InvalidWorld       a world pack that fails validation (names the field)
+    │   └── ModelOutputError   model output that could not be parsed or validated
+    └── AccessDenied           a character handle tried to read outside its own mind
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "AccessDenied",
+    "ConfigError",
+    "FabulaError",
+    "InvalidDelta",
+    "InvalidInput",
+    "InvalidWorld",
+    "ModelOutputError",
+    "NotFound",
+    "RedisUnavailable",
+    "TurnConflict",
+]
+
+
+class FabulaError(Exception):
+    """Root of every error Fabula raises on purpose.
+
+    ``context`` holds whatever locates the problem (story, branch, turn, field, path).
+    """
+
+    def __init__(self, message: str, **context: Any) -> None:
+        self.message = message
+        self.context = {k: v for k, v in context.items() if v is not None}
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        if not self.context:
+            return self.message
+        where = ", ".join(f"{k}={v}" for k, v in self.context.items())
+        return f"{self.message} ({where})"
+
+
+class ConfigError(FabulaError):
+    """Settings or an environment that cannot work."""
+
+
+class RedisUnavailable(ConfigError):
+    """The embedded Redis server cannot start, or the configured one cannot be reached."""
+
+
+class NotFound(FabulaError):
+    """A story, branch, character or record that does not exist."""
+
+
+class InvalidInput(FabulaError):
+    """Bad input, rejected whole: nothing was written."""
+
+
+class InvalidDelta(InvalidInput):
+    """A turn's delta failed validation; ``context['field']`` names the offending field."""
+
+
+class TurnConflict(InvalidInput):
+    """A gap in turn numbers, or a committed turn re-sent with different content."""
+
+
+class InvalidWorld(InvalidInput):
+    """A world pack failed validation; ``context['field']`` names the offending field."""
+
+
+class ModelOutputError(InvalidInput):
+    """A model's output could not be parsed or validated into the expected type."""
+
+
+class AccessDenied(FabulaError):
+    """A character's handle tried to read outside its own mind."""

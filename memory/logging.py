@@ -1,0 +1,47 @@
+"""Structured logging, configured once at an entry point.
+
+Output is JSON when stderr is not a terminal (services, CI) and pretty on a terminal.
+Bind ``story``, ``branch``, ``turn`` and ``role`` with :func:`structlog.contextvars.bind_contextvars`
+or ``log.bind(...)``.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import structlog
+
+__all__ = ["configure_logging", "get_logger"]
+
+_configured = False
+
+
+def configure_logging(*, json: bool | None = None, level: int = logging.WARNING) -> None:
+    """Configure structlog for the process. Call once, at an entry point."""
+    global _configured
+    if json is None:
+        json = not sys.stderr.isatty()
+    renderer: structlog.typing.Processor = (
+        structlog.processors.JSONRenderer() if json else structlog.dev.ConsoleRenderer()
+    )
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso"),
+            structlog.processors.StackInfoRenderer(),
+            structlog.processors.format_exc_info,
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(level),
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        cache_logger_on_first_use=False,
+    )
+    _configured = True
+
+
+def get_logger(name: str) -> structlog.typing.FilteringBoundLogger:
+    """A logger bound with the module's name."""
+    logger: structlog.typing.FilteringBoundLogger = structlog.get_logger(name)
+    return logger.bind(module=name)

@@ -1,0 +1,44 @@
+"""Shared fixtures: one real embedded Redis 8 per test session, flushed between tests."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+import redis
+import redis.asyncio as aredis
+
+from memory.server import EmbeddedRedis
+
+
+@pytest.fixture(scope="session")
+def embedded_redis() -> Iterator[EmbeddedRedis]:
+    """A private Redis server on a unix socket in a temporary folder, for the whole session."""
+    directory = Path(tempfile.mkdtemp(prefix="fabula-test-", dir="/tmp")) / "redis"
+    server = EmbeddedRedis(directory)
+    server.ensure_started()
+    yield server
+    server.stop()
+
+
+@pytest.fixture()
+def redis_url(embedded_redis: EmbeddedRedis) -> Iterator[str]:
+    """The server's URL; every key, function and ACL user is wiped before each test."""
+    client = redis.Redis(unix_socket_path=str(embedded_redis.socket))
+    client.flushall()
+    for user in client.acl_users():
+        name = user.decode() if isinstance(user, bytes) else user
+        if name != "default":
+            client.acl_deluser(name)
+    client.close()
+    yield embedded_redis.url
+
+
+@pytest.fixture()
+async def aredis_client(redis_url: str) -> AsyncIterator[aredis.Redis]:
+    """An asyncio client (text responses) on the flushed server."""
+    client = aredis.Redis.from_url(redis_url, decode_responses=True)
+    yield client
+    await client.aclose()
