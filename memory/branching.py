@@ -1,0 +1,87 @@
+"""Forking a story: a branch sees its parent up to the fork turn, plus its own turns.
+
+The fork copies the parent's *live* state at the fork turn (W, every mind's beliefs, D, H)
+into the branch's keys in one transaction; turn texts and events are not copied but read
+through the parent. The parent is never written.
+"""
+
+from __future__ import annotations
+
+import json
+
+from redis.exceptions import WatchError
+
+from memory import keys
+from memory.errors import InvalidInput, NotFound
+from memory.projections import (
+    all_beliefs_as_of,
+    project_developments,
+    project_hypotheses,
+    project_world,
+)
+from memory.store import StoryStore
+
+__all__ = ["fork"]
+
+
+async def fork(parent: StoryStore, at_turn: int, branch: str) -> StoryStore:
+    """Start branch ``branch`` of ``parent``'s story from ``parent``'s branch at ``at_turn``.
+
+    Raises :class:`NotFound` if the story does not exist, :class:`InvalidInput` if the
+    branch exists already or ``at_turn`` is not a committed turn of the parent.
+    """
+    await parent.require()
+    keys.check_id(branch, "branch")
+    child = parent.on_branch(branch)
+    head = await parent.head()
+    if not 0 <= at_turn <= head:
+        raise InvalidInput(
+            f"cannot fork at turn {at_turn}: branch {parent.branch!r} has turns 0..{head}",
+            story=parent.story,
+            branch=parent.branch,
+        )
+    world = await project_world(parent, as_of=at_turn)
+    minds = {c: await all_beliefs_as_of(parent, c, at_turn) for c in await parent.characters()}
+    devs = await project_developments(parent, as_of=at_turn)
+    hyps = await project_hypotheses(parent, as_of=at_turn)
+    story = parent.story
+    branches_key = keys.branches(story)
+    async with parent.client.pipeline(transaction=True) as pipe:
+        try:
+            await pipe.watch(branches_key)
+            if branch == "main" or await pipe.hexists(branches_key, branch):  # type: ignore[misc]
+                raise InvalidInput(
+                    f"story {story!r} already has a branch {branch!r}", story=story, branch=branch
+                )
+            pipe.multi()
+            pipe.hset(
+                branches_key,
+                branch,
+                json.dumps({"parent": parent.branch, "fork_turn": at_turn}),
+            )
+            pipe.hset(keys.head(story, branch), "turn", at_turn)
+            # what was still open at the fork is open on the branch
+            for state in world.states.values():
+                js = state.model_copy(update={"valid_to": None}).model_dump_json()
+                pipe.hset(keys.world_current(story, branch), state.slot, js)
+                pipe.hset(keys.world_records(story, branch), state.id, js)
+                pipe.zadd(keys.world_from(story, branch), {state.id: state.valid_from})
+            for character, beliefs in minds.items():
+                for belief in beliefs:
+                    js = belief.model_copy(update={"valid_to": None}).model_dump_json()
+                    pipe.hset(keys.beliefs_current(story, branch, belief.chain), belief.slot, js)
+                    pipe.hset(keys.belief_records(story, branch, character), belief.id, js)
+                    pipe.zadd(keys.belief_from(story, branch, character), {belief.id: belief.valid_from})
+                    pipe.sadd(keys.belief_chains(story, branch, character), belief.chain)
+            for dev in devs.values():
+                pipe.hset(keys.developments(story, branch), dev.id, dev.model_dump_json())
+            for hyp in hyps.values():
+                pipe.hset(keys.hypotheses(story, branch), hyp.id, hyp.model_dump_json())
+            await pipe.execute()
+        except WatchError:
+            raise InvalidInput(
+                f"branch {branch!r} was created concurrently", story=story, branch=branch
+            ) from None
+    if not await child.exists():  # pragma: no cover - the story vanished meanwhile
+        raise NotFound(f"story {story!r} does not exist", story=story)
+    return child

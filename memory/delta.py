@@ -1,0 +1,314 @@
+"""One turn's delta, and the builder that assigns its identifiers.
+
+A :class:`TurnDelta` is everything one accepted passage adds to memory. It is built with a
+:class:`DeltaBuilder`, which numbers events (``e<turn>.<seq>``), states (``s<turn>.<n>``),
+beliefs (``b<turn>.<n>``) and hypotheses (``h<turn>.<n>``) so identifiers are always the
+system's, deterministic, and the same when a turn is rebuilt (which makes commits idempotent).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from memory.records import (
+    AcquisitionMode,
+    Attitude,
+    Belief,
+    Development,
+    DevelopmentKind,
+    DevelopmentStatus,
+    Entity,
+    EntityKind,
+    Event,
+    Fact,
+    Hypothesis,
+    SourceSpan,
+    State,
+    StatusChange,
+    slug,
+)
+
+__all__ = ["DeltaBuilder", "DevelopmentUpdate", "TurnDelta"]
+
+
+class DevelopmentUpdate(BaseModel):
+    """A new development (``kind`` and ``title`` set) or a status change of an existing one."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    change: StatusChange
+    kind: DevelopmentKind | None = None
+    title: str | None = None
+    participants: tuple[str, ...] = ()
+    description: str = ""
+
+    @property
+    def is_new(self) -> bool:
+        return self.kind is not None
+
+
+class TurnDelta(BaseModel):
+    """Everything one turn adds to memory; committed atomically or not at all."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    turn: int = Field(ge=0)
+    text: str
+    entities: tuple[Entity, ...] = ()
+    events: tuple[Event, ...] = ()
+    states: tuple[State, ...] = ()
+    beliefs: tuple[Belief, ...] = ()
+    developments: tuple[DevelopmentUpdate, ...] = ()
+    hypotheses: tuple[Hypothesis, ...] = ()
+    realised: tuple[str, ...] = ()  # ids of hypotheses this turn's text made true
+
+    def digest(self) -> str:
+        """A content hash: the same turn sent twice has the same digest."""
+        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()
+
+
+class DeltaBuilder:
+    """Builds a :class:`TurnDelta`, assigning every identifier."""
+
+    def __init__(self, turn: int, text: str) -> None:
+        self.turn = turn
+        self.text = text
+        self._entities: list[Entity] = []
+        self._events: list[Event] = []
+        self._states: list[State] = []
+        self._beliefs: list[Belief] = []
+        self._developments: list[DevelopmentUpdate] = []
+        self._hypotheses: list[Hypothesis] = []
+        self._realised: list[str] = []
+
+    # -- spans --------------------------------------------------------------------------
+    def span(self, start: int, end: int) -> SourceSpan:
+        """The span ``text[start:end]`` of this turn."""
+        return SourceSpan(turn=self.turn, start=start, end=end, quote=self.text[start:end])
+
+    def span_of(self, quote: str, after: int = 0) -> SourceSpan:
+        """The first occurrence of ``quote`` at or after ``after``; ValueError if absent."""
+        start = self.text.index(quote, after)
+        return self.span(start, start + len(quote))
+
+    # -- records ------------------------------------------------------------------------
+    def entity(
+        self,
+        kind: EntityKind,
+        name: str,
+        *,
+        description: str = "",
+        attributes: dict[str, str] | None = None,
+        members: Sequence[str] = (),
+    ) -> Entity:
+        entity = Entity(
+            id=slug(name),
+            kind=kind,
+            name=name,
+            description=description,
+            attributes=dict(attributes or {}),
+            members=tuple(members),
+            introduced=self.turn,
+        )
+        self._entities.append(entity)
+        return entity
+
+    def event(
+        self,
+        kind: str,
+        span: SourceSpan,
+        *,
+        actor: str | None = None,
+        participants: Iterable[str] = (),
+        place: str | None = None,
+        content: Fact | None = None,
+        causes: Iterable[str] = (),
+        witnesses: Iterable[str] = (),
+        private_to: Iterable[str] = (),
+        developments: Iterable[str] = (),
+    ) -> Event:
+        event = Event(
+            id=f"e{self.turn}.{len(self._events)}",
+            turn=self.turn,
+            seq=len(self._events),
+            kind=kind,
+            actor=actor,
+            participants=tuple(participants),
+            place=place,
+            content=content,
+            causes=tuple(causes),
+            witnesses=tuple(witnesses),
+            private_to=tuple(private_to),
+            developments=tuple(developments),
+            span=span,
+        )
+        self._events.append(event)
+        return event
+
+    def replace_event(self, event: Event) -> None:
+        """Put back an event with fields filled in later (witnesses, effects)."""
+        self._events[event.seq] = event
+
+    def state(
+        self,
+        subject: str,
+        attribute: str,
+        value: str,
+        *,
+        event: Event | None = None,
+        polarity: bool = True,
+        span: SourceSpan | None = None,
+    ) -> State:
+        state = State(
+            id=f"s{self.turn}.{len(self._states)}",
+            subject=subject,
+            attribute=attribute,
+            value=value,
+            polarity=polarity,
+            valid_from=self.turn,
+            event=event.id if event else None,
+            span=span if span is not None else (event.span if event else None),
+        )
+        self._states.append(state)
+        if event is not None:
+            updated = self._events[event.seq]
+            self._events[event.seq] = updated.model_copy(
+                update={"effects": (*updated.effects, state.id)}
+            )
+        return state
+
+    def belief(
+        self,
+        holder: Sequence[str],
+        subject: str,
+        attribute: str,
+        value: str,
+        *,
+        mode: AcquisitionMode,
+        event: Event | str,
+        polarity: bool = True,
+        attitude: Attitude = "believes",
+        speaker: str | None = None,
+        span: SourceSpan | None = None,
+    ) -> Belief:
+        event_id = event if isinstance(event, str) else event.id
+        if span is None and not isinstance(event, str):
+            span = event.span
+        belief = Belief(
+            id=f"b{self.turn}.{len(self._beliefs)}",
+            holder=tuple(holder),
+            subject=subject,
+            attribute=attribute,
+            value=value,
+            polarity=polarity,
+            attitude=attitude,
+            mode=mode,
+            event=event_id,
+            speaker=speaker,
+            valid_from=self.turn,
+            span=span,
+        )
+        self._beliefs.append(belief)
+        return belief
+
+    def open_development(
+        self,
+        kind: DevelopmentKind,
+        title: str,
+        *,
+        participants: Sequence[str] = (),
+        description: str = "",
+        event: Event | None = None,
+        note: str = "",
+    ) -> str:
+        dev_id = "d_" + slug(title)
+        change = StatusChange(
+            turn=self.turn,
+            status="opened",
+            event=event.id if event else None,
+            note=note,
+            span=event.span if event else None,
+        )
+        self._developments.append(
+            DevelopmentUpdate(
+                id=dev_id,
+                change=change,
+                kind=kind,
+                title=title,
+                participants=tuple(participants),
+                description=description,
+            )
+        )
+        return dev_id
+
+    def update_development(
+        self, dev_id: str, status: DevelopmentStatus, *, event: Event | None = None, note: str = ""
+    ) -> None:
+        change = StatusChange(
+            turn=self.turn,
+            status=status,
+            event=event.id if event else None,
+            note=note,
+            span=event.span if event else None,
+        )
+        self._developments.append(DevelopmentUpdate(id=dev_id, change=change))
+
+    def hypothesis(
+        self,
+        development: str,
+        premise: str,
+        *,
+        possible_events: Sequence[str] = (),
+        constraints: Sequence[str] = (),
+        uncertainty: float = 0.5,
+        realises: Sequence[Fact] = (),
+    ) -> Hypothesis:
+        hyp = Hypothesis(
+            id=f"h{self.turn}.{len(self._hypotheses)}",
+            development=development,
+            premise=premise,
+            possible_events=tuple(possible_events),
+            constraints=tuple(constraints),
+            uncertainty=uncertainty,
+            proposed=self.turn,
+            realises=tuple(realises),
+        )
+        self._hypotheses.append(hyp)
+        return hyp
+
+    def realise(self, hypothesis_id: str) -> None:
+        self._realised.append(hypothesis_id)
+
+    @property
+    def events(self) -> list[Event]:
+        return list(self._events)
+
+    def build(self) -> TurnDelta:
+        return TurnDelta(
+            turn=self.turn,
+            text=self.text,
+            entities=tuple(self._entities),
+            events=tuple(self._events),
+            states=tuple(self._states),
+            beliefs=tuple(self._beliefs),
+            developments=tuple(self._developments),
+            hypotheses=tuple(self._hypotheses),
+            realised=tuple(self._realised),
+        )
+
+
+def development_from(update: DevelopmentUpdate) -> Development:
+    """The development a new-development update creates."""
+    assert update.kind is not None and update.title is not None
+    return Development(
+        id=update.id,
+        kind=update.kind,
+        title=update.title,
+        participants=update.participants,
+        description=update.description,
+        history=(update.change,),
+    )

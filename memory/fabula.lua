@@ -1,0 +1,174 @@
+#!lua name=fabula
+--[[
+Fabula's Redis functions. Loaded once per server with FUNCTION LOAD REPLACE (see memory/lua.py).
+
+fabula_commit: commits one turn's delta atomically (a function runs to its end or not at all,
+and every check happens before the first write, so a refused delta writes nothing).
+Keys are not built here: the caller passes the layout from memory/keys.py. All keys share the
+story's hash tag, so the function touches one cluster slot.
+
+Records arrive as JSON written by pydantic; a record is closed by rewriting its
+'"valid_to":null' to the turn, which cannot match inside a JSON string value.
+]]
+
+local function closed(json, turn)
+  return (string.gsub(json, '"valid_to":null', '"valid_to":' .. turn, 1))
+end
+
+local function entity_kind(entities_key, id)
+  local raw = redis.call('HGET', entities_key, id)
+  if not raw then return nil end
+  return cjson.decode(raw).kind
+end
+
+local function event_known(L, P, id)
+  if redis.call('HEXISTS', L.events, id) == 1 then return true end
+  local t = tonumber(string.match(id, '^e(%d+)%.'))
+  if not t then return false end
+  for _, anc in ipairs(P.ancestors) do
+    if t <= anc[2] and redis.call('HEXISTS', anc[1], id) == 1 then return true end
+  end
+  return false
+end
+
+local function check_refs(L, P)
+  local new_entities, new_events, new_devs, new_hyps = {}, {}, {}, {}
+  for _, e in ipairs(P.entities) do new_entities[e[1]] = e[3] end
+  for _, e in ipairs(P.events) do new_events[e[1]] = true end
+  for _, d in ipairs(P.devs) do if d[2] then new_devs[d[1]] = true end end
+  for _, h in ipairs(P.hyps) do new_hyps[h[1]] = true end
+  for _, ref in ipairs(P.refs) do
+    local field, kind, id, want = ref[1], ref[2], ref[3], ref[4]
+    if kind == 'entity' then
+      local k = new_entities[id] or entity_kind(L.entities, id)
+      if not k then
+        return 'FABULA_INVALID ' .. field .. ' unknown entity ' .. id
+      end
+      if want ~= '' and k ~= want then
+        return 'FABULA_INVALID ' .. field .. ' ' .. id .. ' is a ' .. k .. ', not a ' .. want
+      end
+    elseif kind == 'event' then
+      if not new_events[id] and not event_known(L, P, id) then
+        return 'FABULA_INVALID ' .. field .. ' unknown event ' .. id
+      end
+    elseif kind == 'development' then
+      if not new_devs[id] and redis.call('HEXISTS', L.d, id) == 0 then
+        return 'FABULA_INVALID ' .. field .. ' unknown development ' .. id
+      end
+    elseif kind == 'hypothesis' then
+      if not new_hyps[id] and redis.call('HEXISTS', L.h, id) == 0 then
+        return 'FABULA_INVALID ' .. field .. ' unknown hypothesis ' .. id
+      end
+    elseif kind == 'new_entity' then
+      if redis.call('HEXISTS', L.entities, id) == 1 then
+        return 'FABULA_INVALID ' .. field .. ' entity ' .. id .. ' already exists'
+      end
+    elseif kind == 'new_development' then
+      if redis.call('HEXISTS', L.d, id) == 1 then
+        return 'FABULA_INVALID ' .. field .. ' development ' .. id .. ' already exists'
+      end
+    end
+  end
+  return nil
+end
+
+local function replace_current(cur_key, rec_key, from_key, slot, id, json, turn)
+  local cur = redis.call('HGET', cur_key, slot)
+  if cur then
+    local old_id = cjson.decode(cur).id
+    redis.call('HSET', rec_key, old_id, closed(cur, turn))
+  end
+  redis.call('HSET', cur_key, slot, json)
+  redis.call('HSET', rec_key, id, json)
+  redis.call('ZADD', from_key, turn, id)
+end
+
+local function commit(keys, args)
+  local L = cjson.decode(args[1])
+  local turn = tonumber(args[2])
+  local digest = args[3]
+  local P = cjson.decode(args[4])
+
+  local last = tonumber(redis.call('HGET', L.head, 'turn') or '-1')
+  if turn <= last then
+    local prev = redis.call('HGET', P.turn_key, tostring(turn))
+    if prev and cjson.decode(prev).digest == digest then
+      return 'duplicate'
+    end
+    return redis.error_reply('FABULA_CONFLICT turn ' .. turn ..
+      ' is already committed with different content')
+  end
+  if turn ~= last + 1 then
+    return redis.error_reply('FABULA_CONFLICT turn ' .. turn .. ' does not follow turn ' ..
+      last .. '; the next turn is ' .. (last + 1))
+  end
+  local bad = check_refs(L, P)
+  if bad then return redis.error_reply(bad) end
+
+  -- every check passed: write
+  for _, e in ipairs(P.entities) do redis.call('HSETNX', L.entities, e[1], e[2]) end
+  local event_ids = {}
+  for _, e in ipairs(P.events) do
+    redis.call('HSET', L.events, e[1], e[2])
+    event_ids[#event_ids + 1] = e[1]
+  end
+  for _, s in ipairs(P.states) do
+    replace_current(L.w_cur, L.w_rec, L.w_from, s[2], s[1], s[3], turn)
+  end
+  for _, b in ipairs(P.beliefs) do
+    local root, chain = b[2], b[3]
+    local cur_key = string.gsub(string.gsub(L.b_cur, '<C>', root, 1), '<H>', chain, 1)
+    local rec_key = string.gsub(L.b_rec, '<C>', root, 1)
+    local from_key = string.gsub(L.b_from, '<C>', root, 1)
+    replace_current(cur_key, rec_key, from_key, b[4], b[1], b[5], turn)
+    redis.call('SADD', (string.gsub(L.b_chains, '<C>', root, 1)), chain)
+  end
+  for _, d in ipairs(P.devs) do
+    if d[2] then
+      redis.call('HSET', L.d, d[1], d[3])
+    else
+      -- history is the last field of a Development: append before the closing ']}'
+      local dev = redis.call('HGET', L.d, d[1])
+      redis.call('HSET', L.d, d[1], string.sub(dev, 1, -3) .. ',' .. d[3] .. ']}')
+    end
+  end
+  for _, h in ipairs(P.hyps) do redis.call('HSET', L.h, h[1], h[2]) end
+  for _, id in ipairs(P.realised) do
+    local hyp = redis.call('HGET', L.h, id)
+    hyp = string.gsub(hyp, '"status":"open"', '"status":"realised"', 1)
+    hyp = string.gsub(hyp, '"realised_turn":null', '"realised_turn":' .. turn, 1)
+    redis.call('HSET', L.h, id, hyp)
+  end
+  redis.call('HSET', L.turns, tostring(turn), cjson.encode({
+    text = P.text, digest = digest, events = event_ids, committed_at = P.committed_at }))
+  redis.call('HSET', L.head, 'turn', turn)
+  return 'ok'
+end
+
+-- Records of one history (rec hash + from zset) valid at turn t: valid_from <= t < valid_to.
+-- With a filter string, only records whose JSON contains it (a holder chain) are kept.
+local function as_of(keys, args)
+  local rec_key, from_key = keys[1], keys[2]
+  local t = tonumber(args[1])
+  local filter = args[2] or ''
+  local ids = redis.call('ZRANGEBYSCORE', from_key, '-inf', t)
+  local out = {}
+  local chunk = 1000
+  for i = 1, #ids, chunk do
+    local part = {}
+    for j = i, math.min(i + chunk - 1, #ids) do part[#part + 1] = ids[j] end
+    local vals = redis.call('HMGET', rec_key, unpack(part))
+    for _, v in ipairs(vals) do
+      if v then
+        local to = string.match(v, '"valid_to":(%d+)')
+        if (not to or tonumber(to) > t) and (filter == '' or string.find(v, filter, 1, true)) then
+          out[#out + 1] = v
+        end
+      end
+    end
+  end
+  return out
+end
+
+redis.register_function('fabula_commit', commit)
+redis.register_function{function_name = 'fabula_as_of', callback = as_of, flags = {'no-writes'}}

@@ -1,0 +1,170 @@
+"""Every Redis key Fabula uses is built here, and only here.
+
+All keys of a story carry the hash tag ``{story}`` so they share one cluster slot: a turn's
+multi-key commit stays atomic on Redis Cluster, and stories spread across nodes.
+
+Layout (``S`` story, ``B`` branch, ``C`` character, ``H`` a holder chain such as ``ava>ben``)::
+
+    fab:{S}:meta                      hash   story metadata (world, title, created)
+    fab:{S}:branches                  hash   branch -> {"parent", "fork_turn"}
+    fab:{S}:common:entities           hash   id -> Entity          (readable by every character)
+    fab:{S}:b:B:head                  hash   turn (last committed), count
+    fab:{S}:b:B:turns                 hash   turn -> {"text", "digest", "events"}
+    fab:{S}:b:B:events                hash   event id -> Event
+    fab:{S}:b:B:w:cur                 hash   "subject|attribute" -> current State
+    fab:{S}:b:B:w:rec                 hash   state id -> State (current and closed)
+    fab:{S}:b:B:w:from                zset   state id scored by valid_from
+    fab:{S}:b:B:d                     hash   development id -> Development
+    fab:{S}:b:B:h                     hash   hypothesis id -> Hypothesis
+    fab:{S}:c:C:B:cur:H               hash   "subject|attribute" -> current Belief of chain H
+    fab:{S}:c:C:B:rec                 hash   belief id -> Belief, every chain rooted at C
+    fab:{S}:c:C:B:from                zset   belief id scored by valid_from
+    fab:{S}:c:C:B:chains              set    chains rooted at C that hold beliefs
+    fab:{S}:acl:C                     string the secret of C's read-only Redis user
+    fab:stories                       set    story ids (the only key outside a story's slot)
+
+Everything under ``fab:{S}:c:C:`` is C's mind; a Redis ACL user per (story, character) may
+read only that and ``fab:{S}:common:``. The Lua functions receive the keys they touch from
+:func:`commit_layout`, so the layout is written down once.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "STORIES",
+    "check_id",
+    "commit_layout",
+    "common_pattern",
+    "mind_pattern",
+    "story_pattern",
+    "meta", "branches", "entities", "head", "turns", "events", "world_current",
+    "world_records", "world_from", "developments", "hypotheses", "mind_prefix",
+    "beliefs_current", "belief_records", "belief_from", "belief_chains", "acl_secret", "acl_user",
+]
+
+STORIES = "fab:stories"
+_ID_RE = re.compile(r"^[a-z0-9][a-z0-9_\-]{0,63}$")
+
+
+def check_id(value: str, what: str) -> str:
+    """Return ``value`` if it is a safe identifier (``[a-z0-9_-]``, ≤ 64), else ValueError.
+
+    Identifiers appear inside keys and ACL patterns, so glob and tag characters are refused.
+    """
+    if not _ID_RE.match(value):
+        raise ValueError(f"{what} {value!r} is not a valid identifier ([a-z0-9_-], at most 64)")
+    return value
+
+
+def _s(story: str) -> str:
+    return f"fab:{{{story}}}"
+
+
+def meta(story: str) -> str:
+    return f"{_s(story)}:meta"
+
+
+def branches(story: str) -> str:
+    return f"{_s(story)}:branches"
+
+
+def entities(story: str) -> str:
+    return f"{_s(story)}:common:entities"
+
+
+def head(story: str, branch: str) -> str:
+    return f"{_s(story)}:b:{branch}:head"
+
+
+def turns(story: str, branch: str) -> str:
+    return f"{_s(story)}:b:{branch}:turns"
+
+
+def events(story: str, branch: str) -> str:
+    return f"{_s(story)}:b:{branch}:events"
+
+
+def world_current(story: str, branch: str) -> str:
+    return f"{_s(story)}:b:{branch}:w:cur"
+
+
+def world_records(story: str, branch: str) -> str:
+    return f"{_s(story)}:b:{branch}:w:rec"
+
+
+def world_from(story: str, branch: str) -> str:
+    return f"{_s(story)}:b:{branch}:w:from"
+
+
+def developments(story: str, branch: str) -> str:
+    return f"{_s(story)}:b:{branch}:d"
+
+
+def hypotheses(story: str, branch: str) -> str:
+    return f"{_s(story)}:b:{branch}:h"
+
+
+def mind_prefix(story: str, character: str) -> str:
+    return f"{_s(story)}:c:{character}:"
+
+
+def beliefs_current(story: str, branch: str, chain: str) -> str:
+    root = chain.split(">", 1)[0]
+    return f"{mind_prefix(story, root)}{branch}:cur:{chain}"
+
+
+def belief_records(story: str, branch: str, character: str) -> str:
+    return f"{mind_prefix(story, character)}{branch}:rec"
+
+
+def belief_from(story: str, branch: str, character: str) -> str:
+    return f"{mind_prefix(story, character)}{branch}:from"
+
+
+def belief_chains(story: str, branch: str, character: str) -> str:
+    return f"{mind_prefix(story, character)}{branch}:chains"
+
+
+def acl_secret(story: str, character: str) -> str:
+    return f"{_s(story)}:acl:{character}"
+
+
+def acl_user(story: str, character: str) -> str:
+    """The Redis ACL user name of one character of one story."""
+    return f"fabula.{story}.{character}"
+
+
+def mind_pattern(story: str, character: str) -> str:
+    """ACL key pattern of one character's whole mind (every branch)."""
+    return f"{mind_prefix(story, character)}*"
+
+
+def common_pattern(story: str) -> str:
+    """ACL key pattern of a story's common knowledge."""
+    return f"{_s(story)}:common:*"
+
+
+def story_pattern(story: str) -> str:
+    """SCAN pattern of every key of one story (for deletion only)."""
+    return f"{_s(story)}:*"
+
+
+def commit_layout(story: str, branch: str) -> dict[str, str]:
+    """The keys the Lua functions use for one branch; ``<C>``/``<H>`` are filled in by Lua."""
+    return {
+        "head": head(story, branch),
+        "turns": turns(story, branch),
+        "events": events(story, branch),
+        "entities": entities(story),
+        "w_cur": world_current(story, branch),
+        "w_rec": world_records(story, branch),
+        "w_from": world_from(story, branch),
+        "d": developments(story, branch),
+        "h": hypotheses(story, branch),
+        "b_cur": f"{mind_prefix(story, '<C>')}{branch}:cur:<H>",
+        "b_rec": belief_records(story, branch, "<C>"),
+        "b_from": belief_from(story, branch, "<C>"),
+        "b_chains": belief_chains(story, branch, "<C>"),
+    }

@@ -1,0 +1,204 @@
+"""The four views of memory — W, B[c] (and nested B[a→b→…]), D, H — at a story time on a branch.
+
+``as_of=None`` reads the current view: one ``HGETALL`` (one round trip). ``as_of=t`` replays
+the history in one server-side function call: it contains nothing from after turn ``t``.
+A branch reads its parent for turns up to its fork.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from memory import keys
+from memory.errors import NotFound
+from memory.lua import fcall
+from memory.records import Belief, Development, Hypothesis, State
+from memory.store import Ancestor, StoryStore
+
+__all__ = [
+    "BeliefView",
+    "WorldView",
+    "project_beliefs",
+    "project_developments",
+    "project_hypotheses",
+    "project_world",
+]
+
+
+@dataclass(frozen=True)
+class WorldView:
+    """The shared world W: every current state by slot (``subject|attribute``)."""
+
+    story: str
+    branch: str
+    as_of: int | None
+    states: dict[str, State] = field(default_factory=dict)
+
+    def get(self, subject: str, attribute: str) -> State | None:
+        return self.states.get(f"{subject}|{attribute}")
+
+    def value(self, subject: str, attribute: str) -> str | None:
+        state = self.get(subject, attribute)
+        return state.value if state is not None and state.polarity else None
+
+    def about(self, subject: str) -> list[State]:
+        return sorted(
+            (s for s in self.states.values() if s.subject == subject), key=lambda s: s.attribute
+        )
+
+    def where(self, subject: str) -> str | None:
+        return self.value(subject, "location")
+
+    def located_in(self, place: str) -> list[str]:
+        """Subjects whose location is ``place``."""
+        return sorted(
+            s.subject
+            for s in self.states.values()
+            if s.attribute == "location" and s.value == place and s.polarity
+        )
+
+
+@dataclass(frozen=True)
+class BeliefView:
+    """B[holder]: what a holder chain believes, by slot, each belief with its access link."""
+
+    story: str
+    branch: str
+    holder: tuple[str, ...]
+    as_of: int | None
+    beliefs: dict[str, Belief] = field(default_factory=dict)
+
+    def get(self, subject: str, attribute: str) -> Belief | None:
+        return self.beliefs.get(f"{subject}|{attribute}")
+
+    def value(self, subject: str, attribute: str) -> str | None:
+        belief = self.get(subject, attribute)
+        return belief.value if belief is not None and belief.polarity else None
+
+    def where(self, subject: str) -> str | None:
+        return self.value(subject, "location")
+
+
+def _history_branch(store: StoryStore, turn: int, ancestry: Sequence[Ancestor]) -> str:
+    branch = store.branch
+    for anc in ancestry:
+        if turn <= anc.through:
+            branch = anc.branch
+    return branch
+
+
+async def project_world(store: StoryStore, as_of: int | None = None) -> WorldView:
+    """W on the store's branch, now or as of turn ``as_of``."""
+    if as_of is None:
+        raw = await store.client.hgetall(keys.world_current(store.story, store.branch))  # type: ignore[misc]
+        states = {slot: State.model_validate_json(v) for slot, v in raw.items()}
+        return WorldView(store.story, store.branch, None, states)
+    branch = _history_branch(store, as_of, await store.ancestry())
+    values = await fcall(
+        store.client,
+        "fabula_as_of",
+        [keys.world_records(store.story, branch), keys.world_from(store.story, branch)],
+        [as_of, ""],
+    )
+    states = {}
+    for v in values:
+        state = State.model_validate_json(v)
+        states[state.slot] = state
+    return WorldView(store.story, store.branch, as_of, states)
+
+
+def _chain_filter(holder: Sequence[str]) -> str:
+    inner = ",".join(f'"{h}"' for h in holder)
+    return f'"holder":[{inner}]'
+
+
+async def project_beliefs(
+    store: StoryStore, holder: str | Sequence[str], as_of: int | None = None
+) -> BeliefView:
+    """B[holder] on the store's branch, now or as of turn ``as_of``.
+
+    ``holder`` is a character id or a chain (``["ava", "ben"]``: what Ava thinks Ben believes).
+    Raises :class:`NotFound` for a character the story does not have.
+    """
+    chain = (holder,) if isinstance(holder, str) else tuple(holder)
+    root = chain[0]
+    chain_key = ">".join(chain)
+    if as_of is None:
+        raw = await store.client.hgetall(  # type: ignore[misc]
+            keys.beliefs_current(store.story, store.branch, chain_key)
+        )
+        beliefs = {slot: Belief.model_validate_json(v) for slot, v in raw.items()}
+    else:
+        branch = _history_branch(store, as_of, await store.ancestry())
+        values = await fcall(
+            store.client,
+            "fabula_as_of",
+            [
+                keys.belief_records(store.story, branch, root),
+                keys.belief_from(store.story, branch, root),
+            ],
+            [as_of, _chain_filter(chain)],
+        )
+        beliefs = {}
+        for v in values:
+            belief = Belief.model_validate_json(v)
+            if belief.holder == chain:
+                beliefs[belief.slot] = belief
+    if not beliefs:
+        for member in set(chain):
+            await store.require_character(member)
+    return BeliefView(store.story, store.branch, chain, as_of, beliefs)
+
+
+async def all_beliefs_as_of(store: StoryStore, character: str, as_of: int) -> list[Belief]:
+    """Every belief of every chain rooted at ``character``, as of turn ``as_of``."""
+    branch = _history_branch(store, as_of, await store.ancestry())
+    values = await fcall(
+        store.client,
+        "fabula_as_of",
+        [
+            keys.belief_records(store.story, branch, character),
+            keys.belief_from(store.story, branch, character),
+        ],
+        [as_of, ""],
+    )
+    return [Belief.model_validate_json(v) for v in values]
+
+
+async def project_developments(
+    store: StoryStore, as_of: int | None = None
+) -> dict[str, Development]:
+    """D: every development with its status history up to ``as_of``."""
+    raw = await store.client.hgetall(keys.developments(store.story, store.branch))  # type: ignore[misc]
+    out: dict[str, Development] = {}
+    for dev_id, v in raw.items():
+        dev: Development | None = Development.model_validate_json(v)
+        if as_of is not None and dev is not None:
+            dev = dev.as_of(as_of)
+        if dev is not None:
+            out[dev_id] = dev
+    return dict(sorted(out.items()))
+
+
+async def project_hypotheses(
+    store: StoryStore, as_of: int | None = None, *, development: str | None = None
+) -> dict[str, Hypothesis]:
+    """H: hypotheses (optionally of one development) as they stood at ``as_of``."""
+    raw = await store.client.hgetall(keys.hypotheses(store.story, store.branch))  # type: ignore[misc]
+    out: dict[str, Hypothesis] = {}
+    for hyp_id, v in raw.items():
+        hyp: Hypothesis | None = Hypothesis.model_validate_json(v)
+        if as_of is not None and hyp is not None:
+            hyp = hyp.as_of(as_of)
+        if hyp is not None and (development is None or hyp.development == development):
+            out[hyp_id] = hyp
+    return dict(sorted(out.items()))
+
+
+def ensure_known(values: Iterable[str], known: Iterable[str], what: str, story: str) -> None:
+    """Raise :class:`NotFound` for the first of ``values`` not in ``known``."""
+    known_set = set(known)
+    for value in values:
+        if value not in known_set:
+            raise NotFound(f"story {story!r} has no {what} {value!r}", story=story)

@@ -1,0 +1,272 @@
+"""The atomic records of memory (pydantic v2).
+
+Story time is the turn number: turn 0 is the world's setup, turn ``n`` the n-th accepted
+passage. Intervals are half-open, ``[valid_from, valid_to)``, in story time; ``valid_to`` is
+``None`` while a record is current. Write time (``committed_at``) is kept apart from story time.
+
+Identifiers are assigned by the system (see :mod:`memory.delta`), never by a model:
+entities are slugs of their names, everything else is numbered by turn and order.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "ACQUISITION_MODES",
+    "AcquisitionMode",
+    "Attitude",
+    "Belief",
+    "Closure",
+    "Development",
+    "DevelopmentKind",
+    "DevelopmentStatus",
+    "Entity",
+    "EntityKind",
+    "Event",
+    "Fact",
+    "HierarchyLevel",
+    "HierarchyNode",
+    "Hypothesis",
+    "HypothesisStatus",
+    "Record",
+    "SourceSpan",
+    "State",
+    "StatusChange",
+    "TruthStatus",
+    "slug",
+]
+
+EntityKind = Literal["character", "place", "object", "group"]
+TruthStatus = Literal["true", "false", "unknown"]
+AcquisitionMode = Literal[
+    "participated", "observed", "told_private", "told_public", "inferred", "common"
+]
+ACQUISITION_MODES: tuple[AcquisitionMode, ...] = (
+    "participated",
+    "observed",
+    "told_private",
+    "told_public",
+    "inferred",
+    "common",
+)
+Attitude = Literal["knows", "believes", "suspects"]
+DevelopmentKind = Literal["goal", "conflict", "promise", "plan", "mystery", "relationship"]
+DevelopmentStatus = Literal["opened", "advanced", "blocked", "resolved", "abandoned"]
+HypothesisStatus = Literal["open", "realised", "discarded"]
+HierarchyLevel = Literal["event", "scene", "plotline", "plot"]
+
+_SLUG_RE = re.compile(r"[^a-z0-9]+")
+
+
+def slug(name: str) -> str:
+    """The system identifier for a name: lower case, ``[a-z0-9_]`` only.
+
+    >>> slug("The Brass Key")
+    'the_brass_key'
+    """
+    out = _SLUG_RE.sub("_", name.strip().lower()).strip("_")
+    if not out:
+        raise ValueError(f"cannot make an identifier from {name!r}")
+    return out
+
+
+class Record(BaseModel):
+    """Base of every stored record: immutable fields, unknown fields refused."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SourceSpan(Record):
+    """The exact text a record was read from: ``text[start:end] == quote`` in ``turn``."""
+
+    turn: int = Field(ge=0)
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+    quote: str
+
+
+class Entity(Record):
+    """A character, place, object or group. ``id`` is ``slug(name)``."""
+
+    id: str
+    kind: EntityKind
+    name: str
+    description: str = ""
+    attributes: dict[str, str] = Field(default_factory=dict)
+    members: tuple[str, ...] = ()  # for groups: member entity ids
+    introduced: int = Field(default=0, ge=0)  # the turn it entered the story
+
+
+class Fact(Record):
+    """A proposition: ``subject``'s ``attribute`` is ``value`` (or is not, with polarity False).
+
+    ``attribute`` is a property ("colour") or a predicate ("location", "likes").
+    ``truth`` is the proposition's status in the world as far as the system knows.
+    """
+
+    subject: str
+    attribute: str
+    value: str
+    polarity: bool = True
+    truth: TruthStatus = "unknown"
+
+    @property
+    def slot(self) -> str:
+        return f"{self.subject}|{self.attribute}"
+
+
+class Event(Record):
+    """Something that happened at one moment of a turn.
+
+    ``kind`` is a verb of the controlled vocabulary (enter, exit, move, put, take, give, drop,
+    tell, claim, say, observe, state, search, narration, setup, ...); ``content`` holds the
+    proposition of a telling, claim, utterance or observation; ``witnesses`` are the
+    characters who perceived it (derived by access tracking).
+    """
+
+    id: str
+    turn: int = Field(ge=0)
+    seq: int = Field(ge=0)
+    kind: str
+    actor: str | None = None
+    participants: tuple[str, ...] = ()
+    place: str | None = None
+    content: Fact | None = None
+    effects: tuple[str, ...] = ()  # ids of State records this event brought about
+    causes: tuple[str, ...] = ()  # ids of earlier events
+    witnesses: tuple[str, ...] = ()
+    private_to: tuple[str, ...] = ()  # for a private telling: the listeners
+    developments: tuple[str, ...] = ()  # developments this event moves
+    span: SourceSpan
+
+
+class State(Record):
+    """A world fact valid over ``[valid_from, valid_to)``; a change closes it and opens another."""
+
+    id: str
+    subject: str
+    attribute: str
+    value: str
+    polarity: bool = True
+    valid_from: int = Field(ge=0)
+    valid_to: int | None = None
+    event: str | None = None
+    span: SourceSpan | None = None
+
+    @property
+    def slot(self) -> str:
+        return f"{self.subject}|{self.attribute}"
+
+
+class Belief(Record):
+    """What ``holder`` (a chain: ``("leo",)`` or ``("ava", "ben")`` = Ava thinks Ben thinks)
+    holds about a slot, and how it came to: the access link.
+
+    ``mode`` is how it was acquired, ``event`` the acquiring event, ``speaker`` who told it.
+    """
+
+    id: str
+    holder: tuple[str, ...] = Field(min_length=1)
+    subject: str
+    attribute: str
+    value: str
+    polarity: bool = True
+    attitude: Attitude = "believes"
+    mode: AcquisitionMode
+    event: str
+    speaker: str | None = None
+    valid_from: int = Field(ge=0)
+    valid_to: int | None = None
+    span: SourceSpan | None = None
+
+    @property
+    def slot(self) -> str:
+        return f"{self.subject}|{self.attribute}"
+
+    @property
+    def chain(self) -> str:
+        return ">".join(self.holder)
+
+
+class StatusChange(Record):
+    """One step of a development's status history."""
+
+    turn: int = Field(ge=0)
+    status: DevelopmentStatus
+    event: str | None = None
+    note: str = ""
+    span: SourceSpan | None = None
+
+
+class Development(Record):
+    """A goal, conflict, promise, plan, mystery or relationship, with its status history."""
+
+    id: str
+    kind: DevelopmentKind
+    title: str
+    participants: tuple[str, ...] = ()
+    description: str = ""
+    history: tuple[StatusChange, ...] = Field(min_length=1)
+
+    @property
+    def status(self) -> DevelopmentStatus:
+        return self.history[-1].status
+
+    @property
+    def opened(self) -> int:
+        return self.history[0].turn
+
+    def as_of(self, turn: int) -> Development | None:
+        """This development as it stood at ``turn``, or None if not yet opened."""
+        kept = tuple(h for h in self.history if h.turn <= turn)
+        if not kept:
+            return None
+        return self.model_copy(update={"history": kept})
+
+
+class Hypothesis(Record):
+    """A possible continuation of an open development; never written back as a fact."""
+
+    id: str
+    development: str
+    premise: str
+    possible_events: tuple[str, ...] = ()
+    constraints: tuple[str, ...] = ()
+    uncertainty: float = Field(default=0.5, ge=0.0, le=1.0)
+    status: HypothesisStatus = "open"
+    proposed: int = Field(ge=0)
+    realised_turn: int | None = None
+    realises: tuple[Fact, ...] = ()  # what accepted text must make true to realise it
+
+    def as_of(self, turn: int) -> Hypothesis | None:
+        """This hypothesis as it stood at ``turn``, or None if not yet proposed."""
+        if self.proposed > turn:
+            return None
+        if self.realised_turn is not None and self.realised_turn > turn:
+            return self.model_copy(update={"status": "open", "realised_turn": None})
+        return self
+
+
+class Closure(Record):
+    """The atomic evidence a hierarchy node was built from."""
+
+    events: tuple[str, ...] = ()
+    records: tuple[str, ...] = ()
+    spans: tuple[SourceSpan, ...] = ()
+
+
+class HierarchyNode(Record):
+    """An event, scene, plotline or plot, with its atomic closure."""
+
+    id: str
+    level: HierarchyLevel
+    title: str
+    summary: str = ""
+    children: tuple[str, ...] = ()
+    first_turn: int = Field(ge=0)
+    last_turn: int = Field(ge=0)
+    closure: Closure = Field(default_factory=Closure)

@@ -1,0 +1,314 @@
+"""The story store: creation, atomic idempotent commits, forks, and raw reads.
+
+One :class:`StoryStore` addresses one branch of one story. ``commit`` sends the whole delta
+in one Redis function call (one round trip); the function checks turn order, idempotency
+and every reference before its first write, so a delta is committed whole or not at all.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import redis.asyncio as aredis
+from redis.exceptions import ResponseError
+
+from memory import keys
+from memory.delta import TurnDelta, development_from
+from memory.errors import FabulaError, InvalidDelta, InvalidInput, NotFound, TurnConflict
+from memory.lua import fcall
+from memory.records import Entity, Event
+from memory.validate import validate_delta
+
+__all__ = ["Ancestor", "CommitResult", "StoryStore", "TurnText", "list_stories"]
+
+
+@dataclass(frozen=True)
+class Ancestor:
+    """A branch this branch reads through: turns up to ``through`` come from ``branch``."""
+
+    branch: str
+    through: int
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    turn: int
+    status: Literal["ok", "duplicate"]
+
+
+@dataclass(frozen=True)
+class TurnText:
+    turn: int
+    text: str
+    events: tuple[str, ...]
+
+
+async def list_stories(client: aredis.Redis) -> list[str]:
+    """Every story id on this server, sorted."""
+    return sorted(await client.smembers(keys.STORIES))  # type: ignore[misc]
+
+
+class StoryStore:
+    """One branch of one story in Redis."""
+
+    def __init__(self, client: aredis.Redis, story: str, branch: str = "main") -> None:
+        self.client = client
+        self.story = keys.check_id(story, "story")
+        self.branch = keys.check_id(branch, "branch")
+        self._layout = keys.commit_layout(story, branch)
+        self._layout_json = json.dumps(self._layout)
+        self._ancestry: list[Ancestor] | None = None
+
+    def on_branch(self, branch: str) -> StoryStore:
+        """The same story, another branch."""
+        return StoryStore(self.client, self.story, branch)
+
+    # -- lifecycle ------------------------------------------------------------------
+    async def exists(self) -> bool:
+        return bool(await self.client.exists(keys.meta(self.story)))
+
+    async def require(self) -> None:
+        """Raise :class:`NotFound` unless the story and this branch exist."""
+        if not await self.exists():
+            raise NotFound(f"story {self.story!r} does not exist", story=self.story)
+        if self.branch != "main" and not await self.client.hexists(
+            keys.branches(self.story), self.branch
+        ):  # type: ignore[misc]
+            raise NotFound(
+                f"story {self.story!r} has no branch {self.branch!r}",
+                story=self.story,
+                branch=self.branch,
+            )
+
+    async def create(
+        self,
+        setup: TurnDelta,
+        *,
+        world: str,
+        title: str,
+        rules: dict[str, object] | None = None,
+    ) -> None:
+        """Create the story and commit its setup (turn 0). Refuses an existing story.
+
+        ``rules`` are the world's rules of knowledge (see :mod:`memory.access`), kept with
+        the story so every process that extends it applies the same ones.
+        """
+        if self.branch != "main":
+            raise InvalidInput("a story is created on its main branch", story=self.story)
+        if setup.turn != 0:
+            raise InvalidDelta("the setup delta is turn 0", field="turn", turn=setup.turn)
+        validate_delta(setup)
+        created = await self.client.hsetnx(  # type: ignore[misc]
+            keys.meta(self.story), "world", world
+        )
+        if not created:
+            raise InvalidInput(f"story {self.story!r} already exists", story=self.story)
+        try:
+            await self.commit(setup)
+        except FabulaError:
+            await self.delete()
+            raise
+        async with self.client.pipeline(transaction=True) as pipe:
+            pipe.hset(
+                keys.meta(self.story),
+                mapping={
+                    "title": title,
+                    "created_at": f"{time.time():.3f}",
+                    "rules": json.dumps(rules or {}),
+                },
+            )
+            pipe.sadd(keys.STORIES, self.story)
+            await pipe.execute()
+
+    async def delete(self) -> int:
+        """Delete every key of the story (all branches, all minds). Returns keys removed."""
+        removed = 0
+        async for key in self.client.scan_iter(match=keys.story_pattern(self.story), count=1000):
+            removed += await self.client.delete(key)
+        await self.client.srem(keys.STORIES, self.story)  # type: ignore[misc]
+        return removed
+
+    async def meta(self) -> dict[str, str]:
+        await self.require()
+        return await self.client.hgetall(keys.meta(self.story))  # type: ignore[no-any-return,misc]
+
+    async def rules(self) -> dict[str, object]:
+        """The world's rules of knowledge stored with the story (``{}`` for defaults)."""
+        raw = await self.client.hget(keys.meta(self.story), "rules")  # type: ignore[misc]
+        return {} if raw is None else dict(json.loads(raw))
+
+    # -- branches -------------------------------------------------------------------
+    async def ancestry(self) -> list[Ancestor]:
+        """This branch's ancestors, nearest first (cached: a branch's parentage never changes)."""
+        if self._ancestry is None:
+            chain: list[Ancestor] = []
+            branch = self.branch
+            through: int | None = None
+            while branch != "main":
+                raw = await self.client.hget(keys.branches(self.story), branch)  # type: ignore[misc]
+                if raw is None:
+                    raise NotFound(
+                        f"story {self.story!r} has no branch {branch!r}",
+                        story=self.story,
+                        branch=branch,
+                    )
+                info = json.loads(raw)
+                # a grandparent is read only up to the earliest fork on the way to it
+                fork_turn = int(info["fork_turn"])
+                through = fork_turn if through is None else min(through, fork_turn)
+                chain.append(Ancestor(info["parent"], through))
+                branch = info["parent"]
+            self._ancestry = chain
+        return self._ancestry
+
+    async def branches(self) -> dict[str, dict[str, object]]:
+        """Every branch of the story with its parent and fork turn (main has none)."""
+        raw = await self.client.hgetall(keys.branches(self.story))  # type: ignore[misc]
+        out: dict[str, dict[str, object]] = {"main": {"parent": None, "fork_turn": None}}
+        out.update({name: json.loads(v) for name, v in raw.items()})
+        return out
+
+    # -- commit ---------------------------------------------------------------------
+    async def commit(self, delta: TurnDelta) -> CommitResult:
+        """Commit one turn atomically and idempotently (one round trip).
+
+        The same turn sent twice is a no-op (``status='duplicate'``); a turn that is not the
+        next one, or a committed turn re-sent with other content, raises
+        :class:`TurnConflict`; an invalid delta raises :class:`InvalidDelta`. Either way
+        nothing is written.
+        """
+        refs = validate_delta(delta)
+        ancestry = await self.ancestry()
+        turn_key = keys.turns(self.story, self.branch)
+        for anc in ancestry:
+            if delta.turn <= anc.through:
+                turn_key = keys.turns(self.story, anc.branch)
+        payload = {
+            "text": delta.text,
+            "committed_at": round(time.time(), 3),
+            "turn_key": turn_key,
+            "ancestors": [[keys.events(self.story, a.branch), a.through] for a in ancestry],
+            "entities": [[e.id, e.model_dump_json(), e.kind] for e in delta.entities],
+            "events": [[e.id, e.model_dump_json()] for e in delta.events],
+            "states": [[s.id, s.slot, s.model_dump_json()] for s in delta.states],
+            "beliefs": [
+                [b.id, b.holder[0], b.chain, b.slot, b.model_dump_json()] for b in delta.beliefs
+            ],
+            "devs": [
+                [
+                    d.id,
+                    d.is_new,
+                    development_from(d).model_dump_json() if d.is_new else d.change.model_dump_json(),
+                ]
+                for d in delta.developments
+            ],
+            "hyps": [[h.id, h.model_dump_json()] for h in delta.hypotheses],
+            "realised": list(delta.realised),
+            "refs": [r.as_list() for r in refs],
+        }
+        try:
+            status = await fcall(
+                self.client,
+                "fabula_commit",
+                [self._layout["head"]],
+                [self._layout_json, delta.turn, delta.digest(), json.dumps(payload)],
+            )
+        except ResponseError as exc:
+            raise self._translate(exc, delta.turn) from None
+        return CommitResult(turn=delta.turn, status=status)
+
+    def _translate(self, exc: ResponseError, turn: int) -> FabulaError:
+        message = str(exc)
+        if message.startswith("FABULA_INVALID "):
+            field, _, detail = message.removeprefix("FABULA_INVALID ").partition(" ")
+            return InvalidDelta(
+                f"{field}: {detail}", story=self.story, branch=self.branch, turn=turn, field=field
+            )
+        if message.startswith("FABULA_CONFLICT "):
+            return TurnConflict(
+                message.removeprefix("FABULA_CONFLICT "),
+                story=self.story,
+                branch=self.branch,
+                turn=turn,
+            )
+        return FabulaError(f"redis refused the commit: {message}", story=self.story, turn=turn)
+
+    # -- raw reads ------------------------------------------------------------------
+    async def head(self) -> int:
+        """The last committed turn of this branch (-1 if none)."""
+        raw = await self.client.hget(self._layout["head"], "turn")  # type: ignore[misc]
+        return -1 if raw is None else int(raw)
+
+    async def entities(self, as_of: int | None = None) -> dict[str, Entity]:
+        raw = await self.client.hgetall(keys.entities(self.story))  # type: ignore[misc]
+        out = {k: Entity.model_validate_json(v) for k, v in raw.items()}
+        if as_of is not None:
+            out = {k: e for k, e in out.items() if e.introduced <= as_of}
+        return out
+
+    async def characters(self) -> list[str]:
+        return sorted(e.id for e in (await self.entities()).values() if e.kind == "character")
+
+    async def require_character(self, character: str) -> Entity:
+        raw = await self.client.hget(keys.entities(self.story), character)  # type: ignore[misc]
+        entity = None if raw is None else Entity.model_validate_json(raw)
+        if entity is None or entity.kind != "character":
+            raise NotFound(
+                f"story {self.story!r} has no character {character!r}",
+                story=self.story,
+                character=character,
+            )
+        return entity
+
+    def _source_branch(self, turn: int, ancestry: Sequence[Ancestor]) -> str:
+        source = self.branch
+        for anc in ancestry:
+            if turn <= anc.through:
+                source = anc.branch
+        return source
+
+    async def turn_texts(self, first: int = 1, last: int | None = None) -> list[TurnText]:
+        """The accepted text of turns ``first..last`` as this branch sees them."""
+        ancestry = await self.ancestry()
+        if last is None:
+            last = await self.head()
+        out: list[TurnText] = []
+        by_branch: dict[str, list[int]] = {}
+        for turn in range(first, last + 1):
+            by_branch.setdefault(self._source_branch(turn, ancestry), []).append(turn)
+        fetched: dict[int, str] = {}
+        for branch, turn_list in by_branch.items():
+            if not turn_list:
+                continue
+            values = await self.client.hmget(  # type: ignore[misc]
+                keys.turns(self.story, branch), [str(t) for t in turn_list]
+            )
+            for t, v in zip(turn_list, values, strict=True):
+                if v is not None:
+                    fetched[t] = v
+        for turn in range(first, last + 1):
+            if turn in fetched:
+                info = json.loads(fetched[turn])
+                out.append(TurnText(turn, info["text"], tuple(info["events"])))
+        return out
+
+    async def events(self, ids: Sequence[str]) -> list[Event]:
+        """Events by id, looked up on this branch and its ancestors."""
+        if not ids:
+            return []
+        ancestry = await self.ancestry()
+        by_branch: dict[str, list[str]] = {}
+        for event_id in ids:
+            turn = int(event_id[1:].split(".", 1)[0])
+            by_branch.setdefault(self._source_branch(turn, ancestry), []).append(event_id)
+        found: dict[str, Event] = {}
+        for branch, id_list in by_branch.items():
+            values = await self.client.hmget(keys.events(self.story, branch), id_list)  # type: ignore[misc]
+            for event_id, v in zip(id_list, values, strict=True):
+                if v is not None:
+                    found[event_id] = Event.model_validate_json(v)
+        return [found[i] for i in ids if i in found]

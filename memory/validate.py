@@ -1,0 +1,171 @@
+"""Validation of a turn's delta before anything is written.
+
+Pure checks (spans quote the turn's text exactly, identifiers are the system's, intervals
+start at the turn) run here; the references that need the store (does this entity, event or
+development exist?) are listed as :class:`Ref` values and checked inside the commit function,
+before its first write. Either way an invalid delta is refused whole, naming the field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from memory.delta import TurnDelta
+from memory.errors import InvalidDelta
+from memory.keys import check_id
+from memory.records import EntityKind, SourceSpan, slug
+
+__all__ = ["MAX_CHAIN", "Ref", "validate_delta"]
+
+MAX_CHAIN = 8
+RefKind = Literal["entity", "event", "development", "hypothesis", "new_entity", "new_development"]
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A reference the store must resolve: ``field`` names where it appears in the delta."""
+
+    field: str
+    kind: RefKind
+    id: str
+    entity_kind: EntityKind | Literal[""] = ""
+
+    def as_list(self) -> list[str]:
+        return [self.field, self.kind, self.id, self.entity_kind]
+
+
+def _fail(field: str, message: str, turn: int) -> InvalidDelta:
+    return InvalidDelta(f"{field}: {message}", field=field, turn=turn)
+
+
+def _check_span(span: SourceSpan | None, field: str, delta: TurnDelta) -> None:
+    if span is None:
+        return
+    if span.turn != delta.turn:
+        raise _fail(field, f"span is from turn {span.turn}, not turn {delta.turn}", delta.turn)
+    if not span.start <= span.end <= len(delta.text):
+        raise _fail(
+            field,
+            f"span {span.start}:{span.end} lies outside the turn's text (length {len(delta.text)})",
+            delta.turn,
+        )
+    actual = delta.text[span.start : span.end]
+    if actual != span.quote:
+        raise _fail(field, f"span quotes {span.quote!r} but the text there is {actual!r}", delta.turn)
+
+
+def validate_delta(delta: TurnDelta) -> list[Ref]:
+    """Check everything that needs no store; return the references the store must resolve.
+
+    Raises :class:`InvalidDelta` naming the first offending field.
+    """
+    turn = delta.turn
+    refs: list[Ref] = []
+    seen: set[str] = set()
+
+    def unique(record_id: str, field: str) -> None:
+        if record_id in seen:
+            raise _fail(field, f"identifier {record_id!r} is used twice", turn)
+        seen.add(record_id)
+
+    for i, entity in enumerate(delta.entities):
+        field = f"entities[{i}]"
+        try:
+            check_id(entity.id, "entity id")
+        except ValueError as exc:
+            raise _fail(field + ".id", str(exc), turn) from None
+        if entity.id != slug(entity.name):
+            raise _fail(field + ".id", f"{entity.id!r} is not the system id of {entity.name!r}", turn)
+        if entity.introduced != turn:
+            raise _fail(field + ".introduced", f"must be {turn}", turn)
+        unique(entity.id, field)
+        refs.append(Ref(field, "new_entity", entity.id))
+        for j, member in enumerate(entity.members):
+            refs.append(Ref(f"{field}.members[{j}]", "entity", member))
+
+    for i, event in enumerate(delta.events):
+        field = f"events[{i}]"
+        if event.turn != turn or event.seq != i or event.id != f"e{turn}.{i}":
+            raise _fail(field + ".id", f"expected e{turn}.{i}, got {event.id!r}", turn)
+        unique(event.id, field)
+        _check_span(event.span, field + ".span", delta)
+        if event.actor:
+            refs.append(Ref(field + ".actor", "entity", event.actor))
+        for j, p in enumerate(event.participants):
+            refs.append(Ref(f"{field}.participants[{j}]", "entity", p))
+        for j, w in enumerate(event.witnesses):
+            refs.append(Ref(f"{field}.witnesses[{j}]", "entity", w, "character"))
+        for j, w in enumerate(event.private_to):
+            refs.append(Ref(f"{field}.private_to[{j}]", "entity", w, "character"))
+        if event.place:
+            refs.append(Ref(field + ".place", "entity", event.place, "place"))
+        for j, cause in enumerate(event.causes):
+            refs.append(Ref(f"{field}.causes[{j}]", "event", cause))
+        for j, dev in enumerate(event.developments):
+            refs.append(Ref(f"{field}.developments[{j}]", "development", dev))
+        if event.content is not None:
+            refs.append(Ref(field + ".content.subject", "entity", event.content.subject))
+    state_ids = {s.id for s in delta.states}
+    for i, event in enumerate(delta.events):
+        for j, effect in enumerate(event.effects):
+            if effect not in state_ids:
+                raise _fail(f"events[{i}].effects[{j}]", f"unknown state {effect!r}", turn)
+
+    for i, state in enumerate(delta.states):
+        field = f"states[{i}]"
+        if state.id != f"s{turn}.{i}":
+            raise _fail(field + ".id", f"expected s{turn}.{i}, got {state.id!r}", turn)
+        unique(state.id, field)
+        if state.valid_from != turn or state.valid_to is not None:
+            raise _fail(field + ".valid_from", f"a new state is valid from turn {turn}, open", turn)
+        _check_span(state.span, field + ".span", delta)
+        refs.append(Ref(field + ".subject", "entity", state.subject))
+        if state.event:
+            refs.append(Ref(field + ".event", "event", state.event))
+
+    for i, belief in enumerate(delta.beliefs):
+        field = f"beliefs[{i}]"
+        if belief.id != f"b{turn}.{i}":
+            raise _fail(field + ".id", f"expected b{turn}.{i}, got {belief.id!r}", turn)
+        unique(belief.id, field)
+        if belief.valid_from != turn or belief.valid_to is not None:
+            raise _fail(field + ".valid_from", f"a new belief is valid from turn {turn}, open", turn)
+        if len(belief.holder) > MAX_CHAIN:
+            raise _fail(field + ".holder", f"chains are at most {MAX_CHAIN} deep", turn)
+        for j in range(1, len(belief.holder)):
+            if belief.holder[j] == belief.holder[j - 1]:
+                raise _fail(f"{field}.holder[{j}]", "a holder chain repeats a holder", turn)
+        _check_span(belief.span, field + ".span", delta)
+        for j, holder in enumerate(belief.holder):
+            refs.append(Ref(f"{field}.holder[{j}]", "entity", holder, "character"))
+        refs.append(Ref(field + ".subject", "entity", belief.subject))
+        refs.append(Ref(field + ".event", "event", belief.event))
+        if belief.speaker:
+            refs.append(Ref(field + ".speaker", "entity", belief.speaker, "character"))
+
+    for i, dev in enumerate(delta.developments):
+        field = f"developments[{i}]"
+        if dev.change.turn != turn:
+            raise _fail(field + ".change.turn", f"must be {turn}", turn)
+        _check_span(dev.change.span, field + ".change.span", delta)
+        if dev.is_new:
+            if dev.change.status != "opened":
+                raise _fail(field + ".change.status", "a new development starts 'opened'", turn)
+            refs.append(Ref(field + ".id", "new_development", dev.id))
+            for j, p in enumerate(dev.participants):
+                refs.append(Ref(f"{field}.participants[{j}]", "entity", p))
+        else:
+            refs.append(Ref(field + ".id", "development", dev.id))
+        if dev.change.event:
+            refs.append(Ref(field + ".change.event", "event", dev.change.event))
+
+    for i, hyp in enumerate(delta.hypotheses):
+        field = f"hypotheses[{i}]"
+        if hyp.id != f"h{turn}.{i}" or hyp.proposed != turn or hyp.status != "open":
+            raise _fail(field + ".id", f"expected open hypothesis h{turn}.{i}", turn)
+        unique(hyp.id, field)
+        refs.append(Ref(field + ".development", "development", hyp.development))
+    for i, hyp_id in enumerate(delta.realised):
+        refs.append(Ref(f"realised[{i}]", "hypothesis", hyp_id))
+    return refs
