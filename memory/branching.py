@@ -49,7 +49,7 @@ async def fork(parent: StoryStore, at_turn: int, branch: str) -> StoryStore:
     async with parent.client.pipeline(transaction=True) as pipe:
         try:
             await pipe.watch(branches_key)
-            if branch == "main" or await pipe.hexists(branches_key, branch):  # type: ignore[misc]
+            if branch == "main" or await pipe.hexists(branches_key, branch):
                 raise InvalidInput(
                     f"story {story!r} already has a branch {branch!r}", story=story, branch=branch
                 )
@@ -71,7 +71,9 @@ async def fork(parent: StoryStore, at_turn: int, branch: str) -> StoryStore:
                     js = belief.model_copy(update={"valid_to": None}).model_dump_json()
                     pipe.hset(keys.beliefs_current(story, branch, belief.chain), belief.slot, js)
                     pipe.hset(keys.belief_records(story, branch, character), belief.id, js)
-                    pipe.zadd(keys.belief_from(story, branch, character), {belief.id: belief.valid_from})
+                    pipe.zadd(
+                        keys.belief_from(story, branch, character), {belief.id: belief.valid_from}
+                    )
                     pipe.sadd(keys.belief_chains(story, branch, character), belief.chain)
             for dev in devs.values():
                 pipe.hset(keys.developments(story, branch), dev.id, dev.model_dump_json())

@@ -171,7 +171,7 @@ class DeltaBuilder:
             polarity=polarity,
             valid_from=self.turn,
             event=event.id if event else None,
-            span=span if span is not None else (event.span if event else None),
+            span=span,
         )
         self._states.append(state)
         if event is not None:
@@ -196,8 +196,6 @@ class DeltaBuilder:
         span: SourceSpan | None = None,
     ) -> Belief:
         event_id = event if isinstance(event, str) else event.id
-        if span is None and not isinstance(event, str):
-            span = event.span
         belief = Belief(
             id=f"b{self.turn}.{len(self._beliefs)}",
             holder=tuple(holder),

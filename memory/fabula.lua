@@ -18,7 +18,7 @@ end
 local function entity_kind(entities_key, id)
   local raw = redis.call('HGET', entities_key, id)
   if not raw then return nil end
-  return cjson.decode(raw).kind
+  return string.match(raw, '"kind":"(%a+)"')
 end
 
 local function event_known(L, P, id)
@@ -33,10 +33,10 @@ end
 
 local function check_refs(L, P)
   local new_entities, new_events, new_devs, new_hyps = {}, {}, {}, {}
-  for _, e in ipairs(P.entities) do new_entities[e[1]] = e[3] end
-  for _, e in ipairs(P.events) do new_events[e[1]] = true end
+  for _, e in ipairs(P.entities) do new_entities[e[1]] = e[2] end
+  for _, id in ipairs(P.events) do new_events[id] = true end
   for _, d in ipairs(P.devs) do if d[2] then new_devs[d[1]] = true end end
-  for _, h in ipairs(P.hyps) do new_hyps[h[1]] = true end
+  for _, id in ipairs(P.hyps) do new_hyps[id] = true end
   for _, ref in ipairs(P.refs) do
     local field, kind, id, want = ref[1], ref[2], ref[3], ref[4]
     if kind == 'entity' then
@@ -75,7 +75,8 @@ end
 local function replace_current(cur_key, rec_key, from_key, slot, id, json, turn)
   local cur = redis.call('HGET', cur_key, slot)
   if cur then
-    local old_id = cjson.decode(cur).id
+    -- "id" is every record's first field
+    local old_id = string.match(cur, '^{"id":"([^"]+)"')
     redis.call('HSET', rec_key, old_id, closed(cur, turn))
   end
   redis.call('HSET', cur_key, slot, json)
@@ -87,11 +88,11 @@ local function commit(keys, args)
   local L = cjson.decode(args[1])
   local turn = tonumber(args[2])
   local digest = args[3]
-  local P = cjson.decode(args[4])
+  local turn_key, committed_at = args[5], args[6]
 
   local last = tonumber(redis.call('HGET', L.head, 'turn') or '-1')
   if turn <= last then
-    local prev = redis.call('HGET', P.turn_key, tostring(turn))
+    local prev = redis.call('HGET', turn_key, tostring(turn))
     if prev and cjson.decode(prev).digest == digest then
       return 'duplicate'
     end
@@ -102,37 +103,41 @@ local function commit(keys, args)
     return redis.error_reply('FABULA_CONFLICT turn ' .. turn .. ' does not follow turn ' ..
       last .. '; the next turn is ' .. (last + 1))
   end
+  local P = cjson.decode(args[4])
   local bad = check_refs(L, P)
   if bad then return redis.error_reply(bad) end
 
-  -- every check passed: write
-  for _, e in ipairs(P.entities) do redis.call('HSETNX', L.entities, e[1], e[2]) end
-  local event_ids = {}
-  for _, e in ipairs(P.events) do
-    redis.call('HSET', L.events, e[1], e[2])
-    event_ids[#event_ids + 1] = e[1]
-  end
+  -- every check passed: write. Record JSONs follow the header in ARGV, in header order.
+  local n = 6
+  local function nextrec() n = n + 1; return args[n] end
+  for _, e in ipairs(P.entities) do redis.call('HSETNX', L.entities, e[1], nextrec()) end
+  for _, id in ipairs(P.events) do redis.call('HSET', L.events, id, nextrec()) end
   for _, s in ipairs(P.states) do
-    replace_current(L.w_cur, L.w_rec, L.w_from, s[2], s[1], s[3], turn)
+    replace_current(L.w_cur, L.w_rec, L.w_from, s[2], s[1], nextrec(), turn)
   end
+  local chains = {}
   for _, b in ipairs(P.beliefs) do
     local root, chain = b[2], b[3]
     local cur_key = string.gsub(string.gsub(L.b_cur, '<C>', root, 1), '<H>', chain, 1)
     local rec_key = string.gsub(L.b_rec, '<C>', root, 1)
     local from_key = string.gsub(L.b_from, '<C>', root, 1)
-    replace_current(cur_key, rec_key, from_key, b[4], b[1], b[5], turn)
-    redis.call('SADD', (string.gsub(L.b_chains, '<C>', root, 1)), chain)
+    replace_current(cur_key, rec_key, from_key, b[4], b[1], nextrec(), turn)
+    if not chains[chain] then
+      chains[chain] = true
+      redis.call('SADD', (string.gsub(L.b_chains, '<C>', root, 1)), chain)
+    end
   end
   for _, d in ipairs(P.devs) do
+    local json = nextrec()
     if d[2] then
-      redis.call('HSET', L.d, d[1], d[3])
+      redis.call('HSET', L.d, d[1], json)
     else
       -- history is the last field of a Development: append before the closing ']}'
       local dev = redis.call('HGET', L.d, d[1])
-      redis.call('HSET', L.d, d[1], string.sub(dev, 1, -3) .. ',' .. d[3] .. ']}')
+      redis.call('HSET', L.d, d[1], string.sub(dev, 1, -3) .. ',' .. json .. ']}')
     end
   end
-  for _, h in ipairs(P.hyps) do redis.call('HSET', L.h, h[1], h[2]) end
+  for _, id in ipairs(P.hyps) do redis.call('HSET', L.h, id, nextrec()) end
   for _, id in ipairs(P.realised) do
     local hyp = redis.call('HGET', L.h, id)
     hyp = string.gsub(hyp, '"status":"open"', '"status":"realised"', 1)
@@ -140,7 +145,7 @@ local function commit(keys, args)
     redis.call('HSET', L.h, id, hyp)
   end
   redis.call('HSET', L.turns, tostring(turn), cjson.encode({
-    text = P.text, digest = digest, events = event_ids, committed_at = P.committed_at }))
+    text = P.text, digest = digest, events = P.events, committed_at = committed_at }))
   redis.call('HSET', L.head, 'turn', turn)
   return 'ok'
 end
@@ -171,4 +176,6 @@ local function as_of(keys, args)
 end
 
 redis.register_function('fabula_commit', commit)
+redis.register_function{function_name = 'fabula_version', flags = {'no-writes'},
+  callback = function() return '@VERSION@' end}
 redis.register_function{function_name = 'fabula_as_of', callback = as_of, flags = {'no-writes'}}

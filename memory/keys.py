@@ -6,8 +6,8 @@ multi-key commit stays atomic on Redis Cluster, and stories spread across nodes.
 Layout (``S`` story, ``B`` branch, ``C`` character, ``H`` a holder chain such as ``ava>ben``)::
 
     fab:{S}:meta                      hash   story metadata (world, title, created)
-    fab:{S}:branches                  hash   branch -> {"parent", "fork_turn"}
     fab:{S}:common:entities           hash   id -> Entity          (readable by every character)
+    fab:{S}:common:branches           hash   branch -> {"parent", "fork_turn"} (likewise)
     fab:{S}:b:B:head                  hash   turn (last committed), count
     fab:{S}:b:B:turns                 hash   turn -> {"text", "digest", "events"}
     fab:{S}:b:B:events                hash   event id -> Event
@@ -34,14 +34,29 @@ import re
 
 __all__ = [
     "STORIES",
+    "acl_secret",
+    "acl_user",
+    "belief_chains",
+    "belief_from",
+    "belief_records",
+    "beliefs_current",
+    "branches",
     "check_id",
     "commit_layout",
     "common_pattern",
+    "developments",
+    "entities",
+    "events",
+    "head",
+    "hypotheses",
+    "meta",
     "mind_pattern",
+    "mind_prefix",
     "story_pattern",
-    "meta", "branches", "entities", "head", "turns", "events", "world_current",
-    "world_records", "world_from", "developments", "hypotheses", "mind_prefix",
-    "beliefs_current", "belief_records", "belief_from", "belief_chains", "acl_secret", "acl_user",
+    "turns",
+    "world_current",
+    "world_from",
+    "world_records",
 ]
 
 STORIES = "fab:stories"
@@ -67,7 +82,7 @@ def meta(story: str) -> str:
 
 
 def branches(story: str) -> str:
-    return f"{_s(story)}:branches"
+    return f"{_s(story)}:common:branches"
 
 
 def entities(story: str) -> str:

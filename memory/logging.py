@@ -1,8 +1,8 @@
 """Structured logging, configured once at an entry point.
 
 Output is JSON when stderr is not a terminal (services, CI) and pretty on a terminal.
-Bind ``story``, ``branch``, ``turn`` and ``role`` with :func:`structlog.contextvars.bind_contextvars`
-or ``log.bind(...)``.
+Bind ``story``, ``branch``, ``turn`` and ``role`` with
+:func:`structlog.contextvars.bind_contextvars` or ``log.bind(...)``.
 """
 
 from __future__ import annotations

@@ -1,16 +1,27 @@
-"""Loading and calling Fabula's Redis functions (``memory/fabula.lua``)."""
+"""Loading and calling Fabula's Redis functions (``memory/fabula.lua``).
+
+The library carries a version (a hash of its source). The first call through a connection
+pool checks it once and replaces an outdated library, so a server that outlives an upgrade
+of Fabula never runs old code.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 from importlib import resources
 from typing import Any
 
 import redis.asyncio as aredis
-from redis.exceptions import ResponseError
+from redis.exceptions import NoPermissionError, ResponseError
 
-__all__ = ["LIBRARY", "fcall", "fcall_ro", "load_functions"]
+__all__ = ["LIBRARY", "VERSION", "fcall", "fcall_ro", "load_functions"]
 
-LIBRARY = resources.files("memory").joinpath("fabula.lua").read_text()
+_SOURCE = resources.files("memory").joinpath("fabula.lua").read_text()
+VERSION = hashlib.sha1(_SOURCE.encode()).hexdigest()[:16]
+LIBRARY = _SOURCE.replace("@VERSION@", VERSION)
+
+_checked: set[int] = set()
 
 
 async def load_functions(client: aredis.Redis) -> None:
@@ -18,21 +29,43 @@ async def load_functions(client: aredis.Redis) -> None:
     await client.function_load(LIBRARY, replace=True)
 
 
-def _missing(exc: ResponseError) -> bool:
-    return "Function not found" in str(exc) or "function not found" in str(exc).lower()
+async def _ensure_current(client: aredis.Redis) -> None:
+    pool = id(client.connection_pool)
+    if pool in _checked:
+        return
+    try:
+        version = await client.fcall_ro("fabula_version", 0)
+    except ResponseError as exc:
+        if "not found" not in str(exc).lower():
+            raise
+        version = None
+    if version != VERSION:
+        # a read-only character connection cannot load it: the admin does
+        with contextlib.suppress(NoPermissionError):
+            await load_functions(client)
+    _checked.add(pool)
+
+
+async def _call(
+    client: aredis.Redis, name: str, keys: list[str], args: list[Any], readonly: bool
+) -> Any:
+    await _ensure_current(client)
+    method = client.fcall_ro if readonly else client.fcall
+    try:
+        return await method(name, len(keys), *keys, *args)
+    except ResponseError as exc:
+        if "function not found" not in str(exc).lower():
+            raise
+    # the server lost its functions (flushed or restarted without persistence): reload once
+    await load_functions(client)
+    return await method(name, len(keys), *keys, *args)
 
 
 async def fcall(client: aredis.Redis, name: str, keys: list[str], args: list[Any]) -> Any:
-    """Call a function, loading the library first if the server does not have it yet."""
-    try:
-        return await client.fcall(name, len(keys), *keys, *args)  # type: ignore[no-untyped-call]
-    except ResponseError as exc:
-        if not _missing(exc):
-            raise
-    await load_functions(client)
-    return await client.fcall(name, len(keys), *keys, *args)  # type: ignore[no-untyped-call]
+    """Call a function, loading the library first if the server lacks the current one."""
+    return await _call(client, name, keys, args, readonly=False)
 
 
 async def fcall_ro(client: aredis.Redis, name: str, keys: list[str], args: list[Any]) -> Any:
-    """Call a read-only function (allowed to read-only users). The library must be loaded."""
-    return await client.fcall_ro(name, len(keys), *keys, *args)  # type: ignore[no-untyped-call]
+    """Call a read-only function (allowed to read-only users)."""
+    return await _call(client, name, keys, args, readonly=True)

@@ -4,6 +4,11 @@ Story time is the turn number: turn 0 is the world's setup, turn ``n`` the n-th 
 passage. Intervals are half-open, ``[valid_from, valid_to)``, in story time; ``valid_to`` is
 ``None`` while a record is current. Write time (``committed_at``) is kept apart from story time.
 
+Every record is grounded in the text: an event cites its exact source span, and a state or
+belief cites the event that brought it about (and a span of its own only where it was read
+from a narrower part of the text), so evidence is one lookup away without storing the same
+quote many times.
+
 Identifiers are assigned by the system (see :mod:`memory.delta`), never by a model:
 entities are slugs of their names, everything else is numbered by turn and order.
 """

@@ -181,9 +181,9 @@ def resolve_url(redis_url: str | None, home: Path) -> str:
 
 def connect(url: str, **kwargs: object) -> redis.Redis:
     """A synchronous client (command line edges, RQ jobs)."""
-    return redis.Redis.from_url(url, decode_responses=True, **kwargs)  # type: ignore[arg-type]
+    return redis.Redis.from_url(url, decode_responses=True, **kwargs)
 
 
 def connect_async(url: str, **kwargs: object) -> aredis.Redis:
     """An asyncio client, responses decoded as text."""
-    return aredis.Redis.from_url(url, decode_responses=True, **kwargs)  # type: ignore[arg-type]
+    return aredis.Redis.from_url(url, decode_responses=True, **kwargs)

@@ -7,11 +7,12 @@ and every reference before its first write, so a delta is committed whole or not
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import redis.asyncio as aredis
 from redis.exceptions import ResponseError
@@ -49,7 +50,7 @@ class TurnText:
 
 async def list_stories(client: aredis.Redis) -> list[str]:
     """Every story id on this server, sorted."""
-    return sorted(await client.smembers(keys.STORIES))  # type: ignore[misc]
+    return sorted(await client.smembers(keys.STORIES))
 
 
 class StoryStore:
@@ -77,7 +78,7 @@ class StoryStore:
             raise NotFound(f"story {self.story!r} does not exist", story=self.story)
         if self.branch != "main" and not await self.client.hexists(
             keys.branches(self.story), self.branch
-        ):  # type: ignore[misc]
+        ):
             raise NotFound(
                 f"story {self.story!r} has no branch {self.branch!r}",
                 story=self.story,
@@ -102,9 +103,7 @@ class StoryStore:
         if setup.turn != 0:
             raise InvalidDelta("the setup delta is turn 0", field="turn", turn=setup.turn)
         validate_delta(setup)
-        created = await self.client.hsetnx(  # type: ignore[misc]
-            keys.meta(self.story), "world", world
-        )
+        created = await self.client.hsetnx(keys.meta(self.story), "world", world)
         if not created:
             raise InvalidInput(f"story {self.story!r} already exists", story=self.story)
         try:
@@ -129,16 +128,16 @@ class StoryStore:
         removed = 0
         async for key in self.client.scan_iter(match=keys.story_pattern(self.story), count=1000):
             removed += await self.client.delete(key)
-        await self.client.srem(keys.STORIES, self.story)  # type: ignore[misc]
+        await self.client.srem(keys.STORIES, self.story)
         return removed
 
     async def meta(self) -> dict[str, str]:
         await self.require()
-        return await self.client.hgetall(keys.meta(self.story))  # type: ignore[no-any-return,misc]
+        return dict(await self.client.hgetall(keys.meta(self.story)))
 
     async def rules(self) -> dict[str, object]:
         """The world's rules of knowledge stored with the story (``{}`` for defaults)."""
-        raw = await self.client.hget(keys.meta(self.story), "rules")  # type: ignore[misc]
+        raw = await self.client.hget(keys.meta(self.story), "rules")
         return {} if raw is None else dict(json.loads(raw))
 
     # -- branches -------------------------------------------------------------------
@@ -149,7 +148,7 @@ class StoryStore:
             branch = self.branch
             through: int | None = None
             while branch != "main":
-                raw = await self.client.hget(keys.branches(self.story), branch)  # type: ignore[misc]
+                raw = await self.client.hget(keys.branches(self.story), branch)
                 if raw is None:
                     raise NotFound(
                         f"story {self.story!r} has no branch {branch!r}",
@@ -167,7 +166,7 @@ class StoryStore:
 
     async def branches(self) -> dict[str, dict[str, object]]:
         """Every branch of the story with its parent and fork turn (main has none)."""
-        raw = await self.client.hgetall(keys.branches(self.story))  # type: ignore[misc]
+        raw = await self.client.hgetall(keys.branches(self.story))
         out: dict[str, dict[str, object]] = {"main": {"parent": None, "fork_turn": None}}
         out.update({name: json.loads(v) for name, v in raw.items()})
         return out
@@ -187,35 +186,62 @@ class StoryStore:
         for anc in ancestry:
             if delta.turn <= anc.through:
                 turn_key = keys.turns(self.story, anc.branch)
-        payload = {
-            "text": delta.text,
-            "committed_at": round(time.time(), 3),
-            "turn_key": turn_key,
-            "ancestors": [[keys.events(self.story, a.branch), a.through] for a in ancestry],
-            "entities": [[e.id, e.model_dump_json(), e.kind] for e in delta.entities],
-            "events": [[e.id, e.model_dump_json()] for e in delta.events],
-            "states": [[s.id, s.slot, s.model_dump_json()] for s in delta.states],
-            "beliefs": [
-                [b.id, b.holder[0], b.chain, b.slot, b.model_dump_json()] for b in delta.beliefs
-            ],
-            "devs": [
-                [
-                    d.id,
-                    d.is_new,
-                    development_from(d).model_dump_json() if d.is_new else d.change.model_dump_json(),
-                ]
-                for d in delta.developments
-            ],
-            "hyps": [[h.id, h.model_dump_json()] for h in delta.hypotheses],
-            "realised": list(delta.realised),
-            "refs": [r.as_list() for r in refs],
+        # Small metadata travels as one JSON header; each record's JSON is its own argument,
+        # so nothing is encoded twice and the function decodes only the header.
+        records: list[str] = []
+        lists: dict[str, list[Any]] = {
+            name: [] for name in ("entities", "events", "states", "beliefs", "devs", "hyps")
         }
+        header: dict[str, Any] = {
+            "text": delta.text,
+            "ancestors": [[keys.events(self.story, a.branch), a.through] for a in ancestry],
+            **lists,
+            "realised": list(delta.realised),
+            # one check per distinct reference; the first field that makes it is named
+            "refs": list(
+                {(r.kind, r.id, r.entity_kind): r.as_list() for r in reversed(refs)}.values()
+            )[::-1],
+        }
+        for e in delta.entities:
+            lists["entities"].append([e.id, e.kind])
+            records.append(e.model_dump_json())
+        for ev in delta.events:
+            lists["events"].append(ev.id)
+            records.append(ev.model_dump_json())
+        for st in delta.states:
+            lists["states"].append([st.id, st.slot])
+            records.append(st.model_dump_json())
+        for b in delta.beliefs:
+            lists["beliefs"].append([b.id, b.holder[0], b.chain, b.slot])
+            records.append(b.model_dump_json())
+        for d in delta.developments:
+            lists["devs"].append([d.id, d.is_new])
+            records.append(
+                development_from(d).model_dump_json() if d.is_new else d.change.model_dump_json()
+            )
+        for h in delta.hypotheses:
+            lists["hyps"].append(h.id)
+            records.append(h.model_dump_json())
+        body = json.dumps(header, separators=(",", ":"))
+        # the digest covers the whole content of the turn, so a re-sent turn is recognised
+        sha = hashlib.sha256(body.encode())
+        for record in records:
+            sha.update(b"\x00" + record.encode())
+        digest = sha.hexdigest()
         try:
             status = await fcall(
                 self.client,
                 "fabula_commit",
                 [self._layout["head"]],
-                [self._layout_json, delta.turn, delta.digest(), json.dumps(payload)],
+                [
+                    self._layout_json,
+                    delta.turn,
+                    digest,
+                    body,
+                    turn_key,
+                    f"{time.time():.3f}",
+                    *records,
+                ],
             )
         except ResponseError as exc:
             raise self._translate(exc, delta.turn) from None
@@ -240,11 +266,11 @@ class StoryStore:
     # -- raw reads ------------------------------------------------------------------
     async def head(self) -> int:
         """The last committed turn of this branch (-1 if none)."""
-        raw = await self.client.hget(self._layout["head"], "turn")  # type: ignore[misc]
+        raw = await self.client.hget(self._layout["head"], "turn")
         return -1 if raw is None else int(raw)
 
     async def entities(self, as_of: int | None = None) -> dict[str, Entity]:
-        raw = await self.client.hgetall(keys.entities(self.story))  # type: ignore[misc]
+        raw = await self.client.hgetall(keys.entities(self.story))
         out = {k: Entity.model_validate_json(v) for k, v in raw.items()}
         if as_of is not None:
             out = {k: e for k, e in out.items() if e.introduced <= as_of}
@@ -254,7 +280,7 @@ class StoryStore:
         return sorted(e.id for e in (await self.entities()).values() if e.kind == "character")
 
     async def require_character(self, character: str) -> Entity:
-        raw = await self.client.hget(keys.entities(self.story), character)  # type: ignore[misc]
+        raw = await self.client.hget(keys.entities(self.story), character)
         entity = None if raw is None else Entity.model_validate_json(raw)
         if entity is None or entity.kind != "character":
             raise NotFound(
@@ -284,7 +310,7 @@ class StoryStore:
         for branch, turn_list in by_branch.items():
             if not turn_list:
                 continue
-            values = await self.client.hmget(  # type: ignore[misc]
+            values = await self.client.hmget(
                 keys.turns(self.story, branch), [str(t) for t in turn_list]
             )
             for t, v in zip(turn_list, values, strict=True):
@@ -307,7 +333,7 @@ class StoryStore:
             by_branch.setdefault(self._source_branch(turn, ancestry), []).append(event_id)
         found: dict[str, Event] = {}
         for branch, id_list in by_branch.items():
-            values = await self.client.hmget(keys.events(self.story, branch), id_list)  # type: ignore[misc]
+            values = await self.client.hmget(keys.events(self.story, branch), id_list)
             for event_id, v in zip(id_list, values, strict=True):
                 if v is not None:
                     found[event_id] = Event.model_validate_json(v)

@@ -52,7 +52,9 @@ def _check_span(span: SourceSpan | None, field: str, delta: TurnDelta) -> None:
         )
     actual = delta.text[span.start : span.end]
     if actual != span.quote:
-        raise _fail(field, f"span quotes {span.quote!r} but the text there is {actual!r}", delta.turn)
+        raise _fail(
+            field, f"span quotes {span.quote!r} but the text there is {actual!r}", delta.turn
+        )
 
 
 def validate_delta(delta: TurnDelta) -> list[Ref]:
@@ -76,7 +78,9 @@ def validate_delta(delta: TurnDelta) -> list[Ref]:
         except ValueError as exc:
             raise _fail(field + ".id", str(exc), turn) from None
         if entity.id != slug(entity.name):
-            raise _fail(field + ".id", f"{entity.id!r} is not the system id of {entity.name!r}", turn)
+            raise _fail(
+                field + ".id", f"{entity.id!r} is not the system id of {entity.name!r}", turn
+            )
         if entity.introduced != turn:
             raise _fail(field + ".introduced", f"must be {turn}", turn)
         unique(entity.id, field)
@@ -102,8 +106,8 @@ def validate_delta(delta: TurnDelta) -> list[Ref]:
             refs.append(Ref(field + ".place", "entity", event.place, "place"))
         for j, cause in enumerate(event.causes):
             refs.append(Ref(f"{field}.causes[{j}]", "event", cause))
-        for j, dev in enumerate(event.developments):
-            refs.append(Ref(f"{field}.developments[{j}]", "development", dev))
+        for j, dev_id in enumerate(event.developments):
+            refs.append(Ref(f"{field}.developments[{j}]", "development", dev_id))
         if event.content is not None:
             refs.append(Ref(field + ".content.subject", "entity", event.content.subject))
     state_ids = {s.id for s in delta.states}
@@ -130,7 +134,9 @@ def validate_delta(delta: TurnDelta) -> list[Ref]:
             raise _fail(field + ".id", f"expected b{turn}.{i}, got {belief.id!r}", turn)
         unique(belief.id, field)
         if belief.valid_from != turn or belief.valid_to is not None:
-            raise _fail(field + ".valid_from", f"a new belief is valid from turn {turn}, open", turn)
+            raise _fail(
+                field + ".valid_from", f"a new belief is valid from turn {turn}, open", turn
+            )
         if len(belief.holder) > MAX_CHAIN:
             raise _fail(field + ".holder", f"chains are at most {MAX_CHAIN} deep", turn)
         for j in range(1, len(belief.holder)):

@@ -1,0 +1,277 @@
+"""``fabula bench scale``: how commit and projection cost grow with the story and the cast.
+
+For each (turns, characters) it builds a synthetic story in a real Redis — the characters
+moving among 10 places, 200 objects, about five events a turn (character moves, object moves,
+property changes, private tellings) — with the beliefs access tracking would derive: every
+witness of an event believes its outcome, and every ordered pair of witnesses (a, b) gets
+the nested belief "a thinks b believes it" (depth 2; deeper chains are bounded by the same
+co-presence and cost proportionally more writes). It reports commit latency, the latency of
+projecting one character's current beliefs and the current world, Redis round trips per
+operation, and Redis memory per turn.
+
+The baseline in the same run is the first size: the target is that no figure grows by more
+than 1.5x from 1,000 to 10,000 turns (no scans of the whole story on these paths).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import redis.asyncio as aredis
+
+from bench.report import percentiles, print_table, write_json
+from memory.delta import DeltaBuilder, TurnDelta
+from memory.projections import project_beliefs, project_world
+from memory.records import Event
+from memory.store import StoryStore
+
+__all__ = ["CountingRedis", "run_scale"]
+
+PLACES = 10
+OBJECTS = 200
+EVENTS_PER_TURN = 5
+PROJECTION_SAMPLES = 200  # projections measured after each of the last 200 commits
+COLOURS = ("red", "green", "blue", "amber", "grey", "white", "black", "violet")
+
+
+class CountingRedis(aredis.Redis):  # type: ignore[misc]
+    """An asyncio client that counts the commands it sends (one per round trip here)."""
+
+    round_trips = 0
+
+    async def execute_command(self, *args: Any, **options: Any) -> Any:
+        type(self).round_trips += 1
+        return await super().execute_command(*args, **options)
+
+
+@dataclass
+class _World:
+    where: dict[str, str]  # character -> place
+    obj_place: dict[str, str]
+
+
+class _Generator:
+    """Deterministic synthetic turns in controlled English with their deltas."""
+
+    def __init__(self, characters: int, seed: int = 7) -> None:
+        self.rng = random.Random(seed)
+        self.chars = [f"c{i}" for i in range(characters)]
+        self.places = [f"p{i}" for i in range(PLACES)]
+        self.objects = [f"o{i}" for i in range(OBJECTS)]
+        self.world = _World(
+            where={c: self.rng.choice(self.places) for c in self.chars},
+            obj_place={o: self.rng.choice(self.places) for o in self.objects},
+        )
+
+    def setup(self) -> TurnDelta:
+        b = DeltaBuilder(0, "A synthetic town.")
+        for p in self.places:
+            b.entity("place", p)
+        for c in self.chars:
+            b.entity("character", c)
+        for o in self.objects:
+            b.entity("object", o)
+        ev = b.event("setup", b.span(0, len(b.text)))
+        for c in self.chars:
+            b.state(c, "location", self.world.where[c], event=ev)
+        for o in self.objects:
+            b.state(o, "location", self.world.obj_place[o], event=ev)
+        return b.build()
+
+    def _present(self, place: str) -> list[str]:
+        return [c for c in self.chars if self.world.where[c] == place]
+
+    def _believe(
+        self, b: DeltaBuilder, ev: Event, witnesses: list[str], subject: str, attr: str, value: str
+    ) -> None:
+        for a in witnesses:
+            b.belief([a], subject, attr, value, mode="observed", event=ev)
+        for a in witnesses:
+            for other in witnesses:
+                if other != a:
+                    b.belief([a, other], subject, attr, value, mode="observed", event=ev)
+
+    def turn(self, turn: int) -> TurnDelta:
+        rng = self.rng
+        sentences: list[tuple[str, Any]] = []
+        for _ in range(EVENTS_PER_TURN):
+            kind = rng.choice(("move", "object", "property", "tell"))
+            actor = rng.choice(self.chars)
+            here = self.world.where[actor]
+            if kind == "move":
+                dest = rng.choice([p for p in self.places if p != here])
+                sentences.append((f"{actor} went to the {dest}.", ("move", actor, here, dest)))
+                self.world.where[actor] = dest
+            elif kind == "object":
+                obj = rng.choice(self.objects)
+                sentences.append(
+                    (f"{actor} moved the {obj} to the {here}.", ("object", actor, obj, here))
+                )
+                self.world.obj_place[obj] = here
+            elif kind == "property":
+                obj = rng.choice(self.objects)
+                colour = rng.choice(COLOURS)
+                sentences.append(
+                    (f"The colour of the {obj} is {colour}.", ("property", actor, obj, colour))
+                )
+            else:
+                present = [c for c in self._present(here) if c != actor]
+                if not present:
+                    continue
+                listener = rng.choice(present)
+                obj = rng.choice(self.objects)
+                place = self.world.obj_place[obj]
+                sentences.append(
+                    (
+                        f"{actor} privately told {listener} that the {obj} is in the {place}.",
+                        ("tell", actor, listener, obj, place),
+                    )
+                )
+        text = " ".join(s for s, _ in sentences)
+        b = DeltaBuilder(turn, text)
+        offset = 0
+        for sentence, info in sentences:
+            span = b.span(offset, offset + len(sentence))
+            offset += len(sentence) + 1
+            kind = info[0]
+            if kind == "move":
+                _, actor, src, dest = info
+                witnesses = sorted({*self._present(src), *self._present(dest), actor})
+                ev = b.event("move", span, actor=actor, place=dest, witnesses=witnesses)
+                b.state(actor, "location", dest, event=ev)
+                self._believe(b, ev, witnesses, actor, "location", dest)
+            elif kind == "object":
+                _, actor, obj, place = info
+                witnesses = self._present(place)
+                ev = b.event(
+                    "put", span, actor=actor, participants=[obj], place=place, witnesses=witnesses
+                )
+                b.state(obj, "location", place, event=ev)
+                self._believe(b, ev, witnesses, obj, "location", place)
+            elif kind == "property":
+                _, actor, obj, colour = info
+                place = self.world.where[actor]
+                witnesses = self._present(place)
+                ev = b.event("state", span, participants=[obj], place=place, witnesses=witnesses)
+                b.state(obj, "colour", colour, event=ev)
+                self._believe(b, ev, witnesses, obj, "colour", colour)
+            else:
+                _, actor, listener, obj, place = info
+                ev = b.event(
+                    "tell",
+                    span,
+                    actor=actor,
+                    participants=[listener, obj],
+                    witnesses=[actor, listener],
+                    private_to=[listener],
+                )
+                b.belief(
+                    [listener], obj, "location", place, mode="told_private", event=ev, speaker=actor
+                )
+                b.belief([actor, listener], obj, "location", place, mode="participated", event=ev)
+        return b.build()
+
+
+async def _measure(url: str, turns: int, characters: int) -> dict[str, Any]:
+    client = CountingRedis.from_url(url, decode_responses=True)
+    story = f"bench-scale-{turns}-{characters}"
+    store = StoryStore(client, story)
+    await store.delete()
+    before = int((await client.info("memory"))["used_memory"])
+    gen = _Generator(characters)
+    await store.create(gen.setup(), world="synthetic", title=story)
+    await store.ancestry()
+    commit_ms: list[float] = []
+    commit_trips: list[int] = []
+    beliefs_ms: list[float] = []
+    world_ms: list[float] = []
+    beliefs_trips: list[int] = []
+    world_trips: list[int] = []
+    who = gen.chars[0]
+    sample_from = max(1, turns - PROJECTION_SAMPLES + 1)
+    for turn in range(1, turns + 1):
+        delta = gen.turn(turn)
+        trips = CountingRedis.round_trips
+        start = time.perf_counter()
+        await store.commit(delta)
+        commit_ms.append((time.perf_counter() - start) * 1000)
+        commit_trips.append(CountingRedis.round_trips - trips)
+        if turn >= sample_from:
+            # projections are sampled as the story grows, after each of the last turns,
+            # as the turn loop reads them: the state has just changed
+            trips = CountingRedis.round_trips
+            start = time.perf_counter()
+            await project_beliefs(store, who)
+            beliefs_ms.append((time.perf_counter() - start) * 1000)
+            beliefs_trips.append(CountingRedis.round_trips - trips)
+            trips = CountingRedis.round_trips
+            start = time.perf_counter()
+            await project_world(store)
+            world_ms.append((time.perf_counter() - start) * 1000)
+            world_trips.append(CountingRedis.round_trips - trips)
+    after = int((await client.info("memory"))["used_memory"])
+    await store.delete()
+    await client.aclose()
+    return {
+        "turns": turns,
+        "characters": characters,
+        "commit_ms": percentiles(commit_ms),
+        "beliefs_ms": percentiles(beliefs_ms),
+        "world_ms": percentiles(world_ms),
+        "round_trips": {
+            "commit": max(commit_trips),
+            "beliefs": max(beliefs_trips),
+            "world": max(world_trips),
+        },
+        "redis_bytes_per_turn": round((after - before) / max(turns, 1), 1),
+    }
+
+
+async def run_scale(
+    url: str,
+    turns: list[int],
+    characters: list[int],
+    json_out: str | None = None,
+) -> dict[str, Any]:
+    """Run every (turns, characters) size; print a table; write JSON if asked."""
+    rows = []
+    for c in characters:
+        for t in turns:
+            rows.append(await _measure(url, t, c))
+    result = {"benchmark": "scale", "rows": rows}
+    print_table(
+        "fabula bench scale",
+        [
+            "turns",
+            "chars",
+            "commit p50/p95 ms",
+            "beliefs p50/p95 ms",
+            "world p50/p95 ms",
+            "trips c/b/w",
+            "bytes/turn",
+        ],
+        [
+            [
+                r["turns"],
+                r["characters"],
+                f"{r['commit_ms']['p50']}/{r['commit_ms']['p95']}",
+                f"{r['beliefs_ms']['p50']}/{r['beliefs_ms']['p95']}",
+                f"{r['world_ms']['p50']}/{r['world_ms']['p95']}",
+                f"{r['round_trips']['commit']}/{r['round_trips']['beliefs']:g}"
+                f"/{r['round_trips']['world']:g}",
+                r["redis_bytes_per_turn"],
+            ]
+            for r in rows
+        ],
+    )
+    write_json(json_out, result)
+    return result
+
+
+def run(url: str, turns: list[int], characters: list[int], json_out: str | None) -> dict[str, Any]:
+    """Synchronous entry point for the command line."""
+    return asyncio.run(run_scale(url, turns, characters, json_out))

@@ -1,0 +1,138 @@
+"""Private minds, enforced by Redis: one read-only ACL user per (story, character).
+
+A character's user may read only its own keyspace (``fab:{story}:c:<character>:*``) and the
+story's common knowledge (``fab:{story}:common:*``), with read commands and the read-only
+function call; it cannot write, scan the keyspace, or call a script that reads elsewhere
+(a script's ``redis.call`` is checked against the caller's permissions). Users are saved to
+the server's ACL file, so they survive a restart. The admin connection hands an agent a
+:class:`CharacterMind`, built on that user's own connection.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import redis.asyncio as aredis
+from redis.exceptions import NoPermissionError, ResponseError
+
+from memory import keys
+from memory.errors import AccessDenied
+from memory.logging import get_logger
+from memory.projections import BeliefView, project_beliefs
+from memory.records import Entity
+from memory.store import StoryStore
+
+__all__ = ["CharacterCredentials", "CharacterMind", "ensure_character_user", "open_mind"]
+
+log = get_logger(__name__)
+
+_READ_ONLY_COMMANDS = (
+    "-@all",
+    "+@read",
+    "-keys",
+    "-scan",
+    "-randomkey",
+    "-info",
+    "+fcall_ro",
+    "+eval_ro",
+    "+evalsha_ro",
+    "+ping",
+    "+hello",
+    "+client|setname",
+    "+client|setinfo",
+    "+client|id",
+)
+
+
+@dataclass(frozen=True)
+class CharacterCredentials:
+    """The name and secret of one character's Redis user."""
+
+    story: str
+    character: str
+    username: str
+    password: str
+
+
+async def ensure_character_user(
+    admin: aredis.Redis, story: str, character: str
+) -> CharacterCredentials:
+    """Create (or refresh) the character's read-only user and persist it; idempotent."""
+    keys.check_id(story, "story")
+    keys.check_id(character, "character")
+    secret_key = keys.acl_secret(story, character)
+    await admin.set(secret_key, secrets.token_hex(16), nx=True)
+    password = await admin.get(secret_key)
+    assert password is not None
+    username = keys.acl_user(story, character)
+    await admin.acl_setuser(
+        username,
+        enabled=True,
+        reset=True,
+        passwords=[f"+{password}"],
+        keys=[f"%R~{keys.mind_pattern(story, character)}", f"%R~{keys.common_pattern(story)}"],
+        commands=list(_READ_ONLY_COMMANDS),
+        reset_keys=True,
+        reset_channels=True,
+    )
+    try:
+        await admin.acl_save()
+    except ResponseError as exc:
+        # a server without an ACL file keeps users in memory only; say so rather than fail
+        log.warning("acl_not_persisted", story=story, character=character, reason=str(exc))
+    return CharacterCredentials(story, character, username, password)
+
+
+async def drop_character_users(admin: aredis.Redis, story: str, characters: Sequence[str]) -> None:
+    """Delete the ACL users of a story's characters (when a story is deleted)."""
+    for character in characters:
+        with contextlib.suppress(ResponseError):
+            await admin.acl_deluser(keys.acl_user(story, character))
+    with contextlib.suppress(ResponseError):
+        await admin.acl_save()
+
+
+class CharacterMind:
+    """A character's read-only view of its own mind, on its own Redis user's connection.
+
+    Every read goes through a connection that Redis itself restricts to this character's
+    keyspace and the story's common knowledge; anything else is :class:`AccessDenied`.
+    """
+
+    def __init__(self, client: aredis.Redis, story: str, character: str, branch: str = "main"):
+        self.client = client
+        self.story = story
+        self.character = character
+        self.branch = branch
+        self._store = StoryStore(client, story, branch)
+
+    async def beliefs(self, about: Sequence[str] = (), *, as_of: int | None = None) -> BeliefView:
+        """B[self] (or, with ``about=["ben"]``, what this character thinks Ben believes)."""
+        try:
+            return await project_beliefs(self._store, (self.character, *about), as_of=as_of)
+        except NoPermissionError as exc:
+            raise AccessDenied(str(exc), story=self.story, character=self.character) from exc
+
+    async def entities(self) -> dict[str, Entity]:
+        """The story's entities (common knowledge)."""
+        try:
+            return await self._store.entities()
+        except NoPermissionError as exc:
+            raise AccessDenied(str(exc), story=self.story, character=self.character) from exc
+
+    async def close(self) -> None:
+        await self.client.aclose()
+
+
+async def open_mind(
+    admin: aredis.Redis, url: str, story: str, character: str, branch: str = "main"
+) -> CharacterMind:
+    """Ensure the character's user exists and return a :class:`CharacterMind` logged in as it."""
+    creds = await ensure_character_user(admin, story, character)
+    client = aredis.Redis.from_url(
+        url, username=creds.username, password=creds.password, decode_responses=True
+    )
+    return CharacterMind(client, story, character, branch)

@@ -1,0 +1,1 @@
+"""World packs (cast, places, objects, premise, goals, secrets) and their loader."""

@@ -1,0 +1,119 @@
+"""Loading world packs (built-in by name, or from a path) and turning one into turn 0.
+
+Turn 0 of a story is its setup: the pack's entities, their starting states, the developments
+it opens, and what each character knows at the start — the whereabouts and properties of
+everything in the character's own place.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from memory.delta import DeltaBuilder, TurnDelta
+from memory.errors import InvalidWorld, NotFound
+from memory.records import slug
+from worlds.pack import WorldPack
+
+__all__ = ["builtin_worlds", "load_world", "setup_delta"]
+
+_BUILTIN = Path(__file__).resolve().parent
+
+
+def builtin_worlds() -> list[str]:
+    """Names of the packs shipped with Fabula."""
+    return sorted(p.parent.name for p in _BUILTIN.glob("*/world.toml"))
+
+
+def _field_of(error: ValidationError) -> str:
+    first = error.errors()[0]
+    loc = ".".join(str(part) for part in first["loc"])
+    return loc or "(pack)"
+
+
+def load_world(name_or_path: str | Path) -> WorldPack:
+    """Load and validate a pack: a built-in name, a pack folder, or a ``.toml`` file.
+
+    Raises :class:`NotFound` when there is no such pack and :class:`InvalidWorld`, naming
+    the file and the field, when it does not validate.
+    """
+    path = Path(name_or_path)
+    if not path.exists() and (_BUILTIN / str(name_or_path) / "world.toml").exists():
+        path = _BUILTIN / str(name_or_path)
+    if path.is_dir():
+        path = path / "world.toml"
+    if not path.is_file():
+        raise NotFound(
+            f"no world pack {str(name_or_path)!r} (built-in: {', '.join(builtin_worlds())})",
+            path=str(path),
+        )
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidWorld(f"{path}: not valid TOML: {exc}", path=str(path)) from None
+    try:
+        return WorldPack.model_validate(data)
+    except ValidationError as exc:
+        field = _field_of(exc)
+        message = exc.errors()[0]["msg"]
+        raise InvalidWorld(f"{path}: {field}: {message}", path=str(path), field=field) from None
+
+
+def _place_of(entity: str, location: dict[str, str], places: set[str]) -> str | None:
+    seen: set[str] = set()
+    while entity not in places:
+        if entity in seen or entity not in location:
+            return None
+        seen.add(entity)
+        entity = location[entity]
+    return entity
+
+
+def setup_delta(pack: WorldPack) -> TurnDelta:
+    """Turn 0 of a story started from ``pack``."""
+    b = DeltaBuilder(0, pack.premise)
+    for place in pack.places:
+        b.entity("place", place.name, description=place.description)
+    for char in pack.characters:
+        b.entity(
+            "character",
+            char.name,
+            description=char.description,
+            attributes={"voice": char.voice} if char.voice else None,
+        )
+    for obj in pack.objects:
+        attrs = {"container": "yes"} if obj.container else {}
+        b.entity("object", obj.name, description=obj.description, attributes=attrs)
+    setup = b.event("setup", b.span(0, len(pack.premise)), place=slug(pack.places[0].name))
+    location: dict[str, str] = {}
+    for char in pack.characters:
+        location[slug(char.name)] = slug(char.location)
+        b.state(slug(char.name), "location", slug(char.location), event=setup)
+    properties: list[tuple[str, str, str]] = []
+    for obj in pack.objects:
+        location[slug(obj.name)] = slug(obj.location)
+        b.state(slug(obj.name), "location", slug(obj.location), event=setup)
+        for attr, value in obj.attributes.items():
+            b.state(slug(obj.name), attr, value, event=setup)
+            properties.append((slug(obj.name), attr, value))
+    places = {slug(p.name) for p in pack.places}
+    for char in pack.characters:
+        me = slug(char.name)
+        here = slug(char.location)
+        for subject, where in location.items():
+            if _place_of(subject, location, places) == here:
+                b.belief([me], subject, "location", where, mode="observed", event=setup)
+        for subject, attr, value in properties:
+            if _place_of(subject, location, places) == here:
+                b.belief([me], subject, attr, value, mode="observed", event=setup)
+    for dev in pack.developments:
+        b.open_development(
+            dev.kind,
+            dev.title,
+            participants=[slug(p) for p in dev.participants],
+            description=dev.description,
+            event=setup,
+        )
+    return b.build()

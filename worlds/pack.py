@@ -1,0 +1,139 @@
+"""The world pack format: a validated description of a story's starting world.
+
+A pack is a folder with a ``world.toml`` (or a single ``.toml`` file). Example::
+
+    id = "hollow_book"
+    title = "The Hollow Book"
+    premise = "Leo and Mara share a study ..."
+    outline = ["Leo hides the key", "Mara moves it", "Leo searches"]
+
+    [rules]                      # rules of knowledge (memory.access.WorldRules)
+    open_containers = false
+
+    [[places]]
+    name = "study"
+    description = "A quiet study lined with books."
+
+    [[characters]]
+    name = "Leo"
+    location = "study"           # a place
+    goals = ["keep the brass key safe"]
+    secrets = []
+    voice = "brisk"
+
+    [[objects]]
+    name = "desk drawer"
+    location = "study"           # a place, a container object, or a character
+    container = true
+    [objects.attributes]
+    colour = "oak brown"
+
+    [[developments]]
+    kind = "goal"                # goal, conflict, promise, plan, mystery, relationship
+    title = "Leo keeps the brass key safe"
+    participants = ["Leo"]
+
+    [opening]                    # scripted opening turns, in controlled English
+    turns = ["Leo put the brass key in the desk drawer."]
+
+Names are turned into identifiers by :func:`memory.records.slug`; every reference must name
+a place, object or character of the pack.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from memory.records import DevelopmentKind, slug
+
+__all__ = ["CharacterSpec", "DevelopmentSpec", "ObjectSpec", "Opening", "PlaceSpec", "WorldPack"]
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PlaceSpec(_Spec):
+    name: str = Field(min_length=1)
+    description: str = ""
+
+
+class CharacterSpec(_Spec):
+    name: str = Field(min_length=1)
+    location: str
+    description: str = ""
+    goals: tuple[str, ...] = ()
+    secrets: tuple[str, ...] = ()
+    voice: str = ""
+
+
+class ObjectSpec(_Spec):
+    name: str = Field(min_length=1)
+    location: str
+    description: str = ""
+    container: bool = False
+    attributes: dict[str, str] = Field(default_factory=dict)
+
+
+class DevelopmentSpec(_Spec):
+    kind: DevelopmentKind
+    title: str = Field(min_length=1)
+    participants: tuple[str, ...] = ()
+    description: str = ""
+
+
+class Opening(_Spec):
+    turns: tuple[str, ...] = ()
+
+
+class WorldPack(_Spec):
+    """A whole world pack; references are checked when it is built."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_\-]{0,63}$")
+    title: str = Field(min_length=1)
+    premise: str = Field(min_length=1)
+    outline: tuple[str, ...] = ()
+    rules: dict[str, bool | int | str] = Field(default_factory=dict)
+    places: tuple[PlaceSpec, ...] = Field(min_length=1)
+    characters: tuple[CharacterSpec, ...] = Field(min_length=1)
+    objects: tuple[ObjectSpec, ...] = ()
+    developments: tuple[DevelopmentSpec, ...] = ()
+    opening: Opening = Field(default_factory=Opening)
+
+    @model_validator(mode="after")
+    def _references_resolve(self) -> WorldPack:
+        seen: dict[str, str] = {}
+        groups: list[tuple[str, tuple[_Spec, ...]]] = [
+            ("places", self.places),
+            ("characters", self.characters),
+            ("objects", self.objects),
+        ]
+        for group, specs in groups:
+            for i, spec in enumerate(specs):
+                name = spec.name  # type: ignore[attr-defined]
+                ident = slug(name)
+                if ident in seen:
+                    raise ValueError(
+                        f"{group}[{i}].name: {name!r} is already the name of a {seen[ident]}"
+                    )
+                seen[ident] = group[:-1]
+        place_ids = {slug(p.name) for p in self.places}
+        for i, char in enumerate(self.characters):
+            if slug(char.location) not in place_ids:
+                raise ValueError(f"characters[{i}].location: {char.location!r} is not a place")
+        holders = place_ids | {slug(c.name) for c in self.characters}
+        holders |= {slug(o.name) for o in self.objects if o.container}
+        for i, obj in enumerate(self.objects):
+            if slug(obj.location) not in holders:
+                raise ValueError(
+                    f"objects[{i}].location: {obj.location!r} is not a place, "
+                    "character or container"
+                )
+        characters = {slug(c.name) for c in self.characters}
+        for i, dev in enumerate(self.developments):
+            for j, p in enumerate(dev.participants):
+                if slug(p) not in characters:
+                    raise ValueError(
+                        f"developments[{i}].participants[{j}]: {p!r} is not a character"
+                    )
+        return self
