@@ -21,8 +21,8 @@ from redis.exceptions import NoPermissionError, ResponseError
 from memory import keys
 from memory.errors import AccessDenied
 from memory.logging import get_logger
-from memory.projections import BeliefView, project_beliefs
-from memory.records import Entity
+from memory.projections import BeliefView, project_beliefs, recall
+from memory.records import Entity, Memory
 from memory.store import StoryStore
 
 __all__ = ["CharacterCredentials", "CharacterMind", "ensure_character_user", "open_mind"]
@@ -113,6 +113,13 @@ class CharacterMind:
         """B[self] (or, with ``about=["ben"]``, what this character thinks Ben believes)."""
         try:
             return await project_beliefs(self._store, (self.character, *about), as_of=as_of)
+        except NoPermissionError as exc:
+            raise AccessDenied(str(exc), story=self.story, character=self.character) from exc
+
+    async def memories(self, last: int = 20) -> list[Memory]:
+        """This character's last first-person memories (the events it witnessed)."""
+        try:
+            return await recall(self._store, self.character, last=last)
         except NoPermissionError as exc:
             raise AccessDenied(str(exc), story=self.story, character=self.character) from exc
 

@@ -18,6 +18,7 @@ from memory.projections import (
     project_developments,
     project_hypotheses,
     project_world,
+    recall,
 )
 from memory.store import StoryStore
 
@@ -41,7 +42,9 @@ async def fork(parent: StoryStore, at_turn: int, branch: str) -> StoryStore:
             branch=parent.branch,
         )
     world = await project_world(parent, as_of=at_turn)
-    minds = {c: await all_beliefs_as_of(parent, c, at_turn) for c in await parent.characters()}
+    characters = await parent.characters()
+    memories = {c: await recall(parent, c, last=1_000_000, as_of=at_turn) for c in characters}
+    minds = {c: await all_beliefs_as_of(parent, c, at_turn) for c in characters}
     devs = await project_developments(parent, as_of=at_turn)
     hyps = await project_hypotheses(parent, as_of=at_turn)
     story = parent.story
@@ -75,6 +78,12 @@ async def fork(parent: StoryStore, at_turn: int, branch: str) -> StoryStore:
                         keys.belief_from(story, branch, character), {belief.id: belief.valid_from}
                     )
                     pipe.sadd(keys.belief_chains(story, branch, character), belief.chain)
+            for character, mems in memories.items():
+                if mems:
+                    pipe.rpush(
+                        keys.memories(story, branch, character),
+                        *[m.model_dump_json() for m in mems],
+                    )
             for dev in devs.values():
                 pipe.hset(keys.developments(story, branch), dev.id, dev.model_dump_json())
             for hyp in hyps.values():

@@ -34,7 +34,7 @@ end
 local function check_refs(L, P)
   local new_entities, new_events, new_devs, new_hyps = {}, {}, {}, {}
   for _, e in ipairs(P.entities) do new_entities[e[1]] = e[2] end
-  for _, id in ipairs(P.events) do new_events[id] = true end
+  for _, e in ipairs(P.events) do new_events[e[1]] = true end
   for _, d in ipairs(P.devs) do if d[2] then new_devs[d[1]] = true end end
   for _, id in ipairs(P.hyps) do new_hyps[id] = true end
   for _, ref in ipairs(P.refs) do
@@ -111,7 +111,15 @@ local function commit(keys, args)
   local n = 6
   local function nextrec() n = n + 1; return args[n] end
   for _, e in ipairs(P.entities) do redis.call('HSETNX', L.entities, e[1], nextrec()) end
-  for _, id in ipairs(P.events) do redis.call('HSET', L.events, id, nextrec()) end
+  local event_ids = {}
+  for _, e in ipairs(P.events) do
+    redis.call('HSET', L.events, e[1], nextrec())
+    event_ids[#event_ids + 1] = e[1]
+    -- each witness keeps a first-person memory of the event
+    for _, who in ipairs(e[2]) do
+      redis.call('RPUSH', (string.gsub(L.mem, '<C>', who, 1)), e[3])
+    end
+  end
   for _, s in ipairs(P.states) do
     replace_current(L.w_cur, L.w_rec, L.w_from, s[2], s[1], nextrec(), turn)
   end
@@ -145,7 +153,7 @@ local function commit(keys, args)
     redis.call('HSET', L.h, id, hyp)
   end
   redis.call('HSET', L.turns, tostring(turn), cjson.encode({
-    text = P.text, digest = digest, events = P.events, committed_at = committed_at }))
+    text = P.text, digest = digest, events = event_ids, committed_at = committed_at }))
   redis.call('HSET', L.head, 'turn', turn)
   return 'ok'
 end

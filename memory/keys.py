@@ -20,6 +20,7 @@ Layout (``S`` story, ``B`` branch, ``C`` character, ``H`` a holder chain such as
     fab:{S}:c:C:B:rec                 hash   belief id -> Belief, every chain rooted at C
     fab:{S}:c:C:B:from                zset   belief id scored by valid_from
     fab:{S}:c:C:B:chains              set    chains rooted at C that hold beliefs
+    fab:{S}:c:C:B:mem                 list   C's first-person memories: the events C witnessed
     fab:{S}:acl:C                     string the secret of C's read-only Redis user
     fab:stories                       set    story ids (the only key outside a story's slot)
 
@@ -142,6 +143,10 @@ def belief_chains(story: str, branch: str, character: str) -> str:
     return f"{mind_prefix(story, character)}{branch}:chains"
 
 
+def memories(story: str, branch: str, character: str) -> str:
+    return f"{mind_prefix(story, character)}{branch}:mem"
+
+
 def acl_secret(story: str, character: str) -> str:
     return f"{_s(story)}:acl:{character}"
 
@@ -182,4 +187,5 @@ def commit_layout(story: str, branch: str) -> dict[str, str]:
         "b_rec": belief_records(story, branch, "<C>"),
         "b_from": belief_from(story, branch, "<C>"),
         "b_chains": belief_chains(story, branch, "<C>"),
+        "mem": memories(story, branch, "<C>"),
     }

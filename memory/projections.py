@@ -16,7 +16,7 @@ from pydantic import TypeAdapter
 from memory import keys
 from memory.errors import NotFound
 from memory.lua import fcall_ro
-from memory.records import Belief, Development, Hypothesis, State
+from memory.records import Belief, Development, Hypothesis, Memory, State
 from memory.store import Ancestor, StoryStore
 
 R = TypeVar("R", State, Belief)
@@ -65,6 +65,7 @@ __all__ = [
     "project_developments",
     "project_hypotheses",
     "project_world",
+    "recall",
 ]
 
 
@@ -234,3 +235,31 @@ def ensure_known(values: Iterable[str], known: Iterable[str], what: str, story: 
     for value in values:
         if value not in known_set:
             raise NotFound(f"story {story!r} has no {what} {value!r}", story=story)
+
+
+async def recall(
+    store: StoryStore, character: str, *, last: int = 20, as_of: int | None = None
+) -> list[Memory]:
+    """The character's last ``last`` first-person memories (events it witnessed), oldest first.
+
+    With ``as_of``, only memories of turns up to ``as_of``. A branch's list starts with its
+    parent's memories up to the fork, copied when it was made.
+    """
+    key = keys.memories(store.story, store.branch, character)
+    if as_of is None:
+        raw = await store.client.lrange(key, -last, -1)
+        return [Memory.model_validate_json(v) for v in raw]
+    out: list[Memory] = []
+    # walk back from the end in pages until the memories are older than as_of
+    end = -1
+    page = max(last, 50)
+    while len(out) < last:
+        raw = await store.client.lrange(key, end - page + 1, end)
+        if not raw:
+            break
+        batch = [Memory.model_validate_json(v) for v in raw]
+        out[:0] = [m for m in batch if m.turn <= as_of]
+        if len(raw) < page:
+            break
+        end -= page
+    return out[-last:]

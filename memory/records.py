@@ -37,6 +37,7 @@ __all__ = [
     "HierarchyNode",
     "Hypothesis",
     "HypothesisStatus",
+    "Memory",
     "Record",
     "SourceSpan",
     "State",
@@ -147,6 +148,15 @@ class Event(Record):
     private_to: tuple[str, ...] = ()  # for a private telling: the listeners
     developments: tuple[str, ...] = ()  # developments this event moves
     span: SourceSpan
+
+
+class Memory(Record):
+    """A character's first-person memory of an event it witnessed: when, what, the words."""
+
+    turn: int = Field(ge=0)
+    event: str
+    kind: str
+    quote: str
 
 
 class State(Record):

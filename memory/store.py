@@ -21,7 +21,7 @@ from memory import keys
 from memory.delta import TurnDelta, development_from
 from memory.errors import FabulaError, InvalidDelta, InvalidInput, NotFound, TurnConflict
 from memory.lua import fcall
-from memory.records import Entity, Event
+from memory.records import Entity, Event, Memory
 from memory.validate import validate_delta
 
 __all__ = ["Ancestor", "CommitResult", "StoryStore", "TurnText", "list_stories"]
@@ -206,7 +206,8 @@ class StoryStore:
             lists["entities"].append([e.id, e.kind])
             records.append(e.model_dump_json())
         for ev in delta.events:
-            lists["events"].append(ev.id)
+            memory = Memory(turn=ev.turn, event=ev.id, kind=ev.kind, quote=ev.span.quote)
+            lists["events"].append([ev.id, list(ev.witnesses), memory.model_dump_json()])
             records.append(ev.model_dump_json())
         for st in delta.states:
             lists["states"].append([st.id, st.slot])

@@ -1,0 +1,108 @@
+"""The typed inputs and outputs of every role (pydantic), shared by both back ends.
+
+The offline engine and a chat model fill the same types, so the graph never knows which
+one ran. Model output is validated into these types; anything else is refused.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "Action",
+    "ActionKind",
+    "CharacterBrief",
+    "Decision",
+    "Draft",
+    "Finding",
+    "FindingKind",
+    "Proposal",
+    "TurnPlan",
+]
+
+
+class _Contract(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+ActionKind = Literal["go", "search", "take", "put", "give", "ask", "tell", "say", "wait"]
+
+
+class Action(_Contract):
+    """One thing a character means to do this turn.
+
+    ``object`` is an object's id, ``target`` a place or container id, ``listener`` a
+    character id; ``about`` with ``claim`` carry what is asked or told (``claim`` is the
+    value the speaker states, e.g. where the object is); ``line`` is free speech.
+    """
+
+    kind: ActionKind
+    object: str | None = None
+    target: str | None = None
+    listener: str | None = None
+    about: str | None = None
+    attribute: str = "location"
+    claim: str | None = None
+    line: str | None = None
+    reason: str = ""
+
+
+class Proposal(_Contract):
+    """What one focal character proposes to say and do, from its own beliefs only."""
+
+    character: str
+    actions: tuple[Action, ...] = ()
+    intent: str = ""
+
+
+class TurnPlan(_Contract):
+    """The planner's plan for one turn."""
+
+    scene_goal: str
+    place: str | None = None
+    focal: tuple[str, ...] = Field(min_length=1)
+    beats: tuple[str, ...] = ()
+    memory_needs: tuple[str, ...] = ()
+    developments: tuple[str, ...] = ()
+    hypothesis: str | None = None  # the hypothesis this turn pursues, if any
+
+
+class CharacterBrief(_Contract):
+    """What a character agent is given besides its own mind: who it is, what it wants."""
+
+    character: str
+    name: str
+    goals: tuple[str, ...] = ()
+    secrets: tuple[str, ...] = ()
+    voice: str = ""
+    scene_goal: str = ""
+    place: str | None = None
+
+
+class Draft(_Contract):
+    """The writer's passage for one turn."""
+
+    text: str = Field(min_length=1)
+    revision: int = 0
+
+
+FindingKind = Literal["contradiction", "knowledge", "future", "plan", "unparsed"]
+
+
+class Finding(_Contract):
+    """One problem the critic found in a draft, with the sentence it is about."""
+
+    kind: FindingKind
+    message: str
+    quote: str = ""
+    severity: Literal["error", "warning"] = "error"
+
+
+class Decision(_Contract):
+    """The approver's answer: approve, edit (with new text) or reject (with a note)."""
+
+    action: Literal["approve", "edit", "reject"]
+    text: str | None = None
+    note: str = ""
