@@ -1,0 +1,1 @@
+"""LangGraph wiring: turn state, graph, checkpointer, approval, command line."""
