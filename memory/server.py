@@ -21,6 +21,8 @@ from pathlib import Path
 
 import redis
 import redis.asyncio as aredis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from memory.errors import RedisUnavailable
 from memory.logging import get_logger
@@ -153,7 +155,8 @@ class EmbeddedRedis:
         """Shut the server down (saving nothing beyond its append-only file)."""
         if not self.is_running():
             return
-        client = redis.Redis(unix_socket_path=str(self.socket))
+        # no retries: the connection dropping is SHUTDOWN's success, not a fault to back off from
+        client = redis.Redis(unix_socket_path=str(self.socket), retry=Retry(NoBackoff(), 0))
         with contextlib.suppress(redis.ConnectionError):
             client.shutdown(nosave=True)
         client.close()

@@ -92,6 +92,7 @@ class StoryStore:
         world: str,
         title: str,
         rules: dict[str, object] | None = None,
+        extra: dict[str, str] | None = None,
     ) -> None:
         """Create the story and commit its setup (turn 0). Refuses an existing story.
 
@@ -118,6 +119,7 @@ class StoryStore:
                     "title": title,
                     "created_at": f"{time.time():.3f}",
                     "rules": json.dumps(rules or {}),
+                    **(extra or {}),
                 },
             )
             pipe.sadd(keys.STORIES, self.story)
@@ -224,8 +226,10 @@ class StoryStore:
             lists["hyps"].append(h.id)
             records.append(h.model_dump_json())
         body = json.dumps(header, separators=(",", ":"))
-        # the digest covers the whole content of the turn, so a re-sent turn is recognised
-        sha = hashlib.sha256(body.encode())
+        # the digest covers the whole content of the turn, so a re-sent turn is recognised;
+        # not the ancestors, which differ when a branch re-sends a turn it inherited
+        content = {k: v for k, v in header.items() if k != "ancestors"}
+        sha = hashlib.sha256(json.dumps(content, separators=(",", ":")).encode())
         for record in records:
             sha.update(b"\x00" + record.encode())
         digest = sha.hexdigest()

@@ -29,8 +29,14 @@ def builtin_worlds() -> list[str]:
 
 def _field_of(error: ValidationError) -> str:
     first = error.errors()[0]
-    loc = ".".join(str(part) for part in first["loc"])
-    return loc or "(pack)"
+    cause = first.get("ctx", {}).get("error")
+    if not first["loc"] and cause is not None:
+        # the pack's cross-reference checks raise "<field>: <why>"; name that field
+        field, sep, _ = str(cause).partition(": ")
+        if sep:
+            return field
+    loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"])
+    return loc.lstrip(".") or "(pack)"
 
 
 def load_world(name_or_path: str | Path) -> WorldPack:

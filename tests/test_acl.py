@@ -1,0 +1,226 @@
+"""Per-character Redis ACL users: a mind reads itself and common knowledge, nothing else."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import redis.asyncio as aredis
+from redis.exceptions import NoPermissionError, ResponseError
+
+from memory import keys
+from memory.acl import CharacterMind, ensure_character_user, open_mind
+from memory.delta import DeltaBuilder, TurnDelta
+from memory.errors import AccessDenied
+from memory.projections import project_beliefs, project_world
+from memory.server import EmbeddedRedis
+from memory.store import StoryStore
+from worlds.loader import load_world, setup_delta
+
+STORY = "hb"
+TEXT = "Leo put the brass key in the desk drawer."
+READ_KEY = "return redis.call('HGETALL', KEYS[1])"
+
+
+def turn1() -> TurnDelta:
+    b = DeltaBuilder(1, TEXT)
+    put = b.event("put", b.span(0, len(TEXT)), actor="leo", place="study", witnesses=["leo"])
+    b.state("brass_key", "location", "desk_drawer", event=put)
+    b.belief(["leo"], "brass_key", "location", "desk_drawer", mode="participated", event=put)
+    b.belief(["mara"], "leo", "location", "study", mode="observed", event=put)
+    b.belief(["leo", "mara"], "brass_key", "location", "leo", mode="inferred", event=put)
+    return b.build()
+
+
+async def new_story(client: aredis.Redis, story: str = STORY) -> StoryStore:
+    store = StoryStore(client, story)
+    await store.create(setup_delta(load_world("hollow_book")), world="hollow_book", title="T")
+    await store.commit(turn1())
+    return store
+
+
+@pytest.fixture()
+async def store(aredis_client: aredis.Redis) -> StoryStore:
+    return await new_story(aredis_client)
+
+
+@pytest.fixture()
+async def leo(store: StoryStore, redis_url: str) -> AsyncIterator[CharacterMind]:
+    mind = await open_mind(store.client, redis_url, STORY, "leo")
+    yield mind
+    await mind.close()
+
+
+class TestOwnMind:
+    async def test_reads_its_own_beliefs(self, leo: CharacterMind) -> None:
+        """The handle reads the character's current beliefs on its own connection."""
+        view = await leo.beliefs()
+        assert view.holder == ("leo",)
+        assert view.where("brass_key") == "desk_drawer"
+        assert view.get("brass_key", "location").event == "e1.0"  # type: ignore[union-attr]
+
+    async def test_reads_its_own_beliefs_as_of(self, leo: CharacterMind) -> None:
+        """as_of runs the read-only history function with the character's own rights."""
+        assert (await leo.beliefs(as_of=0)).where("brass_key") == "leo"
+        assert (await leo.beliefs(as_of=1)).where("brass_key") == "desk_drawer"
+
+    async def test_reads_its_nested_beliefs(self, leo: CharacterMind) -> None:
+        """Chains rooted at the character (what Leo thinks Mara believes) are its own."""
+        assert (await leo.beliefs(["mara"])).where("brass_key") == "leo"
+        assert (await leo.beliefs(["mara"], as_of=0)).beliefs == {}
+
+    async def test_reads_common_knowledge(self, leo: CharacterMind) -> None:
+        """The story's entities are common knowledge, readable by every character."""
+        entities = await leo.entities()
+        assert {"leo", "mara", "brass_key", "study"} <= set(entities)
+
+    async def test_own_key_through_a_script(self, leo: CharacterMind) -> None:
+        """A read-only script may read a key of the character's own mind."""
+        key = keys.beliefs_current(STORY, "main", "leo")
+        reply = await leo.client.eval_ro(READ_KEY, 1, key)  # type: ignore[no-untyped-call]
+        assert "brass_key|location" in reply
+
+    async def test_user_is_idempotent(self, store: StoryStore) -> None:
+        """Ensuring the user twice keeps the same secret (an open handle keeps working)."""
+        first = await ensure_character_user(store.client, STORY, "leo")
+        second = await ensure_character_user(store.client, STORY, "leo")
+        assert first == second
+        assert first.username == keys.acl_user(STORY, "leo")
+
+
+class TestDenied:
+    async def test_world_keys(self, leo: CharacterMind) -> None:
+        """The shared world is not the character's: reading W is refused by Redis."""
+        with pytest.raises(NoPermissionError):
+            await leo.client.hgetall(keys.world_current(STORY, "main"))  # type: ignore[misc]
+        with pytest.raises(NoPermissionError):
+            await project_world(StoryStore(leo.client, STORY))
+        with pytest.raises(NoPermissionError):
+            await project_world(StoryStore(leo.client, STORY), as_of=1)
+        with pytest.raises(NoPermissionError):
+            await leo.client.hgetall(keys.events(STORY, "main"))  # type: ignore[misc]
+
+    async def test_other_mind(self, leo: CharacterMind) -> None:
+        """Another character's mind is refused, directly and through the library."""
+        with pytest.raises(NoPermissionError):
+            await leo.client.hgetall(keys.beliefs_current(STORY, "main", "mara"))  # type: ignore[misc]
+        with pytest.raises(NoPermissionError):
+            await project_beliefs(StoryStore(leo.client, STORY), "mara")
+
+    async def test_other_mind_via_handle_is_access_denied(self, leo: CharacterMind) -> None:
+        """A handle pointed at another character raises AccessDenied (now and as of a turn)."""
+        wrong = CharacterMind(leo.client, STORY, "mara")
+        with pytest.raises(AccessDenied) as info:
+            await wrong.beliefs()
+        assert info.value.context == {"story": STORY, "character": "mara"}
+        with pytest.raises(AccessDenied):
+            await wrong.beliefs(as_of=1)
+
+    async def test_other_story(self, leo: CharacterMind, store: StoryStore) -> None:
+        """The same character name in another story is another mind."""
+        await new_story(store.client, "hb2")
+        with pytest.raises(NoPermissionError):
+            await leo.client.hgetall(keys.beliefs_current("hb2", "main", "leo"))  # type: ignore[misc]
+        with pytest.raises(NoPermissionError):
+            await leo.client.hgetall(keys.entities("hb2"))  # type: ignore[misc]
+
+    async def test_own_secret_and_meta(self, leo: CharacterMind) -> None:
+        """The user cannot read its own password key, the story's meta, or list keys."""
+        with pytest.raises(NoPermissionError):
+            await leo.client.get(keys.acl_secret(STORY, "leo"))
+        with pytest.raises(NoPermissionError):
+            await leo.client.hgetall(keys.meta(STORY))  # type: ignore[misc]
+        with pytest.raises(NoPermissionError):
+            await leo.client.keys("*")
+        with pytest.raises(NoPermissionError):
+            await leo.client.scan(0)
+
+    async def test_writes(self, leo: CharacterMind) -> None:
+        """Nothing can be written, not even in the character's own mind."""
+        own = keys.beliefs_current(STORY, "main", "leo")
+        with pytest.raises(NoPermissionError):
+            await leo.client.hset(own, "brass_key|location", "{}")  # type: ignore[misc]
+        with pytest.raises(NoPermissionError):
+            await leo.client.delete(own)
+        with pytest.raises(NoPermissionError):
+            await leo.client.hset(keys.entities(STORY), "x", "{}")  # type: ignore[misc]
+        with pytest.raises(NoPermissionError):
+            await leo.client.eval("return 1", 0)  # type: ignore[no-untyped-call]
+        with pytest.raises(NoPermissionError):
+            await leo.client.fcall("fabula_commit", 1, keys.head(STORY, "main"))  # type: ignore[no-untyped-call]
+        with pytest.raises(NoPermissionError):
+            await leo.client.flushall()
+        with pytest.raises(ResponseError, match="no permissions to run the 'hset' command"):
+            await leo.client.eval_ro(  # type: ignore[no-untyped-call]
+                "return redis.call('HSET', KEYS[1], 'a', 'b')", 1, own
+            )
+
+    async def test_declared_keys_in_scripts(self, leo: CharacterMind) -> None:
+        """A read-only script declaring a world key or another mind's key is refused."""
+        for key in (keys.world_current(STORY, "main"), keys.beliefs_current(STORY, "main", "mara")):
+            with pytest.raises(NoPermissionError):
+                await leo.client.eval_ro(READ_KEY, 1, key)  # type: ignore[no-untyped-call]
+
+    async def test_undeclared_keys_in_scripts(self, leo: CharacterMind, store: StoryStore) -> None:
+        """A script that reads a key it did not declare is still checked against the user."""
+        for key in (keys.world_current(STORY, "main"), keys.belief_records(STORY, "main", "mara")):
+            script = f"return redis.call('HGETALL', '{key}')"
+            with pytest.raises(ResponseError, match="No permissions"):
+                await leo.client.eval_ro(script, 0)  # type: ignore[no-untyped-call]
+            # the admin reads the same key through the same script
+            assert await store.client.eval_ro(script, 0)  # type: ignore[no-untyped-call]
+
+    async def test_history_function_on_other_keys(self, leo: CharacterMind) -> None:
+        """The read-only history function cannot be pointed at keys outside the mind."""
+        with pytest.raises(NoPermissionError):
+            await leo.client.fcall_ro(  # type: ignore[no-untyped-call]
+                "fabula_as_of",
+                2,
+                keys.world_records(STORY, "main"),
+                keys.world_from(STORY, "main"),
+                1,
+                "",
+            )
+
+
+class TestPersistence:
+    async def test_users_survive_a_restart(self) -> None:
+        """Users are saved to the ACL file and their secrets to the AOF: a restart keeps both."""
+        directory = Path(tempfile.mkdtemp(prefix="fa-", dir="/tmp"))
+        server = EmbeddedRedis(directory / "r")
+        try:
+            url = server.ensure_started()
+            admin = aredis.Redis.from_url(url, decode_responses=True)
+            await new_story(admin)
+            creds = await ensure_character_user(admin, STORY, "leo")
+            await admin.aclose()
+            server.stop()
+            assert not server.is_running()
+
+            assert server.ensure_started() == url
+            mind = CharacterMind(
+                aredis.Redis.from_url(
+                    url, username=creds.username, password=creds.password, decode_responses=True
+                ),
+                STORY,
+                "leo",
+            )
+            try:
+                assert (await mind.beliefs()).where("brass_key") == "desk_drawer"
+                assert (await mind.beliefs(as_of=0)).where("brass_key") == "leo"
+                with pytest.raises(NoPermissionError):
+                    await mind.client.hgetall(keys.world_current(STORY, "main"))  # type: ignore[misc]
+                with pytest.raises(AccessDenied):
+                    await CharacterMind(mind.client, STORY, "mara").beliefs()
+                with pytest.raises(NoPermissionError):
+                    await mind.client.hset(  # type: ignore[misc]
+                        keys.beliefs_current(STORY, "main", "leo"), "x", "y"
+                    )
+            finally:
+                await mind.close()
+        finally:
+            server.stop()
+            shutil.rmtree(directory, ignore_errors=True)

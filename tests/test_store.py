@@ -1,0 +1,344 @@
+"""StoryStore against a real Redis: atomic, idempotent, validated commits; lifecycle; raw reads."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+import redis.asyncio as aredis
+
+from memory import keys
+from memory.delta import DeltaBuilder, TurnDelta
+from memory.errors import InvalidDelta, InvalidInput, TurnConflict
+from memory.projections import project_beliefs, project_world
+from memory.records import SourceSpan, State
+from memory.store import StoryStore, list_stories
+from worlds.loader import load_world, setup_delta
+
+STORY = "hb"
+TURN1 = "Leo put the brass key in the desk drawer."
+TURN2 = "Mara moved the brass key to the hollow book."
+
+Snapshot = dict[str, tuple[str, object]]
+
+
+async def snapshot(client: aredis.Redis, pattern: str = "fab:*") -> Snapshot:
+    """Every key matching ``pattern`` with its type and full contents."""
+    out: Snapshot = {}
+    async for key in client.scan_iter(match=pattern, count=1000):
+        kind = await client.type(key)
+        value: object
+        if kind == "hash":
+            value = await client.hgetall(key)  # type: ignore[misc]
+        elif kind == "zset":
+            value = await client.zrange(key, 0, -1, withscores=True)
+        elif kind == "set":
+            value = sorted(await client.smembers(key))  # type: ignore[misc]
+        elif kind == "string":
+            value = await client.get(key)
+        else:  # pragma: no cover - the store writes no other types
+            value = await client.dump(key)
+        out[key] = (kind, value)
+    return out
+
+
+async def new_story(client: aredis.Redis, story: str = STORY) -> StoryStore:
+    store = StoryStore(client, story)
+    await store.create(setup_delta(load_world("hollow_book")), world="hollow_book", title="T")
+    return store
+
+
+def turn1_builder() -> DeltaBuilder:
+    """Leo puts the key in the drawer; both are present and both believe it is there."""
+    b = DeltaBuilder(1, TURN1)
+    put = b.event(
+        "put",
+        b.span_of(TURN1),
+        actor="leo",
+        participants=["brass_key", "desk_drawer"],
+        place="study",
+        witnesses=["leo", "mara"],
+    )
+    b.state("brass_key", "location", "desk_drawer", event=put)
+    b.belief(["leo"], "brass_key", "location", "desk_drawer", mode="participated", event=put)
+    b.belief(["mara"], "brass_key", "location", "desk_drawer", mode="observed", event=put)
+    return b
+
+
+def turn2_delta() -> TurnDelta:
+    b = DeltaBuilder(2, TURN2)
+    move = b.event("move", b.span_of(TURN2), actor="mara", place="study", witnesses=["mara"])
+    b.state("brass_key", "location", "hollow_book", event=move)
+    b.belief(["mara"], "brass_key", "location", "hollow_book", mode="participated", event=move)
+    return b.build()
+
+
+@pytest.fixture()
+async def store(aredis_client: aredis.Redis) -> StoryStore:
+    return await new_story(aredis_client)
+
+
+class TestCommit:
+    async def test_commit_advances_head(self, store: StoryStore) -> None:
+        """A valid delta commits with status ok and becomes the branch's head."""
+        assert await store.head() == 0
+        result = await store.commit(turn1_builder().build())
+        assert (result.turn, result.status) == (1, "ok")
+        assert await store.head() == 1
+
+    async def test_same_delta_twice_is_a_duplicate_and_writes_nothing(
+        self, store: StoryStore
+    ) -> None:
+        """Re-sending a committed turn (even rebuilt from scratch) is a no-op: 'duplicate'."""
+        await store.commit(turn1_builder().build())
+        before = await snapshot(store.client)
+        again = await store.commit(turn1_builder().build())
+        assert again.status == "duplicate"
+        assert await snapshot(store.client) == before
+
+    async def test_setup_turn_resent_is_a_duplicate(self, store: StoryStore) -> None:
+        """Turn 0 sent again after later turns is still recognised as a duplicate."""
+        await store.commit(turn1_builder().build())
+        before = await snapshot(store.client)
+        result = await store.commit(setup_delta(load_world("hollow_book")))
+        assert result.status == "duplicate"
+        assert await snapshot(store.client) == before
+
+    async def test_same_turn_other_content_conflicts(self, store: StoryStore) -> None:
+        """A committed turn re-sent with other content raises TurnConflict and writes nothing."""
+        await store.commit(turn1_builder().build())
+        before = await snapshot(store.client)
+        other = DeltaBuilder(1, "Leo went to the hallway.")
+        other.event("exit", other.span(0, 4), actor="leo")
+        with pytest.raises(TurnConflict) as info:
+            await store.commit(other.build())
+        assert info.value.context["turn"] == 1
+        assert "already committed" in str(info.value)
+        assert await snapshot(store.client) == before
+
+    async def test_gap_in_turns_names_the_next_turn(self, store: StoryStore) -> None:
+        """A turn that skips ahead raises TurnConflict naming the next turn; nothing written."""
+        before = await snapshot(store.client)
+        b = DeltaBuilder(3, TURN1)
+        b.event("put", b.span_of(TURN1), actor="leo")
+        with pytest.raises(TurnConflict) as info:
+            await store.commit(b.build())
+        assert "next turn is 1" in str(info.value)
+        assert await snapshot(store.client) == before
+        assert await store.head() == 0
+
+
+def _bad_span_outside(b: DeltaBuilder) -> None:
+    b.event("say", SourceSpan(turn=1, start=5, end=500, quote=TURN1[5:]), actor="leo")
+
+
+def _bad_span_quote(b: DeltaBuilder) -> None:
+    b.event("say", SourceSpan(turn=1, start=0, end=3, quote="Mar"), actor="leo")
+
+
+def _bad_span_turn(b: DeltaBuilder) -> None:
+    b.event("say", SourceSpan(turn=0, start=0, end=3, quote="Leo"), actor="leo")
+
+
+def _bad_entity(b: DeltaBuilder) -> None:
+    b.event("say", b.span(0, 3), actor="zed")
+
+
+def _bad_holder(b: DeltaBuilder) -> None:
+    b.belief(["study"], "brass_key", "location", "desk_drawer", mode="observed", event="e1.0")
+
+
+def _bad_event(b: DeltaBuilder) -> None:
+    b.belief(["leo"], "brass_key", "location", "desk_drawer", mode="observed", event="e0.7")
+
+
+def _bad_state_id(b: DeltaBuilder) -> TurnDelta:
+    b.state("leo", "mood", "calm")
+    delta = b.build()
+    renamed = delta.states[-1].model_copy(update={"id": "leo_mood"})
+    return delta.model_copy(update={"states": (*delta.states[:-1], renamed)})
+
+
+def _bad_duplicate_entity(b: DeltaBuilder) -> None:
+    b.entity("character", "Leo")
+
+
+def _bad_duplicate_in_delta(b: DeltaBuilder) -> None:
+    b.entity("object", "lamp")
+    b.entity("object", "Lamp")
+
+
+def _bad_development(b: DeltaBuilder) -> None:
+    b.update_development("d_no_such_thing", "advanced")
+
+
+def _bad_hypothesis_development(b: DeltaBuilder) -> None:
+    b.hypothesis("d_no_such_thing", "It all goes wrong")
+
+
+def _bad_hypothesis(b: DeltaBuilder) -> None:
+    b.realise("h0.0")
+
+
+class TestValidation:
+    """Each rejection raises InvalidDelta naming the field, and the store is left untouched."""
+
+    @pytest.mark.parametrize(
+        ("spoil", "field", "words"),
+        [
+            (_bad_span_outside, "events[1].span", "outside"),
+            (_bad_span_quote, "events[1].span", "quotes"),
+            (_bad_span_turn, "events[1].span", "turn 0"),
+            (_bad_entity, "events[1].actor", "unknown entity zed"),
+            (_bad_holder, "beliefs[2].holder[0]", "not a character"),
+            (_bad_event, "beliefs[2].event", "unknown event e0.7"),
+            (_bad_state_id, "states[1].id", "expected s1.1"),
+            (_bad_duplicate_entity, "entities[0]", "already exists"),
+            (_bad_duplicate_in_delta, "entities[1]", "used twice"),
+            (_bad_development, "developments[0].id", "unknown development"),
+            (_bad_hypothesis_development, "hypotheses[0].development", "unknown development"),
+            (_bad_hypothesis, "realised[0]", "unknown hypothesis"),
+        ],
+        ids=[
+            "span-outside-text",
+            "span-quote-mismatch",
+            "span-other-turn",
+            "unknown-entity",
+            "holder-not-character",
+            "unknown-event",
+            "state-id-not-system",
+            "duplicate-new-entity",
+            "duplicate-in-delta",
+            "unknown-development",
+            "hypothesis-unknown-development",
+            "unknown-hypothesis",
+        ],
+    )
+    async def test_rejection_names_field_and_writes_nothing(
+        self,
+        store: StoryStore,
+        spoil: Callable[[DeltaBuilder], TurnDelta | None],
+        field: str,
+        words: str,
+    ) -> None:
+        """A delta valid except for one field is refused whole, and the error names that field."""
+        b = turn1_builder()  # valid records come first: a partial write would show
+        delta = spoil(b) or b.build()
+        before = await snapshot(store.client)
+        with pytest.raises(InvalidDelta) as info:
+            await store.commit(delta)
+        assert info.value.context["field"] == field
+        assert str(info.value).startswith(field)
+        assert words in str(info.value)
+        assert await snapshot(store.client) == before
+        assert await store.head() == 0
+
+    async def test_the_same_turn_commits_once_fixed(self, store: StoryStore) -> None:
+        """A refused turn leaves the turn free: the corrected delta then commits."""
+        bad = turn1_builder()
+        _bad_entity(bad)
+        with pytest.raises(InvalidDelta):
+            await store.commit(bad.build())
+        assert (await store.commit(turn1_builder().build())).status == "ok"
+
+
+class TestHistory:
+    async def test_state_change_closes_the_previous_interval(self, store: StoryStore) -> None:
+        """A change closes the old record at the turn (valid_to = turn) and opens a new one."""
+        await store.commit(turn1_builder().build())
+        await store.commit(turn2_delta())
+        records = await store.client.hgetall(keys.world_records(STORY, "main"))  # type: ignore[misc]
+        key_states = sorted(
+            (State.model_validate_json(v) for v in records.values()),
+            key=lambda s: s.valid_from,
+        )
+        key_states = [s for s in key_states if s.slot == "brass_key|location"]
+        assert [(s.value, s.valid_from, s.valid_to) for s in key_states] == [
+            ("leo", 0, 1),
+            ("desk_drawer", 1, 2),
+            ("hollow_book", 2, None),
+        ]
+        current = await project_world(store)
+        assert current.get("brass_key", "location") == key_states[-1]
+
+    async def test_history_stays_queryable(self, store: StoryStore) -> None:
+        """as_of answers where the key was, in W and in a mind, at every turn."""
+        await store.commit(turn1_builder().build())
+        await store.commit(turn2_delta())
+        world = [(await project_world(store, as_of=t)).where("brass_key") for t in range(3)]
+        assert world == ["leo", "desk_drawer", "hollow_book"]
+        mara = [
+            (await project_beliefs(store, "mara", as_of=t)).where("brass_key") for t in range(3)
+        ]
+        assert mara == ["leo", "desk_drawer", "hollow_book"]
+        leo = [(await project_beliefs(store, "leo", as_of=t)).where("brass_key") for t in range(3)]
+        assert leo == ["leo", "desk_drawer", "desk_drawer"]
+
+
+class TestLifecycle:
+    async def test_create_refuses_an_existing_story(self, store: StoryStore) -> None:
+        """Creating a story that exists raises InvalidInput and leaves it as it was."""
+        before = await snapshot(store.client)
+        with pytest.raises(InvalidInput) as info:
+            await StoryStore(store.client, STORY).create(
+                setup_delta(load_world("hollow_book")), world="other", title="Other"
+            )
+        assert "already exists" in str(info.value)
+        assert await snapshot(store.client) == before
+
+    async def test_create_records_meta_and_lists_the_story(self, store: StoryStore) -> None:
+        """create() stores the world and title and adds the story to the story list."""
+        meta = await store.meta()
+        assert (meta["world"], meta["title"]) == ("hollow_book", "T")
+        assert await list_stories(store.client) == [STORY]
+
+    async def test_create_with_an_invalid_setup_leaves_nothing(
+        self, aredis_client: aredis.Redis
+    ) -> None:
+        """A setup refused inside the commit function leaves no trace of the story."""
+        b = DeltaBuilder(0, "A room.")
+        b.event("setup", b.span(0, 7), place="nowhere")
+        with pytest.raises(InvalidDelta) as info:
+            await StoryStore(aredis_client, "broken").create(b.build(), world="w", title="t")
+        assert info.value.context["field"] == "events[0].place"
+        assert await snapshot(aredis_client) == {}
+
+    async def test_delete_removes_every_key(self, store: StoryStore) -> None:
+        """delete() removes all keys of the story (world, minds, meta) and nothing else."""
+        other = await new_story(store.client, "other")
+        await store.commit(turn1_builder().build())
+        kept = await snapshot(store.client, "fab:{other}:*")
+        removed = await store.delete()
+        assert removed > 0
+        assert await snapshot(store.client, keys.story_pattern(STORY)) == {}
+        assert not await store.exists()
+        assert await list_stories(store.client) == ["other"]
+        assert await snapshot(store.client, "fab:{other}:*") == kept
+        assert await other.head() == 0
+
+
+class TestReads:
+    async def test_turn_texts_on_main(self, store: StoryStore) -> None:
+        """turn_texts returns each accepted text with its event ids, in turn order."""
+        await store.commit(turn1_builder().build())
+        await store.commit(turn2_delta())
+        texts = await store.turn_texts()
+        assert [(t.turn, t.text, t.events) for t in texts] == [
+            (1, TURN1, ("e1.0",)),
+            (2, TURN2, ("e2.0",)),
+        ]
+        setup = (await store.turn_texts(first=0, last=0))[0]
+        assert setup.text == load_world("hollow_book").premise
+        assert [t.turn for t in await store.turn_texts(first=2)] == [2]
+
+    async def test_events_by_id(self, store: StoryStore) -> None:
+        """events() returns the stored events in the order asked, skipping unknown ids."""
+        delta = turn1_builder().build()
+        await store.commit(delta)
+        await store.commit(turn2_delta())
+        found = await store.events(["e2.0", "e1.0", "e5.0", "e0.0"])
+        assert [e.id for e in found] == ["e2.0", "e1.0", "e0.0"]
+        assert found[1] == delta.events[0]
+        assert found[1].effects == ("s1.0",)
+        assert found[0].witnesses == ("mara",)
+        assert await store.events([]) == []
