@@ -25,11 +25,14 @@ from memory.store import StoryStore
 __all__ = ["fork"]
 
 
-async def fork(parent: StoryStore, at_turn: int, branch: str) -> StoryStore:
+async def fork(
+    parent: StoryStore, at_turn: int, branch: str, *, info: dict[str, str] | None = None
+) -> StoryStore:
     """Start branch ``branch`` of ``parent``'s story from ``parent``'s branch at ``at_turn``.
 
     Raises :class:`NotFound` if the story does not exist, :class:`InvalidInput` if the
-    branch exists already or ``at_turn`` is not a committed turn of the parent.
+    branch exists already or ``at_turn`` is not a committed turn of the parent. ``info``
+    is kept with the branch (e.g. the hypothesis it pursues).
     """
     await parent.require()
     keys.check_id(branch, "branch")
@@ -60,7 +63,7 @@ async def fork(parent: StoryStore, at_turn: int, branch: str) -> StoryStore:
             pipe.hset(
                 branches_key,
                 branch,
-                json.dumps({"parent": parent.branch, "fork_turn": at_turn}),
+                json.dumps({**(info or {}), "parent": parent.branch, "fork_turn": at_turn}),
             )
             pipe.hset(keys.head(story, branch), "turn", at_turn)
             # what was still open at the fork is open on the branch

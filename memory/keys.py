@@ -16,6 +16,7 @@ Layout (``S`` story, ``B`` branch, ``C`` character, ``H`` a holder chain such as
     fab:{S}:b:B:w:from                zset   state id scored by valid_from
     fab:{S}:b:B:d                     hash   development id -> Development
     fab:{S}:b:B:h                     hash   hypothesis id -> Hypothesis
+    fab:{S}:b:B:tree                  hash   hierarchy node id -> HierarchyNode (scenes, ...)
     fab:{S}:c:C:B:cur:H               hash   "subject|attribute" -> current Belief of chain H
     fab:{S}:c:C:B:rec                 hash   belief id -> Belief, every chain rooted at C
     fab:{S}:c:C:B:from                zset   belief id scored by valid_from
@@ -120,6 +121,10 @@ def developments(story: str, branch: str) -> str:
 
 def hypotheses(story: str, branch: str) -> str:
     return f"{_s(story)}:b:{branch}:h"
+
+
+def hierarchy(story: str, branch: str) -> str:
+    return f"{_s(story)}:b:{branch}:tree"
 
 
 def mind_prefix(story: str, character: str) -> str:

@@ -43,5 +43,6 @@ def configure_logging(*, json: bool | None = None, level: int = logging.WARNING)
 
 def get_logger(name: str) -> structlog.typing.FilteringBoundLogger:
     """A logger bound with the module's name."""
-    logger: structlog.typing.FilteringBoundLogger = structlog.get_logger(name)
-    return logger.bind(module=name)
+    # a lazy proxy: binding here would freeze the configuration in force at import time
+    logger: structlog.typing.FilteringBoundLogger = structlog.get_logger(module=name)
+    return logger

@@ -1,0 +1,192 @@
+"""The symbolic critic: checks a draft by reading the delta it would commit.
+
+The draft is run through the memory-builder (nothing is committed) and its events are
+replayed over the world as it stands, in order:
+
+- **contradiction** — a statement of fact (a bare statement, ``saw that``, ``is in``) that
+  disagrees with the world at that moment, or an action the world does not allow (taking
+  an object that is not there, putting or giving one the actor does not hold);
+- **knowledge** — a character asserting (telling, claiming, saying) something it has no
+  belief about at that moment; asserting the opposite of its belief is a lie, reported as
+  a warning, since characters may lie;
+- **future** — a reference to an entity that enters the story only after the current turn;
+- **plan** — a focal character who does nothing (a warning);
+- **unparsed** — a sentence kept as narration (a warning).
+"""
+
+from __future__ import annotations
+
+from agents.contracts import Finding, TurnPlan
+from agents.views import AuthorView
+from memory.delta import TurnDelta
+from memory.records import Belief, Event, State
+
+__all__ = ["SymbolicCritic"]
+
+_ASSERTIONS = {"state", "perceive", "locate"}
+_SPEECH = {"tell", "claim", "say"}
+
+
+class SymbolicCritic:
+    """Deterministic checks; the same in offline and model mode."""
+
+    def critique(self, view: AuthorView, delta: TurnDelta, plan: TurnPlan | None) -> list[Finding]:
+        findings: list[Finding] = []
+        world: dict[str, str] = {
+            slot: s.value for slot, s in view.world.states.items() if s.polarity
+        }
+        states_by_event: dict[str, list[State]] = {}
+        for state in delta.states:
+            if state.event:
+                states_by_event.setdefault(state.event, []).append(state)
+        beliefs_by_event: dict[str, list[Belief]] = {}
+        for belief in delta.beliefs:
+            beliefs_by_event.setdefault(belief.event, []).append(belief)
+        minds: dict[str, dict[str, Belief]] = {c: dict(v.beliefs) for c, v in view.beliefs.items()}
+        new_entities = {e.id for e in delta.entities}
+        acted: set[str] = set()
+        for event in delta.events:
+            quote = event.span.quote
+            if event.actor:
+                acted.add(event.actor)
+            acted.update(p for p in event.participants if view.kind(p) == "character")
+            findings.extend(self._future(view, event, new_entities))
+            if event.kind == "narration":
+                findings.append(
+                    Finding(
+                        kind="unparsed",
+                        severity="warning",
+                        quote=quote,
+                        message="kept as narration: no fact was read from it",
+                    )
+                )
+            if event.kind in _ASSERTIONS:
+                for state in states_by_event.get(event.id, []):
+                    before = world.get(state.slot)
+                    if before is not None and before != state.value:
+                        findings.append(
+                            Finding(
+                                kind="contradiction",
+                                quote=quote,
+                                message=(
+                                    f"says the {state.attribute} of {view.name(state.subject)} is "
+                                    f"{view.name(state.value)}, but it is {view.name(before)}"
+                                ),
+                            )
+                        )
+            findings.extend(self._preconditions(view, event, world))
+            if event.kind in _SPEECH and event.actor and event.content is not None:
+                findings.extend(self._knowledge(view, event, minds))
+            for state in states_by_event.get(event.id, []):
+                if state.polarity:
+                    world[state.slot] = state.value
+                else:
+                    world.pop(state.slot, None)
+            for belief in beliefs_by_event.get(event.id, []):
+                if len(belief.holder) == 1:
+                    minds.setdefault(belief.holder[0], {})[belief.slot] = belief
+        if plan is not None:
+            for character in plan.focal:
+                if character not in acted:
+                    findings.append(
+                        Finding(
+                            kind="plan",
+                            severity="warning",
+                            message=f"{view.name(character)} does nothing",
+                        )
+                    )
+        return findings
+
+    def _future(self, view: AuthorView, event: Event, new: set[str]) -> list[Finding]:
+        out = []
+        for ref in (event.actor, event.place, *event.participants):
+            if ref is None or ref in new:
+                continue
+            entity = view.entities.get(ref)
+            if entity is not None and entity.introduced > view.turn:
+                out.append(
+                    Finding(
+                        kind="future",
+                        quote=event.span.quote,
+                        message=(
+                            f"{entity.name} enters the story only at turn {entity.introduced}"
+                        ),
+                    )
+                )
+        return out
+
+    def _preconditions(
+        self, view: AuthorView, event: Event, world: dict[str, str]
+    ) -> list[Finding]:
+        actor = event.actor
+        if actor is None or not event.participants:
+            return []
+        obj = next((p for p in event.participants if view.kind(p) == "object"), None)
+        if obj is None:
+            return []
+        where = world.get(f"{obj}|location")
+        quote = event.span.quote
+
+        def place(entity: str | None) -> str | None:
+            seen: set[str] = set()
+            while entity is not None and view.kind(entity) != "place" and entity not in seen:
+                seen.add(entity)
+                entity = world.get(f"{entity}|location")
+            return entity
+
+        if event.kind == "take" and where is not None and place(obj) != place(actor):
+            return [
+                Finding(
+                    kind="contradiction",
+                    quote=quote,
+                    message=(
+                        f"{view.name(actor)} takes the {view.name(obj)}, but it is in "
+                        f"{view.name(where)}, not here"
+                    ),
+                )
+            ]
+        if event.kind in ("put", "give", "drop") and where is not None and where != actor:
+            return [
+                Finding(
+                    kind="contradiction",
+                    quote=quote,
+                    message=(
+                        f"{view.name(actor)} does not hold the {view.name(obj)}: it is in "
+                        f"{view.name(where)}"
+                    ),
+                )
+            ]
+        return []
+
+    def _knowledge(
+        self, view: AuthorView, event: Event, minds: dict[str, dict[str, Belief]]
+    ) -> list[Finding]:
+        assert event.actor is not None and event.content is not None
+        speaker = event.actor
+        content = event.content
+        belief = minds.get(speaker, {}).get(content.slot)
+        quote = event.span.quote
+        if belief is None:
+            return [
+                Finding(
+                    kind="knowledge",
+                    quote=quote,
+                    message=(
+                        f"{view.name(speaker)} states the {content.attribute} of "
+                        f"{view.name(content.subject)} but cannot know it"
+                    ),
+                )
+            ]
+        if belief.polarity and belief.value != content.value:
+            return [
+                Finding(
+                    kind="knowledge",
+                    severity="warning",
+                    quote=quote,
+                    message=(
+                        f"{view.name(speaker)} says {view.name(content.value)} but believes "
+                        f"{view.name(belief.value)} (a lie)"
+                    ),
+                )
+            ]
+        return []

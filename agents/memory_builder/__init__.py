@@ -1,0 +1,17 @@
+"""The offline memory-builder: controlled English → typed actions → access tracking → delta.
+
+``extract`` reads a turn's text; ``OfflineMemoryBuilder`` turns it into a delta from the
+store's views and commits it.
+"""
+
+from agents.memory_builder.builder import OfflineMemoryBuilder, read_prior
+from agents.memory_builder.extract import extract, parse_clause, parse_sentence, split_sentences
+
+__all__ = [
+    "OfflineMemoryBuilder",
+    "extract",
+    "parse_clause",
+    "parse_sentence",
+    "read_prior",
+    "split_sentences",
+]

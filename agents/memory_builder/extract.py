@@ -1,0 +1,188 @@
+"""Controlled English → typed story actions, each with its exact span. No Redis, no model.
+
+The offline memory-builder's extraction stage. A turn's text is split into sentences (a line
+break always ends one; ``.``, ``!`` and ``?`` end one outside quotation marks), and each
+sentence is matched against the controlled vocabulary below. A sentence that matches nothing
+is kept as ``narration`` with its span: it is never an error and never dropped.
+
+Sentence forms (``A``, ``B`` are capitalised names; ``P`` a place; ``O`` an object; ``C`` a
+container; ``<clause>`` is ``the O is in the C`` or ``the <attribute> of the O is <value>``)::
+
+    A entered the P.   A and B entered the P.   A, B and C entered the P.
+    A exited the P.    A left the P.            A went out of the P.
+    A went to the P.                            (leaves where A was, enters P)
+    A is in the P.     A and B are in the P.
+    A made no movements and stayed in the P for 1 minute.
+    A moved the O to the C.   A put the O in the C.
+    A picked up the O.   A took the O.   A gave the O to B.   A dropped the O.
+    The O is in the C.                          (a bare statement, made in the current scene)
+    The <attribute> of the O is <value>.        (a bare statement)
+    A saw that <clause>.   A and B saw that <clause>.
+    A saw a cat.
+    A privately told B that <clause>.   A publicly claimed that <clause>.
+    "...," said A.   A said, "...".             (an utterance; a claim if it is a clause)
+    A likes / loves / hates / dislikes the O.
+    A thought about the O for a while.
+
+Names in the actions are kept as written; identifiers are assigned later (``slug``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from memory.access import ActionKind, Clause, StoryAction
+
+__all__ = ["extract", "parse_clause", "parse_sentence", "split_sentences"]
+
+_STOP = {"The", "A", "An", "This", "That", "It", "He", "She", "They", "We", "I", "You"}
+_NAME = r"(?:(?!(?:The|A|An|This|That|It|He|She|They|We|I|You)\b)[A-Z][\w'-]*)"
+_NAMES = rf"(?:{_NAME}(?:(?:,? and |, ){_NAME})*)"
+_NP = r"(?:[^\s,;:\"]+?(?: [^\s,;:\"]+?)*?)"  # a noun phrase: one or more plain words
+_END = r"[.!?]?$"
+
+
+def _rx(pattern: str) -> re.Pattern[str]:
+    return re.compile("^" + pattern + _END)
+
+
+_FORMS: list[tuple[ActionKind, re.Pattern[str]]] = [
+    ("enter", _rx(rf"(?P<names>{_NAMES}) entered the (?P<place>{_NP})")),
+    ("exit", _rx(rf"(?P<name>{_NAME}) (?:exited|left|went out of) the (?P<place>{_NP})")),
+    ("go", _rx(rf"(?P<name>{_NAME}) went to the (?P<place>{_NP})")),
+    ("locate", _rx(rf"(?P<names>{_NAMES}) (?:is|are) in the (?P<place>{_NP})")),
+    (
+        "stay",
+        _rx(rf"(?P<name>{_NAME}) made no movements? and stayed in the (?P<place>{_NP}) for .+"),
+    ),
+    ("move", _rx(rf"(?P<name>{_NAME}) moved the (?P<obj>{_NP}) to the (?P<target>{_NP})")),
+    ("put", _rx(rf"(?P<name>{_NAME}) put the (?P<obj>{_NP}) (?:in|into|on) the (?P<target>{_NP})")),
+    ("take", _rx(rf"(?P<name>{_NAME}) (?:picked up|took) the (?P<obj>{_NP})")),
+    ("give", _rx(rf"(?P<name>{_NAME}) gave the (?P<obj>{_NP}) to (?P<target>{_NAME})")),
+    ("drop", _rx(rf"(?P<name>{_NAME}) dropped the (?P<obj>{_NP})")),
+    ("perceive", _rx(rf"(?P<names>{_NAMES}) saw that (?P<clause>.+?)")),
+    ("see", _rx(rf"(?P<name>{_NAME}) saw (?:a|an|the|some) (?P<thing>{_NP})")),
+    (
+        "tell",
+        _rx(rf"(?P<name>{_NAME}) privately told (?P<listener>{_NAME}) that (?P<clause>.+?)"),
+    ),
+    ("claim", _rx(rf"(?P<name>{_NAME}) publicly claimed that (?P<clause>.+?)")),
+    ("feel", _rx(rf"(?P<name>{_NAME}) (?P<verb>likes|loves|hates|dislikes) the (?P<obj>{_NP})")),
+    ("think", _rx(rf"(?P<name>{_NAME}) thought about the (?P<obj>{_NP})(?: for a while)?")),
+    ("say", re.compile(rf'^"(?P<quote>[^"]+)" (?:said|asked|replied|whispered|shouted) (?P<name>{_NAME}){_END}')),
+    ("say", re.compile(rf'^(?P<name>{_NAME}) (?:said|asked|replied|whispered|shouted),? "(?P<quote>[^"]+)"{_END}')),
+]  # fmt: skip
+
+_LOCATION_CLAUSE = re.compile(rf"^(?:[Tt]he )?(?P<obj>{_NP}) is in the (?P<target>{_NP})$")
+_ATTRIBUTE_CLAUSE = re.compile(rf"^[Tt]he (?P<attr>{_NP}) of the (?P<obj>{_NP}) is (?P<value>.+)$")
+_NAME_SPLIT = re.compile(r",? and |, ")
+
+
+def split_sentences(text: str) -> Iterator[tuple[int, int]]:
+    """The ``(start, end)`` span of every sentence of ``text``, in order, trimmed.
+
+    A line break always ends a sentence; ``.``, ``!`` or ``?`` end one when followed by
+    white space or the end, outside double quotation marks.
+    """
+    start = 0
+    in_quote = False
+    n = len(text)
+    for i, ch in enumerate(text):
+        if ch == '"':
+            in_quote = not in_quote
+        boundary = ch == "\n" or (
+            ch in ".!?" and not in_quote and (i + 1 == n or text[i + 1].isspace())
+        )
+        if boundary:
+            end = i if ch == "\n" else i + 1
+            yield from _trimmed(text, start, end)
+            start = i + 1
+            if ch == "\n":
+                in_quote = False
+    yield from _trimmed(text, start, n)
+
+
+def _trimmed(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    if end > start:
+        yield start, end
+
+
+def parse_clause(text: str) -> Clause | None:
+    """``the O is in the C`` or ``the <attribute> of the O is <value>``; None otherwise."""
+    text = text.strip().rstrip(".!?,").strip()
+    attribute = _ATTRIBUTE_CLAUSE.match(text)
+    location = _LOCATION_CLAUSE.match(text)
+    if location and (attribute is None or attribute.group("value").startswith("in the ")):
+        return Clause(subject=location["obj"], attribute="location", value=location["target"])
+    if attribute:
+        return Clause(
+            subject=attribute["obj"], attribute=attribute["attr"], value=attribute["value"]
+        )
+    return None
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(n for n in _NAME_SPLIT.split(text) if n)
+
+
+def parse_sentence(sentence: str, start: int = 0) -> StoryAction:
+    """One sentence as a typed action; ``narration`` when no form matches.
+
+    ``start`` is the sentence's offset in its turn's text, so the action's span is exact.
+    """
+    end = start + len(sentence)
+    bare = _bare_statement(sentence)
+    if bare is not None:
+        return StoryAction(kind="state", start=start, end=end, clause=bare)
+    for kind, pattern in _FORMS:
+        m = pattern.match(sentence)
+        if m is None:
+            continue
+        action = _action(kind, m, start, end)
+        if action is not None:
+            return action
+    return StoryAction(kind="narration", start=start, end=end)
+
+
+def _bare_statement(sentence: str) -> Clause | None:
+    if not sentence.startswith("The "):
+        return None
+    return parse_clause(sentence)
+
+
+def _action(kind: ActionKind, m: re.Match[str], start: int, end: int) -> StoryAction | None:
+    groups = m.groupdict()
+    actors = _names(groups["names"]) if groups.get("names") else (groups["name"],)
+    if any(a in _STOP for a in actors):
+        return None
+    clause = None
+    if kind in ("perceive", "tell", "claim"):
+        clause = parse_clause(groups["clause"])
+        if clause is None:
+            return None
+    quote = groups.get("quote")
+    if quote is not None:
+        clause = parse_clause(quote.strip())
+    return StoryAction(
+        kind=kind,
+        start=start,
+        end=end,
+        actors=actors,
+        place=groups.get("place"),
+        obj=groups.get("obj"),
+        target=groups.get("target"),
+        listeners=(groups["listener"],) if groups.get("listener") else (),
+        clause=clause,
+        utterance=quote.strip().rstrip(",") if quote is not None else groups.get("thing"),
+        verb=groups.get("verb"),
+    )
+
+
+def extract(text: str) -> list[StoryAction]:
+    """Every sentence of a turn's ``text`` as an action, in order, with exact spans."""
+    return [parse_sentence(text[s:e], s) for s, e in split_sentences(text)]

@@ -1,0 +1,120 @@
+"""Developments and hypotheses: the part of the memory-builder that tracks the plot.
+
+After the access tracker has read a turn, :func:`enrich` adds to its delta:
+
+- links from each event to the open developments whose participants it involves, and one
+  ``advanced`` step per such development;
+- the hypotheses this turn's text made true (every fact a hypothesis ``realises`` holds in
+  the world after the turn), which are marked realised — never the other way round: a
+  hypothesis never writes a fact;
+- for each open development without open hypotheses, a few new ones (who ends up with the
+  objects its title names), so the planner always sees possible continuations.
+"""
+
+from __future__ import annotations
+
+from agents.views import AuthorView
+from memory.delta import DevelopmentUpdate, TurnDelta
+from memory.records import Fact, Hypothesis, StatusChange
+
+__all__ = ["enrich", "propose_hypotheses"]
+
+MAX_HYPOTHESES = 3
+
+
+def _world_after(view: AuthorView, delta: TurnDelta) -> dict[str, str]:
+    world = {slot: s.value for slot, s in view.world.states.items() if s.polarity}
+    for state in delta.states:
+        if state.polarity:
+            world[state.slot] = state.value
+        else:
+            world.pop(state.slot, None)
+    return world
+
+
+def propose_hypotheses(view: AuthorView, turn: int, start: int = 0) -> list[Hypothesis]:
+    """New hypotheses for every open development that has none open, numbered from ``start``."""
+    out: list[Hypothesis] = []
+    open_for = {h.development for h in view.hypotheses.values() if h.status == "open"}
+    characters = view.characters()
+    for dev in view.open_developments():
+        if dev.id in open_for:
+            continue
+        title = dev.title.lower()
+        objects = [
+            e.id for e in view.entities.values() if e.kind == "object" and e.name.lower() in title
+        ]
+        candidates = list(dict.fromkeys([*dev.participants, *characters]))[:MAX_HYPOTHESES]
+        for obj in objects[:1]:
+            for who in candidates:
+                name, thing = view.name(who), view.name(obj)
+                out.append(
+                    Hypothesis(
+                        id=f"h{turn}.{start + len(out)}",
+                        development=dev.id,
+                        premise=f"{name} ends up with the {thing}",
+                        possible_events=(f"{name} finds the {thing}", f"{name} takes the {thing}"),
+                        constraints=(
+                            f"the {thing} is in one place at a time",
+                            "characters act on what they believe",
+                        ),
+                        uncertainty=0.5,
+                        proposed=turn,
+                        realises=(Fact(subject=obj, attribute="location", value=who),),
+                    )
+                )
+        if not objects and dev.participants:
+            who = dev.participants[0]
+            out.append(
+                Hypothesis(
+                    id=f"h{turn}.{start + len(out)}",
+                    development=dev.id,
+                    premise=f"{view.name(who)} settles '{dev.title}'",
+                    possible_events=(f"{view.name(who)} acts on '{dev.title}'",),
+                    constraints=("characters act on what they believe",),
+                    uncertainty=0.7,
+                    proposed=turn,
+                )
+            )
+    return out
+
+
+def enrich(view: AuthorView, delta: TurnDelta) -> TurnDelta:
+    """``delta`` with development links and steps, realised and new hypotheses (see above)."""
+    turn = delta.turn
+    open_devs = view.open_developments()
+    events = list(delta.events)
+    moved: dict[str, str] = {}
+    for i, event in enumerate(events):
+        involved = {event.actor, *event.participants} - {None}
+        links = tuple(d.id for d in open_devs if involved & set(d.participants))
+        if links:
+            events[i] = event.model_copy(update={"developments": links})
+            for dev_id in links:
+                moved.setdefault(dev_id, event.id)
+    updates = [
+        DevelopmentUpdate(
+            id=dev_id,
+            change=StatusChange(
+                turn=turn, status="advanced", event=event_id, note="its participants acted"
+            ),
+        )
+        for dev_id, event_id in sorted(moved.items())
+    ]
+    world = _world_after(view, delta)
+    realised = tuple(
+        h.id
+        for h in view.hypotheses.values()
+        if h.status == "open"
+        and h.realises
+        and all(world.get(f.slot) == f.value for f in h.realises)
+    )
+    hypotheses = propose_hypotheses(view, turn, start=len(delta.hypotheses))
+    return delta.model_copy(
+        update={
+            "events": tuple(events),
+            "developments": (*delta.developments, *updates),
+            "realised": (*delta.realised, *realised),
+            "hypotheses": (*delta.hypotheses, *hypotheses),
+        }
+    )

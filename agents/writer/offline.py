@@ -1,0 +1,102 @@
+"""The offline writer: realises the characters' proposals as plain controlled English.
+
+Every sentence it writes is one the offline extractor parses back into the event it
+describes (see ``tests/test_roundtrip.py``). The writer is on the author's side and may
+read the world: an intention that the world does not allow is realised as what actually
+happens — a character who reaches for a key that is no longer there searches an empty
+drawer.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from agents.contracts import Action, Draft, Finding, Proposal, TurnPlan
+from agents.views import AuthorView
+
+__all__ = ["OfflineWriter", "WriteRequest", "realise"]
+
+
+class WriteRequest(BaseModel):
+    """Everything the writer is given for one draft."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    plan: TurnPlan
+    proposals: tuple[Proposal, ...]
+    context: str = ""
+    notes: tuple[str, ...] = ()
+    findings: tuple[Finding, ...] = ()
+    revision: int = 0
+
+
+def _the(view: AuthorView, entity: str | None) -> str:
+    return "the " + view.name(entity) if entity else "something"
+
+
+def realise(view: AuthorView, character: str, action: Action) -> str:
+    """One action as one controlled-English sentence, true to the world."""
+    a = view.name(character)
+    k = action.kind
+    if k == "go" and action.target:
+        return f"{a} went to {_the(view, action.target)}."
+    if k == "take" and action.object:
+        obj = action.object
+        here = view.place_of(character)
+        actually = view.world.where(obj)
+        reachable = (
+            actually is not None
+            and view.place_of(obj) == here
+            and view.kind(actually) != "character"
+            and (action.target is None or actually == action.target)
+        )
+        if reachable:
+            return f"{a} took {_the(view, obj)}."
+        # it reaches where it believes the object is, and finds what is really there
+        if action.target and view.kind(action.target) == "object":
+            return f"{a} searched {_the(view, action.target)}."
+        return f"{a} looked for {_the(view, obj)}."
+    if k == "search" and action.target:
+        return f"{a} searched {_the(view, action.target)}."
+    if k == "put" and action.object and action.target:
+        return f"{a} put {_the(view, action.object)} in {_the(view, action.target)}."
+    if k == "give" and action.object and action.listener:
+        return f"{a} gave {_the(view, action.object)} to {view.name(action.listener)}."
+    if k == "ask" and action.listener and action.about:
+        return f"{a} asked {view.name(action.listener)} where {_the(view, action.about)} is."
+    if k == "tell" and action.listener and action.about and action.claim:
+        if action.attribute == "location":
+            clause = f"{_the(view, action.about)} is in {_the(view, action.claim)}"
+        else:
+            clause = f"the {action.attribute} of {_the(view, action.about)} is {action.claim}"
+        return f"{a} told {view.name(action.listener)} that {clause}."
+    if k == "say" and action.line:
+        return f'"{action.line.rstrip(".")}," said {a}.'
+    if action.object:
+        return f"{a} thought about {_the(view, action.object)} for a while."
+    if action.line:
+        return f"{a} thought about {action.line} for a while."
+    return f"{a} waited."
+
+
+class OfflineWriter:
+    """Deterministic writer: one sentence per proposed action, focal characters in order.
+
+    On a revision it leaves out every sentence the critic found an error in.
+    """
+
+    async def write(self, request: WriteRequest, view: AuthorView) -> Draft:
+        by_character = {p.character: p for p in request.proposals}
+        flagged = {f.quote for f in request.findings if f.severity == "error" and f.quote}
+        sentences: list[str] = []
+        for character in request.plan.focal:
+            proposal = by_character.get(character)
+            if proposal is None:
+                continue
+            for action in proposal.actions:
+                sentence = realise(view, character, action)
+                if sentence not in flagged and sentence not in sentences:
+                    sentences.append(sentence)
+        if not sentences:
+            sentences.append(f"{view.name(request.plan.focal[0])} waited.")
+        return Draft(text=" ".join(sentences), revision=request.revision)

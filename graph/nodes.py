@@ -1,0 +1,282 @@
+"""The nodes of the turn graph: plan, characters (fanned out), write, critique, approve, commit.
+
+Every node reads the store afresh and returns only what it changes. ``approve`` calls
+:func:`langgraph.types.interrupt`; everything before that call is a pure read, so a resumed
+node that starts over does no harm.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+from langgraph.types import Send, interrupt
+
+from agents.character.goals import parse_goal
+from agents.contracts import CharacterBrief, Decision, Draft, Finding, Proposal, TurnPlan
+from agents.memory_builder.narrative import enrich
+from agents.planner.offline import goals_of
+from agents.views import AuthorView, author_view
+from agents.writer.context import writer_context
+from agents.writer.offline import WriteRequest
+from graph.runtime import TurnContext
+from graph.state import CharacterTask, TurnState
+from memory.acl import open_mind
+from memory.delta import TurnDelta
+from memory.errors import InvalidInput, TurnConflict
+from memory.logging import get_logger
+from memory.records import slug
+from memory.store import StoryStore
+
+__all__ = [
+    "approve",
+    "character",
+    "commit",
+    "commit_text",
+    "critique",
+    "fan_out",
+    "plan",
+    "route_after_approve",
+    "route_after_critique",
+    "write",
+]
+
+log = get_logger(__name__)
+
+
+def _store(state: TurnState | CharacterTask, ctx: TurnContext) -> StoryStore:
+    return StoryStore(ctx.admin, state["story"], state["branch"])
+
+
+async def _view(state: TurnState, ctx: TurnContext) -> AuthorView:
+    store = _store(state, ctx)
+    view = await author_view(store)
+    if view.turn + 1 != state["turn"]:
+        raise InvalidInput(
+            f"turn {state['turn']} cannot be written: the branch is at turn {view.turn}",
+            story=state["story"],
+            branch=state["branch"],
+            turn=state["turn"],
+        )
+    return view
+
+
+async def plan(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
+    ctx = runtime.context
+    view = await _view(state, ctx)
+    attempt = state.get("attempt", -1) + 1
+    turn_plan = await ctx.roles.planner.plan(
+        view, direction=state.get("direction"), attempt=attempt
+    )
+    log.info("planned", story=state["story"], turn=state["turn"], focal=turn_plan.focal)
+    return {
+        "plan": turn_plan.model_dump(),
+        "attempt": attempt,
+        "revisions": 0,
+        "findings": [],
+        "draft": {},
+    }
+
+
+def fan_out(state: TurnState) -> list[Send]:
+    """One character agent per focal character, run in parallel."""
+    turn_plan = TurnPlan.model_validate(state["plan"])
+    return [
+        Send(
+            "character",
+            CharacterTask(
+                story=state["story"],
+                branch=state["branch"],
+                turn=state["turn"],
+                attempt=state["attempt"],
+                character=c,
+                plan=state["plan"],
+            ),
+        )
+        for c in turn_plan.focal
+    ]
+
+
+async def _brief(task: CharacterTask, ctx: TurnContext, turn_plan: TurnPlan) -> CharacterBrief:
+    """The character's brief: who it is and what it wants (from the author's side)."""
+    store = _store(task, ctx)
+    view = await author_view(store, recent_turns=0)
+    me = task["character"]
+    goals = goals_of(view, me)
+    hypothesis = view.hypotheses.get(turn_plan.hypothesis) if turn_plan.hypothesis else None
+    if hypothesis is not None:
+        # a branch pursuing "X ends up with the O" gives X the goal of getting the O
+        for fact in hypothesis.realises:
+            if fact.attribute == "location" and fact.value == me:
+                goals = [f"get the {view.name(fact.subject)}", *goals]
+    spec = None
+    if view.pack is not None:
+        spec = next((c for c in view.pack.characters if slug(c.name) == me), None)
+    return CharacterBrief(
+        character=me,
+        name=view.name(me),
+        goals=tuple(g for g in goals if parse_goal(g).kind != "motive")
+        + tuple(g for g in goals if parse_goal(g).kind == "motive"),
+        secrets=tuple(spec.secrets) if spec else (),
+        voice=spec.voice if spec else "",
+        scene_goal=turn_plan.scene_goal,
+        place=turn_plan.place,
+    )
+
+
+async def character(task: CharacterTask, runtime: Runtime[TurnContext]) -> dict[str, Any]:
+    """One character agent: it is handed only its ACL-scoped mind."""
+    ctx = runtime.context
+    turn_plan = TurnPlan.model_validate(task["plan"])
+    brief = await _brief(task, ctx, turn_plan)
+    mind = await open_mind(ctx.admin, ctx.url, task["story"], task["character"], task["branch"])
+    try:
+        proposal = await ctx.roles.character.propose(mind, brief)
+    finally:
+        await mind.close()
+    return {"proposals": {str(task["attempt"]): [proposal.model_dump()]}}
+
+
+async def write(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
+    ctx = runtime.context
+    view = await _view(state, ctx)
+    turn_plan = TurnPlan.model_validate(state["plan"])
+    proposals = tuple(
+        Proposal.model_validate(p)
+        for p in state.get("proposals", {}).get(str(state["attempt"]), [])
+    )
+    context = writer_context(view, turn_plan, ctx.settings.token_budget, ctx.counter)
+    revision = state.get("revisions", 0)
+    request = WriteRequest(
+        plan=turn_plan,
+        proposals=proposals,
+        context=context,
+        notes=tuple(state.get("notes", [])),
+        findings=tuple(Finding.model_validate(f) for f in state.get("findings", [])),
+        revision=revision,
+    )
+    draft = await ctx.roles.writer.write(request, view)
+    return {"draft": draft.model_dump(), "context": context}
+
+
+def preview(delta: TurnDelta, view: AuthorView) -> dict[str, Any]:
+    """A readable summary of the delta a draft would commit (for the approver)."""
+    return {
+        "events": [f"{e.kind}: {e.span.quote}" for e in delta.events],
+        "world": [
+            f"{view.name(s.subject)}.{s.attribute} = {view.name(s.value)}"
+            + ("" if s.polarity else " (not)")
+            for s in delta.states
+        ],
+        "beliefs": [
+            f"{' > '.join(view.name(h) for h in b.holder)}: {view.name(b.subject)}.{b.attribute}"
+            f" = {view.name(b.value)}{'' if b.polarity else ' (not)'} [{b.mode}]"
+            for b in delta.beliefs
+        ],
+        "developments": [f"{d.id}: {d.change.status}" for d in delta.developments],
+        "hypotheses": {
+            "proposed": [h.premise for h in delta.hypotheses],
+            "realised": list(delta.realised),
+        },
+    }
+
+
+async def critique(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
+    ctx = runtime.context
+    store = _store(state, ctx)
+    view = await _view(state, ctx)
+    draft = Draft.model_validate(state["draft"])
+    delta = enrich(view, await ctx.roles.builder.build(store, state["turn"], draft.text))
+    turn_plan = TurnPlan.model_validate(state["plan"])
+    findings = ctx.roles.critic.critique(view, delta, turn_plan)
+    errors = [f for f in findings if f.severity == "error"]
+    return {
+        "findings": [f.model_dump() for f in findings],
+        "preview": preview(delta, view),
+        "revisions": state.get("revisions", 0) + (1 if errors else 0),
+    }
+
+
+def route_after_critique(state: TurnState, runtime: Runtime[TurnContext]) -> str:
+    errors = [f for f in state.get("findings", []) if f.get("severity") == "error"]
+    if errors and state.get("revisions", 0) <= runtime.context.settings.max_revisions:
+        return "write"
+    return "approve"
+
+
+def approve(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
+    """Ask the human (``interrupt``), or decide alone in autonomous mode."""
+    ctx = runtime.context
+    errors = [f for f in state.get("findings", []) if f.get("severity") == "error"]
+    if ctx.auto:
+        if errors:
+            decision = Decision(action="reject", note="; ".join(f["message"] for f in errors))
+        else:
+            decision = Decision(action="approve")
+    else:
+        answer = interrupt(
+            {
+                "story": state["story"],
+                "branch": state["branch"],
+                "turn": state["turn"],
+                "draft": state["draft"],
+                "findings": state.get("findings", []),
+                "delta": state.get("preview", {}),
+                "plan": state["plan"],
+            }
+        )
+        decision = Decision.model_validate(answer)
+        if decision.action == "edit" and not (decision.text or "").strip():
+            raise InvalidInput("an edit needs the new text", story=state["story"])
+    update: dict[str, Any] = {"decision": decision.model_dump()}
+    if decision.action == "reject":
+        update["notes"] = [*state.get("notes", []), decision.note or "rejected"]
+    return update
+
+
+def route_after_approve(state: TurnState, runtime: Runtime[TurnContext]) -> str:
+    decision = state["decision"]
+    if decision["action"] != "reject":
+        return "commit"
+    if state.get("attempt", 0) + 1 >= runtime.context.max_attempts:
+        return "abandon"
+    return "plan"
+
+
+async def commit_text(ctx: TurnContext, store: StoryStore, turn: int, text: str) -> str:
+    """Commit ``text`` as ``turn`` exactly once: re-sending the committed text is a no-op.
+
+    Returns ``"committed"`` or ``"duplicate"``; other text for a committed turn raises
+    :class:`TurnConflict`.
+    """
+    if await store.head() >= turn:
+        done = await store.turn_texts(turn, turn)
+        if done and done[0].text == text:
+            return "duplicate"
+        raise TurnConflict(
+            f"turn {turn} is already committed with other text",
+            story=store.story,
+            branch=store.branch,
+            turn=turn,
+        )
+    view = await author_view(store, recent_turns=0)
+    delta = enrich(view, await ctx.roles.builder.build(store, turn, text))
+    result = await store.commit(delta)
+    if result.status == "ok" and ctx.consolidate is not None:
+        await ctx.consolidate(store, turn)
+    return "committed" if result.status == "ok" else "duplicate"
+
+
+async def commit(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
+    ctx = runtime.context
+    decision = Decision.model_validate(state["decision"])
+    text = decision.text if decision.action == "edit" and decision.text else state["draft"]["text"]
+    status = await commit_text(ctx, _store(state, ctx), state["turn"], text)
+    log.info(
+        "committed", story=state["story"], branch=state["branch"], turn=state["turn"], status=status
+    )
+    return {"outcome": status}
+
+
+def abandon(state: TurnState) -> dict[str, Any]:
+    return {"outcome": "abandoned"}

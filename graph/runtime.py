@@ -1,0 +1,47 @@
+"""What the graph's nodes are given at run time (LangGraph's run-scoped ``context``).
+
+Nothing here is checkpointed: connections and role objects are rebuilt by every process
+that runs or resumes a turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+import redis.asyncio as aredis
+
+from agents.critic.symbolic import SymbolicCritic
+from agents.roles import BuilderRole, CharacterRole, PlannerRole, WriterRole
+from memory.settings import Settings
+from memory.store import StoryStore
+from memory.tokens import TokenCounter, default_counter
+
+__all__ = ["Consolidator", "Roles", "TurnContext"]
+
+Consolidator = Callable[[StoryStore, int], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Roles:
+    """The role objects of one run: offline engine or model back end, same contracts."""
+
+    planner: PlannerRole
+    character: CharacterRole
+    writer: WriterRole
+    builder: BuilderRole
+    critic: SymbolicCritic = field(default_factory=SymbolicCritic)
+
+
+@dataclass(frozen=True)
+class TurnContext:
+    """Run-scoped dependencies of the turn graph."""
+
+    admin: aredis.Redis
+    url: str
+    roles: Roles
+    settings: Settings
+    auto: bool = False
+    max_attempts: int = 3
+    counter: TokenCounter = field(default_factory=default_counter)
+    consolidate: Consolidator | None = None

@@ -1,0 +1,218 @@
+"""Story-level operations behind the command line: create, run, approve, fork.
+
+A :class:`Fabula` holds the admin Redis connection, the checkpointer and the roles, and runs
+one turn at a time through the turn graph. Each turn is its own checkpoint thread
+(``story/branch/turn``), so a turn started in one process can be approved from another.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Command
+
+from agents.character.offline import OfflineCharacter
+from agents.contracts import Decision
+from agents.memory_builder.builder import OfflineMemoryBuilder
+from agents.planner.offline import OfflinePlanner
+from agents.writer.offline import OfflineWriter
+from graph.build import build_turn_graph, thread_id
+from graph.checkpoint import RedisCheckpointSaver
+from graph.nodes import commit_text
+from graph.runtime import Consolidator, Roles, TurnContext
+from graph.state import TurnState
+from memory import keys
+from memory.access import WorldRules
+from memory.acl import drop_character_users, ensure_character_user
+from memory.branching import fork
+from memory.errors import InvalidInput, NotFound
+from memory.projections import project_hypotheses
+from memory.server import connect_async
+from memory.settings import Settings
+from memory.store import StoryStore, list_stories
+from worlds.loader import load_world, setup_delta
+from worlds.pack import WorldPack
+
+__all__ = ["Fabula", "Pending", "TurnOutcome", "offline_roles"]
+
+TurnOutcome = Literal["committed", "duplicate", "pending", "abandoned"]
+
+
+def offline_roles() -> Roles:
+    """Every role on the deterministic offline engine."""
+    return Roles(
+        planner=OfflinePlanner(),
+        character=OfflineCharacter(),
+        writer=OfflineWriter(),
+        builder=OfflineMemoryBuilder(),
+    )
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A turn waiting for a human decision."""
+
+    story: str
+    branch: str
+    turn: int
+    payload: dict[str, Any]
+
+
+class Fabula:
+    """The application: one Redis, one checkpointer, one set of roles."""
+
+    def __init__(
+        self,
+        url: str,
+        settings: Settings,
+        roles: Roles | None = None,
+        consolidate: Consolidator | None = None,
+    ) -> None:
+        self.url = url
+        self.settings = settings
+        self.admin = connect_async(url)
+        self.roles = roles or offline_roles()
+        self.consolidate = consolidate
+        self.saver = RedisCheckpointSaver.from_url(url)
+        self.graph = build_turn_graph(self.saver)
+
+    async def aclose(self) -> None:
+        await self.saver.aclose()
+        await self.admin.aclose()
+
+    async def __aenter__(self) -> Fabula:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def store(self, story: str, branch: str = "main") -> StoryStore:
+        return StoryStore(self.admin, story, branch)
+
+    def context(self, *, auto: bool) -> TurnContext:
+        return TurnContext(
+            admin=self.admin,
+            url=self.url,
+            roles=self.roles,
+            settings=self.settings,
+            auto=auto,
+            consolidate=self.consolidate,
+        )
+
+    # -- stories --------------------------------------------------------------------
+    async def new_story(self, world: str | WorldPack, story: str | None = None) -> StoryStore:
+        """Create a story from a world pack (a name, a path, or a loaded pack)."""
+        pack = world if isinstance(world, WorldPack) else load_world(world)
+        story_id = keys.check_id(story or pack.id, "story")
+        store = self.store(story_id)
+        rules = WorldRules.load(pack.rules).model_dump()
+        await store.create(
+            setup_delta(pack),
+            world=pack.id,
+            title=pack.title,
+            rules=rules,
+            extra={"pack": pack.model_dump_json()},
+        )
+        for character in await store.characters():
+            await ensure_character_user(self.admin, story_id, character)
+        return store
+
+    async def delete_story(self, story: str) -> None:
+        store = self.store(story)
+        characters = await store.characters() if await store.exists() else []
+        await store.delete()
+        await drop_character_users(self.admin, story, characters)
+
+    async def stories(self) -> list[str]:
+        return await list_stories(self.admin)
+
+    async def commit_scripted(self, store: StoryStore, text: str) -> str:
+        """Commit a scripted turn of controlled English (the pack's opening)."""
+        turn = await store.head() + 1
+        return await commit_text(self.context(auto=True), store, turn, text)
+
+    # -- turns ----------------------------------------------------------------------
+    def _config(self, store: StoryStore, turn: int) -> RunnableConfig:
+        return {"configurable": {"thread_id": thread_id(store.story, store.branch, turn)}}
+
+    async def pending_turn(self, store: StoryStore) -> Pending | None:
+        """The turn of this branch waiting for a decision, if any."""
+        turn = await store.head() + 1
+        snapshot = await self.graph.aget_state(self._config(store, turn))
+        for task in snapshot.tasks:
+            for intr in task.interrupts:
+                return Pending(store.story, store.branch, turn, dict(intr.value))
+        return None
+
+    async def run_turn(
+        self, store: StoryStore, *, auto: bool, direction: str | None = None
+    ) -> TurnOutcome:
+        """Write the branch's next turn; stop at approval unless ``auto``."""
+        await store.require()
+        if await self.pending_turn(store) is not None:
+            return "pending"
+        turn = await store.head() + 1
+        start: TurnState = {
+            "story": store.story,
+            "branch": store.branch,
+            "turn": turn,
+            "direction": direction,
+        }
+        result = await self.graph.ainvoke(
+            start,
+            self._config(store, turn),
+            context=self.context(auto=auto),
+        )
+        if result.get("__interrupt__"):
+            return "pending"
+        outcome: TurnOutcome = result.get("outcome", "abandoned")
+        return outcome
+
+    async def decide(self, store: StoryStore, decision: Decision) -> TurnOutcome:
+        """Resume the pending turn with a human decision (approve, edit or reject)."""
+        await store.require()
+        pending = await self.pending_turn(store)
+        if pending is None:
+            raise NotFound(
+                f"story {store.story!r} has no turn awaiting approval on branch {store.branch!r}",
+                story=store.story,
+                branch=store.branch,
+            )
+        result = await self.graph.ainvoke(
+            Command[Any](resume=decision.model_dump()),
+            self._config(store, pending.turn),
+            context=self.context(auto=False),
+        )
+        if result.get("__interrupt__"):
+            return "pending"
+        outcome: TurnOutcome = result.get("outcome", "abandoned")
+        return outcome
+
+    async def all_pending(self) -> list[Pending]:
+        out = []
+        for story in await self.stories():
+            store = self.store(story)
+            for branch in await store.branches():
+                pending = await self.pending_turn(store.on_branch(branch))
+                if pending is not None:
+                    out.append(pending)
+        return out
+
+    # -- branches -------------------------------------------------------------------
+    async def fork(
+        self, store: StoryStore, at_turn: int, branch: str | None = None, realise: str | None = None
+    ) -> StoryStore:
+        """Fork ``store``'s branch at ``at_turn``; with ``realise``, pursue that hypothesis."""
+        await store.require()
+        if realise is not None:
+            hyps = await project_hypotheses(store, as_of=at_turn)
+            hyp = hyps.get(realise)
+            if hyp is None or hyp.status != "open":
+                raise InvalidInput(
+                    f"no open hypothesis {realise!r} at turn {at_turn}", story=store.story
+                )
+        name = branch or (f"{realise.replace('.', '-')}" if realise else f"fork-{at_turn}")
+        info = {"pursue": realise} if realise is not None else None
+        return await fork(store, at_turn, keys.check_id(name, "branch"), info=info)

@@ -1,0 +1,52 @@
+"""The state of one turn as it moves through the graph (checkpointed in Redis).
+
+Values are plain JSON-able data (role contracts are stored as ``model_dump()`` dicts and
+validated again where they are read), so checkpoints stay readable and portable.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, TypedDict
+
+__all__ = ["CharacterTask", "TurnState", "merge_proposals"]
+
+
+def merge_proposals(
+    old: dict[str, list[dict[str, Any]]] | None, new: dict[str, list[dict[str, Any]]] | None
+) -> dict[str, list[dict[str, Any]]]:
+    """Proposals by plan attempt: the fanned-out character agents' answers accumulate."""
+    out = {k: list(v) for k, v in (old or {}).items()}
+    for attempt, proposals in (new or {}).items():
+        out.setdefault(attempt, []).extend(proposals)
+    return out
+
+
+class TurnState(TypedDict, total=False):
+    """One turn of one branch of one story: plan → proposals → draft → findings → decision."""
+
+    story: str
+    branch: str
+    turn: int
+    direction: str | None
+    attempt: int
+    plan: dict[str, Any]
+    proposals: Annotated[dict[str, list[dict[str, Any]]], merge_proposals]
+    draft: dict[str, Any]
+    context: str
+    findings: list[dict[str, Any]]
+    preview: dict[str, Any]
+    revisions: int
+    notes: list[str]
+    decision: dict[str, Any]
+    outcome: str
+
+
+class CharacterTask(TypedDict):
+    """What the fan-out sends to one character agent."""
+
+    story: str
+    branch: str
+    turn: int
+    attempt: int
+    character: str
+    plan: dict[str, Any]
