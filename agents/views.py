@@ -7,18 +7,12 @@ they get a :class:`memory.acl.CharacterMind`.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 
 from memory import keys
-from memory.projections import (
-    BeliefView,
-    WorldView,
-    project_beliefs,
-    project_developments,
-    project_hypotheses,
-    project_world,
-)
+from memory.projections import BeliefView, WorldView, parse_beliefs, parse_states
 from memory.records import Development, Entity, Hypothesis
 from memory.store import StoryStore, TurnText
 from worlds.pack import WorldPack
@@ -71,30 +65,63 @@ class AuthorView:
         return [d for d in self.developments.values() if d.status not in ("resolved", "abandoned")]
 
 
+@functools.lru_cache(maxsize=64)
+def _parse_pack(raw: str) -> WorldPack:
+    return WorldPack.model_validate(json.loads(raw))
+
+
 async def load_pack(store: StoryStore) -> WorldPack | None:
     """The world pack the story was created from (kept in its metadata), if any."""
     raw = await store.client.hget(keys.meta(store.story), "pack")
-    return None if raw is None else WorldPack.model_validate(json.loads(raw))
+    return None if raw is None else _parse_pack(raw)
 
 
 async def author_view(store: StoryStore, *, recent_turns: int = 3) -> AuthorView:
-    """Project everything the author may see, now."""
-    turn = await store.head()
-    entities = await store.entities()
+    """Project everything the author may see, now, in two round trips.
+
+    The first reads the head, the entities and the branch table; the second (one pipeline)
+    reads W, every character's B, D, H, the world pack and the recent text.
+    """
+    async with store.client.pipeline(transaction=False) as pipe:
+        pipe.hget(keys.head(store.story, store.branch), "turn")
+        pipe.hgetall(keys.entities(store.story))
+        pipe.hgetall(keys.branches(store.story))
+        head_raw, entities_raw, branches_raw = await pipe.execute()
+    turn = -1 if head_raw is None else int(head_raw)
+    entities = {k: Entity.model_validate_json(v) for k, v in entities_raw.items()}
     characters = sorted(e.id for e in entities.values() if e.kind == "character")
-    branches = await store.branches()
-    info = branches.get(store.branch, {})
-    pursue = info.get("pursue") if isinstance(info.get("pursue"), str) else None
+    info = json.loads(branches_raw.get(store.branch, "{}"))
+    first = max(1, turn - recent_turns + 1)
+    async with store.client.pipeline(transaction=False) as pipe:
+        pipe.hvals(keys.world_current(store.story, store.branch))
+        for c in characters:
+            pipe.hvals(keys.beliefs_current(store.story, store.branch, c))
+        pipe.hgetall(keys.developments(store.story, store.branch))
+        pipe.hgetall(keys.hypotheses(store.story, store.branch))
+        pipe.hget(keys.meta(store.story), "pack")
+        replies = await pipe.execute()
+    world_raw, *belief_raws, devs_raw, hyps_raw, pack_raw = replies
+    world = WorldView(store.story, store.branch, None, {s.slot: s for s in parse_states(world_raw)})
+    beliefs = {
+        c: BeliefView(
+            store.story, store.branch, (c,), None, {b.slot: b for b in parse_beliefs(raw)}
+        )
+        for c, raw in zip(characters, belief_raws, strict=True)
+    }
+    developments = {k: Development.model_validate_json(v) for k, v in sorted(devs_raw.items())}
+    hypotheses = {k: Hypothesis.model_validate_json(v) for k, v in sorted(hyps_raw.items())}
+    recent = await store.turn_texts(first, turn) if recent_turns > 0 and turn >= 1 else []
+    pursue = info.get("pursue")
     return AuthorView(
         story=store.story,
         branch=store.branch,
         turn=turn,
         entities=entities,
-        world=await project_world(store),
-        beliefs={c: await project_beliefs(store, c) for c in characters},
-        developments=await project_developments(store),
-        hypotheses=await project_hypotheses(store),
-        recent=await store.turn_texts(max(1, turn - recent_turns + 1), turn),
-        pack=await load_pack(store),
-        pursue=pursue,  # type: ignore[arg-type]
+        world=world,
+        beliefs=beliefs,
+        developments=developments,
+        hypotheses=hypotheses,
+        recent=recent,
+        pack=None if pack_raw is None else _parse_pack(pack_raw),
+        pursue=pursue if isinstance(pursue, str) else None,
     )

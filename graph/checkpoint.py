@@ -67,7 +67,7 @@ from redis.exceptions import WatchError
 
 from memory.errors import ConfigError, FabulaError, InvalidInput
 
-__all__ = ["RedisCheckpointSaver"]
+__all__ = ["THREADS", "RedisCheckpointSaver"]
 
 THREADS = "fab:ckpt:threads"
 _PAGE = 64

@@ -521,6 +521,19 @@ def bench_scale(
     run_scale(_url(), _ints(turns), _ints(characters), json_out)
 
 
+@bench_app.command("loop")
+@_bench
+def bench_loop(
+    turns: int = typer.Option(200, "--turns", min=1),
+    characters: int = typer.Option(5, "--characters", min=1),
+    json_out: str | None = typer.Option(None, "--json"),
+) -> None:
+    """Offline turns per second and the memory-builder's overhead per turn."""
+    from bench.loop import run as run_loop
+
+    run_loop(_url(), turns, characters, json_out)
+
+
 def main() -> None:
     """Console entry point."""
     app()

@@ -7,6 +7,7 @@ node that starts over does no harm.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -21,7 +22,6 @@ from agents.writer.context import writer_context
 from agents.writer.offline import WriteRequest
 from graph.runtime import TurnContext
 from graph.state import CharacterTask, TurnState
-from memory.acl import open_mind
 from memory.delta import TurnDelta
 from memory.errors import InvalidInput, TurnConflict
 from memory.logging import get_logger
@@ -69,8 +69,10 @@ async def plan(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any
         view, direction=state.get("direction"), attempt=attempt
     )
     log.info("planned", story=state["story"], turn=state["turn"], focal=turn_plan.focal)
+    briefs = {c: brief_for(view, c, turn_plan).model_dump() for c in turn_plan.focal}
     return {
         "plan": turn_plan.model_dump(),
+        "briefs": briefs,
         "attempt": attempt,
         "revisions": 0,
         "findings": [],
@@ -90,18 +92,15 @@ def fan_out(state: TurnState) -> list[Send]:
                 turn=state["turn"],
                 attempt=state["attempt"],
                 character=c,
-                plan=state["plan"],
+                brief=state["briefs"][c],
             ),
         )
         for c in turn_plan.focal
     ]
 
 
-async def _brief(task: CharacterTask, ctx: TurnContext, turn_plan: TurnPlan) -> CharacterBrief:
-    """The character's brief: who it is and what it wants (from the author's side)."""
-    store = _store(task, ctx)
-    view = await author_view(store, recent_turns=0)
-    me = task["character"]
+def brief_for(view: AuthorView, me: str, turn_plan: TurnPlan) -> CharacterBrief:
+    """A character's brief: who it is and what it wants (prepared on the author's side)."""
     goals = goals_of(view, me)
     hypothesis = view.hypotheses.get(turn_plan.hypothesis) if turn_plan.hypothesis else None
     if hypothesis is not None:
@@ -127,13 +126,9 @@ async def _brief(task: CharacterTask, ctx: TurnContext, turn_plan: TurnPlan) -> 
 async def character(task: CharacterTask, runtime: Runtime[TurnContext]) -> dict[str, Any]:
     """One character agent: it is handed only its ACL-scoped mind."""
     ctx = runtime.context
-    turn_plan = TurnPlan.model_validate(task["plan"])
-    brief = await _brief(task, ctx, turn_plan)
-    mind = await open_mind(ctx.admin, ctx.url, task["story"], task["character"], task["branch"])
-    try:
-        proposal = await ctx.roles.character.propose(mind, brief)
-    finally:
-        await mind.close()
+    brief = CharacterBrief.model_validate(task["brief"])
+    mind = await ctx.minds.mind(task["story"], task["character"], task["branch"])
+    proposal = await ctx.roles.character.propose(mind, brief)
     return {"proposals": {str(task["attempt"]): [proposal.model_dump()]}}
 
 
@@ -259,9 +254,12 @@ async def commit_text(ctx: TurnContext, store: StoryStore, turn: int, text: str)
             branch=store.branch,
             turn=turn,
         )
+    started = time.perf_counter()
     view = await author_view(store, recent_turns=0)
     delta = enrich(view, await ctx.roles.builder.build(store, turn, text))
     result = await store.commit(delta)
+    if ctx.memory_ms is not None:
+        ctx.memory_ms.append((time.perf_counter() - started) * 1000)
     if result.status == "ok" and ctx.consolidate is not None:
         await ctx.consolidate(store, turn)
     return "committed" if result.status == "ok" else "duplicate"

@@ -13,6 +13,7 @@ import redis.asyncio as aredis
 
 from agents.critic.symbolic import SymbolicCritic
 from agents.roles import BuilderRole, CharacterRole, PlannerRole, WriterRole
+from memory.acl import MindPool
 from memory.settings import Settings
 from memory.store import StoryStore
 from memory.tokens import TokenCounter, default_counter
@@ -39,9 +40,12 @@ class TurnContext:
 
     admin: aredis.Redis
     url: str
+    minds: MindPool
     roles: Roles
     settings: Settings
     auto: bool = False
     max_attempts: int = 3
     counter: TokenCounter = field(default_factory=default_counter)
     consolidate: Consolidator | None = None
+    # when set, commit_text appends the memory-builder's time per committed turn (ms)
+    memory_ms: list[float] | None = None

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command
 
 from agents.character.offline import OfflineCharacter
@@ -19,13 +20,13 @@ from agents.memory_builder.builder import OfflineMemoryBuilder
 from agents.planner.offline import OfflinePlanner
 from agents.writer.offline import OfflineWriter
 from graph.build import build_turn_graph, thread_id
-from graph.checkpoint import RedisCheckpointSaver
+from graph.checkpoint import THREADS, RedisCheckpointSaver
 from graph.nodes import commit_text
 from graph.runtime import Consolidator, Roles, TurnContext
 from graph.state import TurnState
 from memory import keys
 from memory.access import WorldRules
-from memory.acl import drop_character_users, ensure_character_user
+from memory.acl import MindPool, drop_character_users, ensure_character_user
 from memory.branching import fork
 from memory.errors import InvalidInput, NotFound
 from memory.projections import project_hypotheses
@@ -69,16 +70,20 @@ class Fabula:
         settings: Settings,
         roles: Roles | None = None,
         consolidate: Consolidator | None = None,
+        checkpointer: BaseCheckpointSaver[Any] | None = None,
     ) -> None:
         self.url = url
         self.settings = settings
         self.admin = connect_async(url)
+        self.minds = MindPool(self.admin, url)
         self.roles = roles or offline_roles()
         self.consolidate = consolidate
         self.saver = RedisCheckpointSaver.from_url(url)
-        self.graph = build_turn_graph(self.saver)
+        self.graph = build_turn_graph(checkpointer if checkpointer is not None else self.saver)
+        self.memory_ms: list[float] | None = None
 
     async def aclose(self) -> None:
+        await self.minds.aclose()
         await self.saver.aclose()
         await self.admin.aclose()
 
@@ -95,10 +100,12 @@ class Fabula:
         return TurnContext(
             admin=self.admin,
             url=self.url,
+            minds=self.minds,
             roles=self.roles,
             settings=self.settings,
             auto=auto,
             consolidate=self.consolidate,
+            memory_ms=self.memory_ms,
         )
 
     # -- stories --------------------------------------------------------------------
@@ -122,7 +129,13 @@ class Fabula:
     async def delete_story(self, story: str) -> None:
         store = self.store(story)
         characters = await store.characters() if await store.exists() else []
+        await self.minds.forget(story)
         await store.delete()
+        # the story's turn threads go too, so a story created again under this id starts clean
+        prefix = f"{story}/"
+        for thread in await self.admin.smembers(THREADS):
+            if thread.startswith(prefix):
+                await self.saver.adelete_thread(thread)
         await drop_character_users(self.admin, story, characters)
 
     async def stories(self) -> list[str]:
@@ -154,6 +167,11 @@ class Fabula:
         if await self.pending_turn(store) is not None:
             return "pending"
         turn = await store.head() + 1
+        config = self._config(store, turn)
+        snapshot = await self.graph.aget_state(config)
+        if snapshot.values and not snapshot.next:
+            # an earlier run of this turn ended without a commit (abandoned): start afresh
+            await self.saver.adelete_thread(thread_id(store.story, store.branch, turn))
         start: TurnState = {
             "story": store.story,
             "branch": store.branch,
@@ -162,7 +180,7 @@ class Fabula:
         }
         result = await self.graph.ainvoke(
             start,
-            self._config(store, turn),
+            config,
             context=self.context(auto=auto),
         )
         if result.get("__interrupt__"):

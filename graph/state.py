@@ -30,6 +30,7 @@ class TurnState(TypedDict, total=False):
     direction: str | None
     attempt: int
     plan: dict[str, Any]
+    briefs: dict[str, dict[str, Any]]
     proposals: Annotated[dict[str, list[dict[str, Any]]], merge_proposals]
     draft: dict[str, Any]
     context: str
@@ -49,4 +50,4 @@ class CharacterTask(TypedDict):
     turn: int
     attempt: int
     character: str
-    plan: dict[str, Any]
+    brief: dict[str, Any]

@@ -25,7 +25,14 @@ from memory.projections import BeliefView, project_beliefs, recall
 from memory.records import Entity, Memory
 from memory.store import StoryStore
 
-__all__ = ["CharacterCredentials", "CharacterMind", "ensure_character_user", "open_mind"]
+__all__ = [
+    "CharacterCredentials",
+    "CharacterMind",
+    "MindPool",
+    "character_credentials",
+    "ensure_character_user",
+    "open_mind",
+]
 
 log = get_logger(__name__)
 
@@ -134,12 +141,47 @@ class CharacterMind:
         await self.client.aclose()
 
 
+async def character_credentials(
+    admin: aredis.Redis, story: str, character: str
+) -> CharacterCredentials:
+    """The character's user (created on first use; afterwards one read)."""
+    password = await admin.get(keys.acl_secret(story, character))
+    if password is None:
+        return await ensure_character_user(admin, story, character)
+    return CharacterCredentials(story, character, keys.acl_user(story, character), password)
+
+
 async def open_mind(
     admin: aredis.Redis, url: str, story: str, character: str, branch: str = "main"
 ) -> CharacterMind:
-    """Ensure the character's user exists and return a :class:`CharacterMind` logged in as it."""
-    creds = await ensure_character_user(admin, story, character)
+    """A :class:`CharacterMind` logged in as the character's own read-only user."""
+    creds = await character_credentials(admin, story, character)
     client = aredis.Redis.from_url(
         url, username=creds.username, password=creds.password, decode_responses=True
     )
     return CharacterMind(client, story, character, branch)
+
+
+class MindPool:
+    """Open character minds, kept for reuse (one connection pool per story and character)."""
+
+    def __init__(self, admin: aredis.Redis, url: str) -> None:
+        self.admin = admin
+        self.url = url
+        self._minds: dict[tuple[str, str, str], CharacterMind] = {}
+
+    async def mind(self, story: str, character: str, branch: str = "main") -> CharacterMind:
+        key = (story, character, branch)
+        if key not in self._minds:
+            self._minds[key] = await open_mind(self.admin, self.url, story, character, branch)
+        return self._minds[key]
+
+    async def forget(self, story: str) -> None:
+        """Close the minds of one story (when it is deleted)."""
+        for key in [k for k in self._minds if k[0] == story]:
+            await self._minds.pop(key).close()
+
+    async def aclose(self) -> None:
+        for mind in self._minds.values():
+            await mind.close()
+        self._minds.clear()

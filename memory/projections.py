@@ -50,17 +50,19 @@ _STATES = _ParseCache(State)
 _BELIEFS = _ParseCache(Belief)
 
 
-def _parse_states(values: Sequence[str]) -> list[State]:
+def parse_states(values: Sequence[str]) -> list[State]:
     return _STATES.parse(values)
 
 
-def _parse_beliefs(values: Sequence[str]) -> list[Belief]:
+def parse_beliefs(values: Sequence[str]) -> list[Belief]:
     return _BELIEFS.parse(values)
 
 
 __all__ = [
     "BeliefView",
     "WorldView",
+    "parse_beliefs",
+    "parse_states",
     "project_beliefs",
     "project_developments",
     "project_hypotheses",
@@ -135,7 +137,7 @@ async def project_world(store: StoryStore, as_of: int | None = None) -> WorldVie
     """W on the store's branch, now or as of turn ``as_of``."""
     if as_of is None:
         raw = await store.client.hvals(keys.world_current(store.story, store.branch))
-        return WorldView(store.story, store.branch, None, {s.slot: s for s in _parse_states(raw)})
+        return WorldView(store.story, store.branch, None, {s.slot: s for s in parse_states(raw)})
     branch = _history_branch(store, as_of, await store.ancestry())
     values = await fcall_ro(
         store.client,
@@ -143,7 +145,7 @@ async def project_world(store: StoryStore, as_of: int | None = None) -> WorldVie
         [keys.world_records(store.story, branch), keys.world_from(store.story, branch)],
         [as_of, ""],
     )
-    states = {s.slot: s for s in _parse_states(values)}
+    states = {s.slot: s for s in parse_states(values)}
     return WorldView(store.story, store.branch, as_of, states)
 
 
@@ -165,7 +167,7 @@ async def project_beliefs(
     chain_key = ">".join(chain)
     if as_of is None:
         raw = await store.client.hvals(keys.beliefs_current(store.story, store.branch, chain_key))
-        beliefs = {b.slot: b for b in _parse_beliefs(raw)}
+        beliefs = {b.slot: b for b in parse_beliefs(raw)}
     else:
         branch = _history_branch(store, as_of, await store.ancestry())
         values = await fcall_ro(
@@ -177,7 +179,7 @@ async def project_beliefs(
             ],
             [as_of, _chain_filter(chain)],
         )
-        beliefs = {b.slot: b for b in _parse_beliefs(values) if b.holder == chain}
+        beliefs = {b.slot: b for b in parse_beliefs(values) if b.holder == chain}
     if not beliefs:
         for member in set(chain):
             await store.require_character(member)
@@ -196,7 +198,7 @@ async def all_beliefs_as_of(store: StoryStore, character: str, as_of: int) -> li
         ],
         [as_of, ""],
     )
-    return _parse_beliefs(values)
+    return parse_beliefs(values)
 
 
 async def project_developments(
