@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from agents.contracts import CharacterBrief, Draft, Proposal, TurnPlan
+from agents.critic.symbolic import SymbolicCritic
 from agents.views import AuthorView
 from agents.writer.offline import WriteRequest
 from memory.acl import CharacterMind
 from memory.delta import TurnDelta
 from memory.store import StoryStore
 
-__all__ = ["BuilderRole", "CharacterRole", "PlannerRole", "WriterRole"]
+__all__ = ["BuilderRole", "CharacterRole", "PlannerRole", "Roles", "WriterRole", "offline_roles"]
 
 
 class PlannerRole(Protocol):
@@ -30,3 +32,29 @@ class WriterRole(Protocol):
 
 class BuilderRole(Protocol):
     async def build(self, store: StoryStore, turn: int, text: str) -> TurnDelta: ...
+
+
+@dataclass(frozen=True)
+class Roles:
+    """The role objects of one run: offline engine or model back end, same contracts."""
+
+    planner: PlannerRole
+    character: CharacterRole
+    writer: WriterRole
+    builder: BuilderRole
+    critic: SymbolicCritic = field(default_factory=SymbolicCritic)
+
+
+def offline_roles() -> Roles:
+    """Every role on the deterministic offline engine."""
+    from agents.character.offline import OfflineCharacter
+    from agents.memory_builder.builder import OfflineMemoryBuilder
+    from agents.planner.offline import OfflinePlanner
+    from agents.writer.offline import OfflineWriter
+
+    return Roles(
+        planner=OfflinePlanner(),
+        character=OfflineCharacter(),
+        writer=OfflineWriter(),
+        builder=OfflineMemoryBuilder(),
+    )

@@ -11,27 +11,15 @@ from dataclasses import dataclass, field
 
 import redis.asyncio as aredis
 
-from agents.critic.symbolic import SymbolicCritic
-from agents.roles import BuilderRole, CharacterRole, PlannerRole, WriterRole
+from agents.roles import Roles
 from memory.acl import MindPool
 from memory.settings import Settings
 from memory.store import StoryStore
 from memory.tokens import TokenCounter, default_counter
 
-__all__ = ["Consolidator", "Roles", "TurnContext"]
+__all__ = ["Consolidator", "Roles", "TurnContext"]  # Roles re-exported for convenience
 
 Consolidator = Callable[[StoryStore, int], Awaitable[None]]
-
-
-@dataclass(frozen=True)
-class Roles:
-    """The role objects of one run: offline engine or model back end, same contracts."""
-
-    planner: PlannerRole
-    character: CharacterRole
-    writer: WriterRole
-    builder: BuilderRole
-    critic: SymbolicCritic = field(default_factory=SymbolicCritic)
 
 
 @dataclass(frozen=True)

@@ -14,15 +14,12 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command
 
-from agents.character.offline import OfflineCharacter
 from agents.contracts import Decision
-from agents.memory_builder.builder import OfflineMemoryBuilder
-from agents.planner.offline import OfflinePlanner
-from agents.writer.offline import OfflineWriter
+from agents.roles import Roles, offline_roles
 from graph.build import build_turn_graph, thread_id
 from graph.checkpoint import THREADS, RedisCheckpointSaver
 from graph.nodes import commit_text
-from graph.runtime import Consolidator, Roles, TurnContext
+from graph.runtime import Consolidator, TurnContext
 from graph.state import TurnState
 from memory import keys
 from memory.access import WorldRules
@@ -36,19 +33,9 @@ from memory.store import StoryStore, list_stories
 from worlds.loader import load_world, setup_delta
 from worlds.pack import WorldPack
 
-__all__ = ["Fabula", "Pending", "TurnOutcome", "offline_roles"]
+__all__ = ["Fabula", "Pending", "TurnOutcome"]
 
 TurnOutcome = Literal["committed", "duplicate", "pending", "abandoned"]
-
-
-def offline_roles() -> Roles:
-    """Every role on the deterministic offline engine."""
-    return Roles(
-        planner=OfflinePlanner(),
-        character=OfflineCharacter(),
-        writer=OfflineWriter(),
-        builder=OfflineMemoryBuilder(),
-    )
 
 
 @dataclass(frozen=True)
