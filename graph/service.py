@@ -186,7 +186,7 @@ class Fabula:
                 branch=store.branch,
             )
         result = await self.graph.ainvoke(
-            Command[Any](resume=decision.model_dump()),
+            Command(resume=decision.model_dump()),
             self._config(store, pending.turn),
             context=self.context(auto=False),
         )

@@ -1,0 +1,126 @@
+"""The command line, run as separate processes against the test Redis (real subprocesses)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def fabula(redis_url: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "FABULA_REDIS_URL": redis_url, "COLUMNS": "200"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "graph.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"fabula {' '.join(args)} failed: {proc.stderr}")
+    return proc
+
+
+def story_turns(redis_url: str, story: str) -> list[dict[str, object]]:
+    data = json.loads(fabula(redis_url, "show", story, "story", "--json").stdout)
+    assert data["story"] == story and data["branch"] == "main"
+    turns: list[dict[str, object]] = data["turns"]
+    return turns
+
+
+class TestApprovalAcrossProcesses:
+    def test_run_pending_approve_reject(self, redis_url: str, tmp_path: Path) -> None:
+        """`run` stops pending; `pending` lists it; `approve` from another process commits
+        exactly one turn; `reject` commits nothing; `edit` commits the given text."""
+        fabula(redis_url, "new", "--world", "hollow_book", "--id", "tale")
+        opening = len(story_turns(redis_url, "tale"))
+        assert opening == 3
+
+        out = fabula(redis_url, "run", "tale", "--turns", "3")
+        assert "awaits approval" in out.stdout
+        pending = json.loads(fabula(redis_url, "pending", "--json").stdout)
+        assert pending == [{"story": "tale", "branch": "main", "turn": opening + 1}]
+        assert len(story_turns(redis_url, "tale")) == opening  # nothing committed yet
+
+        fabula(redis_url, "approve", "tale")
+        assert len(story_turns(redis_url, "tale")) == opening + 1
+        assert json.loads(fabula(redis_url, "pending", "--json").stdout) == []
+        again = fabula(redis_url, "approve", "tale", check=False)
+        assert again.returncode != 0 and "no turn awaiting approval" in again.stderr
+        assert len(story_turns(redis_url, "tale")) == opening + 1
+
+        fabula(redis_url, "run", "tale")
+        fabula(redis_url, "reject", "tale", "--note", "not yet")
+        assert len(story_turns(redis_url, "tale")) == opening + 1
+        # the rejected turn was planned again and waits for approval once more
+        assert json.loads(fabula(redis_url, "pending", "--json").stdout)[0]["turn"] == opening + 2
+
+        text = tmp_path / "mine.txt"
+        text.write_text("Mara went to the hallway.\n")
+        fabula(redis_url, "edit", "tale", "--text-file", str(text))
+        turns = story_turns(redis_url, "tale")
+        assert turns[-1] == {"turn": opening + 2, "text": "Mara went to the hallway."}
+        world = json.loads(fabula(redis_url, "show", "tale", "world", "--json").stdout)
+        where = {(f["subject"], f["attribute"]): f["value"] for f in world["facts"]}
+        assert where[("mara", "location")] == "hallway"
+
+
+class TestErrors:
+    @pytest.mark.parametrize(
+        ("args", "needle"),
+        [
+            (("run", "nosuch"), "does not exist"),
+            (("show", "nosuch", "world"), "does not exist"),
+            (("new", "--world", "nosuch"), "no world pack"),
+            (("approve", "nosuch"), "does not exist"),
+        ],
+    )
+    def test_one_line_and_nonzero(self, redis_url: str, args: tuple[str, ...], needle: str) -> None:
+        """An error is one clear line on stderr and a non-zero exit status."""
+        proc = fabula(redis_url, *args, check=False)
+        assert proc.returncode == 1
+        assert needle in proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1
+
+    def test_unknown_character_changes_nothing(self, redis_url: str) -> None:
+        """Asking for an unknown character's beliefs is refused, naming the character."""
+        fabula(redis_url, "new", "--world", "hollow_book", "--id", "tale")
+        proc = fabula(redis_url, "show", "tale", "beliefs", "zed", check=False)
+        assert proc.returncode == 1 and "no character 'zed'" in proc.stderr
+
+    def test_bad_world_pack(self, redis_url: str, tmp_path: Path) -> None:
+        """A malformed pack is refused with the field named, and no story is created."""
+        pack = tmp_path / "bad.toml"
+        pack.write_text(
+            'id = "bad"\ntitle = "Bad"\npremise = "x"\n'
+            '[[places]]\nname = "hall"\n'
+            '[[characters]]\nname = "Ann"\nlocation = "attic"\n'
+        )
+        proc = fabula(redis_url, "new", "--world", str(pack), check=False)
+        assert proc.returncode == 1 and "characters[0].location" in proc.stderr
+        assert fabula(redis_url, "stories").stdout.strip() == ""
+
+
+class TestShowAndExport:
+    def test_views_as_of_and_export(self, redis_url: str) -> None:
+        """`show` gives each view, `--as-of` replays memory, `export` writes the text."""
+        fabula(redis_url, "new", "--world", "hollow_book", "--id", "tale")
+
+        def key(*extra: str) -> dict[str, str]:
+            view = json.loads(fabula(redis_url, "show", "tale", "world", "--json", *extra).stdout)
+            facts = view["facts"]
+            return {f["attribute"]: f["value"] for f in facts if f["subject"] == "brass_key"}
+
+        assert key()["location"] == "hollow_book"
+        assert key("--as-of", "1")["location"] == "desk_drawer"
+        leo = json.loads(fabula(redis_url, "show", "tale", "beliefs", "leo", "--json").stdout)
+        held = {(b["subject"], b["attribute"]): b["value"] for b in leo["beliefs"]}
+        assert held[("brass_key", "location")] == "desk_drawer"
+        md = fabula(redis_url, "export", "tale", "--format", "md").stdout
+        assert md.startswith("# The Hollow Book") and "hollow book" in md
+        data = json.loads(fabula(redis_url, "export", "tale", "--format", "json").stdout)
+        assert [t["turn"] for t in data["turns"]] == [1, 2, 3]
