@@ -124,3 +124,30 @@ class TestShowAndExport:
         assert md.startswith("# The Hollow Book") and "hollow book" in md
         data = json.loads(fabula(redis_url, "export", "tale", "--format", "json").stdout)
         assert [t["turn"] for t in data["turns"]] == [1, 2, 3]
+
+
+class TestExactlyOnce:
+    def test_two_processes_approve_one_turn(self, redis_url: str) -> None:
+        """Two processes approving the same pending turn at once commit it exactly once."""
+        fabula(redis_url, "new", "--world", "hollow_book", "--id", "tale")
+        fabula(redis_url, "run", "tale")
+        before = story_turns(redis_url, "tale")
+        env = {**os.environ, "FABULA_REDIS_URL": redis_url}
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "graph.cli", "approve", "tale"],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=env,
+            )
+            for _ in range(2)
+        ]
+        results = [p.communicate(timeout=120) for p in procs]
+        codes = [p.returncode for p in procs]
+        after = story_turns(redis_url, "tale")
+        assert len(after) == len(before) + 1, results
+        assert after[:-1] == before
+        # each process either committed it, found it committed, or found nothing pending
+        assert all(c in (0, 1) for c in codes), results
+        assert 0 in codes
