@@ -49,6 +49,9 @@ def _store(state: TurnState | CharacterTask, ctx: TurnContext) -> StoryStore:
 
 
 async def _view(state: TurnState, ctx: TurnContext) -> AuthorView:
+    key = (state["story"], state["branch"], state["turn"])
+    if key in ctx.views:
+        return ctx.views[key]
     store = _store(state, ctx)
     view = await author_view(store)
     if view.turn + 1 != state["turn"]:
@@ -58,6 +61,8 @@ async def _view(state: TurnState, ctx: TurnContext) -> AuthorView:
             branch=state["branch"],
             turn=state["turn"],
         )
+    ctx.views.clear()  # one turn at a time: keep only the newest
+    ctx.views[key] = view
     return view
 
 
@@ -255,7 +260,7 @@ async def commit_text(ctx: TurnContext, store: StoryStore, turn: int, text: str)
             turn=turn,
         )
     started = time.perf_counter()
-    view = await author_view(store, recent_turns=0)
+    view = ctx.views.get((store.story, store.branch, turn)) or await author_view(store)
     delta = enrich(view, await ctx.roles.builder.build(store, turn, text))
     result = await store.commit(delta)
     if ctx.memory_ms is not None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import redis.asyncio as aredis
 
 from agents.roles import Roles
+from agents.views import AuthorView
 from memory.acl import MindPool
 from memory.settings import Settings
 from memory.store import StoryStore
@@ -37,3 +38,6 @@ class TurnContext:
     consolidate: Consolidator | None = None
     # when set, commit_text appends the memory-builder's time per committed turn (ms)
     memory_ms: list[float] | None = None
+    # author views of this run by (story, branch, turn they precede); nodes of one run
+    # read the same state, and commit_text re-checks the head before writing
+    views: dict[tuple[str, str, int], AuthorView] = field(default_factory=dict)

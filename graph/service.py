@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.types import Command
+from langgraph.types import Command, StateSnapshot
 
 from agents.contracts import Decision
 from agents.roles import Roles, offline_roles
@@ -37,6 +37,11 @@ __all__ = ["Fabula", "Pending", "TurnOutcome"]
 
 TurnOutcome = Literal["committed", "duplicate", "pending", "abandoned"]
 
+# A turn is checkpointed when its run stops — at the approval interrupt or at its end —
+# not after every step: a run that dies midway starts the turn over, which is safe
+# because everything before the commit is a pure read and the commit is idempotent.
+DURABILITY: Literal["exit"] = "exit"
+
 
 @dataclass(frozen=True)
 class Pending:
@@ -46,6 +51,13 @@ class Pending:
     branch: str
     turn: int
     payload: dict[str, Any]
+
+
+def _pending_in(store: StoryStore, turn: int, snapshot: StateSnapshot) -> Pending | None:
+    for task in snapshot.tasks:
+        for intr in task.interrupts:
+            return Pending(store.story, store.branch, turn, dict(intr.value))
+    return None
 
 
 class Fabula:
@@ -141,21 +153,18 @@ class Fabula:
         """The turn of this branch waiting for a decision, if any."""
         turn = await store.head() + 1
         snapshot = await self.graph.aget_state(self._config(store, turn))
-        for task in snapshot.tasks:
-            for intr in task.interrupts:
-                return Pending(store.story, store.branch, turn, dict(intr.value))
-        return None
+        return _pending_in(store, turn, snapshot)
 
     async def run_turn(
         self, store: StoryStore, *, auto: bool, direction: str | None = None
     ) -> TurnOutcome:
         """Write the branch's next turn; stop at approval unless ``auto``."""
         await store.require()
-        if await self.pending_turn(store) is not None:
-            return "pending"
         turn = await store.head() + 1
         config = self._config(store, turn)
         snapshot = await self.graph.aget_state(config)
+        if _pending_in(store, turn, snapshot) is not None:
+            return "pending"
         if snapshot.values and not snapshot.next:
             # an earlier run of this turn ended without a commit (abandoned): start afresh
             await self.saver.adelete_thread(thread_id(store.story, store.branch, turn))
@@ -169,6 +178,7 @@ class Fabula:
             start,
             config,
             context=self.context(auto=auto),
+            durability=DURABILITY,
         )
         if result.get("__interrupt__"):
             return "pending"
@@ -189,6 +199,7 @@ class Fabula:
             Command(resume=decision.model_dump()),
             self._config(store, pending.turn),
             context=self.context(auto=False),
+            durability=DURABILITY,
         )
         if result.get("__interrupt__"):
             return "pending"

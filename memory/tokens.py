@@ -281,6 +281,11 @@ def fit(sections: Sequence[tuple[str, str]], budget: int, counter: TokenCounter)
     fits (dropped when none does), and every section after it is left out. The whole
     result counts at most ``budget`` tokens.
     """
+    pieces = [(f"## {label}\n" if label else "") + body for label, body in sections if body]
+    # fast path: when everything fits with room to spare, one count of the whole suffices
+    whole = "\n\n".join(pieces)
+    if counter.count(whole) <= budget:
+        return whole
     assembled = ""
     for label, body in sections:
         if not body:
