@@ -1,1 +1,4 @@
-"""The roles: planner, character, writer, critic, memory-builder; each with an offline engine and a model back end."""
+"""The roles: planner, character, writer, critic, memory-builder.
+
+Each role has an offline engine and a model back end with the same typed contracts.
+"""

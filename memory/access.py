@@ -173,7 +173,7 @@ def chains_over(holders: tuple[str, ...], depth: int) -> tuple[Chain, ...]:
     out: list[Chain] = [(h,) for h in holders]
     frontier = list(out)
     for _ in range(depth - 1):
-        frontier = [c + (h,) for c in frontier for h in holders if h != c[-1]]
+        frontier = [(*c, h) for c in frontier for h in holders if h != c[-1]]
         out.extend(frontier)
     return tuple(out)
 
@@ -308,9 +308,9 @@ class _Tracker:
             if value == place:
                 if not self.is_container(subject):
                     out.append(subject)
-            elif self.kind(value) == "character" and self.where(value) == place:
-                out.append(subject)
-            elif self.rules.open_containers and self.where(value) == place:
+            elif self.where(value) == place and (
+                self.rules.open_containers or self.kind(value) == "character"
+            ):
                 out.append(subject)
         return sorted(out)
 
@@ -535,9 +535,13 @@ class _Tracker:
 
     def _settle(self, fact: Fact, place: str | None, ev: Event) -> None:
         """Make a stated or seen fact true in W (placing an unplaced container in ``place``)."""
-        if fact.attribute == "location" and place is not None:
-            if self.where(fact.value) is None and self.kind(fact.value) == "object":
-                self.set_world(fact.value, "location", place, ev)
+        if (
+            fact.attribute == "location"
+            and place is not None
+            and self.where(fact.value) is None
+            and self.kind(fact.value) == "object"
+        ):
+            self.set_world(fact.value, "location", place, ev)
         self.set_world(fact.subject, fact.attribute, fact.value, ev)
 
     def _on_state(self, action: StoryAction) -> None:
@@ -614,6 +618,13 @@ class _Tracker:
                    witnesses={*self.present(place), speaker})  # fmt: skip
 
     # -- communication ----------------------------------------------------------------
+    def _truth(self, fact: Fact) -> Literal["true", "false", "unknown"]:
+        """Whether a claim is true in the world as the tracker knows it."""
+        held = self.world.get(f"{fact.subject}|{fact.attribute}")
+        if held is None:
+            return "unknown"
+        return "true" if held == (fact.value, True) else "false"
+
     def trusts(self, listener: str, speaker: str, slot: str) -> bool:
         """Whether ``listener`` adopts what ``speaker`` tells it about ``slot``."""
         if self.rules.trust != "fresher":
@@ -633,10 +644,7 @@ class _Tracker:
         assert action.clause is not None
         place = self.place_of(speaker)
         fact = self._fact(action.clause, place)
-        truth = self.world.get(f"{fact.subject}|{fact.attribute}")
-        fact = fact.model_copy(
-            update={"truth": "unknown" if truth is None else ("true" if truth == (fact.value, True) else "false")}
-        )
+        fact = fact.model_copy(update={"truth": self._truth(fact)})
         if private:
             audience = sorted({speaker, *listeners})
         else:

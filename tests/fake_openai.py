@@ -15,6 +15,15 @@ queues the replies, in order, and reads back every request body it received. Imp
 ``reject_json_schema`` makes it answer a ``response_format`` of type ``json_schema`` with
 an HTTP 400, as servers without structured outputs do; such a request consumes no reply.
 A request that finds the queue empty is answered with an HTTP 500 naming the problem.
+
+When a test's calls run concurrently (a graph's fanned-out agents), a reply can be routed:
+``schema=`` serves it only to a request for that schema (the ``json_schema`` name, or the
+name of the tool the request offers), or ``schema=TEXT`` only to a request for free text;
+``contains=`` only to a request whose messages contain that text. A request gets the first
+queued reply whose conditions it meets; a reply without conditions fits every request::
+
+    fake_openai.reply_json({"actions": []}, schema="ExtractedActions")
+    fake_openai.reply_text("Leo went out.", schema=TEXT)
 """
 
 from __future__ import annotations
@@ -30,8 +39,9 @@ from typing import Any
 
 import pytest
 
-__all__ = ["FakeOpenAI", "Reply", "fake_openai_fixture"]
+__all__ = ["TEXT", "FakeOpenAI", "Reply", "fake_openai_fixture", "request_schema"]
 
+TEXT = "(text)"  # the schema of a request for free text (no response format, no tools)
 JSON_SCHEMA_REJECTION = "response_format of type 'json_schema' is not supported by this server"
 
 
@@ -44,10 +54,42 @@ class Reply:
     tool_arguments: str | None = None  # set for a tool call
     status: int = 200
     error: str = ""
+    schema: str | None = None  # only for a request for this schema (TEXT: free text)
+    contains: str | None = None  # only for a request whose messages contain this
 
     @property
     def is_tool_call(self) -> bool:
         return self.tool_arguments is not None
+
+    def fits(self, body: dict[str, Any]) -> bool:
+        """Whether this reply may answer the request ``body``."""
+        if self.schema is not None and self.schema != request_schema(body):
+            return False
+        return self.contains is None or self.contains in _message_text(body)
+
+
+def request_schema(body: dict[str, Any]) -> str:
+    """The schema a request asks for: its json_schema's name, else its (first) tool's name,
+    else :data:`TEXT`."""
+    response_format = body.get("response_format") or {}
+    if response_format.get("type") == "json_schema":
+        return str(response_format["json_schema"]["name"])
+    choice = body.get("tool_choice")
+    if isinstance(choice, dict) and choice.get("function"):
+        return str(choice["function"]["name"])
+    tools = body.get("tools") or []
+    return str(tools[0]["function"]["name"]) if tools else TEXT
+
+
+def _message_text(body: dict[str, Any]) -> str:
+    parts = []
+    for message in body.get("messages", []):
+        content = message.get("content")
+        if isinstance(content, list):  # content parts
+            parts += [str(p.get("text", "")) for p in content if isinstance(p, dict)]
+        elif content is not None:
+            parts.append(str(content))
+    return "\n".join(parts)
 
 
 class FakeOpenAI:
@@ -67,23 +109,37 @@ class FakeOpenAI:
 
     # --- scripting -------------------------------------------------------------------------
 
-    def reply_text(self, text: str) -> None:
-        """Queue an assistant message with ``text`` as its content."""
-        self._queue(Reply(content=text))
+    def reply_text(
+        self, text: str, *, schema: str | None = None, contains: str | None = None
+    ) -> None:
+        """Queue an assistant message with ``text`` as its content (routing: see above)."""
+        self._queue(Reply(content=text, schema=schema, contains=contains))
 
-    def reply_json(self, value: object) -> None:
+    def reply_json(
+        self, value: object, *, schema: str | None = None, contains: str | None = None
+    ) -> None:
         """Queue JSON content, as a json_schema response carries it; a str is sent as is."""
-        self._queue(Reply(content=value if isinstance(value, str) else json.dumps(value)))
+        content = value if isinstance(value, str) else json.dumps(value)
+        self._queue(Reply(content=content, schema=schema, contains=contains))
 
-    def reply_tool_call(self, arguments: object, name: str | None = None) -> None:
+    def reply_tool_call(
+        self,
+        arguments: object,
+        name: str | None = None,
+        *,
+        schema: str | None = None,
+        contains: str | None = None,
+    ) -> None:
         """Queue a call of tool ``name`` (default: the first tool offered) with ``arguments``
         (JSON-encoded unless a str, which is sent as is, malformed or not)."""
         encoded = arguments if isinstance(arguments, str) else json.dumps(arguments)
-        self._queue(Reply(tool_name=name, tool_arguments=encoded))
+        self._queue(Reply(tool_name=name, tool_arguments=encoded, schema=schema, contains=contains))
 
-    def reply_error(self, status: int, message: str) -> None:
+    def reply_error(
+        self, status: int, message: str, *, schema: str | None = None, contains: str | None = None
+    ) -> None:
         """Queue an HTTP error with an OpenAI-style error body."""
-        self._queue(Reply(status=status, error=message))
+        self._queue(Reply(status=status, error=message, schema=schema, contains=contains))
 
     @property
     def pending(self) -> int:
@@ -141,9 +197,13 @@ class FakeOpenAI:
             response_format = body.get("response_format") or {}
             if self.reject_json_schema and response_format.get("type") == "json_schema":
                 return 400, _error(self.rejection_message, param="response_format")
-            if not self._replies:
-                return 500, _error("fake_openai: no scripted reply left", kind="server_error")
-            reply = self._replies.popleft()
+            index = next((i for i, r in enumerate(self._replies) if r.fits(body)), None)
+            if index is None:
+                problem = "no scripted reply " + ("fits" if self._replies else "left")
+                message = f"fake_openai: {problem} (schema {request_schema(body)})"
+                return 500, _error(message, kind="server_error")
+            reply = self._replies[index]
+            del self._replies[index]
             number = next(self._ids)
         if reply.status != 200:
             return reply.status, _error(reply.error)

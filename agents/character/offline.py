@@ -220,6 +220,9 @@ class OfflineCharacter:
     ) -> tuple[str | None, str | None]:
         """What it thinks about when idle: the last thing its first goal names."""
         for goal in brief.goals:
+            parsed = parse_goal(goal)
+            if parsed.object and parsed.object in entities:
+                return parsed.object, None
             m = _TOPIC.search(goal.strip().rstrip("."))
             if m:
                 ident = slug(m["np"])

@@ -108,7 +108,9 @@ async def _current_beliefs(
                 pipe.hmget(keys.beliefs_current(store.story, store.branch, chain), wanted)
             rows = await pipe.execute()
         for chain, values in zip(nested, rows, strict=True):
-            found = {s: Belief.model_validate_json(v) for s, v in zip(wanted, values) if v}
+            found = {
+                s: Belief.model_validate_json(v) for s, v in zip(wanted, values, strict=True) if v
+            }
             if found:
                 out[tuple(chain.split(">"))] = found
     return out

@@ -41,6 +41,7 @@ _NAME = r"(?:(?!(?:The|A|An|This|That|It|He|She|They|We|I|You)\b)[A-Z][\w'-]*)"
 _NAMES = rf"(?:{_NAME}(?:(?:,? and |, ){_NAME})*)"
 _NP = r"(?:[^\s,;:\"]+?(?: [^\s,;:\"]+?)*?)"  # a noun phrase: one or more plain words
 _END = r"[.!?]?$"
+_SAID = r"(?:said|asked|replied|whispered|shouted)"
 
 
 def _rx(pattern: str) -> re.Pattern[str]:
@@ -70,8 +71,8 @@ _FORMS: list[tuple[ActionKind, re.Pattern[str]]] = [
     ("claim", _rx(rf"(?P<name>{_NAME}) publicly claimed that (?P<clause>.+?)")),
     ("feel", _rx(rf"(?P<name>{_NAME}) (?P<verb>likes|loves|hates|dislikes) the (?P<obj>{_NP})")),
     ("think", _rx(rf"(?P<name>{_NAME}) thought about the (?P<obj>{_NP})(?: for a while)?")),
-    ("say", re.compile(rf'^"(?P<quote>[^"]+)" (?:said|asked|replied|whispered|shouted) (?P<name>{_NAME}){_END}')),
-    ("say", re.compile(rf'^(?P<name>{_NAME}) (?:said|asked|replied|whispered|shouted),? "(?P<quote>[^"]+)"{_END}')),
+    ("say", _rx(rf'"(?P<quote>[^"]+)" {_SAID} (?P<name>{_NAME})')),
+    ("say", _rx(rf'(?P<name>{_NAME}) {_SAID},? "(?P<quote>[^"]+)"')),
 ]  # fmt: skip
 
 _LOCATION_CLAUSE = re.compile(rf"^(?:[Tt]he )?(?P<obj>{_NP}) is in the (?P<target>{_NP})$")

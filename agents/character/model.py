@@ -1,0 +1,153 @@
+"""The character agent on a chat model: its own mind in, a validated :class:`Proposal` out.
+
+The prompt holds only what the character's :class:`~memory.acl.CharacterMind` returns (its
+beliefs, its first-person memories, the names of the story's entities, which are common
+knowledge) and its brief: never the world, never another mind. The mind reads through
+the character's own Redis user, so nothing else could reach the prompt even by mistake.
+
+The model fills a :class:`CharacterProposal` (its actions and intent); the proposal's
+``character`` is set here, not by the model. Actions must name entities the character
+has heard of (names are turned into ids) and carry the fields their kind needs; anything
+else is shown back to the model, within ``max_attempts`` replies, after which
+:class:`~memory.errors.ModelOutputError` is raised.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+from pydantic import BaseModel, ConfigDict, create_model, model_validator
+
+from agents.contracts import Action, CharacterBrief, Proposal
+from agents.llm import structured_call
+from agents.prompts import load_prompt
+from memory.acl import CharacterMind
+from memory.projections import BeliefView
+from memory.records import Entity, Memory, slug
+
+__all__ = ["CharacterProposal", "ModelCharacter", "proposal_schema", "render_mind"]
+
+MEMORIES = 20  # the last first-person memories shown
+_NEEDS: dict[str, tuple[str, ...]] = {
+    "go": ("target",),
+    "search": ("target",),
+    "take": ("object",),
+    "put": ("object", "target"),
+    "give": ("object", "listener"),
+    "ask": ("listener", "about"),
+    "tell": ("listener", "about", "claim"),
+    "say": ("line",),
+}
+_ID_FIELDS = ("object", "target", "listener", "about")
+
+
+class CharacterProposal(BaseModel):
+    """What the character does next: its actions in order, and its intent."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    actions: tuple[Action, ...]
+    intent: str
+
+
+class ModelCharacter:
+    """A character agent on a chat model (see the module docstring)."""
+
+    def __init__(self, model: BaseChatModel, *, max_attempts: int = 3) -> None:
+        self.model = model
+        self.max_attempts = max_attempts
+        self.prompt = load_prompt("character", "propose")
+
+    async def propose(self, mind: CharacterMind, brief: CharacterBrief) -> Proposal:
+        """The character's proposal from its own mind; ModelOutputError if none validates."""
+        beliefs = await mind.beliefs()
+        memories = await mind.memories(last=MEMORIES)
+        entities = await mind.entities()
+        messages = [
+            SystemMessage(content=self.prompt.render(name=brief.name)),
+            HumanMessage(content=render_mind(brief, beliefs, memories, entities)),
+        ]
+        reply = await structured_call(
+            self.model, proposal_schema(entities), messages, max_attempts=self.max_attempts
+        )
+        return Proposal(character=mind.character, actions=reply.actions, intent=reply.intent)
+
+
+def proposal_schema(entities: dict[str, Entity]) -> type[CharacterProposal]:
+    """:class:`CharacterProposal`, refusing unknown entities and actions missing a field."""
+    known = set(entities)
+
+    def known_entities(cls: type[CharacterProposal], data: Any) -> Any:  # a before-validator
+        if not isinstance(data, dict) or not isinstance(data.get("actions"), list):
+            return data
+        return {**data, "actions": [_checked(a, known) for a in data["actions"]]}
+
+    validators: dict[str, Any] = {"known_entities": model_validator(mode="before")(known_entities)}
+    return create_model("CharacterProposal", __base__=CharacterProposal, __validators__=validators)
+
+
+def _checked(action: Any, known: set[str]) -> Any:
+    if not isinstance(action, dict):
+        return action
+    action = dict(action)
+    kind = action.get("kind")
+    missing = [f for f in _NEEDS.get(str(kind), ()) if not action.get(f)]
+    if missing:
+        raise ValueError(f"a {kind} action needs {', '.join(missing)}")
+    fields = [
+        *_ID_FIELDS,
+        *(["claim"] if action.get("attribute", "location") == "location" else []),
+    ]
+    for field in fields:
+        value = action.get(field)
+        if value is None:
+            continue
+        sid = str(value) if str(value) in known else _slug(str(value))
+        if sid not in known:
+            raise ValueError(f"{field}: you know of nothing called {value!r}")
+        action[field] = sid
+    return action
+
+
+def _slug(text: str) -> str:
+    try:
+        return slug(text)
+    except ValueError:
+        return ""
+
+
+def render_mind(
+    brief: CharacterBrief,
+    beliefs: BeliefView,
+    memories: list[Memory],
+    entities: dict[str, Entity],
+) -> str:
+    """The character's brief and own mind as compact sections, for its prompt."""
+
+    def name(entity: str) -> str:
+        e = entities.get(entity)
+        return e.name if e else entity
+
+    scene = [f"goal: {brief.scene_goal}"] if brief.scene_goal else []
+    if brief.place:
+        scene.append(f"place: {name(brief.place)}")
+    believed = sorted(beliefs.beliefs.values(), key=lambda b: (b.subject, b.attribute))
+    sections = [
+        ("Who you are", f"{brief.name} (id {brief.character})"),
+        ("Your voice", brief.voice),
+        ("Your goals", "\n".join(f"- {g}" for g in brief.goals)),
+        ("Your secrets", "\n".join(f"- {s}" for s in brief.secrets)),
+        ("This scene", "\n".join(scene)),
+        ("What you believe", "\n".join(
+            f"- the {b.attribute} of {name(b.subject)} is {'not ' * (not b.polarity)}"
+            f"{name(b.value)} ({b.mode}, turn {b.valid_from})"
+            for b in believed
+        )),
+        ("What you remember", "\n".join(f"- turn {m.turn}: {m.quote}" for m in memories)),
+        ("Things you know of", "\n".join(
+            f"- {e.id}: {e.name} ({e.kind})" for e in sorted(entities.values(), key=lambda e: e.id)
+        )),
+    ]  # fmt: skip
+    return "\n\n".join(f"## {title}\n{body}" for title, body in sections if body)

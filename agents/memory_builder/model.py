@@ -1,0 +1,192 @@
+"""The memory-builder on a chat model: free prose → typed story actions → the same tracker.
+
+:class:`ModelExtractor` asks the model for the turn's :class:`~memory.access.StoryAction`
+values (an :class:`ExtractedActions`), each with the span of the sentence it comes from.
+A reply whose spans do not lie in the text, or whose actions lack a field their kind
+needs, is shown back to the model and asked for again, within ``max_attempts`` replies,
+after which :class:`~memory.errors.ModelOutputError` is raised and nothing is built.
+Every sentence no action covers is kept as ``narration``, as the offline extractor does.
+
+:class:`ModelMemoryBuilder` then runs exactly what the offline builder runs —
+:func:`~agents.memory_builder.builder.read_prior` and :func:`~memory.access.track` — so
+access tracking, beliefs and validation are the same code in both modes. The actions read
+from one text are kept (a few, in memory) so that the commit of an approved draft applies
+the very actions its preview showed, without asking the model again.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+from pydantic import BaseModel, ConfigDict, create_model, model_validator
+
+from agents.llm import structured_call
+from agents.memory_builder.builder import read_prior
+from agents.memory_builder.extract import split_sentences
+from agents.prompts import load_prompt
+from memory.access import StoryAction, WorldRules, track
+from memory.delta import DeltaBuilder, TurnDelta
+from memory.errors import ModelOutputError
+from memory.records import Entity
+from memory.store import CommitResult, StoryStore
+
+__all__ = [
+    "ExtractedActions",
+    "ModelExtractor",
+    "ModelMemoryBuilder",
+    "actions_schema",
+    "with_narration",
+]
+
+CACHED_TEXTS = 32
+_NEEDS: dict[str, tuple[str, ...]] = {
+    "enter": ("actors", "place"),
+    "exit": ("actors", "place"),
+    "go": ("actors", "place"),
+    "locate": ("actors", "place"),
+    "stay": ("actors", "place"),
+    "move": ("actors", "obj", "target"),
+    "put": ("actors", "obj", "target"),
+    "take": ("actors", "obj"),
+    "give": ("actors", "obj", "target"),
+    "drop": ("actors", "obj"),
+    "state": ("clause",),
+    "perceive": ("actors", "clause"),
+    "see": ("actors",),
+    "tell": ("actors", "listeners", "clause"),
+    "claim": ("actors", "clause"),
+    "say": ("actors",),
+    "feel": ("actors", "obj"),
+    "think": ("actors",),
+}
+
+
+class ExtractedActions(BaseModel):
+    """The story actions one turn's text tells, in story order, each with its span."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    actions: tuple[StoryAction, ...]
+
+
+def actions_schema(text: str) -> type[ExtractedActions]:
+    """:class:`ExtractedActions` for ``text``: spans inside it, each kind's fields present."""
+    length = len(text)
+
+    def checked(self: ExtractedActions) -> ExtractedActions:  # an after-validator
+        problems = []
+        for i, action in enumerate(self.actions):
+            if not 0 <= action.start < action.end <= length:
+                problems.append(
+                    f"actions.{i}: span {action.start}..{action.end} is not inside the text "
+                    f"(0..{length})"
+                )
+            missing = [f for f in _NEEDS.get(action.kind, ()) if not getattr(action, f)]
+            if missing:
+                problems.append(f"actions.{i}: a {action.kind} action needs {', '.join(missing)}")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    validators: dict[str, Any] = {"checked": model_validator(mode="after")(checked)}
+    return create_model("ExtractedActions", __base__=ExtractedActions, __validators__=validators)
+
+
+def with_narration(text: str, actions: Sequence[StoryAction]) -> list[StoryAction]:
+    """``actions`` plus a ``narration`` action for every sentence none of them overlaps,
+    in text order (actions that start together keep their order)."""
+    gaps = [
+        StoryAction(kind="narration", start=start, end=end)
+        for start, end in split_sentences(text)
+        if not any(a.start < end and start < a.end for a in actions)
+    ]
+    return sorted([*actions, *gaps], key=lambda a: a.start)
+
+
+class ModelExtractor:
+    """Reads a turn's text into story actions with a chat model (see the module docstring)."""
+
+    def __init__(self, model: BaseChatModel, *, max_attempts: int = 3) -> None:
+        self.model = model
+        self.max_attempts = max_attempts
+        self.prompt = load_prompt("memory_builder", "extract")
+
+    async def extract(self, text: str, entities: dict[str, Entity]) -> list[StoryAction]:
+        """Every action ``text`` tells, unread sentences as narration, in text order.
+
+        ``entities`` are the story's (their names are shown, so the model reuses them).
+        Raises ModelOutputError when no valid reply comes within ``max_attempts``.
+        """
+        messages = [
+            SystemMessage(content=self.prompt.render()),
+            HumanMessage(content=render_text(text, entities)),
+        ]
+        reply = await structured_call(
+            self.model, actions_schema(text), messages, max_attempts=self.max_attempts
+        )
+        return with_narration(text, reply.actions)
+
+
+def render_text(text: str, entities: dict[str, Entity]) -> str:
+    """The extraction request: known entities, the text, and its sentences with spans."""
+    known = []
+    for kind in ("character", "place", "object"):
+        names = sorted(e.name for e in entities.values() if e.kind == kind)
+        if names:
+            known.append(f"{kind}s: {', '.join(names)}")
+    sentences = "\n".join(f"[{s}:{e}] {text[s:e]}" for s, e in split_sentences(text))
+    sections = [
+        ("Known entities", "\n".join(known)),
+        (f"Text ({len(text)} characters)", text),
+        ("Sentences, with their spans [start:end]", sentences),
+    ]
+    return "\n\n".join(f"## {title}\n{body}" for title, body in sections if body)
+
+
+class ModelMemoryBuilder:
+    """Builds and commits turns of free prose: the model extracts, the tracker tracks."""
+
+    def __init__(self, model: BaseChatModel, *, max_attempts: int = 3) -> None:
+        self.extractor = ModelExtractor(model, max_attempts=max_attempts)
+        self._read: OrderedDict[tuple[str, str, int, str], list[StoryAction]] = OrderedDict()
+
+    async def build(self, store: StoryStore, turn: int, text: str) -> TurnDelta:
+        """The delta of ``turn`` with ``text``, derived from the store's views before it.
+
+        Raises :class:`~memory.errors.NotFound` when the story does not exist, and
+        :class:`ModelOutputError` (with story, branch and turn) when the text cannot be read.
+        """
+        await store.require()
+        head = await store.head()
+        as_of = None if turn > head else turn - 1
+        actions = await self._actions(store, turn, text, as_of)
+        rules = WorldRules.load(await store.rules())
+        prior = await read_prior(store, actions, as_of=as_of)
+        builder = DeltaBuilder(turn, text)
+        track(rules, prior, actions, builder)
+        return builder.build()
+
+    async def commit(self, store: StoryStore, turn: int, text: str) -> CommitResult:
+        """Build ``turn`` and commit it atomically."""
+        return await store.commit(await self.build(store, turn, text))
+
+    async def _actions(
+        self, store: StoryStore, turn: int, text: str, as_of: int | None
+    ) -> list[StoryAction]:
+        key = (store.story, store.branch, turn, text)
+        if key in self._read:
+            self._read.move_to_end(key)
+            return self._read[key]
+        try:
+            actions = await self.extractor.extract(text, await store.entities(as_of))
+        except ModelOutputError as error:
+            error.context.update(story=store.story, branch=store.branch, turn=turn)
+            raise
+        self._read[key] = actions
+        while len(self._read) > CACHED_TEXTS:
+            self._read.popitem(last=False)
+        return actions

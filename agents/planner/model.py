@@ -1,0 +1,200 @@
+"""The planner on a chat model: the author's view in, a validated :class:`TurnPlan` out.
+
+The prompt (``prompts/plan.v*.md``) is the instruction; the user message is a compact
+rendering of the author's view: the roster, W, every character's beliefs labelled by holder
+(false ones marked), the characters' goals, the open developments and hypotheses, the
+outline, the recent text, the direction and the notes on rejected plans. The reply must
+name only characters, places, developments and hypotheses of the view (names are accepted
+and turned into ids); anything else is shown back to the model and asked for again, within
+``max_attempts`` replies, after which :class:`~memory.errors.ModelOutputError` is raised.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+from pydantic import create_model, model_validator
+
+from agents.contracts import TurnPlan
+from agents.llm import structured_call
+from agents.planner.offline import MAX_FOCAL, goals_of
+from agents.prompts import load_prompt
+from agents.views import AuthorView
+from memory.records import slug
+
+__all__ = ["ModelPlanner", "plan_schema", "render_author_view"]
+
+
+class ModelPlanner:
+    """Plans a turn with a chat model (see the module docstring)."""
+
+    def __init__(self, model: BaseChatModel, *, max_attempts: int = 3) -> None:
+        self.model = model
+        self.max_attempts = max_attempts
+        self.prompt = load_prompt("planner", "plan")
+
+    async def plan(
+        self,
+        view: AuthorView,
+        *,
+        direction: str | None = None,
+        attempt: int = 0,
+        notes: Sequence[str] = (),
+    ) -> TurnPlan:
+        """The next turn's plan; raises ModelOutputError when no valid plan comes back."""
+        if not view.characters():
+            raise ValueError("the story has no characters")
+        messages = [
+            SystemMessage(content=self.prompt.render(max_focal=MAX_FOCAL)),
+            HumanMessage(content=render_author_view(view, direction, attempt, notes)),
+        ]
+        checked = await structured_call(
+            self.model, plan_schema(view), messages, max_attempts=self.max_attempts
+        )
+        return TurnPlan.model_validate(checked.model_dump())
+
+
+def plan_schema(view: AuthorView) -> type[TurnPlan]:
+    """:class:`TurnPlan`, refusing ids the view does not have (names become ids)."""
+    characters = set(view.characters())
+    places = {e.id for e in view.entities.values() if e.kind == "place"}
+    developments = {d.id for d in view.open_developments()}
+    hypotheses = {h.id for h in view.hypotheses.values() if h.status == "open"}
+
+    def known_ids(cls: type[TurnPlan], data: Any) -> Any:  # a before-validator
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        focal = list(dict.fromkeys(_ids(data.get("focal") or [], characters, "character")))
+        if len(focal) > MAX_FOCAL:
+            raise ValueError(f"focal: at most {MAX_FOCAL} characters, not {len(focal)}")
+        data["focal"] = focal
+        if data.get("place") is not None:
+            (data["place"],) = _ids([data["place"]], places, "place")
+        data["developments"] = _ids(data.get("developments") or [], developments, "development")
+        if data.get("hypothesis") is not None:
+            (data["hypothesis"],) = _ids([data["hypothesis"]], hypotheses, "open hypothesis")
+        return data
+
+    validators: dict[str, Any] = {"known_ids": model_validator(mode="before")(known_ids)}
+    return create_model("TurnPlan", __base__=TurnPlan, __validators__=validators)
+
+
+def _ids(values: Sequence[object], known: set[str], what: str) -> list[str]:
+    """``values`` as ids of ``known`` (an id or a name); ValueError naming the unknown ones."""
+    out, unknown = [], []
+    for value in values:
+        text = str(value)
+        sid = text if text in known else _slug(text)
+        if sid in known:
+            out.append(sid)
+        else:
+            unknown.append(text)
+    if unknown:
+        raise ValueError(
+            f"no such {what}: {', '.join(unknown)} (known: {', '.join(sorted(known)) or 'none'})"
+        )
+    return out
+
+
+def _slug(text: str) -> str:
+    try:
+        return slug(text)
+    except ValueError:
+        return ""
+
+
+def render_author_view(
+    view: AuthorView, direction: str | None = None, attempt: int = 0, notes: Sequence[str] = ()
+) -> str:
+    """The author's view as compact sections (``## title`` over lines), for a prompt."""
+    sections = [
+        ("Roster", _roster(view)),
+        (f"W: the world after turn {view.turn}", _world(view)),
+        *((f"B[{view.name(c)}]", _beliefs(view, c)) for c in view.characters()),
+        ("Goals", _goals(view)),
+        ("D: open developments", _developments(view)),
+        ("H: open hypotheses", _hypotheses(view)),
+        ("Outline", _outline(view)),
+        ("Recent text", "\n".join(f"turn {t.turn}: {t.text}" for t in view.recent)),
+        ("Direction", direction or ""),
+    ]
+    if attempt > 0:
+        rejected = f"{attempt} earlier plan(s) for this turn were rejected."
+        sections.append(("Rejected plans", "\n".join([rejected, *(f"- {n}" for n in notes)])))
+    return "\n\n".join(f"## {title}\n{body}" for title, body in sections if body)
+
+
+def _roster(view: AuthorView) -> str:
+    lines = []
+    for kind in ("character", "place", "object"):
+        entities = sorted((e for e in view.entities.values() if e.kind == kind), key=lambda e: e.id)
+        if entities:
+            listed = ", ".join(e.id if e.id == e.name else f"{e.id} ({e.name})" for e in entities)
+            lines.append(f"{kind}s: {listed}")
+    return "\n".join(lines)
+
+
+def _world(view: AuthorView) -> str:
+    states = sorted(view.world.states.values(), key=lambda s: (s.subject, s.attribute))
+    return "\n".join(
+        f"- the {s.attribute} of {view.name(s.subject)} is "
+        f"{'not ' if not s.polarity else ''}{view.name(s.value)} (since turn {s.valid_from})"
+        for s in states
+    )
+
+
+def _beliefs(view: AuthorView, character: str) -> str:
+    held = view.beliefs.get(character)
+    if held is None:
+        return ""
+    lines = []
+    for b in sorted(held.beliefs.values(), key=lambda b: (b.subject, b.attribute)):
+        truth = view.world.value(b.subject, b.attribute)
+        false = b.polarity and truth is not None and truth != b.value
+        lines.append(
+            f"- the {b.attribute} of {view.name(b.subject)} is "
+            f"{'not ' if not b.polarity else ''}{view.name(b.value)} "
+            f"({b.mode}, turn {b.valid_from}){' [FALSE]' if false else ''}"
+        )
+    return "\n".join(lines)
+
+
+def _goals(view: AuthorView) -> str:
+    return "\n".join(
+        f"- {view.name(c)}: {'; '.join(goals)}"
+        for c in view.characters()
+        if (goals := goals_of(view, c))
+    )
+
+
+def _developments(view: AuthorView) -> str:
+    return "\n".join(
+        f"- {d.id} [{d.kind}, {d.status}] {d.title}"
+        + (
+            f" (participants: {', '.join(view.name(p) for p in d.participants)})"
+            if d.participants
+            else ""
+        )
+        for d in view.open_developments()
+    )
+
+
+def _hypotheses(view: AuthorView) -> str:
+    lines = [
+        f"- {h.id} (for {h.development}): {h.premise}"
+        for h in view.hypotheses.values()
+        if h.status == "open"
+    ]
+    if view.pursue:
+        lines.append(f"this branch pursues {view.pursue}")
+    return "\n".join(lines)
+
+
+def _outline(view: AuthorView) -> str:
+    if view.pack is None:
+        return ""
+    return "\n".join([view.pack.premise, *(f"- {step}" for step in view.pack.outline)])

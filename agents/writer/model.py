@@ -1,0 +1,101 @@
+"""The writer on a chat model: plan, proposals and budgeted memory in, a :class:`Draft` out.
+
+The prompt (``prompts/write.v*.md``) is the instruction; the user message holds the plan,
+each focal character's proposal, the memory context the graph assembled within its token
+budget (``request.context``, passed on as it is: the writer reads no more of the store),
+the approver's notes and the critic's findings on the previous draft. The reply is free
+text; an empty one is :class:`~memory.errors.ModelOutputError`.
+"""
+
+from __future__ import annotations
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from agents.contracts import Action, Draft
+from agents.llm import text_call
+from agents.prompts import load_prompt
+from agents.views import AuthorView
+from agents.writer.offline import WriteRequest
+from memory.errors import ModelOutputError
+
+__all__ = ["ModelWriter", "render_request"]
+
+MAX_SENTENCES = 8
+
+
+class ModelWriter:
+    """Writes a turn's passage with a chat model (see the module docstring)."""
+
+    def __init__(self, model: BaseChatModel, *, max_sentences: int = MAX_SENTENCES) -> None:
+        self.model = model
+        self.max_sentences = max_sentences
+        self.prompt = load_prompt("writer", "write")
+
+    async def write(self, request: WriteRequest, view: AuthorView) -> Draft:
+        """The draft for ``request``; raises ModelOutputError when the reply is empty."""
+        messages = [
+            SystemMessage(content=self.prompt.render(max_sentences=self.max_sentences)),
+            HumanMessage(content=render_request(request, view)),
+        ]
+        text = _unwrap(await text_call(self.model, messages))
+        if not text:
+            raise ModelOutputError(
+                "the writer's reply is empty", story=view.story, turn=view.turn + 1
+            )
+        return Draft(text=text, revision=request.revision)
+
+
+def render_request(request: WriteRequest, view: AuthorView) -> str:
+    """The write request as compact sections (``## title`` over lines), for a prompt."""
+    plan = request.plan
+    proposals = []
+    for p in request.proposals:
+        lines = [f"{view.name(p.character)} (intent: {p.intent or 'none given'}):"]
+        lines += [f"- {_action(view, a)}" for a in p.actions]
+        proposals.append("\n".join(lines))
+    sections = [
+        (
+            "Plan",
+            "\n".join(
+                [f"scene goal: {plan.scene_goal}"]
+                + ([f"place: {view.name(plan.place)}"] if plan.place else [])
+                + [f"focal: {', '.join(view.name(c) for c in plan.focal)}"]
+                + [f"beat: {b}" for b in plan.beats]
+                + [f"keep in mind: {m}" for m in plan.memory_needs]
+            ),
+        ),
+        ("Proposals", "\n".join(proposals)),
+        ("Memory", request.context),
+        ("Notes", "\n".join(f"- {n}" for n in request.notes)),
+        (
+            f"Critic's findings on draft {request.revision}",
+            "\n".join(
+                f"- {f.severity} ({f.kind}): {f.message}" + (f' — "{f.quote}"' if f.quote else "")
+                for f in request.findings
+            ),
+        ),
+    ]
+    return "\n\n".join(f"## {title}\n{body}" for title, body in sections if body)
+
+
+def _action(view: AuthorView, action: Action) -> str:
+    parts: list[str] = [action.kind]
+    for field in ("object", "target", "listener", "about"):
+        value = getattr(action, field)
+        if value:
+            parts.append(f"{field}={view.name(value)}")
+    if action.claim:
+        claim = view.name(action.claim) if action.attribute == "location" else action.claim
+        parts.append(f"claim: the {action.attribute} is {claim}")
+    if action.line:
+        parts.append(f'"{action.line}"')
+    return " ".join(parts) + (f" ({action.reason})" if action.reason else "")
+
+
+def _unwrap(text: str) -> str:
+    """The passage without surrounding white space or a code fence around it."""
+    text = text.strip()
+    if text.startswith("```") and text.endswith("```"):
+        text = text[3:-3].partition("\n")[2].strip() if "\n" in text else text.strip("`")
+    return text.strip()

@@ -1,0 +1,155 @@
+"""What the belief benchmarks share: a Redis for the run, story set-up, scoring, output.
+
+Every benchmark ingests its stories through the real store (``OfflineMemoryBuilder`` →
+``StoryStore.commit``) and answers from the Redis-backed views. Its ``shared_memory``
+baseline is the conventional design: the same extractor and store, but one memory that
+every character reads (``answer(..., shared=True)`` reads W whoever asks).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import tempfile
+from collections import defaultdict
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import redis.asyncio as aredis
+
+from bench.report import print_table, write_json
+from memory.access import WorldRules
+from memory.delta import DeltaBuilder, TurnDelta
+from memory.server import EmbeddedRedis, connect_async
+from memory.store import StoryStore
+
+__all__ = [
+    "Scored",
+    "bench_main",
+    "bench_redis",
+    "create_story",
+    "print_table",
+    "rate",
+    "rates_by",
+    "run_id",
+    "write_answers",
+    "write_json",
+]
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One answered question: ``answer`` from the per-character views, ``baseline`` from the
+    shared memory; ``group`` is what the figures are broken down by."""
+
+    index: int
+    question: str
+    gold: str
+    answer: str
+    baseline: str
+    group: str
+    extra: Mapping[str, Any] | None = None
+
+    @property
+    def correct(self) -> bool:
+        return self.answer == self.gold
+
+    @property
+    def baseline_correct(self) -> bool:
+        return self.baseline == self.gold
+
+
+def rate(hits: Iterable[bool]) -> float:
+    """The share of true values, rounded to 4 places (0.0 for none)."""
+    values = list(hits)
+    return round(sum(values) / len(values), 4) if values else 0.0
+
+
+def rates_by(
+    items: Sequence[Scored], key: Callable[[Scored], str], hit: Callable[[Scored], bool]
+) -> dict[str, float]:
+    groups: dict[str, list[bool]] = defaultdict(list)
+    for item in items:
+        groups[key(item)].append(hit(item))
+    return {name: rate(groups[name]) for name in sorted(groups)}
+
+
+def run_id() -> str:
+    """A short random tag so a run's story ids never collide with another's."""
+    return secrets.token_hex(3)
+
+
+@contextlib.asynccontextmanager
+async def bench_redis(redis_url: str | None) -> AsyncIterator[aredis.Redis]:
+    """A client on ``redis_url``; with None, on a private server started (and stopped) here."""
+    server: EmbeddedRedis | None = None
+    if redis_url is None:
+        # a short path: the unix socket's path must stay under ~100 characters
+        server = EmbeddedRedis(Path(tempfile.mkdtemp(prefix="fabench-", dir="/tmp")))
+        redis_url = server.ensure_started()
+    client = connect_async(redis_url, max_connections=64)
+    try:
+        yield client
+    finally:
+        await client.aclose()
+        if server is not None:
+            server.stop()
+            shutil.rmtree(server.directory, ignore_errors=True)
+
+
+async def create_story(
+    client: aredis.Redis,
+    story: str,
+    rules: WorldRules,
+    *,
+    world: str,
+    title: str,
+    setup: TurnDelta | None = None,
+) -> StoryStore:
+    """A new story with ``rules`` and a setup turn (empty unless given)."""
+    store = StoryStore(client, story)
+    await store.create(
+        setup if setup is not None else DeltaBuilder(0, "").build(),
+        world=world,
+        title=title,
+        rules=rules.model_dump(),
+    )
+    return store
+
+
+def write_answers(path: str | Path | None, rows: Iterable[Mapping[str, Any]]) -> None:
+    """One JSON object a line, in input order."""
+    if path is None:
+        return
+    with open(path, "w", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def bench_main(
+    name: str,
+    run: Callable[..., Coroutine[Any, Any, dict[str, Any]]],
+    argv: Sequence[str] | None = None,
+) -> int:
+    """``python -m bench.<name> PATH [--json OUT] [--answers OUT.jsonl]``."""
+    parser = argparse.ArgumentParser(prog=f"python -m bench.{name}")
+    parser.add_argument("path")
+    parser.add_argument("--json", dest="json_out")
+    parser.add_argument("--answers", dest="answers_out")
+    args = parser.parse_args(argv)
+    asyncio.run(
+        run(
+            args.path,
+            redis_url=os.environ.get("FABULA_REDIS_URL") or None,
+            json_out=args.json_out,
+            answers_out=args.answers_out,
+        )
+    )
+    return 0

@@ -1,0 +1,201 @@
+"""Hi-ToM: higher-order beliefs, communication and deception, through the real store.
+
+Input: JSON Lines, one item a line (``deception``, ``story_length``, ``question_order``,
+``story``, ``question``, ``choices``, ``answer``). Identical stories are ingested once.
+
+Ingestion: each distinct story is its own story in Redis with Hi-ToM's world rules (open
+containers; trust the speaker whose information is fresher, i.e. who left the room later;
+nested beliefs to depth 4), committed as ONE turn whose text is the story, one sentence a
+line ("1 " numbering removed), so its events are ordered within the turn.
+
+Figures: accuracy overall, by question order (0–4) and by deception, for Fabula and for the
+shared-memory baseline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import redis.asyncio as aredis
+
+from agents.memory_builder import OfflineMemoryBuilder
+from bench.common import (
+    Scored,
+    bench_main,
+    bench_redis,
+    create_story,
+    print_table,
+    rate,
+    rates_by,
+    run_id,
+    write_answers,
+    write_json,
+)
+from memory.access import WorldRules
+from memory.answer import answer
+
+__all__ = ["HITOM_RULES", "HitomItem", "load_hitom", "run_hitom"]
+
+HITOM_RULES = WorldRules(open_containers=True, trust="fresher", belief_depth=4)
+CONCURRENCY = 16
+_NUMBER = re.compile(r"^\d+\s+")
+
+
+@dataclass(frozen=True)
+class HitomItem:
+    index: int
+    story: str  # one sentence a line, numbering removed
+    question: str
+    gold: str
+    order: int
+    deception: bool
+
+
+def story_text(raw: str) -> str:
+    """The story's sentences, one a line, without their numbers and blank lines."""
+    lines = (_NUMBER.sub("", line).strip() for line in raw.splitlines())
+    return "\n".join(line for line in lines if line)
+
+
+def load_hitom(path: str | Path) -> list[HitomItem]:
+    items: list[HitomItem] = []
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        raw = json.loads(line)
+        items.append(
+            HitomItem(
+                index=len(items),
+                story=story_text(raw["story"]),
+                question=raw["question"].strip(),
+                gold=str(raw["answer"]).strip(),
+                order=int(raw["question_order"]),
+                deception=bool(raw["deception"]),
+            )
+        )
+    return items
+
+
+async def _run_story(
+    client: aredis.Redis, story_id: str, text: str, items: Sequence[HitomItem]
+) -> list[Scored]:
+    store = await create_story(client, story_id, HITOM_RULES, world="hitom", title="Hi-ToM")
+    try:
+        await OfflineMemoryBuilder().commit(store, 1, text)
+        out = []
+        for item in items:
+            own = await answer(store, item.question)
+            shared = await answer(store, item.question, shared=True)
+            extra = {"order": item.order, "deception": item.deception}
+            out.append(
+                Scored(item.index, item.question, item.gold, own, shared, str(item.order), extra)
+            )
+        return out
+    finally:
+        await store.delete()
+
+
+async def run_hitom(
+    path: str | Path,
+    *,
+    redis_url: str | None,
+    json_out: str | Path | None = None,
+    answers_out: str | Path | None = None,
+    quiet: bool = False,
+) -> dict[str, Any]:
+    """Run Hi-ToM on ``path``; print a table, write the JSON and answers if asked; return it."""
+    items = load_hitom(path)
+    stories: dict[str, list[HitomItem]] = {}
+    for item in items:
+        stories.setdefault(item.story, []).append(item)
+    tag = run_id()
+    started = time.perf_counter()
+    async with bench_redis(redis_url) as client:
+        gate = asyncio.Semaphore(CONCURRENCY)
+
+        async def one(k: int, text: str, group: list[HitomItem]) -> list[Scored]:
+            async with gate:
+                return await _run_story(client, f"hitom-{tag}-{k}", text, group)
+
+        done = await asyncio.gather(
+            *(one(k, text, group) for k, (text, group) in enumerate(stories.items()))
+        )
+    seconds = round(time.perf_counter() - started, 3)
+    scored = sorted((s for batch in done for s in batch), key=lambda s: s.index)
+    result = summarise(scored, seconds, len(stories))
+    if not quiet:
+        _print(result)
+    write_json(json_out, result)
+    write_answers(
+        answers_out,
+        ({"index": s.index, "question": s.question, "answer": s.answer, "gold": s.gold,
+          **(s.extra or {}), "shared_memory": s.baseline} for s in scored),
+    )  # fmt: skip
+    return result
+
+
+def _deception(s: Scored) -> str:
+    return "true" if s.extra and s.extra.get("deception") else "false"
+
+
+def _figures(scored: Sequence[Scored], baseline: bool) -> dict[str, Any]:
+    def hit(s: Scored) -> bool:
+        return s.baseline_correct if baseline else s.correct
+
+    return {
+        "accuracy": rate(hit(s) for s in scored),
+        "by_order": rates_by(scored, lambda s: s.group, hit),
+        "by_deception": rates_by(scored, _deception, hit),
+    }
+
+
+def summarise(scored: Sequence[Scored], seconds: float, stories: int) -> dict[str, Any]:
+    ours = _figures(scored, baseline=False)
+    return {
+        "benchmark": "hitom",
+        "items": len(scored),
+        **ours,
+        "seconds": seconds,
+        "stories": stories,
+        "stories_per_second": round(stories / seconds, 1) if seconds else 0.0,
+        "baselines": {"shared_memory": _figures(scored, baseline=True)},
+        "misses": [
+            {"index": s.index, "order": s.group, "deception": _deception(s) == "true",
+             "question": s.question, "answer": s.answer, "gold": s.gold}
+            for s in scored
+            if not s.correct
+        ],
+    }  # fmt: skip
+
+
+def _print(result: dict[str, Any]) -> None:
+    base = result["baselines"]["shared_memory"]
+    rows: list[tuple[str, str, str]] = [
+        (f"order {k}", f"{v:.4f}", f"{base['by_order'][k]:.4f}")
+        for k, v in result["by_order"].items()
+    ]
+    rows += [
+        (f"deception={k}", f"{v:.4f}", f"{base['by_deception'][k]:.4f}")
+        for k, v in result["by_deception"].items()
+    ]
+    rows.append(("all", f"{result['accuracy']:.4f}", f"{base['accuracy']:.4f}"))
+    title = (
+        f"Hi-ToM: {result['items']} questions, {result['stories']} stories, "
+        f"{result['seconds']} s ({result['stories_per_second']} stories/s)"
+    )
+    print_table(title, ["group", "fabula", "shared memory"], rows)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return bench_main("hitom", run_hitom, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

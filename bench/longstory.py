@@ -1,0 +1,262 @@
+"""The long story: retention, knowledge boundaries, false belief and future leakage.
+
+Input: JSON Lines with a ``meta`` line, ``turn`` lines (the accepted text of each turn, in
+order) and ``probe`` lines (a question to ask after turn ``turn`` is committed).
+
+The story is one story in Redis with the world rules its data states: closed containers,
+and a listener believes what it is told (``trust="always"``: the story gives no reason to
+distrust); nested beliefs to depth 4. Turn 0 introduces the cast, the places and the
+containers of ``meta`` (entities only: nothing is known of them yet); each turn is then
+committed through the offline memory-builder, and each probe is answered right after its
+turn, from the asker's view: W for ``asker: null``, the character's own beliefs otherwise.
+``as_of`` probes are answered once the whole story is in, by replaying memory as of their
+turn. A probe counts as correct only if the answer is right (the expected value, or
+``"unknown"`` for ``expect: refuse``) and the asker's assembled context passes its check
+(the answer appears in it, or for ``refuse`` it does not).
+
+The ``shared_memory`` baseline answers every probe from W and assembles every asker's
+context from W: one memory that every character reads.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agents.memory_builder import OfflineMemoryBuilder
+from bench.common import (
+    bench_main,
+    bench_redis,
+    create_story,
+    print_table,
+    rate,
+    run_id,
+    write_answers,
+    write_json,
+)
+from memory.access import WorldRules
+from memory.answer import UNKNOWN, answer
+from memory.context import assemble_context
+from memory.delta import DeltaBuilder, TurnDelta
+from memory.store import StoryStore
+
+__all__ = [
+    "LONGSTORY_RULES",
+    "LongStory",
+    "Probe",
+    "load_longstory",
+    "run_longstory",
+    "setup_delta",
+]
+
+LONGSTORY_RULES = WorldRules(open_containers=False, trust="always")
+CONTEXT_BUDGET = 1200
+KINDS = ("retention", "known", "unknown", "reality", "false_belief", "as_of")
+
+
+@dataclass(frozen=True)
+class Probe:
+    index: int
+    turn: int
+    asker: str | None
+    question: str
+    expect: str  # "answer" or "refuse"
+    fact: str  # the probe's answer field: what must (or must not) be known
+    kind: str
+
+    @property
+    def gold(self) -> str:
+        return self.fact if self.expect == "answer" else UNKNOWN
+
+
+@dataclass(frozen=True)
+class LongStory:
+    meta: dict[str, Any]
+    turns: dict[int, str]
+    probes: list[Probe]
+
+
+def load_longstory(path: str | Path) -> LongStory:
+    meta: dict[str, Any] = {}
+    turns: dict[int, str] = {}
+    probes: list[Probe] = []
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        raw = json.loads(line)
+        if raw["type"] == "meta":
+            meta = raw
+        elif raw["type"] == "turn":
+            turns[int(raw["turn"])] = raw["text"]
+        elif raw["type"] == "probe":
+            probes.append(
+                Probe(
+                    index=len(probes),
+                    turn=int(raw["turn"]),
+                    asker=raw.get("asker"),
+                    question=raw["question"],
+                    expect=raw["expect"],
+                    fact=str(raw["answer"]),
+                    kind=raw["kind"],
+                )
+            )
+    return LongStory(meta, turns, probes)
+
+
+def setup_delta(meta: dict[str, Any]) -> TurnDelta:
+    """Turn 0: the cast, the places and their containers, as entities only."""
+    characters = [str(c) for c in meta.get("characters", [])]
+    places = [str(p) for p in meta.get("places", [])]
+    containers: dict[str, list[str]] = meta.get("containers", {})
+    text = (
+        f"{meta.get('title', 'A story')}. Characters: {', '.join(characters)}. "
+        f"Places: {', '.join(places)}."
+    )
+    builder = DeltaBuilder(0, text)
+    for name in characters:
+        builder.entity("character", name)
+    for name in places:
+        builder.entity("place", name)
+    for place, names in containers.items():
+        for name in names:
+            builder.entity(
+                "object", str(name), attributes={"role": "container"}, description=f"in {place}"
+            )
+    return builder.build()
+
+
+@dataclass
+class _Outcome:
+    answer: str
+    context_ok: bool
+    baseline: str
+    baseline_context_ok: bool
+
+
+def _passes(probe: Probe, given: str, context: str) -> bool:
+    if probe.expect == "answer":
+        return probe.fact in context
+    return probe.fact not in context
+
+
+async def _ask(store: StoryStore, probe: Probe, as_of: int | None) -> _Outcome:
+    own = await answer(store, probe.question, asker=probe.asker, as_of=as_of)
+    context = await assemble_context(
+        store, probe.asker, as_of, CONTEXT_BUDGET, query=probe.question
+    )
+    shared = await answer(store, probe.question, asker=probe.asker, as_of=as_of, shared=True)
+    shared_context = await assemble_context(
+        store, None, as_of, CONTEXT_BUDGET, query=probe.question
+    )
+    return _Outcome(
+        own, _passes(probe, own, context), shared, _passes(probe, shared, shared_context)
+    )
+
+
+async def run_longstory(
+    path: str | Path,
+    *,
+    redis_url: str | None,
+    json_out: str | Path | None = None,
+    answers_out: str | Path | None = None,
+    quiet: bool = False,
+) -> dict[str, Any]:
+    """Run the long story; print a table, write the JSON and answers if asked; return it."""
+    story = load_longstory(path)
+    outcomes: dict[int, _Outcome] = {}
+    started = time.perf_counter()
+    async with bench_redis(redis_url) as client:
+        store = await create_story(
+            client,
+            f"longstory-{run_id()}",
+            LONGSTORY_RULES,
+            world="longstory",
+            title=str(story.meta.get("title", "long story")),
+            setup=setup_delta(story.meta),
+        )
+        try:
+            builder = OfflineMemoryBuilder()
+            live = [p for p in story.probes if p.kind != "as_of"]
+            for turn in sorted(story.turns):
+                await builder.commit(store, turn, story.turns[turn])
+                for probe in (p for p in live if p.turn == turn):
+                    outcomes[probe.index] = await _ask(store, probe, None)
+            for probe in (p for p in story.probes if p.kind == "as_of"):
+                outcomes[probe.index] = await _ask(store, probe, probe.turn)
+        finally:
+            await store.delete()
+    seconds = round(time.perf_counter() - started, 3)
+    result = summarise(story, outcomes, seconds)
+    if not quiet:
+        _print(result)
+    write_json(json_out, result)
+    write_answers(
+        answers_out,
+        ({"index": p.index, "question": p.question, "answer": outcomes[p.index].answer,
+          "gold": p.gold, "asker": p.asker, "turn": p.turn, "kind": p.kind,
+          "expect": p.expect, "context_ok": outcomes[p.index].context_ok,
+          "shared_memory": outcomes[p.index].baseline}
+         for p in story.probes if p.index in outcomes),
+    )  # fmt: skip
+    return result
+
+
+def _figures(story: LongStory, hits: dict[int, bool]) -> dict[str, Any]:
+    by_kind: dict[str, list[bool]] = {}
+    for probe in story.probes:
+        by_kind.setdefault(probe.kind, []).append(hits[probe.index])
+    ordered = [k for k in KINDS if k in by_kind] + sorted(set(by_kind) - set(KINDS))
+    return {
+        "accuracy": rate(hits[p.index] for p in story.probes),
+        "by_kind": {k: rate(by_kind[k]) for k in ordered},
+    }
+
+
+def summarise(story: LongStory, outcomes: dict[int, _Outcome], seconds: float) -> dict[str, Any]:
+    ours = {
+        p.index: outcomes[p.index].answer == p.gold and outcomes[p.index].context_ok
+        for p in story.probes
+    }
+    shared = {
+        p.index: outcomes[p.index].baseline == p.gold and outcomes[p.index].baseline_context_ok
+        for p in story.probes
+    }
+    return {
+        "benchmark": "longstory",
+        "probes": len(story.probes),
+        "answers": _figures(story, ours),
+        "seconds": seconds,
+        "turns": len(story.turns),
+        "context_budget": CONTEXT_BUDGET,
+        "baselines": {"shared_memory": _figures(story, shared)},
+        "misses": [
+            {"index": p.index, "turn": p.turn, "asker": p.asker, "kind": p.kind,
+             "question": p.question, "answer": outcomes[p.index].answer, "gold": p.gold,
+             "context_ok": outcomes[p.index].context_ok}
+            for p in story.probes
+            if not ours[p.index]
+        ],
+    }  # fmt: skip
+
+
+def _print(result: dict[str, Any]) -> None:
+    ours = result["answers"]
+    base = result["baselines"]["shared_memory"]
+    rows = [(k, f"{v:.4f}", f"{base['by_kind'][k]:.4f}") for k, v in ours["by_kind"].items()]
+    rows.append(("all", f"{ours['accuracy']:.4f}", f"{base['accuracy']:.4f}"))
+    title = (
+        f"Long story: {result['probes']} probes over {result['turns']} turns, {result['seconds']} s"
+    )
+    print_table(title, ["kind", "fabula", "shared memory"], rows)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return bench_main("longstory", run_longstory, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

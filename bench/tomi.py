@@ -1,0 +1,209 @@
+"""ToMi: false-belief question answering, through the real store.
+
+Input: a ToMi ``.txt`` (bAbI style: numbered lines, numbering restarts with each story, a
+question line is ``question<TAB>answer<TAB>1``) and its ``.trace`` beside it (line N: the
+type of question N). Every question carries its own copy of the story; identical copies
+are ingested once (keyed by the story's text) and all their questions answered from it.
+
+Ingestion: each distinct story is its own story in Redis, with the world rules of ToMi
+(open containers; the default trust and depth), committed as ONE turn whose text is the
+story, one sentence a line, so its events are ordered within the turn. Stories run
+concurrently on one connection pool and are deleted once answered. "Where was the O at
+the beginning?" reads the first state of the object's location in W's history.
+
+Types: reality, memory, first_order_{true,false}_belief, second_order_{true,false}_belief.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import redis.asyncio as aredis
+
+from agents.memory_builder import OfflineMemoryBuilder
+from bench.common import (
+    Scored,
+    bench_main,
+    bench_redis,
+    create_story,
+    print_table,
+    rate,
+    rates_by,
+    run_id,
+    write_answers,
+    write_json,
+)
+from memory.access import WorldRules
+from memory.answer import answer
+
+__all__ = ["TOMI_RULES", "TomiItem", "load_tomi", "run_tomi"]
+
+TOMI_RULES = WorldRules(open_containers=True)
+TYPES = (
+    "reality",
+    "memory",
+    "first_order_true_belief",
+    "first_order_false_belief",
+    "second_order_true_belief",
+    "second_order_false_belief",
+)
+CONCURRENCY = 24
+
+
+@dataclass(frozen=True)
+class TomiItem:
+    index: int
+    story: str  # one sentence a line
+    question: str
+    gold: str
+    type: str
+
+
+def question_type(trace_line: str) -> str:
+    """The question's type from its trace line.
+
+    ``first_order_1_tom`` → ``first_order_false_belief``: a ``tom`` question is one whose
+    belief differs from the world (it needs a theory of mind), a ``no_tom`` one a true
+    belief. (The line's last field is the story's type, kept apart by ``story_type``.)
+    """
+    kind = trace_line.strip().split(",")[-2].strip()
+    if kind in ("reality", "memory"):
+        return kind
+    order = "first_order" if kind.startswith("first_order") else "second_order"
+    belief = "true_belief" if kind.endswith("no_tom") else "false_belief"
+    return f"{order}_{belief}"
+
+
+def load_tomi(path: str | Path) -> list[TomiItem]:
+    """Every question of a ToMi file with its story, gold answer and type (from the trace)."""
+    path = Path(path)
+    trace = path.with_suffix(".trace").read_text(encoding="utf-8").splitlines()
+    items: list[TomiItem] = []
+    lines: list[str] = []
+    for raw in path.read_text(encoding="utf-8").splitlines():
+        if not raw.strip():
+            continue
+        number, _, rest = raw.partition(" ")
+        if number == "1":
+            lines = []
+        if "\t" in rest:
+            question, gold = rest.split("\t")[:2]
+            kind = question_type(trace[len(items)]) if len(items) < len(trace) else "unknown"
+            items.append(TomiItem(len(items), "\n".join(lines), question.strip(), gold, kind))
+        else:
+            lines.append(rest.strip())
+    return items
+
+
+async def _run_story(
+    client: aredis.Redis, story_id: str, text: str, items: Sequence[TomiItem]
+) -> list[Scored]:
+    store = await create_story(client, story_id, TOMI_RULES, world="tomi", title="ToMi story")
+    try:
+        await OfflineMemoryBuilder().commit(store, 1, text)
+        out = []
+        for item in items:
+            own = await answer(store, item.question)
+            shared = await answer(store, item.question, shared=True)
+            out.append(Scored(item.index, item.question, item.gold, own, shared, item.type))
+        return out
+    finally:
+        await store.delete()
+
+
+async def run_tomi(
+    path: str | Path,
+    *,
+    redis_url: str | None,
+    json_out: str | Path | None = None,
+    answers_out: str | Path | None = None,
+    quiet: bool = False,
+) -> dict[str, Any]:
+    """Run ToMi on ``path``; print a table, write the JSON and answers if asked; return it."""
+    items = load_tomi(path)
+    stories: dict[str, list[TomiItem]] = {}
+    for item in items:
+        stories.setdefault(item.story, []).append(item)
+    tag = run_id()
+    started = time.perf_counter()
+    async with bench_redis(redis_url) as client:
+        gate = asyncio.Semaphore(CONCURRENCY)
+
+        async def one(k: int, text: str, group: list[TomiItem]) -> list[Scored]:
+            async with gate:
+                return await _run_story(client, f"tomi-{tag}-{k}", text, group)
+
+        done = await asyncio.gather(
+            *(one(k, text, group) for k, (text, group) in enumerate(stories.items()))
+        )
+    seconds = round(time.perf_counter() - started, 3)
+    scored = sorted((s for batch in done for s in batch), key=lambda s: s.index)
+    result = summarise(scored, seconds, len(stories))
+    if not quiet:
+        _print(result)
+    write_json(json_out, result)
+    write_answers(
+        answers_out,
+        ({"index": s.index, "question": s.question, "answer": s.answer, "gold": s.gold,
+          "type": s.group, "shared_memory": s.baseline} for s in scored),
+    )  # fmt: skip
+    return result
+
+
+def summarise(scored: Sequence[Scored], seconds: float, stories: int) -> dict[str, Any]:
+    """The benchmark's JSON: accuracy overall and by type, for Fabula and the baseline."""
+    by_type = rates_by(scored, lambda s: s.group, lambda s: s.correct)
+    base_by_type = rates_by(scored, lambda s: s.group, lambda s: s.baseline_correct)
+    misses = [
+        {"index": s.index, "type": s.group, "question": s.question, "answer": s.answer,
+         "gold": s.gold}
+        for s in scored
+        if not s.correct and not s.group.startswith("second_order")
+    ]  # fmt: skip
+    return {
+        "benchmark": "tomi",
+        "items": len(scored),
+        "accuracy": rate(s.correct for s in scored),
+        "by_type": {t: by_type[t] for t in TYPES if t in by_type},
+        "by_order": rates_by(
+            [s for s in scored if "order" in s.group],
+            lambda s: s.group.split("_order")[0] + "_order",
+            lambda s: s.correct,
+        ),
+        "seconds": seconds,
+        "stories": stories,
+        "stories_per_second": round(stories / seconds, 1) if seconds else 0.0,
+        "baselines": {
+            "shared_memory": {
+                "accuracy": rate(s.baseline_correct for s in scored),
+                "by_type": {t: base_by_type[t] for t in TYPES if t in base_by_type},
+            }
+        },
+        "misses_outside_second_order": misses,
+    }
+
+
+def _print(result: dict[str, Any]) -> None:
+    base = result["baselines"]["shared_memory"]
+    rows = [
+        (t, f"{result['by_type'][t]:.4f}", f"{base['by_type'][t]:.4f}") for t in result["by_type"]
+    ]
+    rows.append(("all", f"{result['accuracy']:.4f}", f"{base['accuracy']:.4f}"))
+    title = (
+        f"ToMi: {result['items']} questions, {result['stories']} stories, "
+        f"{result['seconds']} s ({result['stories_per_second']} stories/s)"
+    )
+    print_table(title, ["type", "fabula", "shared memory"], rows)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return bench_main("tomi", run_tomi, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

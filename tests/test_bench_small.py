@@ -1,0 +1,183 @@
+"""Each benchmark end to end on a small excerpt of our own making, through real Redis."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from bench.hitom import run_hitom
+from bench.longstory import run_longstory
+from bench.tomi import run_tomi
+
+TOMI_STORY = [
+    "Nora entered the attic.",
+    "Owen entered the attic.",
+    "The plum is in the red_box.",
+    "Nora exited the attic.",
+    "Owen hates the plum",
+    "Owen moved the plum to the blue_tin.",
+]
+TOMI_QUESTIONS = [  # question, answer, trace type
+    ("Where was the plum at the beginning?", "red_box", "memory,false_belief"),
+    ("Where is the plum really?", "blue_tin", "reality,false_belief"),
+    ("Where will Owen look for the plum?", "blue_tin", "first_order_0_no_tom,false_belief"),
+    ("Where will Nora look for the plum?", "red_box", "first_order_1_tom,false_belief"),
+    (
+        "Where does Owen think that Nora searches for the plum?",
+        "red_box",
+        "second_order_0_tom,false_belief",
+    ),
+    (
+        "Where does Nora think that Owen searches for the plum?",
+        "red_box",
+        "second_order_1_no_tom,false_belief",
+    ),
+]
+
+
+def write_tomi(directory: Path) -> Path:
+    lines: list[str] = []
+    trace: list[str] = []
+    for question, gold, kind in TOMI_QUESTIONS:
+        lines += [f"{i} {s}" for i, s in enumerate(TOMI_STORY, start=1)]
+        lines.append(f"{len(TOMI_STORY) + 1} {question}\t{gold}\t1")
+        trace.append(f"enter_agent_0,enter_agent_1,agent_1_exits,agent_0_moves_obj,{kind}")
+    path = directory / "mini.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    path.with_suffix(".trace").write_text("\n".join(trace) + "\n", encoding="utf-8")
+    return path
+
+
+async def test_tomi_small(redis_url: str, tmp_path: Path) -> None:
+    """All six question types answered by the rules; the shared memory fails false beliefs."""
+    out, answers = tmp_path / "tomi.json", tmp_path / "tomi.jsonl"
+    result = await run_tomi(
+        write_tomi(tmp_path), redis_url=redis_url, json_out=out, answers_out=answers, quiet=True
+    )
+    assert result == json.loads(out.read_text())
+    assert result["benchmark"] == "tomi" and result["items"] == 6
+    assert result["accuracy"] == 1.0
+    assert set(result["by_type"]) == {
+        "reality",
+        "memory",
+        "first_order_true_belief",
+        "first_order_false_belief",
+        "second_order_true_belief",
+        "second_order_false_belief",
+    }
+    assert result["seconds"] >= 0 and result["stories"] == 1
+    shared = result["baselines"]["shared_memory"]
+    assert shared["by_type"]["first_order_false_belief"] == 0.0
+    rows = [json.loads(line) for line in answers.read_text().splitlines()]
+    assert [r["index"] for r in rows] == list(range(6))
+    assert {"index", "question", "answer", "gold"} <= set(rows[0])
+
+
+HITOM_STORY = "\n".join(
+    [
+        "1 Ava, Ben and Cal entered the pantry.",
+        "2 The pear is in the red_box.",
+        "3 Ava made no movements and stayed in the pantry for 1 minute.",
+        "4 Ava exited the pantry.",
+        "5 Ben moved the pear to the green_tin.",
+        "6 Ben exited the pantry.",
+        "7 Cal moved the pear to the blue_jar.",
+        "8 Cal exited the pantry.",
+        "9 Ava, Ben and Cal entered the waiting_room.",
+        "10 Dan saw a cat.",
+        "11 Ben publicly claimed that pear is in the red_box.",
+        "12 Cal privately told Ben that the pear is in the green_tin.",
+    ]
+)
+HITOM_QUESTIONS = [  # question, order, answer
+    ("Where is the pear really?", 0, "blue_jar"),
+    ("Where does Ava really think the pear is?", 1, "red_box"),  # told by Ben, fresher
+    ("Where does Cal really think the pear is?", 1, "blue_jar"),  # left last: no uptake
+    ("Where does Ben really think the pear is?", 1, "green_tin"),  # Cal is fresher
+    ("Where does Cal think Ben thinks the pear is?", 2, "green_tin"),
+    ("Where does Ava think Ben thinks the pear is?", 2, "red_box"),
+    ("Where does Cal think Ben thinks Ava thinks the pear is?", 3, "red_box"),
+    ("Where does Cal think Ben thinks Cal thinks Ava thinks the pear is?", 4, "red_box"),
+]
+
+
+async def test_hitom_small(redis_url: str, tmp_path: Path) -> None:
+    path = tmp_path / "mini.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps(
+                {"deception": order > 1, "story_length": 1, "question_order": order,
+                 "story": HITOM_STORY, "question": q, "choices": "", "answer": gold}
+            ) + "\n"
+            for q, order, gold in HITOM_QUESTIONS
+        ),
+        encoding="utf-8",
+    )  # fmt: skip
+    out, answers = tmp_path / "hitom.json", tmp_path / "hitom.jsonl"
+    result = await run_hitom(
+        path, redis_url=redis_url, json_out=out, answers_out=answers, quiet=True
+    )
+    assert result == json.loads(out.read_text())
+    assert result["benchmark"] == "hitom" and result["items"] == len(HITOM_QUESTIONS)
+    assert result["accuracy"] == 1.0, result["misses"]
+    assert set(result["by_order"]) == {"0", "1", "2", "3", "4"}
+    assert set(result["by_deception"]) == {"true", "false"}
+    assert result["baselines"]["shared_memory"]["accuracy"] < 1.0
+    assert len(answers.read_text().splitlines()) == len(HITOM_QUESTIONS)
+
+
+LONG_STORY = [
+    {"type": "meta", "title": "A small house", "characters": ["Leo", "Mara", "Iona"],
+     "places": ["study", "kitchen"], "containers": {"study": ["desk_drawer", "hollow_book"]}},
+    {"type": "turn", "turn": 1, "text": "Leo went to the study. Mara went to the kitchen. "
+     "Iona went to the kitchen. A cold wind came off the hills."},
+    {"type": "turn", "turn": 2, "text": "Leo saw that the symbol of the stamp is a silver heron. "
+     "The colour of the scarf is crimson. \"That was strange,\" said Mara."},
+    {"type": "turn", "turn": 3, "text": "Iona saw that the state of the lamp is broken. "
+     "Leo put the recorder in the hollow_book. Mara thought about the recorder for a while."},
+    {"type": "turn", "turn": 4, "text": "Leo privately told Mara that the symbol of the stamp "
+     "is a silver heron. Iona privately told Leo that the state of the lamp is working."},
+    {"type": "probe", "turn": 1, "asker": None, "question": "What is the symbol of the stamp?",
+     "expect": "refuse", "answer": "a silver heron", "kind": "as_of"},
+    {"type": "probe", "turn": 2, "asker": None, "question": "What is the symbol of the stamp?",
+     "expect": "answer", "answer": "a silver heron", "kind": "retention"},
+    {"type": "probe", "turn": 3, "asker": "Leo", "question": "Where is the recorder?",
+     "expect": "answer", "answer": "hollow_book", "kind": "known"},
+    {"type": "probe", "turn": 3, "asker": "Mara", "question": "Where is the recorder?",
+     "expect": "refuse", "answer": "hollow_book", "kind": "unknown"},
+    {"type": "probe", "turn": 3, "asker": "Mara", "question": "What is the symbol of the stamp?",
+     "expect": "refuse", "answer": "a silver heron", "kind": "unknown"},
+    {"type": "probe", "turn": 4, "asker": "Mara", "question": "What is the symbol of the stamp?",
+     "expect": "answer", "answer": "a silver heron", "kind": "known"},
+    {"type": "probe", "turn": 4, "asker": None, "question": "What is the state of the lamp?",
+     "expect": "answer", "answer": "broken", "kind": "reality"},
+    {"type": "probe", "turn": 4, "asker": "Leo", "question": "What is the state of the lamp?",
+     "expect": "answer", "answer": "working", "kind": "false_belief"},
+    {"type": "probe", "turn": 4, "asker": "Iona", "question": "What is the state of the lamp?",
+     "expect": "answer", "answer": "broken", "kind": "known"},
+]  # fmt: skip
+
+
+async def test_longstory_small(redis_url: str, tmp_path: Path) -> None:
+    path = tmp_path / "small.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in LONG_STORY), encoding="utf-8")
+    out, answers = tmp_path / "ls.json", tmp_path / "ls.jsonl"
+    result = await run_longstory(
+        path, redis_url=redis_url, json_out=out, answers_out=answers, quiet=True
+    )
+    assert result == json.loads(out.read_text())
+    assert result["benchmark"] == "longstory" and result["probes"] == 9
+    assert result["answers"]["accuracy"] == 1.0, result["misses"]
+    assert set(result["answers"]["by_kind"]) == {
+        "retention",
+        "known",
+        "unknown",
+        "reality",
+        "false_belief",
+        "as_of",
+    }
+    shared = result["baselines"]["shared_memory"]
+    assert shared["by_kind"]["unknown"] == 0.0 and shared["by_kind"]["false_belief"] == 0.0
+    rows = [json.loads(line) for line in answers.read_text().splitlines()]
+    assert [r["index"] for r in rows] == list(range(9))
+    assert rows[3]["answer"] == "unknown" and rows[3]["gold"] == "unknown"

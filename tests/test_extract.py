@@ -1,0 +1,138 @@
+"""The controlled-English extractor: every sentence form, exact spans, narration fallback."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.memory_builder import extract, parse_clause, parse_sentence, split_sentences
+from memory.access import Clause
+
+
+class TestSplitSentences:
+    def test_periods_and_line_breaks_end_sentences(self) -> None:
+        """A line break ends a sentence even without a period (ToMi's bare lines)."""
+        text = "Aiden loves the tangerine\nAva entered the den. Ben exited the den."
+        spans = [text[s:e] for s, e in split_sentences(text)]
+        assert spans == ["Aiden loves the tangerine", "Ava entered the den.", "Ben exited the den."]
+
+    def test_quoted_punctuation_does_not_split(self) -> None:
+        """A period or question mark inside quotation marks does not end the sentence."""
+        text = '"Wait. Is it here?" asked Leo. Mara went to the attic.'
+        spans = [text[s:e] for s, e in split_sentences(text)]
+        assert spans == ['"Wait. Is it here?" asked Leo.', "Mara went to the attic."]
+
+
+class TestSentenceForms:
+    @pytest.mark.parametrize(
+        ("sentence", "kind", "fields"),
+        [
+            ("Ella entered the garage.", "enter", {"actors": ("Ella",), "place": "garage"}),
+            (
+                "Avery, Charlotte and Owen entered the living_room.",
+                "enter",
+                {"actors": ("Avery", "Charlotte", "Owen"), "place": "living_room"},
+            ),
+            ("Ava and Ben entered the hall.", "enter", {"actors": ("Ava", "Ben")}),
+            ("Ella exited the garage.", "exit", {"actors": ("Ella",), "place": "garage"}),
+            ("Ella left the garage.", "exit", {"place": "garage"}),
+            ("Wren went to the kitchen.", "go", {"actors": ("Wren",), "place": "kitchen"}),
+            ("Leo is in the study.", "locate", {"actors": ("Leo",), "place": "study"}),
+            (
+                "Isla made no movements and stayed in the sunroom for 1 minute.",
+                "stay",
+                {"actors": ("Isla",), "place": "sunroom"},
+            ),
+            (
+                "Avery moved the spinach to the green_treasure_chest.",
+                "move",
+                {"obj": "spinach", "target": "green_treasure_chest"},
+            ),
+            (
+                "Tomas put the recorder in the hollow_book.",
+                "put",
+                {"obj": "recorder", "target": "hollow_book"},
+            ),
+            ("Leo picked up the key.", "take", {"obj": "key"}),
+            ("Leo took the key.", "take", {"obj": "key"}),
+            ("Mara gave the key to Leo.", "give", {"obj": "key", "target": "Leo"}),
+            ("Leo dropped the key.", "drop", {"obj": "key"}),
+            ("Aiden loves the tangerine", "feel", {"verb": "loves", "obj": "tangerine"}),
+            ("Owen dislikes the green_pepper.", "feel", {"verb": "dislikes"}),
+            ("Evelyn saw a dog.", "see", {"utterance": "dog"}),
+            ("Leo thought about the dye for a while.", "think", {"obj": "dye"}),
+        ],
+    )
+    def test_form(self, sentence: str, kind: str, fields: dict[str, object]) -> None:
+        """Each controlled form becomes its typed action with the names as written."""
+        action = parse_sentence(sentence)
+        assert action.kind == kind
+        for name, value in fields.items():
+            assert getattr(action, name) == value
+
+    def test_bare_location_statement(self) -> None:
+        action = parse_sentence("The spinach is in the green_crate.")
+        assert action.kind == "state"
+        assert action.clause == Clause(subject="spinach", attribute="location", value="green_crate")
+
+    def test_bare_attribute_statement_keeps_the_whole_value(self) -> None:
+        action = parse_sentence("The formula of the dye is two parts ash to one part salt.")
+        assert action.clause == Clause(
+            subject="dye", attribute="formula", value="two parts ash to one part salt"
+        )
+
+    def test_seeing_that_names_every_seer(self) -> None:
+        action = parse_sentence("Leo and Mara saw that the flavour of the wafers is glowmint.")
+        assert action.kind == "perceive"
+        assert action.actors == ("Leo", "Mara")
+        assert action.clause == Clause(subject="wafers", attribute="flavour", value="glowmint")
+
+    def test_private_telling_and_public_claim(self) -> None:
+        told = parse_sentence(
+            "Ava privately told Isla that the sweet_potato is in the green_drawer."
+        )
+        assert (told.kind, told.actors, told.listeners) == ("tell", ("Ava",), ("Isla",))
+        claim = parse_sentence("Ben publicly claimed that cherry is in the blue_box.")
+        assert claim.kind == "claim"
+        assert claim.clause == Clause(subject="cherry", attribute="location", value="blue_box")
+
+    def test_dialogue_is_an_utterance_and_a_claim_only_when_it_is_a_clause(self) -> None:
+        plain = parse_sentence('"That was strange," said Leo.')
+        assert (plain.kind, plain.actors, plain.utterance, plain.clause) == (
+            "say",
+            ("Leo",),
+            "That was strange",
+            None,
+        )
+        claim = parse_sentence('"The key is in the drawer," said Mara.')
+        assert claim.clause == Clause(subject="key", attribute="location", value="drawer")
+
+
+class TestNarration:
+    @pytest.mark.parametrize(
+        "sentence",
+        [
+            "A cold wind came off the hills.",
+            "The lamps were lit early that evening.",
+            "The clock in the hall struck the hour.",
+            "Noah lost his gloves.",
+            "***",
+        ],
+    )
+    def test_unparsable_sentence_is_narration(self, sentence: str) -> None:
+        """A sentence no form matches is narration, never an error."""
+        assert parse_sentence(sentence).kind == "narration"
+
+    def test_spans_are_exact_and_nothing_is_dropped(self) -> None:
+        """Every sentence yields one action whose span quotes it exactly."""
+        text = (
+            'Iona exited the attic. A cold wind came off the hills. "We should hurry," '
+            "said Mara. The name of the boat is Gull."
+        )
+        actions = extract(text)
+        assert [a.kind for a in actions] == ["exit", "narration", "say", "state"]
+        assert text[actions[1].start : actions[1].end] == "A cold wind came off the hills."
+        assert text[actions[2].start : actions[2].end] == '"We should hurry," said Mara.'
+
+
+def test_parse_clause_refuses_other_text() -> None:
+    assert parse_clause("it rained all day") is None
