@@ -38,7 +38,7 @@ from bench.common import (
     write_answers,
     write_json,
 )
-from memory.access import WorldRules
+from memory.access import CONTAINER, WorldRules
 from memory.answer import UNKNOWN, answer
 from memory.context import assemble_context
 from memory.delta import DeltaBuilder, TurnDelta
@@ -124,7 +124,7 @@ def setup_delta(meta: dict[str, Any]) -> TurnDelta:
     for place, names in containers.items():
         for name in names:
             builder.entity(
-                "object", str(name), attributes={"role": "container"}, description=f"in {place}"
+                "object", str(name), attributes={"role": CONTAINER}, description=f"in {place}"
             )
     return builder.build()
 

@@ -24,7 +24,8 @@ The rules of knowledge (a world setting, :class:`WorldRules`, stored with the st
   belief.
 * Whether a listener adopts what it is told is the ``trust`` policy: ``always``, ``never``,
   or ``fresher`` (the default): the listener adopts it when it has no belief of its own on
-  that slot, or when the speaker's information is fresher than its own. A belief's
+  that slot (knowing only where a thing is *not* counts as none, unless the claim is that
+  very place), or when the speaker's information is fresher than its own. A belief's
   *freshness* is the moment its holder last had first-hand access to the slot: the event it
   was observed at, refreshed when the holder leaves the place where it could see the object
   (open containers only); a told belief inherits the speaker's freshness, which the telling
@@ -83,6 +84,7 @@ Chain = tuple[str, ...]
 ActionKind = Literal[
     "enter", "exit", "go", "locate", "stay", "move", "put", "take", "give", "drop", "state",
     "perceive", "see", "tell", "claim", "say", "feel", "think", "narration",
+    "search", "ask", "inform",
 ]  # fmt: skip
 CONTAINER = "container"  # Entity.attributes["role"] of an entity things are put in
 
@@ -212,6 +214,11 @@ def touched_slots(actions: Sequence[StoryAction], prior: PriorView) -> set[str]:
             sid = _sid(name)
             if sid:
                 slots.add(f"{sid}|location")
+        if action.kind == "search" and action.target:
+            box = _sid(action.target)
+            slots.update(
+                s.slot for s in prior.world.values() if s.attribute == "location" and s.value == box
+            )
         if action.clause is not None:
             sid = _sid(action.clause.subject)
             attr = action.clause.attribute
@@ -599,6 +606,59 @@ class _Tracker:
         self.event("think", action, actor=who, participants=_unique(who, *self._known(topic)),
                    place=self.place_of(who), witnesses=(who,))  # fmt: skip
 
+    def _on_search(self, action: StoryAction) -> None:
+        """Searching a container shows everyone present what is in it — and what is not:
+        a witness who believed an object was there learns it is not."""
+        who = self.entity("character", action.actors[0])
+        box = self.known(action.target) or self.entity(
+            "object", action.target or "container", container=True
+        )
+        place = self.place_of(who)
+        witnesses = sorted({*self.present(place), who})
+        inside = sorted(
+            slot.partition("|")[0]
+            for slot, (value, polarity) in self.world.items()
+            if slot.endswith("|location") and polarity and value == box
+        )
+        missing = sorted(
+            {
+                slot.partition("|")[0]
+                for chain, held in self.minds.items()
+                if len(chain) == 1 and chain[0] in witnesses
+                for slot, k in held.items()
+                if slot.endswith("|location") and k.polarity and k.value == box
+            }
+            - set(inside)
+        )
+        ev = self.event("search", action, actor=who, participants=_unique(who, box, *inside),
+                        place=place, witnesses=witnesses)  # fmt: skip
+        for obj in inside:
+            self.observe(witnesses, obj, "location", box, ev, actor=who)
+        slots = [f"{obj}|location" for obj in missing]
+        for chain in chains_over(tuple(witnesses), self.rules.belief_depth):
+            for obj, slot in zip(missing, slots, strict=True):
+                held = self.minds.get(chain, {}).get(slot)
+                # only a chain that had it there (or had nothing) learns it is not there;
+                # one that believes it is elsewhere keeps that belief
+                if held is None or (held.value == box and held.polarity):
+                    self.believe(chain, obj, "location", box, polarity=False, event=ev,
+                                 mode="participated" if chain[0] == who else "observed",
+                                 source=ev.id)  # fmt: skip
+
+    def _on_ask(self, action: StoryAction) -> None:
+        """A question is heard by everyone present; it changes no belief."""
+        who = self.entity("character", action.actors[0])
+        listener = self.entity("character", action.listeners[0])
+        obj = self.known(action.obj) or self.entity("object", action.obj or "thing")
+        place = self.place_of(who)
+        self.event("ask", action, actor=who, participants=_unique(who, listener, obj),
+                   place=place, witnesses={*self.present(place), who, listener})  # fmt: skip
+
+    def _on_inform(self, action: StoryAction) -> None:
+        """``A told B that …`` out loud: a telling everyone present hears."""
+        speaker = self.entity("character", action.actors[0])
+        self._communicate(action, "inform", speaker, (), private=False)
+
     def _on_tell(self, action: StoryAction) -> None:
         speaker = self.entity("character", action.actors[0])
         listeners = [self.entity("character", n) for n in action.listeners]
@@ -625,12 +685,13 @@ class _Tracker:
             return "unknown"
         return "true" if held == (fact.value, True) else "false"
 
-    def trusts(self, listener: str, speaker: str, slot: str) -> bool:
-        """Whether ``listener`` adopts what ``speaker`` tells it about ``slot``."""
+    def trusts(self, listener: str, speaker: str, slot: str, value: str) -> bool:
+        """Whether ``listener`` adopts what ``speaker`` tells it: ``slot`` is ``value``."""
         if self.rules.trust != "fresher":
             return self.rules.trust == "always"
         own = self.minds.get((listener,), {}).get(slot)
-        if own is None:
+        if own is None or (not own.polarity and own.value != value):
+            # knowing only where it is not, the listener has no belief the claim contradicts
             return True
         theirs = self.minds.get((speaker,), {}).get(slot)
         if theirs is None:
@@ -661,7 +722,7 @@ class _Tracker:
         )  # fmt: skip
         told: AcquisitionMode = "told_private" if private else "told_public"
         for listener in listeners:
-            if not self.trusts(listener, speaker, slot):
+            if not self.trusts(listener, speaker, slot, fact.value):
                 continue
             # the listener adopts the claim and takes it as the speaker's own belief; the
             # speaker expects that uptake (the trust rule's inputs are public)

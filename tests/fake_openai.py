@@ -200,8 +200,8 @@ class FakeOpenAI:
             index = next((i for i, r in enumerate(self._replies) if r.fits(body)), None)
             if index is None:
                 problem = "no scripted reply " + ("fits" if self._replies else "left")
-                message = f"fake_openai: {problem} (schema {request_schema(body)})"
-                return 500, _error(message, kind="server_error")
+                why = f"fake_openai: {problem} (schema {request_schema(body)})"
+                return 500, _error(why, kind="server_error")
             reply = self._replies[index]
             del self._replies[index]
             number = next(self._ids)

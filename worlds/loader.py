@@ -2,7 +2,8 @@
 
 Turn 0 of a story is its setup: the pack's entities, their starting states, the developments
 it opens, and what each character knows at the start — the whereabouts and properties of
-everything in the character's own place.
+everything in the character's own place, and (common knowledge) where every fixed
+container of the world stands.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from memory.access import CONTAINER
 from memory.delta import DeltaBuilder, TurnDelta
 from memory.errors import InvalidWorld, NotFound
 from memory.records import slug
@@ -90,7 +92,7 @@ def setup_delta(pack: WorldPack) -> TurnDelta:
             attributes={"voice": char.voice} if char.voice else None,
         )
     for obj in pack.objects:
-        attrs = {"container": "yes"} if obj.container else {}
+        attrs = {"role": CONTAINER} if obj.container else {}
         b.entity("object", obj.name, description=obj.description, attributes=attrs)
     setup = b.event("setup", b.span(0, len(pack.premise)), place=slug(pack.places[0].name))
     location: dict[str, str] = {}
@@ -105,9 +107,14 @@ def setup_delta(pack: WorldPack) -> TurnDelta:
             b.state(slug(obj.name), attr, value, event=setup)
             properties.append((slug(obj.name), attr, value))
     places = {slug(p.name) for p in pack.places}
+    fixtures = [slug(o.name) for o in pack.objects if o.container and slug(o.location) in places]
     for char in pack.characters:
         me = slug(char.name)
         here = slug(char.location)
+        # the layout is common knowledge: everyone knows where the fixtures are
+        for fixture in fixtures:
+            if _place_of(fixture, location, places) != here:
+                b.belief([me], fixture, "location", location[fixture], mode="common", event=setup)
         for subject, where in location.items():
             if _place_of(subject, location, places) == here:
                 b.belief([me], subject, "location", where, mode="observed", event=setup)

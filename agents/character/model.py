@@ -145,7 +145,10 @@ def render_mind(
             f"{name(b.value)} ({b.mode}, turn {b.valid_from})"
             for b in believed
         )),
-        ("What you remember", "\n".join(f"- turn {m.turn}: {m.quote}" for m in memories)),
+        ("What you remember", "\n".join(
+            # one sentence can be several events (a "go" is an exit and an entry)
+            dict.fromkeys(f"- turn {m.turn}: {m.quote}" for m in memories)
+        )),
         ("Things you know of", "\n".join(
             f"- {e.id}: {e.name} ({e.kind})" for e in sorted(entities.values(), key=lambda e: e.id)
         )),

@@ -20,6 +20,7 @@ import re
 
 from agents.character.goals import Goal, parse_goal
 from agents.contracts import Action, CharacterBrief, Proposal
+from memory.access import CONTAINER
 from memory.acl import CharacterMind
 from memory.projections import BeliefView
 from memory.records import Entity, Memory, slug
@@ -50,7 +51,7 @@ class _Situation:
 
     def is_container(self, entity: str) -> bool:
         e = self.entities.get(entity)
-        return e is not None and e.attributes.get("container") == "yes"
+        return e is not None and e.attributes.get("role") == CONTAINER
 
     def place_of(self, entity: str) -> str | None:
         seen: set[str] = set()
@@ -100,6 +101,19 @@ def _pending_question(me: str, memories: list[Memory]) -> tuple[str, str] | None
     return None
 
 
+def _ruled_out(sit: _Situation, obj: str, box: str, memories: list[Memory]) -> bool:
+    """Whether the character knows ``obj`` is not in ``box``: it learned so, or it searched
+    the box (a search shows everything inside) and does not believe the object is there."""
+    belief = sit.beliefs.get(obj, "location")
+    if belief is not None and belief.value == box:
+        return not belief.polarity
+    name = sit.entities[box].name if box in sit.entities else box
+    me = sit.entities[sit.me].name if sit.me in sit.entities else sit.me
+    return any(
+        m.kind == "search" and m.quote.startswith(f"{me} searched the {name}") for m in memories
+    )
+
+
 def later_said_unknown(me: str, memories: list[Memory]) -> bool:
     return any(m.kind == "say" and "I do not know where" in m.quote for m in memories)
 
@@ -109,10 +123,20 @@ def _asked_recently(me: str, obj: str, memories: list[Memory]) -> bool:
     for i in range(len(memories) - 1, -1, -1):
         m = _ASK.match(memories[i].quote)
         if m and slug(m["asker"]) == me and slug(m["obj"]) == obj:
-            return not any(
+            answered = any(
                 (t := _TOLD.match(later.quote)) and slug(t["listener"]) == me
                 for later in memories[i + 1 :]
             )
+            return not answered and not later_said_unknown(me, memories[i + 1 :])
+    return False
+
+
+def _asked_before(me: str, other: str, obj: str, memories: list[Memory]) -> bool:
+    """Whether ``me`` has already asked ``other`` about ``obj`` (no point asking twice)."""
+    for memory in memories:
+        m = _ASK.match(memory.quote)
+        if m and slug(m["asker"]) == me and slug(m["listener"]) == other and slug(m["obj"]) == obj:
+            return True
     return False
 
 
@@ -182,9 +206,19 @@ class OfflineCharacter:
         if belief is not None and belief.polarity:
             if belief.value == sit.me:
                 return None  # done: holding it
+            holder = belief.value
+            if sit.kind(holder) == "character" and sit.place_of(holder) == sit.here:
+                name = _name(sit, obj)
+                return Action(
+                    kind="say",
+                    listener=holder,
+                    about=obj,
+                    line=f"Give me the {name}, {_name(sit, holder)}",
+                    reason=f"believes {holder} has the {obj}",
+                )
             place = sit.place_of(belief.value)
             if place is None:
-                return None
+                return self._explore(sit, obj, memories)
             if place != sit.here:
                 return Action(
                     kind="go",
@@ -201,7 +235,7 @@ class OfflineCharacter:
         # it does not know where the object is (or learned it is not where it thought)
         if _asked_recently(sit.me, obj, memories):
             return Action(kind="wait", object=obj, reason="waiting for an answer")
-        others = sit.others_here()
+        others = [o for o in sit.others_here() if not _asked_before(sit.me, o, obj, memories)]
         if others:
             return Action(
                 kind="ask", listener=others[0], about=obj, reason="does not know where it is"
@@ -213,6 +247,17 @@ class OfflineCharacter:
                 target=elsewhere[0][1],
                 reason=f"looks for someone who may know where the {obj} is",
             )
+        return self._explore(sit, obj, memories)
+
+    def _explore(self, sit: _Situation, obj: str, memories: list[Memory]) -> Action | None:
+        """Search a container here not yet ruled out, else move on to the next place."""
+        for box in sorted(e for e in sit.entities if sit.is_container(e)):
+            if sit.place_of(box) == sit.here and not _ruled_out(sit, obj, box, memories):
+                return Action(kind="search", target=box, about=obj, reason=f"looks for the {obj}")
+        places = sorted(e for e, ent in sit.entities.items() if ent.kind == "place")
+        if sit.here in places and len(places) > 1:
+            after = places[(places.index(sit.here) + 1) % len(places)]
+            return Action(kind="go", target=after, reason=f"looks for the {obj} elsewhere")
         return None
 
     def _topic(

@@ -24,7 +24,7 @@ from memory.records import Belief, Event, State
 __all__ = ["SymbolicCritic"]
 
 _ASSERTIONS = {"state", "perceive", "locate"}
-_SPEECH = {"tell", "claim", "say"}
+_SPEECH = {"tell", "claim", "say", "inform"}
 
 
 class SymbolicCritic:

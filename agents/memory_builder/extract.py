@@ -20,6 +20,9 @@ container; ``<clause>`` is ``the O is in the C`` or ``the <attribute> of the O i
     A saw that <clause>.   A and B saw that <clause>.
     A saw a cat.
     A privately told B that <clause>.   A publicly claimed that <clause>.
+    A told B that <clause>.                     (said aloud: everyone present hears it)
+    A searched the C.                           (shows those present what is, and is not, in C)
+    A asked B where the O is.
     "...," said A.   A said, "...".             (an utterance; a claim if it is a clause)
     A likes / loves / hates / dislikes the O.
     A thought about the O for a while.
@@ -69,6 +72,9 @@ _FORMS: list[tuple[ActionKind, re.Pattern[str]]] = [
         _rx(rf"(?P<name>{_NAME}) privately told (?P<listener>{_NAME}) that (?P<clause>.+?)"),
     ),
     ("claim", _rx(rf"(?P<name>{_NAME}) publicly claimed that (?P<clause>.+?)")),
+    ("inform", _rx(rf"(?P<name>{_NAME}) told (?P<listener>{_NAME}) that (?P<clause>.+?)")),
+    ("search", _rx(rf"(?P<name>{_NAME}) searched the (?P<target>{_NP})")),
+    ("ask", _rx(rf"(?P<name>{_NAME}) asked (?P<listener>{_NAME}) where the (?P<obj>{_NP}) is")),
     ("feel", _rx(rf"(?P<name>{_NAME}) (?P<verb>likes|loves|hates|dislikes) the (?P<obj>{_NP})")),
     ("think", _rx(rf"(?P<name>{_NAME}) thought about the (?P<obj>{_NP})(?: for a while)?")),
     ("say", _rx(rf'"(?P<quote>[^"]+)" {_SAID} (?P<name>{_NAME})')),
@@ -76,6 +82,7 @@ _FORMS: list[tuple[ActionKind, re.Pattern[str]]] = [
 ]  # fmt: skip
 
 _LOCATION_CLAUSE = re.compile(rf"^(?:[Tt]he )?(?P<obj>{_NP}) is in the (?P<target>{_NP})$")
+_HELD_CLAUSE = re.compile(rf"^[Tt]he (?P<obj>{_NP}) is with (?P<holder>{_NAME})$")
 _ATTRIBUTE_CLAUSE = re.compile(rf"^[Tt]he (?P<attr>{_NP}) of the (?P<obj>{_NP}) is (?P<value>.+)$")
 _NAME_SPLIT = re.compile(r",? and |, ")
 
@@ -116,6 +123,9 @@ def _trimmed(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
 def parse_clause(text: str) -> Clause | None:
     """``the O is in the C`` or ``the <attribute> of the O is <value>``; None otherwise."""
     text = text.strip().rstrip(".!?,").strip()
+    held = _HELD_CLAUSE.match(text)
+    if held:
+        return Clause(subject=held["obj"], attribute="location", value=held["holder"])
     attribute = _ATTRIBUTE_CLAUSE.match(text)
     location = _LOCATION_CLAUSE.match(text)
     if location and (attribute is None or attribute.group("value").startswith("in the ")):
@@ -162,7 +172,7 @@ def _action(kind: ActionKind, m: re.Match[str], start: int, end: int) -> StoryAc
     if any(a in _STOP for a in actors):
         return None
     clause = None
-    if kind in ("perceive", "tell", "claim"):
+    if kind in ("perceive", "tell", "claim", "inform"):
         clause = parse_clause(groups["clause"])
         if clause is None:
             return None

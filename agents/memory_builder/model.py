@@ -35,15 +35,18 @@ from memory.records import Entity
 from memory.store import CommitResult, StoryStore
 
 __all__ = [
+    "REQUIRED_FIELDS",
     "ExtractedActions",
     "ModelExtractor",
     "ModelMemoryBuilder",
     "actions_schema",
+    "render_text",
     "with_narration",
 ]
 
 CACHED_TEXTS = 32
-_NEEDS: dict[str, tuple[str, ...]] = {
+# the fields the tracker needs for each kind of action (every kind but narration)
+REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
     "enter": ("actors", "place"),
     "exit": ("actors", "place"),
     "go": ("actors", "place"),
@@ -57,7 +60,10 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "state": ("clause",),
     "perceive": ("actors", "clause"),
     "see": ("actors",),
+    "search": ("actors", "target"),
+    "ask": ("actors", "listeners", "obj"),
     "tell": ("actors", "listeners", "clause"),
+    "inform": ("actors", "clause"),
     "claim": ("actors", "clause"),
     "say": ("actors",),
     "feel": ("actors", "obj"),
@@ -85,7 +91,7 @@ def actions_schema(text: str) -> type[ExtractedActions]:
                     f"actions.{i}: span {action.start}..{action.end} is not inside the text "
                     f"(0..{length})"
                 )
-            missing = [f for f in _NEEDS.get(action.kind, ()) if not getattr(action, f)]
+            missing = [f for f in REQUIRED_FIELDS.get(action.kind, ()) if not getattr(action, f)]
             if missing:
                 problems.append(f"actions.{i}: a {action.kind} action needs {', '.join(missing)}")
         if problems:

@@ -65,17 +65,20 @@ def plan_schema(view: AuthorView) -> type[TurnPlan]:
     hypotheses = {h.id for h in view.hypotheses.values() if h.status == "open"}
 
     def known_ids(cls: type[TurnPlan], data: Any) -> Any:  # a before-validator
+        # only well-shaped values are checked here; anything else fails field validation
         if not isinstance(data, dict):
             return data
         data = dict(data)
-        focal = list(dict.fromkeys(_ids(data.get("focal") or [], characters, "character")))
-        if len(focal) > MAX_FOCAL:
-            raise ValueError(f"focal: at most {MAX_FOCAL} characters, not {len(focal)}")
-        data["focal"] = focal
-        if data.get("place") is not None:
+        if isinstance(data.get("focal"), list):
+            focal = list(dict.fromkeys(_ids(data["focal"], characters, "character")))
+            if len(focal) > MAX_FOCAL:
+                raise ValueError(f"focal: at most {MAX_FOCAL} characters, not {len(focal)}")
+            data["focal"] = focal
+        if isinstance(data.get("place"), str):
             (data["place"],) = _ids([data["place"]], places, "place")
-        data["developments"] = _ids(data.get("developments") or [], developments, "development")
-        if data.get("hypothesis") is not None:
+        if isinstance(data.get("developments"), list):
+            data["developments"] = _ids(data["developments"], developments, "development")
+        if isinstance(data.get("hypothesis"), str):
             (data["hypothesis"],) = _ids([data["hypothesis"]], hypotheses, "open hypothesis")
         return data
 

@@ -65,7 +65,9 @@ def realise(view: AuthorView, character: str, action: Action) -> str:
     if k == "ask" and action.listener and action.about:
         return f"{a} asked {view.name(action.listener)} where {_the(view, action.about)} is."
     if k == "tell" and action.listener and action.about and action.claim:
-        if action.attribute == "location":
+        if action.attribute == "location" and view.kind(action.claim) == "character":
+            clause = f"{_the(view, action.about)} is with {view.name(action.claim)}"
+        elif action.attribute == "location":
             clause = f"{_the(view, action.about)} is in {_the(view, action.claim)}"
         else:
             clause = f"the {action.attribute} of {_the(view, action.about)} is {action.claim}"

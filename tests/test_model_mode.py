@@ -1,0 +1,377 @@
+"""Model mode: every role on a chat model, through the real graph, Redis and HTTP client.
+
+The chat model is the real ChatOpenAI talking HTTP to :class:`tests.fake_openai.FakeOpenAI`.
+Replies are routed by the schema a request asks for (``TurnPlan``, ``CharacterProposal``,
+free text, ``ExtractedActions``) and, for the fanned-out character agents, by the name in
+their prompt, so the order the graph happens to make its calls in does not matter.
+
+Every story starts as the hollow_book world after its scripted opening (committed by the
+offline engine): Leo put the key in the desk drawer and went to the hallway; Mara, alone,
+moved it to the hollow book. Leo still believes it is in the drawer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any, get_args
+
+import pytest
+import redis.asyncio as aredis
+
+from agents.character.model import ModelCharacter
+from agents.character.offline import OfflineCharacter
+from agents.contracts import CharacterBrief, Decision, Finding, TurnPlan
+from agents.factory import make_roles
+from agents.llm import make_chat_model
+from agents.memory_builder.model import REQUIRED_FIELDS, ModelMemoryBuilder
+from agents.planner.model import ModelPlanner
+from agents.views import author_view
+from agents.writer.model import ModelWriter
+from agents.writer.offline import WriteRequest
+from graph.service import Fabula
+from memory.access import ActionKind
+from memory.errors import ModelOutputError
+from memory.projections import project_beliefs, project_world
+from memory.settings import ModelSettings, Settings
+from tests.fake_openai import (  # noqa: F401  (fixture fake_openai)
+    TEXT,
+    FakeOpenAI,
+    fake_openai_fixture,
+    request_schema,
+)
+from worlds.loader import load_world
+
+STORY = "t1"
+PASSAGE = "Leo went to the study. Rain tapped on the window."
+GO = "Leo went to the study."
+PLAN = {
+    "scene_goal": "Leo comes back for the brass key",
+    "place": "study",
+    "focal": ["leo", "Mara"],  # a name is accepted and becomes an id
+    "beats": ["Leo returns", "Mara watches"],
+    "memory_needs": ["where Leo believes the key is"],
+    "developments": [],
+    "hypothesis": None,
+}
+LEO = {
+    "actions": [{"kind": "go", "target": "study", "reason": "the key is in the desk drawer"}],
+    "intent": "get the brass key",
+}
+MARA = {"actions": [{"kind": "wait", "reason": "watches Leo"}], "intent": "keep her secret"}
+
+
+def go_action(start: int = 0, end: int = len(GO)) -> dict[str, Any]:
+    return {
+        "kind": "go",
+        "start": start,
+        "end": end,
+        "actors": ["Leo"],
+        "place": "study",
+        "obj": None,
+        "target": None,
+        "listeners": [],
+        "clause": None,
+        "utterance": None,
+        "verb": None,
+    }
+
+
+EXTRACTED = {"actions": [go_action()]}
+
+
+def script_turn(fake: FakeOpenAI, *, extraction: bool = True) -> None:
+    """Replies for one whole turn: planner, both characters, writer, (extractor)."""
+    fake.reply_json(PLAN, schema="TurnPlan")
+    fake.reply_json(LEO, schema="CharacterProposal", contains="You are Leo")
+    fake.reply_json(MARA, schema="CharacterProposal", contains="You are Mara")
+    fake.reply_text(PASSAGE, schema=TEXT)
+    if extraction:
+        fake.reply_json(EXTRACTED, schema="ExtractedActions")
+
+
+def schemas(fake: FakeOpenAI) -> list[str]:
+    return [request_schema(r) for r in fake.requests]
+
+
+def requests_for(fake: FakeOpenAI, schema: str) -> list[dict[str, Any]]:
+    return [r for r in fake.requests if request_schema(r) == schema]
+
+
+def prompt_of(request: dict[str, Any]) -> str:
+    return "\n".join(str(m["content"]) for m in request["messages"])
+
+
+async def story_keys(url: str) -> dict[bytes, bytes]:
+    """Every key of the story with its serialised value (checkpoints are elsewhere)."""
+    client = aredis.Redis.from_url(url)
+    try:
+        return {k: await client.dump(k) async for k in client.scan_iter(match=f"fab:{{{STORY}}}:*")}
+    finally:
+        await client.aclose()
+
+
+@pytest.fixture()
+def settings(fake_openai: FakeOpenAI, tmp_path: Path) -> Settings:
+    model = ModelSettings(
+        base_url=fake_openai.base_url, model="fake-model", api_key="test-key", timeout_s=10.0
+    )
+    return Settings(home=tmp_path, model=model)
+
+
+@pytest.fixture()
+async def fab(redis_url: str, settings: Settings, tmp_path: Path) -> AsyncIterator[Fabula]:
+    """The model-mode application, on the hollow_book story after its opening."""
+    async with Fabula(redis_url, Settings(home=tmp_path)) as offline:
+        store = await offline.new_story("hollow_book", STORY)
+        for text in load_world("hollow_book").opening.turns:
+            await offline.commit_scripted(store, text)
+    async with Fabula(redis_url, settings, roles=make_roles(settings)) as app:
+        yield app
+
+
+class TestFactory:
+    def test_offline_settings_give_the_offline_engine(self, tmp_path: Path) -> None:
+        roles = make_roles(Settings(home=tmp_path))
+        assert isinstance(roles.character, OfflineCharacter)
+
+    def test_model_settings_give_model_roles_on_one_chat_model(self, settings: Settings) -> None:
+        """Every role but the symbolic critic shares one ChatOpenAI; the attempts per
+        structured call follow max_retries."""
+        model_settings = settings.model.model_copy(update={"max_retries": 4})
+        roles = make_roles(settings.model_copy(update={"model": model_settings}))
+        assert isinstance(roles.planner, ModelPlanner)
+        assert isinstance(roles.character, ModelCharacter)
+        assert isinstance(roles.writer, ModelWriter)
+        assert isinstance(roles.builder, ModelMemoryBuilder)
+        model = roles.planner.model
+        assert roles.character.model is model and roles.writer.model is model
+        assert roles.builder.extractor.model is model
+        assert roles.planner.max_attempts == roles.builder.extractor.max_attempts == 5
+
+
+class TestWholeTurn:
+    async def test_every_role_on_the_model_then_approved_and_committed(
+        self, fab: Fabula, fake_openai: FakeOpenAI, redis_url: str
+    ) -> None:
+        """Plan, two characters, writer and extractor all answer over HTTP; the approver
+        sees the draft and the delta preview; the approved text is committed as written,
+        with W and B changed by the extracted action and the unread sentence as narration.
+        The commit reuses the preview's extraction: one extractor call per text."""
+        script_turn(fake_openai)
+        store = fab.store(STORY)
+        assert await fab.run_turn(store, auto=False) == "pending"
+
+        pending = await fab.pending_turn(store)
+        assert pending is not None and pending.turn == 4
+        assert pending.payload["draft"]["text"] == PASSAGE
+        assert pending.payload["plan"]["focal"] == ["leo", "mara"]
+        preview = pending.payload["delta"]
+        assert "Leo.location = study" in preview["world"]
+        assert "Mara: Leo.location = study [observed]" in preview["beliefs"]
+        assert f"enter: {GO}" in preview["events"]
+        assert "narration: Rain tapped on the window." in preview["events"]
+        unparsed = [f for f in pending.payload["findings"] if f["kind"] == "unparsed"]
+        assert [f["quote"] for f in unparsed] == ["Rain tapped on the window."]
+        assert await store.head() == 3
+
+        assert await fab.decide(store, Decision(action="approve")) == "committed"
+        assert await store.head() == 4
+        (turn,) = await store.turn_texts(4, 4)
+        assert turn.text == PASSAGE
+        world = await project_world(store)
+        assert world.where("leo") == "study"
+        assert (await project_beliefs(store, ("mara",))).where("leo") == "study"
+        leo = await project_beliefs(store, ("leo",))
+        assert leo.where("leo") == "study"
+        assert leo.where("brass_key") == "desk_drawer"  # still false: he has not looked
+        events = await store.events(list(turn.events))
+        assert [e.kind for e in events][-1] == "narration"
+
+        assert sorted(schemas(fake_openai)) == sorted(
+            ["TurnPlan", "CharacterProposal", "CharacterProposal", TEXT, "ExtractedActions"]
+        )
+        assert schemas(fake_openai)[0] == "TurnPlan"
+        assert fake_openai.pending == 0
+        (writer,) = requests_for(fake_openai, TEXT)
+        prompt = prompt_of(writer)
+        assert "## Memory" in prompt and "B[Leo]" in prompt  # the budgeted context
+        assert "go target=study (the key is in the desk drawer)" in prompt  # Leo's proposal
+        (leo,) = [r for r in requests_for(fake_openai, "CharacterProposal")
+                  if "You are Leo" in prompt_of(r)]  # fmt: skip
+        assert "desk drawer (participated, turn 1)" in prompt_of(leo)
+        assert "Mara moved the brass key" not in prompt_of(leo)
+
+
+class TestMalformedOutput:
+    async def test_a_bad_extraction_is_retried_then_refused_and_nothing_is_committed(
+        self, fab: Fabula, fake_openai: FakeOpenAI, redis_url: str
+    ) -> None:
+        """Invalid JSON, a span outside the text, an action without its actor: three
+        attempts, each told what was wrong, then ModelOutputError; the story is untouched."""
+        before = await story_keys(redis_url)
+        script_turn(fake_openai, extraction=False)
+        fake_openai.reply_json('{"actions": [', schema="ExtractedActions")
+        fake_openai.reply_json(
+            {"actions": [go_action(0, len(PASSAGE) + 5)]}, schema="ExtractedActions"
+        )
+        fake_openai.reply_json(
+            {"actions": [go_action() | {"actors": []}]}, schema="ExtractedActions"
+        )
+        fake_openai.reply_json(EXTRACTED, schema="ExtractedActions")  # never asked for
+        store = fab.store(STORY)
+        with pytest.raises(ModelOutputError) as caught:
+            await fab.run_turn(store, auto=False)
+        assert caught.value.context["schema"] == "ExtractedActions"
+        assert caught.value.context["attempts"] == 3
+        assert caught.value.context["turn"] == 4
+        extractions = requests_for(fake_openai, "ExtractedActions")
+        assert len(extractions) == 3
+        assert "Invalid JSON" in extractions[1]["messages"][-1]["content"]
+        assert "is not inside the text" in extractions[2]["messages"][-1]["content"]
+        assert fake_openai.pending == 1
+
+        assert await story_keys(redis_url) == before
+        assert await store.head() == 3
+        assert await store.turn_texts(4, 4) == []
+        assert await fab.pending_turn(store) is None
+
+        script_turn(fake_openai)  # the turn can be written again
+        assert await fab.run_turn(store, auto=False) == "pending"
+        pending = await fab.pending_turn(store)
+        assert pending is not None and pending.payload["draft"]["text"] == PASSAGE
+
+    async def test_an_edit_that_cannot_be_read_is_not_committed(
+        self, fab: Fabula, fake_openai: FakeOpenAI, redis_url: str
+    ) -> None:
+        """The approver's edited text goes to the extractor at commit time; when it never
+        validates, decide raises and nothing of turn 4 reaches the store."""
+        script_turn(fake_openai)
+        store = fab.store(STORY)
+        assert await fab.run_turn(store, auto=False) == "pending"
+        before = await story_keys(redis_url)
+        for _ in range(3):
+            fake_openai.reply_json({"actions": [go_action(40, 90)]}, schema="ExtractedActions")
+        with pytest.raises(ModelOutputError):
+            await fab.decide(store, Decision(action="edit", text="Leo took the brass key."))
+        assert await story_keys(redis_url) == before
+        assert await store.head() == 3
+
+    async def test_a_plan_naming_an_unknown_character_is_retried(
+        self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
+    ) -> None:
+        """The validation error names the unknown character and the known ones; a plan that
+        never names real characters is ModelOutputError after the bound."""
+        planner = ModelPlanner(make_chat_model(settings.model), max_attempts=2)
+        view = await author_view(fab.store(STORY))
+        fake_openai.reply_json(PLAN | {"focal": ["ben"]})
+        fake_openai.reply_json(PLAN)
+        plan = await planner.plan(view, direction="Leo returns")
+        assert plan.focal == ("leo", "mara")
+        feedback = fake_openai.requests[1]["messages"][-1]["content"]
+        assert "no such character: ben (known: leo, mara)" in feedback
+        assert "## Direction\nLeo returns" in prompt_of(fake_openai.requests[0])
+
+        fake_openai.reply_json(PLAN | {"focal": ["ben"]})
+        fake_openai.reply_json(PLAN | {"place": "cellar"})
+        with pytest.raises(ModelOutputError) as caught:
+            await planner.plan(view)
+        assert "no such place: cellar" in caught.value.context["error"]
+
+    async def test_an_empty_passage_is_refused(
+        self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
+    ) -> None:
+        writer = ModelWriter(make_chat_model(settings.model))
+        view = await author_view(fab.store(STORY))
+        request = WriteRequest(plan=TurnPlan.model_validate(PLAN), proposals=())
+        fake_openai.reply_text("  \n ")
+        with pytest.raises(ModelOutputError, match="empty"):
+            await writer.write(request, view)
+
+
+class TestWriter:
+    async def test_a_revision_gets_the_notes_and_the_critics_findings(
+        self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
+    ) -> None:
+        """The draft is the reply as written (a code fence around it dropped); the request
+        carries the memory context as given, the notes and the findings with their quotes."""
+        writer = ModelWriter(make_chat_model(settings.model))
+        view = await author_view(fab.store(STORY))
+        finding = Finding(kind="contradiction", message="the key is not there", quote="Leo took")
+        request = WriteRequest(
+            plan=TurnPlan.model_validate(PLAN),
+            proposals=(),
+            context="## W: the world\n- the location of Leo is hallway",
+            notes=("make it tense",),
+            findings=(finding,),
+            revision=1,
+        )
+        fake_openai.reply_text(f"```\n{PASSAGE}\n```")
+        draft = await writer.write(request, view)
+        assert (draft.text, draft.revision) == (PASSAGE, 1)
+        prompt = prompt_of(fake_openai.requests[0])
+        assert "## Memory\n## W: the world\n- the location of Leo is hallway" in prompt
+        assert "## Notes\n- make it tense" in prompt
+        assert '- error (contradiction): the key is not there — "Leo took"' in prompt
+        assert "focal: Leo, Mara" in prompt
+
+
+class TestExtractionSchema:
+    def test_every_kind_of_action_has_its_fields_checked(self) -> None:
+        """A kind added to the tracker must say what it needs before a model may emit it."""
+        assert set(REQUIRED_FIELDS) == set(get_args(ActionKind)) - {"narration"}
+
+
+class TestFunctionCallingFallback:
+    async def test_the_extractor_falls_back_to_a_forced_tool_call(
+        self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
+    ) -> None:
+        """Against a server without json_schema the extraction comes as tool arguments,
+        validated (and retried) the same way; the delta is the tracker's."""
+        fake_openai.reject_json_schema = True
+        builder = ModelMemoryBuilder(make_chat_model(settings.model))
+        fake_openai.reply_tool_call({"actions": [go_action(0, 99)]})
+        fake_openai.reply_tool_call(EXTRACTED)
+        delta = await builder.build(fab.store(STORY), 4, PASSAGE)
+        rejected, bad, good = fake_openai.requests
+        assert rejected["response_format"]["type"] == "json_schema"
+        assert [t["function"]["name"] for t in good["tools"]] == ["ExtractedActions"]
+        assert "response_format" not in bad and "response_format" not in good
+        assert "is not inside the text" in good["messages"][-1]["content"]
+        assert [e.kind for e in delta.events] == ["exit", "enter", "narration"]
+        assert [e.span.quote for e in delta.events] == [GO, GO, "Rain tapped on the window."]
+        assert any(s.subject == "leo" and s.value == "study" for s in delta.states)
+
+
+class TestCharacterPrivacy:
+    async def test_the_prompt_holds_only_the_characters_own_mind(
+        self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
+    ) -> None:
+        """Leo's prompt has his false belief (the key in the desk drawer), his memories
+        and his brief; not the key's true place, nor what Mara did alone, nor her secret."""
+        character = ModelCharacter(make_chat_model(settings.model))
+        view = await author_view(fab.store(STORY))
+        pack = view.pack
+        assert pack is not None
+        brief = CharacterBrief(
+            character="leo",
+            name="Leo",
+            goals=("get the brass key",),
+            secrets=("the brass key opens the cellar",),
+            scene_goal="Leo comes back for the brass key",
+        )
+        fake_openai.reply_json(LEO)
+        proposal = await character.propose(await fab.minds.mind(STORY, "leo"), brief)
+        assert proposal.character == "leo"
+        assert proposal.actions[0].target == "study"
+
+        prompt = prompt_of(fake_openai.requests[0])
+        assert "- the location of brass key is desk drawer (participated, turn 1)" in prompt
+        assert "- turn 1: Leo put the brass key in the desk drawer." in prompt
+        assert prompt.count("Leo went to the hallway.") == 1  # exit and entry: one sentence
+        key_lines = [line for line in prompt.splitlines() if "brass key" in line]
+        assert not [line for line in key_lines if "hollow book" in line or "hollow_book" in line]
+        assert "Mara moved the brass key" not in prompt
+        assert "Mara hid the brass key" not in prompt  # Mara's secret
+        assert pack.premise not in prompt
+        assert view.world.where("brass_key") == "hollow_book"  # the truth it must not see
