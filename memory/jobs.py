@@ -39,6 +39,6 @@ def enqueue_consolidation(url: str, story: str, branch: str, turn: int) -> str:
     """Put a consolidation job on the queue; returns the job id."""
     queue = Queue(QUEUE, connection=redis.Redis.from_url(url))
     job = queue.enqueue(
-        consolidate, url, story, branch, turn, job_id=f"consolidate:{story}:{branch}:{turn}"
+        consolidate, url, story, branch, turn, job_id=f"consolidate-{story}-{branch}-{turn}"
     )
     return str(job.id)

@@ -37,11 +37,11 @@ def _belief_lines(view: AuthorView, character: str) -> list[str]:
     lines = []
     for belief in sorted(beliefs.beliefs.values(), key=lambda b: (b.subject, b.attribute)):
         truth = view.world.value(belief.subject, belief.attribute)
-        stance = "believes" if belief.polarity else "believes it is not that"
+        verb = "is" if belief.polarity else "is not"
         mark = " [FALSE]" if belief.polarity and truth is not None and truth != belief.value else ""
         lines.append(
-            f"- {view.name(character)} {stance}: the {belief.attribute} of "
-            f"{view.name(belief.subject)} is {view.name(belief.value)} "
+            f"- {view.name(character)} believes: the {belief.attribute} of "
+            f"{view.name(belief.subject)} {verb} {view.name(belief.value)} "
             f"({belief.mode}, turn {belief.valid_from}){mark}"
         )
     return lines

@@ -1,0 +1,201 @@
+"""The turn loop on the offline engine, through real LangGraph, the Redis checkpointer and
+the real store: the demo story, the writer/extractor round trip, the critic, consolidation."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import redis
+from rq import Queue, SimpleWorker
+
+from agents.contracts import Action, TurnPlan
+from agents.critic.symbolic import SymbolicCritic
+from agents.memory_builder.builder import OfflineMemoryBuilder
+from agents.memory_builder.extract import extract
+from agents.views import author_view
+from agents.writer.context import writer_context
+from agents.writer.offline import realise
+from graph.build import thread_id
+from graph.service import Fabula
+from memory.hierarchy import scenes
+from memory.jobs import QUEUE, enqueue_consolidation
+from memory.projections import project_beliefs, project_world
+from memory.records import HierarchyNode
+from memory.settings import Settings
+from memory.store import StoryStore
+from memory.tokens import ApproximateCounter
+from worlds.loader import load_world
+
+
+async def _demo(fab: Fabula, story: str, turns: int) -> StoryStore:
+    pack = load_world("hollow_book")
+    store = await fab.new_story(pack, story)
+    for text in pack.opening.turns:
+        await fab.commit_scripted(store, text)
+    for _ in range(turns):
+        assert await fab.run_turn(store, auto=True) == "committed"
+    return store
+
+
+class TestDemoStory:
+    async def test_ten_turns_leo_acts_on_his_false_belief(self, redis_url: str) -> None:
+        """Leo's belief and the world disagree about the key until he learns otherwise; what
+        Leo does follows what he believes; the critic reports nothing on accepted turns."""
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await _demo(fab, "demo", 10)
+            head = await store.head()
+            texts = {t.turn: t.text for t in await store.turn_texts(1)}
+            world = {t: (await project_world(store, as_of=t)).where("brass_key") for t in texts}
+            leo = {
+                t: (await project_beliefs(store, "leo", as_of=t)).where("brass_key") for t in texts
+            }
+
+            assert world[3] == "hollow_book" and leo[3] == "desk_drawer"
+            learned = next(t for t in sorted(texts) if t > 3 and leo[t] == world[t])
+            assert "told Leo that the brass key is in the hollow book" in texts[learned]
+            for t in range(3, learned):
+                assert leo[t] != world[t], t  # a false (or no) belief until he is told
+
+            searched = next(t for t in texts if "Leo searched the desk drawer" in texts[t])
+            assert leo[searched - 1] == "desk_drawer"  # he searched where he believed it was
+            took = next(t for t in texts if "Leo took the brass key" in texts[t])
+            assert leo[took - 1] == "hollow_book" and took > learned
+            assert world[head] == "leo"
+            asked = next(t for t in texts if "Leo asked Mara where the brass key is" in texts[t])
+            assert searched < asked < learned
+
+            for turn in range(4, head + 1):
+                config = {"configurable": {"thread_id": thread_id("demo", "main", turn)}}
+                state = (await fab.graph.aget_state(config)).values  # type: ignore[arg-type]
+                assert state["outcome"] == "committed"
+                assert state["findings"] == [], (turn, state["findings"])
+
+
+class TestRoundTrip:
+    @pytest.mark.parametrize(
+        ("character", "action", "kind"),
+        [
+            ("leo", Action(kind="go", target="hallway"), "go"),
+            ("leo", Action(kind="search", target="desk_drawer"), "search"),
+            ("mara", Action(kind="take", object="brass_key", target="hollow_book"), "take"),
+            ("mara", Action(kind="ask", listener="leo", about="brass_key"), "ask"),
+            ("mara", Action(kind="tell", listener="leo", about="brass_key", claim="hollow_book"),
+             "inform"),
+            ("mara", Action(kind="say", line="It is colder today"), "say"),
+            ("mara", Action(kind="wait", object="hollow_book"), "think"),
+        ],
+    )  # fmt: skip
+    async def test_writer_output_parses_back(
+        self, redis_url: str, character: str, action: Action, kind: str
+    ) -> None:
+        """Every sentence the offline writer produces is read back by the offline extractor
+        as the action it realises, and committed as that event."""
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await _demo(fab, "rt", 0)
+            view = await author_view(store)
+            sentence = realise(view, character, action)
+            (parsed,) = extract(sentence)
+            assert parsed.kind == kind, sentence
+            assert parsed.actors == (view.name(character),)
+            delta = await OfflineMemoryBuilder().build(store, view.turn + 1, sentence)
+            event = delta.events[0]
+            assert event.actor == character and event.span.quote == sentence
+            if action.object:
+                assert action.object in event.participants
+            if action.listener and kind == "ask":
+                assert action.listener in event.participants
+            if kind == "inform":
+                assert event.content is not None and event.content.value == action.claim
+
+
+class TestCritic:
+    @pytest.mark.parametrize(
+        ("text", "kind"),
+        [
+            ("The brass key is in the desk drawer.", "contradiction"),
+            ("Leo told Mara that the colour of the hollow book is red.", "knowledge"),
+            ("Mara gave the brass key to Leo.", "contradiction"),
+        ],
+    )
+    async def test_finds_problems(self, redis_url: str, text: str, kind: str) -> None:
+        """A statement against the world, an assertion beyond the speaker's beliefs and an
+        action the world does not allow are each reported, quoting the sentence."""
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await _demo(fab, "crit", 0)
+            view = await author_view(store)
+            delta = await OfflineMemoryBuilder().build(store, view.turn + 1, text)
+            findings = SymbolicCritic().critique(view, delta, None)
+            assert any(f.kind == kind and f.quote == text for f in findings), findings
+
+    async def test_lie_is_a_warning_and_truth_is_clean(self, redis_url: str) -> None:
+        """Telling what one believes is clean; telling the opposite is reported as a lie
+        (a warning: characters may lie), never as an error."""
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await _demo(fab, "lie", 0)
+            view = await author_view(store)
+            critic = SymbolicCritic()
+            truth = "Mara told Leo that the brass key is in the hollow book."
+            lie = "Mara told Leo that the brass key is in the desk drawer."
+            for text, expected in ((truth, []), (lie, ["warning"])):
+                delta = await OfflineMemoryBuilder().build(store, view.turn + 1, text)
+                found = [f.severity for f in critic.critique(view, delta, None)]
+                assert found == expected, (text, found)
+
+    async def test_future_reference(self, redis_url: str) -> None:
+        """On a branch, an entity that enters the story later on main is a future leak."""
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await _demo(fab, "fut", 0)
+            early = await fab.fork(store, 1, "early")
+            await fab.commit_scripted(store, "Mara put the brass key in the silver box.")
+            view = await author_view(early)
+            text = "Leo searched the silver box."
+            delta = await OfflineMemoryBuilder().build(early, view.turn + 1, text)
+            findings = SymbolicCritic().critique(view, delta, None)
+            assert any(f.kind == "future" for f in findings), findings
+
+
+class TestWriterContext:
+    @pytest.mark.parametrize("budget", [5, 40, 120, 2000])
+    async def test_budget_never_exceeded(self, redis_url: str, budget: int) -> None:
+        """The writer's memory context never counts more than its budget."""
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await _demo(fab, "ctx", 0)
+            view = await author_view(store)
+            plan = TurnPlan(scene_goal="test", place="study", focal=("leo", "mara"))
+            counter = ApproximateCounter()
+            text = writer_context(view, plan, budget, counter)
+            assert counter.count(text) <= budget
+            if budget >= 2000:
+                assert "B[Leo]" in text and "[FALSE]" in text  # Leo's false belief is marked
+
+
+class TestConsolidation:
+    def test_rq_job_builds_scenes(self, redis_url: str) -> None:
+        """Commits enqueue consolidation on RQ; a worker builds scenes with their closure.
+
+        (A synchronous test: RQ jobs are synchronous edges that run their own event loop.)
+        """
+
+        async def setup() -> int:
+            async with Fabula(redis_url, Settings()) as fab:
+                store = await _demo(fab, "rq", 0)
+                return await store.head()
+
+        async def read() -> list[HierarchyNode]:
+            async with Fabula(redis_url, Settings()) as fab:
+                return await scenes(fab.store("rq"))
+
+        head = asyncio.run(setup())
+        for turn in range(1, head + 1):
+            enqueue_consolidation(redis_url, "rq", "main", turn)
+        connection = redis.Redis.from_url(redis_url)
+        queue = Queue(QUEUE, connection=connection)
+        assert queue.count == head
+        SimpleWorker([queue], connection=connection).work(burst=True)
+        assert queue.count == 0
+        built = asyncio.run(read())
+        assert built, "no scene was built"
+        events = [e for node in built for e in node.closure.events]
+        assert len(events) == len(set(events)) and events
+        assert all(span.quote for node in built for span in node.closure.spans)
