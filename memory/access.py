@@ -245,10 +245,15 @@ def track(
     actions: Iterable[StoryAction],
     builder: DeltaBuilder,
 ) -> None:
-    """Apply ``actions`` in order: entities, events, states and beliefs into ``builder``."""
+    """Apply ``actions`` in order: entities, events, states and beliefs into ``builder``.
+
+    The scene the turn ends in (the place of the latest entry) is recorded with the delta,
+    so the next turn starts there without reading back through the event log.
+    """
     tracker = _Tracker(rules, prior, builder)
     for action in actions:
         tracker.apply(action)
+    builder.scene = tracker.scene
 
 
 class _Tracker:

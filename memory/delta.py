@@ -65,6 +65,7 @@ class TurnDelta(BaseModel):
     developments: tuple[DevelopmentUpdate, ...] = ()
     hypotheses: tuple[Hypothesis, ...] = ()
     realised: tuple[str, ...] = ()  # ids of hypotheses this turn's text made true
+    scene: str | None = None  # the place the turn ends in (its latest entry), if known
 
     def digest(self) -> str:
         """A content hash: the same turn sent twice has the same digest."""
@@ -84,6 +85,7 @@ class DeltaBuilder:
         self._developments: list[DevelopmentUpdate] = []
         self._hypotheses: list[Hypothesis] = []
         self._realised: list[str] = []
+        self.scene: str | None = None
 
     # -- spans --------------------------------------------------------------------------
     def span(self, start: int, end: int) -> SourceSpan:
@@ -296,6 +298,7 @@ class DeltaBuilder:
             developments=tuple(self._developments),
             hypotheses=tuple(self._hypotheses),
             realised=tuple(self._realised),
+            scene=self.scene,
         )
 
 

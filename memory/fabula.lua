@@ -153,7 +153,8 @@ local function commit(keys, args)
     redis.call('HSET', L.h, id, hyp)
   end
   redis.call('HSET', L.turns, tostring(turn), cjson.encode({
-    text = P.text, digest = digest, events = event_ids, committed_at = committed_at }))
+    text = P.text, digest = digest, events = event_ids, committed_at = committed_at,
+    scene = P.scene }))
   redis.call('HSET', L.head, 'turn', turn)
   return 'ok'
 end

@@ -46,6 +46,7 @@ class TurnText:
     turn: int
     text: str
     events: tuple[str, ...]
+    scene: str | None = None
 
 
 async def list_stories(client: aredis.Redis) -> list[str]:
@@ -199,6 +200,7 @@ class StoryStore:
             "ancestors": [[keys.events(self.story, a.branch), a.through] for a in ancestry],
             **lists,
             "realised": list(delta.realised),
+            "scene": delta.scene,
             # one check per distinct reference; the first field that makes it is named
             "refs": list(
                 {(r.kind, r.id, r.entity_kind): r.as_list() for r in reversed(refs)}.values()
@@ -324,7 +326,7 @@ class StoryStore:
         for turn in range(first, last + 1):
             if turn in fetched:
                 info = json.loads(fetched[turn])
-                out.append(TurnText(turn, info["text"], tuple(info["events"])))
+                out.append(TurnText(turn, info["text"], tuple(info["events"]), info.get("scene")))
         return out
 
     async def events(self, ids: Sequence[str]) -> list[Event]:

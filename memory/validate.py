@@ -174,4 +174,6 @@ def validate_delta(delta: TurnDelta) -> list[Ref]:
         refs.append(Ref(field + ".development", "development", hyp.development))
     for i, hyp_id in enumerate(delta.realised):
         refs.append(Ref(f"realised[{i}]", "hypothesis", hyp_id))
+    if delta.scene is not None:
+        refs.append(Ref("scene", "entity", delta.scene, "place"))
     return refs

@@ -197,10 +197,10 @@ class TestWholeTurn:
         prompt = prompt_of(writer)
         assert "## Memory" in prompt and "B[Leo]" in prompt  # the budgeted context
         assert "go target=study (the key is in the desk drawer)" in prompt  # Leo's proposal
-        (leo,) = [r for r in requests_for(fake_openai, "CharacterProposal")
-                  if "You are Leo" in prompt_of(r)]  # fmt: skip
-        assert "desk drawer (participated, turn 1)" in prompt_of(leo)
-        assert "Mara moved the brass key" not in prompt_of(leo)
+        (leo_prompt,) = [p for r in requests_for(fake_openai, "CharacterProposal")
+                         if "You are Leo" in (p := prompt_of(r))]  # fmt: skip
+        assert "desk drawer (participated, turn 1)" in leo_prompt
+        assert "Mara moved the brass key" not in leo_prompt
 
 
 class TestMalformedOutput:

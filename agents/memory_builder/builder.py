@@ -34,7 +34,6 @@ from memory.store import CommitResult, StoryStore
 __all__ = ["OfflineMemoryBuilder", "read_prior"]
 
 _COMMUNICATION = ("tell", "claim", "say")
-_SCENE_LOOKBACK = 8  # turns read per step when looking back for the latest entry
 
 
 class OfflineMemoryBuilder:
@@ -149,14 +148,9 @@ async def _with_sources(
 
 
 async def _latest_scene(store: StoryStore, as_of: int | None) -> str | None:
-    """The place of the most recent entry, from the event log."""
+    """The place of the most recent entry: recorded with every committed turn (one read)."""
     last = await store.head() if as_of is None else as_of
-    while last >= 1:
-        first = max(1, last - _SCENE_LOOKBACK + 1)
-        texts = await store.turn_texts(first, last)
-        ids = [e for t in texts for e in t.events]
-        for event in reversed(await store.events(ids)):
-            if event.kind in ("enter", "locate") and event.place is not None:
-                return event.place
-        last = first - 1
-    return None
+    if last < 0:
+        return None
+    texts = await store.turn_texts(last, last)
+    return texts[0].scene if texts else None
