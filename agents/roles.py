@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Protocol
 
 from agents.contracts import CharacterBrief, Draft, Proposal, TurnPlan
@@ -18,7 +19,12 @@ __all__ = ["BuilderRole", "CharacterRole", "PlannerRole", "Roles", "WriterRole",
 
 class PlannerRole(Protocol):
     async def plan(
-        self, view: AuthorView, *, direction: str | None = None, attempt: int = 0
+        self,
+        view: AuthorView,
+        *,
+        direction: str | None = None,
+        attempt: int = 0,
+        notes: Sequence[str] = (),
     ) -> TurnPlan: ...
 
 

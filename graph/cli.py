@@ -23,6 +23,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from agents.contracts import Decision
+from agents.factory import make_roles
 from graph.service import Fabula, Pending
 from memory.errors import FabulaError, InvalidInput
 from memory.jobs import enqueue_consolidation
@@ -106,7 +107,9 @@ def _run(coro_fn: Callable[[Fabula], Coroutine[Any, Any, T]]) -> T:
 
         url = _url()
         mode = os.environ.get("FABULA_CONSOLIDATE", "inline")
-        async with Fabula(url, _settings(), consolidate=_consolidator(url, mode)) as fab:
+        settings = _settings()
+        roles = make_roles(settings)
+        async with Fabula(url, settings, roles=roles, consolidate=_consolidator(url, mode)) as fab:
             return await coro_fn(fab)
 
     try:

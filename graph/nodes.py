@@ -71,7 +71,7 @@ async def plan(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any
     view = await _view(state, ctx)
     attempt = state.get("attempt", -1) + 1
     turn_plan = await ctx.roles.planner.plan(
-        view, direction=state.get("direction"), attempt=attempt
+        view, direction=state.get("direction"), attempt=attempt, notes=state.get("notes", [])
     )
     log.info("planned", story=state["story"], turn=state["turn"], focal=turn_plan.focal)
     briefs = {c: brief_for(view, c, turn_plan).model_dump() for c in turn_plan.focal}

@@ -7,7 +7,7 @@ one turn at a time through the turn graph. Each turn is its own checkpoint threa
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
@@ -15,6 +15,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command, StateSnapshot
 
 from agents.contracts import Decision
+from agents.memory_builder.builder import OfflineMemoryBuilder
 from agents.roles import Roles, offline_roles
 from graph.build import build_turn_graph, thread_id
 from graph.checkpoint import THREADS, RedisCheckpointSaver
@@ -141,9 +142,15 @@ class Fabula:
         return await list_stories(self.admin)
 
     async def commit_scripted(self, store: StoryStore, text: str) -> str:
-        """Commit a scripted turn of controlled English (the pack's opening)."""
+        """Commit a scripted turn of controlled English (the pack's opening).
+
+        Scripted text is controlled English by definition, so it is always read by the
+        offline memory-builder, whatever back end the roles run on.
+        """
         turn = await store.head() + 1
-        return await commit_text(self.context(auto=True), store, turn, text)
+        ctx = self.context(auto=True)
+        offline = replace(ctx, roles=replace(ctx.roles, builder=OfflineMemoryBuilder()))
+        return await commit_text(offline, store, turn, text)
 
     # -- turns ----------------------------------------------------------------------
     def _config(self, store: StoryStore, turn: int) -> RunnableConfig:

@@ -11,6 +11,7 @@ the next anchor.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from agents.character.goals import parse_goal
 from agents.contracts import TurnPlan
@@ -46,8 +47,15 @@ class OfflinePlanner:
     """Deterministic planner (see module docstring)."""
 
     async def plan(
-        self, view: AuthorView, *, direction: str | None = None, attempt: int = 0
+        self,
+        view: AuthorView,
+        *,
+        direction: str | None = None,
+        attempt: int = 0,
+        notes: Sequence[str] = (),
     ) -> TurnPlan:
+        """Plan the next turn; a re-plan after rejection (``attempt`` > 0, with the
+        approver's ``notes``) anchors on the next character in line."""
         characters = view.characters()
         if not characters:
             raise ValueError("the story has no characters")
