@@ -537,6 +537,53 @@ def bench_loop(
     run_loop(_url(), turns, characters, json_out)
 
 
+def _dataset_bench(name: str, path: Path, json_out: str | None, answers: str | None) -> None:
+    import importlib
+
+    if not path.exists():
+        err.print(f"[red]error:[/red] no such file: {path}", highlight=False)
+        raise typer.Exit(1)
+    module = importlib.import_module(f"bench.{name}")
+    run_fn = getattr(module, f"run_{name}")
+    # with FABULA_REDIS_URL unset the benchmark runs on a private, temporary Redis
+    asyncio.run(
+        run_fn(path, redis_url=_settings().redis_url, json_out=json_out, answers_out=answers)
+    )
+
+
+@bench_app.command("tomi")
+@_bench
+def bench_tomi(
+    path: Path = typer.Argument(..., help="A ToMi .txt file (its .trace beside it)."),
+    json_out: str | None = typer.Option(None, "--json"),
+    answers: str | None = typer.Option(None, "--answers", help="One JSON line per question."),
+) -> None:
+    """ToMi false-belief questions, with the shared-memory baseline."""
+    _dataset_bench("tomi", path, json_out, answers)
+
+
+@bench_app.command("hitom")
+@_bench
+def bench_hitom(
+    path: Path = typer.Argument(..., help="Hi-ToM items as JSON Lines."),
+    json_out: str | None = typer.Option(None, "--json"),
+    answers: str | None = typer.Option(None, "--answers", help="One JSON line per question."),
+) -> None:
+    """Hi-ToM higher-order beliefs, communication and deception, with the baseline."""
+    _dataset_bench("hitom", path, json_out, answers)
+
+
+@bench_app.command("longstory")
+@_bench
+def bench_longstory(
+    path: Path = typer.Argument(..., help="A long story as JSON Lines (turns and probes)."),
+    json_out: str | None = typer.Option(None, "--json"),
+    answers: str | None = typer.Option(None, "--answers", help="One JSON line per probe."),
+) -> None:
+    """Retention, knowledge boundaries, false belief and leakage over a long story."""
+    _dataset_bench("longstory", path, json_out, answers)
+
+
 def main() -> None:
     """Console entry point."""
     app()
