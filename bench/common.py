@@ -16,6 +16,7 @@ import os
 import secrets
 import shutil
 import tempfile
+import time
 from collections import defaultdict
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -79,6 +80,33 @@ def rates_by(
     for item in items:
         groups[key(item)].append(hit(item))
     return {name: rate(groups[name]) for name in sorted(groups)}
+
+
+CONCURRENCY = 24  # stories in flight at once on one connection pool
+
+
+async def score_stories(
+    redis_url: str | None,
+    prefix: str,
+    stories: Mapping[str, list[Any]],
+    run_story: Callable[[aredis.Redis, str, str, list[Any]], Coroutine[Any, Any, list[Scored]]],
+) -> tuple[list[Scored], float]:
+    """Ingest and question every distinct story concurrently, each under its own story id;
+    return the scored questions in input order and the seconds it took."""
+    tag = run_id()
+    started = time.perf_counter()
+    async with bench_redis(redis_url) as client:
+        gate = asyncio.Semaphore(CONCURRENCY)
+
+        async def one(k: int, text: str, group: list[Any]) -> list[Scored]:
+            async with gate:
+                return await run_story(client, f"{prefix}-{tag}-{k}", text, group)
+
+        done = await asyncio.gather(
+            *(one(k, text, group) for k, (text, group) in enumerate(stories.items()))
+        )
+    seconds = round(time.perf_counter() - started, 3)
+    return sorted((s for batch in done for s in batch), key=lambda s: s.index), seconds
 
 
 def run_id() -> str:

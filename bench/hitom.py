@@ -14,10 +14,8 @@ shared-memory baseline.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,12 +27,11 @@ from agents.memory_builder import OfflineMemoryBuilder
 from bench.common import (
     Scored,
     bench_main,
-    bench_redis,
     create_story,
     print_table,
     rate,
     rates_by,
-    run_id,
+    score_stories,
     write_answers,
     write_json,
 )
@@ -115,20 +112,7 @@ async def run_hitom(
     stories: dict[str, list[HitomItem]] = {}
     for item in items:
         stories.setdefault(item.story, []).append(item)
-    tag = run_id()
-    started = time.perf_counter()
-    async with bench_redis(redis_url) as client:
-        gate = asyncio.Semaphore(CONCURRENCY)
-
-        async def one(k: int, text: str, group: list[HitomItem]) -> list[Scored]:
-            async with gate:
-                return await _run_story(client, f"hitom-{tag}-{k}", text, group)
-
-        done = await asyncio.gather(
-            *(one(k, text, group) for k, (text, group) in enumerate(stories.items()))
-        )
-    seconds = round(time.perf_counter() - started, 3)
-    scored = sorted((s for batch in done for s in batch), key=lambda s: s.index)
+    scored, seconds = await score_stories(redis_url, "hitom", stories, _run_story)
     result = summarise(scored, seconds, len(stories))
     if not quiet:
         _print(result)

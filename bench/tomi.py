@@ -16,8 +16,6 @@ Types: reality, memory, first_order_{true,false}_belief, second_order_{true,fals
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,12 +27,11 @@ from agents.memory_builder import OfflineMemoryBuilder
 from bench.common import (
     Scored,
     bench_main,
-    bench_redis,
     create_story,
     print_table,
     rate,
     rates_by,
-    run_id,
+    score_stories,
     write_answers,
     write_json,
 )
@@ -52,7 +49,6 @@ TYPES = (
     "second_order_true_belief",
     "second_order_false_belief",
 )
-CONCURRENCY = 24
 
 
 @dataclass(frozen=True)
@@ -129,20 +125,7 @@ async def run_tomi(
     stories: dict[str, list[TomiItem]] = {}
     for item in items:
         stories.setdefault(item.story, []).append(item)
-    tag = run_id()
-    started = time.perf_counter()
-    async with bench_redis(redis_url) as client:
-        gate = asyncio.Semaphore(CONCURRENCY)
-
-        async def one(k: int, text: str, group: list[TomiItem]) -> list[Scored]:
-            async with gate:
-                return await _run_story(client, f"tomi-{tag}-{k}", text, group)
-
-        done = await asyncio.gather(
-            *(one(k, text, group) for k, (text, group) in enumerate(stories.items()))
-        )
-    seconds = round(time.perf_counter() - started, 3)
-    scored = sorted((s for batch in done for s in batch), key=lambda s: s.index)
+    scored, seconds = await score_stories(redis_url, "tomi", stories, _run_story)
     result = summarise(scored, seconds, len(stories))
     if not quiet:
         _print(result)
