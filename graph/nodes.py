@@ -73,7 +73,7 @@ async def plan(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any
     turn_plan = await ctx.roles.planner.plan(
         view, direction=state.get("direction"), attempt=attempt, notes=state.get("notes", [])
     )
-    log.info("planned", story=state["story"], turn=state["turn"], focal=turn_plan.focal)
+    log.info("planned", role="planner", focal=turn_plan.focal, attempt=attempt)
     briefs = {c: brief_for(view, c, turn_plan).model_dump() for c in turn_plan.focal}
     return {
         "plan": turn_plan.model_dump(),
@@ -275,9 +275,7 @@ async def commit(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, A
     decision = Decision.model_validate(state["decision"])
     text = decision.text if decision.action == "edit" and decision.text else state["draft"]["text"]
     status = await commit_text(ctx, _store(state, ctx), state["turn"], text)
-    log.info(
-        "committed", story=state["story"], branch=state["branch"], turn=state["turn"], status=status
-    )
+    log.info("committed", role="memory-builder", status=status)
     return {"outcome": status}
 
 

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command, StateSnapshot
+from structlog.contextvars import bound_contextvars
 
 from agents.contracts import Decision
 from agents.memory_builder.builder import OfflineMemoryBuilder
@@ -181,12 +182,13 @@ class Fabula:
             "turn": turn,
             "direction": direction,
         }
-        result = await self.graph.ainvoke(
-            start,
-            config,
-            context=self.context(auto=auto),
-            durability=DURABILITY,
-        )
+        with bound_contextvars(story=store.story, branch=store.branch, turn=turn):
+            result = await self.graph.ainvoke(
+                start,
+                config,
+                context=self.context(auto=auto),
+                durability=DURABILITY,
+            )
         if result.get("__interrupt__"):
             return "pending"
         outcome: TurnOutcome = result.get("outcome", "abandoned")
@@ -202,12 +204,13 @@ class Fabula:
                 story=store.story,
                 branch=store.branch,
             )
-        result = await self.graph.ainvoke(
-            Command(resume=decision.model_dump()),
-            self._config(store, pending.turn),
-            context=self.context(auto=False),
-            durability=DURABILITY,
-        )
+        with bound_contextvars(story=store.story, branch=store.branch, turn=pending.turn):
+            result = await self.graph.ainvoke(
+                Command(resume=decision.model_dump()),
+                self._config(store, pending.turn),
+                context=self.context(auto=False),
+                durability=DURABILITY,
+            )
         if result.get("__interrupt__"):
             return "pending"
         outcome: TurnOutcome = result.get("outcome", "abandoned")
