@@ -7,12 +7,16 @@ and every check happens before the first write, so a refused delta writes nothin
 Keys are not built here: the caller passes the layout from memory/keys.py. All keys share the
 story's hash tag, so the function touches one cluster slot.
 
-Records arrive as JSON written by pydantic; a record is closed by rewriting its
-'"valid_to":null' to the turn, which cannot match inside a JSON string value.
+Records arrive as JSON written by pydantic, without their default values; a record is
+closed by adding '"valid_to":<turn>' at its end (or rewriting a '"valid_to":null', which
+cannot match inside a JSON string value).
 ]]
 
 local function closed(json, turn)
-  return (string.gsub(json, '"valid_to":null', '"valid_to":' .. turn, 1))
+  local patched, n = string.gsub(json, '"valid_to":null', '"valid_to":' .. turn, 1)
+  if n == 1 then return patched end
+  -- records are stored without their defaults: an open one has no valid_to at all
+  return string.sub(json, 1, -2) .. ',"valid_to":' .. turn .. '}'
 end
 
 local function entity_kind(entities_key, id)
@@ -72,16 +76,80 @@ local function check_refs(L, P)
   return nil
 end
 
-local function replace_current(cur_key, rec_key, from_key, slot, id, json, turn)
-  local cur = redis.call('HGET', cur_key, slot)
-  if cur then
-    -- "id" is every record's first field
-    local old_id = string.match(cur, '^{"id":"([^"]+)"')
-    redis.call('HSET', rec_key, old_id, closed(cur, turn))
+-- Bulk replacement of current records. items: {cur_key, rec_key, from_key, slot, id, json},
+-- in story order. For each slot the previous current record (already stored, or written
+-- earlier in this same batch) is closed at `turn`; the last one per slot becomes current.
+-- Commands are grouped per key (one HMGET and one HSET per current-record hash, one HSET
+-- per history hash, one ZADD per index), which is what keeps a turn's commit cheap.
+local CHUNK = 500
+
+local function chunked(cmd, key, flat)
+  for i = 1, #flat, CHUNK do
+    local part = {}
+    for j = i, math.min(i + CHUNK - 1, #flat) do part[#part + 1] = flat[j] end
+    redis.call(cmd, key, unpack(part))
   end
-  redis.call('HSET', cur_key, slot, json)
-  redis.call('HSET', rec_key, id, json)
-  redis.call('ZADD', from_key, turn, id)
+end
+
+local function replace_many(items, turn)
+  local groups, order = {}, {}
+  for _, it in ipairs(items) do
+    local g = groups[it[1]]
+    if not g then g = {}; groups[it[1]] = g; order[#order + 1] = it[1] end
+    g[#g + 1] = it
+  end
+  local recs, rec_order = {}, {}     -- rec_key -> {map = id -> json, ids in order}
+  local froms, from_order = {}, {}   -- from_key -> flat {score, id, ...}
+  local function rec_put(key, id, json)
+    local r = recs[key]
+    if not r then r = {map = {}, ids = {}}; recs[key] = r; rec_order[#rec_order + 1] = key end
+    if r.map[id] == nil then r.ids[#r.ids + 1] = id end
+    r.map[id] = json
+  end
+  for _, cur_key in ipairs(order) do
+    local g = groups[cur_key]
+    local olds = {}
+    for i = 1, #g, CHUNK do
+      local part = {}
+      for j = i, math.min(i + CHUNK - 1, #g) do part[#part + 1] = g[j][4] end
+      local got = redis.call('HMGET', cur_key, unpack(part))
+      for j = 1, #got do olds[i + j - 1] = got[j] end
+    end
+    local latest, latest_order = {}, {}
+    for i, it in ipairs(g) do
+      local slot = it[4]
+      local prev = latest[slot]
+      if prev == nil then
+        prev = olds[i]
+        latest_order[#latest_order + 1] = slot
+      end
+      if prev then
+        -- "id" is every record's first field
+        rec_put(it[2], string.match(prev, '^{"id":"([^"]+)"'), closed(prev, turn))
+      end
+      latest[slot] = it[6]
+      rec_put(it[2], it[5], it[6])
+      local f = froms[it[3]]
+      if not f then f = {}; froms[it[3]] = f; from_order[#from_order + 1] = it[3] end
+      f[#f + 1] = turn
+      f[#f + 1] = it[5]
+    end
+    local flat = {}
+    for _, slot in ipairs(latest_order) do
+      flat[#flat + 1] = slot
+      flat[#flat + 1] = latest[slot]
+    end
+    chunked('HSET', cur_key, flat)
+  end
+  for _, key in ipairs(rec_order) do
+    local r, flat = recs[key], {}
+    for _, id in ipairs(r.ids) do
+      flat[#flat + 1] = id
+      flat[#flat + 1] = r.map[id]
+    end
+    chunked('HSET', key, flat)
+  end
+  for _, key in ipairs(from_order) do chunked('ZADD', key, froms[key]) end
 end
 
 local function commit(keys, args)
@@ -120,21 +188,26 @@ local function commit(keys, args)
       redis.call('RPUSH', (string.gsub(L.mem, '<C>', who, 1)), e[3])
     end
   end
-  for _, s in ipairs(P.states) do
-    replace_current(L.w_cur, L.w_rec, L.w_from, s[2], s[1], nextrec(), turn)
+  local items = {}
+  for _, st in ipairs(P.states) do
+    items[#items + 1] = {L.w_cur, L.w_rec, L.w_from, st[2], st[1], nextrec()}
   end
+  replace_many(items, turn)
+  items = {}
   local chains = {}
   for _, b in ipairs(P.beliefs) do
     local root, chain = b[2], b[3]
-    local cur_key = string.gsub(string.gsub(L.b_cur, '<C>', root, 1), '<H>', chain, 1)
-    local rec_key = string.gsub(L.b_rec, '<C>', root, 1)
-    local from_key = string.gsub(L.b_from, '<C>', root, 1)
-    replace_current(cur_key, rec_key, from_key, b[4], b[1], nextrec(), turn)
+    items[#items + 1] = {
+      (string.gsub(string.gsub(L.b_cur, '<C>', root, 1), '<H>', chain, 1)),
+      (string.gsub(L.b_rec, '<C>', root, 1)),
+      (string.gsub(L.b_from, '<C>', root, 1)),
+      b[4], b[1], nextrec()}
     if not chains[chain] then
       chains[chain] = true
       redis.call('SADD', (string.gsub(L.b_chains, '<C>', root, 1)), chain)
     end
   end
+  replace_many(items, turn)
   for _, d in ipairs(P.devs) do
     local json = nextrec()
     if d[2] then

