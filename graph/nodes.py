@@ -186,7 +186,11 @@ async def critique(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str,
     store = _store(state, ctx)
     view = await _view(state, ctx)
     draft = Draft.model_validate(state["draft"])
+    started = time.perf_counter()
     delta = enrich(view, await ctx.roles.builder.build(store, state["turn"], draft.text))
+    build_ms = (time.perf_counter() - started) * 1000
+    ctx.deltas.clear()
+    ctx.deltas[(state["story"], state["branch"], state["turn"], draft.text)] = (delta, build_ms)
     turn_plan = TurnPlan.model_validate(state["plan"])
     findings = ctx.roles.critic.critique(view, delta, turn_plan)
     errors = [f for f in findings if f.severity == "error"]
@@ -260,11 +264,18 @@ async def commit_text(ctx: TurnContext, store: StoryStore, turn: int, text: str)
             turn=turn,
         )
     started = time.perf_counter()
-    view = ctx.views.get((store.story, store.branch, turn)) or await author_view(store)
-    delta = enrich(view, await ctx.roles.builder.build(store, turn, text))
+    built = ctx.deltas.get((store.story, store.branch, turn, text))
+    if built is None:
+        view = ctx.views.get((store.story, store.branch, turn)) or await author_view(store)
+        delta = enrich(view, await ctx.roles.builder.build(store, turn, text))
+        earlier_ms = 0.0
+    else:
+        delta, earlier_ms = built
     result = await store.commit(delta)
     if ctx.memory_ms is not None:
-        ctx.memory_ms.append((time.perf_counter() - started) * 1000)
+        # the memory-builder's whole share of the turn: building the delta (possibly done
+        # for the critic already) and committing it
+        ctx.memory_ms.append(earlier_ms + (time.perf_counter() - started) * 1000)
     if result.status == "ok" and ctx.consolidate is not None:
         await ctx.consolidate(store, turn)
     return "committed" if result.status == "ok" else "duplicate"

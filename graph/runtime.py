@@ -14,6 +14,7 @@ import redis.asyncio as aredis
 from agents.roles import Roles
 from agents.views import AuthorView
 from memory.acl import MindPool
+from memory.delta import TurnDelta
 from memory.settings import Settings
 from memory.store import StoryStore
 from memory.tokens import TokenCounter, default_counter
@@ -41,3 +42,6 @@ class TurnContext:
     # author views of this run by (story, branch, turn they precede); nodes of one run
     # read the same state, and commit_text re-checks the head before writing
     views: dict[tuple[str, str, int], AuthorView] = field(default_factory=dict)
+    # the delta the critic read, by (story, branch, turn, text): the commit of the same
+    # text on the same head reuses it (the commit function refuses it if the head moved)
+    deltas: dict[tuple[str, str, int, str], tuple[TurnDelta, float]] = field(default_factory=dict)

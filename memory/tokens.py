@@ -126,6 +126,7 @@ def _word_cost(word: str) -> int:
     return max(_MILLI, cost)
 
 
+@lru_cache(maxsize=65536)  # a pure function of the run; prose repeats its words a lot
 def _letters_cost(run: str) -> int:
     cost, start = 0, 0
     for i in range(1, len(run)):
@@ -280,23 +281,46 @@ def fit(sections: Sequence[tuple[str, str]], budget: int, counter: TokenCounter)
     skipped. The first section that does not fit whole is cut after its last line that
     fits (dropped when none does), and every section after it is left out. The whole
     result counts at most ``budget`` tokens.
+
+    Lines are costed one by one (each counted once), and the assembled text is counted
+    whole to confirm, dropping trailing lines in the rare case the estimate was short.
     """
-    pieces = [(f"## {label}\n" if label else "") + body for label, body in sections if body]
-    # fast path: when everything fits with room to spare, one count of the whole suffices
-    whole = "\n\n".join(pieces)
+    pieces = [(f"## {label}" if label else "", body) for label, body in sections if body]
+    whole = "\n\n".join((head + "\n" if head else "") + body for head, body in pieces)
     if counter.count(whole) <= budget:
         return whole
-    assembled = ""
-    for label, body in sections:
-        if not body:
+    kept: list[list[str]] = []  # per section: header (if any) then body lines
+    used = 0
+    for head, body in pieces:
+        lines = [head] if head else []
+        cost = counter.count(head) + 1 if head else 0
+        cost += 2 if kept else 0  # the blank line between sections
+        body_lines = body.split("\n")
+        costs = [counter.count(line) + 1 for line in body_lines]
+        if used + cost + sum(costs) <= budget:
+            kept.append(lines + body_lines)
+            used += cost + sum(costs)
             continue
-        head = (assembled + "\n\n" if assembled else "") + (f"## {label}\n" if label else "")
-        if counter.count(head + body) <= budget:
-            assembled = head + body
-            continue
-        line_ends = [m.start() for m in re.finditer(r"\n", body)]
-        end = _longest_prefix(head + body, [len(head) + e for e in line_ends], budget, counter)
-        if end > len(head):
-            assembled = (head + body)[:end]
+        taken = []
+        for line, line_cost in zip(body_lines, costs, strict=True):
+            if used + cost + line_cost > budget:
+                break
+            taken.append(line)
+            cost += line_cost
+        if taken:
+            kept.append(lines + taken)
         break
-    return assembled
+
+    def render(parts: list[list[str]]) -> str:
+        return "\n\n".join("\n".join(p) for p in parts)
+
+    text = render(kept)
+    while kept and counter.count(text) > budget:
+        last = kept[-1]
+        header = 1 if last and last[0].startswith("## ") else 0
+        if len(last) - header > 1:
+            last.pop()
+        else:
+            kept.pop()
+        text = render(kept)
+    return text

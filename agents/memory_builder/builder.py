@@ -27,7 +27,7 @@ from memory.access import (
     track,
 )
 from memory.delta import DeltaBuilder, TurnDelta
-from memory.projections import all_beliefs_as_of, project_world
+from memory.projections import all_beliefs_as_of, parse_beliefs, project_world
 from memory.records import Belief
 from memory.store import CommitResult, StoryStore
 
@@ -98,7 +98,7 @@ async def _current_beliefs(
     nested: list[str] = []
     for i, c in enumerate(characters):
         held = replies[2 * i]
-        out[(c,)] = {slot: Belief.model_validate_json(v) for slot, v in held.items()}
+        out[(c,)] = dict(zip(held, parse_beliefs(list(held.values())), strict=True))
         nested.extend(ch for ch in replies[2 * i + 1] if ">" in ch)
     wanted = sorted(slots)
     if nested and wanted:
@@ -107,11 +107,12 @@ async def _current_beliefs(
                 pipe.hmget(keys.beliefs_current(store.story, store.branch, chain), wanted)
             rows = await pipe.execute()
         for chain, values in zip(nested, rows, strict=True):
-            found = {
-                s: Belief.model_validate_json(v) for s, v in zip(wanted, values, strict=True) if v
-            }
-            if found:
-                out[tuple(chain.split(">"))] = found
+            present = [(s, v) for s, v in zip(wanted, values, strict=True) if v]
+            if present:
+                parsed = parse_beliefs([v for _, v in present])
+                out[tuple(chain.split(">"))] = {
+                    s: b for (s, _), b in zip(present, parsed, strict=True)
+                }
     return out
 
 
