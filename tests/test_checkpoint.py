@@ -124,14 +124,17 @@ def child_main(args: Sequence[str]) -> None:
     config = thread(thread_id)
     if action == "start":
         graph.invoke(EMPTY_APPROVAL, config)
+        state = graph.get_state(config)
+        print(json.dumps({"next": list(state.next), "values": state.values}))
     else:
         answer, ready, go = rest
         Path(ready).touch()
         while not Path(go).exists():  # line up with the other resumer
             time.sleep(0.001)
-        graph.invoke(Command(resume=answer), config)
-    state = graph.get_state(config)
-    print(json.dumps({"next": list(state.next), "values": state.values}))
+        # report this run's own outcome: the thread's latest checkpoint may belong to the
+        # other resumer's branch, still in flight
+        values = graph.invoke(Command(resume=answer), config)
+        print(json.dumps({"next": [], "values": values}))
     saver.close()
 
 
