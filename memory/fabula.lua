@@ -175,9 +175,15 @@ local function commit(keys, args)
   local bad = check_refs(L, P)
   if bad then return redis.error_reply(bad) end
 
-  -- every check passed: write. Record JSONs follow the header in ARGV, in header order.
-  local n = 6
-  local function nextrec() n = n + 1; return args[n] end
+  -- every check passed: write, records in header order.
+  -- the records follow as one argument, one JSON per line (JSON has no raw newline)
+  local blob, pos = args[7] or '', 1
+  local function nextrec()
+    local stop = string.find(blob, '\n', pos, true) or (#blob + 1)
+    local rec = string.sub(blob, pos, stop - 1)
+    pos = stop + 1
+    return rec
+  end
   for _, e in ipairs(P.entities) do redis.call('HSETNX', L.entities, e[1], nextrec()) end
   local event_ids = {}
   for _, e in ipairs(P.events) do

@@ -189,8 +189,9 @@ class StoryStore:
         for anc in ancestry:
             if delta.turn <= anc.through:
                 turn_key = keys.turns(self.story, anc.branch)
-        # Small metadata travels as one JSON header; each record's JSON is its own argument,
-        # so nothing is encoded twice and the function decodes only the header. States,
+        # Small metadata travels as one JSON header and the records' JSON as one more
+        # argument, a record a line, so nothing is encoded twice and the function decodes
+        # only the header. States,
         # beliefs and events are stored without their default values (a third smaller).
         records: list[str] = []
         lists: dict[str, list[Any]] = {
@@ -245,7 +246,7 @@ class StoryStore:
                     body,
                     turn_key,
                     f"{time.time():.3f}",
-                    *records,
+                    "\n".join(records),
                 ],
             )
         except ResponseError as exc:
