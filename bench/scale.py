@@ -25,6 +25,7 @@ from typing import Any
 import redis.asyncio as aredis
 
 from bench.report import percentiles, print_table, write_json
+from memory import keys
 from memory.delta import DeltaBuilder, TurnDelta
 from memory.projections import project_beliefs, project_world
 from memory.records import Event
@@ -220,6 +221,10 @@ async def _measure(url: str, turns: int, characters: int) -> dict[str, Any]:
             world_ms.append((time.perf_counter() - start) * 1000)
             world_trips.append(CountingRedis.round_trips - trips)
     after = int((await client.info("memory"))["used_memory"])
+    # the size of what a projection returns (it grows with what the character has come to
+    # know, up to every slot of the world, not with the length of the story)
+    held = await client.hlen(keys.beliefs_current(story, "main", who))
+    slots = await client.hlen(keys.world_current(story, "main"))
     await store.delete()
     await client.aclose()
     return {
@@ -234,6 +239,8 @@ async def _measure(url: str, turns: int, characters: int) -> dict[str, Any]:
             "world": max(world_trips),
         },
         "redis_bytes_per_turn": round((after - before) / max(turns, 1), 1),
+        "beliefs_held": held,
+        "world_slots": slots,
     }
 
 
@@ -259,6 +266,7 @@ async def run_scale(
             "world p50/p95 ms",
             "trips c/b/w",
             "bytes/turn",
+            "held/slots",
         ],
         [
             [
@@ -270,6 +278,7 @@ async def run_scale(
                 f"{r['round_trips']['commit']}/{r['round_trips']['beliefs']:g}"
                 f"/{r['round_trips']['world']:g}",
                 r["redis_bytes_per_turn"],
+                f"{r['beliefs_held']}/{r['world_slots']}",
             ]
             for r in rows
         ],
