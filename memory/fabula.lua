@@ -200,19 +200,25 @@ local function commit(keys, args)
   end
   replace_many(items, turn)
   items = {}
-  local chains = {}
+  local chain_keys, root_keys, fresh = {}, {}, {}
   for _, b in ipairs(P.beliefs) do
     local root, chain = b[2], b[3]
-    items[#items + 1] = {
-      (string.gsub(string.gsub(L.b_cur, '<C>', root, 1), '<H>', chain, 1)),
-      (string.gsub(L.b_rec, '<C>', root, 1)),
-      (string.gsub(L.b_from, '<C>', root, 1)),
-      b[4], b[1], nextrec()}
-    if not chains[chain] then
-      chains[chain] = true
-      redis.call('SADD', (string.gsub(L.b_chains, '<C>', root, 1)), chain)
+    local rk = root_keys[root]
+    if not rk then
+      rk = {(string.gsub(L.b_rec, '<C>', root, 1)), (string.gsub(L.b_from, '<C>', root, 1)),
+            (string.gsub(L.b_chains, '<C>', root, 1))}
+      root_keys[root] = rk
     end
+    local ck = chain_keys[chain]
+    if not ck then
+      ck = (string.gsub(string.gsub(L.b_cur, '<C>', root, 1), '<H>', chain, 1))
+      chain_keys[chain] = ck
+      -- a chain is registered once, when its first belief is written
+      if redis.call('EXISTS', ck) == 0 then fresh[#fresh + 1] = {rk[3], chain} end
+    end
+    items[#items + 1] = {ck, rk[1], rk[2], b[4], b[1], nextrec()}
   end
+  for _, f in ipairs(fresh) do redis.call('SADD', f[1], f[2]) end
   replace_many(items, turn)
   for _, d in ipairs(P.devs) do
     local json = nextrec()
