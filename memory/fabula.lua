@@ -77,6 +77,7 @@ local function check_refs(L, P)
 end
 
 -- Bulk replacement of current records. items: {cur_key, rec_key, from_key, slot, id, json},
+-- on_new_hash(cur_key), if given, is called for a current hash none of whose slots held one,
 -- in story order. For each slot the previous current record (already stored, or written
 -- earlier in this same batch) is closed at `turn`; the last one per slot becomes current.
 -- Commands are grouped per key (one HMGET and one HSET per current-record hash, one HSET
@@ -91,7 +92,7 @@ local function chunked(cmd, key, flat)
   end
 end
 
-local function replace_many(items, turn)
+local function replace_many(items, turn, on_new_hash)
   local groups, order = {}, {}
   for _, it in ipairs(items) do
     local g = groups[it[1]]
@@ -114,6 +115,12 @@ local function replace_many(items, turn)
       for j = i, math.min(i + CHUNK - 1, #g) do part[#part + 1] = g[j][4] end
       local got = redis.call('HMGET', cur_key, unpack(part))
       for j = 1, #got do olds[i + j - 1] = got[j] end
+    end
+    if on_new_hash then
+      local any = false
+      for i = 1, #g do if olds[i] then any = true; break end end
+      -- none of these slots held a record: the hash may be new (telling is idempotent)
+      if not any then on_new_hash(cur_key) end
     end
     local latest, latest_order = {}, {}
     for i, it in ipairs(g) do
@@ -200,7 +207,7 @@ local function commit(keys, args)
   end
   replace_many(items, turn)
   items = {}
-  local chain_keys, root_keys, fresh = {}, {}, {}
+  local chain_keys, root_keys, chain_of = {}, {}, {}
   for _, b in ipairs(P.beliefs) do
     local root, chain = b[2], b[3]
     local rk = root_keys[root]
@@ -213,13 +220,12 @@ local function commit(keys, args)
     if not ck then
       ck = (string.gsub(string.gsub(L.b_cur, '<C>', root, 1), '<H>', chain, 1))
       chain_keys[chain] = ck
-      -- a chain is registered once, when its first belief is written
-      if redis.call('EXISTS', ck) == 0 then fresh[#fresh + 1] = {rk[3], chain} end
+      chain_of[ck] = {rk[3], chain}
     end
     items[#items + 1] = {ck, rk[1], rk[2], b[4], b[1], nextrec()}
   end
-  for _, f in ipairs(fresh) do redis.call('SADD', f[1], f[2]) end
-  replace_many(items, turn)
+  -- a chain is registered in its holder's set when its hash is (possibly) new
+  replace_many(items, turn, function(ck) redis.call('SADD', chain_of[ck][1], chain_of[ck][2]) end)
   for _, d in ipairs(P.devs) do
     local json = nextrec()
     if d[2] then
