@@ -442,6 +442,12 @@ class _Tracker:
             for who in actors:
                 self.believe((w,), who, "location", place, event=ev, source=ev.id, refresh=True,
                              mode="participated" if w == who else "observed")  # fmt: skip
+        # a newcomer sees who is already there
+        for who in actors:
+            for other in witnesses:
+                if other not in actors:
+                    self.believe((who,), other, "location", place, event=ev, source=ev.id,
+                                 mode="observed")  # fmt: skip
         for obj in self.visible(place):
             where = self.where(obj)
             assert where is not None

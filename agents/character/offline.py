@@ -85,6 +85,32 @@ class _Situation:
         return out
 
 
+_REQUEST = re.compile(
+    rf'^"Give me the (?P<obj>.+?), (?P<holder>{_NAME}),?" said (?P<asker>{_NAME})\.?$'
+)
+_REFUSAL = "I am keeping the"
+
+
+def _pending_request(me: str, memories: list[Memory]) -> tuple[str, str] | None:
+    """The latest "give me the O" put to ``me`` that ``me`` has not answered: (asker, O)."""
+    for i in range(len(memories) - 1, -1, -1):
+        m = _REQUEST.match(memories[i].quote)
+        if m and slug(m["holder"]) == me:
+            asker, obj = slug(m["asker"]), slug(m["obj"])
+            for later in memories[i + 1 :]:
+                if later.quote.startswith(f"{later.quote.split(' ')[0]} gave the") or (
+                    _REFUSAL in later.quote
+                ):
+                    return None
+            return asker, obj
+    return None
+
+
+def _refused(me: str, obj_name: str, memories: list[Memory]) -> bool:
+    """Whether ``me`` was refused the object it asked for."""
+    return any(_REFUSAL + " " + obj_name in m.quote for m in memories)
+
+
 def _pending_question(me: str, memories: list[Memory]) -> tuple[str, str] | None:
     """The latest question put to ``me`` that ``me`` has not answered: (asker, object)."""
     for i in range(len(memories) - 1, -1, -1):
@@ -152,10 +178,25 @@ class OfflineCharacter:
         question = _pending_question(me, memories)
         if question is not None:
             return Proposal(character=me, actions=(self._answer(sit, *question),), intent="answer")
+        request = _pending_request(me, memories)
+        if request is not None:
+            asker, obj = request
+            wanted = {parse_goal(g).object for g in brief.goals}
+            if sit.beliefs.where(obj) == me and obj not in wanted:
+                action = Action(kind="give", object=obj, listener=asker, reason="asked for it")
+            else:
+                action = Action(
+                    kind="say",
+                    listener=asker,
+                    about=obj,
+                    line=f"{_REFUSAL} {_name(sit, obj)}",
+                    reason="wants it",
+                )
+            return Proposal(character=me, actions=(action,), intent="answer a request")
         for goal in (parse_goal(g) for g in brief.goals):
-            action = self._pursue(sit, goal, memories)
-            if action is not None:
-                return Proposal(character=me, actions=(action,), intent=goal.text)
+            step = self._pursue(sit, goal, memories)
+            if step is not None:
+                return Proposal(character=me, actions=(step,), intent=goal.text)
         topic, phrase = self._topic(brief, entities)
         return Proposal(
             character=me,
@@ -207,6 +248,8 @@ class OfflineCharacter:
             if belief.value == sit.me:
                 return None  # done: holding it
             holder = belief.value
+            if _refused(sit.me, _name(sit, obj), memories):
+                return Action(kind="wait", object=obj, reason="was refused")
             if sit.kind(holder) == "character" and sit.place_of(holder) == sit.here:
                 name = _name(sit, obj)
                 return Action(
