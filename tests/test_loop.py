@@ -199,3 +199,47 @@ class TestConsolidation:
         events = [e for node in built for e in node.closure.events]
         assert len(events) == len(set(events)) and events
         assert all(span.quote for node in built for span in node.closure.spans)
+
+
+class TestCharacterSocial:
+    async def test_newcomer_sees_who_is_there(self, redis_url: str) -> None:
+        """Entering a room, a character comes to believe where everyone there is."""
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await _demo(fab, "social", 0)
+            await fab.commit_scripted(store, "Mara went to the hallway.")
+            await fab.commit_scripted(store, "Leo went to the study.")
+            leo = await project_beliefs(store, "leo")
+            assert leo.where("mara") == "hallway"  # he saw her come into the hallway
+            await fab.commit_scripted(store, "Mara went to the study.")
+            assert (await project_beliefs(store, "leo")).where("mara") == "study"
+            await fab.commit_scripted(store, "Leo went to the hallway.")
+            await fab.commit_scripted(store, "Leo entered the study.")
+            assert (await project_beliefs(store, "leo")).where("mara") == "study"
+
+    async def test_request_granted_or_refused(self, redis_url: str) -> None:
+        """Asked for an object, a character that does not want it hands it over; one that
+        wants it (a branch pursuing "Mara ends up with the brass key") refuses."""
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await _demo(fab, "ask", 0)
+            await fab.commit_scripted(store, "Leo went to the study.")
+            at = await store.head()
+            mara = next(
+                h.id
+                for h in (await author_view(store)).hypotheses.values()
+                if h.premise.startswith("Mara ends up")
+            )
+            branch = await fab.fork(store, at, realise=mara)
+
+            await fab.commit_scripted(store, "Mara took the brass key.")
+            for _ in range(3):
+                await fab.run_turn(store, auto=True)
+            texts = " ".join(t.text for t in await store.turn_texts(at + 1))
+            assert '"Give me the brass key, Mara," said Leo.' in texts
+            assert "Mara gave the brass key to Leo." in texts
+            assert (await project_world(store)).where("brass_key") == "leo"
+
+            for _ in range(5):
+                await fab.run_turn(branch, auto=True)
+            texts = " ".join(t.text for t in await branch.turn_texts(at + 1))
+            assert '"I am keeping the brass key," said Mara.' in texts
+            assert (await project_world(branch)).where("brass_key") == "mara"
