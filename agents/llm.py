@@ -13,9 +13,10 @@ model is built with ``max_retries=0`` so that retrying stays with the caller's p
 
 from __future__ import annotations
 
+import contextlib
 import json
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Literal, TypeVar, cast
 
 import openai
@@ -24,7 +25,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, SecretStr, ValidationError
 
-from memory.errors import ConfigError, ModelOutputError
+from memory.errors import ConfigError, ModelOutputError, ModelUnavailable
 from memory.logging import get_logger
 from memory.settings import ModelSettings
 
@@ -69,9 +70,30 @@ def make_chat_model(settings: ModelSettings) -> ChatOpenAI:
 
 
 async def text_call(model: BaseChatModel, messages: Sequence[BaseMessage]) -> str:
-    """The model's reply to ``messages`` as plain text."""
-    reply = await model.ainvoke(list(messages))
+    """The model's reply to ``messages`` as plain text.
+
+    Raises :class:`ModelUnavailable` when the server cannot be reached or answers an error.
+    """
+    with _transport_errors(model):
+        reply = await model.ainvoke(list(messages))
     return reply.text
+
+
+@contextlib.contextmanager
+def _transport_errors(model: BaseChatModel) -> Iterator[None]:
+    """Turn the client's connection and HTTP errors into one clear :class:`ModelUnavailable`."""
+    try:
+        yield
+    except openai.APIConnectionError as error:  # includes timeouts
+        raise ModelUnavailable(
+            f"cannot reach the model {_model_name(model)!r}: {error.message}",
+            base_url=str(getattr(model, "openai_api_base", None) or "default"),
+        ) from error
+    except openai.APIStatusError as error:
+        raise ModelUnavailable(
+            f"the model {_model_name(model)!r} answered HTTP {error.status_code}: {error.message}",
+            base_url=str(getattr(model, "openai_api_base", None) or "default"),
+        ) from error
 
 
 async def structured_call(
@@ -90,14 +112,15 @@ async def structured_call(
 
     Raises :class:`ModelOutputError` after the last malformed reply, with ``raw`` (its
     text) and ``error`` in its context and the pydantic ``ValidationError`` as its
-    cause. Errors from the client (``openai.OpenAIError``: a timeout, an HTTP error, a
-    reply cut off at the length limit) propagate as they are.
+    cause. A server that cannot be reached, times out or answers an HTTP error raises
+    :class:`ModelUnavailable` at once (no retry here; the client's own error is its cause).
     """
     if max_attempts < 1:
         raise ValueError(f"max_attempts must be at least 1, not {max_attempts}")
     conversation = list(messages)
     for attempt in range(1, max_attempts + 1):
-        reply = await _ask(model, schema, conversation, strict)
+        with _transport_errors(model):
+            reply = await _ask(model, schema, conversation, strict)
         raw = _raw_output(reply)
         try:
             return schema.model_validate_json(raw)

@@ -5,7 +5,8 @@ carries the context needed to act on it (story, branch, turn, field)::
 
     FabulaError
     ├── ConfigError            settings or an environment that cannot work
-    │   └── RedisUnavailable   the embedded server cannot start or be reached
+    │   ├── RedisUnavailable   the embedded server cannot start or be reached
+    │   └── ModelUnavailable   the configured chat model cannot be reached or refused
     ├── NotFound               a story, branch, character or record that does not exist
     ├── InvalidInput           bad input, rejected whole; nothing was written
     │   ├── InvalidDelta       a turn's delta fails validation (names the field)
@@ -27,6 +28,7 @@ __all__ = [
     "InvalidInput",
     "InvalidWorld",
     "ModelOutputError",
+    "ModelUnavailable",
     "NotFound",
     "RedisUnavailable",
     "TurnConflict",
@@ -57,6 +59,10 @@ class ConfigError(FabulaError):
 
 class RedisUnavailable(ConfigError):
     """The embedded Redis server cannot start, or the configured one cannot be reached."""
+
+
+class ModelUnavailable(ConfigError):
+    """The configured chat model cannot be reached, or answered with an error."""
 
 
 class NotFound(FabulaError):

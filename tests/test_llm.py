@@ -17,7 +17,7 @@ from structlog.testing import capture_logs
 
 from agents.llm import make_chat_model, structured_call, text_call
 from agents.prompts import load_prompt
-from memory.errors import ConfigError, ModelOutputError
+from memory.errors import ConfigError, ModelOutputError, ModelUnavailable
 from memory.settings import ModelSettings
 from tests.fake_openai import FakeOpenAI, fake_openai_fixture  # noqa: F401  (fixture fake_openai)
 
@@ -213,10 +213,11 @@ class TestStructuredCall:
     async def test_server_errors_propagate_without_retry(
         self, model: ChatOpenAI, fake_openai: FakeOpenAI
     ) -> None:
-        """Transport errors are the caller's to retry."""
+        """Transport errors are not retried: one ModelUnavailable, the HTTP error its cause."""
         fake_openai.reply_error(500, "the GPU caught fire")
-        with pytest.raises(openai.InternalServerError, match="caught fire"):
+        with pytest.raises(ModelUnavailable, match=r"HTTP 500.*caught fire") as caught:
             await structured_call(model, ScenePlan, MESSAGES)
+        assert isinstance(caught.value.__cause__, openai.InternalServerError)
         assert len(fake_openai.requests) == 1
 
     async def test_other_bad_requests_do_not_fall_back(
@@ -224,7 +225,7 @@ class TestStructuredCall:
     ) -> None:
         """Only a rejection naming response_format or json_schema switches method."""
         fake_openai.reply_error(400, "the context is too long for this model")
-        with pytest.raises(openai.BadRequestError):
+        with pytest.raises(ModelUnavailable, match="HTTP 400"):
             await structured_call(model, ScenePlan, MESSAGES)
         assert len(fake_openai.requests) == 1
 
@@ -251,8 +252,17 @@ class TestFakeServer:
     async def test_empty_queue_is_a_server_error(
         self, model: ChatOpenAI, fake_openai: FakeOpenAI
     ) -> None:
-        with pytest.raises(openai.InternalServerError, match="no scripted reply"):
+        with pytest.raises(ModelUnavailable, match="no scripted reply"):
             await text_call(model, MESSAGES)
+
+    async def test_unreachable_server_is_one_clear_error(self) -> None:
+        """A model nobody answers for is a ModelUnavailable naming the address."""
+        chat = make_chat_model(
+            ModelSettings(base_url="http://127.0.0.1:9/v1", model="nobody", timeout_s=5)
+        )
+        with pytest.raises(ModelUnavailable, match="cannot reach the model 'nobody'") as caught:
+            await text_call(chat, MESSAGES)
+        assert caught.value.context["base_url"] == "http://127.0.0.1:9/v1"
 
 
 class TestPrompts:
