@@ -16,6 +16,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
+import redis
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -116,6 +117,9 @@ def _run(coro_fn: Callable[[Fabula], Coroutine[Any, Any, T]]) -> T:
         return asyncio.run(go())
     except FabulaError as exc:
         err.print(f"[red]error:[/red] {exc}", highlight=False)
+        raise typer.Exit(1) from None
+    except redis.RedisError as exc:
+        err.print(f"[red]error:[/red] redis: {exc}", highlight=False)
         raise typer.Exit(1) from None
 
 
@@ -506,6 +510,9 @@ def _bench(fn: Callable[P, T]) -> Callable[P, T]:
             return fn(*args, **kwargs)
         except FabulaError as exc:
             err.print(f"[red]error:[/red] {exc}", highlight=False)
+            raise typer.Exit(1) from None
+        except redis.RedisError as exc:
+            err.print(f"[red]error:[/red] redis: {exc}", highlight=False)
             raise typer.Exit(1) from None
 
     return wrapper

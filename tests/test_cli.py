@@ -86,6 +86,12 @@ class TestErrors:
         assert needle in proc.stderr
         assert len(proc.stderr.strip().splitlines()) == 1
 
+    def test_unreachable_redis(self) -> None:
+        """A Redis that does not answer is one line on stderr, not a traceback."""
+        proc = fabula("redis://127.0.0.1:1", "stories", check=False)
+        assert proc.returncode == 1 and proc.stderr.startswith("error: redis:")
+        assert "Traceback" not in proc.stderr
+
     def test_unknown_character_changes_nothing(self, redis_url: str) -> None:
         """Asking for an unknown character's beliefs is refused, naming the character."""
         fabula(redis_url, "new", "--world", "hollow_book", "--id", "tale")
