@@ -1,8 +1,10 @@
 """The nodes of the turn graph: plan, characters (fanned out), write, critique, approve, commit.
 
-Every node reads the store afresh and returns only what it changes. ``approve`` calls
-:func:`langgraph.types.interrupt`; everything before that call is a pure read, so a resumed
-node that starts over does no harm.
+Every node returns only what it changes. The nodes of one run share one author view of the
+store (built once per turn, see :class:`graph.runtime.TurnContext`), and the commit reuses
+the delta the critic read when the text is unchanged; the commit function itself refuses it
+if the story moved on meanwhile. ``approve`` calls :func:`langgraph.types.interrupt`;
+everything before that call is a pure read, so a resumed node that starts over does no harm.
 """
 
 from __future__ import annotations
@@ -29,13 +31,16 @@ from memory.records import slug
 from memory.store import StoryStore
 
 __all__ = [
+    "abandon",
     "approve",
+    "brief_for",
     "character",
     "commit",
     "commit_text",
     "critique",
     "fan_out",
     "plan",
+    "preview",
     "route_after_approve",
     "route_after_critique",
     "write",
