@@ -109,6 +109,42 @@ async def score_stories(
     return sorted((s for batch in done for s in batch), key=lambda s: s.index), seconds
 
 
+async def run_questions(
+    name: str,
+    items: Sequence[Any],
+    run_story: Callable[[aredis.Redis, str, str, list[Any]], Coroutine[Any, Any, list[Scored]]],
+    summarise: Callable[[Sequence[Scored], float, int], dict[str, Any]],
+    show: Callable[[dict[str, Any]], None],
+    answer_fields: Callable[[Scored], Mapping[str, Any]],
+    *,
+    redis_url: str | None,
+    json_out: str | Path | None,
+    answers_out: str | Path | None,
+    quiet: bool,
+) -> dict[str, Any]:
+    """The whole run of a question benchmark whose items each carry their ``story``: group
+    the questions by story, score them (:func:`score_stories`), summarise, print the table,
+    write the JSON and one answer line per question (``answer_fields`` adds to the four
+    required fields)."""
+    stories: dict[str, list[Any]] = {}
+    for item in items:
+        stories.setdefault(item.story, []).append(item)
+    scored, seconds = await score_stories(redis_url, name, stories, run_story)
+    result = summarise(scored, seconds, len(stories))
+    if not quiet:
+        show(result)
+    write_json(json_out, result)
+    write_answers(
+        answers_out,
+        (
+            {"index": s.index, "question": s.question, "answer": s.answer, "gold": s.gold,
+             **answer_fields(s), "shared_memory": s.baseline}
+            for s in scored
+        ),
+    )  # fmt: skip
+    return result
+
+
 def run_id() -> str:
     """A short random tag so a run's story ids never collide with another's."""
     return secrets.token_hex(3)

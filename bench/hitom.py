@@ -31,9 +31,7 @@ from bench.common import (
     print_table,
     rate,
     rates_by,
-    score_stories,
-    write_answers,
-    write_json,
+    run_questions,
 )
 from memory.access import WorldRules
 from memory.answer import answer
@@ -108,21 +106,18 @@ async def run_hitom(
     quiet: bool = False,
 ) -> dict[str, Any]:
     """Run Hi-ToM on ``path``; print a table, write the JSON and answers if asked; return it."""
-    items = load_hitom(path)
-    stories: dict[str, list[HitomItem]] = {}
-    for item in items:
-        stories.setdefault(item.story, []).append(item)
-    scored, seconds = await score_stories(redis_url, "hitom", stories, _run_story)
-    result = summarise(scored, seconds, len(stories))
-    if not quiet:
-        _print(result)
-    write_json(json_out, result)
-    write_answers(
-        answers_out,
-        ({"index": s.index, "question": s.question, "answer": s.answer, "gold": s.gold,
-          **(s.extra or {}), "shared_memory": s.baseline} for s in scored),
-    )  # fmt: skip
-    return result
+    return await run_questions(
+        "hitom",
+        load_hitom(path),
+        _run_story,
+        summarise,
+        _print,
+        lambda s: s.extra or {},
+        redis_url=redis_url,
+        json_out=json_out,
+        answers_out=answers_out,
+        quiet=quiet,
+    )
 
 
 def _deception(s: Scored) -> str:

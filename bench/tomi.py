@@ -31,9 +31,7 @@ from bench.common import (
     print_table,
     rate,
     rates_by,
-    score_stories,
-    write_answers,
-    write_json,
+    run_questions,
 )
 from memory.access import WorldRules
 from memory.answer import answer
@@ -121,21 +119,18 @@ async def run_tomi(
     quiet: bool = False,
 ) -> dict[str, Any]:
     """Run ToMi on ``path``; print a table, write the JSON and answers if asked; return it."""
-    items = load_tomi(path)
-    stories: dict[str, list[TomiItem]] = {}
-    for item in items:
-        stories.setdefault(item.story, []).append(item)
-    scored, seconds = await score_stories(redis_url, "tomi", stories, _run_story)
-    result = summarise(scored, seconds, len(stories))
-    if not quiet:
-        _print(result)
-    write_json(json_out, result)
-    write_answers(
-        answers_out,
-        ({"index": s.index, "question": s.question, "answer": s.answer, "gold": s.gold,
-          "type": s.group, "shared_memory": s.baseline} for s in scored),
-    )  # fmt: skip
-    return result
+    return await run_questions(
+        "tomi",
+        load_tomi(path),
+        _run_story,
+        summarise,
+        _print,
+        lambda s: {"type": s.group},
+        redis_url=redis_url,
+        json_out=json_out,
+        answers_out=answers_out,
+        quiet=quiet,
+    )
 
 
 def summarise(scored: Sequence[Scored], seconds: float, stories: int) -> dict[str, Any]:

@@ -558,37 +558,37 @@ def _dataset_bench(name: str, path: Path, json_out: str | None, answers: str | N
     )
 
 
-@bench_app.command("tomi")
-@_bench
-def bench_tomi(
-    path: Path = typer.Argument(..., help="A ToMi .txt file (its .trace beside it)."),
-    json_out: str | None = typer.Option(None, "--json"),
-    answers: str | None = typer.Option(None, "--answers", help="One JSON line per question."),
-) -> None:
-    """ToMi false-belief questions, with the shared-memory baseline."""
-    _dataset_bench("tomi", path, json_out, answers)
+def _register_dataset_bench(name: str, path_help: str, per: str, summary: str) -> None:
+    """One ``fabula bench NAME PATH [--json OUT] [--answers OUT.jsonl]`` command."""
+
+    @bench_app.command(name, help=summary)
+    @_bench
+    def command(
+        path: Path = typer.Argument(..., help=path_help),
+        json_out: str | None = typer.Option(None, "--json"),
+        answers: str | None = typer.Option(None, "--answers", help=f"One JSON line per {per}."),
+    ) -> None:
+        _dataset_bench(name, path, json_out, answers)
 
 
-@bench_app.command("hitom")
-@_bench
-def bench_hitom(
-    path: Path = typer.Argument(..., help="Hi-ToM items as JSON Lines."),
-    json_out: str | None = typer.Option(None, "--json"),
-    answers: str | None = typer.Option(None, "--answers", help="One JSON line per question."),
-) -> None:
-    """Hi-ToM higher-order beliefs, communication and deception, with the baseline."""
-    _dataset_bench("hitom", path, json_out, answers)
-
-
-@bench_app.command("longstory")
-@_bench
-def bench_longstory(
-    path: Path = typer.Argument(..., help="A long story as JSON Lines (turns and probes)."),
-    json_out: str | None = typer.Option(None, "--json"),
-    answers: str | None = typer.Option(None, "--answers", help="One JSON line per probe."),
-) -> None:
-    """Retention, knowledge boundaries, false belief and leakage over a long story."""
-    _dataset_bench("longstory", path, json_out, answers)
+_register_dataset_bench(
+    "tomi",
+    "A ToMi .txt file (its .trace beside it).",
+    "question",
+    "ToMi false-belief questions, with the shared-memory baseline.",
+)
+_register_dataset_bench(
+    "hitom",
+    "Hi-ToM items as JSON Lines.",
+    "question",
+    "Hi-ToM higher-order beliefs, communication and deception, with the baseline.",
+)
+_register_dataset_bench(
+    "longstory",
+    "A long story as JSON Lines (turns and probes).",
+    "probe",
+    "Retention, knowledge boundaries, false belief and leakage over a long story.",
+)
 
 
 def main() -> None:
