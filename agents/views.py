@@ -17,7 +17,7 @@ from memory.records import Development, Entity, Hypothesis
 from memory.store import StoryStore, TurnText
 from worlds.pack import WorldPack
 
-__all__ = ["AuthorView", "author_view", "load_pack"]
+__all__ = ["AuthorView", "author_view"]
 
 
 @dataclass(frozen=True)
@@ -68,12 +68,6 @@ class AuthorView:
 @functools.lru_cache(maxsize=64)
 def _parse_pack(raw: str) -> WorldPack:
     return WorldPack.model_validate(json.loads(raw))
-
-
-async def load_pack(store: StoryStore) -> WorldPack | None:
-    """The world pack the story was created from (kept in its metadata), if any."""
-    raw = await store.client.hget(keys.meta(store.story), "pack")
-    return None if raw is None else _parse_pack(raw)
 
 
 async def author_view(store: StoryStore, *, recent_turns: int = 3) -> AuthorView:

@@ -32,6 +32,7 @@ from memory.projections import project_hypotheses
 from memory.server import connect_async
 from memory.settings import Settings
 from memory.store import StoryStore, list_stories
+from memory.tokens import default_counter
 from worlds.loader import load_world, setup_delta
 from worlds.pack import WorldPack
 
@@ -77,6 +78,7 @@ class Fabula:
         self.settings = settings
         self.admin = connect_async(url)
         self.minds = MindPool(self.admin, url)
+        self.counter = default_counter()  # once: it may hash a cached tiktoken file
         self.roles = roles or offline_roles()
         self.consolidate = consolidate
         self.saver = RedisCheckpointSaver.from_url(url)
@@ -107,6 +109,7 @@ class Fabula:
             auto=auto,
             consolidate=self.consolidate,
             memory_ms=self.memory_ms,
+            counter=self.counter,
         )
 
     # -- stories --------------------------------------------------------------------

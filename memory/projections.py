@@ -7,14 +7,13 @@ A branch reads its parent for turns up to its fork.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from pydantic import TypeAdapter
 
 from memory import keys
-from memory.errors import NotFound
 from memory.lua import fcall_ro
 from memory.records import Belief, Development, Hypothesis, Memory, State
 from memory.store import Ancestor, StoryStore
@@ -229,14 +228,6 @@ async def project_hypotheses(
         if hyp is not None and (development is None or hyp.development == development):
             out[hyp_id] = hyp
     return dict(sorted(out.items()))
-
-
-def ensure_known(values: Iterable[str], known: Iterable[str], what: str, story: str) -> None:
-    """Raise :class:`NotFound` for the first of ``values`` not in ``known``."""
-    known_set = set(known)
-    for value in values:
-        if value not in known_set:
-            raise NotFound(f"story {story!r} has no {what} {value!r}", story=story)
 
 
 async def recall(
