@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from langchain_core.language_models import BaseChatModel
 
-from agents.character.model import ModelCharacter
-from agents.llm import make_chat_model
-from agents.memory_builder.model import ModelMemoryBuilder
-from agents.planner.model import ModelPlanner
-from agents.roles import Roles, offline_roles
-from agents.writer.model import ModelWriter
-from memory.settings import Settings
+from fabula.agents.character.model import ModelCharacter
+from fabula.agents.llm import make_chat_model
+from fabula.agents.memory_builder.model import ModelMemoryBuilder
+from fabula.agents.planner.model import ModelPlanner
+from fabula.agents.roles import Roles, offline_roles
+from fabula.agents.writer.model import ModelWriter
+from fabula.memory.settings import Settings
 
 __all__ = ["make_roles", "model_roles"]
 
@@ -29,7 +29,7 @@ def make_roles(settings: Settings) -> Roles:
     """Offline roles when ``settings.model`` names no model, else :func:`model_roles` on a
     chat model built from it.
 
-    Raises :class:`~memory.errors.ConfigError` when the model settings cannot work (the
+    Raises :class:`~fabula.memory.errors.ConfigError` when the model settings cannot work (the
     OpenAI API without a key).
     """
     if settings.model.offline:

@@ -25,9 +25,9 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, SecretStr, ValidationError
 
-from memory.errors import ConfigError, ModelOutputError, ModelUnavailable
-from memory.logging import get_logger
-from memory.settings import ModelSettings
+from fabula.memory.errors import ConfigError, ModelOutputError, ModelUnavailable
+from fabula.memory.logging import get_logger
+from fabula.memory.settings import ModelSettings
 
 __all__ = ["make_chat_model", "structured_call", "text_call"]
 

@@ -6,13 +6,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from agents.contracts import CharacterBrief, Draft, Proposal, TurnPlan
-from agents.critic.symbolic import SymbolicCritic
-from agents.views import AuthorView
-from agents.writer.offline import WriteRequest
-from memory.acl import CharacterMind
-from memory.delta import TurnDelta
-from memory.store import StoryStore
+from fabula.agents.contracts import CharacterBrief, Draft, Proposal, TurnPlan
+from fabula.agents.critic.symbolic import SymbolicCritic
+from fabula.agents.views import AuthorView
+from fabula.agents.writer.offline import WriteRequest
+from fabula.memory.acl import CharacterMind
+from fabula.memory.delta import TurnDelta
+from fabula.memory.store import StoryStore
 
 __all__ = ["BuilderRole", "CharacterRole", "PlannerRole", "Roles", "WriterRole", "offline_roles"]
 
@@ -53,10 +53,10 @@ class Roles:
 
 def offline_roles() -> Roles:
     """Every role on the deterministic offline engine."""
-    from agents.character.offline import OfflineCharacter
-    from agents.memory_builder.builder import OfflineMemoryBuilder
-    from agents.planner.offline import OfflinePlanner
-    from agents.writer.offline import OfflineWriter
+    from fabula.agents.character.offline import OfflineCharacter
+    from fabula.agents.memory_builder.builder import OfflineMemoryBuilder
+    from fabula.agents.planner.offline import OfflinePlanner
+    from fabula.agents.writer.offline import OfflineWriter
 
     return Roles(
         planner=OfflinePlanner(),

@@ -2,7 +2,7 @@
 
 W, every character's beliefs labelled by holder, D, H, the roster, the recent text and the
 world pack — at the story's current time on one branch. Character agents never get this;
-they get a :class:`memory.acl.CharacterMind`.
+they get a :class:`fabula.memory.acl.CharacterMind`.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ import functools
 import json
 from dataclasses import dataclass, field
 
-from memory import keys
-from memory.projections import BeliefView, WorldView, parse_beliefs, parse_states
-from memory.records import Development, Entity, Hypothesis
-from memory.store import StoryStore, TurnText
-from worlds.pack import WorldPack
+from fabula.memory import keys
+from fabula.memory.projections import BeliefView, WorldView, parse_beliefs, parse_states
+from fabula.memory.records import Development, Entity, Hypothesis
+from fabula.memory.store import StoryStore, TurnText
+from fabula.worlds.pack import WorldPack
 
 __all__ = ["AuthorView", "author_view"]
 

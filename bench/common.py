@@ -25,11 +25,11 @@ from typing import Any
 
 import redis.asyncio as aredis
 
-from bench.report import print_table, write_json
-from memory.access import WorldRules
-from memory.delta import DeltaBuilder, TurnDelta
-from memory.server import EmbeddedRedis, connect_async
-from memory.store import StoryStore
+from fabula.bench.report import print_table, write_json
+from fabula.memory.access import WorldRules
+from fabula.memory.delta import DeltaBuilder, TurnDelta
+from fabula.memory.server import EmbeddedRedis, connect_async
+from fabula.memory.store import StoryStore
 
 __all__ = [
     "Scored",

@@ -23,8 +23,8 @@ from typing import Any
 
 import redis.asyncio as aredis
 
-from agents.memory_builder import OfflineMemoryBuilder
-from bench.common import (
+from fabula.agents.memory_builder import OfflineMemoryBuilder
+from fabula.bench.common import (
     Scored,
     bench_main,
     create_story,
@@ -33,8 +33,8 @@ from bench.common import (
     rates_by,
     run_questions,
 )
-from memory.access import WorldRules
-from memory.answer import answer
+from fabula.memory.access import WorldRules
+from fabula.memory.answer import answer
 
 __all__ = ["HITOM_RULES", "HitomItem", "load_hitom", "run_hitom"]
 

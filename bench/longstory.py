@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agents.memory_builder import OfflineMemoryBuilder
-from bench.common import (
+from fabula.agents.memory_builder import OfflineMemoryBuilder
+from fabula.bench.common import (
     bench_main,
     bench_redis,
     create_story,
@@ -38,11 +38,11 @@ from bench.common import (
     write_answers,
     write_json,
 )
-from memory.access import CONTAINER, WorldRules
-from memory.answer import UNKNOWN, answer
-from memory.context import assemble_context
-from memory.delta import DeltaBuilder, TurnDelta
-from memory.store import StoryStore
+from fabula.memory.access import CONTAINER, WorldRules
+from fabula.memory.answer import UNKNOWN, answer
+from fabula.memory.context import assemble_context
+from fabula.memory.delta import DeltaBuilder, TurnDelta
+from fabula.memory.store import StoryStore
 
 __all__ = [
     "LONGSTORY_RULES",

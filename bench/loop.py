@@ -16,10 +16,10 @@ from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
 
-from bench.report import percentiles, print_table, write_json
-from graph.service import Fabula
-from memory.settings import Settings
-from worlds.pack import CharacterSpec, ObjectSpec, PlaceSpec, WorldPack
+from fabula.bench.report import percentiles, print_table, write_json
+from fabula.graph.service import Fabula
+from fabula.memory.settings import Settings
+from fabula.worlds.pack import CharacterSpec, ObjectSpec, PlaceSpec, WorldPack
 
 __all__ = ["run_loop", "synthetic_world"]
 

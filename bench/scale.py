@@ -24,12 +24,12 @@ from typing import Any
 
 import redis.asyncio as aredis
 
-from bench.report import percentiles, print_table, write_json
-from memory import keys
-from memory.delta import DeltaBuilder, TurnDelta
-from memory.projections import project_beliefs, project_world
-from memory.records import Event
-from memory.store import StoryStore
+from fabula.bench.report import percentiles, print_table, write_json
+from fabula.memory import keys
+from fabula.memory.delta import DeltaBuilder, TurnDelta
+from fabula.memory.projections import project_beliefs, project_world
+from fabula.memory.records import Event
+from fabula.memory.store import StoryStore
 
 __all__ = ["CountingRedis", "run_scale"]
 

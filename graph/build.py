@@ -18,9 +18,9 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from graph import nodes
-from graph.runtime import TurnContext
-from graph.state import CharacterTask, TurnState
+from fabula.graph import nodes
+from fabula.graph.runtime import TurnContext
+from fabula.graph.state import CharacterTask, TurnState
 
 __all__ = ["build_turn_graph", "thread_id"]
 

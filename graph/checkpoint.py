@@ -65,7 +65,7 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from redis.exceptions import WatchError
 
-from memory.errors import ConfigError, FabulaError, InvalidInput
+from fabula.memory.errors import ConfigError, FabulaError, InvalidInput
 
 __all__ = ["THREADS", "RedisCheckpointSaver"]
 

@@ -23,22 +23,22 @@ from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Table
 
-from agents.contracts import Decision
-from agents.factory import make_roles
-from graph.service import Fabula, Pending
-from memory.errors import FabulaError, InvalidInput
-from memory.jobs import enqueue_consolidation
-from memory.logging import configure_logging
-from memory.projections import (
+from fabula.agents.contracts import Decision
+from fabula.agents.factory import make_roles
+from fabula.graph.service import Fabula, Pending
+from fabula.memory.errors import FabulaError, InvalidInput
+from fabula.memory.jobs import enqueue_consolidation
+from fabula.memory.logging import configure_logging
+from fabula.memory.projections import (
     project_beliefs,
     project_developments,
     project_hypotheses,
     project_world,
 )
-from memory.server import EmbeddedRedis, resolve_url
-from memory.settings import Settings
-from memory.store import StoryStore
-from worlds.loader import load_world
+from fabula.memory.server import EmbeddedRedis, resolve_url
+from fabula.memory.settings import Settings
+from fabula.memory.store import StoryStore
+from fabula.worlds.loader import load_world
 
 app = typer.Typer(
     name="fabula",
@@ -92,7 +92,7 @@ def _consolidator(url: str, mode: str) -> Callable[[StoryStore, int], Awaitable[
             enqueue_consolidation(url, store.story, store.branch, turn)
 
         return enqueue
-    from memory.hierarchy import consolidate_turn
+    from fabula.memory.hierarchy import consolidate_turn
 
     async def inline(store: StoryStore, turn: int) -> None:
         await consolidate_turn(store, turn)
@@ -350,7 +350,7 @@ async def _view_data(
             "turns": [{"turn": t.turn, "text": t.text} for t in texts],
         }
     if what is ShowWhat.scenes:
-        from memory.hierarchy import scenes
+        from fabula.memory.hierarchy import scenes
 
         return [n.model_dump() for n in await scenes(store)]
     branches = await store.branches()
@@ -526,7 +526,7 @@ def bench_scale(
     json_out: str | None = typer.Option(None, "--json"),
 ) -> None:
     """Commit and projection latency, round trips and memory as the story grows."""
-    from bench.scale import run as run_scale
+    from fabula.bench.scale import run as run_scale
 
     run_scale(_url(), _ints(turns), _ints(characters), json_out)
 
@@ -539,7 +539,7 @@ def bench_loop(
     json_out: str | None = typer.Option(None, "--json"),
 ) -> None:
     """Offline turns per second and the memory-builder's overhead per turn."""
-    from bench.loop import run as run_loop
+    from fabula.bench.loop import run as run_loop
 
     run_loop(_url(), turns, characters, json_out)
 
@@ -550,7 +550,7 @@ def _dataset_bench(name: str, path: Path, json_out: str | None, answers: str | N
     if not path.exists():
         err.print(f"[red]error:[/red] no such file: {path}", highlight=False)
         raise typer.Exit(1)
-    module = importlib.import_module(f"bench.{name}")
+    module = importlib.import_module(f"fabula.bench.{name}")
     run_fn = getattr(module, f"run_{name}")
     # with FABULA_REDIS_URL unset the benchmark runs on a private, temporary Redis
     asyncio.run(

@@ -1,7 +1,7 @@
 """The nodes of the turn graph: plan, characters (fanned out), write, critique, approve, commit.
 
 Every node returns only what it changes. The nodes of one run share one author view of the
-store (built once per turn, see :class:`graph.runtime.TurnContext`), and the commit reuses
+store (built once per turn, see :class:`fabula.graph.runtime.TurnContext`), and the commit reuses
 the delta the critic read when the text is unchanged; the commit function itself refuses it
 if the story moved on meanwhile. ``approve`` calls :func:`langgraph.types.interrupt`;
 everything before that call is a pure read, so a resumed node that starts over does no harm.
@@ -15,20 +15,20 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import Send, interrupt
 
-from agents.character.goals import parse_goal
-from agents.contracts import CharacterBrief, Decision, Draft, Finding, Proposal, TurnPlan
-from agents.memory_builder.narrative import enrich
-from agents.planner.offline import goals_of
-from agents.views import AuthorView, author_view
-from agents.writer.context import writer_context
-from agents.writer.offline import WriteRequest
-from graph.runtime import TurnContext
-from graph.state import CharacterTask, TurnState
-from memory.delta import TurnDelta
-from memory.errors import InvalidInput, TurnConflict
-from memory.logging import get_logger
-from memory.records import slug
-from memory.store import StoryStore
+from fabula.agents.character.goals import parse_goal
+from fabula.agents.contracts import CharacterBrief, Decision, Draft, Finding, Proposal, TurnPlan
+from fabula.agents.memory_builder.narrative import enrich
+from fabula.agents.planner.offline import goals_of
+from fabula.agents.views import AuthorView, author_view
+from fabula.agents.writer.context import writer_context
+from fabula.agents.writer.offline import WriteRequest
+from fabula.graph.runtime import TurnContext
+from fabula.graph.state import CharacterTask, TurnState
+from fabula.memory.delta import TurnDelta
+from fabula.memory.errors import InvalidInput, TurnConflict
+from fabula.memory.logging import get_logger
+from fabula.memory.records import slug
+from fabula.memory.store import StoryStore
 
 __all__ = [
     "abandon",

@@ -11,13 +11,13 @@ from dataclasses import dataclass, field
 
 import redis.asyncio as aredis
 
-from agents.roles import Roles
-from agents.views import AuthorView
-from memory.acl import MindPool
-from memory.delta import TurnDelta
-from memory.settings import Settings
-from memory.store import StoryStore
-from memory.tokens import TokenCounter, default_counter
+from fabula.agents.roles import Roles
+from fabula.agents.views import AuthorView
+from fabula.memory.acl import MindPool
+from fabula.memory.delta import TurnDelta
+from fabula.memory.settings import Settings
+from fabula.memory.store import StoryStore
+from fabula.memory.tokens import TokenCounter, default_counter
 
 __all__ = ["Consolidator", "Roles", "TurnContext"]  # Roles re-exported for convenience
 

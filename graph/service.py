@@ -15,26 +15,26 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command, StateSnapshot
 from structlog.contextvars import bound_contextvars
 
-from agents.contracts import Decision
-from agents.memory_builder.builder import OfflineMemoryBuilder
-from agents.roles import Roles, offline_roles
-from graph.build import build_turn_graph, thread_id
-from graph.checkpoint import THREADS, RedisCheckpointSaver
-from graph.nodes import commit_text
-from graph.runtime import Consolidator, TurnContext
-from graph.state import TurnState
-from memory import keys
-from memory.access import WorldRules
-from memory.acl import MindPool, drop_character_users, ensure_character_user
-from memory.branching import fork
-from memory.errors import InvalidInput, NotFound
-from memory.projections import project_hypotheses
-from memory.server import connect_async
-from memory.settings import Settings
-from memory.store import StoryStore, list_stories
-from memory.tokens import default_counter
-from worlds.loader import load_world, setup_delta
-from worlds.pack import WorldPack
+from fabula.agents.contracts import Decision
+from fabula.agents.memory_builder.builder import OfflineMemoryBuilder
+from fabula.agents.roles import Roles, offline_roles
+from fabula.graph.build import build_turn_graph, thread_id
+from fabula.graph.checkpoint import THREADS, RedisCheckpointSaver
+from fabula.graph.nodes import commit_text
+from fabula.graph.runtime import Consolidator, TurnContext
+from fabula.graph.state import TurnState
+from fabula.memory import keys
+from fabula.memory.access import WorldRules
+from fabula.memory.acl import MindPool, drop_character_users, ensure_character_user
+from fabula.memory.branching import fork
+from fabula.memory.errors import InvalidInput, NotFound
+from fabula.memory.projections import project_hypotheses
+from fabula.memory.server import connect_async
+from fabula.memory.settings import Settings
+from fabula.memory.store import StoryStore, list_stories
+from fabula.memory.tokens import default_counter
+from fabula.worlds.loader import load_world, setup_delta
+from fabula.worlds.pack import WorldPack
 
 __all__ = ["Fabula", "Pending", "TurnOutcome"]
 

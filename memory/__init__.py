@@ -5,8 +5,8 @@ and H (possible worlds), each at a story time on a branch. This package knows no
 LangGraph or prompts.
 """
 
-from memory.delta import DeltaBuilder, TurnDelta
-from memory.errors import FabulaError
-from memory.store import StoryStore
+from fabula.memory.delta import DeltaBuilder, TurnDelta
+from fabula.memory.errors import FabulaError
+from fabula.memory.store import StoryStore
 
 __all__ = ["DeltaBuilder", "FabulaError", "StoryStore", "TurnDelta"]

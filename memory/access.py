@@ -5,7 +5,7 @@ The tracker is independent of how a turn's text was read: it takes typed
 :class:`StoryAction` values (from the controlled-English extractor, or later from a model),
 the prior view read from the store (W, the relevant part of B, the entities), and writes
 entities, events with their witnesses, world states and belief records into a
-:class:`~memory.delta.DeltaBuilder`. Story time inside a turn is the event order:
+:class:`~fabula.memory.delta.DeltaBuilder`. Story time inside a turn is the event order:
 ``e<turn>.<seq>`` compares as ``(turn, seq)``.
 
 The rules of knowledge (a world setting, :class:`WorldRules`, stored with the story):
@@ -59,9 +59,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memory.delta import DeltaBuilder
-from memory.records import AcquisitionMode, Entity, EntityKind, Event, Fact, State, slug
-from memory.validate import MAX_CHAIN
+from fabula.memory.delta import DeltaBuilder
+from fabula.memory.records import AcquisitionMode, Entity, EntityKind, Event, Fact, State, slug
+from fabula.memory.validate import MAX_CHAIN
 
 __all__ = [
     "ActionKind",

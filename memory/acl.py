@@ -18,12 +18,12 @@ from dataclasses import dataclass
 import redis.asyncio as aredis
 from redis.exceptions import NoPermissionError, ResponseError
 
-from memory import keys
-from memory.errors import AccessDenied
-from memory.logging import get_logger
-from memory.projections import BeliefView, project_beliefs, recall
-from memory.records import Entity, Memory
-from memory.store import StoryStore
+from fabula.memory import keys
+from fabula.memory.errors import AccessDenied
+from fabula.memory.logging import get_logger
+from fabula.memory.projections import BeliefView, project_beliefs, recall
+from fabula.memory.records import Entity, Memory
+from fabula.memory.store import StoryStore
 
 __all__ = [
     "CharacterCredentials",

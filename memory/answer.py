@@ -27,11 +27,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from memory import keys
-from memory.errors import InvalidInput, NotFound
-from memory.projections import project_beliefs, project_world
-from memory.records import Belief, State, slug
-from memory.store import StoryStore
+from fabula.memory import keys
+from fabula.memory.errors import InvalidInput, NotFound
+from fabula.memory.projections import project_beliefs, project_world
+from fabula.memory.records import Belief, State, slug
+from fabula.memory.store import StoryStore
 
 __all__ = ["UNKNOWN", "Question", "answer", "parse_question", "resolve_chain"]
 

@@ -11,16 +11,16 @@ import json
 
 from redis.exceptions import WatchError
 
-from memory import keys
-from memory.errors import InvalidInput, NotFound
-from memory.projections import (
+from fabula.memory import keys
+from fabula.memory.errors import InvalidInput, NotFound
+from fabula.memory.projections import (
     all_beliefs_as_of,
     project_developments,
     project_hypotheses,
     project_world,
     recall,
 )
-from memory.store import StoryStore
+from fabula.memory.store import StoryStore
 
 __all__ = ["fork"]
 

@@ -5,7 +5,7 @@ beliefs, each with how it came to hold it. Nothing outside that view is ever ren
 fact a character never witnessed nor was told cannot reach its context, and a view replayed
 ``as_of`` a turn holds nothing from after it. Lines are ordered by relevance to ``query``
 (records about the objects the query names come first), then newest first, and added while
-they fit in ``budget`` tokens (counted by :func:`memory.tokens.default_counter` unless a
+they fit in ``budget`` tokens (counted by :func:`fabula.memory.tokens.default_counter` unless a
 counter is given).
 """
 
@@ -15,10 +15,10 @@ import re
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 
-from memory.projections import project_beliefs, project_world
-from memory.records import Belief, Entity, State, slug
-from memory.store import StoryStore
-from memory.tokens import default_counter
+from fabula.memory.projections import project_beliefs, project_world
+from fabula.memory.records import Belief, Entity, State, slug
+from fabula.memory.store import StoryStore
+from fabula.memory.tokens import default_counter
 
 __all__ = ["TokenCounter", "assemble_context", "word_count"]
 
@@ -33,7 +33,7 @@ def word_count(text: str) -> int:
 
 @lru_cache(maxsize=1)
 def _default_counter() -> TokenCounter:
-    """The project's offline counter (:func:`memory.tokens.default_counter`)."""
+    """The project's offline counter (:func:`fabula.memory.tokens.default_counter`)."""
     return default_counter().count
 
 
@@ -48,7 +48,7 @@ async def assemble_context(
 ) -> str:
     """The asker's admissible view (W for ``asker=None``, else B[asker]) as text.
 
-    Raises :class:`~memory.errors.NotFound` for a character the story does not have.
+    Raises :class:`~fabula.memory.errors.NotFound` for a character the story does not have.
     """
     count = count_tokens or _default_counter()
     entities = await store.entities(as_of)

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memory.records import (
+from fabula.memory.records import (
     AcquisitionMode,
     Attitude,
     Belief,

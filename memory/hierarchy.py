@@ -3,7 +3,7 @@
 A scene is a run of consecutive turns in one place. Each scene node keeps its atomic
 closure — member events, the records they brought about, and their source spans — so a
 retrieved scene can always be unfolded back to evidence. Consolidation runs off the turn's
-path (an RQ job, see :mod:`memory.jobs`) and is idempotent: running it again for a turn
+path (an RQ job, see :mod:`fabula.memory.jobs`) and is idempotent: running it again for a turn
 rebuilds the same node.
 """
 
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from memory import keys
-from memory.records import Closure, HierarchyNode
-from memory.store import StoryStore
+from fabula.memory import keys
+from fabula.memory.records import Closure, HierarchyNode
+from fabula.memory.store import StoryStore
 
 __all__ = ["consolidate_turn", "scenes"]
 

@@ -12,9 +12,9 @@ import asyncio
 import redis
 from rq import Queue
 
-from memory.hierarchy import consolidate_turn
-from memory.server import connect_async
-from memory.store import StoryStore
+from fabula.memory.hierarchy import consolidate_turn
+from fabula.memory.server import connect_async
+from fabula.memory.store import StoryStore
 
 __all__ = ["QUEUE", "consolidate", "enqueue_consolidation"]
 

@@ -17,7 +17,7 @@ from redis.exceptions import NoPermissionError, ResponseError
 
 __all__ = ["LIBRARY", "VERSION", "fcall", "fcall_ro", "load_functions"]
 
-_SOURCE = resources.files("memory").joinpath("fabula.lua").read_text()
+_SOURCE = resources.files("fabula.memory").joinpath("fabula.lua").read_text()
 VERSION = hashlib.sha1(_SOURCE.encode()).hexdigest()[:16]
 LIBRARY = _SOURCE.replace("@VERSION@", VERSION)
 

@@ -13,10 +13,10 @@ from typing import Generic, TypeVar
 
 from pydantic import TypeAdapter
 
-from memory import keys
-from memory.lua import fcall_ro
-from memory.records import Belief, Development, Hypothesis, Memory, State
-from memory.store import Ancestor, StoryStore
+from fabula.memory import keys
+from fabula.memory.lua import fcall_ro
+from fabula.memory.records import Belief, Development, Hypothesis, Memory, State
+from fabula.memory.store import Ancestor, StoryStore
 
 R = TypeVar("R", State, Belief)
 

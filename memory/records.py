@@ -9,7 +9,7 @@ belief cites the event that brought it about (and a span of its own only where i
 from a narrower part of the text), so evidence is one lookup away without storing the same
 quote many times.
 
-Identifiers are assigned by the system (see :mod:`memory.delta`), never by a model:
+Identifiers are assigned by the system (see :mod:`fabula.memory.delta`), never by a model:
 entities are slugs of their names, everything else is numbered by turn and order.
 """
 

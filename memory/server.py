@@ -24,8 +24,8 @@ import redis.asyncio as aredis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from memory.errors import RedisUnavailable
-from memory.logging import get_logger
+from fabula.memory.errors import RedisUnavailable
+from fabula.memory.logging import get_logger
 
 __all__ = ["EmbeddedRedis", "connect", "connect_async", "redis_server_binary", "resolve_url"]
 

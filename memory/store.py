@@ -17,12 +17,12 @@ from typing import Any, Literal
 import redis.asyncio as aredis
 from redis.exceptions import ResponseError
 
-from memory import keys
-from memory.delta import TurnDelta, development_from
-from memory.errors import FabulaError, InvalidDelta, InvalidInput, NotFound, TurnConflict
-from memory.lua import fcall
-from memory.records import Entity, Event, Memory
-from memory.validate import validate_delta
+from fabula.memory import keys
+from fabula.memory.delta import TurnDelta, development_from
+from fabula.memory.errors import FabulaError, InvalidDelta, InvalidInput, NotFound, TurnConflict
+from fabula.memory.lua import fcall
+from fabula.memory.records import Entity, Event, Memory
+from fabula.memory.validate import validate_delta
 
 __all__ = ["Ancestor", "CommitResult", "StoryStore", "TurnText", "list_stories"]
 
@@ -97,7 +97,7 @@ class StoryStore:
     ) -> None:
         """Create the story and commit its setup (turn 0). Refuses an existing story.
 
-        ``rules`` are the world's rules of knowledge (see :mod:`memory.access`), kept with
+        ``rules`` are the world's rules of knowledge (see :mod:`fabula.memory.access`), kept with
         the story so every process that extends it applies the same ones.
         """
         if self.branch != "main":

@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from memory.delta import TurnDelta
-from memory.errors import InvalidDelta
-from memory.keys import check_id
-from memory.records import EntityKind, SourceSpan, slug
+from fabula.memory.delta import TurnDelta
+from fabula.memory.errors import InvalidDelta
+from fabula.memory.keys import check_id
+from fabula.memory.records import EntityKind, SourceSpan, slug
 
 __all__ = ["MAX_CHAIN", "Ref", "validate_delta"]
 

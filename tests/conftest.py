@@ -10,7 +10,7 @@ import pytest
 import redis
 import redis.asyncio as aredis
 
-from memory.server import EmbeddedRedis
+from fabula.memory.server import EmbeddedRedis
 
 
 @pytest.fixture(scope="session")

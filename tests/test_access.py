@@ -6,12 +6,12 @@ from collections.abc import Sequence
 
 import redis.asyncio as aredis
 
-from agents.memory_builder import OfflineMemoryBuilder
-from memory.access import WorldRules, chains_over
-from memory.answer import UNKNOWN, answer
-from memory.delta import DeltaBuilder
-from memory.projections import project_beliefs, project_world
-from memory.store import StoryStore
+from fabula.agents.memory_builder import OfflineMemoryBuilder
+from fabula.memory.access import WorldRules, chains_over
+from fabula.memory.answer import UNKNOWN, answer
+from fabula.memory.delta import DeltaBuilder
+from fabula.memory.projections import project_beliefs, project_world
+from fabula.memory.store import StoryStore
 
 
 async def tell_story(

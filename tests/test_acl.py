@@ -11,14 +11,14 @@ import pytest
 import redis.asyncio as aredis
 from redis.exceptions import NoPermissionError, ResponseError
 
-from memory import keys
-from memory.acl import CharacterMind, ensure_character_user, open_mind
-from memory.delta import DeltaBuilder, TurnDelta
-from memory.errors import AccessDenied
-from memory.projections import project_beliefs, project_world
-from memory.server import EmbeddedRedis
-from memory.store import StoryStore
-from worlds.loader import load_world, setup_delta
+from fabula.memory import keys
+from fabula.memory.acl import CharacterMind, ensure_character_user, open_mind
+from fabula.memory.delta import DeltaBuilder, TurnDelta
+from fabula.memory.errors import AccessDenied
+from fabula.memory.projections import project_beliefs, project_world
+from fabula.memory.server import EmbeddedRedis
+from fabula.memory.store import StoryStore
+from fabula.worlds.loader import load_world, setup_delta
 
 STORY = "hb"
 TEXT = "Leo put the brass key in the desk drawer."

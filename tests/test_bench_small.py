@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bench.hitom import run_hitom
-from bench.longstory import run_longstory
-from bench.tomi import run_tomi
+from fabula.bench.hitom import run_hitom
+from fabula.bench.longstory import run_longstory
+from fabula.bench.tomi import run_tomi
 
 TOMI_STORY = [
     "Nora entered the attic.",

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from graph.service import Fabula
-from memory.projections import project_hypotheses, project_world
-from memory.settings import Settings
-from worlds.loader import load_world
+from fabula.graph.service import Fabula
+from fabula.memory.projections import project_hypotheses, project_world
+from fabula.memory.settings import Settings
+from fabula.worlds.loader import load_world
 
 
 async def _story(fab: Fabula, story: str) -> None:

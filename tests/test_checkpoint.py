@@ -28,8 +28,8 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, interrupt
 
-from graph.checkpoint import RedisCheckpointSaver
-from memory.server import EmbeddedRedis
+from fabula.graph.checkpoint import RedisCheckpointSaver
+from fabula.memory.server import EmbeddedRedis
 
 ROOT = Path(__file__).resolve().parents[1]
 DRAFT = "the keeper lights the lamp"

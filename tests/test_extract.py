@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agents.memory_builder import extract, parse_clause, parse_sentence, split_sentences
-from memory.access import Clause
+from fabula.agents.memory_builder import extract, parse_clause, parse_sentence, split_sentences
+from fabula.memory.access import Clause
 
 
 class TestSplitSentences:

@@ -15,10 +15,10 @@ from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, Field, ValidationError
 from structlog.testing import capture_logs
 
-from agents.llm import make_chat_model, structured_call, text_call
-from agents.prompts import load_prompt
-from memory.errors import ConfigError, ModelOutputError, ModelUnavailable
-from memory.settings import ModelSettings
+from fabula.agents.llm import make_chat_model, structured_call, text_call
+from fabula.agents.prompts import load_prompt
+from fabula.memory.errors import ConfigError, ModelOutputError, ModelUnavailable
+from fabula.memory.settings import ModelSettings
 from tests.fake_openai import FakeOpenAI, fake_openai_fixture  # noqa: F401  (fixture fake_openai)
 
 PROMPTS = Path(__file__).parent / "data" / "prompts"

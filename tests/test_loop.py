@@ -9,23 +9,23 @@ import pytest
 import redis
 from rq import Queue, SimpleWorker
 
-from agents.contracts import Action, TurnPlan
-from agents.critic.symbolic import SymbolicCritic
-from agents.memory_builder.builder import OfflineMemoryBuilder
-from agents.memory_builder.extract import extract
-from agents.views import author_view
-from agents.writer.context import writer_context
-from agents.writer.offline import realise
-from graph.build import thread_id
-from graph.service import Fabula
-from memory.hierarchy import scenes
-from memory.jobs import QUEUE, enqueue_consolidation
-from memory.projections import project_beliefs, project_world
-from memory.records import HierarchyNode
-from memory.settings import Settings
-from memory.store import StoryStore
-from memory.tokens import ApproximateCounter
-from worlds.loader import load_world
+from fabula.agents.contracts import Action, TurnPlan
+from fabula.agents.critic.symbolic import SymbolicCritic
+from fabula.agents.memory_builder.builder import OfflineMemoryBuilder
+from fabula.agents.memory_builder.extract import extract
+from fabula.agents.views import author_view
+from fabula.agents.writer.context import writer_context
+from fabula.agents.writer.offline import realise
+from fabula.graph.build import thread_id
+from fabula.graph.service import Fabula
+from fabula.memory.hierarchy import scenes
+from fabula.memory.jobs import QUEUE, enqueue_consolidation
+from fabula.memory.projections import project_beliefs, project_world
+from fabula.memory.records import HierarchyNode
+from fabula.memory.settings import Settings
+from fabula.memory.store import StoryStore
+from fabula.memory.tokens import ApproximateCounter
+from fabula.worlds.loader import load_world
 
 
 async def _demo(fab: Fabula, story: str, turns: int) -> StoryStore:

@@ -19,28 +19,28 @@ from typing import Any, get_args
 import pytest
 import redis.asyncio as aredis
 
-from agents.character.model import ModelCharacter
-from agents.character.offline import OfflineCharacter
-from agents.contracts import CharacterBrief, Decision, Finding, TurnPlan
-from agents.factory import make_roles
-from agents.llm import make_chat_model
-from agents.memory_builder.model import REQUIRED_FIELDS, ModelMemoryBuilder
-from agents.planner.model import ModelPlanner
-from agents.views import author_view
-from agents.writer.model import ModelWriter
-from agents.writer.offline import WriteRequest
-from graph.service import Fabula
-from memory.access import ActionKind
-from memory.errors import ModelOutputError
-from memory.projections import project_beliefs, project_world
-from memory.settings import ModelSettings, Settings
+from fabula.agents.character.model import ModelCharacter
+from fabula.agents.character.offline import OfflineCharacter
+from fabula.agents.contracts import CharacterBrief, Decision, Finding, TurnPlan
+from fabula.agents.factory import make_roles
+from fabula.agents.llm import make_chat_model
+from fabula.agents.memory_builder.model import REQUIRED_FIELDS, ModelMemoryBuilder
+from fabula.agents.planner.model import ModelPlanner
+from fabula.agents.views import author_view
+from fabula.agents.writer.model import ModelWriter
+from fabula.agents.writer.offline import WriteRequest
+from fabula.graph.service import Fabula
+from fabula.memory.access import ActionKind
+from fabula.memory.errors import ModelOutputError
+from fabula.memory.projections import project_beliefs, project_world
+from fabula.memory.settings import ModelSettings, Settings
+from fabula.worlds.loader import load_world
 from tests.fake_openai import (  # noqa: F401  (fixture fake_openai)
     TEXT,
     FakeOpenAI,
     fake_openai_fixture,
     request_schema,
 )
-from worlds.loader import load_world
 
 STORY = "t1"
 PASSAGE = "Leo went to the study. Rain tapped on the window."

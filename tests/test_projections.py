@@ -5,17 +5,17 @@ from __future__ import annotations
 import pytest
 import redis.asyncio as aredis
 
-from memory.branching import fork
-from memory.delta import DeltaBuilder, TurnDelta
-from memory.errors import InvalidInput, NotFound, TurnConflict
-from memory.projections import (
+from fabula.memory.branching import fork
+from fabula.memory.delta import DeltaBuilder, TurnDelta
+from fabula.memory.errors import InvalidInput, NotFound, TurnConflict
+from fabula.memory.projections import (
     project_beliefs,
     project_developments,
     project_hypotheses,
     project_world,
 )
-from memory.store import StoryStore
-from worlds.loader import load_world, setup_delta
+from fabula.memory.store import StoryStore
+from fabula.worlds.loader import load_world, setup_delta
 
 STORY = "hb"
 TEXTS = {

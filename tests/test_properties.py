@@ -11,11 +11,11 @@ import redis.asyncio as aredis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory import keys
-from memory.delta import DeltaBuilder, TurnDelta
-from memory.projections import project_beliefs, project_world
-from memory.records import ACQUISITION_MODES, Belief, State
-from memory.store import StoryStore
+from fabula.memory import keys
+from fabula.memory.delta import DeltaBuilder, TurnDelta
+from fabula.memory.projections import project_beliefs, project_world
+from fabula.memory.records import ACQUISITION_MODES, Belief, State
+from fabula.memory.store import StoryStore
 
 CHARACTERS = ("ava", "ben", "cal")
 PLACES = ("kitchen", "garden", "attic")

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from memory.errors import RedisUnavailable
-from memory.server import EmbeddedRedis
+from fabula.memory.errors import RedisUnavailable
+from fabula.memory.server import EmbeddedRedis
 
 
 def server_pid(server: EmbeddedRedis) -> int:
@@ -132,7 +132,7 @@ class TestStartFailures:
         self, server: EmbeddedRedis, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         """A redis-server that exits non-zero gives RedisUnavailable naming the binary."""
-        monkeypatch.setattr("memory.server.redis_server_binary", lambda: "/bin/false")
+        monkeypatch.setattr("fabula.memory.server.redis_server_binary", lambda: "/bin/false")
         with pytest.raises(RedisUnavailable, match="failed to start") as info:
             server.ensure_started()
         assert info.value.context["binary"] == "/bin/false"
@@ -143,7 +143,7 @@ class TestStartFailures:
     ) -> None:
         """A redis-server path that cannot be executed gives RedisUnavailable, not OSError."""
         missing = str(server.directory / "no-such-redis-server")
-        monkeypatch.setattr("memory.server.redis_server_binary", lambda: missing)
+        monkeypatch.setattr("fabula.memory.server.redis_server_binary", lambda: missing)
         with pytest.raises(RedisUnavailable, match="cannot run") as info:
             server.ensure_started()
         assert info.value.context["binary"] == missing

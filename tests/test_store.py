@@ -7,13 +7,13 @@ from collections.abc import Callable
 import pytest
 import redis.asyncio as aredis
 
-from memory import keys
-from memory.delta import DeltaBuilder, TurnDelta
-from memory.errors import InvalidDelta, InvalidInput, TurnConflict
-from memory.projections import project_beliefs, project_world
-from memory.records import SourceSpan, State
-from memory.store import StoryStore, list_stories
-from worlds.loader import load_world, setup_delta
+from fabula.memory import keys
+from fabula.memory.delta import DeltaBuilder, TurnDelta
+from fabula.memory.errors import InvalidDelta, InvalidInput, TurnConflict
+from fabula.memory.projections import project_beliefs, project_world
+from fabula.memory.records import SourceSpan, State
+from fabula.memory.store import StoryStore, list_stories
+from fabula.worlds.loader import load_world, setup_delta
 
 STORY = "hb"
 TURN1 = "Leo put the brass key in the desk drawer."

@@ -13,7 +13,7 @@ import tiktoken.load
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory.tokens import (
+from fabula.memory.tokens import (
     ApproximateCounter,
     TiktokenCounter,
     TokenCounter,

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 import redis.asyncio as aredis
 
-from memory.errors import InvalidWorld, NotFound
-from memory.projections import project_beliefs, project_developments, project_world
-from memory.store import StoryStore
-from memory.validate import validate_delta
-from worlds.loader import builtin_worlds, load_world, setup_delta
+from fabula.memory.errors import InvalidWorld, NotFound
+from fabula.memory.projections import project_beliefs, project_developments, project_world
+from fabula.memory.store import StoryStore
+from fabula.memory.validate import validate_delta
+from fabula.worlds.loader import builtin_worlds, load_world, setup_delta
 
 
 def good_pack() -> dict[str, Any]:

@@ -13,11 +13,11 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from memory.access import CONTAINER
-from memory.delta import DeltaBuilder, TurnDelta
-from memory.errors import InvalidWorld, NotFound
-from memory.records import slug
-from worlds.pack import WorldPack
+from fabula.memory.access import CONTAINER
+from fabula.memory.delta import DeltaBuilder, TurnDelta
+from fabula.memory.errors import InvalidWorld, NotFound
+from fabula.memory.records import slug
+from fabula.worlds.pack import WorldPack
 
 __all__ = ["builtin_worlds", "load_world", "setup_delta"]
 

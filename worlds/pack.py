@@ -36,7 +36,7 @@ A pack is a folder with a ``world.toml`` (or a single ``.toml`` file). Example::
     [opening]                    # scripted opening turns, in controlled English
     turns = ["Leo put the brass key in the desk drawer."]
 
-Names are turned into identifiers by :func:`memory.records.slug`; every reference must name
+Names are turned into identifiers by :func:`fabula.memory.records.slug`; every reference must name
 a place, object or character of the pack.
 """
 
@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from memory.records import DevelopmentKind, slug
+from fabula.memory.records import DevelopmentKind, slug
 
 __all__ = ["CharacterSpec", "DevelopmentSpec", "ObjectSpec", "Opening", "PlaceSpec", "WorldPack"]
 

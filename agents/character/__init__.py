@@ -1,5 +1,5 @@
 """The character role: one agent per focal character, reading only its own mind."""
 
-from agents.character.offline import OfflineCharacter
+from fabula.agents.character.offline import OfflineCharacter
 
 __all__ = ["OfflineCharacter"]

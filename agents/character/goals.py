@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from memory.records import slug
+from fabula.memory.records import slug
 
 __all__ = ["Goal", "parse_goal"]
 

@@ -1,6 +1,6 @@
 """The character agent on a chat model: its own mind in, a validated :class:`Proposal` out.
 
-The prompt holds only what the character's :class:`~memory.acl.CharacterMind` returns (its
+The prompt holds only what the character's :class:`~fabula.memory.acl.CharacterMind` returns (its
 beliefs, its first-person memories, the names of the story's entities, which are common
 knowledge) and its brief: never the world, never another mind. The mind reads through
 the character's own Redis user, so nothing else could reach the prompt even by mistake.
@@ -9,7 +9,7 @@ The model fills a :class:`CharacterProposal` (its actions and intent); the propo
 ``character`` is set here, not by the model. Actions must name entities the character
 has heard of (names are turned into ids) and carry the fields their kind needs; anything
 else is shown back to the model, within ``max_attempts`` replies, after which
-:class:`~memory.errors.ModelOutputError` is raised.
+:class:`~fabula.memory.errors.ModelOutputError` is raised.
 """
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, create_model, model_validator
 
-from agents.contracts import Action, CharacterBrief, Proposal
-from agents.llm import structured_call
-from agents.prompts import load_prompt
-from memory.acl import CharacterMind
-from memory.projections import BeliefView
-from memory.records import Entity, Memory, slug
+from fabula.agents.contracts import Action, CharacterBrief, Proposal
+from fabula.agents.llm import structured_call
+from fabula.agents.prompts import load_prompt
+from fabula.memory.acl import CharacterMind
+from fabula.memory.projections import BeliefView
+from fabula.memory.records import Entity, Memory, slug
 
 __all__ = ["CharacterProposal", "ModelCharacter", "proposal_schema", "render_mind"]
 

@@ -1,6 +1,6 @@
 """The offline character agent: acts on its own beliefs toward its goals, deterministically.
 
-It reads only its :class:`memory.acl.CharacterMind` (its beliefs and first-person memories,
+It reads only its :class:`fabula.memory.acl.CharacterMind` (its beliefs and first-person memories,
 on a Redis connection that cannot read anything else) and its brief. What it proposes
 follows from what it *believes*, true or not: a character who believes the key is in the
 drawer goes to the drawer.
@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import re
 
-from agents.character.goals import Goal, parse_goal
-from agents.contracts import Action, CharacterBrief, Proposal
-from memory.access import CONTAINER
-from memory.acl import CharacterMind
-from memory.projections import BeliefView
-from memory.records import Entity, Memory, slug
+from fabula.agents.character.goals import Goal, parse_goal
+from fabula.agents.contracts import Action, CharacterBrief, Proposal
+from fabula.memory.access import CONTAINER
+from fabula.memory.acl import CharacterMind
+from fabula.memory.projections import BeliefView
+from fabula.memory.records import Entity, Memory, slug
 
 __all__ = ["OfflineCharacter"]
 

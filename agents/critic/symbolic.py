@@ -16,10 +16,10 @@ replayed over the world as it stands, in order:
 
 from __future__ import annotations
 
-from agents.contracts import Finding, TurnPlan
-from agents.views import AuthorView
-from memory.delta import TurnDelta
-from memory.records import Belief, Event, State
+from fabula.agents.contracts import Finding, TurnPlan
+from fabula.agents.views import AuthorView
+from fabula.memory.delta import TurnDelta
+from fabula.memory.records import Belief, Event, State
 
 __all__ = ["SymbolicCritic"]
 

@@ -4,8 +4,13 @@
 store's views and commits it.
 """
 
-from agents.memory_builder.builder import OfflineMemoryBuilder, read_prior
-from agents.memory_builder.extract import extract, parse_clause, parse_sentence, split_sentences
+from fabula.agents.memory_builder.builder import OfflineMemoryBuilder, read_prior
+from fabula.agents.memory_builder.extract import (
+    extract,
+    parse_clause,
+    parse_sentence,
+    split_sentences,
+)
 
 __all__ = [
     "OfflineMemoryBuilder",

@@ -3,7 +3,7 @@
 ``build`` reads what the access tracker needs from the store's views (entities, W, the
 current scene from the event log, and from B: every character's first-order beliefs plus
 the nested chains' beliefs on the slots this turn can touch), runs the extractor and the
-tracker, and returns the :class:`~memory.delta.TurnDelta`. Nothing is kept between turns in
+tracker, and returns the :class:`~fabula.memory.delta.TurnDelta`. Nothing is kept between turns in
 the process: everything the next turn needs is in Redis, so any process can extend a story.
 
 A turn that is already committed is rebuilt from the views as of the turn before it, so
@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agents.memory_builder.extract import extract
-from memory import keys
-from memory.access import (
+from fabula.agents.memory_builder.extract import extract
+from fabula.memory import keys
+from fabula.memory.access import (
     Chain,
     Knowledge,
     PriorView,
@@ -26,10 +26,10 @@ from memory.access import (
     touched_slots,
     track,
 )
-from memory.delta import DeltaBuilder, TurnDelta
-from memory.projections import all_beliefs_as_of, parse_beliefs, project_world
-from memory.records import Belief
-from memory.store import CommitResult, StoryStore
+from fabula.memory.delta import DeltaBuilder, TurnDelta
+from fabula.memory.projections import all_beliefs_as_of, parse_beliefs, project_world
+from fabula.memory.records import Belief
+from fabula.memory.store import CommitResult, StoryStore
 
 __all__ = ["OfflineMemoryBuilder", "read_prior"]
 
@@ -42,7 +42,7 @@ class OfflineMemoryBuilder:
     async def build(self, store: StoryStore, turn: int, text: str) -> TurnDelta:
         """The delta of ``turn`` with ``text``, derived from the store's views before it.
 
-        Raises :class:`~memory.errors.NotFound` when the story does not exist.
+        Raises :class:`~fabula.memory.errors.NotFound` when the story does not exist.
         """
         await store.require()
         head = await store.head()

@@ -1,14 +1,15 @@
 """The memory-builder on a chat model: free prose → typed story actions → the same tracker.
 
-:class:`ModelExtractor` asks the model for the turn's :class:`~memory.access.StoryAction`
+:class:`ModelExtractor` asks the model for the turn's :class:`~fabula.memory.access.StoryAction`
 values (an :class:`ExtractedActions`), each with the span of the sentence it comes from.
 A reply whose spans do not lie in the text, or whose actions lack a field their kind
 needs, is shown back to the model and asked for again, within ``max_attempts`` replies,
-after which :class:`~memory.errors.ModelOutputError` is raised and nothing is built.
+after which :class:`~fabula.memory.errors.ModelOutputError` is raised and nothing is built.
 Every sentence no action covers is kept as ``narration``, as the offline extractor does.
 
 :class:`ModelMemoryBuilder` then runs exactly what the offline builder runs —
-:func:`~agents.memory_builder.builder.read_prior` and :func:`~memory.access.track` — so
+:func:`~fabula.agents.memory_builder.builder.read_prior` and
+:func:`~fabula.memory.access.track` — so
 access tracking, beliefs and validation are the same code in both modes. The actions read
 from one text are kept (a few, in memory) so that the commit of an approved draft applies
 the very actions its preview showed, without asking the model again.
@@ -24,15 +25,15 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, create_model, model_validator
 
-from agents.llm import structured_call
-from agents.memory_builder.builder import read_prior
-from agents.memory_builder.extract import split_sentences
-from agents.prompts import load_prompt
-from memory.access import StoryAction, WorldRules, track
-from memory.delta import DeltaBuilder, TurnDelta
-from memory.errors import ModelOutputError
-from memory.records import Entity
-from memory.store import CommitResult, StoryStore
+from fabula.agents.llm import structured_call
+from fabula.agents.memory_builder.builder import read_prior
+from fabula.agents.memory_builder.extract import split_sentences
+from fabula.agents.prompts import load_prompt
+from fabula.memory.access import StoryAction, WorldRules, track
+from fabula.memory.delta import DeltaBuilder, TurnDelta
+from fabula.memory.errors import ModelOutputError
+from fabula.memory.records import Entity
+from fabula.memory.store import CommitResult, StoryStore
 
 __all__ = [
     "REQUIRED_FIELDS",
@@ -163,7 +164,7 @@ class ModelMemoryBuilder:
     async def build(self, store: StoryStore, turn: int, text: str) -> TurnDelta:
         """The delta of ``turn`` with ``text``, derived from the store's views before it.
 
-        Raises :class:`~memory.errors.NotFound` when the story does not exist, and
+        Raises :class:`~fabula.memory.errors.NotFound` when the story does not exist, and
         :class:`ModelOutputError` (with story, branch and turn) when the text cannot be read.
         """
         await store.require()

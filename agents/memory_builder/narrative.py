@@ -13,9 +13,9 @@ After the access tracker has read a turn, :func:`enrich` adds to its delta:
 
 from __future__ import annotations
 
-from agents.views import AuthorView
-from memory.delta import DevelopmentUpdate, TurnDelta
-from memory.records import Fact, Hypothesis, StatusChange
+from fabula.agents.views import AuthorView
+from fabula.memory.delta import DevelopmentUpdate, TurnDelta
+from fabula.memory.records import Fact, Hypothesis, StatusChange
 
 __all__ = ["enrich", "propose_hypotheses"]
 

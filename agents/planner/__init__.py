@@ -1,5 +1,5 @@
 """The planner role: chooses the next beat from goals, open developments and hypotheses."""
 
-from agents.planner.offline import OfflinePlanner
+from fabula.agents.planner.offline import OfflinePlanner
 
 __all__ = ["OfflinePlanner"]

@@ -6,7 +6,7 @@ rendering of the author's view: the roster, W, every character's beliefs labelle
 outline, the recent text, the direction and the notes on rejected plans. The reply must
 name only characters, places, developments and hypotheses of the view (names are accepted
 and turned into ids); anything else is shown back to the model and asked for again, within
-``max_attempts`` replies, after which :class:`~memory.errors.ModelOutputError` is raised.
+``max_attempts`` replies, after which :class:`~fabula.memory.errors.ModelOutputError` is raised.
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import create_model, model_validator
 
-from agents.contracts import TurnPlan
-from agents.llm import structured_call
-from agents.planner.offline import MAX_FOCAL, goals_of
-from agents.prompts import load_prompt
-from agents.views import AuthorView
-from memory.records import slug
+from fabula.agents.contracts import TurnPlan
+from fabula.agents.llm import structured_call
+from fabula.agents.planner.offline import MAX_FOCAL, goals_of
+from fabula.agents.prompts import load_prompt
+from fabula.agents.views import AuthorView
+from fabula.memory.records import slug
 
 __all__ = ["ModelPlanner", "plan_schema", "render_author_view"]
 

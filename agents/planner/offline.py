@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from agents.character.goals import parse_goal
-from agents.contracts import TurnPlan
-from agents.views import AuthorView
-from memory.records import slug
+from fabula.agents.character.goals import parse_goal
+from fabula.agents.contracts import TurnPlan
+from fabula.agents.views import AuthorView
+from fabula.memory.records import slug
 
 __all__ = ["OfflinePlanner"]
 

@@ -3,14 +3,14 @@
 Sections, most important first: the plan; the world facts about the scene's place and what
 is in it; each focal character's beliefs, labelled by holder (a false belief is marked, so
 the writer can show it without correcting it); the open developments; the recent text.
-The result never counts more than the budget (see :func:`memory.tokens.fit`).
+The result never counts more than the budget (see :func:`fabula.memory.tokens.fit`).
 """
 
 from __future__ import annotations
 
-from agents.contracts import TurnPlan
-from agents.views import AuthorView
-from memory.tokens import TokenCounter, fit
+from fabula.agents.contracts import TurnPlan
+from fabula.agents.views import AuthorView
+from fabula.memory.tokens import TokenCounter, fit
 
 __all__ = ["writer_context"]
 

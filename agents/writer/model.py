@@ -4,7 +4,7 @@ The prompt (``prompts/write.v*.md``) is the instruction; the user message holds 
 each focal character's proposal, the memory context the graph assembled within its token
 budget (``request.context``, passed on as it is: the writer reads no more of the store),
 the approver's notes and the critic's findings on the previous draft. The reply is free
-text; an empty one is :class:`~memory.errors.ModelOutputError`.
+text; an empty one is :class:`~fabula.memory.errors.ModelOutputError`.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from __future__ import annotations
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from agents.contracts import Action, Draft
-from agents.llm import text_call
-from agents.prompts import load_prompt
-from agents.views import AuthorView
-from agents.writer.offline import WriteRequest
-from memory.errors import ModelOutputError
+from fabula.agents.contracts import Action, Draft
+from fabula.agents.llm import text_call
+from fabula.agents.prompts import load_prompt
+from fabula.agents.views import AuthorView
+from fabula.agents.writer.offline import WriteRequest
+from fabula.memory.errors import ModelOutputError
 
 __all__ = ["ModelWriter", "render_request"]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from agents.contracts import Action, Draft, Finding, Proposal, TurnPlan
-from agents.views import AuthorView
+from fabula.agents.contracts import Action, Draft, Finding, Proposal, TurnPlan
+from fabula.agents.views import AuthorView
 
 __all__ = ["OfflineWriter", "WriteRequest", "realise"]
 
