@@ -12,12 +12,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "Action",
-    "ActionKind",
     "CharacterBrief",
     "Decision",
     "Draft",
     "Finding",
     "FindingKind",
+    "IntentKind",
     "Proposal",
     "TurnPlan",
 ]
@@ -27,7 +27,9 @@ class _Contract(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-ActionKind = Literal["go", "search", "take", "put", "give", "ask", "tell", "say", "wait"]
+# what a character may mean to do (not to be confused with the story actions read from
+# accepted text, fabula.memory.actions.ActionKind)
+IntentKind = Literal["go", "search", "take", "put", "give", "ask", "tell", "say", "wait"]
 
 
 class Action(_Contract):
@@ -38,7 +40,7 @@ class Action(_Contract):
     value the speaker states, e.g. where the object is); ``line`` is free speech.
     """
 
-    kind: ActionKind
+    kind: IntentKind
     object: str | None = None
     target: str | None = None
     listener: str | None = None

@@ -26,8 +26,8 @@ from typing import Any
 import redis.asyncio as aredis
 
 from fabula.bench.report import print_table, write_json
-from fabula.memory.access import WorldRules
 from fabula.memory.delta import DeltaBuilder, TurnDelta
+from fabula.memory.rules import WorldRules
 from fabula.memory.server import EmbeddedRedis, connect_async
 from fabula.memory.store import StoryStore
 

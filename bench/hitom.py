@@ -33,8 +33,8 @@ from fabula.bench.common import (
     rates_by,
     run_questions,
 )
-from fabula.memory.access import WorldRules
 from fabula.memory.answer import answer
+from fabula.memory.rules import WorldRules
 
 __all__ = ["HITOM_RULES", "HitomItem", "load_hitom", "run_hitom"]
 

@@ -38,10 +38,11 @@ from fabula.bench.common import (
     write_answers,
     write_json,
 )
-from fabula.memory.access import CONTAINER, WorldRules
 from fabula.memory.answer import UNKNOWN, answer
 from fabula.memory.context import assemble_context
 from fabula.memory.delta import DeltaBuilder, TurnDelta
+from fabula.memory.records import CONTAINER
+from fabula.memory.rules import WorldRules
 from fabula.memory.store import StoryStore
 
 __all__ = [

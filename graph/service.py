@@ -24,11 +24,11 @@ from fabula.graph.nodes import commit_text
 from fabula.graph.runtime import Consolidator, TurnContext
 from fabula.graph.state import TurnState
 from fabula.memory import keys
-from fabula.memory.access import WorldRules
 from fabula.memory.acl import MindPool, drop_character_users, ensure_character_user
 from fabula.memory.branching import fork
 from fabula.memory.errors import InvalidInput, NotFound
 from fabula.memory.projections import project_hypotheses
+from fabula.memory.rules import WorldRules
 from fabula.memory.server import connect_async
 from fabula.memory.settings import Settings
 from fabula.memory.store import StoryStore, list_stories

@@ -28,6 +28,7 @@ from fabula.memory.records import (
     SourceSpan,
     State,
     StatusChange,
+    event_id,
     slug,
 )
 
@@ -134,7 +135,7 @@ class DeltaBuilder:
         developments: Iterable[str] = (),
     ) -> Event:
         event = Event(
-            id=f"e{self.turn}.{len(self._events)}",
+            id=event_id(self.turn, len(self._events)),
             turn=self.turn,
             seq=len(self._events),
             kind=kind,
@@ -197,7 +198,7 @@ class DeltaBuilder:
         speaker: str | None = None,
         span: SourceSpan | None = None,
     ) -> Belief:
-        event_id = event if isinstance(event, str) else event.id
+        source = event if isinstance(event, str) else event.id
         belief = Belief(
             id=f"b{self.turn}.{len(self._beliefs)}",
             holder=tuple(holder),
@@ -207,7 +208,7 @@ class DeltaBuilder:
             polarity=polarity,
             attitude=attitude,
             mode=mode,
-            event=event_id,
+            event=source,
             speaker=speaker,
             valid_from=self.turn,
             span=span,

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "ACQUISITION_MODES",
+    "CONTAINER",
     "AcquisitionMode",
     "Attitude",
     "Belief",
@@ -43,6 +44,9 @@ __all__ = [
     "State",
     "StatusChange",
     "TruthStatus",
+    "event_id",
+    "event_position",
+    "event_turn",
     "slug",
 ]
 
@@ -66,6 +70,7 @@ HypothesisStatus = Literal["open", "realised", "discarded"]
 HierarchyLevel = Literal["event", "scene", "plotline", "plot"]
 
 _SLUG_RE = re.compile(r"[^a-z0-9]+")
+CONTAINER = "container"  # Entity.attributes["role"] of an entity things are put in
 
 
 def slug(name: str) -> str:
@@ -78,6 +83,30 @@ def slug(name: str) -> str:
     if not out:
         raise ValueError(f"cannot make an identifier from {name!r}")
     return out
+
+
+def event_id(turn: int, seq: int) -> str:
+    """The id of the ``seq``-th event of ``turn``: ``e<turn>.<seq>``."""
+    return f"e{turn}.{seq}"
+
+
+def event_position(event: str | None) -> tuple[int, int]:
+    """Where an event id falls in story time: ``"e12.3"`` → ``(12, 3)``.
+
+    Story time inside a turn is the event order, so positions compare as story moments.
+    None (no event) is earlier than every event. Raises ValueError for a malformed id.
+    """
+    if not event:
+        return (-1, -1)
+    turn, dot, seq = event[1:].partition(".")
+    if event[0] != "e" or not dot:
+        raise ValueError(f"{event!r} is not an event id (e<turn>.<seq>)")
+    return (int(turn), int(seq))
+
+
+def event_turn(event: str) -> int:
+    """The turn an event id belongs to: ``"e12.3"`` → 12."""
+    return event_position(event)[0]
 
 
 class Record(BaseModel):
@@ -105,6 +134,11 @@ class Entity(Record):
     attributes: dict[str, str] = Field(default_factory=dict)
     members: tuple[str, ...] = ()  # for groups: member entity ids
     introduced: int = Field(default=0, ge=0)  # the turn it entered the story
+
+    @property
+    def is_container(self) -> bool:
+        """Whether things are put in it (``attributes["role"] == CONTAINER``)."""
+        return self.attributes.get("role") == CONTAINER
 
 
 class Fact(Record):

@@ -97,7 +97,7 @@ class StoryStore:
     ) -> None:
         """Create the story and commit its setup (turn 0). Refuses an existing story.
 
-        ``rules`` are the world's rules of knowledge (see :mod:`fabula.memory.access`), kept with
+        ``rules`` are the world's rules of knowledge (see :mod:`fabula.memory.rules`), kept with
         the story so every process that extends it applies the same ones.
         """
         if self.branch != "main":

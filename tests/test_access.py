@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import get_args
 
+import pytest
 import redis.asyncio as aredis
+from pydantic import ValidationError
 
 from fabula.agents.memory_builder import OfflineMemoryBuilder
-from fabula.memory.access import WorldRules, chains_over
+from fabula.memory.actions import ActionKind, StoryAction
 from fabula.memory.answer import UNKNOWN, answer
 from fabula.memory.delta import DeltaBuilder
 from fabula.memory.projections import project_beliefs, project_world
+from fabula.memory.rules import WorldRules
 from fabula.memory.store import StoryStore
+from fabula.memory.tracking import HANDLERS, chains_over
 
 
 async def tell_story(
@@ -301,3 +306,16 @@ class TestIngestion:
         entities = await store.entities()
         assert entities["aria"].kind == "character"
         assert entities["workshop"].kind == "place"
+
+
+class TestVocabulary:
+    def test_every_kind_of_action_has_a_handler(self) -> None:
+        """The dispatch table covers the whole vocabulary: no kind falls through."""
+        assert set(HANDLERS) == set(get_args(ActionKind))
+
+    def test_an_action_missing_what_its_kind_needs_is_refused(self) -> None:
+        """Validation, not the tracker, refuses an incomplete action (a model's, say)."""
+        with pytest.raises(ValidationError, match="a tell action needs listeners, clause"):
+            StoryAction(kind="tell", start=0, end=4, actors=("Ava",))
+        with pytest.raises(ValidationError, match="ends before it starts"):
+            StoryAction(kind="narration", start=5, end=4)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fabula.agents.memory_builder import extract, parse_clause, parse_sentence, split_sentences
-from fabula.memory.access import Clause
+from fabula.memory.actions import Clause
 
 
 class TestSplitSentences:

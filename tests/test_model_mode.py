@@ -24,13 +24,13 @@ from fabula.agents.character.offline import OfflineCharacter
 from fabula.agents.contracts import CharacterBrief, Decision, Finding, TurnPlan
 from fabula.agents.factory import make_roles
 from fabula.agents.llm import make_chat_model
-from fabula.agents.memory_builder.model import REQUIRED_FIELDS, ModelMemoryBuilder
+from fabula.agents.memory_builder.model import ModelMemoryBuilder
 from fabula.agents.planner.model import ModelPlanner
 from fabula.agents.views import author_view
 from fabula.agents.writer.model import ModelWriter
 from fabula.agents.writer.offline import WriteRequest
 from fabula.graph.service import Fabula
-from fabula.memory.access import ActionKind
+from fabula.memory.actions import REQUIRED_FIELDS, ActionKind
 from fabula.memory.errors import ModelOutputError
 from fabula.memory.projections import project_beliefs, project_world
 from fabula.memory.settings import ModelSettings, Settings
@@ -319,7 +319,7 @@ class TestWriter:
 class TestExtractionSchema:
     def test_every_kind_of_action_has_its_fields_checked(self) -> None:
         """A kind added to the tracker must say what it needs before a model may emit it."""
-        assert set(REQUIRED_FIELDS) == set(get_args(ActionKind)) - {"narration"}
+        assert set(REQUIRED_FIELDS) == set(get_args(ActionKind))
 
 
 class TestFunctionCallingFallback:

@@ -13,10 +13,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from fabula.memory.access import CONTAINER
 from fabula.memory.delta import DeltaBuilder, TurnDelta
 from fabula.memory.errors import InvalidWorld, NotFound
-from fabula.memory.records import slug
+from fabula.memory.records import CONTAINER, slug
 from fabula.worlds.pack import WorldPack
 
 __all__ = ["builtin_worlds", "load_world", "setup_delta"]

@@ -7,7 +7,7 @@ A pack is a folder with a ``world.toml`` (or a single ``.toml`` file). Example::
     premise = "Leo and Mara share a study ..."
     outline = ["Leo hides the key", "Mara moves it", "Leo searches"]
 
-    [rules]                      # rules of knowledge (memory.access.WorldRules)
+    [rules]                      # rules of knowledge (memory.rules.WorldRules)
     open_containers = false
 
     [[places]]

@@ -20,7 +20,6 @@ import re
 
 from fabula.agents.character.goals import Goal, parse_goal
 from fabula.agents.contracts import Action, CharacterBrief, Proposal
-from fabula.memory.access import CONTAINER
 from fabula.memory.acl import CharacterMind
 from fabula.memory.projections import BeliefView
 from fabula.memory.records import Entity, Memory, slug
@@ -51,7 +50,7 @@ class _Situation:
 
     def is_container(self, entity: str) -> bool:
         e = self.entities.get(entity)
-        return e is not None and e.attributes.get("role") == CONTAINER
+        return e is not None and e.is_container
 
     def place_of(self, entity: str) -> str | None:
         seen: set[str] = set()

@@ -16,20 +16,20 @@ from collections.abc import Sequence
 
 from fabula.agents.memory_builder.extract import extract
 from fabula.memory import keys
-from fabula.memory.access import (
+from fabula.memory.actions import StoryAction
+from fabula.memory.delta import DeltaBuilder, TurnDelta
+from fabula.memory.projections import all_beliefs_as_of, parse_beliefs, project_world
+from fabula.memory.records import Belief
+from fabula.memory.rules import WorldRules
+from fabula.memory.store import CommitResult, StoryStore
+from fabula.memory.tracking import (
     Chain,
     Knowledge,
     PriorView,
-    StoryAction,
-    WorldRules,
     initial_scene,
     touched_slots,
     track,
 )
-from fabula.memory.delta import DeltaBuilder, TurnDelta
-from fabula.memory.projections import all_beliefs_as_of, parse_beliefs, project_world
-from fabula.memory.records import Belief
-from fabula.memory.store import CommitResult, StoryStore
 
 __all__ = ["OfflineMemoryBuilder", "read_prior"]
 

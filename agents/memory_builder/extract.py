@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from fabula.memory.access import ActionKind, Clause, StoryAction
+from fabula.memory.actions import ActionKind, Clause, StoryAction
 
 __all__ = ["extract", "parse_clause", "parse_sentence", "split_sentences"]
 

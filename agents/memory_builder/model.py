@@ -1,6 +1,6 @@
 """The memory-builder on a chat model: free prose → typed story actions → the same tracker.
 
-:class:`ModelExtractor` asks the model for the turn's :class:`~fabula.memory.access.StoryAction`
+:class:`ModelExtractor` asks the model for the turn's :class:`~fabula.memory.actions.StoryAction`
 values (an :class:`ExtractedActions`), each with the span of the sentence it comes from.
 A reply whose spans do not lie in the text, or whose actions lack a field their kind
 needs, is shown back to the model and asked for again, within ``max_attempts`` replies,
@@ -9,7 +9,7 @@ Every sentence no action covers is kept as ``narration``, as the offline extract
 
 :class:`ModelMemoryBuilder` then runs exactly what the offline builder runs —
 :func:`~fabula.agents.memory_builder.builder.read_prior` and
-:func:`~fabula.memory.access.track` — so
+:func:`~fabula.memory.tracking.track` — so
 access tracking, beliefs and validation are the same code in both modes. The actions read
 from one text are kept (a few, in memory) so that the commit of an approved draft applies
 the very actions its preview showed, without asking the model again.
@@ -29,14 +29,15 @@ from fabula.agents.llm import structured_call
 from fabula.agents.memory_builder.builder import read_prior
 from fabula.agents.memory_builder.extract import split_sentences
 from fabula.agents.prompts import load_prompt
-from fabula.memory.access import StoryAction, WorldRules, track
+from fabula.memory.actions import StoryAction
 from fabula.memory.delta import DeltaBuilder, TurnDelta
 from fabula.memory.errors import ModelOutputError
 from fabula.memory.records import Entity
+from fabula.memory.rules import WorldRules
 from fabula.memory.store import CommitResult, StoryStore
+from fabula.memory.tracking import track
 
 __all__ = [
-    "REQUIRED_FIELDS",
     "ExtractedActions",
     "ModelExtractor",
     "ModelMemoryBuilder",
@@ -46,30 +47,6 @@ __all__ = [
 ]
 
 CACHED_TEXTS = 32
-# the fields the tracker needs for each kind of action (every kind but narration)
-REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
-    "enter": ("actors", "place"),
-    "exit": ("actors", "place"),
-    "go": ("actors", "place"),
-    "locate": ("actors", "place"),
-    "stay": ("actors", "place"),
-    "move": ("actors", "obj", "target"),
-    "put": ("actors", "obj", "target"),
-    "take": ("actors", "obj"),
-    "give": ("actors", "obj", "target"),
-    "drop": ("actors", "obj"),
-    "state": ("clause",),
-    "perceive": ("actors", "clause"),
-    "see": ("actors",),
-    "search": ("actors", "target"),
-    "ask": ("actors", "listeners", "obj"),
-    "tell": ("actors", "listeners", "clause"),
-    "inform": ("actors", "clause"),
-    "claim": ("actors", "clause"),
-    "say": ("actors",),
-    "feel": ("actors", "obj"),
-    "think": ("actors",),
-}
 
 
 class ExtractedActions(BaseModel):
@@ -81,7 +58,8 @@ class ExtractedActions(BaseModel):
 
 
 def actions_schema(text: str) -> type[ExtractedActions]:
-    """:class:`ExtractedActions` for ``text``: spans inside it, each kind's fields present."""
+    """:class:`ExtractedActions` for ``text``: every span inside it (each action checks its
+    own fields, see :data:`~fabula.memory.actions.REQUIRED_FIELDS`)."""
     length = len(text)
 
     def checked(self: ExtractedActions) -> ExtractedActions:  # an after-validator
@@ -92,9 +70,6 @@ def actions_schema(text: str) -> type[ExtractedActions]:
                     f"actions.{i}: span {action.start}..{action.end} is not inside the text "
                     f"(0..{length})"
                 )
-            missing = [f for f in REQUIRED_FIELDS.get(action.kind, ()) if not getattr(action, f)]
-            if missing:
-                problems.append(f"actions.{i}: a {action.kind} action needs {', '.join(missing)}")
         if problems:
             raise ValueError("; ".join(problems))
         return self

@@ -1,0 +1,139 @@
+"""The action vocabulary: what a turn's text says happened, as typed, validated values.
+
+A :class:`StoryAction` is read from a turn's text — by the controlled-English extractor or
+by a chat model — and handed to the tracker (:mod:`fabula.memory.tracking`), which decides
+who witnessed or was told what. Names are kept as written; identifiers are assigned later.
+
+Every kind of action declares the fields it needs (:data:`REQUIRED_FIELDS`), and a
+:class:`StoryAction` that lacks one is refused when it is built (a pydantic
+``ValidationError``), so the tracker never meets an action it cannot apply. Accessors such
+as :attr:`StoryAction.actor` return the field as a non-optional value.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+__all__ = ["REQUIRED_FIELDS", "ActionKind", "Clause", "StoryAction"]
+
+ActionKind = Literal[
+    "enter", "exit", "go", "locate", "stay", "move", "put", "take", "give", "drop", "state",
+    "perceive", "see", "tell", "claim", "say", "feel", "think", "narration",
+    "search", "ask", "inform",
+]  # fmt: skip
+
+# the fields the tracker needs for each kind of action (a narration needs none)
+REQUIRED_FIELDS: dict[ActionKind, tuple[str, ...]] = {
+    "enter": ("actors", "place"),
+    "exit": ("actors", "place"),
+    "go": ("actors", "place"),
+    "locate": ("actors", "place"),
+    "stay": ("actors", "place"),
+    "move": ("actors", "obj", "target"),
+    "put": ("actors", "obj", "target"),
+    "take": ("actors", "obj"),
+    "give": ("actors", "obj", "target"),
+    "drop": ("actors", "obj"),
+    "state": ("clause",),
+    "perceive": ("actors", "clause"),
+    "see": ("actors",),
+    "search": ("actors", "target"),
+    "ask": ("actors", "listeners", "obj"),
+    "tell": ("actors", "listeners", "clause"),
+    "inform": ("actors", "clause"),
+    "claim": ("actors", "clause"),
+    "say": ("actors",),
+    "feel": ("actors", "obj"),
+    "think": ("actors",),
+    "narration": (),
+}
+
+
+class Clause(BaseModel):
+    """A proposition as written: ``subject``'s ``attribute`` is ``value``.
+
+    ``attribute == "location"`` means ``subject`` is in ``value`` (a container or place).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    subject: str
+    attribute: str
+    value: str
+
+
+class StoryAction(BaseModel):
+    """One extracted action, names as written, with its span in the turn's text.
+
+    ``actors`` do it; ``place`` for entries, exits and stays; ``obj`` the object acted on;
+    ``target`` the container (put, move) or the recipient (give); ``listeners`` of a private
+    telling; ``clause`` what is stated, seen, told or claimed; ``utterance`` the words of a
+    dialogue line (or what was seen, for ``see``); ``verb`` for feelings.
+
+    Validation refuses a span that ends before it starts and an action that lacks a field
+    its kind needs (:data:`REQUIRED_FIELDS`).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: ActionKind
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+    actors: tuple[str, ...] = ()
+    place: str | None = None
+    obj: str | None = None
+    target: str | None = None
+    listeners: tuple[str, ...] = ()
+    clause: Clause | None = None
+    utterance: str | None = None
+    verb: str | None = None
+
+    @model_validator(mode="after")
+    def _complete(self) -> StoryAction:
+        if self.end < self.start:
+            raise ValueError(f"span {self.start}..{self.end} ends before it starts")
+        missing = [f for f in REQUIRED_FIELDS[self.kind] if not getattr(self, f)]
+        if missing:
+            raise ValueError(f"a {self.kind} action needs {', '.join(missing)}")
+        return self
+
+    # Non-optional views of the fields a kind requires (validation guarantees them).
+    @property
+    def actor(self) -> str:
+        """The first actor (every kind but ``state`` and ``narration`` has one)."""
+        return _required(self.actors[0] if self.actors else None, self, "actors")
+
+    @property
+    def listener(self) -> str:
+        """The first listener (``tell``, ``ask``)."""
+        return _required(self.listeners[0] if self.listeners else None, self, "listeners")
+
+    @property
+    def place_name(self) -> str:
+        """The place entered, left, gone to or stayed in."""
+        return _required(self.place, self, "place")
+
+    @property
+    def object_name(self) -> str:
+        """The object acted on."""
+        return _required(self.obj, self, "obj")
+
+    @property
+    def target_name(self) -> str:
+        """The container (put, move, search) or the recipient (give)."""
+        return _required(self.target, self, "target")
+
+    @property
+    def proposition(self) -> Clause:
+        """What is stated, seen, told or claimed."""
+        if self.clause is None:
+            raise ValueError(f"a {self.kind} action has no clause")
+        return self.clause
+
+
+def _required(value: str | None, action: StoryAction, name: str) -> str:
+    if not value:
+        raise ValueError(f"a {action.kind} action has no {name}")
+    return value

@@ -1,0 +1,35 @@
+"""Access tracking: who is where, who witnessed what, who was told what, and what every mind
+(and every mind's model of other minds) comes to believe.
+
+The tracker is independent of how a turn's text was read: it takes typed
+:class:`~fabula.memory.actions.StoryAction` values (from the controlled-English extractor, or
+from a model), the prior view read from the store (:class:`PriorView`: W, the relevant part
+of B, the entities), and the world's :class:`~fabula.memory.rules.WorldRules`, and writes
+entities, events with their witnesses, world states and belief records into a
+:class:`~fabula.memory.delta.DeltaBuilder`. Story time inside a turn is the event order.
+
+- :mod:`.prior` — what the tracker starts from, and which slots a turn can touch;
+- :mod:`.state` — the tracker's state and its primitive changes (a belief, a state);
+- :mod:`.handlers` — one handler per action kind, and :func:`track`.
+"""
+
+from fabula.memory.tracking.handlers import HANDLERS, track
+from fabula.memory.tracking.prior import (
+    Chain,
+    Knowledge,
+    PriorView,
+    chains_over,
+    initial_scene,
+    touched_slots,
+)
+
+__all__ = [
+    "HANDLERS",
+    "Chain",
+    "Knowledge",
+    "PriorView",
+    "chains_over",
+    "initial_scene",
+    "touched_slots",
+    "track",
+]

@@ -1,0 +1,390 @@
+"""What each kind of action does to W and to every mind: one handler per action kind.
+
+:data:`HANDLERS` maps every :data:`~fabula.memory.actions.ActionKind` to its handler (a
+test checks that none is missing); :func:`track` applies a turn's actions in order. The
+rules the handlers follow are written down in :mod:`fabula.memory.rules`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+from fabula.memory.actions import ActionKind, Clause, StoryAction
+from fabula.memory.delta import DeltaBuilder
+from fabula.memory.records import AcquisitionMode, Event, Fact, slug
+from fabula.memory.rules import WorldRules
+from fabula.memory.tracking.prior import PriorView, chains_over, name_id
+from fabula.memory.tracking.state import Tracker
+
+__all__ = ["HANDLERS", "Handler", "track"]
+
+Handler = Callable[[Tracker, StoryAction], None]
+
+
+def track(
+    rules: WorldRules,
+    prior: PriorView,
+    actions: Iterable[StoryAction],
+    builder: DeltaBuilder,
+) -> None:
+    """Apply ``actions`` in order: entities, events, states and beliefs into ``builder``.
+
+    An action naming something no identifier can be made of is kept as narration. The
+    scene the turn ends in (the place of the latest entry) is recorded with the delta, so
+    the next turn starts there without reading back through the event log.
+    """
+    tracker = Tracker(rules, prior, builder)
+    for action in actions:
+        names = [*action.actors, *action.listeners, action.place, action.obj, action.target]
+        if action.clause is not None:
+            names.append(action.clause.subject)
+        if any(n is not None and name_id(n) is None for n in names):
+            _narration(tracker, action)
+        else:
+            HANDLERS[action.kind](tracker, action)
+    builder.scene = tracker.scene
+
+
+def _one(items: Sequence[str]) -> str | None:
+    return items[0] if len(items) == 1 else None
+
+
+def _unique(*items: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(items))
+
+
+def _narration(t: Tracker, action: StoryAction) -> None:
+    t.event("narration", action)
+
+
+# -- entering, leaving, staying ---------------------------------------------------------
+def _arrive(t: Tracker, action: StoryAction, actors: Sequence[str], place: str, kind: str) -> None:
+    witnesses = sorted({*t.present(place), *actors})
+    ev = t.event(kind, action, actor=_one(actors), participants=actors, place=place,
+                 witnesses=witnesses)  # fmt: skip
+    for who in actors:
+        t.set_world(who, "location", place, ev)
+    t.scene = place
+    for w in witnesses:
+        for who in actors:
+            t.believe((w,), who, "location", place, event=ev, source=ev.id, refresh=True,
+                      mode="participated" if w == who else "observed")  # fmt: skip
+    # a newcomer sees who is already there
+    for who in actors:
+        for other in witnesses:
+            if other not in actors:
+                t.believe((who,), other, "location", place, event=ev, source=ev.id,
+                          mode="observed")  # fmt: skip
+    for obj, where in t.visible(place):
+        t.observe(witnesses, obj, "location", where, ev, refresh=actors)
+
+
+def _enter(t: Tracker, action: StoryAction) -> None:
+    actors = [t.entity("character", a) for a in action.actors]
+    _arrive(t, action, actors, t.entity("place", action.place_name), "enter")
+
+
+def _locate(t: Tracker, action: StoryAction) -> None:
+    actors = [t.entity("character", a) for a in action.actors]
+    _arrive(t, action, actors, t.entity("place", action.place_name), "locate")
+
+
+def _leave(t: Tracker, action: StoryAction, who: str, place: str) -> None:
+    witnesses = sorted({*t.present(place), who})
+    ev = t.event("exit", action, actor=who, participants=(who,), place=place,
+                 witnesses=witnesses)  # fmt: skip
+    if t.rules.open_containers:
+        # the leaver's access to what it could see ends now: its freshness moves here
+        for obj, where in t.visible(place):
+            t.believe((who,), obj, "location", where, mode="observed", event=ev,
+                      source=ev.id, refresh=True)  # fmt: skip
+    t.set_world(who, "location", place, ev, polarity=False)
+    for w in witnesses:
+        t.believe((w,), who, "location", place, polarity=False, event=ev, source=ev.id,
+                  refresh=True, mode="participated" if w == who else "observed")  # fmt: skip
+
+
+def _exit(t: Tracker, action: StoryAction) -> None:
+    who = t.entity("character", action.actor)
+    _leave(t, action, who, t.entity("place", action.place_name))
+
+
+def _go(t: Tracker, action: StoryAction) -> None:
+    who = t.entity("character", action.actor)
+    place = t.entity("place", action.place_name)
+    old = t.where(who)
+    if old is not None and old != place and t.kind(old) == "place":
+        _leave(t, action, who, old)
+    _arrive(t, action, [who], place, "enter")
+
+
+def _stay(t: Tracker, action: StoryAction) -> None:
+    who = t.entity("character", action.actor)
+    place = t.entity("place", action.place_name)
+    if t.where(who) != place:
+        _arrive(t, action, [who], place, "enter")
+        return
+    t.event("stay", action, actor=who, participants=(who,), place=place,
+            witnesses=t.present(place))  # fmt: skip
+
+
+# -- objects ------------------------------------------------------------------------------
+def _place_object(t: Tracker, action: StoryAction, kind: str, who: str, obj: str, to: str) -> None:
+    place = t.place_of(who)
+    witnesses = sorted({*t.present(place), who})
+    content = Fact(subject=obj, attribute="location", value=to, truth="true")
+    ev = t.event(kind, action, actor=who, participants=_unique(who, obj, to), place=place,
+                 content=content, witnesses=witnesses)  # fmt: skip
+    if place is not None and t.where(to) is None and t.kind(to) == "object":
+        t.set_world(to, "location", place, ev)
+    t.set_world(obj, "location", to, ev)
+    t.observe(witnesses, obj, "location", to, ev, actor=who)
+
+
+def _move(t: Tracker, action: StoryAction) -> None:
+    """``put`` and ``move``: an object into a container."""
+    who = t.entity("character", action.actor)
+    obj = t.entity("object", action.object_name)
+    to = t.entity("object", action.target_name, container=True)
+    _place_object(t, action, action.kind, who, obj, to)
+
+
+def _take(t: Tracker, action: StoryAction) -> None:
+    who = t.entity("character", action.actor)
+    obj = t.entity("object", action.object_name)
+    _place_object(t, action, "take", who, obj, who)
+
+
+def _give(t: Tracker, action: StoryAction) -> None:
+    who = t.entity("character", action.actor)
+    obj = t.entity("object", action.object_name)
+    to = t.entity("character", action.target_name)
+    _place_object(t, action, "give", who, obj, to)
+
+
+def _drop(t: Tracker, action: StoryAction) -> None:
+    who = t.entity("character", action.actor)
+    obj = t.entity("object", action.object_name)
+    place = t.place_of(who)
+    if place is None:
+        t.event("drop", action, actor=who, participants=(who, obj), witnesses=(who,))
+        return
+    _place_object(t, action, "drop", who, obj, place)
+
+
+def _search(t: Tracker, action: StoryAction) -> None:
+    """Searching a container shows everyone present what is in it — and what is not:
+    a witness who believed an object was there learns it is not."""
+    who = t.entity("character", action.actor)
+    box = t.known(action.target) or t.entity("object", action.target_name, container=True)
+    place = t.place_of(who)
+    witnesses = sorted({*t.present(place), who})
+    inside = sorted(
+        slot.partition("|")[0]
+        for slot, (value, polarity) in t.world.items()
+        if slot.endswith("|location") and polarity and value == box
+    )
+    missing = sorted(
+        {
+            slot.partition("|")[0]
+            for chain, held in t.minds.items()
+            if len(chain) == 1 and chain[0] in witnesses
+            for slot, k in held.items()
+            if slot.endswith("|location") and k.polarity and k.value == box
+        }
+        - set(inside)
+    )
+    ev = t.event("search", action, actor=who, participants=_unique(who, box, *inside),
+                 place=place, witnesses=witnesses)  # fmt: skip
+    for obj in inside:
+        t.observe(witnesses, obj, "location", box, ev, actor=who)
+    slots = [f"{obj}|location" for obj in missing]
+    for chain in chains_over(tuple(witnesses), t.rules.belief_depth):
+        for obj, slot in zip(missing, slots, strict=True):
+            held = t.minds.get(chain, {}).get(slot)
+            # only a chain that had it there (or had nothing) learns it is not there;
+            # one that believes it is elsewhere keeps that belief
+            if held is None or (held.value == box and held.polarity):
+                t.believe(chain, obj, "location", box, polarity=False, event=ev,
+                          mode="participated" if chain[0] == who else "observed",
+                          source=ev.id)  # fmt: skip
+
+
+# -- facts stated and seen ------------------------------------------------------------
+def _fact(t: Tracker, clause: Clause) -> Fact:
+    """The clause as a fact over identifiers (a location's container is introduced)."""
+    subject = t.entity("object", clause.subject)
+    if clause.attribute != "location":
+        return Fact(subject=subject, attribute=clause.attribute, value=clause.value)
+    target = slug(clause.value)
+    if target not in t.entities:
+        target = t.entity("object", clause.value, container=True)
+    return Fact(subject=subject, attribute="location", value=target)
+
+
+def _settle(t: Tracker, fact: Fact, place: str | None, ev: Event) -> None:
+    """Make a stated or seen fact true in W (placing an unplaced container in ``place``)."""
+    if (
+        fact.attribute == "location"
+        and place is not None
+        and t.where(fact.value) is None
+        and t.kind(fact.value) == "object"
+    ):
+        t.set_world(fact.value, "location", place, ev)
+    t.set_world(fact.subject, fact.attribute, fact.value, ev)
+
+
+def _state(t: Tracker, action: StoryAction) -> None:
+    """A bare statement: made in the current scene, seen by everyone in it."""
+    place = t.scene
+    fact = _fact(t, action.proposition).model_copy(update={"truth": "true"})
+    witnesses = t.present(place)
+    ev = t.event("state", action, participants=(fact.subject,), place=place,
+                 content=fact, witnesses=witnesses)  # fmt: skip
+    _settle(t, fact, place, ev)
+    t.observe(witnesses, fact.subject, fact.attribute, fact.value, ev)
+
+
+def _perceive(t: Tracker, action: StoryAction) -> None:
+    """``A saw that <clause>``: true in the world; only the named see it."""
+    seers = [t.entity("character", a) for a in action.actors]
+    place = t.place_of(seers[0])
+    fact = _fact(t, action.proposition).model_copy(update={"truth": "true"})
+    ev = t.event("observe", action, actor=_one(seers), participants=seers, place=place,
+                 content=fact, witnesses=seers)  # fmt: skip
+    _settle(t, fact, place, ev)
+    t.observe(seers, fact.subject, fact.attribute, fact.value, ev)
+
+
+def _see(t: Tracker, action: StoryAction) -> None:
+    who = t.entity("character", action.actor)
+    place = t.place_of(who)
+    t.event("see", action, actor=who, participants=(who,), place=place,
+            witnesses={*t.present(place), who})  # fmt: skip
+
+
+def _known(t: Tracker, sid: str | None) -> tuple[str, ...]:
+    return (sid,) if sid is not None and sid in t.entities else ()
+
+
+def _feel(t: Tracker, action: StoryAction) -> None:
+    # what a feeling is about may be a place, a container or an object: it is not
+    # introduced here, so that a later, more telling mention decides its kind
+    who = t.entity("character", action.actor)
+    obj = t.known(action.obj) or name_id(action.obj) or "thing"
+    verb = action.verb or "likes"
+    attribute = f"feeling about {obj}"
+    content = Fact(subject=who, attribute=attribute, value=verb, truth="true")
+    witnesses = sorted({*t.present(t.scene), who})
+    ev = t.event("feel", action, actor=who, participants=_unique(who, *_known(t, obj)),
+                 place=t.scene, content=content, witnesses=witnesses)  # fmt: skip
+    t.set_world(who, attribute, verb, ev)
+    t.observe(witnesses, who, attribute, verb, ev, actor=who, nested=False)
+
+
+def _think(t: Tracker, action: StoryAction) -> None:
+    who = t.entity("character", action.actor)
+    topic = t.known(action.obj)
+    t.event("think", action, actor=who, participants=_unique(who, *_known(t, topic)),
+            place=t.place_of(who), witnesses=(who,))  # fmt: skip
+
+
+# -- what is said ---------------------------------------------------------------------
+def _ask(t: Tracker, action: StoryAction) -> None:
+    """A question is heard by everyone present; it changes no belief."""
+    who = t.entity("character", action.actor)
+    listener = t.entity("character", action.listener)
+    obj = t.known(action.obj) or t.entity("object", action.object_name)
+    place = t.place_of(who)
+    t.event("ask", action, actor=who, participants=_unique(who, listener, obj),
+            place=place, witnesses={*t.present(place), who, listener})  # fmt: skip
+
+
+def _inform(t: Tracker, action: StoryAction) -> None:
+    """``A told B that …`` out loud: a telling everyone present hears."""
+    _communicate(t, action, "inform", t.entity("character", action.actor), (), private=False)
+
+
+def _tell(t: Tracker, action: StoryAction) -> None:
+    """A private telling: only its listeners hear it."""
+    speaker = t.entity("character", action.actor)
+    listeners = [t.entity("character", n) for n in action.listeners]
+    _communicate(t, action, "tell", speaker, listeners, private=True)
+
+
+def _claim(t: Tracker, action: StoryAction) -> None:
+    _communicate(t, action, "claim", t.entity("character", action.actor), (), private=False)
+
+
+def _say(t: Tracker, action: StoryAction) -> None:
+    """An utterance: a public claim if it is a clause, else words everyone present hears."""
+    speaker = t.entity("character", action.actor)
+    if action.clause is not None:
+        _communicate(t, action, "say", speaker, (), private=False)
+        return
+    place = t.place_of(speaker)
+    t.event("say", action, actor=speaker, participants=(speaker,), place=place,
+            witnesses={*t.present(place), speaker})  # fmt: skip
+
+
+def _communicate(
+    t: Tracker, action: StoryAction, kind: str, speaker: str, listeners: Sequence[str], *,
+    private: bool,
+) -> None:  # fmt: skip
+    place = t.place_of(speaker)
+    fact = _fact(t, action.proposition)
+    fact = fact.model_copy(update={"truth": t.truth(fact)})
+    if private:
+        audience = sorted({speaker, *listeners})
+    else:
+        audience = sorted({*t.present(place), speaker})
+        listeners = [h for h in audience if h != speaker]
+    listeners = sorted(set(listeners) - {speaker})
+    slot = f"{fact.subject}|{fact.attribute}"
+    spoken = t.minds.get((speaker,), {}).get(slot)
+    source = spoken.source if spoken is not None else None
+    ev = t.event(
+        kind, action, actor=speaker, participants=_unique(speaker, *listeners, fact.subject),
+        place=place, content=fact, witnesses=audience,
+        private_to=listeners if private else (), causes=(source,) if source else (),
+    )  # fmt: skip
+    told: AcquisitionMode = "told_private" if private else "told_public"
+    for listener in listeners:
+        if not t.trusts(listener, speaker, slot, fact.value):
+            continue
+        # the listener adopts the claim and takes it as the speaker's own belief; the
+        # speaker expects that uptake (the trust rule's inputs are public)
+        for chain in chains_over((speaker, listener), t.rules.belief_depth):
+            if chain == (speaker,):
+                continue  # what a speaker says never changes its own belief
+            t.believe(
+                chain, fact.subject, fact.attribute, fact.value, event=ev, speaker=speaker,
+                mode="participated" if chain[0] == speaker else told,
+                source=source if len(chain) == 1 else None, refresh=True,
+            )  # fmt: skip
+
+
+HANDLERS: Mapping[ActionKind, Handler] = {
+    "enter": _enter,
+    "exit": _exit,
+    "go": _go,
+    "locate": _locate,
+    "stay": _stay,
+    "move": _move,
+    "put": _move,
+    "take": _take,
+    "give": _give,
+    "drop": _drop,
+    "search": _search,
+    "state": _state,
+    "perceive": _perceive,
+    "see": _see,
+    "feel": _feel,
+    "think": _think,
+    "ask": _ask,
+    "inform": _inform,
+    "tell": _tell,
+    "claim": _claim,
+    "say": _say,
+    "narration": _narration,
+}

@@ -1,0 +1,233 @@
+"""The tracker's state during one turn: the world, every mind, and their primitive changes.
+
+A :class:`Tracker` starts from a :class:`~fabula.memory.tracking.prior.PriorView` and keeps
+W (value and polarity by slot) and every holder chain's knowledge up to date as the turn's
+actions are applied (by :mod:`fabula.memory.tracking.handlers`), writing each change into a
+:class:`~fabula.memory.delta.DeltaBuilder`.
+
+Cost, bounded: nested chains are materialised only for facts about objects (where they
+are, their attributes), and a nested record is written only when the chain's value changes;
+first-order records are also written when a holder observes a fact again (its freshness
+moves). Facts about characters (where they are, what they feel) are held first-order only.
+So an event costs at most ``len(chains_over(witnesses, depth))`` writes per fact it reveals,
+and usually far fewer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Literal
+
+from fabula.memory.actions import StoryAction
+from fabula.memory.delta import DeltaBuilder
+from fabula.memory.records import (
+    CONTAINER,
+    AcquisitionMode,
+    Entity,
+    EntityKind,
+    Event,
+    Fact,
+    event_position,
+    slug,
+)
+from fabula.memory.rules import WorldRules
+from fabula.memory.tracking.prior import Chain, Knowledge, PriorView, chains_over, name_id
+from fabula.memory.validate import MAX_CHAIN
+
+__all__ = ["Tracker"]
+
+
+class Tracker:
+    """W and every mind during one turn, and the primitive changes actions are made of."""
+
+    def __init__(self, rules: WorldRules, prior: PriorView, builder: DeltaBuilder) -> None:
+        self.rules = rules
+        self.b = builder
+        self.entities: dict[str, Entity] = dict(prior.entities)
+        self.world: dict[str, tuple[str, bool]] = {
+            slot: (s.value, s.polarity) for slot, s in prior.world.items()
+        }
+        self.minds: dict[Chain, dict[str, Knowledge]] = {
+            chain: dict(slots) for chain, slots in prior.beliefs.items()
+        }
+        self.scene = prior.scene
+        self.characters = sorted(i for i, e in self.entities.items() if e.kind == "character")
+
+    # -- entities and places ----------------------------------------------------------
+    def entity(self, kind: EntityKind, name: str, *, container: bool = False) -> str:
+        """The id of the entity ``name``, introduced (as ``kind``) if the story lacks it."""
+        sid = slug(name)
+        if sid not in self.entities:
+            attributes = {"role": CONTAINER} if container else {}
+            self.entities[sid] = self.b.entity(kind, name, attributes=attributes)
+            if kind == "character":
+                self.characters = sorted({*self.characters, sid})
+        return sid
+
+    def known(self, name: str | None) -> str | None:
+        """The id of an entity already in the story, else None (nothing is introduced)."""
+        sid = name_id(name)
+        return sid if sid is not None and sid in self.entities else None
+
+    def is_container(self, sid: str) -> bool:
+        entity = self.entities.get(sid)
+        return entity is not None and entity.is_container
+
+    def kind(self, sid: str) -> EntityKind | None:
+        entity = self.entities.get(sid)
+        return None if entity is None else entity.kind
+
+    def where(self, sid: str) -> str | None:
+        """Where ``sid`` is in W (None: unknown, or only where it is not)."""
+        value = self.world.get(f"{sid}|location")
+        return value[0] if value is not None and value[1] else None
+
+    def place_of(self, sid: str) -> str | None:
+        """Where ``sid`` ultimately is: its location chain followed (through containers and
+        holders) to an entity that is not itself located."""
+        current = self.where(sid)
+        for _ in range(MAX_CHAIN):
+            if current is None:
+                return None
+            above = self.where(current)
+            if above is None or self.kind(current) == "place":
+                return current
+            current = above
+        return current
+
+    def present(self, place: str | None) -> list[str]:
+        """The characters in ``place`` (none for no place)."""
+        if place is None:
+            return []
+        return [c for c in self.characters if self.where(c) == place]
+
+    def visible(self, place: str) -> list[tuple[str, str]]:
+        """Objects whose location a newcomer to ``place`` sees (not the fixtures), each with
+        that location, in id order."""
+        out = []
+        for slot, (value, polarity) in self.world.items():
+            subject, _, attribute = slot.partition("|")
+            if attribute != "location" or not polarity or self.kind(subject) != "object":
+                continue
+            if value == place:
+                if not self.is_container(subject):
+                    out.append((subject, value))
+            elif self.where(value) == place and (
+                self.rules.open_containers or self.kind(value) == "character"
+            ):
+                out.append((subject, value))
+        return sorted(out)
+
+    # -- records ----------------------------------------------------------------------
+    def event(
+        self,
+        kind: str,
+        action: StoryAction,
+        *,
+        actor: str | None = None,
+        participants: Sequence[str] = (),
+        place: str | None = None,
+        content: Fact | None = None,
+        witnesses: Iterable[str] = (),
+        private_to: Sequence[str] = (),
+        causes: Sequence[str] = (),
+    ) -> Event:
+        """Record an event at ``action``'s span (``place`` kept only if it is a place)."""
+        return self.b.event(
+            kind,
+            self.b.span(action.start, action.end),
+            actor=actor,
+            participants=participants,
+            place=place if place is not None and self.kind(place) == "place" else None,
+            content=content,
+            witnesses=sorted(set(witnesses)),
+            private_to=private_to,
+            causes=causes,
+        )
+
+    def set_world(
+        self, subject: str, attribute: str, value: str, event: Event, polarity: bool = True
+    ) -> None:
+        """Make ``subject``'s ``attribute`` ``value`` in W (a state, if it changes)."""
+        slot = f"{subject}|{attribute}"
+        if self.world.get(slot) == (value, polarity):
+            return
+        self.world[slot] = (value, polarity)
+        self.b.state(subject, attribute, value, event=event, polarity=polarity)
+
+    def believe(
+        self,
+        chain: Chain,
+        subject: str,
+        attribute: str,
+        value: str,
+        *,
+        mode: AcquisitionMode,
+        event: Event,
+        source: str | None,
+        polarity: bool = True,
+        speaker: str | None = None,
+        refresh: bool = False,
+    ) -> None:
+        """Write a belief when the chain's value changes, or (``refresh``) its freshness.
+
+        ``source`` is the event as of which the information is current (None: no first-hand
+        origin, e.g. a speaker who passes on what it never saw)."""
+        slot = f"{subject}|{attribute}"
+        mind = self.minds.setdefault(chain, {})
+        held = mind.get(slot)
+        changed = held is None or (held.value, held.polarity) != (value, polarity)
+        if not changed and not (refresh and len(chain) == 1):
+            return
+        mind[slot] = Knowledge(value, polarity, source)
+        self.b.belief(
+            chain, subject, attribute, value, mode=mode, event=event, polarity=polarity,
+            speaker=speaker,
+        )  # fmt: skip
+
+    def observe(
+        self,
+        witnesses: Sequence[str],
+        subject: str,
+        attribute: str,
+        value: str,
+        event: Event,
+        *,
+        actor: str | None = None,
+        refresh: Iterable[str] | None = None,
+        nested: bool = True,
+        polarity: bool = True,
+    ) -> None:
+        """Every chain over ``witnesses`` comes to hold the fact (first order only if not
+        ``nested``); first-order beliefs of ``refresh`` (default: all witnesses) are
+        rewritten even when unchanged, since their freshness moves."""
+        holders = tuple(sorted(set(witnesses)))
+        renewed = set(holders if refresh is None else refresh)
+        depth = self.rules.belief_depth if nested else 1
+        for chain in chains_over(holders, depth):
+            self.believe(
+                chain, subject, attribute, value,
+                mode="participated" if chain[0] == actor else "observed",
+                event=event, source=event.id, polarity=polarity, refresh=chain[0] in renewed,
+            )  # fmt: skip
+
+    # -- what is said -----------------------------------------------------------------
+    def truth(self, fact: Fact) -> Literal["true", "false", "unknown"]:
+        """Whether a claim is true in the world as the tracker knows it."""
+        held = self.world.get(f"{fact.subject}|{fact.attribute}")
+        if held is None:
+            return "unknown"
+        return "true" if held == (fact.value, True) else "false"
+
+    def trusts(self, listener: str, speaker: str, slot: str, value: str) -> bool:
+        """Whether ``listener`` adopts what ``speaker`` tells it: ``slot`` is ``value``."""
+        if self.rules.trust != "fresher":
+            return self.rules.trust == "always"
+        own = self.minds.get((listener,), {}).get(slot)
+        if own is None or (not own.polarity and own.value != value):
+            # knowing only where it is not, the listener has no belief the claim contradicts
+            return True
+        theirs = self.minds.get((speaker,), {}).get(slot)
+        if theirs is None:
+            return False
+        return event_position(theirs.source) > event_position(own.source)
