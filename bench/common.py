@@ -183,7 +183,7 @@ async def create_story(
         setup if setup is not None else DeltaBuilder(0, "").build(),
         world=world,
         title=title,
-        rules=rules.model_dump(),
+        rules=rules,
     )
     return store
 

@@ -345,6 +345,13 @@ class RedisCheckpointSaver(BaseCheckpointSaver[int]):
         """Async :meth:`delete_thread`."""
         await self._arun(partial(self._remove_op, thread_id, _everything))
 
+    async def adelete_threads(self, *, prefix: str) -> None:
+        """Delete every thread whose id starts with ``prefix`` (e.g. all turns of a story)."""
+        everyone = _ListQuery(None, None, None, None, {}, None)
+        for thread_id in await self._arun(partial(self._threads_op, everyone)):
+            if thread_id.startswith(prefix):
+                await self._arun(partial(self._remove_op, thread_id, _everything))
+
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Delete the checkpoints (and their writes) made by any of ``run_ids``."""
         select = partial(_of_runs, frozenset(run_ids))

@@ -353,8 +353,10 @@ async def _view_data(
         from fabula.memory.hierarchy import scenes
 
         return [n.model_dump() for n in await scenes(store)]
-    branches = await store.branches()
-    return [{"branch": name, **info} for name, info in branches.items()]
+    return [
+        {"branch": b.name, "parent": b.parent, "fork_turn": b.fork_turn, "pursue": b.pursue}
+        for b in (await store.branches()).values()
+    ]
 
 
 def _render(what: ShowWhat, data: Any) -> None:
@@ -430,10 +432,10 @@ def export(
 
     async def go(fab: Fabula) -> None:
         store = fab.store(story, branch)
-        meta = await store.meta()
+        info = await store.info()
         texts = await store.turn_texts(1)
         if fmt is ExportFormat.md:
-            sys.stdout.write(f"# {meta.get('title', story)}\n\n")
+            sys.stdout.write(f"# {info.title}\n\n")
             for t in texts:
                 sys.stdout.write(t.text + "\n\n")
             return
@@ -441,7 +443,7 @@ def export(
             {
                 "story": story,
                 "branch": branch,
-                "title": meta.get("title"),
+                "title": info.title,
                 "turns": [{"turn": t.turn, "text": t.text} for t in texts],
                 "world": await _view_data(fab, store, ShowWhat.world, None, None),
                 "developments": await _view_data(fab, store, ShowWhat.developments, None, None),

@@ -19,16 +19,14 @@ from fabula.agents.contracts import Decision
 from fabula.agents.memory_builder.builder import OfflineMemoryBuilder
 from fabula.agents.roles import Roles, offline_roles
 from fabula.graph.build import build_turn_graph, thread_id
-from fabula.graph.checkpoint import THREADS, RedisCheckpointSaver
+from fabula.graph.checkpoint import RedisCheckpointSaver
 from fabula.graph.nodes import commit_text
 from fabula.graph.runtime import Consolidator, TurnContext
 from fabula.graph.state import TurnState
-from fabula.memory import keys
 from fabula.memory.acl import MindPool, drop_character_users, ensure_character_user
 from fabula.memory.branching import fork
 from fabula.memory.errors import InvalidInput, NotFound
 from fabula.memory.projections import project_hypotheses
-from fabula.memory.rules import WorldRules
 from fabula.memory.server import connect_async
 from fabula.memory.settings import Settings
 from fabula.memory.store import StoryStore, list_stories
@@ -116,18 +114,12 @@ class Fabula:
     async def new_story(self, world: str | WorldPack, story: str | None = None) -> StoryStore:
         """Create a story from a world pack (a name, a path, or a loaded pack)."""
         pack = world if isinstance(world, WorldPack) else load_world(world)
-        story_id = keys.check_id(story or pack.id, "story")
-        store = self.store(story_id)
-        rules = WorldRules.load(pack.rules).model_dump()
+        store = self.store(story or pack.id)
         await store.create(
-            setup_delta(pack),
-            world=pack.id,
-            title=pack.title,
-            rules=rules,
-            extra={"pack": pack.model_dump_json()},
+            setup_delta(pack), world=pack.id, title=pack.title, rules=pack.rules, pack=pack
         )
         for character in await store.characters():
-            await ensure_character_user(self.admin, story_id, character)
+            await ensure_character_user(self.admin, store.story, character)
         return store
 
     async def delete_story(self, story: str) -> None:
@@ -136,10 +128,7 @@ class Fabula:
         await self.minds.forget(story)
         await store.delete()
         # the story's turn threads go too, so a story created again under this id starts clean
-        prefix = f"{story}/"
-        for thread in await self.admin.smembers(THREADS):
-            if thread.startswith(prefix):
-                await self.saver.adelete_thread(thread)
+        await self.saver.adelete_threads(prefix=f"{story}/")
         await drop_character_users(self.admin, story, characters)
 
     async def stories(self) -> list[str]:
@@ -243,5 +232,4 @@ class Fabula:
                     f"no open hypothesis {realise!r} at turn {at_turn}", story=store.story
                 )
         name = branch or (f"{realise.replace('.', '-')}" if realise else f"fork-{at_turn}")
-        info = {"pursue": realise} if realise is not None else None
-        return await fork(store, at_turn, keys.check_id(name, "branch"), info=info)
+        return await fork(store, at_turn, name, pursue=realise)

@@ -7,12 +7,11 @@ through the parent. The parent is never written.
 
 from __future__ import annotations
 
-import json
-
 from redis.exceptions import WatchError
 
 from fabula.memory import keys
 from fabula.memory.errors import InvalidInput, NotFound
+from fabula.memory.lineage import MAIN, Branch
 from fabula.memory.projections import (
     all_beliefs_as_of,
     project_developments,
@@ -26,13 +25,13 @@ __all__ = ["fork"]
 
 
 async def fork(
-    parent: StoryStore, at_turn: int, branch: str, *, info: dict[str, str] | None = None
+    parent: StoryStore, at_turn: int, branch: str, *, pursue: str | None = None
 ) -> StoryStore:
     """Start branch ``branch`` of ``parent``'s story from ``parent``'s branch at ``at_turn``.
 
     Raises :class:`NotFound` if the story does not exist, :class:`InvalidInput` if the
-    branch exists already or ``at_turn`` is not a committed turn of the parent. ``info``
-    is kept with the branch (e.g. the hypothesis it pursues).
+    branch exists already or ``at_turn`` is not a committed turn of the parent. ``pursue``
+    (a hypothesis id) is kept with the branch: the planner pursues it.
     """
     await parent.require()
     keys.check_id(branch, "branch")
@@ -55,16 +54,13 @@ async def fork(
     async with parent.client.pipeline(transaction=True) as pipe:
         try:
             await pipe.watch(branches_key)
-            if branch == "main" or await pipe.hexists(branches_key, branch):
+            if branch == MAIN or await pipe.hexists(branches_key, branch):
                 raise InvalidInput(
                     f"story {story!r} already has a branch {branch!r}", story=story, branch=branch
                 )
             pipe.multi()
-            pipe.hset(
-                branches_key,
-                branch,
-                json.dumps({**(info or {}), "parent": parent.branch, "fork_turn": at_turn}),
-            )
+            entry = Branch(branch, parent=parent.branch, fork_turn=at_turn, pursue=pursue)
+            pipe.hset(branches_key, branch, entry.to_stored())
             pipe.hset(keys.head(story, branch), "turn", at_turn)
             # what was still open at the fork is open on the branch
             for state in world.states.values():

@@ -275,7 +275,50 @@ local function as_of(keys, args)
   return out
 end
 
+-- Everything the author may see of one branch, now, in one call (see memory/snapshot.py):
+-- {head, entities (flat id, json, ...), branch entry or false, W (jsons), characters (sorted
+-- ids), their first-order beliefs (one list of jsons each), D (flat), H (flat), the world
+-- pack or false, the recent turns ({turn, json} each)}. args: layout, branch, how many
+-- recent turns, then the ancestors as turns-key/through pairs, nearest first.
+local function snapshot(keys, args)
+  local L = cjson.decode(args[1])
+  local branch, recent = args[2], tonumber(args[3])
+  local ancestors = {}
+  for i = 4, #args, 2 do ancestors[#ancestors + 1] = {args[i], tonumber(args[i + 1])} end
+  local head = tonumber(redis.call('HGET', L.head, 'turn') or '-1')
+  local entities = redis.call('HGETALL', L.entities)
+  local characters = {}
+  for i = 2, #entities, 2 do
+    if cjson.decode(entities[i]).kind == 'character' then
+      characters[#characters + 1] = entities[i - 1]
+    end
+  end
+  table.sort(characters)
+  local beliefs = {}
+  for i, c in ipairs(characters) do
+    beliefs[i] = redis.call('HVALS', (string.gsub(L.b_cur, '<C>', c)))
+  end
+  -- each recent turn from the branch that holds it (lineage.branch_for's rule)
+  local turns = {}
+  for t = math.max(1, head - recent + 1), head do
+    local key = L.turns
+    for _, anc in ipairs(ancestors) do
+      if t <= anc[2] then key = anc[1] end
+    end
+    local text = redis.call('HGET', key, tostring(t))
+    if text then turns[#turns + 1] = {t, text} end
+  end
+  return {
+    head, entities, redis.call('HGET', L.branches, branch) or false,
+    redis.call('HVALS', L.w_cur), characters, beliefs,
+    redis.call('HGETALL', L.d), redis.call('HGETALL', L.h),
+    redis.call('HGET', L.meta, 'pack') or false, turns,
+  }
+end
+
 redis.register_function('fabula_commit', commit)
+redis.register_function{function_name = 'fabula_snapshot', callback = snapshot,
+  flags = {'no-writes'}}
 redis.register_function{function_name = 'fabula_version', flags = {'no-writes'},
   callback = function() return '@VERSION@' end}
 redis.register_function{function_name = 'fabula_as_of', callback = as_of, flags = {'no-writes'}}

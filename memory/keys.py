@@ -54,6 +54,7 @@ __all__ = [
     "meta",
     "mind_pattern",
     "mind_prefix",
+    "snapshot_layout",
     "story_pattern",
     "turns",
     "world_current",
@@ -193,4 +194,19 @@ def commit_layout(story: str, branch: str) -> dict[str, str]:
         "b_from": belief_from(story, branch, "<C>"),
         "b_chains": belief_chains(story, branch, "<C>"),
         "mem": memories(story, branch, "<C>"),
+    }
+
+
+def snapshot_layout(story: str, branch: str) -> dict[str, str]:
+    """The keys ``fabula_snapshot`` reads for one branch; ``<C>`` is filled in by Lua."""
+    return {
+        "head": head(story, branch),
+        "meta": meta(story),
+        "branches": branches(story),
+        "entities": entities(story),
+        "w_cur": world_current(story, branch),
+        "d": developments(story, branch),
+        "h": hypotheses(story, branch),
+        "turns": turns(story, branch),
+        "b_cur": f"{mind_prefix(story, '<C>')}{branch}:cur:<C>",
     }

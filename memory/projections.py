@@ -16,7 +16,7 @@ from pydantic import TypeAdapter
 from fabula.memory import keys
 from fabula.memory.lua import fcall_ro
 from fabula.memory.records import Belief, Development, Hypothesis, Memory, State
-from fabula.memory.store import Ancestor, StoryStore
+from fabula.memory.store import StoryStore
 
 R = TypeVar("R", State, Belief)
 
@@ -124,20 +124,12 @@ class BeliefView:
         return self.value(subject, "location")
 
 
-def _history_branch(store: StoryStore, turn: int, ancestry: Sequence[Ancestor]) -> str:
-    branch = store.branch
-    for anc in ancestry:
-        if turn <= anc.through:
-            branch = anc.branch
-    return branch
-
-
 async def project_world(store: StoryStore, as_of: int | None = None) -> WorldView:
     """W on the store's branch, now or as of turn ``as_of``."""
     if as_of is None:
         raw = await store.client.hvals(keys.world_current(store.story, store.branch))
         return WorldView(store.story, store.branch, None, {s.slot: s for s in parse_states(raw)})
-    branch = _history_branch(store, as_of, await store.ancestry())
+    branch = await store.branch_for(as_of)
     values = await fcall_ro(
         store.client,
         "fabula_as_of",
@@ -168,7 +160,7 @@ async def project_beliefs(
         raw = await store.client.hvals(keys.beliefs_current(store.story, store.branch, chain_key))
         beliefs = {b.slot: b for b in parse_beliefs(raw)}
     else:
-        branch = _history_branch(store, as_of, await store.ancestry())
+        branch = await store.branch_for(as_of)
         values = await fcall_ro(
             store.client,
             "fabula_as_of",
@@ -187,7 +179,7 @@ async def project_beliefs(
 
 async def all_beliefs_as_of(store: StoryStore, character: str, as_of: int) -> list[Belief]:
     """Every belief of every chain rooted at ``character``, as of turn ``as_of``."""
-    branch = _history_branch(store, as_of, await store.ancestry())
+    branch = await store.branch_for(as_of)
     values = await fcall_ro(
         store.client,
         "fabula_as_of",

@@ -15,38 +15,53 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import redis.asyncio as aredis
+from pydantic import BaseModel
 from redis.exceptions import ResponseError
 
 from fabula.memory import keys
 from fabula.memory.delta import TurnDelta, development_from
 from fabula.memory.errors import FabulaError, InvalidDelta, InvalidInput, NotFound, TurnConflict
+from fabula.memory.lineage import MAIN, Ancestor, Branch, branch_for
 from fabula.memory.lua import fcall
-from fabula.memory.records import Entity, Event, Memory
+from fabula.memory.records import Entity, Event, Memory, event_turn
+from fabula.memory.rules import WorldRules
 from fabula.memory.validate import validate_delta
 
-__all__ = ["Ancestor", "CommitResult", "StoryStore", "TurnText", "list_stories"]
-
-
-@dataclass(frozen=True)
-class Ancestor:
-    """A branch this branch reads through: turns up to ``through`` come from ``branch``."""
-
-    branch: str
-    through: int
+__all__ = ["CommitResult", "StoryInfo", "StoryStore", "TurnText", "list_stories"]
 
 
 @dataclass(frozen=True)
 class CommitResult:
+    """The outcome of a commit: ``ok`` (written) or ``duplicate`` (already there, a no-op)."""
+
     turn: int
     status: Literal["ok", "duplicate"]
 
 
 @dataclass(frozen=True)
 class TurnText:
+    """The accepted text of one turn, its events' ids, and the scene it ends in."""
+
     turn: int
     text: str
     events: tuple[str, ...]
     scene: str | None = None
+
+    @classmethod
+    def from_stored(cls, turn: int, stored: str) -> TurnText:
+        """A turn's entry as the commit function stores it."""
+        info = json.loads(stored)
+        return cls(turn, info["text"], tuple(info["events"]), info.get("scene"))
+
+
+@dataclass(frozen=True)
+class StoryInfo:
+    """What a story was created with: its world's id, its title, when (Unix seconds)."""
+
+    story: str
+    world: str
+    title: str
+    created_at: float | None = None
 
 
 async def list_stories(client: aredis.Redis) -> list[str]:
@@ -57,7 +72,7 @@ async def list_stories(client: aredis.Redis) -> list[str]:
 class StoryStore:
     """One branch of one story in Redis."""
 
-    def __init__(self, client: aredis.Redis, story: str, branch: str = "main") -> None:
+    def __init__(self, client: aredis.Redis, story: str, branch: str = MAIN) -> None:
         self.client = client
         self.story = keys.check_id(story, "story")
         self.branch = keys.check_id(branch, "branch")
@@ -77,7 +92,7 @@ class StoryStore:
         """Raise :class:`NotFound` unless the story and this branch exist."""
         if not await self.exists():
             raise NotFound(f"story {self.story!r} does not exist", story=self.story)
-        if self.branch != "main" and not await self.client.hexists(
+        if self.branch != MAIN and not await self.client.hexists(
             keys.branches(self.story), self.branch
         ):
             raise NotFound(
@@ -92,15 +107,19 @@ class StoryStore:
         *,
         world: str,
         title: str,
-        rules: dict[str, object] | None = None,
-        extra: dict[str, str] | None = None,
+        rules: WorldRules | None = None,
+        pack: BaseModel | None = None,
     ) -> None:
         """Create the story and commit its setup (turn 0). Refuses an existing story.
 
-        ``rules`` are the world's rules of knowledge (see :mod:`fabula.memory.rules`), kept with
-        the story so every process that extends it applies the same ones.
+        ``rules`` are the world's rules of knowledge (see :mod:`fabula.memory.rules`), kept
+        with the story so every process that extends it applies the same ones; ``pack`` is
+        the world pack it was made from (kept as a document, see
+        :meth:`~fabula.memory.snapshot.Snapshot.pack_as`). Raises :class:`InvalidInput` for
+        an existing story and :class:`InvalidDelta` for a setup that does not validate;
+        either way nothing is written.
         """
-        if self.branch != "main":
+        if self.branch != MAIN:
             raise InvalidInput("a story is created on its main branch", story=self.story)
         if setup.turn != 0:
             raise InvalidDelta("the setup delta is turn 0", field="turn", turn=setup.turn)
@@ -119,8 +138,8 @@ class StoryStore:
                 mapping={
                     "title": title,
                     "created_at": f"{time.time():.3f}",
-                    "rules": json.dumps(rules or {}),
-                    **(extra or {}),
+                    "rules": (rules or WorldRules()).model_dump_json(),
+                    **({"pack": pack.model_dump_json()} if pack is not None else {}),
                 },
             )
             pipe.sadd(keys.STORIES, self.story)
@@ -134,23 +153,32 @@ class StoryStore:
         await self.client.srem(keys.STORIES, self.story)
         return removed
 
-    async def meta(self) -> dict[str, str]:
+    async def info(self) -> StoryInfo:
+        """What the story was created with. Raises :class:`NotFound` if it does not exist."""
         await self.require()
-        return dict(await self.client.hgetall(keys.meta(self.story)))
+        world, title, created = await self.client.hmget(
+            keys.meta(self.story), ["world", "title", "created_at"]
+        )
+        return StoryInfo(
+            self.story, world, title or self.story, None if created is None else float(created)
+        )
 
-    async def rules(self) -> dict[str, object]:
-        """The world's rules of knowledge stored with the story (``{}`` for defaults)."""
+    async def rules(self) -> WorldRules:
+        """The world's rules of knowledge stored with the story (the defaults if none)."""
         raw = await self.client.hget(keys.meta(self.story), "rules")
-        return {} if raw is None else dict(json.loads(raw))
+        return WorldRules() if raw is None else WorldRules.model_validate_json(raw)
 
     # -- branches -------------------------------------------------------------------
     async def ancestry(self) -> list[Ancestor]:
-        """This branch's ancestors, nearest first (cached: a branch's parentage never changes)."""
+        """This branch's ancestors, nearest first (cached: a branch's parentage never changes).
+
+        Raises :class:`NotFound` if the branch (or one on its way to main) does not exist.
+        """
         if self._ancestry is None:
             chain: list[Ancestor] = []
             branch = self.branch
             through: int | None = None
-            while branch != "main":
+            while branch != MAIN:
                 raw = await self.client.hget(keys.branches(self.story), branch)
                 if raw is None:
                     raise NotFound(
@@ -158,20 +186,24 @@ class StoryStore:
                         story=self.story,
                         branch=branch,
                     )
-                info = json.loads(raw)
+                info = Branch.from_stored(branch, raw)
+                parent, fork_turn = info.parent or MAIN, info.fork_turn or 0
                 # a grandparent is read only up to the earliest fork on the way to it
-                fork_turn = int(info["fork_turn"])
                 through = fork_turn if through is None else min(through, fork_turn)
-                chain.append(Ancestor(info["parent"], through))
-                branch = info["parent"]
+                chain.append(Ancestor(parent, through))
+                branch = parent
             self._ancestry = chain
         return self._ancestry
 
-    async def branches(self) -> dict[str, dict[str, object]]:
-        """Every branch of the story with its parent and fork turn (main has none)."""
+    async def branch_for(self, turn: int) -> str:
+        """The branch that holds ``turn`` as this branch sees it (see :func:`branch_for`)."""
+        return branch_for(self.branch, await self.ancestry(), turn)
+
+    async def branches(self) -> dict[str, Branch]:
+        """Every branch of the story by name, main first, with its parent and fork turn."""
         raw = await self.client.hgetall(keys.branches(self.story))
-        out: dict[str, dict[str, object]] = {"main": {"parent": None, "fork_turn": None}}
-        out.update({name: json.loads(v) for name, v in raw.items()})
+        out = {MAIN: Branch(MAIN)}
+        out.update({name: Branch.from_stored(name, v) for name, v in sorted(raw.items())})
         return out
 
     # -- commit ---------------------------------------------------------------------
@@ -185,10 +217,7 @@ class StoryStore:
         """
         refs = validate_delta(delta)
         ancestry = await self.ancestry()
-        turn_key = keys.turns(self.story, self.branch)
-        for anc in ancestry:
-            if delta.turn <= anc.through:
-                turn_key = keys.turns(self.story, anc.branch)
+        turn_key = keys.turns(self.story, branch_for(self.branch, ancestry, delta.turn))
         # Small metadata travels as one JSON header and the records' JSON as one more
         # argument, a record a line, so nothing is encoded twice and the function decodes
         # only the header. States,
@@ -296,13 +325,6 @@ class StoryStore:
             )
         return entity
 
-    def _source_branch(self, turn: int, ancestry: Sequence[Ancestor]) -> str:
-        source = self.branch
-        for anc in ancestry:
-            if turn <= anc.through:
-                source = anc.branch
-        return source
-
     async def turn_texts(self, first: int = 1, last: int | None = None) -> list[TurnText]:
         """The accepted text of turns ``first..last`` as this branch sees them."""
         ancestry = await self.ancestry()
@@ -311,7 +333,7 @@ class StoryStore:
         out: list[TurnText] = []
         by_branch: dict[str, list[int]] = {}
         for turn in range(first, last + 1):
-            by_branch.setdefault(self._source_branch(turn, ancestry), []).append(turn)
+            by_branch.setdefault(branch_for(self.branch, ancestry, turn), []).append(turn)
         fetched: dict[int, str] = {}
         for branch, turn_list in by_branch.items():
             if not turn_list:
@@ -324,8 +346,7 @@ class StoryStore:
                     fetched[t] = v
         for turn in range(first, last + 1):
             if turn in fetched:
-                info = json.loads(fetched[turn])
-                out.append(TurnText(turn, info["text"], tuple(info["events"]), info.get("scene")))
+                out.append(TurnText.from_stored(turn, fetched[turn]))
         return out
 
     async def events(self, ids: Sequence[str]) -> list[Event]:
@@ -335,8 +356,8 @@ class StoryStore:
         ancestry = await self.ancestry()
         by_branch: dict[str, list[str]] = {}
         for event_id in ids:
-            turn = int(event_id[1:].split(".", 1)[0])
-            by_branch.setdefault(self._source_branch(turn, ancestry), []).append(event_id)
+            source = branch_for(self.branch, ancestry, event_turn(event_id))
+            by_branch.setdefault(source, []).append(event_id)
         found: dict[str, Event] = {}
         for branch, id_list in by_branch.items():
             values = await self.client.hmget(keys.events(self.story, branch), id_list)

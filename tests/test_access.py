@@ -31,7 +31,7 @@ async def tell_story(
         DeltaBuilder(0, "").build(),
         world="test",
         title="test",
-        rules=(rules or WorldRules()).model_dump(),
+        rules=rules,
     )
     builder = OfflineMemoryBuilder()
     for turn, text in enumerate(turns, start=1):

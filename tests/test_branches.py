@@ -31,7 +31,7 @@ class TestForkRealise:
             main_world_before = (await project_world(main)).states
 
             branch = await fab.fork(main, at, realise=mara.id)
-            assert (await branch.branches())[branch.branch]["pursue"] == mara.id
+            assert (await branch.branches())[branch.branch].pursue == mara.id
             for _ in range(4):
                 await fab.run_turn(branch, auto=True)
                 if (await project_hypotheses(branch))[mara.id].status == "realised":

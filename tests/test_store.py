@@ -288,8 +288,8 @@ class TestLifecycle:
 
     async def test_create_records_meta_and_lists_the_story(self, store: StoryStore) -> None:
         """create() stores the world and title and adds the story to the story list."""
-        meta = await store.meta()
-        assert (meta["world"], meta["title"]) == ("hollow_book", "T")
+        info = await store.info()
+        assert (info.world, info.title) == ("hollow_book", "T")
         assert await list_stories(store.client) == [STORY]
 
     async def test_create_with_an_invalid_setup_leaves_nothing(

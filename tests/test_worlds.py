@@ -11,6 +11,7 @@ import redis.asyncio as aredis
 
 from fabula.memory.errors import InvalidWorld, NotFound
 from fabula.memory.projections import project_beliefs, project_developments, project_world
+from fabula.memory.rules import WorldRules
 from fabula.memory.store import StoryStore
 from fabula.memory.validate import validate_delta
 from fabula.worlds.loader import builtin_worlds, load_world, setup_delta
@@ -94,7 +95,7 @@ class TestBuiltinPack:
         pack = load_world("hollow_book")
         await store.create(setup_delta(pack), world=pack.id, title=pack.title, rules=pack.rules)
         assert await store.head() == 0
-        assert await store.rules() == {"open_containers": False}
+        assert await store.rules() == WorldRules(open_containers=False)
         world = await project_world(store)
         assert world.where("leo") == "study"
         assert world.where("brass_key") == "leo"

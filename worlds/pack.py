@@ -45,6 +45,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from fabula.memory.records import DevelopmentKind, slug
+from fabula.memory.rules import WorldRules
 
 __all__ = ["CharacterSpec", "DevelopmentSpec", "ObjectSpec", "Opening", "PlaceSpec", "WorldPack"]
 
@@ -93,7 +94,7 @@ class WorldPack(_Spec):
     title: str = Field(min_length=1)
     premise: str = Field(min_length=1)
     outline: tuple[str, ...] = ()
-    rules: dict[str, bool | int | str] = Field(default_factory=dict)
+    rules: WorldRules = Field(default_factory=WorldRules)
     places: tuple[PlaceSpec, ...] = Field(min_length=1)
     characters: tuple[CharacterSpec, ...] = Field(min_length=1)
     objects: tuple[ObjectSpec, ...] = ()

@@ -4,7 +4,7 @@
 store's views and commits it.
 """
 
-from fabula.agents.memory_builder.builder import OfflineMemoryBuilder, read_prior
+from fabula.agents.memory_builder.builder import OfflineMemoryBuilder
 from fabula.agents.memory_builder.extract import (
     extract,
     parse_clause,
@@ -17,6 +17,5 @@ __all__ = [
     "extract",
     "parse_clause",
     "parse_sentence",
-    "read_prior",
     "split_sentences",
 ]

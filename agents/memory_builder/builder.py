@@ -1,39 +1,20 @@
 """The offline memory-builder: a turn's accepted text → a validated delta → one atomic commit.
 
-``build`` reads what the access tracker needs from the store's views (entities, W, the
-current scene from the event log, and from B: every character's first-order beliefs plus
-the nested chains' beliefs on the slots this turn can touch), runs the extractor and the
-tracker, and returns the :class:`~fabula.memory.delta.TurnDelta`. Nothing is kept between turns in
-the process: everything the next turn needs is in Redis, so any process can extend a story.
-
-A turn that is already committed is rebuilt from the views as of the turn before it, so
-sending the same turn again yields the same delta and the commit reports ``duplicate``.
+The controlled-English extractor (:mod:`.extract`) reads the text into story actions; the
+rest is memory's one build sequence (:mod:`fabula.memory.ingest`), which the model-based
+builder runs too. A turn that is already committed is rebuilt from the views as of the turn
+before it, so sending the same turn again yields the same delta and the commit reports
+``duplicate``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from fabula.agents.memory_builder.extract import extract
-from fabula.memory import keys
-from fabula.memory.actions import StoryAction
-from fabula.memory.delta import DeltaBuilder, TurnDelta
-from fabula.memory.projections import all_beliefs_as_of, parse_beliefs, project_world
-from fabula.memory.records import Belief
-from fabula.memory.rules import WorldRules
+from fabula.memory.delta import TurnDelta
+from fabula.memory.ingest import basis, build_turn
 from fabula.memory.store import CommitResult, StoryStore
-from fabula.memory.tracking import (
-    Chain,
-    Knowledge,
-    PriorView,
-    initial_scene,
-    touched_slots,
-    track,
-)
 
-__all__ = ["OfflineMemoryBuilder", "read_prior"]
-
-_COMMUNICATION = ("tell", "claim", "say")
+__all__ = ["OfflineMemoryBuilder"]
 
 
 class OfflineMemoryBuilder:
@@ -44,114 +25,9 @@ class OfflineMemoryBuilder:
 
         Raises :class:`~fabula.memory.errors.NotFound` when the story does not exist.
         """
-        await store.require()
-        head = await store.head()
-        as_of = None if turn > head else turn - 1
-        actions = extract(text)
-        rules = WorldRules.load(await store.rules())
-        prior = await read_prior(store, actions, as_of=as_of)
-        builder = DeltaBuilder(turn, text)
-        track(rules, prior, actions, builder)
-        return builder.build()
+        as_of = await basis(store, turn)
+        return await build_turn(store, turn, text, extract(text), as_of=as_of)
 
     async def commit(self, store: StoryStore, turn: int, text: str) -> CommitResult:
         """Build ``turn`` and commit it atomically (idempotent: see the module docstring)."""
         return await store.commit(await self.build(store, turn, text))
-
-
-async def read_prior(
-    store: StoryStore, actions: Sequence[StoryAction], *, as_of: int | None = None
-) -> PriorView:
-    """What the tracker needs to apply ``actions`` after turn ``as_of`` (None: the head)."""
-    entities = await store.entities(as_of)
-    world = (await project_world(store, as_of)).states
-    prior = PriorView(entities=entities, world=world)
-    characters = sorted(i for i, e in entities.items() if e.kind == "character")
-    slots = touched_slots(actions, prior)
-    if as_of is None:
-        beliefs = await _current_beliefs(store, characters, slots)
-    else:
-        beliefs = await _beliefs_as_of(store, characters, slots, as_of)
-    if any(a.kind in _COMMUNICATION for a in actions):
-        prior.beliefs = await _with_sources(store, beliefs, slots)
-    else:
-        prior.beliefs = {
-            chain: {slot: Knowledge(b.value, b.polarity, b.event) for slot, b in held.items()}
-            for chain, held in beliefs.items()
-        }
-    prior.scene = await _latest_scene(store, as_of) or initial_scene(world, entities)
-    return prior
-
-
-async def _current_beliefs(
-    store: StoryStore, characters: Sequence[str], slots: set[str]
-) -> dict[Chain, dict[str, Belief]]:
-    """First-order beliefs of every character, and nested chains' beliefs on ``slots``."""
-    out: dict[Chain, dict[str, Belief]] = {}
-    if not characters:
-        return out
-    async with store.client.pipeline(transaction=False) as pipe:
-        for c in characters:
-            pipe.hgetall(keys.beliefs_current(store.story, store.branch, c))
-            pipe.smembers(keys.belief_chains(store.story, store.branch, c))
-        replies = await pipe.execute()
-    nested: list[str] = []
-    for i, c in enumerate(characters):
-        held = replies[2 * i]
-        out[(c,)] = dict(zip(held, parse_beliefs(list(held.values())), strict=True))
-        nested.extend(ch for ch in replies[2 * i + 1] if ">" in ch)
-    wanted = sorted(slots)
-    if nested and wanted:
-        async with store.client.pipeline(transaction=False) as pipe:
-            for chain in nested:
-                pipe.hmget(keys.beliefs_current(store.story, store.branch, chain), wanted)
-            rows = await pipe.execute()
-        for chain, values in zip(nested, rows, strict=True):
-            present = [(s, v) for s, v in zip(wanted, values, strict=True) if v]
-            if present:
-                parsed = parse_beliefs([v for _, v in present])
-                out[tuple(chain.split(">"))] = {
-                    s: b for (s, _), b in zip(present, parsed, strict=True)
-                }
-    return out
-
-
-async def _beliefs_as_of(
-    store: StoryStore, characters: Sequence[str], slots: set[str], as_of: int
-) -> dict[Chain, dict[str, Belief]]:
-    out: dict[Chain, dict[str, Belief]] = {}
-    for c in characters:
-        for belief in await all_beliefs_as_of(store, c, as_of):
-            if len(belief.holder) == 1 or belief.slot in slots:
-                out.setdefault(belief.holder, {})[belief.slot] = belief
-    return out
-
-
-async def _with_sources(
-    store: StoryStore, beliefs: dict[Chain, dict[str, Belief]], slots: set[str]
-) -> dict[Chain, dict[str, Knowledge]]:
-    """Beliefs as knowledge with freshness; a told belief's comes from its telling's cause."""
-    told = [
-        b.event
-        for chain, held in beliefs.items()
-        if len(chain) == 1
-        for slot, b in held.items()
-        if slot in slots and b.mode in ("told_private", "told_public")
-    ]
-    causes = {e.id: (e.causes[0] if e.causes else None) for e in await store.events(told)}
-    out: dict[Chain, dict[str, Knowledge]] = {}
-    for chain, held in beliefs.items():
-        mind = out[chain] = {}
-        for slot, b in held.items():
-            source = causes.get(b.event) if b.event in causes else b.event
-            mind[slot] = Knowledge(b.value, b.polarity, source)
-    return out
-
-
-async def _latest_scene(store: StoryStore, as_of: int | None) -> str | None:
-    """The place of the most recent entry: recorded with every committed turn (one read)."""
-    last = await store.head() if as_of is None else as_of
-    if last < 0:
-        return None
-    texts = await store.turn_texts(last, last)
-    return texts[0].scene if texts else None

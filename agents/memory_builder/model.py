@@ -7,10 +7,9 @@ needs, is shown back to the model and asked for again, within ``max_attempts`` r
 after which :class:`~fabula.memory.errors.ModelOutputError` is raised and nothing is built.
 Every sentence no action covers is kept as ``narration``, as the offline extractor does.
 
-:class:`ModelMemoryBuilder` then runs exactly what the offline builder runs —
-:func:`~fabula.agents.memory_builder.builder.read_prior` and
-:func:`~fabula.memory.tracking.track` — so
-access tracking, beliefs and validation are the same code in both modes. The actions read
+:class:`ModelMemoryBuilder` then runs exactly what the offline builder runs — memory's build
+sequence, :func:`~fabula.memory.ingest.build_turn` — so access tracking, beliefs and
+validation are the same code in both modes. The actions read
 from one text are kept (a few, in memory) so that the commit of an approved draft applies
 the very actions its preview showed, without asking the model again.
 """
@@ -26,16 +25,14 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, create_model, model_validator
 
 from fabula.agents.llm import structured_call
-from fabula.agents.memory_builder.builder import read_prior
 from fabula.agents.memory_builder.extract import split_sentences
 from fabula.agents.prompts import load_prompt
 from fabula.memory.actions import StoryAction
-from fabula.memory.delta import DeltaBuilder, TurnDelta
+from fabula.memory.delta import TurnDelta
 from fabula.memory.errors import ModelOutputError
+from fabula.memory.ingest import basis, build_turn
 from fabula.memory.records import Entity
-from fabula.memory.rules import WorldRules
 from fabula.memory.store import CommitResult, StoryStore
-from fabula.memory.tracking import track
 
 __all__ = [
     "ExtractedActions",
@@ -142,15 +139,9 @@ class ModelMemoryBuilder:
         Raises :class:`~fabula.memory.errors.NotFound` when the story does not exist, and
         :class:`ModelOutputError` (with story, branch and turn) when the text cannot be read.
         """
-        await store.require()
-        head = await store.head()
-        as_of = None if turn > head else turn - 1
+        as_of = await basis(store, turn)
         actions = await self._actions(store, turn, text, as_of)
-        rules = WorldRules.load(await store.rules())
-        prior = await read_prior(store, actions, as_of=as_of)
-        builder = DeltaBuilder(turn, text)
-        track(rules, prior, actions, builder)
-        return builder.build()
+        return await build_turn(store, turn, text, actions, as_of=as_of)
 
     async def commit(self, store: StoryStore, turn: int, text: str) -> CommitResult:
         """Build ``turn`` and commit it atomically."""
