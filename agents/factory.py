@@ -1,48 +1,53 @@
-"""The roles of a run, from settings: the offline engine, or every role on one chat model.
+"""The roles of a run, from settings: each role offline or on its own chat model.
 
 This is what an entry point calls once, with the settings it read::
 
     roles = make_roles(settings)            # offline when no model is configured
     async with Fabula(url, settings, roles=roles) as fab: ...
 
-In model mode the planner, the character agents, the writer and the memory-builder share
-one :class:`~langchain_openai.ChatOpenAI`; the critic stays symbolic in both modes. A
-structured reply is asked for at most ``settings.model.max_retries + 1`` times.
+Each role runs with ``settings.model_for(role)``: the ``FABULA_MODEL_*`` defaults or its
+own ``FABULA_MODEL_<ROLE>_*``; a role whose model is unset runs on the offline engine.
+Every model role gets its own :class:`~fabula.agents.llm.ModelClient` (its own token limit,
+structured-output method and usage), even when several share one server. The critic stays
+symbolic in both modes.
 """
 
 from __future__ import annotations
 
-from langchain_core.language_models import BaseChatModel
-
 from fabula.agents.character.model import ModelCharacter
-from fabula.agents.llm import make_chat_model
+from fabula.agents.llm import ModelClient, make_client
 from fabula.agents.memory_builder.model import ModelMemoryBuilder
 from fabula.agents.planner.model import ModelPlanner
 from fabula.agents.roles import Roles, offline_roles
 from fabula.agents.writer.model import ModelWriter
-from fabula.memory.settings import Settings
+from fabula.memory.settings import Role, Settings
 
-__all__ = ["make_roles", "model_roles"]
+__all__ = ["make_roles"]
 
 
 def make_roles(settings: Settings) -> Roles:
-    """Offline roles when ``settings.model`` names no model, else :func:`model_roles` on a
-    chat model built from it.
+    """Each role offline when its model is unset, else on a client built from its settings.
 
-    Raises :class:`~fabula.memory.errors.ConfigError` when the model settings cannot work (the
-    OpenAI API without a key).
+    Raises :class:`~fabula.memory.errors.ConfigError` when a role's model settings cannot
+    work (the OpenAI API without a key).
     """
-    if settings.model.offline:
-        return offline_roles()
-    model = make_chat_model(settings.model)
-    return model_roles(model, max_attempts=max(1, settings.model.max_retries + 1))
+    offline = offline_roles()
+    if settings.offline:
+        return offline
 
+    def client(role: Role) -> ModelClient | None:
+        own = settings.model_for(role)
+        return None if own.offline else make_client(own, role)
 
-def model_roles(model: BaseChatModel, *, max_attempts: int = 3) -> Roles:
-    """Every role but the critic on ``model``; ``max_attempts`` replies per structured call."""
+    planner, character, writer, extractor = (
+        client("planner"),
+        client("character"),
+        client("writer"),
+        client("extractor"),
+    )
     return Roles(
-        planner=ModelPlanner(model, max_attempts=max_attempts),
-        character=ModelCharacter(model, max_attempts=max_attempts),
-        writer=ModelWriter(model),
-        builder=ModelMemoryBuilder(model, max_attempts=max_attempts),
+        planner=ModelPlanner(planner) if planner else offline.planner,
+        character=ModelCharacter(character) if character else offline.character,
+        writer=ModelWriter(writer) if writer else offline.writer,
+        builder=ModelMemoryBuilder(extractor) if extractor else offline.builder,
     )

@@ -147,7 +147,12 @@ class Fabula:
 
     # -- turns ----------------------------------------------------------------------
     def _config(self, store: StoryStore, turn: int) -> RunnableConfig:
-        return {"configurable": {"thread_id": thread_id(store.story, store.branch, turn)}}
+        # max_concurrency bounds the tasks of one step: the fanned-out character agents'
+        # model calls (FABULA_MODEL_CONCURRENCY)
+        return {
+            "configurable": {"thread_id": thread_id(store.story, store.branch, turn)},
+            "max_concurrency": self.settings.model_concurrency,
+        }
 
     async def pending_turn(self, store: StoryStore) -> Pending | None:
         """The turn of this branch waiting for a decision, if any."""

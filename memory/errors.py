@@ -6,13 +6,16 @@ carries the context needed to act on it (story, branch, turn, field)::
     FabulaError
     ├── ConfigError            settings or an environment that cannot work
     │   ├── RedisUnavailable   the embedded server cannot start or be reached
-    │   └── ModelUnavailable   the configured chat model cannot be reached or refused
+    │   ├── ModelUnavailable   the configured chat model cannot be reached (after retries)
+    │   └── SchemaRejected     the model's server refused a structured-output schema
     ├── NotFound               a story, branch, character or record that does not exist
     ├── InvalidInput           bad input, rejected whole; nothing was written
     │   ├── InvalidDelta       a turn's delta fails validation (names the field)
     │   ├── TurnConflict       a gap in turn numbers, or a turn re-sent with other content
     │   ├── InvalidWorld       a world pack that fails validation (names the field)
     │   └── ModelOutputError   model output that could not be parsed or validated
+    │       ├── ModelTruncated the reply hit its token limit, even after one raise
+    │       └── ModelRefused   the model refused to answer
     └── AccessDenied           a character handle tried to read outside its own mind
 """
 
@@ -28,9 +31,12 @@ __all__ = [
     "InvalidInput",
     "InvalidWorld",
     "ModelOutputError",
+    "ModelRefused",
+    "ModelTruncated",
     "ModelUnavailable",
     "NotFound",
     "RedisUnavailable",
+    "SchemaRejected",
     "TurnConflict",
 ]
 
@@ -65,6 +71,10 @@ class ModelUnavailable(ConfigError):
     """The configured chat model cannot be reached, or answered with an error."""
 
 
+class SchemaRejected(ConfigError):
+    """The model's server rejected a structured-output schema (not json_schema itself)."""
+
+
 class NotFound(FabulaError):
     """A story, branch, character or record that does not exist."""
 
@@ -87,6 +97,15 @@ class InvalidWorld(InvalidInput):
 
 class ModelOutputError(InvalidInput):
     """A model's output could not be parsed or validated into the expected type."""
+
+
+class ModelTruncated(ModelOutputError):
+    """A reply stopped at its token limit (``finish_reason == "length"``), even after the
+    role's ``max_tokens`` was raised once."""
+
+
+class ModelRefused(ModelOutputError):
+    """The model refused to answer; ``context['refusal']`` holds what it said."""
 
 
 class AccessDenied(FabulaError):

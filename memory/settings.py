@@ -1,14 +1,44 @@
-"""Settings: read once at an entry point and passed in, never read at import."""
+"""Settings: read once at an entry point and passed in, never read at import.
+
+Model settings are per role. ``FABULA_MODEL_*`` set every role's defaults; a role's own
+``FABULA_MODEL_<ROLE>_*`` (``PLANNER``, ``CHARACTER``, ``WRITER``, ``EXTRACTOR``) override
+them, and ``FABULA_MODEL_<ROLE>`` alone names that role's model::
+
+    FABULA_MODEL=gpt-4o-mini FABULA_MODEL_WRITER=gpt-4o FABULA_MODEL_WRITER_MAX_TOKENS=900
+
+A role whose model is unset runs on the offline engine. The extractor (the memory-builder's
+model) reads at temperature 0 unless ``FABULA_MODEL_EXTRACTOR_TEMPERATURE`` says otherwise.
+"""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-__all__ = ["ModelSettings", "Settings", "default_home"]
+from fabula.memory.errors import ConfigError
+
+__all__ = ["ROLES", "ModelSettings", "Price", "Role", "Settings", "default_home"]
+
+Role = Literal["planner", "character", "writer", "extractor"]
+ROLES: tuple[Role, ...] = get_args(Role)
+
+# environment suffix -> ModelSettings field (FABULA_MODEL<_ROLE><suffix>)
+_MODEL_ENV: dict[str, str] = {
+    "": "model",
+    "_BASE_URL": "base_url",
+    "_API_KEY": "api_key",
+    "_TEMPERATURE": "temperature",
+    "_MAX_TOKENS": "max_tokens",
+    "_TIMEOUT": "timeout_s",
+    "_SEED": "seed",
+    "_MAX_RETRIES": "max_retries",
+    "_ATTEMPTS": "max_attempts",
+}
 
 
 def default_home(env: Mapping[str, str] | None = None) -> Path:
@@ -21,18 +51,41 @@ def default_home(env: Mapping[str, str] | None = None) -> Path:
 
 
 class ModelSettings(BaseModel):
-    """Where the chat model lives; ``model`` unset means the offline engine."""
+    """One role's chat model; ``model`` unset means the offline engine.
+
+    ``max_retries`` counts transport retries (429, 5xx, timeouts, lost connections), with
+    exponential backoff and jitter from ``retry_initial_s`` up to ``retry_max_s``, honouring
+    a server's ``Retry-After``. ``max_attempts`` counts replies per structured call (a
+    malformed reply is shown its error and asked for again). ``max_tokens`` bounds a reply;
+    ``seed`` is sent where set (servers that take one answer reproducibly).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     base_url: str | None = None
     model: str | None = None
     api_key: str | None = None
-    temperature: float = 0.7
-    max_retries: int = 2
-    timeout_s: float = 60.0
+    temperature: float | None = Field(default=0.7, ge=0.0, le=2.0)
+    max_tokens: int | None = Field(default=None, ge=1)
+    timeout_s: float = Field(default=60.0, gt=0)
+    seed: int | None = None
+    max_retries: int = Field(default=4, ge=0)
+    max_attempts: int = Field(default=3, ge=1)
+    retry_initial_s: float = Field(default=0.5, ge=0)
+    retry_max_s: float = Field(default=30.0, ge=0)
 
     @property
     def offline(self) -> bool:
         return not self.model
+
+
+class Price(BaseModel):
+    """What a model costs, in US dollars per million tokens."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
 
 
 class Settings(BaseModel):
@@ -41,23 +94,86 @@ class Settings(BaseModel):
     home: Path = Field(default_factory=default_home)
     redis_url: str | None = None
     model: ModelSettings = Field(default_factory=ModelSettings)
+    roles: dict[Role, ModelSettings] = Field(default_factory=dict)  # per-role overrides
+    model_concurrency: int = Field(default=4, ge=1)  # model calls of the character fan-out
+    prices: dict[str, Price] = Field(default_factory=dict)  # by model name
     token_budget: int = 1200
     max_revisions: int = 2
     log_json: bool | None = None
 
+    def model_for(self, role: Role) -> ModelSettings:
+        """The settings ``role`` runs with: its own, else the defaults (the extractor at
+        temperature 0)."""
+        if role in self.roles:
+            return self.roles[role]
+        if role == "extractor":
+            return self.model.model_copy(update={"temperature": 0.0})
+        return self.model
+
+    @property
+    def offline(self) -> bool:
+        """True when no role runs on a model."""
+        return all(self.model_for(r).offline for r in ROLES)
+
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
-        """Build settings from ``FABULA_*`` variables (and ``OPENAI_API_KEY``)."""
+        """Build settings from ``FABULA_*`` variables (and ``OPENAI_API_KEY``,
+        ``OPENAI_BASE_URL``). Raises :class:`ConfigError` naming a variable that does not
+        hold a valid value."""
         env = os.environ if env is None else env
-        model = ModelSettings(
-            base_url=env.get("FABULA_MODEL_BASE_URL") or env.get("OPENAI_BASE_URL") or None,
-            model=env.get("FABULA_MODEL") or None,
-            api_key=env.get("FABULA_MODEL_API_KEY") or env.get("OPENAI_API_KEY") or None,
-        )
-        budget = env.get("FABULA_TOKEN_BUDGET")
-        return cls(
-            home=default_home(env),
-            redis_url=env.get("FABULA_REDIS_URL") or None,
-            model=model,
-            token_budget=int(budget) if budget else 1200,
-        )
+        base_values = _model_values(env, "FABULA_MODEL")
+        base_values.setdefault("base_url", env.get("OPENAI_BASE_URL") or None)
+        base_values.setdefault("api_key", env.get("OPENAI_API_KEY") or None)
+        base = _model_settings(base_values, "FABULA_MODEL_*")
+        roles: dict[Role, ModelSettings] = {}
+        for role in ROLES:
+            own = _model_values(env, f"FABULA_MODEL_{role.upper()}")
+            if own:
+                if role == "extractor":
+                    own.setdefault("temperature", 0.0)
+                merged = base.model_dump(exclude_unset=True) | own
+                roles[role] = _model_settings(merged, f"FABULA_MODEL_{role.upper()}_*")
+        values: dict[str, Any] = {
+            "home": default_home(env),
+            "redis_url": env.get("FABULA_REDIS_URL") or None,
+            "model": base,
+            "roles": roles,
+        }
+        if env.get("FABULA_TOKEN_BUDGET"):
+            values["token_budget"] = env["FABULA_TOKEN_BUDGET"]
+        if env.get("FABULA_MODEL_CONCURRENCY"):
+            values["model_concurrency"] = env["FABULA_MODEL_CONCURRENCY"]
+        if env.get("FABULA_MODEL_PRICES"):
+            values["prices"] = _json(env["FABULA_MODEL_PRICES"], "FABULA_MODEL_PRICES")
+        try:
+            return cls.model_validate(values)
+        except ValidationError as error:
+            raise ConfigError(f"a setting is invalid: {_first(error)}") from None
+
+
+def _model_values(env: Mapping[str, str], prefix: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for suffix, field in _MODEL_ENV.items():
+        value = env.get(prefix + suffix)
+        if value:
+            out[field] = value
+    return out
+
+
+def _model_settings(values: Mapping[str, Any], where: str) -> ModelSettings:
+    try:
+        return ModelSettings.model_validate(dict(values))
+    except ValidationError as error:
+        raise ConfigError(f"{where}: {_first(error)}") from None
+
+
+def _json(text: str, name: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ConfigError(f"{name} is not JSON: {error.msg}", variable=name) from None
+
+
+def _first(error: ValidationError) -> str:
+    e = error.errors(include_url=False)[0]
+    return f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"

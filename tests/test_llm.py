@@ -1,7 +1,10 @@
-"""The model back end against a real HTTP server: agents.llm and agents.prompts.
+"""The model back end against a real HTTP server: agents.llm, agents.schemas, settings, prompts.
 
 Every call goes through the real ChatOpenAI and the real OpenAI client over HTTP to
 :class:`tests.fake_openai.FakeOpenAI`, which replies as scripted and records each request.
+Transport tests script the failures real servers show (429 with Retry-After, 500/503, slow
+replies, truncation, refusals, schema rejections) and check what the client does; waits
+are checked through the logged retry plan, never by timing.
 """
 
 from __future__ import annotations
@@ -11,15 +14,22 @@ from pathlib import Path
 import openai
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
-from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, Field, ValidationError
 from structlog.testing import capture_logs
 
-from fabula.agents.llm import make_chat_model, structured_call, text_call
+from fabula.agents.llm import ModelClient, make_chat_model, make_client
 from fabula.agents.prompts import load_prompt
-from fabula.memory.errors import ConfigError, ModelOutputError, ModelUnavailable
-from fabula.memory.settings import ModelSettings
-from tests.fake_openai import FakeOpenAI, fake_openai_fixture  # noqa: F401  (fixture fake_openai)
+from fabula.agents.usage import metering
+from fabula.memory.errors import (
+    ConfigError,
+    ModelOutputError,
+    ModelRefused,
+    ModelTruncated,
+    ModelUnavailable,
+    SchemaRejected,
+)
+from fabula.memory.settings import ModelSettings, Price, Settings
+from tests.fake_openai import FakeOpenAI, Reply, fake_openai_fixture  # noqa: F401  (fixture)
 
 PROMPTS = Path(__file__).parent / "data" / "prompts"
 MESSAGES = [SystemMessage(content="You plan scenes."), HumanMessage(content="Plan the next one.")]
@@ -32,6 +42,13 @@ class ScenePlan(BaseModel):
     goal: str
     beats: list[str] = Field(min_length=1)
     tension: int = Field(ge=0, le=5)
+    mood: str = "tense"  # a default: strict mode must not see it, and must require the field
+
+
+class Tags(BaseModel):
+    """A mapping: strict mode has no form for it."""
+
+    tags: dict[str, str]
 
 
 def settings_for(server: FakeOpenAI, **overrides: object) -> ModelSettings:
@@ -41,25 +58,45 @@ def settings_for(server: FakeOpenAI, **overrides: object) -> ModelSettings:
         "api_key": "test-key",
         "temperature": 0.2,
         "timeout_s": 10.0,
+        "retry_initial_s": 0.01,
+        "retry_max_s": 0.05,
     }
     return ModelSettings.model_validate(values | overrides)
 
 
+def client_for(server: FakeOpenAI, role: str = "planner", **overrides: object) -> ModelClient:
+    return make_client(settings_for(server, **overrides), role)
+
+
 @pytest.fixture()
-def model(fake_openai: FakeOpenAI) -> ChatOpenAI:
-    return make_chat_model(settings_for(fake_openai))
+def model(fake_openai: FakeOpenAI) -> ModelClient:
+    return client_for(fake_openai)
+
+
+def events(logs: list[dict[str, object]], name: str) -> list[dict[str, object]]:
+    return [e for e in logs if e["event"] == name]
 
 
 class TestMakeChatModel:
     def test_settings_are_applied_and_retries_left_to_us(self, fake_openai: FakeOpenAI) -> None:
-        """Model, URL, temperature and timeout from settings; the client never retries."""
-        chat = make_chat_model(settings_for(fake_openai))
+        """Model, URL, temperature, token limit, seed and timeout from settings; the client
+        itself never retries (ModelClient does, once)."""
+        chat = make_chat_model(settings_for(fake_openai, max_tokens=300, seed=7))
         assert chat.model_name == "fake-model"
         assert chat.openai_api_base == fake_openai.base_url
         assert chat.temperature == 0.2
+        assert chat.max_tokens == 300 and chat.seed == 7
         assert chat.request_timeout == 10.0
         assert chat.max_retries == 0
         assert chat.use_responses_api is False
+
+    async def test_token_limit_and_seed_are_sent(self, fake_openai: FakeOpenAI) -> None:
+        model = client_for(fake_openai, max_tokens=300, seed=7)
+        fake_openai.reply_text("ready")
+        assert await model.text(MESSAGES) == "ready"
+        (request,) = fake_openai.requests
+        assert request["max_completion_tokens"] == 300
+        assert request["seed"] == 7
 
     def test_offline_settings_have_no_chat_model(self) -> None:
         with pytest.raises(ConfigError, match="offline"):
@@ -72,29 +109,114 @@ class TestMakeChatModel:
 
     async def test_a_local_server_needs_no_key(self, fake_openai: FakeOpenAI) -> None:
         """A placeholder key is sent; the call goes through."""
-        chat = make_chat_model(settings_for(fake_openai, api_key=None))
+        model = client_for(fake_openai, api_key=None)
         fake_openai.reply_text("ready")
-        assert await text_call(chat, MESSAGES) == "ready"
+        assert await model.text(MESSAGES) == "ready"
+
+
+class TestSettingsFromEnvironment:
+    def test_each_role_falls_back_to_the_defaults(self) -> None:
+        """FABULA_MODEL_WRITER names the writer's model; everything it does not set comes
+        from FABULA_MODEL_*; the extractor reads at temperature 0."""
+        settings = Settings.from_env(
+            {
+                "FABULA_MODEL": "small",
+                "FABULA_MODEL_BASE_URL": "http://127.0.0.1:1/v1",
+                "FABULA_MODEL_TEMPERATURE": "0.9",
+                "FABULA_MODEL_MAX_TOKENS": "400",
+                "FABULA_MODEL_WRITER": "big",
+                "FABULA_MODEL_WRITER_MAX_TOKENS": "900",
+                "FABULA_MODEL_WRITER_TIMEOUT": "120",
+                "FABULA_MODEL_PLANNER_SEED": "3",
+                "FABULA_MODEL_CONCURRENCY": "2",
+                "FABULA_MODEL_PRICES": '{"big": {"input": 2.5, "output": 10}}',
+            }
+        )
+        writer = settings.model_for("writer")
+        assert (writer.model, writer.max_tokens, writer.timeout_s) == ("big", 900, 120.0)
+        assert (writer.base_url, writer.temperature) == ("http://127.0.0.1:1/v1", 0.9)
+        planner = settings.model_for("planner")
+        assert (planner.model, planner.seed, planner.max_tokens) == ("small", 3, 400)
+        character = settings.model_for("character")
+        assert (character.model, character.temperature) == ("small", 0.9)
+        assert settings.model_for("extractor").temperature == 0.0
+        assert settings.model_concurrency == 2
+        assert settings.prices == {"big": Price(input=2.5, output=10)}
+
+    def test_a_role_alone_on_a_model(self) -> None:
+        settings = Settings.from_env({"FABULA_MODEL_WRITER": "big"})
+        assert not settings.offline
+        assert settings.model_for("writer").model == "big"
+        assert settings.model_for("planner").offline
+
+    @pytest.mark.parametrize(
+        ("name", "value"),
+        [
+            ("FABULA_MODEL_MAX_TOKENS", "lots"),
+            ("FABULA_MODEL_WRITER_TEMPERATURE", "9"),
+            ("FABULA_MODEL_CONCURRENCY", "0"),
+            ("FABULA_MODEL_PRICES", "{not json"),
+        ],
+    )
+    def test_a_bad_value_is_one_clear_error(self, name: str, value: str) -> None:
+        with pytest.raises(ConfigError) as caught:
+            Settings.from_env({"FABULA_MODEL": "small", name: value})
+        assert "\n" not in str(caught.value)
 
 
 class TestTextCall:
-    async def test_returns_the_reply_text(self, model: ChatOpenAI, fake_openai: FakeOpenAI) -> None:
+    async def test_returns_the_reply_text(
+        self, model: ModelClient, fake_openai: FakeOpenAI
+    ) -> None:
         """The messages are sent as they are, without tools or a response format."""
         fake_openai.reply_text("The door creaked open.")
-        assert await text_call(model, MESSAGES) == "The door creaked open."
+        assert await model.text(MESSAGES) == "The door creaked open."
         (request,) = fake_openai.requests
         assert request["model"] == "fake-model"
         assert request["temperature"] == 0.2
         assert [m["role"] for m in request["messages"]] == ["system", "user"]
         assert "tools" not in request and "response_format" not in request
 
+    async def test_a_truncated_reply_is_asked_again_with_a_higher_limit(
+        self, fake_openai: FakeOpenAI
+    ) -> None:
+        """Reproduction: "...Leo took the br" with finish_reason "length" was accepted.
+        Now it is asked for again with max_tokens doubled, and the whole reply is used."""
+        model = client_for(fake_openai, role="writer", max_tokens=50)
+        fake_openai.reply_text("Leo went to the study. Leo took the br", finish_reason="length")
+        fake_openai.reply_text("Leo went to the study. Leo took the brass key.")
+        with capture_logs() as logs:
+            text = await model.text(MESSAGES)
+        assert text == "Leo went to the study. Leo took the brass key."
+        first, second = fake_openai.requests
+        assert (first["max_completion_tokens"], second["max_completion_tokens"]) == (50, 100)
+        assert events(logs, "model_reply_truncated")[0]["role"] == "writer"
+
+    async def test_truncated_twice_is_a_clear_error(self, fake_openai: FakeOpenAI) -> None:
+        model = client_for(fake_openai, role="writer", max_tokens=50)
+        for _ in range(2):
+            fake_openai.reply_text("Leo took the br", finish_reason="length")
+        with pytest.raises(ModelTruncated, match="token limit") as caught:
+            await model.text(MESSAGES)
+        assert caught.value.context["role"] == "writer"
+        assert len(fake_openai.requests) == 2
+
+    async def test_a_streamed_truncated_reply_is_caught_too(self, fake_openai: FakeOpenAI) -> None:
+        model = client_for(fake_openai, role="writer", max_tokens=50)
+        model.chat.streaming = True  # type: ignore[attr-defined]
+        fake_openai.reply_text("Leo took the br", finish_reason="length")
+        fake_openai.reply_text("Leo took the brass key.")
+        assert await model.text(MESSAGES) == "Leo took the brass key."
+        assert all(r["stream"] is True for r in fake_openai.requests)
+
 
 class TestStructuredCall:
-    async def test_json_schema_output(self, model: ChatOpenAI, fake_openai: FakeOpenAI) -> None:
-        """Asked for with a strict json_schema response format; validated into the type."""
-        fake_openai.reply_json(GOOD)
-        plan = await structured_call(model, ScenePlan, MESSAGES)
-        assert plan == ScenePlan.model_validate(GOOD)
+    async def test_json_schema_output(self, model: ModelClient, fake_openai: FakeOpenAI) -> None:
+        """Asked for with a strict json_schema response format, validated into the type.
+        The schema is strict: closed, every property required, no default anywhere."""
+        fake_openai.reply_json(GOOD | {"mood": "calm"})
+        plan = await model.structured(ScenePlan, MESSAGES)
+        assert plan == ScenePlan.model_validate(GOOD | {"mood": "calm"})
         (request,) = fake_openai.requests
         response_format = request["response_format"]
         assert response_format["type"] == "json_schema"
@@ -103,17 +225,19 @@ class TestStructuredCall:
         assert spec["strict"] is True
         assert spec["description"] == "The plan of one scene."
         assert spec["schema"]["additionalProperties"] is False
-        assert sorted(spec["schema"]["required"]) == ["beats", "goal", "tension"]
+        assert sorted(spec["schema"]["required"]) == ["beats", "goal", "mood", "tension"]
+        assert "default" not in str(spec["schema"])
         assert "tools" not in request
 
-    async def test_falls_back_to_function_calling(
-        self, model: ChatOpenAI, fake_openai: FakeOpenAI
+    async def test_falls_back_to_function_calling_and_says_so(
+        self, model: ModelClient, fake_openai: FakeOpenAI
     ) -> None:
-        """A server that rejects json_schema is asked again at once with a forced tool call."""
+        """A server without json_schema is asked again at once with a forced tool call;
+        the switch is logged with the role and the server."""
         fake_openai.reject_json_schema = True
         fake_openai.reply_tool_call(GOOD)
         with capture_logs() as logs:
-            plan = await structured_call(model, ScenePlan, MESSAGES)
+            plan = await model.structured(ScenePlan, MESSAGES)
         assert plan.goal == "escape the lighthouse"
         first, second = fake_openai.requests
         assert first["response_format"]["type"] == "json_schema"
@@ -121,34 +245,67 @@ class TestStructuredCall:
         assert [t["function"]["name"] for t in second["tools"]] == ["ScenePlan"]
         assert second["tools"][0]["function"]["strict"] is True
         assert second["tool_choice"] == {"type": "function", "function": {"name": "ScenePlan"}}
-        assert [e["event"] for e in logs] == ["json_schema_rejected"]
+        (fallback,) = events(logs, "structured_output_fallback")
+        assert (fallback["role"], fallback["base_url"]) == ("planner", fake_openai.base_url)
 
-    async def test_fallback_is_remembered_per_model(
-        self, model: ChatOpenAI, fake_openai: FakeOpenAI
+    async def test_fallback_is_per_role_and_server(
+        self, model: ModelClient, fake_openai: FakeOpenAI
     ) -> None:
-        """Later calls on the same model go straight to function calling; another model
-        instance still tries json_schema first."""
+        """Later calls of the same role go straight to function calling; another role on the
+        same server still tries json_schema first."""
         fake_openai.reject_json_schema = True
         fake_openai.reply_tool_call(GOOD)
-        await structured_call(model, ScenePlan, MESSAGES)
+        await model.structured(ScenePlan, MESSAGES)
         fake_openai.reply_tool_call(GOOD)
-        await structured_call(model, ScenePlan, MESSAGES)
+        await model.structured(ScenePlan, MESSAGES)
         assert len(fake_openai.requests) == 3
         assert "tools" in fake_openai.requests[2]
 
-        other = make_chat_model(settings_for(fake_openai))
+        other = client_for(fake_openai, role="extractor")
         fake_openai.reply_tool_call(GOOD)
-        await structured_call(other, ScenePlan, MESSAGES)
+        await other.structured(ScenePlan, MESSAGES)
         assert len(fake_openai.requests) == 5
         assert fake_openai.requests[3]["response_format"]["type"] == "json_schema"
 
+    async def test_a_rejected_schema_does_not_switch_method(
+        self, model: ModelClient, fake_openai: FakeOpenAI
+    ) -> None:
+        """Reproduction: a schema rejection switched the model to function calling for good,
+        where the same schema failed again. Now it is SchemaRejected, after one request,
+        and the method is unchanged."""
+        fake_openai.reply_json({"tags": {}})  # never asked for
+        with pytest.raises(SchemaRejected, match="Invalid schema for response_format 'Tags'"):
+            await model.structured(Tags, MESSAGES)
+        assert len(fake_openai.requests) == 1
+        assert model.method == "json_schema"
+
+    async def test_a_refusal_is_its_own_error(
+        self, model: ModelClient, fake_openai: FakeOpenAI
+    ) -> None:
+        """Reproduction: a refusal was answered with "Invalid JSON" three times. Now it is
+        ModelRefused at once, carrying what the model said."""
+        fake_openai.reply_refusal("I can't help with that.")
+        with pytest.raises(ModelRefused) as caught:
+            await model.structured(ScenePlan, MESSAGES)
+        assert caught.value.context["refusal"] == "I can't help with that."
+        assert len(fake_openai.requests) == 1
+
+    async def test_a_truncated_json_reply_is_asked_again_with_a_higher_limit(
+        self, fake_openai: FakeOpenAI
+    ) -> None:
+        model = client_for(fake_openai, max_tokens=20)
+        fake_openai.reply_json('{"goal": "escape the li', finish_reason="length")
+        fake_openai.reply_json(GOOD)
+        assert (await model.structured(ScenePlan, MESSAGES)).goal == GOOD["goal"]
+        assert [r["max_completion_tokens"] for r in fake_openai.requests] == [20, 40]
+
     async def test_unparsable_output_is_retried_with_the_error(
-        self, model: ChatOpenAI, fake_openai: FakeOpenAI
+        self, model: ModelClient, fake_openai: FakeOpenAI
     ) -> None:
         """The malformed reply and what was wrong with it go back to the model."""
         fake_openai.reply_json('{"goal": "escape", "beats": [')
         fake_openai.reply_json(GOOD)
-        plan = await structured_call(model, ScenePlan, MESSAGES)
+        plan = await model.structured(ScenePlan, MESSAGES)
         assert plan.tension == 3
         first, second = fake_openai.requests
         assert second["messages"][:2] == first["messages"]
@@ -158,29 +315,29 @@ class TestStructuredCall:
         assert "Invalid JSON" in feedback["content"]
 
     async def test_invalid_values_are_retried(
-        self, model: ChatOpenAI, fake_openai: FakeOpenAI
+        self, model: ModelClient, fake_openai: FakeOpenAI
     ) -> None:
         """Well-formed JSON that fails validation counts as malformed too."""
         fake_openai.reply_json(GOOD | {"tension": 9, "beats": []})
         fake_openai.reply_json(GOOD)
-        assert await structured_call(model, ScenePlan, MESSAGES) == ScenePlan(**GOOD)
+        assert await model.structured(ScenePlan, MESSAGES) == ScenePlan(**GOOD)
         feedback = fake_openai.requests[1]["messages"][-1]["content"]
         assert "- tension: Input should be less than or equal to 5" in feedback
         assert "- beats: List should have at least 1 item" in feedback
 
     async def test_malformed_tool_arguments_are_retried(
-        self, model: ChatOpenAI, fake_openai: FakeOpenAI
+        self, model: ModelClient, fake_openai: FakeOpenAI
     ) -> None:
         """In function-calling mode the arguments are what is validated."""
         fake_openai.reject_json_schema = True
         fake_openai.reply_tool_call('{"goal": "escape", ')
         fake_openai.reply_tool_call(GOOD)
-        assert (await structured_call(model, ScenePlan, MESSAGES)).goal == GOOD["goal"]
+        assert (await model.structured(ScenePlan, MESSAGES)).goal == GOOD["goal"]
         assert len(fake_openai.requests) == 3
         assert fake_openai.requests[2]["messages"][2]["content"] == '{"goal": "escape", '
 
     async def test_gives_up_after_max_attempts(
-        self, model: ChatOpenAI, fake_openai: FakeOpenAI
+        self, model: ModelClient, fake_openai: FakeOpenAI
     ) -> None:
         """ModelOutputError carries the last raw text and the validation error; exactly
         max_attempts requests are made and nothing else happens."""
@@ -188,7 +345,7 @@ class TestStructuredCall:
             fake_openai.reply_json(f"not json {n}")
         fake_openai.reply_json(GOOD)  # never asked for
         with pytest.raises(ModelOutputError) as caught:
-            await structured_call(model, ScenePlan, MESSAGES, max_attempts=3)
+            await model.structured(ScenePlan, MESSAGES, max_attempts=3)
         error = caught.value
         assert error.context["raw"] == "not json 2"
         assert error.context["attempts"] == 3
@@ -199,47 +356,126 @@ class TestStructuredCall:
         assert fake_openai.pending == 1
 
     async def test_a_single_attempt_is_not_retried(
-        self, model: ChatOpenAI, fake_openai: FakeOpenAI
+        self, model: ModelClient, fake_openai: FakeOpenAI
     ) -> None:
         fake_openai.reply_json("[]")
         with pytest.raises(ModelOutputError):
-            await structured_call(model, ScenePlan, MESSAGES, max_attempts=1)
+            await model.structured(ScenePlan, MESSAGES, max_attempts=1)
         assert len(fake_openai.requests) == 1
 
-    async def test_max_attempts_below_one_is_refused(self, model: ChatOpenAI) -> None:
+    async def test_max_attempts_below_one_is_refused(self, model: ModelClient) -> None:
         with pytest.raises(ValueError, match="max_attempts"):
-            await structured_call(model, ScenePlan, MESSAGES, max_attempts=0)
-
-    async def test_server_errors_propagate_without_retry(
-        self, model: ChatOpenAI, fake_openai: FakeOpenAI
-    ) -> None:
-        """Transport errors are not retried: one ModelUnavailable, the HTTP error its cause."""
-        fake_openai.reply_error(500, "the GPU caught fire")
-        with pytest.raises(ModelUnavailable, match=r"HTTP 500.*caught fire") as caught:
-            await structured_call(model, ScenePlan, MESSAGES)
-        assert isinstance(caught.value.__cause__, openai.InternalServerError)
-        assert len(fake_openai.requests) == 1
+            await model.structured(ScenePlan, MESSAGES, max_attempts=0)
 
     async def test_other_bad_requests_do_not_fall_back(
-        self, model: ChatOpenAI, fake_openai: FakeOpenAI
+        self, model: ModelClient, fake_openai: FakeOpenAI
     ) -> None:
-        """Only a rejection naming response_format or json_schema switches method."""
+        """Only a rejection naming response_format or json_schema switches method; a 400 is
+        never retried."""
         fake_openai.reply_error(400, "the context is too long for this model")
         with pytest.raises(ModelUnavailable, match="HTTP 400"):
-            await structured_call(model, ScenePlan, MESSAGES)
+            await model.structured(ScenePlan, MESSAGES)
         assert len(fake_openai.requests) == 1
+        assert model.method == "json_schema"
 
     async def test_streaming_model(self, fake_openai: FakeOpenAI) -> None:
-        """A model that streams (as under LangGraph's "messages" stream mode) gets the same
-        result through server-sent events, in both methods."""
-        chat = make_chat_model(settings_for(fake_openai))
-        chat.streaming = True
+        """A model set to stream still gets structured output whole (never streamed), in
+        both methods."""
+        model = client_for(fake_openai)
+        model.chat.streaming = True  # type: ignore[attr-defined]
         fake_openai.reply_json(GOOD)
-        assert await structured_call(chat, ScenePlan, MESSAGES) == ScenePlan(**GOOD)
+        assert await model.structured(ScenePlan, MESSAGES) == ScenePlan(**GOOD)
         fake_openai.reject_json_schema = True
         fake_openai.reply_tool_call(GOOD)
-        assert await structured_call(chat, ScenePlan, MESSAGES) == ScenePlan(**GOOD)
-        assert all(r["stream"] is True for r in fake_openai.requests)
+        assert await model.structured(ScenePlan, MESSAGES) == ScenePlan(**GOOD)
+        assert not any(r.get("stream") for r in fake_openai.requests)
+
+
+class TestTransport:
+    async def test_429_is_retried_after_the_servers_retry_after(
+        self, fake_openai: FakeOpenAI
+    ) -> None:
+        """Reproduction: no retry at all (max_retries=0). Now a 429 is retried, waiting what
+        Retry-After says (capped by retry_max_s) rather than the backoff."""
+        model = client_for(fake_openai, retry_max_s=0.3)
+        fake_openai.reply_error(429, "slow down", retry_after=0.25)
+        fake_openai.reply_error(429, "slow down", retry_after=60)
+        fake_openai.reply_json(GOOD)
+        with capture_logs() as logs:
+            assert await model.structured(ScenePlan, MESSAGES) == ScenePlan(**GOOD)
+        retries = events(logs, "model_retry")
+        assert [r["error"] for r in retries] == ["HTTP 429", "HTTP 429"]
+        assert [r["wait_s"] for r in retries] == [0.25, 0.3]
+        assert len(fake_openai.requests) == 3
+
+    @pytest.mark.parametrize("status", [500, 502, 503])
+    async def test_server_errors_are_retried_with_backoff(
+        self, model: ModelClient, fake_openai: FakeOpenAI, status: int
+    ) -> None:
+        fake_openai.reply_error(status, "overloaded")
+        fake_openai.reply_text("ready")
+        with metering() as meter, capture_logs() as logs:
+            assert await model.text(MESSAGES) == "ready"
+        (retry,) = events(logs, "model_retry")
+        assert 0 <= float(str(retry["wait_s"])) <= 0.05
+        assert meter.roles["planner"].retries == 1
+        assert meter.roles["planner"].calls == 1
+
+    async def test_a_slow_reply_times_out_and_is_retried(self, fake_openai: FakeOpenAI) -> None:
+        model = client_for(fake_openai, timeout_s=0.3)
+        fake_openai.queue(Reply(content="too late", delay_s=1.5))
+        fake_openai.reply_text("in time")
+        with capture_logs() as logs:
+            assert await model.text(MESSAGES) == "in time"
+        assert [r["error"] for r in events(logs, "model_retry")] == ["timeout"]
+
+    async def test_retries_are_bounded_then_one_clear_error(self, fake_openai: FakeOpenAI) -> None:
+        """max_retries retries, then ModelUnavailable naming the status, the HTTP error
+        its cause."""
+        model = client_for(fake_openai, max_retries=2)
+        for _ in range(4):
+            fake_openai.reply_error(503, "the GPU caught fire")
+        with pytest.raises(ModelUnavailable, match=r"HTTP 503.*caught fire") as caught:
+            await model.structured(ScenePlan, MESSAGES)
+        assert isinstance(caught.value.__cause__, openai.InternalServerError)
+        assert caught.value.context["retries"] == 2
+        assert len(fake_openai.requests) == 3
+
+    async def test_an_unreachable_server_is_retried_then_one_clear_error(self) -> None:
+        """A model nobody answers for is a ModelUnavailable naming the address."""
+        settings = ModelSettings(
+            base_url="http://127.0.0.1:9/v1",
+            model="nobody",
+            timeout_s=5,
+            max_retries=1,
+            retry_initial_s=0.01,
+        )
+        model = make_client(settings, "writer")
+        with capture_logs() as logs, pytest.raises(ModelUnavailable) as caught:
+            await model.text(MESSAGES)
+        assert "cannot reach the model 'nobody'" in str(caught.value)
+        assert caught.value.context["base_url"] == "http://127.0.0.1:9/v1"
+        assert [r["error"] for r in events(logs, "model_retry")] == ["connection error"]
+
+
+class TestUsage:
+    async def test_usage_is_counted_by_role(self, fake_openai: FakeOpenAI) -> None:
+        """Each reply's usage, from the server's own count, lands in every open meter under
+        the role that asked; a meter opened inside another counts only its own calls."""
+        planner, writer = client_for(fake_openai), client_for(fake_openai, role="writer")
+        fake_openai.reply_json(GOOD)
+        fake_openai.reply_text("Leo went out.")
+        with metering() as outer:
+            await planner.structured(ScenePlan, MESSAGES)
+            with metering() as inner:
+                await writer.text(MESSAGES)
+        assert set(outer.roles) == {"planner", "writer"} and set(inner.roles) == {"writer"}
+        prompt, written = fake_openai.requests[1], "Leo went out."
+        usage = inner.as_dict()["writer"]
+        assert usage["model"] == "fake-model" and usage["calls"] == 1
+        assert usage["output_tokens"] == len(written) // 4 + 1
+        sent = "\n".join(m["content"] for m in prompt["messages"])
+        assert usage["input_tokens"] == len(sent) // 4 + 1
 
 
 class TestFakeServer:
@@ -249,20 +485,10 @@ class TestFakeServer:
         assert [m.id for m in models.data] == ["fake-model"]
         await client.close()
 
-    async def test_empty_queue_is_a_server_error(
-        self, model: ChatOpenAI, fake_openai: FakeOpenAI
-    ) -> None:
+    async def test_empty_queue_is_a_server_error(self, fake_openai: FakeOpenAI) -> None:
+        model = client_for(fake_openai, max_retries=0)
         with pytest.raises(ModelUnavailable, match="no scripted reply"):
-            await text_call(model, MESSAGES)
-
-    async def test_unreachable_server_is_one_clear_error(self) -> None:
-        """A model nobody answers for is a ModelUnavailable naming the address."""
-        chat = make_chat_model(
-            ModelSettings(base_url="http://127.0.0.1:9/v1", model="nobody", timeout_s=5)
-        )
-        with pytest.raises(ModelUnavailable, match="cannot reach the model 'nobody'") as caught:
-            await text_call(chat, MESSAGES)
-        assert caught.value.context["base_url"] == "http://127.0.0.1:9/v1"
+            await model.text(MESSAGES)
 
 
 class TestPrompts:

@@ -23,7 +23,7 @@ from fabula.agents.character.model import ModelCharacter
 from fabula.agents.character.offline import OfflineCharacter
 from fabula.agents.contracts import CharacterBrief, Decision, Finding, TurnPlan
 from fabula.agents.factory import make_roles
-from fabula.agents.llm import make_chat_model
+from fabula.agents.llm import make_client
 from fabula.agents.memory_builder.model import ModelMemoryBuilder
 from fabula.agents.planner.model import ModelPlanner
 from fabula.agents.views import author_view
@@ -114,7 +114,12 @@ async def story_keys(url: str) -> dict[bytes, bytes]:
 @pytest.fixture()
 def settings(fake_openai: FakeOpenAI, tmp_path: Path) -> Settings:
     model = ModelSettings(
-        base_url=fake_openai.base_url, model="fake-model", api_key="test-key", timeout_s=10.0
+        base_url=fake_openai.base_url,
+        model="fake-model",
+        api_key="test-key",
+        timeout_s=10.0,
+        retry_initial_s=0.01,
+        retry_max_s=0.05,
     )
     return Settings(home=tmp_path, model=model)
 
@@ -135,19 +140,29 @@ class TestFactory:
         roles = make_roles(Settings(home=tmp_path))
         assert isinstance(roles.character, OfflineCharacter)
 
-    def test_model_settings_give_model_roles_on_one_chat_model(self, settings: Settings) -> None:
-        """Every role but the symbolic critic shares one ChatOpenAI; the attempts per
-        structured call follow max_retries."""
-        model_settings = settings.model.model_copy(update={"max_retries": 4})
+    def test_model_settings_give_each_role_its_own_client(self, settings: Settings) -> None:
+        """Every role but the symbolic critic on the model, each with its own client (its
+        own method and usage); attempts per structured call follow max_attempts; the
+        extractor reads at temperature 0."""
+        model_settings = settings.model.model_copy(update={"max_attempts": 5})
         roles = make_roles(settings.model_copy(update={"model": model_settings}))
         assert isinstance(roles.planner, ModelPlanner)
         assert isinstance(roles.character, ModelCharacter)
         assert isinstance(roles.writer, ModelWriter)
         assert isinstance(roles.builder, ModelMemoryBuilder)
-        model = roles.planner.model
-        assert roles.character.model is model and roles.writer.model is model
-        assert roles.builder.extractor.model is model
-        assert roles.planner.max_attempts == roles.builder.extractor.max_attempts == 5
+        clients = [roles.planner.client, roles.character.client, roles.writer.client,
+                   roles.builder.extractor.client]  # fmt: skip
+        assert [c.role for c in clients] == ["planner", "character", "writer", "extractor"]
+        assert len({id(c) for c in clients}) == 4
+        assert roles.planner.client.max_attempts == roles.builder.extractor.client.max_attempts == 5
+        assert roles.builder.extractor.client.chat.temperature == 0.0  # type: ignore[attr-defined]
+        assert roles.writer.client.chat.temperature == 0.7  # type: ignore[attr-defined]
+
+    def test_a_role_without_a_model_runs_offline(self, settings: Settings) -> None:
+        only_writer = Settings(home=settings.home, roles={"writer": settings.model})
+        roles = make_roles(only_writer)
+        assert isinstance(roles.writer, ModelWriter)
+        assert isinstance(roles.character, OfflineCharacter)
 
 
 class TestWholeTurn:
@@ -262,7 +277,8 @@ class TestMalformedOutput:
     ) -> None:
         """The validation error names the unknown character and the known ones; a plan that
         never names real characters is ModelOutputError after the bound."""
-        planner = ModelPlanner(make_chat_model(settings.model), max_attempts=2)
+        two = settings.model.model_copy(update={"max_attempts": 2})
+        planner = ModelPlanner(make_client(two, "planner"))
         view = await author_view(fab.store(STORY))
         fake_openai.reply_json(PLAN | {"focal": ["ben"]})
         fake_openai.reply_json(PLAN)
@@ -281,7 +297,7 @@ class TestMalformedOutput:
     async def test_an_empty_passage_is_refused(
         self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
     ) -> None:
-        writer = ModelWriter(make_chat_model(settings.model))
+        writer = ModelWriter(make_client(settings.model, "writer"))
         view = await author_view(fab.store(STORY))
         request = WriteRequest(plan=TurnPlan.model_validate(PLAN), proposals=())
         fake_openai.reply_text("  \n ")
@@ -295,7 +311,7 @@ class TestWriter:
     ) -> None:
         """The draft is the reply as written (a code fence around it dropped); the request
         carries the memory context as given, the notes and the findings with their quotes."""
-        writer = ModelWriter(make_chat_model(settings.model))
+        writer = ModelWriter(make_client(settings.model, "writer"))
         view = await author_view(fab.store(STORY))
         finding = Finding(kind="contradiction", message="the key is not there", quote="Leo took")
         request = WriteRequest(
@@ -329,7 +345,7 @@ class TestFunctionCallingFallback:
         """Against a server without json_schema the extraction comes as tool arguments,
         validated (and retried) the same way; the delta is the tracker's."""
         fake_openai.reject_json_schema = True
-        builder = ModelMemoryBuilder(make_chat_model(settings.model))
+        builder = ModelMemoryBuilder(make_client(settings.model, "extractor"))
         fake_openai.reply_tool_call({"actions": [go_action(0, 99)]})
         fake_openai.reply_tool_call(EXTRACTED)
         delta = await builder.build(fab.store(STORY), 4, PASSAGE)
@@ -349,7 +365,7 @@ class TestCharacterPrivacy:
     ) -> None:
         """Leo's prompt has his false belief (the key in the desk drawer), his memories
         and his brief; not the key's true place, nor what Mara did alone, nor her secret."""
-        character = ModelCharacter(make_chat_model(settings.model))
+        character = ModelCharacter(make_client(settings.model, "character"))
         view = await author_view(fab.store(STORY))
         pack = view.pack
         assert pack is not None
@@ -375,3 +391,23 @@ class TestCharacterPrivacy:
         assert "Mara hid the brass key" not in prompt  # Mara's secret
         assert pack.premise not in prompt
         assert view.world.where("brass_key") == "hollow_book"  # the truth it must not see
+
+
+class TestConcurrency:
+    @pytest.mark.parametrize("limit", [1, 2])
+    async def test_the_character_fan_out_respects_the_limit(
+        self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings, redis_url: str, limit: int
+    ) -> None:
+        """FABULA_MODEL_CONCURRENCY bounds the character agents' calls in flight at once
+        (both characters answer slowly, so unbounded they would overlap)."""
+        fake_openai.reply_json(PLAN, schema="TurnPlan")
+        fake_openai.reply_json(LEO, schema="CharacterProposal", contains="You are Leo", delay_s=0.5)
+        fake_openai.reply_json(
+            MARA, schema="CharacterProposal", contains="You are Mara", delay_s=0.5
+        )
+        fake_openai.reply_text(PASSAGE, schema=TEXT)
+        fake_openai.reply_json(EXTRACTED, schema="ExtractedActions")
+        bounded = settings.model_copy(update={"model_concurrency": limit})
+        async with Fabula(redis_url, bounded, roles=make_roles(bounded)) as app:
+            assert await app.run_turn(app.store(STORY), auto=False) == "pending"
+        assert fake_openai.max_in_flight == limit

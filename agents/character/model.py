@@ -16,12 +16,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, create_model, model_validator
 
 from fabula.agents.contracts import Action, CharacterBrief, Proposal
-from fabula.agents.llm import structured_call
+from fabula.agents.llm import ModelClient
 from fabula.agents.prompts import load_prompt
 from fabula.memory.acl import CharacterMind
 from fabula.memory.projections import BeliefView
@@ -55,9 +54,8 @@ class CharacterProposal(BaseModel):
 class ModelCharacter:
     """A character agent on a chat model (see the module docstring)."""
 
-    def __init__(self, model: BaseChatModel, *, max_attempts: int = 3) -> None:
-        self.model = model
-        self.max_attempts = max_attempts
+    def __init__(self, client: ModelClient) -> None:
+        self.client = client
         self.prompt = load_prompt("character", "propose")
 
     async def propose(self, mind: CharacterMind, brief: CharacterBrief) -> Proposal:
@@ -69,9 +67,7 @@ class ModelCharacter:
             SystemMessage(content=self.prompt.render(name=brief.name)),
             HumanMessage(content=render_mind(brief, beliefs, memories, entities)),
         ]
-        reply = await structured_call(
-            self.model, proposal_schema(entities), messages, max_attempts=self.max_attempts
-        )
+        reply = await self.client.structured(proposal_schema(entities), messages)
         return Proposal(character=mind.character, actions=reply.actions, intent=reply.intent)
 
 

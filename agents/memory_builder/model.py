@@ -20,11 +20,10 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, create_model, model_validator
 
-from fabula.agents.llm import structured_call
+from fabula.agents.llm import ModelClient
 from fabula.agents.memory_builder.extract import split_sentences
 from fabula.agents.prompts import load_prompt
 from fabula.memory.actions import StoryAction
@@ -89,9 +88,8 @@ def with_narration(text: str, actions: Sequence[StoryAction]) -> list[StoryActio
 class ModelExtractor:
     """Reads a turn's text into story actions with a chat model (see the module docstring)."""
 
-    def __init__(self, model: BaseChatModel, *, max_attempts: int = 3) -> None:
-        self.model = model
-        self.max_attempts = max_attempts
+    def __init__(self, client: ModelClient) -> None:
+        self.client = client
         self.prompt = load_prompt("memory_builder", "extract")
 
     async def extract(self, text: str, entities: dict[str, Entity]) -> list[StoryAction]:
@@ -104,9 +102,7 @@ class ModelExtractor:
             SystemMessage(content=self.prompt.render()),
             HumanMessage(content=render_text(text, entities)),
         ]
-        reply = await structured_call(
-            self.model, actions_schema(text), messages, max_attempts=self.max_attempts
-        )
+        reply = await self.client.structured(actions_schema(text), messages)
         return with_narration(text, reply.actions)
 
 
@@ -129,8 +125,8 @@ def render_text(text: str, entities: dict[str, Entity]) -> str:
 class ModelMemoryBuilder:
     """Builds and commits turns of free prose: the model extracts, the tracker tracks."""
 
-    def __init__(self, model: BaseChatModel, *, max_attempts: int = 3) -> None:
-        self.extractor = ModelExtractor(model, max_attempts=max_attempts)
+    def __init__(self, client: ModelClient) -> None:
+        self.extractor = ModelExtractor(client)
         self._read: OrderedDict[tuple[str, str, int, str], list[StoryAction]] = OrderedDict()
 
     async def build(self, store: StoryStore, turn: int, text: str) -> TurnDelta:

@@ -6,7 +6,8 @@ rendering of the author's view: the roster, W, every character's beliefs labelle
 outline, the recent text, the direction and the notes on rejected plans. The reply must
 name only characters, places, developments and hypotheses of the view (names are accepted
 and turned into ids); anything else is shown back to the model and asked for again, within
-``max_attempts`` replies, after which :class:`~fabula.memory.errors.ModelOutputError` is raised.
+the client's ``max_attempts`` replies, after which
+:class:`~fabula.memory.errors.ModelOutputError` is raised.
 """
 
 from __future__ import annotations
@@ -14,12 +15,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import create_model, model_validator
 
 from fabula.agents.contracts import TurnPlan
-from fabula.agents.llm import structured_call
+from fabula.agents.llm import ModelClient
 from fabula.agents.planner.offline import MAX_FOCAL, goals_of
 from fabula.agents.prompts import load_prompt
 from fabula.agents.views import AuthorView
@@ -31,9 +31,8 @@ __all__ = ["ModelPlanner", "plan_schema", "render_author_view"]
 class ModelPlanner:
     """Plans a turn with a chat model (see the module docstring)."""
 
-    def __init__(self, model: BaseChatModel, *, max_attempts: int = 3) -> None:
-        self.model = model
-        self.max_attempts = max_attempts
+    def __init__(self, client: ModelClient) -> None:
+        self.client = client
         self.prompt = load_prompt("planner", "plan")
 
     async def plan(
@@ -51,9 +50,7 @@ class ModelPlanner:
             SystemMessage(content=self.prompt.render(max_focal=MAX_FOCAL)),
             HumanMessage(content=render_author_view(view, direction, attempt, notes)),
         ]
-        checked = await structured_call(
-            self.model, plan_schema(view), messages, max_attempts=self.max_attempts
-        )
+        checked = await self.client.structured(plan_schema(view), messages)
         return TurnPlan.model_validate(checked.model_dump())
 
 

@@ -9,11 +9,10 @@ text; an empty one is :class:`~fabula.memory.errors.ModelOutputError`.
 
 from __future__ import annotations
 
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from fabula.agents.contracts import Action, Draft
-from fabula.agents.llm import text_call
+from fabula.agents.llm import ModelClient
 from fabula.agents.prompts import load_prompt
 from fabula.agents.views import AuthorView
 from fabula.agents.writer.offline import WriteRequest
@@ -27,8 +26,8 @@ MAX_SENTENCES = 8
 class ModelWriter:
     """Writes a turn's passage with a chat model (see the module docstring)."""
 
-    def __init__(self, model: BaseChatModel, *, max_sentences: int = MAX_SENTENCES) -> None:
-        self.model = model
+    def __init__(self, client: ModelClient, *, max_sentences: int = MAX_SENTENCES) -> None:
+        self.client = client
         self.max_sentences = max_sentences
         self.prompt = load_prompt("writer", "write")
 
@@ -38,7 +37,7 @@ class ModelWriter:
             SystemMessage(content=self.prompt.render(max_sentences=self.max_sentences)),
             HumanMessage(content=render_request(request, view)),
         ]
-        text = _unwrap(await text_call(self.model, messages))
+        text = _unwrap(await self.client.text(messages))
         if not text:
             raise ModelOutputError(
                 "the writer's reply is empty", story=view.story, turn=view.turn + 1

@@ -1,0 +1,445 @@
+"""A scripted OpenAI-compatible server, on 127.0.0.1 in a background thread.
+
+It stands in for a model in the tests and in ``fabula bench model``. It serves
+``POST /v1/chat/completions`` (plain JSON, or server-sent events when the request asks to
+``stream``) and ``GET /v1/models``, with nothing but the standard library. A caller queues
+the replies, in order, and reads back every request body it received::
+
+    with FakeOpenAI() as server:
+        server.reply_json({"goal": "escape"})
+        model = ChatOpenAI(base_url=server.base_url, api_key="test", model="fake")
+        ...
+        assert server.requests[0]["response_format"]["type"] == "json_schema"
+
+It behaves as real servers do where that matters to a client:
+
+* **errors**: ``reply_error(429, ..., retry_after=1)`` (with a ``Retry-After`` header),
+  500 and 503 answers; a reply can be **slow** (``delay_s``), **truncated** (``finish_reason
+  "length"``) or a **refusal** (``message.refusal``, as OpenAI's structured outputs send);
+* **strict schemas**: a strict ``json_schema`` (or strict tool) whose schema breaks
+  OpenAI's strict rules is answered with HTTP 400 "Invalid schema for response_format",
+  as OpenAI answers it (``strict_validation``, on by default);
+* **no json_schema**: with ``reject_json_schema`` set it answers a ``response_format`` of
+  type ``json_schema`` with HTTP 400, as servers with function calling only do (such a
+  request consumes no reply);
+* **usage**: every completion reports token usage (about four characters a token).
+
+A request that finds the queue empty is answered by ``fallback`` when one is set (a
+function of the request body giving a :class:`Reply`), else with an HTTP 500 naming the
+problem. When calls run concurrently (a graph's fanned-out agents), a reply can be routed:
+``schema=`` serves it only to a request for that schema (the ``json_schema`` name, or the
+name of the tool the request offers), or ``schema=TEXT`` only to a request for free text;
+``contains=`` only to a request whose messages contain that text. A request gets the first
+queued reply whose conditions it meets; a reply without conditions fits every request.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from fabula.agents.schemas import strict_problems
+
+__all__ = ["TEXT", "FakeOpenAI", "Reply", "request_schema"]
+
+TEXT = "(text)"  # the schema of a request for free text (no response format, no tools)
+JSON_SCHEMA_REJECTION = "response_format of type 'json_schema' is not supported by this server"
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted answer: content, a tool call, a refusal or an HTTP error."""
+
+    content: str | None = None
+    tool_name: str | None = None  # None: the first tool the request offered
+    tool_arguments: str | None = None  # set for a tool call
+    refusal: str | None = None
+    finish_reason: str | None = None  # None: "stop", or "tool_calls" for a tool call
+    status: int = 200
+    error: str = ""
+    retry_after: float | None = None  # seconds, sent as a Retry-After header
+    delay_s: float = 0.0  # answer this much later
+    schema: str | None = None  # only for a request for this schema (TEXT: free text)
+    contains: str | None = None  # only for a request whose messages contain this
+
+    @property
+    def is_tool_call(self) -> bool:
+        return self.tool_arguments is not None
+
+    def fits(self, body: dict[str, Any]) -> bool:
+        """Whether this reply may answer the request ``body``."""
+        if self.schema is not None and self.schema != request_schema(body):
+            return False
+        return self.contains is None or self.contains in message_text(body)
+
+
+def request_schema(body: dict[str, Any]) -> str:
+    """The schema a request asks for: its json_schema's name, else its (first) tool's name,
+    else :data:`TEXT`."""
+    response_format = body.get("response_format") or {}
+    if response_format.get("type") == "json_schema":
+        return str(response_format["json_schema"]["name"])
+    choice = body.get("tool_choice")
+    if isinstance(choice, dict) and choice.get("function"):
+        return str(choice["function"]["name"])
+    tools = body.get("tools") or []
+    return str(tools[0]["function"]["name"]) if tools else TEXT
+
+
+def message_text(body: dict[str, Any]) -> str:
+    """Every message's text content in a request, one after another."""
+    parts = []
+    for message in body.get("messages", []):
+        content = message.get("content")
+        if isinstance(content, list):  # content parts
+            parts += [str(p.get("text", "")) for p in content if isinstance(p, dict)]
+        elif content is not None:
+            parts.append(str(content))
+    return "\n".join(parts)
+
+
+def tokens(text: str) -> int:
+    """The server's token count: about four characters a token."""
+    return len(text) // 4 + 1
+
+
+class FakeOpenAI:
+    """The server; a context manager that starts and stops it."""
+
+    model = "fake-model"
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.reject_json_schema = False
+        self.rejection_message = JSON_SCHEMA_REJECTION
+        self.strict_validation = True
+        self.fallback: Callable[[dict[str, Any]], Reply] | None = None
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._replies: deque[Reply] = deque()
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # --- scripting -------------------------------------------------------------------------
+
+    def reply_text(
+        self,
+        text: str,
+        *,
+        finish_reason: str | None = None,
+        delay_s: float = 0.0,
+        schema: str | None = None,
+        contains: str | None = None,
+    ) -> None:
+        """Queue an assistant message with ``text`` as its content (routing: see above)."""
+        self.queue(
+            Reply(
+                content=text,
+                finish_reason=finish_reason,
+                delay_s=delay_s,
+                schema=schema,
+                contains=contains,
+            )
+        )
+
+    def reply_json(
+        self,
+        value: object,
+        *,
+        finish_reason: str | None = None,
+        delay_s: float = 0.0,
+        schema: str | None = None,
+        contains: str | None = None,
+    ) -> None:
+        """Queue JSON content, as a json_schema response carries it; a str is sent as is."""
+        content = value if isinstance(value, str) else json.dumps(value)
+        self.reply_text(
+            content, finish_reason=finish_reason, delay_s=delay_s, schema=schema, contains=contains
+        )
+
+    def reply_tool_call(
+        self,
+        arguments: object,
+        name: str | None = None,
+        *,
+        schema: str | None = None,
+        contains: str | None = None,
+    ) -> None:
+        """Queue a call of tool ``name`` (default: the first tool offered) with ``arguments``
+        (JSON-encoded unless a str, which is sent as is, malformed or not)."""
+        encoded = arguments if isinstance(arguments, str) else json.dumps(arguments)
+        self.queue(Reply(tool_name=name, tool_arguments=encoded, schema=schema, contains=contains))
+
+    def reply_refusal(
+        self, refusal: str, *, schema: str | None = None, contains: str | None = None
+    ) -> None:
+        """Queue a refusal, as OpenAI sends one: ``message.refusal`` and no content."""
+        self.queue(Reply(refusal=refusal, schema=schema, contains=contains))
+
+    def reply_error(
+        self,
+        status: int,
+        message: str,
+        *,
+        retry_after: float | None = None,
+        schema: str | None = None,
+        contains: str | None = None,
+    ) -> None:
+        """Queue an HTTP error with an OpenAI-style error body (and ``Retry-After``)."""
+        self.queue(
+            Reply(
+                status=status,
+                error=message,
+                retry_after=retry_after,
+                schema=schema,
+                contains=contains,
+            )
+        )
+
+    def queue(self, reply: Reply) -> None:
+        """Queue any :class:`Reply`."""
+        with self._lock:
+            self._replies.append(reply)
+
+    @property
+    def pending(self) -> int:
+        """Replies queued and not yet sent."""
+        with self._lock:
+            return len(self._replies)
+
+    # --- life cycle ------------------------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        """The ``/v1`` URL to give a client."""
+        if self._server is None:
+            raise RuntimeError("the fake OpenAI server is not started")
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    def start(self) -> None:
+        handler = type("Handler", (_Handler,), {"fake": self})
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.01},  # shutdown() waits up to one interval
+            name="fake-openai",
+            daemon=True,
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._server = self._thread = None
+
+    def __enter__(self) -> FakeOpenAI:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # --- answering -------------------------------------------------------------------------
+
+    def choose(self, body: dict[str, Any]) -> Reply | tuple[int, dict[str, Any]]:
+        """The reply for ``body``, or the status and body of an error it gets instead."""
+        with self._lock:
+            self.requests.append(body)
+            rejection = self._rejection(body)
+            if rejection is not None:
+                return 400, _error(rejection, param="response_format")
+            index = next((i for i, r in enumerate(self._replies) if r.fits(body)), None)
+            if index is not None:
+                reply = self._replies[index]
+                del self._replies[index]
+                return reply
+            fallback = self.fallback
+        if fallback is not None:
+            return fallback(body)
+        problem = "no scripted reply " + ("fits" if self._replies else "left")
+        why = f"fake_openai: {problem} (schema {request_schema(body)})"
+        return 500, _error(why, kind="server_error")
+
+    def _rejection(self, body: dict[str, Any]) -> str | None:
+        response_format = body.get("response_format") or {}
+        if response_format.get("type") == "json_schema":
+            if self.reject_json_schema:
+                return self.rejection_message
+            spec = response_format["json_schema"]
+            if self.strict_validation and spec.get("strict"):
+                problems = strict_problems(spec.get("schema") or {})
+                if problems:
+                    return f"Invalid schema for response_format '{spec['name']}': {problems[0]}"
+        for tool in body.get("tools") or []:
+            function = tool.get("function", {})
+            if self.strict_validation and function.get("strict"):
+                problems = strict_problems(function.get("parameters") or {})
+                if problems:
+                    return f"Invalid schema for function '{function['name']}': {problems[0]}"
+        return None
+
+    def completion(self, body: dict[str, Any], reply: Reply) -> dict[str, Any] | list[Any]:
+        """The completion (or, for a streamed request, its chunks) that ``reply`` gives."""
+        number = next(self._ids)
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+        if reply.refusal is not None:
+            message["refusal"] = reply.refusal
+        if reply.is_tool_call:
+            tools = body.get("tools") or [{"function": {"name": "unnamed"}}]
+            name = reply.tool_name or tools[0]["function"]["name"]
+            message["tool_calls"] = [
+                {
+                    "id": f"call_{number}",
+                    "type": "function",
+                    "function": {"name": name, "arguments": reply.tool_arguments},
+                }
+            ]
+        finish = reply.finish_reason or ("tool_calls" if reply.is_tool_call else "stop")
+        written = (reply.content or "") + (reply.tool_arguments or "") + (reply.refusal or "")
+        usage = {
+            "prompt_tokens": tokens(message_text(body)),
+            "completion_tokens": tokens(written),
+        }
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        completion_id = f"chatcmpl-fake-{number}"
+        model = str(body.get("model", self.model))
+        if body.get("stream"):
+            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            return _chunks(completion_id, model, message, finish, usage if include_usage else None)
+        return {
+            "id": completion_id,
+            "object": "chat.completion",
+            "created": 0,
+            "model": model,
+            "choices": [
+                {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
+            ],
+            "usage": usage,
+        }
+
+
+def _error(message: str, *, kind: str = "invalid_request_error", param: str | None = None) -> Any:
+    return {"error": {"message": message, "type": kind, "param": param, "code": None}}
+
+
+def _chunks(
+    completion_id: str,
+    model: str,
+    message: dict[str, Any],
+    finish: str,
+    usage: dict[str, int] | None,
+) -> list[dict[str, Any]]:
+    """The completion as stream chunks: role, content or tool call in pieces, finish, usage."""
+    deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
+    content = message["content"] or ""
+    deltas += [{"content": content[i : i + 8]} for i in range(0, len(content), 8)]
+    if message.get("refusal"):
+        deltas.append({"refusal": message["refusal"]})
+    for index, call in enumerate(message.get("tool_calls", [])):
+        head = {"index": index, "id": call["id"], "type": "function"}
+        deltas.append({"tool_calls": [{**head, "function": {"name": call["function"]["name"]}}]})
+        arguments = call["function"]["arguments"]
+        deltas += [
+            {"tool_calls": [{"index": index, "function": {"arguments": arguments[i : i + 8]}}]}
+            for i in range(0, len(arguments), 8)
+        ]
+    base = {"id": completion_id, "object": "chat.completion.chunk", "created": 0, "model": model}
+    chunks = [
+        {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+        for delta in deltas
+    ]
+    chunks.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+    if usage is not None:
+        chunks.append({**base, "choices": [], "usage": usage})
+    return chunks
+
+
+class _Handler(BaseHTTPRequestHandler):
+    fake: FakeOpenAI
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: the requests are recorded on the server instead."""
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/") != "/v1/models":
+            self._send_json(404, _error(f"no route {self.path}"))
+            return
+        model = {"id": self.fake.model, "object": "model", "created": 0, "owned_by": "tests"}
+        self._send_json(200, {"object": "list", "data": [model]})
+
+    def do_POST(self) -> None:
+        if self.path.rstrip("/") != "/v1/chat/completions":
+            self._send_json(404, _error(f"no route {self.path}"))
+            return
+        length = int(self.headers.get("Content-Length") or 0)
+        try:
+            body = json.loads(self.rfile.read(length) or b"{}")
+        except json.JSONDecodeError as exc:
+            self._send_json(400, _error(f"request body is not JSON: {exc}"))
+            return
+        fake = self.fake
+        with fake._lock:
+            fake.in_flight += 1
+            fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
+        try:
+            self._answer(body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (a timeout): nothing to answer
+        finally:
+            with fake._lock:
+                fake.in_flight -= 1
+
+    def _answer(self, body: dict[str, Any]) -> None:
+        chosen = self.fake.choose(body)
+        if isinstance(chosen, tuple):
+            self._send_json(*chosen)
+            return
+        if chosen.delay_s:
+            time.sleep(chosen.delay_s)
+        if chosen.status != 200:
+            headers = {}
+            if chosen.retry_after is not None:
+                headers["Retry-After"] = f"{chosen.retry_after:g}"
+            kind = "rate_limit_error" if chosen.status == 429 else "server_error"
+            self._send_json(chosen.status, _error(chosen.error, kind=kind), headers)
+            return
+        answer = self.fake.completion(body, chosen)
+        if isinstance(answer, list):
+            self._send_events(answer)
+        else:
+            self._send_json(200, answer)
+
+    def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _send_events(self, chunks: list[dict[str, Any]]) -> None:
+        # HTTP/1.0 semantics: the stream ends when the connection closes.
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.end_headers()
+        for chunk in chunks:
+            self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
