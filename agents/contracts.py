@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "MAX_FOCAL",
     "Action",
     "CharacterBrief",
     "Decision",
@@ -20,6 +21,7 @@ __all__ = [
     "IntentKind",
     "Proposal",
     "TurnPlan",
+    "WriteRequest",
 ]
 
 
@@ -59,8 +61,12 @@ class Proposal(_Contract):
     intent: str = ""
 
 
+MAX_FOCAL = 3  # the most focal characters a plan may have
+
+
 class TurnPlan(_Contract):
-    """The planner's plan for one turn."""
+    """The planner's plan for one turn: a scene goal, a place, the focal characters (the
+    planner picks at most :data:`MAX_FOCAL`), beats, what memory the writer will need."""
 
     scene_goal: str
     place: str | None = None
@@ -100,6 +106,18 @@ class Finding(_Contract):
     message: str
     quote: str = ""
     severity: Literal["error", "warning"] = "error"
+
+
+class WriteRequest(_Contract):
+    """Everything the writer is given for one draft: the plan, the characters' proposals,
+    the memory context, the approver's notes and, on a revision, the critic's findings."""
+
+    plan: TurnPlan
+    proposals: tuple[Proposal, ...]
+    context: str = ""
+    notes: tuple[str, ...] = ()
+    findings: tuple[Finding, ...] = ()
+    revision: int = 0
 
 
 class Decision(_Contract):

@@ -15,14 +15,28 @@ symbolic in both modes.
 from __future__ import annotations
 
 from fabula.agents.character.model import ModelCharacter
+from fabula.agents.character.offline import OfflineCharacter
 from fabula.agents.llm import ModelClient, make_client
+from fabula.agents.memory_builder.builder import OfflineMemoryBuilder
 from fabula.agents.memory_builder.model import ModelMemoryBuilder
 from fabula.agents.planner.model import ModelPlanner
-from fabula.agents.roles import Roles, offline_roles
+from fabula.agents.planner.offline import OfflinePlanner
+from fabula.agents.roles import Roles
 from fabula.agents.writer.model import ModelWriter
+from fabula.agents.writer.offline import OfflineWriter
 from fabula.memory.settings import Role, Settings
 
-__all__ = ["make_roles"]
+__all__ = ["make_roles", "offline_roles"]
+
+
+def offline_roles() -> Roles:
+    """Every role on the deterministic offline engine."""
+    return Roles(
+        planner=OfflinePlanner(),
+        character=OfflineCharacter(),
+        writer=OfflineWriter(),
+        builder=OfflineMemoryBuilder(),
+    )
 
 
 def make_roles(settings: Settings) -> Roles:

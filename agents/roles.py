@@ -1,4 +1,9 @@
-"""The narrow interface of each role; the offline engine and the model back end both fit it."""
+"""The narrow interface of each role; the offline engine and the model back end both fit it.
+
+Each role takes and returns the typed contracts of :mod:`fabula.agents.contracts`;
+:class:`Roles` holds one object per role for a run (see :mod:`fabula.agents.factory` for
+making them from settings).
+"""
 
 from __future__ import annotations
 
@@ -6,18 +11,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from fabula.agents.contracts import CharacterBrief, Draft, Proposal, TurnPlan
+from fabula.agents.contracts import CharacterBrief, Draft, Finding, Proposal, TurnPlan, WriteRequest
 from fabula.agents.critic.symbolic import SymbolicCritic
 from fabula.agents.views import AuthorView
-from fabula.agents.writer.offline import WriteRequest
 from fabula.memory.acl import CharacterMind
 from fabula.memory.delta import TurnDelta
 from fabula.memory.store import StoryStore
 
-__all__ = ["BuilderRole", "CharacterRole", "PlannerRole", "Roles", "WriterRole", "offline_roles"]
+__all__ = ["BuilderRole", "CharacterRole", "CriticRole", "PlannerRole", "Roles", "WriterRole"]
 
 
 class PlannerRole(Protocol):
+    """Plans a turn from the author's view; a re-plan (``attempt`` > 0) sees the notes of
+    the plans rejected before it."""
+
     async def plan(
         self,
         view: AuthorView,
@@ -29,14 +36,26 @@ class PlannerRole(Protocol):
 
 
 class CharacterRole(Protocol):
+    """Proposes what one character says and does, from its own mind and brief only."""
+
     async def propose(self, mind: CharacterMind, brief: CharacterBrief) -> Proposal: ...
 
 
 class WriterRole(Protocol):
+    """Writes (or revises) the turn's passage."""
+
     async def write(self, request: WriteRequest, view: AuthorView) -> Draft: ...
 
 
+class CriticRole(Protocol):
+    """Checks a draft's delta against the world, the speakers' minds, story time and the plan."""
+
+    def critique(self, view: AuthorView, delta: TurnDelta, plan: TurnPlan) -> list[Finding]: ...
+
+
 class BuilderRole(Protocol):
+    """Reads accepted text into the turn's delta (nothing is written)."""
+
     async def build(self, store: StoryStore, turn: int, text: str) -> TurnDelta: ...
 
 
@@ -48,19 +67,4 @@ class Roles:
     character: CharacterRole
     writer: WriterRole
     builder: BuilderRole
-    critic: SymbolicCritic = field(default_factory=SymbolicCritic)
-
-
-def offline_roles() -> Roles:
-    """Every role on the deterministic offline engine."""
-    from fabula.agents.character.offline import OfflineCharacter
-    from fabula.agents.memory_builder.builder import OfflineMemoryBuilder
-    from fabula.agents.planner.offline import OfflinePlanner
-    from fabula.agents.writer.offline import OfflineWriter
-
-    return Roles(
-        planner=OfflinePlanner(),
-        character=OfflineCharacter(),
-        writer=OfflineWriter(),
-        builder=OfflineMemoryBuilder(),
-    )
+    critic: CriticRole = field(default_factory=SymbolicCritic)

@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from fabula.memory.projections import BeliefView, WorldView
-from fabula.memory.records import Development, Entity, Hypothesis
+from fabula.memory.records import Development, Entity, Hypothesis, slug
 from fabula.memory.snapshot import read_snapshot
 from fabula.memory.store import StoryStore, TurnText
-from fabula.worlds.pack import WorldPack
+from fabula.worlds.pack import CharacterSpec, WorldPack
 
 __all__ = ["AuthorView", "author_view"]
 
@@ -62,6 +62,17 @@ class AuthorView:
     def present(self, place: str) -> list[str]:
         """The characters in ``place``."""
         return [c for c in self.characters() if self.world.where(c) == place]
+
+    def character_spec(self, character: str) -> CharacterSpec | None:
+        """The world pack's entry for ``character`` (None without a pack or an entry)."""
+        if self.pack is None:
+            return None
+        return next((c for c in self.pack.characters if slug(c.name) == character), None)
+
+    def goals_of(self, character: str) -> list[str]:
+        """``character``'s goals as the world pack states them, in order."""
+        spec = self.character_spec(character)
+        return list(spec.goals) if spec is not None else []
 
     def open_developments(self) -> list[Development]:
         """Developments neither resolved nor abandoned."""

@@ -15,25 +15,29 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import Send, interrupt
 
-from fabula.agents.character.goals import parse_goal
-from fabula.agents.contracts import CharacterBrief, Decision, Draft, Finding, Proposal, TurnPlan
+from fabula.agents.character.brief import brief_for
+from fabula.agents.contracts import (
+    CharacterBrief,
+    Decision,
+    Draft,
+    Finding,
+    Proposal,
+    TurnPlan,
+    WriteRequest,
+)
 from fabula.agents.memory_builder.narrative import enrich
-from fabula.agents.planner.offline import goals_of
 from fabula.agents.views import AuthorView, author_view
 from fabula.agents.writer.context import writer_context
-from fabula.agents.writer.offline import WriteRequest
 from fabula.graph.runtime import TurnContext
 from fabula.graph.state import CharacterTask, TurnState
 from fabula.memory.delta import TurnDelta
 from fabula.memory.errors import InvalidInput, TurnConflict
 from fabula.memory.logging import get_logger
-from fabula.memory.records import slug
 from fabula.memory.store import StoryStore
 
 __all__ = [
     "abandon",
     "approve",
-    "brief_for",
     "character",
     "commit",
     "commit_text",
@@ -107,30 +111,6 @@ def fan_out(state: TurnState) -> list[Send]:
         )
         for c in turn_plan.focal
     ]
-
-
-def brief_for(view: AuthorView, me: str, turn_plan: TurnPlan) -> CharacterBrief:
-    """A character's brief: who it is and what it wants (prepared on the author's side)."""
-    goals = goals_of(view, me)
-    hypothesis = view.hypotheses.get(turn_plan.hypothesis) if turn_plan.hypothesis else None
-    if hypothesis is not None:
-        # a branch pursuing "X ends up with the O" gives X the goal of getting the O
-        for fact in hypothesis.realises:
-            if fact.attribute == "location" and fact.value == me:
-                goals = [f"get the {view.name(fact.subject)}", *goals]
-    spec = None
-    if view.pack is not None:
-        spec = next((c for c in view.pack.characters if slug(c.name) == me), None)
-    return CharacterBrief(
-        character=me,
-        name=view.name(me),
-        goals=tuple(g for g in goals if parse_goal(g).kind != "motive")
-        + tuple(g for g in goals if parse_goal(g).kind == "motive"),
-        secrets=tuple(spec.secrets) if spec else (),
-        voice=spec.voice if spec else "",
-        scene_goal=turn_plan.scene_goal,
-        place=turn_plan.place,
-    )
 
 
 async def character(task: CharacterTask, runtime: Runtime[TurnContext]) -> dict[str, Any]:

@@ -16,8 +16,9 @@ from langgraph.types import Command, StateSnapshot
 from structlog.contextvars import bound_contextvars
 
 from fabula.agents.contracts import Decision
+from fabula.agents.factory import offline_roles
 from fabula.agents.memory_builder.builder import OfflineMemoryBuilder
-from fabula.agents.roles import Roles, offline_roles
+from fabula.agents.roles import Roles
 from fabula.graph.build import build_turn_graph, thread_id
 from fabula.graph.checkpoint import RedisCheckpointSaver
 from fabula.graph.nodes import commit_text

@@ -21,14 +21,13 @@ import redis.asyncio as aredis
 
 from fabula.agents.character.model import ModelCharacter
 from fabula.agents.character.offline import OfflineCharacter
-from fabula.agents.contracts import CharacterBrief, Decision, Finding, TurnPlan
+from fabula.agents.contracts import CharacterBrief, Decision, Finding, TurnPlan, WriteRequest
 from fabula.agents.factory import make_roles
 from fabula.agents.llm import make_client
 from fabula.agents.memory_builder.model import ModelMemoryBuilder
 from fabula.agents.planner.model import ModelPlanner
 from fabula.agents.views import author_view
 from fabula.agents.writer.model import ModelWriter
-from fabula.agents.writer.offline import WriteRequest
 from fabula.graph.service import Fabula
 from fabula.memory.actions import REQUIRED_FIELDS, ActionKind
 from fabula.memory.errors import ModelOutputError

@@ -18,9 +18,8 @@ from typing import Any
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import create_model, model_validator
 
-from fabula.agents.contracts import TurnPlan
+from fabula.agents.contracts import MAX_FOCAL, TurnPlan
 from fabula.agents.llm import ModelClient
-from fabula.agents.planner.offline import MAX_FOCAL, goals_of
 from fabula.agents.prompts import load_prompt
 from fabula.agents.views import AuthorView
 from fabula.memory.records import slug
@@ -167,7 +166,7 @@ def _goals(view: AuthorView) -> str:
     return "\n".join(
         f"- {view.name(c)}: {'; '.join(goals)}"
         for c in view.characters()
-        if (goals := goals_of(view, c))
+        if (goals := view.goals_of(c))
     )
 
 

@@ -14,27 +14,17 @@ import re
 from collections.abc import Sequence
 
 from fabula.agents.character.goals import parse_goal
-from fabula.agents.contracts import TurnPlan
+from fabula.agents.contracts import MAX_FOCAL, TurnPlan
 from fabula.agents.views import AuthorView
 from fabula.memory.records import slug
 
 __all__ = ["OfflinePlanner"]
 
 _ASKED = re.compile(r"(?P<asker>[A-Z][\w'-]*) asked (?P<listener>[A-Z][\w'-]*) where the")
-MAX_FOCAL = 3
-
-
-def goals_of(view: AuthorView, character: str) -> list[str]:
-    if view.pack is None:
-        return []
-    for spec in view.pack.characters:
-        if slug(spec.name) == character:
-            return list(spec.goals)
-    return []
 
 
 def _unfinished(view: AuthorView, character: str) -> bool:
-    for text in goals_of(view, character):
+    for text in view.goals_of(character):
         goal = parse_goal(text)
         if goal.kind == "find" and goal.object and view.world.where(goal.object) != character:
             return True
@@ -80,7 +70,7 @@ class OfflinePlanner:
             d.id for d in view.open_developments() if set(d.participants) & set(focal)
         )
         beats = tuple(
-            f"{view.name(c)}: {goals_of(view, c)[0] if goals_of(view, c) else 'reacts'}"
+            f"{view.name(c)}: {view.goals_of(c)[0] if view.goals_of(c) else 'reacts'}"
             for c in focal
         )
         return TurnPlan(
@@ -94,5 +84,5 @@ class OfflinePlanner:
         )
 
     def _scene_goal(self, view: AuthorView, anchor: str) -> str:
-        goals = goals_of(view, anchor)
+        goals = view.goals_of(anchor)
         return f"{view.name(anchor)} pursues: {goals[0]}" if goals else f"{view.name(anchor)} acts"

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from fabula.agents.contracts import Action, Draft
+from fabula.agents.contracts import Action, Draft, WriteRequest
 from fabula.agents.llm import ModelClient
 from fabula.agents.prompts import load_prompt
 from fabula.agents.views import AuthorView
-from fabula.agents.writer.offline import WriteRequest
 from fabula.memory.errors import ModelOutputError
 
 __all__ = ["ModelWriter", "render_request"]

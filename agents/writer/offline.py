@@ -9,25 +9,10 @@ drawer.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
-
-from fabula.agents.contracts import Action, Draft, Finding, Proposal, TurnPlan
+from fabula.agents.contracts import Action, Draft, WriteRequest
 from fabula.agents.views import AuthorView
 
-__all__ = ["OfflineWriter", "WriteRequest", "realise"]
-
-
-class WriteRequest(BaseModel):
-    """Everything the writer is given for one draft."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    plan: TurnPlan
-    proposals: tuple[Proposal, ...]
-    context: str = ""
-    notes: tuple[str, ...] = ()
-    findings: tuple[Finding, ...] = ()
-    revision: int = 0
+__all__ = ["OfflineWriter", "realise"]
 
 
 def _the(view: AuthorView, entity: str | None) -> str:
@@ -88,6 +73,7 @@ class OfflineWriter:
     """
 
     async def write(self, request: WriteRequest, view: AuthorView) -> Draft:
+        """The draft: each focal character's actions realised, in plan order."""
         by_character = {p.character: p for p in request.proposals}
         flagged = {f.quote for f in request.findings if f.severity == "error" and f.quote}
         sentences: list[str] = []
