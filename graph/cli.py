@@ -35,7 +35,7 @@ from fabula.memory.projections import (
     project_hypotheses,
     project_world,
 )
-from fabula.memory.server import EmbeddedRedis, resolve_url
+from fabula.memory.server import EmbeddedRedis, redact, resolve_url
 from fabula.memory.settings import Settings
 from fabula.memory.store import StoryStore
 from fabula.worlds.loader import load_world
@@ -80,7 +80,7 @@ def _settings() -> Settings:
 
 def _url() -> str:
     s = _settings()
-    return resolve_url(s.redis_url, s.home)
+    return resolve_url(s.redis_url, s.home, allow_open_default=s.allow_open_redis)
 
 
 def _consolidator(url: str, mode: str) -> Callable[[StoryStore, int], Awaitable[None]] | None:
@@ -484,7 +484,7 @@ def demo(turns: int = typer.Option(6, "--turns", "-n", min=0, help="Autonomous t
 def server_start() -> None:
     """Start the embedded Redis (if it is not running) and print its URL."""
     try:
-        out.print(_url())
+        out.print(redact(_url()), highlight=False)
     except FabulaError as exc:
         err.print(f"[red]error:[/red] {exc}", highlight=False)
         raise typer.Exit(1) from None
@@ -492,9 +492,13 @@ def server_start() -> None:
 
 @server_app.command("stop")
 def server_stop() -> None:
-    """Stop the embedded Redis server."""
-    EmbeddedRedis(_settings().home / "redis").stop()
-    out.print("stopped")
+    """Stop the embedded Redis server that owns the data folder, or say why it could not."""
+    try:
+        stopped = EmbeddedRedis(_settings().home / "redis").stop()
+    except FabulaError as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+        raise typer.Exit(1) from None
+    out.print("stopped" if stopped else "no server was running")
 
 
 # -- benchmarks -------------------------------------------------------------------------

@@ -1,9 +1,10 @@
 """Private minds, enforced by Redis: one read-only ACL user per (story, character).
 
 A character's user may read only its own keyspace (``fab:{story}:c:<character>:*``) and the
-story's common knowledge (``fab:{story}:common:*``), with read commands and the read-only
-function call; it cannot write, scan the keyspace, or call a script that reads elsewhere
-(a script's ``redis.call`` is checked against the caller's permissions). Users are saved to
+story's common knowledge (``fab:{story}:common:*``), with the key-reading commands of
+:data:`CHARACTER_COMMANDS` and the project's read-only functions (whose ``redis.call`` is
+checked against the caller's permissions); it cannot write, run a script of its own, scan
+the keyspace, or run a server-wide command. Users are saved to
 the server's ACL file, so they survive a restart. The admin connection hands an agent a
 :class:`CharacterMind`, built on that user's own connection.
 """
@@ -23,9 +24,11 @@ from fabula.memory.errors import AccessDenied
 from fabula.memory.logging import get_logger
 from fabula.memory.projections import BeliefView, project_beliefs, recall
 from fabula.memory.records import Entity, Memory
+from fabula.memory.server import without_credentials
 from fabula.memory.store import StoryStore
 
 __all__ = [
+    "CHARACTER_COMMANDS",
     "CharacterCredentials",
     "CharacterMind",
     "MindPool",
@@ -36,22 +39,29 @@ __all__ = [
 
 log = get_logger(__name__)
 
-_READ_ONLY_COMMANDS = (
-    "-@all",
-    "+@read",
-    "-keys",
-    "-scan",
-    "-randomkey",
-    "-info",
-    "+fcall_ro",
-    "+eval_ro",
-    "+evalsha_ro",
-    "+ping",
-    "+hello",
-    "+client|setname",
-    "+client|setinfo",
-    "+client|id",
-)
+# What a character's connection may run: reads of single keys (each checked against the
+# user's key patterns), the project's read-only functions, and PING. Nothing server-wide
+# (DBSIZE, KEYS, SCAN, INFO, ...), no free-form scripts (EVAL_RO), no writes, no pub/sub.
+# AUTH and HELLO cannot be denied by ACL (Redis lets any client run them), which is why no
+# other user may be open: see memory/server.py. Keep /work/notes/coord.md's list in step.
+CHARACTER_COMMANDS: tuple[str, ...] = (
+    # hashes
+    "hget", "hmget", "hgetall", "hvals", "hkeys", "hexists", "hlen", "hstrlen", "hscan",
+    # lists
+    "lrange", "lindex", "llen",
+    # sets
+    "smembers", "sismember", "smismember", "scard", "sscan",
+    # sorted sets
+    "zrange", "zrangebyscore", "zrevrange", "zrevrangebyscore", "zrangebylex",
+    "zrevrangebylex", "zscore", "zmscore", "zcard", "zcount", "zlexcount", "zrank", "zrevrank",
+    "zscan",
+    # strings
+    "get", "mget", "strlen", "getrange",
+    # the project's registered read-only functions (they run with this user's rights)
+    "fcall_ro",
+    "ping",
+)  # fmt: skip
+_ACL_RULES = ("-@all", *(f"+{c}" for c in CHARACTER_COMMANDS))
 
 
 @dataclass(frozen=True)
@@ -81,7 +91,7 @@ async def ensure_character_user(
         reset=True,
         passwords=[f"+{password}"],
         keys=[f"%R~{keys.mind_pattern(story, character)}", f"%R~{keys.common_pattern(story)}"],
-        commands=list(_READ_ONLY_COMMANDS),
+        commands=list(_ACL_RULES),
         reset_keys=True,
         reset_channels=True,
     )
@@ -156,8 +166,13 @@ async def open_mind(
 ) -> CharacterMind:
     """A :class:`CharacterMind` logged in as the character's own read-only user."""
     creds = await character_credentials(admin, story, character)
+    # the admin's URL may carry the admin's own name and secret, and redis-py lets a URL's
+    # credentials override keyword arguments: strip them, or the mind would be the admin
     client = aredis.Redis.from_url(
-        url, username=creds.username, password=creds.password, decode_responses=True
+        without_credentials(url),
+        username=creds.username,
+        password=creds.password,
+        decode_responses=True,
     )
     return CharacterMind(client, story, character, branch)
 

@@ -93,6 +93,8 @@ class Settings(BaseModel):
 
     home: Path = Field(default_factory=default_home)
     redis_url: str | None = None
+    # accept a configured Redis whose default user is open (FABULA_REDIS_ALLOW_OPEN=1)
+    allow_open_redis: bool = False
     model: ModelSettings = Field(default_factory=ModelSettings)
     roles: dict[Role, ModelSettings] = Field(default_factory=dict)  # per-role overrides
     model_concurrency: int = Field(default=4, ge=1)  # model calls of the character fan-out
@@ -136,6 +138,7 @@ class Settings(BaseModel):
         values: dict[str, Any] = {
             "home": default_home(env),
             "redis_url": env.get("FABULA_REDIS_URL") or None,
+            "allow_open_redis": env.get("FABULA_REDIS_ALLOW_OPEN", "") in ("1", "true", "yes"),
             "model": base,
             "roles": roles,
         }

@@ -10,7 +10,7 @@ import pytest
 import redis
 import redis.asyncio as aredis
 
-from fabula.memory.server import EmbeddedRedis
+from fabula.memory.server import ADMIN_USER, EmbeddedRedis
 
 
 @pytest.fixture(scope="session")
@@ -25,12 +25,11 @@ def embedded_redis() -> Iterator[EmbeddedRedis]:
 
 @pytest.fixture()
 def redis_url(embedded_redis: EmbeddedRedis) -> Iterator[str]:
-    """The server's URL; every key, function and ACL user is wiped before each test."""
-    client = redis.Redis(unix_socket_path=str(embedded_redis.socket))
+    """The server's admin URL; every key, function and ACL user is wiped before each test."""
+    client = redis.Redis.from_url(embedded_redis.url, decode_responses=True)
     client.flushall()
-    for user in client.acl_users():
-        name = user.decode() if isinstance(user, bytes) else user
-        if name != "default":
+    for name in client.acl_users():
+        if name not in ("default", ADMIN_USER):
             client.acl_deluser(name)
     client.close()
     yield embedded_redis.url

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
+import signal
+import subprocess
+import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,7 +22,7 @@ from fabula.memory.server import EmbeddedRedis
 
 
 def server_pid(server: EmbeddedRedis) -> int:
-    client = redis.Redis(unix_socket_path=str(server.socket))
+    client = redis.Redis.from_url(server.url)
     try:
         return int(client.info("server")["process_id"])
     finally:
@@ -53,7 +59,8 @@ class TestEmbeddedRedis:
         """ensure_started starts a server on the folder's socket and returns its URL."""
         assert not server.is_running()
         url = server.ensure_started()
-        assert url == server.url == f"unix://{server.directory / 'redis.sock'}"
+        socket = server.directory / "redis.sock"
+        assert url == server.url == f"unix://fabula-admin:{server.admin_secret()}@{socket}"
         assert server.is_running()
         client = redis.Redis.from_url(url, decode_responses=True)
         try:
@@ -99,7 +106,7 @@ class TestEmbeddedRedis:
         """What was written before stop() is there after a restart (append-only file)."""
         server.ensure_started()
         first_pid = server_pid(server)
-        client = redis.Redis(unix_socket_path=str(server.socket))
+        client = redis.Redis.from_url(server.url)
         client.hset("fab:{s}:meta", mapping={"title": "kept"})
         client.close()
         server.stop()
@@ -107,7 +114,7 @@ class TestEmbeddedRedis:
         assert processes_on(server.socket) == []
         server.ensure_started()
         assert server_pid(server) != first_pid
-        client = redis.Redis(unix_socket_path=str(server.socket), decode_responses=True)
+        client = redis.Redis.from_url(server.url, decode_responses=True)
         try:
             assert client.hgetall("fab:{s}:meta") == {"title": "kept"}
         finally:
@@ -147,3 +154,119 @@ class TestStartFailures:
         with pytest.raises(RedisUnavailable, match="cannot run") as info:
             server.ensure_started()
         assert info.value.context["binary"] == missing
+
+
+def busy_for(server: EmbeddedRedis, seconds: float) -> threading.Thread:
+    """A thread running a script that keeps the server busy for ``seconds``."""
+    script = (
+        "local t = redis.call('TIME'); local s = t[1] * 1000000 + t[2]; "
+        "while true do t = redis.call('TIME'); "
+        "if t[1] * 1000000 + t[2] - s > tonumber(ARGV[1]) then return 1 end end"
+    )
+
+    def run() -> None:
+        client = redis.Redis.from_url(server.url)
+        with contextlib.suppress(redis.ConnectionError):
+            client.eval(script, 0, int(seconds * 1_000_000))
+        client.close()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+def wait_busy(server: EmbeddedRedis) -> None:
+    client = redis.Redis.from_url(server.url, socket_timeout=5)
+    try:
+        for _ in range(500):
+            try:
+                client.ping()
+            except redis.ResponseError as exc:
+                assert "BUSY" in str(exc)
+                return
+            time.sleep(0.01)
+        pytest.fail("the server never became busy")
+    finally:
+        client.close()
+
+
+@pytest.fixture()
+def quick_busy() -> Iterator[EmbeddedRedis]:
+    """A server that answers BUSY after 50 ms of one script (instead of 5 s)."""
+    directory = Path(tempfile.mkdtemp(prefix="fb-", dir="/tmp"))
+    embedded = EmbeddedRedis(directory / "r", busy_reply_ms=50)
+    yield embedded
+    embedded.stop()
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+class TestOneServerPerFolder:
+    def test_a_busy_server_is_not_duplicated(self, quick_busy: EmbeddedRedis) -> None:
+        """While a script keeps the server busy, another start finds it and starts nothing."""
+        quick_busy.ensure_started()
+        pid = server_pid(quick_busy)
+        thread = busy_for(quick_busy, 1.5)
+        wait_busy(quick_busy)
+        assert quick_busy.is_running()
+        again = EmbeddedRedis(quick_busy.directory)
+        assert again.ensure_started() == quick_busy.url
+        assert processes_on(quick_busy.socket) == [pid]
+        thread.join(10)
+        assert server_pid(quick_busy) == pid
+
+    def test_stop_stops_a_busy_server(self, quick_busy: EmbeddedRedis) -> None:
+        """`server stop` during a long script stops the owner and only then says so."""
+        quick_busy.ensure_started()
+        pid = server_pid(quick_busy)
+        thread = busy_for(quick_busy, 5)
+        wait_busy(quick_busy)
+        assert EmbeddedRedis(quick_busy.directory).stop() is True
+        assert not quick_busy.is_running()
+        assert processes_on(quick_busy.socket) == []
+        assert (
+            not Path(f"/proc/{pid}/cmdline").exists()
+            or not Path(f"/proc/{pid}/cmdline").read_bytes()
+        )
+        thread.join(10)
+
+    def test_the_lock_outlives_the_starter(self, server: EmbeddedRedis) -> None:
+        """The lock is the server's: a kill -9 of the server frees it, and a start follows."""
+        server.ensure_started()
+        pid = server_pid(server)
+        assert server.is_running()
+        os.kill(pid, signal.SIGKILL)
+        for _ in range(500):
+            if not server.is_running():
+                break
+            time.sleep(0.01)
+        assert not server.is_running()
+        server.ensure_started()
+        assert server_pid(server) != pid
+
+    def test_stop_says_why_it_could_not(self, server: EmbeddedRedis) -> None:
+        """An owner that ignores SHUTDOWN and SIGTERM is reported, not called stopped."""
+        server.directory.mkdir(parents=True)
+        holder = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "import fcntl, signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+                "f = open(sys.argv[1], 'w'); fcntl.flock(f, fcntl.LOCK_EX); "
+                "print('locked', flush=True); time.sleep(60)",
+                str(server.lockfile),
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+            assert server.is_running()
+            with pytest.raises(RedisUnavailable, match="pid is unknown"):
+                server.stop(timeout_s=0.4)
+            server.pidfile.write_text(f"{holder.pid}\n")
+            with pytest.raises(RedisUnavailable, match=f"pid {holder.pid}.*did not stop"):
+                server.stop(timeout_s=0.4)
+            assert holder.poll() is None
+        finally:
+            holder.kill()
+            holder.wait()
