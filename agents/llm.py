@@ -52,7 +52,7 @@ from fabula.memory.errors import (
     ModelUnavailable,
     SchemaRejected,
 )
-from fabula.memory.logging import get_logger
+from fabula.memory.logs import get_logger
 from fabula.memory.settings import ModelSettings
 
 __all__ = ["Method", "ModelClient", "make_chat_model", "make_client"]

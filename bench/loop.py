@@ -54,8 +54,13 @@ def synthetic_world(characters: int) -> WorldPack:
 
 
 async def _measure(url: str, turns: int, characters: int, durable: bool) -> dict[str, Any]:
-    fab = Fabula(url, Settings(), checkpointer=None if durable else InMemorySaver())
-    fab.memory_ms = []
+    memory_ms: list[float] = []
+    fab = Fabula(
+        url,
+        Settings(),
+        checkpointer=None if durable else InMemorySaver(),
+        on_commit=lambda done: memory_ms.append(done.memory_ms),
+    )
     story = f"bench-loop-{characters}-{'redis' if durable else 'memory'}"
     try:
         await fab.delete_story(story)
@@ -66,7 +71,7 @@ async def _measure(url: str, turns: int, characters: int, durable: bool) -> dict
             if await fab.run_turn(store, auto=True) == "committed":
                 committed += 1
         seconds = time.perf_counter() - start
-        tail = fab.memory_ms[-50:]
+        tail = memory_ms[-50:]
         await fab.delete_story(story)
     finally:
         await fab.aclose()
@@ -76,7 +81,7 @@ async def _measure(url: str, turns: int, characters: int, durable: bool) -> dict
         "characters": characters,
         "seconds": round(seconds, 3),
         "turns_per_second": round(turns / seconds, 2),
-        "overhead_ms": percentiles(fab.memory_ms),
+        "overhead_ms": percentiles(memory_ms),
         "overhead_last50_ms": percentiles(tail),
     }
 

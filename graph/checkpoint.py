@@ -67,7 +67,7 @@ from redis.exceptions import WatchError
 
 from fabula.memory.errors import ConfigError, FabulaError, InvalidInput
 
-__all__ = ["THREADS", "RedisCheckpointSaver"]
+__all__ = ["THREADS", "RedisCheckpointSaver", "delete_threads"]
 
 THREADS = "fab:ckpt:threads"
 _PAGE = 64
@@ -838,3 +838,15 @@ def _prune_selector(strategy: str) -> _Selector:
     if strategy == "delete":
         return _everything
     raise InvalidInput("unknown prune strategy; use 'keep_latest' or 'delete'", strategy=strategy)
+
+
+async def delete_threads(saver: BaseCheckpointSaver[Any], *, prefix: str) -> None:
+    """Delete every thread of ``saver`` whose id starts with ``prefix``, on any saver
+    (a :class:`RedisCheckpointSaver` reads its thread index; others list their checkpoints)."""
+    if isinstance(saver, RedisCheckpointSaver):
+        await saver.adelete_threads(prefix=prefix)
+        return
+    threads = {str(t.config["configurable"]["thread_id"]) async for t in saver.alist(None)}
+    for thread_id in sorted(threads):
+        if thread_id.startswith(prefix):
+            await saver.adelete_thread(thread_id)

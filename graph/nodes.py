@@ -10,7 +10,7 @@ everything before that call is a pure read, so a resumed node that starts over d
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 from langgraph.types import Send, interrupt
@@ -28,11 +28,11 @@ from fabula.agents.contracts import (
 from fabula.agents.memory_builder.narrative import enrich
 from fabula.agents.views import AuthorView, author_view
 from fabula.agents.writer.context import writer_context
-from fabula.graph.runtime import TurnContext
+from fabula.graph.runtime import Committed, TurnContext
 from fabula.graph.state import CharacterTask, TurnState
 from fabula.memory.delta import TurnDelta
 from fabula.memory.errors import InvalidInput, TurnConflict
-from fabula.memory.logging import get_logger
+from fabula.memory.logs import get_logger
 from fabula.memory.store import StoryStore
 
 __all__ = [
@@ -59,8 +59,8 @@ def _store(state: TurnState | CharacterTask, ctx: TurnContext) -> StoryStore:
 
 async def _view(state: TurnState, ctx: TurnContext) -> AuthorView:
     key = (state["story"], state["branch"], state["turn"])
-    if key in ctx.views:
-        return ctx.views[key]
+    if key in ctx.cache.views:
+        return ctx.cache.views[key]
     store = _store(state, ctx)
     view = await author_view(store)
     if view.turn + 1 != state["turn"]:
@@ -70,8 +70,8 @@ async def _view(state: TurnState, ctx: TurnContext) -> AuthorView:
             branch=state["branch"],
             turn=state["turn"],
         )
-    ctx.views.clear()  # one turn at a time: keep only the newest
-    ctx.views[key] = view
+    ctx.cache.views.clear()  # one turn at a time: keep only the newest
+    ctx.cache.views[key] = view
     return view
 
 
@@ -174,8 +174,11 @@ async def critique(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str,
     started = time.perf_counter()
     delta = enrich(view, await ctx.roles.builder.build(store, state["turn"], draft.text))
     build_ms = (time.perf_counter() - started) * 1000
-    ctx.deltas.clear()
-    ctx.deltas[(state["story"], state["branch"], state["turn"], draft.text)] = (delta, build_ms)
+    ctx.cache.deltas.clear()
+    ctx.cache.deltas[(state["story"], state["branch"], state["turn"], draft.text)] = (
+        delta,
+        build_ms,
+    )
     turn_plan = TurnPlan.model_validate(state["plan"])
     findings = ctx.roles.critic.critique(view, delta, turn_plan)
     errors = [f for f in findings if f.severity == "error"]
@@ -249,21 +252,23 @@ async def commit_text(ctx: TurnContext, store: StoryStore, turn: int, text: str)
             turn=turn,
         )
     started = time.perf_counter()
-    built = ctx.deltas.get((store.story, store.branch, turn, text))
+    built = ctx.cache.deltas.get((store.story, store.branch, turn, text))
     if built is None:
-        view = ctx.views.get((store.story, store.branch, turn)) or await author_view(store)
+        view = ctx.cache.views.get((store.story, store.branch, turn)) or await author_view(store)
         delta = enrich(view, await ctx.roles.builder.build(store, turn, text))
         earlier_ms = 0.0
     else:
         delta, earlier_ms = built
     result = await store.commit(delta)
-    if ctx.memory_ms is not None:
-        # the memory-builder's whole share of the turn: building the delta (possibly done
-        # for the critic already) and committing it
-        ctx.memory_ms.append(earlier_ms + (time.perf_counter() - started) * 1000)
+    status: Literal["committed", "duplicate"] = (
+        "committed" if result.status == "ok" else "duplicate"
+    )
+    if ctx.on_commit is not None:
+        memory_ms = earlier_ms + (time.perf_counter() - started) * 1000
+        ctx.on_commit(Committed(store.story, store.branch, turn, status, memory_ms))
     if result.status == "ok" and ctx.consolidate is not None:
         await ctx.consolidate(store, turn)
-    return "committed" if result.status == "ok" else "duplicate"
+    return status
 
 
 async def commit(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any]:

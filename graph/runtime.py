@@ -1,13 +1,16 @@
 """What the graph's nodes are given at run time (LangGraph's run-scoped ``context``).
 
 Nothing here is checkpointed: connections and role objects are rebuilt by every process
-that runs or resumes a turn.
+that runs or resumes a turn. :class:`TurnContext` is fixed for a run; what the nodes of one
+run share as they go (the author's view, the delta the critic read) is kept in its
+:class:`RunCache`, which is mutable on purpose.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
 import redis.asyncio as aredis
 
@@ -19,9 +22,39 @@ from fabula.memory.settings import Settings
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter, default_counter
 
-__all__ = ["Consolidator", "Roles", "TurnContext"]  # Roles re-exported for convenience
+__all__ = ["CommitObserver", "Committed", "Consolidator", "Roles", "RunCache", "TurnContext"]
 
 Consolidator = Callable[[StoryStore, int], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Committed:
+    """A turn that reached memory. ``memory_ms`` is the memory-builder's whole share of it:
+    building the delta (possibly done for the critic already) and committing it."""
+
+    story: str
+    branch: str
+    turn: int
+    status: Literal["committed", "duplicate"]
+    memory_ms: float
+
+
+CommitObserver = Callable[[Committed], None]
+
+
+@dataclass
+class RunCache:
+    """What the nodes of one run share as they go (one turn at a time: only the newest).
+
+    ``views``: author views by (story, branch, turn they precede); nodes of one run read
+    the same state, and the commit re-checks the head before writing. ``deltas``: the delta
+    the critic read, with the milliseconds it took, by (story, branch, turn, text); the
+    commit of the same text on the same head reuses it (the commit function refuses it if
+    the head moved).
+    """
+
+    views: dict[tuple[str, str, int], AuthorView] = field(default_factory=dict)
+    deltas: dict[tuple[str, str, int, str], tuple[TurnDelta, float]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -37,11 +70,5 @@ class TurnContext:
     max_attempts: int = 3
     counter: TokenCounter = field(default_factory=default_counter)
     consolidate: Consolidator | None = None
-    # when set, commit_text appends the memory-builder's time per committed turn (ms)
-    memory_ms: list[float] | None = None
-    # author views of this run by (story, branch, turn they precede); nodes of one run
-    # read the same state, and commit_text re-checks the head before writing
-    views: dict[tuple[str, str, int], AuthorView] = field(default_factory=dict)
-    # the delta the critic read, by (story, branch, turn, text): the commit of the same
-    # text on the same head reuses it (the commit function refuses it if the head moved)
-    deltas: dict[tuple[str, str, int, str], tuple[TurnDelta, float]] = field(default_factory=dict)
+    on_commit: CommitObserver | None = None  # told of every commit (e.g. a benchmark)
+    cache: RunCache = field(default_factory=RunCache)

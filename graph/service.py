@@ -20,9 +20,9 @@ from fabula.agents.factory import offline_roles
 from fabula.agents.memory_builder.builder import OfflineMemoryBuilder
 from fabula.agents.roles import Roles
 from fabula.graph.build import build_turn_graph, thread_id
-from fabula.graph.checkpoint import RedisCheckpointSaver
+from fabula.graph.checkpoint import RedisCheckpointSaver, delete_threads
 from fabula.graph.nodes import commit_text
-from fabula.graph.runtime import Consolidator, TurnContext
+from fabula.graph.runtime import CommitObserver, Consolidator, TurnContext
 from fabula.graph.state import TurnState
 from fabula.memory.acl import MindPool, drop_character_users, ensure_character_user
 from fabula.memory.branching import fork
@@ -63,7 +63,13 @@ def _pending_in(store: StoryStore, turn: int, snapshot: StateSnapshot) -> Pendin
 
 
 class Fabula:
-    """The application: one Redis, one checkpointer, one set of roles."""
+    """The application: one Redis, one checkpointer, one set of roles.
+
+    ``roles`` default to the offline engine; ``consolidate`` runs after each commit;
+    ``checkpointer`` defaults to a :class:`RedisCheckpointSaver` on ``url`` (made only then);
+    ``on_commit`` is told of every committed turn. Use it as an async context manager, or
+    call :meth:`aclose`.
+    """
 
     def __init__(
         self,
@@ -72,6 +78,7 @@ class Fabula:
         roles: Roles | None = None,
         consolidate: Consolidator | None = None,
         checkpointer: BaseCheckpointSaver[Any] | None = None,
+        on_commit: CommitObserver | None = None,
     ) -> None:
         self.url = url
         self.settings = settings
@@ -80,13 +87,18 @@ class Fabula:
         self.counter = default_counter()  # once: it may hash a cached tiktoken file
         self.roles = roles or offline_roles()
         self.consolidate = consolidate
-        self.saver = RedisCheckpointSaver.from_url(url)
-        self.graph = build_turn_graph(checkpointer if checkpointer is not None else self.saver)
-        self.memory_ms: list[float] | None = None
+        self.on_commit = on_commit
+        self._own_saver: RedisCheckpointSaver | None = None
+        if checkpointer is None:
+            checkpointer = self._own_saver = RedisCheckpointSaver.from_url(url)
+        self.saver: BaseCheckpointSaver[Any] = checkpointer
+        self.graph = build_turn_graph(checkpointer)
 
     async def aclose(self) -> None:
+        """Close the connections this application opened (not an injected checkpointer)."""
         await self.minds.aclose()
-        await self.saver.aclose()
+        if self._own_saver is not None:
+            await self._own_saver.aclose()
         await self.admin.aclose()
 
     async def __aenter__(self) -> Fabula:
@@ -96,9 +108,11 @@ class Fabula:
         await self.aclose()
 
     def store(self, story: str, branch: str = "main") -> StoryStore:
+        """A handle on one branch of one story (nothing is read: see ``require``)."""
         return StoryStore(self.admin, story, branch)
 
     def context(self, *, auto: bool) -> TurnContext:
+        """The run-scoped context the turn graph's nodes are given."""
         return TurnContext(
             admin=self.admin,
             url=self.url,
@@ -107,7 +121,7 @@ class Fabula:
             settings=self.settings,
             auto=auto,
             consolidate=self.consolidate,
-            memory_ms=self.memory_ms,
+            on_commit=self.on_commit,
             counter=self.counter,
         )
 
@@ -129,7 +143,7 @@ class Fabula:
         await self.minds.forget(story)
         await store.delete()
         # the story's turn threads go too, so a story created again under this id starts clean
-        await self.saver.adelete_threads(prefix=f"{story}/")
+        await delete_threads(self.saver, prefix=f"{story}/")
         await drop_character_users(self.admin, story, characters)
 
     async def stories(self) -> list[str]:

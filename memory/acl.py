@@ -21,7 +21,7 @@ from redis.exceptions import NoPermissionError, ResponseError
 
 from fabula.memory import keys
 from fabula.memory.errors import AccessDenied
-from fabula.memory.logging import get_logger
+from fabula.memory.logs import get_logger
 from fabula.memory.projections import BeliefView, project_beliefs, recall
 from fabula.memory.records import Entity, Memory
 from fabula.memory.server import without_credentials

@@ -39,7 +39,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from fabula.memory.errors import ConfigError, RedisUnavailable
-from fabula.memory.logging import get_logger
+from fabula.memory.logs import get_logger
 
 __all__ = [
     "ADMIN_USER",

@@ -101,7 +101,7 @@ class Settings(BaseModel):
     prices: dict[str, Price] = Field(default_factory=dict)  # by model name
     token_budget: int = 1200
     max_revisions: int = 2
-    log_json: bool | None = None
+    consolidate: Literal["inline", "rq", "off"] = "inline"  # after each commit (see jobs)
 
     def model_for(self, role: Role) -> ModelSettings:
         """The settings ``role`` runs with: its own, else the defaults (the extractor at
@@ -142,6 +142,8 @@ class Settings(BaseModel):
             "model": base,
             "roles": roles,
         }
+        if env.get("FABULA_CONSOLIDATE"):
+            values["consolidate"] = env["FABULA_CONSOLIDATE"]
         if env.get("FABULA_TOKEN_BUDGET"):
             values["token_budget"] = env["FABULA_TOKEN_BUDGET"]
         if env.get("FABULA_MODEL_CONCURRENCY"):

@@ -14,7 +14,7 @@ import pytest
 def fabula(redis_url: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "FABULA_REDIS_URL": redis_url, "COLUMNS": "200"}
     proc = subprocess.run(
-        [sys.executable, "-m", "fabula.graph.cli", *args],
+        [sys.executable, "-m", "fabula", *args],
         capture_output=True,
         text=True,
         env=env,
@@ -141,7 +141,7 @@ class TestExactlyOnce:
         env = {**os.environ, "FABULA_REDIS_URL": redis_url}
         procs = [
             subprocess.Popen(
-                [sys.executable, "-m", "fabula.graph.cli", "approve", "tale"],
+                [sys.executable, "-m", "fabula", "approve", "tale"],
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,

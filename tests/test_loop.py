@@ -7,6 +7,7 @@ import asyncio
 
 import pytest
 import redis
+from langgraph.checkpoint.memory import InMemorySaver
 from rq import Queue, SimpleWorker
 
 from fabula.agents.contracts import Action, TurnPlan
@@ -17,6 +18,7 @@ from fabula.agents.views import author_view
 from fabula.agents.writer.context import writer_context
 from fabula.agents.writer.offline import realise
 from fabula.graph.build import thread_id
+from fabula.graph.runtime import Committed
 from fabula.graph.service import Fabula
 from fabula.memory.hierarchy import scenes
 from fabula.memory.jobs import QUEUE, enqueue_consolidation
@@ -243,3 +245,25 @@ class TestCharacterSocial:
             texts = " ".join(t.text for t in await branch.turn_texts(at + 1))
             assert '"I am keeping the brass key," said Mara.' in texts
             assert (await project_world(branch)).where("brass_key") == "mara"
+
+
+class TestInjectedCheckpointer:
+    async def test_the_injected_saver_is_the_only_one(self, redis_url: str) -> None:
+        """With another checkpointer the app makes no Redis saver and writes no checkpoint
+        key; deleting the story deletes its threads from the injected saver; the commit
+        observer is told of every committed turn."""
+        saver = InMemorySaver()
+        committed: list[Committed] = []
+        async with Fabula(
+            redis_url, Settings(), checkpointer=saver, on_commit=committed.append
+        ) as fab:
+            assert fab.saver is saver
+            store = await _demo(fab, "tale", 2)
+            assert [c.turn for c in committed][-2:] == [4, 5]
+            assert all(c.status == "committed" and c.memory_ms > 0 for c in committed)
+            assert {t.config["configurable"]["thread_id"] async for t in saver.alist(None)}
+            client = redis.Redis.from_url(redis_url)
+            assert not client.keys("fab:ckpt:*")
+            await fab.delete_story(store.story)
+            assert not [t async for t in saver.alist(None)]
+            client.close()

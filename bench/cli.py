@@ -1,0 +1,110 @@
+"""``fabula bench ...``: the benchmarks' command-line sub-app.
+
+Mounted on the ``fabula`` command by :mod:`fabula.cli` (production packages never import
+the benchmarks). Settings come from the root command's context; errors are printed by the
+root command's one error wrapper.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+from pathlib import Path
+
+import typer
+
+from fabula.memory.errors import NotFound
+from fabula.memory.server import resolve_url
+from fabula.memory.settings import Settings
+
+__all__ = ["bench_app"]
+
+bench_app = typer.Typer(help="Benchmarks, each with its baselines in the same run.")
+
+
+def _settings(ctx: typer.Context) -> Settings:
+    """The settings the root command read (read here when the sub-app runs alone)."""
+    found = ctx.find_object(Settings)
+    return found if found is not None else Settings.from_env()
+
+
+def _url(ctx: typer.Context) -> str:
+    s = _settings(ctx)
+    return resolve_url(s.redis_url, s.home, allow_open_default=s.allow_open_redis)
+
+
+def _ints(text: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise typer.BadParameter(f"expected numbers separated by commas, got {text!r}") from None
+
+
+@bench_app.command("scale")
+def bench_scale(
+    ctx: typer.Context,
+    turns: str = typer.Option("100,1000,10000", "--turns"),
+    characters: str = typer.Option("5,20", "--characters"),
+    json_out: str | None = typer.Option(None, "--json"),
+) -> None:
+    """Commit and projection latency, round trips and memory as the story grows."""
+    from fabula.bench.scale import run as run_scale
+
+    run_scale(_url(ctx), _ints(turns), _ints(characters), json_out)
+
+
+@bench_app.command("loop")
+def bench_loop(
+    ctx: typer.Context,
+    turns: int = typer.Option(200, "--turns", min=1),
+    characters: int = typer.Option(5, "--characters", min=1),
+    json_out: str | None = typer.Option(None, "--json"),
+) -> None:
+    """Offline turns per second and the memory-builder's overhead per turn."""
+    from fabula.bench.loop import run as run_loop
+
+    run_loop(_url(ctx), turns, characters, json_out)
+
+
+def _dataset_bench(
+    settings: Settings, name: str, path: Path, json_out: str | None, answers: str | None
+) -> None:
+    if not path.exists():
+        raise NotFound(f"no such file: {path}", path=str(path))
+    module = importlib.import_module(f"fabula.bench.{name}")
+    run_fn = getattr(module, f"run_{name}")
+    # with FABULA_REDIS_URL unset the benchmark runs on a private, temporary Redis
+    asyncio.run(run_fn(path, redis_url=settings.redis_url, json_out=json_out, answers_out=answers))
+
+
+def _register_dataset_bench(name: str, path_help: str, per: str, summary: str) -> None:
+    """One ``fabula bench NAME PATH [--json OUT] [--answers OUT.jsonl]`` command."""
+
+    @bench_app.command(name, help=summary)
+    def command(
+        ctx: typer.Context,
+        path: Path = typer.Argument(..., help=path_help),
+        json_out: str | None = typer.Option(None, "--json"),
+        answers: str | None = typer.Option(None, "--answers", help=f"One JSON line per {per}."),
+    ) -> None:
+        _dataset_bench(_settings(ctx), name, path, json_out, answers)
+
+
+_register_dataset_bench(
+    "tomi",
+    "A ToMi .txt file (its .trace beside it).",
+    "question",
+    "ToMi false-belief questions, with the shared-memory baseline.",
+)
+_register_dataset_bench(
+    "hitom",
+    "Hi-ToM items as JSON Lines.",
+    "question",
+    "Hi-ToM higher-order beliefs, communication and deception, with the baseline.",
+)
+_register_dataset_bench(
+    "longstory",
+    "A long story as JSON Lines (turns and probes).",
+    "probe",
+    "Retention, knowledge boundaries, false belief and leakage over a long story.",
+)

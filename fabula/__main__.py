@@ -1,0 +1,5 @@
+"""``python -m fabula``: the same as the ``fabula`` console script."""
+
+from fabula.cli import main
+
+main()

@@ -1,0 +1,132 @@
+"""The ``fabula`` command line's frame: the root app, settings, the one error wrapper.
+
+Settings are read once (the root callback puts them on the click context, where every
+command, the benchmarks' included, finds them), logging is configured once, and every
+error Fabula raises on purpose — and every Redis error — is printed here, as one line on
+stderr with exit status 1, whichever command raised it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, TypeVar
+
+import redis
+import typer
+from rich.console import Console
+from rich.markup import escape
+from typer.core import TyperGroup
+
+from fabula.agents.factory import make_roles
+from fabula.graph.service import Fabula
+from fabula.memory.errors import FabulaError
+from fabula.memory.jobs import enqueue_consolidation
+from fabula.memory.logs import configure_logging
+from fabula.memory.server import resolve_url
+from fabula.memory.settings import Settings
+from fabula.memory.store import StoryStore
+
+__all__ = ["app", "dump", "err", "fail", "out", "redis_url", "run_with_app", "settings"]
+
+T = TypeVar("T")
+
+out = Console()
+err = Console(stderr=True)
+
+
+def fail(message: str) -> typer.Exit:
+    """Print ``message`` as the one error line on stderr; raise what this returns (status 1)."""
+    err.print(f"[red]error:[/red] {escape(message)}", highlight=False)
+    return typer.Exit(1)
+
+
+class FabulaGroup(TyperGroup):
+    """The root command group: turns every error Fabula raises on purpose (and every Redis
+    error) into one line on stderr and exit status 1. Sub-apps mounted on it (the
+    benchmarks) are covered too, since their commands run inside this group's invoke."""
+
+    def invoke(self, ctx: Any) -> Any:  # typer's (vendored) click context
+        try:
+            return super().invoke(ctx)
+        except FabulaError as exc:
+            raise fail(str(exc)) from None
+        except redis.RedisError as exc:
+            raise fail(f"redis: {exc}") from None
+
+
+app = typer.Typer(
+    name="fabula",
+    cls=FabulaGroup,
+    help="Collaborative fiction written by many agents at once: shared worlds, private minds.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+class _Read:
+    settings: Settings | None = None
+
+
+@app.callback()
+def _main(
+    ctx: typer.Context,
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Log progress to stderr."),
+) -> None:
+    # read once, here; sub-apps (the benchmarks) find them on the context
+    ctx.obj = _Read.settings = Settings.from_env()
+    configure_logging(level=logging.INFO if verbose else logging.WARNING)
+
+
+def settings() -> Settings:
+    """The settings the root callback read (read now, once, if it has not run)."""
+    if _Read.settings is None:
+        _Read.settings = Settings.from_env()
+    return _Read.settings
+
+
+def redis_url() -> str:
+    """The Redis to use: ``FABULA_REDIS_URL``, else the embedded server (started if needed)."""
+    s = settings()
+    return resolve_url(s.redis_url, s.home, allow_open_default=s.allow_open_redis)
+
+
+def _consolidator(url: str, mode: str) -> Callable[[StoryStore, int], Awaitable[None]] | None:
+    if mode == "off":
+        return None
+    if mode == "rq":
+
+        async def enqueue(store: StoryStore, turn: int) -> None:
+            enqueue_consolidation(url, store.story, store.branch, turn)
+
+        return enqueue
+    from fabula.memory.hierarchy import consolidate_turn
+
+    async def inline(store: StoryStore, turn: int) -> None:
+        await consolidate_turn(store, turn)
+
+    return inline
+
+
+def run_with_app(coro_fn: Callable[[Fabula], Coroutine[Any, Any, T]]) -> T:
+    """Run ``coro_fn`` with a :class:`Fabula` built from the settings (roles, consolidation)."""
+
+    async def go() -> T:
+        url = redis_url()
+        s = settings()
+        roles = make_roles(s)
+        async with Fabula(
+            url, s, roles=roles, consolidate=_consolidator(url, s.consolidate)
+        ) as fab:
+            return await coro_fn(fab)
+
+    return asyncio.run(go())
+
+
+def dump(data: Any) -> None:
+    """Write ``data`` to stdout as indented JSON."""
+    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")

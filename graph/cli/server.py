@@ -1,0 +1,26 @@
+"""The embedded Redis server: ``server start``, ``server stop``."""
+
+from __future__ import annotations
+
+import typer
+
+from fabula.graph.cli.app import app, out, redis_url, settings
+from fabula.memory.server import EmbeddedRedis, redact
+
+__all__ = ["server_app"]
+
+server_app = typer.Typer(help="The embedded Redis server.")
+app.add_typer(server_app, name="server")
+
+
+@server_app.command("start")
+def server_start() -> None:
+    """Start the embedded Redis (if it is not running) and print its URL."""
+    out.print(redact(redis_url()), highlight=False)
+
+
+@server_app.command("stop")
+def server_stop() -> None:
+    """Stop the embedded Redis server that owns the data folder, or say why it could not."""
+    stopped = EmbeddedRedis(settings().home / "redis").stop()
+    out.print("stopped" if stopped else "no server was running")

@@ -1,0 +1,113 @@
+"""Writing turns and deciding on them: ``run``, ``pending``, ``approve``, ``edit``, ``reject``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.progress import Progress
+
+from fabula.agents.contracts import Decision
+from fabula.graph.cli.app import app, dump, err, out, run_with_app
+from fabula.graph.service import Fabula, Pending
+from fabula.memory.errors import InvalidInput
+
+__all__ = ["approve", "edit", "pending", "reject", "run"]
+
+
+@app.command()
+def run(
+    story: str,
+    turns: int = typer.Option(1, "--turns", "-n", min=1, help="How many turns to write."),
+    auto: bool = typer.Option(False, "--auto", help="Approve every turn without asking."),
+    branch: str = typer.Option("main", "--branch", "-b"),
+    direction: str | None = typer.Option(None, "--direction", help="A note for the planner."),
+) -> None:
+    """Write turns; without --auto, stop at the first turn awaiting approval."""
+
+    async def go(fab: Fabula) -> None:
+        store = fab.store(story, branch)
+        await store.require()
+        done = 0
+        with Progress(console=err, transient=True) as progress:
+            task = progress.add_task(f"writing {story}", total=turns)
+            for _ in range(turns):
+                outcome = await fab.run_turn(store, auto=auto, direction=direction)
+                if outcome == "pending":
+                    waiting = await fab.pending_turn(store)
+                    progress.stop()
+                    print_pending(waiting)
+                    out.print(f"approve with [bold]fabula approve {story}[/bold], edit or reject")
+                    return
+                done += 1
+                progress.advance(task)
+        out.print(f"{story}: {done} turn(s) written, now at turn {await store.head()}")
+
+    run_with_app(go)
+
+
+def print_pending(pending: Pending | None) -> None:
+    """A turn awaiting approval: its draft and the critic's findings."""
+    if pending is None:
+        return
+    payload = pending.payload
+    out.rule(f"{pending.story} [{pending.branch}] turn {pending.turn} awaits approval")
+    out.print(payload.get("draft", {}).get("text", ""), highlight=False)
+    for f in payload.get("findings", []):
+        out.print(
+            f"  [yellow]{f['severity']}[/yellow] {f['kind']}: {f['message']}", highlight=False
+        )
+
+
+@app.command()
+def pending(as_json: bool = typer.Option(False, "--json")) -> None:
+    """List the turns awaiting approval."""
+
+    async def go(fab: Fabula) -> None:
+        items = await fab.all_pending()
+        if as_json:
+            dump([{"story": p.story, "branch": p.branch, "turn": p.turn} for p in items])
+            return
+        if not items:
+            out.print("nothing awaits approval")
+        for p in items:
+            print_pending(p)
+
+    run_with_app(go)
+
+
+def _decide(story: str, branch: str, decision: Decision) -> None:
+    async def go(fab: Fabula) -> None:
+        outcome = await fab.decide(fab.store(story, branch), decision)
+        out.print(f"{story} [{branch}]: {outcome}")
+
+    run_with_app(go)
+
+
+@app.command()
+def approve(story: str, branch: str = typer.Option("main", "--branch", "-b")) -> None:
+    """Approve the pending turn: it is committed to memory."""
+    _decide(story, branch, Decision(action="approve"))
+
+
+@app.command()
+def edit(
+    story: str,
+    text_file: Path = typer.Option(..., "--text-file", exists=True, dir_okay=False),
+    branch: str = typer.Option("main", "--branch", "-b"),
+) -> None:
+    """Replace the pending turn's text with the file's and commit it."""
+    text = text_file.read_text(encoding="utf-8").strip()
+    if not text:
+        raise InvalidInput(f"{text_file} is empty")
+    _decide(story, branch, Decision(action="edit", text=text))
+
+
+@app.command()
+def reject(
+    story: str,
+    note: str = typer.Option(..., "--note", help="Why: the planner sees it."),
+    branch: str = typer.Option("main", "--branch", "-b"),
+) -> None:
+    """Reject the pending turn: nothing is committed; the turn is planned again."""
+    _decide(story, branch, Decision(action="reject", note=note))

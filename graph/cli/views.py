@@ -1,0 +1,219 @@
+"""Showing a story: ``show`` (one view: world, beliefs, developments, ...), ``export``, ``demo``."""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from typing import Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from fabula.graph.cli.app import app, dump, out, run_with_app
+from fabula.graph.service import Fabula
+from fabula.memory.errors import InvalidInput
+from fabula.memory.projections import (
+    project_beliefs,
+    project_developments,
+    project_hypotheses,
+    project_world,
+)
+from fabula.memory.store import StoryStore
+from fabula.worlds.loader import load_world
+
+__all__ = ["ExportFormat", "ShowWhat", "demo", "export", "render", "show", "view_data"]
+
+
+class ShowWhat(str, Enum):
+    """The views ``fabula show`` shows."""
+
+    world = "world"
+    beliefs = "beliefs"
+    developments = "developments"
+    hypotheses = "hypotheses"
+    story = "story"
+    branches = "branches"
+    scenes = "scenes"
+
+
+@app.command()
+def show(
+    story: str,
+    what: ShowWhat,
+    character: str | None = typer.Argument(
+        None, help="For beliefs: the character (a>b for nested)."
+    ),
+    as_of: int | None = typer.Option(None, "--as-of", help="The view as of this turn."),
+    branch: str = typer.Option("main", "--branch", "-b"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Show one view of a story: world, beliefs CHAR, developments, hypotheses, story, branches."""
+
+    async def go(fab: Fabula) -> None:
+        store = fab.store(story, branch)
+        await store.require()
+        data = await view_data(fab, store, what, character, as_of)
+        if as_json:
+            dump(data)
+        else:
+            render(what, data)
+
+    run_with_app(go)
+
+
+async def view_data(
+    fab: Fabula, store: StoryStore, what: ShowWhat, character: str | None, as_of: int | None
+) -> Any:
+    """One view of ``store``'s branch as JSON-able data (``as_of``: as it stood then)."""
+    if what is ShowWhat.world:
+        w = await project_world(store, as_of=as_of)
+        return {
+            "story": store.story,
+            "branch": store.branch,
+            "as_of": as_of,
+            "facts": [
+                s.model_dump(exclude={"span"})
+                for s in sorted(w.states.values(), key=lambda s: (s.subject, s.attribute))
+            ],
+        }
+    if what is ShowWhat.beliefs:
+        if not character:
+            raise InvalidInput(
+                "show beliefs needs a character, e.g. `fabula show demo beliefs leo`"
+            )
+        chain = character.split(">")
+        b = await project_beliefs(store, chain, as_of=as_of)
+        return {
+            "story": store.story,
+            "branch": store.branch,
+            "holder": chain,
+            "as_of": as_of,
+            "beliefs": [
+                x.model_dump(exclude={"span"})
+                for x in sorted(b.beliefs.values(), key=lambda x: (x.subject, x.attribute))
+            ],
+        }
+    if what is ShowWhat.developments:
+        devs = await project_developments(store, as_of=as_of)
+        return [d.model_dump() for d in devs.values()]
+    if what is ShowWhat.hypotheses:
+        hyps = await project_hypotheses(store, as_of=as_of)
+        return [h.model_dump() for h in hyps.values()]
+    if what is ShowWhat.story:
+        last = as_of if as_of is not None else None
+        texts = await store.turn_texts(1, last)
+        return {
+            "story": store.story,
+            "branch": store.branch,
+            "turns": [{"turn": t.turn, "text": t.text} for t in texts],
+        }
+    if what is ShowWhat.scenes:
+        from fabula.memory.hierarchy import scenes
+
+        return [n.model_dump() for n in await scenes(store)]
+    return [
+        {"branch": b.name, "parent": b.parent, "fork_turn": b.fork_turn, "pursue": b.pursue}
+        for b in (await store.branches()).values()
+    ]
+
+
+def render(what: ShowWhat, data: Any) -> None:
+    """Print a view's data as a table (or text, or JSON)."""
+    if what is ShowWhat.story:
+        for t in data["turns"]:
+            out.print(f"[dim]{t['turn']:>3}[/dim]  {t['text']}", highlight=False)
+        return
+    if what is ShowWhat.world:
+        table = Table("subject", "attribute", "value", "since", title="W: the world")
+        for f in data["facts"]:
+            value = f["value"] if f["polarity"] else f"not {f['value']}"
+            table.add_row(f["subject"], f["attribute"], value, str(f["valid_from"]))
+        out.print(table)
+        return
+    if what is ShowWhat.beliefs:
+        holder = " → ".join(data["holder"])
+        title = escape(f"B[{holder}]")
+        table = Table("subject", "attribute", "value", "how", "since", title=title)
+        for b in data["beliefs"]:
+            value = b["value"] if b["polarity"] else f"not {b['value']}"
+            how = b["mode"] + (f" by {b['speaker']}" if b.get("speaker") else "")
+            table.add_row(b["subject"], b["attribute"], value, how, str(b["valid_from"]))
+        out.print(table)
+        return
+    if what is ShowWhat.developments:
+        table = Table("id", "kind", "title", "status", "history", title="D: developments")
+        for d in data:
+            hist = ", ".join(f"{h['status']}@{h['turn']}" for h in d["history"])
+            table.add_row(d["id"], d["kind"], d["title"], d["history"][-1]["status"], hist)
+        out.print(table)
+        return
+    if what is ShowWhat.hypotheses:
+        table = Table("id", "development", "premise", "status", title="H: possible worlds")
+        for h in data:
+            table.add_row(h["id"], h["development"], h["premise"], h["status"])
+        out.print(table)
+        return
+    dump(data)
+
+
+class ExportFormat(str, Enum):
+    md = "md"
+    json = "json"
+
+
+@app.command()
+def export(
+    story: str,
+    fmt: ExportFormat = typer.Option(ExportFormat.md, "--format"),
+    branch: str = typer.Option("main", "--branch", "-b"),
+) -> None:
+    """Export a story's text (markdown) or its text and views (json)."""
+
+    async def go(fab: Fabula) -> None:
+        store = fab.store(story, branch)
+        info = await store.info()
+        texts = await store.turn_texts(1)
+        if fmt is ExportFormat.md:
+            sys.stdout.write(f"# {info.title}\n\n")
+            for t in texts:
+                sys.stdout.write(t.text + "\n\n")
+            return
+        dump(
+            {
+                "story": story,
+                "branch": branch,
+                "title": info.title,
+                "turns": [{"turn": t.turn, "text": t.text} for t in texts],
+                "world": await view_data(fab, store, ShowWhat.world, None, None),
+                "developments": await view_data(fab, store, ShowWhat.developments, None, None),
+                "hypotheses": await view_data(fab, store, ShowWhat.hypotheses, None, None),
+            }
+        )
+
+    run_with_app(go)
+
+
+@app.command()
+def demo(turns: int = typer.Option(6, "--turns", "-n", min=0, help="Autonomous turns.")) -> None:
+    """Run the demo world (hollow_book) offline: story `demo`, recreated each time."""
+
+    async def go(fab: Fabula) -> None:
+        await fab.delete_story("demo")
+        pack = load_world("hollow_book")
+        store = await fab.new_story(pack, "demo")
+        for text in pack.opening.turns:
+            await fab.commit_scripted(store, text)
+        for _ in range(turns):
+            await fab.run_turn(store, auto=True)
+        out.rule(f"[bold]{pack.title}[/bold]")
+        render(ShowWhat.story, await view_data(fab, store, ShowWhat.story, None, None))
+        render(ShowWhat.world, await view_data(fab, store, ShowWhat.world, None, None))
+        for c in await store.characters():
+            render(ShowWhat.beliefs, await view_data(fab, store, ShowWhat.beliefs, c, None))
+        render(
+            ShowWhat.developments, await view_data(fab, store, ShowWhat.developments, None, None)
+        )
+        render(ShowWhat.hypotheses, await view_data(fab, store, ShowWhat.hypotheses, None, None))
+
+    run_with_app(go)
