@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from fabula.memory.places import place_of
 from fabula.memory.projections import BeliefView, WorldView
 from fabula.memory.records import Development, Entity, Hypothesis, slug
 from fabula.memory.snapshot import read_snapshot
@@ -49,15 +50,8 @@ class AuthorView:
         return entity.kind if entity else None
 
     def place_of(self, entity_id: str) -> str | None:
-        """The place an entity is in, following containers and holders."""
-        seen: set[str] = set()
-        current: str | None = entity_id
-        while current is not None and self.kind(current) != "place":
-            if current in seen:
-                return None
-            seen.add(current)
-            current = self.world.where(current)
-        return current
+        """The place an entity is in, following containers and holders in W."""
+        return place_of(entity_id, self.world.where, lambda e: self.kind(e) == "place")
 
     def present(self, place: str) -> list[str]:
         """The characters in ``place``."""

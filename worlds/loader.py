@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from fabula.memory.delta import DeltaBuilder, TurnDelta
 from fabula.memory.errors import InvalidWorld, NotFound
+from fabula.memory.places import place_of
 from fabula.memory.records import CONTAINER, slug
 from fabula.worlds.pack import WorldPack
 
@@ -68,16 +69,6 @@ def load_world(name_or_path: str | Path) -> WorldPack:
         raise InvalidWorld(f"{path}: {field}: {message}", path=str(path), field=field) from None
 
 
-def _place_of(entity: str, location: dict[str, str], places: set[str]) -> str | None:
-    seen: set[str] = set()
-    while entity not in places:
-        if entity in seen or entity not in location:
-            return None
-        seen.add(entity)
-        entity = location[entity]
-    return entity
-
-
 def setup_delta(pack: WorldPack) -> TurnDelta:
     """Turn 0 of a story started from ``pack``."""
     b = DeltaBuilder(0, pack.premise)
@@ -112,13 +103,13 @@ def setup_delta(pack: WorldPack) -> TurnDelta:
         here = slug(char.location)
         # the layout is common knowledge: everyone knows where the fixtures are
         for fixture in fixtures:
-            if _place_of(fixture, location, places) != here:
+            if place_of(fixture, location.get, places.__contains__) != here:
                 b.belief([me], fixture, "location", location[fixture], mode="common", event=setup)
         for subject, where in location.items():
-            if _place_of(subject, location, places) == here:
+            if place_of(subject, location.get, places.__contains__) == here:
                 b.belief([me], subject, "location", where, mode="observed", event=setup)
         for subject, attr, value in properties:
-            if _place_of(subject, location, places) == here:
+            if place_of(subject, location.get, places.__contains__) == here:
                 b.belief([me], subject, attr, value, mode="observed", event=setup)
     for dev in pack.developments:
         b.open_development(

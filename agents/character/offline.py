@@ -21,6 +21,7 @@ import re
 from fabula.agents.character.goals import Goal, parse_goal
 from fabula.agents.contracts import Action, CharacterBrief, Proposal
 from fabula.memory.acl import CharacterMind
+from fabula.memory.places import place_of
 from fabula.memory.projections import BeliefView
 from fabula.memory.records import Entity, Memory, slug
 
@@ -53,14 +54,8 @@ class _Situation:
         return e is not None and e.is_container
 
     def place_of(self, entity: str) -> str | None:
-        seen: set[str] = set()
-        current: str | None = entity
-        while current is not None and self.kind(current) != "place":
-            if current in seen:
-                return None
-            seen.add(current)
-            current = self.beliefs.where(current)
-        return current
+        """Where the character believes ``entity`` is, through containers and holders."""
+        return place_of(entity, self.beliefs.where, lambda e: self.kind(e) == "place")
 
     @property
     def here(self) -> str | None:

@@ -20,6 +20,7 @@ from typing import Literal
 
 from fabula.memory.actions import StoryAction
 from fabula.memory.delta import DeltaBuilder
+from fabula.memory.places import place_of
 from fabula.memory.records import (
     CONTAINER,
     AcquisitionMode,
@@ -32,7 +33,6 @@ from fabula.memory.records import (
 )
 from fabula.memory.rules import WorldRules
 from fabula.memory.tracking.prior import Chain, Knowledge, PriorView, chains_over, name_id
-from fabula.memory.validate import MAX_CHAIN
 
 __all__ = ["Tracker"]
 
@@ -83,17 +83,11 @@ class Tracker:
         return value[0] if value is not None and value[1] else None
 
     def place_of(self, sid: str) -> str | None:
-        """Where ``sid`` ultimately is: its location chain followed (through containers and
-        holders) to an entity that is not itself located."""
-        current = self.where(sid)
-        for _ in range(MAX_CHAIN):
-            if current is None:
-                return None
-            above = self.where(current)
-            if above is None or self.kind(current) == "place":
-                return current
-            current = above
-        return current
+        """The place ``sid`` is in, through containers and holders (see :func:`place_of`)."""
+        return place_of(sid, self.where, self._is_place)
+
+    def _is_place(self, sid: str) -> bool:
+        return self.kind(sid) == "place"
 
     def present(self, place: str | None) -> list[str]:
         """The characters in ``place`` (none for no place)."""
