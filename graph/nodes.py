@@ -54,7 +54,7 @@ log = get_logger(__name__)
 
 
 def _store(state: TurnState | CharacterTask, ctx: TurnContext) -> StoryStore:
-    return StoryStore(ctx.admin, state["story"], state["branch"])
+    return StoryStore(ctx.admin, state["story"], state["branch"], limits=ctx.settings.limits)
 
 
 async def _view(state: TurnState, ctx: TurnContext) -> AuthorView:
@@ -251,6 +251,8 @@ async def commit_text(ctx: TurnContext, store: StoryStore, turn: int, text: str)
             branch=store.branch,
             turn=turn,
         )
+    # before the memory-builder reads it: its time grows with the text too
+    ctx.settings.limits.check_text(text, story=store.story, branch=store.branch, turn=turn)
     started = time.perf_counter()
     built = ctx.cache.deltas.get((store.story, store.branch, turn, text))
     if built is None:

@@ -109,7 +109,7 @@ class Fabula:
 
     def store(self, story: str, branch: str = "main") -> StoryStore:
         """A handle on one branch of one story (nothing is read: see ``require``)."""
-        return StoryStore(self.admin, story, branch)
+        return StoryStore(self.admin, story, branch, limits=self.settings.limits)
 
     def context(self, *, auto: bool) -> TurnContext:
         """The run-scoped context the turn graph's nodes are given."""
@@ -207,8 +207,14 @@ class Fabula:
         return outcome
 
     async def decide(self, store: StoryStore, decision: Decision) -> TurnOutcome:
-        """Resume the pending turn with a human decision (approve, edit or reject)."""
+        """Resume the pending turn with a human decision (approve, edit or reject).
+
+        An edit's text longer than the settings' limit raises :class:`LimitExceeded` before
+        the turn is touched.
+        """
         await store.require()
+        if decision.action == "edit" and decision.text:
+            self.settings.limits.check_text(decision.text, story=store.story, branch=store.branch)
         pending = await self.pending_turn(store)
         if pending is None:
             raise NotFound(

@@ -9,7 +9,10 @@ carries the context needed to act on it (story, branch, turn, field)::
     │   ├── ModelUnavailable   the configured chat model cannot be reached (after retries)
     │   └── SchemaRejected     the model's server refused a structured-output schema
     ├── NotFound               a story, branch, character or record that does not exist
+    ├── CommitFailed           Redis did not complete a commit (its reply lost or refused)
+    │   └── CommitUncertain    ... and whether the turn is in could not be learned
     ├── InvalidInput           bad input, rejected whole; nothing was written
+    │   ├── LimitExceeded      a turn's text or delta larger than the configured limit
     │   ├── InvalidDelta       a turn's delta fails validation (names the field)
     │   ├── TurnConflict       a gap in turn numbers, or a turn re-sent with other content
     │   ├── InvalidWorld       a world pack that fails validation (names the field)
@@ -25,11 +28,14 @@ from typing import Any
 
 __all__ = [
     "AccessDenied",
+    "CommitFailed",
+    "CommitUncertain",
     "ConfigError",
     "FabulaError",
     "InvalidDelta",
     "InvalidInput",
     "InvalidWorld",
+    "LimitExceeded",
     "ModelOutputError",
     "ModelRefused",
     "ModelTruncated",
@@ -81,6 +87,18 @@ class NotFound(FabulaError):
 
 class InvalidInput(FabulaError):
     """Bad input, rejected whole: nothing was written."""
+
+
+class LimitExceeded(InvalidInput):
+    """A turn's text or delta is larger than the configured limit (see memory/limits.py)."""
+
+
+class CommitFailed(FabulaError):
+    """Redis did not complete a commit; the turn was checked afterwards and is not in."""
+
+
+class CommitUncertain(CommitFailed):
+    """A commit's reply was lost and whether the turn is in could not be learned in time."""
 
 
 class InvalidDelta(InvalidInput):

@@ -21,6 +21,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from fabula.memory.errors import ConfigError
+from fabula.memory.limits import DEFAULT_DELTA_BYTES, DEFAULT_TURN_TEXT_BYTES, Limits
 
 __all__ = ["ROLES", "ModelSettings", "Price", "Role", "Settings", "default_home"]
 
@@ -102,6 +103,14 @@ class Settings(BaseModel):
     token_budget: int = 1200
     max_revisions: int = 2
     consolidate: Literal["inline", "rq", "off"] = "inline"  # after each commit (see jobs)
+    # see memory/limits.py: refused before anything is written
+    max_turn_text: int = Field(default=DEFAULT_TURN_TEXT_BYTES, ge=1)
+    max_delta_bytes: int = Field(default=DEFAULT_DELTA_BYTES, ge=1)
+
+    @property
+    def limits(self) -> Limits:
+        """The size limits of one turn."""
+        return Limits(turn_text_bytes=self.max_turn_text, delta_bytes=self.max_delta_bytes)
 
     def model_for(self, role: Role) -> ModelSettings:
         """The settings ``role`` runs with: its own, else the defaults (the extractor at
@@ -144,6 +153,10 @@ class Settings(BaseModel):
         }
         if env.get("FABULA_CONSOLIDATE"):
             values["consolidate"] = env["FABULA_CONSOLIDATE"]
+        if env.get("FABULA_MAX_TURN_TEXT"):
+            values["max_turn_text"] = env["FABULA_MAX_TURN_TEXT"]
+        if env.get("FABULA_MAX_DELTA_BYTES"):
+            values["max_delta_bytes"] = env["FABULA_MAX_DELTA_BYTES"]
         if env.get("FABULA_TOKEN_BUDGET"):
             values["token_budget"] = env["FABULA_TOKEN_BUDGET"]
         if env.get("FABULA_MODEL_CONCURRENCY"):

@@ -21,10 +21,12 @@ from redis.exceptions import ResponseError
 from fabula.memory import keys
 from fabula.memory.delta import TurnDelta, development_from
 from fabula.memory.errors import FabulaError, InvalidDelta, InvalidInput, NotFound, TurnConflict
+from fabula.memory.limits import Limits
 from fabula.memory.lineage import MAIN, Ancestor, Branch, branch_for
 from fabula.memory.lua import fcall
 from fabula.memory.records import Entity, Event, Memory, event_turn
 from fabula.memory.rules import WorldRules
+from fabula.memory.settle import send_commit
 from fabula.memory.validate import validate_delta
 
 __all__ = ["CommitResult", "StoryInfo", "StoryStore", "TurnText", "list_stories"]
@@ -69,11 +71,20 @@ async def list_stories(client: aredis.Redis) -> list[str]:
     return sorted(await client.smembers(keys.STORIES))
 
 
+def _payload_bytes(limit: int, *parts: str) -> int:
+    chars = sum(len(p) for p in parts)
+    # encoding megabytes to count bytes costs time: only when non-ASCII could tip the balance
+    return chars if chars * 4 <= limit else sum(len(p.encode()) for p in parts)
+
+
 class StoryStore:
     """One branch of one story in Redis."""
 
-    def __init__(self, client: aredis.Redis, story: str, branch: str = MAIN) -> None:
+    def __init__(
+        self, client: aredis.Redis, story: str, branch: str = MAIN, *, limits: Limits | None = None
+    ) -> None:
         self.client = client
+        self.limits = limits or Limits()
         self.story = keys.check_id(story, "story")
         self.branch = keys.check_id(branch, "branch")
         self._layout = keys.commit_layout(story, branch)
@@ -82,7 +93,7 @@ class StoryStore:
 
     def on_branch(self, branch: str) -> StoryStore:
         """The same story, another branch."""
-        return StoryStore(self.client, self.story, branch)
+        return StoryStore(self.client, self.story, branch, limits=self.limits)
 
     # -- lifecycle ------------------------------------------------------------------
     async def exists(self) -> bool:
@@ -213,8 +224,12 @@ class StoryStore:
         The same turn sent twice is a no-op (``status='duplicate'``); a turn that is not the
         next one, or a committed turn re-sent with other content, raises
         :class:`TurnConflict`; an invalid delta raises :class:`InvalidDelta`. Either way
-        nothing is written.
+        nothing is written. A text or payload above :attr:`limits` raises
+        :class:`LimitExceeded` before anything is sent; a lost reply is settled by the turn's
+        digest (see :func:`~fabula.memory.settle.send_commit`).
         """
+        where = {"story": self.story, "branch": self.branch, "turn": delta.turn}
+        self.limits.check_text(delta.text, **where)
         refs = validate_delta(delta)
         ancestry = await self.ancestry()
         turn_key = keys.turns(self.story, branch_for(self.branch, ancestry, delta.turn))
@@ -263,20 +278,18 @@ class StoryStore:
         for record in records:
             sha.update(b"\x00" + record.encode())
         digest = sha.hexdigest()
+        blob = "\n".join(records)
+        self.limits.check_delta(_payload_bytes(self.limits.delta_bytes, body, blob), **where)
+        args = [self._layout_json, delta.turn, digest, body, turn_key, f"{time.time():.3f}", blob]
         try:
-            status = await fcall(
+            status = await send_commit(
                 self.client,
-                "fabula_commit",
-                [self._layout["head"]],
-                [
-                    self._layout_json,
-                    delta.turn,
-                    digest,
-                    body,
-                    turn_key,
-                    f"{time.time():.3f}",
-                    "\n".join(records),
-                ],
+                lambda: fcall(self.client, "fabula_commit", [self._layout["head"]], args),
+                turn_key=turn_key,
+                turn=delta.turn,
+                digest=digest,
+                story=self.story,
+                branch=self.branch,
             )
         except ResponseError as exc:
             raise self._translate(exc, delta.turn) from None

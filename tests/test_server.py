@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import signal
@@ -19,6 +18,7 @@ import redis
 
 from fabula.memory.errors import RedisUnavailable
 from fabula.memory.server import EmbeddedRedis
+from tests.busy import busy_until_killed
 
 
 def server_pid(server: EmbeddedRedis) -> int:
@@ -156,40 +156,6 @@ class TestStartFailures:
         assert info.value.context["binary"] == missing
 
 
-def busy_for(server: EmbeddedRedis, seconds: float) -> threading.Thread:
-    """A thread running a script that keeps the server busy for ``seconds``."""
-    script = (
-        "local t = redis.call('TIME'); local s = t[1] * 1000000 + t[2]; "
-        "while true do t = redis.call('TIME'); "
-        "if t[1] * 1000000 + t[2] - s > tonumber(ARGV[1]) then return 1 end end"
-    )
-
-    def run() -> None:
-        client = redis.Redis.from_url(server.url)
-        with contextlib.suppress(redis.ConnectionError):
-            client.eval(script, 0, int(seconds * 1_000_000))
-        client.close()
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    return thread
-
-
-def wait_busy(server: EmbeddedRedis) -> None:
-    client = redis.Redis.from_url(server.url, socket_timeout=5)
-    try:
-        for _ in range(500):
-            try:
-                client.ping()
-            except redis.ResponseError as exc:
-                assert "BUSY" in str(exc)
-                return
-            time.sleep(0.01)
-        pytest.fail("the server never became busy")
-    finally:
-        client.close()
-
-
 @pytest.fixture()
 def quick_busy() -> Iterator[EmbeddedRedis]:
     """A server that answers BUSY after 50 ms of one script (instead of 5 s)."""
@@ -205,29 +171,20 @@ class TestOneServerPerFolder:
         """While a script keeps the server busy, another start finds it and starts nothing."""
         quick_busy.ensure_started()
         pid = server_pid(quick_busy)
-        thread = busy_for(quick_busy, 1.5)
-        wait_busy(quick_busy)
-        assert quick_busy.is_running()
-        again = EmbeddedRedis(quick_busy.directory)
-        assert again.ensure_started() == quick_busy.url
-        assert processes_on(quick_busy.socket) == [pid]
-        thread.join(10)
+        with busy_until_killed(quick_busy.url):
+            assert quick_busy.is_running()
+            again = EmbeddedRedis(quick_busy.directory)
+            assert again.ensure_started() == quick_busy.url
+            assert processes_on(quick_busy.socket) == [pid]
         assert server_pid(quick_busy) == pid
 
     def test_stop_stops_a_busy_server(self, quick_busy: EmbeddedRedis) -> None:
         """`server stop` during a long script stops the owner and only then says so."""
         quick_busy.ensure_started()
-        pid = server_pid(quick_busy)
-        thread = busy_for(quick_busy, 5)
-        wait_busy(quick_busy)
-        assert EmbeddedRedis(quick_busy.directory).stop() is True
-        assert not quick_busy.is_running()
-        assert processes_on(quick_busy.socket) == []
-        assert (
-            not Path(f"/proc/{pid}/cmdline").exists()
-            or not Path(f"/proc/{pid}/cmdline").read_bytes()
-        )
-        thread.join(10)
+        with busy_until_killed(quick_busy.url):
+            assert EmbeddedRedis(quick_busy.directory).stop() is True
+            assert not quick_busy.is_running()
+            assert processes_on(quick_busy.socket) == []
 
     def test_the_lock_outlives_the_starter(self, server: EmbeddedRedis) -> None:
         """The lock is the server's: a kill -9 of the server frees it, and a start follows."""

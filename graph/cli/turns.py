@@ -8,9 +8,10 @@ import typer
 from rich.progress import Progress
 
 from fabula.agents.contracts import Decision
-from fabula.graph.cli.app import app, dump, err, out, run_with_app
+from fabula.graph.cli.app import app, dump, err, out, run_with_app, settings
 from fabula.graph.service import Fabula, Pending
 from fabula.memory.errors import InvalidInput
+from fabula.memory.limits import Limits
 
 __all__ = ["approve", "edit", "pending", "reject", "run"]
 
@@ -97,10 +98,25 @@ def edit(
     branch: str = typer.Option("main", "--branch", "-b"),
 ) -> None:
     """Replace the pending turn's text with the file's and commit it."""
-    text = text_file.read_text(encoding="utf-8").strip()
-    if not text:
-        raise InvalidInput(f"{text_file} is empty")
+    text = _read_turn_text(text_file, settings().limits)
     _decide(story, branch, Decision(action="edit", text=text))
+
+
+def _read_turn_text(path: Path, limits: Limits) -> str:
+    """A turn's text from a file: UTF-8 text within the size limit, not empty."""
+    # checked before reading: a huge file is refused without loading it
+    if path.stat().st_size > limits.turn_text_bytes + 4096:  # room for surrounding blanks
+        limits.check_text_size(path.stat().st_size, file=str(path))
+    try:
+        text = path.read_bytes().decode("utf-8").strip()
+    except UnicodeDecodeError:
+        raise InvalidInput(f"{path} is not UTF-8 text") from None
+    if "\x00" in text:
+        raise InvalidInput(f"{path} is a binary file, not text")
+    if not text:
+        raise InvalidInput(f"{path} is empty")
+    limits.check_text(text, file=str(path))
+    return text
 
 
 @app.command()

@@ -1,0 +1,114 @@
+"""Sending a commit, and learning what happened when its reply never came.
+
+A commit is one function call that Redis runs whole or not at all. When its reply is lost —
+the client timed out, the connection dropped, the server restarted — the turn may be in or
+not, and an error saying "failed" could hide a commit that happened. :func:`send_commit`
+does not guess: it reads the turn's stored entry and compares its digest with the one sent.
+
+A server busy in another script refuses the call (``BUSY``) without running it: the call is
+sent again until the wait is over. Re-sending is safe because the commit is idempotent: the
+same turn with the same digest is a ``duplicate``, never a second write.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Awaitable, Callable
+from typing import Literal
+
+import redis
+import redis.asyncio as aredis
+from redis.exceptions import ResponseError
+
+from fabula.memory.errors import CommitFailed, CommitUncertain, TurnConflict
+from fabula.memory.logs import get_logger
+
+__all__ = ["SETTLE_S", "Status", "send_commit"]
+
+Status = Literal["ok", "duplicate"]
+
+log = get_logger(__name__)
+
+SETTLE_S = 60.0
+"""How long a commit waits for a busy or unreachable server before reporting it."""
+
+_LOST = (redis.TimeoutError, redis.ConnectionError)
+
+
+def _busy(exc: ResponseError) -> bool:
+    return str(exc).startswith("BUSY")
+
+
+async def send_commit(
+    client: aredis.Redis,
+    send: Callable[[], Awaitable[Status]],
+    *,
+    turn_key: str,
+    turn: int,
+    digest: str,
+    wait_s: float = SETTLE_S,
+    **context: object,
+) -> Status:
+    """Run ``send()`` (the commit call) and return its status, ``"ok"`` or ``"duplicate"``.
+
+    On a lost reply, the turn's entry decides: the same digest means the turn is in
+    (``"ok"``, logged as ``commit_reply_lost``); no entry raises :class:`CommitFailed`
+    (nothing was written); another digest raises :class:`TurnConflict`; no answer within
+    ``wait_s`` raises :class:`CommitUncertain`. Other errors propagate unchanged.
+    """
+    deadline = time.monotonic() + wait_s
+    resent = False  # after BUSY or a retry, a 'duplicate' may be our own earlier call
+    while True:
+        try:
+            status = await send()
+            return "ok" if resent and status == "duplicate" else status
+        except ResponseError as exc:
+            if not _busy(exc) or time.monotonic() > deadline:
+                raise
+            resent = True
+            await asyncio.sleep(0.1)
+        except _LOST as exc:
+            return await _settle(client, turn_key, turn, digest, exc, deadline, context)
+
+
+async def _settle(
+    client: aredis.Redis,
+    turn_key: str,
+    turn: int,
+    digest: str,
+    cause: Exception,
+    deadline: float,
+    context: dict[str, object],
+) -> Status:
+    why = f"{type(cause).__name__}: {cause}"
+    while True:
+        try:
+            stored = await client.hget(turn_key, str(turn))
+            break
+        except (*_LOST, ResponseError) as exc:
+            if isinstance(exc, ResponseError) and not _busy(exc):
+                raise
+            if time.monotonic() > deadline:
+                raise CommitUncertain(
+                    f"the reply to turn {turn}'s commit was lost ({why}) and the server has "
+                    "not answered since: whether it is committed is unknown; check with "
+                    "`fabula show STORY story` before retrying",
+                    turn=turn,
+                    **context,
+                ) from None
+            await asyncio.sleep(0.2)
+    if stored is None:
+        raise CommitFailed(
+            f"turn {turn} was not committed ({why}); nothing was written", turn=turn, **context
+        )
+    if json.loads(stored).get("digest") != digest:
+        raise TurnConflict(
+            f"turn {turn} is committed with other content (the reply to this commit was "
+            f"lost: {why})",
+            turn=turn,
+            **context,
+        )
+    log.warning("commit_reply_lost", turn=turn, cause=why, outcome="committed")
+    return "ok"
