@@ -78,15 +78,18 @@ class TurnPlan(_Contract):
 
 
 class CharacterBrief(_Contract):
-    """What a character agent is given besides its own mind: who it is, what it wants."""
+    """What a character agent is given besides its own mind: who it is, what it wants.
+
+    Only the character's own: never the planner's scene goal, beats or place (the planner
+    sees everything; a character must act on its beliefs). Where it is and who is with it
+    come from its own mind, when its prompt is rendered.
+    """
 
     character: str
     name: str
     goals: tuple[str, ...] = ()
     secrets: tuple[str, ...] = ()
     voice: str = ""
-    scene_goal: str = ""
-    place: str | None = None
 
 
 class Draft(_Contract):

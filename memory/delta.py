@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from fabula.memory.recollection import recollect
 from fabula.memory.records import (
     AcquisitionMode,
     Attitude,
@@ -67,6 +68,9 @@ class TurnDelta(BaseModel):
     hypotheses: tuple[Hypothesis, ...] = ()
     realised: tuple[str, ...] = ()  # ids of hypotheses this turn's text made true
     scene: str | None = None  # the place the turn ends in (its latest entry), if known
+    # what the witnesses of each witnessed event remember of it, by event id: a quote safe
+    # for all of them, or the event rendered (memory.recollection); filled by build()
+    recollections: dict[str, str] = Field(default_factory=dict)
 
     def digest(self) -> str:
         """A content hash: the same turn sent twice has the same digest."""
@@ -87,6 +91,8 @@ class DeltaBuilder:
         self._hypotheses: list[Hypothesis] = []
         self._realised: list[str] = []
         self.scene: str | None = None
+        # every entity the story knows (the tracker sets it): the names a memory may quote
+        self.known: dict[str, Entity] = {}
 
     # -- spans --------------------------------------------------------------------------
     def span(self, start: int, end: int) -> SourceSpan:
@@ -289,7 +295,10 @@ class DeltaBuilder:
         return list(self._events)
 
     def build(self) -> TurnDelta:
+        """The delta, with what every witnessed event's witnesses remember of it."""
+        known = self.known | {e.id: e for e in self._entities}
         return TurnDelta(
+            recollections=recollect(self.text, self._events, known),
             turn=self.turn,
             text=self.text,
             entities=tuple(self._entities),

@@ -24,6 +24,7 @@ from fabula.memory.errors import FabulaError, InvalidDelta, InvalidInput, NotFou
 from fabula.memory.limits import Limits
 from fabula.memory.lineage import MAIN, Ancestor, Branch, branch_for
 from fabula.memory.lua import fcall
+from fabula.memory.recollection import recollect, render_event
 from fabula.memory.records import Entity, Event, Memory, event_turn
 from fabula.memory.rules import WorldRules
 from fabula.memory.settle import send_commit
@@ -238,6 +239,9 @@ class StoryStore:
         # only the header. States,
         # beliefs and events are stored without their default values (a third smaller).
         records: list[str] = []
+        # first-person memories hold what their witnesses witnessed, never a raw span
+        entities = {e.id: e for e in delta.entities}
+        quotes = delta.recollections or recollect(delta.text, delta.events, entities)
         lists: dict[str, list[Any]] = {
             name: [] for name in ("entities", "events", "states", "beliefs", "devs", "hyps")
         }
@@ -253,7 +257,8 @@ class StoryStore:
             lists["entities"].append([e.id, e.kind])
             records.append(e.model_dump_json())
         for ev in delta.events:
-            memory = Memory(turn=ev.turn, event=ev.id, kind=ev.kind, quote=ev.span.quote)
+            quote = quotes.get(ev.id) or render_event(ev, entities)
+            memory = Memory(turn=ev.turn, event=ev.id, kind=ev.kind, quote=quote)
             lists["events"].append([ev.id, list(ev.witnesses), memory.model_dump_json()])
             records.append(ev.model_dump_json(exclude_defaults=True))
         for st in delta.states:

@@ -12,6 +12,8 @@ import redis.asyncio as aredis
 
 from fabula.memory.server import ADMIN_USER, EmbeddedRedis
 
+pytest_plugins = ["tests.model_mode"]  # fake_openai, settings, fab: model-mode fixtures
+
 
 @pytest.fixture(scope="session")
 def embedded_redis() -> Iterator[EmbeddedRedis]:

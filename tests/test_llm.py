@@ -29,7 +29,7 @@ from fabula.memory.errors import (
     SchemaRejected,
 )
 from fabula.memory.settings import ModelSettings, Price, Settings
-from tests.fake_openai import FakeOpenAI, Reply, fake_openai_fixture  # noqa: F401  (fixture)
+from tests.fake_openai import FakeOpenAI, Reply
 
 PROMPTS = Path(__file__).parent / "data" / "prompts"
 MESSAGES = [SystemMessage(content="You plan scenes."), HumanMessage(content="Plan the next one.")]

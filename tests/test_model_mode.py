@@ -12,7 +12,6 @@ moved it to the hollow book. Leo still believes it is in the drawer.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, get_args
 
@@ -32,16 +31,10 @@ from fabula.graph.service import Fabula
 from fabula.memory.actions import REQUIRED_FIELDS, ActionKind
 from fabula.memory.errors import ModelOutputError
 from fabula.memory.projections import project_beliefs, project_world
-from fabula.memory.settings import ModelSettings, Settings
-from fabula.worlds.loader import load_world
-from tests.fake_openai import (  # noqa: F401  (fixture fake_openai)
-    TEXT,
-    FakeOpenAI,
-    fake_openai_fixture,
-    request_schema,
-)
+from fabula.memory.settings import Settings
+from tests.fake_openai import TEXT, FakeOpenAI, request_schema
+from tests.model_mode import STORY
 
-STORY = "t1"
 PASSAGE = "Leo went to the study. Rain tapped on the window."
 GO = "Leo went to the study."
 PLAN = {
@@ -108,30 +101,6 @@ async def story_keys(url: str) -> dict[bytes, bytes]:
         return {k: await client.dump(k) async for k in client.scan_iter(match=f"fab:{{{STORY}}}:*")}
     finally:
         await client.aclose()
-
-
-@pytest.fixture()
-def settings(fake_openai: FakeOpenAI, tmp_path: Path) -> Settings:
-    model = ModelSettings(
-        base_url=fake_openai.base_url,
-        model="fake-model",
-        api_key="test-key",
-        timeout_s=10.0,
-        retry_initial_s=0.01,
-        retry_max_s=0.05,
-    )
-    return Settings(home=tmp_path, model=model)
-
-
-@pytest.fixture()
-async def fab(redis_url: str, settings: Settings, tmp_path: Path) -> AsyncIterator[Fabula]:
-    """The model-mode application, on the hollow_book story after its opening."""
-    async with Fabula(redis_url, Settings(home=tmp_path)) as offline:
-        store = await offline.new_story("hollow_book", STORY)
-        for text in load_world("hollow_book").opening.turns:
-            await offline.commit_scripted(store, text)
-    async with Fabula(redis_url, settings, roles=make_roles(settings)) as app:
-        yield app
 
 
 class TestFactory:
@@ -373,7 +342,6 @@ class TestCharacterPrivacy:
             name="Leo",
             goals=("get the brass key",),
             secrets=("the brass key opens the cellar",),
-            scene_goal="Leo comes back for the brass key",
         )
         fake_openai.reply_json(LEO)
         proposal = await character.propose(await fab.minds.mind(STORY, "leo"), brief)

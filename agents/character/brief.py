@@ -16,7 +16,9 @@ __all__ = ["brief_for"]
 
 def brief_for(view: AuthorView, me: str, turn_plan: TurnPlan) -> CharacterBrief:
     """``me``'s brief for the planned turn: its name, goals (the ones the offline engine can
-    pursue first, motives after), secrets and voice, the scene's goal and place.
+    pursue first, motives after), secrets and voice — never the plan's scene goal, beats
+    or place, which the planner wrote from everything (where the character is, and who is
+    with it, come from its own mind when its prompt is rendered).
 
     A branch pursuing "X ends up with the O" gives X the goal of getting the O first.
     """
@@ -34,6 +36,4 @@ def brief_for(view: AuthorView, me: str, turn_plan: TurnPlan) -> CharacterBrief:
         + tuple(g for g in goals if parse_goal(g).kind == "motive"),
         secrets=tuple(spec.secrets) if spec else (),
         voice=spec.voice if spec else "",
-        scene_goal=turn_plan.scene_goal,
-        place=turn_plan.place,
     )

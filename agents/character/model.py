@@ -120,22 +120,31 @@ def render_mind(
     memories: list[Memory],
     entities: dict[str, Entity],
 ) -> str:
-    """The character's brief and own mind as compact sections, for its prompt."""
+    """The character's brief and own mind as compact sections, for its prompt.
+
+    Where it is and who is with it are what it believes; nothing here comes from outside
+    its brief (its own identity and goals) and its mind.
+    """
 
     def name(entity: str) -> str:
         e = entities.get(entity)
         return e.name if e else entity
 
-    scene = [f"goal: {brief.scene_goal}"] if brief.scene_goal else []
-    if brief.place:
-        scene.append(f"place: {name(brief.place)}")
+    me = brief.character
+    here = beliefs.where(me)
+    with_me = sorted(
+        name(c)
+        for c, e in entities.items()
+        if e.kind == "character" and c != me and here is not None and beliefs.where(c) == here
+    )
     believed = sorted(beliefs.beliefs.values(), key=lambda b: (b.subject, b.attribute))
     sections = [
         ("Who you are", f"{brief.name} (id {brief.character})"),
         ("Your voice", brief.voice),
         ("Your goals", "\n".join(f"- {g}" for g in brief.goals)),
         ("Your secrets", "\n".join(f"- {s}" for s in brief.secrets)),
-        ("This scene", "\n".join(scene)),
+        ("Where you are", name(here) if here else ""),
+        ("Who is with you", ", ".join(with_me) if here else ""),
         ("What you believe", "\n".join(
             f"- the {b.attribute} of {name(b.subject)} is {'not ' * (not b.polarity)}"
             f"{name(b.value)} ({b.mode}, turn {b.valid_from})"

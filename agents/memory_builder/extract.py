@@ -33,9 +33,9 @@ Names in the actions are kept as written; identifiers are assigned later (``slug
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 from fabula.memory.actions import ActionKind, Clause, StoryAction
+from fabula.memory.text import split_sentences
 
 __all__ = ["extract", "parse_clause", "parse_sentence", "split_sentences"]
 
@@ -85,39 +85,6 @@ _LOCATION_CLAUSE = re.compile(rf"^(?:[Tt]he )?(?P<obj>{_NP}) is in the (?P<targe
 _HELD_CLAUSE = re.compile(rf"^[Tt]he (?P<obj>{_NP}) is with (?P<holder>{_NAME})$")
 _ATTRIBUTE_CLAUSE = re.compile(rf"^[Tt]he (?P<attr>{_NP}) of the (?P<obj>{_NP}) is (?P<value>.+)$")
 _NAME_SPLIT = re.compile(r",? and |, ")
-
-
-def split_sentences(text: str) -> Iterator[tuple[int, int]]:
-    """The ``(start, end)`` span of every sentence of ``text``, in order, trimmed.
-
-    A line break always ends a sentence; ``.``, ``!`` or ``?`` end one when followed by
-    white space or the end, outside double quotation marks.
-    """
-    start = 0
-    in_quote = False
-    n = len(text)
-    for i, ch in enumerate(text):
-        if ch == '"':
-            in_quote = not in_quote
-        boundary = ch == "\n" or (
-            ch in ".!?" and not in_quote and (i + 1 == n or text[i + 1].isspace())
-        )
-        if boundary:
-            end = i if ch == "\n" else i + 1
-            yield from _trimmed(text, start, end)
-            start = i + 1
-            if ch == "\n":
-                in_quote = False
-    yield from _trimmed(text, start, n)
-
-
-def _trimmed(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    if end > start:
-        yield start, end
 
 
 def parse_clause(text: str) -> Clause | None:

@@ -75,14 +75,20 @@ def actions_schema(text: str) -> type[ExtractedActions]:
 
 
 def with_narration(text: str, actions: Sequence[StoryAction]) -> list[StoryAction]:
-    """``actions`` plus a ``narration`` action for every sentence none of them overlaps,
-    in text order (actions that start together keep their order)."""
+    """``actions`` in the order given (the story's order, as the model tells it: a span
+    never reorders them) plus a ``narration`` action for every sentence none of them
+    overlaps, each placed before the first action that comes after it in the text."""
     gaps = [
         StoryAction(kind="narration", start=start, end=end)
         for start, end in split_sentences(text)
         if not any(a.start < end and start < a.end for a in actions)
     ]
-    return sorted([*actions, *gaps], key=lambda a: a.start)
+    out: list[StoryAction] = []
+    for action in actions:
+        while gaps and gaps[0].end <= action.start:
+            out.append(gaps.pop(0))
+        out.append(action)
+    return out + gaps
 
 
 class ModelExtractor:

@@ -43,6 +43,7 @@ def track(
         else:
             HANDLERS[action.kind](tracker, action)
     builder.scene = tracker.scene
+    builder.known = dict(tracker.entities)
 
 
 def _one(items: Sequence[str]) -> str | None:

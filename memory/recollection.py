@@ -1,0 +1,217 @@
+"""What a witness remembers of an event: text it saw told, or the event itself, never more.
+
+A character's first-person memory of an event reaches its prompt, so it may hold nothing
+the character did not witness. An event's span comes from a memory-builder — a model may
+give a whole sentence, or the whole passage — so the span is never quoted as it is:
+
+1. The span is snapped to the sentences it touches. A sentence is quoted when it is the
+   one sentence that is *about* the event (it names everything the event is about: who
+   did it, to what, where) and *safe* for its witnesses: every event whose span touches it was
+   witnessed by all of them, and every entity it names is one of those events' referents
+   (actor, participants, place, what was stated, witnesses; the words of an utterance
+   are what its hearers heard) — so text no event accounts for ("…, and Mara slipped the
+   key into her pocket" that no action was read from) is never quoted.
+2. Failing that, the same test runs on the sentence's clauses (cut at ``;``, ``, and``,
+   ``, while`` …): a sentence mixing a seen and an unseen event gives each witness only
+   the clause it saw. A unit of several clauses is quoted only if each of them tells one
+   of the events read from it, so a deed the memory-builder missed is never quoted along.
+3. Failing that (no such unit, or several that could each be it), the memory is rendered
+   from the typed event ("Leo left the study."), which holds exactly what its witnesses
+   witnessed.
+
+One memory text is kept per event, the same for all its witnesses, and it is safe for each.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+
+from fabula.memory.records import Entity, Event, Fact
+from fabula.memory.text import split_clauses, split_sentences
+
+__all__ = ["recollect", "render_event"]
+
+Span = tuple[int, int]
+_SPEECH = frozenset({"say", "tell", "inform", "claim", "ask"})
+
+
+def recollect(text: str, events: Sequence[Event], entities: Mapping[str, Entity]) -> dict[str, str]:
+    """For every witnessed event of a turn, what its witnesses remember (see the module
+    docstring): a quote of ``text`` that is safe for all of them, else the event rendered.
+    ``entities`` are every entity the story knows, this turn's new ones included."""
+    reader = _Reader(text, events, entities)
+    return {e.id: reader.recall(e) for e in events if e.witnesses}
+
+
+class _Reader:
+    def __init__(self, text: str, events: Sequence[Event], entities: Mapping[str, Entity]):
+        self.text = text
+        self.events = list(events)
+        self.entities = entities
+        self.sentences = list(split_sentences(text))
+        self.names = _name_pattern(entities.values())
+        self.ids = {e.name.lower(): e.id for e in entities.values()} | {
+            e.id.replace("_", " "): e.id for e in entities.values()
+        }
+
+    def recall(self, event: Event) -> str:
+        span = (event.span.start, event.span.end)
+        touched = [s for s in self.sentences if _overlaps(s, span)]
+        chosen = [s for s in touched if self.safe(s, event)]
+        if not chosen:
+            clauses = [c for s in touched for c in split_clauses(self.text, *s)]
+            chosen = [c for c in clauses if _overlaps(c, span) and self.safe(c, event)]
+        if len(chosen) == 1:
+            a, b = chosen[0]
+            return self.text[a:b]
+        # none, or several that could each be it: which one tells the event is not known
+        return render_event(event, self.entities)
+
+    def safe(self, unit: Span, event: Event) -> bool:
+        """Whether ``unit`` names everything ``event`` is about and tells its witnesses
+        nothing more."""
+        witnesses = set(event.witnesses)
+        told = [e for e in self.events if _overlaps((e.span.start, e.span.end), unit)]
+        if any(not witnesses <= set(e.witnesses) for e in told):
+            return False
+        # the words of an utterance are what its hearers heard: names inside them count
+        spoken = any(e.kind in _SPEECH for e in told)
+        named = self.named(unit, outside_quotes=spoken)
+        accounted = set().union(*(_referents(e) for e in told))
+        if not self.about(unit, [event]) or not named <= accounted:
+            return False
+        # every clause of it must tell some event: text no action was read from (a deed
+        # the memory-builder missed) is never quoted along with one it read
+        clauses = split_clauses(self.text, *unit)
+        return len(clauses) == 1 or all(self.about(c, told, spoken) for c in clauses)
+
+    def about(self, unit: Span, events: Sequence[Event], spoken: bool = False) -> bool:
+        """Whether ``unit`` names all that one of ``events`` is about."""
+        named = self.named(unit, outside_quotes=spoken)
+        for event in events:
+            core = {c for c in _core(event) if c in self.entities}
+            if core and core <= named:
+                return True
+        return False
+
+    def named(self, unit: Span, *, outside_quotes: bool = False) -> set[str]:
+        if self.names is None:
+            return set()
+        words = self.text[unit[0] : unit[1]]
+        if outside_quotes:
+            words = re.sub(r'"[^"]*"', " ", words)
+        found = self.names.findall(words)
+        return {self.ids[f.lower()] for f in found if f.lower() in self.ids}
+
+
+def _name_pattern(entities: Iterable[Entity]) -> re.Pattern[str] | None:
+    forms = {e.name for e in entities} | {e.id.replace("_", " ") for e in entities}
+    forms = {f for f in forms if f.strip()}
+    if not forms:
+        return None
+    alternation = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
+    return re.compile(rf"(?<!\w)(?:{alternation})(?!\w)", re.IGNORECASE)
+
+
+def _overlaps(a: Span, b: Span) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def _core(event: Event) -> set[str]:
+    """What a text telling ``event`` must name: who did it, to what, where."""
+    core = set(event.participants[:2] if event.kind == "search" else event.participants)
+    core.update(event.private_to)
+    if event.actor:
+        core.add(event.actor)
+    if event.place and event.kind in ("enter", "exit", "stay", "locate"):
+        core.add(event.place)
+    if event.content is not None:
+        core.update((event.content.subject, event.content.value))
+    return core
+
+
+def _referents(event: Event) -> set[str]:
+    refs = {*event.participants, *event.witnesses, *event.private_to}
+    if event.actor:
+        refs.add(event.actor)
+    if event.place:
+        refs.add(event.place)
+    if event.content is not None:
+        refs.update((event.content.subject, event.content.value))
+    return refs
+
+
+def render_event(event: Event, entities: Mapping[str, Entity]) -> str:
+    """One plain sentence telling ``event`` from its typed fields alone."""
+
+    def ref(entity_id: str | None) -> str:
+        if not entity_id:
+            return "someone"
+        entity = entities.get(entity_id)
+        if entity is None:
+            return entity_id.replace("_", " ")
+        return entity.name if entity.kind == "character" else f"the {entity.name}"
+
+    def group(ids: Sequence[str]) -> str:
+        named = [ref(i) for i in ids] or ["someone"]
+        return named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
+
+    def fact(f: Fact) -> str:
+        negation = "" if f.polarity else "not "
+        if f.attribute == "location":
+            return f"{ref(f.subject)} is {negation}in {ref(f.value)}"
+        return f"the {f.attribute} of {ref(f.subject)} is {negation}{f.value}"
+
+    actor = ref(event.actor) if event.actor else group(_characters(event, entities))
+    content = event.content
+    kind = event.kind
+    if kind == "enter":
+        line = f"{group(_characters(event, entities))} entered {ref(event.place)}"
+    elif kind == "locate":
+        line = f"{group(_characters(event, entities))} was in {ref(event.place)}"
+    elif kind == "exit":
+        line = f"{actor} left {ref(event.place)}"
+    elif kind == "stay":
+        line = f"{actor} stayed in {ref(event.place)}"
+    elif kind in ("move", "put") and content is not None:
+        line = f"{actor} put {ref(content.subject)} in {ref(content.value)}"
+    elif kind == "take" and content is not None:
+        line = f"{actor} took {ref(content.subject)}"
+    elif kind == "give" and content is not None:
+        line = f"{actor} gave {ref(content.subject)} to {ref(content.value)}"
+    elif kind == "drop" and content is not None:
+        line = f"{actor} dropped {ref(content.subject)}"
+    elif kind in ("state", "observe") and content is not None:
+        line = fact(content) if kind == "state" else f"{actor} saw that {fact(content)}"
+    elif kind == "search" and len(event.participants) > 1:
+        line = f"{actor} searched {ref(event.participants[1])}"
+    elif kind == "ask" and len(event.participants) > 2:
+        line = f"{actor} asked {ref(event.participants[1])} about {ref(event.participants[2])}"
+    elif kind == "tell" and content is not None:
+        line = f"{actor} told {group(event.private_to)} that {fact(content)}"
+    elif kind in ("inform", "claim", "say") and content is not None:
+        line = f"{actor} said that {fact(content)}"
+    elif kind == "feel" and content is not None:
+        about = content.attribute.removeprefix("feeling about ")
+        line = f"{actor} {content.value} {ref(about)}"
+    elif kind == "think":
+        topics = [p for p in event.participants if p != event.actor]
+        line = f"{actor} thought about {ref(topics[0])}" if topics else f"{actor} thought"
+    elif kind == "say":
+        line = f"{actor} spoke"
+    elif kind == "see":
+        line = f"{actor} saw something"
+    else:
+        line = f"{actor}: {kind}"
+    return line[0].upper() + line[1:] + "."
+
+
+def _characters(event: Event, entities: Mapping[str, Entity]) -> list[str]:
+    people = [p for p in event.participants if _kind(p, entities) == "character"]
+    return people or ([event.actor] if event.actor else [])
+
+
+def _kind(entity_id: str, entities: Mapping[str, Entity]) -> str | None:
+    entity = entities.get(entity_id)
+    return entity.kind if entity else None

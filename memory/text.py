@@ -1,0 +1,74 @@
+"""A turn's text cut into sentences and clauses, by offsets (no model, no Redis).
+
+Sentences are what a memory-builder cites and what a character's memory may quote; clauses
+are the finer cut used when a sentence tells more than one witness saw (see
+:mod:`fabula.memory.recollection`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+__all__ = ["split_clauses", "split_sentences"]
+
+# where one clause of a sentence ends and the next begins (outside quotation marks)
+_CLAUSE_BREAK = re.compile(
+    r"\s*(?:;|:|,\s*(?:and|but|while|then|so|as|before|after|when|whereupon)\b|"
+    r"\s(?:and then|while|whereupon|but)\b)\s*"
+)
+
+
+def split_sentences(text: str) -> Iterator[tuple[int, int]]:
+    """The ``(start, end)`` span of every sentence of ``text``, in order, trimmed.
+
+    A line break always ends a sentence; ``.``, ``!`` or ``?`` end one when followed by
+    white space or the end, outside double quotation marks.
+    """
+    start = 0
+    in_quote = False
+    n = len(text)
+    for i, ch in enumerate(text):
+        if ch == '"':
+            in_quote = not in_quote
+        boundary = ch == "\n" or (
+            ch in ".!?" and not in_quote and (i + 1 == n or text[i + 1].isspace())
+        )
+        if boundary:
+            end = i if ch == "\n" else i + 1
+            yield from _trimmed(text, start, end)
+            start = i + 1
+            if ch == "\n":
+                in_quote = False
+    yield from _trimmed(text, start, n)
+
+
+def split_clauses(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The clauses of the sentence ``text[start:end]``: cut at ``;``, ``:`` and at a
+    comma or word that joins two clauses (", and", ", but", " while", ...), outside
+    quotation marks; each trimmed of white space and of its closing punctuation."""
+    sentence = text[start:end]
+    quoted = [m.span() for m in re.finditer(r'"[^"]*"', sentence)]
+    cuts = [
+        m.span()
+        for m in _CLAUSE_BREAK.finditer(sentence)
+        if not any(a <= m.start() < b for a, b in quoted)
+    ]
+    out: list[tuple[int, int]] = []
+    position = 0
+    for cut_start, cut_end in [*cuts, (len(sentence), len(sentence))]:
+        a, b = start + position, start + cut_start
+        while b > a and text[b - 1] in " .!?,;:":
+            b -= 1
+        out.extend(_trimmed(text, a, b))
+        position = cut_end
+    return out
+
+
+def _trimmed(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    if end > start:
+        yield start, end
