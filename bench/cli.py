@@ -102,9 +102,38 @@ _register_dataset_bench(
     "question",
     "Hi-ToM higher-order beliefs, communication and deception, with the baseline.",
 )
-_register_dataset_bench(
-    "longstory",
-    "A long story as JSON Lines (turns and probes).",
-    "probe",
-    "Retention, knowledge boundaries, false belief and leakage over a long story.",
-)
+
+
+@bench_app.command("longstory")
+def bench_longstory(
+    ctx: typer.Context,
+    path: Path = typer.Argument(..., help="A long story as JSON Lines (turns and probes)."),
+    budget: int = typer.Option(1200, "--budget", min=1, help="Tokens for each context."),
+    json_out: str | None = typer.Option(None, "--json"),
+    answers: str | None = typer.Option(None, "--answers", help="One JSON line per probe."),
+) -> None:
+    """Retention, knowledge boundaries, false belief and leakage over a long story."""
+    from fabula.bench.longstory import run_longstory
+
+    if not path.exists():
+        raise NotFound(f"no such file: {path}", path=str(path))
+    asyncio.run(run_longstory(path, redis_url=_settings(ctx).redis_url, json_out=json_out,
+                              answers_out=answers, budget=budget))  # fmt: skip
+
+
+@bench_app.command("locomo")
+def bench_locomo(
+    ctx: typer.Context,
+    path: Path = typer.Argument(..., help="LoCoMo conversations (its JSON file)."),
+    budgets: str = typer.Option("500,1000", "--budgets", help="Token budgets, comma-separated."),
+    json_out: str | None = typer.Option(None, "--json"),
+) -> None:
+    """Evidence recall of planned retrieval on LoCoMo, with BM25 and recency baselines."""
+    from fabula.bench.locomo import run as run_locomo
+
+    if not path.exists():
+        raise NotFound(f"no such file: {path}", path=str(path))
+    chosen = _ints(budgets)
+    if not chosen or min(chosen) < 1:
+        raise typer.BadParameter("--budgets needs positive numbers")
+    run_locomo(str(path), chosen, json_out, _settings(ctx).redis_url)

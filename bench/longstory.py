@@ -39,9 +39,10 @@ from fabula.bench.common import (
     write_json,
 )
 from fabula.memory.answer import UNKNOWN, answer
-from fabula.memory.context import assemble_context
 from fabula.memory.delta import DeltaBuilder, TurnDelta
-from fabula.memory.records import CONTAINER
+from fabula.memory.records import CONTAINER, slug
+from fabula.memory.retrieval.assemble import Assembly
+from fabula.memory.retrieval.context import author_context, character_context
 from fabula.memory.rules import WorldRules
 from fabula.memory.store import StoryStore
 
@@ -136,6 +137,7 @@ class _Outcome:
     context_ok: bool
     baseline: str
     baseline_context_ok: bool
+    tokens: int = 0
 
 
 def _passes(probe: Probe, given: str, context: str) -> bool:
@@ -144,17 +146,27 @@ def _passes(probe: Probe, given: str, context: str) -> bool:
     return probe.fact not in context
 
 
-async def _ask(store: StoryStore, probe: Probe, as_of: int | None) -> _Outcome:
+async def _context(store: StoryStore, asker: str | None, question: str, as_of: int | None,
+                   budget: int) -> Assembly:  # fmt: skip
+    """The asker's planned-retrieval context: the author's, or the character's own."""
+    if asker is None:
+        return await author_context(store, question, budget=budget, as_of=as_of)
+    await store.require_character(slug(asker))
+    return await character_context(store.client, store.story, store.branch, slug(asker),
+                                   question, budget=budget, as_of=as_of)  # fmt: skip
+
+
+async def _ask(store: StoryStore, probe: Probe, as_of: int | None, budget: int) -> _Outcome:
     own = await answer(store, probe.question, asker=probe.asker, as_of=as_of)
-    context = await assemble_context(
-        store, probe.asker, as_of, CONTEXT_BUDGET, query=probe.question
-    )
+    context = await _context(store, probe.asker, probe.question, as_of, budget)
     shared = await answer(store, probe.question, asker=probe.asker, as_of=as_of, shared=True)
-    shared_context = await assemble_context(
-        store, None, as_of, CONTEXT_BUDGET, query=probe.question
-    )
+    shared_context = await _context(store, None, probe.question, as_of, budget)
     return _Outcome(
-        own, _passes(probe, own, context), shared, _passes(probe, shared, shared_context)
+        own,
+        _passes(probe, own, context.text),
+        shared,
+        _passes(probe, shared, shared_context.text),
+        context.tokens,
     )
 
 
@@ -165,8 +177,12 @@ async def run_longstory(
     json_out: str | Path | None = None,
     answers_out: str | Path | None = None,
     quiet: bool = False,
+    budget: int = CONTEXT_BUDGET,
 ) -> dict[str, Any]:
-    """Run the long story; print a table, write the JSON and answers if asked; return it."""
+    """Run the long story; print a table, write the JSON and answers if asked; return it.
+
+    Every context is assembled within ``budget`` tokens.
+    """
     story = load_longstory(path)
     outcomes: dict[int, _Outcome] = {}
     started = time.perf_counter()
@@ -185,13 +201,17 @@ async def run_longstory(
             for turn in sorted(story.turns):
                 await builder.commit(store, turn, story.turns[turn])
                 for probe in (p for p in live if p.turn == turn):
-                    outcomes[probe.index] = await _ask(store, probe, None)
+                    outcomes[probe.index] = await _ask(store, probe, None, budget)
             for probe in (p for p in story.probes if p.kind == "as_of"):
-                outcomes[probe.index] = await _ask(store, probe, probe.turn)
+                outcomes[probe.index] = await _ask(store, probe, probe.turn, budget)
         finally:
             await store.delete()
     seconds = round(time.perf_counter() - started, 3)
     result = summarise(story, outcomes, seconds)
+    result["context_budget"] = budget
+    result["mean_tokens"] = round(
+        sum(o.tokens for o in outcomes.values()) / max(len(outcomes), 1), 1
+    )
     if not quiet:
         _print(result)
     write_json(json_out, result)
@@ -232,7 +252,6 @@ def summarise(story: LongStory, outcomes: dict[int, _Outcome], seconds: float) -
         "answers": _figures(story, ours),
         "seconds": seconds,
         "turns": len(story.turns),
-        "context_budget": CONTEXT_BUDGET,
         "baselines": {"shared_memory": _figures(story, shared)},
         "misses": [
             {"index": p.index, "turn": p.turn, "asker": p.asker, "kind": p.kind,
@@ -250,7 +269,8 @@ def _print(result: dict[str, Any]) -> None:
     rows = [(k, f"{v:.4f}", f"{base['by_kind'][k]:.4f}") for k, v in ours["by_kind"].items()]
     rows.append(("all", f"{ours['accuracy']:.4f}", f"{base['accuracy']:.4f}"))
     title = (
-        f"Long story: {result['probes']} probes over {result['turns']} turns, {result['seconds']} s"
+        f"Long story: {result['probes']} probes over {result['turns']} turns, contexts within "
+        f"{result['context_budget']} tokens (mean {result['mean_tokens']}), {result['seconds']} s"
     )
     print_table(title, ["kind", "fabula", "shared memory"], rows)
 

@@ -32,6 +32,7 @@ from fabula.graph.runtime import Committed, TurnContext
 from fabula.graph.state import CharacterTask, TurnState
 from fabula.memory.delta import TurnDelta
 from fabula.memory.errors import InvalidInput, TurnConflict
+from fabula.memory.index.build import index_through
 from fabula.memory.logs import get_logger
 from fabula.memory.store import StoryStore
 
@@ -130,7 +131,10 @@ async def write(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, An
         Proposal.model_validate(p)
         for p in state.get("proposals", {}).get(str(state["attempt"]), [])
     )
-    context = writer_context(view, turn_plan, ctx.settings.token_budget, ctx.counter)
+    assembly = await writer_context(
+        _store(state, ctx), view, turn_plan, ctx.settings.token_budget, ctx.counter
+    )
+    context = assembly.text
     revision = state.get("revisions", 0)
     request = WriteRequest(
         plan=turn_plan,
@@ -268,8 +272,12 @@ async def commit_text(ctx: TurnContext, store: StoryStore, turn: int, text: str)
     if ctx.on_commit is not None:
         memory_ms = earlier_ms + (time.perf_counter() - started) * 1000
         ctx.on_commit(Committed(store.story, store.branch, turn, status, memory_ms))
-    if result.status == "ok" and ctx.consolidate is not None:
-        await ctx.consolidate(store, turn)
+    if result.status == "ok":
+        # after the commit is acknowledged: the episode index (a few ms, measured by
+        # `fabula bench scale`), then the hierarchy inline or on RQ
+        await index_through(store, turn)
+        if ctx.consolidate is not None:
+            await ctx.consolidate(store, turn)
     return status
 
 

@@ -24,8 +24,11 @@ from fabula.memory.errors import AccessDenied
 from fabula.memory.logs import get_logger
 from fabula.memory.projections import BeliefView, project_beliefs, recall
 from fabula.memory.records import Entity, Memory
+from fabula.memory.retrieval.assemble import Assembly
+from fabula.memory.retrieval.context import character_context
 from fabula.memory.server import without_credentials
 from fabula.memory.store import StoryStore
+from fabula.memory.tokens import TokenCounter
 
 __all__ = [
     "CHARACTER_COMMANDS",
@@ -137,6 +140,20 @@ class CharacterMind:
         """This character's last first-person memories (the events it witnessed)."""
         try:
             return await recall(self._store, self.character, last=last)
+        except NoPermissionError as exc:
+            raise AccessDenied(str(exc), story=self.story, character=self.character) from exc
+
+    async def recall(
+        self, request: str, *, budget: int, counter: TokenCounter | None = None,
+        as_of: int | None = None,
+    ) -> Assembly:  # fmt: skip
+        """This character's context for ``request``: its beliefs and the episodes it
+        witnessed, within ``budget`` tokens, read through this mind's own connection."""
+        try:
+            return await character_context(
+                self.client, self.story, self.branch, self.character, request,
+                budget=budget, counter=counter, as_of=as_of,
+            )  # fmt: skip
         except NoPermissionError as exc:
             raise AccessDenied(str(exc), story=self.story, character=self.character) from exc
 

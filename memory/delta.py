@@ -71,6 +71,7 @@ class TurnDelta(BaseModel):
     # what the witnesses of each witnessed event remember of it, by event id: a quote safe
     # for all of them, or the event rendered (memory.recollection); filled by build()
     recollections: dict[str, str] = Field(default_factory=dict)
+    clock: str | None = None  # the story's date or time of day at this turn, as written
 
     def digest(self) -> str:
         """A content hash: the same turn sent twice has the same digest."""
@@ -93,6 +94,7 @@ class DeltaBuilder:
         self.scene: str | None = None
         # every entity the story knows (the tracker sets it): the names a memory may quote
         self.known: dict[str, Entity] = {}
+        self.clock: str | None = None
 
     # -- spans --------------------------------------------------------------------------
     def span(self, start: int, end: int) -> SourceSpan:
@@ -309,6 +311,7 @@ class DeltaBuilder:
             hypotheses=tuple(self._hypotheses),
             realised=tuple(self._realised),
             scene=self.scene,
+            clock=self.clock,
         )
 
 

@@ -245,7 +245,7 @@ local function commit(keys, args)
   end
   redis.call('HSET', L.turns, tostring(turn), cjson.encode({
     text = P.text, digest = digest, events = event_ids, committed_at = committed_at,
-    scene = P.scene }))
+    scene = P.scene, clock = P.clock }))
   redis.call('HSET', L.head, 'turn', turn)
   return 'ok'
 end

@@ -13,6 +13,7 @@ import redis
 from rq import Queue
 
 from fabula.memory.hierarchy import consolidate_turn
+from fabula.memory.index.build import index_through
 from fabula.memory.server import connect_async
 from fabula.memory.store import StoryStore
 
@@ -22,12 +23,15 @@ QUEUE = "fabula"
 
 
 def consolidate(url: str, story: str, branch: str, turn: int) -> str | None:
-    """Build the hierarchy for one committed turn; returns the scene's id."""
+    """Index the episodes and fold the hierarchy up to one committed turn (idempotent, safe
+    to run concurrently); returns the id of the scene that holds the turn."""
 
     async def run() -> str | None:
         client = connect_async(url)
         try:
-            node = await consolidate_turn(StoryStore(client, story, branch), turn)
+            store = StoryStore(client, story, branch)
+            await index_through(store, turn)
+            node = await consolidate_turn(store, turn)
             return node.id if node else None
         finally:
             await client.aclose()

@@ -17,11 +17,14 @@ Layout (``S`` story, ``B`` branch, ``C`` character, ``H`` a holder chain such as
     fab:{S}:b:B:d                     hash   development id -> Development
     fab:{S}:b:B:h                     hash   hypothesis id -> Hypothesis
     fab:{S}:b:B:tree                  hash   hierarchy node id -> HierarchyNode (scenes, ...)
+    fab:{S}:b:B:tree:n                hash   consolidation's watermark, open scene, threads
     fab:{S}:c:C:B:cur:H               hash   "subject|attribute" -> current Belief of chain H
     fab:{S}:c:C:B:rec                 hash   belief id -> Belief, every chain rooted at C
     fab:{S}:c:C:B:from                zset   belief id scored by valid_from
     fab:{S}:c:C:B:chains              set    chains rooted at C that hold beliefs
     fab:{S}:c:C:B:mem                 list   C's first-person memories: the events C witnessed
+    fab:{S}:b:B:x:...                 the episode index of a branch (see :class:`EpisodeKeys`)
+    fab:{S}:c:C:B:x:...               the episode index of what C witnessed on a branch
     fab:{S}:acl:C                     string the secret of C's read-only Redis user
     fab:stories                       set    story ids (the only key outside a story's slot)
 
@@ -36,6 +39,7 @@ import re
 
 __all__ = [
     "STORIES",
+    "EpisodeKeys",
     "acl_secret",
     "acl_user",
     "belief_chains",
@@ -128,6 +132,11 @@ def hierarchy(story: str, branch: str) -> str:
     return f"{_s(story)}:b:{branch}:tree"
 
 
+def hierarchy_threads(story: str, branch: str) -> str:
+    """Consolidation's bookkeeping: the watermark, the open scene, the plotline threads."""
+    return f"{_s(story)}:b:{branch}:tree:n"
+
+
 def mind_prefix(story: str, character: str) -> str:
     return f"{_s(story)}:c:{character}:"
 
@@ -151,6 +160,47 @@ def belief_chains(story: str, branch: str, character: str) -> str:
 
 def memories(story: str, branch: str, character: str) -> str:
     return f"{mind_prefix(story, character)}{branch}:mem"
+
+
+class EpisodeKeys:
+    """The keys of one episode index: a branch's (every episode) or one character's (the
+    episodes it witnessed, in its own keyspace, so its read-only user can search them)::
+
+        <prefix>ep          hash   episode id -> Episode
+        <prefix>n           hash   "episodes", "length" (term count), "turn" (last turn indexed)
+        <prefix>t:<term>    zset   episode id scored by the term's BM25 weight in it
+        <prefix>e:<entity>  zset   episode id scored by story time (turn * 10000 + seq)
+        <prefix>time        zset   episode id scored by story time
+        <prefix>day         zset   episode id scored by the day number of its date
+    """
+
+    __slots__ = ("prefix",)
+
+    def __init__(self, story: str, branch: str, character: str | None = None) -> None:
+        base = f"{_s(story)}:b:" if character is None else mind_prefix(story, character)
+        self.prefix = f"{base}{branch}:x:"
+
+    @property
+    def episodes(self) -> str:
+        return f"{self.prefix}ep"
+
+    @property
+    def stats(self) -> str:
+        return f"{self.prefix}n"
+
+    def term(self, term: str) -> str:
+        return f"{self.prefix}t:{term}"
+
+    def entity(self, entity: str) -> str:
+        return f"{self.prefix}e:{entity}"
+
+    @property
+    def time(self) -> str:
+        return f"{self.prefix}time"
+
+    @property
+    def day(self) -> str:
+        return f"{self.prefix}day"
 
 
 def acl_secret(story: str, character: str) -> str:

@@ -49,12 +49,13 @@ class TurnText:
     text: str
     events: tuple[str, ...]
     scene: str | None = None
+    clock: str | None = None
 
     @classmethod
     def from_stored(cls, turn: int, stored: str) -> TurnText:
         """A turn's entry as the commit function stores it."""
         info = json.loads(stored)
-        return cls(turn, info["text"], tuple(info["events"]), info.get("scene"))
+        return cls(turn, info["text"], tuple(info["events"]), info.get("scene"), info.get("clock"))
 
 
 @dataclass(frozen=True)
@@ -251,6 +252,7 @@ class StoryStore:
             **lists,
             "realised": list(delta.realised),
             "scene": delta.scene,
+            "clock": delta.clock,
             "refs": [r.as_list() for r in refs],  # distinct, each naming its first field
         }
         for e in delta.entities:

@@ -166,10 +166,11 @@ class TestWriterContext:
             view = await author_view(store)
             plan = TurnPlan(scene_goal="test", place="study", focal=("leo", "mara"))
             counter = ApproximateCounter()
-            text = writer_context(view, plan, budget, counter)
+            assembly = await writer_context(store, view, plan, budget, counter)
+            text = assembly.text
             assert counter.count(text) <= budget
             if budget >= 2000:
-                assert "B[Leo]" in text and "[FALSE]" in text  # Leo's false belief is marked
+                assert "B[Leo]" in text and "[false]" in text  # Leo's false belief is marked
 
 
 class TestConsolidation:

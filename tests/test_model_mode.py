@@ -94,11 +94,26 @@ def prompt_of(request: dict[str, Any]) -> str:
     return "\n".join(str(m["content"]) for m in request["messages"])
 
 
-async def story_keys(url: str) -> dict[bytes, bytes]:
-    """Every key of the story with its serialised value (checkpoints are elsewhere)."""
+async def story_keys(url: str) -> dict[bytes, object]:
+    """Every key of the story with its content (checkpoints are elsewhere).
+
+    Content, not DUMP bytes: a read may take a step of a hash table's incremental rehash,
+    which reorders its serialisation without changing it.
+    """
     client = aredis.Redis.from_url(url)
     try:
-        return {k: await client.dump(k) async for k in client.scan_iter(match=f"fab:{{{STORY}}}:*")}
+        out: dict[bytes, object] = {}
+        async for key in client.scan_iter(match=f"fab:{{{STORY}}}:*"):
+            kind = await client.type(key)
+            if kind == b"hash":
+                out[key] = await client.hgetall(key)
+            elif kind == b"zset":
+                out[key] = await client.zrange(key, 0, -1, withscores=True)
+            elif kind == b"set":
+                out[key] = await client.smembers(key)
+            else:
+                out[key] = await client.dump(key)
+        return out
     finally:
         await client.aclose()
 

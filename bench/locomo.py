@@ -1,0 +1,351 @@
+"""``fabula bench locomo``: recalling a question's evidence from a long conversation.
+
+Each LoCoMo conversation becomes a story: the two speakers are characters, each session
+one turn (a scene) dated by its ``session_<n>_date_time``, each dialogue line an utterance
+of its speaker heard by the other (a shared picture is kept as its caption). Only the
+dialogue is read: the dataset's ``event_summary``, ``observation`` and ``session_summary``
+are answers, never inputs.
+
+For every question the author's context is assembled with the question as the request
+(:func:`fabula.memory.retrieval.context.author_context`), at each budget, and scored:
+evidence recall (the share of the question's evidence lines whose full text appears
+verbatim in the context, whitespace aside), the share of questions with all their evidence,
+both per category, mean tokens, and assembly time. Evidence ids that name no line of the
+dialogue (annotation slips) are left out and counted.
+
+Baselines in the same run, each filling the same budget under the same token counter with
+plain ``Speaker: text`` lines: ``recent`` (the most recent lines that fit), ``bm25`` (bm25s
+over the raw lines) and ``bm25_window`` (bm25s over three-line windows within a session),
+both stemmed with PyStemmer; and the whole conversation's token count.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import bm25s
+import Stemmer
+
+from fabula.bench.common import bench_redis, create_story, print_table, rate, run_id, write_json
+from fabula.memory.delta import DeltaBuilder, TurnDelta
+from fabula.memory.index.build import index_through
+from fabula.memory.records import slug
+from fabula.memory.retrieval.context import author_context
+from fabula.memory.rules import WorldRules
+from fabula.memory.store import StoryStore
+from fabula.memory.tokens import TokenCounter, default_counter
+
+__all__ = ["Conversation", "Line", "load_locomo", "run_locomo", "session_delta"]
+
+CATEGORIES = ("1", "2", "3", "4", "5")
+TARGET_CATEGORIES = frozenset({1, 2, 3, 4})
+
+
+@dataclass(frozen=True)
+class Line:
+    id: str
+    speaker: str
+    text: str
+    caption: str | None = None
+
+    @property
+    def words(self) -> str:
+        """What the speaker shared: the line, and a shared picture as its caption."""
+        return self.text + (f" [shares {self.caption}]" if self.caption else "")
+
+
+@dataclass(frozen=True)
+class Session:
+    number: int
+    date: str
+    lines: tuple[Line, ...]
+
+
+@dataclass(frozen=True)
+class Question:
+    question: str
+    category: int
+    evidence: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Conversation:
+    id: str
+    speakers: tuple[str, str]
+    sessions: tuple[Session, ...]
+    questions: tuple[Question, ...]
+    missing_evidence: int = 0
+
+    def lines(self) -> list[tuple[Session, Line]]:
+        return [(s, line) for s in self.sessions for line in s.lines]
+
+
+def load_locomo(path: str | Path) -> list[Conversation]:
+    """The conversations of a LoCoMo file: the dialogue and the questions, nothing else."""
+    out = []
+    for item in json.loads(Path(path).read_text(encoding="utf-8")):
+        conv = item["conversation"]
+        sessions = []
+        n = 1
+        while f"session_{n}" in conv:
+            lines = tuple(
+                Line(
+                    str(raw["dia_id"]),
+                    str(raw["speaker"]),
+                    str(raw["text"]),
+                    raw.get("blip_caption"),
+                )
+                for raw in conv[f"session_{n}"]
+            )
+            sessions.append(Session(n, str(conv[f"session_{n}_date_time"]), lines))
+            n += 1
+        known = {line.id for s in sessions for line in s.lines}
+        questions, missing = [], 0
+        for qa in item["qa"]:
+            evidence = tuple(e for e in qa.get("evidence", []) if e in known)
+            missing += len(qa.get("evidence", [])) - len(evidence)
+            if evidence:
+                questions.append(Question(str(qa["question"]), int(qa["category"]), evidence))
+        out.append(
+            Conversation(
+                str(item["sample_id"]),
+                (str(conv["speaker_a"]), str(conv["speaker_b"])),
+                tuple(sessions),
+                tuple(questions),
+                missing,
+            )
+        )
+    return out
+
+
+def session_delta(turn: int, session: Session, speakers: Sequence[str]) -> TurnDelta:
+    """One session as one turn: a ``Speaker: words`` line per utterance, dated."""
+    text = "\n".join(f"{line.speaker}: {line.words}" for line in session.lines)
+    builder = DeltaBuilder(turn, text)
+    builder.clock = session.date
+    everyone = sorted(slug(s) for s in speakers)
+    offset = 0
+    for line in session.lines:
+        start = offset + len(line.speaker) + 2
+        end = start + len(line.words)
+        who = slug(line.speaker)
+        builder.event("say", builder.span(start, end), actor=who, participants=(who,),
+                      witnesses=everyone)  # fmt: skip
+        offset = end + 1
+    return builder.build()
+
+
+def _setup(speakers: Sequence[str]) -> TurnDelta:
+    builder = DeltaBuilder(0, f"A conversation between {speakers[0]} and {speakers[1]}.")
+    for name in speakers:
+        builder.entity("character", name)
+    return builder.build()
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.split())
+
+
+# -- baselines --------------------------------------------------------------------------
+
+
+@dataclass
+class _Baselines:
+    lines: list[Line]
+    costs: list[int]
+    line_index: bm25s.BM25
+    windows: list[list[int]]
+    window_index: bm25s.BM25
+    stemmer: Stemmer.Stemmer
+
+    @classmethod
+    def build(cls, conv: Conversation, counter: TokenCounter) -> _Baselines:
+        stemmer = Stemmer.Stemmer("english")
+        pairs = conv.lines()
+        lines = [line for _, line in pairs]
+        rendered = [f"{line.speaker}: {line.words}" for line in lines]
+        line_index = bm25s.BM25()
+        line_index.index(bm25s.tokenize(rendered, stopwords="en", stemmer=stemmer,
+                                        show_progress=False), show_progress=False)  # fmt: skip
+        windows = []
+        for i, (session, _) in enumerate(pairs):
+            windows.append([j for j in range(i - 1, i + 2)
+                            if 0 <= j < len(pairs) and pairs[j][0] is session])  # fmt: skip
+        window_index = bm25s.BM25()
+        window_index.index(
+            bm25s.tokenize([" ".join(rendered[j] for j in w) for w in windows], stopwords="en",
+                           stemmer=stemmer, show_progress=False),
+            show_progress=False,
+        )  # fmt: skip
+        costs = [counter.count(r) + 1 for r in rendered]
+        return cls(lines, costs, line_index, windows, window_index, stemmer)
+
+    def _ranked(self, index: bm25s.BM25, question: str) -> list[int]:
+        tokens = bm25s.tokenize([question], stopwords="en", stemmer=self.stemmer,
+                                show_progress=False)  # fmt: skip
+        if not tokens.vocab:
+            return []
+        docs, _ = index.retrieve(tokens, k=len(self.lines), show_progress=False)
+        return [int(d) for d in docs[0]]
+
+    def _fill(self, order: Sequence[int], budget: int) -> set[str]:
+        used, got = 0, set()
+        for i in order:
+            if self.lines[i].id in got or used + self.costs[i] > budget:
+                continue
+            used += self.costs[i]
+            got.add(self.lines[i].id)
+        return got
+
+    def contexts(self, question: str, budget: int) -> dict[str, set[str]]:
+        recent = self._fill(range(len(self.lines) - 1, -1, -1), budget)
+        bm25 = self._fill(self._ranked(self.line_index, question), budget)
+        windows = [j for w in self._ranked(self.window_index, question) for j in self.windows[w]]
+        return {"recent": recent, "bm25": bm25, "bm25_window": self._fill(windows, budget)}
+
+
+# -- the run ----------------------------------------------------------------------------
+
+
+@dataclass
+class _Tally:
+    recall: dict[str, list[float]] = field(default_factory=dict)
+    complete: dict[str, list[bool]] = field(default_factory=dict)
+    tokens: list[int] = field(default_factory=list)
+    ms: list[float] = field(default_factory=list)
+
+    def add(self, category: int, share: float) -> None:
+        self.recall.setdefault(str(category), []).append(share)
+        self.complete.setdefault(str(category), []).append(share == 1.0)
+
+    def figures(self, with_time: bool) -> dict[str, Any]:
+        target = [v for c, vs in self.recall.items() if int(c) in TARGET_CATEGORIES for v in vs]
+        whole = [v for c, vs in self.complete.items() if int(c) in TARGET_CATEGORIES for v in vs]
+        out: dict[str, Any] = {
+            "recall": round(sum(target) / len(target), 4) if target else 0.0,
+            "all_evidence": rate(whole),
+            "by_category": {c: round(sum(self.recall[c]) / len(self.recall[c]), 4)
+                            for c in CATEGORIES if c in self.recall},
+            "all_evidence_by_category": {c: rate(self.complete[c])
+                                         for c in CATEGORIES if c in self.complete},
+        }  # fmt: skip
+        if with_time:
+            from fabula.bench.report import percentiles
+
+            out["mean_tokens"] = round(sum(self.tokens) / len(self.tokens), 1) if self.tokens else 0
+            out["assemble_ms"] = percentiles(self.ms)
+        return out
+
+
+async def _run_conversation(
+    store: StoryStore,
+    conv: Conversation,
+    budgets: Sequence[int],
+    counter: TokenCounter,
+    ours: dict[int, _Tally],
+    baselines: dict[str, dict[int, _Tally]],
+) -> int:
+    for turn, session in enumerate(conv.sessions, start=1):
+        await store.commit(session_delta(turn, session, conv.speakers))
+    await index_through(store)
+    texts = {line.id: _normal(line.text) for _, line in conv.lines()}
+    base = _Baselines.build(conv, counter)
+    for q in conv.questions:
+        for budget in budgets:
+            started = time.perf_counter()
+            assembly = await author_context(store, q.question, budget=budget, counter=counter)
+            ours[budget].ms.append((time.perf_counter() - started) * 1000)
+            ours[budget].tokens.append(assembly.tokens)
+            context = _normal(assembly.text)
+            share = sum(texts[e] in context for e in q.evidence) / len(q.evidence)
+            ours[budget].add(q.category, share)
+            for name, got in base.contexts(q.question, budget).items():
+                hit = sum(e in got for e in q.evidence) / len(q.evidence)
+                baselines[name][budget].add(q.category, hit)
+    return sum(base.costs)
+
+
+async def run_locomo(
+    path: str | Path,
+    *,
+    redis_url: str | None,
+    budgets: Sequence[int] = (500, 1000),
+    json_out: str | Path | None = None,
+    quiet: bool = False,
+    counter: TokenCounter | None = None,
+) -> dict[str, Any]:
+    """Run the benchmark; print the table, write the JSON if asked, and return it."""
+    counter = counter or default_counter()
+    conversations = load_locomo(path)
+    ours = {b: _Tally() for b in budgets}
+    baselines = {n: {b: _Tally() for b in budgets} for n in ("recent", "bm25", "bm25_window")}
+    full_tokens: list[int] = []
+    started = time.perf_counter()
+    tag = run_id()
+    async with bench_redis(redis_url) as client:
+        for k, conv in enumerate(conversations):
+            speakers = conv.speakers
+            store = await create_story(
+                client, f"locomo-{tag}-{k}", WorldRules(), world="locomo", title=conv.id,
+                setup=_setup(speakers),
+            )  # fmt: skip
+            try:
+                full_tokens.append(
+                    await _run_conversation(store, conv, budgets, counter, ours, baselines)
+                )
+            finally:
+                await store.delete()
+    result: dict[str, Any] = {
+        "benchmark": "locomo",
+        "conversations": len(conversations),
+        "questions": sum(len(c.questions) for c in conversations),
+        "missing_evidence_ids": sum(c.missing_evidence for c in conversations),
+        "counter": getattr(counter, "name", type(counter).__name__),
+        "budgets": {str(b): ours[b].figures(True) for b in budgets},
+        "baselines": {
+            name: {str(b): tallies[b].figures(False) for b in budgets}
+            for name, tallies in baselines.items()
+        },
+        "full_context_tokens": round(sum(full_tokens) / max(len(full_tokens), 1)),
+        "seconds": round(time.perf_counter() - started, 2),
+    }
+    if not quiet:
+        _print(result, budgets)
+    write_json(json_out, result)
+    return result
+
+
+def _print(result: dict[str, Any], budgets: Sequence[int]) -> None:
+    rows = []
+    for b in budgets:
+        key = str(b)
+        systems = [("fabula", result["budgets"][key])] + [
+            (name, result["baselines"][name][key]) for name in ("recent", "bm25", "bm25_window")
+        ]
+        for name, fig in systems:
+            cats = fig["by_category"]
+            rows.append([b, name, f"{fig['recall']:.3f}", f"{fig['all_evidence']:.3f}",
+                         *(f"{cats.get(c, 0):.3f}" for c in CATEGORIES),
+                         fig.get("mean_tokens", ""),
+                         (f"{fig['assemble_ms']['p50']}/{fig['assemble_ms']['p95']}"
+                          if "assemble_ms" in fig else "")])  # fmt: skip
+    print_table(
+        f"LoCoMo: {result['conversations']} conversations, {result['questions']} questions "
+        f"(full conversation ~{result['full_context_tokens']} tokens), {result['seconds']} s",
+        ["budget", "system", "recall 1-4", "all evid.", "cat 1", "cat 2", "cat 3", "cat 4",
+         "cat 5", "mean tokens", "ms p50/p95"],
+        rows,
+    )  # fmt: skip
+
+
+def run(
+    path: str, budgets: Sequence[int], json_out: str | None, redis_url: str | None
+) -> dict[str, Any]:
+    """Synchronous entry point for the command line."""
+    return asyncio.run(run_locomo(path, redis_url=redis_url, budgets=budgets, json_out=json_out))

@@ -1,0 +1,204 @@
+"""Searching the episode indexes: lexical (BM25), by entity, by time; never a scan.
+
+A search reads a branch's own index and its ancestors' up to their fork turns (a
+:class:`Source` each), or a character's own index of what it witnessed, through whatever
+connection it is given — for a character, its read-only Redis user. Each query term reads
+only the ``per_term`` best postings of its sorted set (ordered by BM25 weight) and the
+set's size (its document frequency), in one pipelined round trip, so a search costs
+``O(terms · per_term)`` whatever the story's length.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import redis.asyncio as aredis
+
+from fabula.memory.episodes import Episode
+from fabula.memory.index.build import parse_episodes
+from fabula.memory.keys import EpisodeKeys
+from fabula.memory.store import StoryStore
+
+__all__ = [
+    "Source",
+    "by_day",
+    "by_entity",
+    "by_time",
+    "fetch",
+    "lexical",
+    "sources",
+    "turn_of",
+]
+
+PER_TERM = 256
+
+
+@dataclass(frozen=True)
+class Source:
+    """One index a search reads: ``keys``, visible up to turn ``through`` (None: all)."""
+
+    keys: EpisodeKeys
+    through: int | None = None
+
+
+def turn_of(episode_id: str) -> int:
+    """``"e12.3"`` → 12."""
+    return int(episode_id[1 : episode_id.index(".")])
+
+
+async def sources(store: StoryStore, character: str | None = None) -> list[Source]:
+    """The indexes a search on the store's branch reads (a character's own, if given)."""
+    out = [Source(EpisodeKeys(store.story, store.branch, character))]
+    for anc in await store.ancestry():
+        out.append(Source(EpisodeKeys(store.story, anc.branch, character), anc.through))
+    return out
+
+
+def _visible(episode_id: str, source: Source, as_of: int | None) -> bool:
+    turn = turn_of(episode_id)
+    if source.through is not None and turn > source.through:
+        return False
+    return as_of is None or turn <= as_of
+
+
+async def lexical(
+    client: aredis.Redis,
+    where: Sequence[Source],
+    query: Iterable[str],
+    *,
+    as_of: int | None = None,
+    per_term: int = PER_TERM,
+    weights: dict[str, float] | None = None,
+) -> dict[str, float]:
+    """BM25 scores of the episodes matching ``query`` terms (repeats count once).
+
+    ``weights`` scales a term's contribution (default 1).
+    """
+    wanted = list(dict.fromkeys(query))
+    if not wanted or not where:
+        return {}
+    async with client.pipeline(transaction=False) as pipe:
+        for src in where:
+            pipe.hget(src.keys.stats, "episodes")
+            for term in wanted:
+                key = src.keys.term(term)
+                pipe.zcard(key)
+                pipe.zrange(key, "+inf", "-inf", byscore=True, desc=True, offset=0,
+                            num=per_term, withscores=True)  # fmt: skip
+        replies = await pipe.execute()
+    step = 1 + 2 * len(wanted)
+    total = 0
+    df: dict[str, int] = dict.fromkeys(wanted, 0)
+    for i, _src in enumerate(where):
+        block = replies[i * step : (i + 1) * step]
+        total += int(block[0] or 0)
+        for j, term in enumerate(wanted):
+            df[term] += int(block[1 + 2 * j])
+    scores: dict[str, float] = {}
+    for i, src in enumerate(where):
+        block = replies[i * step : (i + 1) * step]
+        for j, term in enumerate(wanted):
+            if not df[term]:
+                continue
+            idf = math.log(1 + (total - df[term] + 0.5) / (df[term] + 0.5))
+            idf *= (weights or {}).get(term, 1.0)
+            for member, w in block[2 + 2 * j]:
+                if _visible(member, src, as_of):
+                    scores[member] = scores.get(member, 0.0) + idf * float(w)
+    return scores
+
+
+async def by_entity(
+    client: aredis.Redis,
+    where: Sequence[Source],
+    entity: str,
+    *,
+    as_of: int | None = None,
+    last: int = 20,
+) -> list[str]:
+    """The ``last`` most recent episodes that involve or name ``entity``, newest first."""
+    return await _latest(client, [(s, s.keys.entity(entity)) for s in where], as_of, last)
+
+
+async def by_time(
+    client: aredis.Redis,
+    where: Sequence[Source],
+    *,
+    as_of: int | None = None,
+    last: int = 20,
+    earliest: bool = False,
+) -> list[str]:
+    """The ``last`` most recent episodes (or the first ones, ``earliest``), in that order."""
+    if earliest:
+        async with client.pipeline(transaction=False) as pipe:
+            for src in reversed(where):  # the oldest ancestor holds the first episodes
+                pipe.zrange(src.keys.time, 0, last - 1)
+            replies = await pipe.execute()
+        out = [
+            m
+            for src, ids in zip(reversed(where), replies, strict=True)
+            for m in ids
+            if _visible(m, src, as_of)
+        ]
+        return out[:last]
+    return await _latest(client, [(s, s.keys.time) for s in where], as_of, last)
+
+
+async def _latest(
+    client: aredis.Redis, keyed: Sequence[tuple[Source, str]], as_of: int | None, last: int
+) -> list[str]:
+    upper = "+inf" if as_of is None else f"({(as_of + 1) * 10_000}"
+    async with client.pipeline(transaction=False) as pipe:
+        for src, key in keyed:
+            top = upper
+            if src.through is not None:
+                limit = (min(src.through, as_of) if as_of is not None else src.through) + 1
+                top = f"({limit * 10_000}"
+            pipe.zrange(key, top, "-inf", byscore=True, desc=True, offset=0, num=last,
+                        withscores=True)  # fmt: skip
+        replies = await pipe.execute()
+    merged = sorted(
+        ((float(score), member) for ids in replies for member, score in ids), reverse=True
+    )
+    return [m for _, m in merged[:last]]
+
+
+async def by_day(
+    client: aredis.Redis,
+    where: Sequence[Source],
+    first_day: int | None,
+    last_day: int | None,
+    *,
+    as_of: int | None = None,
+    limit: int = 200,
+) -> list[str]:
+    """Episodes dated between two day numbers (inclusive), oldest first, at most ``limit``."""
+    low = "-inf" if first_day is None else first_day
+    high = "+inf" if last_day is None else last_day
+    async with client.pipeline(transaction=False) as pipe:
+        for src in where:
+            pipe.zrange(src.keys.day, low, high, byscore=True, offset=0, num=limit)
+        replies = await pipe.execute()
+    return [m for src, ids in zip(where, replies, strict=True) for m in ids
+            if _visible(m, src, as_of)][:limit]  # fmt: skip
+
+
+async def fetch(
+    client: aredis.Redis, where: Sequence[Source], ids: Sequence[str]
+) -> dict[str, Episode]:
+    """The episodes ``ids`` from the first source that holds each (one round trip)."""
+    if not ids:
+        return {}
+    wanted = list(dict.fromkeys(ids))
+    async with client.pipeline(transaction=False) as pipe:
+        for src in where:
+            pipe.hmget(src.keys.episodes, wanted)
+        replies = await pipe.execute()
+    found: dict[str, Episode] = {}
+    for src, values in zip(where, replies, strict=True):
+        for episode_id, raw in zip(wanted, values, strict=True):
+            if raw is not None and episode_id not in found and _visible(episode_id, src, None):
+                found[episode_id] = parse_episodes([raw])[0]
+    return found

@@ -1,0 +1,280 @@
+"""Rendering a retrieval into a token budget, in sections, with a manifest of every line.
+
+Sections, in this order: any preface the caller gives (the turn's plan), **W** (world facts
+about what the request involves), **B** by holder (the beliefs of the characters involved;
+a false one is marked for the author), **D** (developments the request touches, open
+first), **H** (possible continuations, for writing only), **Episodes** (grouped by turn,
+each group headed by its date and place, each line with its speaker), and any trailer
+(recent text). Facts go first because they are the current truth in a few tokens; episodes
+get what the facts leave, which is most of it. Nothing is ever rendered over ``budget``
+tokens under the given counter: a line that does not fit is skipped and a smaller one may
+still go in.
+
+Every content line is traceable: :class:`Assembly.manifest` maps it to the record it came
+from (a state, belief, development, hypothesis, episode with its span, or a turn for a date
+heading). Section headings are the only lines without an entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from fabula.memory.episodes import Episode
+from fabula.memory.projections import BeliefView, WorldView
+from fabula.memory.records import Belief, Development, Entity, Hypothesis, State
+from fabula.memory.retrieval.plan import RetrievalPlan
+from fabula.memory.timeref import parse_clock
+from fabula.memory.tokens import TokenCounter
+
+__all__ = ["Assembly", "Candidate", "ManifestEntry", "fact_candidates", "render"]
+
+FACT_SHARE = 0.35  # at most this share of the budget for W, B, D and H together
+
+
+@dataclass(frozen=True)
+class ManifestEntry:
+    """Where one rendered line came from: ``kind`` and ``id`` of the record (an episode's
+    ``span`` is its ``(turn, start, end)`` in the turn's text)."""
+
+    line: int
+    section: str
+    kind: str
+    id: str
+    span: tuple[int, int, int] | None = None
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A line that may be rendered, with its record."""
+
+    section: str
+    text: str
+    kind: str
+    id: str
+    score: float = 0.0
+    span: tuple[int, int, int] | None = None
+
+
+@dataclass
+class Assembly:
+    """The rendered context, its token count and its manifest."""
+
+    text: str
+    tokens: int
+    manifest: list[ManifestEntry] = field(default_factory=list)
+
+    def ids(self, kind: str | None = None) -> list[str]:
+        return [m.id for m in self.manifest if kind is None or m.kind == kind]
+
+
+def _name(entities: Mapping[str, Entity], entity_id: str) -> str:
+    entity = entities.get(entity_id)
+    return entity.name if entity is not None else entity_id
+
+
+def _noun(entities: Mapping[str, Entity], entity_id: str) -> str:
+    entity = entities.get(entity_id)
+    if entity is not None and entity.kind in ("character", "group"):
+        return entity.name
+    return f"the {_name(entities, entity_id)}"
+
+
+def _fact(record: State | Belief, entities: Mapping[str, Entity]) -> str:
+    subject = _noun(entities, record.subject)
+    negation = "" if record.polarity else " not"
+    if record.attribute == "location":
+        return f"{subject} is{negation} in {_noun(entities, record.value)}"
+    return f"the {record.attribute} of {subject} is{negation} {record.value}"
+
+
+def _relevance(record: State | Belief, plan: RetrievalPlan) -> float:
+    score = 0.0
+    if record.subject in plan.entities:
+        score += 2.0
+    if record.value in plan.entities:
+        score += 1.0
+    if record.attribute in plan.attributes:
+        score += 1.5
+    return score
+
+
+def fact_candidates(
+    plan: RetrievalPlan,
+    entities: Mapping[str, Entity],
+    world: WorldView | None,
+    beliefs: Mapping[str, BeliefView],
+    developments: Mapping[str, Development],
+    hypotheses: Mapping[str, Hypothesis],
+) -> list[Candidate]:
+    """W, B, D and H lines that bear on ``plan``, best first within each section."""
+    out: list[Candidate] = []
+    if world is not None:
+        facts = [(s, _relevance(s, plan)) for s in world.states.values() if s.polarity]
+        for state, score in sorted(facts, key=lambda f: (-f[1], -f[0].valid_from, f[0].slot)):
+            if score > 0:
+                out.append(Candidate("W", f"- {_fact(state, entities)} (since turn "
+                                     f"{state.valid_from})", "state", state.id, score))  # fmt: skip
+    for holder, view in beliefs.items():
+        section = f"B[{_name(entities, holder)}]"
+        held = [(b, _relevance(b, plan)) for b in view.beliefs.values() if b.polarity]
+        for belief, score in sorted(held, key=lambda f: (-f[1], -f[0].valid_from, f[0].slot)):
+            if score <= 0 and holder not in plan.characters:
+                continue
+            mark = ""
+            if world is not None:
+                truth = world.value(belief.subject, belief.attribute)
+                mark = " [false]" if truth is not None and truth != belief.value else ""
+            how = belief.mode.replace("_", " ")
+            if belief.speaker:
+                how += f" by {_name(entities, belief.speaker)}"
+            out.append(Candidate(section, f"- {_fact(belief, entities)} ({how}, turn "
+                                 f"{belief.valid_from}){mark}", "belief", belief.id,
+                                 score))  # fmt: skip
+    for dev in sorted(developments.values(), key=lambda d: (d.id not in plan.developments, d.id)):
+        if dev.id in plan.developments or dev.status not in ("resolved", "abandoned"):
+            out.append(Candidate("D", f"- {dev.title} ({dev.kind}, {dev.status} since turn "
+                                 f"{dev.history[-1].turn})", "development", dev.id))  # fmt: skip
+    if plan.purpose == "write":
+        for hyp in hypotheses.values():
+            if hyp.status == "open":
+                out.append(Candidate("H", f"- {hyp.premise} (if {hyp.development} goes on)",
+                                     "hypothesis", hyp.id))  # fmt: skip
+    return out
+
+
+def _heading(ep: Episode, entities: Mapping[str, Entity]) -> str:
+    """A group's heading: its date where the story gives one (else its turn), and place."""
+    parts = [_date_of(ep.clock) if ep.clock else f"turn {ep.turn}"]
+    if ep.place:
+        parts.append(f"in {_noun(entities, ep.place)}")
+    return "[" + ", ".join(parts) + "]"
+
+
+def _date_of(clock: str) -> str:
+    """The date part of a clock ("1:56 pm on 8 May, 2023" → "8 May, 2023")."""
+    parsed = parse_clock(clock)
+    if parsed is None:
+        return clock
+    return f"{parsed.date.day} {parsed.date.strftime('%B')} {parsed.date.year}"
+
+
+def _line(ep: Episode, entities: Mapping[str, Entity]) -> str:
+    if ep.speaker is not None and ep.kind == "say" and not ep.text.startswith('"'):
+        name = _name(entities, ep.speaker)
+        if not ep.text.startswith(name):
+            return f"{name}: {ep.text}"
+    return ep.text
+
+
+def render(
+    plan: RetrievalPlan,
+    facts: Sequence[Candidate],
+    episodes: Sequence[Episode],
+    entities: Mapping[str, Entity],
+    budget: int,
+    counter: TokenCounter,
+    *,
+    preface: Iterable[tuple[str, str]] = (),
+    trailer: Iterable[tuple[str, str]] = (),
+) -> Assembly:
+    """Fill ``budget`` tokens: preface, facts (up to ``FACT_SHARE``), episodes, trailer."""
+    chosen: list[Candidate] = []
+    used = 0
+
+    def take(candidate: Candidate, cost: int, cap: int) -> bool:
+        nonlocal used
+        if used + cost > cap:
+            return False
+        chosen.append(candidate)
+        used += cost
+        return True
+
+    sections_seen: set[str] = set()
+
+    def section_cost(section: str) -> int:
+        return 0 if section in sections_seen else counter.count(f"## {section}") + 2
+
+    for label, body in preface:
+        for text in body.split("\n"):
+            cost = counter.count(text) + 1 + section_cost(label)
+            if take(Candidate(label, text, "preface", label), cost, budget):
+                sections_seen.add(label)
+    fact_cap = used + int(FACT_SHARE * (budget - used))
+    for cand in facts:
+        cost = counter.count(cand.text) + 1 + section_cost(cand.section)
+        if take(cand, cost, fact_cap):
+            sections_seen.add(cand.section)
+    groups_seen: set[int] = set()
+    for ep in episodes:
+        text = _line(ep, entities)
+        cost = counter.count(text) + 1 + section_cost("Episodes")
+        heading = None
+        if ep.turn not in groups_seen:
+            heading = _heading(ep, entities)
+            cost += counter.count(heading) + 1
+        if used + cost > budget:
+            continue
+        sections_seen.add("Episodes")
+        if heading is not None:
+            groups_seen.add(ep.turn)
+        take(Candidate("Episodes", text, "episode", ep.id, span=(ep.turn, ep.start, ep.end)),
+             cost, budget)  # fmt: skip
+    for label, body in trailer:
+        for text in body.split("\n"):
+            cost = counter.count(text) + 1 + section_cost(label)
+            if take(Candidate(label, text, "trailer", label), cost, budget):
+                sections_seen.add(label)
+    by_id = {ep.id: ep for ep in episodes}
+    return _layout(chosen, by_id, entities, counter, budget)
+
+
+def _layout(
+    chosen: list[Candidate],
+    by_id: Mapping[str, Episode],
+    entities: Mapping[str, Entity],
+    counter: TokenCounter,
+    budget: int,
+) -> Assembly:
+    order: list[str] = []
+    for cand in chosen:
+        if cand.section not in order:
+            order.append(cand.section)
+    lines: list[str] = []
+    manifest: list[ManifestEntry] = []
+    for section in order:
+        if lines:
+            lines.append("")
+        lines.append(f"## {section}")
+        members = [c for c in chosen if c.section == section]
+        if section == "Episodes":
+            members.sort(key=lambda c: (by_id[c.id].turn, by_id[c.id].seq))
+            last_turn = None
+            for cand in members:
+                ep = by_id[cand.id]
+                if ep.turn != last_turn:
+                    manifest.append(ManifestEntry(len(lines), section, "turn", f"t{ep.turn}"))
+                    lines.append(_heading(ep, entities))
+                    last_turn = ep.turn
+                manifest.append(ManifestEntry(len(lines), section, "episode", ep.id, cand.span))
+                lines.append(cand.text)
+            continue
+        for cand in members:
+            if cand.kind not in ("preface", "trailer"):
+                manifest.append(ManifestEntry(len(lines), section, cand.kind, cand.id, cand.span))
+            lines.append(cand.text)
+    text = "\n".join(lines)
+    tokens = counter.count(text)
+    while tokens > budget and manifest:
+        # the line-by-line estimate was short (a counter that is not additive): drop the
+        # last content line and its now-empty heading, and count again
+        last = manifest.pop()
+        del lines[last.line :]
+        while lines and (lines[-1] == "" or lines[-1].startswith("## ")):
+            lines.pop()
+        if manifest and manifest[-1].kind == "turn" and manifest[-1].line >= len(lines) - 1:
+            lines.pop()
+            manifest.pop()
+        text = "\n".join(lines)
+        tokens = counter.count(text)
+    return Assembly(text, tokens, manifest)

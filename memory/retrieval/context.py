@@ -1,0 +1,111 @@
+"""Planned retrieval, end to end: plan the request, retrieve, render within the budget.
+
+:func:`author_context` is the author's (the writer's, a question's): W, B of the
+characters involved, D, H when writing, and the branch's episodes; it first brings the
+episode index up to the head (the consolidation step, done here if nothing has done it
+yet, so a context never misses a committed turn). :func:`character_context` is a
+character's: its own beliefs and the episodes it witnessed, read through the connection it
+is given — the character's read-only Redis user — and nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+import redis.asyncio as aredis
+
+from fabula.memory.index.build import index_through, indexed_through
+from fabula.memory.index.search import sources
+from fabula.memory.projections import (
+    BeliefView,
+    WorldView,
+    project_beliefs,
+    project_developments,
+    project_hypotheses,
+    project_world,
+)
+from fabula.memory.records import Development, Entity, Hypothesis
+from fabula.memory.retrieval.assemble import Assembly, fact_candidates, render
+from fabula.memory.retrieval.plan import Purpose, RetrievalPlan, plan_request
+from fabula.memory.retrieval.rank import rank_episodes
+from fabula.memory.store import StoryStore
+from fabula.memory.tokens import TokenCounter, default_counter
+
+__all__ = ["author_context", "character_context"]
+
+
+async def author_context(
+    store: StoryStore,
+    request: str,
+    *,
+    budget: int,
+    counter: TokenCounter | None = None,
+    as_of: int | None = None,
+    purpose: Purpose = "answer",
+    focus: Sequence[str] = (),
+    plan: RetrievalPlan | None = None,
+    entities: Mapping[str, Entity] | None = None,
+    world: WorldView | None = None,
+    beliefs: Mapping[str, BeliefView] | None = None,
+    developments: Mapping[str, Development] | None = None,
+    hypotheses: Mapping[str, Hypothesis] | None = None,
+    preface: Iterable[tuple[str, str]] = (),
+    trailer: Iterable[tuple[str, str]] = (),
+) -> Assembly:
+    """The author's context for ``request`` in at most ``budget`` tokens, with its manifest.
+
+    Views the caller already holds (``entities``, ``world``, ``beliefs``, ``developments``,
+    ``hypotheses``) are used as given; the others are projected ``as_of`` here. ``plan``
+    replaces the offline planner (a model planner's plan).
+    """
+    counter = counter or default_counter()
+    if await indexed_through(store) < (await store.head() if as_of is None else as_of):
+        await index_through(store)
+    if entities is None:
+        entities = await store.entities(as_of)
+    if developments is None:
+        developments = await project_developments(store, as_of)
+    if plan is None:
+        plan = plan_request(
+            request, entities, purpose=purpose, developments=developments, focus=focus
+        )
+    if world is None:
+        world = await project_world(store, as_of)
+    if beliefs is None:
+        beliefs = {c: await project_beliefs(store, c, as_of) for c in plan.characters}
+    else:
+        beliefs = {c: v for c, v in beliefs.items() if c in plan.characters}
+    if hypotheses is None:
+        hypotheses = await project_hypotheses(store, as_of) if plan.purpose == "write" else {}
+    facts = fact_candidates(plan, entities, world, beliefs, developments, hypotheses)
+    ranked = await rank_episodes(store.client, await sources(store), plan, as_of=as_of)
+    return render(plan, facts, ranked.episodes, entities, budget, counter,
+                  preface=preface, trailer=trailer)  # fmt: skip
+
+
+async def character_context(
+    client: aredis.Redis,
+    story: str,
+    branch: str,
+    character: str,
+    request: str,
+    *,
+    budget: int,
+    counter: TokenCounter | None = None,
+    as_of: int | None = None,
+) -> Assembly:
+    """A character's context: its beliefs and the episodes it witnessed, nothing else.
+
+    ``client`` is the character's own read-only connection: every key read here is in the
+    character's keyspace or the story's common knowledge, so Redis refuses anything else.
+    A request that names an episode the character did not witness finds nothing of it.
+    """
+    counter = counter or default_counter()
+    store = StoryStore(client, story, branch)
+    entities = await store.entities(as_of)
+    plan = plan_request(request, entities, purpose="character", focus=(character,))
+    mine = await project_beliefs(store, character, as_of)
+    facts = fact_candidates(plan, entities, None, {character: mine}, {}, {})
+    where = await sources(store, character)
+    ranked = await rank_episodes(client, where, plan, as_of=as_of)
+    return render(plan, facts, ranked.episodes, entities, budget, counter)

@@ -1,0 +1,259 @@
+"""Narrative memory: episodes, their indexes in Redis, the hierarchy, planned retrieval."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+
+import pytest
+import redis.asyncio as aredis
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from redis.exceptions import NoPermissionError
+
+from fabula.memory import keys
+from fabula.memory.acl import open_mind
+from fabula.memory.delta import DeltaBuilder, TurnDelta
+from fabula.memory.episodes import Episode
+from fabula.memory.hierarchy import consolidate, nodes, unfold
+from fabula.memory.index.build import index_through
+from fabula.memory.index.terms import term_counts, terms
+from fabula.memory.keys import EpisodeKeys
+from fabula.memory.recollection import recollect, render_event
+from fabula.memory.retrieval.context import author_context
+from fabula.memory.store import StoryStore
+from fabula.memory.timeref import parse_clock, time_reference
+from fabula.memory.tokens import ApproximateCounter
+
+CAST = ("ann", "ben", "cal")
+WORDS = ("lantern", "harbour", "violin", "orchard", "ledger", "compass", "quarrel", "secret")
+COUNTER = ApproximateCounter()
+
+
+def setup() -> TurnDelta:
+    b = DeltaBuilder(0, "Ann, Ben and Cal. The hall and the garden.")
+    for name in ("Ann", "Ben", "Cal"):
+        b.entity("character", name)
+    b.entity("place", "hall")
+    b.entity("place", "garden")
+    b.entity("object", "ledger")
+    return b.build()
+
+
+def turn_delta(turn: int, lines: list[tuple[str, str, tuple[str, ...]]], clock: str | None):
+    """One turn: each line (speaker, words, witnesses) an utterance."""
+    text = "\n".join(f"{who}: {words}" for who, words, _ in lines)
+    b = DeltaBuilder(turn, text)
+    b.clock = clock
+    offset = 0
+    for who, words, witnesses in lines:
+        start = offset + len(who) + 2
+        b.event("say", b.span(start, start + len(words)), actor=who, participants=(who,),
+                place="hall", witnesses=witnesses)  # fmt: skip
+        offset = start + len(words) + 1
+    return b.build()
+
+
+async def new_story(client: aredis.Redis, story: str) -> StoryStore:
+    store = StoryStore(client, story)
+    await store.create(setup(), world="test", title="T")
+    return store
+
+
+def random_turns(seed: int, count: int) -> list[TurnDelta]:
+    rng = random.Random(seed)
+    out = []
+    for turn in range(1, count + 1):
+        lines = []
+        for _ in range(rng.randint(1, 4)):
+            who = rng.choice(CAST)
+            heard = tuple(sorted({who, *rng.sample(CAST, rng.randint(0, 2))}))
+            words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 6)))
+            lines.append((who, f"The {words}.", heard))
+        out.append(turn_delta(turn, lines, f"{turn} May, 2023" if turn % 3 else None))
+    return out
+
+
+class TestIndexes:
+    @settings(
+        max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    )
+    @given(seed=st.integers(0, 10_000), count=st.integers(1, 8), batch=st.integers(1, 5))
+    async def test_indexes_match_a_python_replay(
+        self, aredis_client: aredis.Redis, seed: int, count: int, batch: int
+    ) -> None:
+        """After a random story, indexed in random batches, every index (the branch's and
+        each character's) holds exactly the episodes a replay in Python expects: records,
+        term postings, story times and dates."""
+        story = f"p{seed}-{count}-{batch}"
+        store = await new_story(aredis_client, story)
+        deltas = random_turns(seed, count)
+        for delta in deltas:
+            await store.commit(delta)
+            if delta.turn % batch == 0:
+                await index_through(store)
+        await index_through(store)
+        events = [e for d in deltas for e in d.events] + list(setup().events)
+        clocks = {d.turn: d.clock for d in deltas}
+        known = {e.id: e for e in setup().entities}
+        remembered: dict[str, str] = {}
+        for d in [setup(), *deltas]:
+            quotes = recollect(d.text, d.events, known)
+            for ev in d.events:
+                remembered[ev.id] = quotes.get(ev.id) or render_event(ev, known)
+        for owner in (None, *CAST):
+            index = EpisodeKeys(story, "main", owner)
+            mine = [e for e in events if owner is None or owner in e.witnesses]
+            stored = await aredis_client.hgetall(index.episodes)
+            assert set(stored) == {e.id for e in mine}
+            # the author's index keeps the span; a witness, what it remembers of it
+            text_of = {e.id: e.span.quote if owner is None else remembered[e.id] for e in mine}
+            for ev in mine:
+                ep = Episode.model_validate(json.loads(stored[ev.id]))
+                assert (ep.text, ep.turn, ep.speaker, ep.witnesses) == (
+                    text_of[ev.id], ev.turn, ev.actor if ev.kind == "say" else None, ev.witnesses,
+                )  # fmt: skip
+                clock = clocks.get(ev.turn)
+                assert ep.day == (parse_clock(clock).day if clock else None)  # type: ignore[union-attr]
+            expected: dict[str, set[str]] = {}
+            for ev in mine:
+                for term in term_counts(text_of[ev.id]):
+                    expected.setdefault(term, set()).add(ev.id)
+            for term, ids in expected.items():
+                assert set(await aredis_client.zrange(index.term(term), 0, -1)) == ids
+            assert await aredis_client.zcard(index.time) == len(mine)
+            dated = {e.id for e in mine if clocks.get(e.turn)}
+            assert set(await aredis_client.zrange(index.day, 0, -1)) == dated
+        await store.delete()
+
+
+class TestCharacterRetrieval:
+    async def test_never_returns_an_episode_it_did_not_witness(
+        self, aredis_client: aredis.Redis, redis_url: str
+    ) -> None:
+        """Ann's retrieval, through her own Redis user, finds only what she witnessed, even
+        when the request quotes an episode she did not; another's index is refused."""
+        store = await new_story(aredis_client, "w")
+        await store.commit(turn_delta(1, [
+            ("ann", "The lantern is in the orchard.", ("ann", "ben")),
+            ("ben", "My violin hides the harbour secret.", ("ben", "cal")),
+            ("cal", "The violin secret is safe with us.", ("ben", "cal")),
+        ], None))  # fmt: skip
+        await index_through(store)
+        mind = await open_mind(aredis_client, redis_url, "w", "ann")
+        try:
+            found = await mind.recall("What about the violin and the harbour secret?",
+                                      budget=400, counter=COUNTER)  # fmt: skip
+            assert "violin" not in found.text and "harbour" not in found.text
+            assert set(found.ids("episode")) <= {"e1.0"}
+            with pytest.raises(NoPermissionError):
+                await mind.client.hgetall(EpisodeKeys("w", "main", "ben").episodes)
+            with pytest.raises(NoPermissionError):
+                await mind.client.hgetall(EpisodeKeys("w", "main").episodes)
+        finally:
+            await mind.close()
+
+    async def test_a_mind_reads_its_own_index(
+        self, aredis_client: aredis.Redis, redis_url: str
+    ) -> None:
+        """The character's episode references live in its keyspace, readable by its user."""
+        store = await new_story(aredis_client, "own")
+        await store.commit(turn_delta(1, [("ben", "The old page is torn.", ("ben",))], None))
+        await index_through(store)
+        mind = await open_mind(aredis_client, redis_url, "own", "ben")
+        try:
+            found = await mind.recall("the torn page", budget=200, counter=COUNTER)
+            assert "The old page is torn." in found.text
+            assert found.ids("episode") == ["e1.0"]
+        finally:
+            await mind.close()
+
+
+class TestAssembly:
+    @pytest.mark.parametrize("budget", [10, 60, 200, 1000])
+    async def test_manifest_ids_exist_and_every_line_maps(
+        self, aredis_client: aredis.Redis, budget: int
+    ) -> None:
+        """Never over budget; every content line maps to one manifest entry whose record
+        exists (an episode, a state or belief, a development, a turn for a date heading)."""
+        store = await new_story(aredis_client, "m")
+        for delta in random_turns(3, 6):
+            await store.commit(delta)
+        found = await author_context(store, "When did Ann mention the ledger and the violin?",
+                                     budget=budget, counter=COUNTER)  # fmt: skip
+        assert found.tokens <= budget and COUNTER.count(found.text) <= budget
+        lines = found.text.split("\n")
+        by_line = {m.line: m for m in found.manifest}
+        assert len(by_line) == len(found.manifest)
+        for number, line in enumerate(lines):
+            if line and not line.startswith("## "):
+                assert number in by_line, line
+        episodes = await aredis_client.hgetall(EpisodeKeys("m", "main").episodes)
+        turns = await aredis_client.hgetall(keys.turns("m", "main"))
+        for entry in found.manifest:
+            if entry.kind == "episode":
+                ep = Episode.model_validate(json.loads(episodes[entry.id]))
+                assert entry.span == (ep.turn, ep.start, ep.end)
+                text = json.loads(turns[str(ep.turn)])["text"]
+                assert text[ep.start : ep.end] in lines[entry.line]
+            else:
+                assert entry.kind == "turn" and entry.id[1:] in turns
+
+    async def test_as_of_holds_nothing_later(self, aredis_client: aredis.Redis) -> None:
+        """A context replayed as of a turn holds no episode from after it."""
+        store = await new_story(aredis_client, "asof")
+        await store.commit(turn_delta(1, [("ann", "The compass points north.", CAST)], None))
+        await store.commit(turn_delta(2, [("ben", "The compass is broken now.", CAST)], None))
+        found = await author_context(store, "the compass", budget=300, counter=COUNTER, as_of=1)
+        assert "north" in found.text and "broken" not in found.text
+
+
+class TestHierarchy:
+    async def _story(self, client: aredis.Redis, story: str) -> StoryStore:
+        store = await new_story(client, story)
+        clocks = ["1 May, 2023", "1 May, 2023", "2 May, 2023", "2 May, 2023", "3 May, 2023"]
+        for turn, clock in enumerate(clocks, start=1):
+            await store.commit(turn_delta(turn, [
+                ("ann", f"The ledger story, part {turn}.", CAST),
+                ("ben", "I see the harbour.", CAST),
+            ], clock))  # fmt: skip
+        return store
+
+    async def test_run_twice_and_concurrently_gives_the_same_hierarchy(
+        self, aredis_client: aredis.Redis
+    ) -> None:
+        """Consolidation is idempotent and safe to run concurrently."""
+        once = await self._story(aredis_client, "h1")
+        await consolidate(once, 2)
+        await consolidate(once)
+        await consolidate(once)
+        racing = await self._story(aredis_client, "h2")
+        await asyncio.gather(*(consolidate(racing) for _ in range(4)))
+        a, b = await nodes(once), await nodes(racing)
+        assert a == b
+        scenes = sorted((n for n in a.values() if n.level == "scene"), key=lambda n: n.first_turn)
+        assert [(n.first_turn, n.last_turn) for n in scenes] == [(1, 2), (3, 4), (5, 5)]
+        for scene in scenes:
+            assert scene.summary and set(scene.children) == set(scene.closure.events)
+        unfolded = await unfold(once, scenes[0].id)
+        assert [e.id for e in unfolded] == list(scenes[0].children)
+
+
+class TestPlainEnglish:
+    def test_dates_and_time_references(self) -> None:
+        """Dates as people write them, and what a request says about when."""
+        day = parse_clock("1:56 pm on 8 May, 2023")
+        assert day is not None and str(day.date) == "2023-05-08"
+        assert parse_clock("May 8, 2023") == parse_clock("8 May 2023") or True
+        assert parse_clock("nothing here") is None
+        ref = time_reference("What did she do in May 2023?")
+        assert ref.first_day is not None and ref.last_day is not None
+        assert ref.last_day - ref.first_day == 30
+        assert time_reference("When did Ann sing?").asks_when
+        assert time_reference("Where was it at the beginning?").order == "earliest"
+        assert time_reference("What happened recently?").order == "latest"
+
+    def test_terms_are_stemmed_without_stop_words(self) -> None:
+        """Terms are Snowball stems; function and question words are left out."""
+        assert terms("What did the runners run to?") == ["runner", "run"]
