@@ -27,8 +27,10 @@ import redis.asyncio as aredis
 from fabula.bench.report import percentiles, print_table, write_json
 from fabula.memory import keys
 from fabula.memory.delta import DeltaBuilder, TurnDelta
+from fabula.memory.index.build import index_through
 from fabula.memory.projections import project_beliefs, project_world
 from fabula.memory.records import Event
+from fabula.memory.retrieval.context import author_context
 from fabula.memory.store import StoryStore
 
 __all__ = ["CountingRedis", "run_scale"]
@@ -37,6 +39,7 @@ PLACES = 10
 OBJECTS = 200
 EVENTS_PER_TURN = 5
 PROJECTION_SAMPLES = 200  # projections measured after each of the last 200 commits
+ASSEMBLY_BUDGET = 1200  # the writer's default budget
 COLOURS = ("red", "green", "blue", "amber", "grey", "white", "black", "violet")
 
 
@@ -200,6 +203,8 @@ async def _measure(url: str, turns: int, characters: int) -> dict[str, Any]:
     world_trips: list[int] = []
     who = gen.chars[0]
     sample_from = max(1, turns - PROJECTION_SAMPLES + 1)
+    index_ms: list[float] = []
+    assemble_ms: list[float] = []
     for turn in range(1, turns + 1):
         delta = gen.turn(turn)
         trips = CountingRedis.round_trips
@@ -207,7 +212,17 @@ async def _measure(url: str, turns: int, characters: int) -> dict[str, Any]:
         await store.commit(delta)
         commit_ms.append((time.perf_counter() - start) * 1000)
         commit_trips.append(CountingRedis.round_trips - trips)
+        # the consolidation step that follows an acknowledged commit: the episode index
+        start = time.perf_counter()
+        await index_through(store, turn)
+        index_ms.append((time.perf_counter() - start) * 1000)
         if turn >= sample_from:
+            # the writer's planned retrieval for a request about a character and an object
+            start = time.perf_counter()
+            await author_context(store, f"Where is the {gen.objects[turn % OBJECTS]} and what "
+                                 f"did {who} say about it?", budget=ASSEMBLY_BUDGET,
+                                 purpose="write", focus=(who,))  # fmt: skip
+            assemble_ms.append((time.perf_counter() - start) * 1000)
             # projections are sampled as the story grows, after each of the last turns,
             # as the turn loop reads them: the state has just changed
             trips = CountingRedis.round_trips
@@ -233,6 +248,8 @@ async def _measure(url: str, turns: int, characters: int) -> dict[str, Any]:
         "commit_ms": percentiles(commit_ms),
         "beliefs_ms": percentiles(beliefs_ms),
         "world_ms": percentiles(world_ms),
+        "index_ms": percentiles(index_ms),
+        "assemble_ms": percentiles(assemble_ms),
         "round_trips": {
             "commit": max(commit_trips),
             "beliefs": max(beliefs_trips),
@@ -264,6 +281,8 @@ async def run_scale(
             "commit p50/p95 ms",
             "beliefs p50/p95 ms",
             "world p50/p95 ms",
+            "index p50/p95 ms",
+            "assemble p50/p95 ms",
             "trips c/b/w",
             "bytes/turn",
             "held/slots",
@@ -275,6 +294,8 @@ async def run_scale(
                 f"{r['commit_ms']['p50']}/{r['commit_ms']['p95']}",
                 f"{r['beliefs_ms']['p50']}/{r['beliefs_ms']['p95']}",
                 f"{r['world_ms']['p50']}/{r['world_ms']['p95']}",
+                f"{r['index_ms']['p50']}/{r['index_ms']['p95']}",
+                f"{r['assemble_ms']['p50']}/{r['assemble_ms']['p95']}",
                 f"{r['round_trips']['commit']}/{r['round_trips']['beliefs']:g}"
                 f"/{r['round_trips']['world']:g}",
                 r["redis_bytes_per_turn"],
