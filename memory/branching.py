@@ -12,6 +12,7 @@ from redis.exceptions import WatchError
 from fabula.memory import keys
 from fabula.memory.errors import InvalidInput, NotFound
 from fabula.memory.lineage import MAIN, Branch
+from fabula.memory.payload import stored
 from fabula.memory.projections import (
     all_beliefs_as_of,
     project_developments,
@@ -64,17 +65,13 @@ async def fork(
             pipe.hset(keys.head(story, branch), "turn", at_turn)
             # what was still open at the fork is open on the branch
             for state in world.states.values():
-                js = state.model_copy(update={"valid_to": None}).model_dump_json(
-                    exclude_defaults=True
-                )
+                js = stored(state.model_copy(update={"valid_to": None}))
                 pipe.hset(keys.world_current(story, branch), state.slot, js)
                 pipe.hset(keys.world_records(story, branch), state.id, js)
                 pipe.zadd(keys.world_from(story, branch), {state.id: state.valid_from})
             for character, beliefs in minds.items():
                 for belief in beliefs:
-                    js = belief.model_copy(update={"valid_to": None}).model_dump_json(
-                        exclude_defaults=True
-                    )
+                    js = stored(belief.model_copy(update={"valid_to": None}))
                     pipe.hset(keys.beliefs_current(story, branch, belief.chain), belief.slot, js)
                     pipe.hset(keys.belief_records(story, branch, character), belief.id, js)
                     pipe.zadd(

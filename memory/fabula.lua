@@ -4,45 +4,54 @@ Fabula's Redis functions. Loaded once per server with FUNCTION LOAD REPLACE (see
 
 fabula_commit: commits one turn's delta atomically (a function runs to its end or not at all,
 and every check happens before the first write, so a refused delta writes nothing).
-Keys are not built here: the caller passes the layout from memory/keys.py. All keys share the
-story's hash tag, so the function touches one cluster slot.
-
-Records arrive as JSON written by pydantic, without their default values; a record is
-closed by adding '"valid_to":<turn>' at its end (or rewriting a '"valid_to":null', which
-cannot match inside a JSON string value).
+Its arguments and the rules of the stored records it relies on are written down in
+memory/payload.py, the one place that writes them. Keys are not built here: the caller
+passes the layout from memory/keys.py. All keys share the story's hash tag, so the function
+touches one cluster slot.
 ]]
 
+-- A stored state or belief is closed at `turn`: stored without defaults, an open one has no
+-- valid_to, which is appended as its last key.
 local function closed(json, turn)
-  local patched, n = string.gsub(json, '"valid_to":null', '"valid_to":' .. turn, 1)
-  if n == 1 then return patched end
-  -- records are stored without their defaults: an open one has no valid_to at all
   return string.sub(json, 1, -2) .. ',"valid_to":' .. turn .. '}'
 end
 
+-- The id of a stored state or belief: its first key, {"id":"<id>", (ids hold no quote).
+local ID_AT = #'{"id":"' + 1
+local function record_id(json)
+  return string.sub(json, ID_AT, string.find(json, '"', ID_AT, true) - 1)
+end
+
+-- A stored entity starts {"id":"<id>","kind":"<kind>", (its first two fields).
 local function entity_kind(entities_key, id)
   local raw = redis.call('HGET', entities_key, id)
   if not raw then return nil end
-  return string.match(raw, '"kind":"(%a+)"')
+  local at = #'{"id":"' + #id + #'","kind":"' + 1
+  return string.sub(raw, at, string.find(raw, '"', at, true) - 1)
 end
 
+-- an event id is e<turn>.<seq> (records.event_id); an ancestor holds the events of its turns
+-- up to `through`
 local function event_known(L, P, id)
   if redis.call('HEXISTS', L.events, id) == 1 then return true end
   local t = tonumber(string.match(id, '^e(%d+)%.'))
   if not t then return false end
-  for _, anc in ipairs(P.ancestors) do
-    if t <= anc[2] and redis.call('HEXISTS', anc[1], id) == 1 then return true end
+  local A = P.ancestors
+  for i, events in ipairs(A.events) do
+    if t <= A.through[i] and redis.call('HEXISTS', events, id) == 1 then return true end
   end
   return false
 end
 
 local function check_refs(L, P)
   local new_entities, new_events, new_devs, new_hyps = {}, {}, {}, {}
-  for _, e in ipairs(P.entities) do new_entities[e[1]] = e[2] end
-  for _, e in ipairs(P.events) do new_events[e[1]] = true end
-  for _, d in ipairs(P.devs) do if d[2] then new_devs[d[1]] = true end end
-  for _, id in ipairs(P.hyps) do new_hyps[id] = true end
-  for _, ref in ipairs(P.refs) do
-    local field, kind, id, want = ref[1], ref[2], ref[3], ref[4]
+  for i, id in ipairs(P.entities.id) do new_entities[id] = P.entities.kind[i] end
+  for _, id in ipairs(P.events.id) do new_events[id] = true end
+  for i, id in ipairs(P.devs.id) do if P.devs.new[i] then new_devs[id] = true end end
+  for _, id in ipairs(P.hyps.id) do new_hyps[id] = true end
+  local R = P.refs
+  for i, id in ipairs(R.id) do
+    local field, kind, want = R.field[i], R.kind[i], R.want[i]
     if kind == 'entity' then
       local k = new_entities[id] or entity_kind(L.entities, id)
       if not k then
@@ -76,7 +85,8 @@ local function check_refs(L, P)
   return nil
 end
 
--- Bulk replacement of current records. items: {cur_key, rec_key, from_key, slot, id, json},
+-- Bulk replacement of current records. items: {cur, rec, from, slot, id, json} (the current
+-- hash, the history hash and index, the record's slot, its id and its JSON);
 -- on_new_hash(cur_key), if given, is called for a current hash none of whose slots held one,
 -- in story order. For each slot the previous current record (already stored, or written
 -- earlier in this same batch) is closed at `turn`; the last one per slot becomes current.
@@ -95,8 +105,8 @@ end
 local function replace_many(items, turn, on_new_hash)
   local groups, order = {}, {}
   for _, it in ipairs(items) do
-    local g = groups[it[1]]
-    if not g then g = {}; groups[it[1]] = g; order[#order + 1] = it[1] end
+    local g = groups[it.cur]
+    if not g then g = {}; groups[it.cur] = g; order[#order + 1] = it.cur end
     g[#g + 1] = it
   end
   local recs, rec_order = {}, {}     -- rec_key -> {map = id -> json, ids in order}
@@ -112,7 +122,7 @@ local function replace_many(items, turn, on_new_hash)
     local olds = {}
     for i = 1, #g, CHUNK do
       local part = {}
-      for j = i, math.min(i + CHUNK - 1, #g) do part[#part + 1] = g[j][4] end
+      for j = i, math.min(i + CHUNK - 1, #g) do part[#part + 1] = g[j].slot end
       local got = redis.call('HMGET', cur_key, unpack(part))
       for j = 1, #got do olds[i + j - 1] = got[j] end
     end
@@ -124,22 +134,19 @@ local function replace_many(items, turn, on_new_hash)
     end
     local latest, latest_order = {}, {}
     for i, it in ipairs(g) do
-      local slot = it[4]
+      local slot = it.slot
       local prev = latest[slot]
       if prev == nil then
         prev = olds[i]
         latest_order[#latest_order + 1] = slot
       end
-      if prev then
-        -- "id" is every record's first field
-        rec_put(it[2], string.match(prev, '^{"id":"([^"]+)"'), closed(prev, turn))
-      end
-      latest[slot] = it[6]
-      rec_put(it[2], it[5], it[6])
-      local f = froms[it[3]]
-      if not f then f = {}; froms[it[3]] = f; from_order[#from_order + 1] = it[3] end
+      if prev then rec_put(it.rec, record_id(prev), closed(prev, turn)) end
+      latest[slot] = it.json
+      rec_put(it.rec, it.id, it.json)
+      local f = froms[it.from]
+      if not f then f = {}; froms[it.from] = f; from_order[#from_order + 1] = it.from end
       f[#f + 1] = turn
-      f[#f + 1] = it[5]
+      f[#f + 1] = it.id
     end
     local flat = {}
     for _, slot in ipairs(latest_order) do
@@ -191,25 +198,26 @@ local function commit(keys, args)
     pos = stop + 1
     return rec
   end
-  for _, e in ipairs(P.entities) do redis.call('HSETNX', L.entities, e[1], nextrec()) end
-  local event_ids = {}
-  for _, e in ipairs(P.events) do
-    redis.call('HSET', L.events, e[1], nextrec())
-    event_ids[#event_ids + 1] = e[1]
+  for _, id in ipairs(P.entities.id) do redis.call('HSETNX', L.entities, id, nextrec()) end
+  local E = P.events
+  for i, id in ipairs(E.id) do
+    redis.call('HSET', L.events, id, nextrec())
     -- each witness keeps a first-person memory of the event
-    for _, who in ipairs(e[2]) do
-      redis.call('RPUSH', (string.gsub(L.mem, '<C>', who, 1)), e[3])
+    for _, who in ipairs(E.witnesses[i]) do
+      redis.call('RPUSH', (string.gsub(L.mem, '<C>', who, 1)), E.memory[i])
     end
   end
   local items = {}
-  for _, st in ipairs(P.states) do
-    items[#items + 1] = {L.w_cur, L.w_rec, L.w_from, st[2], st[1], nextrec()}
+  for i, id in ipairs(P.states.id) do
+    items[#items + 1] = {cur = L.w_cur, rec = L.w_rec, from = L.w_from,
+                         slot = P.states.slot[i], id = id, json = nextrec()}
   end
   replace_many(items, turn)
   items = {}
   local chain_keys, root_keys, chain_of = {}, {}, {}
-  for _, b in ipairs(P.beliefs) do
-    local root, chain = b[2], b[3]
+  local B = P.beliefs
+  for i, id in ipairs(B.id) do
+    local root, chain = B.root[i], B.chain[i]
     local rk = root_keys[root]
     if not rk then
       rk = {(string.gsub(L.b_rec, '<C>', root, 1)), (string.gsub(L.b_from, '<C>', root, 1)),
@@ -222,21 +230,22 @@ local function commit(keys, args)
       chain_keys[chain] = ck
       chain_of[ck] = {rk[3], chain}
     end
-    items[#items + 1] = {ck, rk[1], rk[2], b[4], b[1], nextrec()}
+    items[#items + 1] = {cur = ck, rec = rk[1], from = rk[2], slot = B.slot[i], id = id,
+                         json = nextrec()}
   end
   -- a chain is registered in its holder's set when its hash is (possibly) new
   replace_many(items, turn, function(ck) redis.call('SADD', chain_of[ck][1], chain_of[ck][2]) end)
-  for _, d in ipairs(P.devs) do
+  for i, id in ipairs(P.devs.id) do
     local json = nextrec()
-    if d[2] then
-      redis.call('HSET', L.d, d[1], json)
+    if P.devs.new[i] then
+      redis.call('HSET', L.d, id, json)
     else
       -- history is the last field of a Development: append before the closing ']}'
-      local dev = redis.call('HGET', L.d, d[1])
-      redis.call('HSET', L.d, d[1], string.sub(dev, 1, -3) .. ',' .. json .. ']}')
+      local dev = redis.call('HGET', L.d, id)
+      redis.call('HSET', L.d, id, string.sub(dev, 1, -3) .. ',' .. json .. ']}')
     end
   end
-  for _, id in ipairs(P.hyps) do redis.call('HSET', L.h, id, nextrec()) end
+  for _, id in ipairs(P.hyps.id) do redis.call('HSET', L.h, id, nextrec()) end
   for _, id in ipairs(P.realised) do
     local hyp = redis.call('HGET', L.h, id)
     hyp = string.gsub(hyp, '"status":"open"', '"status":"realised"', 1)
@@ -244,7 +253,7 @@ local function commit(keys, args)
     redis.call('HSET', L.h, id, hyp)
   end
   redis.call('HSET', L.turns, tostring(turn), cjson.encode({
-    text = P.text, digest = digest, events = event_ids, committed_at = committed_at,
+    text = P.text, digest = digest, events = E.id, committed_at = committed_at,
     scene = P.scene, clock = P.clock }))
   redis.call('HSET', L.head, 'turn', turn)
   return 'ok'
@@ -265,8 +274,10 @@ local function as_of(keys, args)
     local vals = redis.call('HMGET', rec_key, unpack(part))
     for _, v in ipairs(vals) do
       if v then
-        local to = string.match(v, '"valid_to":(%d+)')
-        if (not to or tonumber(to) > t) and (filter == '' or string.find(v, filter, 1, true)) then
+        -- a closed record ends with its valid_to (see closed above)
+        local at = string.find(v, ',"valid_to":', 1, true)
+        local to = at and tonumber(string.sub(v, at + #',"valid_to":', -2))
+        if (not to or to > t) and (filter == '' or string.find(v, filter, 1, true)) then
           out[#out + 1] = v
         end
       end
@@ -284,7 +295,9 @@ local function snapshot(keys, args)
   local L = cjson.decode(args[1])
   local branch, recent = args[2], tonumber(args[3])
   local ancestors = {}
-  for i = 4, #args, 2 do ancestors[#ancestors + 1] = {args[i], tonumber(args[i + 1])} end
+  for i = 4, #args, 2 do
+    ancestors[#ancestors + 1] = {turns = args[i], through = tonumber(args[i + 1])}
+  end
   local head = tonumber(redis.call('HGET', L.head, 'turn') or '-1')
   local entities = redis.call('HGETALL', L.entities)
   local characters = {}
@@ -303,7 +316,7 @@ local function snapshot(keys, args)
   for t = math.max(1, head - recent + 1), head do
     local key = L.turns
     for _, anc in ipairs(ancestors) do
-      if t <= anc[2] then key = anc[1] end
+      if t <= anc.through then key = anc.turns end
     end
     local text = redis.call('HGET', key, tostring(t))
     if text then turns[#turns + 1] = {t, text} end

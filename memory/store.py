@@ -7,25 +7,24 @@ and every reference before its first write, so a delta is committed whole or not
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import redis.asyncio as aredis
 from pydantic import BaseModel
 from redis.exceptions import ResponseError
 
 from fabula.memory import keys
-from fabula.memory.delta import TurnDelta, development_from
+from fabula.memory.delta import TurnDelta
 from fabula.memory.errors import FabulaError, InvalidDelta, InvalidInput, NotFound, TurnConflict
 from fabula.memory.limits import Limits
 from fabula.memory.lineage import MAIN, Ancestor, Branch, branch_for
 from fabula.memory.lua import fcall
-from fabula.memory.recollection import recollect, render_event
-from fabula.memory.records import Entity, Event, Memory, event_turn
+from fabula.memory.payload import encode_commit
+from fabula.memory.records import Entity, Event, event_turn
 from fabula.memory.rules import WorldRules
 from fabula.memory.settle import send_commit
 from fabula.memory.validate import validate_delta
@@ -235,66 +234,24 @@ class StoryStore:
         refs = validate_delta(delta)
         ancestry = await self.ancestry()
         turn_key = keys.turns(self.story, branch_for(self.branch, ancestry, delta.turn))
-        # Small metadata travels as one JSON header and the records' JSON as one more
-        # argument, a record a line, so nothing is encoded twice and the function decodes
-        # only the header. States,
-        # beliefs and events are stored without their default values (a third smaller).
-        records: list[str] = []
-        # first-person memories hold what their witnesses witnessed, never a raw span
-        entities = {e.id: e for e in delta.entities}
-        quotes = delta.recollections or recollect(delta.text, delta.events, entities)
-        lists: dict[str, list[Any]] = {
-            name: [] for name in ("entities", "events", "states", "beliefs", "devs", "hyps")
-        }
-        header: dict[str, Any] = {
-            "text": delta.text,
-            "ancestors": [[keys.events(self.story, a.branch), a.through] for a in ancestry],
-            **lists,
-            "realised": list(delta.realised),
-            "scene": delta.scene,
-            "clock": delta.clock,
-            "refs": [r.as_list() for r in refs],  # distinct, each naming its first field
-        }
-        for e in delta.entities:
-            lists["entities"].append([e.id, e.kind])
-            records.append(e.model_dump_json())
-        for ev in delta.events:
-            quote = quotes.get(ev.id) or render_event(ev, entities)
-            memory = Memory(turn=ev.turn, event=ev.id, kind=ev.kind, quote=quote)
-            lists["events"].append([ev.id, list(ev.witnesses), memory.model_dump_json()])
-            records.append(ev.model_dump_json(exclude_defaults=True))
-        for st in delta.states:
-            lists["states"].append([st.id, st.slot])
-            records.append(st.model_dump_json(exclude_defaults=True))
-        for b in delta.beliefs:
-            lists["beliefs"].append([b.id, b.holder[0], b.chain, b.slot])
-            records.append(b.model_dump_json(exclude_defaults=True))
-        for d in delta.developments:
-            lists["devs"].append([d.id, d.is_new])
-            records.append(
-                development_from(d).model_dump_json() if d.is_new else d.change.model_dump_json()
-            )
-        for h in delta.hypotheses:
-            lists["hyps"].append(h.id)
-            records.append(h.model_dump_json())
-        body = json.dumps(header, separators=(",", ":"))
-        # the digest covers the whole content of the turn, so a re-sent turn is recognised;
-        # not the ancestors, which differ when a branch re-sends a turn it inherited
-        content = {k: v for k, v in header.items() if k != "ancestors"}
-        sha = hashlib.sha256(json.dumps(content, separators=(",", ":")).encode())
-        for record in records:
-            sha.update(b"\x00" + record.encode())
-        digest = sha.hexdigest()
-        blob = "\n".join(records)
-        self.limits.check_delta(_payload_bytes(self.limits.delta_bytes, body, blob), **where)
-        args = [self._layout_json, delta.turn, digest, body, turn_key, f"{time.time():.3f}", blob]
+        call = encode_commit(
+            delta,
+            refs,
+            layout=self._layout_json,
+            head_key=self._layout["head"],
+            turn_key=turn_key,
+            ancestors=[(keys.events(self.story, a.branch), a) for a in ancestry],
+            committed_at=time.time(),
+        )
+        size = _payload_bytes(self.limits.delta_bytes, call.header, call.records)
+        self.limits.check_delta(size, **where)
         try:
             status = await send_commit(
                 self.client,
-                lambda: fcall(self.client, "fabula_commit", [self._layout["head"]], args),
+                lambda: fcall(self.client, "fabula_commit", call.keys, call.args),
                 turn_key=turn_key,
                 turn=delta.turn,
-                digest=digest,
+                digest=call.digest,
                 story=self.story,
                 branch=self.branch,
             )

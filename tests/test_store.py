@@ -342,3 +342,34 @@ class TestReads:
         assert found[1].effects == ("s1.0",)
         assert found[0].witnesses == ("mara",)
         assert await store.events([]) == []
+
+
+class TestStoredRecords:
+    """The rules of stored records that the commit function relies on (memory/payload.py)."""
+
+    async def test_the_layout_the_commit_function_reads(self, aredis_client: aredis.Redis) -> None:
+        """States, beliefs and entities begin with their id (entities then their kind),
+        open records carry no valid_to and a closed one ends with it, a development ends
+        with its history (realising a hypothesis is covered by the projection tests)."""
+        store = StoryStore(aredis_client, STORY)
+        pack = load_world("hollow_book")
+        await store.create(setup_delta(pack), world=pack.id, title="T")
+        b = DeltaBuilder(1, "Leo put the brass key in the desk drawer.")
+        put = b.event("put", b.span(0, 41), actor="leo", witnesses=["leo"])
+        b.state("brass_key", "location", "desk_drawer", event=put)
+        b.belief(["leo"], "brass_key", "location", "desk_drawer", mode="participated", event=put)
+        await store.commit(b.build())
+        current = await aredis_client.hvals(keys.world_current(STORY, "main"))
+        history = await aredis_client.hvals(keys.world_records(STORY, "main"))
+        beliefs = await aredis_client.hvals(keys.beliefs_current(STORY, "main", "leo"))
+        for raw in [*current, *beliefs]:
+            record_id = raw.removeprefix('{"id":"').partition('"')[0]
+            assert raw.startswith(f'{{"id":"{record_id}",') and "valid_to" not in raw
+        closed = [r for r in history if "valid_to" in r]
+        assert closed and all(r.endswith(',"valid_to":1}') for r in closed)
+        for entity_id, raw in (await aredis_client.hgetall(keys.entities(STORY))).items():
+            kind = (await store.entities())[entity_id].kind
+            assert raw.startswith(f'{{"id":"{entity_id}","kind":"{kind}"')
+        for raw in await aredis_client.hvals(keys.developments(STORY, "main")):
+            assert raw.endswith("]}") and '"history":[' in raw
+            assert raw.rindex('"history":[') > raw.rindex('"description":')

@@ -1,0 +1,244 @@
+"""The commit payload: what :meth:`StoryStore.commit` sends to the ``fabula_commit`` function.
+
+This module is the one place that writes it; ``commit`` in ``memory/fabula.lua`` is the one
+place that reads it. A turn travels in one ``FCALL`` (one round trip)::
+
+    FCALL fabula_commit 1 <head key> <layout> <turn> <digest> <header> <turn key> <at> <records>
+
+=============  ====================================================================
+argument       meaning
+=============  ====================================================================
+``layout``     JSON ``{name: key}`` from :func:`fabula.memory.keys.commit_layout`; the
+               per-mind keys hold ``<C>`` (character) and ``<H>`` (holder chain)
+``turn``       the turn number
+``digest``     sha256 of the turn's content (:func:`encode_commit`); a committed turn
+               re-sent with the same digest is a duplicate, with another a conflict
+``header``     JSON :class:`CommitHeader`: the turn's small metadata, by column
+``turn key``   the turns hash of the branch that holds this turn
+               (:func:`fabula.memory.lineage.branch_for`)
+``at``         write time, Unix seconds
+``records``    the records' JSON, one a line (JSON has no raw newline), in header order:
+               entities, events, states, beliefs, developments, hypotheses
+=============  ====================================================================
+
+The header is columnar — each group is an object of equal-length lists, read by name
+(``P.beliefs.chain[i]``), never by position — so the function decodes one small object and
+no record. Stored records follow these rules, which the function relies on and
+``tests/test_store.py`` checks:
+
+* states, beliefs and events are stored without their default values (:func:`stored`), so
+  an open state or belief has no ``valid_to``; it is closed by appending
+  ``,"valid_to":<turn>`` before its final ``}``;
+* a stored state or belief starts with ``{"id":"<id>"`` (``id`` is its first field), which
+  is how the function finds the id of the record a new one replaces without decoding it;
+  a stored entity starts with ``{"id":"<id>","kind":"<kind>"`` (how a reference's kind is
+  checked); identifiers hold no quotation mark;
+* a development's ``history`` is its last field (a status change is appended to it);
+* a hypothesis is stored with its defaults (``"status":"open"``, ``"realised_turn":null``
+  are rewritten when it is realised).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TypedDict
+
+from fabula.memory.delta import DevelopmentUpdate, TurnDelta, development_from
+from fabula.memory.lineage import Ancestor
+from fabula.memory.recollection import recollect, render_event
+from fabula.memory.records import Belief, Event, Memory, State
+from fabula.memory.validate import Ref
+
+__all__ = [
+    "CommitCall",
+    "CommitHeader",
+    "encode_commit",
+    "stored",
+]
+
+
+class EntityColumns(TypedDict):
+    id: list[str]
+    kind: list[str]  # checked against references to the entity in the same delta
+
+
+class EventColumns(TypedDict):
+    id: list[str]
+    witnesses: list[list[str]]  # each witness keeps a first-person memory of the event
+    memory: list[str]  # that memory's JSON (a Memory)
+
+
+class StateColumns(TypedDict):
+    id: list[str]
+    slot: list[str]  # "subject|attribute": the slot of W it becomes current in
+
+
+class BeliefColumns(TypedDict):
+    id: list[str]
+    root: list[str]  # the holder chain's first member: whose mind it is in
+    chain: list[str]  # the holder chain, "a>b"
+    slot: list[str]
+
+
+class DevelopmentColumns(TypedDict):
+    id: list[str]
+    new: list[bool]  # a new development (its record) or a status change (appended)
+
+
+class HypothesisColumns(TypedDict):
+    id: list[str]
+
+
+class RefColumns(TypedDict):
+    field: list[str]  # where in the delta the reference first appears (for the error)
+    kind: list[str]  # entity, event, development, hypothesis, new_entity, new_development
+    id: list[str]
+    want: list[str]  # for an entity: the kind it must be ("" for any)
+
+
+class AncestorColumns(TypedDict):
+    events: list[str]  # an ancestor branch's events hash, nearest first
+    through: list[int]  # its events up to this turn are this branch's
+
+
+class CommitHeader(TypedDict):
+    """The header argument of ``fabula_commit`` (see the module docstring)."""
+
+    text: str
+    scene: str | None  # the place the turn ends in
+    clock: str | None  # the story's date or time of day at this turn, as written
+    realised: list[str]  # hypotheses this turn realises
+    ancestors: AncestorColumns
+    refs: RefColumns  # every reference to resolve before the first write
+    entities: EntityColumns
+    events: EventColumns
+    states: StateColumns
+    beliefs: BeliefColumns
+    devs: DevelopmentColumns
+    hyps: HypothesisColumns
+
+
+@dataclass(frozen=True)
+class CommitCall:
+    """One ``fabula_commit`` call: its keys, its arguments, and the turn's digest; ``header``
+    and ``records`` are the two large arguments (what a size limit counts)."""
+
+    keys: list[str]
+    args: list[str | int]
+    digest: str
+    header: str
+    records: str
+
+
+def stored(record: State | Belief | Event) -> str:
+    """A state's, belief's or event's stored JSON: without default values (a third smaller;
+    an open record has no ``valid_to``), ``id`` first."""
+    return record.model_dump_json(exclude_defaults=True)
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def encode_commit(
+    delta: TurnDelta,
+    refs: Sequence[Ref],
+    *,
+    layout: str,
+    head_key: str,
+    turn_key: str,
+    ancestors: Sequence[tuple[str, Ancestor]],
+    committed_at: float,
+) -> CommitCall:
+    """The ``fabula_commit`` call that commits ``delta`` (validated, with its ``refs``).
+
+    ``ancestors`` pairs each ancestor of the branch (nearest first) with its events hash.
+    The digest covers the text, scene, clock, realised hypotheses, the witnesses' memories
+    and every record — the whole content of the turn, and not where it is committed (a
+    branch re-sending a turn it inherited sends the same digest).
+    """
+    header: CommitHeader = {
+        "text": delta.text,
+        "scene": delta.scene,
+        "clock": delta.clock,
+        "realised": list(delta.realised),
+        "ancestors": {
+            "events": [key for key, _ in ancestors],
+            "through": [a.through for _, a in ancestors],
+        },
+        "refs": {
+            "field": [r.field for r in refs],
+            "kind": [r.kind for r in refs],
+            "id": [r.id for r in refs],
+            "want": [r.entity_kind for r in refs],
+        },
+        "entities": {
+            "id": [e.id for e in delta.entities],
+            "kind": [e.kind for e in delta.entities],
+        },
+        "events": {
+            "id": [ev.id for ev in delta.events],
+            "witnesses": [list(ev.witnesses) for ev in delta.events],
+            "memory": _memories(delta),
+        },
+        "states": {"id": [s.id for s in delta.states], "slot": [s.slot for s in delta.states]},
+        "beliefs": {
+            "id": [b.id for b in delta.beliefs],
+            "root": [b.holder[0] for b in delta.beliefs],
+            "chain": [b.chain for b in delta.beliefs],
+            "slot": [b.slot for b in delta.beliefs],
+        },
+        "devs": {
+            "id": [d.id for d in delta.developments],
+            "new": [d.is_new for d in delta.developments],
+        },
+        "hyps": {"id": [h.id for h in delta.hypotheses]},
+    }
+    records: list[str] = [e.model_dump_json() for e in delta.entities]
+    records += [stored(ev) for ev in delta.events]
+    records += [stored(s) for s in delta.states]
+    records += [stored(b) for b in delta.beliefs]
+    records += [_development_json(d) for d in delta.developments]
+    records += [h.model_dump_json() for h in delta.hypotheses]
+    content = [delta.text, delta.scene, delta.clock, delta.realised, header["events"]["memory"]]
+    sha = hashlib.sha256(_json(content).encode())
+    for record in records:
+        sha.update(b"\x00" + record.encode())
+    digest = sha.hexdigest()
+    body, blob = _json(header), "\n".join(records)
+    args: list[str | int] = [
+        layout,
+        delta.turn,
+        digest,
+        body,
+        turn_key,
+        f"{committed_at:.3f}",
+        blob,
+    ]
+    return CommitCall(keys=[head_key], args=args, digest=digest, header=body, records=blob)
+
+
+def _memories(delta: TurnDelta) -> list[str]:
+    """The first-person memory each event's witnesses keep, by event: what they witnessed,
+    never a raw span (the delta's recollections, else recollected from the text)."""
+    entities = {e.id: e for e in delta.entities}
+    quotes = delta.recollections or recollect(delta.text, delta.events, entities)
+    return [
+        Memory(
+            turn=ev.turn,
+            event=ev.id,
+            kind=ev.kind,
+            quote=quotes.get(ev.id) or render_event(ev, entities),
+        ).model_dump_json()
+        for ev in delta.events
+    ]
+
+
+def _development_json(update: DevelopmentUpdate) -> str:
+    """A new development's record, or the status change appended to an existing one."""
+    if update.is_new:
+        return development_from(update).model_dump_json()
+    return update.change.model_dump_json()
