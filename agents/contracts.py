@@ -99,7 +99,7 @@ class Draft(_Contract):
     revision: int = 0
 
 
-FindingKind = Literal["contradiction", "knowledge", "future", "plan", "unparsed"]
+FindingKind = Literal["contradiction", "knowledge", "future", "referent", "plan", "unparsed"]
 
 
 class Finding(_Contract):

@@ -32,6 +32,7 @@ from fabula.memory.actions import REQUIRED_FIELDS, ActionKind
 from fabula.memory.errors import ModelOutputError
 from fabula.memory.projections import project_beliefs, project_world
 from fabula.memory.settings import Settings
+from fabula.worlds.loader import load_world
 from tests.fake_openai import TEXT, FakeOpenAI, request_schema
 from tests.model_mode import STORY
 
@@ -199,6 +200,11 @@ class TestWholeTurn:
                          if "You are Leo" in (p := prompt_of(r))]  # fmt: skip
         assert "desk drawer (participated, turn 1)" in leo_prompt
         assert "Mara moved the brass key" not in leo_prompt
+        (extraction,) = requests_for(fake_openai, "ExtractedActions")
+        request = prompt_of(extraction)  # v2: the scene and the previous turn, for pronouns
+        previous = load_world("hollow_book").opening.turns[-1]
+        assert f"## Previous turn\n{previous}" in request
+        assert "## Scene\nlatest entry: hallway\nLeo is in hallway\nMara is in study" in request
 
 
 class TestMalformedOutput:

@@ -63,7 +63,8 @@ STRUCTURED_OUTPUTS: dict[type[BaseModel], dict[str, Any]] = {
                 "utterance": None,
                 "verb": None,
             }
-        ]
+        ],
+        "new_entities": [{"name": "silver coin", "kind": "object"}],
     },
 }
 SCHEMAS = list(STRUCTURED_OUTPUTS)

@@ -40,6 +40,16 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "say": ("line",),
 }
 _ID_FIELDS = ("object", "target", "listener", "about")
+# the kinds of entity a field takes, by (action kind, field); ("", field) for any kind
+_KINDS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("", "object"): ("object",),
+    ("", "listener"): ("character",),
+    ("go", "target"): ("place",),
+    ("search", "target"): ("object", "place"),
+    ("put", "target"): ("object", "place"),
+    ("take", "target"): ("object", "place", "character"),
+    ("ask", "about"): ("object",),
+}
 
 
 class CharacterProposal(BaseModel):
@@ -72,19 +82,20 @@ class ModelCharacter:
 
 
 def proposal_schema(entities: dict[str, Entity]) -> type[CharacterProposal]:
-    """:class:`CharacterProposal`, refusing unknown entities and actions missing a field."""
-    known = set(entities)
+    """:class:`CharacterProposal`, refusing unknown entities, entities of the wrong kind
+    (going to a character, giving to a place) and actions missing a field."""
+    kinds: dict[str, str] = {i: e.kind for i, e in entities.items()}
 
     def known_entities(cls: type[CharacterProposal], data: Any) -> Any:  # a before-validator
         if not isinstance(data, dict) or not isinstance(data.get("actions"), list):
             return data
-        return {**data, "actions": [_checked(a, known) for a in data["actions"]]}
+        return {**data, "actions": [_checked(a, kinds) for a in data["actions"]]}
 
     validators: dict[str, Any] = {"known_entities": model_validator(mode="before")(known_entities)}
     return create_model("CharacterProposal", __base__=CharacterProposal, __validators__=validators)
 
 
-def _checked(action: Any, known: set[str]) -> Any:
+def _checked(action: Any, kinds: dict[str, str]) -> Any:
     if not isinstance(action, dict):
         return action
     action = dict(action)
@@ -100,9 +111,14 @@ def _checked(action: Any, known: set[str]) -> Any:
         value = action.get(field)
         if value is None:
             continue
-        sid = str(value) if str(value) in known else _slug(str(value))
-        if sid not in known:
+        text = str(value).strip()
+        text = text[4:] if text.lower().startswith("the ") else text
+        sid = text if text in kinds else _slug(text)
+        if sid not in kinds:
             raise ValueError(f"{field}: you know of nothing called {value!r}")
+        allowed = _KINDS.get((str(kind), field)) or _KINDS.get(("", field))
+        if allowed and kinds[sid] not in allowed:
+            raise ValueError(f"{field}: {value!r} is a {kinds[sid]}, not a {' or '.join(allowed)}")
         action[field] = sid
     return action
 

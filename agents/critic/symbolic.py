@@ -10,6 +10,8 @@ replayed over the world as it stands, in order:
   belief about at that moment; asserting the opposite of its belief is a lie, reported as
   a warning, since characters may lie;
 - **future** — a reference to an entity that enters the story only after the current turn;
+- **referent** — a deed (take, put, give, drop) on an object the story never placed, whose
+  preconditions cannot be checked (a warning);
 - **plan** — a focal character who does nothing (a warning);
 - **unparsed** — a sentence kept as narration (a warning).
 """
@@ -25,6 +27,8 @@ __all__ = ["SymbolicCritic"]
 
 _ASSERTIONS = {"state", "perceive", "locate"}
 _SPEECH = {"tell", "claim", "say", "inform"}
+_VERB = {"take": "takes", "put": "puts", "move": "moves", "give": "gives", "drop": "drops"}
+_DEEDS = frozenset(_VERB)
 
 
 class SymbolicCritic:
@@ -74,6 +78,7 @@ class SymbolicCritic:
                                 ),
                             )
                         )
+            findings.extend(self._unknown(view, event, delta))
             findings.extend(self._preconditions(view, event, world))
             if event.kind in _SPEECH and event.actor and event.content is not None:
                 findings.extend(self._knowledge(view, event, minds))
@@ -113,6 +118,33 @@ class SymbolicCritic:
                         ),
                     )
                 )
+        return out
+
+    def _unknown(self, view: AuthorView, event: Event, delta: TurnDelta) -> list[Finding]:
+        """A deed on an object the story never placed: its preconditions (that the object
+        is there, that the actor holds it) cannot be checked, so they are reported."""
+        if event.kind not in _DEEDS or event.actor is None:
+            return []
+        new = {e.id: e for e in delta.entities}
+        out = []
+        for p in event.participants:
+            if p == event.actor or view.kind(p) is not None:
+                continue
+            entity = new.get(p)
+            if entity is not None and entity.kind != "object":
+                continue
+            name = entity.name if entity else p
+            out.append(
+                Finding(
+                    kind="referent",
+                    severity="warning",
+                    quote=event.span.quote,
+                    message=(
+                        f"{view.name(event.actor)} {_VERB[event.kind]} the {name}, which the "
+                        "story never placed anywhere: whether it is there cannot be checked"
+                    ),
+                )
+            )
         return out
 
     def _preconditions(
