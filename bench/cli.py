@@ -19,7 +19,9 @@ from fabula.memory.settings import Settings
 
 __all__ = ["bench_app"]
 
-bench_app = typer.Typer(help="Benchmarks, each with its baselines in the same run.")
+bench_app = typer.Typer(
+    help="Benchmarks, each with its baselines in the same run.", rich_markup_mode=None
+)
 
 
 def _settings(ctx: typer.Context) -> Settings:

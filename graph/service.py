@@ -7,18 +7,22 @@ one turn at a time through the turn graph. Each turn is its own checkpoint threa
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command, StateSnapshot
+from redis.exceptions import LockError
 from structlog.contextvars import bound_contextvars
 
-from fabula.agents.contracts import Decision
+from fabula.agents.contracts import Decision, Finding, TurnPlan
+from fabula.agents.critic.symbolic import SymbolicCritic
 from fabula.agents.factory import offline_roles
 from fabula.agents.memory_builder.builder import OfflineMemoryBuilder
 from fabula.agents.roles import Roles
+from fabula.agents.views import author_view
 from fabula.graph.build import build_turn_graph, thread_id
 from fabula.graph.checkpoint import RedisCheckpointSaver, delete_threads
 from fabula.graph.nodes import commit_text
@@ -26,7 +30,13 @@ from fabula.graph.runtime import CommitObserver, Consolidator, TurnContext
 from fabula.graph.state import TurnState
 from fabula.memory.acl import MindPool, drop_character_users, ensure_character_user
 from fabula.memory.branching import fork
-from fabula.memory.errors import InvalidInput, NotFound
+from fabula.memory.errors import (
+    EditRefused,
+    InvalidInput,
+    InvalidWorld,
+    NotFound,
+    TurnConflict,
+)
 from fabula.memory.projections import project_hypotheses
 from fabula.memory.server import connect_async
 from fabula.memory.settings import Settings
@@ -53,12 +63,15 @@ class Pending:
     branch: str
     turn: int
     payload: dict[str, Any]
+    # the checkpoint holding this draft: a rejected and rewritten draft has another
+    checkpoint: str | None = None
 
 
 def _pending_in(store: StoryStore, turn: int, snapshot: StateSnapshot) -> Pending | None:
+    checkpoint = snapshot.config.get("configurable", {}).get("checkpoint_id")
     for task in snapshot.tasks:
         for intr in task.interrupts:
-            return Pending(store.story, store.branch, turn, dict(intr.value))
+            return Pending(store.story, store.branch, turn, dict(intr.value), checkpoint)
     return None
 
 
@@ -126,12 +139,22 @@ class Fabula:
         )
 
     # -- stories --------------------------------------------------------------------
-    async def new_story(self, world: str | WorldPack, story: str | None = None) -> StoryStore:
-        """Create a story from a world pack (a name, a path, or a loaded pack)."""
+    async def new_story(
+        self, world: str | WorldPack, story: str | None = None, *, origin: str | None = None
+    ) -> StoryStore:
+        """Create a story from a world pack (a name, a path, or a loaded pack).
+
+        ``origin`` records what made it when no person did (``fabula demo``: ``"demo"``).
+        """
         pack = world if isinstance(world, WorldPack) else load_world(world)
         store = self.store(story or pack.id)
         await store.create(
-            setup_delta(pack), world=pack.id, title=pack.title, rules=pack.rules, pack=pack
+            setup_delta(pack),
+            world=pack.id,
+            title=pack.title,
+            rules=pack.rules,
+            pack=pack,
+            origin=origin,
         )
         for character in await store.characters():
             await ensure_character_user(self.admin, store.story, character)
@@ -148,6 +171,44 @@ class Fabula:
 
     async def stories(self) -> list[str]:
         return await list_stories(self.admin)
+
+    async def create_story(
+        self, world: str | WorldPack, story: str | None = None, *, origin: str | None = None
+    ) -> StoryStore:
+        """Create a story and commit its pack's scripted opening, each turn checked first.
+
+        An opening turn the critic finds an error in (a character out of nowhere, a place
+        put inside something, ...) raises :class:`InvalidWorld` naming the pack's file and
+        the turn (``opening.turns[i]``), and the story is removed again: nothing remains.
+        """
+        pack = world if isinstance(world, WorldPack) else load_world(world)
+        store = await self.new_story(pack, story, origin=origin)
+        try:
+            for i, text in enumerate(pack.opening.turns):
+                errors = [
+                    f for f in await self.check_scripted(store, text) if f.severity == "error"
+                ]
+                if errors:
+                    field = f"opening.turns[{i}]"
+                    quote = f" ({errors[0].quote!r})" if errors[0].quote else ""
+                    raise InvalidWorld(
+                        f"{pack.source}: {field}: {errors[0].message}{quote}",
+                        path=pack.source,
+                        field=field,
+                    )
+                await self.commit_scripted(store, text)
+        except BaseException:
+            await self.delete_story(store.story)
+            raise
+        return store
+
+    async def check_scripted(self, store: StoryStore, text: str) -> list[Finding]:
+        """The symbolic critic's findings on a scripted turn as the next turn (nothing is
+        written). Scripted text is controlled English: the offline builder and critic read
+        it whatever back end the roles run on."""
+        turn = await store.head() + 1
+        delta = await OfflineMemoryBuilder().build(store, turn, text)
+        return SymbolicCritic().critique(await author_view(store), delta, None)
 
     async def commit_scripted(self, store: StoryStore, text: str) -> str:
         """Commit a scripted turn of controlled English (the pack's opening).
@@ -206,29 +267,88 @@ class Fabula:
         outcome: TurnOutcome = result.get("outcome", "abandoned")
         return outcome
 
-    async def decide(self, store: StoryStore, decision: Decision) -> TurnOutcome:
+    async def review_edit(self, store: StoryStore, text: str, plan: TurnPlan) -> list[Finding]:
+        """The critic's findings on ``text`` as the pending turn of ``plan`` (nothing is
+        written)."""
+        turn = await store.head() + 1
+        delta = await self.roles.builder.build(store, turn, text)
+        return self.roles.critic.critique(await author_view(store), delta, plan)
+
+    async def decide(
+        self, store: StoryStore, decision: Decision, *, force: bool = False
+    ) -> TurnOutcome:
         """Resume the pending turn with a human decision (approve, edit or reject).
 
-        An edit's text longer than the settings' limit raises :class:`LimitExceeded` before
-        the turn is touched.
+        An edit goes through the critic first, like a draft: when it finds errors the edit
+        raises :class:`EditRefused` listing them, and nothing is written, unless ``force``
+        (the human commits it explicitly).
+
+        One decision at a time resumes a turn (a lock shared by every process): a decision
+        that finds the turn decided meanwhile, or its draft rejected and rewritten, raises
+        :class:`TurnConflict` instead of acting on what its maker did not see. An edit's
+        text longer than the settings' limit raises :class:`LimitExceeded` before the turn
+        is touched.
         """
         await store.require()
         if decision.action == "edit" and decision.text:
             self.settings.limits.check_text(decision.text, story=store.story, branch=store.branch)
-        pending = await self.pending_turn(store)
-        if pending is None:
+        seen = await self.pending_turn(store)
+        if seen is None:
             raise NotFound(
                 f"story {store.story!r} has no turn awaiting approval on branch {store.branch!r}",
                 story=store.story,
                 branch=store.branch,
             )
-        with bound_contextvars(story=store.story, branch=store.branch, turn=pending.turn):
-            result = await self.graph.ainvoke(
-                Command(resume=decision.model_dump()),
-                self._config(store, pending.turn),
-                context=self.context(auto=False),
-                durability=DURABILITY,
+        where = {"story": store.story, "branch": store.branch, "turn": seen.turn}
+        if decision.action == "edit" and decision.text and not force:
+            plan = TurnPlan.model_validate(seen.payload["plan"])
+            findings = await self.review_edit(store, decision.text, plan)
+            errors = [f for f in findings if f.severity == "error"]
+            if errors:
+                listed = "; ".join(
+                    f"{f.kind}: {f.message}" + (f" ({f.quote!r})" if f.quote else "")
+                    for f in errors
+                )
+                raise EditRefused(
+                    f"the critic found {len(errors)} error(s) in the edit: {listed} — nothing "
+                    "was written; commit it anyway with --force",
+                    **where,
+                )
+        lock = store.decision_lock(seen.turn)
+        try:
+            acquired = await lock.acquire()
+        except LockError:
+            acquired = False
+        if not acquired:
+            raise TurnConflict(
+                f"another decision on turn {seen.turn} is still running; try again", **where
             )
+        try:
+            now = await self.pending_turn(store)
+            if now is None or now.turn != seen.turn:
+                head = await store.head()
+                what = "committed" if head >= seen.turn else "abandoned"
+                raise TurnConflict(
+                    f"turn {seen.turn} was decided by another decision meanwhile ({what}); "
+                    f"yours ({decision.action}) changed nothing",
+                    **where,
+                )
+            if now.checkpoint != seen.checkpoint:
+                raise TurnConflict(
+                    f"turn {seen.turn}'s draft was rejected and written again meanwhile; "
+                    f"yours ({decision.action}) changed nothing: review it with `fabula pending`",
+                    **where,
+                )
+            with bound_contextvars(**where):
+                result = await self.graph.ainvoke(
+                    Command(resume=decision.model_dump()),
+                    self._config(store, seen.turn),
+                    context=self.context(auto=False),
+                    durability=DURABILITY,
+                )
+        finally:
+            with contextlib.suppress(LockError):
+                await lock.release()
         if result.get("__interrupt__"):
             return "pending"
         outcome: TurnOutcome = result.get("outcome", "abandoned")

@@ -13,6 +13,8 @@ carries the context needed to act on it (story, branch, turn, field)::
     │   └── CommitUncertain    ... and whether the turn is in could not be learned
     ├── InvalidInput           bad input, rejected whole; nothing was written
     │   ├── LimitExceeded      a turn's text or delta larger than the configured limit
+    │   ├── InvalidId          a story, branch or character id that is not a safe identifier
+    │   ├── EditRefused        a human edit the critic found errors in (commit it with force)
     │   ├── InvalidDelta       a turn's delta fails validation (names the field)
     │   ├── TurnConflict       a gap in turn numbers, or a turn re-sent with other content
     │   ├── InvalidWorld       a world pack that fails validation (names the field)
@@ -31,8 +33,10 @@ __all__ = [
     "CommitFailed",
     "CommitUncertain",
     "ConfigError",
+    "EditRefused",
     "FabulaError",
     "InvalidDelta",
+    "InvalidId",
     "InvalidInput",
     "InvalidWorld",
     "LimitExceeded",
@@ -91,6 +95,14 @@ class InvalidInput(FabulaError):
 
 class LimitExceeded(InvalidInput):
     """A turn's text or delta is larger than the configured limit (see memory/limits.py)."""
+
+
+class InvalidId(InvalidInput, ValueError):
+    """An id that cannot be used in keys and ACL patterns (also a ``ValueError``)."""
+
+
+class EditRefused(InvalidInput):
+    """A human edit in which the critic found errors; nothing was written."""
 
 
 class CommitFailed(FabulaError):

@@ -18,6 +18,7 @@ Layout (``S`` story, ``B`` branch, ``C`` character, ``H`` a holder chain such as
     fab:{S}:b:B:h                     hash   hypothesis id -> Hypothesis
     fab:{S}:b:B:tree                  hash   hierarchy node id -> HierarchyNode (scenes, ...)
     fab:{S}:b:B:tree:n                hash   consolidation's watermark, open scene, threads
+    fab:{S}:b:B:decide:T              string lock held while a decision resumes turn T
     fab:{S}:c:C:B:cur:H               hash   "subject|attribute" -> current Belief of chain H
     fab:{S}:c:C:B:rec                 hash   belief id -> Belief, every chain rooted at C
     fab:{S}:c:C:B:from                zset   belief id scored by valid_from
@@ -37,6 +38,8 @@ from __future__ import annotations
 
 import re
 
+from fabula.memory.errors import InvalidId
+
 __all__ = [
     "STORIES",
     "EpisodeKeys",
@@ -50,6 +53,7 @@ __all__ = [
     "check_id",
     "commit_layout",
     "common_pattern",
+    "decision_lock",
     "developments",
     "entities",
     "events",
@@ -71,12 +75,16 @@ _ID_RE = re.compile(r"^[a-z0-9][a-z0-9_\-]{0,63}$")
 
 
 def check_id(value: str, what: str) -> str:
-    """Return ``value`` if it is a safe identifier (``[a-z0-9_-]``, ≤ 64), else ValueError.
+    """Return ``value`` if it is a safe identifier (``[a-z0-9_-]``, ≤ 64), else
+    :class:`InvalidId` (a ``ValueError`` too).
 
     Identifiers appear inside keys and ACL patterns, so glob and tag characters are refused.
     """
     if not _ID_RE.match(value):
-        raise ValueError(f"{what} {value!r} is not a valid identifier ([a-z0-9_-], at most 64)")
+        raise InvalidId(
+            f"{what} {value!r} is not a valid id: lowercase letters, digits, '-' and '_', "
+            "starting with a letter or digit, at most 64"
+        )
     return value
 
 
@@ -135,6 +143,11 @@ def hierarchy(story: str, branch: str) -> str:
 def hierarchy_threads(story: str, branch: str) -> str:
     """Consolidation's bookkeeping: the watermark, the open scene, the plotline threads."""
     return f"{_s(story)}:b:{branch}:tree:n"
+
+
+def decision_lock(story: str, branch: str, turn: int) -> str:
+    """The lock held while a human decision resumes one turn (see StoryStore)."""
+    return f"{_s(story)}:b:{branch}:decide:{turn}"
 
 
 def mind_prefix(story: str, character: str) -> str:

@@ -35,10 +35,22 @@ def configure_logging(*, json: bool | None = None, level: int = logging.WARNING)
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(level),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=structlog.PrintLoggerFactory(file=_CurrentStderr()),  # type: ignore[arg-type]
         cache_logger_on_first_use=False,
     )
     _configured = True
+
+
+class _CurrentStderr:
+    """``sys.stderr`` as it is when a line is written: whoever swapped it since the
+    configuration (a test runner capturing a command's output) is written to, and a
+    stream closed since is never."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
 
 
 def get_logger(name: str) -> structlog.typing.FilteringBoundLogger:

@@ -160,9 +160,18 @@ class EmbeddedRedis:
         return secret
 
     def _prepare_directory(self) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        if self.directory.stat().st_mode & 0o077:
-            os.chmod(self.directory, 0o700)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+            if self.directory.stat().st_mode & 0o077:
+                os.chmod(self.directory, 0o700)
+            if not os.access(self.directory, os.W_OK | os.X_OK):
+                raise PermissionError(13, "not writable")
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot use {self.directory} as the embedded Redis's data folder "
+                f"({exc.strerror or exc}); set FABULA_HOME to a folder you can write",
+                directory=str(self.directory),
+            ) from None
 
     def is_running(self) -> bool:
         """True while a server owns this folder (holds its lock), busy or not."""

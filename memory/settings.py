@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from fabula.memory.errors import ConfigError
 from fabula.memory.limits import DEFAULT_DELTA_BYTES, DEFAULT_TURN_TEXT_BYTES, Limits
@@ -100,7 +100,7 @@ class Settings(BaseModel):
     roles: dict[Role, ModelSettings] = Field(default_factory=dict)  # per-role overrides
     model_concurrency: int = Field(default=4, ge=1)  # model calls of the character fan-out
     prices: dict[str, Price] = Field(default_factory=dict)  # by model name
-    token_budget: int = 1200
+    token_budget: int = Field(default=1200, ge=1)
     max_revisions: int = 2
     consolidate: Literal["inline", "rq", "off"] = "inline"  # after each commit (see jobs)
     # see memory/limits.py: refused before anything is written
@@ -151,22 +151,40 @@ class Settings(BaseModel):
             "model": base,
             "roles": roles,
         }
-        if env.get("FABULA_CONSOLIDATE"):
-            values["consolidate"] = env["FABULA_CONSOLIDATE"]
-        if env.get("FABULA_MAX_TURN_TEXT"):
-            values["max_turn_text"] = env["FABULA_MAX_TURN_TEXT"]
-        if env.get("FABULA_MAX_DELTA_BYTES"):
-            values["max_delta_bytes"] = env["FABULA_MAX_DELTA_BYTES"]
-        if env.get("FABULA_TOKEN_BUDGET"):
-            values["token_budget"] = env["FABULA_TOKEN_BUDGET"]
-        if env.get("FABULA_MODEL_CONCURRENCY"):
-            values["model_concurrency"] = env["FABULA_MODEL_CONCURRENCY"]
+        for name, var in _ENV.items():
+            if env.get(var):
+                values[name] = env[var]
         if env.get("FABULA_MODEL_PRICES"):
             values["prices"] = _json(env["FABULA_MODEL_PRICES"], "FABULA_MODEL_PRICES")
         try:
             return cls.model_validate(values)
         except ValidationError as error:
+            e = error.errors(include_url=False)[0]
+            field = str(e["loc"][0]) if e["loc"] else ""
+            variable: str | None = {**_ENV, "redis_url": "FABULA_REDIS_URL"}.get(field)
+            if variable is not None:
+                why = str(e["msg"]).removeprefix("Value error, ")
+                raise ConfigError(
+                    f"{variable}={env.get(variable, '')!r} is invalid: {why}"
+                ) from None
             raise ConfigError(f"a setting is invalid: {_first(error)}") from None
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_url(cls, url: str | None) -> str | None:
+        if url is not None and not url.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError("expected a redis://, rediss:// or unix:// URL")
+        return url
+
+
+# the plain settings and the variables they are read from
+_ENV = {
+    "consolidate": "FABULA_CONSOLIDATE",
+    "max_turn_text": "FABULA_MAX_TURN_TEXT",
+    "max_delta_bytes": "FABULA_MAX_DELTA_BYTES",
+    "token_budget": "FABULA_TOKEN_BUDGET",
+    "model_concurrency": "FABULA_MODEL_CONCURRENCY",
+}
 
 
 def _model_values(env: Mapping[str, str], prefix: str) -> dict[str, Any]:

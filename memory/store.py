@@ -7,6 +7,7 @@ and every reference before its first write, so a delta is committed whole or not
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Sequence
@@ -15,6 +16,7 @@ from typing import Literal
 
 import redis.asyncio as aredis
 from pydantic import BaseModel
+from redis.asyncio.lock import Lock
 from redis.exceptions import ResponseError
 
 from fabula.memory import keys
@@ -24,7 +26,7 @@ from fabula.memory.limits import Limits
 from fabula.memory.lineage import MAIN, Ancestor, Branch, branch_for
 from fabula.memory.lua import fcall
 from fabula.memory.payload import encode_commit
-from fabula.memory.records import Entity, Event, event_turn
+from fabula.memory.records import Entity, EntityKind, Event, event_turn, slug
 from fabula.memory.rules import WorldRules
 from fabula.memory.settle import send_commit
 from fabula.memory.validate import validate_delta
@@ -65,6 +67,7 @@ class StoryInfo:
     world: str
     title: str
     created_at: float | None = None
+    origin: str | None = None  # what made it, when not a person (e.g. "demo")
 
 
 async def list_stories(client: aredis.Redis) -> list[str]:
@@ -121,6 +124,7 @@ class StoryStore:
         title: str,
         rules: WorldRules | None = None,
         pack: BaseModel | None = None,
+        origin: str | None = None,
     ) -> None:
         """Create the story and commit its setup (turn 0). Refuses an existing story.
 
@@ -152,6 +156,7 @@ class StoryStore:
                     "created_at": f"{time.time():.3f}",
                     "rules": (rules or WorldRules()).model_dump_json(),
                     **({"pack": pack.model_dump_json()} if pack is not None else {}),
+                    **({"origin": origin} if origin is not None else {}),
                 },
             )
             pipe.sadd(keys.STORIES, self.story)
@@ -168,11 +173,15 @@ class StoryStore:
     async def info(self) -> StoryInfo:
         """What the story was created with. Raises :class:`NotFound` if it does not exist."""
         await self.require()
-        world, title, created = await self.client.hmget(
-            keys.meta(self.story), ["world", "title", "created_at"]
+        world, title, created, origin = await self.client.hmget(
+            keys.meta(self.story), ["world", "title", "created_at", "origin"]
         )
         return StoryInfo(
-            self.story, world, title or self.story, None if created is None else float(created)
+            self.story,
+            world,
+            title or self.story,
+            None if created is None else float(created),
+            origin,
         )
 
     async def rules(self) -> WorldRules:
@@ -290,6 +299,43 @@ class StoryStore:
 
     async def characters(self) -> list[str]:
         return sorted(e.id for e in (await self.entities()).values() if e.kind == "character")
+
+    async def resolve(self, name: str, kind: EntityKind | None = None) -> Entity:
+        """The entity ``name`` designates: its id or its name, case-insensitively.
+
+        ``kind`` restricts the match (e.g. ``"character"``). Raises :class:`NotFound`
+        naming what the story has of that kind when nothing matches.
+        """
+        wanted = name.strip().casefold()
+        candidates = [e for e in (await self.entities()).values() if kind is None or e.kind == kind]
+        for entity in candidates:
+            if wanted in (entity.id.casefold(), entity.name.casefold()):
+                return entity
+        with contextlib.suppress(ValueError):
+            ident = slug(name)
+            for entity in candidates:
+                if entity.id == ident:
+                    return entity
+        what = kind or "entity"
+        known = ", ".join(sorted(e.id for e in candidates)[:12]) or "none"
+        raise NotFound(
+            f"story {self.story!r} has no {what} {name!r} (its {what}s: {known})",
+            story=self.story,
+            **{what: name},
+        )
+
+    def decision_lock(self, turn: int, wait_s: float = 60.0) -> Lock:
+        """A lock on deciding ``turn`` of this branch, shared by every process.
+
+        Held while one approval, edit or rejection resumes the turn, so two decisions never
+        resume it at once; a second waits up to ``wait_s`` (then ``LockError``).
+        """
+        return Lock(
+            self.client,
+            keys.decision_lock(self.story, self.branch, turn),
+            timeout=600,  # a holder that dies frees it after ten minutes
+            blocking_timeout=wait_s,
+        )
 
     async def require_character(self, character: str) -> Entity:
         raw = await self.client.hget(keys.entities(self.story), character)

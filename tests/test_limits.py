@@ -94,7 +94,7 @@ class TestRefusedBeforeWriting:
         assert s.limits == Limits(turn_text_bytes=2048, delta_bytes=9)
         assert Settings.from_env({}).limits == Limits()
         for bad in ("abc", "0", "-5"):
-            with pytest.raises(ConfigError, match="max_turn_text"):
+            with pytest.raises(ConfigError, match="FABULA_MAX_TURN_TEXT"):
                 Settings.from_env({"FABULA_MAX_TURN_TEXT": bad})
 
 

@@ -62,11 +62,13 @@ def load_world(name_or_path: str | Path) -> WorldPack:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InvalidWorld(f"{path}: not valid TOML: {exc}", path=str(path)) from None
     try:
-        return WorldPack.model_validate(data)
+        pack = WorldPack.model_validate(data)
     except ValidationError as exc:
         field = _field_of(exc)
         message = exc.errors()[0]["msg"]
         raise InvalidWorld(f"{path}: {field}: {message}", path=str(path), field=field) from None
+    pack._source = str(path)
+    return pack
 
 
 def setup_delta(pack: WorldPack) -> TurnDelta:

@@ -42,7 +42,7 @@ a place, object or character of the pack.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from fabula.memory.records import DevelopmentKind, slug
 from fabula.memory.rules import WorldRules
@@ -100,6 +100,13 @@ class WorldPack(_Spec):
     objects: tuple[ObjectSpec, ...] = ()
     developments: tuple[DevelopmentSpec, ...] = ()
     opening: Opening = Field(default_factory=Opening)
+    # the file it was loaded from (set by the loader), so errors can name it
+    _source: str | None = PrivateAttr(default=None)
+
+    @property
+    def source(self) -> str:
+        """The file the pack was loaded from, or ``"(world pack <id>)"``."""
+        return self._source or f"(world pack {self.id})"
 
     @model_validator(mode="after")
     def _references_resolve(self) -> WorldPack:
@@ -130,6 +137,18 @@ class WorldPack(_Spec):
                     f"objects[{i}].location: {obj.location!r} is not a place, "
                     "character or container"
                 )
+        inside = {slug(o.name): slug(o.location) for o in self.objects}
+        for i, obj in enumerate(self.objects):
+            chain = [slug(obj.name)]
+            while chain[-1] in inside:
+                nxt = inside[chain[-1]]
+                if nxt in chain:
+                    names = " in ".join([*chain[chain.index(nxt) :], nxt])
+                    raise ValueError(
+                        f"objects[{i}].location: {obj.location!r} is inside {obj.name!r} "
+                        f"itself: a containment cycle ({names})"
+                    )
+                chain.append(nxt)
         characters = {slug(c.name) for c in self.characters}
         for i, dev in enumerate(self.developments):
             for j, p in enumerate(dev.participants):

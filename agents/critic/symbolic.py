@@ -11,7 +11,10 @@ replayed over the world as it stands, in order:
   a warning, since characters may lie;
 - **future** — a reference to an entity that enters the story only after the current turn;
 - **referent** — a deed (take, put, give, drop) on an object the story never placed, whose
-  preconditions cannot be checked (a warning);
+  preconditions cannot be checked (a warning); and what no story may hold (errors): a
+  character introduced out of nowhere (a name the story does not have), a place put inside
+  something, a container (a fixture of its place) carried off or handed to someone, a thing
+  put inside itself;
 - **plan** — a focal character who does nothing (a warning);
 - **unparsed** — a sentence kept as narration (a warning).
 """
@@ -48,6 +51,7 @@ class SymbolicCritic:
             beliefs_by_event.setdefault(belief.event, []).append(belief)
         minds: dict[str, dict[str, Belief]] = {c: dict(v.beliefs) for c, v in view.beliefs.items()}
         new_entities = {e.id for e in delta.entities}
+        findings.extend(self._referents(view, delta))
         acted: set[str] = set()
         for event in delta.events:
             quote = event.span.quote
@@ -101,6 +105,58 @@ class SymbolicCritic:
                         )
                     )
         return findings
+
+    def _referents(self, view: AuthorView, delta: TurnDelta) -> list[Finding]:
+        out: list[Finding] = []
+        quotes = {e.id: e.span.quote for e in delta.events}
+        kinds = {**{k: e.kind for k, e in view.entities.items()}}
+        kinds.update({e.id: e.kind for e in delta.entities})
+        containers = {k for k, e in view.entities.items() if e.is_container}
+        containers |= {e.id for e in delta.entities if e.is_container}
+        for entity in delta.entities:
+            if entity.kind == "character":
+                out.append(
+                    Finding(
+                        kind="referent",
+                        message=(
+                            f"{entity.name} is not a character of this story (a character "
+                            "introduced out of nowhere)"
+                        ),
+                    )
+                )
+        for state in delta.states:
+            if state.attribute != "location" or not state.polarity:
+                continue
+            quote = quotes.get(state.event or "", "")
+            subject, where = state.subject, state.value
+            if kinds.get(subject) == "place":
+                out.append(
+                    Finding(
+                        kind="referent",
+                        quote=quote,
+                        message=f"{view.name(subject)} is a place: it cannot be put anywhere",
+                    )
+                )
+            elif subject in containers and kinds.get(where) != "place":
+                out.append(
+                    Finding(
+                        kind="referent",
+                        quote=quote,
+                        message=(
+                            f"the {view.name(subject)} is a fixture of its place: it cannot go "
+                            f"to {view.name(where)}"
+                        ),
+                    )
+                )
+            elif subject == where:
+                out.append(
+                    Finding(
+                        kind="referent",
+                        quote=quote,
+                        message=f"the {view.name(subject)} cannot be inside itself",
+                    )
+                )
+        return out
 
     def _future(self, view: AuthorView, event: Event, new: set[str]) -> list[Finding]:
         out = []

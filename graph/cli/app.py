@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import redis
 import typer
 from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
 from typer.core import TyperGroup
 
 from fabula.agents.factory import make_roles
@@ -34,13 +34,16 @@ __all__ = ["app", "dump", "err", "fail", "out", "redis_url", "run_with_app", "se
 
 T = TypeVar("T")
 
-out = Console()
-err = Console(stderr=True)
+# Nothing printed is ever read as markup or highlighted: story text, ids and messages come
+# from users and models ("[/red]" in a story must print as written, not crash or style).
+# Styling is explicit, with Text and style arguments.
+out = Console(markup=False, highlight=False)
+err = Console(stderr=True, markup=False, highlight=False)
 
 
 def fail(message: str) -> typer.Exit:
     """Print ``message`` as the one error line on stderr; raise what this returns (status 1)."""
-    err.print(f"[red]error:[/red] {escape(message)}", highlight=False)
+    err.print(Text.assemble(("error:", "red"), " ", message), soft_wrap=True)
     return typer.Exit(1)
 
 
@@ -65,6 +68,9 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # typer's rich help shows every flag as taking a value (`--auto <bool>`) and reads
+    # markup in help text; the plain help shows flags as flags and text as written
+    rich_markup_mode=None,
 )
 
 

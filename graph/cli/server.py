@@ -9,14 +9,14 @@ from fabula.memory.server import EmbeddedRedis, redact
 
 __all__ = ["server_app"]
 
-server_app = typer.Typer(help="The embedded Redis server.")
+server_app = typer.Typer(help="The embedded Redis server.", rich_markup_mode=None)
 app.add_typer(server_app, name="server")
 
 
 @server_app.command("start")
 def server_start() -> None:
     """Start the embedded Redis (if it is not running) and print its URL."""
-    out.print(redact(redis_url()), highlight=False)
+    out.print(redact(redis_url()))
 
 
 @server_app.command("stop")

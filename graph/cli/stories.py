@@ -22,12 +22,9 @@ def new(
 
     async def go(fab: Fabula) -> None:
         pack = load_world(world)
-        store = await fab.new_story(pack, story_id)
-        for text in pack.opening.turns:
-            await fab.commit_scripted(store, text)
+        store = await fab.create_story(pack, story_id)
         out.print(
-            f"created story [bold]{store.story}[/bold] from {pack.id} "
-            f"({len(pack.opening.turns)} opening turns)"
+            f"created story {store.story} from {pack.id} ({len(pack.opening.turns)} opening turns)"
         )
 
     run_with_app(go)
@@ -42,7 +39,7 @@ def stories() -> None:
 async def print_lines(coro: Awaitable[list[str]]) -> None:
     """Print each line ``coro`` returns."""
     for line in await coro:
-        out.print(line, highlight=False)
+        out.print(line)
 
 
 @app.command()
@@ -70,7 +67,7 @@ def fork_cmd(
     async def go(fab: Fabula) -> None:
         child = await fab.fork(fab.store(story, branch), at, name, realise)
         out.print(
-            f"branch [bold]{child.branch}[/bold] of {story} starts at turn {at}; "
+            f"branch {child.branch} of {story} starts at turn {at}; "
             f"run it with: fabula run {story} --branch {child.branch}"
         )
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 from rich.progress import Progress
+from rich.text import Text
 
 from fabula.agents.contracts import Decision
 from fabula.graph.cli.app import app, dump, err, out, run_with_app, settings
@@ -38,7 +39,7 @@ def run(
                     waiting = await fab.pending_turn(store)
                     progress.stop()
                     print_pending(waiting)
-                    out.print(f"approve with [bold]fabula approve {story}[/bold], edit or reject")
+                    out.print(f"approve with `fabula approve {story}`, edit or reject")
                     return
                 done += 1
                 progress.advance(task)
@@ -53,11 +54,9 @@ def print_pending(pending: Pending | None) -> None:
         return
     payload = pending.payload
     out.rule(f"{pending.story} [{pending.branch}] turn {pending.turn} awaits approval")
-    out.print(payload.get("draft", {}).get("text", ""), highlight=False)
+    out.print(payload.get("draft", {}).get("text", ""))
     for f in payload.get("findings", []):
-        out.print(
-            f"  [yellow]{f['severity']}[/yellow] {f['kind']}: {f['message']}", highlight=False
-        )
+        out.print(Text.assemble("  ", (f["severity"], "yellow"), f" {f['kind']}: {f['message']}"))
 
 
 @app.command()
@@ -77,9 +76,9 @@ def pending(as_json: bool = typer.Option(False, "--json")) -> None:
     run_with_app(go)
 
 
-def _decide(story: str, branch: str, decision: Decision) -> None:
+def _decide(story: str, branch: str, decision: Decision, *, force: bool = False) -> None:
     async def go(fab: Fabula) -> None:
-        outcome = await fab.decide(fab.store(story, branch), decision)
+        outcome = await fab.decide(fab.store(story, branch), decision, force=force)
         out.print(f"{story} [{branch}]: {outcome}")
 
     run_with_app(go)
@@ -96,10 +95,14 @@ def edit(
     story: str,
     text_file: Path = typer.Option(..., "--text-file", exists=True, dir_okay=False),
     branch: str = typer.Option("main", "--branch", "-b"),
+    force: bool = typer.Option(
+        False, "--force", help="Commit it even if the critic finds errors in it."
+    ),
 ) -> None:
-    """Replace the pending turn's text with the file's and commit it."""
+    """Replace the pending turn's text with the file's and commit it, after the critic
+    has read it (its errors refuse the edit, unless --force)."""
     text = _read_turn_text(text_file, settings().limits)
-    _decide(story, branch, Decision(action="edit", text=text))
+    _decide(story, branch, Decision(action="edit", text=text), force=force)
 
 
 def _read_turn_text(path: Path, limits: Limits) -> str:

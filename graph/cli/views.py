@@ -7,8 +7,8 @@ from enum import Enum
 from typing import Any
 
 import typer
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from fabula.graph.cli.app import app, dump, out, run_with_app
 from fabula.graph.service import Fabula
@@ -65,7 +65,20 @@ def show(
 async def view_data(
     fab: Fabula, store: StoryStore, what: ShowWhat, character: str | None, as_of: int | None
 ) -> Any:
-    """One view of ``store``'s branch as JSON-able data (``as_of``: as it stood then)."""
+    """One view of ``store``'s branch as JSON-able data (``as_of``: as it stood then).
+
+    Raises :class:`InvalidInput` for an ``as_of`` outside the branch's turns, and
+    :class:`NotFound` for a character the story does not have (named by id or name, in any
+    case).
+    """
+    if as_of is not None:
+        head = await store.head()
+        if not 0 <= as_of <= head:
+            raise InvalidInput(
+                f"--as-of {as_of} is outside story {store.story!r} on branch {store.branch!r}, "
+                f"which has turns 0 to {head}",
+                story=store.story,
+            )
     if what is ShowWhat.world:
         w = await project_world(store, as_of=as_of)
         return {
@@ -82,7 +95,7 @@ async def view_data(
             raise InvalidInput(
                 "show beliefs needs a character, e.g. `fabula show demo beliefs leo`"
             )
-        chain = character.split(">")
+        chain = [(await store.resolve(c, "character")).id for c in character.split(">")]
         b = await project_beliefs(store, chain, as_of=as_of)
         return {
             "story": store.story,
@@ -122,7 +135,7 @@ def render(what: ShowWhat, data: Any) -> None:
     """Print a view's data as a table (or text, or JSON)."""
     if what is ShowWhat.story:
         for t in data["turns"]:
-            out.print(f"[dim]{t['turn']:>3}[/dim]  {t['text']}", highlight=False)
+            out.print(Text.assemble((f"{t['turn']:>3}", "dim"), "  ", t["text"]))
         return
     if what is ShowWhat.world:
         table = Table("subject", "attribute", "value", "since", title="W: the world")
@@ -133,7 +146,7 @@ def render(what: ShowWhat, data: Any) -> None:
         return
     if what is ShowWhat.beliefs:
         holder = " → ".join(data["holder"])
-        title = escape(f"B[{holder}]")
+        title = f"B[{holder}]"
         table = Table("subject", "attribute", "value", "how", "since", title=title)
         for b in data["beliefs"]:
             value = b["value"] if b["polarity"] else f"not {b['value']}"
@@ -196,17 +209,24 @@ def export(
 
 @app.command()
 def demo(turns: int = typer.Option(6, "--turns", "-n", min=0, help="Autonomous turns.")) -> None:
-    """Run the demo world (hollow_book) offline: story `demo`, recreated each time."""
+    """Run the demo world (hollow_book) offline: story `demo`, recreated each time (a story
+    of yours named `demo` is left alone)."""
 
     async def go(fab: Fabula) -> None:
-        await fab.delete_story("demo")
+        existing = fab.store("demo")
+        if await existing.exists():
+            if (await existing.info()).origin != "demo":
+                raise InvalidInput(
+                    "a story named 'demo' exists that `fabula demo` did not make; it is left "
+                    "alone: delete it (`fabula delete demo`) to run the demo",
+                    story="demo",
+                )
+            await fab.delete_story("demo")
         pack = load_world("hollow_book")
-        store = await fab.new_story(pack, "demo")
-        for text in pack.opening.turns:
-            await fab.commit_scripted(store, text)
+        store = await fab.create_story(pack, "demo", origin="demo")
         for _ in range(turns):
             await fab.run_turn(store, auto=True)
-        out.rule(f"[bold]{pack.title}[/bold]")
+        out.rule(Text(pack.title, style="bold"))
         render(ShowWhat.story, await view_data(fab, store, ShowWhat.story, None, None))
         render(ShowWhat.world, await view_data(fab, store, ShowWhat.world, None, None))
         for c in await store.characters():
