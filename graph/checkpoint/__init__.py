@@ -1,0 +1,45 @@
+"""A LangGraph checkpointer on plain Redis 8: hashes, sorted sets and sets, nothing else.
+
+No RedisJSON and no RediSearch: the embedded server is a bare Redis, so the layout below is
+built from core types only, and metadata filters are evaluated by the client.
+
+Key layout (``T`` thread, ``N`` checkpoint namespace, ``C`` checkpoint id, ``R`` run id;
+each percent-encoded, so ``:``, ``{`` and ``}`` never appear inside a part)::
+
+    fab:ckpt:{T}:namespaces           set    namespaces of T that hold checkpoints
+    fab:ckpt:{T}:index:N              zset   checkpoint ids of (T, N), all scored 0
+    fab:ckpt:{T}:checkpoint:N:C       hash   one checkpoint (fields below)
+    fab:ckpt:{T}:writes:N:C           hash   pending writes of C: [task, idx] -> write
+    fab:ckpt:threads                  set    thread ids            (outside every thread's slot)
+    fab:ckpt:run:R                    set    threads written by R  (outside every thread's slot)
+
+A checkpoint hash holds ``checkpoint`` (the checkpoint less its channel values), ``metadata``,
+``parent``, ``run_id``, ``owners`` and one ``value:<channel>`` field per channel whose new
+version this checkpoint stored. Every key of a thread carries the hash tag ``{T}``, so one
+checkpoint's writes go to a single cluster slot in one MULTI/EXEC; the two global sets only
+index threads, are written just before that transaction and may over-approximate.
+
+Checkpoint ids are uuid6 strings, which sort in creation order, so the zset read with
+``ZREVRANGEBYLEX`` gives newest first, and ``before`` is an exclusive lexicographic bound.
+
+Forks never overwrite each other. Savers that key channel values by ``(channel, version)``
+lose a value when two checkpoints that share a parent each write the same channel: both
+branches produce the same next version, and the second write replaces the first. Here a value
+is stored in the checkpoint that wrote it, and ``owners`` maps each channel to the checkpoint
+holding its current value (itself, or an ancestor's entry copied from the parent when the
+checkpoint is put). A put writes only its own checkpoint's hash, so siblings cannot disturb
+each other; removing a checkpoint (prune, runs) first copies the values survivors inherit from
+it into the survivors.
+
+Pending writes follow LangGraph: a regular write is set only if its ``(task, idx)`` is new
+(``HSETNX``, so a retried task adds nothing); the special channels of ``WRITES_IDX_MAP``
+(errors, interrupts, resumes) take negative indexes and overwrite. No key has a TTL.
+
+Each operation is written once, as a generator that yields batches of commands and receives
+their replies; one driver runs it on the synchronous client, the other on the asyncio client.
+"""
+
+from fabula.graph.checkpoint.keys import THREADS
+from fabula.graph.checkpoint.saver import RedisCheckpointSaver, delete_threads
+
+__all__ = ["THREADS", "RedisCheckpointSaver", "delete_threads"]
