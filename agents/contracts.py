@@ -124,8 +124,15 @@ class WriteRequest(_Contract):
 
 
 class Decision(_Contract):
-    """The approver's answer: approve, edit (with new text) or reject (with a note)."""
+    """The approver's answer: approve, edit (with new text) or reject (with a note).
+
+    An edit is read and shown for approval again, unless ``now``: then it is committed as
+    soon as it is read, if the critic finds no error in it. ``force`` commits an edit at
+    once whatever the critic finds (the human takes responsibility).
+    """
 
     action: Literal["approve", "edit", "reject"]
     text: str | None = None
     note: str = ""
+    now: bool = False
+    force: bool = False

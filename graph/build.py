@@ -7,9 +7,11 @@
       │                                  └─────────────────┘
       │                                                    │ pass
       └── reject (bounded) ◄── approve (interrupt) ◄───────┘
-                                   │ approve / edit
-                                   ▼
-                                 commit ──► END
+                                 │     ▲   │ edit
+                                 │     └── reread (read the edit; shown again)
+                                 │ approve │ edit --now
+                                 ▼         ▼
+                                 commit ──► END   (the delta the approver saw, verbatim)
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ def build_turn_graph(
     g.add_node("write", nodes.write)
     g.add_node("critique", nodes.critique)
     g.add_node("approve", nodes.approve)
+    g.add_node("reread", nodes.reread)
     g.add_node("commit", nodes.commit)
     g.add_node("abandon", nodes.abandon)
     g.add_edge(START, "plan")
@@ -49,7 +52,10 @@ def build_turn_graph(
     g.add_edge("character", "write")
     g.add_edge("write", "critique")
     g.add_conditional_edges("critique", nodes.route_after_critique, ["write", "approve"])
-    g.add_conditional_edges("approve", nodes.route_after_approve, ["commit", "plan", "abandon"])
+    g.add_conditional_edges(
+        "approve", nodes.route_after_approve, ["commit", "reread", "plan", "abandon"]
+    )
+    g.add_conditional_edges("reread", nodes.route_after_reread, ["commit", "approve"])
     g.add_edge("commit", END)
     g.add_edge("abandon", END)
     return g.compile(checkpointer=checkpointer)

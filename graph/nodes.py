@@ -31,7 +31,7 @@ from fabula.agents.writer.context import writer_context
 from fabula.graph.runtime import Committed, TurnContext
 from fabula.graph.state import CharacterTask, TurnState
 from fabula.memory.delta import TurnDelta
-from fabula.memory.errors import InvalidInput, TurnConflict
+from fabula.memory.errors import FabulaError, InvalidInput, TurnConflict
 from fabula.memory.index.build import index_through
 from fabula.memory.logs import get_logger
 from fabula.memory.store import StoryStore
@@ -41,13 +41,16 @@ __all__ = [
     "approve",
     "character",
     "commit",
+    "commit_delta",
     "commit_text",
     "critique",
     "fan_out",
     "plan",
     "preview",
+    "reread",
     "route_after_approve",
     "route_after_critique",
+    "route_after_reread",
     "write",
 ]
 
@@ -170,25 +173,41 @@ def preview(delta: TurnDelta, view: AuthorView) -> dict[str, Any]:
     }
 
 
-async def critique(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
-    ctx = runtime.context
+async def _read(
+    state: TurnState, ctx: TurnContext, text: str
+) -> tuple[TurnDelta, list[Finding], float]:
+    """The delta ``text`` would commit (the memory-builder reads it once, here) and the
+    critic's findings on it, with the milliseconds the reading took."""
     store = _store(state, ctx)
     view = await _view(state, ctx)
-    draft = Draft.model_validate(state["draft"])
+    # before the memory-builder reads it: its time grows with the text too
+    ctx.settings.limits.check_text(text, story=store.story, branch=store.branch, turn=state["turn"])
     started = time.perf_counter()
-    delta = enrich(view, await ctx.roles.builder.build(store, state["turn"], draft.text))
+    delta = enrich(view, await ctx.roles.builder.build(store, state["turn"], text))
     build_ms = (time.perf_counter() - started) * 1000
-    ctx.cache.deltas.clear()
-    ctx.cache.deltas[(state["story"], state["branch"], state["turn"], draft.text)] = (
-        delta,
-        build_ms,
-    )
     turn_plan = TurnPlan.model_validate(state["plan"])
-    findings = ctx.roles.critic.critique(view, delta, turn_plan)
-    errors = [f for f in findings if f.severity == "error"]
+    return delta, ctx.roles.critic.critique(view, delta, turn_plan), build_ms
+
+
+def _read_update(
+    delta: TurnDelta, findings: list[Finding], build_ms: float, view: AuthorView
+) -> dict[str, Any]:
     return {
         "findings": [f.model_dump() for f in findings],
         "preview": preview(delta, view),
+        "delta": delta.model_dump(mode="json"),
+        "build_ms": build_ms,
+    }
+
+
+async def critique(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
+    """Read the draft into the delta it would commit, once, and check it."""
+    ctx = runtime.context
+    draft = Draft.model_validate(state["draft"])
+    delta, findings, build_ms = await _read(state, ctx, draft.text)
+    errors = [f for f in findings if f.severity == "error"]
+    return {
+        **_read_update(delta, findings, build_ms, await _view(state, ctx)),
         "revisions": state.get("revisions", 0) + (1 if errors else 0),
     }
 
@@ -201,7 +220,11 @@ def route_after_critique(state: TurnState, runtime: Runtime[TurnContext]) -> str
 
 
 def approve(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
-    """Ask the human (``interrupt``), or decide alone in autonomous mode."""
+    """Ask the human (``interrupt``), or decide alone in autonomous mode.
+
+    The payload shows the draft, the critic's findings, a readable preview and the very
+    delta an approval commits (``turn_delta``), and why an edit could not be read.
+    """
     ctx = runtime.context
     errors = [f for f in state.get("findings", []) if f.get("severity") == "error"]
     if ctx.auto:
@@ -218,20 +241,31 @@ def approve(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
                 "draft": state["draft"],
                 "findings": state.get("findings", []),
                 "delta": state.get("preview", {}),
+                "turn_delta": state.get("delta", {}),
                 "plan": state["plan"],
+                "edit_error": state.get("edit_error"),
+                "edit_refused": state.get("edit_refused"),
             }
         )
         decision = Decision.model_validate(answer)
         if decision.action == "edit" and not (decision.text or "").strip():
             raise InvalidInput("an edit needs the new text", story=state["story"])
-    update: dict[str, Any] = {"decision": decision.model_dump()}
+    update: dict[str, Any] = {
+        "decision": decision.model_dump(),
+        "edit_error": None,
+        "edit_refused": None,
+    }
     if decision.action == "reject":
         update["notes"] = [*state.get("notes", []), decision.note or "rejected"]
+    if decision.action == "edit":
+        update["edit"] = (decision.text or "").strip()
     return update
 
 
 def route_after_approve(state: TurnState, runtime: Runtime[TurnContext]) -> str:
     decision = state["decision"]
+    if decision["action"] == "edit":
+        return "reread"
     if decision["action"] != "reject":
         return "commit"
     if state.get("attempt", 0) + 1 >= runtime.context.max_attempts:
@@ -239,15 +273,52 @@ def route_after_approve(state: TurnState, runtime: Runtime[TurnContext]) -> str:
     return "plan"
 
 
-async def commit_text(ctx: TurnContext, store: StoryStore, turn: int, text: str) -> str:
-    """Commit ``text`` as ``turn`` exactly once: re-sending the committed text is a no-op.
+async def reread(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
+    """Read an approver's edit into its delta, once, and let the critic check it. If it
+    cannot be read (``edit_error``), or the critic finds errors and the approver did not
+    force it (``edit_refused``), nothing else changes: the turn goes back to the approver
+    with its draft and delta as they were."""
+    ctx = runtime.context
+    text = state.get("edit") or ""
+    revision = Draft.model_validate(state["draft"]).revision + 1
+    try:
+        delta, findings, build_ms = await _read(state, ctx, text)
+    except FabulaError as error:
+        log.warning("edit_not_read", role="memory-builder", error=str(error))
+        return {"edit": None, "edit_error": f"{type(error).__name__}: {error.message}"}
+    errors = [f.model_dump() for f in findings if f.severity == "error"]
+    if errors and not state["decision"].get("force"):
+        # refused: the approver gets the turn back as it was, and is told why
+        return {"edit": None, "edit_refused": errors}
+    return {
+        **_read_update(delta, findings, build_ms, await _view(state, ctx)),
+        "draft": Draft(text=text, revision=revision).model_dump(),
+        "edit": None,
+    }
+
+
+def route_after_reread(state: TurnState) -> str:
+    """A read, unrefused edit with ``now`` (or ``force``) is committed; any other goes back
+    to the approver: shown for approval, or as it was if the edit was not taken."""
+    decision = state["decision"]
+    taken = state.get("edit_error") is None and not state.get("edit_refused")
+    if taken and (decision.get("now") or decision.get("force")):
+        return "commit"
+    return "approve"
+
+
+async def commit_delta(
+    ctx: TurnContext, store: StoryStore, delta: TurnDelta, build_ms: float = 0.0
+) -> Literal["committed", "duplicate"]:
+    """Commit ``delta`` exactly once: re-sending the committed turn is a no-op.
 
     Returns ``"committed"`` or ``"duplicate"``; other text for a committed turn raises
-    :class:`TurnConflict`.
+    :class:`TurnConflict` (and the commit function refuses a delta whose story moved on).
     """
+    turn = delta.turn
     if await store.head() >= turn:
         done = await store.turn_texts(turn, turn)
-        if done and done[0].text == text:
+        if done and done[0].text == delta.text:
             return "duplicate"
         raise TurnConflict(
             f"turn {turn} is already committed with other text",
@@ -255,22 +326,13 @@ async def commit_text(ctx: TurnContext, store: StoryStore, turn: int, text: str)
             branch=store.branch,
             turn=turn,
         )
-    # before the memory-builder reads it: its time grows with the text too
-    ctx.settings.limits.check_text(text, story=store.story, branch=store.branch, turn=turn)
     started = time.perf_counter()
-    built = ctx.cache.deltas.get((store.story, store.branch, turn, text))
-    if built is None:
-        view = ctx.cache.views.get((store.story, store.branch, turn)) or await author_view(store)
-        delta = enrich(view, await ctx.roles.builder.build(store, turn, text))
-        earlier_ms = 0.0
-    else:
-        delta, earlier_ms = built
     result = await store.commit(delta)
     status: Literal["committed", "duplicate"] = (
         "committed" if result.status == "ok" else "duplicate"
     )
     if ctx.on_commit is not None:
-        memory_ms = earlier_ms + (time.perf_counter() - started) * 1000
+        memory_ms = build_ms + (time.perf_counter() - started) * 1000
         ctx.on_commit(Committed(store.story, store.branch, turn, status, memory_ms))
     if result.status == "ok":
         # after the commit is acknowledged: the episode index (a few ms, measured by
@@ -281,11 +343,28 @@ async def commit_text(ctx: TurnContext, store: StoryStore, turn: int, text: str)
     return status
 
 
+async def commit_text(ctx: TurnContext, store: StoryStore, turn: int, text: str) -> str:
+    """Read ``text`` and commit it as ``turn`` (scripted turns: no approval, no critic).
+
+    Returns ``"committed"`` or ``"duplicate"``; other text for a committed turn raises
+    :class:`TurnConflict`.
+    """
+    if await store.head() >= turn:
+        done = await store.turn_texts(turn, turn)
+        if done and done[0].text == text:
+            return "duplicate"
+    ctx.settings.limits.check_text(text, story=store.story, branch=store.branch, turn=turn)
+    started = time.perf_counter()
+    view = ctx.cache.views.get((store.story, store.branch, turn)) or await author_view(store)
+    delta = enrich(view, await ctx.roles.builder.build(store, turn, text))
+    return await commit_delta(ctx, store, delta, (time.perf_counter() - started) * 1000)
+
+
 async def commit(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
+    """Commit the delta the approver saw, verbatim (never read again)."""
     ctx = runtime.context
-    decision = Decision.model_validate(state["decision"])
-    text = decision.text if decision.action == "edit" and decision.text else state["draft"]["text"]
-    status = await commit_text(ctx, _store(state, ctx), state["turn"], text)
+    delta = TurnDelta.model_validate(state["delta"])
+    status = await commit_delta(ctx, _store(state, ctx), delta, state.get("build_ms", 0.0))
     log.info("committed", role="memory-builder", status=status)
     return {"outcome": status}
 

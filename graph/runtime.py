@@ -17,7 +17,6 @@ import redis.asyncio as aredis
 from fabula.agents.roles import Roles
 from fabula.agents.views import AuthorView
 from fabula.memory.acl import MindPool
-from fabula.memory.delta import TurnDelta
 from fabula.memory.settings import Settings
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter, default_counter
@@ -47,14 +46,11 @@ class RunCache:
     """What the nodes of one run share as they go (one turn at a time: only the newest).
 
     ``views``: author views by (story, branch, turn they precede); nodes of one run read
-    the same state, and the commit re-checks the head before writing. ``deltas``: the delta
-    the critic read, with the milliseconds it took, by (story, branch, turn, text); the
-    commit of the same text on the same head reuses it (the commit function refuses it if
-    the head moved).
+    the same state, and the commit re-checks the head before writing. (The delta the critic
+    read is not here: it is in the checkpointed turn state, so any process commits it.)
     """
 
     views: dict[tuple[str, str, int], AuthorView] = field(default_factory=dict)
-    deltas: dict[tuple[str, str, int, str], tuple[TurnDelta, float]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from langgraph.types import Command, StateSnapshot
 from redis.exceptions import LockError
 from structlog.contextvars import bound_contextvars
 
-from fabula.agents.contracts import Decision, Finding, TurnPlan
+from fabula.agents.contracts import Decision, Finding
 from fabula.agents.critic.symbolic import SymbolicCritic
 from fabula.agents.factory import offline_roles
 from fabula.agents.memory_builder.builder import OfflineMemoryBuilder
@@ -267,21 +267,18 @@ class Fabula:
         outcome: TurnOutcome = result.get("outcome", "abandoned")
         return outcome
 
-    async def review_edit(self, store: StoryStore, text: str, plan: TurnPlan) -> list[Finding]:
-        """The critic's findings on ``text`` as the pending turn of ``plan`` (nothing is
-        written)."""
-        turn = await store.head() + 1
-        delta = await self.roles.builder.build(store, turn, text)
-        return self.roles.critic.critique(await author_view(store), delta, plan)
-
     async def decide(
         self, store: StoryStore, decision: Decision, *, force: bool = False
     ) -> TurnOutcome:
         """Resume the pending turn with a human decision (approve, edit or reject).
 
-        An edit goes through the critic first, like a draft: when it finds errors the edit
-        raises :class:`EditRefused` listing them, and nothing is written, unless ``force``
-        (the human commits it explicitly).
+        Approval commits the delta the approver was shown (from the checkpoint: it is never
+        read again). An edit is read once, by the memory-builder and the critic: it then
+        awaits a decision again (``"pending"``, shown with its findings), or, with
+        ``decision.now``, is committed. An edit the critic finds errors in raises
+        :class:`EditRefused` listing them, unless ``force`` (the human commits it explicitly,
+        at once); an edit that cannot be read raises :class:`InvalidInput`. Either way the
+        turn still awaits a decision, as it was, and nothing is written.
 
         One decision at a time resumes a turn (a lock shared by every process): a decision
         that finds the turn decided meanwhile, or its draft rejected and rewritten, raises
@@ -300,20 +297,8 @@ class Fabula:
                 branch=store.branch,
             )
         where = {"story": store.story, "branch": store.branch, "turn": seen.turn}
-        if decision.action == "edit" and decision.text and not force:
-            plan = TurnPlan.model_validate(seen.payload["plan"])
-            findings = await self.review_edit(store, decision.text, plan)
-            errors = [f for f in findings if f.severity == "error"]
-            if errors:
-                listed = "; ".join(
-                    f"{f.kind}: {f.message}" + (f" ({f.quote!r})" if f.quote else "")
-                    for f in errors
-                )
-                raise EditRefused(
-                    f"the critic found {len(errors)} error(s) in the edit: {listed} — nothing "
-                    "was written; commit it anyway with --force",
-                    **where,
-                )
+        if force:
+            decision = decision.model_copy(update={"force": True})
         lock = store.decision_lock(seen.turn)
         try:
             acquired = await lock.acquire()
@@ -350,6 +335,24 @@ class Fabula:
             with contextlib.suppress(LockError):
                 await lock.release()
         if result.get("__interrupt__"):
+            payload = result["__interrupt__"][0].value
+            if decision.action == "edit" and payload.get("edit_error"):
+                raise InvalidInput(
+                    f"the edit could not be read ({payload['edit_error']}); turn {seen.turn} "
+                    "still awaits a decision, as it was",
+                    **where,
+                )
+            if decision.action == "edit" and payload.get("edit_refused"):
+                errors = [Finding.model_validate(f) for f in payload["edit_refused"]]
+                listed = "; ".join(
+                    f"{f.kind}: {f.message}" + (f" ({f.quote!r})" if f.quote else "")
+                    for f in errors
+                )
+                raise EditRefused(
+                    f"the critic found {len(errors)} error(s) in the edit: {listed} — nothing "
+                    "was written; commit it anyway with --force",
+                    **where,
+                )
             return "pending"
         outcome: TurnOutcome = result.get("outcome", "abandoned")
         return outcome

@@ -36,6 +36,13 @@ class TurnState(TypedDict, total=False):
     context: str
     findings: list[dict[str, Any]]
     preview: dict[str, Any]
+    # the delta the draft commits (TurnDelta.model_dump(mode="json")), computed once when
+    # the critic reads the draft and committed verbatim on approval, from any process
+    delta: dict[str, Any]
+    build_ms: float
+    edit: str | None  # an approver's edited text, to be read
+    edit_error: str | None  # why the last edit could not be read (the turn stays pending)
+    edit_refused: list[dict[str, Any]] | None  # the critic's errors that refused it
     revisions: int
     notes: list[str]
     decision: dict[str, Any]

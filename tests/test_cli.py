@@ -35,7 +35,8 @@ def story_turns(redis_url: str, story: str) -> list[dict[str, object]]:
 class TestApprovalAcrossProcesses:
     def test_run_pending_approve_reject(self, redis_url: str, tmp_path: Path) -> None:
         """`run` stops pending; `pending` lists it; `approve` from another process commits
-        exactly one turn; `reject` commits nothing; `edit` commits the given text."""
+        exactly one turn; `reject` commits nothing; `edit` shows the given text for approval
+        again, and `edit --now` commits it."""
         fabula(redis_url, "new", "--world", "hollow_book", "--id", "tale")
         opening = len(story_turns(redis_url, "tale"))
         assert opening == 3
@@ -61,7 +62,10 @@ class TestApprovalAcrossProcesses:
 
         text = tmp_path / "mine.txt"
         text.write_text("Mara went to the hallway.\n")
-        fabula(redis_url, "edit", "tale", "--text-file", str(text))
+        shown = fabula(redis_url, "edit", "tale", "--text-file", str(text))
+        assert "awaits approval" in shown.stdout and "Mara went to the hallway." in shown.stdout
+        assert len(story_turns(redis_url, "tale")) == opening + 1
+        fabula(redis_url, "edit", "tale", "--text-file", str(text), "--now")
         turns = story_turns(redis_url, "tale")
         assert turns[-1] == {"turn": opening + 2, "text": "Mara went to the hallway."}
         world = json.loads(fabula(redis_url, "show", "tale", "world", "--json").stdout)

@@ -29,7 +29,7 @@ from fabula.agents.views import author_view
 from fabula.agents.writer.model import ModelWriter
 from fabula.graph.service import Fabula
 from fabula.memory.actions import REQUIRED_FIELDS, ActionKind
-from fabula.memory.errors import ModelOutputError
+from fabula.memory.errors import InvalidInput, ModelOutputError
 from fabula.memory.projections import project_beliefs, project_world
 from fabula.memory.settings import Settings
 from fabula.worlds.loader import load_world
@@ -248,15 +248,15 @@ class TestMalformedOutput:
     async def test_an_edit_that_cannot_be_read_is_not_committed(
         self, fab: Fabula, fake_openai: FakeOpenAI, redis_url: str
     ) -> None:
-        """The approver's edited text goes to the extractor at commit time; when it never
-        validates, decide raises and nothing of turn 4 reaches the store."""
+        """The approver's edited text goes to the extractor; when it never validates,
+        decide raises and nothing of turn 4 reaches the story's keys."""
         script_turn(fake_openai)
         store = fab.store(STORY)
         assert await fab.run_turn(store, auto=False) == "pending"
         before = await story_keys(redis_url)
         for _ in range(3):
             fake_openai.reply_json({"actions": [go_action(40, 90)]}, schema="ExtractedActions")
-        with pytest.raises(ModelOutputError):
+        with pytest.raises(InvalidInput, match="ModelOutputError"):
             await fab.decide(store, Decision(action="edit", text="Leo took the brass key."))
         assert await story_keys(redis_url) == before
         assert await store.head() == 3

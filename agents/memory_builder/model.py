@@ -10,14 +10,12 @@ Every sentence no action covers is kept as ``narration``, as the offline extract
 
 :class:`ModelMemoryBuilder` then runs exactly what the offline builder runs — memory's build
 sequence, :func:`~fabula.memory.ingest.build_turn` — so access tracking, beliefs and
-validation are the same code in both modes. The actions read
-from one text are kept (a few, in memory) so that the commit of an approved draft applies
-the very actions its preview showed, without asking the model again.
+validation are the same code in both modes. A text is read once: the graph keeps the delta
+it gave in the checkpointed turn state and commits that on approval, from any process.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -45,8 +43,6 @@ __all__ = [
     "render_text",
     "with_narration",
 ]
-
-CACHED_TEXTS = 32
 
 
 class ExtractedActions(BaseModel):
@@ -187,7 +183,6 @@ class ModelMemoryBuilder:
 
     def __init__(self, client: ModelClient) -> None:
         self.extractor = ModelExtractor(client)
-        self._read: OrderedDict[tuple[str, str, int, str], list[StoryAction]] = OrderedDict()
 
     async def build(self, store: StoryStore, turn: int, text: str) -> TurnDelta:
         """The delta of ``turn`` with ``text``, derived from the store's views before it.
@@ -206,18 +201,10 @@ class ModelMemoryBuilder:
     async def _actions(
         self, store: StoryStore, turn: int, text: str, as_of: int | None
     ) -> list[StoryAction]:
-        key = (store.story, store.branch, turn, text)
-        if key in self._read:
-            self._read.move_to_end(key)
-            return self._read[key]
         try:
             entities = await store.entities(as_of)
             setting = await setting_of(store, as_of, entities)
-            actions = await self.extractor.extract(text, entities, setting)
+            return await self.extractor.extract(text, entities, setting)
         except ModelOutputError as error:
             error.context.update(story=store.story, branch=store.branch, turn=turn)
             raise
-        self._read[key] = actions
-        while len(self._read) > CACHED_TEXTS:
-            self._read.popitem(last=False)
-        return actions

@@ -78,7 +78,10 @@ def pending(as_json: bool = typer.Option(False, "--json")) -> None:
 
 def _decide(story: str, branch: str, decision: Decision, *, force: bool = False) -> None:
     async def go(fab: Fabula) -> None:
-        outcome = await fab.decide(fab.store(story, branch), decision, force=force)
+        store = fab.store(story, branch)
+        outcome = await fab.decide(store, decision, force=force)
+        if outcome == "pending":
+            print_pending(await fab.pending_turn(store))
         out.print(f"{story} [{branch}]: {outcome}")
 
     run_with_app(go)
@@ -95,14 +98,16 @@ def edit(
     story: str,
     text_file: Path = typer.Option(..., "--text-file", exists=True, dir_okay=False),
     branch: str = typer.Option("main", "--branch", "-b"),
+    now: bool = typer.Option(False, "--now", help="Commit the edit as soon as it is read."),
     force: bool = typer.Option(
-        False, "--force", help="Commit it even if the critic finds errors in it."
+        False, "--force", help="Commit it at once, even if the critic finds errors in it."
     ),
 ) -> None:
-    """Replace the pending turn's text with the file's and commit it, after the critic
-    has read it (its errors refuse the edit, unless --force)."""
+    """Replace the pending turn's text with the file's. It is read and checked by the
+    critic, then shown for approval again; with --now it is committed at once. The
+    critic's errors refuse the edit (the turn stays as it was), unless --force."""
     text = _read_turn_text(text_file, settings().limits)
-    _decide(story, branch, Decision(action="edit", text=text), force=force)
+    _decide(story, branch, Decision(action="edit", text=text, now=now), force=force)
 
 
 def _read_turn_text(path: Path, limits: Limits) -> str:
