@@ -328,6 +328,10 @@ async def commit_delta(
         )
     started = time.perf_counter()
     result = await store.commit(delta)
+    if not ctx.auto:
+        # a human's approval is acknowledged only once its turn is on disk (a power loss
+        # after "committed" must not lose it); autonomous turns skip the wait
+        await store.make_durable(turn)
     status: Literal["committed", "duplicate"] = (
         "committed" if result.status == "ok" else "duplicate"
     )

@@ -24,6 +24,7 @@ from fabula.memory.delta import TurnDelta
 from fabula.memory.errors import FabulaError, InvalidDelta, InvalidInput, NotFound, TurnConflict
 from fabula.memory.limits import Limits
 from fabula.memory.lineage import MAIN, Ancestor, Branch, branch_for
+from fabula.memory.logs import get_logger
 from fabula.memory.lua import fcall
 from fabula.memory.payload import encode_commit
 from fabula.memory.records import Entity, EntityKind, Event, event_turn, slug
@@ -32,6 +33,8 @@ from fabula.memory.settle import send_commit
 from fabula.memory.validate import validate_delta
 
 __all__ = ["CommitResult", "StoryInfo", "StoryStore", "TurnText", "list_stories"]
+
+log = get_logger(__name__)
 
 
 @dataclass(frozen=True)
@@ -267,6 +270,28 @@ class StoryStore:
         except ResponseError as exc:
             raise self._translate(exc, delta.turn) from None
         return CommitResult(turn=delta.turn, status=status)
+
+    async def make_durable(self, turn: int, timeout_ms: int = 5000) -> bool:
+        """Wait until the server has fsynced its append-only file past ``turn``'s commit.
+
+        ``WAITAOF`` waits for the writes of the connection it is sent on, so a small write
+        (the head's ``durable`` mark) goes first on the same connection: the file is
+        written in order, so once that write is on disk the commit before it is too. True
+        when confirmed; False (logged) when the server has no append-only file or did not
+        confirm within ``timeout_ms``.
+        """
+        try:
+            async with self.client.pipeline(transaction=False) as pipe:
+                pipe.hset(self._layout["head"], "durable", turn)
+                pipe.execute_command("WAITAOF", 1, 0, timeout_ms)
+                _, confirmed = await pipe.execute()
+        except ResponseError as exc:
+            log.warning("commit_not_fsynced", turn=turn, reason=str(exc))
+            return False
+        if int(confirmed[0]) < 1:
+            log.warning("commit_not_fsynced", turn=turn, reason=f"no fsync in {timeout_ms} ms")
+            return False
+        return True
 
     def _translate(self, exc: ResponseError, turn: int) -> FabulaError:
         message = str(exc)
