@@ -32,31 +32,41 @@ class PlannerRole(Protocol):
         direction: str | None = None,
         attempt: int = 0,
         notes: Sequence[str] = (),
-    ) -> TurnPlan: ...
+    ) -> TurnPlan:
+        """The next turn's plan; raises ModelOutputError when a model gives no valid one."""
+        ...
 
 
 class CharacterRole(Protocol):
     """Proposes what one character says and does, from its own mind and brief only."""
 
-    async def propose(self, mind: CharacterMind, brief: CharacterBrief) -> Proposal: ...
+    async def propose(self, mind: CharacterMind, brief: CharacterBrief) -> Proposal:
+        """What the character says and does this turn, from its own mind only."""
+        ...
 
 
 class WriterRole(Protocol):
     """Writes (or revises) the turn's passage."""
 
-    async def write(self, request: WriteRequest, view: AuthorView) -> Draft: ...
+    async def write(self, request: WriteRequest, view: AuthorView) -> Draft:
+        """The passage for the request's plan (a revision when it carries findings)."""
+        ...
 
 
 class CriticRole(Protocol):
     """Checks a draft's delta against the world, the speakers' minds, story time and the plan."""
 
-    def critique(self, view: AuthorView, delta: TurnDelta, plan: TurnPlan) -> list[Finding]: ...
+    def critique(self, view: AuthorView, delta: TurnDelta, plan: TurnPlan) -> list[Finding]:
+        """The problems found in the draft's delta (errors send it back to the writer)."""
+        ...
 
 
 class BuilderRole(Protocol):
     """Reads accepted text into the turn's delta (nothing is written)."""
 
-    async def build(self, store: StoryStore, turn: int, text: str) -> TurnDelta: ...
+    async def build(self, store: StoryStore, turn: int, text: str) -> TurnDelta:
+        """The delta ``text`` commits as ``turn``, from the store's views before it."""
+        ...
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,7 @@ class AuthorView:
         return sorted(e.id for e in self.entities.values() if e.kind == "character")
 
     def kind(self, entity_id: str) -> str | None:
+        """The entity's kind (None if the story has no such entity)."""
         entity = self.entities.get(entity_id)
         return entity.kind if entity else None
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import typer
 
 from fabula.memory.errors import NotFound
-from fabula.memory.server import resolve_url
+from fabula.memory.server import redis_url
 from fabula.memory.settings import Settings
 
 __all__ = ["bench_app"]
@@ -31,8 +31,7 @@ def _settings(ctx: typer.Context) -> Settings:
 
 
 def _url(ctx: typer.Context) -> str:
-    s = _settings(ctx)
-    return resolve_url(s.redis_url, s.home, allow_open_default=s.allow_open_redis)
+    return redis_url(_settings(ctx))
 
 
 def _ints(text: str) -> list[int]:

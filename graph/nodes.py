@@ -80,6 +80,8 @@ async def _view(state: TurnState, ctx: TurnContext) -> AuthorView:
 
 
 async def plan(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
+    """The planner: plans the turn from the author view (a re-plan after a rejection sees its
+    notes) and prepares each focal character's brief."""
     ctx = runtime.context
     view = await _view(state, ctx)
     attempt = state.get("attempt", -1) + 1
@@ -127,6 +129,8 @@ async def character(task: CharacterTask, runtime: Runtime[TurnContext]) -> dict[
 
 
 async def write(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
+    """The writer: drafts (or revises) the passage from the plan, this attempt's proposals and a
+    memory context within the token budget."""
     ctx = runtime.context
     view = await _view(state, ctx)
     turn_plan = TurnPlan.model_validate(state["plan"])
@@ -213,6 +217,7 @@ async def critique(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str,
 
 
 def route_after_critique(state: TurnState, runtime: Runtime[TurnContext]) -> str:
+    """Back to the writer while the draft has errors and revisions are left; else to approval."""
     errors = [f for f in state.get("findings", []) if f.get("severity") == "error"]
     if errors and state.get("revisions", 0) <= runtime.context.settings.max_revisions:
         return "write"
@@ -263,6 +268,8 @@ def approve(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
 
 
 def route_after_approve(state: TurnState, runtime: Runtime[TurnContext]) -> str:
+    """An edit is read again, an approval committed; a rejection plans again, or gives up after the
+    last attempt."""
     decision = state["decision"]
     if decision["action"] == "edit":
         return "reread"
@@ -374,4 +381,5 @@ async def commit(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, A
 
 
 def abandon(state: TurnState) -> dict[str, Any]:
+    """The turn ends without a commit (every attempt was rejected)."""
     return {"outcome": "abandoned"}

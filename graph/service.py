@@ -161,6 +161,8 @@ class Fabula:
         return store
 
     async def delete_story(self, story: str) -> None:
+        """Delete a story: its keys on every branch, its minds and their Redis users, and its
+        checkpoint threads. Nothing happens for a story that does not exist."""
         store = self.store(story)
         characters = await store.characters() if await store.exists() else []
         await self.minds.forget(story)
@@ -170,6 +172,7 @@ class Fabula:
         await drop_character_users(self.admin, story, characters)
 
     async def stories(self) -> list[str]:
+        """Every story id on this server, sorted."""
         return await list_stories(self.admin)
 
     async def create_story(
@@ -358,6 +361,7 @@ class Fabula:
         return outcome
 
     async def all_pending(self) -> list[Pending]:
+        """Every turn awaiting approval, on every branch of every story."""
         out = []
         for story in await self.stories():
             store = self.store(story)

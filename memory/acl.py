@@ -165,6 +165,7 @@ class CharacterMind:
             raise AccessDenied(str(exc), story=self.story, character=self.character) from exc
 
     async def close(self) -> None:
+        """Close this mind's connection."""
         await self.client.aclose()
 
 
@@ -203,6 +204,8 @@ class MindPool:
         self._minds: dict[tuple[str, str, str], CharacterMind] = {}
 
     async def mind(self, story: str, character: str, branch: str = "main") -> CharacterMind:
+        """The mind of ``character`` on ``branch``, on a connection as that character's Redis user
+        (one per character, reused)."""
         key = (story, character, branch)
         if key not in self._minds:
             self._minds[key] = await open_mind(self.admin, self.url, story, character, branch)
@@ -214,6 +217,7 @@ class MindPool:
             await self._minds.pop(key).close()
 
     async def aclose(self) -> None:
+        """Close every mind's connection."""
         for mind in self._minds.values():
             await mind.close()
         self._minds.clear()

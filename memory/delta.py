@@ -50,6 +50,7 @@ class DevelopmentUpdate(BaseModel):
 
     @property
     def is_new(self) -> bool:
+        """Whether this opens a development (else it changes one's status)."""
         return self.kind is not None
 
 
@@ -116,6 +117,7 @@ class DeltaBuilder:
         attributes: dict[str, str] | None = None,
         members: Sequence[str] = (),
     ) -> Entity:
+        """Introduce an entity (its id is the slug of ``name``) in this turn."""
         entity = Entity(
             id=slug(name),
             kind=kind,
@@ -142,6 +144,7 @@ class DeltaBuilder:
         private_to: Iterable[str] = (),
         developments: Iterable[str] = (),
     ) -> Event:
+        """Record an event at ``span``, numbered ``e<turn>.<seq>`` in story order."""
         event = Event(
             id=event_id(self.turn, len(self._events)),
             turn=self.turn,
@@ -174,6 +177,8 @@ class DeltaBuilder:
         polarity: bool = True,
         span: SourceSpan | None = None,
     ) -> State:
+        """Make ``subject``'s ``attribute`` ``value`` in W from this turn (closing the current
+        state of that slot when committed)."""
         state = State(
             id=f"s{self.turn}.{len(self._states)}",
             subject=subject,
@@ -206,6 +211,8 @@ class DeltaBuilder:
         speaker: str | None = None,
         span: SourceSpan | None = None,
     ) -> Belief:
+        """Make ``holder`` (a chain) believe ``subject``'s ``attribute`` is ``value``, acquired by
+        ``mode`` at ``event``."""
         source = event if isinstance(event, str) else event.id
         belief = Belief(
             id=f"b{self.turn}.{len(self._beliefs)}",
@@ -234,6 +241,7 @@ class DeltaBuilder:
         event: Event | None = None,
         note: str = "",
     ) -> str:
+        """Open a development; returns its id (``d_`` and the slug of its title)."""
         dev_id = "d_" + slug(title)
         change = StatusChange(
             turn=self.turn,
@@ -257,6 +265,7 @@ class DeltaBuilder:
     def update_development(
         self, dev_id: str, status: DevelopmentStatus, *, event: Event | None = None, note: str = ""
     ) -> None:
+        """Record a status change of an existing development."""
         change = StatusChange(
             turn=self.turn,
             status=status,
@@ -276,6 +285,7 @@ class DeltaBuilder:
         uncertainty: float = 0.5,
         realises: Sequence[Fact] = (),
     ) -> Hypothesis:
+        """Propose a possible continuation of a development (never a fact)."""
         hyp = Hypothesis(
             id=f"h{self.turn}.{len(self._hypotheses)}",
             development=development,
@@ -290,10 +300,12 @@ class DeltaBuilder:
         return hyp
 
     def realise(self, hypothesis_id: str) -> None:
+        """Mark a hypothesis realised by this turn's text."""
         self._realised.append(hypothesis_id)
 
     @property
     def events(self) -> list[Event]:
+        """The events recorded so far, in order."""
         return list(self._events)
 
     def build(self) -> TurnDelta:

@@ -61,22 +61,30 @@ __all__ = [
 
 
 class EntityColumns(TypedDict):
+    """The new entities."""
+
     id: list[str]
     kind: list[str]  # checked against references to the entity in the same delta
 
 
 class EventColumns(TypedDict):
+    """The turn's events."""
+
     id: list[str]
     witnesses: list[list[str]]  # each witness keeps a first-person memory of the event
     memory: list[str]  # that memory's JSON (a Memory)
 
 
 class StateColumns(TypedDict):
+    """The new states of W."""
+
     id: list[str]
     slot: list[str]  # "subject|attribute": the slot of W it becomes current in
 
 
 class BeliefColumns(TypedDict):
+    """The new beliefs."""
+
     id: list[str]
     root: list[str]  # the holder chain's first member: whose mind it is in
     chain: list[str]  # the holder chain, "a>b"
@@ -84,15 +92,21 @@ class BeliefColumns(TypedDict):
 
 
 class DevelopmentColumns(TypedDict):
+    """New developments and status changes."""
+
     id: list[str]
     new: list[bool]  # a new development (its record) or a status change (appended)
 
 
 class HypothesisColumns(TypedDict):
+    """The new hypotheses."""
+
     id: list[str]
 
 
 class RefColumns(TypedDict):
+    """The references to resolve."""
+
     field: list[str]  # where in the delta the reference first appears (for the error)
     kind: list[str]  # entity, event, development, hypothesis, new_entity, new_development
     id: list[str]
@@ -100,6 +114,8 @@ class RefColumns(TypedDict):
 
 
 class AncestorColumns(TypedDict):
+    """The branch's ancestors (where inherited events are looked up)."""
+
     events: list[str]  # an ancestor branch's events hash, nearest first
     through: list[int]  # its events up to this turn are this branch's
 

@@ -50,10 +50,12 @@ _BELIEFS = _ParseCache(Belief)
 
 
 def parse_states(values: Sequence[str]) -> list[State]:
+    """Stored states' JSON as states (each distinct JSON validated once)."""
     return _STATES.parse(values)
 
 
 def parse_beliefs(values: Sequence[str]) -> list[Belief]:
+    """Stored beliefs' JSON as beliefs (each distinct JSON validated once)."""
     return _BELIEFS.parse(values)
 
 
@@ -80,18 +82,22 @@ class WorldView:
     states: dict[str, State] = field(default_factory=dict)
 
     def get(self, subject: str, attribute: str) -> State | None:
+        """The record of ``subject``'s ``attribute`` (None if none)."""
         return self.states.get(f"{subject}|{attribute}")
 
     def value(self, subject: str, attribute: str) -> str | None:
+        """The value of ``subject``'s ``attribute``, if held positively (None otherwise)."""
         state = self.get(subject, attribute)
         return state.value if state is not None and state.polarity else None
 
     def about(self, subject: str) -> list[State]:
+        """Every record about ``subject``, by attribute."""
         return sorted(
             (s for s in self.states.values() if s.subject == subject), key=lambda s: s.attribute
         )
 
     def where(self, subject: str) -> str | None:
+        """Where ``subject`` is (None if unknown, or only where it is not)."""
         return self.value(subject, "location")
 
     def located_in(self, place: str) -> list[str]:
@@ -114,13 +120,16 @@ class BeliefView:
     beliefs: dict[str, Belief] = field(default_factory=dict)
 
     def get(self, subject: str, attribute: str) -> Belief | None:
+        """The record of ``subject``'s ``attribute`` (None if none)."""
         return self.beliefs.get(f"{subject}|{attribute}")
 
     def value(self, subject: str, attribute: str) -> str | None:
+        """The value of ``subject``'s ``attribute``, if held positively (None otherwise)."""
         belief = self.get(subject, attribute)
         return belief.value if belief is not None and belief.polarity else None
 
     def where(self, subject: str) -> str | None:
+        """Where ``subject`` is (None if unknown, or only where it is not)."""
         return self.value(subject, "location")
 
 

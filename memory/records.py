@@ -156,6 +156,7 @@ class Fact(Record):
 
     @property
     def slot(self) -> str:
+        """``subject|attribute``: the key of what this is about."""
         return f"{self.subject}|{self.attribute}"
 
 
@@ -208,6 +209,7 @@ class State(Record):
 
     @property
     def slot(self) -> str:
+        """``subject|attribute``: the key of what this is about."""
         return f"{self.subject}|{self.attribute}"
 
 
@@ -234,10 +236,12 @@ class Belief(Record):
 
     @property
     def slot(self) -> str:
+        """``subject|attribute``: the key of what this is about."""
         return f"{self.subject}|{self.attribute}"
 
     @property
     def chain(self) -> str:
+        """The holder chain as stored: ``a>b``."""
         return ">".join(self.holder)
 
 
@@ -263,10 +267,12 @@ class Development(Record):
 
     @property
     def status(self) -> DevelopmentStatus:
+        """The latest status."""
         return self.history[-1].status
 
     @property
     def opened(self) -> int:
+        """The turn it was opened in."""
         return self.history[0].turn
 
     def as_of(self, turn: int) -> Development | None:

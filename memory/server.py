@@ -40,6 +40,7 @@ from redis.retry import Retry
 
 from fabula.memory.errors import ConfigError, RedisUnavailable
 from fabula.memory.logs import get_logger
+from fabula.memory.settings import Settings
 
 __all__ = [
     "ADMIN_USER",
@@ -49,6 +50,7 @@ __all__ = [
     "connect_async",
     "redact",
     "redis_server_binary",
+    "redis_url",
     "resolve_url",
     "without_credentials",
 ]
@@ -420,6 +422,14 @@ class EmbeddedRedis:
                 return True
             time.sleep(0.02)
         return False
+
+
+def redis_url(settings: Settings) -> str:
+    """The Redis ``settings`` name (``FABULA_REDIS_URL``, its default user checked unless
+    ``FABULA_REDIS_ALLOW_OPEN``), else the embedded server's, started if needed."""
+    return resolve_url(
+        settings.redis_url, settings.home, allow_open_default=settings.allow_open_redis
+    )
 
 
 def resolve_url(redis_url: str | None, home: Path, *, allow_open_default: bool = False) -> str:

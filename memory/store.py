@@ -104,6 +104,7 @@ class StoryStore:
 
     # -- lifecycle ------------------------------------------------------------------
     async def exists(self) -> bool:
+        """Whether the story exists (any branch)."""
         return bool(await self.client.exists(keys.meta(self.story)))
 
     async def require(self) -> None:
@@ -316,6 +317,7 @@ class StoryStore:
         return -1 if raw is None else int(raw)
 
     async def entities(self, as_of: int | None = None) -> dict[str, Entity]:
+        """Every entity of the story (introduced by turn ``as_of``, if given), by id."""
         raw = await self.client.hgetall(keys.entities(self.story))
         out = {k: Entity.model_validate_json(v) for k, v in raw.items()}
         if as_of is not None:
@@ -323,6 +325,7 @@ class StoryStore:
         return out
 
     async def characters(self) -> list[str]:
+        """Every character's id, sorted."""
         return sorted(e.id for e in (await self.entities()).values() if e.kind == "character")
 
     async def resolve(self, name: str, kind: EntityKind | None = None) -> Entity:
@@ -363,6 +366,7 @@ class StoryStore:
         )
 
     async def require_character(self, character: str) -> Entity:
+        """The characters entity; raises :class:`NotFound` if the story has no such character."""
         raw = await self.client.hget(keys.entities(self.story), character)
         entity = None if raw is None else Entity.model_validate_json(raw)
         if entity is None or entity.kind != "character":

@@ -55,11 +55,15 @@ class _Spec(BaseModel):
 
 
 class PlaceSpec(_Spec):
+    """A place of the world."""
+
     name: str = Field(min_length=1)
     description: str = ""
 
 
 class CharacterSpec(_Spec):
+    """A character: where it starts, its goals, secrets and voice."""
+
     name: str = Field(min_length=1)
     location: str
     description: str = ""
@@ -69,6 +73,9 @@ class CharacterSpec(_Spec):
 
 
 class ObjectSpec(_Spec):
+    """An object: where it starts (a place, a container or a character), whether things are
+    put in it, its attributes."""
+
     name: str = Field(min_length=1)
     location: str
     description: str = ""
@@ -77,6 +84,8 @@ class ObjectSpec(_Spec):
 
 
 class DevelopmentSpec(_Spec):
+    """A development open at the start (a goal, conflict, promise, ...)."""
+
     kind: DevelopmentKind
     title: str = Field(min_length=1)
     participants: tuple[str, ...] = ()
@@ -84,6 +93,8 @@ class DevelopmentSpec(_Spec):
 
 
 class Opening(_Spec):
+    """The scripted opening: turns of controlled English committed when the story is made."""
+
     turns: tuple[str, ...] = ()
 
 

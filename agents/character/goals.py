@@ -20,6 +20,8 @@ _HIDE = re.compile(r"^(?:keep|hide) (?:the )?(?P<obj>.+?)(?: safe| hidden)?\.?$"
 
 @dataclass(frozen=True)
 class Goal:
+    """A goal the offline engine can pursue (find, hide) or only think about (motive)."""
+
     kind: Literal["find", "hide", "motive"]
     text: str
     object: str | None = None

@@ -135,6 +135,7 @@ def _ruled_out(sit: _Situation, obj: str, box: str, memories: list[Memory]) -> b
 
 
 def later_said_unknown(me: str, memories: list[Memory]) -> bool:
+    """Whether ``me`` already said it does not know, in ``memories``."""
     return any(m.kind == "say" and "I do not know where" in m.quote for m in memories)
 
 
@@ -164,6 +165,8 @@ class OfflineCharacter:
     """Deterministic character agent (see module docstring)."""
 
     async def propose(self, mind: CharacterMind, brief: CharacterBrief) -> Proposal:
+        """The character's proposal from its own beliefs and memories (policy in the module
+        docstring)."""
         me = mind.character
         beliefs = await mind.beliefs()
         memories = await mind.memories(last=30)

@@ -38,6 +38,8 @@ class SymbolicCritic:
     """Deterministic checks; the same in offline and model mode."""
 
     def critique(self, view: AuthorView, delta: TurnDelta, plan: TurnPlan | None) -> list[Finding]:
+        """Findings on ``delta``: contradictions with W at that time, speakers stating what they
+        cannot know, leaks from the future, departures from the plan."""
         findings: list[Finding] = []
         world: dict[str, str] = {
             slot: s.value for slot, s in view.world.states.items() if s.polarity

@@ -68,6 +68,8 @@ Selector: TypeAlias = Callable[[list[tuple[str, str | None]]], set[str]]
 
 @dataclass(frozen=True)
 class ListQuery:
+    """What a ``list`` call asks for: a thread, a namespace, a checkpoint, a bound, a filter."""
+
     thread_id: str | None
     namespace: str | None
     checkpoint_id: str | None

@@ -26,7 +26,7 @@ from fabula.graph.service import Fabula
 from fabula.memory.errors import FabulaError
 from fabula.memory.jobs import enqueue_consolidation
 from fabula.memory.logs import configure_logging
-from fabula.memory.server import resolve_url
+from fabula.memory.server import redis_url as configured_redis
 from fabula.memory.settings import Settings
 from fabula.memory.store import StoryStore
 
@@ -97,8 +97,7 @@ def settings() -> Settings:
 
 def redis_url() -> str:
     """The Redis to use: ``FABULA_REDIS_URL``, else the embedded server (started if needed)."""
-    s = settings()
-    return resolve_url(s.redis_url, s.home, allow_open_default=s.allow_open_redis)
+    return configured_redis(settings())
 
 
 def _consolidator(url: str, mode: str) -> Callable[[StoryStore, int], Awaitable[None]] | None:

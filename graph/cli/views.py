@@ -171,6 +171,8 @@ def render(what: ShowWhat, data: Any) -> None:
 
 
 class ExportFormat(str, Enum):
+    """The formats of ``fabula export``."""
+
     md = "md"
     json = "json"
 

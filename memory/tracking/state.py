@@ -70,10 +70,12 @@ class Tracker:
         return sid if sid is not None and sid in self.entities else None
 
     def is_container(self, sid: str) -> bool:
+        """Whether things are put in ``sid``."""
         entity = self.entities.get(sid)
         return entity is not None and entity.is_container
 
     def kind(self, sid: str) -> EntityKind | None:
+        """``sid``'s kind (None if unknown)."""
         entity = self.entities.get(sid)
         return None if entity is None else entity.kind
 
