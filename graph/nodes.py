@@ -26,6 +26,7 @@ from fabula.agents.contracts import (
     WriteRequest,
 )
 from fabula.agents.memory_builder.narrative import enrich
+from fabula.agents.usage import metering
 from fabula.agents.views import AuthorView, author_view
 from fabula.agents.writer.context import writer_context
 from fabula.graph.runtime import Committed, TurnContext
@@ -85,9 +86,10 @@ async def plan(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any
     ctx = runtime.context
     view = await _view(state, ctx)
     attempt = state.get("attempt", -1) + 1
-    turn_plan = await ctx.roles.planner.plan(
-        view, direction=state.get("direction"), attempt=attempt, notes=state.get("notes", [])
-    )
+    with metering() as meter:
+        turn_plan = await ctx.roles.planner.plan(
+            view, direction=state.get("direction"), attempt=attempt, notes=state.get("notes", [])
+        )
     log.info("planned", role="planner", focal=turn_plan.focal, attempt=attempt)
     briefs = {c: brief_for(view, c, turn_plan).model_dump() for c in turn_plan.focal}
     return {
@@ -97,6 +99,7 @@ async def plan(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any
         "revisions": 0,
         "findings": [],
         "draft": {},
+        "usage": meter.as_dict(),
     }
 
 
@@ -124,8 +127,9 @@ async def character(task: CharacterTask, runtime: Runtime[TurnContext]) -> dict[
     ctx = runtime.context
     brief = CharacterBrief.model_validate(task["brief"])
     mind = await ctx.minds.mind(task["story"], task["character"], task["branch"])
-    proposal = await ctx.roles.character.propose(mind, brief)
-    return {"proposals": {str(task["attempt"]): [proposal.model_dump()]}}
+    with metering() as meter:
+        proposal = await ctx.roles.character.propose(mind, brief)
+    return {"proposals": {str(task["attempt"]): [proposal.model_dump()]}, "usage": meter.as_dict()}
 
 
 async def write(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
@@ -151,8 +155,9 @@ async def write(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, An
         findings=tuple(Finding.model_validate(f) for f in state.get("findings", [])),
         revision=revision,
     )
-    draft = await ctx.roles.writer.write(request, view)
-    return {"draft": draft.model_dump(), "context": context}
+    with metering() as meter:
+        draft = await ctx.roles.writer.write(request, view)
+    return {"draft": draft.model_dump(), "context": context, "usage": meter.as_dict()}
 
 
 def preview(delta: TurnDelta, view: AuthorView) -> dict[str, Any]:
@@ -208,11 +213,13 @@ async def critique(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str,
     """Read the draft into the delta it would commit, once, and check it."""
     ctx = runtime.context
     draft = Draft.model_validate(state["draft"])
-    delta, findings, build_ms = await _read(state, ctx, draft.text)
+    with metering() as meter:
+        delta, findings, build_ms = await _read(state, ctx, draft.text)
     errors = [f for f in findings if f.severity == "error"]
     return {
         **_read_update(delta, findings, build_ms, await _view(state, ctx)),
         "revisions": state.get("revisions", 0) + (1 if errors else 0),
+        "usage": meter.as_dict(),
     }
 
 
@@ -288,19 +295,22 @@ async def reread(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, A
     ctx = runtime.context
     text = state.get("edit") or ""
     revision = Draft.model_validate(state["draft"]).revision + 1
-    try:
-        delta, findings, build_ms = await _read(state, ctx, text)
-    except FabulaError as error:
-        log.warning("edit_not_read", role="memory-builder", error=str(error))
-        return {"edit": None, "edit_error": f"{type(error).__name__}: {error.message}"}
+    with metering() as meter:
+        try:
+            delta, findings, build_ms = await _read(state, ctx, text)
+        except FabulaError as error:
+            log.warning("edit_not_read", role="memory-builder", error=str(error))
+            problem = f"{type(error).__name__}: {error.message}"
+            return {"edit": None, "edit_error": problem, "usage": meter.as_dict()}
     errors = [f.model_dump() for f in findings if f.severity == "error"]
     if errors and not state["decision"].get("force"):
         # refused: the approver gets the turn back as it was, and is told why
-        return {"edit": None, "edit_refused": errors}
+        return {"edit": None, "edit_refused": errors, "usage": meter.as_dict()}
     return {
         **_read_update(delta, findings, build_ms, await _view(state, ctx)),
         "draft": Draft(text=text, revision=revision).model_dump(),
         "edit": None,
+        "usage": meter.as_dict(),
     }
 
 
@@ -375,8 +385,11 @@ async def commit(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, A
     """Commit the delta the approver saw, verbatim (never read again)."""
     ctx = runtime.context
     delta = TurnDelta.model_validate(state["delta"])
-    status = await commit_delta(ctx, _store(state, ctx), delta, state.get("build_ms", 0.0))
-    log.info("committed", role="memory-builder", status=status)
+    store = _store(state, ctx)
+    status = await commit_delta(ctx, store, delta, state.get("build_ms", 0.0))
+    if status == "committed" and state.get("usage"):
+        await store.save_usage(delta.turn, state["usage"])
+    log.info("committed", role="memory-builder", status=status, usage=state.get("usage"))
     return {"outcome": status}
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any, TypedDict
 
+from fabula.agents.usage import add_usage
+
 __all__ = ["CharacterTask", "TurnState", "merge_proposals"]
 
 
@@ -43,6 +45,8 @@ class TurnState(TypedDict, total=False):
     edit: str | None  # an approver's edited text, to be read
     edit_error: str | None  # why the last edit could not be read (the turn stays pending)
     edit_refused: list[dict[str, Any]] | None  # the critic's errors that refused it
+    # model usage by role, summed over the turn's nodes (rejected attempts included)
+    usage: Annotated[dict[str, dict[str, int | str]], add_usage]
     revisions: int
     notes: list[str]
     decision: dict[str, Any]

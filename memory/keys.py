@@ -19,6 +19,7 @@ Layout (``S`` story, ``B`` branch, ``C`` character, ``H`` a holder chain such as
     fab:{S}:b:B:tree                  hash   hierarchy node id -> HierarchyNode (scenes, ...)
     fab:{S}:b:B:tree:n                hash   consolidation's watermark, open scene, threads
     fab:{S}:b:B:decide:T              string lock held while a decision resumes turn T
+    fab:{S}:b:B:usage                 hash   turn -> model usage by role (tokens, calls, retries)
     fab:{S}:c:C:B:cur:H               hash   "subject|attribute" -> current Belief of chain H
     fab:{S}:c:C:B:rec                 hash   belief id -> Belief, every chain rooted at C
     fab:{S}:c:C:B:from                zset   belief id scored by valid_from
@@ -65,6 +66,7 @@ __all__ = [
     "snapshot_layout",
     "story_pattern",
     "turns",
+    "usage",
     "world_current",
     "world_from",
     "world_records",
@@ -148,6 +150,11 @@ def hierarchy_threads(story: str, branch: str) -> str:
 def decision_lock(story: str, branch: str, turn: int) -> str:
     """The lock held while a human decision resumes one turn (see StoryStore)."""
     return f"{_s(story)}:b:{branch}:decide:{turn}"
+
+
+def usage(story: str, branch: str) -> str:
+    """The model usage of each committed turn of a branch (see StoryStore.turn_usage)."""
+    return f"{_s(story)}:b:{branch}:usage"
 
 
 def mind_prefix(story: str, character: str) -> str:

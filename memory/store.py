@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -351,6 +351,18 @@ class StoryStore:
             story=self.story,
             **{what: name},
         )
+
+    async def save_usage(self, turn: int, usage: Mapping[str, Mapping[str, object]]) -> None:
+        """Keep the model usage of committed ``turn`` (by role: tokens, calls, retries).
+
+        Written just after the turn's commit, as bookkeeping beside it: a turn whose usage
+        write is lost is still committed, and shows no usage."""
+        await self.client.hset(keys.usage(self.story, self.branch), str(turn), json.dumps(usage))
+
+    async def turn_usage(self) -> dict[int, dict[str, dict[str, object]]]:
+        """The model usage of every turn of this branch that has one, by turn."""
+        raw = await self.client.hgetall(keys.usage(self.story, self.branch))
+        return {int(turn): json.loads(raw[turn]) for turn in sorted(raw, key=int)}
 
     def decision_lock(self, turn: int, wait_s: float = 60.0) -> Lock:
         """A lock on deciding ``turn`` of this branch, shared by every process.

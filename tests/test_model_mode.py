@@ -33,7 +33,7 @@ from fabula.memory.errors import InvalidInput, ModelOutputError
 from fabula.memory.projections import project_beliefs, project_world
 from fabula.memory.settings import Settings
 from fabula.worlds.loader import load_world
-from tests.fake_openai import TEXT, FakeOpenAI, request_schema
+from tests.fake_openai import TEXT, FakeOpenAI, Reply, request_schema
 from tests.model_mode import STORY
 
 PASSAGE = "Leo went to the study. Rain tapped on the window."
@@ -399,3 +399,36 @@ class TestConcurrency:
         async with Fabula(redis_url, bounded, roles=make_roles(bounded)) as app:
             assert await app.run_turn(app.store(STORY), auto=False) == "pending"
         assert fake_openai.max_in_flight == limit
+
+
+class TestUsage:
+    async def test_each_turn_keeps_its_usage_by_role(
+        self, fab: Fabula, fake_openai: FakeOpenAI
+    ) -> None:
+        """Every role's tokens (from the server's own counts), calls and retries are summed
+        over the turn's nodes, stored with the committed turn and shown with their cost."""
+        from fabula.graph.cli.views import ShowWhat, view_data
+        from fabula.memory.settings import Price
+
+        fake_openai.queue(Reply(status=503, error="busy", schema=TEXT))  # the writer retries
+        script_turn(fake_openai)
+        store = fab.store(STORY)
+        assert await fab.run_turn(store, auto=True) == "committed"
+        usage = (await store.turn_usage())[4]
+        calls = {role: u["calls"] for role, u in usage.items()}
+        assert calls == {"planner": 1, "character": 2, "writer": 1, "extractor": 1}
+        assert usage["writer"]["retries"] == 1
+        assert all(int(u["input_tokens"]) > 0 and int(u["output_tokens"]) > 0
+                   for u in usage.values())  # fmt: skip
+        sent = sum(int(u["input_tokens"]) for u in usage.values())
+
+        priced = fab.settings.model_copy(
+            update={"prices": {"fake-model": Price(input=1.0, output=2.0)}}
+        )
+        object.__setattr__(fab, "settings", priced)
+        shown = await view_data(fab, store, ShowWhat.usage, None, None)
+        (turn,) = shown["turns"]
+        assert turn["turn"] == 4 and turn["input_tokens"] == sent
+        expected = (sent * 1.0 + turn["output_tokens"] * 2.0) / 1e6
+        assert turn["cost_usd"] == pytest.approx(expected)
+        assert shown["total"]["roles"]["character"]["calls"] == 2

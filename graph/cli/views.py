@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from enum import Enum
 from typing import Any
 
@@ -10,6 +11,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from fabula.agents.usage import add_usage, cost_of
 from fabula.graph.cli.app import app, dump, out, run_with_app
 from fabula.graph.service import Fabula
 from fabula.memory.errors import InvalidInput
@@ -19,10 +21,20 @@ from fabula.memory.projections import (
     project_hypotheses,
     project_world,
 )
+from fabula.memory.settings import Price
 from fabula.memory.store import StoryStore
 from fabula.worlds.loader import load_world
 
-__all__ = ["ExportFormat", "ShowWhat", "demo", "export", "render", "show", "view_data"]
+__all__ = [
+    "ExportFormat",
+    "ShowWhat",
+    "demo",
+    "export",
+    "render",
+    "show",
+    "usage_data",
+    "view_data",
+]
 
 
 class ShowWhat(str, Enum):
@@ -35,6 +47,7 @@ class ShowWhat(str, Enum):
     story = "story"
     branches = "branches"
     scenes = "scenes"
+    usage = "usage"
 
 
 @app.command()
@@ -48,7 +61,8 @@ def show(
     branch: str = typer.Option("main", "--branch", "-b"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Show one view of a story: world, beliefs CHAR, developments, hypotheses, story, branches."""
+    """Show one view of a story: world, beliefs CHAR, developments, hypotheses, story,
+    branches, scenes, usage (model tokens and cost per turn and role)."""
 
     async def go(fab: Fabula) -> None:
         store = fab.store(story, branch)
@@ -121,6 +135,8 @@ async def view_data(
             "branch": store.branch,
             "turns": [{"turn": t.turn, "text": t.text} for t in texts],
         }
+    if what is ShowWhat.usage:
+        return usage_data(store, await store.turn_usage(), fab.settings.prices)
     if what is ShowWhat.scenes:
         from fabula.memory.hierarchy import scenes
 
@@ -129,6 +145,37 @@ async def view_data(
         {"branch": b.name, "parent": b.parent, "fork_turn": b.fork_turn, "pursue": b.pursue}
         for b in (await store.branches()).values()
     ]
+
+
+def usage_data(
+    store: StoryStore, by_turn: Mapping[int, Mapping[str, Any]], prices: Mapping[str, Price]
+) -> dict[str, Any]:
+    """The model usage of each committed turn and in all, by role, with its cost in US
+    dollars where the price table names every model (else null)."""
+    turns = []
+    total: dict[str, dict[str, int | str]] = {}
+    for turn, roles in by_turn.items():
+        total = add_usage(total, roles)
+        turns.append(
+            {
+                "turn": turn,
+                "roles": roles,
+                "input_tokens": sum(int(r.get("input_tokens", 0)) for r in roles.values()),
+                "output_tokens": sum(int(r.get("output_tokens", 0)) for r in roles.values()),
+                "cost_usd": cost_of(roles, prices),
+            }
+        )
+    return {
+        "story": store.story,
+        "branch": store.branch,
+        "turns": turns,
+        "total": {
+            "roles": total,
+            "input_tokens": sum(t["input_tokens"] for t in turns),
+            "output_tokens": sum(t["output_tokens"] for t in turns),
+            "cost_usd": cost_of(total, prices) if turns else 0.0,
+        },
+    }
 
 
 def render(what: ShowWhat, data: Any) -> None:
@@ -160,6 +207,16 @@ def render(what: ShowWhat, data: Any) -> None:
             hist = ", ".join(f"{h['status']}@{h['turn']}" for h in d["history"])
             table.add_row(d["id"], d["kind"], d["title"], d["history"][-1]["status"], hist)
         out.print(table)
+        return
+    if what is ShowWhat.usage:
+        table = Table("turn", "role", "model", "calls", "in", "out", "retries", title="usage")
+        for t in [*data["turns"], {"turn": "all", **data["total"]}]:
+            for role, u in t["roles"].items():
+                counts = (u["calls"], u["input_tokens"], u["output_tokens"], u["retries"])
+                table.add_row(str(t["turn"]), role, str(u.get("model", "")), *map(str, counts))
+        out.print(table)
+        cost = data["total"]["cost_usd"]
+        out.print("cost: " + (f"${cost:.4f}" if cost is not None else "no price for a model"))
         return
     if what is ShowWhat.hypotheses:
         table = Table("id", "development", "premise", "status", title="H: possible worlds")
