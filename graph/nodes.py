@@ -356,9 +356,13 @@ async def commit_delta(
         memory_ms = build_ms + (time.perf_counter() - started) * 1000
         ctx.on_commit(Committed(store.story, store.branch, turn, status, memory_ms))
     if result.status == "ok":
-        # after the commit is acknowledged: the episode index (a few ms, measured by
-        # `fabula bench scale`), then the hierarchy inline or on RQ
-        await index_through(store, turn)
+        # after the commit is acknowledged: the episode index (in the background when the
+        # application keeps an indexer; readers catch up anyway), then the hierarchy
+        # inline or on RQ
+        if ctx.indexer is not None:
+            ctx.indexer.schedule(store)
+        else:
+            await index_through(store, turn)
         if ctx.consolidate is not None:
             await ctx.consolidate(store, turn)
     return status

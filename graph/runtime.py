@@ -17,6 +17,7 @@ import redis.asyncio as aredis
 from fabula.agents.roles import Roles
 from fabula.agents.views import AuthorView
 from fabula.memory.acl import MindPool
+from fabula.memory.index.background import Indexer
 from fabula.memory.settings import Settings
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter, default_counter
@@ -67,4 +68,5 @@ class TurnContext:
     counter: TokenCounter = field(default_factory=default_counter)
     consolidate: Consolidator | None = None
     on_commit: CommitObserver | None = None  # told of every commit (e.g. a benchmark)
+    indexer: Indexer | None = None  # episode indexing off the turn's path (None: inline)
     cache: RunCache = field(default_factory=RunCache)

@@ -37,6 +37,7 @@ from fabula.memory.errors import (
     NotFound,
     TurnConflict,
 )
+from fabula.memory.index.background import Indexer
 from fabula.memory.projections import project_hypotheses
 from fabula.memory.server import connect_async
 from fabula.memory.settings import Settings
@@ -101,6 +102,7 @@ class Fabula:
         self.roles = roles or offline_roles()
         self.consolidate = consolidate
         self.on_commit = on_commit
+        self.indexer = Indexer()
         self._own_saver: RedisCheckpointSaver | None = None
         if checkpointer is None:
             checkpointer = self._own_saver = RedisCheckpointSaver.from_url(url)
@@ -108,7 +110,9 @@ class Fabula:
         self.graph = build_turn_graph(checkpointer)
 
     async def aclose(self) -> None:
-        """Close the connections this application opened (not an injected checkpointer)."""
+        """Close the connections this application opened (not an injected checkpointer),
+        once the background indexing they serve is done."""
+        await self.indexer.drain()
         await self.minds.aclose()
         if self._own_saver is not None:
             await self._own_saver.aclose()
@@ -136,6 +140,7 @@ class Fabula:
             consolidate=self.consolidate,
             on_commit=self.on_commit,
             counter=self.counter,
+            indexer=self.indexer,
         )
 
     # -- stories --------------------------------------------------------------------
@@ -163,6 +168,7 @@ class Fabula:
     async def delete_story(self, story: str) -> None:
         """Delete a story: its keys on every branch, its minds and their Redis users, and its
         checkpoint threads. Nothing happens for a story that does not exist."""
+        await self.indexer.wait(story)
         store = self.store(story)
         characters = await store.characters() if await store.exists() else []
         await self.minds.forget(story)

@@ -329,7 +329,99 @@ local function snapshot(keys, args)
   }
 end
 
+-- The episode indexes (see memory/index/build.py): one call writes a batch of turns into the
+-- branch's index and into each witness's own, and moves the watermark, atomically. args: the
+-- layout (two key templates: the branch's index and a mind's, '<C>' the character, '<T>' a
+-- term, '<E>' an entity), the watermark the caller read, the last turn of the batch, the
+-- watermark of a branch never indexed (its fork turn), and the batch:
+-- {eps = {{id, time, day, json, len, tf = {term = count}, ents, who, mine = {json, len, tf,
+-- ents}}}}
+-- ("mine": what a witness remembers, when it differs from the author's text). Returns 'moved'
+-- (another indexer got there first: nothing written), 'gone' (the branch no longer holds
+-- those turns: nothing written) or 'ok'. BM25 weights are computed here,
+-- against each index's own collection statistics after the batch.
+local K1, B = 1.2, 0.75
+
+local function fill(template, mark, value)
+  local i, j = string.find(template, mark, 1, true)
+  return string.sub(template, 1, i - 1) .. value .. string.sub(template, j + 1)
+end
+
+local function index_into(K, eps)
+  local stats = redis.call('HMGET', K.n, 'episodes', 'length')
+  local batch = 0
+  for _, ep in ipairs(eps) do batch = batch + ep.len end
+  local avgdl = (tonumber(stats[2] or '0') + batch) / (tonumber(stats[1] or '0') + #eps)
+  if avgdl < 1e-9 then avgdl = 1e-9 end
+  local records, times, days = {}, {}, {}
+  local postings, terms, by_entity, entities = {}, {}, {}, {}
+  for _, ep in ipairs(eps) do
+    records[#records + 1] = ep.id
+    records[#records + 1] = ep.json
+    times[#times + 1] = ep.time
+    times[#times + 1] = ep.id
+    if ep.day then
+      days[#days + 1] = ep.day
+      days[#days + 1] = ep.id
+    end
+    local norm = K1 * (1 - B + B * ep.len / avgdl)
+    for term, tf in pairs(ep.tf) do
+      local p = postings[term]
+      if not p then p = {}; postings[term] = p; terms[#terms + 1] = term end
+      p[#p + 1] = string.format('%.4f', tf * (K1 + 1) / (tf + norm))
+      p[#p + 1] = ep.id
+    end
+    for _, e in ipairs(ep.ents) do
+      local p = by_entity[e]
+      if not p then p = {}; by_entity[e] = p; entities[#entities + 1] = e end
+      p[#p + 1] = ep.time
+      p[#p + 1] = ep.id
+    end
+  end
+  chunked('HSET', K.ep, records)
+  for _, term in ipairs(terms) do chunked('ZADD', fill(K.t, '<T>', term), postings[term]) end
+  for _, e in ipairs(entities) do chunked('ZADD', fill(K.e, '<E>', e), by_entity[e]) end
+  chunked('ZADD', K.time, times)
+  if #days > 0 then chunked('ZADD', K.day, days) end
+  redis.call('HINCRBY', K.n, 'episodes', #eps)
+  redis.call('HINCRBY', K.n, 'length', batch)
+end
+
+local function index(keys, args)
+  local L = cjson.decode(args[1])
+  local mark, last, start = tonumber(args[2]), tonumber(args[3]), tonumber(args[4])
+  local held = redis.call('HGET', L.branch.n, 'turn')
+  if (held and tonumber(held) or start) ~= mark then return 'moved' end
+  -- a story deleted (or a branch dropped) while its turns were being read: write nothing
+  if tonumber(redis.call('HGET', L.head, 'turn') or '-1') < last then return 'gone' end
+  local batch = cjson.decode(args[5])
+  local own, minds, order = {}, {}, {}
+  for _, ep in ipairs(batch.eps) do
+    if ep.day == cjson.null then ep.day = nil end
+    own[#own + 1] = ep
+    local mine = ep
+    if ep.mine and ep.mine ~= cjson.null then
+      mine = {id = ep.id, time = ep.time, day = ep.day, ents = ep.mine.ents,
+              json = ep.mine.json, len = ep.mine.len, tf = ep.mine.tf}
+    end
+    for _, who in ipairs(ep.who) do
+      local list = minds[who]
+      if not list then list = {}; minds[who] = list; order[#order + 1] = who end
+      list[#list + 1] = mine
+    end
+  end
+  if #own > 0 then index_into(L.branch, own) end
+  for _, who in ipairs(order) do
+    local K = {}
+    for name, template in pairs(L.mind) do K[name] = fill(template, '<C>', who) end
+    index_into(K, minds[who])
+  end
+  redis.call('HSET', L.branch.n, 'turn', last)
+  return 'ok'
+end
+
 redis.register_function('fabula_commit', commit)
+redis.register_function('fabula_index', index)
 redis.register_function{function_name = 'fabula_snapshot', callback = snapshot,
   flags = {'no-writes'}}
 redis.register_function{function_name = 'fabula_version', flags = {'no-writes'},

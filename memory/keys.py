@@ -60,6 +60,7 @@ __all__ = [
     "events",
     "head",
     "hypotheses",
+    "index_layout",
     "meta",
     "mind_pattern",
     "mind_prefix",
@@ -221,6 +222,20 @@ class EpisodeKeys:
     @property
     def day(self) -> str:
         return f"{self.prefix}day"
+
+    def layout(self) -> dict[str, str]:
+        """This index's keys for the Lua functions (``<T>`` a term, ``<E>`` an entity)."""
+        return {"n": self.stats, "ep": self.episodes, "time": self.time, "day": self.day,
+                "t": self.term("<T>"), "e": self.entity("<E>")}  # fmt: skip
+
+
+def index_layout(story: str, branch: str) -> dict[str, object]:
+    """The keys ``fabula_index`` uses: the branch's head, its index and a mind's (``<C>``)."""
+    return {
+        "head": head(story, branch),
+        "branch": EpisodeKeys(story, branch).layout(),
+        "mind": EpisodeKeys(story, branch, "<C>").layout(),
+    }
 
 
 def acl_secret(story: str, character: str) -> str:

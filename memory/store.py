@@ -84,6 +84,21 @@ def _payload_bytes(limit: int, *parts: str) -> int:
     return chars if chars * 4 <= limit else sum(len(p.encode()) for p in parts)
 
 
+_ENTITY_MEMO = 50_000
+_entities_parsed: dict[str, Entity] = {}
+
+
+def _entity(raw: str) -> Entity:
+    """An entity from its stored JSON, parsed once per process: entities are immutable
+    records, and every view of every turn reads them all again."""
+    entity = _entities_parsed.get(raw)
+    if entity is None:
+        if len(_entities_parsed) >= _ENTITY_MEMO:
+            _entities_parsed.clear()
+        entity = _entities_parsed[raw] = Entity.model_validate_json(raw)
+    return entity
+
+
 class StoryStore:
     """One branch of one story in Redis."""
 
@@ -319,7 +334,7 @@ class StoryStore:
     async def entities(self, as_of: int | None = None) -> dict[str, Entity]:
         """Every entity of the story (introduced by turn ``as_of``, if given), by id."""
         raw = await self.client.hgetall(keys.entities(self.story))
-        out = {k: Entity.model_validate_json(v) for k, v in raw.items()}
+        out = {k: _entity(v) for k, v in raw.items()}
         if as_of is not None:
             out = {k: e for k, e in out.items() if e.introduced <= as_of}
         return out

@@ -17,9 +17,11 @@ from fabula.memory.acl import open_mind
 from fabula.memory.delta import DeltaBuilder, TurnDelta
 from fabula.memory.episodes import Episode
 from fabula.memory.hierarchy import consolidate, nodes, unfold
-from fabula.memory.index.build import index_through
+from fabula.memory.index.background import Indexer
+from fabula.memory.index.build import behind, index_through, indexed_through
 from fabula.memory.index.terms import term_counts, terms
 from fabula.memory.keys import EpisodeKeys
+from fabula.memory.lua import fcall
 from fabula.memory.recollection import recollect, render_event
 from fabula.memory.retrieval.context import author_context
 from fabula.memory.store import StoryStore
@@ -125,6 +127,47 @@ class TestIndexes:
             assert await aredis_client.zcard(index.time) == len(mine)
             dated = {e.id for e in mine if clocks.get(e.turn)}
             assert set(await aredis_client.zrange(index.day, 0, -1)) == dated
+        await store.delete()
+
+    async def test_racing_indexers_write_once(self, aredis_client: aredis.Redis) -> None:
+        """Indexers racing over the same turns write each episode once: the statistics
+        count every episode once and the watermark is the head."""
+        store = await new_story(aredis_client, "race")
+        deltas = random_turns(11, 6)
+        for delta in deltas:
+            await store.commit(delta)
+        marks = await asyncio.gather(*(index_through(store) for _ in range(5)))
+        assert set(marks) == {6}
+        events = [e for d in deltas for e in d.events] + list(setup().events)
+        for owner in (None, *CAST):
+            index = EpisodeKeys("race", "main", owner)
+            mine = [e for e in events if owner is None or owner in e.witnesses]
+            held = await aredis_client.hget(index.stats, "episodes")
+            assert int(held or 0) == len(mine)
+        await store.delete()
+
+    async def test_background_indexer_reaches_the_head(self, aredis_client: aredis.Redis) -> None:
+        """Scheduled after each commit, the background indexer never blocks the caller and,
+        once drained, has indexed every committed turn."""
+        store = await new_story(aredis_client, "bg")
+        indexer = Indexer()
+        for delta in random_turns(5, 4):
+            await store.commit(delta)
+            indexer.schedule(store)
+        await indexer.drain()
+        assert await indexed_through(store) == 4 and not await behind(store)
+        await store.delete()
+
+    async def test_turns_no_longer_held_are_not_indexed(self, aredis_client: aredis.Redis) -> None:
+        """A batch for turns the branch does not hold (a story deleted while its turns were
+        read) writes nothing."""
+        store = await new_story(aredis_client, "gone")
+        await store.commit(random_turns(2, 1)[0])
+        layout = json.dumps(keys.index_layout("gone", "main"))
+        stats = EpisodeKeys("gone", "main").stats
+        done = await fcall(aredis_client, "fabula_index", [stats],
+                           [layout, -1, 5, -1, json.dumps({"eps": []})])  # fmt: skip
+        assert done == "gone" and not await aredis_client.exists(stats)
         await store.delete()
 
 

@@ -1,7 +1,7 @@
 """Keeping the episode indexes current: a consolidation step that never blocks a commit.
 
-:func:`index_through` turns every committed turn not yet indexed into episodes and writes,
-in one transaction per batch of turns:
+:func:`index_through` turns every committed turn not yet indexed into episodes and writes
+them, with one call of the Redis function ``fabula_index`` per batch of turns, into:
 
 - the branch's index (:class:`~fabula.memory.keys.EpisodeKeys`): each episode, its BM25
   term weights (one sorted set per term, ordered by weight, so a search reads only the
@@ -11,43 +11,36 @@ in one transaction per batch of turns:
   as the witness remembers it (its recollection, see :mod:`fabula.memory.recollection`);
 - the watermark (the last turn indexed).
 
-The transaction watches the watermark: two indexers racing over the same turns (an RQ
-job run twice, an inline call and a job) write once; the loser sees the new watermark and
-has nothing left to do. A branch indexes only its own turns; earlier ones are read from
-its ancestors' indexes (see :mod:`fabula.memory.index.search`).
+Python reads the turns and derives the episodes once; the function fans them out to the
+witnesses and computes each index's weights inside Redis, so a turn witnessed by twenty
+characters costs one round trip, not hundreds of commands. The function checks the
+watermark it was given before writing anything: two indexers racing over the same turns
+(an RQ job run twice, an inline call and a job) write once; the loser sees the new
+watermark and has nothing left to do. A branch indexes only its own turns; earlier ones
+are read from its ancestors' indexes (see :mod:`fabula.memory.index.search`).
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from redis.exceptions import WatchError
-
-from fabula.memory.episodes import EntityMatcher, Episode, episode_of, time_score
+from fabula.memory.episodes import EntityMatcher, Episode, episode_of
 from fabula.memory.index.terms import term_counts
-from fabula.memory.keys import EpisodeKeys
+from fabula.memory.keys import EpisodeKeys, index_layout
+from fabula.memory.keys import head as head_key
+from fabula.memory.lua import fcall
 from fabula.memory.recollection import recollect, render_event
+from fabula.memory.records import Entity, Event
 from fabula.memory.store import StoryStore
 
-__all__ = ["BATCH_TURNS", "K1", "B", "IndexStats", "index_through", "indexed_through"]
+__all__ = ["BATCH_TURNS", "K1", "B", "behind", "index_through", "indexed_through", "weight"]
 
-K1 = 1.2
+K1 = 1.2  # BM25's parameters; fabula.lua computes the same weights
 B = 0.75
-BATCH_TURNS = 256  # turns per transaction when catching up a long backlog
-
-
-@dataclass
-class IndexStats:
-    """An index's collection statistics: episodes and their total length in terms."""
-
-    episodes: int = 0
-    length: int = 0
-
-    def avgdl(self) -> float:
-        return self.length / self.episodes if self.episodes else 1.0
+BATCH_TURNS = 256  # turns per call when catching up a long backlog
 
 
 def weight(tf: int, length: int, avgdl: float) -> float:
@@ -67,108 +60,113 @@ async def indexed_through(store: StoryStore) -> int:
     return await _start(store) if raw is None else int(raw)
 
 
+async def behind(store: StoryStore, turn: int | None = None) -> bool:
+    """Whether turns up to ``turn`` (default: the head) are committed but not yet indexed
+    (one round trip)."""
+    async with store.client.pipeline(transaction=False) as pipe:
+        pipe.hget(EpisodeKeys(store.story, store.branch).stats, "turn")
+        pipe.hget(head_key(store.story, store.branch), "turn")
+        mark, head = await pipe.execute()
+    target = -1 if head is None else int(head)
+    if turn is not None:
+        target = min(target, turn)
+    return (await _start(store) if mark is None else int(mark)) < target
+
+
 async def index_through(store: StoryStore, turn: int | None = None) -> int:
     """Index the committed turns up to ``turn`` (default: the head); return the watermark.
 
     Idempotent, and safe to run concurrently (see the module docstring).
     """
     target = await store.head() if turn is None else min(turn, await store.head())
-    while True:
-        mark = await indexed_through(store)
-        if mark >= target:
-            return mark
+    start = await _start(store)
+    stats = EpisodeKeys(store.story, store.branch).stats
+    layout = json.dumps(index_layout(store.story, store.branch))
+    mark = await indexed_through(store)
+    while mark < target:
         last = min(target, mark + BATCH_TURNS)
-        try:
-            await _index_batch(store, mark, last)
-        except WatchError:
-            continue  # another indexer moved the watermark: look again
+        batch = await _batch(store, mark, last)
+        done = await fcall(store.client, "fabula_index", [stats],
+                           [layout, mark, last, start, batch])  # fmt: skip
+        if done == "gone":
+            break
+        # 'moved': another indexer wrote these turns first; look again
+        mark = last if done == "ok" else await indexed_through(store)
+    return mark
 
 
-async def _read_stats(store: StoryStore, keys: list[EpisodeKeys]) -> list[IndexStats]:
-    async with store.client.pipeline(transaction=False) as pipe:
-        for k in keys:
-            pipe.hmget(k.stats, ["episodes", "length"])
-        rows = await pipe.execute()
-    return [IndexStats(int(n or 0), int(length or 0)) for n, length in rows]
+def _terms(text: str) -> tuple[int, Counter[str]]:
+    counts = term_counts(text)
+    return sum(counts.values()), counts
 
 
-async def _index_batch(store: StoryStore, mark: int, last: int) -> None:
-    own = EpisodeKeys(store.story, store.branch)
+async def _batch(store: StoryStore, mark: int, last: int) -> str:
+    """The episodes of turns ``mark+1..last`` as ``fabula_index`` reads them (JSON)."""
     texts = await store.turn_texts(mark + 1, last)
     events = await store.events([e for t in texts for e in t.events])
     entities = await store.entities()
     matcher = EntityMatcher(entities)
     clocks = {t.turn: t.clock for t in texts}
-    episodes = [episode_of(ev, clocks.get(ev.turn), matcher) for ev in events]
-    counted = [(ep, term_counts(ep.text)) for ep in episodes]
-    # a witness keeps what it witnessed, never more: the same recollection its first-person
-    # memory holds (memory.recollection), not the raw span the author's index keeps
-    remembered: dict[str, str] = {}
+    by_turn: dict[int, list[Event]] = {}
+    for ev in events:
+        by_turn.setdefault(ev.turn, []).append(ev)
+    out: list[dict[str, Any]] = []
     for text in texts:
-        mine = [ev for ev in events if ev.turn == text.turn]
+        mine = by_turn.get(text.turn, [])
+        # a witness keeps what it witnessed, never more: the same recollection its
+        # first-person memory holds (memory.recollection), not the raw span the author's
+        # index keeps
         quotes = recollect(text.text, mine, entities)
         for ev in mine:
-            remembered[ev.id] = quotes.get(ev.id) or render_event(ev, entities)
-    lived = []
-    for ep, count in counted:
-        quote = remembered.get(ep.id, ep.text)
-        if quote == ep.text:
-            lived.append((ep, count))
-        else:
-            lived.append((ep.model_copy(update={"text": quote}), term_counts(quote)))
-    witnesses = sorted({w for ep in episodes for w in ep.witnesses})
-    indexes: list[tuple[EpisodeKeys, list[tuple[Episode, Counter[str]]]]] = [(own, counted)]
-    for w in witnesses:
-        mine_lived = [(ep, c) for ep, c in lived if w in ep.witnesses]
-        indexes.append((EpisodeKeys(store.story, store.branch, w), mine_lived))
-    stats = await _read_stats(store, [k for k, _ in indexes])
-    async with store.client.pipeline(transaction=True) as pipe:
-        await pipe.watch(own.stats)
-        raw = await pipe.hget(own.stats, "turn")
-        if (await _start(store) if raw is None else int(raw)) != mark:
-            raise WatchError("the watermark moved")
-        pipe.multi()
-        for (index, chosen), held in zip(indexes, stats, strict=True):
-            if chosen:
-                _write(pipe, index, held, chosen)
-        pipe.hset(own.stats, "turn", last)
-        await pipe.execute()
+            ep = episode_of(ev, clocks.get(ev.turn), matcher)
+            out.append(_payload(ep, ev, quotes.get(ev.id) or render_event(ev, entities),
+                                matcher, entities))  # fmt: skip
+    return json.dumps({"eps": out}, separators=(",", ":"))
 
 
-def _write(
-    pipe: Any, index: EpisodeKeys, stats: IndexStats, chosen: list[tuple[Episode, Counter[str]]]
-) -> None:
-    """Queue one index's writes for ``chosen`` episodes on a pipeline in MULTI mode."""
-    batch_length = sum(sum(c.values()) for _, c in chosen)
-    avgdl = (stats.length + batch_length) / (stats.episodes + len(chosen))
-    records: dict[str, str] = {}
-    postings: dict[str, dict[str, float]] = {}
-    by_entity: dict[str, dict[str, float]] = {}
-    times: dict[str, float] = {}
-    days: dict[str, float] = {}
-    for ep, count in chosen:
-        records[ep.id] = ep.model_dump_json(exclude_defaults=True)
-        length = sum(count.values())
-        for term, tf in count.items():
-            postings.setdefault(term, {})[ep.id] = round(weight(tf, length, avgdl), 4)
-        score = time_score(ep.turn, ep.seq)
-        times[ep.id] = score
-        for entity in ep.entities:
-            by_entity.setdefault(entity, {})[ep.id] = score
-        if ep.day is not None:
-            days[ep.id] = ep.day
-    pipe.hset(index.episodes, mapping=records)
-    for term, members in postings.items():
-        pipe.zadd(index.term(term), members)
-    for entity, members in by_entity.items():
-        pipe.zadd(index.entity(entity), members)
-    pipe.zadd(index.time, times)
-    if days:
-        pipe.zadd(index.day, days)
-    pipe.hincrby(index.stats, "episodes", len(chosen))
-    pipe.hincrby(index.stats, "length", batch_length)
+def _payload(
+    ep: Episode, ev: Event, quote: str, matcher: EntityMatcher, entities: Mapping[str, Entity]
+) -> dict[str, Any]:
+    length, counts = _terms(ep.text)
+    item: dict[str, Any] = {
+        "id": ep.id, "time": ep.time, "day": ep.day, "json": _json(ep), "len": length,
+        "tf": counts, "ents": list(ep.entities), "who": list(ep.witnesses),
+    }  # fmt: skip
+    if quote != ep.text:
+        # what a witness remembers names only what its recollection names, and who and
+        # where it saw: never an entity of the raw span it was not told
+        known = _known(matcher.find(quote), [ev.actor, *ev.participants, ev.place], entities)
+        lived = ep.model_copy(update={"text": quote, "entities": known})
+        length, counts = _terms(quote)
+        item["mine"] = {"json": _json(lived), "len": length, "tf": counts, "ents": list(known)}
+    return item
+
+
+def _known(
+    found: Sequence[str], seen: Sequence[str | None], entities: Mapping[str, Entity]
+) -> tuple[str, ...]:
+    return tuple(dict.fromkeys([*found, *(s for s in seen if s and s in entities)]))
+
+
+def _json(ep: Episode) -> str:
+    return ep.model_dump_json(exclude_defaults=True)
+
+
+_EPISODE_MEMO = 50_000
+_parsed: dict[str, Episode] = {}
 
 
 def parse_episodes(values: list[str | None]) -> list[Episode]:
-    """Episodes from their stored JSON (missing ones skipped)."""
-    return [Episode.model_validate(json.loads(v)) for v in values if v]
+    """Episodes from their stored JSON (missing ones skipped); a stored episode never
+    changes, so each is parsed once per process."""
+    out = []
+    for raw in values:
+        if not raw:
+            continue
+        episode = _parsed.get(raw)
+        if episode is None:
+            if len(_parsed) >= _EPISODE_MEMO:
+                _parsed.clear()
+            episode = _parsed[raw] = Episode.model_validate_json(raw)
+        out.append(episode)
+    return out

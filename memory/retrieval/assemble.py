@@ -17,7 +17,8 @@ heading). Section headings are the only lines without an entry.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import weakref
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from fabula.memory.episodes import Episode
@@ -30,6 +31,35 @@ from fabula.memory.tokens import TokenCounter
 __all__ = ["Assembly", "Candidate", "ManifestEntry", "fact_candidates", "render"]
 
 FACT_SHARE = 0.35  # at most this share of the budget for W, B, D and H together
+MIN_LINE = 2  # no line costs less: one token of text and its line break
+_MEMO_SIZE = 100_000
+
+_named: dict[tuple[type, str], dict[str, int]] = {}
+_memos: weakref.WeakKeyDictionary[TokenCounter, dict[str, int]] = weakref.WeakKeyDictionary()
+
+
+def _counting(counter: TokenCounter) -> Callable[[str], int]:
+    """``counter.count`` with a memory: the same lines (facts, episodes, recent text) are
+    costed again at every request, and a count is a pure function of the text (and of
+    the counter: counters of one class with one ``name`` count alike)."""
+    name = getattr(counter, "name", None)
+    if isinstance(name, str):
+        memo = _named.setdefault((type(counter), name), {})
+    else:
+        try:
+            memo = _memos.setdefault(counter, {})
+        except TypeError:  # a counter that cannot be weakly referenced: count every time
+            return counter.count
+
+    def count(text: str) -> int:
+        known = memo.get(text)
+        if known is None:
+            if len(memo) >= _MEMO_SIZE:
+                memo.clear()
+            known = memo[text] = counter.count(text)
+        return known
+
+    return count
 
 
 @dataclass(frozen=True)
@@ -181,6 +211,7 @@ def render(
     """Fill ``budget`` tokens: preface, facts (up to ``FACT_SHARE``), episodes, trailer."""
     chosen: list[Candidate] = []
     used = 0
+    count = _counting(counter)
 
     def take(candidate: Candidate, cost: int, cap: int) -> bool:
         nonlocal used
@@ -193,26 +224,30 @@ def render(
     sections_seen: set[str] = set()
 
     def section_cost(section: str) -> int:
-        return 0 if section in sections_seen else counter.count(f"## {section}") + 2
+        return 0 if section in sections_seen else count(f"## {section}") + 2
 
     for label, body in preface:
         for text in body.split("\n"):
-            cost = counter.count(text) + 1 + section_cost(label)
+            cost = count(text) + 1 + section_cost(label)
             if take(Candidate(label, text, "preface", label), cost, budget):
                 sections_seen.add(label)
     fact_cap = used + int(FACT_SHARE * (budget - used))
     for cand in facts:
-        cost = counter.count(cand.text) + 1 + section_cost(cand.section)
+        if used + MIN_LINE > fact_cap:
+            break
+        cost = count(cand.text) + 1 + section_cost(cand.section)
         if take(cand, cost, fact_cap):
             sections_seen.add(cand.section)
     groups_seen: set[int] = set()
     for ep in episodes:
+        if used + MIN_LINE > budget:
+            break
         text = _line(ep, entities)
-        cost = counter.count(text) + 1 + section_cost("Episodes")
+        cost = count(text) + 1 + section_cost("Episodes")
         heading = None
         if ep.turn not in groups_seen:
             heading = _heading(ep, entities)
-            cost += counter.count(heading) + 1
+            cost += count(heading) + 1
         if used + cost > budget:
             continue
         sections_seen.add("Episodes")
@@ -222,7 +257,7 @@ def render(
              cost, budget)  # fmt: skip
     for label, body in trailer:
         for text in body.split("\n"):
-            cost = counter.count(text) + 1 + section_cost(label)
+            cost = count(text) + 1 + section_cost(label)
             if take(Candidate(label, text, "trailer", label), cost, budget):
                 sections_seen.add(label)
     by_id = {ep.id: ep for ep in episodes}

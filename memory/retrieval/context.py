@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import redis.asyncio as aredis
 
-from fabula.memory.index.build import index_through, indexed_through
+from fabula.memory.index.build import behind, index_through
 from fabula.memory.index.search import sources
 from fabula.memory.projections import (
     BeliefView,
@@ -27,7 +27,7 @@ from fabula.memory.projections import (
 from fabula.memory.records import Development, Entity, Hypothesis
 from fabula.memory.retrieval.assemble import Assembly, fact_candidates, render
 from fabula.memory.retrieval.plan import Purpose, RetrievalPlan, plan_request
-from fabula.memory.retrieval.rank import rank_episodes
+from fabula.memory.retrieval.rank import candidates, rank_episodes
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter, default_counter
 
@@ -59,7 +59,7 @@ async def author_context(
     replaces the offline planner (a model planner's plan).
     """
     counter = counter or default_counter()
-    if await indexed_through(store) < (await store.head() if as_of is None else as_of):
+    if await behind(store, as_of):
         await index_through(store)
     if entities is None:
         entities = await store.entities(as_of)
@@ -78,7 +78,9 @@ async def author_context(
     if hypotheses is None:
         hypotheses = await project_hypotheses(store, as_of) if plan.purpose == "write" else {}
     facts = fact_candidates(plan, entities, world, beliefs, developments, hypotheses)
-    ranked = await rank_episodes(store.client, await sources(store), plan, as_of=as_of)
+    ranked = await rank_episodes(
+        store.client, await sources(store), plan, as_of=as_of, limit=candidates(budget)
+    )
     return render(plan, facts, ranked.episodes, entities, budget, counter,
                   preface=preface, trailer=trailer)  # fmt: skip
 
@@ -107,5 +109,5 @@ async def character_context(
     mine = await project_beliefs(store, character, as_of)
     facts = fact_candidates(plan, entities, None, {character: mine}, {}, {})
     where = await sources(store, character)
-    ranked = await rank_episodes(client, where, plan, as_of=as_of)
+    ranked = await rank_episodes(client, where, plan, as_of=as_of, limit=candidates(budget))
     return render(plan, facts, ranked.episodes, entities, budget, counter)

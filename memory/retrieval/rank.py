@@ -26,7 +26,7 @@ from fabula.memory.episodes import Episode
 from fabula.memory.index.search import Source, by_day, by_entity, by_time, fetch, lexical
 from fabula.memory.retrieval.plan import RetrievalPlan
 
-__all__ = ["NEIGHBOURS", "Ranked", "rank_episodes"]
+__all__ = ["NEIGHBOURS", "Ranked", "candidates", "rank_episodes"]
 
 NEIGHBOURS = 2
 NEIGHBOUR_SHARE = 0.5
@@ -35,7 +35,14 @@ SCENE_SHARE = 0.2
 ENTITY_BOOST = 1.3
 TIME_BOOST = 1.5
 ORDER_BOOST = 1.3
-CANDIDATES = 120  # episodes fetched and offered to the packer
+CANDIDATES = 120  # episodes fetched and offered to the packer, by default
+TOKENS_PER_CANDIDATE = 8  # a budget of N tokens is offered about N / 8 episodes
+
+
+def candidates(budget: int) -> int:
+    """How many ranked episodes to offer a budget: more than fit (a line that does not fit
+    is skipped and the next is tried), never a number that grows with the story."""
+    return max(40, budget // TOKENS_PER_CANDIDATE)
 
 
 @dataclass(frozen=True)
