@@ -67,6 +67,20 @@ def bench_loop(
     run_loop(_url(ctx), turns, characters, json_out)
 
 
+@bench_app.command("model")
+def bench_model(
+    ctx: typer.Context,
+    turns: int = typer.Option(50, "--turns", min=1),
+    seed: int = typer.Option(7, "--seed"),
+    json_out: str | None = typer.Option(None, "--json"),
+) -> None:
+    """Model mode against the test server with injected faults (429/503, truncation,
+    malformed output): commits equal approvals, no partial commit, no leak."""
+    from fabula.bench.model import run as run_model
+
+    run_model(_url(ctx), turns, seed, json_out)
+
+
 def _dataset_bench(
     settings: Settings, name: str, path: Path, json_out: str | None, answers: str | None
 ) -> None:

@@ -181,3 +181,22 @@ async def test_longstory_small(redis_url: str, tmp_path: Path) -> None:
     rows = [json.loads(line) for line in answers.read_text().splitlines()]
     assert [r["index"] for r in rows] == list(range(9))
     assert rows[3]["answer"] == "unknown" and rows[3]["gold"] == "unknown"
+
+
+async def test_model_small(redis_url: str, tmp_path: Path) -> None:
+    """`fabula bench model` on a few turns: every turn commits what its checkpoint holds or
+    leaves the story as it was; no leak; the JSON has the issue's shape."""
+    from fabula.bench.model import run_model
+
+    out = tmp_path / "model.json"
+    result = await run_model(redis_url, 8, seed=3, json_out=out)
+    assert json.loads(out.read_text()) == result
+    for run in (result, result["baselines"]["no_faults"]):
+        assert run["turns"] == 8
+        assert run["committed"] + run["failed"] + run["abandoned"] == 8
+        assert run["leaks"] == run["partial_commits"] == run["mismatched"] == 0
+        assert set(run["tokens"]) == {"planner", "character", "writer", "extractor"}
+        assert run["problems"] == []
+    assert result["baselines"]["no_faults"]["committed"] == 8
+    assert result["baselines"]["no_faults"]["retries"] == 0
+    assert result["benchmark"] == "model" and result["faults_injected"]
