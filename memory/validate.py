@@ -14,7 +14,7 @@ from typing import Literal
 from fabula.memory.delta import TurnDelta
 from fabula.memory.errors import InvalidDelta
 from fabula.memory.keys import check_id
-from fabula.memory.records import EntityKind, SourceSpan, slug
+from fabula.memory.records import EntityKind, SourceSpan, event_id, slug
 
 __all__ = ["MAX_CHAIN", "Ref", "validate_delta"]
 
@@ -107,7 +107,7 @@ def validate_delta(delta: TurnDelta) -> list[Ref]:
 
     for i, event in enumerate(delta.events):
         field = f"events[{i}]"
-        if event.turn != turn or event.seq != i or event.id != f"e{turn}.{i}":
+        if event.turn != turn or event.seq != i or event.id != event_id(turn, i):
             raise _fail(field + ".id", f"expected e{turn}.{i}, got {event.id!r}", turn)
         unique(event.id, field)
         _check_span(event.span, field + ".span", delta)

@@ -24,6 +24,7 @@ import redis.asyncio as aredis
 
 from fabula.memory.episodes import Episode
 from fabula.memory.index.search import Source, by_day, by_entity, by_time, fetch, lexical
+from fabula.memory.records import event_id, event_position
 from fabula.memory.retrieval.plan import RetrievalPlan
 
 __all__ = ["NEIGHBOURS", "Ranked", "candidates", "rank_episodes"]
@@ -53,13 +54,8 @@ class Ranked:
     scores: dict[str, float]
 
 
-def _split(episode_id: str) -> tuple[int, int]:
-    turn, _, seq = episode_id[1:].partition(".")
-    return int(turn), int(seq)
-
-
 def _smoothed(scores: dict[str, float]) -> dict[str, float]:
-    by_slot = {_split(i): s for i, s in scores.items()}
+    by_slot = {event_position(i): s for i, s in scores.items()}
     out: dict[str, float] = {}
     for turn, seq in {
         (t, q + d) for (t, q) in by_slot for d in range(-NEIGHBOURS, NEIGHBOURS + 1) if q + d >= 0
@@ -68,14 +64,14 @@ def _smoothed(scores: dict[str, float]) -> dict[str, float]:
         for d in range(1, NEIGHBOURS + 1):
             share = NEIGHBOUR_SHARE * NEIGHBOUR_DECAY ** (d - 1)
             value += share * (by_slot.get((turn, seq - d), 0.0) + by_slot.get((turn, seq + d), 0.0))
-        out[f"e{turn}.{seq}"] = value
+        out[event_id(turn, seq)] = value
     if out:
         scene: dict[int, float] = {}
         for (turn, _), s in by_slot.items():
             scene[turn] = scene.get(turn, 0.0) + s
         top_scene, top = max(scene.values()), max(out.values())
         for episode_id in out:
-            out[episode_id] += SCENE_SHARE * top * scene[_split(episode_id)[0]] / top_scene
+            out[episode_id] += SCENE_SHARE * top * scene[event_position(episode_id)[0]] / top_scene
     return out
 
 
@@ -101,7 +97,7 @@ async def rank_episodes(
     if time.first_day is not None or time.last_day is not None:
         dated = set(await by_day(client, where, time.first_day, time.last_day, as_of=as_of))
         scores = {i: s * (TIME_BOOST if i in dated else 1.0) for i, s in scores.items()}
-    ordered = sorted(scores, key=lambda i: (-scores[i], _split(i)))[: limit * 2]
+    ordered = sorted(scores, key=lambda i: (-scores[i], event_position(i)))[: limit * 2]
     found = await fetch(client, where, ordered)
     wanted = set(plan.entities)
     if time.order is not None and found:
@@ -114,7 +110,7 @@ async def rank_episodes(
             time.order == "latest" and ep.time >= cut
         ):
             scores[episode_id] *= ORDER_BOOST
-    best = sorted(found, key=lambda i: (-scores[i], _split(i)))[:limit]
+    best = sorted(found, key=lambda i: (-scores[i], event_position(i)))[:limit]
     if PAIR_REPLIES:
         best = _with_replies(best, found)
     return Ranked([found[i] for i in best], {i: scores.get(i, 0.0) for i in best})
@@ -128,9 +124,9 @@ def _with_replies(best: list[str], found: dict[str, Episode]) -> list[str]:
     in a dialogue, a question is answered in the next line by someone else."""
     out: dict[str, None] = {}
     for episode_id in best:
-        turn, seq = _split(episode_id)
-        before = found.get(f"e{turn}.{seq - 1}") if seq > 0 else None
-        after = found.get(f"e{turn}.{seq + 1}")
+        turn, seq = event_position(episode_id)
+        before = found.get(event_id(turn, seq - 1)) if seq > 0 else None
+        after = found.get(event_id(turn, seq + 1))
         here = found[episode_id]
         if (
             PAIR_REPLIES > 1
