@@ -81,6 +81,22 @@ def bench_model(
     run_model(_url(ctx), turns, seed, json_out)
 
 
+@bench_app.command("web")
+def bench_web(
+    ctx: typer.Context,
+    stories: int = typer.Option(20, "--stories", min=1),
+    turns: int = typer.Option(10, "--turns", min=1),
+    clients: int = typer.Option(4, "--clients", min=1),
+    json_out: str | None = typer.Option(None, "--json"),
+) -> None:
+    """The studio under load: stories driven over HTTP by concurrent clients, every turn
+    approved; page, approval and minds latencies against the service in process."""
+    from fabula.bench.web import run as run_web
+
+    # with FABULA_REDIS_URL unset the benchmark runs on a private, temporary Redis
+    run_web(stories, turns, clients, _settings(ctx).redis_url, json_out)
+
+
 def _dataset_bench(
     settings: Settings, name: str, path: Path, json_out: str | None, answers: str | None
 ) -> None:

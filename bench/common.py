@@ -18,7 +18,15 @@ import shutil
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Callable,
+    Coroutine,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +45,7 @@ __all__ = [
     "bench_redis",
     "create_story",
     "print_table",
+    "private_redis_url",
     "rate",
     "rates_by",
     "run_id",
@@ -150,22 +159,30 @@ def run_id() -> str:
     return secrets.token_hex(3)
 
 
+@contextlib.contextmanager
+def private_redis_url(redis_url: str | None) -> Iterator[str]:
+    """``redis_url``; with None, the URL of a private server started (and stopped) here."""
+    if redis_url is not None:
+        yield redis_url
+        return
+    # a short path: the unix socket's path must stay under ~100 characters
+    server = EmbeddedRedis(Path(tempfile.mkdtemp(prefix="fabench-", dir="/tmp")))
+    try:
+        yield server.ensure_started()
+    finally:
+        server.stop()
+        shutil.rmtree(server.directory, ignore_errors=True)
+
+
 @contextlib.asynccontextmanager
 async def bench_redis(redis_url: str | None) -> AsyncIterator[aredis.Redis]:
     """A client on ``redis_url``; with None, on a private server started (and stopped) here."""
-    server: EmbeddedRedis | None = None
-    if redis_url is None:
-        # a short path: the unix socket's path must stay under ~100 characters
-        server = EmbeddedRedis(Path(tempfile.mkdtemp(prefix="fabench-", dir="/tmp")))
-        redis_url = server.ensure_started()
-    client = connect_async(redis_url, max_connections=64)
-    try:
-        yield client
-    finally:
-        await client.aclose()
-        if server is not None:
-            server.stop()
-            shutil.rmtree(server.directory, ignore_errors=True)
+    with private_redis_url(redis_url) as url:
+        client = connect_async(url, max_connections=64)
+        try:
+            yield client
+        finally:
+            await client.aclose()
 
 
 async def create_story(

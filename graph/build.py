@@ -16,6 +16,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -24,7 +27,11 @@ from fabula.graph import nodes
 from fabula.graph.runtime import TurnContext
 from fabula.graph.state import CharacterTask, TurnState
 
-__all__ = ["build_turn_graph", "thread_id"]
+__all__ = ["NodeWrapper", "build_turn_graph", "thread_id"]
+
+# Given a node (or a routing function) taking ``(state, runtime)``, one that does the same
+# with another run-time context (the Agent Server entry builds Fabula's context this way).
+NodeWrapper = Callable[[Callable[..., Any]], Callable[..., Any]]
 
 
 def thread_id(story: str, branch: str, turn: int) -> str:
@@ -34,26 +41,34 @@ def thread_id(story: str, branch: str, turn: int) -> str:
 
 def build_turn_graph(
     checkpointer: BaseCheckpointSaver[int] | None = None,
+    *,
+    wrap: NodeWrapper | None = None,
+    context_schema: type[Any] = TurnContext,
 ) -> CompiledStateGraph[TurnState, TurnContext, TurnState, TurnState]:
-    """Compile the turn graph with ``checkpointer`` (required for human approval)."""
+    """Compile the turn graph with ``checkpointer`` (required for human approval).
+
+    ``wrap``, when given, is applied to every node and routing function that reads the
+    run-time context, and ``context_schema`` is the context the graph is invoked with.
+    """
+    w: NodeWrapper = wrap if wrap is not None else (lambda fn: fn)
     g: StateGraph[TurnState, TurnContext, TurnState, TurnState] = StateGraph(
-        TurnState, context_schema=TurnContext
+        TurnState, context_schema=context_schema
     )
-    g.add_node("plan", nodes.plan)
-    g.add_node("character", nodes.character, input_schema=CharacterTask)  # type: ignore[call-overload]
-    g.add_node("write", nodes.write)
-    g.add_node("critique", nodes.critique)
-    g.add_node("approve", nodes.approve)
-    g.add_node("reread", nodes.reread)
-    g.add_node("commit", nodes.commit)
+    g.add_node("plan", w(nodes.plan))
+    g.add_node("character", w(nodes.character), input_schema=CharacterTask)
+    g.add_node("write", w(nodes.write))
+    g.add_node("critique", w(nodes.critique))
+    g.add_node("approve", w(nodes.approve))
+    g.add_node("reread", w(nodes.reread))
+    g.add_node("commit", w(nodes.commit))
     g.add_node("abandon", nodes.abandon)
     g.add_edge(START, "plan")
     g.add_conditional_edges("plan", nodes.fan_out, ["character"])
     g.add_edge("character", "write")
     g.add_edge("write", "critique")
-    g.add_conditional_edges("critique", nodes.route_after_critique, ["write", "approve"])
+    g.add_conditional_edges("critique", w(nodes.route_after_critique), ["write", "approve"])
     g.add_conditional_edges(
-        "approve", nodes.route_after_approve, ["commit", "reread", "plan", "abandon"]
+        "approve", w(nodes.route_after_approve), ["commit", "reread", "plan", "abandon"]
     )
     g.add_conditional_edges("reread", nodes.route_after_reread, ["commit", "approve"])
     g.add_edge("commit", END)

@@ -1,13 +1,17 @@
-"""Story-level operations behind the command line: create, run, approve, fork.
+"""The service: every operation the command line, the web studio and the API perform.
 
 A :class:`Fabula` holds the admin Redis connection, the checkpointer and the roles, and runs
 one turn at a time through the turn graph. Each turn is its own checkpoint thread
 (``story/branch/turn``), so a turn started in one process can be approved from another.
+Deciding on a turn holds the turn's lock (``StoryStore.decision_lock``), so two approvers
+never act on the same turn at once. Reads answer with the models of
+:mod:`fabula.graph.responses` (see :mod:`fabula.graph.reading`).
 """
 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -17,19 +21,30 @@ from langgraph.types import Command, StateSnapshot
 from redis.exceptions import LockError
 from structlog.contextvars import bound_contextvars
 
-from fabula.agents.contracts import Decision, Finding
+from fabula.agents.contracts import Decision, Draft, Finding, TurnPlan
 from fabula.agents.critic.symbolic import SymbolicCritic
-from fabula.agents.factory import offline_roles
+from fabula.agents.factory import make_roles, offline_roles
 from fabula.agents.memory_builder.builder import OfflineMemoryBuilder
+from fabula.agents.memory_builder.narrative import enrich
 from fabula.agents.roles import Roles
 from fabula.agents.views import author_view
 from fabula.graph.build import build_turn_graph, thread_id
+from fabula.graph.changes import changes_of, sentences_of
 from fabula.graph.checkpoint import RedisCheckpointSaver, delete_threads
 from fabula.graph.nodes import commit_text
+from fabula.graph.responses import (
+    DecisionOut,
+    PendingSummary,
+    PendingTurn,
+    RunOut,
+    StorySummary,
+    WorldInfo,
+)
 from fabula.graph.runtime import CommitObserver, Consolidator, TurnContext
 from fabula.graph.state import TurnState
 from fabula.memory.acl import MindPool, drop_character_users, ensure_character_user
 from fabula.memory.branching import fork
+from fabula.memory.delta import TurnDelta
 from fabula.memory.errors import (
     EditRefused,
     InvalidInput,
@@ -39,14 +54,22 @@ from fabula.memory.errors import (
 )
 from fabula.memory.index.background import Indexer
 from fabula.memory.projections import project_hypotheses
-from fabula.memory.server import connect_async
+from fabula.memory.server import connect_async, resolve_url
 from fabula.memory.settings import Settings
 from fabula.memory.store import StoryStore, list_stories
 from fabula.memory.tokens import default_counter
-from fabula.worlds.loader import load_world, setup_delta
+from fabula.worlds.loader import builtin_worlds, load_world, parse_world, setup_delta
 from fabula.worlds.pack import WorldPack
 
-__all__ = ["Fabula", "Pending", "TurnOutcome"]
+__all__ = [
+    "Fabula",
+    "Listener",
+    "Pending",
+    "TurnEvent",
+    "TurnOutcome",
+    "consolidator",
+    "world_infos",
+]
 
 TurnOutcome = Literal["committed", "duplicate", "pending", "abandoned"]
 
@@ -67,6 +90,30 @@ class Pending:
     # the checkpoint holding this draft: a rejected and rewritten draft has another
     checkpoint: str | None = None
 
+    @property
+    def id(self) -> str:
+        """This draft's name, ``<turn>.<checkpoint>``: what a decision says it is about."""
+        return f"{self.turn}.{self.checkpoint or ''}"
+
+
+@dataclass(frozen=True)
+class TurnEvent:
+    """Something that happened while a turn was written, for a listener (the web page).
+
+    ``step``: the graph node ``node`` finished; ``draft``: the writer's whole draft is
+    ``text``; ``prose``: a piece of the draft a model is streaming.
+    """
+
+    kind: Literal["step", "draft", "prose"]
+    story: str
+    branch: str
+    turn: int
+    node: str = ""
+    text: str = ""
+
+
+Listener = Callable[[TurnEvent], Awaitable[None]]
+
 
 def _pending_in(store: StoryStore, turn: int, snapshot: StateSnapshot) -> Pending | None:
     checkpoint = snapshot.config.get("configurable", {}).get("checkpoint_id")
@@ -74,6 +121,31 @@ def _pending_in(store: StoryStore, turn: int, snapshot: StateSnapshot) -> Pendin
         for intr in task.interrupts:
             return Pending(store.story, store.branch, turn, dict(intr.value), checkpoint)
     return None
+
+
+def consolidator(url: str, mode: str) -> Consolidator | None:
+    """How committed turns are consolidated: ``inline``, ``rq`` (enqueued) or ``off``."""
+    if mode == "off":
+        return None
+    if mode == "rq":
+        from fabula.memory.jobs import enqueue_consolidation
+
+        async def enqueue(store: StoryStore, turn: int) -> None:
+            enqueue_consolidation(url, store.story, store.branch, turn)
+
+        return enqueue
+    from fabula.memory.hierarchy import consolidate_turn
+
+    async def inline(store: StoryStore, turn: int) -> None:
+        await consolidate_turn(store, turn)
+
+    return inline
+
+
+def world_infos() -> list[WorldInfo]:
+    """The world packs shipped with Fabula."""
+    packs = [load_world(name) for name in builtin_worlds()]
+    return [WorldInfo(id=p.id, title=p.title, premise=p.premise) for p in packs]
 
 
 class Fabula:
@@ -108,6 +180,20 @@ class Fabula:
             checkpointer = self._own_saver = RedisCheckpointSaver.from_url(url)
         self.saver: BaseCheckpointSaver[Any] = checkpointer
         self.graph = build_turn_graph(checkpointer)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Fabula:
+        """The application an entry point opens: Redis (the embedded server when none is
+        configured, started if needed), roles and consolidation, all from ``settings``."""
+        url = resolve_url(
+            settings.redis_url, settings.home, allow_open_default=settings.allow_open_redis
+        )
+        return cls(
+            url,
+            settings,
+            roles=make_roles(settings),
+            consolidate=consolidator(url, settings.consolidate),
+        )
 
     async def aclose(self) -> None:
         """Close the connections this application opened (not an injected checkpointer),
@@ -181,6 +267,37 @@ class Fabula:
         """Every story id on this server, sorted."""
         return await list_stories(self.admin)
 
+    async def create_story_from_text(
+        self, toml: str, source: str, story: str | None = None
+    ) -> StoryStore:
+        """Like :meth:`create_story`, from the text of an uploaded ``world.toml`` (``source``
+        names it in errors)."""
+        return await self.create_story(parse_world(toml, source), story)
+
+    async def summary(self, story: str) -> StorySummary:
+        """One story as listed: title, world, head of main, branches, turns awaiting approval."""
+        store = self.store(story)
+        info = await store.info()
+        branches = await store.branches()
+        pending = []
+        for name in branches:
+            found = await self.pending_turn(store.on_branch(name))
+            if found is not None:
+                pending.append(PendingSummary(story=story, branch=name, turn=found.turn))
+        return StorySummary(
+            id=story,
+            title=info.title,
+            world=info.world,
+            head=await store.head(),
+            branches=len(branches),
+            created_at=info.created_at,
+            pending=pending,
+        )
+
+    async def summaries(self) -> list[StorySummary]:
+        """Every story on the server, as listed."""
+        return [await self.summary(s) for s in await self.stories()]
+
     async def create_story(
         self, world: str | WorldPack, story: str | None = None, *, origin: str | None = None
     ) -> StoryStore:
@@ -245,10 +362,41 @@ class Fabula:
         snapshot = await self.graph.aget_state(self._config(store, turn))
         return _pending_in(store, turn, snapshot)
 
+    @contextlib.asynccontextmanager
+    async def _turn_lock(
+        self, store: StoryStore, turn: int, doing: str, where: dict[str, Any]
+    ) -> AsyncIterator[None]:
+        """Hold the turn's decision lock (shared by every process) for the body;
+        TurnConflict when another holder keeps it past the lock's wait."""
+        lock = store.decision_lock(turn)
+        try:
+            acquired = await lock.acquire()
+        except LockError:
+            acquired = False
+        if not acquired:
+            raise TurnConflict(
+                f"another {doing} on turn {turn} is still running; try again", **where
+            )
+        try:
+            yield
+        finally:
+            with contextlib.suppress(LockError):
+                await lock.release()
+
     async def run_turn(
-        self, store: StoryStore, *, auto: bool, direction: str | None = None
+        self,
+        store: StoryStore,
+        *,
+        auto: bool,
+        direction: str | None = None,
+        listener: Listener | None = None,
     ) -> TurnOutcome:
-        """Write the branch's next turn; stop at approval unless ``auto``."""
+        """Write the branch's next turn; stop at approval unless ``auto``.
+
+        ``listener`` hears each node finish and the prose as it is written. (A run takes no
+        lock: a run killed midway must not hold up the next; two runs of one turn commit it
+        once, the commit being idempotent.)
+        """
         await store.require()
         turn = await store.head() + 1
         config = self._config(store, turn)
@@ -264,20 +412,53 @@ class Fabula:
             "turn": turn,
             "direction": direction,
         }
+        return await self._drive(start, store, turn, auto=auto, listener=listener)
+
+    async def _drive(
+        self,
+        graph_input: TurnState | Command[Any],
+        store: StoryStore,
+        turn: int,
+        *,
+        auto: bool,
+        listener: Listener | None,
+    ) -> TurnOutcome:
+        """Run the turn's graph from ``graph_input`` until it ends or waits for approval."""
+        config = self._config(store, turn)
+        context = self.context(auto=auto)
         with bound_contextvars(story=store.story, branch=store.branch, turn=turn):
-            result = await self.graph.ainvoke(
-                start,
+            if listener is None:
+                result = await self.graph.ainvoke(
+                    graph_input, config, context=context, durability=DURABILITY
+                )
+                if result.get("__interrupt__"):
+                    return "pending"
+                outcome: TurnOutcome = result.get("outcome", "abandoned")
+                return outcome
+            interrupted = False
+            async for mode, chunk in self.graph.astream(
+                graph_input,
                 config,
-                context=self.context(auto=auto),
+                context=context,
                 durability=DURABILITY,
-            )
-        if result.get("__interrupt__"):
+                stream_mode=["updates", "messages", "custom"],
+            ):
+                interrupted |= await _tell(listener, store, turn, mode, chunk)
+        if interrupted:
             return "pending"
-        outcome: TurnOutcome = result.get("outcome", "abandoned")
-        return outcome
+        final: TurnOutcome = (await self.graph.aget_state(config)).values.get(
+            "outcome", "abandoned"
+        )
+        return final
 
     async def decide(
-        self, store: StoryStore, decision: Decision, *, force: bool = False
+        self,
+        store: StoryStore,
+        decision: Decision,
+        *,
+        force: bool = False,
+        expect: str | None = None,
+        listener: Listener | None = None,
     ) -> TurnOutcome:
         """Resume the pending turn with a human decision (approve, edit or reject).
 
@@ -293,12 +474,16 @@ class Fabula:
         that finds the turn decided meanwhile, or its draft rejected and rewritten, raises
         :class:`TurnConflict` instead of acting on what its maker did not see. An edit's
         text longer than the settings' limit raises :class:`LimitExceeded` before the turn
-        is touched.
+        is touched. ``expect`` is the id of the draft the decision's maker read
+        (:attr:`Pending.id`): another draft, or none, is :class:`TurnConflict` too.
+        ``listener`` hears the turn's graph as :meth:`run_turn`'s does.
         """
         await store.require()
         if decision.action == "edit" and decision.text:
             self.settings.limits.check_text(decision.text, story=store.story, branch=store.branch)
         seen = await self.pending_turn(store)
+        if expect is not None and (seen is None or seen.id != expect):
+            raise await self._decided(store, expect, decision)
         if seen is None:
             raise NotFound(
                 f"story {store.story!r} has no turn awaiting approval on branch {store.branch!r}",
@@ -308,16 +493,7 @@ class Fabula:
         where = {"story": store.story, "branch": store.branch, "turn": seen.turn}
         if force:
             decision = decision.model_copy(update={"force": True})
-        lock = store.decision_lock(seen.turn)
-        try:
-            acquired = await lock.acquire()
-        except LockError:
-            acquired = False
-        if not acquired:
-            raise TurnConflict(
-                f"another decision on turn {seen.turn} is still running; try again", **where
-            )
-        try:
+        async with self._turn_lock(store, seen.turn, "decision", where):
             now = await self.pending_turn(store)
             if now is None or now.turn != seen.turn:
                 head = await store.head()
@@ -333,38 +509,142 @@ class Fabula:
                     f"yours ({decision.action}) changed nothing: review it with `fabula pending`",
                     **where,
                 )
-            with bound_contextvars(**where):
-                result = await self.graph.ainvoke(
-                    Command(resume=decision.model_dump()),
-                    self._config(store, seen.turn),
-                    context=self.context(auto=False),
-                    durability=DURABILITY,
-                )
-        finally:
-            with contextlib.suppress(LockError):
-                await lock.release()
-        if result.get("__interrupt__"):
-            payload = result["__interrupt__"][0].value
-            if decision.action == "edit" and payload.get("edit_error"):
-                raise InvalidInput(
-                    f"the edit could not be read ({payload['edit_error']}); turn {seen.turn} "
-                    "still awaits a decision, as it was",
-                    **where,
-                )
-            if decision.action == "edit" and payload.get("edit_refused"):
-                errors = [Finding.model_validate(f) for f in payload["edit_refused"]]
-                listed = "; ".join(
-                    f"{f.kind}: {f.message}" + (f" ({f.quote!r})" if f.quote else "")
-                    for f in errors
-                )
-                raise EditRefused(
-                    f"the critic found {len(errors)} error(s) in the edit: {listed} — nothing "
-                    "was written; commit it anyway with --force",
-                    **where,
-                )
-            return "pending"
-        outcome: TurnOutcome = result.get("outcome", "abandoned")
-        return outcome
+            outcome = await self._drive(
+                Command(resume=decision.model_dump()),
+                store,
+                seen.turn,
+                auto=False,
+                listener=listener,
+            )
+            if outcome == "pending" and decision.action == "edit":
+                back = await self.pending_turn(store)
+                _raise_if_edit_not_taken(back.payload if back else {}, where)
+            return outcome
+
+    async def _decided(self, store: StoryStore, expect: str, decision: Decision) -> TurnConflict:
+        """The conflict of a decision about draft ``expect``, which no longer waits."""
+        turn_text = expect.partition(".")[0]
+        turn = int(turn_text) if turn_text.isdigit() else None
+        if turn is not None and await store.head() >= turn:
+            what = f"turn {turn} was already committed"
+        else:
+            what = f"turn {turn if turn is not None else '?'} was already decided"
+        return TurnConflict(
+            f"{what} by another decision; yours ({decision.action}) changed nothing",
+            story=store.story,
+            branch=store.branch,
+            turn=turn,
+        )
+
+    async def decide_turn(
+        self,
+        store: StoryStore,
+        decision: Decision,
+        *,
+        force: bool = False,
+        expect: str | None = None,
+        listener: Listener | None = None,
+    ) -> DecisionOut:
+        """:meth:`decide`, answered as a :class:`DecisionOut`."""
+        if decision.action == "edit" and not (decision.text or "").strip():
+            raise InvalidInput("an edit needs the new text", story=store.story)
+        await store.require()
+        pending = await self.pending_turn(store)
+        turn = pending.turn if pending is not None else await store.head() + 1
+        outcome = await self.decide(store, decision, force=force, expect=expect, listener=listener)
+        return DecisionOut(
+            story=store.story,
+            branch=store.branch,
+            turn=turn,
+            action=decision.action,
+            outcome=outcome,
+            head=await store.head(),
+        )
+
+    async def run(
+        self,
+        store: StoryStore,
+        turns: int,
+        *,
+        auto: bool,
+        direction: str | None = None,
+        listener: Listener | None = None,
+        progress: Callable[[int, TurnOutcome], Awaitable[None]] | None = None,
+    ) -> RunOut:
+        """Write up to ``turns`` turns; without ``auto``, stop at the first awaiting approval.
+
+        ``progress(done, outcome)`` is called after each turn.
+        """
+        if turns < 1:
+            raise InvalidInput(f"turns must be at least 1, not {turns}", story=store.story)
+        await store.require()
+        written = 0
+        outcome: TurnOutcome | None = None
+        for _ in range(turns):
+            outcome = await self.run_turn(store, auto=auto, direction=direction, listener=listener)
+            if outcome in ("committed", "duplicate"):
+                written += 1
+            if progress is not None:
+                await progress(written, outcome)
+            if outcome == "pending":
+                break
+        found = await self.pending_turn(store)
+        return RunOut(
+            story=store.story,
+            branch=store.branch,
+            written=written,
+            outcome=outcome,
+            head=await store.head(),
+            pending=None
+            if found is None
+            else PendingSummary(story=store.story, branch=store.branch, turn=found.turn),
+        )
+
+    async def pending_details(self, store: StoryStore) -> PendingTurn:
+        """The pending turn as an approver reads it; raises NotFound when nothing waits."""
+        await store.require()
+        pending = await self.pending_turn(store)
+        if pending is None:
+            raise NotFound(
+                f"story {store.story!r} has no turn awaiting approval on branch {store.branch!r}",
+                story=store.story,
+                branch=store.branch,
+            )
+        payload = pending.payload
+        draft = Draft.model_validate(payload["draft"])
+        findings = [Finding.model_validate(f) for f in payload.get("findings", [])]
+        plan = payload.get("plan")
+        delta = await self._pending_delta(store, pending, draft.text)
+        return PendingTurn(
+            id=pending.id,
+            story=store.story,
+            branch=store.branch,
+            turn=pending.turn,
+            draft=draft.text,
+            revision=draft.revision,
+            sentences=sentences_of(draft.text, findings),
+            findings=findings,
+            changes=await changes_of(store, delta),
+            plan=TurnPlan.model_validate(plan) if plan else None,
+        )
+
+    async def _pending_delta(self, store: StoryStore, pending: Pending, text: str) -> TurnDelta:
+        """The delta approving ``pending`` would commit: the one kept with the draft when the
+        graph keeps it, else built again from the draft (the same, with the offline engine)."""
+        for key in ("turn_delta", "delta"):
+            try:
+                return TurnDelta.model_validate(pending.payload.get(key))
+            except ValueError:
+                continue
+        view = await author_view(store)
+        return enrich(view, await self.roles.builder.build(store, pending.turn, text))
+
+    async def pending_summaries(self) -> list[PendingSummary]:
+        """Every turn awaiting approval, on every branch of every story."""
+        return [
+            PendingSummary(story=p.story, branch=p.branch, turn=p.turn)
+            for p in await self.all_pending()
+        ]
 
     async def all_pending(self) -> list[Pending]:
         """Every turn awaiting approval, on every branch of every story."""
@@ -392,3 +672,50 @@ class Fabula:
                 )
         name = branch or (f"{realise.replace('.', '-')}" if realise else f"fork-{at_turn}")
         return await fork(store, at_turn, name, pursue=realise)
+
+
+def _raise_if_edit_not_taken(payload: dict[str, Any], where: dict[str, Any]) -> None:
+    """After an edit, the turn is back at approval: raise if the edit was not taken (it could
+    not be read, or the critic refused it); the turn then awaits a decision as it was."""
+    if payload.get("edit_error"):
+        raise InvalidInput(
+            f"the edit could not be read ({payload['edit_error']}); turn {where['turn']} "
+            "still awaits a decision, as it was",
+            **where,
+        )
+    if payload.get("edit_refused"):
+        errors = [Finding.model_validate(f) for f in payload["edit_refused"]]
+        listed = "; ".join(
+            f"{f.kind}: {f.message}" + (f" ({f.quote!r})" if f.quote else "") for f in errors
+        )
+        raise EditRefused(
+            f"the critic found {len(errors)} error(s) in the edit: {listed} — nothing "
+            "was written; commit it anyway with --force",
+            **where,
+        )
+
+
+async def _tell(listener: Listener, store: StoryStore, turn: int, mode: str, chunk: Any) -> bool:
+    """Pass one streamed chunk of the turn's graph to ``listener``; True at the interrupt."""
+    interrupted = False
+
+    def event(kind: Literal["step", "draft", "prose"], node: str = "", text: str = "") -> TurnEvent:
+        return TurnEvent(kind, store.story, store.branch, turn, node, text)
+
+    if mode == "updates" and isinstance(chunk, dict):
+        for node, update in chunk.items():
+            if node == "__interrupt__":
+                interrupted = True
+                continue
+            await listener(event("step", node))
+            if node == "write" and isinstance(update, dict) and update.get("draft"):
+                await listener(event("draft", node, str(update["draft"].get("text", ""))))
+    elif mode == "messages":
+        message, meta = chunk
+        if meta.get("langgraph_node") == "write":
+            text = message.content if isinstance(message.content, str) else ""
+            if text:
+                await listener(event("prose", "write", text))
+    elif mode == "custom" and isinstance(chunk, dict) and chunk.get("prose"):
+        await listener(event("prose", "write", str(chunk["prose"])))
+    return interrupted

@@ -19,7 +19,7 @@ from fabula.memory.places import place_of
 from fabula.memory.records import CONTAINER, slug
 from fabula.worlds.pack import WorldPack
 
-__all__ = ["builtin_worlds", "load_world", "setup_delta"]
+__all__ = ["builtin_worlds", "load_world", "parse_world", "setup_delta"]
 
 _BUILTIN = Path(__file__).resolve().parent
 
@@ -58,16 +58,28 @@ def load_world(name_or_path: str | Path) -> WorldPack:
             path=str(path),
         )
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
         raise InvalidWorld(f"{path}: not valid TOML: {exc}", path=str(path)) from None
+    return parse_world(text, str(path))
+
+
+def parse_world(text: str, source: str) -> WorldPack:
+    """Validate a pack given as the text of its ``world.toml``; ``source`` names it in errors.
+
+    Raises :class:`InvalidWorld`, naming ``source`` and the field, when it does not validate.
+    """
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InvalidWorld(f"{source}: not valid TOML: {exc}", path=source) from None
     try:
         pack = WorldPack.model_validate(data)
     except ValidationError as exc:
         field = _field_of(exc)
         message = exc.errors()[0]["msg"]
-        raise InvalidWorld(f"{path}: {field}: {message}", path=str(path), field=field) from None
-    pack._source = str(path)
+        raise InvalidWorld(f"{source}: {field}: {message}", path=source, field=field) from None
+    pack._source = source
     return pack
 
 

@@ -12,25 +12,33 @@ import asyncio
 import json
 import logging
 import sys
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 import redis
 import typer
+from pydantic import BaseModel
 from rich.console import Console
 from rich.text import Text
 from typer.core import TyperGroup
 
-from fabula.agents.factory import make_roles
 from fabula.graph.service import Fabula
 from fabula.memory.errors import FabulaError
-from fabula.memory.jobs import enqueue_consolidation
 from fabula.memory.logs import configure_logging
 from fabula.memory.server import redis_url as configured_redis
 from fabula.memory.settings import Settings
-from fabula.memory.store import StoryStore
 
-__all__ = ["app", "dump", "err", "fail", "out", "redis_url", "run_with_app", "settings"]
+__all__ = [
+    "app",
+    "dump",
+    "err",
+    "fail",
+    "out",
+    "plain",
+    "redis_url",
+    "run_with_app",
+    "settings",
+]
 
 T = TypeVar("T")
 
@@ -100,38 +108,25 @@ def redis_url() -> str:
     return configured_redis(settings())
 
 
-def _consolidator(url: str, mode: str) -> Callable[[StoryStore, int], Awaitable[None]] | None:
-    if mode == "off":
-        return None
-    if mode == "rq":
-
-        async def enqueue(store: StoryStore, turn: int) -> None:
-            enqueue_consolidation(url, store.story, store.branch, turn)
-
-        return enqueue
-    from fabula.memory.hierarchy import consolidate_turn
-
-    async def inline(store: StoryStore, turn: int) -> None:
-        await consolidate_turn(store, turn)
-
-    return inline
-
-
 def run_with_app(coro_fn: Callable[[Fabula], Coroutine[Any, Any, T]]) -> T:
     """Run ``coro_fn`` with a :class:`Fabula` built from the settings (roles, consolidation)."""
 
     async def go() -> T:
-        url = redis_url()
-        s = settings()
-        roles = make_roles(s)
-        async with Fabula(
-            url, s, roles=roles, consolidate=_consolidator(url, s.consolidate)
-        ) as fab:
+        async with Fabula.from_settings(settings()) as fab:
             return await coro_fn(fab)
 
     return asyncio.run(go())
 
 
+def plain(data: Any) -> Any:
+    """``data`` with every response model (:mod:`fabula.graph.responses`) as plain JSON data."""
+    if isinstance(data, BaseModel):
+        return data.model_dump(mode="json")
+    if isinstance(data, list):
+        return [plain(d) for d in data]
+    return data
+
+
 def dump(data: Any) -> None:
-    """Write ``data`` to stdout as indented JSON."""
-    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+    """Write ``data`` (plain data or response models) to stdout as indented JSON."""
+    sys.stdout.write(json.dumps(plain(data), indent=2, default=str) + "\n")

@@ -64,10 +64,10 @@ def pending(as_json: bool = typer.Option(False, "--json")) -> None:
     """List the turns awaiting approval."""
 
     async def go(fab: Fabula) -> None:
-        items = await fab.all_pending()
         if as_json:
-            dump([{"story": p.story, "branch": p.branch, "turn": p.turn} for p in items])
+            dump(await fab.pending_summaries())
             return
+        items = await fab.all_pending()
         if not items:
             out.print("nothing awaits approval")
         for p in items:

@@ -12,15 +12,10 @@ from rich.table import Table
 from rich.text import Text
 
 from fabula.agents.usage import add_usage, cost_of
-from fabula.graph.cli.app import app, dump, out, run_with_app
+from fabula.graph import reading
+from fabula.graph.cli.app import app, dump, out, plain, run_with_app
 from fabula.graph.service import Fabula
 from fabula.memory.errors import InvalidInput
-from fabula.memory.projections import (
-    project_beliefs,
-    project_developments,
-    project_hypotheses,
-    project_world,
-)
 from fabula.memory.settings import Price
 from fabula.memory.store import StoryStore
 from fabula.worlds.loader import load_world
@@ -79,7 +74,8 @@ def show(
 async def view_data(
     fab: Fabula, store: StoryStore, what: ShowWhat, character: str | None, as_of: int | None
 ) -> Any:
-    """One view of ``store``'s branch as JSON-able data (``as_of``: as it stood then).
+    """One view of ``store``'s branch (``as_of``: as it stood then), as the service's
+    response models: the API answers with the same.
 
     Raises :class:`InvalidInput` for an ``as_of`` outside the branch's turns, and
     :class:`NotFound` for a character the story does not have (named by id or name, in any
@@ -94,57 +90,26 @@ async def view_data(
                 story=store.story,
             )
     if what is ShowWhat.world:
-        w = await project_world(store, as_of=as_of)
-        return {
-            "story": store.story,
-            "branch": store.branch,
-            "as_of": as_of,
-            "facts": [
-                s.model_dump(exclude={"span"})
-                for s in sorted(w.states.values(), key=lambda s: (s.subject, s.attribute))
-            ],
-        }
+        return await reading.world(store, as_of)
     if what is ShowWhat.beliefs:
         if not character:
             raise InvalidInput(
                 "show beliefs needs a character, e.g. `fabula show demo beliefs leo`"
             )
-        chain = [(await store.resolve(c, "character")).id for c in character.split(">")]
-        b = await project_beliefs(store, chain, as_of=as_of)
-        return {
-            "story": store.story,
-            "branch": store.branch,
-            "holder": chain,
-            "as_of": as_of,
-            "beliefs": [
-                x.model_dump(exclude={"span"})
-                for x in sorted(b.beliefs.values(), key=lambda x: (x.subject, x.attribute))
-            ],
-        }
+        return await reading.beliefs(store, character.split(">"), as_of)
     if what is ShowWhat.developments:
-        devs = await project_developments(store, as_of=as_of)
-        return [d.model_dump() for d in devs.values()]
+        return (await reading.minds(store, as_of)).developments
     if what is ShowWhat.hypotheses:
-        hyps = await project_hypotheses(store, as_of=as_of)
-        return [h.model_dump() for h in hyps.values()]
+        return (await reading.minds(store, as_of)).hypotheses
     if what is ShowWhat.story:
-        last = as_of if as_of is not None else None
-        texts = await store.turn_texts(1, last)
-        return {
-            "story": store.story,
-            "branch": store.branch,
-            "turns": [{"turn": t.turn, "text": t.text} for t in texts],
-        }
+        return await reading.story_text(store, as_of)
     if what is ShowWhat.usage:
         return usage_data(store, await store.turn_usage(), fab.settings.prices)
     if what is ShowWhat.scenes:
         from fabula.memory.hierarchy import scenes
 
-        return [n.model_dump() for n in await scenes(store)]
-    return [
-        {"branch": b.name, "parent": b.parent, "fork_turn": b.fork_turn, "pursue": b.pursue}
-        for b in (await store.branches()).values()
-    ]
+        return list(await scenes(store))
+    return await reading.branch_list(store)
 
 
 def usage_data(
@@ -180,6 +145,7 @@ def usage_data(
 
 def render(what: ShowWhat, data: Any) -> None:
     """Print a view's data as a table (or text, or JSON)."""
+    data = plain(data)
     if what is ShowWhat.story:
         for t in data["turns"]:
             out.print(Text.assemble((f"{t['turn']:>3}", "dim"), "  ", t["text"]))
@@ -244,24 +210,10 @@ def export(
 
     async def go(fab: Fabula) -> None:
         store = fab.store(story, branch)
-        info = await store.info()
-        texts = await store.turn_texts(1)
         if fmt is ExportFormat.md:
-            sys.stdout.write(f"# {info.title}\n\n")
-            for t in texts:
-                sys.stdout.write(t.text + "\n\n")
+            sys.stdout.write(await reading.markdown(store))
             return
-        dump(
-            {
-                "story": story,
-                "branch": branch,
-                "title": info.title,
-                "turns": [{"turn": t.turn, "text": t.text} for t in texts],
-                "world": await view_data(fab, store, ShowWhat.world, None, None),
-                "developments": await view_data(fab, store, ShowWhat.developments, None, None),
-                "hypotheses": await view_data(fab, store, ShowWhat.hypotheses, None, None),
-            }
-        )
+        dump(await reading.export(store))
 
     run_with_app(go)
 

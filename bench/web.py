@@ -1,0 +1,326 @@
+"""``fabula bench web``: the studio under load, every turn approved over HTTP.
+
+``fabula serve`` runs in its own process (offline roles) on a free local port. Stories are
+created through the API and shared among concurrent clients (each its own HTTP connection
+pool); for every turn a client runs the turn until it waits for approval, loads the story's
+page and its pending page, and approves it (naming the draft it read). Then every story's
+text is read back: a missing turn is *lost*, a turn beyond the expected or an approval
+answered ``duplicate`` is *doubled*; any answer of 4xx/5xx or failed request is an *error*.
+The minds page is loaded at turn 200 of a long story (a synthetic world of five characters,
+written autonomously before the clock starts).
+
+The baseline in the same run is the service itself, in process, with no HTTP and no
+templates: the same reads a page makes, the same decision, the same minds — so the figures
+show what the studio adds on top of the work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import httpx
+
+from fabula.agents.contracts import Decision
+from fabula.bench.common import private_redis_url
+from fabula.bench.loop import synthetic_world
+from fabula.bench.report import percentiles, print_table, write_json
+from fabula.graph import reading
+from fabula.graph.service import Fabula
+from fabula.memory.errors import FabulaError
+from fabula.memory.settings import Settings
+
+__all__ = ["TARGETS", "run", "run_web"]
+
+TARGETS = {"pages_ms_p95": 100.0, "approve_ms_p95": 150.0}
+LONG_TURN = 200
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextlib.contextmanager
+def _studio(redis_url: str) -> Iterator[str]:
+    """``fabula serve`` in its own process; yields its URL once it answers."""
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if k != "FABULA_WEB_TOKEN"}
+    env.update({"FABULA_REDIS_URL": redis_url, "FABULA_MODEL": ""})
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "fabula", "serve", "--port", str(port)],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        url = f"http://127.0.0.1:{port}"
+        try:
+            _wait_for(url, proc, log)
+            yield url
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
+
+
+def _wait_for(url: str, proc: subprocess.Popen[bytes], log: IO[bytes]) -> None:
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            if httpx.get(f"{url}/api/worlds", timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            log.seek(0)
+            raise FabulaError(f"the studio did not start: {log.read()[-500:]!r}")
+        time.sleep(0.2)
+
+
+class _Tally:
+    """Latencies and counts of one run."""
+
+    def __init__(self) -> None:
+        self.pages: list[float] = []
+        self.approve: list[float] = []
+        self.run: list[float] = []
+        self.minds: list[float] = []
+        self.errors = 0
+        self.duplicates = 0
+        self.messages: list[str] = []
+
+    def error(self, what: str) -> None:
+        self.errors += 1
+        if len(self.messages) < 5:
+            self.messages.append(what)
+
+
+async def _timed(
+    client: httpx.AsyncClient, tally: _Tally, into: list[float], method: str, path: str, **kw: Any
+) -> httpx.Response | None:
+    started = time.perf_counter()
+    try:
+        response = await client.request(method, path, **kw)
+    except httpx.HTTPError as exc:
+        tally.error(f"{method} {path}: {exc!r}")
+        return None
+    into.append((time.perf_counter() - started) * 1000)
+    if response.status_code >= 400:
+        tally.error(f"{method} {path}: {response.status_code} {response.text[:200]}")
+        return None
+    return response
+
+
+async def _one_turn(client: httpx.AsyncClient, tally: _Tally, story: str) -> None:
+    ran = await _timed(
+        client, tally, tally.run, "POST", f"/api/stories/{story}/run", json={"turns": 1}
+    )
+    if ran is None or ran.json().get("pending") is None:
+        tally.error(f"{story}: the run did not stop at approval")
+        return
+    await _timed(client, tally, tally.pages, "GET", f"/stories/{story}")
+    page = await _timed(client, tally, tally.pages, "GET", f"/stories/{story}/pending")
+    if page is None:
+        return
+    pending = await client.get(f"/api/stories/{story}/pending")
+    body = {"pending_id": pending.json().get("id")} if pending.status_code == 200 else {}
+    decided = await _timed(
+        client, tally, tally.approve, "POST", f"/api/stories/{story}/approve", json=body
+    )
+    if decided is not None and decided.json().get("outcome") == "duplicate":
+        tally.duplicates += 1
+
+
+async def _client(url: str, tally: _Tally, stories: list[str], turns: int) -> None:
+    async with httpx.AsyncClient(base_url=url, timeout=120) as client:
+        for _ in range(turns):  # the client's stories advance together, turn by turn
+            for story in stories:
+                await _one_turn(client, tally, story)
+
+
+async def _long_story(fab: Fabula, story: str, turns: int) -> None:
+    store = await fab.new_story(synthetic_world(5), story)
+    attempts = 0
+    while await store.head() < turns and attempts < 3 * turns:
+        attempts += 1
+        await fab.run_turn(store, auto=True)
+    if await store.head() < turns:
+        raise FabulaError(f"the long story stopped at turn {await store.head()}")
+
+
+async def _baseline(
+    fab: Fabula, tag: str, stories: int, turns: int, long: str, long_turn: int
+) -> dict[str, Any]:
+    """The same work through the service in process: page reads, decisions, minds."""
+    pages: list[float] = []
+    approve: list[float] = []
+    minds: list[float] = []
+    for i in range(stories):
+        store = await fab.create_story("hollow_book", f"bench-web-{tag}-base-{i}")
+        for _ in range(turns):
+            await fab.run_turn(store, auto=False)
+            started = time.perf_counter()
+            await reading.story_text(store)
+            await fab.pending_details(store)
+            pages.append((time.perf_counter() - started) * 1000)
+            pending = await fab.pending_turn(store)
+            started = time.perf_counter()
+            await fab.decide_turn(
+                store, Decision(action="approve"), expect=pending.id if pending else None
+            )
+            approve.append((time.perf_counter() - started) * 1000)
+    for _ in range(20):
+        started = time.perf_counter()
+        await reading.minds(fab.store(long), long_turn)
+        minds.append((time.perf_counter() - started) * 1000)
+    return {
+        "stories": stories,
+        "turns": turns,
+        "pages_ms": percentiles(pages),
+        "approve_ms": percentiles(approve),
+        "minds_ms": percentiles(minds),
+    }
+
+
+async def run_web(
+    stories: int,
+    turns: int,
+    *,
+    clients: int = 4,
+    redis_url: str | None = None,
+    json_out: str | None = None,
+    quiet: bool = False,
+    long_turn: int = LONG_TURN,
+) -> dict[str, Any]:
+    """Run the benchmark (see the module docstring) and return its JSON.
+
+    ``long_turn`` is the turn of the long story the minds page is loaded at.
+    """
+    tag = secrets.token_hex(3)
+    with private_redis_url(redis_url) as url:
+        async with Fabula(url, Settings(home=Path(tempfile.gettempdir()))) as fab:
+            long = f"bench-web-{tag}-long"
+            await _long_story(fab, long, long_turn)
+            with _studio(url) as base:
+                tally = _Tally()
+                async with httpx.AsyncClient(base_url=base, timeout=120) as client:
+                    ids = []
+                    for i in range(stories):
+                        r = await client.post(
+                            "/api/stories",
+                            json={"world": "hollow_book", "id": f"bench-web-{tag}-{i}"},
+                        )
+                        if r.status_code != 201:
+                            raise FabulaError(f"could not create a story: {r.text}")
+                        ids.append(r.json()["id"])
+                    openings = {
+                        s: (await client.get(f"/api/stories/{s}")).json()["head"] for s in ids
+                    }
+                started = time.perf_counter()
+                await asyncio.gather(
+                    *[_client(base, tally, ids[c::clients], turns) for c in range(clients)]
+                )
+                seconds = time.perf_counter() - started
+                async with httpx.AsyncClient(base_url=base, timeout=120) as client:
+                    for _ in range(20):
+                        await _timed(
+                            client,
+                            tally,
+                            tally.minds,
+                            "GET",
+                            f"/stories/{long}/minds",
+                            params={"as_of": long_turn},
+                        )
+                    lost = doubled = 0
+                    for s in ids:
+                        text = (await client.get(f"/api/stories/{s}/text")).json()
+                        numbers = [t["turn"] for t in text["turns"]]
+                        expected = openings[s] + turns
+                        if numbers != list(range(1, len(numbers) + 1)):
+                            tally.error(f"{s}: turn numbers {numbers} have gaps")
+                        lost += max(0, expected - text["head"])
+                        doubled += max(0, text["head"] - expected)
+            baseline = await _baseline(
+                fab, tag, min(clients, stories), min(turns, 5), long, long_turn
+            )
+            for s in [*ids, long]:
+                await fab.delete_story(s)
+            for i in range(min(clients, stories)):
+                await fab.delete_story(f"bench-web-{tag}-base-{i}")
+    result = {
+        "benchmark": "web",
+        "stories": stories,
+        "turns": turns,
+        "clients": clients,
+        "minds_at_turn": long_turn,
+        "errors": tally.errors,
+        "lost": lost,
+        "doubled": doubled + tally.duplicates,
+        "pages_ms": percentiles(tally.pages),
+        "approve_ms": percentiles(tally.approve),
+        "minds_ms": percentiles(tally.minds),
+        "run_ms": percentiles(tally.run),
+        "seconds": round(seconds, 2),
+        "approvals_per_second": round(len(tally.approve) / seconds, 2) if seconds else 0.0,
+        "targets": TARGETS,
+        "met": {
+            "pages_ms_p95": percentiles(tally.pages)["p95"] <= TARGETS["pages_ms_p95"],
+            "approve_ms_p95": percentiles(tally.approve)["p95"] <= TARGETS["approve_ms_p95"],
+        },
+        "error_samples": tally.messages,
+        "baselines": {"service_in_process": baseline},
+    }
+    if not quiet:
+        _print(result)
+    write_json(json_out, result)
+    return result
+
+
+def _print(result: dict[str, Any]) -> None:
+    base = result["baselines"]["service_in_process"]
+
+    def pair(p: dict[str, float]) -> str:
+        return f"{p['p50']}/{p['p95']}"
+
+    print_table(
+        f"fabula bench web: {result['stories']} stories × {result['turns']} turns, "
+        f"{result['clients']} clients; errors {result['errors']}, lost {result['lost']}, "
+        f"doubled {result['doubled']}",
+        ["measure", "studio over HTTP p50/p95 ms", "service in process p50/p95 ms", "target"],
+        [
+            ["page loads", pair(result["pages_ms"]), pair(base["pages_ms"]), "p95 ≤ 100"],
+            ["approvals", pair(result["approve_ms"]), pair(base["approve_ms"]), "p95 ≤ 150"],
+            [
+                f"minds at turn {result['minds_at_turn']}",
+                pair(result["minds_ms"]),
+                pair(base["minds_ms"]),
+                "-",
+            ],
+            ["run to approval", pair(result["run_ms"]), "-", "-"],
+        ],
+    )
+
+
+def run(
+    stories: int, turns: int, clients: int, redis_url: str | None, json_out: str | None
+) -> dict[str, Any]:
+    """The command line's entry: ``fabula bench web``."""
+    return asyncio.run(
+        run_web(stories, turns, clients=clients, redis_url=redis_url, json_out=json_out)
+    )

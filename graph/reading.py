@@ -1,0 +1,288 @@
+"""The read side of the service: a branch's text, its views of memory, who knows what.
+
+Each function takes a :class:`~fabula.memory.store.StoryStore` (one branch of one story),
+checks that the story and branch exist, and answers with a model of
+:mod:`fabula.graph.responses`. ``as_of`` must name a turn of the branch (``0..head``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+from fabula.graph.responses import (
+    BeliefOut,
+    BeliefsOut,
+    BranchOut,
+    CellStatus,
+    EvidenceOut,
+    ExportOut,
+    FactOut,
+    GridCell,
+    GridRow,
+    MindOut,
+    MindsOut,
+    StoryText,
+    TurnOut,
+    WorldOut,
+)
+from fabula.memory.errors import InvalidInput, NotFound
+from fabula.memory.projections import (
+    all_beliefs_as_of,
+    project_beliefs,
+    project_developments,
+    project_hypotheses,
+    project_world,
+)
+from fabula.memory.records import Belief, State
+from fabula.memory.store import StoryStore
+
+__all__ = [
+    "beliefs",
+    "branch_list",
+    "check_as_of",
+    "evidence",
+    "export",
+    "markdown",
+    "minds",
+    "story_text",
+    "world",
+]
+
+_EVENT_ID = re.compile(r"^e\d{1,9}\.\d{1,9}$")
+
+
+async def check_as_of(store: StoryStore, as_of: int | None) -> int | None:
+    """``as_of`` if it names a turn of the branch; raises :class:`InvalidInput` otherwise."""
+    if as_of is None:
+        return None
+    head = await store.head()
+    if not 0 <= as_of <= head:
+        raise InvalidInput(
+            f"as_of {as_of} is not a turn of branch {store.branch!r} (turns 0..{head})",
+            story=store.story,
+            branch=store.branch,
+        )
+    return as_of
+
+
+async def story_text(store: StoryStore, as_of: int | None = None) -> StoryText:
+    """The accepted passages of turns 1..``as_of`` (all when ``as_of`` is None)."""
+    info = await store.info()
+    last = await check_as_of(store, as_of)
+    texts = await store.turn_texts(1, last)
+    return StoryText(
+        story=store.story,
+        branch=store.branch,
+        title=info.title,
+        head=await store.head(),
+        turns=[TurnOut(turn=t.turn, text=t.text) for t in texts],
+    )
+
+
+async def world(store: StoryStore, as_of: int | None = None) -> WorldOut:
+    """W, sorted by subject and attribute."""
+    await store.require()
+    w = await project_world(store, as_of=await check_as_of(store, as_of))
+    facts = sorted(w.states.values(), key=lambda s: (s.subject, s.attribute))
+    return WorldOut(
+        story=store.story, branch=store.branch, as_of=as_of, facts=[FactOut.of(s) for s in facts]
+    )
+
+
+async def beliefs(store: StoryStore, holder: list[str], as_of: int | None = None) -> BeliefsOut:
+    """B[holder] (a chain of characters, each by id or name in any case), sorted by subject
+    and attribute. Raises :class:`NotFound` naming the story's characters for an unknown one."""
+    await store.require()
+    if not holder or not all(holder):
+        raise InvalidInput("beliefs need a character, or a chain such as mara>leo")
+    holder = [(await store.resolve(c, "character")).id for c in holder]
+    b = await project_beliefs(store, holder, as_of=await check_as_of(store, as_of))
+    found = sorted(b.beliefs.values(), key=lambda x: (x.subject, x.attribute))
+    return BeliefsOut(
+        story=store.story,
+        branch=store.branch,
+        holder=list(holder),
+        as_of=as_of,
+        beliefs=[BeliefOut.of(x) for x in found],
+    )
+
+
+async def branch_list(store: StoryStore) -> list[BranchOut]:
+    """Every branch of the story, main first, each with its parent, fork turn and head."""
+    await store.require()
+    return [
+        BranchOut(
+            story=store.story,
+            branch=b.name,
+            parent=b.parent,
+            fork_turn=b.fork_turn,
+            pursue=b.pursue,
+            head=await store.on_branch(b.name).head(),
+        )
+        for b in (await store.branches()).values()
+    ]
+
+
+def _order(b: Belief) -> tuple[str, str]:
+    return (b.subject, b.attribute)
+
+
+def _status(world_state: State | None, belief: Belief | None) -> CellStatus:
+    if belief is None:
+        return "unknown"
+    truth = world_state.value if world_state is not None and world_state.polarity else None
+    if belief.polarity:
+        return "true" if belief.value == truth else "false"
+    return "false" if belief.value == truth else "negative"
+
+
+async def minds(store: StoryStore, as_of: int | None = None) -> MindsOut:
+    """Everything an approver looks into at turn ``as_of`` (default: the branch's head)."""
+    await store.require()
+    head = await store.head()
+    turn = head if as_of is None else await check_as_of(store, as_of)
+    assert turn is not None
+    entities = await store.entities(as_of=turn)
+    names = {e.id: e.name for e in entities.values()}
+    characters = sorted(e.id for e in entities.values() if e.kind == "character")
+    w = await project_world(store, as_of=turn)
+    by_chain: dict[str, dict[tuple[str, ...], list[Belief]]] = {}
+    for c in characters:
+        chains: dict[tuple[str, ...], list[Belief]] = defaultdict(list)
+        for b in await all_beliefs_as_of(store, c, turn):
+            chains[b.holder].append(b)
+        by_chain[c] = chains
+    mind_list = []
+    for c in characters:
+        own = sorted(by_chain[c].get((c,), []), key=_order)
+        nested = [
+            BeliefsOut(
+                story=store.story,
+                branch=store.branch,
+                holder=list(chain),
+                as_of=turn,
+                beliefs=[BeliefOut.of(b) for b in sorted(found, key=_order)],
+            )
+            for chain, found in sorted(by_chain[c].items())
+            if len(chain) > 1
+        ]
+        mind_list.append(
+            MindOut(
+                character=c,
+                name=names.get(c, c),
+                beliefs=[BeliefOut.of(b) for b in own],
+                nested=nested,
+            )
+        )
+    grid = []
+    for state in sorted(w.states.values(), key=lambda s: (s.subject, s.attribute)):
+        cells = []
+        for c in characters:
+            held = {b.slot: b for b in by_chain[c].get((c,), [])}.get(state.slot)
+            cells.append(
+                GridCell(
+                    character=c,
+                    status=_status(state, held),
+                    value=held.value if held else None,
+                    polarity=held.polarity if held else True,
+                    mode=held.mode if held else None,
+                    speaker=held.speaker if held else None,
+                    event=held.event if held else None,
+                    belief=held.id if held else None,
+                )
+            )
+        grid.append(
+            GridRow(
+                subject=state.subject,
+                attribute=state.attribute,
+                world=state.value if state.polarity else None,
+                cells=cells,
+            )
+        )
+    texts = await store.turn_texts(turn, turn) if turn >= 1 else []
+    facts = sorted(w.states.values(), key=lambda s: (s.subject, s.attribute))
+    return MindsOut(
+        story=store.story,
+        branch=store.branch,
+        as_of=turn,
+        head=head,
+        text=texts[0].text if texts else None,
+        names=names,
+        world=WorldOut(
+            story=store.story,
+            branch=store.branch,
+            as_of=turn,
+            facts=[FactOut.of(s) for s in facts],
+        ),
+        minds=mind_list,
+        grid=grid,
+        developments=list((await project_developments(store, as_of=turn)).values()),
+        hypotheses=list((await project_hypotheses(store, as_of=turn)).values()),
+    )
+
+
+async def evidence(
+    store: StoryStore,
+    event_id: str,
+    *,
+    holder: list[str] | None = None,
+    subject: str | None = None,
+    attribute: str | None = None,
+    as_of: int | None = None,
+) -> EvidenceOut:
+    """The event ``event_id`` and its passage; with ``holder``/``subject``/``attribute``, the
+    belief it gave that holder, and the span the belief was read from."""
+    await store.require()
+    if not _EVENT_ID.match(event_id):
+        raise InvalidInput(f"{event_id!r} is not an event id (e<turn>.<n>)", story=store.story)
+    found = await store.events([event_id])
+    if not found:
+        raise NotFound(
+            f"story {store.story!r} has no event {event_id!r} on branch {store.branch!r}",
+            story=store.story,
+            branch=store.branch,
+        )
+    event = found[0]
+    belief = None
+    if holder and subject and attribute:
+        view = await project_beliefs(store, holder, as_of=await check_as_of(store, as_of))
+        belief = view.get(subject, attribute)
+        if belief is not None and belief.event != event_id:
+            belief = None
+    span = belief.span if belief is not None and belief.span is not None else event.span
+    texts = await store.turn_texts(span.turn, span.turn)
+    if span.turn == 0 or not texts:
+        text = span.quote
+        start, end = 0, len(span.quote)
+    else:
+        text, start, end = texts[0].text, span.start, span.end
+    return EvidenceOut(
+        story=store.story,
+        branch=store.branch,
+        event=event,
+        text=text,
+        start=start,
+        end=end,
+        belief=BeliefOut.of(belief) if belief is not None else None,
+    )
+
+
+async def export(store: StoryStore) -> ExportOut:
+    """The branch's text with W, D and H as they are now."""
+    text = await story_text(store)
+    return ExportOut(
+        story=store.story,
+        branch=store.branch,
+        title=text.title,
+        turns=text.turns,
+        world=await world(store),
+        developments=list((await project_developments(store)).values()),
+        hypotheses=list((await project_hypotheses(store)).values()),
+    )
+
+
+async def markdown(store: StoryStore) -> str:
+    """The branch's text as markdown: the title, then one paragraph per turn."""
+    text = await story_text(store)
+    return f"# {text.title}\n\n" + "".join(t.text + "\n\n" for t in text.turns)

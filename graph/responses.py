@@ -1,0 +1,327 @@
+"""The shapes the service answers with: one set of models for the CLI's ``--json`` and the API.
+
+Every read or decision the command line prints with ``--json`` and the web studio serves
+under ``/api/`` is one of these models, so the two cannot drift apart; FastAPI publishes
+them in the OpenAPI schema. Records of memory (developments, hypotheses, findings, plans)
+appear as they are; states and beliefs drop their source span (one lookup away through
+:class:`EvidenceOut`).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from fabula.agents.contracts import Finding, TurnPlan
+from fabula.memory.records import (
+    AcquisitionMode,
+    Attitude,
+    Belief,
+    Development,
+    Event,
+    Hypothesis,
+    State,
+)
+
+__all__ = [
+    "BeliefOut",
+    "BeliefsOut",
+    "BranchOut",
+    "CellStatus",
+    "Change",
+    "ChangeKind",
+    "ChangesOut",
+    "DecisionOut",
+    "EvidenceOut",
+    "ExportOut",
+    "FactOut",
+    "GridCell",
+    "GridRow",
+    "MindOut",
+    "MindsOut",
+    "Outcome",
+    "PendingSummary",
+    "PendingTurn",
+    "RunOut",
+    "SentenceOut",
+    "StorySummary",
+    "StoryText",
+    "TurnOut",
+    "WorldInfo",
+    "WorldOut",
+]
+
+Outcome = Literal["committed", "duplicate", "pending", "abandoned"]
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class TurnOut(_Out):
+    """One accepted passage."""
+
+    turn: int
+    text: str
+
+
+class StoryText(_Out):
+    """The text of a branch, turn by turn (turns 1..as_of, or all)."""
+
+    story: str
+    branch: str
+    title: str
+    head: int
+    turns: list[TurnOut]
+
+
+class WorldInfo(_Out):
+    """A world pack one can start a story from."""
+
+    id: str
+    title: str
+    premise: str
+
+
+class PendingSummary(_Out):
+    """Which turn of which branch waits for a decision."""
+
+    story: str
+    branch: str
+    turn: int
+
+
+class StorySummary(_Out):
+    """A story as listed: its world, how far its main branch is, what waits for approval."""
+
+    id: str
+    title: str
+    world: str
+    head: int
+    branches: int
+    created_at: float | None = None
+    pending: list[PendingSummary] = []
+
+
+class FactOut(_Out):
+    """A world state (W) with its validity in story time."""
+
+    id: str
+    subject: str
+    attribute: str
+    value: str
+    polarity: bool = True
+    valid_from: int
+    valid_to: int | None = None
+    event: str | None = None
+
+    @classmethod
+    def of(cls, state: State) -> FactOut:
+        return cls.model_validate(state.model_dump(exclude={"span"}))
+
+
+class WorldOut(_Out):
+    """W on a branch, now (``as_of`` null) or as of a turn."""
+
+    story: str
+    branch: str
+    as_of: int | None
+    facts: list[FactOut]
+
+
+class BeliefOut(_Out):
+    """One belief of a holder chain, with how it was acquired."""
+
+    id: str
+    holder: list[str]
+    subject: str
+    attribute: str
+    value: str
+    polarity: bool = True
+    attitude: Attitude = "believes"
+    mode: AcquisitionMode
+    event: str
+    speaker: str | None = None
+    valid_from: int
+    valid_to: int | None = None
+
+    @classmethod
+    def of(cls, belief: Belief) -> BeliefOut:
+        return cls.model_validate(belief.model_dump(exclude={"span"}))
+
+
+class BeliefsOut(_Out):
+    """B[holder] on a branch; ``holder`` is a chain (``["mara", "leo"]``: Mara thinks Leo...)."""
+
+    story: str
+    branch: str
+    holder: list[str]
+    as_of: int | None
+    beliefs: list[BeliefOut]
+
+
+class BranchOut(_Out):
+    """A branch: where it forked from (main has no parent), how far it is, what it pursues."""
+
+    story: str
+    branch: str
+    parent: str | None = None
+    fork_turn: int | None = None
+    pursue: str | None = None
+    head: int
+
+
+ChangeKind = Literal["added", "changed", "closed"]
+
+
+class Change(_Out):
+    """One slot a pending turn would change: from ``before`` to ``after`` (names, for people).
+
+    ``added``: nothing was held about the slot; ``changed``: another value replaces the
+    current one; ``closed``: the current value stops holding and nothing positive replaces it.
+    """
+
+    kind: ChangeKind
+    holder: list[str] = []  # the holder chain's names; empty for the world
+    subject: str
+    attribute: str
+    before: str | None = None
+    after: str | None = None
+    mode: AcquisitionMode | None = None
+
+
+class ChangesOut(_Out):
+    """What committing a pending turn would do to memory."""
+
+    events: list[str] = []
+    world: list[Change] = []
+    beliefs: list[Change] = []
+    developments: list[str] = []
+    hypotheses: list[str] = []
+
+
+class SentenceOut(_Out):
+    """One sentence of a draft with the critic's findings about it."""
+
+    text: str
+    findings: list[Finding] = []
+
+
+class PendingTurn(_Out):
+    """A turn waiting for a decision: the draft, the critic's findings, what would change.
+
+    ``id`` names this pending draft; a decision that carries another ``id`` is refused as
+    already decided (someone decided the draft it was about).
+    """
+
+    id: str
+    story: str
+    branch: str
+    turn: int
+    draft: str
+    revision: int = 0
+    sentences: list[SentenceOut]
+    findings: list[Finding]
+    changes: ChangesOut
+    plan: TurnPlan | None = None
+
+
+class DecisionOut(_Out):
+    """The result of approving, editing or rejecting a pending turn."""
+
+    story: str
+    branch: str
+    turn: int
+    action: Literal["approve", "edit", "reject"]
+    outcome: Outcome
+    head: int
+
+
+class RunOut(_Out):
+    """The result of writing turns: how many were committed, and what waits, if anything."""
+
+    story: str
+    branch: str
+    written: int
+    outcome: Outcome | None = None
+    head: int
+    pending: PendingSummary | None = None
+
+
+CellStatus = Literal["true", "false", "unknown", "negative"]
+
+
+class GridCell(_Out):
+    """What one character holds about one fact, compared with the world.
+
+    ``true``: believes the world's value; ``false``: believes something the world contradicts;
+    ``negative``: knows only what the value is not (and is right); ``unknown``: holds nothing.
+    """
+
+    character: str
+    status: CellStatus
+    value: str | None = None
+    polarity: bool = True
+    mode: AcquisitionMode | None = None
+    speaker: str | None = None
+    event: str | None = None
+    belief: str | None = None
+
+
+class GridRow(_Out):
+    """One fact of the world (a slot) with every character's cell."""
+
+    subject: str
+    attribute: str
+    world: str | None
+    cells: list[GridCell]
+
+
+class MindOut(_Out):
+    """One character's mind: its beliefs and the nested chains rooted at it."""
+
+    character: str
+    name: str
+    beliefs: list[BeliefOut]
+    nested: list[BeliefsOut]
+
+
+class MindsOut(_Out):
+    """W, every B[c] (nested too), D and H as of one turn, and who knows what."""
+
+    story: str
+    branch: str
+    as_of: int
+    head: int
+    text: str | None  # the passage of turn ``as_of``
+    names: dict[str, str]
+    world: WorldOut
+    minds: list[MindOut]
+    grid: list[GridRow]
+    developments: list[Development]
+    hypotheses: list[Hypothesis]
+
+
+class EvidenceOut(_Out):
+    """How something was learned: the event, and the passage with the exact span marked."""
+
+    story: str
+    branch: str
+    event: Event
+    text: str
+    start: int
+    end: int
+    belief: BeliefOut | None = None
+
+
+class ExportOut(_Out):
+    """A branch's text with its world, developments and hypotheses now."""
+
+    story: str
+    branch: str
+    title: str
+    turns: list[TurnOut]
+    world: WorldOut
+    developments: list[Development]
+    hypotheses: list[Hypothesis]

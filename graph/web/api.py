@@ -1,0 +1,327 @@
+"""The JSON API under ``/api/``: every action of the studio's pages, for programs.
+
+Each route calls the service (:class:`~fabula.graph.service.Fabula` and
+:mod:`fabula.graph.reading`) and answers with a model of :mod:`fabula.graph.responses`,
+the same the command line prints with ``--json``. State changes are POSTs with a JSON body
+(or, for an upload, the ``X-CSRF-Token`` header). ``branch`` defaults to ``main`` and
+``as_of`` to now.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Depends, File, Form, Query, Request, UploadFile
+from fastapi.responses import PlainTextResponse, Response
+from pydantic import BaseModel, Field
+from sse_starlette.sse import EventSourceResponse
+
+from fabula.agents.contracts import Decision
+from fabula.graph import reading
+from fabula.graph.responses import (
+    BeliefsOut,
+    BranchOut,
+    DecisionOut,
+    EvidenceOut,
+    ExportOut,
+    MindsOut,
+    PendingSummary,
+    PendingTurn,
+    RunOut,
+    StorySummary,
+    StoryText,
+    WorldInfo,
+    WorldOut,
+)
+from fabula.graph.service import Fabula, world_infos
+from fabula.graph.web.live import EventHub, Runs, RunStatus, story_events
+from fabula.memory.errors import InvalidInput, NotFound
+from fabula.memory.records import Development, Hypothesis
+from fabula.memory.store import StoryStore
+from fabula.worlds.loader import builtin_worlds
+
+__all__ = ["MAX_PACK_BYTES", "router"]
+
+router = APIRouter(prefix="/api", tags=["api"])
+MAX_PACK_BYTES = 256 * 1024
+
+Branch = Annotated[str, Query(description="The branch (default main).")]
+AsOf = Annotated[int | None, Query(ge=0, description="The view as of this turn.")]
+
+
+def get_fab(request: Request) -> Fabula:
+    fab: Fabula = request.app.state.fab
+    return fab
+
+
+Fab = Annotated[Fabula, Depends(get_fab)]
+
+
+def _store(fab: Fabula, story: str, branch: str = "main") -> StoryStore:
+    return fab.store(story, branch)
+
+
+class CreateStory(BaseModel):
+    """A story from a shipped world pack."""
+
+    world: str = Field(description="A shipped world's id (see GET /api/worlds).")
+    id: str | None = Field(None, description="The story's id (default: the world's id).")
+
+
+class RunRequest(BaseModel):
+    """Write turns on a branch."""
+
+    branch: str = "main"
+    turns: int = Field(1, ge=1, le=1000)
+    auto: bool = Field(False, description="Approve every turn without asking.")
+    direction: str | None = Field(None, max_length=2000, description="A note for the planner.")
+    wait: bool = Field(True, description="Answer when done; false: start and answer at once.")
+
+
+class DecisionRequest(BaseModel):
+    """Approve the pending turn; ``pending_id`` (from GET pending) guards against a draft
+    decided meanwhile by someone else."""
+
+    branch: str = "main"
+    pending_id: str | None = None
+
+
+class EditRequest(DecisionRequest):
+    """Replace the draft: the text is read and checked, then awaits approval again."""
+
+    text: str = Field(min_length=1, description="The text to put in place of the draft.")
+    now: bool = Field(False, description="Commit it once read, if the critic finds no error.")
+    force: bool = Field(False, description="Commit it at once, whatever the critic finds.")
+
+
+class RejectRequest(DecisionRequest):
+    note: str = Field("", max_length=2000, description="Why: the planner reads it.")
+
+
+class ForkRequest(BaseModel):
+    branch: str = Field("main", description="The branch to fork from.")
+    at: int = Field(ge=0, description="The turn to fork at.")
+    name: str | None = Field(None, description="The new branch's name.")
+    realise: str | None = Field(None, description="An open hypothesis the branch pursues.")
+
+
+def builtin_pack(world: str) -> str:
+    """``world`` if it names a shipped pack (a path is never read from a request)."""
+    if world not in builtin_worlds():
+        raise NotFound(
+            f"no world pack {world!r} (built-in: {', '.join(builtin_worlds())}; upload any other)",
+        )
+    return world
+
+
+@router.get("/worlds", response_model=list[WorldInfo])
+async def worlds() -> list[WorldInfo]:
+    """The world packs shipped with Fabula."""
+    return world_infos()
+
+
+@router.get("/stories", response_model=list[StorySummary])
+async def stories(fab: Fab) -> list[StorySummary]:
+    """Every story, with its head and what waits for approval."""
+    return await fab.summaries()
+
+
+@router.post("/stories", response_model=StorySummary, status_code=201)
+async def create_story(fab: Fab, body: CreateStory) -> StorySummary:
+    """Create a story from a shipped world and commit its scripted opening."""
+    store = await fab.create_story(builtin_pack(body.world), body.id or None)
+    return await fab.summary(store.story)
+
+
+async def read_pack(pack: UploadFile) -> str:
+    """The text of an uploaded ``world.toml`` (UTF-8, at most 256 KiB)."""
+    data = await pack.read(MAX_PACK_BYTES + 1)
+    if len(data) > MAX_PACK_BYTES:
+        raise InvalidInput(f"a world pack is at most {MAX_PACK_BYTES // 1024} KiB")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInput(f"{pack.filename or 'the pack'} is not UTF-8 text") from None
+
+
+@router.post("/stories/upload", response_model=StorySummary, status_code=201)
+async def upload_story(
+    fab: Fab,
+    pack: Annotated[UploadFile, File(description="A world.toml.")],
+    id: Annotated[str | None, Form()] = None,
+) -> StorySummary:
+    """Create a story from an uploaded pack, validated with the command line's errors."""
+    text = await read_pack(pack)
+    store = await fab.create_story_from_text(text, pack.filename or "world.toml", id or None)
+    return await fab.summary(store.story)
+
+
+@router.get("/stories/{story}", response_model=StorySummary)
+async def story_summary(fab: Fab, story: str) -> StorySummary:
+    return await fab.summary(story)
+
+
+@router.post("/stories/{story}/delete")
+async def delete_story(fab: Fab, story: str) -> dict[str, str]:
+    """Delete a story, its branches, its minds and their Redis users."""
+    await _store(fab, story).require()
+    await fab.delete_story(story)
+    return {"deleted": story}
+
+
+@router.get("/stories/{story}/text", response_model=StoryText)
+async def story_text(
+    fab: Fab, story: str, branch: Branch = "main", as_of: AsOf = None
+) -> StoryText:
+    return await reading.story_text(_store(fab, story, branch), as_of)
+
+
+@router.get("/stories/{story}/branches", response_model=list[BranchOut])
+async def branches(fab: Fab, story: str) -> list[BranchOut]:
+    return await reading.branch_list(_store(fab, story))
+
+
+@router.get("/stories/{story}/world", response_model=WorldOut)
+async def world(fab: Fab, story: str, branch: Branch = "main", as_of: AsOf = None) -> WorldOut:
+    return await reading.world(_store(fab, story, branch), as_of)
+
+
+@router.get("/stories/{story}/beliefs/{holder}", response_model=BeliefsOut)
+async def beliefs(
+    fab: Fab, story: str, holder: str, branch: Branch = "main", as_of: AsOf = None
+) -> BeliefsOut:
+    """B[holder]; ``holder`` is a character or a chain such as ``mara>leo``."""
+    return await reading.beliefs(_store(fab, story, branch), holder.split(">"), as_of)
+
+
+@router.get("/stories/{story}/developments", response_model=list[Development])
+async def developments(
+    fab: Fab, story: str, branch: Branch = "main", as_of: AsOf = None
+) -> list[Development]:
+    return (await reading.minds(_store(fab, story, branch), as_of)).developments
+
+
+@router.get("/stories/{story}/hypotheses", response_model=list[Hypothesis])
+async def hypotheses(
+    fab: Fab, story: str, branch: Branch = "main", as_of: AsOf = None
+) -> list[Hypothesis]:
+    return (await reading.minds(_store(fab, story, branch), as_of)).hypotheses
+
+
+@router.get("/stories/{story}/minds", response_model=MindsOut)
+async def minds(fab: Fab, story: str, branch: Branch = "main", as_of: AsOf = None) -> MindsOut:
+    """W, every B[c] with nested beliefs, D, H and the who-knows-what grid at a turn."""
+    return await reading.minds(_store(fab, story, branch), as_of)
+
+
+@router.get("/stories/{story}/evidence/{event}", response_model=EvidenceOut)
+async def evidence(
+    fab: Fab,
+    story: str,
+    event: str,
+    branch: Branch = "main",
+    holder: str | None = None,
+    subject: str | None = None,
+    attribute: str | None = None,
+    as_of: AsOf = None,
+) -> EvidenceOut:
+    """An event and its passage; with a holder and a slot, the belief it gave and its span."""
+    return await reading.evidence(
+        _store(fab, story, branch),
+        event,
+        holder=holder.split(">") if holder else None,
+        subject=subject,
+        attribute=attribute,
+        as_of=as_of,
+    )
+
+
+@router.get("/pending", response_model=list[PendingSummary])
+async def all_pending(fab: Fab) -> list[PendingSummary]:
+    """Every turn awaiting approval (the shape of `fabula pending --json`)."""
+    return await fab.pending_summaries()
+
+
+@router.get("/stories/{story}/pending", response_model=PendingTurn)
+async def pending(fab: Fab, story: str, branch: Branch = "main") -> PendingTurn:
+    """The pending turn: draft, findings by sentence, what committing it would change."""
+    return await fab.pending_details(_store(fab, story, branch))
+
+
+@router.post("/stories/{story}/run", response_model=RunOut | RunStatus)
+async def run(request: Request, fab: Fab, story: str, body: RunRequest) -> RunOut | RunStatus:
+    """Write turns; without ``auto``, stop at the first awaiting approval."""
+    store = _store(fab, story, body.branch)
+    await store.require()
+    if not body.wait:
+        runs: Runs = request.app.state.runs
+        return runs.start(store, body.turns, auto=body.auto, direction=body.direction)
+    return await fab.run(store, body.turns, auto=body.auto, direction=body.direction)
+
+
+async def _decide(
+    fab: Fabula, story: str, body: DecisionRequest, decision: Decision, force: bool = False
+) -> DecisionOut:
+    store = _store(fab, story, body.branch)
+    return await fab.decide_turn(store, decision, force=force, expect=body.pending_id)
+
+
+@router.post("/stories/{story}/approve", response_model=DecisionOut)
+async def approve(fab: Fab, story: str, body: DecisionRequest) -> DecisionOut:
+    """Commit the pending turn (409 when it was decided meanwhile)."""
+    return await _decide(fab, story, body, Decision(action="approve"))
+
+
+@router.post("/stories/{story}/edit", response_model=DecisionOut)
+async def edit(fab: Fab, story: str, body: EditRequest) -> DecisionOut:
+    """Put ``text`` in place of the pending draft: it is read and checked by the critic, then
+    awaits approval again (``outcome`` "pending"), or is committed with ``now``. The critic's
+    errors refuse it (422, the turn as it was), unless ``force``."""
+    decision = Decision(action="edit", text=body.text.strip(), now=body.now)
+    return await _decide(fab, story, body, decision, force=body.force)
+
+
+@router.post("/stories/{story}/reject", response_model=DecisionOut)
+async def reject(fab: Fab, story: str, body: RejectRequest) -> DecisionOut:
+    """Commit nothing; the turn is planned again with the note."""
+    return await _decide(fab, story, body, Decision(action="reject", note=body.note))
+
+
+@router.post("/stories/{story}/fork", response_model=BranchOut, status_code=201)
+async def fork(fab: Fab, story: str, body: ForkRequest) -> BranchOut:
+    """Start a branch at a turn, optionally pursuing an open hypothesis."""
+    child = await fab.fork(_store(fab, story, body.branch), body.at, body.name, body.realise)
+    found = [b for b in await reading.branch_list(child) if b.branch == child.branch]
+    return found[0]
+
+
+@router.get("/stories/{story}/export", response_model=ExportOut)
+async def export(
+    fab: Fab, story: str, branch: Branch = "main", format: Literal["json", "md"] = "json"
+) -> Response | ExportOut:
+    """The branch's text (markdown) or its text with W, D and H (JSON)."""
+    store = _store(fab, story, branch)
+    if format == "md":
+        return PlainTextResponse(
+            await reading.markdown(store),
+            media_type="text/markdown; charset=utf-8",
+            headers={"content-disposition": f'attachment; filename="{story}-{branch}.md"'},
+        )
+    return await reading.export(store)
+
+
+@router.get("/stories/{story}/run", response_model=RunStatus | None)
+async def run_status(request: Request, story: str, branch: Branch = "main") -> RunStatus | None:
+    """The latest run this studio started on the branch, if any."""
+    runs: Runs = request.app.state.runs
+    return runs.status(story, branch)
+
+
+@router.get("/stories/{story}/events")
+async def events(request: Request, fab: Fab, story: str, branch: Branch = "main") -> Response:
+    """Server-sent events of the branch: progress, draft, prose, turn, pending."""
+    store = _store(fab, story, branch)
+    await store.require()
+    hub: EventHub = request.app.state.hub
+    poll_s: float = request.app.state.config.poll_s
+    return EventSourceResponse(story_events(fab, hub, store, poll_s), ping=15)

@@ -1,0 +1,158 @@
+"""The studio's application: FastAPI with server-rendered pages, a JSON API and live events.
+
+:func:`create_app` builds it from a :class:`WebConfig`; ``fabula serve`` runs it with
+uvicorn. One :class:`~fabula.graph.service.Fabula` (the same service the command line uses)
+is opened when the application starts and closed when it stops. Errors Fabula raises on
+purpose become one clear message with a fitting status (404, 409, 422, ...): JSON under
+``/api/``, a page elsewhere; never a stack trace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+import redis
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+from starlette.exceptions import HTTPException
+
+from fabula.graph.service import Fabula
+from fabula.graph.web.live import EventHub, Runs
+from fabula.graph.web.security import Guard, check_bind, is_loopback
+from fabula.memory.errors import (
+    AccessDenied,
+    ConfigError,
+    FabulaError,
+    InvalidInput,
+    NotFound,
+    TurnConflict,
+)
+from fabula.memory.logs import get_logger
+from fabula.memory.settings import Settings
+
+__all__ = ["WebConfig", "create_app", "status_of"]
+
+log = get_logger(__name__)
+_HERE = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class WebConfig:
+    """How the studio runs: settings, where it listens, its token, how often pages poll."""
+
+    settings: Settings
+    host: str = "127.0.0.1"
+    port: int = 8000
+    token: str | None = None
+    redis_url: str | None = None  # overrides settings (tests, the bench)
+    poll_s: float = 1.0
+
+
+def status_of(exc: FabulaError) -> int:
+    """The HTTP status of an error Fabula raised on purpose."""
+    if isinstance(exc, NotFound):
+        return 404
+    if isinstance(exc, TurnConflict):
+        return 409
+    if isinstance(exc, InvalidInput):
+        return 422
+    if isinstance(exc, AccessDenied):
+        return 403
+    if isinstance(exc, ConfigError):
+        return 503
+    return 500
+
+
+def _one_line(exc: RequestValidationError) -> str:
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first.get("loc", ()) if p not in ("body", "query", "path"))
+    return f"{where}: {first.get('msg', 'invalid')}" if where else str(first.get("msg"))
+
+
+def _wants_json(request: Request) -> bool:
+    return request.url.path.startswith("/api/")
+
+
+def _error_response(request: Request, status: int, message: str) -> Response:
+    if _wants_json(request):
+        return JSONResponse({"error": message}, status_code=status)
+    templates: Jinja2Templates = request.app.state.templates
+    return templates.TemplateResponse(
+        request,
+        "error.html",
+        {"status": status, "message": message, "csrf": request.state.csrf},
+        status_code=status,
+    )
+
+
+def create_app(config: WebConfig) -> FastAPI:
+    """The studio as an ASGI application (see the module docstring).
+
+    Raises :class:`ConfigError` for a non-local ``host`` without a token.
+    """
+    check_bind(config.host, config.token)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        settings = config.settings
+        if config.redis_url is not None:
+            settings = settings.model_copy(update={"redis_url": config.redis_url})
+        fab = Fabula.from_settings(settings)
+        hub = EventHub()
+        app.state.fab = fab
+        app.state.hub = hub
+        app.state.runs = Runs(fab, hub)
+        try:
+            yield
+        finally:
+            await app.state.runs.aclose()
+            await fab.aclose()
+
+    app = FastAPI(
+        title="Fabula studio",
+        summary="Steer a story turn by turn and look into every mind.",
+        version="1",
+        lifespan=lifespan,
+    )
+    app.state.config = config
+    # every variable is escaped, whatever the template's name: story text is a model's output
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(_HERE / "templates")), autoescape=True
+    )
+    app.state.templates = Jinja2Templates(env=env)
+    app.mount("/static", StaticFiles(directory=str(_HERE / "static")), name="static")
+
+    @app.exception_handler(FabulaError)
+    async def fabula_error(request: Request, exc: FabulaError) -> Response:
+        return _error_response(request, status_of(exc), str(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(request: Request, exc: RequestValidationError) -> Response:
+        return _error_response(request, 422, _one_line(exc))
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> Response:
+        message = exc.detail if isinstance(exc.detail, str) else "error"
+        if exc.status_code == 404 and message == "Not Found":
+            message = f"no such page: {request.url.path}"
+        return _error_response(request, exc.status_code, message)
+
+    @app.exception_handler(redis.RedisError)
+    async def redis_error(request: Request, exc: redis.RedisError) -> Response:
+        return _error_response(request, 503, f"redis: {exc}")
+
+    from fabula.graph.web import api, pages
+
+    app.include_router(api.router)
+    app.include_router(pages.router)
+    app.add_middleware(
+        Guard, token=config.token, local_only=is_loopback(config.host) and not config.token
+    )
+    return app

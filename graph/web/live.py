@@ -1,0 +1,182 @@
+"""Live updates: runs started from the studio, and the event stream each story page listens to.
+
+A page of a story opens ``GET /api/stories/{story}/events?branch=B`` (server-sent events).
+It hears, from this process, the progress of a run (``progress``), the writer's draft
+(``draft``) and the prose a model streams (``prose``); and, from any process (the command
+line, another studio, the Agent Server), a committed turn (``turn``) and a turn that starts
+or stops waiting for approval (``pending``), found by looking at the branch's head and
+pending turn every ``poll_s`` seconds (one small read each).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections import defaultdict
+from collections.abc import AsyncIterator, Iterator
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from fabula.graph.service import Fabula, TurnEvent, TurnOutcome
+from fabula.memory.errors import FabulaError, TurnConflict
+from fabula.memory.logs import get_logger
+from fabula.memory.store import StoryStore
+
+__all__ = ["EventHub", "RunStatus", "Runs", "story_events"]
+
+log = get_logger(__name__)
+Key = tuple[str, str]
+
+
+class EventHub:
+    """Fans events of one (story, branch) out to every open stream in this process."""
+
+    def __init__(self, size: int = 256) -> None:
+        self._subscribers: dict[Key, set[asyncio.Queue[dict[str, str]]]] = defaultdict(set)
+        self._size = size
+
+    @contextlib.contextmanager
+    def subscribe(self, key: Key) -> Iterator[asyncio.Queue[dict[str, str]]]:
+        queue: asyncio.Queue[dict[str, str]] = asyncio.Queue(self._size)
+        self._subscribers[key].add(queue)
+        try:
+            yield queue
+        finally:
+            self._subscribers[key].discard(queue)
+            if not self._subscribers[key]:
+                del self._subscribers[key]
+
+    def publish(self, key: Key, event: str, data: dict[str, Any]) -> None:
+        """Send ``event`` to every subscriber of ``key``; a full queue drops its oldest."""
+        item = {"event": event, "data": json.dumps(data)}
+        for queue in list(self._subscribers.get(key, ())):
+            if queue.full():
+                queue.get_nowait()
+            queue.put_nowait(item)
+
+
+class RunStatus(BaseModel):
+    """A run started from the studio: how far it got and what it is doing."""
+
+    story: str
+    branch: str
+    turns: int
+    auto: bool
+    done: int = 0
+    turn: int | None = None
+    step: str = ""
+    state: Literal["running", "pending", "done", "error"] = "running"
+    message: str = ""
+    started: float = 0.0
+
+
+class Runs:
+    """Background runs, at most one per branch in this process (the lease covers others)."""
+
+    def __init__(self, fab: Fabula, hub: EventHub) -> None:
+        self.fab = fab
+        self.hub = hub
+        self._status: dict[Key, RunStatus] = {}
+        self._tasks: dict[Key, asyncio.Task[None]] = {}
+
+    def status(self, story: str, branch: str) -> RunStatus | None:
+        return self._status.get((story, branch))
+
+    def start(
+        self, store: StoryStore, turns: int, *, auto: bool, direction: str | None
+    ) -> RunStatus:
+        """Start writing ``turns`` turns in the background; TurnConflict if one is running
+        on the branch in this process."""
+        key = (store.story, store.branch)
+        task = self._tasks.get(key)
+        if task is not None and not task.done():
+            raise TurnConflict(
+                f"a run is already writing branch {store.branch!r} of {store.story!r}",
+                story=store.story,
+                branch=store.branch,
+            )
+        status = RunStatus(
+            story=store.story, branch=store.branch, turns=turns, auto=auto, started=time.time()
+        )
+        self._status[key] = status
+        self._tasks[key] = asyncio.create_task(self._go(store, status, direction))
+        self.hub.publish(key, "progress", status.model_dump())
+        return status
+
+    async def _go(self, store: StoryStore, status: RunStatus, direction: str | None) -> None:
+        key = (store.story, store.branch)
+
+        async def listener(event: TurnEvent) -> None:
+            status.turn = event.turn
+            if event.kind == "step":
+                status.step = event.node
+                self.hub.publish(key, "progress", status.model_dump())
+            else:
+                self.hub.publish(key, event.kind, {"turn": event.turn, "text": event.text})
+
+        async def progress(done: int, outcome: TurnOutcome) -> None:
+            status.done = done
+            self.hub.publish(key, "progress", status.model_dump())
+            if outcome in ("committed", "duplicate"):
+                self.hub.publish(key, "turn", {"head": await store.head()})
+
+        try:
+            out = await self.fab.run(
+                store,
+                status.turns,
+                auto=status.auto,
+                direction=direction,
+                listener=listener,
+                progress=progress,
+            )
+            status.state = "pending" if out.pending else "done"
+            status.step = ""
+            if out.pending is not None:
+                self.hub.publish(key, "pending", {"turn": out.pending.turn})
+        except FabulaError as exc:
+            status.state, status.message = "error", str(exc)
+        except Exception:  # a bug: the page says so, the log has the traceback
+            log.exception("run failed", story=store.story, branch=store.branch)
+            status.state, status.message = "error", "the run failed (see the studio's log)"
+        self.hub.publish(key, "progress", status.model_dump())
+        self.hub.publish(key, "done", status.model_dump())
+
+    async def aclose(self) -> None:
+        for task in self._tasks.values():
+            task.cancel()
+        for task in self._tasks.values():
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+
+async def story_events(
+    fab: Fabula, hub: EventHub, store: StoryStore, poll_s: float
+) -> AsyncIterator[dict[str, str]]:
+    """The event stream of one branch (see the module docstring); ``hello`` comes first."""
+    key = (store.story, store.branch)
+    with hub.subscribe(key) as queue:
+        head = await store.head()
+        found = await fab.pending_turn(store)
+        pending = found.id if found else None
+        yield {"event": "hello", "data": json.dumps({"head": head, "pending": pending})}
+        next_poll = time.monotonic() + poll_s
+        while True:
+            timeout = max(0.0, next_poll - time.monotonic())
+            try:
+                yield await asyncio.wait_for(queue.get(), timeout)
+                continue
+            except TimeoutError:
+                pass
+            next_poll = time.monotonic() + poll_s
+            now = await store.head()
+            if now != head:
+                head = now
+                yield {"event": "turn", "data": json.dumps({"head": head})}
+            found = await fab.pending_turn(store)
+            if (found.id if found else None) != pending:
+                pending = found.id if found else None
+                turn = found.turn if found else None
+                yield {"event": "pending", "data": json.dumps({"turn": turn, "id": pending})}

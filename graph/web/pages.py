@@ -1,0 +1,307 @@
+"""The studio's pages (server-rendered with Jinja2; htmx and a small script enhance them).
+
+Every form works without JavaScript: it posts, and the answer redirects (303) to the page
+that shows the result, with a short notice. With JavaScript, htmx swaps fragments in place
+(the story's text, the minds at another turn, a run's progress) and the story page listens
+to the branch's event stream. Every piece of story text is escaped by the templates.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Annotated, Any
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from starlette.datastructures import UploadFile
+
+from fabula.agents.contracts import Decision
+from fabula.graph import reading
+from fabula.graph.service import Fabula, world_infos
+from fabula.graph.web.api import MAX_PACK_BYTES, builtin_pack, get_fab
+from fabula.graph.web.live import Runs
+from fabula.graph.web.security import TOKEN_COOKIE, require_form_token
+from fabula.memory.errors import AccessDenied, EditRefused, InvalidInput, TurnConflict
+from fabula.memory.records import Hypothesis
+
+__all__ = ["NOTICES", "router"]
+
+router = APIRouter(include_in_schema=False)
+Fab = Annotated[Fabula, Depends(get_fab)]
+Form = Annotated[dict[str, Any], Depends(require_form_token)]
+Branch = Annotated[str, Query()]
+AsOf = Annotated[int | None, Query(ge=0)]
+
+NOTICES = {
+    "created": "Story created.",
+    "deleted": "Story deleted.",
+    "committed": "Turn {turn} committed.",
+    "duplicate": "Turn {turn} was already committed by someone else.",
+    "decided": "Turn {turn} was already decided by someone else.",
+    "pending": "Turn {turn} rejected; here is a new draft.",
+    "edited": "Your text for turn {turn} was read: approve it to commit it.",
+    "abandoned": "Turn {turn} was rejected too often and abandoned; run it again.",
+    "forked": "Branch created.",
+    "nothing": "Nothing awaits approval on this branch.",
+}
+
+
+def page(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
+    """Render template ``name`` with the request's CSRF token and notice."""
+    code = request.query_params.get("notice", "")
+    turn = request.query_params.get("turn", "")
+    notice = NOTICES.get(code, "").format(turn=turn if turn.isdigit() else "?")
+    templates = request.app.state.templates
+    response: HTMLResponse = templates.TemplateResponse(
+        request,
+        name,
+        {"csrf": request.state.csrf, "notice": notice, **context},
+        status_code=status,
+    )
+    return response
+
+
+def go(path: str, **query: Any) -> RedirectResponse:
+    """A 303 redirect to ``path`` with ``query`` (None values left out)."""
+    params = {k: v for k, v in query.items() if v is not None}
+    return RedirectResponse(path + ("?" + urlencode(params) if params else ""), status_code=303)
+
+
+def _text(form: dict[str, Any], name: str) -> str:
+    value = form.get(name)
+    return value.strip() if isinstance(value, str) else ""
+
+
+# -- stories -------------------------------------------------------------------------------
+@router.get("/", response_class=HTMLResponse)
+async def index(request: Request, fab: Fab) -> Response:
+    return page(request, "index.html", stories=await fab.summaries(), worlds=world_infos())
+
+
+@router.post("/stories")
+async def create(fab: Fab, form: Form) -> Response:
+    pack = form.get("pack")
+    story_id = _text(form, "id") or None
+    if isinstance(pack, UploadFile) and pack.filename:
+        data = await pack.read(MAX_PACK_BYTES + 1)
+        if len(data) > MAX_PACK_BYTES:
+            raise InvalidInput(f"a world pack is at most {MAX_PACK_BYTES // 1024} KiB")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InvalidInput(f"{pack.filename} is not UTF-8 text") from None
+        store = await fab.create_story_from_text(text, pack.filename, story_id)
+    else:
+        store = await fab.create_story(builtin_pack(_text(form, "world")), story_id)
+    return go(f"/stories/{store.story}", notice="created")
+
+
+async def _story_context(fab: Fabula, request: Request, story: str, branch: str) -> dict[str, Any]:
+    store = fab.store(story, branch)
+    text = await reading.story_text(store)
+    pending = await fab.pending_turn(store)
+    runs: Runs = request.app.state.runs
+    return {
+        "story": story,
+        "branch": branch,
+        "text": text,
+        "pending": pending,
+        "branches": await reading.branch_list(store),
+        "run": runs.status(story, branch),
+    }
+
+
+@router.get("/stories/{story}", response_class=HTMLResponse)
+async def story_page(request: Request, fab: Fab, story: str, branch: Branch = "main") -> Response:
+    return page(request, "story.html", **await _story_context(fab, request, story, branch))
+
+
+@router.get("/stories/{story}/body", response_class=HTMLResponse)
+async def story_body(request: Request, fab: Fab, story: str, branch: Branch = "main") -> Response:
+    """The live part of the story page: text, pending banner, branch tree."""
+    return page(request, "_story_body.html", **await _story_context(fab, request, story, branch))
+
+
+@router.get("/stories/{story}/delete", response_class=HTMLResponse)
+async def confirm_delete(request: Request, fab: Fab, story: str) -> Response:
+    return page(request, "confirm_delete.html", summary=await fab.summary(story))
+
+
+@router.post("/stories/{story}/delete")
+async def delete(fab: Fab, story: str, form: Form) -> Response:
+    await fab.store(story).require()
+    await fab.delete_story(story)
+    return go("/", notice="deleted")
+
+
+# -- running and deciding ------------------------------------------------------------------
+@router.post("/stories/{story}/run")
+async def run(request: Request, fab: Fab, story: str, form: Form) -> Response:
+    branch = _text(form, "branch") or "main"
+    try:
+        turns = int(_text(form, "turns") or "1")
+    except ValueError:
+        raise InvalidInput("turns: a whole number, at least 1") from None
+    if not 1 <= turns <= 1000:
+        raise InvalidInput("turns: between 1 and 1000")
+    auto = _text(form, "auto") in ("on", "true", "1")
+    direction = _text(form, "direction") or None
+    store = fab.store(story, branch)
+    await store.require()
+    if request.headers.get("hx-request"):
+        runs: Runs = request.app.state.runs
+        status = runs.start(store, turns, auto=auto, direction=direction)
+        return page(request, "_progress.html", run=status, story=story, branch=branch)
+    out = await fab.run(store, turns, auto=auto, direction=direction)
+    if out.pending is not None:
+        return go(f"/stories/{story}/pending", branch=branch)
+    return go(f"/stories/{story}", branch=branch)
+
+
+@router.get("/stories/{story}/pending", response_class=HTMLResponse)
+async def pending_page(request: Request, fab: Fab, story: str, branch: Branch = "main") -> Response:
+    store = fab.store(story, branch)
+    await store.require()
+    found = await fab.pending_turn(store)
+    details = await fab.pending_details(store) if found is not None else None
+    return page(request, "pending.html", story=story, branch=branch, pending=details)
+
+
+async def _decide(
+    request: Request,
+    fab: Fabula,
+    story: str,
+    form: dict[str, Any],
+    decision: Decision,
+    force: bool = False,
+) -> Response:
+    branch = _text(form, "branch") or "main"
+    expect = _text(form, "pending_id") or None
+    store = fab.store(story, branch)
+    try:
+        out = await fab.decide_turn(store, decision, force=force, expect=expect)
+    except TurnConflict as exc:
+        turn = exc.context.get("turn")
+        return go(f"/stories/{story}", branch=branch, notice="decided", turn=turn)
+    except EditRefused as exc:
+        # the pending page again, the person's text kept, with what the critic found
+        details = await fab.pending_details(store)
+        return page(
+            request,
+            "pending.html",
+            status=422,
+            story=story,
+            branch=branch,
+            pending=details,
+            edit_text=decision.text,
+            edit_error=exc.message,
+        )
+    if out.outcome == "pending":
+        notice = "edited" if decision.action == "edit" else "pending"
+        return go(f"/stories/{story}/pending", branch=branch, notice=notice, turn=out.turn)
+    return go(f"/stories/{story}", branch=branch, notice=out.outcome, turn=out.turn)
+
+
+@router.post("/stories/{story}/approve")
+async def approve(request: Request, fab: Fab, story: str, form: Form) -> Response:
+    return await _decide(request, fab, story, form, Decision(action="approve"))
+
+
+@router.post("/stories/{story}/edit")
+async def edit(request: Request, fab: Fab, story: str, form: Form) -> Response:
+    text = _text(form, "text")
+    if not text:
+        raise InvalidInput("an edit needs the new text")
+    now = _text(form, "now") in ("on", "true", "1")
+    force = _text(form, "force") in ("on", "true", "1")
+    decision = Decision(action="edit", text=text, now=now)
+    return await _decide(request, fab, story, form, decision, force)
+
+
+@router.post("/stories/{story}/reject")
+async def reject(request: Request, fab: Fab, story: str, form: Form) -> Response:
+    note = _text(form, "note") or "rejected in the studio"
+    return await _decide(request, fab, story, form, Decision(action="reject", note=note))
+
+
+# -- minds, evidence, branches ---------------------------------------------------------------
+@router.get("/stories/{story}/minds", response_class=HTMLResponse)
+async def minds_page(
+    request: Request, fab: Fab, story: str, branch: Branch = "main", as_of: AsOf = None
+) -> Response:
+    minds = await reading.minds(fab.store(story, branch), as_of)
+    return page(request, "minds.html", story=story, branch=branch, minds=minds)
+
+
+@router.get("/stories/{story}/evidence/{event}", response_class=HTMLResponse)
+async def evidence_page(
+    request: Request,
+    fab: Fab,
+    story: str,
+    event: str,
+    branch: Branch = "main",
+    holder: str | None = None,
+    subject: str | None = None,
+    attribute: str | None = None,
+    as_of: AsOf = None,
+) -> Response:
+    found = await reading.evidence(
+        fab.store(story, branch),
+        event,
+        holder=holder.split(">") if holder else None,
+        subject=subject,
+        attribute=attribute,
+        as_of=as_of,
+    )
+    return page(request, "evidence.html", story=story, branch=branch, ev=found, as_of=as_of)
+
+
+@router.get("/stories/{story}/fork", response_class=HTMLResponse)
+async def fork_form(
+    request: Request, fab: Fab, story: str, branch: Branch = "main", at: AsOf = None
+) -> Response:
+    store = fab.store(story, branch)
+    head = await store.head() if at is None else at
+    minds = await reading.minds(store, head)
+    open_hyps: list[Hypothesis] = [h for h in minds.hypotheses if h.status == "open"]
+    return page(
+        request,
+        "fork.html",
+        story=story,
+        branch=branch,
+        at=minds.as_of,
+        head=minds.head,
+        text=minds.text,
+        hypotheses=open_hyps,
+    )
+
+
+@router.post("/stories/{story}/fork")
+async def fork(fab: Fab, story: str, form: Form) -> Response:
+    branch = _text(form, "branch") or "main"
+    try:
+        at = int(_text(form, "at"))
+    except ValueError:
+        raise InvalidInput("at: the turn to fork at, a whole number") from None
+    name = _text(form, "name") or None
+    realise = _text(form, "realise") or None
+    child = await fab.fork(fab.store(story, branch), at, name, realise)
+    return go(f"/stories/{story}", branch=child.branch, notice="forked")
+
+
+# -- the token -----------------------------------------------------------------------------
+@router.get("/login", response_class=HTMLResponse)
+async def login_form(request: Request) -> Response:
+    return page(request, "login.html")
+
+
+@router.post("/login")
+async def login(request: Request, form: Form) -> Response:
+    token: str | None = request.app.state.config.token
+    given = _text(form, "token")
+    if not token or not secrets.compare_digest(given.encode(), token.encode()):
+        raise AccessDenied("that is not this studio's token")
+    response = go("/")
+    response.set_cookie(TOKEN_COOKIE, given, httponly=True, samesite="strict", path="/")
+    return response

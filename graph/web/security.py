@@ -1,0 +1,214 @@
+"""The studio's guard: where it may listen, who may use it, and which requests may change state.
+
+* **Bind.** It listens on a loopback address unless ``FABULA_WEB_TOKEN`` is set
+  (:func:`check_bind`); on loopback, a request whose ``Host`` is not a loopback name is
+  refused, so a web page elsewhere cannot reach it through DNS rebinding.
+* **Token.** With a token configured every request needs it, as ``Authorization: Bearer``
+  or as the cookie the ``/login`` form sets (static files and the login page excepted).
+* **Cross-site requests.** A state-changing request (anything but GET, HEAD, OPTIONS) is
+  refused when the browser says it comes from another site (``Sec-Fetch-Site``, ``Origin``).
+  It must also prove it was sent by the studio's own page or by a program: a JSON body
+  (which a cross-site form cannot send), or the ``X-CSRF-Token`` header equal to the
+  ``fabula_csrf`` cookie (htmx sends it), or, for the HTML forms, a ``csrf_token`` field
+  equal to that cookie (checked by :func:`require_form_token` in the page routes).
+* **Headers.** Every response carries a strict Content-Security-Policy (scripts and styles
+  from the studio itself only, no inline script), ``nosniff`` and no framing.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import json
+import secrets
+from http.cookies import SimpleCookie
+from typing import Any
+
+from fastapi import Request
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from fabula.memory.errors import AccessDenied, ConfigError
+
+__all__ = [
+    "CSRF_COOKIE",
+    "TOKEN_COOKIE",
+    "Guard",
+    "check_bind",
+    "is_loopback",
+    "require_form_token",
+]
+
+CSRF_COOKIE = "fabula_csrf"
+TOKEN_COOKIE = "fabula_token"
+_SAFE = {"GET", "HEAD", "OPTIONS"}
+_LOOPBACK_NAMES = {"localhost", "localhost.", "127.0.0.1", "::1", "[::1]"}
+_HEADERS = [
+    (
+        b"content-security-policy",
+        b"default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        b"object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'",
+    ),
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"same-origin"),
+]
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1)."""
+    name = host.strip("[]").lower()
+    if name in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(host: str, token: str | None) -> None:
+    """Refuse to listen beyond this machine without a token (raises :class:`ConfigError`)."""
+    if not is_loopback(host) and not token:
+        raise ConfigError(
+            f"refusing to listen on {host}: set FABULA_WEB_TOKEN to serve beyond this machine"
+        )
+
+
+def _cookies(headers: Headers) -> dict[str, str]:
+    jar: SimpleCookie = SimpleCookie()
+    try:
+        jar.load(headers.get("cookie", ""))
+    except Exception:  # a malformed cookie header counts as no cookies
+        return {}
+    return {k: m.value for k, m in jar.items()}
+
+
+def _same(a: str | None, b: str | None) -> bool:
+    return a is not None and b is not None and hmac.compare_digest(a.encode(), b.encode())
+
+
+def _host_name(host_header: str) -> str:
+    if host_header.startswith("["):
+        return host_header.split("]", 1)[0] + "]"
+    return host_header.rsplit(":", 1)[0] if host_header.count(":") == 1 else host_header
+
+
+class Guard:
+    """ASGI middleware enforcing the rules of the module docstring."""
+
+    def __init__(self, app: ASGIApp, *, token: str | None, local_only: bool) -> None:
+        self.app = app
+        self.token = token
+        self.local_only = local_only
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        cookies = _cookies(headers)
+        path: str = scope["path"]
+        refusal = self._refusal(scope, headers, cookies, path)
+        if refusal is not None:
+            status, message = refusal
+            if status == 401 and scope["method"] == "GET" and not path.startswith("/api/"):
+                await _redirect(send, "/login")
+            else:
+                await _error(send, status, message)
+            return
+        csrf = cookies.get(CSRF_COOKIE) or ""
+        fresh = not csrf
+        if fresh:
+            csrf = secrets.token_urlsafe(24)
+        state = scope.setdefault("state", {})
+        state["csrf"] = csrf
+        state["csrf_ok"] = scope["method"] in _SAFE or self._programmatic(headers, csrf, fresh)
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                extra = list(_HEADERS)
+                if fresh:
+                    extra.append(
+                        (
+                            b"set-cookie",
+                            f"{CSRF_COOKIE}={csrf}; Path=/; HttpOnly; SameSite=Strict".encode(),
+                        )
+                    )
+                message["headers"] = [*message.get("headers", []), *extra]
+            await send(message)
+
+        if path.startswith("/api/") and not state["csrf_ok"]:
+            await _error(
+                send,
+                403,
+                "cross-site request refused: send a JSON body or the X-CSRF-Token header",
+            )
+            return
+        await self.app(scope, receive, send_with_headers)
+
+    def _refusal(
+        self, scope: Scope, headers: Headers, cookies: dict[str, str], path: str
+    ) -> tuple[int, str] | None:
+        if self.local_only and not is_loopback(_host_name(headers.get("host", ""))):
+            return 400, "this studio answers only to localhost (see FABULA_WEB_TOKEN)"
+        if self.token and not path.startswith(("/static/", "/login")):
+            auth = headers.get("authorization", "")
+            given = auth[7:] if auth.lower().startswith("bearer ") else cookies.get(TOKEN_COOKIE)
+            if not _same(given, self.token):
+                return 401, "this studio needs its token (FABULA_WEB_TOKEN)"
+        if scope["method"] not in _SAFE:
+            site = headers.get("sec-fetch-site")
+            if site is not None and site not in ("same-origin", "none"):
+                return 403, "cross-site request refused"
+            origin = headers.get("origin")
+            if origin is not None and origin != "null":
+                own = f"{scope.get('scheme', 'http')}://{headers.get('host', '')}"
+                if origin.rstrip("/") != own:
+                    return 403, "cross-site request refused: foreign Origin"
+        return None
+
+    @staticmethod
+    def _programmatic(headers: Headers, csrf: str, fresh: bool) -> bool:
+        content_type = headers.get("content-type", "").split(";")[0].strip().lower()
+        if content_type == "application/json":
+            return True
+        return not fresh and _same(headers.get("x-csrf-token"), csrf)
+
+
+async def _error(send: Send, status: int, message: str) -> None:
+    body = json.dumps({"error": message}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), *_HEADERS],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _redirect(send: Send, location: str) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 303,
+            "headers": [(b"location", location.encode()), *_HEADERS],
+        }
+    )
+    await send({"type": "http.response.body", "body": b""})
+
+
+async def require_form_token(request: Request) -> dict[str, Any]:
+    """The submitted form, after checking its ``csrf_token`` (or the header) against the cookie.
+
+    Raises :class:`AccessDenied` (403) for a form that does not carry the studio's token.
+    """
+    form = await request.form()
+    fields: dict[str, Any] = {k: form.get(k) for k in form}
+    if request.state.csrf_ok:
+        return fields
+    given = fields.get("csrf_token")
+    cookie = request.cookies.get(CSRF_COOKIE)
+    if isinstance(given, str) and _same(given, cookie):
+        return fields
+    raise AccessDenied("cross-site request refused: the form's token is missing or stale")

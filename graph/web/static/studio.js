@@ -1,0 +1,104 @@
+// The studio's script: a story page's live event stream, keyboard shortcuts, the minds
+// slider's label. Story text from the server is only ever set with textContent.
+(function () {
+  "use strict";
+
+  function refresh() {
+    for (const el of document.querySelectorAll("[data-refresh]")) {
+      if (window.htmx) {
+        window.htmx.ajax("GET", el.dataset.refresh, { target: el, swap: "outerHTML" });
+      }
+    }
+  }
+
+  function showProgress(run) {
+    const box = document.querySelector("#progress [data-testid=progress]");
+    if (!box) return;
+    box.dataset.state = run.state;
+    box.className = "progress state-" + run.state;
+    const bar = box.querySelector("progress");
+    bar.max = run.turns;
+    bar.value = run.done;
+    let text = run.done + " / " + run.turns + " turns";
+    if (run.state === "running") {
+      if (run.turn) text += " · turn " + run.turn;
+      if (run.step) text += ": " + run.step;
+    } else if (run.state === "pending") {
+      text += " · waiting for approval";
+    } else if (run.state === "error") {
+      text += " · " + run.message;
+    } else {
+      text += " · done";
+    }
+    box.querySelector(".progress-text").textContent = text;
+  }
+
+  function live(text, append) {
+    const el = document.getElementById("live-draft");
+    if (!el) return;
+    el.textContent = append ? el.textContent + text : text;
+    const title = document.querySelector(".live-title");
+    if (title) title.hidden = !el.textContent;
+  }
+
+  function decidedElsewhere() {
+    if (document.querySelector(".banner.elsewhere")) return;
+    const note = document.createElement("p");
+    note.className = "banner elsewhere";
+    note.setAttribute("role", "status");
+    note.dataset.testid = "decided-elsewhere";
+    note.textContent = "This turn was decided elsewhere. ";
+    const link = document.createElement("a");
+    link.href = window.location.href;
+    link.textContent = "Reload";
+    note.appendChild(link);
+    document.querySelector("main").prepend(note);
+  }
+
+  function connect() {
+    const main = document.querySelector("main[data-events]");
+    if (!main || main.dataset.connected) return;
+    main.dataset.connected = "1";
+    const source = new EventSource(main.dataset.events);
+    const watchOnly = main.dataset.reloadOn !== undefined;
+    const data = (e) => JSON.parse(e.data);
+    source.addEventListener("hello", (e) => {
+      // anything that changed between rendering the page and connecting
+      const now = data(e);
+      const head = main.dataset.head;
+      const changed = (head !== undefined && String(now.head) !== head) ||
+        (main.dataset.pending !== undefined && (now.pending || "") !== main.dataset.pending);
+      main.dataset.live = "1";
+      if (changed) { if (watchOnly) decidedElsewhere(); else refresh(); }
+    });
+    source.addEventListener("progress", (e) => showProgress(data(e)));
+    source.addEventListener("draft", (e) => live(data(e).text, false));
+    source.addEventListener("prose", (e) => live(data(e).text, true));
+    source.addEventListener("turn", () => {
+      live("", false);
+      if (watchOnly) decidedElsewhere(); else refresh();
+    });
+    source.addEventListener("pending", () => { if (watchOnly) decidedElsewhere(); else refresh(); });
+    source.addEventListener("done", () => refresh());
+    window.addEventListener("pagehide", () => source.close());
+  }
+
+  function shortcuts(e) {
+    if (e.ctrlKey || e.metaKey || e.altKey || e.repeat) return;
+    if (e.target.closest && e.target.closest("input, textarea, select, [contenteditable]")) return;
+    const target = document.querySelector('[data-shortcut="' + e.key.toLowerCase() + '"]');
+    if (!target) return;
+    e.preventDefault();
+    if (target.tagName === "TEXTAREA" || target.tagName === "INPUT") target.focus();
+    else target.click();
+  }
+
+  function slider() {
+    const range = document.getElementById("as-of");
+    const label = document.getElementById("as-of-label");
+    if (range && label) range.addEventListener("input", () => { label.textContent = range.value; });
+  }
+
+  document.addEventListener("DOMContentLoaded", () => { connect(); slider(); });
+  document.addEventListener("keydown", shortcuts);
+})();

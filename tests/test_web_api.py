@@ -1,0 +1,494 @@
+"""The studio's JSON API over real HTTP (uvicorn in a thread, httpx), on the test Redis.
+
+The same service as the command line answers: a turn run, approved, edited or rejected
+over HTTP is the same turn the CLI sees, and the API's shapes are the CLI's ``--json``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from click.testing import Result
+from typer.testing import CliRunner
+
+from fabula.cli import app as cli_app
+from fabula.graph.service import Fabula
+from fabula.graph.web import WebConfig, create_app
+from fabula.memory.errors import ConfigError
+from fabula.memory.settings import Settings
+from tests.web_server import studio
+
+BAD_PACK = (
+    'id = "bad"\ntitle = "Bad"\npremise = "x"\n'
+    '[[places]]\nname = "hall"\n'
+    '[[characters]]\nname = "Ann"\nlocation = "attic"\n'
+)
+GOOD_PACK = (
+    'id = "tiny"\ntitle = "Tiny"\npremise = "Ann waits in the hall."\n'
+    '[[places]]\nname = "hall"\n'
+    '[[characters]]\nname = "Ann"\nlocation = "hall"\n'
+    '[[objects]]\nname = "cup"\nlocation = "hall"\n'
+)
+
+
+@pytest.fixture()
+def base(redis_url: str, tmp_path: Path) -> Iterator[str]:
+    with studio(redis_url, tmp_path) as url:
+        yield url
+
+
+@pytest.fixture()
+async def client(base: str) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=base, timeout=60) as c:
+        yield c
+
+
+async def new_story(client: httpx.AsyncClient, story: str = "tale") -> dict[str, Any]:
+    r = await client.post("/api/stories", json={"world": "hollow_book", "id": story})
+    assert r.status_code == 201, r.text
+    created: dict[str, Any] = r.json()
+    return created
+
+
+async def run_to_pending(client: httpx.AsyncClient, story: str = "tale") -> dict[str, Any]:
+    r = await client.post(f"/api/stories/{story}/run", json={"turns": 3})
+    assert r.status_code == 200, r.text
+    assert r.json()["pending"] is not None
+    pending = await client.get(f"/api/stories/{story}/pending")
+    assert pending.status_code == 200
+    found: dict[str, Any] = pending.json()
+    return found
+
+
+async def turns(client: httpx.AsyncClient, story: str = "tale") -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = (await client.get(f"/api/stories/{story}/text")).json()["turns"]
+    return found
+
+
+def invoke(env: dict[str, str], *args: str) -> Result:
+    """The command line in this process (a separate one only adds seconds of imports)."""
+    return CliRunner().invoke(cli_app, list(args), env={"COLUMNS": "200", **env})
+
+
+async def cli(redis_url: str, *args: str) -> Any:
+    """The CLI's output for ``args`` (parsed when it is JSON), run in a worker thread."""
+    result = await asyncio.to_thread(invoke, {"FABULA_REDIS_URL": redis_url}, *args)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+class TestStories:
+    async def test_create_list_delete(self, client: httpx.AsyncClient) -> None:
+        """A story from a shipped world has its opening; it is listed, then deleted."""
+        created = await new_story(client)
+        assert created == {
+            "id": "tale",
+            "title": "The Hollow Book",
+            "world": "hollow_book",
+            "head": 3,
+            "branches": 1,
+            "created_at": created["created_at"],
+            "pending": [],
+        }
+        assert [s["id"] for s in (await client.get("/api/stories")).json()] == ["tale"]
+        again = await client.post("/api/stories", json={"world": "hollow_book", "id": "tale"})
+        assert again.status_code == 422 and "already exists" in again.json()["error"]
+        assert (await client.post("/api/stories/tale/delete", json={})).json() == {
+            "deleted": "tale"
+        }
+        assert (await client.get("/api/stories")).json() == []
+        assert (await client.get("/api/stories/tale")).status_code == 404
+
+    async def test_worlds_and_unknown_world(self, client: httpx.AsyncClient) -> None:
+        """The shipped worlds are listed; another name is a 404 that lists them, and a path
+        is never read from a request."""
+        ids = [w["id"] for w in (await client.get("/api/worlds")).json()]
+        assert ids == ["hollow_book", "lighthouse"]
+        for world in ("nosuch", "/etc/passwd", "../worlds/hollow_book"):
+            r = await client.post("/api/stories", json={"world": world})
+            assert r.status_code == 404 and "built-in: hollow_book, lighthouse" in r.json()["error"]
+
+    async def test_upload_is_validated_like_the_cli(
+        self, client: httpx.AsyncClient, base: str
+    ) -> None:
+        """An uploaded pack is validated with the CLI's message (the field named); a bad one
+        creates nothing; a good one becomes a story."""
+        csrf = await csrf_token(client)
+        headers = {"X-CSRF-Token": csrf}
+        bad = await client.post(
+            "/api/stories/upload", files={"pack": ("bad.toml", BAD_PACK)}, headers=headers
+        )
+        assert bad.status_code == 422
+        assert bad.json()["error"].startswith("bad.toml: characters[0].location")
+        assert (await client.get("/api/stories")).json() == []
+        good = await client.post(
+            "/api/stories/upload",
+            files={"pack": ("world.toml", GOOD_PACK)},
+            data={"id": "mine"},
+            headers=headers,
+        )
+        assert good.status_code == 201, good.text
+        assert good.json()["id"] == "mine" and good.json()["world"] == "tiny"
+
+
+async def csrf_token(client: httpx.AsyncClient) -> str:
+    """The studio's CSRF cookie, set on the first page a client loads."""
+    await client.get("/")
+    token = client.cookies.get("fabula_csrf")
+    assert token
+    return token
+
+
+class TestTurns:
+    async def test_run_pending_approve_reject_edit(self, client: httpx.AsyncClient) -> None:
+        """Run stops at approval; the pending turn shows its draft by sentence and what it
+        would change; approve commits exactly it; reject commits nothing and a new draft
+        waits; edit commits the given text."""
+        await new_story(client)
+        pending = await run_to_pending(client)
+        assert pending["turn"] == 4 and pending["draft"]
+        assert " ".join(s["text"] for s in pending["sentences"]) == pending["draft"]
+        changes = pending["changes"]
+        assert changes["events"] and (changes["world"] or changes["beliefs"])
+        assert {c["kind"] for c in changes["world"] + changes["beliefs"]} <= {
+            "added",
+            "changed",
+            "closed",
+        }
+
+        r = await client.post("/api/stories/tale/approve", json={"pending_id": pending["id"]})
+        assert r.status_code == 200, r.text
+        assert r.json() == {
+            "story": "tale",
+            "branch": "main",
+            "turn": 4,
+            "action": "approve",
+            "outcome": "committed",
+            "head": 4,
+        }
+        assert (await turns(client))[-1] == {"turn": 4, "text": pending["draft"]}
+        none = await client.post("/api/stories/tale/approve", json={})
+        assert none.status_code == 404 and "no turn awaiting approval" in none.json()["error"]
+
+        first = await run_to_pending(client)
+        r = await client.post("/api/stories/tale/reject", json={"note": "slower, please"})
+        assert r.json()["outcome"] == "pending" and r.json()["head"] == 4
+        second = (await client.get("/api/stories/tale/pending")).json()
+        assert second["turn"] == 5 and second["id"] != first["id"]
+
+        r = await client.post("/api/stories/tale/edit", json={"text": "Mara went to the hallway."})
+        assert r.json()["outcome"] == "pending"  # read, shown for approval again
+        edited = (await client.get("/api/stories/tale/pending")).json()
+        assert edited["draft"] == "Mara went to the hallway." and edited["turn"] == 5
+        mara = [c for c in edited["changes"]["world"] if c["subject"] == "Mara"]
+        assert mara and mara[0]["after"] == "hallway"
+        r = await client.post("/api/stories/tale/approve", json={"pending_id": edited["id"]})
+        assert r.json()["outcome"] == "committed"
+        assert (await turns(client))[-1] == {"turn": 5, "text": "Mara went to the hallway."}
+        world = (await client.get("/api/stories/tale/world")).json()
+        where = {(f["subject"], f["attribute"]): f["value"] for f in world["facts"]}
+        assert where[("mara", "location")] == "hallway"
+
+    async def test_an_edit_the_critic_refuses(self, client: httpx.AsyncClient) -> None:
+        """An edit with errors is refused with the critic's findings (422, nothing written);
+        the page shows them above the person's own text; `force` commits it at once."""
+        await new_story(client)
+        await run_to_pending(client)
+        bad = "Bob entered the study."
+        r = await client.post("/api/stories/tale/edit", json={"text": bad})
+        assert r.status_code == 422 and "Bob is not a character" in r.json()["error"]
+        assert len(await turns(client)) == 3
+        csrf = await csrf_token(client)
+        page = await client.post(
+            "/stories/tale/edit", data={"text": bad, "csrf_token": csrf, "branch": "main"}
+        )
+        assert page.status_code == 422
+        assert "Bob is not a character" in page.text and f">{bad}</textarea>" in page.text
+        r = await client.post("/api/stories/tale/edit", json={"text": bad, "force": True})
+        assert r.status_code == 200 and r.json()["outcome"] == "committed"
+        assert (await turns(client))[-1]["text"] == bad
+
+    async def test_two_approvers_commit_once(self, client: httpx.AsyncClient) -> None:
+        """Two people deciding the same pending draft at once: exactly one decision is
+        applied; the other is told the turn was already decided (409)."""
+        await new_story(client)
+        pending = await run_to_pending(client)
+        approve = client.post("/api/stories/tale/approve", json={"pending_id": pending["id"]})
+        reject = client.post(
+            "/api/stories/tale/reject", json={"pending_id": pending["id"], "note": "no"}
+        )
+        results = await asyncio.gather(approve, reject)
+        codes = sorted(r.status_code for r in results)
+        assert codes == [200, 409], [r.text for r in results]
+        loser = next(r for r in results if r.status_code == 409)
+        assert "changed nothing" in loser.json()["error"]
+        texts = await turns(client)
+        committed = next(r for r in results if r.status_code == 200).json()
+        if committed["action"] == "approve":
+            assert len(texts) == 4 and texts[-1]["text"] == pending["draft"]
+        else:
+            assert len(texts) == 3
+
+    async def test_two_approvals_of_one_draft(self, client: httpx.AsyncClient) -> None:
+        """The same approval sent twice at once commits the turn once."""
+        await new_story(client)
+        pending = await run_to_pending(client)
+        body = {"pending_id": pending["id"]}
+        results = await asyncio.gather(
+            *[client.post("/api/stories/tale/approve", json=body) for _ in range(2)]
+        )
+        assert sorted(r.status_code for r in results) == [200, 409]
+        assert len(await turns(client)) == 4
+
+    async def test_background_run_and_events(self, client: httpx.AsyncClient, base: str) -> None:
+        """A run started without waiting reports its progress on the branch's event
+        stream, then the turn waiting for approval."""
+        await new_story(client)
+        seen: list[tuple[str, dict[str, Any]]] = []
+
+        async def listen() -> None:
+            async with client.stream("GET", "/api/stories/tale/events") as stream:
+                event = ""
+                async for line in stream.aiter_lines():
+                    if line.startswith("event:"):
+                        event = line.split(":", 1)[1].strip()
+                    elif line.startswith("data:"):
+                        seen.append((event, json.loads(line.split(":", 1)[1])))
+                        if event == "done":
+                            return
+
+        listener = asyncio.create_task(listen())
+        await asyncio.sleep(0.3)
+        r = await client.post("/api/stories/tale/run", json={"turns": 2, "wait": False})
+        assert r.status_code == 200 and r.json()["state"] == "running"
+        await asyncio.wait_for(listener, 30)
+        kinds = [k for k, _ in seen]
+        assert kinds[0] == "hello"
+        assert "progress" in kinds and "draft" in kinds and "pending" in kinds
+        steps = {d["step"] for k, d in seen if k == "progress"}
+        assert {"plan", "write", "critique"} <= steps
+        assert seen[-1][1]["state"] == "pending"
+        status = (await client.get("/api/stories/tale/run")).json()
+        assert status["state"] == "pending"
+
+    async def test_another_process_commit_reaches_the_stream(
+        self, client: httpx.AsyncClient, redis_url: str, tmp_path: Path
+    ) -> None:
+        """A turn committed elsewhere (another application on the same Redis) is announced
+        on the event stream of the branch."""
+        await new_story(client)
+        events: list[str] = []
+
+        async def listen() -> None:
+            async with client.stream("GET", "/api/stories/tale/events") as stream:
+                async for line in stream.aiter_lines():
+                    if line.startswith("event:"):
+                        events.append(line.split(":", 1)[1].strip())
+                        if events[-1] == "turn":
+                            return
+
+        listener = asyncio.create_task(listen())
+        await asyncio.sleep(0.3)
+        async with Fabula(redis_url, Settings(home=tmp_path)) as other:
+            assert await other.run_turn(other.store("tale"), auto=True) == "committed"
+        await asyncio.wait_for(listener, 15)
+        assert events[0] == "hello" and events[-1] == "turn"
+
+
+class TestSameShapesAsTheCli:
+    async def test_json_agrees(self, client: httpx.AsyncClient, redis_url: str) -> None:
+        """`fabula show ... --json`, `pending --json` and `export --format json` print what
+        the API answers."""
+        await new_story(client)
+        await run_to_pending(client)
+        pairs = [
+            (("show", "tale", "world", "--as-of", "2", "--json"), "world?as_of=2"),
+            (("show", "tale", "beliefs", "leo", "--json"), "beliefs/leo"),
+            (("show", "tale", "beliefs", "mara>leo", "--json"), "beliefs/mara>leo"),
+            (("show", "tale", "story", "--json"), "text"),
+            (("show", "tale", "branches", "--json"), "branches"),
+            (("show", "tale", "developments", "--json"), "developments"),
+            (("show", "tale", "hypotheses", "--as-of", "3", "--json"), "hypotheses?as_of=3"),
+            (("export", "tale", "--format", "json"), "export?format=json"),
+        ]
+        for args, path in pairs:
+            api = (await client.get(f"/api/stories/tale/{path}")).json()
+            assert await cli(redis_url, *args) == api, args
+        assert (
+            await cli(redis_url, "pending", "--json") == (await client.get("/api/pending")).json()
+        )
+
+    async def test_openapi_names_the_shared_models(self, client: httpx.AsyncClient) -> None:
+        schema = (await client.get("/openapi.json")).json()
+        names = set(schema["components"]["schemas"])
+        assert {"StoryText", "WorldOut", "BeliefsOut", "PendingTurn", "MindsOut"} <= names
+        assert "/api/stories/{story}/approve" in schema["paths"]
+
+
+class TestMindsForkExport:
+    async def test_minds_grid_evidence_fork(self, client: httpx.AsyncClient) -> None:
+        """At turn 3 Leo believes the key is in the drawer while W has it in the hollow book;
+        his cell links to the event he learned it from, whose span quotes the passage; a fork
+        at turn 3 is a branch whose text stops there."""
+        await new_story(client)
+        minds = (await client.get("/api/stories/tale/minds?as_of=3")).json()
+        row = next(
+            r for r in minds["grid"] if (r["subject"], r["attribute"]) == ("brass_key", "location")
+        )
+        assert row["world"] == "hollow_book"
+        cells = {c["character"]: c for c in row["cells"]}
+        assert cells["leo"]["status"] == "false" and cells["leo"]["value"] == "desk_drawer"
+        assert cells["mara"]["status"] == "true"
+        ev = (
+            await client.get(
+                f"/api/stories/tale/evidence/{cells['leo']['event']}",
+                params={
+                    "holder": "leo",
+                    "subject": "brass_key",
+                    "attribute": "location",
+                    "as_of": 3,
+                },
+            )
+        ).json()
+        assert ev["text"][ev["start"] : ev["end"]] == "Leo put the brass key in the desk drawer."
+        assert ev["belief"]["mode"] == "participated"
+
+        hyps = [h for h in minds["hypotheses"] if h["status"] == "open"]
+        assert hyps
+        r = await client.post(
+            "/api/stories/tale/fork", json={"at": 2, "name": "what-if", "realise": hyps[0]["id"]}
+        )
+        assert r.status_code == 201, r.text
+        assert r.json() == {
+            "story": "tale",
+            "branch": "what-if",
+            "parent": "main",
+            "fork_turn": 2,
+            "pursue": hyps[0]["id"],
+            "head": 2,
+        }
+        text = (await client.get("/api/stories/tale/text?branch=what-if")).json()
+        assert [t["turn"] for t in text["turns"]] == [1, 2]
+        md = await client.get("/api/stories/tale/export?format=md")
+        assert md.headers["content-type"].startswith("text/markdown")
+        assert md.text.startswith("# The Hollow Book\n\nLeo put the brass key")
+
+
+class TestErrors:
+    @pytest.mark.parametrize(
+        ("method", "path", "body", "status", "needle"),
+        [
+            ("GET", "/api/stories/nosuch/world", None, 404, "story 'nosuch' does not exist"),
+            ("GET", "/api/stories/Bad%20Id/world", None, 422, "is not a valid id"),
+            ("GET", "/api/stories/tale/world?as_of=99", None, 422, "not a turn of branch"),
+            ("GET", "/api/stories/tale/world?as_of=x", None, 422, "as_of:"),
+            ("GET", "/api/stories/tale/beliefs/zed", None, 404, "no character 'zed'"),
+            ("GET", "/api/stories/tale/text?branch=nope", None, 404, "no branch 'nope'"),
+            ("GET", "/api/stories/tale/pending", None, 404, "no turn awaiting approval"),
+            ("GET", "/api/stories/tale/evidence/e99.0", None, 404, "no event 'e99.0'"),
+            ("POST", "/api/stories/tale/run", {"turns": 0}, 422, "turns:"),
+            ("POST", "/api/stories/tale/edit", {"text": ""}, 422, "text:"),
+            ("POST", "/api/stories/tale/fork", {"at": 50}, 422, "cannot fork at turn 50"),
+            ("POST", "/api/stories/tale/fork", {"at": 1, "realise": "h9"}, 422, "hypothesis"),
+            ("POST", "/api/stories/tale/approve", {"pending_id": "4.x"}, 409, "already decided"),
+            ("GET", "/api/nothing-here", None, 404, "no such page"),
+        ],
+    )
+    async def test_clear_message_no_trace(
+        self,
+        client: httpx.AsyncClient,
+        method: str,
+        path: str,
+        body: dict[str, Any] | None,
+        status: int,
+        needle: str,
+    ) -> None:
+        """Bad input is a 404, 409 or 422 with one clear line, and changes nothing."""
+        await new_story(client)
+        r = await client.request(method, path, json=body)
+        assert r.status_code == status, r.text
+        message = r.json()["error"]
+        assert needle in message and "\n" not in message and "Traceback" not in message
+        assert len(await turns(client)) == 3
+
+
+class TestSafety:
+    async def test_cross_site_posts_are_refused(self, client: httpx.AsyncClient) -> None:
+        """A POST a foreign page could send (a form, or another Origin) is refused."""
+        await new_story(client)
+        form = await client.post("/api/stories/tale/delete", data={"x": "1"})
+        assert form.status_code == 403
+        foreign = await client.post(
+            "/api/stories/tale/delete", json={}, headers={"Origin": "https://evil.example"}
+        )
+        assert foreign.status_code == 403
+        fetch = await client.post(
+            "/api/stories/tale/delete", json={}, headers={"Sec-Fetch-Site": "cross-site"}
+        )
+        assert fetch.status_code == 403
+        page_form = await client.post("/stories/tale/delete", data={"csrf_token": "guess"})
+        assert page_form.status_code == 403
+        assert [s["id"] for s in (await client.get("/api/stories")).json()] == ["tale"]
+        token = await csrf_token(client)
+        ok = await client.post("/stories/tale/delete", data={"csrf_token": token})
+        assert ok.status_code == 303
+
+    async def test_foreign_host_is_refused(self, client: httpx.AsyncClient) -> None:
+        """On localhost, a request naming another host (DNS rebinding) is refused."""
+        r = await client.get("/api/stories", headers={"Host": "evil.example"})
+        assert r.status_code == 400
+
+    async def test_security_headers(self, client: httpx.AsyncClient) -> None:
+        r = await client.get("/")
+        assert "script-src 'self'" in r.headers["content-security-policy"]
+        assert r.headers["x-frame-options"] == "DENY"
+
+    def test_non_local_bind_needs_a_token(self, tmp_path: Path) -> None:
+        """0.0.0.0 without FABULA_WEB_TOKEN is refused, in the app and on the command line."""
+        with pytest.raises(ConfigError, match="FABULA_WEB_TOKEN"):
+            create_app(WebConfig(settings=Settings(home=tmp_path), host="0.0.0.0"))
+        create_app(WebConfig(settings=Settings(home=tmp_path), host="0.0.0.0", token="s3cret"))
+        env = {"FABULA_HOME": str(tmp_path), "FABULA_REDIS_URL": "redis://127.0.0.1:1"}
+        result = invoke({**env, "FABULA_WEB_TOKEN": ""}, "serve", "--host", "0.0.0.0")
+        assert result.exit_code == 1
+        assert result.stderr.startswith("error: refusing to listen on 0.0.0.0")
+        assert len(result.stderr.strip().splitlines()) == 1
+
+    async def test_token_is_required_when_set(self, redis_url: str, tmp_path: Path) -> None:
+        """With a token every request needs it (bearer or the login cookie)."""
+        with studio(redis_url, tmp_path, token="s3cret") as url:
+            async with httpx.AsyncClient(base_url=url) as c:
+                assert (await c.get("/api/stories")).status_code == 401
+                assert (await c.get("/")).headers["location"] == "/login"
+                bearer = {"Authorization": "Bearer s3cret"}
+                assert (await c.get("/api/stories", headers=bearer)).status_code == 200
+                login = await c.get("/login")
+                assert login.status_code == 200
+                csrf = c.cookies["fabula_csrf"]
+                wrong = await c.post("/login", data={"token": "nope", "csrf_token": csrf})
+                assert wrong.status_code == 403
+                right = await c.post("/login", data={"token": "s3cret", "csrf_token": csrf})
+                assert right.status_code == 303
+                assert (await c.get("/api/stories")).status_code == 200
+
+    async def test_story_text_is_escaped(self, client: httpx.AsyncClient) -> None:
+        """Text a model (or a person) wrote is shown as text on every page, never as markup."""
+        await new_story(client)
+        await run_to_pending(client)
+        evil = (
+            'Leo said <script>alert(1)</script> and " onload="alert(2)" '
+            "<img src=x onerror=alert(3)>."
+        )
+        r = await client.post("/api/stories/tale/edit", json={"text": evil, "now": True})
+        assert r.status_code == 200 and r.json()["outcome"] == "committed", r.text
+        for path in ("/stories/tale", "/stories/tale/minds?as_of=4", "/stories/tale/body"):
+            html = (await client.get(path)).text
+            assert "<script>alert" not in html and "<img src=x" not in html, path
+            assert '" onload="alert' not in html
+            assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
