@@ -145,9 +145,18 @@ class ModelClient:
         return reply.text
 
     async def structured(
-        self, schema: type[T], messages: Sequence[BaseMessage], *, max_attempts: int | None = None
+        self,
+        schema: type[T],
+        messages: Sequence[BaseMessage],
+        *,
+        max_attempts: int | None = None,
+        shape: type[BaseModel] | None = None,
     ) -> T:
         """The model's reply to ``messages``, validated into ``schema``.
+
+        ``shape`` is the type whose JSON schema is sent (default: ``schema``): a checked
+        type built per call (its validators know the call's text or entities) passes its
+        plain base, so the strict schema is made once.
 
         A reply that is not JSON or fails validation is answered with the error and asked
         for again, up to ``max_attempts`` (default: the role's setting) replies in all.
@@ -162,7 +171,7 @@ class ModelClient:
             raise ValueError(f"max_attempts must be at least 1, not {attempts}")
         conversation = list(messages)
         for attempt in range(1, attempts + 1):
-            reply = await self._ask(schema, conversation)
+            reply = await self._ask(schema, conversation, shape or schema)
             raw = _raw_output(reply)
             try:
                 return schema.model_validate_json(raw)
@@ -189,9 +198,11 @@ class ModelClient:
         raise AssertionError("unreachable")
 
     # -- structured output: method and fallback ---------------------------------------
-    async def _ask(self, schema: type[BaseModel], messages: list[BaseMessage]) -> AIMessage:
-        parameters = strict_schema(schema)
-        description = (schema.__doc__ or "").strip()
+    async def _ask(
+        self, schema: type[BaseModel], messages: list[BaseMessage], shape: type[BaseModel]
+    ) -> AIMessage:
+        parameters = strict_schema(shape)
+        description = (shape.__doc__ or schema.__doc__ or "").strip()
         spec: dict[str, Any] = {"name": schema.__name__, "strict": True, "schema": parameters}
         if description:
             spec["description"] = description

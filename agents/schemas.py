@@ -12,6 +12,7 @@ rules; an empty list means a strict server would take it.
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Iterator
 from typing import Any
 
@@ -33,7 +34,16 @@ MAX_PROPERTIES = 5000
 
 
 def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """``model``'s JSON schema under strict mode's rules (see the module docstring)."""
+    """``model``'s JSON schema under strict mode's rules (see the module docstring).
+
+    Computed once per class (a fresh copy each call): a role's checked type, made per call
+    with validators only, should pass its plain base as the schema's shape.
+    """
+    return copy.deepcopy(_strict(model))
+
+
+@functools.lru_cache(maxsize=64)
+def _strict(model: type[BaseModel]) -> dict[str, Any]:
     schema = copy.deepcopy(model.model_json_schema())
     _tighten(schema)
     return schema

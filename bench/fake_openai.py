@@ -210,6 +210,12 @@ class FakeOpenAI:
         with self._lock:
             self._replies.append(reply)
 
+    def clear(self) -> None:
+        """Drop every queued reply and every recorded request."""
+        with self._lock:
+            self._replies.clear()
+            self.requests.clear()
+
     @property
     def pending(self) -> int:
         """Replies queued and not yet sent."""

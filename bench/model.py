@@ -151,24 +151,30 @@ class Tally:
 
 async def story_snapshot(client: Any, story: str) -> dict[str, Any]:
     """Every key of ``story`` with its whole content, in a canonical form (a DUMP is not:
-    a large hash's serialised order can change without a write)."""
+    a large hash's serialised order can change without a write). Three round trips."""
+    names = [k async for k in client.scan_iter(match=f"fab:{{{story}}}:*", count=10_000)]
+    async with client.pipeline(transaction=False) as pipe:
+        for name in names:
+            pipe.type(name)
+        kinds = [k.decode() if isinstance(k, bytes) else str(k) for k in await pipe.execute()]
+    readers = {
+        "string": lambda p, k: p.get(k),
+        "hash": lambda p, k: p.hgetall(k),
+        "list": lambda p, k: p.lrange(k, 0, -1),
+        "set": lambda p, k: p.smembers(k),
+        "zset": lambda p, k: p.zrange(k, 0, -1, withscores=True),
+    }
+    async with client.pipeline(transaction=False) as pipe:
+        for name, kind in zip(names, kinds, strict=True):
+            readers.get(kind, lambda p, k: p.dump(k))(pipe, name)
+        values = await pipe.execute()
     out: dict[str, Any] = {}
-    async for raw in client.scan_iter(match=f"fab:{{{story}}}:*", count=1000):
-        key = raw.decode() if isinstance(raw, bytes) else str(raw)
-        kind = await client.type(raw)
-        kind = kind.decode() if isinstance(kind, bytes) else kind
-        if kind == "string":
-            value: Any = await client.get(raw)
-        elif kind == "hash":
-            value = sorted((await client.hgetall(raw)).items())
-        elif kind == "list":
-            value = await client.lrange(raw, 0, -1)
-        elif kind == "set":
-            value = sorted(await client.smembers(raw))
-        elif kind == "zset":
-            value = await client.zrange(raw, 0, -1, withscores=True)
-        else:
-            value = await client.dump(raw)
+    for name, kind, value in zip(names, kinds, values, strict=True):
+        if isinstance(value, dict):
+            value = sorted(value.items())
+        elif isinstance(value, set):
+            value = sorted(value)
+        key = name.decode() if isinstance(name, bytes) else str(name)
         out[key] = (kind, value)
     return out
 

@@ -77,7 +77,9 @@ class ModelCharacter:
             SystemMessage(content=self.prompt.render(name=brief.name)),
             HumanMessage(content=render_mind(brief, beliefs, memories, entities)),
         ]
-        reply = await self.client.structured(proposal_schema(entities), messages)
+        reply = await self.client.structured(
+            proposal_schema(entities), messages, shape=CharacterProposal
+        )
         return Proposal(character=mind.character, actions=reply.actions, intent=reply.intent)
 
 

@@ -128,7 +128,9 @@ class ModelExtractor:
         """
         request = render_text(text, entities, setting if self.prompt.version >= 2 else None)
         messages = [SystemMessage(content=self.prompt.render()), HumanMessage(content=request)]
-        reply = await self.client.structured(actions_schema(text, entities), messages)
+        reply = await self.client.structured(
+            actions_schema(text, entities), messages, shape=ExtractedActions
+        )
         return with_narration(text, reply.actions)
 
 

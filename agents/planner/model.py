@@ -49,7 +49,7 @@ class ModelPlanner:
             SystemMessage(content=self.prompt.render(max_focal=MAX_FOCAL)),
             HumanMessage(content=render_author_view(view, direction, attempt, notes)),
         ]
-        checked = await self.client.structured(plan_schema(view), messages)
+        checked = await self.client.structured(plan_schema(view), messages, shape=TurnPlan)
         return TurnPlan.model_validate(checked.model_dump())
 
 
