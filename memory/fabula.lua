@@ -334,9 +334,11 @@ end
 -- layout (two key templates: the branch's index and a mind's, '<C>' the character, '<T>' a
 -- term, '<E>' an entity), the watermark the caller read, the last turn of the batch, the
 -- watermark of a branch never indexed (its fork turn), and the batch:
--- {eps = {{id, time, day, json, len, tf = {term = count}, ents, who, mine = {json, len, tf,
--- ents}}}}
--- ("mine": what a witness remembers, when it differs from the author's text). Returns 'moved'
+-- {eps = {{id, time, day, json, len, tf = {term = count}, wlen, wtf, ents, who,
+-- mine = {json, len, tf, ents}}}}
+-- ("wtf"/"wlen": the counts of the episode's window, its turn's lines around it, indexed for
+-- the branch only; "mine": what a witness remembers, when it differs from the author's
+-- text). Returns 'moved'
 -- (another indexer got there first: nothing written), 'gone' (the branch no longer holds
 -- those turns: nothing written) or 'ok'. BM25 weights are computed here,
 -- against each index's own collection statistics after the batch.
@@ -347,14 +349,32 @@ local function fill(template, mark, value)
   return string.sub(template, 1, i - 1) .. value .. string.sub(template, j + 1)
 end
 
-local function index_into(K, eps)
-  local stats = redis.call('HMGET', K.n, 'episodes', 'length')
+-- one posting family: a sorted set per term (key template K[family], '<T>' the term), each
+-- episode scored by its BM25 weight against the family's average length (kept in the stats
+-- hash as field `total`); tf/len name the episode's counts in that family
+local function postings_of(K, eps, family, tf, len, total)
+  local stats = redis.call('HMGET', K.n, 'episodes', total)
   local batch = 0
-  for _, ep in ipairs(eps) do batch = batch + ep.len end
+  for _, ep in ipairs(eps) do batch = batch + ep[len] end
   local avgdl = (tonumber(stats[2] or '0') + batch) / (tonumber(stats[1] or '0') + #eps)
   if avgdl < 1e-9 then avgdl = 1e-9 end
+  local postings, terms = {}, {}
+  for _, ep in ipairs(eps) do
+    local norm = K1 * (1 - B + B * ep[len] / avgdl)
+    for term, f in pairs(ep[tf]) do
+      local p = postings[term]
+      if not p then p = {}; postings[term] = p; terms[#terms + 1] = term end
+      p[#p + 1] = string.format('%.4f', f * (K1 + 1) / (f + norm))
+      p[#p + 1] = ep.id
+    end
+  end
+  for _, term in ipairs(terms) do chunked('ZADD', fill(K[family], '<T>', term), postings[term]) end
+  redis.call('HINCRBY', K.n, total, batch)
+end
+
+local function index_into(K, eps, windows)
   local records, times, days = {}, {}, {}
-  local postings, terms, by_entity, entities = {}, {}, {}, {}
+  local by_entity, entities = {}, {}
   for _, ep in ipairs(eps) do
     records[#records + 1] = ep.id
     records[#records + 1] = ep.json
@@ -364,13 +384,6 @@ local function index_into(K, eps)
       days[#days + 1] = ep.day
       days[#days + 1] = ep.id
     end
-    local norm = K1 * (1 - B + B * ep.len / avgdl)
-    for term, tf in pairs(ep.tf) do
-      local p = postings[term]
-      if not p then p = {}; postings[term] = p; terms[#terms + 1] = term end
-      p[#p + 1] = string.format('%.4f', tf * (K1 + 1) / (tf + norm))
-      p[#p + 1] = ep.id
-    end
     for _, e in ipairs(ep.ents) do
       local p = by_entity[e]
       if not p then p = {}; by_entity[e] = p; entities[#entities + 1] = e end
@@ -378,13 +391,13 @@ local function index_into(K, eps)
       p[#p + 1] = ep.id
     end
   end
+  postings_of(K, eps, 't', 'tf', 'len', 'length')
+  if windows then postings_of(K, eps, 'w', 'wtf', 'wlen', 'wlength') end
   chunked('HSET', K.ep, records)
-  for _, term in ipairs(terms) do chunked('ZADD', fill(K.t, '<T>', term), postings[term]) end
   for _, e in ipairs(entities) do chunked('ZADD', fill(K.e, '<E>', e), by_entity[e]) end
   chunked('ZADD', K.time, times)
   if #days > 0 then chunked('ZADD', K.day, days) end
   redis.call('HINCRBY', K.n, 'episodes', #eps)
-  redis.call('HINCRBY', K.n, 'length', batch)
 end
 
 local function index(keys, args)
@@ -410,11 +423,11 @@ local function index(keys, args)
       list[#list + 1] = mine
     end
   end
-  if #own > 0 then index_into(L.branch, own) end
+  if #own > 0 then index_into(L.branch, own, true) end
   for _, who in ipairs(order) do
     local K = {}
     for name, template in pairs(L.mind) do K[name] = fill(template, '<C>', who) end
-    index_into(K, minds[who])
+    index_into(K, minds[who], false)
   end
   redis.call('HSET', L.branch.n, 'turn', last)
   return 'ok'

@@ -188,8 +188,11 @@ class EpisodeKeys:
     episodes it witnessed, in its own keyspace, so its read-only user can search them)::
 
         <prefix>ep          hash   episode id -> Episode
-        <prefix>n           hash   "episodes", "length" (term count), "turn" (last turn indexed)
+        <prefix>n           hash   "episodes", "length" and "wlength" (term counts of the
+                                   episodes and of their windows), "turn" (last turn indexed)
         <prefix>t:<term>    zset   episode id scored by the term's BM25 weight in it
+        <prefix>w:<term>    zset   the same for the episode's window (its turn's lines
+                                   around it; a branch's index only)
         <prefix>e:<entity>  zset   episode id scored by story time (turn * 10000 + seq)
         <prefix>time        zset   episode id scored by story time
         <prefix>day         zset   episode id scored by the day number of its date
@@ -212,6 +215,9 @@ class EpisodeKeys:
     def term(self, term: str) -> str:
         return f"{self.prefix}t:{term}"
 
+    def window(self, term: str) -> str:
+        return f"{self.prefix}w:{term}"
+
     def entity(self, entity: str) -> str:
         return f"{self.prefix}e:{entity}"
 
@@ -225,8 +231,10 @@ class EpisodeKeys:
 
     def layout(self) -> dict[str, str]:
         """This index's keys for the Lua functions (``<T>`` a term, ``<E>`` an entity)."""
-        return {"n": self.stats, "ep": self.episodes, "time": self.time, "day": self.day,
-                "t": self.term("<T>"), "e": self.entity("<E>")}  # fmt: skip
+        return {
+            "n": self.stats, "ep": self.episodes, "time": self.time, "day": self.day,
+            "t": self.term("<T>"), "w": self.window("<T>"), "e": self.entity("<E>"),
+        }  # fmt: skip
 
 
 def index_layout(story: str, branch: str) -> dict[str, object]:

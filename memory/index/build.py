@@ -5,7 +5,9 @@ them, with one call of the Redis function ``fabula_index`` per batch of turns, i
 
 - the branch's index (:class:`~fabula.memory.keys.EpisodeKeys`): each episode, its BM25
   term weights (one sorted set per term, ordered by weight, so a search reads only the
-  best postings of each term), its entities, its story time and its date;
+  best postings of each term) and its window's (the episode with its turn's neighbours:
+  a reply is found by the words of the question it answers), its entities, its story
+  time and its date;
 - the same for each witness, in the witness's own keyspace (what a character lived is
   searchable through its read-only Redis user, and nothing else is there), each episode
   as the witness remembers it (its recollection, see :mod:`fabula.memory.recollection`);
@@ -36,11 +38,21 @@ from fabula.memory.recollection import recollect, render_event
 from fabula.memory.records import Entity, Event
 from fabula.memory.store import StoryStore
 
-__all__ = ["BATCH_TURNS", "K1", "B", "behind", "index_through", "indexed_through", "weight"]
+__all__ = [
+    "BATCH_TURNS",
+    "K1",
+    "WINDOW",
+    "B",
+    "behind",
+    "index_through",
+    "indexed_through",
+    "weight",
+]
 
 K1 = 1.2  # BM25's parameters; fabula.lua computes the same weights
 B = 0.75
 BATCH_TURNS = 256  # turns per call when catching up a long backlog
+WINDOW = 2  # a window is an episode with this many of its turn's episodes on each side
 
 
 def weight(tf: int, length: int, avgdl: float) -> float:
@@ -117,11 +129,25 @@ async def _batch(store: StoryStore, mark: int, last: int) -> str:
         # first-person memory holds (memory.recollection), not the raw span the author's
         # index keeps
         quotes = recollect(text.text, mine, entities)
-        for ev in mine:
-            ep = episode_of(ev, clocks.get(ev.turn), matcher)
-            out.append(_payload(ep, ev, quotes.get(ev.id) or render_event(ev, entities),
-                                matcher, entities))  # fmt: skip
+        items = [
+            _payload(episode_of(ev, clocks.get(ev.turn), matcher), ev,
+                     quotes.get(ev.id) or render_event(ev, entities), matcher, entities)
+            for ev in sorted(mine, key=lambda e: e.seq)
+        ]  # fmt: skip
+        _windows(items)
+        out += items
     return json.dumps({"eps": out}, separators=(",", ":"))
+
+
+def _windows(items: list[dict[str, Any]]) -> None:
+    """Give each of a turn's episodes its window's counts: its own and those of the
+    ``WINDOW`` episodes before and after it in the turn (a reply beside its question, a
+    topic running over a few lines)."""
+    for i, item in enumerate(items):
+        counts: Counter[str] = Counter()
+        for other in items[max(0, i - WINDOW) : i + WINDOW + 1]:
+            counts.update(other["tf"])
+        item["wtf"], item["wlen"] = counts, sum(counts.values())
 
 
 def _payload(

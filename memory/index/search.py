@@ -24,6 +24,7 @@ from fabula.memory.store import StoryStore
 __all__ = [
     "Source",
     "by_day",
+    "by_entities",
     "by_entity",
     "by_time",
     "fetch",
@@ -70,44 +71,60 @@ async def lexical(
     *,
     as_of: int | None = None,
     per_term: int = PER_TERM,
-    weights: dict[str, float] | None = None,
-) -> dict[str, float]:
-    """BM25 scores of the episodes matching ``query`` terms (repeats count once).
-
-    ``weights`` scales a term's contribution (default 1).
-    """
+    families: Sequence[str] = ("t",),
+) -> list[dict[str, float]]:
+    """BM25 scores of the episodes matching ``query`` terms (repeats count once), one
+    mapping per posting family asked for: ``"t"`` the episodes' own text, ``"w"`` their
+    windows (a branch's index only), all read in one round trip."""
     wanted = list(dict.fromkeys(query))
     if not wanted or not where:
-        return {}
+        return [{} for _ in families]
+    keyed = {"t": EpisodeKeys.term, "w": EpisodeKeys.window}
     async with client.pipeline(transaction=False) as pipe:
         for src in where:
             pipe.hget(src.keys.stats, "episodes")
-            for term in wanted:
-                key = src.keys.term(term)
-                pipe.zcard(key)
-                pipe.zrange(key, "+inf", "-inf", byscore=True, desc=True, offset=0,
-                            num=per_term, withscores=True)  # fmt: skip
+            for family in families:
+                for term in wanted:
+                    key = keyed[family](src.keys, term)
+                    pipe.zcard(key)
+                    pipe.zrange(key, "+inf", "-inf", byscore=True, desc=True, offset=0,
+                                num=per_term, withscores=True)  # fmt: skip
         replies = await pipe.execute()
-    step = 1 + 2 * len(wanted)
-    total = 0
-    df: dict[str, int] = dict.fromkeys(wanted, 0)
-    for i, _src in enumerate(where):
-        block = replies[i * step : (i + 1) * step]
-        total += int(block[0] or 0)
-        for j, term in enumerate(wanted):
-            df[term] += int(block[1 + 2 * j])
-    scores: dict[str, float] = {}
-    for i, src in enumerate(where):
-        block = replies[i * step : (i + 1) * step]
-        for j, term in enumerate(wanted):
-            if not df[term]:
-                continue
-            idf = math.log(1 + (total - df[term] + 0.5) / (df[term] + 0.5))
-            idf *= (weights or {}).get(term, 1.0)
-            for member, w in block[2 + 2 * j]:
-                if _visible(member, src, as_of):
-                    scores[member] = scores.get(member, 0.0) + idf * float(w)
-    return scores
+    step = 1 + 2 * len(wanted) * len(families)
+    total = sum(int(replies[i * step] or 0) for i in range(len(where)))
+    out = []
+    for f in range(len(families)):
+        df: dict[str, int] = dict.fromkeys(wanted, 0)
+        for i in range(len(where)):
+            base = i * step + 1 + 2 * len(wanted) * f
+            for j, term in enumerate(wanted):
+                df[term] += int(replies[base + 2 * j])
+        scores: dict[str, float] = {}
+        for i, src in enumerate(where):
+            base = i * step + 1 + 2 * len(wanted) * f
+            for j, term in enumerate(wanted):
+                if not df[term]:
+                    continue
+                idf = math.log(1 + (total - df[term] + 0.5) / (df[term] + 0.5))
+                for member, w in replies[base + 2 * j + 1]:
+                    if _visible(member, src, as_of):
+                        scores[member] = scores.get(member, 0.0) + idf * float(w)
+        out.append(scores)
+    return out
+
+
+async def by_entities(
+    client: aredis.Redis,
+    where: Sequence[Source],
+    entities: Sequence[str],
+    *,
+    as_of: int | None = None,
+    last: int = 20,
+) -> list[str]:
+    """The ``last`` most recent episodes that involve or name any of ``entities``, newest
+    first (one round trip)."""
+    keyed = [(s, s.keys.entity(e)) for e in dict.fromkeys(entities) for s in where]
+    return list(dict.fromkeys(await _latest(client, keyed, as_of, last * len(keyed))))[:last]
 
 
 async def by_entity(

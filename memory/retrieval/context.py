@@ -109,5 +109,7 @@ async def character_context(
     mine = await project_beliefs(store, character, as_of)
     facts = fact_candidates(plan, entities, None, {character: mine}, {}, {})
     where = await sources(store, character)
-    ranked = await rank_episodes(client, where, plan, as_of=as_of, limit=candidates(budget))
+    ranked = await rank_episodes(
+        client, where, plan, as_of=as_of, limit=candidates(budget), windows=False
+    )  # a mind's index has no windows
     return render(plan, facts, ranked.episodes, entities, budget, counter)

@@ -1,10 +1,14 @@
 """Ranking episodes for a plan: lexical matches, read in their scene, by whom, and when.
 
 An episode rarely answers a request alone: a question is answered in the line after it, a
-topic runs over a few lines, a scene is about something as a whole. So an episode's score
-is its own BM25 score, plus a share of its neighbours' (the episodes just before and after
-it in the same turn: ``NEIGHBOURS`` on each side, each further one counting less), plus a
-share of its scene's (the sum over the turn, scaled to the best episode's score). Then:
+topic runs over a few lines. So an episode is matched twice, both from the index: by its
+own words and by its *window*'s (the episode with its turn's neighbours, see
+:mod:`fabula.memory.index.build`), and its score is the sum of the two, each scaled to its
+best match, the window's weighing ``WINDOW_WEIGHT``. The reply to a question that matches
+gets ``ANSWER_SHARE`` of the question's own match: in a dialogue, what was asked is
+answered next, by someone else. A character's own index has no windows: there an
+episode's neighbours lend it a share of their score instead (``NEIGHBOURS`` on each side,
+each further one counting less). Then:
 
 - an episode by, to or naming an entity the request names weighs ``ENTITY_BOOST`` more;
 - with a time range, episodes dated inside it weigh ``TIME_BOOST`` more; "at the
@@ -12,7 +16,8 @@ share of its scene's (the sum over the turn, scaled to the best episode's score)
 - with no topic terms at all, the most recent episodes of the named entities (or of the
   story) stand in, newest first.
 
-Every read is an index lookup (see :mod:`fabula.memory.index.search`).
+Every read is an index lookup (see :mod:`fabula.memory.index.search`): a request costs a
+few round trips, whatever the story's length.
 """
 
 from __future__ import annotations
@@ -23,20 +28,20 @@ from dataclasses import dataclass
 import redis.asyncio as aredis
 
 from fabula.memory.episodes import Episode
-from fabula.memory.index.search import Source, by_day, by_entity, by_time, fetch, lexical
+from fabula.memory.index.search import Source, by_day, by_entities, by_time, fetch, lexical
 from fabula.memory.records import event_id, event_position
 from fabula.memory.retrieval.plan import RetrievalPlan
 
 __all__ = ["NEIGHBOURS", "Ranked", "candidates", "rank_episodes"]
 
+WINDOW_WEIGHT = 2.0
+ANSWER_SHARE = 0.5
 NEIGHBOURS = 2
 NEIGHBOUR_SHARE = 0.5
 NEIGHBOUR_DECAY = 0.7
-SCENE_SHARE = 0.2
-ENTITY_BOOST = 1.3
+ENTITY_BOOST = 1.6
 TIME_BOOST = 1.5
 ORDER_BOOST = 1.3
-CANDIDATES = 120  # episodes fetched and offered to the packer, by default
 TOKENS_PER_CANDIDATE = 8  # a budget of N tokens is offered about N / 8 episodes
 
 
@@ -54,7 +59,19 @@ class Ranked:
     scores: dict[str, float]
 
 
+def _scaled(scores: dict[str, float]) -> dict[str, float]:
+    top = max(scores.values(), default=0.0)
+    return {i: s / top for i, s in scores.items()} if top > 0 else {}
+
+
+def _fused(own: dict[str, float], window: dict[str, float]) -> dict[str, float]:
+    """An episode's own match plus its window's, each scaled to its best."""
+    own, window = _scaled(own), _scaled(window)
+    return {i: own.get(i, 0.0) + WINDOW_WEIGHT * window.get(i, 0.0) for i in own.keys() | window}
+
+
 def _smoothed(scores: dict[str, float]) -> dict[str, float]:
+    """An episode's own match plus a decaying share of its turn's neighbours' matches."""
     by_slot = {event_position(i): s for i, s in scores.items()}
     out: dict[str, float] = {}
     for turn, seq in {
@@ -65,14 +82,16 @@ def _smoothed(scores: dict[str, float]) -> dict[str, float]:
             share = NEIGHBOUR_SHARE * NEIGHBOUR_DECAY ** (d - 1)
             value += share * (by_slot.get((turn, seq - d), 0.0) + by_slot.get((turn, seq + d), 0.0))
         out[event_id(turn, seq)] = value
-    if out:
-        scene: dict[int, float] = {}
-        for (turn, _), s in by_slot.items():
-            scene[turn] = scene.get(turn, 0.0) + s
-        top_scene, top = max(scene.values()), max(out.values())
-        for episode_id in out:
-            out[episode_id] += SCENE_SHARE * top * scene[event_position(episode_id)[0]] / top_scene
     return out
+
+
+def _next(episode_id: str) -> str:
+    turn, seq = event_position(episode_id)
+    return event_id(turn, seq + 1)
+
+
+def _asks(episode: Episode) -> bool:
+    return episode.speaker is not None and "?" in episode.text
 
 
 async def rank_episodes(
@@ -81,65 +100,49 @@ async def rank_episodes(
     plan: RetrievalPlan,
     *,
     as_of: int | None = None,
-    limit: int = CANDIDATES,
+    limit: int = 120,
+    windows: bool = True,
 ) -> Ranked:
-    """The episodes ``plan`` depends on, best first (at most ``limit``)."""
-    scores = _smoothed(await lexical(client, where, plan.terms, as_of=as_of))
+    """The episodes ``plan`` depends on, best first (at most ``limit``). ``windows``: the
+    indexes read have window postings (a branch's do, a character's do not)."""
+    own: dict[str, float] = {}
+    if windows:
+        own, window = await lexical(client, where, plan.terms, as_of=as_of, families=("t", "w"))
+        scores = _fused(own, window)
+    else:
+        (own,) = await lexical(client, where, plan.terms, as_of=as_of)
+        scores = _smoothed(own)
     if not scores:
-        fallback: list[str] = []
-        for entity in plan.entities:
-            fallback += await by_entity(client, where, entity, as_of=as_of, last=limit)
+        fallback = await by_entities(client, where, plan.entities, as_of=as_of, last=limit)
         if not fallback:
             fallback = await by_time(client, where, as_of=as_of, last=limit,
                                      earliest=plan.order == "earliest")  # fmt: skip
-        scores = {i: 1.0 / (1 + n) for n, i in enumerate(dict.fromkeys(fallback))}
+        scores = {i: 1.0 / (1 + n) for n, i in enumerate(fallback)}
     time = plan.time
     if time.first_day is not None or time.last_day is not None:
         dated = set(await by_day(client, where, time.first_day, time.last_day, as_of=as_of))
         scores = {i: s * (TIME_BOOST if i in dated else 1.0) for i, s in scores.items()}
     ordered = sorted(scores, key=lambda i: (-scores[i], event_position(i)))[: limit * 2]
-    found = await fetch(client, where, ordered)
+    asked = _scaled(own)
+    replies = [_next(i) for i in ordered if i in asked]
+    found = await fetch(client, where, [*ordered, *replies])
+    for episode_id, share in asked.items():
+        question = found.get(episode_id)
+        reply = found.get(_next(episode_id))
+        if question and reply and _asks(question) and reply.speaker != question.speaker:
+            scores[reply.id] = scores.get(reply.id, 0.0) + ANSWER_SHARE * share
     wanted = set(plan.entities)
     if time.order is not None and found:
         times = sorted(ep.time for ep in found.values())
         cut = times[len(times) // 4] if time.order == "earliest" else times[-len(times) // 4 - 1]
     for episode_id, ep in found.items():
-        if wanted and wanted & {ep.speaker, *ep.entities, *ep.participants}:
+        if episode_id not in scores:
+            continue
+        if wanted and wanted & {ep.speaker, *ep.participants}:
             scores[episode_id] *= ENTITY_BOOST
         if (time.order == "earliest" and ep.time <= cut) or (
             time.order == "latest" and ep.time >= cut
         ):
             scores[episode_id] *= ORDER_BOOST
-    best = sorted(found, key=lambda i: (-scores[i], event_position(i)))[:limit]
-    if PAIR_REPLIES:
-        best = _with_replies(best, found)
-    return Ranked([found[i] for i in best], {i: scores.get(i, 0.0) for i in best})
-
-
-PAIR_REPLIES = 1
-
-
-def _with_replies(best: list[str], found: dict[str, Episode]) -> list[str]:
-    """Offer the reply to a question right after it, and a question right before its reply:
-    in a dialogue, a question is answered in the next line by someone else."""
-    out: dict[str, None] = {}
-    for episode_id in best:
-        turn, seq = event_position(episode_id)
-        before = found.get(event_id(turn, seq - 1)) if seq > 0 else None
-        after = found.get(event_id(turn, seq + 1))
-        here = found[episode_id]
-        if (
-            PAIR_REPLIES > 1
-            and before is not None
-            and _asks(before)
-            and before.speaker != here.speaker
-        ):
-            out.setdefault(before.id)
-        out.setdefault(episode_id)
-        if after is not None and _asks(here) and after.speaker != here.speaker:
-            out.setdefault(after.id)
-    return list(out)
-
-
-def _asks(episode: Episode) -> bool:
-    return episode.speaker is not None and "?" in episode.text
+    best = sorted((i for i in found if i in scores), key=lambda i: (-scores[i], event_position(i)))
+    return Ranked([found[i] for i in best[:limit]], {i: scores[i] for i in best[:limit]})
