@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import httpx
+import redis
 
 from fabula.agents.contracts import Decision
 from fabula.bench.common import private_redis_url
@@ -164,6 +165,14 @@ async def _long_story(fab: Fabula, story: str, turns: int) -> None:
         raise FabulaError(f"the long story stopped at turn {await store.head()}")
 
 
+async def _appendfsync(fab: Fabula) -> str:
+    """The server's ``appendfsync`` ("?" when it does not say)."""
+    try:
+        return str((await fab.admin.config_get("appendfsync")).get("appendfsync", "?"))
+    except redis.RedisError:
+        return "?"
+
+
 async def _baseline(
     fab: Fabula, tag: str, stories: int, turns: int, long: str, long_turn: int
 ) -> dict[str, Any]:
@@ -256,6 +265,7 @@ async def run_web(
                             tally.error(f"{s}: turn numbers {numbers} have gaps")
                         lost += max(0, expected - text["head"])
                         doubled += max(0, text["head"] - expected)
+            fsync = await _appendfsync(fab)
             baseline = await _baseline(
                 fab, tag, min(clients, stories), min(turns, 5), long, long_turn
             )
@@ -284,6 +294,9 @@ async def run_web(
             "approve_ms_p95": percentiles(tally.approve)["p95"] <= TARGETS["approve_ms_p95"],
         },
         "error_samples": tally.messages,
+        # a human approval waits for the append-only file's fsync (WAITAOF): with
+        # "everysec" that is up to a second, whatever the studio does
+        "appendfsync": fsync,
         "baselines": {"service_in_process": baseline},
     }
     if not quiet:
@@ -301,7 +314,7 @@ def _print(result: dict[str, Any]) -> None:
     print_table(
         f"fabula bench web: {result['stories']} stories × {result['turns']} turns, "
         f"{result['clients']} clients; errors {result['errors']}, lost {result['lost']}, "
-        f"doubled {result['doubled']}",
+        f"doubled {result['doubled']}; appendfsync {result['appendfsync']}",
         ["measure", "studio over HTTP p50/p95 ms", "service in process p50/p95 ms", "target"],
         [
             ["page loads", pair(result["pages_ms"]), pair(base["pages_ms"]), "p95 ≤ 100"],

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Mapping
 
+from fabula.agents.usage import add_usage, cost_of
 from fabula.graph.responses import (
     BeliefOut,
     BeliefsOut,
@@ -24,6 +26,9 @@ from fabula.graph.responses import (
     MindsOut,
     StoryText,
     TurnOut,
+    TurnUsage,
+    UsageOut,
+    UsageTotal,
     WorldOut,
 )
 from fabula.memory.errors import InvalidInput, NotFound
@@ -35,6 +40,7 @@ from fabula.memory.projections import (
     project_world,
 )
 from fabula.memory.records import Belief, State
+from fabula.memory.settings import Price
 from fabula.memory.store import StoryStore
 
 __all__ = [
@@ -46,6 +52,7 @@ __all__ = [
     "markdown",
     "minds",
     "story_text",
+    "usage",
     "world",
 ]
 
@@ -286,3 +293,37 @@ async def markdown(store: StoryStore) -> str:
     """The branch's text as markdown: the title, then one paragraph per turn."""
     text = await story_text(store)
     return f"# {text.title}\n\n" + "".join(t.text + "\n\n" for t in text.turns)
+
+
+async def usage(store: StoryStore, prices: Mapping[str, Price]) -> UsageOut:
+    """The model usage of each committed turn and in all, by role, with its cost in US
+    dollars where the price table names every model used (else None)."""
+    await store.require()
+    turns = []
+    total: dict[str, dict[str, int | str]] = {}
+    for turn, roles in (await store.turn_usage()).items():
+        by_role: dict[str, dict[str, int | str]] = {
+            role: {k: v for k, v in u.items() if isinstance(v, int | str)}
+            for role, u in roles.items()
+        }
+        total = add_usage(total, by_role)
+        turns.append(
+            TurnUsage(
+                turn=turn,
+                roles=by_role,
+                input_tokens=sum(int(r.get("input_tokens", 0)) for r in by_role.values()),
+                output_tokens=sum(int(r.get("output_tokens", 0)) for r in by_role.values()),
+                cost_usd=cost_of(by_role, prices),
+            )
+        )
+    return UsageOut(
+        story=store.story,
+        branch=store.branch,
+        turns=turns,
+        total=UsageTotal(
+            roles=total,
+            input_tokens=sum(t.input_tokens for t in turns),
+            output_tokens=sum(t.output_tokens for t in turns),
+            cost_usd=cost_of(total, prices) if turns else 0.0,
+        ),
+    )

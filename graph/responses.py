@@ -48,6 +48,9 @@ __all__ = [
     "StorySummary",
     "StoryText",
     "TurnOut",
+    "TurnUsage",
+    "UsageOut",
+    "UsageTotal",
     "WorldInfo",
     "WorldOut",
 ]
@@ -225,6 +228,7 @@ class PendingTurn(_Out):
     findings: list[Finding]
     changes: ChangesOut
     plan: TurnPlan | None = None
+    edit_problem: str | None = None  # why the last edit of this turn was not taken
 
 
 class DecisionOut(_Out):
@@ -325,3 +329,27 @@ class ExportOut(_Out):
     world: WorldOut
     developments: list[Development]
     hypotheses: list[Hypothesis]
+
+
+class UsageTotal(_Out):
+    """Model usage summed: by role (calls, tokens, retries, model), tokens, cost."""
+
+    roles: dict[str, dict[str, int | str]]
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None  # None when the price table lacks a model used
+
+
+class TurnUsage(UsageTotal):
+    """The model usage of one committed turn."""
+
+    turn: int
+
+
+class UsageOut(_Out):
+    """The model usage of each committed turn of a branch, and in all."""
+
+    story: str
+    branch: str
+    turns: list[TurnUsage]
+    total: UsageTotal

@@ -626,6 +626,7 @@ class Fabula:
             findings=findings,
             changes=await changes_of(store, delta),
             plan=TurnPlan.model_validate(plan) if plan else None,
+            edit_problem=_edit_problem(payload),
         )
 
     async def _pending_delta(self, store: StoryStore, pending: Pending, text: str) -> TurnDelta:
@@ -672,6 +673,18 @@ class Fabula:
                 )
         name = branch or (f"{realise.replace('.', '-')}" if realise else f"fork-{at_turn}")
         return await fork(store, at_turn, name, pursue=realise)
+
+
+def _edit_problem(payload: dict[str, Any]) -> str | None:
+    """Why the last edit of a pending turn was not taken, if it was not."""
+    if payload.get("edit_error"):
+        return f"the last edit could not be read: {payload['edit_error']}"
+    if payload.get("edit_refused"):
+        found = [Finding.model_validate(f) for f in payload["edit_refused"]]
+        return "the critic refused the last edit: " + "; ".join(
+            f"{f.kind}: {f.message}" for f in found
+        )
+    return None
 
 
 def _raise_if_edit_not_taken(payload: dict[str, Any], where: dict[str, Any]) -> None:

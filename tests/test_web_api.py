@@ -316,6 +316,7 @@ class TestSameShapesAsTheCli:
             (("show", "tale", "developments", "--json"), "developments"),
             (("show", "tale", "hypotheses", "--as-of", "3", "--json"), "hypotheses?as_of=3"),
             (("export", "tale", "--format", "json"), "export?format=json"),
+            (("show", "tale", "usage", "--json"), "usage"),
         ]
         for args, path in pairs:
             api = (await client.get(f"/api/stories/tale/{path}")).json()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
 from enum import Enum
 from typing import Any
 
@@ -11,12 +10,10 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from fabula.agents.usage import add_usage, cost_of
 from fabula.graph import reading
 from fabula.graph.cli.app import app, dump, out, plain, run_with_app
 from fabula.graph.service import Fabula
 from fabula.memory.errors import InvalidInput
-from fabula.memory.settings import Price
 from fabula.memory.store import StoryStore
 from fabula.worlds.loader import load_world
 
@@ -27,7 +24,6 @@ __all__ = [
     "export",
     "render",
     "show",
-    "usage_data",
     "view_data",
 ]
 
@@ -104,43 +100,12 @@ async def view_data(
     if what is ShowWhat.story:
         return await reading.story_text(store, as_of)
     if what is ShowWhat.usage:
-        return usage_data(store, await store.turn_usage(), fab.settings.prices)
+        return (await reading.usage(store, fab.settings.prices)).model_dump(mode="json")
     if what is ShowWhat.scenes:
         from fabula.memory.hierarchy import scenes
 
         return list(await scenes(store))
     return await reading.branch_list(store)
-
-
-def usage_data(
-    store: StoryStore, by_turn: Mapping[int, Mapping[str, Any]], prices: Mapping[str, Price]
-) -> dict[str, Any]:
-    """The model usage of each committed turn and in all, by role, with its cost in US
-    dollars where the price table names every model (else null)."""
-    turns = []
-    total: dict[str, dict[str, int | str]] = {}
-    for turn, roles in by_turn.items():
-        total = add_usage(total, roles)
-        turns.append(
-            {
-                "turn": turn,
-                "roles": roles,
-                "input_tokens": sum(int(r.get("input_tokens", 0)) for r in roles.values()),
-                "output_tokens": sum(int(r.get("output_tokens", 0)) for r in roles.values()),
-                "cost_usd": cost_of(roles, prices),
-            }
-        )
-    return {
-        "story": store.story,
-        "branch": store.branch,
-        "turns": turns,
-        "total": {
-            "roles": total,
-            "input_tokens": sum(t["input_tokens"] for t in turns),
-            "output_tokens": sum(t["output_tokens"] for t in turns),
-            "cost_usd": cost_of(total, prices) if turns else 0.0,
-        },
-    }
 
 
 def render(what: ShowWhat, data: Any) -> None:

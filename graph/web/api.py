@@ -30,6 +30,7 @@ from fabula.graph.responses import (
     RunOut,
     StorySummary,
     StoryText,
+    UsageOut,
     WorldInfo,
     WorldOut,
 )
@@ -234,6 +235,12 @@ async def evidence(
         attribute=attribute,
         as_of=as_of,
     )
+
+
+@router.get("/stories/{story}/usage", response_model=UsageOut)
+async def usage(fab: Fab, story: str, branch: Branch = "main") -> UsageOut:
+    """Model tokens and cost per committed turn and role (the shape of `show usage --json`)."""
+    return await reading.usage(_store(fab, story, branch), fab.settings.prices)
 
 
 @router.get("/pending", response_model=list[PendingSummary])

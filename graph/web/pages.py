@@ -102,10 +102,13 @@ async def _story_context(fab: Fabula, request: Request, story: str, branch: str)
     text = await reading.story_text(store)
     pending = await fab.pending_turn(store)
     runs: Runs = request.app.state.runs
+    usage = await reading.usage(store, fab.settings.prices)
     return {
         "story": story,
         "branch": branch,
         "text": text,
+        "usage": usage,
+        "usage_of": {u.turn: u for u in usage.turns},
         "pending": pending,
         "branches": await reading.branch_list(store),
         "run": runs.status(story, branch),
