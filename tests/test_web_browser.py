@@ -112,6 +112,13 @@ class TestSteering:
         hollow book; follow his cell to the evidence; fork at that turn and see the branch."""
         await create_story(page, base)
         await page.screenshot(path=shots / "story.png", full_page=True)
+        await page.goto(base + "/")
+        await expect(page.locator("tr[data-story=tale]")).to_contain_text("The Hollow Book")
+        await page.screenshot(path=shots / "stories.png", full_page=True)
+        await page.click("tr[data-story=tale] a.danger")
+        await expect(page.locator("h1")).to_contain_text("Delete")
+        await page.screenshot(path=shots / "delete-confirm.png", full_page=True)
+        await page.goto(f"{base}/stories/tale")
 
         await run_until_pending(page)
         await page.screenshot(path=shots / "story-pending.png", full_page=True)
