@@ -432,3 +432,68 @@ class TestUsage:
         expected = (sent * 1.0 + turn["output_tokens"] * 2.0) / 1e6
         assert turn["cost_usd"] == pytest.approx(expected)
         assert shown["total"]["roles"]["character"]["calls"] == 2
+
+
+class TestStreaming:
+    async def test_the_writers_prose_streams_through_langgraph(
+        self, fab: Fabula, fake_openai: FakeOpenAI
+    ) -> None:
+        """With a listener, the turn runs with LangGraph's "messages" stream: the writer's
+        model call streams (server-sent events) and its prose arrives in pieces, in order;
+        structured calls never stream."""
+        from fabula.graph.service import TurnEvent
+
+        pieces: list[str] = []
+
+        async def listen(event: TurnEvent) -> None:
+            if event.kind == "prose":
+                pieces.append(event.text)
+
+        script_turn(fake_openai)
+        store = fab.store(STORY)
+        assert await fab.run_turn(store, auto=False, listener=listen) == "pending"
+        assert "".join(pieces) == PASSAGE and len(pieces) > 1
+        (writer,) = requests_for(fake_openai, TEXT)
+        assert writer["stream"] is True
+        structured = [r for r in fake_openai.requests if request_schema(r) != TEXT]
+        assert not any(r.get("stream") for r in structured)
+
+
+class TestPromptsV2:
+    async def test_a_character_sees_who_told_it_and_what_it_thinks_others_believe(
+        self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
+    ) -> None:
+        store = fab.store(STORY)
+        await fab.commit_scripted(
+            store, "Mara privately told Leo that the brass key is in the hollow book."
+        )
+        character = ModelCharacter(make_client(settings.model, "character"))
+        assert character.prompt.version == 2
+        fake_openai.reply_json(LEO)
+        brief = CharacterBrief(character="leo", name="Leo")
+        await character.propose(await fab.minds.mind(STORY, "leo"), brief)
+        prompt = prompt_of(fake_openai.requests[0])
+        assert "is hollow book (told_private by Mara, turn 4)" in prompt
+        assert (
+            "## What you think the others believe\n"
+            "- Mara: the location of brass key is hollow book" in prompt
+        )
+
+    async def test_the_writer_sees_the_story_its_style_and_the_voices(
+        self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
+    ) -> None:
+        """v2 adds the premise, the pack's style line and the focal voices, and states the
+        plan once; v1 is kept, for replaying recorded runs."""
+        view = await author_view(fab.store(STORY))
+        assert view.pack is not None and view.pack.style
+        plan = TurnPlan.model_validate(PLAN | {"focal": ["leo", "mara"]})
+        request = WriteRequest(plan=plan, proposals=())
+        for version in (None, 1):
+            fake_openai.reply_text(PASSAGE)
+            writer = ModelWriter(make_client(settings.model, "writer"), prompt_version=version)
+            await writer.write(request, view)
+        v2, v1 = (prompt_of(r) for r in fake_openai.requests)
+        assert f"## Story\n{view.pack.premise}\nstyle: {view.pack.style}" in v2
+        assert "## Voices\n- Leo: brisk and guarded\n- Mara: warm and teasing" in v2
+        assert v2.count("Leo comes back for the brass key") == 1
+        assert "## Plan\nscene goal:" in v1 and "## Voices" not in v1

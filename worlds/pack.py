@@ -104,6 +104,7 @@ class WorldPack(_Spec):
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9_\-]{0,63}$")
     title: str = Field(min_length=1)
     premise: str = Field(min_length=1)
+    style: str = ""  # one line on how the prose reads (a model writer follows it)
     outline: tuple[str, ...] = ()
     rules: WorldRules = Field(default_factory=WorldRules)
     places: tuple[PlaceSpec, ...] = Field(min_length=1)

@@ -14,6 +14,7 @@ else is shown back to the model, within ``max_attempts`` replies, after which
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -24,7 +25,7 @@ from fabula.agents.llm import ModelClient
 from fabula.agents.prompts import load_prompt
 from fabula.memory.acl import CharacterMind
 from fabula.memory.projections import BeliefView
-from fabula.memory.records import Entity, Memory, slug
+from fabula.memory.records import Belief, Entity, Memory, slug
 
 __all__ = ["CharacterProposal", "ModelCharacter", "proposal_schema", "render_mind"]
 
@@ -64,18 +65,22 @@ class CharacterProposal(BaseModel):
 class ModelCharacter:
     """A character agent on a chat model (see the module docstring)."""
 
-    def __init__(self, client: ModelClient) -> None:
+    def __init__(self, client: ModelClient, *, prompt_version: int | None = None) -> None:
         self.client = client
-        self.prompt = load_prompt("character", "propose")
+        self.prompt = load_prompt("character", "propose", prompt_version)
 
     async def propose(self, mind: CharacterMind, brief: CharacterBrief) -> Proposal:
         """The character's proposal from its own mind; ModelOutputError if none validates."""
         beliefs = await mind.beliefs()
         memories = await mind.memories(last=MEMORIES)
         entities = await mind.entities()
+        nested: dict[str, BeliefView] | None = None
+        if self.prompt.version >= 2:  # what it thinks each other character believes
+            others = sorted(i for i, e in entities.items() if e.kind == "character")
+            nested = {o: await mind.beliefs([o]) for o in others if o != mind.character}
         messages = [
             SystemMessage(content=self.prompt.render(name=brief.name)),
-            HumanMessage(content=render_mind(brief, beliefs, memories, entities)),
+            HumanMessage(content=render_mind(brief, beliefs, memories, entities, nested)),
         ]
         reply = await self.client.structured(
             proposal_schema(entities), messages, shape=CharacterProposal
@@ -137,11 +142,14 @@ def render_mind(
     beliefs: BeliefView,
     memories: list[Memory],
     entities: dict[str, Entity],
+    nested: Mapping[str, BeliefView] | None = None,
 ) -> str:
     """The character's brief and own mind as compact sections, for its prompt.
 
     Where it is and who is with it are what it believes; nothing here comes from outside
-    its brief (its own identity and goals) and its mind.
+    its brief (its own identity and goals) and its mind. With ``nested`` (prompt v2: what
+    it thinks each other character believes, read from its own keyspace), that too, and
+    who told it each belief it was told.
     """
 
     def name(entity: str) -> str:
@@ -156,6 +164,17 @@ def render_mind(
         if e.kind == "character" and c != me and here is not None and beliefs.where(c) == here
     )
     believed = sorted(beliefs.beliefs.values(), key=lambda b: (b.subject, b.attribute))
+    told = nested is not None
+
+    def how(b: Belief) -> str:
+        by = f" by {name(b.speaker)}" if told and b.speaker else ""
+        return f"({b.mode}{by}, turn {b.valid_from})"
+
+    theirs = []
+    for other, view in sorted((nested or {}).items()):
+        for b in sorted(view.beliefs.values(), key=lambda b: (b.subject, b.attribute)):
+            value = f"{'not ' * (not b.polarity)}{name(b.value)}"
+            theirs.append(f"- {name(other)}: the {b.attribute} of {name(b.subject)} is {value}")
     sections = [
         ("Who you are", f"{brief.name} (id {brief.character})"),
         ("Your voice", brief.voice),
@@ -165,9 +184,10 @@ def render_mind(
         ("Who is with you", ", ".join(with_me) if here else ""),
         ("What you believe", "\n".join(
             f"- the {b.attribute} of {name(b.subject)} is {'not ' * (not b.polarity)}"
-            f"{name(b.value)} ({b.mode}, turn {b.valid_from})"
+            f"{name(b.value)} {how(b)}"
             for b in believed
         )),
+        ("What you think the others believe", "\n".join(theirs)),
         ("What you remember", "\n".join(
             # one sentence can be several events (a "go" is an exit and an entry)
             dict.fromkeys(f"- turn {m.turn}: {m.quote}" for m in memories)

@@ -25,16 +25,22 @@ MAX_SENTENCES = 8
 class ModelWriter:
     """Writes a turn's passage with a chat model (see the module docstring)."""
 
-    def __init__(self, client: ModelClient, *, max_sentences: int = MAX_SENTENCES) -> None:
+    def __init__(
+        self,
+        client: ModelClient,
+        *,
+        max_sentences: int = MAX_SENTENCES,
+        prompt_version: int | None = None,
+    ) -> None:
         self.client = client
         self.max_sentences = max_sentences
-        self.prompt = load_prompt("writer", "write")
+        self.prompt = load_prompt("writer", "write", prompt_version)
 
     async def write(self, request: WriteRequest, view: AuthorView) -> Draft:
         """The draft for ``request``; raises ModelOutputError when the reply is empty."""
         messages = [
             SystemMessage(content=self.prompt.render(max_sentences=self.max_sentences)),
-            HumanMessage(content=render_request(request, view)),
+            HumanMessage(content=render_request(request, view, version=self.prompt.version)),
         ]
         text = _unwrap(await self.client.text(messages))
         if not text:
@@ -44,8 +50,15 @@ class ModelWriter:
         return Draft(text=text, revision=request.revision)
 
 
-def render_request(request: WriteRequest, view: AuthorView) -> str:
-    """The write request as compact sections (``## title`` over lines), for a prompt."""
+def render_request(request: WriteRequest, view: AuthorView, *, version: int = 2) -> str:
+    """The write request as compact sections (``## title`` over lines), for a prompt.
+
+    Version 2 (``write.v2.md``) adds the story's premise and style line and the focal
+    characters' voices, and states the plan once (what to keep in mind is in the memory
+    the graph assembled for it); version 1 is kept for replaying recorded runs.
+    """
+    if version >= 2:
+        return _render_v2(request, view)
     plan = request.plan
     proposals = []
     for p in request.proposals:
@@ -63,6 +76,44 @@ def render_request(request: WriteRequest, view: AuthorView) -> str:
                 + [f"keep in mind: {m}" for m in plan.memory_needs]
             ),
         ),
+        ("Proposals", "\n".join(proposals)),
+        ("Memory", request.context),
+        ("Notes", "\n".join(f"- {n}" for n in request.notes)),
+        (
+            f"Critic's findings on draft {request.revision}",
+            "\n".join(
+                f"- {f.severity} ({f.kind}): {f.message}" + (f' — "{f.quote}"' if f.quote else "")
+                for f in request.findings
+            ),
+        ),
+    ]
+    return "\n\n".join(f"## {title}\n{body}" for title, body in sections if body)
+
+
+def _render_v2(request: WriteRequest, view: AuthorView) -> str:
+    plan = request.plan
+    pack = view.pack
+    story = [pack.premise, *([f"style: {pack.style}"] if pack.style else [])] if pack else []
+    voices = []
+    for c in plan.focal:
+        spec = view.character_spec(c)
+        if spec is not None and spec.voice:
+            voices.append(f"- {view.name(c)}: {spec.voice}")
+    scene = [
+        *([f"place: {view.name(plan.place)}"] if plan.place else []),
+        f"focal: {', '.join(view.name(c) for c in plan.focal)}",
+        f"goal: {plan.scene_goal}",
+        *(f"beat: {b}" for b in plan.beats),
+    ]
+    proposals = []
+    for p in request.proposals:
+        lines = [f"{view.name(p.character)} (intent: {p.intent or 'none given'}):"]
+        lines += [f"- {_action(view, a)}" for a in p.actions]
+        proposals.append("\n".join(lines))
+    sections = [
+        ("Story", "\n".join(story)),
+        ("Voices", "\n".join(voices)),
+        ("This turn", "\n".join(scene)),
         ("Proposals", "\n".join(proposals)),
         ("Memory", request.context),
         ("Notes", "\n".join(f"- {n}" for n in request.notes)),

@@ -10,7 +10,7 @@ from rich.text import Text
 
 from fabula.agents.contracts import Decision
 from fabula.graph.cli.app import app, dump, err, out, run_with_app, settings
-from fabula.graph.service import Fabula, Pending
+from fabula.graph.service import Fabula, Listener, Pending, TurnEvent
 from fabula.memory.errors import InvalidInput
 from fabula.memory.limits import Limits
 
@@ -34,7 +34,9 @@ def run(
         with Progress(console=err, transient=True) as progress:
             task = progress.add_task(f"writing {story}", total=turns)
             for _ in range(turns):
-                outcome = await fab.run_turn(store, auto=auto, direction=direction)
+                outcome = await fab.run_turn(
+                    store, auto=auto, direction=direction, listener=prose_printer()
+                )
                 if outcome == "pending":
                     waiting = await fab.pending_turn(store)
                     progress.stop()
@@ -46,6 +48,21 @@ def run(
         out.print(f"{story}: {done} turn(s) written, now at turn {await store.head()}")
 
     run_with_app(go)
+
+
+def prose_printer() -> Listener | None:
+    """On a terminal, a listener printing a model writer's prose as it streams (through
+    LangGraph's "messages" stream), each passage ending its line; elsewhere None."""
+    if not out.is_terminal:
+        return None
+
+    async def show(event: TurnEvent) -> None:
+        if event.kind == "prose":
+            out.print(event.text, end="", markup=False, highlight=False)
+        elif event.kind == "step" and event.node == "write":
+            out.print()
+
+    return show
 
 
 def print_pending(pending: Pending | None) -> None:
