@@ -42,10 +42,12 @@ from fabula.graph.responses import (
 )
 from fabula.graph.runtime import CommitObserver, Consolidator, TurnContext
 from fabula.graph.state import TurnState
-from fabula.memory.acl import MindPool, drop_character_users, ensure_character_user
+from fabula.memory.acl import MindPool, drop_character_users, ensure_character_user, sync_users
 from fabula.memory.branching import fork
+from fabula.memory.connection import connect_async, is_cluster
 from fabula.memory.delta import TurnDelta
 from fabula.memory.errors import (
+    ConfigError,
     EditRefused,
     InvalidInput,
     InvalidWorld,
@@ -54,7 +56,7 @@ from fabula.memory.errors import (
 )
 from fabula.memory.index.background import Indexer
 from fabula.memory.projections import project_hypotheses
-from fabula.memory.server import connect_async, resolve_url
+from fabula.memory.server import redis_url
 from fabula.memory.settings import Settings
 from fabula.memory.store import StoryStore, list_stories
 from fabula.memory.tokens import default_counter
@@ -123,15 +125,25 @@ def _pending_in(store: StoryStore, turn: int, snapshot: StateSnapshot) -> Pendin
     return None
 
 
-def consolidator(url: str, mode: str) -> Consolidator | None:
-    """How committed turns are consolidated: ``inline``, ``rq`` (enqueued) or ``off``."""
+def consolidator(url: str, mode: str, queue_url: str | None = None) -> Consolidator | None:
+    """How committed turns are consolidated: ``inline``, ``rq`` (enqueued, on ``queue_url``
+    or ``url``) or ``off``. Raises :class:`ConfigError` for RQ on a Redis Cluster without a
+    separate queue (rq 3.0 cannot use a cluster)."""
     if mode == "off":
         return None
     if mode == "rq":
         from fabula.memory.jobs import enqueue_consolidation
 
+        if queue_url is None and is_cluster(url):
+            raise ConfigError(
+                "RQ does not support Redis Cluster (rq 3.0's worker needs a single server's "
+                "connection pool): set FABULA_RQ_URL to a plain Redis for the queue, or "
+                "FABULA_CONSOLIDATE=inline"
+            )
+        queue = queue_url or url
+
         async def enqueue(store: StoryStore, turn: int) -> None:
-            enqueue_consolidation(url, store.story, store.branch, turn)
+            enqueue_consolidation(url, store.story, store.branch, turn, queue_url=queue)
 
         return enqueue
     from fabula.memory.hierarchy import consolidate_turn
@@ -185,14 +197,12 @@ class Fabula:
     def from_settings(cls, settings: Settings) -> Fabula:
         """The application an entry point opens: Redis (the embedded server when none is
         configured, started if needed), roles and consolidation, all from ``settings``."""
-        url = resolve_url(
-            settings.redis_url, settings.home, allow_open_default=settings.allow_open_redis
-        )
+        url = redis_url(settings)
         return cls(
             url,
             settings,
             roles=make_roles(settings),
-            consolidate=consolidator(url, settings.consolidate),
+            consolidate=consolidator(url, settings.consolidate, settings.rq_url),
         )
 
     async def aclose(self) -> None:
@@ -205,6 +215,8 @@ class Fabula:
         await self.admin.aclose()
 
     async def __aenter__(self) -> Fabula:
+        # on a cluster, a node that joined since the users were made gets them now
+        await sync_users(self.admin)
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -17,16 +17,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import redis.asyncio as aredis
+from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.exceptions import NoPermissionError, ResponseError
 
 from fabula.memory import keys
+from fabula.memory.connection import connect_async, without_credentials
 from fabula.memory.errors import AccessDenied
 from fabula.memory.logs import get_logger
 from fabula.memory.projections import BeliefView, project_beliefs, recall
 from fabula.memory.records import Entity, Memory
 from fabula.memory.retrieval.assemble import Assembly
 from fabula.memory.retrieval.context import character_context
-from fabula.memory.server import without_credentials
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter
 
@@ -65,6 +66,9 @@ CHARACTER_COMMANDS: tuple[str, ...] = (
     "ping",
 )  # fmt: skip
 _ACL_RULES = ("-@all", *(f"+{c}" for c in CHARACTER_COMMANDS))
+# on a cluster only: what redis-py's cluster client asks each node when it starts (the slot
+# map and the command table); neither reads a key
+CLUSTER_DISCOVERY: tuple[str, ...] = ("cluster|slots", "cluster|shards", "command")
 
 
 @dataclass(frozen=True)
@@ -88,18 +92,21 @@ async def ensure_character_user(
     password = await admin.get(secret_key)
     assert password is not None
     username = keys.acl_user(story, character)
-    await admin.acl_setuser(
-        username,
-        enabled=True,
-        reset=True,
-        passwords=[f"+{password}"],
-        keys=[f"%R~{keys.mind_pattern(story, character)}", f"%R~{keys.common_pattern(story)}"],
-        commands=list(_ACL_RULES),
-        reset_keys=True,
-        reset_channels=True,
-    )
+    cluster = isinstance(admin, AsyncRedisCluster)
+    rules = [
+        "reset",
+        "on",
+        f">{password}",
+        f"%R~{keys.mind_pattern(story, character)}",
+        f"%R~{keys.common_pattern(story)}",
+        "resetchannels",
+        *_ACL_RULES,
+        # a cluster client first asks which node serves which slots, and for the command table
+        *((f"+{c}" for c in CLUSTER_DISCOVERY) if cluster else ()),
+    ]
+    await _on_every_node(admin, "ACL", "SETUSER", username, *rules)
     try:
-        await admin.acl_save()
+        await _on_every_node(admin, "ACL", "SAVE")
     except ResponseError as exc:
         # a server without an ACL file keeps users in memory only; say so rather than fail
         log.warning("acl_not_persisted", story=story, character=character, reason=str(exc))
@@ -110,9 +117,77 @@ async def drop_character_users(admin: aredis.Redis, story: str, characters: Sequ
     """Delete the ACL users of a story's characters (when a story is deleted)."""
     for character in characters:
         with contextlib.suppress(ResponseError):
-            await admin.acl_deluser(keys.acl_user(story, character))
+            await _on_every_node(admin, "ACL", "DELUSER", keys.acl_user(story, character))
     with contextlib.suppress(ResponseError):
-        await admin.acl_save()
+        await _on_every_node(admin, "ACL", "SAVE")
+
+
+async def _on_every_node(admin: aredis.Redis, *command: str) -> None:
+    """Run an ACL command on the server, or on every node of a cluster (ACL is per node)."""
+    if not isinstance(admin, AsyncRedisCluster):
+        await admin.execute_command(*command)
+        return
+    for node in await _cluster_nodes(admin):
+        try:
+            await node.execute_command(*command)
+        finally:
+            await node.aclose()
+
+
+async def _cluster_nodes(admin: AsyncRedisCluster) -> list[aredis.Redis]:
+    """A plain admin client of every live node, replicas included.
+
+    From ``CLUSTER NODES``: the cluster client's own map comes from ``CLUSTER SLOTS``, which
+    leaves out replicas that have not replicated anything yet."""
+    described = await admin.cluster_nodes()  # redis-py parses it: {"host:port": {...}}
+    kwargs = admin.connection_kwargs
+    out = []
+    for address, info in described.items():
+        if {"fail", "handshake", "noaddr"} & set(str(info.get("flags", "")).split(",")):
+            continue
+        host, _, port = address.split("@", 1)[0].rpartition(":")
+        out.append(
+            aredis.Redis(
+                host=host,
+                port=int(port),
+                username=kwargs.get("username"),
+                password=kwargs.get("password"),
+                decode_responses=True,
+            )
+        )
+    return out
+
+
+async def sync_users(admin: aredis.Redis) -> int:
+    """On a cluster, copy every Fabula user to the nodes that lack it (a node that joined
+    after the users were made, or lost them); returns how many were copied. A no-op on a
+    single server."""
+    if not isinstance(admin, AsyncRedisCluster):
+        return 0
+    await admin.initialize()
+    nodes = await _cluster_nodes(admin)
+    try:
+        have: list[dict[str, str]] = []
+        for node in nodes:
+            users = (ln.split(maxsplit=2) for ln in await node.execute_command("ACL", "LIST"))
+            have.append({u[1]: u[2] for u in users if u[1].startswith("fabula.")})
+        wanted: dict[str, str] = {}
+        for users_of in have:
+            wanted.update(users_of)
+        copied = 0
+        for node, users_of in zip(nodes, have, strict=True):
+            missing = [name for name in wanted if name not in users_of]
+            for name in missing:
+                # the rules as ACL LIST gives them, the hashed secret included
+                await node.execute_command("ACL", "SETUSER", name, *wanted[name].split())
+            if missing:
+                copied += len(missing)
+                with contextlib.suppress(ResponseError):
+                    await node.execute_command("ACL", "SAVE")
+        return copied
+    finally:
+        for node in nodes:
+            await node.aclose()
 
 
 class CharacterMind:
@@ -186,11 +261,11 @@ async def open_mind(
     creds = await character_credentials(admin, story, character)
     # the admin's URL may carry the admin's own name and secret, and redis-py lets a URL's
     # credentials override keyword arguments: strip them, or the mind would be the admin
-    client = aredis.Redis.from_url(
+    client = connect_async(
         without_credentials(url),
+        cluster=isinstance(admin, AsyncRedisCluster),
         username=creds.username,
         password=creds.password,
-        decode_responses=True,
     )
     return CharacterMind(client, story, character, branch)
 

@@ -1,7 +1,8 @@
 """RQ job entry points: slow work kept off the turn's path.
 
 ``fabula`` enqueues :func:`consolidate` on the ``fabula`` queue after each commit when
-``FABULA_CONSOLIDATE=rq``; run workers with ``rq worker fabula --url $FABULA_REDIS_URL``
+``FABULA_CONSOLIDATE=rq``; run workers with ``rq worker fabula --url $FABULA_RQ_URL`` (the
+queue's Redis: ``FABULA_REDIS_URL`` unless that is a cluster)
 (``compose.yaml`` starts one). Jobs are synchronous edges that call ``asyncio.run``.
 """
 
@@ -12,9 +13,9 @@ import asyncio
 import redis
 from rq import Queue
 
+from fabula.memory.connection import connect_async
 from fabula.memory.hierarchy import consolidate_turn
 from fabula.memory.index.build import index_through
-from fabula.memory.server import connect_async
 from fabula.memory.store import StoryStore
 
 __all__ = ["QUEUE", "consolidate", "enqueue_consolidation"]
@@ -39,9 +40,16 @@ def consolidate(url: str, story: str, branch: str, turn: int) -> str | None:
     return asyncio.run(run())
 
 
-def enqueue_consolidation(url: str, story: str, branch: str, turn: int) -> str:
-    """Put a consolidation job on the queue; returns the job id."""
-    queue = Queue(QUEUE, connection=redis.Redis.from_url(url))
+def enqueue_consolidation(
+    url: str, story: str, branch: str, turn: int, *, queue_url: str | None = None
+) -> str:
+    """Put a consolidation job on the queue (on ``queue_url``, else on ``url``); returns
+    the job id. The job works on the stories at ``url``.
+
+    RQ does not support Redis Cluster (rq 3.0: its worker needs one server's connection
+    pool), so with a cluster the queue lives on a plain Redis (``FABULA_RQ_URL``).
+    """
+    queue = Queue(QUEUE, connection=redis.Redis.from_url(queue_url or url))
     job = queue.enqueue(
         consolidate, url, story, branch, turn, job_id=f"consolidate-{story}-{branch}-{turn}"
     )

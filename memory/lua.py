@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import weakref
 from importlib import resources
 from typing import Any
 
@@ -21,7 +22,8 @@ _SOURCE = resources.files("fabula.memory").joinpath("fabula.lua").read_text()
 VERSION = hashlib.sha1(_SOURCE.encode()).hexdigest()[:16]
 LIBRARY = _SOURCE.replace("@VERSION@", VERSION)
 
-_checked: set[int] = set()
+# the connection pools (a cluster client: the client) whose server's library was checked
+_checked: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
 async def load_functions(client: aredis.Redis) -> None:
@@ -30,7 +32,7 @@ async def load_functions(client: aredis.Redis) -> None:
 
 
 async def _ensure_current(client: aredis.Redis) -> None:
-    pool = id(client.connection_pool)
+    pool = getattr(client, "connection_pool", client)
     if pool in _checked:
         return
     try:

@@ -31,13 +31,19 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit
+from urllib.parse import quote
 
 import redis
-import redis.asyncio as aredis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from fabula.memory.connection import (
+    connect,
+    connect_async,
+    declare_cluster,
+    redact,
+    without_credentials,
+)
 from fabula.memory.errors import ConfigError, RedisUnavailable
 from fabula.memory.logs import get_logger
 from fabula.memory.settings import Settings
@@ -427,9 +433,12 @@ class EmbeddedRedis:
 def redis_url(settings: Settings) -> str:
     """The Redis ``settings`` name (``FABULA_REDIS_URL``, its default user checked unless
     ``FABULA_REDIS_ALLOW_OPEN``), else the embedded server's, started if needed."""
-    return resolve_url(
+    url = resolve_url(
         settings.redis_url, settings.home, allow_open_default=settings.allow_open_redis
     )
+    if settings.redis_cluster is not None:  # FABULA_REDIS_CLUSTER: not asked, declared
+        declare_cluster(url, settings.redis_cluster)
+    return url
 
 
 def resolve_url(redis_url: str | None, home: Path, *, allow_open_default: bool = False) -> str:
@@ -475,39 +484,3 @@ def check_default_user(url: str) -> None:
             "or give it a password, or set FABULA_REDIS_ALLOW_OPEN=1 to accept the risk",
             url=redact(url),
         )
-
-
-def without_credentials(url: str) -> str:
-    """``url`` with any user name and password removed (netloc and query string)."""
-    parts = urlsplit(url)
-    netloc = parts.netloc.rpartition("@")[2]
-    query = urlencode(
-        [(k, v) for k, v in parse_qsl(parts.query) if k not in ("username", "password")]
-    )
-    return _unsplit(parts.scheme, netloc, parts.path, query)
-
-
-def _unsplit(scheme: str, netloc: str, path: str, query: str) -> str:
-    # urlunsplit drops the '//' of an empty netloc ('unix:/path'), which redis-py refuses
-    return f"{scheme}://{netloc}{path}" + (f"?{query}" if query else "")
-
-
-def redact(url: str) -> str:
-    """``url`` with its password replaced by ``***`` (for messages and logs)."""
-    parts = urlsplit(url)
-    user, at, host = parts.netloc.rpartition("@")
-    if at and ":" in user:
-        user = user.split(":", 1)[0] + ":***"
-    query = urlencode([(k, "***" if k == "password" else v) for k, v in parse_qsl(parts.query)])
-    netloc = f"{user}@{host}" if at else host
-    return _unsplit(parts.scheme, netloc, parts.path, query)
-
-
-def connect(url: str, **kwargs: object) -> redis.Redis:
-    """A synchronous client (command line edges, RQ jobs)."""
-    return redis.Redis.from_url(url, decode_responses=True, **kwargs)
-
-
-def connect_async(url: str, **kwargs: object) -> aredis.Redis:
-    """An asyncio client, responses decoded as text."""
-    return aredis.Redis.from_url(url, decode_responses=True, **kwargs)

@@ -96,6 +96,10 @@ class Settings(BaseModel):
     redis_url: str | None = None
     # accept a configured Redis whose default user is open (FABULA_REDIS_ALLOW_OPEN=1)
     allow_open_redis: bool = False
+    # FABULA_REDIS_CLUSTER=1/0: the Redis is (not) a cluster; unset: asked once
+    redis_cluster: bool | None = None
+    # the RQ queue's Redis (FABULA_RQ_URL); unset: the Redis itself (RQ cannot use a cluster)
+    rq_url: str | None = None
     model: ModelSettings = Field(default_factory=ModelSettings)
     roles: dict[Role, ModelSettings] = Field(default_factory=dict)  # per-role overrides
     model_concurrency: int = Field(default=4, ge=1)  # model calls of the character fan-out
@@ -148,6 +152,7 @@ class Settings(BaseModel):
             "home": default_home(env),
             "redis_url": env.get("FABULA_REDIS_URL") or None,
             "allow_open_redis": env.get("FABULA_REDIS_ALLOW_OPEN", "") in ("1", "true", "yes"),
+            "rq_url": env.get("FABULA_RQ_URL") or None,
             "model": base,
             "roles": roles,
         }
@@ -161,7 +166,11 @@ class Settings(BaseModel):
         except ValidationError as error:
             e = error.errors(include_url=False)[0]
             field = str(e["loc"][0]) if e["loc"] else ""
-            variable: str | None = {**_ENV, "redis_url": "FABULA_REDIS_URL"}.get(field)
+            variable: str | None = {
+                **_ENV,
+                "redis_url": "FABULA_REDIS_URL",
+                "rq_url": "FABULA_RQ_URL",
+            }.get(field)
             if variable is not None:
                 why = str(e["msg"]).removeprefix("Value error, ")
                 raise ConfigError(
@@ -169,7 +178,7 @@ class Settings(BaseModel):
                 ) from None
             raise ConfigError(f"a setting is invalid: {_first(error)}") from None
 
-    @field_validator("redis_url")
+    @field_validator("redis_url", "rq_url")
     @classmethod
     def _redis_url(cls, url: str | None) -> str | None:
         if url is not None and not url.startswith(("redis://", "rediss://", "unix://")):
@@ -179,6 +188,7 @@ class Settings(BaseModel):
 
 # the plain settings and the variables they are read from
 _ENV = {
+    "redis_cluster": "FABULA_REDIS_CLUSTER",
     "consolidate": "FABULA_CONSOLIDATE",
     "max_turn_text": "FABULA_MAX_TURN_TEXT",
     "max_delta_bytes": "FABULA_MAX_DELTA_BYTES",

@@ -20,6 +20,7 @@ from redis.asyncio.lock import Lock
 from redis.exceptions import ResponseError
 
 from fabula.memory import keys
+from fabula.memory.connection import node_client
 from fabula.memory.delta import TurnDelta
 from fabula.memory.errors import FabulaError, InvalidDelta, InvalidInput, NotFound, TurnConflict
 from fabula.memory.limits import Limits
@@ -167,19 +168,18 @@ class StoryStore:
         except FabulaError:
             await self.delete()
             raise
-        async with self.client.pipeline(transaction=True) as pipe:
-            pipe.hset(
-                keys.meta(self.story),
-                mapping={
-                    "title": title,
-                    "created_at": f"{time.time():.3f}",
-                    "rules": (rules or WorldRules()).model_dump_json(),
-                    **({"pack": pack.model_dump_json()} if pack is not None else {}),
-                    **({"origin": origin} if origin is not None else {}),
-                },
-            )
-            pipe.sadd(keys.STORIES, self.story)
-            await pipe.execute()
+        await self.client.hset(
+            keys.meta(self.story),
+            mapping={
+                "title": title,
+                "created_at": f"{time.time():.3f}",
+                "rules": (rules or WorldRules()).model_dump_json(),
+                **({"pack": pack.model_dump_json()} if pack is not None else {}),
+                **({"origin": origin} if origin is not None else {}),
+            },
+        )
+        # the list of stories is one key outside every story's slot: written after the story
+        await self.client.sadd(keys.STORIES, self.story)
 
     async def delete(self) -> int:
         """Delete every key of the story (all branches, all minds). Returns keys removed."""
@@ -296,14 +296,18 @@ class StoryStore:
         when confirmed; False (logged) when the server has no append-only file or did not
         confirm within ``timeout_ms``.
         """
+        node = node_client(self.client, self._layout["head"])  # a cluster: the key's primary
         try:
-            async with self.client.pipeline(transaction=False) as pipe:
+            async with (node or self.client).pipeline(transaction=False) as pipe:
                 pipe.hset(self._layout["head"], "durable", turn)
                 pipe.execute_command("WAITAOF", 1, 0, timeout_ms)
                 _, confirmed = await pipe.execute()
         except ResponseError as exc:
             log.warning("commit_not_fsynced", turn=turn, reason=str(exc))
             return False
+        finally:
+            if node is not None:
+                await node.aclose()
         if int(confirmed[0]) < 1:
             log.warning("commit_not_fsynced", turn=turn, reason=f"no fsync in {timeout_ms} ms")
             return False

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
 import pytest
-import redis
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     ChannelVersions,
@@ -29,6 +28,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, interrupt
 
 from fabula.graph.checkpoint import RedisCheckpointSaver
+from fabula.memory.connection import connect
 from fabula.memory.server import EmbeddedRedis
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -437,7 +437,7 @@ class TestWritesAndKeys:
         graph = build_story_graph(saver)
         graph.invoke({"premise": "a storm", "tone": "", "beats": []}, thread(odd))
         graph.invoke({"premise": "a calm", "tone": "", "beats": []}, thread("other"))
-        client = redis.Redis.from_url(redis_url)
+        client = connect(redis_url, decode_responses=False)  # a cluster client on a cluster
         try:
             tag = "{tale%3A%7B1%7D}"
             own = [k.decode() for k in client.scan_iter(match="fab:ckpt:{tale*")]

@@ -34,9 +34,11 @@ import redis
 from fabula.agents.contracts import Decision
 from fabula.graph.service import Fabula
 from fabula.memory import keys
+from fabula.memory.connection import connect, connect_async
 from fabula.memory.errors import FabulaError
 from fabula.memory.server import EmbeddedRedis
 from fabula.memory.settings import Settings
+from tests.conftest import ON_CLUSTER
 
 SEED = int(os.environ.get("FABULA_CRASH_SEED", "7"))
 
@@ -48,7 +50,7 @@ def check_story(url: str, story: str, branch: str = "main") -> int:
     committed turn and is listed under its turn; no character remembers an event twice or
     out of order.
     """
-    client = redis.Redis.from_url(url, decode_responses=True)
+    client = connect(url)  # a cluster client on a cluster
     try:
         head = int(client.hget(keys.head(story, branch), "turn") or -1)
         turns = client.hgetall(keys.turns(story, branch))
@@ -163,7 +165,9 @@ def rq_worker(url: str, *, burst: bool, simple: bool = False) -> Iterator[subpro
 
 
 class TestKillWorker:
-    def test_kill_9_of_a_worker_mid_consolidation(self, redis_url: str, tmp_path: Path) -> None:
+    def test_kill_9_of_a_worker_mid_consolidation(
+        self, redis_url: str, tmp_path: Path, request: pytest.FixtureRequest
+    ) -> None:
         """A worker consolidating a stream of turns (a job per 4 turns, as FABULA_CONSOLIDATE=rq
         enqueues them) is killed mid-stream: the hierarchy stays consistent, the
         abandoned job is recovered from RQ's registry, and the end is the same as an
@@ -174,15 +178,19 @@ class TestKillWorker:
 
         from fabula.memory.jobs import QUEUE, enqueue_consolidation
 
+        # on a cluster the queue lives on a plain Redis (RQ 3.0 cannot use a cluster)
+        queue_url = request.getfixturevalue("embedded_redis").url if ON_CLUSTER else redis_url
         turns = asyncio.run(self._long_story(redis_url, tmp_path, "slow"))
-        conn = redis.Redis.from_url(redis_url)
+        conn = redis.Redis.from_url(queue_url)
         ends = [*range(4, turns, 4), turns]
-        jobs = [enqueue_consolidation(redis_url, "slow", "main", t) for t in ends]
+        jobs = [
+            enqueue_consolidation(redis_url, "slow", "main", t, queue_url=queue_url) for t in ends
+        ]
         started = StartedJobRegistry(QUEUE, connection=conn)
         finished = FinishedJobRegistry(QUEUE, connection=conn)
         # jobs run in the worker's own process (no fork and re-import per job), so a job
         # takes milliseconds and the kill lands in the middle of the stream
-        with rq_worker(redis_url, burst=False, simple=True) as worker:
+        with rq_worker(queue_url, burst=False, simple=True) as worker:
             deadline = time.monotonic() + 60
             while len(finished.get_job_ids()) < 2:
                 assert worker.poll() is None, worker.stderr.read() if worker.stderr else ""
@@ -209,7 +217,7 @@ class TestKillWorker:
             between.remove(job_id)
             queue.enqueue_job(queue.fetch_job(job_id))  # type: ignore[arg-type]
         assert queue.count == len(jobs) - done
-        with rq_worker(redis_url, burst=True, simple=True) as worker:
+        with rq_worker(queue_url, burst=True, simple=True) as worker:
             assert worker.wait(120) == 0
         assert asyncio.run(self._watermark(redis_url, "slow")) == turns
         # the same as consolidating the same story in one go, uninterrupted
@@ -238,7 +246,7 @@ class TestKillWorker:
 
     @staticmethod
     async def _watermark(url: str, story: str) -> int:
-        client = redis.asyncio.Redis.from_url(url, decode_responses=True)
+        client = connect_async(url)
         raw = await client.hget(keys.hierarchy_threads(story, "main"), "@through")
         await client.aclose()
         return 0 if raw is None else int(raw)
@@ -248,7 +256,7 @@ class TestKillWorker:
         from fabula.memory.hierarchy import scenes
         from fabula.memory.store import StoryStore
 
-        client = redis.asyncio.Redis.from_url(url, decode_responses=True)
+        client = connect_async(url)
         try:
             found = await scenes(StoryStore(client, story))
             return [(n.first_turn, n.last_turn, n.summary) for n in found]
@@ -267,7 +275,7 @@ class TestKillWorker:
         from fabula.memory.hierarchy import consolidate
         from fabula.memory.store import StoryStore
 
-        client = redis.asyncio.Redis.from_url(url, decode_responses=True)
+        client = connect_async(url)
         try:
             await consolidate(StoryStore(client, story))
         finally:
@@ -339,7 +347,7 @@ class TestKillRedis:
 
     @staticmethod
     async def _texts(url: str) -> dict[int, str]:
-        client = redis.asyncio.Redis.from_url(url, decode_responses=True)
+        client = connect_async(url)
         raw = await client.hgetall(keys.turns("dur", "main"))
         await client.aclose()
         return {int(t): json.loads(v)["text"] for t, v in raw.items()}
@@ -368,11 +376,15 @@ class TestDurableApproval:
     ) -> None:
         """A human approval is acknowledged after WAITAOF confirmed the fsync; an
         autonomous turn does not wait."""
-        sync = redis.Redis.from_url(redis_url, decode_responses=True)
+        sync = connect(redis_url)
 
         def waitaofs() -> int:
-            stats = sync.info("commandstats").get("cmdstat_waitaof", {})
-            return int(stats.get("calls", 0))
+            if hasattr(sync, "get_nodes"):  # a cluster: the primary that holds the story
+                node = sync.get_node_from_key(keys.head("sync", "main"))
+                stats = sync.info("commandstats", target_nodes=node)
+            else:
+                stats = sync.info("commandstats")
+            return int(stats.get("cmdstat_waitaof", {}).get("calls", 0))
 
         async with Fabula(redis_url, settings_for(tmp_path)) as fab:
             store = await fab.create_story("hollow_book", "sync")

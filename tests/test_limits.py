@@ -129,11 +129,9 @@ class TestLostReply:
             )
         assert await store.head() == 0
 
-    async def test_no_answer_at_all_is_uncertain(self, redis_url: str) -> None:
+    async def test_no_answer_at_all_is_uncertain(self, tmp_path: Path) -> None:
         """A server that never answers again: CommitUncertain, naming how to check."""
-        gone = aredis.Redis.from_url(
-            redis_url.replace("redis.sock", "nothing-here.sock"), decode_responses=True
-        )
+        gone = aredis.Redis.from_url(f"unix://{tmp_path}/nothing-here.sock", decode_responses=True)
 
         async def lost() -> str:
             raise redis.ConnectionError("Connection closed by server")

@@ -28,6 +28,7 @@ from fabula.memory.settings import Settings
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import ApproximateCounter
 from fabula.worlds.loader import load_world
+from tests.conftest import ON_CLUSTER
 
 
 async def _demo(fab: Fabula, story: str, turns: int) -> StoryStore:
@@ -174,11 +175,14 @@ class TestWriterContext:
 
 
 class TestConsolidation:
-    def test_rq_job_builds_scenes(self, redis_url: str) -> None:
+    def test_rq_job_builds_scenes(self, redis_url: str, request: pytest.FixtureRequest) -> None:
         """Commits enqueue consolidation on RQ; a worker builds scenes with their closure.
 
         (A synchronous test: RQ jobs are synchronous edges that run their own event loop.)
+        On a cluster the queue lives on a plain Redis (RQ 3.0 cannot use a cluster) and the
+        jobs work on the cluster's stories.
         """
+        queue_url = request.getfixturevalue("embedded_redis").url if ON_CLUSTER else redis_url
 
         async def setup() -> int:
             async with Fabula(redis_url, Settings()) as fab:
@@ -191,8 +195,8 @@ class TestConsolidation:
 
         head = asyncio.run(setup())
         for turn in range(1, head + 1):
-            enqueue_consolidation(redis_url, "rq", "main", turn)
-        connection = redis.Redis.from_url(redis_url)
+            enqueue_consolidation(redis_url, "rq", "main", turn, queue_url=queue_url)
+        connection = redis.Redis.from_url(queue_url)
         queue = Queue(QUEUE, connection=connection)
         assert queue.count == head
         SimpleWorker([queue], connection=connection).work(burst=True)

@@ -22,6 +22,7 @@ from redis.exceptions import WatchError
 
 from fabula.graph.checkpoint.batches import ListQuery, Op
 from fabula.graph.checkpoint.writes import Operations, everything, of_runs, prune_selector
+from fabula.memory.connection import connect, connect_async
 from fabula.memory.errors import ConfigError, FabulaError
 
 __all__ = ["RedisCheckpointSaver", "delete_threads"]
@@ -62,7 +63,11 @@ class RedisCheckpointSaver(BaseCheckpointSaver[int]):
     @classmethod
     def from_url(cls, url: str, *, serde: SerializerProtocol | None = None) -> RedisCheckpointSaver:
         """A saver with its own synchronous and asyncio clients on ``url``."""
-        saver = cls(redis.Redis.from_url(url), aredis.Redis.from_url(url), serde=serde)
+        saver = cls(
+            connect(url, decode_responses=False),
+            connect_async(url, decode_responses=False),
+            serde=serde,
+        )
         saver._owns_clients = True
         return saver
 

@@ -200,7 +200,8 @@ class Operations(Reads):
     def forget_runs(self, run_ids: Sequence[str]) -> Op[None]:
         """Drop the run indexes of ``run_ids``."""
         if run_ids:
-            yield Batch((("DEL", *(run_key(run) for run in run_ids)),))
+            # one DEL per key: run keys lie in different cluster slots
+            yield Batch(tuple(("DEL", run_key(run)) for run in run_ids))
 
     def copy(self, source: str, target: str) -> Op[None]:
         """Copy every checkpoint and write of thread ``source`` into thread ``target``."""

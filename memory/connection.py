@@ -1,0 +1,122 @@
+"""Clients of whichever Redis is configured: one server, or a Redis Cluster.
+
+A URL names one node; whether it is part of a cluster is asked once per process (``INFO
+cluster``) unless declared (``FABULA_REDIS_CLUSTER=1``, see :func:`declare_cluster`). On a
+cluster the clients are redis-py's cluster clients, which route each command to the node
+that owns its key: every key of a story carries the story's hash tag, so a story's keys, its
+one-call commit and its checkpoints live in one slot. The embedded server (a unix socket) is
+never a cluster.
+
+What a cluster changes elsewhere: ACL users are per node, so they are set on every node
+(:mod:`fabula.memory.acl`); ``WAITAOF`` must follow the write it waits for on the node that
+owns the key (:func:`node_client`); RQ does not support Redis Cluster (rq 3.0), so its queue
+lives on a plain Redis (``FABULA_RQ_URL``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+import redis
+import redis.asyncio as aredis
+from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
+from redis.cluster import RedisCluster
+
+__all__ = [
+    "connect",
+    "connect_async",
+    "declare_cluster",
+    "is_cluster",
+    "node_client",
+    "redact",
+    "without_credentials",
+]
+
+_cluster: dict[str, bool] = {}
+
+
+def _base(url: str) -> str:
+    return without_credentials(url)
+
+
+def declare_cluster(url: str, cluster: bool) -> None:
+    """Record that ``url`` is (or is not) a cluster node, without asking it."""
+    _cluster[_base(url)] = cluster
+
+
+def is_cluster(url: str) -> bool:
+    """Whether ``url`` names a node of a Redis Cluster (asked once per process)."""
+    base = _base(url)
+    if base not in _cluster:
+        if url.startswith("unix://"):
+            _cluster[base] = False
+        else:
+            client = redis.Redis.from_url(url, socket_timeout=5.0)
+            try:
+                _cluster[base] = bool(client.info("cluster").get("cluster_enabled"))
+            except redis.RedisError:
+                return False  # not cached: the caller's own connection will say why
+            finally:
+                client.close()
+    return _cluster[base]
+
+
+def connect(url: str, *, cluster: bool | None = None, **kwargs: Any) -> Any:
+    """A synchronous client (text replies unless ``decode_responses=False``):
+    ``redis.Redis`` or ``RedisCluster``."""
+    kwargs.setdefault("decode_responses", True)
+    if is_cluster(url) if cluster is None else cluster:
+        return RedisCluster.from_url(url, **kwargs)
+    return redis.Redis.from_url(url, **kwargs)
+
+
+def connect_async(url: str, *, cluster: bool | None = None, **kwargs: Any) -> Any:
+    """An asyncio client (text replies unless ``decode_responses=False``):
+    ``redis.asyncio.Redis`` or its ``RedisCluster``."""
+    kwargs.setdefault("decode_responses", True)
+    if is_cluster(url) if cluster is None else cluster:
+        return AsyncRedisCluster.from_url(url, **kwargs)
+    return aredis.Redis.from_url(url, **kwargs)
+
+
+def node_client(client: Any, key: str) -> aredis.Redis | None:
+    """For a cluster client, a plain client of the primary that owns ``key`` (the caller
+    closes it); None for a plain client (use it as it is)."""
+    if not isinstance(client, AsyncRedisCluster):
+        return None
+    node = client.get_node_from_key(key)
+    kwargs = dict(client.connection_kwargs)
+    return aredis.Redis(
+        host=node.host,
+        port=node.port,
+        username=kwargs.get("username"),
+        password=kwargs.get("password"),
+        decode_responses=True,
+    )
+
+
+def without_credentials(url: str) -> str:
+    """``url`` with any user name and password removed (netloc and query string)."""
+    parts = urlsplit(url)
+    netloc = parts.netloc.rpartition("@")[2]
+    query = urlencode(
+        [(k, v) for k, v in parse_qsl(parts.query) if k not in ("username", "password")]
+    )
+    return _unsplit(parts.scheme, netloc, parts.path, query)
+
+
+def _unsplit(scheme: str, netloc: str, path: str, query: str) -> str:
+    # urlunsplit drops the '//' of an empty netloc ('unix:/path'), which redis-py refuses
+    return f"{scheme}://{netloc}{path}" + (f"?{query}" if query else "")
+
+
+def redact(url: str) -> str:
+    """``url`` with its password replaced by ``***`` (for messages and logs)."""
+    parts = urlsplit(url)
+    user, at, host = parts.netloc.rpartition("@")
+    if at and ":" in user:
+        user = user.split(":", 1)[0] + ":***"
+    query = urlencode([(k, "***" if k == "password" else v) for k, v in parse_qsl(parts.query)])
+    netloc = f"{user}@{host}" if at else host
+    return _unsplit(parts.scheme, netloc, parts.path, query)
