@@ -170,10 +170,20 @@ class LocalCluster:
             lambda: (
                 self.client(replica).info("replication")["role"] == "master"
                 and self._healthy_primaries()
+                and all(self._sees_as_master(p, replica) for p in self.ports)
             ),
-            f"{replica} to take over",
+            f"{replica} to take over, as every node sees it",
             timeout_s,
         )
+
+    def _sees_as_master(self, port: int, other: int) -> bool:
+        nodes = self.client(port).execute_command("CLUSTER", "NODES")
+        text = nodes if isinstance(nodes, str) else "\n".join(nodes)
+        for line in text.splitlines():
+            fields = line.split()
+            if len(fields) > 2 and fields[1].split("@", 1)[0].endswith(f":{other}"):
+                return "master" in fields[2].split(",")
+        return False
 
     def _healthy_primaries(self) -> bool:
         return all(self._state(p) == "ok" for p in self.ports)
