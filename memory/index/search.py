@@ -124,7 +124,7 @@ async def by_entities(
     """The ``last`` most recent episodes that involve or name any of ``entities``, newest
     first (one round trip)."""
     keyed = [(s, s.keys.entity(e)) for e in dict.fromkeys(entities) for s in where]
-    return list(dict.fromkeys(await _latest(client, keyed, as_of, last * len(keyed))))[:last]
+    return await _latest(client, keyed, as_of, last)
 
 
 async def by_entity(
@@ -179,7 +179,7 @@ async def _latest(
     merged = sorted(
         ((float(score), member) for ids in replies for member, score in ids), reverse=True
     )
-    return [m for _, m in merged[:last]]
+    return list(dict.fromkeys(m for _, m in merged))[:last]  # an episode in several sets
 
 
 async def by_day(

@@ -26,7 +26,7 @@ from fabula.memory.projections import BeliefView, WorldView
 from fabula.memory.records import Belief, Development, Entity, Hypothesis, State
 from fabula.memory.retrieval.plan import RetrievalPlan
 from fabula.memory.timeref import parse_clock
-from fabula.memory.tokens import TokenCounter
+from fabula.memory.tokens import ApproximateCounter, TokenCounter
 
 __all__ = ["Assembly", "Candidate", "ManifestEntry", "fact_candidates", "render"]
 
@@ -88,11 +88,19 @@ class Candidate:
 
 @dataclass
 class Assembly:
-    """The rendered context, its token count and its manifest."""
+    """The rendered context, its manifest, and its token count under ``counter`` (counted
+    when first asked: a writer that only sends the text never pays for it)."""
 
     text: str
-    tokens: int
+    counter: TokenCounter
     manifest: list[ManifestEntry] = field(default_factory=list)
+    _tokens: int | None = field(default=None, repr=False)
+
+    @property
+    def tokens(self) -> int:
+        if self._tokens is None:
+            self._tokens = self.counter.count(self.text)
+        return self._tokens
 
     def ids(self, kind: str | None = None) -> list[str]:
         return [m.id for m in self.manifest if kind is None or m.kind == kind]
@@ -264,6 +272,14 @@ def render(
     return _layout(chosen, by_id, entities, counter, budget)
 
 
+def _bounded_by_lines(counter: TokenCounter, lines: Sequence[str]) -> bool:
+    """Whether the line-by-line costs bound the whole text's count from above, so it need
+    not be counted again to keep the budget: true of :class:`ApproximateCounter` for lines
+    without surrounding space (its pieces never cross a line break, each break costs a
+    token, and the sum of rounded-up counts is never less than the whole's)."""
+    return isinstance(counter, ApproximateCounter) and all(line == line.strip() for line in lines)
+
+
 def _layout(
     chosen: list[Candidate],
     by_id: Mapping[str, Episode],
@@ -299,6 +315,8 @@ def _layout(
                 manifest.append(ManifestEntry(len(lines), section, cand.kind, cand.id, cand.span))
             lines.append(cand.text)
     text = "\n".join(lines)
+    if _bounded_by_lines(counter, lines):
+        return Assembly(text, counter, manifest)
     tokens = counter.count(text)
     while tokens > budget and manifest:
         # the line-by-line estimate was short (a counter that is not additive): drop the
@@ -312,4 +330,4 @@ def _layout(
             manifest.pop()
         text = "\n".join(lines)
         tokens = counter.count(text)
-    return Assembly(text, tokens, manifest)
+    return Assembly(text, counter, manifest, tokens)

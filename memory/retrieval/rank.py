@@ -122,7 +122,8 @@ async def rank_episodes(
     if time.first_day is not None or time.last_day is not None:
         dated = set(await by_day(client, where, time.first_day, time.last_day, as_of=as_of))
         scores = {i: s * (TIME_BOOST if i in dated else 1.0) for i, s in scores.items()}
-    ordered = sorted(scores, key=lambda i: (-scores[i], event_position(i)))[: limit * 2]
+    # a few more than asked for: the boosts below may still move some up
+    ordered = sorted(scores, key=lambda i: (-scores[i], event_position(i)))[: limit * 3 // 2]
     asked = _scaled(own)
     replies = [_next(i) for i in ordered if i in asked]
     found = await fetch(client, where, [*ordered, *replies])
