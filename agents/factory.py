@@ -21,6 +21,7 @@ from fabula.agents.memory_builder.builder import OfflineMemoryBuilder
 from fabula.agents.memory_builder.model import ModelMemoryBuilder
 from fabula.agents.planner.model import ModelPlanner
 from fabula.agents.planner.offline import OfflinePlanner
+from fabula.agents.recall.model import ModelRecallPlanner
 from fabula.agents.roles import Roles
 from fabula.agents.writer.model import ModelWriter
 from fabula.agents.writer.offline import OfflineWriter
@@ -64,4 +65,7 @@ def make_roles(settings: Settings) -> Roles:
         character=ModelCharacter(character) if character else offline.character,
         writer=ModelWriter(writer) if writer else offline.writer,
         builder=ModelMemoryBuilder(extractor) if extractor else offline.builder,
+        recall=ModelRecallPlanner(planner)
+        if planner and settings.recall_planner == "model"
+        else None,
     )

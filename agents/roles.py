@@ -7,7 +7,7 @@ making them from settings).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -16,9 +16,19 @@ from fabula.agents.critic.symbolic import SymbolicCritic
 from fabula.agents.views import AuthorView
 from fabula.memory.acl import CharacterMind
 from fabula.memory.delta import TurnDelta
+from fabula.memory.records import Development, Entity
+from fabula.memory.retrieval.plan import Purpose, RetrievalPlan
 from fabula.memory.store import StoryStore
 
-__all__ = ["BuilderRole", "CharacterRole", "CriticRole", "PlannerRole", "Roles", "WriterRole"]
+__all__ = [
+    "BuilderRole",
+    "CharacterRole",
+    "CriticRole",
+    "PlannerRole",
+    "RecallPlannerRole",
+    "Roles",
+    "WriterRole",
+]
 
 
 class PlannerRole(Protocol):
@@ -34,6 +44,23 @@ class PlannerRole(Protocol):
         notes: Sequence[str] = (),
     ) -> TurnPlan:
         """The next turn's plan; raises ModelOutputError when a model gives no valid one."""
+        ...
+
+
+class RecallPlannerRole(Protocol):
+    """Plans a retrieval: what a request depends on (the offline planner is
+    :func:`fabula.memory.retrieval.plan.plan_request`)."""
+
+    async def plan(
+        self,
+        request: str,
+        entities: Mapping[str, Entity],
+        *,
+        purpose: Purpose = "answer",
+        developments: Mapping[str, Development] | None = None,
+        focus: Sequence[str] = (),
+    ) -> RetrievalPlan:
+        """The plan for ``request``; raises ModelOutputError when a model gives no valid one."""
         ...
 
 
@@ -78,3 +105,4 @@ class Roles:
     writer: WriterRole
     builder: BuilderRole
     critic: CriticRole = field(default_factory=SymbolicCritic)
+    recall: RecallPlannerRole | None = None  # None: the offline retrieval planner

@@ -142,20 +142,22 @@ async def write(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, An
         Proposal.model_validate(p)
         for p in state.get("proposals", {}).get(str(state["attempt"]), [])
     )
-    assembly = await writer_context(
-        _store(state, ctx), view, turn_plan, ctx.settings.token_budget, ctx.counter
-    )
-    context = assembly.text
-    revision = state.get("revisions", 0)
-    request = WriteRequest(
-        plan=turn_plan,
-        proposals=proposals,
-        context=context,
-        notes=tuple(state.get("notes", [])),
-        findings=tuple(Finding.model_validate(f) for f in state.get("findings", [])),
-        revision=revision,
-    )
     with metering() as meter:
+        # the retrieval plan is the model's too when a recall planner is configured
+        assembly = await writer_context(
+            _store(state, ctx), view, turn_plan, ctx.settings.token_budget, ctx.counter,
+            planner=ctx.roles.recall,
+        )  # fmt: skip
+        context = assembly.text
+        revision = state.get("revisions", 0)
+        request = WriteRequest(
+            plan=turn_plan,
+            proposals=proposals,
+            context=context,
+            notes=tuple(state.get("notes", [])),
+            findings=tuple(Finding.model_validate(f) for f in state.get("findings", [])),
+            revision=revision,
+        )
         draft = await ctx.roles.writer.write(request, view)
     return {"draft": draft.model_dump(), "context": context, "usage": meter.as_dict()}
 

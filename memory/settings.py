@@ -107,6 +107,9 @@ class Settings(BaseModel):
     token_budget: int = Field(default=1200, ge=1)
     max_revisions: int = 2
     consolidate: Literal["inline", "rq", "off"] = "inline"  # after each commit (see jobs)
+    # who plans the writer's retrieval in model mode: the offline planner, or the planner's
+    # model with structured output (agents/recall)
+    recall_planner: Literal["offline", "model"] = "offline"
     # see memory/limits.py: refused before anything is written
     max_turn_text: int = Field(default=DEFAULT_TURN_TEXT_BYTES, ge=1)
     max_delta_bytes: int = Field(default=DEFAULT_DELTA_BYTES, ge=1)
@@ -190,6 +193,7 @@ class Settings(BaseModel):
 _ENV = {
     "redis_cluster": "FABULA_REDIS_CLUSTER",
     "consolidate": "FABULA_CONSOLIDATE",
+    "recall_planner": "FABULA_RECALL_PLANNER",
     "max_turn_text": "FABULA_MAX_TURN_TEXT",
     "max_delta_bytes": "FABULA_MAX_DELTA_BYTES",
     "token_budget": "FABULA_TOKEN_BUDGET",

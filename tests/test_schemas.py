@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from fabula.agents.character.model import CharacterProposal
 from fabula.agents.contracts import TurnPlan
 from fabula.agents.memory_builder.model import ExtractedActions
+from fabula.agents.recall.model import PlanReading
 from fabula.agents.schemas import strict_problems, strict_schema
 
 # every type a role asks a model for, with a reply that must fit it
@@ -65,6 +66,16 @@ STRUCTURED_OUTPUTS: dict[type[BaseModel], dict[str, Any]] = {
             }
         ],
         "new_entities": [{"name": "silver coin", "kind": "object"}],
+    },
+    PlanReading: {
+        "entities": ["Leo"],
+        "terms": ["key", "drawer"],
+        "attributes": ["location"],
+        "developments": [],
+        "first_date": "2023-05-01",
+        "last_date": None,
+        "order": "latest",
+        "asks_when": False,
     },
 }
 SCHEMAS = list(STRUCTURED_OUTPUTS)

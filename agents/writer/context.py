@@ -13,6 +13,7 @@ record behind every line.
 from __future__ import annotations
 
 from fabula.agents.contracts import TurnPlan
+from fabula.agents.roles import RecallPlannerRole
 from fabula.agents.views import AuthorView
 from fabula.memory.retrieval.assemble import Assembly
 from fabula.memory.retrieval.context import author_context
@@ -32,9 +33,16 @@ def plan_request_text(view: AuthorView, plan: TurnPlan) -> str:
 
 
 async def writer_context(
-    store: StoryStore, view: AuthorView, plan: TurnPlan, budget: int, counter: TokenCounter
+    store: StoryStore,
+    view: AuthorView,
+    plan: TurnPlan,
+    budget: int,
+    counter: TokenCounter,
+    *,
+    planner: RecallPlannerRole | None = None,
 ) -> Assembly:
-    """The writer's context for ``plan`` in at most ``budget`` tokens, with its manifest."""
+    """The writer's context for ``plan`` in at most ``budget`` tokens, with its manifest.
+    ``planner`` plans the retrieval (default: the offline planner)."""
     preface = "\n".join(
         [f"scene goal: {plan.scene_goal}"]
         + [f"focal: {', '.join(view.name(c) for c in plan.focal)}"]
@@ -42,9 +50,15 @@ async def writer_context(
     )
     recent = "\n".join(t.text for t in view.recent)
     focus = [*plan.focal, *([plan.place] if plan.place else [])]
+    request = plan_request_text(view, plan)
+    retrieval = None
+    if planner is not None:
+        retrieval = await planner.plan(request, view.entities, purpose="write",
+                                       developments=view.developments, focus=focus)  # fmt: skip
     return await author_context(
         store,
-        plan_request_text(view, plan),
+        request,
+        plan=retrieval,
         budget=budget,
         counter=counter,
         purpose="write",

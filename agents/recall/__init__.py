@@ -1,0 +1,1 @@
+"""Planning a retrieval with a model (the offline planner: fabula.memory.retrieval.plan)."""

@@ -1,0 +1,154 @@
+"""The retrieval planner on a chat model: a request in, a validated :class:`RetrievalPlan` out.
+
+The offline planner (:func:`fabula.memory.retrieval.plan.plan_request`) reads a request
+with rules of English; this one asks a model, with structured output, for the same plan:
+the entities a request is about (including those it refers to without their names), the
+topic words a speaker might have used instead of the request's own, the attributes,
+developments and dates it concerns. The model is shown the request, the roster and the
+developments, nothing else (a character's plan is made from what that character may see).
+
+The reply's shape, :class:`PlanReading`, is the part of a :class:`RetrievalPlan` a reader
+fills in, in a reader's units: entity names or ids (resolved to ids; an unknown one is
+shown back to the model and asked for again), words (turned into index terms by the same
+tokenizer and stemmer the index uses), ISO dates (turned into day numbers). Retrieval
+never knows which planner ran.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from langchain_core.messages import HumanMessage, SystemMessage
+from pydantic import BaseModel, ConfigDict, create_model, model_validator
+
+from fabula.agents.llm import ModelClient
+from fabula.agents.prompts import load_prompt
+from fabula.memory.index.terms import terms as index_terms
+from fabula.memory.records import Development, Entity, slug
+from fabula.memory.retrieval.plan import Purpose, RetrievalPlan
+
+__all__ = ["ModelRecallPlanner", "PlanReading", "reading_schema"]
+
+
+class PlanReading(BaseModel):
+    """What a request depends on, as a model reads it (see the module docstring)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    entities: list[str]
+    terms: list[str]
+    attributes: list[str]
+    developments: list[str]
+    first_date: str | None
+    last_date: str | None
+    order: Literal["earliest", "latest"] | None
+    asks_when: bool
+
+
+class ModelRecallPlanner:
+    """Plans retrievals with a chat model (see the module docstring)."""
+
+    def __init__(self, client: ModelClient) -> None:
+        self.client = client
+        self.prompt = load_prompt("recall", "plan")
+
+    async def plan(
+        self,
+        request: str,
+        entities: Mapping[str, Entity],
+        *,
+        purpose: Purpose = "answer",
+        developments: Mapping[str, Development] | None = None,
+        focus: Sequence[str] = (),
+    ) -> RetrievalPlan:
+        """The plan for ``request`` (``focus``: entities the caller knows matter).
+
+        Raises :class:`~fabula.memory.errors.ModelOutputError` when no valid reading comes
+        back within the client's attempts.
+        """
+        developments = developments or {}
+        messages = [
+            SystemMessage(content=self.prompt.render()),
+            HumanMessage(content=_render(request, entities, developments)),
+        ]
+        schema = reading_schema(entities, developments)
+        reading = await self.client.structured(schema, messages, shape=PlanReading)
+        involved = list(dict.fromkeys([*reading.entities, *(f for f in focus if f in entities)]))
+        words = " ".join(reading.terms)
+        names = {t for e in involved for t in index_terms(entities[e].name)}
+        return RetrievalPlan(
+            request=request,
+            purpose=purpose,
+            entities=tuple(involved),
+            characters=tuple(e for e in involved if entities[e].kind == "character"),
+            terms=tuple(t for t in dict.fromkeys(index_terms(words)) if t not in names),
+            attributes=tuple(dict.fromkeys(a.lower() for a in reading.attributes)),
+            developments=tuple(dict.fromkeys(reading.developments)),
+            first_day=_day(reading.first_date),
+            last_day=_day(reading.last_date),
+            order=reading.order,
+            asks_when=reading.asks_when,
+        )
+
+
+def reading_schema(
+    entities: Mapping[str, Entity], developments: Mapping[str, Development]
+) -> type[PlanReading]:
+    """:class:`PlanReading`, refusing entities and developments the story does not have
+    (names become ids) and dates that are not ``YYYY-MM-DD``."""
+    by_name = {e.name.lower(): e.id for e in entities.values()} | {i: i for i in entities}
+
+    def known(cls: type[PlanReading], data: Any) -> Any:  # a before-validator
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        if isinstance(data.get("entities"), list):
+            data["entities"] = [_entity(n, by_name) for n in data["entities"]]
+        if isinstance(data.get("developments"), list):
+            unknown = [d for d in data["developments"] if d not in developments]
+            if unknown:
+                raise ValueError(f"no such development: {', '.join(map(str, unknown))}")
+        for field in ("first_date", "last_date"):
+            if isinstance(data.get(field), str):
+                _day(data[field])
+        return data
+
+    validators: dict[str, Any] = {"known": model_validator(mode="before")(known)}
+    return create_model("PlanReading", __base__=PlanReading, __validators__=validators)
+
+
+def _entity(name: Any, by_name: Mapping[str, str]) -> str:
+    text = str(name).strip()
+    for key in (text.lower(), _slug(text)):
+        if key in by_name:
+            return by_name[key]
+    raise ValueError(f"no such entity: {text!r} (use an id or a name from the roster)")
+
+
+def _slug(text: str) -> str:
+    try:
+        return slug(text)
+    except ValueError:
+        return ""
+
+
+def _day(date: str | None) -> int | None:
+    if date is None:
+        return None
+    try:
+        return dt.date.fromisoformat(date).toordinal()
+    except ValueError as exc:
+        raise ValueError(f"not a date as YYYY-MM-DD: {date!r}") from exc
+
+
+def _render(
+    request: str, entities: Mapping[str, Entity], developments: Mapping[str, Development]
+) -> str:
+    roster = "\n".join(
+        f"- {e.id}: {e.name} ({e.kind})" for e in sorted(entities.values(), key=lambda e: e.id)
+    )
+    open_ = "\n".join(f"- {d.id}: {d.title} ({d.status})" for d in developments.values())
+    sections = [("Request", request), ("Roster", roster), ("Developments", open_)]
+    return "\n\n".join(f"## {title}\n{body}" for title, body in sections if body)
