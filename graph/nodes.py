@@ -33,7 +33,7 @@ from fabula.graph.runtime import Committed, TurnContext
 from fabula.graph.state import CharacterTask, TurnState
 from fabula.memory.delta import TurnDelta
 from fabula.memory.errors import FabulaError, InvalidInput, TurnConflict
-from fabula.memory.index.build import index_through
+from fabula.memory.index.build import behind, index_through
 from fabula.memory.logs import get_logger
 from fabula.memory.store import StoryStore
 
@@ -126,6 +126,14 @@ async def character(task: CharacterTask, runtime: Runtime[TurnContext]) -> dict[
     """One character agent: it is handed only its ACL-scoped mind."""
     ctx = runtime.context
     brief = CharacterBrief.model_validate(task["brief"])
+    if getattr(ctx.roles.character, "recalls", False):
+        # a character that reads its episode index reads it up to date (its own user
+        # cannot index: the admin does, here)
+        store = _store(task, ctx)
+        if ctx.indexer is not None:
+            await ctx.indexer.wait(store.story, store.branch)
+        if await behind(store):
+            await index_through(store)
     mind = await ctx.minds.mind(task["story"], task["character"], task["branch"])
     with metering() as meter:
         proposal = await ctx.roles.character.propose(mind, brief)

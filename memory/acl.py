@@ -27,7 +27,7 @@ from fabula.memory.logs import get_logger
 from fabula.memory.projections import BeliefView, project_beliefs, recall
 from fabula.memory.records import Entity, Memory
 from fabula.memory.retrieval.assemble import Assembly
-from fabula.memory.retrieval.context import character_context
+from fabula.memory.retrieval.context import character_context, own_words
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter
 
@@ -229,6 +229,14 @@ class CharacterMind:
                 self.client, self.story, self.branch, self.character, request,
                 budget=budget, counter=counter, as_of=as_of,
             )  # fmt: skip
+        except NoPermissionError as exc:
+            raise AccessDenied(str(exc), story=self.story, character=self.character) from exc
+
+    async def own_words(self, last: int = 3) -> list[str]:
+        """The last things this character said (its own utterances, as it remembers them),
+        oldest first, read from its own episode index."""
+        try:
+            return await own_words(self.client, self.story, self.branch, self.character, last)
         except NoPermissionError as exc:
             raise AccessDenied(str(exc), story=self.story, character=self.character) from exc
 

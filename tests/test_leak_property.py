@@ -6,7 +6,9 @@ few true deeds, each told by one clause, clauses joined into sentences (", and",
 each action's span is the clause, its sentence, the whole passage or a random stretch
 around it, and some deeds are left out. The actions go through the same path as a model's
 (narration for unread sentences, the tracker, the store's commit), and every character's
-prompt is rendered as its agent sends it, from its own ACL-scoped mind and its brief.
+prompt is rendered as its agent sends it, from its own ACL-scoped mind and its brief
+(what it recalls of earlier episodes and its own past words included, read from its own
+episode index).
 
 The oracle knows who saw each deed: a take, put or utterance is seen by everyone in the
 place; a private telling by the two speakers; a journey's clause names both its ends, so
@@ -33,12 +35,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fabula.agents.character.brief import brief_for
-from fabula.agents.character.model import MEMORIES, render_mind
+from fabula.agents.character.model import MEMORIES, VOICE_LINES, recollections, render_mind
 from fabula.agents.contracts import TurnPlan
 from fabula.agents.memory_builder.model import with_narration
 from fabula.agents.views import author_view
 from fabula.graph.service import Fabula
 from fabula.memory.actions import Clause, StoryAction
+from fabula.memory.index.build import index_through
 from fabula.memory.ingest import build_turn
 from fabula.memory.settings import Settings
 
@@ -188,13 +191,20 @@ async def test_no_prompt_holds_what_its_character_did_not_witness(
     await store.commit(delta)
     view = await author_view(store)
     plan = TurnPlan(scene_goal=SECRET, focal=("ada",), beats=(SECRET + " beat",))
+    await index_through(store)  # what a character recalls is read from its episode index
     for character in view.characters():
         mind = await app.minds.mind(store.story, character)
+        brief = brief_for(view, character, plan)
+        beliefs, entities = await mind.beliefs(), await mind.entities()
+        memories = await mind.memories(last=MEMORIES)
         prompt = render_mind(
-            brief_for(view, character, plan),
-            await mind.beliefs(),
-            await mind.memories(last=MEMORIES),
-            await mind.entities(),
+            brief,
+            beliefs,
+            memories,
+            entities,
+            # every recalled line, even those the memories above repeat: all are checked
+            recalled=await recollections(mind, brief, beliefs, entities),
+            own_words=await mind.own_words(VOICE_LINES),
         )
         name = view.name(character)
         assert "SECRET-PLAN" not in prompt

@@ -214,6 +214,27 @@ class TestCharacterRetrieval:
         finally:
             await mind.close()
 
+    async def test_own_words_are_its_own_utterances(
+        self, aredis_client: aredis.Redis, redis_url: str
+    ) -> None:
+        """A character's voice exemplars are what it said (oldest first), read through its
+        own user: never what others said, nor what it only heard of."""
+        store = await new_story(aredis_client, "voice")
+        await store.commit(turn_delta(1, [
+            ("ann", "Ann said the lantern is lit.", ("ann", "ben")),
+            ("ben", "Ben said he keeps the ledger.", ("ann", "ben")),
+            ("ann", "Ann said to keep it well.", ("ann", "ben")),
+            ("cal", "Cal said the violin is his.", ("cal",)),
+        ], None))  # fmt: skip
+        await index_through(store)
+        mind = await open_mind(aredis_client, redis_url, "voice", "ann")
+        try:
+            said = await mind.own_words(3)  # as Ann remembers them (whole sentences)
+            assert len(said) == 2
+            assert "the lantern is lit" in said[0] and "keep it well" in said[1]
+        finally:
+            await mind.close()
+
 
 class TestAssembly:
     @pytest.mark.parametrize("budget", [10, 60, 200, 1000])

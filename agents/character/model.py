@@ -14,7 +14,7 @@ else is shown back to the model, within ``max_attempts`` replies, after which
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -27,9 +27,17 @@ from fabula.memory.acl import CharacterMind
 from fabula.memory.projections import BeliefView
 from fabula.memory.records import Belief, Entity, Memory, slug
 
-__all__ = ["CharacterProposal", "ModelCharacter", "proposal_schema", "render_mind"]
+__all__ = [
+    "CharacterProposal",
+    "ModelCharacter",
+    "proposal_schema",
+    "recollections",
+    "render_mind",
+]
 
 MEMORIES = 20  # the last first-person memories shown
+RECALL_BUDGET = 300  # tokens of older episodes recalled for the character's situation
+VOICE_LINES = 3  # its own past utterances shown as its voice
 _NEEDS: dict[str, tuple[str, ...]] = {
     "go": ("target",),
     "search": ("target",),
@@ -69,6 +77,8 @@ class ModelCharacter:
         self.client = client
         self.prompt = load_prompt("character", "propose", prompt_version)
 
+    recalls = True  # it reads its episode index: the graph brings the index up to date first
+
     async def propose(self, mind: CharacterMind, brief: CharacterBrief) -> Proposal:
         """The character's proposal from its own mind; ModelOutputError if none validates."""
         beliefs = await mind.beliefs()
@@ -78,10 +88,13 @@ class ModelCharacter:
         if self.prompt.version >= 2:  # what it thinks each other character believes
             others = sorted(i for i, e in entities.items() if e.kind == "character")
             nested = {o: await mind.beliefs([o]) for o in others if o != mind.character}
+        recalled = await recollections(mind, brief, beliefs, entities, memories)
+        words = await mind.own_words(VOICE_LINES)
         messages = [
             SystemMessage(content=self.prompt.render(name=brief.name)),
-            HumanMessage(content=render_mind(brief, beliefs, memories, entities, nested)),
-        ]
+            HumanMessage(content=render_mind(brief, beliefs, memories, entities, nested,
+                                             recalled=recalled, own_words=words)),
+        ]  # fmt: skip
         reply = await self.client.structured(
             proposal_schema(entities), messages, shape=CharacterProposal
         )
@@ -137,19 +150,53 @@ def _slug(text: str) -> str:
         return ""
 
 
+async def recollections(
+    mind: CharacterMind,
+    brief: CharacterBrief,
+    beliefs: BeliefView,
+    entities: dict[str, Entity],
+    shown: Sequence[Memory] = (),
+) -> list[str]:
+    """What the character recalls of its past that bears on its situation (its goals,
+    where it is): the episode lines of its own retrieval, read through its own connection,
+    under their dates or turns, leaving out the memories ``shown`` already."""
+    here = beliefs.where(brief.character)
+    parts = list(brief.goals)
+    if here is not None and here in entities:
+        parts.append(entities[here].name)
+    found = await mind.recall(". ".join(parts), budget=RECALL_BUDGET)
+    skip = {m.event for m in shown}
+    lines = found.text.split("\n")
+    out: list[str] = []
+    heading = None
+    for entry in found.manifest:
+        if entry.kind == "turn":
+            heading = lines[entry.line]
+        elif entry.kind == "episode" and entry.id not in skip:
+            if heading is not None:
+                out.append(heading)
+                heading = None
+            out.append(lines[entry.line])
+    return out
+
+
 def render_mind(
     brief: CharacterBrief,
     beliefs: BeliefView,
     memories: list[Memory],
     entities: dict[str, Entity],
     nested: Mapping[str, BeliefView] | None = None,
+    *,
+    recalled: Sequence[str] = (),
+    own_words: Sequence[str] = (),
 ) -> str:
     """The character's brief and own mind as compact sections, for its prompt.
 
     Where it is and who is with it are what it believes; nothing here comes from outside
     its brief (its own identity and goals) and its mind. With ``nested`` (prompt v2: what
     it thinks each other character believes, read from its own keyspace), that too, and
-    who told it each belief it was told.
+    who told it each belief it was told; ``recalled`` are the lines of its own retrieval
+    (:func:`recollections`), ``own_words`` a few things it said (its voice).
     """
 
     def name(entity: str) -> str:
@@ -178,6 +225,7 @@ def render_mind(
     sections = [
         ("Who you are", f"{brief.name} (id {brief.character})"),
         ("Your voice", brief.voice),
+        ("Things you said", "\n".join(f"- {w}" for w in own_words)),
         ("Your goals", "\n".join(f"- {g}" for g in brief.goals)),
         ("Your secrets", "\n".join(f"- {s}" for s in brief.secrets)),
         ("Where you are", name(here) if here else ""),
@@ -192,6 +240,7 @@ def render_mind(
             # one sentence can be several events (a "go" is an exit and an entry)
             dict.fromkeys(f"- turn {m.turn}: {m.quote}" for m in memories)
         )),
+        ("What you recall of earlier", "\n".join(recalled)),
         ("Things you know of", "\n".join(
             f"- {e.id}: {e.name} ({e.kind})" for e in sorted(entities.values(), key=lambda e: e.id)
         )),

@@ -14,8 +14,9 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import redis.asyncio as aredis
 
+from fabula.memory.episodes import UTTERANCE_KINDS
 from fabula.memory.index.build import behind, index_through
-from fabula.memory.index.search import sources
+from fabula.memory.index.search import by_entities, fetch, sources
 from fabula.memory.projections import (
     BeliefView,
     WorldView,
@@ -31,7 +32,9 @@ from fabula.memory.retrieval.rank import candidates, rank_episodes
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter, default_counter
 
-__all__ = ["author_context", "character_context"]
+__all__ = ["author_context", "character_context", "own_words"]
+
+OWN_WORDS_SCAN = 40  # recent episodes of a character looked through for its own words
 
 
 async def author_context(
@@ -113,3 +116,17 @@ async def character_context(
         client, where, plan, as_of=as_of, limit=candidates(budget), windows=False
     )  # a mind's index has no windows
     return render(plan, facts, ranked.episodes, entities, budget, counter)
+
+
+async def own_words(
+    client: aredis.Redis, story: str, branch: str, character: str, last: int = 3
+) -> list[str]:
+    """What ``character`` said last (up to ``last`` utterances, oldest first), from its own
+    index through the connection it is given: voice exemplars for its prompt."""
+    store = StoryStore(client, story, branch)
+    where = await sources(store, character)
+    recent = await by_entities(client, where, [character], last=OWN_WORDS_SCAN)
+    found = await fetch(client, where, recent)
+    said = [found[i] for i in recent if i in found and found[i].speaker == character
+            and found[i].kind in UTTERANCE_KINDS]  # fmt: skip
+    return [ep.text for ep in reversed(said[:last])]
