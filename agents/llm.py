@@ -326,6 +326,14 @@ class ModelClient:
             if error.status_code == 400:
                 raise  # the caller tells a schema problem from anything else
             raise self._unavailable(error) from error
+        except Exception as error:
+            if type(error).__module__.startswith("vcr."):  # a replay with no such request
+                raise ModelUnavailable(
+                    f"the model cassette holds no reply to this {self.role} request "
+                    "(the run differs from the recorded one)",
+                    role=self.role,
+                ) from error
+            raise
         raise AssertionError("unreachable")
 
     def _wait(self, state: RetryCallState) -> float:

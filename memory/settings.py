@@ -104,6 +104,7 @@ class Settings(BaseModel):
     roles: dict[Role, ModelSettings] = Field(default_factory=dict)  # per-role overrides
     model_concurrency: int = Field(default=4, ge=1)  # model calls of the character fan-out
     prices: dict[str, Price] = Field(default_factory=dict)  # by model name
+    model_cassette: Path | None = None  # record model exchanges there, or replay them
     token_budget: int = Field(default=1200, ge=1)
     max_revisions: int = 2
     consolidate: Literal["inline", "rq", "off"] = "inline"  # after each commit (see jobs)
@@ -162,6 +163,8 @@ class Settings(BaseModel):
         for name, var in _ENV.items():
             if env.get(var):
                 values[name] = env[var]
+        if env.get("FABULA_MODEL_CASSETTE"):
+            values["model_cassette"] = Path(env["FABULA_MODEL_CASSETTE"]).expanduser()
         if env.get("FABULA_MODEL_PRICES"):
             values["prices"] = _json(env["FABULA_MODEL_PRICES"], "FABULA_MODEL_PRICES")
         try:

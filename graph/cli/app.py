@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.text import Text
 from typer.core import TyperGroup
 
+from fabula.agents.cassette import cassette
 from fabula.graph.service import Fabula
 from fabula.memory.errors import FabulaError
 from fabula.memory.logs import configure_logging
@@ -109,13 +110,15 @@ def redis_url() -> str:
 
 
 def run_with_app(coro_fn: Callable[[Fabula], Coroutine[Any, Any, T]]) -> T:
-    """Run ``coro_fn`` with a :class:`Fabula` built from the settings (roles, consolidation)."""
+    """Run ``coro_fn`` with a :class:`Fabula` built from the settings (roles, consolidation),
+    recording or replaying its model exchanges when ``FABULA_MODEL_CASSETTE`` is set."""
 
     async def go() -> T:
         async with Fabula.from_settings(settings()) as fab:
             return await coro_fn(fab)
 
-    return asyncio.run(go())
+    with cassette(settings().model_cassette):
+        return asyncio.run(go())
 
 
 def plain(data: Any) -> Any:

@@ -1,0 +1,38 @@
+"""Record and replay a run's model exchanges (``FABULA_MODEL_CASSETTE=PATH``), with vcrpy.
+
+The first run with a cassette path that does not exist records every HTTP exchange with the
+model servers into it (YAML; API keys and organisation headers are left out); a run with
+an existing cassette replays them and sends nothing, so a run against a real server can be
+reproduced offline and turned into a test. A request the cassette does not hold (a
+different prompt: requests match on method, URL and body) is refused rather than sent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+
+__all__ = ["cassette"]
+
+_PRIVATE_HEADERS = ["authorization", "api-key", "openai-organization", "openai-project"]
+
+
+@contextlib.contextmanager
+def cassette(path: Path | None) -> Iterator[None]:
+    """Record into, or replay from, the cassette at ``path`` while the block runs (nothing
+    when ``path`` is None)."""
+    if path is None:
+        yield
+        return
+    import vcr  # only a run that records or replays needs it
+
+    recorder = vcr.VCR(
+        record_mode="once",
+        match_on=["method", "scheme", "host", "port", "path", "query", "body"],
+        filter_headers=_PRIVATE_HEADERS,
+        decode_compressed_response=True,
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with recorder.use_cassette(str(path)):
+        yield
