@@ -54,6 +54,25 @@ def bench_scale(
     run_scale(_url(ctx), _ints(turns), _ints(characters), json_out)
 
 
+@bench_app.command("load")
+def bench_load(
+    ctx: typer.Context,
+    stories: int = typer.Option(50, "--stories", min=1),
+    turns: int = typer.Option(20, "--turns", min=1),
+    workers: int = typer.Option(4, "--workers", min=1),
+    json_out: str | None = typer.Option(None, "--json"),
+    local_cluster: bool = typer.Option(
+        False, "--local-cluster", help="Run on a local cluster (3 primaries, 3 replicas)."
+    ),
+) -> None:
+    """Stories driven by several processes at once: committed once each, isolated, turns/s
+    and p95 turn latency, with a one-process baseline."""
+    from fabula.bench.load import run as run_load
+
+    url = None if local_cluster else _url(ctx)
+    run_load(url, stories, turns, workers, json_out, local_cluster=local_cluster)
+
+
 @bench_app.command("loop")
 def bench_loop(
     ctx: typer.Context,

@@ -200,3 +200,21 @@ async def test_model_small(redis_url: str, tmp_path: Path) -> None:
     assert result["baselines"]["no_faults"]["committed"] == 8
     assert result["baselines"]["no_faults"]["retries"] == 0
     assert result["benchmark"] == "model" and result["faults_injected"]
+
+
+def test_load_small(redis_url: str, tmp_path: Path) -> None:
+    """`bench load`: stories over two processes, every turn committed once, minds isolated,
+    the JSON in the issue's shape (with its one-process baseline)."""
+    from fabula.bench.load import run_load
+
+    out = tmp_path / "load.json"
+    result = run_load(redis_url, stories=4, turns=2, workers=2, json_out=str(out))
+    written = json.loads(out.read_text())
+    assert written == json.loads(json.dumps(result))
+    for key in ("benchmark", "stories", "turns", "committed", "duplicates"):
+        assert key in written
+    assert (written["benchmark"], written["stories"], written["turns"]) == ("load", 4, 8)
+    assert written["committed"] == 8 and written["duplicates"] == 0
+    assert written["turns_per_second"] > 0 and written["p95_ms"] > 0
+    for run in (written["run"], written["baselines"]["one_process"]):
+        assert run["missing"] == run["misfiled_events"] == run["cross_story_reads"] == 0
