@@ -19,6 +19,7 @@ import redis.asyncio as aredis
 from fabula.memory.episodes import Episode
 from fabula.memory.index.build import parse_episodes
 from fabula.memory.keys import EpisodeKeys
+from fabula.memory.records import event_position
 from fabula.memory.store import StoryStore
 
 __all__ = [
@@ -173,13 +174,11 @@ async def _latest(
             if src.through is not None:
                 limit = (min(src.through, as_of) if as_of is not None else src.through) + 1
                 top = f"({limit * 10_000}"
-            pipe.zrange(key, top, "-inf", byscore=True, desc=True, offset=0, num=last,
-                        withscores=True)  # fmt: skip
+            pipe.zrange(key, top, "-inf", byscore=True, desc=True, offset=0, num=last)
         replies = await pipe.execute()
-    merged = sorted(
-        ((float(score), member) for ids in replies for member, score in ids), reverse=True
-    )
-    return list(dict.fromkeys(m for _, m in merged))[:last]  # an episode in several sets
+    # an id says its story time (turn, then order in the turn): no scores need reading
+    merged = sorted({m for ids in replies for m in ids}, key=event_position, reverse=True)
+    return merged[:last]
 
 
 async def by_day(

@@ -42,7 +42,7 @@ NEIGHBOUR_DECAY = 0.7
 ENTITY_BOOST = 1.6
 TIME_BOOST = 1.5
 ORDER_BOOST = 1.3
-TOKENS_PER_CANDIDATE = 8  # a budget of N tokens is offered about N / 8 episodes
+TOKENS_PER_CANDIDATE = 12  # a budget of N tokens is offered about N / 12 episodes
 
 
 def candidates(budget: int) -> int:
@@ -124,6 +124,8 @@ async def rank_episodes(
         scores = {i: s * (TIME_BOOST if i in dated else 1.0) for i, s in scores.items()}
     # a few more than asked for: the boosts below may still move some up
     ordered = sorted(scores, key=lambda i: (-scores[i], event_position(i)))[: limit * 3 // 2]
+    if not own:
+        ordered = ordered[:limit]  # recency alone: nothing below would reorder enough
     asked = _scaled(own)
     replies = [_next(i) for i in ordered if i in asked]
     found = await fetch(client, where, [*ordered, *replies])
