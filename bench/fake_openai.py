@@ -2,7 +2,9 @@
 
 It stands in for a model in the tests and in ``fabula bench model``. It serves
 ``POST /v1/chat/completions`` (plain JSON, or server-sent events when the request asks to
-``stream``) and ``GET /v1/models``, with nothing but the standard library. A caller queues
+``stream``), ``POST /v1/embeddings`` (each input embedded by ``embed``, a function of the
+text; float lists, or base64 as the OpenAI client asks by default) and ``GET /v1/models``,
+with nothing but the standard library. A caller queues
 the replies, in order, and reads back every request body it received::
 
     with FakeOpenAI() as server:
@@ -35,8 +37,13 @@ queued reply whose conditions it meets; a reply without conditions fits every re
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import itertools
 import json
+import math
+import re
+import struct
 import threading
 import time
 from collections import deque
@@ -47,7 +54,7 @@ from typing import Any
 
 from fabula.agents.schemas import strict_problems
 
-__all__ = ["TEXT", "FakeOpenAI", "Reply", "request_schema"]
+__all__ = ["TEXT", "FakeOpenAI", "Reply", "hashed_words", "request_schema"]
 
 TEXT = "(text)"  # the schema of a request for free text (no response format, no tools)
 JSON_SCHEMA_REJECTION = "response_format of type 'json_schema' is not supported by this server"
@@ -110,6 +117,19 @@ def tokens(text: str) -> int:
     return len(text) // 4 + 1
 
 
+EMBEDDING_DIMENSIONS = 64
+
+
+def hashed_words(text: str) -> list[float]:
+    """A deterministic unit vector: each lower-case word adds 1 at a dimension its hash
+    picks (texts that share words are near; others are not)."""
+    vector = [0.0] * EMBEDDING_DIMENSIONS
+    for word in re.findall(r"\w+", text.lower()):
+        vector[int(hashlib.sha1(word.encode()).hexdigest(), 16) % EMBEDDING_DIMENSIONS] += 1.0
+    norm = math.sqrt(sum(x * x for x in vector)) or 1.0
+    return [x / norm for x in vector]
+
+
 class FakeOpenAI:
     """The server; a context manager that starts and stops it."""
 
@@ -121,6 +141,7 @@ class FakeOpenAI:
         self.rejection_message = JSON_SCHEMA_REJECTION
         self.strict_validation = True
         self.fallback: Callable[[dict[str, Any]], Reply] | None = None
+        self.embed: Callable[[str], list[float]] = hashed_words  # /v1/embeddings
         self.in_flight = 0
         self.max_in_flight = 0
         self._replies: deque[Reply] = deque()
@@ -298,6 +319,21 @@ class FakeOpenAI:
                     return f"Invalid schema for function '{function['name']}': {problems[0]}"
         return None
 
+    def embeddings(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The answer to an embeddings request: each input through :attr:`embed`."""
+        inputs = body.get("input")
+        texts = [inputs] if isinstance(inputs, str) else [str(t) for t in inputs or []]
+        data = []
+        for i, text in enumerate(texts):
+            vector = [float(x) for x in self.embed(text)]
+            value: Any = vector
+            if body.get("encoding_format") == "base64":
+                value = base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode()
+            data.append({"object": "embedding", "index": i, "embedding": value})
+        used = sum(tokens(t) for t in texts)
+        return {"object": "list", "data": data, "model": body.get("model", self.model),
+                "usage": {"prompt_tokens": used, "total_tokens": used}}  # fmt: skip
+
     def completion(self, body: dict[str, Any], reply: Reply) -> dict[str, Any] | list[Any]:
         """The completion (or, for a streamed request, its chunks) that ``reply`` gives."""
         number = next(self._ids)
@@ -388,7 +424,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._send_json(200, {"object": "list", "data": [model]})
 
     def do_POST(self) -> None:
-        if self.path.rstrip("/") != "/v1/chat/completions":
+        route = self.path.rstrip("/")
+        if route not in ("/v1/chat/completions", "/v1/embeddings"):
             self._send_json(404, _error(f"no route {self.path}"))
             return
         length = int(self.headers.get("Content-Length") or 0)
@@ -396,6 +433,10 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(self.rfile.read(length) or b"{}")
         except json.JSONDecodeError as exc:
             self._send_json(400, _error(f"request body is not JSON: {exc}"))
+            return
+        if route == "/v1/embeddings":
+            self.fake.requests.append(body)
+            self._send_json(200, self.fake.embeddings(body))
             return
         fake = self.fake
         with fake._lock:

@@ -154,7 +154,7 @@ async def write(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, An
         # the retrieval plan is the model's too when a recall planner is configured
         assembly = await writer_context(
             _store(state, ctx), view, turn_plan, ctx.settings.token_budget, ctx.counter,
-            planner=ctx.roles.recall,
+            planner=ctx.roles.recall, embedder=ctx.embedder,
         )  # fmt: skip
         context = assembly.text
         revision = state.get("revisions", 0)
@@ -372,7 +372,7 @@ async def commit_delta(
         if ctx.indexer is not None:
             ctx.indexer.schedule(store)
         else:
-            await index_through(store, turn)
+            await index_through(store, turn, embedder=ctx.embedder)
         if ctx.consolidate is not None:
             await ctx.consolidate(store, turn)
     return status

@@ -18,6 +18,7 @@ from fabula.agents.roles import Roles
 from fabula.agents.views import AuthorView
 from fabula.memory.acl import MindPool
 from fabula.memory.index.background import Indexer
+from fabula.memory.index.vectors import Embedder
 from fabula.memory.settings import Settings
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter, default_counter
@@ -69,4 +70,5 @@ class TurnContext:
     consolidate: Consolidator | None = None
     on_commit: CommitObserver | None = None  # told of every commit (e.g. a benchmark)
     indexer: Indexer | None = None  # episode indexing off the turn's path (None: inline)
+    embedder: Embedder | None = None  # dense retrieval (None: off)
     cache: RunCache = field(default_factory=RunCache)

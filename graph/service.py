@@ -23,6 +23,7 @@ from structlog.contextvars import bound_contextvars
 
 from fabula.agents.contracts import Decision, Draft, Finding, TurnPlan
 from fabula.agents.critic.symbolic import SymbolicCritic
+from fabula.agents.embeddings import make_embedder
 from fabula.agents.factory import make_roles, offline_roles
 from fabula.agents.memory_builder.builder import OfflineMemoryBuilder
 from fabula.agents.memory_builder.narrative import enrich
@@ -55,6 +56,7 @@ from fabula.memory.errors import (
     TurnConflict,
 )
 from fabula.memory.index.background import Indexer
+from fabula.memory.index.vectors import Embedder
 from fabula.memory.projections import project_hypotheses
 from fabula.memory.server import redis_url
 from fabula.memory.settings import Settings
@@ -177,6 +179,7 @@ class Fabula:
         consolidate: Consolidator | None = None,
         checkpointer: BaseCheckpointSaver[Any] | None = None,
         on_commit: CommitObserver | None = None,
+        embedder: Embedder | None = None,
     ) -> None:
         self.url = url
         self.settings = settings
@@ -186,7 +189,8 @@ class Fabula:
         self.roles = roles or offline_roles()
         self.consolidate = consolidate
         self.on_commit = on_commit
-        self.indexer = Indexer()
+        self.embedder = embedder
+        self.indexer = Indexer(embedder)
         self._own_saver: RedisCheckpointSaver | None = None
         if checkpointer is None:
             checkpointer = self._own_saver = RedisCheckpointSaver.from_url(url)
@@ -203,6 +207,7 @@ class Fabula:
             settings,
             roles=make_roles(settings),
             consolidate=consolidator(url, settings.consolidate, settings.rq_url),
+            embedder=make_embedder(settings),
         )
 
     async def aclose(self) -> None:
@@ -239,6 +244,7 @@ class Fabula:
             on_commit=self.on_commit,
             counter=self.counter,
             indexer=self.indexer,
+            embedder=self.embedder,
         )
 
     # -- stories --------------------------------------------------------------------

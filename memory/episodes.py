@@ -19,7 +19,14 @@ from pydantic import Field
 from fabula.memory.records import Entity, Event, Record
 from fabula.memory.timeref import parse_clock
 
-__all__ = ["UTTERANCE_KINDS", "EntityMatcher", "Episode", "episode_of", "time_score"]
+__all__ = [
+    "UTTERANCE_KINDS",
+    "EntityMatcher",
+    "Episode",
+    "episode_of",
+    "parse_episodes",
+    "time_score",
+]
 
 UTTERANCE_KINDS = frozenset({"say", "tell", "claim", "inform", "ask"})
 _SEQ = 10_000  # story time as one number: turn * _SEQ + seq
@@ -117,3 +124,23 @@ def episode_of(event: Event, clock: str | None, matcher: EntityMatcher) -> Episo
         clock=clock,
         day=parsed.day if parsed else None,
     )
+
+
+_EPISODE_MEMO = 50_000
+_parsed: dict[str, Episode] = {}
+
+
+def parse_episodes(values: list[str | None]) -> list[Episode]:
+    """Episodes from their stored JSON (missing ones skipped); a stored episode never
+    changes, so each is parsed once per process."""
+    out = []
+    for raw in values:
+        if not raw:
+            continue
+        episode = _parsed.get(raw)
+        if episode is None:
+            if len(_parsed) >= _EPISODE_MEMO:
+                _parsed.clear()
+            episode = _parsed[raw] = Episode.model_validate_json(raw)
+        out.append(episode)
+    return out

@@ -196,6 +196,7 @@ class EpisodeKeys:
         <prefix>e:<entity>  zset   episode id scored by story time (turn * 10000 + seq)
         <prefix>time        zset   episode id scored by story time
         <prefix>day         zset   episode id scored by the day number of its date
+        <prefix>vec         vset   episode id -> its text's embedding (optional; a branch's)
     """
 
     __slots__ = ("prefix",)
@@ -228,6 +229,10 @@ class EpisodeKeys:
     @property
     def day(self) -> str:
         return f"{self.prefix}day"
+
+    @property
+    def vectors(self) -> str:
+        return f"{self.prefix}vec"
 
     def layout(self) -> dict[str, str]:
         """This index's keys for the Lua functions (``<T>`` a term, ``<E>`` an entity)."""

@@ -111,6 +111,8 @@ class Settings(BaseModel):
     # who plans the writer's retrieval in model mode: the offline planner, or the planner's
     # model with structured output (agents/recall)
     recall_planner: Literal["offline", "model"] = "offline"
+    # dense retrieval: the embedding model on the model settings' endpoint (None: off)
+    embedding_model: str | None = None
     # see memory/limits.py: refused before anything is written
     max_turn_text: int = Field(default=DEFAULT_TURN_TEXT_BYTES, ge=1)
     max_delta_bytes: int = Field(default=DEFAULT_DELTA_BYTES, ge=1)
@@ -197,6 +199,7 @@ _ENV = {
     "redis_cluster": "FABULA_REDIS_CLUSTER",
     "consolidate": "FABULA_CONSOLIDATE",
     "recall_planner": "FABULA_RECALL_PLANNER",
+    "embedding_model": "FABULA_EMBEDDING_MODEL",
     "max_turn_text": "FABULA_MAX_TURN_TEXT",
     "max_delta_bytes": "FABULA_MAX_DELTA_BYTES",
     "token_budget": "FABULA_TOKEN_BUDGET",

@@ -15,6 +15,7 @@ from __future__ import annotations
 from fabula.agents.contracts import TurnPlan
 from fabula.agents.roles import RecallPlannerRole
 from fabula.agents.views import AuthorView
+from fabula.memory.index.vectors import Embedder
 from fabula.memory.retrieval.assemble import Assembly
 from fabula.memory.retrieval.context import author_context
 from fabula.memory.store import StoryStore
@@ -40,9 +41,11 @@ async def writer_context(
     counter: TokenCounter,
     *,
     planner: RecallPlannerRole | None = None,
+    embedder: Embedder | None = None,
 ) -> Assembly:
     """The writer's context for ``plan`` in at most ``budget`` tokens, with its manifest.
-    ``planner`` plans the retrieval (default: the offline planner)."""
+    ``planner`` plans the retrieval (default: the offline planner); ``embedder`` turns on
+    dense retrieval."""
     preface = "\n".join(
         [f"scene goal: {plan.scene_goal}"]
         + [f"focal: {', '.join(view.name(c) for c in plan.focal)}"]
@@ -69,5 +72,6 @@ async def writer_context(
         developments=view.developments,
         hypotheses=view.hypotheses,
         preface=[("Plan", preface)],
+        embedder=embedder,
         trailer=[("Recent text", recent)] if recent else [],
     )

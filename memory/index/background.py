@@ -19,6 +19,7 @@ from redis.exceptions import RedisError
 
 from fabula.memory.errors import FabulaError
 from fabula.memory.index.build import index_through
+from fabula.memory.index.vectors import Embedder
 from fabula.memory.store import StoryStore
 
 __all__ = ["Indexer"]
@@ -29,7 +30,8 @@ log = structlog.get_logger(__name__)
 class Indexer:
     """Background index maintenance for the branches of one application."""
 
-    def __init__(self) -> None:
+    def __init__(self, embedder: Embedder | None = None) -> None:
+        self.embedder = embedder  # dense retrieval: vectors are added as episodes are
         self._tasks: dict[tuple[str, str], asyncio.Task[None]] = {}
         self._again: set[tuple[str, str]] = set()
 
@@ -46,7 +48,7 @@ class Indexer:
         while True:
             self._again.discard(key)
             try:
-                await index_through(store)
+                await index_through(store, embedder=self.embedder)
             except (FabulaError, RedisError) as exc:
                 # the next reader catches up (and raises, if the cause persists)
                 log.warning("indexing failed", story=store.story, branch=store.branch,

@@ -31,6 +31,7 @@ from typing import Any
 
 from fabula.memory.episodes import EntityMatcher, Episode, episode_of
 from fabula.memory.index.terms import term_counts
+from fabula.memory.index.vectors import Embedder, add_vectors
 from fabula.memory.keys import EpisodeKeys, index_layout
 from fabula.memory.keys import head as head_key
 from fabula.memory.lua import fcall
@@ -85,8 +86,12 @@ async def behind(store: StoryStore, turn: int | None = None) -> bool:
     return (await _start(store) if mark is None else int(mark)) < target
 
 
-async def index_through(store: StoryStore, turn: int | None = None) -> int:
+async def index_through(
+    store: StoryStore, turn: int | None = None, *, embedder: Embedder | None = None
+) -> int:
     """Index the committed turns up to ``turn`` (default: the head); return the watermark.
+    With an ``embedder``, the new episodes' embeddings go into the branch's vector set too
+    (:mod:`fabula.memory.index.vectors`).
 
     Idempotent, and safe to run concurrently (see the module docstring).
     """
@@ -102,6 +107,10 @@ async def index_through(store: StoryStore, turn: int | None = None) -> int:
                            [layout, mark, last, start, batch])  # fmt: skip
         if done == "gone":
             break
+        if done == "ok" and embedder is not None:
+            texts = [(ep["id"], json.loads(ep["json"])["text"]) for ep in json.loads(batch)["eps"]]
+            await add_vectors(store.client, EpisodeKeys(store.story, store.branch).vectors,
+                              embedder, texts)  # fmt: skip
         # 'moved': another indexer wrote these turns first; look again
         mark = last if done == "ok" else await indexed_through(store)
     return mark
@@ -176,23 +185,3 @@ def _known(
 
 def _json(ep: Episode) -> str:
     return ep.model_dump_json(exclude_defaults=True)
-
-
-_EPISODE_MEMO = 50_000
-_parsed: dict[str, Episode] = {}
-
-
-def parse_episodes(values: list[str | None]) -> list[Episode]:
-    """Episodes from their stored JSON (missing ones skipped); a stored episode never
-    changes, so each is parsed once per process."""
-    out = []
-    for raw in values:
-        if not raw:
-            continue
-        episode = _parsed.get(raw)
-        if episode is None:
-            if len(_parsed) >= _EPISODE_MEMO:
-                _parsed.clear()
-            episode = _parsed[raw] = Episode.model_validate_json(raw)
-        out.append(episode)
-    return out

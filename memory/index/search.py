@@ -16,8 +16,7 @@ from dataclasses import dataclass
 
 import redis.asyncio as aredis
 
-from fabula.memory.episodes import Episode
-from fabula.memory.index.build import parse_episodes
+from fabula.memory.episodes import Episode, parse_episodes
 from fabula.memory.keys import EpisodeKeys
 from fabula.memory.records import event_position
 from fabula.memory.store import StoryStore
@@ -32,6 +31,7 @@ __all__ = [
     "lexical",
     "sources",
     "turn_of",
+    "visible",
 ]
 
 PER_TERM = 256
@@ -58,7 +58,8 @@ async def sources(store: StoryStore, character: str | None = None) -> list[Sourc
     return out
 
 
-def _visible(episode_id: str, source: Source, as_of: int | None) -> bool:
+def visible(episode_id: str, source: Source, as_of: int | None) -> bool:
+    """Whether an episode of ``source`` is part of the story it is read for."""
     turn = turn_of(episode_id)
     if source.through is not None and turn > source.through:
         return False
@@ -108,7 +109,7 @@ async def lexical(
                     continue
                 idf = math.log(1 + (total - df[term] + 0.5) / (df[term] + 0.5))
                 for member, w in replies[base + 2 * j + 1]:
-                    if _visible(member, src, as_of):
+                    if visible(member, src, as_of):
                         scores[member] = scores.get(member, 0.0) + idf * float(w)
         out.append(scores)
     return out
@@ -158,7 +159,7 @@ async def by_time(
             m
             for src, ids in zip(reversed(where), replies, strict=True)
             for m in ids
-            if _visible(m, src, as_of)
+            if visible(m, src, as_of)
         ]
         return out[:last]
     return await _latest(client, [(s, s.keys.time) for s in where], as_of, last)
@@ -198,7 +199,7 @@ async def by_day(
             pipe.zrange(src.keys.day, low, high, byscore=True, offset=0, num=limit)
         replies = await pipe.execute()
     return [m for src, ids in zip(where, replies, strict=True) for m in ids
-            if _visible(m, src, as_of)][:limit]  # fmt: skip
+            if visible(m, src, as_of)][:limit]  # fmt: skip
 
 
 async def fetch(
@@ -215,6 +216,6 @@ async def fetch(
     found: dict[str, Episode] = {}
     for src, values in zip(where, replies, strict=True):
         for episode_id, raw in zip(wanted, values, strict=True):
-            if raw is not None and episode_id not in found and _visible(episode_id, src, None):
+            if raw is not None and episode_id not in found and visible(episode_id, src, None):
                 found[episode_id] = parse_episodes([raw])[0]
     return found

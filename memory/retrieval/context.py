@@ -17,6 +17,8 @@ import redis.asyncio as aredis
 from fabula.memory.episodes import UTTERANCE_KINDS
 from fabula.memory.index.build import behind, index_through
 from fabula.memory.index.search import by_entities, fetch, sources
+from fabula.memory.index.vectors import Embedder
+from fabula.memory.logs import get_logger
 from fabula.memory.projections import (
     BeliefView,
     WorldView,
@@ -33,6 +35,8 @@ from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter, default_counter
 
 __all__ = ["author_context", "character_context", "own_words"]
+
+log = get_logger(__name__)
 
 OWN_WORDS_SCAN = 40  # recent episodes of a character looked through for its own words
 
@@ -54,16 +58,18 @@ async def author_context(
     hypotheses: Mapping[str, Hypothesis] | None = None,
     preface: Iterable[tuple[str, str]] = (),
     trailer: Iterable[tuple[str, str]] = (),
+    embedder: Embedder | None = None,
 ) -> Assembly:
     """The author's context for ``request`` in at most ``budget`` tokens, with its manifest.
 
     Views the caller already holds (``entities``, ``world``, ``beliefs``, ``developments``,
     ``hypotheses``) are used as given; the others are projected ``as_of`` here. ``plan``
-    replaces the offline planner (a model planner's plan).
+    replaces the offline planner (a model planner's plan). ``embedder``: dense retrieval
+    (the index is caught up with its vectors too, and the request is embedded).
     """
     counter = counter or default_counter()
     if await behind(store, as_of):
-        await index_through(store)
+        await index_through(store, embedder=embedder)
     if entities is None:
         entities = await store.entities(as_of)
     if developments is None:
@@ -81,9 +87,9 @@ async def author_context(
     if hypotheses is None:
         hypotheses = await project_hypotheses(store, as_of) if plan.purpose == "write" else {}
     facts = fact_candidates(plan, entities, world, beliefs, developments, hypotheses)
-    ranked = await rank_episodes(
-        store.client, await sources(store), plan, as_of=as_of, limit=candidates(budget)
-    )
+    vector = await _embedded(embedder, plan.request) if embedder is not None else None
+    ranked = await rank_episodes(store.client, await sources(store), plan, as_of=as_of,
+                                 limit=candidates(budget), query_vector=vector)  # fmt: skip
     return render(plan, facts, ranked.episodes, entities, budget, counter,
                   preface=preface, trailer=trailer)  # fmt: skip
 
@@ -130,3 +136,11 @@ async def own_words(
     said = [found[i] for i in recent if i in found and found[i].speaker == character
             and found[i].kind in UTTERANCE_KINDS]  # fmt: skip
     return [ep.text for ep in reversed(said[:last])]
+
+
+async def _embedded(embedder: Embedder, request: str) -> list[float] | None:
+    try:
+        return await embedder.embed_query(request)
+    except Exception as exc:  # any transport or model error: retrieval stays lexical
+        log.warning("embedding the request failed", error=str(exc))
+        return None

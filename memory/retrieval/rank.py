@@ -16,6 +16,9 @@ each further one counting less). Then:
 - with no topic terms at all, the most recent episodes of the named entities (or of the
   story) stand in, newest first.
 
+With dense retrieval on (an embedder configured, :mod:`fabula.memory.index.vectors`), the
+request's nearest episodes by meaning add their scaled similarity, ``DENSE_WEIGHT``.
+
 Every read is an index lookup (see :mod:`fabula.memory.index.search`): a request costs a
 few round trips, whatever the story's length.
 """
@@ -29,12 +32,14 @@ import redis.asyncio as aredis
 
 from fabula.memory.episodes import Episode
 from fabula.memory.index.search import Source, by_day, by_entities, by_time, fetch, lexical
+from fabula.memory.index.vectors import nearest
 from fabula.memory.records import event_id, event_position
 from fabula.memory.retrieval.plan import RetrievalPlan
 
 __all__ = ["NEIGHBOURS", "Ranked", "candidates", "rank_episodes"]
 
 WINDOW_WEIGHT = 2.0
+DENSE_WEIGHT = 1.0
 ANSWER_SHARE = 0.5
 NEIGHBOURS = 2
 NEIGHBOUR_SHARE = 0.5
@@ -102,9 +107,12 @@ async def rank_episodes(
     as_of: int | None = None,
     limit: int = 120,
     windows: bool = True,
+    query_vector: Sequence[float] | None = None,
 ) -> Ranked:
     """The episodes ``plan`` depends on, best first (at most ``limit``). ``windows``: the
-    indexes read have window postings (a branch's do, a character's do not)."""
+    indexes read have window postings (a branch's do, a character's do not);
+    ``query_vector``: the request's embedding, when dense retrieval is on (the nearest
+    episodes' similarities, scaled to the best, add ``DENSE_WEIGHT`` times theirs)."""
     own: dict[str, float] = {}
     if windows:
         own, window = await lexical(client, where, plan.terms, as_of=as_of, families=("t", "w"))
@@ -112,6 +120,10 @@ async def rank_episodes(
     else:
         (own,) = await lexical(client, where, plan.terms, as_of=as_of)
         scores = _smoothed(own)
+    if query_vector is not None:
+        near = _scaled(await nearest(client, where, query_vector, count=limit, as_of=as_of))
+        for episode_id, similarity in near.items():
+            scores[episode_id] = scores.get(episode_id, 0.0) + DENSE_WEIGHT * similarity
     if not scores:
         fallback = await by_entities(client, where, plan.entities, as_of=as_of, last=limit)
         if not fallback:

@@ -1,0 +1,87 @@
+"""Dense retrieval, optional: episode embeddings in a Redis 8 vector set, searched by meaning.
+
+With an :class:`Embedder` configured (see ``fabula.agents.embeddings``: any OpenAI-compatible
+endpoint), :func:`~fabula.memory.index.build.index_through` also embeds each new episode's
+text and adds it to its branch's vector set (``VADD``; key
+:attr:`~fabula.memory.keys.EpisodeKeys.vectors`), and a search embeds the request and asks
+for its nearest episodes (``VSIM``), whose similarities ranking fuses with the lexical
+scores (:mod:`fabula.memory.retrieval.rank`). Off by default: without an embedder nothing
+here runs. Only a branch's index has vectors (a character's read-only user is not granted
+the vector-set commands), so a character's retrieval stays lexical.
+
+An embedding that cannot be had (the endpoint down) is logged and skipped: the lexical
+index is already written, and retrieval works without the vectors it lacks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import redis.asyncio as aredis
+from redis.exceptions import RedisError
+
+from fabula.memory.index.search import Source, visible
+from fabula.memory.logs import get_logger
+
+__all__ = ["Embedder", "add_vectors", "nearest"]
+
+log = get_logger(__name__)
+
+
+class Embedder(Protocol):
+    """Turns texts into vectors (one model, one dimension)."""
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        """One vector per text, in order."""
+        ...
+
+    async def embed_query(self, text: str) -> list[float]:
+        """The vector of a request."""
+        ...
+
+
+async def add_vectors(
+    client: aredis.Redis, key: str, embedder: Embedder, episodes: Sequence[tuple[str, str]]
+) -> int:
+    """Embed ``episodes`` (id, text) and add them to the vector set ``key``; how many were
+    added (0 when the embedder failed: logged)."""
+    if not episodes:
+        return 0
+    try:
+        vectors = await embedder.embed_documents([text for _, text in episodes])
+    except Exception as exc:  # any transport or model error: the vectors stay missing
+        log.warning("embedding failed", episodes=len(episodes), error=str(exc))
+        return 0
+    async with client.pipeline(transaction=False) as pipe:
+        for (episode_id, _), vector in zip(episodes, vectors, strict=True):
+            pipe.execute_command("VADD", key, "VALUES", len(vector), *vector, episode_id)
+        await pipe.execute()
+    return len(episodes)
+
+
+async def nearest(
+    client: aredis.Redis,
+    where: Sequence[Source],
+    vector: Sequence[float],
+    *,
+    count: int,
+    as_of: int | None = None,
+) -> dict[str, float]:
+    """The ``count`` episodes nearest ``vector`` in each source's vector set, with their
+    similarity (1 is identical); sources without vectors give nothing."""
+    async with client.pipeline(transaction=False) as pipe:
+        for src in where:
+            pipe.execute_command("VSIM", src.keys.vectors, "VALUES", len(vector), *vector,
+                                 "COUNT", count, "WITHSCORES")  # fmt: skip
+        try:
+            replies = await pipe.execute(raise_on_error=False)
+        except RedisError:
+            return {}
+    out: dict[str, float] = {}
+    for src, reply in zip(where, replies, strict=True):
+        if isinstance(reply, dict):
+            for episode_id, similarity in reply.items():
+                if visible(episode_id, src, as_of):
+                    out[episode_id] = max(out.get(episode_id, 0.0), float(similarity))
+    return out
