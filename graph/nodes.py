@@ -133,7 +133,7 @@ async def character(task: CharacterTask, runtime: Runtime[TurnContext]) -> dict[
         if ctx.indexer is not None:
             await ctx.indexer.wait(store.story, store.branch)
         if await behind(store):
-            await index_through(store)
+            await index_through(store, embedder=ctx.embedder)
     mind = await ctx.minds.mind(task["story"], task["character"], task["branch"])
     with metering() as meter:
         proposal = await ctx.roles.character.propose(mind, brief)

@@ -15,7 +15,6 @@ from rq import Queue
 
 from fabula.memory.connection import connect_async
 from fabula.memory.hierarchy import consolidate_turn
-from fabula.memory.index.build import index_through
 from fabula.memory.store import StoryStore
 
 __all__ = ["QUEUE", "consolidate", "enqueue_consolidation"]
@@ -24,14 +23,17 @@ QUEUE = "fabula"
 
 
 def consolidate(url: str, story: str, branch: str, turn: int) -> str | None:
-    """Index the episodes and fold the hierarchy up to one committed turn (idempotent, safe
-    to run concurrently); returns the id of the scene that holds the turn."""
+    """Fold the hierarchy up to one committed turn (idempotent, safe to run concurrently);
+    returns the id of the scene that holds the turn.
+
+    The episode index is not built here: the application indexes in the background after
+    each commit, with its embedder when dense retrieval is on (a worker has none), and every
+    reader catches up first (:mod:`fabula.memory.index.background`)."""
 
     async def run() -> str | None:
         client = connect_async(url)
         try:
             store = StoryStore(client, story, branch)
-            await index_through(store, turn)
             node = await consolidate_turn(store, turn)
             return node.id if node else None
         finally:
