@@ -370,7 +370,7 @@ async def commit_delta(
         # application keeps an indexer; readers catch up anyway), then the hierarchy
         # inline or on RQ
         if ctx.indexer is not None:
-            ctx.indexer.schedule(store)
+            ctx.indexer.schedule(store, delta)
         else:
             await index_through(store, turn, embedder=ctx.embedder)
         if ctx.consolidate is not None:

@@ -17,6 +17,7 @@ import asyncio
 import structlog
 from redis.exceptions import RedisError
 
+from fabula.memory.delta import TurnDelta
 from fabula.memory.errors import FabulaError
 from fabula.memory.index.build import index_through
 from fabula.memory.index.vectors import Embedder
@@ -26,6 +27,8 @@ __all__ = ["Indexer"]
 
 log = structlog.get_logger(__name__)
 
+KEEP_DELTAS = 16  # committed deltas held for the next run, per branch (older ones are read)
+
 
 class Indexer:
     """Background index maintenance for the branches of one application."""
@@ -34,10 +37,17 @@ class Indexer:
         self.embedder = embedder  # dense retrieval: vectors are added as episodes are
         self._tasks: dict[tuple[str, str], asyncio.Task[None]] = {}
         self._again: set[tuple[str, str]] = set()
+        self._known: dict[tuple[str, str], dict[int, TurnDelta]] = {}
 
-    def schedule(self, store: StoryStore) -> None:
-        """Index ``store``'s branch up to its head, in the background."""
+    def schedule(self, store: StoryStore, delta: TurnDelta | None = None) -> None:
+        """Index ``store``'s branch up to its head, in the background (``delta``: the turn
+        just committed, which then need not be read back)."""
         key = (store.story, store.branch)
+        if delta is not None:
+            held = self._known.setdefault(key, {})
+            held[delta.turn] = delta
+            for old in sorted(held)[:-KEEP_DELTAS]:
+                del held[old]
         task = self._tasks.get(key)
         if task is not None and not task.done():
             self._again.add(key)
@@ -47,8 +57,9 @@ class Indexer:
     async def _run(self, store: StoryStore, key: tuple[str, str]) -> None:
         while True:
             self._again.discard(key)
+            known = self._known.pop(key, {})
             try:
-                await index_through(store, embedder=self.embedder)
+                await index_through(store, embedder=self.embedder, known=known)
             except (FabulaError, RedisError) as exc:
                 # the next reader catches up (and raises, if the cause persists)
                 log.warning("indexing failed", story=store.story, branch=store.branch,

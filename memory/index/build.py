@@ -29,6 +29,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from fabula.memory.delta import TurnDelta
 from fabula.memory.episodes import EntityMatcher, Episode, episode_of
 from fabula.memory.index.terms import term_counts
 from fabula.memory.index.vectors import Embedder, add_vectors
@@ -87,11 +88,16 @@ async def behind(store: StoryStore, turn: int | None = None) -> bool:
 
 
 async def index_through(
-    store: StoryStore, turn: int | None = None, *, embedder: Embedder | None = None
+    store: StoryStore,
+    turn: int | None = None,
+    *,
+    embedder: Embedder | None = None,
+    known: Mapping[int, TurnDelta] | None = None,
 ) -> int:
     """Index the committed turns up to ``turn`` (default: the head); return the watermark.
     With an ``embedder``, the new episodes' embeddings go into the branch's vector set too
-    (:mod:`fabula.memory.index.vectors`).
+    (:mod:`fabula.memory.index.vectors`). ``known``: the committed deltas of some turns (by
+    turn), which need not be read back (the caller that just committed them has them).
 
     Idempotent, and safe to run concurrently (see the module docstring).
     """
@@ -102,7 +108,7 @@ async def index_through(
     mark = await indexed_through(store)
     while mark < target:
         last = min(target, mark + BATCH_TURNS)
-        batch = await _batch(store, mark, last)
+        batch = await _batch(store, mark, last, known)
         done = await fcall(store.client, "fabula_index", [stats],
                            [layout, mark, last, start, batch])  # fmt: skip
         if done == "gone":
@@ -121,25 +127,33 @@ def _terms(text: str) -> tuple[int, Counter[str]]:
     return sum(counts.values()), counts
 
 
-async def _batch(store: StoryStore, mark: int, last: int) -> str:
-    """The episodes of turns ``mark+1..last`` as ``fabula_index`` reads them (JSON)."""
-    texts = await store.turn_texts(mark + 1, last)
-    events = await store.events([e for t in texts for e in t.events])
+async def _batch(
+    store: StoryStore, mark: int, last: int, known: Mapping[int, TurnDelta] | None = None
+) -> str:
+    """The episodes of turns ``mark+1..last`` as ``fabula_index`` reads them (JSON).
+    ``known``: committed deltas of some of those turns, used instead of reading them back."""
+    known = known or {}
+    turns: list[tuple[int, str, str | None, list[Event], Mapping[str, str] | None]] = []
+    if any(t not in known for t in range(mark + 1, last + 1)):
+        texts = await store.turn_texts(mark + 1, last)
+        events = await store.events([e for t in texts if t.turn not in known for e in t.events])
+        by_turn: dict[int, list[Event]] = {}
+        for ev in events:
+            by_turn.setdefault(ev.turn, []).append(ev)
+        turns = [(t.turn, t.text, t.clock, by_turn.get(t.turn, []), None)
+                 for t in texts if t.turn not in known]  # fmt: skip
+    turns += [(t, d.text, d.clock, list(d.events), d.recollections) for t, d in known.items()
+              if mark < t <= last]  # fmt: skip
     entities = await store.entities()
     matcher = EntityMatcher(entities)
-    clocks = {t.turn: t.clock for t in texts}
-    by_turn: dict[int, list[Event]] = {}
-    for ev in events:
-        by_turn.setdefault(ev.turn, []).append(ev)
     out: list[dict[str, Any]] = []
-    for text in texts:
-        mine = by_turn.get(text.turn, [])
+    for _turn, text, clock, mine, remembered in sorted(turns, key=lambda t: t[0]):
         # a witness keeps what it witnessed, never more: the same recollection its
-        # first-person memory holds (memory.recollection), not the raw span the author's
-        # index keeps
-        quotes = recollect(text.text, mine, entities)
+        # first-person memory holds (memory.recollection; the delta's own when it is
+        # given), not the raw span the author's index keeps
+        quotes = recollect(text, mine, entities) if remembered is None else remembered
         items = [
-            _payload(episode_of(ev, clocks.get(ev.turn), matcher), ev,
+            _payload(episode_of(ev, clock, matcher), ev,
                      quotes.get(ev.id) or render_event(ev, entities), matcher, entities)
             for ev in sorted(mine, key=lambda e: e.seq)
         ]  # fmt: skip
