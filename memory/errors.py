@@ -126,7 +126,21 @@ class InvalidWorld(InvalidInput):
 
 
 class ModelOutputError(InvalidInput):
-    """A model's output could not be parsed or validated into the expected type."""
+    """A model's output could not be parsed or validated into the expected type.
+
+    ``context['raw']`` (the reply) and ``context['error']`` (every problem) are kept whole
+    for whoever handles it; shown, the error is one line: no reply, the first problem.
+    """
+
+    def __str__(self) -> str:
+        shown = {k: v for k, v in self.context.items() if k != "raw"}
+        if "error" in shown:
+            lines = [line.strip() for line in str(shown["error"]).splitlines() if line.strip()]
+            first = next((line for line in lines[1:] if not line.startswith("For further")), "")
+            shown["error"] = (first or (lines[0] if lines else ""))[:200]
+        if not shown:
+            return self.message
+        return f"{self.message} ({', '.join(f'{k}={v}' for k, v in shown.items())})"
 
 
 class ModelTruncated(ModelOutputError):

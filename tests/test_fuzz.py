@@ -143,7 +143,7 @@ async def test_malformed_outputs_end_in_a_clear_error_or_a_corrected_retry(
         except FabulaError as error:
             outcome = type(error).__name__
             assert not corrected, f"{where}: {error}"
-            assert "\n" not in error.message, where
+            assert "\n" not in str(error), f"{where}: {error}"
             assert await story_snapshot(store.client, STORY) == before, where
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
     assert sum(outcomes.values()) == CASES
