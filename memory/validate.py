@@ -45,6 +45,11 @@ class _Refs:
     def add(self, field: str, kind: RefKind, ref_id: str, entity_kind: str = "") -> None:
         self._first.setdefault((kind, ref_id, entity_kind), field)
 
+    def new(self, kind: RefKind, ref_id: str, entity_kind: str = "") -> bool:
+        """Whether this reference is not yet recorded (so its field name is worth making:
+        a commit's hot loops skip formatting names of references already met)."""
+        return (kind, ref_id, entity_kind) not in self._first
+
     def refs(self) -> list[Ref]:
         return [
             Ref(field, kind, ref_id, entity_kind)  # type: ignore[arg-type]
@@ -116,7 +121,8 @@ def validate_delta(delta: TurnDelta) -> list[Ref]:
         for j, p in enumerate(event.participants):
             found.add(f"{field}.participants[{j}]", "entity", p)
         for j, w in enumerate(event.witnesses):
-            found.add(f"{field}.witnesses[{j}]", "entity", w, "character")
+            if found.new("entity", w, "character"):
+                found.add(f"{field}.witnesses[{j}]", "entity", w, "character")
         for j, w in enumerate(event.private_to):
             found.add(f"{field}.private_to[{j}]", "entity", w, "character")
         if event.place:
@@ -140,9 +146,11 @@ def validate_delta(delta: TurnDelta) -> list[Ref]:
         unique(state.id, field)
         if state.valid_from != turn or state.valid_to is not None:
             raise _fail(field + ".valid_from", f"a new state is valid from turn {turn}, open", turn)
-        _check_span(state.span, field + ".span", delta)
-        found.add(field + ".subject", "entity", state.subject)
-        if state.event:
+        if state.span is not None:
+            _check_span(state.span, field + ".span", delta)
+        if found.new("entity", state.subject):
+            found.add(field + ".subject", "entity", state.subject)
+        if state.event and found.new("event", state.event):
             found.add(field + ".event", "event", state.event)
 
     for i, belief in enumerate(delta.beliefs):
@@ -159,12 +167,16 @@ def validate_delta(delta: TurnDelta) -> list[Ref]:
         for j in range(1, len(belief.holder)):
             if belief.holder[j] == belief.holder[j - 1]:
                 raise _fail(f"{field}.holder[{j}]", "a holder chain repeats a holder", turn)
-        _check_span(belief.span, field + ".span", delta)
+        if belief.span is not None:
+            _check_span(belief.span, field + ".span", delta)
         for j, holder in enumerate(belief.holder):
-            found.add(f"{field}.holder[{j}]", "entity", holder, "character")
-        found.add(field + ".subject", "entity", belief.subject)
-        found.add(field + ".event", "event", belief.event)
-        if belief.speaker:
+            if found.new("entity", holder, "character"):
+                found.add(f"{field}.holder[{j}]", "entity", holder, "character")
+        if found.new("entity", belief.subject):
+            found.add(field + ".subject", "entity", belief.subject)
+        if found.new("event", belief.event):
+            found.add(field + ".event", "event", belief.event)
+        if belief.speaker and found.new("entity", belief.speaker, "character"):
             found.add(field + ".speaker", "entity", belief.speaker, "character")
 
     for i, dev in enumerate(delta.developments):
