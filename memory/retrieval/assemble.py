@@ -247,6 +247,7 @@ def render(
         if take(cand, cost, fact_cap):
             sections_seen.add(cand.section)
     groups_seen: set[int] = set()
+    headings: dict[tuple[int, str | None, str | None], str] = {}
     for ep in episodes:
         if used + MIN_LINE > budget:
             break
@@ -254,7 +255,8 @@ def render(
         cost = count(text) + 1 + section_cost("Episodes")
         heading = None
         if ep.turn not in groups_seen:
-            heading = _heading(ep, entities)
+            key = (ep.turn, ep.place, ep.clock)
+            heading = headings.get(key) or headings.setdefault(key, _heading(ep, entities))
             cost += count(heading) + 1
         if used + cost > budget:
             continue
