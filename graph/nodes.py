@@ -10,6 +10,7 @@ everything before that call is a pure read, so a resumed node that starts over d
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from langgraph.runtime import Runtime
@@ -335,9 +336,14 @@ def route_after_reread(state: TurnState) -> str:
 
 
 async def commit_delta(
-    ctx: TurnContext, store: StoryStore, delta: TurnDelta, build_ms: float = 0.0
+    ctx: TurnContext,
+    store: StoryStore,
+    delta: TurnDelta,
+    build_ms: float = 0.0,
+    usage: Mapping[str, Mapping[str, object]] | None = None,
 ) -> Literal["committed", "duplicate"]:
-    """Commit ``delta`` exactly once: re-sending the committed turn is a no-op.
+    """Commit ``delta`` exactly once: re-sending the committed turn is a no-op. ``usage``
+    (the model usage that made it) is written with it, in the same atomic call.
 
     Returns ``"committed"`` or ``"duplicate"``; other text for a committed turn raises
     :class:`TurnConflict` (and the commit function refuses a delta whose story moved on).
@@ -354,7 +360,7 @@ async def commit_delta(
             turn=turn,
         )
     started = time.perf_counter()
-    result = await store.commit(delta)
+    result = await store.commit(delta, usage=usage)
     if not ctx.auto:
         # a human's approval is acknowledged only once its turn is on disk (a power loss
         # after "committed" must not lose it); autonomous turns skip the wait
@@ -400,9 +406,8 @@ async def commit(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, A
     ctx = runtime.context
     delta = TurnDelta.model_validate(state["delta"])
     store = _store(state, ctx)
-    status = await commit_delta(ctx, store, delta, state.get("build_ms", 0.0))
-    if status == "committed" and state.get("usage"):
-        await store.save_usage(delta.turn, state["usage"])
+    usage = state.get("usage") or None
+    status = await commit_delta(ctx, store, delta, state.get("build_ms", 0.0), usage)
     log.info("committed", role="memory-builder", status=status, usage=state.get("usage"))
     return {"outcome": status}
 

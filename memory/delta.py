@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from fabula.memory.recollection import recollect
+from fabula.memory.recollection import recollect_each
 from fabula.memory.records import (
     AcquisitionMode,
     Attitude,
@@ -72,6 +72,9 @@ class TurnDelta(BaseModel):
     # what the witnesses of each witnessed event remember of it, by event id: a quote safe
     # for all of them, or the event rendered (memory.recollection); filled by build()
     recollections: dict[str, str] = Field(default_factory=dict)
+    # by event id and witness: what that witness remembers where it may be told more than
+    # the shared text above (it witnessed every event its quote tells); filled by build()
+    own_recollections: dict[str, dict[str, str]] = Field(default_factory=dict)
     clock: str | None = None  # the story's date or time of day at this turn, as written
 
     def digest(self) -> str:
@@ -311,8 +314,10 @@ class DeltaBuilder:
     def build(self) -> TurnDelta:
         """The delta, with what every witnessed event's witnesses remember of it."""
         known = self.known | {e.id: e for e in self._entities}
+        remembered = recollect_each(self.text, self._events, known)
         return TurnDelta(
-            recollections=recollect(self.text, self._events, known),
+            recollections=remembered.shared,
+            own_recollections=remembered.own,
             turn=self.turn,
             text=self.text,
             entities=tuple(self._entities),

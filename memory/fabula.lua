@@ -202,9 +202,10 @@ local function commit(keys, args)
   local E = P.events
   for i, id in ipairs(E.id) do
     redis.call('HSET', L.events, id, nextrec())
-    -- each witness keeps a first-person memory of the event
+    -- each witness keeps a first-person memory of the event: its own where it has one
+    local own = E.own[i]
     for _, who in ipairs(E.witnesses[i]) do
-      redis.call('RPUSH', (string.gsub(L.mem, '<C>', who, 1)), E.memory[i])
+      redis.call('RPUSH', (string.gsub(L.mem, '<C>', who, 1)), own[who] or E.memory[i])
     end
   end
   local items = {}
@@ -255,6 +256,7 @@ local function commit(keys, args)
   redis.call('HSET', L.turns, tostring(turn), cjson.encode({
     text = P.text, digest = digest, events = E.id, committed_at = committed_at,
     scene = P.scene, clock = P.clock }))
+  if P.usage ~= cjson.null then redis.call('HSET', L.usage, tostring(turn), P.usage) end
   redis.call('HSET', L.head, 'turn', turn)
   return 'ok'
 end

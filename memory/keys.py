@@ -292,6 +292,7 @@ def commit_layout(story: str, branch: str) -> dict[str, str]:
         "b_from": belief_from(story, branch, "<C>"),
         "b_chains": belief_chains(story, branch, "<C>"),
         "mem": memories(story, branch, "<C>"),
+        "usage": usage(story, branch),
     }
 
 

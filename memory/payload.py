@@ -42,13 +42,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypedDict
 
 from fabula.memory.delta import DevelopmentUpdate, TurnDelta, development_from
 from fabula.memory.lineage import Ancestor
-from fabula.memory.recollection import recollect, render_event
+from fabula.memory.recollection import recollect_each, render_event
 from fabula.memory.records import Belief, Event, Memory, State
 from fabula.memory.validate import Ref
 
@@ -72,7 +72,8 @@ class EventColumns(TypedDict):
 
     id: list[str]
     witnesses: list[list[str]]  # each witness keeps a first-person memory of the event
-    memory: list[str]  # that memory's JSON (a Memory)
+    memory: list[str]  # that memory's JSON (a Memory), as all its witnesses may keep it
+    own: list[dict[str, str]]  # witness -> its own memory's JSON, where it differs
 
 
 class StateColumns(TypedDict):
@@ -126,6 +127,7 @@ class CommitHeader(TypedDict):
     text: str
     scene: str | None  # the place the turn ends in
     clock: str | None  # the story's date or time of day at this turn, as written
+    usage: str | None  # the model usage that made the turn (JSON), kept with it
     realised: list[str]  # hypotheses this turn realises
     ancestors: AncestorColumns
     refs: RefColumns  # every reference to resolve before the first write
@@ -168,18 +170,23 @@ def encode_commit(
     turn_key: str,
     ancestors: Sequence[tuple[str, Ancestor]],
     committed_at: float,
+    usage: Mapping[str, object] | None = None,
 ) -> CommitCall:
     """The ``fabula_commit`` call that commits ``delta`` (validated, with its ``refs``).
 
     ``ancestors`` pairs each ancestor of the branch (nearest first) with its events hash.
-    The digest covers the text, scene, clock, realised hypotheses, the witnesses' memories
-    and every record — the whole content of the turn, and not where it is committed (a
-    branch re-sending a turn it inherited sends the same digest).
+    ``usage`` (the model usage that made the turn, by role) is written with the turn, in
+    the same call. The digest covers the text, scene, clock, realised hypotheses, the
+    witnesses' memories and every record — the whole content of the turn, and not where it
+    is committed (a branch re-sending a turn it inherited sends the same digest) nor what
+    making it cost.
     """
+    shared, own = _memories(delta)
     header: CommitHeader = {
         "text": delta.text,
         "scene": delta.scene,
         "clock": delta.clock,
+        "usage": None if usage is None else _json(usage),
         "realised": list(delta.realised),
         "ancestors": {
             "events": [key for key, _ in ancestors],
@@ -198,7 +205,8 @@ def encode_commit(
         "events": {
             "id": [ev.id for ev in delta.events],
             "witnesses": [list(ev.witnesses) for ev in delta.events],
-            "memory": _memories(delta),
+            "memory": shared,
+            "own": own,
         },
         "states": {"id": [s.id for s in delta.states], "slot": [s.slot for s in delta.states]},
         "beliefs": {
@@ -219,7 +227,7 @@ def encode_commit(
     records += [stored(b) for b in delta.beliefs]
     records += [_development_json(d) for d in delta.developments]
     records += [h.model_dump_json() for h in delta.hypotheses]
-    content = [delta.text, delta.scene, delta.clock, delta.realised, header["events"]["memory"]]
+    content = [delta.text, delta.scene, delta.clock, delta.realised, shared, own]
     sha = hashlib.sha256(_json(content).encode())
     for record in records:
         sha.update(b"\x00" + record.encode())
@@ -237,20 +245,26 @@ def encode_commit(
     return CommitCall(keys=[head_key], args=args, digest=digest, header=body, records=blob)
 
 
-def _memories(delta: TurnDelta) -> list[str]:
-    """The first-person memory each event's witnesses keep, by event: what they witnessed,
-    never a raw span (the delta's recollections, else recollected from the text)."""
+def _memories(delta: TurnDelta) -> tuple[list[str], list[dict[str, str]]]:
+    """The first-person memory each event's witnesses keep, by event: what they all
+    witnessed, and what a witness alone witnessed where that is more — never a raw span
+    (the delta's recollections, else recollected from the text)."""
     entities = {e.id: e for e in delta.entities}
-    quotes = delta.recollections or recollect(delta.text, delta.events, entities)
-    return [
-        Memory(
-            turn=ev.turn,
-            event=ev.id,
-            kind=ev.kind,
-            quote=quotes.get(ev.id) or render_event(ev, entities),
-        ).model_dump_json()
+    if delta.recollections:
+        quotes, own_quotes = delta.recollections, delta.own_recollections
+    else:
+        remembered = recollect_each(delta.text, delta.events, entities)
+        quotes, own_quotes = remembered.shared, remembered.own
+
+    def memory(ev: Event, quote: str) -> str:
+        return Memory(turn=ev.turn, event=ev.id, kind=ev.kind, quote=quote).model_dump_json()
+
+    shared = [memory(ev, quotes.get(ev.id) or render_event(ev, entities)) for ev in delta.events]
+    own = [
+        {w: memory(ev, q) for w, q in own_quotes.get(ev.id, {}).items() if w in ev.witnesses}
         for ev in delta.events
     ]
+    return shared, own
 
 
 def _development_json(update: DevelopmentUpdate) -> str:

@@ -19,29 +19,88 @@ give a whole sentence, or the whole passage — so the span is never quoted as i
    from the typed event ("Leo left the study."), which holds exactly what its witnesses
    witnessed.
 
-One memory text is kept per event, the same for all its witnesses, and it is safe for each.
+Each witness remembers what *it* witnessed: the test "every event touching the unit was
+witnessed by all of them" is run for the event's witnesses together (the shared text, safe
+for every one of them: what the episode index keeps) and for each witness alone. Leo, who
+saw both halves of "Leo went to the hallway." (he left the study and entered the hallway),
+keeps that sentence; Mara, who saw him leave the study only, keeps "Leo left the study.".
+A witness's own text is kept only where it differs from the shared one; where the units a
+witness could be told are several (which one tells the event is not known), it keeps the
+shared text, which is safe for it too.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from fabula.memory.records import Entity, Event, Fact
 from fabula.memory.text import split_clauses, split_sentences
 
-__all__ = ["recollect", "render_event"]
+__all__ = ["Recollections", "recollect", "recollect_each", "render_event"]
 
 Span = tuple[int, int]
 _SPEECH = frozenset({"say", "tell", "inform", "claim", "ask"})
 
 
+@dataclass(frozen=True)
+class Recollections:
+    """What the witnesses of a turn's events remember of them.
+
+    ``shared``: by event id, the text safe for all the event's witnesses; ``own``: by event
+    id and witness, the text that witness remembers, only where it differs from ``shared``.
+    """
+
+    shared: dict[str, str] = field(default_factory=dict)
+    own: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def of(self, event: str, witness: str) -> str | None:
+        """What ``witness`` remembers of ``event`` (None: not recollected)."""
+        mine = self.own.get(event)
+        if mine is not None and witness in mine:
+            return mine[witness]
+        return self.shared.get(event)
+
+
 def recollect(text: str, events: Sequence[Event], entities: Mapping[str, Entity]) -> dict[str, str]:
-    """For every witnessed event of a turn, what its witnesses remember (see the module
-    docstring): a quote of ``text`` that is safe for all of them, else the event rendered.
-    ``entities`` are every entity the story knows, this turn's new ones included."""
+    """For every witnessed event of a turn, what all its witnesses may remember (see the
+    module docstring): a quote of ``text`` that is safe for every one of them, else the event
+    rendered. ``entities`` are every entity the story knows, this turn's new ones included."""
     reader = _Reader(text, events, entities)
-    return {e.id: reader.recall(e) for e in events if e.witnesses}
+    return {e.id: reader.recall(e, frozenset(e.witnesses)) for e in events if e.witnesses}
+
+
+def recollect_each(
+    text: str, events: Sequence[Event], entities: Mapping[str, Entity]
+) -> Recollections:
+    """:func:`recollect`, and what each witness remembers where it may be told more (see
+    the module docstring)."""
+    reader = _Reader(text, events, entities)
+    shared: dict[str, str] = {}
+    own: dict[str, dict[str, str]] = {}
+    for event in events:
+        if not event.witnesses:
+            continue
+        units = reader.units(event)
+        common = shared[event.id] = reader.pick(event, units, frozenset(event.witnesses))
+        if len(set(event.witnesses)) < 2:
+            continue
+        for witness in dict.fromkeys(event.witnesses):
+            mine = reader.pick(event, units, frozenset({witness}), otherwise=common)
+            if mine != common:
+                own.setdefault(event.id, {})[witness] = mine
+    return Recollections(shared, own)
+
+
+@dataclass
+class _Units:
+    """The units of text that may tell an event, each with who may be told it: the
+    witnesses of every event touching it (sentences; clauses, found when first needed)."""
+
+    touched: list[Span]  # the sentences the event's span touches
+    sentences: list[tuple[Span, frozenset[str]]]
+    clauses: list[tuple[Span, frozenset[str]]] | None = None
 
 
 class _Reader:
@@ -55,26 +114,49 @@ class _Reader:
             e.id.replace("_", " "): e.id for e in entities.values()
         }
 
-    def recall(self, event: Event) -> str:
+    def recall(self, event: Event, witnesses: frozenset[str]) -> str:
+        """What ``witnesses`` together may remember of ``event``."""
+        return self.pick(event, self.units(event), witnesses)
+
+    def units(self, event: Event) -> _Units:
+        """The sentences (and clauses) touching ``event``'s span that name everything it is
+        about and nothing no event told there accounts for, each with who may read it."""
         span = (event.span.start, event.span.end)
         touched = [s for s in self.sentences if _overlaps(s, span)]
-        chosen = [s for s in touched if self.safe(s, event)]
+        sentences = [(s, self.audience(s)) for s in touched if self.about_only(s, event)]
+        return _Units(touched, sentences)
+
+    def pick(
+        self, event: Event, units: _Units, witnesses: frozenset[str], otherwise: str = ""
+    ) -> str:
+        """The one unit ``witnesses`` may all read, quoted; else ``otherwise`` when given,
+        else the event rendered."""
+        chosen = [u for u, who in units.sentences if witnesses <= who]
         if not chosen:
-            clauses = [c for s in touched for c in split_clauses(self.text, *s)]
-            chosen = [c for c in clauses if _overlaps(c, span) and self.safe(c, event)]
+            if units.clauses is None:
+                span = (event.span.start, event.span.end)
+                units.clauses = [
+                    (c, self.audience(c))
+                    for s in units.touched
+                    for c in split_clauses(self.text, *s)
+                    if _overlaps(c, span) and self.about_only(c, event)
+                ]
+            chosen = [u for u, who in units.clauses if witnesses <= who]
         if len(chosen) == 1:
             a, b = chosen[0]
             return self.text[a:b]
         # none, or several that could each be it: which one tells the event is not known
-        return render_event(event, self.entities)
+        return otherwise or render_event(event, self.entities)
 
-    def safe(self, unit: Span, event: Event) -> bool:
-        """Whether ``unit`` names everything ``event`` is about and tells its witnesses
-        nothing more."""
-        witnesses = set(event.witnesses)
+    def audience(self, unit: Span) -> frozenset[str]:
+        """Who witnessed every event whose span touches ``unit``."""
         told = [e for e in self.events if _overlaps((e.span.start, e.span.end), unit)]
-        if any(not witnesses <= set(e.witnesses) for e in told):
-            return False
+        return frozenset.intersection(*(frozenset(e.witnesses) for e in told))
+
+    def about_only(self, unit: Span, event: Event) -> bool:
+        """Whether ``unit`` names everything ``event`` is about, and every entity it names
+        and every clause it holds is accounted for by the events told there."""
+        told = [e for e in self.events if _overlaps((e.span.start, e.span.end), unit)]
         # the words of an utterance are what its hearers heard: names inside them count
         spoken = any(e.kind in _SPEECH for e in told)
         named = self.named(unit, outside_quotes=spoken)

@@ -247,8 +247,13 @@ class StoryStore:
         return out
 
     # -- commit ---------------------------------------------------------------------
-    async def commit(self, delta: TurnDelta) -> CommitResult:
+    async def commit(
+        self, delta: TurnDelta, *, usage: Mapping[str, Mapping[str, object]] | None = None
+    ) -> CommitResult:
         """Commit one turn atomically and idempotently (one round trip).
+
+        ``usage``, the model usage that made the turn (by role: tokens, calls, retries), is
+        written in the same call (see :meth:`turn_usage`); a duplicate leaves the first's.
 
         The same turn sent twice is a no-op (``status='duplicate'``); a turn that is not the
         next one, or a committed turn re-sent with other content, raises
@@ -270,6 +275,7 @@ class StoryStore:
             turn_key=turn_key,
             ancestors=[(keys.events(self.story, a.branch), a) for a in ancestry],
             committed_at=time.time(),
+            usage=usage,
         )
         size = _payload_bytes(self.limits.delta_bytes, call.header, call.records)
         self.limits.check_delta(size, **where)
@@ -371,15 +377,9 @@ class StoryStore:
             **{what: name},
         )
 
-    async def save_usage(self, turn: int, usage: Mapping[str, Mapping[str, object]]) -> None:
-        """Keep the model usage of committed ``turn`` (by role: tokens, calls, retries).
-
-        Written just after the turn's commit, as bookkeeping beside it: a turn whose usage
-        write is lost is still committed, and shows no usage."""
-        await self.client.hset(keys.usage(self.story, self.branch), str(turn), json.dumps(usage))
-
     async def turn_usage(self) -> dict[int, dict[str, dict[str, object]]]:
-        """The model usage of every turn of this branch that has one, by turn."""
+        """The model usage of every turn of this branch that has one, by turn (written with
+        the turn, by :meth:`commit`)."""
         raw = await self.client.hgetall(keys.usage(self.story, self.branch))
         return {int(turn): json.loads(raw[turn]) for turn in sorted(raw, key=int)}
 

@@ -20,6 +20,12 @@ only the traveller saw all it says. It checks that no prompt holds
 * an object–container pair in this turn's memories that no deed it saw put together;
 * anything of the planner's plan (its scene goal and beats).
 
+Memories are per witness: a journey's sentence tells both its ends, which only the
+traveller saw, so the traveller remembers the sentence itself while a character who saw it
+leave (or arrive) remembers that end only. The test checks that side too: a journey told
+alone in its sentence, which no other action's span touches, is remembered word for word
+by its traveller.
+
 Runtime: 100 examples, about 8 s (500 passed in 38 s when written).
 """
 
@@ -164,6 +170,26 @@ def sloppy_reading(draw: st.DrawFn, turn: Turn) -> tuple[list[StoryAction], set[
     return actions, read
 
 
+def own_journeys(turn: Turn, actions: list[StoryAction]) -> dict[str, str]:
+    """By traveller, the memory line of a journey told alone in its sentence (a sentence
+    of one clause) that no other action's span touches: the traveller saw both its ends,
+    so it remembers the sentence itself."""
+    out: dict[str, str] = {}
+    for i, deed in enumerate(turn.deeds):
+        if deed.action["kind"] != "go":
+            continue
+        start, end = turn.spans[i]
+        sentence = (start, end + 1)  # the clause and its full stop
+        if (start > 0 and turn.text[start - 2 : start] != ". ") or turn.text[end] != ".":
+            continue  # joined with other clauses
+        others = [a for a in actions if not (a.kind == "go" and (a.start, a.end) == (start, end))
+                  and a.start < sentence[1] and sentence[0] < a.end]  # fmt: skip
+        if not others:
+            (who,) = deed.action["actors"]
+            out[who] = f"- turn 1: {turn.text[sentence[0] : sentence[1]]}"
+    return out
+
+
 def memory_lines(prompt: str) -> list[str]:
     section = prompt.partition("## What you remember\n")[2].partition("\n\n")[0]
     return section.splitlines()
@@ -186,6 +212,7 @@ async def test_no_prompt_holds_what_its_character_did_not_witness(
 ) -> None:
     turn = data.draw(turns())
     actions, _ = sloppy_reading(data.draw, turn)
+    journeys = own_journeys(turn, actions)
     store = await app.new_story("lighthouse", f"leak{next(_stories)}")
     delta = await build_turn(store, 1, turn.text, with_narration(turn.text, actions), as_of=None)
     await store.commit(delta)
@@ -207,6 +234,8 @@ async def test_no_prompt_holds_what_its_character_did_not_witness(
             own_words=await mind.own_words(VOICE_LINES),
         )
         name = view.name(character)
+        if name in journeys:  # its own journey, told alone: it saw both ends
+            assert journeys[name] in memory_lines(prompt), (name, journeys[name], turn.text)
         assert "SECRET-PLAN" not in prompt
         for filler in turn.fillers:
             assert filler not in prompt, (name, filler, turn.text)

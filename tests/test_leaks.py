@@ -105,6 +105,21 @@ class TestMemoriesQuoteOnlyWhatWasWitnessed:
         recalled = [m.quote for m in memories if m.turn == 4]
         assert recalled == ["Leo waited in the hallway"]
 
+    async def test_each_witness_remembers_what_it_witnessed(
+        self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
+    ) -> None:
+        """Per-witness memories: Leo saw both ends of his journey and keeps the sentence;
+        Mara, in the study, saw him arrive only, and keeps that (not where he came from)."""
+        text = "Leo went to the study."
+        go = action("go", 0, len(text), actors=["Leo"], place="study")
+        await commit_model_turn(fab, fake_openai, settings, text, [go])
+        leo, mara = [
+            [m.quote for m in await (await fab.minds.mind(STORY, c)).memories() if m.turn == 4]
+            for c in ("leo", "mara")
+        ]
+        assert text in leo
+        assert mara == ["Leo entered the study."]
+
 
 class TestBriefs:
     async def test_the_planners_goal_never_reaches_a_character(

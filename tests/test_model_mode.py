@@ -26,7 +26,7 @@ from fabula.agents.llm import make_client
 from fabula.agents.memory_builder.model import ModelMemoryBuilder
 from fabula.agents.planner.model import ModelPlanner
 from fabula.agents.views import author_view
-from fabula.agents.writer.model import ModelWriter
+from fabula.agents.writer.model import EMPTY_FEEDBACK, ModelWriter
 from fabula.graph.service import Fabula
 from fabula.memory.actions import REQUIRED_FIELDS, ActionKind
 from fabula.memory.errors import InvalidInput, ModelOutputError
@@ -283,15 +283,26 @@ class TestMalformedOutput:
             await planner.plan(view)
         assert "no such place: cellar" in caught.value.context["error"]
 
-    async def test_an_empty_passage_is_refused(
+    async def test_an_empty_passage_is_asked_for_again_once(
         self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
     ) -> None:
+        """An empty reply is asked for once more, saying why; a second one is an error."""
         writer = ModelWriter(make_client(settings.model, "writer"))
         view = await author_view(fab.store(STORY))
         request = WriteRequest(plan=TurnPlan.model_validate(PLAN), proposals=())
         fake_openai.reply_text("  \n ")
-        with pytest.raises(ModelOutputError, match="empty"):
+        fake_openai.reply_text(PASSAGE)
+        draft = await writer.write(request, view)
+        assert draft.text == PASSAGE
+        again = fake_openai.requests[-1]["messages"]
+        assert again[:-1] == fake_openai.requests[-2]["messages"]
+        assert again[-1] == {"role": "user", "content": EMPTY_FEEDBACK}
+
+        fake_openai.reply_text("  \n ")
+        fake_openai.reply_text("")
+        with pytest.raises(ModelOutputError, match="empty twice"):
             await writer.write(request, view)
+        assert len(fake_openai.requests) == 4
 
 
 class TestWriter:

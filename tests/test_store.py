@@ -116,6 +116,25 @@ class TestCommit:
         assert "already committed" in str(info.value)
         assert await snapshot(store.client) == before
 
+    async def test_usage_is_written_with_the_turn(self, store: StoryStore) -> None:
+        """The model usage that made a turn is written in the commit's own call: with the
+        turn, never without it (a refused turn writes none), and a duplicate keeps the
+        first's."""
+        usage = {"writer": {"input_tokens": 120, "output_tokens": 40, "calls": 1, "retries": 0}}
+        stats = await store.client.info("commandstats")
+        calls = stats["cmdstat_fcall"]["calls"]
+        await store.commit(turn1_builder().build(), usage=usage)
+        stats = await store.client.info("commandstats")
+        assert stats["cmdstat_fcall"]["calls"] == calls + 1
+        assert await store.turn_usage() == {1: usage}
+        await store.commit(turn1_builder().build(), usage={"writer": {"calls": 9}})
+        assert await store.turn_usage() == {1: usage}
+        gap = DeltaBuilder(3, TURN1)
+        gap.event("put", gap.span_of(TURN1), actor="leo")
+        with pytest.raises(TurnConflict):
+            await store.commit(gap.build(), usage=usage)
+        assert await store.turn_usage() == {1: usage}
+
     async def test_gap_in_turns_names_the_next_turn(self, store: StoryStore) -> None:
         """A turn that skips ahead raises TurnConflict naming the next turn; nothing written."""
         before = await snapshot(store.client)

@@ -4,22 +4,30 @@ The prompt (``prompts/write.v*.md``) is the instruction; the user message holds 
 each focal character's proposal, the memory context the graph assembled within its token
 budget (``request.context``, passed on as it is: the writer reads no more of the store),
 the approver's notes and the critic's findings on the previous draft. The reply is free
-text; an empty one is :class:`~fabula.memory.errors.ModelOutputError`.
+text; an empty one is asked for once more (:data:`EMPTY_FEEDBACK`), and a second empty one
+is :class:`~fabula.memory.errors.ModelOutputError`.
 """
 
 from __future__ import annotations
 
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from fabula.agents.contracts import Action, Draft, WriteRequest
 from fabula.agents.llm import ModelClient
 from fabula.agents.prompts import load_prompt
 from fabula.agents.views import AuthorView
 from fabula.memory.errors import ModelOutputError
+from fabula.memory.logs import get_logger
 
-__all__ = ["ModelWriter", "render_request"]
+__all__ = ["EMPTY_FEEDBACK", "ModelWriter", "render_request"]
 
 MAX_SENTENCES = 8
+# what the writer is told after an empty reply (the wording the structured re-asks use)
+EMPTY_FEEDBACK = (
+    "That reply could not be used: it was empty. Reply with the passage itself, as prose only."
+)
+
+log = get_logger(__name__)
 
 
 class ModelWriter:
@@ -37,15 +45,20 @@ class ModelWriter:
         self.prompt = load_prompt("writer", "write", prompt_version)
 
     async def write(self, request: WriteRequest, view: AuthorView) -> Draft:
-        """The draft for ``request``; raises ModelOutputError when the reply is empty."""
-        messages = [
+        """The draft for ``request``. An empty reply is asked for once more, with
+        :data:`EMPTY_FEEDBACK`; raises :class:`ModelOutputError` when that one is empty too.
+        """
+        messages: list[BaseMessage] = [
             SystemMessage(content=self.prompt.render(max_sentences=self.max_sentences)),
             HumanMessage(content=render_request(request, view, version=self.prompt.version)),
         ]
         text = _unwrap(await self.client.text(messages))
         if not text:
+            log.warning("writer_reply_empty", turn=view.turn + 1, attempt=1, max_attempts=2)
+            text = _unwrap(await self.client.text([*messages, HumanMessage(EMPTY_FEEDBACK)]))
+        if not text:
             raise ModelOutputError(
-                "the writer's reply is empty", story=view.story, turn=view.turn + 1
+                "the writer's reply was empty twice", story=view.story, turn=view.turn + 1
             )
         return Draft(text=text, revision=request.revision)
 

@@ -2,9 +2,11 @@
 
 :func:`create_app` builds it from a :class:`WebConfig`; ``fabula serve`` runs it with
 uvicorn. One :class:`~fabula.graph.service.Fabula` (the same service the command line uses)
-is opened when the application starts and closed when it stops. Errors Fabula raises on
-purpose become one clear message with a fitting status (404, 409, 422, ...): JSON under
-``/api/``, a page elsewhere; never a stack trace.
+is opened when the application starts and closed when it stops; with
+``FABULA_MODEL_CASSETTE`` its model exchanges are recorded or replayed for that whole
+lifetime (:mod:`fabula.agents.cassette`; the cassette is written when the studio stops).
+Errors Fabula raises on purpose become one clear message with a fitting status (404, 409,
+422, ...): JSON under ``/api/``, a page elsewhere; never a stack trace.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException
 
+from fabula.agents.cassette import cassette
 from fabula.graph.service import Fabula
 from fabula.graph.web.live import EventHub, Runs
 from fabula.graph.web.security import Guard, check_bind, is_loopback
@@ -104,16 +107,17 @@ def create_app(config: WebConfig) -> FastAPI:
         settings = config.settings
         if config.redis_url is not None:
             settings = settings.model_copy(update={"redis_url": config.redis_url})
-        fab = Fabula.from_settings(settings)
-        hub = EventHub()
-        app.state.fab = fab
-        app.state.hub = hub
-        app.state.runs = Runs(fab, hub)
-        try:
-            yield
-        finally:
-            await app.state.runs.aclose()
-            await fab.aclose()
+        with cassette(settings.model_cassette):
+            fab = Fabula.from_settings(settings)
+            hub = EventHub()
+            app.state.fab = fab
+            app.state.hub = hub
+            app.state.runs = Runs(fab, hub)
+            try:
+                yield
+            finally:
+                await app.state.runs.aclose()
+                await fab.aclose()
 
     app = FastAPI(
         title="Fabula studio",
