@@ -10,6 +10,7 @@ from __future__ import annotations
 from redis.exceptions import WatchError
 
 from fabula.memory import keys
+from fabula.memory.connection import transaction
 from fabula.memory.errors import InvalidInput, NotFound
 from fabula.memory.lineage import MAIN, Branch
 from fabula.memory.payload import stored
@@ -52,7 +53,7 @@ async def fork(
     hyps = await project_hypotheses(parent, as_of=at_turn)
     story = parent.story
     branches_key = keys.branches(story)
-    async with parent.client.pipeline(transaction=True) as pipe:
+    async with transaction(parent.client, branches_key) as pipe:
         try:
             await pipe.watch(branches_key)
             if branch == MAIN or await pipe.hexists(branches_key, branch):

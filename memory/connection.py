@@ -9,12 +9,15 @@ never a cluster.
 
 What a cluster changes elsewhere: ACL users are per node, so they are set on every node
 (:mod:`fabula.memory.acl`); ``WAITAOF`` must follow the write it waits for on the node that
-owns the key (:func:`node_client`); RQ does not support Redis Cluster (rq 3.0), so its queue
+owns the key (:func:`node_client`); a ``WATCH``/``MULTI`` transaction runs on that node too
+(:func:`transaction`); RQ does not support Redis Cluster (rq 3.0), so its queue
 lives on a plain Redis (``FABULA_RQ_URL``).
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
@@ -30,6 +33,7 @@ __all__ = [
     "is_cluster",
     "node_client",
     "redact",
+    "transaction",
     "without_credentials",
 ]
 
@@ -92,8 +96,34 @@ def node_client(client: Any, key: str) -> aredis.Redis | None:
         port=node.port,
         username=kwargs.get("username"),
         password=kwargs.get("password"),
-        decode_responses=True,
+        decode_responses=kwargs.get("decode_responses", True),
     )
+
+
+@contextlib.asynccontextmanager
+async def transaction(client: Any, key: str) -> AsyncIterator[aredis.client.Pipeline]:
+    """A ``WATCH``/``MULTI`` pipeline for keys in ``key``'s slot, on an asyncio client.
+
+    On one server it is the client's own transactional pipeline. On a cluster it is a plain
+    pipeline on the primary that owns ``key``, found after one command through the cluster
+    client (which follows a slot that moved, e.g. after a failover): redis-py's asyncio
+    cluster pipeline runs every command sent while watching in a new thread with its own
+    event loop, where a refresh of its slot map binds the client's lock to that loop, and the
+    client fails from then on ("bound to a different event loop"). A stale node answers
+    ``MOVED`` or is gone: the caller's error, as for any command.
+    """
+    if not isinstance(client, AsyncRedisCluster):
+        async with client.pipeline(transaction=True) as pipe:
+            yield pipe
+        return
+    await client.exists(key)  # through the cluster client: its slot map is current
+    node = node_client(client, key)
+    assert node is not None
+    try:
+        async with node.pipeline(transaction=True) as pipe:
+            yield pipe
+    finally:
+        await node.aclose()
 
 
 def without_credentials(url: str) -> str:

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from redis.exceptions import WatchError
 
 from fabula.memory import keys
+from fabula.memory.connection import transaction
 from fabula.memory.index.terms import terms
 from fabula.memory.records import Closure, Entity, Event, HierarchyNode
 from fabula.memory.store import StoryStore
@@ -264,7 +265,7 @@ async def _fold(store: StoryStore, mark: int, last: int) -> None:
             first_turn=min(n.first_turn for n in lines),
             last_turn=max(n.last_turn for n in lines),
         )
-    async with store.client.pipeline(transaction=True) as pipe:
+    async with transaction(store.client, threads_key) as pipe:
         await pipe.watch(threads_key)
         raw = await pipe.hget(threads_key, _MARK)
         if (0 if raw is None else int(raw)) != mark:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -101,6 +102,32 @@ class TestUsers:
             cluster.failover(joined)
             mind = await fab.minds.mind("acl", "leo")
             assert (await mind.beliefs()).holder == ("leo",)
+
+
+class TestTransactions:
+    async def test_watched_writes_start_no_thread(
+        self, url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Checkpoints, branches and the hierarchy write with WATCH/MULTI on the slot's
+        primary: redis-py's asyncio cluster pipeline would run each command sent while
+        watching in a new thread with its own event loop, which binds the client's lock to
+        that loop after a slot map refresh (every story then failed after a failover)."""
+        started: list[str] = []
+        start = threading.Thread.start
+
+        def counted(thread: threading.Thread) -> None:
+            target = getattr(thread, "_target", None)
+            started.append(getattr(target, "__module__", "") or "")
+            start(thread)
+
+        async with Fabula(url, Settings(home=tmp_path, consolidate="inline")) as fab:
+            store = await fab.create_story("hollow_book", "tx")
+            monkeypatch.setattr(threading.Thread, "start", counted)
+            for _ in range(3):
+                assert await fab.run_turn(store, auto=True) == "committed"
+            await fab.fork(store, 2, "alt")
+            monkeypatch.undo()
+        assert not [m for m in started if m.startswith("redis")], started
 
 
 class TestFailover:

@@ -3,6 +3,7 @@ two drivers (the synchronous client's or the asyncio client's)."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from functools import partial
 from typing import Any, TypeVar, cast
@@ -20,9 +21,9 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from redis.exceptions import WatchError
 
-from fabula.graph.checkpoint.batches import ListQuery, Op
+from fabula.graph.checkpoint.batches import ListQuery, Op, as_text
 from fabula.graph.checkpoint.writes import Operations, everything, of_runs, prune_selector
-from fabula.memory.connection import connect, connect_async
+from fabula.memory.connection import connect, connect_async, transaction
 from fabula.memory.errors import ConfigError, FabulaError
 
 __all__ = ["RedisCheckpointSaver", "delete_threads"]
@@ -275,10 +276,18 @@ class RedisCheckpointSaver(BaseCheckpointSaver[int]):
         client = self._aclient
         for _attempt in range(_WATCH_ATTEMPTS):
             op = make_op()
-            async with client.pipeline(transaction=True) as watched:
+            async with contextlib.AsyncExitStack() as stack:
+                # opened at the first watch or atomic batch, on the node that owns its
+                # thread's slot when the Redis is a cluster (memory.connection.transaction)
+                watched: Any = None
                 try:
                     batch = next(op)
                     while True:
+                        if watched is None and (batch.watch or batch.atomic):
+                            slot_key = batch.watch[0] if batch.watch else batch.commands[0][1]
+                            watched = await stack.enter_async_context(
+                                transaction(client, as_text(slot_key))
+                            )
                         if batch.watch:
                             await watched.watch(*batch.watch)
                         if batch.atomic:
