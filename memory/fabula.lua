@@ -435,6 +435,43 @@ local function index(keys, args)
   return 'ok'
 end
 
+-- The memory-builder's read of B (memory/ingest.py `_current_beliefs`), in one call: every
+-- character's current first-order beliefs, and its nested chains' current beliefs on the
+-- slots a turn may touch. args: the layout (`cur`: a chain's current beliefs, '<C>' its
+-- first holder and '<K>' the chain; `chains`: a character's set of chains, '<C>' it), the
+-- characters (a JSON list), then the slots. Returns one {own, nested} per character: `own`
+-- its beliefs' hash flattened (slot, record, ...), `nested` (chain, slot, record, ...) for
+-- each nested chain that holds a belief on a slot asked for. Reads only.
+local function beliefs(keys, args)
+  local L = cjson.decode(args[1])
+  local characters = cjson.decode(args[2])
+  local slots = {}
+  for i = 3, #args do slots[#slots + 1] = args[i] end
+  local out = {}
+  for _, c in ipairs(characters) do
+    local own = redis.call('HGETALL', fill(fill(L.cur, '<C>', c), '<K>', c))
+    local nested = {}
+    if #slots > 0 then
+      for _, chain in ipairs(redis.call('SMEMBERS', fill(L.chains, '<C>', c))) do
+        local cut = string.find(chain, '>', 1, true)
+        if cut then
+          local key = fill(fill(L.cur, '<C>', string.sub(chain, 1, cut - 1)), '<K>', chain)
+          local values = redis.call('HMGET', key, unpack(slots))
+          for j = 1, #slots do
+            if values[j] then
+              nested[#nested + 1] = chain
+              nested[#nested + 1] = slots[j]
+              nested[#nested + 1] = values[j]
+            end
+          end
+        end
+      end
+    end
+    out[#out + 1] = {own, nested}
+  end
+  return out
+end
+
 redis.register_function('fabula_commit', commit)
 redis.register_function('fabula_index', index)
 redis.register_function{function_name = 'fabula_snapshot', callback = snapshot,
@@ -442,3 +479,5 @@ redis.register_function{function_name = 'fabula_snapshot', callback = snapshot,
 redis.register_function{function_name = 'fabula_version', flags = {'no-writes'},
   callback = function() return '@VERSION@' end}
 redis.register_function{function_name = 'fabula_as_of', callback = as_of, flags = {'no-writes'}}
+redis.register_function{function_name = 'fabula_beliefs', callback = beliefs,
+                         flags = {'no-writes'}}

@@ -14,11 +14,13 @@ A turn that is already committed is rebuilt from the views as of the turn before
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 from fabula.memory import keys
 from fabula.memory.actions import StoryAction
 from fabula.memory.delta import DeltaBuilder, TurnDelta
+from fabula.memory.lua import fcall_ro
 from fabula.memory.projections import all_beliefs_as_of, parse_beliefs, project_world
 from fabula.memory.records import Belief
 from fabula.memory.store import StoryStore
@@ -92,33 +94,25 @@ async def read_prior(
 async def _current_beliefs(
     store: StoryStore, characters: Sequence[str], slots: set[str]
 ) -> dict[Chain, dict[str, Belief]]:
-    """First-order beliefs of every character, and nested chains' beliefs on ``slots``."""
+    """First-order beliefs of every character, and nested chains' beliefs on ``slots``, in
+    one read (the ``fabula_beliefs`` function: a chain's read costs no client round trip
+    or command of its own, and a story holds ~ characters² of them)."""
     out: dict[Chain, dict[str, Belief]] = {}
     if not characters:
         return out
-    async with store.client.pipeline(transaction=False) as pipe:
-        for c in characters:
-            pipe.hgetall(keys.beliefs_current(store.story, store.branch, c))
-            pipe.smembers(keys.belief_chains(store.story, store.branch, c))
-        replies = await pipe.execute()
-    nested: list[str] = []
-    for i, c in enumerate(characters):
-        held = replies[2 * i]
-        out[(c,)] = dict(zip(held, parse_beliefs(list(held.values())), strict=True))
-        nested.extend(ch for ch in replies[2 * i + 1] if ">" in ch)
-    wanted = sorted(slots)
-    if nested and wanted:
-        async with store.client.pipeline(transaction=False) as pipe:
-            for chain in nested:
-                pipe.hmget(keys.beliefs_current(store.story, store.branch, chain), wanted)
-            rows = await pipe.execute()
-        for chain, values in zip(nested, rows, strict=True):
-            present = [(s, v) for s, v in zip(wanted, values, strict=True) if v]
-            if present:
-                parsed = parse_beliefs([v for _, v in present])
-                out[tuple(chain.split(">"))] = {
-                    s: b for (s, _), b in zip(present, parsed, strict=True)
-                }
+    layout = json.dumps(keys.beliefs_layout(store.story, store.branch))
+    reply = await fcall_ro(
+        store.client,
+        "fabula_beliefs",
+        [keys.belief_chains(store.story, store.branch, characters[0])],
+        [layout, json.dumps(list(characters)), *sorted(slots)],
+    )
+    for c, (own, nested) in zip(characters, reply, strict=True):
+        out[(c,)] = dict(zip(own[::2], parse_beliefs(own[1::2]), strict=True))
+        for chain, slot, belief in zip(
+            nested[::3], nested[1::3], parse_beliefs(nested[2::3]), strict=True
+        ):
+            out.setdefault(tuple(chain.split(">")), {})[slot] = belief
     return out
 
 

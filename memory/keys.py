@@ -296,6 +296,15 @@ def commit_layout(story: str, branch: str) -> dict[str, str]:
     }
 
 
+def beliefs_layout(story: str, branch: str) -> dict[str, str]:
+    """The keys ``fabula_beliefs`` reads: a chain's current beliefs (``<C>`` its first
+    holder, ``<K>`` the chain) and a character's set of chains (``<C>``)."""
+    return {
+        "cur": f"{mind_prefix(story, '<C>')}{branch}:cur:<K>",
+        "chains": belief_chains(story, branch, "<C>"),
+    }
+
+
 def snapshot_layout(story: str, branch: str) -> dict[str, str]:
     """The keys ``fabula_snapshot`` reads for one branch; ``<C>`` is filled in by Lua."""
     return {
