@@ -112,8 +112,10 @@ def bench_web(
     approved; page, approval and minds latencies against the service in process."""
     from fabula.bench.web import run as run_web
 
-    # with FABULA_REDIS_URL unset the benchmark runs on a private, temporary Redis
-    run_web(stories, turns, clients, _settings(ctx).redis_url, json_out)
+    # with FABULA_REDIS_URL unset the benchmark runs on a private, temporary Redis, with
+    # FABULA_REDIS_FSYNC's policy
+    settings = _settings(ctx)
+    run_web(stories, turns, clients, settings.redis_url, json_out, settings.redis_fsync)
 
 
 def _dataset_bench(

@@ -31,16 +31,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import redis
 import redis.asyncio as aredis
 
 from fabula.bench.report import print_table, write_json
 from fabula.memory.delta import DeltaBuilder, TurnDelta
 from fabula.memory.rules import WorldRules
 from fabula.memory.server import EmbeddedRedis, connect_async
+from fabula.memory.settings import FsyncPolicy
 from fabula.memory.store import StoryStore
 
 __all__ = [
     "Scored",
+    "appendfsync",
     "bench_main",
     "bench_redis",
     "create_story",
@@ -160,18 +163,27 @@ def run_id() -> str:
 
 
 @contextlib.contextmanager
-def private_redis_url(redis_url: str | None) -> Iterator[str]:
-    """``redis_url``; with None, the URL of a private server started (and stopped) here."""
+def private_redis_url(redis_url: str | None, fsync: FsyncPolicy = "always") -> Iterator[str]:
+    """``redis_url``; with None, the URL of a private server started (and stopped) here,
+    with the ``fsync`` policy."""
     if redis_url is not None:
         yield redis_url
         return
     # a short path: the unix socket's path must stay under ~100 characters
-    server = EmbeddedRedis(Path(tempfile.mkdtemp(prefix="fabench-", dir="/tmp")))
+    server = EmbeddedRedis(Path(tempfile.mkdtemp(prefix="fabench-", dir="/tmp")), fsync=fsync)
     try:
         yield server.ensure_started()
     finally:
         server.stop()
         shutil.rmtree(server.directory, ignore_errors=True)
+
+
+async def appendfsync(client: aredis.Redis) -> str:
+    """The server's ``appendfsync`` policy, for a report ("?" when it does not say)."""
+    try:
+        return str((await client.config_get("appendfsync")).get("appendfsync", "?"))
+    except (redis.RedisError, AttributeError):
+        return "?"
 
 
 @contextlib.asynccontextmanager

@@ -30,16 +30,15 @@ from pathlib import Path
 from typing import IO, Any
 
 import httpx
-import redis
 
 from fabula.agents.contracts import Decision
-from fabula.bench.common import private_redis_url
+from fabula.bench.common import appendfsync, private_redis_url
 from fabula.bench.loop import synthetic_world
 from fabula.bench.report import percentiles, print_table, write_json
 from fabula.graph import reading
 from fabula.graph.service import Fabula
 from fabula.memory.errors import FabulaError
-from fabula.memory.settings import Settings
+from fabula.memory.settings import FsyncPolicy, Settings
 
 __all__ = ["TARGETS", "run", "run_web"]
 
@@ -104,12 +103,25 @@ class _Tally:
         self.minds: list[float] = []
         self.errors = 0
         self.duplicates = 0
+        # approvals committed but not confirmed on disk (WAITAOF), and the reasons given
+        self.unsynced = 0
+        self.unsynced_reasons: list[str] = []
         self.messages: list[str] = []
 
     def error(self, what: str) -> None:
         self.errors += 1
         if len(self.messages) < 5:
             self.messages.append(what)
+
+    def decided(self, out: dict[str, Any]) -> None:
+        """Count a decision's outcome: a duplicate, or a commit not confirmed on disk."""
+        if out.get("outcome") == "duplicate":
+            self.duplicates += 1
+        if out.get("durable") is False:
+            self.unsynced += 1
+            reason = str(out.get("unsynced"))
+            if reason not in self.unsynced_reasons and len(self.unsynced_reasons) < 5:
+                self.unsynced_reasons.append(reason)
 
 
 async def _timed(
@@ -144,8 +156,8 @@ async def _one_turn(client: httpx.AsyncClient, tally: _Tally, story: str) -> Non
     decided = await _timed(
         client, tally, tally.approve, "POST", f"/api/stories/{story}/approve", json=body
     )
-    if decided is not None and decided.json().get("outcome") == "duplicate":
-        tally.duplicates += 1
+    if decided is not None:
+        tally.decided(decided.json())
 
 
 async def _client(url: str, tally: _Tally, stories: list[str], turns: int) -> None:
@@ -165,14 +177,6 @@ async def _long_story(fab: Fabula, story: str, turns: int) -> None:
         raise FabulaError(f"the long story stopped at turn {await store.head()}")
 
 
-async def _appendfsync(fab: Fabula) -> str:
-    """The server's ``appendfsync`` ("?" when it does not say)."""
-    try:
-        return str((await fab.admin.config_get("appendfsync")).get("appendfsync", "?"))
-    except redis.RedisError:
-        return "?"
-
-
 async def _baseline(
     fab: Fabula, tag: str, stories: int, turns: int, long: str, long_turn: int
 ) -> dict[str, Any]:
@@ -180,6 +184,7 @@ async def _baseline(
     pages: list[float] = []
     approve: list[float] = []
     minds: list[float] = []
+    unsynced = 0
     for i in range(stories):
         store = await fab.create_story("hollow_book", f"bench-web-{tag}-base-{i}")
         for _ in range(turns):
@@ -190,9 +195,10 @@ async def _baseline(
             pages.append((time.perf_counter() - started) * 1000)
             pending = await fab.pending_turn(store)
             started = time.perf_counter()
-            await fab.decide_turn(
+            out = await fab.decide_turn(
                 store, Decision(action="approve"), expect=pending.id if pending else None
             )
+            unsynced += out.durable is False
             approve.append((time.perf_counter() - started) * 1000)
     for _ in range(20):
         started = time.perf_counter()
@@ -204,6 +210,7 @@ async def _baseline(
         "pages_ms": percentiles(pages),
         "approve_ms": percentiles(approve),
         "minds_ms": percentiles(minds),
+        "unsynced": unsynced,
     }
 
 
@@ -216,13 +223,15 @@ async def run_web(
     json_out: str | None = None,
     quiet: bool = False,
     long_turn: int = LONG_TURN,
+    fsync: FsyncPolicy = "always",
 ) -> dict[str, Any]:
     """Run the benchmark (see the module docstring) and return its JSON.
 
-    ``long_turn`` is the turn of the long story the minds page is loaded at.
+    ``long_turn`` is the turn of the long story the minds page is loaded at; ``fsync`` is
+    the private server's policy (when ``redis_url`` is None).
     """
     tag = secrets.token_hex(3)
-    with private_redis_url(redis_url) as url:
+    with private_redis_url(redis_url, fsync) as url:
         async with Fabula(url, Settings(home=Path(tempfile.gettempdir()))) as fab:
             long = f"bench-web-{tag}-long"
             await _long_story(fab, long, long_turn)
@@ -265,7 +274,7 @@ async def run_web(
                             tally.error(f"{s}: turn numbers {numbers} have gaps")
                         lost += max(0, expected - text["head"])
                         doubled += max(0, text["head"] - expected)
-            fsync = await _appendfsync(fab)
+            fsync_policy = await appendfsync(fab.admin)
             baseline = await _baseline(
                 fab, tag, min(clients, stories), min(turns, 5), long, long_turn
             )
@@ -294,9 +303,12 @@ async def run_web(
             "approve_ms_p95": percentiles(tally.approve)["p95"] <= TARGETS["approve_ms_p95"],
         },
         "error_samples": tally.messages,
+        # approvals committed but not confirmed on disk (WAITAOF failed or timed out)
+        "unsynced": tally.unsynced,
+        "unsynced_reasons": tally.unsynced_reasons,
         # a human approval waits for the append-only file's fsync (WAITAOF): with
         # "everysec" that is up to a second, whatever the studio does
-        "appendfsync": fsync,
+        "appendfsync": fsync_policy,
         "baselines": {"service_in_process": baseline},
     }
     if not quiet:
@@ -314,7 +326,9 @@ def _print(result: dict[str, Any]) -> None:
     print_table(
         f"fabula bench web: {result['stories']} stories × {result['turns']} turns, "
         f"{result['clients']} clients; errors {result['errors']}, lost {result['lost']}, "
-        f"doubled {result['doubled']}; appendfsync {result['appendfsync']}",
+        f"doubled {result['doubled']}; appendfsync {result['appendfsync']}; approvals not "
+        f"confirmed on disk {result['unsynced']} (in process {base['unsynced']})"
+        + (f": {result['unsynced_reasons'][0]}" if result["unsynced_reasons"] else ""),
         ["measure", "studio over HTTP p50/p95 ms", "service in process p50/p95 ms", "target"],
         [
             ["page loads", pair(result["pages_ms"]), pair(base["pages_ms"]), "p95 ≤ 100"],
@@ -331,9 +345,16 @@ def _print(result: dict[str, Any]) -> None:
 
 
 def run(
-    stories: int, turns: int, clients: int, redis_url: str | None, json_out: str | None
+    stories: int,
+    turns: int,
+    clients: int,
+    redis_url: str | None,
+    json_out: str | None,
+    fsync: FsyncPolicy = "always",
 ) -> dict[str, Any]:
     """The command line's entry: ``fabula bench web``."""
     return asyncio.run(
-        run_web(stories, turns, clients=clients, redis_url=redis_url, json_out=json_out)
+        run_web(
+            stories, turns, clients=clients, redis_url=redis_url, json_out=json_out, fsync=fsync
+        )
     )

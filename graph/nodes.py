@@ -341,18 +341,20 @@ async def commit_delta(
     delta: TurnDelta,
     build_ms: float = 0.0,
     usage: Mapping[str, Mapping[str, object]] | None = None,
-) -> Literal["committed", "duplicate"]:
+) -> Committed:
     """Commit ``delta`` exactly once: re-sending the committed turn is a no-op. ``usage``
     (the model usage that made it) is written with it, in the same atomic call.
 
-    Returns ``"committed"`` or ``"duplicate"``; other text for a committed turn raises
-    :class:`TurnConflict` (and the commit function refuses a delta whose story moved on).
+    The result's status is ``"committed"`` or ``"duplicate"``; other text for a committed
+    turn raises :class:`TurnConflict` (and the commit function refuses a delta whose story
+    moved on). A human's commit (not ``ctx.auto``) is waited for until it is on disk; its
+    ``unsynced`` says why, when the server did not confirm it.
     """
     turn = delta.turn
     if await store.head() >= turn:
         done = await store.turn_texts(turn, turn)
         if done and done[0].text == delta.text:
-            return "duplicate"
+            return Committed(store.story, store.branch, turn, "duplicate", 0.0)
         raise TurnConflict(
             f"turn {turn} is already committed with other text",
             story=store.story,
@@ -361,16 +363,16 @@ async def commit_delta(
         )
     started = time.perf_counter()
     result = await store.commit(delta, usage=usage)
-    if not ctx.auto:
-        # a human's approval is acknowledged only once its turn is on disk (a power loss
-        # after "committed" must not lose it); autonomous turns skip the wait
-        await store.make_durable(turn)
+    # a human's approval is acknowledged only once its turn is on disk (a power loss after
+    # "committed" must not lose it); autonomous turns skip the wait
+    unsynced = None if ctx.auto else await store.make_durable(turn)
+    memory_ms = build_ms + (time.perf_counter() - started) * 1000
     status: Literal["committed", "duplicate"] = (
         "committed" if result.status == "ok" else "duplicate"
     )
+    committed = Committed(store.story, store.branch, turn, status, memory_ms, unsynced)
     if ctx.on_commit is not None:
-        memory_ms = build_ms + (time.perf_counter() - started) * 1000
-        ctx.on_commit(Committed(store.story, store.branch, turn, status, memory_ms))
+        ctx.on_commit(committed)
     if result.status == "ok":
         # after the commit is acknowledged: the episode index (in the background when the
         # application keeps an indexer; readers catch up anyway), then the hierarchy
@@ -381,7 +383,7 @@ async def commit_delta(
             await index_through(store, turn, embedder=ctx.embedder)
         if ctx.consolidate is not None:
             await ctx.consolidate(store, turn)
-    return status
+    return committed
 
 
 async def commit_text(ctx: TurnContext, store: StoryStore, turn: int, text: str) -> str:
@@ -398,7 +400,8 @@ async def commit_text(ctx: TurnContext, store: StoryStore, turn: int, text: str)
     started = time.perf_counter()
     view = ctx.cache.views.get((store.story, store.branch, turn)) or await author_view(store)
     delta = enrich(view, await ctx.roles.builder.build(store, turn, text))
-    return await commit_delta(ctx, store, delta, (time.perf_counter() - started) * 1000)
+    built_ms = (time.perf_counter() - started) * 1000
+    return (await commit_delta(ctx, store, delta, built_ms)).status
 
 
 async def commit(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
@@ -407,9 +410,9 @@ async def commit(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, A
     delta = TurnDelta.model_validate(state["delta"])
     store = _store(state, ctx)
     usage = state.get("usage") or None
-    status = await commit_delta(ctx, store, delta, state.get("build_ms", 0.0), usage)
-    log.info("committed", role="memory-builder", status=status, usage=state.get("usage"))
-    return {"outcome": status}
+    done = await commit_delta(ctx, store, delta, state.get("build_ms", 0.0), usage)
+    log.info("committed", role="memory-builder", status=done.status, usage=state.get("usage"))
+    return {"outcome": done.status, "unsynced": done.unsynced}
 
 
 def abandon(state: TurnState) -> dict[str, Any]:

@@ -232,7 +232,11 @@ class PendingTurn(_Out):
 
 
 class DecisionOut(_Out):
-    """The result of approving, editing or rejecting a pending turn."""
+    """The result of approving, editing or rejecting a pending turn.
+
+    ``durable``: for a commit, whether the server confirmed it is on disk (``WAITAOF``);
+    when it did not (False), the turn is committed all the same and ``unsynced`` says why
+    the server could not confirm it. None when nothing was committed."""
 
     story: str
     branch: str
@@ -240,6 +244,8 @@ class DecisionOut(_Out):
     action: Literal["approve", "edit", "reject"]
     outcome: Outcome
     head: int
+    durable: bool | None = None
+    unsynced: str | None = None
 
 
 class RunOut(_Out):

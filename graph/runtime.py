@@ -31,13 +31,16 @@ Consolidator = Callable[[StoryStore, int], Awaitable[None]]
 @dataclass(frozen=True)
 class Committed:
     """A turn that reached memory. ``memory_ms`` is the memory-builder's whole share of it:
-    building the delta (possibly done for the critic already) and committing it."""
+    building the delta (possibly done for the critic already) and committing it.
+    ``unsynced``: why a human's approval is not confirmed on disk (None when it is, and for
+    autonomous turns, which are not waited for)."""
 
     story: str
     branch: str
     turn: int
     status: Literal["committed", "duplicate"]
     memory_ms: float
+    unsynced: str | None = None
 
 
 CommitObserver = Callable[[Committed], None]

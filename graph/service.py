@@ -57,6 +57,7 @@ from fabula.memory.errors import (
 )
 from fabula.memory.index.background import Indexer
 from fabula.memory.index.vectors import Embedder
+from fabula.memory.leases import renewed
 from fabula.memory.projections import project_hypotheses
 from fabula.memory.server import redis_url
 from fabula.memory.settings import Settings
@@ -395,11 +396,8 @@ class Fabula:
             raise TurnConflict(
                 f"another {doing} on turn {turn} is still running; try again", **where
             )
-        try:
+        async with renewed(lock):  # renewed while the decision runs, then released
             yield
-        finally:
-            with contextlib.suppress(LockError):
-                await lock.release()
 
     async def run_turn(
         self,
@@ -481,12 +479,15 @@ class Fabula:
         """Resume the pending turn with a human decision (approve, edit or reject).
 
         Approval commits the delta the approver was shown (from the checkpoint: it is never
-        read again). An edit is read once, by the memory-builder and the critic: it then
-        awaits a decision again (``"pending"``, shown with its findings), or, with
-        ``decision.now``, is committed. An edit the critic finds errors in raises
-        :class:`EditRefused` listing them, unless ``force`` (the human commits it explicitly,
-        at once); an edit that cannot be read raises :class:`InvalidInput`. Either way the
-        turn still awaits a decision, as it was, and nothing is written.
+        read again), and returns once the server confirms it is on disk (``WAITAOF``); if
+        the server cannot confirm it, the outcome is still ``"committed"`` (the turn is in
+        the story) and :meth:`decide_turn` reports it as not durable, with why. An edit is
+        read once, by the memory-builder and the critic: it then awaits a decision again
+        (``"pending"``, shown with its findings), or, with ``decision.now``, is committed.
+        An edit the critic finds errors in raises :class:`EditRefused` listing them, unless
+        ``force`` (the human commits it explicitly, at once); an edit that cannot be read
+        raises :class:`InvalidInput`. Either way the turn still awaits a decision, as it
+        was, and nothing is written.
 
         One decision at a time resumes a turn (a lock shared by every process): a decision
         that finds the turn decided meanwhile, or its draft rejected and rewritten, raises
@@ -563,13 +564,18 @@ class Fabula:
         expect: str | None = None,
         listener: Listener | None = None,
     ) -> DecisionOut:
-        """:meth:`decide`, answered as a :class:`DecisionOut`."""
+        """:meth:`decide`, answered as a :class:`DecisionOut` (for a commit, whether the
+        server confirmed it is on disk)."""
         if decision.action == "edit" and not (decision.text or "").strip():
             raise InvalidInput("an edit needs the new text", story=store.story)
         await store.require()
         pending = await self.pending_turn(store)
         turn = pending.turn if pending is not None else await store.head() + 1
         outcome = await self.decide(store, decision, force=force, expect=expect, listener=listener)
+        unsynced = None
+        if outcome == "committed":
+            state = await self.graph.aget_state(self._config(store, turn))
+            unsynced = state.values.get("unsynced")
         return DecisionOut(
             story=store.story,
             branch=store.branch,
@@ -577,6 +583,8 @@ class Fabula:
             action=decision.action,
             outcome=outcome,
             head=await store.head(),
+            durable=None if outcome != "committed" else unsynced is None,
+            unsynced=unsynced,
         )
 
     async def run(

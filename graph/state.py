@@ -51,6 +51,8 @@ class TurnState(TypedDict, total=False):
     notes: list[str]
     decision: dict[str, Any]
     outcome: str
+    # a human's approval committed but not confirmed on disk (WAITAOF): why; else absent
+    unsynced: str | None
 
 
 class CharacterTask(TypedDict):

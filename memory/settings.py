@@ -23,10 +23,19 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from fabula.memory.errors import ConfigError
 from fabula.memory.limits import DEFAULT_DELTA_BYTES, DEFAULT_TURN_TEXT_BYTES, Limits
 
-__all__ = ["ROLES", "ModelSettings", "Price", "Role", "Settings", "default_home"]
+__all__ = ["ROLES", "FsyncPolicy", "ModelSettings", "Price", "Role", "Settings", "default_home"]
 
 Role = Literal["planner", "character", "writer", "extractor"]
 ROLES: tuple[Role, ...] = get_args(Role)
+
+FsyncPolicy = Literal["always", "everysec"]
+"""When the embedded server fsyncs its append-only file (``FABULA_REDIS_FSYNC``).
+
+``always`` (the default): before it replies to a write, so every acknowledged write is on
+disk; each pass of the server's event loop that has writes costs one fsync. ``everysec``:
+once a second, so a power loss may lose the last second of autonomous turns, and a human
+approval (acknowledged only once on disk, by ``WAITAOF``) waits up to a second for the next
+fsync."""
 
 # environment suffix -> ModelSettings field (FABULA_MODEL<_ROLE><suffix>)
 _MODEL_ENV: dict[str, str] = {
@@ -96,6 +105,8 @@ class Settings(BaseModel):
     redis_url: str | None = None
     # accept a configured Redis whose default user is open (FABULA_REDIS_ALLOW_OPEN=1)
     allow_open_redis: bool = False
+    # the embedded server's fsync policy (FABULA_REDIS_FSYNC); a configured Redis keeps its own
+    redis_fsync: FsyncPolicy = "always"
     # FABULA_REDIS_CLUSTER=1/0: the Redis is (not) a cluster; unset: asked once
     redis_cluster: bool | None = None
     # the RQ queue's Redis (FABULA_RQ_URL); unset: the Redis itself (RQ cannot use a cluster)
@@ -196,6 +207,7 @@ class Settings(BaseModel):
 
 # the plain settings and the variables they are read from
 _ENV = {
+    "redis_fsync": "FABULA_REDIS_FSYNC",
     "redis_cluster": "FABULA_REDIS_CLUSTER",
     "consolidate": "FABULA_CONSOLIDATE",
     "recall_planner": "FABULA_RECALL_PLANNER",

@@ -17,7 +17,7 @@ from typing import Literal
 import redis.asyncio as aredis
 from pydantic import BaseModel
 from redis.asyncio.lock import Lock
-from redis.exceptions import ResponseError
+from redis.exceptions import RedisError, ResponseError
 
 from fabula.memory import keys
 from fabula.memory.connection import node_client
@@ -33,7 +33,14 @@ from fabula.memory.rules import WorldRules
 from fabula.memory.settle import send_commit
 from fabula.memory.validate import validate_delta
 
-__all__ = ["CommitResult", "StoryInfo", "StoryStore", "TurnText", "list_stories"]
+__all__ = [
+    "DECISION_LOCK_S",
+    "CommitResult",
+    "StoryInfo",
+    "StoryStore",
+    "TurnText",
+    "list_stories",
+]
 
 log = get_logger(__name__)
 
@@ -83,6 +90,18 @@ def _payload_bytes(limit: int, *parts: str) -> int:
     chars = sum(len(p) for p in parts)
     # encoding megabytes to count bytes costs time: only when non-ASCII could tip the balance
     return chars if chars * 4 <= limit else sum(len(p.encode()) for p in parts)
+
+
+DECISION_LOCK_S = 15.0
+"""How long a decision's lock outlives its holder's last renewal (see ``decision_lock``)."""
+
+
+def _waitaof_refusal(exc: Exception) -> str:
+    """Why the server refused the durable mark or ``WAITAOF``, in a person's words."""
+    message = str(exc)
+    if "appendonly is disabled" in message:
+        return "the server keeps no append-only file (appendonly no)"
+    return f"the server refused WAITAOF ({message})"
 
 
 _ENTITY_MEMO = 50_000
@@ -293,31 +312,38 @@ class StoryStore:
             raise self._translate(exc, delta.turn) from None
         return CommitResult(turn=delta.turn, status=status)
 
-    async def make_durable(self, turn: int, timeout_ms: int = 5000) -> bool:
+    async def make_durable(self, turn: int, timeout_ms: int = 4000) -> str | None:
         """Wait until the server has fsynced its append-only file past ``turn``'s commit.
+
+        Returns None once the server confirms it, else why it did not: the server has no
+        append-only file, refused, did not confirm within ``timeout_ms``, or could not be
+        asked (the turn is committed either way; it is only not known to be on disk).
 
         ``WAITAOF`` waits for the writes of the connection it is sent on, so a small write
         (the head's ``durable`` mark) goes first on the same connection: the file is
-        written in order, so once that write is on disk the commit before it is too. True
-        when confirmed; False (logged) when the server has no append-only file or did not
-        confirm within ``timeout_ms``.
+        written in order, so once that write is on disk the commit before it is too.
         """
         node = node_client(self.client, self._layout["head"])  # a cluster: the key's primary
         try:
             async with (node or self.client).pipeline(transaction=False) as pipe:
                 pipe.hset(self._layout["head"], "durable", turn)
                 pipe.execute_command("WAITAOF", 1, 0, timeout_ms)
-                _, confirmed = await pipe.execute()
-        except ResponseError as exc:
-            log.warning("commit_not_fsynced", turn=turn, reason=str(exc))
-            return False
+                marked, confirmed = await pipe.execute(raise_on_error=False)
+        except RedisError as exc:
+            return self._not_durable(turn, f"the server could not be asked ({exc})")
         finally:
             if node is not None:
                 await node.aclose()
+        for answer in (marked, confirmed):
+            if isinstance(answer, Exception):
+                return self._not_durable(turn, _waitaof_refusal(answer))
         if int(confirmed[0]) < 1:
-            log.warning("commit_not_fsynced", turn=turn, reason=f"no fsync in {timeout_ms} ms")
-            return False
-        return True
+            return self._not_durable(turn, f"the server did not fsync within {timeout_ms} ms")
+        return None
+
+    def _not_durable(self, turn: int, reason: str) -> str:
+        log.warning("commit_not_fsynced", story=self.story, turn=turn, reason=reason)
+        return reason
 
     def _translate(self, exc: ResponseError, turn: int) -> FabulaError:
         message = str(exc)
@@ -387,12 +413,14 @@ class StoryStore:
         """A lock on deciding ``turn`` of this branch, shared by every process.
 
         Held while one approval, edit or rejection resumes the turn, so two decisions never
-        resume it at once; a second waits up to ``wait_s`` (then ``LockError``).
+        resume it at once; a second waits up to ``wait_s`` (then ``LockError``). It lives
+        :data:`DECISION_LOCK_S` seconds unless its holder renews it
+        (:func:`fabula.memory.leases.renewed`), so a holder that dies frees it that soon.
         """
         return Lock(
             self.client,
             keys.decision_lock(self.story, self.branch, turn),
-            timeout=600,  # a holder that dies frees it after ten minutes
+            timeout=DECISION_LOCK_S,
             blocking_timeout=wait_s,
         )
 

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from fabula.bench.web import run_web
+from tests.conftest import ON_CLUSTER
 
 
 async def test_bench_web_small(redis_url: str, tmp_path: Path) -> None:
@@ -22,3 +23,6 @@ async def test_bench_web_small(redis_url: str, tmp_path: Path) -> None:
         assert set(result[key]) == {"p50", "p95"} and result[key]["p50"] > 0
         assert set(result["baselines"]["service_in_process"][key]) == {"p50", "p95"}
     assert set(result["met"]) == {"pages_ms_p95", "approve_ms_p95"}
+    # every approval confirmed on disk, over HTTP and in process, on the test server's policy
+    assert (result["unsynced"], result["baselines"]["service_in_process"]["unsynced"]) == (0, 0)
+    assert ON_CLUSTER or result["appendfsync"] == "always"

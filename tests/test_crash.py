@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import html
 import json
 import os
 import random
@@ -27,18 +28,25 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 import redis
+from redis.asyncio.lock import Lock
 
 from fabula.agents.contracts import Decision
 from fabula.graph.service import Fabula
 from fabula.memory import keys
 from fabula.memory.connection import connect, connect_async
 from fabula.memory.errors import FabulaError
+from fabula.memory.leases import renewed
 from fabula.memory.server import EmbeddedRedis
 from fabula.memory.settings import Settings
+from fabula.memory.store import StoryStore
 from tests.conftest import ON_CLUSTER
+from tests.test_bad_input import Cli
+from tests.web_server import studio
 
 SEED = int(os.environ.get("FABULA_CRASH_SEED", "7"))
 
@@ -400,4 +408,93 @@ class TestDurableApproval:
             assert waitaofs() == before + 1
             head = await store.head()
             assert sync.hget(keys.head("sync", "main"), "durable") == str(head)
+            assert await fab.run_turn(store, auto=False) == "pending"
+            done = await fab.decide_turn(store, Decision(action="approve"))
+            assert (done.outcome, done.durable, done.unsynced) == ("committed", True, None)
         sync.close()
+
+    def test_make_durable_says_why_it_could_not_confirm(
+        self, private_server: EmbeddedRedis
+    ) -> None:
+        """make_durable: None once fsynced; the reason when the fsync does not come in time
+        (``appendfsync no`` never fsyncs on its own) or the server keeps no append-only file."""
+
+        async def go() -> list[str | None]:
+            client = connect_async(private_server.url)
+            store = StoryStore(client, "d")
+            try:
+                reasons = [await store.make_durable(1)]
+                await client.config_set("appendfsync", "no")
+                reasons.append(await store.make_durable(2, timeout_ms=50))
+                await client.config_set("appendonly", "no")
+                reasons.append(await store.make_durable(3, timeout_ms=50))
+            finally:
+                await client.aclose()
+            return reasons
+
+        assert asyncio.run(go()) == [
+            None,
+            "the server did not fsync within 50 ms",
+            "the server keeps no append-only file (appendonly no)",
+        ]
+
+    def test_an_approval_not_confirmed_on_disk_is_reported_unsynced(
+        self, private_server: EmbeddedRedis, tmp_path: Path
+    ) -> None:
+        """When WAITAOF cannot confirm an approval (here: the server keeps no append-only
+        file), the turn is committed and reported so, never as on disk, with why: the CLI
+        line (exit 0: the story has the turn), the studio's notice, the JSON API."""
+        admin = connect(private_server.url)
+        admin.config_set("appendonly", "no")
+        admin.close()
+        why = "the server keeps no append-only file (appendonly no)"
+        cli = Cli(private_server.url, tmp_path)
+        assert cli("new", "--world", "hollow_book", "--id", "tale").exit_code == 0
+        assert cli("run", "tale").exit_code == 0
+        result = cli("approve", "tale", COLUMNS="200")
+        assert result.exit_code == 0, result.output
+        line = result.stdout.strip().splitlines()[-1]
+        assert line == f"tale [main]: committed (not confirmed on disk: {why})", line
+        assert check_story(private_server.url, "tale") == 4
+
+        async def in_the_studio() -> None:
+            with studio(private_server.url, tmp_path) as base:
+                async with httpx.AsyncClient(base_url=base, timeout=60) as client:
+                    await client.get("/")  # the CSRF cookie
+                    form = {"csrf_token": client.cookies["fabula_csrf"], "branch": "main"}
+                    ran = await client.post("/api/stories/tale/run", json={"turns": 1})
+                    assert ran.json()["pending"] is not None, ran.text
+                    page = await client.post(
+                        "/stories/tale/approve", data=form, follow_redirects=True
+                    )
+                    assert page.status_code == 200, page.text
+                    notice = f"Turn 5 committed, but not confirmed on disk: {why}."
+                    assert html.escape(notice, quote=False) in page.text, page.text
+                    await client.post("/api/stories/tale/run", json={"turns": 1})
+                    api = await client.post("/api/stories/tale/approve", json={})
+                    out = api.json()
+                    assert (out["outcome"], out["head"], out["durable"]) == ("committed", 6, False)
+                    assert out["unsynced"] == why
+
+        asyncio.run(in_the_studio())
+        assert check_story(private_server.url, "tale") == 6
+
+
+class TestDecisionLock:
+    async def test_a_held_lock_is_renewed_and_a_dead_holders_expires(
+        self, aredis_client: Any
+    ) -> None:
+        """A decision's lock lives past its timeout while its holder works (renewed), and is
+        free at once after; a holder that dies (never renews, never releases: killed, or
+        its server restarted under it) frees it within the timeout, not ten minutes."""
+        held = Lock(aredis_client, "fab:test:lock", timeout=0.3)
+        assert await held.acquire(blocking=False)
+        async with renewed(held):
+            await asyncio.sleep(1.0)  # over three timeouts
+            other = Lock(aredis_client, "fab:test:lock", timeout=0.3)
+            assert not await other.acquire(blocking=False)
+        assert await other.acquire(blocking=False)  # released at once
+        # `other` now dies holding it: the next gets it once its timeout is over
+        waiter = Lock(aredis_client, "fab:test:lock", timeout=0.3, blocking_timeout=5)
+        assert await waiter.acquire()
+        await waiter.release()

@@ -15,9 +15,12 @@ from pathlib import Path
 
 import pytest
 import redis
+from typer.testing import CliRunner
 
+from fabula.cli import app
 from fabula.memory.errors import RedisUnavailable
-from fabula.memory.server import EmbeddedRedis
+from fabula.memory.server import EmbeddedRedis, redis_url
+from fabula.memory.settings import Settings
 from tests.busy import busy_until_killed
 
 
@@ -52,6 +55,17 @@ def server() -> Iterator[EmbeddedRedis]:
     yield embedded
     embedded.stop()
     shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture()
+def home_server() -> Iterator[EmbeddedRedis]:
+    """The embedded server of a fresh FABULA_HOME (``<home>/redis``), not started here;
+    stopped and removed afterwards."""
+    home = Path(tempfile.mkdtemp(prefix="fs-", dir="/tmp"))
+    embedded = EmbeddedRedis(home / "redis")
+    yield embedded
+    embedded.stop()
+    shutil.rmtree(home, ignore_errors=True)
 
 
 class TestEmbeddedRedis:
@@ -120,6 +134,45 @@ class TestEmbeddedRedis:
         finally:
             client.close()
 
+    def test_fsync_policy(self, home_server: EmbeddedRedis) -> None:
+        """FABULA_REDIS_FSYNC sets the embedded server's appendfsync: ``always`` (before
+        every reply) unless ``everysec``; a running server takes the policy of each command
+        that uses it, and stays the same process."""
+        server, home = home_server, home_server.directory.parent
+
+        def policy(url: str) -> str:
+            client = redis.Redis.from_url(url, decode_responses=True)  # the admin's URL
+            try:
+                return str(client.config_get("appendfsync")["appendfsync"])
+            finally:
+                client.close()
+
+        everysec = Settings.from_env({"FABULA_HOME": str(home), "FABULA_REDIS_FSYNC": "everysec"})
+        url = redis_url(everysec)
+        assert server.is_running() and policy(url) == "everysec"
+        pid = server_pid(server)
+        default = Settings.from_env({"FABULA_HOME": str(home)})
+        assert default.redis_fsync == "always"
+        assert redis_url(default) == url and policy(url) == "always"
+        assert server_pid(server) == pid
+
+    def test_a_bad_fsync_policy_is_one_line_and_starts_nothing(self, tmp_path: Path) -> None:
+        """FABULA_REDIS_FSYNC=bogus: one error line naming the variable and the choices,
+        exit 1, and no server started."""
+        home = Path(tempfile.mkdtemp(prefix="fs-", dir="/tmp"))
+        try:
+            result = CliRunner().invoke(
+                app, ["stories"], env={"FABULA_HOME": str(home), "FABULA_REDIS_FSYNC": "bogus"}
+            )
+            assert result.exit_code == 1, result.output
+            assert result.stderr == (
+                "error: FABULA_REDIS_FSYNC='bogus' is invalid: "
+                "Input should be 'always' or 'everysec'\n"
+            )
+            assert not (home / "redis").exists()
+        finally:
+            shutil.rmtree(home, ignore_errors=True)
+
     def test_stop_when_not_running_is_a_no_op(self, server: EmbeddedRedis) -> None:
         """stop() on a folder with no server does nothing."""
         server.stop()
@@ -139,7 +192,7 @@ class TestStartFailures:
         self, server: EmbeddedRedis, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         """A redis-server that exits non-zero gives RedisUnavailable naming the binary."""
-        monkeypatch.setattr("fabula.memory.server.redis_server_binary", lambda: "/bin/false")
+        monkeypatch.setattr("fabula.memory.server.folder.redis_server_binary", lambda: "/bin/false")
         with pytest.raises(RedisUnavailable, match="failed to start") as info:
             server.ensure_started()
         assert info.value.context["binary"] == "/bin/false"
@@ -150,7 +203,7 @@ class TestStartFailures:
     ) -> None:
         """A redis-server path that cannot be executed gives RedisUnavailable, not OSError."""
         missing = str(server.directory / "no-such-redis-server")
-        monkeypatch.setattr("fabula.memory.server.redis_server_binary", lambda: missing)
+        monkeypatch.setattr("fabula.memory.server.folder.redis_server_binary", lambda: missing)
         with pytest.raises(RedisUnavailable, match="cannot run") as info:
             server.ensure_started()
         assert info.value.context["binary"] == missing

@@ -171,6 +171,8 @@ class TestTurns:
             "action": "approve",
             "outcome": "committed",
             "head": 4,
+            "durable": True,  # the server confirmed it is on disk (WAITAOF)
+            "unsynced": None,
         }
         assert (await turns(client))[-1] == {"turn": 4, "text": pending["draft"]}
         none = await client.post("/api/stories/tale/approve", json={})

@@ -96,10 +96,14 @@ def pending(as_json: bool = typer.Option(False, "--json")) -> None:
 def _decide(story: str, branch: str, decision: Decision, *, force: bool = False) -> None:
     async def go(fab: Fabula) -> None:
         store = fab.store(story, branch)
-        outcome = await fab.decide(store, decision, force=force)
-        if outcome == "pending":
+        done = await fab.decide_turn(store, decision, force=force)
+        if done.outcome == "pending":
             print_pending(await fab.pending_turn(store))
-        out.print(f"{story} [{branch}]: {outcome}")
+        if done.durable is False:
+            # committed (exit 0: the story has the turn), but not known to be on disk
+            out.print(f"{story} [{branch}]: committed (not confirmed on disk: {done.unsynced})")
+            return
+        out.print(f"{story} [{branch}]: {done.outcome}")
 
     run_with_app(go)
 

@@ -37,6 +37,7 @@ NOTICES = {
     "created": "Story created.",
     "deleted": "Story deleted.",
     "committed": "Turn {turn} committed.",
+    "unsynced": "Turn {turn} committed, but not confirmed on disk: {why}.",
     "duplicate": "Turn {turn} was already committed by someone else.",
     "decided": "Turn {turn} was already decided by someone else.",
     "pending": "Turn {turn} rejected; here is a new draft.",
@@ -51,7 +52,9 @@ def page(request: Request, name: str, status: int = 200, **context: Any) -> HTML
     """Render template ``name`` with the request's CSRF token and notice."""
     code = request.query_params.get("notice", "")
     turn = request.query_params.get("turn", "")
-    notice = NOTICES.get(code, "").format(turn=turn if turn.isdigit() else "?")
+    # why a commit is not confirmed on disk (the server's reason, escaped like all text)
+    why = request.query_params.get("why", "")[:200] or "the server did not say why"
+    notice = NOTICES.get(code, "").format(turn=turn if turn.isdigit() else "?", why=why)
     templates = request.app.state.templates
     response: HTMLResponse = templates.TemplateResponse(
         request,
@@ -203,6 +206,10 @@ async def _decide(
     if out.outcome == "pending":
         notice = "edited" if decision.action == "edit" else "pending"
         return go(f"/stories/{story}/pending", branch=branch, notice=notice, turn=out.turn)
+    if out.durable is False:  # committed all the same: the person is told plainly
+        return go(
+            f"/stories/{story}", branch=branch, notice="unsynced", turn=out.turn, why=out.unsynced
+        )
     return go(f"/stories/{story}", branch=branch, notice=out.outcome, turn=out.turn)
 
 

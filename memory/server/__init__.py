@@ -1,0 +1,46 @@
+"""The Redis Fabula runs on: its embedded server, or the one configured.
+
+One concept per module:
+
+* :mod:`~fabula.memory.server.folder` — the data folder (``<home>/redis/``, mode 0700): the
+  admin's secret (0600), the ACL file written before each start (``default`` disabled,
+  :data:`ADMIN_USER` with the secret's hash), the server's command line and its fsync
+  policy (:data:`~fabula.memory.settings.FsyncPolicy`, ``FABULA_REDIS_FSYNC``).
+* :mod:`~fabula.memory.server.lock` — who owns a folder: a lock the server process holds for
+  its whole life.
+* :mod:`~fabula.memory.server.process` — :class:`EmbeddedRedis`: started once per folder,
+  never duplicated however busy, stopped on demand.
+* :mod:`~fabula.memory.server.default_user` — a configured server (every node of a
+  cluster) whose ``default`` user lets anyone in is refused.
+* :mod:`~fabula.memory.server.urls` — settings to a URL (:func:`redis_url`).
+"""
+
+from __future__ import annotations
+
+from fabula.memory.connection import connect, connect_async, redact, without_credentials
+from fabula.memory.server.default_user import check_default_user
+from fabula.memory.server.folder import (
+    ADMIN_USER,
+    FSYNC_POLICIES,
+    DataFolder,
+    redis_server_binary,
+)
+from fabula.memory.server.process import EmbeddedRedis
+from fabula.memory.server.urls import redis_url, resolve_url
+from fabula.memory.settings import FsyncPolicy
+
+__all__ = [
+    "ADMIN_USER",
+    "FSYNC_POLICIES",
+    "DataFolder",
+    "EmbeddedRedis",
+    "FsyncPolicy",
+    "check_default_user",
+    "connect",
+    "connect_async",
+    "redact",
+    "redis_server_binary",
+    "redis_url",
+    "resolve_url",
+    "without_credentials",
+]
