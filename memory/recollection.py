@@ -14,7 +14,9 @@ give a whole sentence, or the whole passage — so the span is never quoted as i
 2. Failing that, the same test runs on the sentence's clauses (cut at ``;``, ``, and``,
    ``, while`` …): a sentence mixing a seen and an unseen event gives each witness only
    the clause it saw. A unit of several clauses is quoted only if each of them tells one
-   of the events read from it, so a deed the memory-builder missed is never quoted along.
+   of the events read from it, each clause an action of its own (a clause that names the
+   same people and things as another action does not count), so a deed the memory-builder
+   missed is never quoted along.
 3. Failing that (no such unit, or several that could each be it), the memory is rendered
    from the typed event ("Leo left the study."), which holds exactly what its witnesses
    witnessed.
@@ -32,7 +34,7 @@ shared text, which is safe for it too.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from fabula.memory.records import Entity, Event, Fact
@@ -163,10 +165,14 @@ class _Reader:
         accounted = set().union(*(_referents(e) for e in told))
         if not self.about(unit, [event]) or not named <= accounted:
             return False
-        # every clause of it must tell some event: text no action was read from (a deed
-        # the memory-builder missed) is never quoted along with one it read
+        # every clause of it must tell an action of its own: text no action was read from
+        # (a deed the memory-builder missed) is never quoted along with one it read, even
+        # when it names the same people and things as another action told there
         clauses = split_clauses(self.text, *unit)
-        return len(clauses) == 1 or all(self.about(c, told, spoken) for c in clauses)
+        if len(clauses) == 1:
+            return True
+        actions = _actions(told)
+        return _each_matched(clauses, actions, lambda c, a: self.about(c, a, spoken))
 
     def about(self, unit: Span, events: Sequence[Event], spoken: bool = False) -> bool:
         """Whether ``unit`` names all that one of ``events`` is about."""
@@ -198,6 +204,39 @@ def _name_pattern(entities: Iterable[Entity]) -> re.Pattern[str] | None:
 
 def _overlaps(a: Span, b: Span) -> bool:
     return a[0] < b[1] and b[0] < a[1]
+
+
+def _actions(events: Sequence[Event]) -> list[list[Event]]:
+    """``events`` grouped by the action they were read from (one span, one actor: a
+    journey is read as its exit and its entry)."""
+    groups: dict[tuple[int, int, str | None], list[Event]] = {}
+    for e in events:
+        groups.setdefault((e.span.start, e.span.end, e.actor), []).append(e)
+    return list(groups.values())
+
+
+def _each_matched(
+    clauses: Sequence[Span],
+    actions: Sequence[list[Event]],
+    tells: Callable[[Span, list[Event]], bool],
+) -> bool:
+    """Whether every clause can be given an action of its own that it tells (a bipartite
+    matching: a clause takes a free action, or one whose holder can move to another)."""
+    if len(clauses) > len(actions):
+        return False
+    options = [[j for j, a in enumerate(actions) if tells(c, a)] for c in clauses]
+    holder: dict[int, int] = {}  # action -> the clause it is given to
+
+    def give(i: int, seen: set[int]) -> bool:
+        for j in options[i]:
+            if j not in seen:
+                seen.add(j)
+                if j not in holder or give(holder[j], seen):
+                    holder[j] = i
+                    return True
+        return False
+
+    return all(give(i, set()) for i in range(len(clauses)))
 
 
 def _core(event: Event) -> set[str]:

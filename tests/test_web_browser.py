@@ -33,6 +33,10 @@ ARGS = [
     "--disable-sync",
 ]
 
+# A turn's approval waits for the append-only file's fsync and a 2-core CI machine runs
+# the whole suite at once: assertions wait up to 20 s (Playwright's default is 5 s).
+expect.set_options(timeout=20_000)
+
 pytestmark = pytest.mark.skipif(
     not Path(CHROMIUM).exists(),
     reason=f"no Chromium at {CHROMIUM}: install Debian's chromium (.ci/run does)",
