@@ -103,5 +103,5 @@ async def changes_of(store: StoryStore, delta: TurnDelta) -> ChangesOut:
             + (f" ({d.change.note})" if d.change.note else "")
             for d in delta.developments
         ],
-        hypotheses=proposed + [f"realised: {h}" for h in delta.realised],
+        hypotheses=proposed + [f"realised: {h.premise}" for h in delta.realised],
     )

@@ -188,7 +188,7 @@ def preview(delta: TurnDelta, view: AuthorView) -> dict[str, Any]:
         "developments": [f"{d.id}: {d.change.status}" for d in delta.developments],
         "hypotheses": {
             "proposed": [h.premise for h in delta.hypotheses],
-            "realised": list(delta.realised),
+            "realised": [h.id for h in delta.realised],
         },
     }
 

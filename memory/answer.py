@@ -170,11 +170,15 @@ async def _first_value(
         limit = min(bounds) if bounds else None
         if chain:
             key = keys.belief_records(store.story, branch, chain[0])
+            current = keys.beliefs_current(store.story, branch, ">".join(chain))
         else:
             key = keys.world_records(store.story, branch)
+            current = keys.world_current(store.story, branch)
+        # the slot's closed records, and its current one (kept only in its current hash)
         raw = await store.client.hgetall(key)
+        now = await store.client.hget(current, slot)
         records: list[State | Belief] = []
-        for value in raw.values():
+        for value in [*raw.values(), *([now] if now is not None else [])]:
             record: State | Belief = (
                 Belief.model_validate_json(value) if chain else State.model_validate_json(value)
             )

@@ -65,16 +65,16 @@ async def fork(
             pipe.hset(branches_key, branch, entry.to_stored())
             pipe.hset(keys.head(story, branch), "turn", at_turn)
             # what was still open at the fork is open on the branch
+            # (as current records: in the current hashes and the valid_from index; the
+            # branch's history hashes hold what it closes itself)
             for state in world.states.values():
                 js = stored(state.model_copy(update={"valid_to": None}))
                 pipe.hset(keys.world_current(story, branch), state.slot, js)
-                pipe.hset(keys.world_records(story, branch), state.id, js)
                 pipe.zadd(keys.world_from(story, branch), {state.id: state.valid_from})
             for character, beliefs in minds.items():
                 for belief in beliefs:
                     js = stored(belief.model_copy(update={"valid_to": None}))
                     pipe.hset(keys.beliefs_current(story, branch, belief.chain), belief.slot, js)
-                    pipe.hset(keys.belief_records(story, branch, character), belief.id, js)
                     pipe.zadd(
                         keys.belief_from(story, branch, character), {belief.id: belief.valid_from}
                     )

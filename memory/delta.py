@@ -33,11 +33,13 @@ from fabula.memory.records import (
     slug,
 )
 
-__all__ = ["DeltaBuilder", "DevelopmentUpdate", "TurnDelta"]
+__all__ = ["DeltaBuilder", "DevelopmentUpdate", "TurnDelta", "development_from", "realised"]
 
 
 class DevelopmentUpdate(BaseModel):
-    """A new development (``kind`` and ``title`` set) or a status change of an existing one."""
+    """A new development (``kind`` and ``title`` set) or a status change of an existing one
+    (``development``: the development as it stands after the change, its history ending
+    with ``change`` — what the commit stores)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -47,11 +49,24 @@ class DevelopmentUpdate(BaseModel):
     title: str | None = None
     participants: tuple[str, ...] = ()
     description: str = ""
+    development: Development | None = None
 
     @property
     def is_new(self) -> bool:
         """Whether this opens a development (else it changes one's status)."""
         return self.kind is not None
+
+    @property
+    def record(self) -> Development | None:
+        """The development as it stands after this update (None for a status change that
+        does not carry it, which validation refuses)."""
+        return development_from(self) if self.is_new else self.development
+
+    @classmethod
+    def status_change(cls, development: Development, change: StatusChange) -> DevelopmentUpdate:
+        """``development``'s status changed by ``change``, with the record it makes."""
+        after = development.model_copy(update={"history": (*development.history, change)})
+        return cls(id=development.id, change=change, development=after)
 
 
 class TurnDelta(BaseModel):
@@ -67,7 +82,9 @@ class TurnDelta(BaseModel):
     beliefs: tuple[Belief, ...] = ()
     developments: tuple[DevelopmentUpdate, ...] = ()
     hypotheses: tuple[Hypothesis, ...] = ()
-    realised: tuple[str, ...] = ()  # ids of hypotheses this turn's text made true
+    # the hypotheses this turn's text made true, as they stand after it (status realised,
+    # realised_turn this turn): the records the commit stores
+    realised: tuple[Hypothesis, ...] = ()
     scene: str | None = None  # the place the turn ends in (its latest entry), if known
     # what the witnesses of each witnessed event remember of it, by event id: a quote safe
     # for all of them, or the event rendered (memory.recollection); filled by build()
@@ -94,7 +111,7 @@ class DeltaBuilder:
         self._beliefs: list[Belief] = []
         self._developments: list[DevelopmentUpdate] = []
         self._hypotheses: list[Hypothesis] = []
-        self._realised: list[str] = []
+        self._realised: list[Hypothesis] = []
         self.scene: str | None = None
         # every entity the story knows (the tracker sets it): the names a memory may quote
         self.known: dict[str, Entity] = {}
@@ -266,9 +283,15 @@ class DeltaBuilder:
         return dev_id
 
     def update_development(
-        self, dev_id: str, status: DevelopmentStatus, *, event: Event | None = None, note: str = ""
+        self,
+        development: Development,
+        status: DevelopmentStatus,
+        *,
+        event: Event | None = None,
+        note: str = "",
     ) -> None:
-        """Record a status change of an existing development."""
+        """Record a status change of an existing development (``development`` as it stood
+        before this turn; a change this turn already made to it is kept)."""
         change = StatusChange(
             turn=self.turn,
             status=status,
@@ -276,7 +299,16 @@ class DeltaBuilder:
             note=note,
             span=event.span if event else None,
         )
-        self._developments.append(DevelopmentUpdate(id=dev_id, change=change))
+        current = self.latest(development.id) or development
+        self._developments.append(DevelopmentUpdate.status_change(current, change))
+
+    def latest(self, dev_id: str) -> Development | None:
+        """Development ``dev_id`` as this turn has left it so far (None if it has not
+        touched it)."""
+        for update in reversed(self._developments):
+            if update.id == dev_id:
+                return update.record
+        return None
 
     def hypothesis(
         self,
@@ -302,9 +334,9 @@ class DeltaBuilder:
         self._hypotheses.append(hyp)
         return hyp
 
-    def realise(self, hypothesis_id: str) -> None:
-        """Mark a hypothesis realised by this turn's text."""
-        self._realised.append(hypothesis_id)
+    def realise(self, hypothesis: Hypothesis) -> None:
+        """Mark ``hypothesis`` (as it stood before this turn) realised by this turn's text."""
+        self._realised.append(realised(hypothesis, self.turn))
 
     @property
     def events(self) -> list[Event]:
@@ -330,6 +362,11 @@ class DeltaBuilder:
             scene=self.scene,
             clock=self.clock,
         )
+
+
+def realised(hypothesis: Hypothesis, turn: int) -> Hypothesis:
+    """``hypothesis`` as it stands once realised at ``turn``."""
+    return hypothesis.model_copy(update={"status": "realised", "realised_turn": turn})
 
 
 def development_from(update: DevelopmentUpdate) -> Development:

@@ -22,25 +22,37 @@ local function record_id(json)
   return string.sub(json, ID_AT, string.find(json, '"', ID_AT, true) - 1)
 end
 
--- A stored entity starts {"id":"<id>","kind":"<kind>", (its first two fields).
-local function entity_kind(entities_key, id)
-  local raw = redis.call('HGET', entities_key, id)
-  if not raw then return nil end
-  local at = #'{"id":"' + #id + #'","kind":"' + 1
-  return string.sub(raw, at, string.find(raw, '"', at, true) - 1)
+-- Commands take at most CHUNK arguments after the key (unpack has a limit).
+local CHUNK = 500
+
+local function chunked(cmd, key, flat)
+  if #flat <= CHUNK then
+    if #flat > 0 then redis.call(cmd, key, unpack(flat)) end
+    return
+  end
+  for i = 1, #flat, CHUNK do
+    local part = {}
+    for j = i, math.min(i + CHUNK - 1, #flat) do part[#part + 1] = flat[j] end
+    redis.call(cmd, key, unpack(part))
+  end
 end
 
--- an event id is e<turn>.<seq> (records.event_id); an ancestor holds the events of its turns
--- up to `through`
-local function event_known(L, P, id)
-  if redis.call('HEXISTS', L.events, id) == 1 then return true end
-  local t = tonumber(string.match(id, '^e(%d+)%.'))
-  if not t then return false end
-  local A = P.ancestors
-  for i, events in ipairs(A.events) do
-    if t <= A.through[i] and redis.call('HEXISTS', events, id) == 1 then return true end
+local function hmget(key, fields)
+  if #fields <= CHUNK then return redis.call('HMGET', key, unpack(fields)) end
+  local out = {}
+  for i = 1, #fields, CHUNK do
+    local part = {}
+    for j = i, math.min(i + CHUNK - 1, #fields) do part[#part + 1] = fields[j] end
+    local got = redis.call('HMGET', key, unpack(part))
+    for j = 1, #got do out[i + j - 1] = got[j] end
   end
-  return false
+  return out
+end
+
+-- A stored entity starts {"id":"<id>","kind":"<kind>", (its first two fields).
+local function kind_of(raw, id)
+  local at = #'{"id":"' + #id + #'","kind":"' + 1
+  return string.sub(raw, at, string.find(raw, '"', at, true) - 1)
 end
 
 local function check_refs(L, P)
@@ -50,10 +62,23 @@ local function check_refs(L, P)
   for i, id in ipairs(P.devs.id) do if P.devs.new[i] then new_devs[id] = true end end
   for _, id in ipairs(P.hyps.id) do new_hyps[id] = true end
   local R = P.refs
+  -- the stored entities referred to, read at once
+  local wanted, seen, stored = {}, {}, {}
+  for i, id in ipairs(R.id) do
+    if R.kind[i] == 'entity' and not new_entities[id] and not seen[id] then
+      seen[id] = true
+      wanted[#wanted + 1] = id
+    end
+  end
+  if #wanted > 0 then
+    local got = hmget(L.entities, wanted)
+    for j, id in ipairs(wanted) do stored[id] = got[j] end
+  end
   for i, id in ipairs(R.id) do
     local field, kind, want = R.field[i], R.kind[i], R.want[i]
     if kind == 'entity' then
-      local k = new_entities[id] or entity_kind(L.entities, id)
+      local k = new_entities[id]
+      if not k and stored[id] then k = kind_of(stored[id], id) end
       if not k then
         return 'FABULA_INVALID ' .. field .. ' unknown entity ' .. id
       end
@@ -61,7 +86,9 @@ local function check_refs(L, P)
         return 'FABULA_INVALID ' .. field .. ' ' .. id .. ' is a ' .. k .. ', not a ' .. want
       end
     elseif kind == 'event' then
-      if not new_events[id] and not event_known(L, P, id) then
+      -- `where`: the events hash of the branch that holds the event's turn
+      local where = R.where[i]
+      if not new_events[id] and (where == '' or redis.call('HEXISTS', where, id) == 0) then
         return 'FABULA_INVALID ' .. field .. ' unknown event ' .. id
       end
     elseif kind == 'development' then
@@ -85,85 +112,34 @@ local function check_refs(L, P)
   return nil
 end
 
--- Bulk replacement of current records. items: {cur, rec, from, slot, id, json} (the current
--- hash, the history hash and index, the record's slot, its id and its JSON);
--- on_new_hash(cur_key), if given, is called for a current hash none of whose slots held one,
--- in story order. For each slot the previous current record (already stored, or written
--- earlier in this same batch) is closed at `turn`; the last one per slot becomes current.
--- Commands are grouped per key (one HMGET and one HSET per current-record hash, one HSET
--- per history hash, one ZADD per index), which is what keeps a turn's commit cheap.
-local CHUNK = 500
-
-local function chunked(cmd, key, flat)
-  for i = 1, #flat, CHUNK do
-    local part = {}
-    for j = i, math.min(i + CHUNK - 1, #flat) do part[#part + 1] = flat[j] end
-    redis.call(cmd, key, unpack(part))
-  end
-end
-
-local function replace_many(items, turn, on_new_hash)
-  local groups, order = {}, {}
-  for _, it in ipairs(items) do
-    local g = groups[it.cur]
-    if not g then g = {}; groups[it.cur] = g; order[#order + 1] = it.cur end
-    g[#g + 1] = it
-  end
-  local recs, rec_order = {}, {}     -- rec_key -> {map = id -> json, ids in order}
-  local froms, from_order = {}, {}   -- from_key -> flat {score, id, ...}
-  local function rec_put(key, id, json)
-    local r = recs[key]
-    if not r then r = {map = {}, ids = {}}; recs[key] = r; rec_order[#rec_order + 1] = key end
-    if r.map[id] == nil then r.ids[#r.ids + 1] = id end
-    r.map[id] = json
-  end
-  for _, cur_key in ipairs(order) do
-    local g = groups[cur_key]
-    local olds = {}
-    for i = 1, #g, CHUNK do
-      local part = {}
-      for j = i, math.min(i + CHUNK - 1, #g) do part[#part + 1] = g[j].slot end
-      local got = redis.call('HMGET', cur_key, unpack(part))
-      for j = 1, #got do olds[i + j - 1] = got[j] end
+-- Make jsons[i] the current record of slots[i] in the current hash `cur` (one HMGET, one
+-- HSET). The record each one replaces (stored before, or written earlier in this batch) is
+-- closed at `turn` and appended to `history` (flat id, json: the history hash holds closed
+-- records only). Returns whether any of the slots held a record before.
+local function replace(cur, slots, jsons, turn, history)
+  local olds = hmget(cur, slots)
+  local latest, order, held = {}, {}, false
+  for i = 1, #slots do
+    local slot = slots[i]
+    local prev = latest[slot]
+    if prev == nil then
+      prev = olds[i]
+      order[#order + 1] = slot
+      if prev then held = true end
     end
-    if on_new_hash then
-      local any = false
-      for i = 1, #g do if olds[i] then any = true; break end end
-      -- none of these slots held a record: the hash may be new (telling is idempotent)
-      if not any then on_new_hash(cur_key) end
+    if prev then
+      history[#history + 1] = record_id(prev)
+      history[#history + 1] = closed(prev, turn)
     end
-    local latest, latest_order = {}, {}
-    for i, it in ipairs(g) do
-      local slot = it.slot
-      local prev = latest[slot]
-      if prev == nil then
-        prev = olds[i]
-        latest_order[#latest_order + 1] = slot
-      end
-      if prev then rec_put(it.rec, record_id(prev), closed(prev, turn)) end
-      latest[slot] = it.json
-      rec_put(it.rec, it.id, it.json)
-      local f = froms[it.from]
-      if not f then f = {}; froms[it.from] = f; from_order[#from_order + 1] = it.from end
-      f[#f + 1] = turn
-      f[#f + 1] = it.id
-    end
-    local flat = {}
-    for _, slot in ipairs(latest_order) do
-      flat[#flat + 1] = slot
-      flat[#flat + 1] = latest[slot]
-    end
-    chunked('HSET', cur_key, flat)
+    latest[slot] = jsons[i]
   end
-  for _, key in ipairs(rec_order) do
-    local r, flat = recs[key], {}
-    for _, id in ipairs(r.ids) do
-      flat[#flat + 1] = id
-      flat[#flat + 1] = r.map[id]
-    end
-    chunked('HSET', key, flat)
+  local flat = {}
+  for _, slot in ipairs(order) do
+    flat[#flat + 1] = slot
+    flat[#flat + 1] = latest[slot]
   end
-  for _, key in ipairs(from_order) do chunked('ZADD', key, froms[key]) end
+  chunked('HSET', cur, flat)
+  return held
 end
 
 local function commit(keys, args)
@@ -199,70 +175,99 @@ local function commit(keys, args)
     return rec
   end
   for _, id in ipairs(P.entities.id) do redis.call('HSETNX', L.entities, id, nextrec()) end
-  local E = P.events
+  -- the events; each witness keeps a first-person memory of each (its own where it has one)
+  local E, flat, memories, witnesses = P.events, {}, {}, {}
   for i, id in ipairs(E.id) do
-    redis.call('HSET', L.events, id, nextrec())
-    -- each witness keeps a first-person memory of the event: its own where it has one
+    flat[#flat + 1] = id
+    flat[#flat + 1] = nextrec()
     local own = E.own[i]
     for _, who in ipairs(E.witnesses[i]) do
-      redis.call('RPUSH', (string.gsub(L.mem, '<C>', who, 1)), own[who] or E.memory[i])
+      local list = memories[who]
+      if not list then list = {}; memories[who] = list; witnesses[#witnesses + 1] = who end
+      list[#list + 1] = own[who] or E.memory[i]
     end
   end
-  local items = {}
-  for i, id in ipairs(P.states.id) do
-    items[#items + 1] = {cur = L.w_cur, rec = L.w_rec, from = L.w_from,
-                         slot = P.states.slot[i], id = id, json = nextrec()}
+  chunked('HSET', L.events, flat)
+  for _, who in ipairs(witnesses) do
+    chunked('RPUSH', (string.gsub(L.mem, '<C>', who, 1)), memories[who])
   end
-  replace_many(items, turn)
-  items = {}
-  local chain_keys, root_keys, chain_of = {}, {}, {}
+  -- W: the new states become current, closing what they replace; every new record is
+  -- indexed by its valid_from
+  local S = P.states
+  if #S.id > 0 then
+    local jsons, from, history = {}, {}, {}
+    for i, id in ipairs(S.id) do
+      jsons[i] = nextrec()
+      from[#from + 1] = turn
+      from[#from + 1] = id
+    end
+    replace(L.w_cur, S.slot, jsons, turn, history)
+    chunked('HSET', L.w_rec, history)
+    chunked('ZADD', L.w_from, from)
+  end
+  -- the minds: the same per holder chain (one current hash each), history per root
   local B = P.beliefs
+  local chains, chain_order, roots, root_order = {}, {}, {}, {}
   for i, id in ipairs(B.id) do
-    local root, chain = B.root[i], B.chain[i]
-    local rk = root_keys[root]
-    if not rk then
-      rk = {(string.gsub(L.b_rec, '<C>', root, 1)), (string.gsub(L.b_from, '<C>', root, 1)),
-            (string.gsub(L.b_chains, '<C>', root, 1))}
-      root_keys[root] = rk
+    local chain, root = B.chain[i], B.root[i]
+    local c = chains[chain]
+    if not c then
+      c = {root = root, slots = {}, jsons = {}}
+      chains[chain] = c
+      chain_order[#chain_order + 1] = chain
     end
-    local ck = chain_keys[chain]
-    if not ck then
-      ck = (string.gsub(string.gsub(L.b_cur, '<C>', root, 1), '<H>', chain, 1))
-      chain_keys[chain] = ck
-      chain_of[ck] = {rk[3], chain}
+    c.slots[#c.slots + 1] = B.slot[i]
+    c.jsons[#c.jsons + 1] = nextrec()
+    local r = roots[root]
+    if not r then
+      r = {history = {}, from = {}}
+      roots[root] = r
+      root_order[#root_order + 1] = root
     end
-    items[#items + 1] = {cur = ck, rec = rk[1], from = rk[2], slot = B.slot[i], id = id,
-                         json = nextrec()}
+    r.from[#r.from + 1] = turn
+    r.from[#r.from + 1] = id
   end
-  -- a chain is registered in its holder's set when its hash is (possibly) new
-  replace_many(items, turn, function(ck) redis.call('SADD', chain_of[ck][1], chain_of[ck][2]) end)
-  for i, id in ipairs(P.devs.id) do
-    local json = nextrec()
-    if P.devs.new[i] then
-      redis.call('HSET', L.d, id, json)
-    else
-      -- history is the last field of a Development: append before the closing ']}'
-      local dev = redis.call('HGET', L.d, id)
-      redis.call('HSET', L.d, id, string.sub(dev, 1, -3) .. ',' .. json .. ']}')
+  for _, chain in ipairs(chain_order) do
+    local c = chains[chain]
+    local cur = string.gsub(string.gsub(L.b_cur, '<C>', c.root, 1), '<H>', chain, 1)
+    if not replace(cur, c.slots, c.jsons, turn, roots[c.root].history) then
+      -- none of these slots held a belief: the chain's hash may be new (telling is idempotent)
+      redis.call('SADD', (string.gsub(L.b_chains, '<C>', c.root, 1)), chain)
     end
   end
-  for _, id in ipairs(P.hyps.id) do redis.call('HSET', L.h, id, nextrec()) end
-  for _, id in ipairs(P.realised) do
-    local hyp = redis.call('HGET', L.h, id)
-    hyp = string.gsub(hyp, '"status":"open"', '"status":"realised"', 1)
-    hyp = string.gsub(hyp, '"realised_turn":null', '"realised_turn":' .. turn, 1)
-    redis.call('HSET', L.h, id, hyp)
+  for _, root in ipairs(root_order) do
+    local r = roots[root]
+    chunked('HSET', (string.gsub(L.b_rec, '<C>', root, 1)), r.history)
+    chunked('ZADD', (string.gsub(L.b_from, '<C>', root, 1)), r.from)
   end
+  -- developments (new, or as a status change leaves them) and hypotheses (new, or realised):
+  -- whole records, stored as they are
+  flat = {}
+  for _, id in ipairs(P.devs.id) do
+    flat[#flat + 1] = id
+    flat[#flat + 1] = nextrec()
+  end
+  chunked('HSET', L.d, flat)
+  flat = {}
+  for _, ids in ipairs({P.hyps.id, P.realised}) do
+    for _, id in ipairs(ids) do
+      flat[#flat + 1] = id
+      flat[#flat + 1] = nextrec()
+    end
+  end
+  chunked('HSET', L.h, flat)
+  if P.usage ~= cjson.null then redis.call('HSET', L.usage, tostring(turn), P.usage) end
   redis.call('HSET', L.turns, tostring(turn), cjson.encode({
     text = P.text, digest = digest, events = E.id, committed_at = committed_at,
     scene = P.scene, clock = P.clock }))
-  if P.usage ~= cjson.null then redis.call('HSET', L.usage, tostring(turn), P.usage) end
   redis.call('HSET', L.head, 'turn', turn)
   return 'ok'
 end
 
--- Records of one history (rec hash + from zset) valid at turn t: valid_from <= t < valid_to.
--- With a filter string, only records whose JSON contains it (a holder chain) are kept.
+-- Records of one history valid at turn t (valid_from <= t < valid_to): the closed ones from
+-- the history hash (KEYS[1]) through the valid_from index (KEYS[2]), and the current ones
+-- valid from t on from the current hashes (KEYS[3..]). With a filter string, only records
+-- whose JSON contains it (a holder chain) are kept.
 local function as_of(keys, args)
   local rec_key, from_key = keys[1], keys[2]
   local t = tonumber(args[1])
@@ -276,12 +281,22 @@ local function as_of(keys, args)
     local vals = redis.call('HMGET', rec_key, unpack(part))
     for _, v in ipairs(vals) do
       if v then
-        -- a closed record ends with its valid_to (see closed above)
+        -- a closed record ends with its valid_to (see closed above); a record with none is
+        -- current (an older store kept those here too): read from its current hash below
         local at = string.find(v, ',"valid_to":', 1, true)
         local to = at and tonumber(string.sub(v, at + #',"valid_to":', -2))
-        if (not to or to > t) and (filter == '' or string.find(v, filter, 1, true)) then
+        if to and to > t and (filter == '' or string.find(v, filter, 1, true)) then
           out[#out + 1] = v
         end
+      end
+    end
+  end
+  for k = 3, #keys do
+    for _, v in ipairs(redis.call('HVALS', keys[k])) do
+      local at = string.find(v, '"valid_from":', 1, true)
+      local from = at and tonumber(string.match(v, '^%d+', at + #'"valid_from":'))
+      if from and from <= t and (filter == '' or string.find(v, filter, 1, true)) then
+        out[#out + 1] = v
       end
     end
   end

@@ -118,15 +118,22 @@ _OPEN = "@open"  # the open scene's place, day and actors, to decide whether a t
 
 
 async def _state_slots(store: StoryStore, state_ids: Sequence[str]) -> dict[str, str]:
-    """``subject|attribute`` of each state id (from the branch's state history)."""
+    """``subject|attribute`` of each state id: from the branch's state history (closed
+    states), else from W (a state still current is kept only there, by its slot)."""
     if not state_ids:
         return {}
     values = await store.client.hmget(keys.world_records(store.story, store.branch), state_ids)
+    found = {i: raw for i, raw in zip(state_ids, values, strict=True) if raw}
+    missing = {i for i in state_ids if i not in found}
+    if missing:
+        for raw in await store.client.hvals(keys.world_current(store.story, store.branch)):
+            state_id = raw.removeprefix('{"id":"').partition('"')[0]  # a state's id is first
+            if state_id in missing:
+                found[state_id] = raw
     out = {}
-    for state_id, raw in zip(state_ids, values, strict=True):
-        if raw:
-            data = json.loads(raw)
-            out[state_id] = f"{data['subject']}|{data['attribute']}"
+    for state_id, raw in found.items():
+        data = json.loads(raw)
+        out[state_id] = f"{data['subject']}|{data['attribute']}"
     return out
 
 

@@ -12,8 +12,8 @@ Layout (``S`` story, ``B`` branch, ``C`` character, ``H`` a holder chain such as
     fab:{S}:b:B:turns                 hash   turn -> {"text", "digest", "events"}
     fab:{S}:b:B:events                hash   event id -> Event
     fab:{S}:b:B:w:cur                 hash   "subject|attribute" -> current State
-    fab:{S}:b:B:w:rec                 hash   state id -> State (current and closed)
-    fab:{S}:b:B:w:from                zset   state id scored by valid_from
+    fab:{S}:b:B:w:rec                 hash   state id -> closed State (the current: in cur)
+    fab:{S}:b:B:w:from                zset   state id scored by valid_from (every state)
     fab:{S}:b:B:d                     hash   development id -> Development
     fab:{S}:b:B:h                     hash   hypothesis id -> Hypothesis
     fab:{S}:b:B:tree                  hash   hierarchy node id -> HierarchyNode (scenes, ...)
@@ -21,8 +21,8 @@ Layout (``S`` story, ``B`` branch, ``C`` character, ``H`` a holder chain such as
     fab:{S}:b:B:decide:T              string lock held while a decision resumes turn T
     fab:{S}:b:B:usage                 hash   turn -> model usage by role (tokens, calls, retries)
     fab:{S}:c:C:B:cur:H               hash   "subject|attribute" -> current Belief of chain H
-    fab:{S}:c:C:B:rec                 hash   belief id -> Belief, every chain rooted at C
-    fab:{S}:c:C:B:from                zset   belief id scored by valid_from
+    fab:{S}:c:C:B:rec                 hash   belief id -> closed Belief, every chain rooted at C
+    fab:{S}:c:C:B:from                zset   belief id scored by valid_from (every belief)
     fab:{S}:c:C:B:chains              set    chains rooted at C that hold beliefs
     fab:{S}:c:C:B:mem                 list   C's first-person memories: the events C witnessed
     fab:{S}:b:B:x:...                 the episode index of a branch (see :class:`EpisodeKeys`)

@@ -18,38 +18,42 @@ argument       meaning
                (:func:`fabula.memory.lineage.branch_for`)
 ``at``         write time, Unix seconds
 ``records``    the records' JSON, one a line (JSON has no raw newline), in header order:
-               entities, events, states, beliefs, developments, hypotheses
+               entities, events, states, beliefs, developments, hypotheses, realised
+               hypotheses
 =============  ====================================================================
 
 The header is columnar — each group is an object of equal-length lists, read by name
 (``P.beliefs.chain[i]``), never by position — so the function decodes one small object and
-no record. Stored records follow these rules, which the function relies on and
-``tests/test_store.py`` checks:
+no record. The function stores whole records and edits none: a development's status change
+carries the development as the change leaves it, a realised hypothesis its realised record
+(both computed from the records of the turn's basis, which the function checks is the
+head: a turn that does not follow is refused), and each event reference names the events
+hash that holds it (the branch that holds its turn). Stored records follow these rules,
+which the function relies on and ``tests/test_store.py`` checks:
 
 * states, beliefs and events are stored without their default values (:func:`stored`), so
   an open state or belief has no ``valid_to``; it is closed by appending
   ``,"valid_to":<turn>`` before its final ``}``;
+* a state's or belief's current record lives only in its current hash (by slot); the
+  history hash holds the closed ones, each written when it is closed (so a new record is
+  written once), and the ``from`` index holds every record's id by its ``valid_from``;
 * a stored state or belief starts with ``{"id":"<id>"`` (``id`` is its first field), which
   is how the function finds the id of the record a new one replaces without decoding it;
   a stored entity starts with ``{"id":"<id>","kind":"<kind>"`` (how a reference's kind is
-  checked); identifiers hold no quotation mark;
-* a development's ``history`` is its last field (a status change is appended to it);
-* a hypothesis is stored with its defaults (``"status":"open"``, ``"realised_turn":null``
-  are rewritten when it is realised).
+  checked); identifiers hold no quotation mark.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypedDict
 
-from fabula.memory.delta import DevelopmentUpdate, TurnDelta, development_from
-from fabula.memory.lineage import Ancestor
+from fabula.memory.delta import DevelopmentUpdate, TurnDelta
 from fabula.memory.recollection import recollect_each, render_event
-from fabula.memory.records import Belief, Event, Memory, State
+from fabula.memory.records import Belief, Event, Memory, State, event_turn
 from fabula.memory.validate import Ref
 
 __all__ = [
@@ -93,10 +97,10 @@ class BeliefColumns(TypedDict):
 
 
 class DevelopmentColumns(TypedDict):
-    """New developments and status changes."""
+    """New developments and status changes (each record: the development as it leaves it)."""
 
     id: list[str]
-    new: list[bool]  # a new development (its record) or a status change (appended)
+    new: list[bool]  # a new development or a status change of a stored one
 
 
 class HypothesisColumns(TypedDict):
@@ -112,13 +116,7 @@ class RefColumns(TypedDict):
     kind: list[str]  # entity, event, development, hypothesis, new_entity, new_development
     id: list[str]
     want: list[str]  # for an entity: the kind it must be ("" for any)
-
-
-class AncestorColumns(TypedDict):
-    """The branch's ancestors (where inherited events are looked up)."""
-
-    events: list[str]  # an ancestor branch's events hash, nearest first
-    through: list[int]  # its events up to this turn are this branch's
+    where: list[str]  # for an event: the events hash of the branch holding its turn ("": none)
 
 
 class CommitHeader(TypedDict):
@@ -128,8 +126,7 @@ class CommitHeader(TypedDict):
     scene: str | None  # the place the turn ends in
     clock: str | None  # the story's date or time of day at this turn, as written
     usage: str | None  # the model usage that made the turn (JSON), kept with it
-    realised: list[str]  # hypotheses this turn realises
-    ancestors: AncestorColumns
+    realised: list[str]  # hypotheses this turn realises (their records after the new ones)
     refs: RefColumns  # every reference to resolve before the first write
     entities: EntityColumns
     events: EventColumns
@@ -168,18 +165,18 @@ def encode_commit(
     layout: str,
     head_key: str,
     turn_key: str,
-    ancestors: Sequence[tuple[str, Ancestor]],
+    events_of: Callable[[int], str],
     committed_at: float,
     usage: Mapping[str, object] | None = None,
 ) -> CommitCall:
     """The ``fabula_commit`` call that commits ``delta`` (validated, with its ``refs``).
 
-    ``ancestors`` pairs each ancestor of the branch (nearest first) with its events hash.
-    ``usage`` (the model usage that made the turn, by role) is written with the turn, in
-    the same call. The digest covers the text, scene, clock, realised hypotheses, the
+    ``events_of(turn)`` is the events hash of the branch that holds ``turn`` (where an event
+    reference is looked up). ``usage`` (the model usage that made the turn, by role) is
+    written with the turn, in the same call. The digest covers the text, scene, clock, the
     witnesses' memories and every record — the whole content of the turn, and not where it
     is committed (a branch re-sending a turn it inherited sends the same digest) nor what
-    making it cost.
+    making it cost; it is taken in one pass over the header's content and the records.
     """
     shared, own = _memories(delta)
     header: CommitHeader = {
@@ -187,16 +184,13 @@ def encode_commit(
         "scene": delta.scene,
         "clock": delta.clock,
         "usage": None if usage is None else _json(usage),
-        "realised": list(delta.realised),
-        "ancestors": {
-            "events": [key for key, _ in ancestors],
-            "through": [a.through for _, a in ancestors],
-        },
+        "realised": [h.id for h in delta.realised],
         "refs": {
             "field": [r.field for r in refs],
             "kind": [r.kind for r in refs],
             "id": [r.id for r in refs],
             "want": [r.entity_kind for r in refs],
+            "where": [_events_hash(r, events_of) for r in refs],
         },
         "entities": {
             "id": [e.id for e in delta.entities],
@@ -227,12 +221,12 @@ def encode_commit(
     records += [stored(b) for b in delta.beliefs]
     records += [_development_json(d) for d in delta.developments]
     records += [h.model_dump_json() for h in delta.hypotheses]
-    content = [delta.text, delta.scene, delta.clock, delta.realised, shared, own]
-    sha = hashlib.sha256(_json(content).encode())
-    for record in records:
-        sha.update(b"\x00" + record.encode())
-    digest = sha.hexdigest()
+    records += [h.model_dump_json() for h in delta.realised]
     body, blob = _json(header), "\n".join(records)
+    content = [delta.text, delta.scene, delta.clock, shared, own]
+    sha = hashlib.sha256(_json(content).encode())
+    sha.update(b"\x00" + blob.encode())
+    digest = sha.hexdigest()
     args: list[str | int] = [
         layout,
         delta.turn,
@@ -243,6 +237,15 @@ def encode_commit(
         blob,
     ]
     return CommitCall(keys=[head_key], args=args, digest=digest, header=body, records=blob)
+
+
+def _events_hash(ref: Ref, events_of: Callable[[int], str]) -> str:
+    if ref.kind != "event":
+        return ""
+    try:
+        return events_of(event_turn(ref.id))
+    except ValueError:  # not an event id: the function reports it unknown
+        return ""
 
 
 def _memories(delta: TurnDelta) -> tuple[list[str], list[dict[str, str]]]:
@@ -268,7 +271,8 @@ def _memories(delta: TurnDelta) -> tuple[list[str], list[dict[str, str]]]:
 
 
 def _development_json(update: DevelopmentUpdate) -> str:
-    """A new development's record, or the status change appended to an existing one."""
-    if update.is_new:
-        return development_from(update).model_dump_json()
-    return update.change.model_dump_json()
+    """The development as ``update`` leaves it (validation made sure there is one)."""
+    record = update.record
+    if record is None:  # pragma: no cover - validate_delta refuses it first
+        raise ValueError(f"development update {update.id!r} carries no development")
+    return record.model_dump_json()

@@ -142,7 +142,11 @@ async def project_world(store: StoryStore, as_of: int | None = None) -> WorldVie
     values = await fcall_ro(
         store.client,
         "fabula_as_of",
-        [keys.world_records(store.story, branch), keys.world_from(store.story, branch)],
+        [
+            keys.world_records(store.story, branch),
+            keys.world_from(store.story, branch),
+            keys.world_current(store.story, branch),
+        ],
         [as_of, ""],
     )
     states = {s.slot: s for s in parse_states(values)}
@@ -176,6 +180,7 @@ async def project_beliefs(
             [
                 keys.belief_records(store.story, branch, root),
                 keys.belief_from(store.story, branch, root),
+                keys.beliefs_current(store.story, branch, chain_key),
             ],
             [as_of, _chain_filter(chain)],
         )
@@ -189,12 +194,14 @@ async def project_beliefs(
 async def all_beliefs_as_of(store: StoryStore, character: str, as_of: int) -> list[Belief]:
     """Every belief of every chain rooted at ``character``, as of turn ``as_of``."""
     branch = await store.branch_for(as_of)
+    chains = sorted(await store.client.smembers(keys.belief_chains(store.story, branch, character)))
     values = await fcall_ro(
         store.client,
         "fabula_as_of",
         [
             keys.belief_records(store.story, branch, character),
             keys.belief_from(store.story, branch, character),
+            *(keys.beliefs_current(store.story, branch, chain) for chain in chains),
         ],
         [as_of, ""],
     )

@@ -292,7 +292,7 @@ class StoryStore:
             layout=self._layout_json,
             head_key=self._layout["head"],
             turn_key=turn_key,
-            ancestors=[(keys.events(self.story, a.branch), a) for a in ancestry],
+            events_of=lambda turn: keys.events(self.story, branch_for(self.branch, ancestry, turn)),
             committed_at=time.time(),
             usage=usage,
         )

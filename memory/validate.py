@@ -192,6 +192,13 @@ def validate_delta(delta: TurnDelta) -> list[Ref]:
                 found.add(f"{field}.participants[{j}]", "entity", p)
         else:
             found.add(field + ".id", "development", dev.id)
+            after = dev.development
+            if after is None or after.id != dev.id or after.history[-1] != dev.change:
+                raise _fail(
+                    field + ".development",
+                    "a status change carries its development, its history ending with it",
+                    turn,
+                )
         if dev.change.event:
             found.add(field + ".change.event", "event", dev.change.event)
 
@@ -201,8 +208,10 @@ def validate_delta(delta: TurnDelta) -> list[Ref]:
             raise _fail(field + ".id", f"expected open hypothesis h{turn}.{i}", turn)
         unique(hyp.id, field)
         found.add(field + ".development", "development", hyp.development)
-    for i, hyp_id in enumerate(delta.realised):
-        found.add(f"realised[{i}]", "hypothesis", hyp_id)
+    for i, hyp in enumerate(delta.realised):
+        if hyp.status != "realised" or hyp.realised_turn != turn:
+            raise _fail(f"realised[{i}]", f"must be realised at turn {turn}", turn)
+        found.add(f"realised[{i}]", "hypothesis", hyp.id)
     if delta.scene is not None:
         found.add("scene", "entity", delta.scene, "place")
     return found.refs()

@@ -81,9 +81,10 @@ class TestOwnMind:
         """A registered read-only function may read keys of the character's own mind."""
         reply = await leo.client.fcall_ro(  # type: ignore[no-untyped-call]
             "fabula_as_of",
-            2,
+            3,
             keys.belief_records(STORY, "main", "leo"),
             keys.belief_from(STORY, "main", "leo"),
+            keys.beliefs_current(STORY, "main", "leo"),
             1,
             "",
         )
@@ -182,6 +183,16 @@ class TestDenied:
                 2,
                 keys.world_records(STORY, "main"),
                 keys.world_from(STORY, "main"),
+                1,
+                "",
+            )
+        with pytest.raises(NoPermissionError):  # its own history, another's current beliefs
+            await leo.client.fcall_ro(  # type: ignore[no-untyped-call]
+                "fabula_as_of",
+                3,
+                keys.belief_records(STORY, "main", "leo"),
+                keys.belief_from(STORY, "main", "leo"),
+                keys.beliefs_current(STORY, "main", "mara"),
                 1,
                 "",
             )

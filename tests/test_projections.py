@@ -44,7 +44,7 @@ def turn2() -> TurnDelta:
     b.state("leo", "location", "hallway", event=go)
     b.belief(["leo"], "leo", "location", "hallway", mode="participated", event=go)
     b.belief(["mara"], "leo", "location", "hallway", mode="observed", event=go)
-    b.update_development(DEV, "advanced", event=go)
+    b.update_development(turn1().developments[0].record, "advanced", event=go)
     hyp = b.hypothesis(DEV, "Mara hides the key in the hollow book", uncertainty=0.3)
     assert hyp.id == "h2.0"
     return b.build()
@@ -57,8 +57,9 @@ def turn3() -> TurnDelta:
     b.state("brass_key", "location", "hollow_book", event=move)
     b.belief(["mara"], "brass_key", "location", "hollow_book", mode="participated", event=move)
     b.belief(["mara", "leo"], "brass_key", "location", "desk_drawer", mode="inferred", event=move)
-    b.update_development(DEV, "resolved", event=move)
-    b.realise("h2.0")
+    before = turn2()
+    b.update_development(before.developments[0].record, "resolved", event=move)
+    b.realise(before.hypotheses[0])
     return b.build()
 
 

@@ -11,7 +11,7 @@ from fabula.memory import keys
 from fabula.memory.delta import DeltaBuilder, TurnDelta
 from fabula.memory.errors import InvalidDelta, InvalidInput, TurnConflict
 from fabula.memory.projections import project_beliefs, project_world
-from fabula.memory.records import SourceSpan, State
+from fabula.memory.records import Development, Hypothesis, SourceSpan, State, StatusChange
 from fabula.memory.store import StoryStore, list_stories
 from fabula.worlds.loader import load_world, setup_delta
 
@@ -188,7 +188,12 @@ def _bad_duplicate_in_delta(b: DeltaBuilder) -> None:
 
 
 def _bad_development(b: DeltaBuilder) -> None:
-    b.update_development("d_no_such_thing", "advanced")
+    b.update_development(_development("d_no_such_thing"), "advanced")
+
+
+def _development(dev_id: str) -> Development:
+    opened = StatusChange(turn=0, status="opened")
+    return Development(id=dev_id, kind="goal", title="No such thing", history=(opened,))
 
 
 def _bad_hypothesis_development(b: DeltaBuilder) -> None:
@@ -196,7 +201,22 @@ def _bad_hypothesis_development(b: DeltaBuilder) -> None:
 
 
 def _bad_hypothesis(b: DeltaBuilder) -> None:
-    b.realise("h0.0")
+    b.realise(Hypothesis(id="h0.0", development="d_x", premise="It all goes wrong", proposed=0))
+
+
+def _bad_status_change_record(b: DeltaBuilder) -> TurnDelta:
+    """A status change that does not carry the development it leaves (the commit stores
+    whole records and edits none, so it would have nothing to store)."""
+    b.update_development(_development("d_x"), "advanced")
+    delta = b.build()
+    bare = delta.developments[-1].model_copy(update={"development": None})
+    return delta.model_copy(update={"developments": (bare,)})
+
+
+def _bad_realised_record(b: DeltaBuilder) -> TurnDelta:
+    """A realised hypothesis whose record is not realised at this turn."""
+    hyp = Hypothesis(id="h0.0", development="d_x", premise="It all goes wrong", proposed=0)
+    return b.build().model_copy(update={"realised": (hyp,)})
 
 
 class TestValidation:
@@ -217,6 +237,8 @@ class TestValidation:
             (_bad_development, "developments[0].id", "unknown development"),
             (_bad_hypothesis_development, "hypotheses[0].development", "unknown development"),
             (_bad_hypothesis, "realised[0]", "unknown hypothesis"),
+            (_bad_status_change_record, "developments[0].development", "carries its development"),
+            (_bad_realised_record, "realised[0]", "realised at turn 1"),
         ],
         ids=[
             "span-outside-text",
@@ -231,6 +253,8 @@ class TestValidation:
             "unknown-development",
             "hypothesis-unknown-development",
             "unknown-hypothesis",
+            "status-change-without-record",
+            "realised-record-not-realised",
         ],
     )
     async def test_rejection_names_field_and_writes_nothing(
@@ -263,7 +287,9 @@ class TestValidation:
 
 class TestHistory:
     async def test_state_change_closes_the_previous_interval(self, store: StoryStore) -> None:
-        """A change closes the old record at the turn (valid_to = turn) and opens a new one."""
+        """A change closes the old record at the turn (valid_to = turn) and opens a new one;
+        the history hash holds the closed records, the current one is in W's current hash
+        only (written once), and every record is in the valid_from index."""
         await store.commit(turn1_builder().build())
         await store.commit(turn2_delta())
         records = await store.client.hgetall(keys.world_records(STORY, "main"))  # type: ignore[misc]
@@ -275,10 +301,13 @@ class TestHistory:
         assert [(s.value, s.valid_from, s.valid_to) for s in key_states] == [
             ("leo", 0, 1),
             ("desk_drawer", 1, 2),
-            ("hollow_book", 2, None),
         ]
-        current = await project_world(store)
-        assert current.get("brass_key", "location") == key_states[-1]
+        current = (await project_world(store)).get("brass_key", "location")
+        assert current is not None
+        assert (current.value, current.valid_from, current.valid_to) == ("hollow_book", 2, None)
+        assert current.id not in records
+        indexed = await store.client.zrange(keys.world_from(STORY, "main"), 0, -1)
+        assert {*(s.id for s in key_states), current.id} <= set(indexed)
 
     async def test_history_stays_queryable(self, store: StoryStore) -> None:
         """as_of answers where the key was, in W and in a mind, at every turn."""
@@ -368,8 +397,8 @@ class TestStoredRecords:
 
     async def test_the_layout_the_commit_function_reads(self, aredis_client: aredis.Redis) -> None:
         """States, beliefs and entities begin with their id (entities then their kind),
-        open records carry no valid_to and a closed one ends with it, a development ends
-        with its history (realising a hypothesis is covered by the projection tests)."""
+        open records carry no valid_to and a closed one ends with it; developments and
+        hypotheses are whole records (realising one is covered by the projection tests)."""
         store = StoryStore(aredis_client, STORY)
         pack = load_world("hollow_book")
         await store.create(setup_delta(pack), world=pack.id, title="T")
@@ -384,11 +413,9 @@ class TestStoredRecords:
         for raw in [*current, *beliefs]:
             record_id = raw.removeprefix('{"id":"').partition('"')[0]
             assert raw.startswith(f'{{"id":"{record_id}",') and "valid_to" not in raw
-        closed = [r for r in history if "valid_to" in r]
-        assert closed and all(r.endswith(',"valid_to":1}') for r in closed)
+        assert history and all(r.endswith(',"valid_to":1}') for r in history)  # closed only
         for entity_id, raw in (await aredis_client.hgetall(keys.entities(STORY))).items():
             kind = (await store.entities())[entity_id].kind
             assert raw.startswith(f'{{"id":"{entity_id}","kind":"{kind}"')
-        for raw in await aredis_client.hvals(keys.developments(STORY, "main")):
-            assert raw.endswith("]}") and '"history":[' in raw
-            assert raw.rindex('"history":[') > raw.rindex('"description":')
+        for dev_id, raw in (await aredis_client.hgetall(keys.developments(STORY, "main"))).items():
+            assert Development.model_validate_json(raw).id == dev_id

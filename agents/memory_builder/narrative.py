@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from fabula.agents.views import AuthorView
 from fabula.memory.delta import DevelopmentUpdate, TurnDelta
-from fabula.memory.records import Fact, Hypothesis, StatusChange
+from fabula.memory.delta import realised as realised_at
+from fabula.memory.records import Development, Fact, Hypothesis, StatusChange
 
 __all__ = ["enrich", "propose_hypotheses"]
 
@@ -79,6 +80,14 @@ def propose_hypotheses(view: AuthorView, turn: int, start: int = 0) -> list[Hypo
     return out
 
 
+def _latest(delta: TurnDelta, dev_id: str) -> Development | None:
+    """Development ``dev_id`` as ``delta`` leaves it, if it touches it."""
+    for update in reversed(delta.developments):
+        if update.id == dev_id:
+            return update.record
+    return None
+
+
 def enrich(view: AuthorView, delta: TurnDelta) -> TurnDelta:
     """``delta`` with development links and steps, realised and new hypotheses (see above)."""
     turn = delta.turn
@@ -93,9 +102,9 @@ def enrich(view: AuthorView, delta: TurnDelta) -> TurnDelta:
             for dev_id in links:
                 moved.setdefault(dev_id, event.id)
     updates = [
-        DevelopmentUpdate(
-            id=dev_id,
-            change=StatusChange(
+        DevelopmentUpdate.status_change(
+            _latest(delta, dev_id) or view.developments[dev_id],
+            StatusChange(
                 turn=turn, status="advanced", event=event_id, note="its participants acted"
             ),
         )
@@ -103,7 +112,7 @@ def enrich(view: AuthorView, delta: TurnDelta) -> TurnDelta:
     ]
     world = _world_after(view, delta)
     realised = tuple(
-        h.id
+        realised_at(h, turn)
         for h in view.hypotheses.values()
         if h.status == "open"
         and h.realises
