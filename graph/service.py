@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.types import Command, StateSnapshot
+from langgraph.types import Command
 from redis.exceptions import LockError
 from structlog.contextvars import bound_contextvars
 
@@ -32,7 +32,17 @@ from fabula.agents.views import author_view
 from fabula.graph.build import build_turn_graph, thread_id
 from fabula.graph.changes import changes_of, sentences_of
 from fabula.graph.checkpoint import RedisCheckpointSaver, delete_threads
+from fabula.graph.consolidation import consolidator
 from fabula.graph.nodes import commit_text
+from fabula.graph.pending import (
+    Listener,
+    Pending,
+    TurnEvent,
+    edit_problem,
+    pending_in,
+    raise_if_edit_not_taken,
+    tell,
+)
 from fabula.graph.responses import (
     DecisionOut,
     PendingSummary,
@@ -45,11 +55,9 @@ from fabula.graph.runtime import CommitObserver, Consolidator, TurnContext
 from fabula.graph.state import TurnState
 from fabula.memory.acl import MindPool, drop_character_users, ensure_character_user, sync_users
 from fabula.memory.branching import fork
-from fabula.memory.connection import connect_async, is_cluster
+from fabula.memory.connection import connect_async
 from fabula.memory.delta import TurnDelta
 from fabula.memory.errors import (
-    ConfigError,
-    EditRefused,
     InvalidInput,
     InvalidWorld,
     NotFound,
@@ -82,79 +90,6 @@ TurnOutcome = Literal["committed", "duplicate", "pending", "abandoned"]
 # not after every step: a run that dies midway starts the turn over, which is safe
 # because everything before the commit is a pure read and the commit is idempotent.
 DURABILITY: Literal["exit"] = "exit"
-
-
-@dataclass(frozen=True)
-class Pending:
-    """A turn waiting for a human decision."""
-
-    story: str
-    branch: str
-    turn: int
-    payload: dict[str, Any]
-    # the checkpoint holding this draft: a rejected and rewritten draft has another
-    checkpoint: str | None = None
-
-    @property
-    def id(self) -> str:
-        """This draft's name, ``<turn>.<checkpoint>``: what a decision says it is about."""
-        return f"{self.turn}.{self.checkpoint or ''}"
-
-
-@dataclass(frozen=True)
-class TurnEvent:
-    """Something that happened while a turn was written, for a listener (the web page).
-
-    ``step``: the graph node ``node`` finished; ``draft``: the writer's whole draft is
-    ``text``; ``prose``: a piece of the draft a model is streaming.
-    """
-
-    kind: Literal["step", "draft", "prose"]
-    story: str
-    branch: str
-    turn: int
-    node: str = ""
-    text: str = ""
-
-
-Listener = Callable[[TurnEvent], Awaitable[None]]
-
-
-def _pending_in(store: StoryStore, turn: int, snapshot: StateSnapshot) -> Pending | None:
-    checkpoint = snapshot.config.get("configurable", {}).get("checkpoint_id")
-    for task in snapshot.tasks:
-        for intr in task.interrupts:
-            return Pending(store.story, store.branch, turn, dict(intr.value), checkpoint)
-    return None
-
-
-def consolidator(url: str, mode: str, queue_url: str | None = None) -> Consolidator | None:
-    """How committed turns are consolidated: ``inline``, ``rq`` (enqueued, on ``queue_url``
-    or ``url``) or ``off``. Raises :class:`ConfigError` for RQ on a Redis Cluster without a
-    separate queue (rq 3.0 cannot use a cluster)."""
-    if mode == "off":
-        return None
-    if mode == "rq":
-        from fabula.memory.jobs import enqueue_consolidation
-
-        if queue_url is None and is_cluster(url):
-            raise ConfigError(
-                "RQ does not support Redis Cluster (rq 3.0's worker needs a single server's "
-                "connection pool): set FABULA_RQ_URL to a plain Redis for the queue, or "
-                "FABULA_CONSOLIDATE=inline"
-            )
-        queue = queue_url or url
-
-        async def enqueue(store: StoryStore, turn: int) -> None:
-            enqueue_consolidation(url, store.story, store.branch, turn, queue_url=queue)
-
-        return enqueue
-    from fabula.memory.hierarchy import consolidate_turn
-
-    async def inline(store: StoryStore, turn: int) -> None:
-        await consolidate_turn(store, turn)
-
-    return inline
 
 
 def world_infos() -> list[WorldInfo]:
@@ -379,7 +314,7 @@ class Fabula:
         """The turn of this branch waiting for a decision, if any."""
         turn = await store.head() + 1
         snapshot = await self.graph.aget_state(self._config(store, turn))
-        return _pending_in(store, turn, snapshot)
+        return pending_in(store, turn, snapshot)
 
     @contextlib.asynccontextmanager
     async def _turn_lock(
@@ -417,7 +352,7 @@ class Fabula:
         turn = await store.head() + 1
         config = self._config(store, turn)
         snapshot = await self.graph.aget_state(config)
-        if _pending_in(store, turn, snapshot) is not None:
+        if pending_in(store, turn, snapshot) is not None:
             return "pending"
         if snapshot.values and not snapshot.next:
             # an earlier run of this turn ended without a commit (abandoned): start afresh
@@ -459,7 +394,7 @@ class Fabula:
                 durability=DURABILITY,
                 stream_mode=["updates", "messages", "custom"],
             ):
-                interrupted |= await _tell(listener, store, turn, mode, chunk)
+                interrupted |= await tell(listener, store, turn, mode, chunk)
         if interrupted:
             return "pending"
         final: TurnOutcome = (await self.graph.aget_state(config)).values.get(
@@ -537,7 +472,7 @@ class Fabula:
             )
             if outcome == "pending" and decision.action == "edit":
                 back = await self.pending_turn(store)
-                _raise_if_edit_not_taken(back.payload if back else {}, where)
+                raise_if_edit_not_taken(back.payload if back else {}, where)
             return outcome
 
     async def _decided(self, store: StoryStore, expect: str, decision: Decision) -> TurnConflict:
@@ -652,7 +587,7 @@ class Fabula:
             findings=findings,
             changes=await changes_of(store, delta),
             plan=TurnPlan.model_validate(plan) if plan else None,
-            edit_problem=_edit_problem(payload),
+            edit_problem=edit_problem(payload),
         )
 
     async def _pending_delta(self, store: StoryStore, pending: Pending, text: str) -> TurnDelta:
@@ -699,62 +634,3 @@ class Fabula:
                 )
         name = branch or (f"{realise.replace('.', '-')}" if realise else f"fork-{at_turn}")
         return await fork(store, at_turn, name, pursue=realise)
-
-
-def _edit_problem(payload: dict[str, Any]) -> str | None:
-    """Why the last edit of a pending turn was not taken, if it was not."""
-    if payload.get("edit_error"):
-        return f"the last edit could not be read: {payload['edit_error']}"
-    if payload.get("edit_refused"):
-        found = [Finding.model_validate(f) for f in payload["edit_refused"]]
-        return "the critic refused the last edit: " + "; ".join(
-            f"{f.kind}: {f.message}" for f in found
-        )
-    return None
-
-
-def _raise_if_edit_not_taken(payload: dict[str, Any], where: dict[str, Any]) -> None:
-    """After an edit, the turn is back at approval: raise if the edit was not taken (it could
-    not be read, or the critic refused it); the turn then awaits a decision as it was."""
-    if payload.get("edit_error"):
-        raise InvalidInput(
-            f"the edit could not be read ({payload['edit_error']}); turn {where['turn']} "
-            "still awaits a decision, as it was",
-            **where,
-        )
-    if payload.get("edit_refused"):
-        errors = [Finding.model_validate(f) for f in payload["edit_refused"]]
-        listed = "; ".join(
-            f"{f.kind}: {f.message}" + (f" ({f.quote!r})" if f.quote else "") for f in errors
-        )
-        raise EditRefused(
-            f"the critic found {len(errors)} error(s) in the edit: {listed} — nothing "
-            "was written; commit it anyway with --force",
-            **where,
-        )
-
-
-async def _tell(listener: Listener, store: StoryStore, turn: int, mode: str, chunk: Any) -> bool:
-    """Pass one streamed chunk of the turn's graph to ``listener``; True at the interrupt."""
-    interrupted = False
-
-    def event(kind: Literal["step", "draft", "prose"], node: str = "", text: str = "") -> TurnEvent:
-        return TurnEvent(kind, store.story, store.branch, turn, node, text)
-
-    if mode == "updates" and isinstance(chunk, dict):
-        for node, update in chunk.items():
-            if node == "__interrupt__":
-                interrupted = True
-                continue
-            await listener(event("step", node))
-            if node == "write" and isinstance(update, dict) and update.get("draft"):
-                await listener(event("draft", node, str(update["draft"].get("text", ""))))
-    elif mode == "messages":
-        message, meta = chunk
-        if meta.get("langgraph_node") == "write":
-            text = message.content if isinstance(message.content, str) else ""
-            if text:
-                await listener(event("prose", "write", text))
-    elif mode == "custom" and isinstance(chunk, dict) and chunk.get("prose"):
-        await listener(event("prose", "write", str(chunk["prose"])))
-    return interrupted

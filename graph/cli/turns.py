@@ -10,7 +10,8 @@ from rich.text import Text
 
 from fabula.agents.contracts import Decision
 from fabula.graph.cli.app import app, dump, err, out, run_with_app, settings
-from fabula.graph.service import Fabula, Listener, Pending, TurnEvent
+from fabula.graph.pending import Listener, Pending, TurnEvent
+from fabula.graph.service import Fabula
 from fabula.memory.errors import InvalidInput
 from fabula.memory.limits import Limits
 

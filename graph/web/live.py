@@ -20,7 +20,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from fabula.graph.service import Fabula, TurnEvent, TurnOutcome
+from fabula.graph.pending import TurnEvent
+from fabula.graph.service import Fabula, TurnOutcome
 from fabula.memory.errors import FabulaError, TurnConflict
 from fabula.memory.logs import get_logger
 from fabula.memory.store import StoryStore

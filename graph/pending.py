@@ -1,0 +1,132 @@
+"""A turn between runs: a draft awaiting a decision, an edit that was not taken, and what a
+listener hears while a turn is written (the web page's live view, the CLI's streamed prose).
+
+:class:`fabula.graph.service.Fabula` finds pending turns in the turn graph's checkpoints
+(:func:`pending_in`) and relays the graph's stream to a :data:`Listener` (:func:`tell`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from langgraph.types import StateSnapshot
+
+from fabula.agents.contracts import Finding
+from fabula.memory.errors import EditRefused, InvalidInput
+from fabula.memory.store import StoryStore
+
+__all__ = [
+    "Listener",
+    "Pending",
+    "TurnEvent",
+    "edit_problem",
+    "pending_in",
+    "raise_if_edit_not_taken",
+    "tell",
+]
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A turn waiting for a human decision."""
+
+    story: str
+    branch: str
+    turn: int
+    payload: dict[str, Any]
+    # the checkpoint holding this draft: a rejected and rewritten draft has another
+    checkpoint: str | None = None
+
+    @property
+    def id(self) -> str:
+        """This draft's name, ``<turn>.<checkpoint>``: what a decision says it is about."""
+        return f"{self.turn}.{self.checkpoint or ''}"
+
+
+@dataclass(frozen=True)
+class TurnEvent:
+    """Something that happened while a turn was written, for a listener (the web page).
+
+    ``step``: the graph node ``node`` finished; ``draft``: the writer's whole draft is
+    ``text``; ``prose``: a piece of the draft a model is streaming.
+    """
+
+    kind: Literal["step", "draft", "prose"]
+    story: str
+    branch: str
+    turn: int
+    node: str = ""
+    text: str = ""
+
+
+Listener = Callable[[TurnEvent], Awaitable[None]]
+
+
+def pending_in(store: StoryStore, turn: int, snapshot: StateSnapshot) -> Pending | None:
+    """The turn awaiting a decision in ``snapshot`` (its graph's state), if any."""
+    checkpoint = snapshot.config.get("configurable", {}).get("checkpoint_id")
+    for task in snapshot.tasks:
+        for intr in task.interrupts:
+            return Pending(store.story, store.branch, turn, dict(intr.value), checkpoint)
+    return None
+
+
+def edit_problem(payload: dict[str, Any]) -> str | None:
+    """Why the last edit of a pending turn was not taken, if it was not."""
+    if payload.get("edit_error"):
+        return f"the last edit could not be read: {payload['edit_error']}"
+    if payload.get("edit_refused"):
+        found = [Finding.model_validate(f) for f in payload["edit_refused"]]
+        return "the critic refused the last edit: " + "; ".join(
+            f"{f.kind}: {f.message}" for f in found
+        )
+    return None
+
+
+def raise_if_edit_not_taken(payload: dict[str, Any], where: dict[str, Any]) -> None:
+    """After an edit, the turn is back at approval: raise if the edit was not taken (it could
+    not be read, or the critic refused it); the turn then awaits a decision as it was."""
+    if payload.get("edit_error"):
+        raise InvalidInput(
+            f"the edit could not be read ({payload['edit_error']}); turn {where['turn']} "
+            "still awaits a decision, as it was",
+            **where,
+        )
+    if payload.get("edit_refused"):
+        errors = [Finding.model_validate(f) for f in payload["edit_refused"]]
+        listed = "; ".join(
+            f"{f.kind}: {f.message}" + (f" ({f.quote!r})" if f.quote else "") for f in errors
+        )
+        raise EditRefused(
+            f"the critic found {len(errors)} error(s) in the edit: {listed} — nothing "
+            "was written; commit it anyway with --force",
+            **where,
+        )
+
+
+async def tell(listener: Listener, store: StoryStore, turn: int, mode: str, chunk: Any) -> bool:
+    """Pass one streamed chunk of the turn's graph to ``listener``; True at the interrupt."""
+    interrupted = False
+
+    def event(kind: Literal["step", "draft", "prose"], node: str = "", text: str = "") -> TurnEvent:
+        return TurnEvent(kind, store.story, store.branch, turn, node, text)
+
+    if mode == "updates" and isinstance(chunk, dict):
+        for node, update in chunk.items():
+            if node == "__interrupt__":
+                interrupted = True
+                continue
+            await listener(event("step", node))
+            if node == "write" and isinstance(update, dict) and update.get("draft"):
+                await listener(event("draft", node, str(update["draft"].get("text", ""))))
+    elif mode == "messages":
+        message, meta = chunk
+        if meta.get("langgraph_node") == "write":
+            text = message.content if isinstance(message.content, str) else ""
+            if text:
+                await listener(event("prose", "write", text))
+    elif mode == "custom" and isinstance(chunk, dict) and chunk.get("prose"):
+        await listener(event("prose", "write", str(chunk["prose"])))
+    return interrupted
