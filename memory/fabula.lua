@@ -8,6 +8,11 @@ Its arguments and the rules of the stored records it relies on are written down 
 memory/payload.py, the one place that writes them. Keys are not built here: the caller
 passes the layout from memory/keys.py. All keys share the story's hash tag, so the function
 touches one cluster slot.
+
+fabula_fence: settles a commit whose reply was lost (memory/settle.py). Atomically, either
+the turn is committed (its stored digest is returned) or the attempt is marked dead, and
+fabula_commit refuses a dead attempt, so "not committed" stays true even for a call still on
+its way to the server.
 ]]
 
 -- A stored state or belief is closed at `turn`: stored without defaults, an open one has no
@@ -146,7 +151,12 @@ local function commit(keys, args)
   local L = cjson.decode(args[1])
   local turn = tonumber(args[2])
   local digest = args[3]
-  local turn_key, committed_at = args[5], args[6]
+  local turn_key, committed_at, attempt = args[5], args[6], args[8]
+  local fence_key = string.gsub(L.fence, '<T>', tostring(turn), 1)
+  if attempt and redis.call('SISMEMBER', fence_key, attempt) == 1 then
+    return redis.error_reply('FABULA_FENCED turn ' .. turn .. ' was reported not committed ' ..
+      'when the reply to this call was lost; the call is refused and nothing was written')
+  end
 
   local last = tonumber(redis.call('HGET', L.head, 'turn') or '-1')
   if turn <= last then
@@ -261,7 +271,19 @@ local function commit(keys, args)
     text = P.text, digest = digest, events = E.id, committed_at = committed_at,
     scene = P.scene, clock = P.clock }))
   redis.call('HSET', L.head, 'turn', turn)
+  redis.call('DEL', fence_key)  -- the turn is in: an attempt re-sent now is a duplicate
   return 'ok'
+end
+
+-- KEYS: the turns hash that holds the turn, the turn's fence set; ARGV: turn, attempt, the
+-- fence's lifetime in seconds. The stored digest if the turn is committed, else nil, after
+-- marking the attempt dead.
+local function fence(keys, args)
+  local stored = redis.call('HGET', keys[1], args[1])
+  if stored then return cjson.decode(stored).digest end
+  redis.call('SADD', keys[2], args[2])
+  redis.call('EXPIRE', keys[2], tonumber(args[3]))
+  return false
 end
 
 -- Records of one history valid at turn t (valid_from <= t < valid_to): the closed ones from
@@ -488,6 +510,7 @@ local function beliefs(keys, args)
 end
 
 redis.register_function('fabula_commit', commit)
+redis.register_function('fabula_fence', fence)
 redis.register_function('fabula_index', index)
 redis.register_function{function_name = 'fabula_snapshot', callback = snapshot,
   flags = {'no-writes'}}

@@ -19,6 +19,7 @@ Layout (``S`` story, ``B`` branch, ``C`` character, ``H`` a holder chain such as
     fab:{S}:b:B:tree                  hash   hierarchy node id -> HierarchyNode (scenes, ...)
     fab:{S}:b:B:tree:n                hash   consolidation's watermark, open scene, threads
     fab:{S}:b:B:decide:T              string lock held while a decision resumes turn T
+    fab:{S}:b:B:fence:T               set    commit attempts of turn T given up for lost (expires)
     fab:{S}:b:B:usage                 hash   turn -> model usage by role (tokens, calls, retries)
     fab:{S}:c:C:B:cur:H               hash   "subject|attribute" -> current Belief of chain H
     fab:{S}:c:C:B:rec                 hash   belief id -> closed Belief, every chain rooted at C
@@ -58,6 +59,7 @@ __all__ = [
     "developments",
     "entities",
     "events",
+    "fence",
     "head",
     "hypotheses",
     "index_layout",
@@ -151,6 +153,12 @@ def hierarchy_threads(story: str, branch: str) -> str:
 def decision_lock(story: str, branch: str, turn: int) -> str:
     """The lock held while a human decision resumes one turn (see StoryStore)."""
     return f"{_s(story)}:b:{branch}:decide:{turn}"
+
+
+def fence(story: str, branch: str, turn: int) -> str:
+    """The commit attempts of ``turn`` on ``branch`` whose lost reply was settled as "not
+    committed": the commit function refuses them (see :mod:`fabula.memory.settle`)."""
+    return f"{_s(story)}:b:{branch}:fence:{turn}"
 
 
 def usage(story: str, branch: str) -> str:
@@ -276,7 +284,8 @@ def story_pattern(story: str) -> str:
 
 
 def commit_layout(story: str, branch: str) -> dict[str, str]:
-    """The keys the Lua functions use for one branch; ``<C>``/``<H>`` are filled in by Lua."""
+    """The keys the Lua functions use for one branch; ``<C>``/``<H>``/``<T>`` are filled in
+    by Lua."""
     return {
         "head": head(story, branch),
         "turns": turns(story, branch),
@@ -293,6 +302,7 @@ def commit_layout(story: str, branch: str) -> dict[str, str]:
         "b_chains": belief_chains(story, branch, "<C>"),
         "mem": memories(story, branch, "<C>"),
         "usage": usage(story, branch),
+        "fence": f"{_s(story)}:b:{branch}:fence:<T>",  # keys.fence of the turn committed
     }
 
 

@@ -4,6 +4,7 @@ This module is the one place that writes it; ``commit`` in ``memory/fabula.lua``
 place that reads it. A turn travels in one ``FCALL`` (one round trip)::
 
     FCALL fabula_commit 1 <head key> <layout> <turn> <digest> <header> <turn key> <at> <records>
+          <attempt>
 
 =============  ====================================================================
 argument       meaning
@@ -20,6 +21,12 @@ argument       meaning
 ``records``    the records' JSON, one a line (JSON has no raw newline), in header order:
                entities, events, states, beliefs, developments, hypotheses, realised
                hypotheses
+``attempt``    a random id of this call, not part of the digest: a call re-sent as it is
+               (after ``BUSY``) keeps it, each :func:`encode_commit` draws a new one. The
+               function refuses (``FABULA_FENCED``, nothing written) an attempt that
+               ``fabula_fence`` marked dead in ``keys.fence(story, branch, turn)`` — a
+               commit whose lost reply was settled as "not committed" (see
+               :mod:`fabula.memory.settle`) — and clears that turn's marks when it commits
 =============  ====================================================================
 
 The header is columnar — each group is an object of equal-length lists, read by name
@@ -47,6 +54,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypedDict
@@ -139,13 +147,18 @@ class CommitHeader(TypedDict):
 @dataclass(frozen=True)
 class CommitCall:
     """One ``fabula_commit`` call: its keys, its arguments, and the turn's digest; ``header``
-    and ``records`` are the two large arguments (what a size limit counts)."""
+    and ``records`` are the two large arguments (what a size limit counts). ``turn``,
+    ``attempt`` and ``fence`` (the keys of ``fabula_fence``: the turns hash that holds the
+    turn, the turn's fence set) are what settling a lost reply needs."""
 
     keys: list[str]
     args: list[str | int]
     digest: str
     header: str
     records: str
+    turn: int
+    attempt: str
+    fence: list[str]
 
 
 def stored(record: State | Belief | Event) -> str:
@@ -165,11 +178,13 @@ def encode_commit(
     layout: str,
     head_key: str,
     turn_key: str,
+    fence_key: str,
     events_of: Callable[[int], str],
     committed_at: float,
     usage: Mapping[str, object] | None = None,
 ) -> CommitCall:
-    """The ``fabula_commit`` call that commits ``delta`` (validated, with its ``refs``).
+    """The ``fabula_commit`` call that commits ``delta`` (validated, with its ``refs``), as a
+    new attempt (a fresh random ``attempt`` id); ``fence_key`` is the turn's fence set.
 
     ``events_of(turn)`` is the events hash of the branch that holds ``turn`` (where an event
     reference is looked up). ``usage`` (the model usage that made the turn, by role) is
@@ -227,6 +242,7 @@ def encode_commit(
     sha = hashlib.sha256(_json(content).encode())
     sha.update(b"\x00" + blob.encode())
     digest = sha.hexdigest()
+    attempt = secrets.token_hex(8)  # 64 random bits: no two attempts share one
     args: list[str | int] = [
         layout,
         delta.turn,
@@ -235,8 +251,18 @@ def encode_commit(
         turn_key,
         f"{committed_at:.3f}",
         blob,
+        attempt,
     ]
-    return CommitCall(keys=[head_key], args=args, digest=digest, header=body, records=blob)
+    return CommitCall(
+        keys=[head_key],
+        args=args,
+        digest=digest,
+        header=body,
+        records=blob,
+        turn=delta.turn,
+        attempt=attempt,
+        fence=[turn_key, fence_key],
+    )
 
 
 def _events_hash(ref: Ref, events_of: Callable[[int], str]) -> str:

@@ -3,7 +3,11 @@
 A commit is one function call that Redis runs whole or not at all. When its reply is lost —
 the client timed out, the connection dropped, the server restarted — the turn may be in or
 not, and an error saying "failed" could hide a commit that happened. :func:`send_commit`
-does not guess: it reads the turn's stored entry and compares its digest with the one sent.
+does not guess: it asks the server to settle the attempt (``fabula_fence``), which in one
+atomic step returns the turn's stored digest, or, when the turn is not committed, marks the
+attempt dead. The commit function refuses a dead attempt, so a call still on its way — left
+in a dead connection's buffer, or queued behind a busy script — can no longer commit after
+the report "not committed": that report stays true.
 
 A server busy in another script refuses the call (``BUSY``) without running it: the call is
 sent again until the wait is over. Re-sending is safe because the commit is idempotent: the
@@ -13,7 +17,6 @@ same turn with the same digest is a ``duplicate``, never a second write.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Awaitable, Callable
 from typing import Literal
@@ -24,8 +27,10 @@ from redis.exceptions import ResponseError
 
 from fabula.memory.errors import CommitFailed, CommitUncertain, TurnConflict
 from fabula.memory.logs import get_logger
+from fabula.memory.lua import fcall
+from fabula.memory.payload import CommitCall
 
-__all__ = ["SETTLE_S", "Status", "send_commit"]
+__all__ = ["FENCE_S", "SETTLE_S", "Status", "send_commit"]
 
 Status = Literal["ok", "duplicate"]
 
@@ -33,6 +38,11 @@ log = get_logger(__name__)
 
 SETTLE_S = 60.0
 """How long a commit waits for a busy or unreachable server before reporting it."""
+
+FENCE_S = 3600
+"""How long (seconds) a dead attempt stays refused unless its turn is committed first (which
+clears the marks): longer than any call can stay on its way (a busy script is answered
+``BUSY`` after the server's busy-reply threshold, TCP gives up resending within ~15 min)."""
 
 _LOST = (redis.TimeoutError, redis.ConnectionError)
 
@@ -44,19 +54,18 @@ def _busy(exc: ResponseError) -> bool:
 async def send_commit(
     client: aredis.Redis,
     send: Callable[[], Awaitable[Status]],
+    call: CommitCall,
     *,
-    turn_key: str,
-    turn: int,
-    digest: str,
     wait_s: float = SETTLE_S,
     **context: object,
 ) -> Status:
-    """Run ``send()`` (the commit call) and return its status, ``"ok"`` or ``"duplicate"``.
+    """Run ``send()`` (sending ``call``) and return its status, ``"ok"`` or ``"duplicate"``.
 
-    On a lost reply, the turn's entry decides: the same digest means the turn is in
-    (``"ok"``, logged as ``commit_reply_lost``); no entry raises :class:`CommitFailed`
-    (nothing was written); another digest raises :class:`TurnConflict`; no answer within
-    ``wait_s`` raises :class:`CommitUncertain`. Other errors propagate unchanged.
+    On a lost reply the attempt is settled by ``fabula_fence``: the turn committed with the
+    call's digest means ``"ok"`` (logged as ``commit_reply_lost``); no turn raises
+    :class:`CommitFailed`, and the attempt is refused by the server from then on, so nothing
+    is or will be written by it; another digest raises :class:`TurnConflict`; no answer
+    within ``wait_s`` raises :class:`CommitUncertain`. Other errors propagate unchanged.
     """
     deadline = time.monotonic() + wait_s
     resent = False  # after BUSY or a retry, a 'duplicate' may be our own earlier call
@@ -70,22 +79,21 @@ async def send_commit(
             resent = True
             await asyncio.sleep(0.1)
         except _LOST as exc:
-            return await _settle(client, turn_key, turn, digest, exc, deadline, context)
+            return await _settle(client, call, exc, deadline, context)
 
 
 async def _settle(
     client: aredis.Redis,
-    turn_key: str,
-    turn: int,
-    digest: str,
+    call: CommitCall,
     cause: Exception,
     deadline: float,
     context: dict[str, object],
 ) -> Status:
     why = f"{type(cause).__name__}: {cause}"
+    turn = call.turn
     while True:
         try:
-            stored = await client.hget(turn_key, str(turn))
+            stored = await fcall(client, "fabula_fence", call.fence, [turn, call.attempt, FENCE_S])
             break
         except (*_LOST, ResponseError) as exc:
             if isinstance(exc, ResponseError) and not _busy(exc):
@@ -103,7 +111,7 @@ async def _settle(
         raise CommitFailed(
             f"turn {turn} was not committed ({why}); nothing was written", turn=turn, **context
         )
-    if json.loads(stored).get("digest") != digest:
+    if stored != call.digest:
         raise TurnConflict(
             f"turn {turn} is committed with other content (the reply to this commit was "
             f"lost: {why})",

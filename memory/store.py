@@ -27,7 +27,7 @@ from fabula.memory.limits import Limits
 from fabula.memory.lineage import MAIN, Ancestor, Branch, branch_for
 from fabula.memory.logs import get_logger
 from fabula.memory.lua import fcall
-from fabula.memory.payload import encode_commit
+from fabula.memory.payload import CommitCall, encode_commit
 from fabula.memory.records import Entity, EntityKind, Event, event_turn, slug
 from fabula.memory.rules import WorldRules
 from fabula.memory.settle import send_commit
@@ -278,9 +278,30 @@ class StoryStore:
         next one, or a committed turn re-sent with other content, raises
         :class:`TurnConflict`; an invalid delta raises :class:`InvalidDelta`. Either way
         nothing is written. A text or payload above :attr:`limits` raises
-        :class:`LimitExceeded` before anything is sent; a lost reply is settled by the turn's
-        digest (see :func:`~fabula.memory.settle.send_commit`).
+        :class:`LimitExceeded` before anything is sent. A lost reply is settled with the
+        server (see :func:`~fabula.memory.settle.send_commit`): ``ok`` if the turn is in with
+        this digest, else :class:`CommitFailed`, after which this attempt can no longer
+        commit (a call still on its way is refused).
         """
+        call = await self.prepare_commit(delta, usage=usage)
+        try:
+            status = await send_commit(
+                self.client,
+                lambda: fcall(self.client, "fabula_commit", call.keys, call.args),
+                call,
+                story=self.story,
+                branch=self.branch,
+            )
+        except ResponseError as exc:
+            raise self._translate(exc, delta.turn) from None
+        return CommitResult(turn=delta.turn, status=status)
+
+    async def prepare_commit(
+        self, delta: TurnDelta, *, usage: Mapping[str, Mapping[str, object]] | None = None
+    ) -> CommitCall:
+        """The ``fabula_commit`` call :meth:`commit` sends for ``delta``: checked against
+        :attr:`limits` and validated (raising as :meth:`commit` does, nothing sent), as a new
+        attempt (see :mod:`fabula.memory.payload`)."""
         where = {"story": self.story, "branch": self.branch, "turn": delta.turn}
         self.limits.check_text(delta.text, **where)
         refs = validate_delta(delta)
@@ -292,25 +313,14 @@ class StoryStore:
             layout=self._layout_json,
             head_key=self._layout["head"],
             turn_key=turn_key,
+            fence_key=keys.fence(self.story, self.branch, delta.turn),
             events_of=lambda turn: keys.events(self.story, branch_for(self.branch, ancestry, turn)),
             committed_at=time.time(),
             usage=usage,
         )
         size = _payload_bytes(self.limits.delta_bytes, call.header, call.records)
         self.limits.check_delta(size, **where)
-        try:
-            status = await send_commit(
-                self.client,
-                lambda: fcall(self.client, "fabula_commit", call.keys, call.args),
-                turn_key=turn_key,
-                turn=delta.turn,
-                digest=call.digest,
-                story=self.story,
-                branch=self.branch,
-            )
-        except ResponseError as exc:
-            raise self._translate(exc, delta.turn) from None
-        return CommitResult(turn=delta.turn, status=status)
+        return call
 
     async def make_durable(self, turn: int, timeout_ms: int = 4000) -> str | None:
         """Wait until the server has fsynced its append-only file past ``turn``'s commit.

@@ -158,6 +158,11 @@ class TestDenied:
             await leo.client.eval("return 1", 0)  # type: ignore[no-untyped-call]
         with pytest.raises(NoPermissionError):
             await leo.client.fcall("fabula_commit", 1, keys.head(STORY, "main"))  # type: ignore[no-untyped-call]
+        fence = [keys.turns(STORY, "main"), keys.fence(STORY, "main", 1), 1, "x", 60]
+        with pytest.raises(NoPermissionError):  # nor settle a commit (a write)
+            await leo.client.fcall("fabula_fence", 2, *fence)  # type: ignore[no-untyped-call]
+        with pytest.raises(NoPermissionError):
+            await leo.client.fcall_ro("fabula_fence", 2, *fence)  # type: ignore[no-untyped-call]
         with pytest.raises(NoPermissionError):
             await leo.client.flushall()
         with pytest.raises(NoPermissionError):

@@ -24,9 +24,10 @@ from fabula.memory.errors import (
     LimitExceeded,
 )
 from fabula.memory.limits import Limits
-from fabula.memory.lua import fcall_ro
+from fabula.memory.lua import fcall, fcall_ro
+from fabula.memory.payload import CommitCall
 from fabula.memory.settings import Settings
-from fabula.memory.settle import send_commit
+from fabula.memory.settle import FENCE_S, send_commit
 from fabula.memory.store import StoryStore
 from fabula.worlds.loader import load_world, setup_delta
 from tests.busy import busy_for
@@ -116,35 +117,82 @@ class TestLostReply:
         assert await store.head() == 1
         assert [e["event"] for e in logs if e["log_level"] == "warning"] == ["commit_reply_lost"]
 
-    async def test_a_commit_that_did_not_happen_says_so(self, aredis_client: aredis.Redis) -> None:
-        """A lost reply for a call that never ran: the turn is absent, CommitFailed says so."""
+    async def test_a_commit_queued_past_settle_stays_uncommitted(
+        self, aredis_client: aredis.Redis
+    ) -> None:
+        """The race: the commit's reply is lost while the call waits in the server, behind a
+        blocked command on its connection; settle reports "not committed", then the call
+        runs. It is refused (FABULA_FENCED) and the turn stays absent: the report stays true.
+        (A blocked command, not a busy script, holds it back: after a script ends the server
+        serves waiting connections in an order the test cannot choose.)"""
         store = await new_story(aredis_client)
+        call = await store.prepare_commit(put_turn(1))
+        gate = "fab:{hb}:test:gate"
+        queue = await aredis_client.connection_pool.get_connection()
+
+        async def lost() -> str:
+            fcall = ("FCALL", "fabula_commit", len(call.keys), *call.keys, *call.args)
+            await queue.send_packed_command(queue.pack_commands([("BLPOP", gate, 0), fcall]))
+            raise redis.TimeoutError("Timeout reading from socket")
+
+        with pytest.raises(CommitFailed, match=r"turn 1 was not committed .*nothing was written"):
+            await send_commit(aredis_client, lost, call)
+        await aredis_client.lpush(gate, "open")  # the queued call runs now
+        assert await queue.read_response() == [gate, "open"]
+        with pytest.raises(ResponseError, match="FABULA_FENCED turn 1 was reported not committed"):
+            await queue.read_response()
+        await aredis_client.connection_pool.release(queue)
+        assert await store.head() == 0
+        assert await aredis_client.hget(keys.turns("hb", "main"), "1") is None
+        # the turn itself is not barred: a new attempt commits it, and clears the fence
+        assert (await store.commit(put_turn(1))).status == "ok"
+        assert await aredis_client.exists(keys.fence("hb", "main", 1)) == 0
+
+    async def test_a_commit_that_did_not_happen_says_so(self, aredis_client: aredis.Redis) -> None:
+        """A lost reply for a call that never ran: the turn is absent, CommitFailed says so,
+        and the attempt is fenced for a while (FENCE_S)."""
+        store = await new_story(aredis_client)
+        call = await store.prepare_commit(put_turn(1))
 
         async def lost() -> str:
             raise redis.TimeoutError("Timeout reading from socket")
 
         with pytest.raises(CommitFailed, match=r"turn 1 was not committed .*nothing was written"):
-            await send_commit(
-                aredis_client, lost, turn_key=keys.turns("hb", "main"), turn=1, digest="d"
-            )
+            await send_commit(aredis_client, lost, call)
+        assert await store.head() == 0
+        fence = keys.fence("hb", "main", 1)
+        assert await aredis_client.smembers(fence) == {call.attempt}
+        assert 0 < await aredis_client.ttl(fence) <= FENCE_S
+        with pytest.raises(ResponseError, match="FABULA_FENCED"):  # the attempt, sent late
+            await fcall(aredis_client, "fabula_commit", call.keys, call.args)
         assert await store.head() == 0
 
     async def test_no_answer_at_all_is_uncertain(self, tmp_path: Path) -> None:
         """A server that never answers again: CommitUncertain, naming how to check."""
         gone = aredis.Redis.from_url(f"unix://{tmp_path}/nothing-here.sock", decode_responses=True)
+        turns = keys.turns("hb", "main")
+        call = CommitCall(
+            keys=[keys.head("hb", "main")],
+            args=[],
+            digest="d",
+            header="",
+            records="",
+            turn=1,
+            attempt="a",
+            fence=[turns, keys.fence("hb", "main", 1)],
+        )
 
         async def lost() -> str:
             raise redis.ConnectionError("Connection closed by server")
 
         with pytest.raises(CommitUncertain, match="fabula show STORY story"):
-            await send_commit(
-                gone, lost, turn_key=keys.turns("hb", "main"), turn=1, digest="d", wait_s=0.3
-            )
+            await send_commit(gone, lost, call, wait_s=0.3)
         await gone.aclose()
 
     async def test_busy_is_waited_for(self, aredis_client: aredis.Redis) -> None:
         """BUSY means the call did not run: it is sent again, and the result is the commit's."""
         store = await new_story(aredis_client)
+        call = await store.prepare_commit(put_turn(1))
         calls = 0
 
         async def first_busy() -> str:
@@ -155,9 +203,7 @@ class TestLostReply:
             result = await store.commit(put_turn(1))
             return result.status
 
-        status = await send_commit(
-            aredis_client, first_busy, turn_key=keys.turns("hb", "main"), turn=1, digest="d"
-        )
+        status = await send_commit(aredis_client, first_busy, call)
         assert status == "ok" and calls == 2
 
 
