@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import secrets
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -33,6 +34,7 @@ from fabula.memory.tokens import TokenCounter
 
 __all__ = [
     "CHARACTER_COMMANDS",
+    "MAX_OPEN_MINDS",
     "CharacterCredentials",
     "CharacterMind",
     "MindPool",
@@ -251,6 +253,15 @@ class CharacterMind:
         """Close this mind's connection."""
         await self.client.aclose()
 
+    async def retire(self) -> None:
+        """Close this mind's idle connections; one still in use by a call under way is left
+        to finish, and is closed when it is released and dropped."""
+        pool = getattr(self.client, "connection_pool", None)
+        if pool is None:  # a cluster client: one pool per node, closed together
+            await self.client.aclose()
+        else:
+            await pool.disconnect(inuse_connections=False)
+
 
 async def character_credentials(
     admin: aredis.Redis, story: str, character: str
@@ -278,21 +289,38 @@ async def open_mind(
     return CharacterMind(client, story, character, branch)
 
 
-class MindPool:
-    """Open character minds, kept for reuse (one connection pool per story and character)."""
+MAX_OPEN_MINDS = 256
+"""How many character minds a :class:`MindPool` keeps open (each holds its own connections)."""
 
-    def __init__(self, admin: aredis.Redis, url: str) -> None:
+
+class MindPool:
+    """Open character minds, kept for reuse (one connection pool per story, branch and
+    character), at most ``limit`` of them: the least recently used is closed first, so a
+    long-running application serving many stories never runs Redis out of connections
+    (``maxclients``), which would refuse the admin's connections too."""
+
+    def __init__(self, admin: aredis.Redis, url: str, limit: int = MAX_OPEN_MINDS) -> None:
         self.admin = admin
         self.url = url
-        self._minds: dict[tuple[str, str, str], CharacterMind] = {}
+        self.limit = limit
+        self._minds: OrderedDict[tuple[str, str, str], CharacterMind] = OrderedDict()
 
     async def mind(self, story: str, character: str, branch: str = "main") -> CharacterMind:
         """The mind of ``character`` on ``branch``, on a connection as that character's Redis user
         (one per character, reused)."""
         key = (story, character, branch)
-        if key not in self._minds:
-            self._minds[key] = await open_mind(self.admin, self.url, story, character, branch)
-        return self._minds[key]
+        mind = self._minds.get(key)
+        if mind is not None:
+            self._minds.move_to_end(key)
+            return mind
+        mind = self._minds[key] = await open_mind(self.admin, self.url, story, character, branch)
+        while len(self._minds) > self.limit:
+            _, oldest = self._minds.popitem(last=False)
+            await oldest.retire()
+        return mind
+
+    def __len__(self) -> int:
+        return len(self._minds)
 
     async def forget(self, story: str) -> None:
         """Close the minds of one story (when it is deleted)."""

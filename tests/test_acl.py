@@ -12,7 +12,7 @@ import redis.asyncio as aredis
 from redis.exceptions import NoPermissionError
 
 from fabula.memory import keys
-from fabula.memory.acl import CharacterMind, ensure_character_user, open_mind
+from fabula.memory.acl import CharacterMind, MindPool, ensure_character_user, open_mind
 from fabula.memory.delta import DeltaBuilder, TurnDelta
 from fabula.memory.errors import AccessDenied
 from fabula.memory.projections import project_beliefs, project_world
@@ -244,3 +244,32 @@ class TestPersistence:
         finally:
             server.stop()
             shutil.rmtree(directory, ignore_errors=True)
+
+
+class TestMindPool:
+    async def test_at_most_limit_minds_stay_open(
+        self, aredis_client: aredis.Redis, redis_url: str
+    ) -> None:
+        """Many stories' minds keep a bounded number of connections open: the least recently
+        used is closed, and a mind handed out before it was closed still answers."""
+        stores = [await new_story(aredis_client, f"pool{i}") for i in range(3)]
+        pool = MindPool(aredis_client, redis_url, limit=2)
+
+        async def connected(story: str, character: str) -> int:
+            user = keys.acl_user(story, character)
+            return sum(1 for c in await aredis_client.client_list() if c.get("user") == user)
+
+        first = await pool.mind("pool0", "leo")
+        assert (await first.beliefs()).holder == ("leo",)
+        assert await connected("pool0", "leo") == 1
+        again = await pool.mind("pool0", "leo")
+        assert again is first
+        for store in stores[1:]:
+            await (await pool.mind(store.story, "leo")).beliefs()
+        assert len(pool) == 2
+        assert await connected("pool0", "leo") == 0  # the oldest was closed
+        assert await connected("pool2", "leo") == 1
+        assert (await first.beliefs()).holder == ("leo",)  # still usable: it reconnects
+        await first.close()
+        await pool.aclose()
+        assert len(pool) == 0
