@@ -6,7 +6,10 @@ of its speaker heard by the other (a shared picture is kept as its caption). Onl
 dialogue is read: the dataset's ``event_summary``, ``observation`` and ``session_summary``
 are answers, never inputs.
 
-For every question the author's context is assembled with the question as the request
+The story is consolidated into its hierarchy (scenes, plotlines) as a writer's story is,
+so the context holds what a writer's would: the summaries of the sessions it bears on
+that its episodes do not show in full. For every question the author's context is
+assembled with the question as the request
 (:func:`fabula.memory.retrieval.context.author_context`), at each budget, and scored:
 evidence recall (the share of the question's evidence lines whose full text appears
 verbatim in the context, whitespace aside), the share of questions with all their evidence,
@@ -34,6 +37,7 @@ import Stemmer
 
 from fabula.bench.common import bench_redis, create_story, print_table, rate, run_id, write_json
 from fabula.memory.delta import DeltaBuilder, TurnDelta
+from fabula.memory.hierarchy import consolidate
 from fabula.memory.index.build import index_through
 from fabula.memory.records import slug
 from fabula.memory.retrieval.context import author_context
@@ -254,6 +258,7 @@ async def _run_conversation(
     for turn, session in enumerate(conv.sessions, start=1):
         await store.commit(session_delta(turn, session, conv.speakers))
     await index_through(store)
+    await consolidate(store)  # as a writer's story is (inline, after each commit, by default)
     texts = {line.id: _normal(line.text) for _, line in conv.lines()}
     base = _Baselines.build(conv, counter)
     for q in conv.questions:

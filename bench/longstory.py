@@ -40,6 +40,7 @@ from fabula.bench.common import (
 )
 from fabula.memory.answer import UNKNOWN, answer
 from fabula.memory.delta import DeltaBuilder, TurnDelta
+from fabula.memory.hierarchy import consolidate
 from fabula.memory.records import CONTAINER, slug
 from fabula.memory.retrieval.assemble import Assembly
 from fabula.memory.retrieval.context import author_context, character_context
@@ -200,6 +201,7 @@ async def run_longstory(
             live = [p for p in story.probes if p.kind != "as_of"]
             for turn in sorted(story.turns):
                 await builder.commit(store, turn, story.turns[turn])
+                await consolidate(store, turn)  # as the application does, inline, by default
                 for probe in (p for p in live if p.turn == turn):
                     outcomes[probe.index] = await _ask(store, probe, None, budget)
             for probe in (p for p in story.probes if p.kind == "as_of"):

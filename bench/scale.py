@@ -8,7 +8,9 @@ every ordered pair of witnesses (a, b) holds the nested belief "a thinks b belie
 written, as the tracker does, only when its value changes (depth 2; deeper chains are
 bounded by the same co-presence and cost proportionally more writes). It reports commit
 latency, the latency of projecting one character's current beliefs and the current world,
-Redis round trips per operation, and Redis memory per turn.
+Redis round trips per operation, and Redis memory per turn. The story is consolidated into
+its hierarchy as it grows (every 50 turns, then after each sampled turn), so the writer's
+assembly (``assemble_ms``) reads the summaries of scenes and plotlines as a writer's would.
 
 The baseline in the same run is the first size: the target is that no figure grows by more
 than 1.5x from 1,000 to 10,000 turns (no scans of the whole story on these paths).
@@ -27,6 +29,7 @@ import redis.asyncio as aredis
 from fabula.bench.report import percentiles, print_table, write_json
 from fabula.memory import keys
 from fabula.memory.delta import DeltaBuilder, TurnDelta
+from fabula.memory.hierarchy import consolidate
 from fabula.memory.index.build import index_through
 from fabula.memory.projections import project_beliefs, project_world
 from fabula.memory.records import Event
@@ -40,6 +43,7 @@ OBJECTS = 200
 EVENTS_PER_TURN = 5
 PROJECTION_SAMPLES = 200  # projections measured after each of the last 200 commits
 ASSEMBLY_BUDGET = 1200  # the writer's default budget
+CONSOLIDATE_EVERY = 50  # turns folded into the hierarchy at once, before the sampled turns
 COLOURS = ("red", "green", "blue", "amber", "grey", "white", "black", "violet")
 
 
@@ -216,6 +220,10 @@ async def _measure(url: str, turns: int, characters: int) -> dict[str, Any]:
         start = time.perf_counter()
         await index_through(store, turn)
         index_ms.append((time.perf_counter() - start) * 1000)
+        if turn >= sample_from or turn % CONSOLIDATE_EVERY == 0:
+            # the hierarchy, so that the assembly reads its summaries as a writer's would
+            # (the application folds every turn; here batches until the sampled turns)
+            await consolidate(store, turn)
         if turn >= sample_from:
             # the writer's planned retrieval for a request about a character and an object
             start = time.perf_counter()

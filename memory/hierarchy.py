@@ -10,7 +10,10 @@
 
 Each node carries an extractive summary (its most central lines; a model may write them
 in model mode) and its member ids (``children``; a scene's are its events), with its
-atomic closure (events, records, spans). :func:`unfold` walks down one level.
+atomic closure (events, records, spans). :func:`unfold` walks down one level. Beside the
+nodes, consolidation keeps a scene index (scene ids by first turn) and each scene's
+plotlines, so retrieval reads the nodes of the turns it ranks
+(:func:`related_nodes`, a few round trips) instead of the whole tree.
 
 :func:`consolidate` is the consolidation job: it folds every committed turn not yet folded
 into the hierarchy, writing all changed nodes and the watermark in one transaction that
@@ -33,7 +36,16 @@ from fabula.memory.records import Closure, Entity, Event, HierarchyNode
 from fabula.memory.store import StoryStore
 from fabula.memory.timeref import parse_clock
 
-__all__ = ["PLOT_ID", "consolidate", "consolidate_turn", "nodes", "scenes", "unfold"]
+__all__ = [
+    "PLOT_ID",
+    "consolidate",
+    "consolidate_turn",
+    "nodes",
+    "plotline_id",
+    "related_nodes",
+    "scenes",
+    "unfold",
+]
 
 PLOT_ID = "plot"
 SUMMARY_LINES = 3
@@ -51,6 +63,44 @@ async def scenes(store: StoryStore) -> list[HierarchyNode]:
     """Every scene node of the branch, in story order."""
     found = [n for n in (await nodes(store)).values() if n.level == "scene"]
     return sorted(found, key=lambda n: n.first_turn)
+
+
+def plotline_id(thread: str) -> str:
+    """The node id of a plotline thread (``dev:<development>`` or ``slot:<subject|attr>``)."""
+    return "plotline-" + "".join(c if c.isalnum() else "-" for c in thread)
+
+
+async def related_nodes(
+    store: StoryStore, turns: Sequence[int], developments: Sequence[str] = ()
+) -> list[HierarchyNode]:
+    """The consolidated scenes holding ``turns``, the plotlines those scenes belong to, and
+    the plotlines of ``developments`` — three round trips, whatever the story's length
+    (a scene is found by its first turn in the scene index, a plotline through the
+    scene -> plotlines map). Turns not yet consolidated find nothing."""
+    scene_key = keys.hierarchy_scenes(store.story, store.branch)
+    tree_key = keys.hierarchy(store.story, store.branch)
+    wanted = sorted(set(turns))
+    async with store.client.pipeline(transaction=False) as pipe:
+        for turn in wanted:
+            pipe.zrange(scene_key, turn, "-inf", desc=True, byscore=True, offset=0, num=1)
+        found = await pipe.execute()
+    scene_ids = list(dict.fromkeys(ids[0] for ids in found if ids))
+    line_ids = [plotline_id(f"dev:{d}") for d in developments]
+    if not scene_ids and not line_ids:
+        return []
+    async with store.client.pipeline(transaction=False) as pipe:
+        pipe.hmget(tree_key, [*scene_ids, *line_ids])
+        if scene_ids:
+            pipe.hmget(keys.hierarchy_up(store.story, store.branch), scene_ids)
+        got = await pipe.execute()
+    raws = list(got[0])
+    ups = list(got[1]) if scene_ids else []
+    more = [i for up in ups if up for i in json.loads(up) if i not in line_ids]
+    more = list(dict.fromkeys(more))
+    if more:
+        raws += await store.client.hmget(tree_key, more)
+    out = [HierarchyNode.model_validate_json(raw) for raw in raws if raw]
+    return [n for n in dict((n.id, n) for n in out).values()]
 
 
 async def unfold(store: StoryStore, node_id: str) -> list[HierarchyNode] | list[Event]:
@@ -186,7 +236,7 @@ def _plotlines(
             subject, attribute = what.split("|", 1)
             name = entities[subject].name if subject in entities else subject
             title = f"the {attribute} of {name}"
-        node_id = "plotline-" + "".join(c if c.isalnum() else "-" for c in thread)
+        node_id = plotline_id(thread)
         out[node_id] = HierarchyNode(
             id=node_id,
             level="plotline",
@@ -260,6 +310,11 @@ async def _fold(store: StoryStore, mark: int, last: int) -> None:
         changed[node_id] = scene.model_copy(update={"summary": _summary(quotes)})
     changed.update(_plotlines(threads, {**existing, **changed}, entities))
     lines = [n for n in {**existing, **changed}.values() if n.level == "plotline"]
+    up: dict[str, list[str]] = {}
+    for line in sorted(lines, key=lambda n: n.id):
+        for scene_id in line.children:
+            up.setdefault(scene_id, []).append(line.id)
+    ups = {k: json.dumps(v) for k, v in up.items()}
     if lines:
         changed[PLOT_ID] = HierarchyNode(
             id=PLOT_ID,
@@ -285,4 +340,9 @@ async def _fold(store: StoryStore, mark: int, last: int) -> None:
         if signature is not None:
             fields[_OPEN] = json.dumps(signature)
         pipe.hset(threads_key, mapping=fields)
+        new_scenes = {n.id: n.first_turn for n in changed.values() if n.level == "scene"}
+        if new_scenes:
+            pipe.zadd(keys.hierarchy_scenes(store.story, store.branch), new_scenes)
+        if ups:
+            pipe.hset(keys.hierarchy_up(store.story, store.branch), mapping=ups)
         await pipe.execute()

@@ -145,6 +145,17 @@ def hierarchy(story: str, branch: str) -> str:
     return f"{_s(story)}:b:{branch}:tree"
 
 
+def hierarchy_scenes(story: str, branch: str) -> str:
+    """The branch's scene ids scored by their first turn: the scene holding a turn is one
+    ZRANGE away (retrieval reads the scenes of the episodes it ranks, never all of them)."""
+    return f"{_s(story)}:b:{branch}:tree:s"
+
+
+def hierarchy_up(story: str, branch: str) -> str:
+    """Scene id -> the JSON list of the plotlines it belongs to."""
+    return f"{_s(story)}:b:{branch}:tree:u"
+
+
 def hierarchy_threads(story: str, branch: str) -> str:
     """Consolidation's bookkeeping: the watermark, the open scene, the plotline threads."""
     return f"{_s(story)}:b:{branch}:tree:n"

@@ -23,6 +23,7 @@ from fabula.memory.index.terms import term_counts, terms
 from fabula.memory.keys import EpisodeKeys
 from fabula.memory.lua import fcall
 from fabula.memory.recollection import recollect, render_event
+from fabula.memory.retrieval.assemble import SUMMARY_SECTION
 from fabula.memory.retrieval.context import author_context
 from fabula.memory.store import StoryStore
 from fabula.memory.timeref import parse_clock, time_reference
@@ -250,6 +251,8 @@ class TestAssembly:
         store = await new_story(aredis_client, "m")
         for delta in random_turns(3, 6):
             await store.commit(delta)
+        await consolidate(store)  # as the application does: summaries may be rendered too
+        tree = await nodes(store)
         found = await author_context(store, "When did Ann mention the ledger and the violin?",
                                      budget=budget, counter=COUNTER)  # fmt: skip
         assert found.tokens <= budget and COUNTER.count(found.text) <= budget
@@ -267,6 +270,11 @@ class TestAssembly:
                 assert entry.span == (ep.turn, ep.start, ep.end)
                 text = json.loads(turns[str(ep.turn)])["text"]
                 assert text[ep.start : ep.end] in lines[entry.line]
+            elif entry.kind in ("scene", "plotline"):
+                node = tree[entry.id]
+                assert entry.members == node.children and entry.section == SUMMARY_SECTION
+                inside = episodes if entry.kind == "scene" else tree
+                assert all(member in inside for member in entry.members)
             else:
                 assert entry.kind == "turn" and entry.id[1:] in turns
 
@@ -277,6 +285,94 @@ class TestAssembly:
         await store.commit(turn_delta(2, [("ben", "The compass is broken now.", CAST)], None))
         found = await author_context(store, "the compass", budget=300, counter=COUNTER, as_of=1)
         assert "north" in found.text and "broken" not in found.text
+
+
+class TestSummaries:
+    """The hierarchy's summaries in the author's context (never in a character's)."""
+
+    async def _story(self, client: aredis.Redis, story: str) -> StoryStore:
+        """An old scene about the ledger (1 May), then later days about other things."""
+        store = await new_story(client, story)
+        await store.commit(turn_delta(1, [
+            ("ann", "The ledger was hidden under the floor of the hall.", CAST),
+            ("ben", "Nobody saw the harbour that night.", CAST),
+            ("cal", "The violin was out of tune again.", CAST),
+        ], "1 May, 2023"))  # fmt: skip
+        await store.commit(turn_delta(2, [
+            ("ann", "We keep the ledger secret.", CAST),
+            ("cal", "The compass points to the orchard.", CAST),
+        ], "1 May, 2023"))  # fmt: skip
+        for turn in range(3, 9):
+            await store.commit(turn_delta(turn, [
+                ("ben", f"The orchard is quiet on day {turn}.", CAST),
+                ("cal", "The compass and the violin rest.", CAST),
+            ], f"{turn + 5} May, 2023"))  # fmt: skip
+        return store
+
+    async def test_an_old_scene_the_request_bears_on_is_summarised(
+        self, aredis_client: aredis.Redis
+    ) -> None:
+        """The old scene holding the matching episodes, not all of them rendered, comes as
+        one summary line with its scene id and members; unfold gives back those members."""
+        store = await self._story(aredis_client, "sum1")
+        await consolidate(store)
+        found = await author_context(store, "Where is the ledger?", budget=300,
+                                     counter=COUNTER)  # fmt: skip
+        assert found.tokens <= 300
+        lines = found.text.split("\n")
+        summaries = [m for m in found.manifest if m.section == SUMMARY_SECTION]
+        assert [m.id for m in summaries if m.kind == "scene"] == ["scene-1"]
+        entry = summaries[0]
+        assert lines[entry.line].startswith("[turns 1-2, scene")
+        assert lines.index(f"## {SUMMARY_SECTION}") < lines.index("## Episodes")
+        unfolded = await unfold(store, entry.id)
+        assert [e.id for e in unfolded] == list(entry.members)
+        assert set(found.ids("episode")) < set(entry.members)
+        # as of a turn before the scene ended, the scene is not shown (nothing later leaks)
+        early = await author_context(store, "Where is the ledger?", budget=300,
+                                     counter=COUNTER, as_of=1)  # fmt: skip
+        assert not any(m.section == SUMMARY_SECTION for m in early.manifest)
+
+    async def test_nothing_without_a_hierarchy_and_never_over_budget(
+        self, aredis_client: aredis.Redis
+    ) -> None:
+        """Not consolidated: no summary section; consolidated: within every budget, and a
+        scene whose episodes are all rendered is not summarised again."""
+        store = await self._story(aredis_client, "sum2")
+        bare = await author_context(store, "Where is the ledger?", budget=300, counter=COUNTER)
+        assert SUMMARY_SECTION not in bare.text and not bare.ids("scene")
+        await consolidate(store)
+        for budget in (10, 40, 80, 160, 320, 2000):
+            found = await author_context(store, "the ledger, the violin and the harbour",
+                                         budget=budget, counter=COUNTER)  # fmt: skip
+            assert found.tokens <= budget and COUNTER.count(found.text) <= budget
+            shown = set(found.ids("episode"))
+            for entry in found.manifest:
+                if entry.kind == "scene":
+                    assert not set(entry.members) <= shown
+
+    async def test_a_character_never_reads_the_hierarchy(
+        self, aredis_client: aredis.Redis, redis_url: str
+    ) -> None:
+        """A character's recall holds no summary line, and its Redis user is refused every
+        key of the hierarchy (the author's omniscient view)."""
+        store = await self._story(aredis_client, "sum3")
+        await index_through(store)
+        await consolidate(store)
+        mind = await open_mind(aredis_client, redis_url, "sum3", "ann")
+        try:
+            found = await mind.recall("Where is the ledger?", budget=300, counter=COUNTER)
+            assert found.ids("episode")
+            assert SUMMARY_SECTION not in found.text
+            assert not [m for m in found.manifest if m.kind in ("scene", "plotline")]
+            for key in (keys.hierarchy("sum3", "main"), keys.hierarchy_up("sum3", "main"),
+                        keys.hierarchy_threads("sum3", "main")):  # fmt: skip
+                with pytest.raises(NoPermissionError):
+                    await mind.client.hgetall(key)
+            with pytest.raises(NoPermissionError):
+                await mind.client.zrange(keys.hierarchy_scenes("sum3", "main"), 0, -1)
+        finally:
+            await mind.close()
 
 
 class TestHierarchy:

@@ -1,11 +1,13 @@
 """Planned retrieval, end to end: plan the request, retrieve, render within the budget.
 
 :func:`author_context` is the author's (the writer's, a question's): W, B of the
-characters involved, D, H when writing, and the branch's episodes; it first brings the
-episode index up to the head (the consolidation step, done here if nothing has done it
-yet, so a context never misses a committed turn). :func:`character_context` is a
-character's: its own beliefs and the episodes it witnessed, read through the connection it
-is given — the character's read-only Redis user — and nothing else.
+characters involved, D, H when writing, the summaries of the consolidated scenes and
+plotlines the request bears on (:mod:`fabula.memory.retrieval.summaries`) and the branch's
+episodes; it first brings the episode index up to the head (the consolidation step, done
+here if nothing has done it yet, so a context never misses a committed turn).
+:func:`character_context` is a character's: its own beliefs and the episodes it witnessed,
+read through the connection it is given — the character's read-only Redis user — and
+nothing else (never the hierarchy: its summaries are the author's omniscient view).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from fabula.memory.records import Development, Entity, Hypothesis
 from fabula.memory.retrieval.assemble import Assembly, fact_candidates, render
 from fabula.memory.retrieval.plan import Purpose, RetrievalPlan, plan_request
 from fabula.memory.retrieval.rank import candidates, rank_episodes
+from fabula.memory.retrieval.summaries import relevant_nodes
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter, default_counter
 
@@ -90,8 +93,9 @@ async def author_context(
     vector = await _embedded(embedder, plan.request) if embedder is not None else None
     ranked = await rank_episodes(store.client, await sources(store), plan, as_of=as_of,
                                  limit=candidates(budget), query_vector=vector)  # fmt: skip
+    summaries = await relevant_nodes(store, plan, ranked, entities, as_of=as_of)
     return render(plan, facts, ranked.episodes, entities, budget, counter,
-                  preface=preface, trailer=trailer)  # fmt: skip
+                  preface=preface, trailer=trailer, summaries=summaries)  # fmt: skip
 
 
 async def character_context(
