@@ -71,15 +71,20 @@ def plotline_id(thread: str) -> str:
 
 
 async def related_nodes(
-    store: StoryStore, turns: Sequence[int], developments: Sequence[str] = ()
+    store: StoryStore,
+    turns: Sequence[int],
+    developments: Sequence[str] = (),
+    *,
+    plotlines: int = 8,
 ) -> list[HierarchyNode]:
-    """The consolidated scenes holding ``turns``, the plotlines those scenes belong to, and
-    the plotlines of ``developments`` — three round trips, whatever the story's length
-    (a scene is found by its first turn in the scene index, a plotline through the
-    scene -> plotlines map). Turns not yet consolidated find nothing."""
+    """The consolidated scenes holding ``turns``, the plotlines of ``developments``, and up
+    to ``plotlines`` more that those scenes belong to (the first turns' scenes' first) —
+    three round trips, whatever the story's length (a scene is found by its first turn in
+    the scene index, a plotline through the scene -> plotlines map). Turns not yet
+    consolidated find nothing."""
     scene_key = keys.hierarchy_scenes(store.story, store.branch)
     tree_key = keys.hierarchy(store.story, store.branch)
-    wanted = sorted(set(turns))
+    wanted = list(dict.fromkeys(turns))
     async with store.client.pipeline(transaction=False) as pipe:
         for turn in wanted:
             pipe.zrange(scene_key, turn, "-inf", desc=True, byscore=True, offset=0, num=1)
@@ -96,7 +101,7 @@ async def related_nodes(
     raws = list(got[0])
     ups = list(got[1]) if scene_ids else []
     more = [i for up in ups if up for i in json.loads(up) if i not in line_ids]
-    more = list(dict.fromkeys(more))
+    more = list(dict.fromkeys(more))[:plotlines]
     if more:
         raws += await store.client.hmget(tree_key, more)
     out = [HierarchyNode.model_validate_json(raw) for raw in raws if raw]

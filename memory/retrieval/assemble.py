@@ -44,12 +44,21 @@ __all__ = [
     "ManifestEntry",
     "fact_candidates",
     "render",
+    "room_for_summaries",
 ]
 
 FACT_SHARE = 0.35  # at most this share of the budget for W, B, D and H together
 SUMMARY_SHARE = 0.15  # at most this share of the budget for the hierarchy's summaries
 SUMMARY_SECTION = "Earlier in the story"
 MIN_SUMMARY_WORDS = 8  # a summary shortened below this many words is left out
+MIN_SUMMARY_TOKENS = 12  # no summary line (its heading, eight words) costs less
+
+
+def room_for_summaries(assembly: Assembly) -> bool:
+    """Whether a rendering without summaries left room for at least one summary line."""
+    return assembly.room >= MIN_SUMMARY_TOKENS
+
+
 MIN_LINE = 2  # no line costs less: one token of text and its line break
 _MEMO_SIZE = 100_000
 
@@ -119,6 +128,7 @@ class Assembly:
     counter: TokenCounter
     manifest: list[ManifestEntry] = field(default_factory=list)
     _tokens: int | None = field(default=None, repr=False)
+    room: int = 0  # what rendering left of the budget (line by line), e.g. for summaries
 
     @property
     def tokens(self) -> int:
@@ -242,8 +252,13 @@ def _fitting_summary(node: HierarchyNode, room: int, count: Callable[[str], int]
     if count(whole) + 1 <= room:
         return whole
     words = node.summary.split()
-    low, high = MIN_SUMMARY_WORDS, len(words) - 1
-    best = None
+    if len(words) <= MIN_SUMMARY_WORDS:
+        return None
+    shortest = _summary_line(node, " ".join(words[:MIN_SUMMARY_WORDS]) + " …")
+    if count(shortest) + 1 > room:
+        return None
+    low, high = MIN_SUMMARY_WORDS + 1, len(words) - 1
+    best = shortest
     while low <= high:
         mid = (low + high) // 2
         line = _summary_line(node, " ".join(words[:mid]) + " …")
@@ -326,8 +341,8 @@ def render(
                 sections_seen.add(label)
     summary_cap = min(budget, used + int(SUMMARY_SHARE * budget))
     for node, score in summaries:
-        if used + MIN_LINE > summary_cap:
-            break
+        if used + MIN_SUMMARY_TOKENS > summary_cap:
+            break  # no summary line is this short
         if node.level == "scene" and set(node.children) <= rendered:
             continue  # every episode of the scene is shown in full already
         room = summary_cap - used - section_cost(SUMMARY_SECTION)
@@ -340,7 +355,9 @@ def render(
                 cost, summary_cap):  # fmt: skip
             sections_seen.add(SUMMARY_SECTION)
     by_id = {ep.id: ep for ep in episodes}
-    return _layout(chosen, by_id, entities, counter, budget)
+    assembly = _layout(chosen, by_id, entities, counter, budget)
+    assembly.room = max(0, budget - used)
+    return assembly
 
 
 def _bounded_by_lines(counter: TokenCounter, lines: Sequence[str]) -> bool:

@@ -30,7 +30,12 @@ from fabula.memory.projections import (
     project_world,
 )
 from fabula.memory.records import Development, Entity, Hypothesis
-from fabula.memory.retrieval.assemble import Assembly, fact_candidates, render
+from fabula.memory.retrieval.assemble import (
+    Assembly,
+    fact_candidates,
+    render,
+    room_for_summaries,
+)
 from fabula.memory.retrieval.plan import Purpose, RetrievalPlan, plan_request
 from fabula.memory.retrieval.rank import candidates, rank_episodes
 from fabula.memory.retrieval.summaries import relevant_nodes
@@ -93,7 +98,13 @@ async def author_context(
     vector = await _embedded(embedder, plan.request) if embedder is not None else None
     ranked = await rank_episodes(store.client, await sources(store), plan, as_of=as_of,
                                  limit=candidates(budget), query_vector=vector)  # fmt: skip
+    assembly = render(plan, facts, ranked.episodes, entities, budget, counter,
+                      preface=preface, trailer=trailer)  # fmt: skip
+    if not room_for_summaries(assembly):
+        return assembly  # the hierarchy is read only when a summary could still fit
     summaries = await relevant_nodes(store, plan, ranked, entities, as_of=as_of)
+    if not summaries:
+        return assembly
     return render(plan, facts, ranked.episodes, entities, budget, counter,
                   preface=preface, trailer=trailer, summaries=summaries)  # fmt: skip
 

@@ -17,6 +17,7 @@ hierarchy is the author's omniscient view, and a character's Redis user cannot r
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 
 from fabula.memory.hierarchy import plotline_id, related_nodes
 from fabula.memory.index.terms import terms
@@ -30,6 +31,12 @@ __all__ = ["SCENES_READ", "relevant_nodes"]
 SCENES_READ = 12  # the scenes of the best-ranked episodes' first this many turns are read
 TERM_WEIGHT = 0.5  # a node whose text holds every plan term gains this (scores scale to 1)
 LINE_SHARE = 0.5  # a plotline weighs this share of its scenes' episode scores
+
+
+@lru_cache(maxsize=4096)
+def _terms_of(text: str) -> frozenset[str]:
+    """A node's index terms (a closed node's text never changes: stemmed once)."""
+    return frozenset(terms(text))
 
 
 async def relevant_nodes(
@@ -60,24 +67,24 @@ async def relevant_nodes(
         by_turn[turn] = by_turn.get(turn, 0.0) + score / top
     wanted = set(plan.terms) | {t for e in plan.entities if e in entities
                                 for t in terms(entities[e].name)}  # fmt: skip
-    scenes = {n.id: n for n in found if n.level == "scene"}
     named_lines = {plotline_id(f"dev:{d}") for d in plan.developments}
+    scene_scores = {
+        n.id: sum(s for t, s in by_turn.items() if n.first_turn <= t <= n.last_turn)
+        for n in found
+        if n.level == "scene"
+    }
     scored: list[tuple[HierarchyNode, float]] = []
     for node in found:
         if node.level == "scene":
-            score = sum(s for t, s in by_turn.items() if node.first_turn <= t <= node.last_turn)
+            score = scene_scores[node.id]
         elif node.level == "plotline":
-            score = LINE_SHARE * sum(
-                s for t, s in by_turn.items()
-                for m in node.children if m in scenes
-                and scenes[m].first_turn <= t <= scenes[m].last_turn
-            )  # fmt: skip
+            score = LINE_SHARE * sum(scene_scores.get(m, 0.0) for m in node.children)
             if node.id in named_lines:
                 score += 1.0
         else:
             continue
         if wanted:
-            shared = wanted & set(terms(f"{node.title} {node.summary}"))
+            shared = wanted & _terms_of(f"{node.title} {node.summary}")
             score += TERM_WEIGHT * len(shared) / len(wanted)
         if score > 0 and node.summary:
             scored.append((node, score))
