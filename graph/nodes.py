@@ -375,8 +375,8 @@ async def commit_delta(
         ctx.on_commit(committed)
     if result.status == "ok":
         # after the commit is acknowledged: the episode index (in the background when the
-        # application keeps an indexer; readers catch up anyway), then the hierarchy
-        # inline or on RQ
+        # application keeps an indexer; readers catch up anyway), then the hierarchy (in a
+        # background task of this process, or on RQ): the turn waits for neither
         if ctx.indexer is not None:
             ctx.indexer.schedule(store, delta)
         else:

@@ -32,7 +32,7 @@ from fabula.agents.views import author_view
 from fabula.graph.build import build_turn_graph, thread_id
 from fabula.graph.changes import changes_of, sentences_of
 from fabula.graph.checkpoint import RedisCheckpointSaver, delete_threads
-from fabula.graph.consolidation import consolidator
+from fabula.graph.consolidation import InlineConsolidation, consolidator
 from fabula.graph.nodes import commit_text
 from fabula.graph.pending import (
     Listener,
@@ -150,6 +150,8 @@ class Fabula:
         """Close the connections this application opened (not an injected checkpointer),
         once the background indexing they serve is done."""
         await self.indexer.drain()
+        if isinstance(self.consolidate, InlineConsolidation):
+            await self.consolidate.drain()
         await self.minds.aclose()
         if self._own_saver is not None:
             await self._own_saver.aclose()
@@ -209,6 +211,8 @@ class Fabula:
         """Delete a story: its keys on every branch, its minds and their Redis users, and its
         checkpoint threads. Nothing happens for a story that does not exist."""
         await self.indexer.wait(story)
+        if isinstance(self.consolidate, InlineConsolidation):
+            await self.consolidate.wait(story)
         store = self.store(story)
         characters = await store.characters() if await store.exists() else []
         await self.minds.forget(story)

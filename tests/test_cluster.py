@@ -22,10 +22,12 @@ from redis.exceptions import NoPermissionError
 
 from fabula.agents.contracts import Decision
 from fabula.bench.localcluster import LocalCluster
+from fabula.graph.consolidation import InlineConsolidation
 from fabula.graph.service import Fabula
 from fabula.memory import keys
 from fabula.memory.connection import connect, is_cluster
 from fabula.memory.errors import FabulaError
+from fabula.memory.hierarchy import scenes
 from fabula.memory.settings import Settings
 from tests.conftest import ON_CLUSTER, wipe
 from tests.test_crash import check_story
@@ -120,11 +122,14 @@ class TestTransactions:
             started.append(getattr(target, "__module__", "") or "")
             start(thread)
 
-        async with Fabula(url, Settings(home=tmp_path, consolidate="inline")) as fab:
+        folds = InlineConsolidation()
+        async with Fabula(url, settings(tmp_path), consolidate=folds) as fab:
             store = await fab.create_story("hollow_book", "tx")
             monkeypatch.setattr(threading.Thread, "start", counted)
             for _ in range(3):
                 assert await fab.run_turn(store, auto=True) == "committed"
+            await folds.drain()
+            assert await scenes(store)  # the hierarchy was written, watched
             await fab.fork(store, 2, "alt")
             monkeypatch.undo()
         assert not [m for m in started if m.startswith("redis")], started

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from redis.exceptions import NoPermissionError
 
+from fabula.graph.consolidation import InlineConsolidation
 from fabula.memory import keys
 from fabula.memory.acl import open_mind
 from fabula.memory.delta import DeltaBuilder, TurnDelta
@@ -404,6 +405,20 @@ class TestHierarchy:
             assert scene.summary and set(scene.children) == set(scene.closure.events)
         unfolded = await unfold(once, scenes[0].id)
         assert [e.id for e in unfolded] == list(scenes[0].children)
+
+    async def test_inline_folds_never_hold_up_the_turn(self, aredis_client: aredis.Redis) -> None:
+        """The application's inline consolidation returns at once and folds in a background
+        task per branch (calls while it runs are folded into it); drained, the hierarchy is
+        the one a direct consolidation gives."""
+        folds = InlineConsolidation()
+        store = await self._story(aredis_client, "h3")
+        await folds(store, 5)
+        await folds(store, 5)
+        assert len([t for t in folds._tasks.values() if not t.done()]) <= 1
+        await folds.drain()
+        direct = await self._story(aredis_client, "h4")
+        await consolidate(direct)
+        assert await nodes(store) == await nodes(direct)
 
 
 class TestPlainEnglish:
