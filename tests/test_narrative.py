@@ -414,7 +414,7 @@ class TestHierarchy:
         store = await self._story(aredis_client, "h3")
         await folds(store, 5)
         await folds(store, 5)
-        assert len([t for t in folds._tasks.values() if not t.done()]) <= 1
+        assert folds.running() <= 1
         await folds.drain()
         direct = await self._story(aredis_client, "h4")
         await consolidate(direct)
