@@ -90,17 +90,22 @@ def render_request(request: WriteRequest, view: AuthorView, *, version: int = 2)
             ),
         ),
         ("Proposals", "\n".join(proposals)),
-        ("Memory", request.context),
-        ("Notes", "\n".join(f"- {n}" for n in request.notes)),
-        (
-            f"Critic's findings on draft {request.revision}",
-            "\n".join(
-                f"- {f.severity} ({f.kind}): {f.message}" + (f' — "{f.quote}"' if f.quote else "")
-                for f in request.findings
-            ),
-        ),
+        *_shared_sections(request),
     ]
     return "\n\n".join(f"## {title}\n{body}" for title, body in sections if body)
+
+
+def _shared_sections(request: WriteRequest) -> list[tuple[str, str]]:
+    """The sections every prompt version ends with: memory, notes, the critic's findings."""
+    findings = "\n".join(
+        f"- {f.severity} ({f.kind}): {f.message}" + (f' — "{f.quote}"' if f.quote else "")
+        for f in request.findings
+    )
+    return [
+        ("Memory", request.context),
+        ("Notes", "\n".join(f"- {n}" for n in request.notes)),
+        (f"Critic's findings on draft {request.revision}", findings),
+    ]
 
 
 def _render_v2(request: WriteRequest, view: AuthorView) -> str:
@@ -128,15 +133,7 @@ def _render_v2(request: WriteRequest, view: AuthorView) -> str:
         ("Voices", "\n".join(voices)),
         ("This turn", "\n".join(scene)),
         ("Proposals", "\n".join(proposals)),
-        ("Memory", request.context),
-        ("Notes", "\n".join(f"- {n}" for n in request.notes)),
-        (
-            f"Critic's findings on draft {request.revision}",
-            "\n".join(
-                f"- {f.severity} ({f.kind}): {f.message}" + (f' — "{f.quote}"' if f.quote else "")
-                for f in request.findings
-            ),
-        ),
+        *_shared_sections(request),
     ]
     return "\n\n".join(f"## {title}\n{body}" for title, body in sections if body)
 
