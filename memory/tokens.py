@@ -1,10 +1,13 @@
 """Offline token counting, and fitting text into a token budget.
 
 :func:`default_counter` gives the best counter this machine can offer without the
-network: tiktoken's ``o200k_base`` or ``cl100k_base`` when its encoding file is
-already in tiktoken's local cache (and matches tiktoken's pinned hash, so tiktoken
-has no reason to download it again), otherwise :class:`ApproximateCounter`, a
-deterministic estimate calibrated to count a little more than either encoding.
+network: tiktoken's ``o200k_base`` (the encoding of OpenAI's current models), read from
+tiktoken's local cache when it holds the file, otherwise from the copy shipped with
+Fabula (``memory/data/o200k_base.tiktoken.gz``), each checked against the hash tiktoken
+pins for it; ``cl100k_base`` when only that one is cached. :class:`ApproximateCounter`
+is a deterministic estimate, calibrated to count a little more than either encoding, for
+when no encoding can be read or ``FABULA_TOKEN_COUNTER=approximate`` asks for it (say,
+for a model whose tokenizer splits text finer than OpenAI's).
 
 :func:`truncate_to_budget` and :func:`fit` never return text that counts more than
 the budget under the counter they are given.
@@ -12,23 +15,28 @@ the budget under the counter they are given.
 
 from __future__ import annotations
 
+import base64
+import gzip
 import hashlib
 import os
 import re
 import tempfile
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 import tiktoken
 
 __all__ = [
+    "COUNTER_SETTING",
     "ApproximateCounter",
     "TiktokenCounter",
     "TokenCounter",
     "default_counter",
     "fit",
+    "shipped_encoding",
     "truncate_to_budget",
 ]
 
@@ -222,18 +230,66 @@ def _load_encoding(name: str, path: Path) -> tiktoken.Encoding:
     return tiktoken.get_encoding(name)
 
 
+# What tiktoken_ext.openai_public builds o200k_base from, besides its ranks (tiktoken is
+# MIT-licensed); tests/test_tokens.py checks it against tiktoken's own constructor.
+_O200K_PATTERN = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+_O200K_SPECIAL = {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}
+SHIPPED = "o200k_base"  # the encoding whose file ships with Fabula
+
+
+@lru_cache(maxsize=1)
+def shipped_encoding() -> tiktoken.Encoding | None:
+    """``o200k_base`` from the copy shipped with Fabula; None if that file is missing or
+    does not match the hash tiktoken pins for it (it is never trusted otherwise)."""
+    try:
+        packed = resources.files("fabula.memory").joinpath("data", f"{SHIPPED}.tiktoken.gz")
+        data = gzip.decompress(packed.read_bytes())
+    except (OSError, EOFError, gzip.BadGzipFile):
+        return None
+    if hashlib.sha256(data).hexdigest() != _ENCODINGS[SHIPPED][1]:
+        return None
+    ranks = {}
+    for line in data.splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    return tiktoken.Encoding(
+        SHIPPED, pat_str=_O200K_PATTERN, mergeable_ranks=ranks, special_tokens=_O200K_SPECIAL
+    )
+
+
+COUNTER_SETTING = "FABULA_TOKEN_COUNTER"  # approximate | o200k_base | cl100k_base
+
+
 def default_counter(env: Mapping[str, str] | None = None) -> TokenCounter:
     """The best counter available offline; never touches the network.
 
     ``env`` (default ``os.environ``) is where ``TIKTOKEN_CACHE_DIR`` and
-    ``DATA_GYM_CACHE_DIR`` are looked up, as tiktoken does. tiktoken reads
-    ``os.environ`` itself, so a different ``env`` must agree with it.
+    ``DATA_GYM_CACHE_DIR`` are looked up, as tiktoken does (tiktoken reads ``os.environ``
+    itself, so a different ``env`` must agree with it), and ``FABULA_TOKEN_COUNTER``:
+    ``approximate`` for :class:`ApproximateCounter`, or an encoding's name to prefer it
+    (an encoding that cannot be read offline falls through to the next best).
     """
     env = os.environ if env is None else env
-    for name in _ENCODINGS:
+    wanted = env.get(COUNTER_SETTING, "").strip()
+    if wanted == "approximate":
+        return ApproximateCounter()
+    for name in sorted(_ENCODINGS, key=lambda n: n != wanted):  # the one asked for first
         path = _cached_file(name, env)
         if path is not None:
             return TiktokenCounter(_load_encoding(name, path))
+        if name == SHIPPED and (shipped := shipped_encoding()) is not None:
+            return TiktokenCounter(shipped)
     return ApproximateCounter()
 
 

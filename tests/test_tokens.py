@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import socket
 from collections.abc import Iterator
@@ -12,13 +13,17 @@ import pytest
 import tiktoken.load
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tiktoken_ext import openai_public  # type: ignore[import-untyped]
 
+from fabula.memory import tokens
 from fabula.memory.tokens import (
+    COUNTER_SETTING,
     ApproximateCounter,
     TiktokenCounter,
     TokenCounter,
     default_counter,
     fit,
+    shipped_encoding,
     truncate_to_budget,
 )
 
@@ -127,26 +132,66 @@ class TestApproximateCounter:
 
 
 class TestDefaultCounter:
-    def test_empty_cache_gives_the_approximate_counter(self, empty_cache: Path) -> None:
-        """Without a cached encoding file nothing is downloaded (the fixture refuses it)."""
-        assert isinstance(default_counter(), ApproximateCounter)
+    def test_empty_cache_gives_the_shipped_encoding(self, empty_cache: Path) -> None:
+        """Without a cached encoding file nothing is downloaded (the fixture refuses it):
+        o200k_base comes from the copy shipped with Fabula."""
+        counter = default_counter()
+        assert isinstance(counter, TiktokenCounter)
+        assert counter.name == "o200k_base"
+        assert counter.count("hello world") == 2
 
-    def test_disabled_cache_gives_the_approximate_counter(self) -> None:
+    def test_disabled_cache_gives_the_shipped_encoding(self) -> None:
         """An empty TIKTOKEN_CACHE_DIR disables tiktoken's cache: it would always download."""
-        assert isinstance(default_counter({"TIKTOKEN_CACHE_DIR": ""}), ApproximateCounter)
+        counter = default_counter({"TIKTOKEN_CACHE_DIR": ""})
+        assert isinstance(counter, TiktokenCounter)
+        assert counter.encoding is shipped_encoding()
+
+    def test_approximate_on_request(self, empty_cache: Path) -> None:
+        """FABULA_TOKEN_COUNTER=approximate gives the estimate, whatever is cached."""
+        counter = default_counter({COUNTER_SETTING: "approximate", "TIKTOKEN_CACHE_DIR": ""})
+        assert isinstance(counter, ApproximateCounter)
+
+    def test_an_encoding_not_offline_falls_through(self, empty_cache: Path) -> None:
+        """cl100k_base asked for but not cached: the shipped o200k_base counts instead."""
+        counter = default_counter({COUNTER_SETTING: "cl100k_base", "TIKTOKEN_CACHE_DIR": ""})
+        assert isinstance(counter, TiktokenCounter)
+        assert counter.name == "o200k_base"
 
     def test_corrupt_cached_file_is_not_used_nor_removed(self, empty_cache: Path) -> None:
         """tiktoken deletes a file with the wrong hash and downloads again; we never let it."""
         url = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
         cached = empty_cache / hashlib.sha1(url.encode()).hexdigest()
         cached.write_bytes(b"not an encoding\n")
-        assert isinstance(default_counter(), ApproximateCounter)
+        counter = default_counter()
+        assert isinstance(counter, TiktokenCounter)
+        assert counter.encoding is shipped_encoding()
         assert cached.read_bytes() == b"not an encoding\n"
+
+    def test_a_cached_copy_is_read_by_tiktoken(self, empty_cache: Path) -> None:
+        """A verified file in tiktoken's cache is used through tiktoken itself, and the
+        shipped copy builds exactly what tiktoken's own constructor builds from it."""
+        url = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
+        packed = Path(tokens.__file__).parent / "data" / "o200k_base.tiktoken.gz"
+        cached = empty_cache / hashlib.sha1(url.encode()).hexdigest()
+        cached.write_bytes(gzip.decompress(packed.read_bytes()))
+        counter = default_counter()
+        assert isinstance(counter, TiktokenCounter)
+        assert counter.encoding is not shipped_encoding()
+        made = openai_public.o200k_base()  # reads the cached file, as tiktoken would
+        shipped = shipped_encoding()
+        assert shipped is not None
+        assert made["pat_str"] == shipped._pat_str
+        assert made["special_tokens"] == shipped._special_tokens
+        assert made["mergeable_ranks"] == shipped._mergeable_ranks
+        for _, sample in SAMPLES.values():
+            assert counter.count(sample) == TiktokenCounter(shipped).count(sample)
 
     def test_data_gym_cache_dir_is_honoured(self, tmp_path: Path) -> None:
         """DATA_GYM_CACHE_DIR is read when TIKTOKEN_CACHE_DIR is absent, as tiktoken does."""
+        url = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
+        (tmp_path / hashlib.sha1(url.encode()).hexdigest()).write_bytes(b"corrupt\n")
         counter = default_counter({"DATA_GYM_CACHE_DIR": str(tmp_path)})
-        assert isinstance(counter, ApproximateCounter)
+        assert isinstance(counter, TiktokenCounter)  # the corrupt file there is skipped
 
     def test_machine_default_counts(self) -> None:
         """Whatever this machine offers counts text, with or without a cached encoding."""
