@@ -431,7 +431,10 @@ local function index_into(K, eps, windows)
     end
   end
   postings_of(K, eps, 't', 'tf', 'len', 'length')
-  if windows then postings_of(K, eps, 'w', 'wtf', 'wlen', 'wlength') end
+  if windows then
+    postings_of(K, eps, 'w', 'wtf', 'wlen', 'wlength')
+    postings_of(K, eps, 'g', 'gtf', 'glen', 'glength')
+  end
   chunked('HSET', K.ep, records)
   for _, e in ipairs(entities) do chunked('ZADD', fill(K.e, '<E>', e), by_entity[e]) end
   chunked('ZADD', K.time, times)

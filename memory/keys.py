@@ -207,11 +207,15 @@ class EpisodeKeys:
     episodes it witnessed, in its own keyspace, so its read-only user can search them)::
 
         <prefix>ep          hash   episode id -> Episode
-        <prefix>n           hash   "episodes", "length" and "wlength" (term counts of the
-                                   episodes and of their windows), "turn" (last turn indexed)
+        <prefix>n           hash   "episodes", "length", "wlength" and "glength" (term
+                                   counts of the episodes, of their windows and of their
+                                   general terms), "turn" (last turn indexed)
         <prefix>t:<term>    zset   episode id scored by the term's BM25 weight in it
         <prefix>w:<term>    zset   the same for the episode's window (its turn's lines
                                    around it; a branch's index only)
+        <prefix>g:<term>    zset   the same for the general terms of its nouns (what they
+                                   are kinds of, :mod:`fabula.memory.index.general`; a
+                                   branch's index only)
         <prefix>e:<entity>  zset   episode id scored by story time (turn * 10000 + seq)
         <prefix>time        zset   episode id scored by story time
         <prefix>day         zset   episode id scored by the day number of its date
@@ -238,6 +242,9 @@ class EpisodeKeys:
     def window(self, term: str) -> str:
         return f"{self.prefix}w:{term}"
 
+    def general(self, term: str) -> str:
+        return f"{self.prefix}g:{term}"
+
     def entity(self, entity: str) -> str:
         return f"{self.prefix}e:{entity}"
 
@@ -257,7 +264,8 @@ class EpisodeKeys:
         """This index's keys for the Lua functions (``<T>`` a term, ``<E>`` an entity)."""
         return {
             "n": self.stats, "ep": self.episodes, "time": self.time, "day": self.day,
-            "t": self.term("<T>"), "w": self.window("<T>"), "e": self.entity("<E>"),
+            "t": self.term("<T>"), "w": self.window("<T>"), "g": self.general("<T>"),
+            "e": self.entity("<E>"),
         }  # fmt: skip
 
 

@@ -20,6 +20,7 @@ from fabula.memory.episodes import Episode
 from fabula.memory.hierarchy import consolidate, nodes, unfold
 from fabula.memory.index.background import Indexer
 from fabula.memory.index.build import behind, index_through, indexed_through
+from fabula.memory.index.general import general_counts, general_query
 from fabula.memory.index.terms import term_counts, terms
 from fabula.memory.keys import EpisodeKeys
 from fabula.memory.lua import fcall
@@ -89,8 +90,8 @@ class TestIndexes:
     ) -> None:
         """After a random story, indexed in random batches (some turns from the deltas just
         committed, the others read back), every index (the branch's and each character's)
-        holds exactly the episodes a replay in Python expects: records, term postings,
-        story times and dates."""
+        holds exactly the episodes a replay in Python expects: records, term postings
+        (and, in the branch's, the postings of general terms), story times and dates."""
         story = f"p{seed}-{count}-{batch}"
         store = await new_story(aredis_client, story)
         deltas = random_turns(seed, count)
@@ -130,6 +131,15 @@ class TestIndexes:
                     expected.setdefault(term, set()).add(ev.id)
             for term, ids in expected.items():
                 assert set(await aredis_client.zrange(index.term(term), 0, -1)) == ids
+            # the general terms of the nouns: the branch's index only
+            general: dict[str, set[str]] = {}
+            for ev in events:
+                for term in general_counts(term_counts(ev.span.quote)):
+                    general.setdefault(term, set()).add(ev.id)
+            assert general  # the story's words have general terms ("violin" -> "instrument")
+            for term, ids in general.items():
+                held = set(await aredis_client.zrange(index.general(term), 0, -1))
+                assert held == (ids if owner is None else set())
             assert await aredis_client.zcard(index.time) == len(mine)
             dated = {e.id for e in mine if clocks.get(e.turn)}
             assert set(await aredis_client.zrange(index.day, 0, -1)) == dated
@@ -174,6 +184,36 @@ class TestIndexes:
         done = await fcall(aredis_client, "fabula_index", [stats],
                            [layout, -1, 5, -1, json.dumps({"eps": []})])  # fmt: skip
         assert done == "gone" and not await aredis_client.exists(stats)
+        await store.delete()
+
+
+class TestGeneralWords:
+    def test_a_noun_is_indexed_under_what_it_is_a_kind_of(self) -> None:
+        """WordNet's hypernyms, as index terms: runs of a request's terms match the
+        multi-word ones."""
+        assert "martial_art" in general_counts(term_counts("I'm off to do some taekwondo!"))
+        assert "child" in general_counts(term_counts("my daughter Sara"))
+        assert "martial_art" in general_query(terms("What martial arts has John done?"))
+
+    async def test_a_request_in_general_terms_finds_the_particular(
+        self, aredis_client: aredis.Redis
+    ) -> None:
+        """No word of the request is in the line it asks about, but the line's noun is a
+        kind of what the request names; and the lines around the best matches fill the
+        room the matches leave."""
+        store = await new_story(aredis_client, "general")
+        lines = [("ann", "The harbour was grey this morning.", CAST),
+                 ("ben", "I am off to do some taekwondo!", CAST),
+                 ("cal", "The orchard needs pruning.", CAST),
+                 ("ann", "The lantern is lit.", CAST)]  # fmt: skip
+        await store.commit(turn_delta(1, lines, "2 May, 2023"))
+        for turn in range(2, 6):
+            await store.commit(turn_delta(turn, [("cal", f"The ledger, page {turn}.", CAST)],
+                                          f"{turn + 1} May, 2023"))  # fmt: skip
+        found = await author_context(store, "Which martial arts does Ben practise?",
+                                     budget=500, counter=COUNTER)  # fmt: skip
+        assert "I am off to do some taekwondo!" in found.text
+        assert "The orchard needs pruning." in found.text  # beside the match, room to spare
         await store.delete()
 
 

@@ -5,9 +5,10 @@ them, with one call of the Redis function ``fabula_index`` per batch of turns, i
 
 - the branch's index (:class:`~fabula.memory.keys.EpisodeKeys`): each episode, its BM25
   term weights (one sorted set per term, ordered by weight, so a search reads only the
-  best postings of each term) and its window's (the episode with its turn's neighbours:
-  a reply is found by the words of the question it answers), its entities, its story
-  time and its date;
+  best postings of each term), its window's (the episode with its turn's neighbours:
+  a reply is found by the words of the question it answers) and its nouns' general
+  terms' (:mod:`fabula.memory.index.general`: "taekwondo" is found as a "martial art"),
+  its entities, its story time and its date;
 - the same for each witness, in the witness's own keyspace (what a character lived is
   searchable through its read-only Redis user, and nothing else is there), each episode
   as the witness remembers it (its recollection, see :mod:`fabula.memory.recollection`);
@@ -31,6 +32,7 @@ from typing import Any
 
 from fabula.memory.delta import TurnDelta
 from fabula.memory.episodes import EntityMatcher, Episode, episode_of
+from fabula.memory.index.general import general_counts
 from fabula.memory.index.terms import term_counts
 from fabula.memory.index.vectors import Embedder, add_vectors
 from fabula.memory.keys import EpisodeKeys, index_layout
@@ -177,9 +179,11 @@ def _payload(
     ep: Episode, ev: Event, quote: str, matcher: EntityMatcher, entities: Mapping[str, Entity]
 ) -> dict[str, Any]:
     length, counts = _terms(ep.text)
+    general = general_counts(counts)
     item: dict[str, Any] = {
         "id": ep.id, "time": ep.time, "day": ep.day, "json": _json(ep), "len": length,
-        "tf": counts, "ents": list(ep.entities), "who": list(ep.witnesses),
+        "tf": counts, "gtf": general, "glen": sum(general.values()),
+        "ents": list(ep.entities), "who": list(ep.witnesses),
     }  # fmt: skip
     if quote != ep.text:
         # what a witness remembers names only what its recollection names, and who and

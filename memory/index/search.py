@@ -74,37 +74,44 @@ async def lexical(
     as_of: int | None = None,
     per_term: int = PER_TERM,
     families: Sequence[str] = ("t",),
+    general: Iterable[str] = (),
 ) -> list[dict[str, float]]:
     """BM25 scores of the episodes matching ``query`` terms (repeats count once), one
     mapping per posting family asked for: ``"t"`` the episodes' own text, ``"w"`` their
-    windows (a branch's index only), all read in one round trip."""
+    windows, ``"g"`` their general terms, matched with ``general`` instead of ``query``
+    (the last two in a branch's index only), all read in one round trip."""
     wanted = list(dict.fromkeys(query))
+    asked = {f: list(dict.fromkeys(general)) if f == "g" else wanted for f in families}
     if not wanted or not where:
         return [{} for _ in families]
-    keyed = {"t": EpisodeKeys.term, "w": EpisodeKeys.window}
+    keyed = {"t": EpisodeKeys.term, "w": EpisodeKeys.window, "g": EpisodeKeys.general}
     async with client.pipeline(transaction=False) as pipe:
         for src in where:
             pipe.hget(src.keys.stats, "episodes")
             for family in families:
-                for term in wanted:
+                for term in asked[family]:
                     key = keyed[family](src.keys, term)
                     pipe.zcard(key)
                     pipe.zrange(key, "+inf", "-inf", byscore=True, desc=True, offset=0,
                                 num=per_term, withscores=True)  # fmt: skip
         replies = await pipe.execute()
-    step = 1 + 2 * len(wanted) * len(families)
+    offsets = [0]
+    for family in families:
+        offsets.append(offsets[-1] + 2 * len(asked[family]))
+    step = 1 + offsets[-1]
     total = sum(int(replies[i * step] or 0) for i in range(len(where)))
     out = []
-    for f in range(len(families)):
-        df: dict[str, int] = dict.fromkeys(wanted, 0)
+    for f, family in enumerate(families):
+        terms = asked[family]
+        df: dict[str, int] = dict.fromkeys(terms, 0)
         for i in range(len(where)):
-            base = i * step + 1 + 2 * len(wanted) * f
-            for j, term in enumerate(wanted):
+            base = i * step + 1 + offsets[f]
+            for j, term in enumerate(terms):
                 df[term] += int(replies[base + 2 * j])
         scores: dict[str, float] = {}
         for i, src in enumerate(where):
-            base = i * step + 1 + 2 * len(wanted) * f
-            for j, term in enumerate(wanted):
+            base = i * step + 1 + offsets[f]
+            for j, term in enumerate(terms):
                 if not df[term]:
                     continue
                 idf = math.log(1 + (total - df[term] + 0.5) / (df[term] + 0.5))

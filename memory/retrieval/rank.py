@@ -1,10 +1,13 @@
 """Ranking episodes for a plan: lexical matches, read in their scene, by whom, and when.
 
 An episode rarely answers a request alone: a question is answered in the line after it, a
-topic runs over a few lines. So an episode is matched twice, both from the index: by its
-own words and by its *window*'s (the episode with its turn's neighbours, see
-:mod:`fabula.memory.index.build`), and its score is the sum of the two, each scaled to its
-best match, the window's weighing ``WINDOW_WEIGHT``. The reply to a question that matches
+topic runs over a few lines, and a request names in general what a line names in
+particular. So an episode is matched three times, all from the index: by its own words,
+by its *window*'s (the episode with its turn's neighbours, see
+:mod:`fabula.memory.index.build`) and by the general terms of its nouns ("taekwondo" is a
+"martial art", :mod:`fabula.memory.index.general`); its score is the sum, each scaled to
+its best match, the window's weighing ``WINDOW_WEIGHT`` and the general terms'
+``GENERAL_WEIGHT``. The reply to a question that matches
 gets ``ANSWER_SHARE`` of the question's own match: in a dialogue, what was asked is
 answered next, by someone else. A character's own index has no windows: there an
 episode's neighbours lend it a share of their score instead (``NEIGHBOURS`` on each side,
@@ -14,7 +17,10 @@ each further one counting less). Then:
 - with a time range, episodes dated inside it weigh ``TIME_BOOST`` more; "at the
   beginning" favours the first episodes and "recently" the last ones;
 - with no topic terms at all, the most recent episodes of the named entities (or of the
-  story) stand in, newest first.
+  story) stand in, newest first;
+- when the matches are fewer than the budget is offered, more follow them, below every
+  match, to fill what room they leave: the episodes of the request's dates, the lines
+  around the best matches, the named entities' latest episodes.
 
 With dense retrieval on (an embedder configured, :mod:`fabula.memory.index.vectors`), the
 request's nearest episodes by meaning add their scaled similarity, ``DENSE_WEIGHT``.
@@ -31,6 +37,7 @@ from dataclasses import dataclass
 import redis.asyncio as aredis
 
 from fabula.memory.episodes import Episode
+from fabula.memory.index.general import general_query
 from fabula.memory.index.search import Source, by_day, by_entities, by_time, fetch, lexical
 from fabula.memory.index.vectors import nearest
 from fabula.memory.records import event_id, event_position
@@ -39,6 +46,7 @@ from fabula.memory.retrieval.plan import RetrievalPlan
 __all__ = ["NEIGHBOURS", "Ranked", "candidates", "rank_episodes"]
 
 WINDOW_WEIGHT = 2.0
+GENERAL_WEIGHT = 1.0
 DENSE_WEIGHT = 1.0
 ANSWER_SHARE = 0.5
 NEIGHBOURS = 2
@@ -47,6 +55,8 @@ NEIGHBOUR_DECAY = 0.7
 ENTITY_BOOST = 1.6
 TIME_BOOST = 1.5
 ORDER_BOOST = 1.3
+FILL_AROUND = 8  # the best matches whose neighbours are offered when matches are few
+FILL_SCORE = 1e-3  # below any match
 TOKENS_PER_CANDIDATE = 12  # a budget of N tokens is offered about N / 12 episodes
 
 
@@ -69,10 +79,18 @@ def _scaled(scores: dict[str, float]) -> dict[str, float]:
     return {i: s / top for i, s in scores.items()} if top > 0 else {}
 
 
-def _fused(own: dict[str, float], window: dict[str, float]) -> dict[str, float]:
-    """An episode's own match plus its window's, each scaled to its best."""
-    own, window = _scaled(own), _scaled(window)
-    return {i: own.get(i, 0.0) + WINDOW_WEIGHT * window.get(i, 0.0) for i in own.keys() | window}
+def _fused(
+    own: dict[str, float], window: dict[str, float], general: dict[str, float]
+) -> dict[str, float]:
+    """An episode's own match plus its window's and its general terms', each scaled to
+    its best."""
+    own, window, general = _scaled(own), _scaled(window), _scaled(general)
+    return {
+        i: own.get(i, 0.0)
+        + WINDOW_WEIGHT * window.get(i, 0.0)
+        + GENERAL_WEIGHT * general.get(i, 0.0)
+        for i in own.keys() | window.keys() | general.keys()
+    }
 
 
 def _smoothed(scores: dict[str, float]) -> dict[str, float]:
@@ -115,8 +133,11 @@ async def rank_episodes(
     episodes' similarities, scaled to the best, add ``DENSE_WEIGHT`` times theirs)."""
     own: dict[str, float] = {}
     if windows:
-        own, window = await lexical(client, where, plan.terms, as_of=as_of, families=("t", "w"))
-        scores = _fused(own, window)
+        own, window, general = await lexical(
+            client, where, plan.terms, as_of=as_of, families=("t", "w", "g"),
+            general=general_query(plan.terms),
+        )  # fmt: skip
+        scores = _fused(own, window, general)
     else:
         (own,) = await lexical(client, where, plan.terms, as_of=as_of)
         scores = _smoothed(own)
@@ -124,13 +145,15 @@ async def rank_episodes(
         near = _scaled(await nearest(client, where, query_vector, count=limit, as_of=as_of))
         for episode_id, similarity in near.items():
             scores[episode_id] = scores.get(episode_id, 0.0) + DENSE_WEIGHT * similarity
-    if not scores:
+    matched = bool(scores)
+    if not matched:
         fallback = await by_entities(client, where, plan.entities, as_of=as_of, last=limit)
         if not fallback:
             fallback = await by_time(client, where, as_of=as_of, last=limit,
                                      earliest=plan.order == "earliest")  # fmt: skip
         scores = {i: 1.0 / (1 + n) for n, i in enumerate(fallback)}
     time = plan.time
+    dated: set[str] = set()
     if time.first_day is not None or time.last_day is not None:
         dated = set(await by_day(client, where, time.first_day, time.last_day, as_of=as_of))
         scores = {i: s * (TIME_BOOST if i in dated else 1.0) for i, s in scores.items()}
@@ -160,4 +183,40 @@ async def rank_episodes(
         ):
             scores[episode_id] *= ORDER_BOOST
     best = sorted((i for i in found if i in scores), key=lambda i: (-scores[i], event_position(i)))
-    return Ranked([found[i] for i in best[:limit]], {i: scores[i] for i in best[:limit]})
+    best = best[:limit]
+    ranked = Ranked([found[i] for i in best], {i: scores[i] for i in best})
+    if matched and len(best) < limit:
+        await _fill(client, where, plan, ranked, dated, as_of, limit)
+    return ranked
+
+
+async def _fill(
+    client: aredis.Redis,
+    where: Sequence[Source],
+    plan: RetrievalPlan,
+    ranked: Ranked,
+    dated: set[str],
+    as_of: int | None,
+    limit: int,
+) -> None:
+    """Offer more than the matches when they are few, below every match, so they take
+    only what room the matches leave: the episodes of the request's dates, then the
+    lines around the best matches (a topic runs on past the words that name it), then
+    the named entities' latest episodes."""
+    have = set(ranked.scores)
+    around = [
+        event_id(turn, seq + d)
+        for turn, seq in map(event_position, [ep.id for ep in ranked.episodes[:FILL_AROUND]])
+        for d in (1, -1, 2, -2)
+        if seq + d >= 0
+    ]
+    named = await by_entities(client, where, plan.entities, as_of=as_of, last=limit) if (
+        plan.entities) else []  # fmt: skip
+    wanted = [i for i in dict.fromkeys([*sorted(dated, key=event_position), *around, *named])
+              if i not in have][: limit - len(have)]  # fmt: skip
+    found = await fetch(client, where, wanted)
+    for n, episode_id in enumerate(i for i in wanted if i in found):
+        if as_of is not None and found[episode_id].turn > as_of:
+            continue
+        ranked.episodes.append(found[episode_id])
+        ranked.scores[episode_id] = FILL_SCORE / (1 + n)
