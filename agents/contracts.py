@@ -10,6 +10,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+# the summariser's contract is memory's own (consolidation calls it, and memory never
+# imports the roles); re-exported here with the others
+from fabula.memory.summarise import NodeSummary, SummaryRequest
+
 __all__ = [
     "MAX_FOCAL",
     "Action",
@@ -19,7 +23,9 @@ __all__ = [
     "Finding",
     "FindingKind",
     "IntentKind",
+    "NodeSummary",
     "Proposal",
+    "SummaryRequest",
     "TurnPlan",
     "WriteRequest",
 ]

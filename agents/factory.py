@@ -9,7 +9,8 @@ Each role runs with ``settings.model_for(role)``: the ``FABULA_MODEL_*`` default
 own ``FABULA_MODEL_<ROLE>_*``; a role whose model is unset runs on the offline engine.
 Every model role gets its own :class:`~fabula.agents.llm.ModelClient` (its own token limit,
 structured-output method and usage), even when several share one server. The critic stays
-symbolic in both modes.
+symbolic in both modes. The summariser writes the hierarchy's summaries in consolidation
+(offline: the fold's extractive ones).
 """
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ from fabula.agents.planner.model import ModelPlanner
 from fabula.agents.planner.offline import OfflinePlanner
 from fabula.agents.recall.model import ModelRecallPlanner
 from fabula.agents.roles import Roles
+from fabula.agents.summariser.model import ModelSummariser
 from fabula.agents.writer.model import ModelWriter
 from fabula.agents.writer.offline import OfflineWriter
 from fabula.memory.settings import Role, Settings
 
-__all__ = ["make_roles", "offline_roles"]
+__all__ = ["make_roles", "make_summariser", "offline_roles"]
 
 
 def offline_roles() -> Roles:
@@ -38,6 +40,13 @@ def offline_roles() -> Roles:
         writer=OfflineWriter(),
         builder=OfflineMemoryBuilder(),
     )
+
+
+def make_summariser(settings: Settings) -> ModelSummariser | None:
+    """The summariser on its model (``settings.model_for("summariser")``), or None when
+    that is unset: the fold's extractive summaries stay (an RQ worker builds only this)."""
+    own = settings.model_for("summariser")
+    return None if own.offline else ModelSummariser(make_client(own, "summariser"))
 
 
 def make_roles(settings: Settings) -> Roles:
@@ -68,4 +77,5 @@ def make_roles(settings: Settings) -> Roles:
         recall=ModelRecallPlanner(planner)
         if planner and settings.recall_planner == "model"
         else None,
+        summariser=make_summariser(settings),
     )

@@ -19,6 +19,7 @@ from fabula.memory.delta import TurnDelta
 from fabula.memory.records import Development, Entity
 from fabula.memory.retrieval.plan import Purpose, RetrievalPlan
 from fabula.memory.store import StoryStore
+from fabula.memory.summarise import Summariser
 
 __all__ = [
     "BuilderRole",
@@ -27,6 +28,7 @@ __all__ = [
     "PlannerRole",
     "RecallPlannerRole",
     "Roles",
+    "SummariserRole",
     "WriterRole",
 ]
 
@@ -96,6 +98,11 @@ class BuilderRole(Protocol):
         ...
 
 
+SummariserRole = Summariser
+"""Writes a closed scene's or plotline's summary and title (the protocol is memory's:
+consolidation calls it, :func:`fabula.memory.summarise.summarise_closed`)."""
+
+
 @dataclass(frozen=True)
 class Roles:
     """The role objects of one run: offline engine or model back end, same contracts."""
@@ -106,3 +113,4 @@ class Roles:
     builder: BuilderRole
     critic: CriticRole = field(default_factory=SymbolicCritic)
     recall: RecallPlannerRole | None = None  # None: the offline retrieval planner
+    summariser: SummariserRole | None = None  # None: the fold's extractive summaries

@@ -4,17 +4,29 @@ Either way a turn never waits for it: ``inline`` folds in a background task of t
 (one per branch, :class:`InlineConsolidation`), ``rq`` enqueues a job for a worker.
 Consolidation is idempotent and watermarked, so a fold that is late, or lost with its
 process, is done by the next one.
+
+In model mode (a summariser role on a model) each fold is followed by the summaries step
+(:func:`~fabula.memory.summarise.summarise_closed`: the model rewrites the extractive
+summaries of the scenes and plotlines that closed), in its own background task so that a
+slow model never holds up the folds; with RQ, by :func:`summarise_job`, a job that waits
+for its fold and builds the summariser from the worker's own settings.
 """
 
 from __future__ import annotations
 
+import asyncio
+
+from fabula.agents.factory import make_summariser
+from fabula.agents.roles import SummariserRole
 from fabula.graph.runtime import Consolidator
 from fabula.memory.background import BranchTasks
-from fabula.memory.connection import is_cluster
+from fabula.memory.connection import connect_async, is_cluster
 from fabula.memory.errors import ConfigError
+from fabula.memory.settings import Settings
 from fabula.memory.store import StoryStore
+from fabula.memory.summarise import summarise_closed
 
-__all__ = ["InlineConsolidation", "consolidator"]
+__all__ = ["InlineConsolidation", "consolidator", "summarise_job"]
 
 
 class InlineConsolidation:
@@ -23,39 +35,55 @@ class InlineConsolidation:
     Calling it schedules a fold of the branch up to its head and returns at once (one task
     per branch, :class:`~fabula.memory.background.BranchTasks`); :meth:`wait` and
     :meth:`drain` wait for the folds (before deleting a story, and before closing the
-    connection the stores use).
+    connection the stores use). With a ``summariser``, each fold schedules the summaries
+    step on the branch, in a second background task (waited for after the folds).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, summariser: SummariserRole | None = None) -> None:
+        self.summariser = summariser
         self._tasks = BranchTasks(self._fold, "consolidation")
+        self._summaries = BranchTasks(self._summarise, "summaries")
 
     async def __call__(self, store: StoryStore, turn: int) -> None:
         self._tasks.schedule(store)
 
-    @staticmethod
-    async def _fold(store: StoryStore) -> None:
+    async def _fold(self, store: StoryStore) -> None:
         from fabula.memory.hierarchy import consolidate
 
         await consolidate(store)
+        if self.summariser is not None:
+            self._summaries.schedule(store)
+
+    async def _summarise(self, store: StoryStore) -> None:
+        if self.summariser is not None:
+            await summarise_closed(store, self.summariser)
 
     def running(self) -> int:
-        """How many folds are under way."""
-        return self._tasks.running()
+        """How many folds (and summaries steps) are under way."""
+        return self._tasks.running() + self._summaries.running()
 
     async def wait(self, story: str) -> None:
-        """Wait for the folds of one story."""
+        """Wait for the folds of one story, then for its summaries."""
         await self._tasks.wait(story)
+        await self._summaries.wait(story)
 
     async def drain(self) -> None:
-        """Wait for every fold."""
+        """Wait for every fold, then for every summaries step."""
         await self._tasks.drain()
+        await self._summaries.drain()
 
 
-def consolidator(url: str, mode: str, queue_url: str | None = None) -> Consolidator | None:
+def consolidator(
+    url: str,
+    mode: str,
+    queue_url: str | None = None,
+    summariser: SummariserRole | None = None,
+) -> Consolidator | None:
     """How committed turns are consolidated: ``inline`` (in a background task of this
-    process), ``rq`` (enqueued, on ``queue_url`` or ``url``) or ``off``. Raises
-    :class:`ConfigError` for RQ on a Redis Cluster without a separate queue (rq 3.0 cannot
-    use a cluster)."""
+    process), ``rq`` (enqueued, on ``queue_url`` or ``url``) or ``off``; with a
+    ``summariser`` (model mode), each fold is followed by the summaries step (on RQ: a
+    :func:`summarise_job` after each fold job). Raises :class:`ConfigError` for RQ on a
+    Redis Cluster without a separate queue (rq 3.0 cannot use a cluster)."""
     if mode == "off":
         return None
     if mode == "rq":
@@ -69,8 +97,31 @@ def consolidator(url: str, mode: str, queue_url: str | None = None) -> Consolida
             )
         queue = queue_url or url
 
+        then = summarise_job if summariser is not None else None
+
         async def enqueue(store: StoryStore, turn: int) -> None:
-            enqueue_consolidation(url, store.story, store.branch, turn, queue_url=queue)
+            enqueue_consolidation(url, store.story, store.branch, turn, queue_url=queue,
+                                  then=then)  # fmt: skip
 
         return enqueue
-    return InlineConsolidation()
+    return InlineConsolidation(summariser)
+
+
+def summarise_job(url: str, story: str, branch: str) -> int:
+    """The RQ job that follows a fold in model mode: the summaries step on one branch,
+    with the summariser built from the worker's settings (``FABULA_MODEL_*``, read here:
+    a job is an entry point). Returns how many summaries the model wrote; a worker with no
+    summariser model configured writes none (the extractive summaries stay)."""
+    summariser = make_summariser(Settings.from_env())
+    if summariser is None:
+        return 0
+
+    async def run() -> int:
+        client = connect_async(url)
+        try:
+            done = await summarise_closed(StoryStore(client, story, branch), summariser)
+            return done.model
+        finally:
+            await client.aclose()
+
+    return asyncio.run(run())

@@ -138,11 +138,12 @@ class Fabula:
         """The application an entry point opens: Redis (the embedded server when none is
         configured, started if needed), roles and consolidation, all from ``settings``."""
         url = redis_url(settings)
+        roles = make_roles(settings)
         return cls(
             url,
             settings,
-            roles=make_roles(settings),
-            consolidate=consolidator(url, settings.consolidate, settings.rq_url),
+            roles=roles,
+            consolidate=consolidator(url, settings.consolidate, settings.rq_url, roles.summariser),
             embedder=make_embedder(settings),
         )
 

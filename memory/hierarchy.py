@@ -8,9 +8,11 @@
   other than where it is, changes in each) — never merely by sharing a character.
 - The **plot** is the root: its children are the plotlines.
 
-Each node carries an extractive summary (its most central lines; a model may write them
-in model mode) and its member ids (``children``; a scene's are its events), with its
-atomic closure (events, records, spans). :func:`unfold` walks down one level. Beside the
+Each node carries an extractive summary (its most central lines; in model mode
+:mod:`fabula.memory.summarise` has a model rewrite those of closed nodes, and a fold
+rewrites a plotline only when it changed) and its member ids (``children``; a scene's are
+its events), with its atomic closure (events, records, spans). :func:`unfold` walks down
+one level. Beside the
 nodes, consolidation keeps a scene index (scene ids by first turn) and each scene's
 plotlines, so retrieval reads the nodes of the turns it ranks
 (:func:`related_nodes`, a few round trips) instead of the whole tree.
@@ -313,7 +315,15 @@ async def _fold(store: StoryStore, mark: int, last: int) -> None:
     for node_id, scene in list(changed.items()):
         quotes = [span.quote for span in scene.closure.spans]
         changed[node_id] = scene.model_copy(update={"summary": _summary(quotes)})
-    changed.update(_plotlines(threads, {**existing, **changed}, entities))
+    for node_id, line in _plotlines(threads, {**existing, **changed}, entities).items():
+        # rewrite only what changed: an unchanged plotline keeps its model-written summary
+        old = existing.get(node_id)
+        if (
+            old is None
+            or old.children != line.children
+            or (old.summary_by == "extractive" and old != line)
+        ):
+            changed[node_id] = line
     lines = [n for n in {**existing, **changed}.values() if n.level == "plotline"]
     up: dict[str, list[str]] = {}
     for line in sorted(lines, key=lambda n: n.id):

@@ -9,6 +9,8 @@ queue's Redis: ``FABULA_REDIS_URL`` unless that is a cluster)
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from typing import Any
 
 import redis
 from rq import Queue
@@ -43,10 +45,18 @@ def consolidate(url: str, story: str, branch: str, turn: int) -> str | None:
 
 
 def enqueue_consolidation(
-    url: str, story: str, branch: str, turn: int, *, queue_url: str | None = None
+    url: str,
+    story: str,
+    branch: str,
+    turn: int,
+    *,
+    queue_url: str | None = None,
+    then: Callable[[str, str, str], Any] | None = None,
 ) -> str:
     """Put a consolidation job on the queue (on ``queue_url``, else on ``url``); returns
-    the job id. The job works on the stories at ``url``.
+    the job id. The job works on the stories at ``url``. ``then``, a job function taking
+    ``(url, story, branch)``, is enqueued to run once the fold is done (model mode's
+    summaries step).
 
     RQ does not support Redis Cluster (rq 3.0: its worker needs one server's connection
     pool), so with a cluster the queue lives on a plain Redis (``FABULA_RQ_URL``).
@@ -55,4 +65,7 @@ def enqueue_consolidation(
     job = queue.enqueue(
         consolidate, url, story, branch, turn, job_id=f"consolidate-{story}-{branch}-{turn}"
     )
+    if then is not None:
+        queue.enqueue(then, url, story, branch, depends_on=job,
+                      job_id=f"summarise-{story}-{branch}-{turn}")  # fmt: skip
     return str(job.id)

@@ -18,6 +18,8 @@ Layout (``S`` story, ``B`` branch, ``C`` character, ``H`` a holder chain such as
     fab:{S}:b:B:h                     hash   hypothesis id -> Hypothesis
     fab:{S}:b:B:tree                  hash   hierarchy node id -> HierarchyNode (scenes, ...)
     fab:{S}:b:B:tree:n                hash   consolidation's watermark, open scene, threads
+    fab:{S}:b:B:tree:m                hash   model summaries' watermark, plotlines waiting
+    fab:{S}:b:B:tree:c:N              string claim on node N while a model summarises it
     fab:{S}:b:B:decide:T              string lock held while a decision resumes turn T
     fab:{S}:b:B:fence:T               set    commit attempts of turn T given up for lost (expires)
     fab:{S}:b:B:usage                 hash   turn -> model usage by role (tokens, calls, retries)
@@ -159,6 +161,17 @@ def hierarchy_up(story: str, branch: str) -> str:
 def hierarchy_threads(story: str, branch: str) -> str:
     """Consolidation's bookkeeping: the watermark, the open scene, the plotline threads."""
     return f"{_s(story)}:b:{branch}:tree:n"
+
+
+def hierarchy_summaries(story: str, branch: str) -> str:
+    """The model summaries' bookkeeping: the first turn of the last closed scene they are
+    done with, and the plotlines waiting for one (see :mod:`fabula.memory.summarise`)."""
+    return f"{_s(story)}:b:{branch}:tree:m"
+
+
+def summary_claim(story: str, branch: str, node: str) -> str:
+    """Held (with an expiry) by the one run that asks a model to summarise ``node``."""
+    return f"{_s(story)}:b:{branch}:tree:c:{node}"
 
 
 def decision_lock(story: str, branch: str, turn: int) -> str:

@@ -43,6 +43,7 @@ __all__ = [
     "SourceSpan",
     "State",
     "StatusChange",
+    "SummaryBy",
     "TruthStatus",
     "event_id",
     "event_position",
@@ -68,6 +69,9 @@ DevelopmentKind = Literal["goal", "conflict", "promise", "plan", "mystery", "rel
 DevelopmentStatus = Literal["opened", "advanced", "blocked", "resolved", "abandoned"]
 HypothesisStatus = Literal["open", "realised", "discarded"]
 HierarchyLevel = Literal["event", "scene", "plotline", "plot"]
+# who wrote a node's summary: the fold (extractive), the model, or the fold's kept for good
+# because the model gave no usable one (see fabula.memory.summarise)
+SummaryBy = Literal["extractive", "model", "kept"]
 
 _SLUG_RE = re.compile(r"[^a-z0-9]+")
 CONTAINER = "container"  # Entity.attributes["role"] of an entity things are put in
@@ -321,6 +325,7 @@ class HierarchyNode(Record):
     level: HierarchyLevel
     title: str
     summary: str = ""
+    summary_by: SummaryBy = "extractive"
     children: tuple[str, ...] = ()
     first_turn: int = Field(ge=0)
     last_turn: int = Field(ge=0)

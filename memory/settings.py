@@ -1,8 +1,8 @@
 """Settings: read once at an entry point and passed in, never read at import.
 
 Model settings are per role. ``FABULA_MODEL_*`` set every role's defaults; a role's own
-``FABULA_MODEL_<ROLE>_*`` (``PLANNER``, ``CHARACTER``, ``WRITER``, ``EXTRACTOR``) override
-them, and ``FABULA_MODEL_<ROLE>`` alone names that role's model::
+``FABULA_MODEL_<ROLE>_*`` (``PLANNER``, ``CHARACTER``, ``WRITER``, ``EXTRACTOR``,
+``SUMMARISER``) override them, and ``FABULA_MODEL_<ROLE>`` alone names that role's model::
 
     FABULA_MODEL=gpt-4o-mini FABULA_MODEL_WRITER=gpt-4o FABULA_MODEL_WRITER_MAX_TOKENS=900
 
@@ -25,7 +25,7 @@ from fabula.memory.limits import DEFAULT_DELTA_BYTES, DEFAULT_TURN_TEXT_BYTES, L
 
 __all__ = ["ROLES", "FsyncPolicy", "ModelSettings", "Price", "Role", "Settings", "default_home"]
 
-Role = Literal["planner", "character", "writer", "extractor"]
+Role = Literal["planner", "character", "writer", "extractor", "summariser"]
 ROLES: tuple[Role, ...] = get_args(Role)
 
 FsyncPolicy = Literal["always", "everysec"]

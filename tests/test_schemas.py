@@ -21,6 +21,7 @@ from fabula.agents.contracts import TurnPlan
 from fabula.agents.memory_builder.model import ExtractedActions
 from fabula.agents.recall.model import PlanReading
 from fabula.agents.schemas import strict_problems, strict_schema
+from fabula.memory.summarise import NodeSummary
 
 # every type a role asks a model for, with a reply that must fit it
 STRUCTURED_OUTPUTS: dict[type[BaseModel], dict[str, Any]] = {
@@ -76,6 +77,10 @@ STRUCTURED_OUTPUTS: dict[type[BaseModel], dict[str, Any]] = {
         "last_date": None,
         "order": "latest",
         "asks_when": False,
+    },
+    NodeSummary: {
+        "title": "Mara hides the brass key",
+        "summary": "Alone in the study, Mara moves the brass key to the hollow book.",
     },
 }
 SCHEMAS = list(STRUCTURED_OUTPUTS)

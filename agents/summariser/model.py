@@ -1,0 +1,56 @@
+"""The summariser on a chat model: a hierarchy node's text in, a validated summary out.
+
+The consolidation step (:func:`fabula.memory.summarise.summarise_closed`) gives it one
+closed scene (the author's text of its turns) or one plotline (its scenes' summaries) as a
+:class:`~fabula.memory.summarise.SummaryRequest`, and writes the
+:class:`~fabula.memory.summarise.NodeSummary` it returns over the node's extractive one. The
+reply is asked for with structured output: blank or overlong text is shown back to the
+model and asked for again, within the client's attempts; then
+:class:`~fabula.memory.errors.ModelOutputError` is raised and the node keeps its extractive
+summary. The offline summariser is the fold's extractive summary itself (nothing to ask).
+"""
+
+from __future__ import annotations
+
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from fabula.agents.llm import ModelClient
+from fabula.agents.prompts import load_prompt
+from fabula.memory.summarise import NodeSummary, SummaryRequest
+
+__all__ = ["ModelSummariser", "render_request"]
+
+
+class ModelSummariser:
+    """Writes node summaries with a chat model (see the module docstring)."""
+
+    def __init__(self, client: ModelClient) -> None:
+        self.client = client
+        self.prompt = load_prompt("summariser", "summarise")
+
+    async def summarise(self, request: SummaryRequest) -> NodeSummary:
+        """The node's summary and title.
+
+        Raises :class:`~fabula.memory.errors.ModelOutputError` when no valid one comes
+        back within the client's attempts, and the client's transport errors
+        (:class:`~fabula.memory.errors.ModelUnavailable`).
+        """
+        messages = [
+            SystemMessage(content=self.prompt.render()),
+            HumanMessage(content=render_request(request)),
+        ]
+        return await self.client.structured(NodeSummary, messages)
+
+
+def render_request(request: SummaryRequest) -> str:
+    """The user message for ``request``: what the node is, then its lines."""
+    if request.level == "scene":
+        head = f"A scene of the story, turns {request.first_turn}-{request.last_turn}."
+        body = "## The text of its turns\n" + "\n\n".join(request.lines)
+    else:
+        head = (
+            f"A plotline of the story, turns {request.first_turn}-{request.last_turn}, "
+            f"joined by {request.joins or request.title}."
+        )
+        body = "## Its scenes\n" + "\n".join(f"- {line}" for line in request.lines)
+    return f"{head}\n\n{body}"
