@@ -72,6 +72,8 @@ class TestAcrossProcesses:
             "FABULA_MODEL": "fake-model",
             "FABULA_MODEL_BASE_URL": fake_openai.base_url,
             "FABULA_MODEL_API_KEY": "test-key",
+            # no hierarchy: its model-written summaries would be requests of their own
+            "FABULA_CONSOLIDATE": "off",
         }
         proc = subprocess.run(
             [sys.executable, "-m", "fabula", "approve", STORY],
