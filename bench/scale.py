@@ -9,8 +9,9 @@ written, as the tracker does, only when its value changes (depth 2; deeper chain
 bounded by the same co-presence and cost proportionally more writes). It reports commit
 latency, the latency of projecting one character's current beliefs and the current world,
 Redis round trips per operation, and Redis memory per turn. The story is consolidated into
-its hierarchy as it grows (every 50 turns, then after each sampled turn), so the writer's
-assembly (``assemble_ms``) reads the summaries of scenes and plotlines as a writer's would.
+its hierarchy after every turn, as the application does (``consolidate_ms``: one turn's
+fold, sampled over the last turns), so the writer's assembly (``assemble_ms``) reads the
+summaries of scenes and plotlines as a writer's would.
 
 The baseline in the same run is the first size: the target is that no figure grows by more
 than 1.5x from 1,000 to 10,000 turns (no scans of the whole story on these paths).
@@ -43,7 +44,6 @@ OBJECTS = 200
 EVENTS_PER_TURN = 5
 PROJECTION_SAMPLES = 200  # projections measured after each of the last 200 commits
 ASSEMBLY_BUDGET = 1200  # the writer's default budget
-CONSOLIDATE_EVERY = 50  # turns folded into the hierarchy at once, before the sampled turns
 COLOURS = ("red", "green", "blue", "amber", "grey", "white", "black", "violet")
 
 
@@ -208,6 +208,7 @@ async def _measure(url: str, turns: int, characters: int) -> dict[str, Any]:
     who = gen.chars[0]
     sample_from = max(1, turns - PROJECTION_SAMPLES + 1)
     index_ms: list[float] = []
+    consolidate_ms: list[float] = []
     assemble_ms: list[float] = []
     for turn in range(1, turns + 1):
         delta = gen.turn(turn)
@@ -220,10 +221,11 @@ async def _measure(url: str, turns: int, characters: int) -> dict[str, Any]:
         start = time.perf_counter()
         await index_through(store, turn)
         index_ms.append((time.perf_counter() - start) * 1000)
-        if turn >= sample_from or turn % CONSOLIDATE_EVERY == 0:
-            # the hierarchy, so that the assembly reads its summaries as a writer's would
-            # (the application folds every turn; here batches until the sampled turns)
-            await consolidate(store, turn)
+        # then the hierarchy (one turn folded), so that the assembly reads its summaries
+        start = time.perf_counter()
+        await consolidate(store, turn)
+        if turn >= sample_from:
+            consolidate_ms.append((time.perf_counter() - start) * 1000)
         if turn >= sample_from:
             # the writer's planned retrieval for a request about a character and an object
             start = time.perf_counter()
@@ -257,6 +259,7 @@ async def _measure(url: str, turns: int, characters: int) -> dict[str, Any]:
         "beliefs_ms": percentiles(beliefs_ms),
         "world_ms": percentiles(world_ms),
         "index_ms": percentiles(index_ms),
+        "consolidate_ms": percentiles(consolidate_ms),
         "assemble_ms": percentiles(assemble_ms),
         "round_trips": {
             "commit": max(commit_trips),
@@ -290,6 +293,7 @@ async def run_scale(
             "beliefs p50/p95 ms",
             "world p50/p95 ms",
             "index p50/p95 ms",
+            "fold p50/p95 ms",
             "assemble p50/p95 ms",
             "trips c/b/w",
             "bytes/turn",
@@ -303,6 +307,7 @@ async def run_scale(
                 f"{r['beliefs_ms']['p50']}/{r['beliefs_ms']['p95']}",
                 f"{r['world_ms']['p50']}/{r['world_ms']['p95']}",
                 f"{r['index_ms']['p50']}/{r['index_ms']['p95']}",
+                f"{r['consolidate_ms']['p50']}/{r['consolidate_ms']['p95']}",
                 f"{r['assemble_ms']['p50']}/{r['assemble_ms']['p95']}",
                 f"{r['round_trips']['commit']}/{r['round_trips']['beliefs']:g}"
                 f"/{r['round_trips']['world']:g}",

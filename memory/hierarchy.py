@@ -12,31 +12,43 @@ Each node carries an extractive summary (its most central lines; in model mode
 :mod:`fabula.memory.summarise` has a model rewrite those of closed nodes, and a fold
 rewrites a plotline only when it changed) and its member ids (``children``; a scene's are
 its events), with its atomic closure (events, records, spans). :func:`unfold` walks down
-one level. Beside the
-nodes, consolidation keeps a scene index (scene ids by first turn) and each scene's
-plotlines, so retrieval reads the nodes of the turns it ranks
+one level. Beside the nodes, consolidation keeps a scene index (scene ids by first turn)
+and each scene's plotlines, so retrieval reads the nodes of the turns it ranks
 (:func:`related_nodes`, a few round trips) instead of the whole tree.
 
 :func:`consolidate` is the consolidation job: it folds every committed turn not yet folded
-into the hierarchy, writing all changed nodes and the watermark in one transaction that
+into the hierarchy, writing the changed nodes and the watermark in one transaction that
 watches the watermark — run twice or concurrently, the result is the same, and a turn
-never waits for it (it runs after the commit, inline or on RQ).
+never waits for it (it runs after the commit, inline or on RQ). A fold reads only what its
+turns can change (:mod:`fabula.memory.folding`): the open scene, the plotline threads they
+move with their plotlines, the plot — a few round trips, whatever the story's length;
+consolidation's bookkeeping (``keys.hierarchy_threads``) keeps the watermark, the open
+scene's signature and each thread's state.
 """
 
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from redis.exceptions import WatchError
 
 from fabula.memory import keys
 from fabula.memory.connection import transaction
-from fabula.memory.index.terms import terms
-from fabula.memory.records import Closure, Entity, Event, HierarchyNode
+from fabula.memory.folding import (
+    PLOT_ID,
+    OpenScene,
+    Thread,
+    as_of,
+    fold_scenes,
+    plot,
+    plotline,
+    plotline_id,
+    thread_names,
+)
+from fabula.memory.records import Entity, Event, HierarchyNode
 from fabula.memory.store import StoryStore
-from fabula.memory.timeref import parse_clock
 
 __all__ = [
     "PLOT_ID",
@@ -49,10 +61,12 @@ __all__ = [
     "unfold",
 ]
 
-PLOT_ID = "plot"
-SUMMARY_LINES = 3
-SUMMARY_CHARS = 400
-_MARK = "@through"  # the watermark's field in the threads hash
+_MARK = "@through"  # the watermark's field in the threads hash (consolidation's bookkeeping)
+_OPEN = "@open"  # the open scene's signature (folding.OpenScene); every other field: a Thread
+_FORMAT = "@format"  # the layout of the bookkeeping
+FORMAT = "2"
+BATCH = 256  # turns folded in one transaction at most
+_NONE = "@none"  # a field never written, asked for where a command needs one
 
 
 async def nodes(store: StoryStore) -> dict[str, HierarchyNode]:
@@ -65,11 +79,6 @@ async def scenes(store: StoryStore) -> list[HierarchyNode]:
     """Every scene node of the branch, in story order."""
     found = [n for n in (await nodes(store)).values() if n.level == "scene"]
     return sorted(found, key=lambda n: n.first_turn)
-
-
-def plotline_id(thread: str) -> str:
-    """The node id of a plotline thread (``dev:<development>`` or ``slot:<subject|attr>``)."""
-    return "plotline-" + "".join(c if c.isalnum() else "-" for c in thread)
 
 
 async def related_nodes(
@@ -127,237 +136,175 @@ async def unfold(store: StoryStore, node_id: str) -> list[HierarchyNode] | list[
 async def consolidate_turn(store: StoryStore, turn: int) -> HierarchyNode | None:
     """Fold the hierarchy up to ``turn`` and return the scene that holds it."""
     await consolidate(store, turn)
-    for node in await scenes(store):
-        if node.first_turn <= turn <= node.last_turn:
-            return node
-    return None
+    found = await related_nodes(store, [turn], plotlines=0)
+    return next((n for n in found if n.level == "scene" and n.last_turn >= turn), None)
 
 
 async def consolidate(store: StoryStore, through: int | None = None) -> int:
-    """Fold every committed turn up to ``through`` (default: the head); return the watermark."""
+    """Fold every committed turn up to ``through`` (default: the head); return the watermark.
+
+    A hierarchy folded by an earlier layout of the bookkeeping (no ``@format``, or another)
+    is folded again from the first turn, once, up to at least its old watermark: from then
+    on each fold reads only what the new turns can change."""
     target = await store.head() if through is None else min(through, await store.head())
     threads_key = keys.hierarchy_threads(store.story, store.branch)
     while True:
-        raw = await store.client.hget(threads_key, _MARK)
+        raw, layout = await store.client.hmget(threads_key, [_MARK, _FORMAT])
         mark = 0 if raw is None else int(raw)  # turn 0 is the setup, not a scene
-        if mark >= target:
+        stale = mark > 0 and layout != FORMAT
+        if stale:
+            target = max(target, mark)
+        elif mark >= target:
             return mark
+        start = 0 if stale else mark
         try:
-            await _fold(store, mark, min(target, mark + 256))
+            await _fold(store, start, min(target, start + BATCH), seen=(raw, layout), reset=stale)
         except WatchError:
             continue
 
 
-def _summary(lines: Sequence[str]) -> str:
-    """The most central lines (sharing the most terms with the others), in story order."""
-    bags = [set(terms(line)) for line in lines]
-    counts: Counter[str] = Counter(t for bag in bags for t in bag)
-    ranked = sorted(range(len(lines)), key=lambda i: -sum(counts[t] - 1 for t in bags[i]))
-    chosen = sorted(ranked[:SUMMARY_LINES])
-    return " ".join(lines[i].strip() for i in chosen)[:SUMMARY_CHARS]
-
-
-def _place(events: Sequence[Event], scene: str | None) -> str | None:
-    places = Counter(e.place for e in events if e.place)
-    return scene or (places.most_common(1)[0][0] if places else None)
-
-
-def _actors(events: Sequence[Event], entities: dict[str, Entity]) -> set[str]:
-    return {
-        p
-        for e in events
-        for p in (e.actor, *e.participants)
-        if p and p in entities and entities[p].kind == "character"
+async def _fold(
+    store: StoryStore, start: int, last: int, *, seen: Sequence[str | None], reset: bool
+) -> None:
+    """Fold turns ``start+1..last``, reading the open scene, the threads those turns move
+    (and the open scene's) with their plotlines, and the plot; write what changed with the
+    watermark, in one transaction that fails if the watermark or the layout moved from
+    ``seen``. ``reset``: fold from scratch, replacing the whole hierarchy."""
+    client = store.client
+    tree_key = keys.hierarchy(store.story, store.branch)
+    threads_key = keys.hierarchy_threads(store.story, store.branch)
+    up_key = keys.hierarchy_up(store.story, store.branch)
+    scenes_key = keys.hierarchy_scenes(store.story, store.branch)
+    texts = await store.turn_texts(start + 1, last)
+    events = await store.events([e for t in texts for e in t.events])
+    signature, slots = await _signature_and_slots(store, events, reset=reset)
+    open_threads = signature.threads if signature else []
+    wanted = {p for e in events for p in (e.actor, *e.participants, e.place) if p}
+    wanted |= {t.scene for t in texts if t.scene}
+    wanted |= {slot.split("|", 1)[0] for slot in slots.values()}
+    wanted |= {t[5:].split("|", 1)[0] for t in open_threads if t.startswith("slot:")}
+    entities = await _entities(store, wanted)
+    moved = {t for e in events for t in thread_names(e, slots, as_of(entities, e.turn))}
+    names = sorted(moved | set(open_threads))
+    async with client.pipeline(transaction=False) as pipe:
+        pipe.hmget(threads_key, names or [_NONE])
+        pipe.hget(tree_key, signature.scene if signature else _NONE)
+        stored, open_raw = await pipe.execute()
+    threads = {
+        n: Thread.load(None if reset else raw) for n, raw in zip(names, stored, strict=False)
     }
+    open_scene = None if open_raw is None else HierarchyNode.model_validate_json(open_raw)
+    had = {open_scene.id: open_scene} if open_scene else {}
+    changed, signature = fold_scenes(texts, events, slots, entities, open_scene, signature,
+                                     threads)  # fmt: skip
+    lines = {n: t for n, t in threads.items() if t.count >= 2 and (t.joined or t.last in changed)}
+    written = await _plotlines(store, lines, had, changed, entities, reset=reset)
+    async with transaction(client, threads_key) as pipe:
+        await pipe.watch(threads_key)
+        if list(await pipe.hmget(threads_key, [_MARK, _FORMAT])) != list(seen):
+            raise WatchError("the watermark moved")
+        pipe.multi()
+        if reset:
+            pipe.delete(tree_key, threads_key, up_key, scenes_key)
+        out = {**changed, **written.nodes}
+        if out:
+            pipe.hset(tree_key, mapping={k: n.model_dump_json() for k, n in out.items()})
+        fields = {n: t.dump() for n, t in threads.items() if t.joined}
+        fields.update({_MARK: str(last), _FORMAT: FORMAT})
+        if signature is not None:
+            fields[_OPEN] = signature.dump()
+        pipe.hset(threads_key, mapping=fields)
+        if changed:
+            pipe.zadd(scenes_key, {n.id: n.first_turn for n in changed.values()})
+        if written.up:
+            pipe.hset(up_key, mapping={k: json.dumps(v) for k, v in written.up.items()})
+        await pipe.execute()
 
 
-_OPEN = "@open"  # the open scene's place, day and actors, to decide whether a turn continues it
-
-
-async def _state_slots(store: StoryStore, state_ids: Sequence[str]) -> dict[str, str]:
-    """``subject|attribute`` of each state id: from the branch's state history (closed
-    states), else from W (a state still current is kept only there, by its slot)."""
-    if not state_ids:
-        return {}
-    values = await store.client.hmget(keys.world_records(store.story, store.branch), state_ids)
-    found = {i: raw for i, raw in zip(state_ids, values, strict=True) if raw}
+async def _signature_and_slots(
+    store: StoryStore, events: Sequence[Event], *, reset: bool
+) -> tuple[OpenScene | None, dict[str, str]]:
+    """The open scene's signature, and ``subject|attribute`` of each state the events
+    brought about: from the branch's state history (closed states), else from W (a state
+    still current is kept only there, by its slot: W is read whole, as large as the world
+    and not the story)."""
+    state_ids = [s for e in events for s in e.effects]
+    async with store.client.pipeline(transaction=False) as pipe:
+        pipe.hget(keys.hierarchy_threads(store.story, store.branch), _OPEN)
+        pipe.hmget(keys.world_records(store.story, store.branch), state_ids or [_NONE])
+        raw_open, values = await pipe.execute()
+    found = {i: raw for i, raw in zip(state_ids, values, strict=False) if raw}
     missing = {i for i in state_ids if i not in found}
     if missing:
         for raw in await store.client.hvals(keys.world_current(store.story, store.branch)):
             state_id = raw.removeprefix('{"id":"').partition('"')[0]  # a state's id is first
             if state_id in missing:
                 found[state_id] = raw
-    out = {}
+    slots = {}
     for state_id, raw in found.items():
         data = json.loads(raw)
-        out[state_id] = f"{data['subject']}|{data['attribute']}"
-    return out
+        slots[state_id] = f"{data['subject']}|{data['attribute']}"
+    return (None if reset else OpenScene.load(raw_open)), slots
 
 
-def _trajectory(slot: str, entities: dict[str, Entity]) -> bool:
-    """Whether a slot's changes join scenes: an object's facts, a character's attributes
-    other than where it is (a character walking about joins nothing)."""
-    subject, attribute = slot.split("|", 1)
-    entity = entities.get(subject)
-    return not (entity is not None and entity.kind == "character" and attribute == "location")
+async def _entities(store: StoryStore, ids: set[str]) -> dict[str, Entity]:
+    wanted = sorted(ids)
+    if not wanted:
+        return {}
+    values = await store.client.hmget(keys.entities(store.story), wanted)
+    return {k: Entity.model_validate_json(v) for k, v in zip(wanted, values, strict=True) if v}
 
 
-def _join(threads: dict[str, list[str]], thread: str, scene_id: str) -> None:
-    members = threads.setdefault(thread, [])
-    if scene_id not in members:
-        members.append(scene_id)
+@dataclass
+class _Written:
+    nodes: dict[str, HierarchyNode] = field(default_factory=dict)  # plotlines and the plot
+    up: dict[str, list[str]] = field(default_factory=dict)  # scene -> its plotlines
 
 
-def _continues(
-    signature: dict[str, object] | None, turn: int, place: str | None, day: int | None,
-    actors: set[str], last_turn: int,
-) -> bool:  # fmt: skip
-    if signature is None or last_turn != turn - 1:
-        return False
-    if place is not None and signature.get("place") not in (None, place):
-        return False
-    if day is not None and signature.get("day") not in (None, day):
-        return False
-    before = set(signature.get("actors") or [])  # type: ignore[call-overload]
-    return not (actors and before and not actors & before)
-
-
-def _title(place: str | None, clock: str | None, entities: dict[str, Entity]) -> str:
-    where = f" in the {entities[place].name}" if place and place in entities else ""
-    when = f" on {clock}" if clock else ""
-    return f"scene{where}{when}"
-
-
-def _plotlines(
-    threads: dict[str, list[str]], known: dict[str, HierarchyNode], entities: dict[str, Entity]
-) -> dict[str, HierarchyNode]:
-    out: dict[str, HierarchyNode] = {}
-    for thread, members in threads.items():
-        joined = [known[m] for m in members if m in known]
-        if len(joined) < 2:
-            continue
-        kind, _, what = thread.partition(":")
-        if kind == "dev":
-            title = f"development {what}"
-        else:
-            subject, attribute = what.split("|", 1)
-            name = entities[subject].name if subject in entities else subject
-            title = f"the {attribute} of {name}"
-        node_id = plotline_id(thread)
-        out[node_id] = HierarchyNode(
-            id=node_id,
-            level="plotline",
-            title=title,
-            summary=" / ".join(n.summary.split(". ")[0] for n in joined)[:SUMMARY_CHARS],
-            children=tuple(n.id for n in joined),
-            first_turn=min(n.first_turn for n in joined),
-            last_turn=max(n.last_turn for n in joined),
-            closure=Closure(events=tuple(e for n in joined for e in n.closure.events[:1])),
-        )
-    return out
-
-
-async def _fold(store: StoryStore, mark: int, last: int) -> None:
-    tree_key = keys.hierarchy(store.story, store.branch)
-    threads_key = keys.hierarchy_threads(store.story, store.branch)
-    texts = await store.turn_texts(mark + 1, last)
-    events = await store.events([e for t in texts for e in t.events])
-    entities = await store.entities()
-    existing = await nodes(store)
-    stored = await store.client.hgetall(threads_key)
-    signature = json.loads(stored[_OPEN]) if _OPEN in stored else None
-    threads = {k: json.loads(v) for k, v in stored.items() if not k.startswith("@")}
-    open_scene = max(
-        (n for n in existing.values() if n.level == "scene"),
-        key=lambda n: n.first_turn,
-        default=None,
+async def _plotlines(
+    store: StoryStore,
+    lines: dict[str, Thread],
+    had: dict[str, HierarchyNode],
+    changed: dict[str, HierarchyNode],
+    entities: dict[str, Entity],
+    *,
+    reset: bool,
+) -> _Written:
+    """The plotlines of ``lines`` (threads of two scenes or more that joined a scene now or
+    whose last scene changed), the plot, and the scene -> plotlines entries that change;
+    read in one round trip: those plotlines, their members not at hand (``had``: the open
+    scene as it was, ``changed``: the scenes folded now), the plot, the members' entries."""
+    out = _Written()
+    if not lines:
+        return out
+    scenes = {**had, **changed}
+    olds = [plotline_id(n) for n, t in lines.items() if t.before >= 2]
+    missing = sorted({m for t in lines.values() for m in t.members} - scenes.keys())
+    wanted = [*olds, *missing, *([] if reset else [PLOT_ID])]
+    new_scenes = changed.keys() - had.keys()
+    older = sorted({m for t in lines.values() for m in t.fresh} - new_scenes)
+    async with store.client.pipeline(transaction=False) as pipe:
+        pipe.hmget(keys.hierarchy(store.story, store.branch), wanted or [_NONE])
+        pipe.hmget(keys.hierarchy_up(store.story, store.branch), older or [_NONE])
+        found, ups = await pipe.execute()
+    got = {
+        i: HierarchyNode.model_validate_json(v) for i, v in zip(wanted, found, strict=False) if v
+    }
+    scenes.update({m: got[m] for m in missing if m in got})
+    out.up = {m: json.loads(v) for m, v in zip(older, ups, strict=False) if v}
+    born: list[tuple[int, str, str, HierarchyNode]] = []
+    for name, thread in sorted(lines.items()):
+        old = got.get(plotline_id(name)) if thread.before >= 2 else None
+        if old is not None and not thread.joined and old.summary_by != "extractive":
+            continue  # no scene joined it: it keeps the summary a model wrote
+        node = plotline(name, thread, old, scenes, entities)
+        out.nodes[node.id] = node
+        if old is None:
+            born.append((thread.at or 0, node.id, name, node))
+        for scene_id in thread.fresh:
+            out.up[scene_id] = sorted({*out.up.get(scene_id, []), node.id})
+    written = list(out.nodes.values())
+    out.nodes[PLOT_ID] = plot(
+        got.get(PLOT_ID), written, [b[3] for b in sorted(born, key=lambda b: b[:3])]
     )
-    effects = [s for e in events for s in e.effects]
-    slots = await _state_slots(store, effects)
-    changed: dict[str, HierarchyNode] = {}
-    for text in texts:
-        mine = [e for e in events if e.turn == text.turn]
-        place = _place(mine, text.scene)
-        clock = parse_clock(text.clock) if text.clock else None
-        day = clock.day if clock else None
-        actors = _actors(mine, entities)
-        last_turn = open_scene.last_turn if open_scene else -1
-        if open_scene is None or not _continues(signature, text.turn, place, day, actors,
-                                                last_turn):  # fmt: skip
-            open_scene = HierarchyNode(id=f"scene-{text.turn}", level="scene",
-                                       title=_title(place, text.clock, entities),
-                                       first_turn=text.turn, last_turn=text.turn)  # fmt: skip
-            signature = {"place": place, "day": day, "actors": []}
-        closure = open_scene.closure
-        open_scene = open_scene.model_copy(update={
-            "last_turn": text.turn,
-            "children": (*open_scene.children, *(e.id for e in mine)),
-            "closure": Closure(
-                events=(*closure.events, *(e.id for e in mine)),
-                records=(*closure.records, *(s for e in mine for s in e.effects)),
-                spans=(*closure.spans, *(e.span for e in mine)),
-            ),
-        })  # fmt: skip
-        assert signature is not None
-        signature = {
-            "place": signature.get("place") or place,
-            "day": signature.get("day") or day,
-            "actors": sorted(set(signature.get("actors") or []) | actors),
-        }
-        changed[open_scene.id] = open_scene
-        for ev in mine:
-            for dev in ev.developments:
-                _join(threads, f"dev:{dev}", open_scene.id)
-            for state_id in ev.effects:
-                slot = slots.get(state_id)
-                if slot and _trajectory(slot, entities):
-                    _join(threads, f"slot:{slot}", open_scene.id)
-    for node_id, scene in list(changed.items()):
-        quotes = [span.quote for span in scene.closure.spans]
-        changed[node_id] = scene.model_copy(update={"summary": _summary(quotes)})
-    for node_id, line in _plotlines(threads, {**existing, **changed}, entities).items():
-        # rewrite only what changed: an unchanged plotline keeps its model-written summary
-        old = existing.get(node_id)
-        if (
-            old is None
-            or old.children != line.children
-            or (old.summary_by == "extractive" and old != line)
-        ):
-            changed[node_id] = line
-    lines = [n for n in {**existing, **changed}.values() if n.level == "plotline"]
-    up: dict[str, list[str]] = {}
-    for line in sorted(lines, key=lambda n: n.id):
-        for scene_id in line.children:
-            up.setdefault(scene_id, []).append(line.id)
-    ups = {k: json.dumps(v) for k, v in up.items()}
-    if lines:
-        changed[PLOT_ID] = HierarchyNode(
-            id=PLOT_ID,
-            level="plot",
-            title="the plot",
-            summary="; ".join(n.title for n in sorted(lines, key=lambda n: n.first_turn))[
-                :SUMMARY_CHARS
-            ],
-            children=tuple(sorted(n.id for n in lines)),
-            first_turn=min(n.first_turn for n in lines),
-            last_turn=max(n.last_turn for n in lines),
-        )
-    async with transaction(store.client, threads_key) as pipe:
-        await pipe.watch(threads_key)
-        raw = await pipe.hget(threads_key, _MARK)
-        if (0 if raw is None else int(raw)) != mark:
-            raise WatchError("the watermark moved")
-        pipe.multi()
-        if changed:
-            pipe.hset(tree_key, mapping={k: n.model_dump_json() for k, n in changed.items()})
-        fields = {k: json.dumps(v) for k, v in threads.items()}
-        fields[_MARK] = str(last)
-        if signature is not None:
-            fields[_OPEN] = json.dumps(signature)
-        pipe.hset(threads_key, mapping=fields)
-        new_scenes = {n.id: n.first_turn for n in changed.values() if n.level == "scene"}
-        if new_scenes:
-            pipe.zadd(keys.hierarchy_scenes(store.story, store.branch), new_scenes)
-        if ups:
-            pipe.hset(keys.hierarchy_up(store.story, store.branch), mapping=ups)
-        await pipe.execute()
+    return out

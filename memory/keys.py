@@ -17,6 +17,8 @@ Layout (``S`` story, ``B`` branch, ``C`` character, ``H`` a holder chain such as
     fab:{S}:b:B:d                     hash   development id -> Development
     fab:{S}:b:B:h                     hash   hypothesis id -> Hypothesis
     fab:{S}:b:B:tree                  hash   hierarchy node id -> HierarchyNode (scenes, ...)
+    fab:{S}:b:B:tree:s                zset   scene id scored by its first turn
+    fab:{S}:b:B:tree:u                hash   scene id -> the plotlines it belongs to
     fab:{S}:b:B:tree:n                hash   consolidation's watermark, open scene, threads
     fab:{S}:b:B:tree:m                hash   model summaries' watermark, plotlines waiting
     fab:{S}:b:B:tree:c:N              string claim on node N while a model summarises it
@@ -159,7 +161,8 @@ def hierarchy_up(story: str, branch: str) -> str:
 
 
 def hierarchy_threads(story: str, branch: str) -> str:
-    """Consolidation's bookkeeping: the watermark, the open scene, the plotline threads."""
+    """Consolidation's bookkeeping: the watermark (``@through``), the layout (``@format``),
+    the open scene's signature (``@open``), each plotline thread's state (by thread)."""
     return f"{_s(story)}:b:{branch}:tree:n"
 
 

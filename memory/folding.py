@@ -1,0 +1,311 @@
+"""How committed turns fold into the hierarchy, in memory: scenes, plotline threads,
+plotlines and the plot (reading and writing them is :mod:`fabula.memory.hierarchy`'s).
+
+A fold needs only what its turns can change, because everything else is final:
+
+- a scene is closed once a later one opens: only the open (last) scene may grow, and the
+  open scene's signature (place, day, actors, the threads it joins) decides whether a turn
+  continues it;
+- a plotline thread (a development, or a slot's trajectory) only gains scenes at its end,
+  and only its last scene may still change: a plotline is its stored node with the scenes
+  joined now appended; its summary, the first sentences of its closed scenes (kept with
+  the thread, cut at ``SUMMARY_CHARS``) then its last scene's;
+- plotlines are only ever added to the plot: its summary lists their titles in the order
+  they were born (the turn a thread joined its second scene).
+
+So folding turn by turn, in batches or all at once gives the same nodes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+
+from fabula.memory.index.terms import terms
+from fabula.memory.records import Closure, Entity, Event, HierarchyNode
+from fabula.memory.store import TurnText
+from fabula.memory.timeref import parse_clock
+
+__all__ = [
+    "PLOT_ID",
+    "SUMMARY_CHARS",
+    "OpenScene",
+    "Thread",
+    "as_of",
+    "central_lines",
+    "fold_scenes",
+    "plot",
+    "plotline",
+    "plotline_id",
+    "thread_names",
+]
+
+PLOT_ID = "plot"
+SUMMARY_LINES = 3
+SUMMARY_CHARS = 400
+
+
+def plotline_id(thread: str) -> str:
+    """The node id of a plotline thread (``dev:<development>`` or ``slot:<subject|attr>``)."""
+    return "plotline-" + "".join(c if c.isalnum() else "-" for c in thread)
+
+
+@dataclass
+class OpenScene:
+    """The open scene's signature: its id, place, day and actors, the threads it joins."""
+
+    scene: str
+    place: str | None
+    day: int | None
+    actors: list[str] = field(default_factory=list)
+    threads: list[str] = field(default_factory=list)
+
+    @classmethod
+    def load(cls, raw: str | None) -> OpenScene | None:
+        """From its stored JSON (None: no scene yet)."""
+        return None if raw is None else cls(**json.loads(raw))
+
+    def dump(self) -> str:
+        """Its stored JSON."""
+        return json.dumps(asdict(self))
+
+    def continued_by(
+        self, turn: int, last_turn: int, place: str | None, day: int | None, actors: set[str]
+    ) -> bool:
+        """Whether a turn continues the scene: the next turn, at the same place and day (where
+        both are known), its actors sharing one with the scene's (where both have any)."""
+        if last_turn != turn - 1:
+            return False
+        if place is not None and self.place not in (None, place):
+            return False
+        if day is not None and self.day not in (None, day):
+            return False
+        return not (actors and self.actors and not actors & set(self.actors))
+
+
+@dataclass
+class Thread:
+    """A plotline thread's bookkeeping: how many scenes it joins, the last of them, the first
+    sentences of the others joined and cut at ``SUMMARY_CHARS`` (how its plotline's summary
+    begins), and the turn it joined its second scene (the plotline's birth). ``before``,
+    ``was_last`` and ``joined`` describe the fold at work."""
+
+    count: int = 0
+    last: str | None = None
+    head: str = ""
+    at: int | None = None
+    before: int = 0
+    was_last: str | None = None
+    joined: list[str] = field(default_factory=list)
+
+    @classmethod
+    def load(cls, raw: str | None) -> Thread:
+        """From its stored JSON (None: a thread not met yet)."""
+        if raw is None:
+            return cls()
+        data = json.loads(raw)
+        count, last = int(data["count"]), data["last"]
+        return cls(count, last, data["head"], data["at"], before=count, was_last=last)
+
+    def dump(self) -> str:
+        """Its stored JSON."""
+        return json.dumps({"count": self.count, "last": self.last, "head": self.head,
+                           "at": self.at})  # fmt: skip
+
+    def join(self, scene_id: str, turn: int) -> None:
+        """Join a scene (the open one) at ``turn``; joining it again changes nothing."""
+        if self.last == scene_id:
+            return
+        self.last, self.count = scene_id, self.count + 1
+        self.joined.append(scene_id)
+        if self.count == 2:
+            self.at = turn
+
+    @property
+    def members(self) -> list[str]:
+        """The scenes of its plotline this fold writes: the last before it, those joined now."""
+        return [*([self.was_last] if self.was_last else []), *self.joined]
+
+    @property
+    def fresh(self) -> list[str]:
+        """The scenes its plotline gains in this fold: every one where the plotline is born
+        now, else those joined now."""
+        return self.members if self.before < 2 else self.joined
+
+
+def as_of(entities: dict[str, Entity], turn: int) -> dict[str, Entity]:
+    """The entities introduced by ``turn``: what a turn is folded with, whenever it is."""
+    return {k: e for k, e in entities.items() if e.introduced <= turn}
+
+
+def thread_names(event: Event, slots: dict[str, str], entities: dict[str, Entity]) -> list[str]:
+    """The threads an event moves: its developments, and the slots (``subject|attribute``
+    of its effects) whose changes join scenes — an object's facts, a character's attributes
+    other than where it is (a character walking about joins nothing)."""
+    out = [f"dev:{dev}" for dev in event.developments]
+    for state_id in event.effects:
+        slot = slots.get(state_id)
+        if slot is None:
+            continue
+        subject, attribute = slot.split("|", 1)
+        entity = entities.get(subject)
+        if not (entity is not None and entity.kind == "character" and attribute == "location"):
+            out.append(f"slot:{slot}")
+    return out
+
+
+def fold_scenes(
+    texts: Sequence[TurnText],
+    events: Sequence[Event],
+    slots: dict[str, str],
+    entities: dict[str, Entity],
+    open_scene: HierarchyNode | None,
+    signature: OpenScene | None,
+    threads: dict[str, Thread],
+) -> tuple[dict[str, HierarchyNode], OpenScene | None]:
+    """Fold turns into the open scene or new ones: the scenes that changed (with their
+    summaries) and the open scene's signature; ``threads`` (holding every thread the events
+    move) join the scenes their events happen in.
+
+    A turn opens a new scene when its place or its date changes, or when the characters
+    acting in it share none with the scene so far."""
+    changed: dict[str, HierarchyNode] = {}
+    for text in texts:
+        mine = [e for e in events if e.turn == text.turn]
+        known = as_of(entities, text.turn)
+        place = _place(mine, text.scene)
+        clock = parse_clock(text.clock) if text.clock else None
+        day = clock.day if clock else None
+        actors = _actors(mine, known)
+        if (open_scene is None or signature is None
+                or not signature.continued_by(text.turn, open_scene.last_turn, place, day,
+                                              actors)):  # fmt: skip
+            open_scene = HierarchyNode(id=f"scene-{text.turn}", level="scene",
+                                       title=_title(place, text.clock, known),
+                                       first_turn=text.turn, last_turn=text.turn)  # fmt: skip
+            signature = OpenScene(open_scene.id, place, day)
+        closure = open_scene.closure
+        open_scene = open_scene.model_copy(update={
+            "last_turn": text.turn,
+            "children": (*open_scene.children, *(e.id for e in mine)),
+            "closure": Closure(
+                events=(*closure.events, *(e.id for e in mine)),
+                records=(*closure.records, *(s for e in mine for s in e.effects)),
+                spans=(*closure.spans, *(e.span for e in mine)),
+            ),
+        })  # fmt: skip
+        signature.place = signature.place or place
+        signature.day = signature.day or day
+        signature.actors = sorted(set(signature.actors) | actors)
+        changed[open_scene.id] = open_scene
+        for ev in mine:
+            for name in thread_names(ev, slots, known):
+                threads[name].join(open_scene.id, text.turn)
+                if name not in signature.threads:
+                    signature.threads.append(name)
+    for node_id, scene in list(changed.items()):
+        quotes = [span.quote for span in scene.closure.spans]
+        update = {"summary": central_lines(quotes), "summary_by": "extractive"}
+        changed[node_id] = scene.model_copy(update=update)
+    return changed, signature
+
+
+def plotline(
+    name: str,
+    thread: Thread,
+    old: HierarchyNode | None,
+    scenes: dict[str, HierarchyNode],
+    entities: dict[str, Entity],
+) -> HierarchyNode:
+    """The plotline of a thread of two scenes or more: ``old`` (its stored node, None where
+    it is born now) with the scenes joined now appended. ``scenes`` holds the thread's
+    ``members`` as they are now; the thread's ``head`` takes in the scenes that stop being
+    its last."""
+    members = thread.members
+    for n, scene_id in enumerate(members[:-1] if thread.joined else []):
+        lead = _lead(scenes[scene_id].summary)
+        if max(thread.before - 1, 0) + n == 0:  # the first scene the head holds
+            thread.head = lead[:SUMMARY_CHARS]
+        else:
+            thread.head = f"{thread.head} / {lead}"[:SUMMARY_CHARS]
+    fresh = thread.fresh
+    firsts = tuple(e for m in fresh for e in scenes[m].closure.events[:1])
+    last = scenes[members[-1]]
+    return HierarchyNode(
+        id=plotline_id(name),
+        level="plotline",
+        title=_line_title(name, as_of(entities, last.last_turn)),
+        summary=f"{thread.head} / {_lead(last.summary)}"[:SUMMARY_CHARS],
+        children=(*old.children, *fresh) if old else tuple(fresh),
+        first_turn=old.first_turn if old else scenes[members[0]].first_turn,
+        last_turn=last.last_turn,
+        closure=Closure(events=(*old.closure.events, *firsts) if old else firsts),
+    )
+
+
+def plot(
+    old: HierarchyNode | None, written: Sequence[HierarchyNode], born: Sequence[HierarchyNode]
+) -> HierarchyNode:
+    """The plot: ``old`` (None before the first plotline) with the plotlines ``written`` now,
+    of which ``born`` (in the order they were born) are new."""
+    summary = old.summary if old else None
+    for line in born:
+        title = line.title
+        summary = (
+            title[:SUMMARY_CHARS] if summary is None else f"{summary}; {title}"[:SUMMARY_CHARS]
+        )
+    before = [old] if old else []
+    return HierarchyNode(
+        id=PLOT_ID,
+        level="plot",
+        title="the plot",
+        summary=summary or "",
+        children=tuple(sorted({*(old.children if old else ()), *(n.id for n in written)})),
+        first_turn=min(n.first_turn for n in [*before, *written]),
+        last_turn=max(n.last_turn for n in [*before, *written]),
+    )
+
+
+def central_lines(lines: Sequence[str]) -> str:
+    """The most central lines (sharing the most terms with the others), in story order."""
+    bags = [set(terms(line)) for line in lines]
+    counts: Counter[str] = Counter(t for bag in bags for t in bag)
+    ranked = sorted(range(len(lines)), key=lambda i: -sum(counts[t] - 1 for t in bags[i]))
+    chosen = sorted(ranked[:SUMMARY_LINES])
+    return " ".join(lines[i].strip() for i in chosen)[:SUMMARY_CHARS]
+
+
+def _lead(text: str) -> str:
+    """A scene's share of its plotlines' summaries: its summary's first sentence."""
+    return text.split(". ")[0]
+
+
+def _place(events: Sequence[Event], scene: str | None) -> str | None:
+    places = Counter(e.place for e in events if e.place)
+    return scene or (places.most_common(1)[0][0] if places else None)
+
+
+def _actors(events: Sequence[Event], entities: dict[str, Entity]) -> set[str]:
+    return {
+        p
+        for e in events
+        for p in (e.actor, *e.participants)
+        if p and p in entities and entities[p].kind == "character"
+    }
+
+
+def _title(place: str | None, clock: str | None, entities: dict[str, Entity]) -> str:
+    where = f" in the {entities[place].name}" if place and place in entities else ""
+    when = f" on {clock}" if clock else ""
+    return f"scene{where}{when}"
+
+
+def _line_title(thread: str, entities: dict[str, Entity]) -> str:
+    kind, _, what = thread.partition(":")
+    if kind == "dev":
+        return f"development {what}"
+    subject, attribute = what.split("|", 1)
+    name = entities[subject].name if subject in entities else subject
+    return f"the {attribute} of {name}"
