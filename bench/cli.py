@@ -14,6 +14,7 @@ from pathlib import Path
 import typer
 
 from fabula.memory.errors import NotFound
+from fabula.memory.index.vectors import Embedder
 from fabula.memory.server import redis_url
 from fabula.memory.settings import Settings
 
@@ -179,6 +180,19 @@ def bench_locomo(
     path: Path = typer.Argument(..., help="LoCoMo conversations (its JSON file)."),
     budgets: str = typer.Option("500,1000", "--budgets", help="Token budgets, comma-separated."),
     json_out: str | None = typer.Option(None, "--json"),
+    embeddings: str | None = typer.Option(
+        None,
+        "--embeddings",
+        metavar="MODEL",
+        help="Dense retrieval with this embedding model, on the model endpoint "
+        "(FABULA_MODEL_BASE_URL / OPENAI_BASE_URL); off unless given.",
+    ),
+    embeddings_url: str | None = typer.Option(
+        None,
+        "--embeddings-url",
+        metavar="URL",
+        help="The OpenAI-compatible endpoint of --embeddings (default: the model endpoint).",
+    ),
 ) -> None:
     """Evidence recall of planned retrieval on LoCoMo, with BM25 and recency baselines."""
     from fabula.bench.locomo import run as run_locomo
@@ -188,4 +202,24 @@ def bench_locomo(
     chosen = _ints(budgets)
     if not chosen or min(chosen) < 1:
         raise typer.BadParameter("--budgets needs positive numbers")
-    run_locomo(str(path), chosen, json_out, _settings(ctx).redis_url)
+    if embeddings_url is not None and not embeddings:
+        raise typer.BadParameter("--embeddings-url needs --embeddings MODEL")
+    settings = _settings(ctx)
+    embedder = _embedder(settings, embeddings, embeddings_url) if embeddings else None
+    run_locomo(str(path), chosen, json_out, settings.redis_url, embedder, embeddings)
+
+
+def _embedder(settings: Settings, model: str, url: str | None) -> Embedder:
+    """The embedder the application would build with ``FABULA_EMBEDDING_MODEL=model`` (and
+    the model endpoint at ``url`` when given)."""
+    from fabula.agents.embeddings import make_embedder
+
+    endpoint = settings.model if url is None else settings.model.model_copy(
+        update={"base_url": url}
+    )  # fmt: skip
+    embedder = make_embedder(
+        settings.model_copy(update={"embedding_model": model, "model": endpoint})
+    )
+    if embedder is None:
+        raise typer.BadParameter("--embeddings needs a model name")
+    return embedder

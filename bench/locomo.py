@@ -20,6 +20,13 @@ Baselines in the same run, each filling the same budget under the same token cou
 plain ``Speaker: text`` lines: ``recent`` (the most recent lines that fit), ``bm25`` (bm25s
 over the raw lines) and ``bm25_window`` (bm25s over three-line windows within a session),
 both stemmed with PyStemmer; and the whole conversation's token count.
+
+With an embedder (``--embeddings MODEL``: dense retrieval, off by default), the episodes are
+embedded as they are indexed and each request as it is assembled, as the application does;
+the request's embedding time is inside the assembly time, and is reported on its own too
+(``embed_ms``), with the time spent embedding the episodes (``index_embed_s``). The
+baselines stay lexical. The run stops at once when the embedder cannot be reached, and
+counts the embeddings that failed later (retrieval stays lexical for those).
 """
 
 from __future__ import annotations
@@ -37,8 +44,10 @@ import Stemmer
 
 from fabula.bench.common import bench_redis, create_story, print_table, rate, run_id, write_json
 from fabula.memory.delta import DeltaBuilder, TurnDelta
+from fabula.memory.errors import ModelUnavailable
 from fabula.memory.hierarchy import consolidate
 from fabula.memory.index.build import index_through
+from fabula.memory.index.vectors import Embedder
 from fabula.memory.records import slug
 from fabula.memory.retrieval.context import author_context
 from fabula.memory.rules import WorldRules
@@ -218,6 +227,56 @@ class _Baselines:
 
 
 @dataclass
+class _TimedEmbedder:
+    """An embedder that keeps the time of each call (and counts the failed ones)."""
+
+    inner: Embedder
+    query_ms: list[float] = field(default_factory=list)
+    documents_s: float = 0.0
+    documents: int = 0
+    failures: int = 0
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        started = time.perf_counter()
+        try:
+            vectors = await self.inner.embed_documents(texts)
+        except Exception:
+            self.failures += 1
+            raise
+        finally:
+            self.documents_s += time.perf_counter() - started
+        self.documents += len(texts)
+        return vectors
+
+    async def embed_query(self, text: str) -> list[float]:
+        started = time.perf_counter()
+        try:
+            vector = await self.inner.embed_query(text)
+        except Exception:
+            self.failures += 1
+            raise
+        self.query_ms.append((time.perf_counter() - started) * 1000)
+        return vector
+
+    async def probe(self) -> None:
+        """Raise :class:`ModelUnavailable` when the embedder gives no vector."""
+        try:
+            await self.inner.embed_query("Can you hear me?")
+        except Exception as exc:
+            raise ModelUnavailable(f"the embedder gives no vector: {exc}") from exc
+
+    def figures(self) -> dict[str, Any]:
+        from fabula.bench.report import percentiles
+
+        return {
+            "embed_ms": percentiles(self.query_ms),
+            "index_embed_s": round(self.documents_s, 2),
+            "episodes_embedded": self.documents,
+            "embedding_failures": self.failures,
+        }
+
+
+@dataclass
 class _Tally:
     recall: dict[str, list[float]] = field(default_factory=dict)
     complete: dict[str, list[bool]] = field(default_factory=dict)
@@ -254,17 +313,19 @@ async def _run_conversation(
     counter: TokenCounter,
     ours: dict[int, _Tally],
     baselines: dict[str, dict[int, _Tally]],
+    embedder: Embedder | None = None,
 ) -> int:
     for turn, session in enumerate(conv.sessions, start=1):
         await store.commit(session_delta(turn, session, conv.speakers))
-    await index_through(store)
+    await index_through(store, embedder=embedder)
     await consolidate(store)  # as a writer's story is (inline, after each commit, by default)
     texts = {line.id: _normal(line.text) for _, line in conv.lines()}
     base = _Baselines.build(conv, counter)
     for q in conv.questions:
         for budget in budgets:
             started = time.perf_counter()
-            assembly = await author_context(store, q.question, budget=budget, counter=counter)
+            assembly = await author_context(store, q.question, budget=budget, counter=counter,
+                                            embedder=embedder)  # fmt: skip
             ours[budget].ms.append((time.perf_counter() - started) * 1000)
             ours[budget].tokens.append(assembly.tokens)
             context = _normal(assembly.text)
@@ -284,9 +345,18 @@ async def run_locomo(
     json_out: str | Path | None = None,
     quiet: bool = False,
     counter: TokenCounter | None = None,
+    embedder: Embedder | None = None,
+    embeddings: str | None = None,
 ) -> dict[str, Any]:
-    """Run the benchmark; print the table, write the JSON if asked, and return it."""
+    """Run the benchmark; print the table, write the JSON if asked, and return it.
+
+    ``embedder``: dense retrieval for Fabula's contexts (``embeddings`` names its model in
+    the report); raises :class:`ModelUnavailable` before anything runs when it gives no
+    vector."""
     counter = counter or default_counter()
+    timed = _TimedEmbedder(embedder) if embedder is not None else None
+    if timed is not None:
+        await timed.probe()
     conversations = load_locomo(path)
     ours = {b: _Tally() for b in budgets}
     baselines = {n: {b: _Tally() for b in budgets} for n in ("recent", "bm25", "bm25_window")}
@@ -301,9 +371,10 @@ async def run_locomo(
                 setup=_setup(speakers),
             )  # fmt: skip
             try:
-                full_tokens.append(
-                    await _run_conversation(store, conv, budgets, counter, ours, baselines)
+                tokens = await _run_conversation(
+                    store, conv, budgets, counter, ours, baselines, timed
                 )
+                full_tokens.append(tokens)
             finally:
                 await store.delete()
     result: dict[str, Any] = {
@@ -312,6 +383,8 @@ async def run_locomo(
         "questions": sum(len(c.questions) for c in conversations),
         "missing_evidence_ids": sum(c.missing_evidence for c in conversations),
         "counter": getattr(counter, "name", type(counter).__name__),
+        "embeddings": (embeddings or "unnamed") if timed is not None else None,
+        **(timed.figures() if timed is not None else {}),
         "budgets": {str(b): ours[b].figures(True) for b in budgets},
         "baselines": {
             name: {str(b): tallies[b].figures(False) for b in budgets}
@@ -340,9 +413,15 @@ def _print(result: dict[str, Any], budgets: Sequence[int]) -> None:
                          fig.get("mean_tokens", ""),
                          (f"{fig['assemble_ms']['p50']}/{fig['assemble_ms']['p95']}"
                           if "assemble_ms" in fig else "")])  # fmt: skip
+    dense = ""
+    if result["embeddings"] is not None:
+        dense = (f"; dense retrieval: {result['embeddings']} (request embedding p50/p95 "
+                 f"{result['embed_ms']['p50']}/{result['embed_ms']['p95']} ms, inside the "
+                 f"assembly time; {result['embedding_failures']} failed)")  # fmt: skip
     print_table(
         f"LoCoMo: {result['conversations']} conversations, {result['questions']} questions "
-        f"(full conversation ~{result['full_context_tokens']} tokens), {result['seconds']} s",
+        f"(full conversation ~{result['full_context_tokens']} tokens), {result['seconds']} s"
+        + dense,
         ["budget", "system", "recall 1-4", "all evid.", "cat 1", "cat 2", "cat 3", "cat 4",
          "cat 5", "mean tokens", "ms p50/p95"],
         rows,
@@ -350,7 +429,13 @@ def _print(result: dict[str, Any], budgets: Sequence[int]) -> None:
 
 
 def run(
-    path: str, budgets: Sequence[int], json_out: str | None, redis_url: str | None
+    path: str,
+    budgets: Sequence[int],
+    json_out: str | None,
+    redis_url: str | None,
+    embedder: Embedder | None = None,
+    embeddings: str | None = None,
 ) -> dict[str, Any]:
     """Synchronous entry point for the command line."""
-    return asyncio.run(run_locomo(path, redis_url=redis_url, budgets=budgets, json_out=json_out))
+    return asyncio.run(run_locomo(path, redis_url=redis_url, budgets=budgets, json_out=json_out,
+                                  embedder=embedder, embeddings=embeddings))  # fmt: skip
