@@ -23,6 +23,7 @@ from fabula.agents.llm import make_client
 from fabula.agents.summariser.model import ModelSummariser
 from fabula.graph.consolidation import InlineConsolidation, summarise_job
 from fabula.memory.acl import open_mind
+from fabula.memory.connection import connect_async
 from fabula.memory.delta import DeltaBuilder, TurnDelta
 from fabula.memory.hierarchy import consolidate, nodes
 from fabula.memory.index.build import index_through
@@ -225,7 +226,7 @@ class TestModelSummaries:
         queue_url = request.getfixturevalue("embedded_redis").url if ON_CLUSTER else redis_url
 
         async def commit() -> None:
-            client = aredis.Redis.from_url(redis_url, decode_responses=True)
+            client = connect_async(redis_url)
             try:
                 await story(client, "ms5")
             finally:
@@ -239,7 +240,7 @@ class TestModelSummaries:
         SimpleWorker([Queue(QUEUE, connection=connection)], connection=connection).work(burst=True)
 
         async def read() -> dict[str, str]:
-            client = aredis.Redis.from_url(redis_url, decode_responses=True)
+            client = connect_async(redis_url)
             try:
                 tree = await nodes(StoryStore(client, "ms5"))
                 return {i: n.summary_by for i, n in tree.items()}
