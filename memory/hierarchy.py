@@ -204,8 +204,9 @@ async def _fold(
         if list(await pipe.hmget(threads_key, [_MARK, _FORMAT])) != list(seen):
             raise WatchError("the watermark moved")
         pipe.multi()
-        if reset:
-            pipe.delete(tree_key, threads_key, up_key, scenes_key)
+        if reset:  # the model summaries' bookkeeping goes with the nodes it describes
+            summaries_key = keys.hierarchy_summaries(store.story, store.branch)
+            pipe.delete(tree_key, threads_key, up_key, scenes_key, summaries_key)
         out = {**changed, **written.nodes}
         if out:
             pipe.hset(tree_key, mapping={k: n.model_dump_json() for k, n in out.items()})

@@ -22,6 +22,7 @@ from structlog.testing import capture_logs
 from fabula.agents.llm import make_client
 from fabula.agents.summariser.model import ModelSummariser
 from fabula.graph.consolidation import InlineConsolidation, summarise_job
+from fabula.memory import keys
 from fabula.memory.acl import open_mind
 from fabula.memory.connection import connect_async
 from fabula.memory.delta import DeltaBuilder, TurnDelta
@@ -158,6 +159,14 @@ class TestModelSummaries:
         await consolidate(once)
         after = await nodes(once)
         assert all(after[i] == before[i] for i in CLOSED)
+        # a hierarchy folded again from scratch (an earlier bookkeeping layout) is extractive
+        # again, and its summaries are asked for again
+        await aredis_client.hdel(keys.hierarchy_threads("ms2", "main"), "@format")
+        await consolidate(once)
+        assert {n.summary_by for n in (await nodes(once)).values()} == {"extractive"}
+        fake_openai.requests.clear()
+        await summarise_closed(once, role)
+        assert sorted(asked(fake_openai)) == ["plotline 1-3", "scene 1-2", "scene 3-3", "scene 4-4"]
 
     async def test_garbage_keeps_the_extractive_summary(
         self, aredis_client: aredis.Redis, fake_openai: FakeOpenAI, settings: Settings
