@@ -8,6 +8,7 @@ are (no client-side token counting: tiktoken's encodings may not be on this mach
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
 
 from langchain_openai import OpenAIEmbeddings
@@ -21,16 +22,31 @@ __all__ = ["OpenAIEmbedder", "make_embedder"]
 
 
 class OpenAIEmbedder:
-    """An :class:`Embedder` on an OpenAI-compatible ``/v1/embeddings`` endpoint."""
+    """An :class:`Embedder` on an OpenAI-compatible ``/v1/embeddings`` endpoint.
+
+    The last ``REMEMBERED`` requests' vectors are kept: a request is often assembled more
+    than once (at several budgets, or again after a revision), and its vector does not
+    change.
+    """
+
+    REMEMBERED = 64
 
     def __init__(self, model: OpenAIEmbeddings) -> None:
         self.model = model
+        self._queries: OrderedDict[str, list[float]] = OrderedDict()
 
     async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         return await self.model.aembed_documents(list(texts))
 
     async def embed_query(self, text: str) -> list[float]:
-        return await self.model.aembed_query(text)
+        if text in self._queries:
+            self._queries.move_to_end(text)
+            return self._queries[text]
+        vector = await self.model.aembed_query(text)
+        self._queries[text] = vector
+        if len(self._queries) > self.REMEMBERED:
+            self._queries.popitem(last=False)
+        return vector
 
 
 def make_embedder(settings: Settings) -> Embedder | None:

@@ -7,6 +7,8 @@ import redis.asyncio as aredis
 
 from fabula.agents.embeddings import OpenAIEmbedder, make_embedder
 from fabula.memory.index.build import index_through
+from fabula.memory.index.search import Source
+from fabula.memory.index.vectors import nearest
 from fabula.memory.keys import EpisodeKeys
 from fabula.memory.retrieval.context import author_context
 from fabula.memory.settings import ModelSettings, Settings
@@ -72,6 +74,33 @@ class TestDenseRetrieval:
         assert "relaxed by the harbour" not in lexical.text
         assert "relaxed by the harbour" in dense.text
         await store.delete()
+
+
+class TestNearest:
+    async def test_similarity_is_the_cosine(self, aredis_client: aredis.Redis) -> None:
+        """VSIM's (1 + cosine) / 2 is read back as the cosine: the same direction is 1, a
+        right angle is left out (it would otherwise weigh half of a perfect match)."""
+        key = EpisodeKeys("near", "main").vectors
+        for episode_id, vector in (("e1.0", [1.0, 0.0]), ("e1.1", [0.6, 0.8]),
+                                   ("e1.2", [0.0, 1.0])):  # fmt: skip
+            await aredis_client.execute_command("VADD", key, "VALUES", 2, *vector, episode_id)
+        found = await nearest(aredis_client, [Source(EpisodeKeys("near", "main"))], [1.0, 0.0],
+                              count=3)  # fmt: skip
+        assert set(found) == {"e1.0", "e1.1"}
+        assert abs(found["e1.0"] - 1.0) < 0.01 and abs(found["e1.1"] - 0.6) < 0.01  # int8-quantised
+        await aredis_client.delete(key)
+
+    async def test_a_request_is_embedded_once(self, fake_openai: FakeOpenAI) -> None:
+        """The same request assembled again (another budget, a revision) is not sent again."""
+        fake_openai.embed = meaning
+        embedder = make_embedder(settings_for(fake_openai))
+        assert embedder is not None
+        first = await embedder.embed_query("Where is the ledger?")
+        sent = len(fake_openai.requests)
+        assert await embedder.embed_query("Where is the ledger?") == first
+        assert len(fake_openai.requests) == sent
+        await embedder.embed_query("Where is the violin?")
+        assert len(fake_openai.requests) == sent + 1
 
 
 def setup_events() -> list[object]:

@@ -69,7 +69,13 @@ async def nearest(
     as_of: int | None = None,
 ) -> dict[str, float]:
     """The ``count`` episodes nearest ``vector`` in each source's vector set, with their
-    similarity (1 is identical); sources without vectors give nothing."""
+    cosine similarity (1 is the same direction; those at 0 or below are left out);
+    sources without vectors give nothing.
+
+    ``VSIM`` scores a match ``(1 + cosine) / 2``: read as it is, an unrelated episode
+    (cosine 0) would still score half of an identical one, and scaled to the best match
+    the whole neighbourhood would weigh almost alike.
+    """
     async with client.pipeline(transaction=False) as pipe:
         for src in where:
             pipe.execute_command("VSIM", src.keys.vectors, "VALUES", len(vector), *vector,
@@ -82,6 +88,7 @@ async def nearest(
     for src, reply in zip(where, replies, strict=True):
         if isinstance(reply, dict):
             for episode_id, similarity in reply.items():
-                if visible(episode_id, src, as_of):
-                    out[episode_id] = max(out.get(episode_id, 0.0), float(similarity))
+                cosine = 2 * float(similarity) - 1
+                if cosine > 0 and visible(episode_id, src, as_of):
+                    out[episode_id] = max(out.get(episode_id, 0.0), cosine)
     return out
