@@ -51,6 +51,7 @@ FACT_SHARE = 0.35  # at most this share of the budget for W, B, D and H together
 SUMMARY_SHARE = 0.15  # at most this share of the budget for the hierarchy's summaries
 SUMMARY_SECTION = "Earlier in the story"
 MIN_SUMMARY_WORDS = 8  # a summary shortened below this many words is left out
+MIN_FACT_TOKENS = 6  # no W or B line ("- Ann is in the hall (since turn 3)") costs less
 MIN_SUMMARY_TOKENS = 12  # no summary line (its heading, eight words) costs less
 
 
@@ -178,19 +179,26 @@ def fact_candidates(
     beliefs: Mapping[str, BeliefView],
     developments: Mapping[str, Development],
     hypotheses: Mapping[str, Hypothesis],
+    *,
+    budget: int | None = None,
 ) -> list[Candidate]:
-    """W, B, D and H lines that bear on ``plan``, best first within each section."""
+    """W, B, D and H lines that bear on ``plan``, best first within each section; with a
+    ``budget``, no more W or B lines a section than its share of it could hold (each is
+    written out, and a story's W and B grow with it)."""
     out: list[Candidate] = []
+    most = None if budget is None else max(1, int(budget * FACT_SHARE) // MIN_FACT_TOKENS)
     if world is not None:
         facts = [(s, _relevance(s, plan)) for s in world.states.values() if s.polarity]
-        for state, score in sorted(facts, key=lambda f: (-f[1], -f[0].valid_from, f[0].slot)):
+        ranked = sorted(facts, key=lambda f: (-f[1], -f[0].valid_from, f[0].slot))
+        for state, score in ranked[:most]:
             if score > 0:
                 out.append(Candidate("W", f"- {_fact(state, entities)} (since turn "
                                      f"{state.valid_from})", "state", state.id, score))  # fmt: skip
     for holder, view in beliefs.items():
         section = f"B[{_name(entities, holder)}]"
         held = [(b, _relevance(b, plan)) for b in view.beliefs.values() if b.polarity]
-        for belief, score in sorted(held, key=lambda f: (-f[1], -f[0].valid_from, f[0].slot)):
+        ranked_beliefs = sorted(held, key=lambda f: (-f[1], -f[0].valid_from, f[0].slot))
+        for belief, score in ranked_beliefs[:most]:
             if score <= 0 and holder not in plan.characters:
                 continue
             mark = ""

@@ -94,7 +94,8 @@ async def author_context(
         beliefs = {c: v for c, v in beliefs.items() if c in plan.characters}
     if hypotheses is None:
         hypotheses = await project_hypotheses(store, as_of) if plan.purpose == "write" else {}
-    facts = fact_candidates(plan, entities, world, beliefs, developments, hypotheses)
+    facts = fact_candidates(plan, entities, world, beliefs, developments, hypotheses,
+                            budget=budget)  # fmt: skip
     vector = await _embedded(embedder, plan.request) if embedder is not None else None
     ranked = await rank_episodes(store.client, await sources(store), plan, as_of=as_of,
                                  limit=candidates(budget), query_vector=vector)  # fmt: skip
@@ -131,7 +132,7 @@ async def character_context(
     entities = await store.entities(as_of)
     plan = plan_request(request, entities, purpose="character", focus=(character,))
     mine = await project_beliefs(store, character, as_of)
-    facts = fact_candidates(plan, entities, None, {character: mine}, {}, {})
+    facts = fact_candidates(plan, entities, None, {character: mine}, {}, {}, budget=budget)
     where = await sources(store, character)
     ranked = await rank_episodes(
         client, where, plan, as_of=as_of, limit=candidates(budget), windows=False
