@@ -236,6 +236,7 @@ class EpisodeKeys:
         <prefix>time        zset   episode id scored by story time
         <prefix>day         zset   episode id scored by the day number of its date
         <prefix>vec         vset   episode id -> its text's embedding (optional; a branch's)
+        <prefix>vec:missing set    episodes whose embedding failed, to be embedded again
     """
 
     __slots__ = ("prefix",)
@@ -275,6 +276,10 @@ class EpisodeKeys:
     @property
     def vectors(self) -> str:
         return f"{self.prefix}vec"
+
+    @property
+    def unembedded(self) -> str:
+        return f"{self.prefix}vec:missing"
 
     def layout(self) -> dict[str, str]:
         """This index's keys for the Lua functions (``<T>`` a term, ``<E>`` an entity)."""

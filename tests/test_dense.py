@@ -76,6 +76,43 @@ class TestDenseRetrieval:
         await store.delete()
 
 
+class TestFailedEmbeddings:
+    async def test_episodes_whose_embedding_failed_are_embedded_later(
+        self, fake_openai: FakeOpenAI, aredis_client: aredis.Redis
+    ) -> None:
+        """The endpoint fails while a turn is indexed: its episodes are noted, and the next
+        indexing with the embedder (after another commit) embeds them."""
+        down = True
+
+        def flaky(text: str) -> list[float]:
+            if down:
+                raise RuntimeError("the embedding model is down")
+            return meaning(text)
+
+        fake_openai.embed = flaky
+        settings = Settings(
+            model=ModelSettings(base_url=fake_openai.base_url, model="fake-model", api_key="k",
+                                max_retries=0),
+            embedding_model="fake-embed",
+        )  # fmt: skip
+        embedder = make_embedder(settings)
+        assert embedder is not None
+        store = await new_story(aredis_client, "flaky")
+        keys = EpisodeKeys("flaky", "main")
+        await store.commit(turn_delta(1, [("ann", "I relaxed by the harbour.", ("ann",))], None))
+        await index_through(store, embedder=embedder)
+        assert await aredis_client.execute_command("VCARD", keys.vectors) in (0, None)
+        assert await aredis_client.scard(keys.unembedded) == len(setup_events()) + 1
+        down = False
+        await store.commit(turn_delta(2, [("ann", "The ledger is open.", ("ann",))], None))
+        await index_through(store, embedder=embedder)
+        assert await aredis_client.execute_command("VCARD", keys.vectors) == (
+            len(setup_events()) + 2
+        )
+        assert await aredis_client.scard(keys.unembedded) == 0
+        await store.delete()
+
+
 class TestNearest:
     async def test_similarity_is_the_cosine(self, aredis_client: aredis.Redis) -> None:
         """VSIM's (1 + cosine) / 2 is read back as the cosine: the same direction is 1, a

@@ -34,7 +34,7 @@ from fabula.memory.delta import TurnDelta
 from fabula.memory.episodes import EntityMatcher, Episode, episode_of
 from fabula.memory.index.general import general_counts
 from fabula.memory.index.terms import term_counts
-from fabula.memory.index.vectors import Embedder, add_vectors
+from fabula.memory.index.vectors import Embedder, add_vectors, embed_missing
 from fabula.memory.keys import EpisodeKeys, index_layout
 from fabula.memory.keys import head as head_key
 from fabula.memory.lua import fcall
@@ -98,7 +98,8 @@ async def index_through(
 ) -> int:
     """Index the committed turns up to ``turn`` (default: the head); return the watermark.
     With an ``embedder``, the new episodes' embeddings go into the branch's vector set too
-    (:mod:`fabula.memory.index.vectors`). ``known``: the committed deltas of some turns (by
+    (:mod:`fabula.memory.index.vectors`), after those of episodes whose embedding failed
+    before. ``known``: the committed deltas of some turns (by
     turn), which need not be read back (the caller that just committed them has them).
 
     Idempotent, and safe to run concurrently (see the module docstring).
@@ -108,6 +109,9 @@ async def index_through(
     stats = EpisodeKeys(store.story, store.branch).stats
     layout = json.dumps(index_layout(store.story, store.branch))
     mark = await indexed_through(store)
+    keys = EpisodeKeys(store.story, store.branch)
+    if embedder is not None:
+        await embed_missing(store.client, keys, embedder)  # what failed before, first
     while mark < target:
         last = min(target, mark + BATCH_TURNS)
         batch = await _batch(store, mark, last, known)
@@ -117,8 +121,7 @@ async def index_through(
             break
         if done == "ok" and embedder is not None:
             texts = [(ep["id"], json.loads(ep["json"])["text"]) for ep in json.loads(batch)["eps"]]
-            await add_vectors(store.client, EpisodeKeys(store.story, store.branch).vectors,
-                              embedder, texts)  # fmt: skip
+            await add_vectors(store.client, keys, embedder, texts)
         # 'moved': another indexer wrote these turns first; look again
         mark = last if done == "ok" else await indexed_through(store)
     return mark

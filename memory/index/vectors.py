@@ -9,12 +9,15 @@ scores (:mod:`fabula.memory.retrieval.rank`). Off by default: without an embedde
 here runs. Only a branch's index has vectors (a character's read-only user is not granted
 the vector-set commands), so a character's retrieval stays lexical.
 
-An embedding that cannot be had (the endpoint down) is logged and skipped: the lexical
-index is already written, and retrieval works without the vectors it lacks.
+An embedding that cannot be had (the endpoint down) is logged and its episodes are noted
+(:attr:`~fabula.memory.keys.EpisodeKeys.unembedded`): the lexical index is already written,
+retrieval works without the vectors it lacks, and :func:`embed_missing` (run by the next
+indexing with an embedder) embeds them again.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -22,9 +25,12 @@ import redis.asyncio as aredis
 from redis.exceptions import RedisError
 
 from fabula.memory.index.search import Source, visible
+from fabula.memory.keys import EpisodeKeys
 from fabula.memory.logs import get_logger
 
-__all__ = ["Embedder", "add_vectors", "nearest"]
+__all__ = ["RETRY_BATCH", "Embedder", "add_vectors", "embed_missing", "nearest"]
+
+RETRY_BATCH = 256  # episodes embedded again per indexing, at most
 
 log = get_logger(__name__)
 
@@ -42,22 +48,40 @@ class Embedder(Protocol):
 
 
 async def add_vectors(
-    client: aredis.Redis, key: str, embedder: Embedder, episodes: Sequence[tuple[str, str]]
+    client: aredis.Redis, keys: EpisodeKeys, embedder: Embedder, episodes: Sequence[tuple[str, str]]
 ) -> int:
-    """Embed ``episodes`` (id, text) and add them to the vector set ``key``; how many were
-    added (0 when the embedder failed: logged)."""
+    """Embed ``episodes`` (id, text) and add them to the index's vector set; how many were
+    added (0 when the embedder failed: logged, and the episodes noted as missing)."""
     if not episodes:
         return 0
+    ids = [episode_id for episode_id, _ in episodes]
     try:
         vectors = await embedder.embed_documents([text for _, text in episodes])
     except Exception as exc:  # any transport or model error: the vectors stay missing
         log.warning("embedding failed", episodes=len(episodes), error=str(exc))
+        await client.sadd(keys.unembedded, *ids)
         return 0
     async with client.pipeline(transaction=False) as pipe:
-        for (episode_id, _), vector in zip(episodes, vectors, strict=True):
-            pipe.execute_command("VADD", key, "VALUES", len(vector), *vector, episode_id)
+        for episode_id, vector in zip(ids, vectors, strict=True):
+            pipe.execute_command("VADD", keys.vectors, "VALUES", len(vector), *vector,
+                                 episode_id)  # fmt: skip
+        pipe.srem(keys.unembedded, *ids)
         await pipe.execute()
     return len(episodes)
+
+
+async def embed_missing(client: aredis.Redis, keys: EpisodeKeys, embedder: Embedder) -> int:
+    """Embed again (up to ``RETRY_BATCH``) the episodes whose embedding failed; how many
+    were added."""
+    ids = await client.srandmember(keys.unembedded, RETRY_BATCH)
+    if not ids:
+        return 0
+    texts = await client.hmget(keys.episodes, ids)
+    episodes = [(i, json.loads(raw)["text"]) for i, raw in zip(ids, texts, strict=True) if raw]
+    gone = [i for i, raw in zip(ids, texts, strict=True) if not raw]
+    if gone:
+        await client.srem(keys.unembedded, *gone)
+    return await add_vectors(client, keys, embedder, episodes)
 
 
 async def nearest(
