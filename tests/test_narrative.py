@@ -218,6 +218,45 @@ class TestGeneralWords:
 
 
 class TestCharacterRetrieval:
+    @settings(
+        max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    )
+    @given(seed=st.integers(0, 10_000), count=st.integers(1, 6), words=st.data())
+    async def test_a_mind_recalls_only_what_it_witnessed(
+        self,
+        aredis_client: aredis.Redis,
+        redis_url: str,
+        seed: int,
+        count: int,
+        words: st.DataObject,
+    ) -> None:
+        """Over random stories and requests (words of any line, names, dates — every way
+        retrieval finds or fills: matches, general terms, the lines around the best
+        matches, the named entities' latest, the request's dates), what a character
+        recalls through its own Redis user is only episodes it witnessed."""  # fmt: skip
+        story = f"m{seed}-{count}"
+        store = await new_story(aredis_client, story)
+        deltas = random_turns(seed, count)
+        for delta in deltas:
+            await store.commit(delta)
+        await index_through(store)
+        picked = words.draw(st.lists(st.sampled_from((*WORDS, "Ann", "Ben", "Cal")),
+                                     min_size=1, max_size=4))  # fmt: skip
+        request = " ".join(picked) + words.draw(st.sampled_from(("?", " in May 2023?", "")))
+        witnessed = {
+            who: {e.id for d in deltas for e in d.events if who in e.witnesses} for who in CAST
+        }
+        try:
+            for who in CAST:
+                mind = await open_mind(aredis_client, redis_url, story, who)
+                try:
+                    found = await mind.recall(request, budget=300, counter=COUNTER)
+                finally:
+                    await mind.close()
+                assert set(found.ids("episode")) <= witnessed[who]
+        finally:
+            await store.delete()
+
     async def test_never_returns_an_episode_it_did_not_witness(
         self, aredis_client: aredis.Redis, redis_url: str
     ) -> None:
