@@ -50,6 +50,18 @@ _MONTH_FIRST = re.compile(
 _ISO = re.compile(r"\b(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})\b")
 _MONTH_YEAR = re.compile(r"\b" + _MONTH + r",?\s+(?P<year>\d{4})\b", re.I)
 _YEAR = re.compile(r"\b(?:in|during|of|since)\s+(?P<year>1[5-9]\d\d|20\d\d)\b", re.I)
+# a month with no year after it, read against the story's present: "in June" (not "may")
+_FULL_MONTHS = "|".join(n for n in _MONTHS if len(n) > 3 or n == "may")
+_MONTH_ALONE = re.compile(
+    r"\b(?P<which>in|during|since|last|this|early|late|mid|end of|beginning of)\s+"
+    r"(?P<month>" + _FULL_MONTHS + r")\b(?!,?\s+\d)",
+    re.I,
+)
+_RELATIVE = re.compile(
+    r"\b(?P<what>yesterday|today|tonight|this morning|last night"
+    r"|(?P<which>last|this|past) (?P<unit>week|weekend|month|year))\b",
+    re.I,
+)
 
 
 @dataclass(frozen=True)
@@ -146,10 +158,42 @@ def _month_range(year: int, month: int) -> tuple[int, int]:
     return first.toordinal(), nxt.toordinal() - 1
 
 
+def _latest_month(now: int, month: int) -> tuple[int, int]:
+    """The days of the last ``month`` that began on or before day ``now``."""
+    today = dt.date.fromordinal(now)
+    year = today.year if month <= today.month else today.year - 1
+    return _month_range(year, month)
+
+
+def _relative_range(now: int, what: str, which: str | None, unit: str | None) -> tuple[int, int]:
+    """The days "yesterday", "last week", "this month"... mean, said on day ``now``: a
+    calendar week (Monday to Sunday), month or year; "this" one runs up to ``now``."""
+    if what in ("today", "tonight", "this morning"):
+        return now, now
+    if what in ("yesterday", "last night"):
+        return now - 1, now - 1
+    today = dt.date.fromordinal(now)
+    recent = (which or "").lower() in ("last", "past")
+    if unit in ("week", "weekend"):
+        monday = now - today.weekday() - (7 if recent else 0)
+        if unit == "weekend":
+            return monday + 5, monday + 6
+        return monday, min(monday + 6, now)
+    if unit == "month":
+        year, month = today.year, today.month
+        if recent:
+            year, month = (year - 1, 12) if month == 1 else (year, month - 1)
+        first, last = _month_range(year, month)
+        return first, min(last, now)
+    year = today.year - 1 if recent else today.year
+    return dt.date(year, 1, 1).toordinal(), min(dt.date(year, 12, 31).toordinal(), now)
+
+
 def time_reference(request: str, now: int | None = None) -> TimeRef:
     """What ``request`` says about time; ``now`` is the story's current day, if it has one.
 
-    Relative references ("last spring") need ``now``; without it they are left out.
+    Relative references ("last spring", "in June", "yesterday", "last week", "this
+    month") need ``now``; without it they are left out.
     """
     asks_when = bool(_WHEN.search(request))
     order: Order | None = None
@@ -176,6 +220,16 @@ def time_reference(request: str, now: int | None = None) -> TimeRef:
             first = dt.date(year, start, 1).toordinal()
             end_year = year + 1 if end < start else year
             last = _month_range(end_year, end)[1]
+            return TimeRef(first, last, order, asks_when)
+    if now is not None:
+        alone = _MONTH_ALONE.search(request)
+        if alone is not None:
+            first, last = _latest_month(now, _month_number(alone["month"]))
+            return TimeRef(first, last, order, asks_when)
+        relative = _RELATIVE.search(request)
+        if relative is not None:
+            first, last = _relative_range(now, relative["what"].lower(),
+                                          relative["which"], relative["unit"])  # fmt: skip
             return TimeRef(first, last, order, asks_when)
     year_match = _YEAR.search(request)
     if year_match is not None:

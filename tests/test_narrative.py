@@ -367,6 +367,57 @@ class TestAssembly:
         assert "north" in found.text and "broken" not in found.text
 
 
+class TestDatedRequests:
+    """What a request says about when is read against the story's own clock."""
+
+    async def _diary(self, client: aredis.Redis, story: str) -> StoryStore:
+        store = await new_story(client, story)
+        days = ["2 May, 2023", "3 May, 2023", "6 May, 2023", "20 June, 2023", "2 July, 2023",
+                "9 July, 2023", "10 July, 2023"]  # fmt: skip
+        for turn, day in enumerate(days, start=1):
+            said = f"Weather on the {turn}th entry: rain over the harbour."
+            lines = [("ann", said, CAST), ("ben", f"Entry {turn}: the lantern burns.", CAST)]
+            await store.commit(turn_delta(turn, lines, day))
+        return store
+
+    async def test_a_date_whose_words_match_nothing_finds_that_day(
+        self, aredis_client: aredis.Redis
+    ) -> None:
+        """Nothing in the episodes' words matches "3 May, 2023": the day's episodes stand
+        in, not the latest ones."""
+        store = await self._diary(aredis_client, "dated1")
+        found = await author_context(store, "What did Ann do on 3 May, 2023?", budget=40,
+                                     counter=COUNTER)  # fmt: skip
+        assert "2th entry" in found.text and "7th entry" not in found.text
+
+    async def test_what_happened_on_a_day_is_found_where_it_was_told_after(
+        self, aredis_client: aredis.Redis
+    ) -> None:
+        """An event of 18 June is told on 20 June: of equal matches, the one told within
+        days of the date comes first, not the story's first."""
+        store = await self._diary(aredis_client, "dated2")
+        found = await author_context(store, "Where was the rain on 18 June, 2023?", budget=40,
+                                     counter=COUNTER)  # fmt: skip
+        shown = [e.id for e in found.manifest if e.kind == "episode"]
+        assert shown and all(e.startswith("e4.") for e in shown), found.text
+
+    async def test_a_month_without_a_year_is_the_last_one_the_story_has_passed(
+        self, aredis_client: aredis.Redis
+    ) -> None:
+        """ "in June" in a story whose clock stands in July 2023 is June 2023; "yesterday" is
+        the day before the story's latest date. A story with no clock reads neither."""
+        store = await self._diary(aredis_client, "dated3")
+        june = await author_context(store, "What did Ann say in June?", budget=40,
+                                    counter=COUNTER)  # fmt: skip
+        assert "4th entry" in june.text and "7th" not in june.text, june.text
+        yesterday = await author_context(store, "What did Ann say yesterday?", budget=40,
+                                         counter=COUNTER)  # fmt: skip
+        assert "6th entry" in yesterday.text and "7th" not in yesterday.text, yesterday.text
+        as_of = await author_context(store, "What did Ann say yesterday?", budget=40,
+                                     counter=COUNTER, as_of=2)  # fmt: skip
+        assert "1th entry" in as_of.text and "3th" not in as_of.text, as_of.text  # 2 May
+
+
 class TestSummaries:
     """The hierarchy's summaries in the author's context (never in a character's)."""
 
@@ -513,6 +564,33 @@ class TestPlainEnglish:
         assert time_reference("When did Ann sing?").asks_when
         assert time_reference("Where was it at the beginning?").order == "earliest"
         assert time_reference("What happened recently?").order == "latest"
+
+    def test_time_relative_to_the_story_present(self) -> None:
+        """A month without a year, "yesterday", "last week", "this month": read against the
+        story's present when it has one, left out when it has none; "may" the verb is no
+        month."""
+        import datetime as dt
+
+        now = dt.date(2023, 10, 22).toordinal()  # a Sunday
+
+        def days(request: str) -> tuple[str, str] | None:
+            ref = time_reference(request, now)
+            if ref.first_day is None or ref.last_day is None:
+                return None
+            first, last = dt.date.fromordinal(ref.first_day), dt.date.fromordinal(ref.last_day)
+            return str(first), str(last)
+
+        assert days("When did she go camping in June?") == ("2023-06-01", "2023-06-30")
+        assert days("What did he find in December?") == ("2022-12-01", "2022-12-31")
+        assert days("Which spot did she visit in May?") == ("2023-05-01", "2023-05-31")
+        assert days("May I ask what it may be?") is None
+        assert days("What happened yesterday?") == ("2023-10-21", "2023-10-21")
+        assert days("What did she do last week?") == ("2023-10-09", "2023-10-15")
+        assert days("And last weekend?") == ("2023-10-14", "2023-10-15")
+        assert days("What has he done this month?") == ("2023-10-01", "2023-10-22")
+        assert days("Where was she last year?") == ("2022-01-01", "2022-12-31")
+        assert days("What did she do in May 2021?") == ("2021-05-01", "2021-05-31")
+        assert time_reference("When did she go camping in June?").first_day is None
 
     def test_terms_are_stemmed_without_stop_words(self) -> None:
         """Terms are Snowball stems; function and question words are left out."""

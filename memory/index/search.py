@@ -28,6 +28,7 @@ __all__ = [
     "by_entity",
     "by_time",
     "fetch",
+    "latest_day",
     "lexical",
     "sources",
     "turn_of",
@@ -207,6 +208,17 @@ async def by_day(
         replies = await pipe.execute()
     return [m for src, ids in zip(where, replies, strict=True) for m in ids
             if visible(m, src, as_of)][:limit]  # fmt: skip
+
+
+async def latest_day(
+    client: aredis.Redis, where: Sequence[Source], *, as_of: int | None = None, look: int = 16
+) -> int | None:
+    """The story's present on its clock: the day number of the latest dated episode among
+    the ``look`` most recent ones (None: the story gives no date). Two round trips."""
+    recent = await by_time(client, where, as_of=as_of, last=look)
+    found = await fetch(client, where, recent)
+    return next((found[i].day for i in recent if i in found and found[i].day is not None),
+                None)  # fmt: skip
 
 
 async def fetch(

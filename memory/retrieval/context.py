@@ -18,7 +18,7 @@ import redis.asyncio as aredis
 
 from fabula.memory.episodes import UTTERANCE_KINDS
 from fabula.memory.index.build import behind, index_through
-from fabula.memory.index.search import by_entities, fetch, sources
+from fabula.memory.index.search import by_entities, fetch, latest_day, sources
 from fabula.memory.index.vectors import Embedder
 from fabula.memory.logs import get_logger
 from fabula.memory.projections import (
@@ -82,10 +82,11 @@ async def author_context(
         entities = await store.entities(as_of)
     if developments is None:
         developments = await project_developments(store, as_of)
+    where = await sources(store)
     if plan is None:
-        plan = plan_request(
-            request, entities, purpose=purpose, developments=developments, focus=focus
-        )
+        today = await latest_day(store.client, where, as_of=as_of)
+        plan = plan_request(request, entities, purpose=purpose, developments=developments,
+                            focus=focus, today=today)  # fmt: skip
     if world is None:
         world = await project_world(store, as_of)
     if beliefs is None:
@@ -97,7 +98,7 @@ async def author_context(
     facts = fact_candidates(plan, entities, world, beliefs, developments, hypotheses,
                             budget=budget)  # fmt: skip
     vector = await _embedded(embedder, plan.request) if embedder is not None else None
-    ranked = await rank_episodes(store.client, await sources(store), plan, as_of=as_of,
+    ranked = await rank_episodes(store.client, where, plan, as_of=as_of,
                                  limit=candidates(budget), query_vector=vector)  # fmt: skip
     assembly = render(plan, facts, ranked.episodes, entities, budget, counter,
                       preface=preface, trailer=trailer)  # fmt: skip
@@ -130,10 +131,12 @@ async def character_context(
     counter = counter or default_counter()
     store = StoryStore(client, story, branch)
     entities = await store.entities(as_of)
-    plan = plan_request(request, entities, purpose="character", focus=(character,))
+    where = await sources(store, character)
+    today = await latest_day(client, where, as_of=as_of)  # the last day it lived
+    plan = plan_request(request, entities, purpose="character", focus=(character,),
+                        today=today)  # fmt: skip
     mine = await project_beliefs(store, character, as_of)
     facts = fact_candidates(plan, entities, None, {character: mine}, {}, {}, budget=budget)
-    where = await sources(store, character)
     ranked = await rank_episodes(
         client, where, plan, as_of=as_of, limit=candidates(budget), windows=False
     )  # a mind's index has no windows

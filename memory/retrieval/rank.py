@@ -14,10 +14,12 @@ episode's neighbours lend it a share of their score instead (``NEIGHBOURS`` on e
 each further one counting less). Then:
 
 - an episode by, to or naming an entity the request names weighs ``ENTITY_BOOST`` more;
-- with a time range, episodes dated inside it weigh ``TIME_BOOST`` more; "at the
-  beginning" favours the first episodes and "recently" the last ones;
-- with no topic terms at all, the most recent episodes of the named entities (or of the
-  story) stand in, newest first;
+- with a time range, episodes dated inside it, or in the ``TOLD_WITHIN_DAYS`` after it
+  (what happened on a day is often told a few days later: "last night I watched..."),
+  weigh ``TIME_BOOST`` more; "at the beginning" favours the first episodes and
+  "recently" the last ones;
+- with no topic terms matched at all, the episodes of the request's dates stand in,
+  then the most recent episodes of the named entities (or of the story), newest first;
 - when the matches are fewer than the budget is offered, more follow them, below every
   match, to fill what room they leave: the episodes of the request's dates, the lines
   around the best matches, the named entities' latest episodes.
@@ -54,6 +56,7 @@ NEIGHBOUR_SHARE = 0.5
 NEIGHBOUR_DECAY = 0.7
 ENTITY_BOOST = 1.6
 TIME_BOOST = 1.5
+TOLD_WITHIN_DAYS = 7  # what happened on a day is often told in the days after it
 ORDER_BOOST = 1.3
 FILL_AROUND = 8  # the best matches whose neighbours are offered when matches are few
 FILL_SCORE = 1e-3  # below any match
@@ -145,18 +148,23 @@ async def rank_episodes(
         near = _scaled(await nearest(client, where, query_vector, count=limit, as_of=as_of))
         for episode_id, similarity in near.items():
             scores[episode_id] = scores.get(episode_id, 0.0) + DENSE_WEIGHT * similarity
+    time = plan.time
+    dated: list[str] = []
+    if time.first_day is not None or time.last_day is not None:
+        told = None if time.last_day is None else time.last_day + TOLD_WITHIN_DAYS
+        dated = await by_day(client, where, time.first_day, told, as_of=as_of)
     matched = bool(scores)
     if not matched:
         fallback = await by_entities(client, where, plan.entities, as_of=as_of, last=limit)
         if not fallback:
             fallback = await by_time(client, where, as_of=as_of, last=limit,
                                      earliest=plan.order == "earliest")  # fmt: skip
+        # the request's dates first: "what happened on 3 May" is answered by that day
+        fallback = list(dict.fromkeys([*sorted(dated, key=event_position), *fallback]))
         scores = {i: 1.0 / (1 + n) for n, i in enumerate(fallback)}
-    time = plan.time
-    dated: set[str] = set()
-    if time.first_day is not None or time.last_day is not None:
-        dated = set(await by_day(client, where, time.first_day, time.last_day, as_of=as_of))
-        scores = {i: s * (TIME_BOOST if i in dated else 1.0) for i, s in scores.items()}
+    if dated:
+        inside = set(dated)
+        scores = {i: s * (TIME_BOOST if i in inside else 1.0) for i, s in scores.items()}
     # a few more than asked for: the boosts below may still move some up
     ordered = sorted(scores, key=lambda i: (-scores[i], event_position(i)))[: limit * 3 // 2]
     if not own:
@@ -186,7 +194,7 @@ async def rank_episodes(
     best = best[:limit]
     ranked = Ranked([found[i] for i in best], {i: scores[i] for i in best})
     if matched and len(best) < limit:
-        await _fill(client, where, plan, ranked, dated, as_of, limit)
+        await _fill(client, where, plan, ranked, set(dated), as_of, limit)
     return ranked
 
 
