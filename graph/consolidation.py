@@ -18,15 +18,38 @@ import asyncio
 
 from fabula.agents.factory import make_summariser
 from fabula.agents.roles import SummariserRole
+from fabula.agents.usage import metering
 from fabula.graph.runtime import Consolidator
 from fabula.memory.background import BranchTasks
 from fabula.memory.connection import connect_async, is_cluster
 from fabula.memory.errors import ConfigError
+from fabula.memory.logs import get_logger
 from fabula.memory.settings import Settings
 from fabula.memory.store import StoryStore
-from fabula.memory.summarise import summarise_closed
+from fabula.memory.summarise import Summarised, summarise_closed
 
-__all__ = ["InlineConsolidation", "consolidator", "summarise_job"]
+__all__ = [
+    "CLOSING_SUMMARIES_S",
+    "InlineConsolidation",
+    "consolidator",
+    "summarise_job",
+    "summarise_metered",
+]
+
+log = get_logger(__name__)
+
+CLOSING_SUMMARIES_S = 10.0  # how long a closing process waits for its summaries step
+
+
+async def summarise_metered(store: StoryStore, summariser: SummariserRole) -> Summarised:
+    """The summaries step on ``store``'s branch, its model usage counted with the branch's
+    usage outside turns (``fabula show usage`` lists it as ``background``)."""
+    with metering() as meter:
+        try:
+            return await summarise_closed(store, summariser)
+        finally:
+            if meter.roles:
+                await store.add_background_usage(meter.as_dict())
 
 
 class InlineConsolidation:
@@ -56,7 +79,7 @@ class InlineConsolidation:
 
     async def _summarise(self, store: StoryStore) -> None:
         if self.summariser is not None:
-            await summarise_closed(store, self.summariser)
+            await summarise_metered(store, self.summariser)
 
     def running(self) -> int:
         """How many folds (and summaries steps) are under way."""
@@ -67,10 +90,14 @@ class InlineConsolidation:
         await self._tasks.wait(story)
         await self._summaries.wait(story)
 
-    async def drain(self) -> None:
-        """Wait for every fold, then for every summaries step."""
+    async def drain(self, summaries_s: float | None = None) -> None:
+        """Wait for every fold, then for every summaries step: for at most
+        ``summaries_s`` seconds, if given (a process closing; the summaries it leaves are
+        written by the next run, since a summary is asked for until it is written)."""
         await self._tasks.drain()
-        await self._summaries.drain()
+        left = await self._summaries.drain(summaries_s)
+        if left:
+            log.info("summaries_left_for_later", branches=left, waited_s=summaries_s)
 
 
 def consolidator(
@@ -119,7 +146,7 @@ def summarise_job(url: str, story: str, branch: str) -> int:
     async def run() -> int:
         client = connect_async(url)
         try:
-            done = await summarise_closed(StoryStore(client, story, branch), summariser)
+            done = await summarise_metered(StoryStore(client, story, branch), summariser)
             return done.model
         finally:
             await client.aclose()

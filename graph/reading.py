@@ -295,9 +295,21 @@ async def markdown(store: StoryStore) -> str:
     return f"# {text.title}\n\n" + "".join(t.text + "\n\n" for t in text.turns)
 
 
+def _summed(
+    by_role: Mapping[str, Mapping[str, int | str]], prices: Mapping[str, Price]
+) -> UsageTotal:
+    return UsageTotal(
+        roles={role: dict(u) for role, u in by_role.items()},
+        input_tokens=sum(int(r.get("input_tokens", 0)) for r in by_role.values()),
+        output_tokens=sum(int(r.get("output_tokens", 0)) for r in by_role.values()),
+        cost_usd=cost_of(by_role, prices) if by_role else 0.0,
+    )
+
+
 async def usage(store: StoryStore, prices: Mapping[str, Price]) -> UsageOut:
-    """The model usage of each committed turn and in all, by role, with its cost in US
-    dollars where the price table names every model used (else None)."""
+    """The model usage of each committed turn, of the branch's work outside its turns (the
+    model-written summaries) and in all, by role, with its cost in US dollars where the
+    price table names every model used (else None)."""
     await store.require()
     turns = []
     total: dict[str, dict[str, int | str]] = {}
@@ -307,23 +319,13 @@ async def usage(store: StoryStore, prices: Mapping[str, Price]) -> UsageOut:
             for role, u in roles.items()
         }
         total = add_usage(total, by_role)
-        turns.append(
-            TurnUsage(
-                turn=turn,
-                roles=by_role,
-                input_tokens=sum(int(r.get("input_tokens", 0)) for r in by_role.values()),
-                output_tokens=sum(int(r.get("output_tokens", 0)) for r in by_role.values()),
-                cost_usd=cost_of(by_role, prices),
-            )
-        )
+        turns.append(TurnUsage(turn=turn, **_summed(by_role, prices).model_dump()))
+    background = await store.background_usage()
+    total = add_usage(total, background)
     return UsageOut(
         story=store.story,
         branch=store.branch,
         turns=turns,
-        total=UsageTotal(
-            roles=total,
-            input_tokens=sum(t.input_tokens for t in turns),
-            output_tokens=sum(t.output_tokens for t in turns),
-            cost_usd=cost_of(total, prices) if turns else 0.0,
-        ),
+        background=_summed(background, prices),
+        total=_summed(total, prices),
     )

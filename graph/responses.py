@@ -353,9 +353,11 @@ class TurnUsage(UsageTotal):
 
 
 class UsageOut(_Out):
-    """The model usage of each committed turn of a branch, and in all."""
+    """The model usage of each committed turn of a branch, of its work outside the turns
+    (``background``: the model-written summaries), and in all."""
 
     story: str
     branch: str
     turns: list[TurnUsage]
+    background: UsageTotal
     total: UsageTotal

@@ -32,7 +32,7 @@ from fabula.agents.views import author_view
 from fabula.graph.build import build_turn_graph, thread_id
 from fabula.graph.changes import changes_of, sentences_of
 from fabula.graph.checkpoint import RedisCheckpointSaver, delete_threads
-from fabula.graph.consolidation import InlineConsolidation, consolidator
+from fabula.graph.consolidation import CLOSING_SUMMARIES_S, InlineConsolidation, consolidator
 from fabula.graph.nodes import commit_text
 from fabula.graph.pending import (
     Listener,
@@ -152,7 +152,9 @@ class Fabula:
         once the background indexing they serve is done."""
         await self.indexer.drain()
         if isinstance(self.consolidate, InlineConsolidation):
-            await self.consolidate.drain()
+            # the folds are waited for; model-written summaries only a while (the next
+            # run writes what is left: a short `fabula run` does not wait for eight calls)
+            await self.consolidate.drain(summaries_s=CLOSING_SUMMARIES_S)
         await self.minds.aclose()
         if self._own_saver is not None:
             await self._own_saver.aclose()

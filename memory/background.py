@@ -70,10 +70,21 @@ class BranchTasks:
         await asyncio.gather(*tasks)
         self._forget_done()
 
-    async def drain(self) -> None:
-        """Wait for every task."""
-        await asyncio.gather(*self._tasks.values())
+    async def drain(self, timeout: float | None = None) -> int:
+        """Wait for every task; with a ``timeout`` (seconds), cancel those still running
+        then. Returns how many were cancelled."""
+        tasks = list(self._tasks.values())
+        if timeout is None:
+            await asyncio.gather(*tasks)
+            self._forget_done()
+            return 0
+        _, late = await asyncio.wait(tasks, timeout=timeout) if tasks else (set(), set())
+        for task in late:
+            task.cancel()
+        await asyncio.gather(*late, return_exceptions=True)
+        self._again.clear()
         self._forget_done()
+        return len(late)
 
     def _forget_done(self) -> None:
         self._tasks = {k: t for k, t in self._tasks.items() if not t.done()}

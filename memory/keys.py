@@ -193,6 +193,12 @@ def usage(story: str, branch: str) -> str:
     return f"{_s(story)}:b:{branch}:usage"
 
 
+def background_usage(story: str, branch: str) -> str:
+    """The model usage of a branch's work outside its turns, the summaries step's (see
+    StoryStore.background_usage): ``<role>|<count>`` fields."""
+    return f"{_s(story)}:b:{branch}:usage:background"
+
+
 def mind_prefix(story: str, character: str) -> str:
     return f"{_s(story)}:c:{character}:"
 

@@ -419,6 +419,30 @@ class StoryStore:
         raw = await self.client.hgetall(keys.usage(self.story, self.branch))
         return {int(turn): json.loads(raw[turn]) for turn in sorted(raw, key=int)}
 
+    async def add_background_usage(self, by_role: Mapping[str, Mapping[str, int | str]]) -> None:
+        """Count model usage made for this branch outside its turns (the summaries step,
+        which runs after the folds): each count is added with HINCRBY, so runs in any
+        number of processes add up; a role's model is the last one named."""
+        key = keys.background_usage(self.story, self.branch)
+        async with self.client.pipeline(transaction=False) as pipe:
+            for role, usage in by_role.items():
+                for name, value in usage.items():
+                    if isinstance(value, int) and value:
+                        pipe.hincrby(key, f"{role}|{name}", value)
+                    elif isinstance(value, str) and value:
+                        pipe.hset(key, f"{role}|{name}", value)
+            await pipe.execute()
+
+    async def background_usage(self) -> dict[str, dict[str, int | str]]:
+        """The model usage of this branch's work outside its turns, by role (see
+        :meth:`add_background_usage`)."""
+        raw = await self.client.hgetall(keys.background_usage(self.story, self.branch))
+        out: dict[str, dict[str, int | str]] = {}
+        for field, value in sorted(raw.items()):
+            role, _, name = field.partition("|")
+            out.setdefault(role, {})[name] = value if name == "model" else int(value)
+        return out
+
     def decision_lock(self, turn: int, wait_s: float = 60.0) -> Lock:
         """A lock on deciding ``turn`` of this branch, shared by every process.
 

@@ -21,6 +21,7 @@ from structlog.testing import capture_logs
 
 from fabula.agents.llm import make_client
 from fabula.agents.summariser.model import ModelSummariser
+from fabula.graph import reading
 from fabula.graph.consolidation import InlineConsolidation, summarise_job
 from fabula.memory import keys
 from fabula.memory.acl import open_mind
@@ -30,7 +31,7 @@ from fabula.memory.hierarchy import consolidate, nodes
 from fabula.memory.index.build import index_through
 from fabula.memory.jobs import QUEUE, enqueue_consolidation
 from fabula.memory.retrieval.context import author_context
-from fabula.memory.settings import Settings
+from fabula.memory.settings import Price, Settings
 from fabula.memory.store import StoryStore
 from fabula.memory.summarise import INPUT_CHARS, summarise_closed
 from fabula.memory.tokens import ApproximateCounter
@@ -119,6 +120,13 @@ class TestModelSummaries:
         (request,) = [r for r in fake_openai.requests if span_of(r) == "plotline 1-3"]
         assert "Model title, scene 1-2: The model's summary" in message_text(request)
         assert sorted(asked(fake_openai)) == ["plotline 1-3", "scene 1-2", "scene 3-3"]
+        # what the summaries cost is counted with the branch, outside its turns
+        used = await reading.usage(store, {"fake-model": Price(input=1.0, output=2.0)})
+        (role,) = used.background.roles.values()
+        assert role["calls"] == 3 and role["model"] == "fake-model"
+        assert used.background.input_tokens > 0 and used.background.output_tokens > 0
+        assert used.total.roles == used.background.roles and not used.turns
+        assert used.total.cost_usd == used.background.cost_usd and (used.total.cost_usd or 0) > 0
         # the writer's context reads it; a character never does
         await index_through(store)
         found = await author_context(store, "Where is the ledger?", budget=2000,
@@ -132,6 +140,30 @@ class TestModelSummaries:
             assert "summary" not in recalled.text
         finally:
             await mind.close()
+
+    async def test_a_closing_process_waits_for_its_summaries_only_a_while(
+        self, aredis_client: aredis.Redis, fake_openai: FakeOpenAI, settings: Settings
+    ) -> None:
+        """Closing, the folds are waited for, the summaries step only ``summaries_s``: a
+        slow model's summaries are left extractive (nothing half-written, the cancelled
+        step's claims let go), and the next run writes them."""
+
+        def slow(body: dict[str, Any]) -> Reply:
+            return Reply(content=answer(body).content, delay_s=30.0)
+
+        fake_openai.fallback = slow
+        store = await story(aredis_client, "ms6")
+        inline = InlineConsolidation(summariser(settings))
+        await inline(store, len(TURNS))
+        await inline.drain(summaries_s=0.5)
+        assert inline.running() == 0 and asked(fake_openai)  # it had begun asking
+        assert {n.summary_by for n in (await nodes(store)).values()} == {"extractive"}
+        fake_openai.fallback = answer
+        later = InlineConsolidation(summariser(settings))
+        await later(store, len(TURNS))
+        await later.drain()
+        by = {i: n.summary_by for i, n in (await nodes(store)).items()}
+        assert {i for i, b in by.items() if b == "model"} == CLOSED
 
     async def test_twice_or_concurrently_asks_once_per_node(
         self, aredis_client: aredis.Redis, fake_openai: FakeOpenAI, settings: Settings
@@ -259,6 +291,15 @@ class TestModelSummaries:
         by = asyncio.run(read())
         assert {i for i, b in by.items() if b == "model"} == CLOSED
         assert sorted(asked(fake_openai)) == ["plotline 1-3", "scene 1-2", "scene 3-3"]
+
+        async def used() -> dict[str, dict[str, int | str]]:
+            client = connect_async(redis_url)
+            try:
+                return await StoryStore(client, "ms5").background_usage()
+            finally:
+                await client.aclose()
+
+        assert asyncio.run(used())["summariser"]["calls"] == 3  # counted by the worker too
 
 
 def turn_after(number: int) -> TurnDelta:

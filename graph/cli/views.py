@@ -141,7 +141,8 @@ def render(what: ShowWhat, data: Any) -> None:
         return
     if what is ShowWhat.usage:
         table = Table("turn", "role", "model", "calls", "in", "out", "retries", title="usage")
-        for t in [*data["turns"], {"turn": "all", **data["total"]}]:
+        rows = [*data["turns"], {"turn": "background", **data["background"]}]
+        for t in [*rows, {"turn": "all", **data["total"]}]:
             for role, u in t["roles"].items():
                 counts = (u["calls"], u["input_tokens"], u["output_tokens"], u["retries"])
                 table.add_row(str(t["turn"]), role, str(u.get("model", "")), *map(str, counts))
