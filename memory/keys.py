@@ -25,6 +25,7 @@ Layout (``S`` story, ``B`` branch, ``C`` character, ``H`` a holder chain such as
     fab:{S}:b:B:decide:T              string lock held while a decision resumes turn T
     fab:{S}:b:B:fence:T               set    commit attempts of turn T given up for lost (expires)
     fab:{S}:b:B:usage                 hash   turn -> model usage by role (tokens, calls, retries)
+    fab:{S}:b:B:usage:background      hash   "role|count" -> model usage outside turns (summaries)
     fab:{S}:c:C:B:cur:H               hash   "subject|attribute" -> current Belief of chain H
     fab:{S}:c:C:B:rec                 hash   belief id -> closed Belief, every chain rooted at C
     fab:{S}:c:C:B:from                zset   belief id scored by valid_from (every belief)
@@ -51,6 +52,7 @@ __all__ = [
     "EpisodeKeys",
     "acl_secret",
     "acl_user",
+    "background_usage",
     "belief_chains",
     "belief_from",
     "belief_records",
