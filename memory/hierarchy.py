@@ -64,7 +64,10 @@ __all__ = [
 _MARK = "@through"  # the watermark's field in the threads hash (consolidation's bookkeeping)
 _OPEN = "@open"  # the open scene's signature (folding.OpenScene); every other field: a Thread
 _FORMAT = "@format"  # the layout of the bookkeeping
-FORMAT = "2"
+FORMAT = "3"
+# earlier formats that a branch with no ancestors need not fold again: format 3 changed
+# only how a fork reads the states of the turns it inherits
+_CURRENT_ON_MAIN = frozenset({"2"})
 BATCH = 256  # turns folded in one transaction at most
 _NONE = "@none"  # a field never written, asked for where a command needs one
 
@@ -152,6 +155,8 @@ async def consolidate(store: StoryStore, through: int | None = None) -> int:
         raw, layout = await store.client.hmget(threads_key, [_MARK, _FORMAT])
         mark = 0 if raw is None else int(raw)  # turn 0 is the setup, not a scene
         stale = mark > 0 and layout != FORMAT
+        if stale and layout in _CURRENT_ON_MAIN and not await store.ancestry():
+            stale = False
         if stale:
             target = max(target, mark)
         elif mark >= target:
@@ -226,15 +231,22 @@ async def _signature_and_slots(
     store: StoryStore, events: Sequence[Event], *, reset: bool
 ) -> tuple[OpenScene | None, dict[str, str]]:
     """The open scene's signature, and ``subject|attribute`` of each state the events
-    brought about: from the branch's state history (closed states), else from W (a state
-    still current is kept only there, by its slot: W is read whole, as large as the world
-    and not the story)."""
+    brought about: from the state history (closed states) of the branch and of its
+    ancestors (a fork inherits its turns before the fork, and their closed states stay with
+    the branch that closed them), else from W (a state still current is kept only there,
+    by its slot: W is read whole, as large as the world and not the story)."""
     state_ids = [s for e in events for s in e.effects]
+    histories = [store.branch, *(a.branch for a in await store.ancestry())]
     async with store.client.pipeline(transaction=False) as pipe:
         pipe.hget(keys.hierarchy_threads(store.story, store.branch), _OPEN)
-        pipe.hmget(keys.world_records(store.story, store.branch), state_ids or [_NONE])
-        raw_open, values = await pipe.execute()
-    found = {i: raw for i, raw in zip(state_ids, values, strict=False) if raw}
+        for branch in histories:
+            pipe.hmget(keys.world_records(store.story, branch), state_ids or [_NONE])
+        raw_open, *values = await pipe.execute()
+    found: dict[str, str] = {}
+    for held in values:
+        for state_id, raw in zip(state_ids, held, strict=False):
+            if raw and state_id not in found:
+                found[state_id] = raw
     missing = {i for i in state_ids if i not in found}
     if missing:
         for raw in await store.client.hvals(keys.world_current(store.story, store.branch)):

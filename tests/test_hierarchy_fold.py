@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fabula.memory import folding, keys
+from fabula.memory.branching import fork
 from fabula.memory.delta import DeltaBuilder, TurnDelta
 from fabula.memory.hierarchy import PLOT_ID, consolidate, consolidate_turn, nodes
 from fabula.memory.records import HierarchyNode
@@ -186,3 +187,55 @@ class TestIncrementalFold:
         await consolidate(fresh)
         assert await nodes(old) == await nodes(fresh)
         assert await _indexes(old) == await _indexes(fresh)
+
+
+class TestForks:
+    @settings(
+        max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    )
+    @given(seed=st.integers(0, 10_000), count=st.integers(4, 16), data=st.data())
+    async def test_a_fork_folds_its_inherited_turns_as_its_parent_does(
+        self, aredis_client: aredis.Redis, seed: int, count: int, data: st.DataObject
+    ) -> None:
+        """A fork reads its turns before the fork from its parent, and the states they
+        brought about from the parent's history: forked at any turn and given the same
+        turns after it, its hierarchy is its parent's (plotlines joined by states' trajectories
+        included, whose earlier states only the parent holds), whether it folds before the
+        new turns or only after."""
+        deltas = _story(seed, count)
+        at = data.draw(st.integers(1, count), label="fork turn")
+        parent = await _committed(aredis_client, f"p{seed}-{count}", deltas)
+        await consolidate(parent)
+        child = await fork(parent, at, "what-if")
+        if data.draw(st.booleans(), label="fold at the fork"):
+            await consolidate(child)
+        for delta in deltas[at:]:
+            await child.commit(delta)
+        await consolidate(child)
+        tree = await nodes(parent)
+        assert await nodes(child) == tree
+        assert await _indexes(child) == await _indexes(parent)
+        assert any(n.level == "plotline" for n in tree.values()) or count < 6
+        await parent.delete()
+
+    async def test_a_fork_folded_before_forks_read_their_history_is_folded_again(
+        self, aredis_client: aredis.Redis
+    ) -> None:
+        """A fork's hierarchy of the previous bookkeeping format (folded when a fork could
+        not read its parent's closed states, so with no plotline from before the fork) is
+        folded again once; a main branch of that format is not (nothing changed for it)."""
+        deltas = _story(5, 20)
+        parent = await _committed(aredis_client, "fmt", deltas)
+        await consolidate(parent)
+        child = await fork(parent, await parent.head(), "what-if")
+        await consolidate(child)
+        for store in (parent, child):
+            threads_key = keys.hierarchy_threads("fmt", store.branch)
+            await aredis_client.hset(threads_key, "@format", "2")
+        await aredis_client.hdel(keys.hierarchy("fmt", "what-if"), PLOT_ID)  # a mark to see
+        await consolidate(parent)
+        await consolidate(child)
+        assert await aredis_client.hget(keys.hierarchy_threads("fmt", "main"), "@format") == "2"
+        assert await aredis_client.hget(keys.hierarchy_threads("fmt", "what-if"), "@format") == "3"
+        assert await nodes(child) == await nodes(parent) and PLOT_ID in await nodes(child)
+        await parent.delete()
