@@ -61,8 +61,10 @@ class RecallPlannerRole(Protocol):
         purpose: Purpose = "answer",
         developments: Mapping[str, Development] | None = None,
         focus: Sequence[str] = (),
+        today: int | None = None,
     ) -> RetrievalPlan:
-        """The plan for ``request``; raises ModelOutputError when a model gives no valid one."""
+        """The plan for ``request`` (``today``: the story's present day number, when it has
+        a calendar); raises ModelOutputError when a model gives no valid one."""
         ...
 
 

@@ -9,12 +9,14 @@ import redis.asyncio as aredis
 from fabula.agents.factory import make_roles
 from fabula.agents.llm import make_client
 from fabula.agents.recall.model import ModelRecallPlanner, PlanReading
+from fabula.memory.index.build import index_through
+from fabula.memory.index.search import latest_day, sources
 from fabula.memory.index.terms import terms
 from fabula.memory.retrieval.context import author_context
 from fabula.memory.settings import ModelSettings, Settings
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import ApproximateCounter
-from tests.fake_openai import FakeOpenAI, request_schema
+from tests.fake_openai import FakeOpenAI, message_text, request_schema
 from tests.test_narrative import new_story, turn_delta
 
 
@@ -56,6 +58,28 @@ class TestModelRecallPlanner:
         found = await author_context(store, plan.request, budget=200,
                                      counter=ApproximateCounter(), plan=plan)  # fmt: skip
         assert "relaxed by the harbour" in found.text
+        await store.delete()
+
+    async def test_the_model_reads_relative_dates_against_the_story_present(
+        self, fake_openai: FakeOpenAI, aredis_client: aredis.Redis
+    ) -> None:
+        """The model is shown the story's present date (its latest episode's), which the
+        writer's context looks up, so "last week" can become dates; none without one."""
+        store: StoryStore = await new_story(aredis_client, "rp2")
+        await store.commit(turn_delta(1, [("ann", "I sailed.", ("ann",))], "3 May, 2023"))
+        await index_through(store)
+        today = await latest_day(aredis_client, await sources(store))
+        assert today == dt.date(2023, 5, 3).toordinal()
+        fake_openai.reply_json(reading(first_date="2023-04-24", last_date="2023-04-30"))
+        fake_openai.reply_json(reading())
+        planner = planner_for(fake_openai)
+        plan = await planner.plan("What did Ann do last week?", await store.entities(),
+                                  today=today)  # fmt: skip
+        assert plan.first_day == dt.date(2023, 4, 24).toordinal()
+        await planner.plan("What did Ann do last week?", await store.entities())
+        first, second = (message_text(r) for r in fake_openai.requests)
+        assert "## The story's present date\n2023-05-03" in first
+        assert "present date\n" not in second
         await store.delete()
 
     def test_it_plans_the_writers_retrieval_only_when_asked(self, fake_openai: FakeOpenAI) -> None:

@@ -4,8 +4,9 @@ The offline planner (:func:`fabula.memory.retrieval.plan.plan_request`) reads a 
 with rules of English; this one asks a model, with structured output, for the same plan:
 the entities a request is about (including those it refers to without their names), the
 topic words a speaker might have used instead of the request's own, the attributes,
-developments and dates it concerns. The model is shown the request, the roster and the
-developments, nothing else (a character's plan is made from what that character may see).
+developments and dates it concerns. The model is shown the request, the roster, the
+developments and the story's present date (for "last week"), nothing else (a character's
+plan is made from what that character may see).
 
 The reply's shape, :class:`PlanReading`, is the part of a :class:`RetrievalPlan` a reader
 fills in, in a reader's units: entity names or ids (resolved to ids; an unknown one is
@@ -62,8 +63,10 @@ class ModelRecallPlanner:
         purpose: Purpose = "answer",
         developments: Mapping[str, Development] | None = None,
         focus: Sequence[str] = (),
+        today: int | None = None,
     ) -> RetrievalPlan:
-        """The plan for ``request`` (``focus``: entities the caller knows matter).
+        """The plan for ``request`` (``focus``: entities the caller knows matter; ``today``:
+        the story's present day number, shown to the model for relative dates).
 
         Raises :class:`~fabula.memory.errors.ModelOutputError` when no valid reading comes
         back within the client's attempts.
@@ -71,7 +74,7 @@ class ModelRecallPlanner:
         developments = developments or {}
         messages = [
             SystemMessage(content=self.prompt.render()),
-            HumanMessage(content=_render(request, entities, developments)),
+            HumanMessage(content=_render(request, entities, developments, today)),
         ]
         schema = reading_schema(entities, developments)
         reading = await self.client.structured(schema, messages, shape=PlanReading)
@@ -144,11 +147,16 @@ def _day(date: str | None) -> int | None:
 
 
 def _render(
-    request: str, entities: Mapping[str, Entity], developments: Mapping[str, Development]
+    request: str,
+    entities: Mapping[str, Entity],
+    developments: Mapping[str, Development],
+    today: int | None = None,
 ) -> str:
     roster = "\n".join(
         f"- {e.id}: {e.name} ({e.kind})" for e in sorted(entities.values(), key=lambda e: e.id)
     )
     open_ = "\n".join(f"- {d.id}: {d.title} ({d.status})" for d in developments.values())
-    sections = [("Request", request), ("Roster", roster), ("Developments", open_)]
+    present = "" if today is None else dt.date.fromordinal(today).isoformat()
+    sections = [("Request", request), ("Roster", roster), ("Developments", open_),
+                ("The story's present date", present)]  # fmt: skip
     return "\n\n".join(f"## {title}\n{body}" for title, body in sections if body)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from fabula.agents.contracts import TurnPlan
 from fabula.agents.roles import RecallPlannerRole
 from fabula.agents.views import AuthorView
+from fabula.memory.index.search import latest_day, sources
 from fabula.memory.index.vectors import Embedder
 from fabula.memory.retrieval.assemble import Assembly
 from fabula.memory.retrieval.context import author_context
@@ -56,8 +57,10 @@ async def writer_context(
     request = plan_request_text(view, plan)
     retrieval = None
     if planner is not None:
+        today = await latest_day(store.client, await sources(store))
         retrieval = await planner.plan(request, view.entities, purpose="write",
-                                       developments=view.developments, focus=focus)  # fmt: skip
+                                       developments=view.developments, focus=focus,
+                                       today=today)  # fmt: skip
     return await author_context(
         store,
         request,
