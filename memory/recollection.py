@@ -17,7 +17,12 @@ give a whole sentence, or the whole passage — so the span is never quoted as i
    of the events read from it, each clause an action of its own (a clause that names the
    same people and things as another action does not count), so a deed the memory-builder
    missed is never quoted along.
-3. Failing that (no such unit, or several that could each be it), the memory is rendered
+3. An utterance's hearers heard its words: when no one sentence or clause tells it whole
+   (the words run over several sentences, or the speaker is named apart from them), they
+   remember the words its span quotes (``Ben asked: "Where were you last night?"``) or, on
+   a script line ("Ann: The key is gone. Someone took it."), the span itself — each part
+   only when every event whose span touches it was witnessed by all of them.
+4. Failing that (no such unit, or several that could each be it), the memory is rendered
    from the typed event ("Leo left the study."), which holds exactly what its witnesses
    witnessed.
 
@@ -37,13 +42,14 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from fabula.memory.records import Entity, Event, Fact
+from fabula.memory.records import Entity, Event, Fact, slug
 from fabula.memory.text import split_clauses, split_sentences
 
 __all__ = ["Recollections", "recollect", "recollect_each", "render_event"]
 
 Span = tuple[int, int]
 _SPEECH = frozenset({"say", "tell", "inform", "claim", "ask"})
+_QUOTED = re.compile(r'"[^"\n]+"|\u201c[^\u201d\n]+\u201d')
 
 
 @dataclass(frozen=True)
@@ -144,11 +150,42 @@ class _Reader:
                     if _overlaps(c, span) and self.about_only(c, event)
                 ]
             chosen = [u for u, who in units.clauses if witnesses <= who]
+        heard = self.words(event, witnesses)
         if len(chosen) == 1:
             a, b = chosen[0]
-            return self.text[a:b]
+            whole = a <= event.span.start and event.span.end <= b
+            return self.text[a:b] if whole or heard is None else heard
         # none, or several that could each be it: which one tells the event is not known
-        return otherwise or render_event(event, self.entities)
+        return heard or otherwise or render_event(event, self.entities)
+
+    def words(self, event: Event, witnesses: frozenset[str]) -> str | None:
+        """What the hearers of an utterance heard (rule 3 of the module docstring): the
+        words its span quotes, or the span of a script line spoken by its speaker; None
+        when it is no utterance, has neither, or a part is not safe for ``witnesses``."""
+        if event.kind not in _SPEECH or not event.actor:
+            return None
+        start, end = event.span.start, event.span.end
+        quoted = [(m.start(), m.end()) for m in _QUOTED.finditer(self.text, start, end)]
+        speaker = self.entities.get(event.actor)
+        name = speaker.name if speaker is not None else event.actor.replace("_", " ")
+        if quoted:
+            # who else the span names, outside the words, is someone the utterance is
+            # about: a span running over another speaker's line ("Go away," Mara hissed
+            # to Cal) is not all this one's words
+            others = self.named((start, end), outside_quotes=True) - _referents(event)
+            if others or not all(witnesses <= self.audience(q) for q in quoted):
+                return None
+            parts = [self.text[a + 1 : b - 1].strip() for a, b in quoted]
+            said = " ".join(p[:-1] + "." if p.endswith(",") else p for p in parts)
+            return f'{name} {"asked" if event.kind == "ask" else "said"}: "{said}"'
+        line = self.text[self.text.rfind("\n", 0, start) + 1 : start]
+        tag = re.fullmatch(r"\s*(.+?)\s*:\s*", line)
+        spoken = self.text[start:end]
+        if tag is None or "\n" in spoken.strip() or not spoken.strip():
+            return None
+        if event.actor not in (self.ids.get(tag.group(1).lower()), _slug_or_none(tag.group(1))):
+            return None  # a script line is its speaker's: "Ann: ..." for Ann's words only
+        return spoken.strip() if witnesses <= self.audience((start, end)) else None
 
     def audience(self, unit: Span) -> frozenset[str]:
         """Who witnessed every event whose span touches ``unit``."""
@@ -200,6 +237,13 @@ def _name_pattern(entities: Iterable[Entity]) -> re.Pattern[str] | None:
         return None
     alternation = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
     return re.compile(rf"(?<!\w)(?:{alternation})(?!\w)", re.IGNORECASE)
+
+
+def _slug_or_none(name: str) -> str | None:
+    try:
+        return slug(name)
+    except ValueError:
+        return None
 
 
 def _overlaps(a: Span, b: Span) -> bool:

@@ -57,3 +57,61 @@ class TestMissedDeeds:
         take = next(e for e in delta.events if e.kind == "take")
         cora = delta.own_recollections.get(take.id, {}).get("cora") or delta.recollections[take.id]
         assert "told" not in cora and "spare key" in cora, cora
+
+
+def _talk(
+    text: str, *events: tuple[str, int, int, tuple[str, ...], tuple[str, ...]]
+) -> dict[str, dict[str, str]]:
+    """A turn of ``text`` with utterances (speaker, start, end, witnesses, private_to):
+    what each witness remembers of each, by event id and witness."""
+    b = DeltaBuilder(1, text)
+    for name in ("Ann", "Ben", "Cal", "Mara"):
+        b.entity("character", name)
+    for who, start, end, witnesses, private in events:
+        b.event("say", b.span(start, end), actor=who, participants=(who,),
+                witnesses=witnesses, private_to=private)  # fmt: skip
+    delta = b.build()
+    out: dict[str, dict[str, str]] = {}
+    for e in delta.events:
+        own = delta.own_recollections.get(e.id, {})
+        out[e.id] = {w: own.get(w) or delta.recollections[e.id] for w in e.witnesses}
+    return out
+
+
+class TestWordsHeard:
+    """An utterance's hearers remember its words, not only that someone spoke."""
+
+    def test_quoted_words_apart_from_the_speakers_name(self) -> None:
+        text = '"Where were you last night?" Ben asked. Ann looked away.'
+        heard = _talk(text, ("ben", 0, 39, ("ann", "ben"), ()), ("ann", 40, 56, ("ann",), ()))
+        assert all("Where were you last night?" in m for m in heard["e1.0"].values()), heard
+        text = '"Where were you? I waited," Ben said. "All night."'
+        heard = _talk(text, ("ben", 0, len(text), ("ann", "ben"), ()))
+        assert set(heard["e1.0"].values()) == {'Ben said: "Where were you? I waited. All night."'}
+
+    def test_a_script_line_is_its_speakers_words(self) -> None:
+        text = "Ann: The key is gone. Someone took it.\nBen: Not me."
+        heard = _talk(text, ("ann", 5, 38, ("ann", "ben"), ()), ("ben", 44, 51, ("ann", "ben"), ()))
+        assert set(heard["e1.0"].values()) == {"The key is gone. Someone took it."}
+        assert set(heard["e1.1"].values()) == {"Not me."}
+        # a line tagged with another speaker's name is not this one's words
+        other = _talk(text, ("ben", 5, 38, ("ann", "ben"), ()))
+        assert set(other["e1.0"].values()) == {"Ben spoke."}
+
+    def test_a_whisper_inside_the_words_reaches_only_its_hearers(self) -> None:
+        """Ann's words span a whisper to Ben that Cal did not hear: Cal keeps that Ann
+        spoke, Ben (who heard both) the words."""
+        text = '"The key is gone," Ann said. "It is in my pocket," she whispered to Ben.'
+        heard = _talk(
+            text, ("ann", 0, len(text), ("ann", "ben", "cal"), ()),
+            ("ann", 29, len(text), ("ann", "ben"), ("ben",)),
+        )  # fmt: skip
+        assert "pocket" not in heard["e1.0"]["cal"], heard
+        assert "pocket" in heard["e1.0"]["ben"] and "pocket" in heard["e1.1"]["ben"]
+
+    def test_a_span_over_another_speakers_line_is_not_quoted(self) -> None:
+        """The memory-builder spanned Ann's greeting over Mara's words to Cal, which it did
+        not read: Ann's hearers are not given Mara's words as Ann's."""
+        text = '"Hi," said Ann. "Go away," Mara hissed to Cal.'
+        heard = _talk(text, ("ann", 0, len(text), ("ann", "ben"), ()))
+        assert all("Go away" not in memory for memory in heard["e1.0"].values()), heard
