@@ -16,6 +16,11 @@ verbatim in the context, whitespace aside), the share of questions with all thei
 both per category, mean tokens, and assembly time. Evidence ids that name no line of the
 dialogue (annotation slips) are left out and counted.
 
+The same questions are also put to the first speaker's own mind (``character``): its
+context (:func:`fabula.memory.retrieval.context.character_context`), assembled through its
+own read-only Redis user from what it witnessed and remembers — here every line, since both
+speakers hear the whole conversation — scored the same way.
+
 Baselines in the same run, each filling the same budget under the same token counter with
 plain ``Speaker: text`` lines: ``recent`` (the most recent lines that fit), ``bm25`` (bm25s
 over the raw lines) and ``bm25_window`` (bm25s over three-line windows within a session),
@@ -42,7 +47,16 @@ from typing import Any
 import bm25s
 import Stemmer
 
-from fabula.bench.common import bench_redis, create_story, print_table, rate, run_id, write_json
+from fabula.bench.common import (
+    create_story,
+    print_table,
+    private_redis_url,
+    rate,
+    run_id,
+    write_json,
+)
+from fabula.memory.acl import CharacterMind, open_mind
+from fabula.memory.connection import connect_async
 from fabula.memory.delta import DeltaBuilder, TurnDelta
 from fabula.memory.errors import ModelUnavailable
 from fabula.memory.hierarchy import consolidate
@@ -314,6 +328,8 @@ async def _run_conversation(
     ours: dict[int, _Tally],
     baselines: dict[str, dict[int, _Tally]],
     embedder: Embedder | None = None,
+    mind: CharacterMind | None = None,
+    minds: dict[int, _Tally] | None = None,
 ) -> int:
     for turn, session in enumerate(conv.sessions, start=1):
         await store.commit(session_delta(turn, session, conv.speakers))
@@ -331,6 +347,14 @@ async def _run_conversation(
             context = _normal(assembly.text)
             share = sum(texts[e] in context for e in q.evidence) / len(q.evidence)
             ours[budget].add(q.category, share)
+            if mind is not None and minds is not None:
+                started = time.perf_counter()
+                recalled = await mind.recall(q.question, budget=budget, counter=counter)
+                minds[budget].ms.append((time.perf_counter() - started) * 1000)
+                minds[budget].tokens.append(recalled.tokens)
+                found = _normal(recalled.text)
+                minds[budget].add(q.category, sum(texts[e] in found for e in q.evidence)
+                                  / len(q.evidence))  # fmt: skip
             for name, got in base.contexts(q.question, budget).items():
                 hit = sum(e in got for e in q.evidence) / len(q.evidence)
                 baselines[name][budget].add(q.category, hit)
@@ -359,24 +383,31 @@ async def run_locomo(
         await timed.probe()
     conversations = load_locomo(path)
     ours = {b: _Tally() for b in budgets}
+    minds = {b: _Tally() for b in budgets}
     baselines = {n: {b: _Tally() for b in budgets} for n in ("recent", "bm25", "bm25_window")}
     full_tokens: list[int] = []
     started = time.perf_counter()
     tag = run_id()
-    async with bench_redis(redis_url) as client:
-        for k, conv in enumerate(conversations):
-            speakers = conv.speakers
-            store = await create_story(
-                client, f"locomo-{tag}-{k}", WorldRules(), world="locomo", title=conv.id,
-                setup=_setup(speakers),
-            )  # fmt: skip
-            try:
-                tokens = await _run_conversation(
-                    store, conv, budgets, counter, ours, baselines, timed
-                )
-                full_tokens.append(tokens)
-            finally:
-                await store.delete()
+    with private_redis_url(redis_url) as url:
+        client = connect_async(url, max_connections=64)
+        try:
+            for k, conv in enumerate(conversations):
+                speakers = conv.speakers
+                store = await create_story(
+                    client, f"locomo-{tag}-{k}", WorldRules(), world="locomo", title=conv.id,
+                    setup=_setup(speakers),
+                )  # fmt: skip
+                mind = await open_mind(client, url, store.story, slug(speakers[0]))
+                try:
+                    tokens = await _run_conversation(
+                        store, conv, budgets, counter, ours, baselines, timed, mind, minds
+                    )
+                    full_tokens.append(tokens)
+                finally:
+                    await mind.close()
+                    await store.delete()
+        finally:
+            await client.aclose()
     result: dict[str, Any] = {
         "benchmark": "locomo",
         "conversations": len(conversations),
@@ -386,6 +417,7 @@ async def run_locomo(
         "embeddings": (embeddings or "unnamed") if timed is not None else None,
         **(timed.figures() if timed is not None else {}),
         "budgets": {str(b): ours[b].figures(True) for b in budgets},
+        "character": {str(b): minds[b].figures(True) for b in budgets},
         "baselines": {
             name: {str(b): tallies[b].figures(False) for b in budgets}
             for name, tallies in baselines.items()
@@ -403,7 +435,10 @@ def _print(result: dict[str, Any], budgets: Sequence[int]) -> None:
     rows = []
     for b in budgets:
         key = str(b)
-        systems = [("fabula", result["budgets"][key])] + [
+        systems = [("fabula", result["budgets"][key])]
+        if "character" in result:
+            systems.append(("character", result["character"][key]))
+        systems += [
             (name, result["baselines"][name][key]) for name in ("recent", "bm25", "bm25_window")
         ]
         for name, fig in systems:

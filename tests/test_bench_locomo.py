@@ -106,6 +106,11 @@ class TestLocomoEmbeddings:
         assert lexical["budgets"]["40"]["by_category"]["4"] == 0.0
         assert dense["budgets"]["40"]["by_category"]["4"] == 1.0
         assert dense["baselines"] == lexical["baselines"]  # the baselines stay lexical
+        # the first speaker's own mind, through its own Redis user, recalls the words it
+        # heard ("Two brass ones, and a blue teapot for my aunt."), not that Ann spoke
+        mind = lexical["character"]["40"]
+        assert mind["by_category"]["1"] == 1.0 and mind["mean_tokens"] <= 40
+        assert "character" in done.output
 
     def test_explicit_url_and_unreachable_endpoint(
         self, redis_url: str, tmp_path: Path, fake_openai: FakeOpenAI
