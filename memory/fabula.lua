@@ -372,12 +372,13 @@ end
 -- branch's index and into each witness's own, and moves the watermark, atomically. args: the
 -- layout (two key templates: the branch's index and a mind's, '<C>' the character, '<T>' a
 -- term, '<E>' an entity), the watermark the caller read, the last turn of the batch, the
--- watermark of a branch never indexed (its fork turn), and the batch:
+-- watermark of a branch never indexed (its fork turn), the batch:
 -- {eps = {{id, time, day, json, len, tf = {term = count}, wlen, wtf, ents, who,
 -- mine = {json, len, tf, ents}}}}
--- ("wtf"/"wlen": the counts of the episode's window, its turn's lines around it, indexed for
--- the branch only; "mine": what a witness remembers, when it differs from the author's
--- text). Returns 'moved'
+-- ("wtf"/"wlen": the counts of the episode's window, its turn's lines around it, for the
+-- branch's index; "mine": what a witness remembers, when it differs from the author's
+-- text), and how many episodes on each side a window holds (a witness's windows are made
+-- here, of the episodes it remembers). Returns 'moved'
 -- (another indexer got there first: nothing written), 'gone' (the branch no longer holds
 -- those turns: nothing written) or 'ok'. BM25 weights are computed here,
 -- against each index's own collection statistics after the batch.
@@ -433,13 +434,34 @@ local function index_into(K, eps, windows)
   postings_of(K, eps, 't', 'tf', 'len', 'length')
   if windows then
     postings_of(K, eps, 'w', 'wtf', 'wlen', 'wlength')
-    postings_of(K, eps, 'g', 'gtf', 'glen', 'glength')
+    if windows ~= 'mind' then postings_of(K, eps, 'g', 'gtf', 'glen', 'glength') end
   end
   chunked('HSET', K.ep, records)
   for _, e in ipairs(entities) do chunked('ZADD', fill(K.e, '<E>', e), by_entity[e]) end
   chunked('ZADD', K.time, times)
   if #days > 0 then chunked('ZADD', K.day, days) end
   redis.call('HINCRBY', K.n, 'episodes', #eps)
+end
+
+-- a witness's episodes (in story order) with their windows made of what it remembers only:
+-- each with the counts of the witness's own episodes of the same turn, `window` on each
+-- side of it among them (a turn is the story time's whole part: time = turn * 10000 + seq)
+local function mind_windows(list, window)
+  local out = {}
+  for i, ep in ipairs(list) do
+    local turn = math.floor(ep.time / 10000)
+    local wtf, wlen = {}, 0
+    for j = math.max(1, i - window), math.min(#list, i + window) do
+      local other = list[j]
+      if math.floor(other.time / 10000) == turn then
+        for term, f in pairs(other.tf) do wtf[term] = (wtf[term] or 0) + f end
+        wlen = wlen + other.len
+      end
+    end
+    out[i] = {id = ep.id, time = ep.time, day = ep.day, ents = ep.ents, json = ep.json,
+              len = ep.len, tf = ep.tf, wtf = wtf, wlen = wlen}
+  end
+  return out
 end
 
 local function index(keys, args)
@@ -469,7 +491,7 @@ local function index(keys, args)
   for _, who in ipairs(order) do
     local K = {}
     for name, template in pairs(L.mind) do K[name] = fill(template, '<C>', who) end
-    index_into(K, minds[who], false)
+    index_into(K, mind_windows(minds[who], tonumber(args[6]) or 2), 'mind')
   end
   redis.call('HSET', L.branch.n, 'turn', last)
   return 'ok'

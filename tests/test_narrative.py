@@ -19,7 +19,7 @@ from fabula.memory.delta import DeltaBuilder, TurnDelta
 from fabula.memory.episodes import Episode
 from fabula.memory.hierarchy import consolidate, nodes, unfold
 from fabula.memory.index.background import Indexer
-from fabula.memory.index.build import behind, index_through, indexed_through
+from fabula.memory.index.build import WINDOW, behind, index_through, indexed_through
 from fabula.memory.index.general import general_counts, general_query
 from fabula.memory.index.terms import term_counts, terms
 from fabula.memory.keys import EpisodeKeys
@@ -90,8 +90,9 @@ class TestIndexes:
     ) -> None:
         """After a random story, indexed in random batches (some turns from the deltas just
         committed, the others read back), every index (the branch's and each character's)
-        holds exactly the episodes a replay in Python expects: records, term postings
-        (and, in the branch's, the postings of general terms), story times and dates."""
+        holds exactly the episodes a replay in Python expects: records, term and window
+        postings (a mind's windows made of what it witnessed only; in the branch's, the
+        postings of general terms too), story times and dates."""
         story = f"p{seed}-{count}-{batch}"
         store = await new_story(aredis_client, story)
         deltas = random_turns(seed, count)
@@ -131,6 +132,17 @@ class TestIndexes:
                     expected.setdefault(term, set()).add(ev.id)
             for term, ids in expected.items():
                 assert set(await aredis_client.zrange(index.term(term), 0, -1)) == ids
+            # windows: each episode with WINDOW of the same turn's episodes on each side,
+            # among those the index holds (a mind's: only what it witnessed)
+            windowed: dict[str, set[str]] = {}
+            for ev in mine:
+                turn = [e for e in mine if e.turn == ev.turn]
+                at = turn.index(ev)
+                for other in turn[max(0, at - WINDOW) : at + WINDOW + 1]:
+                    for term in term_counts(text_of[other.id]):
+                        windowed.setdefault(term, set()).add(ev.id)
+            for term, ids in windowed.items():
+                assert set(await aredis_client.zrange(index.window(term), 0, -1)) == ids
             # the general terms of the nouns: the branch's index only
             general: dict[str, set[str]] = {}
             for ev in events:
@@ -182,7 +194,7 @@ class TestIndexes:
         layout = json.dumps(keys.index_layout("gone", "main"))
         stats = EpisodeKeys("gone", "main").stats
         done = await fcall(aredis_client, "fabula_index", [stats],
-                           [layout, -1, 5, -1, json.dumps({"eps": []})])  # fmt: skip
+                           [layout, -1, 5, -1, json.dumps({"eps": []}), WINDOW])  # fmt: skip
         assert done == "gone" and not await aredis_client.exists(stats)
         await store.delete()
 

@@ -11,7 +11,9 @@ them, with one call of the Redis function ``fabula_index`` per batch of turns, i
   its entities, its story time and its date;
 - the same for each witness, in the witness's own keyspace (what a character lived is
   searchable through its read-only Redis user, and nothing else is there), each episode
-  as the witness remembers it (its recollection, see :mod:`fabula.memory.recollection`);
+  as the witness remembers it (its recollection, see :mod:`fabula.memory.recollection`),
+  its window made of the episodes of that turn the witness remembers (``WINDOW`` of them
+  on each side), and no general terms;
 - the watermark (the last turn indexed).
 
 Python reads the turns and derives the episodes once; the function fans them out to the
@@ -116,7 +118,7 @@ async def index_through(
         last = min(target, mark + BATCH_TURNS)
         batch = await _batch(store, mark, last, known)
         done = await fcall(store.client, "fabula_index", [stats],
-                           [layout, mark, last, start, batch])  # fmt: skip
+                           [layout, mark, last, start, batch, WINDOW])  # fmt: skip
         if done == "gone":
             break
         if done == "ok" and embedder is not None:

@@ -138,8 +138,8 @@ async def character_context(
     mine = await project_beliefs(store, character, as_of)
     facts = fact_candidates(plan, entities, None, {character: mine}, {}, {}, budget=budget)
     ranked = await rank_episodes(
-        client, where, plan, as_of=as_of, limit=candidates(budget), windows=False
-    )  # a mind's index has no windows
+        client, where, plan, as_of=as_of, limit=candidates(budget), general=False
+    )  # a mind's index has no general terms
     return render(plan, facts, ranked.episodes, entities, budget, counter)
 
 

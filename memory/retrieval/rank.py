@@ -9,9 +9,8 @@ by its *window*'s (the episode with its turn's neighbours, see
 its best match, the window's weighing ``WINDOW_WEIGHT`` and the general terms'
 ``GENERAL_WEIGHT``. The reply to a question that matches
 gets ``ANSWER_SHARE`` of the question's own match: in a dialogue, what was asked is
-answered next, by someone else. A character's own index has no windows: there an
-episode's neighbours lend it a share of their score instead (``NEIGHBOURS`` on each side,
-each further one counting less). Then:
+answered next, by someone else. A character's own index has windows too, made of the
+episodes it witnessed only, but no general terms. Then:
 
 - an episode by, to or naming an entity the request names weighs ``ENTITY_BOOST`` more;
 - with a time range, episodes dated inside it, or in the ``TOLD_WITHIN_DAYS`` after it
@@ -45,15 +44,12 @@ from fabula.memory.index.vectors import nearest
 from fabula.memory.records import event_id, event_position
 from fabula.memory.retrieval.plan import RetrievalPlan
 
-__all__ = ["NEIGHBOURS", "Ranked", "candidates", "rank_episodes"]
+__all__ = ["Ranked", "candidates", "rank_episodes"]
 
 WINDOW_WEIGHT = 2.0
 GENERAL_WEIGHT = 1.0
 DENSE_WEIGHT = 1.0
 ANSWER_SHARE = 0.5
-NEIGHBOURS = 2
-NEIGHBOUR_SHARE = 0.5
-NEIGHBOUR_DECAY = 0.7
 ENTITY_BOOST = 1.6
 TIME_BOOST = 1.5
 TOLD_WITHIN_DAYS = 7  # what happened on a day is often told in the days after it
@@ -96,21 +92,6 @@ def _fused(
     }
 
 
-def _smoothed(scores: dict[str, float]) -> dict[str, float]:
-    """An episode's own match plus a decaying share of its turn's neighbours' matches."""
-    by_slot = {event_position(i): s for i, s in scores.items()}
-    out: dict[str, float] = {}
-    for turn, seq in {
-        (t, q + d) for (t, q) in by_slot for d in range(-NEIGHBOURS, NEIGHBOURS + 1) if q + d >= 0
-    }:
-        value = by_slot.get((turn, seq), 0.0)
-        for d in range(1, NEIGHBOURS + 1):
-            share = NEIGHBOUR_SHARE * NEIGHBOUR_DECAY ** (d - 1)
-            value += share * (by_slot.get((turn, seq - d), 0.0) + by_slot.get((turn, seq + d), 0.0))
-        out[event_id(turn, seq)] = value
-    return out
-
-
 def _next(episode_id: str) -> str:
     turn, seq = event_position(episode_id)
     return event_id(turn, seq + 1)
@@ -127,23 +108,22 @@ async def rank_episodes(
     *,
     as_of: int | None = None,
     limit: int = 120,
-    windows: bool = True,
+    general: bool = True,
     query_vector: Sequence[float] | None = None,
 ) -> Ranked:
-    """The episodes ``plan`` depends on, best first (at most ``limit``). ``windows``: the
-    indexes read have window postings (a branch's do, a character's do not);
+    """The episodes ``plan`` depends on, best first (at most ``limit``). ``general``: the
+    indexes read have general-term postings (a branch's do, a character's do not);
     ``query_vector``: the request's embedding, when dense retrieval is on (the nearest
     episodes' similarities, scaled to the best, add ``DENSE_WEIGHT`` times theirs)."""
-    own: dict[str, float] = {}
-    if windows:
-        own, window, general = await lexical(
+    if general:
+        own, window, kinds = await lexical(
             client, where, plan.terms, as_of=as_of, families=("t", "w", "g"),
             general=general_query(plan.terms),
         )  # fmt: skip
-        scores = _fused(own, window, general)
     else:
-        (own,) = await lexical(client, where, plan.terms, as_of=as_of)
-        scores = _smoothed(own)
+        (own, window), kinds = await lexical(client, where, plan.terms, as_of=as_of,
+                                             families=("t", "w")), {}  # fmt: skip
+    scores = _fused(own, window, kinds)
     if query_vector is not None:
         near = _scaled(await nearest(client, where, query_vector, count=limit, as_of=as_of))
         for episode_id, similarity in near.items():
