@@ -39,10 +39,10 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import bm25s
 import Stemmer
@@ -240,6 +240,9 @@ class _Baselines:
 # -- the run ----------------------------------------------------------------------------
 
 
+_R = TypeVar("_R")
+
+
 @dataclass
 class _TimedEmbedder:
     """An embedder that keeps the time of each call (and counts the failed ones)."""
@@ -250,26 +253,25 @@ class _TimedEmbedder:
     documents: int = 0
     failures: int = 0
 
-    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+    async def _timed(self, call: Awaitable[_R]) -> tuple[_R, float]:
+        """``call``'s result and the seconds it took; a failure is counted, then raised."""
         started = time.perf_counter()
         try:
-            vectors = await self.inner.embed_documents(texts)
+            result = await call
         except Exception:
             self.failures += 1
             raise
-        finally:
-            self.documents_s += time.perf_counter() - started
+        return result, time.perf_counter() - started
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        vectors, seconds = await self._timed(self.inner.embed_documents(texts))
+        self.documents_s += seconds
         self.documents += len(texts)
         return vectors
 
     async def embed_query(self, text: str) -> list[float]:
-        started = time.perf_counter()
-        try:
-            vector = await self.inner.embed_query(text)
-        except Exception:
-            self.failures += 1
-            raise
-        self.query_ms.append((time.perf_counter() - started) * 1000)
+        vector, seconds = await self._timed(self.inner.embed_query(text))
+        self.query_ms.append(seconds * 1000)
         return vector
 
     async def probe(self) -> None:

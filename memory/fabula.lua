@@ -373,12 +373,12 @@ end
 -- layout (two key templates: the branch's index and a mind's, '<C>' the character, '<T>' a
 -- term, '<E>' an entity), the watermark the caller read, the last turn of the batch, the
 -- watermark of a branch never indexed (its fork turn), the batch:
--- {eps = {{id, time, day, json, len, tf = {term = count}, wlen, wtf, ents, who,
+-- {eps = {{id, time, day, json, len, tf = {term = count}, gtf, glen, ents, who,
 -- mine = {json, len, tf, ents}}}}
--- ("wtf"/"wlen": the counts of the episode's window, its turn's lines around it, for the
--- branch's index; "mine": what a witness remembers, when it differs from the author's
--- text), and how many episodes on each side a window holds (a witness's windows are made
--- here, of the episodes it remembers). Returns 'moved'
+-- ("gtf"/"glen": the counts of the episode's general terms, for the branch's index; "mine":
+-- what a witness remembers, when it differs from the author's text), and how many episodes
+-- on each side a window holds (the windows are made here: the branch's of its episodes, a
+-- witness's of the episodes it remembers). Returns 'moved'
 -- (another indexer got there first: nothing written), 'gone' (the branch no longer holds
 -- those turns: nothing written) or 'ok'. BM25 weights are computed here,
 -- against each index's own collection statistics after the batch.
@@ -443,10 +443,12 @@ local function index_into(K, eps, windows)
   redis.call('HINCRBY', K.n, 'episodes', #eps)
 end
 
--- a witness's episodes (in story order) with their windows made of what it remembers only:
--- each with the counts of the witness's own episodes of the same turn, `window` on each
--- side of it among them (a turn is the story time's whole part: time = turn * 10000 + seq)
-local function mind_windows(list, window)
+-- an index's episodes (in story order) with their windows ("wtf"/"wlen"), made of that
+-- index's episodes only (a witness's: what it remembers): each episode's counts with those
+-- of the `window` episodes of the same turn on each side of it among them (a reply beside
+-- its question, a topic running over a few lines; a turn is the story time's whole part:
+-- time = turn * 10000 + seq)
+local function windowed(list, window)
   local out = {}
   for i, ep in ipairs(list) do
     local turn = math.floor(ep.time / 10000)
@@ -458,8 +460,10 @@ local function mind_windows(list, window)
         wlen = wlen + other.len
       end
     end
-    out[i] = {id = ep.id, time = ep.time, day = ep.day, ents = ep.ents, json = ep.json,
-              len = ep.len, tf = ep.tf, wtf = wtf, wlen = wlen}
+    local copy = {}  -- a copy: a record shared by several witnesses gets a window in each
+    for k, v in pairs(ep) do copy[k] = v end
+    copy.wtf, copy.wlen = wtf, wlen
+    out[i] = copy
   end
   return out
 end
@@ -487,11 +491,12 @@ local function index(keys, args)
       list[#list + 1] = mine
     end
   end
-  if #own > 0 then index_into(L.branch, own, true) end
+  local window = tonumber(args[6]) or 2
+  if #own > 0 then index_into(L.branch, windowed(own, window), true) end
   for _, who in ipairs(order) do
     local K = {}
     for name, template in pairs(L.mind) do K[name] = fill(template, '<C>', who) end
-    index_into(K, mind_windows(minds[who], tonumber(args[6]) or 2), 'mind')
+    index_into(K, windowed(minds[who], window), 'mind')
   end
   redis.call('HSET', L.branch.n, 'turn', last)
   return 'ok'

@@ -150,13 +150,13 @@ class _Reader:
                     if _overlaps(c, span) and self.about_only(c, event)
                 ]
             chosen = [u for u, who in units.clauses if witnesses <= who]
-        heard = self.words(event, witnesses)
         if len(chosen) == 1:
             a, b = chosen[0]
-            whole = a <= event.span.start and event.span.end <= b
-            return self.text[a:b] if whole or heard is None else heard
+            if a <= event.span.start and event.span.end <= b:
+                return self.text[a:b]  # the one unit tells the whole utterance or deed
+            return self.words(event, witnesses) or self.text[a:b]
         # none, or several that could each be it: which one tells the event is not known
-        return heard or otherwise or render_event(event, self.entities)
+        return self.words(event, witnesses) or otherwise or render_event(event, self.entities)
 
     def words(self, event: Event, witnesses: frozenset[str]) -> str | None:
         """What the hearers of an utterance heard (rule 3 of the module docstring): the

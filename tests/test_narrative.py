@@ -126,23 +126,23 @@ class TestIndexes:
                 )  # fmt: skip
                 clock = clocks.get(ev.turn)
                 assert ep.day == (parse_clock(clock).day if clock else None)  # type: ignore[union-attr]
-            expected: dict[str, set[str]] = {}
-            for ev in mine:
-                for term in term_counts(text_of[ev.id]):
-                    expected.setdefault(term, set()).add(ev.id)
-            for term, ids in expected.items():
-                assert set(await aredis_client.zrange(index.term(term), 0, -1)) == ids
             # windows: each episode with WINDOW of the same turn's episodes on each side,
             # among those the index holds (a mind's: only what it witnessed)
-            windowed: dict[str, set[str]] = {}
+            windows = {}
             for ev in mine:
                 turn = [e for e in mine if e.turn == ev.turn]
                 at = turn.index(ev)
-                for other in turn[max(0, at - WINDOW) : at + WINDOW + 1]:
-                    for term in term_counts(text_of[other.id]):
-                        windowed.setdefault(term, set()).add(ev.id)
-            for term, ids in windowed.items():
-                assert set(await aredis_client.zrange(index.window(term), 0, -1)) == ids
+                windows[ev.id] = turn[max(0, at - WINDOW) : at + WINDOW + 1]
+            for key_of, texts in (
+                (index.term, {ev.id: [ev] for ev in mine}),
+                (index.window, windows),
+            ):
+                expected: dict[str, set[str]] = {}
+                for episode_id, told in texts.items():
+                    for term in {t for e in told for t in term_counts(text_of[e.id])}:
+                        expected.setdefault(term, set()).add(episode_id)
+                for term, ids in expected.items():
+                    assert set(await aredis_client.zrange(key_of(term), 0, -1)) == ids
             # the general terms of the nouns: the branch's index only
             general: dict[str, set[str]] = {}
             for ev in events:

@@ -17,8 +17,8 @@ them, with one call of the Redis function ``fabula_index`` per batch of turns, i
 - the watermark (the last turn indexed).
 
 Python reads the turns and derives the episodes once; the function fans them out to the
-witnesses and computes each index's weights inside Redis, so a turn witnessed by twenty
-characters costs one round trip, not hundreds of commands. The function checks the
+witnesses and computes each index's windows and weights inside Redis, so a turn witnessed by
+twenty characters costs one round trip, not hundreds of commands. The function checks the
 watermark it was given before writing anything: two indexers racing over the same turns
 (an RQ job run twice, an inline call and a job) write once; the loser sees the new
 watermark and has nothing left to do. A branch indexes only its own turns; earlier ones
@@ -164,20 +164,8 @@ async def _batch(
                      quotes.get(ev.id) or render_event(ev, entities), matcher, entities)
             for ev in sorted(mine, key=lambda e: e.seq)
         ]  # fmt: skip
-        _windows(items)
         out += items
     return json.dumps({"eps": out}, separators=(",", ":"))
-
-
-def _windows(items: list[dict[str, Any]]) -> None:
-    """Give each of a turn's episodes its window's counts: its own and those of the
-    ``WINDOW`` episodes before and after it in the turn (a reply beside its question, a
-    topic running over a few lines)."""
-    for i, item in enumerate(items):
-        counts: Counter[str] = Counter()
-        for other in items[max(0, i - WINDOW) : i + WINDOW + 1]:
-            counts.update(other["tf"])
-        item["wtf"], item["wlen"] = counts, sum(counts.values())
 
 
 def _payload(
