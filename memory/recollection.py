@@ -19,9 +19,10 @@ give a whole sentence, or the whole passage — so the span is never quoted as i
    missed is never quoted along.
 3. An utterance's hearers heard its words: when no one sentence or clause tells it whole
    (the words run over several sentences, or the speaker is named apart from them), they
-   remember the words its span quotes (``Ben asked: "Where were you last night?"``) or, on
-   a script line ("Ann: The key is gone. Someone took it."), the span itself — each part
-   only when every event whose span touches it was witnessed by all of them.
+   remember, on a script line ("Ann: The key is gone. Someone took it."), the span itself
+   (quotes inside it are part of the line: a title, words retold), else the words its
+   span quotes (``Ben asked: "Where were you last night?"``) — each part only when every
+   event whose span touches it was witnessed by all of them.
 4. Failing that (no such unit, or several that could each be it), the memory is rendered
    from the typed event ("Leo left the study."), which holds exactly what its witnesses
    witnessed.
@@ -165,27 +166,31 @@ class _Reader:
         if event.kind not in _SPEECH or not event.actor:
             return None
         start, end = event.span.start, event.span.end
-        quoted = [(m.start(), m.end()) for m in _QUOTED.finditer(self.text, start, end)]
-        speaker = self.entities.get(event.actor)
-        name = speaker.name if speaker is not None else event.actor.replace("_", " ")
-        if quoted:
-            # who else the span names, outside the words, is someone the utterance is
-            # about: a span running over another speaker's line ("Go away," Mara hissed
-            # to Cal) is not all this one's words
-            others = self.named((start, end), outside_quotes=True) - _referents(event)
-            if others or not all(witnesses <= self.audience(q) for q in quoted):
-                return None
-            parts = [self.text[a + 1 : b - 1].strip() for a, b in quoted]
-            said = " ".join(p[:-1] + "." if p.endswith(",") else p for p in parts)
-            return f'{name} {"asked" if event.kind == "ask" else "said"}: "{said}"'
         line = self.text[self.text.rfind("\n", 0, start) + 1 : start]
         tag = re.fullmatch(r"\s*(.+?)\s*:\s*", line)
         spoken = self.text[start:end]
-        if tag is None or "\n" in spoken.strip() or not spoken.strip():
+        tagged = None if tag is None else (self.ids.get(tag.group(1).lower()),
+                                           _slug_or_none(tag.group(1)))  # fmt: skip
+        if tagged is not None and (event.actor in tagged or tagged[0] is not None):
+            # a script line ("Ann: ...") is all its speaker's words, quotes inside it
+            # included (a title, another's words retold); another speaker's is not
+            if event.actor not in tagged or "\n" in spoken.strip() or not spoken.strip():
+                return None
+            return spoken.strip() if witnesses <= self.audience((start, end)) else None
+        quoted = [(m.start(), m.end()) for m in _QUOTED.finditer(self.text, start, end)]
+        if not quoted:
             return None
-        if event.actor not in (self.ids.get(tag.group(1).lower()), _slug_or_none(tag.group(1))):
-            return None  # a script line is its speaker's: "Ann: ..." for Ann's words only
-        return spoken.strip() if witnesses <= self.audience((start, end)) else None
+        # who else the span names, outside the words, is someone the utterance is about:
+        # a span running over another speaker's line ("Go away," Mara hissed to Cal) is
+        # not all this one's words
+        others = self.named((start, end), outside_quotes=True) - _referents(event)
+        if others or not all(witnesses <= self.audience(q) for q in quoted):
+            return None
+        speaker = self.entities.get(event.actor)
+        name = speaker.name if speaker is not None else event.actor.replace("_", " ")
+        parts = [self.text[a + 1 : b - 1].strip() for a, b in quoted]
+        said = " ".join(p[:-1] + "." if p.endswith(",") else p for p in parts)
+        return f'{name} {"asked" if event.kind == "ask" else "said"}: "{said}"'
 
     def audience(self, unit: Span) -> frozenset[str]:
         """Who witnessed every event whose span touches ``unit``."""

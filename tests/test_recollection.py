@@ -98,6 +98,21 @@ class TestWordsHeard:
         other = _talk(text, ("ben", 5, 38, ("ann", "ben"), ()))
         assert set(other["e1.0"].values()) == {"Ben spoke."}
 
+    def test_quotes_inside_a_script_line_are_part_of_its_words(self) -> None:
+        """A title in quotes on Ann's script line is not all she said: her hearers (and
+        she) once kept only 'Ann said: "Charlotte's Web"' of the line."""
+        text = 'Ann: I loved "Charlotte\'s Web" as a kid. It is about friends.\nBen: Same.'
+        end = text.index("\n")
+        heard = _talk(text, ("ann", 5, end, ("ann", "ben"), ()))
+        assert set(heard["e1.0"].values()) == {text[5:end]}, heard
+        # on another speaker's line, quoted or not, the words are not this one's
+        other = _talk(text, ("ben", 5, end, ("ann", "ben"), ()))
+        assert all("Charlotte" not in m for m in other["e1.0"].values()), other
+        # a colon in narration is no script line: the words are still what it quotes
+        text = 'He had one word for them: "Run."'
+        heard = _talk(text, ("ben", 26, len(text), ("ann", "ben"), ()))
+        assert set(heard["e1.0"].values()) == {'Ben said: "Run."'}, heard
+
     def test_a_whisper_inside_the_words_reaches_only_its_hearers(self) -> None:
         """Ann's words span a whisper to Ben that Cal did not hear: Cal keeps that Ann
         spoke, Ben (who heard both) the words."""
