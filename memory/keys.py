@@ -31,8 +31,9 @@ Layout (``S`` story, ``B`` branch, ``C`` character, ``H`` a holder chain such as
     fab:{S}:c:C:B:from                zset   belief id scored by valid_from (every belief)
     fab:{S}:c:C:B:chains              set    chains rooted at C that hold beliefs
     fab:{S}:c:C:B:mem                 list   C's first-person memories: the events C witnessed
-    fab:{S}:b:B:x:...                 the episode index of a branch (see :class:`EpisodeKeys`)
-    fab:{S}:c:C:B:x:...               the episode index of what C witnessed on a branch
+    fab:{S}:b:B:xG:...                the episode index of a branch (see :class:`EpisodeKeys`;
+                                      G its generation, ``INDEX_GENERATION``)
+    fab:{S}:c:C:B:xG:...              the episode index of what C witnessed on a branch
     fab:{S}:acl:C                     string the secret of C's read-only Redis user
     fab:stories                       set    story ids (the only key outside a story's slot)
 
@@ -48,6 +49,7 @@ import re
 from fabula.memory.errors import InvalidId
 
 __all__ = [
+    "INDEX_GENERATION",
     "STORIES",
     "EpisodeKeys",
     "acl_secret",
@@ -69,6 +71,7 @@ __all__ = [
     "head",
     "hypotheses",
     "index_layout",
+    "index_prefix",
     "meta",
     "mind_pattern",
     "mind_prefix",
@@ -226,6 +229,21 @@ def memories(story: str, branch: str, character: str) -> str:
     return f"{mind_prefix(story, character)}{branch}:mem"
 
 
+INDEX_GENERATION = 2
+"""The layout of the episode indexes. An index is derived data (it is rebuilt from the
+committed turns), so when what it holds changes — its keys, its postings, what a witness
+remembers of an event — this number goes up: a branch is then indexed again under the new
+generation's keys, and the older generations' keys are dropped
+(:func:`fabula.memory.index.build.index_through`). Generation 1 (no number in the key)
+had no windows in the minds' indexes, and kept a script line's quotes as all its words."""
+
+
+def index_prefix(story: str, branch: str, character: str | None, generation: int) -> str:
+    """The prefix of every key of one episode index of ``generation``."""
+    base = f"{_s(story)}:b:" if character is None else mind_prefix(story, character)
+    return f"{base}{branch}:x{'' if generation == 1 else generation}:"
+
+
 class EpisodeKeys:
     """The keys of one episode index: a branch's (every episode) or one character's (the
     episodes it witnessed, in its own keyspace, so its read-only user can search them)::
@@ -236,7 +254,7 @@ class EpisodeKeys:
                                    general terms), "turn" (last turn indexed)
         <prefix>t:<term>    zset   episode id scored by the term's BM25 weight in it
         <prefix>w:<term>    zset   the same for the episode's window (its turn's lines
-                                   around it; a branch's index only)
+                                   around it that this index holds)
         <prefix>g:<term>    zset   the same for the general terms of its nouns (what they
                                    are kinds of, :mod:`fabula.memory.index.general`; a
                                    branch's index only)
@@ -249,9 +267,14 @@ class EpisodeKeys:
 
     __slots__ = ("prefix",)
 
-    def __init__(self, story: str, branch: str, character: str | None = None) -> None:
-        base = f"{_s(story)}:b:" if character is None else mind_prefix(story, character)
-        self.prefix = f"{base}{branch}:x:"
+    def __init__(
+        self,
+        story: str,
+        branch: str,
+        character: str | None = None,
+        generation: int = INDEX_GENERATION,
+    ) -> None:
+        self.prefix = index_prefix(story, branch, character, generation)
 
     @property
     def episodes(self) -> str:

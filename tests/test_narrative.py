@@ -15,6 +15,7 @@ from redis.exceptions import NoPermissionError
 from fabula.graph.consolidation import InlineConsolidation
 from fabula.memory import keys
 from fabula.memory.acl import open_mind
+from fabula.memory.branching import fork
 from fabula.memory.delta import DeltaBuilder, TurnDelta
 from fabula.memory.episodes import Episode
 from fabula.memory.hierarchy import consolidate, nodes, unfold
@@ -197,6 +198,66 @@ class TestIndexes:
                            [layout, -1, 5, -1, json.dumps({"eps": []}), WINDOW])  # fmt: skip
         assert done == "gone" and not await aredis_client.exists(stats)
         await store.delete()
+
+
+async def _dump(client: aredis.Redis, pattern: str) -> dict[str, object]:
+    """Every key matching ``pattern`` with its contents (hashes, sorted sets, strings)."""
+    out: dict[str, object] = {}
+    async for key in client.scan_iter(match=pattern, count=1000):
+        kind = await client.type(key)
+        if kind == "hash":
+            out[key] = await client.hgetall(key)
+        elif kind == "zset":
+            out[key] = await client.zrange(key, 0, -1, withscores=True)
+        else:
+            out[key] = await client.get(key)
+    return out
+
+
+class TestIndexGenerations:
+    """An index is derived data: one laid out by an earlier Fabula is built again."""
+
+    async def test_an_earlier_generation_is_indexed_again_then_dropped(
+        self, aredis_client: aredis.Redis
+    ) -> None:
+        """A store whose indexes are all of generation 1 (keys ``...:x:...``, as Fabula
+        wrote them before generations) is caught up by the next context: the current
+        generation holds exactly what a fresh index holds, and no key of the old one is
+        left, the minds' included."""
+        store = await new_story(aredis_client, "gen")
+        for delta in random_turns(11, 9):
+            await store.commit(delta)
+        await index_through(store)
+        now = f"x{keys.INDEX_GENERATION}:"
+        fresh = await _dump(aredis_client, f"fab:{{gen}}:*:{now}*")
+        assert any(":c:ann:" in k for k in fresh) and any(":b:main:" in k for k in fresh)
+        for key in fresh:  # what an earlier Fabula left: the same index, as generation 1
+            await aredis_client.rename(key, key.replace(f":{now}", ":x:"))
+        assert await behind(store)
+        assembly = await author_context(store, "the lantern", budget=300, counter=COUNTER)
+        assert assembly.ids("episode")
+        assert await _dump(aredis_client, f"fab:{{gen}}:*:{now}*") == fresh
+        assert not await _dump(aredis_client, "fab:{gen}:*:x:*")
+
+    async def test_a_fork_brings_its_parents_index_up_to_the_fork(
+        self, aredis_client: aredis.Redis
+    ) -> None:
+        """A branch reads its parent's index up to where it forked; when the parent's is
+        behind (never caught up, or of an earlier generation), catching the branch up
+        catches the parent up to the fork first, and no further."""
+        store = await new_story(aredis_client, "forked")
+        deltas = random_turns(3, 8)
+        for delta in deltas:
+            await store.commit(delta)
+        child = await fork(store, 5, "what-if")
+        assert await behind(child)
+        behind_only_the_parent = await indexed_through(child) == await child.head()
+        assert behind_only_the_parent
+        await index_through(child)
+        assert await indexed_through(store) == 5 and not await behind(child)
+        assembly = await author_context(child, " ".join(WORDS), budget=2000, counter=COUNTER)
+        turns = {int(i[1:].split(".")[0]) for i in assembly.ids("episode")}
+        assert turns and max(turns) <= 5 and min(turns) >= 1
 
 
 class TestGeneralWords:

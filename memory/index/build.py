@@ -22,7 +22,14 @@ twenty characters costs one round trip, not hundreds of commands. The function c
 watermark it was given before writing anything: two indexers racing over the same turns
 (an RQ job run twice, an inline call and a job) write once; the loser sees the new
 watermark and has nothing left to do. A branch indexes only its own turns; earlier ones
-are read from its ancestors' indexes (see :mod:`fabula.memory.index.search`).
+are read from its ancestors' indexes (see :mod:`fabula.memory.index.search`), which are
+brought up to the fork first.
+
+The indexes are derived data, laid out by generation
+(:data:`~fabula.memory.keys.INDEX_GENERATION`): a store indexed by an earlier Fabula is
+indexed again, whole, under the current generation's keys the first time it is caught up
+(by the writer's next context, the background indexer or a bench), and the earlier
+generation's keys are dropped; with dense retrieval on, its episodes are embedded again.
 """
 
 from __future__ import annotations
@@ -37,8 +44,9 @@ from fabula.memory.episodes import EntityMatcher, Episode, episode_of
 from fabula.memory.index.general import general_counts
 from fabula.memory.index.terms import term_counts
 from fabula.memory.index.vectors import Embedder, add_vectors, embed_missing
-from fabula.memory.keys import EpisodeKeys, index_layout
+from fabula.memory.keys import INDEX_GENERATION, EpisodeKeys, index_layout, index_prefix
 from fabula.memory.keys import head as head_key
+from fabula.memory.logs import get_logger
 from fabula.memory.lua import fcall
 from fabula.memory.recollection import recollect, render_event
 from fabula.memory.records import Entity, Event
@@ -58,7 +66,11 @@ __all__ = [
 K1 = 1.2  # BM25's parameters; fabula.lua computes the same weights
 B = 0.75
 BATCH_TURNS = 256  # turns per call when catching up a long backlog
+RETIRE_BATCH = 500  # keys per DEL when an earlier generation of an index is dropped
 WINDOW = 2  # a window is an episode with this many of its turn's episodes on each side
+
+
+log = get_logger(__name__)
 
 
 def weight(tf: int, length: int, avgdl: float) -> float:
@@ -79,16 +91,25 @@ async def indexed_through(store: StoryStore) -> int:
 
 
 async def behind(store: StoryStore, turn: int | None = None) -> bool:
-    """Whether turns up to ``turn`` (default: the head) are committed but not yet indexed
-    (one round trip)."""
+    """Whether turns up to ``turn`` (default: the head) are committed but not yet indexed,
+    on the branch or, up to where it forked, on an ancestor it reads (one round trip)."""
+    ancestry = await store.ancestry()
     async with store.client.pipeline(transaction=False) as pipe:
         pipe.hget(EpisodeKeys(store.story, store.branch).stats, "turn")
         pipe.hget(head_key(store.story, store.branch), "turn")
-        mark, head = await pipe.execute()
+        for anc in ancestry:
+            pipe.hget(EpisodeKeys(store.story, anc.branch).stats, "turn")
+        mark, head, *marks = await pipe.execute()
     target = -1 if head is None else int(head)
     if turn is not None:
         target = min(target, turn)
-    return (await _start(store) if mark is None else int(mark)) < target
+    # each ancestor's own first turn to index: where it forked from the next one (main: -1)
+    starts = [*(anc.through for anc in ancestry[1:]), -1][: len(ancestry)]
+    for anc, raw, start in zip(ancestry, marks, starts, strict=True):
+        if (start if raw is None else int(raw)) < min(anc.through, target):
+            return True
+    own = (ancestry[0].through if ancestry else -1) if mark is None else int(mark)
+    return own < target
 
 
 async def index_through(
@@ -107,11 +128,17 @@ async def index_through(
     Idempotent, and safe to run concurrently (see the module docstring).
     """
     target = await store.head() if turn is None else min(turn, await store.head())
+    ancestry = await store.ancestry()
+    if ancestry:  # a branch's search reads its parent's index up to the fork: first that
+        parent = StoryStore(store.client, store.story, ancestry[0].branch)
+        await index_through(parent, min(ancestry[0].through, target), embedder=embedder)
     start = await _start(store)
     stats = EpisodeKeys(store.story, store.branch).stats
     layout = json.dumps(index_layout(store.story, store.branch))
     mark = await indexed_through(store)
     keys = EpisodeKeys(store.story, store.branch)
+    if mark == start:
+        await _retire(store)  # nothing of this generation yet: drop any older one's
     if embedder is not None:
         await embed_missing(store.client, keys, embedder)  # what failed before, first
     while mark < target:
@@ -127,6 +154,37 @@ async def index_through(
         # 'moved': another indexer wrote these turns first; look again
         mark = last if done == "ok" else await indexed_through(store)
     return mark
+
+
+async def _retire(store: StoryStore) -> int:
+    """Delete the branch's episode indexes of earlier generations, its own and its
+    witnesses' (see :data:`~fabula.memory.keys.INDEX_GENERATION`); how many keys went.
+    An older generation's watermark goes last, so a run cut short is finished by the next."""
+    olds = [EpisodeKeys(store.story, store.branch, generation=g)
+            for g in range(1, INDEX_GENERATION)]  # fmt: skip
+    async with store.client.pipeline(transaction=False) as pipe:
+        for old in olds:
+            pipe.exists(old.stats)
+        present = await pipe.execute()
+    removed = 0
+    for generation, (old, there) in enumerate(zip(olds, present, strict=True), start=1):
+        if not there:
+            continue
+        log.info("episode index: dropping an earlier generation", story=store.story,
+                 branch=store.branch, generation=generation)  # fmt: skip
+        mind = index_prefix(store.story, store.branch, "*", generation)
+        for prefix in (old.prefix, mind):
+            batch: list[str] = []
+            async for key in store.client.scan_iter(match=f"{prefix}*", count=1000):
+                if key != old.stats:
+                    batch.append(key)
+                if len(batch) >= RETIRE_BATCH:
+                    removed += await store.client.delete(*batch)
+                    batch = []
+            if batch:
+                removed += await store.client.delete(*batch)
+        removed += await store.client.delete(old.stats)
+    return removed
 
 
 def _terms(text: str) -> tuple[int, Counter[str]]:
