@@ -11,7 +11,8 @@ A fold needs only what its turns can change, because everything else is final:
   joined now appended; its summary, the first sentences of its closed scenes (kept with
   the thread, cut at ``SUMMARY_CHARS``) then its last scene's;
 - plotlines are only ever added to the plot: its summary lists their titles in the order
-  they were born (the turn a thread joined its second scene).
+  they were born (the turn a thread joined its second scene), the first and the latest
+  that fit.
 
 So folding turn by turn, in batches or all at once gives the same nodes.
 """
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
 from fabula.memory.index.terms import terms
@@ -218,11 +219,13 @@ def plotline(
     old: HierarchyNode | None,
     scenes: dict[str, HierarchyNode],
     entities: dict[str, Entity],
+    developments: Mapping[str, str] | None = None,
 ) -> HierarchyNode:
     """The plotline of a thread of two scenes or more: ``old`` (its stored node, None where
     it is born now) with the scenes joined now appended. ``scenes`` holds the thread's
     ``members`` as they are now; the thread's ``head`` takes in the scenes that stop being
-    its last."""
+    its last. A development's plotline is titled with the development's title (from
+    ``developments``, id -> title), a slot's with what changes ("the location of the key")."""
     members = thread.members
     for n, scene_id in enumerate(members[:-1] if thread.joined else []):
         lead = _lead(scenes[scene_id].summary)
@@ -236,7 +239,7 @@ def plotline(
     return HierarchyNode(
         id=plotline_id(name),
         level="plotline",
-        title=_line_title(name, as_of(entities, last.last_turn)),
+        title=_line_title(name, as_of(entities, last.last_turn), developments or {}),
         summary=f"{thread.head} / {_lead(last.summary)}"[:SUMMARY_CHARS],
         children=(*old.children, *fresh) if old else tuple(fresh),
         first_turn=old.first_turn if old else scenes[members[0]].first_turn,
@@ -249,27 +252,58 @@ def plot(
     old: HierarchyNode | None, written: Sequence[HierarchyNode], born: Sequence[HierarchyNode]
 ) -> HierarchyNode:
     """The plot: ``old`` (None before the first plotline) with the plotlines ``written`` now,
-    of which ``born`` (in the order they were born) are new."""
-    summary = old.summary if old else None
-    for line in born:
-        title = line.title
-        summary = (
-            title[:SUMMARY_CHARS] if summary is None else f"{summary}; {title}"[:SUMMARY_CHARS]
-        )
+    of which ``born`` (in the order they were born) are new. Its summary is its plotlines'
+    titles in the order they were born, the first and the latest that fit
+    ``SUMMARY_CHARS``; a summary written by the model stands first in place of the titles
+    it covered. With no plotline born, the plot's title and summary are as they were."""
     before = [old] if old else []
+    children = tuple(sorted({*(old.children if old else ()), *(n.id for n in written)}))
+    first = min(n.first_turn for n in [*before, *written])
+    last = max(n.last_turn for n in [*before, *written])
+    if old is not None and not born:
+        return old.model_copy(update={"children": children, "first_turn": first,
+                                      "last_turn": last})  # fmt: skip
+    told: list[str] = []
+    if old is not None and old.summary:
+        told = old.summary.split(_TITLES) if old.summary_by == "extractive" else [old.summary]
+    pieces = [p for p in told if p != _LEFT_OUT] + [line.title for line in born]
     return HierarchyNode(
         id=PLOT_ID,
         level="plot",
         title="the plot",
-        summary=summary or "",
-        children=tuple(sorted({*(old.children if old else ()), *(n.id for n in written)})),
-        first_turn=min(n.first_turn for n in [*before, *written]),
-        last_turn=max(n.last_turn for n in [*before, *written]),
+        summary=_first_and_latest(pieces, left_out=_LEFT_OUT in told),
+        children=children,
+        first_turn=first,
+        last_turn=last,
     )
 
 
+_TITLES = "; "
+_LEFT_OUT = "…"
+
+
+def _first_and_latest(pieces: Sequence[str], *, left_out: bool = False) -> str:
+    """``pieces`` joined, or when they are longer than ``SUMMARY_CHARS`` (or some were
+    ``left_out`` already), the first and the latest that fit with a mark of those left out
+    between them: folding this again with more pieces gives what folding all at once
+    gives."""
+    whole = _TITLES.join(pieces)
+    if (not left_out and len(whole) <= SUMMARY_CHARS) or len(pieces) < 2:
+        return whole[:SUMMARY_CHARS]
+    kept: list[str] = []
+    room = SUMMARY_CHARS - len(pieces[0][:SUMMARY_CHARS]) - 2 * len(_TITLES) - len(_LEFT_OUT)
+    for piece in reversed(pieces[1:]):
+        if len(piece) + len(_TITLES) * bool(kept) > room:
+            break
+        room -= len(piece) + len(_TITLES) * bool(kept)
+        kept.append(piece)
+    return _TITLES.join([pieces[0][:SUMMARY_CHARS], _LEFT_OUT, *reversed(kept)])
+
+
 def central_lines(lines: Sequence[str]) -> str:
-    """The most central lines (sharing the most terms with the others), in story order."""
+    """The most central lines (sharing the most terms with the others), in story order;
+    a line told twice (two events read from one sentence) counts once."""
+    lines = list(dict.fromkeys(line.strip() for line in lines if line.strip()))
     bags = [set(terms(line)) for line in lines]
     counts: Counter[str] = Counter(t for bag in bags for t in bag)
     ranked = sorted(range(len(lines)), key=lambda i: -sum(counts[t] - 1 for t in bags[i]))
@@ -302,10 +336,10 @@ def _title(place: str | None, clock: str | None, entities: dict[str, Entity]) ->
     return f"scene{where}{when}"
 
 
-def _line_title(thread: str, entities: dict[str, Entity]) -> str:
+def _line_title(thread: str, entities: dict[str, Entity], developments: Mapping[str, str]) -> str:
     kind, _, what = thread.partition(":")
     if kind == "dev":
-        return f"development {what}"
+        return developments.get(what) or f"development {what}"
     subject, attribute = what.split("|", 1)
     name = entities[subject].name if subject in entities else subject
     return f"the {attribute} of {name}"

@@ -47,7 +47,7 @@ from fabula.memory.folding import (
     plotline_id,
     thread_names,
 )
-from fabula.memory.records import Entity, Event, HierarchyNode
+from fabula.memory.records import Development, Entity, Event, HierarchyNode
 from fabula.memory.store import StoryStore
 
 __all__ = [
@@ -286,7 +286,8 @@ async def _plotlines(
     """The plotlines of ``lines`` (threads of two scenes or more that joined a scene now or
     whose last scene changed), the plot, and the scene -> plotlines entries that change;
     read in one round trip: those plotlines, their members not at hand (``had``: the open
-    scene as it was, ``changed``: the scenes folded now), the plot, the members' entries."""
+    scene as it was, ``changed``: the scenes folded now), the plot, the members' entries,
+    the titles of the developments that join them."""
     out = _Written()
     if not lines:
         return out
@@ -296,10 +297,14 @@ async def _plotlines(
     wanted = [*olds, *missing, *([] if reset else [PLOT_ID])]
     new_scenes = changed.keys() - had.keys()
     older = sorted({m for t in lines.values() for m in t.fresh} - new_scenes)
+    devs = sorted({n.partition(":")[2] for n in lines if n.startswith("dev:")})
     async with store.client.pipeline(transaction=False) as pipe:
         pipe.hmget(keys.hierarchy(store.story, store.branch), wanted or [_NONE])
         pipe.hmget(keys.hierarchy_up(store.story, store.branch), older or [_NONE])
-        found, ups = await pipe.execute()
+        pipe.hmget(keys.developments(store.story, store.branch), devs or [_NONE])
+        found, ups, dev_records = await pipe.execute()
+    titles = {d: Development.model_validate_json(v).title
+              for d, v in zip(devs, dev_records, strict=False) if v}  # fmt: skip
     got = {
         i: HierarchyNode.model_validate_json(v) for i, v in zip(wanted, found, strict=False) if v
     }
@@ -310,7 +315,7 @@ async def _plotlines(
         old = got.get(plotline_id(name)) if thread.before >= 2 else None
         if old is not None and not thread.joined and old.summary_by != "extractive":
             continue  # no scene joined it: it keeps the summary a model wrote
-        node = plotline(name, thread, old, scenes, entities)
+        node = plotline(name, thread, old, scenes, entities, titles)
         out.nodes[node.id] = node
         if old is None:
             born.append((thread.at or 0, node.id, name, node))

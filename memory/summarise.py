@@ -8,7 +8,9 @@ its transaction, and asks a :class:`Summariser` for a short summary and a readab
 - of a **closed scene** (any scene but the last, which may still grow), from the author's
   text of its turns — the omniscient view, shown to the author's roles only (characters
   never read the hierarchy);
-- of a **plotline** whose scenes are all closed and summarised, from their summaries.
+- of a **plotline** whose scenes are all closed and summarised, from their summaries;
+- of the **plot**, from its plotlines' summaries, when its extractive summary is new (the
+  fold writes one each time a plotline is born, and leaves a model's alone otherwise).
 
 Each answer is written with a compare-and-set (only if the node is unchanged since it was
 read) and marked ``summary_by="model"``; a node the model gives no usable answer for keeps
@@ -39,7 +41,7 @@ from redis.exceptions import WatchError
 from fabula.memory import keys
 from fabula.memory.connection import transaction
 from fabula.memory.errors import FabulaError, ModelOutputError
-from fabula.memory.hierarchy import plotline_id
+from fabula.memory.hierarchy import PLOT_ID, plotline_id
 from fabula.memory.logs import get_logger
 from fabula.memory.projections import project_developments
 from fabula.memory.records import Development, HierarchyNode
@@ -71,13 +73,14 @@ class SummaryRequest(BaseModel):
 
     A scene's ``lines`` are the author's text of its turns (each cut to share
     :data:`INPUT_CHARS`); a plotline's are its scenes' ``"turns a-b, title: summary"``,
-    in story order, and ``joins`` says what joins them (a development, a state's changes).
+    in story order, and ``joins`` says what joins them (a development, a state's changes);
+    the plot's are its plotlines' the same way.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     node: str
-    level: Literal["scene", "plotline"]
+    level: Literal["scene", "plotline", "plot"]
     first_turn: int
     last_turn: int
     title: str
@@ -165,6 +168,7 @@ async def summarise_closed(
     pending = {k for k in book if not k.startswith("@")}
     waiting = pending | await _plotlines_of(store, passed)
     done = await _plotlines(run, sorted(waiting), mark)
+    await _plot(run)
     if mark != before or done or waiting != pending:
         await _book(store, mark, waiting - done, done & pending)
     return Summarised(model=run.model, kept=run.kept, more=run.stopped)
@@ -228,6 +232,28 @@ async def _plotlines(run: _Run, line_ids: Sequence[str], mark: int) -> set[str]:
         if await run.ask(line, raw, request) in ("model", "kept"):
             done.add(line_id)
     return done
+
+
+async def _plot(run: _Run) -> None:
+    """Summarise the plot from its plotlines' summaries, if its summary is extractive."""
+    store = run.store
+    raw = (await _raw_nodes(store, [PLOT_ID])).get(PLOT_ID)
+    if raw is None:
+        return
+    node = HierarchyNode.model_validate_json(raw)
+    if node.summary_by != "extractive" or not run.may_ask():
+        return
+    found = await _raw_nodes(store, node.children)
+    lines = sorted((HierarchyNode.model_validate_json(v) for v in found.values()),
+                   key=lambda n: (n.first_turn, n.id))  # fmt: skip
+    if not lines:
+        return
+    request = SummaryRequest(
+        node=node.id, level="plot", first_turn=node.first_turn, last_turn=node.last_turn,
+        title=node.title,
+        lines=_fit([f"turns {n.first_turn}-{n.last_turn}, {n.title}: {n.summary}" for n in lines]),
+    )  # fmt: skip
+    await run.ask(node, raw, request)
 
 
 async def _raw_nodes(store: StoryStore, ids: Sequence[str]) -> dict[str, str]:

@@ -41,6 +41,7 @@ from tests.test_narrative import new_story
 
 CAST = ("ann", "ben", "cal")
 CLOSED = {"scene-1", "scene-3", "plotline-slot-ledger-location"}
+SUMMARISED = CLOSED | {"plot"}  # the plot is summarised from its plotlines
 TURNS = [  # (speaker, words, where the ledger goes or None, date)
     ("ann", "I hid the ledger under the floor of the hall.", "hall", "1 May, 2023"),
     ("ben", "Nobody saw the harbour that night.", None, "1 May, 2023"),
@@ -69,7 +70,8 @@ async def story(client: aredis.Redis, name: str) -> StoryStore:
 
 def span_of(body: dict[str, Any]) -> str:
     """The node a summariser request is about: its turns, as the request names them."""
-    found = re.search(r"(scene|plotline) of the story, turns (\d+-\d+)", message_text(body))
+    found = re.search(r"(scene|plotline|plot) of the story(?: so far)?, turns (\d+-\d+)",
+                      message_text(body))  # fmt: skip
     assert found, message_text(body)
     return f"{found.group(1)} {found.group(2)}"
 
@@ -111,7 +113,7 @@ class TestModelSummaries:
         await inline.drain()
         tree = await nodes(store)
         by = {i: n.summary_by for i, n in tree.items()}
-        assert {i for i, b in by.items() if b == "model"} == CLOSED
+        assert {i for i, b in by.items() if b == "model"} == SUMMARISED
         assert by["scene-4"] == "extractive" and "violin" in tree["scene-4"].summary
         assert tree["scene-1"].title == "Model title, scene 1-2"
         assert tree["scene-1"].summary == "The model's summary of the scene 1-2 (the ledger)."
@@ -119,11 +121,14 @@ class TestModelSummaries:
         assert line.title == "Model title, plotline 1-3" and line.children == ("scene-1", "scene-3")
         (request,) = [r for r in fake_openai.requests if span_of(r) == "plotline 1-3"]
         assert "Model title, scene 1-2: The model's summary" in message_text(request)
-        assert sorted(asked(fake_openai)) == ["plotline 1-3", "scene 1-2", "scene 3-3"]
+        (request,) = [r for r in fake_openai.requests if span_of(r) == "plot 1-3"]
+        assert "Model title, plotline 1-3: The model's summary" in message_text(request)
+        assert tree["plot"].summary.startswith("The model's summary of the plot 1-3")
+        assert sorted(asked(fake_openai)) == ["plot 1-3", "plotline 1-3", "scene 1-2", "scene 3-3"]
         # what the summaries cost is counted with the branch, outside its turns
         used = await reading.usage(store, {"fake-model": Price(input=1.0, output=2.0)})
         (role,) = used.background.roles.values()
-        assert role["calls"] == 3 and role["model"] == "fake-model"
+        assert role["calls"] == 4 and role["model"] == "fake-model"
         assert used.background.input_tokens > 0 and used.background.output_tokens > 0
         assert used.total.roles == used.background.roles and not used.turns
         assert used.total.cost_usd == used.background.cost_usd and (used.total.cost_usd or 0) > 0
@@ -163,7 +168,7 @@ class TestModelSummaries:
         await later(store, len(TURNS))
         await later.drain()
         by = {i: n.summary_by for i, n in (await nodes(store)).items()}
-        assert {i for i, b in by.items() if b == "model"} == CLOSED
+        assert {i for i, b in by.items() if b == "model"} == SUMMARISED
 
     async def test_twice_or_concurrently_asks_once_per_node(
         self, aredis_client: aredis.Redis, fake_openai: FakeOpenAI, settings: Settings
@@ -177,20 +182,20 @@ class TestModelSummaries:
         await summarise_closed(once, role)
         again = await summarise_closed(once, role)
         assert again.model == again.kept == 0 and not again.more
-        assert sorted(asked(fake_openai)) == ["plotline 1-3", "scene 1-2", "scene 3-3"]
+        assert sorted(asked(fake_openai)) == ["plot 1-3", "plotline 1-3", "scene 1-2", "scene 3-3"]
         racing = await story(aredis_client, "ms3")
         await consolidate(racing)
         fake_openai.requests.clear()
         await asyncio.gather(*(summarise_closed(racing, role) for _ in range(3)))
         await summarise_closed(racing, role)  # what a racing run left to another is done now
-        assert len(asked(fake_openai)) == len(set(asked(fake_openai))) == 3
+        assert len(asked(fake_openai)) == len(set(asked(fake_openai))) == 4
         assert await nodes(once) == await nodes(racing)
         # a later fold leaves the model's summaries as they are
         await once.commit(turn_after(5))
         before = await nodes(once)
         await consolidate(once)
         after = await nodes(once)
-        assert all(after[i] == before[i] for i in CLOSED)
+        assert all(after[i] == before[i] for i in SUMMARISED)
         # a hierarchy folded again from scratch (an earlier bookkeeping layout) is extractive
         # again, and its summaries are asked for again
         await aredis_client.hdel(keys.hierarchy_threads("ms2", "main"), "@format")
@@ -198,7 +203,9 @@ class TestModelSummaries:
         assert {n.summary_by for n in (await nodes(once)).values()} == {"extractive"}
         fake_openai.requests.clear()
         await summarise_closed(once, role)
-        assert sorted(asked(fake_openai)) == ["plotline 1-3", "scene 1-2", "scene 3-3", "scene 4-4"]
+        assert sorted(asked(fake_openai)) == [
+            "plot 1-3", "plotline 1-3", "scene 1-2", "scene 3-3", "scene 4-4"
+        ]  # fmt: skip
 
     async def test_garbage_keeps_the_extractive_summary(
         self, aredis_client: aredis.Redis, fake_openai: FakeOpenAI, settings: Settings
@@ -219,13 +226,13 @@ class TestModelSummaries:
         fake_openai.fallback = lambda body: Reply(content='{"title": "", "summary": "   "}')
         with capture_logs() as logs:
             bad = await summarise_closed(store, role)
-        assert bad.kept == 3 and bad.model == 0
+        assert bad.kept == 4 and bad.model == 0
         kept = await nodes(store)
-        for node_id in CLOSED:
+        for node_id in SUMMARISED:
             assert kept[node_id].summary == extractive[node_id].summary
             assert kept[node_id].title == extractive[node_id].title
             assert kept[node_id].summary_by == "kept"
-        assert sum(e["event"] == "summary_kept_extractive" for e in logs) == 3
+        assert sum(e["event"] == "summary_kept_extractive" for e in logs) == 4
         calls = len(fake_openai.requests)
         assert (await summarise_closed(store, role)).kept == 0
         assert len(fake_openai.requests) == calls
@@ -289,8 +296,8 @@ class TestModelSummaries:
                 await client.aclose()
 
         by = asyncio.run(read())
-        assert {i for i, b in by.items() if b == "model"} == CLOSED
-        assert sorted(asked(fake_openai)) == ["plotline 1-3", "scene 1-2", "scene 3-3"]
+        assert {i for i, b in by.items() if b == "model"} == SUMMARISED
+        assert sorted(asked(fake_openai)) == ["plot 1-3", "plotline 1-3", "scene 1-2", "scene 3-3"]
 
         async def used() -> dict[str, dict[str, int | str]]:
             client = connect_async(redis_url)
@@ -299,7 +306,7 @@ class TestModelSummaries:
             finally:
                 await client.aclose()
 
-        assert asyncio.run(used())["summariser"]["calls"] == 3  # counted by the worker too
+        assert asyncio.run(used())["summariser"]["calls"] == 4  # counted by the worker too
 
 
 def turn_after(number: int) -> TurnDelta:

@@ -1,7 +1,8 @@
 """The summariser on a chat model: a hierarchy node's text in, a validated summary out.
 
 The consolidation step (:func:`fabula.memory.summarise.summarise_closed`) gives it one
-closed scene (the author's text of its turns) or one plotline (its scenes' summaries) as a
+closed scene (the author's text of its turns), one plotline (its scenes' summaries) or the
+plot (its plotlines' summaries) as a
 :class:`~fabula.memory.summarise.SummaryRequest`, and writes the
 :class:`~fabula.memory.summarise.NodeSummary` it returns over the node's extractive one. The
 reply is asked for with structured output: blank or overlong text is shown back to the
@@ -47,6 +48,9 @@ def render_request(request: SummaryRequest) -> str:
     if request.level == "scene":
         head = f"A scene of the story, turns {request.first_turn}-{request.last_turn}."
         body = "## The text of its turns\n" + "\n\n".join(request.lines)
+    elif request.level == "plot":
+        head = f"The plot of the story so far, turns {request.first_turn}-{request.last_turn}."
+        body = "## Its plotlines\n" + "\n".join(f"- {line}" for line in request.lines)
     else:
         head = (
             f"A plotline of the story, turns {request.first_turn}-{request.last_turn}, "
