@@ -136,6 +136,30 @@ class TestShowAndExport:
         assert [t["turn"] for t in data["turns"]] == [1, 2, 3]
 
 
+class TestHierarchyViews:
+    def test_scenes_and_the_plot(self, redis_url: str) -> None:
+        """`show scenes` and `show plot` are tables (JSON with --json): the demo's plot
+        lists its plotlines, a development's titled as the development is, and each
+        scene's summary tells a sentence once even when two events were read from it."""
+        fabula(redis_url, "demo")
+        shown = json.loads(fabula(redis_url, "show", "demo", "plot", "--json").stdout)
+        lines = shown["plotlines"]
+        assert shown["plot"]["children"] == sorted(line["id"] for line in lines)
+        devs = json.loads(fabula(redis_url, "show", "demo", "developments", "--json").stdout)
+        titles = {line["title"] for line in lines}
+        assert {d["title"] for d in devs if f"plotline-dev-{d['id']}".replace("_", "-")
+                in shown["plot"]["children"]} <= titles  # fmt: skip
+        assert any(line["id"].startswith("plotline-dev-") for line in lines)
+        assert all(t in shown["plot"]["summary"] for t in titles)
+        table = fabula(redis_url, "show", "demo", "plot").stdout
+        assert "the plot" in table and "plotlines" in table and lines[0]["id"] in table
+        scenes = json.loads(fabula(redis_url, "show", "demo", "scenes", "--json").stdout)
+        for scene in scenes:
+            sentences = [s for s in scene["summary"].split(". ") if s]
+            assert len(sentences) == len(set(sentences)), scene["summary"]
+        assert scenes[0]["id"] in fabula(redis_url, "show", "demo", "scenes").stdout
+
+
 class TestExactlyOnce:
     def test_two_processes_approve_one_turn(self, redis_url: str) -> None:
         """Two processes approving the same pending turn at once commit it exactly once."""

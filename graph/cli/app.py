@@ -127,6 +127,8 @@ def plain(data: Any) -> Any:
         return data.model_dump(mode="json")
     if isinstance(data, list):
         return [plain(d) for d in data]
+    if isinstance(data, dict):
+        return {k: plain(v) for k, v in data.items()}
     return data
 
 

@@ -38,6 +38,7 @@ class ShowWhat(str, Enum):
     story = "story"
     branches = "branches"
     scenes = "scenes"
+    plot = "plot"
     usage = "usage"
 
 
@@ -53,7 +54,8 @@ def show(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Show one view of a story: world, beliefs CHAR, developments, hypotheses, story,
-    branches, scenes, usage (model tokens and cost per turn and role)."""
+    branches, scenes, plot (the plot and its plotlines), usage (model tokens and cost per
+    turn and role)."""
 
     async def go(fab: Fabula) -> None:
         store = fab.store(story, branch)
@@ -105,7 +107,27 @@ async def view_data(
         from fabula.memory.hierarchy import scenes
 
         return list(await scenes(store))
+    if what is ShowWhat.plot:
+        from fabula.memory.hierarchy import PLOT_ID, nodes
+
+        tree = await nodes(store)
+        lines = sorted((n for n in tree.values() if n.level == "plotline"),
+                       key=lambda n: (n.first_turn, n.id))  # fmt: skip
+        return {"plot": tree.get(PLOT_ID), "plotlines": lines}
     return await reading.branch_list(store)
+
+
+def _turns(node: dict[str, Any]) -> str:
+    first, last = node["first_turn"], node["last_turn"]
+    return str(first) if first == last else f"{first}-{last}"
+
+
+def _nodes_table(title: str, rows: list[dict[str, Any]], members: str) -> Table:
+    table = Table("id", "turns", "title", members, "summary", "by", title=title)
+    for n in rows:
+        table.add_row(n["id"], _turns(n), n["title"], str(len(n["children"])), n["summary"],
+                      n["summary_by"])  # fmt: skip
+    return table
 
 
 def render(what: ShowWhat, data: Any) -> None:
@@ -149,6 +171,21 @@ def render(what: ShowWhat, data: Any) -> None:
         out.print(table)
         cost = data["total"]["cost_usd"]
         out.print("cost: " + (f"${cost:.4f}" if cost is not None else "no price for a model"))
+        return
+    if what is ShowWhat.scenes:
+        out.print(_nodes_table("scenes", data, "events"))
+        if not data:
+            out.print("no scene yet: the hierarchy is folded after each committed turn")
+        return
+    if what is ShowWhat.plot:
+        plot = data["plot"]
+        if plot is None:
+            out.print("no plot yet: a plotline joins two scenes by a development or a state's "
+                      "changes")  # fmt: skip
+            return
+        out.print(Text.assemble(("the plot", "bold"), f" (turns {_turns(plot)}, "
+                                f"{plot['summary_by']}): ", plot["summary"]))  # fmt: skip
+        out.print(_nodes_table("plotlines", data["plotlines"], "scenes"))
         return
     if what is ShowWhat.hypotheses:
         table = Table("id", "development", "premise", "status", title="H: possible worlds")
