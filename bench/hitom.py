@@ -14,7 +14,6 @@ shared-memory baseline.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from fabula.bench.common import (
     rates_by,
     run_questions,
 )
+from fabula.bench.data import json_lines, malformed, parsing
 from fabula.memory.answer import answer
 from fabula.memory.rules import WorldRules
 
@@ -59,22 +59,27 @@ def story_text(raw: str) -> str:
     return "\n".join(line for line in lines if line)
 
 
+KIND = "Hi-ToM"
+
+
 def load_hitom(path: str | Path) -> list[HitomItem]:
+    """Every question of a Hi-ToM file (JSON lines). Raises
+    :class:`~fabula.memory.errors.InvalidInput` for a file that is not one."""
     items: list[HitomItem] = []
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        raw = json.loads(line)
-        items.append(
-            HitomItem(
-                index=len(items),
-                story=story_text(raw["story"]),
-                question=raw["question"].strip(),
-                gold=str(raw["answer"]).strip(),
-                order=int(raw["question_order"]),
-                deception=bool(raw["deception"]),
+    for where, raw in json_lines(path, KIND):
+        with parsing(path, KIND, where):
+            items.append(
+                HitomItem(
+                    index=len(items),
+                    story=story_text(raw["story"]),
+                    question=raw["question"].strip(),
+                    gold=str(raw["answer"]).strip(),
+                    order=int(raw["question_order"]),
+                    deception=bool(raw["deception"]),
+                )
             )
-        )
+    if not items:
+        raise malformed(path, KIND, "", "no questions")
     return items
 
 

@@ -37,7 +37,6 @@ counts the embeddings that failed later (retrieval stays lexical for those).
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
@@ -55,6 +54,7 @@ from fabula.bench.common import (
     run_id,
     write_json,
 )
+from fabula.bench.data import malformed, parsing, read_json
 from fabula.memory.acl import CharacterMind, open_mind
 from fabula.memory.connection import connect_async
 from fabula.memory.delta import DeltaBuilder, TurnDelta
@@ -113,42 +113,54 @@ class Conversation:
         return [(s, line) for s in self.sessions for line in s.lines]
 
 
+KIND = "LoCoMo"
+
+
 def load_locomo(path: str | Path) -> list[Conversation]:
-    """The conversations of a LoCoMo file: the dialogue and the questions, nothing else."""
+    """The conversations of a LoCoMo file: the dialogue and the questions, nothing else.
+    Raises :class:`~fabula.memory.errors.InvalidInput` for a file that is not one."""
+    data = read_json(path, KIND)
+    if not isinstance(data, list) or not data:
+        raise malformed(path, KIND, "", "expected a non-empty list of conversations")
     out = []
-    for item in json.loads(Path(path).read_text(encoding="utf-8")):
-        conv = item["conversation"]
-        sessions = []
-        n = 1
-        while f"session_{n}" in conv:
-            lines = tuple(
-                Line(
-                    str(raw["dia_id"]),
-                    str(raw["speaker"]),
-                    str(raw["text"]),
-                    raw.get("blip_caption"),
-                )
-                for raw in conv[f"session_{n}"]
-            )
-            sessions.append(Session(n, str(conv[f"session_{n}_date_time"]), lines))
-            n += 1
-        known = {line.id for s in sessions for line in s.lines}
-        questions, missing = [], 0
-        for qa in item["qa"]:
-            evidence = tuple(e for e in qa.get("evidence", []) if e in known)
-            missing += len(qa.get("evidence", [])) - len(evidence)
-            if evidence:
-                questions.append(Question(str(qa["question"]), int(qa["category"]), evidence))
-        out.append(
-            Conversation(
-                str(item["sample_id"]),
-                (str(conv["speaker_a"]), str(conv["speaker_b"])),
-                tuple(sessions),
-                tuple(questions),
-                missing,
-            )
-        )
+    for number, item in enumerate(data):
+        with parsing(path, KIND, f"conversation {number}"):
+            out.append(_conversation(item))
     return out
+
+
+def _conversation(item: dict[str, Any]) -> Conversation:
+    conv = item["conversation"]
+    sessions = []
+    n = 1
+    while f"session_{n}" in conv:
+        lines = tuple(
+            Line(
+                str(raw["dia_id"]),
+                str(raw["speaker"]),
+                str(raw["text"]),
+                raw.get("blip_caption"),
+            )
+            for raw in conv[f"session_{n}"]
+        )
+        sessions.append(Session(n, str(conv[f"session_{n}_date_time"]), lines))
+        n += 1
+    if not sessions:
+        raise KeyError("session_1")
+    known = {line.id for s in sessions for line in s.lines}
+    questions, missing = [], 0
+    for qa in item["qa"]:
+        evidence = tuple(e for e in qa.get("evidence", []) if e in known)
+        missing += len(qa.get("evidence", [])) - len(evidence)
+        if evidence:
+            questions.append(Question(str(qa["question"]), int(qa["category"]), evidence))
+    return Conversation(
+        str(item["sample_id"]),
+        (str(conv["speaker_a"]), str(conv["speaker_b"])),
+        tuple(sessions),
+        tuple(questions),
+        missing,
+    )
 
 
 def session_delta(turn: int, session: Session, speakers: Sequence[str]) -> TurnDelta:

@@ -20,7 +20,6 @@ context from W: one memory that every character reads.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -38,6 +37,7 @@ from fabula.bench.common import (
     write_answers,
     write_json,
 )
+from fabula.bench.data import json_lines, malformed, parsing
 from fabula.memory.answer import UNKNOWN, answer
 from fabula.memory.delta import DeltaBuilder, TurnDelta
 from fabula.memory.hierarchy import consolidate
@@ -83,30 +83,38 @@ class LongStory:
     probes: list[Probe]
 
 
+KIND = "long-story"
+
+
 def load_longstory(path: str | Path) -> LongStory:
+    """A long story's meta line, turns and probes. Raises
+    :class:`~fabula.memory.errors.InvalidInput` for a file that is not one."""
     meta: dict[str, Any] = {}
     turns: dict[int, str] = {}
     probes: list[Probe] = []
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        raw = json.loads(line)
-        if raw["type"] == "meta":
-            meta = raw
-        elif raw["type"] == "turn":
-            turns[int(raw["turn"])] = raw["text"]
-        elif raw["type"] == "probe":
-            probes.append(
-                Probe(
-                    index=len(probes),
-                    turn=int(raw["turn"]),
-                    asker=raw.get("asker"),
-                    question=raw["question"],
-                    expect=raw["expect"],
-                    fact=str(raw["answer"]),
-                    kind=raw["kind"],
+    for where, raw in json_lines(path, KIND):
+        with parsing(path, KIND, where):
+            kind = raw["type"]
+            if kind == "meta":
+                meta = raw
+            elif kind == "turn":
+                turns[int(raw["turn"])] = str(raw["text"])
+            elif kind == "probe":
+                probes.append(
+                    Probe(
+                        index=len(probes),
+                        turn=int(raw["turn"]),
+                        asker=raw.get("asker"),
+                        question=str(raw["question"]),
+                        expect=str(raw["expect"]),
+                        fact=str(raw["answer"]),
+                        kind=str(raw["kind"]),
+                    )
                 )
-            )
+            else:
+                raise ValueError(f"unknown type {kind!r} (meta, turn or probe)")
+    if not turns:
+        raise malformed(path, KIND, "", "no turns")
     return LongStory(meta, turns, probes)
 
 

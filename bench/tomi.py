@@ -33,7 +33,9 @@ from fabula.bench.common import (
     rates_by,
     run_questions,
 )
+from fabula.bench.data import malformed, read_text
 from fabula.memory.answer import answer
+from fabula.memory.errors import InvalidInput
 from fabula.memory.rules import WorldRules
 
 __all__ = ["TOMI_RULES", "TomiItem", "load_tomi", "run_tomi"]
@@ -73,24 +75,39 @@ def question_type(trace_line: str) -> str:
     return f"{order}_{belief}"
 
 
+KIND = "ToMi"
+
+
 def load_tomi(path: str | Path) -> list[TomiItem]:
-    """Every question of a ToMi file with its story, gold answer and type (from the trace)."""
+    """Every question of a ToMi file with its story, gold answer and type (from the trace).
+    Raises :class:`~fabula.memory.errors.InvalidInput` for a file that is not one, or
+    without its trace."""
     path = Path(path)
-    trace = path.with_suffix(".trace").read_text(encoding="utf-8").splitlines()
+    trace_path = path.with_suffix(".trace")
+    if not trace_path.exists():
+        raise InvalidInput(f"no trace beside {path}: ToMi's question types are read from "
+                           f"{trace_path}", path=str(trace_path))  # fmt: skip
+    trace = read_text(trace_path, "ToMi trace").splitlines()
     items: list[TomiItem] = []
     lines: list[str] = []
-    for raw in path.read_text(encoding="utf-8").splitlines():
+    for number, raw in enumerate(read_text(path, KIND).splitlines(), start=1):
         if not raw.strip():
             continue
-        number, _, rest = raw.partition(" ")
-        if number == "1":
+        count, _, rest = raw.partition(" ")
+        if not count.isdigit():
+            raise malformed(path, KIND, f"line {number}", "a line starts with its number")
+        if count == "1":
             lines = []
         if "\t" in rest:
-            question, gold = rest.split("\t")[:2]
+            question, gold = [*rest.split("\t"), ""][:2]
+            if not gold.strip():
+                raise malformed(path, KIND, f"line {number}", "a question without its answer")
             kind = question_type(trace[len(items)]) if len(items) < len(trace) else "unknown"
             items.append(TomiItem(len(items), "\n".join(lines), question.strip(), gold, kind))
         else:
             lines.append(rest.strip())
+    if not items:
+        raise malformed(path, KIND, "", "no questions")
     return items
 
 

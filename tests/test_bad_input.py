@@ -259,3 +259,33 @@ class TestDecisionRace:
             else:
                 assert outcomes["reject"] == "pending" and await store.head() == 0
                 assert await fab.pending_turn(store) is not None
+
+
+class TestBenchData:
+    @pytest.mark.parametrize(
+        ("bench", "text", "needle"),
+        [
+            ("locomo", '{"a": 1}', "not a LoCoMo file: expected a non-empty list"),
+            ("locomo", '[{"sample_id": "x"}]', "at conversation 0: no 'conversation' field"),
+            ("locomo", "not json", "not a LoCoMo file: not JSON"),
+            ("locomo", '[{"sample_id": "x", "conversation": {"speaker_a": "A"}, "qa": []}]',
+             "no 'session_1' field"),
+            ("longstory", '{"type": "turn", "turn": "x", "text": "t"}', "line 1: ValueError"),
+            ("longstory", '{"type": "meta"}\n[1]', "line 2: not a JSON object"),
+            ("longstory", '{"kind": "turn"}', "line 1: no 'type' field"),
+            ("hitom", '{"story": "1 Ann."}', "Hi-ToM file at line 1: no 'question' field"),
+            ("hitom", "\xff", "not UTF-8"),
+            ("tomi", "1 Ann is here.\n2 Where is Ann?", "no trace beside"),
+        ],
+    )  # fmt: skip
+    def test_a_malformed_file_is_one_line(
+        self, cli: Cli, tmp_path: Path, bench: str, text: str, needle: str
+    ) -> None:
+        """Were tracebacks (KeyError, TypeError, JSONDecodeError) from deep in a loader;
+        now one line naming the file, the kind it should be, where and what is wrong."""
+        path = tmp_path / "data.json"
+        if text == "\xff":
+            path.write_bytes(b"\xff\xfe")
+        else:
+            path.write_text(text)
+        assert needle in cli.fails("bench", bench, str(path))
