@@ -35,11 +35,15 @@ def _url(ctx: typer.Context) -> str:
     return redis_url(_settings(ctx))
 
 
-def _ints(text: str) -> list[int]:
+def _ints(text: str, option: str) -> list[int]:
+    """The positive whole numbers of ``option``'s value, separated by commas."""
     try:
-        return [int(x) for x in text.split(",") if x.strip()]
+        found = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
         raise typer.BadParameter(f"expected numbers separated by commas, got {text!r}") from None
+    if not found or min(found) < 1:
+        raise typer.BadParameter(f"{option} needs positive numbers, got {text!r}")
+    return found
 
 
 @bench_app.command("scale")
@@ -52,7 +56,7 @@ def bench_scale(
     """Commit and projection latency, round trips and memory as the story grows."""
     from fabula.bench.scale import run as run_scale
 
-    run_scale(_url(ctx), _ints(turns), _ints(characters), json_out)
+    run_scale(_url(ctx), _ints(turns, "--turns"), _ints(characters, "--characters"), json_out)
 
 
 @bench_app.command("load")
@@ -199,9 +203,7 @@ def bench_locomo(
 
     if not path.exists():
         raise NotFound(f"no such file: {path}", path=str(path))
-    chosen = _ints(budgets)
-    if not chosen or min(chosen) < 1:
-        raise typer.BadParameter("--budgets needs positive numbers")
+    chosen = _ints(budgets, "--budgets")
     if embeddings_url is not None and not embeddings:
         raise typer.BadParameter("--embeddings-url needs --embeddings MODEL")
     settings = _settings(ctx)

@@ -289,3 +289,30 @@ class TestBenchData:
         else:
             path.write_text(text)
         assert needle in cli.fails("bench", bench, str(path))
+
+
+class TestNumbersAndViews:
+    @pytest.mark.parametrize(
+        ("args", "needle"),
+        [
+            (("bench", "scale", "--turns", "0"), "--turns needs positive numbers"),
+            (("bench", "scale", "--turns", "10", "--characters", "0"),
+             "--characters needs positive numbers"),
+            (("bench", "scale", "--turns", "ten"), "expected numbers separated by commas"),
+        ],
+    )  # fmt: skip
+    def test_bench_numbers_are_checked_before_anything_runs(
+        self, cli: Cli, args: tuple[str, ...], needle: str
+    ) -> None:
+        """Were tracebacks from inside the run (max() of an empty list, an index out of
+        range); now a usage error naming the option."""
+        result = cli(*args)
+        assert result.exit_code == 2 and needle in result.output, result.output
+        assert "Traceback" not in result.output
+
+    def test_views_of_now_refuse_as_of(self, tale: Cli) -> None:
+        """`show ... --as-of` was silently ignored by the views that only know the branch as
+        it is now (the hierarchy, the branches, the usage): now one line says so."""
+        for what in ("scenes", "plot", "branches", "usage"):
+            assert f"show {what} has no --as-of" in tale.fails("show", "tale", what, "--as-of", "1")
+        assert tale("show", "tale", "world", "--as-of", "1").exit_code == 0

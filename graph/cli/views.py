@@ -42,6 +42,10 @@ class ShowWhat(str, Enum):
     usage = "usage"
 
 
+# views of the branch as it is now only: its branches, its hierarchy, its usage so far
+_NOW_ONLY = frozenset({ShowWhat.branches, ShowWhat.scenes, ShowWhat.plot, ShowWhat.usage})
+
+
 @app.command()
 def show(
     story: str,
@@ -79,6 +83,11 @@ async def view_data(
     :class:`NotFound` for a character the story does not have (named by id or name, in any
     case).
     """
+    if as_of is not None and what in _NOW_ONLY:
+        raise InvalidInput(
+            f"show {what.value} has no --as-of: it shows the branch as it is now",
+            story=store.story,
+        )
     if as_of is not None:
         head = await store.head()
         if not 0 <= as_of <= head:
