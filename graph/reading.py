@@ -24,6 +24,7 @@ from fabula.graph.responses import (
     GridRow,
     MindOut,
     MindsOut,
+    PlotOut,
     StoryText,
     TurnOut,
     TurnUsage,
@@ -32,6 +33,7 @@ from fabula.graph.responses import (
     WorldOut,
 )
 from fabula.memory.errors import InvalidInput, NotFound
+from fabula.memory.hierarchy import PLOT_ID, nodes
 from fabula.memory.projections import (
     all_beliefs_as_of,
     project_beliefs,
@@ -39,7 +41,7 @@ from fabula.memory.projections import (
     project_hypotheses,
     project_world,
 )
-from fabula.memory.records import Belief, State
+from fabula.memory.records import Belief, HierarchyNode, State
 from fabula.memory.settings import Price
 from fabula.memory.store import StoryStore
 
@@ -51,6 +53,7 @@ __all__ = [
     "export",
     "markdown",
     "minds",
+    "plot",
     "story_text",
     "usage",
     "world",
@@ -142,6 +145,23 @@ def _status(world_state: State | None, belief: Belief | None) -> CellStatus:
     if belief.polarity:
         return "true" if belief.value == truth else "false"
     return "false" if belief.value == truth else "negative"
+
+
+async def plot(store: StoryStore) -> PlotOut:
+    """The branch's hierarchy as it is now: the plot, its plotlines and scenes in story
+    order (empty before the first consolidation)."""
+    await store.require()
+    tree = await nodes(store)
+    by_level: dict[str, list[HierarchyNode]] = defaultdict(list)
+    for node in tree.values():
+        by_level[node.level].append(node)
+
+    def ordered(level: str) -> list[HierarchyNode]:
+        return sorted(by_level[level], key=lambda n: (n.first_turn, n.last_turn, n.id))
+
+    return PlotOut(story=store.story, branch=store.branch, head=await store.head(),
+                   plot=tree.get(PLOT_ID), plotlines=ordered("plotline"),
+                   scenes=ordered("scene"))  # fmt: skip
 
 
 async def minds(store: StoryStore, as_of: int | None = None) -> MindsOut:

@@ -20,6 +20,7 @@ from fabula.memory.records import (
     Belief,
     Development,
     Event,
+    HierarchyNode,
     Hypothesis,
     State,
 )
@@ -43,6 +44,7 @@ __all__ = [
     "Outcome",
     "PendingSummary",
     "PendingTurn",
+    "PlotOut",
     "RunOut",
     "SentenceOut",
     "StorySummary",
@@ -323,6 +325,18 @@ class EvidenceOut(_Out):
     start: int
     end: int
     belief: BeliefOut | None = None
+
+
+class PlotOut(_Out):
+    """A branch's hierarchy as it is now: the plot, its plotlines and the scenes, in story
+    order (each node with its summary, who wrote it and its member ids)."""
+
+    story: str
+    branch: str
+    head: int
+    plot: HierarchyNode | None
+    plotlines: list[HierarchyNode]
+    scenes: list[HierarchyNode]
 
 
 class ExportOut(_Out):

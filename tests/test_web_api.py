@@ -334,6 +334,34 @@ class TestSameShapesAsTheCli:
         assert "/api/stories/{story}/approve" in schema["paths"]
 
 
+class TestPlot:
+    async def test_the_plot_page_and_its_json(
+        self, client: httpx.AsyncClient, redis_url: str
+    ) -> None:
+        """After a few turns the hierarchy has scenes and plotlines: the API gives them in
+        story order (the CLI's `show plot --json` is the same), and the Plot page shows the
+        plot's summary, each plotline with its scenes, and every scene, its text escaped."""
+        await new_story(client)
+        r = await client.post("/api/stories/tale/run", json={"turns": 6, "auto": True})
+        assert r.status_code == 200, r.text
+        for _ in range(100):  # the hierarchy is folded off the turn's path
+            found = (await client.get("/api/stories/tale/plot")).json()
+            if found["plot"] and found["scenes"][-1]["last_turn"] == found["head"]:
+                break
+            await asyncio.sleep(0.05)
+        assert found["plot"]["children"] == sorted(line["id"] for line in found["plotlines"])
+        firsts = [s["first_turn"] for s in found["scenes"]]
+        assert firsts == sorted(firsts) and firsts[0] == 1
+        assert found == await cli(redis_url, "show", "tale", "plot", "--json")
+        html = (await client.get("/stories/tale/plot")).text
+        assert 'aria-current="page">Plot</a>' in html and 'data-testid="plotlines"' in html
+        for node in [*found["plotlines"], *found["scenes"]]:
+            assert f'id="{node["id"]}"' in html
+        assert "/stories/tale?branch=main#turn-1" in html
+        missing = await client.get("/api/stories/nosuch/plot")
+        assert missing.status_code == 404
+
+
 class TestMindsForkExport:
     async def test_minds_grid_evidence_fork(self, client: httpx.AsyncClient) -> None:
         """At turn 3 Leo believes the key is in the drawer while W has it in the hollow book;
@@ -495,3 +523,12 @@ class TestSafety:
             assert "<script>alert" not in html and "<img src=x" not in html, path
             assert '" onload="alert' not in html
             assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+        for _ in range(100):  # the scenes' summaries quote the text, once it is folded
+            scenes = (await client.get("/api/stories/tale/plot")).json()["scenes"]
+            if scenes and scenes[-1]["last_turn"] == 4:
+                break
+            await asyncio.sleep(0.05)
+        assert any("<script>alert(1)</script>" in s["summary"] for s in scenes), scenes
+        html = (await client.get("/stories/tale/plot")).text
+        assert "<script>alert" not in html and "<img src=x" not in html
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html

@@ -117,12 +117,7 @@ async def view_data(
 
         return list(await scenes(store))
     if what is ShowWhat.plot:
-        from fabula.memory.hierarchy import PLOT_ID, nodes
-
-        tree = await nodes(store)
-        lines = sorted((n for n in tree.values() if n.level == "plotline"),
-                       key=lambda n: (n.first_turn, n.id))  # fmt: skip
-        return {"plot": tree.get(PLOT_ID), "plotlines": lines}
+        return await reading.plot(store)
     return await reading.branch_list(store)
 
 

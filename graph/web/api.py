@@ -27,6 +27,7 @@ from fabula.graph.responses import (
     MindsOut,
     PendingSummary,
     PendingTurn,
+    PlotOut,
     RunOut,
     StorySummary,
     StoryText,
@@ -213,6 +214,12 @@ async def hypotheses(
 async def minds(fab: Fab, story: str, branch: Branch = "main", as_of: AsOf = None) -> MindsOut:
     """W, every B[c] with nested beliefs, D, H and the who-knows-what grid at a turn."""
     return await reading.minds(_store(fab, story, branch), as_of)
+
+
+@router.get("/stories/{story}/plot", response_model=PlotOut)
+async def plot(fab: Fab, story: str, branch: Branch = "main") -> PlotOut:
+    """The branch's hierarchy now: the plot, its plotlines and its scenes, with summaries."""
+    return await reading.plot(_store(fab, story, branch))
 
 
 @router.get("/stories/{story}/evidence/{event}", response_model=EvidenceOut)

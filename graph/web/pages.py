@@ -244,6 +244,13 @@ async def minds_page(
     return page(request, "minds.html", story=story, branch=branch, minds=minds)
 
 
+@router.get("/stories/{story}/plot", response_class=HTMLResponse)
+async def plot_page(request: Request, fab: Fab, story: str, branch: Branch = "main") -> Response:
+    """The hierarchy of a long story: the plot, its plotlines and the scenes, summarised."""
+    found = await reading.plot(fab.store(story, branch))
+    return page(request, "plot.html", story=story, branch=branch, plot=found)
+
+
 @router.get("/stories/{story}/evidence/{event}", response_class=HTMLResponse)
 async def evidence_page(
     request: Request,
