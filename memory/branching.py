@@ -67,28 +67,48 @@ async def fork(
             # what was still open at the fork is open on the branch
             # (as current records: in the current hashes and the valid_from index; the
             # branch's history hashes hold what it closes itself)
-            for state in world.states.values():
-                js = stored(state.model_copy(update={"valid_to": None}))
-                pipe.hset(keys.world_current(story, branch), state.slot, js)
-                pipe.zadd(keys.world_from(story, branch), {state.id: state.valid_from})
+            # one command per key, not per record: a long story's fork writes tens of
+            # thousands of records, and a command each cost more than the writing
+            states = world.states.values()
+            if states:
+                pipe.hset(
+                    keys.world_current(story, branch),
+                    mapping={
+                        s.slot: stored(s.model_copy(update={"valid_to": None})) for s in states
+                    },
+                )
+                pipe.zadd(keys.world_from(story, branch), {s.id: s.valid_from for s in states})
             for character, beliefs in minds.items():
+                if not beliefs:
+                    continue
+                by_chain: dict[str, dict[str, str]] = {}
                 for belief in beliefs:
-                    js = stored(belief.model_copy(update={"valid_to": None}))
-                    pipe.hset(keys.beliefs_current(story, branch, belief.chain), belief.slot, js)
-                    pipe.zadd(
-                        keys.belief_from(story, branch, character), {belief.id: belief.valid_from}
+                    by_chain.setdefault(belief.chain, {})[belief.slot] = stored(
+                        belief.model_copy(update={"valid_to": None})
                     )
-                    pipe.sadd(keys.belief_chains(story, branch, character), belief.chain)
+                for chain, current in by_chain.items():
+                    pipe.hset(keys.beliefs_current(story, branch, chain), mapping=current)
+                pipe.zadd(
+                    keys.belief_from(story, branch, character),
+                    {b.id: b.valid_from for b in beliefs},
+                )
+                pipe.sadd(keys.belief_chains(story, branch, character), *by_chain)
             for character, mems in memories.items():
                 if mems:
                     pipe.rpush(
                         keys.memories(story, branch, character),
                         *[m.model_dump_json() for m in mems],
                     )
-            for dev in devs.values():
-                pipe.hset(keys.developments(story, branch), dev.id, dev.model_dump_json())
-            for hyp in hyps.values():
-                pipe.hset(keys.hypotheses(story, branch), hyp.id, hyp.model_dump_json())
+            if devs:
+                pipe.hset(
+                    keys.developments(story, branch),
+                    mapping={d.id: d.model_dump_json() for d in devs.values()},
+                )
+            if hyps:
+                pipe.hset(
+                    keys.hypotheses(story, branch),
+                    mapping={h.id: h.model_dump_json() for h in hyps.values()},
+                )
             await pipe.execute()
         except WatchError:
             raise InvalidInput(

@@ -9,10 +9,12 @@ from fabula.memory.branching import fork
 from fabula.memory.delta import DeltaBuilder, TurnDelta
 from fabula.memory.errors import InvalidInput, NotFound, TurnConflict
 from fabula.memory.projections import (
+    all_beliefs_as_of,
     project_beliefs,
     project_developments,
     project_hypotheses,
     project_world,
+    recall,
 )
 from fabula.memory.store import StoryStore
 from fabula.worlds.loader import load_world, setup_delta
@@ -209,6 +211,12 @@ class TestDevelopmentsAndHypotheses:
         assert (await project_world(story, as_of=2)).where("brass_key") == "desk_drawer"
 
 
+def _open(view: object) -> dict[str, object]:
+    """A view's current records without their ``valid_to``."""
+    records = getattr(view, "states", None) or getattr(view, "beliefs", {})
+    return {k: r.model_copy(update={"valid_to": None}) for k, r in records.items()}
+
+
 class TestForks:
     async def test_branch_sees_parent_then_its_own_turns(self, story: StoryStore) -> None:
         """A fork at 1 sees the parent through turn 1 and its own turns after it."""
@@ -231,6 +239,41 @@ class TestForks:
         assert (await project_beliefs(alt, "leo")).where("brass_key") == "mara"
         assert (await project_beliefs(alt, "leo", as_of=1)).where("brass_key") == "desk_drawer"
         assert await project_hypotheses(alt) == {}
+
+    async def test_a_fork_of_a_long_story_is_its_parent_at_the_fork(
+        self, aredis_client: aredis.Redis
+    ) -> None:
+        """Forked anywhere in a story of 60 busy turns (moves, tellings, nested beliefs),
+        a branch holds what its parent held at the fork: W, every character's beliefs and
+        nested chains, and every first-person memory (the fork writes them in one command
+        per key, no longer one per record)."""
+        from fabula.bench.scale import _Generator
+
+        gen = _Generator(4)
+        long = StoryStore(aredis_client, "long")
+        await long.create(gen.setup(), world="synthetic", title="long")
+        for turn in range(1, 61):
+            await long.commit(gen.turn(turn))
+        characters = await long.characters()
+        nested = False
+        for at in (1, 29, 60):
+            child = await fork(long, at, f"at-{at}")
+            # what was open at the fork is open on the branch (valid_to: closed later on the
+            # parent only), so records are compared without it
+            assert _open(await project_world(child)) == _open(await project_world(long, as_of=at))
+            for c in characters:
+                mine = _open(await project_beliefs(child, c))
+                assert mine == _open(await project_beliefs(long, c, as_of=at))
+                held = {(b.chain, b.slot, b.value, b.id)
+                        for b in await all_beliefs_as_of(child, c, at)}  # fmt: skip
+                had = {(b.chain, b.slot, b.value, b.id)
+                       for b in await all_beliefs_as_of(long, c, at)}  # fmt: skip
+                assert held == had
+                nested = nested or any(">" in chain for chain, *_ in had)
+                assert await recall(child, c, last=10**6) == await recall(
+                    long, c, last=10**6, as_of=at
+                )
+        assert nested  # nested chains were copied too
 
     async def test_parent_unchanged_by_branch_commits(self, story: StoryStore) -> None:
         """Committing on a branch changes no key and no view of the parent."""
