@@ -341,5 +341,11 @@ def _line_title(thread: str, entities: dict[str, Entity], developments: Mapping[
     if kind == "dev":
         return developments.get(what) or f"development {what}"
     subject, attribute = what.split("|", 1)
-    name = entities[subject].name if subject in entities else subject
+    entity = entities.get(subject)
+    if entity is None:
+        name = subject
+    elif entity.kind in ("character", "group"):
+        name = entity.name
+    else:
+        name = f"the {entity.name}"  # "the location of the brass key"
     return f"the {attribute} of {name}"
