@@ -18,6 +18,7 @@ indexing with an embedder) embeds them again.
 from __future__ import annotations
 
 import json
+import struct
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -28,11 +29,17 @@ from fabula.memory.index.search import Source, visible
 from fabula.memory.keys import EpisodeKeys
 from fabula.memory.logs import get_logger
 
-__all__ = ["RETRY_BATCH", "Embedder", "add_vectors", "embed_missing", "nearest"]
+__all__ = ["RETRY_BATCH", "Embedder", "add_vectors", "embed_missing", "fp32", "nearest"]
 
 RETRY_BATCH = 256  # episodes embedded again per indexing, at most
 
 log = get_logger(__name__)
+
+
+def fp32(vector: Sequence[float]) -> bytes:
+    """A vector as ``VADD`` and ``VSIM`` take it in one argument: little-endian 32-bit
+    floats (a 1,536-dimension vector is 6 KB, not 1,536 decimal arguments)."""
+    return struct.pack(f"<{len(vector)}f", *vector)
 
 
 class Embedder(Protocol):
@@ -63,8 +70,7 @@ async def add_vectors(
         return 0
     async with client.pipeline(transaction=False) as pipe:
         for episode_id, vector in zip(ids, vectors, strict=True):
-            pipe.execute_command("VADD", keys.vectors, "VALUES", len(vector), *vector,
-                                 episode_id)  # fmt: skip
+            pipe.execute_command("VADD", keys.vectors, "FP32", fp32(vector), episode_id)
         pipe.srem(keys.unembedded, *ids)
         await pipe.execute()
     return len(episodes)
@@ -102,8 +108,8 @@ async def nearest(
     """
     async with client.pipeline(transaction=False) as pipe:
         for src in where:
-            pipe.execute_command("VSIM", src.keys.vectors, "VALUES", len(vector), *vector,
-                                 "COUNT", count, "WITHSCORES")  # fmt: skip
+            pipe.execute_command("VSIM", src.keys.vectors, "FP32", fp32(vector), "COUNT", count,
+                                 "WITHSCORES")  # fmt: skip
         try:
             replies = await pipe.execute(raise_on_error=False)
         except RedisError:
