@@ -344,7 +344,7 @@ class TestPlot:
         await new_story(client)
         r = await client.post("/api/stories/tale/run", json={"turns": 6, "auto": True})
         assert r.status_code == 200, r.text
-        for _ in range(100):  # the hierarchy is folded off the turn's path
+        for _ in range(400):  # the hierarchy is folded off the turn's path
             found = (await client.get("/api/stories/tale/plot")).json()
             if found["plot"] and found["scenes"][-1]["last_turn"] == found["head"]:
                 break
@@ -523,7 +523,7 @@ class TestSafety:
             assert "<script>alert" not in html and "<img src=x" not in html, path
             assert '" onload="alert' not in html
             assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
-        for _ in range(100):  # the scenes' summaries quote the text, once it is folded
+        for _ in range(400):  # the scenes' summaries quote the text, once it is folded
             scenes = (await client.get("/api/stories/tale/plot")).json()["scenes"]
             if scenes and scenes[-1]["last_turn"] == 4:
                 break
