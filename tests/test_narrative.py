@@ -22,6 +22,7 @@ from fabula.memory.hierarchy import consolidate, nodes, unfold
 from fabula.memory.index.background import Indexer
 from fabula.memory.index.build import WINDOW, behind, index_through, indexed_through
 from fabula.memory.index.general import general_counts, general_query
+from fabula.memory.index.search import fetch, sources
 from fabula.memory.index.terms import term_counts, terms
 from fabula.memory.keys import EpisodeKeys
 from fabula.memory.lua import fcall
@@ -395,6 +396,25 @@ class TestCharacterRetrieval:
 
 
 class TestAssembly:
+    async def test_a_place_the_request_names_counts_like_a_person(
+        self, aredis_client: aredis.Redis
+    ) -> None:
+        """Ann speaks in the hall, the garden and the cellar, saying much the same: asked
+        what she said in the garden, the context's lines are the garden's. Before, naming
+        Ann already boosted every line of hers, and the place named added nothing."""
+        store = await new_story(aredis_client, "places")
+        rng = random.Random(4)
+        for turn in range(1, 31):
+            words = f"The {rng.choice(WORDS)} and the {rng.choice(WORDS)}."
+            delta = DeltaBuilder(turn, f"Ann: {words}")
+            delta.event("say", delta.span(5, 5 + len(words)), actor="ann", participants=("ann",),
+                        place=("hall", "garden")[turn % 2], witnesses=CAST)  # fmt: skip
+            await store.commit(delta.build())
+        found = await author_context(store, f"What did Ann say about the {WORDS[0]} in the "
+                                     "garden?", budget=80, counter=COUNTER)  # fmt: skip
+        episodes = await fetch(aredis_client, await sources(store), found.ids("episode"))
+        assert episodes and {ep.place for ep in episodes.values()} == {"garden"}
+
     @pytest.mark.parametrize("budget", [10, 60, 200, 1000])
     async def test_manifest_ids_exist_and_every_line_maps(
         self, aredis_client: aredis.Redis, budget: int
