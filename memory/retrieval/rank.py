@@ -12,8 +12,9 @@ gets ``ANSWER_SHARE`` of the question's own match: in a dialogue, what was asked
 answered next, by someone else. A character's own index has windows too, made of the
 episodes it witnessed only, but no general terms. Then:
 
-- an episode weighs ``ENTITY_BOOST`` more for each entity the request names that it is
-  by, to or in ("what did Ann see in the cellar" favours Ann's lines in the cellar);
+- an episode weighs ``ENTITY_BOOST`` more for each entity the request names that is its
+  speaker, one of its participants or its place ("what did Ann see in the cellar" favours
+  Ann's lines in the cellar); not its listeners: in a dialogue every line is to the other;
 - with a time range, episodes dated inside it, or in the ``TOLD_WITHIN_DAYS`` after it
   (what happened on a day is often told a few days later: "last night I watched..."),
   weigh ``TIME_BOOST`` more; "at the beginning" favours the first episodes and
@@ -166,7 +167,7 @@ async def rank_episodes(
         if episode_id not in scores:
             continue
         involved = len(wanted & {ep.speaker, *ep.participants, ep.place})
-        if involved:  # by, to, or where: each entity the request names counts
+        if involved:  # who and where: each entity the request names counts
             scores[episode_id] *= ENTITY_BOOST**involved
         if (time.order == "earliest" and ep.time <= cut) or (
             time.order == "latest" and ep.time >= cut
