@@ -356,6 +356,35 @@ class TestCharacterRetrieval:
         finally:
             await mind.close()
 
+    async def test_a_mind_is_no_clue_to_its_own_memory(
+        self, aredis_client: aredis.Redis, redis_url: str
+    ) -> None:
+        """Ann and Ben talk of the same things, line by line. Asked what Ben said of the
+        lantern, Ann's own memory gives Ben's lines: Ann, the focus of her own context, is in
+        every memory she has, so she is no reason to rank a line up — she once was, and her
+        own lines came as high as Ben's."""
+        store = await new_story(aredis_client, "clue")
+        rng = random.Random(7)
+        for turn in range(1, 21):
+            lines = [(who, f"The {WORDS[0]} and the {rng.choice(WORDS[1:])}.", ("ann", "ben"))
+                     for who in ("ann", "ben")]  # fmt: skip
+            await store.commit(turn_delta(turn, lines, None))
+        await index_through(store)
+        mind = await open_mind(aredis_client, redis_url, "clue", "ann")
+        try:
+            found = await mind.recall(f"What did Ben say about the {WORDS[0]}?", budget=80,
+                                      counter=COUNTER)  # fmt: skip
+            said = {m.event: m.quote for m in await mind.memories(last=100)}
+            lines = found.ids("episode")
+            bens = [i for i in lines if i.endswith(".1")]
+            anns = [i for i in lines if i.endswith(".0")]
+            # Ben's lines first; one of Ann's may fill room left under a turn's heading
+            assert len(bens) >= 3 and len(anns) <= 1, found.text
+            assert {i.split(".")[0] for i in anns} <= {i.split(".")[0] for i in bens}
+            assert all(said[i] in found.text for i in lines)
+        finally:
+            await mind.close()
+
     async def test_a_mind_reads_its_own_index(
         self, aredis_client: aredis.Redis, redis_url: str
     ) -> None:

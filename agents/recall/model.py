@@ -85,6 +85,7 @@ class ModelRecallPlanner:
             request=request,
             purpose=purpose,
             entities=tuple(involved),
+            implied=tuple(e for e in involved if e not in reading.entities),
             characters=tuple(e for e in involved if entities[e].kind == "character"),
             terms=tuple(t for t in dict.fromkeys(index_terms(words)) if t not in names),
             attributes=tuple(dict.fromkeys(a.lower() for a in reading.attributes)),

@@ -137,9 +137,11 @@ async def character_context(
                         today=today)  # fmt: skip
     mine = await project_beliefs(store, character, as_of)
     facts = fact_candidates(plan, entities, None, {character: mine}, {}, {}, budget=budget)
-    ranked = await rank_episodes(
-        client, where, plan, as_of=as_of, limit=candidates(budget), general=False
-    )  # a mind's index has no general terms
+    # in its own memory the character is everywhere (it witnessed all of it): itself weighs
+    # an episode up only where the request names it, not as the focus it is given; a
+    # mind's index has no general terms
+    ranked = await rank_episodes(client, where, plan, as_of=as_of, limit=candidates(budget),
+                                 general=False, unweighted=plan.implied)  # fmt: skip
     return render(plan, facts, ranked.episodes, entities, budget, counter)
 
 

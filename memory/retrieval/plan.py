@@ -45,6 +45,7 @@ class RetrievalPlan(BaseModel):
     request: str
     purpose: Purpose = "answer"
     entities: tuple[str, ...] = ()
+    implied: tuple[str, ...] = ()  # of ``entities``, those the caller's focus added unnamed
     characters: tuple[str, ...] = ()
     terms: tuple[str, ...] = ()
     attributes: tuple[str, ...] = ()
@@ -88,6 +89,7 @@ def plan_request(
         request=request,
         purpose=purpose,
         entities=tuple(involved),
+        implied=tuple(e for e in involved if e not in named),
         characters=tuple(e for e in involved if entities[e].kind == "character"),
         terms=tuple(topic),
         attributes=tuple(dict.fromkeys(m.lower() for m in _ATTRIBUTE.findall(request))),

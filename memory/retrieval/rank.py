@@ -112,11 +112,14 @@ async def rank_episodes(
     limit: int = 120,
     general: bool = True,
     query_vector: Sequence[float] | None = None,
+    unweighted: Sequence[str] = (),
 ) -> Ranked:
     """The episodes ``plan`` depends on, best first (at most ``limit``). ``general``: the
     indexes read have general-term postings (a branch's do, a character's do not);
     ``query_vector``: the request's embedding, when dense retrieval is on (the nearest
-    episodes' similarities, scaled to the best, add ``DENSE_WEIGHT`` times theirs)."""
+    episodes' similarities, scaled to the best, add ``DENSE_WEIGHT`` times theirs);
+    ``unweighted``: entities of the plan that weigh no episode up (a mind's owner, which is
+    in all its memories), though they still choose what fills the room left."""
     if general:
         own, window, kinds = await lexical(
             client, where, plan.terms, as_of=as_of, families=("t", "w", "g"),
@@ -159,7 +162,7 @@ async def rank_episodes(
         reply = found.get(_next(episode_id))
         if question and reply and _asks(question) and reply.speaker != question.speaker:
             scores[reply.id] = scores.get(reply.id, 0.0) + ANSWER_SHARE * share
-    wanted = set(plan.entities)
+    wanted = set(plan.entities) - set(unweighted)
     if time.order is not None and found:
         times = sorted(ep.time for ep in found.values())
         cut = times[len(times) // 4] if time.order == "earliest" else times[-len(times) // 4 - 1]
