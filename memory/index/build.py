@@ -130,14 +130,17 @@ async def index_through(
     target = await store.head() if turn is None else min(turn, await store.head())
     ancestry = await store.ancestry()
     if ancestry:  # a branch's search reads its parent's index up to the fork: first that
-        parent = StoryStore(store.client, store.story, ancestry[0].branch)
-        await index_through(parent, min(ancestry[0].through, target), embedder=embedder)
+        fork, needed = ancestry[0], min(ancestry[0].through, target)
+        held = await store.client.hget(EpisodeKeys(store.story, fork.branch).stats, "turn")
+        if held is None or int(held) < needed:  # one read when the parent is up to date
+            parent = StoryStore(store.client, store.story, fork.branch)
+            await index_through(parent, needed, embedder=embedder)
     start = await _start(store)
     stats = EpisodeKeys(store.story, store.branch).stats
     layout = json.dumps(index_layout(store.story, store.branch))
     mark = await indexed_through(store)
     keys = EpisodeKeys(store.story, store.branch)
-    if mark == start:
+    if mark == start < target:
         await _retire(store)  # nothing of this generation yet: drop any older one's
     if embedder is not None:
         await embed_missing(store.client, keys, embedder)  # what failed before, first
