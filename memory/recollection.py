@@ -168,15 +168,17 @@ class _Reader:
         start, end = event.span.start, event.span.end
         line = self.text[self.text.rfind("\n", 0, start) + 1 : start]
         tag = re.fullmatch(r"\s*(.+?)\s*:\s*", line)
-        spoken = self.text[start:end]
-        tagged = None if tag is None else (self.ids.get(tag.group(1).lower()),
-                                           _slug_or_none(tag.group(1)))  # fmt: skip
-        if tagged is not None and (event.actor in tagged or tagged[0] is not None):
+        # who the line is tagged with: a known name, or the speaker's own id spelt out
+        # ("Narrator: ..." or "He had one word for them: ..." is no one's script line)
+        tagged = None if tag is None else self.ids.get(tag.group(1).lower()) or (
+            event.actor if _slug_or_none(tag.group(1)) == event.actor else None)  # fmt: skip
+        if tagged is not None:
             # a script line ("Ann: ...") is all its speaker's words, quotes inside it
             # included (a title, another's words retold); another speaker's is not
-            if event.actor not in tagged or "\n" in spoken.strip() or not spoken.strip():
+            spoken = self.text[start:end].strip()
+            if tagged != event.actor or "\n" in spoken or not spoken:
                 return None
-            return spoken.strip() if witnesses <= self.audience((start, end)) else None
+            return spoken if witnesses <= self.audience((start, end)) else None
         quoted = [(m.start(), m.end()) for m in _QUOTED.finditer(self.text, start, end)]
         if not quoted:
             return None
