@@ -523,6 +523,25 @@ class TestDatedRequests:
         shown = [e.id for e in found.manifest if e.kind == "episode"]
         assert shown and all(e.startswith("e4.") for e in shown), found.text
 
+    async def test_the_day_a_request_names_is_read_whatever_its_words(
+        self, aredis_client: aredis.Redis
+    ) -> None:
+        """Asked what Ben cooked on 6 May, the line he said that day shares no word with the
+        request; the lines of other days that share one ("harbour") come after it."""
+        store = await new_story(aredis_client, "dated4")
+        days = ["2 May, 2023", "3 May, 2023", "6 May, 2023", "20 June, 2023", "2 July, 2023"]
+        for turn, day in enumerate(days, start=1):
+            lines = [("ann", f"Rain over the harbour, entry {turn}.", CAST)]
+            if turn == 1:
+                lines = [("ann", "The harbour feast is on Sunday: who will cook?", CAST)]
+            if turn == 3:
+                lines = [("ben", "Fish stew for everyone tonight.", CAST)]
+            await store.commit(turn_delta(turn, lines, day))
+        found = await author_context(store, "What did Ben cook for the harbour feast on "
+                                     "6 May, 2023?", budget=40, counter=COUNTER)  # fmt: skip
+        assert "Fish stew" in found.text, found.text
+        assert "entry 4" not in found.text and "entry 5" not in found.text, found.text
+
     async def test_a_month_without_a_year_is_the_last_one_the_story_has_passed(
         self, aredis_client: aredis.Redis
     ) -> None:

@@ -27,6 +27,7 @@ __all__ = [
     "by_entities",
     "by_entity",
     "by_time",
+    "days_of",
     "fetch",
     "latest_day",
     "lexical",
@@ -200,14 +201,29 @@ async def by_day(
     limit: int = 200,
 ) -> list[str]:
     """Episodes dated between two day numbers (inclusive), oldest first, at most ``limit``."""
+    dated = await days_of(client, where, first_day, last_day, as_of=as_of, limit=limit)
+    return [episode_id for episode_id, _ in dated]
+
+
+async def days_of(
+    client: aredis.Redis,
+    where: Sequence[Source],
+    first_day: int | None,
+    last_day: int | None,
+    *,
+    as_of: int | None = None,
+    limit: int = 200,
+) -> list[tuple[str, int]]:
+    """:func:`by_day` with each episode's day number."""
     low = "-inf" if first_day is None else first_day
     high = "+inf" if last_day is None else last_day
     async with client.pipeline(transaction=False) as pipe:
         for src in where:
-            pipe.zrange(src.keys.day, low, high, byscore=True, offset=0, num=limit)
+            pipe.zrange(src.keys.day, low, high, byscore=True, offset=0, num=limit,
+                        withscores=True)  # fmt: skip
         replies = await pipe.execute()
-    return [m for src, ids in zip(where, replies, strict=True) for m in ids
-            if visible(m, src, as_of)][:limit]  # fmt: skip
+    return [(m, int(day)) for src, pairs in zip(where, replies, strict=True)
+            for m, day in pairs if visible(m, src, as_of)][:limit]  # fmt: skip
 
 
 async def latest_day(

@@ -17,8 +17,11 @@ episodes it witnessed only, but no general terms. Then:
   Ann's lines in the cellar); not its listeners: in a dialogue every line is to the other;
 - with a time range, episodes dated inside it, or in the ``TOLD_WITHIN_DAYS`` after it
   (what happened on a day is often told a few days later: "last night I watched..."),
-  weigh ``TIME_BOOST`` more; "at the beginning" favours the first episodes and
-  "recently" the last ones;
+  weigh ``TIME_BOOST`` more; when the range is narrow (a day, a week, a month: under
+  ``NARROW_DAYS``), the episodes dated inside it are matches in their own right, worth
+  ``DATED_PRIOR`` of the best match before that boost, whatever their words ("what dish did
+  Nate make on 9 May" is answered by "coconut ice cream" that day); "at the beginning"
+  favours the first episodes and "recently" the last ones;
 - with no topic terms matched at all, the episodes of the request's dates stand in,
   then the most recent episodes of the named entities (or of the story), newest first;
 - when the matches are fewer than the budget is offered, more follow them, below every
@@ -41,7 +44,7 @@ import redis.asyncio as aredis
 
 from fabula.memory.episodes import Episode
 from fabula.memory.index.general import general_query
-from fabula.memory.index.search import Source, by_day, by_entities, by_time, fetch, lexical
+from fabula.memory.index.search import Source, by_entities, by_time, days_of, fetch, lexical
 from fabula.memory.index.vectors import nearest
 from fabula.memory.records import event_id, event_position
 from fabula.memory.retrieval.plan import RetrievalPlan
@@ -55,6 +58,8 @@ ANSWER_SHARE = 0.5
 ENTITY_BOOST = 1.6
 TIME_BOOST = 1.5
 TOLD_WITHIN_DAYS = 7  # what happened on a day is often told in the days after it
+DATED_PRIOR = 0.5  # a day the request names: its episodes are worth this share of the best match
+NARROW_DAYS = 31  # a range of fewer days is narrow (a day, a week, a month)
 ORDER_BOOST = 1.3
 FILL_AROUND = 8  # the best matches whose neighbours are offered when matches are few
 FILL_SCORE = 1e-3  # below any match
@@ -92,6 +97,10 @@ def _fused(
         + GENERAL_WEIGHT * general.get(i, 0.0)
         for i in own.keys() | window.keys() | general.keys()
     }
+
+
+def _narrow(first_day: int | None, last_day: int) -> bool:
+    return first_day is not None and last_day - first_day < NARROW_DAYS
 
 
 def _next(episode_id: str) -> str:
@@ -137,7 +146,16 @@ async def rank_episodes(
     dated: list[str] = []
     if time.first_day is not None or time.last_day is not None:
         told = None if time.last_day is None else time.last_day + TOLD_WITHIN_DAYS
-        dated = await by_day(client, where, time.first_day, told, as_of=as_of)
+        days = await days_of(client, where, time.first_day, told, as_of=as_of)
+        dated = [episode_id for episode_id, _ in days]
+        last = time.last_day
+        if scores and last is not None and _narrow(time.first_day, last):
+            # a request about a day (or a week, a month) is answered on it, in words the
+            # request may not share ("what dish did Nate make on 9 May" - "coconut ice cream")
+            prior = DATED_PRIOR * max(scores.values())
+            for episode_id, day in days:
+                if day <= last:
+                    scores[episode_id] = scores.get(episode_id, 0.0) + prior
     matched = bool(scores)
     if not matched:
         fallback = await by_entities(client, where, plan.entities, as_of=as_of, last=limit)
