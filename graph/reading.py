@@ -25,6 +25,8 @@ from fabula.graph.responses import (
     MindOut,
     MindsOut,
     PlotOut,
+    RecallLine,
+    RecallOut,
     StoryText,
     TurnOut,
     TurnUsage,
@@ -32,8 +34,10 @@ from fabula.graph.responses import (
     UsageTotal,
     WorldOut,
 )
+from fabula.memory.acl import MindPool
 from fabula.memory.errors import InvalidInput, NotFound
 from fabula.memory.hierarchy import PLOT_ID, nodes
+from fabula.memory.index.vectors import Embedder
 from fabula.memory.projections import (
     all_beliefs_as_of,
     project_beliefs,
@@ -42,8 +46,11 @@ from fabula.memory.projections import (
     project_world,
 )
 from fabula.memory.records import Belief, HierarchyNode, State
+from fabula.memory.retrieval.assemble import Assembly, ManifestEntry
+from fabula.memory.retrieval.context import author_context
 from fabula.memory.settings import Price
 from fabula.memory.store import StoryStore
+from fabula.memory.tokens import TokenCounter
 
 __all__ = [
     "beliefs",
@@ -54,6 +61,7 @@ __all__ = [
     "markdown",
     "minds",
     "plot",
+    "recall",
     "story_text",
     "usage",
     "world",
@@ -349,3 +357,61 @@ async def usage(store: StoryStore, prices: Mapping[str, Price]) -> UsageOut:
         background=_summed(background, prices),
         total=_summed(total, prices),
     )
+
+
+MAX_RECALL_BUDGET = 100_000  # tokens: more than any model's context a recall is meant for
+MAX_REQUEST_CHARS = 4_000
+
+
+async def recall(
+    store: StoryStore,
+    request: str,
+    *,
+    budget: int,
+    counter: TokenCounter,
+    minds: MindPool,
+    character: str | None = None,
+    as_of: int | None = None,
+    embedder: Embedder | None = None,
+) -> RecallOut:
+    """What memory gives ``request`` (a question, what a turn is about) within ``budget``
+    tokens: the author's context, or with ``character`` (an id or name) that character's
+    own, read through its own Redis user, so it holds nothing the character did not live.
+    Raises :class:`InvalidInput` for an empty or overlong request, a budget out of range or
+    an ``as_of`` outside the branch, :class:`NotFound` for an unknown story or character."""
+    await store.require()
+    request = request.strip()
+    if not request:
+        raise InvalidInput("recall needs a request: a question, or what a turn is about",
+                           story=store.story)  # fmt: skip
+    if len(request) > MAX_REQUEST_CHARS:
+        raise InvalidInput(f"the request has {len(request)} characters; at most "
+                           f"{MAX_REQUEST_CHARS} are read", story=store.story)  # fmt: skip
+    if not 1 <= budget <= MAX_RECALL_BUDGET:
+        raise InvalidInput(f"the budget is {budget} tokens; it must be 1 to "
+                           f"{MAX_RECALL_BUDGET}", story=store.story)  # fmt: skip
+    as_of = await check_as_of(store, as_of)
+    holder = None
+    if character is None:
+        found: Assembly = await author_context(store, request, budget=budget, counter=counter,
+                                               as_of=as_of, embedder=embedder)  # fmt: skip
+    else:
+        holder = (await store.resolve(character, "character")).id
+        mind = await minds.mind(store.story, holder, store.branch)
+        found = await mind.recall(request, budget=budget, counter=counter, as_of=as_of)
+    return RecallOut(
+        story=store.story,
+        branch=store.branch,
+        request=request,
+        holder=holder,
+        as_of=as_of,
+        budget=budget,
+        tokens=found.tokens,
+        text=found.text,
+        lines=[_line(m) for m in found.manifest],
+    )
+
+
+def _line(entry: ManifestEntry) -> RecallLine:
+    return RecallLine(line=entry.line, section=entry.section, kind=entry.kind, id=entry.id,
+                      span=entry.span, members=list(entry.members))  # fmt: skip

@@ -45,6 +45,8 @@ __all__ = [
     "PendingSummary",
     "PendingTurn",
     "PlotOut",
+    "RecallLine",
+    "RecallOut",
     "RunOut",
     "SentenceOut",
     "StorySummary",
@@ -337,6 +339,37 @@ class PlotOut(_Out):
     plot: HierarchyNode | None
     plotlines: list[HierarchyNode]
     scenes: list[HierarchyNode]
+
+
+class RecallLine(_Out):
+    """Where one line of a recalled context came from (a heading has no entry): ``kind`` and
+    ``id`` of the record (a state, belief, development, hypothesis, episode, ``turn`` for a
+    date heading, or a scene or plotline), an episode's ``span`` (turn, start, end) in its
+    turn's text, a summary's ``members``."""
+
+    line: int
+    section: str
+    kind: str
+    id: str
+    span: tuple[int, int, int] | None = None
+    members: list[str] = []
+
+
+class RecallOut(_Out):
+    """What memory gives a request within a token budget: the context the writer (``holder``
+    None: the author's view, everything on the branch) or a character (its own beliefs and
+    the episodes it witnessed, read as its own Redis user) would be given, with the record
+    behind every line."""
+
+    story: str
+    branch: str
+    request: str
+    holder: str | None
+    as_of: int | None
+    budget: int
+    tokens: int
+    text: str
+    lines: list[RecallLine]
 
 
 class ExportOut(_Out):

@@ -29,6 +29,7 @@ from fabula.agents.memory_builder.builder import OfflineMemoryBuilder
 from fabula.agents.memory_builder.narrative import enrich
 from fabula.agents.roles import Roles
 from fabula.agents.views import author_view
+from fabula.graph import reading
 from fabula.graph.build import build_turn_graph, thread_id
 from fabula.graph.changes import changes_of, sentences_of
 from fabula.graph.checkpoint import RedisCheckpointSaver, delete_threads
@@ -47,6 +48,7 @@ from fabula.graph.responses import (
     DecisionOut,
     PendingSummary,
     PendingTurn,
+    RecallOut,
     RunOut,
     StorySummary,
     WorldInfo,
@@ -254,6 +256,22 @@ class Fabula:
             created_at=info.created_at,
             pending=pending,
         )
+
+    async def recall(
+        self,
+        store: StoryStore,
+        request: str,
+        *,
+        budget: int,
+        character: str | None = None,
+        as_of: int | None = None,
+    ) -> RecallOut:
+        """What memory gives ``request`` within ``budget`` tokens: the writer's context, or
+        with ``character`` that character's own, read as its Redis user (see
+        :func:`fabula.graph.reading.recall`)."""
+        return await reading.recall(store, request, budget=budget, counter=self.counter,
+                                    minds=self.minds, character=character, as_of=as_of,
+                                    embedder=self.embedder)  # fmt: skip
 
     async def summaries(self) -> list[StorySummary]:
         """Every story on the server, as listed."""

@@ -81,6 +81,7 @@ class TestErrors:
             (("show", "nosuch", "world"), "does not exist"),
             (("new", "--world", "nosuch"), "no world pack"),
             (("approve", "nosuch"), "does not exist"),
+            (("recall", "nosuch", "where is the key?"), "does not exist"),
         ],
     )
     def test_one_line_and_nonzero(self, redis_url: str, args: tuple[str, ...], needle: str) -> None:
@@ -134,6 +135,23 @@ class TestShowAndExport:
         assert md.startswith("# The Hollow Book") and "hollow book" in md
         data = json.loads(fabula(redis_url, "export", "tale", "--format", "json").stdout)
         assert [t["turn"] for t in data["turns"]] == [1, 2, 3]
+
+    def test_recall(self, redis_url: str) -> None:
+        """`recall` prints what memory gives a request, as text with a footer; `--as` a
+        character gives what that character lived (Leo did not see the key moved: his
+        memory has the drawer, not the book); an empty request is refused in one line."""
+        fabula(redis_url, "new", "--world", "hollow_book", "--id", "tale")
+        shown = fabula(redis_url, "recall", "tale", "Where is the brass key?", "--budget", "200")
+        assert "what the writer recalls" in shown.stdout and "of 200 tokens" in shown.stdout
+        assert "the brass key is in the hollow book" in shown.stdout
+        assert "Mara moved the brass key to the hollow book." in shown.stdout
+        leo = fabula(redis_url, "recall", "tale", "Where is the brass key?", "--as", "Leo")
+        assert "what leo recalls" in leo.stdout
+        assert "the brass key is in the desk drawer" in leo.stdout
+        assert "key is in the hollow book" not in leo.stdout, leo.stdout
+        assert "Mara moved" not in leo.stdout, leo.stdout
+        empty = fabula(redis_url, "recall", "tale", "  ", check=False)
+        assert empty.returncode == 1 and "recall needs a request" in empty.stderr
 
 
 class TestHierarchyViews:

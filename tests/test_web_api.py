@@ -411,6 +411,52 @@ class TestMindsForkExport:
         assert md.text.startswith("# The Hollow Book\n\nLeo put the brass key")
 
 
+class TestRecall:
+    async def test_the_writer_and_a_character_recall(
+        self, client: httpx.AsyncClient, redis_url: str
+    ) -> None:
+        """Asked where the brass key is, memory answers within the budget with the records
+        behind every line (events that exist, on the lines they name); as Leo, it gives
+        only events Leo witnessed; as of turn 2, nothing later. The CLI prints the same."""
+        await new_story(client)
+        r = await client.post("/api/stories/tale/run", json={"turns": 4, "auto": True})
+        assert r.status_code == 200, r.text
+        ask = {"q": "Where is the brass key?", "budget": 300}
+        found = (await client.get("/api/stories/tale/recall", params=ask)).json()
+        assert found["holder"] is None and 0 < found["tokens"] <= 300
+        assert "brass key" in found["text"]
+        rendered = found["text"].split("\n")
+        for line in found["lines"]:
+            assert rendered[line["line"]] and not rendered[line["line"]].startswith("## ")
+            if line["kind"] == "episode":
+                ev = await client.get(f"/api/stories/tale/evidence/{line['id']}")
+                assert ev.status_code == 200, line
+        assert await cli(redis_url, "recall", "tale", ask["q"], "--budget", "300",
+                         "--json") == found  # fmt: skip
+
+        leo = (await client.get("/api/stories/tale/recall",
+                                params={**ask, "character": "Leo"})).json()  # fmt: skip
+        assert leo["holder"] == "leo" and leo["tokens"] <= 300
+        episodes = [line["id"] for line in leo["lines"] if line["kind"] == "episode"]
+        assert episodes
+        for event in episodes:
+            ev = (await client.get(f"/api/stories/tale/evidence/{event}")).json()
+            assert "leo" in ev["event"]["witnesses"], ev["event"]
+
+        early = (await client.get("/api/stories/tale/recall",
+                                  params={**ask, "as_of": 2})).json()  # fmt: skip
+        turns_seen = [int(line["id"][1:].split(".")[0]) for line in early["lines"]
+                      if line["kind"] == "episode"]  # fmt: skip
+        assert turns_seen and max(turns_seen) <= 2
+
+        html = (await client.get("/stories/tale/recall",
+                                 params={"q": ask["q"], "character": "leo"})).text  # fmt: skip
+        assert 'aria-current="page">Recall</a>' in html and 'data-testid="recalled-lines"' in html
+        assert f"/stories/tale/evidence/{episodes[0]}?branch=main" in html
+        blank = (await client.get("/stories/tale/recall")).text
+        assert 'data-testid="recall-form"' in blank and "recalled-lines" not in blank
+
+
 class TestErrors:
     @pytest.mark.parametrize(
         ("method", "path", "body", "status", "needle"),
@@ -429,6 +475,11 @@ class TestErrors:
             ("POST", "/api/stories/tale/fork", {"at": 1, "realise": "h9"}, 422, "hypothesis"),
             ("POST", "/api/stories/tale/approve", {"pending_id": "4.x"}, 409, "already decided"),
             ("GET", "/api/nothing-here", None, 404, "no such page"),
+            ("GET", "/api/stories/tale/recall?q=%20", None, 422, "recall needs a request"),
+            ("GET", "/api/stories/tale/recall?q=key&character=zed", None, 404, "no character"),
+            ("GET", "/api/stories/tale/recall?q=key&budget=0", None, 422, "budget:"),
+            ("GET", "/api/stories/tale/recall?q=key&as_of=99", None, 422, "not a turn of"),
+            ("GET", "/api/stories/nosuch/recall?q=key", None, 404, "does not exist"),
         ],
     )
     async def test_clear_message_no_trace(

@@ -22,6 +22,7 @@ __all__ = [
     "ShowWhat",
     "demo",
     "export",
+    "recall",
     "render",
     "show",
     "view_data",
@@ -198,6 +199,39 @@ def render(what: ShowWhat, data: Any) -> None:
         out.print(table)
         return
     dump(data)
+
+
+@app.command()
+def recall(
+    story: str,
+    request: str = typer.Argument(..., help="A question, or what a turn is about."),
+    character: str | None = typer.Option(
+        None, "--as", help="Recall as this character: only what it lived (id or name)."
+    ),
+    budget: int = typer.Option(1000, "--budget", help="The most tokens the context may hold."),
+    as_of: int | None = typer.Option(None, "--as-of", help="Recall as of this turn."),
+    branch: str = typer.Option("main", "--branch", "-b"),
+    as_json: bool = typer.Option(False, "--json", help="With the record behind every line."),
+) -> None:
+    """Ask the story's memory: the context the writer (or, with --as, a character) would be
+    given for REQUEST, within --budget tokens, e.g. `fabula recall demo "where is the key?"`."""
+
+    async def go(fab: Fabula) -> None:
+        found = await fab.recall(fab.store(story, branch), request, budget=budget,
+                                 character=character, as_of=as_of)  # fmt: skip
+        if as_json:
+            dump(found)
+            return
+        who = found.holder or "the writer"
+        when = "" if found.as_of is None else f" as of turn {found.as_of}"
+        out.rule(Text(f"what {who} recalls{when}: {found.request}", style="bold"))
+        out.print(found.text or "(nothing: the memory holds nothing for this request)")
+        records = len({(line.kind, line.id) for line in found.lines})
+        out.print(Text(f"{found.tokens} of {found.budget} tokens, {len(found.lines)} lines "
+                       f"from {records} records (--json: the record behind each line)",
+                       style="dim"))  # fmt: skip
+
+    run_with_app(go)
 
 
 class ExportFormat(str, Enum):

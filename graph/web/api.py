@@ -28,6 +28,7 @@ from fabula.graph.responses import (
     PendingSummary,
     PendingTurn,
     PlotOut,
+    RecallOut,
     RunOut,
     StorySummary,
     StoryText,
@@ -220,6 +221,24 @@ async def minds(fab: Fab, story: str, branch: Branch = "main", as_of: AsOf = Non
 async def plot(fab: Fab, story: str, branch: Branch = "main") -> PlotOut:
     """The branch's hierarchy now: the plot, its plotlines and its scenes, with summaries."""
     return await reading.plot(_store(fab, story, branch))
+
+
+@router.get("/stories/{story}/recall", response_model=RecallOut)
+async def recall(
+    fab: Fab,
+    story: str,
+    q: Annotated[str, Query(max_length=4000, description="A question, or what a turn is about.")],
+    character: Annotated[
+        str | None, Query(description="Recall as this character: only what it lived.")
+    ] = None,
+    budget: Annotated[int, Query(ge=1, le=100_000, description="The most tokens.")] = 1000,
+    branch: Branch = "main",
+    as_of: AsOf = None,
+) -> RecallOut:
+    """The context memory gives ``q`` within ``budget`` tokens (the shape of `fabula recall
+    --json`): the writer's, or a character's own, with the record behind every line."""
+    return await fab.recall(_store(fab, story, branch), q, budget=budget, character=character,
+                            as_of=as_of)  # fmt: skip
 
 
 @router.get("/stories/{story}/evidence/{event}", response_model=EvidenceOut)

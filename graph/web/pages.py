@@ -251,6 +251,31 @@ async def plot_page(request: Request, fab: Fab, story: str, branch: Branch = "ma
     return page(request, "plot.html", story=story, branch=branch, plot=found)
 
 
+@router.get("/stories/{story}/recall", response_class=HTMLResponse)
+async def recall_page(
+    request: Request,
+    fab: Fab,
+    story: str,
+    branch: Branch = "main",
+    q: Annotated[str, Query(max_length=4000)] = "",
+    character: str = "",
+    budget: Annotated[int, Query(ge=1, le=100_000)] = 1000,
+    as_of: AsOf = None,
+) -> Response:
+    """Ask the story's memory: the context the writer (or a character) would be given."""
+    store = fab.store(story, branch)
+    await store.require()
+    found = None
+    if q.strip():
+        found = await fab.recall(store, q, budget=budget, character=character or None,
+                                 as_of=as_of)  # fmt: skip
+    return page(request, "recall.html", story=story, branch=branch, q=q, budget=budget,
+                character=found.holder if found and found.holder else character,
+                characters=await store.characters(), head=await store.head(), as_of=as_of,
+                found=found, by_line={line.line: line for line in found.lines} if found else {},
+                )  # fmt: skip
+
+
 @router.get("/stories/{story}/evidence/{event}", response_class=HTMLResponse)
 async def evidence_page(
     request: Request,
