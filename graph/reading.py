@@ -7,6 +7,7 @@ checks that the story and branch exist, and answers with a model of
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections import defaultdict
 from collections.abc import Mapping
@@ -27,6 +28,7 @@ from fabula.graph.responses import (
     PlotOut,
     RecallLine,
     RecallOut,
+    RecallPlan,
     StoryText,
     TurnOut,
     TurnUsage,
@@ -48,6 +50,7 @@ from fabula.memory.projections import (
 from fabula.memory.records import Belief, HierarchyNode, State
 from fabula.memory.retrieval.assemble import Assembly, ManifestEntry
 from fabula.memory.retrieval.context import author_context
+from fabula.memory.retrieval.plan import RetrievalPlan
 from fabula.memory.settings import Price
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter
@@ -409,7 +412,19 @@ async def recall(
         tokens=found.tokens,
         text=found.text,
         lines=[_line(m) for m in found.manifest],
+        plan=None if found.plan is None else _plan(found.plan),
     )
+
+
+def _plan(plan: RetrievalPlan) -> RecallPlan:
+    def iso(day: int | None) -> str | None:
+        return None if day is None else dt.date.fromordinal(day).isoformat()
+
+    return RecallPlan(entities=list(plan.entities), implied=list(plan.implied),
+                      characters=list(plan.characters), terms=list(plan.terms),
+                      attributes=list(plan.attributes), developments=list(plan.developments),
+                      first_date=iso(plan.first_day), last_date=iso(plan.last_day),
+                      order=plan.order, asks_when=plan.asks_when)  # fmt: skip
 
 
 def _line(entry: ManifestEntry) -> RecallLine:

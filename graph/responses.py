@@ -47,6 +47,7 @@ __all__ = [
     "PlotOut",
     "RecallLine",
     "RecallOut",
+    "RecallPlan",
     "RunOut",
     "SentenceOut",
     "StorySummary",
@@ -355,6 +356,39 @@ class RecallLine(_Out):
     members: list[str] = []
 
 
+class RecallPlan(_Out):
+    """What a request was read as: the entities and characters it involves (``implied``: the
+    ones the caller's focus added, unnamed), its topic terms (stemmed), the attributes and
+    developments it bears on, and the dates it is about (ISO, inclusive) or the end of the
+    story it favours."""
+
+    entities: list[str]
+    implied: list[str]
+    characters: list[str]
+    terms: list[str]
+    attributes: list[str]
+    developments: list[str]
+    first_date: str | None
+    last_date: str | None
+    order: Literal["earliest", "latest"] | None
+    asks_when: bool
+
+    def describe(self) -> str:
+        """The plan in one line: "entities leo, brass_key · terms key · dates 2023-05-06"."""
+        parts = []
+        for label, items in (("entities", self.entities), ("terms", self.terms),
+                             ("attributes", self.attributes),
+                             ("developments", self.developments)):  # fmt: skip
+            if items:
+                parts.append(f"{label} {', '.join(items)}")
+        if self.first_date or self.last_date:
+            first, last = self.first_date or "the start", self.last_date or "now"
+            parts.append(f"dates {first}" + ("" if first == last else f" to {last}"))
+        if self.order:
+            parts.append(f"favours the {self.order}")
+        return " · ".join(parts) or "nothing to look up: the most recent episodes"
+
+
 class RecallOut(_Out):
     """What memory gives a request within a token budget: the context the writer (``holder``
     None: the author's view, everything on the branch) or a character (its own beliefs and
@@ -370,6 +404,7 @@ class RecallOut(_Out):
     tokens: int
     text: str
     lines: list[RecallLine]
+    plan: RecallPlan | None
 
 
 class ExportOut(_Out):

@@ -143,6 +143,7 @@ class TestShowAndExport:
         fabula(redis_url, "new", "--world", "hollow_book", "--id", "tale")
         shown = fabula(redis_url, "recall", "tale", "Where is the brass key?", "--budget", "200")
         assert "what the writer recalls" in shown.stdout and "of 200 tokens" in shown.stdout
+        assert "read as: entities brass_key" in shown.stdout, shown.stdout
         assert "the brass key is in the hollow book" in shown.stdout
         assert "Mara moved the brass key to the hollow book." in shown.stdout
         leo = fabula(redis_url, "recall", "tale", "Where is the brass key?", "--as", "Leo")

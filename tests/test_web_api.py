@@ -425,6 +425,7 @@ class TestRecall:
         found = (await client.get("/api/stories/tale/recall", params=ask)).json()
         assert found["holder"] is None and 0 < found["tokens"] <= 300
         assert "brass key" in found["text"]
+        assert "brass_key" in found["plan"]["entities"] and found["plan"]["first_date"] is None
         rendered = found["text"].split("\n")
         for line in found["lines"]:
             assert rendered[line["line"]] and not rendered[line["line"]].startswith("## ")
@@ -453,6 +454,7 @@ class TestRecall:
                                  params={"q": ask["q"], "character": "leo"})).text  # fmt: skip
         assert 'aria-current="page">Recall</a>' in html and 'data-testid="recalled-lines"' in html
         assert f"/stories/tale/evidence/{episodes[0]}?branch=main" in html
+        assert 'data-testid="read-as"' in html and "entities" in html
         blank = (await client.get("/stories/tale/recall")).text
         assert 'data-testid="recall-form"' in blank and "recalled-lines" not in blank
 

@@ -225,6 +225,8 @@ def recall(
         who = found.holder or "the writer"
         when = "" if found.as_of is None else f" as of turn {found.as_of}"
         out.rule(Text(f"what {who} recalls{when}: {found.request}", style="bold"))
+        if found.plan is not None:
+            out.print(Text("read as: " + found.plan.describe(), style="dim"))
         out.print(found.text or "(nothing: the memory holds nothing for this request)")
         records = len({(line.kind, line.id) for line in found.lines})
         out.print(Text(f"{found.tokens} of {found.budget} tokens, {len(found.lines)} lines "

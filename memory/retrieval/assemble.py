@@ -123,13 +123,15 @@ class Candidate:
 @dataclass
 class Assembly:
     """The rendered context, its manifest, and its token count under ``counter`` (counted
-    when first asked: a writer that only sends the text never pays for it)."""
+    when first asked: a writer that only sends the text never pays for it), and the plan
+    it was retrieved for."""
 
     text: str
     counter: TokenCounter
     manifest: list[ManifestEntry] = field(default_factory=list)
     _tokens: int | None = field(default=None, repr=False)
     room: int = 0  # what rendering left of the budget (line by line), e.g. for summaries
+    plan: RetrievalPlan | None = None  # what the request was read as
 
     @property
     def tokens(self) -> int:
@@ -365,6 +367,7 @@ def render(
     by_id = {ep.id: ep for ep in episodes}
     assembly = _layout(chosen, by_id, entities, counter, budget)
     assembly.room = max(0, budget - used)
+    assembly.plan = plan
     return assembly
 
 
