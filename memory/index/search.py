@@ -23,7 +23,6 @@ from fabula.memory.store import StoryStore
 
 __all__ = [
     "Source",
-    "by_day",
     "by_entities",
     "by_entity",
     "by_time",
@@ -191,20 +190,6 @@ async def _latest(
     return merged[:last]
 
 
-async def by_day(
-    client: aredis.Redis,
-    where: Sequence[Source],
-    first_day: int | None,
-    last_day: int | None,
-    *,
-    as_of: int | None = None,
-    limit: int = 200,
-) -> list[str]:
-    """Episodes dated between two day numbers (inclusive), oldest first, at most ``limit``."""
-    dated = await days_of(client, where, first_day, last_day, as_of=as_of, limit=limit)
-    return [episode_id for episode_id, _ in dated]
-
-
 async def days_of(
     client: aredis.Redis,
     where: Sequence[Source],
@@ -214,7 +199,8 @@ async def days_of(
     as_of: int | None = None,
     limit: int = 200,
 ) -> list[tuple[str, int]]:
-    """:func:`by_day` with each episode's day number."""
+    """Episodes dated between two day numbers (inclusive), oldest first, at most ``limit``,
+    each with its day number."""
     low = "-inf" if first_day is None else first_day
     high = "+inf" if last_day is None else last_day
     async with client.pipeline(transaction=False) as pipe:
