@@ -455,6 +455,12 @@ class TestRecall:
         assert 'aria-current="page">Recall</a>' in html and 'data-testid="recalled-lines"' in html
         assert f"/stories/tale/evidence/{episodes[0]}?branch=main" in html
         assert 'data-testid="read-as"' in html and "entities" in html
+        # the form as a browser sends it: empty fields are "now" and the default budget
+        sent = {"q": ask["q"], "character": "", "budget": "", "as_of": ""}
+        form = await client.get("/stories/tale/recall", params=sent)
+        assert form.status_code == 200 and 'data-testid="recalled-lines"' in form.text
+        bad = await client.get("/stories/tale/recall", params={**sent, "as_of": "x"})
+        assert bad.status_code == 422 and "as of turn: a whole number" in bad.text
         blank = (await client.get("/stories/tale/recall")).text
         assert 'data-testid="recall-form"' in blank and "recalled-lines" not in blank
 

@@ -234,6 +234,26 @@ class TestTogether:
         await expect(page.locator("[data-testid=turns] li")).to_have_count(4, timeout=15_000)
 
 
+class TestRecall:
+    async def test_ask_the_memory_as_a_character(self, page: Page, base: str, shots: Path) -> None:
+        """The Recall page, reached from the story's navigation: asked where the brass key
+        is as Leo, it shows what Leo lived (the drawer, not the hollow book) and what the
+        request was read as; an episode's record opens its passage."""
+        await create_story(page, base)
+        await page.click("nav >> text=Recall")
+        await page.fill("#q", "Where is the brass key?")
+        await page.select_option("#character", "leo")
+        await page.click("[data-testid=recall-form] button[type=submit]")
+        lines = page.locator("[data-testid=recalled-lines]")
+        await expect(lines).to_contain_text("the brass key is in the desk drawer")
+        await expect(lines).not_to_contain_text("Mara moved")
+        await expect(page.locator("[data-testid=read-as]")).to_contain_text("brass_key")
+        await expect(page.locator("#character")).to_have_value("leo")
+        await page.screenshot(path=shots / "recall.png", full_page=True)
+        await lines.locator("a").first.click()
+        await expect(page.locator("[data-testid=passage] mark")).to_be_visible()
+
+
 class TestEscaping:
     async def test_story_text_never_runs(self, page: Page, base: str, shots: Path) -> None:
         """Text with <script>, an onload attribute and an onerror image, committed as a
@@ -251,6 +271,8 @@ class TestEscaping:
         await expect(page.locator("[data-testid=turn-line]")).to_contain_text("<script>")
         await page.goto(f"{base}/stories/tale/evidence/e4.0")
         await expect(page.locator("[data-testid=passage]")).to_contain_text("onerror")
+        await page.goto(f"{base}/stories/tale/recall?q=What+did+Leo+whisper%3F")
+        await expect(page.locator("[data-testid=recalled-lines]")).to_contain_text("<script>")
         await page.screenshot(path=shots / "escaped.png", full_page=True)
         assert await page.evaluate("window.__pwned") is None
         assert events["as_of"] == 4

@@ -71,6 +71,17 @@ def go(path: str, **query: Any) -> RedirectResponse:
     return RedirectResponse(path + ("?" + urlencode(params) if params else ""), status_code=303)
 
 
+RECALL_BUDGET = 1000  # tokens, as `fabula recall`'s default
+
+
+def _whole(raw: str, name: str) -> int:
+    """A form field that must be a whole number (its range is checked where it is used)."""
+    try:
+        return int(raw.strip())
+    except ValueError:
+        raise InvalidInput(f"{name}: a whole number, not {raw.strip()[:40]!r}") from None
+
+
 def _text(form: dict[str, Any], name: str) -> str:
     value = form.get(name)
     return value.strip() if isinstance(value, str) else ""
@@ -259,19 +270,22 @@ async def recall_page(
     branch: Branch = "main",
     q: Annotated[str, Query(max_length=4000)] = "",
     character: str = "",
-    budget: Annotated[int, Query(ge=1, le=100_000)] = 1000,
-    as_of: AsOf = None,
+    budget: str = "",
+    as_of: str = "",
 ) -> Response:
-    """Ask the story's memory: the context the writer (or a character) would be given."""
+    """Ask the story's memory: the context the writer (or a character) would be given.
+    The form's empty fields (no turn, no budget) mean now and the default budget."""
     store = fab.store(story, branch)
     await store.require()
+    tokens = _whole(budget, "budget") if budget.strip() else RECALL_BUDGET
+    turn = _whole(as_of, "as of turn") if as_of.strip() else None
     found = None
     if q.strip():
-        found = await fab.recall(store, q, budget=budget, character=character or None,
-                                 as_of=as_of)  # fmt: skip
-    return page(request, "recall.html", story=story, branch=branch, q=q, budget=budget,
+        found = await fab.recall(store, q, budget=tokens, character=character or None,
+                                 as_of=turn)  # fmt: skip
+    return page(request, "recall.html", story=story, branch=branch, q=q, budget=tokens,
                 character=found.holder if found and found.holder else character,
-                characters=await store.characters(), head=await store.head(), as_of=as_of,
+                characters=await store.characters(), head=await store.head(), as_of=turn,
                 found=found, by_line={line.line: line for line in found.lines} if found else {},
                 )  # fmt: skip
 
