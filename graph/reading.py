@@ -395,7 +395,7 @@ async def recall(
                            f"{MAX_RECALL_BUDGET}", story=store.story)  # fmt: skip
     as_of = await check_as_of(store, as_of)
     holder = None
-    if character is None:
+    if character is None or not character.strip():
         found: Assembly = await author_context(store, request, budget=budget, counter=counter,
                                                as_of=as_of, embedder=embedder)  # fmt: skip
     else:

@@ -424,6 +424,9 @@ class TestRecall:
         ask = {"q": "Where is the brass key?", "budget": 300}
         found = (await client.get("/api/stories/tale/recall", params=ask)).json()
         assert found["holder"] is None and 0 < found["tokens"] <= 300
+        unnamed = (await client.get("/api/stories/tale/recall",
+                                    params={**ask, "character": ""})).json()  # fmt: skip
+        assert unnamed == found  # an empty character is the writer, as on the page
         assert "brass key" in found["text"]
         assert "brass_key" in found["plan"]["entities"] and found["plan"]["first_date"] is None
         rendered = found["text"].split("\n")
