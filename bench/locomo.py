@@ -1,8 +1,8 @@
 """``fabula bench locomo``: recalling a question's evidence from a long conversation.
 
-Each LoCoMo conversation becomes a story: the two speakers are characters, each session
+Each LoCoMo conversation becomes a story: its speakers are characters, each session
 one turn (a scene) dated by its ``session_<n>_date_time``, each dialogue line an utterance
-of its speaker heard by the other (a shared picture is kept as its caption). Only the
+of its speaker heard by the others (a shared picture is kept as its caption). Only the
 dialogue is read: the dataset's ``event_summary``, ``observation`` and ``session_summary``
 are answers, never inputs.
 
@@ -14,7 +14,9 @@ assembled with the question as the request
 evidence recall (the share of the question's evidence lines whose full text appears
 verbatim in the context, whitespace aside), the share of questions with all their evidence,
 both per category, mean tokens, and assembly time. Evidence ids that name no line of the
-dialogue (annotation slips) are left out and counted.
+dialogue (annotation slips, such as "D8:6; D9:17" written as one) are left out and counted,
+as the dataset's README asks. Anyone who speaks besides the two named speakers
+is a character of the story too, and a speaker's name is read without surrounding space.
 
 The same questions are also put to the first speaker's own mind (``character``): its
 context (:func:`fabula.memory.retrieval.context.character_context`), assembled through its
@@ -104,7 +106,7 @@ class Question:
 @dataclass(frozen=True)
 class Conversation:
     id: str
-    speakers: tuple[str, str]
+    speakers: tuple[str, ...]  # the two named speakers, then anyone else who speaks
     sessions: tuple[Session, ...]
     questions: tuple[Question, ...]
     missing_evidence: int = 0
@@ -137,7 +139,7 @@ def _conversation(item: dict[str, Any]) -> Conversation:
         lines = tuple(
             Line(
                 str(raw["dia_id"]),
-                str(raw["speaker"]),
+                _speaker(raw["speaker"], f"session_{n} line {raw['dia_id']}"),
                 str(raw["text"]),
                 raw.get("blip_caption"),
             )
@@ -147,20 +149,36 @@ def _conversation(item: dict[str, Any]) -> Conversation:
         n += 1
     if not sessions:
         raise KeyError("session_1")
+    named = (_speaker(conv["speaker_a"], "speaker_a"), _speaker(conv["speaker_b"], "speaker_b"))
+    taken = {slug(name) for name in named}
+    others = []
+    for line in (line for s in sessions for line in s.lines):
+        if slug(line.speaker) not in taken:
+            taken.add(slug(line.speaker))
+            others.append(line.speaker)
     known = {line.id for s in sessions for line in s.lines}
     questions, missing = [], 0
     for qa in item["qa"]:
-        evidence = tuple(e for e in qa.get("evidence", []) if e in known)
-        missing += len(qa.get("evidence", [])) - len(evidence)
+        given = [str(e) for e in qa.get("evidence", [])]
+        evidence = tuple(dict.fromkeys(e for e in given if e in known))
+        missing += len([e for e in given if e not in known])
         if evidence:
             questions.append(Question(str(qa["question"]), int(qa["category"]), evidence))
     return Conversation(
         str(item["sample_id"]),
-        (str(conv["speaker_a"]), str(conv["speaker_b"])),
+        (*named, *others),
         tuple(sessions),
         tuple(questions),
         missing,
     )
+
+
+def _speaker(raw: object, where: str) -> str:
+    """A speaker's name, without surrounding space; one that names no one is refused."""
+    name = str(raw).strip()
+    if not any(ch.isalnum() for ch in name):
+        raise ValueError(f"{where}: the speaker {raw!r} names no one")
+    return name
 
 
 def session_delta(turn: int, session: Session, speakers: Sequence[str]) -> TurnDelta:
@@ -181,7 +199,10 @@ def session_delta(turn: int, session: Session, speakers: Sequence[str]) -> TurnD
 
 
 def _setup(speakers: Sequence[str]) -> TurnDelta:
-    builder = DeltaBuilder(0, f"A conversation between {speakers[0]} and {speakers[1]}.")
+    text = f"A conversation between {speakers[0]} and {speakers[1]}"
+    if speakers[2:]:
+        text += f", joined by {', '.join(speakers[2:])}"
+    builder = DeltaBuilder(0, text + ".")
     for name in speakers:
         builder.entity("character", name)
     return builder.build()

@@ -133,3 +133,50 @@ class TestLocomoEmbeddings:
 
         done, _ = bench(redis_url, tmp_path, "--embeddings-url", fake_openai.base_url)
         assert done.exit_code == 2 and "--embeddings-url needs --embeddings" in done.output
+
+
+class TestLocomoShapes:
+    """What a conversation kept aside may hold that the public ones do not show."""
+
+    def _odd(self, path: Path, speaker: str = "Mo") -> Path:
+        write_locomo(path)
+        data = json.loads(path.read_text())
+        conv = data[0]["conversation"]
+        conv["session_1"][1]["speaker"] = "Ann "  # a name with a trailing space
+        conv["session_2"].append({"speaker": speaker, "dia_id": "D2:6",
+                                  "text": "I tuned the violin in the hall."})  # fmt: skip
+        data[0]["qa"].append({"question": "Who tuned the violin?", "answer": "Mo",
+                              "evidence": ["D2:6; D2:5"], "category": 4})  # fmt: skip
+        data[0]["qa"].append({"question": "Who tuned it?", "answer": "Mo",
+                              "evidence": ["D2:6"], "category": 4})  # fmt: skip
+        path.write_text(json.dumps(data))
+        return path
+
+    def test_a_third_speaker(self, redis_url: str, tmp_path: Path) -> None:
+        """A third speaker is a character too (the run does not stop at an unknown actor),
+        and a name is read without its spaces; "D2:6; D2:5" is no id of the dialogue: left
+        out and counted, as the dataset's README asks."""
+        from fabula.bench.locomo import load_locomo
+
+        path = self._odd(tmp_path / "odd.json")
+        conv = load_locomo(path)[0]
+        assert conv.speakers == ("Ann", "Cal", "Mo")
+        assert conv.sessions[0].lines[1].speaker == "Ann"
+        assert [q.evidence for q in conv.questions[3:]] == [("D2:6",)]  # not "D2:6; D2:5"
+        out = tmp_path / "out.json"
+        done = CliRunner().invoke(app, ["bench", "locomo", str(path), "--budgets", "60",
+                                        "--json", str(out)],
+                                  env={"FABULA_REDIS_URL": redis_url,
+                                       "FABULA_HOME": str(tmp_path)})  # fmt: skip
+        assert done.exit_code == 0, done.output
+        result = json.loads(out.read_text())
+        assert result["questions"] == 4 and result["missing_evidence_ids"] == 2
+
+    def test_a_speaker_who_names_no_one(self, redis_url: str, tmp_path: Path) -> None:
+        path = self._odd(tmp_path / "odd.json", speaker="  ")
+        done = CliRunner().invoke(app, ["bench", "locomo", str(path)],
+                                  env={"FABULA_REDIS_URL": redis_url,
+                                       "FABULA_HOME": str(tmp_path)})  # fmt: skip
+        assert done.exit_code == 1
+        assert "session_2 line D2:6: the speaker '  ' names no one" in done.stderr
+        assert done.stderr.count("\n") == 1
