@@ -56,6 +56,9 @@ from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter
 
 __all__ = [
+    "MAX_RECALL_BUDGET",
+    "MAX_REQUEST_CHARS",
+    "RECALL_BUDGET",
     "beliefs",
     "branch_list",
     "check_as_of",
@@ -362,6 +365,7 @@ async def usage(store: StoryStore, prices: Mapping[str, Price]) -> UsageOut:
     )
 
 
+RECALL_BUDGET = 1000  # tokens, when a recall names no budget
 MAX_RECALL_BUDGET = 100_000  # tokens: more than any model's context a recall is meant for
 MAX_REQUEST_CHARS = 4_000
 

@@ -265,7 +265,10 @@ def plot(
                                       "last_turn": last})  # fmt: skip
     told: list[str] = []
     if old is not None and old.summary:
-        told = old.summary.split(_TITLES) if old.summary_by == "extractive" else [old.summary]
+        # titles as the fold wrote them (also when the model's answer was unusable: "kept"),
+        # or a model's summary, which stands first as one piece
+        by_fold = old.summary_by in ("extractive", "kept")
+        told = old.summary.split(_TITLES) if by_fold else [old.summary]
     pieces = [p for p in told if p != _LEFT_OUT] + [line.title for line in born]
     return HierarchyNode(
         id=PLOT_ID,

@@ -251,7 +251,7 @@ async def _plot(run: _Run) -> None:
     request = SummaryRequest(
         node=node.id, level="plot", first_turn=node.first_turn, last_turn=node.last_turn,
         title=node.title,
-        lines=_fit([f"turns {n.first_turn}-{n.last_turn}, {n.title}: {n.summary}" for n in lines]),
+        lines=_fit([_member_line(n) for n in lines]),
     )  # fmt: skip
     await run.ask(node, raw, request)
 
@@ -285,10 +285,15 @@ def _plotline_request(
     for dev in developments.values():
         if line.id == plotline_id(f"dev:{dev.id}"):
             joins = f"the development {dev.title!r} ({dev.kind})"
-    lines = _fit([f"turns {s.first_turn}-{s.last_turn}, {s.title}: {s.summary}" for s in scenes])
+    lines = _fit([_member_line(s) for s in scenes])
     return SummaryRequest(node=line.id, level="plotline", first_turn=line.first_turn,
                           last_turn=line.last_turn, title=line.title, joins=joins,
                           lines=lines)  # fmt: skip
+
+
+def _member_line(node: HierarchyNode) -> str:
+    """A member of a plotline (a scene) or of the plot (a plotline), as the model reads it."""
+    return f"turns {node.first_turn}-{node.last_turn}, {node.title}: {node.summary}"
 
 
 def _fit(lines: Sequence[str], chars: int = INPUT_CHARS) -> tuple[str, ...]:

@@ -246,3 +246,18 @@ class TestForks:
         assert await aredis_client.hget(keys.hierarchy_threads("fmt", "what-if"), "@format") == "3"
         assert await nodes(child) == await nodes(parent) and PLOT_ID in await nodes(child)
         await parent.delete()
+
+
+def test_a_plot_the_model_could_not_summarise_still_takes_new_plotlines() -> None:
+    """A plot whose model answer was unusable keeps the fold's titles ("kept"): a plotline
+    born later is still told (as the latest), not shut out by the old titles read as one
+    piece of the model's."""
+    titles = [f"the location of the key number {n}" for n in range(14)]
+    lines = [HierarchyNode(id=f"p{n}", level="plotline", title=t, summary="-", first_turn=n,
+                           last_turn=n) for n, t in enumerate(titles)]  # fmt: skip
+    plot = folding.plot(None, lines[:-1], lines[:-1])
+    assert len(plot.summary) <= folding.SUMMARY_CHARS
+    kept = plot.model_copy(update={"summary_by": "kept"})
+    after = folding.plot(kept, [lines[-1]], [lines[-1]])
+    assert after.summary.endswith(titles[-1]) and after.summary.startswith(titles[0])
+    assert len(after.summary) <= folding.SUMMARY_CHARS

@@ -208,7 +208,9 @@ def recall(
     character: str | None = typer.Option(
         None, "--as", help="Recall as this character: only what it lived (id or name)."
     ),
-    budget: int = typer.Option(1000, "--budget", help="The most tokens the context may hold."),
+    budget: int = typer.Option(
+        reading.RECALL_BUDGET, "--budget", help="The most tokens the context may hold."
+    ),
     as_of: int | None = typer.Option(None, "--as-of", help="Recall as of this turn."),
     branch: str = typer.Option("main", "--branch", "-b"),
     as_json: bool = typer.Option(False, "--json", help="With the record behind every line."),

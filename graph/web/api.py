@@ -227,11 +227,18 @@ async def plot(fab: Fab, story: str, branch: Branch = "main") -> PlotOut:
 async def recall(
     fab: Fab,
     story: str,
-    q: Annotated[str, Query(max_length=4000, description="A question, or what a turn is about.")],
+    q: Annotated[
+        str,
+        Query(
+            max_length=reading.MAX_REQUEST_CHARS, description="A question, or what a turn is about."
+        ),
+    ],
     character: Annotated[
         str | None, Query(description="Recall as this character: only what it lived.")
     ] = None,
-    budget: Annotated[int, Query(ge=1, le=100_000, description="The most tokens.")] = 1000,
+    budget: Annotated[
+        int, Query(ge=1, le=reading.MAX_RECALL_BUDGET, description="The most tokens.")
+    ] = reading.RECALL_BUDGET,
     branch: Branch = "main",
     as_of: AsOf = None,
 ) -> RecallOut:

@@ -71,9 +71,6 @@ def go(path: str, **query: Any) -> RedirectResponse:
     return RedirectResponse(path + ("?" + urlencode(params) if params else ""), status_code=303)
 
 
-RECALL_BUDGET = 1000  # tokens, as `fabula recall`'s default
-
-
 def _whole(raw: str, name: str) -> int:
     """A form field that must be a whole number (its range is checked where it is used)."""
     try:
@@ -268,7 +265,7 @@ async def recall_page(
     fab: Fab,
     story: str,
     branch: Branch = "main",
-    q: Annotated[str, Query(max_length=4000)] = "",
+    q: Annotated[str, Query(max_length=reading.MAX_REQUEST_CHARS)] = "",
     character: str = "",
     budget: str = "",
     as_of: str = "",
@@ -276,13 +273,14 @@ async def recall_page(
     """Ask the story's memory: the context the writer (or a character) would be given.
     The form's empty fields (no turn, no budget) mean now and the default budget."""
     store = fab.store(story, branch)
-    await store.require()
-    tokens = _whole(budget, "budget") if budget.strip() else RECALL_BUDGET
+    tokens = _whole(budget, "budget") if budget.strip() else reading.RECALL_BUDGET
     turn = _whole(as_of, "as of turn") if as_of.strip() else None
     found = None
-    if q.strip():
+    if q.strip():  # the recall checks the story and branch exist
         found = await fab.recall(store, q, budget=tokens, character=character or None,
                                  as_of=turn)  # fmt: skip
+    else:
+        await store.require()
     return page(request, "recall.html", story=story, branch=branch, q=q, budget=tokens,
                 character=found.holder if found and found.holder else character,
                 characters=await store.characters(), head=await store.head(), as_of=turn,
