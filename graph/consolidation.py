@@ -127,21 +127,25 @@ def consolidator(
         then = summarise_job if summariser is not None else None
 
         async def enqueue(store: StoryStore, turn: int) -> None:
-            enqueue_consolidation(url, store.story, store.branch, turn, queue_url=queue,
-                                  then=then)  # fmt: skip
+            # the job names no URL: the worker connects from its own environment
+            enqueue_consolidation(queue, store.story, store.branch, turn, then=then)
 
         return enqueue
     return InlineConsolidation(summariser)
 
 
-def summarise_job(url: str, story: str, branch: str) -> int:
+def summarise_job(story: str, branch: str) -> int:
     """The RQ job that follows a fold in model mode: the summaries step on one branch,
-    with the summariser built from the worker's settings (``FABULA_MODEL_*``, read here:
-    a job is an entry point). Returns how many summaries the model wrote; a worker with no
+    with the summariser and the connection built from the worker's settings
+    (``FABULA_MODEL_*``, ``FABULA_REDIS_URL``, read here: a job is an entry point; it
+    carries no credentials). Returns how many summaries the model wrote; a worker with no
     summariser model configured writes none (the extractive summaries stay)."""
     summariser = make_summariser(Settings.from_env())
     if summariser is None:
         return 0
+    from fabula.memory.jobs import worker_url
+
+    url = worker_url()
 
     async def run() -> int:
         client = connect_async(url)

@@ -152,15 +152,20 @@ class TestKillRun:
 
 
 @contextlib.contextmanager
-def rq_worker(url: str, *, burst: bool, simple: bool = False) -> Iterator[subprocess.Popen[bytes]]:
-    """An ``rq worker fabula`` process (its own process group, so its horse dies with it);
-    ``simple``: jobs run in the worker's process (no fork per job)."""
+def rq_worker(
+    url: str, stories: str, *, burst: bool, simple: bool = False
+) -> Iterator[subprocess.Popen[bytes]]:
+    """An ``rq worker fabula`` process on the queue at ``url``, its jobs working on the
+    stories at ``stories`` (its own ``FABULA_REDIS_URL``: a job carries no URL), in its own
+    process group, so its horse dies with it; ``simple``: jobs run in the worker's process
+    (no fork per job)."""
     args = [sys.executable, "-m", "rq.cli", "worker", "fabula", "--url", url, "-q"]
     args += ["--burst"] if burst else []
     args += ["--worker-class", "rq.worker.SimpleWorker"] if simple else []
     proc = subprocess.Popen(
         args,
         start_new_session=True,
+        env={**os.environ, "FABULA_REDIS_URL": stories},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
@@ -191,14 +196,12 @@ class TestKillWorker:
         turns = asyncio.run(self._long_story(redis_url, tmp_path, "slow"))
         conn = redis.Redis.from_url(queue_url)
         ends = [*range(4, turns, 4), turns]
-        jobs = [
-            enqueue_consolidation(redis_url, "slow", "main", t, queue_url=queue_url) for t in ends
-        ]
+        jobs = [enqueue_consolidation(queue_url, "slow", "main", t) for t in ends]
         started = StartedJobRegistry(QUEUE, connection=conn)
         finished = FinishedJobRegistry(QUEUE, connection=conn)
         # jobs run in the worker's own process (no fork and re-import per job), so a job
         # takes milliseconds and the kill lands in the middle of the stream
-        with rq_worker(queue_url, burst=False, simple=True) as worker:
+        with rq_worker(queue_url, redis_url, burst=False, simple=True) as worker:
             deadline = time.monotonic() + 60
             while len(finished.get_job_ids()) < 2:
                 assert worker.poll() is None, worker.stderr.read() if worker.stderr else ""
@@ -225,7 +228,7 @@ class TestKillWorker:
             between.remove(job_id)
             queue.enqueue_job(queue.fetch_job(job_id))  # type: ignore[arg-type]
         assert queue.count == len(jobs) - done
-        with rq_worker(queue_url, burst=True, simple=True) as worker:
+        with rq_worker(queue_url, redis_url, burst=True, simple=True) as worker:
             assert worker.wait(120) == 0
         assert asyncio.run(self._watermark(redis_url, "slow")) == turns
         # the same as consolidating the same story in one go, uninterrupted

@@ -4,11 +4,14 @@ the real store: the demo story, the writer/extractor round trip, the critic, con
 from __future__ import annotations
 
 import asyncio
+import zlib
+from urllib.parse import urlsplit
 
 import pytest
 import redis
 from langgraph.checkpoint.memory import InMemorySaver
 from rq import Queue, SimpleWorker
+from rq.job import Job
 
 from fabula.agents.contracts import Action, TurnPlan
 from fabula.agents.critic.symbolic import SymbolicCritic
@@ -18,6 +21,7 @@ from fabula.agents.views import author_view
 from fabula.agents.writer.context import writer_context
 from fabula.agents.writer.offline import realise
 from fabula.graph.build import thread_id
+from fabula.graph.consolidation import consolidator, summarise_job
 from fabula.graph.runtime import Committed
 from fabula.graph.service import Fabula
 from fabula.memory.hierarchy import scenes
@@ -175,7 +179,9 @@ class TestWriterContext:
 
 
 class TestConsolidation:
-    def test_rq_job_builds_scenes(self, redis_url: str, request: pytest.FixtureRequest) -> None:
+    def test_rq_job_builds_scenes(
+        self, redis_url: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
         """Commits enqueue consolidation on RQ; a worker builds scenes with their closure.
 
         (A synchronous test: RQ jobs are synchronous edges that run their own event loop.)
@@ -195,7 +201,9 @@ class TestConsolidation:
 
         head = asyncio.run(setup())
         for turn in range(1, head + 1):
-            enqueue_consolidation(redis_url, "rq", "main", turn, queue_url=queue_url)
+            enqueue_consolidation(queue_url, "rq", "main", turn)
+        # the worker takes its connection from its own environment, not from the job
+        monkeypatch.setenv("FABULA_REDIS_URL", redis_url)
         connection = redis.Redis.from_url(queue_url)
         queue = Queue(QUEUE, connection=connection)
         assert queue.count == head
@@ -206,6 +214,24 @@ class TestConsolidation:
         events = [e for node in built for e in node.closure.events]
         assert len(events) == len(set(events)) and events
         assert all(span.quote for node in built for span in node.closure.spans)
+
+    def test_rq_job_carries_no_credentials(self, redis_url: str) -> None:
+        """A consolidation job names the story, branch and turn, never the Redis URL: the
+        admin's secret is in neither its description (which the worker logs) nor its pickled
+        data, so a job carries no credentials."""
+        connection = redis.Redis.from_url(redis_url)
+        secret = urlsplit(redis_url).password or "no-secret-in-this-url"
+        assert consolidator(redis_url, "rq", redis_url) is not None
+        job_id = enqueue_consolidation(redis_url, "s2", "main", 17, then=summarise_job)
+        for jid in (job_id, "summarise-s2-main-17"):
+            job = Job.fetch(jid, connection=connection)
+            assert redis_url not in job.args and job.args[0] == "s2"
+            assert secret not in str(job.description)
+            raw = connection.hgetall(f"rq:job:{jid}")
+            blob = b"".join(raw.values())
+            assert secret.encode() not in blob
+            assert secret.encode() not in zlib.decompress(raw[b"data"])
+        connection.close()
 
 
 class TestCharacterSocial:

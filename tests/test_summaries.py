@@ -282,8 +282,8 @@ class TestModelSummaries:
 
         asyncio.run(commit())
         for number in range(1, len(TURNS) + 1):
-            enqueue_consolidation(redis_url, "ms5", "main", number, queue_url=queue_url,
-                                  then=summarise_job)  # fmt: skip
+            enqueue_consolidation(queue_url, "ms5", "main", number, then=summarise_job)
+        monkeypatch.setenv("FABULA_REDIS_URL", redis_url)  # the worker's own environment
         connection = redis.Redis.from_url(queue_url)
         SimpleWorker([Queue(QUEUE, connection=connection)], connection=connection).work(burst=True)
 
