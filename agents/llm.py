@@ -120,6 +120,7 @@ class ModelClient:
         self.max_tokens = settings.max_tokens
         self.retry_initial_s = settings.retry_initial_s
         self.retry_max_s = settings.retry_max_s
+        self.schemas = settings.schemas  # "story": roles send their story-shaped schemas
         self.method: Method = "json_schema"
 
     @property
@@ -151,12 +152,15 @@ class ModelClient:
         *,
         max_attempts: int | None = None,
         shape: type[BaseModel] | None = None,
+        json_schema: dict[str, Any] | None = None,
     ) -> T:
         """The model's reply to ``messages``, validated into ``schema``.
 
         ``shape`` is the type whose JSON schema is sent (default: ``schema``): a checked
         type built per call (its validators know the call's text or entities) passes its
-        plain base, so the strict schema is made once.
+        plain base, so the strict schema is made once. ``json_schema``, when given, is sent
+        as it is instead (a role's story-shaped schema, already strict: see
+        :mod:`fabula.agents.schemas`); the reply is still validated into ``schema``.
 
         A reply that is not JSON or fails validation is answered with the error and asked
         for again, up to ``max_attempts`` (default: the role's setting) replies in all.
@@ -171,7 +175,7 @@ class ModelClient:
             raise ValueError(f"max_attempts must be at least 1, not {attempts}")
         conversation = list(messages)
         for attempt in range(1, attempts + 1):
-            reply = await self._ask(schema, conversation, shape or schema)
+            reply = await self._ask(schema, conversation, shape or schema, json_schema)
             raw = _raw_output(reply)
             try:
                 return schema.model_validate_json(raw)
@@ -199,9 +203,13 @@ class ModelClient:
 
     # -- structured output: method and fallback ---------------------------------------
     async def _ask(
-        self, schema: type[BaseModel], messages: list[BaseMessage], shape: type[BaseModel]
+        self,
+        schema: type[BaseModel],
+        messages: list[BaseMessage],
+        shape: type[BaseModel],
+        json_schema: dict[str, Any] | None = None,
     ) -> AIMessage:
-        parameters = strict_schema(shape)
+        parameters = strict_schema(shape) if json_schema is None else json_schema
         description = (shape.__doc__ or schema.__doc__ or "").strip()
         spec: dict[str, Any] = {"name": schema.__name__, "strict": True, "schema": parameters}
         if description:

@@ -6,6 +6,9 @@ Model settings are per role. ``FABULA_MODEL_*`` set every role's defaults; a rol
 
     FABULA_MODEL=gpt-4o-mini FABULA_MODEL_WRITER=gpt-4o FABULA_MODEL_WRITER_MAX_TOKENS=900
 
+``FABULA_MODEL_SCHEMAS=generic`` (or per role, ``FABULA_MODEL_<ROLE>_SCHEMAS``) sends the
+roles' generic schemas instead of the story-shaped ones (``story``, the default).
+
 A role whose model is unset runs on the offline engine. The extractor (the memory-builder's
 model) reads at temperature 0 unless ``FABULA_MODEL_EXTRACTOR_TEMPERATURE`` says otherwise.
 """
@@ -23,10 +26,21 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from fabula.memory.errors import ConfigError
 from fabula.memory.limits import DEFAULT_DELTA_BYTES, DEFAULT_TURN_TEXT_BYTES, Limits
 
-__all__ = ["ROLES", "FsyncPolicy", "ModelSettings", "Price", "Role", "Settings", "default_home"]
+__all__ = [
+    "ROLES",
+    "FsyncPolicy",
+    "ModelSettings",
+    "Price",
+    "Role",
+    "SchemaStyle",
+    "Settings",
+    "default_home",
+]
 
 Role = Literal["planner", "character", "writer", "extractor", "summariser"]
 ROLES: tuple[Role, ...] = get_args(Role)
+
+SchemaStyle = Literal["story", "generic"]
 
 FsyncPolicy = Literal["always", "everysec"]
 """When the embedded server fsyncs its append-only file (``FABULA_REDIS_FSYNC``).
@@ -48,6 +62,7 @@ _MODEL_ENV: dict[str, str] = {
     "_SEED": "seed",
     "_MAX_RETRIES": "max_retries",
     "_ATTEMPTS": "max_attempts",
+    "_SCHEMAS": "schemas",
 }
 
 
@@ -83,6 +98,10 @@ class ModelSettings(BaseModel):
     max_attempts: int = Field(default=3, ge=1)
     retry_initial_s: float = Field(default=0.5, ge=0)
     retry_max_s: float = Field(default=30.0, ge=0)
+    # what a structured call's JSON schema is: built from what the role may see (ids as
+    # enums, bounded arrays and strings: agents/schemas.py), or the role's generic pydantic
+    # type made strict (the baseline a benchmark compares against)
+    schemas: SchemaStyle = "story"
 
     @property
     def offline(self) -> bool:

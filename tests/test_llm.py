@@ -19,6 +19,7 @@ from structlog.testing import capture_logs
 
 from fabula.agents.llm import ModelClient, make_chat_model, make_client
 from fabula.agents.prompts import load_prompt
+from fabula.agents.schemas import strict_schema
 from fabula.agents.usage import metering
 from fabula.memory.errors import (
     ConfigError,
@@ -149,9 +150,28 @@ class TestSettingsFromEnvironment:
         assert settings.model_for("writer").model == "big"
         assert settings.model_for("planner").offline
 
+    def test_the_schema_style_is_a_setting_per_role(self) -> None:
+        """Story-shaped schemas by default; FABULA_MODEL_SCHEMAS=generic for every role (the
+        benchmark's baseline), FABULA_MODEL_<ROLE>_SCHEMAS for one; each client keeps its own."""
+        assert Settings.from_env({"FABULA_MODEL": "small"}).model_for("planner").schemas == "story"
+        settings = Settings.from_env(
+            {
+                "FABULA_MODEL": "small",
+                "FABULA_MODEL_BASE_URL": "http://127.0.0.1:1/v1",
+                "FABULA_MODEL_SCHEMAS": "generic",
+                "FABULA_MODEL_CHARACTER_SCHEMAS": "story",
+            }
+        )
+        assert settings.model_for("planner").schemas == "generic"
+        assert settings.model_for("extractor").schemas == "generic"
+        assert settings.model_for("character").schemas == "story"
+        assert make_client(settings.model_for("character"), "character").schemas == "story"
+        assert make_client(settings.model_for("planner"), "planner").schemas == "generic"
+
     @pytest.mark.parametrize(
         ("name", "value"),
         [
+            ("FABULA_MODEL_SCHEMAS", "tight"),
             ("FABULA_MODEL_MAX_TOKENS", "lots"),
             ("FABULA_MODEL_WRITER_TEMPERATURE", "9"),
             ("FABULA_MODEL_CONCURRENCY", "0"),
@@ -228,6 +248,22 @@ class TestStructuredCall:
         assert sorted(spec["schema"]["required"]) == ["beats", "goal", "mood", "tension"]
         assert "default" not in str(spec["schema"])
         assert "tools" not in request
+
+    async def test_a_prebuilt_schema_is_sent_as_it_is(
+        self, model: ModelClient, fake_openai: FakeOpenAI
+    ) -> None:
+        """A role's own JSON schema (story-shaped) goes on the wire unchanged, by either
+        method; the reply is still validated into the type."""
+        tight = strict_schema(ScenePlan)
+        tight["properties"]["goal"] = {"type": "string", "enum": ["escape the lighthouse"]}
+        fake_openai.reply_json(GOOD | {"mood": "calm"})
+        plan = await model.structured(ScenePlan, MESSAGES, json_schema=tight)
+        assert plan.goal == "escape the lighthouse"
+        assert fake_openai.requests[0]["response_format"]["json_schema"]["schema"] == tight
+        fake_openai.reject_json_schema = True
+        fake_openai.reply_tool_call(GOOD | {"mood": "calm"})
+        await model.structured(ScenePlan, MESSAGES, json_schema=tight)
+        assert fake_openai.requests[-1]["tools"][0]["function"]["parameters"] == tight
 
     async def test_falls_back_to_function_calling_and_says_so(
         self, model: ModelClient, fake_openai: FakeOpenAI
