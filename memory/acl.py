@@ -49,7 +49,8 @@ log = get_logger(__name__)
 # user's key patterns), the project's read-only functions, and PING. Nothing server-wide
 # (DBSIZE, KEYS, SCAN, INFO, ...), no free-form scripts (EVAL_RO), no writes, no pub/sub.
 # AUTH and HELLO cannot be denied by ACL (Redis lets any client run them), which is why no
-# other user may be open: see memory/server.py. Keep /work/notes/coord.md's list in step.
+# other user may be open: see memory/server/default_user.py. Keep /work/notes/coord.md's
+# list in step.
 CHARACTER_COMMANDS: tuple[str, ...] = (
     # hashes
     "hget", "hmget", "hgetall", "hvals", "hkeys", "hexists", "hlen", "hstrlen", "hscan",

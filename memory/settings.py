@@ -122,7 +122,7 @@ class Settings(BaseModel):
 
     home: Path = Field(default_factory=default_home)
     redis_url: str | None = None
-    # accept a configured Redis whose default user is open (FABULA_REDIS_ALLOW_OPEN=1)
+    # accept a Redis with a user that lets anyone in (FABULA_REDIS_ALLOW_OPEN=1)
     allow_open_redis: bool = False
     # the embedded server's fsync policy (FABULA_REDIS_FSYNC); a configured Redis keeps its own
     redis_fsync: FsyncPolicy = "always"

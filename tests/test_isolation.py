@@ -34,7 +34,7 @@ from fabula.memory.errors import ConfigError
 from fabula.memory.server import (
     ADMIN_USER,
     EmbeddedRedis,
-    check_default_user,
+    check_open_users,
     redis_server_binary,
     resolve_url,
     without_credentials,
@@ -197,7 +197,7 @@ class TestOpenServerRefused:
         """FABULA_REDIS_URL at a server with an open default user is refused, one line."""
         with pytest.raises(ConfigError, match="lets anyone in as its 'default' user"):
             resolve_url(open_server, Path("/nonexistent"))
-        assert resolve_url(open_server, Path("/x"), allow_open_default=True) == open_server
+        assert resolve_url(open_server, Path("/x"), allow_open=True) == open_server
 
     def test_accepted_once_closed(self, open_server: str) -> None:
         """With `default` off and an admin user, the same server is accepted."""
@@ -206,7 +206,31 @@ class TestOpenServerRefused:
         client.acl_setuser("default", enabled=False)
         client.close()
         url = open_server.replace("unix://", "unix://boss:pw@")
-        check_default_user(url)
+        check_open_users(url)
+
+    def test_a_second_open_user_is_refused(self, open_server: str) -> None:
+        """Closing ``default`` is not enough: any other enabled user that takes any password
+        lets a character's own connection ``AUTH reader anything`` and read every mind. Such
+        a server is refused, in one line naming the user, unless FABULA_REDIS_ALLOW_OPEN."""
+        client = redis.Redis.from_url(open_server)
+        client.acl_setuser("boss", enabled=True, passwords=["+pw"], keys=["*"], commands=["+@all"])
+        client.execute_command("ACL", "SETUSER", "reader", "on", "nopass", "~*", "+@read")
+        client.acl_setuser("default", enabled=False)
+        client.set("fab:{hb}:c:mara:secret", "the letter")
+        url = open_server.replace("unix://", "unix://boss:pw@")
+        # the break: any password opens `reader`, which reads another character's mind
+        reader = redis.Redis.from_url(open_server.replace("unix://", "unix://reader:anything@"))
+        assert reader.get("fab:{hb}:c:mara:secret") == b"the letter"
+        reader.close()
+        with pytest.raises(ConfigError, match="lets anyone in as its 'reader' user") as caught:
+            resolve_url(url, Path("/nonexistent"))
+        assert "\n" not in str(caught.value) and "FABULA_REDIS_ALLOW_OPEN=1" in str(caught.value)
+        assert resolve_url(url, Path("/x"), allow_open=True) == url
+        client.execute_command("ACL", "SETUSER", "reader", "off")
+        assert resolve_url(url, Path("/x")) == url  # disabled: nobody can become it
+        client.execute_command("ACL", "SETUSER", "reader", "on", "resetpass", ">pw2")
+        assert resolve_url(url, Path("/x")) == url  # a password of its own: closed
+        client.close()
 
     def test_setting_from_the_environment(self) -> None:
         """FABULA_REDIS_ALLOW_OPEN=1 is the way to accept an open default user."""
@@ -433,7 +457,7 @@ class TestCompose:
             assert sorted(users) == ["default", "fabula", "fabula.hb.leo"]
             assert "off" in admin.acl_getuser("default")["flags"]
             admin.close()
-            check_default_user(url)
+            check_open_users(url)
         finally:
             proc.terminate()
             proc.wait(10)

@@ -18,7 +18,7 @@ import redis
 from typer.testing import CliRunner
 
 from fabula.cli import app
-from fabula.memory.errors import RedisUnavailable
+from fabula.memory.errors import ConfigError, RedisUnavailable
 from fabula.memory.server import EmbeddedRedis, redis_url
 from fabula.memory.settings import Settings
 from tests.busy import busy_until_killed
@@ -155,6 +155,27 @@ class TestEmbeddedRedis:
         assert default.redis_fsync == "always"
         assert redis_url(default) == url and policy(url) == "always"
         assert server_pid(server) == pid
+
+    def test_an_open_user_on_the_embedded_server_is_refused(
+        self, home_server: EmbeddedRedis
+    ) -> None:
+        """A user that takes any password, added to the embedded server (and saved to its
+        ACL file), is refused at the next command as on a configured server, unless
+        FABULA_REDIS_ALLOW_OPEN=1; saved, it is refused after a restart too."""
+        home = home_server.directory.parent
+        settings = Settings.from_env({"FABULA_HOME": str(home)})
+        url = redis_url(settings)
+        client = redis.Redis.from_url(url)
+        client.execute_command("ACL", "SETUSER", "reader", "on", "nopass", "~*", "+@read")
+        client.execute_command("ACL", "SAVE")
+        client.close()
+        with pytest.raises(ConfigError, match="lets anyone in as its 'reader' user"):
+            redis_url(settings)
+        allowed = Settings.from_env({"FABULA_HOME": str(home), "FABULA_REDIS_ALLOW_OPEN": "1"})
+        assert redis_url(allowed) == url
+        home_server.stop()
+        with pytest.raises(ConfigError, match="'reader'"):
+            redis_url(settings)
 
     def test_a_bad_fsync_policy_is_one_line_and_starts_nothing(self, tmp_path: Path) -> None:
         """FABULA_REDIS_FSYNC=bogus: one error line naming the variable and the choices,

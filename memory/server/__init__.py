@@ -10,15 +10,15 @@ One concept per module:
   its whole life.
 * :mod:`~fabula.memory.server.process` — :class:`EmbeddedRedis`: started once per folder,
   never duplicated however busy, stopped on demand.
-* :mod:`~fabula.memory.server.default_user` — a configured server (every node of a
-  cluster) whose ``default`` user lets anyone in is refused.
+* :mod:`~fabula.memory.server.default_user` — a server (every node of a cluster, the
+  embedded one too) with a user that lets anyone in (``nopass``) is refused.
 * :mod:`~fabula.memory.server.urls` — settings to a URL (:func:`redis_url`).
 """
 
 from __future__ import annotations
 
 from fabula.memory.connection import connect, connect_async, redact, without_credentials
-from fabula.memory.server.default_user import check_default_user
+from fabula.memory.server.default_user import check_open_users
 from fabula.memory.server.folder import (
     ADMIN_USER,
     FSYNC_POLICIES,
@@ -35,7 +35,7 @@ __all__ = [
     "DataFolder",
     "EmbeddedRedis",
     "FsyncPolicy",
-    "check_default_user",
+    "check_open_users",
     "connect",
     "connect_async",
     "redact",

@@ -1,15 +1,17 @@
-"""Refusing a Redis that lets anyone in: the ``default`` user of every node is checked.
+"""Refusing a Redis that lets anyone in: every user of every node is checked.
 
-A character's connection is confined by its own ACL user; if the server's ``default`` user
-is enabled without a password, that connection could ``AUTH default anything`` and become
-it. So a configured server (``FABULA_REDIS_URL``) whose ``default`` user is open is refused
-unless ``FABULA_REDIS_ALLOW_OPEN=1``. ACL users are per node, so on a Redis Cluster every
-node is checked — replicas too, since a character's client may be sent to any of them after
-a failover — not only the one the URL names.
+A character's connection is confined by its own ACL user, but ``AUTH`` cannot be denied by
+ACL: if any enabled user of the server takes any password (``nopass``) — ``default``, or a
+``reader`` someone added — a character's connection could ``AUTH reader anything`` and
+become it. So a server with such a user is refused unless ``FABULA_REDIS_ALLOW_OPEN=1``: a
+configured one (``FABULA_REDIS_URL``) and the embedded one alike. ACL users are per node,
+so on a Redis Cluster every node is checked — replicas too, since a character's client may
+be sent to any of them after a failover — not only the one the URL names.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import redis
@@ -18,47 +20,53 @@ from redis.connection import parse_url
 from fabula.memory.connection import connect, is_cluster, redact
 from fabula.memory.errors import ConfigError, RedisUnavailable
 
-__all__ = ["check_default_user", "is_open"]
+__all__ = ["check_open_users", "open_users"]
 
 
-def is_open(user: dict[str, Any]) -> bool:
-    """Whether ``ACL GETUSER default``'s answer lets anyone in: enabled, no password, and
-    allowed some command."""
-    if not user:
-        return False
-    flags = set(user.get("flags", []))
-    commands = str(user.get("commands", ""))
-    return "on" in flags and "nopass" in flags and commands.strip() != "-@all"
+def open_users(acl_list: Sequence[str]) -> list[str]:
+    """The users of an ``ACL LIST`` answer that let anyone in: enabled, taking any password
+    (``nopass``), and allowed some command (or holding a selector that may be)."""
+    out = []
+    for line in acl_list:
+        parts = line.split()
+        if len(parts) < 2 or parts[0] != "user":
+            continue
+        rules = parts[2:]
+        grants = any(r.startswith(("+", "(")) or r == "allcommands" for r in rules)
+        if "on" in rules and "nopass" in rules and grants:
+            out.append(parts[1])
+    return out
 
 
-def check_default_user(url: str) -> None:
+def check_open_users(url: str, *, where: str = "the Redis at FABULA_REDIS_URL") -> None:
     """Raise :class:`ConfigError` if the server at ``url`` — or any node of its cluster —
-    lets anyone in as ``default``; :class:`RedisUnavailable` if a node cannot be asked."""
-    for address, user in _default_users(url):
-        if is_open(user):
-            where = (
-                "the Redis at FABULA_REDIS_URL"
-                if address is None
-                else (f"the Redis Cluster node {address} (of FABULA_REDIS_URL)")
-            )
-            raise ConfigError(
-                f"{where} lets anyone in as its 'default' user (no password), so a "
-                "character's connection could become it; disable it (ACL SETUSER default "
-                "off) or give it a password, or set FABULA_REDIS_ALLOW_OPEN=1 to accept the "
-                "risk",
-                url=redact(url),
-            )
+    has a user that lets anyone in; :class:`RedisUnavailable` if a node cannot be asked.
+    ``where`` names the server in the message."""
+    for address, acl in _acl_lists(url):
+        names = open_users(acl)
+        if not names:
+            continue
+        place = where if address is None else f"the Redis Cluster node {address} (of {where})"
+        listed = ", ".join(f"'{n}'" for n in names)
+        first = names[0]
+        raise ConfigError(
+            f"{place} lets anyone in as its {listed} user{'s' if len(names) > 1 else ''} "
+            "(enabled, no password), so a character's connection could become "
+            f"{'them' if len(names) > 1 else 'it'}; disable it (ACL SETUSER {first} off) "
+            "or give it a password, or set FABULA_REDIS_ALLOW_OPEN=1 to accept the risk",
+            url=redact(url),
+        )
 
 
-def _default_users(url: str) -> list[tuple[str | None, dict[str, Any]]]:
-    """``ACL GETUSER default`` of the server, or of every live node of a cluster (address,
-    answer); the address is None for a single server."""
+def _acl_lists(url: str) -> list[tuple[str | None, list[str]]]:
+    """``ACL LIST`` of the server, or of every live node of a cluster (address, answer);
+    the address is None for a single server."""
     client = connect(url, socket_timeout=5.0)
     try:
         if not is_cluster(url):
-            return [(None, _ask(client, url, client.acl_getuser, "default"))]
+            return [(None, _ask(client, url, client.acl_list))]
         described = _ask(client, url, client.cluster_nodes)
-        out: list[tuple[str | None, dict[str, Any]]] = []
+        out: list[tuple[str | None, list[str]]] = []
         for address, info in described.items():
             if {"fail", "handshake", "noaddr"} & set(str(info.get("flags", "")).split(",")):
                 continue
@@ -67,7 +75,7 @@ def _default_users(url: str) -> list[tuple[str | None, dict[str, Any]]]:
             options = {"socket_timeout": 5.0, **parse_url(url), "host": host, "port": int(port)}
             node = redis.Redis(**{**options, "db": 0, "decode_responses": True})
             try:
-                out.append((f"{host}:{port}", _ask(node, url, node.acl_getuser, "default")))
+                out.append((f"{host}:{port}", _ask(node, url, node.acl_list)))
             finally:
                 node.close()
         return out
