@@ -11,7 +11,7 @@ never act on the same turn at once. Reads answer with the models of
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -73,7 +73,7 @@ from fabula.memory.server import redis_url
 from fabula.memory.settings import Settings
 from fabula.memory.store import StoryStore, list_stories
 from fabula.memory.tokens import default_counter
-from fabula.worlds.loader import builtin_worlds, load_world, parse_world, setup_delta
+from fabula.worlds.loader import builtin_worlds, load_world, pack_assets, parse_world, setup_delta
 from fabula.worlds.pack import WorldPack
 
 __all__ = [
@@ -192,11 +192,18 @@ class Fabula:
 
     # -- stories --------------------------------------------------------------------
     async def new_story(
-        self, world: str | WorldPack, story: str | None = None, *, origin: str | None = None
+        self,
+        world: str | WorldPack,
+        story: str | None = None,
+        *,
+        origin: str | None = None,
+        assets: Mapping[str, bytes] | None = None,
     ) -> StoryStore:
         """Create a story from a world pack (a name, a path, or a loaded pack).
 
-        ``origin`` records what made it when no person did (``fabula demo``: ``"demo"``).
+        ``origin`` records what made it when no person did (``fabula demo``: ``"demo"``);
+        ``assets`` are the files its characters' ``image`` fields name (default: read from
+        the pack's folder, see :func:`~fabula.worlds.loader.pack_assets`).
         """
         pack = world if isinstance(world, WorldPack) else load_world(world)
         store = self.store(story or pack.id)
@@ -207,6 +214,7 @@ class Fabula:
             rules=pack.rules,
             pack=pack,
             origin=origin,
+            assets=pack_assets(pack) if assets is None else assets,
         )
         for character in await store.characters():
             await ensure_character_user(self.admin, store.story, character)
@@ -278,16 +286,31 @@ class Fabula:
         return [await self.summary(s) for s in await self.stories()]
 
     async def create_story(
-        self, world: str | WorldPack, story: str | None = None, *, origin: str | None = None
+        self,
+        world: str | WorldPack,
+        story: str | None = None,
+        *,
+        origin: str | None = None,
+        assets: Mapping[str, bytes] | None = None,
+        greeting: int | None = None,
     ) -> StoryStore:
         """Create a story and commit its pack's scripted opening, each turn checked first.
 
         An opening turn the critic finds an error in (a character out of nowhere, a place
         put inside something, ...) raises :class:`InvalidWorld` naming the pack's file and
         the turn (``opening.turns[i]``), and the story is removed again: nothing remains.
+        ``greeting`` chooses one of the pack's ``opening.greetings`` (prose: an imported card's
+        first message), committed after the scripted turns; :class:`InvalidInput` if there is
+        no such greeting.
         """
         pack = world if isinstance(world, WorldPack) else load_world(world)
-        store = await self.new_story(pack, story, origin=origin)
+        if greeting is not None and not 0 <= greeting < len(pack.opening.greetings):
+            raise InvalidInput(
+                f"--greeting {greeting}: the world has {len(pack.opening.greetings)} greetings "
+                f"(0 to {len(pack.opening.greetings) - 1})",
+                path=pack.source,
+            )
+        store = await self.new_story(pack, story, origin=origin, assets=assets)
         try:
             for i, text in enumerate(pack.opening.turns):
                 errors = [
@@ -302,6 +325,8 @@ class Fabula:
                         field=field,
                     )
                 await self.commit_scripted(store, text)
+            if greeting is not None:
+                await self.commit_scripted(store, pack.opening.greetings[greeting].text)
         except BaseException:
             await self.delete_story(store.story)
             raise

@@ -7,6 +7,7 @@ and every reference before its first write, so a delta is committed whole or not
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import time
@@ -84,6 +85,10 @@ class StoryInfo:
 async def list_stories(client: aredis.Redis) -> list[str]:
     """Every story id on this server, sorted."""
     return sorted(await client.smembers(keys.STORIES))
+
+
+def _assets_json(assets: Mapping[str, bytes]) -> str:
+    return json.dumps({k: base64.b64encode(v).decode("ascii") for k, v in assets.items()})
 
 
 def _payload_bytes(limit: int, *parts: str) -> int:
@@ -164,13 +169,15 @@ class StoryStore:
         rules: WorldRules | None = None,
         pack: BaseModel | None = None,
         origin: str | None = None,
+        assets: Mapping[str, bytes] | None = None,
     ) -> None:
         """Create the story and commit its setup (turn 0). Refuses an existing story.
 
         ``rules`` are the world's rules of knowledge (see :mod:`fabula.memory.rules`), kept
         with the story so every process that extends it applies the same ones; ``pack`` is
         the world pack it was made from (kept as a document, see
-        :meth:`~fabula.memory.snapshot.Snapshot.pack_as`). Raises :class:`InvalidInput` for
+        :meth:`~fabula.memory.snapshot.Snapshot.pack_as`); ``assets`` the files it came with
+        (an imported character's picture: see :meth:`assets`). Raises :class:`InvalidInput` for
         an existing story and :class:`InvalidDelta` for a setup that does not validate;
         either way nothing is written.
         """
@@ -195,6 +202,7 @@ class StoryStore:
                 "rules": (rules or WorldRules()).model_dump_json(),
                 **({"pack": pack.model_dump_json()} if pack is not None else {}),
                 **({"origin": origin} if origin is not None else {}),
+                **({"assets": _assets_json(assets)} if assets else {}),
             },
         )
         # the list of stories is one key outside every story's slot: written after the story
@@ -221,6 +229,19 @@ class StoryStore:
             None if created is None else float(created),
             origin,
         )
+
+    async def assets(self) -> dict[str, bytes]:
+        """The files the story was created with (imported pictures), by name; kept apart
+        from the pack so that no snapshot reads them."""
+        raw = await self.client.hget(keys.meta(self.story), "assets")
+        if raw is None:
+            return {}
+        return {k: base64.b64decode(v) for k, v in json.loads(raw).items()}
+
+    async def pack_document(self) -> str | None:
+        """The world pack the story was created with, as stored (JSON), or None."""
+        raw: str | None = await self.client.hget(keys.meta(self.story), "pack")
+        return raw
 
     async def rules(self) -> WorldRules:
         """The world's rules of knowledge stored with the story (the defaults if none)."""

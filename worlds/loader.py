@@ -8,8 +8,10 @@ container of the world stands.
 
 from __future__ import annotations
 
+import json
 import tomllib
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -19,7 +21,7 @@ from fabula.memory.places import place_of
 from fabula.memory.records import CONTAINER, slug
 from fabula.worlds.pack import WorldPack
 
-__all__ = ["builtin_worlds", "load_world", "parse_world", "setup_delta"]
+__all__ = ["builtin_worlds", "load_world", "pack_assets", "parse_world", "setup_delta"]
 
 _BUILTIN = Path(__file__).resolve().parent
 
@@ -61,18 +63,22 @@ def load_world(name_or_path: str | Path) -> WorldPack:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise InvalidWorld(f"{path}: not valid TOML: {exc}", path=str(path)) from None
-    return parse_world(text, str(path))
+    return parse_world(text, str(path), folder=path.parent)
 
 
-def parse_world(text: str, source: str) -> WorldPack:
+def parse_world(text: str, source: str, folder: Path | None = None) -> WorldPack:
     """Validate a pack given as the text of its ``world.toml``; ``source`` names it in errors.
 
-    Raises :class:`InvalidWorld`, naming ``source`` and the field, when it does not validate.
+    ``folder`` is where the files it names (``lore = "lore.json"``, images) are; a pack with
+    no folder (an upload) may name none. Raises :class:`InvalidWorld`, naming ``source`` and
+    the field, when it does not validate.
     """
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InvalidWorld(f"{source}: not valid TOML: {exc}", path=source) from None
+    if isinstance(data.get("lore"), str):
+        data["lore"] = _read_lore(data["lore"], source, folder)
     try:
         pack = WorldPack.model_validate(data)
     except ValidationError as exc:
@@ -80,7 +86,47 @@ def parse_world(text: str, source: str) -> WorldPack:
         message = exc.errors()[0]["msg"]
         raise InvalidWorld(f"{source}: {field}: {message}", path=source, field=field) from None
     pack._source = source
+    pack._folder = folder
     return pack
+
+
+def _read_lore(name: str, source: str, folder: Path | None) -> Any:
+    """The lore file ``name`` (``lore = "lore.json"``), beside the pack's ``world.toml``."""
+    path = (folder or Path("/nonexistent")) / name
+    if folder is None or Path(name).is_absolute() or ".." in Path(name).parts or not path.is_file():
+        raise InvalidWorld(
+            f"{source}: lore: {name!r} is not a file beside the pack", path=source, field="lore"
+        )
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InvalidWorld(
+            f"{path}: lore: not valid JSON: {exc}", path=str(path), field="lore"
+        ) from None
+
+
+def pack_assets(pack: WorldPack) -> dict[str, bytes]:
+    """The files a pack loaded from a folder names (its characters' images), by name.
+
+    Raises :class:`InvalidWorld` for an image that is not a file inside the pack's folder.
+    """
+    if pack._folder is None:
+        return {}
+    folder = pack._folder.resolve()
+    found: dict[str, bytes] = {}
+    for i, char in enumerate(pack.characters):
+        if not char.image:
+            continue
+        path = (folder / char.image).resolve()
+        if not path.is_relative_to(folder) or not path.is_file():
+            raise InvalidWorld(
+                f"{pack.source}: characters[{i}].image: {char.image!r} is not a file in the "
+                "pack's folder",
+                path=pack.source,
+                field=f"characters[{i}].image",
+            )
+        found[char.image] = path.read_bytes()
+    return found
 
 
 def setup_delta(pack: WorldPack) -> TurnDelta:

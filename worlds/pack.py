@@ -36,18 +36,48 @@ A pack is a folder with a ``world.toml`` (or a single ``.toml`` file). Example::
     [opening]                    # scripted opening turns, in controlled English
     turns = ["Leo put the brass key in the desk drawer."]
 
+What an import (``fabula import``: character cards, lorebooks, BookWorld presets) brings
+that the fields above have no place for has a few more, all optional: ``aliases`` of a
+place or character (a name in another script, a nickname), a character's ``examples``
+(example dialogues: how it speaks) and ``image`` (its picture, a file beside the pack),
+``opening.greetings`` (prose openings to choose from, each by a character or the narrator;
+``fabula import --greeting N`` starts the story with one), and ``lore`` — the name of a JSON
+file beside ``world.toml`` holding the lorebooks and every source field kept for export
+(see :mod:`fabula.worlds.lore`)::
+
+    lore = "lore.json"
+
+    [[characters]]
+    name = "Tywin Lannister"
+    aliases = ["泰温·兰尼斯特", "泰温"]
+    examples = ["{{user}}: Hello\nTywin: ..."]
+
+    [[opening.greetings]]
+    character = "Tywin Lannister"
+    text = "The wedding is over."
+
 Names are turned into identifiers by :func:`fabula.memory.records.slug`; every reference must name
 a place, object or character of the pack.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from fabula.memory.records import DevelopmentKind, slug
 from fabula.memory.rules import WorldRules
+from fabula.worlds.lore import Greeting, Lore
 
-__all__ = ["CharacterSpec", "DevelopmentSpec", "ObjectSpec", "Opening", "PlaceSpec", "WorldPack"]
+__all__ = [
+    "CharacterSpec",
+    "DevelopmentSpec",
+    "ObjectSpec",
+    "Opening",
+    "PlaceSpec",
+    "WorldPack",
+]
 
 
 class _Spec(BaseModel):
@@ -59,6 +89,7 @@ class PlaceSpec(_Spec):
 
     name: str = Field(min_length=1)
     description: str = ""
+    aliases: tuple[str, ...] = ()
 
 
 class CharacterSpec(_Spec):
@@ -70,6 +101,9 @@ class CharacterSpec(_Spec):
     goals: tuple[str, ...] = ()
     secrets: tuple[str, ...] = ()
     voice: str = ""
+    aliases: tuple[str, ...] = ()  # other names: a nickname, the name in another script
+    examples: tuple[str, ...] = ()  # example dialogues (a card's mes_example, split)
+    image: str = ""  # its picture: a file, relative to the pack's folder
 
 
 class ObjectSpec(_Spec):
@@ -93,9 +127,11 @@ class DevelopmentSpec(_Spec):
 
 
 class Opening(_Spec):
-    """The scripted opening: turns of controlled English committed when the story is made."""
+    """The scripted opening: turns of controlled English committed when the story is made,
+    and prose greetings to choose from (an imported card's first messages)."""
 
     turns: tuple[str, ...] = ()
+    greetings: tuple[Greeting, ...] = ()
 
 
 class WorldPack(_Spec):
@@ -112,8 +148,11 @@ class WorldPack(_Spec):
     objects: tuple[ObjectSpec, ...] = ()
     developments: tuple[DevelopmentSpec, ...] = ()
     opening: Opening = Field(default_factory=Opening)
+    lore: Lore = Field(default_factory=Lore)  # in world.toml: the name of a JSON file beside it
     # the file it was loaded from (set by the loader), so errors can name it
     _source: str | None = PrivateAttr(default=None)
+    # the folder the files it names are in (None: an upload, which may name none)
+    _folder: Path | None = PrivateAttr(default=None)
 
     @property
     def source(self) -> str:
@@ -162,6 +201,15 @@ class WorldPack(_Spec):
                     )
                 chain.append(nxt)
         characters = {slug(c.name) for c in self.characters}
+        cast = {c.name for c in self.characters}
+        for i, greeting in enumerate(self.opening.greetings):
+            if greeting.character is not None and greeting.character not in cast:
+                raise ValueError(
+                    f"opening.greetings[{i}].character: {greeting.character!r} is not a character"
+                )
+        for i, book in enumerate(self.lore.books):
+            if book.owner is not None and book.owner not in cast:
+                raise ValueError(f"lore.books[{i}].owner: {book.owner!r} is not a character")
         for i, dev in enumerate(self.developments):
             for j, p in enumerate(dev.participants):
                 if slug(p) not in characters:

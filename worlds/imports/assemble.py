@@ -1,0 +1,161 @@
+"""Several sources made one world pack: one cast, one set of lorebooks, one opening.
+
+Cards make the cast (in the order given), a BookWorld preset brings its places, roles and
+world lore, lorebooks join the world's lore. A world with no places (cards only) gets one,
+``scene``, where every character starts; the premise is the preset's description or the
+cards' scenarios. Pictures (a card PNG's image, a CHARX's assets, a role's icon) travel as
+assets, named ``assets/<character id>/...``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from fabula.memory.errors import InvalidInput
+from fabula.memory.records import slug
+from fabula.worlds.imports.fields import BadSource
+from fabula.worlds.imports.limits import ImportLimits
+from fabula.worlds.imports.sources import Source, read_source
+from fabula.worlds.lore import Greeting, KeptCard, Lore, LoreBook
+from fabula.worlds.pack import CharacterSpec, Opening, PlaceSpec, WorldPack
+
+__all__ = ["DEFAULT_PLACE", "Imported", "import_paths"]
+
+DEFAULT_PLACE = "scene"
+"""The one place of a world made of cards alone (cards name no places)."""
+
+
+@dataclass(frozen=True)
+class Imported:
+    """An import's result: the pack, its assets (name to bytes) and what each file was."""
+
+    pack: WorldPack
+    assets: dict[str, bytes] = field(default_factory=dict)
+    sources: tuple[Source, ...] = ()
+
+
+def _story_id(title: str) -> str:
+    try:
+        ident = slug(title)
+    except ValueError:
+        ident = "imported"
+    return ident[:64].strip("_") or "imported"
+
+
+def import_paths(
+    paths: list[Path],
+    *,
+    story_id: str | None = None,
+    user: str = "User",
+    limits: ImportLimits | None = None,
+) -> Imported:
+    """Read every file of ``paths`` and make one world pack of them.
+
+    ``user`` is the name ``{{user}}`` stands for. Raises :class:`InvalidInput` — one line
+    naming the file and the field — for any file that cannot be imported, or a world that
+    would not validate (no character, two with one name, ...); nothing is written either way.
+    """
+    limits = limits or ImportLimits()
+    sources: list[Source] = []
+    for path in paths:
+        try:
+            sources.append(read_source(path, user, limits))
+        except BadSource as exc:
+            raise InvalidInput(f"{path}: {exc}", path=str(path)) from None
+    worlds = [s.world for s in sources if s.world is not None]
+    if len(worlds) > 1:
+        raise InvalidInput("more than one BookWorld preset: import one world at a time")
+    world = worlds[0] if worlds else None
+    characters: list[CharacterSpec] = []
+    greetings: list[Greeting] = []
+    books: list[LoreBook] = []
+    cards: list[KeptCard] = []
+    assets: dict[str, bytes] = {}
+    places = list(world.places) if world else []
+    if world:
+        greetings += world.greetings
+        books += world.books
+    scenarios: list[str] = []
+    home = places[0].name if places else DEFAULT_PLACE
+    rows = [(s.path, s.card) for s in sources if s.card is not None]
+    for _, card in rows:
+        ident = slug(card.name)
+        image = ""
+        for name, data in card.assets.items():
+            assets[f"assets/{ident}/{name}"] = data
+        if card.image is not None:
+            image = f"assets/{ident}/image.png"
+            assets[image] = card.image
+        characters.append(
+            CharacterSpec(
+                name=card.name,
+                location=home,
+                description=card.description,
+                voice=card.voice,
+                aliases=card.aliases,
+                examples=card.examples,
+                image=image,
+            )
+        )
+        greetings += card.greetings
+        if card.book is not None:
+            books.append(card.book)
+        cards.append(card.kept.model_copy(update={"image": image or None}))
+        if card.scenario.strip() and card.scenario.strip() not in scenarios:
+            scenarios.append(card.scenario.strip())
+    for role in world.roles if world else ():
+        ident = slug(role.name)
+        image = ""
+        if role.image is not None:
+            image = f"assets/{ident}/icon.png"
+            assets[image] = role.image
+        characters.append(
+            CharacterSpec(
+                name=role.name,
+                location=home,
+                description=role.description,
+                aliases=role.aliases,
+                examples=role.examples,
+                image=image,
+            )
+        )
+        if role.book is not None:
+            books.append(role.book)
+        cards.append(role.kept.model_copy(update={"image": image or None}))
+    books += [s.book for s in sources if s.book is not None]
+    if not characters:
+        raise InvalidInput(
+            f"{', '.join(str(p) for p in paths)}: no character: a world needs at least one "
+            "(import a card or a BookWorld preset with the lorebooks)"
+        )
+    if not places:
+        places = [PlaceSpec(name=DEFAULT_PLACE, description="\n\n".join(scenarios))]
+    names = [c.name for c in characters]
+    title = world.title if world else " & ".join(names)
+    premise = (
+        world.premise if world else ("\n\n".join(scenarios) or f"A story of {', '.join(names)}.")
+    )
+    kept = dict(world.kept) if world else {}
+    try:
+        pack = WorldPack(
+            id=story_id or _story_id(title),
+            title=title,
+            premise=premise,
+            outline=world.outline if world else (),
+            places=tuple(places),
+            characters=tuple(characters),
+            opening=Opening(greetings=tuple(greetings)),
+            lore=Lore(books=tuple(books), cards=tuple(cards), kept=kept),
+        )
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        cause = first.get("ctx", {}).get("error")
+        message = str(cause) if cause is not None else first["msg"]
+        raise InvalidInput(
+            f"the imported world does not validate: {where + ': ' if where else ''}{message}"
+        ) from None
+    return Imported(pack=pack, assets=assets, sources=tuple(sources))

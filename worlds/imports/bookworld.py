@@ -1,0 +1,367 @@
+"""BookWorld presets: a world, its places and map, its roles, read into pack parts.
+
+A preset (``experiment_presets/*.json``) names its files relative to the folder that holds
+``experiment_presets/``: ``world_file_path`` (``general.json``: the world's name and
+description; ``world_details/*.jsonl`` beside it), ``loc_file_path`` (the places),
+``map_file_path`` (a CSV of distances), and ``role_file_dir`` with ``<source>/<role_code>/``
+folders (``role_info.json``, ``role_lines.jsonl``, ``icon.png``). ``role_agent_codes`` are the
+cast; the other roles of the source become lore (who they are), so relations to them
+resolve.
+
+Ids must be ASCII (Redis users, keys): a role's name is its ``role_name`` when that is
+written in Latin letters, else the readable form of its ``role_code`` (``Tywin-Lannister-zh``:
+Tywin Lannister), and the ``role_name``/``nickname`` go to ``aliases``; places likewise
+from ``location_code``. Every path must stay inside the preset's folder.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fabula.memory.records import slug
+from fabula.worlds.imports.fields import BadSource, obj, text
+from fabula.worlds.imports.limits import ImportLimits
+from fabula.worlds.lore import Greeting, KeptCard, LoreBook, LoreEntry
+from fabula.worlds.pack import PlaceSpec
+
+__all__ = ["BookWorldRead", "RoleRead", "is_preset", "read_preset", "readable_code"]
+
+_LANG = re.compile(r"[-_](?:[a-z]{2})$")
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+
+
+@dataclass(frozen=True)
+class RoleRead:
+    """One role of the cast."""
+
+    name: str
+    aliases: tuple[str, ...]
+    description: str
+    examples: tuple[str, ...]
+    book: LoreBook | None
+    kept: KeptCard
+    image: bytes | None = None
+
+
+@dataclass(frozen=True)
+class BookWorldRead:
+    """A preset, read."""
+
+    title: str
+    premise: str
+    outline: tuple[str, ...]
+    places: tuple[PlaceSpec, ...]
+    roles: tuple[RoleRead, ...]
+    books: tuple[LoreBook, ...]
+    greetings: tuple[Greeting, ...]
+    kept: dict[str, Any] = field(default_factory=dict)
+
+
+def is_preset(doc: Any) -> bool:
+    """Whether a parsed JSON document is a BookWorld preset."""
+    return isinstance(doc, dict) and "role_agent_codes" in doc and "world_file_path" in doc
+
+
+def readable_code(code: str) -> str:
+    """A code as a name: ``Tywin-Lannister-zh`` and ``TywinLannister-zh`` are Tywin Lannister,
+    ``eldridge_corporation`` Eldridge Corporation."""
+    words = re.split(r"[-_\s]+", _CAMEL.sub(" ", _LANG.sub("", code.strip())))
+    return " ".join(w[:1].upper() + w[1:] for w in words if w)
+
+
+def _latin(name: str) -> bool:
+    letters = [ch for ch in name if ch.isalpha()]
+    if not letters or not all(ch.isascii() for ch in letters):
+        return False
+    try:
+        slug(name)
+    except ValueError:
+        return False
+    return True
+
+
+def _key(code: str) -> str:
+    """Codes compared as the same role: ``Robb-Stark-zh`` and ``RobbStark-zh``."""
+    return re.sub(r"[^a-z0-9]", "", _LANG.sub("", code.strip()).lower())
+
+
+class _Files:
+    """The preset's files, every path kept inside ``root``."""
+
+    def __init__(self, root: Path, limits: ImportLimits) -> None:
+        self.root = root.resolve()
+        self.limits = limits
+
+    def path(self, relative: str, where: str) -> Path:
+        path = (self.root / relative).resolve()
+        if not path.is_relative_to(self.root):
+            raise BadSource(f"{where}: {relative!r} climbs out of the preset's folder")
+        return path
+
+    def read(self, path: Path, where: str) -> str:
+        if not path.is_file():
+            raise BadSource(f"{where}: no file {path}")
+        if path.stat().st_size > self.limits.max_card_bytes:
+            raise BadSource(f"{where}: {path} is larger than {self.limits.max_card_bytes} bytes")
+        try:
+            return path.read_text(encoding="utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise BadSource(f"{where}: {path} is not UTF-8 text ({exc})") from None
+
+    def json(self, path: Path, where: str) -> Any:
+        try:
+            return json.loads(self.read(path, where))
+        except json.JSONDecodeError as exc:
+            raise BadSource(f"{where}: {path} is not valid JSON: {exc}") from None
+
+    def jsonl(self, path: Path, where: str) -> list[Any]:
+        rows = []
+        for n, line in enumerate(self.read(path, where).splitlines(), 1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise BadSource(f"{where}: {path} line {n} is not valid JSON: {exc}") from None
+        return rows
+
+
+def _places(
+    files: _Files, preset: dict[str, Any]
+) -> tuple[list[PlaceSpec], list[LoreEntry], dict[str, Any]]:
+    where = "loc_file_path"
+    raw = obj(files.json(files.path(text(preset, where, "(preset)"), where), where), where)
+    places: list[PlaceSpec] = []
+    entries: list[LoreEntry] = []
+    kept: dict[str, Any] = {}
+    for code, loc in raw.items():
+        loc = obj(loc, f"{where}[{code!r}]")
+        native = text(loc, "location_name", f"{where}[{code!r}]") or code
+        name = (
+            native if _latin(native) else readable_code(text(loc, "location_code", where) or code)
+        )
+        aliases = tuple(a for a in (native,) if a != name)
+        places.append(
+            PlaceSpec(name=name, description=text(loc, "description", where), aliases=aliases)
+        )
+        detail = text(loc, "detail", where)
+        if detail:
+            entries.append(
+                LoreEntry(
+                    keys=(name, *aliases), content=detail, name=name, kept={"location_code": code}
+                )
+            )
+        rest = {k: v for k, v in loc.items() if k not in ("location_name", "description", "detail")}
+        if rest:
+            kept[code] = rest
+    if not places:
+        raise BadSource(f"{where}: the preset's world has no places")
+    return places, entries, kept
+
+
+def _map(files: _Files, preset: dict[str, Any]) -> dict[str, Any]:
+    relative = text(preset, "map_file_path", "(preset)")
+    if not relative:
+        return {}
+    rows = list(
+        csv.reader(io.StringIO(files.read(files.path(relative, "map_file_path"), "map_file_path")))
+    )
+    if not rows:
+        return {}
+    return {
+        "places": rows[0][1:],
+        "rows": [{"place": r[0], "distances": r[1:]} for r in rows[1:] if r],
+    }
+
+
+def _role(files: _Files, folder: Path, where: str) -> dict[str, Any]:
+    return obj(files.json(folder / "role_info.json", where), where)
+
+
+def read_preset(path: Path, doc: dict[str, Any], limits: ImportLimits) -> BookWorldRead:
+    """Read the preset at ``path`` (``doc``: its parsed JSON). Raises BadSource naming the
+    field or file."""
+    root = path.parent.parent if path.parent.name == "experiment_presets" else path.parent
+    files = _Files(root, limits)
+    world_path = files.path(text(doc, "world_file_path", "(preset)"), "world_file_path")
+    world = obj(files.json(world_path, "world_file_path"), "world_file_path")
+    places, place_entries, place_kept = _places(files, doc)
+    source = text(doc, "source", "(preset)") or text(world, "source", "general.json")
+    role_dir = files.path(f"{text(doc, 'role_file_dir', '(preset)')}/{source}", "role_file_dir")
+    codes = doc.get("role_agent_codes")
+    if not isinstance(codes, list) or not codes or not all(isinstance(c, str) for c in codes):
+        raise BadSource("role_agent_codes: expected a list of role codes")
+    known: dict[str, tuple[str, dict[str, Any]]] = {}  # code key -> (folder name, role_info)
+    twins: list[tuple[str, tuple[str, dict[str, Any]]]] = []  # a second folder of one role
+    if role_dir.is_dir():
+        for folder in sorted(role_dir.iterdir()):
+            if (folder / "role_info.json").is_file():
+                found = (folder.name, _role(files, folder, f"roles/{folder.name}"))
+                if _key(folder.name) in known:
+                    twins.append((_key(folder.name), found))
+                else:
+                    known[_key(folder.name)] = found
+    names: dict[str, str] = {}
+    for key, (code, info) in known.items():
+        native = text(info, "role_name", f"roles/{code}") or code
+        names[key] = (
+            native if _latin(native) else readable_code(text(info, "role_code", code) or code)
+        )
+    cast_keys = []
+    for code in codes:
+        if _key(code) not in known:
+            raise BadSource(f"role_agent_codes: no role {code!r} in {role_dir}")
+        cast_keys.append(_key(code))
+    roles = [_cast_role(files, role_dir, known[k], names, limits) for k in cast_keys]
+    seen: dict[str, str] = {}
+    for role in roles:
+        if slug(role.name) in seen:
+            raise BadSource(
+                f"role_agent_codes: roles {seen[slug(role.name)]!r} and "
+                f"{role.kept.data.get('role_code')!r} both read as {role.name!r}"
+            )
+        seen[slug(role.name)] = str(role.kept.data.get("role_code"))
+    others = [
+        LoreEntry(
+            keys=_names(names[k], info),
+            content=text(info, "profile", code),
+            name=names[k],
+            kept={"role_info": info},
+        )
+        for k, (code, info) in [*known.items(), *twins]
+        if k not in cast_keys or (k, (code, info)) in twins
+    ]
+    details: list[LoreEntry] = []
+    for jsonl in sorted((world_path.parent / "world_details").glob("*.jsonl")):
+        for n, row in enumerate(files.jsonl(jsonl, f"world_details/{jsonl.name}")):
+            row = obj(row, f"world_details/{jsonl.name}[{n}]")
+            term = text(row, "term", jsonl.name)
+            detail = row.get("detail")
+            content = "\n".join(detail) if isinstance(detail, list) else str(detail or "")
+            details.append(
+                LoreEntry(
+                    keys=(term,) if term else (),
+                    content=content,
+                    name=term,
+                    kept={k: v for k, v in row.items() if k not in ("term", "detail")},
+                )
+            )
+    books = [
+        LoreBook(
+            name=f"{text(world, 'world_name', 'general.json')} places",
+            format="bookworld",
+            entries=tuple(place_entries),
+        )
+    ]
+    if others:
+        books.append(LoreBook(name="other roles", format="bookworld", entries=tuple(others)))
+    if details:
+        books.append(LoreBook(name="world details", format="bookworld", entries=tuple(details)))
+    intervention = text(doc, "intervention", "(preset)").strip()
+    script = text(doc, "script", "(preset)").strip()
+    mapped = {
+        "world_file_path",
+        "loc_file_path",
+        "map_file_path",
+        "role_file_dir",
+        "role_agent_codes",
+        "intervention",
+        "script",
+    }
+    title = text(world, "world_name", "general.json") or source or path.stem
+    return BookWorldRead(
+        title=title,
+        premise=text(world, "description", "general.json") or title,
+        outline=(script,) if script else (),
+        places=tuple(places),
+        roles=tuple(roles),
+        books=tuple(b for b in books if b.entries),
+        greetings=(Greeting(text=intervention),) if intervention else (),
+        kept={
+            "bookworld": {
+                "preset": {k: v for k, v in doc.items() if k not in mapped},
+                "agents": codes,
+                "world": {k: v for k, v in world.items() if k not in ("world_name", "description")},
+                "locations": place_kept,
+                "map": _map(files, doc),
+            }
+        },
+    )
+
+
+def _names(name: str, info: dict[str, Any]) -> tuple[str, ...]:
+    out = [name]
+    for key in ("role_name", "nickname"):
+        value = info.get(key)
+        if isinstance(value, str) and value.strip() and value not in out:
+            out.append(value)
+    return tuple(out)
+
+
+def _cast_role(
+    files: _Files,
+    role_dir: Path,
+    found: tuple[str, dict[str, Any]],
+    names: dict[str, str],
+    limits: ImportLimits,
+) -> RoleRead:
+    code, info = found
+    where = f"roles/{code}/role_info.json"
+    name = names[_key(code)]
+    aliases = _names(name, info)[1:]
+    relation = obj(info.get("relation") or {}, f"{where}.relation")
+    entries = []
+    for other, rel in relation.items():
+        rel = obj(rel, f"{where}.relation[{other!r}]")
+        target = names.get(_key(other), readable_code(other))
+        kinds = rel.get("relation") or []
+        head = ", ".join(k for k in kinds if isinstance(k, str))
+        detail = text(rel, "detail", f"{where}.relation[{other!r}]")
+        content = f"{target}: {head}. {detail}".strip() if head else f"{target}: {detail}".strip()
+        entries.append(
+            LoreEntry(
+                keys=(target,),
+                content=content,
+                name=f"{name} and {target}",
+                kept={"role_code": other, "relation": rel},
+            )
+        )
+    folder = role_dir / code
+    lines = folder / "role_lines.jsonl"
+    examples: list[str] = []
+    if lines.is_file():
+        for n, row in enumerate(files.jsonl(lines, f"roles/{code}/role_lines.jsonl")):
+            if isinstance(row, dict) and isinstance(row.get("text"), str) and row["text"].strip():
+                examples.append(row["text"].strip())
+            else:
+                raise BadSource(
+                    f'roles/{code}/role_lines.jsonl line {n + 1}: expected {{"text": ...}}'
+                )
+    icon = folder / "icon.png"
+    image = None
+    if icon.is_file():
+        if icon.stat().st_size > limits.max_file_bytes:
+            raise BadSource(f"roles/{code}/icon.png is larger than {limits.max_file_bytes} bytes")
+        image = icon.read_bytes()
+    kept = KeptCard(
+        character=name,
+        spec="bookworld_role",
+        data={k: v for k, v in info.items() if k not in ("profile", "relation")},
+    )
+    book = LoreBook(
+        name=f"{name}'s relations", owner=name, format="bookworld", entries=tuple(entries)
+    )
+    return RoleRead(
+        name=name,
+        aliases=aliases,
+        description=text(info, "profile", where),
+        examples=tuple(examples),
+        book=book if entries else None,
+        kept=kept,
+        image=image,
+    )

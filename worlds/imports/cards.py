@@ -1,0 +1,198 @@
+"""Character cards V1, V2 and V3 (as parsed JSON), read into a character of a pack.
+
+========================  =============================================================
+card field                where it lands
+========================  =============================================================
+name                      ``characters[].name`` (an ASCII form if it has none; the card's
+                          own name then in ``aliases``)
+description               ``characters[].description``
+personality               ``characters[].voice``
+scenario                  the pack's ``premise`` (the scenarios of the cast, joined)
+first_mes                 ``opening.greetings`` (this character's first)
+alternate_greetings       ``opening.greetings`` (after the first)
+group_only_greetings      ``opening.greetings`` (``group_only = true``)
+mes_example               ``characters[].examples``, split at ``<START>``
+character_book            a lorebook owned by the character (``lore.books``)
+everything else           ``lore.cards[]``: ``data`` (creator_notes, system_prompt,
+                          post_history_instructions, tags, creator, character_version,
+                          extensions, assets, nickname, creator_notes_multilingual,
+                          source, creation_date, modification_date, unknown fields) and
+                          ``top`` (unknown fields beside ``spec``/``data``), verbatim
+========================  =============================================================
+
+Macros are resolved in the mapped texts: ``{{char}}``/``<BOT>``/``<char>`` to the card's
+``nickname`` or else its name, ``{{user}}``/``<USER>`` to the user's name (any case).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Any
+
+from fabula.memory.records import slug
+from fabula.worlds.imports.fields import BadSource, obj, strings, text
+from fabula.worlds.imports.limits import ImportLimits
+from fabula.worlds.imports.lorebooks import read_card_book
+from fabula.worlds.lore import Greeting, KeptCard, LoreBook
+
+__all__ = ["CardRead", "ascii_name", "detect_card", "read_card", "resolve_macros", "split_examples"]
+
+_MAPPED = {
+    "name",
+    "description",
+    "personality",
+    "scenario",
+    "first_mes",
+    "mes_example",
+    "alternate_greetings",
+    "group_only_greetings",
+    "character_book",
+}
+_V1_FIELDS = ("description", "personality", "scenario", "first_mes", "mes_example")
+_START = re.compile(r"<START>", re.IGNORECASE)
+_CHAR = re.compile(r"\{\{char\}\}|<bot>|<char>", re.IGNORECASE)
+_USER = re.compile(r"\{\{user\}\}|<user>", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class CardRead:
+    """One card, read: the character's fields, its greetings, book and kept fields."""
+
+    name: str
+    aliases: tuple[str, ...]
+    description: str
+    voice: str
+    scenario: str
+    examples: tuple[str, ...]
+    greetings: tuple[Greeting, ...]
+    book: LoreBook | None
+    kept: KeptCard
+    image: bytes | None = None
+    assets: dict[str, bytes] = field(default_factory=dict)
+
+
+def detect_card(doc: Any) -> str | None:
+    """``chara_card_v1``/``v2``/``v3`` for a parsed card, the unknown ``spec`` it names, or
+    None for a document that is no card."""
+    if not isinstance(doc, dict):
+        return None
+    spec = doc.get("spec")
+    if isinstance(spec, str) and spec.startswith("chara_card"):
+        return spec
+    if (
+        spec is None
+        and isinstance(doc.get("name"), str)
+        and any(f in doc for f in _V1_FIELDS)
+        and "entries" not in doc  # a lorebook with a name and a description (Agnai)
+    ):
+        return "chara_card_v1"
+    return None
+
+
+def resolve_macros(value: str, char: str, user: str) -> str:
+    """``value`` with the character and user macros replaced (any case)."""
+    return _USER.sub(lambda _: user, _CHAR.sub(lambda _: char, value))
+
+
+def split_examples(mes_example: str) -> tuple[str, ...]:
+    """A card's example dialogues: ``mes_example`` split at each ``<START>``, trimmed."""
+    return tuple(p.strip() for p in _START.split(mes_example) if p.strip())
+
+
+def ascii_name(name: str, fallback: str) -> str:
+    """``name`` if it makes an identifier, else its accents folded away (Zoë: Zoe), else
+    ``fallback`` (a name in another script has no ASCII form Fabula could guess)."""
+    folded = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().strip()
+    for candidate in (name, folded, fallback):
+        if candidate and candidate.isascii():
+            try:
+                slug(candidate)
+            except ValueError:
+                continue
+            return candidate
+    return fallback
+
+
+def _version(spec: str, raw: Any) -> str:
+    major = {"chara_card_v2": 2, "chara_card_v3": 3}[spec]
+    if not isinstance(raw, str):
+        raise BadSource(f'spec_version: expected text like "{major}.0", got {raw!r}')
+    try:
+        number = float(raw)
+    except ValueError:
+        raise BadSource(f"spec_version {raw!r} is not a version number") from None
+    if int(number) != major:
+        raise BadSource(f"{spec} with spec_version {raw!r}: Fabula reads {major}.x")
+    return raw
+
+
+def read_card(doc: dict[str, Any], fallback: str, user: str, limits: ImportLimits) -> CardRead:
+    """Read a card (a parsed V1, V2 or V3 document). ``fallback`` is the character's name
+    when the card's has no ASCII form (the file's name); ``user`` replaces ``{{user}}``.
+
+    Raises BadSource for an unknown spec or version and for a field of the wrong type.
+    """
+    spec = detect_card(doc)
+    if spec not in ("chara_card_v1", "chara_card_v2", "chara_card_v3"):
+        raise BadSource(
+            f"unknown card spec {doc.get('spec')!r} (Fabula reads chara_card_v1, v2, v3)"
+        )
+    if spec == "chara_card_v1":
+        data, top, version = doc, {}, ""
+    else:
+        version = _version(spec, doc.get("spec_version"))
+        data = obj(doc.get("data"), "data")
+        top = {k: v for k, v in doc.items() if k not in ("spec", "spec_version", "data")}
+    where = "data" if spec != "chara_card_v1" else "(card)"
+    card_name = text(data, "name", where).strip()
+    if not card_name:
+        raise BadSource(f"{where}.name: a card needs a name")
+    name = ascii_name(card_name, fallback)
+    char = text(data, "nickname", where) or card_name
+
+    def mapped(key: str) -> str:
+        return resolve_macros(text(data, key, where), char, user)
+
+    greetings: list[Greeting] = []
+    first = mapped("first_mes")
+    if first.strip():
+        greetings.append(Greeting(text=first, character=name))
+    for key, group in (("alternate_greetings", False), ("group_only_greetings", True)):
+        for g in strings(data, key, where):
+            if g.strip():
+                greetings.append(
+                    Greeting(text=resolve_macros(g, char, user), character=name, group_only=group)
+                )
+    book = None
+    if data.get("character_book") is not None:
+        book = read_card_book(
+            data["character_book"], f"{where}.character_book", name, "character_book", limits
+        )
+        book = book.model_copy(
+            update={
+                "entries": tuple(
+                    e.model_copy(update={"content": resolve_macros(e.content, char, user)})
+                    for e in book.entries
+                )
+            }
+        )
+    kept = KeptCard(
+        character=name,
+        spec=spec,
+        spec_version=version,
+        data={k: v for k, v in data.items() if k not in _MAPPED},
+        top=top,
+    )
+    return CardRead(
+        name=name,
+        aliases=(card_name,) if card_name != name else (),
+        description=mapped("description"),
+        voice=mapped("personality"),
+        scenario=mapped("scenario"),
+        examples=split_examples(mapped("mes_example")),
+        greetings=tuple(greetings),
+        book=book,
+        kept=kept,
+    )

@@ -1,0 +1,71 @@
+"""Reading fields of a source's JSON with their types checked, naming the field on error."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["BadSource", "boolean", "integer", "obj", "optional_bool", "strings", "text"]
+
+
+class BadSource(ValueError):
+    """A source that cannot be imported; the message names the field and says why."""
+
+
+def obj(value: Any, where: str) -> dict[str, Any]:
+    """``value`` as a JSON object, or BadSource."""
+    if not isinstance(value, dict):
+        raise BadSource(f"{where}: expected an object, got {type(value).__name__}")
+    return value
+
+
+def text(data: dict[str, Any], key: str, where: str, default: str = "") -> str:
+    """``data[key]`` as text (absent or null: ``default``), or BadSource."""
+    value = data.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, str):
+        raise BadSource(f"{where}.{key}: expected text, got {type(value).__name__}")
+    return value
+
+
+def strings(data: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
+    """``data[key]`` as a list of texts (absent or null: empty; one comma-separated text is
+    split, as KoboldAI and some older exports write keys), or BadSource."""
+    value = data.get(key)
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return tuple(k.strip() for k in value.split(",") if k.strip())
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise BadSource(f"{where}.{key}: expected a list of texts")
+    return tuple(value)
+
+
+def boolean(data: dict[str, Any], key: str, where: str, default: bool) -> bool:
+    """``data[key]`` as a boolean (absent or null: ``default``), or BadSource."""
+    value = data.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise BadSource(f"{where}.{key}: expected true or false, got {value!r}")
+    return value
+
+
+def optional_bool(data: dict[str, Any], key: str, where: str) -> bool | None:
+    """``data[key]`` as a boolean or None (absent or null), or BadSource."""
+    value = data.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, bool):
+        raise BadSource(f"{where}.{key}: expected true, false or null, got {value!r}")
+    return value
+
+
+def integer(data: dict[str, Any], key: str, where: str, default: int | None) -> int | None:
+    """``data[key]`` as a whole number (absent or null: ``default``; 3.0 is 3), or BadSource."""
+    value = data.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+        raise BadSource(f"{where}.{key}: expected a whole number, got {value!r}")
+    return int(value)

@@ -1,0 +1,97 @@
+"""PNG ``tEXt`` chunks, read and written with the standard library (zlib, struct).
+
+A character card in a PNG is the base64 of its JSON in a ``tEXt`` chunk keyed ``chara``
+(V2) or ``ccv3`` (V3). Reading checks the signature and each chunk's CRC; writing puts the
+text chunks before ``IEND`` and drops any earlier card chunks, so the picture is unchanged.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+__all__ = [
+    "CARD_KEYWORDS",
+    "PNG_SIGNATURE",
+    "PngError",
+    "read_text_chunks",
+    "with_text_chunks",
+    "without_card_chunks",
+]
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+CARD_KEYWORDS = ("chara", "ccv3")
+"""The keywords of the text chunks a card is written in (V2, V3)."""
+
+
+class PngError(ValueError):
+    """The bytes are not a well-formed PNG (the message says where)."""
+
+
+def _chunks(data: bytes) -> list[tuple[bytes, bytes, int]]:
+    """Every chunk as (type, data, offset); PngError for a malformed file."""
+    if not data.startswith(PNG_SIGNATURE):
+        raise PngError("not a PNG (no PNG signature)")
+    out: list[tuple[bytes, bytes, int]] = []
+    pos = len(PNG_SIGNATURE)
+    while pos < len(data):
+        if pos + 8 > len(data):
+            raise PngError(f"truncated chunk header at byte {pos}")
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind = data[pos + 4 : pos + 8]
+        end = pos + 12 + length
+        if end > len(data):
+            raise PngError(f"chunk {kind!r} at byte {pos} runs past the end of the file")
+        body = data[pos + 8 : pos + 8 + length]
+        (crc,) = struct.unpack(">I", data[pos + 8 + length : end])
+        if zlib.crc32(kind + body) & 0xFFFFFFFF != crc:
+            raise PngError(f"chunk {kind!r} at byte {pos} has a bad CRC")
+        out.append((kind, body, pos))
+        pos = end
+        if kind == b"IEND":
+            break
+    if not out or out[-1][0] != b"IEND":
+        raise PngError("no IEND chunk: the file is truncated")
+    return out
+
+
+def read_text_chunks(data: bytes) -> dict[str, bytes]:
+    """The ``tEXt`` chunks of a PNG, keyword to text (the first of each keyword).
+
+    Raises :class:`PngError` for bytes that are not a well-formed PNG.
+    """
+    found: dict[str, bytes] = {}
+    for kind, body, pos in _chunks(data):
+        if kind != b"tEXt":
+            continue
+        keyword, sep, text = body.partition(b"\x00")
+        if not sep:
+            raise PngError(f"tEXt chunk at byte {pos} has no keyword separator")
+        found.setdefault(keyword.decode("latin-1"), text)
+    return found
+
+
+def _chunk(kind: bytes, body: bytes) -> bytes:
+    crc = zlib.crc32(kind + body) & 0xFFFFFFFF
+    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", crc)
+
+
+def with_text_chunks(data: bytes, texts: dict[str, bytes]) -> bytes:
+    """The PNG ``data`` with ``texts`` as ``tEXt`` chunks (before ``IEND``) and no other
+    card chunks (:data:`CARD_KEYWORDS`) than those. Raises :class:`PngError` for bytes that
+    are not a well-formed PNG."""
+    parts = [PNG_SIGNATURE]
+    for kind, body, _ in _chunks(data):
+        if kind == b"tEXt" and body.partition(b"\x00")[0].decode("latin-1") in CARD_KEYWORDS:
+            continue
+        if kind == b"IEND":
+            parts.extend(
+                _chunk(b"tEXt", k.encode("latin-1") + b"\x00" + v) for k, v in texts.items()
+            )
+        parts.append(_chunk(kind, body))
+    return b"".join(parts)
+
+
+def without_card_chunks(data: bytes) -> bytes:
+    """The picture of a card PNG: the file with its card chunks removed."""
+    return with_text_chunks(data, {})

@@ -1,0 +1,172 @@
+"""What one file is: a card (JSON, PNG or CHARX), a lorebook, or a BookWorld preset.
+
+The format is read from the bytes, not the file's name: a PNG signature is a card PNG
+(its ``ccv3`` chunk preferred to its ``chara``), a zip a CHARX, and JSON is told apart by
+its shape (:func:`~fabula.worlds.imports.cards.detect_card`,
+:func:`~fabula.worlds.imports.lorebooks.detect_lorebook`,
+:func:`~fabula.worlds.imports.bookworld.is_preset`).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from fabula.worlds.imports.bookworld import BookWorldRead, is_preset, read_preset
+from fabula.worlds.imports.cards import CardRead, detect_card, read_card
+from fabula.worlds.imports.charx import CharxError, embedded_path, read_charx
+from fabula.worlds.imports.fields import BadSource
+from fabula.worlds.imports.limits import ImportLimits
+from fabula.worlds.imports.lorebooks import check_book, detect_lorebook, read_lorebook
+from fabula.worlds.imports.png import PngError, read_text_chunks, without_card_chunks
+from fabula.worlds.lore import LoreBook
+
+__all__ = ["Source", "read_source"]
+
+
+@dataclass(frozen=True)
+class Source:
+    """One file, read: exactly one of a card, a world lorebook or a preset; ``kind`` says
+    what it was read as (shown by ``fabula import``)."""
+
+    path: str
+    kind: str
+    card: CardRead | None = None
+    book: LoreBook | None = None
+    world: BookWorldRead | None = None
+
+
+def _json(raw: bytes, what: str, limits: ImportLimits) -> Any:
+    if len(raw) > limits.max_card_bytes:
+        raise BadSource(
+            f"{what} is {len(raw)} bytes, more than the {limits.max_card_bytes} allowed"
+        )
+    try:
+        return json.loads(raw.decode("utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        raise BadSource(f"{what} is not UTF-8 text ({exc})") from None
+    except json.JSONDecodeError as exc:
+        raise BadSource(f"{what} is not valid JSON: {exc}") from None
+
+
+def _b64(raw: bytes, keyword: str, limits: ImportLimits) -> bytes:
+    # base64 grows 4/3: refuse before decoding what would decode past the card limit
+    if len(raw) > limits.max_card_bytes * 4 // 3 + 4:
+        raise BadSource(
+            f"the {keyword!r} chunk is larger than the {limits.max_card_bytes} bytes a card may be"
+        )
+    try:
+        return base64.b64decode(raw, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise BadSource(f"the {keyword!r} chunk is not valid base64 ({exc})") from None
+
+
+def _card(doc: Any, path: Path, user: str, limits: ImportLimits) -> CardRead:
+    card = read_card(doc, _fallback(path), user, limits)
+    if card.book is not None:
+        check_book(card.book)
+    return card
+
+
+def _fallback(path: Path) -> str:
+    stem = path.name.split(".")[0]
+    return stem if stem.isascii() and any(ch.isalnum() for ch in stem) else "Character"
+
+
+def read_source(path: Path, user: str, limits: ImportLimits) -> Source:
+    """Read one file. Raises BadSource (what and why) for a file Fabula cannot import."""
+    if not path.is_file():
+        raise BadSource("no such file")
+    size = path.stat().st_size
+    if size > limits.max_file_bytes:
+        raise BadSource(f"{size} bytes, more than the {limits.max_file_bytes} a file may be")
+    raw = path.read_bytes()
+    name = str(path)
+    if raw.startswith(b"\x89PNG"):
+        try:
+            chunks = read_text_chunks(raw)
+        except PngError as exc:
+            raise BadSource(str(exc)) from None
+        keyword = "ccv3" if "ccv3" in chunks else "chara" if "chara" in chunks else None
+        if keyword is None:
+            raise BadSource("a PNG with no character card in it (no 'chara' or 'ccv3' text chunk)")
+        doc = _json(_b64(chunks[keyword], keyword, limits), f"the {keyword!r} chunk", limits)
+        if detect_card(doc) is None:
+            raise BadSource(f"the {keyword!r} chunk holds no character card")
+        card = _card(doc, path, user, limits)
+        image = without_card_chunks(raw)
+        return Source(
+            name, f"card {card.kept.spec} (PNG, {keyword})", card=replace(card, image=image)
+        )
+    if raw.startswith(b"PK"):
+        try:
+            archive = read_charx(raw, limits)
+        except CharxError as exc:
+            raise BadSource(f"CHARX: {exc}") from None
+        doc = _json(archive.card_json, "card.json", limits)
+        if detect_card(doc) is None:
+            raise BadSource("CHARX: card.json holds no character card")
+        card = _card(doc, path, user, limits)
+        assets = _charx_assets(card, archive.members)
+        return Source(
+            name,
+            f"card {card.kept.spec} (CHARX, {len(assets)} assets)",
+            card=replace(card, assets=assets, image=_icon(card, assets)),
+        )
+    doc = _json(raw, "the file", limits)
+    spec = detect_card(doc)
+    if spec is not None:
+        card = _card(doc, path, user, limits)
+        return Source(name, f"card {card.kept.spec} (JSON)", card=card)
+    if is_preset(doc):
+        world = read_preset(path, doc, limits)
+        for book in world.books:
+            check_book(book)
+        return Source(name, f"BookWorld preset ({len(world.roles)} roles)", world=world)
+    fmt = detect_lorebook(doc)
+    if fmt is not None:
+        book = read_lorebook(doc, fmt, _fallback(path), limits)
+        check_book(book)
+        return Source(name, f"lorebook {fmt} ({len(book.entries)} entries)", book=book)
+    if isinstance(doc, dict) and "spec" in doc:
+        raise BadSource(
+            f"unknown spec {doc['spec']!r} (Fabula reads chara_card_v1/v2/v3, lorebook_v3)"
+        )
+    raise BadSource("not a character card, lorebook or BookWorld preset Fabula knows")
+
+
+def _charx_assets(card: CardRead, members: dict[str, bytes]) -> dict[str, bytes]:
+    """The archive's members, by path, once every ``embeded://`` asset the card references
+    is known to be one of them."""
+    found: dict[str, bytes] = {}
+    assets = card.kept.data.get("assets") or []
+    if not isinstance(assets, list):
+        raise BadSource("data.assets: expected a list")
+    for i, asset in enumerate(assets):
+        if not isinstance(asset, dict) or not isinstance(asset.get("uri"), str):
+            raise BadSource(f"data.assets[{i}]: expected an object with a uri")
+        try:
+            member = embedded_path(asset["uri"])
+        except CharxError as exc:
+            raise BadSource(f"CHARX: data.assets[{i}].uri: {exc}") from None
+        if member is None:
+            continue
+        if member not in members:
+            raise BadSource(f"CHARX: data.assets[{i}].uri: no member {member!r} in the archive")
+    # every member is kept (an application's own JSON at the root, unreferenced assets)
+    found.update(members)
+    return found
+
+
+def _icon(card: CardRead, assets: dict[str, bytes]) -> bytes | None:
+    """The card's main icon, if it is an embedded PNG."""
+    for asset in card.kept.data.get("assets") or []:
+        if asset.get("type") == "icon" and asset.get("name", "main") == "main":
+            member = embedded_path(asset["uri"])
+            if member in assets and assets[member].startswith(b"\x89PNG"):
+                return assets[member]
+    return None

@@ -1,0 +1,137 @@
+"""Lore a world pack carries: lorebooks, their entries, and what an import kept for export.
+
+A pack's ``lore`` (``lore = "lore.json"`` in ``world.toml``: a JSON file beside it, since
+lore holds arbitrary JSON that TOML cannot) is a :class:`Lore`:
+
+- ``books``: lorebooks (World Info). A book with no ``owner`` is the world's, the author's;
+  a book owned by a character (a card's ``character_book``, a BookWorld role's relations)
+  is what that character knows.
+- ``cards``: for each character imported from a card (or a BookWorld role), every field of
+  the source that the pack has no place for, verbatim — ``extensions`` and unknown fields
+  included — so an export writes them back byte for byte.
+- ``kept``: everything else an import read and the pack has no place for (a BookWorld map's
+  distances, a preset's own fields), by source.
+
+Entries follow SillyTavern's World Info and the character-card V3 lorebook: keys, secondary
+keys with their logic, case, whole words, regex keys, ``constant``, ``enabled``, insertion
+order and priority; what a source has beyond those is in the entry's ``kept``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "Greeting",
+    "KeptCard",
+    "Lore",
+    "LoreBook",
+    "LoreEntry",
+    "SecondaryLogic",
+    "split_decorators",
+]
+
+SecondaryLogic = Literal["and_any", "not_all", "not_any", "and_all"]
+"""How secondary keys combine with the primary match (SillyTavern's ``selectiveLogic`` 0-3):
+AND ANY (one secondary key present), NOT ALL (not every one present), NOT ANY (none
+present), AND ALL (every one present)."""
+
+_DECORATOR = re.compile(r"^@@@?[A-Za-z_][A-Za-z0-9_]*(?:[ \t].*)?$")
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class LoreEntry(_Spec):
+    """One lore entry: when it activates (keys and their rules) and what it says."""
+
+    keys: tuple[str, ...] = ()
+    content: str = ""  # verbatim, its ``@@`` decorator lines included (see split_decorators)
+    secondary_keys: tuple[str, ...] = ()
+    selective: bool = False  # the secondary keys apply
+    logic: SecondaryLogic = "and_any"
+    name: str = ""  # a title or comment: never matched, never shown to a model
+    enabled: bool = True
+    constant: bool = False  # active whatever the keys
+    case_sensitive: bool | None = None  # None: the book's (or the engine's) default
+    whole_words: bool | None = None
+    use_regex: bool = False  # every key is a regular expression
+    order: int = 100  # insertion order: lower goes first
+    priority: int | None = None  # kept first when the budget is short
+    position: str | None = None
+    exclude_recursion: bool = False  # not activated by another entry's text
+    prevent_recursion: bool = False  # its text activates no other entry
+    kept: dict[str, Any] = Field(default_factory=dict)  # the source's other fields, verbatim
+
+
+class LoreBook(_Spec):
+    """A lorebook: its entries and its scanning settings; ``owner`` a character's name, or
+    None for the world's (the author's) book."""
+
+    name: str = ""
+    description: str = ""
+    owner: str | None = None
+    format: str  # the source format: lorebook_v3, character_book, sillytavern, novelai, ...
+    scan_depth: int | None = None
+    token_budget: int | None = None
+    recursive_scanning: bool | None = None
+    entries: tuple[LoreEntry, ...] = ()
+    kept: dict[str, Any] = Field(default_factory=dict)
+
+
+class KeptCard(_Spec):
+    """What a character's source card holds that the pack has no place for, verbatim."""
+
+    character: str  # the character's name in the pack
+    spec: str  # chara_card_v1, chara_card_v2, chara_card_v3, bookworld_role
+    spec_version: str = ""
+    data: dict[str, Any] = Field(default_factory=dict)  # unmapped fields of the card's data
+    top: dict[str, Any] = Field(default_factory=dict)  # unknown fields beside spec and data
+    image: str | None = None  # the asset name of its picture (a PNG), if it had one
+
+
+class Greeting(_Spec):
+    """An opening to choose from: a card's ``first_mes``, an alternate or group-only greeting,
+    a BookWorld intervention. ``character`` is who greets (None: the narrator)."""
+
+    text: str = Field(min_length=1)
+    character: str | None = None
+    group_only: bool = False
+
+
+class Lore(_Spec):
+    """All the lore of a pack (see the module's docstring)."""
+
+    books: tuple[LoreBook, ...] = ()
+    cards: tuple[KeptCard, ...] = ()
+    kept: dict[str, Any] = Field(default_factory=dict)
+
+    def card_of(self, character: str) -> KeptCard | None:
+        """The kept card of the character named ``character``, if it came from one."""
+        return next((c for c in self.cards if c.character == character), None)
+
+    def books_of(self, owner: str | None) -> list[LoreBook]:
+        """The books ``owner`` (a character's name; None: the world) holds."""
+        return [b for b in self.books if b.owner == owner]
+
+
+def split_decorators(content: str) -> tuple[list[str], str]:
+    """An entry's ``@@`` decorator lines (character-card V3: lines at the top of the content;
+    ``@@@`` is a fallback of the decorator above it) and the text after them, the newlines
+    around them trimmed.
+
+    >>> split_decorators("@@depth 4\\n@@@instruct_depth 4\\nThe tower is old.")
+    (['@@depth 4', '@@@instruct_depth 4'], 'The tower is old.')
+    """
+    lines = content.split("\n")
+    decorators: list[str] = []
+    for line in lines:
+        if not _DECORATOR.match(line.strip()):
+            break
+        decorators.append(line.strip())
+    body = "\n".join(lines[len(decorators) :])
+    return decorators, body.strip("\n") if decorators else body
