@@ -93,11 +93,13 @@ class WorldInfo(_Out):
 
 
 class PendingSummary(_Out):
-    """Which turn of which branch waits for a decision."""
+    """Which turn of which branch waits for a decision, and which draft: ``pending_id``
+    names it (a decision that carries it is refused if another draft waits by then)."""
 
     story: str
     branch: str
     turn: int
+    pending_id: str
 
 
 class StorySummary(_Out):

@@ -254,7 +254,9 @@ class Fabula:
         for name in branches:
             found = await self.pending_turn(store.on_branch(name))
             if found is not None:
-                pending.append(PendingSummary(story=story, branch=name, turn=found.turn))
+                pending.append(
+                    PendingSummary(story=story, branch=name, turn=found.turn, pending_id=found.id)
+                )
         return StorySummary(
             id=story,
             title=info.title,
@@ -487,7 +489,7 @@ class Fabula:
             self.settings.limits.check_text(decision.text, story=store.story, branch=store.branch)
         seen = await self.pending_turn(store)
         if expect is not None and (seen is None or seen.id != expect):
-            raise await self._decided(store, expect, decision)
+            raise await self._decided(store, expect, decision, seen)
         if seen is None:
             raise NotFound(
                 f"story {store.story!r} has no turn awaiting approval on branch {store.branch!r}",
@@ -525,10 +527,22 @@ class Fabula:
                 raise_if_edit_not_taken(back.payload if back else {}, where)
             return outcome
 
-    async def _decided(self, store: StoryStore, expect: str, decision: Decision) -> TurnConflict:
-        """The conflict of a decision about draft ``expect``, which no longer waits."""
+    async def _decided(
+        self, store: StoryStore, expect: str, decision: Decision, waiting: Pending | None
+    ) -> TurnConflict:
+        """The conflict of a decision about draft ``expect``, which no longer waits
+        (``waiting`` is the draft that does, if any)."""
         turn_text = expect.partition(".")[0]
         turn = int(turn_text) if turn_text.isdigit() else None
+        if waiting is not None and waiting.turn == turn:
+            return TurnConflict(
+                f"turn {turn}'s draft {expect} is no longer the one waiting (it was rejected "
+                f"or edited, and {waiting.id} waits now); yours ({decision.action}) changed "
+                "nothing: review it with `fabula pending`",
+                story=store.story,
+                branch=store.branch,
+                turn=turn,
+            )
         if turn is not None and await store.head() >= turn:
             what = f"turn {turn} was already committed"
         else:
@@ -608,7 +622,9 @@ class Fabula:
             head=await store.head(),
             pending=None
             if found is None
-            else PendingSummary(story=store.story, branch=store.branch, turn=found.turn),
+            else PendingSummary(
+                story=store.story, branch=store.branch, turn=found.turn, pending_id=found.id
+            ),
         )
 
     async def pending_details(self, store: StoryStore) -> PendingTurn:
@@ -654,7 +670,7 @@ class Fabula:
     async def pending_summaries(self) -> list[PendingSummary]:
         """Every turn awaiting approval, on every branch of every story."""
         return [
-            PendingSummary(story=p.story, branch=p.branch, turn=p.turn)
+            PendingSummary(story=p.story, branch=p.branch, turn=p.turn, pending_id=p.id)
             for p in await self.all_pending()
         ]
 

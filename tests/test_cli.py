@@ -7,8 +7,13 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from click.testing import Result
+from typer.testing import CliRunner
+
+from fabula.cli import app
 
 
 def fabula(redis_url: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -44,7 +49,10 @@ class TestApprovalAcrossProcesses:
         out = fabula(redis_url, "run", "tale", "--turns", "3")
         assert "awaits approval" in out.stdout
         pending = json.loads(fabula(redis_url, "pending", "--json").stdout)
-        assert pending == [{"story": "tale", "branch": "main", "turn": opening + 1}]
+        assert [{k: v for k, v in p.items() if k != "pending_id"} for p in pending] == [
+            {"story": "tale", "branch": "main", "turn": opening + 1}
+        ]
+        assert pending[0]["pending_id"].startswith(f"{opening + 1}.")
         assert len(story_turns(redis_url, "tale")) == opening  # nothing committed yet
 
         fabula(redis_url, "approve", "tale")
@@ -71,6 +79,42 @@ class TestApprovalAcrossProcesses:
         world = json.loads(fabula(redis_url, "show", "tale", "world", "--json").stdout)
         where = {(f["subject"], f["attribute"]): f["value"] for f in world["facts"]}
         assert where[("mara", "location")] == "hallway"
+
+    def test_a_decision_names_the_draft_its_maker_saw(self, redis_url: str) -> None:
+        """A reads a draft, B rejects it and the redraft appears; A's `approve --expect`
+        (the id `pending` showed A) is refused in one line and changes nothing; the id of
+        the draft on show commits it. `pending` shows each draft's id. (In process, through
+        the CLI's own parser: the cross-process decision is `test_run_pending_approve_reject`.)
+        """
+
+        def cli(*args: str, ok: bool = True) -> Result:
+            env = {"FABULA_REDIS_URL": redis_url, "COLUMNS": "200"}
+            result = CliRunner().invoke(app, list(args), env=env)
+            assert (result.exit_code == 0) == ok, (args, result.output, result.stderr)
+            return result
+
+        def waiting() -> list[dict[str, Any]]:
+            found: list[dict[str, Any]] = json.loads(cli("pending", "--json").stdout)
+            return found
+
+        def committed() -> int:
+            return len(json.loads(cli("show", "tale", "story", "--json").stdout)["turns"])
+
+        cli("new", "--world", "hollow_book", "--id", "tale")
+        opening = committed()
+        assert "--expect " in cli("run", "tale").stdout
+        (seen,) = waiting()
+        assert seen["pending_id"] in cli("pending").stdout
+        cli("reject", "tale", "--note", "again", "--expect", seen["pending_id"])
+        (redraft,) = waiting()
+        assert redraft["turn"] == seen["turn"] and redraft["pending_id"] != seen["pending_id"]
+        for verb in (("approve",), ("reject", "--note", "x")):
+            late = cli(*verb, "tale", "--expect", seen["pending_id"], ok=False)
+            assert "changed nothing" in late.stderr, late.stderr
+            assert len(late.stderr.strip().splitlines()) == 1, late.stderr
+            assert committed() == opening and waiting() == [redraft]
+        cli("approve", "tale", "--expect", redraft["pending_id"])
+        assert committed() == opening + 1 and waiting() != [redraft]
 
 
 class TestErrors:

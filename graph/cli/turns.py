@@ -42,7 +42,11 @@ def run(
                     waiting = await fab.pending_turn(store)
                     progress.stop()
                     print_pending(waiting)
-                    out.print(f"approve with `fabula approve {story}`, edit or reject")
+                    expect = f" --expect {waiting.id}" if waiting is not None else ""
+                    out.print(
+                        f"approve with `fabula approve {story}{expect}`, edit or reject",
+                        markup=False,
+                    )
                     return
                 done += 1
                 progress.advance(task)
@@ -71,7 +75,10 @@ def print_pending(pending: Pending | None) -> None:
     if pending is None:
         return
     payload = pending.payload
-    out.rule(f"{pending.story} [{pending.branch}] turn {pending.turn} awaits approval")
+    out.rule(
+        Text(f"{pending.story} [{pending.branch}] turn {pending.turn} awaits approval "
+             f"(draft {pending.id})")
+    )  # fmt: skip
     out.print(payload.get("draft", {}).get("text", ""))
     for f in payload.get("findings", []):
         out.print(Text.assemble("  ", (f["severity"], "yellow"), f" {f['kind']}: {f['message']}"))
@@ -94,10 +101,18 @@ def pending(as_json: bool = typer.Option(False, "--json")) -> None:
     run_with_app(go)
 
 
-def _decide(story: str, branch: str, decision: Decision, *, force: bool = False) -> None:
+EXPECT_HELP = (
+    "The id of the draft you read (shown by `fabula pending`): if another draft waits "
+    "(yours was decided, or rejected and written again), nothing is changed."
+)
+
+
+def _decide(
+    story: str, branch: str, decision: Decision, *, force: bool = False, expect: str | None
+) -> None:
     async def go(fab: Fabula) -> None:
         store = fab.store(story, branch)
-        done = await fab.decide_turn(store, decision, force=force)
+        done = await fab.decide_turn(store, decision, force=force, expect=expect)
         if done.outcome == "pending":
             print_pending(await fab.pending_turn(store))
         if done.durable is False:
@@ -110,9 +125,13 @@ def _decide(story: str, branch: str, decision: Decision, *, force: bool = False)
 
 
 @app.command()
-def approve(story: str, branch: str = typer.Option("main", "--branch", "-b")) -> None:
+def approve(
+    story: str,
+    branch: str = typer.Option("main", "--branch", "-b"),
+    expect: str | None = typer.Option(None, "--expect", help=EXPECT_HELP),
+) -> None:
     """Approve the pending turn: it is committed to memory."""
-    _decide(story, branch, Decision(action="approve"))
+    _decide(story, branch, Decision(action="approve"), expect=expect)
 
 
 @app.command()
@@ -124,12 +143,14 @@ def edit(
     force: bool = typer.Option(
         False, "--force", help="Commit it at once, even if the critic finds errors in it."
     ),
+    expect: str | None = typer.Option(None, "--expect", help=EXPECT_HELP),
 ) -> None:
     """Replace the pending turn's text with the file's. It is read and checked by the
     critic, then shown for approval again; with --now it is committed at once. The
     critic's errors refuse the edit (the turn stays as it was), unless --force."""
     text = _read_turn_text(text_file, settings().limits)
-    _decide(story, branch, Decision(action="edit", text=text, now=now), force=force)
+    _decide(story, branch, Decision(action="edit", text=text, now=now), force=force,
+            expect=expect)  # fmt: skip
 
 
 def _read_turn_text(path: Path, limits: Limits) -> str:
@@ -154,6 +175,7 @@ def reject(
     story: str,
     note: str = typer.Option(..., "--note", help="Why: the planner sees it."),
     branch: str = typer.Option("main", "--branch", "-b"),
+    expect: str | None = typer.Option(None, "--expect", help=EXPECT_HELP),
 ) -> None:
     """Reject the pending turn: nothing is committed; the turn is planned again."""
-    _decide(story, branch, Decision(action="reject", note=note))
+    _decide(story, branch, Decision(action="reject", note=note), expect=expect)
