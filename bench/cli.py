@@ -123,6 +123,21 @@ def bench_web(
     run_web(stories, turns, clients, settings.redis_url, json_out, settings.redis_fsync)
 
 
+@bench_app.command("story")
+def bench_story(
+    ctx: typer.Context,
+    packs: int = typer.Option(20, "--packs", min=0, help="Generated world packs."),
+    turns: int = typer.Option(40, "--turns", min=1, help="Autonomous turns per pack."),
+    seed: int = typer.Option(7, "--seed"),
+    json_out: str | None = typer.Option(None, "--json"),
+) -> None:
+    """The offline story: repeats, filler, variety of action, goals achieved or blocked,
+    pursued hypotheses realised, belief fidelity, over generated and shipped packs."""
+    from fabula.bench.story import run as run_story
+
+    run_story(packs, turns, seed, _settings(ctx).redis_url, json_out)
+
+
 def _dataset_bench(
     settings: Settings, name: str, path: Path, json_out: str | None, answers: str | None
 ) -> None:
