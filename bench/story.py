@@ -12,7 +12,7 @@ and the shipped packs run autonomously, offline, through the real graph and stor
 - **goals_achieved** / **goals_blocked** — the share of the characters' goals the story
   achieved (judged here, from W, B and the text, by the goal's own words: see
   :func:`achieved`), and of those not achieved, the share the character itself declared
-  blocked (its proposal's intent ``blocked: <goal>``);
+  blocked (its latest proposal naming the goal says ``blocked: <goal>``);
 - **hypotheses_pursued** / **hypotheses_realised** — a fork a few turns in pursues one open
   hypothesis whose premise the world can reach (an object coming to a character who does
   not hold it); the share realised within 10 turns of the fork;
@@ -510,7 +510,7 @@ async def _run_pack(
                 result.achieved += 1
                 continue
             said = [p.intent for p in proposals if p.character == me and goal in p.intent]
-            result.blocked += bool(said) and said[-1].startswith("blocked")
+            result.blocked += bool(said) and f"blocked: {goal}" in said[-1]
     # belief fidelity against the reference, after every turn
     reference = Reference.of(pack)
     all_texts = {t.turn: t.text for t in await store.turn_texts(1, head)}
