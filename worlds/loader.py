@@ -11,14 +11,15 @@ from __future__ import annotations
 import json
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import ValidationError
 
 from fabula.memory.delta import DeltaBuilder, TurnDelta
 from fabula.memory.errors import InvalidWorld, NotFound
 from fabula.memory.places import place_of
-from fabula.memory.records import CONTAINER, slug
+from fabula.memory.records import CONTAINER, AcquisitionMode, Attitude, Event, slug
+from fabula.worlds.lore import BELIEF_EXTENSION, extension
 from fabula.worlds.pack import WorldPack
 
 __all__ = ["builtin_worlds", "load_world", "pack_assets", "parse_world", "setup_delta"]
@@ -129,6 +130,44 @@ def pack_assets(pack: WorldPack) -> dict[str, bytes]:
     return found
 
 
+_MODES = frozenset(get_args(AcquisitionMode))
+
+
+def _imported_beliefs(pack: WorldPack, b: DeltaBuilder, setup: Event) -> None:
+    """The beliefs an exported card brought (its book's ``fabula/belief`` entries), each its
+    character's from turn 0 when the pack has the entity it is about; how it was learned
+    (mode, speaker) as the card says, a speaker the pack lacks left out."""
+    names = [p.name for p in pack.places] + [c.name for c in pack.characters]
+    ids = {slug(n) for n in names + [o.name for o in pack.objects]}
+    people = {slug(c.name) for c in pack.characters}
+    for char in pack.characters:
+        for book in pack.lore.books_of(char.name):
+            for entry in book.entries:
+                held = extension(entry, BELIEF_EXTENSION)
+                if not isinstance(held, dict) or held.get("subject") not in ids:
+                    continue
+                if held.get("mode") not in _MODES or not isinstance(held.get("value"), str):
+                    continue
+                speaker = held.get("speaker")
+                attitude: Attitude = (
+                    held["attitude"] if held.get("attitude") in _ATTITUDES else "believes"
+                )
+                b.belief(
+                    [slug(char.name)],
+                    held["subject"],
+                    str(held.get("attribute")),
+                    held["value"],
+                    mode=held["mode"],
+                    event=setup,
+                    polarity=held.get("polarity") is not False,
+                    attitude=attitude,
+                    speaker=speaker if speaker in people else None,
+                )
+
+
+_ATTITUDES = frozenset(get_args(Attitude))
+
+
 def setup_delta(pack: WorldPack) -> TurnDelta:
     """Turn 0 of a story started from ``pack``."""
     b = DeltaBuilder(0, pack.premise)
@@ -171,6 +210,7 @@ def setup_delta(pack: WorldPack) -> TurnDelta:
         for subject, attr, value in properties:
             if place_of(subject, location.get, places.__contains__) == here:
                 b.belief([me], subject, attr, value, mode="observed", event=setup)
+    _imported_beliefs(pack, b, setup)
     for dev in pack.developments:
         b.open_development(
             dev.kind,

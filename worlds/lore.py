@@ -25,14 +25,34 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "BELIEF_EXTENSION",
+    "CHARACTER_EXTENSION",
+    "ENTITY_EXTENSION",
+    "SOURCE_EXTENSION",
+    "STATE_EXTENSION",
     "Greeting",
     "KeptCard",
     "Lore",
     "LoreBook",
     "LoreEntry",
     "SecondaryLogic",
+    "extension",
     "split_decorators",
 ]
+
+CHARACTER_EXTENSION = "fabula/character"
+"""The extension of an exported card holding the character's Fabula name and aliases."""
+SOURCE_EXTENSION = "fabula/source"
+"""The extension holding what a source that was no card kept (a BookWorld role's fields,
+a SillyTavern entry's own fields)."""
+BELIEF_EXTENSION = "fabula/belief"
+"""The extension of an exported card's book entry holding one of the character's beliefs
+(subject, attribute, value, polarity, attitude, mode, speaker, event, valid_from, valid_to);
+imported again, a belief about an entity the pack has is the character's from turn 0."""
+ENTITY_EXTENSION = "fabula/entity"
+"""The extension of an exported lorebook's entry holding an entity (id, kind, name, ...)."""
+STATE_EXTENSION = "fabula/state"
+"""The extension of an exported lorebook's entry holding a fact of W, with its validity."""
 
 SecondaryLogic = Literal["and_any", "not_all", "not_any", "and_all"]
 """How secondary keys combine with the primary match (SillyTavern's ``selectiveLogic`` 0-3):
@@ -117,6 +137,12 @@ class Lore(_Spec):
     def books_of(self, owner: str | None) -> list[LoreBook]:
         """The books ``owner`` (a character's name; None: the world) holds."""
         return [b for b in self.books if b.owner == owner]
+
+
+def extension(entry: LoreEntry, name: str) -> Any:
+    """The entry's kept extension ``name`` (None if it has none)."""
+    ext = entry.kept.get("extensions")
+    return ext.get(name) if isinstance(ext, dict) else None
 
 
 def split_decorators(content: str) -> tuple[list[str], str]:

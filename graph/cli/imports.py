@@ -1,4 +1,6 @@
-"""Bringing worlds in: ``fabula import PATH... [--id STORY] [--pack DIR] [--json]``.
+"""Bringing worlds in and out: ``fabula import PATH... [--id STORY] [--pack DIR] [--json]``,
+and what ``fabula export --format card|lorebook`` writes (:func:`card_export`,
+:func:`lorebook_export`).
 
 Cards (V1/V2/V3 as JSON, PNG or CHARX), lorebooks and a BookWorld preset become one world
 pack (:mod:`fabula.worlds.imports`): written as a folder with ``--pack``, made a story with
@@ -8,17 +10,23 @@ and nothing is written.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import typer
 
+from fabula.graph import reading
 from fabula.graph.cli.app import app, dump, out, run_with_app
 from fabula.graph.service import Fabula
 from fabula.memory.errors import InvalidInput
+from fabula.memory.records import slug
+from fabula.memory.store import StoryStore
 from fabula.worlds.imports import Imported, import_paths, write_pack
+from fabula.worlds.imports.export import card_png, character_card, world_lorebook
+from fabula.worlds.pack import CharacterSpec, WorldPack
 
-__all__ = ["import_cmd", "summary"]
+__all__ = ["card_export", "import_cmd", "lorebook_export", "summary"]
 
 
 def summary(imported: Imported) -> dict[str, Any]:
@@ -90,3 +98,48 @@ def import_cmd(
         f"{len(result['places'])} places, {len(result['books'])} lorebooks ({entries} entries), "
         f"{len(result['greetings'])} greetings -> {' and '.join(m for m in made if m)}"
     )
+
+
+async def card_export(store: StoryStore, character: str, as_of: int | None) -> tuple[bytes, str]:
+    """Character ``character`` (id or name) of the story as a V3 card holding what it
+    believes as of ``as_of``: PNG bytes when it has a picture, else JSON; and which.
+
+    Raises :class:`NotFound` for a character the story does not have.
+    """
+    pack = await _pack(store)
+    entity = await store.resolve(character, "character")
+    spec = next((c for c in pack.characters if slug(c.name) == entity.id), None)
+    if spec is None:  # a character the story brought in after its start
+        spec = CharacterSpec(name=entity.name, location=pack.places[0].name,
+                             description=entity.description)  # fmt: skip
+        pack = pack.model_copy(update={"characters": (*pack.characters, spec)})
+    held = await reading.beliefs(store, [entity.id], as_of)
+    names = {e.id: e.name for e in (await store.entities(as_of)).values()}
+    beliefs = [b.model_dump(mode="json", exclude={"holder"}) for b in held.beliefs]
+    card = character_card(pack, spec.name, beliefs, names, as_of=as_of)
+    image = (await store.assets()).get(spec.image) if spec.image else None
+    if image is not None:
+        return card_png(card, image), "png"
+    return (json.dumps(card, ensure_ascii=False, indent=2) + "\n").encode("utf-8"), "json"
+
+
+async def lorebook_export(store: StoryStore, as_of: int | None) -> bytes:
+    """The story's world W as of ``as_of`` as a ``lorebook_v3`` (JSON bytes)."""
+    pack = await _pack(store)
+    entities = [
+        {"id": e.id, "kind": e.kind, "name": e.name, "description": e.description,
+         "attributes": dict(e.attributes)}
+        for e in (await store.entities(as_of)).values()
+    ]  # fmt: skip
+    facts = [f.model_dump(mode="json") for f in (await reading.world(store, as_of)).facts]
+    book = world_lorebook(pack, entities, facts, as_of=as_of)
+    return (json.dumps(book, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+
+async def _pack(store: StoryStore) -> WorldPack:
+    await store.require()
+    document = await store.pack_document()
+    if document is None:
+        raise InvalidInput(f"story {store.story!r} keeps no world pack to export from",
+                           story=store.story)  # fmt: skip
+    return WorldPack.model_validate_json(document)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from enum import Enum
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -12,6 +13,7 @@ from rich.text import Text
 
 from fabula.graph import reading
 from fabula.graph.cli.app import app, dump, out, plain, run_with_app
+from fabula.graph.cli.imports import card_export, lorebook_export
 from fabula.graph.service import Fabula
 from fabula.memory.errors import InvalidInput
 from fabula.memory.store import StoryStore
@@ -26,6 +28,7 @@ __all__ = [
     "render",
     "show",
     "view_data",
+    "write_export",
 ]
 
 
@@ -243,6 +246,8 @@ class ExportFormat(str, Enum):
 
     md = "md"
     json = "json"
+    card = "card"
+    lorebook = "lorebook"
 
 
 @app.command()
@@ -250,17 +255,46 @@ def export(
     story: str,
     fmt: ExportFormat = typer.Option(ExportFormat.md, "--format"),
     branch: str = typer.Option("main", "--branch", "-b"),
+    character: str | None = typer.Option(None, "--character", help="For card: whose."),
+    as_of: int | None = typer.Option(None, "--as-of", help="For card, lorebook: as of a turn."),
+    out_file: Path | None = typer.Option(None, "--out", help="Write here, not to stdout."),
 ) -> None:
-    """Export a story's text (markdown) or its text and views (json)."""
+    """Export a story's text (markdown), its text and views (json), a character as a V3
+    card holding what it believes (card --character C; PNG if it has a picture), or the
+    world as a lorebook_v3 (lorebook)."""
 
     async def go(fab: Fabula) -> None:
         store = fab.store(story, branch)
+        if fmt in (ExportFormat.card, ExportFormat.lorebook):
+            await write_export(store, fmt, character, as_of, out_file)
+            return
         if fmt is ExportFormat.md:
             sys.stdout.write(await reading.markdown(store))
             return
         dump(await reading.export(store))
 
     run_with_app(go)
+
+
+async def write_export(
+    store: StoryStore,
+    fmt: ExportFormat,
+    character: str | None,
+    as_of: int | None,
+    out_file: Path | None,
+) -> None:
+    """Write a card or lorebook export (see :mod:`fabula.graph.cli.imports`) to ``out_file``
+    or stdout."""
+    if fmt is ExportFormat.card:
+        if not character:
+            raise InvalidInput("export --format card needs --character C")
+        data, _ = await card_export(store, character, as_of)
+    else:
+        data = await lorebook_export(store, as_of)
+    if out_file is None:
+        sys.stdout.buffer.write(data)
+    else:
+        out_file.write_bytes(data)
 
 
 @app.command()

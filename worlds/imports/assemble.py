@@ -11,16 +11,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
 from fabula.memory.errors import InvalidInput
-from fabula.memory.records import slug
+from fabula.memory.records import CONTAINER, slug
 from fabula.worlds.imports.fields import BadSource
 from fabula.worlds.imports.limits import ImportLimits
 from fabula.worlds.imports.sources import Source, read_source
-from fabula.worlds.lore import Greeting, KeptCard, Lore, LoreBook
-from fabula.worlds.pack import CharacterSpec, Opening, PlaceSpec, WorldPack
+from fabula.worlds.lore import (
+    ENTITY_EXTENSION,
+    STATE_EXTENSION,
+    Greeting,
+    KeptCard,
+    Lore,
+    LoreBook,
+    extension,
+)
+from fabula.worlds.pack import CharacterSpec, ObjectSpec, Opening, PlaceSpec, WorldPack
 
 __all__ = ["DEFAULT_PLACE", "Imported", "import_paths"]
 
@@ -35,6 +44,65 @@ class Imported:
     pack: WorldPack
     assets: dict[str, bytes] = field(default_factory=dict)
     sources: tuple[Source, ...] = ()
+
+
+@dataclass
+class _Exported:
+    """What a lorebook Fabula exported says of the world (its ``fabula/entity`` and
+    ``fabula/state`` entries), and the books without those entries."""
+
+    books: list[LoreBook]
+    places: list[PlaceSpec] = field(default_factory=list)
+    objects: list[ObjectSpec] = field(default_factory=list)
+    names: dict[str, str] = field(default_factory=dict)  # entity id -> name
+    where: dict[str, str] = field(default_factory=dict)  # entity id -> location id
+
+
+def _exported_world(books: list[LoreBook]) -> _Exported:
+    """Places, objects and where everything is, from exported lorebooks: the world comes
+    back as it was exported (its other entries stay lore)."""
+    found = _Exported(books=[])
+    entities: list[tuple[dict[str, Any], tuple[str, ...]]] = []
+    states: list[dict[str, Any]] = []
+    for book in books:
+        rest = []
+        for entry in book.entries:
+            entity = extension(entry, ENTITY_EXTENSION)
+            state = extension(entry, STATE_EXTENSION)
+            if isinstance(entity, dict) and isinstance(entity.get("name"), str):
+                entities.append((entity, entry.keys[1:]))
+            elif isinstance(state, dict) and isinstance(state.get("subject"), str):
+                states.append(state)
+            else:
+                rest.append(entry)
+        found.books.append(book.model_copy(update={"entries": tuple(rest)}))
+    found.names = {slug(e["name"]): e["name"] for e, _ in entities}
+    attrs: dict[str, dict[str, str]] = {}
+    for st in states:
+        if st.get("valid_to") is not None or st.get("polarity") is False:
+            continue
+        value = str(st.get("value"))
+        if st.get("attribute") == "location":
+            found.where[st["subject"]] = value
+        else:
+            attrs.setdefault(st["subject"], {})[str(st.get("attribute"))] = value
+    for entity, aliases in entities:
+        ident, name = slug(entity["name"]), entity["name"]
+        description = str(entity.get("description") or "")
+        if entity.get("kind") == "place":
+            found.places.append(PlaceSpec(name=name, description=description, aliases=aliases))
+        elif entity.get("kind") == "object" and found.where.get(ident) in found.names:
+            role = (entity.get("attributes") or {}).get("role")
+            found.objects.append(
+                ObjectSpec(
+                    name=name,
+                    location=found.names[found.where[ident]],
+                    description=description,
+                    container=role == CONTAINER,
+                    attributes=attrs.get(ident, {}),
+                )
+            )
+    return found
 
 
 def _story_id(title: str) -> str:
@@ -125,7 +193,12 @@ def import_paths(
         if role.book is not None:
             books.append(role.book)
         cards.append(role.kept.model_copy(update={"image": image or None}))
-    books += [s.book for s in sources if s.book is not None]
+    world_books = [s.book for s in sources if s.book is not None]
+    found = _exported_world(world_books)
+    books += found.books
+    for place in found.places:
+        if all(slug(place.name) != slug(p.name) for p in places):
+            places.append(place)
     if not characters:
         raise InvalidInput(
             f"{', '.join(str(p) for p in paths)}: no character: a world needs at least one "
@@ -133,6 +206,20 @@ def import_paths(
         )
     if not places:
         places = [PlaceSpec(name=DEFAULT_PLACE, description="\n\n".join(scenarios))]
+    place_ids = {slug(p.name) for p in places}
+    # where each starts: where an exported lorebook says, else the first place
+    characters = [
+        c.model_copy(
+            update={
+                "location": found.names.get(found.where.get(slug(c.name), ""), "")
+                if found.where.get(slug(c.name)) in place_ids
+                else places[0].name
+            }
+        )
+        for c in characters
+    ]
+    holders = place_ids | {slug(c.name) for c in characters} | {slug(o.name) for o in found.objects}
+    objects = [o for o in found.objects if slug(o.location) in holders]
     names = [c.name for c in characters]
     title = world.title if world else " & ".join(names)
     premise = (
@@ -147,6 +234,7 @@ def import_paths(
             outline=world.outline if world else (),
             places=tuple(places),
             characters=tuple(characters),
+            objects=tuple(objects),
             opening=Opening(greetings=tuple(greetings)),
             lore=Lore(books=tuple(books), cards=tuple(cards), kept=kept),
         )

@@ -35,7 +35,13 @@ from fabula.memory.records import slug
 from fabula.worlds.imports.fields import BadSource, obj, strings, text
 from fabula.worlds.imports.limits import ImportLimits
 from fabula.worlds.imports.lorebooks import read_card_book
-from fabula.worlds.lore import Greeting, KeptCard, LoreBook
+from fabula.worlds.lore import (
+    CHARACTER_EXTENSION,
+    SOURCE_EXTENSION,
+    Greeting,
+    KeptCard,
+    LoreBook,
+)
 
 __all__ = ["CardRead", "ascii_name", "detect_card", "read_card", "resolve_macros", "split_examples"]
 
@@ -128,6 +134,36 @@ def _version(spec: str, raw: Any) -> str:
     return raw
 
 
+def _fabula_extensions(
+    data: dict[str, Any], spec: str, version: str, name: str, aliases: tuple[str, ...]
+) -> tuple[dict[str, Any], str, str, str, tuple[str, ...]]:
+    """A card Fabula exported: its ``fabula/character`` extension gives back the name and
+    aliases, ``fabula/source`` the kept fields of a source that was no card (a BookWorld
+    role); both are read, not kept (the next export writes them again)."""
+    ext = data.get("extensions")
+    if not isinstance(ext, dict) or not any(
+        k in ext for k in (CHARACTER_EXTENSION, SOURCE_EXTENSION)
+    ):
+        return data, spec, version, name, aliases
+    ext = dict(ext)
+    mine = ext.pop(CHARACTER_EXTENSION, None)
+    if isinstance(mine, dict) and isinstance(mine.get("name"), str):
+        name = ascii_name(mine["name"], name)
+        found = mine.get("aliases")
+        if isinstance(found, list) and all(isinstance(a, str) for a in found):
+            aliases = tuple(found)
+    source = ext.pop(SOURCE_EXTENSION, None)
+    data = {**data, "extensions": ext}
+    if (
+        isinstance(source, dict)
+        and isinstance(source.get("spec"), str)
+        and isinstance(source.get("data"), dict)
+    ):
+        mapped = {k: data[k] for k in _MAPPED if k in data}
+        return {**source["data"], **mapped}, source["spec"], "", name, aliases
+    return data, spec, version, name, aliases
+
+
 def read_card(doc: dict[str, Any], fallback: str, user: str, limits: ImportLimits) -> CardRead:
     """Read a card (a parsed V1, V2 or V3 document). ``fallback`` is the character's name
     when the card's has no ASCII form (the file's name); ``user`` replaces ``{{user}}``.
@@ -150,6 +186,8 @@ def read_card(doc: dict[str, Any], fallback: str, user: str, limits: ImportLimit
     if not card_name:
         raise BadSource(f"{where}.name: a card needs a name")
     name = ascii_name(card_name, fallback)
+    aliases: tuple[str, ...] = (card_name,) if card_name != name else ()
+    data, spec, version, name, aliases = _fabula_extensions(data, spec, version, name, aliases)
     char = text(data, "nickname", where) or card_name
 
     def mapped(key: str) -> str:
@@ -187,7 +225,7 @@ def read_card(doc: dict[str, Any], fallback: str, user: str, limits: ImportLimit
     )
     return CardRead(
         name=name,
-        aliases=(card_name,) if card_name != name else (),
+        aliases=aliases,
         description=mapped("description"),
         voice=mapped("personality"),
         scenario=mapped("scenario"),

@@ -1,0 +1,265 @@
+"""Back out: a character as a V3 card, the world as a ``lorebook_v3``.
+
+A card (:func:`character_card`) is the character's pack fields, every field its source card
+had that the pack kept (verbatim: ``extensions`` and unknown fields byte for byte), its
+greetings and example dialogues, and a ``character_book`` with the character's own lore
+and what it believes as of a turn — one entry per belief, whose
+``extensions["fabula/belief"]`` holds the belief (subject, attribute, value, polarity,
+attitude) with its validity (``valid_from``, ``valid_to``) and how it was learned
+(``mode``, ``speaker``, ``event``). ``extensions["fabula/character"]`` holds what a card
+has no field for (the character's Fabula name and aliases), read back on import.
+
+A lorebook (:func:`world_lorebook`) is the world's own lore, one entry per entity (its
+description; ``extensions["fabula/entity"]``) and one per fact of W as of a turn
+(``extensions["fabula/state"]``, with its validity).
+
+Entries from other formats (SillyTavern, NovelAI, ...) carry their source's own fields
+under ``extensions["fabula/source"]``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from fabula.memory.records import slug
+from fabula.worlds.imports.lorebooks import LOGIC_CODES
+from fabula.worlds.imports.png import with_text_chunks
+from fabula.worlds.lore import (
+    BELIEF_EXTENSION,
+    CHARACTER_EXTENSION,
+    ENTITY_EXTENSION,
+    SOURCE_EXTENSION,
+    STATE_EXTENSION,
+    LoreBook,
+    LoreEntry,
+    extension,
+)
+from fabula.worlds.pack import CharacterSpec, WorldPack
+
+__all__ = [
+    "card_png",
+    "character_card",
+    "lorebook_entry",
+    "world_lorebook",
+]
+
+_CARD_FORMATS = ("character_book", "lorebook_v3")
+_CODES = {logic: code for code, logic in LOGIC_CODES.items()}
+_V3_DEFAULTS: dict[str, Any] = {
+    "creator_notes": "",
+    "system_prompt": "",
+    "post_history_instructions": "",
+    "tags": [],
+    "creator": "",
+    "character_version": "",
+    "extensions": {},
+}
+
+
+def lorebook_entry(entry: LoreEntry, fmt: str) -> dict[str, Any]:
+    """A lore entry as a V3 lorebook entry. Its kept fields come back: an entry read from a
+    card or a V3 book gets them back as they were (``extensions`` verbatim); one from
+    another format keeps them under ``extensions["fabula/source"]``."""
+    kept = dict(entry.kept)
+    ext = dict(kept.pop("extensions", None) or {})
+    out: dict[str, Any] = {
+        "keys": list(entry.keys),
+        "content": entry.content,
+        "extensions": ext,
+        "enabled": entry.enabled,
+        "insertion_order": entry.order,
+        "use_regex": entry.use_regex,
+        "constant": entry.constant,
+        "selective": entry.selective,
+        "secondary_keys": list(entry.secondary_keys),
+    }
+    if entry.case_sensitive is not None:
+        out["case_sensitive"] = entry.case_sensitive
+    if entry.name and kept.get("comment") != entry.name:
+        out["name"] = entry.name
+    if entry.priority is not None:
+        out["priority"] = entry.priority
+    if entry.position is not None:
+        out["position"] = entry.position
+    # SillyTavern's own fields, where SillyTavern writes them in a card: its extensions
+    if entry.logic != "and_any" or "selectiveLogic" in ext:
+        ext["selectiveLogic"] = _CODES[entry.logic]
+    if entry.whole_words is not None or "match_whole_words" in ext:
+        ext["match_whole_words"] = entry.whole_words
+    for key, value in (
+        ("exclude_recursion", entry.exclude_recursion),
+        ("prevent_recursion", entry.prevent_recursion),
+    ):
+        if value or key in ext:
+            ext[key] = value
+    if fmt in _CARD_FORMATS:
+        out.update(kept)
+    elif kept:
+        ext[SOURCE_EXTENSION] = {"format": fmt, "fields": kept}
+    return out
+
+
+def _book(books: Sequence[LoreBook], name: str) -> dict[str, Any]:
+    """One V3 Lorebook of several (a card has one): the first's settings, every entry."""
+    first = books[0] if books else None
+    book: dict[str, Any] = {"name": (first.name if first else "") or name}
+    if first is not None:
+        if first.description:
+            book["description"] = first.description
+        for key in ("scan_depth", "token_budget", "recursive_scanning"):
+            if getattr(first, key) is not None:
+                book[key] = getattr(first, key)
+        book.update({k: v for k, v in first.kept.items() if k != "top"})
+    book.setdefault("extensions", {})
+    book["entries"] = [lorebook_entry(e, b.format) for b in books for e in b.entries]
+    return book
+
+
+def _belief_entry(
+    belief: Mapping[str, Any], names: Mapping[str, str], order: int
+) -> dict[str, Any]:
+    subject = names.get(belief["subject"], belief["subject"])
+    value = names.get(belief["value"], belief["value"])
+    keys = [subject, *([value] if belief["value"] in names else [])]
+    negated = "" if belief.get("polarity", True) else "not "
+    attitude = belief.get("attitude", "believes")
+    content = f"{subject}: {belief['attribute']} is {negated}{value} ({attitude}, {belief['mode']})"
+    record = {k: v for k, v in belief.items() if k != "id"}
+    return {
+        "keys": keys,
+        "content": content,
+        "extensions": {BELIEF_EXTENSION: record},
+        "enabled": True,
+        "insertion_order": order,
+        "use_regex": False,
+        "constant": False,
+        "selective": False,
+        "secondary_keys": [],
+        "name": f"{subject} {belief['attribute']}",
+    }
+
+
+def _is_belief(entry: LoreEntry) -> bool:
+    return extension(entry, BELIEF_EXTENSION) is not None
+
+
+def _spec(pack: WorldPack, name: str) -> CharacterSpec:
+    return next(c for c in pack.characters if c.name == name)
+
+
+def character_card(
+    pack: WorldPack,
+    character: str,
+    beliefs: Sequence[Mapping[str, Any]],
+    names: Mapping[str, str],
+    *,
+    as_of: int | None,
+) -> dict[str, Any]:
+    """Character ``character`` (its name in ``pack``) as a V3 card whose book holds its own
+    lore and ``beliefs`` (as :class:`~fabula.memory.records.Belief` fields), entity ids
+    named by ``names``."""
+    spec = _spec(pack, character)
+    kept = pack.lore.card_of(character)
+    data: dict[str, Any] = {}
+    top: dict[str, Any] = {}
+    card_name = spec.name
+    if kept is not None and kept.spec.startswith("chara_card"):
+        data.update(kept.data)
+        top = dict(kept.top)
+        card_name = spec.aliases[0] if spec.aliases else spec.name
+    elif kept is not None:
+        data["extensions"] = {SOURCE_EXTENSION: {"spec": kept.spec, "data": kept.data}}
+    for key, value in _V3_DEFAULTS.items():
+        data.setdefault(key, value)
+    greetings = [g for g in pack.opening.greetings if g.character == character]
+    plain = [g.text for g in greetings if not g.group_only]
+    ext = dict(data["extensions"])
+    ext[CHARACTER_EXTENSION] = {"name": spec.name, "aliases": list(spec.aliases)}
+    data.update(
+        name=card_name,
+        description=spec.description,
+        personality=spec.voice,
+        scenario=pack.premise,
+        first_mes=plain[0] if plain else "",
+        alternate_greetings=plain[1:],
+        group_only_greetings=[g.text for g in greetings if g.group_only],
+        mes_example="\n".join(f"<START>\n{e}" for e in spec.examples),
+        extensions=ext,
+    )
+    # the beliefs a card brought are the story's now: the story's own replace them
+    own = [
+        b.model_copy(update={"entries": tuple(e for e in b.entries if not _is_belief(e))})
+        for b in pack.lore.books_of(character)
+    ]
+    book = _book(own, f"{spec.name}'s lore")
+    start = max((e["insertion_order"] for e in book["entries"]), default=0) + 1
+    book["entries"] += [_belief_entry(b, names, start + i) for i, b in enumerate(beliefs)]
+    book["extensions"] = {**book["extensions"], "fabula/as_of": as_of}
+    data["character_book"] = book
+    return {**top, "spec": "chara_card_v3", "spec_version": "3.0", "data": data}
+
+
+def world_lorebook(
+    pack: WorldPack,
+    entities: Sequence[Mapping[str, Any]],
+    facts: Sequence[Mapping[str, Any]],
+    *,
+    as_of: int | None,
+) -> dict[str, Any]:
+    """The world as of a turn as a ``lorebook_v3``: the world's own books' entries, an entry
+    per entity (``entities``: id, kind, name, description) and per fact of W (``facts``:
+    :class:`~fabula.memory.records.State` fields)."""
+    book = _book(pack.lore.books_of(None), pack.title)
+    names = {e["id"]: e["name"] for e in entities}
+    aliases = {slug(c.name): list(c.aliases) for c in pack.characters}
+    aliases |= {slug(p.name): list(p.aliases) for p in pack.places}
+    order = max((e["insertion_order"] for e in book["entries"]), default=0) + 1
+    for e in entities:
+        keys = [e["name"], *aliases.get(e["id"], [])]
+        book["entries"].append(
+            {
+                "keys": keys,
+                "content": e.get("description") or e["name"],
+                "extensions": {ENTITY_EXTENSION: dict(e)},
+                "enabled": True,
+                "insertion_order": order,
+                "use_regex": False,
+                "constant": False,
+                "selective": False,
+                "secondary_keys": [],
+                "name": e["name"],
+            }
+        )
+        order += 1
+    for f in facts:
+        subject = names.get(f["subject"], f["subject"])
+        value = names.get(f["value"], f["value"])
+        negated = "" if f.get("polarity", True) else "not "
+        book["entries"].append(
+            {
+                "keys": [subject],
+                "content": f"{subject}: {f['attribute']} is {negated}{value}",
+                "extensions": {STATE_EXTENSION: {k: v for k, v in f.items() if k != "id"}},
+                "enabled": True,
+                "insertion_order": order,
+                "use_regex": False,
+                "constant": False,
+                "selective": False,
+                "secondary_keys": [],
+                "name": f"{subject} {f['attribute']}",
+            }
+        )
+        order += 1
+    book["extensions"] = {**book["extensions"], "fabula/as_of": as_of}
+    book["name"] = book["name"] or pack.title
+    return {"spec": "lorebook_v3", "data": book}
+
+
+def card_png(card: Mapping[str, Any], image: bytes) -> bytes:
+    """A card written into its picture: the base64 of its JSON in a ``ccv3`` chunk and, for
+    readers of V2 only, the same in ``chara``."""
+    text = base64.b64encode(json.dumps(card, ensure_ascii=False).encode("utf-8"))
+    return with_text_chunks(image, {"chara": text, "ccv3": text})
