@@ -17,21 +17,43 @@ structured outputs (``response_format`` of type ``json_schema``; the schema made
 is asked again at once with a forced function call, and this client (one role on one
 server) keeps to function calling from then on, which is logged; a server that rejects
 the *schema* raises :class:`SchemaRejected` instead (falling back would only fail again).
+A server that offers neither is asked with ``json_object`` and the schema in the prompt.
 A reply that is not JSON or does not validate is shown back to the model with the error
-and asked for again, up to ``max_attempts`` replies.
+and asked for again, up to ``max_attempts`` replies. :meth:`ModelClient.prose` is free text
+that may stop at its token limit: the caller keeps what it can (the writer: its complete
+sentences).
+
+What real servers do differently is met once per client (one role on one server) and
+remembered, each logged as ``model_server_adapted``:
+
+* a chat template without a system role (HTTP 400 or 500 "System role not supported"):
+  the system message is sent at the head of the first user message;
+* a parameter the server refuses (a 400 naming ``seed``, ``strict``, ``stream_options``):
+  it is no longer sent; ``max_tokens`` refused for ``max_completion_tokens`` (or the other
+  way round): the other name is sent;
+* a forced function call answered without one (llama.cpp reads ``tool_choice`` only as a
+  word): ``tool_choice`` is sent as ``"required"``, with the one tool offered;
+* a model name the server does not know (404): :class:`ModelUnavailable` naming the
+  models it serves;
+* ``reasoning_content`` beside ``content`` (a reasoning model's thinking): only the
+  content is read, and a ``<think>…</think>`` block at its head is dropped;
+* a streamed reply without a final usage chunk: its tokens are estimated (about four
+  characters a token) and logged as ``model_usage_missing``.
 """
 
 from __future__ import annotations
 
 import email.utils
 import json
+import re
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 import openai
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, SecretStr, ValidationError
 from tenacity import (
@@ -43,7 +65,7 @@ from tenacity import (
 )
 
 from fabula.agents.schemas import strict_schema
-from fabula.agents.usage import record_call, record_retry
+from fabula.agents.usage import record_call, record_reply, record_retry, record_truncation
 from fabula.memory.errors import (
     ConfigError,
     ModelOutputError,
@@ -55,23 +77,125 @@ from fabula.memory.errors import (
 from fabula.memory.logs import get_logger
 from fabula.memory.settings import ModelSettings
 
-__all__ = ["Method", "ModelClient", "make_chat_model", "make_client"]
+__all__ = ["CompatChat", "Method", "ModelClient", "Prose", "make_chat_model", "make_client"]
 
 T = TypeVar("T", bound=BaseModel)
-Method = Literal["json_schema", "function_calling"]
+Method = Literal["json_schema", "function_calling", "json_object"]
+TokenParameter = Literal["max_tokens", "max_completion_tokens"]
 
 log = get_logger(__name__)
 
 _TRANSIENT_STATUS = frozenset({408, 409, 429})
+# request parameters a server may refuse and a request does without (the token limit's two
+# names are switched, not dropped)
+_OPTIONAL = ("seed", "strict", "stream_options")
+_REFUSED = re.compile(
+    r"unsupported|not supported|unrecognized|unrecognised|unknown|not permitted|"
+    r"not allowed|extra (inputs|fields)|invalid (request )?(argument|parameter)"
+)
+_NO_SYSTEM = re.compile(
+    r"system (role|message|prompt)s? (is |are )?not supported|roles must alternate|"
+    r"only user and assistant|system role"
+)
+_THINK = re.compile(r"^\s*<think>.*?</think>\s*", re.DOTALL)
+_JSON_OBJECT_INSTRUCTION = (
+    "Reply with one JSON object only, the {name} that this JSON schema describes "
+    '(JSON schema "{name}"):\n{schema}'
+)
 
 
-def make_chat_model(settings: ModelSettings) -> ChatOpenAI:
+class CompatChat(ChatOpenAI):
+    """:class:`ChatOpenAI` with what its server was found to take (see the module
+    docstring): the token limit's parameter name, parameters it refuses, and whether the
+    system message must go into the first user message. :class:`ModelClient` sets these
+    when a server answers a request with an error that names them."""
+
+    token_parameter: TokenParameter = "max_completion_tokens"
+    dropped: frozenset[str] = frozenset()
+    merge_system: bool = False
+
+    def _get_request_payload(
+        self, input_: LanguageModelInput, *, stop: list[str] | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        payload: dict[str, Any] = super()._get_request_payload(input_, stop=stop, **kwargs)
+        return adapt_payload(
+            payload,
+            token_parameter=self.token_parameter,
+            dropped=self.dropped,
+            merge_system=self.merge_system,
+        )
+
+
+def adapt_payload(
+    payload: dict[str, Any],
+    *,
+    token_parameter: TokenParameter = "max_completion_tokens",
+    dropped: frozenset[str] = frozenset(),
+    merge_system: bool = False,
+) -> dict[str, Any]:
+    """A chat-completions request body as a server that takes ``token_parameter``, refuses
+    the parameters ``dropped`` and has no system role (``merge_system``) needs it."""
+    out = dict(payload)
+    limit = out.pop("max_completion_tokens", None)
+    limit = out.pop("max_tokens", limit)
+    if limit is not None:
+        out[token_parameter] = limit
+    for name in dropped:
+        out.pop(name, None)
+    if "strict" in dropped:
+        response_format = out.get("response_format")
+        if isinstance(response_format, dict) and "json_schema" in response_format:
+            spec = {k: v for k, v in response_format["json_schema"].items() if k != "strict"}
+            out["response_format"] = {**response_format, "json_schema": spec}
+        if out.get("tools"):
+            out["tools"] = [
+                {**t, "function": {k: v for k, v in t["function"].items() if k != "strict"}}
+                if isinstance(t.get("function"), dict)
+                else t
+                for t in out["tools"]
+            ]
+    if merge_system and out.get("messages"):
+        out["messages"] = _without_system(out["messages"])
+    return out
+
+
+def _without_system(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages with every system (or developer) message moved to the head of the
+    first user message, as a template without a system role needs."""
+    system = [
+        str(m.get("content") or "") for m in messages if m.get("role") in ("system", "developer")
+    ]
+    rest = [dict(m) for m in messages if m.get("role") not in ("system", "developer")]
+    if not system:
+        return rest
+    head = "\n\n".join(system)
+    for message in rest:
+        if message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, list):
+                message["content"] = [{"type": "text", "text": head}, *content]
+            else:
+                message["content"] = f"{head}\n\n{content or ''}"
+            return rest
+    return [{"role": "user", "content": head}, *rest]
+
+
+@dataclass(frozen=True)
+class Prose:
+    """A free-text reply, and whether it stopped at its token limit (``cut``)."""
+
+    text: str
+    cut: bool = False
+
+
+def make_chat_model(settings: ModelSettings) -> CompatChat:
     """A chat model on the OpenAI-compatible server that ``settings`` describe.
 
     The chat-completions API is always used (most compatible servers offer nothing
     else); the client itself never retries (:class:`ModelClient` does). A server at
     ``base_url`` that needs no key gets a placeholder, since the client refuses to start
-    without one. Streamed replies ask for their usage.
+    without one. Streamed replies ask for their usage. ``settings.stop`` are the stop
+    sequences sent with every request.
 
     Raises :class:`ConfigError` when no model is set (that is the offline engine), or
     when the OpenAI API itself is meant (no ``base_url``) and there is no API key.
@@ -83,13 +207,14 @@ def make_chat_model(settings: ModelSettings) -> ChatOpenAI:
         if settings.base_url is None:
             raise ConfigError("the OpenAI API needs an API key", field="api_key")
         api_key = "unused"
-    return ChatOpenAI(
+    return CompatChat(
         model=settings.model,
         base_url=settings.base_url,
         api_key=SecretStr(api_key),
         temperature=settings.temperature,
         max_tokens=settings.max_tokens,
         seed=settings.seed,
+        stop=list(settings.stop) or None,
         timeout=settings.timeout_s,
         max_retries=0,
         stream_usage=True,
@@ -122,6 +247,8 @@ class ModelClient:
         self.retry_max_s = settings.retry_max_s
         self.schemas = settings.schemas  # "story": roles send their story-shaped schemas
         self.method: Method = "json_schema"
+        self._usage_missing = False
+        self._tool_required = False  # tool_choice "required" rather than the tool's name
 
     @property
     def model_name(self) -> str:
@@ -143,7 +270,33 @@ class ModelClient:
         refusal = reply.additional_kwargs.get("refusal")
         if refusal:
             raise self._refused(str(refusal), "text")
-        return reply.text
+        return _content(reply)
+
+    async def prose(
+        self, messages: Sequence[BaseMessage], *, max_tokens: int | None = None
+    ) -> Prose:
+        """The model's reply to ``messages`` as free text that may stop at its token limit
+        (``cut``): nothing is asked again, the caller keeps what it can. ``max_tokens``
+        overrides the role's limit for this call.
+
+        Raises :class:`ModelUnavailable` (after retries) and :class:`ModelRefused`.
+        """
+        started = time.perf_counter()
+        try:
+            reply = await self._complete(
+                list(messages), {}, schema="text", keep_cut=True, max_tokens=max_tokens
+            )
+        except ModelUnavailable:
+            record_reply(self.role, "text", 1, "unavailable", time.perf_counter() - started)
+            raise
+        refusal = reply.additional_kwargs.get("refusal")
+        if refusal:
+            raise self._refused(str(refusal), "text")
+        cut = reply.response_metadata.get("finish_reason") == "length"
+        text = _content(reply)
+        outcome = "cut" if cut else ("valid" if text.strip() else "invalid")
+        record_reply(self.role, "text", 1, outcome, time.perf_counter() - started)
+        return Prose(text=text, cut=cut)
 
     async def structured(
         self,
@@ -175,11 +328,23 @@ class ModelClient:
             raise ValueError(f"max_attempts must be at least 1, not {attempts}")
         conversation = list(messages)
         for attempt in range(1, attempts + 1):
-            reply = await self._ask(schema, conversation, shape or schema, json_schema)
+            started = time.perf_counter()
+            try:
+                reply = await self._ask(schema, conversation, shape or schema, json_schema)
+            except ModelTruncated:
+                record_reply(self.role, schema.__name__, attempt, "truncated", _since(started))
+                raise
+            except ModelRefused:
+                record_reply(self.role, schema.__name__, attempt, "refused", _since(started))
+                raise
+            except (ModelUnavailable, SchemaRejected):
+                record_reply(self.role, schema.__name__, attempt, "unavailable", _since(started))
+                raise
             raw = _raw_output(reply)
             try:
-                return schema.model_validate_json(raw)
+                value = schema.model_validate_json(raw)
             except ValidationError as error:
+                record_reply(self.role, schema.__name__, attempt, "invalid", _since(started))
                 log.warning(
                     "model_output_invalid",
                     role=self.role,
@@ -199,6 +364,9 @@ class ModelClient:
                         error=str(error),
                     ) from error
                 conversation += [AIMessage(content=raw), HumanMessage(content=_feedback(error))]
+            else:
+                record_reply(self.role, schema.__name__, attempt, "valid", _since(started))
+                return value
         raise AssertionError("unreachable")
 
     # -- structured output: method and fallback ---------------------------------------
@@ -221,23 +389,58 @@ class ModelClient:
             try:
                 reply = await self._complete(messages, json_request, schema=schema.__name__)
             except openai.BadRequestError as error:
-                self._on_rejection(error, schema.__name__)
+                self._on_rejection(error, schema.__name__, "function_calling")
             else:
                 return self._checked_refusal(reply, schema.__name__)
-        function = {k: v for k, v in spec.items() if k != "schema"} | {"parameters": parameters}
-        request: dict[str, Any] = {
-            "tools": [{"type": "function", "function": function}],
-            "tool_choice": {"type": "function", "function": {"name": schema.__name__}},
-        }
+        if self.method == "function_calling":
+            function = {k: v for k, v in spec.items() if k != "schema"} | {"parameters": parameters}
+            named = {"type": "function", "function": {"name": schema.__name__}}
+            request: dict[str, Any] = {
+                "tools": [{"type": "function", "function": function}],
+                "tool_choice": "required" if self._tool_required else named,
+            }
+            try:
+                reply = await self._complete(messages, request, schema=schema.__name__)
+                if (
+                    not reply.tool_calls
+                    and not reply.invalid_tool_calls
+                    and not (self._tool_required)
+                ):
+                    # a server that takes tool_choice only as a word (llama.cpp) answered
+                    # as if free to: "required", with the one tool offered, forces it
+                    self._tool_required = True
+                    log.warning(
+                        "model_server_adapted",
+                        role=self.role,
+                        model=self.model_name,
+                        base_url=self.base_url,
+                        change="tool_choice sent as required",
+                        reason="a forced function call was answered without one",
+                    )
+                    request["tool_choice"] = "required"
+                    reply = await self._complete(messages, request, schema=schema.__name__)
+            except openai.BadRequestError as error:
+                self._on_rejection(error, schema.__name__, "json_object")
+            else:
+                return self._checked_refusal(reply, schema.__name__)
+        instruction = _JSON_OBJECT_INSTRUCTION.format(
+            name=schema.__name__, schema=json.dumps(parameters, separators=(",", ":"))
+        )
         try:
-            reply = await self._complete(messages, request, schema=schema.__name__)
+            reply = await self._complete(
+                [*messages, SystemMessage(content=instruction)]
+                if not messages or not isinstance(messages[0], SystemMessage)
+                else [SystemMessage(content=f"{messages[0].text}\n\n{instruction}"), *messages[1:]],
+                {"response_format": {"type": "json_object"}},
+                schema=schema.__name__,
+            )
         except openai.BadRequestError as error:
             raise self._unavailable(error) from error
         return self._checked_refusal(reply, schema.__name__)
 
-    def _on_rejection(self, error: openai.BadRequestError, schema: str) -> None:
-        """A 400 to a json_schema request: the schema refused (raise), json_schema itself
-        not supported (switch this client to function calling), or anything else (raise)."""
+    def _on_rejection(self, error: openai.BadRequestError, schema: str, then: Method) -> None:
+        """A 400 to a structured request: the schema refused (raise), the method itself not
+        supported (switch this client to ``then``), or anything else (raise)."""
         text = f"{error.message} {error.body}".lower()
         if "invalid schema" in text:
             raise SchemaRejected(
@@ -245,17 +448,19 @@ class ModelClient:
                 role=self.role,
                 base_url=self.base_url,
             ) from error
-        if "response_format" not in text and "json_schema" not in text:
+        words = ("response_format", "json_schema") if self.method == "json_schema" else (
+            "tool", "function")  # fmt: skip
+        if not any(w in text for w in words):
             raise self._unavailable(error) from error
         log.warning(
             "structured_output_fallback",
             role=self.role,
             model=self.model_name,
             base_url=self.base_url,
-            method="function_calling",
+            method=then,
             reason=error.message,
         )
-        self.method = "function_calling"
+        self.method = then
 
     def _checked_refusal(self, reply: AIMessage, schema: str) -> AIMessage:
         refusal = reply.additional_kwargs.get("refusal")
@@ -271,11 +476,18 @@ class ModelClient:
 
     # -- one completion: transport retries, token limit, usage --------------------------
     async def _complete(
-        self, messages: list[BaseMessage], request: dict[str, Any], *, schema: str
+        self,
+        messages: list[BaseMessage],
+        request: dict[str, Any],
+        *,
+        schema: str,
+        keep_cut: bool = False,
+        max_tokens: int | None = None,
     ) -> AIMessage:
         """One reply, retried on transient transport errors; a reply cut at the token
-        limit is asked for once more with the limit doubled."""
-        limit = self.max_tokens
+        limit is asked for once more with the limit doubled (unless ``keep_cut``: then it
+        is the reply)."""
+        limit = max_tokens or self.max_tokens
         for raised in (False, True):
             kwargs = dict(request)
             if limit is not None:
@@ -283,7 +495,11 @@ class ModelClient:
             if request:  # structured output never streams (its JSON is parsed whole)
                 kwargs["stream"] = False
             try:
-                reply = await self._transport(messages, kwargs)
+                reply = await self._send(messages, kwargs)
+            except openai.BadRequestError as error:
+                if request:
+                    raise  # the structured caller tells a schema or method problem apart
+                raise self._unavailable(error) from error
             except openai.LengthFinishReasonError as error:
                 usage = error.completion.usage
                 self._count(usage.prompt_tokens if usage else 0,
@@ -292,13 +508,16 @@ class ModelClient:
             except openai.ContentFilterFinishReasonError as error:
                 raise self._refused("the content filter stopped the reply", schema) from error
             else:
-                meta: dict[str, Any] = dict(reply.usage_metadata or {})
-                self._count(meta.get("input_tokens", 0), meta.get("output_tokens", 0))
+                self._count_reply(messages, reply)
                 if reply.response_metadata.get("finish_reason") == "content_filter":
                     raise self._refused("the content filter stopped the reply", schema)
                 if reply.response_metadata.get("finish_reason") != "length":
                     return reply
-                used = meta.get("output_tokens") or None
+                record_truncation(self.role)
+                if keep_cut:
+                    log.warning("model_reply_cut", role=self.role, schema=schema, max_tokens=limit)
+                    return reply
+                used = reply.usage_metadata["output_tokens"] if reply.usage_metadata else None
             if raised:
                 break
             limit = 2 * (limit or used or 1024)
@@ -313,6 +532,65 @@ class ModelClient:
 
     def _count(self, input_tokens: int, output_tokens: int) -> None:
         record_call(self.role, self.model_name, input_tokens, output_tokens)
+
+    def _count_reply(self, messages: list[BaseMessage], reply: AIMessage) -> None:
+        """Count the reply's usage as the server reported it; a server that reported none
+        (a stream without a usage chunk) is estimated, about four characters a token."""
+        meta: dict[str, Any] = dict(reply.usage_metadata or {})
+        if meta:
+            self._count(meta.get("input_tokens", 0), meta.get("output_tokens", 0))
+            return
+        if not self._usage_missing:
+            log.warning("model_usage_missing", role=self.role, model=self.model_name,
+                        base_url=self.base_url, estimated=True)  # fmt: skip
+            self._usage_missing = True
+        written = _raw_output(reply) if reply.tool_calls else reply.text
+        prompt = "".join(m.text for m in messages)
+        self._count(len(prompt) // 4 + 1, len(written) // 4 + 1)
+
+    async def _send(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> AIMessage:
+        """One reply through :meth:`_transport`, adapting to what the server refuses (see
+        the module docstring) and asking again; any other 400 is raised to the caller."""
+        for _ in range(len(_OPTIONAL) + 3):
+            try:
+                return await self._transport(messages, kwargs)
+            except openai.APIStatusError as error:
+                if not self._adapt(error):
+                    raise
+        return await self._transport(messages, kwargs)
+
+    def _adapt(self, error: openai.APIStatusError) -> bool:
+        """Whether ``error`` named something this client can do without (and it now does)."""
+        chat = self.chat
+        if not isinstance(chat, CompatChat) or error.status_code not in (400, 500):
+            return False
+        text = f"{getattr(error, 'message', '')} {error.body}".lower()
+        change: str | None = None
+        if _NO_SYSTEM.search(text) and not chat.merge_system:
+            chat.merge_system = True
+            change = "system message sent in the first user message"
+        elif error.status_code == 400 and "invalid schema" not in text and _REFUSED.search(text):
+            name = _refused_parameter(error, text)
+            if name == chat.token_parameter:
+                other: TokenParameter = (
+                    "max_tokens" if name == "max_completion_tokens" else "max_completion_tokens"
+                )
+                chat.token_parameter = other
+                change = f"token limit sent as {other}"
+            elif name in _OPTIONAL and name not in chat.dropped:
+                chat.dropped = chat.dropped | {name}
+                change = f"{name} no longer sent"
+        if change is None:
+            return False
+        log.warning(
+            "model_server_adapted",
+            role=self.role,
+            model=self.model_name,
+            base_url=self.base_url,
+            change=change,
+            reason=getattr(error, "message", ""),
+        )
+        return True
 
     async def _transport(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> AIMessage:
         retrying = AsyncRetrying(
@@ -331,8 +609,12 @@ class ModelClient:
         except openai.APIConnectionError as error:  # includes timeouts
             raise self._unavailable(error, f"cannot reach the model {self.model_name!r}") from error
         except openai.APIStatusError as error:
-            if error.status_code == 400:
-                raise  # the caller tells a schema problem from anything else
+            if error.status_code == 404 and "model" in str(error.message).lower():
+                raise await self._unknown_model(error) from error
+            if error.status_code == 400 or (
+                error.status_code == 500 and _NO_SYSTEM.search(str(error.message).lower())
+            ):
+                raise  # the caller tells a schema problem, or what to adapt, from anything else
             raise self._unavailable(error) from error
         except Exception as error:
             if type(error).__module__.startswith("vcr."):  # a replay with no such request
@@ -343,6 +625,25 @@ class ModelClient:
                 ) from error
             raise
         raise AssertionError("unreachable")
+
+    async def _unknown_model(self, error: openai.APIStatusError) -> ModelUnavailable:
+        """A 404 naming the model: the server does not serve it; say what it serves."""
+        served = ""
+        client = getattr(self.chat, "root_async_client", None)
+        if client is not None:
+            try:
+                page = await client.models.list()
+                names = sorted(m.id for m in page.data)
+            except openai.OpenAIError:
+                names = []
+            if names:
+                served = f" (it serves: {', '.join(names[:8])})"
+        return ModelUnavailable(
+            f"the server at {self.base_url} does not know the model {self.model_name!r}"
+            f"{served}; set FABULA_MODEL to a model it serves",
+            role=self.role,
+            base_url=self.base_url,
+        )
 
     def _wait(self, state: RetryCallState) -> float:
         error = state.outcome.exception() if state.outcome else None
@@ -372,7 +673,7 @@ class ModelClient:
     ) -> ModelUnavailable:
         if message is None:
             status = getattr(error, "status_code", None)
-            detail = getattr(error, "message", str(error))
+            detail = re.sub(r"^Error code: \d+ - ", "", str(getattr(error, "message", error)))
             message = f"the model {self.model_name!r} answered HTTP {status}: {detail}"
         else:
             message = f"{message}: {getattr(error, 'message', error)}"
@@ -385,8 +686,21 @@ def _transient(error: BaseException) -> bool:
     if isinstance(error, openai.APIConnectionError):
         return True
     if isinstance(error, openai.APIStatusError):
+        if _NO_SYSTEM.search(str(error.message).lower()):
+            return False  # a template's refusal: asking again gets the same answer
         return error.status_code in _TRANSIENT_STATUS or error.status_code >= 500
     return False
+
+
+def _refused_parameter(error: openai.APIStatusError, text: str) -> str | None:
+    """The request parameter a 400 says the server refuses: its ``param``, else the first
+    known parameter its message names."""
+    known = (*_OPTIONAL, "max_completion_tokens", "max_tokens")
+    param = error.body.get("param") if isinstance(error.body, dict) else None
+    if param in known:
+        return str(param)
+    found = [(m.start(), p) for p in known if (m := re.search(rf"\b{p}\b", text))]
+    return min(found)[1] if found else None
 
 
 def _retry_after(error: BaseException | None) -> float | None:
@@ -424,13 +738,23 @@ def _describe(error: BaseException | None) -> str:
     return type(error).__name__ if error is not None else ""
 
 
+def _since(started: float) -> float:
+    return time.perf_counter() - started
+
+
+def _content(reply: AIMessage) -> str:
+    """The reply's text without a reasoning model's ``<think>…</think>`` block at its head
+    (``reasoning_content`` beside the content is never read)."""
+    return _THINK.sub("", reply.text, count=1)
+
+
 def _raw_output(reply: AIMessage) -> str:
     """The reply's JSON text: the first tool call's arguments, else the content."""
     if reply.tool_calls:
         return json.dumps(reply.tool_calls[0]["args"])
     if reply.invalid_tool_calls:
         return reply.invalid_tool_calls[0].get("args") or ""
-    return reply.text
+    return _content(reply)
 
 
 def _feedback(error: ValidationError) -> str:

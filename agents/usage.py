@@ -21,13 +21,16 @@ from dataclasses import asdict, dataclass
 from fabula.memory.settings import Price
 
 __all__ = [
+    "ReplyRecord",
     "RoleUsage",
     "UsageMeter",
     "add_usage",
     "cost_of",
     "metering",
     "record_call",
+    "record_reply",
     "record_retry",
+    "record_truncation",
 ]
 
 _open: ContextVar[tuple[UsageMeter, ...]] = ContextVar("fabula_usage_meters", default=())
@@ -48,11 +51,28 @@ class RoleUsage:
         return self.input_tokens + self.output_tokens
 
 
+@dataclass(frozen=True)
+class ReplyRecord:
+    """One reply a call asked for, as a benchmark reads it: the role, the schema (``text``
+    for free text), which attempt of its call it was, what came of it (``valid``,
+    ``invalid``, ``truncated``, ``cut``, ``refused``, ``unavailable``) and its seconds."""
+
+    role: str
+    schema: str
+    attempt: int
+    outcome: str
+    seconds: float
+
+
 class UsageMeter:
-    """Usage by role, as counted while the meter was open."""
+    """Usage by role, as counted while the meter was open; ``replies`` and ``truncated``
+    (replies that stopped at their token limit, by role) are for benchmarks and are not
+    part of :meth:`as_dict`."""
 
     def __init__(self) -> None:
         self.roles: dict[str, RoleUsage] = {}
+        self.replies: list[ReplyRecord] = []
+        self.truncated: dict[str, int] = {}
 
     def role(self, role: str) -> RoleUsage:
         return self.roles.setdefault(role, RoleUsage())
@@ -87,6 +107,19 @@ def record_retry(role: str) -> None:
     """Count one transport retry of ``role`` in every open meter."""
     for meter in _open.get():
         meter.role(role).retries += 1
+
+
+def record_reply(role: str, schema: str, attempt: int, outcome: str, seconds: float) -> None:
+    """Note one reply's outcome (see :class:`ReplyRecord`) in every open meter."""
+    record = ReplyRecord(role, schema, attempt, outcome, seconds)
+    for meter in _open.get():
+        meter.replies.append(record)
+
+
+def record_truncation(role: str) -> None:
+    """Count one reply of ``role`` that stopped at its token limit in every open meter."""
+    for meter in _open.get():
+        meter.truncated[role] = meter.truncated.get(role, 0) + 1
 
 
 def add_usage(

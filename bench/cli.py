@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import os
 from pathlib import Path
 
 import typer
@@ -94,15 +95,37 @@ def bench_loop(
 @bench_app.command("model")
 def bench_model(
     ctx: typer.Context,
-    turns: int = typer.Option(50, "--turns", min=1),
+    turns: int | None = typer.Option(
+        None, "--turns", min=1, help="Turns (default: 50 on the test server, 20 on a server)."
+    ),
     seed: int = typer.Option(7, "--seed"),
+    base_url: str | None = typer.Option(
+        None, "--base-url", help="An OpenAI-compatible server to measure (its /v1 URL)."
+    ),
+    model: str | None = typer.Option(None, "--model", help="The model name to ask it for."),
+    world: str = typer.Option("lighthouse", "--world", help="The world pack to play."),
+    max_tokens: int = typer.Option(512, "--max-tokens", min=1, help="Each reply's limit."),
     json_out: str | None = typer.Option(None, "--json"),
 ) -> None:
     """Model mode against the test server with injected faults (429/503, truncation,
-    malformed output): commits equal approvals, no partial commit, no leak."""
-    from fabula.bench.model import run as run_model
+    malformed output): commits equal approvals, no partial commit, no leak. With
+    --base-url and --model: any OpenAI-compatible server, story-shaped schemas against
+    the generic ones (first replies valid, re-asks, truncations, latency and tokens by
+    role, leaks, failures by cause)."""
+    if base_url is None:
+        if model is not None:
+            raise typer.BadParameter("--model needs --base-url", param_hint="--model")
+        from fabula.bench.model import run as run_model
 
-    run_model(_url(ctx), turns, seed, json_out)
+        run_model(_url(ctx), turns or 50, seed, json_out)
+        return
+    if not model:
+        raise typer.BadParameter("--base-url needs --model NAME", param_hint="--model")
+    from fabula.bench.model import run_against
+
+    api_key = os.environ.get("FABULA_MODEL_API_KEY") or os.environ.get("OPENAI_API_KEY")
+    run_against(_url(ctx), base_url, model, world, turns or 20, seed, json_out,
+                api_key=api_key, max_tokens=max_tokens)  # fmt: skip
 
 
 @bench_app.command("web")

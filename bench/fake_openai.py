@@ -24,7 +24,22 @@ It behaves as real servers do where that matters to a client:
 * **no json_schema**: with ``reject_json_schema`` set it answers a ``response_format`` of
   type ``json_schema`` with HTTP 400, as servers with function calling only do (such a
   request consumes no reply);
-* **usage**: every completion reports token usage (about four characters a token).
+* **usage**: every completion reports token usage (about four characters a token);
+  a stream reports it in a last chunk when asked (``stream_options.include_usage``) unless
+  ``stream_usage`` is off, as some servers never send it.
+
+And it can be taught what real servers do differently (each off by default):
+
+* ``no_system_role``: a system message is answered with HTTP 400 "System role not
+  supported", as a chat template without a system role makes llama.cpp or vLLM answer;
+* ``unsupported``: request parameters (``seed``, ``strict``, ``max_tokens``,
+  ``max_completion_tokens``, ...) answered with HTTP 400 "Unsupported parameter", as
+  OpenAI answers ``max_tokens`` for its reasoning models and other servers ``seed``;
+* ``known_models``: any other model name is answered with HTTP 404 "model_not_found";
+* ``reasoning``: every message carries this ``reasoning_content`` beside its content (a
+  reasoning model's thinking; streamed in deltas of its own before the content);
+* ``reject_tools``: tools are answered with HTTP 400; with ``reject_json_schema`` too,
+  only ``json_object`` (or free text) is served.
 
 A request that finds the queue empty is answered by ``fallback`` when one is set (a
 function of the request body giving a :class:`Reply`), else with an HTTP 500 naming the
@@ -93,6 +108,9 @@ def request_schema(body: dict[str, Any]) -> str:
     response_format = body.get("response_format") or {}
     if response_format.get("type") == "json_schema":
         return str(response_format["json_schema"]["name"])
+    if response_format.get("type") == "json_object":  # the schema's name is in the prompt
+        named = re.search(r'JSON schema "(\w+)"', message_text(body))
+        return named.group(1) if named else "(json_object)"
     choice = body.get("tool_choice")
     if isinstance(choice, dict) and choice.get("function"):
         return str(choice["function"]["name"])
@@ -140,6 +158,12 @@ class FakeOpenAI:
         self.reject_json_schema = False
         self.rejection_message = JSON_SCHEMA_REJECTION
         self.strict_validation = True
+        self.stream_usage = True
+        self.no_system_role = False
+        self.unsupported: set[str] = set()
+        self.known_models: set[str] | None = None
+        self.reasoning: str | None = None
+        self.reject_tools = False
         self.fallback: Callable[[dict[str, Any]], Reply] | None = None
         self.embed: Callable[[str], list[float]] = hashed_words  # /v1/embeddings
         self.in_flight = 0
@@ -286,6 +310,9 @@ class FakeOpenAI:
         """The reply for ``body``, or the status and body of an error it gets instead."""
         with self._lock:
             self.requests.append(body)
+            refused = self._refused(body)
+            if refused is not None:
+                return refused
             rejection = self._rejection(body)
             if rejection is not None:
                 return 400, _error(rejection, param="response_format")
@@ -300,6 +327,29 @@ class FakeOpenAI:
         problem = "no scripted reply " + ("fits" if self._replies else "left")
         why = f"fake_openai: {problem} (schema {request_schema(body)})"
         return 500, _error(why, kind="server_error")
+
+    def _refused(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
+        """The error a server with the taught differences answers ``body`` with, if any."""
+        model = str(body.get("model", ""))
+        if self.known_models is not None and model not in self.known_models:
+            message = f"The model `{model}` does not exist or you do not have access to it."
+            return 404, _error(message, param="model", code="model_not_found")
+        if self.no_system_role and any(
+            m.get("role") in ("system", "developer") for m in body.get("messages", [])
+        ):
+            return 400, _error("System role not supported")
+        response_format = body.get("response_format") or {}
+        spec = response_format.get("json_schema") or {}
+        strict = "strict" in spec or any(
+            "strict" in (t.get("function") or {}) for t in body.get("tools") or []
+        )
+        for name in sorted(self.unsupported):
+            if name in body or (name == "strict" and strict):
+                message = f"Unsupported parameter: '{name}' is not supported with this model."
+                return 400, _error(message, param=name, code="unsupported_parameter")
+        if self.reject_tools and body.get("tools"):
+            return 400, _error("tools are not supported by this server", param="tools")
+        return None
 
     def _rejection(self, body: dict[str, Any]) -> str | None:
         response_format = body.get("response_format") or {}
@@ -338,6 +388,8 @@ class FakeOpenAI:
         """The completion (or, for a streamed request, its chunks) that ``reply`` gives."""
         number = next(self._ids)
         message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+        if self.reasoning is not None:
+            message["reasoning_content"] = self.reasoning
         if reply.refusal is not None:
             message["refusal"] = reply.refusal
         if reply.is_tool_call:
@@ -360,7 +412,8 @@ class FakeOpenAI:
         completion_id = f"chatcmpl-fake-{number}"
         model = str(body.get("model", self.model))
         if body.get("stream"):
-            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            asked = bool((body.get("stream_options") or {}).get("include_usage"))
+            include_usage = asked and self.stream_usage
             return _chunks(completion_id, model, message, finish, usage if include_usage else None)
         return {
             "id": completion_id,
@@ -374,8 +427,14 @@ class FakeOpenAI:
         }
 
 
-def _error(message: str, *, kind: str = "invalid_request_error", param: str | None = None) -> Any:
-    return {"error": {"message": message, "type": kind, "param": param, "code": None}}
+def _error(
+    message: str,
+    *,
+    kind: str = "invalid_request_error",
+    param: str | None = None,
+    code: str | None = None,
+) -> Any:
+    return {"error": {"message": message, "type": kind, "param": param, "code": code}}
 
 
 def _chunks(
@@ -387,6 +446,8 @@ def _chunks(
 ) -> list[dict[str, Any]]:
     """The completion as stream chunks: role, content or tool call in pieces, finish, usage."""
     deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
+    thinking = message.get("reasoning_content") or ""
+    deltas += [{"reasoning_content": thinking[i : i + 8]} for i in range(0, len(thinking), 8)]
     content = message["content"] or ""
     deltas += [{"content": content[i : i + 8]} for i in range(0, len(content), 8)]
     if message.get("refusal"):
@@ -420,8 +481,9 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.rstrip("/") != "/v1/models":
             self._send_json(404, _error(f"no route {self.path}"))
             return
-        model = {"id": self.fake.model, "object": "model", "created": 0, "owned_by": "tests"}
-        self._send_json(200, {"object": "list", "data": [model]})
+        names = sorted(self.fake.known_models or {self.fake.model})
+        models = [{"id": n, "object": "model", "created": 0, "owned_by": "tests"} for n in names]
+        self._send_json(200, {"object": "list", "data": models})
 
     def do_POST(self) -> None:
         route = self.path.rstrip("/")

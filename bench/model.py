@@ -16,6 +16,17 @@ prompt, in any later turn, held the planner's goal or a sentence whose events it
 all witness (a *leak*). It reports turns, commits, failures, transport retries and
 re-asks, tokens per role and seconds per turn (p50/p95). The baseline in the same run is
 the same loop on the same seed with no faults injected.
+
+With ``--base-url URL --model NAME`` it measures any OpenAI-compatible server instead, as a
+user would before trusting it with a story (:func:`run_server`): every role on that server
+at temperature 0 with a seed, through a recording :class:`~fabula.bench.relay.Relay`, for
+``--turns`` autonomous turns of ``--world`` (its scripted opening committed offline
+first). It reports turns committed; per role the share
+of first replies that validate, re-asks, truncations, seconds per reply (p50/p95) and
+tokens in and out; leaks (:func:`real_leaks`: what reached a character's prompt or schema
+that it may not know); commits that differ from their preview; partial commits; failures
+by cause; seconds and tokens per turn. The baseline in the same run: the same turns with
+the generic schemas (``ModelSettings.schemas``).
 """
 
 from __future__ import annotations
@@ -32,21 +43,36 @@ from typing import Any
 
 from fabula.agents.factory import make_roles
 from fabula.agents.memory_builder.extract import extract
-from fabula.agents.usage import metering
+from fabula.agents.usage import UsageMeter, metering
 from fabula.bench.common import run_id
 from fabula.bench.fake_openai import TEXT, FakeOpenAI, Reply, message_text, request_schema
+from fabula.bench.relay import Exchange, Relay
 from fabula.bench.report import percentiles, print_table, write_json
 from fabula.graph.build import thread_id
 from fabula.graph.service import Fabula
 from fabula.memory.errors import FabulaError
-from fabula.memory.records import Event
+from fabula.memory.records import Event, slug
 from fabula.memory.settings import ModelSettings, Settings
 from fabula.memory.store import StoryStore
 from fabula.memory.text import split_sentences
 from fabula.worlds.loader import load_world
 from fabula.worlds.pack import WorldPack
 
-__all__ = ["Faults", "StoryModel", "run", "run_model", "story_snapshot"]
+__all__ = [
+    "Faults",
+    "StoryModel",
+    "by_role",
+    "check_commit",
+    "real_leaks",
+    "run",
+    "run_against",
+    "run_model",
+    "run_server",
+    "schema_enums",
+    "schema_modes",
+    "server_settings",
+    "story_snapshot",
+]
 
 SECRET = "SECRET"
 FILLER = ("The wind rose.", "Gulls cried over the rocks.", "The lamp turned slowly.")
@@ -232,7 +258,7 @@ async def _loop(url: str, turns: int, faults: Faults, seed: int, story: str) -> 
                 tally.seconds.append(time.perf_counter() - started)
                 tally.outcomes[outcome] = tally.outcomes.get(outcome, 0) + 1
                 if outcome == "committed":
-                    await _check_commit(app, store, turn, characters, tally)
+                    await check_commit(app, store, turn, characters, tally)
                 elif (after := await story_snapshot(store.client, store.story)) != before:
                     tally.partial_commits += 1
                     changed = {
@@ -261,7 +287,7 @@ async def _loop(url: str, turns: int, faults: Faults, seed: int, story: str) -> 
     }
 
 
-async def _check_commit(
+async def check_commit(
     app: Fabula, store: StoryStore, turn: int, characters: list[str], tally: Tally
 ) -> None:
     """The committed records are the checkpointed delta; note what each character may not
@@ -323,3 +349,340 @@ async def run_model(
 
 def run(url: str, turns: int, seed: int, json_out: str | None) -> dict[str, Any]:
     return asyncio.run(run_model(url, turns, seed=seed, json_out=json_out))
+
+
+# --- any OpenAI-compatible server: `fabula bench model --base-url URL --model NAME` --------
+
+SchemaMode = str  # "story" or "generic" (ModelSettings.schemas, where it exists)
+# the feedback every re-ask carries (agents.llm), and the roles of the structured schemas
+_STRUCTURED_ROLES = ("planner", "character", "extractor")
+
+
+@dataclass
+class ServerRun:
+    """What one loop against a real server saw (one schema mode)."""
+
+    tally: Tally = field(default_factory=Tally)
+    failures: dict[str, int] = field(default_factory=dict)  # "Cause (role)" -> turns
+    plans: list[str] = field(default_factory=list)  # the planner's goals and beats
+    texts: list[str] = field(default_factory=list)  # committed passages
+
+
+def schema_modes() -> tuple[SchemaMode, ...]:
+    """The schema modes this build of Fabula has: story-shaped and generic, where the
+    ``schemas`` setting exists; else only the schemas there are."""
+    if "schemas" in ModelSettings.model_fields:
+        return ("story", "generic")
+    return ("current",)
+
+
+def server_settings(
+    url: str,
+    base_url: str,
+    model: str,
+    *,
+    seed: int,
+    mode: SchemaMode,
+    api_key: str | None = None,
+    max_tokens: int | None = 512,
+    timeout_s: float = 300.0,
+) -> Settings:
+    """Every role on the server at ``base_url``, at temperature 0 with ``seed``; ``mode``
+    picks the schemas (see :func:`schema_modes`)."""
+    values: dict[str, Any] = {
+        "base_url": base_url,
+        "model": model,
+        "api_key": api_key or "unused",
+        "temperature": 0.0,
+        "seed": seed,
+        "max_tokens": max_tokens,
+        "timeout_s": timeout_s,
+        "max_retries": 2,
+        "retry_initial_s": 0.5,
+        "retry_max_s": 5.0,
+    }
+    if mode != "current":
+        values["schemas"] = mode
+    return Settings(model=ModelSettings.model_validate(values), redis_url=url)
+
+
+def schema_enums(body: Mapping[str, Any]) -> set[str]:
+    """Every string a request's schema (json_schema or tool parameters) names in an
+    ``enum`` or ``const``."""
+    response_format = body.get("response_format") or {}
+    roots: list[Any] = []
+    if response_format.get("type") == "json_schema":
+        roots.append(response_format["json_schema"].get("schema"))
+    roots += [(t.get("function") or {}).get("parameters") for t in body.get("tools") or []]
+    found: set[str] = set()
+    stack = [r for r in roots if r is not None]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            values = list(node.get("enum") or [])
+            if "const" in node:
+                values.append(node["const"])
+            found.update(v for v in values if isinstance(v, str))
+            stack += list(node.values())
+        elif isinstance(node, list):
+            stack += node
+    return found
+
+
+def real_leaks(
+    bodies: list[dict[str, Any]],
+    pack: WorldPack,
+    forbidden: Mapping[str, set[str]],
+    plans: list[str],
+    texts: list[str],
+    problems: list[str],
+) -> int:
+    """What reached a character that it may not know, in real requests: a sentence whose
+    events it did not witness (``forbidden``, by character), the planner's goal or a beat
+    (``plans``; those of at least 24 characters that no committed passage holds), or a
+    world entity its schema names (an ``enum``) that its own prompt never mentions (the
+    schema is part of what it is told)."""
+    names = [c.name for c in pack.characters] + [p.name for p in pack.places]
+    names += [o.name for o in pack.objects]
+    entities = [(slug(name), name) for name in names]
+    secret = [p for p in plans if len(p) >= 24 and not any(p in t for t in texts)]
+    leaks = 0
+    for body in bodies:
+        if request_schema(body) != "CharacterProposal":
+            continue
+        prompt = message_text(body)
+        who = _WHO.search(prompt)
+        name = who.group(1) if who else "?"
+        found = [p for p in secret if p in prompt]
+        if who is not None:
+            found += [s for s in forbidden.get(who.group(1), ()) if s in prompt]
+        lowered = prompt.lower()
+        for value in schema_enums(body):
+            for entity_id, entity_name in entities:
+                if value.lower() in (entity_id.lower(), entity_name.lower()) and not (
+                    entity_id.lower() in lowered or entity_name.lower() in lowered
+                ):
+                    found.append(f"schema names {value!r}")
+        leaks += len(found)
+        if found:
+            problems.append(f"leak to {name}: {found[:3]}")
+    return leaks
+
+
+def _plan_strings(exchange: Exchange) -> list[str]:
+    """The scene goal and beats of a planner reply (JSON content or a tool call)."""
+    message = exchange.message
+    raw = message.get("content") or ""
+    calls = message.get("tool_calls") or []
+    if calls:
+        raw = calls[0].get("function", {}).get("arguments") or ""
+    try:
+        plan = json.loads(raw)
+    except (json.JSONDecodeError, TypeError):
+        return []
+    if not isinstance(plan, dict):
+        return []
+    strings = [plan.get("scene_goal"), *(plan.get("beats") or [])]
+    return [s.strip() for s in strings if isinstance(s, str) and s.strip()]
+
+
+def by_role(meter: UsageMeter) -> dict[str, dict[str, Any]]:
+    """Per role: the share of first replies that validate, re-asks, truncations, seconds
+    per reply (p50/p95) and tokens in and out, from a meter open around the run."""
+    out: dict[str, dict[str, Any]] = {}
+    roles = sorted({r.role for r in meter.replies} | set(meter.roles))
+    for role in roles:
+        replies = [r for r in meter.replies if r.role == role]
+        first = [r for r in replies if r.attempt == 1]
+        valid = sum(r.outcome in ("valid", "cut") for r in first)
+        seconds = percentiles([r.seconds for r in replies])
+        usage = meter.roles.get(role)
+        out[role] = {
+            "first_valid": round(valid / len(first), 3) if first else 0.0,
+            "first_replies": len(first),
+            "reasks": sum(r.attempt > 1 for r in replies),
+            "truncated": meter.truncated.get(role, 0),
+            "p50_s": seconds["p50"],
+            "p95_s": seconds["p95"],
+            "tokens_in": usage.input_tokens if usage else 0,
+            "tokens_out": usage.output_tokens if usage else 0,
+        }
+    return out
+
+
+async def _server_loop(
+    url: str,
+    base_url: str,
+    model: str,
+    *,
+    world: str,
+    turns: int,
+    seed: int,
+    mode: SchemaMode,
+    story: str,
+    api_key: str | None,
+    max_tokens: int | None,
+) -> dict[str, Any]:
+    pack = load_world(world)
+    run = ServerRun()
+    tally = run.tally
+    with Relay(base_url) as relay, metering() as meter:
+        settings = server_settings(
+            url,
+            relay.base_url,
+            model,
+            seed=seed,
+            mode=mode,
+            api_key=api_key,
+            max_tokens=max_tokens,
+        )
+        async with Fabula(url, Settings(redis_url=url)) as offline:
+            await offline.create_story(pack, story)  # the scripted opening, read offline
+        async with Fabula(url, settings, roles=make_roles(settings)) as app:
+            store = app.store(story)
+            characters = await store.characters()
+            for _ in range(turns):
+                before = await story_snapshot(store.client, store.story)
+                turn = await store.head() + 1
+                started = time.perf_counter()
+                failure = ""
+                try:
+                    outcome: str = await app.run_turn(store, auto=True)
+                except FabulaError as error:
+                    outcome = "failed"
+                    role = str(error.context.get("role") or "")
+                    cause = type(error).__name__ + (f" ({role})" if role else "")
+                    run.failures[cause] = run.failures.get(cause, 0) + 1
+                    failure = f"{cause}: {error.message}"
+                    if len(tally.problems) < 10:
+                        tally.problems.append(f"turn {turn}: {failure}"[:300])
+                tally.seconds.append(time.perf_counter() - started)
+                tally.outcomes[outcome] = tally.outcomes.get(outcome, 0) + 1
+                if outcome == "abandoned":
+                    run.failures["abandoned"] = run.failures.get("abandoned", 0) + 1
+                if outcome == "committed":
+                    await check_commit(app, store, turn, characters, tally)
+                    (text,) = await store.turn_texts(turn, turn)
+                    run.texts.append(text.text)
+                elif await story_snapshot(store.client, store.story) != before:
+                    tally.partial_commits += 1
+                    tally.problems.append(f"turn {turn} {outcome} ({failure}) changed the story")
+        exchanges = list(relay.exchanges)
+    for exchange in exchanges:
+        if exchange.schema == "TurnPlan":
+            run.plans += _plan_strings(exchange)
+    bodies = [e.request for e in exchanges if not e.rejected]
+    leaks = real_leaks(bodies, pack, tally.forbidden, run.plans, run.texts, tally.problems)
+    server_usage = [e.usage for e in exchanges if e.usage]
+    committed = tally.outcomes.get("committed", 0)
+    tokens_total = sum(u.total_tokens for u in meter.roles.values())
+    return {
+        "schemas": mode,
+        "turns": turns,
+        "committed": committed,
+        "failed": turns - committed,
+        "leaks": leaks,
+        "mismatched": tally.mismatched,
+        "partial_commits": tally.partial_commits,
+        "failures": dict(sorted(run.failures.items())),
+        "by_role": by_role(meter),
+        "requests": len(exchanges),
+        "server_tokens": {
+            "prompt": sum(int(u.get("prompt_tokens", 0)) for u in server_usage),
+            "completion": sum(int(u.get("completion_tokens", 0)) for u in server_usage),
+        },
+        "seconds_per_turn": percentiles(tally.seconds),
+        "seconds_total": round(sum(tally.seconds), 1),
+        "tokens_per_turn": round(tokens_total / turns, 1),
+        "problems": tally.problems[:10],
+    }
+
+
+async def run_server(
+    url: str,
+    base_url: str,
+    model: str,
+    *,
+    world: str = "lighthouse",
+    turns: int = 20,
+    seed: int = 7,
+    api_key: str | None = None,
+    max_tokens: int | None = 512,
+    json_out: str | Path | None = None,
+) -> dict[str, Any]:
+    """``turns`` autonomous turns of ``world`` with every role on the server at
+    ``base_url``, at temperature 0, with the story-shaped schemas and, as the baseline in
+    the same run, the generic ones; print and return both (the issue's JSON shape)."""
+    tag = run_id()
+    modes = schema_modes()
+    runs = []
+    for mode in modes:
+        runs.append(
+            await _server_loop(
+                url,
+                base_url,
+                model,
+                world=world,
+                turns=turns,
+                seed=seed,
+                mode=mode,
+                story=f"model-{tag}-{mode}",
+                api_key=api_key,
+                max_tokens=max_tokens,
+            )
+        )
+    main, *rest = runs
+    result: dict[str, Any] = {"benchmark": "model", "server": base_url, "model": model,
+                              "world": world, **main}  # fmt: skip
+    if rest:
+        result["baseline"] = rest[0]
+    _print_server(result, [main, *rest])
+    write_json(json_out, result)
+    return result
+
+
+def _print_server(result: dict[str, Any], runs: list[dict[str, Any]]) -> None:
+    rows = []
+    for r in runs:
+        seconds = r["seconds_per_turn"]
+        rows.append([r["schemas"], r["turns"], r["committed"], r["leaks"], r["mismatched"],
+                     r["partial_commits"], r["tokens_per_turn"],
+                     f"{seconds['p50']:.1f}/{seconds['p95']:.1f}"])  # fmt: skip
+    columns = ["schemas", "turns", "committed", "leaks", "mismatched", "partial",
+               "tokens/turn", "s/turn p50/p95"]  # fmt: skip
+    print_table(f"fabula bench model: {result['model']} at {result['server']}", columns, rows)
+    role_rows = []
+    for r in runs:
+        for role, s in r["by_role"].items():
+            role_rows.append([r["schemas"], role, s["first_valid"], s["reasks"], s["truncated"],
+                              f"{s['p50_s']:.1f}/{s['p95_s']:.1f}", s["tokens_in"],
+                              s["tokens_out"]])  # fmt: skip
+    print_table("by role", ["schemas", "role", "first valid", "re-asks", "truncated",
+                            "s p50/p95", "tokens in", "tokens out"], role_rows)  # fmt: skip
+
+
+def run_against(
+    url: str,
+    base_url: str,
+    model: str,
+    world: str,
+    turns: int,
+    seed: int,
+    json_out: str | None,
+    api_key: str | None = None,
+    max_tokens: int | None = 512,
+) -> dict[str, Any]:
+    """:func:`run_server`, from the command line."""
+    return asyncio.run(
+        run_server(
+            url,
+            base_url,
+            model,
+            world=world,
+            turns=turns,
+            seed=seed,
+            api_key=api_key,
+            max_tokens=max_tokens,
+            json_out=json_out,
+        )
+    )

@@ -30,6 +30,7 @@ from fabula.agents.memory_builder.narrative import enrich
 from fabula.agents.usage import metering
 from fabula.agents.views import AuthorView, author_view
 from fabula.agents.writer.context import writer_context
+from fabula.agents.writer.model import draft_findings
 from fabula.graph.runtime import Committed, TurnContext
 from fabula.graph.state import CharacterTask, TurnState
 from fabula.memory.delta import TurnDelta
@@ -168,7 +169,14 @@ async def write(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, An
             revision=revision,
         )
         draft = await ctx.roles.writer.write(request, view)
-    return {"draft": draft.model_dump(), "context": context, "usage": meter.as_dict()}
+    # what the writer marked (a passage cut at its token limit) goes to the critic's findings
+    marked = [f.model_dump() for f in draft_findings(draft)]
+    return {
+        "draft": Draft(text=draft.text, revision=draft.revision).model_dump(),
+        "draft_findings": marked,
+        "context": context,
+        "usage": meter.as_dict(),
+    }
 
 
 def preview(delta: TurnDelta, view: AuthorView) -> dict[str, Any]:
@@ -226,6 +234,7 @@ async def critique(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str,
     draft = Draft.model_validate(state["draft"])
     with metering() as meter:
         delta, findings, build_ms = await _read(state, ctx, draft.text)
+    findings = [*(Finding.model_validate(f) for f in state.get("draft_findings", [])), *findings]
     errors = [f for f in findings if f.severity == "error"]
     return {
         **_read_update(delta, findings, build_ms, await _view(state, ctx)),
@@ -320,6 +329,7 @@ async def reread(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, A
     return {
         **_read_update(delta, findings, build_ms, await _view(state, ctx)),
         "draft": Draft(text=text, revision=revision).model_dump(),
+        "draft_findings": [],
         "edit": None,
         "usage": meter.as_dict(),
     }

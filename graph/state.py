@@ -37,6 +37,8 @@ class TurnState(TypedDict, total=False):
     draft: dict[str, Any]
     context: str
     findings: list[dict[str, Any]]
+    # what the writer marked in its draft (a passage cut at its token limit), for the critic
+    draft_findings: list[dict[str, Any]]
     preview: dict[str, Any]
     # the delta the draft commits (TurnDelta.model_dump(mode="json")), computed once when
     # the critic reads the draft and committed verbatim on approval, from any process

@@ -63,6 +63,7 @@ _MODEL_ENV: dict[str, str] = {
     "_MAX_RETRIES": "max_retries",
     "_ATTEMPTS": "max_attempts",
     "_SCHEMAS": "schemas",
+    "_STOP": "stop",
 }
 
 
@@ -82,7 +83,9 @@ class ModelSettings(BaseModel):
     exponential backoff and jitter from ``retry_initial_s`` up to ``retry_max_s``, honouring
     a server's ``Retry-After``. ``max_attempts`` counts replies per structured call (a
     malformed reply is shown its error and asked for again). ``max_tokens`` bounds a reply;
-    ``seed`` is sent where set (servers that take one answer reproducibly).
+    ``seed`` is sent where set (servers that take one answer reproducibly). ``stop`` are
+    stop sequences sent with every request (``FABULA_MODEL_STOP``: a JSON list of strings,
+    or one sequence as it is).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -102,6 +105,20 @@ class ModelSettings(BaseModel):
     # enums, bounded arrays and strings: agents/schemas.py), or the role's generic pydantic
     # type made strict (the baseline a benchmark compares against)
     schemas: SchemaStyle = "story"
+    stop: tuple[str, ...] = ()
+
+    @field_validator("stop", mode="before")
+    @classmethod
+    def _stop(cls, value: object) -> object:
+        """A JSON list of strings, or one sequence, as the environment holds them."""
+        if isinstance(value, str):
+            if value.lstrip().startswith("["):
+                try:
+                    return json.loads(value)
+                except json.JSONDecodeError as error:
+                    raise ValueError(f"not a JSON list of strings: {error.msg}") from None
+            return (value,)
+        return value
 
     @property
     def offline(self) -> bool:

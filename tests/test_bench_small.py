@@ -202,6 +202,61 @@ async def test_model_small(redis_url: str, tmp_path: Path) -> None:
     assert result["benchmark"] == "model" and result["faults_injected"]
 
 
+async def test_model_against_a_server(redis_url: str, tmp_path: Path) -> None:
+    """`fabula bench model --base-url URL --model NAME` against the test server playing a
+    model (no faults): the issue's JSON shape, every turn committed, the usage by role the
+    server's, the planner's goal (marked SECRET) never in a character's prompt."""
+    import random
+
+    from fabula.bench.fake_openai import FakeOpenAI
+    from fabula.bench.model import NO_FAULTS, StoryModel, run_server, schema_modes
+    from fabula.worlds.loader import load_world
+
+    out = tmp_path / "server.json"
+    with FakeOpenAI() as server:
+        server.fallback = StoryModel(load_world("lighthouse"), NO_FAULTS, random.Random(3))
+        url = server.base_url
+        result = await run_server(redis_url, url, "fake-model", turns=3, json_out=out)
+    assert json.loads(out.read_text()) == result
+    assert result["server"] == url and result["model"] == "fake-model"
+    runs = [result, *([result["baseline"]] if len(schema_modes()) == 2 else [])]
+    for run in runs:
+        assert run["turns"] == 3 and run["committed"] == 3 and run["failed"] == 0
+        assert run["leaks"] == run["mismatched"] == run["partial_commits"] == 0
+        assert set(run["by_role"]) == {"planner", "character", "writer", "extractor"}
+        for role in run["by_role"].values():
+            assert set(role) >= {"first_valid", "reasks", "truncated", "p50_s", "p95_s",
+                                 "tokens_in", "tokens_out"}  # fmt: skip
+            assert role["first_valid"] == 1.0 and role["reasks"] == 0
+        tokens_in = sum(r["tokens_in"] for r in run["by_role"].values())
+        assert tokens_in == run["server_tokens"]["prompt"] > 0
+
+
+def test_real_leaks_catch_a_prompt_or_schema_telling_too_much() -> None:
+    """The leak checker of `bench model --base-url` reads real requests: an unwitnessed
+    sentence, the planner's goal, or an entity the schema names that the prompt never
+    mentions is each a leak."""
+    from fabula.bench.model import real_leaks
+    from fabula.worlds.loader import load_world
+
+    pack = load_world("lighthouse")
+    ada = pack.characters[0]
+    prompt = f"## Who you are\n{ada.name} (id ada)\nYou remember: Ben hid the logbook."
+    schema = {"type": "object", "properties": {"target": {"enum": ["cove"]}}}
+    body = {
+        "messages": [{"role": "user", "content": prompt}],
+        "response_format": {"type": "json_schema",
+                            "json_schema": {"name": "CharacterProposal", "schema": schema}},
+    }  # fmt: skip
+    goal = "Ben must never learn where the logbook is"
+    problems: list[str] = []
+    assert real_leaks([body], pack, {"ada": set()}, [goal], [], problems) == 1  # the schema
+    assert "cove" in problems[0]
+    told = {"ada": {"Ben hid the logbook."}}
+    body["messages"][0]["content"] = prompt + " cove. " + goal
+    assert real_leaks([body], pack, told, [goal], [], []) == 2
+
+
 def test_load_small(redis_url: str, tmp_path: Path) -> None:
     """`bench load`: stories over two processes, every turn committed once, minds isolated,
     the JSON in the issue's shape (with its one-process baseline)."""

@@ -6,20 +6,37 @@ budget (``request.context``, passed on as it is: the writer reads no more of the
 the approver's notes and the critic's findings on the previous draft. The reply is free
 text; an empty one is asked for once more (:data:`EMPTY_FEEDBACK`), and a second empty one
 is :class:`~fabula.memory.errors.ModelOutputError`.
+
+Prose cut at its token limit is prose, not an error: the passage is kept up to its last
+complete sentence and returned as a :class:`CutDraft`, whose :func:`draft_findings` (a
+warning) the graph gives the critic and the approver. A reply cut before its first
+sentence ended is asked for once more with the limit doubled, then is
+:class:`~fabula.memory.errors.ModelTruncated`.
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from fabula.agents.contracts import Action, Draft, WriteRequest
-from fabula.agents.llm import ModelClient
+from fabula.agents.contracts import Action, Draft, Finding, WriteRequest
+from fabula.agents.llm import ModelClient, Prose
 from fabula.agents.prompts import load_prompt
 from fabula.agents.views import AuthorView
-from fabula.memory.errors import ModelOutputError
+from fabula.memory.errors import ModelOutputError, ModelTruncated
 from fabula.memory.logs import get_logger
+from fabula.memory.text import split_sentences
 
-__all__ = ["EMPTY_FEEDBACK", "ModelWriter", "render_request"]
+__all__ = [
+    "EMPTY_FEEDBACK",
+    "CutDraft",
+    "ModelWriter",
+    "complete_sentences",
+    "draft_findings",
+    "render_request",
+]
 
 MAX_SENTENCES = 8
 # what the writer is told after an empty reply (the wording the structured re-asks use)
@@ -28,6 +45,39 @@ EMPTY_FEEDBACK = (
 )
 
 log = get_logger(__name__)
+
+_ENDED = re.compile(r"[.!?…][\"”’')\]]*$")
+
+
+class CutDraft(Draft):
+    """A draft whose reply stopped at its token limit: ``text`` is the reply up to its last
+    complete sentence; ``dropped`` the characters of the unfinished sentence left out."""
+
+    dropped: int = 0
+
+
+def complete_sentences(text: str) -> str:
+    """``text`` up to the end of its last sentence that ends as a sentence does (``.``,
+    ``!``, ``?`` or ``…``, closing quotes after it); empty when none does."""
+    end = 0
+    for start, stop in split_sentences(text):
+        if _ENDED.search(text[start:stop]):
+            end = stop
+    return text[:end].rstrip()
+
+
+def draft_findings(draft: Draft) -> list[Finding]:
+    """What the writer itself marks in ``draft`` for the critic and the approver: a cut
+    passage is a warning quoting its last kept sentence."""
+    if not isinstance(draft, CutDraft):
+        return []
+    spans = list(split_sentences(draft.text))
+    quote = draft.text[spans[-1][0] : spans[-1][1]] if spans else ""
+    message = (
+        "the writer's reply stopped at its token limit: the passage is kept up to its "
+        f"last complete sentence ({draft.dropped} characters of an unfinished one left out)"
+    )
+    return [Finding(kind="plan", message=message, quote=quote, severity="warning")]
 
 
 class ModelWriter:
@@ -47,20 +97,58 @@ class ModelWriter:
     async def write(self, request: WriteRequest, view: AuthorView) -> Draft:
         """The draft for ``request``. An empty reply is asked for once more, with
         :data:`EMPTY_FEEDBACK`; raises :class:`ModelOutputError` when that one is empty too.
+        A reply cut at its token limit gives a :class:`CutDraft` (see the module
+        docstring).
         """
         messages: list[BaseMessage] = [
             SystemMessage(content=self.prompt.render(max_sentences=self.max_sentences)),
             HumanMessage(content=render_request(request, view, version=self.prompt.version)),
         ]
-        text = _unwrap(await self.client.text(messages))
-        if not text:
+        prose = await self._prose(messages, view)
+        if not prose.text:
             log.warning("writer_reply_empty", turn=view.turn + 1, attempt=1, max_attempts=2)
-            text = _unwrap(await self.client.text([*messages, HumanMessage(EMPTY_FEEDBACK)]))
-        if not text:
+            prose = await self._prose([*messages, HumanMessage(EMPTY_FEEDBACK)], view)
+        if not prose.text:
             raise ModelOutputError(
                 "the writer's reply was empty twice", story=view.story, turn=view.turn + 1
             )
-        return Draft(text=text, revision=request.revision)
+        if prose.cut:
+            return CutDraft(text=prose.text, revision=request.revision, dropped=prose.dropped)
+        return Draft(text=prose.text, revision=request.revision)
+
+    async def _prose(self, messages: list[BaseMessage], view: AuthorView) -> _Passage:
+        """One reply as a passage: unwrapped, and a cut one kept to its complete sentences
+        (one cut before its first sentence ended is asked for again with the limit
+        doubled, then is :class:`ModelTruncated`)."""
+        limit: int | None = None
+        for attempt in (1, 2):
+            reply: Prose = await self.client.prose(messages, max_tokens=limit)
+            text = _unwrap(reply.text)
+            if not reply.cut:
+                return _Passage(text)
+            kept = complete_sentences(text)
+            if kept:
+                dropped = len(text[len(kept) :].strip())
+                log.warning("writer_reply_cut", turn=view.turn + 1, kept=len(kept), dropped=dropped)
+                return _Passage(kept, cut=True, dropped=dropped)
+            limit = 2 * (self.client.max_tokens or 1024)
+            log.warning("writer_reply_cut_unfinished", turn=view.turn + 1, attempt=attempt)
+        raise ModelTruncated(
+            f"the writer's reply stopped at its token limit ({limit} tokens) before its "
+            "first sentence ended, twice; raise its max_tokens",
+            role="writer",
+            story=view.story,
+            turn=view.turn + 1,
+        )
+
+
+@dataclass(frozen=True)
+class _Passage:
+    """A reply as the writer keeps it."""
+
+    text: str
+    cut: bool = False
+    dropped: int = 0
 
 
 def render_request(request: WriteRequest, view: AuthorView, *, version: int = 2) -> str:
