@@ -15,6 +15,7 @@ symbolic in both modes. The summariser writes the hierarchy's summaries in conso
 
 from __future__ import annotations
 
+from fabula.agents.character.chat import ModelChatVoice
 from fabula.agents.character.model import ModelCharacter
 from fabula.agents.character.offline import OfflineCharacter
 from fabula.agents.llm import ModelClient, make_client
@@ -78,4 +79,8 @@ def make_roles(settings: Settings) -> Roles:
         if planner and settings.recall_planner == "model"
         else None,
         summariser=make_summariser(settings),
+        # a chat speaks with the character role's model, on a client of its own
+        voice=ModelChatVoice(make_client(settings.model_for("character"), "chat"))
+        if character
+        else None,
     )

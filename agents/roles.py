@@ -24,6 +24,7 @@ from fabula.memory.summarise import Summariser
 __all__ = [
     "BuilderRole",
     "CharacterRole",
+    "ChatVoiceRole",
     "CriticRole",
     "PlannerRole",
     "RecallPlannerRole",
@@ -100,6 +101,17 @@ class BuilderRole(Protocol):
         ...
 
 
+class ChatVoiceRole(Protocol):
+    """Says a character's answer to a question in its voice, from what it knows only."""
+
+    async def answer(
+        self, brief: CharacterBrief, known: str, plain: str | None, question: str
+    ) -> str:
+        """What the character says: ``known`` is what its own mind recalls for the question,
+        ``plain`` the question-answerer's answer from its beliefs (None: not one of its forms)."""
+        ...
+
+
 SummariserRole = Summariser
 """Writes a closed scene's or plotline's summary and title (the protocol is memory's:
 consolidation calls it, :func:`fabula.memory.summarise.summarise_closed`)."""
@@ -116,3 +128,4 @@ class Roles:
     critic: CriticRole = field(default_factory=SymbolicCritic)
     recall: RecallPlannerRole | None = None  # None: the offline retrieval planner
     summariser: SummariserRole | None = None  # None: the fold's extractive summaries
+    voice: ChatVoiceRole | None = None  # None: a chat is answered by the offline engine

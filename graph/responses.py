@@ -33,6 +33,8 @@ __all__ = [
     "Change",
     "ChangeKind",
     "ChangesOut",
+    "ChatOut",
+    "ChatRecord",
     "DecisionOut",
     "EvidenceOut",
     "ExportOut",
@@ -445,3 +447,30 @@ class UsageOut(_Out):
     turns: list[TurnUsage]
     background: UsageTotal
     total: UsageTotal
+
+
+class ChatRecord(_Out):
+    """One record a chat answer rests on, as the character holds it: one of its beliefs
+    (``kind`` ``belief``) or an episode it witnessed (``episode``), with its line of text."""
+
+    kind: str
+    id: str
+    text: str
+
+
+class ChatOut(_Out):
+    """A character's answer to a question, from only its own mind (its beliefs and the
+    episodes it witnessed, read as its own Redis user). ``answered_by`` says how: the
+    ``question-answerer`` (a question of its forms, read from the character's beliefs),
+    ``recall`` (any other question: what the character recalls of it), or ``model`` (a
+    model in the character's voice, given only those). Nothing of a chat is written."""
+
+    story: str
+    branch: str
+    character: str
+    name: str
+    as_of: int | None
+    question: str
+    answer: str
+    answered_by: Literal["question-answerer", "recall", "model"]
+    records: list[ChatRecord]

@@ -32,6 +32,7 @@ from fabula.agents.views import author_view
 from fabula.graph import reading
 from fabula.graph.build import build_turn_graph, thread_id
 from fabula.graph.changes import changes_of, sentences_of
+from fabula.graph.chat import chat
 from fabula.graph.checkpoint import RedisCheckpointSaver, delete_threads
 from fabula.graph.consolidation import CLOSING_SUMMARIES_S, InlineConsolidation, consolidator
 from fabula.graph.nodes import commit_text
@@ -45,6 +46,7 @@ from fabula.graph.pending import (
     tell,
 )
 from fabula.graph.responses import (
+    ChatOut,
     DecisionOut,
     PendingSummary,
     PendingTurn,
@@ -282,6 +284,15 @@ class Fabula:
         return await reading.recall(store, request, budget=budget, counter=self.counter,
                                     minds=self.minds, character=character, as_of=as_of,
                                     embedder=self.embedder)  # fmt: skip
+
+    async def chat(
+        self, store: StoryStore, character: str, question: str, *, as_of: int | None = None
+    ) -> ChatOut:
+        """``character``'s answer to ``question`` from only its own mind, read as its Redis
+        user, in its voice when a model is configured (see :mod:`fabula.graph.chat`).
+        Nothing of it is written."""
+        return await chat(store, character, question, minds=self.minds, counter=self.counter,
+                          voice=self.roles.voice, as_of=as_of)  # fmt: skip
 
     async def summaries(self) -> list[StorySummary]:
         """Every story on the server, as listed."""

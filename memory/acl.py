@@ -22,6 +22,7 @@ from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.exceptions import NoPermissionError, ResponseError
 
 from fabula.memory import keys
+from fabula.memory.answer import Question, answer
 from fabula.memory.connection import connect_async, without_credentials
 from fabula.memory.errors import AccessDenied
 from fabula.memory.logs import get_logger
@@ -232,6 +233,15 @@ class CharacterMind:
                 self.client, self.story, self.branch, self.character, request,
                 budget=budget, counter=counter, as_of=as_of,
             )  # fmt: skip
+        except NoPermissionError as exc:
+            raise AccessDenied(str(exc), story=self.story, character=self.character) from exc
+
+    async def answer(self, question: Question, *, as_of: int | None = None) -> str:
+        """The question-answerer's answer to ``question`` asked by this character, from its
+        own beliefs only (a chain it names is read from this keyspace: B[self→other]), or
+        ``"unknown"`` (see :func:`fabula.memory.answer.answer`)."""
+        try:
+            return await answer(self._store, question, asker=self.character, as_of=as_of)
         except NoPermissionError as exc:
             raise AccessDenied(str(exc), story=self.story, character=self.character) from exc
 

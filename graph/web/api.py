@@ -21,6 +21,7 @@ from fabula.graph import reading
 from fabula.graph.responses import (
     BeliefsOut,
     BranchOut,
+    ChatOut,
     DecisionOut,
     EvidenceOut,
     ExportOut,
@@ -246,6 +247,20 @@ async def recall(
     --json`): the writer's, or a character's own, with the record behind every line."""
     return await fab.recall(_store(fab, story, branch), q, budget=budget, character=character,
                             as_of=as_of)  # fmt: skip
+
+
+@router.get("/stories/{story}/chat", response_model=ChatOut)
+async def chat(
+    fab: Fab,
+    story: str,
+    character: Annotated[str, Query(description="The character asked (id or name).")],
+    q: Annotated[str, Query(max_length=reading.MAX_REQUEST_CHARS, description="The question.")],
+    branch: Branch = "main",
+    as_of: AsOf = None,
+) -> ChatOut:
+    """A character's answer to ``q`` from only its own mind, with the records it rests on
+    (the shape of `fabula chat --ask --json`). A GET: nothing of a chat is written."""
+    return await fab.chat(_store(fab, story, branch), character, q, as_of=as_of)
 
 
 @router.get("/stories/{story}/evidence/{event}", response_model=EvidenceOut)

@@ -288,6 +288,32 @@ async def recall_page(
                 )  # fmt: skip
 
 
+@router.get("/stories/{story}/chat", response_class=HTMLResponse)
+async def chat_page(
+    request: Request,
+    fab: Fab,
+    story: str,
+    branch: Branch = "main",
+    character: str = "",
+    q: Annotated[str, Query(max_length=reading.MAX_REQUEST_CHARS)] = "",
+    as_of: str = "",
+) -> Response:
+    """Talk to a character: its answer to a question, from only its own mind. The form's
+    empty 'as of' means now; nothing said here enters the story."""
+    store = fab.store(story, branch)
+    await store.require()
+    turn = _whole(as_of, "as of turn") if as_of.strip() else None
+    answer = None
+    if character.strip() and q.strip():
+        answer = await fab.chat(store, character, q, as_of=turn)
+    entities = await store.entities()
+    characters = sorted((e for e in entities.values() if e.kind == "character"),
+                        key=lambda e: e.name)  # fmt: skip
+    return page(request, "chat.html", story=story, branch=branch, q=q, as_of=turn,
+                character=answer.character if answer else character.strip().casefold(),
+                characters=characters, head=await store.head(), answer=answer)  # fmt: skip
+
+
 @router.get("/stories/{story}/evidence/{event}", response_class=HTMLResponse)
 async def evidence_page(
     request: Request,

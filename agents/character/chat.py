@@ -1,0 +1,51 @@
+"""A character answering a question in its own voice, on a chat model.
+
+The model is given only what the character holds: who it is and how it speaks (its own
+entry in the world pack: name, voice, secrets), what its own mind recalls for the question
+(its beliefs and the episodes it witnessed, read through its own Redis user by the caller)
+and the question-answerer's reading of those, when the question is one of its forms. It
+writes plain text: what the character says. Nothing it writes is kept.
+"""
+
+from __future__ import annotations
+
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from fabula.agents.contracts import CharacterBrief
+from fabula.agents.llm import ModelClient
+from fabula.agents.prompts import load_prompt
+
+__all__ = ["ModelChatVoice", "render_chat"]
+
+
+def render_chat(brief: CharacterBrief, known: str, plain: str | None, question: str) -> str:
+    """The user message of a chat: the character's own secrets, what it recalls for the
+    question (``known``), the question-answerer's answer (``plain``, when it read the
+    question) and the question itself."""
+    sections = [
+        ("Your secrets", "\n".join(f"- {s}" for s in brief.secrets)),
+        ("What you know of it", known.strip() or "(nothing)"),
+        ("What your beliefs answer", plain or ""),
+        ("The question", question),
+    ]
+    return "\n\n".join(f"## {title}\n{body}" for title, body in sections if body)
+
+
+class ModelChatVoice:
+    """Answers in a character's voice on a chat model (see the module docstring)."""
+
+    def __init__(self, client: ModelClient, *, prompt_version: int | None = None) -> None:
+        self.client = client
+        self.prompt = load_prompt("character", "chat", prompt_version)
+
+    async def answer(
+        self, brief: CharacterBrief, known: str, plain: str | None, question: str
+    ) -> str:
+        """What the character says to ``question``, from ``known`` only (one to three
+        sentences); the model's errors are raised as :class:`ModelClient.text` raises them."""
+        system = self.prompt.render(name=brief.name, voice=brief.voice or "plain and direct")
+        messages = [
+            SystemMessage(content=system),
+            HumanMessage(content=render_chat(brief, known, plain, question)),
+        ]
+        return (await self.client.text(messages)).strip()

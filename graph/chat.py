@@ -1,0 +1,233 @@
+"""Talking to a character: its answer to a question, from only its own mind.
+
+Every read goes through the character's :class:`~fabula.memory.acl.CharacterMind`, on its
+own Redis user, which can read nothing but its keyspace (its beliefs, nested beliefs and
+the episodes it witnessed) and the story's common knowledge (the entities' names). So an
+answer cannot hold what the character did not witness or was not told, whatever the
+question: the story's world, another mind and the planner's plan are out of its reach.
+
+* A question of the question-answerer's forms (:mod:`fabula.memory.answer`: "Where is the
+  brass key?", "Where does Mara think the key is?", "What is the colour of the key?") is
+  answered from the character's beliefs, as a sentence ("As far as I know, the brass key is
+  in the desk drawer."), resting on the belief it read.
+* Any other question is answered with what the character recalls of it (its own
+  retrieval, within :data:`CHAT_BUDGET` tokens): the beliefs and episodes it finds.
+* With a model configured for characters (``Roles.voice``), the model says the answer in
+  the character's voice, given only that recall, the question-answerer's answer and the
+  character's own entry in the world pack (name, voice, secrets).
+
+Nothing of a chat is written: the story, its minds and its usage stay as they were.
+"""
+
+from __future__ import annotations
+
+import re
+
+from fabula.agents.contracts import CharacterBrief
+from fabula.agents.roles import ChatVoiceRole
+from fabula.agents.views import author_view
+from fabula.graph.reading import MAX_REQUEST_CHARS, check_as_of
+from fabula.graph.responses import ChatOut, ChatRecord
+from fabula.memory.acl import CharacterMind, MindPool
+from fabula.memory.answer import UNKNOWN, Question, parse_question, resolve_chain
+from fabula.memory.errors import InvalidInput
+from fabula.memory.records import Entity, slug
+from fabula.memory.retrieval.assemble import Assembly
+from fabula.memory.store import StoryStore
+from fabula.memory.tokens import TokenCounter
+
+__all__ = ["CHAT_BUDGET", "chat"]
+
+CHAT_BUDGET = 400
+"""Tokens of the character's own recall behind one answer: its beliefs about what the
+question names and the few episodes that bear on it (a hollow_book recall is ~150)."""
+
+_WHERE_IS = re.compile(r"^Where (?:is|are) (?P<who>[\w' -]+?)(?: now)?\?$", re.IGNORECASE)
+_HOW = re.compile(r"\s*\([^()]*\)$")  # a recalled belief's "(participated, turn 2)"
+_SHOWN = 3  # beliefs, then episodes, an offline answer from recall quotes at most
+
+
+async def chat(
+    store: StoryStore,
+    character: str,
+    question: str,
+    *,
+    minds: MindPool,
+    counter: TokenCounter,
+    voice: ChatVoiceRole | None = None,
+    as_of: int | None = None,
+) -> ChatOut:
+    """``character``'s answer to ``question`` on ``store``'s branch (``as_of``: as it stood
+    after that turn), from its own mind only (see the module docstring).
+
+    Raises :class:`InvalidInput` for an empty or overlong question or an ``as_of`` outside
+    the branch, :class:`NotFound` for an unknown story, branch or character (named by id or
+    name, in any case); a model's errors as the model client raises them.
+    """
+    await store.require()
+    question = " ".join(question.split())
+    if not question:
+        raise InvalidInput("a chat needs a question", story=store.story)
+    if len(question) > MAX_REQUEST_CHARS:
+        raise InvalidInput(f"the question has {len(question)} characters; at most "
+                           f"{MAX_REQUEST_CHARS} are read", story=store.story)  # fmt: skip
+    as_of = await check_as_of(store, as_of)
+    me = await store.resolve(character, "character")
+    mind = await minds.mind(store.story, me.id, store.branch)
+    entities = await mind.entities()
+    found = await mind.recall(question, budget=CHAT_BUDGET, counter=counter, as_of=as_of)
+    recalled = _records(found)
+    reading = _reading(question, entities, me.name)
+    if reading is not None:
+        plain, rests = await _from_beliefs(mind, reading, entities, recalled, as_of)
+        answered_by = "question-answerer"
+    else:
+        plain, rests = None, recalled
+        answered_by = "recall"
+    said = plain if plain is not None else _from_recall(recalled)
+    if voice is not None:
+        brief = await _brief(store, me)
+        said = await voice.answer(brief, found.text, plain, question) or said
+        answered_by = "model"
+        rests = _merged(rests, recalled)
+    return ChatOut(story=store.story, branch=store.branch, character=me.id, name=me.name,
+                   as_of=as_of, question=question, answer=said, answered_by=answered_by,
+                   records=rests)  # fmt: skip
+
+
+def _records(found: Assembly) -> list[ChatRecord]:
+    """The beliefs and episodes of a recalled context, with their lines."""
+    lines = found.text.split("\n")
+    return [
+        ChatRecord(kind=e.kind, id=e.id, text=lines[e.line].removeprefix("- "))
+        for e in found.manifest
+        if e.kind in ("belief", "episode")
+    ]
+
+
+def _merged(first: list[ChatRecord], more: list[ChatRecord]) -> list[ChatRecord]:
+    seen = {(r.kind, r.id) for r in first}
+    return [*first, *(r for r in more if (r.kind, r.id) not in seen)]
+
+
+def _reading(question: str, entities: dict[str, Entity], me: str) -> Question | None:
+    """The question as the question-answerer reads it, its subject named as the story
+    names it ("the key" for the brass key when only one thing is called a key), or None
+    when it is not one of its forms."""
+    text = question if question.endswith("?") else question + "?"
+    text = text[0].upper() + text[1:]
+    try:
+        q = parse_question(text)
+    except InvalidInput:
+        m = _WHERE_IS.match(text)  # "Where is Mara?", "Where are you?": a person, unnamed "the"
+        if m is None:
+            return None
+        who = m["who"].strip()
+        if who.casefold() in ("you", "you now"):
+            who = me
+        q = Question(kind="where", subject=who)
+    wanted = q.subject.strip().casefold().removeprefix("the ")
+    if slug(wanted) in entities:
+        return q
+    named = [e for e in entities.values() if e.name.casefold() == wanted]
+    if not named:
+        named = [e for e in entities.values() if e.name.casefold().endswith(" " + wanted)]
+    if len(named) == 1:
+        return q.model_copy(update={"subject": named[0].name})
+    return q
+
+
+async def _from_beliefs(
+    mind: CharacterMind,
+    q: Question,
+    entities: dict[str, Entity],
+    recalled: list[ChatRecord],
+    as_of: int | None,
+) -> tuple[str, list[ChatRecord]]:
+    """The question-answerer's answer, said as a sentence, and the records it rests on
+    (the belief it read, and the episode the character came by it in, when recalled)."""
+    value = await mind.answer(q, as_of=as_of)
+    chain = resolve_chain(mind.character, q)
+    subject = slug(q.subject)
+    attribute = q.attribute if q.kind == "attribute" else "location"
+    rests: list[ChatRecord] = []
+    if value != UNKNOWN and q.kind != "where_initially":
+        view = await mind.beliefs(chain[1:], as_of=as_of)
+        belief = view.get(subject, attribute)
+        if belief is not None:
+            line = next((r.text for r in recalled if r.id == belief.id), None)
+            shown = _phrase(q, chain, value, entities, mind.character)
+            rests.append(ChatRecord(kind="belief", id=belief.id, text=line or shown))
+            rests += [r for r in recalled if r.kind == "episode" and r.id == belief.event]
+    return _phrase(q, chain, value, entities, mind.character), rests
+
+
+def _phrase(
+    q: Question, chain: tuple[str, ...], value: str, entities: dict[str, Entity], me: str
+) -> str:
+    """The answer ``value`` (a name, an attribute's value or ``unknown``) as the asker says it."""
+
+    def named(entity_id: str, fallback: str) -> str:
+        if entity_id == me:
+            return "I"
+        entity = entities.get(entity_id)
+        if entity is None:
+            return f"the {fallback}"
+        return entity.name if entity.kind == "character" else f"the {entity.name}"
+
+    subject = slug(q.subject)
+    thing = named(subject, q.subject)
+    others = [named(c, c) for c in chain[1:]]
+    thinks = "".join(f"{o} thinks " for o in others)
+    be = "was" if q.kind == "where_initially" else ("am" if thing == "I" else "is")
+    if value == UNKNOWN:
+        if q.kind == "attribute":
+            what = f"the {q.attribute} of {thing}"
+            return f"I don't know what {thinks}{what} is." if others else f"I don't know {what}."
+        when = " at the beginning" if q.kind == "where_initially" else ""
+        return f"I don't know where {thinks}{thing} {be}{when}."
+    if q.kind == "attribute":
+        said = f"the {q.attribute} of {thing} is {value}"
+    else:
+        holder = next((e for e in entities.values() if e.name == value), None)
+        if holder is not None and holder.kind == "character":
+            place = "with me" if holder.id == me else f"with {holder.name}"
+        else:
+            place = f"in the {holder.name if holder else value}"
+        said = f"{thing} {be} {place}"
+    if q.kind == "where_initially":
+        return f"At the beginning, {said}."
+    if others:
+        return "I think " + "".join(f"{o} believes " for o in others) + said + "."
+    return f"As far as I know, {said}."
+
+
+def _from_recall(recalled: list[ChatRecord]) -> str:
+    """An offline answer to a free question: the beliefs and episodes the character
+    recalls of it, or that it knows nothing of it."""
+    beliefs = [_HOW.sub("", r.text) for r in recalled if r.kind == "belief"][:_SHOWN]
+    episodes = [_sentence(r.text) for r in recalled if r.kind == "episode"][-_SHOWN:]
+    parts = []
+    if beliefs:
+        parts.append("As far as I know, " + "; ".join(beliefs) + ".")
+    if episodes:
+        parts.append("I remember: " + " ".join(episodes))
+    return " ".join(parts) or "I know nothing of that."
+
+
+def _sentence(quote: str) -> str:
+    """A quoted span as a sentence of its own (a clause gets its full stop)."""
+    quote = quote.strip()
+    return quote if quote.endswith((".", "!", "?", '"', "'")) else quote + "."
+
+
+async def _brief(store: StoryStore, me: Entity) -> CharacterBrief:
+    """The character's own entry in its world pack (name, voice, secrets): what a model
+    speaking as it is told of who it is, besides its mind."""
+    spec = (await author_view(store)).character_spec(me.id)
+    return CharacterBrief(
+        character=me.id,
+        name=me.name,
+        secrets=tuple(spec.secrets) if spec else (),
+        voice=spec.voice if spec else "",
+    )

@@ -1,0 +1,70 @@
+"""Talking to a character: ``chat``."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+import typer
+from rich.text import Text
+
+from fabula.graph.cli.app import app, dump, err, out, run_with_app
+from fabula.graph.responses import ChatOut
+from fabula.graph.service import Fabula
+
+__all__ = ["chat"]
+
+_QUIT = frozenset({"q", "quit", "exit"})
+
+
+@app.command()
+def chat(
+    story: str,
+    character: str = typer.Argument(..., help="The character to talk to (id or name)."),
+    ask: str | None = typer.Option(None, "--ask", help="Ask one question, print the answer."),
+    as_of: int | None = typer.Option(None, "--as-of", help="Talk to it as it was at this turn."),
+    branch: str = typer.Option("main", "--branch", "-b"),
+    as_json: bool = typer.Option(
+        False, "--json", help="The answer with the records it rests on (one object a line)."
+    ),
+) -> None:
+    """Ask a character questions: it answers from only its own mind (its beliefs and what it
+    witnessed), e.g. `fabula chat demo leo --ask "Where is the brass key?"`. Without --ask,
+    questions are read from stdin until an empty input, EOF or `q`. Nothing said in a chat
+    enters the story."""
+
+    async def go(fab: Fabula) -> None:
+        store = fab.store(story, branch)
+        if ask is not None:
+            show(await fab.chat(store, character, ask, as_of=as_of), as_json)
+            return
+        me = await store.resolve(character, "character")  # an unknown one: said at once
+        await store.require()
+        interactive = sys.stdin.isatty()
+        if interactive:
+            when = "" if as_of is None else f" as of turn {as_of}"
+            err.print(f"talking to {me.name}{when}; q or Ctrl-D ends", style="dim")
+        while True:
+            if interactive:
+                err.print("you> ", end="")
+            line = await asyncio.to_thread(sys.stdin.readline)
+            question = line.strip()
+            if not line or question.casefold() in _QUIT:
+                return
+            if question:
+                show(await fab.chat(store, me.id, question, as_of=as_of), as_json)
+
+    run_with_app(go)
+
+
+def show(answer: ChatOut, as_json: bool) -> None:
+    """Print a chat answer: the character's words, then what they rest on (dim); or JSON."""
+    if as_json:
+        dump(answer)
+        return
+    out.print(Text.assemble((f"{answer.name}:", "bold"), " ", answer.answer), soft_wrap=True)
+    if answer.records:
+        ids = ", ".join(r.id for r in answer.records)
+        out.print(Text(f"  ({answer.answered_by}; rests on {ids})", style="dim"))
+    else:
+        out.print(Text(f"  ({answer.answered_by})", style="dim"))
