@@ -134,16 +134,23 @@ def bench_web(
     stories: int = typer.Option(20, "--stories", min=1),
     turns: int = typer.Option(10, "--turns", min=1),
     clients: int = typer.Option(4, "--clients", min=1),
+    concurrency: str = typer.Option(
+        "150,400",
+        "--concurrency",
+        help="Levels of clients at once, each holding an event stream and loading the minds.",
+    ),
     json_out: str | None = typer.Option(None, "--json"),
 ) -> None:
     """The studio under load: stories driven over HTTP by concurrent clients, every turn
-    approved; page, approval and minds latencies against the service in process."""
+    approved; page, approval and minds latencies against the service in process; then
+    each concurrency level's errors and p95."""
     from fabula.bench.web import run as run_web
 
+    levels = tuple(_ints(concurrency, "--concurrency"))
     # with FABULA_REDIS_URL unset the benchmark runs on a private, temporary Redis, with
     # FABULA_REDIS_FSYNC's policy
     settings = _settings(ctx)
-    run_web(stories, turns, clients, settings.redis_url, json_out, settings.redis_fsync)
+    run_web(stories, turns, clients, settings.redis_url, json_out, settings.redis_fsync, levels)
 
 
 @bench_app.command("story")

@@ -12,6 +12,12 @@ written autonomously before the clock starts).
 The baseline in the same run is the service itself, in process, with no HTTP and no
 templates: the same reads a page makes, the same decision, the same minds — so the figures
 show what the studio adds on top of the work.
+
+Then, for each concurrency level (``--concurrency 150,400``), that many clients at once
+each open the long story's event stream (until its ``hello``) and load its minds
+(``/api/stories/<long>/minds``), all streams staying open until every read is answered:
+any refusal (a 503 "Too many connections", a stream cut short) is an error, and the p95 of
+each is reported.
 """
 
 from __future__ import annotations
@@ -40,10 +46,11 @@ from fabula.graph.service import Fabula
 from fabula.memory.errors import FabulaError
 from fabula.memory.settings import FsyncPolicy, Settings
 
-__all__ = ["TARGETS", "run", "run_web"]
+__all__ = ["CONCURRENCY", "TARGETS", "run", "run_web"]
 
 TARGETS = {"pages_ms_p95": 100.0, "approve_ms_p95": 150.0}
 LONG_TURN = 200
+CONCURRENCY = (150, 400)
 
 
 def _free_port() -> int:
@@ -167,6 +174,47 @@ async def _client(url: str, tally: _Tally, stories: list[str], turns: int) -> No
                 await _one_turn(client, tally, story)
 
 
+async def _burst(base: str, story: str, level: int) -> dict[str, Any]:
+    """``level`` clients at once: each opens the story's event stream (until ``hello``)
+    and loads its minds, every stream held open until all reads are answered."""
+    tally = _Tally()
+    hello: list[float] = []
+    reads_done = asyncio.Event()
+    limits = httpx.Limits(max_connections=2 * level + 8, max_keepalive_connections=0)
+
+    async def stream(client: httpx.AsyncClient) -> None:
+        started = time.perf_counter()
+        try:
+            async with client.stream("GET", f"/api/stories/{story}/events") as answer:
+                if answer.status_code != 200:
+                    tally.error(f"events: {answer.status_code} {(await answer.aread())[:200]!r}")
+                    return
+                async for line in answer.aiter_lines():
+                    if line.startswith("event:"):
+                        hello.append((time.perf_counter() - started) * 1000)
+                        await reads_done.wait()
+                        return
+                tally.error("events: the stream ended before its hello")
+        except httpx.HTTPError as exc:
+            tally.error(f"events: {exc!r}")
+
+    async def read(client: httpx.AsyncClient) -> None:
+        await _timed(client, tally, tally.minds, "GET", f"/api/stories/{story}/minds")
+
+    async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as client:
+        streams = [asyncio.create_task(stream(client)) for _ in range(level)]
+        await asyncio.gather(*[read(client) for _ in range(level)])
+        reads_done.set()
+        await asyncio.gather(*streams)
+    return {
+        "clients": level,
+        "errors": tally.errors,
+        "minds_ms": percentiles(tally.minds),
+        "stream_hello_ms": percentiles(hello),
+        "error_samples": tally.messages,
+    }
+
+
 async def _long_story(fab: Fabula, story: str, turns: int) -> None:
     store = await fab.new_story(synthetic_world(5), story)
     attempts = 0
@@ -224,11 +272,13 @@ async def run_web(
     quiet: bool = False,
     long_turn: int = LONG_TURN,
     fsync: FsyncPolicy = "always",
+    concurrency: tuple[int, ...] = CONCURRENCY,
 ) -> dict[str, Any]:
     """Run the benchmark (see the module docstring) and return its JSON.
 
     ``long_turn`` is the turn of the long story the minds page is loaded at; ``fsync`` is
-    the private server's policy (when ``redis_url`` is None).
+    the private server's policy (when ``redis_url`` is None); ``concurrency`` the levels of
+    clients at once (streams and minds reads).
     """
     tag = secrets.token_hex(3)
     with private_redis_url(redis_url, fsync) as url:
@@ -265,6 +315,7 @@ async def run_web(
                             f"/stories/{long}/minds",
                             params={"as_of": long_turn},
                         )
+                    bursts = [await _burst(base, long, level) for level in concurrency]
                     lost = doubled = 0
                     for s in ids:
                         text = (await client.get(f"/api/stories/{s}/text")).json()
@@ -303,6 +354,8 @@ async def run_web(
             "approve_ms_p95": percentiles(tally.approve)["p95"] <= TARGETS["approve_ms_p95"],
         },
         "error_samples": tally.messages,
+        # clients at once: each holds the long story's event stream and loads its minds
+        "concurrency": bursts,
         # approvals committed but not confirmed on disk (WAITAOF failed or timed out)
         "unsynced": tally.unsynced,
         "unsynced_reasons": tally.unsynced_reasons,
@@ -340,6 +393,24 @@ def _print(result: dict[str, Any]) -> None:
                 "-",
             ],
             ["run to approval", pair(result["run_ms"]), "-", "-"],
+            *(
+                [
+                    f"{b['clients']} clients at once: minds (errors {b['errors']})",
+                    pair(b["minds_ms"]),
+                    "-",
+                    "0 errors",
+                ]
+                for b in result["concurrency"]
+            ),
+            *(
+                [
+                    f"{b['clients']} clients at once: stream to hello",
+                    pair(b["stream_hello_ms"]),
+                    "-",
+                    "-",
+                ]
+                for b in result["concurrency"]
+            ),
         ],
     )
 
@@ -351,10 +422,17 @@ def run(
     redis_url: str | None,
     json_out: str | None,
     fsync: FsyncPolicy = "always",
+    concurrency: tuple[int, ...] = CONCURRENCY,
 ) -> dict[str, Any]:
     """The command line's entry: ``fabula bench web``."""
     return asyncio.run(
         run_web(
-            stories, turns, clients=clients, redis_url=redis_url, json_out=json_out, fsync=fsync
+            stories,
+            turns,
+            clients=clients,
+            redis_url=redis_url,
+            json_out=json_out,
+            fsync=fsync,
+            concurrency=concurrency,
         )
     )

@@ -36,6 +36,7 @@ from fabula.memory.tokens import TokenCounter
 __all__ = [
     "CHARACTER_COMMANDS",
     "MAX_OPEN_MINDS",
+    "MIND_CONNECTIONS",
     "CharacterCredentials",
     "CharacterMind",
     "MindPool",
@@ -294,6 +295,7 @@ async def open_mind(
     client = connect_async(
         without_credentials(url),
         cluster=isinstance(admin, AsyncRedisCluster),
+        max_connections=MIND_CONNECTIONS,
         username=creds.username,
         password=creds.password,
     )
@@ -302,6 +304,8 @@ async def open_mind(
 
 MAX_OPEN_MINDS = 256
 """How many character minds a :class:`MindPool` keeps open (each holds its own connections)."""
+MIND_CONNECTIONS = 8
+"""The most connections one mind's client holds (more reads at once wait for one)."""
 
 
 class MindPool:

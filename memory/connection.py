@@ -12,6 +12,16 @@ What a cluster changes elsewhere: ACL users are per node, so they are set on eve
 owns the key (:func:`node_client`); a ``WATCH``/``MULTI`` transaction runs on that node too
 (:func:`transaction`); RQ does not support Redis Cluster (rq 3.0), so its queue
 lives on a plain Redis (``FABULA_RQ_URL``).
+
+An asyncio client's pool is bounded and *waits*: with more commands at once than it holds
+connections (150 parallel page loads, 500 open event streams), a command waits up to
+:data:`POOL_WAIT_S` for a connection instead of failing with redis-py's "Too many
+connections". The bounds are sized to the server: a process opens at most a few hundred
+connections (an admin and a checkpointer pool of :data:`POOL_CONNECTIONS`, and
+:data:`~fabula.memory.acl.MIND_CONNECTIONS` for each of at most
+:data:`~fabula.memory.acl.MAX_OPEN_MINDS` minds), well inside Redis's ``maxclients``
+(10,000 unless configured lower); the wait outlasts the longest a server may be busy in
+one script (``busy-reply-threshold``, 5 s) several times over.
 """
 
 from __future__ import annotations
@@ -27,6 +37,8 @@ from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.cluster import RedisCluster
 
 __all__ = [
+    "POOL_CONNECTIONS",
+    "POOL_WAIT_S",
     "connect",
     "connect_async",
     "declare_cluster",
@@ -38,6 +50,11 @@ __all__ = [
 ]
 
 _cluster: dict[str, bool] = {}
+
+POOL_CONNECTIONS = 128
+"""The most connections one asyncio client (the admin's, the checkpointer's) holds."""
+POOL_WAIT_S = 30.0
+"""How long a command waits for a free connection of its client's pool before failing."""
 
 
 def _base(url: str) -> str:
@@ -75,13 +92,24 @@ def connect(url: str, *, cluster: bool | None = None, **kwargs: Any) -> Any:
     return redis.Redis.from_url(url, **kwargs)
 
 
-def connect_async(url: str, *, cluster: bool | None = None, **kwargs: Any) -> Any:
+def connect_async(
+    url: str,
+    *,
+    cluster: bool | None = None,
+    max_connections: int = POOL_CONNECTIONS,
+    **kwargs: Any,
+) -> Any:
     """An asyncio client (text replies unless ``decode_responses=False``):
-    ``redis.asyncio.Redis`` or its ``RedisCluster``."""
+    ``redis.asyncio.Redis`` on a pool of at most ``max_connections`` that waits up to
+    :data:`POOL_WAIT_S` for a free one, or a ``RedisCluster`` (redis-py's own pools, one
+    per node, which cannot wait)."""
     kwargs.setdefault("decode_responses", True)
     if is_cluster(url) if cluster is None else cluster:
         return AsyncRedisCluster.from_url(url, **kwargs)
-    return aredis.Redis.from_url(url, **kwargs)
+    pool = aredis.BlockingConnectionPool.from_url(
+        url, max_connections=max_connections, timeout=POOL_WAIT_S, **kwargs
+    )
+    return aredis.Redis.from_pool(pool)  # the client owns the pool: aclose() closes it
 
 
 def node_client(client: Any, key: str) -> aredis.Redis | None:

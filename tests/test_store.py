@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 import pytest
 import redis.asyncio as aredis
 
 from fabula.memory import keys
+from fabula.memory.connection import POOL_CONNECTIONS, POOL_WAIT_S, connect_async
 from fabula.memory.delta import DeltaBuilder, TurnDelta
 from fabula.memory.errors import InvalidDelta, InvalidInput, TurnConflict
 from fabula.memory.projections import project_beliefs, project_world
 from fabula.memory.records import Development, Hypothesis, SourceSpan, State, StatusChange
 from fabula.memory.store import StoryStore, list_stories
 from fabula.worlds.loader import load_world, setup_delta
+from tests.conftest import ON_CLUSTER
 
 STORY = "hb"
 TURN1 = "Leo put the brass key in the desk drawer."
@@ -419,3 +422,25 @@ class TestStoredRecords:
             assert raw.startswith(f'{{"id":"{entity_id}","kind":"{kind}"')
         for dev_id, raw in (await aredis_client.hgetall(keys.developments(STORY, "main"))).items():
             assert Development.model_validate_json(raw).id == dev_id
+
+
+@pytest.mark.skipif(ON_CLUSTER, reason="redis-py's cluster client keeps a pool per node")
+class TestConnectionPool:
+    async def test_a_full_pool_waits(self, redis_url: str) -> None:
+        """More commands at once than the pool holds wait for a connection (a blocking pool)
+        instead of failing with 'Too many connections'."""
+        client = connect_async(redis_url, max_connections=3)
+        try:
+            got = await asyncio.gather(
+                *[client.blpop(["fab:{pool}:none"], timeout=0.05) for _ in range(30)]
+            )
+            assert got == [None] * 30
+        finally:
+            await client.aclose()
+
+    def test_every_client_has_a_bounded_waiting_pool(self, redis_url: str) -> None:
+        """The clients Fabula opens wait (for ``POOL_WAIT_S``) on a bounded pool."""
+        client = connect_async(redis_url)
+        pool = client.connection_pool
+        assert isinstance(pool, aredis.BlockingConnectionPool)
+        assert pool.max_connections == POOL_CONNECTIONS and pool.timeout == POOL_WAIT_S

@@ -7,6 +7,7 @@ over HTTP is the same turn the CLI sees, and the API's shapes are the CLI's ``--
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -301,6 +302,63 @@ class TestTurns:
             assert await other.run_turn(other.store("tale"), auto=True) == "committed"
         await asyncio.wait_for(listener, 15)
         assert events[0] == "hello" and events[-1] == "turn"
+
+
+class TestUnderLoad:
+    async def test_live_streams_are_bounded(self, redis_url: str, tmp_path: Path) -> None:
+        """The studio serves at most ``max_streams`` live event streams: one more is refused
+        with a 503 and one line (nothing half-started); once a stream closes, a new one is
+        let in."""
+
+        async def hello(client: httpx.AsyncClient, opened: asyncio.Event) -> None:
+            async with client.stream("GET", "/api/stories/tale/events") as stream:
+                assert stream.status_code == 200
+                async for line in stream.aiter_lines():
+                    if line.startswith("event:"):
+                        opened.set()
+                        await asyncio.sleep(60)
+
+        with studio(redis_url, tmp_path, max_streams=2) as url:
+            async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+                await new_story(client)
+                flags = [asyncio.Event(), asyncio.Event()]
+                held = [asyncio.create_task(hello(client, f)) for f in flags]
+                for flag in flags:
+                    await asyncio.wait_for(flag.wait(), 20)
+                extra = await client.get("/api/stories/tale/events")
+                assert extra.status_code == 503
+                assert "at most 2 live event streams" in extra.json()["error"]
+                assert "\n" not in extra.json()["error"]
+                held[0].cancel()
+                await asyncio.gather(held[0], return_exceptions=True)
+                again = asyncio.Event()
+                for _ in range(100):  # the closed stream is let go of at once, or nearly
+                    probe = asyncio.create_task(hello(client, again))
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(again.wait(), 1)
+                    if again.is_set():
+                        break
+                    probe.cancel()
+                    await asyncio.gather(probe, return_exceptions=True)
+                assert again.is_set()
+                for task in (*held, probe):
+                    task.cancel()
+                await asyncio.gather(*held, probe, return_exceptions=True)
+
+    async def test_parallel_reads_wait_for_a_connection(
+        self, redis_url: str, tmp_path: Path
+    ) -> None:
+        """More parallel requests than the studio's Redis pool holds wait for a connection
+        instead of failing (redis-py's pool raised 'Too many connections'): 150 minds reads
+        at once all answer 200. (``fabula bench web --concurrency`` measures 150 and 400.)"""
+        with studio(redis_url, tmp_path) as url:
+            limits = httpx.Limits(max_connections=200)
+            async with httpx.AsyncClient(base_url=url, timeout=120, limits=limits) as client:
+                await new_story(client)
+                answers = await asyncio.gather(
+                    *[client.get("/api/stories/tale/minds") for _ in range(150)]
+                )
+        assert sorted({r.status_code for r in answers}) == [200]
 
 
 class TestSameShapesAsTheCli:

@@ -7,6 +7,7 @@ as it would in its own process; tests reach it over TCP with httpx or a browser.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import socket
 import threading
 import time
@@ -22,9 +23,13 @@ __all__ = ["studio"]
 
 
 @contextlib.contextmanager
-def studio(redis_url: str, home: Path, *, token: str | None = None) -> Iterator[str]:
+def studio(
+    redis_url: str, home: Path, *, token: str | None = None, max_streams: int | None = None
+) -> Iterator[str]:
     """Serve the studio on 127.0.0.1 (offline roles, inline consolidation); yield its URL."""
     config = WebConfig(settings=Settings(home=home), redis_url=redis_url, token=token, poll_s=0.2)
+    if max_streams is not None:
+        config = dataclasses.replace(config, max_streams=max_streams)
     app = create_app(config)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, File, Form, Query, Request, UploadFile
-from fastapi.responses import PlainTextResponse, Response
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
 
@@ -38,7 +38,7 @@ from fabula.graph.responses import (
     WorldOut,
 )
 from fabula.graph.service import Fabula, world_infos
-from fabula.graph.web.live import EventHub, Runs, RunStatus, story_events
+from fabula.graph.web.live import Admitted, EventHub, Runs, RunStatus, story_events
 from fabula.memory.errors import InvalidInput, NotFound
 from fabula.memory.records import Development, Hypothesis
 from fabula.memory.store import StoryStore
@@ -379,4 +379,16 @@ async def events(request: Request, fab: Fab, story: str, branch: Branch = "main"
     await store.require()
     hub: EventHub = request.app.state.hub
     poll_s: float = request.app.state.config.poll_s
-    return EventSourceResponse(story_events(fab, hub, store, poll_s), ping=15)
+    if not hub.admit():
+        return JSONResponse(
+            {"error": f"the studio serves at most {hub.max_streams} live event streams and "
+                      "all are open; try again shortly"},
+            status_code=503,
+            headers={"Retry-After": "5"},
+        )  # fmt: skip
+    try:
+        stream = Admitted(hub, story_events(fab, hub, store, poll_s))
+        return EventSourceResponse(stream, ping=15)
+    except BaseException:
+        hub.release()
+        raise

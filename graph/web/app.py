@@ -27,7 +27,7 @@ from starlette.exceptions import HTTPException
 
 from fabula.agents.cassette import cassette
 from fabula.graph.service import Fabula
-from fabula.graph.web.live import EventHub, Runs
+from fabula.graph.web.live import MAX_STREAMS, EventHub, Runs
 from fabula.graph.web.security import Guard, check_bind, is_loopback
 from fabula.memory.errors import (
     AccessDenied,
@@ -56,6 +56,7 @@ class WebConfig:
     token: str | None = None
     redis_url: str | None = None  # overrides settings (tests, the bench)
     poll_s: float = 1.0
+    max_streams: int = MAX_STREAMS  # live event streams at once; one more is a 503
 
 
 def status_of(exc: FabulaError) -> int:
@@ -109,7 +110,7 @@ def create_app(config: WebConfig) -> FastAPI:
             settings = settings.model_copy(update={"redis_url": config.redis_url})
         with cassette(settings.model_cassette):
             fab = Fabula.from_settings(settings)
-            hub = EventHub()
+            hub = EventHub(max_streams=config.max_streams)
             app.state.fab = fab
             app.state.hub = hub
             app.state.runs = Runs(fab, hub)

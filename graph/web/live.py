@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import time
+import weakref
 from collections import defaultdict
 from collections.abc import AsyncIterator, Iterator
 from typing import Any, Literal
@@ -26,18 +27,42 @@ from fabula.memory.errors import FabulaError, TurnConflict
 from fabula.memory.logs import get_logger
 from fabula.memory.store import StoryStore
 
-__all__ = ["EventHub", "RunStatus", "Runs", "story_events"]
+__all__ = ["MAX_STREAMS", "Admitted", "EventHub", "RunStatus", "Runs", "story_events"]
 
 log = get_logger(__name__)
 Key = tuple[str, str]
 
 
-class EventHub:
-    """Fans events of one (story, branch) out to every open stream in this process."""
+MAX_STREAMS = 512
+"""How many event streams a studio keeps open at once (each polls Redis once a second)."""
 
-    def __init__(self, size: int = 256) -> None:
+
+class EventHub:
+    """Fans events of one (story, branch) out to every open stream in this process, and
+    bounds how many streams are live: :meth:`admit` refuses one beyond ``max_streams``."""
+
+    def __init__(self, size: int = 256, max_streams: int = MAX_STREAMS) -> None:
         self._subscribers: dict[Key, set[asyncio.Queue[dict[str, str]]]] = defaultdict(set)
         self._size = size
+        self.max_streams = max_streams
+        self._live = 0
+
+    @property
+    def live(self) -> int:
+        """How many streams are admitted and not yet closed."""
+        return self._live
+
+    def admit(self) -> bool:
+        """Take a place for one more stream; False (nothing taken) when all are taken.
+        The place is given back by :meth:`release`, once, when the stream ends."""
+        if self._live >= self.max_streams:
+            return False
+        self._live += 1
+        return True
+
+    def release(self) -> None:
+        """Give back a place :meth:`admit` took."""
+        self._live = max(0, self._live - 1)
 
     @contextlib.contextmanager
     def subscribe(self, key: Key) -> Iterator[asyncio.Queue[dict[str, str]]]:
@@ -151,6 +176,33 @@ class Runs:
         for task in self._tasks.values():
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+
+
+class Admitted:
+    """``events``, holding the place :meth:`EventHub.admit` took until the stream ends:
+    closed by the client, by the studio stopping, or never started (the place is given
+    back when the stream is dropped), and given back once only."""
+
+    def __init__(self, hub: EventHub, events: AsyncIterator[dict[str, str]]) -> None:
+        self._events = events
+        self._release = weakref.finalize(self, hub.release)
+
+    def __aiter__(self) -> Admitted:
+        return self
+
+    async def __anext__(self) -> dict[str, str]:
+        try:
+            return await anext(self._events)
+        except BaseException:
+            self._release()
+            raise
+
+    async def aclose(self) -> None:
+        """End the stream and give its place back."""
+        self._release()
+        aclose = getattr(self._events, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
 
 async def story_events(
