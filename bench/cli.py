@@ -52,11 +52,24 @@ def bench_scale(
     ctx: typer.Context,
     turns: str = typer.Option("100,1000,10000", "--turns"),
     characters: str = typer.Option("5,20", "--characters"),
+    cast: str | None = typer.Option(
+        None,
+        "--cast",
+        help="Cast sizes (e.g. 5,20,50,100), everyone in one room: time, payload and memory "
+        "per turn of the real memory-builder, growth over the first size (instead of --turns).",
+    ),
     json_out: str | None = typer.Option(None, "--json"),
 ) -> None:
     """Commit and projection latency, round trips and memory as the story grows."""
     from fabula.bench.scale import run as run_scale
+    from fabula.bench.scale import run_cast_sync
 
+    if cast is not None:
+        sizes = _ints(cast, "--cast")
+        if min(sizes) < 3:
+            raise typer.BadParameter(f"--cast needs casts of 3 or more, got {cast!r}")
+        run_cast_sync(_url(ctx), sizes, json_out)
+        return
     run_scale(_url(ctx), _ints(turns, "--turns"), _ints(characters, "--characters"), json_out)
 
 

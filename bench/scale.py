@@ -16,6 +16,18 @@ summaries of scenes and plotlines as a writer's would.
 
 The baseline in the same run is the first size: the target is that no figure grows by more
 than 1.5x from 1,000 to 10,000 turns (no scans of the whole story on these paths).
+
+``--cast 5,20,50,100`` measures the cast instead, with the real memory-builder (the offline
+extractor and the access tracker, nested chains to the default depth 4) and the real
+commit: every character in one room of a two-room world, :data:`CAST_TURNS` turns of
+controlled English in which objects are put and moved, someone steps out and back (so
+the room's minds differ), and characters tell each other where things are. Per cast size:
+the time to build and commit a turn (p50/p95), the payload a turn sends, the records it
+writes, and what the story holds in Redis per turn (``MEMORY USAGE`` of its keys) and in
+keys; then a nested read (a chain of four) and a fork. The baseline is the first cast
+size: ``growth`` is each figure over the baseline's, beside the cast's own ratio — linear
+growth in the cast is a growth equal to that ratio (it was ~ratio⁴ when every chain over
+the witnesses was written).
 """
 
 from __future__ import annotations
@@ -29,8 +41,10 @@ from typing import Any
 
 import redis.asyncio as aredis
 
+from fabula.agents.memory_builder.builder import OfflineMemoryBuilder
 from fabula.bench.report import percentiles, print_table, write_json
 from fabula.memory import keys
+from fabula.memory.branching import fork
 from fabula.memory.delta import DeltaBuilder, TurnDelta
 from fabula.memory.hierarchy import consolidate
 from fabula.memory.index.build import index_through
@@ -38,8 +52,10 @@ from fabula.memory.projections import project_beliefs, project_world
 from fabula.memory.records import Event
 from fabula.memory.retrieval.context import author_context
 from fabula.memory.store import StoryStore
+from fabula.worlds.loader import setup_delta
+from fabula.worlds.pack import WorldPack
 
-__all__ = ["CountingRedis", "run_scale"]
+__all__ = ["CountingRedis", "run_cast", "run_scale"]
 
 PLACES = 10
 OBJECTS = 200
@@ -347,3 +363,146 @@ async def run_scale(
 def run(url: str, turns: list[int], characters: list[int], json_out: str | None) -> dict[str, Any]:
     """Synchronous entry point for the command line."""
     return asyncio.run(run_scale(url, turns, characters, json_out))
+
+
+# -- the cast -----------------------------------------------------------------------------
+CAST_TURNS = 20
+CAST_OBJECTS = 6
+
+
+def _cast_pack(characters: int) -> WorldPack:
+    """``characters`` characters and a few objects in a study, a hallway beside it."""
+    return WorldPack.model_validate(
+        {
+            "id": f"cast{characters}",
+            "title": f"A cast of {characters}",
+            "premise": "Everyone is in the study.",
+            "places": [{"name": "study"}, {"name": "hallway"}],
+            "characters": [{"name": f"C{i}", "location": "study"} for i in range(characters)],
+            "objects": [
+                {"name": "desk drawer", "location": "study", "container": True},
+                {"name": "hollow book", "location": "study", "container": True},
+                *({"name": f"coin{i}", "location": "desk drawer"} for i in range(CAST_OBJECTS)),
+            ],
+        }
+    )
+
+
+def _cast_turn(turn: int, characters: int, rng: random.Random) -> str:
+    """One turn: a coin moved, someone stepping out and back in, a telling."""
+    a, b, c = (f"C{i}" for i in rng.sample(range(characters), 3))
+    coin = f"coin{rng.randrange(CAST_OBJECTS)}"
+    box = ("desk drawer", "hollow book")[turn % 2]
+    other = ("hollow book", "desk drawer")[turn % 2]
+    return (
+        f"{a} put the {coin} in the {box}. {b} went to the hallway. "
+        f"{a} moved the {coin} to the {other}. {b} went to the study. "
+        f"{c} privately told {b} that the {coin} is in the {other}."
+    )
+
+
+async def _measure_cast(url: str, characters: int, turns: int) -> dict[str, Any]:
+    client = aredis.Redis.from_url(url, decode_responses=True)
+    story = f"bench-cast-{characters}"
+    store = StoryStore(client, story)
+    await store.delete()
+    pack = _cast_pack(characters)
+    await store.create(setup_delta(pack), world=pack.id, title=pack.title, rules=pack.rules)
+    created = await _story_bytes(client, story)
+    rng = random.Random(characters)
+    builder = OfflineMemoryBuilder()
+    turn_ms: list[float] = []
+    payload: list[int] = []
+    records: list[int] = []
+    for turn in range(1, turns + 1):
+        text = _cast_turn(turn, characters, rng)
+        start = time.perf_counter()
+        delta = await builder.build(store, turn, text)
+        call = await store.prepare_commit(delta)
+        await store.commit(delta)
+        turn_ms.append((time.perf_counter() - start) * 1000)
+        payload.append(len(call.header.encode()) + len(call.records.encode()))
+        records.append(len(delta.beliefs) + len(delta.shared))
+    held = await _story_bytes(client, story) - created
+    story_keys = len([k async for k in client.scan_iter(match=keys.story_pattern(story))])
+    chain = ("c0", "c1", "c2", "c1")
+    start = time.perf_counter()
+    await project_beliefs(store, chain)
+    read_ms = (time.perf_counter() - start) * 1000
+    start = time.perf_counter()
+    await fork(store, turns // 2, "alt")
+    fork_ms = (time.perf_counter() - start) * 1000
+    forked_keys = len([k async for k in client.scan_iter(match=keys.story_pattern(story))])
+    start = time.perf_counter()
+    await store.delete()
+    delete_ms = (time.perf_counter() - start) * 1000
+    await client.aclose()
+    return {
+        "characters": characters,
+        "turns": turns,
+        "turn_ms": percentiles(turn_ms),
+        "payload_bytes_per_turn": round(sum(payload) / turns),
+        "records_per_turn": round(sum(records) / turns, 1),
+        "redis_bytes_per_turn": round(held / turns),
+        "keys": story_keys,
+        "nested_read_ms": round(read_ms, 2),
+        "fork_ms": round(fork_ms, 1),
+        "fork_keys": forked_keys - story_keys,
+        "delete_ms": round(delete_ms, 1),
+    }
+
+
+async def run_cast(
+    url: str, cast: list[int], turns: int = CAST_TURNS, json_out: str | None = None
+) -> dict[str, Any]:
+    """Run every cast size (all in one room); print a table with the growth over the first
+    size; write JSON if asked."""
+    rows = [await _measure_cast(url, n, turns) for n in cast]
+    base = rows[0]
+    for r in rows:
+        r["growth"] = {
+            "cast": round(r["characters"] / base["characters"], 2),
+            "turn_ms_p50": round(r["turn_ms"]["p50"] / max(base["turn_ms"]["p50"], 1e-9), 2),
+            "payload": round(r["payload_bytes_per_turn"] / base["payload_bytes_per_turn"], 2),
+            "redis_bytes": round(r["redis_bytes_per_turn"] / base["redis_bytes_per_turn"], 2),
+        }
+    result = {"benchmark": "scale-cast", "turns": turns, "rows": rows}
+    print_table(
+        f"fabula bench scale --cast ({turns} turns each, everyone in one room)",
+        [
+            "cast",
+            "turn p50/p95 ms",
+            "payload B/turn",
+            "records/turn",
+            "redis B/turn",
+            "keys",
+            "read ms",
+            "fork ms/keys",
+            "delete ms",
+            "growth cast/time/payload/redis",
+        ],
+        [
+            [
+                r["characters"],
+                f"{r['turn_ms']['p50']}/{r['turn_ms']['p95']}",
+                r["payload_bytes_per_turn"],
+                r["records_per_turn"],
+                r["redis_bytes_per_turn"],
+                r["keys"],
+                r["nested_read_ms"],
+                f"{r['fork_ms']}/{r['fork_keys']}",
+                r["delete_ms"],
+                "/".join(
+                    f"{r['growth'][k]}x" for k in ("cast", "turn_ms_p50", "payload", "redis_bytes")
+                ),
+            ]
+            for r in rows
+        ],
+    )
+    write_json(json_out, result)
+    return result
+
+
+def run_cast_sync(url: str, cast: list[int], json_out: str | None) -> dict[str, Any]:
+    """Synchronous entry point for ``fabula bench scale --cast``."""
+    return asyncio.run(run_cast(url, cast, json_out=json_out))

@@ -10,9 +10,10 @@ from fabula.graph.responses import Change, ChangeKind, ChangesOut, SentenceOut
 from fabula.memory.delta import TurnDelta
 from fabula.memory.errors import NotFound
 from fabula.memory.projections import project_beliefs, project_developments, project_world
-from fabula.memory.records import Belief, State
+from fabula.memory.records import Belief, SharedBelief, State
 from fabula.memory.store import StoryStore
 from fabula.memory.text import split_sentences
+from fabula.memory.tracking.nested import merged
 
 __all__ = ["changes_of", "sentences_of"]
 
@@ -66,6 +67,52 @@ def _change(
     )
 
 
+SHOWN_GROUP = 8
+"""The largest group whose chains of two a pending turn's changes list one by one (what
+each member would think each other believes); a larger group's is one change, its holder
+the group."""
+
+
+async def _shared_changes(
+    store: StoryStore, delta: TurnDelta, names: dict[str, str]
+) -> list[Change]:
+    """What the delta's shared beliefs would change in the nested chains of two over their
+    groups (a larger group: one change for the group, as against nothing held)."""
+    out: list[Change] = []
+    reached: dict[tuple[tuple[str, ...], str], list[SharedBelief]] = {}
+    for shared in delta.shared:
+        if len(shared.group) > SHOWN_GROUP:
+            out.append(
+                Change(
+                    kind="changed",
+                    holder=[names.get(h, h) for h in shared.group],
+                    subject=names.get(shared.subject, shared.subject),
+                    attribute=shared.attribute,
+                    after=_shown(shared.value, shared.polarity, names),
+                    mode=shared.mode,
+                )
+            )
+            continue
+        for a in shared.group:
+            for b in shared.group:
+                if a != b:
+                    reached.setdefault(((a, b), shared.slot), []).append(shared)
+    last: dict[tuple[tuple[str, ...], str], Belief] = {}
+    for (chain, slot), records in reached.items():
+        taken = merged(chain, records, []).get(slot)
+        if taken:
+            last[(chain, slot)] = taken[-1]
+    for (chain, slot), belief in sorted(last.items(), key=lambda kv: kv[0]):
+        try:
+            held = (await project_beliefs(store, chain)).beliefs
+        except NotFound:  # a character this very turn brings into the story
+            held = {}
+        change = _change(held.get(slot), belief, names, chain)
+        if change is not None:
+            out.append(change)
+    return out
+
+
 async def changes_of(store: StoryStore, delta: TurnDelta) -> ChangesOut:
     """What committing ``delta`` on ``store``'s branch would change, compared with now."""
     names = {e.id: e.name for e in (await store.entities()).values()}
@@ -92,6 +139,7 @@ async def changes_of(store: StoryStore, delta: TurnDelta) -> ChangesOut:
             change = _change(held.get(slot), belief, names, chain)
             if change is not None:
                 minds.append(change)
+    minds += await _shared_changes(store, delta, names)
     titles = {d.id: d.title for d in (await project_developments(store)).values()}
     proposed = [f"proposed: {h.premise}" for h in delta.hypotheses]
     return ChangesOut(

@@ -41,7 +41,7 @@ from fabula.memory.errors import InvalidInput, NotFound
 from fabula.memory.hierarchy import PLOT_ID, nodes
 from fabula.memory.index.vectors import Embedder
 from fabula.memory.projections import (
-    all_beliefs_as_of,
+    mind_as_of,
     project_beliefs,
     project_developments,
     project_hypotheses,
@@ -190,10 +190,7 @@ async def minds(store: StoryStore, as_of: int | None = None) -> MindsOut:
     w = await project_world(store, as_of=turn)
     by_chain: dict[str, dict[tuple[str, ...], list[Belief]]] = {}
     for c in characters:
-        chains: dict[tuple[str, ...], list[Belief]] = defaultdict(list)
-        for b in await all_beliefs_as_of(store, c, turn):
-            chains[b.holder].append(b)
-        by_chain[c] = chains
+        by_chain[c] = await mind_as_of(store, c, turn)
     mind_list = []
     for c in characters:
         own = sorted(by_chain[c].get((c,), []), key=_order)

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict
 
 from fabula.memory import keys
 from fabula.memory.errors import InvalidInput, NotFound
-from fabula.memory.projections import project_beliefs, project_world
+from fabula.memory.projections import chain_history, project_beliefs, project_world
 from fabula.memory.records import Belief, State, slug
 from fabula.memory.store import StoryStore
 
@@ -189,5 +189,18 @@ async def _first_value(
             records.append(record)
         if records:
             first = min(records, key=lambda r: (r.valid_from, int(r.id.partition(".")[2])))
-            return first.value if first.polarity else None
+            if not chain or len(chain) == 1:
+                return first.value if first.polarity else None
+            break
+    if chain and len(chain) > 1:
+        # a nested chain: its own records and what its groups gave it (the shared log holds
+        # the parent's up to the fork), on this branch, up to as_of
+        own = [b for b in records if isinstance(b, Belief)]
+        held = [
+            b
+            for b in await chain_history(store, chain, slot, own)
+            if as_of is None or b.valid_from <= as_of
+        ]
+        if held:
+            return held[0].value if held[0].polarity else None
     return None

@@ -1,11 +1,14 @@
 """Forking a story: a branch sees its parent up to the fork turn, plus its own turns.
 
 The fork copies the parent's *live* state at the fork turn (W, every mind's beliefs, D, H)
-into the branch's keys in one transaction; turn texts and events are not copied but read
-through the parent. The parent is never written.
+into the branch's keys in one transaction, and every mind's shared log up to the fork turn
+(with its table of groups: what its nested chains are read from); turn texts and events are
+not copied but read through the parent. The parent is never written.
 """
 
 from __future__ import annotations
+
+import json
 
 from redis.exceptions import WatchError
 
@@ -49,6 +52,7 @@ async def fork(
     characters = await parent.characters()
     memories = {c: await recall(parent, c, last=1_000_000, as_of=at_turn) for c in characters}
     minds = {c: await all_beliefs_as_of(parent, c, at_turn) for c in characters}
+    shared = {c: await _shared_through(parent, c, at_turn) for c in characters}
     devs = await project_developments(parent, as_of=at_turn)
     hyps = await project_hypotheses(parent, as_of=at_turn)
     story = parent.story
@@ -93,6 +97,10 @@ async def fork(
                     {b.id: b.valid_from for b in beliefs},
                 )
                 pipe.sadd(keys.belief_chains(story, branch, character), *by_chain)
+            for character, (lines, groups) in shared.items():
+                if lines:
+                    pipe.rpush(keys.shared_log(story, branch, character), *lines)
+                    pipe.hset(keys.shared_groups(story, branch, character), mapping=groups)
             for character, mems in memories.items():
                 if mems:
                     pipe.rpush(
@@ -117,3 +125,24 @@ async def fork(
     if not await child.exists():  # pragma: no cover - the story vanished meanwhile
         raise NotFound(f"story {story!r} does not exist", story=story)
     return child
+
+
+async def _shared_through(
+    parent: StoryStore, character: str, at_turn: int
+) -> tuple[list[str], dict[str, str]]:
+    """``character``'s shared log on the parent up to ``at_turn`` (a prefix: the log is in
+    story order), with the groups it names."""
+    lines: list[str] = await parent.client.lrange(
+        keys.shared_log(parent.story, parent.branch, character), 0, -1
+    )
+    cut = len(lines)
+    while cut and json.loads(lines[cut - 1])["valid_from"] > at_turn:
+        cut -= 1
+    lines = lines[:cut]
+    if not lines:
+        return [], {}
+    table: dict[str, str] = await parent.client.hgetall(
+        keys.shared_groups(parent.story, parent.branch, character)
+    )
+    named = {json.loads(line)["gid"] for line in lines}
+    return lines, {gid: members for gid, members in table.items() if gid in named}

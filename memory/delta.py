@@ -2,17 +2,25 @@
 
 A :class:`TurnDelta` is everything one accepted passage adds to memory. It is built with a
 :class:`DeltaBuilder`, which numbers events (``e<turn>.<seq>``), states (``s<turn>.<n>``),
-beliefs (``b<turn>.<n>``) and hypotheses (``h<turn>.<n>``) so identifiers are always the
-system's, deterministic, and the same when a turn is rebuilt (which makes commits idempotent).
+beliefs (``b<turn>.<n>``), shared beliefs (``g<turn>.<n>``) and hypotheses (``h<turn>.<n>``)
+so identifiers are always the system's, deterministic, and the same when a turn is rebuilt
+(which makes commits idempotent).
+
+A builder given a ``limit`` (the largest payload a commit may send) keeps a running estimate
+of the delta's size as records are added — a lower bound of what they will weigh in the
+payload — and refuses, in one line naming the record and the text it comes from, the first
+record that takes it past the limit: a turn too large for a commit is refused while it is
+being built, before the rest of it is made (:class:`~fabula.memory.errors.LimitExceeded`).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from fabula.memory.errors import LimitExceeded
 from fabula.memory.recollection import recollect_each
 from fabula.memory.records import (
     AcquisitionMode,
@@ -26,6 +34,7 @@ from fabula.memory.records import (
     Event,
     Fact,
     Hypothesis,
+    SharedBelief,
     SourceSpan,
     State,
     StatusChange,
@@ -80,6 +89,9 @@ class TurnDelta(BaseModel):
     events: tuple[Event, ...] = ()
     states: tuple[State, ...] = ()
     beliefs: tuple[Belief, ...] = ()
+    # what groups of witnesses came to hold together: every nested chain over a group
+    # (memory.tracking.nested); committed into each member's own keyspace
+    shared: tuple[SharedBelief, ...] = ()
     developments: tuple[DevelopmentUpdate, ...] = ()
     hypotheses: tuple[Hypothesis, ...] = ()
     # the hypotheses this turn's text made true, as they stand after it (status realised,
@@ -102,9 +114,20 @@ class TurnDelta(BaseModel):
 class DeltaBuilder:
     """Builds a :class:`TurnDelta`, assigning every identifier."""
 
-    def __init__(self, turn: int, text: str) -> None:
+    def __init__(
+        self,
+        turn: int,
+        text: str,
+        *,
+        limit: int | None = None,
+        context: Mapping[str, object] | None = None,
+    ) -> None:
         self.turn = turn
         self.text = text
+        self.limit = limit  # the largest payload a commit may send (None: no estimate)
+        self.context = dict(context or {})  # where, for the error (story, branch, turn)
+        self.estimate = len(text.encode("utf-8"))  # bytes, a lower bound (see the module)
+        self._shared: list[SharedBelief] = []
         self._entities: list[Entity] = []
         self._events: list[Event] = []
         self._states: list[State] = []
@@ -180,6 +203,7 @@ class DeltaBuilder:
             developments=tuple(developments),
             span=span,
         )
+        self._reserve(_EVENT_BYTES + len(span.quote.encode("utf-8")), span)
         self._events.append(event)
         return event
 
@@ -209,6 +233,7 @@ class DeltaBuilder:
             event=event.id if event else None,
             span=span,
         )
+        self._reserve(_STATE_BYTES + _size(subject, attribute, value), span or event)
         self._states.append(state)
         if event is not None:
             updated = self._events[event.seq]
@@ -248,8 +273,64 @@ class DeltaBuilder:
             valid_from=self.turn,
             span=span,
         )
+        where = span or (event if isinstance(event, Event) else None)
+        self._reserve(_BELIEF_BYTES + _size(subject, attribute, value, *holder), where)
         self._beliefs.append(belief)
         return belief
+
+    def shared(
+        self,
+        group: Sequence[str],
+        subject: str,
+        attribute: str,
+        value: str,
+        *,
+        mode: AcquisitionMode,
+        event: Event,
+        depth: int,
+        actor: str | None = None,
+        polarity: bool = True,
+        speaker: str | None = None,
+        retract: bool = False,
+    ) -> SharedBelief:
+        """Make every nested chain over ``group`` (at most ``depth`` long) hold ``subject``'s
+        ``attribute`` as ``value`` (see :class:`~fabula.memory.records.SharedBelief`)."""
+        members = tuple(sorted(set(group)))
+        self._reserve(_SHARED_BYTES + _size(subject, attribute, value, *members), event)
+        record = SharedBelief(
+            id=f"g{self.turn}.{len(self._shared)}",
+            group=members,
+            subject=subject,
+            attribute=attribute,
+            value=value,
+            polarity=polarity,
+            mode=mode,
+            actor=actor if actor in members else None,
+            event=event.id,
+            speaker=speaker,
+            retract=retract,
+            depth=depth,
+            valid_from=self.turn,
+        )
+        self._shared.append(record)
+        return record
+
+    def _reserve(self, size: int, where: Event | SourceSpan | str | None) -> None:
+        """Count ``size`` more bytes; past the limit, refuse the turn (nothing is written)."""
+        self.estimate += size
+        if self.limit is None or self.estimate <= self.limit:
+            return
+        if isinstance(where, Event):
+            where = where.span
+        quote = where.quote if isinstance(where, SourceSpan) else None
+        at = f" at {_excerpt(quote)!r}" if quote else ""
+        raise LimitExceeded(
+            f"turn {self.turn}'s delta would be more than the {self.limit:,} bytes a commit "
+            f"may send{at} ({len(self._events)} events, {len(self._beliefs):,} beliefs, "
+            f"{len(self._shared):,} shared so far; FABULA_MAX_DELTA_BYTES); nothing was "
+            "written",
+            **self.context,
+        )
 
     def open_development(
         self,
@@ -356,12 +437,31 @@ class DeltaBuilder:
             events=tuple(self._events),
             states=tuple(self._states),
             beliefs=tuple(self._beliefs),
+            shared=tuple(self._shared),
             developments=tuple(self._developments),
             hypotheses=tuple(self._hypotheses),
             realised=tuple(self._realised),
             scene=self.scene,
             clock=self.clock,
         )
+
+
+# the smallest a record weighs in the payload, besides its strings (its JSON's keys and
+# punctuation, its id and event, its header columns): lower bounds, so an estimate past the
+# limit is a payload past it
+_BELIEF_BYTES = 110
+_SHARED_BYTES = 120
+_EVENT_BYTES = 120
+_STATE_BYTES = 80
+
+
+def _size(*parts: str) -> int:
+    return sum(len(p) + 3 for p in parts)
+
+
+def _excerpt(quote: str, width: int = 60) -> str:
+    line = " ".join(quote.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
 
 
 def realised(hypothesis: Hypothesis, turn: int) -> Hypothesis:

@@ -250,6 +250,32 @@ local function commit(keys, args)
     chunked('HSET', (string.gsub(L.b_rec, '<C>', root, 1)), r.history)
     chunked('ZADD', (string.gsub(L.b_from, '<C>', root, 1)), r.from)
   end
+  -- shared beliefs: each appended to every member's shared log, its group put in every
+  -- member's table of groups (memory/tracking/nested.py)
+  local G = P.shared
+  if G and #G.id > 0 then
+    local logs, groups, members_order = {}, {}, {}
+    for i = 1, #G.id do
+      local rec = nextrec()
+      for _, who in ipairs(G.members[i]) do
+        local log = logs[who]
+        if not log then
+          log = {}; logs[who] = log; groups[who] = {}; members_order[#members_order + 1] = who
+        end
+        log[#log + 1] = rec
+        groups[who][G.gid[i]] = G.group[i]
+      end
+    end
+    for _, who in ipairs(members_order) do
+      chunked('RPUSH', (string.gsub(L.s_log, '<C>', who, 1)), logs[who])
+      local flat = {}
+      for gid, members in pairs(groups[who]) do
+        flat[#flat + 1] = gid
+        flat[#flat + 1] = members
+      end
+      chunked('HSET', (string.gsub(L.s_groups, '<C>', who, 1)), flat)
+    end
+  end
   -- developments (new, or as a status change leaves them) and hypotheses (new, or realised):
   -- whole records, stored as they are
   flat = {}

@@ -57,10 +57,15 @@ async def build_turn(
     as_of: int | None,
 ) -> TurnDelta:
     """The delta of ``turn`` whose ``text`` tells ``actions``, on the views after ``as_of``
-    (see :func:`basis`), under the story's rules of knowledge. Nothing is written."""
+    (see :func:`basis`), under the story's rules of knowledge. Nothing is written.
+
+    Raises :class:`~fabula.memory.errors.LimitExceeded` as soon as the delta being built
+    would be larger than a commit may send (:attr:`StoryStore.limits`), before the rest of
+    it is made."""
     rules = await store.rules()
     prior = await read_prior(store, actions, as_of=as_of)
-    builder = DeltaBuilder(turn, text)
+    where = {"story": store.story, "branch": store.branch, "turn": turn}
+    builder = DeltaBuilder(turn, text, limit=store.limits.delta_bytes, context=where)
     track(rules, prior, actions, builder)
     return builder.build()
 

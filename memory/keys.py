@@ -75,6 +75,8 @@ __all__ = [
     "meta",
     "mind_pattern",
     "mind_prefix",
+    "shared_groups",
+    "shared_log",
     "snapshot_layout",
     "story_pattern",
     "turns",
@@ -225,6 +227,17 @@ def belief_chains(story: str, branch: str, character: str) -> str:
     return f"{mind_prefix(story, character)}{branch}:chains"
 
 
+def shared_log(story: str, branch: str, character: str) -> str:
+    """A character's shared log: the shared beliefs of the groups it was in, in story order
+    (a list; see :mod:`fabula.memory.tracking.nested`)."""
+    return f"{mind_prefix(story, character)}{branch}:shared"
+
+
+def shared_groups(story: str, branch: str, character: str) -> str:
+    """A character's table of the groups its shared log names: group id -> members."""
+    return f"{mind_prefix(story, character)}{branch}:groups"
+
+
 def memories(story: str, branch: str, character: str) -> str:
     return f"{mind_prefix(story, character)}{branch}:mem"
 
@@ -371,6 +384,8 @@ def commit_layout(story: str, branch: str) -> dict[str, str]:
         "b_rec": belief_records(story, branch, "<C>"),
         "b_from": belief_from(story, branch, "<C>"),
         "b_chains": belief_chains(story, branch, "<C>"),
+        "s_log": shared_log(story, branch, "<C>"),
+        "s_groups": shared_groups(story, branch, "<C>"),
         "mem": memories(story, branch, "<C>"),
         "usage": usage(story, branch),
         "fence": f"{_s(story)}:b:{branch}:fence:<T>",  # keys.fence of the turn committed

@@ -7,6 +7,12 @@ of payload, and dense controlled English makes ~75 bytes of payload per byte of 
 defaults keep a commit around a second and a half at most, well inside Redis's busy-reply
 threshold (5 s) and redis-py's socket timeout (5 s).
 
+The payload limit is checked twice: while the delta is built (the memory-builder's
+:class:`~fabula.memory.delta.DeltaBuilder` keeps a running lower-bound estimate of the
+payload and refuses, in one line naming the turn and the sentence, the record that takes it
+past the limit, so a turn too large is never built whole) and, exactly, on the encoded
+payload before it is sent.
+
 =========================  ==============================  ==========
 limit                      setting                         default
 =========================  ==============================  ==========

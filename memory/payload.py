@@ -19,8 +19,8 @@ argument       meaning
                (:func:`fabula.memory.lineage.branch_for`)
 ``at``         write time, Unix seconds
 ``records``    the records' JSON, one a line (JSON has no raw newline), in header order:
-               entities, events, states, beliefs, developments, hypotheses, realised
-               hypotheses
+               entities, events, states, beliefs, shared beliefs, developments,
+               hypotheses, realised hypotheses
 ``attempt``    a random id of this call, not part of the digest: a call re-sent as it is
                (after ``BUSY``) keeps it, each :func:`encode_commit` draws a new one. The
                function refuses (``FABULA_FENCED``, nothing written) an attempt that
@@ -62,6 +62,7 @@ from typing import TypedDict
 from fabula.memory.delta import DevelopmentUpdate, TurnDelta
 from fabula.memory.recollection import recollect_each, render_event
 from fabula.memory.records import Belief, Event, Memory, State, event_turn
+from fabula.memory.tracking.nested import group_id, group_json, stored_shared
 from fabula.memory.validate import Ref
 
 __all__ = [
@@ -104,6 +105,16 @@ class BeliefColumns(TypedDict):
     slot: list[str]
 
 
+class SharedColumns(TypedDict):
+    """The new shared beliefs: each record is appended to every member's shared log, and its
+    group put in every member's table of groups (see fabula.memory.tracking.nested)."""
+
+    id: list[str]
+    gid: list[str]  # the group's id in the members' tables
+    group: list[str]  # the group's members as stored in those tables (JSON)
+    members: list[list[str]]
+
+
 class DevelopmentColumns(TypedDict):
     """New developments and status changes (each record: the development as it leaves it)."""
 
@@ -140,6 +151,7 @@ class CommitHeader(TypedDict):
     events: EventColumns
     states: StateColumns
     beliefs: BeliefColumns
+    shared: SharedColumns
     devs: DevelopmentColumns
     hyps: HypothesisColumns
 
@@ -224,6 +236,12 @@ def encode_commit(
             "chain": [b.chain for b in delta.beliefs],
             "slot": [b.slot for b in delta.beliefs],
         },
+        "shared": {
+            "id": [s.id for s in delta.shared],
+            "gid": [group_id(s.group) for s in delta.shared],
+            "group": [group_json(s.group) for s in delta.shared],
+            "members": [list(s.group) for s in delta.shared],
+        },
         "devs": {
             "id": [d.id for d in delta.developments],
             "new": [d.is_new for d in delta.developments],
@@ -234,6 +252,7 @@ def encode_commit(
     records += [stored(ev) for ev in delta.events]
     records += [stored(s) for s in delta.states]
     records += [stored(b) for b in delta.beliefs]
+    records += [stored_shared(s) for s in delta.shared]
     records += [_development_json(d) for d in delta.developments]
     records += [h.model_dump_json() for h in delta.hypotheses]
     records += [h.model_dump_json() for h in delta.realised]

@@ -3,6 +3,10 @@
 ``as_of=None`` reads the current view: one ``HGETALL`` (one round trip). ``as_of=t`` replays
 the history in one server-side function call: it contains nothing from after turn ``t``.
 A branch reads its parent for turns up to its fork.
+
+A nested chain (``a→b→…``) is read from its first holder's own keyspace: the shared log of
+the groups ``a`` was in, folded for the chain (:mod:`fabula.memory.tracking.nested`: one
+``LRANGE`` and one ``HGETALL``), merged with any records written for that very chain.
 """
 
 from __future__ import annotations
@@ -15,8 +19,9 @@ from pydantic import TypeAdapter
 
 from fabula.memory import keys
 from fabula.memory.lua import fcall_ro
-from fabula.memory.records import Belief, Development, Hypothesis, Memory, State
+from fabula.memory.records import Belief, Development, Hypothesis, Memory, SharedBelief, State
 from fabula.memory.store import StoryStore
+from fabula.memory.tracking.nested import held_chain, merged, parse_shared
 
 R = TypeVar("R", State, Belief)
 
@@ -60,8 +65,11 @@ def parse_beliefs(values: Sequence[str]) -> list[Belief]:
 
 
 __all__ = [
+    "MAX_LISTED_CHAINS",
     "BeliefView",
     "WorldView",
+    "chain_history",
+    "mind_as_of",
     "parse_beliefs",
     "parse_states",
     "project_beliefs",
@@ -69,6 +77,7 @@ __all__ = [
     "project_hypotheses",
     "project_world",
     "recall",
+    "shared_log",
 ]
 
 
@@ -171,7 +180,7 @@ async def project_beliefs(
     chain_key = ">".join(chain)
     if as_of is None:
         raw = await store.client.hvals(keys.beliefs_current(store.story, store.branch, chain_key))
-        beliefs = {b.slot: b for b in parse_beliefs(raw)}
+        own = parse_beliefs(raw)
     else:
         branch = await store.branch_for(as_of)
         values = await fcall_ro(
@@ -184,11 +193,37 @@ async def project_beliefs(
             ],
             [as_of, _chain_filter(chain)],
         )
-        beliefs = {b.slot: b for b in parse_beliefs(values) if b.holder == chain}
+        own = [b for b in parse_beliefs(values) if b.holder == chain]
+    if held_chain(chain):
+        shared = await shared_log(store, root)
+        folded = merged(chain, shared, own, as_of)
+        beliefs = {slot: held[-1] for slot, held in folded.items()}
+    else:
+        beliefs = {b.slot: b for b in own}
     if not beliefs:
         for member in set(chain):
             await store.require_character(member)
     return BeliefView(store.story, store.branch, chain, as_of, beliefs)
+
+
+async def shared_log(store: StoryStore, character: str) -> list[SharedBelief]:
+    """The shared beliefs of every group ``character`` was in, in story order, on the store's
+    branch (a fork's log starts with its parent's up to the fork, copied when it was made).
+    Two reads, both of the character's own keyspace."""
+    async with store.client.pipeline(transaction=False) as pipe:
+        pipe.lrange(keys.shared_log(store.story, store.branch, character), 0, -1)
+        pipe.hgetall(keys.shared_groups(store.story, store.branch, character))
+        lines, groups = await pipe.execute()
+    return parse_shared(lines, groups) if lines else []
+
+
+async def chain_history(
+    store: StoryStore, chain: Sequence[str], slot: str, own: Sequence[Belief]
+) -> list[Belief]:
+    """Every record nested ``chain`` held on ``slot``, oldest first: from its first holder's
+    shared log and the chain's own records ``own`` (on the store's branch)."""
+    shared = [s for s in await shared_log(store, chain[0]) if s.slot == slot]
+    return merged(chain, shared, own, history=True).get(slot, [])
 
 
 async def all_beliefs_as_of(store: StoryStore, character: str, as_of: int) -> list[Belief]:
@@ -206,6 +241,43 @@ async def all_beliefs_as_of(store: StoryStore, character: str, as_of: int) -> li
         [as_of, ""],
     )
     return parse_beliefs(values)
+
+
+MAX_LISTED_CHAINS = 2_000
+"""The most nested chains :func:`mind_as_of` lists for one character: past it, the chains
+of two (what it thinks each other character believes)."""
+
+
+async def mind_as_of(
+    store: StoryStore, character: str, as_of: int
+) -> dict[tuple[str, ...], list[Belief]]:
+    """Every chain rooted at ``character`` that holds a belief as of turn ``as_of``, with its
+    beliefs: its own, the chains written record by record, and the nested chains its groups
+    reach (every chain over the groups' members up to their depth, or, past
+    :data:`MAX_LISTED_CHAINS` of them, the chains of two)."""
+    out: dict[tuple[str, ...], list[Belief]] = {}
+    own: dict[tuple[str, ...], list[Belief]] = {}
+    for b in await all_beliefs_as_of(store, character, as_of):
+        own.setdefault(b.holder, []).append(b)
+    shared = [s for s in await shared_log(store, character) if s.valid_from <= as_of]
+    others = sorted({m for s in shared for m in s.group} - {character})
+    depth = max((s.depth for s in shared), default=1)
+    chains: list[tuple[str, ...]] = [(character,)]
+    frontier: list[tuple[str, ...]] = [(character,)]
+    for _ in range(depth - 1):
+        frontier = [(*c, o) for c in frontier for o in [character, *others] if o != c[-1]]
+        if len(chains) + len(frontier) > MAX_LISTED_CHAINS:
+            chains = [(character,), *((character, o) for o in others)]
+            break
+        chains.extend(frontier)
+    for chain in sorted({*chains, *own}):
+        if len(chain) == 1 or not shared:
+            found = own.get(chain, [])
+        else:
+            found = [held[-1] for held in merged(chain, shared, own.get(chain, []), as_of).values()]
+        if found:
+            out[chain] = found
+    return out
 
 
 async def project_developments(

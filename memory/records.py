@@ -40,6 +40,7 @@ __all__ = [
     "HypothesisStatus",
     "Memory",
     "Record",
+    "SharedBelief",
     "SourceSpan",
     "State",
     "StatusChange",
@@ -247,6 +248,37 @@ class Belief(Record):
     def chain(self) -> str:
         """The holder chain as stored: ``a>b``."""
         return ">".join(self.holder)
+
+
+class SharedBelief(Record):
+    """What the members of ``group`` came to hold together about a slot, and how: one record
+    for every nested chain over the group (see :mod:`fabula.memory.tracking.nested`).
+
+    A chain ``(a, b, …)`` of at most ``depth`` holders, all in ``group``, takes it (as a
+    :class:`Belief` of that chain) unless it already holds that value; ``retract`` (a
+    search that shows the thing is not there) applies only to a chain that held the value
+    or nothing. ``mode`` is how the members came to hold it, except ``actor``'s chains,
+    which hold it as ``participated``.
+    """
+
+    id: str
+    group: tuple[str, ...] = Field(min_length=2)
+    subject: str
+    attribute: str
+    value: str
+    polarity: bool = True
+    mode: AcquisitionMode
+    actor: str | None = None
+    event: str
+    speaker: str | None = None
+    retract: bool = False
+    depth: int = Field(ge=2)
+    valid_from: int = Field(ge=0)
+
+    @property
+    def slot(self) -> str:
+        """``subject|attribute``: the key of what this is about."""
+        return f"{self.subject}|{self.attribute}"
 
 
 class StatusChange(Record):

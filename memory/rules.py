@@ -34,6 +34,12 @@ them to every action of a turn:
   except the speaker's own belief. Whether a listener believed what it heard cannot be
   witnessed, so a bystander's model of another listener does not change with a claim.
 * ``belief_depth`` bounds the nesting: chains longer than it are not kept.
+
+What a nested chain holds depends only on the set of its holders, so a fact that reaches a
+group is kept once for the group, not once per chain over it (there are N·(N−1)^3 of those
+for N witnesses at depth 4): every chain over the group is read from that one record, in its
+first holder's own keyspace (:mod:`fabula.memory.tracking.nested`). A fact costs one record
+per witness and one for the group, whatever the depth.
 """
 
 from __future__ import annotations

@@ -179,6 +179,29 @@ def validate_delta(delta: TurnDelta) -> list[Ref]:
         if belief.speaker and found.new("entity", belief.speaker, "character"):
             found.add(field + ".speaker", "entity", belief.speaker, "character")
 
+    for i, shared in enumerate(delta.shared):
+        field = f"shared[{i}]"
+        if shared.id != f"g{turn}.{i}":
+            raise _fail(field + ".id", f"expected g{turn}.{i}, got {shared.id!r}", turn)
+        unique(shared.id, field)
+        if shared.valid_from != turn:
+            raise _fail(field + ".valid_from", f"a new shared belief is from turn {turn}", turn)
+        if list(shared.group) != sorted(set(shared.group)):
+            raise _fail(field + ".group", "a group lists its members once each, sorted", turn)
+        if shared.depth > MAX_CHAIN:
+            raise _fail(field + ".depth", f"chains are at most {MAX_CHAIN} deep", turn)
+        if shared.actor is not None and shared.actor not in shared.group:
+            raise _fail(field + ".actor", "the actor is a member of the group", turn)
+        for j, member in enumerate(shared.group):
+            if found.new("entity", member, "character"):
+                found.add(f"{field}.group[{j}]", "entity", member, "character")
+        if found.new("entity", shared.subject):
+            found.add(field + ".subject", "entity", shared.subject)
+        if found.new("event", shared.event):
+            found.add(field + ".event", "event", shared.event)
+        if shared.speaker and found.new("entity", shared.speaker, "character"):
+            found.add(field + ".speaker", "entity", shared.speaker, "character")
+
     for i, dev in enumerate(delta.developments):
         field = f"developments[{i}]"
         if dev.change.turn != turn:

@@ -13,7 +13,7 @@ from fabula.memory.actions import ActionKind, Clause, StoryAction
 from fabula.memory.delta import DeltaBuilder
 from fabula.memory.records import AcquisitionMode, Event, Fact, slug
 from fabula.memory.rules import WorldRules
-from fabula.memory.tracking.prior import PriorView, chains_over, name_id
+from fabula.memory.tracking.prior import PriorView, name_id
 from fabula.memory.tracking.state import Tracker
 
 __all__ = ["HANDLERS", "Handler", "track"]
@@ -199,16 +199,19 @@ def _search(t: Tracker, action: StoryAction) -> None:
                  place=place, witnesses=witnesses)  # fmt: skip
     for obj in inside:
         t.observe(witnesses, obj, "location", box, ev, actor=who)
-    slots = [f"{obj}|location" for obj in missing]
-    for chain in chains_over(tuple(witnesses), t.rules.belief_depth):
-        for obj, slot in zip(missing, slots, strict=True):
-            held = t.minds.get(chain, {}).get(slot)
-            # only a chain that had it there (or had nothing) learns it is not there;
+    for obj in missing:
+        slot = f"{obj}|location"
+        for w in witnesses:
+            held = t.minds.get((w,), {}).get(slot)
+            # only a witness that had it there (or had nothing) learns it is not there;
             # one that believes it is elsewhere keeps that belief
             if held is None or (held.value == box and held.polarity):
-                t.believe(chain, obj, "location", box, polarity=False, event=ev,
-                          mode="participated" if chain[0] == who else "observed",
+                t.believe((w,), obj, "location", box, polarity=False, event=ev,
+                          mode="participated" if w == who else "observed",
                           source=ev.id)  # fmt: skip
+        # the same for every chain over the witnesses, as each reads it
+        t.share(witnesses, obj, "location", box, ev, mode="observed", actor=who,
+                polarity=False, retract=True)  # fmt: skip
 
 
 # -- facts stated and seen ------------------------------------------------------------
@@ -354,15 +357,12 @@ def _communicate(
         if not t.trusts(listener, speaker, slot, fact.value):
             continue
         # the listener adopts the claim and takes it as the speaker's own belief; the
-        # speaker expects that uptake (the trust rule's inputs are public)
-        for chain in chains_over((speaker, listener), t.rules.belief_depth):
-            if chain == (speaker,):
-                continue  # what a speaker says never changes its own belief
-            t.believe(
-                chain, fact.subject, fact.attribute, fact.value, event=ev, speaker=speaker,
-                mode="participated" if chain[0] == speaker else told,
-                source=source if len(chain) == 1 else None, refresh=True,
-            )  # fmt: skip
+        # speaker expects that uptake (the trust rule's inputs are public): every chain
+        # over the two, except the speaker's own belief (what it says never changes it)
+        t.believe((listener,), fact.subject, fact.attribute, fact.value, event=ev,
+                  speaker=speaker, mode=told, source=source, refresh=True)  # fmt: skip
+        t.share((speaker, listener), fact.subject, fact.attribute, fact.value, ev, mode=told,
+                actor=speaker, speaker=speaker)  # fmt: skip
 
 
 HANDLERS: Mapping[ActionKind, Handler] = {

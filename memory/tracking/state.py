@@ -1,16 +1,18 @@
 """The tracker's state during one turn: the world, every mind, and their primitive changes.
 
 A :class:`Tracker` starts from a :class:`~fabula.memory.tracking.prior.PriorView` and keeps
-W (value and polarity by slot) and every holder chain's knowledge up to date as the turn's
+W (value and polarity by slot) and every character's own knowledge up to date as the turn's
 actions are applied (by :mod:`fabula.memory.tracking.handlers`), writing each change into a
 :class:`~fabula.memory.delta.DeltaBuilder`.
 
-Cost, bounded: nested chains are materialised only for facts about objects (where they
-are, their attributes), and a nested record is written only when the chain's value changes;
-first-order records are also written when a holder observes a fact again (its freshness
-moves). Facts about characters (where they are, what they feel) are held first-order only.
-So an event costs at most ``len(chains_over(witnesses, depth))`` writes per fact it reveals,
-and usually far fewer.
+Cost, bounded: a first-order record is written when a holder's value changes, or when it
+observes a fact again (its freshness moves). Nested chains are not written one by one: a
+fact that reaches a group (the witnesses of an observation, a speaker and its listener) is
+one :class:`~fabula.memory.records.SharedBelief`, from which every chain over the group is
+read (:mod:`fabula.memory.tracking.nested`); it is left out when the group's last record on
+that slot this turn already covers it. Facts about characters (where they are, what they
+feel) are held first-order only. So an event costs at most one record per witness and one
+shared record per fact it reveals: linear in the witnesses.
 """
 
 from __future__ import annotations
@@ -28,11 +30,12 @@ from fabula.memory.records import (
     EntityKind,
     Event,
     Fact,
+    SharedBelief,
     event_position,
     slug,
 )
 from fabula.memory.rules import WorldRules
-from fabula.memory.tracking.prior import Chain, Knowledge, PriorView, chains_over, name_id
+from fabula.memory.tracking.prior import Chain, Knowledge, PriorView, name_id
 
 __all__ = ["Tracker"]
 
@@ -47,9 +50,12 @@ class Tracker:
         self.world: dict[str, tuple[str, bool]] = {
             slot: (s.value, s.polarity) for slot, s in prior.world.items()
         }
+        # what each character holds itself (nested chains are read from shared records)
         self.minds: dict[Chain, dict[str, Knowledge]] = {
-            chain: dict(slots) for chain, slots in prior.beliefs.items()
+            chain: dict(slots) for chain, slots in prior.beliefs.items() if len(chain) == 1
         }
+        # the last shared record of each slot this turn (what a new one may repeat)
+        self.last_shared: dict[str, SharedBelief] = {}
         self.scene = prior.scene
         self.characters = sorted(i for i, e in self.entities.items() if e.kind == "character")
 
@@ -165,20 +171,58 @@ class Tracker:
         speaker: str | None = None,
         refresh: bool = False,
     ) -> None:
-        """Write a belief when the chain's value changes, or (``refresh``) its freshness.
+        """Write a first-order belief when the holder's value changes, or (``refresh``) its
+        freshness.
 
         ``source`` is the event as of which the information is current (None: no first-hand
         origin, e.g. a speaker who passes on what it never saw)."""
+        assert len(chain) == 1, "nested chains are read from shared records (share)"
         slot = f"{subject}|{attribute}"
         mind = self.minds.setdefault(chain, {})
         held = mind.get(slot)
         changed = held is None or (held.value, held.polarity) != (value, polarity)
-        if not changed and not (refresh and len(chain) == 1):
+        if not changed and not refresh:
             return
         mind[slot] = Knowledge(value, polarity, source)
         self.b.belief(
             chain, subject, attribute, value, mode=mode, event=event, polarity=polarity,
             speaker=speaker,
+        )  # fmt: skip
+
+    def share(
+        self,
+        group: Iterable[str],
+        subject: str,
+        attribute: str,
+        value: str,
+        event: Event,
+        *,
+        mode: AcquisitionMode,
+        actor: str | None = None,
+        polarity: bool = True,
+        speaker: str | None = None,
+        retract: bool = False,
+    ) -> None:
+        """Every nested chain over ``group`` comes to hold the fact (one shared record; none
+        when the group has one member or the rules keep no nested chains, or when the last
+        shared record of the slot this turn covers the group with the same fact)."""
+        members = tuple(sorted(set(group)))
+        if len(members) < 2 or self.rules.belief_depth < 2:
+            return
+        slot = f"{subject}|{attribute}"
+        last = self.last_shared.get(slot)
+        if (
+            last is not None
+            and not retract
+            and not last.retract
+            and (last.value, last.polarity) == (value, polarity)
+            and set(members).issubset(last.group)
+        ):
+            # every chain over the group holds it already (that record is the slot's latest)
+            return
+        self.last_shared[slot] = self.b.shared(
+            members, subject, attribute, value, mode=mode, event=event, actor=actor,
+            polarity=polarity, speaker=speaker, retract=retract, depth=self.rules.belief_depth,
         )  # fmt: skip
 
     def observe(
@@ -194,18 +238,20 @@ class Tracker:
         nested: bool = True,
         polarity: bool = True,
     ) -> None:
-        """Every chain over ``witnesses`` comes to hold the fact (first order only if not
-        ``nested``); first-order beliefs of ``refresh`` (default: all witnesses) are
+        """Every witness, and every chain over ``witnesses`` (unless not ``nested``), comes
+        to hold the fact; first-order beliefs of ``refresh`` (default: all witnesses) are
         rewritten even when unchanged, since their freshness moves."""
         holders = tuple(sorted(set(witnesses)))
         renewed = set(holders if refresh is None else refresh)
-        depth = self.rules.belief_depth if nested else 1
-        for chain in chains_over(holders, depth):
+        for holder in holders:
             self.believe(
-                chain, subject, attribute, value,
-                mode="participated" if chain[0] == actor else "observed",
-                event=event, source=event.id, polarity=polarity, refresh=chain[0] in renewed,
+                (holder,), subject, attribute, value,
+                mode="participated" if holder == actor else "observed",
+                event=event, source=event.id, polarity=polarity, refresh=holder in renewed,
             )  # fmt: skip
+        if nested:
+            self.share(holders, subject, attribute, value, event, mode="observed", actor=actor,
+                       polarity=polarity)  # fmt: skip
 
     # -- what is said -----------------------------------------------------------------
     def truth(self, fact: Fact) -> Literal["true", "false", "unknown"]:
