@@ -6,6 +6,7 @@ one ran. Model output is validated into these types; anything else is refused.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -15,6 +16,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from fabula.memory.summarise import NodeSummary, SummaryRequest
 
 __all__ = [
+    "INTENT_FIELDS",
+    "LINE_CHARS",
+    "MAX_ACTIONS",
+    "MAX_BEATS",
     "MAX_FOCAL",
     "Action",
     "CharacterBrief",
@@ -22,7 +27,9 @@ __all__ = [
     "Draft",
     "Finding",
     "FindingKind",
+    "IntentField",
     "IntentKind",
+    "IntentTakes",
     "NodeSummary",
     "Proposal",
     "SummaryRequest",
@@ -38,6 +45,48 @@ class _Contract(BaseModel):
 # what a character may mean to do (not to be confused with the story actions read from
 # accepted text, fabula.memory.actions.ActionKind)
 IntentKind = Literal["go", "search", "take", "put", "give", "ask", "tell", "say", "wait"]
+
+
+# what a field of an intent holds: the id of an entity of that kind the character knows
+# of, an attribute name, a claim (an entity's id for a location, else a value in words), or
+# words (a line of speech, a thought)
+IntentTakes = Literal["place", "object", "character", "attribute", "claim", "words"]
+
+
+@dataclass(frozen=True)
+class IntentField:
+    """One field an intent of some kind uses: its :class:`Action` field, what it takes, and
+    whether the kind needs it (a field it may leave out is null on the wire)."""
+
+    name: str
+    takes: tuple[IntentTakes, ...]
+    required: bool = True
+
+
+_ANYTHING: tuple[IntentTakes, ...] = ("object", "place", "character")
+# The one table of which fields each kind of intent uses (every kind also has a ``reason``).
+# The character's structured-output schema is built from it (an action is a union by kind,
+# each with only these fields), and so is the check of its reply; a new kind is added here.
+INTENT_FIELDS: dict[IntentKind, tuple[IntentField, ...]] = {
+    "go": (IntentField("target", ("place",)),),
+    "search": (IntentField("target", ("object", "place")),),
+    # where it believes the object is (left out: wherever it is)
+    "take": (IntentField("object", ("object",)), IntentField("target", _ANYTHING, False)),
+    "put": (IntentField("object", ("object",)), IntentField("target", ("object", "place"))),
+    "give": (IntentField("object", ("object",)), IntentField("listener", ("character",))),
+    "ask": (IntentField("listener", ("character",)), IntentField("about", ("object",))),
+    "tell": (
+        IntentField("listener", ("character",)),
+        IntentField("about", _ANYTHING),
+        IntentField("attribute", ("attribute",)),
+        IntentField("claim", ("claim",)),
+    ),
+    "say": (IntentField("line", ("words",)), IntentField("listener", ("character",), False)),
+    # what it thinks about, if anything
+    "wait": (IntentField("object", ("object",), False), IntentField("line", ("words",), False)),
+}
+MAX_ACTIONS = 3  # the most actions one proposal holds (the prompt asks for 1 to 3)
+LINE_CHARS = 160  # a line, a reason, an intent, a goal or a beat: a sentence, not a page
 
 
 class Action(_Contract):
@@ -68,6 +117,7 @@ class Proposal(_Contract):
 
 
 MAX_FOCAL = 3  # the most focal characters a plan may have
+MAX_BEATS = 4  # the most beats (and memory needs) a plan lists
 
 
 class TurnPlan(_Contract):

@@ -18,7 +18,11 @@ only the traveller saw all it says. It checks that no prompt holds
   included: its text tells a real deed, so only who saw it may read it), nor a narration
   sentence (no event accounts for it);
 * an object–container pair in this turn's memories that no deed it saw put together;
-* anything of the planner's plan (its scene goal and beats).
+* anything of the planner's plan (its scene goal and beats);
+
+and that the JSON schema its agent sends (part of its prompt too) names nothing the prompt
+does not: every id in it is one of the things the character knows of, every attribute one
+it believes something about, never the plan's words.
 
 Memories are per witness: a journey's sentence tells both its ends, which only the
 traveller saw, so the traveller remembers the sentence itself while a character who saw it
@@ -32,6 +36,7 @@ Runtime: 100 examples, about 8 s (500 passed in 38 s when written).
 from __future__ import annotations
 
 import itertools
+import json
 import re
 from typing import Any
 
@@ -40,9 +45,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fabula.agents.character.brief import brief_for
-from fabula.agents.character.model import MEMORIES, VOICE_LINES, recollections, render_mind
-from fabula.agents.contracts import TurnPlan
+from fabula.agents.character.model import (
+    MEMORIES,
+    VOICE_LINES,
+    known_attributes,
+    proposal_json_schema,
+    recollections,
+    render_mind,
+)
+from fabula.agents.contracts import INTENT_FIELDS, TurnPlan
 from fabula.agents.memory_builder.model import with_narration
+from fabula.agents.schemas import named
 from fabula.agents.views import author_view
 from fabula.graph.service import Fabula
 from fabula.memory.actions import StoryAction
@@ -118,6 +131,12 @@ async def test_no_prompt_holds_what_its_character_did_not_witness(
             recalled=await recollections(mind, brief, beliefs, entities),
             own_words=await mind.own_words(VOICE_LINES),
         )
+        schema = proposal_json_schema(character, entities, known_attributes(beliefs))
+        known = prompt.partition("## Things you know of\n")[2].partition("\n\n")[0]
+        shown = {entry[2:].partition(":")[0] for entry in known.splitlines()}
+        believed = {b.attribute for b in beliefs.beliefs.values()}
+        assert named(schema) <= shown | believed | {"location", *INTENT_FIELDS}
+        assert "SECRET-PLAN" not in json.dumps(schema)
         name = view.name(character)
         if name in journeys:  # its own journey, told alone: it saw both ends
             assert journeys[name] in memory_lines(prompt), (name, journeys[name], turn.text)

@@ -5,7 +5,9 @@ over HTTP, the real graph and Redis:
 
 * a first-person memory quoted the span the model gave for an event, and the model may give
   a whole sentence or passage, which can tell what the character never saw;
-* the planner's omniscient ``scene_goal`` was copied into every character's brief.
+* the planner's omniscient ``scene_goal`` was copied into every character's brief;
+
+and the schema a character is sent (part of its prompt) is its own.
 
 The story is hollow_book after its opening: Leo is in the hallway, believing the brass key
 is in the desk drawer; Mara, in the study, moved it to the hollow book.
@@ -15,10 +17,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from fabula.agents.character.model import ModelCharacter
-from fabula.agents.contracts import CharacterBrief
+from fabula.agents.character.model import CharacterProposal, ModelCharacter
+from fabula.agents.contracts import INTENT_FIELDS, CharacterBrief
 from fabula.agents.llm import make_client
 from fabula.agents.memory_builder.model import ModelMemoryBuilder
+from fabula.agents.schemas import expanded, named, strict_schema
 from fabula.graph.service import Fabula
 from fabula.memory.settings import Settings
 from tests.fake_openai import TEXT, FakeOpenAI
@@ -119,6 +122,36 @@ class TestMemoriesQuoteOnlyWhatWasWitnessed:
         ]
         assert text in leo
         assert mara == ["Leo entered the study."]
+
+
+class TestSchemas:
+    async def test_the_schema_a_character_is_sent_is_its_own(
+        self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
+    ) -> None:
+        """The schema is part of the prompt: Leo's is built from his own mind, so every id in
+        it is one he knows of (his prompt lists them), every attribute one he believes
+        something about, and he is never his own listener. It is no generic schema: a go
+        takes only places, a take only objects."""
+        await leo_prompt(fab, fake_openai, settings)
+        (request,) = requests_for(fake_openai, "CharacterProposal")
+        schema = request["response_format"]["json_schema"]["schema"]
+        prompt = prompt_of(request)
+        known = prompt.partition("## Things you know of\n")[2].partition("\n\n")[0]
+        shown = {entry[2:].partition(":")[0] for entry in known.splitlines()}
+        leo = await fab.minds.mind(STORY, "leo")
+        believed = {b.attribute for b in (await leo.beliefs()).beliefs.values()}
+        assert named(schema) <= shown | believed | {"location", *INTENT_FIELDS}
+        union = expanded(schema)["properties"]["actions"]["items"]["anyOf"]
+        members = {m["properties"]["kind"]["const"]: m["properties"] for m in union}
+        entities = await leo.entities()
+        assert set(members["go"]["target"]["enum"]) == {
+            i for i, e in entities.items() if e.kind == "place"
+        }
+        assert set(members["take"]["object"]["enum"]) == {
+            i for i, e in entities.items() if e.kind == "object"
+        }
+        assert "leo" not in members["give"]["listener"]["enum"]
+        assert schema != strict_schema(CharacterProposal)
 
 
 class TestBriefs:

@@ -23,8 +23,10 @@ from fabula.agents.character.offline import OfflineCharacter
 from fabula.agents.contracts import CharacterBrief, Decision, Finding, TurnPlan, WriteRequest
 from fabula.agents.factory import make_roles
 from fabula.agents.llm import make_client
-from fabula.agents.memory_builder.model import ModelMemoryBuilder
+from fabula.agents.memory_builder.extract import extract
+from fabula.agents.memory_builder.model import ExtractedActions, ModelMemoryBuilder
 from fabula.agents.planner.model import ModelPlanner
+from fabula.agents.schemas import expanded, strict_schema
 from fabula.agents.views import author_view
 from fabula.agents.writer.model import EMPTY_FEEDBACK, ModelWriter
 from fabula.graph.service import Fabula
@@ -36,8 +38,10 @@ from fabula.worlds.loader import load_world
 from tests.fake_openai import TEXT, FakeOpenAI, Reply, request_schema
 from tests.model_mode import STORY
 
-PASSAGE = "Leo went to the study. Rain tapped on the window."
-GO = "Leo went to the study."
+# free prose, which the offline reader does not read (it reads controlled English itself:
+# TestControlledSentences), so the model is asked for the reading
+PASSAGE = "Leo walked back into the study. Rain tapped on the window."
+GO = "Leo walked back into the study."
 PLAN = {
     "scene_goal": "Leo comes back for the brass key",
     "place": "study",
@@ -257,7 +261,7 @@ class TestMalformedOutput:
         for _ in range(3):
             fake_openai.reply_json({"actions": [go_action(40, 90)]}, schema="ExtractedActions")
         with pytest.raises(InvalidInput, match="ModelOutputError"):
-            await fab.decide(store, Decision(action="edit", text="Leo took the brass key."))
+            await fab.decide(store, Decision(action="edit", text="Leo grabbed the brass key."))
         assert await story_keys(redis_url) == before
         assert await store.head() == 3
 
@@ -336,6 +340,89 @@ class TestExtractionSchema:
     def test_every_kind_of_action_has_its_fields_checked(self) -> None:
         """A kind added to the tracker must say what it needs before a model may emit it."""
         assert set(REQUIRED_FIELDS) == set(get_args(ActionKind))
+
+
+class TestControlledSentences:
+    TEXT = (
+        "Leo went to the study. Rain tapped on the window. Mara took the brass key. "
+        "Then Mara slipped quietly out into the hallway."
+    )
+
+    async def test_the_offline_reading_is_kept_and_the_model_reads_the_rest(
+        self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
+    ) -> None:
+        """Reproduction: the model returned no actions for plain controlled English, and
+        memory lost the turn's events. Now the controlled sentences' actions are exactly the
+        offline reader's; the model is shown only the other sentences, its schema's spans
+        lie among them, and its reading of a controlled sentence is dropped."""
+        text = self.TEXT
+        slipped = text.index("Then")
+        wrong = go_action(0, 22) | {"place": "hallway"}  # a second reading of sentence 1
+        went = go_action(slipped, len(text)) | {"actors": ["Mara"], "place": "hallway"}
+        fake_openai.reply_json({"actions": [wrong, went], "new_entities": []})
+        builder = ModelMemoryBuilder(make_client(settings.model, "extractor"))
+        store = fab.store(STORY)
+        actions = await builder.extractor.extract(text, await store.entities())
+        offline = [a for a in extract(text) if a.kind != "narration"]
+        assert [a.kind for a in offline] == ["go", "take"]
+        assert [a for a in actions if a.kind != "narration" and a.start < slipped] == offline
+        assert [(a.kind, tuple(a.actors), a.place) for a in actions if a.start >= slipped] == [
+            ("go", ("Mara",), "hallway")
+        ]
+        assert [a.kind for a in actions] == ["go", "narration", "take", "go"]
+        (request,) = fake_openai.requests
+        sentences = prompt_of(request).partition("## Sentences to read")[2]
+        assert "Rain tapped on the window." in sentences and "Leo went" not in sentences
+        schema = expanded(request["response_format"]["json_schema"]["schema"])
+        (go,) = [m for m in schema["properties"]["actions"]["items"]["anyOf"]
+                 if m["properties"]["kind"]["const"] == "go"]  # fmt: skip
+        assert go["properties"]["start"] == {"type": "integer", "minimum": 23,
+                                             "maximum": len(text)}  # fmt: skip
+        assert "study" not in go["properties"]["actors"]["items"]["enum"]  # a place: no actor
+
+        fake_openai.reply_json({"actions": [wrong, went], "new_entities": []})
+        delta = await builder.build(store, 4, text)
+        assert {(s.subject, s.value) for s in delta.states if s.attribute == "location"} >= {
+            ("leo", "study"),
+            ("brass_key", "mara"),
+            ("mara", "hallway"),
+        }
+
+    async def test_controlled_english_alone_asks_the_model_nothing(
+        self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
+    ) -> None:
+        fake_openai.reply_json({"actions": [], "new_entities": []})  # what the model said
+        builder = ModelMemoryBuilder(make_client(settings.model, "extractor"))
+        text = "Leo went to the study. Mara took the brass key."
+        actions = await builder.extractor.extract(text, await fab.store(STORY).entities())
+        assert actions == extract(text)
+        assert fake_openai.requests == [] and fake_openai.pending == 1
+
+    async def test_a_controlled_sentence_naming_no_entity_goes_to_the_model(
+        self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
+    ) -> None:
+        """The offline reader reads "took the brass key out of the hollow book" as taking
+        an object of that name, which the story does not have: the model reads it."""
+        text = "Mara took the brass key out of the hollow book."
+        take = go_action(0, len(text)) | {"kind": "take", "actors": ["Mara"], "place": None,
+                                          "obj": "brass key"}  # fmt: skip
+        fake_openai.reply_json({"actions": [take], "new_entities": []})
+        builder = ModelMemoryBuilder(make_client(settings.model, "extractor"))
+        actions = await builder.extractor.extract(text, await fab.store(STORY).entities())
+        assert [(a.kind, a.obj) for a in actions] == [("take", "brass key")]
+
+    async def test_generic_schemas_are_a_setting(
+        self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
+    ) -> None:
+        """FABULA_MODEL_SCHEMAS=generic: the generic strict schema goes on the wire (the
+        benchmark's baseline); the reading is the same."""
+        generic = settings.model.model_copy(update={"schemas": "generic"})
+        builder = ModelMemoryBuilder(make_client(generic, "extractor"))
+        fake_openai.reply_json(EXTRACTED)
+        actions = await builder.extractor.extract(PASSAGE, await fab.store(STORY).entities())
+        assert [a.kind for a in actions] == ["go", "narration"]
+        sent = fake_openai.requests[0]["response_format"]["json_schema"]["schema"]
+        assert sent == strict_schema(ExtractedActions)
 
 
 class TestFunctionCallingFallback:

@@ -34,7 +34,7 @@ def reply(fake: FakeOpenAI, *actions: dict[str, Any], new: list[dict[str, str]] 
     fake.reply_json({"actions": list(actions), "new_entities": new or []})
 
 
-TEXT = "Mara took the brass key."
+TEXT = "Mara lifted the brass key from its hiding place."  # free prose: the model reads it
 TAKE = action("take", 0, len(TEXT), actors=["Mara"], obj="the Brass Key")
 
 

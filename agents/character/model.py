@@ -6,23 +6,36 @@ knowledge) and its brief: never the world, never another mind. The mind reads th
 the character's own Redis user, so nothing else could reach the prompt even by mistake.
 
 The model fills a :class:`CharacterProposal` (its actions and intent); the proposal's
-``character`` is set here, not by the model. Actions must name entities the character
-has heard of (names are turned into ids) and carry the fields their kind needs; anything
-else is shown back to the model, within ``max_attempts`` replies, after which
-:class:`~fabula.memory.errors.ModelOutputError` is raised.
+``character`` is set here, not by the model. Its JSON schema (:func:`proposal_json_schema`)
+is built from the same mind, since a schema is part of the prompt: an action is a union by
+kind (:data:`~fabula.agents.contracts.INTENT_FIELDS`), each kind with only its fields, ids
+as enums of the entities this character knows of, attribute names those it knows, every
+array and string bounded; a kind it has nothing to use for is left out. Actions must name
+entities the character has heard of (names are turned into ids) and carry the fields their
+kind needs; anything else is shown back to the model, within ``max_attempts`` replies,
+after which :class:`~fabula.memory.errors.ModelOutputError` is raised.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, create_model, model_validator
 
-from fabula.agents.contracts import Action, CharacterBrief, Proposal
+from fabula.agents.contracts import (
+    INTENT_FIELDS,
+    LINE_CHARS,
+    MAX_ACTIONS,
+    Action,
+    CharacterBrief,
+    IntentField,
+    Proposal,
+)
 from fabula.agents.llm import ModelClient
 from fabula.agents.prompts import load_prompt
+from fabula.agents.schemas import array, cached, closed, line, maybe, one_of
 from fabula.memory.acl import CharacterMind
 from fabula.memory.projections import BeliefView
 from fabula.memory.records import Belief, Entity, Memory, slug
@@ -30,6 +43,8 @@ from fabula.memory.records import Belief, Entity, Memory, slug
 __all__ = [
     "CharacterProposal",
     "ModelCharacter",
+    "known_attributes",
+    "proposal_json_schema",
     "proposal_schema",
     "recollections",
     "render_mind",
@@ -38,27 +53,23 @@ __all__ = [
 MEMORIES = 20  # the last first-person memories shown
 RECALL_BUDGET = 300  # tokens of older episodes recalled for the character's situation
 VOICE_LINES = 3  # its own past utterances shown as its voice
+CLAIM_CHARS = 80  # a claimed value that is no entity ("oak brown")
+_ENTITY_KINDS = ("place", "object", "character")
+# what each kind of action needs (from the one table, INTENT_FIELDS; ``attribute`` has its
+# default, location)
 _NEEDS: dict[str, tuple[str, ...]] = {
-    "go": ("target",),
-    "search": ("target",),
-    "take": ("object",),
-    "put": ("object", "target"),
-    "give": ("object", "listener"),
-    "ask": ("listener", "about"),
-    "tell": ("listener", "about", "claim"),
-    "say": ("line",),
+    kind: tuple(f.name for f in fields if f.required and f.name != "attribute")
+    for kind, fields in INTENT_FIELDS.items()
 }
 _ID_FIELDS = ("object", "target", "listener", "about")
-# the kinds of entity a field takes, by (action kind, field); ("", field) for any kind
+# the kinds of entity a field takes, by (action kind, field); ("", field) for a field the
+# kind does not list (an old reply may fill one)
 _KINDS: dict[tuple[str, str], tuple[str, ...]] = {
-    ("", "object"): ("object",),
-    ("", "listener"): ("character",),
-    ("go", "target"): ("place",),
-    ("search", "target"): ("object", "place"),
-    ("put", "target"): ("object", "place"),
-    ("take", "target"): ("object", "place", "character"),
-    ("ask", "about"): ("object",),
-}
+    (kind, f.name): tuple(t for t in f.takes if t in _ENTITY_KINDS)
+    for kind, fields in INTENT_FIELDS.items()
+    for f in fields
+    if any(t in _ENTITY_KINDS for t in f.takes)
+} | {("", "object"): ("object",), ("", "listener"): ("character",)}
 
 
 class CharacterProposal(BaseModel):
@@ -95,10 +106,82 @@ class ModelCharacter:
             HumanMessage(content=render_mind(brief, beliefs, memories, entities, nested,
                                              recalled=recalled, own_words=words)),
         ]  # fmt: skip
+        wire = None
+        if self.client.schemas == "story":
+            wire = proposal_json_schema(mind.character, entities, known_attributes(beliefs))
         reply = await self.client.structured(
-            proposal_schema(entities), messages, shape=CharacterProposal
+            proposal_schema(entities), messages, shape=CharacterProposal, json_schema=wire
         )
         return Proposal(character=mind.character, actions=reply.actions, intent=reply.intent)
+
+
+def known_attributes(beliefs: BeliefView) -> list[str]:
+    """The attribute names a character may state: those of its own beliefs (telling what it
+    has no belief about is a knowledge error to the critic), location first."""
+    names = {b.attribute for b in beliefs.beliefs.values()}
+    return ["location", *sorted(names - {"location"})]
+
+
+def proposal_json_schema(
+    me: str, entities: Mapping[str, Entity], attributes: Iterable[str] = ("location",)
+) -> dict[str, Any]:
+    """The strict JSON schema of a proposal by ``me``, from its own view only: the
+    ``entities`` it knows of and the ``attributes`` it may state (:func:`known_attributes`).
+
+    ``actions`` (1 to :data:`~fabula.agents.contracts.MAX_ACTIONS`) is a union by kind: each
+    kind a closed object with a ``const`` kind, the fields
+    :data:`~fabula.agents.contracts.INTENT_FIELDS` gives it and a ``reason``; an id field
+    is an enum of the ids of the right kinds (a listener never ``me``), a field the kind may
+    leave out is nullable, and a kind whose needed field has no candidate is left out. A
+    ``tell`` is two objects: a location (the claim an entity's id) and, when it knows other
+    attributes, any of those (the claim a short value). Built once per view (cached)."""
+    ids = {kind: sorted(i for i, e in entities.items() if e.kind == kind) for kind in _ENTITY_KINDS}
+    others = sorted(set(attributes) - {"location"})
+    parts = {"me": me, "ids": ids, "attributes": others}
+    return cached("character", parts, lambda: _proposal_json_schema(me, ids, others))
+
+
+def _proposal_json_schema(
+    me: str, ids: Mapping[str, list[str]], attributes: list[str]
+) -> dict[str, Any]:
+    reason = line(LINE_CHARS)
+    members: list[dict[str, Any]] = []
+    for kind, fields in INTENT_FIELDS.items():
+        properties: dict[str, Any] = {"kind": {"type": "string", "const": kind}}
+        usable = True
+        for field in fields:
+            if field.takes in (("attribute",), ("claim",)):
+                continue  # a tell's attribute and claim: below
+            value = _field_schema(field, me, ids)
+            if value.get("type") == "null" and field.required:
+                usable = False
+                break
+            properties[field.name] = value if field.required else maybe(value)
+        if not usable:
+            continue
+        if any(f.takes == ("attribute",) for f in fields):
+            everything = one_of(i for kind_ids in ids.values() for i in kind_ids)
+            if everything.get("type") != "null":
+                location = {"type": "string", "const": "location"}
+                told = {"attribute": location, "claim": everything, "reason": reason}
+                members.append(closed(properties | told))
+            if attributes:
+                claim = line(CLAIM_CHARS, min_chars=1)
+                told = {"attribute": one_of(attributes), "claim": claim, "reason": reason}
+                members.append(closed(properties | told))
+            continue
+        members.append(closed(properties | {"reason": reason}))
+    action = {"anyOf": members}
+    return closed({"actions": array(action, MAX_ACTIONS, min_items=1), "intent": line(LINE_CHARS)})
+
+
+def _field_schema(field: IntentField, me: str, ids: Mapping[str, list[str]]) -> dict[str, Any]:
+    if field.takes == ("words",):
+        return line(LINE_CHARS, min_chars=1)
+    candidates = {i for kind in field.takes for i in ids.get(kind, ())}
+    if field.name == "listener":
+        candidates.discard(me)
+    return one_of(candidates)
 
 
 def proposal_schema(entities: dict[str, Entity]) -> type[CharacterProposal]:

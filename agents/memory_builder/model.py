@@ -1,7 +1,17 @@
 """The memory-builder on a chat model: free prose → typed story actions → the same tracker.
 
-:class:`ModelExtractor` asks the model for the turn's :class:`~fabula.memory.actions.StoryAction`
-values (an :class:`ExtractedActions`), each with the span of the sentence it comes from.
+:class:`ModelExtractor` first reads the text with the offline reader
+(:mod:`.extract`): a sentence in controlled English whose names are all the story's own is
+taken from it as it is, exactly what the rules read offline. The model is asked only for
+the rest (its sentences are the ones listed to read; with none, it is not asked at all):
+their :class:`~fabula.memory.actions.StoryAction` values (an :class:`ExtractedActions`),
+each with the span of the sentence it comes from. A model action that touches a sentence the
+offline reader read is dropped and logged (a second reading, never a second truth).
+The JSON schema sent (:func:`actions_json_schema`, unless the role's ``schemas`` setting is
+``generic``) is the turn's: an action is a union by kind, each with only its fields, its
+span inside the sentences to read, its names drawn from the story's entities of the kind
+each field takes (or, for a new entity, from the words of those sentences), lists and words
+bounded.
 A reply whose spans do not lie in the text, whose actions lack a field their kind needs,
 or that names an entity the story does not know (or of the wrong kind) without bringing it
 in explicitly, is shown back to the model and asked for again, within ``max_attempts`` replies,
@@ -16,21 +26,26 @@ it gave in the checkpointed turn state and commits that on approval, from any pr
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, create_model, model_validator
 
+from fabula.agents.contracts import LINE_CHARS
 from fabula.agents.llm import ModelClient
+from fabula.agents.memory_builder.extract import extract as read_offline
 from fabula.agents.memory_builder.extract import split_sentences
-from fabula.agents.memory_builder.referents import NewEntity, Referents
+from fabula.agents.memory_builder.referents import NewEntity, Referents, RefKind
 from fabula.agents.prompts import load_prompt
-from fabula.memory.actions import StoryAction
+from fabula.agents.schemas import array, cached, closed, integer, line, maybe, one_of
+from fabula.memory.actions import REQUIRED_FIELDS, ActionKind, StoryAction
 from fabula.memory.delta import TurnDelta
 from fabula.memory.errors import ModelOutputError
 from fabula.memory.ingest import basis, build_turn
+from fabula.memory.logs import get_logger
 from fabula.memory.projections import project_world
 from fabula.memory.records import Entity
 from fabula.memory.store import CommitResult, StoryStore
@@ -39,10 +54,40 @@ __all__ = [
     "ExtractedActions",
     "ModelExtractor",
     "ModelMemoryBuilder",
+    "actions_json_schema",
     "actions_schema",
+    "read_controlled",
     "render_text",
     "with_narration",
 ]
+
+log = get_logger(__name__)
+
+PER_SENTENCE = 3  # the most actions read from one sentence
+MAX_READ = 24  # the most actions one reply holds
+MAX_NAMES = 4  # actors or listeners of one action
+MAX_NEW = 4  # entities one reply brings in
+CANDIDATES = 40  # words of the sentences to read offered as a new entity's name
+UTTERANCE_CHARS = 2 * LINE_CHARS
+VALUE_CHARS = 80  # a clause's value that is no entity ("oak brown")
+_NAMES = ("actors", "listeners")
+# the fields each kind of story action uses: those it needs (REQUIRED_FIELDS) and these,
+# nullable (None) or needed (the schema's own choice: a say has its words)
+_MORE: dict[str, dict[str, bool]] = {
+    "say": {"utterance": True, "clause": False},
+    "see": {"utterance": False},
+    "feel": {"verb": True},
+    "think": {"obj": False},
+    "inform": {"listeners": False},
+}
+_VERBS = ("likes", "loves", "hates", "dislikes")
+_CAPITALISED = re.compile(r"\b[A-Z][\w'-]*")
+_PHRASE = re.compile(r"\b(?:the|a|an) ([a-z][\w'-]*)(?: ([a-z][\w'-]*))?")
+_NOT_NAMES = frozenset(
+    {"The", "A", "An", "This", "That", "It", "He", "She", "They", "We", "I", "You", "His",
+     "Her", "Their", "Its", "Then", "But", "And", "When"}
+)  # fmt: skip
+_NOT_ATTRIBUTES = frozenset({"aliases", "role"})
 
 
 class ExtractedActions(BaseModel):
@@ -110,6 +155,23 @@ class Setting:
     previous: str = ""
 
 
+def read_controlled(
+    text: str, entities: Mapping[str, Entity]
+) -> tuple[list[StoryAction], list[tuple[int, int]]]:
+    """What the offline reader reads of ``text``: the actions of its controlled sentences
+    whose names are all entities of the story of the right kinds (as the reader gives them),
+    and the spans of the other sentences, left to the model."""
+    referents = Referents(entities)
+    read: list[StoryAction] = []
+    unread: list[tuple[int, int]] = []
+    for action in read_offline(text):
+        if action.kind != "narration" and not referents.check(action, "")[1]:
+            read.append(action)
+        else:
+            unread.append((action.start, action.end))
+    return read, unread
+
+
 class ModelExtractor:
     """Reads a turn's text into story actions with a chat model (see the module docstring)."""
 
@@ -126,23 +188,165 @@ class ModelExtractor:
         ``setting`` is where the turn starts (v2 prompts show it, for pronouns).
         Raises ModelOutputError when no valid reply comes within ``max_attempts``.
         """
-        request = render_text(text, entities, setting if self.prompt.version >= 2 else None)
-        messages = [SystemMessage(content=self.prompt.render()), HumanMessage(content=request)]
-        reply = await self.client.structured(
-            actions_schema(text, entities), messages, shape=ExtractedActions
+        read, unread = read_controlled(text, entities)
+        if not unread:
+            return read
+        request = render_text(
+            text, entities, setting if self.prompt.version >= 2 else None, unread=unread
         )
-        return with_narration(text, reply.actions)
+        messages = [SystemMessage(content=self.prompt.render()), HumanMessage(content=request)]
+        wire = None
+        if self.client.schemas == "story":
+            wire = actions_json_schema(text, entities, unread)
+        reply = await self.client.structured(
+            actions_schema(text, entities), messages, shape=ExtractedActions, json_schema=wire
+        )
+        return with_narration(text, _merged(read, _only_unread(reply.actions, read, unread)))
 
 
-def render_text(text: str, entities: dict[str, Entity], setting: Setting | None = None) -> str:
-    """The extraction request: known entities, where the turn starts, the text, and its
-    sentences with spans."""
+def _only_unread(
+    actions: Sequence[StoryAction], read: Sequence[StoryAction], unread: Sequence[tuple[int, int]]
+) -> list[StoryAction]:
+    """The model's actions that touch only sentences left to it; the others are logged."""
+    kept = []
+    for action in actions:
+        touches = [r for r in read if r.start < action.end and action.start < r.end]
+        if touches or not any(s < action.end and action.start < e for s, e in unread):
+            log.warning(
+                "extractor_second_reading",
+                role="extractor",
+                kind=action.kind,
+                span=(action.start, action.end),
+                read_as=[r.kind for r in touches],
+            )
+            continue
+        kept.append(action)
+    return kept
+
+
+def _merged(read: Sequence[StoryAction], told: Sequence[StoryAction]) -> list[StoryAction]:
+    """The offline reader's actions and the model's, in story order: the model's as it told
+    them, each of the reader's before the first of the model's that comes after it."""
+    pending = list(read)
+    out: list[StoryAction] = []
+    for action in told:
+        while pending and pending[0].end <= action.start:
+            out.append(pending.pop(0))
+        out.append(action)
+    return out + pending
+
+
+def actions_json_schema(
+    text: str, entities: Mapping[str, Entity], unread: Sequence[tuple[int, int]] | None = None
+) -> dict[str, Any]:
+    """The strict JSON schema of a reading of ``unread`` (spans of ``text``; default: all
+    of it) with these ``entities``: see the module docstring. Built once per view (cached)."""
+    spans = list(unread) if unread is not None else list(split_sentences(text))
+    names: dict[str, list[str]] = {
+        kind: sorted(e.name for e in entities.values() if e.kind == kind)
+        for kind in ("character", "place", "object")
+    }
+    known = {n.lower() for kind_names in names.values() for n in kind_names}
+    words = " ".join(text[s:e] for s, e in spans)
+    capitalised = [w for w in _CAPITALISED.findall(words) if w not in _NOT_NAMES]
+    phrases = [p for m in _PHRASE.finditer(words) for p in (m[1], m[2] and f"{m[1]} {m[2]}") if p]
+    new = [w for w in dict.fromkeys([*capitalised, *phrases]) if w.lower() not in known]
+    attributes = {a for e in entities.values() for a in e.attributes} - _NOT_ATTRIBUTES
+    parts = {
+        "names": names,
+        "new": new[:CANDIDATES],
+        "attributes": sorted(attributes - {"location"}),
+        "span": [min(s for s, _ in spans), max(e for _, e in spans)] if spans else [0, 0],
+        "sentences": len(spans),
+    }
+    return cached("extractor", parts, lambda: _actions_json_schema(parts))
+
+
+def _actions_json_schema(parts: dict[str, Any]) -> dict[str, Any]:
+    names, new = parts["names"], parts["new"]
+    people = one_of([*names["character"], *(w for w in new if w[:1].isupper())])
+    things = [*names["object"], *new]
+    anything = [*names["character"], *names["place"], *things]
+    lo, hi = parts["span"]
+    values: dict[str, dict[str, Any]] = {
+        "actors": array(people, MAX_NAMES, min_items=1),
+        "listeners": array(people, MAX_NAMES, min_items=1),
+        "place": one_of([*names["place"], *new]),
+        "obj": one_of(things),
+        "target": one_of([*names["place"], *things]),
+        "clause": _clause(anything, [*names["character"], *things], parts["attributes"]),
+        "utterance": line(UTTERANCE_CHARS, min_chars=1),
+        "verb": one_of(_VERBS),
+    }
+    members = []
+    for kind in get_args(ActionKind):
+        if kind == "narration":
+            continue  # what no action covers is kept as narration without asking
+        fields = {f: True for f in REQUIRED_FIELDS[kind]} | _MORE.get(kind, {})
+        properties: dict[str, Any] = {
+            "kind": {"type": "string", "const": kind},
+            "start": integer(lo, hi),
+            "end": integer(lo, hi),
+        }
+        for field, needed in fields.items():
+            value = values[field]
+            if kind == "give" and field == "target":
+                value = people
+            elif kind in ("feel", "think") and field == "obj":
+                value = one_of(anything)
+            if field in _NAMES and not needed:
+                value = array(people, MAX_NAMES)
+            elif not needed:
+                value = maybe(value)
+            properties[field] = value
+        if all(v.get("type") != "null" for v in properties.values()):
+            members.append(closed(properties))
+    most = min(MAX_READ, PER_SENTENCE * max(parts["sentences"], 1))
+    entity = closed({"name": one_of(new), "kind": one_of(get_args(RefKind))})
+    return closed(
+        {
+            "actions": array({"anyOf": members}, most),
+            "new_entities": array(entity if new else {"type": "null"}, MAX_NEW),
+        }
+    )
+
+
+def _clause(
+    anything: Iterable[str], subjects: Iterable[str], attributes: Sequence[str]
+) -> dict[str, Any]:
+    """A clause: a location (its value an entity) or another attribute (a short value)."""
+    subject = one_of(subjects)
+    options = [
+        closed({"subject": subject, "attribute": {"type": "string", "const": "location"},
+                "value": one_of(anything)}),
+    ]  # fmt: skip
+    if attributes:
+        options.append(
+            closed({"subject": subject, "attribute": one_of(attributes),
+                    "value": line(VALUE_CHARS, min_chars=1)})
+        )  # fmt: skip
+    return options[0] if len(options) == 1 else {"anyOf": options}
+
+
+def render_text(
+    text: str,
+    entities: dict[str, Entity],
+    setting: Setting | None = None,
+    *,
+    unread: Sequence[tuple[int, int]] | None = None,
+) -> str:
+    """The extraction request: known entities, where the turn starts, the text, and the
+    sentences to read with their spans (``unread``; default: every sentence)."""
     known = []
     for kind in ("character", "place", "object"):
         names = sorted(e.name for e in entities.values() if e.kind == kind)
         if names:
             known.append(f"{kind}s: {', '.join(names)}")
-    sentences = "\n".join(f"[{s}:{e}] {text[s:e]}" for s, e in split_sentences(text))
+    spans = list(split_sentences(text) if unread is None else unread)
+    sentences = "\n".join(f"[{s}:{e}] {text[s:e]}" for s, e in spans)
+    heading = "Sentences, with their spans [start:end]"
+    if unread is not None and len(spans) < len(list(split_sentences(text))):
+        heading = "Sentences to read, with their spans [start:end] (the others are read)"
     scene: list[str] = []
     if setting is not None:
 
@@ -157,7 +361,7 @@ def render_text(text: str, entities: dict[str, Entity], setting: Setting | None 
         ("Scene", "\n".join(scene)),
         ("Previous turn", setting.previous if setting is not None else ""),
         (f"Text ({len(text)} characters)", text),
-        ("Sentences, with their spans [start:end]", sentences),
+        (heading, sentences),
     ]
     return "\n\n".join(f"## {title}\n{body}" for title, body in sections if body)
 

@@ -8,6 +8,11 @@ name only characters, places, developments and hypotheses of the view (names are
 and turned into ids); anything else is shown back to the model and asked for again, within
 the client's ``max_attempts`` replies, after which
 :class:`~fabula.memory.errors.ModelOutputError` is raised.
+
+The JSON schema sent (:func:`plan_json_schema`, unless the role's ``schemas`` setting is
+``generic``) is the view's: ``focal`` 1 to :data:`~fabula.agents.contracts.MAX_FOCAL` of its
+character ids, ``place`` one of its places or null, ``developments`` and ``hypothesis`` its
+open ones, beats and memory needs a few sentences each.
 """
 
 from __future__ import annotations
@@ -18,13 +23,22 @@ from typing import Any
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import create_model, model_validator
 
-from fabula.agents.contracts import MAX_FOCAL, TurnPlan
+from fabula.agents.contracts import LINE_CHARS, MAX_BEATS, MAX_FOCAL, TurnPlan
 from fabula.agents.llm import ModelClient
 from fabula.agents.prompts import load_prompt
+from fabula.agents.schemas import array, cached, closed, line, maybe, one_of
 from fabula.agents.views import AuthorView
 from fabula.memory.records import slug
 
-__all__ = ["ModelPlanner", "plan_schema", "render_author_view"]
+__all__ = [
+    "MAX_DEVELOPMENTS",
+    "ModelPlanner",
+    "plan_json_schema",
+    "plan_schema",
+    "render_author_view",
+]
+
+MAX_DEVELOPMENTS = 3  # the most developments one plan says it moves
 
 
 class ModelPlanner:
@@ -49,8 +63,41 @@ class ModelPlanner:
             SystemMessage(content=self.prompt.render(max_focal=MAX_FOCAL)),
             HumanMessage(content=render_author_view(view, direction, attempt, notes)),
         ]
-        checked = await self.client.structured(plan_schema(view), messages, shape=TurnPlan)
+        wire = plan_json_schema(view) if self.client.schemas == "story" else None
+        checked = await self.client.structured(
+            plan_schema(view), messages, shape=TurnPlan, json_schema=wire
+        )
         return TurnPlan.model_validate(checked.model_dump())
+
+
+def plan_json_schema(view: AuthorView) -> dict[str, Any]:
+    """The strict JSON schema of a plan for ``view`` (see the module docstring); built once
+    per set of ids (cached)."""
+    parts = {
+        "characters": view.characters(),
+        "places": sorted(e.id for e in view.entities.values() if e.kind == "place"),
+        "developments": sorted(d.id for d in view.open_developments()),
+        "hypotheses": sorted(h.id for h in view.hypotheses.values() if h.status == "open"),
+    }
+
+    def build() -> dict[str, Any]:
+        sentence = line(LINE_CHARS, min_chars=1)
+        developments = parts["developments"]
+        return closed(
+            {
+                "scene_goal": sentence,
+                "place": maybe(one_of(parts["places"])),
+                "focal": array(one_of(parts["characters"]), MAX_FOCAL, min_items=1),
+                "beats": array(sentence, MAX_BEATS),
+                "memory_needs": array(sentence, MAX_BEATS),
+                "developments": array(
+                    one_of(developments), min(MAX_DEVELOPMENTS, len(developments))
+                ),
+                "hypothesis": maybe(one_of(parts["hypotheses"])),
+            }
+        )
+
+    return cached("planner", parts, build)
 
 
 def plan_schema(view: AuthorView) -> type[TurnPlan]:

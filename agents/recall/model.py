@@ -12,7 +12,9 @@ The reply's shape, :class:`PlanReading`, is the part of a :class:`RetrievalPlan`
 fills in, in a reader's units: entity names or ids (resolved to ids; an unknown one is
 shown back to the model and asked for again), words (turned into index terms by the same
 tokenizer and stemmer the index uses), ISO dates (turned into day numbers). Retrieval
-never knows which planner ran.
+never knows which planner ran. The JSON schema sent (:func:`reading_json_schema`, unless
+the role's ``schemas`` setting is ``generic``) lists the roster's ids and the developments'
+as enums, bounds every list and word, and gives dates their ``YYYY-MM-DD`` pattern.
 """
 
 from __future__ import annotations
@@ -26,11 +28,18 @@ from pydantic import BaseModel, ConfigDict, create_model, model_validator
 
 from fabula.agents.llm import ModelClient
 from fabula.agents.prompts import load_prompt
+from fabula.agents.schemas import array, cached, closed, line, maybe, one_of
 from fabula.memory.index.terms import terms as index_terms
 from fabula.memory.records import Development, Entity, slug
 from fabula.memory.retrieval.plan import Purpose, RetrievalPlan
 
-__all__ = ["ModelRecallPlanner", "PlanReading", "reading_schema"]
+__all__ = ["ModelRecallPlanner", "PlanReading", "reading_json_schema", "reading_schema"]
+
+MAX_ENTITIES = 8  # the most entities, terms, attributes and developments one reading lists
+MAX_TERMS = 12
+MAX_ATTRIBUTES = 4
+WORD_CHARS = 40  # a topic word or an attribute name
+_DATE = {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"}
 
 
 class PlanReading(BaseModel):
@@ -77,7 +86,12 @@ class ModelRecallPlanner:
             HumanMessage(content=_render(request, entities, developments, today)),
         ]
         schema = reading_schema(entities, developments)
-        reading = await self.client.structured(schema, messages, shape=PlanReading)
+        wire = None
+        if self.client.schemas == "story":
+            wire = reading_json_schema(entities, developments)
+        reading = await self.client.structured(
+            schema, messages, shape=PlanReading, json_schema=wire
+        )
         involved = list(dict.fromkeys([*reading.entities, *(f for f in focus if f in entities)]))
         words = " ".join(reading.terms)
         names = {t for e in involved for t in index_terms(entities[e].name)}
@@ -95,6 +109,35 @@ class ModelRecallPlanner:
             order=reading.order,
             asks_when=reading.asks_when,
         )
+
+
+def reading_json_schema(
+    entities: Mapping[str, Entity], developments: Mapping[str, Development]
+) -> dict[str, Any]:
+    """The strict JSON schema of a reading for this roster and these developments (see the
+    module docstring); built once per set of ids (cached)."""
+    parts = {"entities": sorted(entities), "developments": sorted(developments)}
+
+    def build() -> dict[str, Any]:
+        word = line(WORD_CHARS, min_chars=1)
+        order = {"type": "string", "enum": ["earliest", "latest"]}
+        return closed(
+            {
+                "entities": array(one_of(parts["entities"]), MAX_ENTITIES),
+                "terms": array(word, MAX_TERMS),
+                "attributes": array(word, MAX_ATTRIBUTES),
+                "developments": array(
+                    one_of(parts["developments"]),
+                    min(MAX_ENTITIES, len(parts["developments"])),
+                ),
+                "first_date": maybe(_DATE),
+                "last_date": maybe(_DATE),
+                "order": maybe(order),
+                "asks_when": {"type": "boolean"},
+            }
+        )
+
+    return cached("recall", parts, build)
 
 
 def reading_schema(

@@ -9,17 +9,22 @@ reply is asked for with structured output: blank or overlong text is shown back 
 model and asked for again, within the client's attempts; then
 :class:`~fabula.memory.errors.ModelOutputError` is raised and the node keeps its extractive
 summary. The offline summariser is the fold's extractive summary itself (nothing to ask).
+The JSON schema sent (:func:`summary_json_schema`, unless the role's ``schemas`` setting is
+``generic``) bounds the title and the summary to one line of their lengths.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from fabula.agents.llm import ModelClient
 from fabula.agents.prompts import load_prompt
-from fabula.memory.summarise import NodeSummary, SummaryRequest
+from fabula.agents.schemas import cached, closed, line
+from fabula.memory.summarise import SUMMARY_CHARS, TITLE_CHARS, NodeSummary, SummaryRequest
 
-__all__ = ["ModelSummariser", "render_request"]
+__all__ = ["ModelSummariser", "render_request", "summary_json_schema"]
 
 
 class ModelSummariser:
@@ -40,7 +45,20 @@ class ModelSummariser:
             SystemMessage(content=self.prompt.render()),
             HumanMessage(content=render_request(request)),
         ]
-        return await self.client.structured(NodeSummary, messages)
+        wire = summary_json_schema() if self.client.schemas == "story" else None
+        return await self.client.structured(NodeSummary, messages, json_schema=wire)
+
+
+def summary_json_schema() -> dict[str, Any]:
+    """The strict JSON schema of a summary: a title of at most
+    :data:`~fabula.memory.summarise.TITLE_CHARS` characters and a summary of at most
+    :data:`~fabula.memory.summarise.SUMMARY_CHARS`, each on one line."""
+    bounds = {"title": TITLE_CHARS, "summary": SUMMARY_CHARS}
+    return cached(
+        "summariser",
+        bounds,
+        lambda: closed({k: line(n, min_chars=1) for k, n in bounds.items()}),
+    )
 
 
 def render_request(request: SummaryRequest) -> str:
