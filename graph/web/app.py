@@ -16,6 +16,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import fastapi_offline
 import jinja2
 import redis
 from fastapi import FastAPI, Request
@@ -125,6 +126,10 @@ def create_app(config: WebConfig) -> FastAPI:
         summary="Steer a story turn by turn and look into every mind.",
         version="1",
         lifespan=lifespan,
+        # FastAPI's own pages load Swagger UI and ReDoc from a CDN with an inline script,
+        # both refused by the studio's Content-Security-Policy: /docs is served below
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.config = config
     # every variable is escaped, whatever the template's name: story text is a model's output
@@ -132,6 +137,9 @@ def create_app(config: WebConfig) -> FastAPI:
         loader=jinja2.FileSystemLoader(str(_HERE / "templates")), autoescape=True
     )
     app.state.templates = Jinja2Templates(env=env)
+    # Swagger UI's files (those the fastapi-offline package ships), served by the studio
+    swagger = Path(fastapi_offline.__file__).resolve().parent / "static"
+    app.mount("/static/swagger", StaticFiles(directory=str(swagger)), name="swagger")
     app.mount("/static", StaticFiles(directory=str(_HERE / "static")), name="static")
 
     @app.exception_handler(FabulaError)

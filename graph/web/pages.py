@@ -370,6 +370,22 @@ async def fork(fab: Fab, story: str, form: Form) -> Response:
     return go(f"/stories/{story}", branch=child.branch, notice="forked")
 
 
+@router.get("/stories/{story}/usage", response_class=HTMLResponse)
+async def usage_page(request: Request, fab: Fab, story: str, branch: Branch = "main") -> Response:
+    """Model tokens and cost per committed turn and role, the background work and the total
+    (what `fabula show STORY usage` prints)."""
+    found = await reading.usage(fab.store(story, branch), fab.settings.prices)
+    return page(request, "usage.html", story=story, branch=branch, usage=found)
+
+
+# -- the API's documentation ---------------------------------------------------------------
+@router.get("/docs", response_class=HTMLResponse)
+async def docs(request: Request) -> Response:
+    """The API's documentation: Swagger UI on ``/openapi.json``, its script and styles served
+    by the studio (the Content-Security-Policy allows no other source, and no inline script)."""
+    return page(request, "docs.html")
+
+
 # -- the token -----------------------------------------------------------------------------
 @router.get("/login", response_class=HTMLResponse)
 async def login_form(request: Request) -> Response:
