@@ -210,7 +210,7 @@ class Fabula:
         pack = world if isinstance(world, WorldPack) else load_world(world)
         store = self.store(story or pack.id)
         await store.create(
-            setup_delta(pack),
+            setup_delta(pack, limit=self.settings.limits.delta_bytes),
             world=pack.id,
             title=pack.title,
             rules=pack.rules,

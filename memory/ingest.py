@@ -74,17 +74,18 @@ async def read_prior(
     store: StoryStore, actions: Sequence[StoryAction], *, as_of: int | None = None
 ) -> PriorView:
     """What the tracker needs to apply ``actions`` after turn ``as_of`` (None: the head):
-    the entities, W, every character's first-order beliefs plus the nested chains' beliefs
-    on the slots the actions can touch, and the scene the story is in."""
+    the entities, W, every character's first-order beliefs, and the scene the story is in.
+    Nested chains are not read: the tracker writes what reaches a group once, whatever its
+    chains held (:mod:`fabula.memory.tracking.nested`)."""
     entities = await store.entities(as_of)
     world = (await project_world(store, as_of)).states
     prior = PriorView(entities=entities, world=world)
     characters = sorted(i for i, e in entities.items() if e.kind == "character")
     slots = touched_slots(actions, prior)
     if as_of is None:
-        beliefs = await _current_beliefs(store, characters, slots)
+        beliefs = await _current_beliefs(store, characters)
     else:
-        beliefs = await _beliefs_as_of(store, characters, slots, as_of)
+        beliefs = await _beliefs_as_of(store, characters, as_of)
     if any(a.kind in _COMMUNICATION for a in actions):
         prior.beliefs = await _with_sources(store, beliefs, slots)
     else:
@@ -97,11 +98,10 @@ async def read_prior(
 
 
 async def _current_beliefs(
-    store: StoryStore, characters: Sequence[str], slots: set[str]
+    store: StoryStore, characters: Sequence[str]
 ) -> dict[Chain, dict[str, Belief]]:
-    """First-order beliefs of every character, and nested chains' beliefs on ``slots``, in
-    one read (the ``fabula_beliefs`` function: a chain's read costs no client round trip
-    or command of its own, and a story holds ~ characters² of them)."""
+    """First-order beliefs of every character, in one read (the ``fabula_beliefs`` function,
+    asked for no slot of a nested chain)."""
     out: dict[Chain, dict[str, Belief]] = {}
     if not characters:
         return out
@@ -110,24 +110,20 @@ async def _current_beliefs(
         store.client,
         "fabula_beliefs",
         [keys.belief_chains(store.story, store.branch, characters[0])],
-        [layout, json.dumps(list(characters)), *sorted(slots)],
+        [layout, json.dumps(list(characters))],
     )
-    for c, (own, nested) in zip(characters, reply, strict=True):
+    for c, (own, _nested) in zip(characters, reply, strict=True):
         out[(c,)] = dict(zip(own[::2], parse_beliefs(own[1::2]), strict=True))
-        for chain, slot, belief in zip(
-            nested[::3], nested[1::3], parse_beliefs(nested[2::3]), strict=True
-        ):
-            out.setdefault(tuple(chain.split(">")), {})[slot] = belief
     return out
 
 
 async def _beliefs_as_of(
-    store: StoryStore, characters: Sequence[str], slots: set[str], as_of: int
+    store: StoryStore, characters: Sequence[str], as_of: int
 ) -> dict[Chain, dict[str, Belief]]:
     out: dict[Chain, dict[str, Belief]] = {}
     for c in characters:
         for belief in await all_beliefs_as_of(store, c, as_of):
-            if len(belief.holder) == 1 or belief.slot in slots:
+            if len(belief.holder) == 1:
                 out.setdefault(belief.holder, {})[belief.slot] = belief
     return out
 

@@ -211,8 +211,15 @@ class StoryStore:
     async def delete(self) -> int:
         """Delete every key of the story (all branches, all minds). Returns keys removed."""
         removed = 0
+        batch: list[str] = []
+        # a command per thousand keys, not per key (one story's keys share one slot)
         async for key in self.client.scan_iter(match=keys.story_pattern(self.story), count=1000):
-            removed += await self.client.delete(key)
+            batch.append(key)
+            if len(batch) >= 1000:
+                removed += await self.client.delete(*batch)
+                batch = []
+        if batch:
+            removed += await self.client.delete(*batch)
         await self.client.srem(keys.STORIES, self.story)
         return removed
 

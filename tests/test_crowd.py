@@ -168,6 +168,16 @@ class TestCrowdLimits:
         assert "nothing was written" in message
         assert await store.head() == 0
 
+    def test_a_pack_too_large_is_refused_while_turn_0_is_built(self) -> None:
+        """A pack whose setup would pass the limit: one line naming the world and the limit,
+        raised before the rest of turn 0 is made."""
+        with pytest.raises(LimitExceeded) as raised:
+            setup_delta(crowd_pack(200), limit=20_000)
+        message = str(raised.value)
+        assert "\n" not in message and "turn 0" in message and "world=crowd" in message
+        assert "FABULA_MAX_DELTA_BYTES" in message
+        setup_delta(crowd_pack(200))  # without a limit it is built
+
 
 class TestCrowdForks:
     async def test_forks_and_deletion_stay_cheap(self, aredis_client: aredis.Redis) -> None:

@@ -168,9 +168,14 @@ def _imported_beliefs(pack: WorldPack, b: DeltaBuilder, setup: Event) -> None:
 _ATTITUDES = frozenset(get_args(Attitude))
 
 
-def setup_delta(pack: WorldPack) -> TurnDelta:
-    """Turn 0 of a story started from ``pack``."""
-    b = DeltaBuilder(0, pack.premise)
+def setup_delta(pack: WorldPack, *, limit: int | None = None) -> TurnDelta:
+    """Turn 0 of a story started from ``pack``.
+
+    With ``limit`` (the largest payload a commit may send), a pack whose turn 0 would be
+    larger is refused while it is being built (:class:`~fabula.memory.errors.LimitExceeded`,
+    one line naming the pack), before the rest of it is made.
+    """
+    b = DeltaBuilder(0, pack.premise, limit=limit, context={"world": pack.id})
     for place in pack.places:
         b.entity("place", place.name, description=place.description)
     for char in pack.characters:
