@@ -27,6 +27,7 @@ from fabula.graph.responses import (
     MindsOut,
     PlotOut,
     RecallLine,
+    RecallLore,
     RecallOut,
     RecallPlan,
     StoryText,
@@ -54,8 +55,12 @@ from fabula.memory.retrieval.plan import RetrievalPlan
 from fabula.memory.settings import Price
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter
+from fabula.worlds.activation import activate
+from fabula.worlds.lore import split_decorators
+from fabula.worlds.pack import WorldPack
 
 __all__ = [
+    "LORE_SHARE",
     "MAX_RECALL_BUDGET",
     "MAX_REQUEST_CHARS",
     "RECALL_BUDGET",
@@ -71,6 +76,7 @@ __all__ = [
     "story_text",
     "usage",
     "world",
+    "world_lore",
 ]
 
 _EVENT_ID = re.compile(r"^e\d{1,9}\.\d{1,9}$")
@@ -396,8 +402,12 @@ async def recall(
                            f"{MAX_RECALL_BUDGET}", story=store.story)  # fmt: skip
     as_of = await check_as_of(store, as_of)
     holder = None
+    lore: list[RecallLore] = []
     if character is None or not character.strip():
-        found: Assembly = await author_context(store, request, budget=budget, counter=counter,
+        lore = await world_lore(store, request, budget=budget // LORE_SHARE, counter=counter,
+                                as_of=as_of)  # fmt: skip
+        rest = max(1, budget - sum(x.tokens for x in lore))
+        found: Assembly = await author_context(store, request, budget=rest, counter=counter,
                                                as_of=as_of, embedder=embedder)  # fmt: skip
     else:
         holder = (await store.resolve(character, "character")).id
@@ -414,7 +424,39 @@ async def recall(
         text=found.text,
         lines=[_line(m) for m in found.manifest],
         plan=None if found.plan is None else _plan(found.plan),
+        lore=lore,
     )
+
+
+LORE_SHARE = 4
+"""The writer's lore section may take up to a quarter of a recall's budget."""
+
+
+async def world_lore(
+    store: StoryStore, request: str, *, budget: int, counter: TokenCounter, as_of: int | None
+) -> list[RecallLore]:
+    """The world's lorebooks' entries (the author's: no character's own book) that the
+    request and the last three turns' text activate, within ``budget`` tokens and each
+    book's own ``token_budget`` (see :mod:`fabula.worlds.activation`)."""
+    document = await store.pack_document()
+    if document is None:
+        return []
+    books = WorldPack.model_validate_json(document).lore.books_of(None)
+    entries = [(b, e) for b in books for e in b.entries]
+    if not entries:
+        return []
+    head = as_of if as_of is not None else await store.head()
+    recent = await store.turn_texts(max(1, head - 2), head) if head >= 1 else []
+    scan = "\n".join([request, *(t.text for t in recent)])
+    limits = [b.token_budget for b in books if b.token_budget]
+    fired = activate([e for _, e in entries], scan, budget=min([budget, *limits]),
+                     count_tokens=counter.count, turn=head,
+                     recursive=any(b.recursive_scanning is not False for b in books))  # fmt: skip
+    return [
+        RecallLore(book=entries[a.index][0].name, name=a.entry.name, fired=a.fired, key=a.key,
+                   step=a.step, tokens=a.tokens, text=split_decorators(a.entry.content)[1])
+        for a in fired
+    ]  # fmt: skip
 
 
 def _plan(plan: RetrievalPlan) -> RecallPlan:

@@ -48,6 +48,7 @@ __all__ = [
     "PendingTurn",
     "PlotOut",
     "RecallLine",
+    "RecallLore",
     "RecallOut",
     "RecallPlan",
     "RunOut",
@@ -393,6 +394,19 @@ class RecallPlan(_Out):
         return " · ".join(parts) or "nothing to look up: the most recent episodes"
 
 
+class RecallLore(_Out):
+    """A lore entry the request (and the recent text) activated: its book and name, how it
+    fired (a key, constant, recursion at ``step``, a decorator) and which key, its text."""
+
+    book: str
+    name: str
+    fired: str
+    key: str | None = None
+    step: int = 0
+    tokens: int
+    text: str
+
+
 class RecallOut(_Out):
     """What memory gives a request within a token budget: the context the writer (``holder``
     None: the author's view, everything on the branch) or a character (its own beliefs and
@@ -409,6 +423,7 @@ class RecallOut(_Out):
     text: str
     lines: list[RecallLine]
     plan: RecallPlan | None
+    lore: list[RecallLore] = []  # the world's lore the request activated (the writer's only)
 
 
 class ExportOut(_Out):

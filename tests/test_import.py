@@ -462,3 +462,28 @@ class TestBadInput:
         with pytest.raises(InvalidInput, match="is not an empty folder"):
             write_pack(imported.pack, imported.assets, folder)
         assert [p.name for p in folder.iterdir()] == ["notes.txt"]
+
+
+class TestLoreInRecall:
+    async def test_world_lore_in_the_writers_recall(self, redis_url: str, tmp_path: Path) -> None:
+        """The writer's recall has the world lore its request activates, each entry with the
+        key that fired it, within a quarter of the budget; a character's own book never
+        reaches it, nor does any lore reach a character's recall."""
+        paths = [
+            fx.write_json(tmp_path / "ben.json", fx.v2_card()),
+            fx.write_json(tmp_path / "wi.json", fx.st_world_info()),
+        ]
+        imported = import_paths(paths, story_id="isle")
+        async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
+            store = await fab.create_story(imported.pack, "isle")
+            found = await fab.recall(store, "Up the tower at night, brandy?", budget=400)
+            assert [(x.name, x.fired, x.key) for x in found.lore] == [("The tower", "key", "tower")]
+            assert found.lore[0].text == "The tower is white."
+            assert found.tokens + sum(x.tokens for x in found.lore) <= 400
+            # a case-sensitive entry: 'Tower' does not fire it; AND ALL: nor 'tower' by day
+            assert (await fab.recall(store, "the Tower at night", budget=400)).lore == []
+            assert (await fab.recall(store, "the tower by day", budget=400)).lore == []
+            mine = await fab.recall(
+                store, "Up the tower at night, brandy?", budget=400, character="ben"
+            )
+            assert mine.lore == []

@@ -233,6 +233,9 @@ def recall(
         if found.plan is not None:
             out.print(Text("read as: " + found.plan.describe(), style="dim"))
         out.print(found.text or "(nothing: the memory holds nothing for this request)")
+        for lore in found.lore:
+            why = lore.fired + (f" {lore.key!r}" if lore.key else "")
+            out.print(Text.assemble((f"lore ({lore.book}: {lore.name}; {why}) ", "dim"), lore.text))
         records = len({(line.kind, line.id) for line in found.lines})
         out.print(Text(f"{found.tokens} of {found.budget} tokens, {len(found.lines)} lines "
                        f"from {records} records (--json: the record behind each line)",
