@@ -29,11 +29,12 @@ Pure: entries and a text in, the activated entries (each with what fired it) out
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from fabula.worlds.imports.keys import KeyError_, key_matches
+from fabula.worlds.imports.keys import KeyError_, is_regex_key, key_matches
 from fabula.worlds.lore import LoreEntry, split_decorators
 
 __all__ = ["Activated", "Fired", "activate", "decorators_of"]
@@ -82,9 +83,19 @@ def decorators_of(entry: LoreEntry) -> dict[str, str]:
     return found
 
 
+@functools.lru_cache(maxsize=8)
+def _lower(text: str) -> str:
+    return text.lower()
+
+
 def _hits(keys: Sequence[str], text: str, entry: LoreEntry, case: bool, whole: bool) -> list[str]:
     out = []
     for key in keys:
+        if not entry.use_regex and not is_regex_key(key):
+            # a plain key must be in the text as a substring: a fast test before the regex
+            needle = key.strip()
+            if (needle if case else needle.lower()) not in (text if case else _lower(text)):
+                continue
         try:
             if key_matches(
                 key, text, use_regex=entry.use_regex, case_sensitive=case, whole_words=whole

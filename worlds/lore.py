@@ -153,6 +153,8 @@ def split_decorators(content: str) -> tuple[list[str], str]:
     >>> split_decorators("@@depth 4\\n@@@instruct_depth 4\\nThe tower is old.")
     (['@@depth 4', '@@@instruct_depth 4'], 'The tower is old.')
     """
+    if not content.lstrip().startswith("@@"):
+        return [], content
     lines = content.split("\n")
     decorators: list[str] = []
     for line in lines:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import re
 
-__all__ = ["KeyError_", "compile_key", "key_matches"]
+__all__ = ["KeyError_", "compile_key", "is_regex_key", "key_matches"]
 
 _SLASHED = re.compile(r"^/(.+)/([a-z]*)$", re.DOTALL)
 _FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "u": 0, "g": 0, "y": 0}
@@ -43,6 +43,11 @@ def compile_key(
     if whole_words and not re.search(r"\s", key.strip()):
         return re.compile(rf"(?:^|\W)({escaped})(?:$|\W)", bits)
     return re.compile(escaped, bits)
+
+
+def is_regex_key(key: str) -> bool:
+    """Whether ``key`` is written as a regular expression (``/pattern/flags``)."""
+    return key.startswith("/") and _SLASHED.match(key) is not None
 
 
 def key_matches(
