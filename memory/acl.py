@@ -1,7 +1,7 @@
 """Private minds, enforced by Redis: one read-only ACL user per (story, character).
 
 A character's user may read only its own keyspace (``fab:{story}:c:<character>:*``) and the
-story's common knowledge (``fab:{story}:common:*``), with the key-reading commands of
+story's branch tree (``fab:{story}:common:branches``), with the key-reading commands of
 :data:`CHARACTER_COMMANDS` and the project's read-only functions (whose ``redis.call`` is
 checked against the caller's permissions); it cannot write, run a script of its own, scan
 the keyspace, or run a server-wide command. Users are saved to
@@ -103,7 +103,9 @@ async def ensure_character_user(
         "on",
         f">{password}",
         f"%R~{keys.mind_pattern(story, character)}",
-        f"%R~{keys.common_pattern(story)}",
+        # of the story's common keys only the branch tree: the story's full list of
+        # entities is not for a character (it knows of what its own mind names)
+        f"%R~{keys.branches(story)}",
         "resetchannels",
         *_ACL_RULES,
         # a cluster client first asks which node serves which slots, and for the command table
@@ -207,7 +209,7 @@ class CharacterMind:
         self.story = story
         self.character = character
         self.branch = branch
-        self._store = StoryStore(client, story, branch)
+        self._store = StoryStore(client, story, branch, viewer=character)
 
     async def beliefs(self, about: Sequence[str] = (), *, as_of: int | None = None) -> BeliefView:
         """B[self] (or, with ``about=["ben"]``, what this character thinks Ben believes)."""
@@ -254,10 +256,12 @@ class CharacterMind:
         except NoPermissionError as exc:
             raise AccessDenied(str(exc), story=self.story, character=self.character) from exc
 
-    async def entities(self) -> dict[str, Entity]:
-        """The story's entities (common knowledge)."""
+    async def entities(self, *, as_of: int | None = None) -> dict[str, Entity]:
+        """The entities this character knows of (by turn ``as_of``, if given): those its
+        beliefs and the events it witnessed name, and the pack's places and cast — read from
+        its own mind; the story's full list is not readable by this connection."""
         try:
-            return await self._store.entities()
+            return await self._store.entities(as_of)
         except NoPermissionError as exc:
             raise AccessDenied(str(exc), story=self.story, character=self.character) from exc
 
@@ -280,9 +284,19 @@ async def character_credentials(
 ) -> CharacterCredentials:
     """The character's user (created on first use; afterwards one read)."""
     password = await admin.get(keys.acl_secret(story, character))
-    if password is None:
+    if password is None or await _stale(admin, story, character):
         return await ensure_character_user(admin, story, character)
     return CharacterCredentials(story, character, keys.acl_user(story, character), password)
+
+
+async def _stale(admin: aredis.Redis, story: str, character: str) -> bool:
+    """Whether the character's user still has an older Fabula's rules (every common key
+    readable, the story's full entity list included): then it is made again."""
+    try:
+        user = await admin.acl_getuser(keys.acl_user(story, character))
+    except ResponseError:
+        return True
+    return not user or keys.common_pattern(story) in str(user.get("keys", ""))
 
 
 async def open_mind(

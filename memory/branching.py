@@ -53,6 +53,11 @@ async def fork(
     memories = {c: await recall(parent, c, last=1_000_000, as_of=at_turn) for c in characters}
     minds = {c: await all_beliefs_as_of(parent, c, at_turn) for c in characters}
     shared = {c: await _shared_through(parent, c, at_turn) for c in characters}
+    # each roster as it stood at the fork (the raw copies: who knew of what, from when)
+    known = {}
+    for c in characters:
+        raw = await parent.client.hgetall(keys.known_entities(parent.story, parent.branch, c))
+        known[c] = {i: v for i, v in raw.items() if json.loads(v)["known_from"] <= at_turn}
     devs = await project_developments(parent, as_of=at_turn)
     hyps = await project_hypotheses(parent, as_of=at_turn)
     story = parent.story
@@ -101,6 +106,9 @@ async def fork(
                 if lines:
                     pipe.rpush(keys.shared_log(story, branch, character), *lines)
                     pipe.hset(keys.shared_groups(story, branch, character), mapping=groups)
+            for character, roster in known.items():
+                if roster:
+                    pipe.hset(keys.known_entities(story, branch, character), mapping=roster)
             for character, mems in memories.items():
                 if mems:
                     pipe.rpush(

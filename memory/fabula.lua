@@ -276,6 +276,30 @@ local function commit(keys, args)
       chunked('HSET', (string.gsub(L.s_groups, '<C>', who, 1)), flat)
     end
   end
+  -- what each character now knows of: its own copy of each entity record named by its new
+  -- beliefs and the events it witnessed ({"known_from":<turn>,"entity":<record>}), kept from
+  -- the first turn it knew of it; a name that is no entity is skipped
+  local K = P.known or {who = {}, ids = {}}  -- an older caller's header has none
+  for i, who in ipairs(K.who) do
+    local ids = K.ids[i]
+    if #ids > 0 then
+      local key = (string.gsub(L.known, '<C>', who, 1))
+      local have = hmget(key, ids)
+      local missing = {}
+      for j, id in ipairs(ids) do if not have[j] then missing[#missing + 1] = id end end
+      if #missing > 0 then
+        local recs = hmget(L.entities, missing)
+        local copies = {}
+        for j, id in ipairs(missing) do
+          if recs[j] then
+            copies[#copies + 1] = id
+            copies[#copies + 1] = '{"known_from":' .. turn .. ',"entity":' .. recs[j] .. '}'
+          end
+        end
+        if #copies > 0 then chunked('HSET', key, copies) end
+      end
+    end
+  end
   -- developments (new, or as a status change leaves them) and hypotheses (new, or realised):
   -- whole records, stored as they are
   flat = {}

@@ -6,8 +6,9 @@ multi-key commit stays atomic on Redis Cluster, and stories spread across nodes.
 Layout (``S`` story, ``B`` branch, ``C`` character, ``H`` a holder chain such as ``ava>ben``)::
 
     fab:{S}:meta                      hash   story metadata (world, title, created)
-    fab:{S}:common:entities           hash   id -> Entity          (readable by every character)
-    fab:{S}:common:branches           hash   branch -> {"parent", "fork_turn"} (likewise)
+    fab:{S}:common:entities           hash   id -> Entity          (every entity: the admin's)
+    fab:{S}:common:branches           hash   branch -> {"parent", "fork_turn"} (readable by
+                                             every character)
     fab:{S}:b:B:head                  hash   turn (last committed), count
     fab:{S}:b:B:turns                 hash   turn -> {"text", "digest", "events"}
     fab:{S}:b:B:events                hash   event id -> Event
@@ -31,6 +32,7 @@ Layout (``S`` story, ``B`` branch, ``C`` character, ``H`` a holder chain such as
     fab:{S}:c:C:B:from                zset   belief id scored by valid_from (every belief)
     fab:{S}:c:C:B:chains              set    chains rooted at C that hold beliefs
     fab:{S}:c:C:B:mem                 list   C's first-person memories: the events C witnessed
+    fab:{S}:c:C:B:ent                 hash   id -> {"known_from", "entity"}: what C knows of
     fab:{S}:b:B:xG:...                the episode index of a branch (see :class:`EpisodeKeys`;
                                       G its generation, ``INDEX_GENERATION``)
     fab:{S}:c:C:B:xG:...              the episode index of what C witnessed on a branch
@@ -72,6 +74,7 @@ __all__ = [
     "hypotheses",
     "index_layout",
     "index_prefix",
+    "known_entities",
     "meta",
     "mind_pattern",
     "mind_prefix",
@@ -242,6 +245,12 @@ def memories(story: str, branch: str, character: str) -> str:
     return f"{mind_prefix(story, character)}{branch}:mem"
 
 
+def known_entities(story: str, branch: str, character: str) -> str:
+    """The entities ``character`` knows of on ``branch`` (its own copy of each record, with
+    the turn it came to know of it): what its roster is read from."""
+    return f"{mind_prefix(story, character)}{branch}:ent"
+
+
 INDEX_GENERATION = 2
 """The layout of the episode indexes. An index is derived data (it is rebuilt from the
 committed turns), so when what it holds changes — its keys, its postings, what a witness
@@ -387,6 +396,7 @@ def commit_layout(story: str, branch: str) -> dict[str, str]:
         "s_log": shared_log(story, branch, "<C>"),
         "s_groups": shared_groups(story, branch, "<C>"),
         "mem": memories(story, branch, "<C>"),
+        "known": known_entities(story, branch, "<C>"),
         "usage": usage(story, branch),
         "fence": f"{_s(story)}:b:{branch}:fence:<T>",  # keys.fence of the turn committed
     }

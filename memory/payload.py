@@ -115,6 +115,16 @@ class SharedColumns(TypedDict):
     members: list[list[str]]
 
 
+class KnownColumns(TypedDict):
+    """What each character comes to know of this turn: the entities its new beliefs and
+    the events it witnessed name (at turn 0, also the pack's places and cast, which are
+    common knowledge). Each is copied into its own mind (``known``), the only place its
+    roster is read from; a name that is no entity is skipped."""
+
+    who: list[str]
+    ids: list[list[str]]
+
+
 class DevelopmentColumns(TypedDict):
     """New developments and status changes (each record: the development as it leaves it)."""
 
@@ -152,6 +162,7 @@ class CommitHeader(TypedDict):
     states: StateColumns
     beliefs: BeliefColumns
     shared: SharedColumns
+    known: KnownColumns
     devs: DevelopmentColumns
     hyps: HypothesisColumns
 
@@ -181,6 +192,30 @@ def stored(record: State | Belief | Event) -> str:
 
 def _json(value: object) -> str:
     return json.dumps(value, separators=(",", ":"))
+
+
+def _known(delta: TurnDelta) -> KnownColumns:
+    """By character, the entities this turn makes it know of (see :class:`KnownColumns`)."""
+    known: dict[str, set[str]] = {}
+    for belief in delta.beliefs:
+        known.setdefault(belief.holder[0], set()).update(
+            (*belief.holder, belief.subject, belief.value)
+        )
+    for shared in delta.shared:  # held together: each member knows of the others too
+        for member in shared.group:
+            known.setdefault(member, set()).update((*shared.group, shared.subject, shared.value))
+    for event in delta.events:
+        named = {event.actor, *event.participants, event.place}
+        if event.content is not None:
+            named |= {event.content.subject, event.content.value}
+        for who in event.witnesses:
+            known.setdefault(who, set()).update((who, *(n for n in named if n)))
+    if delta.turn == 0:  # a pack's setup: its places and its cast are common knowledge
+        common = {e.id for e in delta.entities if e.kind in ("place", "character")}
+        for character in (e.id for e in delta.entities if e.kind == "character"):
+            known.setdefault(character, set()).update((character, *common))
+    holders = sorted(known)
+    return {"who": holders, "ids": [sorted(x for x in known[h] if x) for h in holders]}
 
 
 def encode_commit(
@@ -242,6 +277,7 @@ def encode_commit(
             "group": [group_json(s.group) for s in delta.shared],
             "members": [list(s.group) for s in delta.shared],
         },
+        "known": _known(delta),
         "devs": {
             "id": [d.id for d in delta.developments],
             "new": [d.is_new for d in delta.developments],

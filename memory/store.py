@@ -128,9 +128,17 @@ class StoryStore:
     """One branch of one story in Redis."""
 
     def __init__(
-        self, client: aredis.Redis, story: str, branch: str = MAIN, *, limits: Limits | None = None
+        self,
+        client: aredis.Redis,
+        story: str,
+        branch: str = MAIN,
+        *,
+        limits: Limits | None = None,
+        viewer: str | None = None,
     ) -> None:
         self.client = client
+        # a character's store (on its own connection): its entities are what it knows of
+        self.viewer = viewer
         self.limits = limits or Limits()
         self.story = keys.check_id(story, "story")
         self.branch = keys.check_id(branch, "branch")
@@ -140,7 +148,7 @@ class StoryStore:
 
     def on_branch(self, branch: str) -> StoryStore:
         """The same story, another branch."""
-        return StoryStore(self.client, self.story, branch, limits=self.limits)
+        return StoryStore(self.client, self.story, branch, limits=self.limits, viewer=self.viewer)
 
     # -- lifecycle ------------------------------------------------------------------
     async def exists(self) -> bool:
@@ -406,11 +414,26 @@ class StoryStore:
         return -1 if raw is None else int(raw)
 
     async def entities(self, as_of: int | None = None) -> dict[str, Entity]:
-        """Every entity of the story (introduced by turn ``as_of``, if given), by id."""
+        """Every entity of the story (introduced by turn ``as_of``, if given), by id; for a
+        character's store (``viewer``), the entities it knows of (:meth:`known_entities`)."""
+        if self.viewer is not None:
+            return await self.known_entities(self.viewer, as_of)
         raw = await self.client.hgetall(keys.entities(self.story))
         out = {k: _entity(v) for k, v in raw.items()}
         if as_of is not None:
             out = {k: e for k, e in out.items() if e.introduced <= as_of}
+        return out
+
+    async def known_entities(self, character: str, as_of: int | None = None) -> dict[str, Entity]:
+        """The entities ``character`` knows of on this branch (by turn ``as_of``, if given),
+        by id: those its beliefs and the events it witnessed name, and the pack's places and
+        cast; read from its own mind, so a character's connection may read it."""
+        raw = await self.client.hgetall(keys.known_entities(self.story, self.branch, character))
+        out: dict[str, Entity] = {}
+        for ident, value in raw.items():
+            known = json.loads(value)
+            if as_of is None or int(known["known_from"]) <= as_of:
+                out[ident] = Entity.model_validate(known["entity"])
         return out
 
     async def characters(self) -> list[str]:
@@ -487,9 +510,14 @@ class StoryStore:
         )
 
     async def require_character(self, character: str) -> Entity:
-        """The characters entity; raises :class:`NotFound` if the story has no such character."""
-        raw = await self.client.hget(keys.entities(self.story), character)
-        entity = None if raw is None else Entity.model_validate_json(raw)
+        """The characters entity; raises :class:`NotFound` if the story has no such character
+        (for a character's store: none it knows of)."""
+        entity: Entity | None
+        if self.viewer is not None:
+            entity = (await self.known_entities(self.viewer)).get(character)
+        else:
+            raw = await self.client.hget(keys.entities(self.story), character)
+            entity = None if raw is None else Entity.model_validate_json(raw)
         if entity is None or entity.kind != "character":
             raise NotFound(
                 f"story {self.story!r} has no character {character!r}",

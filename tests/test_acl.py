@@ -73,7 +73,8 @@ class TestOwnMind:
         assert (await leo.beliefs(["mara"], as_of=0)).beliefs == {}
 
     async def test_reads_common_knowledge(self, leo: CharacterMind) -> None:
-        """The story's entities are common knowledge, readable by every character."""
+        """What a character knows of (the pack's places and cast, what it met) is in its own
+        mind, readable by it."""
         entities = await leo.entities()
         assert {"leo", "mara", "brass_key", "study"} <= set(entities)
 
@@ -273,3 +274,48 @@ class TestMindPool:
         await first.close()
         await pool.aclose()
         assert len(pool) == 0
+
+
+class TestRoster:
+    async def test_a_character_knows_of_only_what_it_met(self, redis_url: str) -> None:
+        """After "Mara put the silver letter in the hollow book." while Leo is in the
+        hallway, the letter is in the story (W) and in Mara's roster, but not in Leo's: not
+        in his mind's entities (read through his own Redis user, which cannot read the
+        story's full list), not under "Things you know of" in his model prompt, and his
+        recall does not read "silver letter" as naming it. The pack's places and cast, and
+        what he met, he knows of."""
+        from fabula.agents.character.brief import brief_for
+        from fabula.agents.character.model import render_mind
+        from fabula.agents.contracts import TurnPlan
+        from fabula.agents.views import author_view
+        from fabula.graph.service import Fabula
+        from fabula.memory.settings import Settings
+
+        async with Fabula(redis_url, Settings(home=Path("/nonexistent"))) as fab:
+            pack = load_world("hollow_book")
+            store = await fab.new_story(pack, "hb")
+            for text in pack.opening.turns:  # Leo ends in the hallway
+                await fab.commit_scripted(store, text)
+            assert await fab.commit_scripted(
+                store, "Mara put the silver letter in the hollow book."
+            )
+            assert "silver_letter" in await store.entities()
+            view = await author_view(store)
+            assert view.world.where("leo") == "hallway"
+            leo = await fab.minds.mind("hb", "leo")
+            mara = await fab.minds.mind("hb", "mara")
+            known = await leo.entities()
+            assert "silver_letter" not in known
+            assert {"leo", "mara", "study", "hallway", "brass_key", "desk_drawer"} <= set(known)
+            assert "silver_letter" in await mara.entities()
+            assert "silver_letter" not in await leo.entities(as_of=await store.head())
+            assert "silver_letter" not in await mara.entities(as_of=await store.head() - 1)
+            with pytest.raises(NoPermissionError):
+                await leo.client.hgetall(keys.entities("hb"))
+            brief = brief_for(view, "leo", TurnPlan(scene_goal="g", focal=("leo",)))
+            prompt = render_mind(brief, await leo.beliefs(), await leo.memories(), known)
+            assert "silver" not in prompt.lower()
+            recalled = await leo.recall("Where is the silver letter?", budget=1000)
+            assert "silver_letter" not in recalled.plan.entities
+            told = await mara.recall("Where is the silver letter?", budget=1000)
+            assert "silver_letter" in told.plan.entities

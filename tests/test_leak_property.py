@@ -19,6 +19,8 @@ only the traveller saw all it says. It checks that no prompt holds
   sentence (no event accounts for it);
 * an object–container pair in this turn's memories that no deed it saw put together;
 * anything of the planner's plan (its scene goal and beats);
+* in its roster (the entities it is shown), anything but the pack's places and cast, what
+  it believes something of, and what it saw;
 
 and that the JSON schema its agent sends (part of its prompt too) names nothing the prompt
 does not: every id in it is one of the things the character knows of, every attribute one
@@ -61,6 +63,7 @@ from fabula.graph.service import Fabula
 from fabula.memory.actions import StoryAction
 from fabula.memory.index.build import index_through
 from fabula.memory.ingest import build_turn
+from fabula.memory.records import slug
 from fabula.memory.settings import Settings
 from tests.leak_stories import CONTAINERS, JOINS, THINGS, Turn, sloppy_reading, turns
 
@@ -138,6 +141,12 @@ async def test_no_prompt_holds_what_its_character_did_not_witness(
         assert named(schema) <= shown | believed | {"location", *INTENT_FIELDS}
         assert "SECRET-PLAN" not in json.dumps(schema)
         name = view.name(character)
+        # the roster it is shown ("Things you know of", what its requests are read against):
+        # the pack's places and cast, what it believes something of, and what it saw
+        common = {e.id for e in (await store.entities()).values() if e.kind != "object"}
+        held = {x for b in beliefs.beliefs.values() for x in (b.subject, b.value)}
+        seen = {slug(x) for d in turn.deeds if name in d.audience for x in d.pair or ()}
+        assert set(entities) <= common | held | seen, (name, set(entities), turn.text)
         if name in journeys:  # its own journey, told alone: it saw both ends
             assert journeys[name] in memory_lines(prompt), (name, journeys[name], turn.text)
         assert "SECRET-PLAN" not in prompt

@@ -125,12 +125,13 @@ async def character_context(
     """A character's context: its beliefs and the episodes it witnessed, nothing else.
 
     ``client`` is the character's own read-only connection: every key read here is in the
-    character's keyspace or the story's common knowledge, so Redis refuses anything else.
+    character's keyspace (its roster too: the entities it knows of) or the story's branch
+    tree, so Redis refuses anything else.
     A request that names an episode the character did not witness finds nothing of it.
     """
     counter = counter or default_counter()
-    store = StoryStore(client, story, branch)
-    entities = await store.entities(as_of)
+    store = StoryStore(client, story, branch, viewer=character)
+    entities = await store.entities(as_of)  # what it knows of, no more
     where = await sources(store, character)
     today = await latest_day(client, where, as_of=as_of)  # the last day it lived
     plan = plan_request(request, entities, purpose="character", focus=(character,),
@@ -150,7 +151,7 @@ async def own_words(
 ) -> list[str]:
     """What ``character`` said last (up to ``last`` utterances, oldest first), from its own
     index through the connection it is given: voice exemplars for its prompt."""
-    store = StoryStore(client, story, branch)
+    store = StoryStore(client, story, branch, viewer=character)
     where = await sources(store, character)
     recent = await by_entities(client, where, [character], last=OWN_WORDS_SCAN)
     found = await fetch(client, where, recent)
