@@ -2,7 +2,8 @@
 
 Every read goes through the character's :class:`~fabula.memory.acl.CharacterMind`, on its
 own Redis user, which can read nothing but its keyspace (its beliefs, nested beliefs and
-the episodes it witnessed) and the story's common knowledge (the entities' names). So an
+the episodes it witnessed, the names of the entities it knows of) and the story's branch
+tree. So an
 answer cannot hold what the character did not witness or was not told, whatever the
 question: the story's world, another mind and the planner's plan are out of its reach.
 

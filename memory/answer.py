@@ -146,6 +146,9 @@ async def answer(
 
 
 async def _display_name(store: StoryStore, entity_id: str) -> str:
+    if store.viewer is not None:  # a character's store: the name as it knows it, if it does
+        known = (await store.entities()).get(entity_id)
+        return known.name if known is not None and known.name else entity_id
     raw = await store.client.hget(keys.entities(store.story), entity_id)
     if raw is None:
         return entity_id

@@ -1,9 +1,10 @@
 """The character agent on a chat model: its own mind in, a validated :class:`Proposal` out.
 
 The prompt holds only what the character's :class:`~fabula.memory.acl.CharacterMind` returns (its
-beliefs, its first-person memories, the names of the story's entities, which are common
-knowledge) and its brief: never the world, never another mind. The mind reads through
-the character's own Redis user, so nothing else could reach the prompt even by mistake.
+beliefs, its first-person memories, the names of the entities it knows of: met, believed
+something of, or made common by the pack at the start) and its brief: never the world,
+never another mind. The mind reads through the character's own Redis user, so nothing else
+could reach the prompt even by mistake.
 
 The model fills a :class:`CharacterProposal` (its actions and intent); the proposal's
 ``character`` is set here, not by the model. Its JSON schema (:func:`proposal_json_schema`)
