@@ -10,8 +10,11 @@ different prompt: requests match on method, URL and body) is refused rather than
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 from pathlib import Path
+
+from fabula.memory.errors import ConfigError
 
 __all__ = ["cassette"]
 
@@ -33,6 +36,14 @@ def cassette(path: Path | None) -> Iterator[None]:
         filter_headers=_PRIVATE_HEADERS,
         decode_compressed_response=True,
     )
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.exists() and not os.access(path.parent, os.W_OK):
+            raise PermissionError(13, "not writable")
+    except OSError as exc:
+        raise ConfigError(
+            f"FABULA_MODEL_CASSETTE: cannot record into {path} ({exc.strerror or exc}); "
+            "name a file in a folder you can write"
+        ) from None
     with recorder.use_cassette(str(path)):
         yield

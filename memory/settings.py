@@ -70,8 +70,21 @@ _MODEL_ENV: dict[str, str] = {
 def default_home(env: Mapping[str, str] | None = None) -> Path:
     """Fabula's data folder: ``$FABULA_HOME``, else the user's data folder."""
     env = os.environ if env is None else env
-    if env.get("FABULA_HOME"):
-        return Path(env["FABULA_HOME"]).expanduser()
+    if "FABULA_HOME" in env:
+        home = env["FABULA_HOME"]
+        if not home.strip():
+            raise ConfigError(
+                "FABULA_HOME is set but empty: set it to Fabula's data folder, or unset it "
+                "for the default"
+            )
+        try:
+            home.encode("utf-8")
+        except UnicodeEncodeError:  # os.environ keeps undecodable bytes as surrogates
+            raise ConfigError(
+                f"FABULA_HOME is not UTF-8 text ({home.encode('utf-8', 'replace')!r}): "
+                "name a folder whose path is"
+            ) from None
+        return Path(home).expanduser()
     base = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "fabula"
 

@@ -316,3 +316,40 @@ class TestNumbersAndViews:
         for what in ("scenes", "plot", "branches", "usage"):
             assert f"show {what} has no --as-of" in tale.fails("show", "tale", what, "--as-of", "1")
         assert tale("show", "tale", "world", "--as-of", "1").exit_code == 0
+
+
+class TestEnvironment:
+    """Settings that cannot work are one line each, before anything starts."""
+
+    def test_cluster_declared_on_the_embedded_socket(self, tmp_path: Path) -> None:
+        """FABULA_REDIS_CLUSTER=yes with the embedded server (a unix socket, never a
+        cluster) was a 76-line traceback."""
+        cli = Cli("", tmp_path)
+        cli.env.pop("FABULA_REDIS_URL")
+        message = cli.fails("stories", FABULA_REDIS_CLUSTER="yes")
+        assert "FABULA_REDIS_CLUSTER" in message and "unix socket" in message
+
+    def test_a_cassette_where_nothing_can_be_written(self, cli: Cli) -> None:
+        """FABULA_MODEL_CASSETTE=/proc/x/y was a 54-line traceback."""
+        message = cli.fails("stories", FABULA_MODEL_CASSETTE="/proc/x/y")
+        assert "FABULA_MODEL_CASSETTE" in message and "/proc/x/y" in message
+
+    @pytest.mark.parametrize("home", ["", "   ", "/tmp/caf\udce9"])
+    def test_an_empty_or_undecodable_home_is_refused(self, tmp_path: Path, home: str) -> None:
+        """An empty or non-UTF-8 FABULA_HOME silently started a new server elsewhere."""
+        cli = Cli("", tmp_path)
+        cli.env.pop("FABULA_REDIS_URL")
+        assert "FABULA_HOME" in cli.fails("stories", FABULA_HOME=home)
+        with pytest.raises(ConfigError, match="FABULA_HOME"):
+            Settings.from_env({"FABULA_HOME": home})
+
+
+class TestDeepInput:
+    def test_a_deeply_nested_pack_is_one_line(self, tmp_path: Path) -> None:
+        """A 200 KB world.toml nested 100,000 levels deep was a 2,981-line RecursionError."""
+        folder = tmp_path / "deep"
+        folder.mkdir()
+        (folder / "world.toml").write_text("x = " + "[" * 100_000 + "]" * 100_000 + "\n")
+        with pytest.raises(InvalidWorld, match="nested too deeply") as info:
+            load_world(folder)
+        assert "\n" not in str(info.value)

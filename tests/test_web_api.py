@@ -594,6 +594,21 @@ class TestSafety:
         """On localhost, a request naming another host (DNS rebinding) is refused."""
         r = await client.get("/api/stories", headers={"Host": "evil.example"})
         assert r.status_code == 400
+        # a loopback name followed by more than a port names another host
+        for host in (
+            "127.0.0.1:18801.evil",
+            "localhost:80@evil.example",
+            "localhost:",
+            "localhost:99999",
+            "[::1]x",
+            "[::1]:80:80",
+            "127.0.0.1:8000 evil",
+        ):
+            r = await client.get("/api/stories", headers={"Host": host})
+            assert r.status_code == 400, host
+        for host in ("localhost", "127.0.0.1:8000", "[::1]:8000", "LOCALHOST:1"):
+            r = await client.get("/api/stories", headers={"Host": host})
+            assert r.status_code == 200, host
 
     async def test_security_headers(self, client: httpx.AsyncClient) -> None:
         r = await client.get("/")

@@ -78,10 +78,14 @@ def parse_world(text: str, source: str, folder: Path | None = None) -> WorldPack
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InvalidWorld(f"{source}: not valid TOML: {exc}", path=source) from None
+    except RecursionError:  # arrays or tables nested thousands deep: no pack is
+        raise InvalidWorld(f"{source}: not a world pack: nested too deeply", path=source) from None
     if isinstance(data.get("lore"), str):
         data["lore"] = _read_lore(data["lore"], source, folder)
     try:
         pack = WorldPack.model_validate(data)
+    except RecursionError:
+        raise InvalidWorld(f"{source}: not a world pack: nested too deeply", path=source) from None
     except ValidationError as exc:
         field = _field_of(exc)
         message = exc.errors()[0]["msg"]
@@ -100,6 +104,10 @@ def _read_lore(name: str, source: str, folder: Path | None) -> Any:
         )
     try:
         return json.loads(path.read_text(encoding="utf-8"))
+    except RecursionError:
+        raise InvalidWorld(
+            f"{path}: lore: nested too deeply", path=str(path), field="lore"
+        ) from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InvalidWorld(
             f"{path}: lore: not valid JSON: {exc}", path=str(path), field="lore"

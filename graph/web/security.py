@@ -20,6 +20,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import json
+import re
 import secrets
 from http.cookies import SimpleCookie
 from typing import Any
@@ -87,10 +88,20 @@ def _same(a: str | None, b: str | None) -> bool:
     return a is not None and b is not None and hmac.compare_digest(a.encode(), b.encode())
 
 
+_HOST = re.compile(r"(?P<name>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::(?P<port>[0-9]{1,5}))?")
+
+
 def _host_name(host_header: str) -> str:
-    if host_header.startswith("["):
-        return host_header.split("]", 1)[0] + "]"
-    return host_header.rsplit(":", 1)[0] if host_header.count(":") == 1 else host_header
+    """The name of a ``Host`` header: ``name`` or ``name:port`` (``[v6]`` or ``[v6]:port``)
+    exactly; anything else (``127.0.0.1:18801.evil``, ``localhost:80@evil.example``) is no
+    host name, and "" is returned."""
+    found = _HOST.fullmatch(host_header.strip())
+    if found is None:
+        return ""
+    port = found.group("port")
+    if port is not None and not 0 < int(port) < 65536:
+        return ""
+    return found.group("name")
 
 
 class Guard:

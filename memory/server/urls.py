@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fabula.memory.connection import declare_cluster
+from fabula.memory.errors import ConfigError
 from fabula.memory.server.default_user import check_open_users
 from fabula.memory.server.process import EmbeddedRedis
 from fabula.memory.settings import FsyncPolicy, Settings
@@ -27,6 +28,13 @@ def redis_url(settings: Settings) -> str:
         allow_open=settings.allow_open_redis,
         fsync=settings.redis_fsync,
     )
+    if settings.redis_cluster and url.startswith("unix://"):
+        where = "FABULA_REDIS_URL" if settings.redis_url else "the embedded server"
+        raise ConfigError(
+            f"FABULA_REDIS_CLUSTER is set, but {where} is a unix socket, which is never a "
+            "Redis Cluster: unset FABULA_REDIS_CLUSTER, or point FABULA_REDIS_URL at a "
+            "cluster node"
+        )
     if settings.redis_cluster is not None:  # FABULA_REDIS_CLUSTER: not asked, declared
         declare_cluster(url, settings.redis_cluster)
     return url
