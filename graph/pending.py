@@ -18,14 +18,50 @@ from fabula.memory.errors import EditRefused, InvalidInput
 from fabula.memory.store import StoryStore
 
 __all__ = [
+    "MAX_DIRECTION_CHARS",
+    "MAX_NOTE_CHARS",
+    "MAX_PENDING_ID_CHARS",
+    "MAX_RUN_TURNS",
     "Listener",
     "Pending",
     "TurnEvent",
+    "check_bounds",
     "edit_problem",
     "pending_in",
     "raise_if_edit_not_taken",
     "tell",
 ]
+
+
+# One set of bounds for the command line, the JSON API and the pages.
+MAX_RUN_TURNS = 1000
+"""The most turns one run writes."""
+MAX_DIRECTION_CHARS = 2000
+"""The longest note for the planner (``--direction``)."""
+MAX_NOTE_CHARS = 2000
+"""The longest rejection note (``--note``)."""
+MAX_PENDING_ID_CHARS = 80
+"""The longest draft id a decision may name (``<turn>.<checkpoint>``: well under it)."""
+
+
+def check_bounds(
+    *,
+    turns: int | None = None,
+    direction: str | None = None,
+    note: str | None = None,
+    expect: str | None = None,
+) -> None:
+    """Raise :class:`InvalidInput` (one line naming the field) for a value beyond the
+    bounds above; the command line, the API and the pages all check through here."""
+    if turns is not None and not 1 <= turns <= MAX_RUN_TURNS:
+        raise InvalidInput(f"turns: between 1 and {MAX_RUN_TURNS}, not {turns}")
+    for field, text, most in (
+        ("direction", direction, MAX_DIRECTION_CHARS),
+        ("note", note, MAX_NOTE_CHARS),
+        ("expect (pending_id)", expect, MAX_PENDING_ID_CHARS),
+    ):
+        if text is not None and len(text) > most:
+            raise InvalidInput(f"{field}: at most {most} characters, not {len(text)}")
 
 
 @dataclass(frozen=True)

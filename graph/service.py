@@ -40,6 +40,7 @@ from fabula.graph.pending import (
     Listener,
     Pending,
     TurnEvent,
+    check_bounds,
     edit_problem,
     pending_in,
     raise_if_edit_not_taken,
@@ -495,6 +496,7 @@ class Fabula:
         (:attr:`Pending.id`): another draft, or none, is :class:`TurnConflict` too.
         ``listener`` hears the turn's graph as :meth:`run_turn`'s does.
         """
+        check_bounds(note=decision.note, expect=expect)
         await store.require()
         if decision.action == "edit" and decision.text:
             self.settings.limits.check_text(decision.text, story=store.story, branch=store.branch)

@@ -353,3 +353,25 @@ class TestDeepInput:
         with pytest.raises(InvalidWorld, match="nested too deeply") as info:
             load_world(folder)
         assert "\n" not in str(info.value)
+
+
+class TestSameLimitsAsTheApi:
+    def test_run_reject_and_expect_bounds(self, tale: Cli) -> None:
+        """`--turns`, `--direction`, `--note` and `--expect` are bounded as the API bounds
+        them (graph/pending.py), one line each, nothing written."""
+        from fabula.graph.pending import (
+            MAX_DIRECTION_CHARS,
+            MAX_NOTE_CHARS,
+            MAX_PENDING_ID_CHARS,
+            MAX_RUN_TURNS,
+        )
+
+        assert "--turns" in tale("run", "tale", "--turns", str(MAX_RUN_TURNS + 1)).output
+        long = "d" * (MAX_DIRECTION_CHARS + 1)
+        assert "direction" in tale.fails("run", "tale", "--direction", long)
+        assert tale("run", "tale").exit_code == 0
+        note = "n" * (MAX_NOTE_CHARS + 1)
+        assert "note" in tale.fails("reject", "tale", "--note", note)
+        expect = "4." + "x" * MAX_PENDING_ID_CHARS
+        assert "expect" in tale.fails("approve", "tale", "--expect", expect)
+        assert tale("approve", "tale").exit_code == 0

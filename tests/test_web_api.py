@@ -543,6 +543,18 @@ class TestErrors:
             ("POST", "/api/stories/tale/fork", {"at": 50}, 422, "cannot fork at turn 50"),
             ("POST", "/api/stories/tale/fork", {"at": 1, "realise": "h9"}, 422, "hypothesis"),
             ("POST", "/api/stories/tale/approve", {"pending_id": "4.x"}, 409, "already decided"),
+            # strict types: no bool for a number, no string for a bool
+            ("POST", "/api/stories/tale/run", {"turns": True}, 422, "turns:"),
+            ("POST", "/api/stories/tale/run", {"auto": "yes"}, 422, "auto:"),
+            # the CLI's limits (graph/pending.py)
+            (
+                "POST",
+                "/api/stories/tale/approve",
+                {"pending_id": "4." + "x" * 200},
+                422,
+                "pending_id:",
+            ),
+            ("POST", "/api/stories/tale/reject", {"note": "n" * 2001}, 422, "note:"),
             ("GET", "/api/nothing-here", None, 404, "no such page"),
             ("GET", "/api/stories/tale/recall?q=%20", None, 422, "recall needs a request"),
             ("GET", "/api/stories/tale/recall?q=key&character=zed", None, 404, "no character"),

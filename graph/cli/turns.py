@@ -10,7 +10,7 @@ from rich.text import Text
 
 from fabula.agents.contracts import Decision
 from fabula.graph.cli.app import app, dump, err, out, run_with_app, settings
-from fabula.graph.pending import Listener, Pending, TurnEvent
+from fabula.graph.pending import MAX_RUN_TURNS, Listener, Pending, TurnEvent, check_bounds
 from fabula.graph.service import Fabula
 from fabula.memory.errors import InvalidInput
 from fabula.memory.limits import Limits
@@ -21,12 +21,15 @@ __all__ = ["approve", "edit", "pending", "reject", "run"]
 @app.command()
 def run(
     story: str,
-    turns: int = typer.Option(1, "--turns", "-n", min=1, help="How many turns to write."),
+    turns: int = typer.Option(
+        1, "--turns", "-n", min=1, max=MAX_RUN_TURNS, help="How many turns to write."
+    ),
     auto: bool = typer.Option(False, "--auto", help="Approve every turn without asking."),
     branch: str = typer.Option("main", "--branch", "-b"),
     direction: str | None = typer.Option(None, "--direction", help="A note for the planner."),
 ) -> None:
     """Write turns; without --auto, stop at the first turn awaiting approval."""
+    check_bounds(turns=turns, direction=direction)
 
     async def go(fab: Fabula) -> None:
         store = fab.store(story, branch)

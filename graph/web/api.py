@@ -13,11 +13,17 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, File, Form, Query, Request, UploadFile
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from sse_starlette.sse import EventSourceResponse
 
 from fabula.agents.contracts import Decision
 from fabula.graph import reading
+from fabula.graph.pending import (
+    MAX_DIRECTION_CHARS,
+    MAX_NOTE_CHARS,
+    MAX_PENDING_ID_CHARS,
+    MAX_RUN_TURNS,
+)
 from fabula.graph.responses import (
     BeliefsOut,
     BranchOut,
@@ -65,29 +71,37 @@ def _store(fab: Fabula, story: str, branch: str = "main") -> StoryStore:
     return fab.store(story, branch)
 
 
-class CreateStory(BaseModel):
+class _Request(BaseModel):
+    """A JSON body: strict types (``turns: true`` and ``auto: "yes"`` are refused)."""
+
+    model_config = ConfigDict(strict=True)
+
+
+class CreateStory(_Request):
     """A story from a shipped world pack."""
 
     world: str = Field(description="A shipped world's id (see GET /api/worlds).")
     id: str | None = Field(None, description="The story's id (default: the world's id).")
 
 
-class RunRequest(BaseModel):
+class RunRequest(_Request):
     """Write turns on a branch."""
 
     branch: str = "main"
-    turns: int = Field(1, ge=1, le=1000)
+    turns: int = Field(1, ge=1, le=MAX_RUN_TURNS)
     auto: bool = Field(False, description="Approve every turn without asking.")
-    direction: str | None = Field(None, max_length=2000, description="A note for the planner.")
+    direction: str | None = Field(
+        None, max_length=MAX_DIRECTION_CHARS, description="A note for the planner."
+    )
     wait: bool = Field(True, description="Answer when done; false: start and answer at once.")
 
 
-class DecisionRequest(BaseModel):
+class DecisionRequest(_Request):
     """Approve the pending turn; ``pending_id`` (from GET pending) guards against a draft
     decided meanwhile by someone else."""
 
     branch: str = "main"
-    pending_id: str | None = None
+    pending_id: str | None = Field(None, max_length=MAX_PENDING_ID_CHARS)
 
 
 class EditRequest(DecisionRequest):
@@ -99,10 +113,10 @@ class EditRequest(DecisionRequest):
 
 
 class RejectRequest(DecisionRequest):
-    note: str = Field("", max_length=2000, description="Why: the planner reads it.")
+    note: str = Field("", max_length=MAX_NOTE_CHARS, description="Why: the planner reads it.")
 
 
-class ForkRequest(BaseModel):
+class ForkRequest(_Request):
     branch: str = Field("main", description="The branch to fork from.")
     at: int = Field(ge=0, description="The turn to fork at.")
     name: str | None = Field(None, description="The new branch's name.")

@@ -18,6 +18,7 @@ from starlette.datastructures import UploadFile
 
 from fabula.agents.contracts import Decision
 from fabula.graph import reading
+from fabula.graph.pending import check_bounds
 from fabula.graph.service import Fabula, world_infos
 from fabula.graph.web.api import MAX_PACK_BYTES, builtin_pack, get_fab
 from fabula.graph.web.live import Runs
@@ -157,8 +158,7 @@ async def run(request: Request, fab: Fab, story: str, form: Form) -> Response:
         turns = int(_text(form, "turns") or "1")
     except ValueError:
         raise InvalidInput("turns: a whole number, at least 1") from None
-    if not 1 <= turns <= 1000:
-        raise InvalidInput("turns: between 1 and 1000")
+    check_bounds(turns=turns, direction=_text(form, "direction") or None)
     auto = _text(form, "auto") in ("on", "true", "1")
     direction = _text(form, "direction") or None
     store = fab.store(story, branch)
