@@ -10,7 +10,9 @@ entities, events with their witnesses, world states and belief records into a
 
 - :mod:`.prior` — what the tracker starts from, and which slots a turn can touch;
 - :mod:`.state` — the tracker's state and its primitive changes (a belief, a state);
-- :mod:`.handlers` — one handler per action kind, and :func:`track`.
+- :mod:`.handlers` — one handler per action kind, and :func:`track`;
+- :mod:`.nested` — nested chains, kept by group (one record for what a group of witnesses
+  came to hold together) and read on demand from the first holder's own keyspace.
 """
 
 from fabula.memory.tracking.handlers import HANDLERS, track
