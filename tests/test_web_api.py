@@ -602,6 +602,20 @@ class TestSafety:
         ok = await client.post("/stories/tale/delete", data={"csrf_token": token})
         assert ok.status_code == 303
 
+    async def test_a_body_over_the_bound_is_not_read(self, client: httpx.AsyncClient) -> None:
+        """A 100 MB edit was read whole (the studio grew by 300 MB) before its 422: a body
+        over the studio's bound is refused by its length (413, one line), unread, and
+        nothing is written."""
+        await new_story(client)
+        r = await client.post(
+            "/api/stories/tale/edit",
+            content=b'{"text": "' + b"x" * (4 * 1024 * 1024) + b'"}',
+            headers={"content-type": "application/json"},
+        )
+        assert r.status_code == 413 and "over the studio's bound" in r.json()["error"]
+        assert "\n" not in r.json()["error"]
+        assert len(await turns(client)) == 3
+
     async def test_foreign_host_is_refused(self, client: httpx.AsyncClient) -> None:
         """On localhost, a request naming another host (DNS rebinding) is refused."""
         r = await client.get("/api/stories", headers={"Host": "evil.example"})

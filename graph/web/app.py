@@ -162,10 +162,17 @@ def create_app(config: WebConfig) -> FastAPI:
         return _error_response(request, 503, f"redis: {exc}")
 
     from fabula.graph.web import api, pages
+    from fabula.graph.web.api import MAX_PACK_BYTES
 
     app.include_router(api.router)
     app.include_router(pages.router)
+    # the largest body a request needs: a pack upload, or an edit at the text limit (JSON
+    # may escape each byte to six), with room for the rest of the form
+    max_body = max(MAX_PACK_BYTES, 6 * config.settings.limits.turn_text_bytes) + 64 * 1024
     app.add_middleware(
-        Guard, token=config.token, local_only=is_loopback(config.host) and not config.token
+        Guard,
+        token=config.token,
+        local_only=is_loopback(config.host) and not config.token,
+        max_body=max_body,
     )
     return app

@@ -104,13 +104,25 @@ def _host_name(host_header: str) -> str:
     return found.group("name")
 
 
+MAX_BODY_BYTES = 1024 * 1024
+"""The largest request body the studio reads (a pack upload, an edit's text, with room)."""
+
+
 class Guard:
     """ASGI middleware enforcing the rules of the module docstring."""
 
-    def __init__(self, app: ASGIApp, *, token: str | None, local_only: bool) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        token: str | None,
+        local_only: bool,
+        max_body: int = MAX_BODY_BYTES,
+    ) -> None:
         self.app = app
         self.token = token
         self.local_only = local_only
+        self.max_body = max_body
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -127,6 +139,18 @@ class Guard:
             else:
                 await _error(send, status, message)
             return
+        declared = headers.get("content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.max_body):
+            await _error(
+                send,
+                413 if declared.isdigit() else 400,
+                f"the request's body ({declared} bytes) is over the studio's bound of "
+                f"{self.max_body} bytes"
+                if declared.isdigit()
+                else "the request's Content-Length is not a number",
+            )
+            return
+        receive = self._bounded(receive)
         csrf = cookies.get(CSRF_COOKIE) or ""
         fresh = not csrf
         if fresh:
@@ -177,6 +201,22 @@ class Guard:
                 if origin.rstrip("/") != own:
                     return 403, "cross-site request refused: foreign Origin"
         return None
+
+    def _bounded(self, receive: Receive) -> Receive:
+        """``receive``, ending the request (as a client that left) once a body sent without
+        its length passes the bound: it is never read further."""
+        seen = 0
+
+        async def bounded() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_body:
+                    return {"type": "http.disconnect"}
+            return message
+
+        return bounded
 
     @staticmethod
     def _programmatic(headers: Headers, csrf: str, fresh: bool) -> bool:
