@@ -25,6 +25,7 @@ from fabula.memory.errors import ConfigError
 from fabula.memory.settings import Settings
 from tests.web_server import studio
 
+TOKEN = "a-long-enough-studio-token"
 BAD_PACK = (
     'id = "bad"\ntitle = "Bad"\npremise = "x"\n'
     '[[places]]\nname = "hall"\n'
@@ -645,7 +646,9 @@ class TestSafety:
         """0.0.0.0 without FABULA_WEB_TOKEN is refused, in the app and on the command line."""
         with pytest.raises(ConfigError, match="FABULA_WEB_TOKEN"):
             create_app(WebConfig(settings=Settings(home=tmp_path), host="0.0.0.0"))
-        create_app(WebConfig(settings=Settings(home=tmp_path), host="0.0.0.0", token="s3cret"))
+        create_app(WebConfig(settings=Settings(home=tmp_path), host="0.0.0.0", token=TOKEN))
+        with pytest.raises(ConfigError, match="at least 16"):  # a guessable token
+            create_app(WebConfig(settings=Settings(home=tmp_path), host="0.0.0.0", token="s3cret"))
         env = {"FABULA_HOME": str(tmp_path), "FABULA_REDIS_URL": "redis://127.0.0.1:1"}
         result = invoke({**env, "FABULA_WEB_TOKEN": ""}, "serve", "--host", "0.0.0.0")
         assert result.exit_code == 1
@@ -654,20 +657,33 @@ class TestSafety:
 
     async def test_token_is_required_when_set(self, redis_url: str, tmp_path: Path) -> None:
         """With a token every request needs it (bearer or the login cookie)."""
-        with studio(redis_url, tmp_path, token="s3cret") as url:
+        with studio(redis_url, tmp_path, token=TOKEN) as url:
             async with httpx.AsyncClient(base_url=url) as c:
                 assert (await c.get("/api/stories")).status_code == 401
                 assert (await c.get("/")).headers["location"] == "/login"
-                bearer = {"Authorization": "Bearer s3cret"}
+                bearer = {"Authorization": f"Bearer {TOKEN}"}
                 assert (await c.get("/api/stories", headers=bearer)).status_code == 200
                 login = await c.get("/login")
                 assert login.status_code == 200
                 csrf = c.cookies["fabula_csrf"]
                 wrong = await c.post("/login", data={"token": "nope", "csrf_token": csrf})
                 assert wrong.status_code == 403
-                right = await c.post("/login", data={"token": "s3cret", "csrf_token": csrf})
+                right = await c.post("/login", data={"token": TOKEN, "csrf_token": csrf})
                 assert right.status_code == 303
                 assert (await c.get("/api/stories")).status_code == 200
+
+    async def test_login_is_rate_limited(self, redis_url: str, tmp_path: Path) -> None:
+        """/login had no limit on guesses: after five wrong tokens in a minute a client is
+        told to wait (429, one line), even for the right one."""
+        with studio(redis_url, tmp_path, token=TOKEN) as url:
+            async with httpx.AsyncClient(base_url=url) as c:
+                await c.get("/login")
+                csrf = c.cookies["fabula_csrf"]
+                for _ in range(5):
+                    wrong = await c.post("/login", data={"token": "nope", "csrf_token": csrf})
+                    assert wrong.status_code == 403
+                late = await c.post("/login", data={"token": TOKEN, "csrf_token": csrf})
+                assert late.status_code == 429 and "try again in" in late.text
 
     async def test_story_text_is_escaped(self, client: httpx.AsyncClient) -> None:
         """Text a model (or a person) wrote is shown as text on every page, never as markup."""

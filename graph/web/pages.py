@@ -9,10 +9,11 @@ to the branch's event stream. Every piece of story text is escaped by the templa
 from __future__ import annotations
 
 import secrets
+import time
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.datastructures import UploadFile
 
@@ -392,12 +393,26 @@ async def login_form(request: Request) -> Response:
     return page(request, "login.html")
 
 
+LOGIN_TRIES = 5
+"""Wrong tokens a client may send in :data:`LOGIN_WINDOW_S` before it is made to wait."""
+LOGIN_WINDOW_S = 60.0
+
+
 @router.post("/login")
 async def login(request: Request, form: Form) -> Response:
     token: str | None = request.app.state.config.token
+    who = request.client.host if request.client else ""
+    failures: dict[str, list[float]] = request.app.state.__dict__.setdefault("login_failures", {})
+    now = time.monotonic()
+    recent = [t for t in failures.get(who, []) if now - t < LOGIN_WINDOW_S]
+    if len(recent) >= LOGIN_TRIES:
+        wait = int(LOGIN_WINDOW_S - (now - recent[0])) + 1
+        raise HTTPException(429, f"{LOGIN_TRIES} wrong tokens in a minute: try again in {wait} s")
     given = _text(form, "token")
     if not token or not secrets.compare_digest(given.encode(), token.encode()):
+        failures[who] = [*recent, now]
         raise AccessDenied("that is not this studio's token")
+    failures.pop(who, None)
     response = go("/")
     response.set_cookie(TOKEN_COOKIE, given, httponly=True, samesite="strict", path="/")
     return response

@@ -67,8 +67,18 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+MIN_TOKEN_CHARS = 16
+"""The shortest ``FABULA_WEB_TOKEN`` accepted (``secrets.token_urlsafe(24)`` gives 32)."""
+
+
 def check_bind(host: str, token: str | None) -> None:
-    """Refuse to listen beyond this machine without a token (raises :class:`ConfigError`)."""
+    """Refuse to listen beyond this machine without a token, or with a token too short to
+    resist guessing (raises :class:`ConfigError`)."""
+    if token is not None and len(token) < MIN_TOKEN_CHARS:
+        raise ConfigError(
+            f"FABULA_WEB_TOKEN has {len(token)} characters: use at least {MIN_TOKEN_CHARS} "
+            "(python -c 'import secrets; print(secrets.token_urlsafe(24))')"
+        )
     if not is_loopback(host) and not token:
         raise ConfigError(
             f"refusing to listen on {host}: set FABULA_WEB_TOKEN to serve beyond this machine"
