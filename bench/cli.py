@@ -118,6 +118,11 @@ def bench_model(
     model: str | None = typer.Option(None, "--model", help="The model name to ask it for."),
     world: str = typer.Option("lighthouse", "--world", help="The world pack to play."),
     max_tokens: int = typer.Option(512, "--max-tokens", min=1, help="Each reply's limit."),
+    schemas: str = typer.Option(
+        "story,generic",
+        "--schemas",
+        help="The schema styles to run, the first measured, the second its baseline.",
+    ),
     json_out: str | None = typer.Option(None, "--json"),
 ) -> None:
     """Model mode against the test server with injected faults (429/503, truncation,
@@ -137,8 +142,11 @@ def bench_model(
     from fabula.bench.model import run_against
 
     api_key = os.environ.get("FABULA_MODEL_API_KEY") or os.environ.get("OPENAI_API_KEY")
+    modes = tuple(m.strip() for m in schemas.split(",") if m.strip())
+    if not modes or any(m not in ("story", "generic") for m in modes):
+        raise typer.BadParameter("story, generic or both", param_hint="--schemas")
     run_against(_url(ctx), base_url, model, world, turns or 20, seed, json_out,
-                api_key=api_key, max_tokens=max_tokens)  # fmt: skip
+                api_key=api_key, max_tokens=max_tokens, modes=modes)  # fmt: skip
 
 
 @bench_app.command("web")

@@ -92,7 +92,9 @@ class LlamaServer:
     """One ``llama-server`` process on 127.0.0.1 (a context manager: started, then stopped).
 
     ``context`` tokens are shared by ``parallel`` slots (each request gets
-    ``context / parallel``); ``threads`` defaults to the machine's cores; ``seed`` is the
+    ``context / parallel``); ``threads`` defaults to ``$FABULA_LLAMA_THREADS``, else the
+    machine's cores (on a machine busy with other work, 1 thread decodes faster than
+    threads that wait on each other); ``seed`` is the
     server's default sampling seed. ``--jinja`` applies the model's own chat template, as
     OpenAI-compatible clients expect. The server's log is kept in a temporary file and its
     tail is in the error when it does not come up within ``start_timeout_s``.
@@ -113,7 +115,8 @@ class LlamaServer:
         self.model = model
         self.context = context
         self.parallel = parallel
-        self.threads = threads or os.cpu_count() or 2
+        env_threads = os.environ.get("FABULA_LLAMA_THREADS")
+        self.threads = threads or (int(env_threads) if env_threads else os.cpu_count() or 2)
         self.seed = seed
         self.start_timeout_s = start_timeout_s
         self.port = 0

@@ -36,7 +36,7 @@ import json
 import random
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -364,7 +364,6 @@ class ServerRun:
 
     tally: Tally = field(default_factory=Tally)
     failures: dict[str, int] = field(default_factory=dict)  # "Cause (role)" -> turns
-    plans: list[str] = field(default_factory=list)  # the planner's goals and beats
     texts: list[str] = field(default_factory=list)  # committed passages
 
 
@@ -522,6 +521,7 @@ async def _server_loop(
     story: str,
     api_key: str | None,
     max_tokens: int | None,
+    on_turn: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     pack = load_world(world)
     run = ServerRun()
@@ -567,12 +567,28 @@ async def _server_loop(
                 elif await story_snapshot(store.client, store.story) != before:
                     tally.partial_commits += 1
                     tally.problems.append(f"turn {turn} {outcome} ({failure}) changed the story")
+                if on_turn is not None:
+                    on_turn(
+                        _summary(run, meter, list(relay.exchanges), pack, mode, len(tally.seconds))
+                    )
         exchanges = list(relay.exchanges)
-    for exchange in exchanges:
-        if exchange.schema == "TurnPlan":
-            run.plans += _plan_strings(exchange)
+    return _summary(run, meter, exchanges, pack, mode, turns)
+
+
+def _summary(
+    run: ServerRun,
+    meter: UsageMeter,
+    exchanges: list[Exchange],
+    pack: WorldPack,
+    mode: SchemaMode,
+    turns: int,
+) -> dict[str, Any]:
+    """What one loop saw after ``turns`` turns, as the JSON reports it."""
+    tally = run.tally
+    plans = [p for e in exchanges if e.schema == "TurnPlan" for p in _plan_strings(e)]
     bodies = [e.request for e in exchanges if not e.rejected]
-    leaks = real_leaks(bodies, pack, tally.forbidden, run.plans, run.texts, tally.problems)
+    problems = list(tally.problems)
+    leaks = real_leaks(bodies, pack, tally.forbidden, plans, run.texts, problems)
     server_usage = [e.usage for e in exchanges if e.usage]
     committed = tally.outcomes.get("committed", 0)
     tokens_total = sum(u.total_tokens for u in meter.roles.values())
@@ -593,8 +609,8 @@ async def _server_loop(
         },
         "seconds_per_turn": percentiles(tally.seconds),
         "seconds_total": round(sum(tally.seconds), 1),
-        "tokens_per_turn": round(tokens_total / turns, 1),
-        "problems": tally.problems[:10],
+        "tokens_per_turn": round(tokens_total / max(turns, 1), 1),
+        "problems": problems[:10],
     }
 
 
@@ -609,13 +625,25 @@ async def run_server(
     api_key: str | None = None,
     max_tokens: int | None = 512,
     json_out: str | Path | None = None,
+    modes: tuple[SchemaMode, ...] | None = None,
 ) -> dict[str, Any]:
     """``turns`` autonomous turns of ``world`` with every role on the server at
     ``base_url``, at temperature 0, with the story-shaped schemas and, as the baseline in
-    the same run, the generic ones; print and return both (the issue's JSON shape)."""
+    the same run, the generic ones (``modes``: the default); print and return both (the
+    issue's JSON shape). The JSON is written after every turn too, marked ``"partial"``,
+    so a long run that is stopped still leaves its figures."""
     tag = run_id()
-    modes = schema_modes()
-    runs = []
+    modes = modes or schema_modes()
+    runs: list[dict[str, Any]] = []
+
+    def partial(current: dict[str, Any]) -> None:
+        done = [*runs, current]
+        head: dict[str, Any] = {"benchmark": "model", "server": base_url, "model": model,
+                                "world": world, "partial": True, **done[0]}  # fmt: skip
+        if len(done) > 1:
+            head["baseline"] = done[1]
+        write_json(json_out, head)
+
     for mode in modes:
         runs.append(
             await _server_loop(
@@ -629,6 +657,7 @@ async def run_server(
                 story=f"model-{tag}-{mode}",
                 api_key=api_key,
                 max_tokens=max_tokens,
+                on_turn=partial,
             )
         )
     main, *rest = runs
@@ -671,6 +700,7 @@ def run_against(
     json_out: str | None,
     api_key: str | None = None,
     max_tokens: int | None = 512,
+    modes: tuple[SchemaMode, ...] | None = None,
 ) -> dict[str, Any]:
     """:func:`run_server`, from the command line."""
     return asyncio.run(
@@ -684,5 +714,6 @@ def run_against(
             api_key=api_key,
             max_tokens=max_tokens,
             json_out=json_out,
+            modes=modes,
         )
     )
