@@ -37,6 +37,8 @@ remembered, each logged as ``model_server_adapted``:
   models it serves;
 * ``reasoning_content`` beside ``content`` (a reasoning model's thinking): only the
   content is read, and a ``<think>…</think>`` block at its head is dropped;
+* an HTTP 500 "output that does not match the expected ... format" (llama.cpp, when a
+  structured reply stopped at its token limit mid-JSON): read as that, a truncation;
 * a streamed reply without a final usage chunk: its tokens are estimated (about four
   characters a token) and logged as ``model_usage_missing``.
 """
@@ -97,6 +99,9 @@ _NO_SYSTEM = re.compile(
     r"system (role|message|prompt)s? (is |are )?not supported|roles must alternate|"
     r"only user and assistant|system role"
 )
+# llama.cpp's answer when it cannot parse the model's output as its chat format: a reply cut
+# at its token limit mid-JSON comes back so, as an HTTP 500, not as finish_reason "length"
+_UNPARSED = re.compile(r"does not match the expected [\w-]+ format|failed to parse")
 _THINK = re.compile(r"^\s*<think>.*?</think>\s*", re.DOTALL)
 _JSON_OBJECT_INSTRUCTION = (
     "Reply with one JSON object only, the {name} that this JSON schema describes "
@@ -500,6 +505,12 @@ class ModelClient:
                 if request:
                     raise  # the structured caller tells a schema or method problem apart
                 raise self._unavailable(error) from error
+            except openai.InternalServerError as error:
+                if not _UNPARSED.search(str(error.message)):
+                    raise self._unavailable(error) from error
+                # the server could not read its own reply: cut at the limit (llama.cpp)
+                record_truncation(self.role)
+                used = None
             except openai.LengthFinishReasonError as error:
                 usage = error.completion.usage
                 self._count(usage.prompt_tokens if usage else 0,
@@ -612,7 +623,11 @@ class ModelClient:
             if error.status_code == 404 and "model" in str(error.message).lower():
                 raise await self._unknown_model(error) from error
             if error.status_code == 400 or (
-                error.status_code == 500 and _NO_SYSTEM.search(str(error.message).lower())
+                error.status_code == 500
+                and (
+                    _NO_SYSTEM.search(str(error.message).lower())
+                    or _UNPARSED.search(str(error.message))
+                )
             ):
                 raise  # the caller tells a schema problem, or what to adapt, from anything else
             raise self._unavailable(error) from error
@@ -686,8 +701,8 @@ def _transient(error: BaseException) -> bool:
     if isinstance(error, openai.APIConnectionError):
         return True
     if isinstance(error, openai.APIStatusError):
-        if _NO_SYSTEM.search(str(error.message).lower()):
-            return False  # a template's refusal: asking again gets the same answer
+        if _NO_SYSTEM.search(str(error.message).lower()) or _UNPARSED.search(str(error.message)):
+            return False  # a template's refusal, a reply cut short: the same again
         return error.status_code in _TRANSIENT_STATUS or error.status_code >= 500
     return False
 

@@ -22,6 +22,7 @@ import argparse
 import importlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -205,6 +206,11 @@ def main(argv: list[str] | None = None) -> int:
         engine.binary, engine.model, threads=args.threads, context=args.context,
         parallel=args.parallel,
     )  # fmt: skip
+
+    def interrupted(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt  # SIGTERM too stops the server (a shell's `kill`)
+
+    signal.signal(signal.SIGTERM, interrupted)
     with server:
         print(f"{server.base_url} {MODEL_NAME}", flush=True)
         try:

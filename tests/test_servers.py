@@ -259,6 +259,28 @@ class TestToolChoice:
         assert choices == [named, "required", "required"]
 
 
+class TestUnparsedReply:
+    async def test_llamas_500_for_output_it_cannot_parse_is_a_truncation(
+        self, fake_openai: FakeOpenAI
+    ) -> None:
+        """llama.cpp answers a json_schema reply cut at its token limit mid-JSON with a 500
+        (its chat parser fails) rather than finish_reason "length": it is asked for again
+        at once with the limit doubled, not retried as a transient error."""
+        unparsed = "The model produced output that does not match the expected peg-native format"
+        fake_openai.reply_error(500, unparsed)
+        fake_openai.reply_json(GOOD)
+        model = client_for(fake_openai, max_tokens=100)
+        with metering() as meter, capture_logs() as logs:
+            assert (await model.structured(ScenePlan, MESSAGES)).goal == GOOD["goal"]
+        assert [r["max_completion_tokens"] for r in fake_openai.requests] == [100, 200]
+        assert not events(logs, "model_retry") and meter.truncated == {"planner": 1}
+
+        fake_openai.reply_error(500, unparsed)
+        fake_openai.reply_error(500, unparsed)
+        with pytest.raises(ModelTruncated, match="token limit"):
+            await model.structured(ScenePlan, MESSAGES)
+
+
 class TestStopSequences:
     def test_stop_is_read_per_role_as_a_json_list_or_one_sequence(self) -> None:
         env = {
