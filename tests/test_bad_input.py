@@ -328,6 +328,7 @@ class TestEnvironment:
         cli.env.pop("FABULA_REDIS_URL")
         message = cli.fails("stories", FABULA_REDIS_CLUSTER="yes")
         assert "FABULA_REDIS_CLUSTER" in message and "unix socket" in message
+        assert not (tmp_path / "redis").exists()  # refused before any server was started
 
     def test_a_cassette_where_nothing_can_be_written(self, cli: Cli) -> None:
         """FABULA_MODEL_CASSETTE=/proc/x/y was a 54-line traceback."""

@@ -22,19 +22,20 @@ __all__ = ["redis_url", "resolve_url"]
 def redis_url(settings: Settings) -> str:
     """The Redis ``settings`` name (``FABULA_REDIS_URL``), else the embedded server's,
     started if needed; its users checked unless ``FABULA_REDIS_ALLOW_OPEN``."""
-    url = resolve_url(
-        settings.redis_url,
-        settings.home,
-        allow_open=settings.allow_open_redis,
-        fsync=settings.redis_fsync,
-    )
-    if settings.redis_cluster and url.startswith("unix://"):
+    # checked before anything starts: the embedded server is a unix socket
+    if settings.redis_cluster and (settings.redis_url or "unix://").startswith("unix://"):
         where = "FABULA_REDIS_URL" if settings.redis_url else "the embedded server"
         raise ConfigError(
             f"FABULA_REDIS_CLUSTER is set, but {where} is a unix socket, which is never a "
             "Redis Cluster: unset FABULA_REDIS_CLUSTER, or point FABULA_REDIS_URL at a "
             "cluster node"
         )
+    url = resolve_url(
+        settings.redis_url,
+        settings.home,
+        allow_open=settings.allow_open_redis,
+        fsync=settings.redis_fsync,
+    )
     if settings.redis_cluster is not None:  # FABULA_REDIS_CLUSTER: not asked, declared
         declare_cluster(url, settings.redis_cluster)
     return url
