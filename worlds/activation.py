@@ -30,6 +30,7 @@ Pure: entries and a text in, the activated entries (each with what fired it) out
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -88,13 +89,28 @@ def _lower(text: str) -> str:
     return text.lower()
 
 
+_WORD = re.compile(r"\w+")
+
+
+@functools.lru_cache(maxsize=8)
+def _words(text: str) -> frozenset[str]:
+    """The words of ``text`` (``\\w+`` runs, as the whole-word pattern's ``\\W`` bounds them)."""
+    return frozenset(_WORD.findall(text))
+
+
 def _hits(keys: Sequence[str], text: str, entry: LoreEntry, case: bool, whole: bool) -> list[str]:
     out = []
     for key in keys:
         if not entry.use_regex and not is_regex_key(key):
             # a plain key must be in the text as a substring: a fast test before the regex
-            needle = key.strip()
-            if (needle if case else needle.lower()) not in (text if case else _lower(text)):
+            needle = key.strip() if case else key.strip().lower()
+            hay = text if case else _lower(text)
+            if whole and _WORD.fullmatch(needle):
+                # one word, matched whole: it is a word of the text, or absent
+                if needle in _words(hay):
+                    out.append(key)
+                continue
+            if needle not in hay:
                 continue
         try:
             if key_matches(
@@ -115,6 +131,7 @@ def _number(value: str | None) -> int | None:
 
 def _match(
     entry: LoreEntry,
+    deco: dict[str, str],
     text: str,
     case: bool,
     whole: bool,
@@ -125,7 +142,6 @@ def _match(
     applied; secondary and additional keys are looked for in ``context``, the text and
     what recursion added, when given), or None."""
     context = text if context is None else context
-    deco = decorators_of(entry)
     after = _number(deco.get("activate_only_after"))
     every = _number(deco.get("activate_only_every"))
     if turn is not None and ((after is not None and turn < after) or (every and turn % every)):
@@ -178,9 +194,12 @@ def activate(
     ``whole_words`` are the defaults of entries that do not say; ``turn`` is the story's
     turn, for the decorators that count turns."""
     live: dict[int, LoreEntry] = {}
+    decos: dict[int, dict[str, str]] = {}
     for i, e in enumerate(entries):
-        deco = decorators_of(e)
-        if e.enabled and ("dont_activate" not in deco or "activate" in deco):
+        if not e.enabled:
+            continue
+        deco = decos[i] = decorators_of(e)
+        if "dont_activate" not in deco or "activate" in deco:
             live[i] = e
     admitted: list[Activated] = []
     used = 0
@@ -209,11 +228,11 @@ def activate(
 
     first: list[Activated] = []
     for i, e in live.items():
-        deco = decorators_of(e)
+        deco = decos[i]
         if e.constant or "activate" in deco:
             first.append(found(i, "constant" if e.constant else "decorator", None, 0))
         elif not _delayed(e):
-            key = _match(e, text, case_sensitive, whole_words, turn)
+            key = _match(e, deco, text, case_sensitive, whole_words, turn)
             if key is not None:
                 first.append(found(i, "key", key, 0))
     latest = admit(first)
@@ -229,7 +248,7 @@ def activate(
         for i, e in live.items():
             if i in done or e.exclude_recursion:
                 continue
-            key = _match(e, scan, case_sensitive, whole_words, turn, context)
+            key = _match(e, decos[i], scan, case_sensitive, whole_words, turn, context)
             if key is not None:
                 more.append(found(i, "recursion", key, step))
         done |= {a.index for a in more}
