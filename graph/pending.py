@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Literal
-
-from langgraph.types import StateSnapshot
+from typing import TYPE_CHECKING, Any, Literal
 
 from fabula.agents.contracts import Finding
 from fabula.memory.errors import EditRefused, InvalidInput
-from fabula.memory.store import StoryStore
+
+if TYPE_CHECKING:  # annotations only: the command line imports this module for its bounds
+    from langgraph.types import StateSnapshot
+
+    from fabula.memory.store import StoryStore
 
 __all__ = [
     "MAX_DIRECTION_CHARS",

@@ -3,10 +3,36 @@
 W (the shared world), B[c] (each character's beliefs, nested to any depth), D (developments)
 and H (possible worlds), each at a story time on a branch. This package knows nothing of
 LangGraph or prompts.
+
+The names below are imported on first use, so importing one module of this package (its
+errors, its settings) does not load the store.
 """
 
-from fabula.memory.delta import DeltaBuilder, TurnDelta
-from fabula.memory.errors import FabulaError
-from fabula.memory.store import StoryStore
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from fabula.memory.delta import DeltaBuilder, TurnDelta
+    from fabula.memory.errors import FabulaError
+    from fabula.memory.store import StoryStore
 
 __all__ = ["DeltaBuilder", "FabulaError", "StoryStore", "TurnDelta"]
+
+_HOME = {
+    "DeltaBuilder": "fabula.memory.delta",
+    "TurnDelta": "fabula.memory.delta",
+    "FabulaError": "fabula.memory.errors",
+    "StoryStore": "fabula.memory.store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The public names, imported when first asked for."""
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value

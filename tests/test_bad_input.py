@@ -226,7 +226,7 @@ class TestDemo:
         before = cli("show", "demo", "story", "--json").stdout
         assert "did not make" in cli.fails("demo", "--turns", "0")
         assert cli("show", "demo", "story", "--json").stdout == before
-        assert cli("delete", "demo").exit_code == 0
+        assert cli("delete", "demo", "--yes").exit_code == 0
         assert cli("demo", "--turns", "0").exit_code == 0
         assert cli("demo", "--turns", "0").exit_code == 0  # its own: recreated
 

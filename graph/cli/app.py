@@ -4,6 +4,11 @@ Settings are read once (the root callback puts them on the click context, where 
 command, the benchmarks' included, finds them), logging is configured once, and every
 error Fabula raises on purpose — and every Redis error — is printed here, as one line on
 stderr with exit status 1, whichever command raised it.
+
+The command line imports what a command needs when it runs: ``fabula --help`` loads no
+service, graph or model client, and a sub-app can be mounted lazily (:func:`add_lazy`,
+how :mod:`fabula.cli` mounts the benchmarks). :func:`run_with_app` opens the whole service;
+:func:`run_with_stores` only the Redis connection, for the commands that read.
 """
 
 from __future__ import annotations
@@ -13,23 +18,26 @@ import json
 import logging
 import sys
 from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-import redis
 import typer
-from pydantic import BaseModel
 from rich.console import Console
 from rich.text import Text
 from typer.core import TyperGroup
 
-from fabula.agents.cassette import cassette
-from fabula.graph.service import Fabula
 from fabula.memory.errors import FabulaError
-from fabula.memory.logs import configure_logging
-from fabula.memory.server import redis_url as configured_redis
 from fabula.memory.settings import Settings
 
+if TYPE_CHECKING:
+    import redis.asyncio as aredis
+
+    from fabula.graph.service import Fabula
+    from fabula.memory.store import StoryStore
+
 __all__ = [
+    "Stores",
+    "add_lazy",
     "app",
     "dump",
     "err",
@@ -38,6 +46,7 @@ __all__ = [
     "plain",
     "redis_url",
     "run_with_app",
+    "run_with_stores",
     "settings",
 ]
 
@@ -61,13 +70,49 @@ class FabulaGroup(TyperGroup):
     error) into one line on stderr and exit status 1. Sub-apps mounted on it (the
     benchmarks) are covered too, since their commands run inside this group's invoke."""
 
+    lazy: ClassVar[dict[str, tuple[str, Callable[[], typer.Typer]]]] = {}
+    """Sub-apps loaded when they are run (name -> short help, loader): see :func:`add_lazy`."""
+
     def invoke(self, ctx: Any) -> Any:  # typer's (vendored) click context
         try:
             return super().invoke(ctx)
         except FabulaError as exc:
             raise fail(str(exc)) from None
-        except redis.RedisError as exc:
-            raise fail(f"redis: {exc}") from None
+        except Exception as exc:
+            # a Redis error can only come from redis, imported by then: not imported here
+            errors = sys.modules.get("redis.exceptions")
+            if errors is not None and isinstance(exc, errors.RedisError):
+                raise fail(f"redis: {exc}") from None
+            raise
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        listed = super().list_commands(ctx)
+        return [*listed, *(name for name in self.lazy if name not in listed)]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        found = super().get_command(ctx, cmd_name)
+        if found is None and cmd_name in self.lazy:
+            short, load = self.lazy[cmd_name]
+            return _Lazy(name=cmd_name, help=short, load=load)
+        return found
+
+
+class _Lazy(typer.core.TyperCommand):
+    """A sub-app's stand-in: listed in help with its short help, loaded when it is run."""
+
+    def __init__(self, *, name: str, help: str, load: Callable[[], typer.Typer]) -> None:
+        super().__init__(name=name, help=help)
+        self.load = load
+
+    def make_context(self, info_name: Any, args: Any, parent: Any = None, **extra: Any) -> Any:
+        real = typer.main.get_command(self.load())
+        return real.make_context(info_name, args, parent=parent, **extra)
+
+
+def add_lazy(name: str, short_help: str, load: Callable[[], typer.Typer]) -> None:
+    """Mount the sub-app ``load()`` returns as ``fabula NAME``, imported only when it runs
+    (``fabula --help`` lists it with ``short_help``)."""
+    FabulaGroup.lazy[name] = (short_help, load)
 
 
 app = typer.Typer(
@@ -93,6 +138,8 @@ def _main(
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log progress to stderr."),
 ) -> None:
     # read once, here; sub-apps (the benchmarks) find them on the context
+    from fabula.memory.logs import configure_logging
+
     ctx.obj = _Read.settings = Settings.from_env()
     configure_logging(level=logging.INFO if verbose else logging.WARNING)
 
@@ -106,12 +153,16 @@ def settings() -> Settings:
 
 def redis_url() -> str:
     """The Redis to use: ``FABULA_REDIS_URL``, else the embedded server (started if needed)."""
+    from fabula.memory.server import redis_url as configured_redis
+
     return configured_redis(settings())
 
 
 def run_with_app(coro_fn: Callable[[Fabula], Coroutine[Any, Any, T]]) -> T:
     """Run ``coro_fn`` with a :class:`Fabula` built from the settings (roles, consolidation),
     recording or replaying its model exchanges when ``FABULA_MODEL_CASSETTE`` is set."""
+    from fabula.agents.cassette import cassette
+    from fabula.graph.service import Fabula
 
     async def go() -> T:
         async with Fabula.from_settings(settings()) as fab:
@@ -121,8 +172,41 @@ def run_with_app(coro_fn: Callable[[Fabula], Coroutine[Any, Any, T]]) -> T:
         return asyncio.run(go())
 
 
+@dataclass(frozen=True)
+class Stores:
+    """What a reading command is given: the settings and the admin Redis connection, and
+    a handle on any branch of any story (no service, graph or roles: nothing is written)."""
+
+    settings: Settings
+    admin: aredis.Redis
+
+    def store(self, story: str, branch: str = "main") -> StoryStore:
+        """A handle on one branch of one story (nothing is read: see ``require``)."""
+        from fabula.memory.store import StoryStore
+
+        return StoryStore(self.admin, story, branch, limits=self.settings.limits)
+
+
+def run_with_stores(coro_fn: Callable[[Stores], Coroutine[Any, Any, T]]) -> T:
+    """Run ``coro_fn`` with :class:`Stores` on the settings' Redis: the light way in for a
+    command that only reads a story (``show``): it starts in a fraction of
+    :func:`run_with_app`'s time."""
+    from fabula.memory.connection import connect_async
+
+    async def go() -> T:
+        admin = connect_async(redis_url())
+        try:
+            return await coro_fn(Stores(settings(), admin))
+        finally:
+            await admin.aclose()
+
+    return asyncio.run(go())
+
+
 def plain(data: Any) -> Any:
     """``data`` with every response model (:mod:`fabula.graph.responses`) as plain JSON data."""
+    from pydantic import BaseModel
+
     if isinstance(data, BaseModel):
         return data.model_dump(mode="json")
     if isinstance(data, list):

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from typing import TYPE_CHECKING
 
 import typer
 from rich.text import Text
 
 from fabula.graph.cli.app import app, dump, err, out, run_with_app
-from fabula.graph.responses import ChatOut
-from fabula.graph.service import Fabula
+
+if TYPE_CHECKING:
+    from fabula.graph.responses import ChatOut
+    from fabula.graph.service import Fabula
 
 __all__ = ["chat"]
 

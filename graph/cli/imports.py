@@ -12,19 +12,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from fabula.graph import reading
 from fabula.graph.cli.app import app, dump, out, run_with_app
-from fabula.graph.service import Fabula
 from fabula.memory.errors import InvalidInput
-from fabula.memory.records import slug
-from fabula.memory.store import StoryStore
-from fabula.worlds.imports import Imported, import_paths, write_pack
-from fabula.worlds.imports.export import card_png, character_card, world_lorebook
-from fabula.worlds.pack import CharacterSpec, WorldPack
+
+if TYPE_CHECKING:  # the rest is imported when a command runs: `fabula --help` stays quick
+    from fabula.graph.service import Fabula
+    from fabula.memory.store import StoryStore
+    from fabula.worlds.imports import Imported
+    from fabula.worlds.pack import WorldPack
 
 __all__ = ["card_export", "import_cmd", "lorebook_export", "summary"]
 
@@ -63,6 +62,8 @@ def import_cmd(
     """Import character cards (V1/V2/V3: JSON, PNG, CHARX), lorebooks (V3, SillyTavern,
     NovelAI, Agnai, KoboldAI) and a BookWorld preset as one world: a pack folder (--pack
     DIR) a user can read and edit, or a story (--id STORY)."""
+    from fabula.worlds.imports import import_paths, write_pack
+
     if story_id is None and pack_dir is None:
         raise InvalidInput("fabula import: say where it goes: --pack DIR, --id STORY, or both")
     if greeting is not None and story_id is None:
@@ -106,6 +107,11 @@ async def card_export(store: StoryStore, character: str, as_of: int | None) -> t
 
     Raises :class:`NotFound` for a character the story does not have.
     """
+    from fabula.graph import reading
+    from fabula.memory.records import slug
+    from fabula.worlds.imports.export import card_png, character_card
+    from fabula.worlds.pack import CharacterSpec
+
     pack = await _pack(store)
     entity = await store.resolve(character, "character")
     spec = next((c for c in pack.characters if slug(c.name) == entity.id), None)
@@ -125,6 +131,9 @@ async def card_export(store: StoryStore, character: str, as_of: int | None) -> t
 
 async def lorebook_export(store: StoryStore, as_of: int | None) -> bytes:
     """The story's world W as of ``as_of`` as a ``lorebook_v3`` (JSON bytes)."""
+    from fabula.graph import reading
+    from fabula.worlds.imports.export import world_lorebook
+
     pack = await _pack(store)
     entities = [
         {"id": e.id, "kind": e.kind, "name": e.name, "description": e.description,
@@ -137,6 +146,8 @@ async def lorebook_export(store: StoryStore, as_of: int | None) -> bytes:
 
 
 async def _pack(store: StoryStore) -> WorldPack:
+    from fabula.worlds.pack import WorldPack
+
     await store.require()
     document = await store.pack_document()
     if document is None:

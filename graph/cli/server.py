@@ -5,7 +5,6 @@ from __future__ import annotations
 import typer
 
 from fabula.graph.cli.app import app, out, redis_url, settings
-from fabula.memory.server import EmbeddedRedis, redact
 
 __all__ = ["server_app"]
 
@@ -16,11 +15,15 @@ app.add_typer(server_app, name="server")
 @server_app.command("start")
 def server_start() -> None:
     """Start the embedded Redis (if it is not running) and print its URL."""
+    from fabula.memory.server import redact
+
     out.print(redact(redis_url()))
 
 
 @server_app.command("stop")
 def server_stop() -> None:
     """Stop the embedded Redis server that owns the data folder, or say why it could not."""
+    from fabula.memory.server import EmbeddedRedis
+
     stopped = EmbeddedRedis(settings().home / "redis").stop()
     out.print("stopped" if stopped else "no server was running")

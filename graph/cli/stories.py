@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from typing import TYPE_CHECKING
 
 import typer
+from rich.table import Table
 
-from fabula.graph.cli.app import app, out, run_with_app
-from fabula.graph.service import Fabula
-from fabula.worlds.loader import load_world
+from fabula.graph.cli.app import Stores, app, dump, err, out, run_with_app, run_with_stores
+from fabula.memory.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from fabula.graph.service import Fabula
 
 __all__ = ["delete", "fork_cmd", "new", "stories"]
 
@@ -19,9 +22,21 @@ def new(
     story_id: str | None = typer.Option(None, "--id", help="Story id (default: the world's id)."),
 ) -> None:
     """Create a story from a world pack and commit its scripted opening."""
+    from fabula.worlds.loader import load_world
+
+    pack = load_world(world)  # a bad pack is refused before anything starts
+    wanted = story_id or pack.id
+
+    async def taken(stores: Stores) -> bool:
+        return await stores.store(wanted).exists()
+
+    if run_with_stores(taken):  # said at once, before the service starts
+        raise InvalidInput(
+            f"story {wanted!r} already exists: choose another --id, or `fabula delete {wanted}`",
+            story=wanted,
+        )
 
     async def go(fab: Fabula) -> None:
-        pack = load_world(world)
         store = await fab.create_story(pack, story_id)
         out.print(
             f"created story {store.story} from {pack.id} ({len(pack.opening.turns)} opening turns)"
@@ -31,20 +46,43 @@ def new(
 
 
 @app.command()
-def stories() -> None:
-    """List the stories on this server."""
-    run_with_app(lambda fab: print_lines(fab.stories()))
+def stories(as_json: bool = typer.Option(False, "--json")) -> None:
+    """List the stories on this server: id, title, world, turns, and the turns awaiting
+    approval (branch:turn)."""
 
+    async def go(fab: Fabula) -> None:
+        found = await fab.summaries()
+        if as_json:
+            dump(found)
+            return
+        if not found:
+            err.print("no stories yet: `fabula new --world hollow_book` makes one")
+            return
+        table = Table("id", "title", "world", "turns", "branches", "pending", title="stories")
+        for s in found:
+            waiting = ", ".join(f"{p.branch}:{p.turn}" for p in s.pending)
+            table.add_row(s.id, s.title, s.world, str(s.head), str(s.branches), waiting or "-")
+        out.print(table)
 
-async def print_lines(coro: Awaitable[list[str]]) -> None:
-    """Print each line ``coro`` returns."""
-    for line in await coro:
-        out.print(line)
+    run_with_app(go)
 
 
 @app.command()
-def delete(story: str) -> None:
-    """Delete a story, its branches, its minds and their users."""
+def delete(
+    story: str,
+    yes: bool = typer.Option(False, "--yes", "-y", help="Delete without asking."),
+) -> None:
+    """Delete a story, its branches, its minds and their users (asks first, unless --yes)."""
+
+    async def exists(stores: Stores) -> None:
+        await stores.store(story).require()
+
+    run_with_stores(exists)  # an unknown story is said before asking
+    if not yes and not _confirmed(
+        f"delete story {story!r} with every branch and mind? This cannot be undone"
+    ):
+        err.print("nothing deleted")
+        raise typer.Exit(1)
 
     async def go(fab: Fabula) -> None:
         await fab.store(story).require()
@@ -52,6 +90,15 @@ def delete(story: str) -> None:
         out.print(f"deleted {story}")
 
     run_with_app(go)
+
+
+def _confirmed(question: str) -> bool:
+    """The person's yes to ``question`` on the terminal; no answer (EOF) is a no."""
+    try:
+        return typer.confirm(question, err=True)
+    except typer.Abort:
+        err.print()
+        return False
 
 
 @app.command(name="fork")

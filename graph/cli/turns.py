@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.progress import Progress
 from rich.text import Text
 
-from fabula.agents.contracts import Decision
 from fabula.graph.cli.app import app, dump, err, out, run_with_app, settings
-from fabula.graph.pending import MAX_RUN_TURNS, Listener, Pending, TurnEvent, check_bounds
-from fabula.graph.service import Fabula
+from fabula.graph.pending import MAX_RUN_TURNS, check_bounds
 from fabula.memory.errors import InvalidInput
-from fabula.memory.limits import Limits
+
+if TYPE_CHECKING:  # imported when a command runs: `fabula --help` stays quick
+    from fabula.agents.contracts import Decision
+    from fabula.graph.pending import Listener, Pending, TurnEvent
+    from fabula.graph.service import Fabula
+    from fabula.memory.limits import Limits
 
 __all__ = ["approve", "edit", "pending", "reject", "run"]
 
@@ -134,7 +138,7 @@ def approve(
     expect: str | None = typer.Option(None, "--expect", help=EXPECT_HELP),
 ) -> None:
     """Approve the pending turn: it is committed to memory."""
-    _decide(story, branch, Decision(action="approve"), expect=expect)
+    _decide(story, branch, _decision(action="approve"), expect=expect)
 
 
 @app.command()
@@ -152,8 +156,15 @@ def edit(
     critic, then shown for approval again; with --now it is committed at once. The
     critic's errors refuse the edit (the turn stays as it was), unless --force."""
     text = _read_turn_text(text_file, settings().limits)
-    _decide(story, branch, Decision(action="edit", text=text, now=now), force=force,
+    _decide(story, branch, _decision(action="edit", text=text, now=now), force=force,
             expect=expect)  # fmt: skip
+
+
+def _decision(**fields: str | bool | None) -> Decision:
+    """A human decision (imported here, when a command decides: not for `--help`)."""
+    from fabula.agents.contracts import Decision
+
+    return Decision.model_validate(fields)
 
 
 def _read_turn_text(path: Path, limits: Limits) -> str:
@@ -181,4 +192,4 @@ def reject(
     expect: str | None = typer.Option(None, "--expect", help=EXPECT_HELP),
 ) -> None:
     """Reject the pending turn: nothing is committed; the turn is planned again."""
-    _decide(story, branch, Decision(action="reject", note=note), expect=expect)
+    _decide(story, branch, _decision(action="reject", note=note), expect=expect)

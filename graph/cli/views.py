@@ -5,19 +5,20 @@ from __future__ import annotations
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
 from fabula.graph import reading
-from fabula.graph.cli.app import app, dump, out, plain, run_with_app
+from fabula.graph.cli.app import Stores, app, dump, out, plain, run_with_app, run_with_stores
 from fabula.graph.cli.imports import card_export, lorebook_export
-from fabula.graph.service import Fabula
 from fabula.memory.errors import InvalidInput
-from fabula.memory.store import StoryStore
-from fabula.worlds.loader import load_world
+
+if TYPE_CHECKING:  # imported when a command runs: `fabula --help` stays quick
+    from fabula.graph.service import Fabula
+    from fabula.memory.store import StoryStore
 
 __all__ = [
     "ExportFormat",
@@ -65,20 +66,24 @@ def show(
     branches, scenes, plot (the plot and its plotlines), usage (model tokens and cost per
     turn and role)."""
 
-    async def go(fab: Fabula) -> None:
-        store = fab.store(story, branch)
+    async def go(stores: Stores) -> None:  # a read: Redis only, no service (quick to start)
+        store = stores.store(story, branch)
         await store.require()
-        data = await view_data(fab, store, what, character, as_of)
+        data = await view_data(stores, store, what, character, as_of)
         if as_json:
             dump(data)
         else:
             render(what, data)
 
-    run_with_app(go)
+    run_with_stores(go)
 
 
 async def view_data(
-    fab: Fabula, store: StoryStore, what: ShowWhat, character: str | None, as_of: int | None
+    fab: Fabula | Stores,
+    store: StoryStore,
+    what: ShowWhat,
+    character: str | None,
+    as_of: int | None,
 ) -> Any:
     """One view of ``store``'s branch (``as_of``: as it stood then), as the service's
     response models: the API answers with the same.
@@ -201,6 +206,13 @@ def render(what: ShowWhat, data: Any) -> None:
             table.add_row(h["id"], h["development"], h["premise"], h["status"])
         out.print(table)
         return
+    if what is ShowWhat.branches:
+        table = Table("branch", "from", "at turn", "turns", "pursues", title="branches")
+        for b in data:
+            fork = "" if b["fork_turn"] is None else str(b["fork_turn"])
+            table.add_row(b["branch"], b["parent"] or "", fork, str(b["head"]), b["pursue"] or "")
+        out.print(table)
+        return
     dump(data)
 
 
@@ -315,6 +327,8 @@ def demo(turns: int = typer.Option(6, "--turns", "-n", min=0, help="Autonomous t
                     story="demo",
                 )
             await fab.delete_story("demo")
+        from fabula.worlds.loader import load_world
+
         pack = load_world("hollow_book")
         store = await fab.create_story(pack, "demo", origin="demo")
         for _ in range(turns):

@@ -13,18 +13,27 @@ from collections import Counter
 from functools import lru_cache
 
 import Stemmer
-from bm25s.stopwords import STOPWORDS_EN_PLUS
 
-__all__ = ["STOP_WORDS", "term_counts", "terms"]
+__all__ = ["stop_words", "term_counts", "terms"]
 
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")  # bm25s's default token pattern
-STOP_WORDS = frozenset(STOPWORDS_EN_PLUS) | frozenset(
+_TALK = frozenset(
     # words of asking and of talk that carry no topic
     ("what", "which", "who", "whom", "whose", "when", "where", "why", "how", "would", "could",
      "should", "might", "may", "must", "shall", "will", "also", "ever", "likely", "kind",
      "sort", "get", "got", "yes", "yeah", "oh", "wow", "hey", "hi", "thanks", "thank", "really",
      "like", "just", "lot", "much", "many", "one", "something", "anything", "thing", "things")
 )  # fmt: skip
+
+
+@lru_cache(maxsize=1)
+def stop_words() -> frozenset[str]:
+    """The words left out of the index: bm25s's extended English list and words of asking
+    and of talk (read on first use: importing bm25s loads numpy, which a command that
+    indexes nothing, such as ``fabula --help``, need not wait for)."""
+    from bm25s.stopwords import STOPWORDS_EN_PLUS
+
+    return frozenset(STOPWORDS_EN_PLUS) | _TALK
 
 
 @lru_cache(maxsize=1)
@@ -39,7 +48,8 @@ def _stem(word: str) -> str:
 
 def terms(text: str) -> list[str]:
     """The index terms of ``text``, in order (repeats kept)."""
-    return [_stem(w) for w in _TOKEN.findall(text.lower()) if w not in STOP_WORDS]
+    stop = stop_words()
+    return [_stem(w) for w in _TOKEN.findall(text.lower()) if w not in stop]
 
 
 def term_counts(text: str) -> Counter[str]:
