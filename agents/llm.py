@@ -14,10 +14,12 @@ structured-output method its server takes, and its token limit. Every call:
 :meth:`ModelClient.structured` asks for output matching a pydantic type with strict
 structured outputs (``response_format`` of type ``json_schema``; the schema made strict by
 :func:`~fabula.agents.schemas.strict_schema`). A server that does not support json_schema
-is asked again at once with a forced function call, and this client (one role on one
-server) keeps to function calling from then on, which is logged; a server that rejects
-the *schema* raises :class:`SchemaRejected` instead (falling back would only fail again).
-A server that offers neither is asked with ``json_object`` and the schema in the prompt.
+is asked again at once with a forced function call (``tool_choice`` ``"required"`` with
+the one tool offered: llama.cpp reads ``tool_choice`` only as a word), and this client
+(one role on one server) keeps to function calling from then on, which is logged; a server
+that rejects the *schema* raises :class:`SchemaRejected` instead (falling back would only
+fail again). A server that offers neither is asked with ``json_object`` and the schema in
+the prompt.
 A reply that is not JSON or does not validate is shown back to the model with the error
 and asked for again, up to ``max_attempts`` replies. :meth:`ModelClient.prose` is free text
 that may stop at its token limit: the caller keeps what it can (the writer: its complete
@@ -31,8 +33,6 @@ remembered, each logged as ``model_server_adapted``:
 * a parameter the server refuses (a 400 naming ``seed``, ``strict``, ``stream_options``):
   it is no longer sent; ``max_tokens`` refused for ``max_completion_tokens`` (or the other
   way round): the other name is sent;
-* a forced function call answered without one (llama.cpp reads ``tool_choice`` only as a
-  word): ``tool_choice`` is sent as ``"required"``, with the one tool offered;
 * a model name the server does not know (404): :class:`ModelUnavailable` naming the
   models it serves;
 * ``reasoning_content`` beside ``content`` (a reasoning model's thinking): only the
@@ -253,7 +253,6 @@ class ModelClient:
         self.schemas = settings.schemas  # "story": roles send their story-shaped schemas
         self.method: Method = "json_schema"
         self._usage_missing = False
-        self._tool_required = False  # tool_choice "required" rather than the tool's name
 
     @property
     def model_name(self) -> str:
@@ -399,31 +398,14 @@ class ModelClient:
                 return self._checked_refusal(reply, schema.__name__)
         if self.method == "function_calling":
             function = {k: v for k, v in spec.items() if k != "schema"} | {"parameters": parameters}
-            named = {"type": "function", "function": {"name": schema.__name__}}
+            # "required" with one tool offered forces that tool, on OpenAI as on servers
+            # that read tool_choice only as a word (llama.cpp ignores a named one)
             request: dict[str, Any] = {
                 "tools": [{"type": "function", "function": function}],
-                "tool_choice": "required" if self._tool_required else named,
+                "tool_choice": "required",
             }
             try:
                 reply = await self._complete(messages, request, schema=schema.__name__)
-                if (
-                    not reply.tool_calls
-                    and not reply.invalid_tool_calls
-                    and not (self._tool_required)
-                ):
-                    # a server that takes tool_choice only as a word (llama.cpp) answered
-                    # as if free to: "required", with the one tool offered, forces it
-                    self._tool_required = True
-                    log.warning(
-                        "model_server_adapted",
-                        role=self.role,
-                        model=self.model_name,
-                        base_url=self.base_url,
-                        change="tool_choice sent as required",
-                        reason="a forced function call was answered without one",
-                    )
-                    request["tool_choice"] = "required"
-                    reply = await self._complete(messages, request, schema=schema.__name__)
             except openai.BadRequestError as error:
                 self._on_rejection(error, schema.__name__, "json_object")
             else:

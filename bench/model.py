@@ -63,6 +63,7 @@ __all__ = [
     "StoryModel",
     "by_role",
     "check_commit",
+    "plan_strings",
     "real_leaks",
     "run",
     "run_against",
@@ -468,7 +469,7 @@ def real_leaks(
     return leaks
 
 
-def _plan_strings(exchange: Exchange) -> list[str]:
+def plan_strings(exchange: Exchange) -> list[str]:
     """The scene goal and beats of a planner reply (JSON content or a tool call)."""
     message = exchange.message
     raw = message.get("content") or ""
@@ -585,7 +586,7 @@ def _summary(
 ) -> dict[str, Any]:
     """What one loop saw after ``turns`` turns, as the JSON reports it."""
     tally = run.tally
-    plans = [p for e in exchanges if e.schema == "TurnPlan" for p in _plan_strings(e)]
+    plans = [p for e in exchanges if e.schema == "TurnPlan" for p in plan_strings(e)]
     bodies = [e.request for e in exchanges if not e.rejected]
     problems = list(tally.problems)
     leaks = real_leaks(bodies, pack, tally.forbidden, plans, run.texts, problems)

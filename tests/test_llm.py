@@ -280,7 +280,8 @@ class TestStructuredCall:
         assert "response_format" not in second
         assert [t["function"]["name"] for t in second["tools"]] == ["ScenePlan"]
         assert second["tools"][0]["function"]["strict"] is True
-        assert second["tool_choice"] == {"type": "function", "function": {"name": "ScenePlan"}}
+        assert second["tool_choice"] == "required"  # the one tool offered: forced
+        assert [t["function"]["name"] for t in second["tools"]] == ["ScenePlan"]
         (fallback,) = events(logs, "structured_output_fallback")
         assert (fallback["role"], fallback["base_url"]) == ("planner", fake_openai.base_url)
 

@@ -240,25 +240,6 @@ class TestJsonObjectOnly:
         assert methods == ["function_calling", "json_object"]
 
 
-class TestToolChoice:
-    async def test_a_forced_function_answered_without_a_call_is_asked_as_required(
-        self, fake_openai: FakeOpenAI
-    ) -> None:
-        """llama.cpp reads tool_choice only as a word: a named tool is not forced, and the
-        model may answer in prose. The call is asked again with "required" (one tool is
-        offered, so it is the same demand), and so is every later one."""
-        fake_openai.reject_json_schema = True
-        fake_openai.reply_text("Here is a plan for the scene.")
-        fake_openai.reply_tool_call(GOOD)
-        fake_openai.reply_tool_call(GOOD)
-        model = client_for(fake_openai)
-        assert (await model.structured(ScenePlan, MESSAGES)).goal == GOOD["goal"]
-        await model.structured(ScenePlan, MESSAGES)
-        choices = [r.get("tool_choice") for r in fake_openai.requests[1:]]
-        named = {"type": "function", "function": {"name": "ScenePlan"}}
-        assert choices == [named, "required", "required"]
-
-
 class TestUnparsedReply:
     async def test_llamas_500_for_output_it_cannot_parse_is_a_truncation(
         self, fake_openai: FakeOpenAI
