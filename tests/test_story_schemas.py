@@ -203,6 +203,25 @@ class TestTheExtractor:
         check_grammars(schema, good, bad)
 
 
+class TestLargeStories:
+    def test_a_roster_too_large_to_list_still_makes_a_strict_schema(self) -> None:
+        """An enum lists at most ENUM_LIMIT ids (beyond, the field is a short line), so
+        even a story of 900 entities stays inside strict mode's limits (1000 enum values in
+        all, none of more than 250 values over 15,000 characters)."""
+        entities = {f"e{i}": Entity(id=f"e{i}", kind=KINDS[i % 3], name=f"thing{i}")  # type: ignore[arg-type]
+                    for i in range(900)}  # fmt: skip
+        for n in (600, 900):
+            some = dict(list(entities.items())[:n])
+            schema = actions_json_schema("Rain tapped on the glass.", some)
+            assert strict_problems(schema) == []
+            grammar = xgr.Grammar.from_json_schema(json.dumps(schema), strict_mode=True)
+            assert xgr.testing._is_grammar_accept_string(
+                grammar, '{"actions":[],"new_entities":[]}'
+            )
+            character = proposal_json_schema("e0", some)
+            assert strict_problems(character) == []
+
+
 class TestRecallAndSummaries:
     @SETTINGS
     @given(view=views())
