@@ -1,6 +1,7 @@
 """``fabula bench load``: many stories driven by several processes at once.
 
-N stories (``hollow_book``, opening committed) are split over W worker processes; each
+N stories (the loop benchmark's synthetic world of three characters, which never comes
+to rest) are split over W worker processes; each
 process drives its stories concurrently, T autonomous turns each, through the real graph,
 checkpointer and store. Afterwards every story is checked: exactly its T turns committed
 (no gap, no turn twice, no "duplicate" outcome), every event filed under its own turn, and
@@ -28,6 +29,7 @@ from typing import Any
 
 from redis.exceptions import NoPermissionError
 
+from fabula.bench.loop import synthetic_world
 from fabula.bench.report import percentiles, print_table, write_json
 from fabula.graph.service import Fabula
 from fabula.memory import keys
@@ -81,7 +83,7 @@ async def _create(url: str, stories: list[str]) -> dict[str, int]:
     heads = {}
     async with Fabula(url, _settings()) as fab:
         for story in stories:
-            store = await fab.create_story("hollow_book", story)
+            store = await fab.create_story(synthetic_world(3), story)
             heads[story] = await store.head()
     return heads
 

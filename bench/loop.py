@@ -1,7 +1,7 @@
 """``fabula bench loop``: the offline turn loop's speed and the memory-builder's overhead.
 
-A synthetic world (N characters with conflicting goals over objects hidden in containers
-across three places) runs autonomously for T turns through the real graph, the Redis
+A synthetic world (N characters in three places handing tokens round a ring: a story that
+never comes to rest) runs autonomously for T turns through the real graph, the Redis
 checkpointer and the real store. It reports turns per second and the memory-builder's time
 per committed turn (reading the views, extracting, tracking access, committing), p50/p95.
 The baseline in the same run is the same loop on LangGraph's in-memory checkpointer, which
@@ -28,26 +28,28 @@ PLACES = ("hall", "library", "garden")
 
 
 def synthetic_world(characters: int) -> WorldPack:
-    """A world where every character wants an object someone else may move."""
-    objects: list[ObjectSpec] = []
-    for i, place in enumerate(PLACES):
-        objects.append(ObjectSpec(name=f"chest {i}", location=place, container=True))
-        objects.append(ObjectSpec(name=f"box {i}", location=place, container=True))
-    chars = []
-    for i in range(characters):
-        thing = f"token {i}"
-        objects.append(ObjectSpec(name=thing, location=f"chest {(i + 1) % len(PLACES)}"))
-        chars.append(
-            CharacterSpec(
-                name=f"Agent{i}",
-                location=PLACES[i % len(PLACES)],
-                goals=(f"get the token {(i + 1) % characters}", f"keep the {thing} safe"),
-            )
+    """A world that never comes to rest: each character holds a token and wants every
+    token handed on to the next character in a ring, so the tokens go round for as long as
+    the story runs (asking for one a character is about to hand on is refused)."""
+    objects = [
+        ObjectSpec(name=f"chest {i}", location=place, container=True)
+        for i, place in enumerate(PLACES)
+    ]
+    objects += [ObjectSpec(name=f"token {i}", location=f"Agent{i}") for i in range(characters)]
+    chars = [
+        CharacterSpec(
+            name=f"Agent{i}",
+            location=PLACES[i % len(PLACES)],
+            goals=tuple(
+                f"give the token {j} to Agent{(i + 1) % characters}" for j in range(characters)
+            ),
         )
+        for i in range(characters)
+    ]
     return WorldPack(
         id="synthetic",
         title="Synthetic tokens",
-        premise="Everyone wants a token that someone else may hide.",
+        premise="Tokens go round a ring of characters, each wanting them handed on.",
         places=tuple(PlaceSpec(name=p) for p in PLACES),
         characters=tuple(chars),
         objects=tuple(objects),

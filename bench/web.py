@@ -234,7 +234,7 @@ async def _baseline(
     minds: list[float] = []
     unsynced = 0
     for i in range(stories):
-        store = await fab.create_story("hollow_book", f"bench-web-{tag}-base-{i}")
+        store = await fab.create_story(synthetic_world(3), f"bench-web-{tag}-base-{i}")
         for _ in range(turns):
             await fab.run_turn(store, auto=False)
             started = time.perf_counter()

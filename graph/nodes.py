@@ -16,7 +16,7 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 from langgraph.types import Send, interrupt
 
-from fabula.agents.character.brief import brief_for
+from fabula.agents.character.brief import brief_for, steering
 from fabula.agents.contracts import (
     CharacterBrief,
     Decision,
@@ -93,7 +93,8 @@ async def plan(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any
             view, direction=state.get("direction"), attempt=attempt, notes=state.get("notes", [])
         )
     log.info("planned", role="planner", focal=turn_plan.focal, attempt=attempt)
-    briefs = {c: brief_for(view, c, turn_plan).model_dump() for c in turn_plan.focal}
+    steer = steering(view, state.get("direction"), state.get("notes", []))
+    briefs = {c: brief_for(view, c, turn_plan, steer=steer).model_dump() for c in turn_plan.focal}
     return {
         "plan": turn_plan.model_dump(),
         "briefs": briefs,
@@ -214,6 +215,13 @@ async def _read(
     delta = enrich(view, await ctx.roles.builder.build(store, state["turn"], text))
     build_ms = (time.perf_counter() - started) * 1000
     turn_plan = TurnPlan.model_validate(state["plan"])
+    # a focal character that proposed nothing chose to stay out: only one that meant to act
+    # and does nothing in the text is worth a finding
+    proposed = state.get("proposals", {}).get(str(state.get("attempt", 0)), [])
+    idle = {p["character"] for p in proposed if not p.get("actions")}
+    acting = tuple(c for c in turn_plan.focal if c not in idle)
+    if acting and idle:
+        turn_plan = turn_plan.model_copy(update={"focal": acting})
     return delta, ctx.roles.critic.critique(view, delta, turn_plan), build_ms
 
 

@@ -267,6 +267,7 @@ class RunOut(_Out):
     outcome: Outcome | None = None
     head: int
     pending: PendingSummary | None = None
+    rest: str | None = None  # why it stopped early: no character had anything to do
 
 
 CellStatus = Literal["true", "false", "unknown", "negative"]

@@ -66,6 +66,7 @@ from fabula.memory.errors import (
     InvalidInput,
     InvalidWorld,
     NotFound,
+    StoryAtRest,
     TurnConflict,
 )
 from fabula.memory.index.background import Indexer
@@ -411,6 +412,10 @@ class Fabula:
         ``listener`` hears each node finish and the prose as it is written. (A run takes no
         lock: a run killed midway must not hold up the next; two runs of one turn commit it
         once, the commit being idempotent.)
+
+        Raises :class:`StoryAtRest` when no character has anything to do: a plan whose
+        characters all turn out idle is planned again with the next anchor, once for each
+        character, before the story is declared at rest.
         """
         await store.require()
         turn = await store.head() + 1
@@ -421,13 +426,22 @@ class Fabula:
         if snapshot.values and not snapshot.next:
             # an earlier run of this turn ended without a commit (abandoned): start afresh
             await self.saver.adelete_thread(thread_id(store.story, store.branch, turn))
-        start: TurnState = {
-            "story": store.story,
-            "branch": store.branch,
-            "turn": turn,
-            "direction": direction,
-        }
-        return await self._drive(start, store, turn, auto=auto, listener=listener)
+        tries = max(1, len(await store.characters()))
+        for attempt in range(tries):
+            start: TurnState = {
+                "story": store.story,
+                "branch": store.branch,
+                "turn": turn,
+                "direction": direction,
+                "attempt": attempt - 1,
+            }
+            try:
+                return await self._drive(start, store, turn, auto=auto, listener=listener)
+            except StoryAtRest as rest:
+                await self.saver.adelete_thread(thread_id(store.story, store.branch, turn))
+                if not rest.idle or attempt == tries - 1:
+                    raise StoryAtRest(rest.message, **rest.context) from None
+        raise AssertionError("unreachable")  # pragma: no cover
 
     async def _drive(
         self,
@@ -611,15 +625,23 @@ class Fabula:
     ) -> RunOut:
         """Write up to ``turns`` turns; without ``auto``, stop at the first awaiting approval.
 
-        ``progress(done, outcome)`` is called after each turn.
+        ``progress(done, outcome)`` is called after each turn. A story whose characters
+        have nothing left to do stops early, with ``rest`` saying why.
         """
         if turns < 1:
             raise InvalidInput(f"turns must be at least 1, not {turns}", story=store.story)
         await store.require()
         written = 0
         outcome: TurnOutcome | None = None
+        rest: str | None = None
         for _ in range(turns):
-            outcome = await self.run_turn(store, auto=auto, direction=direction, listener=listener)
+            try:
+                outcome = await self.run_turn(
+                    store, auto=auto, direction=direction, listener=listener
+                )
+            except StoryAtRest as stopped:
+                rest = stopped.message
+                break
             if outcome in ("committed", "duplicate"):
                 written += 1
             if progress is not None:
@@ -633,6 +655,7 @@ class Fabula:
             written=written,
             outcome=outcome,
             head=await store.head(),
+            rest=rest,
             pending=None
             if found is None
             else PendingSummary(

@@ -9,6 +9,7 @@ carries the context needed to act on it (story, branch, turn, field)::
     │   ├── ModelUnavailable   the configured chat model cannot be reached (after retries)
     │   └── SchemaRejected     the model's server refused a structured-output schema
     ├── NotFound               a story, branch, character or record that does not exist
+    ├── StoryAtRest            no character has anything to do: there is no turn to write
     ├── CommitFailed           Redis did not complete a commit (its reply lost or refused)
     │   └── CommitUncertain    ... and whether the turn is in could not be learned
     ├── InvalidInput           bad input, rejected whole; nothing was written
@@ -47,6 +48,7 @@ __all__ = [
     "NotFound",
     "RedisUnavailable",
     "SchemaRejected",
+    "StoryAtRest",
     "TurnConflict",
 ]
 
@@ -67,6 +69,16 @@ class FabulaError(Exception):
             return self.message
         where = ", ".join(f"{k}={v}" for k, v in self.context.items())
         return f"{self.message} ({where})"
+
+
+class StoryAtRest(FabulaError):
+    """No character has anything to do (every goal done, waiting or blocked): the offline
+    engine has no turn to write. ``idle`` is True when it was found only once the characters
+    had proposed (the planner's guess was wrong; another anchor may still act)."""
+
+    def __init__(self, message: str, *, idle: bool = False, **context: Any) -> None:
+        super().__init__(message, **context)
+        self.idle = idle
 
 
 class ConfigError(FabulaError):

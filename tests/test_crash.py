@@ -36,6 +36,7 @@ import redis
 from redis.asyncio.lock import Lock
 
 from fabula.agents.contracts import Decision
+from fabula.bench.loop import synthetic_world
 from fabula.graph.service import Fabula
 from fabula.memory import keys
 from fabula.memory.connection import connect, connect_async
@@ -70,7 +71,8 @@ def check_story(url: str, story: str, branch: str = "main") -> int:
         assert set(events) == listed, set(events) ^ listed
         for event in events:
             assert int(event[1:].split(".", 1)[0]) <= head
-        for character in ("leo", "mara"):
+        # hollow_book's characters, or the synthetic world's (whichever the story has)
+        for character in ("leo", "mara", "agent0", "agent1", "agent2"):
             memories = [
                 json.loads(m) for m in client.lrange(keys.memories(story, branch, character), 0, -1)
             ]
@@ -145,7 +147,7 @@ class TestKillRun:
     @staticmethod
     async def _new_story(url: str, home: Path) -> None:
         async with Fabula(url, settings_for(home)) as fab:
-            await fab.create_story("hollow_book", "crash")
+            await fab.create_story(synthetic_world(3), "crash")  # never at rest
 
 
 # -- kill -9 of an RQ worker mid-consolidation ------------------------------------------
@@ -358,7 +360,7 @@ class TestKillRedis:
     @staticmethod
     async def _new_story(url: str, home: Path) -> None:
         async with Fabula(url, settings_for(home)) as fab:
-            await fab.create_story("hollow_book", "dur")
+            await fab.create_story(synthetic_world(3), "dur")  # never at rest
 
     @staticmethod
     async def _texts(url: str) -> dict[int, str]:

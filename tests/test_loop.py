@@ -32,11 +32,12 @@ from fabula.memory.settings import Settings
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import ApproximateCounter
 from fabula.worlds.loader import load_world
+from fabula.worlds.pack import WorldPack
 from tests.conftest import ON_CLUSTER
 
 
-async def _demo(fab: Fabula, story: str, turns: int) -> StoryStore:
-    pack = load_world("hollow_book")
+async def _demo(fab: Fabula, story: str, turns: int, pack: WorldPack | None = None) -> StoryStore:
+    pack = pack or load_world("hollow_book")
     store = await fab.new_story(pack, story)
     for text in pack.opening.turns:
         await fab.commit_scripted(store, text)
@@ -46,12 +47,17 @@ async def _demo(fab: Fabula, story: str, turns: int) -> StoryStore:
 
 
 class TestDemoStory:
-    async def test_ten_turns_leo_acts_on_his_false_belief(self, redis_url: str) -> None:
+    async def test_leo_acts_on_his_false_belief_until_he_sees(self, redis_url: str) -> None:
         """Leo's belief and the world disagree about the key until he learns otherwise; what
-        Leo does follows what he believes; the critic reports nothing on accepted turns."""
+        Leo does follows what he believes; Mara, who wants the key hidden from him, does not
+        tell him; he finds it by searching, takes it, and the story comes to rest; the critic
+        reports nothing on accepted turns."""
         async with Fabula(redis_url, Settings()) as fab:
-            store = await _demo(fab, "demo", 10)
+            store = await _demo(fab, "demo", 0)
+            ran = await fab.run(store, 20, auto=True)
             head = await store.head()
+            assert ran.rest is not None and "Leo: done: get the brass key" in ran.rest
+            assert head == 3 + ran.written < 3 + 20  # at rest: it stopped by itself
             texts = {t.turn: t.text for t in await store.turn_texts(1)}
             world = {t: (await project_world(store, as_of=t)).where("brass_key") for t in texts}
             leo = {
@@ -60,17 +66,22 @@ class TestDemoStory:
 
             assert world[3] == "hollow_book" and leo[3] == "desk_drawer"
             learned = next(t for t in sorted(texts) if t > 3 and leo[t] == world[t])
-            assert "told Leo that the brass key is in the hollow book" in texts[learned]
+            assert "Leo searched the hollow book" in texts[learned]
             for t in range(3, learned):
-                assert leo[t] != world[t], t  # a false (or no) belief until he is told
+                assert leo[t] != world[t], t  # a false (or no) belief until he sees it
 
             searched = next(t for t in texts if "Leo searched the desk drawer" in texts[t])
             assert leo[searched - 1] == "desk_drawer"  # he searched where he believed it was
+            assert leo[searched] is None  # and learned it is not there
             took = next(t for t in texts if "Leo took the brass key" in texts[t])
             assert leo[took - 1] == "hollow_book" and took > learned
             assert world[head] == "leo"
             asked = next(t for t in texts if "Leo asked Mara where the brass key is" in texts[t])
-            assert searched < asked < learned
+            kept = next(
+                t for t in texts if '"I do not know where the brass key is," said Mara' in texts[t]
+            )
+            assert searched < asked < kept < learned  # she keeps it from him
+            assert len(set(texts.values())) == len(texts)  # no turn repeats another
 
             for turn in range(4, head + 1):
                 config = {"configurable": {"thread_id": thread_id("demo", "main", turn)}}
@@ -90,7 +101,6 @@ class TestRoundTrip:
             ("mara", Action(kind="tell", listener="leo", about="brass_key", claim="hollow_book"),
              "inform"),
             ("mara", Action(kind="say", line="It is colder today"), "say"),
-            ("mara", Action(kind="wait", object="hollow_book"), "think"),
         ],
     )  # fmt: skip
     async def test_writer_output_parses_back(
@@ -114,6 +124,17 @@ class TestRoundTrip:
                 assert action.listener in event.participants
             if kind == "inform":
                 assert event.content is not None and event.content.value == action.claim
+
+
+class TestNoFiller:
+    async def test_waiting_is_not_written(self, redis_url: str) -> None:
+        """A character that only waits stays out of the passage: no "thought about X for a
+        while", no "waited"."""
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await _demo(fab, "idle", 0)
+            view = await author_view(store)
+            assert realise(view, "mara", Action(kind="wait", object="hollow_book")) == ""
+            assert realise(view, "mara", Action(kind="wait", line="the cellar")) == ""
 
 
 class TestCritic:
@@ -252,8 +273,20 @@ class TestCharacterSocial:
     async def test_request_granted_or_refused(self, redis_url: str) -> None:
         """Asked for an object, a character that does not want it hands it over; one that
         wants it (a branch pursuing "Mara ends up with the brass key") refuses."""
+        demo = load_world("hollow_book")
+        # a Mara with no goal that names the key
+        calm = demo.model_copy(
+            update={
+                "characters": tuple(
+                    c.model_copy(update={"goals": ("learn Leo's secret",)})
+                    if c.name == "Mara"
+                    else c
+                    for c in demo.characters
+                )
+            }
+        )
         async with Fabula(redis_url, Settings()) as fab:
-            store = await _demo(fab, "ask", 0)
+            store = await _demo(fab, "ask", 0, calm)
             await fab.commit_scripted(store, "Leo went to the study.")
             at = await store.head()
             mara = next(
@@ -264,15 +297,13 @@ class TestCharacterSocial:
             branch = await fab.fork(store, at, realise=mara)
 
             await fab.commit_scripted(store, "Mara took the brass key.")
-            for _ in range(3):
-                await fab.run_turn(store, auto=True)
+            await fab.run(store, 3, auto=True)
             texts = " ".join(t.text for t in await store.turn_texts(at + 1))
             assert '"Give me the brass key, Mara," said Leo.' in texts
             assert "Mara gave the brass key to Leo." in texts
             assert (await project_world(store)).where("brass_key") == "leo"
 
-            for _ in range(5):
-                await fab.run_turn(branch, auto=True)
+            await fab.run(branch, 5, auto=True)
             texts = " ".join(t.text for t in await branch.turn_texts(at + 1))
             assert '"I am keeping the brass key," said Mara.' in texts
             assert (await project_world(branch)).where("brass_key") == "mara"

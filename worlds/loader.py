@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from fabula.memory.delta import DeltaBuilder, TurnDelta
 from fabula.memory.errors import InvalidWorld, NotFound
+from fabula.memory.logs import get_logger
 from fabula.memory.places import place_of
 from fabula.memory.records import CONTAINER, AcquisitionMode, Attitude, Event, slug
 from fabula.worlds.lore import BELIEF_EXTENSION, extension
@@ -25,6 +26,7 @@ from fabula.worlds.pack import WorldPack
 __all__ = ["builtin_worlds", "load_world", "pack_assets", "parse_world", "setup_delta"]
 
 _BUILTIN = Path(__file__).resolve().parent
+log = get_logger(__name__)
 
 
 def builtin_worlds() -> list[str]:
@@ -72,7 +74,9 @@ def parse_world(text: str, source: str, folder: Path | None = None) -> WorldPack
 
     ``folder`` is where the files it names (``lore = "lore.json"``, images) are; a pack with
     no folder (an upload) may name none. Raises :class:`InvalidWorld`, naming ``source`` and
-    the field, when it does not validate.
+    the field, when it does not validate. A goal the offline engine cannot pursue is logged
+    as a warning (the pack still loads: a model may pursue it), as
+    :attr:`WorldPack.goal_warnings` says it.
     """
     try:
         data = tomllib.loads(text)
@@ -92,6 +96,8 @@ def parse_world(text: str, source: str, folder: Path | None = None) -> WorldPack
         raise InvalidWorld(f"{source}: {field}: {message}", path=source, field=field) from None
     pack._source = source
     pack._folder = folder
+    for line in pack.goal_warnings:
+        log.warning("unreadable goal", detail=line)
     return pack
 
 

@@ -17,7 +17,7 @@ A pack is a folder with a ``world.toml`` (or a single ``.toml`` file). Example::
     [[characters]]
     name = "Leo"
     location = "study"           # a place
-    goals = ["keep the brass key safe"]
+    goals = ["keep the brass key safe"]   # the goal language: see below
     secrets = []
     voice = "brisk"
 
@@ -58,6 +58,17 @@ file beside ``world.toml`` holding the lorebooks and every source field kept for
 
 Names are turned into identifiers by :func:`fabula.memory.records.slug`; every reference must name
 a place, object or character of the pack.
+
+A character's ``goals`` are written in the goal language of :mod:`fabula.worlds.goals`
+(``O`` an object, ``C`` a character, ``P`` a place of the pack)::
+
+    get the O            find the O               keep the O hidden     give the O to C
+    learn where the O is learn C's secret         tell C where the O is hide the O from C
+    meet C               avoid C                  go to the P
+
+The offline engine pursues them from what the character believes; any other goal is a
+motive it cannot pursue, and :attr:`WorldPack.goal_warnings` says so (the loader logs each
+one, and ``fabula new`` prints them), naming the goal, its field and the forms it reads.
 """
 
 from __future__ import annotations
@@ -68,6 +79,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from fabula.memory.records import DevelopmentKind, slug
 from fabula.memory.rules import WorldRules
+from fabula.worlds.goals import unreadable_goals
 from fabula.worlds.lore import Greeting, Lore
 
 __all__ = [
@@ -158,6 +170,25 @@ class WorldPack(_Spec):
     def source(self) -> str:
         """The file the pack was loaded from, or ``"(world pack <id>)"``."""
         return self._source or f"(world pack {self.id})"
+
+    @property
+    def goal_warnings(self) -> list[str]:
+        """One line for each character goal the offline engine cannot pursue (see the
+        module docstring), naming the file, the goal's field and the forms it reads."""
+        goals = [
+            (f"characters[{i}].goals[{j}]", goal)
+            for i, char in enumerate(self.characters)
+            for j, goal in enumerate(char.goals)
+        ]
+        return [
+            f"{self.source}: {line}"
+            for line in unreadable_goals(
+                goals,
+                objects=(slug(o.name) for o in self.objects),
+                characters=(slug(c.name) for c in self.characters),
+                places=(slug(p.name) for p in self.places),
+            )
+        ]
 
     @model_validator(mode="after")
     def _references_resolve(self) -> WorldPack:

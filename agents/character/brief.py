@@ -7,27 +7,70 @@ mind; it carries nothing of what the character could not know.
 
 from __future__ import annotations
 
-from fabula.agents.character.goals import parse_goal
+from collections.abc import Sequence
+
+from fabula.agents.character.goals import directed_goal, parse_goal
 from fabula.agents.contracts import CharacterBrief, TurnPlan
 from fabula.agents.views import AuthorView
 
-__all__ = ["brief_for"]
+__all__ = ["brief_for", "directed", "goals_for", "pursued_goal", "readable", "steering"]
 
 
-def brief_for(view: AuthorView, me: str, turn_plan: TurnPlan) -> CharacterBrief:
+def pursued_goal(view: AuthorView, hypothesis: str | None) -> tuple[str, str] | None:
+    """(character, goal text) a branch pursuing ``hypothesis`` gives: "X ends up with the
+    O" gives X the goal "get the O" — and keeps it once realised (X *ends up* with it)."""
+    found = view.hypotheses.get(hypothesis) if hypothesis else None
+    if found is None or found.status not in ("open", "realised"):
+        return None
+    for fact in found.realises:
+        if fact.attribute == "location" and view.kind(fact.value) == "character":
+            return fact.value, f"get the {view.name(fact.subject)}"
+    return None
+
+
+def goals_for(
+    view: AuthorView, character: str, *, direction: str | None, hypothesis: str | None
+) -> list[str]:
+    """``character``'s goals for this turn: a direction's and a pursued hypothesis's first,
+    then its own (the world pack's)."""
+    goals = view.goals_of(character)
+    for extra in (directed(view, direction), pursued_goal(view, hypothesis)):
+        if extra is not None and extra[0] == character and extra[1] not in goals:
+            goals = [extra[1], *goals]
+    return goals
+
+
+def directed(view: AuthorView, direction: str | None) -> tuple[str, str] | None:
+    """(character, goal text) a direction in controlled form gives (None: none, or one
+    that does not read as a character and a goal)."""
+    if not direction:
+        return None
+    found = directed_goal(direction, view.entities)
+    return (found[0], found[1].text) if found is not None else None
+
+
+def readable(view: AuthorView, text: str | None) -> str | None:
+    """``text`` if it reads as a direction, else None."""
+    return text if text and directed_goal(text, view.entities) is not None else None
+
+
+def steering(view: AuthorView, direction: str | None, notes: Sequence[str]) -> str | None:
+    """What steers the turn: the direction, else the last rejection note that reads as one."""
+    return direction or (readable(view, notes[-1]) if notes else None)
+
+
+def brief_for(
+    view: AuthorView, me: str, turn_plan: TurnPlan, *, steer: str | None = None
+) -> CharacterBrief:
     """``me``'s brief for the planned turn: its name, goals (the ones the offline engine can
     pursue first, motives after), secrets and voice — never the plan's scene goal, beats
     or place, which the planner wrote from everything (where the character is, and who is
     with it, come from its own mind when its prompt is rendered).
 
-    A branch pursuing "X ends up with the O" gives X the goal of getting the O first.
+    A branch pursuing "X ends up with the O" gives X the goal of getting the O first; a
+    direction in controlled form (``steer``: "X gets the O") gives X that goal first.
     """
-    goals = view.goals_of(me)
-    hypothesis = view.hypotheses.get(turn_plan.hypothesis) if turn_plan.hypothesis else None
-    if hypothesis is not None:
-        for fact in hypothesis.realises:
-            if fact.attribute == "location" and fact.value == me:
-                goals = [f"get the {view.name(fact.subject)}", *goals]
+    goals = goals_for(view, me, direction=steer, hypothesis=turn_plan.hypothesis or view.pursue)
     spec = view.character_spec(me)
     return CharacterBrief(
         character=me,

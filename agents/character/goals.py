@@ -1,37 +1,383 @@
-"""Reading a character's free-text goals as something the offline engine can pursue.
+"""A character's goals as steps, from what the character believes.
 
-Goals are written for people ("find the brass key", "keep the brass key safe"); the offline
-engine recognises a few shapes and leaves the rest as motives it can only think about.
+Goals are written in the packs' goal language (:mod:`fabula.worlds.goals`: get, find, keep
+hidden, give to, learn where, learn a secret, tell where, hide from, meet, avoid, go to);
+:func:`step` turns one goal into the character's next step from a :class:`Situation` —
+its own beliefs (true or not) and first-person memories:
+
+- **act**: one action that moves the goal (go where it believes the thing is, search a
+  container, ask someone present, take, put away, give, tell, ask for it);
+- **done**: the goal holds, as far as the character believes;
+- **waiting**: it asked and has had no answer yet;
+- **blocked**: nothing it believes leaves a way forward (it was refused, nobody it can
+  reach knows, every container it could search is searched), said with why.
+
+The same function serves the offline character (its own mind) and the offline planner,
+which asks it, from the author's side, who has something to do.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from fabula.memory.records import slug
+from fabula.agents.contracts import Action
+from fabula.memory.places import place_of
+from fabula.memory.projections import BeliefView
+from fabula.memory.records import Entity, Memory, slug
+from fabula.worlds.goals import FORMS, Goal, parse_goal
 
-__all__ = ["Goal", "parse_goal"]
+__all__ = [
+    "DIRECTION_FORMS",
+    "FORMS",
+    "REFUSAL",
+    "SECRET_QUESTION",
+    "Goal",
+    "Situation",
+    "Step",
+    "answered",
+    "asked_before",
+    "directed_goal",
+    "parse_goal",
+    "read_goal",
+    "step",
+]
 
-_FIND = re.compile(r"^(?:find|get|recover|retrieve|fetch) (?:the )?(?P<obj>.+?)\.?$", re.I)
-_HIDE = re.compile(r"^(?:keep|hide) (?:the )?(?P<obj>.+?)(?: safe| hidden)?\.?$", re.I)
+_NAME = r"[A-Z][\w'-]*"
+ASK = re.compile(
+    rf"^(?P<asker>{_NAME}) asked (?P<listener>{_NAME}) where the (?P<obj>.+?) is[.?]?$"
+)
+TOLD = re.compile(rf"^(?P<speaker>{_NAME}) (?:privately )?told (?P<listener>{_NAME}) that ")
+REFUSAL = "I am keeping the"
+SECRET_QUESTION = "What are you hiding"
+SECRET_REFUSAL = "That is my own business"
+
+
+class Situation:
+    """What a character believes about where things and people are, read from its mind."""
+
+    def __init__(
+        self,
+        me: str,
+        beliefs: BeliefView,
+        entities: dict[str, Entity],
+        memories: Sequence[Memory] = (),
+    ) -> None:
+        self.me = me
+        self.beliefs = beliefs
+        self.entities = entities
+        self.memories = list(memories)
+
+    def name(self, entity: str) -> str:
+        """The entity's name as written."""
+        e = self.entities.get(entity)
+        return e.name if e else entity.replace("_", " ")
+
+    def kind(self, entity: str) -> str | None:
+        e = self.entities.get(entity)
+        return e.kind if e else None
+
+    def is_container(self, entity: str) -> bool:
+        e = self.entities.get(entity)
+        return e is not None and e.is_container
+
+    def place_of(self, entity: str) -> str | None:
+        """Where the character believes ``entity`` is, through containers and holders."""
+        return place_of(entity, self.beliefs.where, lambda e: self.kind(e) == "place")
+
+    @property
+    def here(self) -> str | None:
+        return self.place_of(self.me)
+
+    def places(self) -> list[str]:
+        return sorted(e for e, ent in self.entities.items() if ent.kind == "place")
+
+    def containers_in(self, place: str | None) -> list[str]:
+        return sorted(
+            e for e in self.entities if self.is_container(e) and self.place_of(e) == place
+        )
+
+    def others_here(self) -> list[str]:
+        here = self.here
+        return sorted(
+            c
+            for c, e in self.entities.items()
+            if e.kind == "character" and c != self.me and here and self.place_of(c) == here
+        )
+
+    def others_elsewhere(self) -> list[tuple[str, str]]:
+        out = []
+        for c, e in sorted(self.entities.items()):
+            if e.kind == "character" and c != self.me:
+                place = self.place_of(c)
+                if place and place != self.here:
+                    out.append((c, place))
+        return out
+
+    def said(self, prefix: str) -> bool:
+        """Whether the character's memories hold a line starting with ``prefix``."""
+        return any(m.quote.startswith(prefix) for m in self.memories)
+
+    def visited(self) -> set[str]:
+        """The places it remembers going to (and the one it is in)."""
+        me = self.name(self.me)
+        out = {self.here} if self.here else set()
+        for m in self.memories:
+            if m.quote.startswith(f"{me} went to the "):
+                out.add(slug(m.quote[len(f"{me} went to the ") :].rstrip(".")))
+        return out
 
 
 @dataclass(frozen=True)
-class Goal:
-    """A goal the offline engine can pursue (find, hide) or only think about (motive)."""
+class Step:
+    """The next step toward a goal: an action, or why there is none."""
 
-    kind: Literal["find", "hide", "motive"]
-    text: str
-    object: str | None = None
+    status: Literal["act", "done", "waiting", "blocked"]
+    action: Action | None = None
+    why: str = ""
 
 
-def parse_goal(text: str) -> Goal:
-    """``find the O`` → find; ``keep the O safe`` / ``hide the O`` → hide; else a motive."""
-    text = text.strip()
-    if m := _FIND.match(text):
-        return Goal("find", text, slug(m["obj"]))
-    if m := _HIDE.match(text):
-        return Goal("hide", text, slug(m["obj"]))
-    return Goal("motive", text)
+def read_goal(entities: dict[str, Entity], text: str) -> Goal:
+    """``text`` read as a goal against the story's entities."""
+    kinds: dict[str, list[str]] = {"object": [], "character": [], "place": []}
+    for ident, e in entities.items():
+        kinds.setdefault(e.kind, []).append(ident)
+    return parse_goal(text, kinds["object"], kinds["character"], kinds["place"])
+
+
+def _done(why: str) -> Step:
+    return Step("done", why=why)
+
+
+def _blocked(why: str) -> Step:
+    return Step("blocked", why=why)
+
+
+def _act(why: str, **fields: str | None) -> Step:
+    return Step("act", Action(reason=why, **fields))
+
+
+def refused(sit: Situation, obj: str) -> bool:
+    """Whether the character was refused the object it asked for."""
+    return any(REFUSAL + " " + sit.name(obj) in m.quote for m in sit.memories)
+
+
+def answered(quote: str, speaker: str, listener: str, obj: str) -> bool:
+    """Whether a remembered line is ``speaker`` telling where ``obj`` is (to ``listener``,
+    when the line names who it was told to), or saying it does not know; names as written.
+    A telling is remembered in the text's words or, when those are not safe to keep, as
+    the event ("Cora said that the key is in the box.")."""
+    told = rf"^{re.escape(speaker)} (?:privately )?(?:told {re.escape(listener)}|said) that "
+    if re.match(told + rf"the {re.escape(obj)} is ", quote):
+        return True
+    return quote.startswith(f'"I do not know where the {obj} is," said {speaker}')
+
+
+def asked_recently(sit: Situation, obj: str) -> bool:
+    """Whether the character asked about ``obj`` and has heard no answer since."""
+    memories = sit.memories
+    for i in range(len(memories) - 1, -1, -1):
+        m = ASK.match(memories[i].quote)
+        if m and slug(m["asker"]) == sit.me and slug(m["obj"]) == obj:
+            return not any(
+                answered(later.quote, m["listener"], m["asker"], m["obj"])
+                for later in memories[i + 1 :]
+            )
+    return False
+
+
+def asked_before(sit: Situation, other: str, obj: str) -> bool:
+    """Whether the character has already asked ``other`` about ``obj``."""
+    for memory in sit.memories:
+        m = ASK.match(memory.quote)
+        if m and (slug(m["asker"]), slug(m["listener"]), slug(m["obj"])) == (sit.me, other, obj):
+            return True
+    return False
+
+
+def ruled_out(sit: Situation, obj: str, box: str) -> bool:
+    """Whether the character knows ``obj`` is not in ``box``: it learned so, or it searched
+    the box (a search shows everything inside) and does not believe the object is there."""
+    belief = sit.beliefs.get(obj, "location")
+    if belief is not None and belief.value == box:
+        return not belief.polarity
+    return sit.said(f"{sit.name(sit.me)} searched the {sit.name(box)}")
+
+
+def _locate(sit: Situation, obj: str) -> Step:
+    """Steps toward knowing where ``obj`` is: ask who is here, search what is here, go on."""
+    if asked_recently(sit, obj):
+        return Step("waiting", why=f"asked where the {sit.name(obj)} is")
+    for other in sit.others_here():
+        if not asked_before(sit, other, obj):
+            return _act("does not know where it is", kind="ask", listener=other, about=obj)
+    for box in sit.containers_in(sit.here):
+        if not ruled_out(sit, obj, box):
+            return _act(f"looks for the {obj}", kind="search", target=box, about=obj)
+    for other, place in sit.others_elsewhere():
+        if not asked_before(sit, other, obj):
+            return _act(f"looks for someone who may know where the {obj} is",
+                        kind="go", target=place)  # fmt: skip
+    for place in sit.places():
+        if place != sit.here and any(
+            not ruled_out(sit, obj, box) for box in sit.containers_in(place)
+        ):
+            return _act(f"looks for the {obj} elsewhere", kind="go", target=place)
+    return _blocked(f"nobody it can ask knows where the {sit.name(obj)} is, and it has "
+                    "searched everywhere")  # fmt: skip
+
+
+def _reach(sit: Situation, who: str) -> Step:
+    """Steps toward being where ``who`` is."""
+    if who in sit.others_here():
+        return _done(f"is with {sit.name(who)}")
+    place = sit.place_of(who)
+    if place is not None and place != sit.here:
+        return _act(f"goes to {sit.name(who)}", kind="go", target=place)
+    for candidate in sit.places():
+        if candidate not in sit.visited():
+            return _act(f"looks for {sit.name(who)}", kind="go", target=candidate)
+    return _blocked(f"does not know where {sit.name(who)} is")
+
+
+def _get(sit: Situation, obj: str, *, find: bool = False) -> Step:
+    """Steps toward holding ``obj`` (``find``: toward seeing where it is)."""
+    belief = sit.beliefs.get(obj, "location")
+    if belief is None or not belief.polarity:
+        return _locate(sit, obj)
+    holder = belief.value
+    name = sit.name(obj)
+    if holder == sit.me:
+        return _done(f"holds the {name}")
+    if sit.kind(holder) == "character":
+        if find and holder in sit.others_here():
+            return _done(f"sees the {name} with {sit.name(holder)}")
+        if refused(sit, obj):
+            return _blocked(f"{sit.name(holder)} refused it the {name}")
+        if holder in sit.others_here():
+            line = f"Give me the {name}, {sit.name(holder)}"
+            if sit.said(f'"{line}," said {sit.name(sit.me)}'):
+                return Step("waiting", why=f"asked {sit.name(holder)} for the {name}")
+            return _act(f"believes {holder} has the {obj}", kind="say", listener=holder,
+                        about=obj, line=line)  # fmt: skip
+        return _reach(sit, holder)
+    place = sit.place_of(holder)
+    if place is None:
+        return _locate(sit, obj)
+    if place != sit.here:
+        return _act(f"believes the {obj} is in the {holder}", kind="go", target=place, about=obj)
+    if find:
+        if belief.mode in ("observed", "participated") or holder == place:
+            return _done(f"has seen where the {name} is")
+        return _act(f"looks in the {holder}", kind="search", target=holder, about=obj)
+    return _act(f"believes the {obj} is in the {holder}", kind="take", object=obj,
+                target=holder)  # fmt: skip
+
+
+def _put_away(sit: Situation, obj: str, away_from: str | None) -> Step:
+    """Holding ``obj``: put it in a container here, away from watchers (``away_from``, or
+    anyone, when a place with a container and nobody in it is believed to exist)."""
+    watchers = sit.others_here()
+    unwanted = [w for w in watchers if away_from is None or w == away_from]
+    here_boxes = sit.containers_in(sit.here)
+    if unwanted or not here_boxes:
+        occupied = {p for _, p in sit.others_elsewhere()}
+        for place in sit.places():
+            if place != sit.here and sit.containers_in(place) and place not in occupied:
+                return _act(f"takes the {obj} where nobody will see", kind="go", target=place)
+        if not here_boxes:
+            return _blocked(f"knows no place to put the {sit.name(obj)} away")
+        if away_from is not None:
+            return Step("waiting", why=f"waits for {sit.name(away_from)} to go")
+    return _act(f"holds the {obj} and wants it hidden", kind="put", object=obj,
+                target=here_boxes[0])  # fmt: skip
+
+
+def step(sit: Situation, goal: Goal) -> Step:
+    """The next step toward ``goal`` from what the character believes (see the module
+    docstring); a goal naming nothing of this story is blocked, with why."""
+    missing = [a for a in (goal.object, goal.character, goal.place)
+               if a is not None and a not in sit.entities]  # fmt: skip
+    if goal.kind == "motive" or missing:
+        return _blocked(f"cannot read {goal.text!r} as a goal")
+    obj, who = goal.object or "", goal.character or ""
+    belief = sit.beliefs.get(obj, "location") if obj else None
+    held = belief.value if belief is not None and belief.polarity else None
+    if goal.kind == "get":
+        return _get(sit, obj)
+    if goal.kind == "find":
+        return _get(sit, obj, find=True)
+    if goal.kind == "learn_where":
+        return _done(f"knows where the {sit.name(obj)} is") if held else _locate(sit, obj)
+    if goal.kind in ("keep_hidden", "hide_from"):
+        away = who if goal.kind == "hide_from" else None
+        if held == sit.me:
+            return _put_away(sit, obj, away)
+        if held is not None and sit.is_container(held):
+            return _done(f"the {sit.name(obj)} is put away")
+        if held is not None and held == away:
+            return _blocked(f"{sit.name(away)} has the {sit.name(obj)}")
+        return _get(sit, obj)
+    if goal.kind == "give":
+        if held == who:
+            return _done(f"{sit.name(who)} has the {sit.name(obj)}")
+        if held != sit.me:
+            return _get(sit, obj)
+        if who in sit.others_here():
+            return _act(f"gives the {obj} to {who}", kind="give", object=obj, listener=who)
+        return _reach(sit, who)
+    if goal.kind == "tell_where":
+        if held is None:
+            return _locate(sit, obj)
+        if sit.said(f"{sit.name(sit.me)} told {sit.name(who)} that the {sit.name(obj)} is"):
+            return _done(f"told {sit.name(who)}")
+        if who in sit.others_here():
+            return _act(f"tells {who} where the {obj} is", kind="tell", listener=who,
+                        about=obj, claim=held)  # fmt: skip
+        return _reach(sit, who)
+    if goal.kind == "learn_secret":
+        if sit.said(f'"{SECRET_REFUSAL}, {sit.name(sit.me)}," said {sit.name(who)}'):
+            return _blocked(f"{sit.name(who)} will not tell")
+        line = f"{SECRET_QUESTION}, {sit.name(who)}"
+        if sit.said(f'"{line}," said {sit.name(sit.me)}'):
+            return Step("waiting", why=f"asked {sit.name(who)}")
+        if who in sit.others_here():
+            return _act(f"wants {who}'s secret", kind="say", listener=who, line=line)
+        return _reach(sit, who)
+    if goal.kind == "meet":
+        return _reach(sit, who)
+    if goal.kind == "avoid":
+        if who not in sit.others_here():
+            return _done(f"is away from {sit.name(who)}")
+        elsewhere = {p for c, p in sit.others_elsewhere() if c == who}
+        for place in sit.places():
+            if place != sit.here and place not in elsewhere:
+                return _act(f"keeps away from {who}", kind="go", target=place)
+        return _blocked(f"has nowhere to go away from {sit.name(who)}")
+    place = goal.place or ""
+    if sit.here == place:
+        return _done(f"is in the {sit.name(place)}")
+    return _act(f"wants to be in the {place}", kind="go", target=place)
+
+
+_DIRECTION = re.compile(rf"^(?P<who>{_NAME}) (?P<verb>[a-z]+) ?(?P<rest>.*?)[.!]?$")
+_ES = ("goes", "reaches", "fetches", "catches")
+DIRECTION_FORMS = "a character and a goal, e.g. 'Cora gets the logbook', 'Ada goes to the cove'"
+
+
+def directed_goal(text: str, entities: dict[str, Entity]) -> tuple[str, Goal] | None:
+    """A direction in controlled form — a character and a goal of the goal language in the
+    third person ("Cora gets the logbook", "Ada goes to the cove", "Ben gives the map to
+    Cora") — as (the character's id, its goal); None when it is not one."""
+    m = _DIRECTION.match(text.strip())
+    if m is None or entities.get(slug(m["who"])) is None:
+        return None
+    who = slug(m["who"])
+    if entities[who].kind != "character":
+        return None
+    verb = m["verb"]
+    base = verb[:-2] if verb in _ES else verb[:-1] if verb.endswith("s") else verb
+    goal = read_goal(entities, f"{base} {m['rest']}".strip())
+    return None if goal.kind == "motive" else (who, goal)

@@ -15,7 +15,8 @@ replayed over the world as it stands, in order:
   character introduced out of nowhere (a name the story does not have), a place put inside
   something, a container (a fixture of its place) carried off or handed to someone, a thing
   put inside itself;
-- **plan** — a focal character who does nothing (a warning);
+- **plan** — a focal character who does nothing, and a draft that repeats one of the last
+  few turns word for word (warnings);
 - **unparsed** — a sentence kept as narration (a warning).
 """
 
@@ -96,6 +97,7 @@ class SymbolicCritic:
             for belief in beliefs_by_event.get(event.id, []):
                 if len(belief.holder) == 1:
                     minds.setdefault(belief.holder[0], {})[belief.slot] = belief
+        findings.extend(self._repeats(view, delta))
         if plan is not None:
             for character in plan.focal:
                 if character not in acted:
@@ -107,6 +109,20 @@ class SymbolicCritic:
                         )
                     )
         return findings
+
+    def _repeats(self, view: AuthorView, delta: TurnDelta) -> list[Finding]:
+        """A draft whose text is one of the recent turns' again: the story is not moving."""
+        text = " ".join(delta.text.split())
+        for recent in reversed(view.recent):
+            if recent.turn < delta.turn and " ".join(recent.text.split()) == text:
+                return [
+                    Finding(
+                        kind="plan",
+                        severity="warning",
+                        message=f"repeats turn {recent.turn} word for word",
+                    )
+                ]
+        return []
 
     def _referents(self, view: AuthorView, delta: TurnDelta) -> list[Finding]:
         out: list[Finding] = []

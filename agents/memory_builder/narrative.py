@@ -2,8 +2,10 @@
 
 After the access tracker has read a turn, :func:`enrich` adds to its delta:
 
-- links from each event to the open developments whose participants it involves, and one
-  ``advanced`` step per such development;
+- links from each event to the open developments it moves — an object the development's
+  title names changes place, is searched for or told about; for a development naming no
+  object, a participant speaks with someone — and one ``advanced`` step per development
+  so moved (acting is not enough: a participant walking about moves nothing);
 - the hypotheses this turn's text made true (every fact a hypothesis ``realises`` holds in
   the world after the turn), which are marked realised — never the other way round: a
   hypothesis never writes a fact;
@@ -16,7 +18,7 @@ from __future__ import annotations
 from fabula.agents.views import AuthorView
 from fabula.memory.delta import DevelopmentUpdate, TurnDelta
 from fabula.memory.delta import realised as realised_at
-from fabula.memory.records import Development, Fact, Hypothesis, StatusChange
+from fabula.memory.records import Development, Event, Fact, Hypothesis, StatusChange
 
 __all__ = ["enrich", "propose_hypotheses"]
 
@@ -88,15 +90,44 @@ def _latest(delta: TurnDelta, dev_id: str) -> Development | None:
     return None
 
 
+_DEEDS = frozenset({"take", "put", "move", "give", "drop", "search"})
+_TELLINGS = frozenset({"tell", "inform", "claim", "say", "ask"})
+
+
+def _named_objects(view: AuthorView, dev: Development) -> set[str]:
+    """The objects a development's title names ("Who gets the logbook": the logbook)."""
+    title = dev.title.lower()
+    return {e.id for e in view.entities.values() if e.kind == "object" and e.name.lower() in title}
+
+
+def _moves(view: AuthorView, dev: Development, event: Event, changed: set[str]) -> bool:
+    """Whether ``event`` moves ``dev``: an object its title names changes place or is told
+    about (or searched for) by anyone; for a development naming no object, one of its
+    participants speaks with someone else."""
+    involved = {p for p in (event.actor, *event.participants) if p is not None}
+    objects = _named_objects(view, dev)
+    if objects:
+        about = involved
+        if event.content is not None:
+            about.add(event.content.subject)
+        return bool(objects & (about | changed)) and event.kind in _DEEDS | _TELLINGS
+    people = {p for p in involved if view.kind(p) == "character"}
+    return event.kind in _TELLINGS and bool(people & set(dev.participants)) and len(people) > 1
+
+
 def enrich(view: AuthorView, delta: TurnDelta) -> TurnDelta:
     """``delta`` with development links and steps, realised and new hypotheses (see above)."""
     turn = delta.turn
     open_devs = view.open_developments()
     events = list(delta.events)
     moved: dict[str, str] = {}
+    changed_by: dict[str, set[str]] = {}
+    for state in delta.states:
+        if state.event and state.attribute == "location":
+            changed_by.setdefault(state.event, set()).add(state.subject)
     for i, event in enumerate(events):
-        involved = {event.actor, *event.participants} - {None}
-        links = tuple(d.id for d in open_devs if involved & set(d.participants))
+        changed = changed_by.get(event.id, set())
+        links = tuple(d.id for d in open_devs if _moves(view, d, event, changed))
         if links:
             events[i] = event.model_copy(update={"developments": links})
             for dev_id in links:
@@ -105,7 +136,7 @@ def enrich(view: AuthorView, delta: TurnDelta) -> TurnDelta:
         DevelopmentUpdate.status_change(
             _latest(delta, dev_id) or view.developments[dev_id],
             StatusChange(
-                turn=turn, status="advanced", event=event_id, note="its participants acted"
+                turn=turn, status="advanced", event=event_id, note="an event of the turn moved it"
             ),
         )
         for dev_id, event_id in sorted(moved.items())

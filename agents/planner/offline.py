@@ -1,11 +1,19 @@
-"""The offline planner: picks the next beat from the characters' goals and open developments.
+"""The offline planner: picks the next beat from what the characters want and believe.
 
-The anchor of a turn is a character with something to do: first anyone a question was just
-put to (so questions get answers), then characters whose goals are unfinished (in the world
-as it is), then everyone in turn. The focal characters are the anchor and whoever is in the
-same place (at most three). A branch that pursues a hypothesis gives its development's
-first participant the hypothesis as the scene's goal. A rejected plan is re-planned with
-the next anchor.
+The anchor of a turn is a character with something to do, in this order:
+
+1. anyone a question or a request was just put to (so questions get answers);
+2. the character a direction names ("Cora gets the logbook": Cora, with that goal), or the
+   one a branch's hypothesis is about ("Cora ends up with the logbook"); a rejection note
+   that reads as a direction steers the re-plan the same way;
+3. characters with a step to take toward their goals (judged from their beliefs by
+   :func:`fabula.agents.character.goals.step`), in rotation.
+
+The focal characters are the anchor and whoever in the same place also has something to
+do (at most three). A rejected plan is re-planned with the next anchor. When no character
+has anything to do — every goal done, waiting or blocked — there is no turn to plan:
+:class:`~fabula.memory.errors.StoryAtRest` says so, character by character. A direction the
+planner cannot read is one :class:`~fabula.memory.errors.InvalidInput` line.
 """
 
 from __future__ import annotations
@@ -13,24 +21,27 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from fabula.agents.character.goals import parse_goal
+from fabula.agents.character.brief import directed, goals_for, pursued_goal, readable, steering
+from fabula.agents.character.goals import (
+    DIRECTION_FORMS,
+    SECRET_QUESTION,
+    Goal,
+    Situation,
+    read_goal,
+    step,
+)
 from fabula.agents.contracts import MAX_FOCAL, TurnPlan
 from fabula.agents.views import AuthorView
+from fabula.memory.errors import InvalidInput, StoryAtRest
 from fabula.memory.records import slug
 
 __all__ = ["OfflinePlanner"]
 
-_ASKED = re.compile(r"(?P<asker>[A-Z][\w'-]*) asked (?P<listener>[A-Z][\w'-]*) where the")
-
-
-def _unfinished(view: AuthorView, character: str) -> bool:
-    for text in view.goals_of(character):
-        goal = parse_goal(text)
-        if goal.kind == "find" and goal.object and view.world.where(goal.object) != character:
-            return True
-        if goal.kind == "hide" and goal.object and view.world.where(goal.object) == character:
-            return True
-    return False
+_NAME = r"[A-Z][\w'-]*"
+_ASKED = re.compile(rf"(?P<asker>{_NAME}) asked (?P<listener>{_NAME}) where the")
+_REQUESTED = re.compile(
+    rf'"(?:Give me the [^"]+?|{SECRET_QUESTION}), (?P<listener>{_NAME}),?" said (?P<asker>{_NAME})'
+)
 
 
 class OfflinePlanner:
@@ -45,34 +56,64 @@ class OfflinePlanner:
         notes: Sequence[str] = (),
     ) -> TurnPlan:
         """Plan the next turn; a re-plan after rejection (``attempt`` > 0, with the
-        approver's ``notes``) anchors on the next character in line."""
+        approver's ``notes``) anchors on the next character in line, or on the character
+        the last note directs.
+
+        Raises InvalidInput for a direction it cannot read, StoryAtRest when no character
+        has anything to do.
+        """
         characters = view.characters()
         if not characters:
             raise ValueError("the story has no characters")
-        turn = view.turn + 1
+        if direction and readable(view, direction) is None:
+            raise InvalidInput(
+                f"the offline planner cannot read the direction {direction!r}: it reads "
+                f"{DIRECTION_FORMS} (a goal of the goal language)",
+                story=view.story,
+            )
+        steer = steering(view, direction, notes)
+        hypothesis = view.hypotheses.get(view.pursue) if view.pursue else None
+        pursued = hypothesis.id if hypothesis is not None and hypothesis.status == "open" else None
         asked: list[str] = []
         if view.recent:
-            for m in _ASKED.finditer(view.recent[-1].text):
-                asked.append(slug(m["listener"]))
+            last = view.recent[-1].text
+            asked = [slug(m["listener"]) for p in (_ASKED, _REQUESTED) for m in p.finditer(last)]
+            asked = [c for c in dict.fromkeys(asked) if c in characters]
+        led = [
+            found[0]
+            for found in (directed(view, steer), pursued_goal(view, pursued))
+            if found is not None
+        ]
+        turn = view.turn + 1
         rotation = characters[turn % len(characters) :] + characters[: turn % len(characters)]
-        busy = [c for c in rotation if _unfinished(view, c)]
-        order = list(dict.fromkeys([*asked, *busy, *rotation]))
-        anchor = order[attempt % len(order)]
+        states = {c: self._state(view, c, steer, view.pursue) for c in characters}
+        busy = [c for c in rotation if states[c] == "act"]
+        order = list(dict.fromkeys([*asked, *led, *busy]))
+        if not order:
+            raise StoryAtRest(
+                "every character is done, waiting or blocked: "
+                + "; ".join(f"{view.name(c)}: {states[c]}" for c in characters),
+                story=view.story,
+                branch=view.branch,
+            )
+        order += [c for c in rotation if c not in order]
+        steered = directed(view, steer)
+        anchor = steered[0] if steered is not None else order[attempt % len(order)]
         place = view.place_of(anchor)
-        others = [c for c in characters if c != anchor and place and view.place_of(c) == place]
+        others = [
+            c
+            for c in characters
+            if c != anchor and place and view.place_of(c) == place and (c in asked or c in busy)
+        ]
         others.sort(key=lambda c: (c not in asked, c))
         focal = (anchor, *others[: MAX_FOCAL - 1])
-        hypothesis = view.hypotheses.get(view.pursue) if view.pursue else None
-        scene_goal = direction or self._scene_goal(view, anchor)
-        if hypothesis is not None and hypothesis.status == "open":
+        scene_goal = steer or self._scene_goal(view, anchor, steer, pursued)
+        if hypothesis is not None and pursued is not None:
             scene_goal = f"pursue: {hypothesis.premise}"
         developments = tuple(
             d.id for d in view.open_developments() if set(d.participants) & set(focal)
         )
-        beats = tuple(
-            f"{view.name(c)}: {view.goals_of(c)[0] if view.goals_of(c) else 'reacts'}"
-            for c in focal
-        )
+        beats = tuple(f"{view.name(c)}: {self._beat(view, c, steer, pursued)}" for c in focal)
         return TurnPlan(
             scene_goal=scene_goal,
             place=place,
@@ -80,9 +121,37 @@ class OfflinePlanner:
             beats=beats,
             memory_needs=tuple(f"beliefs of {c}" for c in focal),
             developments=developments,
-            hypothesis=hypothesis.id if hypothesis is not None else None,
+            hypothesis=pursued,
         )
 
-    def _scene_goal(self, view: AuthorView, anchor: str) -> str:
-        goals = view.goals_of(anchor)
+    def _goals(
+        self, view: AuthorView, character: str, steer: str | None, pursued: str | None
+    ) -> list[Goal]:
+        texts = goals_for(view, character, direction=steer, hypothesis=pursued)
+        return [read_goal(view.entities, g) for g in texts]
+
+    def _state(
+        self, view: AuthorView, character: str, steer: str | None, pursued: str | None
+    ) -> str:
+        """ "act" when ``character`` has a step to take (judged from its beliefs, without its
+        memories: an estimate), else what its goals are ("done: …; blocked: …")."""
+        beliefs = view.beliefs.get(character)
+        if beliefs is None:
+            return "no mind"
+        sit = Situation(character, beliefs, view.entities)
+        found = [(g, step(sit, g)) for g in self._goals(view, character, steer, pursued)]
+        if any(s.status == "act" for _, s in found):
+            return "act"
+        return ", ".join(f"{s.status} ({g.text})" for g, s in found) or "no goals"
+
+    def _beat(
+        self, view: AuthorView, character: str, steer: str | None, pursued: str | None
+    ) -> str:
+        goals = goals_for(view, character, direction=steer, hypothesis=pursued)
+        return goals[0] if goals else "reacts"
+
+    def _scene_goal(
+        self, view: AuthorView, anchor: str, steer: str | None, pursued: str | None
+    ) -> str:
+        goals = goals_for(view, anchor, direction=steer, hypothesis=pursued)
         return f"{view.name(anchor)} pursues: {goals[0]}" if goals else f"{view.name(anchor)} acts"

@@ -4,13 +4,15 @@ Every sentence it writes is one the offline extractor parses back into the event
 describes (see ``tests/test_roundtrip.py``). The writer is on the author's side and may
 read the world: an intention that the world does not allow is realised as what actually
 happens — a character who reaches for a key that is no longer there searches an empty
-drawer.
+drawer. It writes no filler: a character with nothing to do stays out of the passage, and
+a turn in which nobody does anything is not written (:class:`StoryAtRest`).
 """
 
 from __future__ import annotations
 
 from fabula.agents.contracts import Action, Draft, WriteRequest
 from fabula.agents.views import AuthorView
+from fabula.memory.errors import StoryAtRest
 
 __all__ = ["OfflineWriter", "realise"]
 
@@ -20,7 +22,8 @@ def _the(view: AuthorView, entity: str | None) -> str:
 
 
 def realise(view: AuthorView, character: str, action: Action) -> str:
-    """One action as one controlled-English sentence, true to the world."""
+    """One action as one controlled-English sentence, true to the world ("" for an action
+    that shows nothing: waiting, or an action missing what it needs)."""
     a = view.name(character)
     k = action.kind
     if k == "go" and action.target:
@@ -59,11 +62,7 @@ def realise(view: AuthorView, character: str, action: Action) -> str:
         return f"{a} told {view.name(action.listener)} that {clause}."
     if k == "say" and action.line:
         return f'"{action.line.rstrip(".")}," said {a}.'
-    if action.object:
-        return f"{a} thought about {_the(view, action.object)} for a while."
-    if action.line:
-        return f"{a} thought about {action.line} for a while."
-    return f"{a} waited."
+    return ""
 
 
 class OfflineWriter:
@@ -73,7 +72,10 @@ class OfflineWriter:
     """
 
     async def write(self, request: WriteRequest, view: AuthorView) -> Draft:
-        """The draft: each focal character's actions realised, in plan order."""
+        """The draft: each focal character's actions realised, in plan order.
+
+        Raises :class:`StoryAtRest` (``idle``) when no sentence is left to write.
+        """
         by_character = {p.character: p for p in request.proposals}
         flagged = {f.quote for f in request.findings if f.severity == "error" and f.quote}
         sentences: list[str] = []
@@ -83,8 +85,14 @@ class OfflineWriter:
                 continue
             for action in proposal.actions:
                 sentence = realise(view, character, action)
-                if sentence not in flagged and sentence not in sentences:
+                if sentence and sentence not in flagged and sentence not in sentences:
                     sentences.append(sentence)
         if not sentences:
-            sentences.append(f"{view.name(request.plan.focal[0])} waited.")
+            raise StoryAtRest(
+                "nobody in the planned scene does anything: "
+                + "; ".join(f"{view.name(p.character)}: {p.intent}" for p in request.proposals),
+                idle=True,
+                story=view.story,
+                branch=view.branch,
+            )
         return Draft(text=" ".join(sentences), revision=request.revision)

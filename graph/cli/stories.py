@@ -25,6 +25,8 @@ def new(
     from fabula.worlds.loader import load_world
 
     pack = load_world(world)  # a bad pack is refused before anything starts
+    for line in pack.goal_warnings:
+        err.print(f"warning: {line}", markup=False, highlight=False)
     wanted = story_id or pack.id
 
     async def taken(stores: Stores) -> bool:

@@ -11,7 +11,7 @@ from rich.text import Text
 
 from fabula.graph.cli.app import app, dump, err, out, run_with_app, settings
 from fabula.graph.pending import MAX_RUN_TURNS, check_bounds
-from fabula.memory.errors import InvalidInput
+from fabula.memory.errors import InvalidInput, StoryAtRest
 
 if TYPE_CHECKING:  # imported when a command runs: `fabula --help` stays quick
     from fabula.agents.contracts import Decision
@@ -42,9 +42,16 @@ def run(
         with Progress(console=err, transient=True) as progress:
             task = progress.add_task(f"writing {story}", total=turns)
             for _ in range(turns):
-                outcome = await fab.run_turn(
-                    store, auto=auto, direction=direction, listener=prose_printer()
-                )
+                try:
+                    outcome = await fab.run_turn(
+                        store, auto=auto, direction=direction, listener=prose_printer()
+                    )
+                except StoryAtRest as rest:
+                    progress.stop()
+                    head = await store.head()
+                    out.print(f"{story}: {done} turn(s) written, now at turn {head}; at rest: "
+                              f"{rest.message}")  # fmt: skip
+                    return
                 if outcome == "pending":
                     waiting = await fab.pending_turn(store)
                     progress.stop()

@@ -25,6 +25,7 @@ __all__ = [
     "ShowWhat",
     "demo",
     "export",
+    "moment_lines",
     "recall",
     "render",
     "show",
@@ -313,9 +314,12 @@ async def write_export(
 
 
 @app.command()
-def demo(turns: int = typer.Option(6, "--turns", "-n", min=0, help="Autonomous turns.")) -> None:
+def demo(
+    turns: int = typer.Option(12, "--turns", "-n", min=0, help="Autonomous turns (at most)."),
+) -> None:
     """Run the demo world (hollow_book) offline: story `demo`, recreated each time (a story
-    of yours named `demo` is left alone)."""
+    of yours named `demo` is left alone). Prints the story, the moment it is about (where
+    the world and a character's beliefs part, and where they meet again), then the views."""
 
     async def go(fab: Fabula) -> None:
         existing = fab.store("demo")
@@ -331,10 +335,14 @@ def demo(turns: int = typer.Option(6, "--turns", "-n", min=0, help="Autonomous t
 
         pack = load_world("hollow_book")
         store = await fab.create_story(pack, "demo", origin="demo")
-        for _ in range(turns):
-            await fab.run_turn(store, auto=True)
+        rest = (await fab.run(store, turns, auto=True)).rest if turns else None
         out.rule(Text(pack.title, style="bold"))
         render(ShowWhat.story, await view_data(fab, store, ShowWhat.story, None, None))
+        if rest:
+            out.print(Text(f"at rest: {rest}", style="dim"))
+        out.rule(Text("the moment it is about", style="bold"))
+        for line in await moment_lines(store):
+            out.print(line)
         render(ShowWhat.world, await view_data(fab, store, ShowWhat.world, None, None))
         for c in await store.characters():
             render(ShowWhat.beliefs, await view_data(fab, store, ShowWhat.beliefs, c, None))
@@ -344,3 +352,51 @@ def demo(turns: int = typer.Option(6, "--turns", "-n", min=0, help="Autonomous t
         render(ShowWhat.hypotheses, await view_data(fab, store, ShowWhat.hypotheses, None, None))
 
     run_with_app(go)
+
+
+async def moment_lines(store: StoryStore) -> list[str]:
+    """The moment a story is about, as lines to print: the first turn where the world and
+    a character's belief about where an object is part (the character believes it is
+    somewhere it is not), and the turn where they meet again (if they do)."""
+    from fabula.memory.projections import project_beliefs, project_world
+
+    head = await store.head()
+    entities = await store.entities()
+    characters = sorted(e for e, ent in entities.items() if ent.kind == "character")
+    things = sorted(
+        e for e, ent in entities.items() if ent.kind == "object" and not ent.is_container
+    )
+
+    def where(value: str | None) -> str:
+        if value is None:
+            return "nowhere it knows"
+        entity = entities.get(value)
+        if entity is not None and entity.kind == "character":
+            return f"with {entity.name}"
+        return f"in the {entity.name if entity else value}"
+
+    worlds = [await project_world(store, as_of=t) for t in range(head + 1)]
+    for t in range(head + 1):
+        for c in characters:
+            mind = await project_beliefs(store, c, as_of=t)
+            for obj in things:
+                believed, actual = mind.where(obj), worlds[t].where(obj)
+                if believed is None or actual is None or believed == actual:
+                    continue
+                who, name = entities[c].name, entities[obj].name
+                lines = [
+                    f"turn {t}: the world and {who} part. The world: the {name} is "
+                    f"{where(actual)}; {who} believes: {where(believed)}."
+                ]
+                for later in range(t + 1, head + 1):
+                    now = (await project_beliefs(store, c, as_of=later)).where(obj)
+                    if now is not None and now == worlds[later].where(obj):
+                        lines.append(
+                            f"turn {later}: they meet again. The world: the {name} is "
+                            f"{where(worlds[later].where(obj))}; {who} believes: {where(now)}."
+                        )
+                        break
+                else:
+                    lines.append(f"they have not met again by turn {head}.")
+                return lines
+    return ["the world and every character agree on where everything is, at every turn."]

@@ -36,6 +36,7 @@ from fabula.memory.errors import (
     FabulaError,
     InvalidInput,
     NotFound,
+    StoryAtRest,
     TurnConflict,
 )
 from fabula.memory.logs import get_logger
@@ -64,7 +65,7 @@ def status_of(exc: FabulaError) -> int:
     """The HTTP status of an error Fabula raised on purpose."""
     if isinstance(exc, NotFound):
         return 404
-    if isinstance(exc, TurnConflict):
+    if isinstance(exc, TurnConflict | StoryAtRest):
         return 409
     if isinstance(exc, InvalidInput):
         return 422

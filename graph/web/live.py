@@ -160,6 +160,8 @@ class Runs:
             )
             status.state = "pending" if out.pending else "done"
             status.step = ""
+            if out.rest is not None:  # it stopped early: nobody had anything to do
+                status.message = f"at rest: {out.rest}"
             if out.pending is not None:
                 self.hub.publish(key, "pending", {"turn": out.pending.turn})
         except FabulaError as exc:

@@ -1,0 +1,204 @@
+"""The offline story: goals read from the goal language, steered turns, no idle turns."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import structlog
+
+from fabula.agents.character.goals import Situation, read_goal, step
+from fabula.agents.critic.symbolic import SymbolicCritic
+from fabula.agents.memory_builder.builder import OfflineMemoryBuilder
+from fabula.agents.planner.offline import OfflinePlanner
+from fabula.agents.views import author_view
+from fabula.graph.service import Fabula
+from fabula.memory.errors import InvalidInput, StoryAtRest
+from fabula.memory.settings import Settings
+from fabula.worlds.goals import parse_goal
+from fabula.worlds.loader import load_world, parse_world
+
+PACK = """
+id = "letters"
+title = "Letters"
+premise = "Nell keeps a letter."
+[[places]]
+name = "parlour"
+[[places]]
+name = "garden"
+[[characters]]
+name = "Nell"
+location = "parlour"
+goals = ["keep the letter hidden", "learn what the letter says"]
+[[characters]]
+name = "Tom"
+location = "garden"
+goals = ["find the letter", "meet Nell"]
+[[objects]]
+name = "bureau"
+location = "parlour"
+container = true
+[[objects]]
+name = "letter"
+location = "Nell"
+"""
+
+
+class TestGoalLanguage:
+    @pytest.mark.parametrize(
+        ("text", "kind", "args"),
+        [
+            ("get the letter", "get", ("letter", None, None)),
+            ("Find the letter.", "find", ("letter", None, None)),
+            ("keep the letter hidden", "keep_hidden", ("letter", None, None)),
+            ("give the letter to Tom", "give", ("letter", "tom", None)),
+            ("learn where the letter is", "learn_where", ("letter", None, None)),
+            ("learn Nell's secret", "learn_secret", (None, "nell", None)),
+            ("tell Tom where the letter is", "tell_where", ("letter", "tom", None)),
+            ("hide the letter from Tom", "hide_from", ("letter", "tom", None)),
+            ("meet Nell", "meet", (None, "nell", None)),
+            ("find Nell", "meet", (None, "nell", None)),
+            ("avoid Tom", "avoid", (None, "tom", None)),
+            ("go to the garden", "go", (None, None, "garden")),
+            ("learn what the letter says", "motive", (None, None, None)),
+        ],
+    )
+    def test_forms(self, text: str, kind: str, args: tuple[str | None, ...]) -> None:
+        """Each form of the language is read with its arguments (checked against the world's
+        objects, characters and places: "find Nell" is a meeting, not a search)."""
+        goal = parse_goal(text, {"letter", "bureau"}, {"nell", "tom"}, {"parlour", "garden"})
+        assert goal.kind == kind
+        assert (goal.object, goal.character, goal.place) == args
+
+    def test_unreadable_goal_is_a_warning_at_load(self, tmp_path: Path) -> None:
+        """A goal the offline engine cannot pursue is a warning naming the goal, its field and
+        the forms understood; the pack still loads."""
+        path = tmp_path / "world.toml"
+        path.write_text(PACK, encoding="utf-8")
+        with structlog.testing.capture_logs() as logs:
+            pack = load_world(path)
+        (line,) = pack.goal_warnings
+        assert "characters[0].goals[1]" in line and "'learn what the letter says'" in line
+        assert "get the O" in line and "hide the O from C" in line
+        assert [e["detail"] for e in logs if e["event"] == "unreadable goal"] == [line]
+        assert (
+            parse_world(PACK.replace("learn what the letter says", "avoid Tom"), "x").goal_warnings
+            == []
+        )
+
+    def test_shipped_packs_read_whole(self) -> None:
+        """Every goal of the shipped packs is one the offline engine pursues."""
+        assert load_world("hollow_book").goal_warnings == []
+        assert load_world("lighthouse").goal_warnings == []
+
+
+class TestSteps:
+    async def test_keeper_hides_and_the_seeker_goes_looking(self, redis_url: str) -> None:
+        """Holding the letter, Nell puts it away; Tom, not knowing where it is, goes to look
+        for it (he asks no one who is not there); the story moves, no turn repeats."""
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await fab.create_story(parse_world(PACK, "letters"), "letters")
+            view = await author_view(store)
+            nell = Situation("nell", view.beliefs["nell"], view.entities)
+            first = step(nell, read_goal(view.entities, "keep the letter hidden"))
+            assert first.status == "act" and first.action is not None
+            assert (first.action.kind, first.action.object, first.action.target) == (
+                "put", "letter", "bureau",
+            )  # fmt: skip
+            out = await fab.run(store, 8, auto=True)
+            texts = [t.text for t in await store.turn_texts(1)]
+            assert "Nell put the letter in the bureau." in " ".join(texts)
+            assert "Tom went to the parlour." in " ".join(texts)
+            assert len(set(texts)) == len(texts)
+            assert out.written == len(texts)
+
+
+class TestAtRest:
+    async def test_nothing_to_do_stops_the_run_with_why(self, redis_url: str) -> None:
+        """A story whose characters are all done or blocked writes no more turns: the run
+        stops early and says why, character by character."""
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await fab.create_story("hollow_book", "rest")
+            first = await fab.run(store, 30, auto=True)
+            assert first.rest is not None and first.written < 30
+            head = await store.head()
+            again = await fab.run(store, 5, auto=True)
+            assert again.written == 0 and await store.head() == head
+            assert again.rest is not None and "Mara: blocked" in again.rest
+            with pytest.raises(StoryAtRest):
+                await fab.run_turn(store, auto=True)
+
+
+class TestSteering:
+    async def test_direction_makes_its_character_act(self, redis_url: str) -> None:
+        """A direction in controlled form gives its character that goal for the turn: the
+        turn is Ada's going to the cove, though nothing of hers wanted it."""
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await fab.create_story("lighthouse", "steer")
+            plain = await OfflinePlanner().plan(await author_view(store))
+            assert plain.focal[0] != "ada"
+            await fab.run_turn(store, auto=True, direction="Ada goes to the cove")
+            (last,) = await store.turn_texts(await store.head())
+            assert "Ada went to the cove." in last.text
+
+    async def test_unreadable_direction_is_one_line(self, redis_url: str) -> None:
+        """A direction the offline planner cannot read is refused, saying what it reads."""
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await fab.create_story("lighthouse", "steer2")
+            with pytest.raises(InvalidInput, match="cannot read the direction 'the sea rises'"):
+                await OfflinePlanner().plan(await author_view(store), direction="the sea rises")
+
+    async def test_reject_note_steers_the_replan(self, redis_url: str) -> None:
+        """A rejection note in controlled form is read as a direction for the next plan."""
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await fab.create_story("lighthouse", "steer3")
+            view = await author_view(store)
+            replan = await OfflinePlanner().plan(view, attempt=1, notes=("Dev goes to the cove",))
+            assert replan.focal[0] == "dev"
+
+    async def test_fork_pursues_its_hypothesis(self, redis_url: str) -> None:
+        """A fork pursuing "Mara ends up with the brass key" writes other turns than its
+        parent and realises the premise."""
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await fab.create_story("hollow_book", "fork")
+            view = await author_view(store)
+            h = next(h for h in view.hypotheses.values() if h.premise.startswith("Mara ends up"))
+            branch = await fab.fork(store, view.turn, realise=h.id)
+            await fab.run(store, 10, auto=True)
+            await fab.run(branch, 10, auto=True)
+            mine = [t.text for t in await branch.turn_texts(view.turn + 1)]
+            parent = [t.text for t in await store.turn_texts(view.turn + 1)]
+            assert mine[0] != parent[0]
+            assert (await author_view(branch)).hypotheses[h.id].status == "realised"
+            assert (await author_view(store)).hypotheses[h.id].status == "open"
+
+
+class TestRepeatFinding:
+    async def test_a_repeated_turn_is_flagged(self, redis_url: str) -> None:
+        """A draft that says again what one of the last turns said is a finding."""
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await fab.create_story("hollow_book", "again")
+            await fab.commit_scripted(store, "Leo went to the study.")
+            await fab.commit_scripted(store, "Leo went to the hallway.")
+            view = await author_view(store)
+            delta = await OfflineMemoryBuilder().build(
+                store, view.turn + 1, "Leo went to the study."
+            )
+            findings = SymbolicCritic().critique(view, delta, None)
+            assert [f.message for f in findings if f.kind == "plan"] == [
+                f"repeats turn {view.turn - 1} word for word"
+            ]
+
+
+def test_bench_story_json(tmp_path: Path) -> None:
+    """`fabula bench story` writes exactly the issue's fields."""
+    from fabula.bench.story import run
+
+    out = tmp_path / "story.json"
+    run(1, 6, 3, None, str(out))
+    data = json.loads(out.read_text())
+    assert list(data) == ["benchmark", "packs", "turns", "repeat_share", "filler_lines",
+                          "action_kinds_per_10", "goals_achieved", "goals_blocked",
+                          "hypotheses_pursued", "hypotheses_realised", "fidelity"]  # fmt: skip
+    assert data["packs"] == 3 and data["filler_lines"] == 0 and data["fidelity"] == 1.0

@@ -1,0 +1,139 @@
+"""The goal language of world packs: what a character's ``goals`` may say.
+
+A goal is one of these forms (any case, an optional final full stop; ``O`` an object of the
+pack, ``C`` a character, ``P`` a place, each as the pack names it)::
+
+    get the O                  (also: take, recover, retrieve, fetch)  hold the O
+    find the O                 see where the O is, with one's own eyes
+    keep the O hidden          (also: keep the O safe / secret, hide the O)  have the O put
+                               away in a container, or hold it
+    give the O to C            the O in C's hands
+    learn where the O is       know where the O is
+    learn C's secret           (also: learn what C hides, learn the secret of C)  be told it
+    tell C where the O is      let C know where one believes the O is
+    hide the O from C          the O put away where C does not know it is
+    meet C                     be in the same place as C
+    avoid C                    not be in the same place as C
+    go to the P                (also: reach the P, be in the P)  be in the P
+
+Anything else is a *motive*: kept in the character's brief (a model reads it), but the
+offline engine cannot pursue it, and loading the pack warns about it
+(:func:`unreadable_goals`) with the goal, its field and these forms.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from fabula.memory.records import slug
+
+__all__ = ["FORMS", "Goal", "GoalKind", "parse_goal", "unreadable_goals"]
+
+GoalKind = Literal[
+    "get", "find", "keep_hidden", "give", "learn_where", "learn_secret", "tell_where",
+    "hide_from", "meet", "avoid", "go", "motive",
+]  # fmt: skip
+
+FORMS = (
+    "get the O",
+    "find the O",
+    "keep the O hidden",
+    "give the O to C",
+    "learn where the O is",
+    "learn C's secret",
+    "tell C where the O is",
+    "hide the O from C",
+    "meet C",
+    "avoid C",
+    "go to the P",
+)
+"""The forms :func:`parse_goal` reads (O an object, C a character, P a place)."""
+
+_NAME = r"(?P<c>[A-Za-z][\w'-]*)"
+_SPELLED: tuple[tuple[GoalKind, str], ...] = (
+    ("give", rf"^(?:give|hand|bring) (?:the )?(?P<o>.+?) to {_NAME}$"),
+    ("hide_from", rf"^(?:hide|keep) (?:the )?(?P<o>.+?)(?: hidden| secret)? from {_NAME}$"),
+    ("keep_hidden", r"^(?:keep (?:the )?(?P<o>.+?) (?:hidden|safe|secret)"
+                    r"|hide (?:the )?(?P<h>.+?))$"),
+    ("go", r"^(?:go to|reach|be in|get to|return to) (?:the )?(?P<p>.+?)$"),
+    ("get", r"^(?:get|take|recover|retrieve|fetch|steal) (?:the )?(?P<o>.+?)$"),
+    ("find", r"^(?:find|locate|look for) (?:the )?(?P<o>.+?)$"),
+    ("learn_where", r"^(?:learn|discover|find out) where (?:the )?(?P<o>.+?) is$"),
+    ("learn_secret", rf"^(?:learn|discover|find out) (?:{_NAME}'s secret"
+                     rf"|what {_NAME.replace('c>', 'c2>')} hides"
+                     rf"|the secret of {_NAME.replace('c>', 'c3>')})$"),
+    ("tell_where", rf"^(?:tell|show) {_NAME} where (?:the )?(?P<o>.+?) is$"),
+    ("meet", rf"^(?:meet|find|see|join) {_NAME}$"),
+    ("avoid", rf"^(?:avoid|keep away from|stay away from) {_NAME}$"),
+)  # fmt: skip
+_PATTERNS = tuple((kind, re.compile(pattern, re.I)) for kind, pattern in _SPELLED)
+
+
+@dataclass(frozen=True)
+class Goal:
+    """A goal read from its text: its kind and arguments (ids, by :func:`slug`); a
+    ``motive`` is a goal the offline engine cannot pursue."""
+
+    kind: GoalKind
+    text: str
+    object: str | None = None
+    character: str | None = None
+    place: str | None = None
+
+
+def parse_goal(
+    text: str,
+    objects: Iterable[str] | None = None,
+    characters: Iterable[str] | None = None,
+    places: Iterable[str] | None = None,
+) -> Goal:
+    """``text`` read as a goal of the language (see the module docstring).
+
+    With the world's ids (``objects``, ``characters``, ``places``), a form is read only when
+    its arguments name things of the right kind ("find Leo" is a meeting, "find the key" a
+    search); without them, any argument is accepted.
+    """
+    clean = text.strip().rstrip(".").strip()
+    known = {
+        "o": None if objects is None else set(objects),
+        "c": None if characters is None else set(characters),
+        "p": None if places is None else set(places),
+    }
+    for kind, pattern in _PATTERNS:
+        m = pattern.match(clean)
+        if m is None:
+            continue
+        groups = {k: v for k, v in m.groupdict().items() if v}
+        args = {("o" if name == "h" else name[0]): slug(value) for name, value in groups.items()}
+        if all((ids := known[k]) is None or v in ids for k, v in args.items()):
+            return Goal(
+                kind,
+                clean,
+                object=args.get("o"),
+                character=args.get("c"),
+                place=args.get("p"),
+            )
+    return Goal("motive", clean)
+
+
+def unreadable_goals(
+    goals: Iterable[tuple[str, str]],
+    objects: Iterable[str],
+    characters: Iterable[str],
+    places: Iterable[str],
+) -> list[str]:
+    """One warning line for each goal (``(field, text)`` pairs) the offline engine cannot
+    pursue in this world, naming the goal, its field and the forms it reads."""
+    objs, chars, where = set(objects), set(characters), set(places)
+    out = []
+    for field, text in goals:
+        if parse_goal(text, objs, chars, where).kind == "motive":
+            out.append(
+                f"{field}: {text!r} is not a goal the offline engine can pursue (it is kept "
+                f"as a motive); it reads: {'; '.join(FORMS)} (O an object, C a character, "
+                "P a place of the pack)"
+            )
+    return out
