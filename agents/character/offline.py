@@ -14,7 +14,9 @@ Policy, in order:
 2. A request put to it ("Give me the key, Mara"): it gives the thing unless a goal of its
    own names it (then it refuses, in words).
 3. Its goals, in order (:func:`fabula.agents.character.goals.step`): the first with a step
-   to take gives the turn's action.
+   to take gives the turn's action — unless it is a move it has made twice already (going
+   to one place, searching one container): what it believes is sending it round in
+   circles, and that goal counts as blocked.
 4. Nothing to do (every goal done, waiting or blocked): it proposes no action and stays out
    of the turn; its intent says why, goal by goal (``done: …``, ``blocked: … (why)``).
 """
@@ -22,6 +24,7 @@ Policy, in order:
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from fabula.agents.character.goals import (
     ASK,
@@ -87,6 +90,32 @@ def _pending_question(me: str, memories: list[Memory]) -> tuple[str, str] | None
     return None
 
 
+CIRCLING = 2
+"""How often a character may remember making the same move (going to one place,
+searching one container) since it last got anything done (gave, took, put away, told)
+before a goal that asks for it again counts as blocked: what it believes keeps sending it
+round in circles."""
+
+
+def _circling(sit: Situation, action: Action) -> bool:
+    """Whether ``action`` is a move the character has already made :data:`CIRCLING` times
+    in its recent memories."""
+    me = sit.name(sit.me)
+    if action.kind == "go" and action.target:
+        done = f"{me} went to the {sit.name(action.target)}"
+    elif action.kind == "search" and action.target:
+        done = f"{me} searched the {sit.name(action.target)}"
+    else:
+        return False
+    progress = tuple(f"{me} {verb} " for verb in ("gave", "took", "put", "told", "moved"))
+    count = 0
+    for memory in reversed(sit.memories):
+        if memory.quote.startswith(progress):
+            break  # it got somewhere since: moving on is no circle
+        count += memory.quote.startswith(done)
+    return count >= CIRCLING
+
+
 class OfflineCharacter:
     """Deterministic character agent (see module docstring)."""
 
@@ -122,7 +151,9 @@ class OfflineCharacter:
         for goal in goals:
             found = step(sit, goal)
             if found.status == "act" and found.action is not None:
-                return Proposal(character=me, actions=(found.action,), intent=goal.text)
+                if not _circling(sit, found.action):
+                    return Proposal(character=me, actions=(found.action,), intent=goal.text)
+                found = replace(found, status="blocked", why="it is going round in circles")
             states.append(f"{found.status}: {goal.text} ({found.why})")
         return Proposal(character=me, actions=(), intent="; ".join(states) or "no goals")
 
