@@ -494,6 +494,7 @@ class ModelClient:
                 record_truncation(self.role)
                 used = None
             except openai.LengthFinishReasonError as error:
+                record_truncation(self.role)
                 usage = error.completion.usage
                 self._count(usage.prompt_tokens if usage else 0,
                             usage.completion_tokens if usage else 0)  # fmt: skip

@@ -262,6 +262,17 @@ class TestUnparsedReply:
             await model.structured(ScenePlan, MESSAGES)
 
 
+class TestTruncationCounted:
+    async def test_every_structured_reply_cut_at_its_limit_is_counted(
+        self, fake_openai: FakeOpenAI
+    ) -> None:
+        fake_openai.reply_json('{"goal": "g", "beats": ["b"', finish_reason="length")
+        fake_openai.reply_json('{"goal": "g", "beats": ["b"', finish_reason="length")
+        with metering() as meter, pytest.raises(ModelTruncated):
+            await client_for(fake_openai, max_tokens=50).structured(ScenePlan, MESSAGES)
+        assert meter.truncated == {"planner": 2}
+
+
 class TestStopSequences:
     def test_stop_is_read_per_role_as_a_json_list_or_one_sequence(self) -> None:
         env = {
