@@ -14,7 +14,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from fabula.memory.errors import ConfigError
+from fabula.errors import ConfigError
 
 __all__ = ["cassette"]
 

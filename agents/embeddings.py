@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from langchain_openai import OpenAIEmbeddings
 from pydantic import SecretStr
 
-from fabula.memory.errors import ConfigError
+from fabula.errors import ConfigError
 from fabula.memory.index.vectors import Embedder
-from fabula.memory.settings import Settings
+from fabula.settings import Settings
 
 __all__ = ["OpenAIEmbedder", "make_embedder"]
 

@@ -28,7 +28,7 @@ from fabula.agents.roles import Roles
 from fabula.agents.summariser.model import ModelSummariser
 from fabula.agents.writer.model import ModelWriter
 from fabula.agents.writer.offline import OfflineWriter
-from fabula.memory.settings import Role, Settings
+from fabula.settings import Role, Settings
 
 __all__ = ["make_roles", "make_summariser", "offline_roles"]
 
@@ -53,7 +53,7 @@ def make_summariser(settings: Settings) -> ModelSummariser | None:
 def make_roles(settings: Settings) -> Roles:
     """Each role offline when its model is unset, else on a client built from its settings.
 
-    Raises :class:`~fabula.memory.errors.ConfigError` when a role's model settings cannot
+    Raises :class:`~fabula.errors.ConfigError` when a role's model settings cannot
     work (the OpenAI API without a key).
     """
     offline = offline_roles()

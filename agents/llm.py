@@ -68,7 +68,7 @@ from tenacity import (
 
 from fabula.agents.schemas import strict_schema
 from fabula.agents.usage import record_call, record_reply, record_retry, record_truncation
-from fabula.memory.errors import (
+from fabula.errors import (
     ConfigError,
     ModelOutputError,
     ModelRefused,
@@ -76,8 +76,8 @@ from fabula.memory.errors import (
     ModelUnavailable,
     SchemaRejected,
 )
-from fabula.memory.logs import get_logger
-from fabula.memory.settings import ModelSettings
+from fabula.logs import get_logger
+from fabula.settings import ModelSettings
 
 __all__ = ["CompatChat", "Method", "ModelClient", "Prose", "make_chat_model", "make_client"]
 

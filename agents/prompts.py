@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from fabula.memory.errors import ConfigError
+from fabula.errors import ConfigError
 
 __all__ = ["Prompt", "load_prompt"]
 

@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass
 
-from fabula.memory.settings import Price
+from fabula.settings import Price
 
 __all__ = [
     "ReplyRecord",

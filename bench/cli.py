@@ -14,10 +14,10 @@ from pathlib import Path
 
 import typer
 
-from fabula.memory.errors import NotFound
+from fabula.errors import NotFound
 from fabula.memory.index.vectors import Embedder
 from fabula.memory.server import redis_url
-from fabula.memory.settings import Settings
+from fabula.settings import Settings
 
 __all__ = ["bench_app"]
 

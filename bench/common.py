@@ -38,8 +38,8 @@ from fabula.bench.report import print_table, write_json
 from fabula.memory.delta import DeltaBuilder, TurnDelta
 from fabula.memory.rules import WorldRules
 from fabula.memory.server import EmbeddedRedis, connect_async
-from fabula.memory.settings import FsyncPolicy
 from fabula.memory.store import StoryStore
+from fabula.settings import FsyncPolicy
 
 __all__ = [
     "Scored",

@@ -2,7 +2,7 @@
 
 Each benchmark's loader reads its file through these helpers, so whatever a file that is
 not of its kind raises while it is read (no such field, a field of the wrong type, not
-JSON, not UTF-8) becomes one :class:`~fabula.memory.errors.InvalidInput` naming the file,
+JSON, not UTF-8) becomes one :class:`~fabula.errors.InvalidInput` naming the file,
 the kind it should be, where in it, and what is wrong; nothing has been run yet.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from fabula.memory.errors import InvalidInput
+from fabula.errors import InvalidInput
 
 __all__ = ["json_lines", "malformed", "parsing", "read_json", "read_text"]
 

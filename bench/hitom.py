@@ -64,7 +64,7 @@ KIND = "Hi-ToM"
 
 def load_hitom(path: str | Path) -> list[HitomItem]:
     """Every question of a Hi-ToM file (JSON lines). Raises
-    :class:`~fabula.memory.errors.InvalidInput` for a file that is not one."""
+    :class:`~fabula.errors.InvalidInput` for a file that is not one."""
     items: list[HitomItem] = []
     for where, raw in json_lines(path, KIND):
         with parsing(path, KIND, where):

@@ -32,10 +32,10 @@ from redis.exceptions import NoPermissionError
 from fabula.bench.loop import synthetic_world
 from fabula.bench.report import percentiles, print_table, write_json
 from fabula.graph.service import Fabula
+from fabula.logs import configure_logging
 from fabula.memory import keys
 from fabula.memory.connection import connect_async, declare_cluster, is_cluster
-from fabula.memory.logs import configure_logging
-from fabula.memory.settings import Settings
+from fabula.settings import Settings
 
 __all__ = ["run", "run_load"]
 

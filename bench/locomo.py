@@ -57,10 +57,10 @@ from fabula.bench.common import (
     write_json,
 )
 from fabula.bench.data import malformed, parsing, read_json
+from fabula.errors import ModelUnavailable
 from fabula.memory.acl import CharacterMind, open_mind
 from fabula.memory.connection import connect_async
 from fabula.memory.delta import DeltaBuilder, TurnDelta
-from fabula.memory.errors import ModelUnavailable
 from fabula.memory.hierarchy import consolidate
 from fabula.memory.index.build import index_through
 from fabula.memory.index.vectors import Embedder
@@ -120,7 +120,7 @@ KIND = "LoCoMo"
 
 def load_locomo(path: str | Path) -> list[Conversation]:
     """The conversations of a LoCoMo file: the dialogue and the questions, nothing else.
-    Raises :class:`~fabula.memory.errors.InvalidInput` for a file that is not one."""
+    Raises :class:`~fabula.errors.InvalidInput` for a file that is not one."""
     data = read_json(path, KIND)
     if not isinstance(data, list) or not data:
         raise malformed(path, KIND, "", "expected a non-empty list of conversations")

@@ -88,7 +88,7 @@ KIND = "long-story"
 
 def load_longstory(path: str | Path) -> LongStory:
     """A long story's meta line, turns and probes. Raises
-    :class:`~fabula.memory.errors.InvalidInput` for a file that is not one."""
+    :class:`~fabula.errors.InvalidInput` for a file that is not one."""
     meta: dict[str, Any] = {}
     turns: dict[int, str] = {}
     probes: list[Probe] = []

@@ -19,7 +19,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from fabula.bench.common import appendfsync
 from fabula.bench.report import percentiles, print_table, write_json
 from fabula.graph.service import Fabula
-from fabula.memory.settings import Settings
+from fabula.settings import Settings
 from fabula.worlds.pack import CharacterSpec, ObjectSpec, PlaceSpec, WorldPack
 
 __all__ = ["run_loop", "synthetic_world"]

@@ -48,13 +48,13 @@ from fabula.bench.common import run_id
 from fabula.bench.fake_openai import TEXT, FakeOpenAI, Reply, message_text, request_schema
 from fabula.bench.relay import Exchange, Relay
 from fabula.bench.report import percentiles, print_table, write_json
+from fabula.errors import FabulaError
 from fabula.graph.build import thread_id
 from fabula.graph.service import Fabula
-from fabula.memory.errors import FabulaError
 from fabula.memory.records import Event, slug
-from fabula.memory.settings import ModelSettings, Settings
 from fabula.memory.store import StoryStore
 from fabula.memory.text import split_sentences
+from fabula.settings import ModelSettings, Settings
 from fabula.worlds.loader import load_world
 from fabula.worlds.pack import WorldPack
 

@@ -38,13 +38,13 @@ from fabula.agents.memory_builder.extract import extract
 from fabula.agents.roles import CharacterRole
 from fabula.bench.common import private_redis_url, run_id
 from fabula.bench.report import print_table, write_json
+from fabula.errors import FabulaError
 from fabula.graph.service import Fabula
 from fabula.memory.acl import CharacterMind
-from fabula.memory.errors import FabulaError
 from fabula.memory.projections import project_beliefs, project_hypotheses, project_world
 from fabula.memory.records import slug
-from fabula.memory.settings import Settings
 from fabula.memory.store import StoryStore
+from fabula.settings import Settings
 from fabula.worlds.loader import load_world
 from fabula.worlds.pack import (
     CharacterSpec,

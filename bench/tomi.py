@@ -34,8 +34,8 @@ from fabula.bench.common import (
     run_questions,
 )
 from fabula.bench.data import malformed, read_text
+from fabula.errors import InvalidInput
 from fabula.memory.answer import answer
-from fabula.memory.errors import InvalidInput
 from fabula.memory.rules import WorldRules
 
 __all__ = ["TOMI_RULES", "TomiItem", "load_tomi", "run_tomi"]
@@ -80,7 +80,7 @@ KIND = "ToMi"
 
 def load_tomi(path: str | Path) -> list[TomiItem]:
     """Every question of a ToMi file with its story, gold answer and type (from the trace).
-    Raises :class:`~fabula.memory.errors.InvalidInput` for a file that is not one, or
+    Raises :class:`~fabula.errors.InvalidInput` for a file that is not one, or
     without its trace."""
     path = Path(path)
     trace_path = path.with_suffix(".trace")

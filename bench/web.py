@@ -41,10 +41,10 @@ from fabula.agents.contracts import Decision
 from fabula.bench.common import appendfsync, private_redis_url
 from fabula.bench.loop import synthetic_world
 from fabula.bench.report import percentiles, print_table, write_json
+from fabula.errors import FabulaError
 from fabula.graph import reading
 from fabula.graph.service import Fabula
-from fabula.memory.errors import FabulaError
-from fabula.memory.settings import FsyncPolicy, Settings
+from fabula.settings import FsyncPolicy, Settings
 
 __all__ = ["CONCURRENCY", "TARGETS", "run", "run_web"]
 

@@ -53,9 +53,9 @@ if TYPE_CHECKING:
     from fabula.agents.contracts import Decision, Draft, Finding, Proposal, TurnPlan
     from fabula.agents.factory import make_roles
     from fabula.agents.roles import Roles
+    from fabula.errors import FabulaError
     from fabula.graph.runtime import Committed
     from fabula.graph.service import Fabula, Pending, TurnOutcome
-    from fabula.memory.errors import FabulaError
     from fabula.memory.projections import (
         BeliefView,
         WorldView,
@@ -66,8 +66,8 @@ if TYPE_CHECKING:
     )
     from fabula.memory.rules import WorldRules
     from fabula.memory.server import redis_url
-    from fabula.memory.settings import Settings
     from fabula.memory.store import StoryStore
+    from fabula.settings import Settings
     from fabula.worlds.loader import builtin_worlds, load_world
     from fabula.worlds.pack import WorldPack
 
@@ -104,7 +104,7 @@ _HOMES = {
     "Pending": "fabula.graph.service",
     "TurnOutcome": "fabula.graph.service",
     "Committed": "fabula.graph.runtime",
-    "Settings": "fabula.memory.settings",
+    "Settings": "fabula.settings",
     "make_roles": "fabula.agents.factory",
     "redis_url": "fabula.memory.server",
     "StoryStore": "fabula.memory.store",
@@ -124,7 +124,7 @@ _HOMES = {
     "Draft": "fabula.agents.contracts",
     "Finding": "fabula.agents.contracts",
     "Decision": "fabula.agents.contracts",
-    "FabulaError": "fabula.memory.errors",
+    "FabulaError": "fabula.errors",
 }
 
 

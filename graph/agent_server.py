@@ -27,8 +27,8 @@ from langgraph.runtime import Runtime
 from fabula.graph import nodes
 from fabula.graph.build import build_turn_graph
 from fabula.graph.service import Fabula
-from fabula.memory.settings import Settings
 from fabula.memory.store import StoryStore
+from fabula.settings import Settings
 
 __all__ = ["ServerContext", "graph"]
 

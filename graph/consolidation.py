@@ -19,14 +19,14 @@ import asyncio
 from fabula.agents.factory import make_summariser
 from fabula.agents.roles import SummariserRole
 from fabula.agents.usage import metering
+from fabula.errors import ConfigError
 from fabula.graph.runtime import Consolidator
+from fabula.logs import get_logger
 from fabula.memory.background import BranchTasks
 from fabula.memory.connection import connect_async, is_cluster
-from fabula.memory.errors import ConfigError
-from fabula.memory.logs import get_logger
-from fabula.memory.settings import Settings
 from fabula.memory.store import StoryStore
 from fabula.memory.summarise import Summarised, summarise_closed
+from fabula.settings import Settings
 
 __all__ = [
     "CLOSING_SUMMARIES_S",

@@ -31,12 +31,12 @@ from fabula.agents.usage import metering
 from fabula.agents.views import AuthorView, author_view
 from fabula.agents.writer.context import writer_context
 from fabula.agents.writer.model import draft_findings
+from fabula.errors import FabulaError, InvalidInput, TurnConflict
 from fabula.graph.runtime import Committed, TurnContext
 from fabula.graph.state import CharacterTask, TurnState
+from fabula.logs import get_logger
 from fabula.memory.delta import TurnDelta
-from fabula.memory.errors import FabulaError, InvalidInput, TurnConflict
 from fabula.memory.index.build import behind, index_through
-from fabula.memory.logs import get_logger
 from fabula.memory.store import StoryStore
 
 __all__ = [

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from fabula.agents.contracts import Finding
-from fabula.memory.errors import EditRefused, InvalidInput
+from fabula.errors import EditRefused, InvalidInput
 
 if TYPE_CHECKING:  # annotations only: the command line imports this module for its bounds
     from langgraph.types import StateSnapshot

@@ -13,6 +13,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 
 from fabula.agents.usage import add_usage, cost_of
+from fabula.errors import InvalidInput, NotFound
 from fabula.graph.responses import (
     BeliefOut,
     BeliefsOut,
@@ -38,7 +39,6 @@ from fabula.graph.responses import (
     WorldOut,
 )
 from fabula.memory.acl import MindPool
-from fabula.memory.errors import InvalidInput, NotFound
 from fabula.memory.hierarchy import PLOT_ID, nodes
 from fabula.memory.index.vectors import Embedder
 from fabula.memory.projections import (
@@ -52,9 +52,9 @@ from fabula.memory.records import Belief, HierarchyNode, State
 from fabula.memory.retrieval.assemble import Assembly, ManifestEntry
 from fabula.memory.retrieval.context import author_context
 from fabula.memory.retrieval.plan import RetrievalPlan
-from fabula.memory.settings import Price
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter
+from fabula.settings import Price
 from fabula.worlds.activation import activate
 from fabula.worlds.lore import split_decorators
 from fabula.worlds.pack import WorldPack

@@ -19,9 +19,9 @@ from fabula.agents.views import AuthorView
 from fabula.memory.acl import MindPool
 from fabula.memory.index.background import Indexer
 from fabula.memory.index.vectors import Embedder
-from fabula.memory.settings import Settings
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter, default_counter
+from fabula.settings import Settings
 
 __all__ = ["CommitObserver", "Committed", "Consolidator", "Roles", "RunCache", "TurnContext"]
 

@@ -29,6 +29,13 @@ from fabula.agents.memory_builder.builder import OfflineMemoryBuilder
 from fabula.agents.memory_builder.narrative import enrich
 from fabula.agents.roles import Roles
 from fabula.agents.views import author_view
+from fabula.errors import (
+    InvalidInput,
+    InvalidWorld,
+    NotFound,
+    StoryAtRest,
+    TurnConflict,
+)
 from fabula.graph import reading
 from fabula.graph.build import build_turn_graph, thread_id
 from fabula.graph.changes import changes_of, sentences_of
@@ -62,21 +69,14 @@ from fabula.memory.acl import MindPool, drop_character_users, ensure_character_u
 from fabula.memory.branching import fork
 from fabula.memory.connection import connect_async
 from fabula.memory.delta import TurnDelta
-from fabula.memory.errors import (
-    InvalidInput,
-    InvalidWorld,
-    NotFound,
-    StoryAtRest,
-    TurnConflict,
-)
 from fabula.memory.index.background import Indexer
 from fabula.memory.index.vectors import Embedder
 from fabula.memory.leases import renewed
 from fabula.memory.projections import project_hypotheses
 from fabula.memory.server import redis_url
-from fabula.memory.settings import Settings
 from fabula.memory.store import StoryStore, list_stories
 from fabula.memory.tokens import default_counter
+from fabula.settings import Settings
 from fabula.worlds.loader import builtin_worlds, load_world, pack_assets, parse_world, setup_delta
 from fabula.worlds.pack import WorldPack
 

@@ -4,8 +4,10 @@ W (the shared world), B[c] (each character's beliefs, nested to any depth), D (d
 and H (possible worlds), each at a story time on a branch. This package knows nothing of
 LangGraph or prompts.
 
-The names below are imported on first use, so importing one module of this package (its
-errors, its settings) does not load the store.
+The names below are imported on first use, so importing one module of this package does
+not load the store. The errors, settings, limits and logging every layer shares are the
+kernel's (:mod:`fabula.errors`, :mod:`fabula.settings`, :mod:`fabula.limits`,
+:mod:`fabula.logs`), below this package.
 """
 
 from __future__ import annotations
@@ -15,15 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from fabula.memory.delta import DeltaBuilder, TurnDelta
-    from fabula.memory.errors import FabulaError
     from fabula.memory.store import StoryStore
 
-__all__ = ["DeltaBuilder", "FabulaError", "StoryStore", "TurnDelta"]
+__all__ = ["DeltaBuilder", "StoryStore", "TurnDelta"]
 
 _HOME = {
     "DeltaBuilder": "fabula.memory.delta",
     "TurnDelta": "fabula.memory.delta",
-    "FabulaError": "fabula.memory.errors",
     "StoryStore": "fabula.memory.store",
 }
 

@@ -21,11 +21,11 @@ import redis.asyncio as aredis
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.exceptions import NoPermissionError, ResponseError
 
+from fabula.errors import AccessDenied
+from fabula.logs import get_logger
 from fabula.memory import keys
 from fabula.memory.answer import Question, answer
 from fabula.memory.connection import connect_async, without_credentials
-from fabula.memory.errors import AccessDenied
-from fabula.memory.logs import get_logger
 from fabula.memory.projections import BeliefView, project_beliefs, recall
 from fabula.memory.records import Entity, Memory
 from fabula.memory.retrieval.assemble import Assembly

@@ -27,8 +27,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from fabula.errors import InvalidInput, NotFound
 from fabula.memory import keys
-from fabula.memory.errors import InvalidInput, NotFound
 from fabula.memory.projections import chain_history, project_beliefs, project_world
 from fabula.memory.records import Belief, State, slug
 from fabula.memory.store import StoryStore

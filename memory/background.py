@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 import structlog
 from redis.exceptions import RedisError
 
-from fabula.memory.errors import FabulaError
+from fabula.errors import FabulaError
 from fabula.memory.store import StoryStore
 
 __all__ = ["BranchTasks"]

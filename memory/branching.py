@@ -12,9 +12,9 @@ import json
 
 from redis.exceptions import WatchError
 
+from fabula.errors import InvalidInput, NotFound
 from fabula.memory import keys
 from fabula.memory.connection import transaction
-from fabula.memory.errors import InvalidInput, NotFound
 from fabula.memory.lineage import MAIN, Branch
 from fabula.memory.payload import stored
 from fabula.memory.projections import (

@@ -48,7 +48,7 @@ async def assemble_context(
 ) -> str:
     """The asker's admissible view (W for ``asker=None``, else B[asker]) as text.
 
-    Raises :class:`~fabula.memory.errors.NotFound` for a character the story does not have.
+    Raises :class:`~fabula.errors.NotFound` for a character the story does not have.
     """
     count = count_tokens or _default_counter()
     entities = await store.entities(as_of)

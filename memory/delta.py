@@ -10,7 +10,7 @@ A builder given a ``limit`` (the largest payload a commit may send) keeps a runn
 of the delta's size as records are added — a lower bound of what they will weigh in the
 payload — and refuses, in one line naming the record and the text it comes from, the first
 record that takes it past the limit: a turn too large for a commit is refused while it is
-being built, before the rest of it is made (:class:`~fabula.memory.errors.LimitExceeded`).
+being built, before the rest of it is made (:class:`~fabula.errors.LimitExceeded`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from fabula.memory.errors import LimitExceeded
+from fabula.errors import LimitExceeded
 from fabula.memory.recollection import recollect_each
 from fabula.memory.records import (
     AcquisitionMode,

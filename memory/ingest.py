@@ -42,7 +42,7 @@ async def basis(store: StoryStore, turn: int) -> int | None:
     """The story time ``turn`` is built on: None (the current views) for a new turn, the
     turn before it for a committed one (a rebuild).
 
-    Raises :class:`~fabula.memory.errors.NotFound` when the story or branch does not exist.
+    Raises :class:`~fabula.errors.NotFound` when the story or branch does not exist.
     """
     await store.require()
     return None if turn > await store.head() else turn - 1
@@ -59,7 +59,7 @@ async def build_turn(
     """The delta of ``turn`` whose ``text`` tells ``actions``, on the views after ``as_of``
     (see :func:`basis`), under the story's rules of knowledge. Nothing is written.
 
-    Raises :class:`~fabula.memory.errors.LimitExceeded` as soon as the delta being built
+    Raises :class:`~fabula.errors.LimitExceeded` as soon as the delta being built
     would be larger than a commit may send (:attr:`StoryStore.limits`), before the rest of
     it is made."""
     rules = await store.rules()

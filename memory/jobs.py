@@ -23,8 +23,8 @@ from rq import Queue
 from fabula.memory.connection import connect_async
 from fabula.memory.hierarchy import consolidate_turn
 from fabula.memory.server.urls import redis_url
-from fabula.memory.settings import Settings
 from fabula.memory.store import StoryStore
+from fabula.settings import Settings
 
 __all__ = ["QUEUE", "consolidate", "enqueue_consolidation", "worker_url"]
 

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import re
 
-from fabula.memory.errors import InvalidId
+from fabula.errors import InvalidId
 
 __all__ = [
     "INDEX_GENERATION",

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from redis.asyncio.lock import Lock
 from redis.exceptions import LockError, LockNotOwnedError, RedisError
 
-from fabula.memory.logs import get_logger
+from fabula.logs import get_logger
 
 __all__ = ["renewed"]
 

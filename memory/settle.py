@@ -25,8 +25,8 @@ import redis
 import redis.asyncio as aredis
 from redis.exceptions import ResponseError
 
-from fabula.memory.errors import CommitFailed, CommitUncertain, TurnConflict
-from fabula.memory.logs import get_logger
+from fabula.errors import CommitFailed, CommitUncertain, TurnConflict
+from fabula.logs import get_logger
 from fabula.memory.lua import fcall
 from fabula.memory.payload import CommitCall
 

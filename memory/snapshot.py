@@ -68,7 +68,7 @@ async def read_snapshot(store: StoryStore, *, recent_turns: int = 3) -> Snapshot
     turns, in one round trip (plus one per ancestor the first time a branch's lineage is
     read through this ``store``).
 
-    Raises :class:`~fabula.memory.errors.NotFound` for a branch that does not exist.
+    Raises :class:`~fabula.errors.NotFound` for a branch that does not exist.
     """
     ancestors: list[str | int] = []
     for ancestor in await store.ancestry():

@@ -20,13 +20,13 @@ from pydantic import BaseModel
 from redis.asyncio.lock import Lock
 from redis.exceptions import RedisError, ResponseError
 
+from fabula.errors import FabulaError, InvalidDelta, InvalidInput, NotFound, TurnConflict
+from fabula.limits import Limits
+from fabula.logs import get_logger
 from fabula.memory import keys
 from fabula.memory.connection import node_client
 from fabula.memory.delta import TurnDelta
-from fabula.memory.errors import FabulaError, InvalidDelta, InvalidInput, NotFound, TurnConflict
-from fabula.memory.limits import Limits
 from fabula.memory.lineage import MAIN, Ancestor, Branch, branch_for
-from fabula.memory.logs import get_logger
 from fabula.memory.lua import fcall
 from fabula.memory.payload import CommitCall, encode_commit
 from fabula.memory.records import Entity, EntityKind, Event, event_turn, slug

@@ -38,11 +38,11 @@ from typing import Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from redis.exceptions import WatchError
 
+from fabula.errors import FabulaError, ModelOutputError
+from fabula.logs import get_logger
 from fabula.memory import keys
 from fabula.memory.connection import transaction
-from fabula.memory.errors import FabulaError, ModelOutputError
 from fabula.memory.hierarchy import PLOT_ID, plotline_id
-from fabula.memory.logs import get_logger
 from fabula.memory.projections import project_developments
 from fabula.memory.records import Development, HierarchyNode
 from fabula.memory.store import StoryStore
@@ -104,8 +104,8 @@ class NodeSummary(BaseModel):
 
 
 class Summariser(Protocol):
-    """Writes one node's summary; raises :class:`~fabula.memory.errors.ModelOutputError`
-    when it gives no valid one, another :class:`~fabula.memory.errors.FabulaError` when it
+    """Writes one node's summary; raises :class:`~fabula.errors.ModelOutputError`
+    when it gives no valid one, another :class:`~fabula.errors.FabulaError` when it
     cannot answer now (the model is unreachable)."""
 
     async def summarise(self, request: SummaryRequest) -> NodeSummary:

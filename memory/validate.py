@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from fabula.errors import InvalidDelta
 from fabula.memory.delta import TurnDelta
-from fabula.memory.errors import InvalidDelta
 from fabula.memory.keys import check_id
 from fabula.memory.records import EntityKind, SourceSpan, event_id, slug
 

@@ -15,7 +15,7 @@ import pytest
 
 from fabula.agents.factory import make_roles
 from fabula.graph.service import Fabula
-from fabula.memory.settings import ModelSettings, Settings
+from fabula.settings import ModelSettings, Settings
 from fabula.worlds.loader import load_world
 from tests.fake_openai import FakeOpenAI, fake_openai_fixture
 

@@ -11,10 +11,10 @@ import pytest
 import redis.asyncio as aredis
 from redis.exceptions import NoPermissionError
 
+from fabula.errors import AccessDenied
 from fabula.memory import keys
 from fabula.memory.acl import CharacterMind, MindPool, ensure_character_user, open_mind
 from fabula.memory.delta import DeltaBuilder, TurnDelta
-from fabula.memory.errors import AccessDenied
 from fabula.memory.projections import project_beliefs, project_world
 from fabula.memory.server import EmbeddedRedis, without_credentials
 from fabula.memory.store import StoryStore
@@ -289,7 +289,7 @@ class TestRoster:
         from fabula.agents.contracts import TurnPlan
         from fabula.agents.views import author_view
         from fabula.graph.service import Fabula
-        from fabula.memory.settings import Settings
+        from fabula.settings import Settings
 
         async with Fabula(redis_url, Settings(home=Path("/nonexistent"))) as fab:
             pack = load_world("hollow_book")

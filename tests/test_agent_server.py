@@ -18,7 +18,7 @@ import redis
 from langgraph_sdk import get_client
 
 from fabula.graph.service import Fabula
-from fabula.memory.settings import Settings
+from fabula.settings import Settings
 
 REPO = Path(__file__).resolve().parent.parent
 LANGGRAPH = Path(sys.executable).parent / "langgraph"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import redis.asyncio as aredis
 
+from fabula.errors import InvalidInput, NotFound
 from fabula.memory.answer import UNKNOWN, Question, answer, parse_question, resolve_chain
 from fabula.memory.context import assemble_context, word_count
-from fabula.memory.errors import InvalidInput, NotFound
 from fabula.memory.rules import WorldRules
 from tests.test_access import KEY_STORY, tell_story
 

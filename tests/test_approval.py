@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from fabula.agents.contracts import Decision
+from fabula.errors import InvalidInput
 from fabula.graph.service import Fabula
-from fabula.memory.errors import InvalidInput
 from fabula.memory.projections import project_world
-from fabula.memory.settings import Settings
+from fabula.settings import Settings
 from tests.fake_openai import FakeOpenAI
 from tests.model_mode import STORY
 from tests.test_leaks import action

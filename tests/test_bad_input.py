@@ -18,9 +18,9 @@ from typer.testing import CliRunner, Result
 
 from fabula.agents.contracts import Decision
 from fabula.cli import app
+from fabula.errors import ConfigError, EditRefused, InvalidWorld, TurnConflict
 from fabula.graph.service import Fabula
-from fabula.memory.errors import ConfigError, EditRefused, InvalidWorld, TurnConflict
-from fabula.memory.settings import Settings
+from fabula.settings import Settings
 from fabula.worlds.loader import load_world
 
 HOLLOW = Path(load_world("hollow_book").source).read_text()

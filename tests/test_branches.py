@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fabula.graph.service import Fabula
 from fabula.memory.projections import project_hypotheses, project_world
-from fabula.memory.settings import Settings
+from fabula.settings import Settings
 from fabula.worlds.loader import load_world
 
 

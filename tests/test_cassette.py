@@ -9,10 +9,10 @@ from langchain_core.messages import HumanMessage
 
 from fabula.agents.cassette import cassette
 from fabula.agents.llm import make_client
+from fabula.errors import ModelUnavailable
 from fabula.graph.service import Fabula
 from fabula.graph.web import WebConfig, create_app
-from fabula.memory.errors import ModelUnavailable
-from fabula.memory.settings import Settings
+from fabula.settings import Settings
 from fabula.worlds.loader import load_world
 from tests.fake_openai import FakeOpenAI
 from tests.model_mode import STORY

@@ -17,10 +17,10 @@ import httpx
 import pytest
 import redis.asyncio as aredis
 
+from fabula.errors import InvalidInput, NotFound
 from fabula.graph.service import Fabula
 from fabula.memory.connection import connect_async
-from fabula.memory.errors import InvalidInput, NotFound
-from fabula.memory.settings import Settings
+from fabula.settings import Settings
 from tests.fake_openai import FakeOpenAI, message_text
 from tests.model_mode import STORY
 from tests.test_cli import fabula

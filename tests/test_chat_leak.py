@@ -30,7 +30,7 @@ from fabula.graph.service import Fabula
 from fabula.memory.index.build import index_through
 from fabula.memory.ingest import build_turn
 from fabula.memory.projections import project_beliefs
-from fabula.memory.settings import Settings
+from fabula.settings import Settings
 from tests.leak_stories import CONTAINERS, FILLER, PLACES, START, THINGS, sloppy_reading, turns
 
 _stories = itertools.count()

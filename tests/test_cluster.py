@@ -22,13 +22,13 @@ from redis.exceptions import NoPermissionError
 
 from fabula.agents.contracts import Decision
 from fabula.bench.localcluster import LocalCluster
+from fabula.errors import FabulaError
 from fabula.graph.consolidation import InlineConsolidation
 from fabula.graph.service import Fabula
 from fabula.memory import keys
 from fabula.memory.connection import connect, is_cluster
-from fabula.memory.errors import FabulaError
 from fabula.memory.hierarchy import scenes
-from fabula.memory.settings import Settings
+from fabula.settings import Settings
 from tests.conftest import ON_CLUSTER, wipe
 from tests.test_crash import check_story
 

@@ -37,14 +37,14 @@ from redis.asyncio.lock import Lock
 
 from fabula.agents.contracts import Decision
 from fabula.bench.loop import synthetic_world
+from fabula.errors import FabulaError
 from fabula.graph.service import Fabula
 from fabula.memory import keys
 from fabula.memory.connection import connect, connect_async
-from fabula.memory.errors import FabulaError
 from fabula.memory.leases import renewed
 from fabula.memory.server import EmbeddedRedis
-from fabula.memory.settings import Settings
 from fabula.memory.store import StoryStore
+from fabula.settings import Settings
 from tests.conftest import ON_CLUSTER
 from tests.test_bad_input import Cli
 from tests.web_server import studio

@@ -15,10 +15,10 @@ import pytest
 import redis.asyncio as aredis
 
 from fabula.agents.memory_builder.builder import OfflineMemoryBuilder
+from fabula.errors import LimitExceeded
+from fabula.limits import Limits
 from fabula.memory import keys
 from fabula.memory.branching import fork
-from fabula.memory.errors import LimitExceeded
-from fabula.memory.limits import Limits
 from fabula.memory.projections import project_beliefs
 from fabula.memory.store import StoryStore
 from fabula.worlds.loader import setup_delta

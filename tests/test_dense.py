@@ -11,8 +11,8 @@ from fabula.memory.index.search import Source
 from fabula.memory.index.vectors import nearest
 from fabula.memory.keys import EpisodeKeys
 from fabula.memory.retrieval.context import author_context
-from fabula.memory.settings import ModelSettings, Settings
 from fabula.memory.tokens import ApproximateCounter
+from fabula.settings import ModelSettings, Settings
 from tests.fake_openai import FakeOpenAI
 from tests.test_narrative import new_story, turn_delta
 

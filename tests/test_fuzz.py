@@ -24,9 +24,9 @@ from fabula.agents.memory_builder.model import ModelMemoryBuilder
 from fabula.agents.planner.model import ModelPlanner
 from fabula.agents.views import author_view
 from fabula.bench.model import story_snapshot
+from fabula.errors import FabulaError
 from fabula.graph.service import Fabula
-from fabula.memory.errors import FabulaError
-from fabula.memory.settings import Settings
+from fabula.settings import Settings
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.model_mode import STORY
 from tests.test_leaks import action

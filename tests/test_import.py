@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
+from fabula.errors import InvalidInput
 from fabula.graph.service import Fabula
-from fabula.memory.errors import InvalidInput
 from fabula.memory.projections import project_world
-from fabula.memory.settings import Settings
+from fabula.settings import Settings
 from fabula.worlds.imports import ImportLimits, import_paths, write_pack
 from fabula.worlds.imports.png import read_text_chunks
 from fabula.worlds.loader import load_world

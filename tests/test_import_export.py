@@ -15,7 +15,7 @@ from typing import Any
 from fabula.graph.cli.imports import card_export, lorebook_export
 from fabula.graph.service import Fabula
 from fabula.memory.projections import project_beliefs, project_world
-from fabula.memory.settings import Settings
+from fabula.settings import Settings
 from fabula.worlds.imports import import_paths
 from fabula.worlds.imports.png import read_text_chunks
 from fabula.worlds.loader import load_world

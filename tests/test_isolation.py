@@ -26,11 +26,11 @@ from redis.backoff import NoBackoff
 from redis.exceptions import AuthenticationError, NoPermissionError, ResponseError
 from redis.retry import Retry
 
+from fabula.errors import ConfigError
 from fabula.graph.service import Fabula
 from fabula.memory import keys
 from fabula.memory.acl import CharacterMind, character_credentials, open_mind
 from fabula.memory.connection import connect, is_cluster
-from fabula.memory.errors import ConfigError
 from fabula.memory.server import (
     ADMIN_USER,
     EmbeddedRedis,
@@ -39,7 +39,7 @@ from fabula.memory.server import (
     resolve_url,
     without_credentials,
 )
-from fabula.memory.settings import Settings
+from fabula.settings import Settings
 from tests.conftest import ON_CLUSTER
 
 STORY = "hb"

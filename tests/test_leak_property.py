@@ -64,7 +64,7 @@ from fabula.memory.actions import StoryAction
 from fabula.memory.index.build import index_through
 from fabula.memory.ingest import build_turn
 from fabula.memory.records import slug
-from fabula.memory.settings import Settings
+from fabula.settings import Settings
 from tests.leak_stories import CONTAINERS, JOINS, THINGS, Turn, sloppy_reading, turns
 
 SECRET = "SECRET-PLAN the logbook is in the sea chest"

@@ -23,7 +23,7 @@ from fabula.agents.llm import make_client
 from fabula.agents.memory_builder.model import ModelMemoryBuilder
 from fabula.agents.schemas import expanded, named, strict_schema
 from fabula.graph.service import Fabula
-from fabula.memory.settings import Settings
+from fabula.settings import Settings
 from tests.fake_openai import TEXT, FakeOpenAI
 from tests.model_mode import STORY
 from tests.test_model_mode import EXTRACTED, LEO, MARA, PASSAGE, PLAN, prompt_of, requests_for

@@ -14,21 +14,21 @@ from redis.retry import Retry
 from structlog.testing import capture_logs
 
 from fabula.agents.contracts import Decision
-from fabula.graph.service import Fabula
-from fabula.memory import keys
-from fabula.memory.delta import DeltaBuilder, TurnDelta
-from fabula.memory.errors import (
+from fabula.errors import (
     CommitFailed,
     CommitUncertain,
     ConfigError,
     LimitExceeded,
 )
-from fabula.memory.limits import Limits
+from fabula.graph.service import Fabula
+from fabula.limits import Limits
+from fabula.memory import keys
+from fabula.memory.delta import DeltaBuilder, TurnDelta
 from fabula.memory.lua import fcall, fcall_ro
 from fabula.memory.payload import CommitCall
-from fabula.memory.settings import Settings
 from fabula.memory.settle import FENCE_S, send_commit
 from fabula.memory.store import StoryStore
+from fabula.settings import Settings
 from fabula.worlds.loader import load_world, setup_delta
 from tests.busy import busy_for
 from tests.test_cli import fabula

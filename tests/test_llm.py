@@ -21,7 +21,7 @@ from fabula.agents.llm import ModelClient, make_chat_model, make_client
 from fabula.agents.prompts import load_prompt
 from fabula.agents.schemas import strict_schema
 from fabula.agents.usage import metering
-from fabula.memory.errors import (
+from fabula.errors import (
     ConfigError,
     ModelOutputError,
     ModelRefused,
@@ -29,7 +29,7 @@ from fabula.memory.errors import (
     ModelUnavailable,
     SchemaRejected,
 )
-from fabula.memory.settings import ModelSettings, Price, Settings
+from fabula.settings import ModelSettings, Price, Settings
 from tests.fake_openai import FakeOpenAI, Reply
 
 PROMPTS = Path(__file__).parent / "data" / "prompts"

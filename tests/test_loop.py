@@ -28,9 +28,9 @@ from fabula.memory.hierarchy import scenes
 from fabula.memory.jobs import QUEUE, enqueue_consolidation
 from fabula.memory.projections import project_beliefs, project_world
 from fabula.memory.records import HierarchyNode
-from fabula.memory.settings import Settings
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import ApproximateCounter
+from fabula.settings import Settings
 from fabula.worlds.loader import load_world
 from fabula.worlds.pack import WorldPack
 from tests.conftest import ON_CLUSTER

@@ -29,11 +29,11 @@ from fabula.agents.planner.model import ModelPlanner
 from fabula.agents.schemas import expanded, strict_schema
 from fabula.agents.views import author_view
 from fabula.agents.writer.model import EMPTY_FEEDBACK, ModelWriter
+from fabula.errors import InvalidInput, ModelOutputError
 from fabula.graph.service import Fabula
 from fabula.memory.actions import REQUIRED_FIELDS, ActionKind
-from fabula.memory.errors import InvalidInput, ModelOutputError
 from fabula.memory.projections import project_beliefs, project_world
-from fabula.memory.settings import Settings
+from fabula.settings import Settings
 from fabula.worlds.loader import load_world
 from tests.fake_openai import TEXT, FakeOpenAI, Reply, request_schema
 from tests.model_mode import STORY
@@ -506,7 +506,7 @@ class TestUsage:
         """Every role's tokens (from the server's own counts), calls and retries are summed
         over the turn's nodes, stored with the committed turn and shown with their cost."""
         from fabula.graph.cli.views import ShowWhat, view_data
-        from fabula.memory.settings import Price
+        from fabula.settings import Price
 
         fake_openai.queue(Reply(status=503, error="busy", schema=TEXT))  # the writer retries
         script_turn(fake_openai)

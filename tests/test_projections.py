@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import redis.asyncio as aredis
 
+from fabula.errors import InvalidInput, NotFound, TurnConflict
 from fabula.memory.branching import fork
 from fabula.memory.delta import DeltaBuilder, TurnDelta
-from fabula.memory.errors import InvalidInput, NotFound, TurnConflict
 from fabula.memory.projections import (
     all_beliefs_as_of,
     project_beliefs,

@@ -33,9 +33,9 @@ from fabula.bench.fake_openai import TEXT
 from fabula.bench.llama import MODEL_NAME, LlamaServer, find_engine
 from fabula.bench.model import Tally, check_commit, plan_strings, real_leaks, story_snapshot
 from fabula.bench.relay import Exchange, Relay
+from fabula.errors import FabulaError
 from fabula.graph.service import Fabula, TurnEvent
-from fabula.memory.errors import FabulaError
-from fabula.memory.settings import ModelSettings, Settings
+from fabula.settings import ModelSettings, Settings
 from fabula.worlds.loader import load_world
 
 pytestmark = pytest.mark.real_engine

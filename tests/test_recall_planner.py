@@ -13,9 +13,9 @@ from fabula.memory.index.build import index_through
 from fabula.memory.index.search import latest_day, sources
 from fabula.memory.index.terms import terms
 from fabula.memory.retrieval.context import author_context
-from fabula.memory.settings import ModelSettings, Settings
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import ApproximateCounter
+from fabula.settings import ModelSettings, Settings
 from tests.fake_openai import FakeOpenAI, message_text, request_schema
 from tests.test_narrative import new_story, turn_delta
 

@@ -14,9 +14,9 @@ from fabula.agents.contracts import TurnPlan
 from fabula.agents.llm import make_client
 from fabula.agents.memory_builder.model import ModelMemoryBuilder
 from fabula.agents.views import author_view
+from fabula.errors import ModelOutputError
 from fabula.graph.service import Fabula
-from fabula.memory.errors import ModelOutputError
-from fabula.memory.settings import Settings
+from fabula.settings import Settings
 from tests.fake_openai import FakeOpenAI
 from tests.model_mode import STORY
 from tests.test_leaks import action

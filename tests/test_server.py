@@ -18,9 +18,9 @@ import redis
 from typer.testing import CliRunner
 
 from fabula.cli import app
-from fabula.memory.errors import ConfigError, RedisUnavailable
+from fabula.errors import ConfigError, RedisUnavailable
 from fabula.memory.server import EmbeddedRedis, redis_url
-from fabula.memory.settings import Settings
+from fabula.settings import Settings
 from tests.busy import busy_until_killed
 
 

@@ -26,9 +26,9 @@ from fabula.agents.writer.model import (
     draft_findings,
 )
 from fabula.bench.fake_openai import message_text, tokens
+from fabula.errors import ConfigError, ModelTruncated, ModelUnavailable
 from fabula.graph.service import Fabula
-from fabula.memory.errors import ConfigError, ModelTruncated, ModelUnavailable
-from fabula.memory.settings import Settings
+from fabula.settings import Settings
 from tests.fake_openai import TEXT, FakeOpenAI
 from tests.model_mode import STORY
 from tests.test_llm import GOOD, MESSAGES, ScenePlan, client_for, events

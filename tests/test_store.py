@@ -8,10 +8,10 @@ from collections.abc import Callable
 import pytest
 import redis.asyncio as aredis
 
+from fabula.errors import InvalidDelta, InvalidInput, TurnConflict
 from fabula.memory import keys
 from fabula.memory.connection import POOL_CONNECTIONS, POOL_WAIT_S, connect_async
 from fabula.memory.delta import DeltaBuilder, TurnDelta
-from fabula.memory.errors import InvalidDelta, InvalidInput, TurnConflict
 from fabula.memory.projections import project_beliefs, project_world
 from fabula.memory.records import Development, Hypothesis, SourceSpan, State, StatusChange
 from fabula.memory.store import StoryStore, list_stories

@@ -13,9 +13,9 @@ from fabula.agents.critic.symbolic import SymbolicCritic
 from fabula.agents.memory_builder.builder import OfflineMemoryBuilder
 from fabula.agents.planner.offline import OfflinePlanner
 from fabula.agents.views import author_view
+from fabula.errors import InvalidInput, StoryAtRest
 from fabula.graph.service import Fabula
-from fabula.memory.errors import InvalidInput, StoryAtRest
-from fabula.memory.settings import Settings
+from fabula.settings import Settings
 from fabula.worlds.goals import parse_goal
 from fabula.worlds.loader import load_world, parse_world
 

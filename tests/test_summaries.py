@@ -31,10 +31,10 @@ from fabula.memory.hierarchy import consolidate, nodes
 from fabula.memory.index.build import index_through
 from fabula.memory.jobs import QUEUE, enqueue_consolidation
 from fabula.memory.retrieval.context import author_context
-from fabula.memory.settings import Price, Settings
 from fabula.memory.store import StoryStore
 from fabula.memory.summarise import INPUT_CHARS, summarise_closed
 from fabula.memory.tokens import ApproximateCounter
+from fabula.settings import Price, Settings
 from tests.conftest import ON_CLUSTER
 from tests.fake_openai import FakeOpenAI, Reply, message_text, request_schema
 from tests.test_narrative import new_story

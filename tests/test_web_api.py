@@ -19,10 +19,10 @@ from click.testing import Result
 from typer.testing import CliRunner
 
 from fabula.cli import app as cli_app
+from fabula.errors import ConfigError
 from fabula.graph.service import Fabula
 from fabula.graph.web import WebConfig, create_app
-from fabula.memory.errors import ConfigError
-from fabula.memory.settings import Settings
+from fabula.settings import Settings
 from tests.web_server import studio
 
 TOKEN = "a-long-enough-studio-token"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from fabula.agents.factory import make_roles
 from fabula.graph.service import Fabula, TurnEvent
-from fabula.memory.settings import ModelSettings, Settings
+from fabula.settings import ModelSettings, Settings
 from tests.fake_openai import FakeOpenAI, fake_openai_fixture  # noqa: F401  (fixture)
 from tests.test_model_mode import PASSAGE, STORY, script_turn
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import redis.asyncio as aredis
 
-from fabula.memory.errors import InvalidWorld, NotFound
+from fabula.errors import InvalidWorld, NotFound
 from fabula.memory.projections import project_beliefs, project_developments, project_world
 from fabula.memory.rules import WorldRules
 from fabula.memory.store import StoryStore

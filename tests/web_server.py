@@ -17,7 +17,7 @@ from pathlib import Path
 import uvicorn
 
 from fabula.graph.web import WebConfig, create_app
-from fabula.memory.settings import Settings
+from fabula.settings import Settings
 
 __all__ = ["studio"]
 

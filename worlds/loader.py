@@ -15,9 +15,9 @@ from typing import Any, get_args
 
 from pydantic import ValidationError
 
+from fabula.errors import InvalidWorld, NotFound
+from fabula.logs import get_logger
 from fabula.memory.delta import DeltaBuilder, TurnDelta
-from fabula.memory.errors import InvalidWorld, NotFound
-from fabula.memory.logs import get_logger
 from fabula.memory.places import place_of
 from fabula.memory.records import CONTAINER, AcquisitionMode, Attitude, Event, slug
 from fabula.worlds.lore import BELIEF_EXTENSION, extension
@@ -186,7 +186,7 @@ def setup_delta(pack: WorldPack, *, limit: int | None = None) -> TurnDelta:
     """Turn 0 of a story started from ``pack``.
 
     With ``limit`` (the largest payload a commit may send), a pack whose turn 0 would be
-    larger is refused while it is being built (:class:`~fabula.memory.errors.LimitExceeded`,
+    larger is refused while it is being built (:class:`~fabula.errors.LimitExceeded`,
     one line naming the pack), before the rest of it is made.
     """
     b = DeltaBuilder(0, pack.premise, limit=limit, context={"world": pack.id})

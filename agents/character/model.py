@@ -14,7 +14,7 @@ as enums of the entities this character knows of, attribute names those it knows
 array and string bounded; a kind it has nothing to use for is left out. Actions must name
 entities the character has heard of (names are turned into ids) and carry the fields their
 kind needs; anything else is shown back to the model, within ``max_attempts`` replies,
-after which :class:`~fabula.memory.errors.ModelOutputError` is raised.
+after which :class:`~fabula.errors.ModelOutputError` is raised.
 """
 
 from __future__ import annotations

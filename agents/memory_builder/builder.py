@@ -23,7 +23,7 @@ class OfflineMemoryBuilder:
     async def build(self, store: StoryStore, turn: int, text: str) -> TurnDelta:
         """The delta of ``turn`` with ``text``, derived from the store's views before it.
 
-        Raises :class:`~fabula.memory.errors.NotFound` when the story does not exist.
+        Raises :class:`~fabula.errors.NotFound` when the story does not exist.
         """
         as_of = await basis(store, turn)
         return await build_turn(store, turn, text, extract(text), as_of=as_of)

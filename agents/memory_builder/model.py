@@ -15,7 +15,7 @@ bounded.
 A reply whose spans do not lie in the text, whose actions lack a field their kind needs,
 or that names an entity the story does not know (or of the wrong kind) without bringing it
 in explicitly, is shown back to the model and asked for again, within ``max_attempts`` replies,
-after which :class:`~fabula.memory.errors.ModelOutputError` is raised and nothing is built.
+after which :class:`~fabula.errors.ModelOutputError` is raised and nothing is built.
 Every sentence no action covers is kept as ``narration``, as the offline extractor does.
 
 :class:`ModelMemoryBuilder` then runs exactly what the offline builder runs — memory's build
@@ -41,11 +41,11 @@ from fabula.agents.memory_builder.extract import split_sentences
 from fabula.agents.memory_builder.referents import NewEntity, Referents, RefKind
 from fabula.agents.prompts import load_prompt
 from fabula.agents.schemas import array, cached, closed, integer, line, maybe, one_of
+from fabula.errors import ModelOutputError
+from fabula.logs import get_logger
 from fabula.memory.actions import REQUIRED_FIELDS, ActionKind, StoryAction
 from fabula.memory.delta import TurnDelta
-from fabula.memory.errors import ModelOutputError
 from fabula.memory.ingest import basis, build_turn
-from fabula.memory.logs import get_logger
 from fabula.memory.projections import project_world
 from fabula.memory.records import Entity
 from fabula.memory.store import CommitResult, StoryStore
@@ -393,7 +393,7 @@ class ModelMemoryBuilder:
     async def build(self, store: StoryStore, turn: int, text: str) -> TurnDelta:
         """The delta of ``turn`` with ``text``, derived from the store's views before it.
 
-        Raises :class:`~fabula.memory.errors.NotFound` when the story does not exist, and
+        Raises :class:`~fabula.errors.NotFound` when the story does not exist, and
         :class:`ModelOutputError` (with story, branch and turn) when the text cannot be read.
         """
         as_of = await basis(store, turn)

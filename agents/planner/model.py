@@ -7,7 +7,7 @@ outline, the recent text, the direction and the notes on rejected plans. The rep
 name only characters, places, developments and hypotheses of the view (names are accepted
 and turned into ids); anything else is shown back to the model and asked for again, within
 the client's ``max_attempts`` replies, after which
-:class:`~fabula.memory.errors.ModelOutputError` is raised.
+:class:`~fabula.errors.ModelOutputError` is raised.
 
 The JSON schema sent (:func:`plan_json_schema`, unless the role's ``schemas`` setting is
 ``generic``) is the view's: ``focal`` 1 to :data:`~fabula.agents.contracts.MAX_FOCAL` of its

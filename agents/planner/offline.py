@@ -12,8 +12,8 @@ The anchor of a turn is a character with something to do, in this order:
 The focal characters are the anchor and whoever in the same place also has something to
 do (at most three). A rejected plan is re-planned with the next anchor. When no character
 has anything to do — every goal done, waiting or blocked — there is no turn to plan:
-:class:`~fabula.memory.errors.StoryAtRest` says so, character by character. A direction the
-planner cannot read is one :class:`~fabula.memory.errors.InvalidInput` line.
+:class:`~fabula.errors.StoryAtRest` says so, character by character. A direction the
+planner cannot read is one :class:`~fabula.errors.InvalidInput` line.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from fabula.agents.character.goals import (
 )
 from fabula.agents.contracts import MAX_FOCAL, TurnPlan
 from fabula.agents.views import AuthorView
-from fabula.memory.errors import InvalidInput, StoryAtRest
+from fabula.errors import InvalidInput, StoryAtRest
 from fabula.memory.records import slug
 
 __all__ = ["OfflinePlanner"]

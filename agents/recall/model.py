@@ -77,7 +77,7 @@ class ModelRecallPlanner:
         """The plan for ``request`` (``focus``: entities the caller knows matter; ``today``:
         the story's present day number, shown to the model for relative dates).
 
-        Raises :class:`~fabula.memory.errors.ModelOutputError` when no valid reading comes
+        Raises :class:`~fabula.errors.ModelOutputError` when no valid reading comes
         back within the client's attempts.
         """
         developments = developments or {}

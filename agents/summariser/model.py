@@ -7,7 +7,7 @@ plot (its plotlines' summaries) as a
 :class:`~fabula.memory.summarise.NodeSummary` it returns over the node's extractive one. The
 reply is asked for with structured output: blank or overlong text is shown back to the
 model and asked for again, within the client's attempts; then
-:class:`~fabula.memory.errors.ModelOutputError` is raised and the node keeps its extractive
+:class:`~fabula.errors.ModelOutputError` is raised and the node keeps its extractive
 summary. The offline summariser is the fold's extractive summary itself (nothing to ask).
 The JSON schema sent (:func:`summary_json_schema`, unless the role's ``schemas`` setting is
 ``generic``) bounds the title and the summary to one line of their lengths.
@@ -37,9 +37,9 @@ class ModelSummariser:
     async def summarise(self, request: SummaryRequest) -> NodeSummary:
         """The node's summary and title.
 
-        Raises :class:`~fabula.memory.errors.ModelOutputError` when no valid one comes
+        Raises :class:`~fabula.errors.ModelOutputError` when no valid one comes
         back within the client's attempts, and the client's transport errors
-        (:class:`~fabula.memory.errors.ModelUnavailable`).
+        (:class:`~fabula.errors.ModelUnavailable`).
         """
         messages = [
             SystemMessage(content=self.prompt.render()),

@@ -5,13 +5,13 @@ each focal character's proposal, the memory context the graph assembled within i
 budget (``request.context``, passed on as it is: the writer reads no more of the store),
 the approver's notes and the critic's findings on the previous draft. The reply is free
 text; an empty one is asked for once more (:data:`EMPTY_FEEDBACK`), and a second empty one
-is :class:`~fabula.memory.errors.ModelOutputError`.
+is :class:`~fabula.errors.ModelOutputError`.
 
 Prose cut at its token limit is prose, not an error: the passage is kept up to its last
 complete sentence and returned as a :class:`CutDraft`, whose :func:`draft_findings` (a
 warning) the graph gives the critic and the approver. A reply cut before its first
 sentence ended is asked for once more with the limit doubled, then is
-:class:`~fabula.memory.errors.ModelTruncated`.
+:class:`~fabula.errors.ModelTruncated`.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from fabula.agents.contracts import Action, Draft, Finding, WriteRequest
 from fabula.agents.llm import ModelClient, Prose
 from fabula.agents.prompts import load_prompt
 from fabula.agents.views import AuthorView
-from fabula.memory.errors import ModelOutputError, ModelTruncated
-from fabula.memory.logs import get_logger
+from fabula.errors import ModelOutputError, ModelTruncated
+from fabula.logs import get_logger
 from fabula.memory.text import split_sentences
 
 __all__ = [

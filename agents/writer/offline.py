@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from fabula.agents.contracts import Action, Draft, WriteRequest
 from fabula.agents.views import AuthorView
-from fabula.memory.errors import StoryAtRest
+from fabula.errors import StoryAtRest
 
 __all__ = ["OfflineWriter", "realise"]
 

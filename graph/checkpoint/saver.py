@@ -21,10 +21,10 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from redis.exceptions import WatchError
 
+from fabula.errors import ConfigError, FabulaError
 from fabula.graph.checkpoint.batches import ListQuery, Op, as_text
 from fabula.graph.checkpoint.writes import Operations, everything, of_runs, prune_selector
 from fabula.memory.connection import connect, connect_async, transaction
-from fabula.memory.errors import ConfigError, FabulaError
 
 __all__ = ["RedisCheckpointSaver", "delete_threads"]
 

@@ -15,6 +15,7 @@ from langgraph.checkpoint.base import (
     get_serializable_checkpoint_metadata,
 )
 
+from fabula.errors import InvalidInput
 from fabula.graph.checkpoint.batches import (
     Batch,
     Commands,
@@ -30,7 +31,6 @@ from fabula.graph.checkpoint.batches import (
 )
 from fabula.graph.checkpoint.keys import THREADS, ThreadKeys, run_key
 from fabula.graph.checkpoint.reads import Reads
-from fabula.memory.errors import InvalidInput
 
 __all__ = ["Operations", "everything", "of_runs", "prune_selector"]
 

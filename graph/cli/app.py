@@ -26,8 +26,8 @@ from rich.console import Console
 from rich.text import Text
 from typer.core import TyperGroup
 
-from fabula.memory.errors import FabulaError
-from fabula.memory.settings import Settings
+from fabula.errors import FabulaError
+from fabula.settings import Settings
 
 if TYPE_CHECKING:
     import redis.asyncio as aredis
@@ -138,7 +138,7 @@ def _main(
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log progress to stderr."),
 ) -> None:
     # read once, here; sub-apps (the benchmarks) find them on the context
-    from fabula.memory.logs import configure_logging
+    from fabula.logs import configure_logging
 
     ctx.obj = _Read.settings = Settings.from_env()
     configure_logging(level=logging.INFO if verbose else logging.WARNING)

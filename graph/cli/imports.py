@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from fabula.errors import InvalidInput
 from fabula.graph.cli.app import app, dump, out, run_with_app
-from fabula.memory.errors import InvalidInput
 
 if TYPE_CHECKING:  # the rest is imported when a command runs: `fabula --help` stays quick
     from fabula.graph.service import Fabula

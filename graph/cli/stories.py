@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 import typer
 from rich.table import Table
 
+from fabula.errors import InvalidInput
 from fabula.graph.cli.app import Stores, app, dump, err, out, run_with_app, run_with_stores
-from fabula.memory.errors import InvalidInput
 
 if TYPE_CHECKING:
     from fabula.graph.service import Fabula

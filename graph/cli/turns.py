@@ -9,15 +9,15 @@ import typer
 from rich.progress import Progress
 from rich.text import Text
 
+from fabula.errors import InvalidInput, StoryAtRest
 from fabula.graph.cli.app import app, dump, err, out, run_with_app, settings
 from fabula.graph.pending import MAX_RUN_TURNS, check_bounds
-from fabula.memory.errors import InvalidInput, StoryAtRest
 
 if TYPE_CHECKING:  # imported when a command runs: `fabula --help` stays quick
     from fabula.agents.contracts import Decision
     from fabula.graph.pending import Listener, Pending, TurnEvent
     from fabula.graph.service import Fabula
-    from fabula.memory.limits import Limits
+    from fabula.limits import Limits
 
 __all__ = ["approve", "edit", "pending", "reject", "run"]
 

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sse_starlette.sse import EventSourceResponse
 
 from fabula.agents.contracts import Decision
+from fabula.errors import InvalidInput, NotFound
 from fabula.graph import reading
 from fabula.graph.pending import (
     MAX_DIRECTION_CHARS,
@@ -45,7 +46,6 @@ from fabula.graph.responses import (
 )
 from fabula.graph.service import Fabula, world_infos
 from fabula.graph.web.live import Admitted, EventHub, Runs, RunStatus, story_events
-from fabula.memory.errors import InvalidInput, NotFound
 from fabula.memory.records import Development, Hypothesis
 from fabula.memory.store import StoryStore
 from fabula.worlds.loader import builtin_worlds

@@ -27,10 +27,7 @@ from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException
 
 from fabula.agents.cassette import cassette
-from fabula.graph.service import Fabula
-from fabula.graph.web.live import MAX_STREAMS, EventHub, Runs
-from fabula.graph.web.security import Guard, check_bind, is_loopback
-from fabula.memory.errors import (
+from fabula.errors import (
     AccessDenied,
     ConfigError,
     FabulaError,
@@ -39,8 +36,11 @@ from fabula.memory.errors import (
     StoryAtRest,
     TurnConflict,
 )
-from fabula.memory.logs import get_logger
-from fabula.memory.settings import Settings
+from fabula.graph.service import Fabula
+from fabula.graph.web.live import MAX_STREAMS, EventHub, Runs
+from fabula.graph.web.security import Guard, check_bind, is_loopback
+from fabula.logs import get_logger
+from fabula.settings import Settings
 
 __all__ = ["WebConfig", "create_app", "status_of"]
 

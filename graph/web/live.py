@@ -21,10 +21,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from fabula.errors import FabulaError, TurnConflict
 from fabula.graph.pending import TurnEvent
 from fabula.graph.service import Fabula, TurnOutcome
-from fabula.memory.errors import FabulaError, TurnConflict
-from fabula.memory.logs import get_logger
+from fabula.logs import get_logger
 from fabula.memory.store import StoryStore
 
 __all__ = ["MAX_STREAMS", "Admitted", "EventHub", "RunStatus", "Runs", "story_events"]

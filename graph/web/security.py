@@ -29,7 +29,7 @@ from fastapi import Request
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from fabula.memory.errors import AccessDenied, ConfigError
+from fabula.errors import AccessDenied, ConfigError
 
 __all__ = [
     "CSRF_COOKIE",

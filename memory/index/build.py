@@ -39,6 +39,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from fabula.logs import get_logger
 from fabula.memory.delta import TurnDelta
 from fabula.memory.episodes import EntityMatcher, Episode, episode_of
 from fabula.memory.index.general import general_counts
@@ -46,7 +47,6 @@ from fabula.memory.index.terms import term_counts
 from fabula.memory.index.vectors import Embedder, add_vectors, embed_missing
 from fabula.memory.keys import INDEX_GENERATION, EpisodeKeys, index_layout, index_prefix
 from fabula.memory.keys import head as head_key
-from fabula.memory.logs import get_logger
 from fabula.memory.lua import fcall
 from fabula.memory.recollection import recollect, render_event
 from fabula.memory.records import Entity, Event

@@ -25,9 +25,9 @@ from typing import Protocol
 import redis.asyncio as aredis
 from redis.exceptions import RedisError
 
+from fabula.logs import get_logger
 from fabula.memory.index.search import Source, visible
 from fabula.memory.keys import EpisodeKeys
-from fabula.memory.logs import get_logger
 
 __all__ = ["RETRY_BATCH", "Embedder", "add_vectors", "embed_missing", "fp32", "nearest"]
 

@@ -16,11 +16,11 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import redis.asyncio as aredis
 
+from fabula.logs import get_logger
 from fabula.memory.episodes import UTTERANCE_KINDS
 from fabula.memory.index.build import behind, index_through
 from fabula.memory.index.search import by_entities, fetch, latest_day, sources
 from fabula.memory.index.vectors import Embedder
-from fabula.memory.logs import get_logger
 from fabula.memory.projections import (
     BeliefView,
     WorldView,

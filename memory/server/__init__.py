@@ -5,7 +5,7 @@ One concept per module:
 * :mod:`~fabula.memory.server.folder` — the data folder (``<home>/redis/``, mode 0700): the
   admin's secret (0600), the ACL file written before each start (``default`` disabled,
   :data:`ADMIN_USER` with the secret's hash), the server's command line and its fsync
-  policy (:data:`~fabula.memory.settings.FsyncPolicy`, ``FABULA_REDIS_FSYNC``).
+  policy (:data:`~fabula.settings.FsyncPolicy`, ``FABULA_REDIS_FSYNC``).
 * :mod:`~fabula.memory.server.lock` — who owns a folder: a lock the server process holds for
   its whole life.
 * :mod:`~fabula.memory.server.process` — :class:`EmbeddedRedis`: started once per folder,
@@ -27,7 +27,7 @@ from fabula.memory.server.folder import (
 )
 from fabula.memory.server.process import EmbeddedRedis
 from fabula.memory.server.urls import redis_url, resolve_url
-from fabula.memory.settings import FsyncPolicy
+from fabula.settings import FsyncPolicy
 
 __all__ = [
     "ADMIN_USER",

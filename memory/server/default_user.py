@@ -17,8 +17,8 @@ from typing import Any
 import redis
 from redis.connection import parse_url
 
+from fabula.errors import ConfigError, RedisUnavailable
 from fabula.memory.connection import connect, is_cluster, redact
-from fabula.memory.errors import ConfigError, RedisUnavailable
 
 __all__ = ["check_open_users", "open_users"]
 

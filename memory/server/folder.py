@@ -5,7 +5,7 @@ admin's secret and the lock files. Nobody is let in anonymously: the ACL file wr
 each start disables the ``default`` user and (re)writes :data:`ADMIN_USER` with the secret's
 hash; every other user (the characters', see :mod:`fabula.memory.acl`) is kept as saved. The
 server's command line (:meth:`DataFolder.server_args`) carries the durability policy
-(:data:`~fabula.memory.settings.FsyncPolicy`) and the busy-script threshold.
+(:data:`~fabula.settings.FsyncPolicy`) and the busy-script threshold.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import get_args
 from urllib.parse import quote
 
-from fabula.memory.errors import ConfigError, RedisUnavailable
-from fabula.memory.logs import get_logger
-from fabula.memory.settings import FsyncPolicy
+from fabula.errors import ConfigError, RedisUnavailable
+from fabula.logs import get_logger
+from fabula.settings import FsyncPolicy
 
 __all__ = [
     "ADMIN_USER",

@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from fabula.memory.errors import RedisUnavailable
+from fabula.errors import RedisUnavailable
 
 __all__ = ["exclusive", "lock_is_held", "pid_alive", "take"]
 

@@ -25,12 +25,12 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from fabula.memory.errors import RedisUnavailable
-from fabula.memory.logs import get_logger
+from fabula.errors import RedisUnavailable
+from fabula.logs import get_logger
 from fabula.memory.server import folder as _folder
 from fabula.memory.server.folder import ADMIN_USER, BUSY_REPLY_MS, DataFolder
 from fabula.memory.server.lock import exclusive, lock_is_held, pid_alive, take
-from fabula.memory.settings import FsyncPolicy
+from fabula.settings import FsyncPolicy
 
 __all__ = ["EmbeddedRedis"]
 
@@ -42,7 +42,7 @@ class EmbeddedRedis:
     """A private Redis server living in ``directory`` (socket, AOF, ACL file, locks, secret).
 
     ``fsync`` is its append-only file's policy (``FABULA_REDIS_FSYNC``, see
-    :data:`~fabula.memory.settings.FsyncPolicy`): given at start, and set on a server
+    :data:`~fabula.settings.FsyncPolicy`): given at start, and set on a server
     already running when it differs.
     """
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from fabula.errors import ConfigError
 from fabula.memory.connection import declare_cluster
-from fabula.memory.errors import ConfigError
 from fabula.memory.server.default_user import check_open_users
 from fabula.memory.server.process import EmbeddedRedis
-from fabula.memory.settings import FsyncPolicy, Settings
+from fabula.settings import FsyncPolicy, Settings
 
 __all__ = ["redis_url", "resolve_url"]
 

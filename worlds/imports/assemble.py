@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from fabula.memory.errors import InvalidInput
+from fabula.errors import InvalidInput
 from fabula.memory.records import CONTAINER, slug
 from fabula.worlds.imports.fields import BadSource
 from fabula.worlds.imports.limits import ImportLimits

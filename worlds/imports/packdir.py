@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from fabula.memory.errors import InvalidInput
+from fabula.errors import InvalidInput
 from fabula.worlds.imports.charx import CharxError, safe_member
 from fabula.worlds.loader import load_world
 from fabula.worlds.pack import WorldPack

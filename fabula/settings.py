@@ -23,8 +23,8 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from fabula.memory.errors import ConfigError
-from fabula.memory.limits import DEFAULT_DELTA_BYTES, DEFAULT_TURN_TEXT_BYTES, Limits
+from fabula.errors import ConfigError
+from fabula.limits import DEFAULT_DELTA_BYTES, DEFAULT_TURN_TEXT_BYTES, Limits
 
 __all__ = [
     "ROLES",
@@ -173,7 +173,7 @@ class Settings(BaseModel):
     recall_planner: Literal["offline", "model"] = "offline"
     # dense retrieval: the embedding model on the model settings' endpoint (None: off)
     embedding_model: str | None = None
-    # see memory/limits.py: refused before anything is written
+    # see fabula/limits.py: refused before anything is written
     max_turn_text: int = Field(default=DEFAULT_TURN_TEXT_BYTES, ge=1)
     max_delta_bytes: int = Field(default=DEFAULT_DELTA_BYTES, ge=1)
 

@@ -106,7 +106,7 @@ class InvalidInput(FabulaError):
 
 
 class LimitExceeded(InvalidInput):
-    """A turn's text or delta is larger than the configured limit (see memory/limits.py)."""
+    """A turn's text or delta is larger than the configured limit (see fabula/limits.py)."""
 
 
 class InvalidId(InvalidInput, ValueError):

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fabula.memory.errors import LimitExceeded
+from fabula.errors import LimitExceeded
 
 __all__ = ["DEFAULT_DELTA_BYTES", "DEFAULT_TURN_TEXT_BYTES", "Limits"]
 
