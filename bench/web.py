@@ -42,8 +42,7 @@ from fabula.bench.common import appendfsync, private_redis_url
 from fabula.bench.loop import synthetic_world
 from fabula.bench.report import percentiles, print_table, write_json
 from fabula.errors import FabulaError
-from fabula.graph import reading
-from fabula.graph.service import Fabula
+from fabula.graph.service import Fabula, reading
 from fabula.settings import FsyncPolicy, Settings
 
 __all__ = ["CONCURRENCY", "TARGETS", "run", "run_web"]

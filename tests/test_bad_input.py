@@ -359,8 +359,8 @@ class TestDeepInput:
 class TestSameLimitsAsTheApi:
     def test_run_reject_and_expect_bounds(self, tale: Cli) -> None:
         """`--turns`, `--direction`, `--note` and `--expect` are bounded as the API bounds
-        them (graph/pending.py), one line each, nothing written."""
-        from fabula.graph.pending import (
+        them (graph/service/pending.py), one line each, nothing written."""
+        from fabula.graph.service.pending import (
             MAX_DIRECTION_CHARS,
             MAX_NOTE_CHARS,
             MAX_PENDING_ID_CHARS,

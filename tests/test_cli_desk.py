@@ -12,7 +12,13 @@ import sys
 
 from tests.test_cli import fabula
 
-HEAVY = ("fabula.graph.service", "langgraph", "langchain_openai", "fabula.bench", "numpy")
+HEAVY = (
+    "fabula.graph.service.application",
+    "langgraph",
+    "langchain_openai",
+    "fabula.bench",
+    "numpy",
+)
 
 
 def imported(redis_url: str, *args: str) -> set[str]:

@@ -23,8 +23,8 @@ from redis.exceptions import NoPermissionError
 from fabula.agents.contracts import Decision
 from fabula.bench.localcluster import LocalCluster
 from fabula.errors import FabulaError
-from fabula.graph.consolidation import InlineConsolidation
 from fabula.graph.service import Fabula
+from fabula.graph.service.consolidation import InlineConsolidation
 from fabula.memory import keys
 from fabula.memory.connection import connect, is_cluster
 from fabula.memory.hierarchy import scenes

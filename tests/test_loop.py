@@ -21,9 +21,9 @@ from fabula.agents.views import author_view
 from fabula.agents.writer.context import writer_context
 from fabula.agents.writer.offline import realise
 from fabula.graph.build import thread_id
-from fabula.graph.consolidation import consolidator, summarise_job
 from fabula.graph.runtime import Committed
 from fabula.graph.service import Fabula
+from fabula.graph.service.consolidation import consolidator, summarise_job
 from fabula.memory.hierarchy import scenes
 from fabula.memory.jobs import QUEUE, enqueue_consolidation
 from fabula.memory.projections import project_beliefs, project_world

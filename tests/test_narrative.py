@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from redis.exceptions import NoPermissionError
 
-from fabula.graph.consolidation import InlineConsolidation
+from fabula.graph.service.consolidation import InlineConsolidation
 from fabula.memory import keys
 from fabula.memory.acl import open_mind
 from fabula.memory.branching import fork

@@ -21,8 +21,8 @@ from structlog.testing import capture_logs
 
 from fabula.agents.llm import make_client
 from fabula.agents.summariser.model import ModelSummariser
-from fabula.graph import reading
-from fabula.graph.consolidation import InlineConsolidation, summarise_job
+from fabula.graph.service import reading
+from fabula.graph.service.consolidation import InlineConsolidation, summarise_job
 from fabula.memory import keys
 from fabula.memory.acl import open_mind
 from fabula.memory.connection import connect_async

@@ -547,7 +547,7 @@ class TestErrors:
             # strict types: no bool for a number, no string for a bool
             ("POST", "/api/stories/tale/run", {"turns": True}, 422, "turns:"),
             ("POST", "/api/stories/tale/run", {"auto": "yes"}, 422, "auto:"),
-            # the CLI's limits (graph/pending.py)
+            # the CLI's limits (graph/service/pending.py)
             (
                 "POST",
                 "/api/stories/tale/approve",

@@ -204,7 +204,8 @@ def run_with_stores(coro_fn: Callable[[Stores], Coroutine[Any, Any, T]]) -> T:
 
 
 def plain(data: Any) -> Any:
-    """``data`` with every response model (:mod:`fabula.graph.responses`) as plain JSON data."""
+    """``data`` with every response model (:mod:`fabula.graph.service.responses`) as plain
+    JSON data."""
     from pydantic import BaseModel
 
     if isinstance(data, BaseModel):

@@ -12,8 +12,8 @@ from rich.text import Text
 from fabula.graph.cli.app import app, dump, err, out, run_with_app
 
 if TYPE_CHECKING:
-    from fabula.graph.responses import ChatOut
     from fabula.graph.service import Fabula
+    from fabula.graph.service.responses import ChatOut
 
 __all__ = ["chat"]
 

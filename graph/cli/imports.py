@@ -107,7 +107,7 @@ async def card_export(store: StoryStore, character: str, as_of: int | None) -> t
 
     Raises :class:`NotFound` for a character the story does not have.
     """
-    from fabula.graph import reading
+    from fabula.graph.service import reading
     from fabula.memory.records import slug
     from fabula.worlds.imports.export import card_png, character_card
     from fabula.worlds.pack import CharacterSpec
@@ -131,7 +131,7 @@ async def card_export(store: StoryStore, character: str, as_of: int | None) -> t
 
 async def lorebook_export(store: StoryStore, as_of: int | None) -> bytes:
     """The story's world W as of ``as_of`` as a ``lorebook_v3`` (JSON bytes)."""
-    from fabula.graph import reading
+    from fabula.graph.service import reading
     from fabula.worlds.imports.export import world_lorebook
 
     pack = await _pack(store)

@@ -11,12 +11,12 @@ from rich.text import Text
 
 from fabula.errors import InvalidInput, StoryAtRest
 from fabula.graph.cli.app import app, dump, err, out, run_with_app, settings
-from fabula.graph.pending import MAX_RUN_TURNS, check_bounds
+from fabula.graph.service.pending import MAX_RUN_TURNS, check_bounds
 
 if TYPE_CHECKING:  # imported when a command runs: `fabula --help` stays quick
     from fabula.agents.contracts import Decision
-    from fabula.graph.pending import Listener, Pending, TurnEvent
     from fabula.graph.service import Fabula
+    from fabula.graph.service.pending import Listener, Pending, TurnEvent
     from fabula.limits import Limits
 
 __all__ = ["approve", "edit", "pending", "reject", "run"]

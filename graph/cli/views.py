@@ -12,9 +12,9 @@ from rich.table import Table
 from rich.text import Text
 
 from fabula.errors import InvalidInput
-from fabula.graph import reading
 from fabula.graph.cli.app import Stores, app, dump, out, plain, run_with_app, run_with_stores
 from fabula.graph.cli.imports import card_export, lorebook_export
+from fabula.graph.service import reading
 
 if TYPE_CHECKING:  # imported when a command runs: `fabula --help` stays quick
     from fabula.graph.service import Fabula

@@ -1,10 +1,10 @@
 """The JSON API under ``/api/``: every action of the studio's pages, for programs.
 
 Each route calls the service (:class:`~fabula.graph.service.Fabula` and
-:mod:`fabula.graph.reading`) and answers with a model of :mod:`fabula.graph.responses`,
-the same the command line prints with ``--json``. State changes are POSTs with a JSON body
-(or, for an upload, the ``X-CSRF-Token`` header). ``branch`` defaults to ``main`` and
-``as_of`` to now.
+:mod:`fabula.graph.service.reading`) and answers with a model of
+:mod:`fabula.graph.service.responses`, the same the command line prints with ``--json``.
+State changes are POSTs with a JSON body (or, for an upload, the ``X-CSRF-Token`` header).
+``branch`` defaults to ``main`` and ``as_of`` to now.
 """
 
 from __future__ import annotations
@@ -18,14 +18,14 @@ from sse_starlette.sse import EventSourceResponse
 
 from fabula.agents.contracts import Decision
 from fabula.errors import InvalidInput, NotFound
-from fabula.graph import reading
-from fabula.graph.pending import (
+from fabula.graph.service import Fabula, reading, world_infos
+from fabula.graph.service.pending import (
     MAX_DIRECTION_CHARS,
     MAX_NOTE_CHARS,
     MAX_PENDING_ID_CHARS,
     MAX_RUN_TURNS,
 )
-from fabula.graph.responses import (
+from fabula.graph.service.responses import (
     BeliefsOut,
     BranchOut,
     ChatOut,
@@ -44,7 +44,6 @@ from fabula.graph.responses import (
     WorldInfo,
     WorldOut,
 )
-from fabula.graph.service import Fabula, world_infos
 from fabula.graph.web.live import Admitted, EventHub, Runs, RunStatus, story_events
 from fabula.memory.records import Development, Hypothesis
 from fabula.memory.store import StoryStore

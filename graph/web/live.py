@@ -22,8 +22,8 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from fabula.errors import FabulaError, TurnConflict
-from fabula.graph.pending import TurnEvent
 from fabula.graph.service import Fabula, TurnOutcome
+from fabula.graph.service.pending import TurnEvent
 from fabula.logs import get_logger
 from fabula.memory.store import StoryStore
 

@@ -19,9 +19,8 @@ from starlette.datastructures import UploadFile
 
 from fabula.agents.contracts import Decision
 from fabula.errors import AccessDenied, EditRefused, InvalidInput, TurnConflict
-from fabula.graph import reading
-from fabula.graph.pending import check_bounds
-from fabula.graph.service import Fabula, world_infos
+from fabula.graph.service import Fabula, reading, world_infos
+from fabula.graph.service.pending import check_bounds
 from fabula.graph.web.api import MAX_PACK_BYTES, builtin_pack, get_fab
 from fabula.graph.web.live import Runs
 from fabula.graph.web.security import TOKEN_COOKIE, require_form_token

@@ -5,7 +5,7 @@ one turn at a time through the turn graph. Each turn is its own checkpoint threa
 (``story/branch/turn``), so a turn started in one process can be approved from another.
 Deciding on a turn holds the turn's lock (``StoryStore.decision_lock``), so two approvers
 never act on the same turn at once. Reads answer with the models of
-:mod:`fabula.graph.responses` (see :mod:`fabula.graph.reading`).
+:mod:`fabula.graph.service.responses` (see :mod:`fabula.graph.service.reading`).
 """
 
 from __future__ import annotations
@@ -36,14 +36,19 @@ from fabula.errors import (
     StoryAtRest,
     TurnConflict,
 )
-from fabula.graph import reading
 from fabula.graph.build import build_turn_graph, thread_id
-from fabula.graph.changes import changes_of, sentences_of
-from fabula.graph.chat import chat
 from fabula.graph.checkpoint import RedisCheckpointSaver, delete_threads
-from fabula.graph.consolidation import CLOSING_SUMMARIES_S, InlineConsolidation, consolidator
 from fabula.graph.nodes import commit_text
-from fabula.graph.pending import (
+from fabula.graph.runtime import CommitObserver, Consolidator, TurnContext
+from fabula.graph.service import reading
+from fabula.graph.service.changes import changes_of, sentences_of
+from fabula.graph.service.chat import chat
+from fabula.graph.service.consolidation import (
+    CLOSING_SUMMARIES_S,
+    InlineConsolidation,
+    consolidator,
+)
+from fabula.graph.service.pending import (
     Listener,
     Pending,
     TurnEvent,
@@ -53,7 +58,7 @@ from fabula.graph.pending import (
     raise_if_edit_not_taken,
     tell,
 )
-from fabula.graph.responses import (
+from fabula.graph.service.responses import (
     ChatOut,
     DecisionOut,
     PendingSummary,
@@ -63,7 +68,6 @@ from fabula.graph.responses import (
     StorySummary,
     WorldInfo,
 )
-from fabula.graph.runtime import CommitObserver, Consolidator, TurnContext
 from fabula.graph.state import TurnState
 from fabula.memory.acl import MindPool, drop_character_users, ensure_character_user, sync_users
 from fabula.memory.branching import fork
@@ -282,7 +286,7 @@ class Fabula:
     ) -> RecallOut:
         """What memory gives ``request`` within ``budget`` tokens: the writer's context, or
         with ``character`` that character's own, read as its Redis user (see
-        :func:`fabula.graph.reading.recall`)."""
+        :func:`fabula.graph.service.reading.recall`)."""
         return await reading.recall(store, request, budget=budget, counter=self.counter,
                                     minds=self.minds, character=character, as_of=as_of,
                                     embedder=self.embedder)  # fmt: skip
@@ -291,7 +295,7 @@ class Fabula:
         self, store: StoryStore, character: str, question: str, *, as_of: int | None = None
     ) -> ChatOut:
         """``character``'s answer to ``question`` from only its own mind, read as its Redis
-        user, in its voice when a model is configured (see :mod:`fabula.graph.chat`).
+        user, in its voice when a model is configured (see :mod:`fabula.graph.service.chat`).
         Nothing of it is written."""
         return await chat(store, character, question, minds=self.minds, counter=self.counter,
                           voice=self.roles.voice, as_of=as_of)  # fmt: skip

@@ -28,8 +28,8 @@ from fabula.agents.contracts import CharacterBrief
 from fabula.agents.roles import ChatVoiceRole
 from fabula.agents.views import author_view
 from fabula.errors import InvalidInput
-from fabula.graph.reading import MAX_REQUEST_CHARS, check_as_of
-from fabula.graph.responses import ChatOut, ChatRecord
+from fabula.graph.service.reading import MAX_REQUEST_CHARS, check_as_of
+from fabula.graph.service.responses import ChatOut, ChatRecord
 from fabula.memory.acl import CharacterMind, MindPool
 from fabula.memory.answer import UNKNOWN, Question, parse_question, resolve_chain
 from fabula.memory.records import Entity, slug

@@ -2,7 +2,7 @@
 
 Each function takes a :class:`~fabula.memory.store.StoryStore` (one branch of one story),
 checks that the story and branch exist, and answers with a model of
-:mod:`fabula.graph.responses`. ``as_of`` must name a turn of the branch (``0..head``).
+:mod:`fabula.graph.service.responses`. ``as_of`` must name a turn of the branch (``0..head``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 from fabula.agents.usage import add_usage, cost_of
 from fabula.errors import InvalidInput, NotFound
-from fabula.graph.responses import (
+from fabula.graph.service.responses import (
     BeliefOut,
     BeliefsOut,
     BranchOut,

@@ -1,0 +1,50 @@
+"""The application service and its read side: what every interface (the command line, the
+studio, the Agent Server) calls, over the turn graph (:mod:`fabula.graph.build`).
+
+- :mod:`~fabula.graph.service.application` — :class:`Fabula`: create, run, approve, fork
+  and read stories; one turn at a time through the turn graph;
+- :mod:`~fabula.graph.service.reading` and :mod:`~fabula.graph.service.responses` — the read
+  side and the response models every interface answers with;
+- :mod:`~fabula.graph.service.pending` — a turn awaiting a decision, what a listener hears;
+- :mod:`~fabula.graph.service.changes` — what a turn changed;
+- :mod:`~fabula.graph.service.chat` — talking with a character, inside its own mind;
+- :mod:`~fabula.graph.service.consolidation` — after each commit: inline, on RQ, or off.
+
+The application's names are imported on first use, so an interface that only reads (``fabula
+show``) loads neither the application nor LangGraph.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from fabula.graph.service.application import (
+        Fabula,
+        Listener,
+        Pending,
+        TurnEvent,
+        TurnOutcome,
+        consolidator,
+        world_infos,
+    )
+
+__all__ = [
+    "Fabula",
+    "Listener",
+    "Pending",
+    "TurnEvent",
+    "TurnOutcome",
+    "consolidator",
+    "world_infos",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """The application's names, imported when first asked for."""
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module("fabula.graph.service.application"), name)
+    globals()[name] = value
+    return value
