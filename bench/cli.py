@@ -73,6 +73,22 @@ def bench_scale(
     run_scale(_url(ctx), _ints(turns, "--turns"), _ints(characters, "--characters"), json_out)
 
 
+@bench_app.command("lore")
+def bench_lore(
+    entries: str = typer.Option("100,1000", "--entries", help="Lorebook sizes."),
+    repeat: int = typer.Option(50, "--repeat", min=1, help="Repetitions per figure."),
+    assembly: bool = typer.Option(
+        True, "--assembly/--no-assembly", help="Also time the writer's recall, with and without."
+    ),
+    json_out: str | None = typer.Option(None, "--json"),
+) -> None:
+    """Lore activation against the naive scan of every entry, and the writer's recall with
+    and without a lorebook, in one run."""
+    from fabula.bench.lore import run as run_lore
+
+    run_lore(_ints(entries, "--entries"), repeat, json_out, assembly)
+
+
 @bench_app.command("load")
 def bench_load(
     ctx: typer.Context,

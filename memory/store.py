@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import hashlib
 import json
 import time
 from collections.abc import Mapping, Sequence
@@ -85,6 +86,10 @@ class StoryInfo:
 async def list_stories(client: aredis.Redis) -> list[str]:
     """Every story id on this server, sorted."""
     return sorted(await client.smembers(keys.STORIES))
+
+
+def _pack_fields(document: str) -> dict[str, str]:
+    return {"pack": document, "pack_digest": hashlib.sha256(document.encode()).hexdigest()}
 
 
 def _assets_json(assets: Mapping[str, bytes]) -> str:
@@ -208,7 +213,7 @@ class StoryStore:
                 "title": title,
                 "created_at": f"{time.time():.3f}",
                 "rules": (rules or WorldRules()).model_dump_json(),
-                **({"pack": pack.model_dump_json()} if pack is not None else {}),
+                **(_pack_fields(pack.model_dump_json()) if pack is not None else {}),
                 **({"origin": origin} if origin is not None else {}),
                 **({"assets": _assets_json(assets)} if assets else {}),
             },
@@ -256,6 +261,13 @@ class StoryStore:
     async def pack_document(self) -> str | None:
         """The world pack the story was created with, as stored (JSON), or None."""
         raw: str | None = await self.client.hget(keys.meta(self.story), "pack")
+        return raw
+
+    async def pack_digest(self) -> str | None:
+        """The SHA-256 of :meth:`pack_document` (hex), kept beside it when the story was
+        created (a pack is written once), so that what was read from the pack can be
+        reused without reading it again; None without a pack (or from before digests)."""
+        raw: str | None = await self.client.hget(keys.meta(self.story), "pack_digest")
         return raw
 
     async def rules(self) -> WorldRules:

@@ -273,3 +273,15 @@ def test_load_small(redis_url: str, tmp_path: Path) -> None:
     assert written["turns_per_second"] > 0 and written["p95_ms"] > 0
     for run in (written["run"], written["baselines"]["one_process"]):
         assert run["missing"] == run["misfiled_events"] == run["cross_story_reads"] == 0
+
+
+async def test_lore_small(redis_url: str, tmp_path: Path) -> None:
+    from fabula.bench.lore import run_lore
+
+    out = tmp_path / "lore.json"
+    result = await run_lore([60], 2, str(out), url=redis_url)
+    assert json.loads(out.read_text())["activation"][0]["entries"] == 60
+    (row,) = result["activation"]
+    assert row["same"] and row["activated"] > 0
+    (assembled,) = result["assembly"]
+    assert assembled["world_lore_ms"]["p50"] > 0

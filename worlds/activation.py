@@ -31,9 +31,10 @@ from __future__ import annotations
 
 import functools
 import re
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from fabula.worlds.imports.keys import KeyError_, is_regex_key, key_matches
 from fabula.worlds.lore import LoreEntry, split_decorators
@@ -98,28 +99,36 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(_WORD.findall(text))
 
 
+def _word_needle(key: str, entry: LoreEntry, case: bool, whole: bool) -> str | None:
+    """The word ``key`` must be in the text as, when it is a plain one-word key matched
+    whole (found by a set lookup, not a scan), else None."""
+    if entry.use_regex or is_regex_key(key) or not whole:
+        return None
+    needle = key.strip() if case else key.strip().lower()
+    return needle if _WORD.fullmatch(needle) else None
+
+
+def _hit(key: str, text: str, entry: LoreEntry, case: bool, whole: bool) -> bool:
+    """Whether ``key`` is in ``text`` (an invalid regular expression never is)."""
+    if not entry.use_regex and not is_regex_key(key):
+        # a plain key must be in the text as a substring: a fast test before the regex
+        needle = key.strip() if case else key.strip().lower()
+        hay = text if case else _lower(text)
+        if whole and _WORD.fullmatch(needle):
+            # one word, matched whole: it is a word of the text, or absent
+            return needle in _words(hay)
+        if needle not in hay:
+            return False
+    try:
+        return key_matches(
+            key, text, use_regex=entry.use_regex, case_sensitive=case, whole_words=whole
+        )
+    except KeyError_:
+        return False  # an invalid regular expression matches nothing
+
+
 def _hits(keys: Sequence[str], text: str, entry: LoreEntry, case: bool, whole: bool) -> list[str]:
-    out = []
-    for key in keys:
-        if not entry.use_regex and not is_regex_key(key):
-            # a plain key must be in the text as a substring: a fast test before the regex
-            needle = key.strip() if case else key.strip().lower()
-            hay = text if case else _lower(text)
-            if whole and _WORD.fullmatch(needle):
-                # one word, matched whole: it is a word of the text, or absent
-                if needle in _words(hay):
-                    out.append(key)
-                continue
-            if needle not in hay:
-                continue
-        try:
-            if key_matches(
-                key, text, use_regex=entry.use_regex, case_sensitive=case, whole_words=whole
-            ):
-                out.append(key)
-        except KeyError_:
-            continue  # an invalid regular expression matches nothing
-    return out
+    return [key for key in keys if _hit(key, text, entry, case, whole)]
 
 
 def _number(value: str | None) -> int | None:
@@ -129,27 +138,232 @@ def _number(value: str | None) -> int | None:
         return None
 
 
-def _match(
-    entry: LoreEntry,
-    deco: dict[str, str],
-    text: str,
-    case: bool,
-    whole: bool,
-    turn: int | None,
-    context: str | None = None,
-) -> str | None:
-    """The key that activates ``entry`` on ``text`` (decorators and secondary logic
+@dataclass(frozen=True)
+class _Entry:
+    """One live entry, read once: its decorators, its text without them, its own case and
+    whole-word settings, and its primary keys, each with the word it needs (or None)."""
+
+    index: int
+    entry: LoreEntry
+    deco: dict[str, str]
+    body: str
+    case: bool
+    whole: bool
+    keys: tuple[tuple[str, str | None], ...]
+    delayed: bool
+
+
+_EDGE = 3  # the length of the ends of words that anchor a key of several words
+
+
+@functools.lru_cache(maxsize=16)
+def _edges(text: str, lengths: frozenset[int], last: bool) -> frozenset[str]:
+    """The beginnings (``last``: the ends) of the words of ``text``, of each of ``lengths``
+    characters (a shorter word: the whole of it)."""
+    words = _words(text)
+    if last:
+        return frozenset(w[-k:] for w in words for k in lengths)
+    return frozenset(w[:k] for w in words for k in lengths)
+
+
+Anchor = tuple[str, str | None, str | None]
+"""What a plain key's text must hold for the key to be in it: ``("word", w, None)`` the
+word ``w``; ``("edges", end, start)`` a word ending in ``end`` and one beginning with
+``start`` (either may be None); ``("scan", None, None)`` nothing the words tell."""
+
+
+def _anchor(needle: str) -> Anchor:
+    """The anchor of a plain key (``needle`` in the case it is matched in). A ``\\w`` run of
+    the key with a non-word character on each side is a whole word of any text holding
+    the key; the key's first run, with one after it, ends a word; its last, with one
+    before it, begins one."""
+    runs = [(m.start(), m.end()) for m in _WORD.finditer(needle)]
+    inner = [needle[a:b] for a, b in runs if a > 0 and b < len(needle)]
+    if inner:
+        return ("word", max(inner, key=len), None)
+    end = start = None
+    if runs and runs[0][0] == 0 and runs[0][1] < len(needle):
+        end = needle[runs[0][0] : runs[0][1]][-_EDGE:]
+    if runs and runs[-1][0] > 0 and runs[-1][1] == len(needle):
+        start = needle[runs[-1][0] : runs[-1][1]][:_EDGE]
+    if end is None and start is None:
+        return ("scan", None, None)
+    return ("edges", end, start)
+
+
+@dataclass
+class _Words:
+    """The entries a text's words point to, for the keys matched in one case."""
+
+    words: dict[str, list[int]] = field(default_factory=dict)  # a word the text must have
+    # a word's beginning (and the end of another) the text must have
+    starts: dict[str, list[tuple[str | None, int]]] = field(default_factory=dict)
+    ends: dict[str, list[int]] = field(default_factory=dict)  # a word's end (no beginning known)
+    keys: tuple[frozenset[str], frozenset[str], frozenset[str]] = (frozenset(),) * 3
+    lengths: tuple[frozenset[int], frozenset[int]] = (frozenset(), frozenset())
+
+    def add(self, anchor: Anchor, i: int) -> None:
+        """Point ``anchor`` to entry ``i``."""
+        kind, a, b = anchor
+        if kind == "word" and a is not None:
+            self.words.setdefault(a, []).append(i)
+        elif b is not None:
+            self.starts.setdefault(b, []).append((a, i))
+        elif a is not None:
+            self.ends.setdefault(a, []).append(i)
+
+    def seal(self) -> None:
+        """Freeze the keys looked up (once every anchor is added)."""
+        self.keys = (frozenset(self.words), frozenset(self.starts), frozenset(self.ends))
+        ends = {len(e) for pairs in self.starts.values() for e, _ in pairs if e is not None}
+        self.lengths = (
+            frozenset(map(len, self.starts)),
+            frozenset(ends | set(map(len, self.ends))),
+        )
+
+    def __bool__(self) -> bool:
+        return bool(self.words or self.starts or self.ends)
+
+    def find(self, hay: str, into: set[int]) -> None:
+        """Add to ``into`` the entries whose anchors ``hay`` holds."""
+        words, starts, ends = self.keys
+        for word in _words(hay) & words:
+            into.update(self.words[word])
+        if starts:
+            last = _edges(hay, self.lengths[1], True)
+            for start in _edges(hay, self.lengths[0], False) & starts:
+                into.update(i for end, i in self.starts[start] if end is None or end in last)
+        if ends:
+            for end in _edges(hay, self.lengths[1], True) & ends:
+                into.update(self.ends[end])
+
+
+@dataclass
+class _Index:
+    """The entries of one call, compiled: the live ones, the constant ones, the entries each
+    key's anchor points to (by the words of the text, lowered or as written), and the
+    entries with a key no word anchors (regexes), which are tested one by one."""
+
+    entries: Sequence[LoreEntry]  # held, so that the ids in the cache's key stay theirs
+    live: dict[int, _Entry]
+    always: list[int]  # constant, or activated by a decorator
+    lowered: _Words  # keys matched without their case
+    exact: _Words  # case-sensitive keys
+    scanned: list[int]
+    tokens: dict[Callable[[str], int], dict[int, int]]
+
+    def candidates(self, text: str) -> set[int]:
+        """The live entries one of whose primary keys may be in ``text``: those whose
+        anchor the text holds, and every entry with a key no word anchors. A key that is
+        in the text is always among them (the anchors are what it implies)."""
+        found = set(self.scanned)
+        if self.lowered:
+            self.lowered.find(_lower(text), found)
+        if self.exact:
+            self.exact.find(text, found)
+        return found
+
+    def count(self, i: int, count_tokens: Callable[[str], int]) -> int:
+        """The tokens of entry ``i``'s text, counted once per counter."""
+        counts = self.tokens.get(count_tokens)
+        if counts is None:
+            if len(self.tokens) >= 4:
+                self.tokens.clear()
+            counts = self.tokens[count_tokens] = {}
+        if i not in counts:
+            counts[i] = count_tokens(self.live[i].body)
+        return counts[i]
+
+
+def _compile(entries: Sequence[LoreEntry], case: bool, whole: bool) -> _Index:
+    index = _Index(tuple(entries), {}, [], _Words(), _Words(), [], {})
+    for i, e in enumerate(entries):
+        if not e.enabled:
+            continue
+        deco = decorators_of(e)
+        if "dont_activate" in deco and "activate" not in deco:
+            continue
+        own_case = e.case_sensitive if e.case_sensitive is not None else case
+        own_whole = e.whole_words if e.whole_words is not None else whole
+        keys = tuple((k, _word_needle(k, e, own_case, own_whole)) for k in e.keys)
+        index.live[i] = _Entry(
+            index=i,
+            entry=e,
+            deco=deco,
+            body=split_decorators(e.content)[1],
+            case=own_case,
+            whole=own_whole,
+            keys=keys,
+            delayed=_delayed(e),
+        )
+        if e.constant or "activate" in deco:
+            index.always.append(i)
+            continue
+        anchors: set[Anchor] = set()
+        for key, word in keys:
+            if word is not None:
+                anchors.add(("word", word, None))
+            elif not key.strip():
+                continue  # an empty key is never in a text
+            elif e.use_regex or is_regex_key(key):
+                anchors.add(("scan", None, None))
+            else:
+                anchors.add(_anchor(key.strip() if own_case else key.strip().lower()))
+        if ("scan", None, None) in anchors:
+            index.scanned.append(i)
+            continue
+        for anchor in anchors:
+            (index.exact if own_case else index.lowered).add(anchor, i)
+    index.lowered.seal()
+    index.exact.seal()
+    return index
+
+
+_INDEXES: OrderedDict[tuple[Any, ...], _Index] = OrderedDict()
+_INDEXES_KEPT = 16
+
+
+def _index(entries: Sequence[LoreEntry], case: bool, whole: bool) -> _Index:
+    """The compiled index of ``entries`` (the same entry objects, the same defaults: the
+    one compiled before; entries are immutable, and the cache holds them, so their ids
+    cannot be another's)."""
+    key = (tuple(map(id, entries)), case, whole)
+    found = _INDEXES.get(key)
+    if found is None:
+        found = _INDEXES[key] = _compile(entries, case, whole)
+        while len(_INDEXES) > _INDEXES_KEPT:
+            _INDEXES.popitem(last=False)
+    else:
+        _INDEXES.move_to_end(key)
+    return found
+
+
+def _primary(item: _Entry, text: str) -> str | None:
+    """The first of the entry's primary keys in ``text``, or None."""
+    words: frozenset[str] | None = None
+    for key, word in item.keys:
+        if word is not None:
+            if words is None:
+                words = _words(text if item.case else _lower(text))
+            if word in words:
+                return key
+        elif _hit(key, text, item.entry, item.case, item.whole):
+            return key
+    return None
+
+
+def _match(item: _Entry, text: str, turn: int | None, context: str | None = None) -> str | None:
+    """The key that activates the entry on ``text`` (decorators and secondary logic
     applied; secondary and additional keys are looked for in ``context``, the text and
     what recursion added, when given), or None."""
     context = text if context is None else context
+    deco, entry, case, whole = item.deco, item.entry, item.case, item.whole
     after = _number(deco.get("activate_only_after"))
     every = _number(deco.get("activate_only_every"))
     if turn is not None and ((after is not None and turn < after) or (every and turn % every)):
         return None
-    case = entry.case_sensitive if entry.case_sensitive is not None else case
-    whole = entry.whole_words if entry.whole_words is not None else whole
-    hits = _hits(entry.keys, text, entry, case, whole)
-    if not hits:
+    key = _primary(item, text)
+    if key is None:
         return None
     if "additional_keys" in deco:
         extra = [k.strip() for k in deco["additional_keys"].split(",") if k.strip()]
@@ -170,11 +384,15 @@ def _match(
         }[entry.logic]
         if not ok:
             return None
-    return hits[0]
+    return key
 
 
 def _delayed(entry: LoreEntry) -> bool:
     return entry.kept.get("delayUntilRecursion") not in (None, False, 0)
+
+
+def _default_count(text: str) -> int:
+    return len(text.split())
 
 
 def activate(
@@ -182,7 +400,7 @@ def activate(
     text: str,
     *,
     budget: int | None = None,
-    count_tokens: Callable[[str], int] = lambda s: len(s.split()),
+    count_tokens: Callable[[str], int] = _default_count,
     recursive: bool = True,
     max_recursion: int = 3,
     case_sensitive: bool = False,
@@ -192,15 +410,13 @@ def activate(
     """The entries ``text`` activates, within ``budget`` tokens (None: no bound), in
     insertion order (see the module's docstring for the rules). ``case_sensitive`` and
     ``whole_words`` are the defaults of entries that do not say; ``turn`` is the story's
-    turn, for the decorators that count turns."""
-    live: dict[int, LoreEntry] = {}
-    decos: dict[int, dict[str, str]] = {}
-    for i, e in enumerate(entries):
-        if not e.enabled:
-            continue
-        deco = decos[i] = decorators_of(e)
-        if "dont_activate" not in deco or "activate" in deco:
-            live[i] = e
+    turn, for the decorators that count turns.
+
+    The entries are compiled once (kept for the same entry objects): a one-word key is
+    found by looking the text's words up, not by testing every entry, so a call costs
+    what the text and the entries it names cost, not the size of the book."""
+    index = _index(entries, case_sensitive, whole_words)
+    live = index.live
     admitted: list[Activated] = []
     used = 0
     full = False
@@ -223,32 +439,32 @@ def activate(
         return taken
 
     def found(i: int, fired: Fired, key: str | None, step: int) -> Activated:
-        _, body = split_decorators(live[i].content)
-        return Activated(i, live[i], fired, key, step, count_tokens(body))
+        return Activated(i, live[i].entry, fired, key, step, index.count(i, count_tokens))
 
     first: list[Activated] = []
-    for i, e in live.items():
-        deco = decos[i]
-        if e.constant or "activate" in deco:
-            first.append(found(i, "constant" if e.constant else "decorator", None, 0))
-        elif not _delayed(e):
-            key = _match(e, deco, text, case_sensitive, whole_words, turn)
+    always = set(index.always)
+    for i in sorted(always | index.candidates(text)):
+        item = live[i]
+        if i in always:
+            fired: Fired = "constant" if item.entry.constant else "decorator"
+            first.append(found(i, fired, None, 0))
+        elif not item.delayed:
+            key = _match(item, text, turn)
             if key is not None:
                 first.append(found(i, "key", key, 0))
     latest = admit(first)
     done = {a.index for a in admitted} | {a.index for a in first}
     for step in range(1, max_recursion + 1 if recursive else 1):
-        scan = "\n".join(
-            split_decorators(a.entry.content)[1] for a in latest if not a.entry.prevent_recursion
-        )
+        scan = "\n".join(live[a.index].body for a in latest if not a.entry.prevent_recursion)
         if not scan or full:
             break
-        context = "\n".join([text, *(split_decorators(a.entry.content)[1] for a in admitted)])
+        context = "\n".join([text, *(live[a.index].body for a in admitted)])
         more = []
-        for i, e in live.items():
-            if i in done or e.exclude_recursion:
+        for i in sorted(index.candidates(scan)):
+            item = live[i]
+            if i in done or item.entry.exclude_recursion:
                 continue
-            key = _match(e, decos[i], scan, case_sensitive, whole_words, turn, context)
+            key = _match(item, scan, turn, context)
             if key is not None:
                 more.append(found(i, "recursion", key, step))
         done |= {a.index for a in more}

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from fabula.agents.usage import add_usage, cost_of
 from fabula.errors import InvalidInput, NotFound
@@ -56,7 +57,7 @@ from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter
 from fabula.settings import Price
 from fabula.worlds.activation import activate
-from fabula.worlds.lore import split_decorators
+from fabula.worlds.lore import LoreEntry, split_decorators
 from fabula.worlds.pack import WorldPack
 
 __all__ = [
@@ -438,25 +439,59 @@ async def world_lore(
     """The world's lorebooks' entries (the author's: no character's own book) that the
     request and the last three turns' text activate, within ``budget`` tokens and each
     book's own ``token_budget`` (see :mod:`fabula.worlds.activation`)."""
-    document = await store.pack_document()
-    if document is None:
-        return []
-    books = WorldPack.model_validate_json(document).lore.books_of(None)
-    entries = [(b, e) for b in books for e in b.entries]
-    if not entries:
+    books = await _world_books(store)
+    if books is None:
         return []
     head = as_of if as_of is not None else await store.head()
     recent = await store.turn_texts(max(1, head - 2), head) if head >= 1 else []
     scan = "\n".join([request, *(t.text for t in recent)])
-    limits = [b.token_budget for b in books if b.token_budget]
-    fired = activate([e for _, e in entries], scan, budget=min([budget, *limits]),
+    fired = activate(books.entries, scan, budget=min([budget, *books.limits]),
                      count_tokens=counter.count, turn=head,
-                     recursive=any(b.recursive_scanning is not False for b in books))  # fmt: skip
+                     recursive=books.recursive)  # fmt: skip
     return [
-        RecallLore(book=entries[a.index][0].name, name=a.entry.name, fired=a.fired, key=a.key,
+        RecallLore(book=books.book_of[a.index], name=a.entry.name, fired=a.fired, key=a.key,
                    step=a.step, tokens=a.tokens, text=split_decorators(a.entry.content)[1])
         for a in fired
     ]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Books:
+    """The entries of a pack's world books, read once: each entry's book, the books'
+    budgets, and whether any scans recursively."""
+
+    entries: tuple[LoreEntry, ...]
+    book_of: tuple[str, ...]
+    limits: tuple[int, ...]
+    recursive: bool
+
+
+_BOOKS: OrderedDict[str, _Books | None] = OrderedDict()
+_BOOKS_KEPT = 16
+
+
+async def _world_books(store: StoryStore) -> _Books | None:
+    """The world books of the story's pack (None: no pack, or no entries), parsed once per
+    pack: the same entry objects at every call, so activation reuses what it compiled."""
+    digest = await store.pack_digest()
+    if digest is not None and digest in _BOOKS:
+        _BOOKS.move_to_end(digest)
+        return _BOOKS[digest]
+    document = await store.pack_document()
+    if document is None:
+        return None
+    books = WorldPack.model_validate_json(document).lore.books_of(None)
+    pairs = [(b, e) for b in books for e in b.entries]
+    found = None
+    if pairs:
+        found = _Books(entries=tuple(e for _, e in pairs), book_of=tuple(b.name for b, _ in pairs),
+                       limits=tuple(b.token_budget for b in books if b.token_budget),
+                       recursive=any(b.recursive_scanning is not False for b in books))  # fmt: skip
+    if digest is not None:
+        _BOOKS[digest] = found
+        while len(_BOOKS) > _BOOKS_KEPT:
+            _BOOKS.popitem(last=False)
+    return found
 
 
 def _plan(plan: RetrievalPlan) -> RecallPlan:
