@@ -32,7 +32,7 @@ async def browser() -> AsyncIterator[Browser]:
 
 
 @pytest.fixture()
-async def page(browser: Browser) -> AsyncIterator[Page]:
+async def page(browser: Browser, request: pytest.FixtureRequest) -> AsyncIterator[Page]:
     context = await browser.new_context(viewport={"width": 1280, "height": 860})
     opened = await context.new_page()
     problems: list[str] = []
@@ -41,6 +41,10 @@ async def page(browser: Browser) -> AsyncIterator[Page]:
     opened.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
     yield opened
     await context.close()
+    if request.node.get_closest_marker("refusal") is not None:  # the one 422 it expects
+        refused = "the server responded with a status of 422"
+        assert sum(refused in p for p in problems) == 1, problems
+        problems = [p for p in problems if refused not in p]
     assert problems == [], problems
 
 
@@ -61,6 +65,36 @@ class TestDocsOverHttp:
                 got = await client.get(src)
                 assert got.status_code == 200 and got.content, src
             assert (await client.get("/redoc")).status_code == 404  # the CDN's page is gone
+
+
+class TestRewindOverHttp:
+    async def test_rewind_and_retcon_through_the_api(self, base: str) -> None:  # noqa: F811
+        """POST rewind makes turn `to` the head and names the kept branch; refused (422,
+        nothing changed) while a turn awaits approval; POST retcon makes a branch from the
+        turn before with the new text, and a refused one leaves nothing."""
+        async with httpx.AsyncClient(base_url=base, timeout=60) as client:
+            made = await client.post("/api/stories", json={"world": "hollow_book", "id": "tale"})
+            assert made.status_code == 201, made.text
+            r = await client.post("/api/stories/tale/rewind", json={"to": 2})
+            assert r.status_code == 200, r.text
+            assert r.json() == {"story": "tale", "branch": "main", "head": 2,
+                                "kept": "main-after-2", "kept_head": 3}  # fmt: skip
+            r = await client.post("/api/stories/tale/run", json={"turns": 1})
+            assert r.json()["pending"] is not None
+            r = await client.post("/api/stories/tale/rewind", json={"to": 1})
+            assert r.status_code == 422 and "awaits a decision" in r.text
+            assert (await client.get("/api/stories/tale")).json()["head"] == 2
+            body = {"turn": 2, "text": "Bob entered the study."}
+            r = await client.post("/api/stories/tale/retcon", json=body)
+            assert r.status_code == 422 and "Bob" in r.text
+            branches = (await client.get("/api/stories/tale/branches")).json()
+            assert sorted(b["branch"] for b in branches) == ["main", "main-after-2"]
+            body = {"turn": 2, "text": "Leo went to the hallway.", "name": "again"}
+            r = await client.post("/api/stories/tale/retcon", json=body)
+            assert r.status_code == 201, r.text
+            assert (r.json()["branch"], r.json()["head"]) == ("again", 2)
+            text = (await client.get("/api/stories/tale/text?branch=again")).json()
+            assert text["turns"][-1]["text"] == "Leo went to the hallway."
 
 
 @needs_chromium
@@ -95,3 +129,44 @@ class TestInTheBrowser:
         await page.select_option("#character", "mara")
         await page.click("[data-testid=chat-form] button[type=submit]")
         await expect(answer).to_have_text("As far as I know, the brass key is in the hollow book.")
+
+    async def test_rewind_to_here_keeps_the_later_turns(
+        self,
+        page: Page,
+        base: str,  # noqa: F811
+    ) -> None:
+        """Every turn but the last offers 'rewind to here'; rewinding to turn 2 leaves the
+        branch with turns 0..2 and a branch that keeps turn 3."""
+        await create_story(page, base)
+        await expect(page.locator("[data-testid=rewind-3]")).to_have_count(0)  # the head
+        await page.hover("#turn-2")  # a turn's actions show on hover (or focus)
+        await page.click("[data-testid=rewind-2]")
+        await page.fill("[data-testid=rewind-keep]", "later")
+        await page.click("[data-testid=rewind-submit]")
+        await expect(page.locator("[data-testid=turns] li")).to_have_count(2)  # turns 1, 2
+        await expect(page.locator(".notice, [role=status]").first).to_contain_text("Rewound")
+        await page.click("[data-testid=branch-tree] >> text=later")
+        await expect(page.locator("[data-testid=turns] li")).to_have_count(3)
+        await expect(page.locator("#turn-3")).to_contain_text("Mara moved the brass key")
+        await page.goto("about:blank")  # the live story page's stream ends before the studio
+
+    @pytest.mark.refusal
+    async def test_edit_this_turn_makes_a_branch(self, page: Page, base: str) -> None:  # noqa: F811
+        """'edit this turn' on turn 3 opens its text; an edit the critic refuses comes back
+        with the message naming the page's checkbox; a good one becomes a new branch."""
+        await create_story(page, base)
+        await page.hover("#turn-3")
+        await page.click("[data-testid=retcon-3]")
+        box = page.locator("[data-testid=retcon-text]")
+        await expect(box).to_have_value("Mara moved the brass key to the hollow book.")
+        await box.fill("Bob entered the study.")
+        await page.click("[data-testid=retcon-submit]")
+        error = page.locator("[data-testid=retcon-error]")
+        await expect(error).to_contain_text("Bob")
+        await expect(error).to_contain_text("tick “Commit it even if the critic finds errors”")
+        await expect(error).not_to_contain_text("--force")
+        await box.fill("Mara went to the hallway.")
+        await page.click("[data-testid=retcon-submit]")
+        await expect(page).to_have_url(re.compile(r"branch=main-edit-3"))
+        await expect(page.locator("#turn-3")).to_contain_text("Mara went to the hallway.")
+        await page.goto("about:blank")

@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # imported when a command runs: `fabula --help` stays quick
     from fabula.graph.service.pending import Listener, Pending, TurnEvent
     from fabula.limits import Limits
 
-__all__ = ["approve", "edit", "pending", "reject", "run"]
+__all__ = ["approve", "edit", "in_editor", "pending", "reject", "rewind", "run"]
 
 
 @app.command()
@@ -151,20 +151,141 @@ def approve(
 @app.command()
 def edit(
     story: str,
-    text_file: Path = typer.Option(..., "--text-file", exists=True, dir_okay=False),
+    text_file: Path | None = typer.Option(None, "--text-file", exists=True, dir_okay=False),
+    text: str | None = typer.Option(None, "--text", help="The new text itself."),
+    turn: int | None = typer.Option(
+        None, "--turn", help="A committed turn to edit: a new branch from the turn before it."
+    ),
+    name: str | None = typer.Option(None, "--name", help="With --turn: the new branch's name."),
     branch: str = typer.Option("main", "--branch", "-b"),
     now: bool = typer.Option(False, "--now", help="Commit the edit as soon as it is read."),
     force: bool = typer.Option(
         False, "--force", help="Commit it at once, even if the critic finds errors in it."
     ),
     expect: str | None = typer.Option(None, "--expect", help=EXPECT_HELP),
+    as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Replace the pending turn's text with the file's. It is read and checked by the
-    critic, then shown for approval again; with --now it is committed at once. The
-    critic's errors refuse the edit (the turn stays as it was), unless --force."""
-    text = _read_turn_text(text_file, settings().limits)
+    """Replace the pending turn's text (from --text, --text-file, or $EDITOR on the draft).
+    It is read and checked by the critic, then shown for approval again; with --now it is
+    committed at once. The critic's errors refuse the edit (the turn stays as it was),
+    unless --force. With --turn T, a committed turn is edited: a new branch forks the
+    branch at T-1 and commits the new text as its turn T (the branch is not touched)."""
+    limits = settings().limits
+    if text is not None and text_file is not None:
+        raise InvalidInput("give the new text with --text or --text-file, not both")
+    if text_file is not None:
+        text = _read_turn_text(text_file, limits)
+    elif text is not None:
+        text = text.strip()
+        if not text:
+            raise InvalidInput("--text is empty")
+        limits.check_text(text, option="--text")
+    if turn is not None:
+        if now or expect is not None:
+            raise InvalidInput("--now and --expect are for the pending turn, not --turn")
+        _retcon(story, branch, turn, text, name=name, force=force, as_json=as_json)
+        return
+    if text is None:
+        text = _edited_pending(story, branch, limits)
+        if text is None:
+            out.print(f"{story} [{branch}]: the draft is unchanged; nothing was decided")
+            return
     _decide(story, branch, _decision(action="edit", text=text, now=now), force=force,
             expect=expect)  # fmt: skip
+
+
+def _edited_pending(story: str, branch: str, limits: Limits) -> str | None:
+    """The pending draft as the user left it in ``$EDITOR`` (None: unchanged or emptied)."""
+
+    async def draft(fab: Fabula) -> str:
+        waiting = await fab.pending_details(fab.store(story, branch))
+        return waiting.draft
+
+    current = run_with_app(draft)
+    edited = in_editor(current, limits)
+    return None if edited is None or edited == current.strip() else edited
+
+
+def in_editor(text: str, limits: Limits) -> str | None:
+    """``text`` as the user leaves it in ``$EDITOR`` (``$VISUAL``, else ``vi``); None when
+    it is emptied. Refuses text over the limit."""
+    import click
+
+    edited: str | None = click.edit(text, extension=".txt", require_save=False)
+    if edited is None:
+        return None
+    edited = edited.strip()
+    if not edited:
+        return None
+    limits.check_text(edited, option="$EDITOR")
+    return edited
+
+
+def _retcon(
+    story: str,
+    branch: str,
+    turn: int,
+    text: str | None,
+    *,
+    name: str | None,
+    force: bool,
+    as_json: bool,
+) -> None:
+    """``edit --turn``: the committed turn's text (from the caller, or ``$EDITOR`` on it) as
+    the turn of a new branch."""
+
+    async def go(fab: Fabula) -> None:
+        store = fab.store(story, branch)
+        new = text
+        if new is None:
+            await store.require()
+            done = await store.turn_texts(turn, turn) if turn >= 1 else []
+            if not done or turn > await store.head():
+                raise InvalidInput(
+                    f"cannot edit turn {turn} of branch {branch!r}: it is not committed",
+                    story=story, branch=branch, turn=turn,
+                )  # fmt: skip
+            new = in_editor(done[0].text, fab.settings.limits)
+            if new is None or new == done[0].text.strip():
+                out.print(f"{story} [{branch}]: turn {turn} is unchanged; nothing was written")
+                return
+        made = await fab.retcon(store, turn, new, branch=name, force=force)
+        if as_json:
+            dump(made)
+            return
+        out.print(
+            f"{story}: branch {made.branch} forks {branch} at turn {turn - 1} and has "
+            f"the new turn {turn}; go on with: fabula run {story} --branch {made.branch}"
+        )
+        for f in made.findings:
+            out.print(Text.assemble("  ", (f.severity, "yellow"), f" {f.kind}: {f.message}"))
+
+    run_with_app(go)
+
+
+@app.command()
+def rewind(
+    story: str,
+    to: int = typer.Option(..., "--to", help="The turn that becomes the branch's head."),
+    branch: str = typer.Option("main", "--branch", "-b"),
+    keep: str | None = typer.Option(
+        None, "--keep", help="The name of the branch that keeps the later turns."
+    ),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Make turn --to the head of the branch; the turns after it are kept as a branch of
+    their own (nothing is deleted). Refused while a turn awaits approval."""
+
+    async def go(fab: Fabula) -> None:
+        done = await fab.rewind(fab.store(story, branch), to, keep)
+        if as_json:
+            dump(done)
+            return
+        out.print(f"{story} [{branch}]: now at turn {done.head}; turns {done.head + 1}.."
+                  f"{done.kept_head} are kept on branch {done.kept} "
+                  f"(fabula show {story} story --branch {done.kept})")  # fmt: skip
+
+    run_with_app(go)
 
 
 def _decision(**fields: str | bool | None) -> Decision:

@@ -51,6 +51,8 @@ __all__ = [
     "RecallLore",
     "RecallOut",
     "RecallPlan",
+    "RetconOut",
+    "RewindOut",
     "RunOut",
     "SentenceOut",
     "StorySummary",
@@ -268,6 +270,29 @@ class RunOut(_Out):
     head: int
     pending: PendingSummary | None = None
     rest: str | None = None  # why it stopped early: no character had anything to do
+
+
+class RewindOut(_Out):
+    """A rewound branch: ``branch`` now ends at ``head``; its turns after it are branch
+    ``kept`` (forked from it at ``head``), which ends at ``kept_head``."""
+
+    story: str
+    branch: str
+    head: int
+    kept: str
+    kept_head: int
+
+
+class RetconOut(_Out):
+    """An edited committed turn: branch ``branch`` forks ``parent`` at ``turn - 1`` and
+    holds the new text as ``turn``, read and checked again (``findings``)."""
+
+    story: str
+    parent: str
+    branch: str
+    turn: int
+    head: int
+    findings: list[Finding] = []
 
 
 CellStatus = Literal["true", "false", "unknown", "negative"]

@@ -37,6 +37,8 @@ from fabula.graph.service.responses import (
     PendingTurn,
     PlotOut,
     RecallOut,
+    RetconOut,
+    RewindOut,
     RunOut,
     StorySummary,
     StoryText,
@@ -316,6 +318,24 @@ async def pending(fab: Fab, story: str, branch: Branch = "main") -> PendingTurn:
     return await fab.pending_details(_store(fab, story, branch))
 
 
+class RewindRequest(_Request):
+    """Make turn ``to`` the head of a branch; its later turns are kept as branch ``keep``."""
+
+    branch: str = "main"
+    to: int = Field(ge=0, description="The turn that becomes the branch's head.")
+    keep: str | None = Field(None, description="The branch keeping the later turns.")
+
+
+class RetconRequest(_Request):
+    """Edit committed turn ``turn``: a new branch from ``turn - 1`` with the new text."""
+
+    branch: str = "main"
+    turn: int = Field(ge=1, description="The committed turn to edit.")
+    text: str = Field(min_length=1, description="The turn's new text.")
+    name: str | None = Field(None, description="The new branch's name.")
+    force: bool = Field(False, description="Commit it whatever the critic finds.")
+
+
 @router.post("/stories/{story}/run", response_model=RunOut | RunStatus)
 async def run(request: Request, fab: Fab, story: str, body: RunRequest) -> RunOut | RunStatus:
     """Write turns; without ``auto``, stop at the first awaiting approval."""
@@ -361,6 +381,23 @@ async def fork(fab: Fab, story: str, body: ForkRequest) -> BranchOut:
     child = await fab.fork(_store(fab, story, body.branch), body.at, body.name, body.realise)
     found = [b for b in await reading.branch_list(child) if b.branch == child.branch]
     return found[0]
+
+
+@router.post("/stories/{story}/rewind", response_model=RewindOut)
+async def rewind(fab: Fab, story: str, body: RewindRequest) -> RewindOut:
+    """Make turn ``to`` the branch's head; the turns after it become branch ``kept``
+    (nothing is deleted). 422 while a turn awaits approval or a branch forked after ``to``
+    reads the branch."""
+    return await fab.rewind(_store(fab, story, body.branch), body.to, body.keep)
+
+
+@router.post("/stories/{story}/retcon", response_model=RetconOut, status_code=201)
+async def retcon(fab: Fab, story: str, body: RetconRequest) -> RetconOut:
+    """Edit committed turn ``turn``: a new branch forks at ``turn - 1`` with the new text as
+    its turn ``turn``, read and checked by the critic (422 for its errors, unless
+    ``force``; nothing remains then)."""
+    store = _store(fab, story, body.branch)
+    return await fab.retcon(store, body.turn, body.text, branch=body.name, force=body.force)
 
 
 @router.get("/stories/{story}/export", response_model=ExportOut)

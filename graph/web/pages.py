@@ -18,13 +18,14 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.datastructures import UploadFile
 
 from fabula.agents.contracts import Decision
-from fabula.errors import AccessDenied, EditRefused, InvalidInput, TurnConflict
+from fabula.errors import AccessDenied, EditRefused, InvalidInput, NotFound, TurnConflict
 from fabula.graph.service import Fabula, reading, world_infos
 from fabula.graph.service.pending import check_bounds
 from fabula.graph.web.api import MAX_PACK_BYTES, builtin_pack, get_fab
 from fabula.graph.web.live import Runs
 from fabula.graph.web.security import TOKEN_COOKIE, require_form_token
 from fabula.memory.records import Hypothesis
+from fabula.memory.store import StoryStore
 
 __all__ = ["NOTICES", "router"]
 
@@ -45,6 +46,8 @@ NOTICES = {
     "edited": "Your text for turn {turn} was read: approve it to commit it.",
     "abandoned": "Turn {turn} was rejected too often and abandoned; run it again.",
     "forked": "Branch created.",
+    "rewound": "Rewound: this branch ends at turn {turn}; the later turns are on the branch kept.",
+    "retconned": "Turn {turn} edited: this branch has your text from there.",
     "nothing": "Nothing awaits approval on this branch.",
 }
 
@@ -124,6 +127,8 @@ async def _story_context(fab: Fabula, request: Request, story: str, branch: str)
         "pending": pending,
         "branches": await reading.branch_list(store),
         "run": runs.status(story, branch),
+        # the first turn a rewind may go back to: the branch's fork (main: the setup)
+        "first_own": ancestry[0].through if (ancestry := await store.ancestry()) else 0,
     }
 
 
@@ -368,6 +373,64 @@ async def fork(fab: Fab, story: str, form: Form) -> Response:
     realise = _text(form, "realise") or None
     child = await fab.fork(fab.store(story, branch), at, name, realise)
     return go(f"/stories/{story}", branch=child.branch, notice="forked")
+
+
+async def _turn_text(store: StoryStore, turn: int) -> str:
+    """The text of committed turn ``turn`` (NotFound for one the branch does not have)."""
+    await store.require()
+    found = await store.turn_texts(turn, turn) if 0 <= turn <= await store.head() else []
+    if not found:
+        raise NotFound(f"branch {store.branch!r} has no turn {turn}", story=store.story)
+    return found[0].text
+
+
+@router.get("/stories/{story}/rewind", response_class=HTMLResponse)
+async def rewind_form(
+    request: Request, fab: Fab, story: str, to: Annotated[int, Query(ge=0)], branch: Branch = "main"
+) -> Response:
+    store = fab.store(story, branch)
+    text = await _turn_text(store, to)
+    return page(request, "rewind.html", story=story, branch=branch, to=to, text=text,
+                head=await store.head())  # fmt: skip
+
+
+@router.post("/stories/{story}/rewind")
+async def rewind(fab: Fab, story: str, form: Form) -> Response:
+    branch = _text(form, "branch") or "main"
+    to = _whole(_text(form, "to"), "to")
+    done = await fab.rewind(fab.store(story, branch), to, _text(form, "keep") or None)
+    return go(f"/stories/{story}", branch=branch, notice="rewound", turn=done.head)
+
+
+@router.get("/stories/{story}/retcon", response_class=HTMLResponse)
+async def retcon_form(
+    request: Request, fab: Fab, story: str, turn: Annotated[int, Query(ge=1)],
+    branch: Branch = "main",
+) -> Response:  # fmt: skip
+    text = await _turn_text(fab.store(story, branch), turn)
+    return page(request, "retcon.html", story=story, branch=branch, turn=turn, text=text)
+
+
+@router.post("/stories/{story}/retcon")
+async def retcon(request: Request, fab: Fab, story: str, form: Form) -> Response:
+    branch = _text(form, "branch") or "main"
+    turn = _whole(_text(form, "turn"), "turn")
+    text = _text(form, "text")
+    force = _text(form, "force") in ("on", "true", "1")
+    store = fab.store(story, branch)
+    try:
+        done = await fab.retcon(store, turn, text, branch=_text(form, "name") or None,
+                                force=force)  # fmt: skip
+    except EditRefused as exc:
+        # the form again, the person's text kept, with what the critic found (the hint
+        # names this page's checkbox, not the command line's flag)
+        why = exc.message.replace(
+            "commit it anyway with --force",
+            "tick “Commit it even if the critic finds errors” to save it",
+        )
+        return page(request, "retcon.html", status=422, story=story, branch=branch, turn=turn,
+                    text=text, edit_error=why)  # fmt: skip
+    return go(f"/stories/{story}", branch=done.branch, notice="retconned", turn=turn)
 
 
 @router.get("/stories/{story}/usage", response_class=HTMLResponse)
