@@ -155,7 +155,9 @@ class Draft(_Contract):
     revision: int = 0
 
 
-FindingKind = Literal["contradiction", "knowledge", "future", "referent", "plan", "unparsed"]
+FindingKind = Literal[
+    "contradiction", "knowledge", "future", "referent", "plan", "unparsed", "reading"
+]
 
 
 class Finding(_Contract):

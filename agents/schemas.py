@@ -77,10 +77,20 @@ ID_CHARS = 80  # the longest id or name written in place of an enum too large to
 CACHE_SIZE = 256  # schemas kept by (role, view digest)
 
 
+# what one character of a line may be: no double quote, no backslash, no control character.
+# llama.cpp's grammar matches a pattern against the raw JSON between the quotes, so a
+# character class that let a quote through let the model "close" the string, write the rest
+# of the object inside it and run on to the token limit; a line without quote or escape is
+# the same text whether the pattern is read raw (llama.cpp) or decoded (xgrammar,
+# llguidance, a validator).
+LINE_CHAR = '[^"\\\\\\x00-\\x1f]'
+
+
 def line(max_chars: int, *, min_chars: int = 0) -> dict[str, Any]:
-    """A one-line string of ``min_chars`` to ``max_chars`` characters (a ``pattern``:
-    strict mode has no ``maxLength``, see :data:`STRICT_KEYWORDS`)."""
-    return {"type": "string", "pattern": f"^[^\\n]{{{min_chars},{max_chars}}}$"}
+    """A one-line string of ``min_chars`` to ``max_chars`` characters without a double
+    quote, a backslash or a control character (:data:`LINE_CHAR`; a ``pattern``: strict
+    mode has no ``maxLength``, see :data:`STRICT_KEYWORDS`)."""
+    return {"type": "string", "pattern": f"^{LINE_CHAR}{{{min_chars},{max_chars}}}$"}
 
 
 def one_of(values: Iterable[str]) -> dict[str, Any]:

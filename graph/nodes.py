@@ -26,6 +26,7 @@ from fabula.agents.contracts import (
     TurnPlan,
     WriteRequest,
 )
+from fabula.agents.memory_builder.model import second_readings
 from fabula.agents.memory_builder.narrative import enrich
 from fabula.agents.usage import metering
 from fabula.agents.views import AuthorView, author_view
@@ -212,7 +213,8 @@ async def _read(
     # before the memory-builder reads it: its time grows with the text too
     ctx.settings.limits.check_text(text, story=store.story, branch=store.branch, turn=state["turn"])
     started = time.perf_counter()
-    delta = enrich(view, await ctx.roles.builder.build(store, state["turn"], text))
+    with second_readings() as readings:  # the model's other reading of a parsed sentence
+        delta = enrich(view, await ctx.roles.builder.build(store, state["turn"], text))
     build_ms = (time.perf_counter() - started) * 1000
     turn_plan = TurnPlan.model_validate(state["plan"])
     # a focal character that proposed nothing chose to stay out: only one that meant to act
@@ -222,7 +224,7 @@ async def _read(
     acting = tuple(c for c in turn_plan.focal if c not in idle)
     if acting and idle:
         turn_plan = turn_plan.model_copy(update={"focal": acting})
-    return delta, ctx.roles.critic.critique(view, delta, turn_plan), build_ms
+    return delta, [*ctx.roles.critic.critique(view, delta, turn_plan), *readings], build_ms
 
 
 def _read_update(

@@ -24,7 +24,11 @@ from fabula.agents.contracts import CharacterBrief, Decision, Finding, TurnPlan,
 from fabula.agents.factory import make_roles
 from fabula.agents.llm import make_client
 from fabula.agents.memory_builder.extract import extract
-from fabula.agents.memory_builder.model import ExtractedActions, ModelMemoryBuilder
+from fabula.agents.memory_builder.model import (
+    ExtractedActions,
+    ModelMemoryBuilder,
+    second_readings,
+)
 from fabula.agents.planner.model import ModelPlanner
 from fabula.agents.schemas import expanded, strict_schema
 from fabula.agents.views import author_view
@@ -387,6 +391,43 @@ class TestControlledSentences:
             ("brass_key", "mara"),
             ("mara", "hallway"),
         }
+
+    async def test_a_differing_second_reading_is_a_finding_for_the_critic(
+        self, fab: Fabula, fake_openai: FakeOpenAI
+    ) -> None:
+        """The model's reading of a sentence the rules parsed, where it differs, reaches the
+        critic's findings (a warning the approver sees), not only a log line; the turn keeps
+        the rules' reading."""
+        text = "Leo went to the study. Rain tapped on the window."
+        other = go_action(0, 22) | {"place": "hallway"}  # not what the rules read
+        fake_openai.reply_json(PLAN, schema="TurnPlan")
+        fake_openai.reply_json(LEO, schema="CharacterProposal", contains="You are Leo")
+        fake_openai.reply_json(MARA, schema="CharacterProposal", contains="You are Mara")
+        fake_openai.reply_text(text, schema=TEXT)
+        fake_openai.reply_json({"actions": [other], "new_entities": []}, schema="ExtractedActions")
+        store = fab.store(STORY)
+        assert await fab.run_turn(store, auto=False) == "pending"
+        pending = await fab.pending_turn(store)
+        assert pending is not None
+        (finding,) = [f for f in pending.payload["findings"] if f["kind"] == "reading"]
+        assert finding["severity"] == "warning"
+        assert finding["quote"] == "Leo went to the study."
+        assert "place hallway" in finding["message"] and "place study" in finding["message"]
+        assert "Leo.location = study" in pending.payload["delta"]["world"]
+        assert "Leo.location = hallway" not in pending.payload["delta"]["world"]
+
+    async def test_the_same_second_reading_is_no_finding(
+        self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
+    ) -> None:
+        text = "Leo went to the study. Rain tapped on the window."
+        builder = ModelMemoryBuilder(make_client(settings.model, "extractor"))
+        entities = await fab.store(STORY).entities()
+        for reading, found in ((go_action(0, 22), 0), (go_action(0, 22) | {"place": "hallway"}, 1)):
+            fake_openai.reply_json({"actions": [reading], "new_entities": []})
+            with second_readings() as readings:
+                actions = await builder.extractor.extract(text, entities)
+            assert len(readings) == found
+            assert [(a.kind, a.place) for a in actions] == [("go", "study"), ("narration", None)]
 
     async def test_controlled_english_alone_asks_the_model_nothing(
         self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings

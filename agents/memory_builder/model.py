@@ -6,7 +6,10 @@ taken from it as it is, exactly what the rules read offline. The model is asked 
 the rest (its sentences are the ones listed to read; with none, it is not asked at all):
 their :class:`~fabula.memory.actions.StoryAction` values (an :class:`ExtractedActions`),
 each with the span of the sentence it comes from. A model action that touches a sentence the
-offline reader read is dropped and logged (a second reading, never a second truth).
+offline reader read is dropped (a second reading, never a second truth); where it differs
+from what the reader read there, it is a warning for the critic and the approver (a
+``reading`` :class:`~fabula.agents.contracts.Finding`, collected by :func:`second_readings`
+around the build).
 The JSON schema sent (:func:`actions_json_schema`, unless the role's ``schemas`` setting is
 ``generic``) is the turn's: an action is a union by kind, each with only its fields, its
 span inside the sentences to read, its names drawn from the story's entities of the kind
@@ -26,15 +29,17 @@ it gave in the checkpointed turn state and commits that on approval, from any pr
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, get_args
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, create_model, model_validator
 
-from fabula.agents.contracts import LINE_CHARS
+from fabula.agents.contracts import LINE_CHARS, Finding
 from fabula.agents.llm import ModelClient
 from fabula.agents.memory_builder.extract import extract as read_offline
 from fabula.agents.memory_builder.extract import split_sentences
@@ -58,6 +63,7 @@ __all__ = [
     "actions_schema",
     "read_controlled",
     "render_text",
+    "second_readings",
     "with_narration",
 ]
 
@@ -201,13 +207,37 @@ class ModelExtractor:
         reply = await self.client.structured(
             actions_schema(text, entities), messages, shape=ExtractedActions, json_schema=wire
         )
-        return with_narration(text, _merged(read, _only_unread(reply.actions, read, unread)))
+        kept = _only_unread(text, reply.actions, read, unread, Referents(entities))
+        return with_narration(text, _merged(read, kept))
+
+
+_readings: ContextVar[tuple[list[Finding], ...]] = ContextVar("fabula_second_readings", default=())
+
+
+@contextlib.contextmanager
+def second_readings() -> Iterator[list[Finding]]:
+    """Collect, into the list it yields, a ``reading`` finding (a warning) for every
+    sentence the offline reader read that the model, asked about the rest, read otherwise
+    (the reader's reading is the one kept) during the block: the graph opens one around
+    the memory-builder and gives what it found to the critic's findings."""
+    found: list[Finding] = []
+    token = _readings.set((*_readings.get(), found))
+    try:
+        yield found
+    finally:
+        _readings.reset(token)
 
 
 def _only_unread(
-    actions: Sequence[StoryAction], read: Sequence[StoryAction], unread: Sequence[tuple[int, int]]
+    text: str,
+    actions: Sequence[StoryAction],
+    read: Sequence[StoryAction],
+    unread: Sequence[tuple[int, int]],
+    referents: Referents,
 ) -> list[StoryAction]:
-    """The model's actions that touch only sentences left to it; the others are logged."""
+    """The model's actions that touch only sentences left to it. One that touches a sentence
+    the reader read is dropped and logged, and, where no action the reader read there is
+    the same (kind and names, spans aside), given to :func:`second_readings` as a finding."""
     kept = []
     for action in actions:
         touches = [r for r in read if r.start < action.end and action.start < r.end]
@@ -219,9 +249,37 @@ def _only_unread(
                 span=(action.start, action.end),
                 read_as=[r.kind for r in touches],
             )
+            mine = _gist(action, referents)
+            if touches and all(_gist(r, referents) != mine for r in touches):
+                start, end = min(r.start for r in touches), max(r.end for r in touches)
+                finding = Finding(
+                    kind="reading",
+                    severity="warning",
+                    quote=text[start:end].strip(),
+                    message=f"the model read this as {_told(action)}; kept as the rules read "
+                    f"it: {'; '.join(_told(r) for r in touches)}",
+                )
+                for found in _readings.get():
+                    found.append(finding)
             continue
         kept.append(action)
     return kept
+
+
+def _gist(action: StoryAction, referents: Referents) -> dict[str, Any]:
+    """What ``action`` says, names resolved and its span left out (to compare readings)."""
+    resolved, _ = referents.check(action, "")
+    fields = (f for f in StoryAction.model_fields if f not in ("start", "end"))
+    values = {f: getattr(resolved, f) for f in fields}
+    return {f: tuple(v) if isinstance(v, list) else v for f, v in values.items()}
+
+
+def _told(action: StoryAction) -> str:
+    """``action`` in a few words, for a finding: its kind and the names it gives."""
+    names = (f for f in StoryAction.model_fields if f not in ("kind", "start", "end"))
+    fields = {f: v for f in names if (v := getattr(action, f))}
+    shown = {f: ", ".join(v) if isinstance(v, list | tuple) else v for f, v in fields.items()}
+    return f"{action.kind} " + "; ".join(f"{f} {v}" for f, v in shown.items())
 
 
 def _merged(read: Sequence[StoryAction], told: Sequence[StoryAction]) -> list[StoryAction]:
