@@ -522,12 +522,15 @@ async def _server_loop(
     story: str,
     api_key: str | None,
     max_tokens: int | None,
+    timeout_s: float = 300.0,
     on_turn: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     pack = load_world(world)
     run = ServerRun()
     tally = run.tally
-    with Relay(base_url) as relay, metering() as meter:
+    # the relay waits longer than the client, so that the client's own timeout is what a
+    # slow reply meets (and is counted as such)
+    with Relay(base_url, timeout_s=2 * timeout_s) as relay, metering() as meter:
         settings = server_settings(
             url,
             relay.base_url,
@@ -536,6 +539,7 @@ async def _server_loop(
             mode=mode,
             api_key=api_key,
             max_tokens=max_tokens,
+            timeout_s=timeout_s,
         )
         async with Fabula(url, Settings(redis_url=url)) as offline:
             await offline.create_story(pack, story)  # the scripted opening, read offline
@@ -627,6 +631,7 @@ async def run_server(
     max_tokens: int | None = 512,
     json_out: str | Path | None = None,
     modes: tuple[SchemaMode, ...] | None = None,
+    timeout_s: float = 300.0,
 ) -> dict[str, Any]:
     """``turns`` autonomous turns of ``world`` with every role on the server at
     ``base_url``, at temperature 0, with the story-shaped schemas and, as the baseline in
@@ -658,6 +663,7 @@ async def run_server(
                 story=f"model-{tag}-{mode}",
                 api_key=api_key,
                 max_tokens=max_tokens,
+                timeout_s=timeout_s,
                 on_turn=partial,
             )
         )
@@ -702,8 +708,9 @@ def run_against(
     api_key: str | None = None,
     max_tokens: int | None = 512,
     modes: tuple[SchemaMode, ...] | None = None,
+    timeout_s: float = 300.0,
 ) -> dict[str, Any]:
-    """:func:`run_server`, from the command line."""
+    """:func:`run_server`, from the command line (``timeout_s``: what one reply may take)."""
     return asyncio.run(
         run_server(
             url,
@@ -716,5 +723,6 @@ def run_against(
             max_tokens=max_tokens,
             json_out=json_out,
             modes=modes,
+            timeout_s=timeout_s,
         )
     )
