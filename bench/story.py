@@ -16,9 +16,10 @@ and the shipped packs run autonomously, offline, through the real graph and stor
 - **hypotheses_pursued** / **hypotheses_realised** — a fork a few turns in pursues one open
   hypothesis whose premise the world can reach (an object coming to a character who does
   not hold it); the share realised within 10 turns of the fork;
-- **fidelity** — every character's belief about where every portable object is, after every
-  turn, against :class:`Reference`: the rules of knowledge (``memory/rules.py``) replayed
-  here in a few lines over the actions the text tells. 1.0 means every probe agreed.
+- **fidelity** — every character's belief about where every portable object is, and what
+  every secret is (told, overheard, lied about), after every turn, against
+  :class:`Reference`: the rules of knowledge (``memory/rules.py``) replayed here in a few
+  lines over the actions the text tells. 1.0 means every probe agreed.
 
 The JSON has exactly the issue's fields; the table adds the counts behind them.
 """
@@ -42,7 +43,7 @@ from fabula.errors import FabulaError
 from fabula.graph.service import Fabula
 from fabula.memory.acl import CharacterMind
 from fabula.memory.projections import project_beliefs, project_hypotheses, project_world
-from fabula.memory.records import slug
+from fabula.memory.records import SECRET, secret_text, slug
 from fabula.memory.store import StoryStore
 from fabula.settings import Settings
 from fabula.worlds.loader import load_world
@@ -175,6 +176,8 @@ class Moment:
     world: dict[str, str]
     minds: dict[str, dict[str, str | None]]
     text: str
+    # by holder, whose secrets it believes it knows and what it believes they are
+    secrets: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 def _place(world: dict[str, str], places: set[str], entity: str) -> str | None:
@@ -197,6 +200,9 @@ _GOALS: list[tuple[str, re.Pattern[str]]] = [
     ("meet", re.compile(r"^meet (?P<c>\w+)$")),
     ("avoid", re.compile(r"^avoid (?P<c>\w+)$")),
     ("learn_secret", re.compile(r"^learn (?P<c>\w+)'s secret$")),
+    ("tell_secret", re.compile(r"^tell (?P<c>\w+) (?P<w>\w+)'s secret$")),
+    ("tell_own", re.compile(r"^(?:tell (?P<c>\w+) my secret|confess to (?P<c2>\w+))$")),
+    ("keep_secret", re.compile(r"^keep my secret$")),
 ]
 
 
@@ -214,9 +220,21 @@ def achieved(
         m = pattern.match(text)
         if m is None:
             continue
-        obj = slug(m["o"]) if "o" in m.groupdict() else ""
-        other = slug(m["c"]) if "c" in m.groupdict() else ""
+        groups = {k: v for k, v in m.groupdict().items() if v}
+        obj = slug(groups["o"]) if "o" in groups else ""
+        other = slug(groups.get("c") or groups.get("c2") or "x")
         last = moments[-1]
+        if kind in ("tell_secret", "tell_own"):  # the listener took in the true secret
+            owner = slug(groups["w"]) if "w" in groups else me
+            truth = secrets.get(owner)
+            return truth is not None and any(
+                w.secrets.get(other, {}).get(owner) == truth for w in moments
+            )
+        if kind == "keep_secret":  # at the end, nobody else holds it true
+            truth = secrets.get(me)
+            return truth is None or all(
+                held.get(me) != truth for c, held in last.secrets.items() if c != me
+            )
         if kind == "get":
             return any(w.world.get(obj) == me for w in moments)
         if kind == "find":
@@ -253,11 +271,10 @@ def achieved(
             )
         if kind == "avoid":
             return _place(last.world, places, me) != _place(last.world, places, other)
-        secret = secrets.get(other)
-        if secret is None:
-            return False
-        told = re.compile(rf"\btold {re.escape(me.capitalize())} that {re.escape(secret)}", re.I)
-        return any(told.search(w.text) for w in moments)
+        secret = secrets.get(other)  # learned: it came to hold the true secret
+        return secret is not None and any(
+            w.secrets.get(me, {}).get(other) == secret for w in moments
+        )
     return None
 
 
@@ -280,6 +297,7 @@ class Reference:
     world: dict[str, str] = field(default_factory=dict)
     minds: dict[str, dict[str, Knowledge]] = field(default_factory=dict)
     clock: tuple[int, int] = (0, 0)
+    secrets: list[str] = field(default_factory=list)  # the characters who have one
 
     @classmethod
     def of(cls, pack: WorldPack) -> Reference:
@@ -300,6 +318,11 @@ class Reference:
             ref.minds[c] = {
                 o: (ref.world[o], True, (0, 0)) for o in ref.objects if ref.place(o) == ref.world[c]
             }
+        for spec in pack.characters:  # a secret: its owner's alone at the start
+            if spec.secrets:
+                owner = slug(spec.name)
+                ref.secrets.append(owner)
+                ref.minds[owner][_secret(owner)] = (secret_text(spec.secrets[0]), True, (0, 0))
         return ref
 
     def place(self, entity: str) -> str | None:
@@ -392,9 +415,12 @@ class Reference:
             elif kind in ("tell", "inform", "claim", "say") and actor and action.clause:
                 clause = action.clause
                 obj = slug(clause.subject)
-                if clause.attribute != "location" or obj not in self.objects:
+                if clause.attribute == SECRET:  # a secret (or a lie about one)
+                    obj, value = _secret(obj), secret_text(clause.value)
+                elif clause.attribute != "location" or obj not in self.objects:
                     continue
-                value = slug(clause.value)
+                else:
+                    value = slug(clause.value)
                 if kind == "tell":
                     listeners = [slug(n) for n in action.listeners]
                 else:
@@ -413,6 +439,11 @@ class Reference:
             return True
         theirs = self.minds[speaker].get(obj)
         return theirs is not None and theirs[2] > own[2]
+
+
+def _secret(owner: str) -> str:
+    """The reference's key for ``owner``'s secret (beside objects' ids)."""
+    return f"{owner}|{SECRET}"
 
 
 # -- one run --------------------------------------------------------------------------------
@@ -463,13 +494,16 @@ async def _moments(store: StoryStore, pack: WorldPack, first: int, head: int) ->
         where = {s.subject: s.value for s in world.states.values()
                  if s.attribute == "location" and s.polarity}  # fmt: skip
         minds: dict[str, dict[str, str | None]] = {}
+        secrets: dict[str, dict[str, str]] = {}
         for c in characters:
             mind = await project_beliefs(store, c, as_of=t)
             minds[c] = {}
             for o in objects:
                 b = mind.get(o, "location")
                 minds[c][o] = b.value if b is not None and b.polarity else None
-        out.append(Moment(where, minds, texts.get(t, "")))
+            secrets[c] = {b.subject: b.value for b in mind.beliefs.values()
+                          if b.attribute == SECRET and b.polarity}  # fmt: skip
+        out.append(Moment(where, minds, texts.get(t, ""), secrets))
     return out
 
 
@@ -499,7 +533,7 @@ async def _run_pack(
     # goals, judged over every turn after the opening
     moments = await _moments(store, pack, opening, head)
     places = {slug(p.name) for p in pack.places}
-    secrets = {slug(c.name): s for c in pack.characters for s in c.secrets}
+    secrets = {slug(c.name): secret_text(c.secrets[0]) for c in pack.characters if c.secrets}
     proposals = recorder.proposals.get((story, "main"), [])
     for c in pack.characters:
         me = slug(c.name)
@@ -523,6 +557,11 @@ async def _run_pack(
                 got_value = b.value if b is not None and b.polarity else None
                 result.probes += 1
                 result.right += got_value == reference.believed(holder, o)
+            for owner in reference.secrets:  # who believes what of each secret
+                b = mind.get(owner, SECRET)
+                got_value = b.value if b is not None and b.polarity else None
+                result.probes += 1
+                result.right += got_value == reference.believed(holder, _secret(owner))
     # a fork pursuing a reachable hypothesis
     at = opening + FORK_AFTER
     if head >= at:

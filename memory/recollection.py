@@ -43,7 +43,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from fabula.memory.records import Entity, Event, Fact, slug
+from fabula.memory.records import Entity, Event, Fact, is_secret, slug
 from fabula.memory.text import split_clauses, split_sentences
 
 __all__ = ["Recollections", "recollect", "recollect_each", "render_event"]
@@ -333,6 +333,8 @@ def render_event(event: Event, entities: Mapping[str, Entity]) -> str:
         negation = "" if f.polarity else "not "
         if f.attribute == "location":
             return f"{ref(f.subject)} is {negation}in {ref(f.value)}"
+        if is_secret(f.attribute):
+            return f"{ref(f.subject)}'s {f.attribute} is {negation}that {f.value}"
         return f"the {f.attribute} of {ref(f.subject)} is {negation}{f.value}"
 
     actor = ref(event.actor) if event.actor else group(_characters(event, entities))

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 __all__ = [
     "ACQUISITION_MODES",
     "CONTAINER",
+    "SECRET",
     "AcquisitionMode",
     "Attitude",
     "Belief",
@@ -49,6 +50,9 @@ __all__ = [
     "event_id",
     "event_position",
     "event_turn",
+    "is_secret",
+    "secret_attribute",
+    "secret_text",
     "slug",
 ]
 
@@ -76,6 +80,27 @@ SummaryBy = Literal["extractive", "model", "kept"]
 
 _SLUG_RE = re.compile(r"[^a-z0-9]+")
 CONTAINER = "container"  # Entity.attributes["role"] of an entity things are put in
+SECRET = "secret"
+"""The attribute of a character's (first) secret: a pack's secret is the fact
+``(character, "secret", <the proposition as written>)``, true in W and held, at the start,
+by its character alone; told, overheard and lied about as any other fact."""
+_SECRET_RE = re.compile(r"secret(?: [2-9]| [1-9][0-9])?")
+
+
+def secret_attribute(index: int) -> str:
+    """The attribute of a character's ``index``-th secret (0-based): ``secret``,
+    ``secret 2``, ``secret 3``, ..."""
+    return SECRET if index == 0 else f"{SECRET} {index + 1}"
+
+
+def is_secret(attribute: str) -> bool:
+    """Whether ``attribute`` is the attribute of a character's secret."""
+    return _SECRET_RE.fullmatch(attribute) is not None
+
+
+def secret_text(text: str) -> str:
+    """A secret's proposition as it is kept: single spaces, no closing punctuation."""
+    return " ".join(text.split()).rstrip(".!?,;: ")
 
 
 def slug(name: str) -> str:

@@ -6,8 +6,9 @@ few true deeds, each told by one clause, clauses joined into sentences (", and",
 ", while"), with narration sentences between. :func:`sloppy_reading` plays a sloppy model
 reading them: each action's span is the clause, its sentence, the whole passage or a
 random stretch around it, and some deeds are left out. A take, put or utterance is seen by
-everyone in the place; a private telling by the two speakers; a journey's clause names
-both its ends, so only the traveller saw all it says.
+everyone in the place; a private telling (of where a thing is, or of a secret: its owner's
+own, or a lie about another's) by the two speakers; a journey's clause names both its ends,
+so only the traveller saw all it says.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ __all__ = [
     "FILLER",
     "JOINS",
     "PLACES",
+    "SECRETS",
     "START",
     "THINGS",
     "Deed",
@@ -36,6 +38,11 @@ START = {"Ada": "cottage", "Ben": "cove", "Cora": "lamp room", "Dev": "cottage"}
 PLACES = ("lamp room", "cottage", "cove")
 CONTAINERS = {"cottage": "cupboard", "cove": "sea chest", "lamp room": "lantern box"}
 THINGS = ("logbook", "spare key")
+SECRETS = {  # the pack's secrets, each held at the start by its character alone
+    "Ada": "Ada knows Ben lands brandy in the cove",
+    "Ben": "Ben smuggles brandy through the cove",
+    "Dev": "Dev saw Ben land brandy in the cove",
+}
 FILLER = ("The wind rose.", "Gulls cried over the rocks.", "The lamp turned slowly.")
 JOINS = (", and ", "; ", ", while ")
 
@@ -66,7 +73,7 @@ def turns(draw: st.DrawFn) -> Turn:
         who = draw(st.sampled_from(sorted(where)))
         here = where[who]
         present = frozenset(c for c, p in where.items() if p == here)
-        kind = draw(st.sampled_from(["go", "take", "put", "tell", "say"]))
+        kind = draw(st.sampled_from(["go", "take", "put", "tell", "say", "confide"]))
         if kind == "go":
             to = draw(st.sampled_from([p for p in PLACES if p != here]))
             if any(d.clause == f"{who} went to the {to}" for d in deeds):
@@ -93,6 +100,16 @@ def turns(draw: st.DrawFn) -> Turn:
             told = f"{who} privately told {other} that the {thing} is in the {box}"
             action = {"kind": "tell", "actors": [who], "listeners": [other], "clause": clause}
             deeds.append(Deed(told, action, frozenset({who, other}), (thing, box)))
+        elif kind == "confide":
+            # a secret told in private (its owner's, or a lie about another's): only the
+            # two hear it
+            owner = draw(st.sampled_from(sorted(SECRETS)))
+            other = draw(st.sampled_from([c for c in START if c != who]))
+            text = SECRETS[owner] if owner == who else f"{owner} has nothing to hide"
+            clause = {"subject": owner, "attribute": "secret", "value": text}
+            told = f"{who} privately told {other} that {owner}'s secret is that {text}"
+            action = {"kind": "tell", "actors": [who], "listeners": [other], "clause": clause}
+            deeds.append(Deed(told, action, frozenset({who, other})))
         else:
             thing = draw(st.sampled_from(THINGS))
             deeds.append(Deed(f'"Where is the {thing}?" asked {who}', {"kind": "say",

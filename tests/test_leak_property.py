@@ -19,6 +19,8 @@ only the traveller saw all it says. It checks that no prompt holds
   sentence (no event accounts for it);
 * an object–container pair in this turn's memories that no deed it saw put together;
 * anything of the planner's plan (its scene goal and beats);
+* a secret of the pack it neither holds (its own, or one it was told and took in) nor
+  heard told;
 * in its roster (the entities it is shown), anything but the pack's places and cast, what
   it believes something of, and what it saw;
 
@@ -65,7 +67,15 @@ from fabula.memory.index.build import index_through
 from fabula.memory.ingest import build_turn
 from fabula.memory.records import slug
 from fabula.settings import Settings
-from tests.leak_stories import CONTAINERS, JOINS, THINGS, Turn, sloppy_reading, turns
+from tests.leak_stories import (
+    CONTAINERS,
+    JOINS,
+    SECRETS,
+    THINGS,
+    Turn,
+    sloppy_reading,
+    turns,
+)
 
 SECRET = "SECRET-PLAN the logbook is in the sea chest"
 _stories = itertools.count()
@@ -155,6 +165,14 @@ async def test_no_prompt_holds_what_its_character_did_not_witness(
         for deed in turn.deeds:
             if name not in deed.audience:
                 assert deed.clause.lower() not in prompt.lower(), (name, deed.clause, turn.text)
+        # a secret reaches a prompt only in the mind of one who holds it (its owner, or a
+        # listener who took it in) or in a telling it heard
+        held_secrets = {b.value for b in beliefs.beliefs.values() if b.attribute == "secret"}
+        heard = " ".join(d.clause for d in turn.deeds if name in d.audience)
+        for text in SECRETS.values():
+            if text in prompt:
+                assert text in held_secrets or text in heard, (name, text, turn.text)
+            assert text not in json.dumps(schema) or text in held_secrets, (name, text)
         seen_pairs = {d.pair for d in turn.deeds if name in d.audience}
         for line in memory_lines(prompt):
             if not line.startswith("- turn 1:"):

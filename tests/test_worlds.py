@@ -87,7 +87,10 @@ class TestBuiltinPack:
         }
         assert [e.kind for e in delta.events] == ["setup"]
         assert {b.event for b in delta.beliefs} == {"e0.0"}
-        assert {b.mode for b in delta.beliefs} == {"observed"}
+        # what each sees, and its own secret, which it alone holds
+        assert {b.mode for b in delta.beliefs if b.attribute != "secret"} == {"observed"}
+        secrets = {(b.holder, b.subject, b.mode) for b in delta.beliefs if b.attribute == "secret"}
+        assert secrets == {(("leo",), "leo", "participated"), (("mara",), "mara", "participated")}
 
     async def test_setup_commits_as_turn_zero(self, aredis_client: aredis.Redis) -> None:
         """A story created from the pack holds its setup as turn 0 in W, B and D."""

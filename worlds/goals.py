@@ -10,6 +10,13 @@ pack, ``C`` a character, ``P`` a place, each as the pack names it)::
     give the O to C            the O in C's hands
     learn where the O is       know where the O is
     learn C's secret           (also: learn what C hides, learn the secret of C)  be told it
+                               (a secret is a pack's ``secrets`` entry, held as knowledge)
+    tell C D's secret          (also: tell D's secret to C)  confide D's secret to C, once
+                               it is known
+    tell C my secret           (also: confess to C, confess the <words> to C)  confide one's
+                               own secret to C
+    keep my secret             (also: keep D's secret, hide my secret from C)  asked for it,
+                               lie rather than refuse
     tell C where the O is      let C know where one believes the O is
     hide the O from C          the O put away where C does not know it is
     meet C                     be in the same place as C
@@ -34,7 +41,7 @@ __all__ = ["FORMS", "Goal", "GoalKind", "parse_goal", "unreadable_goals"]
 
 GoalKind = Literal[
     "get", "find", "keep_hidden", "give", "learn_where", "learn_secret", "tell_where",
-    "hide_from", "meet", "avoid", "go", "motive",
+    "hide_from", "meet", "avoid", "go", "tell_secret", "keep_secret", "motive",
 ]  # fmt: skip
 
 FORMS = (
@@ -44,6 +51,9 @@ FORMS = (
     "give the O to C",
     "learn where the O is",
     "learn C's secret",
+    "tell C D's secret",
+    "tell C my secret",
+    "keep my secret",
     "tell C where the O is",
     "hide the O from C",
     "meet C",
@@ -53,7 +63,15 @@ FORMS = (
 """The forms :func:`parse_goal` reads (O an object, C a character, P a place)."""
 
 _NAME = r"(?P<c>[A-Za-z][\w'-]*)"
+_OWN = r"(?:my|one's|one's own|the)"
 _SPELLED: tuple[tuple[GoalKind, str], ...] = (
+    ("tell_secret", rf"^(?:(?:tell|reveal|confide) {_NAME.replace('c>', 'w>')}'s secret to {_NAME}"
+                    rf"|tell {_NAME.replace('c>', 'c2>')} {_NAME.replace('c>', 'w2>')}'s secret"
+                    rf"|tell {_NAME.replace('c>', 'c3>')} {_OWN} secret"
+                    rf"|(?:confess|confide)(?: the [\w' -]+?| {_OWN} secret)? to "
+                    rf"{_NAME.replace('c>', 'c4>')})$"),
+    ("keep_secret", rf"^(?:keep {_OWN} secret|keep {_NAME.replace('c>', 'w>')}'s secret"
+                    rf"|(?:hide|keep) {_OWN} secret from {_NAME})$"),
     ("give", rf"^(?:give|hand|bring) (?:the )?(?P<o>.+?) to {_NAME}$"),
     ("hide_from", rf"^(?:hide|keep) (?:the )?(?P<o>.+?)(?: hidden| secret)? from {_NAME}$"),
     ("keep_hidden", r"^(?:keep (?:the )?(?P<o>.+?) (?:hidden|safe|secret)"
@@ -75,13 +93,16 @@ _PATTERNS = tuple((kind, re.compile(pattern, re.I)) for kind, pattern in _SPELLE
 @dataclass(frozen=True)
 class Goal:
     """A goal read from its text: its kind and arguments (ids, by :func:`slug`); a
-    ``motive`` is a goal the offline engine cannot pursue."""
+    ``motive`` is a goal the offline engine cannot pursue. ``owner`` is whose secret a
+    ``tell_secret`` or ``keep_secret`` goal is about (None: the character's own); the
+    listener of a ``tell_secret``, the one a ``keep_secret`` hides from, is ``character``."""
 
     kind: GoalKind
     text: str
     object: str | None = None
     character: str | None = None
     place: str | None = None
+    owner: str | None = None
 
 
 def parse_goal(
@@ -101,6 +122,7 @@ def parse_goal(
         "o": None if objects is None else set(objects),
         "c": None if characters is None else set(characters),
         "p": None if places is None else set(places),
+        "w": None if characters is None else set(characters),
     }
     for kind, pattern in _PATTERNS:
         m = pattern.match(clean)
@@ -115,6 +137,7 @@ def parse_goal(
                 object=args.get("o"),
                 character=args.get("c"),
                 place=args.get("p"),
+                owner=args.get("w"),
             )
     return Goal("motive", clean)
 

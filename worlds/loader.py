@@ -19,7 +19,15 @@ from fabula.errors import InvalidWorld, NotFound
 from fabula.logs import get_logger
 from fabula.memory.delta import DeltaBuilder, TurnDelta
 from fabula.memory.places import place_of
-from fabula.memory.records import CONTAINER, AcquisitionMode, Attitude, Event, slug
+from fabula.memory.records import (
+    CONTAINER,
+    AcquisitionMode,
+    Attitude,
+    Event,
+    secret_attribute,
+    secret_text,
+    slug,
+)
 from fabula.worlds.lore import BELIEF_EXTENSION, extension
 from fabula.worlds.pack import WorldPack
 
@@ -229,6 +237,14 @@ def setup_delta(pack: WorldPack, *, limit: int | None = None) -> TurnDelta:
         for subject, attr, value in properties:
             if place_of(subject, location.get, places.__contains__) == here:
                 b.belief([me], subject, attr, value, mode="observed", event=setup)
+    # a secret is a fact of W that its character alone holds at the start
+    for char in pack.characters:
+        me = slug(char.name)
+        for i, secret in enumerate(char.secrets):
+            attribute, text = secret_attribute(i), secret_text(secret)
+            b.state(me, attribute, text, event=setup)
+            b.belief([me], me, attribute, text, mode="participated", attitude="knows",
+                     event=setup)  # fmt: skip
     _imported_beliefs(pack, b, setup)
     for dev in pack.developments:
         b.open_development(

@@ -65,6 +65,11 @@ A character's ``goals`` are written in the goal language of :mod:`fabula.worlds.
     get the O            find the O               keep the O hidden     give the O to C
     learn where the O is learn C's secret         tell C where the O is hide the O from C
     meet C               avoid C                  go to the P
+    tell C D's secret    tell C my secret         keep my secret
+
+A character's ``secrets`` are knowledge: each becomes a fact of W (its first
+``(character, "secret", <the text>)``, then ``secret 2``, ...) that the character alone
+holds at the start, and that travels as any fact does (told, overheard, lied about).
 
 The offline engine pursues them from what the character believes; any other goal is a
 motive it cannot pursue, and :attr:`WorldPack.goal_warnings` says so (the loader logs each

@@ -1,7 +1,8 @@
 """A character's goals as steps, from what the character believes.
 
 Goals are written in the packs' goal language (:mod:`fabula.worlds.goals`: get, find, keep
-hidden, give to, learn where, learn a secret, tell where, hide from, meet, avoid, go to);
+hidden, give to, learn where, learn a secret, tell where, hide from, meet, avoid, go to,
+tell a secret, keep one's secret);
 :func:`step` turns one goal into the character's next step from a :class:`Situation` —
 its own beliefs (true or not) and first-person memories:
 
@@ -26,7 +27,7 @@ from typing import Literal
 from fabula.agents.contracts import Action
 from fabula.memory.places import place_of
 from fabula.memory.projections import BeliefView
-from fabula.memory.records import Entity, Memory, slug
+from fabula.memory.records import SECRET, Entity, Memory, slug
 from fabula.worlds.goals import FORMS, Goal, parse_goal
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "parse_goal",
     "read_goal",
     "step",
+    "told_secret",
 ]
 
 _NAME = r"[A-Z][\w'-]*"
@@ -140,11 +142,23 @@ class Step:
 
 
 def read_goal(entities: dict[str, Entity], text: str) -> Goal:
-    """``text`` read as a goal against the story's entities."""
+    """``text`` read as a goal against the entities a mind knows of; an object the goal
+    names that the mind has not met yet is read as one (the goal itself names it)."""
     kinds: dict[str, list[str]] = {"object": [], "character": [], "place": []}
     for ident, e in entities.items():
         kinds.setdefault(e.kind, []).append(ident)
-    return parse_goal(text, kinds["object"], kinds["character"], kinds["place"])
+    goal = parse_goal(text, kinds["object"], kinds["character"], kinds["place"])
+    if goal.kind != "motive":
+        return goal
+    loose = parse_goal(text)
+    others = {"character": loose.character, "place": loose.place, "owner": loose.owner}
+    if loose.object is not None and loose.object not in entities and all(
+        v is None or (v in entities and entities[v].kind == ("place" if k == "place" else
+                                                            "character"))
+        for k, v in others.items()
+    ):  # fmt: skip
+        return loose
+    return goal
 
 
 def _done(why: str) -> Step:
@@ -236,9 +250,12 @@ def _reach(sit: Situation, who: str) -> Step:
     place = sit.place_of(who)
     if place is not None and place != sit.here:
         return _act(f"goes to {sit.name(who)}", kind="go", target=place)
-    for candidate in sit.places():
-        if candidate not in sit.visited():
-            return _act(f"looks for {sit.name(who)}", kind="go", target=candidate)
+    seen = sit.beliefs.get(who, "location")
+    gone_from = seen.value if seen is not None and not seen.polarity else None
+    candidates = [p for p in sit.places() if p not in (sit.here, gone_from)]
+    # where it has not been yet first, then anywhere it has not seen them leave
+    for candidate in [*(p for p in candidates if p not in sit.visited()), *candidates]:
+        return _act(f"looks for {sit.name(who)}", kind="go", target=candidate)
     return _blocked(f"does not know where {sit.name(who)} is")
 
 
@@ -298,7 +315,9 @@ def _put_away(sit: Situation, obj: str, away_from: str | None) -> Step:
 def step(sit: Situation, goal: Goal) -> Step:
     """The next step toward ``goal`` from what the character believes (see the module
     docstring); a goal naming nothing of this story is blocked, with why."""
-    missing = [a for a in (goal.object, goal.character, goal.place)
+    # an object its goal names but it never met is still one to look for (its goal names
+    # it); a character or place it does not know of leaves no way forward
+    missing = [a for a in (goal.character, goal.place, goal.owner)
                if a is not None and a not in sit.entities]  # fmt: skip
     if goal.kind == "motive" or missing:
         return _blocked(f"cannot read {goal.text!r} as a goal")
@@ -331,13 +350,24 @@ def step(sit: Situation, goal: Goal) -> Step:
     if goal.kind == "tell_where":
         if held is None:
             return _locate(sit, obj)
-        if sit.said(f"{sit.name(sit.me)} told {sit.name(who)} that the {sit.name(obj)} is"):
+        me, thing = sit.name(sit.me), sit.name(obj)
+        # told in private, or aloud where the listener heard it (remembered as "said that")
+        if sit.said(f"{me} told {sit.name(who)} that the {thing} is") or sit.said(
+            f"{me} said that the {thing} is"
+        ):
             return _done(f"told {sit.name(who)}")
         if who in sit.others_here():
             return _act(f"tells {who} where the {obj} is", kind="tell", listener=who,
                         about=obj, claim=held)  # fmt: skip
         return _reach(sit, who)
+    if goal.kind == "keep_secret":
+        return _done("keeps the secret (asked for it, it lies)")
+    if goal.kind == "tell_secret":
+        return _tell_secret(sit, goal.owner or sit.me, who)
     if goal.kind == "learn_secret":
+        known = sit.beliefs.get(who, SECRET)
+        if known is not None and known.polarity:
+            return _done(f"believes it knows {sit.name(who)}'s secret")
         if sit.said(f'"{SECRET_REFUSAL}, {sit.name(sit.me)}," said {sit.name(who)}'):
             return _blocked(f"{sit.name(who)} will not tell")
         line = f"{SECRET_QUESTION}, {sit.name(who)}"
@@ -362,8 +392,33 @@ def step(sit: Situation, goal: Goal) -> Step:
     return _act(f"wants to be in the {place}", kind="go", target=place)
 
 
+def told_secret(sit: Situation, listener: str, owner: str) -> bool:
+    """Whether the character remembers telling ``listener`` (or everyone, aloud) what
+    ``owner``'s secret is."""
+    me, to, of = sit.name(sit.me), sit.name(listener), sit.name(owner)
+    told = (f"{me} privately told {to} that {of}'s secret", f"{me} told {to} that {of}'s secret",
+            f"{me} said that {of}'s secret")  # fmt: skip
+    return any(m.quote.startswith(told) for m in sit.memories)
+
+
+def _tell_secret(sit: Situation, owner: str, listener: str) -> Step:
+    """Steps toward confiding ``owner``'s secret to ``listener``: learn it first (another's),
+    then go where the listener is and tell it, privately."""
+    held = sit.beliefs.get(owner, SECRET)
+    if held is None or not held.polarity:
+        if owner == sit.me:
+            return _blocked("has no secret to tell")
+        return step(sit, Goal("learn_secret", f"learn {sit.name(owner)}'s secret", character=owner))
+    if told_secret(sit, listener, owner):
+        return _done(f"told {sit.name(listener)}")
+    if listener in sit.others_here():
+        return _act(f"confides {owner}'s secret to {listener}", kind="tell", listener=listener,
+                    about=owner, attribute=SECRET, claim=held.value)  # fmt: skip
+    return _reach(sit, listener)
+
+
 _DIRECTION = re.compile(rf"^(?P<who>{_NAME}) (?P<verb>[a-z]+) ?(?P<rest>.*?)[.!]?$")
-_ES = ("goes", "reaches", "fetches", "catches")
+_ES = ("goes", "reaches", "fetches", "catches", "confesses")
 DIRECTION_FORMS = "a character and a goal, e.g. 'Cora gets the logbook', 'Ada goes to the cove'"
 
 

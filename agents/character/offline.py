@@ -10,7 +10,9 @@ Policy, in order:
    answers from its own belief — or, when it wants the thing kept from the asker (a goal to
    keep it hidden, or hide it from the asker), with a lie: a container it believes the
    thing is not in and has not seen the asker search, or, with no such lie to tell, "I do
-   not know" — or says it does not know. Asked for its secret, it keeps it.
+   not know" — or says it does not know. Asked for its secret, it keeps it: with a goal
+   to keep it (``keep my secret``), by a lie ("X's secret is that X has nothing to hide"),
+   else by refusing.
 2. A request put to it ("Give me the key, Mara"): it gives the thing unless a goal of its
    own names it (then it refuses, in words).
 3. Its goals, in order (:func:`fabula.agents.character.goals.step`): the first with a step
@@ -39,7 +41,7 @@ from fabula.agents.character.goals import (
 )
 from fabula.agents.contracts import Action, CharacterBrief, Proposal
 from fabula.memory.acl import CharacterMind
-from fabula.memory.records import Memory, slug
+from fabula.memory.records import SECRET, Memory, slug
 
 __all__ = ["OfflineCharacter"]
 
@@ -70,9 +72,10 @@ def _pending_secret(sit: Situation) -> str | None:
     for i in range(len(sit.memories) - 1, -1, -1):
         m = _SECRET.match(sit.memories[i].quote)
         if m and slug(m["holder"]) == sit.me:
-            asker = m["asker"]
-            answer = f'"{SECRET_REFUSAL}, {asker},"'
-            if not any(later.quote.startswith(answer) for later in sit.memories[i + 1 :]):
+            asker, me = m["asker"], sit.name(sit.me)
+            answers = (f'"{SECRET_REFUSAL}, {asker},"',
+                       f"{me} privately told {asker} that {me}'s secret")  # fmt: skip
+            if not any(later.quote.startswith(answers) for later in sit.memories[i + 1 :]):
                 return slug(asker)
             return None
     return None
@@ -116,6 +119,21 @@ def _circling(sit: Situation, action: Action) -> bool:
     return count >= CIRCLING
 
 
+def _keep_secret(sit: Situation, goals: list[Goal], asker: str) -> Action:
+    """Asked for its own secret: with a goal to keep it (from anyone, or from the asker), a
+    lie the asker may believe; otherwise a refusal, in words."""
+    lies = any(
+        g.kind == "keep_secret" and g.owner in (None, sit.me) and g.character in (None, asker)
+        for g in goals
+    )
+    if lies and sit.beliefs.get(sit.me, SECRET) is not None:
+        return Action(kind="tell", listener=asker, about=sit.me, attribute=SECRET,
+                      claim=f"{sit.name(sit.me)} has nothing to hide",
+                      reason="asked, and lies to keep its secret")  # fmt: skip
+    line = f"{SECRET_REFUSAL}, {sit.name(asker)}"
+    return Action(kind="say", listener=asker, line=line, reason="keeps its secret")
+
+
 class OfflineCharacter:
     """Deterministic character agent (see module docstring)."""
 
@@ -134,9 +152,8 @@ class OfflineCharacter:
             return Proposal(character=me, actions=(action,), intent="answer")
         secret = _pending_secret(sit)
         if secret is not None:
-            line = f"{SECRET_REFUSAL}, {sit.name(secret)}"
-            action = Action(kind="say", listener=secret, line=line, reason="keeps its secret")
-            return Proposal(character=me, actions=(action,), intent="keep a secret")
+            return Proposal(character=me, actions=(_keep_secret(sit, goals, secret),),
+                            intent="keep a secret")  # fmt: skip
         request = _pending_request(me, memories)
         if request is not None:
             asker, obj = request

@@ -6,7 +6,9 @@ sentence is matched against the controlled vocabulary below. A sentence that mat
 is kept as ``narration`` with its span: it is never an error and never dropped.
 
 Sentence forms (``A``, ``B`` are capitalised names; ``P`` a place; ``O`` an object; ``C`` a
-container; ``<clause>`` is ``the O is in the C`` or ``the <attribute> of the O is <value>``)::
+container; ``<clause>`` is ``the O is in the C``, ``the O is with A``, ``the <attribute> of
+the O is <value>`` or ``A's secret is that <proposition>`` (a secret: see
+:data:`fabula.memory.records.SECRET`; ``A's secret 2 is that …`` for a second one))::
 
     A entered the P.   A and B entered the P.   A, B and C entered the P.
     A exited the P.    A left the P.            A went out of the P.
@@ -21,6 +23,7 @@ container; ``<clause>`` is ``the O is in the C`` or ``the <attribute> of the O i
     A saw a cat.
     A privately told B that <clause>.   A publicly claimed that <clause>.
     A told B that <clause>.                     (said aloud: everyone present hears it)
+    A privately told B that C's secret is that <proposition>.   (a secret confided)
     A searched the C.                           (shows those present what is, and is not, in C)
     A asked B where the O is.
     "...," said A.   A said, "...".             (an utterance; a claim if it is a clause)
@@ -35,6 +38,7 @@ from __future__ import annotations
 import re
 
 from fabula.memory.actions import ActionKind, Clause, StoryAction
+from fabula.memory.records import is_secret, secret_text
 from fabula.memory.text import split_sentences
 
 __all__ = ["extract", "parse_clause", "parse_sentence", "split_sentences"]
@@ -84,12 +88,20 @@ _FORMS: list[tuple[ActionKind, re.Pattern[str]]] = [
 _LOCATION_CLAUSE = re.compile(rf"^(?:[Tt]he )?(?P<obj>{_NP}) is in the (?P<target>{_NP})$")
 _HELD_CLAUSE = re.compile(rf"^[Tt]he (?P<obj>{_NP}) is with (?P<holder>{_NAME})$")
 _ATTRIBUTE_CLAUSE = re.compile(rf"^[Tt]he (?P<attr>{_NP}) of the (?P<obj>{_NP}) is (?P<value>.+)$")
+_SECRET_CLAUSE = re.compile(
+    rf"^(?P<owner>{_NAME})'s (?P<attr>secret(?: [0-9]+)?) is that (?P<text>\S.*)$"
+)
 _NAME_SPLIT = re.compile(r",? and |, ")
 
 
 def parse_clause(text: str) -> Clause | None:
-    """``the O is in the C`` or ``the <attribute> of the O is <value>``; None otherwise."""
+    """``the O is in the C``, ``the O is with A``, ``the <attribute> of the O is <value>``
+    or ``A's secret is that <proposition>``; None otherwise."""
     text = text.strip().rstrip(".!?,").strip()
+    secret = _SECRET_CLAUSE.match(text)
+    if secret and is_secret(secret["attr"]):
+        value = secret_text(secret["text"])
+        return Clause(subject=secret["owner"], attribute=secret["attr"], value=value)
     held = _HELD_CLAUSE.match(text)
     if held:
         return Clause(subject=held["obj"], attribute="location", value=held["holder"])

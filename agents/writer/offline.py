@@ -13,6 +13,7 @@ from __future__ import annotations
 from fabula.agents.contracts import Action, Draft, WriteRequest
 from fabula.agents.views import AuthorView
 from fabula.errors import StoryAtRest
+from fabula.memory.records import is_secret
 
 __all__ = ["OfflineWriter", "realise"]
 
@@ -53,6 +54,10 @@ def realise(view: AuthorView, character: str, action: Action) -> str:
     if k == "ask" and action.listener and action.about:
         return f"{a} asked {view.name(action.listener)} where {_the(view, action.about)} is."
     if k == "tell" and action.listener and action.about and action.claim:
+        if is_secret(action.attribute):
+            # a secret is confided: nobody but the listener hears it
+            clause = f"{view.name(action.about)}'s {action.attribute} is that {action.claim}"
+            return f"{a} privately told {view.name(action.listener)} that {clause}."
         if action.attribute == "location" and view.kind(action.claim) == "character":
             clause = f"{_the(view, action.about)} is with {view.name(action.claim)}"
         elif action.attribute == "location":
@@ -68,7 +73,9 @@ def realise(view: AuthorView, character: str, action: Action) -> str:
 class OfflineWriter:
     """Deterministic writer: one sentence per proposed action, focal characters in order.
 
-    On a revision it leaves out every sentence the critic found an error in.
+    On a revision it leaves out every sentence the critic found an error in; an action
+    addressed to someone (a telling, a question, a gift) by or to a character who went
+    elsewhere earlier in the passage is left out: they are no longer together.
     """
 
     async def write(self, request: WriteRequest, view: AuthorView) -> Draft:
@@ -79,14 +86,19 @@ class OfflineWriter:
         by_character = {p.character: p for p in request.proposals}
         flagged = {f.quote for f in request.findings if f.severity == "error" and f.quote}
         sentences: list[str] = []
+        gone: set[str] = set()  # who went elsewhere earlier in this passage
         for character in request.plan.focal:
             proposal = by_character.get(character)
             if proposal is None:
                 continue
             for action in proposal.actions:
+                if action.listener is not None and {character, action.listener} & gone:
+                    continue  # meant for someone who is no longer there
                 sentence = realise(view, character, action)
                 if sentence and sentence not in flagged and sentence not in sentences:
                     sentences.append(sentence)
+                    if action.kind == "go":
+                        gone.add(character)
         if not sentences:
             raise StoryAtRest(
                 "nobody in the planned scene does anything: "

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from fabula.memory.actions import ActionKind, Clause, StoryAction
 from fabula.memory.delta import DeltaBuilder
-from fabula.memory.records import AcquisitionMode, Event, Fact, slug
+from fabula.memory.records import AcquisitionMode, Event, Fact, is_secret, secret_text, slug
 from fabula.memory.rules import WorldRules
 from fabula.memory.tracking.prior import PriorView, name_id
 from fabula.memory.tracking.state import Tracker
@@ -216,7 +216,11 @@ def _search(t: Tracker, action: StoryAction) -> None:
 
 # -- facts stated and seen ------------------------------------------------------------
 def _fact(t: Tracker, clause: Clause) -> Fact:
-    """The clause as a fact over identifiers (a location's container is introduced)."""
+    """The clause as a fact over identifiers (a location's container is introduced; a
+    secret is its character's, its proposition kept as written)."""
+    if is_secret(clause.attribute):
+        owner = t.entity("character", clause.subject)
+        return Fact(subject=owner, attribute=clause.attribute, value=secret_text(clause.value))
     subject = t.entity("object", clause.subject)
     if clause.attribute != "location":
         return Fact(subject=subject, attribute=clause.attribute, value=clause.value)
