@@ -183,7 +183,7 @@ def fold_scenes(
         if (open_scene is None or signature is None
                 or not signature.continued_by(text.turn, open_scene.last_turn, place, day,
                                               actors)):  # fmt: skip
-            open_scene = HierarchyNode(id=f"scene-{text.turn}", level="scene",
+            open_scene = HierarchyNode(id=_next_scene(open_scene), level="scene",
                                        title=_title(place, text.clock, known),
                                        first_turn=text.turn, last_turn=text.turn)  # fmt: skip
             signature = OpenScene(open_scene.id, place, day)
@@ -319,9 +319,26 @@ def _lead(text: str) -> str:
     return text.split(". ")[0]
 
 
+def _next_scene(open_scene: HierarchyNode | None) -> str:
+    """The id of the scene after ``open_scene``: scenes are numbered in story order,
+    ``scene-1``, ``scene-2``, ... (a story folded before they were numbered so has its
+    scenes named by their first turns: the next one follows the last of those)."""
+    if open_scene is None:
+        return "scene-1"
+    return f"scene-{int(open_scene.id.rpartition('-')[2]) + 1}"
+
+
 def _place(events: Sequence[Event], scene: str | None) -> str | None:
-    places = Counter(e.place for e in events if e.place)
-    return scene or (places.most_common(1)[0][0] if places else None)
+    """Where a turn's events happen: the place most of them happen in (of two as many,
+    the later: a journey's scene is where it ends); the turn's scene where none has one."""
+    last: dict[str, int] = {}
+    for i, e in enumerate(events):
+        if e.place:
+            last[e.place] = i
+    if not last:
+        return scene
+    counts = Counter(e.place for e in events if e.place)
+    return max(last, key=lambda p: (counts[p], last[p]))
 
 
 def _actors(events: Sequence[Event], entities: dict[str, Entity]) -> set[str]:

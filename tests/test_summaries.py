@@ -1,9 +1,9 @@
 """Model-written summaries of the hierarchy (model mode), against the local test server.
 
-The story: scene 1 (turns 1-2, 1 May) hides the ledger in the hall, scene 3 (turn 3, 2 May)
-moves it to the garden, scene 4 (turn 4, 3 May) is still open. The ledger's moves join
-scenes 1 and 3 into a plotline. So three nodes are closed and summarisable: scene-1,
-scene-3 and that plotline; scene-4 keeps its extractive summary.
+The story: scene 1 (turns 1-2, 1 May) hides the ledger in the hall, scene 2 (turn 3, 2 May)
+moves it to the garden, scene 3 (turn 4, 3 May) is still open. The ledger's moves join
+scenes 1 and 2 into a plotline. So three nodes are closed and summarisable: scene-1,
+scene-2 and that plotline; scene-3 keeps its extractive summary.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from tests.fake_openai import FakeOpenAI, Reply, message_text, request_schema
 from tests.test_narrative import new_story
 
 CAST = ("ann", "ben", "cal")
-CLOSED = {"scene-1", "scene-3", "plotline-slot-ledger-location"}
+CLOSED = {"scene-1", "scene-2", "plotline-slot-ledger-location"}
 SUMMARISED = CLOSED | {"plot"}  # the plot is summarised from its plotlines
 TURNS = [  # (speaker, words, where the ledger goes or None, date)
     ("ann", "I hid the ledger under the floor of the hall.", "hall", "1 May, 2023"),
@@ -114,11 +114,11 @@ class TestModelSummaries:
         tree = await nodes(store)
         by = {i: n.summary_by for i, n in tree.items()}
         assert {i for i, b in by.items() if b == "model"} == SUMMARISED
-        assert by["scene-4"] == "extractive" and "violin" in tree["scene-4"].summary
+        assert by["scene-3"] == "extractive" and "violin" in tree["scene-3"].summary
         assert tree["scene-1"].title == "Model title, scene 1-2"
         assert tree["scene-1"].summary == "The model's summary of the scene 1-2 (the ledger)."
         line = tree["plotline-slot-ledger-location"]
-        assert line.title == "Model title, plotline 1-3" and line.children == ("scene-1", "scene-3")
+        assert line.title == "Model title, plotline 1-3" and line.children == ("scene-1", "scene-2")
         (request,) = [r for r in fake_openai.requests if span_of(r) == "plotline 1-3"]
         assert "Model title, scene 1-2: The model's summary" in message_text(request)
         (request,) = [r for r in fake_openai.requests if span_of(r) == "plot 1-3"]
