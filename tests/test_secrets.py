@@ -19,8 +19,8 @@ from fabula.agents.character.model import known_attributes, proposal_json_schema
 from fabula.agents.contracts import TurnPlan
 from fabula.agents.memory_builder.extract import parse_clause, parse_sentence
 from fabula.agents.views import author_view
-from fabula.graph.reading import minds
 from fabula.graph.service import Fabula
+from fabula.graph.service.reading import minds
 from fabula.memory.actions import Clause
 from fabula.memory.projections import project_beliefs, project_world
 from fabula.memory.store import StoryStore

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import structlog
 
+from fabula.agents.character.brief import helping_goals
 from fabula.agents.character.goals import Situation, read_goal, step
 from fabula.agents.critic.symbolic import SymbolicCritic
 from fabula.agents.memory_builder.builder import OfflineMemoryBuilder
@@ -15,6 +16,7 @@ from fabula.agents.planner.offline import OfflinePlanner
 from fabula.agents.views import author_view
 from fabula.errors import InvalidInput, StoryAtRest
 from fabula.graph.service import Fabula
+from fabula.memory.hierarchy import consolidate, nodes
 from fabula.settings import Settings
 from fabula.worlds.goals import parse_goal
 from fabula.worlds.loader import load_world, parse_world
@@ -173,6 +175,24 @@ class TestSteering:
             assert (await author_view(branch)).hypotheses[h.id].status == "realised"
             assert (await author_view(store)).hypotheses[h.id].status == "open"
 
+    async def test_a_fork_steers_who_can_bring_its_premise_about(self, redis_url: str) -> None:
+        """Pursuing "Cora ends up with the logbook", the fork steers those who believe where
+        the logbook is (Ben and Dev saw it put in the sea chest) to tell her, and one who
+        holds it to give it to her; asked for it, a holder gives it when that is the first
+        of its goals naming it."""
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await fab.create_story("lighthouse", "helpers")
+            view = await author_view(store)
+            h = next(h for h in view.hypotheses.values() if h.premise.startswith("Cora ends up"))
+            tell = "tell Cora where the logbook is"
+            assert helping_goals(view, h.id) == [("ben", tell), ("dev", tell)]
+            await fab.commit_scripted(store, "Ben took the logbook.")
+            view = await author_view(store)
+            assert helping_goals(view, h.id) == [("ben", "give the logbook to Cora")]
+            branch = await fab.fork(store, view.turn, realise=h.id)
+            await fab.run(branch, 10, auto=True)
+            assert (await author_view(branch)).hypotheses[h.id].status == "realised"
+
 
 class TestRepeatFinding:
     async def test_a_repeated_turn_is_flagged(self, redis_url: str) -> None:
@@ -202,3 +222,23 @@ def test_bench_story_json(tmp_path: Path) -> None:
                           "action_kinds_per_10", "goals_achieved", "goals_blocked",
                           "hypotheses_pursued", "hypotheses_realised", "fidelity"]  # fmt: skip
     assert data["packs"] == 3 and data["filler_lines"] == 0 and data["fidelity"] == 1.0
+
+
+class TestScenes:
+    async def test_scene_titles_name_where_their_events_happen(self, redis_url: str) -> None:
+        """A scene is titled with the place its events happen in, not the place the last
+        entry was to (the lighthouse's opening ends with Dev in the cove; Ada then speaks in
+        the lamp room), and scenes are numbered 1, 2, 3 in story order, whatever turns they
+        start at."""
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await fab.create_story("lighthouse", "scenes")
+            await fab.commit_scripted(store, '"Where is the logbook?" said Ada.')
+            await fab.commit_scripted(store, '"Nobody knows," said Ada.')  # the same scene
+            await fab.commit_scripted(store, "Ben took the logbook.")
+            await consolidate(store)
+            scenes = sorted((n for n in (await nodes(store)).values() if n.level == "scene"),
+                            key=lambda n: n.first_turn)  # fmt: skip
+            assert [s.id for s in scenes] == [f"scene-{i}" for i in range(1, len(scenes) + 1)]
+            by_turn = {t: s.title for s in scenes for t in range(s.first_turn, s.last_turn + 1)}
+            assert by_turn[4] == by_turn[5] == "scene in the lamp room"
+            assert by_turn[6] == "scene in the cove"

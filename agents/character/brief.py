@@ -13,7 +13,15 @@ from fabula.agents.character.goals import directed_goal, parse_goal
 from fabula.agents.contracts import CharacterBrief, TurnPlan
 from fabula.agents.views import AuthorView
 
-__all__ = ["brief_for", "directed", "goals_for", "pursued_goal", "readable", "steering"]
+__all__ = [
+    "brief_for",
+    "directed",
+    "goals_for",
+    "helping_goals",
+    "pursued_goal",
+    "readable",
+    "steering",
+]
 
 
 def pursued_goal(view: AuthorView, hypothesis: str | None) -> tuple[str, str] | None:
@@ -28,13 +36,35 @@ def pursued_goal(view: AuthorView, hypothesis: str | None) -> tuple[str, str] | 
     return None
 
 
+def helping_goals(view: AuthorView, hypothesis: str | None) -> list[tuple[str, str]]:
+    """(character, goal text) for the others a branch pursuing "X ends up with the O" steers
+    toward its premise, each from what it believes: whoever believes it holds the O, "give
+    the O to X"; else whoever believes where the O is, "tell X where the O is"."""
+    found = pursued_goal(view, hypothesis)
+    premise = view.hypotheses.get(hypothesis) if hypothesis else None
+    if found is None or premise is None or premise.status != "open":
+        return []
+    me = found[0]
+    obj = next(f.subject for f in premise.realises if f.value == me)
+    where = view.world.where(obj)
+    others = [c for c in view.characters() if c != me and c in view.beliefs]
+    holders = [c for c in others if view.beliefs[c].where(obj) == c]
+    if holders:
+        return [(holders[0], f"give the {view.name(obj)} to {view.name(me)}")]
+    knowers = [c for c in others if where is not None and view.beliefs[c].where(obj) == where]
+    return [(c, f"tell {view.name(me)} where the {view.name(obj)} is") for c in knowers]
+
+
 def goals_for(
     view: AuthorView, character: str, *, direction: str | None, hypothesis: str | None
 ) -> list[str]:
-    """``character``'s goals for this turn: a direction's and a pursued hypothesis's first,
-    then its own (the world pack's)."""
+    """``character``'s goals for this turn: a direction's and a pursued hypothesis's first
+    (the one the hypothesis is about, and those :func:`helping_goals` steers), then its own
+    (the world pack's)."""
     goals = view.goals_of(character)
-    for extra in (directed(view, direction), pursued_goal(view, hypothesis)):
+    extras = [directed(view, direction), pursued_goal(view, hypothesis),
+              *helping_goals(view, hypothesis)]  # fmt: skip
+    for extra in extras:
         if extra is not None and extra[0] == character and extra[1] not in goals:
             goals = [extra[1], *goals]
     return goals

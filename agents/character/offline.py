@@ -13,8 +13,9 @@ Policy, in order:
    not know" — or says it does not know. Asked for its secret, it keeps it: with a goal
    to keep it (``keep my secret``), by a lie ("X's secret is that X has nothing to hide"),
    else by refusing.
-2. A request put to it ("Give me the key, Mara"): it gives the thing unless a goal of its
-   own names it (then it refuses, in words).
+2. A request put to it ("Give me the key, Mara"): it gives the thing unless the first goal
+   of its own that names the thing is not to give it to the asker (then it refuses, in
+   words).
 3. Its goals, in order (:func:`fabula.agents.character.goals.step`): the first with a step
    to take gives the turn's action — unless it is a move it has made twice already (going
    to one place, searching one container): what it believes is sending it round in
@@ -157,8 +158,11 @@ class OfflineCharacter:
         request = _pending_request(me, memories)
         if request is not None:
             asker, obj = request
-            wanted = {g.object for g in goals if not (g.kind == "give" and g.character == asker)}
-            if sit.beliefs.where(obj) == me and obj not in wanted:
+            # the first of its goals that names the thing decides: giving it to the asker,
+            # or keeping it (no goal naming it: it gives)
+            first = next((g for g in goals if g.object == obj), None)
+            gives = first is None or (first.kind == "give" and first.character == asker)
+            if sit.beliefs.where(obj) == me and gives:
                 action = Action(kind="give", object=obj, listener=asker, reason="asked for it")
             else:
                 action = Action(kind="say", listener=asker, about=obj,

@@ -4,8 +4,10 @@ The anchor of a turn is a character with something to do, in this order:
 
 1. anyone a question or a request was just put to (so questions get answers);
 2. the character a direction names ("Cora gets the logbook": Cora, with that goal), or the
-   one a branch's hypothesis is about ("Cora ends up with the logbook"); a rejection note
-   that reads as a direction steers the re-plan the same way;
+   one a branch's hypothesis is about ("Cora ends up with the logbook") and those it
+   steers toward it (whoever holds the logbook, to give it to Cora; else whoever knows
+   where it is, to tell her); a rejection note that reads as a direction steers the
+   re-plan the same way;
 3. characters with a step to take toward their goals (judged from their beliefs by
    :func:`fabula.agents.character.goals.step`), in rotation.
 
@@ -21,7 +23,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from fabula.agents.character.brief import directed, goals_for, pursued_goal, readable, steering
+from fabula.agents.character.brief import (
+    directed,
+    goals_for,
+    helping_goals,
+    pursued_goal,
+    readable,
+    steering,
+)
 from fabula.agents.character.goals import (
     DIRECTION_FORMS,
     SECRET_QUESTION,
@@ -81,7 +90,11 @@ class OfflinePlanner:
             asked = [c for c in dict.fromkeys(asked) if c in characters]
         led = [
             found[0]
-            for found in (directed(view, steer), pursued_goal(view, pursued))
+            for found in (
+                directed(view, steer),
+                pursued_goal(view, pursued),
+                *helping_goals(view, pursued),
+            )
             if found is not None
         ]
         turn = view.turn + 1
