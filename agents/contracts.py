@@ -146,6 +146,9 @@ class CharacterBrief(_Contract):
     goals: tuple[str, ...] = ()
     secrets: tuple[str, ...] = ()
     voice: str = ""
+    # which of the goals it can act on to take a step toward (0: the first): a re-plan or
+    # another draft of the turn (`fabula run --alternatives`) tries another
+    variant: int = Field(0, ge=0)
 
 
 class Draft(_Contract):
@@ -194,3 +197,6 @@ class Decision(_Contract):
     note: str = ""
     now: bool = False
     force: bool = False
+    # approve: which of the turn's alternative drafts (its id, ``<turn>.d<k>``, see
+    # fabula.memory.drafts) to commit, exactly as it was shown; None: the pending draft
+    choice: str | None = None

@@ -37,6 +37,7 @@ from fabula.graph.runtime import Committed, TurnContext
 from fabula.graph.state import CharacterTask, TurnState
 from fabula.logs import get_logger
 from fabula.memory.delta import TurnDelta
+from fabula.memory.drafts import read_drafts
 from fabula.memory.index.build import behind, index_through
 from fabula.memory.store import StoryStore
 
@@ -95,7 +96,10 @@ async def plan(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any
         )
     log.info("planned", role="planner", focal=turn_plan.focal, attempt=attempt)
     steer = steering(view, state.get("direction"), state.get("notes", []))
-    briefs = {c: brief_for(view, c, turn_plan, steer=steer).model_dump() for c in turn_plan.focal}
+    # each round of attempts through the cast asks the characters for another of their steps
+    variant = attempt // max(1, len(view.characters()))
+    briefs = {c: brief_for(view, c, turn_plan, steer=steer, variant=variant).model_dump()
+              for c in turn_plan.focal}  # fmt: skip
     return {
         "plan": turn_plan.model_dump(),
         "briefs": briefs,
@@ -261,11 +265,13 @@ def route_after_critique(state: TurnState, runtime: Runtime[TurnContext]) -> str
     return "approve"
 
 
-def approve(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
+async def approve(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
     """Ask the human (``interrupt``), or decide alone in autonomous mode.
 
     The payload shows the draft, the critic's findings, a readable preview and the very
-    delta an approval commits (``turn_delta``), and why an edit could not be read.
+    delta an approval commits (``turn_delta``), and why an edit could not be read. An
+    approval that chooses one of the turn's alternative drafts (``choice``) puts that
+    draft in place, with its findings, preview and delta: that delta is what is committed.
     """
     ctx = runtime.context
     errors = [f for f in state.get("findings", []) if f.get("severity") == "error"]
@@ -301,6 +307,19 @@ def approve(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
         update["notes"] = [*state.get("notes", []), decision.note or "rejected"]
     if decision.action == "edit":
         update["edit"] = (decision.text or "").strip()
+    if decision.action == "approve" and decision.choice:
+        kept = await read_drafts(_store(state, ctx), state["turn"])
+        option = kept.get(decision.choice)
+        if option is None:  # the service checks first; a draft gone meanwhile
+            raise InvalidInput(f"turn {state['turn']} has no draft {decision.choice!r}",
+                               story=state["story"], turn=state["turn"])  # fmt: skip
+        update |= {
+            "draft": Draft(text=option.text).model_dump(),
+            "findings": option.findings,
+            "preview": option.preview,
+            "delta": option.delta,
+            "plan": option.plan or state["plan"],
+        }
     return update
 
 

@@ -25,6 +25,8 @@ Layout (``S`` story, ``B`` branch, ``C`` character, ``H`` a holder chain such as
     fab:{S}:b:B:tree:c:N              string claim on node N while a model summarises it
     fab:{S}:b:B:decide:T              string lock held while a decision resumes turn T
     fab:{S}:b:B:fence:T               set    commit attempts of turn T given up for lost (expires)
+    fab:{S}:b:B:drafts:T              hash   the alternative drafts of turn T: id -> Draft
+                                             (with findings and preview), "chosen" -> id
     fab:{S}:b:B:usage                 hash   turn -> model usage by role (tokens, calls, retries)
     fab:{S}:b:B:usage:background      hash   "role|count" -> model usage outside turns (summaries)
     fab:{S}:c:C:B:cur:H               hash   "subject|attribute" -> current Belief of chain H
@@ -67,6 +69,7 @@ __all__ = [
     "common_pattern",
     "decision_lock",
     "developments",
+    "drafts",
     "entities",
     "events",
     "fence",
@@ -185,6 +188,12 @@ def hierarchy_summaries(story: str, branch: str) -> str:
 def summary_claim(story: str, branch: str, node: str) -> str:
     """Held (with an expiry) by the one run that asks a model to summarise ``node``."""
     return f"{_s(story)}:b:{branch}:tree:c:{node}"
+
+
+def drafts(story: str, branch: str, turn: int) -> str:
+    """The alternative drafts of ``turn`` on ``branch``, kept with the turn once it is
+    decided (see :mod:`fabula.memory.drafts`)."""
+    return f"{_s(story)}:b:{branch}:drafts:{turn}"
 
 
 def decision_lock(story: str, branch: str, turn: int) -> str:

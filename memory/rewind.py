@@ -151,6 +151,9 @@ async def rewind(store: StoryStore, to_turn: int, keep: str) -> RewindPlan:
                      and not k.startswith(keys.fence(story, branch, 0)[: -1]))  # fmt: skip
     fences = [k for k in every if k.startswith(keys.fence(story, branch, 0)[:-1])
               and int(k.rsplit(":", 1)[1]) > to_turn]  # fmt: skip
+    # the alternative drafts of the later turns go with them (the kept branch has copies)
+    fences += [k for k in every if k.startswith(keys.drafts(story, branch, 0)[:-1])
+               and int(k.rsplit(":", 1)[1]) > to_turn]  # fmt: skip
 
     # what the branch holds, truncated to the turn (read before the transaction, checked by
     # the head it was read at: every commit moves it)

@@ -15,7 +15,13 @@ import httpx
 import pytest
 from playwright.async_api import Browser, Page, async_playwright, expect
 
-from tests.test_web_browser import ARGS, CHROMIUM, base, create_story  # noqa: F401 (fixture)
+from tests.test_web_browser import (  # noqa: F401 (fixture)
+    ARGS,
+    CHROMIUM,
+    base,
+    create_story,
+    run_until_pending,
+)
 
 needs_chromium = pytest.mark.skipif(
     not __import__("pathlib").Path(CHROMIUM).exists(),
@@ -97,6 +103,28 @@ class TestRewindOverHttp:
             assert text["turns"][-1]["text"] == "Leo went to the hallway."
 
 
+class TestDraftsOverHttp:
+    async def test_alternatives_and_choice_through_the_api(self, base: str) -> None:  # noqa: F811
+        """POST alternatives writes the drafts (the turn first), GET drafts shows the same;
+        approve with choice commits that draft, and the drafts stay with the turn."""
+        async with httpx.AsyncClient(base_url=base, timeout=60) as client:
+            await client.post("/api/stories", json={"world": "hollow_book", "id": "tale"})
+            r = await client.post("/api/stories/tale/alternatives", json={"count": 2})
+            assert r.status_code == 200, r.text
+            made = r.json()
+            assert [d["id"] for d in made["drafts"]] == ["4.d1", "4.d2"]
+            assert (await client.get("/api/stories/tale/drafts")).json()["drafts"] == made["drafts"]
+            bad = await client.post("/api/stories/tale/approve", json={"choice": "5"})
+            assert bad.status_code == 422 and "has no draft '5'" in bad.text
+            body = {"choice": "4.d2", "pending_id": made["pending_id"]}
+            r = await client.post("/api/stories/tale/approve", json=body)
+            assert r.status_code == 200 and r.json()["outcome"] == "committed", r.text
+            text = (await client.get("/api/stories/tale/text")).json()
+            assert text["turns"][-1]["text"] == made["drafts"][1]["draft"]
+            kept = (await client.get("/api/stories/tale/drafts?turn=4")).json()
+            assert kept["chosen"] == "4.d2" and len(kept["drafts"]) == 2
+
+
 @needs_chromium
 class TestInTheBrowser:
     async def test_docs_render_the_api(self, page: Page, base: str) -> None:  # noqa: F811
@@ -169,4 +197,21 @@ class TestInTheBrowser:
         await page.click("[data-testid=retcon-submit]")
         await expect(page).to_have_url(re.compile(r"branch=main-edit-3"))
         await expect(page.locator("#turn-3")).to_contain_text("Mara went to the hallway.")
+        await page.goto("about:blank")
+
+    async def test_show_drafts_and_choose_one(self, page: Page, base: str) -> None:  # noqa: F811
+        """On the pending page, 'Show 3 drafts' lays the drafts side by side, each with its
+        changes (and a note: the offline engine has two different ones here); choosing the
+        second commits it."""
+        await create_story(page, base)
+        await run_until_pending(page)
+        await page.goto(base + "/stories/tale/pending")
+        await expect(page.locator("[data-testid=try-again]")).to_be_visible()
+        await page.click("[data-testid=show-drafts]")
+        await expect(page.locator("[data-testid=drafts] section")).to_have_count(2)
+        await expect(page.locator("[data-testid=drafts-note]")).to_contain_text("2 different")
+        second = page.locator("[data-testid=draft-2]")
+        await expect(second).to_contain_text("Mara went to the hallway.")
+        await page.click("[data-testid=choose-2]")
+        await expect(page.locator("#turn-4")).to_contain_text("Mara went to the hallway.")
         await page.goto("about:blank")

@@ -90,7 +90,7 @@ def steering(view: AuthorView, direction: str | None, notes: Sequence[str]) -> s
 
 
 def brief_for(
-    view: AuthorView, me: str, turn_plan: TurnPlan, *, steer: str | None = None
+    view: AuthorView, me: str, turn_plan: TurnPlan, *, steer: str | None = None, variant: int = 0
 ) -> CharacterBrief:
     """``me``'s brief for the planned turn: its name, goals (the ones the offline engine can
     pursue first, motives after), secrets and voice — never the plan's scene goal, beats
@@ -99,6 +99,7 @@ def brief_for(
 
     A branch pursuing "X ends up with the O" gives X the goal of getting the O first; a
     direction in controlled form (``steer``: "X gets the O") gives X that goal first.
+    ``variant`` asks for a step toward another of its goals (see ``CharacterBrief``).
     """
     goals = goals_for(view, me, direction=steer, hypothesis=turn_plan.hypothesis or view.pursue)
     spec = view.character_spec(me)
@@ -109,4 +110,5 @@ def brief_for(
         + tuple(g for g in goals if parse_goal(g).kind == "motive"),
         secrets=tuple(spec.secrets) if spec else (),
         voice=spec.voice if spec else "",
+        variant=variant,
     )

@@ -169,13 +169,17 @@ class OfflineCharacter:
                                 line=f"{REFUSAL} {sit.name(obj)}", reason="wants it")  # fmt: skip
             return Proposal(character=me, actions=(action,), intent="answer a request")
         states: list[str] = []
+        steps: list[Proposal] = []  # one per goal it can act on, in the brief's order
         for goal in goals:
             found = step(sit, goal)
             if found.status == "act" and found.action is not None:
                 if not _circling(sit, found.action):
-                    return Proposal(character=me, actions=(found.action,), intent=goal.text)
+                    steps.append(Proposal(character=me, actions=(found.action,), intent=goal.text))
+                    continue
                 found = replace(found, status="blocked", why="it is going round in circles")
             states.append(f"{found.status}: {goal.text} ({found.why})")
+        if steps:  # the first, or for another draft of the turn another (brief.variant)
+            return steps[brief.variant % len(steps)]
         return Proposal(character=me, actions=(), intent="; ".join(states) or "no goals")
 
     def _answer(self, sit: Situation, goals: list[Goal], asker: str, obj: str) -> Action:

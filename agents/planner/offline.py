@@ -66,7 +66,9 @@ class OfflinePlanner:
     ) -> TurnPlan:
         """Plan the next turn; a re-plan after rejection (``attempt`` > 0, with the
         approver's ``notes``) anchors on the next character in line, or on the character
-        the last note directs.
+        the last note directs; once every character has anchored a turn, the next round
+        puts each anchor alone in the scene (the same attempt plans the same turn: the
+        drafts of ``fabula run --alternatives`` are these plans).
 
         Raises InvalidInput for a direction it cannot read, StoryAtRest when no character
         has anything to do.
@@ -119,7 +121,10 @@ class OfflinePlanner:
             if c != anchor and place and view.place_of(c) == place and (c in asked or c in busy)
         ]
         others.sort(key=lambda c: (c not in asked, c))
-        focal = (anchor, *others[: MAX_FOCAL - 1])
+        # each round of attempts through the anchors changes the cast: with the others in
+        # the place, then the anchor alone (a re-plan, or another draft, tries another turn)
+        alone = steered is None and (attempt // len(order)) % 2 == 1
+        focal = (anchor,) if alone else (anchor, *others[: MAX_FOCAL - 1])
         scene_goal = steer or self._scene_goal(view, anchor, steer, pursued)
         if hypothesis is not None and pursued is not None:
             scene_goal = f"pursue: {hypothesis.premise}"

@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # imported when a command runs: `fabula --help` stays quick
     from fabula.agents.contracts import Decision
     from fabula.graph.service import Fabula
     from fabula.graph.service.pending import Listener, Pending, TurnEvent
+    from fabula.graph.service.responses import DraftsOut
     from fabula.limits import Limits
 
 __all__ = ["approve", "edit", "in_editor", "pending", "reject", "rewind", "run"]
@@ -31,13 +32,30 @@ def run(
     auto: bool = typer.Option(False, "--auto", help="Approve every turn without asking."),
     branch: str = typer.Option("main", "--branch", "-b"),
     direction: str | None = typer.Option(None, "--direction", help="A note for the planner."),
+    alternatives: int | None = typer.Option(
+        None, "--alternatives", min=1, help="Write N drafts of the next turn, side by side."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="With --alternatives: the drafts."),
 ) -> None:
-    """Write turns; without --auto, stop at the first turn awaiting approval."""
+    """Write turns; without --auto, stop at the first turn awaiting approval. With
+    --alternatives N, N drafts of the next turn, each with its findings and changes:
+    approve one with `fabula approve STORY --choose K`."""
     check_bounds(turns=turns, direction=direction)
+    if alternatives is not None and (auto or turns != 1):
+        raise InvalidInput("--alternatives writes drafts of one turn for you to choose: "
+                           "not with --auto or --turns")  # fmt: skip
 
     async def go(fab: Fabula) -> None:
         store = fab.store(story, branch)
         await store.require()
+        if alternatives is not None:
+            drafts = await fab.alternatives(store, alternatives, direction=direction,
+                                            listener=prose_printer())  # fmt: skip
+            if as_json:
+                dump(drafts)
+                return
+            print_drafts(drafts)
+            return
         done = 0
         with Progress(console=err, transient=True) as progress:
             task = progress.add_task(f"writing {story}", total=turns)
@@ -82,6 +100,29 @@ def prose_printer() -> Listener | None:
             out.print()
 
     return show
+
+
+def print_drafts(drafts: DraftsOut) -> None:
+    """A turn's alternative drafts, one after another: text, findings, changes."""
+    for option in drafts.drafts:
+        mark = " (chosen)" if option.id == drafts.chosen else ""
+        out.rule(Text(f"{drafts.story} [{drafts.branch}] turn {drafts.turn}: draft "
+                      f"{option.id.rpartition('.d')[2]} ({option.id}){mark}"))  # fmt: skip
+        out.print(option.draft)
+        for f in option.findings:
+            out.print(Text.assemble("  ", (f.severity, "yellow"), f" {f.kind}: {f.message}"))
+        for line in option.changes.events[:6]:
+            out.print(f"  happens: {line}")
+        for change in [*option.changes.world, *option.changes.beliefs][:10]:
+            who = " → ".join(change.holder)
+            value = f"{change.before or '?'} → {change.after or '(no longer)'}"
+            out.print(f"  {who + ' believes: ' if who else 'world: '}{change.subject}'s "
+                      f"{change.attribute}: {value}")  # fmt: skip
+    if drafts.note:
+        out.print(drafts.note)
+    if drafts.pending_id is not None:
+        out.print(f"choose one with `fabula approve {drafts.story} --choose K` "
+                  f"(K: 1..{len(drafts.drafts)}), or edit or reject the turn")  # fmt: skip
 
 
 def print_pending(pending: Pending | None) -> None:
@@ -143,9 +184,13 @@ def approve(
     story: str,
     branch: str = typer.Option("main", "--branch", "-b"),
     expect: str | None = typer.Option(None, "--expect", help=EXPECT_HELP),
+    choose: str | None = typer.Option(
+        None, "--choose", help="Which of the turn's drafts (K, or its id) to commit."
+    ),
 ) -> None:
-    """Approve the pending turn: it is committed to memory."""
-    _decide(story, branch, _decision(action="approve"), expect=expect)
+    """Approve the pending turn: it is committed to memory (with --choose, the draft
+    chosen among those `run --alternatives` wrote, exactly as shown)."""
+    _decide(story, branch, _decision(action="approve", choice=choose), expect=expect)
 
 
 @app.command()

@@ -62,6 +62,8 @@ from fabula.graph.service.pending import (
 from fabula.graph.service.responses import (
     ChatOut,
     DecisionOut,
+    DraftOut,
+    DraftsOut,
     PendingSummary,
     PendingTurn,
     RecallOut,
@@ -76,6 +78,7 @@ from fabula.memory.acl import MindPool, drop_character_users, ensure_character_u
 from fabula.memory.branching import fork
 from fabula.memory.connection import connect_async
 from fabula.memory.delta import TurnDelta
+from fabula.memory.drafts import DraftOption, choose_draft, read_drafts, save_drafts
 from fabula.memory.hierarchy import consolidate as fold_hierarchy
 from fabula.memory.index.background import Indexer
 from fabula.memory.index.build import index_through
@@ -101,6 +104,8 @@ __all__ = [
 ]
 
 TurnOutcome = Literal["committed", "duplicate", "pending", "abandoned"]
+
+MAX_ALTERNATIVES = 6  # drafts of one turn asked for at once (each is a whole turn's work)
 
 # A turn is checkpointed when its run stops — at the approval interrupt or at its end —
 # not after every step: a run that dies midway starts the turn over, which is safe
@@ -534,6 +539,17 @@ class Fabula:
                 branch=store.branch,
             )
         where = {"story": store.story, "branch": store.branch, "turn": seen.turn}
+        kept = await read_drafts(store, seen.turn)
+        if decision.choice is not None:
+            option = kept.get(decision.choice) if decision.action == "approve" else None
+            if option is None:
+                listed = ", ".join(o.id for o in kept.options) or "none"
+                raise InvalidInput(
+                    f"turn {seen.turn} has no draft {decision.choice!r} to choose (its drafts: "
+                    f"{listed}; `fabula run --alternatives N` writes them)",
+                    **where,
+                )
+            decision = decision.model_copy(update={"choice": option.id})
         if force:
             decision = decision.model_copy(update={"force": True})
         async with self._turn_lock(store, seen.turn, "decision", where):
@@ -562,6 +578,12 @@ class Fabula:
             if outcome == "pending" and decision.action == "edit":
                 back = await self.pending_turn(store)
                 raise_if_edit_not_taken(back.payload if back else {}, where)
+            if outcome == "committed" and kept.options:
+                # the drafts stay with the turn: which one it is now (an edit: none)
+                text = (await store.turn_texts(seen.turn, seen.turn))[0].text
+                chosen = next((o.id for o in kept.options if o.text == text), None)
+                if chosen is not None:
+                    await choose_draft(store, seen.turn, chosen)
             return outcome
 
     async def _decided(
@@ -862,3 +884,123 @@ class Fabula:
             raise
         return RetconOut(story=store.story, parent=store.branch, branch=name, turn=turn,
                          head=await child.head(), findings=findings)  # fmt: skip
+
+    # -- alternative drafts -----------------------------------------------------------
+    async def alternatives(
+        self,
+        store: StoryStore,
+        count: int,
+        *,
+        direction: str | None = None,
+        listener: Listener | None = None,
+    ) -> DraftsOut:
+        """``count`` drafts of the branch's next turn, side by side, each with its
+        findings and changes; kept with the turn (:mod:`fabula.memory.drafts`), so any
+        process shows them and approving one (``Decision.choice``) commits exactly it.
+
+        The turn is written first if none is pending (stopping for approval); its pending
+        draft is the first. The others are written by the same graph on scratch threads
+        (nothing is committed), each planned with the next attempt — the planner's next
+        choice of anchor and cast — and a draft whose text repeats an earlier one is
+        dropped; ``note`` says why when fewer than ``count`` differ.
+        """
+        if not 1 <= count <= MAX_ALTERNATIVES:
+            raise InvalidInput(f"--alternatives is 1 to {MAX_ALTERNATIVES}, not {count}",
+                               story=store.story)  # fmt: skip
+        await store.require()
+        waiting = await self.pending_turn(store)
+        if waiting is None:
+            outcome = await self.run_turn(store, auto=False, direction=direction,
+                                          listener=listener)  # fmt: skip
+            waiting = await self.pending_turn(store)
+            if outcome != "pending" or waiting is None:  # pragma: no cover - auto is off
+                raise InvalidInput(f"turn was {outcome}, not pending", story=store.story)
+        turn = waiting.turn
+        main = (await self.graph.aget_state(self._config(store, turn))).values
+        first = DraftOption(
+            id=f"{turn}.d1",
+            text=waiting.payload["draft"]["text"],
+            findings=list(waiting.payload.get("findings", [])),
+            preview=dict(waiting.payload.get("delta", {})),
+            delta=dict(waiting.payload.get("turn_delta", {})),
+            plan=dict(waiting.payload.get("plan", {})),
+        )
+        options = [first]
+        attempt = int(main.get("attempt", 0))
+        tries = count + 2 * max(1, len(await store.characters()))
+        note = None
+        for k in range(1, tries):
+            if len(options) >= count:
+                break
+            option = await self._scratch_draft(store, turn, main, attempt + k,
+                                               f"{turn}.d{len(options) + 1}")  # fmt: skip
+            if option is None:  # at rest for that plan: the next may have something to do
+                continue
+            if all(o.text != option.text for o in options):
+                options.append(option)
+        if len(options) < count and note is None:
+            note = (f"{len(options)} different drafts of {count} asked for: the planner's "
+                    "other choices wrote the same text")  # fmt: skip
+        await save_drafts(store, turn, options)
+        return await self.drafts(store, turn, note=note)
+
+    async def _scratch_draft(
+        self, store: StoryStore, turn: int, main: Mapping[str, Any], attempt: int, ident: str
+    ) -> DraftOption | None:
+        """One more draft of ``turn``, planned with ``attempt``, written on a scratch thread
+        up to the approval interrupt (nothing committed; the thread is deleted). None when
+        the story is at rest for that plan."""
+        scratch = f"{thread_id(store.story, store.branch, turn)}~{ident}"
+        config: RunnableConfig = {"configurable": {"thread_id": scratch},
+                                  "max_concurrency": self.settings.model_concurrency}  # fmt: skip
+        start: TurnState = {
+            "story": store.story,
+            "branch": store.branch,
+            "turn": turn,
+            "direction": main.get("direction"),
+            "attempt": attempt - 1,
+            "notes": list(main.get("notes", [])),
+        }
+        try:
+            with bound_contextvars(story=store.story, branch=store.branch, turn=turn):
+                await self.graph.ainvoke(start, config, context=self.context(auto=False),
+                                         durability=DURABILITY)  # fmt: skip
+            values = (await self.graph.aget_state(config)).values
+        except StoryAtRest:
+            return None
+        finally:
+            await self.saver.adelete_thread(scratch)
+        if not values.get("draft"):
+            return None
+        return DraftOption(
+            id=ident,
+            text=values["draft"]["text"],
+            findings=list(values.get("findings", [])),
+            preview=dict(values.get("preview", {})),
+            delta=dict(values.get("delta", {})),
+            plan=dict(values.get("plan", {})),
+        )
+
+    async def drafts(self, store: StoryStore, turn: int | None = None, *,
+                     note: str | None = None) -> DraftsOut:  # fmt: skip
+        """The alternative drafts kept for ``turn`` (default: the pending turn, else the
+        next), as an approver compares them."""
+        await store.require()
+        waiting = await self.pending_turn(store)
+        if turn is None:
+            turn = waiting.turn if waiting is not None else await store.head() + 1
+        kept = await read_drafts(store, turn)
+        base = store
+        out = []
+        for option in kept.options:
+            findings = [Finding.model_validate(f) for f in option.findings]
+            delta = TurnDelta.model_validate(option.delta)
+            out.append(DraftOut(
+                id=option.id, draft=option.text, sentences=sentences_of(option.text, findings),
+                findings=findings, changes=await changes_of(base, delta),
+                plan=TurnPlan.model_validate(option.plan) if option.plan else None,
+            ))  # fmt: skip
+        pending_id = waiting.id if waiting is not None and waiting.turn == turn else None
+        return DraftsOut(story=store.story, branch=store.branch, turn=turn,
+                         pending_id=pending_id, drafts=out, chosen=kept.chosen,
+                         note=note)  # fmt: skip

@@ -36,6 +36,8 @@ __all__ = [
     "ChatOut",
     "ChatRecord",
     "DecisionOut",
+    "DraftOut",
+    "DraftsOut",
     "EvidenceOut",
     "ExportOut",
     "FactOut",
@@ -241,6 +243,31 @@ class PendingTurn(_Out):
     changes: ChangesOut
     plan: TurnPlan | None = None
     edit_problem: str | None = None  # why the last edit of this turn was not taken
+
+
+class DraftOut(_Out):
+    """One of a turn's alternative drafts, as an approver compares them: its id (what
+    ``approve --choose`` names), its text, the critic's findings and what it would change."""
+
+    id: str
+    draft: str
+    sentences: list[SentenceOut]
+    findings: list[Finding]
+    changes: ChangesOut
+    plan: TurnPlan | None = None
+
+
+class DraftsOut(_Out):
+    """The alternative drafts of a turn, side by side; ``chosen`` names the one committed
+    (once the turn is decided), ``pending_id`` the turn's pending draft while it waits."""
+
+    story: str
+    branch: str
+    turn: int
+    pending_id: str | None = None
+    drafts: list[DraftOut]
+    chosen: str | None = None
+    note: str | None = None  # why fewer drafts than asked for were written
 
 
 class DecisionOut(_Out):

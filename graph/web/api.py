@@ -30,6 +30,7 @@ from fabula.graph.service.responses import (
     BranchOut,
     ChatOut,
     DecisionOut,
+    DraftsOut,
     EvidenceOut,
     ExportOut,
     MindsOut,
@@ -103,6 +104,23 @@ class DecisionRequest(_Request):
 
     branch: str = "main"
     pending_id: str | None = Field(None, max_length=MAX_PENDING_ID_CHARS)
+
+
+class ApproveRequest(DecisionRequest):
+    """Approve the pending turn, or one of its alternative drafts (``choice``)."""
+
+    choice: str | None = Field(
+        None, max_length=MAX_PENDING_ID_CHARS,
+        description="Which of the turn's drafts to commit (its number or id, see drafts).",
+    )  # fmt: skip
+
+
+class AlternativesRequest(_Request):
+    """Write ``count`` drafts of the branch's next turn, to compare and choose from."""
+
+    branch: str = "main"
+    count: int = Field(3, ge=1, le=6)
+    direction: str | None = Field(None, max_length=MAX_DIRECTION_CHARS)
 
 
 class EditRequest(DecisionRequest):
@@ -355,9 +373,27 @@ async def _decide(
 
 
 @router.post("/stories/{story}/approve", response_model=DecisionOut)
-async def approve(fab: Fab, story: str, body: DecisionRequest) -> DecisionOut:
-    """Commit the pending turn (409 when it was decided meanwhile)."""
-    return await _decide(fab, story, body, Decision(action="approve"))
+async def approve(fab: Fab, story: str, body: ApproveRequest) -> DecisionOut:
+    """Commit the pending turn, or with ``choice`` the draft chosen among its alternatives,
+    exactly as shown (409 when it was decided meanwhile)."""
+    return await _decide(fab, story, body, Decision(action="approve", choice=body.choice))
+
+
+@router.post("/stories/{story}/alternatives", response_model=DraftsOut)
+async def alternatives(fab: Fab, story: str, body: AlternativesRequest) -> DraftsOut:
+    """``count`` drafts of the next turn (written first if none is pending), each with its
+    findings and changes, kept with the turn: approve one with ``choice``."""
+    store = _store(fab, story, body.branch)
+    return await fab.alternatives(store, body.count, direction=body.direction)
+
+
+@router.get("/stories/{story}/drafts", response_model=DraftsOut)
+async def drafts(
+    fab: Fab, story: str, branch: Branch = "main",
+    turn: Annotated[int | None, Query(ge=1, description="Default: the pending turn.")] = None,
+) -> DraftsOut:  # fmt: skip
+    """The alternative drafts kept for a turn (those not chosen too, once it is decided)."""
+    return await fab.drafts(_store(fab, story, branch), turn)
 
 
 @router.post("/stories/{story}/edit", response_model=DecisionOut)

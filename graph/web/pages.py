@@ -228,7 +228,27 @@ async def _decide(
 
 @router.post("/stories/{story}/approve")
 async def approve(request: Request, fab: Fab, story: str, form: Form) -> Response:
-    return await _decide(request, fab, story, form, Decision(action="approve"))
+    choice = _text(form, "choice") or None
+    return await _decide(request, fab, story, form, Decision(action="approve", choice=choice))
+
+
+@router.post("/stories/{story}/alternatives")
+async def alternatives(fab: Fab, story: str, form: Form) -> Response:
+    branch = _text(form, "branch") or "main"
+    count = _whole(_text(form, "count") or "3", "count")
+    done = await fab.alternatives(fab.store(story, branch), count)
+    return go(f"/stories/{story}/drafts", branch=branch, turn=done.turn, note=done.note)
+
+
+@router.get("/stories/{story}/drafts", response_class=HTMLResponse)
+async def drafts_page(
+    request: Request, fab: Fab, story: str, branch: Branch = "main",
+    turn: Annotated[int | None, Query(ge=1)] = None,
+) -> Response:  # fmt: skip
+    found = await fab.drafts(fab.store(story, branch), turn)
+    note = request.query_params.get("note", "")[:300] or None
+    found = found.model_copy(update={"note": note or found.note})
+    return page(request, "drafts.html", story=story, branch=branch, drafts=found)
 
 
 @router.post("/stories/{story}/edit")
