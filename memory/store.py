@@ -183,8 +183,12 @@ class StoryStore:
         pack: BaseModel | None = None,
         origin: str | None = None,
         assets: Mapping[str, bytes] | None = None,
+        unfinished: bool = False,
     ) -> None:
         """Create the story and commit its setup (turn 0). Refuses an existing story.
+
+        ``unfinished``: the maker has more to commit before the story may be continued
+        (an opening); it is marked so until :meth:`finish`.
 
         ``rules`` are the world's rules of knowledge (see :mod:`fabula.memory.rules`), kept
         with the story so every process that extends it applies the same ones; ``pack`` is
@@ -212,6 +216,7 @@ class StoryStore:
             mapping={
                 "title": title,
                 "created_at": f"{time.time():.3f}",
+                **({"unfinished": "1"} if unfinished else {}),  # until finish() is called
                 "rules": (rules or WorldRules()).model_dump_json(),
                 **(_pack_fields(pack.model_dump_json()) if pack is not None else {}),
                 **({"origin": origin} if origin is not None else {}),
@@ -220,6 +225,20 @@ class StoryStore:
         )
         # the list of stories is one key outside every story's slot: written after the story
         await self.client.sadd(keys.STORIES, self.story)
+
+    async def finish(self) -> None:
+        """Mark the story whole: its maker has committed all it meant to (the pack's opening,
+        the characters' users). Until then :meth:`unfinished` says so, and a story whose
+        maker was killed midway is refused rather than continued without its opening."""
+        await self.client.hdel(keys.meta(self.story), "unfinished")
+
+    async def unfinished(self) -> bool:
+        """Whether the story was left unfinished by its maker (created, never marked whole;
+        a story made before the mark existed is whole)."""
+        fields = ["unfinished", "created_at"]
+        marked, created = await self.client.hmget(keys.meta(self.story), fields)
+        # no creation time: its maker stopped before it wrote even that
+        return marked is not None or (created is None and await self.exists())
 
     async def delete(self) -> int:
         """Delete every key of the story (all branches, all minds). Returns keys removed."""

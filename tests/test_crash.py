@@ -37,7 +37,7 @@ from redis.asyncio.lock import Lock
 
 from fabula.agents.contracts import Decision
 from fabula.bench.loop import synthetic_world
-from fabula.errors import FabulaError
+from fabula.errors import FabulaError, InvalidInput
 from fabula.graph.service import Fabula
 from fabula.memory import keys
 from fabula.memory.connection import connect, connect_async
@@ -47,6 +47,7 @@ from fabula.memory.store import StoryStore
 from fabula.settings import Settings
 from tests.conftest import ON_CLUSTER
 from tests.test_bad_input import Cli
+from tests.test_cli import fabula
 from tests.web_server import studio
 
 SEED = int(os.environ.get("FABULA_CRASH_SEED", "7"))
@@ -148,6 +149,51 @@ class TestKillRun:
     async def _new_story(url: str, home: Path) -> None:
         async with Fabula(url, settings_for(home)) as fab:
             await fab.create_story(synthetic_world(3), "crash")  # never at rest
+
+
+class TestKillNew:
+    def test_kill_9_of_new_mid_opening_leaves_a_story_refused(
+        self, redis_url: str, tmp_path: Path
+    ) -> None:
+        """`fabula new` killed while it commits a pack's opening leaves a story marked
+        unfinished: running it is refused in one line naming the way out (delete it and
+        make it again), nothing is written, and `fabula delete` removes it."""
+        lines = "\n".join(f'  "Leo went to the {p}.",' for p in ["hallway", "study"] * 30)
+        pack = (Path(__file__).parent.parent / "worlds/hollow_book/world.toml").read_text()
+        start = pack.index("[opening]")
+        folder = tmp_path / "long_opening"
+        folder.mkdir()
+        (folder / "world.toml").write_text(pack[:start] + f"[opening]\nturns = [\n{lines}\n]\n")
+        client = connect(redis_url)
+        pid = _run_cli_in_child(redis_url, tmp_path, ["new", "--world", str(folder), "--id", "cut"])
+        head = -1
+        deadline = time.monotonic() + 60
+        while head < 3 and time.monotonic() < deadline:  # well into the opening's 60 turns
+            head = int(client.hget(keys.head("cut", "main"), "turn") or -1)
+            time.sleep(0.005)
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        stopped_at = check_story(redis_url, "cut")
+        assert 3 <= stopped_at < 60, stopped_at
+        run = fabula(redis_url, "run", "cut", "--turns", "1", "--auto", check=False)
+        assert run.returncode == 1 and len(run.stderr.strip().splitlines()) == 1, run.stderr
+        assert "story 'cut' was never finished being made" in run.stderr
+        assert check_story(redis_url, "cut") == stopped_at  # nothing written
+        assert asyncio.run(self._refusal(redis_url, tmp_path)).startswith(
+            "story 'cut' was never finished being made"
+        )
+        fabula(redis_url, "delete", "cut", "--yes")
+        assert not client.exists(keys.meta("cut"))
+        client.close()
+
+    @staticmethod
+    async def _refusal(url: str, home: Path) -> str:
+        async with Fabula(url, settings_for(home)) as fab:
+            try:
+                await fab.run_turn(fab.store("cut"), auto=True)
+            except InvalidInput as exc:
+                return str(exc)
+        return "not refused"
 
 
 # -- kill -9 of an RQ worker mid-consolidation ------------------------------------------

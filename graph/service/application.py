@@ -217,12 +217,16 @@ class Fabula:
         *,
         origin: str | None = None,
         assets: Mapping[str, bytes] | None = None,
+        finished: bool = True,
     ) -> StoryStore:
         """Create a story from a world pack (a name, a path, or a loaded pack).
 
         ``origin`` records what made it when no person did (``fabula demo``: ``"demo"``);
         ``assets`` are the files its characters' ``image`` fields name (default: read from
-        the pack's folder, see :func:`~fabula.worlds.loader.pack_assets`).
+        the pack's folder, see :func:`~fabula.worlds.loader.pack_assets`). Unless
+        ``finished`` is False (the caller commits more first, then calls
+        :meth:`~fabula.memory.store.StoryStore.finish`), the story is marked whole once its
+        characters' users exist; one never marked whole is refused by :meth:`run_turn`.
         """
         pack = world if isinstance(world, WorldPack) else load_world(world)
         store = self.store(story or pack.id)
@@ -234,9 +238,12 @@ class Fabula:
             pack=pack,
             origin=origin,
             assets=pack_assets(pack) if assets is None else assets,
+            unfinished=True,
         )
         for character in await store.characters():
             await ensure_character_user(self.admin, store.story, character)
+        if finished:
+            await store.finish()
         return store
 
     async def delete_story(self, story: str) -> None:
@@ -340,7 +347,7 @@ class Fabula:
                 f"(0 to {len(pack.opening.greetings) - 1})",
                 path=pack.source,
             )
-        store = await self.new_story(pack, story, origin=origin, assets=assets)
+        store = await self.new_story(pack, story, origin=origin, assets=assets, finished=False)
         try:
             for i, text in enumerate(pack.opening.turns):
                 errors = [
@@ -360,7 +367,19 @@ class Fabula:
         except BaseException:
             await self.delete_story(store.story)
             raise
+        await store.finish()  # a maker killed before this leaves a story marked unfinished
         return store
+
+    async def require_finished(self, store: StoryStore) -> None:
+        """Raise :class:`InvalidInput` (one line) for a story its maker never finished
+        (killed while it committed the opening): continued, it would lack its opening."""
+        if await store.unfinished():
+            raise InvalidInput(
+                f"story {store.story!r} was never finished being made (its maker stopped "
+                f"before its opening was committed): delete it (fabula delete {store.story}) "
+                "and make it again",
+                story=store.story,
+            )
 
     async def check_scripted(self, store: StoryStore, text: str) -> list[Finding]:
         """The symbolic critic's findings on a scripted turn as the next turn (nothing is
@@ -433,6 +452,7 @@ class Fabula:
         character, before the story is declared at rest.
         """
         await store.require()
+        await self.require_finished(store)
         turn = await store.head() + 1
         config = self._config(store, turn)
         snapshot = await self.graph.aget_state(config)
