@@ -154,6 +154,9 @@ class Settings(BaseModel):
     redis_url: str | None = None
     # accept a Redis with a user that lets anyone in (FABULA_REDIS_ALLOW_OPEN=1)
     allow_open_redis: bool = False
+    # start the embedded server on a truncated append-only file, dropping its cut tail
+    # (FABULA_REDIS_LOAD_TRUNCATED=1); by default such a file is refused, with how to repair it
+    redis_load_truncated: bool = False
     # the embedded server's fsync policy (FABULA_REDIS_FSYNC); a configured Redis keeps its own
     redis_fsync: FsyncPolicy = "always"
     # FABULA_REDIS_CLUSTER=1/0: the Redis is (not) a cluster; unset: asked once
@@ -218,6 +221,8 @@ class Settings(BaseModel):
             "home": default_home(env),
             "redis_url": env.get("FABULA_REDIS_URL") or None,
             "allow_open_redis": env.get("FABULA_REDIS_ALLOW_OPEN", "") in ("1", "true", "yes"),
+            "redis_load_truncated": env.get("FABULA_REDIS_LOAD_TRUNCATED", "")
+            in ("1", "true", "yes"),
             "rq_url": env.get("FABULA_RQ_URL") or None,
             "model": base,
             "roles": roles,

@@ -301,3 +301,47 @@ class TestOneServerPerFolder:
         finally:
             holder.kill()
             holder.wait()
+
+
+class TestTruncatedAof:
+    def test_a_truncated_append_only_file_is_refused_then_repaired(self) -> None:
+        """An append-only file cut mid-write (an acknowledged turn's tail lost with it) is
+        not loaded silently: the embedded server refuses to start, saying what it found and
+        how to repair it; `fabula server check-aof --fix` (the bundled redis-check-aof)
+        cuts it at its last complete write, and the server starts with what it held."""
+        home = Path(tempfile.mkdtemp(prefix="fabula-aof-", dir="/tmp"))
+        server = EmbeddedRedis(home / "redis")
+        try:
+            client = redis.Redis.from_url(server.ensure_started())
+            for i in range(20):
+                client.set(f"turn{i}", "x" * 100)
+            client.close()
+            server.stop()
+            (cut,) = sorted((home / "redis" / "appendonlydir").glob("*.incr.aof"))
+            cut.write_bytes(cut.read_bytes()[:-30])  # the last write, half on disk
+            with pytest.raises(RedisUnavailable) as refused:
+                EmbeddedRedis(home / "redis").ensure_started()
+            message = str(refused.value)
+            assert "append-only file" in message and "is truncated" in message
+            assert "fabula server check-aof --fix" in message
+            assert "FABULA_REDIS_LOAD_TRUNCATED=1" in message
+            env = {**os.environ, "FABULA_HOME": str(home)}
+            fixed = subprocess.run([sys.executable, "-m", "fabula", "server", "check-aof", "--fix"],
+                                   input="y\n", text=True, capture_output=True, env=env,
+                                   timeout=60)  # fmt: skip
+            assert fixed.returncode == 0, fixed.stderr
+            assert "Successfully truncated AOF" in fixed.stdout
+            client = redis.Redis.from_url(server.ensure_started())
+            assert client.dbsize() == 19  # every complete write, the cut one not
+            client.close()
+        finally:
+            server.stop()
+            shutil.rmtree(home, ignore_errors=True)
+
+    def test_load_truncated_is_the_explicit_way_in(self) -> None:
+        """With FABULA_REDIS_LOAD_TRUNCATED=1 the server is told to load such a file."""
+        assert "--aof-load-truncated" in EmbeddedRedis(Path("/x")).folder.server_args(
+            "redis-server", fsync="always", busy_reply_ms=1
+        )
+        settings = Settings.from_env({"FABULA_REDIS_LOAD_TRUNCATED": "1"})
+        assert settings.redis_load_truncated

@@ -27,3 +27,19 @@ def server_stop() -> None:
 
     stopped = EmbeddedRedis(settings().home / "redis").stop()
     out.print("stopped" if stopped else "no server was running")
+
+
+@server_app.command("check-aof")
+def server_check_aof(
+    fix: bool = typer.Option(
+        False, "--fix", help="Cut the file at its last complete write (asks first)."
+    ),
+) -> None:
+    """Check the embedded server's append-only file (the bundled redis-check-aof); with
+    --fix, repair a truncated or corrupt one by cutting what follows its last complete
+    write. Stop the server first; keep a copy of the folder."""
+    from fabula.memory.server import check_aof
+
+    code = check_aof(settings().home / "redis", fix=fix)
+    if code != 0:
+        raise typer.Exit(code)

@@ -25,7 +25,7 @@ from fabula.memory.server.folder import (
     DataFolder,
     redis_server_binary,
 )
-from fabula.memory.server.process import EmbeddedRedis
+from fabula.memory.server.process import EmbeddedRedis, aof_damage, check_aof
 from fabula.memory.server.urls import redis_url, resolve_url
 from fabula.settings import FsyncPolicy
 
@@ -35,6 +35,8 @@ __all__ = [
     "DataFolder",
     "EmbeddedRedis",
     "FsyncPolicy",
+    "aof_damage",
+    "check_aof",
     "check_open_users",
     "connect",
     "connect_async",

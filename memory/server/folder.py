@@ -86,6 +86,16 @@ class DataFolder:
         return self.directory / "admin.secret"
 
     @property
+    def aof_dir(self) -> Path:
+        """The server's append-only files (Redis's ``appendonlydir``)."""
+        return self.directory / "appendonlydir"
+
+    @property
+    def aof_manifest(self) -> Path:
+        """The manifest naming the append-only files (what ``redis-check-aof`` reads)."""
+        return self.aof_dir / "appendonly.aof.manifest"
+
+    @property
     def lockfile(self) -> Path:
         """Held exclusively by the server process for its whole life."""
         return self.directory / "server.lock"
@@ -158,10 +168,13 @@ class DataFolder:
             handle.write("\n".join(lines) + "\n")
         os.chmod(self.aclfile, 0o600)
 
-    def server_args(self, binary: str, *, fsync: FsyncPolicy, busy_reply_ms: int) -> list[str]:
+    def server_args(
+        self, binary: str, *, fsync: FsyncPolicy, busy_reply_ms: int, load_truncated: bool = False
+    ) -> list[str]:
         """The ``redis-server`` command line for this folder: unix socket only (no TCP),
-        append-only file with the ``fsync`` policy, no RDB snapshots, the ACL file,
-        daemonized with its pid file and log."""
+        append-only file with the ``fsync`` policy (a truncated one refused unless
+        ``load_truncated``), no RDB snapshots, the ACL file, daemonized with its pid file
+        and log."""
         return [
             binary,
             "--port", "0",
@@ -170,6 +183,7 @@ class DataFolder:
             "--dir", str(self.directory),
             "--appendonly", "yes",
             "--appendfsync", fsync,
+            "--aof-load-truncated", "yes" if load_truncated else "no",
             "--save", "",
             "--aclfile", str(self.aclfile),
             "--busy-reply-threshold", str(busy_reply_ms),

@@ -32,9 +32,32 @@ from fabula.memory.server.folder import ADMIN_USER, BUSY_REPLY_MS, DataFolder
 from fabula.memory.server.lock import exclusive, lock_is_held, pid_alive, take
 from fabula.settings import FsyncPolicy
 
-__all__ = ["EmbeddedRedis"]
+__all__ = ["EmbeddedRedis", "aof_damage", "check_aof"]
 
 log = get_logger(__name__)
+
+
+_TRUNCATED = "Unexpected end of file reading the append only file"
+_CORRUPT = "Bad file format reading the append only file"
+
+
+def aof_damage(log: str) -> str | None:
+    """What a server's log says is wrong with its append-only file, the last time it
+    started: ``"truncated"``, ``"corrupt"``, or None (nothing said)."""
+    last = max(log.rfind(_TRUNCATED), log.rfind(_CORRUPT))
+    if last < 0 or "Ready to accept connections" in log[last:]:
+        return None
+    return "truncated" if log.startswith(_TRUNCATED, last) else "corrupt"
+
+
+def check_aof(directory: Path, *, fix: bool) -> int:
+    """Run ``redis-check-aof`` (the bundled ``redis-server`` run under that name, as Redis
+    does) on the append-only file of the embedded server in ``directory``; with ``fix``, it
+    asks before it cuts the file at the last complete write. Returns its exit status."""
+    folder = DataFolder(directory)
+    binary = _folder.redis_server_binary()
+    args = ["redis-check-aof", *(["--fix"] if fix else []), str(folder.aof_manifest)]
+    return subprocess.run(args, executable=binary, check=False).returncode
 
 
 @dataclass(frozen=True)
@@ -49,6 +72,7 @@ class EmbeddedRedis:
     directory: Path
     busy_reply_ms: int = BUSY_REPLY_MS
     fsync: FsyncPolicy = "always"
+    load_truncated: bool = False  # FABULA_REDIS_LOAD_TRUNCATED: load a cut AOF, losing its tail
     folder: DataFolder = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -175,7 +199,8 @@ class EmbeddedRedis:
             self.socket.unlink()
         self.folder.write_aclfile()
         binary = _folder.redis_server_binary()
-        args = self.folder.server_args(binary, fsync=self.fsync, busy_reply_ms=self.busy_reply_ms)
+        args = self.folder.server_args(binary, fsync=self.fsync, busy_reply_ms=self.busy_reply_ms,
+                                       load_truncated=self.load_truncated)  # fmt: skip
         # the lock is taken here and its open file handed to redis-server, which keeps it
         # (through daemonizing) until it exits; our copy is closed once it has started
         lock_fd = os.open(self.lockfile, os.O_RDWR | os.O_CREAT, 0o600)
@@ -213,9 +238,20 @@ class EmbeddedRedis:
             time.sleep(0.02)
         tail = ""
         if self.folder.logfile.exists():
-            tail = self.folder.logfile.read_text(errors="replace")[-500:]
+            tail = self.folder.logfile.read_text(errors="replace")[-2000:]
+        damaged = aof_damage(tail)
+        if damaged is not None:
+            raise RedisUnavailable(
+                f"the embedded Redis did not start: its append-only file in "
+                f"{self.folder.aof_dir} is {damaged}, so nothing was loaded (nothing is "
+                "lost yet). Repair it with `fabula server check-aof --fix` (it cuts the file "
+                "at the last complete write, dropping what follows; keep a copy of the folder "
+                "first), or start anyway with FABULA_REDIS_LOAD_TRUNCATED=1 (a truncated "
+                "file only: its cut tail is dropped)",
+                directory=str(self.directory),
+            )
         raise RedisUnavailable(
-            "the embedded redis-server did not answer in time: " + tail.strip(),
+            "the embedded redis-server did not answer in time: " + tail.strip()[-500:],
             directory=str(self.directory),
         )
 

@@ -35,6 +35,7 @@ def redis_url(settings: Settings) -> str:
         settings.home,
         allow_open=settings.allow_open_redis,
         fsync=settings.redis_fsync,
+        load_truncated=settings.redis_load_truncated,
     )
     if settings.redis_cluster is not None:  # FABULA_REDIS_CLUSTER: not asked, declared
         declare_cluster(url, settings.redis_cluster)
@@ -47,6 +48,7 @@ def resolve_url(
     *,
     allow_open: bool = False,
     fsync: FsyncPolicy = "always",
+    load_truncated: bool = False,
 ) -> str:
     """The configured URL, or the embedded server's admin URL (started if needed, with the
     ``fsync`` policy), checked.
@@ -54,13 +56,14 @@ def resolve_url(
     A server with a user that lets anyone in (enabled, no password; on any node) is refused
     with :class:`ConfigError` unless ``allow_open``: the configured one, and the embedded one
     (whose ``default`` Fabula disables itself, but a user added to it is kept). A configured
-    server's own fsync policy is its owner's: Fabula never changes it.
+    server's own fsync policy is its owner's: Fabula never changes it. The embedded server
+    refuses a truncated append-only file unless ``load_truncated``.
     """
     if redis_url:
         if not allow_open:
             check_open_users(redis_url)
         return redis_url
-    url = EmbeddedRedis(home / "redis", fsync=fsync).ensure_started()
+    url = EmbeddedRedis(home / "redis", fsync=fsync, load_truncated=load_truncated).ensure_started()
     if not allow_open:
         check_open_users(url, where=f"the embedded Redis in {home / 'redis'}")
     return url
