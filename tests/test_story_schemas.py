@@ -18,6 +18,7 @@ tests/test_leaks.py).
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, get_args
 
 import pytest
@@ -26,11 +27,25 @@ from hypothesis import strategies as st
 
 from fabula.agents.character.model import proposal_json_schema
 from fabula.agents.contracts import INTENT_FIELDS, MAX_ACTIONS, MAX_FOCAL
-from fabula.agents.memory_builder.model import actions_json_schema, read_controlled
+from fabula.agents.memory_builder.model import (
+    ACTION_TOKENS,
+    MAX_READ,
+    REPLY_TOKENS,
+    actions_json_schema,
+    most_actions,
+    read_controlled,
+)
 from fabula.agents.memory_builder.referents import RefKind
 from fabula.agents.planner.model import plan_json_schema
 from fabula.agents.recall.model import reading_json_schema
-from fabula.agents.schemas import cache_counts, expanded, line, named, strict_problems
+from fabula.agents.schemas import (
+    cache_counts,
+    closed,
+    expanded,
+    line,
+    named,
+    strict_problems,
+)
 from fabula.agents.summariser.model import summary_json_schema
 from fabula.agents.views import AuthorView
 from fabula.memory.actions import ActionKind
@@ -258,3 +273,33 @@ class TestBoundedStrings:
         assert "(root): 1001 enum values, more than 1000" in strict_problems(schema)
         schema["properties"]["a"] = {"type": "string", "enum": []}
         assert "properties/a: an enum must list at least one value" in strict_problems(schema)
+
+
+class TestBounds:
+    def test_a_line_holds_no_quote(self) -> None:
+        """llama.cpp matches a pattern against the raw JSON between the quotes: a line
+        that let a quote (or a backslash) through let the model "close" the string and
+        write the rest of the object inside it, to the token limit."""
+        schema = closed({"reason": line(60), "intent": line(60)})
+        pattern = schema["properties"]["reason"]["pattern"]
+        runaway = 'waits", "target": "cove", "listener": "ada'
+        assert re.fullmatch(pattern, "he waits for the tide")
+        assert not re.fullmatch(pattern, runaway) and not re.fullmatch(pattern, "a\\b")
+        good = {"reason": "he waits for the tide", "intent": "stay"}
+        check_grammars(schema, good, good | {"reason": runaway})
+
+    def test_a_reading_fits_its_token_limit(self) -> None:
+        """A small model lists actions until the schema stops it: with the reply's token
+        limit known, the schema stops it before the limit cuts the reply."""
+        entities = {"cora": Entity(id="cora", kind="character", name="Cora"),
+                    "cove": Entity(id="cove", kind="place", name="cove")}  # fmt: skip
+        text = " ".join(f"Cora looked at the sea for the {i}th time." for i in range(12))
+
+        def most(max_tokens: int | None) -> int:
+            schema = expanded(actions_json_schema(text, entities, None, max_tokens))
+            return int(schema["properties"]["actions"]["maxItems"])
+
+        assert most(None) == MAX_READ
+        assert most(512) == most_actions(12, 512) == (512 - REPLY_TOKENS) // ACTION_TOKENS
+        assert most(512) * ACTION_TOKENS + REPLY_TOKENS <= 512
+        assert most(1) == 1

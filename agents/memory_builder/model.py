@@ -61,6 +61,7 @@ __all__ = [
     "ModelMemoryBuilder",
     "actions_json_schema",
     "actions_schema",
+    "most_actions",
     "read_controlled",
     "render_text",
     "second_readings",
@@ -71,6 +72,11 @@ log = get_logger(__name__)
 
 PER_SENTENCE = 3  # the most actions read from one sentence
 MAX_READ = 24  # the most actions one reply holds
+# the tokens one action takes as a model writes it (indented, every field named: 35 to 50
+# for Gemma 3 on llama.cpp, measured with fabula bench model; a say with its words more),
+# and what the rest of the reply takes: how many actions fit in a reply's token limit
+ACTION_TOKENS = 64
+REPLY_TOKENS = 32
 MAX_NAMES = 4  # actors or listeners of one action
 MAX_NEW = 4  # entities one reply brings in
 CANDIDATES = 40  # words of the sentences to read offered as a new entity's name
@@ -203,7 +209,7 @@ class ModelExtractor:
         messages = [SystemMessage(content=self.prompt.render()), HumanMessage(content=request)]
         wire = None
         if self.client.schemas == "story":
-            wire = actions_json_schema(text, entities, unread)
+            wire = actions_json_schema(text, entities, unread, self.client.max_tokens)
         reply = await self.client.structured(
             actions_schema(text, entities), messages, shape=ExtractedActions, json_schema=wire
         )
@@ -295,10 +301,18 @@ def _merged(read: Sequence[StoryAction], told: Sequence[StoryAction]) -> list[St
 
 
 def actions_json_schema(
-    text: str, entities: Mapping[str, Entity], unread: Sequence[tuple[int, int]] | None = None
+    text: str,
+    entities: Mapping[str, Entity],
+    unread: Sequence[tuple[int, int]] | None = None,
+    max_tokens: int | None = None,
 ) -> dict[str, Any]:
     """The strict JSON schema of a reading of ``unread`` (spans of ``text``; default: all
-    of it) with these ``entities``: see the module docstring. Built once per view (cached)."""
+    of it) with these ``entities``: see the module docstring. Built once per view (cached).
+
+    The actions are at most :data:`PER_SENTENCE` per sentence to read, :data:`MAX_READ` in
+    all and, with the reply's ``max_tokens``, as many as fit in it at
+    :data:`ACTION_TOKENS` each: a model that lists actions until the schema stops it (a
+    small one repeats the last) is stopped before its reply is cut, never after."""
     spans = list(unread) if unread is not None else list(split_sentences(text))
     names: dict[str, list[str]] = {
         kind: sorted(e.name for e in entities.values() if e.kind == kind)
@@ -316,8 +330,19 @@ def actions_json_schema(
         "attributes": sorted(attributes - {"location"}),
         "span": [min(s for s, _ in spans), max(e for _, e in spans)] if spans else [0, 0],
         "sentences": len(spans),
+        "most": most_actions(len(spans), max_tokens),
     }
     return cached("extractor", parts, lambda: _actions_json_schema(parts))
+
+
+def most_actions(sentences: int, max_tokens: int | None = None) -> int:
+    """The most actions a reading of ``sentences`` sentences lists in a reply of
+    ``max_tokens`` tokens (None: the server's limit, unknown here): see
+    :func:`actions_json_schema`; at least one."""
+    most = min(MAX_READ, PER_SENTENCE * max(sentences, 1))
+    if max_tokens is not None:
+        most = min(most, (max_tokens - REPLY_TOKENS) // ACTION_TOKENS)
+    return max(most, 1)
 
 
 def _actions_json_schema(parts: dict[str, Any]) -> dict[str, Any]:
@@ -359,7 +384,7 @@ def _actions_json_schema(parts: dict[str, Any]) -> dict[str, Any]:
             properties[field] = value
         if all(v.get("type") != "null" for v in properties.values()):
             members.append(closed(properties))
-    most = min(MAX_READ, PER_SENTENCE * max(parts["sentences"], 1))
+    most = parts["most"]
     entity = closed({"name": one_of(new), "kind": one_of(get_args(RefKind))})
     return closed(
         {
