@@ -44,12 +44,10 @@ Errors
     :class:`FabulaError`, the root of every error Fabula raises on purpose.
 """
 
-from __future__ import annotations
+import importlib as _importlib
+import typing as _typing
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from fabula.agents.contracts import Decision, Draft, Finding, Proposal, TurnPlan
     from fabula.agents.factory import make_roles
     from fabula.agents.roles import Roles
@@ -128,14 +126,16 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _typing.Any:
+    """The public names, imported when first asked for."""
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module 'fabula' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
+    value = getattr(_importlib.import_module(home), name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
+    """The public names (the submodules are imported by name)."""
     return sorted(__all__)

@@ -36,7 +36,7 @@ carries the development as the change leaves it, a realised hypothesis its reali
 (both computed from the records of the turn's basis, which the function checks is the
 head: a turn that does not follow is refused), and each event reference names the events
 hash that holds it (the branch that holds its turn). Stored records follow these rules,
-which the function relies on and ``tests/test_store.py`` checks:
+which the function relies on and ``tests/memory/test_store.py`` checks:
 
 * states, beliefs and events are stored without their default values (:func:`stored`), so
   an open state or belief has no ``valid_to``; it is closed by appending

@@ -231,7 +231,7 @@ def _load_encoding(name: str, path: Path) -> tiktoken.Encoding:
 
 
 # What tiktoken_ext.openai_public builds o200k_base from, besides its ranks (tiktoken is
-# MIT-licensed); tests/test_tokens.py checks it against tiktoken's own constructor.
+# MIT-licensed); tests/memory/test_tokens.py checks it against tiktoken's own constructor.
 _O200K_PATTERN = "|".join(
     [
         r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",

@@ -1,0 +1,60 @@
+"""The command line for tests: :func:`fabula` runs it as a separate process (a real
+subprocess against the test Redis), :class:`Cli` in this process (typer's runner)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner, Result
+
+from fabula.cli import app
+
+__all__ = ["Cli", "fabula", "fabula_editing"]
+
+
+def fabula(redis_url: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "FABULA_REDIS_URL": redis_url, "COLUMNS": "200"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "fabula", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"fabula {' '.join(args)} failed: {proc.stderr}")
+    return proc
+
+
+class Cli:
+    """``fabula ...`` in this process, against the test server."""
+
+    def __init__(self, redis_url: str, home: Path) -> None:
+        self.env = {"FABULA_REDIS_URL": redis_url, "FABULA_HOME": str(home), "COLUMNS": "80"}
+        self.runner = CliRunner()
+
+    def __call__(self, *args: str, **env: str) -> Result:
+        return self.runner.invoke(app, list(args), env={**self.env, **env})
+
+    def fails(self, *args: str, **env: str) -> str:
+        """Run a command that must fail: exit 1, one line on stderr, no traceback."""
+        result = self(*args, **env)
+        assert result.exit_code == 1, (result.exit_code, result.output, result.exception)
+        assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
+        assert "Traceback" not in result.output
+        return result.stderr.removeprefix("error: ").strip()
+
+
+def fabula_editing(
+    redis_url: str, *args: str, editor: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``fabula ARGS`` in a subprocess against the test Redis (``$EDITOR``: ``editor``)."""
+    env = {**os.environ, "FABULA_REDIS_URL": redis_url, "COLUMNS": "200"}
+    env.pop("VISUAL", None)
+    if editor is not None:
+        env["EDITOR"] = editor
+    return subprocess.run([sys.executable, "-m", "fabula", *args], capture_output=True,
+                          text=True, env=env, timeout=120)  # fmt: skip

@@ -1,0 +1,348 @@
+"""Cards, lorebooks and containers written from the specs (character-card V2 and V3,
+SillyTavern World Info, NovelAI, Agnai, KoboldAI), made in code for the import tests."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import struct
+import zipfile
+import zlib
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "UNKNOWN_EXTENSION",
+    "agnai_book",
+    "b64",
+    "card_png",
+    "charx",
+    "kobold_book",
+    "novelai_book",
+    "st_world_info",
+    "tiny_png",
+    "v1_card",
+    "v2_card",
+    "v3_card",
+    "v3_lorebook",
+    "write_json",
+]
+
+
+UNKNOWN_EXTENSION = {"deep": {"list": [1, 2.5, None, "ü"], "flag": True}, "empty": {}}
+"""An extension no frontend knows: it must come back byte for byte."""
+
+
+def v1_card() -> dict[str, Any]:
+    """A TavernAI (V1) card: a flat object, macros in its texts."""
+    return {
+        "name": "Ada",
+        "description": "{{char}} keeps the lighthouse logbook.",
+        "personality": "clipped, dry",
+        "scenario": "A storm-bound island; <USER> has come by boat.",
+        "first_mes": "*<BOT> looks up.* Who are you, {{user}}?",
+        "mes_example": "<START>\n{{user}}: Hello\n{{char}}: Go away.\n<START>\n{{user}}: The log?\n"
+        "{{char}}: Mine.",
+    }
+
+
+def v2_card(name: str = "Ben", book: bool = True) -> dict[str, Any]:
+    """A V2 card with an embedded character_book, SillyTavern's extensions and one unknown."""
+    data: dict[str, Any] = {
+        "name": name,
+        "description": "{{char}} is a fisherman who lands more than fish.",
+        "personality": "easy, evasive",
+        "scenario": "The cove at night.",
+        "first_mes": "Evening, {{user}}.",
+        "mes_example": "<START>\n{{char}}: Nice night for it.",
+        "creator_notes": "Use with the lighthouse.",
+        "system_prompt": "You are {{char}}.",
+        "post_history_instructions": "Stay evasive.",
+        "alternate_greetings": ["{{char}} hauls a crate ashore.", ""],
+        "tags": ["smuggler", "sea"],
+        "creator": "someone",
+        "character_version": "1.2",
+        "extensions": {
+            "talkativeness": "0.5",
+            "fav": False,
+            "world": "Cove",
+            "depth_prompt": {"prompt": "Ben hides brandy.", "depth": 4, "role": "system"},
+            "x_unknown": UNKNOWN_EXTENSION,
+        },
+        "x_field_from_the_future": [1, {"a": "b"}],
+    }
+    if book:
+        data["character_book"] = {
+            "name": f"{name}'s secrets",
+            "scan_depth": 4,
+            "token_budget": 500,
+            "recursive_scanning": False,
+            "extensions": {"x_book": 1},
+            "entries": [
+                {
+                    "keys": ["brandy", "crate"],
+                    "content": "{{char}} hides brandy in the sea chest.",
+                    "extensions": {"selectiveLogic": 2, "match_whole_words": True, "x_e": [1]},
+                    "enabled": True,
+                    "insertion_order": 10,
+                    "case_sensitive": False,
+                    "name": "brandy",
+                    "priority": 5,
+                    "id": 0,
+                    "comment": "the secret",
+                    "selective": True,
+                    "secondary_keys": ["inspector"],
+                    "constant": False,
+                    "position": "before_char",
+                }
+            ],
+        }
+    return {"spec": "chara_card_v2", "spec_version": "2.0", "data": data}
+
+
+def v3_card(name: str = "Cora") -> dict[str, Any]:
+    """A V3 card: nickname, group-only greetings, assets, a regex lorebook entry with a
+    decorator."""
+    return {
+        "spec": "chara_card_v3",
+        "spec_version": "3.0",
+        "data": {
+            "name": name,
+            "nickname": "the inspector",
+            "description": "{{char}} comes from the mainland board.",
+            "personality": "precise, polite",
+            "scenario": "The lamp room.",
+            "first_mes": "I am {{char}}.",
+            "mes_example": "",
+            "creator_notes": "",
+            "system_prompt": "",
+            "post_history_instructions": "",
+            "alternate_greetings": [],
+            "group_only_greetings": ["{{char}} nods to everyone."],
+            "tags": [],
+            "creator": "",
+            "character_version": "",
+            "extensions": {"x_v3": UNKNOWN_EXTENSION},
+            "assets": [{"type": "icon", "uri": "ccdefault:", "name": "main", "ext": "png"}],
+            "creator_notes_multilingual": {"fr": "Une inspectrice."},
+            "source": ["https://example.org/cora"],
+            "creation_date": 1700000000,
+            "modification_date": 0,
+            "character_book": {
+                "extensions": {},
+                "entries": [
+                    {
+                        "keys": ["log(book)?"],
+                        "content": "@@depth 4\n@@@instruct_depth 4\nThe logbook lists every boat.",
+                        "extensions": {},
+                        "enabled": True,
+                        "insertion_order": 1,
+                        "use_regex": True,
+                        "constant": False,
+                    }
+                ],
+            },
+        },
+    }
+
+
+def v3_lorebook() -> dict[str, Any]:
+    """A standalone V3 lorebook."""
+    return {
+        "spec": "lorebook_v3",
+        "data": {
+            "name": "The island",
+            "description": "Places and people.",
+            "recursive_scanning": True,
+            "extensions": {"x_lb": UNKNOWN_EXTENSION},
+            "entries": [
+                {
+                    "keys": ["cove"],
+                    "content": "The cove is shingle.",
+                    "extensions": {"x": 1},
+                    "enabled": True,
+                    "insertion_order": 2,
+                    "use_regex": False,
+                    "constant": False,
+                },
+                {
+                    "keys": ["storm"],
+                    "content": "Storms close the harbour.",
+                    "extensions": {},
+                    "enabled": True,
+                    "insertion_order": 1,
+                    "use_regex": False,
+                    "constant": True,
+                },
+            ],
+        },
+    }
+
+
+def st_world_info() -> dict[str, Any]:
+    """A SillyTavern World Info file."""
+    return {
+        "entries": {
+            "0": {
+                "uid": 0,
+                "key": ["tower", "/lamp\\s+room/i"],
+                "keysecondary": ["night"],
+                "comment": "The tower",
+                "content": "The tower is white.",
+                "constant": False,
+                "vectorized": False,
+                "selective": True,
+                "selectiveLogic": 3,
+                "addMemo": True,
+                "order": 50,
+                "position": 4,
+                "disable": False,
+                "excludeRecursion": True,
+                "preventRecursion": False,
+                "delayUntilRecursion": False,
+                "probability": 100,
+                "useProbability": True,
+                "depth": 4,
+                "group": "",
+                "groupOverride": False,
+                "groupWeight": 100,
+                "scanDepth": None,
+                "caseSensitive": True,
+                "matchWholeWords": None,
+                "useGroupScoring": None,
+                "automationId": "",
+                "role": None,
+                "sticky": 0,
+                "cooldown": 0,
+                "delay": 0,
+                "ignoreBudget": False,
+            },
+            "1": {
+                "uid": 1,
+                "key": ["boat"],
+                "keysecondary": [],
+                "comment": "",
+                "content": "Boats land at night.",
+                "disable": True,
+                "order": 100,
+            },
+        },
+        "originalData": {"name": "island"},
+    }
+
+
+def novelai_book() -> dict[str, Any]:
+    """A NovelAI .lorebook."""
+    return {
+        "lorebookVersion": 5,
+        "entries": [
+            {
+                "text": "Ada keeps the log.",
+                "contextConfig": {
+                    "prefix": "",
+                    "suffix": "\n",
+                    "tokenBudget": 1,
+                    "reservedTokens": 0,
+                    "budgetPriority": 400,
+                    "trimDirection": "trimBottom",
+                    "insertionType": "newline",
+                    "maximumTrimType": "sentence",
+                    "insertionPosition": -1,
+                },
+                "lastUpdatedAt": 1,
+                "displayName": "Ada",
+                "id": "a-1",
+                "keys": ["Ada"],
+                "searchRange": 1000,
+                "enabled": True,
+                "forceActivation": False,
+                "keyRelative": False,
+                "nonStoryActivatable": False,
+                "category": "",
+                "loreBiasGroups": [],
+            }
+        ],
+        "settings": {"orderByKeyLocations": False},
+        "categories": [],
+    }
+
+
+def agnai_book() -> dict[str, Any]:
+    """An Agnai memory book."""
+    return {
+        "kind": "memory",
+        "_id": "m1",
+        "name": "Agnai book",
+        "description": "d",
+        "entries": [
+            {
+                "name": "key",
+                "entry": "The spare key is brass.",
+                "keywords": ["key"],
+                "priority": 3,
+                "weight": 2,
+                "enabled": True,
+            }
+        ],
+    }
+
+
+def kobold_book() -> list[dict[str, Any]]:
+    """KoboldAI World Info (a list of entries; keys as one comma-separated text)."""
+    return [
+        {
+            "key": "chest, sea chest",
+            "keysecondary": "",
+            "content": "The chest is oak.",
+            "comment": "chest",
+            "constant": False,
+            "selective": False,
+            "folder": None,
+            "uid": 7,
+        }
+    ]
+
+
+def _chunk(kind: bytes, body: bytes) -> bytes:
+    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+
+def tiny_png() -> bytes:
+    """A valid 1x1 PNG."""
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
+    pixels = zlib.compress(b"\x00\xff\x00\x00")
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + _chunk(b"IHDR", header)
+        + _chunk(b"IDAT", pixels)
+        + _chunk(b"IEND", b"")
+    )
+
+
+def card_png(texts: dict[str, bytes]) -> bytes:
+    """A PNG with ``texts`` as tEXt chunks (keyword -> raw text)."""
+    png = tiny_png()
+    extra = b"".join(_chunk(b"tEXt", k.encode() + b"\x00" + v) for k, v in texts.items())
+    return png[:-12] + extra + png[-12:]
+
+
+def b64(card: dict[str, Any]) -> bytes:
+    """A card as a PNG chunk's text: base64 of its UTF-8 JSON."""
+    return base64.b64encode(json.dumps(card).encode())
+
+
+def charx(card: dict[str, Any], members: dict[str, bytes] | None = None) -> bytes:
+    """A CHARX archive: card.json and ``members``."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("card.json", json.dumps(card))
+        for name, data in (members or {}).items():
+            z.writestr(name, data)
+    return buf.getvalue()
+
+
+def write_json(path: Path, doc: Any) -> Path:
+    """Write ``doc`` as JSON at ``path``; returns the path."""
+    path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    return path

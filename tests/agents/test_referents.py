@@ -1,0 +1,106 @@
+"""Every name a model returns is a known entity of the right kind, or explicitly new.
+
+Through the real ChatOpenAI over HTTP to the test server, on hollow_book after its opening
+(Leo in the hallway; Mara in the study; the brass key in the hollow book).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from fabula.agents.contracts import TurnPlan
+from fabula.agents.llm import make_client
+from fabula.agents.memory_builder.model import ModelMemoryBuilder
+from fabula.agents.views import author_view
+from fabula.errors import ModelOutputError
+from fabula.graph.service import Fabula
+from fabula.settings import Settings
+from fabula.testing.model import STORY, FakeOpenAI, action
+
+
+def builder(settings: Settings) -> ModelMemoryBuilder:
+    return ModelMemoryBuilder(make_client(settings.model, "extractor"))
+
+
+def feedback(fake: FakeOpenAI, n: int) -> str:
+    return str(fake.requests[n]["messages"][-1]["content"])
+
+
+def reply(fake: FakeOpenAI, *actions: dict[str, Any], new: list[dict[str, str]] | None = None):
+    fake.reply_json({"actions": list(actions), "new_entities": new or []})
+
+
+TEXT = "Mara lifted the brass key from its hiding place."  # free prose: the model reads it
+TAKE = action("take", 0, len(TEXT), actors=["Mara"], obj="the Brass Key")
+
+
+class TestExtractedNames:
+    async def test_a_name_resolves_to_the_known_entity(
+        self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
+    ) -> None:
+        """Reproduction: "the brass key" became a new entity the_brass_key, which Mara then
+        held. Now a name resolves by id, name or alias, case-insensitively, an article
+        aside: Mara holds the brass key and nothing new enters the story."""
+        reply(fake_openai, TAKE)
+        delta = await builder(settings).build(fab.store(STORY), 4, TEXT)
+        assert delta.entities == ()
+        assert [(s.subject, s.value) for s in delta.states] == [("brass_key", "mara")]
+
+    async def test_an_unknown_name_is_fed_back(
+        self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
+    ) -> None:
+        reply(fake_openai, TAKE | {"obj": "golden key"})
+        reply(fake_openai, TAKE)
+        delta = await builder(settings).build(fab.store(STORY), 4, TEXT)
+        assert "actions.0.obj: no known object called 'golden key'" in feedback(fake_openai, 1)
+        assert "new_entities" in feedback(fake_openai, 1)
+        assert delta.entities == ()
+
+    async def test_a_name_of_the_wrong_kind_is_fed_back(
+        self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
+    ) -> None:
+        """Reproduction: a character given as a place moved Leo "into" Mara."""
+        text = "Leo went to Mara."
+        reply(fake_openai, action("go", 0, len(text), actors=["Leo"], place="Mara"))
+        reply(fake_openai, action("go", 0, len(text), actors=["Leo"], place="study"))
+        delta = await builder(settings).build(fab.store(STORY), 4, text)
+        assert "actions.0.place: 'Mara' is a character, not a place" in feedback(fake_openai, 1)
+        assert ("leo", "study") in [(s.subject, s.value) for s in delta.states]
+
+    async def test_an_explicitly_new_entity_is_brought_in(
+        self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
+    ) -> None:
+        text = "Mara found a silver coin and took it."
+        take = action("take", 0, len(text), actors=["Mara"], obj="silver coin")
+        reply(fake_openai, take, new=[{"name": "silver coin", "kind": "object"}])
+        delta = await builder(settings).build(fab.store(STORY), 4, text)
+        assert [(e.id, e.kind) for e in delta.entities] == [("silver_coin", "object")]
+
+    async def test_retries_are_bounded_and_nothing_is_built(
+        self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
+    ) -> None:
+        for _ in range(3):
+            reply(fake_openai, TAKE | {"actors": ["Ghost"]})
+        with pytest.raises(ModelOutputError, match="ExtractedActions after 3 attempts"):
+            await builder(settings).build(fab.store(STORY), 4, TEXT)
+        assert "actions.0.actors: no known character called 'Ghost'" in feedback(fake_openai, 2)
+        assert await fab.store(STORY).head() == 3
+
+
+class TestCritic:
+    async def test_a_deed_on_an_object_nobody_placed_is_reported(
+        self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
+    ) -> None:
+        """The critic used to skip an object it did not know; now taking, putting or
+        giving one the story never placed is reported."""
+        text = "Mara took the silver coin."
+        take = action("take", 0, len(text), actors=["Mara"], obj="silver coin")
+        reply(fake_openai, take, new=[{"name": "silver coin", "kind": "object"}])
+        store = fab.store(STORY)
+        delta = await builder(settings).build(store, 4, text)
+        view = await author_view(store)
+        findings = fab.roles.critic.critique(view, delta, TurnPlan(scene_goal="x", focal=("mara",)))
+        (finding,) = [f for f in findings if f.kind == "referent"]
+        assert "silver coin" in finding.message and finding.quote == text

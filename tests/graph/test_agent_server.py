@@ -1,0 +1,125 @@
+"""The turn graph on LangGraph's Agent Server: `langgraph dev` serves langgraph.json, and the
+SDK drives one turn through the approval interrupt into Fabula's memory in Redis."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import redis
+from langgraph_sdk import get_client
+
+from fabula.graph.service import Fabula
+from fabula.settings import Settings
+
+REPO = Path(__file__).resolve().parents[2]
+LANGGRAPH = Path(sys.executable).parent / "langgraph"
+
+pytestmark = pytest.mark.skipif(
+    not LANGGRAPH.exists(), reason="langgraph-cli is not installed (pip install -e '.[dev]')"
+)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@pytest.fixture()
+def agent_server(redis_url: str, tmp_path: Path) -> Iterator[str]:
+    """`langgraph dev --no-browser` on a free local port, its memory on the test Redis."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "FABULA_REDIS_URL": redis_url,
+        "FABULA_HOME": str(tmp_path),
+        "LANGSMITH_TRACING": "false",
+        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+    }
+    log = (tmp_path / "langgraph.log").open("w")
+    proc = subprocess.Popen(
+        [
+            str(LANGGRAPH),
+            "dev",
+            "--no-browser",
+            "--no-reload",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--config",
+            str(REPO / "langgraph.json"),
+        ],
+        cwd=tmp_path,  # the server's own state (.langgraph_api) stays out of the repository
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                if httpx.get(f"{url}/ok", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                tail = (tmp_path / "langgraph.log").read_text()[-3000:]
+                raise AssertionError(f"langgraph dev did not start:\n{tail}")
+            time.sleep(0.25)
+        yield url
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+        log.close()
+
+
+async def test_a_turn_through_the_agent_server(
+    agent_server: str, redis_url: str, tmp_path: Path
+) -> None:
+    """Create a thread, run to the approval interrupt, read its payload, resume it with
+    Command(resume=approve): the turn is in Fabula's memory, and the server's checkpoints
+    are its own (none in Redis)."""
+    async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
+        await fab.create_story("hollow_book", "tale")
+        client = get_client(url=agent_server)
+        thread = await client.threads.create()
+        await client.runs.wait(thread["thread_id"], "fabula", input={"story": "tale"})
+        state = await client.threads.get_state(thread["thread_id"])
+        (task,) = state["tasks"]
+        assert task["name"] == "approve"
+        payload = task["interrupts"][0]["value"]
+        assert (payload["story"], payload["branch"], payload["turn"]) == ("tale", "main", 4)
+        draft = payload["draft"]["text"]
+        assert draft and "findings" in payload
+        store = fab.store("tale")
+        assert await store.head() == 3  # nothing is committed before the decision
+
+        final = await client.runs.wait(
+            thread["thread_id"], "fabula", command={"resume": {"action": "approve"}}
+        )
+        assert isinstance(final, dict) and final["outcome"] == "committed"
+        assert await store.head() == 4
+        (turn,) = await store.turn_texts(4, 4)
+        assert turn.text == draft
+    client_sync = redis.Redis.from_url(redis_url)
+    try:
+        assert not list(client_sync.scan_iter(match="fab:ckpt:*"))
+    finally:
+        client_sync.close()

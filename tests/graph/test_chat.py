@@ -1,0 +1,182 @@
+"""Talking to a character (``fabula chat``, ``GET /api/stories/{id}/chat``, the Chat page):
+answers from only the character's own mind, in its voice when a model is configured, and
+nothing of a chat written.
+
+hollow_book after its opening: Leo put the brass key in the desk drawer and went out; Mara,
+alone, moved it to the hollow book. Leo must answer the drawer, never the book.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import redis.asyncio as aredis
+
+from fabula.errors import InvalidInput, NotFound
+from fabula.graph.service import Fabula
+from fabula.memory.connection import connect_async
+from fabula.settings import Settings
+from fabula.testing.cli import fabula
+from fabula.testing.model import STORY, FakeOpenAI, message_text
+from fabula.testing.web import studio
+
+KEY = "Where is the brass key?"
+
+
+async def story_keys(redis_url: str, story: str) -> dict[str, Any]:
+    """Every key of ``story`` with its serialised value: a chat must leave them as they are."""
+    client: aredis.Redis = connect_async(redis_url)
+    try:
+        found = {}
+        async for key in client.scan_iter(match=f"fab:{{{story}}}:*"):
+            found[key] = await client.dump(key)
+        return found
+    finally:
+        await client.aclose()
+
+
+@pytest.fixture()
+async def app(redis_url: str, tmp_path: Path) -> AsyncIterator[Fabula]:
+    async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
+        await fab.create_story("hollow_book", "tale")
+        yield fab
+
+
+class TestAnswers:
+    async def test_each_character_answers_from_its_own_beliefs(self, app: Fabula) -> None:
+        """Leo, who did not see the key moved, answers the drawer (resting on his belief
+        and the episode he came by it in); Mara answers the book; as of turn 0 Leo still
+        has the key; a question naming "the key" is read as the brass key."""
+        store = app.store("tale")
+        leo = await app.chat(store, "Leo", KEY)
+        assert leo.answer == "As far as I know, the brass key is in the desk drawer."
+        assert leo.answered_by == "question-answerer" and leo.character == "leo"
+        assert [r.kind for r in leo.records] == ["belief", "episode"]
+        assert leo.records[1].text == "Leo put the brass key in the desk drawer."
+        assert "hollow book" not in json.dumps(leo.model_dump())
+        mara = await app.chat(store, "mara", "where is the key")
+        assert mara.answer == "As far as I know, the brass key is in the hollow book."
+        early = await app.chat(store, "leo", KEY, as_of=0)
+        assert early.answer == "As far as I know, the brass key is with me." and early.as_of == 0
+
+    async def test_nested_unknown_and_free_questions(self, app: Fabula) -> None:
+        """Leo thinks Mara believes what he does; a thing he never heard of is "I don't
+        know"; a free question is answered with what he recalls of it, no unseen deed."""
+        store = app.store("tale")
+        nested = await app.chat(store, "leo", "Where does Mara think the key is?")
+        assert nested.answer == "I think Mara believes the brass key is in the desk drawer."
+        unknown = await app.chat(store, "leo", "Where is the spoon?")
+        assert unknown.answer == "I don't know where the spoon is." and unknown.records == []
+        free = await app.chat(store, "leo", "What did you do with the key?")
+        assert free.answered_by == "recall" and "I remember:" in free.answer
+        assert "Mara moved" not in free.answer and "key is in the hollow book" not in free.answer
+        assert {r.kind for r in free.records} == {"belief", "episode"}
+
+    async def test_bad_questions_and_nothing_written(self, app: Fabula, redis_url: str) -> None:
+        """An empty question, an unknown character and a turn outside the branch are one
+        clear error each; answering writes nothing to the story."""
+        store = app.store("tale")
+        before = await story_keys(redis_url, "tale")
+        for q in (KEY, "Where does Mara think the key is?", "Tell me everything."):
+            await app.chat(store, "leo", q)
+        assert await story_keys(redis_url, "tale") == before
+        with pytest.raises(InvalidInput, match="a chat needs a question"):
+            await app.chat(store, "leo", "   ")
+        with pytest.raises(NotFound, match="no character 'nobody'"):
+            await app.chat(store, "nobody", KEY)
+        with pytest.raises(InvalidInput, match=r"turns 0\.\.3"):
+            await app.chat(store, "leo", KEY, as_of=9)
+
+
+class TestModelVoice:
+    async def test_the_model_speaks_from_the_characters_mind_only(
+        self, fab: Fabula, fake_openai: FakeOpenAI
+    ) -> None:
+        """With a model configured, the character's answer is the model's, in its voice;
+        the prompt holds Leo's own beliefs and memories and his voice, never what only
+        Mara saw; the records are those it was given."""
+        fake_openai.reply_text("The drawer, where I left it. Why do you ask?")
+        said = await fab.chat(fab.store(STORY), "leo", KEY)
+        assert said.answered_by == "model"
+        assert said.answer == "The drawer, where I left it. Why do you ask?"
+        prompt = message_text(fake_openai.requests[-1])
+        assert "brisk and guarded" in prompt and "You are Leo" in prompt
+        assert "the brass key is in the desk drawer" in prompt
+        assert "Mara moved" not in prompt and "key is in the hollow book" not in prompt
+        assert any(r.kind == "episode" for r in said.records)
+
+
+class TestCli:
+    def test_ask_json_and_the_loop(self, redis_url: str) -> None:
+        """`chat --ask` prints the answer and what it rests on; `--json` the ChatOut; without
+        --ask, each line of stdin is a question until `q`; an unknown character is one line."""
+        fabula(redis_url, "new", "--world", "hollow_book", "--id", "tale")
+        shown = fabula(redis_url, "chat", "tale", "leo", "--ask", KEY)
+        assert "Leo: As far as I know, the brass key is in the desk drawer." in shown.stdout
+        assert "rests on b" in shown.stdout and "hollow book" not in shown.stdout
+        data = json.loads(fabula(redis_url, "chat", "tale", "Mara", "--ask", KEY, "--json").stdout)
+        assert data["character"] == "mara" and "hollow book" in data["answer"]
+        assert data["records"][0]["kind"] == "belief"
+        loop = _with_stdin(redis_url, "Where is the key?\n\nWhere is Mara?\nq\nWhere is Leo?\n",
+                           "chat", "tale", "leo")  # fmt: skip
+        lines = [line for line in loop.stdout.splitlines() if line.startswith("Leo:")]
+        assert lines == ["Leo: As far as I know, the brass key is in the desk drawer.",
+                         "Leo: As far as I know, Mara is in the study."]  # fmt: skip
+        bad = fabula(redis_url, "chat", "tale", "nobody", "--ask", KEY, check=False)
+        assert bad.returncode == 1 and "no character 'nobody'" in bad.stderr
+
+
+def _with_stdin(redis_url: str, text: str, *args: str) -> Any:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "FABULA_REDIS_URL": redis_url, "COLUMNS": "200"}
+    return subprocess.run([sys.executable, "-m", "fabula", *args], input=text,
+                          capture_output=True, text=True, env=env, timeout=120,
+                          check=True)  # fmt: skip
+
+
+@pytest.fixture()
+def base(redis_url: str, tmp_path: Path) -> Iterator[str]:
+    with studio(redis_url, tmp_path) as url:
+        yield url
+
+
+class TestStudio:
+    async def test_api_and_page(self, base: str, redis_url: str) -> None:
+        """The API answers as the CLI's --json; the Chat page (linked from the story's
+        navigation) shows the answer and what it rests on, escaped, and writes nothing."""
+        async with httpx.AsyncClient(base_url=base, timeout=60) as client:
+            r = await client.post("/api/stories", json={"world": "hollow_book", "id": "tale"})
+            assert r.status_code == 201, r.text
+            before = await story_keys(redis_url, "tale")
+            api = await client.get("/api/stories/tale/chat",
+                                   params={"character": "Leo", "q": KEY})  # fmt: skip
+            assert api.status_code == 200, api.text
+            assert api.json()["answer"] == "As far as I know, the brass key is in the desk drawer."
+            story = await client.get("/stories/tale")
+            assert 'href="/stories/tale/chat?branch=main"' in story.text
+            minds = await client.get("/stories/tale/minds")
+            assert (
+                'href="/stories/tale/chat?branch=main&amp;character=leo&amp;as_of=3"' in minds.text
+            )
+            empty = await client.get("/stories/tale/chat")
+            assert empty.status_code == 200 and 'data-testid="chat-form"' in empty.text
+            assert '<option value="leo"' in empty.text and "Mara</option>" in empty.text
+            page = await client.get("/stories/tale/chat",
+                                    params={"character": "leo", "q": KEY, "as_of": ""})  # fmt: skip
+            assert page.status_code == 200
+            assert "the brass key is in the desk drawer." in page.text
+            assert "hollow book is in" not in page.text.split('data-testid="chat-answer"')[1]
+            evil = {"character": "leo", "q": "<script>x</script>?"}
+            hostile = await client.get("/stories/tale/chat", params=evil)
+            assert "<script>x</script>" not in hostile.text and "&lt;script&gt;" in hostile.text
+            bad = await client.get("/api/stories/tale/chat", params={"character": "no", "q": KEY})
+            assert bad.status_code == 404 and "no character 'no'" in bad.json()["error"]
+            assert await story_keys(redis_url, "tale") == before

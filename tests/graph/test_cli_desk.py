@@ -1,0 +1,91 @@
+"""The command line's rough edges, as real subprocesses against the test Redis: what
+``--help`` and ``show`` import (they start quickly because they load no service, graph or
+model client), the ``stories`` and ``show branches`` tables, ``delete`` asking first, and
+``new`` refusing an existing id before anything starts."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from fabula.testing.cli import fabula
+
+HEAVY = (
+    "fabula.graph.service.application",
+    "langgraph",
+    "langchain_openai",
+    "fabula.bench",
+    "numpy",
+)
+
+
+def imported(redis_url: str, *args: str) -> set[str]:
+    """The modules ``fabula ARGS`` imports (``python -X importtime``), after a clean exit."""
+    env = {**os.environ, "FABULA_REDIS_URL": redis_url, "COLUMNS": "200"}
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "fabula", *args],
+                          capture_output=True, text=True, env=env, timeout=120)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("import time:")]
+    return {line.rpartition("|")[2].strip() for line in lines}
+
+
+class TestStartsQuickly:
+    def test_help_and_show_load_no_service(self, redis_url: str) -> None:
+        """`--help` and `show` import neither the service, LangGraph, a model client, the
+        benchmarks nor numpy (the 1.6 s of imports `--help` had); `bench --help` still lists
+        the benchmarks, loaded when asked for."""
+        fabula(redis_url, "new", "--world", "hollow_book", "--id", "tale")
+        for args in (("--help",), ("show", "tale", "world"), ("show", "tale", "story")):
+            modules = imported(redis_url, *args)
+            assert "fabula.graph.cli" in modules
+            loaded = [m for m in modules if m.split(".")[0] in HEAVY or m.startswith(HEAVY)]
+            assert loaded == [], (args, sorted(loaded)[:10])
+        listed = fabula(redis_url, "--help").stdout
+        assert "bench" in listed and "Benchmarks, each with its baselines" in listed
+        assert "chat" in listed
+        bench = fabula(redis_url, "bench", "--help").stdout
+        assert "scale" in bench
+
+
+class TestTables:
+    def test_stories_and_branches(self, redis_url: str) -> None:
+        """`stories` is a table of title, world, turns and pending turns (JSON with --json);
+        `show STORY branches` a table of each branch's parent, fork turn and turns."""
+        assert fabula(redis_url, "stories").stdout == ""  # none yet: said on stderr
+        fabula(redis_url, "new", "--world", "hollow_book", "--id", "tale")
+        fabula(redis_url, "fork", "tale", "--at", "2", "--name", "side")
+        fabula(redis_url, "run", "tale", "--branch", "side")  # waits for approval
+        table = fabula(redis_url, "stories").stdout
+        row = next(line for line in table.splitlines() if " tale " in line)
+        for cell in ("The Hollow Book", "hollow_book", " 3 ", " 2 ", "side:3"):
+            assert cell in row, row
+        listed = json.loads(fabula(redis_url, "stories", "--json").stdout)
+        assert [(s["id"], s["head"], s["pending"][0]["branch"]) for s in listed] == [
+            ("tale", 3, "side")
+        ]
+        shown = fabula(redis_url, "show", "tale", "branches").stdout
+        side = next(line for line in shown.splitlines() if " side " in line)
+        assert side.split() == ["│", "side", "│", "main", "│", "2", "│", "2", "│", "│"]
+        data = json.loads(fabula(redis_url, "show", "tale", "branches", "--json").stdout)
+        assert [(b["branch"], b["fork_turn"]) for b in data] == [("main", None), ("side", 2)]
+
+
+class TestAskFirst:
+    def test_delete_asks_and_new_refuses_an_existing_id(self, redis_url: str) -> None:
+        """`delete` asks (no answer: nothing deleted, status 1) unless --yes; an unknown
+        story is said before asking; `new` with an existing id says so, nothing changed."""
+        fabula(redis_url, "new", "--world", "hollow_book", "--id", "tale")
+        again = fabula(redis_url, "new", "--world", "hollow_book", "--id", "tale", check=False)
+        assert again.returncode == 1 and "story 'tale' already exists" in again.stderr
+        asked = fabula(redis_url, "delete", "tale", check=False)
+        assert (
+            asked.returncode == 1 and "[y/N]" in asked.stderr and "nothing deleted" in asked.stderr
+        )
+        assert json.loads(fabula(redis_url, "stories", "--json").stdout)[0]["id"] == "tale"
+        unknown = fabula(redis_url, "delete", "nosuch", check=False)
+        assert unknown.returncode == 1 and "does not exist" in unknown.stderr
+        assert "[y/N]" not in unknown.stderr
+        assert "deleted tale" in fabula(redis_url, "delete", "tale", "--yes").stdout
+        assert json.loads(fabula(redis_url, "stories", "--json").stdout) == []

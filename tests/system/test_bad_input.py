@@ -1,0 +1,359 @@
+"""Bad input, as a careless user gives it: one clear error line, nothing changed.
+
+Each test reproduces a breakage found by trying (a traceback, a swallowed message, nonsense
+accepted) and states what happens now. The command line runs in-process (typer's runner).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.main import get_command
+
+from fabula.agents.contracts import Decision
+from fabula.cli import app
+from fabula.errors import ConfigError, EditRefused, InvalidWorld, TurnConflict
+from fabula.graph.service import Fabula
+from fabula.settings import Settings
+from fabula.testing.cli import Cli
+from fabula.worlds.loader import load_world
+
+HOLLOW = Path(load_world("hollow_book").source).read_text()
+
+
+@pytest.fixture()
+def cli(redis_url: str, tmp_path: Path) -> Cli:
+    return Cli(redis_url, tmp_path)
+
+
+@pytest.fixture()
+def tale(cli: Cli) -> Iterator[Cli]:
+    """A story `tale` from hollow_book (its opening committed: turns 0 to 3)."""
+    assert cli("new", "--world", "hollow_book", "--id", "tale").exit_code == 0
+    yield cli
+
+
+def pack_with(tmp_path: Path, old: str, new: str) -> Path:
+    """hollow_book's world.toml with one change, written as a pack folder."""
+    assert old in HOLLOW
+    folder = tmp_path / "pack"
+    folder.mkdir(exist_ok=True)
+    (folder / "world.toml").write_text(HOLLOW.replace(old, new, 1))
+    return folder
+
+
+class TestOneLine:
+    def test_invalid_story_and_branch_ids(self, tale: Cli) -> None:
+        """Was a ValueError traceback; now one line naming the id and what is allowed."""
+        assert "story 'My Tale' is not a valid id" in tale.fails("show", "My Tale", "world")
+        message = tale.fails("show", "tale", "world", "--branch", "My Branch")
+        assert "branch 'My Branch' is not a valid id" in message
+
+    def test_settings_name_the_variable(self, cli: Cli) -> None:
+        """Was a traceback (FABULA_REDIS_URL) or a silent acceptance (negative budget)."""
+        cases = {
+            "FABULA_TOKEN_BUDGET": ("abc", "-5"),
+            "FABULA_REDIS_URL": ("notaurl",),
+            "FABULA_CONSOLIDATE": ("bogus",),
+            "FABULA_MAX_TURN_TEXT": ("0",),
+        }
+        for variable, values in cases.items():
+            for value in values:
+                message = cli.fails("stories", **{variable: value})
+                assert message.startswith(f"{variable}={value!r} is invalid"), message
+                with pytest.raises(ConfigError, match=variable):
+                    Settings.from_env({variable: value})
+
+    def test_unusable_home(self, cli: Cli) -> None:
+        """Was a FileNotFoundError traceback; now one line naming the folder."""
+        env = {"FABULA_REDIS_URL": "", "FABULA_HOME": "/dev/null/fabula"}
+        assert "cannot use /dev/null/fabula/redis" in cli.fails("stories", **env)
+
+    def test_as_of_outside_the_story(self, tale: Cli) -> None:
+        """Was answered silently (an empty or final view); now refused."""
+        for as_of in ("99", "-1"):
+            message = tale.fails("show", "tale", "world", "--as-of", as_of)
+            assert message.startswith(f"--as-of {as_of} is outside story 'tale'")
+        assert tale("show", "tale", "world", "--as-of", "3").exit_code == 0
+
+    def test_characters_by_name_or_id_in_any_case(self, tale: Cli) -> None:
+        """`beliefs Leo` was "no character"; ids and names resolve case-insensitively."""
+        outputs = {tale("show", "tale", "beliefs", who, "--json").stdout for who in
+                   ("leo", "Leo", "LEO")}  # fmt: skip
+        assert len(outputs) == 1 and '"holder": [\n    "leo"' in outputs.pop()
+        assert tale("show", "tale", "beliefs", "Mara>LEO").exit_code == 0
+        assert "no character 'Bob'" in tale.fails("show", "tale", "beliefs", "Bob")
+
+    def test_flags_are_shown_as_flags(self, cli: Cli) -> None:
+        """Help showed `--auto <bool>` for flags that take no value; now no flag has one."""
+        checked = 0
+        for path, command in _commands(get_command(app)):
+            help_text = cli(*path, "--help").stdout
+            for param in command.params:
+                if not getattr(param, "is_flag", False):
+                    continue
+                for opt in param.opts:
+                    line = next(ln for ln in help_text.splitlines() if opt in ln)
+                    after = line.split(opt, 1)[1]
+                    assert not re.match(r"\s*<", after), f"{path}: {line.strip()}"
+                    checked += 1
+        assert checked >= 5  # --verbose, run --auto, show and pending --json, edit --force
+
+
+def _commands(group: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """Every command of the CLI tree with its path (typer's own click types)."""
+    yield path, group
+    for name, sub in getattr(group, "commands", {}).items():
+        yield from _commands(sub, (*path, name))
+
+
+class TestLiteral:
+    def test_story_text_is_printed_as_written(self, tale: Cli, redis_url: str) -> None:
+        """`[/red]` in story text crashed `show story`; `[bold]` was rendered. Now literal."""
+        text = "Leo read a note: [/red] and [bold]loud[/bold]. Leo went to the study."
+        assert tale("run", "tale").exit_code == 0
+        note = Path(tale.env["FABULA_HOME"]) / "note.txt"
+        note.write_text(text)
+        result = tale("edit", "tale", "--text-file", str(note), "--force")
+        assert result.exit_code == 0, result.output
+        # the outcome line kept its "[main]" (it was swallowed as a markup tag)
+        assert result.stdout.strip() == "tale [main]: committed"
+        shown = tale("show", "tale", "story")
+        assert shown.exit_code == 0 and text in shown.stdout.replace("\n", " ").replace("  ", " ")
+
+
+class TestWorldPacks:
+    def test_containment_cycle(self, tmp_path: Path) -> None:
+        """A drawer in the book and the book in the drawer was accepted; now refused."""
+        folder = pack_with(
+            tmp_path,
+            'location = "study"\ncontainer = true\ndescription = "The top drawer',
+            'location = "hollow book"\ncontainer = true\ndescription = "The top drawer',
+        )
+        text = (
+            (folder / "world.toml")
+            .read_text()
+            .replace(
+                'location = "study"\ncontainer = true\ndescription = "A thick atlas',
+                'location = "desk drawer"\ncontainer = true\ndescription = "A thick atlas',
+            )
+        )
+        (folder / "world.toml").write_text(text)
+        with pytest.raises(InvalidWorld, match="containment cycle") as info:
+            load_world(folder)
+        assert info.value.context["field"] == "objects[0].location"
+        assert info.value.context["path"] == str(folder / "world.toml")
+
+    def test_bad_rules(self, tmp_path: Path) -> None:
+        """[rules] with a wrong type or an unknown rule names the file and the field."""
+        for old, new, field in (
+            ("open_containers = false", 'open_containers = "maybe"', "rules.open_containers"),
+            ("open_containers = false", "telepathy = true", "rules.telepathy"),
+        ):
+            with pytest.raises(InvalidWorld) as info:
+                load_world(pack_with(tmp_path, old, new))
+            assert info.value.context["field"] == field
+            assert str(info.value).startswith(str(tmp_path / "pack" / "world.toml"))
+
+    @pytest.mark.parametrize(
+        ("sentence", "why"),
+        [
+            ("Leo put the study in the desk drawer.", "study is a place"),
+            ("Bob entered the study.", "Bob is not a character of this story"),
+            ("Leo took the desk drawer.", "fixture of its place"),
+        ],
+    )
+    async def test_opening_validated_like_model_output(
+        self, redis_url: str, tmp_path: Path, sentence: str, why: str
+    ) -> None:
+        """Such openings were committed; now refused with file and field, nothing kept."""
+        folder = pack_with(tmp_path, '"Leo went to the hallway.",', f'"{sentence}",')
+        async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
+            with pytest.raises(InvalidWorld, match=why) as info:
+                await fab.create_story(load_world(folder), "bad")
+            assert info.value.context["field"] == "opening.turns[1]"
+            assert str(info.value).startswith(str(folder / "world.toml"))
+            assert "bad" not in await fab.stories()
+
+
+class TestEdits:
+    async def test_an_edit_goes_through_the_critic(self, redis_url: str, tmp_path: Path) -> None:
+        """An edit introducing a character out of nowhere was committed unchecked; now the
+        findings refuse it (nothing written) unless the human forces it."""
+        async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
+            store = await fab.create_story("hollow_book", "ed")
+            assert await fab.run_turn(store, auto=False) == "pending"
+            head = await store.head()
+            bad = Decision(action="edit", text="Bob entered the study. Leo took the desk drawer.")
+            with pytest.raises(EditRefused) as info:
+                await fab.decide(store, bad)
+            assert "Bob is not a character" in str(info.value)
+            assert "fixture of its place" in str(info.value)
+            assert await store.head() == head and await fab.pending_turn(store) is not None
+            assert await fab.decide(store, bad, force=True) == "committed"
+            assert await store.head() == head + 1
+
+
+class TestDemo:
+    def test_demo_leaves_a_users_story_alone(self, cli: Cli) -> None:
+        """`fabula demo` deleted a user's own story named demo; now it refuses, and
+        re-creates only a story it made itself."""
+        assert cli("new", "--world", "hollow_book", "--id", "demo").exit_code == 0
+        before = cli("show", "demo", "story", "--json").stdout
+        assert "did not make" in cli.fails("demo", "--turns", "0")
+        assert cli("show", "demo", "story", "--json").stdout == before
+        assert cli("delete", "demo", "--yes").exit_code == 0
+        assert cli("demo", "--turns", "0").exit_code == 0
+        assert cli("demo", "--turns", "0").exit_code == 0  # its own: recreated
+
+
+class TestDecisionRace:
+    @pytest.mark.parametrize("first", ["approve", "reject"])
+    async def test_one_decision_wins_the_other_says_so(
+        self, redis_url: str, tmp_path: Path, first: str
+    ) -> None:
+        """Approve and reject racing in one process: reject reported `pending` while
+        nothing was pending. Now exactly one acts and the other raises TurnConflict."""
+        async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
+            store = await fab.new_story("hollow_book", "race")
+            assert await fab.run_turn(store, auto=False) == "pending"
+            decisions = {
+                "approve": Decision(action="approve"),
+                "reject": Decision(action="reject", note="no"),
+            }
+            order = [first, *(d for d in decisions if d != first)]
+            results = await asyncio.gather(
+                *(fab.decide(store, decisions[d]) for d in order), return_exceptions=True
+            )
+            outcomes = dict(zip(order, results, strict=True))
+            winners = [d for d, r in outcomes.items() if isinstance(r, str)]
+            losers = [d for d, r in outcomes.items() if isinstance(r, TurnConflict)]
+            assert len(winners) == 1 and len(losers) == 1, outcomes
+            if winners == ["approve"]:
+                assert outcomes["approve"] == "committed" and await store.head() == 1
+                assert await fab.pending_turn(store) is None
+            else:
+                assert outcomes["reject"] == "pending" and await store.head() == 0
+                assert await fab.pending_turn(store) is not None
+
+
+class TestBenchData:
+    @pytest.mark.parametrize(
+        ("bench", "text", "needle"),
+        [
+            ("locomo", '{"a": 1}', "not a LoCoMo file: expected a non-empty list"),
+            ("locomo", '[{"sample_id": "x"}]', "at conversation 0: no 'conversation' field"),
+            ("locomo", "not json", "not a LoCoMo file: not JSON"),
+            ("locomo", '[{"sample_id": "x", "conversation": {"speaker_a": "A"}, "qa": []}]',
+             "no 'session_1' field"),
+            ("longstory", '{"type": "turn", "turn": "x", "text": "t"}', "line 1: ValueError"),
+            ("longstory", '{"type": "meta"}\n[1]', "line 2: not a JSON object"),
+            ("longstory", '{"kind": "turn"}', "line 1: no 'type' field"),
+            ("hitom", '{"story": "1 Ann."}', "Hi-ToM file at line 1: no 'question' field"),
+            ("hitom", "\xff", "not UTF-8"),
+            ("tomi", "1 Ann is here.\n2 Where is Ann?", "no trace beside"),
+        ],
+    )  # fmt: skip
+    def test_a_malformed_file_is_one_line(
+        self, cli: Cli, tmp_path: Path, bench: str, text: str, needle: str
+    ) -> None:
+        """Were tracebacks (KeyError, TypeError, JSONDecodeError) from deep in a loader;
+        now one line naming the file, the kind it should be, where and what is wrong."""
+        path = tmp_path / "data.json"
+        if text == "\xff":
+            path.write_bytes(b"\xff\xfe")
+        else:
+            path.write_text(text)
+        assert needle in cli.fails("bench", bench, str(path))
+
+
+class TestNumbersAndViews:
+    @pytest.mark.parametrize(
+        ("args", "needle"),
+        [
+            (("bench", "scale", "--turns", "0"), "--turns needs positive numbers"),
+            (("bench", "scale", "--turns", "10", "--characters", "0"),
+             "--characters needs positive numbers"),
+            (("bench", "scale", "--turns", "ten"), "expected numbers separated by commas"),
+        ],
+    )  # fmt: skip
+    def test_bench_numbers_are_checked_before_anything_runs(
+        self, cli: Cli, args: tuple[str, ...], needle: str
+    ) -> None:
+        """Were tracebacks from inside the run (max() of an empty list, an index out of
+        range); now a usage error naming the option."""
+        result = cli(*args)
+        assert result.exit_code == 2 and needle in result.output, result.output
+        assert "Traceback" not in result.output
+
+    def test_views_of_now_refuse_as_of(self, tale: Cli) -> None:
+        """`show ... --as-of` was silently ignored by the views that only know the branch as
+        it is now (the hierarchy, the branches, the usage): now one line says so."""
+        for what in ("scenes", "plot", "branches", "usage"):
+            assert f"show {what} has no --as-of" in tale.fails("show", "tale", what, "--as-of", "1")
+        assert tale("show", "tale", "world", "--as-of", "1").exit_code == 0
+
+
+class TestEnvironment:
+    """Settings that cannot work are one line each, before anything starts."""
+
+    def test_cluster_declared_on_the_embedded_socket(self, tmp_path: Path) -> None:
+        """FABULA_REDIS_CLUSTER=yes with the embedded server (a unix socket, never a
+        cluster) was a 76-line traceback."""
+        cli = Cli("", tmp_path)
+        cli.env.pop("FABULA_REDIS_URL")
+        message = cli.fails("stories", FABULA_REDIS_CLUSTER="yes")
+        assert "FABULA_REDIS_CLUSTER" in message and "unix socket" in message
+        assert not (tmp_path / "redis").exists()  # refused before any server was started
+
+    def test_a_cassette_where_nothing_can_be_written(self, cli: Cli) -> None:
+        """FABULA_MODEL_CASSETTE=/proc/x/y was a 54-line traceback."""
+        message = cli.fails("stories", FABULA_MODEL_CASSETTE="/proc/x/y")
+        assert "FABULA_MODEL_CASSETTE" in message and "/proc/x/y" in message
+
+    @pytest.mark.parametrize("home", ["", "   ", "/tmp/caf\udce9"])
+    def test_an_empty_or_undecodable_home_is_refused(self, tmp_path: Path, home: str) -> None:
+        """An empty or non-UTF-8 FABULA_HOME silently started a new server elsewhere."""
+        cli = Cli("", tmp_path)
+        cli.env.pop("FABULA_REDIS_URL")
+        assert "FABULA_HOME" in cli.fails("stories", FABULA_HOME=home)
+        with pytest.raises(ConfigError, match="FABULA_HOME"):
+            Settings.from_env({"FABULA_HOME": home})
+
+
+class TestDeepInput:
+    def test_a_deeply_nested_pack_is_one_line(self, tmp_path: Path) -> None:
+        """A 200 KB world.toml nested 100,000 levels deep was a 2,981-line RecursionError."""
+        folder = tmp_path / "deep"
+        folder.mkdir()
+        (folder / "world.toml").write_text("x = " + "[" * 100_000 + "]" * 100_000 + "\n")
+        with pytest.raises(InvalidWorld, match="nested too deeply") as info:
+            load_world(folder)
+        assert "\n" not in str(info.value)
+
+
+class TestSameLimitsAsTheApi:
+    def test_run_reject_and_expect_bounds(self, tale: Cli) -> None:
+        """`--turns`, `--direction`, `--note` and `--expect` are bounded as the API bounds
+        them (graph/service/pending.py), one line each, nothing written."""
+        from fabula.graph.service.pending import (
+            MAX_DIRECTION_CHARS,
+            MAX_NOTE_CHARS,
+            MAX_PENDING_ID_CHARS,
+            MAX_RUN_TURNS,
+        )
+
+        assert "--turns" in tale("run", "tale", "--turns", str(MAX_RUN_TURNS + 1)).output
+        long = "d" * (MAX_DIRECTION_CHARS + 1)
+        assert "direction" in tale.fails("run", "tale", "--direction", long)
+        assert tale("run", "tale").exit_code == 0
+        note = "n" * (MAX_NOTE_CHARS + 1)
+        assert "note" in tale.fails("reject", "tale", "--note", note)
+        expect = "4." + "x" * MAX_PENDING_ID_CHARS
+        assert "expect" in tale.fails("approve", "tale", "--expect", expect)
+        assert tale("approve", "tale").exit_code == 0

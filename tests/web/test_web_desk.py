@@ -1,0 +1,211 @@
+"""The studio's writer's-desk pages in a real browser (Playwright, Debian's Chromium) and
+over HTTP: the API documentation at ``/docs`` renders under the studio's own
+Content-Security-Policy, the Usage page, and the Chat page.
+
+The browser tests are skipped, with the reason, where no Chromium is installed; the HTTP
+checks of ``/docs`` (every script and style from the studio itself) always run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+from playwright.async_api import Browser, Page, async_playwright, expect
+
+from fabula.testing.browser import ARGS, CHROMIUM, create_story, run_until_pending
+
+needs_chromium = pytest.mark.skipif(
+    not __import__("pathlib").Path(CHROMIUM).exists(),
+    reason=f"no Chromium at {CHROMIUM}: install Debian's chromium (.ci/run does)",
+)
+
+
+@pytest.fixture(scope="module")
+async def browser() -> AsyncIterator[Browser]:
+    async with async_playwright() as p:
+        launched = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield launched
+        await launched.close()
+
+
+@pytest.fixture()
+async def page(browser: Browser, request: pytest.FixtureRequest) -> AsyncIterator[Page]:
+    context = await browser.new_context(viewport={"width": 1280, "height": 860})
+    opened = await context.new_page()
+    problems: list[str] = []
+    opened.on("pageerror", lambda exc: problems.append(str(exc)))
+    # a script or style the Content-Security-Policy refuses is reported on the console
+    opened.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    yield opened
+    await context.close()
+    if request.node.get_closest_marker("refusal") is not None:  # the one 422 it expects
+        refused = "the server responded with a status of 422"
+        assert sum(refused in p for p in problems) == 1, problems
+        problems = [p for p in problems if refused not in p]
+    assert problems == [], problems
+
+
+class TestDocsOverHttp:
+    async def test_docs_load_everything_from_the_studio(self, base: str) -> None:
+        """/docs is Swagger UI whose scripts and styles are the studio's own files (the
+        policy allows no other source and no inline script), and each is served."""
+        async with httpx.AsyncClient(base_url=base, timeout=30) as client:
+            r = await client.get("/docs")
+            assert r.status_code == 200
+            assert "script-src 'self'" in r.headers["content-security-policy"]
+            sources = re.findall(r'<(?:script|link)[^>]* (?:src|href)="([^"]+)"', r.text)
+            assert "/static/swagger/swagger-ui-bundle.js" in sources
+            assert "/static/swagger/swagger-ui.css" in sources
+            assert all(s.startswith("/") and not s.startswith("//") for s in sources), sources
+            assert re.search(r"<script>(?!</script>)", r.text) is None  # no inline script
+            for src in sources:
+                got = await client.get(src)
+                assert got.status_code == 200 and got.content, src
+            assert (await client.get("/redoc")).status_code == 404  # the CDN's page is gone
+
+
+class TestRewindOverHttp:
+    async def test_rewind_and_retcon_through_the_api(self, base: str) -> None:
+        """POST rewind makes turn `to` the head and names the kept branch; refused (422,
+        nothing changed) while a turn awaits approval; POST retcon makes a branch from the
+        turn before with the new text, and a refused one leaves nothing."""
+        async with httpx.AsyncClient(base_url=base, timeout=60) as client:
+            made = await client.post("/api/stories", json={"world": "hollow_book", "id": "tale"})
+            assert made.status_code == 201, made.text
+            r = await client.post("/api/stories/tale/rewind", json={"to": 2})
+            assert r.status_code == 200, r.text
+            assert r.json() == {"story": "tale", "branch": "main", "head": 2,
+                                "kept": "main-after-2", "kept_head": 3}  # fmt: skip
+            r = await client.post("/api/stories/tale/run", json={"turns": 1})
+            assert r.json()["pending"] is not None
+            r = await client.post("/api/stories/tale/rewind", json={"to": 1})
+            assert r.status_code == 422 and "awaits a decision" in r.text
+            assert (await client.get("/api/stories/tale")).json()["head"] == 2
+            body = {"turn": 2, "text": "Bob entered the study."}
+            r = await client.post("/api/stories/tale/retcon", json=body)
+            assert r.status_code == 422 and "Bob" in r.text
+            branches = (await client.get("/api/stories/tale/branches")).json()
+            assert sorted(b["branch"] for b in branches) == ["main", "main-after-2"]
+            body = {"turn": 2, "text": "Leo went to the hallway.", "name": "again"}
+            r = await client.post("/api/stories/tale/retcon", json=body)
+            assert r.status_code == 201, r.text
+            assert (r.json()["branch"], r.json()["head"]) == ("again", 2)
+            text = (await client.get("/api/stories/tale/text?branch=again")).json()
+            assert text["turns"][-1]["text"] == "Leo went to the hallway."
+
+
+class TestDraftsOverHttp:
+    async def test_alternatives_and_choice_through_the_api(self, base: str) -> None:
+        """POST alternatives writes the drafts (the turn first), GET drafts shows the same;
+        approve with choice commits that draft, and the drafts stay with the turn."""
+        async with httpx.AsyncClient(base_url=base, timeout=60) as client:
+            await client.post("/api/stories", json={"world": "hollow_book", "id": "tale"})
+            r = await client.post("/api/stories/tale/alternatives", json={"count": 2})
+            assert r.status_code == 200, r.text
+            made = r.json()
+            assert [d["id"] for d in made["drafts"]] == ["4.d1", "4.d2"]
+            assert (await client.get("/api/stories/tale/drafts")).json()["drafts"] == made["drafts"]
+            bad = await client.post("/api/stories/tale/approve", json={"choice": "5"})
+            assert bad.status_code == 422 and "has no draft '5'" in bad.text
+            body = {"choice": "4.d2", "pending_id": made["pending_id"]}
+            r = await client.post("/api/stories/tale/approve", json=body)
+            assert r.status_code == 200 and r.json()["outcome"] == "committed", r.text
+            text = (await client.get("/api/stories/tale/text")).json()
+            assert text["turns"][-1]["text"] == made["drafts"][1]["draft"]
+            kept = (await client.get("/api/stories/tale/drafts?turn=4")).json()
+            assert kept["chosen"] == "4.d2" and len(kept["drafts"]) == 2
+
+
+@needs_chromium
+class TestInTheBrowser:
+    async def test_docs_render_the_api(self, page: Page, base: str) -> None:
+        """The docs page shows the API's operations (the chat's among them), with no error
+        on the console: nothing was refused."""
+        await page.goto(base + "/docs")
+        await expect(page.locator(".swagger-ui .opblock").first).to_be_visible()
+        await expect(page.locator(".swagger-ui")).to_contain_text("/api/stories/{story}/chat")
+
+    async def test_usage_page_in_the_navigation(self, page: Page, base: str) -> None:
+        """The story's navigation leads to its Usage page: offline turns used no model."""
+        await create_story(page, base)
+        await page.click("nav >> text=Usage")
+        await expect(page).to_have_url(f"{base}/stories/tale/usage?branch=main")
+        await expect(page.locator("[data-testid=usage-table]")).to_be_visible()
+        await expect(page.locator("[data-testid=usage-empty]")).to_be_visible()
+        await expect(page.locator("[data-testid=usage-cost]")).to_contain_text("$0.0000")
+
+    async def test_chat_with_a_character(self, page: Page, base: str) -> None:
+        """From the minds page, 'talk to Leo' opens the chat; asked where the brass key is,
+        Leo says the drawer (he did not see Mara move it), with what he answers from."""
+        await create_story(page, base)
+        await page.goto(base + "/stories/tale/minds")
+        await page.click("[data-testid=chat-leo]")
+        await page.fill("#q", "Where is the brass key?")
+        await page.click("[data-testid=chat-form] button[type=submit]")
+        answer = page.locator("[data-testid=answer-text]")
+        await expect(answer).to_have_text("As far as I know, the brass key is in the desk drawer.")
+        await expect(page.locator("[data-testid=chat-records] li")).to_have_count(2)
+        await page.select_option("#character", "mara")
+        await page.click("[data-testid=chat-form] button[type=submit]")
+        await expect(answer).to_have_text("As far as I know, the brass key is in the hollow book.")
+
+    async def test_rewind_to_here_keeps_the_later_turns(
+        self,
+        page: Page,
+        base: str,
+    ) -> None:
+        """Every turn but the last offers 'rewind to here'; rewinding to turn 2 leaves the
+        branch with turns 0..2 and a branch that keeps turn 3."""
+        await create_story(page, base)
+        await expect(page.locator("[data-testid=rewind-3]")).to_have_count(0)  # the head
+        await page.hover("#turn-2")  # a turn's actions show on hover (or focus)
+        await page.click("[data-testid=rewind-2]")
+        await page.fill("[data-testid=rewind-keep]", "later")
+        await page.click("[data-testid=rewind-submit]")
+        await expect(page.locator("[data-testid=turns] li")).to_have_count(2)  # turns 1, 2
+        await expect(page.locator(".notice, [role=status]").first).to_contain_text("Rewound")
+        await page.click("[data-testid=branch-tree] >> text=later")
+        await expect(page.locator("[data-testid=turns] li")).to_have_count(3)
+        await expect(page.locator("#turn-3")).to_contain_text("Mara moved the brass key")
+        await page.goto("about:blank")  # the live story page's stream ends before the studio
+
+    @pytest.mark.refusal
+    async def test_edit_this_turn_makes_a_branch(self, page: Page, base: str) -> None:
+        """'edit this turn' on turn 3 opens its text; an edit the critic refuses comes back
+        with the message naming the page's checkbox; a good one becomes a new branch."""
+        await create_story(page, base)
+        await page.hover("#turn-3")
+        await page.click("[data-testid=retcon-3]")
+        box = page.locator("[data-testid=retcon-text]")
+        await expect(box).to_have_value("Mara moved the brass key to the hollow book.")
+        await box.fill("Bob entered the study.")
+        await page.click("[data-testid=retcon-submit]")
+        error = page.locator("[data-testid=retcon-error]")
+        await expect(error).to_contain_text("Bob")
+        await expect(error).to_contain_text("tick “Commit it even if the critic finds errors”")
+        await expect(error).not_to_contain_text("--force")
+        await box.fill("Mara went to the hallway.")
+        await page.click("[data-testid=retcon-submit]")
+        await expect(page).to_have_url(re.compile(r"branch=main-edit-3"))
+        await expect(page.locator("#turn-3")).to_contain_text("Mara went to the hallway.")
+        await page.goto("about:blank")
+
+    async def test_show_drafts_and_choose_one(self, page: Page, base: str) -> None:
+        """On the pending page, 'Show 3 drafts' lays the drafts side by side, each with its
+        changes (and a note: the offline engine has two different ones here); choosing the
+        second commits it."""
+        await create_story(page, base)
+        await run_until_pending(page)
+        await page.goto(base + "/stories/tale/pending")
+        await expect(page.locator("[data-testid=try-again]")).to_be_visible()
+        await page.click("[data-testid=show-drafts]")
+        await expect(page.locator("[data-testid=drafts] section")).to_have_count(2)
+        await expect(page.locator("[data-testid=drafts-note]")).to_contain_text("2 different")
+        second = page.locator("[data-testid=draft-2]")
+        await expect(second).to_contain_text("Mara went to the hallway.")
+        await page.click("[data-testid=choose-2]")
+        await expect(page.locator("#turn-4")).to_contain_text("Mara went to the hallway.")
+        await page.goto("about:blank")
