@@ -1,39 +1,50 @@
-"""The one error hierarchy of Fabula.
+"""The one error hierarchy of Fabula, sorted by what an error means to whoever meets it.
 
-Every error Fabula raises on purpose derives from :class:`FabulaError` and
-carries the context needed to act on it (story, branch, turn, field)::
+Every error Fabula raises on purpose derives from :class:`FabulaError` and carries the
+context needed to act on it (story, branch, turn, field). Each class says the command
+line's exit status (``exit_code``) and the web's status (``http_status``) for it; the CLI
+and the studio read them from the class, never from a table of their own::
 
-    FabulaError
-    ├── ConfigError            settings or an environment that cannot work
-    │   ├── RedisUnavailable   the embedded server cannot start or be reached
-    │   ├── ModelUnavailable   the configured chat model cannot be reached (after retries)
-    │   └── SchemaRejected     the model's server refused a structured-output schema
-    ├── NotFound               a story, branch, character or record that does not exist
-    ├── StoryAtRest            no character has anything to do: there is no turn to write
-    ├── CommitFailed           Redis did not complete a commit (its reply lost or refused)
-    │   └── CommitUncertain    ... and whether the turn is in could not be learned
-    ├── InvalidInput           bad input, rejected whole; nothing was written
-    │   ├── LimitExceeded      a turn's text or delta larger than the configured limit
-    │   ├── InvalidId          a story, branch or character id that is not a safe identifier
-    │   ├── EditRefused        a human edit the critic found errors in (commit it with force)
-    │   ├── InvalidDelta       a turn's delta fails validation (names the field)
-    │   ├── TurnConflict       a gap in turn numbers, or a turn re-sent with other content
-    │   ├── InvalidWorld       a world pack that fails validation (names the field)
-    │   └── ModelOutputError   model output that could not be parsed or validated
-    │       ├── ModelTruncated the reply hit its token limit, even after one raise
-    │       └── ModelRefused   the model refused to answer
-    └── AccessDenied           a character handle tried to read outside its own mind
+    class                      exit http  meaning
+    FabulaError                  1  500   root of every error Fabula raises on purpose
+    ├── InvalidInput             2  422   bad input, rejected whole; nothing was written
+    │   ├── LimitExceeded        2  422   a turn's text or delta larger than the limit
+    │   ├── InvalidId            2  422   an id that is not a safe identifier
+    │   ├── EditRefused          2  422   a human edit the critic found errors in (force it)
+    │   ├── InvalidDelta         2  422   a turn's delta fails validation (names the field)
+    │   └── InvalidWorld         2  422   a world pack fails validation (names the field)
+    ├── Conflict                 4  409   the request is sound but the story's state refuses it
+    │   ├── TurnConflict         4  409   a gap in turn numbers, or a turn re-sent changed
+    │   └── StoryAtRest          4  409   no character has anything to do: no turn to write
+    ├── NotFound                 3  404   a story, branch, character or record not there
+    ├── AccessDenied             5  403   a character's handle read outside its own mind
+    ├── ModelError               6  502   the chat model did not give a usable answer
+    │   ├── ModelUnavailable     6  503   it cannot be reached, or answered with an error
+    │   ├── SchemaRejected       6  502   its server refused a structured-output schema
+    │   └── ModelOutputError     6  502   its output could not be parsed or validated
+    │       ├── ModelTruncated   6  502   the reply hit its token limit, even after a raise
+    │       └── ModelRefused     6  502   the model refused to answer
+    └── ServerError              1  500   Fabula's own side could not do it
+        ├── ConfigError         78  500   settings or an environment that cannot work
+        │   └── RedisUnavailable 69 503   the embedded Redis cannot start or be reached
+        └── CommitFailed         1  500   Redis did not complete a commit (the turn is not in)
+            └── CommitUncertain  1  500   ... and whether the turn is in could not be learned
+
+A model's bad output is the model's failure, not the user's: a 502, never a 422. The exit
+statuses 69 and 78 are ``sysexits.h``'s ``EX_UNAVAILABLE`` and ``EX_CONFIG``; 2 is what the
+command line's own usage errors exit with.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 __all__ = [
     "AccessDenied",
     "CommitFailed",
     "CommitUncertain",
     "ConfigError",
+    "Conflict",
     "EditRefused",
     "FabulaError",
     "InvalidDelta",
@@ -41,6 +52,7 @@ __all__ = [
     "InvalidInput",
     "InvalidWorld",
     "LimitExceeded",
+    "ModelError",
     "ModelOutputError",
     "ModelRefused",
     "ModelTruncated",
@@ -48,6 +60,7 @@ __all__ = [
     "NotFound",
     "RedisUnavailable",
     "SchemaRejected",
+    "ServerError",
     "StoryAtRest",
     "TurnConflict",
 ]
@@ -57,7 +70,11 @@ class FabulaError(Exception):
     """Root of every error Fabula raises on purpose.
 
     ``context`` holds whatever locates the problem (story, branch, turn, field, path).
+    ``exit_code`` is the command line's exit status for it, ``http_status`` the web's.
     """
+
+    exit_code: ClassVar[int] = 1
+    http_status: ClassVar[int] = 500
 
     def __init__(self, message: str, **context: Any) -> None:
         self.message = message
@@ -71,38 +88,11 @@ class FabulaError(Exception):
         return f"{self.message} ({where})"
 
 
-class StoryAtRest(FabulaError):
-    """No character has anything to do (every goal done, waiting or blocked): the offline
-    engine has no turn to write. ``idle`` is True when it was found only once the characters
-    had proposed (the planner's guess was wrong; another anchor may still act)."""
-
-    def __init__(self, message: str, *, idle: bool = False, **context: Any) -> None:
-        super().__init__(message, **context)
-        self.idle = idle
-
-
-class ConfigError(FabulaError):
-    """Settings or an environment that cannot work."""
-
-
-class RedisUnavailable(ConfigError):
-    """The embedded Redis server cannot start, or the configured one cannot be reached."""
-
-
-class ModelUnavailable(ConfigError):
-    """The configured chat model cannot be reached, or answered with an error."""
-
-
-class SchemaRejected(ConfigError):
-    """The model's server rejected a structured-output schema (not json_schema itself)."""
-
-
-class NotFound(FabulaError):
-    """A story, branch, character or record that does not exist."""
-
-
 class InvalidInput(FabulaError):
     """Bad input, rejected whole: nothing was written."""
+
+    exit_code = 2
+    http_status = 422
 
 
 class LimitExceeded(InvalidInput):
@@ -117,27 +107,67 @@ class EditRefused(InvalidInput):
     """A human edit in which the critic found errors; nothing was written."""
 
 
-class CommitFailed(FabulaError):
-    """Redis did not complete a commit; the turn was checked afterwards and is not in."""
-
-
-class CommitUncertain(CommitFailed):
-    """A commit's reply was lost and whether the turn is in could not be learned in time."""
-
-
 class InvalidDelta(InvalidInput):
     """A turn's delta failed validation; ``context['field']`` names the offending field."""
-
-
-class TurnConflict(InvalidInput):
-    """A gap in turn numbers, or a committed turn re-sent with different content."""
 
 
 class InvalidWorld(InvalidInput):
     """A world pack failed validation; ``context['field']`` names the offending field."""
 
 
-class ModelOutputError(InvalidInput):
+class Conflict(FabulaError):
+    """The request is sound, but the story's state refuses it (as it stands now)."""
+
+    exit_code = 4
+    http_status = 409
+
+
+class TurnConflict(Conflict):
+    """A gap in turn numbers, or a committed turn re-sent with different content."""
+
+
+class StoryAtRest(Conflict):
+    """No character has anything to do (every goal done, waiting or blocked): the offline
+    engine has no turn to write. ``idle`` is True when it was found only once the characters
+    had proposed (the planner's guess was wrong; another anchor may still act)."""
+
+    def __init__(self, message: str, *, idle: bool = False, **context: Any) -> None:
+        super().__init__(message, **context)
+        self.idle = idle
+
+
+class NotFound(FabulaError):
+    """A story, branch, character or record that does not exist."""
+
+    exit_code = 3
+    http_status = 404
+
+
+class AccessDenied(FabulaError):
+    """A character's handle tried to read outside its own mind."""
+
+    exit_code = 5
+    http_status = 403
+
+
+class ModelError(FabulaError):
+    """The chat model did not give a usable answer: the model's failure, not the user's."""
+
+    exit_code = 6
+    http_status = 502
+
+
+class ModelUnavailable(ModelError):
+    """The configured chat model cannot be reached, or answered with an error."""
+
+    http_status = 503
+
+
+class SchemaRejected(ModelError):
+    """The model's server rejected a structured-output schema (not json_schema itself)."""
+
+
+class ModelOutputError(ModelError):
     """A model's output could not be parsed or validated into the expected type.
 
     ``context['raw']`` (the reply) and ``context['error']`` (every problem) are kept whole
@@ -164,5 +194,26 @@ class ModelRefused(ModelOutputError):
     """The model refused to answer; ``context['refusal']`` holds what it said."""
 
 
-class AccessDenied(FabulaError):
-    """A character's handle tried to read outside its own mind."""
+class ServerError(FabulaError):
+    """Fabula's own side could not do it: its settings, its Redis, a commit."""
+
+
+class ConfigError(ServerError):
+    """Settings or an environment that cannot work."""
+
+    exit_code = 78  # sysexits.h EX_CONFIG
+
+
+class RedisUnavailable(ConfigError):
+    """The embedded Redis server cannot start, or the configured one cannot be reached."""
+
+    exit_code = 69  # sysexits.h EX_UNAVAILABLE
+    http_status = 503
+
+
+class CommitFailed(ServerError):
+    """Redis did not complete a commit; the turn was checked afterwards and is not in."""
+
+
+class CommitUncertain(CommitFailed):
+    """A commit's reply was lost and whether the turn is in could not be learned in time."""

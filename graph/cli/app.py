@@ -59,16 +59,19 @@ out = Console(markup=False, highlight=False)
 err = Console(stderr=True, markup=False, highlight=False)
 
 
-def fail(message: str) -> typer.Exit:
-    """Print ``message`` as the one error line on stderr; raise what this returns (status 1)."""
+def fail(message: str, code: int = 1) -> typer.Exit:
+    """Print ``message`` as the one error line on stderr; raise what this returns (exit
+    status ``code``: for an error Fabula raised on purpose, its class's ``exit_code``)."""
     err.print(Text.assemble(("error:", "red"), " ", message), soft_wrap=True)
-    return typer.Exit(1)
+    return typer.Exit(code)
 
 
 class FabulaGroup(TyperGroup):
-    """The root command group: turns every error Fabula raises on purpose (and every Redis
-    error) into one line on stderr and exit status 1. Sub-apps mounted on it (the
-    benchmarks) are covered too, since their commands run inside this group's invoke."""
+    """The root command group: turns every error Fabula raises on purpose into one line on
+    stderr and its class's exit status (``exit_code``: 2 bad input, 3 not found, 4 a
+    conflict, 6 the model, ... see :mod:`fabula.errors`), and every Redis error into one
+    line and exit status 1. Sub-apps mounted on it (the benchmarks) are covered too, since
+    their commands run inside this group's invoke."""
 
     lazy: ClassVar[dict[str, tuple[str, Callable[[], typer.Typer]]]] = {}
     """Sub-apps loaded when they are run (name -> short help, loader): see :func:`add_lazy`."""
@@ -77,7 +80,7 @@ class FabulaGroup(TyperGroup):
         try:
             return super().invoke(ctx)
         except FabulaError as exc:
-            raise fail(str(exc)) from None
+            raise fail(str(exc), exc.exit_code) from None
         except Exception as exc:
             # a Redis error can only come from redis, imported by then: not imported here
             errors = sys.modules.get("redis.exceptions")

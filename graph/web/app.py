@@ -28,13 +28,7 @@ from starlette.exceptions import HTTPException
 
 from fabula.agents.cassette import cassette
 from fabula.errors import (
-    AccessDenied,
-    ConfigError,
     FabulaError,
-    InvalidInput,
-    NotFound,
-    StoryAtRest,
-    TurnConflict,
 )
 from fabula.graph.service import Fabula
 from fabula.graph.web.live import MAX_STREAMS, EventHub, Runs
@@ -42,7 +36,7 @@ from fabula.graph.web.security import Guard, check_bind, is_loopback
 from fabula.logs import get_logger
 from fabula.settings import Settings
 
-__all__ = ["WebConfig", "create_app", "status_of"]
+__all__ = ["WebConfig", "create_app"]
 
 log = get_logger(__name__)
 _HERE = Path(__file__).resolve().parent
@@ -59,21 +53,6 @@ class WebConfig:
     redis_url: str | None = None  # overrides settings (tests, the bench)
     poll_s: float = 1.0
     max_streams: int = MAX_STREAMS  # live event streams at once; one more is a 503
-
-
-def status_of(exc: FabulaError) -> int:
-    """The HTTP status of an error Fabula raised on purpose."""
-    if isinstance(exc, NotFound):
-        return 404
-    if isinstance(exc, TurnConflict | StoryAtRest):
-        return 409
-    if isinstance(exc, InvalidInput):
-        return 422
-    if isinstance(exc, AccessDenied):
-        return 403
-    if isinstance(exc, ConfigError):
-        return 503
-    return 500
 
 
 def _one_line(exc: RequestValidationError) -> str:
@@ -145,7 +124,7 @@ def create_app(config: WebConfig) -> FastAPI:
 
     @app.exception_handler(FabulaError)
     async def fabula_error(request: Request, exc: FabulaError) -> Response:
-        return _error_response(request, status_of(exc), str(exc))
+        return _error_response(request, exc.http_status, str(exc))  # the class says it
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(request: Request, exc: RequestValidationError) -> Response:

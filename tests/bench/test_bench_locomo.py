@@ -10,6 +10,7 @@ from typing import Any
 from typer.testing import CliRunner, Result
 
 from fabula.cli import app
+from fabula.errors import ModelUnavailable
 from fabula.testing.model import FakeOpenAI
 
 CALM = {"relaxed": "calm", "unwind": "calm"}  # one meaning, two words
@@ -127,7 +128,7 @@ class TestLocomoEmbeddings:
         done, out = bench(redis_url, tmp_path, "--embeddings", "fake-embed",
                           FABULA_MODEL_BASE_URL="http://127.0.0.1:9/v1",
                           FABULA_MODEL_MAX_RETRIES="0")  # fmt: skip
-        assert done.exit_code == 1 and out is None
+        assert done.exit_code == ModelUnavailable.exit_code and out is None
         assert done.stderr.startswith("error: the embedder gives no vector")
         assert done.stderr.count("\n") == 1
 

@@ -128,7 +128,7 @@ class TestCli:
         assert lines == ["Leo: As far as I know, the brass key is in the desk drawer.",
                          "Leo: As far as I know, Mara is in the study."]  # fmt: skip
         bad = fabula(redis_url, "chat", "tale", "nobody", "--ask", KEY, check=False)
-        assert bad.returncode == 1 and "no character 'nobody'" in bad.stderr
+        assert bad.returncode == NotFound.exit_code and "no character 'nobody'" in bad.stderr
 
 
 def _with_stdin(redis_url: str, text: str, *args: str) -> Any:

@@ -14,6 +14,7 @@ from click.testing import Result
 from typer.testing import CliRunner
 
 from fabula.cli import app
+from fabula.errors import InvalidInput, InvalidWorld, NotFound
 from fabula.testing.cli import fabula
 
 
@@ -106,19 +107,22 @@ class TestApprovalAcrossProcesses:
 
 class TestErrors:
     @pytest.mark.parametrize(
-        ("args", "needle"),
+        ("args", "needle", "status"),
         [
-            (("run", "nosuch"), "does not exist"),
-            (("show", "nosuch", "world"), "does not exist"),
-            (("new", "--world", "nosuch"), "no world pack"),
-            (("approve", "nosuch"), "does not exist"),
-            (("recall", "nosuch", "where is the key?"), "does not exist"),
+            (("run", "nosuch"), "does not exist", NotFound.exit_code),
+            (("show", "nosuch", "world"), "does not exist", NotFound.exit_code),
+            (("new", "--world", "nosuch"), "no world pack", NotFound.exit_code),
+            (("approve", "nosuch"), "does not exist", NotFound.exit_code),
+            (("recall", "nosuch", "where is the key?"), "does not exist", NotFound.exit_code),
         ],
     )
-    def test_one_line_and_nonzero(self, redis_url: str, args: tuple[str, ...], needle: str) -> None:
-        """An error is one clear line on stderr and a non-zero exit status."""
+    def test_one_line_and_its_status(
+        self, redis_url: str, args: tuple[str, ...], needle: str, status: int
+    ) -> None:
+        """An error is one clear line on stderr and the exit status its class says (3: not
+        found, 2: bad input; see fabula.errors)."""
         proc = fabula(redis_url, *args, check=False)
-        assert proc.returncode == 1
+        assert (proc.returncode, proc.stderr.count("\n")) == (status, 1), proc.stderr
         assert needle in proc.stderr
         assert len(proc.stderr.strip().splitlines()) == 1
 
@@ -132,7 +136,7 @@ class TestErrors:
         """Asking for an unknown character's beliefs is refused, naming the character."""
         fabula(redis_url, "new", "--world", "hollow_book", "--id", "tale")
         proc = fabula(redis_url, "show", "tale", "beliefs", "zed", check=False)
-        assert proc.returncode == 1 and "no character 'zed'" in proc.stderr
+        assert proc.returncode == NotFound.exit_code and "no character 'zed'" in proc.stderr
 
     def test_bad_world_pack(self, redis_url: str, tmp_path: Path) -> None:
         """A malformed pack is refused with the field named, and no story is created."""
@@ -143,7 +147,7 @@ class TestErrors:
             '[[characters]]\nname = "Ann"\nlocation = "attic"\n'
         )
         proc = fabula(redis_url, "new", "--world", str(pack), check=False)
-        assert proc.returncode == 1 and "characters[0].location" in proc.stderr
+        assert proc.returncode == InvalidWorld.exit_code and "characters[0].location" in proc.stderr
         assert fabula(redis_url, "stories").stdout.strip() == ""
 
 
@@ -183,7 +187,9 @@ class TestShowAndExport:
         assert "key is in the hollow book" not in leo.stdout, leo.stdout
         assert "Mara moved" not in leo.stdout, leo.stdout
         empty = fabula(redis_url, "recall", "tale", "  ", check=False)
-        assert empty.returncode == 1 and "recall needs a request" in empty.stderr
+        assert (
+            empty.returncode == InvalidInput.exit_code and "recall needs a request" in empty.stderr
+        )
 
 
 class TestHierarchyViews:

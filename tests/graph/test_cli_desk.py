@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 
+from fabula.errors import InvalidInput, NotFound
 from fabula.testing.cli import fabula
 
 HEAVY = (
@@ -78,14 +79,14 @@ class TestAskFirst:
         story is said before asking; `new` with an existing id says so, nothing changed."""
         fabula(redis_url, "new", "--world", "hollow_book", "--id", "tale")
         again = fabula(redis_url, "new", "--world", "hollow_book", "--id", "tale", check=False)
-        assert again.returncode == 1 and "story 'tale' already exists" in again.stderr
+        assert again.returncode == InvalidInput.exit_code and "story 'tale' already" in again.stderr
         asked = fabula(redis_url, "delete", "tale", check=False)
         assert (
             asked.returncode == 1 and "[y/N]" in asked.stderr and "nothing deleted" in asked.stderr
         )
         assert json.loads(fabula(redis_url, "stories", "--json").stdout)[0]["id"] == "tale"
         unknown = fabula(redis_url, "delete", "nosuch", check=False)
-        assert unknown.returncode == 1 and "does not exist" in unknown.stderr
+        assert unknown.returncode == NotFound.exit_code and "does not exist" in unknown.stderr
         assert "[y/N]" not in unknown.stderr
         assert "deleted tale" in fabula(redis_url, "delete", "tale", "--yes").stdout
         assert json.loads(fabula(redis_url, "stories", "--json").stdout) == []

@@ -18,6 +18,7 @@ from fabula.errors import (
     CommitFailed,
     CommitUncertain,
     ConfigError,
+    InvalidInput,
     LimitExceeded,
 )
 from fabula.graph.service import Fabula
@@ -212,7 +213,8 @@ class TestCommandLine:
         self, redis_url: str, tmp_path: Path
     ) -> None:
         """Reproduction: `fabula edit` with a 5 MB file was committed after a 30 s timeout.
-        Now: one line, exit 1, the turn still pending, nothing written; a binary file too."""
+        Now: one line, exit 2 (bad input), the turn still pending, nothing written; a binary
+        file too."""
         async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
             store = await fab.new_story("hollow_book", "big")
             assert await fab.run_turn(store, auto=False) == "pending"
@@ -220,11 +222,12 @@ class TestCommandLine:
             big = tmp_path / "big.txt"
             big.write_text("Leo put the brass key in the desk drawer. " * 120_000)  # ~5 MB
             proc = fabula(redis_url, "edit", "big", "--text-file", str(big), check=False)
-            assert proc.returncode == 1
+            assert proc.returncode == LimitExceeded.exit_code
             assert proc.stderr.count("\n") == 1 and "FABULA_MAX_TURN_TEXT" in proc.stderr
             binary = tmp_path / "x.bin"
             binary.write_bytes(bytes(range(256)) * 4)
             proc = fabula(redis_url, "edit", "big", "--text-file", str(binary), check=False)
-            assert proc.returncode == 1 and proc.stderr.strip().endswith("is not UTF-8 text")
+            assert proc.returncode == InvalidInput.exit_code
+            assert proc.stderr.strip().endswith("is not UTF-8 text")
             assert await store.head() == head
             assert await fab.pending_turn(store) is not None

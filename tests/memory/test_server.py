@@ -179,13 +179,13 @@ class TestEmbeddedRedis:
 
     def test_a_bad_fsync_policy_is_one_line_and_starts_nothing(self, tmp_path: Path) -> None:
         """FABULA_REDIS_FSYNC=bogus: one error line naming the variable and the choices,
-        exit 1, and no server started."""
+        the exit status of a ConfigError, and no server started."""
         home = Path(tempfile.mkdtemp(prefix="fs-", dir="/tmp"))
         try:
             result = CliRunner().invoke(
                 app, ["stories"], env={"FABULA_HOME": str(home), "FABULA_REDIS_FSYNC": "bogus"}
             )
-            assert result.exit_code == 1, result.output
+            assert result.exit_code == ConfigError.exit_code, result.output
             assert result.stderr == (
                 "error: FABULA_REDIS_FSYNC='bogus' is invalid: "
                 "Input should be 'always' or 'everysec'\n"

@@ -651,7 +651,7 @@ class TestSafety:
             create_app(WebConfig(settings=Settings(home=tmp_path), host="0.0.0.0", token="s3cret"))
         env = {"FABULA_HOME": str(tmp_path), "FABULA_REDIS_URL": "redis://127.0.0.1:1"}
         result = invoke({**env, "FABULA_WEB_TOKEN": ""}, "serve", "--host", "0.0.0.0")
-        assert result.exit_code == 1
+        assert result.exit_code == ConfigError.exit_code
         assert result.stderr.startswith("error: refusing to listen on 0.0.0.0")
         assert len(result.stderr.strip().splitlines()) == 1
 

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from fabula.errors import InvalidInput
 from fabula.graph.cli.imports import card_export, lorebook_export
 from fabula.graph.service import Fabula
 from fabula.memory.projections import project_beliefs, project_world
@@ -131,5 +132,9 @@ def test_cli_import_and_export(redis_url: str, tmp_path: Path) -> None:
     assert json.loads(card.read_text())["data"]["name"] == "Ada"
     assert json.loads(book.read_text())["spec"] == "lorebook_v3"
     bad = fabula("import", str(tmp_path / "nothing.png"), "--pack", str(tmp_path / "p"))
-    assert bad.returncode == 1 and bad.stderr.count("\n") == 1 and "no such file" in bad.stderr
+    assert (
+        bad.returncode == InvalidInput.exit_code
+        and bad.stderr.count("\n") == 1
+        and "no such file" in bad.stderr
+    )
     assert not (tmp_path / "p").exists()
