@@ -27,9 +27,11 @@ bench_app = typer.Typer(
 
 
 def _settings(ctx: typer.Context) -> Settings:
-    """The settings the root command read (read here when the sub-app runs alone)."""
-    found = ctx.find_object(Settings)
-    return found if found is not None else Settings.from_env()
+    """The settings the root command read (:func:`fabula.graph.cli.app.settings`: read once
+    per command, or here when the sub-app runs alone)."""
+    from fabula.graph.cli.app import settings
+
+    return settings()
 
 
 def _url(ctx: typer.Context) -> str:

@@ -11,13 +11,19 @@ roles' generic schemas instead of the story-shaped ones (``story``, the default)
 
 A role whose model is unset runs on the offline engine. The extractor (the memory-builder's
 model) reads at temperature 0 unless ``FABULA_MODEL_EXTRACTOR_TEMPERATURE`` says otherwise.
+
+Every variable is one row of :data:`VARIABLES` (variable, field, type, default, meaning):
+:meth:`Settings.from_env` reads the environment through it, its errors name the variable
+from it, and the README's table is generated from it (:func:`markdown_table`; a test holds
+the two equal). A new setting is a field and a row.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -28,13 +34,16 @@ from fabula.limits import DEFAULT_DELTA_BYTES, DEFAULT_TURN_TEXT_BYTES, Limits
 
 __all__ = [
     "ROLES",
+    "VARIABLES",
     "FsyncPolicy",
     "ModelSettings",
     "Price",
     "Role",
     "SchemaStyle",
     "Settings",
+    "Variable",
     "default_home",
+    "markdown_table",
 ]
 
 Role = Literal["planner", "character", "writer", "extractor", "summariser"]
@@ -51,20 +60,155 @@ once a second, so a power loss may lose the last second of autonomous turns, and
 approval (acknowledged only once on disk, by ``WAITAOF``) waits up to a second for the next
 fsync."""
 
-# environment suffix -> ModelSettings field (FABULA_MODEL<_ROLE><suffix>)
-_MODEL_ENV: dict[str, str] = {
-    "": "model",
-    "_BASE_URL": "base_url",
-    "_API_KEY": "api_key",
-    "_TEMPERATURE": "temperature",
-    "_MAX_TOKENS": "max_tokens",
-    "_TIMEOUT": "timeout_s",
-    "_SEED": "seed",
-    "_MAX_RETRIES": "max_retries",
-    "_ATTEMPTS": "max_attempts",
-    "_SCHEMAS": "schemas",
-    "_STOP": "stop",
-}
+
+@dataclass(frozen=True)
+class Variable:
+    """One environment variable Fabula reads: the field it sets and what it means.
+
+    ``field`` is a :class:`Settings` field (``model.x``: a :class:`ModelSettings` field of
+    ``FABULA_MODEL_*``, which ``FABULA_MODEL_<ROLE>_*`` override per role), or ``None`` for a
+    variable read where it is used. ``read`` turns the variable's text into the field's value
+    (``None``: the text as it is, validated by the field); ``type`` and ``default`` are
+    shown as written in the README's table, generated from this one (:func:`markdown_table`).
+    """
+
+    name: str
+    field: str | None
+    type: str
+    default: str
+    doc: str
+    read: Callable[[str], Any] | None = None
+
+
+def _flag(text: str) -> bool:
+    return text in ("1", "true", "yes")
+
+
+def _path(text: str) -> Path:
+    return Path(text).expanduser()
+
+
+def _json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"not JSON: {error.msg}") from None
+
+
+MODEL_PREFIX = "FABULA_MODEL"
+
+VARIABLES: tuple[Variable, ...] = (
+    Variable("FABULA_HOME", "home", "path", "`~/.local/share/fabula`",
+             "data folder of the embedded Redis"),
+    Variable("FABULA_REDIS_URL", "redis_url", "URL", "unset",
+             "use this Redis instead of the embedded one"),
+    Variable("FABULA_REDIS_FSYNC", "redis_fsync", "`always`, `everysec`", "`always`",
+             "the embedded Redis's fsync: `always` (before each reply) or `everysec`"),
+    Variable("FABULA_REDIS_ALLOW_OPEN", "allow_open_redis", "flag", "unset (refused)",
+             "`1`: accept a Redis with an open user (enabled, no password)", _flag),
+    Variable("FABULA_REDIS_LOAD_TRUNCATED", "redis_load_truncated", "flag",
+             "unset (refused, with how to repair)",
+             "`1`: the embedded server loads a truncated append-only file, dropping its cut "
+             "tail", _flag),
+    Variable("FABULA_REDIS_CLUSTER", "redis_cluster", "flag", "unset (asked)",
+             "`1`/`0`: the Redis is (not) a cluster"),
+    Variable("FABULA_RQ_URL", "rq_url", "URL", "`FABULA_REDIS_URL`",
+             "the RQ queue's Redis (needed with a cluster and `FABULA_CONSOLIDATE=rq`)"),
+    Variable("FABULA_CONSOLIDATE", "consolidate", "`inline`, `rq`, `off`", "`inline`",
+             "`inline` (folded in the background by the running process; a turn never "
+             "waits), `rq` (enqueued for workers: a job names only the story, branch and "
+             "turn, and the worker connects with its own `FABULA_REDIS_URL`, so no secret "
+             "is in a job or the worker's log) or `off`"),
+    Variable("FABULA_TOKEN_BUDGET", "token_budget", "int", "`1200`",
+             "the writer's memory context, in tokens"),
+    Variable("FABULA_TOKEN_COUNTER", None, "`o200k_base`, `cl100k_base`, `approximate`",
+             "`o200k_base`",
+             "how budgets are counted, offline (read where they are counted, "
+             "`memory/tokens.py`): `o200k_base` (tiktoken, from its cache or the copy "
+             "shipped in `memory/data/`, checked against tiktoken's pinned hash), "
+             "`cl100k_base` (if tiktoken has it cached), or `approximate` (an estimate that "
+             "over-counts both, for models whose tokenizers split finer)"),
+    Variable("FABULA_RECALL_PLANNER", "recall_planner", "`offline`, `model`", "`offline`",
+             "who plans the writer's retrieval in model mode: `offline` (rules of English) "
+             "or `model` (the planner's model, structured output)"),
+    Variable("FABULA_EMBEDDING_MODEL", "embedding_model", "model name", "off",
+             "dense retrieval (optional): an embedding model on the model endpoint "
+             "(`FABULA_MODEL_BASE_URL`); episodes go into a Redis vector set and the "
+             "writer's retrieval fuses their similarity with the lexical ranking"),
+    Variable("FABULA_MAX_TURN_TEXT", "max_turn_text", "int", "`65536`",
+             "the longest text a turn may have, in UTF-8 bytes"),
+    Variable("FABULA_MAX_DELTA_BYTES", "max_delta_bytes", "int", "`16777216`",
+             "the largest delta a commit may send to Redis, in bytes"),
+    Variable("FABULA_MODEL", "model.model", "model name", "unset (offline)",
+             "a chat model on any OpenAI-compatible server"),
+    Variable("FABULA_MODEL_BASE_URL", "model.base_url", "URL", "`OPENAI_BASE_URL`, else OpenAI's",
+             "the chat model's server"),
+    Variable("FABULA_MODEL_API_KEY", "model.api_key", "text", "`OPENAI_API_KEY`",
+             "the server's key"),
+    Variable("FABULA_MODEL_TEMPERATURE", "model.temperature", "float", "`0.7` (the extractor: `0`)",
+             "sampling temperature"),
+    Variable("FABULA_MODEL_MAX_TOKENS", "model.max_tokens", "int", "the server's",
+             "the longest reply, in tokens (a structured reply cut there is asked for once "
+             "more with twice the limit, then is an error; the writer's prose cut there is "
+             "kept up to its last complete sentence, with a warning for the critic and the "
+             "approver)"),
+    Variable("FABULA_MODEL_STOP", "model.stop", "JSON list, or text", "unset",
+             'stop sequences: a JSON list of strings (`["\\n\\n\\n", "THE END"]`), or one '
+             "sequence as it is"),
+    Variable("FABULA_MODEL_TIMEOUT", "model.timeout_s", "float", "`60`",
+             "seconds to wait for one reply"),
+    Variable("FABULA_MODEL_SEED", "model.seed", "int", "unset",
+             "sent to servers that take a seed"),
+    Variable("FABULA_MODEL_MAX_RETRIES", "model.max_retries", "int", "`4`",
+             "transport retries (429, 5xx, timeouts, lost connections; exponential backoff "
+             "with jitter, `Retry-After` honoured)"),
+    Variable("FABULA_MODEL_ATTEMPTS", "model.max_attempts", "int", "`3`",
+             "replies per structured call (a malformed one is shown its error and asked "
+             "for again)"),
+    Variable("FABULA_MODEL_SCHEMAS", "model.schemas", "`story`, `generic`", "`story`",
+             "the JSON schema of a structured call: `story` (built per call from what the "
+             "role may see: ids as enums, bounded arrays and strings, an action as a union "
+             "by kind) or `generic` (the role's pydantic type, the baseline)"),
+    Variable("FABULA_MODEL_<ROLE>_<SETTING>", "roles", "as above", "`FABULA_MODEL_*`",
+             "one role's model (`FABULA_MODEL_<ROLE>`) and settings (`PLANNER`, "
+             "`CHARACTER`, `WRITER`, `EXTRACTOR`, `SUMMARISER`; e.g. "
+             "`FABULA_MODEL_WRITER_MAX_TOKENS`); what a role does not set comes from "
+             "`FABULA_MODEL_*`; a role with no model runs offline (the summariser: the "
+             "hierarchy keeps its extractive summaries; with `FABULA_CONSOLIDATE=rq` the "
+             "worker's own `FABULA_MODEL_*` settings are used)"),
+    Variable("FABULA_MODEL_CONCURRENCY", "model_concurrency", "int", "`4`",
+             "character agents calling the model at once"),
+    Variable("FABULA_MODEL_CASSETTE", "model_cassette", "path", "unset",
+             "a file: the first run (a CLI command, or `fabula serve` for its whole life) "
+             "records every model exchange into it (keys left out), later runs replay it "
+             "without a server (a request it does not hold is an error)", _path),
+    Variable("FABULA_MODEL_PRICES", "prices", "JSON", "unset",
+             "JSON price table, US dollars per million tokens: "
+             '`{"gpt-4o-mini": {"input": 0.15, "output": 0.6}}`', _json),
+    Variable("FABULA_WEB_TOKEN", "web_token", "text", "unset (localhost only)",
+             "the studio's token: with it, `fabula serve` may listen beyond this machine "
+             "and asks every client for it"),
+)  # fmt: skip
+"""Every variable Fabula reads, the one table: :meth:`Settings.from_env` reads it, its
+errors name a variable from it, and the README's table is generated from it."""
+
+
+def markdown_table() -> str:
+    """The README's table of variables, from :data:`VARIABLES`."""
+    rows = ["| variable | field | type | default | meaning |", "| --- | --- | --- | --- | --- |"]
+    for v in VARIABLES:
+        field = f"`{v.field}`" if v.field else "—"
+        rows.append(f"| `{v.name}` | {field} | {v.type} | {v.default} | {v.doc} |")
+    return "\n".join(rows) + "\n"
+
+
+def _model_variables() -> list[tuple[str, str]]:
+    """(suffix after ``FABULA_MODEL``, ModelSettings field) of every model variable."""
+    return [
+        (v.name.removeprefix(MODEL_PREFIX), v.field.removeprefix("model."))
+        for v in VARIABLES
+        if v.field is not None and v.field.startswith("model.")
+    ]
 
 
 def default_home(env: Mapping[str, str] | None = None) -> Path:
@@ -179,6 +323,8 @@ class Settings(BaseModel):
     # see fabula/limits.py: refused before anything is written
     max_turn_text: int = Field(default=DEFAULT_TURN_TEXT_BYTES, ge=1)
     max_delta_bytes: int = Field(default=DEFAULT_DELTA_BYTES, ge=1)
+    # the studio's token (FABULA_WEB_TOKEN): beyond localhost, every client must send it
+    web_token: str | None = None
 
     @property
     def limits(self) -> Limits:
@@ -205,45 +351,35 @@ class Settings(BaseModel):
         ``OPENAI_BASE_URL``). Raises :class:`ConfigError` naming a variable that does not
         hold a valid value."""
         env = os.environ if env is None else env
-        base_values = _model_values(env, "FABULA_MODEL")
+        base_values = _model_values(env, MODEL_PREFIX)
         base_values.setdefault("base_url", env.get("OPENAI_BASE_URL") or None)
         base_values.setdefault("api_key", env.get("OPENAI_API_KEY") or None)
         base = _model_settings(base_values, "FABULA_MODEL_*")
         roles: dict[Role, ModelSettings] = {}
         for role in ROLES:
-            own = _model_values(env, f"FABULA_MODEL_{role.upper()}")
+            own = _model_values(env, f"{MODEL_PREFIX}_{role.upper()}")
             if own:
                 if role == "extractor":
                     own.setdefault("temperature", 0.0)
                 merged = base.model_dump(exclude_unset=True) | own
-                roles[role] = _model_settings(merged, f"FABULA_MODEL_{role.upper()}_*")
-        values: dict[str, Any] = {
-            "home": default_home(env),
-            "redis_url": env.get("FABULA_REDIS_URL") or None,
-            "allow_open_redis": env.get("FABULA_REDIS_ALLOW_OPEN", "") in ("1", "true", "yes"),
-            "redis_load_truncated": env.get("FABULA_REDIS_LOAD_TRUNCATED", "")
-            in ("1", "true", "yes"),
-            "rq_url": env.get("FABULA_RQ_URL") or None,
-            "model": base,
-            "roles": roles,
-        }
-        for name, var in _ENV.items():
-            if env.get(var):
-                values[name] = env[var]
-        if env.get("FABULA_MODEL_CASSETTE"):
-            values["model_cassette"] = Path(env["FABULA_MODEL_CASSETTE"]).expanduser()
-        if env.get("FABULA_MODEL_PRICES"):
-            values["prices"] = _json(env["FABULA_MODEL_PRICES"], "FABULA_MODEL_PRICES")
+                roles[role] = _model_settings(merged, f"{MODEL_PREFIX}_{role.upper()}_*")
+        values: dict[str, Any] = {"home": default_home(env), "model": base, "roles": roles}
+        for var in VARIABLES:
+            text = env.get(var.name)
+            if not text or var.field is None or var.field in ("home", "roles"):
+                continue  # unset, read where it is used, or read above
+            if var.field.startswith("model."):
+                continue
+            try:
+                values[var.field] = var.read(text) if var.read is not None else text
+            except ValueError as error:
+                raise ConfigError(f"{var.name} is {error}", variable=var.name) from None
         try:
             return cls.model_validate(values)
         except ValidationError as error:
             e = error.errors(include_url=False)[0]
             field = str(e["loc"][0]) if e["loc"] else ""
-            variable: str | None = {
-                **_ENV,
-                "redis_url": "FABULA_REDIS_URL",
-                "rq_url": "FABULA_RQ_URL",
-            }.get(field)
+            variable = next((v.name for v in VARIABLES if v.field == field), None)
             if variable is not None:
                 why = str(e["msg"]).removeprefix("Value error, ")
                 raise ConfigError(
@@ -259,23 +395,9 @@ class Settings(BaseModel):
         return url
 
 
-# the plain settings and the variables they are read from
-_ENV = {
-    "redis_fsync": "FABULA_REDIS_FSYNC",
-    "redis_cluster": "FABULA_REDIS_CLUSTER",
-    "consolidate": "FABULA_CONSOLIDATE",
-    "recall_planner": "FABULA_RECALL_PLANNER",
-    "embedding_model": "FABULA_EMBEDDING_MODEL",
-    "max_turn_text": "FABULA_MAX_TURN_TEXT",
-    "max_delta_bytes": "FABULA_MAX_DELTA_BYTES",
-    "token_budget": "FABULA_TOKEN_BUDGET",
-    "model_concurrency": "FABULA_MODEL_CONCURRENCY",
-}
-
-
 def _model_values(env: Mapping[str, str], prefix: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for suffix, field in _MODEL_ENV.items():
+    for suffix, field in _model_variables():
         value = env.get(prefix + suffix)
         if value:
             out[field] = value
@@ -287,13 +409,6 @@ def _model_settings(values: Mapping[str, Any], where: str) -> ModelSettings:
         return ModelSettings.model_validate(dict(values))
     except ValidationError as error:
         raise ConfigError(f"{where}: {_first(error)}") from None
-
-
-def _json(text: str, name: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ConfigError(f"{name} is not JSON: {error.msg}", variable=name) from None
 
 
 def _first(error: ValidationError) -> str:

@@ -132,18 +132,19 @@ app = typer.Typer(
 
 
 class _Read:
+    """The settings of the command being run: read once, by the root callback."""
+
     settings: Settings | None = None
 
 
 @app.callback()
 def _main(
-    ctx: typer.Context,
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log progress to stderr."),
 ) -> None:
-    # read once, here; sub-apps (the benchmarks) find them on the context
+    # read once per command, here; every command and sub-app (the benchmarks) asks settings()
     from fabula.logs import configure_logging
 
-    ctx.obj = _Read.settings = Settings.from_env()
+    _Read.settings = Settings.from_env()
     configure_logging(level=logging.INFO if verbose else logging.WARNING)
 
 

@@ -15,14 +15,12 @@ def serve(
     port: int = typer.Option(8000, "--port", min=0, max=65535, help="Port to listen on."),
 ) -> None:
     """The web studio: steer stories in a browser. Beyond localhost it needs FABULA_WEB_TOKEN."""
-    import os
-
     import uvicorn
 
     from fabula.graph.web import WebConfig, create_app
     from fabula.graph.web.security import check_bind
 
-    token = os.environ.get("FABULA_WEB_TOKEN") or None
+    token = settings().web_token
     check_bind(host, token)  # before anything starts: a refusal is one line
     config = WebConfig(
         settings=settings(), host=host, port=port, token=token, redis_url=redis_url()
