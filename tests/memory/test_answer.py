@@ -1,4 +1,4 @@
-"""The question answerer and context assembly, over the Redis-backed views."""
+"""The question answerer, over the Redis-backed views."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import redis.asyncio as aredis
 
 from fabula.errors import InvalidInput, NotFound
 from fabula.memory.answer import UNKNOWN, Question, answer, parse_question, resolve_chain
-from fabula.memory.context import assemble_context, word_count
 from fabula.memory.rules import WorldRules
 from fabula.testing.stories import KEY_STORY, tell_story
 
@@ -111,38 +110,3 @@ class TestAnswer:
         store = await tell_story(aredis_client, [KEY_STORY])
         with pytest.raises(NotFound):
             await answer(store, "Where is the key?", asker="Nobody")
-
-
-class TestAssembleContext:
-    async def test_a_character_sees_only_its_own_beliefs(self, aredis_client: aredis.Redis) -> None:
-        store = await tell_story(
-            aredis_client,
-            [KEY_STORY, "Mara saw that the symbol of the stamp is a silver heron."],
-        )
-        leo = await assemble_context(store, "Leo", budget=500, count_tokens=word_count)
-        mara = await assemble_context(store, "Mara", budget=500, count_tokens=word_count)
-        author = await assemble_context(store, None, budget=500, count_tokens=word_count)
-        assert "desk_drawer" in leo and "hollow_book" not in leo and "heron" not in leo
-        assert "hollow_book" in mara and "silver heron" in mara
-        assert "hollow_book" in author and "silver heron" in author
-
-    async def test_as_of_holds_nothing_from_later(self, aredis_client: aredis.Redis) -> None:
-        store = await tell_story(
-            aredis_client, ["Leo entered the study.", "The name of the cat is Pepper."]
-        )
-        assert "Pepper" not in await assemble_context(store, None, as_of=1)
-        assert "Pepper" in await assemble_context(store, None, as_of=2)
-
-    async def test_budget_keeps_what_the_query_names(self, aredis_client: aredis.Redis) -> None:
-        store = await tell_story(
-            aredis_client,
-            [
-                "Leo entered the study. The name of the cat is Pepper. The colour of the scarf "
-                "is red. The name of the boat is Gull. The symbol of the coin is a lion."
-            ],
-        )
-        context = await assemble_context(
-            store, None, budget=25, query="What is the name of the boat?", count_tokens=word_count
-        )
-        assert "Gull" in context
-        assert word_count(context) <= 25
