@@ -24,7 +24,6 @@ from typing import Any, TypedDict
 
 from langgraph.runtime import Runtime
 
-from fabula.graph import nodes
 from fabula.graph.build import build_turn_graph
 from fabula.graph.service import Fabula
 from fabula.memory.store import StoryStore
@@ -73,8 +72,6 @@ def _auto(runtime: Runtime[Any]) -> bool:
 
 async def _located(state: dict[str, Any]) -> dict[str, Any]:
     """The input with its branch and turn filled in (the branch's next turn)."""
-    if "turn" in state and "branch" in state:
-        return state
     branch = state.get("branch") or "main"
     store = StoryStore((await _fabula()).admin, state["story"], branch)
     await store.require()
@@ -87,8 +84,10 @@ def _with_fabula(fn: Callable[..., Any]) -> Callable[..., Any]:
     async def async_node(state: Any, runtime: Runtime[Any]) -> Any:
         app = await _fabula()
         context = runtime.override(context=app.context(auto=_auto(runtime)))
-        if fn is not nodes.plan:
+        if "turn" in state and "branch" in state:
             return await fn(state, context)
+        # the run's input (the first node's state) names only the story: locate it, and
+        # keep where it was located in the state for the nodes after
         located = await _located(dict(state))
         update: dict[str, Any] = await fn(located, context)
         return {**update, "branch": located["branch"], "turn": located["turn"]}
