@@ -12,7 +12,7 @@ from typer.testing import CliRunner, Result
 
 from fabula.cli import app
 
-__all__ = ["Cli", "fabula", "fabula_editing"]
+__all__ = ["Cli", "editor_script", "fabula", "fabula_editing"]
 
 
 def fabula(redis_url: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -58,3 +58,11 @@ def fabula_editing(
         env["EDITOR"] = editor
     return subprocess.run([sys.executable, "-m", "fabula", *args], capture_output=True,
                           text=True, env=env, timeout=120)  # fmt: skip
+
+
+def editor_script(tmp_path: Path, text: str) -> str:
+    """An ``$EDITOR`` that replaces the file it is given with ``text``."""
+    script = tmp_path / "editor.sh"
+    script.write_text(f"#!/bin/sh\nprintf '%s' '{text}' > \"$1\"\n")
+    script.chmod(0o755)
+    return str(script)

@@ -26,6 +26,7 @@ from fabula.memory.projections import (
 from fabula.memory.records import Belief, State
 from fabula.memory.store import StoryStore
 from fabula.settings import Settings
+from fabula.testing.cli import editor_script as _editor
 from fabula.testing.cli import fabula_editing as _cli
 from fabula.worlds.loader import load_world
 
@@ -192,14 +193,6 @@ class TestRetcon:
                 await fab.retcon(store, head + 1, "Leo waited.")
             done = await fab.retcon(store, head, bad, force=True)
             assert set(await store.branches()) == {"main", done.branch}
-
-
-def _editor(tmp_path: Path, text: str) -> str:
-    """An ``$EDITOR`` that replaces the file it is given with ``text``."""
-    script = tmp_path / "editor.sh"
-    script.write_text(f"#!/bin/sh\nprintf '%s' '{text}' > \"$1\"\n")
-    script.chmod(0o755)
-    return str(script)
 
 
 class TestCommandLine:

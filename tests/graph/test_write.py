@@ -16,7 +16,8 @@ import sys
 import time
 from pathlib import Path
 
-from tests.test_rewind import _cli, _editor
+from fabula.testing.cli import editor_script as _editor
+from fabula.testing.cli import fabula_editing as _cli
 
 
 def _write(
