@@ -256,6 +256,16 @@ class CharacterMind:
         except NoPermissionError as exc:
             raise AccessDenied(str(exc), story=self.story, character=self.character) from exc
 
+    async def lore(self) -> str | None:
+        """This character's own lore (the document the story was created with for it: its
+        card's book and what the author made known to it), read from its own keyspace;
+        None if it has none."""
+        try:
+            raw: str | None = await self.client.get(keys.mind_lore(self.story, self.character))
+        except NoPermissionError as exc:
+            raise AccessDenied(str(exc), story=self.story, character=self.character) from exc
+        return raw
+
     async def entities(self, *, as_of: int | None = None) -> dict[str, Entity]:
         """The entities this character knows of (by turn ``as_of``, if given): those its
         beliefs and the events it witnessed name, and the pack's places and cast — read from

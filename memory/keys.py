@@ -79,6 +79,7 @@ __all__ = [
     "index_prefix",
     "known_entities",
     "meta",
+    "mind_lore",
     "mind_pattern",
     "mind_prefix",
     "shared_groups",
@@ -220,6 +221,13 @@ def background_usage(story: str, branch: str) -> str:
 
 def mind_prefix(story: str, character: str) -> str:
     return f"{_s(story)}:c:{character}:"
+
+
+def mind_lore(story: str, character: str) -> str:
+    """A character's own lore (its card's book, and the lore an author made known to it):
+    one document, written when the story is created, the same on every branch (a branch
+    id cannot begin with ``_``)."""
+    return f"{mind_prefix(story, character)}_lore"
 
 
 def beliefs_current(story: str, branch: str, chain: str) -> str:

@@ -184,6 +184,7 @@ class StoryStore:
         origin: str | None = None,
         assets: Mapping[str, bytes] | None = None,
         unfinished: bool = False,
+        lore: Mapping[str, str] | None = None,
     ) -> None:
         """Create the story and commit its setup (turn 0). Refuses an existing story.
 
@@ -194,15 +195,19 @@ class StoryStore:
         with the story so every process that extends it applies the same ones; ``pack`` is
         the world pack it was made from (kept as a document, see
         :meth:`~fabula.memory.snapshot.Snapshot.pack_as`); ``assets`` the files it came with
-        (an imported character's picture: see :meth:`assets`). Raises :class:`InvalidInput` for
-        an existing story and :class:`InvalidDelta` for a setup that does not validate;
-        either way nothing is written.
+        (an imported character's picture: see :meth:`assets`); ``lore`` each character's
+        own lore, by character id (a document, written into that character's keyspace,
+        read back only by its own Redis user: see ``CharacterMind.lore``). Raises
+        :class:`InvalidInput` for an existing story and :class:`InvalidDelta` for a setup
+        that does not validate; either way nothing is written.
         """
         if self.branch != MAIN:
             raise InvalidInput("a story is created on its main branch", story=self.story)
         if setup.turn != 0:
             raise InvalidDelta("the setup delta is turn 0", field="turn", turn=setup.turn)
         validate_delta(setup)
+        for character in lore or {}:
+            keys.check_id(character, "character")
         created = await self.client.hsetnx(keys.meta(self.story), "world", world)
         if not created:
             raise InvalidInput(f"story {self.story!r} already exists", story=self.story)
@@ -223,6 +228,8 @@ class StoryStore:
                 **({"assets": _assets_json(assets)} if assets else {}),
             },
         )
+        for character, document in (lore or {}).items():
+            await self.client.set(keys.mind_lore(self.story, character), document)
         # the list of stories is one key outside every story's slot: written after the story
         await self.client.sadd(keys.STORIES, self.story)
 

@@ -39,7 +39,7 @@ from typing import Any, Literal
 from fabula.worlds.imports.keys import KeyError_, is_regex_key, key_matches
 from fabula.worlds.lore import LoreEntry, split_decorators
 
-__all__ = ["Activated", "Fired", "activate", "decorators_of"]
+__all__ = ["Activated", "Fired", "activate", "count_words", "decorators_of"]
 
 Fired = Literal["constant", "key", "recursion", "decorator"]
 _KNOWN = {
@@ -391,7 +391,8 @@ def _delayed(entry: LoreEntry) -> bool:
     return entry.kept.get("delayUntilRecursion") not in (None, False, 0)
 
 
-def _default_count(text: str) -> int:
+def count_words(text: str) -> int:
+    """The default token count of an entry: its words."""
     return len(text.split())
 
 
@@ -400,7 +401,7 @@ def activate(
     text: str,
     *,
     budget: int | None = None,
-    count_tokens: Callable[[str], int] = _default_count,
+    count_tokens: Callable[[str], int] = count_words,
     recursive: bool = True,
     max_recursion: int = 3,
     case_sensitive: bool = False,

@@ -28,10 +28,17 @@ from fabula.memory.records import (
     secret_text,
     slug,
 )
-from fabula.worlds.lore import BELIEF_EXTENSION, extension
+from fabula.worlds.lore import BELIEF_EXTENSION, extension, known_to
 from fabula.worlds.pack import WorldPack
 
-__all__ = ["builtin_worlds", "load_world", "pack_assets", "parse_world", "setup_delta"]
+__all__ = [
+    "builtin_worlds",
+    "load_world",
+    "minds_lore",
+    "pack_assets",
+    "parse_world",
+    "setup_delta",
+]
 
 _BUILTIN = Path(__file__).resolve().parent
 log = get_logger(__name__)
@@ -188,6 +195,19 @@ def _imported_beliefs(pack: WorldPack, b: DeltaBuilder, setup: Event) -> None:
 
 
 _ATTITUDES = frozenset(get_args(Attitude))
+
+
+def minds_lore(pack: WorldPack) -> dict[str, str]:
+    """Each character's own lore, by character id, as the document its keyspace holds
+    (:func:`~fabula.worlds.lore.known_to`): its card's book and what the author made
+    known to it; characters who know no lore have none."""
+    cast = [c.name for c in pack.characters]
+    out = {}
+    for name in cast:
+        own = known_to(pack.lore, name, cast)
+        if own.books:
+            out[slug(name)] = own.model_dump_json(exclude_defaults=True)
+    return out
 
 
 def setup_delta(pack: WorldPack, *, limit: int | None = None) -> TurnDelta:

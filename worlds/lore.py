@@ -12,6 +12,13 @@ lore holds arbitrary JSON that TOML cannot) is a :class:`Lore`:
 - ``kept``: everything else an import read and the pack has no place for (a BookWorld map's
   distances, a preset's own fields), by source.
 
+Who knows an entry: a world book's entries are the author's (no character's), a character's
+own book is what that character knows; ``extensions["fabula/visibility"]`` on an entry
+says otherwise — ``"common"`` (every character knows it), ``"author"`` (no character),
+``"owner"`` (its book's owner only), or a list of character names (those, and the book's
+owner). What a character may know is copied into its own keyspace when a story starts
+(:func:`known_to`); nothing else of the lore ever reaches it.
+
 Entries follow SillyTavern's World Info and the character-card V3 lorebook: keys, secondary
 keys with their logic, case, whole words, regex keys, ``constant``, ``enabled``, insertion
 order and priority; what a source has beyond those is in the entry's ``kept``.
@@ -19,7 +26,9 @@ order and priority; what a source has beyond those is in the entry's ``kept``.
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -30,13 +39,17 @@ __all__ = [
     "ENTITY_EXTENSION",
     "SOURCE_EXTENSION",
     "STATE_EXTENSION",
+    "VISIBILITY_EXTENSION",
     "Greeting",
     "KeptCard",
     "Lore",
     "LoreBook",
     "LoreEntry",
     "SecondaryLogic",
+    "audience",
     "extension",
+    "known_to",
+    "parse_lore",
     "split_decorators",
 ]
 
@@ -53,6 +66,10 @@ ENTITY_EXTENSION = "fabula/entity"
 """The extension of an exported lorebook's entry holding an entity (id, kind, name, ...)."""
 STATE_EXTENSION = "fabula/state"
 """The extension of an exported lorebook's entry holding a fact of W, with its validity."""
+
+_ACTIVATION = frozenset({"delayUntilRecursion"})  # what activation reads of an entry's kept
+VISIBILITY_EXTENSION = "fabula/visibility"
+"""The extension of an entry saying who knows it (see the module's docstring)."""
 
 SecondaryLogic = Literal["and_any", "not_all", "not_any", "and_all"]
 """How secondary keys combine with the primary match (SillyTavern's ``selectiveLogic`` 0-3):
@@ -143,6 +160,55 @@ def extension(entry: LoreEntry, name: str) -> Any:
     """The entry's kept extension ``name`` (None if it has none)."""
     ext = entry.kept.get("extensions")
     return ext.get(name) if isinstance(ext, dict) else None
+
+
+def audience(book: LoreBook, entry: LoreEntry, cast: Sequence[str]) -> frozenset[str]:
+    """The names (of ``cast``) of the characters who know ``entry`` of ``book``: by its
+    ``fabula/visibility`` extension, else the book's owner (none for a world book).
+    ValueError for a visibility that is none of ``common``, ``author``, ``owner`` or a
+    list of names of the cast."""
+    seen = extension(entry, VISIBILITY_EXTENSION)
+    owner = frozenset() if book.owner is None else frozenset([book.owner])
+    if seen is None or seen == "owner":
+        return owner
+    if seen == "common":
+        return frozenset(cast)
+    if seen == "author":
+        return frozenset()
+    if isinstance(seen, list) and all(isinstance(n, str) for n in seen):
+        unknown = [n for n in seen if n not in cast]
+        if unknown:
+            raise ValueError(f"{VISIBILITY_EXTENSION}: {unknown[0]!r} is not a character")
+        return owner | frozenset(seen)
+    raise ValueError(
+        f"{VISIBILITY_EXTENSION}: {seen!r} is none of 'common', 'author', 'owner' or a list "
+        "of names"
+    )
+
+
+def known_to(lore: Lore, character: str, cast: Sequence[str]) -> Lore:
+    """What the character named ``character`` may know of ``lore``: the books holding an
+    entry it knows (see :func:`audience`), each with those entries only, owned by it, and
+    stripped of what a source kept (whose names, extensions and fields are no lore; only
+    what activation reads of it stays)."""
+    books = []
+    for book in lore.books:
+        entries = tuple(
+            e.model_copy(update={"kept": {k: v for k, v in e.kept.items() if k in _ACTIVATION}})
+            for e in book.entries
+            if character in audience(book, e, cast)
+        )
+        if entries:
+            books.append(book.model_copy(update={"owner": character, "entries": entries,
+                                                 "kept": {}}))  # fmt: skip
+    return Lore(books=tuple(books))
+
+
+@functools.lru_cache(maxsize=64)
+def parse_lore(document: str) -> Lore:
+    """A lore document (JSON) as :class:`Lore`, parsed once per document (the same entry
+    objects each time, so activation reuses what it compiled for them)."""
+    return Lore.model_validate_json(document)
 
 
 def split_decorators(content: str) -> tuple[list[str], str]:

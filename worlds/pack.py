@@ -85,7 +85,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 from fabula.memory.records import DevelopmentKind, slug
 from fabula.memory.rules import WorldRules
 from fabula.worlds.goals import unreadable_goals
-from fabula.worlds.lore import Greeting, Lore
+from fabula.worlds.lore import Greeting, Lore, audience
 
 __all__ = [
     "CharacterSpec",
@@ -246,6 +246,11 @@ class WorldPack(_Spec):
         for i, book in enumerate(self.lore.books):
             if book.owner is not None and book.owner not in cast:
                 raise ValueError(f"lore.books[{i}].owner: {book.owner!r} is not a character")
+            for j, entry in enumerate(book.entries):
+                try:
+                    audience(book, entry, sorted(cast))
+                except ValueError as exc:
+                    raise ValueError(f"lore.books[{i}].entries[{j}]: {exc}") from None
         for i, dev in enumerate(self.developments):
             for j, p in enumerate(dev.participants):
                 if slug(p) not in characters:

@@ -40,11 +40,13 @@ from fabula.agents.schemas import array, cached, closed, line, maybe, one_of
 from fabula.memory.acl import CharacterMind
 from fabula.memory.projections import BeliefView
 from fabula.memory.records import Belief, Entity, Memory, slug
+from fabula.worlds.recall import activate_books, character_lore
 
 __all__ = [
     "CharacterProposal",
     "ModelCharacter",
     "known_attributes",
+    "lore_lines",
     "proposal_json_schema",
     "proposal_schema",
     "recollections",
@@ -54,6 +56,7 @@ __all__ = [
 MEMORIES = 20  # the last first-person memories shown
 RECALL_BUDGET = 300  # tokens of older episodes recalled for the character's situation
 VOICE_LINES = 3  # its own past utterances shown as its voice
+LORE_BUDGET = 150  # tokens (words) of its own lore its situation activates
 CLAIM_CHARS = 80  # a claimed value that is no entity ("oak brown")
 _ENTITY_KINDS = ("place", "object", "character")
 # what each kind of action needs (from the one table, INTENT_FIELDS; ``attribute`` has its
@@ -102,10 +105,11 @@ class ModelCharacter:
             nested = {o: await mind.beliefs([o]) for o in others if o != mind.character}
         recalled = await recollections(mind, brief, beliefs, entities, memories)
         words = await mind.own_words(VOICE_LINES)
+        lore = await lore_lines(mind, brief, beliefs, entities, memories)
         messages = [
             SystemMessage(content=self.prompt.render(name=brief.name)),
             HumanMessage(content=render_mind(brief, beliefs, memories, entities, nested,
-                                             recalled=recalled, own_words=words)),
+                                             recalled=recalled, own_words=words, lore=lore)),
         ]  # fmt: skip
         wire = None
         if self.client.schemas == "story":
@@ -264,6 +268,30 @@ async def recollections(
     return out
 
 
+async def lore_lines(
+    mind: CharacterMind,
+    brief: CharacterBrief,
+    beliefs: BeliefView,
+    entities: dict[str, Entity],
+    memories: Sequence[Memory] = (),
+) -> list[str]:
+    """What the character's own lore says that bears on its situation (its goals, where it
+    is, who is with it, what it just lived): the entries of the lore its own keyspace holds
+    (its card's book, what it was made to know: never the world's other lore), activated
+    on that situation within :data:`LORE_BUDGET` tokens, read through its own connection."""
+    books = character_lore(await mind.lore())
+    if books is None:
+        return []
+    me = brief.character
+    here = beliefs.where(me)
+    parts = [brief.name, *brief.goals, *(m.quote for m in memories)]
+    if here is not None and here in entities:
+        parts.append(entities[here].name)
+        parts += [e.name for c, e in entities.items()
+                  if e.kind == "character" and c != me and beliefs.where(c) == here]  # fmt: skip
+    return [f"- {x.text}" for x in activate_books(books, "\n".join(parts), budget=LORE_BUDGET)]
+
+
 def render_mind(
     brief: CharacterBrief,
     beliefs: BeliefView,
@@ -273,6 +301,7 @@ def render_mind(
     *,
     recalled: Sequence[str] = (),
     own_words: Sequence[str] = (),
+    lore: Sequence[str] = (),
 ) -> str:
     """The character's brief and own mind as compact sections, for its prompt.
 
@@ -280,7 +309,8 @@ def render_mind(
     its brief (its own identity and goals) and its mind. With ``nested`` (prompt v2: what
     it thinks each other character believes, read from its own keyspace), that too, and
     who told it each belief it was told; ``recalled`` are the lines of its own retrieval
-    (:func:`recollections`), ``own_words`` a few things it said (its voice).
+    (:func:`recollections`), ``own_words`` a few things it said (its voice), ``lore`` what
+    its own lore says of its situation (:func:`lore_lines`).
     """
 
     def name(entity: str) -> str:
@@ -312,6 +342,7 @@ def render_mind(
         ("Things you said", "\n".join(f"- {w}" for w in own_words)),
         ("Your goals", "\n".join(f"- {g}" for g in brief.goals)),
         ("Your secrets", "\n".join(f"- {s}" for s in brief.secrets)),
+        ("What you know", "\n".join(lore)),
         ("Where you are", name(here) if here else ""),
         ("Who is with you", ", ".join(with_me) if here else ""),
         ("What you believe", "\n".join(

@@ -6,8 +6,11 @@ characters and the place as the entities it is about. Retrieval
 W (the world facts about what the plan involves), B of each focal character (a false belief
 marked, so the writer can show it without correcting it), D, H, the episodes the plan
 depends on — from anywhere in the story, each with its date or turn and its speaker — and
-the recent text. The result never counts more than the budget, and its manifest names the
-record behind every line.
+the recent text. The world's lore (the author's books of the story's pack: no character's
+own book) that the request and the recent text activate comes after the plan, in a
+``Lore`` section of at most a quarter of the budget (:mod:`fabula.worlds.recall`). The
+result never counts more than the budget, and its manifest names the record behind every
+line.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from fabula.memory.retrieval.assemble import Assembly
 from fabula.memory.retrieval.context import author_context
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter
+from fabula.worlds.recall import LORE_SHARE, activate_books, world_books
 
 __all__ = ["plan_request_text", "writer_context"]
 
@@ -61,6 +65,10 @@ async def writer_context(
         retrieval = await planner.plan(request, view.entities, purpose="write",
                                        developments=view.developments, focus=focus,
                                        today=today)  # fmt: skip
+    books = await world_books(store)
+    lit = activate_books(books, "\n".join([request, recent]), budget=budget // LORE_SHARE,
+                         count_tokens=counter.count, turn=view.turn)  # fmt: skip
+    lore = [("Lore", "\n".join(f"- {x.text}" for x in lit))] if lit else []
     return await author_context(
         store,
         request,
@@ -74,7 +82,7 @@ async def writer_context(
         beliefs=view.beliefs,
         developments=view.developments,
         hypotheses=view.hypotheses,
-        preface=[("Plan", preface)],
+        preface=[("Plan", preface), *lore],
         embedder=embedder,
         trailer=[("Recent text", recent)] if recent else [],
     )

@@ -90,7 +90,14 @@ from fabula.memory.server import redis_url
 from fabula.memory.store import StoryStore, list_stories
 from fabula.memory.tokens import default_counter
 from fabula.settings import Settings
-from fabula.worlds.loader import builtin_worlds, load_world, pack_assets, parse_world, setup_delta
+from fabula.worlds.loader import (
+    builtin_worlds,
+    load_world,
+    minds_lore,
+    pack_assets,
+    parse_world,
+    setup_delta,
+)
 from fabula.worlds.pack import WorldPack
 
 __all__ = [
@@ -239,6 +246,7 @@ class Fabula:
             origin=origin,
             assets=pack_assets(pack) if assets is None else assets,
             unfinished=True,
+            lore=minds_lore(pack),
         )
         for character in await store.characters():
             await ensure_character_user(self.admin, store.story, character)

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections import OrderedDict, defaultdict
+from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from fabula.agents.usage import add_usage, cost_of
 from fabula.errors import InvalidInput, NotFound
@@ -39,7 +38,7 @@ from fabula.graph.service.responses import (
     UsageTotal,
     WorldOut,
 )
-from fabula.memory.acl import MindPool
+from fabula.memory.acl import CharacterMind, MindPool
 from fabula.memory.hierarchy import PLOT_ID, nodes
 from fabula.memory.index.vectors import Embedder
 from fabula.memory.projections import (
@@ -56,9 +55,7 @@ from fabula.memory.retrieval.plan import RetrievalPlan
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter
 from fabula.settings import Price
-from fabula.worlds.activation import activate
-from fabula.worlds.lore import LoreEntry, split_decorators
-from fabula.worlds.pack import WorldPack
+from fabula.worlds.recall import LORE_SHARE, Lit, activate_books, character_lore, world_books
 
 __all__ = [
     "LORE_SHARE",
@@ -72,6 +69,7 @@ __all__ = [
     "export",
     "markdown",
     "minds",
+    "own_lore",
     "plot",
     "recall",
     "story_text",
@@ -413,7 +411,9 @@ async def recall(
     else:
         holder = (await store.resolve(character, "character")).id
         mind = await minds.mind(store.story, holder, store.branch)
-        found = await mind.recall(request, budget=budget, counter=counter, as_of=as_of)
+        lore = await own_lore(mind, request, budget=budget // LORE_SHARE, counter=counter)
+        rest = max(1, budget - sum(x.tokens for x in lore))
+        found = await mind.recall(request, budget=rest, counter=counter, as_of=as_of)
     return RecallOut(
         story=store.story,
         branch=store.branch,
@@ -429,69 +429,37 @@ async def recall(
     )
 
 
-LORE_SHARE = 4
-"""The writer's lore section may take up to a quarter of a recall's budget."""
-
-
 async def world_lore(
     store: StoryStore, request: str, *, budget: int, counter: TokenCounter, as_of: int | None
 ) -> list[RecallLore]:
     """The world's lorebooks' entries (the author's: no character's own book) that the
     request and the last three turns' text activate, within ``budget`` tokens and each
-    book's own ``token_budget`` (see :mod:`fabula.worlds.activation`)."""
-    books = await _world_books(store)
+    book's own ``token_budget`` (see :mod:`fabula.worlds.recall`)."""
+    books = await world_books(store)
     if books is None:
         return []
     head = as_of if as_of is not None else await store.head()
     recent = await store.turn_texts(max(1, head - 2), head) if head >= 1 else []
     scan = "\n".join([request, *(t.text for t in recent)])
-    fired = activate(books.entries, scan, budget=min([budget, *books.limits]),
-                     count_tokens=counter.count, turn=head,
-                     recursive=books.recursive)  # fmt: skip
+    return _lore(activate_books(books, scan, budget=budget, count_tokens=counter.count, turn=head))
+
+
+async def own_lore(
+    mind: CharacterMind, request: str, *, budget: int, counter: TokenCounter
+) -> list[RecallLore]:
+    """The character's own lore (read through its own connection) that ``request``
+    activates, within ``budget`` tokens."""
+    books = character_lore(await mind.lore())
+    return _lore(activate_books(books, request, budget=budget, count_tokens=counter.count))
+
+
+def _lore(lit: list[Lit]) -> list[RecallLore]:
     return [
-        RecallLore(book=books.book_of[a.index], name=a.entry.name, fired=a.fired, key=a.key,
-                   step=a.step, tokens=a.tokens, text=split_decorators(a.entry.content)[1])
-        for a in fired
+        RecallLore(book=x.book, name=x.activated.entry.name, fired=x.activated.fired,
+                   key=x.activated.key, step=x.activated.step, tokens=x.activated.tokens,
+                   text=x.text)
+        for x in lit
     ]  # fmt: skip
-
-
-@dataclass(frozen=True)
-class _Books:
-    """The entries of a pack's world books, read once: each entry's book, the books'
-    budgets, and whether any scans recursively."""
-
-    entries: tuple[LoreEntry, ...]
-    book_of: tuple[str, ...]
-    limits: tuple[int, ...]
-    recursive: bool
-
-
-_BOOKS: OrderedDict[str, _Books | None] = OrderedDict()
-_BOOKS_KEPT = 16
-
-
-async def _world_books(store: StoryStore) -> _Books | None:
-    """The world books of the story's pack (None: no pack, or no entries), parsed once per
-    pack: the same entry objects at every call, so activation reuses what it compiled."""
-    digest = await store.pack_digest()
-    if digest is not None and digest in _BOOKS:
-        _BOOKS.move_to_end(digest)
-        return _BOOKS[digest]
-    document = await store.pack_document()
-    if document is None:
-        return None
-    books = WorldPack.model_validate_json(document).lore.books_of(None)
-    pairs = [(b, e) for b in books for e in b.entries]
-    found = None
-    if pairs:
-        found = _Books(entries=tuple(e for _, e in pairs), book_of=tuple(b.name for b, _ in pairs),
-                       limits=tuple(b.token_budget for b in books if b.token_budget),
-                       recursive=any(b.recursive_scanning is not False for b in books))  # fmt: skip
-    if digest is not None:
-        _BOOKS[digest] = found
-        while len(_BOOKS) > _BOOKS_KEPT:
-            _BOOKS.popitem(last=False)
-    return found
 
 
 def _plan(plan: RetrievalPlan) -> RecallPlan:

@@ -21,6 +21,8 @@ only the traveller saw all it says. It checks that no prompt holds
 * anything of the planner's plan (its scene goal and beats);
 * a secret of the pack it neither holds (its own, or one it was told and took in) nor
   heard told;
+* lore but its own: each character's card book holds a constant entry, the author's book
+  one (the character's own is shown, no other);
 * in its roster (the entities it is shown), anything but the pack's places and cast, what
   it believes something of, and what it saw;
 
@@ -53,6 +55,7 @@ from fabula.agents.character.model import (
     MEMORIES,
     VOICE_LINES,
     known_attributes,
+    lore_lines,
     proposal_json_schema,
     recollections,
     render_mind,
@@ -68,8 +71,31 @@ from fabula.memory.ingest import build_turn
 from fabula.memory.records import slug
 from fabula.settings import Settings
 from fabula.testing.leaks import CONTAINERS, JOINS, SECRETS, THINGS, Turn, sloppy_reading, turns
+from fabula.worlds.loader import load_world
+from fabula.worlds.lore import LoreBook, LoreEntry
+from fabula.worlds.pack import WorldPack
 
 SECRET = "SECRET-PLAN the logbook is in the sea chest"
+
+
+def lighthouse_with_lore() -> WorldPack:
+    """The lighthouse with lore: a constant entry private to each character (its card's own
+    book) and one of the author's, so every prompt would show any it were given."""
+    pack = load_world("lighthouse")
+    books = [
+        LoreBook(
+            name="world",
+            format="lorebook_v3",
+            entries=(LoreEntry(content="LORE-AUTHOR the tower is hollow", constant=True),),
+        )
+    ]
+    books += [LoreBook(name=c.name, format="character_book", owner=c.name,
+                       entries=(LoreEntry(content=f"LORE-{c.name} is private", constant=True),))
+              for c in pack.characters]  # fmt: skip
+    return WorldPack.model_validate({**pack.model_dump(), "lore": {"books": books}})
+
+
+PACK = lighthouse_with_lore()
 _stories = itertools.count()
 
 
@@ -116,7 +142,7 @@ async def test_no_prompt_holds_what_its_character_did_not_witness(
     turn = data.draw(turns())
     actions, _ = sloppy_reading(data.draw, turn)
     journeys = own_journeys(turn, actions)
-    store = await app.new_story("lighthouse", f"leak{next(_stories)}")
+    store = await app.new_story(PACK, f"leak{next(_stories)}")
     delta = await build_turn(store, 1, turn.text, with_narration(turn.text, actions), as_of=None)
     await store.commit(delta)
     view = await author_view(store)
@@ -135,6 +161,7 @@ async def test_no_prompt_holds_what_its_character_did_not_witness(
             # every recalled line, even those the memories above repeat: all are checked
             recalled=await recollections(mind, brief, beliefs, entities),
             own_words=await mind.own_words(VOICE_LINES),
+            lore=await lore_lines(mind, brief, beliefs, entities, memories),
         )
         schema = proposal_json_schema(character, entities, known_attributes(beliefs))
         known = prompt.partition("## Things you know of\n")[2].partition("\n\n")[0]
@@ -152,6 +179,10 @@ async def test_no_prompt_holds_what_its_character_did_not_witness(
         if name in journeys:  # its own journey, told alone: it saw both ends
             assert journeys[name] in memory_lines(prompt), (name, journeys[name], turn.text)
         assert "SECRET-PLAN" not in prompt
+        # lore: its own card's book only, never the author's or another character's
+        assert f"LORE-{name} is private" in prompt
+        lore = set(re.findall(r"LORE-\w+", prompt + json.dumps(schema)))
+        assert lore == {f"LORE-{name}"}, (name, lore)
         for filler in turn.fillers:
             assert filler not in prompt, (name, filler, turn.text)
         for deed in turn.deeds:

@@ -468,7 +468,7 @@ class TestLoreInRecall:
     async def test_world_lore_in_the_writers_recall(self, redis_url: str, tmp_path: Path) -> None:
         """The writer's recall has the world lore its request activates, each entry with the
         key that fired it, within a quarter of the budget; a character's own book never
-        reaches it, nor does any lore reach a character's recall."""
+        reaches it, and a character's recall has its own book's lore, never the world's."""
         paths = [
             fx.write_json(tmp_path / "ben.json", fx.v2_card()),
             fx.write_json(tmp_path / "wi.json", fx.st_world_info()),
@@ -483,7 +483,9 @@ class TestLoreInRecall:
             # a case-sensitive entry: 'Tower' does not fire it; AND ALL: nor 'tower' by day
             assert (await fab.recall(store, "the Tower at night", budget=400)).lore == []
             assert (await fab.recall(store, "the tower by day", budget=400)).lore == []
+            assert all("brandy" not in x.text for x in found.lore)
             mine = await fab.recall(
                 store, "Up the tower at night, brandy?", budget=400, character="ben"
             )
-            assert mine.lore == []
+            assert [(x.name, x.fired, x.key) for x in mine.lore] == [("brandy", "key", "brandy")]
+            assert mine.lore[0].text == "Ben hides brandy in the sea chest."

@@ -1,0 +1,133 @@
+"""Lore as memory retrieves it: the entries a situation activates, for whoever may know them.
+
+Two holders, never mixed:
+
+- **the author** (the writer, the planner, ``fabula recall``): the world's books of the
+  story's pack (no character's own book), read from the story's pack, parsed once per pack
+  (by its digest);
+- **a character**: its own lore only — the document its keyspace holds (its card's book,
+  and what the author made known to it: see :func:`fabula.worlds.lore.known_to`), read
+  through its own Redis user by :meth:`~fabula.memory.acl.CharacterMind.lore`. Nothing of
+  the pack is read for it.
+
+Either way the entries are activated as SillyTavern's World Info does it
+(:mod:`fabula.worlds.activation`), within a budget and each book's own ``token_budget``.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from fabula.memory.store import StoryStore
+from fabula.worlds.activation import Activated, activate, count_words
+from fabula.worlds.lore import LoreBook, LoreEntry, parse_lore, split_decorators
+from fabula.worlds.pack import WorldPack
+
+__all__ = [
+    "LORE_SHARE",
+    "Books",
+    "Lit",
+    "activate_books",
+    "books_of",
+    "character_lore",
+    "world_books",
+]
+
+LORE_SHARE = 4
+"""The author's lore section may take up to a quarter of a context's budget."""
+
+
+@dataclass(frozen=True)
+class Books:
+    """The entries of some lorebooks, read once: each entry's book, the books' budgets, and
+    whether any scans recursively."""
+
+    entries: tuple[LoreEntry, ...]
+    book_of: tuple[str, ...]
+    limits: tuple[int, ...]
+    recursive: bool
+
+
+@dataclass(frozen=True)
+class Lit:
+    """An activated entry and the name of its book; ``text`` is its content without its
+    decorators (what a prompt shows)."""
+
+    book: str
+    activated: Activated
+
+    @property
+    def text(self) -> str:
+        return split_decorators(self.activated.entry.content)[1]
+
+
+def books_of(books: Sequence[LoreBook]) -> Books | None:
+    """``books`` read for activation (None if they hold no entry)."""
+    pairs = [(b, e) for b in books for e in b.entries]
+    if not pairs:
+        return None
+    return Books(
+        entries=tuple(e for _, e in pairs),
+        book_of=tuple(b.name for b, _ in pairs),
+        limits=tuple(b.token_budget for b in books if b.token_budget),
+        recursive=any(b.recursive_scanning is not False for b in books),
+    )
+
+
+def activate_books(
+    books: Books | None,
+    text: str,
+    *,
+    budget: int,
+    count_tokens: Callable[[str], int] | None = None,
+    turn: int | None = None,
+) -> list[Lit]:
+    """The entries of ``books`` that ``text`` activates, within ``budget`` tokens and each
+    book's own ``token_budget``, in insertion order."""
+    if books is None or budget < 1:
+        return []
+    fired = activate(books.entries, text, budget=min([budget, *books.limits]), turn=turn,
+                     recursive=books.recursive,
+                     count_tokens=count_tokens or count_words)  # fmt: skip
+    return [Lit(books.book_of[a.index], a) for a in fired]
+
+
+_WORLD: OrderedDict[str, Books | None] = OrderedDict()
+_WORLD_KEPT = 16
+_OWN: OrderedDict[str, Books | None] = OrderedDict()
+_OWN_KEPT = 256
+
+
+async def world_books(store: StoryStore) -> Books | None:
+    """The world books of the story's pack (the author's; None: no pack, or no entries),
+    parsed once per pack: the same entry objects at every call, so activation reuses what
+    it compiled for them."""
+    digest = await store.pack_digest()
+    if digest is not None and digest in _WORLD:
+        _WORLD.move_to_end(digest)
+        return _WORLD[digest]
+    document = await store.pack_document()
+    if document is None:
+        return None
+    found = books_of(WorldPack.model_validate_json(document).lore.books_of(None))
+    if digest is not None:
+        _WORLD[digest] = found
+        while len(_WORLD) > _WORLD_KEPT:
+            _WORLD.popitem(last=False)
+    return found
+
+
+def character_lore(document: str | None) -> Books | None:
+    """A character's own lore document (what ``CharacterMind.lore`` read from its own
+    keyspace) read for activation, once per document."""
+    if not document:
+        return None
+    if document in _OWN:
+        _OWN.move_to_end(document)
+        return _OWN[document]
+    found = _OWN[document] = books_of(parse_lore(document).books)
+    while len(_OWN) > _OWN_KEPT:
+        _OWN.popitem(last=False)
+    return found
