@@ -388,6 +388,23 @@ class TestControlledSentences:
             assert len(readings) == found
             assert [(a.kind, a.place) for a in actions] == [("go", "study"), ("narration", None)]
 
+    async def test_an_empty_span_is_read_as_its_sentence(
+        self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
+    ) -> None:
+        """Gemma 3 270M on llama.cpp wrote start = end (a grammar cannot forbid it), and
+        every reply was refused: such a span is the sentence that holds it."""
+        text = "Rain tapped on the window. Leo walked back into the study."
+        walked = text.index("Leo")
+        empty = go_action(walked + 4, walked + 4)
+        fake_openai.reply_json({"actions": [empty], "new_entities": []})
+        builder = ModelMemoryBuilder(make_client(settings.model, "extractor"))
+        actions = await builder.extractor.extract(text, await fab.store(STORY).entities())
+        assert [(a.kind, a.start, a.end) for a in actions] == [
+            ("narration", 0, walked - 1),
+            ("go", walked, len(text)),
+        ]
+        assert len(fake_openai.requests) == 1
+
     async def test_controlled_english_alone_asks_the_model_nothing(
         self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
     ) -> None:
