@@ -360,7 +360,7 @@ def _read_turn_text(path: Path, limits: Limits) -> str:
 @app.command()
 def reject(
     story: str,
-    note: str = typer.Option(..., "--note", help="Why: the planner sees it."),
+    note: str = typer.Option("", "--note", help="Why (optional): the planner sees it."),
     branch: str = typer.Option("main", "--branch", "-b"),
     expect: str | None = typer.Option(None, "--expect", help=EXPECT_HELP),
 ) -> None:

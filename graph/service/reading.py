@@ -8,6 +8,7 @@ checks that the story and branch exist, and answers with a model of
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 from collections import defaultdict
 from collections.abc import Mapping
@@ -19,6 +20,7 @@ from fabula.graph.service.responses import (
     BeliefsOut,
     BranchOut,
     CellStatus,
+    CharacterOut,
     EvidenceOut,
     ExportOut,
     FactOut,
@@ -312,14 +314,22 @@ async def evidence(
 
 
 async def export(store: StoryStore) -> ExportOut:
-    """The branch's text with W, D and H as they are now."""
+    """The branch's text with its premise and characters, and W, every B[c], D and H as
+    they are now."""
     text = await story_text(store)
+    document = await store.pack_document()
+    premise = json.loads(document).get("premise") if document else None
+    entities = await store.entities()
+    cast = await store.characters()
     return ExportOut(
         story=store.story,
         branch=store.branch,
         title=text.title,
+        premise=premise if isinstance(premise, str) else None,
+        characters=[CharacterOut(id=c, name=entities[c].name) for c in cast],
         turns=text.turns,
         world=await world(store),
+        beliefs={c: await beliefs(store, [c]) for c in cast},
         developments=list((await project_developments(store)).values()),
         hypotheses=list((await project_hypotheses(store)).values()),
     )

@@ -33,6 +33,7 @@ __all__ = [
     "Change",
     "ChangeKind",
     "ChangesOut",
+    "CharacterOut",
     "ChatOut",
     "ChatRecord",
     "DecisionOut",
@@ -479,14 +480,25 @@ class RecallOut(_Out):
     lore: list[RecallLore] = []  # the world's lore the request activated (the writer's only)
 
 
+class CharacterOut(_Out):
+    """A character of the story: its id and its name."""
+
+    id: str
+    name: str
+
+
 class ExportOut(_Out):
-    """A branch's text with its world, developments and hypotheses now."""
+    """A branch's text with its premise and characters, and its world, every character's
+    beliefs, developments and hypotheses now."""
 
     story: str
     branch: str
     title: str
+    premise: str | None = None
+    characters: list[CharacterOut] = []
     turns: list[TurnOut]
     world: WorldOut
+    beliefs: dict[str, BeliefsOut] = {}  # by character id: B[c]
     developments: list[Development]
     hypotheses: list[Hypothesis]
 

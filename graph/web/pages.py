@@ -214,7 +214,10 @@ async def _decide(
             branch=branch,
             pending=details,
             edit_text=decision.text,
-            edit_error=exc.message,
+            edit_error=exc.message.replace(
+                "commit it anyway with --force",
+                "tick “commit it at once, whatever the critic finds” to commit it anyway",
+            ),
         )
     if out.outcome == "pending":
         notice = "edited" if decision.action == "edit" else "pending"
@@ -264,7 +267,7 @@ async def edit(request: Request, fab: Fab, story: str, form: Form) -> Response:
 
 @router.post("/stories/{story}/reject")
 async def reject(request: Request, fab: Fab, story: str, form: Form) -> Response:
-    note = _text(form, "note") or "rejected in the studio"
+    note = _text(form, "note")  # optional, as on the command line
     return await _decide(request, fab, story, form, Decision(action="reject", note=note))
 
 

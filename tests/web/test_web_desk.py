@@ -209,3 +209,17 @@ class TestInTheBrowser:
         await page.click("[data-testid=choose-2]")
         await expect(page.locator("#turn-4")).to_contain_text("Mara went to the hallway.")
         await page.goto("about:blank")
+
+    @pytest.mark.refusal
+    async def test_refused_edit_names_the_checkbox(self, page: Page, base: str) -> None:  # noqa: F811
+        """A refused edit on the pending page told the person to use `--force`, a flag of the
+        command line; now it names the page's own checkbox."""
+        await create_story(page, base)
+        await run_until_pending(page)
+        await page.goto(base + "/stories/tale/pending")
+        await page.fill("[data-testid=edit-text]", "Bob entered the study.")
+        await page.click("[data-testid=edit]")
+        error = page.locator("[data-testid=edit-error]")
+        await expect(error).to_contain_text("commit it at once, whatever the critic finds")
+        await expect(error).not_to_contain_text("--force")
+        await page.goto("about:blank")
