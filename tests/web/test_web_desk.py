@@ -223,3 +223,16 @@ class TestInTheBrowser:
         await expect(error).to_contain_text("commit it at once, whatever the critic finds")
         await expect(error).not_to_contain_text("--force")
         await page.goto("about:blank")
+
+    async def test_a_notice_goes_away(self, page: Page, base: str) -> None:  # noqa: F811
+        """A notice stayed on the page for good; now it goes after a while, or at once
+        when clicked."""
+        await create_story(page, base)
+        notice = page.locator("p.notice")
+        await expect(notice).to_have_text("Story created.")
+        await notice.click()
+        await expect(notice).to_have_count(0)
+        await page.reload()
+        await expect(notice).to_have_text("Story created.")
+        await expect(notice).to_have_count(0, timeout=40_000)  # by itself, after 20 s
+        await page.goto("about:blank")

@@ -99,6 +99,15 @@
     if (range && label) range.addEventListener("input", () => { label.textContent = range.value; });
   }
 
-  document.addEventListener("DOMContentLoaded", () => { connect(); slider(); });
+  // a notice says what the last action did: it goes after a while, or when clicked
+  function notices() {
+    for (const note of document.querySelectorAll("p.notice")) {
+      note.title = "Click to dismiss";
+      note.addEventListener("click", () => note.remove());
+      window.setTimeout(() => note.remove(), 20000);
+    }
+  }
+
+  document.addEventListener("DOMContentLoaded", () => { connect(); slider(); notices(); });
   document.addEventListener("keydown", shortcuts);
 })();
