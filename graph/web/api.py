@@ -366,17 +366,23 @@ async def run(request: Request, fab: Fab, story: str, body: RunRequest) -> RunOu
 
 
 async def _decide(
-    fab: Fabula, story: str, body: DecisionRequest, decision: Decision, force: bool = False
-) -> DecisionOut:
+    fab: Fabula, story: str, body: DecisionRequest, decision: Decision, force: bool = False,
+    runs: Runs | None = None,
+) -> DecisionOut:  # fmt: skip
     store = _store(fab, story, body.branch)
-    return await fab.decide_turn(store, decision, force=force, expect=body.pending_id)
+    out = await fab.decide_turn(store, decision, force=force, expect=body.pending_id)
+    if runs is not None and out.outcome in ("committed", "duplicate"):
+        runs.resume(store)  # a studio run of several turns that stopped here goes on
+    return out
 
 
 @router.post("/stories/{story}/approve", response_model=DecisionOut)
-async def approve(fab: Fab, story: str, body: ApproveRequest) -> DecisionOut:
+async def approve(request: Request, fab: Fab, story: str, body: ApproveRequest) -> DecisionOut:
     """Commit the pending turn, or with ``choice`` the draft chosen among its alternatives,
-    exactly as shown (409 when it was decided meanwhile)."""
-    return await _decide(fab, story, body, Decision(action="approve", choice=body.choice))
+    exactly as shown (409 when it was decided meanwhile). A studio run of several turns
+    that stopped at it goes on."""
+    decision = Decision(action="approve", choice=body.choice)
+    return await _decide(fab, story, body, decision, runs=request.app.state.runs)
 
 
 @router.post("/stories/{story}/alternatives", response_model=DraftsOut)
@@ -397,12 +403,13 @@ async def drafts(
 
 
 @router.post("/stories/{story}/edit", response_model=DecisionOut)
-async def edit(fab: Fab, story: str, body: EditRequest) -> DecisionOut:
+async def edit(request: Request, fab: Fab, story: str, body: EditRequest) -> DecisionOut:
     """Put ``text`` in place of the pending draft: it is read and checked by the critic, then
     awaits approval again (``outcome`` "pending"), or is committed with ``now``. The critic's
     errors refuse it (422, the turn as it was), unless ``force``."""
     decision = Decision(action="edit", text=body.text.strip(), now=body.now)
-    return await _decide(fab, story, body, decision, force=body.force)
+    return await _decide(fab, story, body, decision, force=body.force,
+                         runs=request.app.state.runs)  # fmt: skip
 
 
 @router.post("/stories/{story}/reject", response_model=DecisionOut)

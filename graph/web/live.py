@@ -107,6 +107,7 @@ class Runs:
         self.hub = hub
         self._status: dict[Key, RunStatus] = {}
         self._tasks: dict[Key, asyncio.Task[None]] = {}
+        self._directions: dict[Key, str | None] = {}
 
     def status(self, story: str, branch: str) -> RunStatus | None:
         return self._status.get((story, branch))
@@ -128,11 +129,37 @@ class Runs:
             story=store.story, branch=store.branch, turns=turns, auto=auto, started=time.time()
         )
         self._status[key] = status
+        self._directions[key] = direction
         self._tasks[key] = asyncio.create_task(self._go(store, status, direction))
         self.hub.publish(key, "progress", status.model_dump())
         return status
 
-    async def _go(self, store: StoryStore, status: RunStatus, direction: str | None) -> None:
+    def resume(self, store: StoryStore) -> RunStatus | None:
+        """After a decision committed the turn a run of this branch stopped at: count it,
+        and write the run's remaining turns (stopping for approval again); None when no
+        run of the branch waits here. A run that has written all its turns is done."""
+        key = (store.story, store.branch)
+        status = self._status.get(key)
+        task = self._tasks.get(key)
+        if status is None or status.state != "pending" or (task is not None and not task.done()):
+            return None
+        status.done += 1
+        if status.done >= status.turns:
+            status.state, status.step = "done", ""
+            self.hub.publish(key, "progress", status.model_dump())
+            self.hub.publish(key, "done", status.model_dump())
+            return status
+        status.state = "running"
+        self._tasks[key] = asyncio.create_task(
+            self._go(store, status, self._directions.get(key), offset=status.done)
+        )
+        self.hub.publish(key, "progress", status.model_dump())
+        return status
+
+    async def _go(
+        self, store: StoryStore, status: RunStatus, direction: str | None, offset: int = 0
+    ) -> None:
+        """Write the run's turns from the ``offset``-th on (those before are written)."""
         key = (store.story, store.branch)
 
         async def listener(event: TurnEvent) -> None:
@@ -144,7 +171,7 @@ class Runs:
                 self.hub.publish(key, event.kind, {"turn": event.turn, "text": event.text})
 
         async def progress(done: int, outcome: TurnOutcome) -> None:
-            status.done = done
+            status.done = offset + done
             self.hub.publish(key, "progress", status.model_dump())
             if outcome in ("committed", "duplicate"):
                 self.hub.publish(key, "turn", {"head": await store.head()})
@@ -152,7 +179,7 @@ class Runs:
         try:
             out = await self.fab.run(
                 store,
-                status.turns,
+                status.turns - offset,
                 auto=status.auto,
                 direction=direction,
                 listener=listener,

@@ -222,6 +222,10 @@ async def _decide(
     if out.outcome == "pending":
         notice = "edited" if decision.action == "edit" else "pending"
         return go(f"/stories/{story}/pending", branch=branch, notice=notice, turn=out.turn)
+    if out.outcome in ("committed", "duplicate"):
+        # a run of several turns that stopped here goes on with the next
+        runs: Runs = request.app.state.runs
+        runs.resume(store)
     if out.durable is False:  # committed all the same: the person is told plainly
         return go(
             f"/stories/{story}", branch=branch, notice="unsynced", turn=out.turn, why=out.unsynced

@@ -236,3 +236,18 @@ class TestInTheBrowser:
         await expect(notice).to_have_text("Story created.")
         await expect(notice).to_have_count(0, timeout=40_000)  # by itself, after 20 s
         await page.goto("about:blank")
+
+    async def test_a_run_of_three_goes_on_after_approval(self, page: Page, base: str) -> None:  # noqa: F811
+        """A 3-turn run stopping for approval showed "0 / 3 turns · waiting for approval"
+        after the approval and never went on; now the approved turn counts and the run
+        writes the next, stopping for approval again."""
+        await create_story(page, base)
+        await page.fill("#run-form input[name=turns]", "3")
+        await run_until_pending(page)
+        await page.click("[data-testid=pending-banner] a")
+        await page.click("[data-testid=approve]")
+        progress = page.locator("[data-testid=progress]")
+        await expect(page.locator("[data-testid=pending-banner]")).to_contain_text("Turn 5")
+        await expect(progress).to_have_attribute("data-state", "pending")
+        await expect(progress).to_contain_text("1 / 3 turns · waiting for approval")
+        await page.goto("about:blank")
