@@ -251,3 +251,17 @@ class TestInTheBrowser:
         await expect(progress).to_have_attribute("data-state", "pending")
         await expect(progress).to_contain_text("1 / 3 turns · waiting for approval")
         await page.goto("about:blank")
+
+    async def test_fork_form_follows_its_turn(self, page: Page, base: str) -> None:  # noqa: F811
+        """The fork form listed the hypotheses open at the turn it was opened at, whatever
+        turn was then typed; now another turn lists that turn's."""
+        await create_story(page, base)
+        await page.goto(base + "/stories/tale/fork?branch=main&at=3")
+        options = page.locator("[data-testid=fork-realise] option")
+        at_three = await options.count()
+        await page.fill("[data-testid=fork-at]", "0")
+        await page.locator("[data-testid=fork-at]").dispatch_event("change")
+        await expect(page).to_have_url(re.compile(r"at=0"))
+        await expect(page.locator("[data-testid=fork-at]")).to_have_value("0")
+        assert await options.count() != at_three
+        await page.goto("about:blank")

@@ -108,6 +108,17 @@
     }
   }
 
-  document.addEventListener("DOMContentLoaded", () => { connect(); slider(); notices(); });
+  // the fork form lists the hypotheses open at its turn: another turn shows that turn's
+  function forkForm() {
+    const at = document.querySelector("[data-testid=fork-at]");
+    if (!at) return;
+    at.addEventListener("change", () => {
+      const url = new URL(window.location.href);
+      url.searchParams.set("at", at.value);
+      window.location.assign(url.pathname + url.search);
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", () => { connect(); slider(); notices(); forkForm(); });
   document.addEventListener("keydown", shortcuts);
 })();
