@@ -36,3 +36,15 @@ class TestEdges:
         }
         assert leo[("brass_key", "location")] == "desk_drawer"
         assert set(data["beliefs"]) == {"leo", "mara"}
+
+    def test_pending_json_has_the_draft_findings_and_changes(self, redis_url: str) -> None:
+        """`pending --json` listed story, branch, turn and id only; now each turn has what
+        the API's pending gives: its draft, findings and changes."""
+        assert _cli(redis_url, "new", "--world", "hollow_book", "--id", "tale").returncode == 0
+        assert _cli(redis_url, "run", "tale").returncode == 0
+        listed = json.loads(_cli(redis_url, "pending", "--json").stdout)
+        assert len(listed) == 1
+        one = listed[0]
+        assert (one["story"], one["turn"], one["pending_id"]) == ("tale", 4, one["id"])
+        assert one["draft"] and isinstance(one["findings"], list)
+        assert one["changes"]["events"]

@@ -141,11 +141,18 @@ def print_pending(pending: Pending | None) -> None:
 
 @app.command()
 def pending(as_json: bool = typer.Option(False, "--json")) -> None:
-    """List the turns awaiting approval."""
+    """List the turns awaiting approval (--json: each with its draft, findings and
+    changes, as the API's pending gives them)."""
 
     async def go(fab: Fabula) -> None:
         if as_json:
-            dump(await fab.pending_summaries())
+            from fabula.graph.service.responses import PendingListed
+
+            listed = []
+            for p in await fab.all_pending():
+                details = await fab.pending_details(fab.store(p.story, p.branch))
+                listed.append(PendingListed(**details.model_dump(), pending_id=details.id))
+            dump(listed)
             return
         items = await fab.all_pending()
         if not items:

@@ -47,6 +47,7 @@ __all__ = [
     "MindOut",
     "MindsOut",
     "Outcome",
+    "PendingListed",
     "PendingSummary",
     "PendingTurn",
     "PlotOut",
@@ -269,6 +270,13 @@ class DraftsOut(_Out):
     drafts: list[DraftOut]
     chosen: str | None = None
     note: str | None = None  # why fewer drafts than asked for were written
+
+
+class PendingListed(PendingTurn):
+    """A turn awaiting a decision as ``fabula pending --json`` lists it: what the API's
+    pending gives (draft, findings, changes), and ``pending_id`` as in the summaries."""
+
+    pending_id: str
 
 
 class DecisionOut(_Out):
