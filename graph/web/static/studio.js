@@ -3,12 +3,22 @@
 (function () {
   "use strict";
 
+  // one refresh at a time: a second asked for while one is in flight runs after it (two
+  // overlapping ones swapped an older page over a newer one: the second's target was gone)
+  let refreshing = false;
+  let again = false;
   function refresh() {
-    for (const el of document.querySelectorAll("[data-refresh]")) {
-      if (window.htmx) {
-        window.htmx.ajax("GET", el.dataset.refresh, { target: el, swap: "outerHTML" });
-      }
-    }
+    if (!window.htmx) return;
+    if (refreshing) { again = true; return; }
+    const parts = Array.from(document.querySelectorAll("[data-refresh]"));
+    if (!parts.length) return;
+    refreshing = true;
+    const done = parts.map((el) =>
+      window.htmx.ajax("GET", el.dataset.refresh, { target: el, swap: "outerHTML" }));
+    Promise.allSettled(done).then(() => {
+      refreshing = false;
+      if (again) { again = false; refresh(); }
+    });
   }
 
   function showProgress(run) {
