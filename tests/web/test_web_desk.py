@@ -211,7 +211,7 @@ class TestInTheBrowser:
         await page.goto("about:blank")
 
     @pytest.mark.refusal
-    async def test_refused_edit_names_the_checkbox(self, page: Page, base: str) -> None:  # noqa: F811
+    async def test_refused_edit_names_the_checkbox(self, page: Page, base: str) -> None:
         """A refused edit on the pending page told the person to use `--force`, a flag of the
         command line; now it names the page's own checkbox."""
         await create_story(page, base)
@@ -224,7 +224,7 @@ class TestInTheBrowser:
         await expect(error).not_to_contain_text("--force")
         await page.goto("about:blank")
 
-    async def test_a_notice_goes_away(self, page: Page, base: str) -> None:  # noqa: F811
+    async def test_a_notice_goes_away(self, page: Page, base: str) -> None:
         """A notice stayed on the page for good; now it goes after a while, or at once
         when clicked."""
         await create_story(page, base)
@@ -237,7 +237,7 @@ class TestInTheBrowser:
         await expect(notice).to_have_count(0, timeout=40_000)  # by itself, after 20 s
         await page.goto("about:blank")
 
-    async def test_a_run_of_three_goes_on_after_approval(self, page: Page, base: str) -> None:  # noqa: F811
+    async def test_a_run_of_three_goes_on_after_approval(self, page: Page, base: str) -> None:
         """A 3-turn run stopping for approval showed "0 / 3 turns · waiting for approval"
         after the approval and never went on; now the approved turn counts and the run
         writes the next, stopping for approval again."""
@@ -252,7 +252,7 @@ class TestInTheBrowser:
         await expect(progress).to_contain_text("1 / 3 turns · waiting for approval")
         await page.goto("about:blank")
 
-    async def test_fork_form_follows_its_turn(self, page: Page, base: str) -> None:  # noqa: F811
+    async def test_fork_form_follows_its_turn(self, page: Page, base: str) -> None:
         """The fork form listed the hypotheses open at the turn it was opened at, whatever
         turn was then typed; now another turn lists that turn's."""
         await create_story(page, base)

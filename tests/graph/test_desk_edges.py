@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from tests.test_rewind import _cli
+from tests.graph.test_rewind import _cli
 
 
 class TestEdges:
