@@ -215,8 +215,27 @@ class _Reader:
         clauses = split_clauses(self.text, *unit)
         if len(clauses) == 1:
             return True
-        actions = _actions(told)
-        return _each_matched(clauses, actions, lambda c, a: self.about(c, a, spoken))
+
+        # and names no one that action does not itself account for (its witnesses do not
+        # count): "Ben privately told Cora…", which the memory-builder missed, is not told
+        # by Ada's telling Ben something, though it names Ada and Ben
+        def tells(clause: Span, action: list[Event]) -> bool:
+            own = set().union(*(_referents(e, witnesses=False) for e in action))
+            return (
+                self.about(clause, action, spoken)
+                and self.named(clause, outside_quotes=spoken) <= own
+            )
+
+        # an action whose span runs past the unit may be told elsewhere in it: only the
+        # event's own action and those read inside the unit can vouch for its clauses
+        inside = [
+            e
+            for e in told
+            if (e.span.start, e.span.end, e.actor)
+            == (event.span.start, event.span.end, event.actor)
+            or (unit[0] <= e.span.start and e.span.end <= unit[1])
+        ]
+        return _each_matched(clauses, _actions(inside), tells)
 
     def about(self, unit: Span, events: Sequence[Event], spoken: bool = False) -> bool:
         """Whether ``unit`` names all that one of ``events`` is about."""
@@ -303,8 +322,12 @@ def _core(event: Event) -> set[str]:
     return core
 
 
-def _referents(event: Event) -> set[str]:
-    refs = {*event.participants, *event.witnesses, *event.private_to}
+def _referents(event: Event, *, witnesses: bool = True) -> set[str]:
+    """Whom and what ``event`` accounts for in a text telling it (its witnesses too, unless
+    ``witnesses`` is false)."""
+    refs = {*event.participants, *event.private_to}
+    if witnesses:
+        refs.update(event.witnesses)
     if event.actor:
         refs.add(event.actor)
     if event.place:

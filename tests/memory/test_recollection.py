@@ -59,6 +59,44 @@ class TestMissedDeeds:
         assert "told" not in cora and "spare key" in cora, cora
 
 
+    def test_a_missed_telling_is_not_given_to_a_telling_that_names_the_same_two(
+        self,
+    ) -> None:
+        """Found by the leak property: Ben's private word to Cora was left out, and Ada's
+        own telling to Ben (spanned over the passage) names Ada and Ben as that clause does,
+        so the clause passed for it and Ada remembered the whole sentence of her journey —
+        Ben's word to Cora included. Cora, named there, is only a witness of Ada's arrival:
+        a clause must name nothing its action does not itself account for."""
+        text = (
+            "Ada went to the lamp room, and Ben privately told Cora that Ada's secret is that "
+            "Ada has nothing to hide, and Ada went to the cottage. Ada privately told Ben that "
+            "Ada's secret is that Ada knows Ben lands brandy in the cove."
+        )
+        b = DeltaBuilder(1, text)
+        for name in ("Ada", "Ben", "Cora"):
+            b.entity("character", name)
+        for name in ("lamp room", "cottage"):
+            b.entity("place", name)
+        first, second = text.index("Ada went to the lamp room"), text.index("Ada went to the cot")
+        b.event("enter", b.span(first, first + 25), actor="ada", participants=("ada",),
+                place="lamp_room", witnesses=("ada", "ben", "cora"))  # fmt: skip
+        b.event("exit", b.span(second, second + 23), actor="ada", participants=("ada",),
+                place="lamp_room", witnesses=("ada", "ben", "cora"))  # fmt: skip
+        b.event("enter", b.span(second, second + 23), actor="ada", participants=("ada",),
+                place="cottage", witnesses=("ada",))  # fmt: skip
+        b.event("tell", b.span(0, len(text)), actor="ada", participants=("ada", "ben"),
+                private_to=("ben",), witnesses=("ada", "ben"),
+                content=Fact(subject="ada", attribute="secret",
+                             value="Ada knows Ben lands brandy in the cove"))  # fmt: skip
+        delta = b.build()
+        for event in delta.events:
+            for witness in event.witnesses:
+                memory = delta.own_recollections.get(event.id, {}).get(
+                    witness, delta.recollections.get(event.id, "")
+                )
+                assert "Ben privately told Cora" not in memory, (event.kind, witness, memory)
+
+
 def _talk(
     text: str, *events: tuple[str, int, int, tuple[str, ...], tuple[str, ...]]
 ) -> dict[str, dict[str, str]]:
