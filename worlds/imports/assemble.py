@@ -166,6 +166,7 @@ def import_paths(
                 aliases=card.aliases,
                 examples=card.examples,
                 image=image,
+                secrets=card.secrets,
             )
         )
         greetings += card.greetings

@@ -77,6 +77,7 @@ class CardRead:
     kept: KeptCard
     image: bytes | None = None
     assets: dict[str, bytes] = field(default_factory=dict)
+    secrets: tuple[str, ...] = ()  # a card Fabula exported: its character's own secrets
 
 
 def detect_card(doc: Any) -> str | None:
@@ -136,15 +137,16 @@ def _version(spec: str, raw: Any) -> str:
 
 def _fabula_extensions(
     data: dict[str, Any], spec: str, version: str, name: str, aliases: tuple[str, ...]
-) -> tuple[dict[str, Any], str, str, str, tuple[str, ...]]:
-    """A card Fabula exported: its ``fabula/character`` extension gives back the name and
-    aliases, ``fabula/source`` the kept fields of a source that was no card (a BookWorld
-    role); both are read, not kept (the next export writes them again)."""
+) -> tuple[dict[str, Any], str, str, str, tuple[str, ...], tuple[str, ...]]:
+    """A card Fabula exported: its ``fabula/character`` extension gives back the name,
+    aliases and secrets, ``fabula/source`` the kept fields of a source that was no card (a
+    BookWorld role); both are read, not kept (the next export writes them again)."""
     ext = data.get("extensions")
+    secrets: tuple[str, ...] = ()
     if not isinstance(ext, dict) or not any(
         k in ext for k in (CHARACTER_EXTENSION, SOURCE_EXTENSION)
     ):
-        return data, spec, version, name, aliases
+        return data, spec, version, name, aliases, secrets
     ext = dict(ext)
     mine = ext.pop(CHARACTER_EXTENSION, None)
     if isinstance(mine, dict) and isinstance(mine.get("name"), str):
@@ -152,6 +154,9 @@ def _fabula_extensions(
         found = mine.get("aliases")
         if isinstance(found, list) and all(isinstance(a, str) for a in found):
             aliases = tuple(found)
+        kept_secrets = mine.get("secrets")
+        if isinstance(kept_secrets, list) and all(isinstance(a, str) for a in kept_secrets):
+            secrets = tuple(kept_secrets)
     source = ext.pop(SOURCE_EXTENSION, None)
     data = {**data, "extensions": ext}
     if (
@@ -160,8 +165,8 @@ def _fabula_extensions(
         and isinstance(source.get("data"), dict)
     ):
         mapped = {k: data[k] for k in _MAPPED if k in data}
-        return {**source["data"], **mapped}, source["spec"], "", name, aliases
-    return data, spec, version, name, aliases
+        return {**source["data"], **mapped}, source["spec"], "", name, aliases, secrets
+    return data, spec, version, name, aliases, secrets
 
 
 def read_card(doc: dict[str, Any], fallback: str, user: str, limits: ImportLimits) -> CardRead:
@@ -187,7 +192,9 @@ def read_card(doc: dict[str, Any], fallback: str, user: str, limits: ImportLimit
         raise BadSource(f"{where}.name: a card needs a name")
     name = ascii_name(card_name, fallback)
     aliases: tuple[str, ...] = (card_name,) if card_name != name else ()
-    data, spec, version, name, aliases = _fabula_extensions(data, spec, version, name, aliases)
+    data, spec, version, name, aliases, secrets = _fabula_extensions(
+        data, spec, version, name, aliases
+    )
     char = text(data, "nickname", where) or card_name
 
     def mapped(key: str) -> str:
@@ -233,4 +240,5 @@ def read_card(doc: dict[str, Any], fallback: str, user: str, limits: ImportLimit
         greetings=tuple(greetings),
         book=book,
         kept=kept,
+        secrets=secrets,
     )

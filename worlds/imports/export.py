@@ -7,7 +7,8 @@ and what it believes as of a turn — one entry per belief, whose
 ``extensions["fabula/belief"]`` holds the belief (subject, attribute, value, polarity,
 attitude) with its validity (``valid_from``, ``valid_to``) and how it was learned
 (``mode``, ``speaker``, ``event``). ``extensions["fabula/character"]`` holds what a card
-has no field for (the character's Fabula name and aliases), read back on import.
+has no field for (the character's Fabula name, aliases and own secrets), read back
+on import.
 
 A lorebook (:func:`world_lorebook`) is the world's own lore, one entry per entity (its
 description; ``extensions["fabula/entity"]``) and one per fact of W as of a turn
@@ -177,7 +178,11 @@ def character_card(
     greetings = [g for g in pack.opening.greetings if g.character == character]
     plain = [g.text for g in greetings if not g.group_only]
     ext = dict(data["extensions"])
-    ext[CHARACTER_EXTENSION] = {"name": spec.name, "aliases": list(spec.aliases)}
+    ext[CHARACTER_EXTENSION] = {
+        "name": spec.name,
+        "aliases": list(spec.aliases),
+        "secrets": list(spec.secrets),  # its own: a card is what its character knows
+    }
     data.update(
         name=card_name,
         description=spec.description,
