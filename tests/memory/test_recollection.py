@@ -58,7 +58,6 @@ class TestMissedDeeds:
         cora = delta.own_recollections.get(take.id, {}).get("cora") or delta.recollections[take.id]
         assert "told" not in cora and "spare key" in cora, cora
 
-
     def test_a_missed_telling_is_not_given_to_a_telling_that_names_the_same_two(
         self,
     ) -> None:
