@@ -15,7 +15,8 @@ and the studio read them from the class, never from a table of their own::
     │   └── InvalidWorld         2  422   a world pack fails validation (names the field)
     ├── Conflict                 4  409   the request is sound but the story's state refuses it
     │   ├── TurnConflict         4  409   a gap in turn numbers, or a turn re-sent changed
-    │   └── StoryAtRest          4  409   no character has anything to do: no turn to write
+    │   ├── StoryAtRest          4  409   no character has anything to do: no turn to write
+    │   └── StoryExists          4  409   a story of that id is already there
     ├── NotFound                 3  404   a story, branch, character or record not there
     ├── AccessDenied             5  403   a character's handle read outside its own mind
     ├── ModelError               6  502   the chat model did not give a usable answer
@@ -62,6 +63,7 @@ __all__ = [
     "SchemaRejected",
     "ServerError",
     "StoryAtRest",
+    "StoryExists",
     "TurnConflict",
 ]
 
@@ -134,6 +136,10 @@ class StoryAtRest(Conflict):
     def __init__(self, message: str, *, idle: bool = False, **context: Any) -> None:
         super().__init__(message, **context)
         self.idle = idle
+
+
+class StoryExists(Conflict):
+    """A story of that id is already there: choose another id, or delete that one."""
 
 
 class NotFound(FabulaError):

@@ -21,7 +21,14 @@ from pydantic import BaseModel
 from redis.asyncio.lock import Lock
 from redis.exceptions import RedisError, ResponseError
 
-from fabula.errors import FabulaError, InvalidDelta, InvalidInput, NotFound, TurnConflict
+from fabula.errors import (
+    FabulaError,
+    InvalidDelta,
+    InvalidInput,
+    NotFound,
+    StoryExists,
+    TurnConflict,
+)
 from fabula.limits import Limits
 from fabula.logs import get_logger
 from fabula.memory import keys
@@ -198,7 +205,7 @@ class StoryStore:
         (an imported character's picture: see :meth:`assets`); ``lore`` each character's
         own lore, by character id (a document, written into that character's keyspace,
         read back only by its own Redis user: see ``CharacterMind.lore``). Raises
-        :class:`InvalidInput` for an existing story and :class:`InvalidDelta` for a setup
+        :class:`StoryExists` for an existing story and :class:`InvalidDelta` for a setup
         that does not validate; either way nothing is written.
         """
         if self.branch != MAIN:
@@ -210,7 +217,7 @@ class StoryStore:
             keys.check_id(character, "character")
         created = await self.client.hsetnx(keys.meta(self.story), "world", world)
         if not created:
-            raise InvalidInput(f"story {self.story!r} already exists", story=self.story)
+            raise StoryExists(f"story {self.story!r} already exists", story=self.story)
         try:
             await self.commit(setup)
         except FabulaError:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import typer
 from rich.table import Table
 
-from fabula.errors import InvalidInput
+from fabula.errors import StoryExists
 from fabula.graph.cli.app import Stores, app, dump, err, out, run_with_app, run_with_stores
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ def new(
         return await stores.store(wanted).exists()
 
     if run_with_stores(taken):  # said at once, before the service starts
-        raise InvalidInput(
+        raise StoryExists(
             f"story {wanted!r} already exists: choose another --id, or `fabula delete {wanted}`",
             story=wanted,
         )

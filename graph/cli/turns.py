@@ -146,13 +146,7 @@ def pending(as_json: bool = typer.Option(False, "--json")) -> None:
 
     async def go(fab: Fabula) -> None:
         if as_json:
-            from fabula.graph.service.responses import PendingListed
-
-            listed = []
-            for p in await fab.all_pending():
-                details = await fab.pending_details(fab.store(p.story, p.branch))
-                listed.append(PendingListed(**details.model_dump(), pending_id=details.id))
-            dump(listed)
+            dump(await fab.pending_listed())
             return
         items = await fab.all_pending()
         if not items:

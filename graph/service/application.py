@@ -64,6 +64,7 @@ from fabula.graph.service.responses import (
     DecisionOut,
     DraftOut,
     DraftsOut,
+    PendingListed,
     PendingSummary,
     PendingTurn,
     RecallOut,
@@ -763,12 +764,14 @@ class Fabula:
         view = await author_view(store)
         return enrich(view, await self.roles.builder.build(store, pending.turn, text))
 
-    async def pending_summaries(self) -> list[PendingSummary]:
-        """Every turn awaiting approval, on every branch of every story."""
-        return [
-            PendingSummary(story=p.story, branch=p.branch, turn=p.turn, pending_id=p.id)
-            for p in await self.all_pending()
-        ]
+    async def pending_listed(self) -> list[PendingListed]:
+        """Every turn awaiting approval, each with its draft, findings and changes (what
+        ``fabula pending --json`` and the API's ``/pending`` list)."""
+        listed = []
+        for p in await self.all_pending():
+            details = await self.pending_details(self.store(p.story, p.branch))
+            listed.append(PendingListed(**details.model_dump(), pending_id=details.id))
+        return listed
 
     async def all_pending(self) -> list[Pending]:
         """Every turn awaiting approval, on every branch of every story."""

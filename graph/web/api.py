@@ -34,7 +34,7 @@ from fabula.graph.service.responses import (
     EvidenceOut,
     ExportOut,
     MindsOut,
-    PendingSummary,
+    PendingListed,
     PendingTurn,
     PlotOut,
     RecallOut,
@@ -324,10 +324,11 @@ async def usage(fab: Fab, story: str, branch: Branch = "main") -> UsageOut:
     return await reading.usage(_store(fab, story, branch), fab.settings.prices)
 
 
-@router.get("/pending", response_model=list[PendingSummary])
-async def all_pending(fab: Fab) -> list[PendingSummary]:
-    """Every turn awaiting approval (the shape of `fabula pending --json`)."""
-    return await fab.pending_summaries()
+@router.get("/pending", response_model=list[PendingListed])
+async def all_pending(fab: Fab) -> list[PendingListed]:
+    """Every turn awaiting approval, each with its draft, findings and changes (the shape
+    of `fabula pending --json`)."""
+    return await fab.pending_listed()
 
 
 @router.get("/stories/{story}/pending", response_model=PendingTurn)

@@ -14,7 +14,7 @@ from click.testing import Result
 from typer.testing import CliRunner
 
 from fabula.cli import app
-from fabula.errors import InvalidInput, InvalidWorld, NotFound
+from fabula.errors import Conflict, InvalidInput, InvalidWorld, NotFound, RedisUnavailable
 from fabula.testing.cli import fabula
 
 
@@ -37,9 +37,10 @@ class TestApprovalAcrossProcesses:
         out = fabula(redis_url, "run", "tale", "--turns", "3")
         assert "awaits approval" in out.stdout
         pending = json.loads(fabula(redis_url, "pending", "--json").stdout)
-        assert [{k: v for k, v in p.items() if k != "pending_id"} for p in pending] == [
+        assert [{k: p[k] for k in ("story", "branch", "turn")} for p in pending] == [
             {"story": "tale", "branch": "main", "turn": opening + 1}
         ]
+        assert pending[0]["draft"] and pending[0]["pending_id"] == pending[0]["id"]
         assert pending[0]["pending_id"].startswith(f"{opening + 1}.")
         assert len(story_turns(redis_url, "tale")) == opening  # nothing committed yet
 
@@ -129,7 +130,8 @@ class TestErrors:
     def test_unreachable_redis(self) -> None:
         """A Redis that does not answer is one line on stderr, not a traceback."""
         proc = fabula("redis://127.0.0.1:1", "stories", check=False)
-        assert proc.returncode == 1 and proc.stderr.startswith("error: redis:")
+        assert proc.returncode == RedisUnavailable.exit_code
+        assert proc.stderr.startswith("error: redis:")
         assert "Traceback" not in proc.stderr
 
     def test_unknown_character_changes_nothing(self, redis_url: str) -> None:
@@ -239,5 +241,5 @@ class TestExactlyOnce:
         assert len(after) == len(before) + 1, results
         assert after[:-1] == before
         # each process either committed it, found it committed, or found nothing pending
-        assert all(c in (0, 1) for c in codes), results
+        assert all(c in (0, NotFound.exit_code, Conflict.exit_code) for c in codes), results
         assert 0 in codes

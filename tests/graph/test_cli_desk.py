@@ -10,7 +10,7 @@ import os
 import subprocess
 import sys
 
-from fabula.errors import InvalidInput, NotFound
+from fabula.errors import NotFound, StoryExists
 from fabula.testing.cli import fabula
 
 HEAVY = (
@@ -79,7 +79,7 @@ class TestAskFirst:
         story is said before asking; `new` with an existing id says so, nothing changed."""
         fabula(redis_url, "new", "--world", "hollow_book", "--id", "tale")
         again = fabula(redis_url, "new", "--world", "hollow_book", "--id", "tale", check=False)
-        assert again.returncode == InvalidInput.exit_code and "story 'tale' already" in again.stderr
+        assert again.returncode == StoryExists.exit_code and "story 'tale' already" in again.stderr
         asked = fabula(redis_url, "delete", "tale", check=False)
         assert (
             asked.returncode == 1 and "[y/N]" in asked.stderr and "nothing deleted" in asked.stderr

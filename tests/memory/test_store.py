@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 import redis.asyncio as aredis
 
-from fabula.errors import InvalidDelta, InvalidInput, TurnConflict
+from fabula.errors import InvalidDelta, StoryExists, TurnConflict
 from fabula.memory import keys
 from fabula.memory.connection import POOL_CONNECTIONS, POOL_WAIT_S, connect_async
 from fabula.memory.delta import DeltaBuilder, TurnDelta
@@ -328,9 +328,10 @@ class TestHistory:
 
 class TestLifecycle:
     async def test_create_refuses_an_existing_story(self, store: StoryStore) -> None:
-        """Creating a story that exists raises InvalidInput and leaves it as it was."""
+        """Creating a story that exists raises StoryExists (a conflict, not bad input) and
+        leaves it as it was."""
         before = await snapshot(store.client)
-        with pytest.raises(InvalidInput) as info:
+        with pytest.raises(StoryExists) as info:
             await StoryStore(store.client, STORY).create(
                 setup_delta(load_world("hollow_book")), world="other", title="Other"
             )

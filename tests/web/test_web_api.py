@@ -100,7 +100,7 @@ class TestStories:
         }
         assert [s["id"] for s in (await client.get("/api/stories")).json()] == ["tale"]
         again = await client.post("/api/stories", json={"world": "hollow_book", "id": "tale"})
-        assert again.status_code == 422 and "already exists" in again.json()["error"]
+        assert again.status_code == 409 and "already exists" in again.json()["error"]
         assert (await client.post("/api/stories/tale/delete", json={})).json() == {
             "deleted": "tale"
         }
