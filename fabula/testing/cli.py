@@ -12,7 +12,7 @@ from typer.testing import CliRunner, Result
 
 from fabula.cli import app
 
-__all__ = ["Cli", "editor_script", "fabula", "fabula_editing"]
+__all__ = ["Cli", "editor_script", "error_statuses", "fabula", "fabula_editing"]
 
 
 def fabula(redis_url: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -40,12 +40,29 @@ class Cli:
         return self.runner.invoke(app, list(args), env={**self.env, **env})
 
     def fails(self, *args: str, **env: str) -> str:
-        """Run a command that must fail: exit 1, one line on stderr, no traceback."""
+        """Run a command that must fail: an error's exit status (see fabula.errors), one
+        line on stderr, no traceback."""
         result = self(*args, **env)
-        assert result.exit_code == 1, (result.exit_code, result.output, result.exception)
+        assert result.exit_code in error_statuses(), (
+            result.exit_code,
+            result.output,
+            result.exception,
+        )
         assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
         assert "Traceback" not in result.output
         return result.stderr.removeprefix("error: ").strip()
+
+
+def error_statuses() -> set[int]:
+    """The exit statuses Fabula's errors exit with (each class of ``fabula.errors`` says)."""
+    from fabula import errors
+
+    found, todo = set(), [errors.FabulaError]
+    while todo:
+        cls = todo.pop()
+        found.add(cls.exit_code)
+        todo.extend(cls.__subclasses__())
+    return found
 
 
 def fabula_editing(

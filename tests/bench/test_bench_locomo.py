@@ -10,7 +10,7 @@ from typing import Any
 from typer.testing import CliRunner, Result
 
 from fabula.cli import app
-from fabula.errors import ModelUnavailable
+from fabula.errors import InvalidInput, ModelUnavailable
 from fabula.testing.model import FakeOpenAI
 
 CALM = {"relaxed": "calm", "unwind": "calm"}  # one meaning, two words
@@ -178,6 +178,6 @@ class TestLocomoShapes:
         done = CliRunner().invoke(app, ["bench", "locomo", str(path)],
                                   env={"FABULA_REDIS_URL": redis_url,
                                        "FABULA_HOME": str(tmp_path)})  # fmt: skip
-        assert done.exit_code == 1
+        assert done.exit_code == InvalidInput.exit_code
         assert "session_2 line D2:6: the speaker '  ' names no one" in done.stderr
         assert done.stderr.count("\n") == 1

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from tests.graph.test_rewind import _cli
+from fabula.testing.cli import fabula_editing as _cli
 
 
 class TestEdges:

@@ -126,7 +126,7 @@ class TestKillNew:
         unfinished: running it is refused in one line naming the way out (delete it and
         make it again), nothing is written, and `fabula delete` removes it."""
         lines = "\n".join(f'  "Leo went to the {p}.",' for p in ["hallway", "study"] * 30)
-        pack = (Path(__file__).parent.parent / "worlds/hollow_book/world.toml").read_text()
+        pack = (Path(__file__).parents[2] / "worlds/hollow_book/world.toml").read_text()
         start = pack.index("[opening]")
         folder = tmp_path / "long_opening"
         folder.mkdir()
@@ -143,7 +143,8 @@ class TestKillNew:
         stopped_at = check_story(redis_url, "cut")
         assert 3 <= stopped_at < 60, stopped_at
         run = fabula(redis_url, "run", "cut", "--turns", "1", "--auto", check=False)
-        assert run.returncode == 1 and len(run.stderr.strip().splitlines()) == 1, run.stderr
+        assert run.returncode == InvalidInput.exit_code, run.stderr
+        assert len(run.stderr.strip().splitlines()) == 1, run.stderr
         assert "story 'cut' was never finished being made" in run.stderr
         assert check_story(redis_url, "cut") == stopped_at  # nothing written
         assert asyncio.run(self._refusal(redis_url, tmp_path)).startswith(
