@@ -502,11 +502,12 @@ class TestConcurrency:
         self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings, redis_url: str, limit: int
     ) -> None:
         """FABULA_MODEL_CONCURRENCY bounds the character agents' calls in flight at once
-        (both characters answer slowly, so unbounded they would overlap)."""
+        (both characters answer slowly — 2 s each, so that on a loaded machine the second
+        request still starts before the first answers — so unbounded they would overlap)."""
         fake_openai.reply_json(PLAN, schema="TurnPlan")
-        fake_openai.reply_json(LEO, schema="CharacterProposal", contains="You are Leo", delay_s=0.5)
+        fake_openai.reply_json(LEO, schema="CharacterProposal", contains="You are Leo", delay_s=2.0)
         fake_openai.reply_json(
-            MARA, schema="CharacterProposal", contains="You are Mara", delay_s=0.5
+            MARA, schema="CharacterProposal", contains="You are Mara", delay_s=2.0
         )
         fake_openai.reply_text(PASSAGE, schema=TEXT)
         fake_openai.reply_json(EXTRACTED, schema="ExtractedActions")
