@@ -481,7 +481,7 @@ async def events(request: Request, fab: Fab, story: str, branch: Branch = "main"
             headers={"Retry-After": "5"},
         )  # fmt: skip
     try:
-        stream = Admitted(hub, story_events(fab, hub, store, poll_s))
+        stream = Admitted(hub, story_events(fab, hub, store, poll_s, request.app.state.runs))
         return EventSourceResponse(stream, ping=15)
     except BaseException:
         hub.release()

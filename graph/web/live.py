@@ -235,15 +235,21 @@ class Admitted:
 
 
 async def story_events(
-    fab: Fabula, hub: EventHub, store: StoryStore, poll_s: float
+    fab: Fabula, hub: EventHub, store: StoryStore, poll_s: float, runs: Runs | None = None
 ) -> AsyncIterator[dict[str, str]]:
-    """The event stream of one branch (see the module docstring); ``hello`` comes first."""
+    """The event stream of one branch (see the module docstring); ``hello`` comes first,
+    with the head, the pending turn and the status of this studio's run of the branch
+    (``run``, null when none): a run that ended between rendering the page and connecting
+    published its last progress to nobody."""
     key = (store.story, store.branch)
     with hub.subscribe(key) as queue:
         head = await store.head()
         found = await fab.pending_turn(store)
         pending = found.id if found else None
-        yield {"event": "hello", "data": json.dumps({"head": head, "pending": pending})}
+        status = runs.status(store.story, store.branch) if runs is not None else None
+        run = status.model_dump() if status is not None else None
+        hello = {"head": head, "pending": pending, "run": run}
+        yield {"event": "hello", "data": json.dumps(hello)}
         next_poll = time.monotonic() + poll_s
         while True:
             timeout = max(0.0, next_poll - time.monotonic())

@@ -281,6 +281,32 @@ class TestTurns:
         status = (await client.get("/api/stories/tale/run")).json()
         assert status["state"] == "pending"
 
+    async def test_a_stream_opened_after_a_run_hears_how_it_ended(
+        self, client: httpx.AsyncClient
+    ) -> None:
+        """A run that ended before the page's stream connected published its last progress
+        to nobody, and the page showed it running for good; ``hello`` carries the run's
+        status (null on a branch this studio never ran)."""
+        await new_story(client)
+
+        async def hello() -> dict[str, Any]:
+            async with client.stream("GET", "/api/stories/tale/events") as stream:
+                async for line in stream.aiter_lines():
+                    if line.startswith("data:"):
+                        got: dict[str, Any] = json.loads(line.split(":", 1)[1])
+                        return got
+            raise AssertionError("the stream ended without a hello")
+
+        assert (await asyncio.wait_for(hello(), 15))["run"] is None
+        r = await client.post("/api/stories/tale/run", json={"turns": 2, "wait": False})
+        assert r.status_code == 200, r.text
+        for _ in range(300):  # the run ends with nobody listening
+            if (await client.get("/api/stories/tale/run")).json()["state"] != "running":
+                break
+            await asyncio.sleep(0.1)
+        run = (await asyncio.wait_for(hello(), 15))["run"]
+        assert run["state"] == "pending" and run["turns"] == 2 and run["done"] == 0
+
     async def test_another_process_commit_reaches_the_stream(
         self, client: httpx.AsyncClient, redis_url: str, tmp_path: Path
     ) -> None:

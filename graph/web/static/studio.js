@@ -79,6 +79,7 @@
       const changed = (head !== undefined && String(now.head) !== head) ||
         (main.dataset.pending !== undefined && (now.pending || "") !== main.dataset.pending);
       main.dataset.live = "1";
+      if (now.run) showProgress(now.run);  // a run that ended before this stream began
       if (changed) { if (watchOnly) decidedElsewhere(); else refresh(); }
     });
     source.addEventListener("progress", (e) => showProgress(data(e)));
