@@ -136,6 +136,9 @@ def bench_model(
     model: str | None = typer.Option(None, "--model", help="The model name to ask it for."),
     world: str = typer.Option("lighthouse", "--world", help="The world pack to play."),
     max_tokens: int = typer.Option(512, "--max-tokens", min=1, help="Each reply's limit."),
+    writer_tokens: int | None = typer.Option(
+        None, "--writer-tokens", min=1, help="The writer's reply limit (default: --max-tokens)."
+    ),
     timeout: float = typer.Option(
         300.0, "--timeout", min=1.0, help="Seconds one reply may take (a busy CPU server: more)."
     ),
@@ -167,7 +170,8 @@ def bench_model(
     if not modes or any(m not in ("story", "generic") for m in modes):
         raise typer.BadParameter("story, generic or both", param_hint="--schemas")
     run_against(_url(ctx), base_url, model, world, turns or 20, seed, json_out,
-                api_key=api_key, max_tokens=max_tokens, modes=modes, timeout_s=timeout)  # fmt: skip
+                api_key=api_key, max_tokens=max_tokens, modes=modes, timeout_s=timeout,
+                writer_tokens=writer_tokens)  # fmt: skip
 
 
 @bench_app.command("web")

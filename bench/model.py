@@ -54,7 +54,7 @@ from fabula.graph.service import Fabula
 from fabula.memory.records import Event, slug
 from fabula.memory.store import StoryStore
 from fabula.memory.text import split_sentences
-from fabula.settings import ModelSettings, Settings
+from fabula.settings import ModelSettings, Role, Settings
 from fabula.worlds.loader import load_world
 from fabula.worlds.pack import WorldPack
 
@@ -386,9 +386,12 @@ def server_settings(
     api_key: str | None = None,
     max_tokens: int | None = 512,
     timeout_s: float = 300.0,
+    writer_tokens: int | None = None,
 ) -> Settings:
     """Every role on the server at ``base_url``, at temperature 0 with ``seed``; ``mode``
-    picks the schemas (see :func:`schema_modes`)."""
+    picks the schemas (see :func:`schema_modes`); ``writer_tokens``, where given, is the
+    writer's own reply limit (a passage of a few sentences needs far fewer tokens than a
+    structured reply, and every token of it is read again by the memory-builder)."""
     values: dict[str, Any] = {
         "base_url": base_url,
         "model": model,
@@ -403,7 +406,11 @@ def server_settings(
     }
     if mode != "current":
         values["schemas"] = mode
-    return Settings(model=ModelSettings.model_validate(values), redis_url=url)
+    shared = ModelSettings.model_validate(values)
+    roles: dict[Role, ModelSettings] = {}
+    if writer_tokens is not None:
+        roles["writer"] = shared.model_copy(update={"max_tokens": writer_tokens})
+    return Settings(model=shared, roles=roles, redis_url=url)
 
 
 def schema_enums(body: Mapping[str, Any]) -> set[str]:
@@ -524,6 +531,7 @@ async def _server_loop(
     max_tokens: int | None,
     timeout_s: float = 300.0,
     on_turn: Callable[[dict[str, Any]], None] | None = None,
+    writer_tokens: int | None = None,
 ) -> dict[str, Any]:
     pack = load_world(world)
     run = ServerRun()
@@ -540,6 +548,7 @@ async def _server_loop(
             api_key=api_key,
             max_tokens=max_tokens,
             timeout_s=timeout_s,
+            writer_tokens=writer_tokens,
         )
         async with Fabula(url, Settings(redis_url=url)) as offline:
             await offline.create_story(pack, story)  # the scripted opening, read offline
@@ -632,6 +641,7 @@ async def run_server(
     json_out: str | Path | None = None,
     modes: tuple[SchemaMode, ...] | None = None,
     timeout_s: float = 300.0,
+    writer_tokens: int | None = None,
 ) -> dict[str, Any]:
     """``turns`` autonomous turns of ``world`` with every role on the server at
     ``base_url``, at temperature 0, with the story-shaped schemas and, as the baseline in
@@ -665,6 +675,7 @@ async def run_server(
                 max_tokens=max_tokens,
                 timeout_s=timeout_s,
                 on_turn=partial,
+                writer_tokens=writer_tokens,
             )
         )
     main, *rest = runs
@@ -709,6 +720,7 @@ def run_against(
     max_tokens: int | None = 512,
     modes: tuple[SchemaMode, ...] | None = None,
     timeout_s: float = 300.0,
+    writer_tokens: int | None = None,
 ) -> dict[str, Any]:
     """:func:`run_server`, from the command line (``timeout_s``: what one reply may take)."""
     return asyncio.run(
@@ -724,5 +736,6 @@ def run_against(
             json_out=json_out,
             modes=modes,
             timeout_s=timeout_s,
+            writer_tokens=writer_tokens,
         )
     )

@@ -285,3 +285,17 @@ async def test_lore_small(redis_url: str, tmp_path: Path) -> None:
     assert row["same"] and row["activated"] > 0
     (assembled,) = result["assembly"]
     assert assembled["world_lore_ms"]["p50"] > 0
+
+
+def test_the_model_bench_gives_the_writer_its_own_limit() -> None:
+    """`bench model --writer-tokens N` limits the writer's replies alone: every other role
+    keeps --max-tokens (the extractor's lists are sized from it)."""
+    from fabula.bench.model import server_settings
+
+    settings = server_settings(
+        "redis://x", "http://y/v1", "m", seed=7, mode="story", max_tokens=512, writer_tokens=160
+    )
+    assert settings.model_for("writer").max_tokens == 160
+    assert settings.model_for("extractor").max_tokens == 512
+    assert settings.model_for("planner").max_tokens == 512
+    assert server_settings("redis://x", "http://y/v1", "m", seed=7, mode="story").roles == {}
