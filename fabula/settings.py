@@ -35,6 +35,7 @@ from fabula.limits import DEFAULT_DELTA_BYTES, DEFAULT_TURN_TEXT_BYTES, Limits
 __all__ = [
     "ROLES",
     "VARIABLES",
+    "CounterName",
     "FsyncPolicy",
     "ModelSettings",
     "Price",
@@ -50,6 +51,9 @@ Role = Literal["planner", "character", "writer", "extractor", "summariser"]
 ROLES: tuple[Role, ...] = get_args(Role)
 
 SchemaStyle = Literal["story", "generic"]
+
+CounterName = Literal["o200k_base", "cl100k_base", "approximate"]
+"""How token budgets are counted (``FABULA_TOKEN_COUNTER``; see ``memory/tokens.py``)."""
 
 FsyncPolicy = Literal["always", "everysec"]
 """When the embedded server fsyncs its append-only file (``FABULA_REDIS_FSYNC``).
@@ -121,11 +125,11 @@ VARIABLES: tuple[Variable, ...] = (
              "is in a job or the worker's log) or `off`"),
     Variable("FABULA_TOKEN_BUDGET", "token_budget", "int", "`1200`",
              "the writer's memory context, in tokens"),
-    Variable("FABULA_TOKEN_COUNTER", None, "`o200k_base`, `cl100k_base`, `approximate`",
-             "`o200k_base`",
-             "how budgets are counted, offline (read where they are counted, "
-             "`memory/tokens.py`): `o200k_base` (tiktoken, from its cache or the copy "
-             "shipped in `memory/data/`, checked against tiktoken's pinned hash), "
+    Variable("FABULA_TOKEN_COUNTER", "token_counter",
+             "`o200k_base`, `cl100k_base`, `approximate`", "`o200k_base`",
+             "how budgets are counted, offline (`memory/tokens.py`): `o200k_base` "
+             "(tiktoken, from its cache or the copy shipped in `memory/data/`, checked "
+             "against tiktoken's pinned hash), "
              "`cl100k_base` (if tiktoken has it cached), or `approximate` (an estimate that "
              "over-counts both, for models whose tokenizers split finer)"),
     Variable("FABULA_RECALL_PLANNER", "recall_planner", "`offline`, `model`", "`offline`",
@@ -313,6 +317,8 @@ class Settings(BaseModel):
     prices: dict[str, Price] = Field(default_factory=dict)  # by model name
     model_cassette: Path | None = None  # record model exchanges there, or replay them
     token_budget: int = Field(default=1200, ge=1)
+    # how budgets are counted (FABULA_TOKEN_COUNTER); None: the best encoding there is
+    token_counter: CounterName | None = None
     max_revisions: int = 2
     consolidate: Literal["inline", "rq", "off"] = "inline"  # after each commit (see jobs)
     # who plans the writer's retrieval in model mode: the offline planner, or the planner's

@@ -6,8 +6,9 @@ tiktoken's local cache when it holds the file, otherwise from the copy shipped w
 Fabula (``memory/data/o200k_base.tiktoken.gz``), each checked against the hash tiktoken
 pins for it; ``cl100k_base`` when only that one is cached. :class:`ApproximateCounter`
 is a deterministic estimate, calibrated to count a little more than either encoding, for
-when no encoding can be read or ``FABULA_TOKEN_COUNTER=approximate`` asks for it (say,
-for a model whose tokenizer splits text finer than OpenAI's).
+when no encoding can be read or the ``token_counter`` setting
+(``FABULA_TOKEN_COUNTER=approximate``) asks for it (say, for a model whose tokenizer
+splits text finer than OpenAI's).
 
 :func:`truncate_to_budget` and :func:`fit` never return text that counts more than
 the budget under the counter they are given.
@@ -29,8 +30,9 @@ from typing import Protocol, runtime_checkable
 
 import tiktoken
 
+from fabula.settings import CounterName
+
 __all__ = [
-    "COUNTER_SETTING",
     "ApproximateCounter",
     "TiktokenCounter",
     "TokenCounter",
@@ -268,20 +270,19 @@ def shipped_encoding() -> tiktoken.Encoding | None:
     )
 
 
-COUNTER_SETTING = "FABULA_TOKEN_COUNTER"  # approximate | o200k_base | cl100k_base
-
-
-def default_counter(env: Mapping[str, str] | None = None) -> TokenCounter:
+def default_counter(
+    wanted: CounterName | None = None, env: Mapping[str, str] | None = None
+) -> TokenCounter:
     """The best counter available offline; never touches the network.
 
+    ``wanted`` (the ``token_counter`` setting, ``FABULA_TOKEN_COUNTER``): ``approximate``
+    for :class:`ApproximateCounter`, or an encoding's name to prefer it (an encoding that
+    cannot be read offline falls through to the next best); ``None``: the best there is.
     ``env`` (default ``os.environ``) is where ``TIKTOKEN_CACHE_DIR`` and
     ``DATA_GYM_CACHE_DIR`` are looked up, as tiktoken does (tiktoken reads ``os.environ``
-    itself, so a different ``env`` must agree with it), and ``FABULA_TOKEN_COUNTER``:
-    ``approximate`` for :class:`ApproximateCounter`, or an encoding's name to prefer it
-    (an encoding that cannot be read offline falls through to the next best).
+    itself, so a different ``env`` must agree with it).
     """
     env = os.environ if env is None else env
-    wanted = env.get(COUNTER_SETTING, "").strip()
     if wanted == "approximate":
         return ApproximateCounter()
     for name in sorted(_ENCODINGS, key=lambda n: n != wanted):  # the one asked for first

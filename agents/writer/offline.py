@@ -1,11 +1,12 @@
 """The offline writer: realises the characters' proposals as plain controlled English.
 
 Every sentence it writes is one the offline extractor parses back into the event it
-describes (see ``tests/test_roundtrip.py``). The writer is on the author's side and may
-read the world: an intention that the world does not allow is realised as what actually
-happens — a character who reaches for a key that is no longer there searches an empty
-drawer. It writes no filler: a character with nothing to do stays out of the passage, and
-a turn in which nobody does anything is not written (:class:`StoryAtRest`).
+describes (``TestRoundTrip`` in ``tests/graph/test_loop.py`` holds it so). The writer is on
+the author's side and may read the world: an intention that the world does not allow is
+realised as what actually happens — a character who reaches for a key that is no longer
+there searches an empty drawer. It writes no filler: a character with nothing to do stays
+out of the passage, and a turn in which nobody does anything is not written
+(:class:`StoryAtRest`).
 """
 
 from __future__ import annotations

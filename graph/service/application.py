@@ -30,6 +30,7 @@ from fabula.agents.memory_builder.narrative import enrich
 from fabula.agents.roles import Roles
 from fabula.agents.views import author_view
 from fabula.errors import (
+    Conflict,
     EditRefused,
     InvalidInput,
     InvalidWorld,
@@ -150,7 +151,8 @@ class Fabula:
         self.settings = settings
         self.admin = connect_async(url)
         self.minds = MindPool(self.admin, url)
-        self.counter = default_counter()  # once: it may hash a cached tiktoken file
+        # once: it may hash a cached tiktoken file
+        self.counter = default_counter(settings.token_counter)
         self.roles = roles or offline_roles()
         self.consolidate = consolidate
         self.on_commit = on_commit
@@ -380,10 +382,11 @@ class Fabula:
         return store
 
     async def require_finished(self, store: StoryStore) -> None:
-        """Raise :class:`InvalidInput` (one line) for a story its maker never finished
-        (killed while it committed the opening): continued, it would lack its opening."""
+        """Raise :class:`Conflict` (one line) for a story its maker never finished (killed
+        while it committed the opening): continued, it would lack its opening. The request
+        is sound; the story's state refuses it."""
         if await store.unfinished():
-            raise InvalidInput(
+            raise Conflict(
                 f"story {store.story!r} was never finished being made (its maker stopped "
                 f"before its opening was committed): delete it (fabula delete {store.story}) "
                 "and make it again",

@@ -90,6 +90,16 @@ class TestDemoStory:
                 assert state["findings"] == [], (turn, state["findings"])
 
 
+class TestSettings:
+    async def test_the_token_counter_is_the_settings(self, redis_url: str) -> None:
+        """The ``token_counter`` setting (``FABULA_TOKEN_COUNTER``) is what counts the
+        turn's budgets: nothing reads the variable behind the settings' back."""
+        async with Fabula(redis_url, Settings(token_counter="approximate")) as fab:
+            assert isinstance(fab.counter, ApproximateCounter)
+        async with Fabula(redis_url, Settings()) as fab:
+            assert not isinstance(fab.counter, ApproximateCounter)
+
+
 class TestRoundTrip:
     @pytest.mark.parametrize(
         ("character", "action", "kind"),

@@ -17,7 +17,6 @@ from tiktoken_ext import openai_public  # type: ignore[import-untyped]
 
 from fabula.memory import tokens
 from fabula.memory.tokens import (
-    COUNTER_SETTING,
     ApproximateCounter,
     TiktokenCounter,
     TokenCounter,
@@ -142,18 +141,18 @@ class TestDefaultCounter:
 
     def test_disabled_cache_gives_the_shipped_encoding(self) -> None:
         """An empty TIKTOKEN_CACHE_DIR disables tiktoken's cache: it would always download."""
-        counter = default_counter({"TIKTOKEN_CACHE_DIR": ""})
+        counter = default_counter(env={"TIKTOKEN_CACHE_DIR": ""})
         assert isinstance(counter, TiktokenCounter)
         assert counter.encoding is shipped_encoding()
 
     def test_approximate_on_request(self, empty_cache: Path) -> None:
         """FABULA_TOKEN_COUNTER=approximate gives the estimate, whatever is cached."""
-        counter = default_counter({COUNTER_SETTING: "approximate", "TIKTOKEN_CACHE_DIR": ""})
+        counter = default_counter("approximate", {"TIKTOKEN_CACHE_DIR": ""})
         assert isinstance(counter, ApproximateCounter)
 
     def test_an_encoding_not_offline_falls_through(self, empty_cache: Path) -> None:
         """cl100k_base asked for but not cached: the shipped o200k_base counts instead."""
-        counter = default_counter({COUNTER_SETTING: "cl100k_base", "TIKTOKEN_CACHE_DIR": ""})
+        counter = default_counter("cl100k_base", {"TIKTOKEN_CACHE_DIR": ""})
         assert isinstance(counter, TiktokenCounter)
         assert counter.name == "o200k_base"
 
@@ -190,7 +189,7 @@ class TestDefaultCounter:
         """DATA_GYM_CACHE_DIR is read when TIKTOKEN_CACHE_DIR is absent, as tiktoken does."""
         url = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
         (tmp_path / hashlib.sha1(url.encode()).hexdigest()).write_bytes(b"corrupt\n")
-        counter = default_counter({"DATA_GYM_CACHE_DIR": str(tmp_path)})
+        counter = default_counter(env={"DATA_GYM_CACHE_DIR": str(tmp_path)})
         assert isinstance(counter, TiktokenCounter)  # the corrupt file there is skipped
 
     def test_machine_default_counts(self) -> None:

@@ -37,7 +37,7 @@ from redis.asyncio.lock import Lock
 
 from fabula.agents.contracts import Decision
 from fabula.bench.loop import synthetic_world
-from fabula.errors import FabulaError, InvalidInput
+from fabula.errors import Conflict, FabulaError
 from fabula.graph.service import Fabula
 from fabula.memory import keys
 from fabula.memory.connection import connect, connect_async
@@ -143,7 +143,7 @@ class TestKillNew:
         stopped_at = check_story(redis_url, "cut")
         assert 3 <= stopped_at < 60, stopped_at
         run = fabula(redis_url, "run", "cut", "--turns", "1", "--auto", check=False)
-        assert run.returncode == InvalidInput.exit_code, run.stderr
+        assert run.returncode == Conflict.exit_code, run.stderr
         assert len(run.stderr.strip().splitlines()) == 1, run.stderr
         assert "story 'cut' was never finished being made" in run.stderr
         assert check_story(redis_url, "cut") == stopped_at  # nothing written
@@ -159,7 +159,7 @@ class TestKillNew:
         async with Fabula(url, settings_for(home)) as fab:
             try:
                 await fab.run_turn(fab.store("cut"), auto=True)
-            except InvalidInput as exc:
+            except Conflict as exc:
                 return str(exc)
         return "not refused"
 

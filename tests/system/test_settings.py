@@ -70,6 +70,7 @@ def test_the_values_are_read() -> None:
     settings = Settings.from_env(
         {
             "FABULA_TOKEN_BUDGET": "300",
+            "FABULA_TOKEN_COUNTER": "approximate",
             "FABULA_REDIS_ALLOW_OPEN": "1",
             "FABULA_MODEL_CASSETTE": "~/tape.yaml",
             "FABULA_MODEL_PRICES": '{"m": {"input": 1, "output": 2}}',
@@ -80,6 +81,7 @@ def test_the_values_are_read() -> None:
         }
     )
     assert settings.token_budget == 300 and settings.allow_open_redis
+    assert settings.token_counter == "approximate"
     assert settings.model_cassette == Path("~/tape.yaml").expanduser()
     assert settings.prices["m"].output == 2
     assert settings.model.timeout_s == 9 and settings.model_for("writer").max_tokens == 50
