@@ -28,12 +28,14 @@ and the studio read them from the class, never from a table of their own::
     └── ServerError              1  500   Fabula's own side could not do it
         ├── ConfigError         78  500   settings or an environment that cannot work
         │   └── RedisUnavailable 69 503   the embedded Redis cannot start or be reached
+        ├── DiskError           74  507   Redis cannot write to its disk (full, or failing)
         └── CommitFailed         1  500   Redis did not complete a commit (the turn is not in)
             └── CommitUncertain  1  500   ... and whether the turn is in could not be learned
 
 A model's bad output is the model's failure, not the user's: a 502, never a 422. The exit
-statuses 69 and 78 are ``sysexits.h``'s ``EX_UNAVAILABLE`` and ``EX_CONFIG``; 2 is what the
-command line's own usage errors exit with.
+statuses 69, 74 and 78 are ``sysexits.h``'s ``EX_UNAVAILABLE``, ``EX_IOERR`` and
+``EX_CONFIG`` (507 is HTTP's Insufficient Storage); 2 is what the command line's own usage
+errors exit with.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ __all__ = [
     "CommitUncertain",
     "ConfigError",
     "Conflict",
+    "DiskError",
     "EditRefused",
     "FabulaError",
     "InvalidDelta",
@@ -215,6 +218,15 @@ class RedisUnavailable(ConfigError):
 
     exit_code = 69  # sysexits.h EX_UNAVAILABLE
     http_status = 503
+
+
+class DiskError(ServerError):
+    """Redis cannot write its data to disk: the disk holding its data directory is full (or
+    failing). It refuses every write, or (``appendfsync always``) it stopped; whatever it
+    acknowledged is on disk. ``context`` names the directory and, for a commit, the turn."""
+
+    exit_code = 74  # sysexits.h EX_IOERR
+    http_status = 507  # Insufficient Storage
 
 
 class CommitFailed(ServerError):

@@ -26,11 +26,15 @@ log = get_logger(__name__)
 @contextlib.asynccontextmanager
 async def renewed(lock: Lock) -> AsyncIterator[None]:
     """Hold the acquired ``lock`` for the body, renewing it every third of its timeout,
-    then release it. A release that cannot reach the server is logged and the lock left to
-    expire (within its timeout)."""
+    then release it. A release that cannot reach the server is logged (a warning, or at info
+    when the body failed) and the lock left to expire (within its timeout)."""
     renewing = asyncio.create_task(_renew(lock))
+    failed = False
     try:
         yield
+    except BaseException:
+        failed = True
+        raise
     finally:
         renewing.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -40,7 +44,11 @@ async def renewed(lock: Lock) -> AsyncIterator[None]:
         except LockError:
             pass  # expired, or the server lost it: nobody holds it any more
         except RedisError as exc:
-            log.warning("lock_not_released", lock=str(lock.name), reason=str(exc))
+            # after a failed body, the body's error is what its caller reports (a full disk
+            # refuses the release too): this one is only logged at info
+            (log.info if failed else log.warning)(
+                "lock_not_released", lock=str(lock.name), reason=str(exc)
+            )
 
 
 async def _renew(lock: Lock) -> None:

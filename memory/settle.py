@@ -29,6 +29,7 @@ from fabula.errors import CommitFailed, CommitUncertain, TurnConflict
 from fabula.logs import get_logger
 from fabula.memory.lua import fcall
 from fabula.memory.payload import CommitCall
+from fabula.memory.server.disk import disk_error
 
 __all__ = ["FENCE_S", "SETTLE_S", "Status", "send_commit"]
 
@@ -65,7 +66,9 @@ async def send_commit(
     call's digest means ``"ok"`` (logged as ``commit_reply_lost``); no turn raises
     :class:`CommitFailed`, and the attempt is refused by the server from then on, so nothing
     is or will be written by it; another digest raises :class:`TurnConflict`; no answer
-    within ``wait_s`` raises :class:`CommitUncertain`. Other errors propagate unchanged.
+    within ``wait_s`` raises :class:`CommitUncertain`, unless the server is an embedded one
+    that stopped for its disk: :class:`~fabula.errors.DiskError` at once (it acknowledged
+    nothing more, and nothing restarts it by itself). Other errors propagate unchanged.
     """
     deadline = time.monotonic() + wait_s
     resent = False  # after BUSY or a retry, a 'duplicate' may be our own earlier call
@@ -98,6 +101,9 @@ async def _settle(
         except (*_LOST, ResponseError) as exc:
             if isinstance(exc, ResponseError) and not _busy(exc):
                 raise
+            disk = disk_error(exc, client, turn, **context)
+            if disk is not None:
+                raise disk from None
             if time.monotonic() > deadline:
                 raise CommitUncertain(
                     f"the reply to turn {turn}'s commit was lost ({why}) and the server has "

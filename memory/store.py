@@ -39,6 +39,7 @@ from fabula.memory.lua import fcall
 from fabula.memory.payload import CommitCall, encode_commit
 from fabula.memory.records import Entity, EntityKind, Event, event_turn, slug
 from fabula.memory.rules import WorldRules
+from fabula.memory.server.disk import FULL_REASONS, disk_error
 from fabula.memory.settle import send_commit
 from fabula.memory.validate import validate_delta
 
@@ -118,6 +119,10 @@ def _waitaof_refusal(exc: Exception) -> str:
     message = str(exc)
     if "appendonly is disabled" in message:
         return "the server keeps no append-only file (appendonly no)"
+    if message.startswith("MISCONF"):  # committed in memory, not yet written: a disk error
+        reason = message.partition("AOF file: ")[2].partition(" script:")[0] or message
+        full = "the disk is full: " if reason in FULL_REASONS else ""
+        return f"{full}Redis cannot write its append-only file ({reason})"
     return f"the server refused WAITAOF ({message})"
 
 
@@ -433,10 +438,14 @@ class StoryStore:
         return None
 
     def _not_durable(self, turn: int, reason: str) -> str:
-        log.warning("commit_not_fsynced", story=self.story, turn=turn, reason=reason)
+        # the caller reports it (the command line, the studio): a log line at info only
+        log.info("commit_not_fsynced", story=self.story, turn=turn, reason=reason)
         return reason
 
     def _translate(self, exc: ResponseError, turn: int) -> FabulaError:
+        disk = disk_error(exc, self.client, turn, story=self.story, branch=self.branch)
+        if disk is not None:
+            return disk
         message = str(exc)
         if message.startswith("FABULA_INVALID "):
             field, _, detail = message.removeprefix("FABULA_INVALID ").partition(" ")

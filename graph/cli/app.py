@@ -85,6 +85,11 @@ class FabulaGroup(TyperGroup):
             # a Redis error can only come from redis, imported by then: not imported here
             errors = sys.modules.get("redis.exceptions")
             if errors is not None and isinstance(exc, errors.RedisError):
+                from fabula.memory.server import disk_error, server_address
+
+                disk = disk_error(exc, server_address(settings()))  # a full disk, named
+                if disk is not None:
+                    raise fail(str(disk), disk.exit_code) from None
                 raise fail(f"redis: {exc}") from None
             raise
 

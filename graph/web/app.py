@@ -34,6 +34,7 @@ from fabula.graph.service import Fabula
 from fabula.graph.web.live import MAX_STREAMS, EventHub, Runs
 from fabula.graph.web.security import Guard, check_bind, is_loopback
 from fabula.logs import get_logger
+from fabula.memory.server import disk_error, server_address
 from fabula.settings import Settings
 
 __all__ = ["WebConfig", "create_app"]
@@ -139,6 +140,10 @@ def create_app(config: WebConfig) -> FastAPI:
 
     @app.exception_handler(redis.RedisError)
     async def redis_error(request: Request, exc: redis.RedisError) -> Response:
+        where = config.redis_url or server_address(config.settings)
+        disk = disk_error(exc, where)  # a full disk: 507, named
+        if disk is not None:
+            return _error_response(request, disk.http_status, str(disk))
         return _error_response(request, 503, f"redis: {exc}")
 
     from fabula.graph.web import api, pages

@@ -13,12 +13,14 @@ One concept per module:
 * :mod:`~fabula.memory.server.default_user` — a server (every node of a cluster, the
   embedded one too) with a user that lets anyone in (``nopass``) is refused.
 * :mod:`~fabula.memory.server.urls` — settings to a URL (:func:`redis_url`).
+* :mod:`~fabula.memory.server.disk` — a full disk said in one line (:func:`disk_error`).
 """
 
 from __future__ import annotations
 
 from fabula.memory.connection import connect, connect_async, redact, without_credentials
 from fabula.memory.server.default_user import check_open_users
+from fabula.memory.server.disk import disk_error
 from fabula.memory.server.folder import (
     ADMIN_USER,
     FSYNC_POLICIES,
@@ -26,7 +28,7 @@ from fabula.memory.server.folder import (
     redis_server_binary,
 )
 from fabula.memory.server.process import EmbeddedRedis, aof_damage, check_aof
-from fabula.memory.server.urls import redis_url, resolve_url
+from fabula.memory.server.urls import redis_url, resolve_url, server_address
 from fabula.settings import FsyncPolicy
 
 __all__ = [
@@ -40,9 +42,11 @@ __all__ = [
     "check_open_users",
     "connect",
     "connect_async",
+    "disk_error",
     "redact",
     "redis_server_binary",
     "redis_url",
     "resolve_url",
+    "server_address",
     "without_credentials",
 ]

@@ -217,6 +217,10 @@ class EmbeddedRedis:
                     timeout=timeout_s,
                     pass_fds=(lock_fd,),
                     umask=0o077,
+                    # SIGXFSZ stays ignored (as Python has it): a file grown past a size
+                    # limit is a write error the server reports, as it does a full disk,
+                    # not a signal that kills it without a word
+                    restore_signals=False,
                 )
             except (OSError, subprocess.SubprocessError) as exc:
                 raise RedisUnavailable(

@@ -13,10 +13,11 @@ from pathlib import Path
 from fabula.errors import ConfigError
 from fabula.memory.connection import declare_cluster
 from fabula.memory.server.default_user import check_open_users
+from fabula.memory.server.folder import DataFolder
 from fabula.memory.server.process import EmbeddedRedis
 from fabula.settings import FsyncPolicy, Settings
 
-__all__ = ["redis_url", "resolve_url"]
+__all__ = ["redis_url", "resolve_url", "server_address"]
 
 
 def redis_url(settings: Settings) -> str:
@@ -40,6 +41,12 @@ def redis_url(settings: Settings) -> str:
     if settings.redis_cluster is not None:  # FABULA_REDIS_CLUSTER: not asked, declared
         declare_cluster(url, settings.redis_cluster)
     return url
+
+
+def server_address(settings: Settings) -> str:
+    """Where ``settings`` say the Redis is, without starting anything: ``FABULA_REDIS_URL``,
+    else the embedded server's socket (``unix://<home>/redis/redis.sock``)."""
+    return settings.redis_url or f"unix://{DataFolder(settings.home / 'redis').socket}"
 
 
 def resolve_url(
