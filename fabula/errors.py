@@ -18,6 +18,7 @@ and the studio read them from the class, never from a table of their own::
     │   ├── StoryAtRest          4  409   no character has anything to do: no turn to write
     │   └── StoryExists          4  409   a story of that id is already there
     ├── NotFound                 3  404   a story, branch, character or record not there
+    │   └── StoryDeleted         3  404   ... a story deleted (by another command meanwhile)
     ├── AccessDenied             5  403   a character's handle read outside its own mind
     ├── ModelError               6  502   the chat model did not give a usable answer
     │   ├── ModelUnavailable     6  503   it cannot be reached, or answered with an error
@@ -66,6 +67,7 @@ __all__ = [
     "SchemaRejected",
     "ServerError",
     "StoryAtRest",
+    "StoryDeleted",
     "StoryExists",
     "TurnConflict",
 ]
@@ -150,6 +152,11 @@ class NotFound(FabulaError):
 
     exit_code = 3
     http_status = 404
+
+
+class StoryDeleted(NotFound):
+    """The story was deleted: before this command, or by another one while this one wrote
+    it (whose writes from then on are refused: see ``StoryStore.delete``)."""
 
 
 class AccessDenied(FabulaError):

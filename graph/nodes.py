@@ -62,6 +62,18 @@ __all__ = [
 log = get_logger(__name__)
 
 
+def _another_writer(store: StoryStore, turn: int) -> TurnConflict:
+    """The conflict of a turn that another process committed first (two runs of one story
+    at once): the story is consistent, this process's turn is not written."""
+    return TurnConflict(
+        f"another process is writing this story: it committed turn {turn} first, with other "
+        "text; this one stopped and wrote nothing of its own turn",
+        story=store.story,
+        branch=store.branch,
+        turn=turn,
+    )
+
+
 def _store(state: TurnState | CharacterTask, ctx: TurnContext) -> StoryStore:
     return StoryStore(ctx.admin, state["story"], state["branch"], limits=ctx.settings.limits)
 
@@ -72,6 +84,8 @@ async def _view(state: TurnState, ctx: TurnContext) -> AuthorView:
         return ctx.cache.views[key]
     store = _store(state, ctx)
     view = await author_view(store)
+    if view.turn >= state["turn"]:  # moved on since this turn began
+        raise _another_writer(store, state["turn"])
     if view.turn + 1 != state["turn"]:
         raise InvalidInput(
             f"turn {state['turn']} cannot be written: the branch is at turn {view.turn}",
@@ -394,14 +408,14 @@ async def commit_delta(
         done = await store.turn_texts(turn, turn)
         if done and done[0].text == delta.text:
             return Committed(store.story, store.branch, turn, "duplicate", 0.0)
-        raise TurnConflict(
-            f"turn {turn} is already committed with other text",
-            story=store.story,
-            branch=store.branch,
-            turn=turn,
-        )
+        raise _another_writer(store, turn)
     started = time.perf_counter()
-    result = await store.commit(delta, usage=usage)
+    try:
+        result = await store.commit(delta, usage=usage)
+    except TurnConflict:
+        if await store.head() >= turn:  # committed by another process meanwhile
+            raise _another_writer(store, turn) from None
+        raise
     # a human's approval is acknowledged only once its turn is on disk (a power loss after
     # "committed" must not lose it); autonomous turns skip the wait
     unsynced = None if ctx.auto else await store.make_durable(turn)

@@ -16,6 +16,7 @@ import secrets
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import redis.asyncio as aredis
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
@@ -121,12 +122,29 @@ async def ensure_character_user(
 
 
 async def drop_character_users(admin: aredis.Redis, story: str, characters: Sequence[str]) -> None:
-    """Delete the ACL users of a story's characters (when a story is deleted)."""
-    for character in characters:
+    """Delete the ACL users of a story's characters (when a story is deleted): those named,
+    and every other user of the story the server has (one a process writing the story
+    meanwhile made)."""
+    prefix = keys.acl_user(story, "")
+    found = [str(n.decode() if isinstance(n, bytes) else n) for n in await _acl_users(admin)]
+    others = [n.removeprefix(prefix) for n in found if n.startswith(prefix)]
+    for character in dict.fromkeys([*characters, *others]):
         with contextlib.suppress(ResponseError):
             await _on_every_node(admin, "ACL", "DELUSER", keys.acl_user(story, character))
     with contextlib.suppress(ResponseError):
         await _on_every_node(admin, "ACL", "SAVE")
+
+
+async def _acl_users(admin: aredis.Redis) -> list[Any]:
+    """The server's user names (a cluster: its first node's; users are set on every node)."""
+    if not isinstance(admin, AsyncRedisCluster):
+        return list(await admin.execute_command("ACL", "USERS"))
+    nodes = await _cluster_nodes(admin)
+    try:
+        return list(await nodes[0].execute_command("ACL", "USERS")) if nodes else []
+    finally:
+        for node in nodes:
+            await node.aclose()
 
 
 async def _on_every_node(admin: aredis.Redis, *command: str) -> None:

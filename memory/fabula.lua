@@ -153,6 +153,9 @@ local function commit(keys, args)
   local digest = args[3]
   local turn_key, committed_at, attempt = args[5], args[6], args[8]
   local fence_key = string.gsub(L.fence, '<T>', tostring(turn), 1)
+  if L.deleted and redis.call('EXISTS', L.deleted) == 1 then
+    return redis.error_reply('FABULA_DELETED the story was deleted; nothing was written')
+  end
   if attempt and redis.call('SISMEMBER', fence_key, attempt) == 1 then
     return redis.error_reply('FABULA_FENCED turn ' .. turn .. ' was reported not committed ' ..
       'when the reply to this call was lost; the call is refused and nothing was written')

@@ -53,6 +53,7 @@ import re
 from fabula.errors import InvalidId
 
 __all__ = [
+    "DELETED_S",
     "INDEX_GENERATION",
     "STORIES",
     "EpisodeKeys",
@@ -68,6 +69,7 @@ __all__ = [
     "commit_layout",
     "common_pattern",
     "decision_lock",
+    "deleted",
     "developments",
     "drafts",
     "entities",
@@ -200,6 +202,17 @@ def drafts(story: str, branch: str, turn: int) -> str:
 def decision_lock(story: str, branch: str, turn: int) -> str:
     """The lock held while a human decision resumes one turn (see StoryStore)."""
     return f"{_s(story)}:b:{branch}:decide:{turn}"
+
+
+def deleted(story: str) -> str:
+    """Set when the story is deleted, for :data:`DELETED_S` (or until it is made again):
+    the commit function refuses every turn of a story marked so, and a process that was
+    writing it removes what it wrote after the deletion (see ``StoryStore.delete``)."""
+    return f"{_s(story)}:deleted"
+
+
+DELETED_S = 3600
+"""How long a deleted story's mark lasts: longer than any run takes to notice it."""
 
 
 def fence(story: str, branch: str, turn: int) -> str:
@@ -416,6 +429,7 @@ def commit_layout(story: str, branch: str) -> dict[str, str]:
         "known": known_entities(story, branch, "<C>"),
         "usage": usage(story, branch),
         "fence": f"{_s(story)}:b:{branch}:fence:<T>",  # keys.fence of the turn committed
+        "deleted": deleted(story),
     }
 
 

@@ -26,6 +26,7 @@ from fabula.errors import (
     InvalidDelta,
     InvalidInput,
     NotFound,
+    StoryDeleted,
     StoryExists,
     TurnConflict,
 )
@@ -173,8 +174,11 @@ class StoryStore:
         return bool(await self.client.exists(keys.meta(self.story)))
 
     async def require(self) -> None:
-        """Raise :class:`NotFound` unless the story and this branch exist."""
+        """Raise :class:`NotFound` unless the story and this branch exist
+        (:class:`StoryDeleted` for a story deleted within :data:`~keys.DELETED_S`)."""
         if not await self.exists():
+            if await self.was_deleted():
+                raise self.deleted_error(meanwhile=False)
             raise NotFound(f"story {self.story!r} does not exist", story=self.story)
         if self.branch != MAIN and not await self.client.hexists(
             keys.branches(self.story), self.branch
@@ -223,10 +227,11 @@ class StoryStore:
         created = await self.client.hsetnx(keys.meta(self.story), "world", world)
         if not created:
             raise StoryExists(f"story {self.story!r} already exists", story=self.story)
+        await self.client.delete(keys.deleted(self.story))  # made again: its turns go in
         try:
             await self.commit(setup)
         except FabulaError:
-            await self.delete()
+            await self.delete(mark=False)  # never made: not marked deleted
             raise
         await self.client.hset(
             keys.meta(self.story),
@@ -259,12 +264,23 @@ class StoryStore:
         # no creation time: its maker stopped before it wrote even that
         return marked is not None or (created is None and await self.exists())
 
-    async def delete(self) -> int:
-        """Delete every key of the story (all branches, all minds). Returns keys removed."""
+    async def delete(self, *, mark: bool = True) -> int:
+        """Delete every key of the story (all branches, all minds). Returns keys removed.
+
+        The story is marked deleted first (:func:`keys.deleted`, for :data:`keys.DELETED_S`):
+        from then on the commit function refuses its turns, so a process writing the story
+        meanwhile commits nothing more, and when it notices (:meth:`was_deleted`) it calls
+        this again to remove what it wrote after the deletion (an index, a checkpoint).
+        Without ``mark`` (a creation undone), or for no story, nothing is marked."""
+        tombstone = keys.deleted(self.story)
+        if mark and await self.exists():
+            await self.client.set(tombstone, f"{time.time():.3f}", ex=keys.DELETED_S)
         removed = 0
         batch: list[str] = []
         # a command per thousand keys, not per key (one story's keys share one slot)
         async for key in self.client.scan_iter(match=keys.story_pattern(self.story), count=1000):
+            if key == tombstone:
+                continue
             batch.append(key)
             if len(batch) >= 1000:
                 removed += await self.client.delete(*batch)
@@ -273,6 +289,24 @@ class StoryStore:
             removed += await self.client.delete(*batch)
         await self.client.srem(keys.STORIES, self.story)
         return removed
+
+    async def was_deleted(self) -> bool:
+        """Whether the story was deleted (within :data:`keys.DELETED_S`, and not made again)."""
+        return bool(await self.client.exists(keys.deleted(self.story)))
+
+    def deleted_error(self, *, meanwhile: bool) -> StoryDeleted:
+        """The error saying the story was deleted; ``meanwhile``: by another command while
+        this one was writing it."""
+        if meanwhile:
+            return StoryDeleted(
+                f"story {self.story!r} was deleted by another command while this one was "
+                "writing it; nothing more was written",
+                story=self.story,
+                branch=self.branch,
+            )
+        return StoryDeleted(
+            f"story {self.story!r} does not exist: it was deleted", story=self.story
+        )
 
     async def info(self) -> StoryInfo:
         """What the story was created with. Raises :class:`NotFound` if it does not exist."""
@@ -452,6 +486,8 @@ class StoryStore:
             return InvalidDelta(
                 f"{field}: {detail}", story=self.story, branch=self.branch, turn=turn, field=field
             )
+        if message.startswith("FABULA_DELETED "):
+            return self.deleted_error(meanwhile=True)
         if message.startswith("FABULA_CONFLICT "):
             return TurnConflict(
                 message.removeprefix("FABULA_CONFLICT "),

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command
-from redis.exceptions import LockError
+from redis.exceptions import LockError, RedisError
 from structlog.contextvars import bound_contextvars
 
 from fabula.agents.contracts import Decision, Draft, Finding, TurnPlan
@@ -36,6 +36,7 @@ from fabula.errors import (
     InvalidWorld,
     NotFound,
     StoryAtRest,
+    StoryDeleted,
     TurnConflict,
 )
 from fabula.graph.build import build_turn_graph, thread_id
@@ -499,7 +500,46 @@ class Fabula:
         auto: bool,
         listener: Listener | None,
     ) -> TurnOutcome:
-        """Run the turn's graph from ``graph_input`` until it ends or waits for approval."""
+        """Run the turn's graph from ``graph_input`` until it ends or waits for approval.
+
+        A story deleted meanwhile (by another command) raises :class:`StoryDeleted`, once
+        what this turn wrote after the deletion is removed too (see :meth:`_swept`)."""
+        try:
+            outcome = await self._drive_graph(
+                graph_input, store, turn, auto=auto, listener=listener
+            )
+        except Exception:
+            if await self._swept(store):
+                raise store.deleted_error(meanwhile=True) from None
+            raise
+        if await self._swept(store):
+            raise store.deleted_error(meanwhile=True)
+        return outcome
+
+    async def _swept(self, store: StoryStore) -> bool:
+        """Whether the story was deleted while this process wrote it; if so, what it wrote
+        since (index keys, checkpoints, a character's user) is removed now: the deletion
+        refused its commits, not the writes around them."""
+        try:
+            if not await store.was_deleted():
+                return False
+            await self.minds.forget(store.story)
+            await store.delete()
+            await delete_threads(self.saver, prefix=f"{store.story}/")
+            await drop_character_users(self.admin, store.story, [])
+        except RedisError:
+            return False  # the server cannot say: the error met is the one to report
+        return True
+
+    async def _drive_graph(
+        self,
+        graph_input: TurnState | Command[Any],
+        store: StoryStore,
+        turn: int,
+        *,
+        auto: bool,
+        listener: Listener | None,
+    ) -> TurnOutcome:
         config = self._config(store, turn)
         context = self.context(auto=auto)
         with bound_contextvars(story=store.story, branch=store.branch, turn=turn):
@@ -706,6 +746,9 @@ class Fabula:
             except StoryAtRest as stopped:
                 rest = stopped.message
                 break
+            except StoryDeleted:  # the story was there when the run began
+                await self._swept(store)
+                raise store.deleted_error(meanwhile=True) from None
             if outcome in ("committed", "duplicate"):
                 written += 1
             if progress is not None:
