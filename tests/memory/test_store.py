@@ -356,14 +356,18 @@ class TestLifecycle:
         assert await snapshot(aredis_client) == {}
 
     async def test_delete_removes_every_key(self, store: StoryStore) -> None:
-        """delete() removes all keys of the story (world, minds, meta) and nothing else."""
+        """delete() removes all keys of the story (world, minds, meta) and nothing else; it
+        leaves only its deletion mark, which expires (and fences a writer meanwhile)."""
         other = await new_story(store.client, "other")
         await store.commit(turn1_builder().build())
         kept = await snapshot(store.client, "fab:{other}:*")
         removed = await store.delete()
         assert removed > 0
-        assert await snapshot(store.client, keys.story_pattern(STORY)) == {}
+        left = await snapshot(store.client, keys.story_pattern(STORY))
+        assert list(left) == [keys.deleted(STORY)], left
+        assert 0 < await store.client.ttl(keys.deleted(STORY)) <= keys.DELETED_S
         assert not await store.exists()
+        assert await store.was_deleted()
         assert await list_stories(store.client) == ["other"]
         assert await snapshot(store.client, "fab:{other}:*") == kept
         assert await other.head() == 0
