@@ -33,6 +33,7 @@ from fabula.agents.views import AuthorView, author_view
 from fabula.agents.writer.context import writer_context
 from fabula.agents.writer.model import draft_findings
 from fabula.errors import FabulaError, InvalidInput, TurnConflict
+from fabula.graph.hitl import decision_from, hitl_request
 from fabula.graph.runtime import Committed, TurnContext
 from fabula.graph.state import CharacterTask, TurnState
 from fabula.logs import get_logger
@@ -283,9 +284,11 @@ async def approve(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, 
     """Ask the human (``interrupt``), or decide alone in autonomous mode.
 
     The payload shows the draft, the critic's findings, a readable preview and the very
-    delta an approval commits (``turn_delta``), and why an edit could not be read. An
-    approval that chooses one of the turn's alternative drafts (``choice``) puts that
-    draft in place, with its findings, preview and delta: that delta is what is committed.
+    delta an approval commits (``turn_delta``), and why an edit could not be read; it
+    also carries LangChain's ``HITLRequest`` and takes its ``decisions``
+    (:mod:`fabula.graph.hitl`). An approval that chooses one of the turn's alternative
+    drafts (``choice``) puts that draft in place, with its findings, preview and delta:
+    that delta is what is committed.
     """
     ctx = runtime.context
     errors = [f for f in state.get("findings", []) if f.get("severity") == "error"]
@@ -295,21 +298,20 @@ async def approve(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, 
         else:
             decision = Decision(action="approve")
     else:
-        answer = interrupt(
-            {
-                "story": state["story"],
-                "branch": state["branch"],
-                "turn": state["turn"],
-                "draft": state["draft"],
-                "findings": state.get("findings", []),
-                "delta": state.get("preview", {}),
-                "turn_delta": state.get("delta", {}),
-                "plan": state["plan"],
-                "edit_error": state.get("edit_error"),
-                "edit_refused": state.get("edit_refused"),
-            }
-        )
-        decision = Decision.model_validate(answer)
+        payload = {
+            "story": state["story"],
+            "branch": state["branch"],
+            "turn": state["turn"],
+            "draft": state["draft"],
+            "findings": state.get("findings", []),
+            "delta": state.get("preview", {}),
+            "turn_delta": state.get("delta", {}),
+            "plan": state["plan"],
+            "edit_error": state.get("edit_error"),
+            "edit_refused": state.get("edit_refused"),
+        }
+        answer = interrupt(payload | hitl_request(payload))
+        decision = decision_from(answer, story=state["story"])
         if decision.action == "edit" and not (decision.text or "").strip():
             raise InvalidInput("an edit needs the new text", story=state["story"])
     update: dict[str, Any] = {

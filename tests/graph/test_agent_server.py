@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -18,6 +19,7 @@ import redis
 from langgraph_sdk import get_client
 
 from fabula.graph.service import Fabula
+from fabula.memory.server import EmbeddedRedis, resolve_url
 from fabula.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]
@@ -38,10 +40,25 @@ def free_port() -> int:
 @pytest.fixture()
 def agent_server(redis_url: str, tmp_path: Path) -> Iterator[str]:
     """`langgraph dev --no-browser` on a free local port, its memory on the test Redis."""
+    yield from serving({"FABULA_REDIS_URL": redis_url}, tmp_path)
+
+
+@pytest.fixture()
+def embedded_agent_server(tmp_path: Path) -> Iterator[str]:
+    """`langgraph dev --no-browser` as the README runs it: no FABULA_REDIS_URL, its memory
+    on the embedded server of FABULA_HOME (stopped after)."""
+    try:
+        yield from serving({}, tmp_path)
+    finally:
+        EmbeddedRedis(tmp_path / "redis").stop()
+
+
+def serving(given: dict[str, str], tmp_path: Path) -> Iterator[str]:
+    """The Agent Server with the environment ``given``, and ``FABULA_HOME`` in tmp_path."""
     port = free_port()
     env = {
-        **os.environ,
-        "FABULA_REDIS_URL": redis_url,
+        **{k: v for k, v in os.environ.items() if k != "FABULA_REDIS_URL"},
+        **given,
         "FABULA_HOME": str(tmp_path),
         "LANGSMITH_TRACING": "false",
         "LANGGRAPH_CLI_NO_ANALYTICS": "1",
@@ -123,3 +140,44 @@ async def test_a_turn_through_the_agent_server(
         assert not list(client_sync.scan_iter(match="fab:ckpt:*"))
     finally:
         client_sync.close()
+
+
+async def test_langchains_hitl_shape_through_the_agent_server(
+    embedded_agent_server: str, tmp_path: Path
+) -> None:
+    """The README's command (no FABULA_REDIS_URL: the embedded server) serves the graph;
+    the interrupt carries LangChain's HITLRequest (one commit_turn action whose text is
+    the draft; approve / edit / reject allowed), and a HITLResponse resumes it: a reject's
+    message is the planner's note, an edit's text is what is committed."""
+    settings = Settings(home=tmp_path)
+    async with Fabula(resolve_url(None, tmp_path), settings) as fab:
+        await fab.create_story("hollow_book", "tale")
+        client = get_client(url=embedded_agent_server)
+        thread = await client.threads.create()
+        tid = thread["thread_id"]
+        await client.runs.wait(tid, "fabula", input={"story": "tale"})
+        value = (await client.threads.get_state(tid))["tasks"][0]["interrupts"][0]["value"]
+        (request,) = value["action_requests"]
+        (review,) = value["review_configs"]
+        assert request["name"] == review["action_name"] == "commit_turn"
+        assert request["arguments"]["text"] == value["draft"]["text"]
+        assert (request["arguments"]["story"], request["arguments"]["turn"]) == ("tale", 4)
+        assert review["allowed_decisions"] == ["approve", "edit", "reject"]
+
+        reject = {"decisions": [{"type": "reject", "message": "slower, please"}]}
+        await client.runs.wait(tid, "fabula", command={"resume": reject})
+        state = await client.threads.get_state(tid)
+        values: Any = state["values"]
+        assert "slower, please" in values["notes"]
+        (again,) = state["tasks"][0]["interrupts"][0]["value"]["action_requests"]
+        store = fab.store("tale")
+        assert await store.head() == 3  # a rejection commits nothing
+
+        text = again["arguments"]["text"] + " Nobody spoke."
+        edited = {"name": "commit_turn", "arguments": {**again["arguments"], "text": text}}
+        edit = {"type": "edit", "edited_action": edited}
+        final = await client.runs.wait(tid, "fabula", command={"resume": {"decisions": [edit]}})
+        assert isinstance(final, dict) and final["outcome"] == "committed"
+        assert await store.head() == 4
+        (turn,) = await store.turn_texts(4, 4)
+        assert turn.text == text
