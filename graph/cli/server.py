@@ -1,4 +1,4 @@
-"""The embedded Redis server: ``server start``, ``server stop``."""
+"""The Redis server: ``server start``, ``server stop``, ``server status``, ``server check-aof``."""
 
 from __future__ import annotations
 
@@ -27,6 +27,36 @@ def server_stop() -> None:
 
     stopped = EmbeddedRedis(settings().home / "redis").stop()
     out.print("stopped" if stopped else "no server was running")
+
+
+@server_app.command("status")
+def server_status(as_json: bool = typer.Option(False, "--json")) -> None:
+    """What the Redis Fabula uses is (nothing is started): address, running or not,
+    version, memory, persistence and fsync policy, and how many stories it holds."""
+    from rich.table import Table
+
+    from fabula.graph.cli.app import dump
+    from fabula.memory.server.status import server_status as status_of
+
+    found = status_of(settings())
+    if as_json:
+        dump(found)
+        return
+    table = Table("", "", title=f"{found.kind} Redis", show_header=False)
+    rows = {
+        "address": found.address,
+        "data folder": found.folder,
+        "running": "yes" if found.running else "no",
+        "version": found.version,
+        "memory": found.memory,
+        "persistence": found.persistence,
+        "fsync": found.fsync,
+        "stories": None if found.stories is None else str(found.stories),
+    }
+    for name, value in rows.items():
+        if value is not None:
+            table.add_row(name, value)
+    out.print(table)
 
 
 @server_app.command("check-aof")

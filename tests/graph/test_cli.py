@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from click.testing import Result
@@ -15,7 +16,7 @@ from typer.testing import CliRunner
 
 from fabula.cli import app
 from fabula.errors import Conflict, InvalidInput, InvalidWorld, NotFound, RedisUnavailable
-from fabula.testing.cli import fabula
+from fabula.testing.cli import Cli, fabula
 
 
 def story_turns(redis_url: str, story: str) -> list[dict[str, object]]:
@@ -243,3 +244,37 @@ class TestExactlyOnce:
         # each process either committed it, found it committed, or found nothing pending
         assert all(c in (0, NotFound.exit_code, Conflict.exit_code) for c in codes), results
         assert 0 in codes
+
+
+class TestServerStatus:
+    def test_the_configured_server(self, redis_url: str, tmp_path: Path) -> None:
+        """Address (secret masked), running, version, memory, persistence, fsync and the
+        stories it holds, as a table and as JSON."""
+        cli = Cli(redis_url, tmp_path)
+        before = json.loads(cli("server", "status", "--json").stdout)
+        cli("new", "--world", "hollow_book", "--id", "counted")
+        found = json.loads(cli("server", "status", "--json").stdout)
+        assert (found["kind"], found["running"]) == ("configured", True)
+        assert found["stories"] == before["stories"] + 1
+        assert found["version"].split(".")[0].isdigit() and found["memory"]
+        assert found["fsync"] in {"always", "everysec", "no"} and found["persistence"]
+        password = urlsplit(redis_url).password
+        assert not password or password not in json.dumps(found)
+        table = cli("server", "status").stdout
+        assert "running" in table and found["version"] in table
+
+    def test_an_embedded_server_not_running_is_not_started(self, tmp_path: Path) -> None:
+        result = CliRunner().invoke(
+            app, ["server", "status", "--json"], env={"FABULA_HOME": str(tmp_path)}
+        )
+        assert result.exit_code == 0, result.output
+        found = json.loads(result.stdout)
+        assert (found["kind"], found["running"], found["stories"]) == ("embedded", False, None)
+        assert found["folder"] == str(tmp_path / "redis")
+        assert not (tmp_path / "redis" / "redis.sock").exists()
+
+    def test_a_server_that_does_not_answer_is_one_line(self) -> None:
+        proc = fabula("redis://u:hidden@127.0.0.1:1/0", "server", "status", check=False)
+        assert proc.returncode == RedisUnavailable.exit_code
+        assert len(proc.stderr.strip().splitlines()) == 1 and "does not answer" in proc.stderr
+        assert "hidden" not in proc.stderr and "Traceback" not in proc.stderr
