@@ -264,6 +264,7 @@ class ExportFormat(str, Enum):
     json = "json"
     card = "card"
     lorebook = "lorebook"
+    epub = "epub"
 
 
 @app.command()
@@ -272,24 +273,94 @@ def export(
     fmt: ExportFormat = typer.Option(ExportFormat.md, "--format"),
     branch: str = typer.Option("main", "--branch", "-b"),
     character: str | None = typer.Option(None, "--character", help="For card: whose."),
-    as_of: int | None = typer.Option(None, "--as-of", help="For card, lorebook: as of a turn."),
+    as_character: str | None = typer.Option(
+        None, "--as", help="The story as this character lived it (md, json, epub)."
+    ),
+    as_of: int | None = typer.Option(
+        None, "--as-of", help="For card, lorebook, --as: as of a turn."
+    ),
     out_file: Path | None = typer.Option(None, "--out", help="Write here, not to stdout."),
 ) -> None:
-    """Export a story's text (markdown), its text and views (json), a character as a V3
-    card holding what it believes (card --character C; PNG if it has a picture), or the
-    world as a lorebook_v3 (lorebook)."""
+    """Export a story's text (markdown, or an EPUB book), its text and views (json), a
+    character as a V3 card holding what it believes (card --character C; PNG if it has a
+    picture), or the world as a lorebook_v3 (lorebook). With --as C (md, json, epub): the
+    story as C lived it, what it witnessed in the words it saw or heard and what it
+    believes, read from its own mind only."""
+    if as_character is not None and fmt not in (ExportFormat.md, ExportFormat.json,
+                                                ExportFormat.epub):  # fmt: skip
+        raise InvalidInput(f"export --as takes --format md, json or epub, not {fmt.value}")
 
     async def go(fab: Fabula) -> None:
         store = fab.store(story, branch)
         if fmt in (ExportFormat.card, ExportFormat.lorebook):
             await write_export(store, fmt, character, as_of, out_file)
             return
-        if fmt is ExportFormat.md:
-            sys.stdout.write(await reading.markdown(store))
+        if as_character is not None:
+            from fabula.graph.service.lived import lived_markdown
+
+            found = await fab.lived(store, as_character, as_of=as_of)
+            if fmt is ExportFormat.md:
+                _emit(lived_markdown(found).encode(), out_file)
+            elif fmt is ExportFormat.epub:
+                _emit(_lived_epub(found), out_file)
+            else:
+                _emit(_json_bytes(found), out_file)
             return
-        dump(await reading.export(store))
+        if fmt is ExportFormat.md:
+            _emit((await reading.markdown(store)).encode(), out_file)
+        elif fmt is ExportFormat.epub:
+            _emit(await _story_epub(store), out_file)
+        else:
+            _emit(_json_bytes(await reading.export(store)), out_file)
 
     run_with_app(go)
+
+
+def _emit(data: bytes, out_file: Path | None) -> None:
+    if out_file is None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    else:
+        out_file.write_bytes(data)
+
+
+def _json_bytes(data: Any) -> bytes:
+    import json
+
+    return (json.dumps(plain(data), indent=2, default=str) + "\n").encode()
+
+
+async def _story_epub(store: StoryStore) -> bytes:
+    """The branch's text as an EPUB book: the premise, then the story, a paragraph a turn."""
+    import json
+
+    from fabula.graph.service.epub import Chapter, epub_book
+
+    text = await reading.story_text(store)
+    document = await store.pack_document()
+    premise = json.loads(document).get("premise") if document else None
+    chapters = [Chapter("Premise", [premise])] if isinstance(premise, str) and premise else []
+    chapters.append(Chapter(text.title, [t.text for t in text.turns]))
+    ident = f"fabula:{store.story}:{store.branch}"
+    return epub_book(ident, text.title, chapters)
+
+
+def _lived_epub(found: Any) -> bytes:
+    """A character's story (:class:`~fabula.graph.service.responses.LivedOut`) as an EPUB
+    book: what it lived, a section a turn, then what it believes."""
+    from fabula.graph.service.epub import Chapter, epub_book
+
+    lines: list[str] = []
+    headings: dict[int, str] = {}
+    for turn in found.turns:
+        headings[len(lines)] = f"Turn {turn.turn}"
+        lines.extend(turn.lines)
+    chapters = [Chapter(f"As {found.name} lived it", lines, headings)]
+    if found.beliefs:
+        chapters.append(Chapter(f"What {found.name} believes",
+                                [b.sentence for b in found.beliefs]))  # fmt: skip
+    ident = f"fabula:{found.story}:{found.branch}:as:{found.character}"
+    return epub_book(ident, f"{found.title}: as {found.name} lived it", chapters)
 
 
 async def write_export(

@@ -51,6 +51,7 @@ from fabula.graph.service.consolidation import (
     InlineConsolidation,
     consolidator,
 )
+from fabula.graph.service.lived import lived
 from fabula.graph.service.pending import (
     Listener,
     Pending,
@@ -66,6 +67,7 @@ from fabula.graph.service.responses import (
     DecisionOut,
     DraftOut,
     DraftsOut,
+    LivedOut,
     PendingListed,
     PendingSummary,
     PendingTurn,
@@ -329,6 +331,13 @@ class Fabula:
         Nothing of it is written."""
         return await chat(store, character, question, minds=self.minds, counter=self.counter,
                           voice=self.roles.voice, as_of=as_of)  # fmt: skip
+
+    async def lived(
+        self, store: StoryStore, character: str, *, as_of: int | None = None
+    ) -> LivedOut:
+        """The story as ``character`` lived it: what it witnessed and believes, read from
+        only its own mind as its Redis user (see :mod:`fabula.graph.service.lived`)."""
+        return await lived(store, character, minds=self.minds, as_of=as_of)
 
     async def summaries(self) -> list[StorySummary]:
         """Every story on the server, as listed."""

@@ -44,6 +44,9 @@ __all__ = [
     "FactOut",
     "GridCell",
     "GridRow",
+    "LivedBelief",
+    "LivedOut",
+    "LivedTurn",
     "MindOut",
     "MindsOut",
     "Outcome",
@@ -509,6 +512,38 @@ class ExportOut(_Out):
     beliefs: dict[str, BeliefsOut] = {}  # by character id: B[c]
     developments: list[Development]
     hypotheses: list[Hypothesis]
+
+
+class LivedTurn(_Out):
+    """One turn as a character lived it: the passages of what it witnessed, in order."""
+
+    turn: int
+    lines: list[str]
+
+
+class LivedBelief(_Out):
+    """One belief of a character, with the sentence of names it reads as."""
+
+    id: str
+    subject: str
+    attribute: str
+    value: str
+    polarity: bool = True
+    sentence: str
+
+
+class LivedOut(_Out):
+    """The story as one character lived it (``export --as C``): the turns it witnessed, in
+    the words it saw or heard, and what it believes (as of a turn, or now)."""
+
+    story: str
+    branch: str
+    character: str
+    name: str
+    title: str
+    as_of: int | None = None
+    turns: list[LivedTurn]
+    beliefs: list[LivedBelief]
 
 
 class UsageTotal(_Out):

@@ -5,10 +5,13 @@ model client), the ``stories`` and ``show branches`` tables, ``delete`` asking f
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import subprocess
 import sys
+import zipfile
+from pathlib import Path
 
 from fabula.errors import NotFound, StoryExists
 from fabula.testing.cli import fabula
@@ -90,3 +93,53 @@ class TestAskFirst:
         assert "[y/N]" not in unknown.stderr
         assert "deleted tale" in fabula(redis_url, "delete", "tale", "--yes").stdout
         assert json.loads(fabula(redis_url, "stories", "--json").stdout) == []
+
+
+class TestExportsAWriterUses:
+    def test_as_a_character_and_as_epub(self, redis_url: str, tmp_path: Path) -> None:
+        """`export --as leo` holds the turns Leo witnessed and none he did not (turn 3:
+        Mara hides the key while he is out), in md, json and epub; `--format epub` is a
+        valid EPUB holding every turn; --as with a card, or an unknown character, is one
+        line and writes nothing."""
+        fabula(redis_url, "new", "--world", "hollow_book", "--id", "lived")
+        fabula(redis_url, "run", "lived", "--turns", "3", "--auto")
+        story = json.loads(fabula(redis_url, "show", "lived", "story", "--json").stdout)
+        texts = {t["turn"]: t["text"] for t in story["turns"]}
+        hidden = texts[3]
+        assert "Mara" in hidden and "hollow book" in hidden
+
+        md = fabula(redis_url, "export", "lived", "--as", "Leo").stdout
+        assert md.startswith("# The Hollow Book\n\n*As Leo lived it.*")
+        assert texts[1] in md and hidden not in md and "## Turn 3" not in md
+        assert "## What Leo believes" in md and "brass_key" not in md
+        mara = fabula(redis_url, "export", "lived", "--as", "mara").stdout
+        assert "## Turn 3" in mara and "Mara moved the brass key" in mara
+
+        data = json.loads(fabula(redis_url, "export", "lived", "--as", "leo", "--format",
+                                 "json").stdout)  # fmt: skip
+        assert (data["character"], data["name"]) == ("leo", "Leo")
+        assert 3 not in [t["turn"] for t in data["turns"]] and data["beliefs"]
+        assert all(b["sentence"].endswith(".") for b in data["beliefs"])
+
+        book = tmp_path / "leo.epub"
+        fabula(redis_url, "export", "lived", "--as", "leo", "--format", "epub", "--out", str(book))
+        with zipfile.ZipFile(book) as z:
+            assert z.read("mimetype") == b"application/epub+zip"
+            leo_book = "".join(z.read(n).decode() for n in z.namelist() if n.endswith(".xhtml"))
+        assert "As Leo lived it" in leo_book and html.escape(hidden, quote=False) not in leo_book
+
+        whole = tmp_path / "story.epub"
+        fabula(redis_url, "export", "lived", "--format", "epub", "--out", str(whole))
+        with zipfile.ZipFile(whole) as z:
+            assert z.namelist()[0] == "mimetype"
+            chapters = "".join(z.read(n).decode() for n in z.namelist() if n.endswith(".xhtml"))
+        assert all(html.escape(t, quote=False) in chapters for t in texts.values())
+
+        for args, status, needle in [
+            (("--as", "leo", "--format", "card", "--out", str(tmp_path / "x")), 2, "--as takes"),
+            (("--as", "nobody", "--out", str(tmp_path / "y")), NotFound.exit_code, "nobody"),
+        ]:
+            proc = fabula(redis_url, "export", "lived", *args, check=False)
+            assert proc.returncode == status, proc.stderr
+            assert needle in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+        assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()

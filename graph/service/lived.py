@@ -1,0 +1,106 @@
+"""The story as one character lived it (``fabula export STORY --as C``): the passages of
+what it witnessed, turn by turn, in the words it saw or heard, and what it believes.
+
+Every read of the character's side goes through its
+:class:`~fabula.memory.acl.CharacterMind`, on its own Redis user, which can read nothing but
+its keyspace: its first-person memories (each event it witnessed, with the text that tells
+it), its beliefs and the names of the entities it knows of. So the export cannot hold what
+the character did not witness or was not told: the story's text, the world and another mind
+are out of its reach. Only the story's title is read as the admin.
+"""
+
+from __future__ import annotations
+
+from fabula.graph.service.reading import check_as_of
+from fabula.graph.service.responses import LivedBelief, LivedOut, LivedTurn
+from fabula.memory.acl import MindPool
+from fabula.memory.records import Belief, Entity
+from fabula.memory.store import StoryStore
+
+__all__ = ["lived", "lived_markdown"]
+
+_ALL = 1 << 30  # every memory of the branch (a list read in one LRANGE)
+
+
+def _named(entity_id: str, entities: dict[str, Entity]) -> str:
+    entity = entities.get(entity_id)
+    if entity is None:
+        return entity_id.replace("_", " ")
+    return entity.name if entity.kind == "character" else f"the {entity.name}"
+
+
+def belief_sentence(belief: Belief, entities: dict[str, Entity]) -> str:
+    """``belief`` as a sentence of names ("the brass key is in the desk drawer")."""
+    subject = _named(belief.subject, entities)
+    value = _named(belief.value, entities)
+    be = "is" if belief.polarity else "is not"
+    if belief.attribute == "location":
+        holder = entities.get(belief.value)
+        where = (
+            f"with {value}"
+            if holder is not None and holder.kind == "character"
+            else (f"in {value}" if value.startswith("the ") else f"in the {value}")
+        )
+        said = f"{subject} {be} {where}"
+    else:
+        said = f"the {belief.attribute.replace('_', ' ')} of {subject} {be} {belief.value}"
+    return said[0].upper() + said[1:] + "."
+
+
+async def lived(
+    store: StoryStore, character: str, *, minds: MindPool, as_of: int | None = None
+) -> LivedOut:
+    """``character``'s story on ``store``'s branch (``as_of``: up to that turn): what it
+    witnessed, and what it believes, read from its own mind only.
+
+    Raises :class:`~fabula.errors.NotFound` for an unknown story, branch or character (by id
+    or name, any case), :class:`~fabula.errors.InvalidInput` for an ``as_of`` outside it.
+    """
+    await store.require()
+    as_of = await check_as_of(store, as_of)
+    me = await store.resolve(character, "character")
+    title = (await store.info()).title
+    mind = await minds.mind(store.story, me.id, store.branch)
+    entities = await mind.entities(as_of=as_of)
+    turns: dict[int, list[str]] = {}
+    for memory in await mind.memories(last=_ALL):
+        if as_of is not None and memory.turn > as_of:
+            continue
+        lines = turns.setdefault(memory.turn, [])
+        quote = " ".join(memory.quote.split())
+        if quote and quote not in lines:
+            lines.append(quote)
+    view = await mind.beliefs(as_of=as_of)
+    found = sorted(view.beliefs.values(), key=lambda b: (b.subject, b.attribute))
+    return LivedOut(
+        story=store.story,
+        branch=store.branch,
+        character=me.id,
+        name=me.name,
+        title=title,
+        as_of=as_of,
+        turns=[LivedTurn(turn=t, lines=lines) for t, lines in sorted(turns.items()) if lines],
+        beliefs=[
+            LivedBelief(
+                id=b.id,
+                subject=b.subject,
+                attribute=b.attribute,
+                value=b.value,
+                polarity=b.polarity,
+                sentence=belief_sentence(b, entities),
+            )
+            for b in found
+        ],
+    )
+
+
+def lived_markdown(found: LivedOut) -> str:
+    """A character's story as markdown: the title, a heading per turn it witnessed with
+    what it saw and heard, then what it believes."""
+    parts = [f"# {found.title}\n\n*As {found.name} lived it.*\n\n"]
+    for turn in found.turns:
+        parts.append(f"## Turn {turn.turn}\n\n" + "".join(line + "\n\n" for line in turn.lines))
+    if found.beliefs:
+        parts.append(f"## What {found.name} believes\n\n")
+        parts.append("".join(f"- {b.sentence}\n" for b in found.beliefs) + "\n")
+    return "".join(parts)
