@@ -18,14 +18,21 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.datastructures import UploadFile
 
 from fabula.agents.contracts import Decision
-from fabula.errors import AccessDenied, EditRefused, InvalidInput, NotFound, TurnConflict
+from fabula.errors import (
+    AccessDenied,
+    EditRefused,
+    InvalidInput,
+    NotFound,
+    StoryExists,
+    TurnConflict,
+)
 from fabula.graph.service import Fabula, reading, world_infos
 from fabula.graph.service.pending import check_bounds
 from fabula.graph.web.api import MAX_PACK_BYTES, builtin_pack, get_fab
 from fabula.graph.web.live import Runs
 from fabula.graph.web.security import TOKEN_COOKIE, require_form_token
 from fabula.memory.records import Hypothesis
-from fabula.memory.store import StoryStore
+from fabula.memory.store import StoryStore, TurnText
 
 __all__ = ["NOTICES", "router"]
 
@@ -95,20 +102,34 @@ async def index(request: Request, fab: Fab) -> Response:
 
 
 @router.post("/stories")
-async def create(fab: Fab, form: Form) -> Response:
+async def create(request: Request, fab: Fab, form: Form) -> Response:
+    """Create a story from a built-in world or an uploaded pack. A pack that cannot be read
+    (or an id already taken) is said on the stories page, on the form, in one line
+    (422, 409); nothing is written."""
     pack = form.get("pack")
     story_id = _text(form, "id") or None
-    if isinstance(pack, UploadFile) and pack.filename:
-        data = await pack.read(MAX_PACK_BYTES + 1)
-        if len(data) > MAX_PACK_BYTES:
-            raise InvalidInput(f"a world pack is at most {MAX_PACK_BYTES // 1024} KiB")
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            raise InvalidInput(f"{pack.filename} is not UTF-8 text") from None
-        store = await fab.create_story_from_text(text, pack.filename, story_id)
-    else:
-        store = await fab.create_story(builtin_pack(_text(form, "world")), story_id)
+    try:
+        if isinstance(pack, UploadFile) and pack.filename:
+            data = await pack.read(MAX_PACK_BYTES + 1)
+            if len(data) > MAX_PACK_BYTES:
+                raise InvalidInput(f"a world pack is at most {MAX_PACK_BYTES // 1024} KiB")
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                raise InvalidInput(f"{pack.filename} is not UTF-8 text") from None
+            store = await fab.create_story_from_text(text, pack.filename, story_id)
+        else:
+            store = await fab.create_story(builtin_pack(_text(form, "world")), story_id)
+    except (InvalidInput, StoryExists) as exc:
+        return page(
+            request,
+            "index.html",
+            status=exc.http_status,
+            stories=await fab.summaries(),
+            worlds=world_infos(),
+            create_error=str(exc),
+            story_id=story_id or "",
+        )
     return go(f"/stories/{store.story}", notice="created")
 
 
@@ -184,7 +205,20 @@ async def pending_page(request: Request, fab: Fab, story: str, branch: Branch = 
     await store.require()
     found = await fab.pending_turn(store)
     details = await fab.pending_details(store) if found is not None else None
-    return page(request, "pending.html", story=story, branch=branch, pending=details)
+    before = await _before(store, found.turn) if found is not None else []
+    return page(request, "pending.html", story=story, branch=branch, pending=details,
+                before=before)  # fmt: skip
+
+
+BEFORE_PENDING = 3
+"""Turns shown before a pending draft, so it is read where it stands in the story."""
+
+
+async def _before(store: StoryStore, turn: int) -> list[TurnText]:
+    """The committed turns just before ``turn`` (at most :data:`BEFORE_PENDING`)."""
+    if turn <= 1:
+        return []
+    return await store.turn_texts(max(1, turn - BEFORE_PENDING), turn - 1)
 
 
 async def _decide(
@@ -213,6 +247,7 @@ async def _decide(
             story=story,
             branch=branch,
             pending=details,
+            before=await _before(store, details.turn) if details is not None else [],
             edit_text=decision.text,
             edit_error=exc.message.replace(
                 "commit it anyway with --force",

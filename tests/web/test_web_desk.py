@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator
+from html import escape
 
 import httpx
 import pytest
@@ -117,6 +118,54 @@ class TestDraftsOverHttp:
             assert text["turns"][-1]["text"] == made["drafts"][1]["draft"]
             kept = (await client.get("/api/stories/tale/drafts?turn=4")).json()
             assert kept["chosen"] == "4.d2" and len(kept["drafts"]) == 2
+
+
+class TestRoughEdgesOverHttp:
+    async def test_a_pending_draft_is_shown_after_the_turns_before_it(self, base: str) -> None:
+        """The pending page showed the draft alone; now the turns just before it come first."""
+        async with httpx.AsyncClient(base_url=base, timeout=60) as client:
+            await client.post("/api/stories", json={"world": "hollow_book", "id": "tale"})
+            await client.post("/api/stories/tale/run", json={"turns": 1})
+            text = (await client.get("/api/stories/tale/text")).json()
+            texts = [t["text"] for t in text["turns"]]
+            html = (await client.get("/stories/tale/pending")).text
+            before = html.index('data-testid="before"')
+            assert before < html.index('data-testid="draft"')
+            shown = html[before : html.index('data-testid="draft"')]
+            assert all(escape(t, quote=False) in shown for t in texts[-3:]), shown
+
+    async def test_nested_minds_are_collapsed_after_the_grid(self, base: str) -> None:
+        """lighthouse's minds page listed every nested chain open (4,823 px); now each
+        character's chains are one closed <details>, after the grid, named by names."""
+        async with httpx.AsyncClient(base_url=base, timeout=60) as client:
+            await client.post("/api/stories", json={"world": "lighthouse", "id": "lamp"})
+            await client.post("/api/stories/lamp/run", json={"turns": 3, "auto": True})
+            html = (await client.get("/stories/lamp/minds")).text
+            chains = re.findall(r'<details class="nested-chains"[^>]*>', html)
+            assert chains and not any(" open" in c for c in chains)
+            assert html.index('data-testid="grid"') < html.index('class="nested-chains"')
+            inside = html.split('<details class="nested-chains"', 1)[1]
+            assert html.count('<h3 class="nested"') == inside.count('<h3 class="nested"')
+
+    async def test_a_bad_pack_is_said_on_the_form(self, base: str) -> None:
+        """A bad uploaded pack gave a bare 422 page; now it is the stories page with the
+        message once on the form, the id kept, and no story made."""
+        async with httpx.AsyncClient(base_url=base, timeout=60) as client:
+            home = await client.get("/")
+            token = re.search(r'name="csrf_token" value="([^"]+)"', home.text)
+            assert token is not None
+            before = (await client.get("/api/stories")).json()
+            r = await client.post(
+                "/stories",
+                data={"csrf_token": token[1], "world": "hollow_book", "id": "broken"},
+                files={"pack": ("broken.toml", b"title = [unclosed\n", "application/toml")},
+            )
+            assert r.status_code == 422, r.text
+            error = re.search(r'data-testid="create-error">([^<]*)<', r.text)
+            assert error is not None and error[1].strip() and "\n" not in error[1].strip()
+            assert r.text.count(error[1]) == 1 and "broken.toml" in error[1]
+            assert 'class="create"' in r.text and 'value="broken"' in r.text
+            assert (await client.get("/api/stories")).json() == before
 
 
 @needs_chromium
@@ -264,4 +313,32 @@ class TestInTheBrowser:
         await expect(page).to_have_url(re.compile(r"at=0"))
         await expect(page.locator("[data-testid=fork-at]")).to_have_value("0")
         assert await options.count() != at_three
+        await page.goto("about:blank")
+
+    async def test_a_finished_draft_is_not_being_written(self, page: Page, base: str) -> None:
+        """The pending draft under the story stayed labelled "Being written"; now once it
+        waits for a decision it says so."""
+        await create_story(page, base)
+        await run_until_pending(page)
+        title = page.locator(".live-title")
+        await expect(title).to_have_text("Awaiting approval")
+        await page.goto("about:blank")
+
+    async def test_the_minds_page_is_short(self, page: Page, base: str) -> None:
+        """lighthouse's minds page was 4,823 px tall with every nested chain open; now the
+        grid comes first, on the first screen, and the chains are closed until clicked."""
+        async with httpx.AsyncClient(base_url=base, timeout=60) as client:
+            await client.post("/api/stories", json={"world": "lighthouse", "id": "lamp"})
+            await client.post("/api/stories/lamp/run", json={"turns": 3, "auto": True})
+        await page.goto(base + "/stories/lamp/minds")
+        grid = await page.locator("[data-testid=grid]").bounding_box()
+        assert grid is not None and grid["y"] < 860
+        height = await page.evaluate("document.documentElement.scrollHeight")
+        chains = page.locator("details.nested-chains")
+        assert await chains.count() >= 2
+        for i in range(await chains.count()):
+            await chains.nth(i).locator("summary").click()
+            await expect(chains.nth(i)).to_have_attribute("open", "")
+        opened = await page.evaluate("document.documentElement.scrollHeight")
+        assert height < opened - 500, (height, opened)
         await page.goto("about:blank")

@@ -41,6 +41,9 @@
       text += " · done";
     }
     box.querySelector(".progress-text").textContent = text;
+    // a finished draft waits for a decision: it is no longer being written
+    const title = document.querySelector(".live-title");
+    if (title) title.textContent = run.state === "pending" ? "Awaiting approval" : "Being written";
   }
 
   function live(text, append) {
