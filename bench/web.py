@@ -6,6 +6,10 @@ pool); for every turn a client runs the turn until it waits for approval, loads 
 page and its pending page, and approves it (naming the draft it read). Then every story's
 text is read back: a missing turn is *lost*, a turn beyond the expected or an approval
 answered ``duplicate`` is *doubled*; any answer of 4xx/5xx or failed request is an *error*.
+Then each story's next turns (``CHOICES`` of them) are written as three alternative drafts
+(``POST .../alternatives``), their drafts page is loaded and one of them is chosen
+(``POST .../approve`` with its ``choice``): the p95 of *choosing among 3 drafts* is that
+approval's, against the same choice through the service in process.
 The minds page is loaded at turn 200 of a long story (a synthetic world of five characters,
 written autonomously before the clock starts).
 
@@ -48,6 +52,8 @@ from fabula.settings import FsyncPolicy, Settings
 __all__ = ["CONCURRENCY", "TARGETS", "run", "run_web"]
 
 TARGETS = {"pages_ms_p95": 100.0, "approve_ms_p95": 150.0}
+DRAFTS = 3  # drafts a choice is made among
+CHOICES = 2  # turns per story written as DRAFTS alternatives, one chosen
 LONG_TURN = 200
 CONCURRENCY = (150, 400)
 
@@ -107,6 +113,8 @@ class _Tally:
         self.approve: list[float] = []
         self.run: list[float] = []
         self.minds: list[float] = []
+        self.drafts: list[float] = []  # writing DRAFTS alternatives (to approval)
+        self.choose: list[float] = []  # approving one of them (choice)
         self.errors = 0
         self.duplicates = 0
         # approvals committed but not confirmed on disk (WAITAOF), and the reasons given
@@ -164,6 +172,34 @@ async def _one_turn(client: httpx.AsyncClient, tally: _Tally, story: str) -> Non
     )
     if decided is not None:
         tally.decided(decided.json())
+
+
+async def _one_choice(client: httpx.AsyncClient, tally: _Tally, story: str, k: int) -> None:
+    """Write the next turn as DRAFTS alternatives, load their page, choose the ``k``-th
+    (the last when fewer differ)."""
+    made = await _timed(client, tally, tally.drafts, "POST",
+                        f"/api/stories/{story}/alternatives", json={"count": DRAFTS})  # fmt: skip
+    if made is None:
+        return
+    found = made.json()
+    drafts = found.get("drafts") or []
+    if not drafts:
+        tally.error(f"{story}: no drafts were written")
+        return
+    await _timed(client, tally, tally.pages, "GET", f"/stories/{story}/drafts")
+    body = {"choice": drafts[min(k, len(drafts) - 1)]["id"], "pending_id": found["pending_id"]}
+    decided = await _timed(
+        client, tally, tally.choose, "POST", f"/api/stories/{story}/approve", json=body
+    )
+    if decided is not None:
+        tally.decided(decided.json())
+
+
+async def _chooser(url: str, tally: _Tally, stories: list[str]) -> None:
+    async with httpx.AsyncClient(base_url=url, timeout=120) as client:
+        for k in range(CHOICES):
+            for story in stories:
+                await _one_choice(client, tally, story, k + 1)
 
 
 async def _client(url: str, tally: _Tally, stories: list[str], turns: int) -> None:
@@ -230,6 +266,7 @@ async def _baseline(
     """The same work through the service in process: page reads, decisions, minds."""
     pages: list[float] = []
     approve: list[float] = []
+    choose: list[float] = []
     minds: list[float] = []
     unsynced = 0
     for i in range(stories):
@@ -247,6 +284,18 @@ async def _baseline(
             )
             unsynced += out.durable is False
             approve.append((time.perf_counter() - started) * 1000)
+        for k in range(CHOICES):
+            made = await fab.alternatives(store, DRAFTS)
+            started = time.perf_counter()
+            await fab.drafts(store, made.turn)
+            pages.append((time.perf_counter() - started) * 1000)
+            choice = made.drafts[min(k + 1, len(made.drafts) - 1)].id
+            started = time.perf_counter()
+            out = await fab.decide_turn(
+                store, Decision(action="approve", choice=choice), expect=made.pending_id
+            )
+            unsynced += out.durable is False
+            choose.append((time.perf_counter() - started) * 1000)
     for _ in range(20):
         started = time.perf_counter()
         await reading.minds(fab.store(long), long_turn)
@@ -256,6 +305,7 @@ async def _baseline(
         "turns": turns,
         "pages_ms": percentiles(pages),
         "approve_ms": percentiles(approve),
+        "choose_ms": percentiles(choose),
         "minds_ms": percentiles(minds),
         "unsynced": unsynced,
     }
@@ -304,6 +354,9 @@ async def run_web(
                     *[_client(base, tally, ids[c::clients], turns) for c in range(clients)]
                 )
                 seconds = time.perf_counter() - started
+                await asyncio.gather(
+                    *[_chooser(base, tally, ids[c::clients]) for c in range(clients)]
+                )
                 async with httpx.AsyncClient(base_url=base, timeout=120) as client:
                     for _ in range(20):
                         await _timed(
@@ -319,7 +372,7 @@ async def run_web(
                     for s in ids:
                         text = (await client.get(f"/api/stories/{s}/text")).json()
                         numbers = [t["turn"] for t in text["turns"]]
-                        expected = openings[s] + turns
+                        expected = openings[s] + turns + CHOICES
                         if numbers != list(range(1, len(numbers) + 1)):
                             tally.error(f"{s}: turn numbers {numbers} have gaps")
                         lost += max(0, expected - text["head"])
@@ -345,12 +398,17 @@ async def run_web(
         "approve_ms": percentiles(tally.approve),
         "minds_ms": percentiles(tally.minds),
         "run_ms": percentiles(tally.run),
+        "drafts": DRAFTS,
+        "drafts_ms": percentiles(tally.drafts),
+        "choose_ms": percentiles(tally.choose),
         "seconds": round(seconds, 2),
         "approvals_per_second": round(len(tally.approve) / seconds, 2) if seconds else 0.0,
         "targets": TARGETS,
         "met": {
             "pages_ms_p95": percentiles(tally.pages)["p95"] <= TARGETS["pages_ms_p95"],
             "approve_ms_p95": percentiles(tally.approve)["p95"] <= TARGETS["approve_ms_p95"],
+            # choosing a draft is an approval: the approvals' target
+            "choose_ms_p95": percentiles(tally.choose)["p95"] <= TARGETS["approve_ms_p95"],
         },
         "error_samples": tally.messages,
         # clients at once: each holds the long story's event stream and loads its minds
@@ -385,6 +443,13 @@ def _print(result: dict[str, Any]) -> None:
         [
             ["page loads", pair(result["pages_ms"]), pair(base["pages_ms"]), "p95 ≤ 100"],
             ["approvals", pair(result["approve_ms"]), pair(base["approve_ms"]), "p95 ≤ 150"],
+            [
+                f"choosing among {result['drafts']} drafts",
+                pair(result["choose_ms"]),
+                pair(base["choose_ms"]),
+                "p95 ≤ 150",
+            ],
+            [f"writing {result['drafts']} drafts", pair(result["drafts_ms"]), "-", "-"],
             [
                 f"minds at turn {result['minds_at_turn']}",
                 pair(result["minds_ms"]),

@@ -26,10 +26,12 @@ async def test_bench_web_small(redis_url: str, tmp_path: Path) -> None:
     assert result == json.loads(out.read_text())
     assert result["benchmark"] == "web" and (result["stories"], result["turns"]) == (3, 2)
     assert (result["errors"], result["lost"], result["doubled"]) == (0, 0, 0), result
-    for key in ("pages_ms", "approve_ms", "minds_ms"):
+    for key in ("pages_ms", "approve_ms", "minds_ms", "choose_ms"):
         assert set(result[key]) == {"p50", "p95"} and result[key]["p50"] > 0
         assert set(result["baselines"]["service_in_process"][key]) == {"p50", "p95"}
-    assert set(result["met"]) == {"pages_ms_p95", "approve_ms_p95"}
+    assert set(result["met"]) == {"pages_ms_p95", "approve_ms_p95", "choose_ms_p95"}
+    # choosing among 3 drafts: each choice committed once (counted in lost/doubled above)
+    assert result["drafts"] == 3 and result["drafts_ms"]["p50"] > 0
     # 20 clients at once, each holding an event stream and loading the minds: none refused
     (burst,) = result["concurrency"]
     assert (burst["clients"], burst["errors"]) == (20, 0), burst
