@@ -11,40 +11,50 @@ are out of its reach. Only the story's title is read as the admin.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from fabula.graph.service.reading import check_as_of
 from fabula.graph.service.responses import LivedBelief, LivedOut, LivedTurn
 from fabula.memory.acl import MindPool
 from fabula.memory.records import Belief, Entity
 from fabula.memory.store import StoryStore
 
-__all__ = ["lived", "lived_markdown"]
+__all__ = ["belief_sentence", "fact_sentence", "lived", "lived_markdown"]
 
 _ALL = 1 << 30  # every memory of the branch (a list read in one LRANGE)
 
 
-def _named(entity_id: str, entities: dict[str, Entity]) -> str:
+def _named(entity_id: str, entities: Mapping[str, Entity]) -> str:
     entity = entities.get(entity_id)
     if entity is None:
         return entity_id.replace("_", " ")
     return entity.name if entity.kind == "character" else f"the {entity.name}"
 
 
-def belief_sentence(belief: Belief, entities: dict[str, Entity]) -> str:
-    """``belief`` as a sentence of names ("the brass key is in the desk drawer")."""
-    subject = _named(belief.subject, entities)
-    value = _named(belief.value, entities)
-    be = "is" if belief.polarity else "is not"
-    if belief.attribute == "location":
-        holder = entities.get(belief.value)
-        where = (
-            f"with {value}"
-            if holder is not None and holder.kind == "character"
-            else (f"in {value}" if value.startswith("the ") else f"in the {value}")
-        )
-        said = f"{subject} {be} {where}"
+def fact_sentence(
+    subject: str, attribute: str, value: str, polarity: bool, entities: Mapping[str, Entity]
+) -> str:
+    """A fact or belief as a sentence of names ("The brass key is in the desk drawer.",
+    "The brass key is with Leo.", "The colour of the brass key is dull gold.")."""
+    thing = _named(subject, entities)
+    be = "is" if polarity else "is not"
+    if attribute == "location":
+        holder = entities.get(value)
+        place = _named(value, entities)
+        if holder is not None and holder.kind == "character":
+            where = f"with {place}"
+        else:
+            where = f"in {place}" if place.startswith("the ") else f"in the {place}"
+        said = f"{thing} {be} {where}"
     else:
-        said = f"the {belief.attribute.replace('_', ' ')} of {subject} {be} {belief.value}"
+        said = f"the {attribute.replace('_', ' ')} of {thing} {be} {value}"
     return said[0].upper() + said[1:] + "."
+
+
+def belief_sentence(belief: Belief, entities: Mapping[str, Entity]) -> str:
+    """``belief`` as a sentence of names (see :func:`fact_sentence`)."""
+    return fact_sentence(belief.subject, belief.attribute, belief.value, belief.polarity,
+                         entities)  # fmt: skip
 
 
 async def lived(

@@ -32,6 +32,7 @@ from fabula.errors import (
 )
 from fabula.graph.service import Fabula
 from fabula.graph.web.live import MAX_STREAMS, EventHub, Runs
+from fabula.graph.web.present import mutual
 from fabula.graph.web.security import Guard, check_bind, is_loopback
 from fabula.logs import get_logger
 from fabula.memory.server import disk_error, server_address
@@ -117,6 +118,7 @@ def create_app(config: WebConfig) -> FastAPI:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(_HERE / "templates")), autoescape=True
     )
+    env.filters["mutual"] = mutual
     app.state.templates = Jinja2Templates(env=env)
     # Swagger UI's files (those the fastapi-offline package ships), served by the studio
     swagger = Path(fastapi_offline.__file__).resolve().parent / "static"

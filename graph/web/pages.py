@@ -27,6 +27,7 @@ from fabula.errors import (
     TurnConflict,
 )
 from fabula.graph.service import Fabula, reading, world_infos
+from fabula.graph.service.lived import fact_sentence
 from fabula.graph.service.pending import check_bounds
 from fabula.graph.web.api import MAX_PACK_BYTES, builtin_pack, get_fab
 from fabula.graph.web.live import Runs
@@ -401,7 +402,14 @@ async def evidence_page(
         attribute=attribute,
         as_of=as_of,
     )
-    return page(request, "evidence.html", story=story, branch=branch, ev=found, as_of=as_of)
+    entities = await fab.store(story, branch).entities()
+    names = {e.id: e.name for e in entities.values()}
+    sentence = None
+    if found.belief is not None:
+        b = found.belief
+        sentence = fact_sentence(b.subject, b.attribute, b.value, b.polarity, entities)
+    return page(request, "evidence.html", story=story, branch=branch, ev=found, as_of=as_of,
+                names=names, sentence=sentence)  # fmt: skip
 
 
 @router.get("/stories/{story}/fork", response_class=HTMLResponse)

@@ -147,6 +147,22 @@ class TestRoughEdgesOverHttp:
             inside = html.split('<details class="nested-chains"', 1)[1]
             assert html.count('<h3 class="nested"') == inside.count('<h3 class="nested"')
 
+    async def test_the_evidence_page_reads_names_not_ids(self, base: str) -> None:
+        """It read "leo believes brass_key · location is leo" and "state s7.0" (and "the
+        brass key is in Leo"); now names and a sentence ("with Leo"), the ids in tooltips."""
+        async with httpx.AsyncClient(base_url=base, timeout=60) as client:
+            await client.post("/api/stories", json={"world": "hollow_book", "id": "tale"})
+            minds = (await client.get("/stories/tale/minds?as_of=0")).text
+            cell = minds.split('data-testid="cell-leo-brass_key-location"', 1)[1]
+            link = re.search(r'href="([^"]+)"', cell)
+            assert link is not None
+            html = (await client.get(link[1].replace("&amp;", "&"))).text
+            line = re.search(r'data-testid="belief"[^>]*>([^<]*)<', html)
+            assert line is not None and "Leo believes: The brass key is with Leo." in line[1]
+            event = re.search(r"<dt>Event</dt><dd[^>]*>([^<]*)<", html)
+            assert event is not None and event[1] == "the world's setup"
+            assert "brass_key" not in line[1] and "desk_drawer" not in line[1]
+
     async def test_a_bad_pack_is_said_on_the_form(self, base: str) -> None:
         """A bad uploaded pack gave a bare 422 page; now it is the stories page with the
         message once on the form, the id kept, and no story made."""
