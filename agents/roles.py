@@ -105,10 +105,19 @@ class ChatVoiceRole(Protocol):
     """Says a character's answer to a question in its voice, from what it knows only."""
 
     async def answer(
-        self, brief: CharacterBrief, known: str, plain: str | None, question: str
+        self,
+        brief: CharacterBrief,
+        known: str,
+        plain: str | None,
+        question: str,
+        *,
+        lore: Sequence[str] = (),
+        voice: Sequence[str] = (),
     ) -> str:
         """What the character says: ``known`` is what its own mind recalls for the question,
-        ``plain`` the question-answerer's answer from its beliefs (None: not one of its forms)."""
+        ``plain`` the question-answerer's answer from its beliefs (None: not one of its forms),
+        ``lore`` the entries of its own lore the question activates, ``voice`` exemplars of
+        its voice nearest it."""
         ...
 
 

@@ -285,6 +285,15 @@ class CharacterMind:
             raise AccessDenied(str(exc), story=self.story, character=self.character) from exc
         return raw
 
+    async def voice(self) -> str | None:
+        """This character's voice document (its card's example dialogues, its BookWorld
+        lines: see :mod:`fabula.worlds.voice`), read from its own keyspace; None if none."""
+        try:
+            raw: str | None = await self.client.get(keys.mind_voice(self.story, self.character))
+        except NoPermissionError as exc:
+            raise AccessDenied(str(exc), story=self.story, character=self.character) from exc
+        return raw
+
     async def entities(self, *, as_of: int | None = None) -> dict[str, Entity]:
         """The entities this character knows of (by turn ``as_of``, if given): those its
         beliefs and the events it witnessed name, and the pack's places and cast — read from

@@ -84,6 +84,7 @@ __all__ = [
     "mind_lore",
     "mind_pattern",
     "mind_prefix",
+    "mind_voice",
     "shared_groups",
     "shared_log",
     "snapshot_layout",
@@ -241,6 +242,12 @@ def mind_lore(story: str, character: str) -> str:
     one document, written when the story is created, the same on every branch (a branch
     id cannot begin with ``_``)."""
     return f"{mind_prefix(story, character)}_lore"
+
+
+def mind_voice(story: str, character: str) -> str:
+    """A character's voice exemplars (its card's example dialogues, its BookWorld lines):
+    one document, written when the story is created, the same on every branch."""
+    return f"{mind_prefix(story, character)}_voice"
 
 
 def beliefs_current(story: str, branch: str, chain: str) -> str:

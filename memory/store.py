@@ -201,6 +201,7 @@ class StoryStore:
         assets: Mapping[str, bytes] | None = None,
         unfinished: bool = False,
         lore: Mapping[str, str] | None = None,
+        voices: Mapping[str, str] | None = None,
     ) -> None:
         """Create the story and commit its setup (turn 0). Refuses an existing story.
 
@@ -213,7 +214,8 @@ class StoryStore:
         :meth:`~fabula.memory.snapshot.Snapshot.pack_as`); ``assets`` the files it came with
         (an imported character's picture: see :meth:`assets`); ``lore`` each character's
         own lore, by character id (a document, written into that character's keyspace,
-        read back only by its own Redis user: see ``CharacterMind.lore``). Raises
+        read back only by its own Redis user: see ``CharacterMind.lore``); ``voices`` each
+        character's voice exemplars the same way (``CharacterMind.voice``). Raises
         :class:`StoryExists` for an existing story and :class:`InvalidDelta` for a setup
         that does not validate; either way nothing is written.
         """
@@ -222,7 +224,7 @@ class StoryStore:
         if setup.turn != 0:
             raise InvalidDelta("the setup delta is turn 0", field="turn", turn=setup.turn)
         validate_delta(setup)
-        for character in lore or {}:
+        for character in [*(lore or {}), *(voices or {})]:
             keys.check_id(character, "character")
         created = await self.client.hsetnx(keys.meta(self.story), "world", world)
         if not created:
@@ -247,8 +249,16 @@ class StoryStore:
         )
         for character, document in (lore or {}).items():
             await self.client.set(keys.mind_lore(self.story, character), document)
+        for character, document in (voices or {}).items():
+            await self.client.set(keys.mind_voice(self.story, character), document)
         # the list of stories is one key outside every story's slot: written after the story
         await self.client.sadd(keys.STORIES, self.story)
+
+    async def voice(self, character: str) -> str | None:
+        """``character``'s voice document (see :meth:`create`), as the author reads it; None
+        if it has none. A character reads its own through ``CharacterMind.voice``."""
+        raw: str | None = await self.client.get(keys.mind_voice(self.story, character))
+        return raw
 
     async def finish(self) -> None:
         """Mark the story whole: its maker has committed all it meant to (the pack's opening,

@@ -2,12 +2,16 @@
 
 The model is given only what the character holds: who it is and how it speaks (its own
 entry in the world pack: name, voice, secrets), what its own mind recalls for the question
-(its beliefs and the episodes it witnessed, read through its own Redis user by the caller)
-and the question-answerer's reading of those, when the question is one of its forms. It
+(its beliefs and the episodes it witnessed, read through its own Redis user by the caller),
+the entries of its own lore the question activates and a few exemplars of its voice (both
+from its own keyspace), and the question-answerer's reading of those, when the question is
+one of its forms. It
 writes plain text: what the character says. Nothing it writes is kept.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
@@ -18,13 +22,24 @@ from fabula.agents.prompts import load_prompt
 __all__ = ["ModelChatVoice", "render_chat"]
 
 
-def render_chat(brief: CharacterBrief, known: str, plain: str | None, question: str) -> str:
-    """The user message of a chat: the character's own secrets, what it recalls for the
-    question (``known``), the question-answerer's answer (``plain``, when it read the
-    question) and the question itself."""
+def render_chat(
+    brief: CharacterBrief,
+    known: str,
+    plain: str | None,
+    question: str,
+    *,
+    lore: Sequence[str] = (),
+    voice: Sequence[str] = (),
+) -> str:
+    """The user message of a chat: the character's own secrets, the exemplars of its voice
+    (``voice``), what it recalls for the question (``known``) and what its own lore says of
+    it (``lore``), the question-answerer's answer (``plain``, when it read the question) and
+    the question itself."""
     sections = [
         ("Your secrets", "\n".join(f"- {s}" for s in brief.secrets)),
-        ("What you know of it", known.strip() or "(nothing)"),
+        ("How you speak", "\n".join(f"- {v}" for v in voice)),
+        ("What you know of it", known.strip() or ("" if lore else "(nothing)")),
+        ("What your lore says of it", "\n".join(f"- {x}" for x in lore)),
         ("What your beliefs answer", plain or ""),
         ("The question", question),
     ]
@@ -39,13 +54,22 @@ class ModelChatVoice:
         self.prompt = load_prompt("character", "chat", prompt_version)
 
     async def answer(
-        self, brief: CharacterBrief, known: str, plain: str | None, question: str
+        self,
+        brief: CharacterBrief,
+        known: str,
+        plain: str | None,
+        question: str,
+        *,
+        lore: Sequence[str] = (),
+        voice: Sequence[str] = (),
     ) -> str:
         """What the character says to ``question``, from ``known`` only (one to three
         sentences); the model's errors are raised as :class:`ModelClient.text` raises them."""
         system = self.prompt.render(name=brief.name, voice=brief.voice or "plain and direct")
         messages = [
             SystemMessage(content=system),
-            HumanMessage(content=render_chat(brief, known, plain, question)),
+            HumanMessage(
+                content=render_chat(brief, known, plain, question, lore=lore, voice=voice)
+            ),
         ]
         return (await self.client.text(messages)).strip()

@@ -41,6 +41,7 @@ from fabula.memory.acl import CharacterMind
 from fabula.memory.projections import BeliefView
 from fabula.memory.records import Belief, Entity, Memory, slug
 from fabula.worlds.recall import activate_books, character_lore
+from fabula.worlds.voice import VOICE_EXEMPLARS, Exemplar, nearest, parse_voice
 
 __all__ = [
     "CharacterProposal",
@@ -51,12 +52,16 @@ __all__ = [
     "proposal_schema",
     "recollections",
     "render_mind",
+    "situation",
+    "voice_lines",
 ]
 
 MEMORIES = 20  # the last first-person memories shown
 RECALL_BUDGET = 300  # tokens of older episodes recalled for the character's situation
 VOICE_LINES = 3  # its own past utterances shown as its voice
 LORE_BUDGET = 150  # tokens (words) of its own lore its situation activates
+VOICE_BUDGET = 150  # tokens (words) of the exemplars of its voice shown
+VOICE_SCAN = 12  # its own last utterances looked through for exemplars of its voice
 CLAIM_CHARS = 80  # a claimed value that is no entity ("oak brown")
 _ENTITY_KINDS = ("place", "object", "character")
 # what each kind of action needs (from the one table, INTENT_FIELDS; ``attribute`` has its
@@ -106,10 +111,12 @@ class ModelCharacter:
         recalled = await recollections(mind, brief, beliefs, entities, memories)
         words = await mind.own_words(VOICE_LINES)
         lore = await lore_lines(mind, brief, beliefs, entities, memories)
+        voice = await voice_lines(mind, brief, beliefs, entities, memories, shown=words)
         messages = [
             SystemMessage(content=self.prompt.render(name=brief.name)),
             HumanMessage(content=render_mind(brief, beliefs, memories, entities, nested,
-                                             recalled=recalled, own_words=words, lore=lore)),
+                                             recalled=recalled, own_words=words, lore=lore,
+                                             voice=voice)),
         ]  # fmt: skip
         wire = None
         if self.client.schemas == "story":
@@ -282,6 +289,19 @@ async def lore_lines(
     books = character_lore(await mind.lore())
     if books is None:
         return []
+    scan = situation(brief, beliefs, entities, memories)
+    return [f"- {x.text}" for x in activate_books(books, scan, budget=LORE_BUDGET)]
+
+
+def situation(
+    brief: CharacterBrief,
+    beliefs: BeliefView,
+    entities: Mapping[str, Entity],
+    memories: Sequence[Memory] = (),
+) -> str:
+    """The character's situation as it sees it, as text to match lore and voice against:
+    its name and goals, what it just lived, where it believes it is and who it believes is
+    with it."""
     me = brief.character
     here = beliefs.where(me)
     parts = [brief.name, *brief.goals, *(m.quote for m in memories)]
@@ -289,7 +309,35 @@ async def lore_lines(
         parts.append(entities[here].name)
         parts += [e.name for c, e in entities.items()
                   if e.kind == "character" and c != me and beliefs.where(c) == here]  # fmt: skip
-    return [f"- {x.text}" for x in activate_books(books, "\n".join(parts), budget=LORE_BUDGET)]
+    return "\n".join(parts)
+
+
+async def voice_lines(
+    mind: CharacterMind,
+    brief: CharacterBrief,
+    beliefs: BeliefView,
+    entities: Mapping[str, Entity],
+    memories: Sequence[Memory] = (),
+    *,
+    shown: Sequence[str] = (),
+) -> list[str]:
+    """The few exemplars of the character's voice nearest its situation
+    (:func:`situation`; :func:`fabula.worlds.voice.nearest`): its card's example dialogues
+    and role lines (its own keyspace's voice document) and what it said earlier in the
+    story (its own episode index), within :data:`VOICE_BUDGET` tokens, leaving out the
+    lines already ``shown`` as things it said; read through its own connection."""
+    exemplars = [*parse_voice(await mind.voice()),
+                 *(Exemplar(w, "said") for w in await mind.own_words(VOICE_SCAN))]  # fmt: skip
+    if not exemplars:
+        return []
+    scan = situation(brief, beliefs, entities, memories)
+    chosen = nearest(exemplars, scan, k=VOICE_EXEMPLARS, budget=VOICE_BUDGET, skip=shown)
+    return [bullet(ex.text) for ex in chosen]
+
+
+def bullet(text: str) -> str:
+    """``text`` as one list item: ``- `` before it, its further lines indented."""
+    return "- " + "\n  ".join(line.strip() for line in text.strip().splitlines())
 
 
 def render_mind(
@@ -302,6 +350,7 @@ def render_mind(
     recalled: Sequence[str] = (),
     own_words: Sequence[str] = (),
     lore: Sequence[str] = (),
+    voice: Sequence[str] = (),
 ) -> str:
     """The character's brief and own mind as compact sections, for its prompt.
 
@@ -310,7 +359,8 @@ def render_mind(
     it thinks each other character believes, read from its own keyspace), that too, and
     who told it each belief it was told; ``recalled`` are the lines of its own retrieval
     (:func:`recollections`), ``own_words`` a few things it said (its voice), ``lore`` what
-    its own lore says of its situation (:func:`lore_lines`).
+    its own lore says of its situation (:func:`lore_lines`), ``voice`` the exemplars of
+    its voice nearest it (:func:`voice_lines`).
     """
 
     def name(entity: str) -> str:
@@ -340,6 +390,7 @@ def render_mind(
         ("Who you are", f"{brief.name} (id {brief.character})"),
         ("Your voice", brief.voice),
         ("Things you said", "\n".join(f"- {w}" for w in own_words)),
+        ("How you speak", "\n".join(voice)),
         ("Your goals", "\n".join(f"- {g}" for g in brief.goals)),
         ("Your secrets", "\n".join(f"- {s}" for s in brief.secrets)),
         ("What you know", "\n".join(lore)),

@@ -3,7 +3,9 @@
 The prompt (``prompts/plan.v*.md``) is the instruction; the user message is a compact
 rendering of the author's view: the roster, W, every character's beliefs labelled by holder
 (false ones marked), the characters' goals, the open developments and hypotheses, the
-outline, the recent text, the direction and the notes on rejected plans. The reply must
+outline, the world's lore the recent text and the direction activate (the author's books
+only, no character's own: at most :data:`LORE_BUDGET` tokens, see :func:`planner_lore`), the
+recent text, the direction and the notes on rejected plans. The reply must
 name only characters, places, developments and hypotheses of the view (names are accepted
 and turned into ids); anything else is shown back to the model and asked for again, within
 the client's ``max_attempts`` replies, after which
@@ -29,16 +31,20 @@ from fabula.agents.prompts import load_prompt
 from fabula.agents.schemas import array, cached, closed, line, maybe, one_of
 from fabula.agents.views import AuthorView
 from fabula.memory.records import slug
+from fabula.worlds.recall import activate_books, books_of
 
 __all__ = [
+    "LORE_BUDGET",
     "MAX_DEVELOPMENTS",
     "ModelPlanner",
     "plan_json_schema",
     "plan_schema",
+    "planner_lore",
     "render_author_view",
 ]
 
 MAX_DEVELOPMENTS = 3  # the most developments one plan says it moves
+LORE_BUDGET = 300  # tokens (words) of the world's lore the planner is shown
 
 
 class ModelPlanner:
@@ -61,8 +67,9 @@ class ModelPlanner:
             raise ValueError("the story has no characters")
         messages = [
             SystemMessage(content=self.prompt.render(max_focal=MAX_FOCAL)),
-            HumanMessage(content=render_author_view(view, direction, attempt, notes)),
-        ]
+            HumanMessage(content=render_author_view(view, direction, attempt, notes,
+                                                    lore=planner_lore(view, direction))),
+        ]  # fmt: skip
         wire = plan_json_schema(view) if self.client.schemas == "story" else None
         checked = await self.client.structured(
             plan_schema(view), messages, shape=TurnPlan, json_schema=wire
@@ -153,10 +160,29 @@ def _slug(text: str) -> str:
         return ""
 
 
+def planner_lore(
+    view: AuthorView, direction: str | None = None, *, budget: int = LORE_BUDGET
+) -> list[str]:
+    """The entries of the world's books (the pack's, the author's: no character's own book)
+    that the scene so far activates — the recent text and the direction — within ``budget``
+    tokens, as lines for the planner's prompt."""
+    if view.pack is None:
+        return []
+    books = books_of(view.pack.lore.books_of(None))
+    scan = "\n".join([*(t.text for t in view.recent), direction or ""])
+    return [f"- {x.text}" for x in activate_books(books, scan, budget=budget, turn=view.turn)]
+
+
 def render_author_view(
-    view: AuthorView, direction: str | None = None, attempt: int = 0, notes: Sequence[str] = ()
+    view: AuthorView,
+    direction: str | None = None,
+    attempt: int = 0,
+    notes: Sequence[str] = (),
+    *,
+    lore: Sequence[str] = (),
 ) -> str:
-    """The author's view as compact sections (``## title`` over lines), for a prompt."""
+    """The author's view as compact sections (``## title`` over lines), for a prompt;
+    ``lore`` the lines of :func:`planner_lore`."""
     sections = [
         ("Roster", _roster(view)),
         (f"W: the world after turn {view.turn}", _world(view)),
@@ -165,6 +191,7 @@ def render_author_view(
         ("D: open developments", _developments(view)),
         ("H: open hypotheses", _hypotheses(view)),
         ("Outline", _outline(view)),
+        ("Lore", "\n".join(lore)),
         ("Recent text", "\n".join(f"turn {t.turn}: {t.text}" for t in view.recent)),
         ("Direction", direction or ""),
     ]

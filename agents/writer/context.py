@@ -8,7 +8,10 @@ marked, so the writer can show it without correcting it), D, H, the episodes the
 depends on — from anywhere in the story, each with its date or turn and its speaker — and
 the recent text. The world's lore (the author's books of the story's pack: no character's
 own book) that the request and the recent text activate comes after the plan, in a
-``Lore`` section of at most a quarter of the budget (:mod:`fabula.worlds.recall`). The
+``Lore`` section of at most a quarter of the budget (:mod:`fabula.worlds.recall`); then
+``How they speak``: for each focal character, the few exemplars of its voice nearest the
+turn (its card's example dialogues and role lines, what it said earlier: see
+:mod:`fabula.worlds.voice`), in at most an eighth of the budget. The
 result never counts more than the budget, and its manifest names the record behind every
 line.
 """
@@ -21,12 +24,15 @@ from fabula.agents.views import AuthorView
 from fabula.memory.index.search import latest_day, sources
 from fabula.memory.index.vectors import Embedder
 from fabula.memory.retrieval.assemble import Assembly
-from fabula.memory.retrieval.context import author_context
+from fabula.memory.retrieval.context import author_context, own_words
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter
 from fabula.worlds.recall import LORE_SHARE, activate_books, world_books
+from fabula.worlds.voice import VOICE_EXEMPLARS, VOICE_SHARE, Exemplar, nearest, parse_voice
 
-__all__ = ["plan_request_text", "writer_context"]
+__all__ = ["VOICE_SCAN", "plan_request_text", "voice_section", "writer_context"]
+
+VOICE_SCAN = 12  # a focal character's last utterances looked through for its voice
 
 
 def plan_request_text(view: AuthorView, plan: TurnPlan) -> str:
@@ -69,6 +75,7 @@ async def writer_context(
     lit = activate_books(books, "\n".join([request, recent]), budget=budget // LORE_SHARE,
                          count_tokens=counter.count, turn=view.turn)  # fmt: skip
     lore = [("Lore", "\n".join(f"- {x.text}" for x in lit))] if lit else []
+    voices = await voice_section(store, view, plan, request, budget // VOICE_SHARE, counter)
     return await author_context(
         store,
         request,
@@ -82,7 +89,36 @@ async def writer_context(
         beliefs=view.beliefs,
         developments=view.developments,
         hypotheses=view.hypotheses,
-        preface=[("Plan", preface), *lore],
+        preface=[("Plan", preface), *lore, *voices],
         embedder=embedder,
         trailer=[("Recent text", recent)] if recent else [],
     )
+
+
+async def voice_section(
+    store: StoryStore,
+    view: AuthorView,
+    plan: TurnPlan,
+    request: str,
+    budget: int,
+    counter: TokenCounter,
+) -> list[tuple[str, str]]:
+    """The ``How they speak`` section: for each focal character, the exemplars of its
+    voice (its keyspace's voice document and its last :data:`VOICE_SCAN` utterances, read
+    by the author) nearest ``request``, the plan's text, in an equal share of ``budget``
+    tokens; nothing when no focal character has any."""
+    if not plan.focal or budget < 1:
+        return []
+    share = budget // len(plan.focal)
+    blocks = []
+    for c in plan.focal:
+        document = await store.voice(c)
+        said = await own_words(store.client, store.story, store.branch, c, VOICE_SCAN)
+        exemplars = [*parse_voice(document), *(Exemplar(w, "said") for w in said)]
+        chosen = nearest(exemplars, request, k=VOICE_EXEMPLARS, budget=share,
+                         count_tokens=counter.count)  # fmt: skip
+        if chosen:
+            lines = ["- " + "\n  ".join(x.strip() for x in ex.text.strip().splitlines())
+                     for ex in chosen]  # fmt: skip
+            blocks.append("\n".join([f"{view.name(c)}:", *lines]))
+    return [("How they speak", "\n".join(blocks))] if blocks else []

@@ -25,7 +25,10 @@ if TYPE_CHECKING:  # the rest is imported when a command runs: `fabula --help` s
     from fabula.worlds.imports import Imported
     from fabula.worlds.pack import WorldPack
 
-__all__ = ["card_export", "import_cmd", "lorebook_export", "summary"]
+__all__ = ["card_export", "charx_export", "import_cmd", "lorebook_export", "summary"]
+
+ICON_MEMBER = "assets/icon/image/main.png"
+"""Where a CHARX export puts a character's picture that its card did not place itself."""
 
 
 def summary(imported: Imported) -> dict[str, Any]:
@@ -107,9 +110,48 @@ async def card_export(store: StoryStore, character: str, as_of: int | None) -> t
 
     Raises :class:`NotFound` for a character the story does not have.
     """
+    from fabula.worlds.imports.export import card_png
+
+    card, _, image = await _card(store, character, as_of)  # its picture: the PNG's image
+    if image is not None:
+        return card_png(card, image), "png"
+    return (json.dumps(card, ensure_ascii=False, indent=2) + "\n").encode("utf-8"), "json"
+
+
+async def charx_export(store: StoryStore, character: str, as_of: int | None) -> bytes:
+    """Character ``character`` (id or name) as a CHARX archive: ``card.json`` (the V3 card
+    :func:`card_export` writes) and the character's assets (what its CHARX brought, at the
+    paths it had them; a picture the card does not place, as its main icon at
+    :data:`ICON_MEMBER`). Imported again, it gives back the same card and members.
+
+    Raises :class:`NotFound` for a character the story does not have.
+    """
+    from fabula.worlds.imports.charx import embedded_path, write_charx
+
+    card, prefix, image = await _card(store, character, as_of)
+    assets = await store.assets()
+    members = {name.removeprefix(prefix): data for name, data in assets.items()
+               if name.startswith(prefix) and name != f"{prefix}image.png"}  # fmt: skip
+    listed = card["data"].get("assets")
+    placed = [a for a in listed if isinstance(a, dict)] if isinstance(listed, list) else []
+    icon = any(a.get("type") == "icon" and embedded_path(str(a.get("uri", ""))) in members
+               for a in placed)  # fmt: skip
+    if image is not None and not icon:
+        members[ICON_MEMBER] = image
+        icon_asset = {"type": "icon", "uri": f"embeded://{ICON_MEMBER}", "name": "main",
+                      "ext": "png"}  # fmt: skip
+        card["data"]["assets"] = [*placed, icon_asset]
+    return write_charx(card, members)
+
+
+async def _card(
+    store: StoryStore, character: str, as_of: int | None
+) -> tuple[dict[str, Any], str, bytes | None]:
+    """The V3 card of ``character``, the folder of its assets (``assets/<id>/``, as its
+    import named them), and its picture (None: it has none)."""
     from fabula.graph.service import reading
     from fabula.memory.records import slug
-    from fabula.worlds.imports.export import card_png, character_card
+    from fabula.worlds.imports.export import character_card
     from fabula.worlds.pack import CharacterSpec
 
     pack = await _pack(store)
@@ -124,9 +166,8 @@ async def card_export(store: StoryStore, character: str, as_of: int | None) -> t
     beliefs = [b.model_dump(mode="json", exclude={"holder"}) for b in held.beliefs]
     card = character_card(pack, spec.name, beliefs, names, as_of=as_of)
     image = (await store.assets()).get(spec.image) if spec.image else None
-    if image is not None:
-        return card_png(card, image), "png"
-    return (json.dumps(card, ensure_ascii=False, indent=2) + "\n").encode("utf-8"), "json"
+    folder = spec.image.rpartition("/")[0] if spec.image.startswith("assets/") else ""
+    return card, f"{folder or 'assets/' + entity.id}/", image
 
 
 async def lorebook_export(store: StoryStore, as_of: int | None) -> bytes:

@@ -13,7 +13,7 @@ from rich.text import Text
 
 from fabula.errors import InvalidInput
 from fabula.graph.cli.app import Stores, app, dump, out, plain, run_with_app, run_with_stores
-from fabula.graph.cli.imports import card_export, lorebook_export
+from fabula.graph.cli.imports import card_export, charx_export, lorebook_export
 from fabula.graph.service import reading
 
 if TYPE_CHECKING:  # imported when a command runs: `fabula --help` stays quick
@@ -249,6 +249,8 @@ def recall(
         for lore in found.lore:
             why = lore.fired + (f" {lore.key!r}" if lore.key else "")
             out.print(Text.assemble((f"lore ({lore.book}: {lore.name}; {why}) ", "dim"), lore.text))
+        for ex in found.voice:
+            out.print(Text.assemble((f"voice ({ex.source}) ", "dim"), ex.text))
         records = len({(line.kind, line.id) for line in found.lines})
         out.print(Text(f"{found.tokens} of {found.budget} tokens, {len(found.lines)} lines "
                        f"from {records} records (--json: the record behind each line)",
@@ -263,6 +265,7 @@ class ExportFormat(str, Enum):
     md = "md"
     json = "json"
     card = "card"
+    charx = "charx"
     lorebook = "lorebook"
     epub = "epub"
 
@@ -272,27 +275,28 @@ def export(
     story: str,
     fmt: ExportFormat = typer.Option(ExportFormat.md, "--format"),
     branch: str = typer.Option("main", "--branch", "-b"),
-    character: str | None = typer.Option(None, "--character", help="For card: whose."),
+    character: str | None = typer.Option(None, "--character", help="For card, charx: whose."),
     as_character: str | None = typer.Option(
         None, "--as", help="The story as this character lived it (md, json, epub)."
     ),
     as_of: int | None = typer.Option(
-        None, "--as-of", help="For card, lorebook, --as: as of a turn."
+        None, "--as-of", help="For card, charx, lorebook, --as: as of a turn."
     ),
     out_file: Path | None = typer.Option(None, "--out", help="Write here, not to stdout."),
 ) -> None:
     """Export a story's text (markdown, or an EPUB book), its text and views (json), a
     character as a V3 card holding what it believes (card --character C; PNG if it has a
-    picture), or the world as a lorebook_v3 (lorebook). With --as C (md, json, epub): the
-    story as C lived it, what it witnessed in the words it saw or heard and what it
-    believes, read from its own mind only."""
+    picture), the same as a CHARX zip with its assets (charx --character C), or the world
+    as a lorebook_v3 (lorebook). With --as C (md, json, epub): the story as C lived it,
+    what it witnessed in the words it saw or heard and what it believes, read from its own
+    mind only."""
     if as_character is not None and fmt not in (ExportFormat.md, ExportFormat.json,
                                                 ExportFormat.epub):  # fmt: skip
         raise InvalidInput(f"export --as takes --format md, json or epub, not {fmt.value}")
 
     async def go(fab: Fabula) -> None:
         store = fab.store(story, branch)
-        if fmt in (ExportFormat.card, ExportFormat.lorebook):
+        if fmt in (ExportFormat.card, ExportFormat.charx, ExportFormat.lorebook):
             await write_export(store, fmt, character, as_of, out_file)
             return
         if as_character is not None:
@@ -372,10 +376,13 @@ async def write_export(
 ) -> None:
     """Write a card or lorebook export (see :mod:`fabula.graph.cli.imports`) to ``out_file``
     or stdout."""
-    if fmt is ExportFormat.card:
+    if fmt in (ExportFormat.card, ExportFormat.charx):
         if not character:
-            raise InvalidInput("export --format card needs --character C")
-        data, _ = await card_export(store, character, as_of)
+            raise InvalidInput(f"export --format {fmt.value} needs --character C")
+        if fmt is ExportFormat.charx:
+            data = await charx_export(store, character, as_of)
+        else:
+            data, _ = await card_export(store, character, as_of)
     else:
         data = await lorebook_export(store, as_of)
     if out_file is None:

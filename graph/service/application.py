@@ -104,6 +104,7 @@ from fabula.worlds.loader import (
     setup_delta,
 )
 from fabula.worlds.pack import WorldPack
+from fabula.worlds.voice import minds_voice
 
 __all__ = [
     "Fabula",
@@ -253,6 +254,7 @@ class Fabula:
             assets=pack_assets(pack) if assets is None else assets,
             unfinished=True,
             lore=minds_lore(pack),
+            voices=minds_voice(pack),
         )
         for character in await store.characters():
             await ensure_character_user(self.admin, store.story, character)

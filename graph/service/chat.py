@@ -13,9 +13,14 @@ question: the story's world, another mind and the planner's plan are out of its 
   in the desk drawer."), resting on the belief it read.
 * Any other question is answered with what the character recalls of it (its own
   retrieval, within :data:`CHAT_BUDGET` tokens): the beliefs and episodes it finds.
+* The entries of the character's own lore (its keyspace's copy: its card's book and what
+  the author made known to it, never the world's other books) that the question activates
+  are records of the answer too (``lore``), and an offline answer to a free question says
+  them.
 * With a model configured for characters (``Roles.voice``), the model says the answer in
-  the character's voice, given only that recall, the question-answerer's answer and the
-  character's own entry in the world pack (name, voice, secrets).
+  the character's voice, given only that recall and lore, the question-answerer's answer,
+  the exemplars of its voice nearest the question (its own keyspace's) and the character's
+  own entry in the world pack (name, voice, secrets).
 
 Nothing of a chat is written: the story, its minds and its usage stay as they were.
 """
@@ -28,7 +33,7 @@ from fabula.agents.contracts import CharacterBrief
 from fabula.agents.roles import ChatVoiceRole
 from fabula.agents.views import author_view
 from fabula.errors import InvalidInput
-from fabula.graph.service.reading import MAX_REQUEST_CHARS, check_as_of
+from fabula.graph.service.reading import MAX_REQUEST_CHARS, check_as_of, own_lore, own_voice
 from fabula.graph.service.responses import ChatOut, ChatRecord
 from fabula.memory.acl import CharacterMind, MindPool
 from fabula.memory.answer import UNKNOWN, Question, parse_question, resolve_chain
@@ -36,6 +41,8 @@ from fabula.memory.records import Entity, slug
 from fabula.memory.retrieval.assemble import Assembly
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter
+from fabula.worlds.recall import LORE_SHARE
+from fabula.worlds.voice import VOICE_SHARE
 
 __all__ = ["CHAT_BUDGET", "chat"]
 
@@ -76,8 +83,11 @@ async def chat(
     me = await store.resolve(character, "character")
     mind = await minds.mind(store.story, me.id, store.branch)
     entities = await mind.entities()
-    found = await mind.recall(question, budget=CHAT_BUDGET, counter=counter, as_of=as_of)
-    recalled = _records(found)
+    lore = await own_lore(mind, question, budget=CHAT_BUDGET // LORE_SHARE, counter=counter)
+    rest = max(1, CHAT_BUDGET - sum(x.tokens for x in lore))
+    found = await mind.recall(question, budget=rest, counter=counter, as_of=as_of)
+    lore_records = [ChatRecord(kind="lore", id=f"{x.book}:{x.name}", text=x.text) for x in lore]
+    recalled = [*_records(found), *lore_records]
     reading = _reading(question, entities, me.name)
     if reading is not None:
         plain, rests = await _from_beliefs(mind, reading, entities, recalled, as_of)
@@ -88,7 +98,11 @@ async def chat(
     said = plain if plain is not None else _from_recall(recalled)
     if voice is not None:
         brief = await _brief(store, me)
-        said = await voice.answer(brief, found.text, plain, question) or said
+        exemplars = await own_voice(mind, question, budget=CHAT_BUDGET // VOICE_SHARE,
+                                    counter=counter)  # fmt: skip
+        said = await voice.answer(brief, found.text, plain, question,
+                                  lore=[x.text for x in lore],
+                                  voice=[x.text for x in exemplars]) or said  # fmt: skip
         answered_by = "model"
         rests = _merged(rests, recalled)
     return ChatOut(story=store.story, branch=store.branch, character=me.id, name=me.name,
@@ -208,11 +222,14 @@ def _from_recall(recalled: list[ChatRecord]) -> str:
     recalls of it, or that it knows nothing of it."""
     beliefs = [_HOW.sub("", r.text) for r in recalled if r.kind == "belief"][:_SHOWN]
     episodes = [_sentence(r.text) for r in recalled if r.kind == "episode"][-_SHOWN:]
+    lore = [_sentence(r.text) for r in recalled if r.kind == "lore"][:_SHOWN]
     parts = []
     if beliefs:
         parts.append("As far as I know, " + "; ".join(beliefs) + ".")
     if episodes:
         parts.append("I remember: " + " ".join(episodes))
+    if lore:
+        parts.append("I know this: " + " ".join(lore))
     return " ".join(parts) or "I know nothing of that."
 
 

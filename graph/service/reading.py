@@ -26,6 +26,10 @@ from fabula.graph.service.responses import (
     FactOut,
     GridCell,
     GridRow,
+    LoreBookOut,
+    LoreEntryOut,
+    LoreFired,
+    LoreOut,
     MindOut,
     MindsOut,
     PlotOut,
@@ -33,6 +37,7 @@ from fabula.graph.service.responses import (
     RecallLore,
     RecallOut,
     RecallPlan,
+    RecallVoice,
     StoryText,
     TurnOut,
     TurnUsage,
@@ -57,7 +62,18 @@ from fabula.memory.retrieval.plan import RetrievalPlan
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter
 from fabula.settings import Price
-from fabula.worlds.recall import LORE_SHARE, Lit, activate_books, character_lore, world_books
+from fabula.worlds.lore import audience, known_to, split_decorators
+from fabula.worlds.pack import WorldPack
+from fabula.worlds.recall import (
+    LORE_SHARE,
+    Books,
+    Lit,
+    activate_books,
+    books_of,
+    character_lore,
+    world_books,
+)
+from fabula.worlds.voice import VOICE_SHARE, Exemplar, nearest, parse_voice
 
 __all__ = [
     "LORE_SHARE",
@@ -69,9 +85,11 @@ __all__ = [
     "check_as_of",
     "evidence",
     "export",
+    "lore",
     "markdown",
     "minds",
     "own_lore",
+    "own_voice",
     "plot",
     "recall",
     "story_text",
@@ -380,6 +398,7 @@ async def usage(store: StoryStore, prices: Mapping[str, Price]) -> UsageOut:
 RECALL_BUDGET = 1000  # tokens, when a recall names no budget
 MAX_RECALL_BUDGET = 100_000  # tokens: more than any model's context a recall is meant for
 MAX_REQUEST_CHARS = 4_000
+VOICE_SCAN = 12  # a character's last utterances looked through for exemplars of its voice
 
 
 async def recall(
@@ -412,6 +431,7 @@ async def recall(
     as_of = await check_as_of(store, as_of)
     holder = None
     lore: list[RecallLore] = []
+    voice: list[RecallVoice] = []
     if character is None or not character.strip():
         lore = await world_lore(store, request, budget=budget // LORE_SHARE, counter=counter,
                                 as_of=as_of)  # fmt: skip
@@ -422,7 +442,8 @@ async def recall(
         holder = (await store.resolve(character, "character")).id
         mind = await minds.mind(store.story, holder, store.branch)
         lore = await own_lore(mind, request, budget=budget // LORE_SHARE, counter=counter)
-        rest = max(1, budget - sum(x.tokens for x in lore))
+        voice = await own_voice(mind, request, budget=budget // VOICE_SHARE, counter=counter)
+        rest = max(1, budget - sum(x.tokens for x in lore) - sum(x.tokens for x in voice))
         found = await mind.recall(request, budget=rest, counter=counter, as_of=as_of)
     return RecallOut(
         story=store.story,
@@ -436,7 +457,68 @@ async def recall(
         lines=[_line(m) for m in found.manifest],
         plan=None if found.plan is None else _plan(found.plan),
         lore=lore,
+        voice=voice,
     )
+
+
+async def own_voice(
+    mind: CharacterMind, request: str, *, budget: int, counter: TokenCounter
+) -> list[RecallVoice]:
+    """The few exemplars of the character's voice (its card's dialogues and role lines,
+    what it said in the story: read through its own connection) nearest ``request``,
+    within ``budget`` tokens (see :mod:`fabula.worlds.voice`)."""
+    exemplars = [*parse_voice(await mind.voice()),
+                 *(Exemplar(w, "said") for w in await mind.own_words(VOICE_SCAN))]  # fmt: skip
+    chosen = nearest(exemplars, request, budget=budget, count_tokens=counter.count)
+    return [RecallVoice(text=x.text, source=x.source, tokens=counter.count(x.text))
+            for x in chosen]  # fmt: skip
+
+
+async def lore(store: StoryStore, turn: int | None = None) -> LoreOut:
+    """The story's lore by book, each entry with who knows it (the author a world book's,
+    a character what its keyspace copy holds: see :func:`fabula.worlds.lore.audience`); with
+    ``turn``, the entries that turn's text activates for the author (the world's books,
+    within the recall's lore share of :data:`RECALL_BUDGET`) and for each character (its
+    own lore, within the same). Raises :class:`NotFound` for an unknown story and
+    :class:`InvalidInput` for a turn outside the branch."""
+    await store.require()
+    head = await store.head()
+    document = await store.pack_document()
+    pack = None if document is None else WorldPack.model_validate_json(document)
+    books: list[LoreBookOut] = []
+    cast = [c.name for c in pack.characters] if pack else []
+    for book in pack.lore.books if pack else ():
+        entries = []
+        for i, entry in enumerate(book.entries):
+            who = audience(book, entry, cast)
+            entries.append(LoreEntryOut(
+                index=i, name=entry.name, keys=list(entry.keys),
+                secondary_keys=list(entry.secondary_keys) if entry.selective else [],
+                constant=entry.constant, enabled=entry.enabled, use_regex=entry.use_regex,
+                author=book.owner is None, known_to=sorted(who),
+                text=split_decorators(entry.content)[1],
+            ))  # fmt: skip
+        books.append(LoreBookOut(name=book.name, owner=book.owner, format=book.format,
+                                 entries=entries))  # fmt: skip
+    activated: list[LoreFired] = []
+    if turn is not None:
+        checked = await check_as_of(store, turn)
+        if checked is None or checked < 1:
+            raise InvalidInput(f"turn {turn}: lore is activated by a turn's text, 1 to {head}",
+                               story=store.story)  # fmt: skip
+        (said,) = await store.turn_texts(checked, checked)
+        share = RECALL_BUDGET // LORE_SHARE
+        holders: list[tuple[str | None, Books | None]] = [(None, await world_books(store))]
+        if pack is not None:
+            holders += [(name, books_of(known_to(pack.lore, name, cast).books)) for name in cast]
+        for holder, held in holders:
+            activated += [
+                LoreFired(holder=holder, book=x.book, name=x.activated.entry.name,
+                          fired=x.activated.fired, key=x.activated.key, text=x.text)
+                for x in activate_books(held, said.text, budget=share, turn=checked)
+            ]  # fmt: skip
+    return LoreOut(story=store.story, branch=store.branch, head=head, books=books,
+                   turn=turn, activated=activated)  # fmt: skip
 
 
 async def world_lore(

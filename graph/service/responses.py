@@ -47,6 +47,10 @@ __all__ = [
     "LivedBelief",
     "LivedOut",
     "LivedTurn",
+    "LoreBookOut",
+    "LoreEntryOut",
+    "LoreFired",
+    "LoreOut",
     "MindOut",
     "MindsOut",
     "Outcome",
@@ -58,6 +62,7 @@ __all__ = [
     "RecallLore",
     "RecallOut",
     "RecallPlan",
+    "RecallVoice",
     "RetconOut",
     "RewindOut",
     "RunOut",
@@ -472,6 +477,67 @@ class RecallLore(_Out):
     text: str
 
 
+class LoreEntryOut(_Out):
+    """One lore entry of a story's pack: its book's index and its own, its name, keys and
+    flags, who knows it (``author``: the author sees it, the writer and planner; ``known_to``
+    the characters whose own lore holds it, by name), and its text."""
+
+    index: int
+    name: str
+    keys: list[str]
+    secondary_keys: list[str]
+    constant: bool
+    enabled: bool
+    use_regex: bool
+    author: bool
+    known_to: list[str]
+    text: str
+
+
+class LoreBookOut(_Out):
+    """A lorebook of the story's pack: its name, its owner (a character's name; None: the
+    world's, the author's), its source format and its entries."""
+
+    name: str
+    owner: str | None
+    format: str
+    entries: list[LoreEntryOut]
+
+
+class LoreFired(_Out):
+    """An entry a turn's text activated for one holder (``holder`` None: the author, the
+    world's books; else a character's name, its own lore): its book, name, how it fired
+    and which key."""
+
+    holder: str | None
+    book: str
+    name: str
+    fired: str
+    key: str | None = None
+    text: str
+
+
+class LoreOut(_Out):
+    """A story's lore by book, with who knows each entry; with ``turn``, what that turn's
+    text activated for the author and for each character (its own lore only)."""
+
+    story: str
+    branch: str
+    head: int
+    books: list[LoreBookOut]
+    turn: int | None = None
+    activated: list[LoreFired] = []
+
+
+class RecallVoice(_Out):
+    """An exemplar of a character's voice near the request: its text, where it came from
+    (``example``: its card's dialogues or role lines; ``said``: the story), its tokens."""
+
+    text: str
+    source: str
+    tokens: int
+
+
 class RecallOut(_Out):
     """What memory gives a request within a token budget: the context the writer (``holder``
     None: the author's view, everything on the branch) or a character (its own beliefs and
@@ -488,7 +554,8 @@ class RecallOut(_Out):
     text: str
     lines: list[RecallLine]
     plan: RecallPlan | None
-    lore: list[RecallLore] = []  # the world's lore the request activated (the writer's only)
+    lore: list[RecallLore] = []  # the lore the request activated (the holder's own only)
+    voice: list[RecallVoice] = []  # with a holder: the exemplars of its voice nearest it
 
 
 class CharacterOut(_Out):
@@ -574,7 +641,8 @@ class UsageOut(_Out):
 
 class ChatRecord(_Out):
     """One record a chat answer rests on, as the character holds it: one of its beliefs
-    (``kind`` ``belief``) or an episode it witnessed (``episode``), with its line of text."""
+    (``kind`` ``belief``), an episode it witnessed (``episode``) or an entry of its own lore
+    (``lore``, ``id`` its book and name), with its line of text."""
 
     kind: str
     id: str

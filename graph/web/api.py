@@ -33,6 +33,7 @@ from fabula.graph.service.responses import (
     DraftsOut,
     EvidenceOut,
     ExportOut,
+    LoreOut,
     MindsOut,
     PendingListed,
     PendingTurn,
@@ -249,6 +250,20 @@ async def hypotheses(
 async def minds(fab: Fab, story: str, branch: Branch = "main", as_of: AsOf = None) -> MindsOut:
     """W, every B[c] with nested beliefs, D, H and the who-knows-what grid at a turn."""
     return await reading.minds(_store(fab, story, branch), as_of)
+
+
+@router.get("/stories/{story}/lore", response_model=LoreOut)
+async def lore(
+    fab: Fab,
+    story: str,
+    branch: Branch = "main",
+    turn: Annotated[
+        int | None, Query(ge=1, description="Also what this turn's text activated, for whom.")
+    ] = None,
+) -> LoreOut:
+    """The story's lore by book, with who knows each entry; with ``turn``, what that turn's
+    text activated for the author and for each character (its own lore)."""
+    return await reading.lore(_store(fab, story, branch), turn)
 
 
 @router.get("/stories/{story}/plot", response_model=PlotOut)

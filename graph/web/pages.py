@@ -356,6 +356,16 @@ async def recall_page(
                 )  # fmt: skip
 
 
+@router.get("/stories/{story}/lore", response_class=HTMLResponse)
+async def lore_page(
+    request: Request, fab: Fab, story: str, branch: Branch = "main", turn: str = ""
+) -> Response:
+    """The story's lore by book, who knows each entry, and what a turn activated."""
+    at = _whole(turn, "turn") if turn.strip() else None
+    found = await reading.lore(fab.store(story, branch), at)
+    return page(request, "lore.html", story=story, branch=branch, lore=found)
+
+
 @router.get("/stories/{story}/chat", response_class=HTMLResponse)
 async def chat_page(
     request: Request,

@@ -23,6 +23,8 @@ only the traveller saw all it says. It checks that no prompt holds
   heard told;
 * lore but its own: each character's card book holds a constant entry, the author's book
   one (the character's own is shown, no other);
+* a voice but its own: each character's card has an example dialogue (its own is shown,
+  no other's), and the other lines of its voice are what it said itself;
 * in its roster (the entities it is shown), anything but the pack's places and cast, what
   it believes something of, and what it saw;
 
@@ -59,6 +61,7 @@ from fabula.agents.character.model import (
     proposal_json_schema,
     recollections,
     render_mind,
+    voice_lines,
 )
 from fabula.agents.contracts import INTENT_FIELDS, TurnPlan
 from fabula.agents.memory_builder.model import with_narration
@@ -80,7 +83,8 @@ SECRET = "SECRET-PLAN the logbook is in the sea chest"
 
 def lighthouse_with_lore() -> WorldPack:
     """The lighthouse with lore: a constant entry private to each character (its card's own
-    book) and one of the author's, so every prompt would show any it were given."""
+    book) and one of the author's, so every prompt would show any it were given; and an
+    example dialogue of each character's (its voice), which its own prompt always shows."""
     pack = load_world("lighthouse")
     books = [
         LoreBook(
@@ -92,7 +96,9 @@ def lighthouse_with_lore() -> WorldPack:
     books += [LoreBook(name=c.name, format="character_book", owner=c.name,
                        entries=(LoreEntry(content=f"LORE-{c.name} is private", constant=True),))
               for c in pack.characters]  # fmt: skip
-    return WorldPack.model_validate({**pack.model_dump(), "lore": {"books": books}})
+    cast = [{**c.model_dump(), "examples": (f"VOICE-{c.name} speaks",)} for c in pack.characters]
+    return WorldPack.model_validate({**pack.model_dump(), "lore": {"books": books},
+                                     "characters": cast})  # fmt: skip
 
 
 PACK = lighthouse_with_lore()
@@ -153,6 +159,8 @@ async def test_no_prompt_holds_what_its_character_did_not_witness(
         brief = brief_for(view, character, plan)
         beliefs, entities = await mind.beliefs(), await mind.entities()
         memories = await mind.memories(last=MEMORIES)
+        words = await mind.own_words(VOICE_LINES)
+        voice = await voice_lines(mind, brief, beliefs, entities, memories, shown=words)
         prompt = render_mind(
             brief,
             beliefs,
@@ -160,8 +168,9 @@ async def test_no_prompt_holds_what_its_character_did_not_witness(
             entities,
             # every recalled line, even those the memories above repeat: all are checked
             recalled=await recollections(mind, brief, beliefs, entities),
-            own_words=await mind.own_words(VOICE_LINES),
+            own_words=words,
             lore=await lore_lines(mind, brief, beliefs, entities, memories),
+            voice=voice,
         )
         schema = proposal_json_schema(character, entities, known_attributes(beliefs))
         known = prompt.partition("## Things you know of\n")[2].partition("\n\n")[0]
@@ -183,6 +192,9 @@ async def test_no_prompt_holds_what_its_character_did_not_witness(
         assert f"LORE-{name} is private" in prompt
         lore = set(re.findall(r"LORE-\w+", prompt + json.dumps(schema)))
         assert lore == {f"LORE-{name}"}, (name, lore)
+        # voice: its own card's example (the rest is what it said: checked as the prompt is)
+        assert f"VOICE-{name} speaks" in prompt
+        assert set(re.findall(r"VOICE-\w+", prompt)) == {f"VOICE-{name}"}, (name, prompt)
         for filler in turn.fillers:
             assert filler not in prompt, (name, filler, turn.text)
         for deed in turn.deeds:

@@ -13,12 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from fabula.errors import InvalidInput
-from fabula.graph.cli.imports import card_export, lorebook_export
+from fabula.graph.cli.imports import ICON_MEMBER, card_export, charx_export, lorebook_export
 from fabula.graph.service import Fabula
 from fabula.memory.projections import project_beliefs, project_world
 from fabula.settings import Settings
 from fabula.testing import imports as fx
 from fabula.worlds.imports import import_paths
+from fabula.worlds.imports.charx import read_charx
+from fabula.worlds.imports.limits import ImportLimits
 from fabula.worlds.imports.png import read_text_chunks
 from fabula.worlds.loader import load_world
 from fabula.worlds.lore import BELIEF_EXTENSION, extension
@@ -106,6 +108,70 @@ class TestRoundTrip:
         assert own == list(first.pack.lore.books[0].entries)
         assert second.lore.cards[0].data["extensions"] == card["data"]["extensions"]
 
+    async def test_a_charx_goes_out_and_back_with_its_members(
+        self, redis_url: str, tmp_path: Path
+    ) -> None:
+        """A V3 CHARX with an icon and another member, made a story and exported as CHARX:
+        card.json holds every field of the card's (unknown extensions byte for byte), the
+        members come back at their paths with their bytes, and importing the export gives
+        the same character, lore and assets."""
+        card = fx.v3_card()
+        icon = fx.tiny_png()
+        card["data"]["assets"] = [
+            {"type": "icon", "uri": "embeded://assets/icon/images/main.png", "name": "main",
+             "ext": "png"},
+        ]  # fmt: skip
+        members = {"assets/icon/images/main.png": icon, "x_app/notes.json": b'{"k": [1]}'}
+        path = tmp_path / "cora.charx"
+        path.write_bytes(fx.charx(card, members))
+        first = import_paths([path], story_id="lamp")
+        async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
+            store = await fab.create_story(first.pack, "lamp", assets=first.assets)
+            data = await charx_export(store, "Cora", None)
+            assert data == await charx_export(store, "cora", None)  # the same bytes again
+        out = read_charx(data, ImportLimits())
+        assert out.members == members
+        exported = json.loads(out.card_json)
+        mapped = ("name", "description", "personality", "scenario", "first_mes", "mes_example",
+                  "alternate_greetings", "group_only_greetings", "character_book")  # fmt: skip
+        for key, value in card["data"].items():
+            if key == "extensions":  # every one byte for byte, Fabula's own beside them
+                for name, ext in value.items():
+                    assert json.dumps(exported["data"][key][name]) == json.dumps(ext)
+            elif key not in mapped:  # verbatim (the mapped ones have their macros resolved)
+                assert json.dumps(exported["data"][key]) == json.dumps(value), key
+        back = tmp_path / "back.charx"
+        back.write_bytes(data)
+        second = import_paths([back])
+        assert second.pack.characters[0].model_dump(exclude={"image"}) == first.pack.characters[
+            0
+        ].model_dump(exclude={"image"})
+        own = [e for e in second.pack.lore.books[0].entries
+               if extension(e, BELIEF_EXTENSION) is None]  # fmt: skip
+        assert own == list(first.pack.lore.books[0].entries)
+        assert second.assets == first.assets
+        assert second.pack.lore.cards[0].data["extensions"] == card["data"]["extensions"]
+
+    async def test_a_charx_export_of_a_png_card_places_its_picture(
+        self, redis_url: str, tmp_path: Path
+    ) -> None:
+        """A card that came as a PNG has no assets list: its CHARX places the picture as the
+        main icon, and importing it gives the picture back."""
+        png = tmp_path / "ben.png"
+        png.write_bytes(fx.card_png({"chara": fx.b64(fx.v2_card())}))
+        first = import_paths([png], story_id="cove")
+        async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
+            store = await fab.create_story(first.pack, "cove", assets=first.assets)
+            data = await charx_export(store, "Ben", None)
+        out = read_charx(data, ImportLimits())
+        image = first.assets[first.pack.characters[0].image]
+        assert out.members == {ICON_MEMBER: image}
+        assert json.loads(out.card_json)["data"]["assets"][-1]["uri"] == f"embeded://{ICON_MEMBER}"
+        back = tmp_path / "ben.charx"
+        back.write_bytes(data)
+        again = import_paths([back])
+        assert again.assets[again.pack.characters[0].image] == image
+
 
 def test_cli_import_and_export(redis_url: str, tmp_path: Path) -> None:
     """`fabula import --id` then `fabula export --format card|lorebook --out`, as processes."""
@@ -131,6 +197,15 @@ def test_cli_import_and_export(redis_url: str, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert json.loads(card.read_text())["data"]["name"] == "Ada"
     assert json.loads(book.read_text())["spec"] == "lorebook_v3"
+    zipped = tmp_path / "ada.charx"
+    done = fabula("export", "isle", "--format", "charx", "--character", "ada", "--out", str(zipped))
+    assert done.returncode == 0, done.stderr
+    assert (
+        json.loads(read_charx(zipped.read_bytes(), ImportLimits()).card_json)["data"]["name"]
+        == "Ada"
+    )
+    done = fabula("export", "isle", "--format", "charx")
+    assert done.returncode == InvalidInput.exit_code and "charx needs --character" in done.stderr
     bad = fabula("import", str(tmp_path / "nothing.png"), "--pack", str(tmp_path / "p"))
     assert (
         bad.returncode == InvalidInput.exit_code

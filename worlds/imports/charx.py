@@ -6,18 +6,23 @@ one that is absolute or climbs out of the archive (``..``) is refused. Members a
 read with their declared size as a hard bound, so a member that lies about its size
 cannot unpack past it. Assets the card references as ``embeded://path`` (sic, the spec's
 spelling) must be members of the archive.
+
+:func:`write_charx` writes one: ``card.json`` first, then the members (each path checked
+as a read would check it), with fixed timestamps so the same card gives the same bytes.
 """
 
 from __future__ import annotations
 
 import io
+import json
 import zipfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from fabula.worlds.imports.limits import ImportLimits
 
-__all__ = ["Charx", "CharxError", "embedded_path", "read_charx", "safe_member"]
+__all__ = ["Charx", "CharxError", "embedded_path", "read_charx", "safe_member", "write_charx"]
 
 
 class CharxError(ValueError):
@@ -97,3 +102,23 @@ def embedded_path(uri: str) -> str | None:
     if not uri.startswith(prefix):
         return None
     return safe_member(uri[len(prefix) :])
+
+
+_EPOCH = (1980, 1, 1, 0, 0, 0)  # the zip format's first date: the same bytes every time
+
+
+def write_charx(card: Mapping[str, object], members: Mapping[str, bytes]) -> bytes:
+    """A CHARX archive of ``card`` (as ``card.json``, UTF-8) and ``members`` (archive path
+    to bytes, in sorted order); CharxError for a member path that :func:`safe_member`
+    refuses or that is ``card.json``."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as archive:
+        text = json.dumps(card, ensure_ascii=False, indent=2) + "\n"
+        archive.writestr(zipfile.ZipInfo("card.json", _EPOCH), text.encode("utf-8"),
+                         zipfile.ZIP_DEFLATED)  # fmt: skip
+        for name in sorted(members):
+            if safe_member(name) == "card.json":
+                raise CharxError("a member may not be named card.json")
+            info = zipfile.ZipInfo(name, _EPOCH)
+            archive.writestr(info, members[name], zipfile.ZIP_DEFLATED)
+    return buf.getvalue()

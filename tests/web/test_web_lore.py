@@ -1,0 +1,108 @@
+"""The studio's lore, over real HTTP: the Lore page and ``GET /api/stories/{id}/lore`` list a
+story's entries by book with who knows each and what a turn activated, and the Recall page
+shows the lore a request activated and, for a character, the exemplars of its voice."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from fabula.graph.service import Fabula
+from fabula.settings import Settings
+from fabula.testing.web import studio
+from fabula.worlds.loader import load_world
+from fabula.worlds.lore import Lore, LoreBook, LoreEntry
+from fabula.worlds.pack import WorldPack
+
+SEEN = {"extensions": {"fabula/visibility": ["Mara"]}}
+
+
+def hollow_with_lore() -> WorldPack:
+    data = load_world("hollow_book").model_dump()
+    for char in data["characters"]:
+        if char["name"] == "Leo":
+            char["examples"] = ("LEO-EX The drawer is mine, and so is the key.",)
+    books = (
+        LoreBook(name="world", format="lorebook_v3", entries=(
+            LoreEntry(name="keys", keys=("brass key",), content="WORLD-KEY Brass keys rust."),
+            LoreEntry(name="house", constant=True, content="WORLD-HOUSE The house is old."),
+        )),
+        LoreBook(name="Leo's book", format="character_book", owner="Leo", entries=(
+            LoreEntry(name="drawer", keys=("drawer",), content="LEO-DRAWER It sticks."),
+            LoreEntry(name="shared", keys=("study",), content="LEO-MARA The study is cold.",
+                      kept=SEEN),
+        )),
+    )  # fmt: skip
+    return WorldPack.model_validate({**data, "lore": Lore(books=books).model_dump()})
+
+
+@pytest.fixture()
+def base(redis_url: str, tmp_path: Path) -> Iterator[str]:
+    with studio(redis_url, tmp_path) as url:
+        yield url
+
+
+@pytest.fixture()
+async def client(base: str, redis_url: str, tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
+    async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
+        await fab.create_story(hollow_with_lore(), "lorey")
+    async with httpx.AsyncClient(base_url=base, timeout=60) as c:
+        yield c
+
+
+async def test_the_lore_api_lists_each_entry_with_who_knows_it(client: httpx.AsyncClient) -> None:
+    found = (await client.get("/api/stories/lorey/lore")).json()
+    assert found["turn"] is None and found["activated"] == []
+    by_name = {(b["name"], e["name"]): e for b in found["books"] for e in b["entries"]}
+    assert by_name[("world", "keys")]["author"] and by_name[("world", "keys")]["known_to"] == []
+    assert by_name[("Leo's book", "drawer")]["known_to"] == ["Leo"]
+    assert not by_name[("Leo's book", "drawer")]["author"]
+    assert by_name[("Leo's book", "shared")]["known_to"] == ["Leo", "Mara"]
+    assert by_name[("world", "keys")]["keys"] == ["brass key"]
+    assert by_name[("world", "house")]["constant"]
+
+
+async def test_what_a_turn_activated_for_whom(client: httpx.AsyncClient) -> None:
+    head = (await client.get("/api/stories/lorey/lore")).json()["head"]
+    texts = (await client.get("/api/stories/lorey/text")).json()
+    # the opening's first turn: Leo puts the brass key in the desk drawer
+    turn = next(t["turn"] for t in texts["turns"] if "drawer" in t["text"])
+    found = (await client.get("/api/stories/lorey/lore", params={"turn": turn})).json()
+    fired = {(x["holder"], x["name"]): x for x in found["activated"]}
+    assert fired[(None, "keys")]["key"] == "brass key"
+    assert (None, "house") in fired and fired[(None, "house")]["fired"] == "constant"
+    assert fired[("Leo", "drawer")]["key"] == "drawer"
+    assert not any(h == "Mara" and n == "drawer" for h, n in fired)  # not hers to know
+    assert not any(h is None and n == "drawer" for h, n in fired)  # nor the author's
+    bad = await client.get("/api/stories/lorey/lore", params={"turn": head + 5})
+    assert bad.status_code == 422 and "turn" in bad.text
+    assert (await client.get("/api/stories/nosuch/lore")).status_code == 404
+
+
+async def test_the_lore_page_and_the_recall_page(client: httpx.AsyncClient) -> None:
+    html = (await client.get("/stories/lorey/lore")).text
+    assert 'aria-current="page">Lore</a>' in html
+    assert (
+        html.count('data-testid="lore-book"') == 2 and html.count('data-testid="lore-entry"') == 4
+    )
+    assert "Leo, Mara" in html and "LEO-DRAWER It sticks." in html
+    assert "lore-activated" not in html
+    texts = (await client.get("/api/stories/lorey/text")).json()
+    turn = next(t["turn"] for t in texts["turns"] if "drawer" in t["text"])
+    html = (await client.get("/stories/lorey/lore", params={"turn": str(turn)})).text
+    assert 'data-testid="lore-activated"' in html and "<code>brass key</code>" in html
+    blank = await client.get("/stories/lorey/lore", params={"turn": ""})
+    assert blank.status_code == 200 and "lore-activated" not in blank.text
+    bad = await client.get("/stories/lorey/lore", params={"turn": "x"})
+    assert bad.status_code == 422 and "turn: a whole number" in bad.text
+
+    leo = (await client.get("/stories/lorey/recall",
+                            params={"q": "the drawer", "character": "leo"})).text  # fmt: skip
+    assert 'data-testid="recalled-lore"' in leo and "LEO-DRAWER It sticks." in leo
+    assert 'data-testid="recalled-voice"' in leo and "LEO-EX" in leo
+    author = (await client.get("/stories/lorey/recall", params={"q": "the brass key"})).text
+    assert "WORLD-KEY Brass keys rust." in author and "LEO-DRAWER" not in author
+    assert "recalled-voice" not in author
