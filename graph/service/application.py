@@ -10,9 +10,12 @@ never act on the same turn at once. Reads answer with the models of
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+import tempfile
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
+from pathlib import Path, PurePath
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
@@ -95,6 +98,7 @@ from fabula.memory.server import redis_url
 from fabula.memory.store import StoryStore, list_stories
 from fabula.memory.tokens import default_counter
 from fabula.settings import Settings
+from fabula.worlds.imports import ImportLimits, import_paths
 from fabula.worlds.loader import (
     builtin_worlds,
     load_world,
@@ -119,6 +123,7 @@ __all__ = [
 TurnOutcome = Literal["committed", "duplicate", "pending", "abandoned"]
 
 MAX_ALTERNATIVES = 6  # drafts of one turn asked for at once (each is a whole turn's work)
+MAX_IMPORT_FILES = 16  # files one studio import reads (cards and lorebooks: one cast)
 
 # A turn is checkpointed when its run stops — at the approval interrupt or at its end —
 # not after every step: a run that dies midway starts the turn over, which is safe
@@ -286,6 +291,49 @@ class Fabula:
         """Like :meth:`create_story`, from the text of an uploaded ``world.toml`` (``source``
         names it in errors)."""
         return await self.create_story(parse_world(toml, source), story)
+
+    async def import_story(
+        self,
+        files: Sequence[tuple[str, bytes]],
+        story: str | None = None,
+        *,
+        user: str = "User",
+        greeting: int | None = None,
+    ) -> StoryStore:
+        """Like ``fabula import FILE... --id STORY``, from uploaded files (name and bytes):
+        character cards (JSON, PNG, CHARX) and lorebooks, several making one cast. Each is
+        named in errors by its file name only; at most :data:`MAX_IMPORT_FILES` files, each
+        within the import's file limit. Raises :class:`InvalidInput` for a bad file (one
+        line naming it, as the command line's) and writes nothing then."""
+        limits = ImportLimits()
+        if not files:
+            raise InvalidInput("an import needs at least one file: a card or a lorebook")
+        if len(files) > MAX_IMPORT_FILES:
+            raise InvalidInput(f"{len(files)} files; at most {MAX_IMPORT_FILES} import at once")
+        names: list[str] = []
+        for name, data in files:
+            base = PurePath(name.replace("\\", "/")).name
+            if not base or base.startswith("."):
+                raise InvalidInput(f"{name!r}: a file to import needs a name")
+            if base in names:
+                raise InvalidInput(f"{base}: two files of that name")
+            if len(data) > limits.max_file_bytes:
+                raise InvalidInput(f"{base}: {len(data)} bytes, more than the "
+                                   f"{limits.max_file_bytes} a file may have")  # fmt: skip
+            names.append(base)
+        with tempfile.TemporaryDirectory(prefix="fabula-import-") as folder:
+            paths = []
+            for base, (_, data) in zip(names, files, strict=True):
+                path = Path(folder) / base
+                path.write_bytes(data)
+                paths.append(path)
+            try:
+                imported = await asyncio.to_thread(import_paths, paths, story_id=story, user=user)
+            except InvalidInput as exc:  # named by the file's own name, not the folder's
+                line = str(exc).replace(f"{folder}/", "")
+                raise InvalidInput(line) from None
+        return await self.create_story(imported.pack, story, assets=imported.assets,
+                                       greeting=greeting)  # fmt: skip
 
     async def summary(self, story: str) -> StorySummary:
         """One story as listed: title, world, head of main, branches, turns awaiting approval."""

@@ -19,8 +19,10 @@ from fabula.graph.service.responses import (
     BeliefOut,
     BeliefsOut,
     BranchOut,
+    CardField,
     CellStatus,
     CharacterOut,
+    CharacterPageOut,
     EvidenceOut,
     ExportOut,
     FactOut,
@@ -55,7 +57,7 @@ from fabula.memory.projections import (
     project_hypotheses,
     project_world,
 )
-from fabula.memory.records import Belief, HierarchyNode, State
+from fabula.memory.records import Belief, HierarchyNode, State, slug
 from fabula.memory.retrieval.assemble import Assembly, ManifestEntry
 from fabula.memory.retrieval.context import author_context
 from fabula.memory.retrieval.plan import RetrievalPlan
@@ -82,6 +84,7 @@ __all__ = [
     "RECALL_BUDGET",
     "beliefs",
     "branch_list",
+    "character_page",
     "check_as_of",
     "evidence",
     "export",
@@ -472,6 +475,37 @@ async def own_voice(
     chosen = nearest(exemplars, request, budget=budget, count_tokens=counter.count)
     return [RecallVoice(text=x.text, source=x.source, tokens=counter.count(x.text))
             for x in chosen]  # fmt: skip
+
+
+CARD_FIELD_CHARS = 2_000  # a kept card field shown on a character's page, at most
+
+
+async def character_page(store: StoryStore, character: str) -> CharacterPageOut:
+    """``character`` (id or name) as its card: its pack fields, what its source card kept
+    verbatim, its voice exemplars (its keyspace's document, read by the author) and the
+    names of its own books. Raises :class:`NotFound` for an unknown story or character."""
+    await store.require()
+    entity = await store.resolve(character, "character")
+    document = await store.pack_document()
+    pack = None if document is None else WorldPack.model_validate_json(document)
+    spec = next((c for c in pack.characters if slug(c.name) == entity.id), None) if pack else None
+    kept = pack.lore.card_of(spec.name) if pack and spec else None
+    card = []
+    if kept is not None:
+        for key, value in sorted({**kept.top, **kept.data}.items()):
+            text = json.dumps(value, ensure_ascii=False)
+            cut = text if len(text) <= CARD_FIELD_CHARS else text[:CARD_FIELD_CHARS] + " …"
+            card.append(CardField(field=key, value=cut))
+    books = [b.name for b in pack.lore.books_of(spec.name)] if pack and spec else []
+    return CharacterPageOut(
+        story=store.story, character=entity.id, name=entity.name,
+        aliases=list(spec.aliases) if spec else [],
+        description=spec.description if spec else entity.description,
+        voice=spec.voice if spec else "", goals=list(spec.goals) if spec else [],
+        examples=list(spec.examples) if spec else [],
+        spec=kept.spec if kept else None, card=card,
+        exemplars=[x.text for x in parse_voice(await store.voice(entity.id))], books=books,
+    )  # fmt: skip
 
 
 async def lore(store: StoryStore, turn: int | None = None) -> LoreOut:

@@ -29,11 +29,13 @@ __all__ = [
     "BeliefOut",
     "BeliefsOut",
     "BranchOut",
+    "CardField",
     "CellStatus",
     "Change",
     "ChangeKind",
     "ChangesOut",
     "CharacterOut",
+    "CharacterPageOut",
     "ChatOut",
     "ChatRecord",
     "DecisionOut",
@@ -527,6 +529,33 @@ class LoreOut(_Out):
     books: list[LoreBookOut]
     turn: int | None = None
     activated: list[LoreFired] = []
+
+
+class CardField(_Out):
+    """A field of a character's source card that the pack has no place for, kept verbatim
+    (``value`` its JSON, cut at 2,000 characters for display)."""
+
+    field: str
+    value: str
+
+
+class CharacterPageOut(_Out):
+    """A character as the author sees its card: its pack fields (name, aliases,
+    description, voice, goals, example dialogues), what its source card kept (the spec and
+    every other field), and its voice as its own keyspace holds it."""
+
+    story: str
+    character: str
+    name: str
+    aliases: list[str]
+    description: str
+    voice: str
+    goals: list[str]
+    examples: list[str]
+    spec: str | None
+    card: list[CardField]
+    exemplars: list[str]
+    books: list[str]
 
 
 class RecallVoice(_Out):

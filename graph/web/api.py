@@ -28,6 +28,7 @@ from fabula.graph.service.pending import (
 from fabula.graph.service.responses import (
     BeliefsOut,
     BranchOut,
+    CharacterPageOut,
     ChatOut,
     DecisionOut,
     DraftsOut,
@@ -51,6 +52,7 @@ from fabula.graph.service.responses import (
 from fabula.graph.web.live import Admitted, EventHub, Runs, RunStatus, story_events
 from fabula.memory.records import Development, Hypothesis
 from fabula.memory.store import StoryStore
+from fabula.worlds.imports import ImportLimits
 from fabula.worlds.loader import builtin_worlds
 
 __all__ = ["MAX_PACK_BYTES", "router"]
@@ -194,6 +196,20 @@ async def upload_story(
     return await fab.summary(store.story)
 
 
+@router.post("/stories/import", response_model=StorySummary, status_code=201)
+async def import_story(
+    fab: Fab,
+    files: Annotated[list[UploadFile], File(description="Character cards and lorebooks.")],
+    id: Annotated[str | None, Form()] = None,
+    greeting: Annotated[int | None, Form(ge=0, description="Start with this greeting.")] = None,
+) -> StorySummary:
+    """Create a story from uploaded character cards (V1/V2/V3: JSON, PNG, CHARX) and
+    lorebooks, as ``fabula import FILE... --id STORY``: one line naming a bad file."""
+    read = [(f.filename or "", await f.read(ImportLimits().max_file_bytes + 1)) for f in files]
+    store = await fab.import_story(read, id or None, greeting=greeting)
+    return await fab.summary(store.story)
+
+
 @router.get("/stories/{story}", response_model=StorySummary)
 async def story_summary(fab: Fab, story: str) -> StorySummary:
     return await fab.summary(story)
@@ -250,6 +266,12 @@ async def hypotheses(
 async def minds(fab: Fab, story: str, branch: Branch = "main", as_of: AsOf = None) -> MindsOut:
     """W, every B[c] with nested beliefs, D, H and the who-knows-what grid at a turn."""
     return await reading.minds(_store(fab, story, branch), as_of)
+
+
+@router.get("/stories/{story}/characters/{character}", response_model=CharacterPageOut)
+async def character_card(fab: Fab, story: str, character: str) -> CharacterPageOut:
+    """A character as its card: its fields, what its source card kept, its voice."""
+    return await reading.character_page(_store(fab, story), character)
 
 
 @router.get("/stories/{story}/lore", response_model=LoreOut)

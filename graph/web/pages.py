@@ -34,6 +34,7 @@ from fabula.graph.web.live import Runs
 from fabula.graph.web.security import TOKEN_COOKIE, require_form_token
 from fabula.memory.records import Hypothesis
 from fabula.memory.store import StoryStore, TurnText
+from fabula.worlds.imports import ImportLimits
 
 __all__ = ["NOTICES", "router"]
 
@@ -131,6 +132,18 @@ async def create(request: Request, fab: Fab, form: Form) -> Response:
             create_error=str(exc),
             story_id=story_id or "",
         )
+    return go(f"/stories/{store.story}", notice="created")
+
+
+@router.post("/stories/import")
+async def import_files(request: Request, fab: Fab, form: Form) -> Response:
+    """A story from uploaded cards and lorebooks (several files: one cast), as ``fabula
+    import FILE... --id STORY`` makes it."""
+    uploads = [f for f in (await request.form()).getlist("files")
+               if isinstance(f, UploadFile) and f.filename]  # fmt: skip
+    files = [(f.filename or "", await f.read(ImportLimits().max_file_bytes + 1))
+             for f in uploads]  # fmt: skip
+    store = await fab.import_story(files, _text(form, "id") or None)
     return go(f"/stories/{store.story}", notice="created")
 
 
@@ -354,6 +367,15 @@ async def recall_page(
                 characters=await store.characters(), head=await store.head(), as_of=turn,
                 found=found, by_line={line.line: line for line in found.lines} if found else {},
                 )  # fmt: skip
+
+
+@router.get("/stories/{story}/characters/{character}", response_class=HTMLResponse)
+async def character_page(
+    request: Request, fab: Fab, story: str, character: str, branch: Branch = "main"
+) -> Response:
+    """A character as its card: its fields, what its source card kept, its voice."""
+    found = await reading.character_page(fab.store(story), character)
+    return page(request, "character.html", story=story, branch=branch, card=found)
 
 
 @router.get("/stories/{story}/lore", response_class=HTMLResponse)

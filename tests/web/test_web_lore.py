@@ -1,9 +1,12 @@
 """The studio's lore, over real HTTP: the Lore page and ``GET /api/stories/{id}/lore`` list a
 story's entries by book with who knows each and what a turn activated, and the Recall page
-shows the lore a request activated and, for a character, the exemplars of its voice."""
+shows the lore a request activated and, for a character, the exemplars of its voice; cards
+and lorebooks are imported as a story (``POST /api/stories/import``, the new-story form),
+and a character's page shows its card fields and its voice."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -12,6 +15,7 @@ import pytest
 
 from fabula.graph.service import Fabula
 from fabula.settings import Settings
+from fabula.testing import imports as fx
 from fabula.testing.web import studio
 from fabula.worlds.loader import load_world
 from fabula.worlds.lore import Lore, LoreBook, LoreEntry
@@ -106,3 +110,63 @@ async def test_the_lore_page_and_the_recall_page(client: httpx.AsyncClient) -> N
     author = (await client.get("/stories/lorey/recall", params={"q": "the brass key"})).text
     assert "WORLD-KEY Brass keys rust." in author and "LEO-DRAWER" not in author
     assert "recalled-voice" not in author
+
+
+async def csrf_token(client: httpx.AsyncClient) -> str:
+    await client.get("/")
+    token = client.cookies.get("fabula_csrf")
+    assert token
+    return token
+
+
+async def test_cards_and_lorebooks_import_over_http(client: httpx.AsyncClient) -> None:
+    """Several files make one cast, as `fabula import --id`; a bad file is one line naming
+    it (not the server's folder) and makes nothing; the form does the same."""
+    headers = {"X-CSRF-Token": await csrf_token(client)}
+    png = fx.card_png({"chara": fx.b64(fx.v2_card())})
+    files = [("files", ("ada.json", json.dumps(fx.v1_card()))), ("files", ("ben.png", png)),
+             ("files", ("world.json", json.dumps(fx.v3_lorebook())))]  # fmt: skip
+    made = await client.post("/api/stories/import", files=files, data={"id": "isle"},
+                             headers=headers)  # fmt: skip
+    assert made.status_code == 201, made.text
+    assert made.json()["id"] == "isle"
+    lore = (await client.get("/api/stories/isle/lore")).json()
+    assert {b["owner"] for b in lore["books"]} >= {None, "Ben"}
+    ada = (await client.get("/api/stories/isle/characters/ada")).json()
+    assert ada["spec"] == "chara_card_v1" and ada["voice"] == "clipped, dry"
+    assert any("Go away." in x for x in ada["exemplars"])
+    ben = (await client.get("/api/stories/isle/characters/Ben")).json()
+    assert ben["spec"] == "chara_card_v2" and any(f["field"] == "extensions" for f in ben["card"])
+
+    before = (await client.get("/api/stories")).json()
+    bad = await client.post("/api/stories/import", headers=headers, data={"id": "nope"},
+                            files=[("files", ("ada.json", json.dumps(fx.v1_card()))),
+                                   ("files", ("broken.png", fx.tiny_png()))])  # fmt: skip
+    assert bad.status_code == 422 and bad.json()["error"].startswith("broken.png: ")
+    assert "fabula-import-" not in bad.text and "\n" not in bad.json()["error"]
+    assert (await client.get("/api/stories")).json() == before
+    twice = await client.post(
+        "/api/stories/import",
+        headers=headers,
+        files=[("files", ("a.json", "{}")), ("files", ("a.json", "{}"))],
+    )
+    assert twice.status_code == 422 and "two files of that name" in twice.text
+
+    form = await client.post(
+        "/stories/import",
+        data={"id": "isle2", "csrf_token": headers["X-CSRF-Token"]},
+        files=[("files", ("ada.json", json.dumps(fx.v1_card())))],
+    )
+    assert form.status_code in (302, 303) and "/stories/isle2" in form.headers["location"]
+    assert "import-form" in (await client.get("/")).text
+
+
+async def test_a_characters_page_shows_its_card_and_voice(client: httpx.AsyncClient) -> None:
+    html = (await client.get("/stories/lorey/characters/leo")).text
+    assert 'data-testid="card-fields"' in html and 'data-testid="voice-exemplars"' in html
+    assert "LEO-EX The drawer is mine, and so is the key." in html
+    assert "Leo&#39;s book" in html or "Leo's book" in html
+    minds = (await client.get("/stories/lorey/minds")).text
+    assert 'href="/stories/lorey/characters/leo?branch=main"' in minds
+    missing = await client.get("/api/stories/lorey/characters/zed")
+    assert missing.status_code == 404
