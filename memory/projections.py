@@ -270,11 +270,19 @@ async def mind_as_of(
             chains = [(character,), *((character, o) for o in others)]
             break
         chains.extend(frontier)
+    # a chain without records of its own holds what its holders' set gives a chain of its
+    # length (see fabula.memory.tracking.nested): each set and length is folded once
+    by_members: dict[tuple[frozenset[str], int], list[Belief]] = {}
     for chain in sorted({*chains, *own}):
         if len(chain) == 1 or not shared:
             found = own.get(chain, [])
+        elif chain in own:
+            found = [held[-1] for held in merged(chain, shared, own[chain], as_of).values()]
         else:
-            found = [held[-1] for held in merged(chain, shared, own.get(chain, []), as_of).values()]
+            key = (frozenset(chain), len(chain))
+            if key not in by_members:
+                by_members[key] = [held[-1] for held in merged(chain, shared, [], as_of).values()]
+            found = [b.model_copy(update={"holder": chain}) for b in by_members[key]]
         if found:
             out[chain] = found
     return out

@@ -177,7 +177,11 @@ class BeliefOut(_Out):
 
     @classmethod
     def of(cls, belief: Belief) -> BeliefOut:
-        return cls.model_validate(belief.model_dump(exclude={"span"}))
+        # a Belief is validated already: its fields are copied, not checked again (a minds
+        # page holds thousands)
+        fields = belief.model_dump(exclude={"span"})
+        fields["holder"] = list(belief.holder)
+        return cls.model_construct(**fields)
 
 
 class BeliefsOut(_Out):

@@ -34,6 +34,7 @@ from fabula.graph.service import Fabula
 from fabula.graph.web.live import MAX_STREAMS, EventHub, Runs
 from fabula.graph.web.present import mutual
 from fabula.graph.web.security import Guard, check_bind, is_loopback
+from fabula.graph.web.shared import SharedReads
 from fabula.logs import get_logger
 from fabula.memory.server import disk_error, server_address
 from fabula.settings import Settings
@@ -97,6 +98,7 @@ def create_app(config: WebConfig) -> FastAPI:
             app.state.fab = fab
             app.state.hub = hub
             app.state.runs = Runs(fab, hub)
+            app.state.reads = SharedReads()
             try:
                 yield
             finally:

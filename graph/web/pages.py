@@ -32,6 +32,7 @@ from fabula.graph.service.pending import check_bounds
 from fabula.graph.web.api import MAX_PACK_BYTES, builtin_pack, get_fab
 from fabula.graph.web.live import Runs
 from fabula.graph.web.security import TOKEN_COOKIE, require_form_token
+from fabula.graph.web.shared import shared_minds
 from fabula.memory.records import Hypothesis
 from fabula.memory.store import StoryStore, TurnText
 from fabula.worlds.imports import ImportLimits
@@ -329,7 +330,7 @@ async def reject(request: Request, fab: Fab, story: str, form: Form) -> Response
 async def minds_page(
     request: Request, fab: Fab, story: str, branch: Branch = "main", as_of: AsOf = None
 ) -> Response:
-    minds = await reading.minds(fab.store(story, branch), as_of)
+    minds = await shared_minds(request, fab.store(story, branch), as_of)
     return page(request, "minds.html", story=story, branch=branch, minds=minds)
 
 

@@ -100,7 +100,7 @@ def held_chain(chain: Sequence[str]) -> bool:
     return len(chain) >= 2 and all(chain[i] != chain[i - 1] for i in range(1, len(chain)))
 
 
-def _as_belief(record: SharedBelief, chain: tuple[str, ...]) -> Belief:
+def _as_belief(record: SharedBelief, chain: tuple[str, ...], valid_to: int | None = None) -> Belief:
     return Belief(
         id=record.id,
         holder=chain,
@@ -112,7 +112,12 @@ def _as_belief(record: SharedBelief, chain: tuple[str, ...]) -> Belief:
         event=record.event,
         speaker=record.speaker,
         valid_from=record.valid_from,
+        valid_to=valid_to,
     )
+
+
+_KEEP = -1
+"""A held entry's ``valid_to`` when nothing closed it: a direct record keeps its own."""
 
 
 def fold(
@@ -129,10 +134,16 @@ def fold(
     in their place in story order: each is taken as it is. Each slot maps to the chain's
     record current at ``as_of`` (its ``valid_to`` the turn a later record replaced it, if
     one did), or, with ``history``, to every record the chain held on it, oldest first.
+
+    The walk keeps each slot's records as they are, with the turn that closed each, and
+    builds a :class:`Belief` only for what it returns: a long log read for many chains
+    (the minds page reads every chain of every character) validates a record per slot,
+    not one per record taken.
     """
     holder = tuple(chain)
     members = set(holder)
-    out: dict[str, list[Belief]] = {}
+    # slot -> [(record, the turn that closed it or _KEEP)], oldest first
+    out: dict[str, list[tuple[SharedBelief | Belief, int]]] = {}
     # past as_of a record only closes what the slot held at as_of (the first that would
     # change it: until then the slot holds that): the slots whose closing turn is known
     closed: set[str] = set()
@@ -141,12 +152,11 @@ def fold(
         if isinstance(record, Belief):
             if record.holder != holder:
                 continue
-            taken = record
         else:
             if len(holder) > record.depth or not members.issubset(record.group):
                 continue
             held = out.get(slot)
-            now = held[-1] if held else None
+            now = held[-1][0] if held else None
             if record.retract:
                 if now is not None and not (now.value == record.value and now.polarity):
                     continue
@@ -155,21 +165,29 @@ def fold(
                 record.polarity,
             ):
                 continue
-            taken = _as_belief(record, holder)
-        if as_of is not None and taken.valid_from > as_of:
+        if as_of is not None and record.valid_from > as_of:
             held = out.get(slot)
             if held and slot not in closed:
-                held[-1] = held[-1].model_copy(update={"valid_to": taken.valid_from})
+                held[-1] = (held[-1][0], record.valid_from)
                 closed.add(slot)
             continue
         held = out.setdefault(slot, [])
         if held and not history:
-            held[-1] = taken
+            held[-1] = (record, _KEEP)
         else:
             if held:
-                held[-1] = held[-1].model_copy(update={"valid_to": taken.valid_from})
-            held.append(taken)
-    return out
+                held[-1] = (held[-1][0], record.valid_from)
+            held.append((record, _KEEP))
+    return {
+        slot: [_held(record, holder, valid_to) for record, valid_to in entries]
+        for slot, entries in out.items()
+    }
+
+
+def _held(record: SharedBelief | Belief, holder: tuple[str, ...], valid_to: int) -> Belief:
+    if isinstance(record, Belief):
+        return record if valid_to == _KEEP else record.model_copy(update={"valid_to": valid_to})
+    return _as_belief(record, holder, None if valid_to == _KEEP else valid_to)
 
 
 def merged(

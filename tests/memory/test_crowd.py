@@ -19,7 +19,7 @@ from fabula.errors import LimitExceeded
 from fabula.limits import Limits
 from fabula.memory import keys
 from fabula.memory.branching import fork
-from fabula.memory.projections import project_beliefs
+from fabula.memory.projections import mind_as_of, project_beliefs
 from fabula.memory.store import StoryStore
 from fabula.worlds.loader import setup_delta
 from fabula.worlds.pack import WorldPack
@@ -128,6 +128,26 @@ class TestCrowdAnswers:
         # as of turn 0: the key was with Leo, seen by everyone in the study (first order only)
         assert (await project_beliefs(store, ("mara",), as_of=0)).where("brass_key") == "leo"
         assert (await project_beliefs(store, ("mara", "leo"), as_of=0)).beliefs == {}
+
+    async def test_a_whole_mind_reads_each_chain_as_its_own_projection(
+        self, aredis_client: aredis.Redis
+    ) -> None:
+        """The minds page reads every chain of a character at once, folding each set of
+        holders once: each chain it lists holds exactly what its own projection holds, with
+        its own holder, at every turn (the projection also knows when a later turn closed a
+        belief; the mind, read up to the turn, does not)."""
+        store, _ = await _crowd_story(aredis_client, "whole", 3)
+        for turn in range(len(OPENING) + 1):
+            for character in ("leo", "mara", "guest1"):
+                mind = await mind_as_of(store, character, turn)
+                assert len(mind) > 1 or turn == 0, (character, turn)
+                for chain, found in mind.items():
+                    alone = await project_beliefs(store, chain, as_of=turn)
+                    # the mind is read from the log up to the turn: no closing turn after it
+                    assert {b.slot: b.model_copy(update={"valid_to": None}) for b in found} == {
+                        s: b.model_copy(update={"valid_to": None}) for s, b in alone.beliefs.items()
+                    }, (chain, turn)
+                    assert all(b.holder == chain for b in found)
 
     async def test_a_fork_reads_its_parent_up_to_the_fork(
         self, aredis_client: aredis.Redis
