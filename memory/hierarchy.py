@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 
 from redis.exceptions import WatchError
 
+from fabula.errors import StoryDeleted
+from fabula.logs import get_logger
 from fabula.memory import keys
 from fabula.memory.connection import transaction
 from fabula.memory.folding import (
@@ -60,6 +62,8 @@ __all__ = [
     "scenes",
     "unfold",
 ]
+
+log = get_logger(__name__)
 
 _MARK = "@through"  # the watermark's field in the threads hash (consolidation's bookkeeping)
 _OPEN = "@open"  # the open scene's signature (folding.OpenScene); every other field: a Thread
@@ -166,6 +170,9 @@ async def consolidate(store: StoryStore, through: int | None = None) -> int:
             await _fold(store, start, min(target, start + BATCH), seen=(raw, layout), reset=stale)
         except WatchError:
             continue
+        except StoryDeleted:  # deleted meanwhile: nothing is left to fold, nothing written
+            log.info("consolidation_of_deleted_story", story=store.story, branch=store.branch)
+            return mark
 
 
 async def _fold(
@@ -206,6 +213,7 @@ async def _fold(
     written = await _plotlines(store, lines, had, changed, entities, reset=reset)
     async with transaction(client, threads_key) as pipe:
         await pipe.watch(threads_key)
+        await store.watch_alive(pipe)
         if list(await pipe.hmget(threads_key, [_MARK, _FORMAT])) != list(seen):
             raise WatchError("the watermark moved")
         pipe.multi()

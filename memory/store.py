@@ -14,7 +14,7 @@ import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import redis.asyncio as aredis
 from pydantic import BaseModel
@@ -299,6 +299,17 @@ class StoryStore:
             removed += await self.client.delete(*batch)
         await self.client.srem(keys.STORIES, self.story)
         return removed
+
+    async def watch_alive(self, pipe: Any) -> None:
+        """``WATCH`` the story's record and deletion mark on ``pipe`` (a transaction on the
+        story's slot, before its ``MULTI``), then raise :class:`StoryDeleted` if the story is
+        gone or marked deleted: a background write (a fold, a summary's bookkeeping) that
+        goes on writes nothing into a deleted story, since a deletion after this check
+        aborts its transaction (the mark is set, the record removed)."""
+        meta, mark = keys.meta(self.story), keys.deleted(self.story)
+        await pipe.watch(meta, mark)
+        if await pipe.exists(mark) or not await pipe.exists(meta):
+            raise self.deleted_error(meanwhile=True)
 
     async def was_deleted(self) -> bool:
         """Whether the story was deleted (within :data:`keys.DELETED_S`, and not made again)."""

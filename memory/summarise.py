@@ -38,7 +38,7 @@ from typing import Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from redis.exceptions import WatchError
 
-from fabula.errors import FabulaError, ModelOutputError
+from fabula.errors import FabulaError, ModelOutputError, StoryDeleted
 from fabula.logs import get_logger
 from fabula.memory import keys
 from fabula.memory.connection import transaction
@@ -379,6 +379,10 @@ async def _book(store: StoryStore, mark: int, waiting: set[str], done: set[str])
         try:
             async with transaction(store.client, book_key) as pipe:
                 await pipe.watch(book_key)
+                try:
+                    await store.watch_alive(pipe)
+                except StoryDeleted:
+                    return  # deleted meanwhile: no bookkeeping is left to keep
                 raw = await pipe.hget(book_key, _MARK)
                 pipe.multi()
                 if raw is None or int(raw) < mark:

@@ -261,3 +261,24 @@ def test_a_plot_the_model_could_not_summarise_still_takes_new_plotlines() -> Non
     after = folding.plot(kept, [lines[-1]], [lines[-1]])
     assert after.summary.endswith(titles[-1]) and after.summary.startswith(titles[0])
     assert len(after.summary) <= folding.SUMMARY_CHARS
+
+
+class TestDeletedMeanwhile:
+    """Issue 19: a fold (inline, or an RQ job) that meets a deletion between its reads and
+    its write left the hierarchy's keys behind the deleted story."""
+
+    async def test_a_fold_meeting_a_deletion_writes_nothing(
+        self, aredis_client: aredis.Redis
+    ) -> None:
+        store = await _committed(aredis_client, "gone", _story(3, 6))
+        read = store.turn_texts
+
+        async def read_then_deleted(first: int, last: int) -> list:  # type: ignore[type-arg]
+            found = await read(first, last)
+            await StoryStore(aredis_client, "gone").delete()  # another command deletes it
+            return found
+
+        store.turn_texts = read_then_deleted  # type: ignore[method-assign]
+        assert await consolidate(store) == 0
+        left = [k async for k in aredis_client.scan_iter(match=keys.story_pattern("gone"))]
+        assert left == [keys.deleted("gone")]
