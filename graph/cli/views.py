@@ -306,14 +306,18 @@ def export(
             if fmt is ExportFormat.md:
                 _emit(lived_markdown(found).encode(), out_file)
             elif fmt is ExportFormat.epub:
-                _emit(_lived_epub(found), out_file)
+                from fabula.graph.service.epub import lived_epub
+
+                _emit(lived_epub(found), out_file)
             else:
                 _emit(_json_bytes(found), out_file)
             return
         if fmt is ExportFormat.md:
             _emit((await reading.markdown(store)).encode(), out_file)
         elif fmt is ExportFormat.epub:
-            _emit(await _story_epub(store), out_file)
+            from fabula.graph.service.epub import story_epub
+
+            _emit(await story_epub(store), out_file)
         else:
             _emit(_json_bytes(await reading.export(store)), out_file)
 
@@ -332,39 +336,6 @@ def _json_bytes(data: Any) -> bytes:
     import json
 
     return (json.dumps(plain(data), indent=2, default=str) + "\n").encode()
-
-
-async def _story_epub(store: StoryStore) -> bytes:
-    """The branch's text as an EPUB book: the premise, then the story, a paragraph a turn."""
-    import json
-
-    from fabula.graph.service.epub import Chapter, epub_book
-
-    text = await reading.story_text(store)
-    document = await store.pack_document()
-    premise = json.loads(document).get("premise") if document else None
-    chapters = [Chapter("Premise", [premise])] if isinstance(premise, str) and premise else []
-    chapters.append(Chapter(text.title, [t.text for t in text.turns]))
-    ident = f"fabula:{store.story}:{store.branch}"
-    return epub_book(ident, text.title, chapters)
-
-
-def _lived_epub(found: Any) -> bytes:
-    """A character's story (:class:`~fabula.graph.service.responses.LivedOut`) as an EPUB
-    book: what it lived, a section a turn, then what it believes."""
-    from fabula.graph.service.epub import Chapter, epub_book
-
-    lines: list[str] = []
-    headings: dict[int, str] = {}
-    for turn in found.turns:
-        headings[len(lines)] = f"Turn {turn.turn}"
-        lines.extend(turn.lines)
-    chapters = [Chapter(f"As {found.name} lived it", lines, headings)]
-    if found.beliefs:
-        chapters.append(Chapter(f"What {found.name} believes",
-                                [b.sentence for b in found.beliefs]))  # fmt: skip
-    ident = f"fabula:{found.story}:{found.branch}:as:{found.character}"
-    return epub_book(ident, f"{found.title}: as {found.name} lived it", chapters)
 
 
 async def write_export(

@@ -1,18 +1,26 @@
-"""EPUB 3 exports (``fabula export --format epub``), written with ebooklib: a book of
-chapters, each a heading and its paragraphs, with a table of contents. All story text is
-escaped: a passage is prose, never markup.
+"""EPUB 3 exports (``fabula export --format epub``, the studio's "Export .epub"), written
+with ebooklib: a book of chapters, each a heading and its paragraphs, with a table of
+contents. All story text is escaped: a passage is prose, never markup.
+
+:func:`story_epub` is a branch's story; :func:`lived_epub` the story as one character
+lived it (``--as C``).
 """
 
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
 from ebooklib import epub
 
-__all__ = ["Chapter", "epub_book"]
+from fabula.graph.service import reading
+from fabula.graph.service.responses import LivedOut
+from fabula.memory.store import StoryStore
+
+__all__ = ["Chapter", "epub_book", "lived_epub", "story_epub"]
 
 
 @dataclass(frozen=True)
@@ -54,3 +62,30 @@ def epub_book(identifier: str, title: str, chapters: Sequence[Chapter], *,
     buffer = io.BytesIO()
     epub.write_epub(buffer, book)
     return buffer.getvalue()
+
+
+async def story_epub(store: StoryStore) -> bytes:
+    """The branch's text as an EPUB book: the premise, then the story, a paragraph a turn."""
+    text = await reading.story_text(store)
+    document = await store.pack_document()
+    premise = json.loads(document).get("premise") if document else None
+    chapters = [Chapter("Premise", [premise])] if isinstance(premise, str) and premise else []
+    chapters.append(Chapter(text.title, [t.text for t in text.turns]))
+    ident = f"fabula:{store.story}:{store.branch}"
+    return epub_book(ident, text.title, chapters)
+
+
+def lived_epub(found: LivedOut) -> bytes:
+    """A character's story as an EPUB book: what it lived, a section a turn, then what it
+    believes."""
+    lines: list[str] = []
+    headings: dict[int, str] = {}
+    for turn in found.turns:
+        headings[len(lines)] = f"Turn {turn.turn}"
+        lines.extend(turn.lines)
+    chapters = [Chapter(f"As {found.name} lived it", lines, headings)]
+    if found.beliefs:
+        chapters.append(Chapter(f"What {found.name} believes",
+                                [b.sentence for b in found.beliefs]))  # fmt: skip
+    ident = f"fabula:{found.story}:{found.branch}:as:{found.character}"
+    return epub_book(ident, f"{found.title}: as {found.name} lived it", chapters)

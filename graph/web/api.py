@@ -34,6 +34,7 @@ from fabula.graph.service.responses import (
     DraftsOut,
     EvidenceOut,
     ExportOut,
+    LivedOut,
     LoreOut,
     MindsOut,
     PendingListed,
@@ -486,19 +487,47 @@ async def retcon(fab: Fab, story: str, body: RetconRequest) -> RetconOut:
     return await fab.retcon(store, body.turn, body.text, branch=body.name, force=body.force)
 
 
-@router.get("/stories/{story}/export", response_model=ExportOut)
+@router.get("/stories/{story}/export", response_model=ExportOut | LivedOut)
 async def export(
-    fab: Fab, story: str, branch: Branch = "main", format: Literal["json", "md"] = "json"
-) -> Response | ExportOut:
-    """The branch's text (markdown) or its text with W, D and H (JSON)."""
+    fab: Fab,
+    story: str,
+    branch: Branch = "main",
+    format: Literal["json", "md", "epub"] = "json",
+    as_character: Annotated[
+        str | None,
+        Query(alias="as", max_length=200, description="The story as this character lived it."),
+    ] = None,
+    as_of: AsOf = None,
+) -> Response | ExportOut | LivedOut:
+    """The branch's text (markdown, an EPUB book) or its text with W, D and H (JSON); with
+    ``as=C``, the story as C lived it, read from C's own mind only (as ``fabula export
+    --as C``), as of ``as_of``."""
+    from fabula.graph.service.epub import lived_epub, story_epub
+    from fabula.graph.service.lived import lived_markdown
+
     store = _store(fab, story, branch)
-    if format == "md":
-        return PlainTextResponse(
-            await reading.markdown(store),
-            media_type="text/markdown; charset=utf-8",
-            headers={"content-disposition": f'attachment; filename="{story}-{branch}.md"'},
-        )
-    return await reading.export(store)
+    name = f"{story}-{branch}" + (f"-as-{as_character}" if as_character else "")
+    if as_character is not None:
+        found = await fab.lived(store, as_character, as_of=as_of)
+        if format == "json":
+            return found
+        text = lived_markdown(found) if format == "md" else None
+        data = lived_epub(found) if format == "epub" else None
+    else:
+        if format == "json":
+            return await reading.export(store)
+        text = await reading.markdown(store) if format == "md" else None
+        data = await story_epub(store) if format == "epub" else None
+    if text is not None:
+        return PlainTextResponse(text, media_type="text/markdown; charset=utf-8",
+                                 headers=_attachment(f"{name}.md"))  # fmt: skip
+    return Response(data, media_type="application/epub+zip", headers=_attachment(f"{name}.epub"))
+
+
+def _attachment(filename: str) -> dict[str, str]:
+    # ids are [a-z0-9_-] (keys.check_id), a character's name may be anything: quoted safely
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in filename)
+    return {"content-disposition": f'attachment; filename="{safe}"'}
 
 
 @router.get("/stories/{story}/run", response_model=RunStatus | None)

@@ -8,7 +8,9 @@ checks of ``/docs`` (every script and style from the studio itself) always run.
 
 from __future__ import annotations
 
+import io
 import re
+import zipfile
 from collections.abc import AsyncIterator
 from html import escape
 
@@ -162,6 +164,40 @@ class TestRoughEdgesOverHttp:
             event = re.search(r"<dt>Event</dt><dd[^>]*>([^<]*)<", html)
             assert event is not None and event[1] == "the world's setup"
             assert "brass_key" not in line[1] and "desk_drawer" not in line[1]
+
+    async def test_exports_as_a_character_and_as_epub(self, base: str) -> None:
+        """The studio exports what ``fabula export`` does: the story as an EPUB book (its
+        nav and a character's card link to it), and as Leo lived it in md, json and epub
+        (turn 3, Mara hiding the key while he is out, in none); an unknown character is a
+        one-line 404."""
+        async with httpx.AsyncClient(base_url=base, timeout=60) as client:
+            await client.post("/api/stories", json={"world": "hollow_book", "id": "tale"})
+            texts = {t["turn"]: t["text"] for t in
+                     (await client.get("/api/stories/tale/text")).json()["turns"]}  # fmt: skip
+            hidden = texts[3]
+            assert "Mara" in hidden
+            card = (await client.get("/stories/tale/characters/leo")).text
+            assert "format=epub&amp;as=leo" in card and "format=epub" in card.split("<main")[0]
+            whole = await client.get("/api/stories/tale/export?format=epub")
+            assert whole.status_code == 200
+            assert whole.headers["content-type"] == "application/epub+zip"
+            assert 'filename="tale-main.epub"' in whole.headers["content-disposition"]
+            with zipfile.ZipFile(io.BytesIO(whole.content)) as z:
+                assert z.read("mimetype") == b"application/epub+zip"
+                book = "".join(z.read(n).decode() for n in z.namelist() if n.endswith(".xhtml"))
+            assert all(escape(t, quote=False) in book for t in texts.values())
+            md = await client.get("/api/stories/tale/export?format=md&as=leo")
+            assert md.status_code == 200 and "*As Leo lived it.*" in md.text
+            assert texts[1] in md.text and hidden not in md.text
+            lived = (await client.get("/api/stories/tale/export?format=json&as=leo")).json()
+            assert lived["character"] == "leo" and 3 not in [t["turn"] for t in lived["turns"]]
+            epub = await client.get("/api/stories/tale/export?format=epub&as=leo")
+            with zipfile.ZipFile(io.BytesIO(epub.content)) as z:
+                book = "".join(z.read(n).decode() for n in z.namelist() if n.endswith(".xhtml"))
+            assert "As Leo lived it" in book and escape(hidden, quote=False) not in book
+            missing = await client.get("/api/stories/tale/export?format=md&as=nobody")
+            assert missing.status_code == 404 and "nobody" in missing.json()["error"]
+            assert "\n" not in missing.json()["error"]
 
     async def test_a_bad_pack_is_said_on_the_form(self, base: str) -> None:
         """A bad uploaded pack gave a bare 422 page; now it is the stories page with the
