@@ -295,11 +295,14 @@ async def check_commit(
     read of the turn's text from now on."""
     config = {"configurable": {"thread_id": thread_id(store.story, store.branch, turn)}}
     state = await app.graph.aget_state(config)  # type: ignore[arg-type]
-    delta = state.values.get("delta", {})
+    delta = state.values.get("delta")
     (text,) = await store.turn_texts(turn, turn)
     events = await store.events(list(text.events))
-    if text.text != delta.get("text") or [e.model_dump(mode="json") for e in events] != delta.get(
-        "events"
+    if (
+        delta is None
+        or text.text != delta.text
+        or [e.model_dump(mode="json") for e in events]
+        != [e.model_dump(mode="json") for e in delta.events]
     ):
         tally.mismatched += 1
     for c, sentences in _witnessed_sentences(text.text, events, characters).items():

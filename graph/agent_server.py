@@ -8,8 +8,9 @@ one :class:`~fabula.graph.service.Fabula` then serves every run of the process.
 
 A run's input names the story, and optionally the branch and a direction for the planner:
 ``{"story": "tale"}``. The turn written is the branch's next. Without ``{"auto": true}``
-in the run's context, the run stops at the approval interrupt, whose value holds the draft,
-the critic's findings and the delta preview; resume it with
+in the run's context, the run stops at the approval interrupt, whose value is an
+:class:`~fabula.graph.state.ApprovalRequest` (the draft, the critic's findings, the preview
+and the delta approving it commits); resume it with
 ``Command(resume={"action": "approve"})`` (or ``edit`` with ``text``, or ``reject`` with
 ``note``). The commit is idempotent, so a resumed run that is retried commits once.
 """

@@ -14,18 +14,10 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from langgraph.runtime import Runtime
-from langgraph.types import Send, interrupt
+from langgraph.types import Overwrite, Send, interrupt
 
 from fabula.agents.character.brief import brief_for, steering
-from fabula.agents.contracts import (
-    CharacterBrief,
-    Decision,
-    Draft,
-    Finding,
-    Proposal,
-    TurnPlan,
-    WriteRequest,
-)
+from fabula.agents.contracts import Decision, Draft, Finding, TurnPlan, WriteRequest
 from fabula.agents.memory_builder.model import second_readings
 from fabula.agents.memory_builder.narrative import enrich
 from fabula.agents.usage import metering
@@ -35,7 +27,13 @@ from fabula.agents.writer.model import draft_findings
 from fabula.errors import FabulaError, InvalidInput, TurnConflict
 from fabula.graph.hitl import decision_from, hitl_request
 from fabula.graph.runtime import Committed, TurnContext
-from fabula.graph.state import CharacterTask, TurnState
+from fabula.graph.state import (
+    ApprovalRequest,
+    CharacterTask,
+    HypothesesPreview,
+    Preview,
+    TurnState,
+)
 from fabula.logs import get_logger
 from fabula.memory.delta import TurnDelta
 from fabula.memory.drafts import read_drafts
@@ -113,22 +111,22 @@ async def plan(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any
     steer = steering(view, state.get("direction"), state.get("notes", []))
     # each round of attempts through the cast asks the characters for another of their steps
     variant = attempt // max(1, len(view.characters()))
-    briefs = {c: brief_for(view, c, turn_plan, steer=steer, variant=variant).model_dump()
+    briefs = {c: brief_for(view, c, turn_plan, steer=steer, variant=variant)
               for c in turn_plan.focal}  # fmt: skip
     return {
-        "plan": turn_plan.model_dump(),
+        "plan": turn_plan,
         "briefs": briefs,
         "attempt": attempt,
+        "proposals": Overwrite([]),  # this attempt's, as they come
         "revisions": 0,
         "findings": [],
-        "draft": {},
+        "draft": None,
         "usage": meter.as_dict(),
     }
 
 
 def fan_out(state: TurnState) -> list[Send]:
     """One character agent per focal character, run in parallel."""
-    turn_plan = TurnPlan.model_validate(state["plan"])
     return [
         Send(
             "character",
@@ -141,14 +139,13 @@ def fan_out(state: TurnState) -> list[Send]:
                 brief=state["briefs"][c],
             ),
         )
-        for c in turn_plan.focal
+        for c in state["plan"].focal
     ]
 
 
 async def character(task: CharacterTask, runtime: Runtime[TurnContext]) -> dict[str, Any]:
     """One character agent: it is handed only its ACL-scoped mind."""
     ctx = runtime.context
-    brief = CharacterBrief.model_validate(task["brief"])
     if getattr(ctx.roles.character, "recalls", False):
         # a character that reads its episode index reads it up to date (its own user
         # cannot index: the admin does, here)
@@ -159,8 +156,8 @@ async def character(task: CharacterTask, runtime: Runtime[TurnContext]) -> dict[
             await index_through(store, embedder=ctx.embedder)
     mind = await ctx.minds.mind(task["story"], task["character"], task["branch"])
     with metering() as meter:
-        proposal = await ctx.roles.character.propose(mind, brief)
-    return {"proposals": {str(task["attempt"]): [proposal.model_dump()]}, "usage": meter.as_dict()}
+        proposal = await ctx.roles.character.propose(mind, task["brief"])
+    return {"proposals": [proposal], "usage": meter.as_dict()}
 
 
 async def write(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
@@ -168,11 +165,7 @@ async def write(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, An
     memory context within the token budget."""
     ctx = runtime.context
     view = await _view(state, ctx)
-    turn_plan = TurnPlan.model_validate(state["plan"])
-    proposals = tuple(
-        Proposal.model_validate(p)
-        for p in state.get("proposals", {}).get(str(state["attempt"]), [])
-    )
+    turn_plan = state["plan"]
     with metering() as meter:
         # the retrieval plan is the model's too when a recall planner is configured
         assembly = await writer_context(
@@ -183,43 +176,42 @@ async def write(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, An
         revision = state.get("revisions", 0)
         request = WriteRequest(
             plan=turn_plan,
-            proposals=proposals,
+            proposals=tuple(state.get("proposals", [])),
             context=context,
             notes=tuple(state.get("notes", [])),
-            findings=tuple(Finding.model_validate(f) for f in state.get("findings", [])),
+            findings=tuple(state.get("findings", [])),
             revision=revision,
         )
         draft = await ctx.roles.writer.write(request, view)
     # what the writer marked (a passage cut at its token limit) goes to the critic's findings
-    marked = [f.model_dump() for f in draft_findings(draft)]
     return {
-        "draft": Draft(text=draft.text, revision=draft.revision).model_dump(),
-        "draft_findings": marked,
+        "draft": Draft(text=draft.text, revision=draft.revision),
+        "draft_findings": draft_findings(draft),
         "context": context,
         "usage": meter.as_dict(),
     }
 
 
-def preview(delta: TurnDelta, view: AuthorView) -> dict[str, Any]:
+def preview(delta: TurnDelta, view: AuthorView) -> Preview:
     """A readable summary of the delta a draft would commit (for the approver)."""
-    return {
-        "events": [f"{e.kind}: {e.span.quote}" for e in delta.events],
-        "world": [
+    return Preview(
+        events=[f"{e.kind}: {e.span.quote}" for e in delta.events],
+        world=[
             f"{view.name(s.subject)}.{s.attribute} = {view.name(s.value)}"
             + ("" if s.polarity else " (not)")
             for s in delta.states
         ],
-        "beliefs": [
+        beliefs=[
             f"{' > '.join(view.name(h) for h in b.holder)}: {view.name(b.subject)}.{b.attribute}"
             f" = {view.name(b.value)}{'' if b.polarity else ' (not)'} [{b.mode}]"
             for b in delta.beliefs
         ],
-        "developments": [f"{d.id}: {d.change.status}" for d in delta.developments],
-        "hypotheses": {
-            "proposed": [h.premise for h in delta.hypotheses],
-            "realised": [h.id for h in delta.realised],
-        },
-    }
+        developments=[f"{d.id}: {d.change.status}" for d in delta.developments],
+        hypotheses=HypothesesPreview(
+            proposed=[h.premise for h in delta.hypotheses],
+            realised=[h.id for h in delta.realised],
+        ),
+    )
 
 
 async def _read(
@@ -235,11 +227,10 @@ async def _read(
     with second_readings() as readings:  # the model's other reading of a parsed sentence
         delta = enrich(view, await ctx.roles.builder.build(store, state["turn"], text))
     build_ms = (time.perf_counter() - started) * 1000
-    turn_plan = TurnPlan.model_validate(state["plan"])
+    turn_plan = state["plan"]
     # a focal character that proposed nothing chose to stay out: only one that meant to act
     # and does nothing in the text is worth a finding
-    proposed = state.get("proposals", {}).get(str(state.get("attempt", 0)), [])
-    idle = {p["character"] for p in proposed if not p.get("actions")}
+    idle = {p.character for p in state.get("proposals", []) if not p.actions}
     acting = tuple(c for c in turn_plan.focal if c not in idle)
     if acting and idle:
         turn_plan = turn_plan.model_copy(update={"focal": acting})
@@ -250,9 +241,9 @@ def _read_update(
     delta: TurnDelta, findings: list[Finding], build_ms: float, view: AuthorView
 ) -> dict[str, Any]:
     return {
-        "findings": [f.model_dump() for f in findings],
+        "findings": findings,
         "preview": preview(delta, view),
-        "delta": delta.model_dump(mode="json"),
+        "delta": delta,
         "build_ms": build_ms,
     }
 
@@ -260,10 +251,12 @@ def _read_update(
 async def critique(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
     """Read the draft into the delta it would commit, once, and check it."""
     ctx = runtime.context
-    draft = Draft.model_validate(state["draft"])
+    draft = state["draft"]
+    if draft is None:  # pragma: no cover - the writer always writes one first
+        raise InvalidInput("the critic has no draft to read", story=state["story"])
     with metering() as meter:
         delta, findings, build_ms = await _read(state, ctx, draft.text)
-    findings = [*(Finding.model_validate(f) for f in state.get("draft_findings", [])), *findings]
+    findings = [*state.get("draft_findings", []), *findings]
     errors = [f for f in findings if f.severity == "error"]
     return {
         **_read_update(delta, findings, build_ms, await _view(state, ctx)),
@@ -274,7 +267,7 @@ async def critique(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str,
 
 def route_after_critique(state: TurnState, runtime: Runtime[TurnContext]) -> str:
     """Back to the writer while the draft has errors and revisions are left; else to approval."""
-    errors = [f for f in state.get("findings", []) if f.get("severity") == "error"]
+    errors = [f for f in state.get("findings", []) if f.severity == "error"]
     if errors and state.get("revisions", 0) <= runtime.context.settings.max_revisions:
         return "write"
     return "approve"
@@ -283,39 +276,44 @@ def route_after_critique(state: TurnState, runtime: Runtime[TurnContext]) -> str
 async def approve(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
     """Ask the human (``interrupt``), or decide alone in autonomous mode.
 
-    The payload shows the draft, the critic's findings, a readable preview and the very
-    delta an approval commits (``turn_delta``), and why an edit could not be read; it
-    also carries LangChain's ``HITLRequest`` and takes its ``decisions``
+    The payload (:class:`ApprovalRequest`) shows the draft, the critic's findings, a
+    readable preview and the very delta an approval commits, and why an edit could not be
+    read; it also carries LangChain's ``HITLRequest`` and takes its ``decisions``
     (:mod:`fabula.graph.hitl`). An approval that chooses one of the turn's alternative
     drafts (``choice``) puts that draft in place, with its findings, preview and delta:
     that delta is what is committed.
     """
     ctx = runtime.context
-    errors = [f for f in state.get("findings", []) if f.get("severity") == "error"]
+    errors = [f for f in state.get("findings", []) if f.severity == "error"]
     if ctx.auto:
         if errors:
-            decision = Decision(action="reject", note="; ".join(f["message"] for f in errors))
+            decision = Decision(action="reject", note="; ".join(f.message for f in errors))
         else:
             decision = Decision(action="approve")
     else:
-        payload = {
-            "story": state["story"],
-            "branch": state["branch"],
-            "turn": state["turn"],
-            "draft": state["draft"],
-            "findings": state.get("findings", []),
-            "delta": state.get("preview", {}),
-            "turn_delta": state.get("delta", {}),
-            "plan": state["plan"],
-            "edit_error": state.get("edit_error"),
-            "edit_refused": state.get("edit_refused"),
-        }
-        answer = interrupt(payload | hitl_request(payload))
+        draft = state["draft"]
+        if draft is None:  # pragma: no cover - the writer always writes one first
+            raise InvalidInput("there is no draft to approve", story=state["story"])
+        request = ApprovalRequest(
+            story=state["story"],
+            branch=state["branch"],
+            turn=state["turn"],
+            draft=draft,
+            findings=state.get("findings", []),
+            preview=state.get("preview") or Preview(),
+            delta=state.get("delta"),
+            plan=state["plan"],
+            edit_error=state.get("edit_error"),
+            edit_refused=state.get("edit_refused"),
+        )
+        # LangChain's HITLRequest beside Fabula's own fields (fabula.graph.hitl)
+        asked = hitl_request(request.model_dump(mode="json"))
+        answer = interrupt(request.model_copy(update=asked))
         decision = decision_from(answer, story=state["story"])
         if decision.action == "edit" and not (decision.text or "").strip():
             raise InvalidInput("an edit needs the new text", story=state["story"])
     update: dict[str, Any] = {
-        "decision": decision.model_dump(),
+        "decision": decision,
         "edit_error": None,
         "edit_refused": None,
     }
@@ -329,12 +327,13 @@ async def approve(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, 
         if option is None:  # the service checks first; a draft gone meanwhile
             raise InvalidInput(f"turn {state['turn']} has no draft {decision.choice!r}",
                                story=state["story"], turn=state["turn"])  # fmt: skip
+        # the drafts are kept in the story's memory as JSON: read into their types here
         update |= {
-            "draft": Draft(text=option.text).model_dump(),
-            "findings": option.findings,
-            "preview": option.preview,
-            "delta": option.delta,
-            "plan": option.plan or state["plan"],
+            "draft": Draft(text=option.text),
+            "findings": [Finding.model_validate(f) for f in option.findings],
+            "preview": Preview.model_validate(option.preview),
+            "delta": TurnDelta.model_validate(option.delta),
+            "plan": TurnPlan.model_validate(option.plan) if option.plan else state["plan"],
         }
     return update
 
@@ -343,9 +342,9 @@ def route_after_approve(state: TurnState, runtime: Runtime[TurnContext]) -> str:
     """An edit is read again, an approval committed; a rejection plans again, or gives up after the
     last attempt."""
     decision = state["decision"]
-    if decision["action"] == "edit":
+    if decision.action == "edit":
         return "reread"
-    if decision["action"] != "reject":
+    if decision.action != "reject":
         return "commit"
     if state.get("attempt", 0) + 1 >= runtime.context.max_attempts:
         return "abandon"
@@ -359,7 +358,8 @@ async def reread(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, A
     with its draft and delta as they were."""
     ctx = runtime.context
     text = state.get("edit") or ""
-    revision = Draft.model_validate(state["draft"]).revision + 1
+    draft = state["draft"]
+    revision = (draft.revision if draft is not None else 0) + 1
     with metering() as meter:
         try:
             delta, findings, build_ms = await _read(state, ctx, text)
@@ -367,13 +367,13 @@ async def reread(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, A
             log.warning("edit_not_read", role="memory-builder", error=str(error))
             problem = f"{type(error).__name__}: {error.message}"
             return {"edit": None, "edit_error": problem, "usage": meter.as_dict()}
-    errors = [f.model_dump() for f in findings if f.severity == "error"]
-    if errors and not state["decision"].get("force"):
+    errors = [f for f in findings if f.severity == "error"]
+    if errors and not state["decision"].force:
         # refused: the approver gets the turn back as it was, and is told why
         return {"edit": None, "edit_refused": errors, "usage": meter.as_dict()}
     return {
         **_read_update(delta, findings, build_ms, await _view(state, ctx)),
-        "draft": Draft(text=text, revision=revision).model_dump(),
+        "draft": Draft(text=text, revision=revision),
         "draft_findings": [],
         "edit": None,
         "usage": meter.as_dict(),
@@ -385,7 +385,7 @@ def route_after_reread(state: TurnState) -> str:
     to the approver: shown for approval, or as it was if the edit was not taken."""
     decision = state["decision"]
     taken = state.get("edit_error") is None and not state.get("edit_refused")
-    if taken and (decision.get("now") or decision.get("force")):
+    if taken and (decision.now or decision.force):
         return "commit"
     return "approve"
 
@@ -462,7 +462,9 @@ async def commit_text(ctx: TurnContext, store: StoryStore, turn: int, text: str)
 async def commit(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
     """Commit the delta the approver saw, verbatim (never read again)."""
     ctx = runtime.context
-    delta = TurnDelta.model_validate(state["delta"])
+    delta = state["delta"]
+    if delta is None:  # pragma: no cover - the critic reads every draft before approval
+        raise InvalidInput("there is no delta to commit", story=state["story"])
     store = _store(state, ctx)
     usage = state.get("usage") or None
     done = await commit_delta(ctx, store, delta, state.get("build_ms", 0.0), usage)

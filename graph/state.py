@@ -1,60 +1,125 @@
 """The state of one turn as it moves through the graph (checkpointed in Redis).
 
-Values are plain JSON-able data (role contracts are stored as ``model_dump()`` dicts and
-validated again where they are read), so checkpoints stay readable and portable.
+Every value is typed: the role contracts themselves (:class:`TurnPlan`, :class:`Draft`,
+:class:`Finding`, :class:`Decision`), the delta a draft commits (:class:`TurnDelta`) and its
+readable :class:`Preview`. LangGraph's checkpoint serialiser stores a pydantic value with its
+class and builds it again when it is read (:data:`CHECKPOINT_TYPES` is the allowlist the
+service hands its saver), so no node validates what another node wrote.
+
+Checkpoints written before the values were typed hold plain JSON (``model_dump()`` dicts,
+proposals keyed by ``str(attempt)``, an approval payload whose ``delta`` was the preview and
+whose ``turn_delta`` the delta). :func:`typed` reads such a state into the typed one, once,
+before a node sees it (the graph builder wraps every node with it), and
+:class:`ApprovalRequest` reads an old payload likewise: an old checkpoint still loads and
+resumes. A checkpoint written by the typed graph is read as it is (the check is a type test).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, TypedDict
+import functools
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, Literal, TypedDict
 
+from pydantic import BaseModel, ConfigDict, TypeAdapter, model_validator
+
+from fabula.agents.contracts import CharacterBrief, Decision, Draft, Finding, Proposal, TurnPlan
 from fabula.agents.usage import add_usage
+from fabula.memory.delta import TurnDelta
 
-__all__ = ["CharacterTask", "TurnState", "merge_proposals"]
+__all__ = [
+    "CHECKPOINT_TYPES",
+    "ApprovalRequest",
+    "CharacterTask",
+    "HypothesesPreview",
+    "Preview",
+    "TurnState",
+    "gather_proposals",
+    "typed",
+]
 
 
-def merge_proposals(
-    old: dict[str, list[dict[str, Any]]] | None, new: dict[str, list[dict[str, Any]]] | None
-) -> dict[str, list[dict[str, Any]]]:
-    """Proposals by plan attempt: the fanned-out character agents' answers accumulate."""
-    out = {k: list(v) for k, v in (old or {}).items()}
-    for attempt, proposals in (new or {}).items():
-        out.setdefault(attempt, []).extend(proposals)
-    return out
+class HypothesesPreview(BaseModel):
+    """The hypotheses a draft would propose (their premises) and realise (their ids)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    proposed: list[str] = []
+    realised: list[str] = []
+
+
+class Preview(BaseModel):
+    """A readable summary of the delta a draft would commit, for the approver: one line per
+    event, world state, belief and development (names, not ids)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    events: list[str] = []
+    world: list[str] = []
+    beliefs: list[str] = []
+    developments: list[str] = []
+    hypotheses: HypothesesPreview = HypothesesPreview()
+
+
+def gather_proposals(old: list[Proposal] | None, new: list[Proposal] | None) -> list[Proposal]:
+    """This attempt's proposals: the fanned-out character agents' answers accumulate (the
+    planner starts each attempt afresh with ``Overwrite([])``). A value of an old
+    checkpoint (proposals by ``str(attempt)``) is not a list: it starts afresh too."""
+    return [*(old if isinstance(old, list) else []), *(new or [])]
 
 
 class TurnState(TypedDict, total=False):
     """One turn of one branch of one story: plan → proposals → draft → findings → decision."""
 
     story: str
+    """The story's id."""
     branch: str
+    """The branch the turn is written on."""
     turn: int
+    """The turn being written: the branch's head + 1."""
     direction: str | None
+    """The human's note for the planner (``--direction``), if any."""
     attempt: int
-    plan: dict[str, Any]
-    briefs: dict[str, dict[str, Any]]
-    proposals: Annotated[dict[str, list[dict[str, Any]]], merge_proposals]
-    draft: dict[str, Any]
+    """How many plans were made before this one (0 for the first; a rejection re-plans)."""
+    plan: TurnPlan
+    """The planner's plan of this attempt."""
+    briefs: dict[str, CharacterBrief]
+    """Each focal character's brief, by character id."""
+    proposals: Annotated[list[Proposal], gather_proposals]
+    """This attempt's proposals, one per focal character (in the order they came back)."""
+    draft: Draft | None
+    """The writer's passage (None until written, and again after a re-plan)."""
     context: str
-    findings: list[dict[str, Any]]
-    # what the writer marked in its draft (a passage cut at its token limit), for the critic
-    draft_findings: list[dict[str, Any]]
-    preview: dict[str, Any]
-    # the delta the draft commits (TurnDelta.model_dump(mode="json")), computed once when
-    # the critic reads the draft and committed verbatim on approval, from any process
-    delta: dict[str, Any]
+    """The memory context the writer was given (within the token budget)."""
+    findings: list[Finding]
+    """The critic's findings on the draft (and on an approver's read edit)."""
+    draft_findings: list[Finding]
+    """What the writer marked in its own draft (a passage cut at its token limit)."""
+    preview: Preview | None
+    """The readable summary of :attr:`delta`, for the approver."""
+    delta: TurnDelta | None
+    """The delta the draft commits, read once when the critic reads the draft and committed
+    verbatim on approval, from any process."""
     build_ms: float
-    edit: str | None  # an approver's edited text, to be read
-    edit_error: str | None  # why the last edit could not be read (the turn stays pending)
-    edit_refused: list[dict[str, Any]] | None  # the critic's errors that refused it
-    # model usage by role, summed over the turn's nodes (rejected attempts included)
+    """Milliseconds the memory-builder took to read the draft."""
+    edit: str | None
+    """An approver's edited text, still to be read."""
+    edit_error: str | None
+    """Why the last edit could not be read (the turn stays pending)."""
+    edit_refused: list[Finding] | None
+    """The critic's errors that refused the last edit (the turn stays pending)."""
     usage: Annotated[dict[str, dict[str, int | str]], add_usage]
+    """Model usage by role, summed over the turn's nodes (rejected attempts included)."""
     revisions: int
+    """How many times the critic sent this attempt's draft back to the writer."""
     notes: list[str]
-    decision: dict[str, Any]
-    outcome: str
-    # a human's approval committed but not confirmed on disk (WAITAOF): why; else absent
+    """The approvers' rejection notes, for the next plan."""
+    decision: Decision
+    """The approver's last answer (or the autonomous one)."""
+    outcome: Literal["committed", "duplicate", "abandoned"]
+    """How the turn ended: ``committed``, ``duplicate`` or ``abandoned``."""
     unsynced: str | None
+    """A human's approval committed but not confirmed on disk (WAITAOF): why; else absent."""
 
 
 class CharacterTask(TypedDict):
@@ -65,4 +130,117 @@ class CharacterTask(TypedDict):
     turn: int
     attempt: int
     character: str
-    brief: dict[str, Any]
+    brief: CharacterBrief
+
+
+class ApprovalRequest(BaseModel):
+    """What a turn awaiting a human decision shows (the ``approve`` node's interrupt value):
+    the draft, the critic's findings, the :attr:`preview` of its changes and the very
+    :attr:`delta` approving it commits, the plan, and why the last edit was not taken.
+
+    An old checkpoint's payload (``delta`` the preview, ``turn_delta`` the delta; empty ones
+    as ``{}``) is read into these names."""
+
+    model_config = ConfigDict(frozen=True)
+
+    story: str
+    branch: str
+    turn: int
+    draft: Draft
+    findings: list[Finding] = []
+    preview: Preview = Preview()
+    delta: TurnDelta | None = None
+    plan: TurnPlan | None = None
+    edit_error: str | None = None
+    edit_refused: list[Finding] | None = None
+    # LangChain's HITLRequest (fabula.graph.hitl.hitl_request): the one action, commit_turn
+    action_requests: list[dict[str, Any]] = []
+    review_configs: list[dict[str, Any]] = []
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_names(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and "turn_delta" in data:
+            data = {**data, "preview": data.get("delta") or {}, "delta": data["turn_delta"]}
+            data.pop("turn_delta")
+        if isinstance(data, Mapping):
+            data = {k: v for k, v in data.items() if not (k in _EMPTY_IS_NONE and v == {})}
+        return data
+
+
+_EMPTY_IS_NONE = ("draft", "preview", "delta", "plan")
+"""Fields an untyped checkpoint held as ``{}`` when they had no value."""
+
+CHECKPOINT_TYPES: tuple[tuple[str, str], ...] = tuple(
+    (t.__module__, t.__name__)
+    for t in (
+        ApprovalRequest,
+        CharacterBrief,
+        Decision,
+        Draft,
+        Finding,
+        HypothesesPreview,
+        Preview,
+        Proposal,
+        TurnDelta,
+        TurnPlan,
+    )
+)
+"""The types a turn's checkpoints hold, for the saver's serialiser to build again."""
+
+
+# --- old checkpoints ----------------------------------------------------------------------
+
+_FIELDS: dict[str, TypeAdapter[Any]] = {
+    "plan": TypeAdapter(TurnPlan),
+    "briefs": TypeAdapter(dict[str, CharacterBrief]),
+    "brief": TypeAdapter(CharacterBrief),
+    "draft": TypeAdapter(Draft | None),
+    "findings": TypeAdapter(list[Finding]),
+    "draft_findings": TypeAdapter(list[Finding]),
+    "preview": TypeAdapter(Preview | None),
+    "delta": TypeAdapter(TurnDelta | None),
+    "edit_refused": TypeAdapter(list[Finding] | None),
+    "decision": TypeAdapter(Decision),
+    "proposals": TypeAdapter(list[Proposal]),
+}
+
+
+def _untyped(value: Any) -> bool:
+    """Whether ``value`` is plain JSON where a typed value belongs."""
+    if isinstance(value, dict):
+        return True
+    return isinstance(value, list) and any(isinstance(v, dict) for v in value)
+
+
+def _upgrade(state: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``state`` with any value an untyped checkpoint left as plain JSON typed."""
+    if not any(k in _FIELDS and _untyped(v) for k, v in state.items()):
+        return state  # written by the typed graph: as it is
+    out = dict(state)
+    if isinstance(out.get("proposals"), dict):  # by str(attempt): this attempt's
+        out["proposals"] = out["proposals"].get(str(out.get("attempt", 0)), [])
+    for key, adapter in _FIELDS.items():
+        value = out.get(key)
+        if _untyped(value):
+            out[key] = adapter.validate_python(None if value == {} and key in _EMPTY_IS_NONE
+                                               else value)  # fmt: skip
+    return out
+
+
+def typed(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` (a node or routing function, its state first) given the state typed: a value
+    an old checkpoint held as plain JSON is validated into its type, once, here."""
+    if inspect.iscoroutinefunction(fn):
+
+        @functools.wraps(fn)
+        async def async_node(state: Mapping[str, Any], *args: Any, **kwargs: Any) -> Any:
+            return await fn(_upgrade(state), *args, **kwargs)
+
+        return async_node
+
+    @functools.wraps(fn)
+    def node(state: Mapping[str, Any], *args: Any, **kwargs: Any) -> Any:
+        return fn(_upgrade(state), *args, **kwargs)
+
+    return node

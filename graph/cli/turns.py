@@ -129,14 +129,14 @@ def print_pending(pending: Pending | None) -> None:
     """A turn awaiting approval: its draft and the critic's findings."""
     if pending is None:
         return
-    payload = pending.payload
+    request = pending.request
     out.rule(
         Text(f"{pending.story} [{pending.branch}] turn {pending.turn} awaits approval "
              f"(draft {pending.id})")
     )  # fmt: skip
-    out.print(payload.get("draft", {}).get("text", ""))
-    for f in payload.get("findings", []):
-        out.print(Text.assemble("  ", (f["severity"], "yellow"), f" {f['kind']}: {f['message']}"))
+    out.print(request.draft.text)
+    for f in request.findings:
+        out.print(Text.assemble("  ", (f.severity, "yellow"), f" {f.kind}: {f.message}"))
 
 
 @app.command()

@@ -20,11 +20,12 @@ from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.types import Command
 from redis.exceptions import LockError, RedisError
 from structlog.contextvars import bound_contextvars
 
-from fabula.agents.contracts import Decision, Draft, Finding, TurnPlan
+from fabula.agents.contracts import Decision, Finding, TurnPlan
 from fabula.agents.critic.symbolic import SymbolicCritic
 from fabula.agents.embeddings import make_embedder
 from fabula.agents.factory import make_roles, offline_roles
@@ -81,7 +82,7 @@ from fabula.graph.service.responses import (
     StorySummary,
     WorldInfo,
 )
-from fabula.graph.state import TurnState
+from fabula.graph.state import CHECKPOINT_TYPES, ApprovalRequest, TurnState
 from fabula.memory.acl import MindPool, drop_character_users, ensure_character_user, sync_users
 from fabula.memory.branching import fork
 from fabula.memory.connection import connect_async
@@ -131,6 +132,18 @@ MAX_IMPORT_FILES = 16  # files one studio import reads (cards and lorebooks: one
 DURABILITY: Literal["exit"] = "exit"
 
 
+def _option(ident: str, request: ApprovalRequest) -> DraftOption:
+    """A pending draft, as the story's memory keeps it beside the turn's other drafts."""
+    return DraftOption(
+        id=ident,
+        text=request.draft.text,
+        findings=[f.model_dump() for f in request.findings],
+        preview=request.preview.model_dump(),
+        delta=request.delta.model_dump(mode="json") if request.delta is not None else {},
+        plan=request.plan.model_dump() if request.plan is not None else {},
+    )
+
+
 def world_infos() -> list[WorldInfo]:
     """The world packs shipped with Fabula."""
     packs = [load_world(name) for name in builtin_worlds()]
@@ -169,7 +182,9 @@ class Fabula:
         self.indexer = Indexer(embedder)
         self._own_saver: RedisCheckpointSaver | None = None
         if checkpointer is None:
-            checkpointer = self._own_saver = RedisCheckpointSaver.from_url(url)
+            # the turn's typed values are built again from their checkpoints, no others
+            serde = JsonPlusSerializer(allowed_msgpack_modules=CHECKPOINT_TYPES)
+            checkpointer = self._own_saver = RedisCheckpointSaver.from_url(url, serde=serde)
         self.saver: BaseCheckpointSaver[Any] = checkpointer
         self.graph = build_turn_graph(checkpointer)
 
@@ -708,7 +723,7 @@ class Fabula:
             )
             if outcome == "pending" and decision.action == "edit":
                 back = await self.pending_turn(store)
-                raise_if_edit_not_taken(back.payload if back else {}, where)
+                raise_if_edit_not_taken(back.request if back else None, where)
             if outcome == "committed" and kept.options:
                 # the drafts stay with the turn: which one it is now (an edit: none)
                 text = (await store.turn_texts(seen.turn, seen.turn))[0].text
@@ -839,11 +854,9 @@ class Fabula:
                 story=store.story,
                 branch=store.branch,
             )
-        payload = pending.payload
-        draft = Draft.model_validate(payload["draft"])
-        findings = [Finding.model_validate(f) for f in payload.get("findings", [])]
-        plan = payload.get("plan")
-        delta = await self._pending_delta(store, pending, draft.text)
+        request = pending.request
+        draft, findings = request.draft, request.findings
+        delta = await self._pending_delta(store, pending)
         return PendingTurn(
             id=pending.id,
             story=store.story,
@@ -854,19 +867,18 @@ class Fabula:
             sentences=sentences_of(draft.text, findings),
             findings=findings,
             changes=await changes_of(store, delta),
-            plan=TurnPlan.model_validate(plan) if plan else None,
-            edit_problem=edit_problem(payload),
+            plan=request.plan,
+            edit_problem=edit_problem(request),
         )
 
-    async def _pending_delta(self, store: StoryStore, pending: Pending, text: str) -> TurnDelta:
-        """The delta approving ``pending`` would commit: the one kept with the draft when the
-        graph keeps it, else built again from the draft (the same, with the offline engine)."""
-        for key in ("turn_delta", "delta"):
-            try:
-                return TurnDelta.model_validate(pending.payload.get(key))
-            except ValueError:
-                continue
+    async def _pending_delta(self, store: StoryStore, pending: Pending) -> TurnDelta:
+        """The delta approving ``pending`` would commit: the one kept with the draft, else
+        (a checkpoint older than the kept delta) built again from the draft (the same,
+        with the offline engine)."""
+        if pending.request.delta is not None:
+            return pending.request.delta
         view = await author_view(store)
+        text = pending.request.draft.text
         return enrich(view, await self.roles.builder.build(store, pending.turn, text))
 
     async def pending_listed(self) -> list[PendingListed]:
@@ -930,7 +942,7 @@ class Fabula:
         turn written without one (scripted), a plan with every character in focus."""
         state = await self.graph.aget_state(self._config(store, turn))
         plan = state.values.get("plan") if state.values else None
-        if plan:
+        if plan:  # a TurnPlan; a checkpoint older than the typed state holds its JSON
             return TurnPlan.model_validate(plan)
         focal = tuple(await store.characters()) or ("nobody",)
         return TurnPlan(scene_goal=f"turn {turn}, as edited", focal=focal)
@@ -1053,14 +1065,7 @@ class Fabula:
                 raise InvalidInput(f"turn was {outcome}, not pending", story=store.story)
         turn = waiting.turn
         main = (await self.graph.aget_state(self._config(store, turn))).values
-        first = DraftOption(
-            id=f"{turn}.d1",
-            text=waiting.payload["draft"]["text"],
-            findings=list(waiting.payload.get("findings", [])),
-            preview=dict(waiting.payload.get("delta", {})),
-            delta=dict(waiting.payload.get("turn_delta", {})),
-            plan=dict(waiting.payload.get("plan", {})),
-        )
+        first = _option(f"{turn}.d1", waiting.request)
         options = [first]
         attempt = int(main.get("attempt", 0))
         tries = count + 2 * max(1, len(await store.characters()))
@@ -1101,21 +1106,13 @@ class Fabula:
             with bound_contextvars(story=store.story, branch=store.branch, turn=turn):
                 await self.graph.ainvoke(start, config, context=self.context(auto=False),
                                          durability=DURABILITY)  # fmt: skip
-            values = (await self.graph.aget_state(config)).values
+            snapshot = await self.graph.aget_state(config)
         except StoryAtRest:
             return None
         finally:
             await self.saver.adelete_thread(scratch)
-        if not values.get("draft"):
-            return None
-        return DraftOption(
-            id=ident,
-            text=values["draft"]["text"],
-            findings=list(values.get("findings", [])),
-            preview=dict(values.get("preview", {})),
-            delta=dict(values.get("delta", {})),
-            plan=dict(values.get("plan", {})),
-        )
+        pending = pending_in(store, turn, snapshot)
+        return None if pending is None else _option(ident, pending.request)
 
     async def drafts(self, store: StoryStore, turn: int | None = None, *,
                      note: str | None = None) -> DraftsOut:  # fmt: skip

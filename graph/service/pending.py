@@ -11,8 +11,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from fabula.agents.contracts import Finding
+from fabula.agents.contracts import Draft
 from fabula.errors import EditRefused, InvalidInput
+from fabula.graph.state import ApprovalRequest
 
 if TYPE_CHECKING:  # annotations only: the command line imports this module for its bounds
     from langgraph.types import StateSnapshot
@@ -73,7 +74,7 @@ class Pending:
     story: str
     branch: str
     turn: int
-    payload: dict[str, Any]
+    request: ApprovalRequest
     # the checkpoint holding this draft: a rejected and rewritten draft has another
     checkpoint: str | None = None
 
@@ -107,33 +108,36 @@ def pending_in(store: StoryStore, turn: int, snapshot: StateSnapshot) -> Pending
     checkpoint = snapshot.config.get("configurable", {}).get("checkpoint_id")
     for task in snapshot.tasks:
         for intr in task.interrupts:
-            return Pending(store.story, store.branch, turn, dict(intr.value), checkpoint)
+            request = ApprovalRequest.model_validate(intr.value)  # an old one's names too
+            return Pending(store.story, store.branch, turn, request, checkpoint)
     return None
 
 
-def edit_problem(payload: dict[str, Any]) -> str | None:
+def edit_problem(request: ApprovalRequest) -> str | None:
     """Why the last edit of a pending turn was not taken, if it was not."""
-    if payload.get("edit_error"):
-        return f"the last edit could not be read: {payload['edit_error']}"
-    if payload.get("edit_refused"):
-        found = [Finding.model_validate(f) for f in payload["edit_refused"]]
+    if request.edit_error:
+        return f"the last edit could not be read: {request.edit_error}"
+    if request.edit_refused:
+        found = request.edit_refused
         return "the critic refused the last edit: " + "; ".join(
             f"{f.kind}: {f.message}" for f in found
         )
     return None
 
 
-def raise_if_edit_not_taken(payload: dict[str, Any], where: dict[str, Any]) -> None:
+def raise_if_edit_not_taken(request: ApprovalRequest | None, where: dict[str, Any]) -> None:
     """After an edit, the turn is back at approval: raise if the edit was not taken (it could
     not be read, or the critic refused it); the turn then awaits a decision as it was."""
-    if payload.get("edit_error"):
+    if request is None:
+        return
+    if request.edit_error:
         raise InvalidInput(
-            f"the edit could not be read ({payload['edit_error']}); turn {where['turn']} "
+            f"the edit could not be read ({request.edit_error}); turn {where['turn']} "
             "still awaits a decision, as it was",
             **where,
         )
-    if payload.get("edit_refused"):
-        errors = [Finding.model_validate(f) for f in payload["edit_refused"]]
+    if request.edit_refused:
+        errors = request.edit_refused
         listed = "; ".join(
             f"{f.kind}: {f.message}" + (f" ({f.quote!r})" if f.quote else "") for f in errors
         )
@@ -157,8 +161,9 @@ async def tell(listener: Listener, store: StoryStore, turn: int, mode: str, chun
                 interrupted = True
                 continue
             await listener(event("step", node))
-            if node == "write" and isinstance(update, dict) and update.get("draft"):
-                await listener(event("draft", node, str(update["draft"].get("text", ""))))
+            draft = update.get("draft") if isinstance(update, dict) else None
+            if node == "write" and isinstance(draft, Draft):
+                await listener(event("draft", node, draft.text))
     elif mode == "messages":
         message, meta = chunk
         if meta.get("langgraph_node") == "write":

@@ -355,10 +355,10 @@ class TestCutProse:
         assert await fab.run_turn(store, auto=False) == "pending"
         pending = await fab.pending_turn(store)
         assert pending is not None
-        assert pending.payload["draft"] == {
+        assert pending.request.draft.model_dump() == {
             "text": "Leo went to the study. Mara watched him from the door.",
             "revision": 0,
         }
-        marked = [f for f in pending.payload["findings"] if "token limit" in f["message"]]
-        assert len(marked) == 1 and marked[0]["severity"] == "warning"
+        marked = [f for f in pending.request.findings if "token limit" in f.message]
+        assert len(marked) == 1 and marked[0].severity == "warning"
         assert len(requests_for(fake_openai, TEXT)) == 1

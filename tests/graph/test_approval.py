@@ -2,7 +2,7 @@
 
 Model mode through the real graph, Redis, ChatOpenAI and HTTP. The turn's delta is computed
 once, when the critic runs, kept in the checkpointed turn state, shown in the approval
-payload (``turn_delta``) and committed verbatim; an edit is read and shown again (or
+payload (``ApprovalRequest.delta``) and committed verbatim; an edit is read and shown again (or
 committed at once with ``now``); an edit that cannot be read leaves the turn pending.
 """
 
@@ -58,8 +58,9 @@ class TestAcrossProcesses:
         assert await fab.run_turn(store, auto=False) == "pending"
         pending = await fab.pending_turn(store)
         assert pending is not None
-        preview = pending.payload["turn_delta"]
-        assert ("leo", "study") in [(s["subject"], s["value"]) for s in preview["states"]]
+        delta = pending.request.delta
+        assert delta is not None
+        assert ("leo", "study") in [(s.subject, s.value) for s in delta.states]
         fake_openai.reply_json(other_reading(), schema="ExtractedActions")
         asked = len(fake_openai.requests)
 
@@ -84,8 +85,8 @@ class TestAcrossProcesses:
 
         assert (await project_world(store)).where("leo") == "study"
         committed = await committed_records(fab, 4)
-        assert committed["text"] == preview["text"]
-        assert committed["events"] == preview["events"]
+        assert committed["text"] == delta.text
+        assert committed["events"] == [e.model_dump(mode="json") for e in delta.events]
 
 
 class TestEdits:
@@ -99,8 +100,8 @@ class TestEdits:
         fake_openai.reply_json({"actions": [wait]}, schema="ExtractedActions")
         assert await fab.decide(store, Decision(action="edit", text=EDIT)) == "pending"
         pending = await fab.pending_turn(store)
-        assert pending is not None and pending.payload["draft"]["text"] == EDIT
-        assert pending.payload["turn_delta"]["text"] == EDIT
+        assert pending is not None and pending.request.draft.text == EDIT
+        assert pending.request.delta is not None and pending.request.delta.text == EDIT
         assert await store.head() == 3
         asked = len(requests_for(fake_openai, "ExtractedActions"))
         assert await fab.decide(store, Decision(action="approve")) == "committed"
@@ -138,8 +139,8 @@ class TestEdits:
             await fab.decide(store, Decision(action="edit", text=EDIT, now=True))
         after = await fab.pending_turn(store)
         assert after is not None
-        assert after.payload["draft"] == before.payload["draft"]
-        assert after.payload["turn_delta"] == before.payload["turn_delta"]
+        assert after.request.draft == before.request.draft
+        assert after.request.delta == before.request.delta
         assert await store.head() == 3
         assert await fab.decide(store, Decision(action="approve")) == "committed"
         assert (await project_world(store)).where("leo") == "study"

@@ -108,8 +108,9 @@ async def test_the_pending_payload_carries_the_request(
     assert await fab.run_turn(store, auto=False) == "pending"
     pending = await fab.pending_turn(store)
     assert pending is not None
-    (action,) = pending.payload["action_requests"]
-    assert action["arguments"]["text"] == pending.payload["draft"]["text"]
+    (action,) = pending.request.action_requests
+    assert action["arguments"]["text"] == pending.request.draft.text
+    assert pending.request.review_configs[0]["allowed_decisions"] == ["approve", "edit", "reject"]
     head = await store.head()
     await fab.decide(store, Decision(action="approve"))
     assert await store.head() == head + 1

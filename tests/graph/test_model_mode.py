@@ -130,15 +130,16 @@ class TestWholeTurn:
 
         pending = await fab.pending_turn(store)
         assert pending is not None and pending.turn == 4
-        assert pending.payload["draft"]["text"] == PASSAGE
-        assert pending.payload["plan"]["focal"] == ["leo", "mara"]
-        preview = pending.payload["delta"]
-        assert "Leo.location = study" in preview["world"]
-        assert "Mara: Leo.location = study [observed]" in preview["beliefs"]
-        assert f"enter: {GO}" in preview["events"]
-        assert "narration: Rain tapped on the window." in preview["events"]
-        unparsed = [f for f in pending.payload["findings"] if f["kind"] == "unparsed"]
-        assert [f["quote"] for f in unparsed] == ["Rain tapped on the window."]
+        assert pending.request.draft.text == PASSAGE
+        assert pending.request.plan is not None
+        assert pending.request.plan.focal == ("leo", "mara")
+        preview = pending.request.preview
+        assert "Leo.location = study" in preview.world
+        assert "Mara: Leo.location = study [observed]" in preview.beliefs
+        assert f"enter: {GO}" in preview.events
+        assert "narration: Rain tapped on the window." in preview.events
+        unparsed = [f for f in pending.request.findings if f.kind == "unparsed"]
+        assert [f.quote for f in unparsed] == ["Rain tapped on the window."]
         assert await store.head() == 3
 
         assert await fab.decide(store, Decision(action="approve")) == "committed"
@@ -210,7 +211,7 @@ class TestMalformedOutput:
         script_turn(fake_openai)  # the turn can be written again
         assert await fab.run_turn(store, auto=False) == "pending"
         pending = await fab.pending_turn(store)
-        assert pending is not None and pending.payload["draft"]["text"] == PASSAGE
+        assert pending is not None and pending.request.draft.text == PASSAGE
 
     async def test_an_edit_that_cannot_be_read_is_not_committed(
         self, fab: Fabula, fake_openai: FakeOpenAI, redis_url: str
@@ -368,12 +369,12 @@ class TestControlledSentences:
         assert await fab.run_turn(store, auto=False) == "pending"
         pending = await fab.pending_turn(store)
         assert pending is not None
-        (finding,) = [f for f in pending.payload["findings"] if f["kind"] == "reading"]
-        assert finding["severity"] == "warning"
-        assert finding["quote"] == "Leo went to the study."
-        assert "place hallway" in finding["message"] and "place study" in finding["message"]
-        assert "Leo.location = study" in pending.payload["delta"]["world"]
-        assert "Leo.location = hallway" not in pending.payload["delta"]["world"]
+        (finding,) = [f for f in pending.request.findings if f.kind == "reading"]
+        assert finding.severity == "warning"
+        assert finding.quote == "Leo went to the study."
+        assert "place hallway" in finding.message and "place study" in finding.message
+        assert "Leo.location = study" in pending.request.preview.world
+        assert "Leo.location = hallway" not in pending.request.preview.world
 
     async def test_the_same_second_reading_is_no_finding(
         self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
