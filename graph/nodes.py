@@ -74,7 +74,13 @@ def _another_writer(store: StoryStore, turn: int) -> TurnConflict:
 
 
 def _store(state: TurnState | CharacterTask, ctx: TurnContext) -> StoryStore:
-    return StoryStore(ctx.admin, state["story"], state["branch"], limits=ctx.settings.limits)
+    """The run's store of the state's branch (built once, :attr:`RunCache.stores`)."""
+    key = (state["story"], state["branch"])
+    store = ctx.cache.stores.get(key)
+    if store is None:
+        store = StoryStore(ctx.admin, *key, limits=ctx.settings.limits)
+        ctx.cache.stores[key] = store
+    return store
 
 
 async def _view(state: TurnState, ctx: TurnContext) -> AuthorView:

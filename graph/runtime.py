@@ -56,6 +56,10 @@ class RunCache:
     """
 
     views: dict[tuple[str, str, int], AuthorView] = field(default_factory=dict)
+    stores: dict[tuple[str, str], StoryStore] = field(default_factory=dict)
+    """The story stores the nodes write through, by (story, branch): one per branch a run
+    touches, built by its first node (a store keeps what it read of its branch's
+    ancestry)."""
 
 
 @dataclass(frozen=True)
