@@ -435,8 +435,11 @@ class ModelClient:
                 role=self.role,
                 base_url=self.base_url,
             ) from error
-        words = ("response_format", "json_schema") if self.method == "json_schema" else (
-            "tool", "function")  # fmt: skip
+        words = (
+            ("response_format", "json_schema")
+            if self.method == "json_schema"
+            else ("tool", "function")
+        )
         if not any(w in text for w in words):
             raise self._unavailable(error) from error
         log.warning(
@@ -496,8 +499,9 @@ class ModelClient:
             except openai.LengthFinishReasonError as error:
                 record_truncation(self.role)
                 usage = error.completion.usage
-                self._count(usage.prompt_tokens if usage else 0,
-                            usage.completion_tokens if usage else 0)  # fmt: skip
+                self._count(
+                    usage.prompt_tokens if usage else 0, usage.completion_tokens if usage else 0
+                )
                 used = usage.completion_tokens if usage else None
             except openai.ContentFilterFinishReasonError as error:
                 raise self._refused("the content filter stopped the reply", schema) from error
@@ -535,8 +539,13 @@ class ModelClient:
             self._count(meta.get("input_tokens", 0), meta.get("output_tokens", 0))
             return
         if not self._usage_missing:
-            log.warning("model_usage_missing", role=self.role, model=self.model_name,
-                        base_url=self.base_url, estimated=True)  # fmt: skip
+            log.warning(
+                "model_usage_missing",
+                role=self.role,
+                model=self.model_name,
+                base_url=self.base_url,
+                estimated=True,
+            )
             self._usage_missing = True
         written = _raw_output(reply) if reply.tool_calls else reply.text
         prompt = "".join(m.text for m in messages)

@@ -58,12 +58,29 @@ __all__ = [
 # with `pattern` (:func:`line`). Root: an object, not anyOf.
 STRICT_KEYWORDS = frozenset(
     {
-        "type", "properties", "required", "additionalProperties", "items", "anyOf", "enum",
-        "const", "$ref", "$defs", "description", "title", "pattern", "format", "minimum",
-        "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minItems",
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "anyOf",
+        "enum",
+        "const",
+        "$ref",
+        "$defs",
+        "description",
+        "title",
+        "pattern",
+        "format",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "minItems",
         "maxItems",
     }
-)  # fmt: skip
+)
 # the guide's size limits: object properties in all, nesting, enum values in all, the
 # characters of property names, definition names, enum and const values together, and the
 # characters of one string enum's values when it has more than 250
@@ -374,8 +391,9 @@ def strict_problems(schema: dict[str, Any]) -> list[str]:
     if enum_values > MAX_ENUM_VALUES:
         problems.append(f"(root): {enum_values} enum values, more than {MAX_ENUM_VALUES}")
     if chars > MAX_SCHEMA_CHARS:
-        problems.append(f"(root): {chars} characters of names and values, more than "
-                        f"{MAX_SCHEMA_CHARS}")  # fmt: skip
+        problems.append(
+            f"(root): {chars} characters of names and values, more than {MAX_SCHEMA_CHARS}"
+        )
     return problems
 
 

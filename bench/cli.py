@@ -169,9 +169,20 @@ def bench_model(
     modes = tuple(m.strip() for m in schemas.split(",") if m.strip())
     if not modes or any(m not in ("story", "generic") for m in modes):
         raise typer.BadParameter("story, generic or both", param_hint="--schemas")
-    run_against(_url(ctx), base_url, model, world, turns or 20, seed, json_out,
-                api_key=api_key, max_tokens=max_tokens, modes=modes, timeout_s=timeout,
-                writer_tokens=writer_tokens)  # fmt: skip
+    run_against(
+        _url(ctx),
+        base_url,
+        model,
+        world,
+        turns or 20,
+        seed,
+        json_out,
+        api_key=api_key,
+        max_tokens=max_tokens,
+        modes=modes,
+        timeout_s=timeout,
+        writer_tokens=writer_tokens,
+    )
 
 
 @bench_app.command("web")
@@ -265,8 +276,15 @@ def bench_longstory(
 
     if not path.exists():
         raise NotFound(f"no such file: {path}", path=str(path))
-    asyncio.run(run_longstory(path, redis_url=_settings(ctx).redis_url, json_out=json_out,
-                              answers_out=answers, budget=budget))  # fmt: skip
+    asyncio.run(
+        run_longstory(
+            path,
+            redis_url=_settings(ctx).redis_url,
+            json_out=json_out,
+            answers_out=answers,
+            budget=budget,
+        )
+    )
 
 
 @bench_app.command("locomo")
@@ -307,9 +325,9 @@ def _embedder(settings: Settings, model: str, url: str | None) -> Embedder:
     the model endpoint at ``url`` when given)."""
     from fabula.agents.embeddings import make_embedder
 
-    endpoint = settings.model if url is None else settings.model.model_copy(
-        update={"base_url": url}
-    )  # fmt: skip
+    endpoint = (
+        settings.model if url is None else settings.model.model_copy(update={"base_url": url})
+    )
     embedder = make_embedder(
         settings.model_copy(update={"embedding_model": model, "model": endpoint})
     )

@@ -149,11 +149,17 @@ async def run_questions(
     write_answers(
         answers_out,
         (
-            {"index": s.index, "question": s.question, "answer": s.answer, "gold": s.gold,
-             **answer_fields(s), "shared_memory": s.baseline}
+            {
+                "index": s.index,
+                "question": s.question,
+                "answer": s.answer,
+                "gold": s.gold,
+                **answer_fields(s),
+                "shared_memory": s.baseline,
+            }
             for s in scored
         ),
-    )  # fmt: skip
+    )
     return result
 
 

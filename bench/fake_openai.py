@@ -381,8 +381,12 @@ class FakeOpenAI:
                 value = base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode()
             data.append({"object": "embedding", "index": i, "embedding": value})
         used = sum(tokens(t) for t in texts)
-        return {"object": "list", "data": data, "model": body.get("model", self.model),
-                "usage": {"prompt_tokens": used, "total_tokens": used}}  # fmt: skip
+        return {
+            "object": "list",
+            "data": data,
+            "model": body.get("model", self.model),
+            "usage": {"prompt_tokens": used, "total_tokens": used},
+        }
 
     def completion(self, body: dict[str, Any], reply: Reply) -> dict[str, Any] | list[Any]:
         """The completion (or, for a streamed request, its chunks) that ``reply`` gives."""

@@ -151,12 +151,18 @@ def summarise(scored: Sequence[Scored], seconds: float, stories: int) -> dict[st
         "stories_per_second": round(stories / seconds, 1) if seconds else 0.0,
         "baselines": {"shared_memory": _figures(scored, baseline=True)},
         "misses": [
-            {"index": s.index, "order": s.group, "deception": _deception(s) == "true",
-             "question": s.question, "answer": s.answer, "gold": s.gold}
+            {
+                "index": s.index,
+                "order": s.group,
+                "deception": _deception(s) == "true",
+                "question": s.question,
+                "answer": s.answer,
+                "gold": s.gold,
+            }
             for s in scored
             if not s.correct
         ],
-    }  # fmt: skip
+    }
 
 
 def _print(result: dict[str, Any]) -> None:

@@ -132,11 +132,26 @@ class LlamaServer:
     def command(self) -> list[str]:
         """The command line the server is started with."""
         return [
-            str(self.binary), "-m", str(self.model), "--host", "127.0.0.1",
-            "--port", str(self.port), "-c", str(self.context), "-np", str(self.parallel),
-            "-t", str(self.threads), "--seed", str(self.seed), "--jinja", "--no-webui",
-            "--alias", MODEL_NAME,
-        ]  # fmt: skip
+            str(self.binary),
+            "-m",
+            str(self.model),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "-c",
+            str(self.context),
+            "-np",
+            str(self.parallel),
+            "-t",
+            str(self.threads),
+            "--seed",
+            str(self.seed),
+            "--jinja",
+            "--no-webui",
+            "--alias",
+            MODEL_NAME,
+        ]
 
     def start(self) -> None:
         """Start the server and wait until it answers ``/health``."""
@@ -203,9 +218,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {engine.missing}", file=sys.stderr)
         return 1
     server = LlamaServer(
-        engine.binary, engine.model, threads=args.threads, context=args.context,
+        engine.binary,
+        engine.model,
+        threads=args.threads,
+        context=args.context,
         parallel=args.parallel,
-    )  # fmt: skip
+    )
 
     def interrupted(signum: int, frame: object) -> None:
         raise KeyboardInterrupt  # SIGTERM too stops the server (a shell's `kill`)

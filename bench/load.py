@@ -187,15 +187,30 @@ def run_load(
     }
     print_table(
         f"fabula bench load ({result['redis']} Redis)",
-        ["run", "stories", "turns", "committed", "duplicates", "cross-story", "turns/s",
-         "p50/p95 ms"],
         [
-            [f"{r['workers']} process(es)", stories, stories * turns, r["committed"],
-             r["duplicates"], r["cross_story_reads"], r["turns_per_second"],
-             f"{r['latency_ms']['p50']}/{r['latency_ms']['p95']}"]
+            "run",
+            "stories",
+            "turns",
+            "committed",
+            "duplicates",
+            "cross-story",
+            "turns/s",
+            "p50/p95 ms",
+        ],
+        [
+            [
+                f"{r['workers']} process(es)",
+                stories,
+                stories * turns,
+                r["committed"],
+                r["duplicates"],
+                r["cross_story_reads"],
+                r["turns_per_second"],
+                f"{r['latency_ms']['p50']}/{r['latency_ms']['p95']}",
+            ]
             for r in (loaded, baseline)
         ],
-    )  # fmt: skip
+    )
     write_json(json_out, result)
     return result
 

@@ -192,8 +192,9 @@ def session_delta(turn: int, session: Session, speakers: Sequence[str]) -> TurnD
         start = offset + len(line.speaker) + 2
         end = start + len(line.words)
         who = slug(line.speaker)
-        builder.event("say", builder.span(start, end), actor=who, participants=(who,),
-                      witnesses=everyone)  # fmt: skip
+        builder.event(
+            "say", builder.span(start, end), actor=who, participants=(who,), witnesses=everyone
+        )
         offset = end + 1
     return builder.build()
 
@@ -231,24 +232,32 @@ class _Baselines:
         lines = [line for _, line in pairs]
         rendered = [f"{line.speaker}: {line.words}" for line in lines]
         line_index = bm25s.BM25()
-        line_index.index(bm25s.tokenize(rendered, stopwords="en", stemmer=stemmer,
-                                        show_progress=False), show_progress=False)  # fmt: skip
+        line_index.index(
+            bm25s.tokenize(rendered, stopwords="en", stemmer=stemmer, show_progress=False),
+            show_progress=False,
+        )
         windows = []
         for i, (session, _) in enumerate(pairs):
-            windows.append([j for j in range(i - 1, i + 2)
-                            if 0 <= j < len(pairs) and pairs[j][0] is session])  # fmt: skip
+            windows.append(
+                [j for j in range(i - 1, i + 2) if 0 <= j < len(pairs) and pairs[j][0] is session]
+            )
         window_index = bm25s.BM25()
         window_index.index(
-            bm25s.tokenize([" ".join(rendered[j] for j in w) for w in windows], stopwords="en",
-                           stemmer=stemmer, show_progress=False),
+            bm25s.tokenize(
+                [" ".join(rendered[j] for j in w) for w in windows],
+                stopwords="en",
+                stemmer=stemmer,
+                show_progress=False,
+            ),
             show_progress=False,
-        )  # fmt: skip
+        )
         costs = [counter.count(r) + 1 for r in rendered]
         return cls(lines, costs, line_index, windows, window_index, stemmer)
 
     def _ranked(self, index: bm25s.BM25, question: str) -> list[int]:
-        tokens = bm25s.tokenize([question], stopwords="en", stemmer=self.stemmer,
-                                show_progress=False)  # fmt: skip
+        tokens = bm25s.tokenize(
+            [question], stopwords="en", stemmer=self.stemmer, show_progress=False
+        )
         if not tokens.vocab:
             return []
         docs, _ = index.retrieve(tokens, k=len(self.lines), show_progress=False)
@@ -342,11 +351,15 @@ class _Tally:
         out: dict[str, Any] = {
             "recall": round(sum(target) / len(target), 4) if target else 0.0,
             "all_evidence": rate(whole),
-            "by_category": {c: round(sum(self.recall[c]) / len(self.recall[c]), 4)
-                            for c in CATEGORIES if c in self.recall},
-            "all_evidence_by_category": {c: rate(self.complete[c])
-                                         for c in CATEGORIES if c in self.complete},
-        }  # fmt: skip
+            "by_category": {
+                c: round(sum(self.recall[c]) / len(self.recall[c]), 4)
+                for c in CATEGORIES
+                if c in self.recall
+            },
+            "all_evidence_by_category": {
+                c: rate(self.complete[c]) for c in CATEGORIES if c in self.complete
+            },
+        }
         if with_time:
             from fabula.bench.report import percentiles
 
@@ -375,8 +388,9 @@ async def _run_conversation(
     for q in conv.questions:
         for budget in budgets:
             started = time.perf_counter()
-            assembly = await author_context(store, q.question, budget=budget, counter=counter,
-                                            embedder=embedder)  # fmt: skip
+            assembly = await author_context(
+                store, q.question, budget=budget, counter=counter, embedder=embedder
+            )
             ours[budget].ms.append((time.perf_counter() - started) * 1000)
             ours[budget].tokens.append(assembly.tokens)
             context = _normal(assembly.text)
@@ -388,8 +402,9 @@ async def _run_conversation(
                 minds[budget].ms.append((time.perf_counter() - started) * 1000)
                 minds[budget].tokens.append(recalled.tokens)
                 found = _normal(recalled.text)
-                minds[budget].add(q.category, sum(texts[e] in found for e in q.evidence)
-                                  / len(q.evidence))  # fmt: skip
+                minds[budget].add(
+                    q.category, sum(texts[e] in found for e in q.evidence) / len(q.evidence)
+                )
             for name, got in base.contexts(q.question, budget).items():
                 hit = sum(e in got for e in q.evidence) / len(q.evidence)
                 baselines[name][budget].add(q.category, hit)
@@ -429,9 +444,13 @@ async def run_locomo(
             for k, conv in enumerate(conversations):
                 speakers = conv.speakers
                 store = await create_story(
-                    client, f"locomo-{tag}-{k}", WorldRules(), world="locomo", title=conv.id,
+                    client,
+                    f"locomo-{tag}-{k}",
+                    WorldRules(),
+                    world="locomo",
+                    title=conv.id,
                     setup=_setup(speakers),
-                )  # fmt: skip
+                )
                 mind = await open_mind(client, url, store.story, slug(speakers[0]))
                 try:
                     tokens = await _run_conversation(
@@ -478,24 +497,47 @@ def _print(result: dict[str, Any], budgets: Sequence[int]) -> None:
         ]
         for name, fig in systems:
             cats = fig["by_category"]
-            rows.append([b, name, f"{fig['recall']:.3f}", f"{fig['all_evidence']:.3f}",
-                         *(f"{cats.get(c, 0):.3f}" for c in CATEGORIES),
-                         fig.get("mean_tokens", ""),
-                         (f"{fig['assemble_ms']['p50']}/{fig['assemble_ms']['p95']}"
-                          if "assemble_ms" in fig else "")])  # fmt: skip
+            rows.append(
+                [
+                    b,
+                    name,
+                    f"{fig['recall']:.3f}",
+                    f"{fig['all_evidence']:.3f}",
+                    *(f"{cats.get(c, 0):.3f}" for c in CATEGORIES),
+                    fig.get("mean_tokens", ""),
+                    (
+                        f"{fig['assemble_ms']['p50']}/{fig['assemble_ms']['p95']}"
+                        if "assemble_ms" in fig
+                        else ""
+                    ),
+                ]
+            )
     dense = ""
     if result["embeddings"] is not None:
-        dense = (f"; dense retrieval: {result['embeddings']} (request embedding p50/p95 "
-                 f"{result['embed_ms']['p50']}/{result['embed_ms']['p95']} ms, inside the "
-                 f"assembly time; {result['embedding_failures']} failed)")  # fmt: skip
+        dense = (
+            f"; dense retrieval: {result['embeddings']} (request embedding p50/p95 "
+            f"{result['embed_ms']['p50']}/{result['embed_ms']['p95']} ms, inside the "
+            f"assembly time; {result['embedding_failures']} failed)"
+        )
     print_table(
         f"LoCoMo: {result['conversations']} conversations, {result['questions']} questions "
         f"(full conversation ~{result['full_context_tokens']} tokens), {result['seconds']} s"
         + dense,
-        ["budget", "system", "recall 1-4", "all evid.", "cat 1", "cat 2", "cat 3", "cat 4",
-         "cat 5", "mean tokens", "ms p50/p95"],
+        [
+            "budget",
+            "system",
+            "recall 1-4",
+            "all evid.",
+            "cat 1",
+            "cat 2",
+            "cat 3",
+            "cat 4",
+            "cat 5",
+            "mean tokens",
+            "ms p50/p95",
+        ],
         rows,
-    )  # fmt: skip
+    )
 
 
 def run(
@@ -507,5 +549,13 @@ def run(
     embeddings: str | None = None,
 ) -> dict[str, Any]:
     """Synchronous entry point for the command line."""
-    return asyncio.run(run_locomo(path, redis_url=redis_url, budgets=budgets, json_out=json_out,
-                                  embedder=embedder, embeddings=embeddings))  # fmt: skip
+    return asyncio.run(
+        run_locomo(
+            path,
+            redis_url=redis_url,
+            budgets=budgets,
+            json_out=json_out,
+            embedder=embedder,
+            embeddings=embeddings,
+        )
+    )

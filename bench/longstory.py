@@ -155,14 +155,16 @@ def _passes(probe: Probe, given: str, context: str) -> bool:
     return probe.fact not in context
 
 
-async def _context(store: StoryStore, asker: str | None, question: str, as_of: int | None,
-                   budget: int) -> Assembly:  # fmt: skip
+async def _context(
+    store: StoryStore, asker: str | None, question: str, as_of: int | None, budget: int
+) -> Assembly:
     """The asker's planned-retrieval context: the author's, or the character's own."""
     if asker is None:
         return await author_context(store, question, budget=budget, as_of=as_of)
     await store.require_character(slug(asker))
-    return await character_context(store.client, store.story, store.branch, slug(asker),
-                                   question, budget=budget, as_of=as_of)  # fmt: skip
+    return await character_context(
+        store.client, store.story, store.branch, slug(asker), question, budget=budget, as_of=as_of
+    )
 
 
 async def _ask(store: StoryStore, probe: Probe, as_of: int | None, budget: int) -> _Outcome:
@@ -227,12 +229,23 @@ async def run_longstory(
     write_json(json_out, result)
     write_answers(
         answers_out,
-        ({"index": p.index, "question": p.question, "answer": outcomes[p.index].answer,
-          "gold": p.gold, "asker": p.asker, "turn": p.turn, "kind": p.kind,
-          "expect": p.expect, "context_ok": outcomes[p.index].context_ok,
-          "shared_memory": outcomes[p.index].baseline}
-         for p in story.probes if p.index in outcomes),
-    )  # fmt: skip
+        (
+            {
+                "index": p.index,
+                "question": p.question,
+                "answer": outcomes[p.index].answer,
+                "gold": p.gold,
+                "asker": p.asker,
+                "turn": p.turn,
+                "kind": p.kind,
+                "expect": p.expect,
+                "context_ok": outcomes[p.index].context_ok,
+                "shared_memory": outcomes[p.index].baseline,
+            }
+            for p in story.probes
+            if p.index in outcomes
+        ),
+    )
     return result
 
 
@@ -264,13 +277,20 @@ def summarise(story: LongStory, outcomes: dict[int, _Outcome], seconds: float) -
         "turns": len(story.turns),
         "baselines": {"shared_memory": _figures(story, shared)},
         "misses": [
-            {"index": p.index, "turn": p.turn, "asker": p.asker, "kind": p.kind,
-             "question": p.question, "answer": outcomes[p.index].answer, "gold": p.gold,
-             "context_ok": outcomes[p.index].context_ok}
+            {
+                "index": p.index,
+                "turn": p.turn,
+                "asker": p.asker,
+                "kind": p.kind,
+                "question": p.question,
+                "answer": outcomes[p.index].answer,
+                "gold": p.gold,
+                "context_ok": outcomes[p.index].context_ok,
+            }
             for p in story.probes
             if not ours[p.index]
         ],
-    }  # fmt: skip
+    }
 
 
 def _print(result: dict[str, Any]) -> None:

@@ -50,9 +50,32 @@ REGEX_SHARE = 0.005
 a scan of the text (about 0.1 ms for this text here), so a book costs one per regex key."""
 
 _SYLLABLES = (
-    "ar", "bel", "cor", "dun", "el", "fen", "gar", "hal", "is", "jor", "kel", "lor", "mor",
-    "nar", "or", "pel", "quin", "ros", "sar", "tor", "ul", "var", "wen", "yor", "zan",
-)  # fmt: skip
+    "ar",
+    "bel",
+    "cor",
+    "dun",
+    "el",
+    "fen",
+    "gar",
+    "hal",
+    "is",
+    "jor",
+    "kel",
+    "lor",
+    "mor",
+    "nar",
+    "or",
+    "pel",
+    "quin",
+    "ros",
+    "sar",
+    "tor",
+    "ul",
+    "var",
+    "wen",
+    "yor",
+    "zan",
+)
 
 
 def _word(rng: random.Random) -> str:
@@ -317,8 +340,9 @@ async def _assembly(url: str | None, sizes: Sequence[int], repeat: int) -> list[
                     await recall(store, request_text, budget=2000, counter=counter, minds=pool)
                     times[tag].append((time.perf_counter() - started) * 1000)
                 started = time.perf_counter()
-                await world_lore(stores["with"], request_text, budget=500, counter=counter,
-                                 as_of=None)  # fmt: skip
+                await world_lore(
+                    stores["with"], request_text, budget=500, counter=counter, as_of=None
+                )
                 times["lore"].append((time.perf_counter() - started) * 1000)
             for store in stores.values():
                 await store.delete()

@@ -141,9 +141,17 @@ class StoryModel:
             }
             return Reply(content=json.dumps(plan))
         if schema == "CharacterProposal":
-            wait = {"kind": "wait", "object": None, "target": None, "listener": None,
-                    "about": None, "attribute": "location", "claim": None, "line": None,
-                    "reason": "watching"}  # fmt: skip
+            wait = {
+                "kind": "wait",
+                "object": None,
+                "target": None,
+                "listener": None,
+                "about": None,
+                "attribute": "location",
+                "claim": None,
+                "line": None,
+                "reason": "watching",
+            }
             return Reply(content=json.dumps({"actions": [wait], "intent": "bide my time"}))
         if schema == "ExtractedActions":
             text = prompt.partition(" characters)\n")[2].partition("\n\n## Sentences")[0]
@@ -340,12 +348,35 @@ async def run_model(
     rows = []
     for name, r in (("faults", faulty), ("no faults", clean)):
         seconds = r["seconds_per_turn"]
-        counts = [r[k] for k in ("turns", "committed", "failed", "partial_commits", "leaks",
-                                 "mismatched", "retries", "reasks")]  # fmt: skip
-        rows.append([name, *counts, sum(r["tokens"].values()),
-                     f"{seconds['p50']:.3f}/{seconds['p95']:.3f}"])  # fmt: skip
-    columns = ["run", "turns", "committed", "failed", "partial", "leaks", "mismatched",
-               "retries", "re-asks", "tokens", "s/turn p50/p95"]  # fmt: skip
+        counts = [
+            r[k]
+            for k in (
+                "turns",
+                "committed",
+                "failed",
+                "partial_commits",
+                "leaks",
+                "mismatched",
+                "retries",
+                "reasks",
+            )
+        ]
+        rows.append(
+            [name, *counts, sum(r["tokens"].values()), f"{seconds['p50']:.3f}/{seconds['p95']:.3f}"]
+        )
+    columns = [
+        "run",
+        "turns",
+        "committed",
+        "failed",
+        "partial",
+        "leaks",
+        "mismatched",
+        "retries",
+        "re-asks",
+        "tokens",
+        "s/turn p50/p95",
+    ]
     print_table("fabula bench model", columns, rows)
     write_json(json_out, result)
     return result
@@ -657,8 +688,14 @@ async def run_server(
 
     def partial(current: dict[str, Any]) -> None:
         done = [*runs, current]
-        head: dict[str, Any] = {"benchmark": "model", "server": base_url, "model": model,
-                                "world": world, "partial": True, **done[0]}  # fmt: skip
+        head: dict[str, Any] = {
+            "benchmark": "model",
+            "server": base_url,
+            "model": model,
+            "world": world,
+            "partial": True,
+            **done[0],
+        }
         if len(done) > 1:
             head["baseline"] = done[1]
         write_json(json_out, head)
@@ -682,8 +719,13 @@ async def run_server(
             )
         )
     main, *rest = runs
-    result: dict[str, Any] = {"benchmark": "model", "server": base_url, "model": model,
-                              "world": world, **main}  # fmt: skip
+    result: dict[str, Any] = {
+        "benchmark": "model",
+        "server": base_url,
+        "model": model,
+        "world": world,
+        **main,
+    }
     if rest:
         result["baseline"] = rest[0]
     _print_server(result, [main, *rest])
@@ -695,20 +737,58 @@ def _print_server(result: dict[str, Any], runs: list[dict[str, Any]]) -> None:
     rows = []
     for r in runs:
         seconds = r["seconds_per_turn"]
-        rows.append([r["schemas"], r["turns"], r["committed"], r["leaks"], r["mismatched"],
-                     r["partial_commits"], r["tokens_per_turn"],
-                     f"{seconds['p50']:.1f}/{seconds['p95']:.1f}"])  # fmt: skip
-    columns = ["schemas", "turns", "committed", "leaks", "mismatched", "partial",
-               "tokens/turn", "s/turn p50/p95"]  # fmt: skip
+        rows.append(
+            [
+                r["schemas"],
+                r["turns"],
+                r["committed"],
+                r["leaks"],
+                r["mismatched"],
+                r["partial_commits"],
+                r["tokens_per_turn"],
+                f"{seconds['p50']:.1f}/{seconds['p95']:.1f}",
+            ]
+        )
+    columns = [
+        "schemas",
+        "turns",
+        "committed",
+        "leaks",
+        "mismatched",
+        "partial",
+        "tokens/turn",
+        "s/turn p50/p95",
+    ]
     print_table(f"fabula bench model: {result['model']} at {result['server']}", columns, rows)
     role_rows = []
     for r in runs:
         for role, s in r["by_role"].items():
-            role_rows.append([r["schemas"], role, s["first_valid"], s["reasks"], s["truncated"],
-                              f"{s['p50_s']:.1f}/{s['p95_s']:.1f}", s["tokens_in"],
-                              s["tokens_out"]])  # fmt: skip
-    print_table("by role", ["schemas", "role", "first valid", "re-asks", "truncated",
-                            "s p50/p95", "tokens in", "tokens out"], role_rows)  # fmt: skip
+            role_rows.append(
+                [
+                    r["schemas"],
+                    role,
+                    s["first_valid"],
+                    s["reasks"],
+                    s["truncated"],
+                    f"{s['p50_s']:.1f}/{s['p95_s']:.1f}",
+                    s["tokens_in"],
+                    s["tokens_out"],
+                ]
+            )
+    print_table(
+        "by role",
+        [
+            "schemas",
+            "role",
+            "first valid",
+            "re-asks",
+            "truncated",
+            "s p50/p95",
+            "tokens in",
+            "tokens out",
+        ],
+        role_rows,
+    )
 
 
 def run_against(

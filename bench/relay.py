@@ -202,8 +202,12 @@ class _Handler(BaseHTTPRequestHandler):
         if self.relay.reject_json_schema and response_format.get("type") == "json_schema":
             exchange.status, exchange.rejected = 400, True
             self.relay.record(exchange)
-            error = {"message": JSON_SCHEMA_REJECTION, "type": "invalid_request_error",
-                     "param": "response_format", "code": None}  # fmt: skip
+            error = {
+                "message": JSON_SCHEMA_REJECTION,
+                "type": "invalid_request_error",
+                "param": "response_format",
+                "code": None,
+            }
             self._send(400, json.dumps({"error": error}).encode())
             return
         connection = self.relay.connection()

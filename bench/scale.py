@@ -268,9 +268,13 @@ async def _measure(url: str, turns: int, characters: int) -> dict[str, Any]:
         if turn >= sample_from:
             # the writer's planned retrieval for a request about a character and an object
             start = time.perf_counter()
-            await author_context(store, f"Where is the {gen.objects[turn % OBJECTS]} and what "
-                                 f"did {who} say about it?", budget=ASSEMBLY_BUDGET,
-                                 purpose="write", focus=(who,))  # fmt: skip
+            await author_context(
+                store,
+                f"Where is the {gen.objects[turn % OBJECTS]} and what did {who} say about it?",
+                budget=ASSEMBLY_BUDGET,
+                purpose="write",
+                focus=(who,),
+            )
             assemble_ms.append((time.perf_counter() - start) * 1000)
             # projections are sampled as the story grows, after each of the last turns,
             # as the turn loop reads them: the state has just changed

@@ -67,12 +67,36 @@ CONCURRENCY = 4  # stories in flight at once
 _FILLER = re.compile(r"\b(?:thought about .+? for a while|waited)\.")
 _SENTENCE = re.compile(r'[^.!?"]*(?:"[^"]*"[^.!?"]*)*[.!?]')
 
-_PLACES = ("kitchen", "garden", "attic", "cellar", "barn", "chapel", "harbour", "library",
-           "mill", "orchard", "forge", "tower")  # fmt: skip
+_PLACES = (
+    "kitchen",
+    "garden",
+    "attic",
+    "cellar",
+    "barn",
+    "chapel",
+    "harbour",
+    "library",
+    "mill",
+    "orchard",
+    "forge",
+    "tower",
+)
 _BOXES = ("chest", "cupboard", "basket", "crate", "trunk", "jar", "drawer", "cabinet")
 _WOODS = ("oak", "pine", "red", "tin", "iron", "blue", "old", "small")
-_THINGS = ("ring", "letter", "map", "coin", "lantern", "knife", "locket", "ledger", "flute",
-           "seal", "compass", "diary")  # fmt: skip
+_THINGS = (
+    "ring",
+    "letter",
+    "map",
+    "coin",
+    "lantern",
+    "knife",
+    "locket",
+    "ledger",
+    "flute",
+    "seal",
+    "compass",
+    "diary",
+)
 _NAMES = ("Ada", "Ben", "Cora", "Dev", "Eli", "Fay", "Gus", "Hana", "Ivo", "Jun", "Kit", "Lou")
 _DEEDS = ("stole", "forged", "broke", "buried", "sold", "copied")
 
@@ -355,8 +379,14 @@ class Reference:
                 out.append((o, where))
         return out
 
-    def _see(self, who: Sequence[str], obj: str, where: str, now: tuple[int, int],
-             refresh: Sequence[str] | None = None) -> None:  # fmt: skip
+    def _see(
+        self,
+        who: Sequence[str],
+        obj: str,
+        where: str,
+        now: tuple[int, int],
+        refresh: Sequence[str] | None = None,
+    ) -> None:
         for w in who:
             held = self.minds[w].get(obj)
             if held is None or held[:2] != (where, True) or refresh is None or w in refresh:
@@ -491,8 +521,11 @@ async def _moments(store: StoryStore, pack: WorldPack, first: int, head: int) ->
     out = []
     for t in range(first, head + 1):
         world = await project_world(store, as_of=t)
-        where = {s.subject: s.value for s in world.states.values()
-                 if s.attribute == "location" and s.polarity}  # fmt: skip
+        where = {
+            s.subject: s.value
+            for s in world.states.values()
+            if s.attribute == "location" and s.polarity
+        }
         minds: dict[str, dict[str, str | None]] = {}
         secrets: dict[str, dict[str, str]] = {}
         for c in characters:
@@ -501,8 +534,11 @@ async def _moments(store: StoryStore, pack: WorldPack, first: int, head: int) ->
             for o in objects:
                 b = mind.get(o, "location")
                 minds[c][o] = b.value if b is not None and b.polarity else None
-            secrets[c] = {b.subject: b.value for b in mind.beliefs.values()
-                          if b.attribute == SECRET and b.polarity}  # fmt: skip
+            secrets[c] = {
+                b.subject: b.value
+                for b in mind.beliefs.values()
+                if b.attribute == SECRET and b.polarity
+            }
         out.append(Moment(where, minds, texts.get(t, ""), secrets))
     return out
 
@@ -631,8 +667,10 @@ async def run_story_bench(
     """Run ``packs`` generated packs and the shipped ones for ``turns`` autonomous turns
     each; print the table, write the JSON, return it."""
     rng = random.Random(seed)
-    worlds = [*(load_world(name) for name in SHIPPED),
-              *(generate_pack(rng, i) for i in range(packs))]  # fmt: skip
+    worlds = [
+        *(load_world(name) for name in SHIPPED),
+        *(generate_pack(rng, i) for i in range(packs)),
+    ]
     tag = run_id()
     with private_redis_url(redis_url, fsync="everysec") as url:
         recorder = _Recorder(offline_roles().character)
@@ -658,9 +696,18 @@ async def run_story_bench(
 def _show(summary: dict[str, Any], results: Sequence[PackResult]) -> None:
     rows = []
     for r in [*results[: len(SHIPPED)], *results[len(SHIPPED) :][:6]]:
-        rows.append([r.pack.removeprefix("generated-"), r.written, r.repeats, r.filler,
-                     f"{r.achieved}/{r.goals}", r.blocked, f"{r.realised}/{r.pursued}",
-                     f"{r.right}/{r.probes}"])  # fmt: skip
+        rows.append(
+            [
+                r.pack.removeprefix("generated-"),
+                r.written,
+                r.repeats,
+                r.filler,
+                f"{r.achieved}/{r.goals}",
+                r.blocked,
+                f"{r.realised}/{r.pursued}",
+                f"{r.right}/{r.probes}",
+            ]
+        )
     print_table(
         "bench story: shipped packs, then the first generated",
         ["pack", "turns", "rep.", "filler", "goals", "blk", "hyp.", "probes"],
@@ -680,13 +727,11 @@ def _show(summary: dict[str, Any], results: Sequence[PackResult]) -> None:
         "hypotheses_realised": f"realised within {PURSUE_TURNS} turns",
         "fidelity": "belief probes agreeing with the rule reference",
     }
-    print_table("fabula bench story", ["figure", "value"],
-                [[names[k], summary[k]] for k in names])  # fmt: skip
+    print_table("fabula bench story", ["figure", "value"], [[names[k], summary[k]] for k in names])
 
 
 def run(
     packs: int, turns: int, seed: int, redis_url: str | None, json_out: str | None
 ) -> dict[str, Any]:
     """The command's entry point (synchronous)."""
-    return asyncio.run(run_story_bench(packs, turns, seed, redis_url=redis_url,
-                                       json_out=json_out))  # fmt: skip
+    return asyncio.run(run_story_bench(packs, turns, seed, redis_url=redis_url, json_out=json_out))

@@ -85,8 +85,10 @@ def load_tomi(path: str | Path) -> list[TomiItem]:
     path = Path(path)
     trace_path = path.with_suffix(".trace")
     if not trace_path.exists():
-        raise InvalidInput(f"no trace beside {path}: ToMi's question types are read from "
-                           f"{trace_path}", path=str(trace_path))  # fmt: skip
+        raise InvalidInput(
+            f"no trace beside {path}: ToMi's question types are read from {trace_path}",
+            path=str(trace_path),
+        )
     trace = read_text(trace_path, "ToMi trace").splitlines()
     items: list[TomiItem] = []
     lines: list[str] = []
@@ -155,11 +157,16 @@ def summarise(scored: Sequence[Scored], seconds: float, stories: int) -> dict[st
     by_type = rates_by(scored, lambda s: s.group, lambda s: s.correct)
     base_by_type = rates_by(scored, lambda s: s.group, lambda s: s.baseline_correct)
     misses = [
-        {"index": s.index, "type": s.group, "question": s.question, "answer": s.answer,
-         "gold": s.gold}
+        {
+            "index": s.index,
+            "type": s.group,
+            "question": s.question,
+            "answer": s.answer,
+            "gold": s.gold,
+        }
         for s in scored
         if not s.correct and not s.group.startswith("second_order")
-    ]  # fmt: skip
+    ]
     return {
         "benchmark": "tomi",
         "items": len(scored),

@@ -177,8 +177,14 @@ async def _one_turn(client: httpx.AsyncClient, tally: _Tally, story: str) -> Non
 async def _one_choice(client: httpx.AsyncClient, tally: _Tally, story: str, k: int) -> None:
     """Write the next turn as DRAFTS alternatives, load their page, choose the ``k``-th
     (the last when fewer differ)."""
-    made = await _timed(client, tally, tally.drafts, "POST",
-                        f"/api/stories/{story}/alternatives", json={"count": DRAFTS})  # fmt: skip
+    made = await _timed(
+        client,
+        tally,
+        tally.drafts,
+        "POST",
+        f"/api/stories/{story}/alternatives",
+        json={"count": DRAFTS},
+    )
     if made is None:
         return
     found = made.json()

@@ -102,97 +102,233 @@ def _json(text: str) -> Any:
 MODEL_PREFIX = "FABULA_MODEL"
 
 VARIABLES: tuple[Variable, ...] = (
-    Variable("FABULA_HOME", "home", "path", "`~/.local/share/fabula`",
-             "data folder of the embedded Redis"),
-    Variable("FABULA_REDIS_URL", "redis_url", "URL", "unset",
-             "use this Redis instead of the embedded one"),
-    Variable("FABULA_REDIS_FSYNC", "redis_fsync", "`always`, `everysec`", "`always`",
-             "the embedded Redis's fsync: `always` (before each reply) or `everysec`"),
-    Variable("FABULA_REDIS_ALLOW_OPEN", "allow_open_redis", "flag", "unset (refused)",
-             "`1`: accept a Redis with an open user (enabled, no password)", _flag),
-    Variable("FABULA_REDIS_LOAD_TRUNCATED", "redis_load_truncated", "flag",
-             "unset (refused, with how to repair)",
-             "`1`: the embedded server loads a truncated append-only file, dropping its cut "
-             "tail", _flag),
-    Variable("FABULA_REDIS_CLUSTER", "redis_cluster", "flag", "unset (asked)",
-             "`1`/`0`: the Redis is (not) a cluster"),
-    Variable("FABULA_RQ_URL", "rq_url", "URL", "`FABULA_REDIS_URL`",
-             "the RQ queue's Redis (needed with a cluster and `FABULA_CONSOLIDATE=rq`)"),
-    Variable("FABULA_CONSOLIDATE", "consolidate", "`inline`, `rq`, `off`", "`inline`",
-             "`inline` (folded in the background by the running process; a turn never "
-             "waits), `rq` (enqueued for workers: a job names only the story, branch and "
-             "turn, and the worker connects with its own `FABULA_REDIS_URL`, so no secret "
-             "is in a job or the worker's log) or `off`"),
-    Variable("FABULA_TOKEN_BUDGET", "token_budget", "int", "`1200`",
-             "the writer's memory context, in tokens"),
-    Variable("FABULA_TOKEN_COUNTER", "token_counter",
-             "`o200k_base`, `cl100k_base`, `approximate`", "`o200k_base`",
-             "how budgets are counted, offline (`memory/tokens.py`): `o200k_base` "
-             "(tiktoken, from its cache or the copy shipped in `memory/data/`, checked "
-             "against tiktoken's pinned hash), "
-             "`cl100k_base` (if tiktoken has it cached), or `approximate` (an estimate that "
-             "over-counts both, for models whose tokenizers split finer)"),
-    Variable("FABULA_RECALL_PLANNER", "recall_planner", "`offline`, `model`", "`offline`",
-             "who plans the writer's retrieval in model mode: `offline` (rules of English) "
-             "or `model` (the planner's model, structured output)"),
-    Variable("FABULA_EMBEDDING_MODEL", "embedding_model", "model name", "off",
-             "dense retrieval (optional): an embedding model on the model endpoint "
-             "(`FABULA_MODEL_BASE_URL`); episodes go into a Redis vector set and the "
-             "writer's retrieval fuses their similarity with the lexical ranking"),
-    Variable("FABULA_MAX_TURN_TEXT", "max_turn_text", "int", "`65536`",
-             "the longest text a turn may have, in UTF-8 bytes"),
-    Variable("FABULA_MAX_DELTA_BYTES", "max_delta_bytes", "int", "`16777216`",
-             "the largest delta a commit may send to Redis, in bytes"),
-    Variable("FABULA_MODEL", "model.model", "model name", "unset (offline)",
-             "a chat model on any OpenAI-compatible server"),
-    Variable("FABULA_MODEL_BASE_URL", "model.base_url", "URL", "`OPENAI_BASE_URL`, else OpenAI's",
-             "the chat model's server"),
-    Variable("FABULA_MODEL_API_KEY", "model.api_key", "text", "`OPENAI_API_KEY`",
-             "the server's key"),
-    Variable("FABULA_MODEL_TEMPERATURE", "model.temperature", "float", "`0.7` (the extractor: `0`)",
-             "sampling temperature"),
-    Variable("FABULA_MODEL_MAX_TOKENS", "model.max_tokens", "int", "the server's",
-             "the longest reply, in tokens (a structured reply cut there is asked for once "
-             "more with twice the limit, then is an error; the writer's prose cut there is "
-             "kept up to its last complete sentence, with a warning for the critic and the "
-             "approver)"),
-    Variable("FABULA_MODEL_STOP", "model.stop", "JSON list, or text", "unset",
-             'stop sequences: a JSON list of strings (`["\\n\\n\\n", "THE END"]`), or one '
-             "sequence as it is"),
-    Variable("FABULA_MODEL_TIMEOUT", "model.timeout_s", "float", "`60`",
-             "seconds to wait for one reply"),
-    Variable("FABULA_MODEL_SEED", "model.seed", "int", "unset",
-             "sent to servers that take a seed"),
-    Variable("FABULA_MODEL_MAX_RETRIES", "model.max_retries", "int", "`4`",
-             "transport retries (429, 5xx, timeouts, lost connections; exponential backoff "
-             "with jitter, `Retry-After` honoured)"),
-    Variable("FABULA_MODEL_ATTEMPTS", "model.max_attempts", "int", "`3`",
-             "replies per structured call (a malformed one is shown its error and asked "
-             "for again)"),
-    Variable("FABULA_MODEL_SCHEMAS", "model.schemas", "`story`, `generic`", "`story`",
-             "the JSON schema of a structured call: `story` (built per call from what the "
-             "role may see: ids as enums, bounded arrays and strings, an action as a union "
-             "by kind) or `generic` (the role's pydantic type, the baseline)"),
-    Variable("FABULA_MODEL_<ROLE>_<SETTING>", "roles", "as above", "`FABULA_MODEL_*`",
-             "one role's model (`FABULA_MODEL_<ROLE>`) and settings (`PLANNER`, "
-             "`CHARACTER`, `WRITER`, `EXTRACTOR`, `SUMMARISER`; e.g. "
-             "`FABULA_MODEL_WRITER_MAX_TOKENS`); what a role does not set comes from "
-             "`FABULA_MODEL_*`; a role with no model runs offline (the summariser: the "
-             "hierarchy keeps its extractive summaries; with `FABULA_CONSOLIDATE=rq` the "
-             "worker's own `FABULA_MODEL_*` settings are used)"),
-    Variable("FABULA_MODEL_CONCURRENCY", "model_concurrency", "int", "`4`",
-             "character agents calling the model at once"),
-    Variable("FABULA_MODEL_CASSETTE", "model_cassette", "path", "unset",
-             "a file: the first run (a CLI command, or `fabula serve` for its whole life) "
-             "records every model exchange into it (keys left out), later runs replay it "
-             "without a server (a request it does not hold is an error)", _path),
-    Variable("FABULA_MODEL_PRICES", "prices", "JSON", "unset",
-             "JSON price table, US dollars per million tokens: "
-             '`{"gpt-4o-mini": {"input": 0.15, "output": 0.6}}`', _json),
-    Variable("FABULA_WEB_TOKEN", "web_token", "text", "unset (localhost only)",
-             "the studio's token: with it, `fabula serve` may listen beyond this machine "
-             "and asks every client for it"),
-)  # fmt: skip
+    Variable(
+        "FABULA_HOME",
+        "home",
+        "path",
+        "`~/.local/share/fabula`",
+        "data folder of the embedded Redis",
+    ),
+    Variable(
+        "FABULA_REDIS_URL",
+        "redis_url",
+        "URL",
+        "unset",
+        "use this Redis instead of the embedded one",
+    ),
+    Variable(
+        "FABULA_REDIS_FSYNC",
+        "redis_fsync",
+        "`always`, `everysec`",
+        "`always`",
+        "the embedded Redis's fsync: `always` (before each reply) or `everysec`",
+    ),
+    Variable(
+        "FABULA_REDIS_ALLOW_OPEN",
+        "allow_open_redis",
+        "flag",
+        "unset (refused)",
+        "`1`: accept a Redis with an open user (enabled, no password)",
+        _flag,
+    ),
+    Variable(
+        "FABULA_REDIS_LOAD_TRUNCATED",
+        "redis_load_truncated",
+        "flag",
+        "unset (refused, with how to repair)",
+        "`1`: the embedded server loads a truncated append-only file, dropping its cut tail",
+        _flag,
+    ),
+    Variable(
+        "FABULA_REDIS_CLUSTER",
+        "redis_cluster",
+        "flag",
+        "unset (asked)",
+        "`1`/`0`: the Redis is (not) a cluster",
+    ),
+    Variable(
+        "FABULA_RQ_URL",
+        "rq_url",
+        "URL",
+        "`FABULA_REDIS_URL`",
+        "the RQ queue's Redis (needed with a cluster and `FABULA_CONSOLIDATE=rq`)",
+    ),
+    Variable(
+        "FABULA_CONSOLIDATE",
+        "consolidate",
+        "`inline`, `rq`, `off`",
+        "`inline`",
+        "`inline` (folded in the background by the running process; a turn never "
+        "waits), `rq` (enqueued for workers: a job names only the story, branch and "
+        "turn, and the worker connects with its own `FABULA_REDIS_URL`, so no secret "
+        "is in a job or the worker's log) or `off`",
+    ),
+    Variable(
+        "FABULA_TOKEN_BUDGET",
+        "token_budget",
+        "int",
+        "`1200`",
+        "the writer's memory context, in tokens",
+    ),
+    Variable(
+        "FABULA_TOKEN_COUNTER",
+        "token_counter",
+        "`o200k_base`, `cl100k_base`, `approximate`",
+        "`o200k_base`",
+        "how budgets are counted, offline (`memory/tokens.py`): `o200k_base` "
+        "(tiktoken, from its cache or the copy shipped in `memory/data/`, checked "
+        "against tiktoken's pinned hash), "
+        "`cl100k_base` (if tiktoken has it cached), or `approximate` (an estimate that "
+        "over-counts both, for models whose tokenizers split finer)",
+    ),
+    Variable(
+        "FABULA_RECALL_PLANNER",
+        "recall_planner",
+        "`offline`, `model`",
+        "`offline`",
+        "who plans the writer's retrieval in model mode: `offline` (rules of English) "
+        "or `model` (the planner's model, structured output)",
+    ),
+    Variable(
+        "FABULA_EMBEDDING_MODEL",
+        "embedding_model",
+        "model name",
+        "off",
+        "dense retrieval (optional): an embedding model on the model endpoint "
+        "(`FABULA_MODEL_BASE_URL`); episodes go into a Redis vector set and the "
+        "writer's retrieval fuses their similarity with the lexical ranking",
+    ),
+    Variable(
+        "FABULA_MAX_TURN_TEXT",
+        "max_turn_text",
+        "int",
+        "`65536`",
+        "the longest text a turn may have, in UTF-8 bytes",
+    ),
+    Variable(
+        "FABULA_MAX_DELTA_BYTES",
+        "max_delta_bytes",
+        "int",
+        "`16777216`",
+        "the largest delta a commit may send to Redis, in bytes",
+    ),
+    Variable(
+        "FABULA_MODEL",
+        "model.model",
+        "model name",
+        "unset (offline)",
+        "a chat model on any OpenAI-compatible server",
+    ),
+    Variable(
+        "FABULA_MODEL_BASE_URL",
+        "model.base_url",
+        "URL",
+        "`OPENAI_BASE_URL`, else OpenAI's",
+        "the chat model's server",
+    ),
+    Variable(
+        "FABULA_MODEL_API_KEY", "model.api_key", "text", "`OPENAI_API_KEY`", "the server's key"
+    ),
+    Variable(
+        "FABULA_MODEL_TEMPERATURE",
+        "model.temperature",
+        "float",
+        "`0.7` (the extractor: `0`)",
+        "sampling temperature",
+    ),
+    Variable(
+        "FABULA_MODEL_MAX_TOKENS",
+        "model.max_tokens",
+        "int",
+        "the server's",
+        "the longest reply, in tokens (a structured reply cut there is asked for once "
+        "more with twice the limit, then is an error; the writer's prose cut there is "
+        "kept up to its last complete sentence, with a warning for the critic and the "
+        "approver)",
+    ),
+    Variable(
+        "FABULA_MODEL_STOP",
+        "model.stop",
+        "JSON list, or text",
+        "unset",
+        'stop sequences: a JSON list of strings (`["\\n\\n\\n", "THE END"]`), or one '
+        "sequence as it is",
+    ),
+    Variable(
+        "FABULA_MODEL_TIMEOUT", "model.timeout_s", "float", "`60`", "seconds to wait for one reply"
+    ),
+    Variable("FABULA_MODEL_SEED", "model.seed", "int", "unset", "sent to servers that take a seed"),
+    Variable(
+        "FABULA_MODEL_MAX_RETRIES",
+        "model.max_retries",
+        "int",
+        "`4`",
+        "transport retries (429, 5xx, timeouts, lost connections; exponential backoff "
+        "with jitter, `Retry-After` honoured)",
+    ),
+    Variable(
+        "FABULA_MODEL_ATTEMPTS",
+        "model.max_attempts",
+        "int",
+        "`3`",
+        "replies per structured call (a malformed one is shown its error and asked for again)",
+    ),
+    Variable(
+        "FABULA_MODEL_SCHEMAS",
+        "model.schemas",
+        "`story`, `generic`",
+        "`story`",
+        "the JSON schema of a structured call: `story` (built per call from what the "
+        "role may see: ids as enums, bounded arrays and strings, an action as a union "
+        "by kind) or `generic` (the role's pydantic type, the baseline)",
+    ),
+    Variable(
+        "FABULA_MODEL_<ROLE>_<SETTING>",
+        "roles",
+        "as above",
+        "`FABULA_MODEL_*`",
+        "one role's model (`FABULA_MODEL_<ROLE>`) and settings (`PLANNER`, "
+        "`CHARACTER`, `WRITER`, `EXTRACTOR`, `SUMMARISER`; e.g. "
+        "`FABULA_MODEL_WRITER_MAX_TOKENS`); what a role does not set comes from "
+        "`FABULA_MODEL_*`; a role with no model runs offline (the summariser: the "
+        "hierarchy keeps its extractive summaries; with `FABULA_CONSOLIDATE=rq` the "
+        "worker's own `FABULA_MODEL_*` settings are used)",
+    ),
+    Variable(
+        "FABULA_MODEL_CONCURRENCY",
+        "model_concurrency",
+        "int",
+        "`4`",
+        "character agents calling the model at once",
+    ),
+    Variable(
+        "FABULA_MODEL_CASSETTE",
+        "model_cassette",
+        "path",
+        "unset",
+        "a file: the first run (a CLI command, or `fabula serve` for its whole life) "
+        "records every model exchange into it (keys left out), later runs replay it "
+        "without a server (a request it does not hold is an error)",
+        _path,
+    ),
+    Variable(
+        "FABULA_MODEL_PRICES",
+        "prices",
+        "JSON",
+        "unset",
+        "JSON price table, US dollars per million tokens: "
+        '`{"gpt-4o-mini": {"input": 0.15, "output": 0.6}}`',
+        _json,
+    ),
+    Variable(
+        "FABULA_WEB_TOKEN",
+        "web_token",
+        "text",
+        "unset (localhost only)",
+        "the studio's token: with it, `fabula serve` may listen beyond this machine "
+        "and asks every client for it",
+    ),
+)
 """Every variable Fabula reads, the one table: :meth:`Settings.from_env` reads it, its
 errors name a variable from it, and the README's table is generated from it."""
 

@@ -43,8 +43,10 @@ def hitl_request(payload: Mapping[str, Any]) -> dict[str, Any]:
     """The ``HITLRequest`` (``action_requests``, ``review_configs``) for an approval
     interrupt's ``payload`` (story, branch, turn, draft, findings)."""
     where = f"turn {payload['turn']} of {payload['story']!r} [{payload['branch']}]"
-    findings = [f"- {f.get('severity', 'note')}: {f.get('message', '')}"
-                for f in payload.get("findings", [])]  # fmt: skip
+    findings = [
+        f"- {f.get('severity', 'note')}: {f.get('message', '')}"
+        for f in payload.get("findings", [])
+    ]
     description = "\n".join(
         [
             f"Commit {where}? Approve the draft, edit its text, or reject it with a note.",
@@ -78,8 +80,9 @@ def decision_from(answer: Any, *, story: str) -> Decision:
     decisions = answer["decisions"]
     if not isinstance(decisions, list) or len(decisions) != 1:
         count = len(decisions) if isinstance(decisions, list) else "not a list"
-        raise InvalidInput(f"decisions: a turn takes exactly one decision (got {count})",
-                           story=story)  # fmt: skip
+        raise InvalidInput(
+            f"decisions: a turn takes exactly one decision (got {count})", story=story
+        )
     (given,) = decisions
     kind = given.get("type") if isinstance(given, Mapping) else None
     if kind == "approve":
@@ -95,16 +98,17 @@ def decision_from(answer: Any, *, story: str) -> Decision:
         if not isinstance(arguments, Mapping):
             raise InvalidInput("decisions[0].edited_action.arguments: missing", story=story)
         if action.get("name", ACTION) != ACTION:
-            raise InvalidInput(f"decisions[0].edited_action.name: must be {ACTION!r}",
-                               story=story)  # fmt: skip
+            raise InvalidInput(f"decisions[0].edited_action.name: must be {ACTION!r}", story=story)
         text, choice = arguments.get("text"), arguments.get("choice")
         if choice:
             if not isinstance(choice, str):
                 raise InvalidInput("decisions[0]...arguments.choice: must be text", story=story)
             return Decision(action="approve", choice=choice)
         if not isinstance(text, str) or not text.strip():
-            raise InvalidInput("decisions[0].edited_action.arguments.text: an edit needs the "
-                               "new text", story=story)  # fmt: skip
+            raise InvalidInput(
+                "decisions[0].edited_action.arguments.text: an edit needs the new text", story=story
+            )
         return Decision(action="edit", text=text, now=True, force=bool(arguments.get("force")))
-    raise InvalidInput(f"decisions[0].type: must be approve, edit or reject (got {kind!r})",
-                       story=story)  # fmt: skip
+    raise InvalidInput(
+        f"decisions[0].type: must be approve, edit or reject (got {kind!r})", story=story
+    )

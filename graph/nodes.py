@@ -117,8 +117,9 @@ async def plan(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any
     steer = steering(view, state.get("direction"), state.get("notes", []))
     # each round of attempts through the cast asks the characters for another of their steps
     variant = attempt // max(1, len(view.characters()))
-    briefs = {c: brief_for(view, c, turn_plan, steer=steer, variant=variant)
-              for c in turn_plan.focal}  # fmt: skip
+    briefs = {
+        c: brief_for(view, c, turn_plan, steer=steer, variant=variant) for c in turn_plan.focal
+    }
     return {
         "plan": turn_plan,
         "briefs": briefs,
@@ -175,9 +176,14 @@ async def write(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, An
     with metering() as meter:
         # the retrieval plan is the model's too when a recall planner is configured
         assembly = await writer_context(
-            _store(state, ctx), view, turn_plan, ctx.settings.token_budget, ctx.counter,
-            planner=ctx.roles.recall, embedder=ctx.embedder,
-        )  # fmt: skip
+            _store(state, ctx),
+            view,
+            turn_plan,
+            ctx.settings.token_budget,
+            ctx.counter,
+            planner=ctx.roles.recall,
+            embedder=ctx.embedder,
+        )
         context = assembly.text
         revision = state.get("revisions", 0)
         request = WriteRequest(
@@ -331,8 +337,11 @@ async def approve(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, 
         kept = await read_drafts(_store(state, ctx), state["turn"])
         option = kept.get(decision.choice)
         if option is None:  # the service checks first; a draft gone meanwhile
-            raise InvalidInput(f"turn {state['turn']} has no draft {decision.choice!r}",
-                               story=state["story"], turn=state["turn"])  # fmt: skip
+            raise InvalidInput(
+                f"turn {state['turn']} has no draft {decision.choice!r}",
+                story=state["story"],
+                turn=state["turn"],
+            )
         # the drafts are kept in the story's memory as JSON: read into their types here
         update |= {
             "draft": Draft(text=option.text),

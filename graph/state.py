@@ -223,8 +223,9 @@ def _upgrade(state: Mapping[str, Any]) -> Mapping[str, Any]:
     for key, adapter in _FIELDS.items():
         value = out.get(key)
         if _untyped(value):
-            out[key] = adapter.validate_python(None if value == {} and key in _EMPTY_IS_NONE
-                                               else value)  # fmt: skip
+            out[key] = adapter.validate_python(
+                None if value == {} and key in _EMPTY_IS_NONE else value
+            )
     return out
 
 

@@ -57,21 +57,49 @@ log = get_logger(__name__)
 # list in step.
 CHARACTER_COMMANDS: tuple[str, ...] = (
     # hashes
-    "hget", "hmget", "hgetall", "hvals", "hkeys", "hexists", "hlen", "hstrlen", "hscan",
+    "hget",
+    "hmget",
+    "hgetall",
+    "hvals",
+    "hkeys",
+    "hexists",
+    "hlen",
+    "hstrlen",
+    "hscan",
     # lists
-    "lrange", "lindex", "llen",
+    "lrange",
+    "lindex",
+    "llen",
     # sets
-    "smembers", "sismember", "smismember", "scard", "sscan",
+    "smembers",
+    "sismember",
+    "smismember",
+    "scard",
+    "sscan",
     # sorted sets
-    "zrange", "zrangebyscore", "zrevrange", "zrevrangebyscore", "zrangebylex",
-    "zrevrangebylex", "zscore", "zmscore", "zcard", "zcount", "zlexcount", "zrank", "zrevrank",
+    "zrange",
+    "zrangebyscore",
+    "zrevrange",
+    "zrevrangebyscore",
+    "zrangebylex",
+    "zrevrangebylex",
+    "zscore",
+    "zmscore",
+    "zcard",
+    "zcount",
+    "zlexcount",
+    "zrank",
+    "zrevrank",
     "zscan",
     # strings
-    "get", "mget", "strlen", "getrange",
+    "get",
+    "mget",
+    "strlen",
+    "getrange",
     # the project's registered read-only functions (they run with this user's rights)
     "fcall_ro",
     "ping",
-)  # fmt: skip
+)
 _ACL_RULES = ("-@all", *(f"+{c}" for c in CHARACTER_COMMANDS))
 # on a cluster only: what redis-py's cluster client asks each node when it starts (the slot
 # map and the command table); neither reads a key
@@ -245,16 +273,26 @@ class CharacterMind:
             raise AccessDenied(str(exc), story=self.story, character=self.character) from exc
 
     async def recall(
-        self, request: str, *, budget: int, counter: TokenCounter | None = None,
+        self,
+        request: str,
+        *,
+        budget: int,
+        counter: TokenCounter | None = None,
         as_of: int | None = None,
-    ) -> Assembly:  # fmt: skip
+    ) -> Assembly:
         """This character's context for ``request``: its beliefs and the episodes it
         witnessed, within ``budget`` tokens, read through this mind's own connection."""
         try:
             return await character_context(
-                self.client, self.story, self.branch, self.character, request,
-                budget=budget, counter=counter, as_of=as_of,
-            )  # fmt: skip
+                self.client,
+                self.story,
+                self.branch,
+                self.character,
+                request,
+                budget=budget,
+                counter=counter,
+                as_of=as_of,
+            )
         except NoPermissionError as exc:
             raise AccessDenied(str(exc), story=self.story, character=self.character) from exc
 

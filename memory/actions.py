@@ -19,10 +19,29 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 __all__ = ["REQUIRED_FIELDS", "ActionKind", "Clause", "StoryAction"]
 
 ActionKind = Literal[
-    "enter", "exit", "go", "locate", "stay", "move", "put", "take", "give", "drop", "state",
-    "perceive", "see", "tell", "claim", "say", "feel", "think", "narration",
-    "search", "ask", "inform",
-]  # fmt: skip
+    "enter",
+    "exit",
+    "go",
+    "locate",
+    "stay",
+    "move",
+    "put",
+    "take",
+    "give",
+    "drop",
+    "state",
+    "perceive",
+    "see",
+    "tell",
+    "claim",
+    "say",
+    "feel",
+    "think",
+    "narration",
+    "search",
+    "ask",
+    "inform",
+]
 
 # the fields the tracker needs for each kind of action (a narration needs none)
 REQUIRED_FIELDS: dict[ActionKind, tuple[str, ...]] = {

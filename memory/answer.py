@@ -52,7 +52,7 @@ _WHAT_IS = re.compile(rf"^What is the (?P<attr>{_NP}) of the (?P<obj>{_NP})\?$")
 _NESTED = re.compile(rf"^(?P<who>{_NAME}) (?:thinks|believes) (?:that )?(?P<rest>.+)$")
 _SEARCHES = re.compile(rf"^(?P<who>{_NAME}) (?:searches|looks|will {_SEEK}) for the (?P<obj>.+)$")
 _OBJ_IS = re.compile(r"^the (?P<obj>.+?) is$")
-_ATTR_IS = re.compile(r"^the (?P<attr>.+?) of the (?P<obj>.+?) is$")  # fmt: skip
+_ATTR_IS = re.compile(r"^the (?P<attr>.+?) of the (?P<obj>.+?) is$")
 
 
 class Question(BaseModel):

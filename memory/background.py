@@ -57,16 +57,18 @@ class BranchTasks:
                 await self.job(store)
             except (FabulaError, RedisError) as exc:
                 # the next run starts from the same watermark (and raises, if it persists)
-                log.warning(f"{self.what} failed", story=store.story, branch=store.branch,
-                            error=str(exc))  # fmt: skip
+                log.warning(
+                    f"{self.what} failed", story=store.story, branch=store.branch, error=str(exc)
+                )
                 return
             if key not in self._again:
                 return
 
     async def wait(self, story: str, branch: str | None = None) -> None:
         """Wait for the tasks of one story (one branch, if given)."""
-        tasks = [t for (s, b), t in self._tasks.items()
-                 if s == story and (branch is None or b == branch)]  # fmt: skip
+        tasks = [
+            t for (s, b), t in self._tasks.items() if s == story and (branch is None or b == branch)
+        ]
         await asyncio.gather(*tasks)
         self._forget_done()
 

@@ -112,8 +112,9 @@ class Thread:
 
     def dump(self) -> str:
         """Its stored JSON."""
-        return json.dumps({"count": self.count, "last": self.last, "head": self.head,
-                           "at": self.at})  # fmt: skip
+        return json.dumps(
+            {"count": self.count, "last": self.last, "head": self.head, "at": self.at}
+        )
 
     def join(self, scene_id: str, turn: int) -> None:
         """Join a scene (the open one) at ``turn``; joining it again changes nothing."""
@@ -180,23 +181,31 @@ def fold_scenes(
         clock = parse_clock(text.clock) if text.clock else None
         day = clock.day if clock else None
         actors = _actors(mine, known)
-        if (open_scene is None or signature is None
-                or not signature.continued_by(text.turn, open_scene.last_turn, place, day,
-                                              actors)):  # fmt: skip
-            open_scene = HierarchyNode(id=_next_scene(open_scene), level="scene",
-                                       title=_title(place, text.clock, known),
-                                       first_turn=text.turn, last_turn=text.turn)  # fmt: skip
+        if (
+            open_scene is None
+            or signature is None
+            or not signature.continued_by(text.turn, open_scene.last_turn, place, day, actors)
+        ):
+            open_scene = HierarchyNode(
+                id=_next_scene(open_scene),
+                level="scene",
+                title=_title(place, text.clock, known),
+                first_turn=text.turn,
+                last_turn=text.turn,
+            )
             signature = OpenScene(open_scene.id, place, day)
         closure = open_scene.closure
-        open_scene = open_scene.model_copy(update={
-            "last_turn": text.turn,
-            "children": (*open_scene.children, *(e.id for e in mine)),
-            "closure": Closure(
-                events=(*closure.events, *(e.id for e in mine)),
-                records=(*closure.records, *(s for e in mine for s in e.effects)),
-                spans=(*closure.spans, *(e.span for e in mine)),
-            ),
-        })  # fmt: skip
+        open_scene = open_scene.model_copy(
+            update={
+                "last_turn": text.turn,
+                "children": (*open_scene.children, *(e.id for e in mine)),
+                "closure": Closure(
+                    events=(*closure.events, *(e.id for e in mine)),
+                    records=(*closure.records, *(s for e in mine for s in e.effects)),
+                    spans=(*closure.spans, *(e.span for e in mine)),
+                ),
+            }
+        )
         signature.place = signature.place or place
         signature.day = signature.day or day
         signature.actors = sorted(set(signature.actors) | actors)
@@ -261,8 +270,7 @@ def plot(
     first = min(n.first_turn for n in [*before, *written])
     last = max(n.last_turn for n in [*before, *written])
     if old is not None and not born:
-        return old.model_copy(update={"children": children, "first_turn": first,
-                                      "last_turn": last})  # fmt: skip
+        return old.model_copy(update={"children": children, "first_turn": first, "last_turn": last})
     told: list[str] = []
     if old is not None and old.summary:
         # titles as the fold wrote them (also when the model's answer was unusable: "kept"),

@@ -207,8 +207,7 @@ async def _fold(
     }
     open_scene = None if open_raw is None else HierarchyNode.model_validate_json(open_raw)
     had = {open_scene.id: open_scene} if open_scene else {}
-    changed, signature = fold_scenes(texts, events, slots, entities, open_scene, signature,
-                                     threads)  # fmt: skip
+    changed, signature = fold_scenes(texts, events, slots, entities, open_scene, signature, threads)
     lines = {n: t for n, t in threads.items() if t.count >= 2 and (t.joined or t.last in changed)}
     written = await _plotlines(store, lines, had, changed, entities, reset=reset)
     async with transaction(client, threads_key) as pipe:
@@ -311,8 +310,11 @@ async def _plotlines(
         pipe.hmget(keys.hierarchy_up(store.story, store.branch), older or [_NONE])
         pipe.hmget(keys.developments(store.story, store.branch), devs or [_NONE])
         found, ups, dev_records = await pipe.execute()
-    titles = {d: Development.model_validate_json(v).title
-              for d, v in zip(devs, dev_records, strict=False) if v}  # fmt: skip
+    titles = {
+        d: Development.model_validate_json(v).title
+        for d, v in zip(devs, dev_records, strict=False)
+        if v
+    }
     got = {
         i: HierarchyNode.model_validate_json(v) for i, v in zip(wanted, found, strict=False) if v
     }

@@ -81,6 +81,7 @@ def enqueue_consolidation(
         consolidate, story, branch, turn, job_id=f"consolidate-{story}-{branch}-{turn}"
     )
     if then is not None:
-        queue.enqueue(then, story, branch, depends_on=job,
-                      job_id=f"summarise-{story}-{branch}-{turn}")  # fmt: skip
+        queue.enqueue(
+            then, story, branch, depends_on=job, job_id=f"summarise-{story}-{branch}-{turn}"
+        )
     return str(job.id)

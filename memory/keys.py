@@ -374,10 +374,15 @@ class EpisodeKeys:
     def layout(self) -> dict[str, str]:
         """This index's keys for the Lua functions (``<T>`` a term, ``<E>`` an entity)."""
         return {
-            "n": self.stats, "ep": self.episodes, "time": self.time, "day": self.day,
-            "t": self.term("<T>"), "w": self.window("<T>"), "g": self.general("<T>"),
+            "n": self.stats,
+            "ep": self.episodes,
+            "time": self.time,
+            "day": self.day,
+            "t": self.term("<T>"),
+            "w": self.window("<T>"),
+            "g": self.general("<T>"),
             "e": self.entity("<E>"),
-        }  # fmt: skip
+        }
 
 
 def index_layout(story: str, branch: str) -> dict[str, object]:

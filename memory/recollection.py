@@ -170,8 +170,12 @@ class _Reader:
         tag = re.fullmatch(r"\s*(.+?)\s*:\s*", line)
         # who the line is tagged with: a known name, or the speaker's own id spelt out
         # ("Narrator: ..." or "He had one word for them: ..." is no one's script line)
-        tagged = None if tag is None else self.ids.get(tag.group(1).lower()) or (
-            event.actor if _slug_or_none(tag.group(1)) == event.actor else None)  # fmt: skip
+        tagged = (
+            None
+            if tag is None
+            else self.ids.get(tag.group(1).lower())
+            or (event.actor if _slug_or_none(tag.group(1)) == event.actor else None)
+        )
         if tagged is not None:
             # a script line ("Ann: ...") is all its speaker's words, quotes inside it
             # included (a title, another's words retold); another speaker's is not

@@ -96,8 +96,11 @@ def _renamed(key: str, story: str, branch: str, to: str, characters: Iterable[st
 def _derived(story: str, branch: str, characters: Iterable[str]) -> tuple[str, ...]:
     """Prefixes of the branch's derived keys (episode indexes of every generation, the
     hierarchy) and of its transient ones (locks, claims, fences): never copied."""
-    out = [keys.hierarchy(story, branch), keys.decision_lock(story, branch, 0)[: -1],
-           keys.fence(story, branch, 0)[: -1]]  # fmt: skip
+    out = [
+        keys.hierarchy(story, branch),
+        keys.decision_lock(story, branch, 0)[:-1],
+        keys.fence(story, branch, 0)[:-1],
+    ]
     for generation in range(1, keys.INDEX_GENERATION + 1):
         out.append(keys.index_prefix(story, branch, None, generation))
         out.extend(keys.index_prefix(story, branch, c, generation) for c in characters)
@@ -123,23 +126,25 @@ async def rewind(store: StoryStore, to_turn: int, keep: str) -> RewindPlan:
         own = f"{first}..{head - 1}" if first < head else "none"
         raise InvalidInput(
             f"cannot rewind branch {branch!r} to turn {to_turn}: it can go back to a turn "
-            f"in {own} (its head is {head}"
-            + (f", it forked at {first})" if ancestry else ")"),
-            **where, turn=to_turn,
-        )  # fmt: skip
+            f"in {own} (its head is {head}" + (f", it forked at {first})" if ancestry else ")"),
+            **where,
+            turn=to_turn,
+        )
     table = await store.branches()
     if keep == MAIN or keep in table:
         raise InvalidInput(f"story {story!r} already has a branch {keep!r}", **where)
     later = sorted(
-        n for n, b in table.items()
+        n
+        for n, b in table.items()
         if b.parent == branch and b.fork_turn is not None and b.fork_turn > to_turn
-    )  # fmt: skip
+    )
     if later:
         raise InvalidInput(
             f"cannot rewind branch {branch!r} to turn {to_turn}: branch {later[0]!r} was "
             f"forked from it at turn {table[later[0]].fork_turn} and reads those turns",
-            **where, turn=to_turn,
-        )  # fmt: skip
+            **where,
+            turn=to_turn,
+        )
     characters = await store.characters()
     client = store.client
     every: list[str] = []
@@ -147,13 +152,22 @@ async def rewind(store: StoryStore, to_turn: int, keep: str) -> RewindPlan:
         every.extend([k async for k in client.scan_iter(match=pattern, count=1000)])
     derived = _derived(story, branch, characters)
     copied = sorted(k for k in every if not k.startswith(derived))
-    dropped = sorted(k for k in every if k.startswith(derived)
-                     and not k.startswith(keys.fence(story, branch, 0)[: -1]))  # fmt: skip
-    fences = [k for k in every if k.startswith(keys.fence(story, branch, 0)[:-1])
-              and int(k.rsplit(":", 1)[1]) > to_turn]  # fmt: skip
+    dropped = sorted(
+        k
+        for k in every
+        if k.startswith(derived) and not k.startswith(keys.fence(story, branch, 0)[:-1])
+    )
+    fences = [
+        k
+        for k in every
+        if k.startswith(keys.fence(story, branch, 0)[:-1]) and int(k.rsplit(":", 1)[1]) > to_turn
+    ]
     # the alternative drafts of the later turns go with them (the kept branch has copies)
-    fences += [k for k in every if k.startswith(keys.drafts(story, branch, 0)[:-1])
-               and int(k.rsplit(":", 1)[1]) > to_turn]  # fmt: skip
+    fences += [
+        k
+        for k in every
+        if k.startswith(keys.drafts(story, branch, 0)[:-1]) and int(k.rsplit(":", 1)[1]) > to_turn
+    ]
 
     # what the branch holds, truncated to the turn (read before the transaction, checked by
     # the head it was read at: every commit moves it)
@@ -180,8 +194,12 @@ async def rewind(store: StoryStore, to_turn: int, keep: str) -> RewindPlan:
             hyps[ident] = raw if was is hyp else was.model_dump_json()
     minds = {c: await _mind(store, c, to_turn, every) for c in characters}
 
-    entry = Branch(keep, parent=branch, fork_turn=to_turn,
-                   pursue=table[branch].pursue if branch in table else None)  # fmt: skip
+    entry = Branch(
+        keep,
+        parent=branch,
+        fork_turn=to_turn,
+        pursue=table[branch].pursue if branch in table else None,
+    )
     async with transaction(client, keys.head(story, branch)) as pipe:
         try:
             await pipe.watch(keys.head(story, branch), keys.branches(story))
@@ -194,16 +212,24 @@ async def rewind(store: StoryStore, to_turn: int, keep: str) -> RewindPlan:
             pipe.hset(keys.branches(story), keep, entry.to_stored())
             if dropped or fences:
                 pipe.delete(*dropped, *fences)
-            _rewrite_records(pipe, w_cur, w_rec, keys.world_from(story, branch), world,
-                             parse_states(list(world[0].values())))  # fmt: skip
+            _rewrite_records(
+                pipe,
+                w_cur,
+                w_rec,
+                keys.world_from(story, branch),
+                world,
+                parse_states(list(world[0].values())),
+            )
             if late_turns:
                 pipe.hdel(turns_key, *late_turns)
             if late_events:
                 pipe.hdel(events_key, *late_events)
             if late_usage:
                 pipe.hdel(usage_key, *late_usage)
-            for key, values in ((keys.developments(story, branch), devs),
-                                (keys.hypotheses(story, branch), hyps)):  # fmt: skip
+            for key, values in (
+                (keys.developments(story, branch), devs),
+                (keys.hypotheses(story, branch), hyps),
+            ):
                 pipe.delete(key)
                 if values:
                     pipe.hset(key, mapping=values)
@@ -272,9 +298,15 @@ class _Mind:
         if self.old_cur:
             p.delete(*self.old_cur)
         cur_keys = {c: keys.beliefs_current(story, branch, c) for c in self.chains}
-        _rewrite_records(p, None, keys.belief_records(story, branch, character),
-                         keys.belief_from(story, branch, character), self.cut, self.current,
-                         cur_keys)  # fmt: skip
+        _rewrite_records(
+            p,
+            None,
+            keys.belief_records(story, branch, character),
+            keys.belief_from(story, branch, character),
+            self.cut,
+            self.current,
+            cur_keys,
+        )
         for key, values in (
             (keys.belief_chains(story, branch, character), self.chains),
             (keys.shared_log(story, branch, character), self.shared),

@@ -216,8 +216,9 @@ async def _plotlines(run: _Run, line_ids: Sequence[str], mark: int) -> set[str]:
             done.add(line_id)
             continue
         children = await _raw_nodes(store, line.children)
-        scenes = [HierarchyNode.model_validate_json(children[c]) for c in line.children
-                  if c in children]  # fmt: skip
+        scenes = [
+            HierarchyNode.model_validate_json(children[c]) for c in line.children if c in children
+        ]
         ready = len(scenes) == len(line.children) and all(
             s.first_turn <= mark and s.summary_by != "extractive" for s in scenes
         )
@@ -244,15 +245,20 @@ async def _plot(run: _Run) -> None:
     if node.summary_by != "extractive" or not run.may_ask():
         return
     found = await _raw_nodes(store, node.children)
-    lines = sorted((HierarchyNode.model_validate_json(v) for v in found.values()),
-                   key=lambda n: (n.first_turn, n.id))  # fmt: skip
+    lines = sorted(
+        (HierarchyNode.model_validate_json(v) for v in found.values()),
+        key=lambda n: (n.first_turn, n.id),
+    )
     if not lines:
         return
     request = SummaryRequest(
-        node=node.id, level="plot", first_turn=node.first_turn, last_turn=node.last_turn,
+        node=node.id,
+        level="plot",
+        first_turn=node.first_turn,
+        last_turn=node.last_turn,
         title=node.title,
         lines=_fit([_member_line(n) for n in lines]),
-    )  # fmt: skip
+    )
     await run.ask(node, raw, request)
 
 
@@ -273,9 +279,14 @@ async def _plotlines_of(store: StoryStore, scene_ids: Sequence[str]) -> set[str]
 async def _scene_request(store: StoryStore, scene: HierarchyNode) -> SummaryRequest:
     texts = await store.turn_texts(scene.first_turn, scene.last_turn)
     lines = _fit([t.text.strip() for t in texts if t.text.strip()] or [scene.summary])
-    return SummaryRequest(node=scene.id, level="scene", first_turn=scene.first_turn,
-                          last_turn=scene.last_turn, title=scene.title,
-                          lines=lines)  # fmt: skip
+    return SummaryRequest(
+        node=scene.id,
+        level="scene",
+        first_turn=scene.first_turn,
+        last_turn=scene.last_turn,
+        title=scene.title,
+        lines=lines,
+    )
 
 
 def _plotline_request(
@@ -286,9 +297,15 @@ def _plotline_request(
         if line.id == plotline_id(f"dev:{dev.id}"):
             joins = f"the development {dev.title!r} ({dev.kind})"
     lines = _fit([_member_line(s) for s in scenes])
-    return SummaryRequest(node=line.id, level="plotline", first_turn=line.first_turn,
-                          last_turn=line.last_turn, title=line.title, joins=joins,
-                          lines=lines)  # fmt: skip
+    return SummaryRequest(
+        node=line.id,
+        level="plotline",
+        first_turn=line.first_turn,
+        last_turn=line.last_turn,
+        title=line.title,
+        joins=joins,
+        lines=lines,
+    )
 
 
 def _member_line(node: HierarchyNode) -> str:
@@ -335,8 +352,9 @@ async def _ask(
             return "busy"
         try:
             answer = await summariser.summarise(request)
-            new = node.model_copy(update={"title": answer.title, "summary": answer.summary,
-                                          "summary_by": "model"})  # fmt: skip
+            new = node.model_copy(
+                update={"title": answer.title, "summary": answer.summary, "summary_by": "model"}
+            )
         except ModelOutputError as error:
             log.warning("summary_kept_extractive", **where, error=str(error))
             new = node.model_copy(update={"summary_by": "kept"})

@@ -148,8 +148,11 @@ _SEASONS = {
     "fall": (9, 11),
     "winter": (12, 2),
 }
-_SEASON = re.compile(r"\b(?P<which>last|this|next)?\s*(?P<season>spring|summer|autumn|fall|winter)"
-                     r"(?:\s+(?:of\s+)?(?P<year>\d{4}))?\b", re.I)  # fmt: skip
+_SEASON = re.compile(
+    r"\b(?P<which>last|this|next)?\s*(?P<season>spring|summer|autumn|fall|winter)"
+    r"(?:\s+(?:of\s+)?(?P<year>\d{4}))?\b",
+    re.I,
+)
 
 
 def _month_range(year: int, month: int) -> tuple[int, int]:
@@ -228,12 +231,14 @@ def time_reference(request: str, now: int | None = None) -> TimeRef:
             return TimeRef(first, last, order, asks_when)
         relative = _RELATIVE.search(request)
         if relative is not None:
-            first, last = _relative_range(now, relative["what"].lower(),
-                                          relative["which"], relative["unit"])  # fmt: skip
+            first, last = _relative_range(
+                now, relative["what"].lower(), relative["which"], relative["unit"]
+            )
             return TimeRef(first, last, order, asks_when)
     year_match = _YEAR.search(request)
     if year_match is not None:
         year = int(year_match["year"])
-        return TimeRef(dt.date(year, 1, 1).toordinal(), dt.date(year, 12, 31).toordinal(),
-                       order, asks_when)  # fmt: skip
+        return TimeRef(
+            dt.date(year, 1, 1).toordinal(), dt.date(year, 12, 31).toordinal(), order, asks_when
+        )
     return TimeRef(None, None, order, asks_when)

@@ -53,8 +53,9 @@ def _erf(x: Array) -> Array:
     sign = np.sign(x)
     a = np.abs(x)
     t = 1.0 / (1.0 + 0.3275911 * a)
-    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741
-                + t * (-1.453152027 + t * 1.061405429))))  # fmt: skip
+    poly = t * (
+        0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))
+    )
     return (sign * (1.0 - poly * np.exp(-a * a))).astype(np.float32)
 
 
@@ -102,20 +103,26 @@ class MiniLM:
         scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
         scores /= scores.sum(axis=-1, keepdims=True)
         context = (scores @ v).transpose(0, 2, 1, 3).reshape(n, s, d)
-        h = _layer_norm(h + self._linear(context, p + "attention.output.dense"),
-                        self.w[p + "attention.output.LayerNorm.weight"],
-                        self.w[p + "attention.output.LayerNorm.bias"])  # fmt: skip
+        h = _layer_norm(
+            h + self._linear(context, p + "attention.output.dense"),
+            self.w[p + "attention.output.LayerNorm.weight"],
+            self.w[p + "attention.output.LayerNorm.bias"],
+        )
         inner = _gelu(self._linear(h, p + "intermediate.dense"))
-        return _layer_norm(h + self._linear(inner, p + "output.dense"),
-                           self.w[p + "output.LayerNorm.weight"],
-                           self.w[p + "output.LayerNorm.bias"])  # fmt: skip
+        return _layer_norm(
+            h + self._linear(inner, p + "output.dense"),
+            self.w[p + "output.LayerNorm.weight"],
+            self.w[p + "output.LayerNorm.bias"],
+        )
 
     def _forward(self, ids: NDArray[np.int64], types: NDArray[np.int64], mask: Array) -> Array:
         w = self.w
         s = ids.shape[1]
-        h = (w["embeddings.word_embeddings.weight"][ids]
-             + w["embeddings.position_embeddings.weight"][np.arange(s)][None]
-             + w["embeddings.token_type_embeddings.weight"][types])  # fmt: skip
+        h = (
+            w["embeddings.word_embeddings.weight"][ids]
+            + w["embeddings.position_embeddings.weight"][np.arange(s)][None]
+            + w["embeddings.token_type_embeddings.weight"][types]
+        )
         h = _layer_norm(h, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
         bias = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :].astype(np.float32)
         for i in range(LAYERS):
@@ -183,8 +190,15 @@ class _Handler(BaseHTTPRequestHandler):
             if body.get("encoding_format") == "base64":
                 value = base64.b64encode(vector.astype("<f4").tobytes()).decode()
             data.append({"object": "embedding", "index": i, "embedding": value})
-        self._send(200, {"object": "list", "data": data, "model": body.get("model", NAME),
-                         "usage": {"prompt_tokens": used, "total_tokens": used}})  # fmt: skip
+        self._send(
+            200,
+            {
+                "object": "list",
+                "data": data,
+                "model": body.get("model", NAME),
+                "usage": {"prompt_tokens": used, "total_tokens": used},
+            },
+        )
 
     def _send(self, status: int, payload: Any) -> None:
         data = json.dumps(payload).encode()
@@ -196,8 +210,9 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def _error(message: str) -> dict[str, Any]:
-    return {"error": {"message": message, "type": "invalid_request_error", "param": None,
-                      "code": None}}  # fmt: skip
+    return {
+        "error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}
+    }
 
 
 def check(model: MiniLM) -> None:
@@ -206,11 +221,18 @@ def check(model: MiniLM) -> None:
     example = ["The weather is lovely today.", "It's so sunny outside!", "He drove to the stadium."]
     v, _ = model.encode(example)
     sims = v @ v.T
-    print(f"documented example: {sims[0, 1]:.4f} {sims[0, 2]:.4f} {sims[1, 2]:.4f} "
-          "(sentence-transformers: 0.6660 0.1046 0.1411)")  # fmt: skip
-    corpus = ["A man is eating a piece of bread.", "A man is riding a horse.",
-              "A woman is playing violin.", "Two men pushed carts through the woods.",
-              "A monkey is playing drums.", "The new movie is awesome."]  # fmt: skip
+    print(
+        f"documented example: {sims[0, 1]:.4f} {sims[0, 2]:.4f} {sims[1, 2]:.4f} "
+        "(sentence-transformers: 0.6660 0.1046 0.1411)"
+    )
+    corpus = [
+        "A man is eating a piece of bread.",
+        "A man is riding a horse.",
+        "A woman is playing violin.",
+        "Two men pushed carts through the woods.",
+        "A monkey is playing drums.",
+        "The new movie is awesome.",
+    ]
     q, _ = model.encode(["A man is eating food."])
     c, _ = model.encode(corpus)
     for score, text in sorted(zip((c @ q[0]).tolist(), corpus, strict=True), reverse=True):
@@ -236,8 +258,10 @@ def main(argv: list[str] | None = None) -> None:
         pass
     finally:
         s = _Handler.stats
-        print(f"{s['requests']} requests, {s['texts']} texts, {s['seconds']:.2f} s embedding",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"{s['requests']} requests, {s['texts']} texts, {s['seconds']:.2f} s embedding",
+            file=sys.stderr,
+        )
 
 
 if __name__ == "__main__":

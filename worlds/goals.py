@@ -40,9 +40,21 @@ from fabula.memory.records import slug
 __all__ = ["FORMS", "Goal", "GoalKind", "parse_goal", "unreadable_goals"]
 
 GoalKind = Literal[
-    "get", "find", "keep_hidden", "give", "learn_where", "learn_secret", "tell_where",
-    "hide_from", "meet", "avoid", "go", "tell_secret", "keep_secret", "motive",
-]  # fmt: skip
+    "get",
+    "find",
+    "keep_hidden",
+    "give",
+    "learn_where",
+    "learn_secret",
+    "tell_where",
+    "hide_from",
+    "meet",
+    "avoid",
+    "go",
+    "tell_secret",
+    "keep_secret",
+    "motive",
+]
 
 FORMS = (
     "get the O",
@@ -65,28 +77,40 @@ FORMS = (
 _NAME = r"(?P<c>[A-Za-z][\w'-]*)"
 _OWN = r"(?:my|one's|one's own|the)"
 _SPELLED: tuple[tuple[GoalKind, str], ...] = (
-    ("tell_secret", rf"^(?:(?:tell|reveal|confide) {_NAME.replace('c>', 'w>')}'s secret to {_NAME}"
-                    rf"|tell {_NAME.replace('c>', 'c2>')} {_NAME.replace('c>', 'w2>')}'s secret"
-                    rf"|tell {_NAME.replace('c>', 'c3>')} {_OWN} secret"
-                    rf"|(?:confess|confide)(?: the [\w' -]+?| {_OWN} secret)? to "
-                    rf"{_NAME.replace('c>', 'c4>')})$"),
-    ("keep_secret", rf"^(?:keep {_OWN} secret|keep {_NAME.replace('c>', 'w>')}'s secret"
-                    rf"|(?:hide|keep) {_OWN} secret from {_NAME})$"),
+    (
+        "tell_secret",
+        rf"^(?:(?:tell|reveal|confide) {_NAME.replace('c>', 'w>')}'s secret to {_NAME}"
+        rf"|tell {_NAME.replace('c>', 'c2>')} {_NAME.replace('c>', 'w2>')}'s secret"
+        rf"|tell {_NAME.replace('c>', 'c3>')} {_OWN} secret"
+        rf"|(?:confess|confide)(?: the [\w' -]+?| {_OWN} secret)? to "
+        rf"{_NAME.replace('c>', 'c4>')})$",
+    ),
+    (
+        "keep_secret",
+        rf"^(?:keep {_OWN} secret|keep {_NAME.replace('c>', 'w>')}'s secret"
+        rf"|(?:hide|keep) {_OWN} secret from {_NAME})$",
+    ),
     ("give", rf"^(?:give|hand|bring) (?:the )?(?P<o>.+?) to {_NAME}$"),
     ("hide_from", rf"^(?:hide|keep) (?:the )?(?P<o>.+?)(?: hidden| secret)? from {_NAME}$"),
-    ("keep_hidden", r"^(?:keep (?:the )?(?P<o>.+?) (?:hidden|safe|secret)"
-                    r"|hide (?:the )?(?P<h>.+?))$"),
+    (
+        "keep_hidden",
+        r"^(?:keep (?:the )?(?P<o>.+?) (?:hidden|safe|secret)"
+        r"|hide (?:the )?(?P<h>.+?))$",
+    ),
     ("go", r"^(?:go to|reach|be in|get to|return to) (?:the )?(?P<p>.+?)$"),
     ("get", r"^(?:get|take|recover|retrieve|fetch|steal) (?:the )?(?P<o>.+?)$"),
     ("find", r"^(?:find|locate|look for) (?:the )?(?P<o>.+?)$"),
     ("learn_where", r"^(?:learn|discover|find out) where (?:the )?(?P<o>.+?) is$"),
-    ("learn_secret", rf"^(?:learn|discover|find out) (?:{_NAME}'s secret"
-                     rf"|what {_NAME.replace('c>', 'c2>')} hides"
-                     rf"|the secret of {_NAME.replace('c>', 'c3>')})$"),
+    (
+        "learn_secret",
+        rf"^(?:learn|discover|find out) (?:{_NAME}'s secret"
+        rf"|what {_NAME.replace('c>', 'c2>')} hides"
+        rf"|the secret of {_NAME.replace('c>', 'c3>')})$",
+    ),
     ("tell_where", rf"^(?:tell|show) {_NAME} where (?:the )?(?P<o>.+?) is$"),
     ("meet", rf"^(?:meet|find|see|join) {_NAME}$"),
     ("avoid", rf"^(?:avoid|keep away from|stay away from) {_NAME}$"),
-)  # fmt: skip
+)
 _PATTERNS = tuple((kind, re.compile(pattern, re.I)) for kind, pattern in _SPELLED)
 
 

@@ -263,8 +263,7 @@ def setup_delta(pack: WorldPack, *, limit: int | None = None) -> TurnDelta:
         for i, secret in enumerate(char.secrets):
             attribute, text = secret_attribute(i), secret_text(secret)
             b.state(me, attribute, text, event=setup)
-            b.belief([me], me, attribute, text, mode="participated", attitude="knows",
-                     event=setup)  # fmt: skip
+            b.belief([me], me, attribute, text, mode="participated", attitude="knows", event=setup)
     _imported_beliefs(pack, b, setup)
     for dev in pack.developments:
         b.open_development(

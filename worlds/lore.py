@@ -199,8 +199,9 @@ def known_to(lore: Lore, character: str, cast: Sequence[str]) -> Lore:
             if character in audience(book, e, cast)
         )
         if entries:
-            books.append(book.model_copy(update={"owner": character, "entries": entries,
-                                                 "kept": {}}))  # fmt: skip
+            books.append(
+                book.model_copy(update={"owner": character, "entries": entries, "kept": {}})
+            )
     return Lore(books=tuple(books))
 
 

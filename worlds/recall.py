@@ -88,9 +88,14 @@ def activate_books(
     book's own ``token_budget``, in insertion order."""
     if books is None or budget < 1:
         return []
-    fired = activate(books.entries, text, budget=min([budget, *books.limits]), turn=turn,
-                     recursive=books.recursive,
-                     count_tokens=count_tokens or count_words)  # fmt: skip
+    fired = activate(
+        books.entries,
+        text,
+        budget=min([budget, *books.limits]),
+        turn=turn,
+        recursive=books.recursive,
+        count_tokens=count_tokens or count_words,
+    )
     return [Lit(books.book_of[a.index], a) for a in fired]
 
 

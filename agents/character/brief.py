@@ -62,8 +62,11 @@ def goals_for(
     (the one the hypothesis is about, and those :func:`helping_goals` steers), then its own
     (the world pack's)."""
     goals = view.goals_of(character)
-    extras = [directed(view, direction), pursued_goal(view, hypothesis),
-              *helping_goals(view, hypothesis)]  # fmt: skip
+    extras = [
+        directed(view, direction),
+        pursued_goal(view, hypothesis),
+        *helping_goals(view, hypothesis),
+    ]
     for extra in extras:
         if extra is not None and extra[0] == character and extra[1] not in goals:
             goals = [extra[1], *goals]

@@ -152,11 +152,15 @@ def read_goal(entities: dict[str, Entity], text: str) -> Goal:
         return goal
     loose = parse_goal(text)
     others = {"character": loose.character, "place": loose.place, "owner": loose.owner}
-    if loose.object is not None and loose.object not in entities and all(
-        v is None or (v in entities and entities[v].kind == ("place" if k == "place" else
-                                                            "character"))
-        for k, v in others.items()
-    ):  # fmt: skip
+    if (
+        loose.object is not None
+        and loose.object not in entities
+        and all(
+            v is None
+            or (v in entities and entities[v].kind == ("place" if k == "place" else "character"))
+            for k, v in others.items()
+        )
+    ):
         return loose
     return goal
 
@@ -232,15 +236,17 @@ def _locate(sit: Situation, obj: str) -> Step:
             return _act(f"looks for the {obj}", kind="search", target=box, about=obj)
     for other, place in sit.others_elsewhere():
         if not asked_before(sit, other, obj):
-            return _act(f"looks for someone who may know where the {obj} is",
-                        kind="go", target=place)  # fmt: skip
+            return _act(
+                f"looks for someone who may know where the {obj} is", kind="go", target=place
+            )
     for place in sit.places():
         if place != sit.here and any(
             not ruled_out(sit, obj, box) for box in sit.containers_in(place)
         ):
             return _act(f"looks for the {obj} elsewhere", kind="go", target=place)
-    return _blocked(f"nobody it can ask knows where the {sit.name(obj)} is, and it has "
-                    "searched everywhere")  # fmt: skip
+    return _blocked(
+        f"nobody it can ask knows where the {sit.name(obj)} is, and it has searched everywhere"
+    )
 
 
 def _reach(sit: Situation, who: str) -> Step:
@@ -277,8 +283,13 @@ def _get(sit: Situation, obj: str, *, find: bool = False) -> Step:
             line = f"Give me the {name}, {sit.name(holder)}"
             if sit.said(f'"{line}," said {sit.name(sit.me)}'):
                 return Step("waiting", why=f"asked {sit.name(holder)} for the {name}")
-            return _act(f"believes {holder} has the {obj}", kind="say", listener=holder,
-                        about=obj, line=line)  # fmt: skip
+            return _act(
+                f"believes {holder} has the {obj}",
+                kind="say",
+                listener=holder,
+                about=obj,
+                line=line,
+            )
         return _reach(sit, holder)
     place = sit.place_of(holder)
     if place is None:
@@ -289,8 +300,7 @@ def _get(sit: Situation, obj: str, *, find: bool = False) -> Step:
         if belief.mode in ("observed", "participated") or holder == place:
             return _done(f"has seen where the {name} is")
         return _act(f"looks in the {holder}", kind="search", target=holder, about=obj)
-    return _act(f"believes the {obj} is in the {holder}", kind="take", object=obj,
-                target=holder)  # fmt: skip
+    return _act(f"believes the {obj} is in the {holder}", kind="take", object=obj, target=holder)
 
 
 def _put_away(sit: Situation, obj: str, away_from: str | None) -> Step:
@@ -308,8 +318,9 @@ def _put_away(sit: Situation, obj: str, away_from: str | None) -> Step:
             return _blocked(f"knows no place to put the {sit.name(obj)} away")
         if away_from is not None:
             return Step("waiting", why=f"waits for {sit.name(away_from)} to go")
-    return _act(f"holds the {obj} and wants it hidden", kind="put", object=obj,
-                target=here_boxes[0])  # fmt: skip
+    return _act(
+        f"holds the {obj} and wants it hidden", kind="put", object=obj, target=here_boxes[0]
+    )
 
 
 def step(sit: Situation, goal: Goal) -> Step:
@@ -317,8 +328,11 @@ def step(sit: Situation, goal: Goal) -> Step:
     docstring); a goal naming nothing of this story is blocked, with why."""
     # an object its goal names but it never met is still one to look for (its goal names
     # it); a character or place it does not know of leaves no way forward
-    missing = [a for a in (goal.character, goal.place, goal.owner)
-               if a is not None and a not in sit.entities]  # fmt: skip
+    missing = [
+        a
+        for a in (goal.character, goal.place, goal.owner)
+        if a is not None and a not in sit.entities
+    ]
     if goal.kind == "motive" or missing:
         return _blocked(f"cannot read {goal.text!r} as a goal")
     obj, who = goal.object or "", goal.character or ""
@@ -357,8 +371,9 @@ def step(sit: Situation, goal: Goal) -> Step:
         ):
             return _done(f"told {sit.name(who)}")
         if who in sit.others_here():
-            return _act(f"tells {who} where the {obj} is", kind="tell", listener=who,
-                        about=obj, claim=held)  # fmt: skip
+            return _act(
+                f"tells {who} where the {obj} is", kind="tell", listener=who, about=obj, claim=held
+            )
         return _reach(sit, who)
     if goal.kind == "keep_secret":
         return _done("keeps the secret (asked for it, it lies)")
@@ -396,8 +411,11 @@ def told_secret(sit: Situation, listener: str, owner: str) -> bool:
     """Whether the character remembers telling ``listener`` (or everyone, aloud) what
     ``owner``'s secret is."""
     me, to, of = sit.name(sit.me), sit.name(listener), sit.name(owner)
-    told = (f"{me} privately told {to} that {of}'s secret", f"{me} told {to} that {of}'s secret",
-            f"{me} said that {of}'s secret")  # fmt: skip
+    told = (
+        f"{me} privately told {to} that {of}'s secret",
+        f"{me} told {to} that {of}'s secret",
+        f"{me} said that {of}'s secret",
+    )
     return any(m.quote.startswith(told) for m in sit.memories)
 
 
@@ -412,8 +430,14 @@ def _tell_secret(sit: Situation, owner: str, listener: str) -> Step:
     if told_secret(sit, listener, owner):
         return _done(f"told {sit.name(listener)}")
     if listener in sit.others_here():
-        return _act(f"confides {owner}'s secret to {listener}", kind="tell", listener=listener,
-                    about=owner, attribute=SECRET, claim=held.value)  # fmt: skip
+        return _act(
+            f"confides {owner}'s secret to {listener}",
+            kind="tell",
+            listener=listener,
+            about=owner,
+            attribute=SECRET,
+            claim=held.value,
+        )
     return _reach(sit, listener)
 
 

@@ -114,10 +114,20 @@ class ModelCharacter:
         voice = await voice_lines(mind, brief, beliefs, entities, memories, shown=words)
         messages = [
             SystemMessage(content=self.prompt.render(name=brief.name)),
-            HumanMessage(content=render_mind(brief, beliefs, memories, entities, nested,
-                                             recalled=recalled, own_words=words, lore=lore,
-                                             voice=voice)),
-        ]  # fmt: skip
+            HumanMessage(
+                content=render_mind(
+                    brief,
+                    beliefs,
+                    memories,
+                    entities,
+                    nested,
+                    recalled=recalled,
+                    own_words=words,
+                    lore=lore,
+                    voice=voice,
+                )
+            ),
+        ]
         wire = None
         if self.client.schemas == "story":
             wire = proposal_json_schema(mind.character, entities, known_attributes(beliefs))
@@ -307,8 +317,11 @@ def situation(
     parts = [brief.name, *brief.goals, *(m.quote for m in memories)]
     if here is not None and here in entities:
         parts.append(entities[here].name)
-        parts += [e.name for c, e in entities.items()
-                  if e.kind == "character" and c != me and beliefs.where(c) == here]  # fmt: skip
+        parts += [
+            e.name
+            for c, e in entities.items()
+            if e.kind == "character" and c != me and beliefs.where(c) == here
+        ]
     return "\n".join(parts)
 
 
@@ -326,8 +339,10 @@ async def voice_lines(
     and role lines (its own keyspace's voice document) and what it said earlier in the
     story (its own episode index), within :data:`VOICE_BUDGET` tokens, leaving out the
     lines already ``shown`` as things it said; read through its own connection."""
-    exemplars = [*parse_voice(await mind.voice()),
-                 *(Exemplar(w, "said") for w in await mind.own_words(VOICE_SCAN))]  # fmt: skip
+    exemplars = [
+        *parse_voice(await mind.voice()),
+        *(Exemplar(w, "said") for w in await mind.own_words(VOICE_SCAN)),
+    ]
     if not exemplars:
         return []
     scan = situation(brief, beliefs, entities, memories)
@@ -396,19 +411,29 @@ def render_mind(
         ("What you know", "\n".join(lore)),
         ("Where you are", name(here) if here else ""),
         ("Who is with you", ", ".join(with_me) if here else ""),
-        ("What you believe", "\n".join(
-            f"- the {b.attribute} of {name(b.subject)} is {'not ' * (not b.polarity)}"
-            f"{name(b.value)} {how(b)}"
-            for b in believed
-        )),
+        (
+            "What you believe",
+            "\n".join(
+                f"- the {b.attribute} of {name(b.subject)} is {'not ' * (not b.polarity)}"
+                f"{name(b.value)} {how(b)}"
+                for b in believed
+            ),
+        ),
         ("What you think the others believe", "\n".join(theirs)),
-        ("What you remember", "\n".join(
-            # one sentence can be several events (a "go" is an exit and an entry)
-            dict.fromkeys(f"- turn {m.turn}: {m.quote}" for m in memories)
-        )),
+        (
+            "What you remember",
+            "\n".join(
+                # one sentence can be several events (a "go" is an exit and an entry)
+                dict.fromkeys(f"- turn {m.turn}: {m.quote}" for m in memories)
+            ),
+        ),
         ("What you recall of earlier", "\n".join(recalled)),
-        ("Things you know of", "\n".join(
-            f"- {e.id}: {e.name} ({e.kind})" for e in sorted(entities.values(), key=lambda e: e.id)
-        )),
-    ]  # fmt: skip
+        (
+            "Things you know of",
+            "\n".join(
+                f"- {e.id}: {e.name} ({e.kind})"
+                for e in sorted(entities.values(), key=lambda e: e.id)
+            ),
+        ),
+    ]
     return "\n\n".join(f"## {title}\n{body}" for title, body in sections if body)

@@ -74,8 +74,10 @@ def _pending_secret(sit: Situation) -> str | None:
         m = _SECRET.match(sit.memories[i].quote)
         if m and slug(m["holder"]) == sit.me:
             asker, me = m["asker"], sit.name(sit.me)
-            answers = (f'"{SECRET_REFUSAL}, {asker},"',
-                       f"{me} privately told {asker} that {me}'s secret")  # fmt: skip
+            answers = (
+                f'"{SECRET_REFUSAL}, {asker},"',
+                f"{me} privately told {asker} that {me}'s secret",
+            )
             if not any(later.quote.startswith(answers) for later in sit.memories[i + 1 :]):
                 return slug(asker)
             return None
@@ -87,8 +89,10 @@ def _pending_question(me: str, memories: list[Memory]) -> tuple[str, str] | None
     for i in range(len(memories) - 1, -1, -1):
         m = ASK.match(memories[i].quote)
         if m and slug(m["listener"]) == me:
-            if any(answered(later.quote, m["listener"], m["asker"], m["obj"])
-                   for later in memories[i + 1 :]):  # fmt: skip
+            if any(
+                answered(later.quote, m["listener"], m["asker"], m["obj"])
+                for later in memories[i + 1 :]
+            ):
                 return None
             return slug(m["asker"]), slug(m["obj"])
     return None
@@ -128,9 +132,14 @@ def _keep_secret(sit: Situation, goals: list[Goal], asker: str) -> Action:
         for g in goals
     )
     if lies and sit.beliefs.get(sit.me, SECRET) is not None:
-        return Action(kind="tell", listener=asker, about=sit.me, attribute=SECRET,
-                      claim=f"{sit.name(sit.me)} has nothing to hide",
-                      reason="asked, and lies to keep its secret")  # fmt: skip
+        return Action(
+            kind="tell",
+            listener=asker,
+            about=sit.me,
+            attribute=SECRET,
+            claim=f"{sit.name(sit.me)} has nothing to hide",
+            reason="asked, and lies to keep its secret",
+        )
     line = f"{SECRET_REFUSAL}, {sit.name(asker)}"
     return Action(kind="say", listener=asker, line=line, reason="keeps its secret")
 
@@ -153,8 +162,9 @@ class OfflineCharacter:
             return Proposal(character=me, actions=(action,), intent="answer")
         secret = _pending_secret(sit)
         if secret is not None:
-            return Proposal(character=me, actions=(_keep_secret(sit, goals, secret),),
-                            intent="keep a secret")  # fmt: skip
+            return Proposal(
+                character=me, actions=(_keep_secret(sit, goals, secret),), intent="keep a secret"
+            )
         request = _pending_request(me, memories)
         if request is not None:
             asker, obj = request
@@ -165,8 +175,13 @@ class OfflineCharacter:
             if sit.beliefs.where(obj) == me and gives:
                 action = Action(kind="give", object=obj, listener=asker, reason="asked for it")
             else:
-                action = Action(kind="say", listener=asker, about=obj,
-                                line=f"{REFUSAL} {sit.name(obj)}", reason="wants it")  # fmt: skip
+                action = Action(
+                    kind="say",
+                    listener=asker,
+                    about=obj,
+                    line=f"{REFUSAL} {sit.name(obj)}",
+                    reason="wants it",
+                )
             return Proposal(character=me, actions=(action,), intent="answer a request")
         states: list[str] = []
         steps: list[Proposal] = []  # one per goal it can act on, in the brief's order
@@ -185,9 +200,13 @@ class OfflineCharacter:
     def _answer(self, sit: Situation, goals: list[Goal], asker: str, obj: str) -> Action:
         where = sit.beliefs.where(obj)
         if where is None:
-            return Action(kind="say", listener=asker, about=obj,
-                          line=f"I do not know where the {sit.name(obj)} is",
-                          reason="asked, and does not know")  # fmt: skip
+            return Action(
+                kind="say",
+                listener=asker,
+                about=obj,
+                line=f"I do not know where the {sit.name(obj)} is",
+                reason="asked, and does not know",
+            )
         protects = any(
             g.object == obj
             and (g.kind == "keep_hidden" or (g.kind == "hide_from" and g.character == asker))
@@ -203,10 +222,24 @@ class OfflineCharacter:
                 and not sit.said(f"{sit.name(asker)} searched the {sit.name(b)}")
             ]
             if decoys:
-                return Action(kind="tell", listener=asker, about=obj, claim=decoys[0],
-                              reason="asked, and lies to keep it hidden")  # fmt: skip
-            return Action(kind="say", listener=asker, about=obj,
-                          line=f"I do not know where the {sit.name(obj)} is",
-                          reason="asked, and keeps what it knows to itself")  # fmt: skip
-        return Action(kind="tell", listener=asker, about=obj, claim=where,
-                      reason="asked, and answers from what it believes")  # fmt: skip
+                return Action(
+                    kind="tell",
+                    listener=asker,
+                    about=obj,
+                    claim=decoys[0],
+                    reason="asked, and lies to keep it hidden",
+                )
+            return Action(
+                kind="say",
+                listener=asker,
+                about=obj,
+                line=f"I do not know where the {sit.name(obj)} is",
+                reason="asked, and keeps what it knows to itself",
+            )
+        return Action(
+            kind="tell",
+            listener=asker,
+            about=obj,
+            claim=where,
+            reason="asked, and answers from what it believes",
+        )

@@ -83,7 +83,7 @@ _FORMS: list[tuple[ActionKind, re.Pattern[str]]] = [
     ("think", _rx(rf"(?P<name>{_NAME}) thought about the (?P<obj>{_NP})(?: for a while)?")),
     ("say", _rx(rf'"(?P<quote>[^"]+)" {_SAID} (?P<name>{_NAME})')),
     ("say", _rx(rf'(?P<name>{_NAME}) {_SAID},? "(?P<quote>[^"]+)"')),
-]  # fmt: skip
+]
 
 _LOCATION_CLAUSE = re.compile(rf"^(?:[Tt]he )?(?P<obj>{_NP}) is in the (?P<target>{_NP})$")
 _HELD_CLAUSE = re.compile(rf"^[Tt]he (?P<obj>{_NP}) is with (?P<holder>{_NAME})$")

@@ -97,9 +97,29 @@ _VERBS = ("likes", "loves", "hates", "dislikes")
 _CAPITALISED = re.compile(r"\b[A-Z][\w'-]*")
 _PHRASE = re.compile(r"\b(?:the|a|an) ([a-z][\w'-]*)(?: ([a-z][\w'-]*))?")
 _NOT_NAMES = frozenset(
-    {"The", "A", "An", "This", "That", "It", "He", "She", "They", "We", "I", "You", "His",
-     "Her", "Their", "Its", "Then", "But", "And", "When"}
-)  # fmt: skip
+    {
+        "The",
+        "A",
+        "An",
+        "This",
+        "That",
+        "It",
+        "He",
+        "She",
+        "They",
+        "We",
+        "I",
+        "You",
+        "His",
+        "Her",
+        "Their",
+        "Its",
+        "Then",
+        "But",
+        "And",
+        "When",
+    }
+)
 _NOT_ATTRIBUTES = frozenset({"aliases", "role"})
 
 
@@ -414,14 +434,24 @@ def _clause(
     """A clause: a location (its value an entity) or another attribute (a short value)."""
     subject = one_of(subjects)
     options = [
-        closed({"subject": subject, "attribute": {"type": "string", "const": "location"},
-                "value": one_of(anything)}),
-    ]  # fmt: skip
+        closed(
+            {
+                "subject": subject,
+                "attribute": {"type": "string", "const": "location"},
+                "value": one_of(anything),
+            }
+        ),
+    ]
     if attributes:
         options.append(
-            closed({"subject": subject, "attribute": one_of(attributes),
-                    "value": line(VALUE_CHARS, min_chars=1)})
-        )  # fmt: skip
+            closed(
+                {
+                    "subject": subject,
+                    "attribute": one_of(attributes),
+                    "value": line(VALUE_CHARS, min_chars=1),
+                }
+            )
+        )
     return options[0] if len(options) == 1 else {"anyOf": options}
 
 

@@ -67,9 +67,12 @@ class ModelPlanner:
             raise ValueError("the story has no characters")
         messages = [
             SystemMessage(content=self.prompt.render(max_focal=MAX_FOCAL)),
-            HumanMessage(content=render_author_view(view, direction, attempt, notes,
-                                                    lore=planner_lore(view, direction))),
-        ]  # fmt: skip
+            HumanMessage(
+                content=render_author_view(
+                    view, direction, attempt, notes, lore=planner_lore(view, direction)
+                )
+            ),
+        ]
         wire = plan_json_schema(view) if self.client.schemas == "story" else None
         checked = await self.client.structured(
             plan_schema(view), messages, shape=TurnPlan, json_schema=wire

@@ -201,6 +201,10 @@ def _render(
     )
     open_ = "\n".join(f"- {d.id}: {d.title} ({d.status})" for d in developments.values())
     present = "" if today is None else dt.date.fromordinal(today).isoformat()
-    sections = [("Request", request), ("Roster", roster), ("Developments", open_),
-                ("The story's present date", present)]  # fmt: skip
+    sections = [
+        ("Request", request),
+        ("Roster", roster),
+        ("Developments", open_),
+        ("The story's present date", present),
+    ]
     return "\n\n".join(f"## {title}\n{body}" for title, body in sections if body)

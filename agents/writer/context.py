@@ -68,12 +68,22 @@ async def writer_context(
     retrieval = None
     if planner is not None:
         today = await latest_day(store.client, await sources(store))
-        retrieval = await planner.plan(request, view.entities, purpose="write",
-                                       developments=view.developments, focus=focus,
-                                       today=today)  # fmt: skip
+        retrieval = await planner.plan(
+            request,
+            view.entities,
+            purpose="write",
+            developments=view.developments,
+            focus=focus,
+            today=today,
+        )
     books = await world_books(store)
-    lit = activate_books(books, "\n".join([request, recent]), budget=budget // LORE_SHARE,
-                         count_tokens=counter.count, turn=view.turn)  # fmt: skip
+    lit = activate_books(
+        books,
+        "\n".join([request, recent]),
+        budget=budget // LORE_SHARE,
+        count_tokens=counter.count,
+        turn=view.turn,
+    )
     lore = [("Lore", "\n".join(f"- {x.text}" for x in lit))] if lit else []
     voices = await voice_section(store, view, plan, request, budget // VOICE_SHARE, counter)
     return await author_context(
@@ -115,10 +125,12 @@ async def voice_section(
         document = await store.voice(c)
         said = await own_words(store.client, store.story, store.branch, c, VOICE_SCAN)
         exemplars = [*parse_voice(document), *(Exemplar(w, "said") for w in said)]
-        chosen = nearest(exemplars, request, k=VOICE_EXEMPLARS, budget=share,
-                         count_tokens=counter.count)  # fmt: skip
+        chosen = nearest(
+            exemplars, request, k=VOICE_EXEMPLARS, budget=share, count_tokens=counter.count
+        )
         if chosen:
-            lines = ["- " + "\n  ".join(x.strip() for x in ex.text.strip().splitlines())
-                     for ex in chosen]  # fmt: skip
+            lines = [
+                "- " + "\n  ".join(x.strip() for x in ex.text.strip().splitlines()) for ex in chosen
+            ]
             blocks.append("\n".join([f"{view.name(c)}:", *lines]))
     return [("How they speak", "\n".join(blocks))] if blocks else []

@@ -73,8 +73,13 @@ def fabula_editing(
     env.pop("VISUAL", None)
     if editor is not None:
         env["EDITOR"] = editor
-    return subprocess.run([sys.executable, "-m", "fabula", *args], capture_output=True,
-                          text=True, env=env, timeout=120)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "fabula", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
 
 
 def editor_script(tmp_path: Path, text: str) -> str:

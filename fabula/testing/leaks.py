@@ -80,17 +80,32 @@ def turns(draw: st.DrawFn) -> Turn:
             if any(d.clause == f"{who} went to the {to}" for d in deeds):
                 continue  # one clause per deed text: the oracle tells deeds by their words
             where[who] = to
-            deeds.append(Deed(f"{who} went to the {to}", {"kind": "go", "actors": [who],
-                              "place": to}, frozenset({who})))  # fmt: skip
+            deeds.append(
+                Deed(
+                    f"{who} went to the {to}",
+                    {"kind": "go", "actors": [who], "place": to},
+                    frozenset({who}),
+                )
+            )
         elif kind == "take":
             thing = draw(st.sampled_from(THINGS))
-            deeds.append(Deed(f"{who} took the {thing}", {"kind": "take", "actors": [who],
-                              "obj": thing}, present))  # fmt: skip
+            deeds.append(
+                Deed(
+                    f"{who} took the {thing}",
+                    {"kind": "take", "actors": [who], "obj": thing},
+                    present,
+                )
+            )
         elif kind == "put":
             thing, box = draw(st.sampled_from(THINGS)), CONTAINERS[here]
-            deeds.append(Deed(f"{who} put the {thing} in the {box}", {"kind": "put",
-                              "actors": [who], "obj": thing, "target": box}, present,
-                              (thing, box)))  # fmt: skip
+            deeds.append(
+                Deed(
+                    f"{who} put the {thing} in the {box}",
+                    {"kind": "put", "actors": [who], "obj": thing, "target": box},
+                    present,
+                    (thing, box),
+                )
+            )
         elif kind == "tell":
             other = draw(st.sampled_from([c for c in START if c != who]))
             thing, box = (
@@ -113,9 +128,13 @@ def turns(draw: st.DrawFn) -> Turn:
             deeds.append(Deed(told, action, frozenset({who, other})))
         else:
             thing = draw(st.sampled_from(THINGS))
-            deeds.append(Deed(f'"Where is the {thing}?" asked {who}', {"kind": "say",
-                              "actors": [who], "utterance": f"Where is the {thing}?"},
-                              present))  # fmt: skip
+            deeds.append(
+                Deed(
+                    f'"Where is the {thing}?" asked {who}',
+                    {"kind": "say", "actors": [who], "utterance": f"Where is the {thing}?"},
+                    present,
+                )
+            )
     deeds = [d for i, d in enumerate(deeds) if d.clause not in {e.clause for e in deeds[:i]}]
     # clauses into sentences, narration between
     text = ""

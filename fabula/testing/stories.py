@@ -136,8 +136,14 @@ def turn_delta(
     offset = 0
     for who, words, witnesses in lines:
         start = offset + len(who) + 2
-        b.event("say", b.span(start, start + len(words)), actor=who, participants=(who,),
-                place="hall", witnesses=witnesses)  # fmt: skip
+        b.event(
+            "say",
+            b.span(start, start + len(words)),
+            actor=who,
+            participants=(who,),
+            place="hall",
+            witnesses=witnesses,
+        )
         offset = start + len(words) + 1
     return b.build()
 

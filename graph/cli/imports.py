@@ -130,16 +130,24 @@ async def charx_export(store: StoryStore, character: str, as_of: int | None) -> 
 
     card, prefix, image = await _card(store, character, as_of)
     assets = await store.assets()
-    members = {name.removeprefix(prefix): data for name, data in assets.items()
-               if name.startswith(prefix) and name != f"{prefix}image.png"}  # fmt: skip
+    members = {
+        name.removeprefix(prefix): data
+        for name, data in assets.items()
+        if name.startswith(prefix) and name != f"{prefix}image.png"
+    }
     listed = card["data"].get("assets")
     placed = [a for a in listed if isinstance(a, dict)] if isinstance(listed, list) else []
-    icon = any(a.get("type") == "icon" and embedded_path(str(a.get("uri", ""))) in members
-               for a in placed)  # fmt: skip
+    icon = any(
+        a.get("type") == "icon" and embedded_path(str(a.get("uri", ""))) in members for a in placed
+    )
     if image is not None and not icon:
         members[ICON_MEMBER] = image
-        icon_asset = {"type": "icon", "uri": f"embeded://{ICON_MEMBER}", "name": "main",
-                      "ext": "png"}  # fmt: skip
+        icon_asset = {
+            "type": "icon",
+            "uri": f"embeded://{ICON_MEMBER}",
+            "name": "main",
+            "ext": "png",
+        }
         card["data"]["assets"] = [*placed, icon_asset]
     return write_charx(card, members)
 
@@ -158,8 +166,9 @@ async def _card(
     entity = await store.resolve(character, "character")
     spec = next((c for c in pack.characters if slug(c.name) == entity.id), None)
     if spec is None:  # a character the story brought in after its start
-        spec = CharacterSpec(name=entity.name, location=pack.places[0].name,
-                             description=entity.description)  # fmt: skip
+        spec = CharacterSpec(
+            name=entity.name, location=pack.places[0].name, description=entity.description
+        )
         pack = pack.model_copy(update={"characters": (*pack.characters, spec)})
     held = await reading.beliefs(store, [entity.id], as_of)
     names = {e.id: e.name for e in (await store.entities(as_of)).values()}
@@ -177,10 +186,15 @@ async def lorebook_export(store: StoryStore, as_of: int | None) -> bytes:
 
     pack = await _pack(store)
     entities = [
-        {"id": e.id, "kind": e.kind, "name": e.name, "description": e.description,
-         "attributes": dict(e.attributes)}
+        {
+            "id": e.id,
+            "kind": e.kind,
+            "name": e.name,
+            "description": e.description,
+            "attributes": dict(e.attributes),
+        }
         for e in (await store.entities(as_of)).values()
-    ]  # fmt: skip
+    ]
     facts = [f.model_dump(mode="json") for f in (await reading.world(store, as_of)).facts]
     book = world_lorebook(pack, entities, facts, as_of=as_of)
     return (json.dumps(book, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
@@ -192,6 +206,7 @@ async def _pack(store: StoryStore) -> WorldPack:
     await store.require()
     document = await store.pack_document()
     if document is None:
-        raise InvalidInput(f"story {store.story!r} keeps no world pack to export from",
-                           story=store.story)  # fmt: skip
+        raise InvalidInput(
+            f"story {store.story!r} keeps no world pack to export from", story=store.story
+        )
     return WorldPack.model_validate_json(document)

@@ -42,15 +42,17 @@ def run(
     approve one with `fabula approve STORY --choose K`."""
     check_bounds(turns=turns, direction=direction)
     if alternatives is not None and (auto or turns != 1):
-        raise InvalidInput("--alternatives writes drafts of one turn for you to choose: "
-                           "not with --auto or --turns")  # fmt: skip
+        raise InvalidInput(
+            "--alternatives writes drafts of one turn for you to choose: not with --auto or --turns"
+        )
 
     async def go(fab: Fabula) -> None:
         store = fab.store(story, branch)
         await store.require()
         if alternatives is not None:
-            drafts = await fab.alternatives(store, alternatives, direction=direction,
-                                            listener=prose_printer())  # fmt: skip
+            drafts = await fab.alternatives(
+                store, alternatives, direction=direction, listener=prose_printer()
+            )
             if as_json:
                 dump(drafts)
                 return
@@ -67,8 +69,10 @@ def run(
                 except StoryAtRest as rest:
                     progress.stop()
                     head = await store.head()
-                    out.print(f"{story}: {done} turn(s) written, now at turn {head}; at rest: "
-                              f"{rest.message}")  # fmt: skip
+                    out.print(
+                        f"{story}: {done} turn(s) written, now at turn {head}; at rest: "
+                        f"{rest.message}"
+                    )
                     return
                 if outcome == "pending":
                     waiting = await fab.pending_turn(store)
@@ -106,8 +110,12 @@ def print_drafts(drafts: DraftsOut) -> None:
     """A turn's alternative drafts, one after another: text, findings, changes."""
     for option in drafts.drafts:
         mark = " (chosen)" if option.id == drafts.chosen else ""
-        out.rule(Text(f"{drafts.story} [{drafts.branch}] turn {drafts.turn}: draft "
-                      f"{option.id.rpartition('.d')[2]} ({option.id}){mark}"))  # fmt: skip
+        out.rule(
+            Text(
+                f"{drafts.story} [{drafts.branch}] turn {drafts.turn}: draft "
+                f"{option.id.rpartition('.d')[2]} ({option.id}){mark}"
+            )
+        )
         out.print(option.draft)
         for f in option.findings:
             out.print(Text.assemble("  ", (f.severity, "yellow"), f" {f.kind}: {f.message}"))
@@ -116,13 +124,17 @@ def print_drafts(drafts: DraftsOut) -> None:
         for change in [*option.changes.world, *option.changes.beliefs][:10]:
             who = " → ".join(change.holder)
             value = f"{change.before or '?'} → {change.after or '(no longer)'}"
-            out.print(f"  {who + ' believes: ' if who else 'world: '}{change.subject}'s "
-                      f"{change.attribute}: {value}")  # fmt: skip
+            out.print(
+                f"  {who + ' believes: ' if who else 'world: '}{change.subject}'s "
+                f"{change.attribute}: {value}"
+            )
     if drafts.note:
         out.print(drafts.note)
     if drafts.pending_id is not None:
-        out.print(f"choose one with `fabula approve {drafts.story} --choose K` "
-                  f"(K: 1..{len(drafts.drafts)}), or edit or reject the turn")  # fmt: skip
+        out.print(
+            f"choose one with `fabula approve {drafts.story} --choose K` "
+            f"(K: 1..{len(drafts.drafts)}), or edit or reject the turn"
+        )
 
 
 def print_pending(pending: Pending | None) -> None:
@@ -131,9 +143,11 @@ def print_pending(pending: Pending | None) -> None:
         return
     request = pending.request
     out.rule(
-        Text(f"{pending.story} [{pending.branch}] turn {pending.turn} awaits approval "
-             f"(draft {pending.id})")
-    )  # fmt: skip
+        Text(
+            f"{pending.story} [{pending.branch}] turn {pending.turn} awaits approval "
+            f"(draft {pending.id})"
+        )
+    )
     out.print(request.draft.text)
     for f in request.findings:
         out.print(Text.assemble("  ", (f.severity, "yellow"), f" {f.kind}: {f.message}"))
@@ -236,8 +250,7 @@ def edit(
         if text is None:
             out.print(f"{story} [{branch}]: the draft is unchanged; nothing was decided")
             return
-    _decide(story, branch, _decision(action="edit", text=text, now=now), force=force,
-            expect=expect)  # fmt: skip
+    _decide(story, branch, _decision(action="edit", text=text, now=now), force=force, expect=expect)
 
 
 def _edited_pending(story: str, branch: str, limits: Limits) -> str | None:
@@ -289,8 +302,10 @@ def _retcon(
             if not done or turn > await store.head():
                 raise InvalidInput(
                     f"cannot edit turn {turn} of branch {branch!r}: it is not committed",
-                    story=story, branch=branch, turn=turn,
-                )  # fmt: skip
+                    story=story,
+                    branch=branch,
+                    turn=turn,
+                )
             new = in_editor(done[0].text, fab.settings.limits)
             if new is None or new == done[0].text.strip():
                 out.print(f"{story} [{branch}]: turn {turn} is unchanged; nothing was written")
@@ -327,9 +342,11 @@ def rewind(
         if as_json:
             dump(done)
             return
-        out.print(f"{story} [{branch}]: now at turn {done.head}; turns {done.head + 1}.."
-                  f"{done.kept_head} are kept on branch {done.kept} "
-                  f"(fabula show {story} story --branch {done.kept})")  # fmt: skip
+        out.print(
+            f"{story} [{branch}]: now at turn {done.head}; turns {done.head + 1}.."
+            f"{done.kept_head} are kept on branch {done.kept} "
+            f"(fabula show {story} story --branch {done.kept})"
+        )
 
     run_with_app(go)
 

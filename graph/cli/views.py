@@ -139,8 +139,9 @@ def _turns(node: dict[str, Any]) -> str:
 def _nodes_table(title: str, rows: list[dict[str, Any]], members: str) -> Table:
     table = Table("id", "turns", "title", members, "summary", "by", title=title)
     for n in rows:
-        table.add_row(n["id"], _turns(n), n["title"], str(len(n["children"])), n["summary"],
-                      n["summary_by"])  # fmt: skip
+        table.add_row(
+            n["id"], _turns(n), n["title"], str(len(n["children"])), n["summary"], n["summary_by"]
+        )
     return table
 
 
@@ -194,11 +195,17 @@ def render(what: ShowWhat, data: Any) -> None:
     if what is ShowWhat.plot:
         plot = data["plot"]
         if plot is None:
-            out.print("no plot yet: a plotline joins two scenes by a development or a state's "
-                      "changes")  # fmt: skip
+            out.print(
+                "no plot yet: a plotline joins two scenes by a development or a state's changes"
+            )
             return
-        out.print(Text.assemble(("the plot", "bold"), f" (turns {_turns(plot)}, "
-                                f"{plot['summary_by']}): ", plot["summary"]))  # fmt: skip
+        out.print(
+            Text.assemble(
+                ("the plot", "bold"),
+                f" (turns {_turns(plot)}, {plot['summary_by']}): ",
+                plot["summary"],
+            )
+        )
         out.print(_nodes_table("plotlines", data["plotlines"], "scenes"))
         return
     if what is ShowWhat.hypotheses:
@@ -235,8 +242,9 @@ def recall(
     given for REQUEST, within --budget tokens, e.g. `fabula recall demo "where is the key?"`."""
 
     async def go(fab: Fabula) -> None:
-        found = await fab.recall(fab.store(story, branch), request, budget=budget,
-                                 character=character, as_of=as_of)  # fmt: skip
+        found = await fab.recall(
+            fab.store(story, branch), request, budget=budget, character=character, as_of=as_of
+        )
         if as_json:
             dump(found)
             return
@@ -252,9 +260,13 @@ def recall(
         for ex in found.voice:
             out.print(Text.assemble((f"voice ({ex.source}) ", "dim"), ex.text))
         records = len({(line.kind, line.id) for line in found.lines})
-        out.print(Text(f"{found.tokens} of {found.budget} tokens, {len(found.lines)} lines "
-                       f"from {records} records (--json: the record behind each line)",
-                       style="dim"))  # fmt: skip
+        out.print(
+            Text(
+                f"{found.tokens} of {found.budget} tokens, {len(found.lines)} lines "
+                f"from {records} records (--json: the record behind each line)",
+                style="dim",
+            )
+        )
 
     run_with_app(go)
 
@@ -290,8 +302,11 @@ def export(
     as a lorebook_v3 (lorebook). With --as C (md, json, epub): the story as C lived it,
     what it witnessed in the words it saw or heard and what it believes, read from its own
     mind only."""
-    if as_character is not None and fmt not in (ExportFormat.md, ExportFormat.json,
-                                                ExportFormat.epub):  # fmt: skip
+    if as_character is not None and fmt not in (
+        ExportFormat.md,
+        ExportFormat.json,
+        ExportFormat.epub,
+    ):
         raise InvalidInput(f"export --as takes --format md, json or epub, not {fmt.value}")
 
     async def go(fab: Fabula) -> None:

@@ -104,8 +104,10 @@ def _show(details: PendingTurn) -> None:
     for change in [*changes.world, *changes.beliefs][:10]:
         who = " → ".join(change.holder)
         value = f"{change.before or '?'} → {change.after or '(no longer)'}"
-        out.print(f"  {who + ' believes: ' if who else 'world: '}{change.subject}'s "
-                  f"{change.attribute}: {value}")  # fmt: skip
+        out.print(
+            f"  {who + ' believes: ' if who else 'world: '}{change.subject}'s "
+            f"{change.attribute}: {value}"
+        )
 
 
 def _decision(**fields: str | bool | None) -> Decision:
@@ -129,11 +131,13 @@ async def _session(fab: Fabula, store: StoryStore) -> None:
         if await fab.pending_turn(store) is None:
             with _held_interrupt():
                 try:
-                    await fab.run_turn(store, auto=False, direction=direction,
-                                       listener=prose_printer())  # fmt: skip
+                    await fab.run_turn(
+                        store, auto=False, direction=direction, listener=prose_printer()
+                    )
                 except StoryAtRest as rest:
-                    out.print(f"{store.story}: at rest at turn {await store.head()}: "
-                              f"{rest.message}")  # fmt: skip
+                    out.print(
+                        f"{store.story}: at rest at turn {await store.head()}: {rest.message}"
+                    )
                     return
             direction = None
         details = await fab.pending_details(store)
@@ -188,7 +192,9 @@ def write(story: str, branch: str = typer.Option("main", "--branch", "-b")) -> N
     try:
         run_with_app(go)
     except KeyboardInterrupt:
-        out.print(f"\nstopped; a pending turn waits as it was: `fabula write {story}"
-                  f"{'' if branch == 'main' else ' --branch ' + branch}` resumes it")  # fmt: skip
+        out.print(
+            f"\nstopped; a pending turn waits as it was: `fabula write {story}"
+            f"{'' if branch == 'main' else ' --branch ' + branch}` resumes it"
+        )
         raise typer.Exit(130) from None
     out.print(f"{story}: the session ended; `fabula write {story}` goes on from here")

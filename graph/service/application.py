@@ -333,8 +333,10 @@ class Fabula:
             if base in names:
                 raise InvalidInput(f"{base}: two files of that name")
             if len(data) > limits.max_file_bytes:
-                raise InvalidInput(f"{base}: {len(data)} bytes, more than the "
-                                   f"{limits.max_file_bytes} a file may have")  # fmt: skip
+                raise InvalidInput(
+                    f"{base}: {len(data)} bytes, more than the "
+                    f"{limits.max_file_bytes} a file may have"
+                )
             names.append(base)
         with tempfile.TemporaryDirectory(prefix="fabula-import-") as folder:
             paths = []
@@ -347,8 +349,9 @@ class Fabula:
             except InvalidInput as exc:  # named by the file's own name, not the folder's
                 line = str(exc).replace(f"{folder}/", "")
                 raise InvalidInput(line) from None
-        return await self.create_story(imported.pack, story, assets=imported.assets,
-                                       greeting=greeting)  # fmt: skip
+        return await self.create_story(
+            imported.pack, story, assets=imported.assets, greeting=greeting
+        )
 
     async def summary(self, story: str) -> StorySummary:
         """One story as listed: title, world, head of main, branches, turns awaiting approval."""
@@ -384,9 +387,16 @@ class Fabula:
         """What memory gives ``request`` within ``budget`` tokens: the writer's context, or
         with ``character`` that character's own, read as its Redis user (see
         :func:`fabula.graph.service.reading.recall`)."""
-        return await reading.recall(store, request, budget=budget, counter=self.counter,
-                                    minds=self.minds, character=character, as_of=as_of,
-                                    embedder=self.embedder)  # fmt: skip
+        return await reading.recall(
+            store,
+            request,
+            budget=budget,
+            counter=self.counter,
+            minds=self.minds,
+            character=character,
+            as_of=as_of,
+            embedder=self.embedder,
+        )
 
     async def chat(
         self, store: StoryStore, character: str, question: str, *, as_of: int | None = None
@@ -394,8 +404,15 @@ class Fabula:
         """``character``'s answer to ``question`` from only its own mind, read as its Redis
         user, in its voice when a model is configured (see :mod:`fabula.graph.service.chat`).
         Nothing of it is written."""
-        return await chat(store, character, question, minds=self.minds, counter=self.counter,
-                          voice=self.roles.voice, as_of=as_of)  # fmt: skip
+        return await chat(
+            store,
+            character,
+            question,
+            minds=self.minds,
+            counter=self.counter,
+            voice=self.roles.voice,
+            as_of=as_of,
+        )
 
     async def lived(
         self, store: StoryStore, character: str, *, as_of: int | None = None
@@ -973,8 +990,13 @@ class Fabula:
         for branch in (store, kept):
             await index_through(branch, embedder=self.embedder)
             await fold_hierarchy(branch)
-        return RewindOut(story=store.story, branch=store.branch, head=await store.head(),
-                         kept=keep, kept_head=await kept.head())  # fmt: skip
+        return RewindOut(
+            story=store.story,
+            branch=store.branch,
+            head=await store.head(),
+            kept=keep,
+            kept_head=await kept.head(),
+        )
 
     async def retcon(
         self,
@@ -1005,10 +1027,14 @@ class Fabula:
         if not 1 <= turn <= head:
             raise InvalidInput(
                 f"cannot edit turn {turn} of branch {store.branch!r}: its committed turns "
-                f"are 1..{head}" + (" (a turn awaiting approval is edited with "
-                                    "`fabula edit` without --turn)" if turn == head + 1 else ""),
+                f"are 1..{head}"
+                + (
+                    " (a turn awaiting approval is edited with `fabula edit` without --turn)"
+                    if turn == head + 1
+                    else ""
+                ),
                 **where,
-            )  # fmt: skip
+            )
         name = branch or await self._free_name(store, f"{store.branch}-edit-{turn}")
         child = await fork(store, turn - 1, name)
         try:
@@ -1030,8 +1056,14 @@ class Fabula:
         except BaseException:
             await drop_branch(child)
             raise
-        return RetconOut(story=store.story, parent=store.branch, branch=name, turn=turn,
-                         head=await child.head(), findings=findings)  # fmt: skip
+        return RetconOut(
+            story=store.story,
+            parent=store.branch,
+            branch=name,
+            turn=turn,
+            head=await child.head(),
+            findings=findings,
+        )
 
     # -- alternative drafts -----------------------------------------------------------
     async def alternatives(
@@ -1053,13 +1085,13 @@ class Fabula:
         dropped; ``note`` says why when fewer than ``count`` differ.
         """
         if not 1 <= count <= MAX_ALTERNATIVES:
-            raise InvalidInput(f"--alternatives is 1 to {MAX_ALTERNATIVES}, not {count}",
-                               story=store.story)  # fmt: skip
+            raise InvalidInput(
+                f"--alternatives is 1 to {MAX_ALTERNATIVES}, not {count}", story=store.story
+            )
         await store.require()
         waiting = await self.pending_turn(store)
         if waiting is None:
-            outcome = await self.run_turn(store, auto=False, direction=direction,
-                                          listener=listener)  # fmt: skip
+            outcome = await self.run_turn(store, auto=False, direction=direction, listener=listener)
             waiting = await self.pending_turn(store)
             if outcome != "pending" or waiting is None:  # pragma: no cover - auto is off
                 raise InvalidInput(f"turn was {outcome}, not pending", story=store.story)
@@ -1073,15 +1105,18 @@ class Fabula:
         for k in range(1, tries):
             if len(options) >= count:
                 break
-            option = await self._scratch_draft(store, turn, main, attempt + k,
-                                               f"{turn}.d{len(options) + 1}")  # fmt: skip
+            option = await self._scratch_draft(
+                store, turn, main, attempt + k, f"{turn}.d{len(options) + 1}"
+            )
             if option is None:  # at rest for that plan: the next may have something to do
                 continue
             if all(o.text != option.text for o in options):
                 options.append(option)
         if len(options) < count and note is None:
-            note = (f"{len(options)} different drafts of {count} asked for: the planner's "
-                    "other choices wrote the same text")  # fmt: skip
+            note = (
+                f"{len(options)} different drafts of {count} asked for: the planner's "
+                "other choices wrote the same text"
+            )
         await save_drafts(store, turn, options)
         return await self.drafts(store, turn, note=note)
 
@@ -1092,8 +1127,10 @@ class Fabula:
         up to the approval interrupt (nothing committed; the thread is deleted). None when
         the story is at rest for that plan."""
         scratch = f"{thread_id(store.story, store.branch, turn)}~{ident}"
-        config: RunnableConfig = {"configurable": {"thread_id": scratch},
-                                  "max_concurrency": self.settings.model_concurrency}  # fmt: skip
+        config: RunnableConfig = {
+            "configurable": {"thread_id": scratch},
+            "max_concurrency": self.settings.model_concurrency,
+        }
         start: TurnState = {
             "story": store.story,
             "branch": store.branch,
@@ -1104,8 +1141,9 @@ class Fabula:
         }
         try:
             with bound_contextvars(story=store.story, branch=store.branch, turn=turn):
-                await self.graph.ainvoke(start, config, context=self.context(auto=False),
-                                         durability=DURABILITY)  # fmt: skip
+                await self.graph.ainvoke(
+                    start, config, context=self.context(auto=False), durability=DURABILITY
+                )
             snapshot = await self.graph.aget_state(config)
         except StoryAtRest:
             return None
@@ -1114,8 +1152,9 @@ class Fabula:
         pending = pending_in(store, turn, snapshot)
         return None if pending is None else _option(ident, pending.request)
 
-    async def drafts(self, store: StoryStore, turn: int | None = None, *,
-                     note: str | None = None) -> DraftsOut:  # fmt: skip
+    async def drafts(
+        self, store: StoryStore, turn: int | None = None, *, note: str | None = None
+    ) -> DraftsOut:
         """The alternative drafts kept for ``turn`` (default: the pending turn, else the
         next), as an approver compares them."""
         await store.require()
@@ -1128,12 +1167,23 @@ class Fabula:
         for option in kept.options:
             findings = [Finding.model_validate(f) for f in option.findings]
             delta = TurnDelta.model_validate(option.delta)
-            out.append(DraftOut(
-                id=option.id, draft=option.text, sentences=sentences_of(option.text, findings),
-                findings=findings, changes=await changes_of(base, delta),
-                plan=TurnPlan.model_validate(option.plan) if option.plan else None,
-            ))  # fmt: skip
+            out.append(
+                DraftOut(
+                    id=option.id,
+                    draft=option.text,
+                    sentences=sentences_of(option.text, findings),
+                    findings=findings,
+                    changes=await changes_of(base, delta),
+                    plan=TurnPlan.model_validate(option.plan) if option.plan else None,
+                )
+            )
         pending_id = waiting.id if waiting is not None and waiting.turn == turn else None
-        return DraftsOut(story=store.story, branch=store.branch, turn=turn,
-                         pending_id=pending_id, drafts=out, chosen=kept.chosen,
-                         note=note)  # fmt: skip
+        return DraftsOut(
+            story=store.story,
+            branch=store.branch,
+            turn=turn,
+            pending_id=pending_id,
+            drafts=out,
+            chosen=kept.chosen,
+            note=note,
+        )

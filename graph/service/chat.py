@@ -77,8 +77,10 @@ async def chat(
     if not question:
         raise InvalidInput("a chat needs a question", story=store.story)
     if len(question) > MAX_REQUEST_CHARS:
-        raise InvalidInput(f"the question has {len(question)} characters; at most "
-                           f"{MAX_REQUEST_CHARS} are read", story=store.story)  # fmt: skip
+        raise InvalidInput(
+            f"the question has {len(question)} characters; at most {MAX_REQUEST_CHARS} are read",
+            story=store.story,
+        )
     as_of = await check_as_of(store, as_of)
     me = await store.resolve(character, "character")
     mind = await minds.mind(store.story, me.id, store.branch)
@@ -98,16 +100,33 @@ async def chat(
     said = plain if plain is not None else _from_recall(recalled)
     if voice is not None:
         brief = await _brief(store, me)
-        exemplars = await own_voice(mind, question, budget=CHAT_BUDGET // VOICE_SHARE,
-                                    counter=counter)  # fmt: skip
-        said = await voice.answer(brief, found.text, plain, question,
-                                  lore=[x.text for x in lore],
-                                  voice=[x.text for x in exemplars]) or said  # fmt: skip
+        exemplars = await own_voice(
+            mind, question, budget=CHAT_BUDGET // VOICE_SHARE, counter=counter
+        )
+        said = (
+            await voice.answer(
+                brief,
+                found.text,
+                plain,
+                question,
+                lore=[x.text for x in lore],
+                voice=[x.text for x in exemplars],
+            )
+            or said
+        )
         answered_by = "model"
         rests = _merged(rests, recalled)
-    return ChatOut(story=store.story, branch=store.branch, character=me.id, name=me.name,
-                   as_of=as_of, question=question, answer=said, answered_by=answered_by,
-                   records=rests)  # fmt: skip
+    return ChatOut(
+        story=store.story,
+        branch=store.branch,
+        character=me.id,
+        name=me.name,
+        as_of=as_of,
+        question=question,
+        answer=said,
+        answered_by=answered_by,
+        records=rests,
+    )
 
 
 def _records(found: Assembly) -> list[ChatRecord]:

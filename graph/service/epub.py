@@ -41,8 +41,14 @@ def _xhtml(chapter: Chapter) -> str:
     return "\n".join(body)
 
 
-def epub_book(identifier: str, title: str, chapters: Sequence[Chapter], *,
-              author: str = "Fabula", language: str = "en") -> bytes:  # fmt: skip
+def epub_book(
+    identifier: str,
+    title: str,
+    chapters: Sequence[Chapter],
+    *,
+    author: str = "Fabula",
+    language: str = "en",
+) -> bytes:
     """The EPUB file of a book ``title`` (``identifier``: its unique id) of ``chapters``."""
     book = epub.EpubBook()
     book.set_identifier(identifier)
@@ -85,7 +91,6 @@ def lived_epub(found: LivedOut) -> bytes:
         lines.extend(turn.lines)
     chapters = [Chapter(f"As {found.name} lived it", lines, headings)]
     if found.beliefs:
-        chapters.append(Chapter(f"What {found.name} believes",
-                                [b.sentence for b in found.beliefs]))  # fmt: skip
+        chapters.append(Chapter(f"What {found.name} believes", [b.sentence for b in found.beliefs]))
     ident = f"fabula:{found.story}:{found.branch}:as:{found.character}"
     return epub_book(ident, f"{found.title}: as {found.name} lived it", chapters)

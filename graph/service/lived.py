@@ -53,8 +53,7 @@ def fact_sentence(
 
 def belief_sentence(belief: Belief, entities: Mapping[str, Entity]) -> str:
     """``belief`` as a sentence of names (see :func:`fact_sentence`)."""
-    return fact_sentence(belief.subject, belief.attribute, belief.value, belief.polarity,
-                         entities)  # fmt: skip
+    return fact_sentence(belief.subject, belief.attribute, belief.value, belief.polarity, entities)
 
 
 async def lived(

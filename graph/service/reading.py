@@ -201,9 +201,14 @@ async def plot(store: StoryStore) -> PlotOut:
     def ordered(level: str) -> list[HierarchyNode]:
         return sorted(by_level[level], key=lambda n: (n.first_turn, n.last_turn, n.id))
 
-    return PlotOut(story=store.story, branch=store.branch, head=await store.head(),
-                   plot=tree.get(PLOT_ID), plotlines=ordered("plotline"),
-                   scenes=ordered("scene"))  # fmt: skip
+    return PlotOut(
+        story=store.story,
+        branch=store.branch,
+        head=await store.head(),
+        plot=tree.get(PLOT_ID),
+        plotlines=ordered("plotline"),
+        scenes=ordered("scene"),
+    )
 
 
 async def minds(store: StoryStore, as_of: int | None = None) -> MindsOut:
@@ -423,24 +428,30 @@ async def recall(
     await store.require()
     request = request.strip()
     if not request:
-        raise InvalidInput("recall needs a request: a question, or what a turn is about",
-                           story=store.story)  # fmt: skip
+        raise InvalidInput(
+            "recall needs a request: a question, or what a turn is about", story=store.story
+        )
     if len(request) > MAX_REQUEST_CHARS:
-        raise InvalidInput(f"the request has {len(request)} characters; at most "
-                           f"{MAX_REQUEST_CHARS} are read", story=store.story)  # fmt: skip
+        raise InvalidInput(
+            f"the request has {len(request)} characters; at most {MAX_REQUEST_CHARS} are read",
+            story=store.story,
+        )
     if not 1 <= budget <= MAX_RECALL_BUDGET:
-        raise InvalidInput(f"the budget is {budget} tokens; it must be 1 to "
-                           f"{MAX_RECALL_BUDGET}", story=store.story)  # fmt: skip
+        raise InvalidInput(
+            f"the budget is {budget} tokens; it must be 1 to {MAX_RECALL_BUDGET}", story=store.story
+        )
     as_of = await check_as_of(store, as_of)
     holder = None
     lore: list[RecallLore] = []
     voice: list[RecallVoice] = []
     if character is None or not character.strip():
-        lore = await world_lore(store, request, budget=budget // LORE_SHARE, counter=counter,
-                                as_of=as_of)  # fmt: skip
+        lore = await world_lore(
+            store, request, budget=budget // LORE_SHARE, counter=counter, as_of=as_of
+        )
         rest = max(1, budget - sum(x.tokens for x in lore))
-        found: Assembly = await author_context(store, request, budget=rest, counter=counter,
-                                               as_of=as_of, embedder=embedder)  # fmt: skip
+        found: Assembly = await author_context(
+            store, request, budget=rest, counter=counter, as_of=as_of, embedder=embedder
+        )
     else:
         holder = (await store.resolve(character, "character")).id
         mind = await minds.mind(store.story, holder, store.branch)
@@ -470,11 +481,12 @@ async def own_voice(
     """The few exemplars of the character's voice (its card's dialogues and role lines,
     what it said in the story: read through its own connection) nearest ``request``,
     within ``budget`` tokens (see :mod:`fabula.worlds.voice`)."""
-    exemplars = [*parse_voice(await mind.voice()),
-                 *(Exemplar(w, "said") for w in await mind.own_words(VOICE_SCAN))]  # fmt: skip
+    exemplars = [
+        *parse_voice(await mind.voice()),
+        *(Exemplar(w, "said") for w in await mind.own_words(VOICE_SCAN)),
+    ]
     chosen = nearest(exemplars, request, budget=budget, count_tokens=counter.count)
-    return [RecallVoice(text=x.text, source=x.source, tokens=counter.count(x.text))
-            for x in chosen]  # fmt: skip
+    return [RecallVoice(text=x.text, source=x.source, tokens=counter.count(x.text)) for x in chosen]
 
 
 CARD_FIELD_CHARS = 2_000  # a kept card field shown on a character's page, at most
@@ -498,14 +510,19 @@ async def character_page(store: StoryStore, character: str) -> CharacterPageOut:
             card.append(CardField(field=key, value=cut))
     books = [b.name for b in pack.lore.books_of(spec.name)] if pack and spec else []
     return CharacterPageOut(
-        story=store.story, character=entity.id, name=entity.name,
+        story=store.story,
+        character=entity.id,
+        name=entity.name,
         aliases=list(spec.aliases) if spec else [],
         description=spec.description if spec else entity.description,
-        voice=spec.voice if spec else "", goals=list(spec.goals) if spec else [],
+        voice=spec.voice if spec else "",
+        goals=list(spec.goals) if spec else [],
         examples=list(spec.examples) if spec else [],
-        spec=kept.spec if kept else None, card=card,
-        exemplars=[x.text for x in parse_voice(await store.voice(entity.id))], books=books,
-    )  # fmt: skip
+        spec=kept.spec if kept else None,
+        card=card,
+        exemplars=[x.text for x in parse_voice(await store.voice(entity.id))],
+        books=books,
+    )
 
 
 async def lore(store: StoryStore, turn: int | None = None) -> LoreOut:
@@ -525,21 +542,30 @@ async def lore(store: StoryStore, turn: int | None = None) -> LoreOut:
         entries = []
         for i, entry in enumerate(book.entries):
             who = audience(book, entry, cast)
-            entries.append(LoreEntryOut(
-                index=i, name=entry.name, keys=list(entry.keys),
-                secondary_keys=list(entry.secondary_keys) if entry.selective else [],
-                constant=entry.constant, enabled=entry.enabled, use_regex=entry.use_regex,
-                author=book.owner is None, known_to=sorted(who),
-                text=split_decorators(entry.content)[1],
-            ))  # fmt: skip
-        books.append(LoreBookOut(name=book.name, owner=book.owner, format=book.format,
-                                 entries=entries))  # fmt: skip
+            entries.append(
+                LoreEntryOut(
+                    index=i,
+                    name=entry.name,
+                    keys=list(entry.keys),
+                    secondary_keys=list(entry.secondary_keys) if entry.selective else [],
+                    constant=entry.constant,
+                    enabled=entry.enabled,
+                    use_regex=entry.use_regex,
+                    author=book.owner is None,
+                    known_to=sorted(who),
+                    text=split_decorators(entry.content)[1],
+                )
+            )
+        books.append(
+            LoreBookOut(name=book.name, owner=book.owner, format=book.format, entries=entries)
+        )
     activated: list[LoreFired] = []
     if turn is not None:
         checked = await check_as_of(store, turn)
         if checked is None or checked < 1:
-            raise InvalidInput(f"turn {turn}: lore is activated by a turn's text, 1 to {head}",
-                               story=store.story)  # fmt: skip
+            raise InvalidInput(
+                f"turn {turn}: lore is activated by a turn's text, 1 to {head}", story=store.story
+            )
         (said,) = await store.turn_texts(checked, checked)
         share = RECALL_BUDGET // LORE_SHARE
         holders: list[tuple[str | None, Books | None]] = [(None, await world_books(store))]
@@ -547,12 +573,24 @@ async def lore(store: StoryStore, turn: int | None = None) -> LoreOut:
             holders += [(name, books_of(known_to(pack.lore, name, cast).books)) for name in cast]
         for holder, held in holders:
             activated += [
-                LoreFired(holder=holder, book=x.book, name=x.activated.entry.name,
-                          fired=x.activated.fired, key=x.activated.key, text=x.text)
+                LoreFired(
+                    holder=holder,
+                    book=x.book,
+                    name=x.activated.entry.name,
+                    fired=x.activated.fired,
+                    key=x.activated.key,
+                    text=x.text,
+                )
                 for x in activate_books(held, said.text, budget=share, turn=checked)
-            ]  # fmt: skip
-    return LoreOut(story=store.story, branch=store.branch, head=head, books=books,
-                   turn=turn, activated=activated)  # fmt: skip
+            ]
+    return LoreOut(
+        story=store.story,
+        branch=store.branch,
+        head=head,
+        books=books,
+        turn=turn,
+        activated=activated,
+    )
 
 
 async def world_lore(
@@ -581,24 +619,43 @@ async def own_lore(
 
 def _lore(lit: list[Lit]) -> list[RecallLore]:
     return [
-        RecallLore(book=x.book, name=x.activated.entry.name, fired=x.activated.fired,
-                   key=x.activated.key, step=x.activated.step, tokens=x.activated.tokens,
-                   text=x.text)
+        RecallLore(
+            book=x.book,
+            name=x.activated.entry.name,
+            fired=x.activated.fired,
+            key=x.activated.key,
+            step=x.activated.step,
+            tokens=x.activated.tokens,
+            text=x.text,
+        )
         for x in lit
-    ]  # fmt: skip
+    ]
 
 
 def _plan(plan: RetrievalPlan) -> RecallPlan:
     def iso(day: int | None) -> str | None:
         return None if day is None else dt.date.fromordinal(day).isoformat()
 
-    return RecallPlan(entities=list(plan.entities), implied=list(plan.implied),
-                      characters=list(plan.characters), terms=list(plan.terms),
-                      attributes=list(plan.attributes), developments=list(plan.developments),
-                      first_date=iso(plan.first_day), last_date=iso(plan.last_day),
-                      order=plan.order, asks_when=plan.asks_when)  # fmt: skip
+    return RecallPlan(
+        entities=list(plan.entities),
+        implied=list(plan.implied),
+        characters=list(plan.characters),
+        terms=list(plan.terms),
+        attributes=list(plan.attributes),
+        developments=list(plan.developments),
+        first_date=iso(plan.first_day),
+        last_date=iso(plan.last_day),
+        order=plan.order,
+        asks_when=plan.asks_when,
+    )
 
 
 def _line(entry: ManifestEntry) -> RecallLine:
-    return RecallLine(line=entry.line, section=entry.section, kind=entry.kind, id=entry.id,
-                      span=entry.span, members=list(entry.members))  # fmt: skip
+    return RecallLine(
+        line=entry.line,
+        section=entry.section,
+        kind=entry.kind,
+        id=entry.id,
+        span=entry.span,
+        members=list(entry.members),
+    )

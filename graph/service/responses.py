@@ -457,9 +457,12 @@ class RecallPlan(_Out):
     def describe(self) -> str:
         """The plan in one line: "entities leo, brass_key · terms key · dates 2023-05-06"."""
         parts = []
-        for label, items in (("entities", self.entities), ("terms", self.terms),
-                             ("attributes", self.attributes),
-                             ("developments", self.developments)):  # fmt: skip
+        for label, items in (
+            ("entities", self.entities),
+            ("terms", self.terms),
+            ("attributes", self.attributes),
+            ("developments", self.developments),
+        ):
             if items:
                 parts.append(f"{label} {', '.join(items)}")
         if self.first_date or self.last_date:

@@ -115,9 +115,10 @@ class ApproveRequest(DecisionRequest):
     """Approve the pending turn, or one of its alternative drafts (``choice``)."""
 
     choice: str | None = Field(
-        None, max_length=MAX_PENDING_ID_CHARS,
+        None,
+        max_length=MAX_PENDING_ID_CHARS,
         description="Which of the turn's drafts to commit (its number or id, see drafts).",
-    )  # fmt: skip
+    )
 
 
 class AlternativesRequest(_Request):
@@ -321,8 +322,9 @@ async def recall(
 ) -> RecallOut:
     """The context memory gives ``q`` within ``budget`` tokens (the shape of `fabula recall
     --json`): the writer's, or a character's own, with the record behind every line."""
-    return await fab.recall(_store(fab, story, branch), q, budget=budget, character=character,
-                            as_of=as_of)  # fmt: skip
+    return await fab.recall(
+        _store(fab, story, branch), q, budget=budget, character=character, as_of=as_of
+    )
 
 
 @router.get("/stories/{story}/chat", response_model=ChatOut)
@@ -410,9 +412,13 @@ async def run(request: Request, fab: Fab, story: str, body: RunRequest) -> RunOu
 
 
 async def _decide(
-    fab: Fabula, story: str, body: DecisionRequest, decision: Decision, force: bool = False,
+    fab: Fabula,
+    story: str,
+    body: DecisionRequest,
+    decision: Decision,
+    force: bool = False,
     runs: Runs | None = None,
-) -> DecisionOut:  # fmt: skip
+) -> DecisionOut:
     store = _store(fab, story, body.branch)
     out = await fab.decide_turn(store, decision, force=force, expect=body.pending_id)
     if runs is not None and out.outcome in ("committed", "duplicate"):
@@ -439,9 +445,11 @@ async def alternatives(fab: Fab, story: str, body: AlternativesRequest) -> Draft
 
 @router.get("/stories/{story}/drafts", response_model=DraftsOut)
 async def drafts(
-    fab: Fab, story: str, branch: Branch = "main",
+    fab: Fab,
+    story: str,
+    branch: Branch = "main",
     turn: Annotated[int | None, Query(ge=1, description="Default: the pending turn.")] = None,
-) -> DraftsOut:  # fmt: skip
+) -> DraftsOut:
     """The alternative drafts kept for a turn (those not chosen too, once it is decided)."""
     return await fab.drafts(_store(fab, story, branch), turn)
 
@@ -452,8 +460,7 @@ async def edit(request: Request, fab: Fab, story: str, body: EditRequest) -> Dec
     awaits approval again (``outcome`` "pending"), or is committed with ``now``. The critic's
     errors refuse it (422, the turn as it was), unless ``force``."""
     decision = Decision(action="edit", text=body.text.strip(), now=body.now)
-    return await _decide(fab, story, body, decision, force=body.force,
-                         runs=request.app.state.runs)  # fmt: skip
+    return await _decide(fab, story, body, decision, force=body.force, runs=request.app.state.runs)
 
 
 @router.post("/stories/{story}/reject", response_model=DecisionOut)
@@ -519,8 +526,9 @@ async def export(
         text = await reading.markdown(store) if format == "md" else None
         data = await story_epub(store) if format == "epub" else None
     if text is not None:
-        return PlainTextResponse(text, media_type="text/markdown; charset=utf-8",
-                                 headers=_attachment(f"{name}.md"))  # fmt: skip
+        return PlainTextResponse(
+            text, media_type="text/markdown; charset=utf-8", headers=_attachment(f"{name}.md")
+        )
     return Response(data, media_type="application/epub+zip", headers=_attachment(f"{name}.epub"))
 
 
@@ -546,11 +554,13 @@ async def events(request: Request, fab: Fab, story: str, branch: Branch = "main"
     poll_s: float = request.app.state.config.poll_s
     if not hub.admit():
         return JSONResponse(
-            {"error": f"the studio serves at most {hub.max_streams} live event streams and "
-                      "all are open; try again shortly"},
+            {
+                "error": f"the studio serves at most {hub.max_streams} live event streams and "
+                "all are open; try again shortly"
+            },
             status_code=503,
             headers={"Retry-After": "5"},
-        )  # fmt: skip
+        )
     try:
         stream = Admitted(hub, story_events(fab, hub, store, poll_s, request.app.state.runs))
         return EventSourceResponse(stream, ping=15)

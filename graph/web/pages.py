@@ -140,10 +140,12 @@ async def create(request: Request, fab: Fab, form: Form) -> Response:
 async def import_files(request: Request, fab: Fab, form: Form) -> Response:
     """A story from uploaded cards and lorebooks (several files: one cast), as ``fabula
     import FILE... --id STORY`` makes it."""
-    uploads = [f for f in (await request.form()).getlist("files")
-               if isinstance(f, UploadFile) and f.filename]  # fmt: skip
-    files = [(f.filename or "", await f.read(ImportLimits().max_file_bytes + 1))
-             for f in uploads]  # fmt: skip
+    uploads = [
+        f
+        for f in (await request.form()).getlist("files")
+        if isinstance(f, UploadFile) and f.filename
+    ]
+    files = [(f.filename or "", await f.read(ImportLimits().max_file_bytes + 1)) for f in uploads]
     store = await fab.import_story(files, _text(form, "id") or None)
     return go(f"/stories/{store.story}", notice="created")
 
@@ -221,8 +223,7 @@ async def pending_page(request: Request, fab: Fab, story: str, branch: Branch = 
     found = await fab.pending_turn(store)
     details = await fab.pending_details(store) if found is not None else None
     before = await _before(store, found.turn) if found is not None else []
-    return page(request, "pending.html", story=story, branch=branch, pending=details,
-                before=before)  # fmt: skip
+    return page(request, "pending.html", story=story, branch=branch, pending=details, before=before)
 
 
 BEFORE_PENDING = 3
@@ -299,9 +300,12 @@ async def alternatives(fab: Fab, story: str, form: Form) -> Response:
 
 @router.get("/stories/{story}/drafts", response_class=HTMLResponse)
 async def drafts_page(
-    request: Request, fab: Fab, story: str, branch: Branch = "main",
+    request: Request,
+    fab: Fab,
+    story: str,
+    branch: Branch = "main",
     turn: Annotated[int | None, Query(ge=1)] = None,
-) -> Response:  # fmt: skip
+) -> Response:
     found = await fab.drafts(fab.store(story, branch), turn)
     note = request.query_params.get("note", "")[:300] or None
     found = found.model_copy(update={"note": note or found.note})
@@ -359,15 +363,23 @@ async def recall_page(
     turn = _whole(as_of, "as of turn") if as_of.strip() else None
     found = None
     if q.strip():  # the recall checks the story and branch exist
-        found = await fab.recall(store, q, budget=tokens, character=character or None,
-                                 as_of=turn)  # fmt: skip
+        found = await fab.recall(store, q, budget=tokens, character=character or None, as_of=turn)
     else:
         await store.require()
-    return page(request, "recall.html", story=story, branch=branch, q=q, budget=tokens,
-                character=found.holder if found and found.holder else character,
-                characters=await store.characters(), head=await store.head(), as_of=turn,
-                found=found, by_line={line.line: line for line in found.lines} if found else {},
-                )  # fmt: skip
+    return page(
+        request,
+        "recall.html",
+        story=story,
+        branch=branch,
+        q=q,
+        budget=tokens,
+        character=found.holder if found and found.holder else character,
+        characters=await store.characters(),
+        head=await store.head(),
+        as_of=turn,
+        found=found,
+        by_line={line.line: line for line in found.lines} if found else {},
+    )
 
 
 @router.get("/stories/{story}/characters/{character}", response_class=HTMLResponse)
@@ -408,11 +420,21 @@ async def chat_page(
     if character.strip() and q.strip():
         answer = await fab.chat(store, character, q, as_of=turn)
     entities = await store.entities()
-    characters = sorted((e for e in entities.values() if e.kind == "character"),
-                        key=lambda e: e.name)  # fmt: skip
-    return page(request, "chat.html", story=story, branch=branch, q=q, as_of=turn,
-                character=answer.character if answer else character.strip().casefold(),
-                characters=characters, head=await store.head(), answer=answer)  # fmt: skip
+    characters = sorted(
+        (e for e in entities.values() if e.kind == "character"), key=lambda e: e.name
+    )
+    return page(
+        request,
+        "chat.html",
+        story=story,
+        branch=branch,
+        q=q,
+        as_of=turn,
+        character=answer.character if answer else character.strip().casefold(),
+        characters=characters,
+        head=await store.head(),
+        answer=answer,
+    )
 
 
 @router.get("/stories/{story}/evidence/{event}", response_class=HTMLResponse)
@@ -441,8 +463,16 @@ async def evidence_page(
     if found.belief is not None:
         b = found.belief
         sentence = fact_sentence(b.subject, b.attribute, b.value, b.polarity, entities)
-    return page(request, "evidence.html", story=story, branch=branch, ev=found, as_of=as_of,
-                names=names, sentence=sentence)  # fmt: skip
+    return page(
+        request,
+        "evidence.html",
+        story=story,
+        branch=branch,
+        ev=found,
+        as_of=as_of,
+        names=names,
+        sentence=sentence,
+    )
 
 
 @router.get("/stories/{story}/fork", response_class=HTMLResponse)
@@ -493,8 +523,15 @@ async def rewind_form(
 ) -> Response:
     store = fab.store(story, branch)
     text = await _turn_text(store, to)
-    return page(request, "rewind.html", story=story, branch=branch, to=to, text=text,
-                head=await store.head())  # fmt: skip
+    return page(
+        request,
+        "rewind.html",
+        story=story,
+        branch=branch,
+        to=to,
+        text=text,
+        head=await store.head(),
+    )
 
 
 @router.post("/stories/{story}/rewind")
@@ -507,9 +544,12 @@ async def rewind(fab: Fab, story: str, form: Form) -> Response:
 
 @router.get("/stories/{story}/retcon", response_class=HTMLResponse)
 async def retcon_form(
-    request: Request, fab: Fab, story: str, turn: Annotated[int, Query(ge=1)],
+    request: Request,
+    fab: Fab,
+    story: str,
+    turn: Annotated[int, Query(ge=1)],
     branch: Branch = "main",
-) -> Response:  # fmt: skip
+) -> Response:
     text = await _turn_text(fab.store(story, branch), turn)
     return page(request, "retcon.html", story=story, branch=branch, turn=turn, text=text)
 
@@ -522,8 +562,7 @@ async def retcon(request: Request, fab: Fab, story: str, form: Form) -> Response
     force = _text(form, "force") in ("on", "true", "1")
     store = fab.store(story, branch)
     try:
-        done = await fab.retcon(store, turn, text, branch=_text(form, "name") or None,
-                                force=force)  # fmt: skip
+        done = await fab.retcon(store, turn, text, branch=_text(form, "name") or None, force=force)
     except EditRefused as exc:
         # the form again, the person's text kept, with what the critic found (the hint
         # names this page's checkbox, not the command line's flag)
@@ -531,8 +570,16 @@ async def retcon(request: Request, fab: Fab, story: str, form: Form) -> Response
             "commit it anyway with --force",
             "tick “Commit it even if the critic finds errors” to save it",
         )
-        return page(request, "retcon.html", status=422, story=story, branch=branch, turn=turn,
-                    text=text, edit_error=why)  # fmt: skip
+        return page(
+            request,
+            "retcon.html",
+            status=422,
+            story=story,
+            branch=branch,
+            turn=turn,
+            text=text,
+            edit_error=why,
+        )
     return go(f"/stories/{story}", branch=done.branch, notice="retconned", turn=turn)
 
 

@@ -44,8 +44,9 @@ def mutual(changes: Sequence[Change]) -> list[ChangeRow]:
     rows: list[ChangeRow] = []
     folded: dict[tuple[object, ...], ChangeRow] = {}
     for ch in changes:
-        row = ChangeRow(ch.kind, ch.subject, ch.attribute, ch.before, ch.after, ch.mode,
-                        list(ch.holder))  # fmt: skip
+        row = ChangeRow(
+            ch.kind, ch.subject, ch.attribute, ch.before, ch.after, ch.mode, list(ch.holder)
+        )
         if len(ch.holder) < 2:
             rows.append(row)
             continue

@@ -147,8 +147,9 @@ async def index_through(
     while mark < target:
         last = min(target, mark + BATCH_TURNS)
         batch = await _batch(store, mark, last, known)
-        done = await fcall(store.client, "fabula_index", [stats],
-                           [layout, mark, last, start, batch, WINDOW])  # fmt: skip
+        done = await fcall(
+            store.client, "fabula_index", [stats], [layout, mark, last, start, batch, WINDOW]
+        )
         if done == "gone":
             break
         if done == "ok" and embedder is not None:
@@ -163,8 +164,9 @@ async def _retire(store: StoryStore) -> int:
     """Delete the branch's episode indexes of earlier generations, its own and its
     witnesses' (see :data:`~fabula.memory.keys.INDEX_GENERATION`); how many keys went.
     An older generation's watermark goes last, so a run cut short is finished by the next."""
-    olds = [EpisodeKeys(store.story, store.branch, generation=g)
-            for g in range(1, INDEX_GENERATION)]  # fmt: skip
+    olds = [
+        EpisodeKeys(store.story, store.branch, generation=g) for g in range(1, INDEX_GENERATION)
+    ]
     async with store.client.pipeline(transaction=False) as pipe:
         for old in olds:
             pipe.exists(old.stats)
@@ -173,8 +175,12 @@ async def _retire(store: StoryStore) -> int:
     for generation, (old, there) in enumerate(zip(olds, present, strict=True), start=1):
         if not there:
             continue
-        log.info("episode index: dropping an earlier generation", story=store.story,
-                 branch=store.branch, generation=generation)  # fmt: skip
+        log.info(
+            "episode index: dropping an earlier generation",
+            story=store.story,
+            branch=store.branch,
+            generation=generation,
+        )
         mind = index_prefix(store.story, store.branch, "*", generation)
         for prefix in (old.prefix, mind):
             batch: list[str] = []
@@ -208,10 +214,16 @@ async def _batch(
         by_turn: dict[int, list[Event]] = {}
         for ev in events:
             by_turn.setdefault(ev.turn, []).append(ev)
-        turns = [(t.turn, t.text, t.clock, by_turn.get(t.turn, []), None)
-                 for t in texts if t.turn not in known]  # fmt: skip
-    turns += [(t, d.text, d.clock, list(d.events), d.recollections) for t, d in known.items()
-              if mark < t <= last]  # fmt: skip
+        turns = [
+            (t.turn, t.text, t.clock, by_turn.get(t.turn, []), None)
+            for t in texts
+            if t.turn not in known
+        ]
+    turns += [
+        (t, d.text, d.clock, list(d.events), d.recollections)
+        for t, d in known.items()
+        if mark < t <= last
+    ]
     entities = await store.entities()
     matcher = EntityMatcher(entities)
     out: list[dict[str, Any]] = []
@@ -221,10 +233,15 @@ async def _batch(
         # given), not the raw span the author's index keeps
         quotes = recollect(text, mine, entities) if remembered is None else remembered
         items = [
-            _payload(episode_of(ev, clock, matcher), ev,
-                     quotes.get(ev.id) or render_event(ev, entities), matcher, entities)
+            _payload(
+                episode_of(ev, clock, matcher),
+                ev,
+                quotes.get(ev.id) or render_event(ev, entities),
+                matcher,
+                entities,
+            )
             for ev in sorted(mine, key=lambda e: e.seq)
-        ]  # fmt: skip
+        ]
         out += items
     return json.dumps({"eps": out}, separators=(",", ":"))
 
@@ -235,10 +252,17 @@ def _payload(
     length, counts = _terms(ep.text)
     general = general_counts(counts)
     item: dict[str, Any] = {
-        "id": ep.id, "time": ep.time, "day": ep.day, "json": _json(ep), "len": length,
-        "tf": counts, "gtf": general, "glen": sum(general.values()),
-        "ents": list(ep.entities), "who": list(ep.witnesses),
-    }  # fmt: skip
+        "id": ep.id,
+        "time": ep.time,
+        "day": ep.day,
+        "json": _json(ep),
+        "len": length,
+        "tf": counts,
+        "gtf": general,
+        "glen": sum(general.values()),
+        "ents": list(ep.entities),
+        "who": list(ep.witnesses),
+    }
     if quote != ep.text:
         # what a witness remembers names only what its recollection names, and who and
         # where it saw: never an entity of the raw span it was not told

@@ -93,8 +93,16 @@ async def lexical(
                 for term in asked[family]:
                     key = keyed[family](src.keys, term)
                     pipe.zcard(key)
-                    pipe.zrange(key, "+inf", "-inf", byscore=True, desc=True, offset=0,
-                                num=per_term, withscores=True)  # fmt: skip
+                    pipe.zrange(
+                        key,
+                        "+inf",
+                        "-inf",
+                        byscore=True,
+                        desc=True,
+                        offset=0,
+                        num=per_term,
+                        withscores=True,
+                    )
         replies = await pipe.execute()
     offsets = [0]
     for family in families:
@@ -205,11 +213,14 @@ async def days_of(
     high = "+inf" if last_day is None else last_day
     async with client.pipeline(transaction=False) as pipe:
         for src in where:
-            pipe.zrange(src.keys.day, low, high, byscore=True, offset=0, num=limit,
-                        withscores=True)  # fmt: skip
+            pipe.zrange(src.keys.day, low, high, byscore=True, offset=0, num=limit, withscores=True)
         replies = await pipe.execute()
-    return [(m, int(day)) for src, pairs in zip(where, replies, strict=True)
-            for m, day in pairs if visible(m, src, as_of)][:limit]  # fmt: skip
+    return [
+        (m, int(day))
+        for src, pairs in zip(where, replies, strict=True)
+        for m, day in pairs
+        if visible(m, src, as_of)
+    ][:limit]
 
 
 async def latest_day(
@@ -219,8 +230,7 @@ async def latest_day(
     the ``look`` most recent ones (None: the story gives no date). Two round trips."""
     recent = await by_time(client, where, as_of=as_of, last=look)
     found = await fetch(client, where, recent)
-    return next((found[i].day for i in recent if i in found and found[i].day is not None),
-                None)  # fmt: skip
+    return next((found[i].day for i in recent if i in found and found[i].day is not None), None)
 
 
 async def fetch(

@@ -19,11 +19,52 @@ __all__ = ["stop_words", "term_counts", "terms"]
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")  # bm25s's default token pattern
 _TALK = frozenset(
     # words of asking and of talk that carry no topic
-    ("what", "which", "who", "whom", "whose", "when", "where", "why", "how", "would", "could",
-     "should", "might", "may", "must", "shall", "will", "also", "ever", "likely", "kind",
-     "sort", "get", "got", "yes", "yeah", "oh", "wow", "hey", "hi", "thanks", "thank", "really",
-     "like", "just", "lot", "much", "many", "one", "something", "anything", "thing", "things")
-)  # fmt: skip
+    (
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "when",
+        "where",
+        "why",
+        "how",
+        "would",
+        "could",
+        "should",
+        "might",
+        "may",
+        "must",
+        "shall",
+        "will",
+        "also",
+        "ever",
+        "likely",
+        "kind",
+        "sort",
+        "get",
+        "got",
+        "yes",
+        "yeah",
+        "oh",
+        "wow",
+        "hey",
+        "hi",
+        "thanks",
+        "thank",
+        "really",
+        "like",
+        "just",
+        "lot",
+        "much",
+        "many",
+        "one",
+        "something",
+        "anything",
+        "thing",
+        "things",
+    )
+)
 
 
 @lru_cache(maxsize=1)

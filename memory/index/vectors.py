@@ -108,8 +108,9 @@ async def nearest(
     """
     async with client.pipeline(transaction=False) as pipe:
         for src in where:
-            pipe.execute_command("VSIM", src.keys.vectors, "FP32", fp32(vector), "COUNT", count,
-                                 "WITHSCORES")  # fmt: skip
+            pipe.execute_command(
+                "VSIM", src.keys.vectors, "FP32", fp32(vector), "COUNT", count, "WITHSCORES"
+            )
         try:
             replies = await pipe.execute(raise_on_error=False)
         except RedisError:

@@ -194,8 +194,15 @@ def fact_candidates(
         ranked = sorted(facts, key=lambda f: (-f[1], -f[0].valid_from, f[0].slot))
         for state, score in ranked[:most]:
             if score > 0:
-                out.append(Candidate("W", f"- {_fact(state, entities)} (since turn "
-                                     f"{state.valid_from})", "state", state.id, score))  # fmt: skip
+                out.append(
+                    Candidate(
+                        "W",
+                        f"- {_fact(state, entities)} (since turn {state.valid_from})",
+                        "state",
+                        state.id,
+                        score,
+                    )
+                )
     for holder, view in beliefs.items():
         section = f"B[{_name(entities, holder)}]"
         held = [(b, _relevance(b, plan)) for b in view.beliefs.values() if b.polarity]
@@ -210,18 +217,33 @@ def fact_candidates(
             how = belief.mode.replace("_", " ")
             if belief.speaker:
                 how += f" by {_name(entities, belief.speaker)}"
-            out.append(Candidate(section, f"- {_fact(belief, entities)} ({how}, turn "
-                                 f"{belief.valid_from}){mark}", "belief", belief.id,
-                                 score))  # fmt: skip
+            out.append(
+                Candidate(
+                    section,
+                    f"- {_fact(belief, entities)} ({how}, turn {belief.valid_from}){mark}",
+                    "belief",
+                    belief.id,
+                    score,
+                )
+            )
     for dev in sorted(developments.values(), key=lambda d: (d.id not in plan.developments, d.id)):
         if dev.id in plan.developments or dev.status not in ("resolved", "abandoned"):
-            out.append(Candidate("D", f"- {dev.title} ({dev.kind}, {dev.status} since turn "
-                                 f"{dev.history[-1].turn})", "development", dev.id))  # fmt: skip
+            out.append(
+                Candidate(
+                    "D",
+                    f"- {dev.title} ({dev.kind}, {dev.status} since turn {dev.history[-1].turn})",
+                    "development",
+                    dev.id,
+                )
+            )
     if plan.purpose == "write":
         for hyp in hypotheses.values():
             if hyp.status == "open":
-                out.append(Candidate("H", f"- {hyp.premise} (if {hyp.development} goes on)",
-                                     "hypothesis", hyp.id))  # fmt: skip
+                out.append(
+                    Candidate(
+                        "H", f"- {hyp.premise} (if {hyp.development} goes on)", "hypothesis", hyp.id
+                    )
+                )
     return out
 
 
@@ -250,8 +272,11 @@ def _line(ep: Episode, entities: Mapping[str, Entity]) -> str:
 
 
 def _summary_line(node: HierarchyNode, summary: str) -> str:
-    turns = (f"turn {node.first_turn}" if node.first_turn == node.last_turn
-             else f"turns {node.first_turn}-{node.last_turn}")  # fmt: skip
+    turns = (
+        f"turn {node.first_turn}"
+        if node.first_turn == node.last_turn
+        else f"turns {node.first_turn}-{node.last_turn}"
+    )
     return f"[{turns}, {node.title}] {summary}"
 
 
@@ -342,8 +367,11 @@ def render(
         if heading is not None:
             groups_seen.add(ep.turn)
         rendered.add(ep.id)
-        take(Candidate("Episodes", text, "episode", ep.id, span=(ep.turn, ep.start, ep.end)),
-             cost, budget)  # fmt: skip
+        take(
+            Candidate("Episodes", text, "episode", ep.id, span=(ep.turn, ep.start, ep.end)),
+            cost,
+            budget,
+        )
     for label, body in trailer:
         for text in body.split("\n"):
             cost = count(text) + 1 + section_cost(label)
@@ -360,9 +388,19 @@ def render(
         if line is None:
             continue
         cost = count(line) + 1 + section_cost(SUMMARY_SECTION)
-        if take(Candidate(SUMMARY_SECTION, line, node.level, node.id, score,
-                          members=node.children, turn=node.first_turn),
-                cost, summary_cap):  # fmt: skip
+        if take(
+            Candidate(
+                SUMMARY_SECTION,
+                line,
+                node.level,
+                node.id,
+                score,
+                members=node.children,
+                turn=node.first_turn,
+            ),
+            cost,
+            summary_cap,
+        ):
             sections_seen.add(SUMMARY_SECTION)
     by_id = {ep.id: ep for ep in episodes}
     assembly = _layout(chosen, by_id, entities, counter, budget)
@@ -416,8 +454,9 @@ def _layout(
             members.sort(key=lambda c: (c.turn, c.kind != "scene", c.id))
         for cand in members:
             if cand.kind not in ("preface", "trailer"):
-                manifest.append(ManifestEntry(len(lines), section, cand.kind, cand.id, cand.span,
-                                              cand.members))  # fmt: skip
+                manifest.append(
+                    ManifestEntry(len(lines), section, cand.kind, cand.id, cand.span, cand.members)
+                )
             lines.append(cand.text)
     text = "\n".join(lines)
     if _bounded_by_lines(counter, lines):

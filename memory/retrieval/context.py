@@ -85,8 +85,9 @@ async def author_context(
     where = await sources(store)
     if plan is None:
         today = await latest_day(store.client, where, as_of=as_of)
-        plan = plan_request(request, entities, purpose=purpose, developments=developments,
-                            focus=focus, today=today)  # fmt: skip
+        plan = plan_request(
+            request, entities, purpose=purpose, developments=developments, focus=focus, today=today
+        )
     if world is None:
         world = await project_world(store, as_of)
     if beliefs is None:
@@ -95,20 +96,30 @@ async def author_context(
         beliefs = {c: v for c, v in beliefs.items() if c in plan.characters}
     if hypotheses is None:
         hypotheses = await project_hypotheses(store, as_of) if plan.purpose == "write" else {}
-    facts = fact_candidates(plan, entities, world, beliefs, developments, hypotheses,
-                            budget=budget)  # fmt: skip
+    facts = fact_candidates(plan, entities, world, beliefs, developments, hypotheses, budget=budget)
     vector = await _embedded(embedder, plan.request) if embedder is not None else None
-    ranked = await rank_episodes(store.client, where, plan, as_of=as_of,
-                                 limit=candidates(budget), query_vector=vector)  # fmt: skip
-    assembly = render(plan, facts, ranked.episodes, entities, budget, counter,
-                      preface=preface, trailer=trailer)  # fmt: skip
+    ranked = await rank_episodes(
+        store.client, where, plan, as_of=as_of, limit=candidates(budget), query_vector=vector
+    )
+    assembly = render(
+        plan, facts, ranked.episodes, entities, budget, counter, preface=preface, trailer=trailer
+    )
     if not room_for_summaries(assembly):
         return assembly  # the hierarchy is read only when a summary could still fit
     summaries = await relevant_nodes(store, plan, ranked, entities, as_of=as_of)
     if not summaries:
         return assembly
-    return render(plan, facts, ranked.episodes, entities, budget, counter,
-                  preface=preface, trailer=trailer, summaries=summaries)  # fmt: skip
+    return render(
+        plan,
+        facts,
+        ranked.episodes,
+        entities,
+        budget,
+        counter,
+        preface=preface,
+        trailer=trailer,
+        summaries=summaries,
+    )
 
 
 async def character_context(
@@ -134,15 +145,21 @@ async def character_context(
     entities = await store.entities(as_of)  # what it knows of, no more
     where = await sources(store, character)
     today = await latest_day(client, where, as_of=as_of)  # the last day it lived
-    plan = plan_request(request, entities, purpose="character", focus=(character,),
-                        today=today)  # fmt: skip
+    plan = plan_request(request, entities, purpose="character", focus=(character,), today=today)
     mine = await project_beliefs(store, character, as_of)
     facts = fact_candidates(plan, entities, None, {character: mine}, {}, {}, budget=budget)
     # in its own memory the character is everywhere (it witnessed all of it): itself weighs
     # an episode up only where the request names it, not as the focus it is given; a
     # mind's index has no general terms
-    ranked = await rank_episodes(client, where, plan, as_of=as_of, limit=candidates(budget),
-                                 general=False, unweighted=plan.implied)  # fmt: skip
+    ranked = await rank_episodes(
+        client,
+        where,
+        plan,
+        as_of=as_of,
+        limit=candidates(budget),
+        general=False,
+        unweighted=plan.implied,
+    )
     return render(plan, facts, ranked.episodes, entities, budget, counter)
 
 
@@ -155,8 +172,11 @@ async def own_words(
     where = await sources(store, character)
     recent = await by_entities(client, where, [character], last=OWN_WORDS_SCAN)
     found = await fetch(client, where, recent)
-    said = [found[i] for i in recent if i in found and found[i].speaker == character
-            and found[i].kind in UTTERANCE_KINDS]  # fmt: skip
+    said = [
+        found[i]
+        for i in recent
+        if i in found and found[i].speaker == character and found[i].kind in UTTERANCE_KINDS
+    ]
     return [ep.text for ep in reversed(said[:last])]
 
 

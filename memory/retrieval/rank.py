@@ -131,12 +131,18 @@ async def rank_episodes(
     in all its memories), though they still choose what fills the room left."""
     if general:
         own, window, kinds = await lexical(
-            client, where, plan.terms, as_of=as_of, families=("t", "w", "g"),
+            client,
+            where,
+            plan.terms,
+            as_of=as_of,
+            families=("t", "w", "g"),
             general=general_query(plan.terms),
-        )  # fmt: skip
+        )
     else:
-        (own, window), kinds = await lexical(client, where, plan.terms, as_of=as_of,
-                                             families=("t", "w")), {}  # fmt: skip
+        (own, window), kinds = (
+            await lexical(client, where, plan.terms, as_of=as_of, families=("t", "w")),
+            {},
+        )
     scores = _fused(own, window, kinds)
     if query_vector is not None:
         near = _scaled(await nearest(client, where, query_vector, count=limit, as_of=as_of))
@@ -160,8 +166,9 @@ async def rank_episodes(
     if not matched:
         fallback = await by_entities(client, where, plan.entities, as_of=as_of, last=limit)
         if not fallback:
-            fallback = await by_time(client, where, as_of=as_of, last=limit,
-                                     earliest=plan.order == "earliest")  # fmt: skip
+            fallback = await by_time(
+                client, where, as_of=as_of, last=limit, earliest=plan.order == "earliest"
+            )
         # the request's dates first: "what happened on 3 May" is answered by that day
         fallback = list(dict.fromkeys([*sorted(dated, key=event_position), *fallback]))
         scores = {i: 1.0 / (1 + n) for n, i in enumerate(fallback)}
@@ -222,10 +229,16 @@ async def _fill(
         for d in (1, -1, 2, -2)
         if seq + d >= 0
     ]
-    named = await by_entities(client, where, plan.entities, as_of=as_of, last=limit) if (
-        plan.entities) else []  # fmt: skip
-    wanted = [i for i in dict.fromkeys([*sorted(dated, key=event_position), *around, *named])
-              if i not in have][: limit - len(have)]  # fmt: skip
+    named = (
+        await by_entities(client, where, plan.entities, as_of=as_of, last=limit)
+        if (plan.entities)
+        else []
+    )
+    wanted = [
+        i
+        for i in dict.fromkeys([*sorted(dated, key=event_position), *around, *named])
+        if i not in have
+    ][: limit - len(have)]
     found = await fetch(client, where, wanted)
     for n, episode_id in enumerate(i for i in wanted if i in found):
         if as_of is not None and found[episode_id].turn > as_of:

@@ -65,8 +65,9 @@ async def relevant_nodes(
     for episode_id, score in ranked.scores.items():
         turn = event_position(episode_id)[0]
         by_turn[turn] = by_turn.get(turn, 0.0) + score / top
-    wanted = set(plan.terms) | {t for e in plan.entities if e in entities
-                                for t in terms(entities[e].name)}  # fmt: skip
+    wanted = set(plan.terms) | {
+        t for e in plan.entities if e in entities for t in terms(entities[e].name)
+    }
     named_lines = {plotline_id(f"dev:{d}") for d in plan.developments}
     scene_scores = {
         n.id: sum(s for t, s in by_turn.items() if n.first_turn <= t <= n.last_turn)

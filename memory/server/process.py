@@ -199,8 +199,12 @@ class EmbeddedRedis:
             self.socket.unlink()
         self.folder.write_aclfile()
         binary = _folder.redis_server_binary()
-        args = self.folder.server_args(binary, fsync=self.fsync, busy_reply_ms=self.busy_reply_ms,
-                                       load_truncated=self.load_truncated)  # fmt: skip
+        args = self.folder.server_args(
+            binary,
+            fsync=self.fsync,
+            busy_reply_ms=self.busy_reply_ms,
+            load_truncated=self.load_truncated,
+        )
         # the lock is taken here and its open file handed to redis-server, which keeps it
         # (through daemonizing) until it exits; our copy is closed once it has started
         lock_fd = os.open(self.lockfile, os.O_RDWR | os.O_CREAT, 0o600)

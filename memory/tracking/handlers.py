@@ -61,21 +61,29 @@ def _narration(t: Tracker, action: StoryAction) -> None:
 # -- entering, leaving, staying ---------------------------------------------------------
 def _arrive(t: Tracker, action: StoryAction, actors: Sequence[str], place: str, kind: str) -> None:
     witnesses = sorted({*t.present(place), *actors})
-    ev = t.event(kind, action, actor=_one(actors), participants=actors, place=place,
-                 witnesses=witnesses)  # fmt: skip
+    ev = t.event(
+        kind, action, actor=_one(actors), participants=actors, place=place, witnesses=witnesses
+    )
     for who in actors:
         t.set_world(who, "location", place, ev)
     t.scene = place
     for w in witnesses:
         for who in actors:
-            t.believe((w,), who, "location", place, event=ev, source=ev.id, refresh=True,
-                      mode="participated" if w == who else "observed")  # fmt: skip
+            t.believe(
+                (w,),
+                who,
+                "location",
+                place,
+                event=ev,
+                source=ev.id,
+                refresh=True,
+                mode="participated" if w == who else "observed",
+            )
     # a newcomer sees who is already there
     for who in actors:
         for other in witnesses:
             if other not in actors:
-                t.believe((who,), other, "location", place, event=ev, source=ev.id,
-                          mode="observed")  # fmt: skip
+                t.believe((who,), other, "location", place, event=ev, source=ev.id, mode="observed")
     for obj, where in t.visible(place):
         t.observe(witnesses, obj, "location", where, ev, refresh=actors)
 
@@ -92,17 +100,33 @@ def _locate(t: Tracker, action: StoryAction) -> None:
 
 def _leave(t: Tracker, action: StoryAction, who: str, place: str) -> None:
     witnesses = sorted({*t.present(place), who})
-    ev = t.event("exit", action, actor=who, participants=(who,), place=place,
-                 witnesses=witnesses)  # fmt: skip
+    ev = t.event("exit", action, actor=who, participants=(who,), place=place, witnesses=witnesses)
     if t.rules.open_containers:
         # the leaver's access to what it could see ends now: its freshness moves here
         for obj, where in t.visible(place):
-            t.believe((who,), obj, "location", where, mode="observed", event=ev,
-                      source=ev.id, refresh=True)  # fmt: skip
+            t.believe(
+                (who,),
+                obj,
+                "location",
+                where,
+                mode="observed",
+                event=ev,
+                source=ev.id,
+                refresh=True,
+            )
     t.set_world(who, "location", place, ev, polarity=False)
     for w in witnesses:
-        t.believe((w,), who, "location", place, polarity=False, event=ev, source=ev.id,
-                  refresh=True, mode="participated" if w == who else "observed")  # fmt: skip
+        t.believe(
+            (w,),
+            who,
+            "location",
+            place,
+            polarity=False,
+            event=ev,
+            source=ev.id,
+            refresh=True,
+            mode="participated" if w == who else "observed",
+        )
 
 
 def _exit(t: Tracker, action: StoryAction) -> None:
@@ -125,8 +149,7 @@ def _stay(t: Tracker, action: StoryAction) -> None:
     if t.where(who) != place:
         _arrive(t, action, [who], place, "enter")
         return
-    t.event("stay", action, actor=who, participants=(who,), place=place,
-            witnesses=t.present(place))  # fmt: skip
+    t.event("stay", action, actor=who, participants=(who,), place=place, witnesses=t.present(place))
 
 
 # -- objects ------------------------------------------------------------------------------
@@ -134,8 +157,15 @@ def _place_object(t: Tracker, action: StoryAction, kind: str, who: str, obj: str
     place = t.place_of(who)
     witnesses = sorted({*t.present(place), who})
     content = Fact(subject=obj, attribute="location", value=to, truth="true")
-    ev = t.event(kind, action, actor=who, participants=_unique(who, obj, to), place=place,
-                 content=content, witnesses=witnesses)  # fmt: skip
+    ev = t.event(
+        kind,
+        action,
+        actor=who,
+        participants=_unique(who, obj, to),
+        place=place,
+        content=content,
+        witnesses=witnesses,
+    )
     if place is not None and t.where(to) is None and t.kind(to) == "object":
         t.set_world(to, "location", place, ev)
     t.set_world(obj, "location", to, ev)
@@ -195,8 +225,14 @@ def _search(t: Tracker, action: StoryAction) -> None:
         }
         - set(inside)
     )
-    ev = t.event("search", action, actor=who, participants=_unique(who, box, *inside),
-                 place=place, witnesses=witnesses)  # fmt: skip
+    ev = t.event(
+        "search",
+        action,
+        actor=who,
+        participants=_unique(who, box, *inside),
+        place=place,
+        witnesses=witnesses,
+    )
     for obj in inside:
         t.observe(witnesses, obj, "location", box, ev, actor=who)
     for obj in missing:
@@ -206,12 +242,28 @@ def _search(t: Tracker, action: StoryAction) -> None:
             # only a witness that had it there (or had nothing) learns it is not there;
             # one that believes it is elsewhere keeps that belief
             if held is None or (held.value == box and held.polarity):
-                t.believe((w,), obj, "location", box, polarity=False, event=ev,
-                          mode="participated" if w == who else "observed",
-                          source=ev.id)  # fmt: skip
+                t.believe(
+                    (w,),
+                    obj,
+                    "location",
+                    box,
+                    polarity=False,
+                    event=ev,
+                    mode="participated" if w == who else "observed",
+                    source=ev.id,
+                )
         # the same for every chain over the witnesses, as each reads it
-        t.share(witnesses, obj, "location", box, ev, mode="observed", actor=who,
-                polarity=False, retract=True)  # fmt: skip
+        t.share(
+            witnesses,
+            obj,
+            "location",
+            box,
+            ev,
+            mode="observed",
+            actor=who,
+            polarity=False,
+            retract=True,
+        )
 
 
 # -- facts stated and seen ------------------------------------------------------------
@@ -247,8 +299,14 @@ def _state(t: Tracker, action: StoryAction) -> None:
     place = t.scene
     fact = _fact(t, action.proposition).model_copy(update={"truth": "true"})
     witnesses = t.present(place)
-    ev = t.event("state", action, participants=(fact.subject,), place=place,
-                 content=fact, witnesses=witnesses)  # fmt: skip
+    ev = t.event(
+        "state",
+        action,
+        participants=(fact.subject,),
+        place=place,
+        content=fact,
+        witnesses=witnesses,
+    )
     _settle(t, fact, place, ev)
     t.observe(witnesses, fact.subject, fact.attribute, fact.value, ev)
 
@@ -258,8 +316,15 @@ def _perceive(t: Tracker, action: StoryAction) -> None:
     seers = [t.entity("character", a) for a in action.actors]
     place = t.place_of(seers[0])
     fact = _fact(t, action.proposition).model_copy(update={"truth": "true"})
-    ev = t.event("observe", action, actor=_one(seers), participants=seers, place=place,
-                 content=fact, witnesses=seers)  # fmt: skip
+    ev = t.event(
+        "observe",
+        action,
+        actor=_one(seers),
+        participants=seers,
+        place=place,
+        content=fact,
+        witnesses=seers,
+    )
     _settle(t, fact, place, ev)
     t.observe(seers, fact.subject, fact.attribute, fact.value, ev)
 
@@ -267,8 +332,14 @@ def _perceive(t: Tracker, action: StoryAction) -> None:
 def _see(t: Tracker, action: StoryAction) -> None:
     who = t.entity("character", action.actor)
     place = t.place_of(who)
-    t.event("see", action, actor=who, participants=(who,), place=place,
-            witnesses={*t.present(place), who})  # fmt: skip
+    t.event(
+        "see",
+        action,
+        actor=who,
+        participants=(who,),
+        place=place,
+        witnesses={*t.present(place), who},
+    )
 
 
 def _known(t: Tracker, sid: str | None) -> tuple[str, ...]:
@@ -284,8 +355,15 @@ def _feel(t: Tracker, action: StoryAction) -> None:
     attribute = f"feeling about {obj}"
     content = Fact(subject=who, attribute=attribute, value=verb, truth="true")
     witnesses = sorted({*t.present(t.scene), who})
-    ev = t.event("feel", action, actor=who, participants=_unique(who, *_known(t, obj)),
-                 place=t.scene, content=content, witnesses=witnesses)  # fmt: skip
+    ev = t.event(
+        "feel",
+        action,
+        actor=who,
+        participants=_unique(who, *_known(t, obj)),
+        place=t.scene,
+        content=content,
+        witnesses=witnesses,
+    )
     t.set_world(who, attribute, verb, ev)
     t.observe(witnesses, who, attribute, verb, ev, actor=who, nested=False)
 
@@ -293,8 +371,14 @@ def _feel(t: Tracker, action: StoryAction) -> None:
 def _think(t: Tracker, action: StoryAction) -> None:
     who = t.entity("character", action.actor)
     topic = t.known(action.obj)
-    t.event("think", action, actor=who, participants=_unique(who, *_known(t, topic)),
-            place=t.place_of(who), witnesses=(who,))  # fmt: skip
+    t.event(
+        "think",
+        action,
+        actor=who,
+        participants=_unique(who, *_known(t, topic)),
+        place=t.place_of(who),
+        witnesses=(who,),
+    )
 
 
 # -- what is said ---------------------------------------------------------------------
@@ -304,8 +388,14 @@ def _ask(t: Tracker, action: StoryAction) -> None:
     listener = t.entity("character", action.listener)
     obj = t.known(action.obj) or t.entity("object", action.object_name)
     place = t.place_of(who)
-    t.event("ask", action, actor=who, participants=_unique(who, listener, obj),
-            place=place, witnesses={*t.present(place), who, listener})  # fmt: skip
+    t.event(
+        "ask",
+        action,
+        actor=who,
+        participants=_unique(who, listener, obj),
+        place=place,
+        witnesses={*t.present(place), who, listener},
+    )
 
 
 def _inform(t: Tracker, action: StoryAction) -> None:
@@ -331,14 +421,25 @@ def _say(t: Tracker, action: StoryAction) -> None:
         _communicate(t, action, "say", speaker, (), private=False)
         return
     place = t.place_of(speaker)
-    t.event("say", action, actor=speaker, participants=(speaker,), place=place,
-            witnesses={*t.present(place), speaker})  # fmt: skip
+    t.event(
+        "say",
+        action,
+        actor=speaker,
+        participants=(speaker,),
+        place=place,
+        witnesses={*t.present(place), speaker},
+    )
 
 
 def _communicate(
-    t: Tracker, action: StoryAction, kind: str, speaker: str, listeners: Sequence[str], *,
+    t: Tracker,
+    action: StoryAction,
+    kind: str,
+    speaker: str,
+    listeners: Sequence[str],
+    *,
     private: bool,
-) -> None:  # fmt: skip
+) -> None:
     place = t.place_of(speaker)
     fact = _fact(t, action.proposition)
     fact = fact.model_copy(update={"truth": t.truth(fact)})
@@ -352,10 +453,16 @@ def _communicate(
     spoken = t.minds.get((speaker,), {}).get(slot)
     source = spoken.source if spoken is not None else None
     ev = t.event(
-        kind, action, actor=speaker, participants=_unique(speaker, *listeners, fact.subject),
-        place=place, content=fact, witnesses=audience,
-        private_to=listeners if private else (), causes=(source,) if source else (),
-    )  # fmt: skip
+        kind,
+        action,
+        actor=speaker,
+        participants=_unique(speaker, *listeners, fact.subject),
+        place=place,
+        content=fact,
+        witnesses=audience,
+        private_to=listeners if private else (),
+        causes=(source,) if source else (),
+    )
     told: AcquisitionMode = "told_private" if private else "told_public"
     for listener in listeners:
         if not t.trusts(listener, speaker, slot, fact.value):
@@ -363,10 +470,27 @@ def _communicate(
         # the listener adopts the claim and takes it as the speaker's own belief; the
         # speaker expects that uptake (the trust rule's inputs are public): every chain
         # over the two, except the speaker's own belief (what it says never changes it)
-        t.believe((listener,), fact.subject, fact.attribute, fact.value, event=ev,
-                  speaker=speaker, mode=told, source=source, refresh=True)  # fmt: skip
-        t.share((speaker, listener), fact.subject, fact.attribute, fact.value, ev, mode=told,
-                actor=speaker, speaker=speaker)  # fmt: skip
+        t.believe(
+            (listener,),
+            fact.subject,
+            fact.attribute,
+            fact.value,
+            event=ev,
+            speaker=speaker,
+            mode=told,
+            source=source,
+            refresh=True,
+        )
+        t.share(
+            (speaker, listener),
+            fact.subject,
+            fact.attribute,
+            fact.value,
+            ev,
+            mode=told,
+            actor=speaker,
+            speaker=speaker,
+        )
 
 
 HANDLERS: Mapping[ActionKind, Handler] = {

@@ -185,9 +185,15 @@ class Tracker:
             return
         mind[slot] = Knowledge(value, polarity, source)
         self.b.belief(
-            chain, subject, attribute, value, mode=mode, event=event, polarity=polarity,
+            chain,
+            subject,
+            attribute,
+            value,
+            mode=mode,
+            event=event,
+            polarity=polarity,
             speaker=speaker,
-        )  # fmt: skip
+        )
 
     def share(
         self,
@@ -221,9 +227,18 @@ class Tracker:
             # every chain over the group holds it already (that record is the slot's latest)
             return
         self.last_shared[slot] = self.b.shared(
-            members, subject, attribute, value, mode=mode, event=event, actor=actor,
-            polarity=polarity, speaker=speaker, retract=retract, depth=self.rules.belief_depth,
-        )  # fmt: skip
+            members,
+            subject,
+            attribute,
+            value,
+            mode=mode,
+            event=event,
+            actor=actor,
+            polarity=polarity,
+            speaker=speaker,
+            retract=retract,
+            depth=self.rules.belief_depth,
+        )
 
     def observe(
         self,
@@ -245,13 +260,27 @@ class Tracker:
         renewed = set(holders if refresh is None else refresh)
         for holder in holders:
             self.believe(
-                (holder,), subject, attribute, value,
+                (holder,),
+                subject,
+                attribute,
+                value,
                 mode="participated" if holder == actor else "observed",
-                event=event, source=event.id, polarity=polarity, refresh=holder in renewed,
-            )  # fmt: skip
+                event=event,
+                source=event.id,
+                polarity=polarity,
+                refresh=holder in renewed,
+            )
         if nested:
-            self.share(holders, subject, attribute, value, event, mode="observed", actor=actor,
-                       polarity=polarity)  # fmt: skip
+            self.share(
+                holders,
+                subject,
+                attribute,
+                value,
+                event,
+                mode="observed",
+                actor=actor,
+                polarity=polarity,
+            )
 
     # -- what is said -----------------------------------------------------------------
     def truth(self, fact: Fact) -> Literal["true", "false", "unknown"]:

@@ -56,10 +56,16 @@ class TestDenseRetrieval:
         assert isinstance(embedder, OpenAIEmbedder)
         store = await new_story(aredis_client, "dense")
         await store.commit(turn_delta(1, [("ann", "I relaxed by the harbour.", ("ann",))], None))
-        await store.commit(turn_delta(2, [
-            ("ann", "The ledger needs a new binding.", ("ann",)),
-            ("ann", "Cal left the violin in the hall.", ("ann",)),
-        ], None))  # fmt: skip
+        await store.commit(
+            turn_delta(
+                2,
+                [
+                    ("ann", "The ledger needs a new binding.", ("ann",)),
+                    ("ann", "Cal left the violin in the hall.", ("ann",)),
+                ],
+                None,
+            )
+        )
         await index_through(store, embedder=embedder)
         assert (
             await aredis_client.execute_command("VCARD", EpisodeKeys("dense", "main").vectors)
@@ -69,8 +75,7 @@ class TestDenseRetrieval:
         counter = ApproximateCounter()
         request = "How does Ann unwind?"
         lexical = await author_context(store, request, budget=30, counter=counter)
-        dense = await author_context(store, request, budget=30, counter=counter,
-                                     embedder=embedder)  # fmt: skip
+        dense = await author_context(store, request, budget=30, counter=counter, embedder=embedder)
         assert "relaxed by the harbour" not in lexical.text
         assert "relaxed by the harbour" in dense.text
         await store.delete()
@@ -91,10 +96,11 @@ class TestFailedEmbeddings:
 
         fake_openai.embed = flaky
         settings = Settings(
-            model=ModelSettings(base_url=fake_openai.base_url, model="fake-model", api_key="k",
-                                max_retries=0),
+            model=ModelSettings(
+                base_url=fake_openai.base_url, model="fake-model", api_key="k", max_retries=0
+            ),
             embedding_model="fake-embed",
-        )  # fmt: skip
+        )
         embedder = make_embedder(settings)
         assert embedder is not None
         store = await new_story(aredis_client, "flaky")
@@ -118,11 +124,15 @@ class TestNearest:
         """VSIM's (1 + cosine) / 2 is read back as the cosine: the same direction is 1, a
         right angle is left out (it would otherwise weigh half of a perfect match)."""
         key = EpisodeKeys("near", "main").vectors
-        for episode_id, vector in (("e1.0", [1.0, 0.0]), ("e1.1", [0.6, 0.8]),
-                                   ("e1.2", [0.0, 1.0])):  # fmt: skip
+        for episode_id, vector in (
+            ("e1.0", [1.0, 0.0]),
+            ("e1.1", [0.6, 0.8]),
+            ("e1.2", [0.0, 1.0]),
+        ):
             await aredis_client.execute_command("VADD", key, "VALUES", 2, *vector, episode_id)
-        found = await nearest(aredis_client, [Source(EpisodeKeys("near", "main"))], [1.0, 0.0],
-                              count=3)  # fmt: skip
+        found = await nearest(
+            aredis_client, [Source(EpisodeKeys("near", "main"))], [1.0, 0.0], count=3
+        )
         assert set(found) == {"e1.0", "e1.1"}
         assert abs(found["e1.0"] - 1.0) < 0.01 and abs(found["e1.1"] - 0.6) < 0.01  # int8-quantised
         await aredis_client.delete(key)

@@ -137,8 +137,7 @@ async def test_a_turn_commits_or_fails_cleanly_with_every_role_on_the_engine(
     # nothing reached a character that it may not know, in any prompt or schema
     plans = [p for e in exchanges if e.schema == "TurnPlan" for p in plan_strings(e)]
     problems: list[str] = []
-    leaks = real_leaks([e.request for e in every], pack, tally.forbidden, plans, texts,
-                       problems)  # fmt: skip
+    leaks = real_leaks([e.request for e in every], pack, tally.forbidden, plans, texts, problems)
     assert leaks == 0, problems
 
     writer = [e for e in exchanges if e.schema == TEXT]

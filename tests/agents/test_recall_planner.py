@@ -21,16 +21,27 @@ from fabula.testing.stories import new_story, turn_delta
 
 
 def planner_for(server: FakeOpenAI) -> ModelRecallPlanner:
-    settings = ModelSettings(base_url=server.base_url, model="fake-model", api_key="test-key",
-                             retry_initial_s=0.01, retry_max_s=0.05)  # fmt: skip
+    settings = ModelSettings(
+        base_url=server.base_url,
+        model="fake-model",
+        api_key="test-key",
+        retry_initial_s=0.01,
+        retry_max_s=0.05,
+    )
     return ModelRecallPlanner(make_client(settings, "planner"))
 
 
 def reading(**values: object) -> dict[str, object]:
     base: dict[str, object] = {
-        "entities": [], "terms": [], "attributes": [], "developments": [],
-        "first_date": None, "last_date": None, "order": None, "asks_when": False,
-    }  # fmt: skip
+        "entities": [],
+        "terms": [],
+        "attributes": [],
+        "developments": [],
+        "first_date": None,
+        "last_date": None,
+        "order": None,
+        "asks_when": False,
+    }
     return base | values
 
 
@@ -42,12 +53,19 @@ class TestModelRecallPlanner:
         dates become day numbers; an unknown entity is shown back and asked for again; the
         plan drives the author's retrieval like the offline planner's."""
         store: StoryStore = await new_story(aredis_client, "rp")
-        await store.commit(turn_delta(1, [("ann", "I relaxed by the harbour.", ("ann",))],
-                                      "3 May, 2023"))  # fmt: skip
+        await store.commit(
+            turn_delta(1, [("ann", "I relaxed by the harbour.", ("ann",))], "3 May, 2023")
+        )
         fake_openai.reply_json(reading(entities=["Zed"], terms=["unwinding"]))
-        fake_openai.reply_json(reading(entities=["Ann"], terms=["unwinding", "relaxing", "Ann"],
-                                       first_date="2023-05-01", last_date="2023-05-31",
-                                       asks_when=True))  # fmt: skip
+        fake_openai.reply_json(
+            reading(
+                entities=["Ann"],
+                terms=["unwinding", "relaxing", "Ann"],
+                first_date="2023-05-01",
+                last_date="2023-05-31",
+                asks_when=True,
+            )
+        )
         entities = await store.entities()
         plan = await planner_for(fake_openai).plan("How did she unwind that month?", entities)
         assert plan.entities == ("ann",) and plan.characters == ("ann",)
@@ -55,8 +73,9 @@ class TestModelRecallPlanner:
         assert plan.first_day == dt.date(2023, 5, 1).toordinal() and plan.asks_when
         assert len(fake_openai.requests) == 2
         assert request_schema(fake_openai.requests[0]) == PlanReading.__name__
-        found = await author_context(store, plan.request, budget=200,
-                                     counter=ApproximateCounter(), plan=plan)  # fmt: skip
+        found = await author_context(
+            store, plan.request, budget=200, counter=ApproximateCounter(), plan=plan
+        )
         assert "relaxed by the harbour" in found.text
         await store.delete()
 
@@ -73,8 +92,7 @@ class TestModelRecallPlanner:
         fake_openai.reply_json(reading(first_date="2023-04-24", last_date="2023-04-30"))
         fake_openai.reply_json(reading())
         planner = planner_for(fake_openai)
-        plan = await planner.plan("What did Ann do last week?", await store.entities(),
-                                  today=today)  # fmt: skip
+        plan = await planner.plan("What did Ann do last week?", await store.entities(), today=today)
         assert plan.first_day == dt.date(2023, 4, 24).toordinal()
         await planner.plan("What did Ann do last week?", await store.entities())
         first, second = (message_text(r) for r in fake_openai.requests)

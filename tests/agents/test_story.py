@@ -106,8 +106,10 @@ class TestSteps:
             first = step(nell, read_goal(view.entities, "keep the letter hidden"))
             assert first.status == "act" and first.action is not None
             assert (first.action.kind, first.action.object, first.action.target) == (
-                "put", "letter", "bureau",
-            )  # fmt: skip
+                "put",
+                "letter",
+                "bureau",
+            )
             out = await fab.run(store, 8, auto=True)
             texts = [t.text for t in await store.turn_texts(1)]
             assert "Nell put the letter in the bureau." in " ".join(texts)
@@ -218,9 +220,19 @@ def test_bench_story_json(tmp_path: Path) -> None:
     out = tmp_path / "story.json"
     run(1, 6, 3, None, str(out))
     data = json.loads(out.read_text())
-    assert list(data) == ["benchmark", "packs", "turns", "repeat_share", "filler_lines",
-                          "action_kinds_per_10", "goals_achieved", "goals_blocked",
-                          "hypotheses_pursued", "hypotheses_realised", "fidelity"]  # fmt: skip
+    assert list(data) == [
+        "benchmark",
+        "packs",
+        "turns",
+        "repeat_share",
+        "filler_lines",
+        "action_kinds_per_10",
+        "goals_achieved",
+        "goals_blocked",
+        "hypotheses_pursued",
+        "hypotheses_realised",
+        "fidelity",
+    ]
     assert data["packs"] == 3 and data["filler_lines"] == 0 and data["fidelity"] == 1.0
 
 
@@ -236,8 +248,10 @@ class TestScenes:
             await fab.commit_scripted(store, '"Nobody knows," said Ada.')  # the same scene
             await fab.commit_scripted(store, "Ben took the logbook.")
             await consolidate(store)
-            scenes = sorted((n for n in (await nodes(store)).values() if n.level == "scene"),
-                            key=lambda n: n.first_turn)  # fmt: skip
+            scenes = sorted(
+                (n for n in (await nodes(store)).values() if n.level == "scene"),
+                key=lambda n: n.first_turn,
+            )
             assert [s.id for s in scenes] == [f"scene-{i}" for i in range(1, len(scenes) + 1)]
             by_turn = {t: s.title for s in scenes for t in range(s.first_turn, s.last_turn + 1)}
             assert by_turn[4] == by_turn[5] == "scene in the lamp room"

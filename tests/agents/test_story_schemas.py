@@ -57,8 +57,9 @@ llg = pytest.importorskip("llguidance")
 
 KINDS = ("character", "place", "object")
 NAME = st.from_regex(r"[a-z]{3,8}( [a-z]{3,8})?", fullmatch=True)
-ATTRIBUTES = st.dictionaries(st.sampled_from(["colour", "size", "mood", "aliases"]),
-                             st.just("x"), max_size=2)  # fmt: skip
+ATTRIBUTES = st.dictionaries(
+    st.sampled_from(["colour", "size", "mood", "aliases"]), st.just("x"), max_size=2
+)
 FILLER = ("Rain tapped on the glass.", "The wind rose over the rocks.")
 SETTINGS = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -86,17 +87,28 @@ def views(draw: st.DrawFn) -> AuthorView:
             (StatusChange(turn=1, status=status),) if status != "opened" else ()
         )
         developments[f"d{n}"] = Development(
-            id=f"d{n}", kind="goal", title=f"goal {n}", participants=tuple(characters[:1]),
+            id=f"d{n}",
+            kind="goal",
+            title=f"goal {n}",
+            participants=tuple(characters[:1]),
             history=history,
-        )  # fmt: skip
+        )
     hypotheses = {}
     for n, dev in enumerate(sorted(developments)):
         status = draw(st.sampled_from(["open", "realised", "discarded"]))
-        hypotheses[f"h1.{n}"] = Hypothesis(id=f"h1.{n}", development=dev, premise="p",
-                                           status=status, proposed=1)  # type: ignore[arg-type]  # fmt: skip
-    return AuthorView(story="s", branch="main", turn=1, entities=entities,
-                      world=WorldView(story="s", branch="main", as_of=None), beliefs={},
-                      developments=developments, hypotheses=hypotheses)  # fmt: skip
+        hypotheses[f"h1.{n}"] = Hypothesis(
+            id=f"h1.{n}", development=dev, premise="p", status=status, proposed=1
+        )  # type: ignore[arg-type]
+    return AuthorView(
+        story="s",
+        branch="main",
+        turn=1,
+        entities=entities,
+        world=WorldView(story="s", branch="main", as_of=None),
+        beliefs={},
+        developments=developments,
+        hypotheses=hypotheses,
+    )
 
 
 def check_grammars(schema: dict[str, Any], good: dict[str, Any], bad: dict[str, Any]) -> None:
@@ -124,19 +136,34 @@ class TestThePlanner:
         focal = shape["properties"]["focal"]
         assert (focal["minItems"], focal["maxItems"]) == (1, MAX_FOCAL)
         assert focal["items"]["enum"] == view.characters()
-        good = {"scene_goal": "Leo comes back", "place": places[0] if places else None,
-                "focal": view.characters()[:1], "beats": ["he returns"], "memory_needs": [],
-                "developments": sorted(opened)[:1], "hypothesis": None}  # fmt: skip
+        good = {
+            "scene_goal": "Leo comes back",
+            "place": places[0] if places else None,
+            "focal": view.characters()[:1],
+            "beats": ["he returns"],
+            "memory_needs": [],
+            "developments": sorted(opened)[:1],
+            "hypothesis": None,
+        }
         check_grammars(schema, good, good | {"focal": ["nobody"]})
 
     def test_a_turn_does_not_rebuild_it(self) -> None:
         """Built once per (role, view digest): the same ids again are a cache hit, a new
         character a miss."""
-        entities = {i: Entity(id=i, kind=k, name=i) for i, k in
-                    [("ada", "character"), ("cove", "place"), ("logbook", "object")]}  # fmt: skip
-        view = AuthorView(story="s", branch="main", turn=1, entities=entities,
-                          world=WorldView(story="s", branch="main", as_of=None), beliefs={},
-                          developments={}, hypotheses={})  # fmt: skip
+        entities = {
+            i: Entity(id=i, kind=k, name=i)
+            for i, k in [("ada", "character"), ("cove", "place"), ("logbook", "object")]
+        }
+        view = AuthorView(
+            story="s",
+            branch="main",
+            turn=1,
+            entities=entities,
+            world=WorldView(story="s", branch="main", as_of=None),
+            beliefs={},
+            developments={},
+            hypotheses={},
+        )
         plan_json_schema(view)
         before = cache_counts()
         assert plan_json_schema(view) == plan_json_schema(view)
@@ -158,8 +185,10 @@ class TestTheCharacter:
         """Ids only of the entities it knows of, of the kinds each field takes; a listener is
         never itself; attribute names only its own; a kind with no candidate is left out."""
         me = sorted(i for i, e in entities.items() if e.kind == "character")[0]
-        attributes = ["location", *data.draw(st.lists(st.sampled_from(["colour", "mood"]),
-                                                     unique=True))]  # fmt: skip
+        attributes = [
+            "location",
+            *data.draw(st.lists(st.sampled_from(["colour", "mood"]), unique=True)),
+        ]
         schema = proposal_json_schema(me, entities, attributes)
         assert named(schema) <= {*entities, *attributes, *INTENT_FIELDS}
         actions = expanded(schema)["properties"]["actions"]
@@ -200,16 +229,29 @@ class TestTheExtractor:
         _, unread = read_controlled(text, entities)
         schema = actions_json_schema(text, entities, unread)
         words = {w.strip(".,") for s, e in unread for w in text[s:e].split()}
-        vocabulary = {*get_args(ActionKind), *get_args(RefKind), "location", "colour", "size",
-                      "mood", "likes", "loves", "hates", "dislikes"}  # fmt: skip
+        vocabulary = {
+            *get_args(ActionKind),
+            *get_args(RefKind),
+            "location",
+            "colour",
+            "size",
+            "mood",
+            "likes",
+            "loves",
+            "hates",
+            "dislikes",
+        }
         names = {e.name for e in entities.values()}
         assert all(n in names or n in vocabulary or set(n.split()) <= words for n in named(schema))
         members = expanded(schema)["properties"]["actions"]["items"]["anyOf"]
         lo, hi = min(s for s, _ in unread), max(e for _, e in unread)
         for member in members:
             properties = member["properties"]
-            assert properties["start"] == properties["end"] == {"type": "integer", "minimum": lo,
-                                                                "maximum": hi}  # fmt: skip
+            assert (
+                properties["start"]
+                == properties["end"]
+                == {"type": "integer", "minimum": lo, "maximum": hi}
+            )
             if "actors" in properties:
                 assert not set(places) & set(properties["actors"]["items"].get("enum", []))
         assert "narration" not in {m["properties"]["kind"]["const"] for m in members}
@@ -223,8 +265,10 @@ class TestLargeStories:
         """An enum lists at most ENUM_LIMIT ids (beyond, the field is a short line), so
         even a story of 900 entities stays inside strict mode's limits (1000 enum values in
         all, none of more than 250 values over 15,000 characters)."""
-        entities = {f"e{i}": Entity(id=f"e{i}", kind=KINDS[i % 3], name=f"thing{i}")  # type: ignore[arg-type]
-                    for i in range(900)}  # fmt: skip
+        entities = {
+            f"e{i}": Entity(id=f"e{i}", kind=KINDS[i % 3], name=f"thing{i}")  # type: ignore[arg-type]
+            for i in range(900)
+        }
         for n in (600, 900):
             some = dict(list(entities.items())[:n])
             schema = actions_json_schema("Rain tapped on the glass.", some)
@@ -243,9 +287,16 @@ class TestRecallAndSummaries:
     def test_the_recall_schema_is_the_rosters(self, view: AuthorView) -> None:
         schema = reading_json_schema(view.entities, view.developments)
         assert named(schema) <= {*view.entities, *view.developments, "earliest", "latest"}
-        good = {"entities": sorted(view.entities)[:1], "terms": ["key"], "attributes": [],
-                "developments": [], "first_date": "2023-05-01", "last_date": None,
-                "order": None, "asks_when": False}  # fmt: skip
+        good = {
+            "entities": sorted(view.entities)[:1],
+            "terms": ["key"],
+            "attributes": [],
+            "developments": [],
+            "first_date": "2023-05-01",
+            "last_date": None,
+            "order": None,
+            "asks_when": False,
+        }
         check_grammars(schema, good, good | {"first_date": "May 2023"})
 
     def test_the_summary_schema_bounds_both_lines(self) -> None:
@@ -260,16 +311,24 @@ class TestBoundedStrings:
         pattern, and the check refuses maxLength."""
         bounded = line(10, min_chars=1)
         assert set(bounded) == {"type", "pattern"}
-        schema = {"type": "object", "properties": {"a": bounded}, "required": ["a"],
-                  "additionalProperties": False}  # fmt: skip
+        schema = {
+            "type": "object",
+            "properties": {"a": bounded},
+            "required": ["a"],
+            "additionalProperties": False,
+        }
         check_grammars(schema, {"a": "ten chars!"}, {"a": "eleven char"})
         schema["properties"]["a"] = {"type": "string", "maxLength": 10}
         assert strict_problems(schema) == ["properties/a: 'maxLength' is not permitted"]
 
     def test_too_many_enum_values_are_found(self) -> None:
         many = {"type": "string", "enum": [f"id{i}" for i in range(1001)]}
-        schema = {"type": "object", "properties": {"a": many}, "required": ["a"],
-                  "additionalProperties": False}  # fmt: skip
+        schema = {
+            "type": "object",
+            "properties": {"a": many},
+            "required": ["a"],
+            "additionalProperties": False,
+        }
         assert "(root): 1001 enum values, more than 1000" in strict_problems(schema)
         schema["properties"]["a"] = {"type": "string", "enum": []}
         assert "properties/a: an enum must list at least one value" in strict_problems(schema)
@@ -291,8 +350,10 @@ class TestBounds:
     def test_a_reading_fits_its_token_limit(self) -> None:
         """A small model lists actions until the schema stops it: with the reply's token
         limit known, the schema stops it before the limit cuts the reply."""
-        entities = {"cora": Entity(id="cora", kind="character", name="Cora"),
-                    "cove": Entity(id="cove", kind="place", name="cove")}  # fmt: skip
+        entities = {
+            "cora": Entity(id="cora", kind="character", name="Cora"),
+            "cove": Entity(id="cove", kind="place", name="cove"),
+        }
         text = " ".join(f"Cora looked at the sea for the {i}th time." for i in range(12))
 
         def most(max_tokens: int | None) -> int:

@@ -54,8 +54,14 @@ def turn(number: int) -> TurnDelta:
     who, words, moved_to, clock = TURNS[number - 1]
     b = DeltaBuilder(number, f"{who}: {words}")
     b.clock = clock
-    event = b.event("say", b.span(len(who) + 2, len(who) + 2 + len(words)), actor=who,
-                    participants=CAST, place="hall", witnesses=CAST)  # fmt: skip
+    event = b.event(
+        "say",
+        b.span(len(who) + 2, len(who) + 2 + len(words)),
+        actor=who,
+        participants=CAST,
+        place="hall",
+        witnesses=CAST,
+    )
     if moved_to:
         b.state("ledger", "location", moved_to, event=event)
     return b.build()
@@ -70,8 +76,9 @@ async def story(client: aredis.Redis, name: str) -> StoryStore:
 
 def span_of(body: dict[str, Any]) -> str:
     """The node a summariser request is about: its turns, as the request names them."""
-    found = re.search(r"(scene|plotline|plot) of the story(?: so far)?, turns (\d+-\d+)",
-                      message_text(body))  # fmt: skip
+    found = re.search(
+        r"(scene|plotline|plot) of the story(?: so far)?, turns (\d+-\d+)", message_text(body)
+    )
     assert found, message_text(body)
     return f"{found.group(1)} {found.group(2)}"
 
@@ -81,8 +88,7 @@ def answer(body: dict[str, Any]) -> Reply:
     it read the ledger's text."""
     ledger = "ledger" in message_text(body).lower()
     summary = f"The model's summary of the {span_of(body)}{' (the ledger)' if ledger else ''}."
-    return Reply(content=json.dumps({"title": f"Model title, {span_of(body)}",
-                                     "summary": summary}))  # fmt: skip
+    return Reply(content=json.dumps({"title": f"Model title, {span_of(body)}", "summary": summary}))
 
 
 def summariser(settings: Settings) -> ModelSummariser:
@@ -134,13 +140,15 @@ class TestModelSummaries:
         assert used.total.cost_usd == used.background.cost_usd and (used.total.cost_usd or 0) > 0
         # the writer's context reads it; a character never does
         await index_through(store)
-        found = await author_context(store, "Where is the ledger?", budget=2000,
-                                     counter=ApproximateCounter())  # fmt: skip
+        found = await author_context(
+            store, "Where is the ledger?", budget=2000, counter=ApproximateCounter()
+        )
         assert "Model title, scene 1-2] The model's summary" in found.text
         mind = await open_mind(aredis_client, redis_url, "ms1", "ann")
         try:
-            recalled = await mind.recall("Where is the ledger?", budget=2000,
-                                         counter=ApproximateCounter())  # fmt: skip
+            recalled = await mind.recall(
+                "Where is the ledger?", budget=2000, counter=ApproximateCounter()
+            )
             assert recalled.ids("episode") and "Model title" not in recalled.text
             assert "summary" not in recalled.text
         finally:
@@ -204,8 +212,12 @@ class TestModelSummaries:
         fake_openai.requests.clear()
         await summarise_closed(once, role)
         assert sorted(asked(fake_openai)) == [
-            "plot 1-3", "plotline 1-3", "scene 1-2", "scene 3-3", "scene 4-4"
-        ]  # fmt: skip
+            "plot 1-3",
+            "plotline 1-3",
+            "scene 1-2",
+            "scene 3-3",
+            "scene 4-4",
+        ]
 
     async def test_garbage_keeps_the_extractive_summary(
         self, aredis_client: aredis.Redis, fake_openai: FakeOpenAI, settings: Settings
@@ -248,8 +260,14 @@ class TestModelSummaries:
         for number in range(1, 61):
             b = DeltaBuilder(number, f"ann: {number} {words}")
             b.clock = "1 May, 2023" if number < 60 else "2 May, 2023"
-            b.event("say", b.span(5, 5 + len(words)), actor="ann", participants=CAST,
-                    place="hall", witnesses=CAST)  # fmt: skip
+            b.event(
+                "say",
+                b.span(5, 5 + len(words)),
+                actor="ann",
+                participants=CAST,
+                place="hall",
+                witnesses=CAST,
+            )
             await store.commit(b.build())
         await consolidate(store)
         assert (await summarise_closed(store, summariser(settings))).model == 1
@@ -313,6 +331,12 @@ def turn_after(number: int) -> TurnDelta:
     words = "The orchard was quiet."
     b = DeltaBuilder(number, f"ben: {words}")
     b.clock = "4 May, 2023"
-    b.event("say", b.span(5, 5 + len(words)), actor="ben", participants=CAST, place="hall",
-            witnesses=CAST)  # fmt: skip
+    b.event(
+        "say",
+        b.span(5, 5 + len(words)),
+        actor="ben",
+        participants=CAST,
+        place="hall",
+        witnesses=CAST,
+    )
     return b.build()

@@ -71,11 +71,25 @@ def bench(redis_url: str, tmp_path: Path, *args: str, **env: str) -> tuple[Resul
     out.unlink(missing_ok=True)
     result = CliRunner().invoke(
         app,
-        ["bench", "locomo", str(write_locomo(tmp_path / "tiny.json")), "--budgets", "40",
-         "--json", str(out), *args],
-        env={"FABULA_REDIS_URL": redis_url, "FABULA_HOME": str(tmp_path), "COLUMNS": "200",
-             "FABULA_MODEL_BASE_URL": "", "OPENAI_BASE_URL": "", **env},
-    )  # fmt: skip
+        [
+            "bench",
+            "locomo",
+            str(write_locomo(tmp_path / "tiny.json")),
+            "--budgets",
+            "40",
+            "--json",
+            str(out),
+            *args,
+        ],
+        env={
+            "FABULA_REDIS_URL": redis_url,
+            "FABULA_HOME": str(tmp_path),
+            "COLUMNS": "200",
+            "FABULA_MODEL_BASE_URL": "",
+            "OPENAI_BASE_URL": "",
+            **env,
+        },
+    )
     return result, json.loads(out.read_text()) if out.exists() else None
 
 
@@ -92,8 +106,13 @@ class TestLocomoEmbeddings:
         assert lexical["embeddings"] is None and "embed_ms" not in lexical
         assert fake_openai.requests == []
 
-        done, dense = bench(redis_url, tmp_path, "--embeddings", "fake-embed",
-                            FABULA_MODEL_BASE_URL=fake_openai.base_url)  # fmt: skip
+        done, dense = bench(
+            redis_url,
+            tmp_path,
+            "--embeddings",
+            "fake-embed",
+            FABULA_MODEL_BASE_URL=fake_openai.base_url,
+        )
         assert done.exit_code == 0, done.output
         assert "dense retrieval: fake-embed" in done.output
         assert dense["embeddings"] == "fake-embed"
@@ -102,8 +121,7 @@ class TestLocomoEmbeddings:
         assert dense["embedding_failures"] == 0 and dense["embed_ms"]["p50"] > 0
         assert {r["model"] for r in fake_openai.requests} == {"fake-embed"}
         asked = [r["input"] for r in fake_openai.requests]
-        assert sum(x == ["How does Ann unwind?"] or x == "How does Ann unwind?"
-                   for x in asked) == 1  # fmt: skip
+        assert sum(x == ["How does Ann unwind?"] or x == "How does Ann unwind?" for x in asked) == 1
         assert lexical["budgets"]["40"]["by_category"]["4"] == 0.0
         assert dense["budgets"]["40"]["by_category"]["4"] == 1.0
         assert dense["baselines"] == lexical["baselines"]  # the baselines stay lexical
@@ -119,15 +137,26 @@ class TestLocomoEmbeddings:
         """``--embeddings-url`` overrides the settings' endpoint; an endpoint that gives no
         vector stops the run with one line before anything is measured or written."""
         fake_openai.embed = meaning
-        done, dense = bench(redis_url, tmp_path, "--embeddings", "fake-embed",
-                            "--embeddings-url", fake_openai.base_url,
-                            FABULA_MODEL_BASE_URL="http://127.0.0.1:9/v1")  # fmt: skip
+        done, dense = bench(
+            redis_url,
+            tmp_path,
+            "--embeddings",
+            "fake-embed",
+            "--embeddings-url",
+            fake_openai.base_url,
+            FABULA_MODEL_BASE_URL="http://127.0.0.1:9/v1",
+        )
         assert done.exit_code == 0, done.output
         assert dense["embeddings"] == "fake-embed" and fake_openai.requests
 
-        done, out = bench(redis_url, tmp_path, "--embeddings", "fake-embed",
-                          FABULA_MODEL_BASE_URL="http://127.0.0.1:9/v1",
-                          FABULA_MODEL_MAX_RETRIES="0")  # fmt: skip
+        done, out = bench(
+            redis_url,
+            tmp_path,
+            "--embeddings",
+            "fake-embed",
+            FABULA_MODEL_BASE_URL="http://127.0.0.1:9/v1",
+            FABULA_MODEL_MAX_RETRIES="0",
+        )
         assert done.exit_code == ModelUnavailable.exit_code and out is None
         assert done.stderr.startswith("error: the embedder gives no vector")
         assert done.stderr.count("\n") == 1
@@ -144,12 +173,20 @@ class TestLocomoShapes:
         data = json.loads(path.read_text())
         conv = data[0]["conversation"]
         conv["session_1"][1]["speaker"] = "Ann "  # a name with a trailing space
-        conv["session_2"].append({"speaker": speaker, "dia_id": "D2:6",
-                                  "text": "I tuned the violin in the hall."})  # fmt: skip
-        data[0]["qa"].append({"question": "Who tuned the violin?", "answer": "Mo",
-                              "evidence": ["D2:6; D2:5"], "category": 4})  # fmt: skip
-        data[0]["qa"].append({"question": "Who tuned it?", "answer": "Mo",
-                              "evidence": ["D2:6"], "category": 4})  # fmt: skip
+        conv["session_2"].append(
+            {"speaker": speaker, "dia_id": "D2:6", "text": "I tuned the violin in the hall."}
+        )
+        data[0]["qa"].append(
+            {
+                "question": "Who tuned the violin?",
+                "answer": "Mo",
+                "evidence": ["D2:6; D2:5"],
+                "category": 4,
+            }
+        )
+        data[0]["qa"].append(
+            {"question": "Who tuned it?", "answer": "Mo", "evidence": ["D2:6"], "category": 4}
+        )
         path.write_text(json.dumps(data))
         return path
 
@@ -165,19 +202,22 @@ class TestLocomoShapes:
         assert conv.sessions[0].lines[1].speaker == "Ann"
         assert [q.evidence for q in conv.questions[3:]] == [("D2:6",)]  # not "D2:6; D2:5"
         out = tmp_path / "out.json"
-        done = CliRunner().invoke(app, ["bench", "locomo", str(path), "--budgets", "60",
-                                        "--json", str(out)],
-                                  env={"FABULA_REDIS_URL": redis_url,
-                                       "FABULA_HOME": str(tmp_path)})  # fmt: skip
+        done = CliRunner().invoke(
+            app,
+            ["bench", "locomo", str(path), "--budgets", "60", "--json", str(out)],
+            env={"FABULA_REDIS_URL": redis_url, "FABULA_HOME": str(tmp_path)},
+        )
         assert done.exit_code == 0, done.output
         result = json.loads(out.read_text())
         assert result["questions"] == 4 and result["missing_evidence_ids"] == 2
 
     def test_a_speaker_who_names_no_one(self, redis_url: str, tmp_path: Path) -> None:
         path = self._odd(tmp_path / "odd.json", speaker="  ")
-        done = CliRunner().invoke(app, ["bench", "locomo", str(path)],
-                                  env={"FABULA_REDIS_URL": redis_url,
-                                       "FABULA_HOME": str(tmp_path)})  # fmt: skip
+        done = CliRunner().invoke(
+            app,
+            ["bench", "locomo", str(path)],
+            env={"FABULA_REDIS_URL": redis_url, "FABULA_HOME": str(tmp_path)},
+        )
         assert done.exit_code == InvalidInput.exit_code
         assert "session_2 line D2:6: the speaker '  ' names no one" in done.stderr
         assert done.stderr.count("\n") == 1

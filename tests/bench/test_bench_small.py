@@ -106,13 +106,21 @@ async def test_hitom_small(redis_url: str, tmp_path: Path) -> None:
     path.write_text(
         "".join(
             json.dumps(
-                {"deception": order > 1, "story_length": 1, "question_order": order,
-                 "story": HITOM_STORY, "question": q, "choices": "", "answer": gold}
-            ) + "\n"
+                {
+                    "deception": order > 1,
+                    "story_length": 1,
+                    "question_order": order,
+                    "story": HITOM_STORY,
+                    "question": q,
+                    "choices": "",
+                    "answer": gold,
+                }
+            )
+            + "\n"
             for q, order, gold in HITOM_QUESTIONS
         ),
         encoding="utf-8",
-    )  # fmt: skip
+    )
     out, answers = tmp_path / "hitom.json", tmp_path / "hitom.jsonl"
     result = await run_hitom(
         path, redis_url=redis_url, json_out=out, answers_out=answers, quiet=True
@@ -127,35 +135,119 @@ async def test_hitom_small(redis_url: str, tmp_path: Path) -> None:
 
 
 LONG_STORY = [
-    {"type": "meta", "title": "A small house", "characters": ["Leo", "Mara", "Iona"],
-     "places": ["study", "kitchen"], "containers": {"study": ["desk_drawer", "hollow_book"]}},
-    {"type": "turn", "turn": 1, "text": "Leo went to the study. Mara went to the kitchen. "
-     "Iona went to the kitchen. A cold wind came off the hills."},
-    {"type": "turn", "turn": 2, "text": "Leo saw that the symbol of the stamp is a silver heron. "
-     "The colour of the scarf is crimson. \"That was strange,\" said Mara."},
-    {"type": "turn", "turn": 3, "text": "Iona saw that the state of the lamp is broken. "
-     "Leo put the recorder in the hollow_book. Mara thought about the recorder for a while."},
-    {"type": "turn", "turn": 4, "text": "Leo privately told Mara that the symbol of the stamp "
-     "is a silver heron. Iona privately told Leo that the state of the lamp is working."},
-    {"type": "probe", "turn": 1, "asker": None, "question": "What is the symbol of the stamp?",
-     "expect": "refuse", "answer": "a silver heron", "kind": "as_of"},
-    {"type": "probe", "turn": 2, "asker": None, "question": "What is the symbol of the stamp?",
-     "expect": "answer", "answer": "a silver heron", "kind": "retention"},
-    {"type": "probe", "turn": 3, "asker": "Leo", "question": "Where is the recorder?",
-     "expect": "answer", "answer": "hollow_book", "kind": "known"},
-    {"type": "probe", "turn": 3, "asker": "Mara", "question": "Where is the recorder?",
-     "expect": "refuse", "answer": "hollow_book", "kind": "unknown"},
-    {"type": "probe", "turn": 3, "asker": "Mara", "question": "What is the symbol of the stamp?",
-     "expect": "refuse", "answer": "a silver heron", "kind": "unknown"},
-    {"type": "probe", "turn": 4, "asker": "Mara", "question": "What is the symbol of the stamp?",
-     "expect": "answer", "answer": "a silver heron", "kind": "known"},
-    {"type": "probe", "turn": 4, "asker": None, "question": "What is the state of the lamp?",
-     "expect": "answer", "answer": "broken", "kind": "reality"},
-    {"type": "probe", "turn": 4, "asker": "Leo", "question": "What is the state of the lamp?",
-     "expect": "answer", "answer": "working", "kind": "false_belief"},
-    {"type": "probe", "turn": 4, "asker": "Iona", "question": "What is the state of the lamp?",
-     "expect": "answer", "answer": "broken", "kind": "known"},
-]  # fmt: skip
+    {
+        "type": "meta",
+        "title": "A small house",
+        "characters": ["Leo", "Mara", "Iona"],
+        "places": ["study", "kitchen"],
+        "containers": {"study": ["desk_drawer", "hollow_book"]},
+    },
+    {
+        "type": "turn",
+        "turn": 1,
+        "text": "Leo went to the study. Mara went to the kitchen. "
+        "Iona went to the kitchen. A cold wind came off the hills.",
+    },
+    {
+        "type": "turn",
+        "turn": 2,
+        "text": "Leo saw that the symbol of the stamp is a silver heron. "
+        'The colour of the scarf is crimson. "That was strange," said Mara.',
+    },
+    {
+        "type": "turn",
+        "turn": 3,
+        "text": "Iona saw that the state of the lamp is broken. "
+        "Leo put the recorder in the hollow_book. Mara thought about the recorder for a while.",
+    },
+    {
+        "type": "turn",
+        "turn": 4,
+        "text": "Leo privately told Mara that the symbol of the stamp "
+        "is a silver heron. Iona privately told Leo that the state of the lamp is working.",
+    },
+    {
+        "type": "probe",
+        "turn": 1,
+        "asker": None,
+        "question": "What is the symbol of the stamp?",
+        "expect": "refuse",
+        "answer": "a silver heron",
+        "kind": "as_of",
+    },
+    {
+        "type": "probe",
+        "turn": 2,
+        "asker": None,
+        "question": "What is the symbol of the stamp?",
+        "expect": "answer",
+        "answer": "a silver heron",
+        "kind": "retention",
+    },
+    {
+        "type": "probe",
+        "turn": 3,
+        "asker": "Leo",
+        "question": "Where is the recorder?",
+        "expect": "answer",
+        "answer": "hollow_book",
+        "kind": "known",
+    },
+    {
+        "type": "probe",
+        "turn": 3,
+        "asker": "Mara",
+        "question": "Where is the recorder?",
+        "expect": "refuse",
+        "answer": "hollow_book",
+        "kind": "unknown",
+    },
+    {
+        "type": "probe",
+        "turn": 3,
+        "asker": "Mara",
+        "question": "What is the symbol of the stamp?",
+        "expect": "refuse",
+        "answer": "a silver heron",
+        "kind": "unknown",
+    },
+    {
+        "type": "probe",
+        "turn": 4,
+        "asker": "Mara",
+        "question": "What is the symbol of the stamp?",
+        "expect": "answer",
+        "answer": "a silver heron",
+        "kind": "known",
+    },
+    {
+        "type": "probe",
+        "turn": 4,
+        "asker": None,
+        "question": "What is the state of the lamp?",
+        "expect": "answer",
+        "answer": "broken",
+        "kind": "reality",
+    },
+    {
+        "type": "probe",
+        "turn": 4,
+        "asker": "Leo",
+        "question": "What is the state of the lamp?",
+        "expect": "answer",
+        "answer": "working",
+        "kind": "false_belief",
+    },
+    {
+        "type": "probe",
+        "turn": 4,
+        "asker": "Iona",
+        "question": "What is the state of the lamp?",
+        "expect": "answer",
+        "answer": "broken",
+        "kind": "known",
+    },
+]
 
 
 async def test_longstory_small(redis_url: str, tmp_path: Path) -> None:
@@ -225,8 +317,15 @@ async def test_model_against_a_server(redis_url: str, tmp_path: Path) -> None:
         assert run["leaks"] == run["mismatched"] == run["partial_commits"] == 0
         assert set(run["by_role"]) == {"planner", "character", "writer", "extractor"}
         for role in run["by_role"].values():
-            assert set(role) >= {"first_valid", "reasks", "truncated", "p50_s", "p95_s",
-                                 "tokens_in", "tokens_out"}  # fmt: skip
+            assert set(role) >= {
+                "first_valid",
+                "reasks",
+                "truncated",
+                "p50_s",
+                "p95_s",
+                "tokens_in",
+                "tokens_out",
+            }
             assert role["first_valid"] == 1.0 and role["reasks"] == 0
         tokens_in = sum(r["tokens_in"] for r in run["by_role"].values())
         assert tokens_in == run["server_tokens"]["prompt"] > 0
@@ -245,9 +344,11 @@ def test_real_leaks_catch_a_prompt_or_schema_telling_too_much() -> None:
     schema = {"type": "object", "properties": {"target": {"enum": ["cove"]}}}
     body = {
         "messages": [{"role": "user", "content": prompt}],
-        "response_format": {"type": "json_schema",
-                            "json_schema": {"name": "CharacterProposal", "schema": schema}},
-    }  # fmt: skip
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {"name": "CharacterProposal", "schema": schema},
+        },
+    }
     goal = "Ben must never learn where the logbook is"
     problems: list[str] = []
     assert real_leaks([body], pack, {"ada": set()}, [goal], [], problems) == 1  # the schema

@@ -122,11 +122,18 @@ class TestCli:
         data = json.loads(fabula(redis_url, "chat", "tale", "Mara", "--ask", KEY, "--json").stdout)
         assert data["character"] == "mara" and "hollow book" in data["answer"]
         assert data["records"][0]["kind"] == "belief"
-        loop = _with_stdin(redis_url, "Where is the key?\n\nWhere is Mara?\nq\nWhere is Leo?\n",
-                           "chat", "tale", "leo")  # fmt: skip
+        loop = _with_stdin(
+            redis_url,
+            "Where is the key?\n\nWhere is Mara?\nq\nWhere is Leo?\n",
+            "chat",
+            "tale",
+            "leo",
+        )
         lines = [line for line in loop.stdout.splitlines() if line.startswith("Leo:")]
-        assert lines == ["Leo: As far as I know, the brass key is in the desk drawer.",
-                         "Leo: As far as I know, Mara is in the study."]  # fmt: skip
+        assert lines == [
+            "Leo: As far as I know, the brass key is in the desk drawer.",
+            "Leo: As far as I know, Mara is in the study.",
+        ]
         bad = fabula(redis_url, "chat", "tale", "nobody", "--ask", KEY, check=False)
         assert bad.returncode == NotFound.exit_code and "no character 'nobody'" in bad.stderr
 
@@ -137,9 +144,15 @@ def _with_stdin(redis_url: str, text: str, *args: str) -> Any:
     import sys
 
     env = {**os.environ, "FABULA_REDIS_URL": redis_url, "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-m", "fabula", *args], input=text,
-                          capture_output=True, text=True, env=env, timeout=120,
-                          check=True)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "fabula", *args],
+        input=text,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=True,
+    )
 
 
 @pytest.fixture()
@@ -156,8 +169,7 @@ class TestStudio:
             r = await client.post("/api/stories", json={"world": "hollow_book", "id": "tale"})
             assert r.status_code == 201, r.text
             before = await story_keys(redis_url, "tale")
-            api = await client.get("/api/stories/tale/chat",
-                                   params={"character": "Leo", "q": KEY})  # fmt: skip
+            api = await client.get("/api/stories/tale/chat", params={"character": "Leo", "q": KEY})
             assert api.status_code == 200, api.text
             assert api.json()["answer"] == "As far as I know, the brass key is in the desk drawer."
             story = await client.get("/stories/tale")
@@ -169,8 +181,9 @@ class TestStudio:
             empty = await client.get("/stories/tale/chat")
             assert empty.status_code == 200 and 'data-testid="chat-form"' in empty.text
             assert '<option value="leo"' in empty.text and "Mara</option>" in empty.text
-            page = await client.get("/stories/tale/chat",
-                                    params={"character": "leo", "q": KEY, "as_of": ""})  # fmt: skip
+            page = await client.get(
+                "/stories/tale/chat", params={"character": "leo", "q": KEY, "as_of": ""}
+            )
             assert page.status_code == 200
             assert "the brass key is in the desk drawer." in page.text
             assert "hollow book is in" not in page.text.split('data-testid="chat-answer"')[1]

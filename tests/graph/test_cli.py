@@ -206,8 +206,11 @@ class TestHierarchyViews:
         assert shown["plot"]["children"] == sorted(line["id"] for line in lines)
         devs = json.loads(fabula(redis_url, "show", "demo", "developments", "--json").stdout)
         titles = {line["title"] for line in lines}
-        assert {d["title"] for d in devs if f"plotline-dev-{d['id']}".replace("_", "-")
-                in shown["plot"]["children"]} <= titles  # fmt: skip
+        assert {
+            d["title"]
+            for d in devs
+            if f"plotline-dev-{d['id']}".replace("_", "-") in shown["plot"]["children"]
+        } <= titles
         assert any(line["id"].startswith("plotline-dev-") for line in lines)
         assert all(t in shown["plot"]["summary"] for t in titles)
         table = fabula(redis_url, "show", "demo", "plot").stdout

@@ -28,8 +28,13 @@ HEAVY = (
 def imported(redis_url: str, *args: str) -> set[str]:
     """The modules ``fabula ARGS`` imports (``python -X importtime``), after a clean exit."""
     env = {**os.environ, "FABULA_REDIS_URL": redis_url, "COLUMNS": "200"}
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "fabula", *args],
-                          capture_output=True, text=True, env=env, timeout=120)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "fabula", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = [line for line in proc.stderr.splitlines() if line.startswith("import time:")]
     return {line.rpartition("|")[2].strip() for line in lines}
@@ -115,8 +120,9 @@ class TestExportsAWriterUses:
         mara = fabula(redis_url, "export", "lived", "--as", "mara").stdout
         assert "## Turn 3" in mara and "Mara moved the brass key" in mara
 
-        data = json.loads(fabula(redis_url, "export", "lived", "--as", "leo", "--format",
-                                 "json").stdout)  # fmt: skip
+        data = json.loads(
+            fabula(redis_url, "export", "lived", "--as", "leo", "--format", "json").stdout
+        )
         assert (data["character"], data["name"]) == ("leo", "Leo")
         assert 3 not in [t["turn"] for t in data["turns"]] and data["beliefs"]
         assert all(b["sentence"].endswith(".") for b in data["beliefs"])

@@ -29,8 +29,10 @@ class TestEdges:
         assert done.returncode == 0, done.stderr
         data = json.loads(done.stdout)
         assert data["premise"] and "key" in data["premise"].lower()
-        assert [(c["id"], c["name"]) for c in data["characters"]] == [("leo", "Leo"),
-                                                                      ("mara", "Mara")]  # fmt: skip
+        assert [(c["id"], c["name"]) for c in data["characters"]] == [
+            ("leo", "Leo"),
+            ("mara", "Mara"),
+        ]
         leo = {
             (b["subject"], b["attribute"]): b["value"] for b in data["beliefs"]["leo"]["beliefs"]
         }

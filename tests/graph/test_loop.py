@@ -108,11 +108,14 @@ class TestRoundTrip:
             ("leo", Action(kind="search", target="desk_drawer"), "search"),
             ("mara", Action(kind="take", object="brass_key", target="hollow_book"), "take"),
             ("mara", Action(kind="ask", listener="leo", about="brass_key"), "ask"),
-            ("mara", Action(kind="tell", listener="leo", about="brass_key", claim="hollow_book"),
-             "inform"),
+            (
+                "mara",
+                Action(kind="tell", listener="leo", about="brass_key", claim="hollow_book"),
+                "inform",
+            ),
             ("mara", Action(kind="say", line="It is colder today"), "say"),
         ],
-    )  # fmt: skip
+    )
     async def test_writer_output_parses_back(
         self, redis_url: str, character: str, action: Action, kind: str
     ) -> None:

@@ -101,8 +101,12 @@ class TestFactory:
         assert isinstance(roles.character, ModelCharacter)
         assert isinstance(roles.writer, ModelWriter)
         assert isinstance(roles.builder, ModelMemoryBuilder)
-        clients = [roles.planner.client, roles.character.client, roles.writer.client,
-                   roles.builder.extractor.client]  # fmt: skip
+        clients = [
+            roles.planner.client,
+            roles.character.client,
+            roles.writer.client,
+            roles.builder.extractor.client,
+        ]
         assert [c.role for c in clients] == ["planner", "character", "writer", "extractor"]
         assert len({id(c) for c in clients}) == 4
         assert roles.planner.client.max_attempts == roles.builder.extractor.client.max_attempts == 5
@@ -164,8 +168,11 @@ class TestWholeTurn:
         prompt = prompt_of(writer)
         assert "## Memory" in prompt and "B[Leo]" in prompt  # the budgeted context
         assert "go target=study (the key is in the desk drawer)" in prompt  # Leo's proposal
-        (leo_prompt,) = [p for r in requests_for(fake_openai, "CharacterProposal")
-                         if "You are Leo" in (p := prompt_of(r))]  # fmt: skip
+        (leo_prompt,) = [
+            p
+            for r in requests_for(fake_openai, "CharacterProposal")
+            if "You are Leo" in (p := prompt_of(r))
+        ]
         assert "desk drawer (participated, turn 1)" in leo_prompt
         assert "Mara moved the brass key" not in leo_prompt
         (extraction,) = requests_for(fake_openai, "ExtractedActions")
@@ -338,10 +345,12 @@ class TestControlledSentences:
         sentences = prompt_of(request).partition("## Sentences to read")[2]
         assert "Rain tapped on the window." in sentences and "Leo went" not in sentences
         schema = expanded(request["response_format"]["json_schema"]["schema"])
-        (go,) = [m for m in schema["properties"]["actions"]["items"]["anyOf"]
-                 if m["properties"]["kind"]["const"] == "go"]  # fmt: skip
-        assert go["properties"]["start"] == {"type": "integer", "minimum": 23,
-                                             "maximum": len(text)}  # fmt: skip
+        (go,) = [
+            m
+            for m in schema["properties"]["actions"]["items"]["anyOf"]
+            if m["properties"]["kind"]["const"] == "go"
+        ]
+        assert go["properties"]["start"] == {"type": "integer", "minimum": 23, "maximum": len(text)}
         assert "study" not in go["properties"]["actors"]["items"]["enum"]  # a place: no actor
 
         fake_openai.reply_json({"actions": [wrong, went], "new_entities": []})
@@ -422,8 +431,12 @@ class TestControlledSentences:
         """The offline reader reads "took the brass key out of the hollow book" as taking
         an object of that name, which the story does not have: the model reads it."""
         text = "Mara took the brass key out of the hollow book."
-        take = go_action(0, len(text)) | {"kind": "take", "actors": ["Mara"], "place": None,
-                                          "obj": "brass key"}  # fmt: skip
+        take = go_action(0, len(text)) | {
+            "kind": "take",
+            "actors": ["Mara"],
+            "place": None,
+            "obj": "brass key",
+        }
         fake_openai.reply_json({"actions": [take], "new_entities": []})
         builder = ModelMemoryBuilder(make_client(settings.model, "extractor"))
         actions = await builder.extractor.extract(text, await fab.store(STORY).entities())
@@ -535,8 +548,9 @@ class TestUsage:
         calls = {role: u["calls"] for role, u in usage.items()}
         assert calls == {"planner": 1, "character": 2, "writer": 1, "extractor": 1}
         assert usage["writer"]["retries"] == 1
-        assert all(int(u["input_tokens"]) > 0 and int(u["output_tokens"]) > 0
-                   for u in usage.values())  # fmt: skip
+        assert all(
+            int(u["input_tokens"]) > 0 and int(u["output_tokens"]) > 0 for u in usage.values()
+        )
         sent = sum(int(u["input_tokens"]) for u in usage.values())
 
         priced = fab.settings.model_copy(

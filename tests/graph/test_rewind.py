@@ -170,8 +170,11 @@ class TestRetcon:
             before = await _views(store, head)
             text = "Leo took the brass key."
             done = await fab.retcon(store, head - 1, text)
-            assert (done.branch, done.turn, done.head) == (f"main-edit-{head - 1}", head - 1,
-                                                           head - 1)  # fmt: skip
+            assert (done.branch, done.turn, done.head) == (
+                f"main-edit-{head - 1}",
+                head - 1,
+                head - 1,
+            )
             child = store.on_branch(done.branch)
             assert (await child.turn_texts(head - 1, head - 1))[0].text == text
             assert (await project_world(child)).where("brass_key") == "leo"
@@ -204,25 +207,40 @@ class TestCommandLine:
         assert _cli(redis_url, "run", "tale", "--auto", "-n", "2").returncode == 0
         done = _cli(redis_url, "rewind", "tale", "--to", "3", "--json")
         assert done.returncode == 0, done.stderr
-        assert json.loads(done.stdout) == {"story": "tale", "branch": "main", "head": 3,
-                                           "kept": "main-after-3", "kept_head": 5}  # fmt: skip
+        assert json.loads(done.stdout) == {
+            "story": "tale",
+            "branch": "main",
+            "head": 3,
+            "kept": "main-after-3",
+            "kept_head": 5,
+        }
         bad = _cli(redis_url, "rewind", "tale", "--to", "9")
         assert bad.returncode != 0
         assert bad.stderr.strip().count("\n") == 0 and "can go back to a turn in" in bad.stderr
-        told = _cli(redis_url, "edit", "tale", "--turn", "3", "--text",
-                    "Mara went to the hallway.", "--json")  # fmt: skip
+        told = _cli(
+            redis_url,
+            "edit",
+            "tale",
+            "--turn",
+            "3",
+            "--text",
+            "Mara went to the hallway.",
+            "--json",
+        )
         assert told.returncode == 0, told.stderr
         made = json.loads(told.stdout)
         assert (made["branch"], made["turn"], made["head"]) == ("main-edit-3", 3, 3)
-        story = json.loads(_cli(redis_url, "show", "tale", "story", "--branch", "main-edit-3",
-                                "--json").stdout)  # fmt: skip
+        story = json.loads(
+            _cli(redis_url, "show", "tale", "story", "--branch", "main-edit-3", "--json").stdout
+        )
         assert story["turns"][-1]["text"] == "Mara went to the hallway."
         editor = _editor(tmp_path, "Leo went to the study.")
         edited = _cli(redis_url, "edit", "tale", "--turn", "3", "--name", "mine", editor=editor)
         assert edited.returncode == 0, edited.stderr
         assert "branch mine forks main at turn 2" in edited.stdout
-        story = json.loads(_cli(redis_url, "show", "tale", "story", "--branch", "mine",
-                                "--json").stdout)  # fmt: skip
+        story = json.loads(
+            _cli(redis_url, "show", "tale", "story", "--branch", "mine", "--json").stdout
+        )
         assert story["turns"][-1]["text"] == "Leo went to the study."
 
     def test_pending_edit_in_editor(self, redis_url: str, tmp_path: Path) -> None:

@@ -28,8 +28,14 @@ def _write(
     env.pop("VISUAL", None)
     if editor is not None:
         env["EDITOR"] = editor
-    return subprocess.run([sys.executable, "-m", "fabula", "write", "tale"], input=keys,
-                          capture_output=True, text=True, env=env, timeout=300)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "fabula", "write", "tale"],
+        input=keys,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
 
 
 def _story(redis_url: str) -> dict[str, object]:
@@ -71,9 +77,14 @@ class TestWrite:
         assert _cli(redis_url, "run", "tale").returncode == 0
         pending = _waiting(redis_url)[0]["pending_id"]
         env = {**os.environ, "FABULA_REDIS_URL": redis_url, "COLUMNS": "200"}
-        proc = subprocess.Popen([sys.executable, "-m", "fabula", "write", "tale"],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "fabula", "write", "tale"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
         assert proc.stdout is not None
         seen = ""
         deadline = time.monotonic() + 120

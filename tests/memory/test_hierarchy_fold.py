@@ -182,8 +182,10 @@ class TestIncrementalFold:
         fields = await aredis_client.hgetall(threads_key)
         await aredis_client.delete(threads_key, keys.hierarchy_scenes("old-layout", "main"))
         legacy = {k: json.dumps(["scene-1"]) for k in fields if not k.startswith("@")}
-        await aredis_client.hset(threads_key, mapping={**legacy, "@through": fields["@through"],
-                                                       "@open": '{"place": null}'})  # fmt: skip
+        await aredis_client.hset(
+            threads_key,
+            mapping={**legacy, "@through": fields["@through"], "@open": '{"place": null}'},
+        )
         for delta in deltas[16:]:
             await old.commit(delta)
             await consolidate(old)
@@ -253,8 +255,10 @@ def test_a_plot_the_model_could_not_summarise_still_takes_new_plotlines() -> Non
     born later is still told (as the latest), not shut out by the old titles read as one
     piece of the model's."""
     titles = [f"the location of the key number {n}" for n in range(14)]
-    lines = [HierarchyNode(id=f"p{n}", level="plotline", title=t, summary="-", first_turn=n,
-                           last_turn=n) for n, t in enumerate(titles)]  # fmt: skip
+    lines = [
+        HierarchyNode(id=f"p{n}", level="plotline", title=t, summary="-", first_turn=n, last_turn=n)
+        for n, t in enumerate(titles)
+    ]
     plot = folding.plot(None, lines[:-1], lines[:-1])
     assert len(plot.summary) <= folding.SUMMARY_CHARS
     kept = plot.model_copy(update={"summary_by": "kept"})

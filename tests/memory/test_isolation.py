@@ -174,10 +174,21 @@ def open_server() -> Iterator[str]:
     directory = Path(tempfile.mkdtemp(prefix="fo-", dir="/tmp"))
     sock = directory / "s.sock"
     proc = subprocess.Popen(
-        [redis_server_binary(), "--port", "0", "--unixsocket", str(sock), "--save", "",
-         "--dir", str(directory), "--loglevel", "warning"],
+        [
+            redis_server_binary(),
+            "--port",
+            "0",
+            "--unixsocket",
+            str(sock),
+            "--save",
+            "",
+            "--dir",
+            str(directory),
+            "--loglevel",
+            "warning",
+        ],
         stdout=subprocess.DEVNULL,
-    )  # fmt: skip
+    )
     client = redis.Redis(unix_socket_path=str(sock), retry_on_error=[redis.ConnectionError])
     for _ in range(200):
         try:
@@ -271,8 +282,12 @@ def _filler(arg: dict[str, Any], target: str) -> list[str]:
     elif kind == "oneof":
         out = _filler(arg["arguments"][0], target)
     elif kind == "block":
-        out = [v for sub in arg["arguments"] if "optional" not in sub.get("flags", [])
-               for v in _filler(sub, target)]  # fmt: skip
+        out = [
+            v
+            for sub in arg["arguments"]
+            if "optional" not in sub.get("flags", [])
+            for v in _filler(sub, target)
+        ]
     else:
         out = ["x"]
     if "token" in arg and kind != "pure-token":
@@ -440,10 +455,21 @@ class TestCompose:
         assert stat.S_IMODE((tmp_path / "users.acl").stat().st_mode) == 0o600
         sock = Path(tempfile.mkdtemp(prefix="fc-", dir="/tmp")) / "s.sock"
         proc = subprocess.Popen(
-            [redis_server_binary(), "--port", "0", "--unixsocket", str(sock), "--save", "",
-             "--dir", str(tmp_path), "--aclfile", str(tmp_path / "users.acl")],
+            [
+                redis_server_binary(),
+                "--port",
+                "0",
+                "--unixsocket",
+                str(sock),
+                "--save",
+                "",
+                "--dir",
+                str(tmp_path),
+                "--aclfile",
+                str(tmp_path / "users.acl"),
+            ],
             stdout=subprocess.DEVNULL,
-        )  # fmt: skip
+        )
         try:
             url = f"unix://fabula:s3cret@{sock}"
             admin = redis.Redis.from_url(url, decode_responses=True, retry_on_error=[OSError])

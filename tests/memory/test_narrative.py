@@ -95,8 +95,11 @@ class TestIndexes:
             for ev in mine:
                 ep = Episode.model_validate(json.loads(stored[ev.id]))
                 assert (ep.text, ep.turn, ep.speaker, ep.witnesses) == (
-                    text_of[ev.id], ev.turn, ev.actor if ev.kind == "say" else None, ev.witnesses,
-                )  # fmt: skip
+                    text_of[ev.id],
+                    ev.turn,
+                    ev.actor if ev.kind == "say" else None,
+                    ev.witnesses,
+                )
                 clock = clocks.get(ev.turn)
                 assert ep.day == (parse_clock(clock).day if clock else None)  # type: ignore[union-attr]
             # windows: each episode with WINDOW of the same turn's episodes on each side,
@@ -166,8 +169,12 @@ class TestIndexes:
         await store.commit(random_turns(2, 1)[0])
         layout = json.dumps(keys.index_layout("gone", "main"))
         stats = EpisodeKeys("gone", "main").stats
-        done = await fcall(aredis_client, "fabula_index", [stats],
-                           [layout, -1, 5, -1, json.dumps({"eps": []}), WINDOW])  # fmt: skip
+        done = await fcall(
+            aredis_client,
+            "fabula_index",
+            [stats],
+            [layout, -1, 5, -1, json.dumps({"eps": []}), WINDOW],
+        )
         assert done == "gone" and not await aredis_client.exists(stats)
         await store.delete()
 
@@ -247,16 +254,22 @@ class TestGeneralWords:
         kind of what the request names; and the lines around the best matches fill the
         room the matches leave."""
         store = await new_story(aredis_client, "general")
-        lines = [("ann", "The harbour was grey this morning.", CAST),
-                 ("ben", "I am off to do some taekwondo!", CAST),
-                 ("cal", "The orchard needs pruning.", CAST),
-                 ("ann", "The lantern is lit.", CAST)]  # fmt: skip
+        lines = [
+            ("ann", "The harbour was grey this morning.", CAST),
+            ("ben", "I am off to do some taekwondo!", CAST),
+            ("cal", "The orchard needs pruning.", CAST),
+            ("ann", "The lantern is lit.", CAST),
+        ]
         await store.commit(turn_delta(1, lines, "2 May, 2023"))
         for turn in range(2, 6):
-            await store.commit(turn_delta(turn, [("cal", f"The ledger, page {turn}.", CAST)],
-                                          f"{turn + 1} May, 2023"))  # fmt: skip
-        found = await author_context(store, "Which martial arts does Ben practise?",
-                                     budget=500, counter=COUNTER)  # fmt: skip
+            await store.commit(
+                turn_delta(
+                    turn, [("cal", f"The ledger, page {turn}.", CAST)], f"{turn + 1} May, 2023"
+                )
+            )
+        found = await author_context(
+            store, "Which martial arts does Ben practise?", budget=500, counter=COUNTER
+        )
         assert "I am off to do some taekwondo!" in found.text
         assert "The orchard needs pruning." in found.text  # beside the match, room to spare
         await store.delete()
@@ -278,15 +291,16 @@ class TestCharacterRetrieval:
         """Over random stories and requests (words of any line, names, dates — every way
         retrieval finds or fills: matches, general terms, the lines around the best
         matches, the named entities' latest, the request's dates), what a character
-        recalls through its own Redis user is only episodes it witnessed."""  # fmt: skip
+        recalls through its own Redis user is only episodes it witnessed."""
         story = f"m{seed}-{count}"
         store = await new_story(aredis_client, story)
         deltas = random_turns(seed, count)
         for delta in deltas:
             await store.commit(delta)
         await index_through(store)
-        picked = words.draw(st.lists(st.sampled_from((*WORDS, "Ann", "Ben", "Cal")),
-                                     min_size=1, max_size=4))  # fmt: skip
+        picked = words.draw(
+            st.lists(st.sampled_from((*WORDS, "Ann", "Ben", "Cal")), min_size=1, max_size=4)
+        )
         request = " ".join(picked) + words.draw(st.sampled_from(("?", " in May 2023?", "")))
         witnessed = {
             who: {e.id for d in deltas for e in d.events if who in e.witnesses} for who in CAST
@@ -308,16 +322,23 @@ class TestCharacterRetrieval:
         """Ann's retrieval, through her own Redis user, finds only what she witnessed, even
         when the request quotes an episode she did not; another's index is refused."""
         store = await new_story(aredis_client, "w")
-        await store.commit(turn_delta(1, [
-            ("ann", "The lantern is in the orchard.", ("ann", "ben")),
-            ("ben", "My violin hides the harbour secret.", ("ben", "cal")),
-            ("cal", "The violin secret is safe with us.", ("ben", "cal")),
-        ], None))  # fmt: skip
+        await store.commit(
+            turn_delta(
+                1,
+                [
+                    ("ann", "The lantern is in the orchard.", ("ann", "ben")),
+                    ("ben", "My violin hides the harbour secret.", ("ben", "cal")),
+                    ("cal", "The violin secret is safe with us.", ("ben", "cal")),
+                ],
+                None,
+            )
+        )
         await index_through(store)
         mind = await open_mind(aredis_client, redis_url, "w", "ann")
         try:
-            found = await mind.recall("What about the violin and the harbour secret?",
-                                      budget=400, counter=COUNTER)  # fmt: skip
+            found = await mind.recall(
+                "What about the violin and the harbour secret?", budget=400, counter=COUNTER
+            )
             assert "violin" not in found.text and "harbour" not in found.text
             assert set(found.ids("episode")) <= {"e1.0"}
             with pytest.raises(NoPermissionError):
@@ -337,14 +358,17 @@ class TestCharacterRetrieval:
         store = await new_story(aredis_client, "clue")
         rng = random.Random(7)
         for turn in range(1, 21):
-            lines = [(who, f"The {WORDS[0]} and the {rng.choice(WORDS[1:])}.", ("ann", "ben"))
-                     for who in ("ann", "ben")]  # fmt: skip
+            lines = [
+                (who, f"The {WORDS[0]} and the {rng.choice(WORDS[1:])}.", ("ann", "ben"))
+                for who in ("ann", "ben")
+            ]
             await store.commit(turn_delta(turn, lines, None))
         await index_through(store)
         mind = await open_mind(aredis_client, redis_url, "clue", "ann")
         try:
-            found = await mind.recall(f"What did Ben say about the {WORDS[0]}?", budget=80,
-                                      counter=COUNTER)  # fmt: skip
+            found = await mind.recall(
+                f"What did Ben say about the {WORDS[0]}?", budget=80, counter=COUNTER
+            )
             said = {m.event: m.quote for m in await mind.memories(last=100)}
             lines = found.ids("episode")
             bens = [i for i in lines if i.endswith(".1")]
@@ -379,12 +403,18 @@ class TestCharacterRetrieval:
         """A character's voice exemplars are what it said (oldest first), read through its
         own user: never what others said, nor what it only heard of."""
         store = await new_story(aredis_client, "voice")
-        await store.commit(turn_delta(1, [
-            ("ann", "Ann said the lantern is lit.", ("ann", "ben")),
-            ("ben", "Ben said he keeps the ledger.", ("ann", "ben")),
-            ("ann", "Ann said to keep it well.", ("ann", "ben")),
-            ("cal", "Cal said the violin is his.", ("cal",)),
-        ], None))  # fmt: skip
+        await store.commit(
+            turn_delta(
+                1,
+                [
+                    ("ann", "Ann said the lantern is lit.", ("ann", "ben")),
+                    ("ben", "Ben said he keeps the ledger.", ("ann", "ben")),
+                    ("ann", "Ann said to keep it well.", ("ann", "ben")),
+                    ("cal", "Cal said the violin is his.", ("cal",)),
+                ],
+                None,
+            )
+        )
         await index_through(store)
         mind = await open_mind(aredis_client, redis_url, "voice", "ann")
         try:
@@ -407,11 +437,21 @@ class TestAssembly:
         for turn in range(1, 31):
             words = f"The {rng.choice(WORDS)} and the {rng.choice(WORDS)}."
             delta = DeltaBuilder(turn, f"Ann: {words}")
-            delta.event("say", delta.span(5, 5 + len(words)), actor="ann", participants=("ann",),
-                        place=("hall", "garden")[turn % 2], witnesses=CAST)  # fmt: skip
+            delta.event(
+                "say",
+                delta.span(5, 5 + len(words)),
+                actor="ann",
+                participants=("ann",),
+                place=("hall", "garden")[turn % 2],
+                witnesses=CAST,
+            )
             await store.commit(delta.build())
-        found = await author_context(store, f"What did Ann say about the {WORDS[0]} in the "
-                                     "garden?", budget=80, counter=COUNTER)  # fmt: skip
+        found = await author_context(
+            store,
+            f"What did Ann say about the {WORDS[0]} in the garden?",
+            budget=80,
+            counter=COUNTER,
+        )
         episodes = await fetch(aredis_client, await sources(store), found.ids("episode"))
         assert episodes and {ep.place for ep in episodes.values()} == {"garden"}
 
@@ -426,8 +466,9 @@ class TestAssembly:
             await store.commit(delta)
         await consolidate(store)  # as the application does: summaries may be rendered too
         tree = await nodes(store)
-        found = await author_context(store, "When did Ann mention the ledger and the violin?",
-                                     budget=budget, counter=COUNTER)  # fmt: skip
+        found = await author_context(
+            store, "When did Ann mention the ledger and the violin?", budget=budget, counter=COUNTER
+        )
         assert found.tokens <= budget and COUNTER.count(found.text) <= budget
         lines = found.text.split("\n")
         by_line = {m.line: m for m in found.manifest}
@@ -465,8 +506,15 @@ class TestDatedRequests:
 
     async def _diary(self, client: aredis.Redis, story: str) -> StoryStore:
         store = await new_story(client, story)
-        days = ["2 May, 2023", "3 May, 2023", "6 May, 2023", "20 June, 2023", "2 July, 2023",
-                "9 July, 2023", "10 July, 2023"]  # fmt: skip
+        days = [
+            "2 May, 2023",
+            "3 May, 2023",
+            "6 May, 2023",
+            "20 June, 2023",
+            "2 July, 2023",
+            "9 July, 2023",
+            "10 July, 2023",
+        ]
         for turn, day in enumerate(days, start=1):
             said = f"Weather on the {turn}th entry: rain over the harbour."
             lines = [("ann", said, CAST), ("ben", f"Entry {turn}: the lantern burns.", CAST)]
@@ -479,8 +527,9 @@ class TestDatedRequests:
         """Nothing in the episodes' words matches "3 May, 2023": the day's episodes stand
         in, not the latest ones."""
         store = await self._diary(aredis_client, "dated1")
-        found = await author_context(store, "What did Ann do on 3 May, 2023?", budget=40,
-                                     counter=COUNTER)  # fmt: skip
+        found = await author_context(
+            store, "What did Ann do on 3 May, 2023?", budget=40, counter=COUNTER
+        )
         assert "2th entry" in found.text and "7th entry" not in found.text
 
     async def test_what_happened_on_a_day_is_found_where_it_was_told_after(
@@ -489,8 +538,9 @@ class TestDatedRequests:
         """An event of 18 June is told on 20 June: of equal matches, the one told within
         days of the date comes first, not the story's first."""
         store = await self._diary(aredis_client, "dated2")
-        found = await author_context(store, "Where was the rain on 18 June, 2023?", budget=40,
-                                     counter=COUNTER)  # fmt: skip
+        found = await author_context(
+            store, "Where was the rain on 18 June, 2023?", budget=40, counter=COUNTER
+        )
         shown = [e.id for e in found.manifest if e.kind == "episode"]
         assert shown and all(e.startswith("e4.") for e in shown), found.text
 
@@ -508,8 +558,12 @@ class TestDatedRequests:
             if turn == 3:
                 lines = [("ben", "Fish stew for everyone tonight.", CAST)]
             await store.commit(turn_delta(turn, lines, day))
-        found = await author_context(store, "What did Ben cook for the harbour feast on "
-                                     "6 May, 2023?", budget=40, counter=COUNTER)  # fmt: skip
+        found = await author_context(
+            store,
+            "What did Ben cook for the harbour feast on 6 May, 2023?",
+            budget=40,
+            counter=COUNTER,
+        )
         assert "Fish stew" in found.text, found.text
         assert "entry 4" not in found.text and "entry 5" not in found.text, found.text
 
@@ -519,14 +573,15 @@ class TestDatedRequests:
         """ "in June" in a story whose clock stands in July 2023 is June 2023; "yesterday" is
         the day before the story's latest date. A story with no clock reads neither."""
         store = await self._diary(aredis_client, "dated3")
-        june = await author_context(store, "What did Ann say in June?", budget=40,
-                                    counter=COUNTER)  # fmt: skip
+        june = await author_context(store, "What did Ann say in June?", budget=40, counter=COUNTER)
         assert "4th entry" in june.text and "7th" not in june.text, june.text
-        yesterday = await author_context(store, "What did Ann say yesterday?", budget=40,
-                                         counter=COUNTER)  # fmt: skip
+        yesterday = await author_context(
+            store, "What did Ann say yesterday?", budget=40, counter=COUNTER
+        )
         assert "6th entry" in yesterday.text and "7th" not in yesterday.text, yesterday.text
-        as_of = await author_context(store, "What did Ann say yesterday?", budget=40,
-                                     counter=COUNTER, as_of=2)  # fmt: skip
+        as_of = await author_context(
+            store, "What did Ann say yesterday?", budget=40, counter=COUNTER, as_of=2
+        )
         assert "1th entry" in as_of.text and "3th" not in as_of.text, as_of.text  # 2 May
 
 
@@ -536,20 +591,38 @@ class TestSummaries:
     async def _story(self, client: aredis.Redis, story: str) -> StoryStore:
         """An old scene about the ledger (1 May), then later days about other things."""
         store = await new_story(client, story)
-        await store.commit(turn_delta(1, [
-            ("ann", "The ledger was hidden under the floor of the hall.", CAST),
-            ("ben", "Nobody saw the harbour that night.", CAST),
-            ("cal", "The violin was out of tune again.", CAST),
-        ], "1 May, 2023"))  # fmt: skip
-        await store.commit(turn_delta(2, [
-            ("ann", "We keep the ledger secret.", CAST),
-            ("cal", "The compass points to the orchard.", CAST),
-        ], "1 May, 2023"))  # fmt: skip
+        await store.commit(
+            turn_delta(
+                1,
+                [
+                    ("ann", "The ledger was hidden under the floor of the hall.", CAST),
+                    ("ben", "Nobody saw the harbour that night.", CAST),
+                    ("cal", "The violin was out of tune again.", CAST),
+                ],
+                "1 May, 2023",
+            )
+        )
+        await store.commit(
+            turn_delta(
+                2,
+                [
+                    ("ann", "We keep the ledger secret.", CAST),
+                    ("cal", "The compass points to the orchard.", CAST),
+                ],
+                "1 May, 2023",
+            )
+        )
         for turn in range(3, 9):
-            await store.commit(turn_delta(turn, [
-                ("ben", f"The orchard is quiet on day {turn}.", CAST),
-                ("cal", "The compass and the violin rest.", CAST),
-            ], f"{turn + 5} May, 2023"))  # fmt: skip
+            await store.commit(
+                turn_delta(
+                    turn,
+                    [
+                        ("ben", f"The orchard is quiet on day {turn}.", CAST),
+                        ("cal", "The compass and the violin rest.", CAST),
+                    ],
+                    f"{turn + 5} May, 2023",
+                )
+            )
         return store
 
     async def test_an_old_scene_the_request_bears_on_is_summarised(
@@ -559,8 +632,7 @@ class TestSummaries:
         one summary line with its scene id and members; unfold gives back those members."""
         store = await self._story(aredis_client, "sum1")
         await consolidate(store)
-        found = await author_context(store, "Where is the ledger?", budget=300,
-                                     counter=COUNTER)  # fmt: skip
+        found = await author_context(store, "Where is the ledger?", budget=300, counter=COUNTER)
         assert found.tokens <= 300
         lines = found.text.split("\n")
         summaries = [m for m in found.manifest if m.section == SUMMARY_SECTION]
@@ -572,8 +644,9 @@ class TestSummaries:
         assert [e.id for e in unfolded] == list(entry.members)
         assert set(found.ids("episode")) < set(entry.members)
         # as of a turn before the scene ended, the scene is not shown (nothing later leaks)
-        early = await author_context(store, "Where is the ledger?", budget=300,
-                                     counter=COUNTER, as_of=1)  # fmt: skip
+        early = await author_context(
+            store, "Where is the ledger?", budget=300, counter=COUNTER, as_of=1
+        )
         assert not any(m.section == SUMMARY_SECTION for m in early.manifest)
 
     async def test_nothing_without_a_hierarchy_and_never_over_budget(
@@ -586,8 +659,9 @@ class TestSummaries:
         assert SUMMARY_SECTION not in bare.text and not bare.ids("scene")
         await consolidate(store)
         for budget in (10, 40, 80, 160, 320, 2000):
-            found = await author_context(store, "the ledger, the violin and the harbour",
-                                         budget=budget, counter=COUNTER)  # fmt: skip
+            found = await author_context(
+                store, "the ledger, the violin and the harbour", budget=budget, counter=COUNTER
+            )
             assert found.tokens <= budget and COUNTER.count(found.text) <= budget
             shown = set(found.ids("episode"))
             for entry in found.manifest:
@@ -608,8 +682,11 @@ class TestSummaries:
             assert found.ids("episode")
             assert SUMMARY_SECTION not in found.text
             assert not [m for m in found.manifest if m.kind in ("scene", "plotline")]
-            for key in (keys.hierarchy("sum3", "main"), keys.hierarchy_up("sum3", "main"),
-                        keys.hierarchy_threads("sum3", "main")):  # fmt: skip
+            for key in (
+                keys.hierarchy("sum3", "main"),
+                keys.hierarchy_up("sum3", "main"),
+                keys.hierarchy_threads("sum3", "main"),
+            ):
                 with pytest.raises(NoPermissionError):
                     await mind.client.hgetall(key)
             with pytest.raises(NoPermissionError):
@@ -623,10 +700,16 @@ class TestHierarchy:
         store = await new_story(client, story)
         clocks = ["1 May, 2023", "1 May, 2023", "2 May, 2023", "2 May, 2023", "3 May, 2023"]
         for turn, clock in enumerate(clocks, start=1):
-            await store.commit(turn_delta(turn, [
-                ("ann", f"The ledger story, part {turn}.", CAST),
-                ("ben", "I see the harbour.", CAST),
-            ], clock))  # fmt: skip
+            await store.commit(
+                turn_delta(
+                    turn,
+                    [
+                        ("ann", f"The ledger story, part {turn}.", CAST),
+                        ("ben", "I see the harbour.", CAST),
+                    ],
+                    clock,
+                )
+            )
         return store
 
     async def test_run_twice_and_concurrently_gives_the_same_hierarchy(

@@ -208,10 +208,12 @@ class TestForks:
             for c in characters:
                 mine = _open(await project_beliefs(child, c))
                 assert mine == _open(await project_beliefs(long, c, as_of=at))
-                held = {(b.chain, b.slot, b.value, b.id)
-                        for b in await all_beliefs_as_of(child, c, at)}  # fmt: skip
-                had = {(b.chain, b.slot, b.value, b.id)
-                       for b in await all_beliefs_as_of(long, c, at)}  # fmt: skip
+                held = {
+                    (b.chain, b.slot, b.value, b.id) for b in await all_beliefs_as_of(child, c, at)
+                }
+                had = {
+                    (b.chain, b.slot, b.value, b.id) for b in await all_beliefs_as_of(long, c, at)
+                }
                 assert held == had
                 nested = nested or any(">" in chain for chain, *_ in had)
                 assert await recall(child, c, last=10**6) == await recall(

@@ -24,15 +24,33 @@ def lighthouse_turn(*, tell_read: bool) -> DeltaBuilder:
         b.entity("object", name)
     whole = b.span(0, len(TEXT))  # the model spanned every action over the sentence
     if tell_read:
-        b.event("tell", whole, actor="ada", participants=("ada", "ben"), private_to=("ben",),
-                content=Fact(subject="spare_key", attribute="location", value="cupboard"),
-                witnesses=("ada", "ben"))  # fmt: skip
-    b.event("take", whole, actor="ben", participants=("ben", "spare_key"), place="lamp_room",
-            content=Fact(subject="spare_key", attribute="location", value="ben"),
-            witnesses=("ben", "cora"))  # fmt: skip
-    b.event("tell", whole, actor="cora", participants=("cora", "ada"), private_to=("ada",),
-            content=Fact(subject="logbook", attribute="location", value="cupboard"),
-            witnesses=("cora", "ada"))  # fmt: skip
+        b.event(
+            "tell",
+            whole,
+            actor="ada",
+            participants=("ada", "ben"),
+            private_to=("ben",),
+            content=Fact(subject="spare_key", attribute="location", value="cupboard"),
+            witnesses=("ada", "ben"),
+        )
+    b.event(
+        "take",
+        whole,
+        actor="ben",
+        participants=("ben", "spare_key"),
+        place="lamp_room",
+        content=Fact(subject="spare_key", attribute="location", value="ben"),
+        witnesses=("ben", "cora"),
+    )
+    b.event(
+        "tell",
+        whole,
+        actor="cora",
+        participants=("cora", "ada"),
+        private_to=("ada",),
+        content=Fact(subject="logbook", attribute="location", value="cupboard"),
+        witnesses=("cora", "ada"),
+    )
     return b
 
 
@@ -77,16 +95,41 @@ class TestMissedDeeds:
         for name in ("lamp room", "cottage"):
             b.entity("place", name)
         first, second = text.index("Ada went to the lamp room"), text.index("Ada went to the cot")
-        b.event("enter", b.span(first, first + 25), actor="ada", participants=("ada",),
-                place="lamp_room", witnesses=("ada", "ben", "cora"))  # fmt: skip
-        b.event("exit", b.span(second, second + 23), actor="ada", participants=("ada",),
-                place="lamp_room", witnesses=("ada", "ben", "cora"))  # fmt: skip
-        b.event("enter", b.span(second, second + 23), actor="ada", participants=("ada",),
-                place="cottage", witnesses=("ada",))  # fmt: skip
-        b.event("tell", b.span(0, len(text)), actor="ada", participants=("ada", "ben"),
-                private_to=("ben",), witnesses=("ada", "ben"),
-                content=Fact(subject="ada", attribute="secret",
-                             value="Ada knows Ben lands brandy in the cove"))  # fmt: skip
+        b.event(
+            "enter",
+            b.span(first, first + 25),
+            actor="ada",
+            participants=("ada",),
+            place="lamp_room",
+            witnesses=("ada", "ben", "cora"),
+        )
+        b.event(
+            "exit",
+            b.span(second, second + 23),
+            actor="ada",
+            participants=("ada",),
+            place="lamp_room",
+            witnesses=("ada", "ben", "cora"),
+        )
+        b.event(
+            "enter",
+            b.span(second, second + 23),
+            actor="ada",
+            participants=("ada",),
+            place="cottage",
+            witnesses=("ada",),
+        )
+        b.event(
+            "tell",
+            b.span(0, len(text)),
+            actor="ada",
+            participants=("ada", "ben"),
+            private_to=("ben",),
+            witnesses=("ada", "ben"),
+            content=Fact(
+                subject="ada", attribute="secret", value="Ada knows Ben lands brandy in the cove"
+            ),
+        )
         delta = b.build()
         for event in delta.events:
             for witness in event.witnesses:
@@ -105,8 +148,14 @@ def _talk(
     for name in ("Ann", "Ben", "Cal", "Mara"):
         b.entity("character", name)
     for who, start, end, witnesses, private in events:
-        b.event("say", b.span(start, end), actor=who, participants=(who,),
-                witnesses=witnesses, private_to=private)  # fmt: skip
+        b.event(
+            "say",
+            b.span(start, end),
+            actor=who,
+            participants=(who,),
+            witnesses=witnesses,
+            private_to=private,
+        )
     delta = b.build()
     out: dict[str, dict[str, str]] = {}
     for e in delta.events:
@@ -155,9 +204,10 @@ class TestWordsHeard:
         spoke, Ben (who heard both) the words."""
         text = '"The key is gone," Ann said. "It is in my pocket," she whispered to Ben.'
         heard = _talk(
-            text, ("ann", 0, len(text), ("ann", "ben", "cal"), ()),
+            text,
+            ("ann", 0, len(text), ("ann", "ben", "cal"), ()),
             ("ann", 29, len(text), ("ann", "ben"), ("ben",)),
-        )  # fmt: skip
+        )
         assert "pocket" not in heard["e1.0"]["cal"], heard
         assert "pocket" in heard["e1.0"]["ben"] and "pocket" in heard["e1.1"]["ben"]
 

@@ -326,9 +326,14 @@ class TestTruncatedAof:
             assert "fabula server check-aof --fix" in message
             assert "FABULA_REDIS_LOAD_TRUNCATED=1" in message
             env = {**os.environ, "FABULA_HOME": str(home)}
-            fixed = subprocess.run([sys.executable, "-m", "fabula", "server", "check-aof", "--fix"],
-                                   input="y\n", text=True, capture_output=True, env=env,
-                                   timeout=60)  # fmt: skip
+            fixed = subprocess.run(
+                [sys.executable, "-m", "fabula", "server", "check-aof", "--fix"],
+                input="y\n",
+                text=True,
+                capture_output=True,
+                env=env,
+                timeout=60,
+            )
             assert fixed.returncode == 0, fixed.stderr
             assert "Successfully truncated AOF" in fixed.stdout
             client = redis.Redis.from_url(server.ensure_started())

@@ -83,8 +83,9 @@ class TestOneLine:
 
     def test_characters_by_name_or_id_in_any_case(self, tale: Cli) -> None:
         """`beliefs Leo` was "no character"; ids and names resolve case-insensitively."""
-        outputs = {tale("show", "tale", "beliefs", who, "--json").stdout for who in
-                   ("leo", "Leo", "LEO")}  # fmt: skip
+        outputs = {
+            tale("show", "tale", "beliefs", who, "--json").stdout for who in ("leo", "Leo", "LEO")
+        }
         assert len(outputs) == 1 and '"holder": [\n    "leo"' in outputs.pop()
         assert tale("show", "tale", "beliefs", "Mara>LEO").exit_code == 0
         assert "no character 'Bob'" in tale.fails("show", "tale", "beliefs", "Bob")
@@ -249,8 +250,11 @@ class TestBenchData:
             ("locomo", '{"a": 1}', "not a LoCoMo file: expected a non-empty list"),
             ("locomo", '[{"sample_id": "x"}]', "at conversation 0: no 'conversation' field"),
             ("locomo", "not json", "not a LoCoMo file: not JSON"),
-            ("locomo", '[{"sample_id": "x", "conversation": {"speaker_a": "A"}, "qa": []}]',
-             "no 'session_1' field"),
+            (
+                "locomo",
+                '[{"sample_id": "x", "conversation": {"speaker_a": "A"}, "qa": []}]',
+                "no 'session_1' field",
+            ),
             ("longstory", '{"type": "turn", "turn": "x", "text": "t"}', "line 1: ValueError"),
             ("longstory", '{"type": "meta"}\n[1]', "line 2: not a JSON object"),
             ("longstory", '{"kind": "turn"}', "line 1: no 'type' field"),
@@ -258,7 +262,7 @@ class TestBenchData:
             ("hitom", "\xff", "not UTF-8"),
             ("tomi", "1 Ann is here.\n2 Where is Ann?", "no trace beside"),
         ],
-    )  # fmt: skip
+    )
     def test_a_malformed_file_is_one_line(
         self, cli: Cli, tmp_path: Path, bench: str, text: str, needle: str
     ) -> None:
@@ -277,11 +281,13 @@ class TestNumbersAndViews:
         ("args", "needle"),
         [
             (("bench", "scale", "--turns", "0"), "--turns needs positive numbers"),
-            (("bench", "scale", "--turns", "10", "--characters", "0"),
-             "--characters needs positive numbers"),
+            (
+                ("bench", "scale", "--turns", "10", "--characters", "0"),
+                "--characters needs positive numbers",
+            ),
             (("bench", "scale", "--turns", "ten"), "expected numbers separated by commas"),
         ],
-    )  # fmt: skip
+    )
     def test_bench_numbers_are_checked_before_anything_runs(
         self, cli: Cli, args: tuple[str, ...], needle: str
     ) -> None:

@@ -94,8 +94,11 @@ async def test_no_chat_answer_holds_what_its_character_did_not_witness(
     for character in await store.characters():
         name = (await store.resolve(character, "character")).name
         start = await project_beliefs(store, (character,), as_of=0)
-        told = {(b.subject.replace("_", " "), b.value.replace("_", " "))
-                for b in start.beliefs.values() if b.attribute == "location"}  # fmt: skip
+        told = {
+            (b.subject.replace("_", " "), b.value.replace("_", " "))
+            for b in start.beliefs.values()
+            if b.attribute == "location"
+        }
         seen = {d.pair for d in turn.deeds if name in d.audience} | told
         for question in asked:
             said = await app.chat(store, character, question)

@@ -74,8 +74,13 @@ def _fabula(home: Path, fsync: FsyncPolicy, *args: str) -> subprocess.CompletedP
     env = {k: v for k, v in os.environ.items() if not k.startswith("FABULA_")}
     env |= {"FABULA_HOME": str(home), "FABULA_REDIS_FSYNC": fsync, "FABULA_CONSOLIDATE": "off"}
     env |= {"COLUMNS": "200", "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
-    return subprocess.run([sys.executable, "-m", "fabula", *args], capture_output=True,
-                          text=True, env=env, timeout=300)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "fabula", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
 
 
 def _says_disk_full(proc: subprocess.CompletedProcess[str], server: EmbeddedRedis) -> str:

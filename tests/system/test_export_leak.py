@@ -65,8 +65,11 @@ async def test_no_export_as_a_character_holds_what_it_did_not_witness(
     for character in await store.characters():
         name = (await store.resolve(character, "character")).name
         start = await project_beliefs(store, (character,), as_of=0)
-        told = {(b.subject.replace("_", " "), b.value.replace("_", " "))
-                for b in start.beliefs.values() if b.attribute == "location"}  # fmt: skip
+        told = {
+            (b.subject.replace("_", " "), b.value.replace("_", " "))
+            for b in start.beliefs.values()
+            if b.attribute == "location"
+        }
         seen = {d.pair for d in turn.deeds if name in d.audience} | told
         found = await app.lived(store, character)
         assert (found.character, found.name) == (character, name)

@@ -93,12 +93,19 @@ def lighthouse_with_lore() -> WorldPack:
             entries=(LoreEntry(content="LORE-AUTHOR the tower is hollow", constant=True),),
         )
     ]
-    books += [LoreBook(name=c.name, format="character_book", owner=c.name,
-                       entries=(LoreEntry(content=f"LORE-{c.name} is private", constant=True),))
-              for c in pack.characters]  # fmt: skip
+    books += [
+        LoreBook(
+            name=c.name,
+            format="character_book",
+            owner=c.name,
+            entries=(LoreEntry(content=f"LORE-{c.name} is private", constant=True),),
+        )
+        for c in pack.characters
+    ]
     cast = [{**c.model_dump(), "examples": (f"VOICE-{c.name} speaks",)} for c in pack.characters]
-    return WorldPack.model_validate({**pack.model_dump(), "lore": {"books": books},
-                                     "characters": cast})  # fmt: skip
+    return WorldPack.model_validate(
+        {**pack.model_dump(), "lore": {"books": books}, "characters": cast}
+    )
 
 
 PACK = lighthouse_with_lore()
@@ -117,8 +124,13 @@ def own_journeys(turn: Turn, actions: list[StoryAction]) -> dict[str, str]:
         sentence = (start, end + 1)  # the clause and its full stop
         if (start > 0 and turn.text[start - 2 : start] != ". ") or turn.text[end] != ".":
             continue  # joined with other clauses
-        others = [a for a in actions if not (a.kind == "go" and (a.start, a.end) == (start, end))
-                  and a.start < sentence[1] and sentence[0] < a.end]  # fmt: skip
+        others = [
+            a
+            for a in actions
+            if not (a.kind == "go" and (a.start, a.end) == (start, end))
+            and a.start < sentence[1]
+            and sentence[0] < a.end
+        ]
         if not others:
             (who,) = deed.action["actors"]
             out[who] = f"- turn 1: {turn.text[sentence[0] : sentence[1]]}"

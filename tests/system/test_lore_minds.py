@@ -75,17 +75,26 @@ async def app(redis_url: str, tmp_path: Path) -> Any:
 
 
 BOOKS = [
-    LoreBook(name="world", format="lorebook_v3", entries=(
-        entry("AUTHOR-ONLY"),
-        entry("EVERYONE-KNOWS", "common"),
-        entry("BEN-AND-DEV", ["Ben", "Dev"]),
-        entry("NO-ONE", "author"),
-    )),
-    LoreBook(name="Ada's book", format="character_book", owner="Ada", entries=(
-        entry("ADA-PRIVATE"),
-        entry("ADA-AND-CORA", ["Cora"]),
-    )),
-]  # fmt: skip
+    LoreBook(
+        name="world",
+        format="lorebook_v3",
+        entries=(
+            entry("AUTHOR-ONLY"),
+            entry("EVERYONE-KNOWS", "common"),
+            entry("BEN-AND-DEV", ["Ben", "Dev"]),
+            entry("NO-ONE", "author"),
+        ),
+    ),
+    LoreBook(
+        name="Ada's book",
+        format="character_book",
+        owner="Ada",
+        entries=(
+            entry("ADA-PRIVATE"),
+            entry("ADA-AND-CORA", ["Cora"]),
+        ),
+    ),
+]
 TOKENS = {
     "AUTHOR-ONLY": (None, None),
     "EVERYONE-KNOWS": (None, "common"),
@@ -109,8 +118,11 @@ async def test_each_character_holds_what_it_may_know_and_recalls_it(app: Fabula)
         assert "fabula/visibility" not in held  # who else knows it is no lore of its own
     author = await app.recall(store, "what is so", budget=500)
     assert {x.text.split()[0] for x in author.lore} == {
-        "AUTHOR-ONLY", "EVERYONE-KNOWS", "BEN-AND-DEV", "NO-ONE"
-    }  # fmt: skip
+        "AUTHOR-ONLY",
+        "EVERYONE-KNOWS",
+        "BEN-AND-DEV",
+        "NO-ONE",
+    }
 
 
 async def test_a_character_cannot_read_anothers_lore(app: Fabula) -> None:
@@ -161,8 +173,11 @@ def lorebooks(draw: st.DrawFn) -> tuple[list[LoreBook], dict[str, tuple[str | No
             keys = draw(st.sampled_from([(), (), ("Ada", "Ben", "Cora", "Dev"), ("cottage",)]))
             entries.append(entry(token, seen, keys=keys))
             tokens[token] = (owner, seen)
-        books.append(LoreBook(name=f"book{len(books)}", format="lorebook_v3", owner=owner,
-                              entries=tuple(entries)))  # fmt: skip
+        books.append(
+            LoreBook(
+                name=f"book{len(books)}", format="lorebook_v3", owner=owner, entries=tuple(entries)
+            )
+        )
     return books, tokens
 
 
@@ -189,13 +204,18 @@ async def test_no_lore_reaches_a_character_that_may_not_know_it(
         prompt = render_mind(brief, beliefs, memories, entities, lore=lore)
         schema = json.dumps(proposal_json_schema(character, entities, known_attributes(beliefs)))
         held = await mind.lore() or ""
-        recalled = await app.recall(store, "Ada Ben Cora Dev cottage", budget=800,
-                                    character=character)  # fmt: skip
+        recalled = await app.recall(
+            store, "Ada Ben Cora Dev cottage", budget=800, character=character
+        )
         shown = " ".join(x.text for x in recalled.lore)
         for token, (owner, seen) in tokens.items():
             if not knows(owner, seen, name):
-                for where, text in (("prompt", prompt), ("schema", schema), ("keyspace", held),
-                                    ("recall", shown)):  # fmt: skip
+                for where, text in (
+                    ("prompt", prompt),
+                    ("schema", schema),
+                    ("keyspace", held),
+                    ("recall", shown),
+                ):
                     assert token not in text, (name, token, where)
             elif not books_key(books, token):  # constant and known: always shown
                 assert token in prompt and token in shown, (name, token, prompt)

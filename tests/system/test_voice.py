@@ -79,8 +79,9 @@ async def test_the_prompt_shows_the_examples_nearest_its_situation(app: Fabula) 
         brief = brief_for(view, name, plan)
         beliefs, entities = await mind.beliefs(), await mind.entities()
         memories = await mind.memories(last=MEMORIES)
-        voice = await voice_lines(mind, brief, beliefs, entities, memories,
-                                  shown=await mind.own_words(VOICE_LINES))  # fmt: skip
+        voice = await voice_lines(
+            mind, brief, beliefs, entities, memories, shown=await mind.own_words(VOICE_LINES)
+        )
         prompt = render_mind(brief, beliefs, memories, entities, voice=voice)
         own = {e.split()[0] for e in EXAMPLES.get(view.name(name), ())}
         shown = {w for w in prompt.split() if w[:4] in ("ADA-", "BEN-")}
@@ -126,8 +127,10 @@ async def test_an_imported_cards_dialogues_become_its_voice(app: Fabula, tmp_pat
     assert any(f"{name}: Go away." in t for t in texts), texts
 
 
-HOLLOW = {"Leo": ("LEO-EX Drawer's shut, and the key is mine.",),
-          "Mara": ("MARA-EX Books keep better secrets than drawers.",)}  # fmt: skip
+HOLLOW = {
+    "Leo": ("LEO-EX Drawer's shut, and the key is mine.",),
+    "Mara": ("MARA-EX Books keep better secrets than drawers.",),
+}
 
 
 def hollow_voiced() -> WorldPack:

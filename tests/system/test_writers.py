@@ -31,8 +31,13 @@ from fabula.testing.stories import check_story
 def _start(url: str, home: Path, *args: str) -> subprocess.Popen[str]:
     env = {**os.environ, "FABULA_REDIS_URL": url, "FABULA_HOME": str(home), "COLUMNS": "200"}
     env["FABULA_CONSOLIDATE"] = "off"
-    return subprocess.Popen([sys.executable, "-m", "fabula", *args], env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    return subprocess.Popen(
+        [sys.executable, "-m", "fabula", *args],
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 async def _new_story(url: str, home: Path, story: str) -> None:
@@ -84,8 +89,9 @@ class TestThreeRuns:
         """Each run either writes its turns or stops with one line saying another process
         is writing the story (never a bare "already committed with other text")."""
         asyncio.run(_new_story(redis_url, tmp_path, "three"))
-        runs = [_start(redis_url, tmp_path, "run", "three", "--turns", "12", "--auto")
-                for _ in range(3)]  # fmt: skip
+        runs = [
+            _start(redis_url, tmp_path, "run", "three", "--turns", "12", "--auto") for _ in range(3)
+        ]
         for run in runs:
             _, stderr = run.communicate(timeout=300)
             if run.returncode == 0:

@@ -509,8 +509,9 @@ class TestRecall:
         ask = {"q": "Where is the brass key?", "budget": 300}
         found = (await client.get("/api/stories/tale/recall", params=ask)).json()
         assert found["holder"] is None and 0 < found["tokens"] <= 300
-        unnamed = (await client.get("/api/stories/tale/recall",
-                                    params={**ask, "character": ""})).json()  # fmt: skip
+        unnamed = (
+            await client.get("/api/stories/tale/recall", params={**ask, "character": ""})
+        ).json()
         assert unnamed == found  # an empty character is the writer, as on the page
         assert "brass key" in found["text"]
         assert "brass_key" in found["plan"]["entities"] and found["plan"]["first_date"] is None
@@ -520,11 +521,13 @@ class TestRecall:
             if line["kind"] == "episode":
                 ev = await client.get(f"/api/stories/tale/evidence/{line['id']}")
                 assert ev.status_code == 200, line
-        assert await cli(redis_url, "recall", "tale", ask["q"], "--budget", "300",
-                         "--json") == found  # fmt: skip
+        assert (
+            await cli(redis_url, "recall", "tale", ask["q"], "--budget", "300", "--json") == found
+        )
 
-        leo = (await client.get("/api/stories/tale/recall",
-                                params={**ask, "character": "Leo"})).json()  # fmt: skip
+        leo = (
+            await client.get("/api/stories/tale/recall", params={**ask, "character": "Leo"})
+        ).json()
         assert leo["holder"] == "leo" and leo["tokens"] <= 300
         episodes = [line["id"] for line in leo["lines"] if line["kind"] == "episode"]
         assert episodes
@@ -532,14 +535,17 @@ class TestRecall:
             ev = (await client.get(f"/api/stories/tale/evidence/{event}")).json()
             assert "leo" in ev["event"]["witnesses"], ev["event"]
 
-        early = (await client.get("/api/stories/tale/recall",
-                                  params={**ask, "as_of": 2})).json()  # fmt: skip
-        turns_seen = [int(line["id"][1:].split(".")[0]) for line in early["lines"]
-                      if line["kind"] == "episode"]  # fmt: skip
+        early = (await client.get("/api/stories/tale/recall", params={**ask, "as_of": 2})).json()
+        turns_seen = [
+            int(line["id"][1:].split(".")[0])
+            for line in early["lines"]
+            if line["kind"] == "episode"
+        ]
         assert turns_seen and max(turns_seen) <= 2
 
-        html = (await client.get("/stories/tale/recall",
-                                 params={"q": ask["q"], "character": "leo"})).text  # fmt: skip
+        html = (
+            await client.get("/stories/tale/recall", params={"q": ask["q"], "character": "leo"})
+        ).text
         assert 'aria-current="page">Recall</a>' in html and 'data-testid="recalled-lines"' in html
         assert f"/stories/tale/evidence/{episodes[0]}?branch=main" in html
         assert 'data-testid="read-as"' in html and "entities" in html

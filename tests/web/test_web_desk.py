@@ -80,8 +80,13 @@ class TestRewindOverHttp:
             assert made.status_code == 201, made.text
             r = await client.post("/api/stories/tale/rewind", json={"to": 2})
             assert r.status_code == 200, r.text
-            assert r.json() == {"story": "tale", "branch": "main", "head": 2,
-                                "kept": "main-after-2", "kept_head": 3}  # fmt: skip
+            assert r.json() == {
+                "story": "tale",
+                "branch": "main",
+                "head": 2,
+                "kept": "main-after-2",
+                "kept_head": 3,
+            }
             r = await client.post("/api/stories/tale/run", json={"turns": 1})
             assert r.json()["pending"] is not None
             r = await client.post("/api/stories/tale/rewind", json={"to": 1})
@@ -172,8 +177,10 @@ class TestRoughEdgesOverHttp:
         one-line 404."""
         async with httpx.AsyncClient(base_url=base, timeout=60) as client:
             await client.post("/api/stories", json={"world": "hollow_book", "id": "tale"})
-            texts = {t["turn"]: t["text"] for t in
-                     (await client.get("/api/stories/tale/text")).json()["turns"]}  # fmt: skip
+            texts = {
+                t["turn"]: t["text"]
+                for t in (await client.get("/api/stories/tale/text")).json()["turns"]
+            }
             hidden = texts[3]
             assert "Mara" in hidden
             card = (await client.get("/stories/tale/characters/leo")).text

@@ -30,16 +30,26 @@ def hollow_with_lore() -> WorldPack:
         if char["name"] == "Leo":
             char["examples"] = ("LEO-EX The drawer is mine, and so is the key.",)
     books = (
-        LoreBook(name="world", format="lorebook_v3", entries=(
-            LoreEntry(name="keys", keys=("brass key",), content="WORLD-KEY Brass keys rust."),
-            LoreEntry(name="house", constant=True, content="WORLD-HOUSE The house is old."),
-        )),
-        LoreBook(name="Leo's book", format="character_book", owner="Leo", entries=(
-            LoreEntry(name="drawer", keys=("drawer",), content="LEO-DRAWER It sticks."),
-            LoreEntry(name="shared", keys=("study",), content="LEO-MARA The study is cold.",
-                      kept=SEEN),
-        )),
-    )  # fmt: skip
+        LoreBook(
+            name="world",
+            format="lorebook_v3",
+            entries=(
+                LoreEntry(name="keys", keys=("brass key",), content="WORLD-KEY Brass keys rust."),
+                LoreEntry(name="house", constant=True, content="WORLD-HOUSE The house is old."),
+            ),
+        ),
+        LoreBook(
+            name="Leo's book",
+            format="character_book",
+            owner="Leo",
+            entries=(
+                LoreEntry(name="drawer", keys=("drawer",), content="LEO-DRAWER It sticks."),
+                LoreEntry(
+                    name="shared", keys=("study",), content="LEO-MARA The study is cold.", kept=SEEN
+                ),
+            ),
+        ),
+    )
     return WorldPack.model_validate({**data, "lore": Lore(books=books).model_dump()})
 
 
@@ -103,8 +113,9 @@ async def test_the_lore_page_and_the_recall_page(client: httpx.AsyncClient) -> N
     bad = await client.get("/stories/lorey/lore", params={"turn": "x"})
     assert bad.status_code == 422 and "turn: a whole number" in bad.text
 
-    leo = (await client.get("/stories/lorey/recall",
-                            params={"q": "the drawer", "character": "leo"})).text  # fmt: skip
+    leo = (
+        await client.get("/stories/lorey/recall", params={"q": "the drawer", "character": "leo"})
+    ).text
     assert 'data-testid="recalled-lore"' in leo and "LEO-DRAWER It sticks." in leo
     assert 'data-testid="recalled-voice"' in leo and "LEO-EX" in leo
     author = (await client.get("/stories/lorey/recall", params={"q": "the brass key"})).text
@@ -124,10 +135,14 @@ async def test_cards_and_lorebooks_import_over_http(client: httpx.AsyncClient) -
     it (not the server's folder) and makes nothing; the form does the same."""
     headers = {"X-CSRF-Token": await csrf_token(client)}
     png = fx.card_png({"chara": fx.b64(fx.v2_card())})
-    files = [("files", ("ada.json", json.dumps(fx.v1_card()))), ("files", ("ben.png", png)),
-             ("files", ("world.json", json.dumps(fx.v3_lorebook())))]  # fmt: skip
-    made = await client.post("/api/stories/import", files=files, data={"id": "isle"},
-                             headers=headers)  # fmt: skip
+    files = [
+        ("files", ("ada.json", json.dumps(fx.v1_card()))),
+        ("files", ("ben.png", png)),
+        ("files", ("world.json", json.dumps(fx.v3_lorebook()))),
+    ]
+    made = await client.post(
+        "/api/stories/import", files=files, data={"id": "isle"}, headers=headers
+    )
     assert made.status_code == 201, made.text
     assert made.json()["id"] == "isle"
     lore = (await client.get("/api/stories/isle/lore")).json()
@@ -139,9 +154,15 @@ async def test_cards_and_lorebooks_import_over_http(client: httpx.AsyncClient) -
     assert ben["spec"] == "chara_card_v2" and any(f["field"] == "extensions" for f in ben["card"])
 
     before = (await client.get("/api/stories")).json()
-    bad = await client.post("/api/stories/import", headers=headers, data={"id": "nope"},
-                            files=[("files", ("ada.json", json.dumps(fx.v1_card()))),
-                                   ("files", ("broken.png", fx.tiny_png()))])  # fmt: skip
+    bad = await client.post(
+        "/api/stories/import",
+        headers=headers,
+        data={"id": "nope"},
+        files=[
+            ("files", ("ada.json", json.dumps(fx.v1_card()))),
+            ("files", ("broken.png", fx.tiny_png())),
+        ],
+    )
     assert bad.status_code == 422 and bad.json()["error"].startswith("broken.png: ")
     assert "fabula-import-" not in bad.text and "\n" not in bad.json()["error"]
     assert (await client.get("/api/stories")).json() == before

@@ -118,9 +118,13 @@ class TestRoundTrip:
         card = fx.v3_card()
         icon = fx.tiny_png()
         card["data"]["assets"] = [
-            {"type": "icon", "uri": "embeded://assets/icon/images/main.png", "name": "main",
-             "ext": "png"},
-        ]  # fmt: skip
+            {
+                "type": "icon",
+                "uri": "embeded://assets/icon/images/main.png",
+                "name": "main",
+                "ext": "png",
+            },
+        ]
         members = {"assets/icon/images/main.png": icon, "x_app/notes.json": b'{"k": [1]}'}
         path = tmp_path / "cora.charx"
         path.write_bytes(fx.charx(card, members))
@@ -132,8 +136,17 @@ class TestRoundTrip:
         out = read_charx(data, ImportLimits())
         assert out.members == members
         exported = json.loads(out.card_json)
-        mapped = ("name", "description", "personality", "scenario", "first_mes", "mes_example",
-                  "alternate_greetings", "group_only_greetings", "character_book")  # fmt: skip
+        mapped = (
+            "name",
+            "description",
+            "personality",
+            "scenario",
+            "first_mes",
+            "mes_example",
+            "alternate_greetings",
+            "group_only_greetings",
+            "character_book",
+        )
         for key, value in card["data"].items():
             if key == "extensions":  # every one byte for byte, Fabula's own beside them
                 for name, ext in value.items():
@@ -146,8 +159,9 @@ class TestRoundTrip:
         assert second.pack.characters[0].model_dump(exclude={"image"}) == first.pack.characters[
             0
         ].model_dump(exclude={"image"})
-        own = [e for e in second.pack.lore.books[0].entries
-               if extension(e, BELIEF_EXTENSION) is None]  # fmt: skip
+        own = [
+            e for e in second.pack.lore.books[0].entries if extension(e, BELIEF_EXTENSION) is None
+        ]
         assert own == list(first.pack.lore.books[0].entries)
         assert second.assets == first.assets
         assert second.pack.lore.cards[0].data["extensions"] == card["data"]["extensions"]

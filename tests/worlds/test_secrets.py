@@ -45,8 +45,11 @@ async def holders(store: StoryStore, turn: int | None = None) -> dict[str, dict[
     out: dict[str, dict[str, str]] = {}
     for c in CAST:
         mind = await project_beliefs(store, c, as_of=turn)
-        out[c] = {b.subject: b.value for b in mind.beliefs.values()
-                  if b.attribute == "secret" and b.polarity}  # fmt: skip
+        out[c] = {
+            b.subject: b.value
+            for b in mind.beliefs.values()
+            if b.attribute == "secret" and b.polarity
+        }
     return out
 
 
@@ -82,8 +85,10 @@ def test_secret_clause_forms() -> None:
         "Dev privately told Cora that Ben's secret is that Ben has nothing to hide."
     )
     assert (told.kind, told.listeners, told.clause) == (
-        "tell", ("Cora",), Clause(subject="Ben", attribute="secret", value=LIE),
-    )  # fmt: skip
+        "tell",
+        ("Cora",),
+        Clause(subject="Ben", attribute="secret", value=LIE),
+    )
     aloud = parse_sentence("Ada told Cora that Ada's secret is that Ada knows Ben lands brandy.")
     assert aloud.kind == "inform" and aloud.clause is not None
     assert aloud.clause.attribute == "secret"
@@ -98,14 +103,18 @@ async def test_secrets_start_with_their_holders_only(redis_url: str) -> None:
         assert {s.subject: s.value for s in world.states.values() if s.attribute == "secret"} == (
             SECRETS
         )
-        assert await holders(store, 0) == {c: ({c: SECRETS[c]} if c in SECRETS else {})
-                                           for c in CAST}  # fmt: skip
+        assert await holders(store, 0) == {
+            c: ({c: SECRETS[c]} if c in SECRETS else {}) for c in CAST
+        }
         data = await minds(store)
         row = next(r for r in data.grid if (r.subject, r.attribute) == ("ben", "secret"))
         assert row.world == SECRETS["ben"]
         assert {c.character: c.status for c in row.cells} == {
-            "ada": "unknown", "ben": "true", "cora": "unknown", "dev": "unknown",
-        }  # fmt: skip
+            "ada": "unknown",
+            "ben": "true",
+            "cora": "unknown",
+            "dev": "unknown",
+        }
         await assert_no_prompt_carries_unheld_secrets(fab, store)
     shown = fabula(redis_url, "show", "secrets", "beliefs", "ben", "--json").stdout
     assert SECRETS["ben"] in {b["value"] for b in json.loads(shown)["beliefs"]}
@@ -120,15 +129,22 @@ async def test_secrets_are_told_overheard_and_lied_about(redis_url: str) -> None
         # after the opening: Ada and Cora in the lamp room, Ben and Dev in the cove
         expected = {c: ({c: SECRETS[c]} if c in SECRETS else {}) for c in CAST}
         turns = [
-            ("Ben privately told Dev that Ben's secret is that Ben smuggles brandy through "
-             "the cove.", {"dev": {"ben": SECRETS["ben"]}}),
-            ("Ada told Cora that Ada's secret is that Ada knows Ben lands brandy in the cove.",
-             {"cora": {"ada": SECRETS["ada"]}}),
+            (
+                "Ben privately told Dev that Ben's secret is that Ben smuggles brandy through "
+                "the cove.",
+                {"dev": {"ben": SECRETS["ben"]}},
+            ),
+            (
+                "Ada told Cora that Ada's secret is that Ada knows Ben lands brandy in the cove.",
+                {"cora": {"ada": SECRETS["ada"]}},
+            ),
             ("Dev went to the lamp room.", {}),
             # a lie, aloud: Ada and Cora both hear it and neither knew better
-            (f"Dev told Cora that Ben's secret is that {LIE}.",
-             {"cora": {"ben": LIE}, "ada": {"ben": LIE}}),
-        ]  # fmt: skip
+            (
+                f"Dev told Cora that Ben's secret is that {LIE}.",
+                {"cora": {"ben": LIE}, "ada": {"ben": LIE}},
+            ),
+        ]
         for text, learned in turns:
             await fab.commit_scripted(store, text)
             for c, got in learned.items():
@@ -175,8 +191,10 @@ async def test_goals_about_secrets_step_from_beliefs(redis_url: str) -> None:
         told = step(dev, read_goal(view.entities, "tell Cora my secret"))
         assert told.action is not None
         assert (told.action.kind, told.action.listener, told.action.attribute) == (
-            "tell", "cora", "secret",
-        )  # fmt: skip
+            "tell",
+            "cora",
+            "secret",
+        )
         assert told.action.claim == SECRETS["dev"]
         cora = Situation("cora", view.beliefs["cora"], view.entities)
         asked = step(cora, read_goal(view.entities, "learn Ben's secret"))

@@ -114,8 +114,9 @@ def write_charx(card: Mapping[str, object], members: Mapping[str, bytes]) -> byt
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as archive:
         text = json.dumps(card, ensure_ascii=False, indent=2) + "\n"
-        archive.writestr(zipfile.ZipInfo("card.json", _EPOCH), text.encode("utf-8"),
-                         zipfile.ZIP_DEFLATED)  # fmt: skip
+        archive.writestr(
+            zipfile.ZipInfo("card.json", _EPOCH), text.encode("utf-8"), zipfile.ZIP_DEFLATED
+        )
         for name in sorted(members):
             if safe_member(name) == "card.json":
                 raise CharxError("a member may not be named card.json")
