@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fabula.agents.contracts import Finding
 from fabula.agents.factory import make_roles
 from fabula.agents.memory_builder.extract import extract
 from fabula.agents.usage import UsageMeter, metering
@@ -400,6 +401,19 @@ class ServerRun:
     tally: Tally = field(default_factory=Tally)
     failures: dict[str, int] = field(default_factory=dict)  # "Cause (role)" -> turns
     texts: list[str] = field(default_factory=list)  # committed passages
+    # what sent drafts back: the critic's errors by kind, and the first few as read
+    critic_errors: dict[str, int] = field(default_factory=dict)
+    critic_samples: list[str] = field(default_factory=list)
+
+    def critiqued(self, turn: int, findings: list[Finding]) -> None:
+        """Count a critique's errors (the graph's ``on_critique``)."""
+        for f in findings:
+            if f.severity != "error":
+                continue
+            self.critic_errors[f.kind] = self.critic_errors.get(f.kind, 0) + 1
+            if len(self.critic_samples) < 8:
+                quote = f' — "{f.quote[:80]}"' if f.quote else ""
+                self.critic_samples.append(f"turn {turn}: {f.kind}: {f.message[:160]}{quote}")
 
 
 def schema_modes() -> tuple[SchemaMode, ...]:
@@ -586,7 +600,8 @@ async def _server_loop(
         )
         async with Fabula(url, Settings(redis_url=url)) as offline:
             await offline.create_story(pack, story)  # the scripted opening, read offline
-        async with Fabula(url, settings, roles=make_roles(settings)) as app:
+        roles = make_roles(settings)
+        async with Fabula(url, settings, roles=roles, on_critique=run.critiqued) as app:
             store = app.store(story)
             characters = await store.characters()
             for _ in range(turns):
@@ -649,6 +664,10 @@ def _summary(
         "mismatched": tally.mismatched,
         "partial_commits": tally.partial_commits,
         "failures": dict(sorted(run.failures.items())),
+        # the critic's errors, by kind: what sent drafts back (and, past the revisions
+        # allowed, rejected the turn)
+        "critic_errors": dict(sorted(run.critic_errors.items())),
+        "critic_samples": run.critic_samples,
         "by_role": by_role(meter),
         "requests": len(exchanges),
         "server_tokens": {
@@ -789,6 +808,10 @@ def _print_server(result: dict[str, Any], runs: list[dict[str, Any]]) -> None:
         ],
         role_rows,
     )
+    for r in runs:
+        if r.get("critic_errors"):
+            sent = ", ".join(f"{kind} {n}" for kind, n in r["critic_errors"].items())
+            print(f"{r['schemas']} schemas: the critic's errors that sent drafts back: {sent}")
 
 
 def run_against(

@@ -270,6 +270,17 @@ async def critique(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str,
         delta, findings, build_ms = await _read(state, ctx, draft.text)
     findings = [*state.get("draft_findings", []), *findings]
     errors = [f for f in findings if f.severity == "error"]
+    log.info(
+        "critiqued",
+        role="critic",
+        revision=draft.revision,
+        errors=len(errors),
+        warnings=len(findings) - len(errors),
+        kinds=sorted({f.kind for f in errors}),
+        first=errors[0].message[:200] if errors else None,
+    )
+    if ctx.on_critique is not None:
+        ctx.on_critique(state["turn"], findings)
     return {
         **_read_update(delta, findings, build_ms, await _view(state, ctx)),
         "revisions": state.get("revisions", 0) + (1 if errors else 0),

@@ -14,6 +14,7 @@ from typing import Literal
 
 import redis.asyncio as aredis
 
+from fabula.agents.contracts import Finding
 from fabula.agents.roles import Roles
 from fabula.agents.views import AuthorView
 from fabula.memory.acl import MindPool
@@ -44,6 +45,9 @@ class Committed:
 
 
 CommitObserver = Callable[[Committed], None]
+CritiqueObserver = Callable[[int, list[Finding]], None]
+"""Told of each critique: the turn and every finding on its draft (a benchmark counts what
+sends drafts back)."""
 
 
 @dataclass
@@ -76,6 +80,7 @@ class TurnContext:
     counter: TokenCounter = field(default_factory=default_counter)
     consolidate: Consolidator | None = None
     on_commit: CommitObserver | None = None  # told of every commit (e.g. a benchmark)
+    on_critique: CritiqueObserver | None = None  # told of every critique's findings
     indexer: Indexer | None = None  # episode indexing off the turn's path (None: inline)
     embedder: Embedder | None = None  # dense retrieval (None: off)
     cache: RunCache = field(default_factory=RunCache)

@@ -46,7 +46,7 @@ from fabula.errors import (
 from fabula.graph.build import build_turn_graph, thread_id
 from fabula.graph.checkpoint import RedisCheckpointSaver, delete_threads
 from fabula.graph.nodes import commit_delta, commit_text
-from fabula.graph.runtime import CommitObserver, Consolidator, TurnContext
+from fabula.graph.runtime import CommitObserver, Consolidator, CritiqueObserver, TurnContext
 from fabula.graph.service import reading
 from fabula.graph.service.changes import changes_of, sentences_of
 from fabula.graph.service.chat import chat
@@ -155,8 +155,8 @@ class Fabula:
 
     ``roles`` default to the offline engine; ``consolidate`` runs after each commit;
     ``checkpointer`` defaults to a :class:`RedisCheckpointSaver` on ``url`` (made only then);
-    ``on_commit`` is told of every committed turn. Use it as an async context manager, or
-    call :meth:`aclose`.
+    ``on_commit`` is told of every committed turn, ``on_critique`` of every critique's
+    findings. Use it as an async context manager, or call :meth:`aclose`.
     """
 
     def __init__(
@@ -168,6 +168,7 @@ class Fabula:
         checkpointer: BaseCheckpointSaver[Any] | None = None,
         on_commit: CommitObserver | None = None,
         embedder: Embedder | None = None,
+        on_critique: CritiqueObserver | None = None,
     ) -> None:
         self.url = url
         self.settings = settings
@@ -178,6 +179,7 @@ class Fabula:
         self.roles = roles or offline_roles()
         self.consolidate = consolidate
         self.on_commit = on_commit
+        self.on_critique = on_critique
         self.embedder = embedder
         self.indexer = Indexer(embedder)
         self._own_saver: RedisCheckpointSaver | None = None
@@ -238,6 +240,7 @@ class Fabula:
             auto=auto,
             consolidate=self.consolidate,
             on_commit=self.on_commit,
+            on_critique=self.on_critique,
             counter=self.counter,
             indexer=self.indexer,
             embedder=self.embedder,

@@ -315,6 +315,7 @@ async def test_model_against_a_server(redis_url: str, tmp_path: Path) -> None:
     for run in runs:
         assert run["turns"] == 3 and run["committed"] == 3 and run["failed"] == 0
         assert run["leaks"] == run["mismatched"] == run["partial_commits"] == 0
+        assert run["critic_errors"] == {} and run["critic_samples"] == []
         assert set(run["by_role"]) == {"planner", "character", "writer", "extractor"}
         for role in run["by_role"].values():
             assert set(role) >= {
@@ -400,3 +401,24 @@ def test_the_model_bench_gives_the_writer_its_own_limit() -> None:
     assert settings.model_for("extractor").max_tokens == 512
     assert settings.model_for("planner").max_tokens == 512
     assert server_settings("redis://x", "http://y/v1", "m", seed=7, mode="story").roles == {}
+
+
+def test_the_model_bench_counts_what_sent_drafts_back() -> None:
+    """Against a real engine the turns failed after drafts were sent back, and nobody could
+    say why: the critic's errors are counted by kind, the first few kept to read."""
+    from fabula.agents.contracts import Finding
+    from fabula.bench.model import ServerRun
+
+    run = ServerRun()
+    wrong = Finding(
+        kind="contradiction",
+        severity="error",
+        message="the lamp is not there",
+        quote="Cora took the lamp.",
+    )
+    run.critiqued(4, [wrong, Finding(kind="unparsed", severity="warning", message="kept")])
+    run.critiqued(5, [wrong, Finding(kind="knowledge", severity="error", message="unknown")])
+    assert run.critic_errors == {"contradiction": 2, "knowledge": 1}
+    assert run.critic_samples[0] == (
+        'turn 4: contradiction: the lamp is not there — "Cora took the lamp."'
+    )

@@ -196,6 +196,21 @@ class TestCritic:
             assert any(f.kind == "future" for f in findings), findings
 
 
+class TestCritiqueObserver:
+    async def test_every_critique_is_told_with_its_turn(self, redis_url: str) -> None:
+        """``on_critique`` hears each critique of a run (a benchmark counts what sends drafts
+        back): the turn it judged, and its findings as the turn state holds them."""
+        heard: list[tuple[int, list[str]]] = []
+        observe = lambda turn, found: heard.append((turn, [f.severity for f in found]))  # noqa: E731
+        async with Fabula(redis_url, Settings(), on_critique=observe) as fab:
+            store = await _demo(fab, "observed", 0)
+            head = await store.head()
+            ran = await fab.run(store, 2, auto=True)
+            assert ran.written == 2
+        assert [turn for turn, _ in heard] == [head + 1, head + 2]
+        assert all("error" not in severities for _, severities in heard)  # both committed
+
+
 class TestWriterContext:
     @pytest.mark.parametrize("budget", [5, 40, 120, 2000])
     async def test_budget_never_exceeded(self, redis_url: str, budget: int) -> None:
