@@ -127,12 +127,18 @@ async def test_a_turn_commits_or_fails_cleanly_with_every_role_on_the_engine(
     assert structured
     assert all(e.request["response_format"]["type"] == "json_schema" for e in structured)
 
-    # the usage recorded is the server's, request by request summed
+    # the usage recorded is the server's, request by request summed; a reply the client
+    # gave up on (its timeout met on a busy machine, then retried) is served all the same,
+    # and only the server can count it
     assert all(e.usage for e in exchanges)
     served_in = sum(int(e.usage["prompt_tokens"]) for e in exchanges if e.usage)
     served_out = sum(int(e.usage["completion_tokens"]) for e in exchanges if e.usage)
-    assert sum(u.input_tokens for u in meter.roles.values()) == served_in
-    assert sum(u.output_tokens for u in meter.roles.values()) == served_out
+    recorded_in = sum(u.input_tokens for u in meter.roles.values())
+    recorded_out = sum(u.output_tokens for u in meter.roles.values())
+    if sum(u.retries for u in meter.roles.values()) == 0:
+        assert (recorded_in, recorded_out) == (served_in, served_out)
+    else:
+        assert 0 < recorded_in <= served_in and recorded_out <= served_out
 
     # nothing reached a character that it may not know, in any prompt or schema
     plans = [p for e in exchanges if e.schema == "TurnPlan" for p in plan_strings(e)]
