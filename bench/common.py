@@ -34,7 +34,9 @@ from typing import Any
 import redis
 import redis.asyncio as aredis
 
+from fabula.agents.memory_builder import OfflineMemoryBuilder
 from fabula.bench.report import print_table, write_json
+from fabula.memory.answer import answer
 from fabula.memory.delta import DeltaBuilder, TurnDelta
 from fabula.memory.rules import WorldRules
 from fabula.memory.server import EmbeddedRedis, connect_async
@@ -42,6 +44,7 @@ from fabula.memory.store import StoryStore
 from fabula.settings import FsyncPolicy
 
 __all__ = [
+    "QuestionBench",
     "Scored",
     "appendfsync",
     "bench_main",
@@ -121,46 +124,88 @@ async def score_stories(
     return sorted((s for batch in done for s in batch), key=lambda s: s.index), seconds
 
 
-async def run_questions(
-    name: str,
-    items: Sequence[Any],
-    run_story: Callable[[aredis.Redis, str, str, list[Any]], Coroutine[Any, Any, list[Scored]]],
-    summarise: Callable[[Sequence[Scored], float, int], dict[str, Any]],
-    show: Callable[[dict[str, Any]], None],
-    answer_fields: Callable[[Scored], Mapping[str, Any]],
-    *,
-    redis_url: str | None,
-    json_out: str | Path | None,
-    answers_out: str | Path | None,
-    quiet: bool,
-) -> dict[str, Any]:
-    """The whole run of a question benchmark whose items each carry their ``story``: group
-    the questions by story, score them (:func:`score_stories`), summarise, print the table,
-    write the JSON and one answer line per question (``answer_fields`` adds to the four
+@dataclass(frozen=True)
+class QuestionBench:
+    """A question benchmark whose items each carry their ``story`` (one sentence a line),
+    ``question``, ``index`` and ``gold``; calling it runs the file at ``path``.
+
+    Each distinct story is its own story in Redis with ``rules`` (world ``name``), committed
+    as ONE turn whose text is the story, so its events are ordered within the turn; its
+    questions are answered from the per-character views and from the shared memory, scored
+    under ``group(item)`` with ``extra(item)``, and the story deleted. The run groups the
+    questions by story, scores them (:func:`score_stories`), summarises, prints the table,
+    writes the JSON and one answer line per question (``answer_fields`` adds to the four
     required fields)."""
-    stories: dict[str, list[Any]] = {}
-    for item in items:
-        stories.setdefault(item.story, []).append(item)
-    scored, seconds = await score_stories(redis_url, name, stories, run_story)
-    result = summarise(scored, seconds, len(stories))
-    if not quiet:
-        show(result)
-    write_json(json_out, result)
-    write_answers(
-        answers_out,
-        (
-            {
-                "index": s.index,
-                "question": s.question,
-                "answer": s.answer,
-                "gold": s.gold,
-                **answer_fields(s),
-                "shared_memory": s.baseline,
-            }
-            for s in scored
-        ),
-    )
-    return result
+
+    name: str
+    title: str
+    rules: WorldRules
+    load: Callable[[str | Path], Sequence[Any]]
+    group: Callable[[Any], str]
+    summarise: Callable[[Sequence[Scored], float, int], dict[str, Any]]
+    show: Callable[[dict[str, Any]], None]
+    answer_fields: Callable[[Scored], Mapping[str, Any]]
+    extra: Callable[[Any], Mapping[str, Any] | None] = lambda item: None
+
+    async def run_story(
+        self, client: aredis.Redis, story_id: str, text: str, items: Sequence[Any]
+    ) -> list[Scored]:
+        store = await create_story(client, story_id, self.rules, world=self.name, title=self.title)
+        try:
+            await OfflineMemoryBuilder().commit(store, 1, text)
+            out = []
+            for item in items:
+                own = await answer(store, item.question)
+                shared = await answer(store, item.question, shared=True)
+                out.append(
+                    Scored(
+                        item.index,
+                        item.question,
+                        item.gold,
+                        own,
+                        shared,
+                        self.group(item),
+                        self.extra(item),
+                    )
+                )
+            return out
+        finally:
+            await store.delete()
+
+    async def __call__(
+        self,
+        path: str | Path,
+        *,
+        redis_url: str | None,
+        json_out: str | Path | None = None,
+        answers_out: str | Path | None = None,
+        quiet: bool = False,
+    ) -> dict[str, Any]:
+        """Run the benchmark on ``path``; print a table, write the JSON and answers if asked;
+        return it."""
+        stories: dict[str, list[Any]] = {}
+        for item in self.load(path):
+            stories.setdefault(item.story, []).append(item)
+        scored, seconds = await score_stories(redis_url, self.name, stories, self.run_story)
+        result = self.summarise(scored, seconds, len(stories))
+        if not quiet:
+            self.show(result)
+        write_json(json_out, result)
+        write_answers(
+            answers_out,
+            (
+                {
+                    "index": s.index,
+                    "question": s.question,
+                    "answer": s.answer,
+                    "gold": s.gold,
+                    **self.answer_fields(s),
+                    "shared_memory": s.baseline,
+                }
+                for s in scored
+            ),
+        )
+        return result
 
 
 def run_id() -> str:

@@ -20,20 +20,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import redis.asyncio as aredis
-
-from fabula.agents.memory_builder import OfflineMemoryBuilder
 from fabula.bench.common import (
+    QuestionBench,
     Scored,
     bench_main,
-    create_story,
     print_table,
     rate,
     rates_by,
-    run_questions,
 )
 from fabula.bench.data import json_lines, malformed, parsing
-from fabula.memory.answer import answer
 from fabula.memory.rules import WorldRules
 
 __all__ = ["HITOM_RULES", "HitomItem", "load_hitom", "run_hitom"]
@@ -81,48 +76,6 @@ def load_hitom(path: str | Path) -> list[HitomItem]:
     if not items:
         raise malformed(path, KIND, "", "no questions")
     return items
-
-
-async def _run_story(
-    client: aredis.Redis, story_id: str, text: str, items: Sequence[HitomItem]
-) -> list[Scored]:
-    store = await create_story(client, story_id, HITOM_RULES, world="hitom", title="Hi-ToM")
-    try:
-        await OfflineMemoryBuilder().commit(store, 1, text)
-        out = []
-        for item in items:
-            own = await answer(store, item.question)
-            shared = await answer(store, item.question, shared=True)
-            extra = {"order": item.order, "deception": item.deception}
-            out.append(
-                Scored(item.index, item.question, item.gold, own, shared, str(item.order), extra)
-            )
-        return out
-    finally:
-        await store.delete()
-
-
-async def run_hitom(
-    path: str | Path,
-    *,
-    redis_url: str | None,
-    json_out: str | Path | None = None,
-    answers_out: str | Path | None = None,
-    quiet: bool = False,
-) -> dict[str, Any]:
-    """Run Hi-ToM on ``path``; print a table, write the JSON and answers if asked; return it."""
-    return await run_questions(
-        "hitom",
-        load_hitom(path),
-        _run_story,
-        summarise,
-        _print,
-        lambda s: s.extra or {},
-        redis_url=redis_url,
-        json_out=json_out,
-        answers_out=answers_out,
-        quiet=quiet,
-    )
 
 
 def _deception(s: Scored) -> str:
@@ -181,6 +134,20 @@ def _print(result: dict[str, Any]) -> None:
         f"{result['seconds']} s ({result['stories_per_second']} stories/s)"
     )
     print_table(title, ["group", "fabula", "shared memory"], rows)
+
+
+run_hitom = QuestionBench(
+    "hitom",
+    "Hi-ToM",
+    HITOM_RULES,
+    load_hitom,
+    lambda item: str(item.order),
+    summarise,
+    _print,
+    lambda s: s.extra or {},
+    extra=lambda item: {"order": item.order, "deception": item.deception},
+)
+"""Run Hi-ToM on a file; print a table, write the JSON and answers if asked; return it."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -21,21 +21,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import redis.asyncio as aredis
-
-from fabula.agents.memory_builder import OfflineMemoryBuilder
 from fabula.bench.common import (
+    QuestionBench,
     Scored,
     bench_main,
-    create_story,
     print_table,
     rate,
     rates_by,
-    run_questions,
 )
 from fabula.bench.data import malformed, read_text
 from fabula.errors import InvalidInput
-from fabula.memory.answer import answer
 from fabula.memory.rules import WorldRules
 
 __all__ = ["TOMI_RULES", "TomiItem", "load_tomi", "run_tomi"]
@@ -113,45 +108,6 @@ def load_tomi(path: str | Path) -> list[TomiItem]:
     return items
 
 
-async def _run_story(
-    client: aredis.Redis, story_id: str, text: str, items: Sequence[TomiItem]
-) -> list[Scored]:
-    store = await create_story(client, story_id, TOMI_RULES, world="tomi", title="ToMi story")
-    try:
-        await OfflineMemoryBuilder().commit(store, 1, text)
-        out = []
-        for item in items:
-            own = await answer(store, item.question)
-            shared = await answer(store, item.question, shared=True)
-            out.append(Scored(item.index, item.question, item.gold, own, shared, item.type))
-        return out
-    finally:
-        await store.delete()
-
-
-async def run_tomi(
-    path: str | Path,
-    *,
-    redis_url: str | None,
-    json_out: str | Path | None = None,
-    answers_out: str | Path | None = None,
-    quiet: bool = False,
-) -> dict[str, Any]:
-    """Run ToMi on ``path``; print a table, write the JSON and answers if asked; return it."""
-    return await run_questions(
-        "tomi",
-        load_tomi(path),
-        _run_story,
-        summarise,
-        _print,
-        lambda s: {"type": s.group},
-        redis_url=redis_url,
-        json_out=json_out,
-        answers_out=answers_out,
-        quiet=quiet,
-    )
-
-
 def summarise(scored: Sequence[Scored], seconds: float, stories: int) -> dict[str, Any]:
     """The benchmark's JSON: accuracy overall and by type, for Fabula and the baseline."""
     by_type = rates_by(scored, lambda s: s.group, lambda s: s.correct)
@@ -201,6 +157,19 @@ def _print(result: dict[str, Any]) -> None:
         f"{result['seconds']} s ({result['stories_per_second']} stories/s)"
     )
     print_table(title, ["type", "fabula", "shared memory"], rows)
+
+
+run_tomi = QuestionBench(
+    "tomi",
+    "ToMi story",
+    TOMI_RULES,
+    load_tomi,
+    lambda item: item.type,
+    summarise,
+    _print,
+    lambda s: {"type": s.group},
+)
+"""Run ToMi on a file; print a table, write the JSON and answers if asked; return it."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
