@@ -8,17 +8,21 @@ reading them: each action's span is the clause, its sentence, the whole passage 
 random stretch around it, and some deeds are left out. A take, put or utterance is seen by
 everyone in the place; a private telling (of where a thing is, or of a secret: its owner's
 own, or a lie about another's) by the two speakers; a journey's clause names both its ends,
-so only the traveller saw all it says.
+so only the traveller saw all it says. :func:`witnessed_pairs` and :func:`assert_witnessed`
+are the oracle: what a character may know, and a text that holds nothing more.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from hypothesis import strategies as st
 
 from fabula.memory.actions import Clause, StoryAction
+from fabula.memory.projections import project_beliefs
+from fabula.memory.store import StoryStore
 
 __all__ = [
     "CONTAINERS",
@@ -30,8 +34,11 @@ __all__ = [
     "THINGS",
     "Deed",
     "Turn",
+    "assert_witnessed",
+    "pairs",
     "sloppy_reading",
     "turns",
+    "witnessed_pairs",
 ]
 
 
@@ -186,3 +193,46 @@ def sloppy_reading(draw: st.DrawFn, turn: Turn) -> tuple[list[StoryAction], set[
         actions.append(StoryAction(start=start, end=end, **fields))
         read.add(i)
     return actions, read
+
+
+def pairs(text: str) -> set[tuple[str, str]]:
+    """The (thing, container) pairs one sentence or clause of ``text`` puts together."""
+    found = set()
+    for part in re.split(r"[.;:]\s|,\s(?:and|while)\s|\n", text.lower()):
+        for thing in THINGS:
+            for box in CONTAINERS.values():
+                if thing in part and box in part:
+                    found.add((thing, box))
+    return found
+
+
+async def witnessed_pairs(
+    store: StoryStore, character: str, turn: Turn
+) -> tuple[str, set[tuple[str, str]]]:
+    """The character's name and the (thing, container) pairs it may know: those the deeds
+    of ``turn`` it saw put together, and those it believed from the start (turn 0, the
+    world pack's setup as it observed it)."""
+    name = (await store.resolve(character, "character")).name
+    start = await project_beliefs(store, (character,), as_of=0)
+    told = {
+        (b.subject.replace("_", " "), b.value.replace("_", " "))
+        for b in start.beliefs.values()
+        if b.attribute == "location"
+    }
+    return name, {d.pair for d in turn.deeds if name in d.audience and d.pair} | told
+
+
+def assert_witnessed(
+    text: str, name: str, turn: Turn, seen: set[tuple[str, str]], *about: object
+) -> None:
+    """``text`` holds no narration sentence of ``turn``, no clause of a deed ``name`` did
+    not see, and no (thing, container) pair outside ``seen``; ``about`` goes into the
+    message of the assertion that fails."""
+    low = text.lower()
+    for filler in FILLER:
+        assert filler.lower() not in low, (name, *about, text, turn.text)
+    for deed in turn.deeds:
+        if name not in deed.audience:
+            assert deed.clause.lower() not in low, (name, *about, deed.clause, text)
+    for pair in pairs(text):
+        assert pair in seen, (name, *about, pair, text, turn.text)

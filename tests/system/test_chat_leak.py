@@ -1,7 +1,7 @@
 """Property: a chat answer holds nothing its character did not witness or was not told.
 
 Hypothesis writes a lighthouse turn and a sloppy model's reading of it
-(:mod:`tests.leak_stories`: deeds in joined clauses, narration between, spans far too wide,
+(:mod:`fabula.testing.leaks`: deeds in joined clauses, narration between, spans far too wide,
 deeds left out), commits it, and asks every character generated questions — where each
 thing and each person is, what another thinks, free questions naming a thing or a place —
 through the service's chat, as the CLI and the studio do. The oracle knows who saw each
@@ -18,7 +18,6 @@ Runtime: 30 examples, about 25 s on a busy 2-core machine.
 from __future__ import annotations
 
 import itertools
-import re
 from typing import Any
 
 import pytest
@@ -29,9 +28,17 @@ from fabula.agents.memory_builder.model import with_narration
 from fabula.graph.service import Fabula
 from fabula.memory.index.build import index_through
 from fabula.memory.ingest import build_turn
-from fabula.memory.projections import project_beliefs
 from fabula.settings import Settings
-from fabula.testing.leaks import CONTAINERS, FILLER, PLACES, START, THINGS, sloppy_reading, turns
+from fabula.testing.leaks import (
+    CONTAINERS,
+    PLACES,
+    START,
+    THINGS,
+    assert_witnessed,
+    sloppy_reading,
+    turns,
+    witnessed_pairs,
+)
 
 _stories = itertools.count()
 PEOPLE = tuple(START)
@@ -64,17 +71,6 @@ async def app(redis_url: str, tmp_path: Any) -> Any:
         yield fab
 
 
-def _pairs(text: str) -> set[tuple[str, str]]:
-    """The (thing, container) pairs one sentence or clause of ``text`` puts together."""
-    found = set()
-    for part in re.split(r"[.;:]\s|,\s(?:and|while)\s|\n", text.lower()):
-        for thing in THINGS:
-            for box in CONTAINERS.values():
-                if thing in part and box in part:
-                    found.add((thing, box))
-    return found
-
-
 @settings(
     max_examples=30,
     deadline=None,
@@ -92,24 +88,10 @@ async def test_no_chat_answer_holds_what_its_character_did_not_witness(
     await index_through(store)
     asked = data.draw(st.lists(questions(), min_size=1, max_size=4))
     for character in await store.characters():
-        name = (await store.resolve(character, "character")).name
-        start = await project_beliefs(store, (character,), as_of=0)
-        told = {
-            (b.subject.replace("_", " "), b.value.replace("_", " "))
-            for b in start.beliefs.values()
-            if b.attribute == "location"
-        }
-        seen = {d.pair for d in turn.deeds if name in d.audience} | told
+        name, seen = await witnessed_pairs(store, character, turn)
         for question in asked:
             said = await app.chat(store, character, question)
             assert said.character == character
             texts = [said.answer, *(r.text for r in said.records)]
             for text in texts:
-                low = text.lower()
-                for filler in FILLER:
-                    assert filler.lower() not in low, (name, question, text, turn.text)
-                for deed in turn.deeds:
-                    if name not in deed.audience:
-                        assert deed.clause.lower() not in low, (name, question, deed.clause, text)
-                for pair in _pairs(text):
-                    assert pair in seen, (name, question, pair, text, turn.text)
+                assert_witnessed(text, name, turn, seen, question)
