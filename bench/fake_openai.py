@@ -64,10 +64,11 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from fabula.agents.schemas import strict_problems
+from fabula.bench.local_server import LocalServer
 
 __all__ = ["TEXT", "FakeOpenAI", "Reply", "hashed_words", "request_schema"]
 
@@ -148,10 +149,13 @@ def hashed_words(text: str) -> list[float]:
     return [x / norm for x in vector]
 
 
-class FakeOpenAI:
+class FakeOpenAI(LocalServer):
     """The server; a context manager that starts and stops it."""
 
     model = "fake-model"
+    thread_name = "fake-openai"
+    poll_interval = 0.01  # shutdown() waits up to one interval
+    not_started = "the fake OpenAI server is not started"
 
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
@@ -171,8 +175,7 @@ class FakeOpenAI:
         self._replies: deque[Reply] = deque()
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        super().__init__()
 
     # --- scripting -------------------------------------------------------------------------
 
@@ -272,37 +275,11 @@ class FakeOpenAI:
     @property
     def base_url(self) -> str:
         """The ``/v1`` URL to give a client."""
-        if self._server is None:
-            raise RuntimeError("the fake OpenAI server is not started")
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
+        host, port = self.address()
+        return f"http://{host}:{port}/v1"
 
-    def start(self) -> None:
-        handler = type("Handler", (_Handler,), {"fake": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.01},  # shutdown() waits up to one interval
-            name="fake-openai",
-            daemon=True,
-        )
-        self._thread.start()
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._server = self._thread = None
-
-    def __enter__(self) -> FakeOpenAI:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        return type("Handler", (_Handler,), {"fake": self})
 
     # --- answering -------------------------------------------------------------------------
 

@@ -26,11 +26,12 @@ import json
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlsplit
 
 from fabula.bench.fake_openai import JSON_SCHEMA_REJECTION, request_schema
+from fabula.bench.local_server import LocalServer
 
 __all__ = ["Exchange", "Relay"]
 
@@ -97,8 +98,11 @@ class Exchange:
         )
 
 
-class Relay:
+class Relay(LocalServer):
     """The relay; a context manager that starts and stops it (see the module docstring)."""
+
+    thread_name = "fabula-relay"
+    not_started = "the relay is not started"
 
     def __init__(self, upstream: str, *, timeout_s: float = 600.0) -> None:
         parts = urlsplit(upstream.rstrip("/"))
@@ -113,16 +117,13 @@ class Relay:
         self.reject_json_schema = False
         self.exchanges: list[Exchange] = []
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        super().__init__()
 
     @property
     def base_url(self) -> str:
         """The ``/v1`` URL to give a client."""
-        if self._server is None:
-            raise RuntimeError("the relay is not started")
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}{self._prefix}"
+        host, port = self.address()
+        return f"http://{host}:{port}{self._prefix}"
 
     def connection(self) -> http.client.HTTPConnection:
         """A new connection to the upstream server."""
@@ -143,32 +144,8 @@ class Relay:
         with self._lock:
             self.exchanges.clear()
 
-    def start(self) -> None:
-        handler = type("Handler", (_Handler,), {"relay": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="fabula-relay",
-            daemon=True,
-        )
-        self._thread.start()
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._server = self._thread = None
-
-    def __enter__(self) -> Relay:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        return type("Handler", (_Handler,), {"relay": self})
 
 
 class _Handler(BaseHTTPRequestHandler):
