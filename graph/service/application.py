@@ -598,17 +598,46 @@ class Fabula:
 
         A story deleted meanwhile (by another command) raises :class:`StoryDeleted`, once
         what this turn wrote after the deletion is removed too (see :meth:`_swept`)."""
-        try:
-            outcome = await self._drive_graph(
-                graph_input, store, turn, auto=auto, listener=listener
+        async with self._sweeping(store):
+            config = self._config(store, turn)
+            context = self.context(auto=auto)
+            with bound_contextvars(story=store.story, branch=store.branch, turn=turn):
+                if listener is None:
+                    result = await self.graph.ainvoke(
+                        graph_input, config, context=context, durability=DURABILITY
+                    )
+                    if result.get("__interrupt__"):
+                        return "pending"
+                    outcome: TurnOutcome = result.get("outcome", "abandoned")
+                    return outcome
+                interrupted = False
+                async for mode, chunk in self.graph.astream(
+                    graph_input,
+                    config,
+                    context=context,
+                    durability=DURABILITY,
+                    stream_mode=["updates", "messages", "custom"],
+                ):
+                    interrupted |= await tell(listener, store, turn, mode, chunk)
+            if interrupted:
+                return "pending"
+            final: TurnOutcome = (await self.graph.aget_state(config)).values.get(
+                "outcome", "abandoned"
             )
+            return final
+
+    @contextlib.asynccontextmanager
+    async def _sweeping(self, store: StoryStore) -> AsyncIterator[None]:
+        """Raise :class:`StoryDeleted` after the block, or instead of what it raised, when
+        the story was deleted meanwhile (once :meth:`_swept` removed what it wrote)."""
+        try:
+            yield
         except Exception:
             if await self._swept(store):
                 raise store.deleted_error(meanwhile=True) from None
             raise
         if await self._swept(store):
             raise store.deleted_error(meanwhile=True)
-        return outcome
 
     async def _swept(self, store: StoryStore) -> bool:
         """Whether the story was deleted while this process wrote it; if so, what it wrote
@@ -624,42 +653,6 @@ class Fabula:
         except RedisError:
             return False  # the server cannot say: the error met is the one to report
         return True
-
-    async def _drive_graph(
-        self,
-        graph_input: TurnState | Command[Any],
-        store: StoryStore,
-        turn: int,
-        *,
-        auto: bool,
-        listener: Listener | None,
-    ) -> TurnOutcome:
-        config = self._config(store, turn)
-        context = self.context(auto=auto)
-        with bound_contextvars(story=store.story, branch=store.branch, turn=turn):
-            if listener is None:
-                result = await self.graph.ainvoke(
-                    graph_input, config, context=context, durability=DURABILITY
-                )
-                if result.get("__interrupt__"):
-                    return "pending"
-                outcome: TurnOutcome = result.get("outcome", "abandoned")
-                return outcome
-            interrupted = False
-            async for mode, chunk in self.graph.astream(
-                graph_input,
-                config,
-                context=context,
-                durability=DURABILITY,
-                stream_mode=["updates", "messages", "custom"],
-            ):
-                interrupted |= await tell(listener, store, turn, mode, chunk)
-        if interrupted:
-            return "pending"
-        final: TurnOutcome = (await self.graph.aget_state(config)).values.get(
-            "outcome", "abandoned"
-        )
-        return final
 
     async def decide(
         self,
