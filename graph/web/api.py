@@ -341,8 +341,7 @@ async def chat(
     return await fab.chat(_store(fab, story, branch), character, q, as_of=as_of)
 
 
-@router.get("/stories/{story}/evidence/{event}", response_model=EvidenceOut)
-async def evidence(
+async def evidence_found(
     fab: Fab,
     story: str,
     event: str,
@@ -352,7 +351,8 @@ async def evidence(
     attribute: str | None = None,
     as_of: AsOf = None,
 ) -> EvidenceOut:
-    """An event and its passage; with a holder and a slot, the belief it gave and its span."""
+    """The evidence of ``event`` that the endpoint and the studio's page show (a
+    dependency: ``holder`` is a path of minds, ``a>b``)."""
     return await reading.evidence(
         _store(fab, story, branch),
         event,
@@ -361,6 +361,15 @@ async def evidence(
         attribute=attribute,
         as_of=as_of,
     )
+
+
+Evidence = Annotated[EvidenceOut, Depends(evidence_found)]
+
+
+@router.get("/stories/{story}/evidence/{event}", response_model=EvidenceOut)
+async def evidence(found: Evidence) -> EvidenceOut:
+    """An event and its passage; with a holder and a slot, the belief it gave and its span."""
+    return found
 
 
 @router.get("/stories/{story}/usage", response_model=UsageOut)

@@ -29,7 +29,7 @@ from fabula.errors import (
 from fabula.graph.service import Fabula, reading, world_infos
 from fabula.graph.service.lived import fact_sentence
 from fabula.graph.service.pending import check_bounds
-from fabula.graph.web.api import MAX_PACK_BYTES, builtin_pack, get_fab
+from fabula.graph.web.api import MAX_PACK_BYTES, Evidence, builtin_pack, get_fab
 from fabula.graph.web.live import Runs
 from fabula.graph.web.security import TOKEN_COOKIE, require_form_token
 from fabula.graph.web.shared import shared_minds
@@ -441,22 +441,11 @@ async def chat_page(
 async def evidence_page(
     request: Request,
     fab: Fab,
+    found: Evidence,
     story: str,
-    event: str,
     branch: Branch = "main",
-    holder: str | None = None,
-    subject: str | None = None,
-    attribute: str | None = None,
     as_of: AsOf = None,
 ) -> Response:
-    found = await reading.evidence(
-        fab.store(story, branch),
-        event,
-        holder=holder.split(">") if holder else None,
-        subject=subject,
-        attribute=attribute,
-        as_of=as_of,
-    )
     entities = await fab.store(story, branch).entities()
     names = {e.id: e.name for e in entities.values()}
     sentence = None
