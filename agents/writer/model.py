@@ -161,11 +161,7 @@ def render_request(request: WriteRequest, view: AuthorView, *, version: int = 2)
     if version >= 2:
         return _render_v2(request, view)
     plan = request.plan
-    proposals = []
-    for p in request.proposals:
-        lines = [f"{view.name(p.character)} (intent: {p.intent or 'none given'}):"]
-        lines += [f"- {_action(view, a)}" for a in p.actions]
-        proposals.append("\n".join(lines))
+    proposals = _proposals(request, view)
     sections = [
         (
             "Plan",
@@ -211,11 +207,7 @@ def _render_v2(request: WriteRequest, view: AuthorView) -> str:
         f"goal: {plan.scene_goal}",
         *(f"beat: {b}" for b in plan.beats),
     ]
-    proposals = []
-    for p in request.proposals:
-        lines = [f"{view.name(p.character)} (intent: {p.intent or 'none given'}):"]
-        lines += [f"- {_action(view, a)}" for a in p.actions]
-        proposals.append("\n".join(lines))
+    proposals = _proposals(request, view)
     sections = [
         ("Story", "\n".join(story)),
         ("Voices", "\n".join(voices)),
@@ -224,6 +216,16 @@ def _render_v2(request: WriteRequest, view: AuthorView) -> str:
         *_shared_sections(request),
     ]
     return "\n\n".join(f"## {title}\n{body}" for title, body in sections if body)
+
+
+def _proposals(request: WriteRequest, view: AuthorView) -> list[str]:
+    """Each character's proposal: its intent, then its actions, one a line."""
+    proposals = []
+    for p in request.proposals:
+        lines = [f"{view.name(p.character)} (intent: {p.intent or 'none given'}):"]
+        lines += [f"- {_action(view, a)}" for a in p.actions]
+        proposals.append("\n".join(lines))
+    return proposals
 
 
 def _action(view: AuthorView, action: Action) -> str:

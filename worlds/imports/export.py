@@ -129,17 +129,25 @@ def _belief_entry(
     attitude = belief.get("attitude", "believes")
     content = f"{subject}: {belief['attribute']} is {negated}{value} ({attitude}, {belief['mode']})"
     record = {k: v for k, v in belief.items() if k != "id"}
+    name = f"{subject} {belief['attribute']}"
+    return _entry(keys, content, {BELIEF_EXTENSION: record}, order, name)
+
+
+def _entry(
+    keys: list[str], content: str, extensions: dict[str, Any], order: int, name: str
+) -> dict[str, Any]:
+    """A plain lorebook entry: always keyed, never constant nor selective."""
     return {
         "keys": keys,
         "content": content,
-        "extensions": {BELIEF_EXTENSION: record},
+        "extensions": extensions,
         "enabled": True,
         "insertion_order": order,
         "use_regex": False,
         "constant": False,
         "selective": False,
         "secondary_keys": [],
-        "name": f"{subject} {belief['attribute']}",
+        "name": name,
     }
 
 
@@ -224,38 +232,21 @@ def world_lorebook(
     order = max((e["insertion_order"] for e in book["entries"]), default=0) + 1
     for e in entities:
         keys = [e["name"], *aliases.get(e["id"], [])]
-        book["entries"].append(
-            {
-                "keys": keys,
-                "content": e.get("description") or e["name"],
-                "extensions": {ENTITY_EXTENSION: dict(e)},
-                "enabled": True,
-                "insertion_order": order,
-                "use_regex": False,
-                "constant": False,
-                "selective": False,
-                "secondary_keys": [],
-                "name": e["name"],
-            }
-        )
+        content = e.get("description") or e["name"]
+        book["entries"].append(_entry(keys, content, {ENTITY_EXTENSION: dict(e)}, order, e["name"]))
         order += 1
     for f in facts:
         subject = names.get(f["subject"], f["subject"])
         value = names.get(f["value"], f["value"])
         negated = "" if f.get("polarity", True) else "not "
         book["entries"].append(
-            {
-                "keys": [subject],
-                "content": f"{subject}: {f['attribute']} is {negated}{value}",
-                "extensions": {STATE_EXTENSION: {k: v for k, v in f.items() if k != "id"}},
-                "enabled": True,
-                "insertion_order": order,
-                "use_regex": False,
-                "constant": False,
-                "selective": False,
-                "secondary_keys": [],
-                "name": f"{subject} {f['attribute']}",
-            }
+            _entry(
+                [subject],
+                f"{subject}: {f['attribute']} is {negated}{value}",
+                {STATE_EXTENSION: {k: v for k, v in f.items() if k != "id"}},
+                order,
+                f"{subject} {f['attribute']}",
+            )
         )
         order += 1
     book["extensions"] = {**book["extensions"], "fabula/as_of": as_of}

@@ -143,17 +143,24 @@ _ST_ENTRY = {
 }
 
 
+def _kobold_fields(e: dict[str, Any], where: str) -> dict[str, Any]:
+    """The fields a KoboldAI entry has, which SillyTavern's entries have too."""
+    return {
+        "keys": strings(e, "key", where),
+        "content": text(e, "content", where),
+        "secondary_keys": strings(e, "keysecondary", where),
+        "selective": boolean(e, "selective", where, False),
+        "name": text(e, "comment", where),
+        "constant": boolean(e, "constant", where, False),
+    }
+
+
 def _st_entry(raw: Any, where: str) -> LoreEntry:
     e = obj(raw, where)
     return LoreEntry(
-        keys=strings(e, "key", where),
-        content=text(e, "content", where),
-        secondary_keys=strings(e, "keysecondary", where),
-        selective=boolean(e, "selective", where, False),
+        **_kobold_fields(e, where),
         logic=_logic(e.get("selectiveLogic"), where),
-        name=text(e, "comment", where),
         enabled=not boolean(e, "disable", where, False),
-        constant=boolean(e, "constant", where, False),
         case_sensitive=optional_bool(e, "caseSensitive", where),
         whole_words=optional_bool(e, "matchWholeWords", where),
         order=integer(e, "order", where, 100) or 0,
@@ -168,15 +175,7 @@ _KOBOLD_ENTRY = {"key", "keysecondary", "content", "comment", "constant", "selec
 
 def _kobold_entry(raw: Any, where: str) -> LoreEntry:
     e = obj(raw, where)
-    return LoreEntry(
-        keys=strings(e, "key", where),
-        content=text(e, "content", where),
-        secondary_keys=strings(e, "keysecondary", where),
-        selective=boolean(e, "selective", where, False),
-        name=text(e, "comment", where),
-        constant=boolean(e, "constant", where, False),
-        kept=_rest(e, _KOBOLD_ENTRY),
-    )
+    return LoreEntry(**_kobold_fields(e, where), kept=_rest(e, _KOBOLD_ENTRY))
 
 
 _NOVELAI_ENTRY = {"text", "displayName", "keys", "enabled", "forceActivation"}
