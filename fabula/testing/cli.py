@@ -66,19 +66,25 @@ def error_statuses() -> set[int]:
 
 
 def fabula_editing(
-    redis_url: str, *args: str, editor: str | None = None
+    redis_url: str,
+    *args: str,
+    editor: str | None = None,
+    input: str | None = None,
+    timeout: float = 120,
 ) -> subprocess.CompletedProcess[str]:
-    """``fabula ARGS`` in a subprocess against the test Redis (``$EDITOR``: ``editor``)."""
+    """``fabula ARGS`` in a subprocess against the test Redis (``$EDITOR``: ``editor``;
+    ``input`` typed into its standard input)."""
     env = {**os.environ, "FABULA_REDIS_URL": redis_url, "COLUMNS": "200"}
     env.pop("VISUAL", None)
     if editor is not None:
         env["EDITOR"] = editor
     return subprocess.run(
         [sys.executable, "-m", "fabula", *args],
+        input=input,
         capture_output=True,
         text=True,
         env=env,
-        timeout=120,
+        timeout=timeout,
     )
 
 

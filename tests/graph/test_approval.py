@@ -19,6 +19,7 @@ from fabula.agents.contracts import Decision
 from fabula.errors import InvalidInput
 from fabula.graph.service import Fabula
 from fabula.memory.projections import project_world
+from fabula.memory.store import StoryStore
 from fabula.settings import Settings
 from fabula.testing.model import STORY, FakeOpenAI, action, requests_for, script_turn
 
@@ -89,15 +90,22 @@ class TestAcrossProcesses:
         assert committed["events"] == [e.model_dump(mode="json") for e in delta.events]
 
 
+async def _pending_with_edit_scripted(fab: Fabula, fake_openai: FakeOpenAI) -> StoryStore:
+    """A turn awaiting approval, and the extractor's reading of an edit (Leo stays in the
+    hallway) scripted next."""
+    script_turn(fake_openai)
+    store = fab.store(STORY)
+    assert await fab.run_turn(store, auto=False) == "pending"
+    wait = action("stay", 0, 24, actors=["Leo"], place="hallway")
+    fake_openai.reply_json({"actions": [wait]}, schema="ExtractedActions")
+    return store
+
+
 class TestEdits:
     async def test_an_edit_is_read_and_shown_again(
         self, fab: Fabula, fake_openai: FakeOpenAI
     ) -> None:
-        script_turn(fake_openai)
-        store = fab.store(STORY)
-        assert await fab.run_turn(store, auto=False) == "pending"
-        wait = action("stay", 0, 24, actors=["Leo"], place="hallway")
-        fake_openai.reply_json({"actions": [wait]}, schema="ExtractedActions")
+        store = await _pending_with_edit_scripted(fab, fake_openai)
         assert await fab.decide(store, Decision(action="edit", text=EDIT)) == "pending"
         pending = await fab.pending_turn(store)
         assert pending is not None and pending.request.draft.text == EDIT
@@ -112,11 +120,7 @@ class TestEdits:
     async def test_an_edit_now_is_committed_at_once(
         self, fab: Fabula, fake_openai: FakeOpenAI
     ) -> None:
-        script_turn(fake_openai)
-        store = fab.store(STORY)
-        assert await fab.run_turn(store, auto=False) == "pending"
-        wait = action("stay", 0, 24, actors=["Leo"], place="hallway")
-        fake_openai.reply_json({"actions": [wait]}, schema="ExtractedActions")
+        store = await _pending_with_edit_scripted(fab, fake_openai)
         decision = Decision(action="edit", text=EDIT, now=True)
         assert await fab.decide(store, decision) == "committed"
         assert (await store.turn_texts(4, 4))[0].text == EDIT

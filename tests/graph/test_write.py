@@ -24,18 +24,7 @@ def _write(
     redis_url: str, keys: str, *, editor: str | None = None
 ) -> subprocess.CompletedProcess[str]:
     """``fabula write tale`` with ``keys`` typed into its standard input."""
-    env = {**os.environ, "FABULA_REDIS_URL": redis_url, "COLUMNS": "200"}
-    env.pop("VISUAL", None)
-    if editor is not None:
-        env["EDITOR"] = editor
-    return subprocess.run(
-        [sys.executable, "-m", "fabula", "write", "tale"],
-        input=keys,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
+    return _cli(redis_url, "write", "tale", editor=editor, input=keys, timeout=300)
 
 
 def _story(redis_url: str) -> dict[str, object]:

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +16,7 @@ from fabula.graph.service import Fabula
 from fabula.memory.projections import project_beliefs, project_world
 from fabula.settings import Settings
 from fabula.testing import imports as fx
+from fabula.testing.cli import fabula as run_fabula
 from fabula.worlds.imports import import_paths
 from fabula.worlds.imports.charx import read_charx
 from fabula.worlds.imports.limits import ImportLimits
@@ -189,16 +188,9 @@ class TestRoundTrip:
 
 def test_cli_import_and_export(redis_url: str, tmp_path: Path) -> None:
     """`fabula import --id` then `fabula export --format card|lorebook --out`, as processes."""
-    env = {**os.environ, "FABULA_REDIS_URL": redis_url}
 
     def fabula(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "fabula", *args],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=120,
-        )
+        return run_fabula(redis_url, *args, check=False)
 
     ada = fx.write_json(tmp_path / "ada.json", fx.v1_card())
     made = fabula("import", str(ada), "--id", "isle", "--greeting", "0", "--json")
