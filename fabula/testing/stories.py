@@ -4,16 +4,19 @@
 :func:`story_through` commits the hand-built Leo/Mara turns of story ``hb``
 (:func:`turn1` .. :func:`turn3`, :func:`branch_turn` for a fork); :func:`setup`,
 :func:`turn_delta` and :func:`new_story` build a story of utterances for narrative memory;
-:func:`check_story` asserts the invariants a crash must not break.
+:func:`check_story` asserts the invariants a crash must not break; :func:`write_turn`
+writes one turn as the writers of the crash and cluster tests do.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import redis.asyncio as aredis
 
+from fabula.agents.contracts import Decision
 from fabula.agents.memory_builder import OfflineMemoryBuilder
 from fabula.memory import keys
 from fabula.memory.connection import connect
@@ -21,6 +24,9 @@ from fabula.memory.delta import DeltaBuilder, TurnDelta
 from fabula.memory.rules import WorldRules
 from fabula.memory.store import StoryStore
 from fabula.worlds.loader import load_world, setup_delta
+
+if TYPE_CHECKING:
+    from fabula.graph.service import Fabula
 
 __all__ = [
     "KEY_STORY",
@@ -36,6 +42,7 @@ __all__ = [
     "turn2",
     "turn3",
     "turn_delta",
+    "write_turn",
 ]
 
 STORY = "hb"
@@ -203,3 +210,14 @@ def check_story(url: str, story: str, branch: str = "main") -> int:
         return head
     finally:
         client.close()
+
+
+async def write_turn(fab: Fabula, store: StoryStore, acked: dict[int, str], *, human: bool) -> None:
+    """One turn, run through by the model, or approved by a human (``human``); once
+    committed, its text is recorded in ``acked`` under its turn."""
+    outcome = await fab.run_turn(store, auto=not human)
+    if outcome == "pending":
+        outcome = await fab.decide(store, Decision(action="approve"))
+    if outcome == "committed":
+        head = await store.head()
+        acked[head] = (await store.turn_texts(head, head))[0].text

@@ -20,7 +20,6 @@ import pytest
 import redis
 from redis.exceptions import NoPermissionError
 
-from fabula.agents.contracts import Decision
 from fabula.bench.localcluster import LocalCluster
 from fabula.errors import FabulaError
 from fabula.graph.service import Fabula
@@ -30,7 +29,7 @@ from fabula.memory.connection import connect, is_cluster
 from fabula.memory.hierarchy import scenes
 from fabula.settings import Settings
 from fabula.testing.redis import ON_CLUSTER, wipe
-from fabula.testing.stories import check_story
+from fabula.testing.stories import check_story, write_turn
 
 
 @pytest.fixture(scope="module")
@@ -185,10 +184,5 @@ async def _write(fab: Fabula, story: str, acked: dict[int, str], stop: asyncio.E
     while not stop.is_set():
         human = (await store.head()) % 2 == 0
         with contextlib.suppress(FabulaError, redis.RedisError):
-            outcome = await fab.run_turn(store, auto=not human)
-            if outcome == "pending":
-                outcome = await fab.decide(store, Decision(action="approve"))
-            if outcome == "committed":
-                head = await store.head()
-                acked[head] = (await store.turn_texts(head, head))[0].text
+            await write_turn(fab, store, acked, human=human)
         await asyncio.sleep(0)

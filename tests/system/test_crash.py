@@ -47,7 +47,7 @@ from fabula.memory.store import StoryStore
 from fabula.settings import Settings
 from fabula.testing.cli import Cli, fabula
 from fabula.testing.redis import ON_CLUSTER
-from fabula.testing.stories import check_story
+from fabula.testing.stories import check_story, write_turn
 from fabula.testing.web import studio
 
 SEED = int(os.environ.get("FABULA_CRASH_SEED", "7"))
@@ -391,12 +391,7 @@ class TestKillRedis:
                 store = fab.store("dur")
                 while not stop.is_set():
                     human = (await store.head()) % 2 == 0
-                    outcome = await fab.run_turn(store, auto=not human)
-                    if outcome == "pending":
-                        outcome = await fab.decide(store, Decision(action="approve"))
-                    if outcome == "committed":
-                        head = await store.head()
-                        acked[head] = (await store.turn_texts(head, head))[0].text
+                    await write_turn(fab, store, acked, human=human)
         except (FabulaError, redis.RedisError, OSError):
             return  # the server died under us: what was acknowledged is in `acked`
 
