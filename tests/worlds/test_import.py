@@ -18,6 +18,7 @@ from fabula.memory.projections import project_world
 from fabula.settings import Settings
 from fabula.testing import imports as fx
 from fabula.worlds.imports import ImportLimits, import_paths, write_pack
+from fabula.worlds.imports.cards import MAPPED
 from fabula.worlds.imports.png import read_text_chunks
 from fabula.worlds.loader import load_world
 from fabula.worlds.lore import split_decorators
@@ -65,17 +66,7 @@ class TestCards:
         ]
         kept = pack.lore.card_of("Ben")
         assert kept is not None and (kept.spec, kept.spec_version) == ("chara_card_v2", "2.0")
-        mapped = {
-            "name",
-            "description",
-            "personality",
-            "scenario",
-            "first_mes",
-            "mes_example",
-            "alternate_greetings",
-            "character_book",
-        }
-        assert kept.data == {k: v for k, v in card["data"].items() if k not in mapped}
+        assert kept.data == {k: v for k, v in card["data"].items() if k not in MAPPED}
         assert json.dumps(kept.data["extensions"]) == json.dumps(card["data"]["extensions"])
         (book,) = pack.lore.books
         assert book.owner == "Ben" and (book.scan_depth, book.token_budget) == (4, 500)

@@ -18,6 +18,7 @@ from fabula.settings import Settings
 from fabula.testing import imports as fx
 from fabula.testing.cli import fabula as run_fabula
 from fabula.worlds.imports import import_paths
+from fabula.worlds.imports.cards import MAPPED
 from fabula.worlds.imports.charx import read_charx
 from fabula.worlds.imports.limits import ImportLimits
 from fabula.worlds.imports.png import read_text_chunks
@@ -135,22 +136,11 @@ class TestRoundTrip:
         out = read_charx(data, ImportLimits())
         assert out.members == members
         exported = json.loads(out.card_json)
-        mapped = (
-            "name",
-            "description",
-            "personality",
-            "scenario",
-            "first_mes",
-            "mes_example",
-            "alternate_greetings",
-            "group_only_greetings",
-            "character_book",
-        )
         for key, value in card["data"].items():
             if key == "extensions":  # every one byte for byte, Fabula's own beside them
                 for name, ext in value.items():
                     assert json.dumps(exported["data"][key][name]) == json.dumps(ext)
-            elif key not in mapped:  # verbatim (the mapped ones have their macros resolved)
+            elif key not in MAPPED:  # verbatim (the mapped ones have their macros resolved)
                 assert json.dumps(exported["data"][key]) == json.dumps(value), key
         back = tmp_path / "back.charx"
         back.write_bytes(data)

@@ -43,9 +43,17 @@ from fabula.worlds.lore import (
     LoreBook,
 )
 
-__all__ = ["CardRead", "ascii_name", "detect_card", "read_card", "resolve_macros", "split_examples"]
+__all__ = [
+    "MAPPED",
+    "CardRead",
+    "ascii_name",
+    "detect_card",
+    "read_card",
+    "resolve_macros",
+    "split_examples",
+]
 
-_MAPPED = {
+MAPPED = {  # the fields read into the pack; the others are kept as they came
     "name",
     "description",
     "personality",
@@ -164,7 +172,7 @@ def _fabula_extensions(
         and isinstance(source.get("spec"), str)
         and isinstance(source.get("data"), dict)
     ):
-        mapped = {k: data[k] for k in _MAPPED if k in data}
+        mapped = {k: data[k] for k in MAPPED if k in data}
         return {**source["data"], **mapped}, source["spec"], "", name, aliases, secrets
     return data, spec, version, name, aliases, secrets
 
@@ -227,7 +235,7 @@ def read_card(doc: dict[str, Any], fallback: str, user: str, limits: ImportLimit
         character=name,
         spec=spec,
         spec_version=version,
-        data={k: v for k, v in data.items() if k not in _MAPPED},
+        data={k: v for k, v in data.items() if k not in MAPPED},
         top=top,
     )
     return CardRead(
