@@ -20,15 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fabula.bench.common import (
-    QuestionBench,
-    Scored,
-    bench_main,
-    print_table,
-    rate,
-    rates_by,
-)
+from fabula.bench.common import QuestionBench, Scored, bench_main, rate, rates_by
 from fabula.bench.data import json_lines, malformed, parsing
+from fabula.bench.report import print_table
 from fabula.memory.rules import WorldRules
 
 __all__ = ["HITOM_RULES", "HitomItem", "load_hitom", "run_hitom"]

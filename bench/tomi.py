@@ -21,15 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fabula.bench.common import (
-    QuestionBench,
-    Scored,
-    bench_main,
-    print_table,
-    rate,
-    rates_by,
-)
+from fabula.bench.common import QuestionBench, Scored, bench_main, rate, rates_by
 from fabula.bench.data import malformed, read_text
+from fabula.bench.report import print_table
 from fabula.errors import InvalidInput
 from fabula.memory.rules import WorldRules
 
