@@ -1,20 +1,21 @@
 """The studio in a real browser, for tests: Debian's Chromium (:data:`CHROMIUM`, started
-with :data:`ARGS`), a live studio per test (the ``base`` fixture) and a story created from
-its front page (:func:`create_story`). Needs Playwright (the dev extra)."""
+with :data:`ARGS`; the ``browser`` fixture, one a module), a live studio per test (the
+``base`` fixture) and a story created from its front page (:func:`create_story`). Needs
+Playwright (the dev extra)."""
 
 from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from playwright.async_api import Page, expect
+from playwright.async_api import Browser, Page, async_playwright, expect
 
 from fabula.testing.web import studio
 
-__all__ = ["ARGS", "CHROMIUM", "base", "create_story", "run_until_pending"]
+__all__ = ["ARGS", "CHROMIUM", "base", "browser", "create_story", "run_until_pending"]
 
 CHROMIUM = os.environ.get("FABULA_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 
@@ -28,6 +29,15 @@ ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+
+
+@pytest.fixture(scope="module")
+async def browser() -> AsyncIterator[Browser]:
+    """Chromium, started once for a test module."""
+    async with async_playwright() as p:
+        launched = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield launched
+        await launched.close()
 
 
 @pytest.fixture()

@@ -112,13 +112,11 @@ LEO = {
 MARA = {"actions": [{"kind": "wait", "reason": "watches Leo"}], "intent": "keep her secret"}
 
 
-def go_action(start: int = 0, end: int = len(GO)) -> dict[str, Any]:
-    return {
-        "kind": "go",
-        "start": start,
-        "end": end,
-        "actors": ["Leo"],
-        "place": "study",
+def action(kind: str, start: int, end: int, **fields: Any) -> dict[str, Any]:
+    """One extracted action as the model sends it (every field present, as strict asks)."""
+    empty: dict[str, Any] = {
+        "actors": [],
+        "place": None,
         "obj": None,
         "target": None,
         "listeners": [],
@@ -126,6 +124,11 @@ def go_action(start: int = 0, end: int = len(GO)) -> dict[str, Any]:
         "utterance": None,
         "verb": None,
     }
+    return {"kind": kind, "start": start, "end": end, **empty, **fields}
+
+
+def go_action(start: int = 0, end: int = len(GO)) -> dict[str, Any]:
+    return action("go", start, end, actors=["Leo"], place="study")
 
 
 EXTRACTED = {"actions": [go_action()]}
@@ -183,21 +186,6 @@ def client_for(server: FakeOpenAI, role: str = "planner", **overrides: object) -
 
 def events(logs: list[dict[str, object]], name: str) -> list[dict[str, object]]:
     return [e for e in logs if e["event"] == name]
-
-
-def action(kind: str, start: int, end: int, **fields: Any) -> dict[str, Any]:
-    """One extracted action as the model sends it (every field present, as strict asks)."""
-    empty: dict[str, Any] = {
-        "actors": [],
-        "place": None,
-        "obj": None,
-        "target": None,
-        "listeners": [],
-        "clause": None,
-        "utterance": None,
-        "verb": None,
-    }
-    return {"kind": kind, "start": start, "end": end, **empty, **fields}
 
 
 @pytest.fixture(name="fake_openai")

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.async_api import Browser, Page, async_playwright, expect
+from playwright.async_api import Browser, Page, expect
 
-from fabula.testing.browser import ARGS, CHROMIUM, create_story, run_until_pending
+from fabula.testing.browser import CHROMIUM, create_story, run_until_pending
 
 # A turn's approval waits for the append-only file's fsync and a 2-core CI machine runs
 # the whole suite at once: assertions wait up to 20 s (Playwright's default is 5 s).
@@ -35,14 +35,6 @@ EVIL = (
     "Leo whispered <script>window.__pwned = 1</script> and "
     '" onload="window.__pwned = 2" and <img src=x onerror="window.__pwned = 3"> twice.'
 )
-
-
-@pytest.fixture(scope="module")
-async def browser() -> AsyncIterator[Browser]:
-    async with async_playwright() as p:
-        launched = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield launched
-        await launched.close()
 
 
 @pytest.fixture()

@@ -16,22 +16,14 @@ from html import escape
 
 import httpx
 import pytest
-from playwright.async_api import Browser, Page, async_playwright, expect
+from playwright.async_api import Browser, Page, expect
 
-from fabula.testing.browser import ARGS, CHROMIUM, create_story, run_until_pending
+from fabula.testing.browser import CHROMIUM, create_story, run_until_pending
 
 needs_chromium = pytest.mark.skipif(
     not __import__("pathlib").Path(CHROMIUM).exists(),
     reason=f"no Chromium at {CHROMIUM}: install Debian's chromium (.ci/run does)",
 )
-
-
-@pytest.fixture(scope="module")
-async def browser() -> AsyncIterator[Browser]:
-    async with async_playwright() as p:
-        launched = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield launched
-        await launched.close()
 
 
 @pytest.fixture()
