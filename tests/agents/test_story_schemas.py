@@ -99,6 +99,15 @@ def views(draw: st.DrawFn) -> AuthorView:
         hypotheses[f"h1.{n}"] = Hypothesis(
             id=f"h1.{n}", development=dev, premise="p", status=status, proposed=1
         )  # type: ignore[arg-type]
+    return _view(entities, developments, hypotheses)
+
+
+def _view(
+    entities: dict[str, Entity],
+    developments: dict[str, Development],
+    hypotheses: dict[str, Hypothesis],
+) -> AuthorView:
+    """The author's view of story ``s`` after turn 1, with no beliefs."""
     return AuthorView(
         story="s",
         branch="main",
@@ -154,16 +163,7 @@ class TestThePlanner:
             i: Entity(id=i, kind=k, name=i)
             for i, k in [("ada", "character"), ("cove", "place"), ("logbook", "object")]
         }
-        view = AuthorView(
-            story="s",
-            branch="main",
-            turn=1,
-            entities=entities,
-            world=WorldView(story="s", branch="main", as_of=None),
-            beliefs={},
-            developments={},
-            hypotheses={},
-        )
+        view = _view(entities, {}, {})
         plan_json_schema(view)
         before = cache_counts()
         assert plan_json_schema(view) == plan_json_schema(view)

@@ -168,26 +168,20 @@ class TestDataFolder:
             shutil.rmtree(directory, ignore_errors=True)
 
 
+def _on_socket(sock: Path, directory: Path, *options: str) -> list[str]:
+    """A redis-server command on the unix socket ``sock`` only (no TCP port), never saving,
+    its files in ``directory``, with ``options``."""
+    command = [redis_server_binary(), "--port", "0", "--unixsocket", str(sock), "--save", ""]
+    return [*command, "--dir", str(directory), *options]
+
+
 @pytest.fixture()
 def open_server() -> Iterator[str]:
     """A plain redis-server whose default user is open (as `redis-server` starts by default)."""
     directory = Path(tempfile.mkdtemp(prefix="fo-", dir="/tmp"))
     sock = directory / "s.sock"
     proc = subprocess.Popen(
-        [
-            redis_server_binary(),
-            "--port",
-            "0",
-            "--unixsocket",
-            str(sock),
-            "--save",
-            "",
-            "--dir",
-            str(directory),
-            "--loglevel",
-            "warning",
-        ],
-        stdout=subprocess.DEVNULL,
+        _on_socket(sock, directory, "--loglevel", "warning"), stdout=subprocess.DEVNULL
     )
     client = redis.Redis(unix_socket_path=str(sock), retry_on_error=[redis.ConnectionError])
     for _ in range(200):
@@ -455,19 +449,7 @@ class TestCompose:
         assert stat.S_IMODE((tmp_path / "users.acl").stat().st_mode) == 0o600
         sock = Path(tempfile.mkdtemp(prefix="fc-", dir="/tmp")) / "s.sock"
         proc = subprocess.Popen(
-            [
-                redis_server_binary(),
-                "--port",
-                "0",
-                "--unixsocket",
-                str(sock),
-                "--save",
-                "",
-                "--dir",
-                str(tmp_path),
-                "--aclfile",
-                str(tmp_path / "users.acl"),
-            ],
+            _on_socket(sock, tmp_path, "--aclfile", str(tmp_path / "users.acl")),
             stdout=subprocess.DEVNULL,
         )
         try:
