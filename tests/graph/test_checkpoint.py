@@ -14,9 +14,6 @@ from typing import Annotated, Any, TypedDict
 import pytest
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
-    ChannelVersions,
-    Checkpoint,
-    CheckpointMetadata,
     CheckpointTuple,
 )
 from langgraph.checkpoint.conformance import checkpointer_test, validate
@@ -164,34 +161,16 @@ class SyncPathSaver(RedisCheckpointSaver):
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         return self.get_tuple(config)
 
-    async def alist(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> AsyncIterator[CheckpointTuple]:
-        for item in self.list(config, filter=filter, before=before, limit=limit):
+    # the same arguments as the saver's: passed on as they come
+    async def alist(self, *args: Any, **kwargs: Any) -> AsyncIterator[CheckpointTuple]:
+        for item in self.list(*args, **kwargs):
             yield item
 
-    async def aput(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        return self.put(config, checkpoint, metadata, new_versions)
+    async def aput(self, *args: Any, **kwargs: Any) -> RunnableConfig:
+        return self.put(*args, **kwargs)
 
-    async def aput_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        self.put_writes(config, writes, task_id, task_path)
+    async def aput_writes(self, *args: Any, **kwargs: Any) -> None:
+        self.put_writes(*args, **kwargs)
 
     async def adelete_thread(self, thread_id: str) -> None:
         self.delete_thread(thread_id)
