@@ -37,13 +37,7 @@ from fabula.memory.acl import MindPool
 from fabula.memory.server import connect_async
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import default_counter
-from fabula.worlds.activation import (
-    Activated,
-    Fired,
-    activate,
-    admit_in_steps,
-    decorators_of,
-)
+from fabula.worlds.activation import Activated, Fired, activate, decorators_of
 from fabula.worlds.imports.keys import KeyError_, is_regex_key, key_matches
 from fabula.worlds.loader import load_world, setup_delta
 from fabula.worlds.lore import Lore, LoreBook, LoreEntry, split_decorators
@@ -218,8 +212,7 @@ def naive_activate(
 ) -> list[Activated]:
     """The same rules as :func:`~fabula.worlds.activation.activate`, written plainly: at
     every call each entry's decorators are read and every live entry's keys are tested
-    against the text one by one (the bench's baseline, and the tests' oracle). The budget
-    and the recursion steps are :func:`~fabula.worlds.activation.admit_in_steps`, shared."""
+    against the text one by one (the bench's baseline, and the tests' oracle)."""
     live: dict[int, LoreEntry] = {}
     decos: dict[int, dict[str, str]] = {}
     for i, e in enumerate(entries):
@@ -228,6 +221,26 @@ def naive_activate(
         deco = decos[i] = decorators_of(e)
         if "dont_activate" not in deco or "activate" in deco:
             live[i] = e
+    admitted: list[Activated] = []
+    used = 0
+    full = False
+
+    def admit(step_found: list[Activated]) -> list[Activated]:
+        nonlocal used, full
+        step_found.sort(
+            key=lambda a: (a.fired != "constant", -(a.entry.priority or 0), -a.entry.order)
+        )
+        taken = []
+        for a in step_found:
+            if full:
+                break
+            if budget is not None and used + a.tokens > budget:
+                full = True
+                break
+            used += a.tokens
+            taken.append(a)
+        admitted.extend(taken)
+        return taken
 
     def found(i: int, fired: Fired, key: str | None, step: int) -> Activated:
         return Activated(
@@ -245,8 +258,15 @@ def naive_activate(
             key = _naive_match(e, decos[i], text, case_sensitive, whole_words, turn, text)
             if key is not None:
                 first.append(found(i, "key", key, 0))
-
-    def step_found(step: int, scan: str, context: str, done: set[int]) -> list[Activated]:
+    latest = admit(first)
+    done = {a.index for a in admitted} | {a.index for a in first}
+    for step in range(1, max_recursion + 1 if recursive else 1):
+        scan = "\n".join(
+            split_decorators(a.entry.content)[1] for a in latest if not a.entry.prevent_recursion
+        )
+        if not scan or full:
+            break
+        context = "\n".join([text, *(split_decorators(a.entry.content)[1] for a in admitted)])
         more = []
         for i, e in live.items():
             if i in done or e.exclude_recursion:
@@ -254,16 +274,11 @@ def naive_activate(
             key = _naive_match(e, decos[i], scan, case_sensitive, whole_words, turn, context)
             if key is not None:
                 more.append(found(i, "recursion", key, step))
-        return more
-
-    return admit_in_steps(
-        first,
-        text,
-        budget=budget,
-        steps=max_recursion if recursive else 0,
-        body=lambda a: split_decorators(a.entry.content)[1],
-        step_found=step_found,
-    )
+        done |= {a.index for a in more}
+        latest = admit(more)
+        if not latest:
+            break
+    return sorted(admitted, key=lambda a: (a.entry.order, a.index))
 
 
 # -- the run -------------------------------------------------------------------------------

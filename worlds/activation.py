@@ -39,14 +39,7 @@ from typing import Any, Literal
 from fabula.worlds.imports.keys import KeyError_, is_regex_key, key_matches
 from fabula.worlds.lore import LoreEntry, split_decorators
 
-__all__ = [
-    "Activated",
-    "Fired",
-    "activate",
-    "admit_in_steps",
-    "count_words",
-    "decorators_of",
-]
+__all__ = ["Activated", "Fired", "activate", "count_words", "decorators_of"]
 
 Fired = Literal["constant", "key", "recursion", "decorator"]
 _KNOWN = {
@@ -403,57 +396,6 @@ def count_words(text: str) -> int:
     return len(text.split())
 
 
-def admit_in_steps(
-    first: list[Activated],
-    text: str,
-    *,
-    budget: int | None,
-    steps: int,
-    body: Callable[[Activated], str],
-    step_found: Callable[[int, str, str, set[int]], list[Activated]],
-) -> list[Activated]:
-    """The budget and the recursion steps (see the module's docstring), whatever finds the
-    entries: admit ``first`` within ``budget`` tokens; then, for up to ``steps`` steps, admit
-    ``step_found(step, scan, context, done)`` (what ``scan``, the ``body`` of the entries the
-    last step admitted that do not prevent recursion, activates among the entries not
-    ``done``; ``context`` is ``text`` with every admitted body), until a step admits nothing
-    or the budget is full. The admitted entries, in insertion order."""
-    admitted: list[Activated] = []
-    used = 0
-    full = False
-
-    def admit(step_found: list[Activated]) -> list[Activated]:
-        nonlocal used, full
-        step_found.sort(
-            key=lambda a: (a.fired != "constant", -(a.entry.priority or 0), -a.entry.order)
-        )
-        taken = []
-        for a in step_found:
-            if full:
-                break
-            if budget is not None and used + a.tokens > budget:
-                full = True
-                break
-            used += a.tokens
-            taken.append(a)
-        admitted.extend(taken)
-        return taken
-
-    latest = admit(first)
-    done = {a.index for a in first}
-    for step in range(1, steps + 1):
-        scan = "\n".join(body(a) for a in latest if not a.entry.prevent_recursion)
-        if not scan or full:
-            break
-        context = "\n".join([text, *(body(a) for a in admitted)])
-        more = step_found(step, scan, context, done)
-        done |= {a.index for a in more}
-        latest = admit(more)
-        if not latest:
-            break
-    return sorted(admitted, key=lambda a: (a.entry.order, a.index))
-
-
 def activate(
     entries: Sequence[LoreEntry],
     text: str,
@@ -476,6 +418,26 @@ def activate(
     what the text and the entries it names cost, not the size of the book."""
     index = _index(entries, case_sensitive, whole_words)
     live = index.live
+    admitted: list[Activated] = []
+    used = 0
+    full = False
+
+    def admit(step_found: list[Activated]) -> list[Activated]:
+        nonlocal used, full
+        step_found.sort(
+            key=lambda a: (a.fired != "constant", -(a.entry.priority or 0), -a.entry.order)
+        )
+        taken = []
+        for a in step_found:
+            if full:
+                break
+            if budget is not None and used + a.tokens > budget:
+                full = True
+                break
+            used += a.tokens
+            taken.append(a)
+        admitted.extend(taken)
+        return taken
 
     def found(i: int, fired: Fired, key: str | None, step: int) -> Activated:
         return Activated(i, live[i].entry, fired, key, step, index.count(i, count_tokens))
@@ -491,8 +453,13 @@ def activate(
             key = _match(item, text, turn)
             if key is not None:
                 first.append(found(i, "key", key, 0))
-
-    def step_found(step: int, scan: str, context: str, done: set[int]) -> list[Activated]:
+    latest = admit(first)
+    done = {a.index for a in admitted} | {a.index for a in first}
+    for step in range(1, max_recursion + 1 if recursive else 1):
+        scan = "\n".join(live[a.index].body for a in latest if not a.entry.prevent_recursion)
+        if not scan or full:
+            break
+        context = "\n".join([text, *(live[a.index].body for a in admitted)])
         more = []
         for i in sorted(index.candidates(scan)):
             item = live[i]
@@ -501,13 +468,8 @@ def activate(
             key = _match(item, scan, turn, context)
             if key is not None:
                 more.append(found(i, "recursion", key, step))
-        return more
-
-    return admit_in_steps(
-        first,
-        text,
-        budget=budget,
-        steps=max_recursion if recursive else 0,
-        body=lambda a: live[a.index].body,
-        step_found=step_found,
-    )
+        done |= {a.index for a in more}
+        latest = admit(more)
+        if not latest:
+            break
+    return sorted(admitted, key=lambda a: (a.entry.order, a.index))
