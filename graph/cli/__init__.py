@@ -4,7 +4,17 @@
 console script is :func:`fabula.cli.main`, which also mounts the benchmarks.
 """
 
-from fabula.graph.cli import stories, imports, turns, write, views, chat, serve, server  # noqa: I001  (the order of --help)
+from fabula.graph.cli import stories, imports, turns, write, show, chat, studio, redis_server  # noqa: I001  (the order of --help)
 from fabula.graph.cli.app import app
 
-__all__ = ["app", "chat", "imports", "serve", "server", "stories", "turns", "views", "write"]
+__all__ = [
+    "app",
+    "chat",
+    "imports",
+    "redis_server",
+    "show",
+    "stories",
+    "studio",
+    "turns",
+    "write",
+]

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     import redis.asyncio as aredis
 
     from fabula.graph.service import Fabula
+    from fabula.graph.service.reader import Reader
     from fabula.memory.store import StoryStore
 
 __all__ = [
@@ -194,6 +195,14 @@ class Stores:
         from fabula.memory.store import StoryStore
 
         return StoryStore(self.admin, story, branch, limits=self.settings.limits)
+
+    def read(self, story: str | StoryStore, branch: str = "main") -> Reader:
+        """The read side of one branch, as :meth:`fabula.graph.service.Fabula.read` gives it."""
+        from fabula.graph.service.reader import Reader
+        from fabula.memory.store import StoryStore
+
+        store = story if isinstance(story, StoryStore) else self.store(story, branch)
+        return Reader(store, self.settings.prices)
 
 
 def run_with_stores(coro_fn: Callable[[Stores], Coroutine[Any, Any, T]]) -> T:

@@ -3,8 +3,11 @@ studio, the Agent Server) calls, over the turn graph (:mod:`fabula.graph.build`)
 
 - :mod:`~fabula.graph.service.application` — :class:`Fabula`: create, run, approve, fork
   and read stories; one turn at a time through the turn graph;
-- :mod:`~fabula.graph.service.reading` and :mod:`~fabula.graph.service.responses` — the read
-  side and the response models every interface answers with;
+- :mod:`~fabula.graph.service.reader` — :class:`Reader`, the one door for reads
+  (``fab.read(story, branch)``) over :mod:`~fabula.graph.service.reading`,
+  :mod:`~fabula.graph.service.cards` (cards, CHARX, lorebooks) and
+  :mod:`~fabula.graph.service.epub`; :mod:`~fabula.graph.service.responses`, the response
+  models every interface answers with;
 - :mod:`~fabula.graph.service.pending` — a turn awaiting a decision, what a listener hears;
 - :mod:`~fabula.graph.service.changes` — what a turn changed;
 - :mod:`~fabula.graph.service.chat` — talking with a character, inside its own mind;

@@ -66,6 +66,7 @@ from fabula.graph.service.pending import (
     raise_if_edit_not_taken,
     tell,
 )
+from fabula.graph.service.reader import Reader
 from fabula.graph.service.responses import (
     ChatOut,
     DecisionOut,
@@ -228,6 +229,13 @@ class Fabula:
     def store(self, story: str, branch: str = "main") -> StoryStore:
         """A handle on one branch of one story (nothing is read: see ``require``)."""
         return StoryStore(self.admin, story, branch, limits=self.settings.limits)
+
+    def read(self, story: str | StoryStore, branch: str = "main") -> Reader:
+        """The read side of one branch (``story`` an id, or a handle from :meth:`store`):
+        its text, W, B, D, H, plot, evidence, exports, usage, characters and lore. The
+        interfaces read through it and nothing else."""
+        store = story if isinstance(story, StoryStore) else self.store(story, branch)
+        return Reader(store, self.settings.prices)
 
     def context(self, *, auto: bool) -> TurnContext:
         """The run-scoped context the turn graph's nodes are given."""

@@ -49,6 +49,7 @@ from fabula.graph.service.responses import (
 )
 from fabula.memory.acl import CharacterMind, MindPool
 from fabula.memory.hierarchy import PLOT_ID, nodes
+from fabula.memory.hierarchy import scenes as hierarchy_scenes
 from fabula.memory.index.vectors import Embedder
 from fabula.memory.projections import (
     mind_as_of,
@@ -91,10 +92,12 @@ __all__ = [
     "lore",
     "markdown",
     "minds",
+    "moment",
     "own_lore",
     "own_voice",
     "plot",
     "recall",
+    "scenes",
     "story_text",
     "usage",
     "world",
@@ -659,3 +662,55 @@ def _line(entry: ManifestEntry) -> RecallLine:
         span=entry.span,
         members=list(entry.members),
     )
+
+
+async def scenes(store: StoryStore) -> list[HierarchyNode]:
+    """The branch's scenes, in story order."""
+    await store.require()
+    return list(await hierarchy_scenes(store))
+
+
+async def moment(store: StoryStore) -> list[str]:
+    """The moment a story is about, as lines to print: the first turn where the world and
+    a character's belief about where an object is part (the character believes it is
+    somewhere it is not), and the turn where they meet again (if they do)."""
+    head = await store.head()
+    entities = await store.entities()
+    characters = sorted(e for e, ent in entities.items() if ent.kind == "character")
+    things = sorted(
+        e for e, ent in entities.items() if ent.kind == "object" and not ent.is_container
+    )
+
+    def where(value: str | None) -> str:
+        if value is None:
+            return "nowhere it knows"
+        entity = entities.get(value)
+        if entity is not None and entity.kind == "character":
+            return f"with {entity.name}"
+        return f"in the {entity.name if entity else value}"
+
+    worlds = [await project_world(store, as_of=t) for t in range(head + 1)]
+    for t in range(head + 1):
+        for c in characters:
+            mind = await project_beliefs(store, c, as_of=t)
+            for obj in things:
+                believed, actual = mind.where(obj), worlds[t].where(obj)
+                if believed is None or actual is None or believed == actual:
+                    continue
+                who, name = entities[c].name, entities[obj].name
+                lines = [
+                    f"turn {t}: the world and {who} part. The world: the {name} is "
+                    f"{where(actual)}; {who} believes: {where(believed)}."
+                ]
+                for later in range(t + 1, head + 1):
+                    now = (await project_beliefs(store, c, as_of=later)).where(obj)
+                    if now is not None and now == worlds[later].where(obj):
+                        lines.append(
+                            f"turn {later}: they meet again. The world: the {name} is "
+                            f"{where(worlds[later].where(obj))}; {who} believes: {where(now)}."
+                        )
+                        break
+                else:
+                    lines.append(f"they have not met again by turn {head}.")
+                return lines
+    return ["the world and every character agree on where everything is, at every turn."]

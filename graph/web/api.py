@@ -1,7 +1,7 @@
 """The JSON API under ``/api/``: every action of the studio's pages, for programs.
 
-Each route calls the service (:class:`~fabula.graph.service.Fabula` and
-:mod:`fabula.graph.service.reading`) and answers with a model of
+Each route calls the service (:class:`~fabula.graph.service.Fabula`, and for reads its one
+door, :meth:`~fabula.graph.service.Fabula.read`) and answers with a model of
 :mod:`fabula.graph.service.responses`, the same the command line prints with ``--json``.
 State changes are POSTs with a JSON body (or, for an upload, the ``X-CSRF-Token`` header).
 ``branch`` defaults to ``main`` and ``as_of`` to now.
@@ -18,13 +18,14 @@ from sse_starlette.sse import EventSourceResponse
 
 from fabula.agents.contracts import Decision
 from fabula.errors import InvalidInput, NotFound
-from fabula.graph.service import Fabula, reading, world_infos
+from fabula.graph.service import Fabula, world_infos
 from fabula.graph.service.pending import (
     MAX_DIRECTION_CHARS,
     MAX_NOTE_CHARS,
     MAX_PENDING_ID_CHARS,
     MAX_RUN_TURNS,
 )
+from fabula.graph.service.reader import MAX_RECALL_BUDGET, MAX_REQUEST_CHARS, RECALL_BUDGET
 from fabula.graph.service.responses import (
     BeliefsOut,
     BranchOut,
@@ -230,17 +231,17 @@ async def delete_story(fab: Fab, story: str) -> dict[str, str]:
 async def story_text(
     fab: Fab, story: str, branch: Branch = "main", as_of: AsOf = None
 ) -> StoryText:
-    return await reading.story_text(_store(fab, story, branch), as_of)
+    return await fab.read(story, branch).text(as_of)
 
 
 @router.get("/stories/{story}/branches", response_model=list[BranchOut])
 async def branches(fab: Fab, story: str) -> list[BranchOut]:
-    return await reading.branch_list(_store(fab, story))
+    return await fab.read(story).branches()
 
 
 @router.get("/stories/{story}/world", response_model=WorldOut)
 async def world(fab: Fab, story: str, branch: Branch = "main", as_of: AsOf = None) -> WorldOut:
-    return await reading.world(_store(fab, story, branch), as_of)
+    return await fab.read(story, branch).world(as_of)
 
 
 @router.get("/stories/{story}/beliefs/{holder}", response_model=BeliefsOut)
@@ -248,21 +249,21 @@ async def beliefs(
     fab: Fab, story: str, holder: str, branch: Branch = "main", as_of: AsOf = None
 ) -> BeliefsOut:
     """B[holder]; ``holder`` is a character or a chain such as ``mara>leo``."""
-    return await reading.beliefs(_store(fab, story, branch), holder.split(">"), as_of)
+    return await fab.read(story, branch).beliefs(holder.split(">"), as_of)
 
 
 @router.get("/stories/{story}/developments", response_model=list[Development])
 async def developments(
     fab: Fab, story: str, branch: Branch = "main", as_of: AsOf = None
 ) -> list[Development]:
-    return (await reading.minds(_store(fab, story, branch), as_of)).developments
+    return (await fab.read(story, branch).minds(as_of)).developments
 
 
 @router.get("/stories/{story}/hypotheses", response_model=list[Hypothesis])
 async def hypotheses(
     fab: Fab, story: str, branch: Branch = "main", as_of: AsOf = None
 ) -> list[Hypothesis]:
-    return (await reading.minds(_store(fab, story, branch), as_of)).hypotheses
+    return (await fab.read(story, branch).minds(as_of)).hypotheses
 
 
 @router.get("/stories/{story}/minds", response_model=MindsOut)
@@ -270,7 +271,7 @@ async def minds(
     request: Request, fab: Fab, story: str, branch: Branch = "main", as_of: AsOf = None
 ) -> Response:
     """W, every B[c] with nested beliefs, D, H and the who-knows-what grid at a turn."""
-    found = await shared_minds(request, _store(fab, story, branch), as_of)
+    found = await shared_minds(request, fab.read(story, branch), as_of)
     # written as it is: FastAPI would dump and validate every belief again (half the time)
     return Response(found.model_dump_json(), media_type="application/json")
 
@@ -278,7 +279,7 @@ async def minds(
 @router.get("/stories/{story}/characters/{character}", response_model=CharacterPageOut)
 async def character_card(fab: Fab, story: str, character: str) -> CharacterPageOut:
     """A character as its card: its fields, what its source card kept, its voice."""
-    return await reading.character_page(_store(fab, story), character)
+    return await fab.read(story).character(character)
 
 
 @router.get("/stories/{story}/lore", response_model=LoreOut)
@@ -292,13 +293,13 @@ async def lore(
 ) -> LoreOut:
     """The story's lore by book, with who knows each entry; with ``turn``, what that turn's
     text activated for the author and for each character (its own lore)."""
-    return await reading.lore(_store(fab, story, branch), turn)
+    return await fab.read(story, branch).lore(turn)
 
 
 @router.get("/stories/{story}/plot", response_model=PlotOut)
 async def plot(fab: Fab, story: str, branch: Branch = "main") -> PlotOut:
     """The branch's hierarchy now: the plot, its plotlines and its scenes, with summaries."""
-    return await reading.plot(_store(fab, story, branch))
+    return await fab.read(story, branch).plot()
 
 
 @router.get("/stories/{story}/recall", response_model=RecallOut)
@@ -307,16 +308,14 @@ async def recall(
     story: str,
     q: Annotated[
         str,
-        Query(
-            max_length=reading.MAX_REQUEST_CHARS, description="A question, or what a turn is about."
-        ),
+        Query(max_length=MAX_REQUEST_CHARS, description="A question, or what a turn is about."),
     ],
     character: Annotated[
         str | None, Query(description="Recall as this character: only what it lived.")
     ] = None,
     budget: Annotated[
-        int, Query(ge=1, le=reading.MAX_RECALL_BUDGET, description="The most tokens.")
-    ] = reading.RECALL_BUDGET,
+        int, Query(ge=1, le=MAX_RECALL_BUDGET, description="The most tokens.")
+    ] = RECALL_BUDGET,
     branch: Branch = "main",
     as_of: AsOf = None,
 ) -> RecallOut:
@@ -332,7 +331,7 @@ async def chat(
     fab: Fab,
     story: str,
     character: Annotated[str, Query(description="The character asked (id or name).")],
-    q: Annotated[str, Query(max_length=reading.MAX_REQUEST_CHARS, description="The question.")],
+    q: Annotated[str, Query(max_length=MAX_REQUEST_CHARS, description="The question.")],
     branch: Branch = "main",
     as_of: AsOf = None,
 ) -> ChatOut:
@@ -353,8 +352,7 @@ async def evidence_found(
 ) -> EvidenceOut:
     """The evidence of ``event`` that the endpoint and the studio's page show (a
     dependency: ``holder`` is a path of minds, ``a>b``)."""
-    return await reading.evidence(
-        _store(fab, story, branch),
+    return await fab.read(story, branch).evidence(
         event,
         holder=holder.split(">") if holder else None,
         subject=subject,
@@ -375,7 +373,7 @@ async def evidence(found: Evidence) -> EvidenceOut:
 @router.get("/stories/{story}/usage", response_model=UsageOut)
 async def usage(fab: Fab, story: str, branch: Branch = "main") -> UsageOut:
     """Model tokens and cost per committed turn and role (the shape of `show usage --json`)."""
-    return await reading.usage(_store(fab, story, branch), fab.settings.prices)
+    return await fab.read(story, branch).usage()
 
 
 @router.get("/pending", response_model=list[PendingListed])
@@ -482,7 +480,7 @@ async def reject(fab: Fab, story: str, body: RejectRequest) -> DecisionOut:
 async def fork(fab: Fab, story: str, body: ForkRequest) -> BranchOut:
     """Start a branch at a turn, optionally pursuing an open hypothesis."""
     child = await fab.fork(_store(fab, story, body.branch), body.at, body.name, body.realise)
-    found = [b for b in await reading.branch_list(child) if b.branch == child.branch]
+    found = [b for b in await fab.read(child).branches() if b.branch == child.branch]
     return found[0]
 
 
@@ -518,7 +516,7 @@ async def export(
     """The branch's text (markdown, an EPUB book) or its text with W, D and H (JSON); with
     ``as=C``, the story as C lived it, read from C's own mind only (as ``fabula export
     --as C``), as of ``as_of``."""
-    from fabula.graph.service.epub import lived_epub, story_epub
+    from fabula.graph.service.epub import lived_epub
     from fabula.graph.service.lived import lived_markdown
 
     store = _store(fab, story, branch)
@@ -531,9 +529,9 @@ async def export(
         data = lived_epub(found) if format == "epub" else None
     else:
         if format == "json":
-            return await reading.export(store)
-        text = await reading.markdown(store) if format == "md" else None
-        data = await story_epub(store) if format == "epub" else None
+            return await fab.read(store).export()
+        text = await fab.read(store).markdown() if format == "md" else None
+        data = await fab.read(store).epub() if format == "epub" else None
     if text is not None:
         return PlainTextResponse(
             text, media_type="text/markdown; charset=utf-8", headers=_attachment(f"{name}.md")

@@ -26,9 +26,10 @@ from fabula.errors import (
     StoryExists,
     TurnConflict,
 )
-from fabula.graph.service import Fabula, reading, world_infos
+from fabula.graph.service import Fabula, world_infos
 from fabula.graph.service.lived import fact_sentence
 from fabula.graph.service.pending import check_bounds
+from fabula.graph.service.reader import MAX_REQUEST_CHARS, RECALL_BUDGET
 from fabula.graph.web.api import MAX_PACK_BYTES, Evidence, builtin_pack, get_fab
 from fabula.graph.web.live import Runs
 from fabula.graph.web.security import TOKEN_COOKIE, require_form_token
@@ -152,10 +153,10 @@ async def import_files(request: Request, fab: Fab, form: Form) -> Response:
 
 async def _story_context(fab: Fabula, request: Request, story: str, branch: str) -> dict[str, Any]:
     store = fab.store(story, branch)
-    text = await reading.story_text(store)
+    text = await fab.read(store).text()
     pending = await fab.pending_turn(store)
     runs: Runs = request.app.state.runs
-    usage = await reading.usage(store, fab.settings.prices)
+    usage = await fab.read(store).usage()
     return {
         "story": story,
         "branch": branch,
@@ -163,7 +164,7 @@ async def _story_context(fab: Fabula, request: Request, story: str, branch: str)
         "usage": usage,
         "usage_of": {u.turn: u for u in usage.turns},
         "pending": pending,
-        "branches": await reading.branch_list(store),
+        "branches": await fab.read(store).branches(),
         "run": runs.status(story, branch),
         # the first turn a rewind may go back to: the branch's fork (main: the setup)
         "first_own": ancestry[0].through if (ancestry := await store.ancestry()) else 0,
@@ -334,14 +335,14 @@ async def reject(request: Request, fab: Fab, story: str, form: Form) -> Response
 async def minds_page(
     request: Request, fab: Fab, story: str, branch: Branch = "main", as_of: AsOf = None
 ) -> Response:
-    minds = await shared_minds(request, fab.store(story, branch), as_of)
+    minds = await shared_minds(request, fab.read(story, branch), as_of)
     return page(request, "minds.html", story=story, branch=branch, minds=minds)
 
 
 @router.get("/stories/{story}/plot", response_class=HTMLResponse)
 async def plot_page(request: Request, fab: Fab, story: str, branch: Branch = "main") -> Response:
     """The hierarchy of a long story: the plot, its plotlines and the scenes, summarised."""
-    found = await reading.plot(fab.store(story, branch))
+    found = await fab.read(story, branch).plot()
     return page(request, "plot.html", story=story, branch=branch, plot=found)
 
 
@@ -351,7 +352,7 @@ async def recall_page(
     fab: Fab,
     story: str,
     branch: Branch = "main",
-    q: Annotated[str, Query(max_length=reading.MAX_REQUEST_CHARS)] = "",
+    q: Annotated[str, Query(max_length=MAX_REQUEST_CHARS)] = "",
     character: str = "",
     budget: str = "",
     as_of: str = "",
@@ -359,7 +360,7 @@ async def recall_page(
     """Ask the story's memory: the context the writer (or a character) would be given.
     The form's empty fields (no turn, no budget) mean now and the default budget."""
     store = fab.store(story, branch)
-    tokens = _whole(budget, "budget") if budget.strip() else reading.RECALL_BUDGET
+    tokens = _whole(budget, "budget") if budget.strip() else RECALL_BUDGET
     turn = _whole(as_of, "as of turn") if as_of.strip() else None
     found = None
     if q.strip():  # the recall checks the story and branch exist
@@ -387,7 +388,7 @@ async def character_page(
     request: Request, fab: Fab, story: str, character: str, branch: Branch = "main"
 ) -> Response:
     """A character as its card: its fields, what its source card kept, its voice."""
-    found = await reading.character_page(fab.store(story), character)
+    found = await fab.read(story).character(character)
     return page(request, "character.html", story=story, branch=branch, card=found)
 
 
@@ -397,7 +398,7 @@ async def lore_page(
 ) -> Response:
     """The story's lore by book, who knows each entry, and what a turn activated."""
     at = _whole(turn, "turn") if turn.strip() else None
-    found = await reading.lore(fab.store(story, branch), at)
+    found = await fab.read(story, branch).lore(at)
     return page(request, "lore.html", story=story, branch=branch, lore=found)
 
 
@@ -408,7 +409,7 @@ async def chat_page(
     story: str,
     branch: Branch = "main",
     character: str = "",
-    q: Annotated[str, Query(max_length=reading.MAX_REQUEST_CHARS)] = "",
+    q: Annotated[str, Query(max_length=MAX_REQUEST_CHARS)] = "",
     as_of: str = "",
 ) -> Response:
     """Talk to a character: its answer to a question, from only its own mind. The form's
@@ -470,7 +471,7 @@ async def fork_form(
 ) -> Response:
     store = fab.store(story, branch)
     head = await store.head() if at is None else at
-    minds = await reading.minds(store, head)
+    minds = await fab.read(store).minds(head)
     open_hyps: list[Hypothesis] = [h for h in minds.hypotheses if h.status == "open"]
     return page(
         request,
@@ -576,7 +577,7 @@ async def retcon(request: Request, fab: Fab, story: str, form: Form) -> Response
 async def usage_page(request: Request, fab: Fab, story: str, branch: Branch = "main") -> Response:
     """Model tokens and cost per committed turn and role, the background work and the total
     (what `fabula show STORY usage` prints)."""
-    found = await reading.usage(fab.store(story, branch), fab.settings.prices)
+    found = await fab.read(story, branch).usage()
     return page(request, "usage.html", story=story, branch=branch, usage=found)
 
 

@@ -20,9 +20,8 @@ from typing import Any, TypeVar, cast
 
 from fastapi import Request
 
-from fabula.graph.service import reading
+from fabula.graph.service.reader import Reader
 from fabula.graph.service.responses import MindsOut
-from fabula.memory.store import StoryStore
 
 __all__ = ["SharedReads", "shared_minds"]
 
@@ -60,9 +59,10 @@ class SharedReads:
             done.exception()  # retrieved here, whoever waits: no "never retrieved" warning
 
 
-async def shared_minds(request: Request, store: StoryStore, as_of: int | None) -> MindsOut:
-    """:func:`reading.minds`, shared among the studio's concurrent viewers of that view."""
+async def shared_minds(request: Request, reader: Reader, as_of: int | None) -> MindsOut:
+    """``reader.minds(as_of)``, shared among the studio's concurrent viewers of that view."""
     reads: SharedReads = request.app.state.reads
+    store = reader.store
     head = await store.head()
     key = ("minds", store.story, store.branch, as_of, head)
-    return await reads.read(key, lambda: reading.minds(store, as_of))
+    return await reads.read(key, lambda: reader.minds(as_of))

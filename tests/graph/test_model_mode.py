@@ -537,7 +537,7 @@ class TestUsage:
     ) -> None:
         """Every role's tokens (from the server's own counts), calls and retries are summed
         over the turn's nodes, stored with the committed turn and shown with their cost."""
-        from fabula.graph.cli.views import ShowWhat, view_data
+        from fabula.graph.cli.show import ShowWhat, view_data
         from fabula.settings import Price
 
         fake_openai.queue(Reply(status=503, error="busy", schema=TEXT))  # the writer retries

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from fabula.errors import InvalidInput
-from fabula.graph.cli.imports import ICON_MEMBER, card_export, charx_export, lorebook_export
 from fabula.graph.service import Fabula
+from fabula.graph.service.cards import ICON_MEMBER, card_export, charx_export, lorebook_export
 from fabula.memory.projections import project_beliefs, project_world
 from fabula.settings import Settings
 from fabula.testing import imports as fx

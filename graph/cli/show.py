@@ -13,11 +13,11 @@ from rich.text import Text
 
 from fabula.errors import InvalidInput
 from fabula.graph.cli.app import Stores, app, dump, out, plain, run_with_app, run_with_stores
-from fabula.graph.cli.imports import card_export, charx_export, lorebook_export
-from fabula.graph.service import reading
+from fabula.graph.service.reader import RECALL_BUDGET
 
 if TYPE_CHECKING:  # imported when a command runs: `fabula --help` stays quick
     from fabula.graph.service import Fabula
+    from fabula.graph.service.reader import Reader
     from fabula.memory.store import StoryStore
 
 __all__ = [
@@ -25,7 +25,6 @@ __all__ = [
     "ShowWhat",
     "demo",
     "export",
-    "moment_lines",
     "recall",
     "render",
     "show",
@@ -106,29 +105,28 @@ async def view_data(
                 f"which has turns 0 to {head}",
                 story=store.story,
             )
+    reader = fab.read(store)
     if what is ShowWhat.world:
-        return await reading.world(store, as_of)
+        return await reader.world(as_of)
     if what is ShowWhat.beliefs:
         if not character:
             raise InvalidInput(
                 "show beliefs needs a character, e.g. `fabula show demo beliefs leo`"
             )
-        return await reading.beliefs(store, character.split(">"), as_of)
+        return await reader.beliefs(character.split(">"), as_of)
     if what is ShowWhat.developments:
-        return (await reading.minds(store, as_of)).developments
+        return (await reader.minds(as_of)).developments
     if what is ShowWhat.hypotheses:
-        return (await reading.minds(store, as_of)).hypotheses
+        return (await reader.minds(as_of)).hypotheses
     if what is ShowWhat.story:
-        return await reading.story_text(store, as_of)
+        return await reader.text(as_of)
     if what is ShowWhat.usage:
-        return (await reading.usage(store, fab.settings.prices)).model_dump(mode="json")
+        return (await reader.usage()).model_dump(mode="json")
     if what is ShowWhat.scenes:
-        from fabula.memory.hierarchy import scenes
-
-        return list(await scenes(store))
+        return await reader.scenes()
     if what is ShowWhat.plot:
-        return await reading.plot(store)
-    return await reading.branch_list(store)
+        return await reader.plot()
+    return await reader.branches()
 
 
 def _turns(node: dict[str, Any]) -> str:
@@ -232,7 +230,7 @@ def recall(
         None, "--as", help="Recall as this character: only what it lived (id or name)."
     ),
     budget: int = typer.Option(
-        reading.RECALL_BUDGET, "--budget", help="The most tokens the context may hold."
+        RECALL_BUDGET, "--budget", help="The most tokens the context may hold."
     ),
     as_of: int | None = typer.Option(None, "--as-of", help="Recall as of this turn."),
     branch: str = typer.Option("main", "--branch", "-b"),
@@ -312,7 +310,7 @@ def export(
     async def go(fab: Fabula) -> None:
         store = fab.store(story, branch)
         if fmt in (ExportFormat.card, ExportFormat.charx, ExportFormat.lorebook):
-            await write_export(store, fmt, character, as_of, out_file)
+            await write_export(fab.read(store), fmt, character, as_of, out_file)
             return
         if as_character is not None:
             from fabula.graph.service.lived import lived_markdown
@@ -328,13 +326,11 @@ def export(
                 _emit(_json_bytes(found), out_file)
             return
         if fmt is ExportFormat.md:
-            _emit((await reading.markdown(store)).encode(), out_file)
+            _emit((await fab.read(store).markdown()).encode(), out_file)
         elif fmt is ExportFormat.epub:
-            from fabula.graph.service.epub import story_epub
-
-            _emit(await story_epub(store), out_file)
+            _emit(await fab.read(store).epub(), out_file)
         else:
-            _emit(_json_bytes(await reading.export(store)), out_file)
+            _emit(_json_bytes(await fab.read(store).export()), out_file)
 
     run_with_app(go)
 
@@ -354,23 +350,23 @@ def _json_bytes(data: Any) -> bytes:
 
 
 async def write_export(
-    store: StoryStore,
+    reader: Reader,
     fmt: ExportFormat,
     character: str | None,
     as_of: int | None,
     out_file: Path | None,
 ) -> None:
-    """Write a card or lorebook export (see :mod:`fabula.graph.cli.imports`) to ``out_file``
-    or stdout."""
+    """Write a card, CHARX or lorebook export (see :mod:`fabula.graph.service.cards`) to
+    ``out_file`` or stdout."""
     if fmt in (ExportFormat.card, ExportFormat.charx):
         if not character:
             raise InvalidInput(f"export --format {fmt.value} needs --character C")
         if fmt is ExportFormat.charx:
-            data = await charx_export(store, character, as_of)
+            data = await reader.charx(character, as_of)
         else:
-            data, _ = await card_export(store, character, as_of)
+            data, _ = await reader.card(character, as_of)
     else:
-        data = await lorebook_export(store, as_of)
+        data = await reader.lorebook(as_of)
     if out_file is None:
         sys.stdout.buffer.write(data)
     else:
@@ -405,7 +401,7 @@ def demo(
         if rest:
             out.print(Text(f"at rest: {rest}", style="dim"))
         out.rule(Text("the moment it is about", style="bold"))
-        for line in await moment_lines(store):
+        for line in await fab.read(store).moment():
             out.print(line)
         render(ShowWhat.world, await view_data(fab, store, ShowWhat.world, None, None))
         for c in await store.characters():
@@ -416,51 +412,3 @@ def demo(
         render(ShowWhat.hypotheses, await view_data(fab, store, ShowWhat.hypotheses, None, None))
 
     run_with_app(go)
-
-
-async def moment_lines(store: StoryStore) -> list[str]:
-    """The moment a story is about, as lines to print: the first turn where the world and
-    a character's belief about where an object is part (the character believes it is
-    somewhere it is not), and the turn where they meet again (if they do)."""
-    from fabula.memory.projections import project_beliefs, project_world
-
-    head = await store.head()
-    entities = await store.entities()
-    characters = sorted(e for e, ent in entities.items() if ent.kind == "character")
-    things = sorted(
-        e for e, ent in entities.items() if ent.kind == "object" and not ent.is_container
-    )
-
-    def where(value: str | None) -> str:
-        if value is None:
-            return "nowhere it knows"
-        entity = entities.get(value)
-        if entity is not None and entity.kind == "character":
-            return f"with {entity.name}"
-        return f"in the {entity.name if entity else value}"
-
-    worlds = [await project_world(store, as_of=t) for t in range(head + 1)]
-    for t in range(head + 1):
-        for c in characters:
-            mind = await project_beliefs(store, c, as_of=t)
-            for obj in things:
-                believed, actual = mind.where(obj), worlds[t].where(obj)
-                if believed is None or actual is None or believed == actual:
-                    continue
-                who, name = entities[c].name, entities[obj].name
-                lines = [
-                    f"turn {t}: the world and {who} part. The world: the {name} is "
-                    f"{where(actual)}; {who} believes: {where(believed)}."
-                ]
-                for later in range(t + 1, head + 1):
-                    now = (await project_beliefs(store, c, as_of=later)).where(obj)
-                    if now is not None and now == worlds[later].where(obj):
-                        lines.append(
-                            f"turn {later}: they meet again. The world: the {name} is "
-                            f"{where(worlds[later].where(obj))}; {who} believes: {where(now)}."
-                        )
-                        break
-                else:
-                    lines.append(f"they have not met again by turn {head}.")
-                return lines
-    return ["the world and every character agree on where everything is, at every turn."]
