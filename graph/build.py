@@ -71,7 +71,7 @@ def build_turn_graph(
     g.add_edge(START, "plan")
     g.add_conditional_edges("plan", typed(nodes.fan_out), ["character"])
     g.add_edge("character", "write")
-    g.add_edge("write", "critique")
+    g.add_conditional_edges("write", typed(nodes.route_after_write), ["critique", "approve"])
     g.add_conditional_edges("critique", w(nodes.route_after_critique), ["write", "approve"])
     g.add_conditional_edges(
         "approve", w(nodes.route_after_approve), ["commit", "reread", "plan", "abandon"]

@@ -24,7 +24,7 @@ from fabula.agents.usage import metering
 from fabula.agents.views import AuthorView, author_view
 from fabula.agents.writer.context import writer_context
 from fabula.agents.writer.model import draft_findings
-from fabula.errors import FabulaError, InvalidInput, TurnConflict
+from fabula.errors import FabulaError, InvalidInput, ModelTruncated, TurnConflict
 from fabula.graph.hitl import decision_from, hitl_request
 from fabula.graph.runtime import Committed, TurnContext
 from fabula.graph.state import (
@@ -55,10 +55,21 @@ __all__ = [
     "route_after_approve",
     "route_after_critique",
     "route_after_reread",
+    "route_after_write",
     "write",
 ]
 
 log = get_logger(__name__)
+
+REVISION_KEPT = Finding(
+    kind="plan",
+    message=(
+        "the writer's revision stopped at its token limit before a sentence ended: the "
+        "draft it revised is kept, with the critic's findings on it"
+    ),
+    severity="warning",
+)
+"""The warning a turn's findings gain when a failed revision leaves the previous draft."""
 
 
 def _another_writer(store: StoryStore, turn: int) -> TurnConflict:
@@ -194,14 +205,34 @@ async def write(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, An
             findings=tuple(state.get("findings", [])),
             revision=revision,
         )
-        draft = await ctx.roles.writer.write(request, view)
+        try:
+            draft = await ctx.roles.writer.write(request, view)
+        except ModelTruncated as e:
+            previous = state.get("draft")
+            if not revision or previous is None:
+                raise
+            # a revision that ran out of tokens before its first sentence ended: the draft
+            # it revised is kept, already read and critiqued, for the approver to judge
+            log.warning("revision_cut_kept", role="writer", turn=state["turn"], error=str(e))
+            return {
+                "revision_kept": True,
+                "findings": [*state.get("findings", []), REVISION_KEPT],
+                "usage": meter.as_dict(),
+            }
     # what the writer marked (a passage cut at its token limit) goes to the critic's findings
     return {
         "draft": Draft(text=draft.text, revision=draft.revision),
         "draft_findings": draft_findings(draft),
         "context": context,
+        "revision_kept": False,
         "usage": meter.as_dict(),
     }
+
+
+def route_after_write(state: TurnState) -> str:
+    """To the critic; straight to approval when a revision failed and the draft it revised
+    (critiqued already) was kept."""
+    return "approve" if state.get("revision_kept") else "critique"
 
 
 def preview(delta: TurnDelta, view: AuthorView) -> Preview:

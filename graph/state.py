@@ -112,6 +112,9 @@ class TurnState(TypedDict, total=False):
     """Model usage by role, summed over the turn's nodes (rejected attempts included)."""
     revisions: int
     """How many times the critic sent this attempt's draft back to the writer."""
+    revision_kept: bool
+    """The last revision stopped at its token limit, so the draft it revised was kept (and
+    goes to approval as it was critiqued)."""
     notes: list[str]
     """The approvers' rejection notes, for the next plan."""
     decision: Decision

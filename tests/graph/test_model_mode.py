@@ -34,6 +34,7 @@ from fabula.agents.schemas import expanded, strict_schema
 from fabula.agents.views import author_view
 from fabula.agents.writer.model import EMPTY_FEEDBACK, ModelWriter
 from fabula.errors import InvalidInput, ModelOutputError
+from fabula.graph.nodes import REVISION_KEPT
 from fabula.graph.service import Fabula
 from fabula.memory.actions import REQUIRED_FIELDS, ActionKind
 from fabula.memory.projections import project_beliefs, project_world
@@ -305,6 +306,44 @@ class TestWriter:
         assert "## Notes\n- make it tense" in prompt
         assert '- error (contradiction): the key is not there — "Leo took"' in prompt
         assert "focal: Leo, Mara" in prompt
+
+
+class TestRevisionCut:
+    async def test_a_revision_cut_before_its_first_sentence_keeps_the_draft_it_revised(
+        self, fab: Fabula, fake_openai: FakeOpenAI
+    ) -> None:
+        """Reproduction: Gemma 3 270M's revisions ran to their token limit with no sentence
+        ended, twice, and the whole turn failed with ModelTruncated. Now the draft the
+        revision was for is kept, with the critic's findings on it and a warning saying
+        why, and goes to the approver; nothing is committed before that."""
+        first = "Leo took the brass key."  # Leo is in the hallway; the key is in the study
+        fake_openai.reply_json(PLAN, schema="TurnPlan")
+        fake_openai.reply_json(LEO, schema="CharacterProposal", contains="You are Leo")
+        fake_openai.reply_json(MARA, schema="CharacterProposal", contains="You are Mara")
+        fake_openai.reply_text(first, schema=TEXT)
+        fake_openai.reply_text("Leo went to the", schema=TEXT, finish_reason="length")
+        fake_openai.reply_text("Leo went to the study and", schema=TEXT, finish_reason="length")
+        store = fab.store(STORY)
+        assert await fab.run_turn(store, auto=False) == "pending"
+        pending = await fab.pending_turn(store)
+        assert pending is not None
+        assert pending.request.draft.text == first
+        findings = pending.request.findings
+        assert [f for f in findings if f.severity == "error"]  # why it was revised
+        assert findings[-1] == REVISION_KEPT
+        assert len(requests_for(fake_openai, TEXT)) == 3
+        assert fake_openai.pending == 0
+        assert await store.head() == 3
+
+        fake_openai.reply_json(PLAN, schema="TurnPlan")  # a rejection plans again
+        fake_openai.reply_json(LEO, schema="CharacterProposal", contains="You are Leo")
+        fake_openai.reply_json(MARA, schema="CharacterProposal", contains="You are Mara")
+        fake_openai.reply_text(PASSAGE, schema=TEXT)
+        fake_openai.reply_json(EXTRACTED, schema="ExtractedActions")
+        assert await fab.decide(store, Decision(action="reject", note="no")) == "pending"
+        again = await fab.pending_turn(store)
+        assert again is not None and again.request.draft.text == PASSAGE
+        assert REVISION_KEPT not in again.request.findings
 
 
 class TestExtractionSchema:
