@@ -9,7 +9,9 @@ each with the span of the sentence it comes from. A model action that touches a 
 offline reader read is dropped (a second reading, never a second truth); where it differs
 from what the reader read there, it is a warning for the critic and the approver (a
 ``reading`` :class:`~fabula.agents.contracts.Finding`, collected by :func:`second_readings`
-around the build).
+around the build). The actors and listeners of a model action are only those its sentence
+names or stands for with a pronoun; an action left without one it needs is narration (a
+``reading`` finding too, :func:`_grounded`).
 The JSON schema sent (:func:`actions_json_schema`, unless the role's ``schemas`` setting is
 ``generic``) is the turn's: an action is a union by kind, each with only its fields, its
 span inside the sentences to read, its names drawn from the story's entities of the kind
@@ -44,7 +46,7 @@ from fabula.agents.contracts import LINE_CHARS, Finding
 from fabula.agents.llm import ModelClient
 from fabula.agents.memory_builder.extract import extract as read_offline
 from fabula.agents.memory_builder.extract import split_sentences
-from fabula.agents.memory_builder.referents import NewEntity, Referents, RefKind
+from fabula.agents.memory_builder.referents import NewEntity, Referents, RefKind, words
 from fabula.agents.prompts import load_prompt
 from fabula.agents.schemas import array, cached, closed, integer, line, maybe, one_of
 from fabula.errors import ModelOutputError
@@ -247,8 +249,10 @@ class ModelExtractor:
         reply = await self.client.structured(
             actions_schema(text, entities), messages, shape=ExtractedActions, json_schema=wire
         )
-        kept = _only_unread(text, reply.actions, read, unread, Referents(entities))
-        return with_narration(text, _merged(read, kept))
+        referents = Referents(entities, reply.new_entities)
+        kept = _only_unread(text, reply.actions, read, unread, referents)
+        grounded = [g for a in kept if (g := _grounded(text, a, referents)) is not None]
+        return with_narration(text, _merged(read, grounded))
 
 
 _readings: ContextVar[tuple[list[Finding], ...]] = ContextVar("fabula_second_readings", default=())
@@ -304,6 +308,58 @@ def _only_unread(
             continue
         kept.append(action)
     return kept
+
+
+# pronouns that stand for one character, and for several
+_ONE = frozenset({"he", "she", "him", "her", "his", "hers", "himself", "herself", "i", "me"})
+_SEVERAL = frozenset({"they", "them", "their", "theirs", "themselves", "we", "us", "our"})
+
+
+def _grounded(text: str, action: StoryAction, referents: Referents) -> StoryAction | None:
+    """``action`` with only the actors and listeners its own sentence names (by a word of
+    a name, id or alias), or stands for with a pronoun: one for "he" or "she", all for
+    "they". None when an actor or listener its kind needs is left to none (the sentence is
+    then narration). What is left out is a ``reading`` finding for :func:`second_readings`.
+
+    Gemma 3 270M, for one, filled every list to its bound with the scene's characters
+    ("Cora, Dev, Ada, Ben ask Cora, Dev, Ada, Ben"): a grammar can bound a list, not make
+    its names the sentence's own."""
+    span = text[action.start : action.end]
+    said = words(span)
+
+    def named(names: tuple[str, ...]) -> tuple[str, ...]:
+        kept = tuple(n for n in names if referents.words(n) & said)
+        if kept or not names:
+            return kept
+        if said & _SEVERAL:
+            return names
+        return names[:1] if said & _ONE else ()
+
+    actors, listeners = named(action.actors), named(action.listeners)
+    if (actors, listeners) == (action.actors, action.listeners):
+        return action
+    left_out = [n for n in (*action.actors, *action.listeners) if n not in (*actors, *listeners)]
+    needed = REQUIRED_FIELDS[action.kind]
+    dropped = ("actors" in needed and not actors) or ("listeners" in needed and not listeners)
+    log.warning(
+        "extractor_ungrounded",
+        role="extractor",
+        kind=action.kind,
+        span=(action.start, action.end),
+        left_out=left_out,
+        dropped=dropped,
+    )
+    message = (
+        f"the model read this as {_told(action)}; the sentence does not name "
+        + ", ".join(left_out)
+        + (": read as narration" if dropped else ": left out")
+    )
+    finding = Finding(kind="reading", severity="warning", quote=span.strip(), message=message)
+    for found in _readings.get():
+        found.append(finding)
+    if dropped:
+        return None
+    return action.model_copy(update={"actors": actors, "listeners": listeners})
 
 
 def _gist(action: StoryAction, referents: Referents) -> dict[str, Any]:

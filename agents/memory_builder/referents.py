@@ -10,6 +10,7 @@ else is a problem line the model is shown, so it can answer again.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
@@ -18,10 +19,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from fabula.memory.actions import Clause, StoryAction
 from fabula.memory.records import Entity, slug
 
-__all__ = ["NewEntity", "RefKind", "Referents"]
+__all__ = ["NewEntity", "RefKind", "Referents", "words"]
 
 RefKind = Literal["character", "place", "object", "container"]
 _ARTICLES = ("the ", "a ", "an ")
+_ARTICLE_WORDS = frozenset({"the", "a", "an", "of"})
+_WORD = re.compile(r"[^\W_]+")
 _THINGS: frozenset[RefKind] = frozenset({"object", "container"})
 _ANYWHERE: frozenset[RefKind] = frozenset({"object", "container", "place"})
 _ANY: frozenset[RefKind] = frozenset({"character", "place", "object", "container"})
@@ -42,14 +45,23 @@ class Referents:
     def __init__(self, entities: Mapping[str, Entity], new: Sequence[NewEntity] = ()) -> None:
         self.known: dict[str, tuple[str, RefKind]] = {}
         self.by_kind: dict[RefKind, list[str]] = {}
+        self._words: dict[str, set[str]] = {}  # by canonical name: the words that name it
         for e in entities.values():
             kind: RefKind = "container" if e.kind == "object" and e.is_container else _kind(e.kind)
             aliases = [a for a in e.attributes.get("aliases", "").split(",") if a.strip()]
             for form in (e.id, e.id.replace("_", " "), e.name, *aliases):
                 self.known.setdefault(_key(form), (e.name, kind))
+                self._words.setdefault(e.name, set()).update(words(form) - _ARTICLE_WORDS)
             self.by_kind.setdefault(kind, []).append(e.name)
         for n in new:
             self.known.setdefault(_key(n.name), (n.name.strip(), n.kind))
+            self._words.setdefault(n.name.strip(), set()).update(words(n.name) - _ARTICLE_WORDS)
+
+    def words(self, name: str) -> set[str]:
+        """The words (lower case) of every form that names ``name``'s entity: its id, name
+        and aliases (the words of ``name`` itself when it is no entity's)."""
+        canonical = self.known.get(_key(name), (name, "character"))[0]
+        return self._words.get(canonical) or (words(name) - _ARTICLE_WORDS)
 
     def resolve(self, name: str, allowed: frozenset[RefKind], where: str) -> tuple[str, str]:
         """``name``'s canonical form, and a problem line ("" when it is fine)."""
@@ -80,8 +92,8 @@ class Referents:
                 problems.append(problem)
             return canonical
 
-        def many(values: Sequence[str], allowed: frozenset[RefKind], field: str) -> list[str]:
-            return [one(v, allowed, field) or v for v in values]
+        def many(values: Sequence[str], allowed: frozenset[RefKind], field: str) -> tuple[str, ...]:
+            return tuple(one(v, allowed, field) or v for v in values)
 
         kind = action.kind
         update: dict[str, object] = {
@@ -107,6 +119,11 @@ class Referents:
             value, problem = self.resolve(clause.value, _ANY, f"{where}.value")
             problems += [problem] if problem else []
         return clause.model_copy(update={"subject": subject, "value": value})
+
+
+def words(text: str) -> set[str]:
+    """The words of ``text``, in lower case (underscores split them, as in an id)."""
+    return set(_WORD.findall(text.lower()))
 
 
 def _key(name: str) -> str:

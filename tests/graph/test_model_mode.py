@@ -454,6 +454,43 @@ class TestControlledSentences:
         ]
         assert len(fake_openai.requests) == 1
 
+    async def test_only_the_characters_a_sentence_names_are_its_actors(
+        self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
+    ) -> None:
+        """Reproduction: Gemma 3 270M named every character of the scene in every action
+        ("Cora, Dev, Ada, Ben ask Cora, Dev, Ada, Ben"), and the critic refused the draft
+        for what it never said. A name its sentence does not hold is left out (a pronoun
+        stands for one, "they" for all); an action left with no actor is narration; each
+        is a warning for the approver."""
+        text = (
+            "Then Mara slipped quietly out into the hallway. Rain tapped on the window. "
+            "She wandered back into the study. They both waited there in silence."
+        )
+        first, rain, she, they = (text.index(w) for w in ("Then", "Rain", "She", "They"))
+        both = ["Mara", "Leo"]
+        replies = [
+            go_action(first, rain - 1) | {"actors": both, "place": "hallway"},
+            go_action(rain, she - 1),  # Leo, in a sentence about the rain
+            go_action(she, they - 1) | {"actors": both},
+            go_action(they, len(text)) | {"actors": both},
+        ]
+        fake_openai.reply_json({"actions": replies, "new_entities": []})
+        builder = ModelMemoryBuilder(make_client(settings.model, "extractor"))
+        with second_readings() as readings:
+            actions = await builder.extractor.extract(text, await fab.store(STORY).entities())
+        assert [(a.kind, a.actors) for a in actions] == [
+            ("go", ("Mara",)),
+            ("narration", ()),
+            ("go", ("Mara",)),
+            ("go", ("Mara", "Leo")),
+        ]
+        assert [(f.quote[:4], f.message.rsplit(": ", 1)[-1]) for f in readings] == [
+            ("Then", "left out"),
+            ("Rain", "read as narration"),
+            ("She ", "left out"),
+        ]
+        assert all("does not name Leo" in f.message for f in readings)
+
     async def test_controlled_english_alone_asks_the_model_nothing(
         self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
     ) -> None:
