@@ -12,7 +12,7 @@ ships (``pip install -e ".[engine]"``). :func:`find_engine` finds both (or says 
 
 or, from a shell, ``python -m fabula.bench.llama`` (serves until interrupted and prints
 its URL). The binary is ``$FABULA_LLAMA_SERVER``, else the one ``tools/llama.sh`` caches
-(``~/.cache/fabula/llama.cpp/<version>/bin/llama-server``), else ``llama-server`` on the
+(``~/.cache/fabula/llama.cpp/<build>/bin/llama-server``), else ``llama-server`` on the
 PATH; the model is ``$FABULA_LLAMA_MODEL``, else the package's assembled GGUF.
 """
 
@@ -33,9 +33,10 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["LLAMA_VERSION", "MODEL_NAME", "Engine", "LlamaServer", "find_engine"]
+__all__ = ["LLAMA_BUILD", "LLAMA_VERSION", "MODEL_NAME", "Engine", "LlamaServer", "find_engine"]
 
 LLAMA_VERSION = "0.3.36"  # tools/llama.sh: llama-cpp-python's sdist, which vendors llama.cpp
+LLAMA_BUILD = f"{LLAMA_VERSION}-noamx"  # tools/llama.sh's cache folder: the source and its flags
 MODEL_NAME = "gemma-3-270m"  # the name the tests and the README ask the server for
 
 
@@ -50,7 +51,7 @@ class Engine:
 
 def _cached_binary() -> Path:
     cache = os.environ.get("FABULA_CACHE") or str(Path.home() / ".cache" / "fabula")
-    return Path(cache) / "llama.cpp" / LLAMA_VERSION / "bin" / "llama-server"
+    return Path(cache) / "llama.cpp" / LLAMA_BUILD / "bin" / "llama-server"
 
 
 def find_engine() -> Engine:
@@ -164,7 +165,8 @@ class LlamaServer:
         deadline = time.monotonic() + self.start_timeout_s
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
-                raise RuntimeError(f"llama-server exited at start: {self._tail()}")
+                code = self._process.returncode
+                raise RuntimeError(f"llama-server exited at start ({code}): {self._tail()}")
             try:
                 with urllib.request.urlopen(
                     f"http://127.0.0.1:{self.port}/health", timeout=2
