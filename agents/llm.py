@@ -356,6 +356,7 @@ class ModelClient:
                     attempt=attempt,
                     max_attempts=attempts,
                     errors=error.error_count(),
+                    first=_first_error(error),
                 )
                 if attempt == attempts:
                     raise ModelOutputError(
@@ -743,6 +744,13 @@ def _describe(error: BaseException | None) -> str:
     if isinstance(error, openai.APIConnectionError):
         return "connection error"
     return type(error).__name__ if error is not None else ""
+
+
+def _first_error(error: ValidationError) -> str:
+    """The first problem of a reply that did not validate, in one bounded line (for logs)."""
+    first = error.errors(include_url=False)[0]
+    where = ".".join(str(p) for p in first["loc"])
+    return f"{where}: {first['msg']}"[:300]
 
 
 def _since(started: float) -> float:

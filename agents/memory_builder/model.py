@@ -17,11 +17,12 @@ The JSON schema sent (:func:`actions_json_schema`, unless the role's ``schemas``
 span inside the sentences to read, its names drawn from the story's entities of the kind
 each field takes (or, for a new entity, from the words of those sentences), lists and words
 bounded.
-An empty span (start equal to end, which no grammar rules out) is read as the sentence that
-holds it. A reply whose spans do not lie in the text, whose actions lack a field their kind needs,
-or that names an entity the story does not know (or of the wrong kind) without bringing it
-in explicitly, is shown back to the model and asked for again, within ``max_attempts`` replies,
-after which :class:`~fabula.errors.ModelOutputError` is raised and nothing is built.
+An empty or inverted span (end at or before start, which no grammar rules out: a small
+model writes ``"start": 1, "end": 0``) is read as the sentence that holds its start. A
+reply whose spans do not lie in the text, whose actions lack a field their kind needs, or
+that names an entity the story does not know (or of the wrong kind) without bringing it in
+explicitly, is shown back to the model and asked for again, within ``max_attempts``
+replies, after which :class:`~fabula.errors.ModelOutputError` is raised and nothing is built.
 Every sentence no action covers is kept as ``narration``, as the offline extractor does.
 
 :class:`ModelMemoryBuilder` then runs exactly what the offline builder runs — memory's build
@@ -76,9 +77,10 @@ log = get_logger(__name__)
 PER_SENTENCE = 3  # the most actions read from one sentence
 MAX_READ = 24  # the most actions one reply holds
 # the tokens one action takes as a model writes it (indented, every field named, its lists
-# filled: 105 for an ask with 4 actors and 4 listeners, Gemma 3 270M on llama.cpp),
-# and what the rest of the reply takes: how many actions fit in a reply's token limit
-ACTION_TOKENS = 112
+# filled: 2,191 tokens for 18 actions with 4 actors and 4 listeners each, 122 an action,
+# Gemma 3 270M on llama.cpp), and what the rest of the reply takes: how many actions fit
+# in a reply's token limit
+ACTION_TOKENS = 128
 REPLY_TOKENS = 32
 MAX_NAMES = 4  # actors or listeners of one action
 MAX_NEW = 4  # entities one reply brings in
@@ -163,7 +165,21 @@ def actions_schema(text: str, entities: Mapping[str, Entity]) -> type[ExtractedA
             raise ValueError("; ".join(problems))
         return self.model_copy(update={"actions": tuple(resolved)})
 
-    validators: dict[str, Any] = {"checked": model_validator(mode="after")(checked)}
+    def spans(data: Any) -> Any:  # a before-validator: an inverted span is an empty one
+        actions = data.get("actions") if isinstance(data, dict) else None
+        if not isinstance(actions, list):
+            return data
+        fixed = []
+        for a in actions:
+            start, end = (a.get("start"), a.get("end")) if isinstance(a, dict) else (None, None)
+            inverted = isinstance(start, int) and isinstance(end, int) and end < start
+            fixed.append({**a, "end": start} if inverted else a)
+        return {**data, "actions": fixed}
+
+    validators: dict[str, Any] = {
+        "spans": model_validator(mode="before")(spans),
+        "checked": model_validator(mode="after")(checked),
+    }
     return create_model("ExtractedActions", __base__=ExtractedActions, __validators__=validators)
 
 

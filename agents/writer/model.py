@@ -10,8 +10,9 @@ is :class:`~fabula.errors.ModelOutputError`.
 Prose cut at its token limit is prose, not an error: the passage is kept up to its last
 complete sentence and returned as a :class:`CutDraft`, whose :func:`draft_findings` (a
 warning) the graph gives the critic and the approver. A reply cut before its first
-sentence ended is asked for once more with the limit doubled, then is
-:class:`~fabula.errors.ModelTruncated`.
+sentence ended is asked for once more, told so (:data:`UNFINISHED_FEEDBACK`: at
+temperature 0 the same request would only continue the same run-on sentence) and with the
+limit doubled, then is :class:`~fabula.errors.ModelTruncated`.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from fabula.agents.contracts import Action, Draft, Finding, WriteRequest
 from fabula.agents.llm import ModelClient, Prose
@@ -31,6 +32,7 @@ from fabula.memory.text import split_sentences
 
 __all__ = [
     "EMPTY_FEEDBACK",
+    "UNFINISHED_FEEDBACK",
     "CutDraft",
     "ModelWriter",
     "complete_sentences",
@@ -42,6 +44,10 @@ MAX_SENTENCES = 8
 # what the writer is told after an empty reply (the wording the structured re-asks use)
 EMPTY_FEEDBACK = (
     "That reply could not be used: it was empty. Reply with the passage itself, as prose only."
+)
+UNFINISHED_FEEDBACK = (
+    "That reply could not be used: it ran to its length limit before its first sentence "
+    "ended. Write the passage again, in short sentences, each ending with a full stop."
 )
 
 log = get_logger(__name__)
@@ -118,8 +124,8 @@ class ModelWriter:
 
     async def _prose(self, messages: list[BaseMessage], view: AuthorView) -> _Passage:
         """One reply as a passage: unwrapped, and a cut one kept to its complete sentences
-        (one cut before its first sentence ended is asked for again with the limit
-        doubled, then is :class:`ModelTruncated`)."""
+        (one cut before its first sentence ended is asked for again, told so, with the
+        limit doubled, then is :class:`ModelTruncated`)."""
         limit: int | None = None
         for attempt in (1, 2):
             reply: Prose = await self.client.prose(messages, max_tokens=limit)
@@ -132,7 +138,11 @@ class ModelWriter:
                 log.warning("writer_reply_cut", turn=view.turn + 1, kept=len(kept), dropped=dropped)
                 return _Passage(kept, cut=True, dropped=dropped)
             limit = 2 * (self.client.max_tokens or 1024)
-            log.warning("writer_reply_cut_unfinished", turn=view.turn + 1, attempt=attempt)
+            log.warning(
+                "writer_reply_cut_unfinished", turn=view.turn + 1, attempt=attempt, end=text[-160:]
+            )
+            started = AIMessage(content=text[:400])  # what it began, not the run-on rest
+            messages = [*messages, started, HumanMessage(UNFINISHED_FEEDBACK)]
         raise ModelTruncated(
             f"the writer's reply stopped at its token limit ({limit} tokens) before its "
             "first sentence ended, twice; raise its max_tokens",

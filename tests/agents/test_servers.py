@@ -20,6 +20,7 @@ from fabula.agents.llm import adapt_payload, make_client
 from fabula.agents.usage import metering
 from fabula.agents.views import author_view
 from fabula.agents.writer.model import (
+    UNFINISHED_FEEDBACK,
     CutDraft,
     ModelWriter,
     complete_sentences,
@@ -340,6 +341,23 @@ class TestCutProse:
         with pytest.raises(ModelTruncated, match="before its first sentence ended"):
             await writer.write(request, view)
         assert [r["max_completion_tokens"] for r in fake_openai.requests] == [50, 100]
+        # the second request is told why (at temperature 0 the same request would run on
+        # the same way), after what the first began
+        first, second = (r["messages"] for r in fake_openai.requests)
+        assert second[: len(first)] == first
+        assert second[len(first)] == {"role": "assistant", "content": "Leo went to the"}
+        assert second[-1] == {"role": "user", "content": UNFINISHED_FEEDBACK}
+
+    async def test_a_reply_cut_once_then_ended_is_the_draft(
+        self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
+    ) -> None:
+        writer = ModelWriter(make_client(settings.model, "writer"))
+        view = await author_view(fab.store(STORY))
+        request = WriteRequest(plan=TurnPlan.model_validate(PLAN), proposals=())
+        fake_openai.reply_text("Leo went to the the the the", finish_reason="length")
+        fake_openai.reply_text("Leo went to the study.")
+        draft = await writer.write(request, view)
+        assert draft.text == "Leo went to the study." and not isinstance(draft, CutDraft)
 
     async def test_a_cut_passage_is_a_finding_for_the_critic_and_the_approver(
         self, fab: Fabula, fake_openai: FakeOpenAI

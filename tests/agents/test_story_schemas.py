@@ -32,6 +32,7 @@ from fabula.agents.memory_builder.model import (
     MAX_READ,
     REPLY_TOKENS,
     actions_json_schema,
+    actions_schema,
     most_actions,
     read_controlled,
 )
@@ -258,6 +259,17 @@ class TestTheExtractor:
         good = {"actions": [], "new_entities": []}
         bad = {"actions": [{"kind": "narration", "start": lo, "end": hi}], "new_entities": []}
         check_grammars(schema, good, bad)
+
+    def test_an_inverted_span_is_read_as_its_sentence(self) -> None:
+        """Gemma 3 270M on llama.cpp wrote ``"start": 1, "end": 0`` three times in a row
+        (the grammar bounds each number, not their order): read as the sentence that holds
+        the start, as an empty span is, not refused."""
+        text = "Mara sang. Then she left the room."
+        entities = {"mara": Entity(id="mara", kind="character", name="Mara")}
+        reply = '{"actions": [{"kind": "feel", "start": 14, "end": 3, "actors": ["Mara"], '
+        reply += '"obj": "Mara", "verb": "likes"}]}'
+        (action,) = actions_schema(text, entities).model_validate_json(reply).actions
+        assert text[action.start : action.end] == "Then she left the room."
 
 
 class TestLargeStories:
