@@ -37,7 +37,7 @@ from fabula.memory.acl import MindPool
 from fabula.memory.server import connect_async
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import default_counter
-from fabula.worlds.activation import Activated, Fired, activate, decorators_of
+from fabula.worlds.activation import Activated, Admission, Fired, activate, decorators_of, delayed
 from fabula.worlds.imports.keys import KeyError_, is_regex_key, key_matches
 from fabula.worlds.loader import load_world, setup_delta
 from fabula.worlds.lore import Lore, LoreBook, LoreEntry, split_decorators
@@ -221,34 +221,13 @@ def naive_activate(
         deco = decos[i] = decorators_of(e)
         if "dont_activate" not in deco or "activate" in deco:
             live[i] = e
-    admitted: list[Activated] = []
-    used = 0
-    full = False
-
-    def admit(step_found: list[Activated]) -> list[Activated]:
-        nonlocal used, full
-        step_found.sort(
-            key=lambda a: (a.fired != "constant", -(a.entry.priority or 0), -a.entry.order)
-        )
-        taken = []
-        for a in step_found:
-            if full:
-                break
-            if budget is not None and used + a.tokens > budget:
-                full = True
-                break
-            used += a.tokens
-            taken.append(a)
-        admitted.extend(taken)
-        return taken
+    taken = Admission(budget)
+    admitted = taken.admitted
 
     def found(i: int, fired: Fired, key: str | None, step: int) -> Activated:
         return Activated(
             i, live[i], fired, key, step, count_tokens(split_decorators(live[i].content)[1])
         )
-
-    def delayed(e: LoreEntry) -> bool:
-        return e.kept.get("delayUntilRecursion") not in (None, False, 0)
 
     first: list[Activated] = []
     for i, e in live.items():
@@ -258,13 +237,13 @@ def naive_activate(
             key = _naive_match(e, decos[i], text, case_sensitive, whole_words, turn, text)
             if key is not None:
                 first.append(found(i, "key", key, 0))
-    latest = admit(first)
+    latest = taken.admit(first)
     done = {a.index for a in admitted} | {a.index for a in first}
     for step in range(1, max_recursion + 1 if recursive else 1):
         scan = "\n".join(
             split_decorators(a.entry.content)[1] for a in latest if not a.entry.prevent_recursion
         )
-        if not scan or full:
+        if not scan or taken.full:
             break
         context = "\n".join([text, *(split_decorators(a.entry.content)[1] for a in admitted)])
         more = []
@@ -275,10 +254,10 @@ def naive_activate(
             if key is not None:
                 more.append(found(i, "recursion", key, step))
         done |= {a.index for a in more}
-        latest = admit(more)
+        latest = taken.admit(more)
         if not latest:
             break
-    return sorted(admitted, key=lambda a: (a.entry.order, a.index))
+    return taken.in_order()
 
 
 # -- the run -------------------------------------------------------------------------------

@@ -39,7 +39,7 @@ from typing import Any, Literal
 from fabula.worlds.imports.keys import KeyError_, is_regex_key, key_matches
 from fabula.worlds.lore import LoreEntry, split_decorators
 
-__all__ = ["Activated", "Fired", "activate", "count_words", "decorators_of"]
+__all__ = ["Activated", "Admission", "Fired", "activate", "count_words", "decorators_of", "delayed"]
 
 Fired = Literal["constant", "key", "recursion", "decorator"]
 _KNOWN = {
@@ -294,7 +294,7 @@ def _compile(entries: Sequence[LoreEntry], case: bool, whole: bool) -> _Index:
             case=own_case,
             whole=own_whole,
             keys=keys,
-            delayed=_delayed(e),
+            delayed=delayed(e),
         )
         if e.constant or "activate" in deco:
             index.always.append(i)
@@ -387,8 +387,42 @@ def _match(item: _Entry, text: str, turn: int | None, context: str | None = None
     return key
 
 
-def _delayed(entry: LoreEntry) -> bool:
+def delayed(entry: LoreEntry) -> bool:
+    """Whether ``entry`` waits for recursion (``delayUntilRecursion``): no key of the text
+    itself activates it, only the text of entries activated before."""
     return entry.kept.get("delayUntilRecursion") not in (None, False, 0)
+
+
+@dataclass
+class Admission:
+    """The entries a call activates, admitted step by step within ``budget`` tokens (None:
+    no bound): each step's in order of precedence (constants first, then by priority, then
+    by order, highest first) until one does not fit, after which the budget is ``full`` and
+    nothing more is admitted."""
+
+    budget: int | None
+    admitted: list[Activated] = field(default_factory=list)
+    used: int = 0
+    full: bool = False
+
+    def admit(self, found: list[Activated]) -> list[Activated]:
+        """Admit what one step ``found``, as far as the budget allows: those taken."""
+        found.sort(key=lambda a: (a.fired != "constant", -(a.entry.priority or 0), -a.entry.order))
+        taken = []
+        for a in found:
+            if self.full:
+                break
+            if self.budget is not None and self.used + a.tokens > self.budget:
+                self.full = True
+                break
+            self.used += a.tokens
+            taken.append(a)
+        self.admitted.extend(taken)
+        return taken
+
+    def in_order(self) -> list[Activated]:
+        """Every entry admitted, in insertion order (the entry's order, then its index)."""
+        return sorted(self.admitted, key=lambda a: (a.entry.order, a.index))
 
 
 def count_words(text: str) -> int:
@@ -418,26 +452,8 @@ def activate(
     what the text and the entries it names cost, not the size of the book."""
     index = _index(entries, case_sensitive, whole_words)
     live = index.live
-    admitted: list[Activated] = []
-    used = 0
-    full = False
-
-    def admit(step_found: list[Activated]) -> list[Activated]:
-        nonlocal used, full
-        step_found.sort(
-            key=lambda a: (a.fired != "constant", -(a.entry.priority or 0), -a.entry.order)
-        )
-        taken = []
-        for a in step_found:
-            if full:
-                break
-            if budget is not None and used + a.tokens > budget:
-                full = True
-                break
-            used += a.tokens
-            taken.append(a)
-        admitted.extend(taken)
-        return taken
+    taken = Admission(budget)
+    admitted = taken.admitted
 
     def found(i: int, fired: Fired, key: str | None, step: int) -> Activated:
         return Activated(i, live[i].entry, fired, key, step, index.count(i, count_tokens))
@@ -453,11 +469,11 @@ def activate(
             key = _match(item, text, turn)
             if key is not None:
                 first.append(found(i, "key", key, 0))
-    latest = admit(first)
+    latest = taken.admit(first)
     done = {a.index for a in admitted} | {a.index for a in first}
     for step in range(1, max_recursion + 1 if recursive else 1):
         scan = "\n".join(live[a.index].body for a in latest if not a.entry.prevent_recursion)
-        if not scan or full:
+        if not scan or taken.full:
             break
         context = "\n".join([text, *(live[a.index].body for a in admitted)])
         more = []
@@ -469,7 +485,7 @@ def activate(
             if key is not None:
                 more.append(found(i, "recursion", key, step))
         done |= {a.index for a in more}
-        latest = admit(more)
+        latest = taken.admit(more)
         if not latest:
             break
-    return sorted(admitted, key=lambda a: (a.entry.order, a.index))
+    return taken.in_order()
