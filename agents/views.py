@@ -8,31 +8,23 @@ world pack — at the story's current time on one branch, read as one
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from fabula.memory.places import place_of
-from fabula.memory.projections import BeliefView, WorldView
-from fabula.memory.records import Development, Entity, Hypothesis, slug
-from fabula.memory.snapshot import read_snapshot
-from fabula.memory.store import StoryStore, TurnText
+from fabula.memory.records import Development, slug
+from fabula.memory.snapshot import Moment, read_snapshot
+from fabula.memory.store import StoryStore
 from fabula.worlds.pack import CharacterSpec, WorldPack
 
 __all__ = ["AuthorView", "author_view"]
 
 
-@dataclass(frozen=True)
-class AuthorView:
-    """The story as the author may see it, after turn ``turn``."""
+@dataclass(frozen=True, kw_only=True)
+class AuthorView(Moment):
+    """The story as the author may see it, after turn ``turn``: the :class:`Moment` of
+    its branch (by name), its world pack and the goal the branch pursues, if any."""
 
-    story: str
     branch: str
-    turn: int
-    entities: dict[str, Entity]
-    world: WorldView
-    beliefs: dict[str, BeliefView]
-    developments: dict[str, Development]
-    hypotheses: dict[str, Hypothesis]
-    recent: list[TurnText] = field(default_factory=list)
     pack: WorldPack | None = None
     pursue: str | None = None
 
@@ -78,15 +70,8 @@ async def author_view(store: StoryStore, *, recent_turns: int = 3) -> AuthorView
     """Project everything the author may see, now, in one round trip (a snapshot)."""
     snap = await read_snapshot(store, recent_turns=recent_turns)
     return AuthorView(
-        story=snap.story,
+        **snap.parts(),
         branch=snap.branch.name,
-        turn=snap.turn,
-        entities=snap.entities,
-        world=snap.world,
-        beliefs=snap.beliefs,
-        developments=snap.developments,
-        hypotheses=snap.hypotheses,
-        recent=snap.recent,
         pack=snap.pack_as(WorldPack),
         pursue=snap.branch.pursue,
     )

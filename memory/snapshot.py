@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel
@@ -22,7 +22,7 @@ from fabula.memory.projections import BeliefView, WorldView, parse_beliefs, pars
 from fabula.memory.records import Development, Entity, Hypothesis
 from fabula.memory.store import StoryStore, TurnText
 
-__all__ = ["Snapshot", "read_snapshot"]
+__all__ = ["Moment", "Snapshot", "read_snapshot"]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -32,13 +32,13 @@ def _parse_document(model: type[BaseModel], stored: str) -> BaseModel:
     return model.model_validate(json.loads(stored))
 
 
-@dataclass(frozen=True)
-class Snapshot:
-    """One branch of a story after turn ``turn``: entities, W, every character's B, D, H,
-    the branch's lineage entry and the ``recent`` turns' text, all of one moment."""
+@dataclass(frozen=True, kw_only=True)
+class Moment:
+    """What a story holds after turn ``turn``, all of one moment: its entities, W, every
+    character's B, D, H and the ``recent`` turns' text (a :class:`Snapshot` as read, and
+    the author's view made of one)."""
 
     story: str
-    branch: Branch
     turn: int
     entities: dict[str, Entity]
     world: WorldView
@@ -46,6 +46,18 @@ class Snapshot:
     developments: dict[str, Development]
     hypotheses: dict[str, Hypothesis]
     recent: list[TurnText] = field(default_factory=list)
+
+    def parts(self) -> dict[str, Any]:
+        """The moment's fields by name, to build another kind of moment from this one."""
+        return {f.name: getattr(self, f.name) for f in fields(Moment)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Snapshot(Moment):
+    """One branch of a story after turn ``turn``, as read in one round trip: the
+    :class:`Moment`, the branch's lineage entry and the stored world pack."""
+
+    branch: Branch
     pack: str | None = field(default=None, repr=False)
 
     def pack_as(self, model: type[M]) -> M | None:
