@@ -23,6 +23,7 @@ __all__ = [
     "MAX_FOCAL",
     "Action",
     "CharacterBrief",
+    "ChatRequest",
     "Decision",
     "Draft",
     "Finding",
@@ -182,6 +183,21 @@ class WriteRequest(_Contract):
     notes: tuple[str, ...] = ()
     findings: tuple[Finding, ...] = ()
     revision: int = 0
+
+
+class ChatRequest(_Contract):
+    """Everything a character's voice is given to answer one question, all of it the
+    character's own: its brief, what its own mind recalls for the question (``known``),
+    the question-answerer's answer from its beliefs (``plain``; None: the question is not
+    one of its forms), the entries of its own lore the question activates (``lore``) and
+    exemplars of its voice nearest it (``voice``)."""
+
+    brief: CharacterBrief
+    question: str
+    known: str = ""
+    plain: str | None = None
+    lore: tuple[str, ...] = ()
+    voice: tuple[str, ...] = ()
 
 
 class Decision(_Contract):

@@ -11,7 +11,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from fabula.agents.contracts import CharacterBrief, Draft, Finding, Proposal, TurnPlan, WriteRequest
+from fabula.agents.contracts import (
+    CharacterBrief,
+    ChatRequest,
+    Draft,
+    Finding,
+    Proposal,
+    TurnPlan,
+    WriteRequest,
+)
 from fabula.agents.critic.symbolic import SymbolicCritic
 from fabula.agents.views import AuthorView
 from fabula.memory.acl import CharacterMind
@@ -104,20 +112,8 @@ class BuilderRole(Protocol):
 class ChatVoiceRole(Protocol):
     """Says a character's answer to a question in its voice, from what it knows only."""
 
-    async def answer(
-        self,
-        brief: CharacterBrief,
-        known: str,
-        plain: str | None,
-        question: str,
-        *,
-        lore: Sequence[str] = (),
-        voice: Sequence[str] = (),
-    ) -> str:
-        """What the character says: ``known`` is what its own mind recalls for the question,
-        ``plain`` the question-answerer's answer from its beliefs (None: not one of its forms),
-        ``lore`` the entries of its own lore the question activates, ``voice`` exemplars of
-        its voice nearest it."""
+    async def answer(self, request: ChatRequest) -> str:
+        """What the character says to the request's question, from what it holds only."""
         ...
 
 

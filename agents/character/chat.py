@@ -11,37 +11,27 @@ writes plain text: what the character says. Nothing it writes is kept.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from fabula.agents.contracts import CharacterBrief
+from fabula.agents.contracts import ChatRequest
 from fabula.agents.llm import ModelClient
 from fabula.agents.prompts import load_prompt
 
 __all__ = ["ModelChatVoice", "render_chat"]
 
 
-def render_chat(
-    brief: CharacterBrief,
-    known: str,
-    plain: str | None,
-    question: str,
-    *,
-    lore: Sequence[str] = (),
-    voice: Sequence[str] = (),
-) -> str:
-    """The user message of a chat: the character's own secrets, the exemplars of its voice
-    (``voice``), what it recalls for the question (``known``) and what its own lore says of
-    it (``lore``), the question-answerer's answer (``plain``, when it read the question) and
-    the question itself."""
+def render_chat(request: ChatRequest) -> str:
+    """The user message of a chat: the character's own secrets, the exemplars of its voice,
+    what it recalls for the question and what its own lore says of it, the
+    question-answerer's answer (when it read the question) and the question itself."""
+    lore = request.lore
     sections = [
-        ("Your secrets", "\n".join(f"- {s}" for s in brief.secrets)),
-        ("How you speak", "\n".join(f"- {v}" for v in voice)),
-        ("What you know of it", known.strip() or ("" if lore else "(nothing)")),
+        ("Your secrets", "\n".join(f"- {s}" for s in request.brief.secrets)),
+        ("How you speak", "\n".join(f"- {v}" for v in request.voice)),
+        ("What you know of it", request.known.strip() or ("" if lore else "(nothing)")),
         ("What your lore says of it", "\n".join(f"- {x}" for x in lore)),
-        ("What your beliefs answer", plain or ""),
-        ("The question", question),
+        ("What your beliefs answer", request.plain or ""),
+        ("The question", request.question),
     ]
     return "\n\n".join(f"## {title}\n{body}" for title, body in sections if body)
 
@@ -53,23 +43,11 @@ class ModelChatVoice:
         self.client = client
         self.prompt = load_prompt("character", "chat", prompt_version)
 
-    async def answer(
-        self,
-        brief: CharacterBrief,
-        known: str,
-        plain: str | None,
-        question: str,
-        *,
-        lore: Sequence[str] = (),
-        voice: Sequence[str] = (),
-    ) -> str:
-        """What the character says to ``question``, from ``known`` only (one to three
-        sentences); the model's errors are raised as :class:`ModelClient.text` raises them."""
+    async def answer(self, request: ChatRequest) -> str:
+        """What the character says to the question, from what ``request`` holds only (one
+        to three sentences); the model's errors are raised as :class:`ModelClient.text`
+        raises them."""
+        brief = request.brief
         system = self.prompt.render(name=brief.name, voice=brief.voice or "plain and direct")
-        messages = [
-            SystemMessage(content=system),
-            HumanMessage(
-                content=render_chat(brief, known, plain, question, lore=lore, voice=voice)
-            ),
-        ]
+        messages = [SystemMessage(content=system), HumanMessage(content=render_chat(request))]
         return (await self.client.text(messages)).strip()

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 
-from fabula.agents.contracts import CharacterBrief
+from fabula.agents.contracts import CharacterBrief, ChatRequest
 from fabula.agents.roles import ChatVoiceRole
 from fabula.agents.views import author_view
 from fabula.errors import InvalidInput
@@ -105,12 +105,14 @@ async def chat(
         )
         said = (
             await voice.answer(
-                brief,
-                found.text,
-                plain,
-                question,
-                lore=[x.text for x in lore],
-                voice=[x.text for x in exemplars],
+                ChatRequest(
+                    brief=brief,
+                    question=question,
+                    known=found.text,
+                    plain=plain,
+                    lore=tuple(x.text for x in lore),
+                    voice=tuple(x.text for x in exemplars),
+                )
             )
             or said
         )
