@@ -163,26 +163,22 @@ def bench_model(
         return
     if not model:
         raise typer.BadParameter("--base-url needs --model NAME", param_hint="--model")
-    from fabula.bench.model import run_against
+    from fabula.bench.model import Server, run_against
 
     api_key = os.environ.get("FABULA_MODEL_API_KEY") or os.environ.get("OPENAI_API_KEY")
     modes = tuple(m.strip() for m in schemas.split(",") if m.strip())
     if not modes or any(m not in ("story", "generic") for m in modes):
         raise typer.BadParameter("story, generic or both", param_hint="--schemas")
-    run_against(
-        _url(ctx),
+    server = Server(
         base_url,
         model,
-        world,
-        turns or 20,
-        seed,
-        json_out,
         api_key=api_key,
+        seed=seed,
         max_tokens=max_tokens,
-        modes=modes,
-        timeout_s=timeout,
         writer_tokens=writer_tokens,
+        timeout_s=timeout,
     )
+    run_against(_url(ctx), server, world=world, turns=turns or 20, json_out=json_out, modes=modes)
 
 
 @bench_app.command("web")

@@ -37,7 +37,7 @@ import random
 import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +61,7 @@ from fabula.worlds.pack import WorldPack
 
 __all__ = [
     "Faults",
+    "Server",
     "StoryModel",
     "by_role",
     "check_commit",
@@ -91,6 +92,23 @@ class Faults:
 
 
 NO_FAULTS = Faults(0.0, 0.0, 0.0)
+
+
+@dataclass(frozen=True)
+class Server:
+    """An OpenAI-compatible server a run measures, and how every role asks it: at
+    temperature 0 with ``seed``, each reply within ``max_tokens`` (the writer's within
+    ``writer_tokens``, where given: a passage of a few sentences needs far fewer tokens than
+    a structured reply, and every token of it is read again by the memory-builder) and
+    ``timeout_s`` seconds (a busy CPU server: more)."""
+
+    base_url: str
+    model: str
+    api_key: str | None = None
+    seed: int = 7
+    max_tokens: int | None = 512
+    writer_tokens: int | None = None
+    timeout_s: float = 300.0
 
 
 @dataclass
@@ -424,30 +442,17 @@ def schema_modes() -> tuple[SchemaMode, ...]:
     return ("current",)
 
 
-def server_settings(
-    url: str,
-    base_url: str,
-    model: str,
-    *,
-    seed: int,
-    mode: SchemaMode,
-    api_key: str | None = None,
-    max_tokens: int | None = 512,
-    timeout_s: float = 300.0,
-    writer_tokens: int | None = None,
-) -> Settings:
-    """Every role on the server at ``base_url``, at temperature 0 with ``seed``; ``mode``
-    picks the schemas (see :func:`schema_modes`); ``writer_tokens``, where given, is the
-    writer's own reply limit (a passage of a few sentences needs far fewer tokens than a
-    structured reply, and every token of it is read again by the memory-builder)."""
+def server_settings(url: str, server: Server, mode: SchemaMode) -> Settings:
+    """Every role on ``server`` (stories kept in the Redis at ``url``); ``mode`` picks the
+    schemas (see :func:`schema_modes`)."""
     values: dict[str, Any] = {
-        "base_url": base_url,
-        "model": model,
-        "api_key": api_key or "unused",
+        "base_url": server.base_url,
+        "model": server.model,
+        "api_key": server.api_key or "unused",
         "temperature": 0.0,
-        "seed": seed,
-        "max_tokens": max_tokens,
-        "timeout_s": timeout_s,
+        "seed": server.seed,
+        "max_tokens": server.max_tokens,
+        "timeout_s": server.timeout_s,
         "max_retries": 2,
         "retry_initial_s": 0.5,
         "retry_max_s": 5.0,
@@ -456,8 +461,8 @@ def server_settings(
         values["schemas"] = mode
     shared = ModelSettings.model_validate(values)
     roles: dict[Role, ModelSettings] = {}
-    if writer_tokens is not None:
-        roles["writer"] = shared.model_copy(update={"max_tokens": writer_tokens})
+    if server.writer_tokens is not None:
+        roles["writer"] = shared.model_copy(update={"max_tokens": server.writer_tokens})
     return Settings(model=shared, roles=roles, redis_url=url)
 
 
@@ -567,37 +572,21 @@ def by_role(meter: UsageMeter) -> dict[str, dict[str, Any]]:
 
 async def _server_loop(
     url: str,
-    base_url: str,
-    model: str,
+    server: Server,
     *,
     world: str,
     turns: int,
-    seed: int,
     mode: SchemaMode,
     story: str,
-    api_key: str | None,
-    max_tokens: int | None,
-    timeout_s: float = 300.0,
     on_turn: Callable[[dict[str, Any]], None] | None = None,
-    writer_tokens: int | None = None,
 ) -> dict[str, Any]:
     pack = load_world(world)
     run = ServerRun()
     tally = run.tally
     # the relay waits longer than the client, so that the client's own timeout is what a
     # slow reply meets (and is counted as such)
-    with Relay(base_url, timeout_s=2 * timeout_s) as relay, metering() as meter:
-        settings = server_settings(
-            url,
-            relay.base_url,
-            model,
-            seed=seed,
-            mode=mode,
-            api_key=api_key,
-            max_tokens=max_tokens,
-            timeout_s=timeout_s,
-            writer_tokens=writer_tokens,
-        )
+    with Relay(server.base_url, timeout_s=2 * server.timeout_s) as relay, metering() as meter:
+        settings = server_settings(url, replace(server, base_url=relay.base_url), mode)
         async with Fabula(url, Settings(redis_url=url)) as offline:
             await offline.create_story(pack, story)  # the scripted opening, read offline
         roles = make_roles(settings)
@@ -683,21 +672,15 @@ def _summary(
 
 async def run_server(
     url: str,
-    base_url: str,
-    model: str,
+    server: Server,
     *,
     world: str = "lighthouse",
     turns: int = 20,
-    seed: int = 7,
-    api_key: str | None = None,
-    max_tokens: int | None = 512,
     json_out: str | Path | None = None,
     modes: tuple[SchemaMode, ...] | None = None,
-    timeout_s: float = 300.0,
-    writer_tokens: int | None = None,
 ) -> dict[str, Any]:
-    """``turns`` autonomous turns of ``world`` with every role on the server at
-    ``base_url``, at temperature 0, with the story-shaped schemas and, as the baseline in
+    """``turns`` autonomous turns of ``world`` with every role on ``server``, stories kept
+    in the Redis at ``url``, with the story-shaped schemas and, as the baseline in
     the same run, the generic ones (``modes``: the default); print and return both (the
     issue's JSON shape). The JSON is written after every turn too, marked ``"partial"``,
     so a long run that is stopped still leaves its figures."""
@@ -709,8 +692,8 @@ async def run_server(
         done = [*runs, current]
         head: dict[str, Any] = {
             "benchmark": "model",
-            "server": base_url,
-            "model": model,
+            "server": server.base_url,
+            "model": server.model,
             "world": world,
             "partial": True,
             **done[0],
@@ -723,25 +706,19 @@ async def run_server(
         runs.append(
             await _server_loop(
                 url,
-                base_url,
-                model,
+                server,
                 world=world,
                 turns=turns,
-                seed=seed,
                 mode=mode,
                 story=f"model-{tag}-{mode}",
-                api_key=api_key,
-                max_tokens=max_tokens,
-                timeout_s=timeout_s,
                 on_turn=partial,
-                writer_tokens=writer_tokens,
             )
         )
     main, *rest = runs
     result: dict[str, Any] = {
         "benchmark": "model",
-        "server": base_url,
-        "model": model,
+        "server": server.base_url,
+        "model": server.model,
         "world": world,
         **main,
     }
@@ -816,32 +793,14 @@ def _print_server(result: dict[str, Any], runs: list[dict[str, Any]]) -> None:
 
 def run_against(
     url: str,
-    base_url: str,
-    model: str,
+    server: Server,
+    *,
     world: str,
     turns: int,
-    seed: int,
     json_out: str | None,
-    api_key: str | None = None,
-    max_tokens: int | None = 512,
     modes: tuple[SchemaMode, ...] | None = None,
-    timeout_s: float = 300.0,
-    writer_tokens: int | None = None,
 ) -> dict[str, Any]:
-    """:func:`run_server`, from the command line (``timeout_s``: what one reply may take)."""
+    """:func:`run_server`, from the command line."""
     return asyncio.run(
-        run_server(
-            url,
-            base_url,
-            model,
-            world=world,
-            turns=turns,
-            seed=seed,
-            api_key=api_key,
-            max_tokens=max_tokens,
-            json_out=json_out,
-            modes=modes,
-            timeout_s=timeout_s,
-            writer_tokens=writer_tokens,
-        )
+        run_server(url, server, world=world, turns=turns, json_out=json_out, modes=modes)
     )

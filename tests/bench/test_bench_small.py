@@ -294,14 +294,14 @@ async def test_model_against_a_server(redis_url: str, tmp_path: Path) -> None:
     import random
 
     from fabula.bench.fake_openai import FakeOpenAI
-    from fabula.bench.model import NO_FAULTS, StoryModel, run_server, schema_modes
+    from fabula.bench.model import NO_FAULTS, Server, StoryModel, run_server, schema_modes
     from fabula.worlds.loader import load_world
 
     out = tmp_path / "server.json"
     with FakeOpenAI() as server:
         server.fallback = StoryModel(load_world("lighthouse"), NO_FAULTS, random.Random(3))
         url = server.base_url
-        result = await run_server(redis_url, url, "fake-model", turns=3, json_out=out)
+        result = await run_server(redis_url, Server(url, "fake-model"), turns=3, json_out=out)
     assert json.loads(out.read_text()) == result
     assert result["server"] == url and result["model"] == "fake-model"
     runs = [result, *([result["baseline"]] if len(schema_modes()) == 2 else [])]
@@ -385,15 +385,14 @@ async def test_lore_small(redis_url: str, tmp_path: Path) -> None:
 def test_the_model_bench_gives_the_writer_its_own_limit() -> None:
     """`bench model --writer-tokens N` limits the writer's replies alone: every other role
     keeps --max-tokens (the extractor's lists are sized from it)."""
-    from fabula.bench.model import server_settings
+    from fabula.bench.model import Server, server_settings
 
-    settings = server_settings(
-        "redis://x", "http://y/v1", "m", seed=7, mode="story", max_tokens=512, writer_tokens=160
-    )
+    server = Server("http://y/v1", "m", max_tokens=512, writer_tokens=160)
+    settings = server_settings("redis://x", server, "story")
     assert settings.model_for("writer").max_tokens == 160
     assert settings.model_for("extractor").max_tokens == 512
     assert settings.model_for("planner").max_tokens == 512
-    assert server_settings("redis://x", "http://y/v1", "m", seed=7, mode="story").roles == {}
+    assert server_settings("redis://x", Server("http://y/v1", "m"), "story").roles == {}
 
 
 def test_the_model_bench_counts_what_sent_drafts_back() -> None:
