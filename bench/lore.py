@@ -37,7 +37,15 @@ from fabula.memory.acl import MindPool
 from fabula.memory.server import connect_async
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import default_counter
-from fabula.worlds.activation import Activated, Admission, Fired, activate, decorators_of, delayed
+from fabula.worlds.activation import (
+    Activated,
+    Admission,
+    Fired,
+    activate,
+    decorators_of,
+    delayed,
+    secondary_holds,
+)
 from fabula.worlds.imports.keys import KeyError_, is_regex_key, key_matches
 from fabula.worlds.loader import load_world, setup_delta
 from fabula.worlds.lore import Lore, LoreBook, LoreEntry, split_decorators
@@ -186,14 +194,7 @@ def _naive_match(
                 return None
     if entry.selective and entry.secondary_keys:
         found = len(_naive_hits(entry.secondary_keys, context, entry, case, whole))
-        total = len(entry.secondary_keys)
-        ok = {
-            "and_any": found > 0,
-            "and_all": found == total,
-            "not_any": found == 0,
-            "not_all": found < total,
-        }[entry.logic]
-        if not ok:
+        if not secondary_holds(entry, found):
             return None
     return hits[0]
 

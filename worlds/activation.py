@@ -39,7 +39,16 @@ from typing import Any, Literal
 from fabula.worlds.imports.keys import KeyError_, is_regex_key, key_matches
 from fabula.worlds.lore import LoreEntry, split_decorators
 
-__all__ = ["Activated", "Admission", "Fired", "activate", "count_words", "decorators_of", "delayed"]
+__all__ = [
+    "Activated",
+    "Admission",
+    "Fired",
+    "activate",
+    "count_words",
+    "decorators_of",
+    "delayed",
+    "secondary_holds",
+]
 
 Fired = Literal["constant", "key", "recursion", "decorator"]
 _KNOWN = {
@@ -375,16 +384,21 @@ def _match(item: _Entry, text: str, turn: int | None, context: str | None = None
             return None
     if entry.selective and entry.secondary_keys:
         found = len(_hits(entry.secondary_keys, context, entry, case, whole))
-        total = len(entry.secondary_keys)
-        ok = {
-            "and_any": found > 0,
-            "and_all": found == total,
-            "not_any": found == 0,
-            "not_all": found < total,
-        }[entry.logic]
-        if not ok:
+        if not secondary_holds(entry, found):
             return None
     return key
+
+
+def secondary_holds(entry: LoreEntry, found: int) -> bool:
+    """Whether ``found`` of the entry's secondary keys in the text satisfy its logic
+    (``and_any``: one at least; ``and_all``: all; ``not_any``: none; ``not_all``: not all)."""
+    total = len(entry.secondary_keys)
+    return {
+        "and_any": found > 0,
+        "and_all": found == total,
+        "not_any": found == 0,
+        "not_all": found < total,
+    }[entry.logic]
 
 
 def delayed(entry: LoreEntry) -> bool:
