@@ -7,6 +7,9 @@ the approver's notes and the critic's findings on the previous draft. The reply 
 text; an empty one is asked for once more (:data:`EMPTY_FEEDBACK`), and a second empty one
 is :class:`~fabula.errors.ModelOutputError`.
 
+A chat template's turn marker written out as text (``<|im_end|>``, ``<end_of_turn>``, ...)
+ends the passage: what follows it is dropped, and a reply that is only markers is empty.
+
 Prose cut at its token limit is prose, not an error: the passage is kept up to its last
 complete sentence and returned as a :class:`CutDraft`, whose :func:`draft_findings` (a
 warning) the graph gives the critic and the approver. A reply cut before its first
@@ -52,6 +55,11 @@ UNFINISHED_FEEDBACK = (
 
 log = get_logger(__name__)
 
+# a chat template's turn markers, written out as text: a small base model (Gemma 3 270M on
+# llama.cpp) ends its passage with "<|im_end|>" and then repeats it to the token limit
+_TURN_MARKER = re.compile(
+    r"<\|im_(?:end|start)\|>|<(?:end|start)_of_turn>|<\|eot_id\|>|<\|endoftext\|>|<\|end\|>"
+)
 _ENDED = re.compile(r"[.!?…][\"”’')\]]*$")
 
 
@@ -130,6 +138,10 @@ class ModelWriter:
         for attempt in (1, 2):
             reply: Prose = await self.client.prose(messages, max_tokens=limit)
             text = _unwrap(reply.text)
+            marker = _TURN_MARKER.search(text)
+            if marker is not None:  # the reply ended there, whatever followed it
+                log.warning("writer_reply_marker", turn=view.turn + 1, marker=marker[0])
+                return _Passage(_unwrap(text[: marker.start()]))
             if not reply.cut:
                 return _Passage(text)
             kept = complete_sentences(text)

@@ -20,6 +20,7 @@ from fabula.agents.llm import adapt_payload, make_client
 from fabula.agents.usage import metering
 from fabula.agents.views import author_view
 from fabula.agents.writer.model import (
+    EMPTY_FEEDBACK,
     UNFINISHED_FEEDBACK,
     CutDraft,
     ModelWriter,
@@ -347,6 +348,26 @@ class TestCutProse:
         assert second[: len(first)] == first
         assert second[len(first)] == {"role": "assistant", "content": "Leo went to the"}
         assert second[-1] == {"role": "user", "content": UNFINISHED_FEEDBACK}
+
+    async def test_a_chat_templates_turn_marker_ends_the_passage(
+        self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
+    ) -> None:
+        """Gemma 3 270M on llama.cpp ended a passage with "<|im_end|>" and repeated it to
+        the limit: the passage is what came before, not a cut reply asked for again."""
+        writer = ModelWriter(make_client(settings.model, "writer"))
+        view = await author_view(fab.store(STORY))
+        request = WriteRequest(plan=TurnPlan.model_validate(PLAN), proposals=())
+        fake_openai.reply_text(
+            "Leo went to the study.\n<|im_end|>user\n<|im_end|>user\n<|im_end|>",
+            finish_reason="length",
+        )
+        draft = await writer.write(request, view)
+        assert draft.text == "Leo went to the study." and not isinstance(draft, CutDraft)
+        assert len(fake_openai.requests) == 1
+        fake_openai.reply_text("<end_of_turn>\n<end_of_turn>", finish_reason="length")
+        fake_openai.reply_text("Mara waited.")
+        assert (await writer.write(request, view)).text == "Mara waited."
+        assert fake_openai.requests[-1]["messages"][-1]["content"] == EMPTY_FEEDBACK
 
     async def test_a_reply_cut_once_then_ended_is_the_draft(
         self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
