@@ -153,8 +153,8 @@ class ModelWriter:
             log.warning(
                 "writer_reply_cut_unfinished", turn=view.turn + 1, attempt=attempt, end=text[-160:]
             )
-            started = AIMessage(content=text[:400])  # what it began, not the run-on rest
-            messages = [*messages, started, HumanMessage(UNFINISHED_FEEDBACK)]
+            began = [AIMessage(content=text[:400])] if text else []  # not the run-on rest
+            messages = [*messages, *began, HumanMessage(UNFINISHED_FEEDBACK)]
         raise ModelTruncated(
             f"the writer's reply stopped at its token limit ({limit} tokens) before its "
             "first sentence ended, twice; raise its max_tokens",
