@@ -8,7 +8,8 @@ text; an empty one is asked for once more (:data:`EMPTY_FEEDBACK`), and a second
 is :class:`~fabula.errors.ModelOutputError`.
 
 A chat template's turn marker written out as text (``<|im_end|>``, ``<end_of_turn>``, ...)
-ends the passage: what follows it is dropped, and a reply that is only markers is empty.
+ends the passage: what follows it is dropped (markers that open the reply, with the role
+they name, are dropped first), and a reply that is only markers is empty.
 
 Prose cut at its token limit is prose, not an error: the passage is kept up to its last
 complete sentence and returned as a :class:`CutDraft`, whose :func:`draft_findings` (a
@@ -57,9 +58,10 @@ log = get_logger(__name__)
 
 # a chat template's turn markers, written out as text: a small base model (Gemma 3 270M on
 # llama.cpp) ends its passage with "<|im_end|>" and then repeats it to the token limit
-_TURN_MARKER = re.compile(
-    r"<\|im_(?:end|start)\|>|<(?:end|start)_of_turn>|<\|eot_id\|>|<\|endoftext\|>|<\|end\|>"
-)
+_MARKERS = r"<\|im_(?:end|start)\|>|<(?:end|start)_of_turn>|<\|eot_id\|>|<\|endoftext\|>|<\|end\|>"
+_TURN_MARKER = re.compile(_MARKERS)
+# markers that open the reply, each with the role it names ("<|im_start|>assistant")
+_OPENING = re.compile(rf"\s*(?:{_MARKERS})(?:[ \t]*(?:assistant|model|user|system)\b)?\s*")
 _ENDED = re.compile(r"[.!?…][\"”’')\]]*$")
 
 
@@ -138,7 +140,12 @@ class ModelWriter:
         for attempt in (1, 2):
             reply: Prose = await self.client.prose(messages, max_tokens=limit)
             text = _unwrap(reply.text)
+            opened = False
+            while (opening := _OPENING.match(text)) is not None and opening.end() > 0:
+                text, opened = text[opening.end() :], True
             marker = _TURN_MARKER.search(text)
+            if opened and not text:  # nothing but markers
+                return _Passage("")
             if marker is not None:  # the reply ended there, whatever followed it
                 log.warning("writer_reply_marker", turn=view.turn + 1, marker=marker[0])
                 return _Passage(_unwrap(text[: marker.start()]))

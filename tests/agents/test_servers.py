@@ -364,6 +364,8 @@ class TestCutProse:
         draft = await writer.write(request, view)
         assert draft.text == "Leo went to the study." and not isinstance(draft, CutDraft)
         assert len(fake_openai.requests) == 1
+        fake_openai.reply_text("<|im_start|>assistant\nLeo ran.<|im_end|>\n<|im_end|>")
+        assert (await writer.write(request, view)).text == "Leo ran."
         fake_openai.reply_text("<end_of_turn>\n<end_of_turn>", finish_reason="length")
         fake_openai.reply_text("Mara waited.")
         assert (await writer.write(request, view)).text == "Mara waited."
