@@ -18,7 +18,7 @@ from fabula.agents.contracts import Finding
 from fabula.agents.roles import Roles
 from fabula.agents.views import AuthorView
 from fabula.memory.acl import MindPool
-from fabula.memory.index.background import Indexer
+from fabula.memory.index.indexer import Indexer
 from fabula.memory.index.vectors import Embedder
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter, default_counter

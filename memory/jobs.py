@@ -44,7 +44,7 @@ def consolidate(story: str, branch: str, turn: int) -> str | None:
 
     The episode index is not built here: the application indexes in the background after
     each commit, with its embedder when dense retrieval is on (a worker has none), and every
-    reader catches up first (:mod:`fabula.memory.index.background`)."""
+    reader catches up first (:mod:`fabula.memory.index.indexer`)."""
 
     url = worker_url()
 

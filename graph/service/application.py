@@ -90,8 +90,8 @@ from fabula.memory.connection import connect_async
 from fabula.memory.delta import TurnDelta
 from fabula.memory.drafts import DraftOption, choose_draft, read_drafts, save_drafts
 from fabula.memory.hierarchy import consolidate as fold_hierarchy
-from fabula.memory.index.background import Indexer
 from fabula.memory.index.build import index_through
+from fabula.memory.index.indexer import Indexer
 from fabula.memory.index.vectors import Embedder
 from fabula.memory.leases import renewed
 from fabula.memory.projections import project_hypotheses

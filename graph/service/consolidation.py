@@ -22,7 +22,7 @@ from fabula.agents.usage import metering
 from fabula.errors import ConfigError
 from fabula.graph.runtime import Consolidator
 from fabula.logs import get_logger
-from fabula.memory.background import BranchTasks
+from fabula.memory.branch_tasks import BranchTasks
 from fabula.memory.connection import connect_async, is_cluster
 from fabula.memory.store import StoryStore
 from fabula.memory.summarise import Summarised, summarise_closed
@@ -56,7 +56,7 @@ class InlineConsolidation:
     """Folds committed turns into the hierarchy in this process, off the turn's path.
 
     Calling it schedules a fold of the branch up to its head and returns at once (one task
-    per branch, :class:`~fabula.memory.background.BranchTasks`); :meth:`wait` and
+    per branch, :class:`~fabula.memory.branch_tasks.BranchTasks`); :meth:`wait` and
     :meth:`drain` wait for the folds (before deleting a story, and before closing the
     connection the stores use). With a ``summariser``, each fold schedules the summaries
     step on the branch, in a second background task (waited for after the folds).

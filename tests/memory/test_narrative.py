@@ -19,9 +19,9 @@ from fabula.memory.branching import fork
 from fabula.memory.delta import DeltaBuilder, TurnDelta
 from fabula.memory.episodes import Episode
 from fabula.memory.hierarchy import consolidate, nodes, unfold
-from fabula.memory.index.background import Indexer
 from fabula.memory.index.build import WINDOW, behind, index_through, indexed_through
 from fabula.memory.index.general import general_counts, general_query
+from fabula.memory.index.indexer import Indexer
 from fabula.memory.index.search import fetch, sources
 from fabula.memory.index.terms import term_counts, terms
 from fabula.memory.keys import EpisodeKeys

@@ -2,7 +2,7 @@
 
 A committed turn is searchable as soon as its episodes are indexed, but the turn itself
 never waits for that: :meth:`Indexer.schedule` starts (or re-arms) a task
-(:class:`~fabula.memory.background.BranchTasks`) that runs
+(:class:`~fabula.memory.branch_tasks.BranchTasks`) that runs
 :func:`~fabula.memory.index.build.index_through` to the head, and returns at once. A
 second commit while the task runs is folded into it (the task runs once more), so there is
 at most one task per branch. Whoever reads the index catches up first anyway
@@ -13,7 +13,7 @@ task (call it before closing the connection the stores use).
 
 from __future__ import annotations
 
-from fabula.memory.background import BranchTasks
+from fabula.memory.branch_tasks import BranchTasks
 from fabula.memory.delta import TurnDelta
 from fabula.memory.index.build import index_through
 from fabula.memory.index.vectors import Embedder
