@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 # the summariser's contract is memory's own (consolidation calls it, and memory never
 # imports the roles); re-exported here with the others
+from fabula.agents.views import AuthorView
 from fabula.memory.summarise import NodeSummary, SummaryRequest
 
 __all__ = [
@@ -183,6 +184,18 @@ class WriteRequest(_Contract):
     notes: tuple[str, ...] = ()
     findings: tuple[Finding, ...] = ()
     revision: int = 0
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    """What the planner is given to plan one turn: the author's ``view``, the user's
+    ``direction`` (None: none), which ``attempt`` at the turn this is (0 the first; a re-plan
+    after a rejection 1, 2, …) and the ``notes`` of the plans rejected before it."""
+
+    view: AuthorView
+    direction: str | None = None
+    attempt: int = 0
+    notes: tuple[str, ...] = ()
 
 
 class ChatRequest(_Contract):

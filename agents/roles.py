@@ -7,7 +7,6 @@ making them from settings).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -16,6 +15,7 @@ from fabula.agents.contracts import (
     ChatRequest,
     Draft,
     Finding,
+    PlanRequest,
     Proposal,
     TurnPlan,
     WriteRequest,
@@ -24,8 +24,7 @@ from fabula.agents.critic.symbolic import SymbolicCritic
 from fabula.agents.views import AuthorView
 from fabula.memory.acl import CharacterMind
 from fabula.memory.delta import TurnDelta
-from fabula.memory.records import Development, Entity
-from fabula.memory.retrieval.plan import Purpose, RetrievalPlan
+from fabula.memory.retrieval.plan import RecallRequest, RetrievalPlan
 from fabula.memory.store import StoryStore
 from fabula.memory.summarise import Summariser
 
@@ -46,14 +45,7 @@ class PlannerRole(Protocol):
     """Plans a turn from the author's view; a re-plan (``attempt`` > 0) sees the notes of
     the plans rejected before it."""
 
-    async def plan(
-        self,
-        view: AuthorView,
-        *,
-        direction: str | None = None,
-        attempt: int = 0,
-        notes: Sequence[str] = (),
-    ) -> TurnPlan:
+    async def plan(self, request: PlanRequest) -> TurnPlan:
         """The next turn's plan; raises ModelOutputError when a model gives no valid one."""
         ...
 
@@ -62,18 +54,9 @@ class RecallPlannerRole(Protocol):
     """Plans a retrieval: what a request depends on (the offline planner is
     :func:`fabula.memory.retrieval.plan.plan_request`)."""
 
-    async def plan(
-        self,
-        request: str,
-        entities: Mapping[str, Entity],
-        *,
-        purpose: Purpose = "answer",
-        developments: Mapping[str, Development] | None = None,
-        focus: Sequence[str] = (),
-        today: int | None = None,
-    ) -> RetrievalPlan:
-        """The plan for ``request`` (``today``: the story's present day number, when it has
-        a calendar); raises ModelOutputError when a model gives no valid one."""
+    async def plan(self, recall: RecallRequest) -> RetrievalPlan:
+        """The plan for the request; raises ModelOutputError when a model gives no valid
+        one."""
         ...
 
 

@@ -7,7 +7,7 @@ character agents included — and stored with the turn; a benchmark opens one ar
 whole run::
 
     with metering() as meter:
-        await planner.plan(view)
+        await planner.plan(PlanRequest(view))
     meter.as_dict()   # {"planner": {"calls": 1, "input_tokens": 812, ...}}
 """
 

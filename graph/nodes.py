@@ -17,7 +17,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Overwrite, Send, interrupt
 
 from fabula.agents.character.brief import brief_for, steering
-from fabula.agents.contracts import Decision, Draft, Finding, TurnPlan, WriteRequest
+from fabula.agents.contracts import Decision, Draft, Finding, PlanRequest, TurnPlan, WriteRequest
 from fabula.agents.memory_builder.model import second_readings
 from fabula.agents.memory_builder.narrative import enrich
 from fabula.agents.usage import metering
@@ -121,9 +121,8 @@ async def plan(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any
     view = await _view(state, ctx)
     attempt = state.get("attempt", -1) + 1
     with metering() as meter:
-        turn_plan = await ctx.roles.planner.plan(
-            view, direction=state.get("direction"), attempt=attempt, notes=state.get("notes", [])
-        )
+        asked = PlanRequest(view, state.get("direction"), attempt, tuple(state.get("notes", [])))
+        turn_plan = await ctx.roles.planner.plan(asked)
     log.info("planned", role="planner", focal=turn_plan.focal, attempt=attempt)
     steer = steering(view, state.get("direction"), state.get("notes", []))
     # each round of attempts through the cast asks the characters for another of their steps

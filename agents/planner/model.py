@@ -25,7 +25,7 @@ from typing import Any
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import create_model, model_validator
 
-from fabula.agents.contracts import LINE_CHARS, MAX_BEATS, MAX_FOCAL, TurnPlan
+from fabula.agents.contracts import LINE_CHARS, MAX_BEATS, MAX_FOCAL, PlanRequest, TurnPlan
 from fabula.agents.llm import ModelClient
 from fabula.agents.prompts import load_prompt
 from fabula.agents.schemas import array, cached, closed, line, maybe, one_of
@@ -54,22 +54,20 @@ class ModelPlanner:
         self.client = client
         self.prompt = load_prompt("planner", "plan")
 
-    async def plan(
-        self,
-        view: AuthorView,
-        *,
-        direction: str | None = None,
-        attempt: int = 0,
-        notes: Sequence[str] = (),
-    ) -> TurnPlan:
+    async def plan(self, request: PlanRequest) -> TurnPlan:
         """The next turn's plan; raises ModelOutputError when no valid plan comes back."""
+        view, direction = request.view, request.direction
         if not view.characters():
             raise ValueError("the story has no characters")
         messages = [
             SystemMessage(content=self.prompt.render(max_focal=MAX_FOCAL)),
             HumanMessage(
                 content=render_author_view(
-                    view, direction, attempt, notes, lore=planner_lore(view, direction)
+                    view,
+                    direction,
+                    request.attempt,
+                    request.notes,
+                    lore=planner_lore(view, direction),
                 )
             ),
         ]

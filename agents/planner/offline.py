@@ -21,7 +21,6 @@ planner cannot read is one :class:`~fabula.errors.InvalidInput` line.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 
 from fabula.agents.character.brief import (
     directed,
@@ -39,7 +38,7 @@ from fabula.agents.character.goals import (
     read_goal,
     step,
 )
-from fabula.agents.contracts import MAX_FOCAL, TurnPlan
+from fabula.agents.contracts import MAX_FOCAL, PlanRequest, TurnPlan
 from fabula.agents.views import AuthorView
 from fabula.errors import InvalidInput, StoryAtRest
 from fabula.memory.records import slug
@@ -56,14 +55,7 @@ _REQUESTED = re.compile(
 class OfflinePlanner:
     """Deterministic planner (see module docstring)."""
 
-    async def plan(
-        self,
-        view: AuthorView,
-        *,
-        direction: str | None = None,
-        attempt: int = 0,
-        notes: Sequence[str] = (),
-    ) -> TurnPlan:
+    async def plan(self, request: PlanRequest) -> TurnPlan:
         """Plan the next turn; a re-plan after rejection (``attempt`` > 0, with the
         approver's ``notes``) anchors on the next character in line, or on the character
         the last note directs; once every character has anchored a turn, the next round
@@ -73,6 +65,12 @@ class OfflinePlanner:
         Raises InvalidInput for a direction it cannot read, StoryAtRest when no character
         has anything to do.
         """
+        view, direction, attempt, notes = (
+            request.view,
+            request.direction,
+            request.attempt,
+            request.notes,
+        )
         characters = view.characters()
         if not characters:
             raise ValueError("the story has no characters")

@@ -20,7 +20,7 @@ as enums, bounds every list and word, and gives dates their ``YYYY-MM-DD`` patte
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -31,7 +31,7 @@ from fabula.agents.prompts import load_prompt
 from fabula.agents.schemas import array, cached, closed, line, maybe, one_of
 from fabula.memory.index.terms import terms as index_terms
 from fabula.memory.records import Development, Entity, slug
-from fabula.memory.retrieval.plan import Purpose, RetrievalPlan
+from fabula.memory.retrieval.plan import RecallRequest, RetrievalPlan
 
 __all__ = ["ModelRecallPlanner", "PlanReading", "reading_json_schema", "reading_schema"]
 
@@ -64,26 +64,18 @@ class ModelRecallPlanner:
         self.client = client
         self.prompt = load_prompt("recall", "plan")
 
-    async def plan(
-        self,
-        request: str,
-        entities: Mapping[str, Entity],
-        *,
-        purpose: Purpose = "answer",
-        developments: Mapping[str, Development] | None = None,
-        focus: Sequence[str] = (),
-        today: int | None = None,
-    ) -> RetrievalPlan:
-        """The plan for ``request`` (``focus``: entities the caller knows matter; ``today``:
-        the story's present day number, shown to the model for relative dates).
+    async def plan(self, recall: RecallRequest) -> RetrievalPlan:
+        """The plan for the request (its ``today`` is shown to the model for relative
+        dates; its ``focus`` joins the entities the model read).
 
         Raises :class:`~fabula.errors.ModelOutputError` when no valid reading comes
         back within the client's attempts.
         """
-        developments = developments or {}
+        request, entities = recall.text, recall.entities
+        developments = recall.developments or {}
         messages = [
             SystemMessage(content=self.prompt.render()),
-            HumanMessage(content=_render(request, entities, developments, today)),
+            HumanMessage(content=_render(request, entities, developments, recall.today)),
         ]
         schema = reading_schema(entities, developments)
         wire = None
@@ -92,12 +84,13 @@ class ModelRecallPlanner:
         reading = await self.client.structured(
             schema, messages, shape=PlanReading, json_schema=wire
         )
-        involved = list(dict.fromkeys([*reading.entities, *(f for f in focus if f in entities)]))
+        focus = (f for f in recall.focus if f in entities)
+        involved = list(dict.fromkeys([*reading.entities, *focus]))
         words = " ".join(reading.terms)
         names = {t for e in involved for t in index_terms(entities[e].name)}
         return RetrievalPlan(
             request=request,
-            purpose=purpose,
+            purpose=recall.purpose,
             entities=tuple(involved),
             implied=tuple(e for e in involved if e not in reading.entities),
             characters=tuple(e for e in involved if entities[e].kind == "character"),

@@ -25,6 +25,7 @@ from fabula.memory.index.search import latest_day, sources
 from fabula.memory.index.vectors import Embedder
 from fabula.memory.retrieval.assemble import Assembly
 from fabula.memory.retrieval.context import author_context, own_words
+from fabula.memory.retrieval.plan import RecallRequest
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter
 from fabula.worlds.recall import LORE_SHARE, activate_books, world_books
@@ -68,14 +69,10 @@ async def writer_context(
     retrieval = None
     if planner is not None:
         today = await latest_day(store.client, await sources(store))
-        retrieval = await planner.plan(
-            request,
-            view.entities,
-            purpose="write",
-            developments=view.developments,
-            focus=focus,
-            today=today,
+        recall = RecallRequest(
+            request, view.entities, "write", view.developments, tuple(focus), today
         )
+        retrieval = await planner.plan(recall)
     books = await world_books(store)
     lit = activate_books(
         books,

@@ -36,7 +36,7 @@ from fabula.memory.retrieval.assemble import (
     render,
     room_for_summaries,
 )
-from fabula.memory.retrieval.plan import Purpose, RetrievalPlan, plan_request
+from fabula.memory.retrieval.plan import Purpose, RecallRequest, RetrievalPlan, plan_request
 from fabula.memory.retrieval.rank import candidates, rank_episodes
 from fabula.memory.retrieval.summaries import relevant_nodes
 from fabula.memory.store import StoryStore
@@ -85,9 +85,8 @@ async def author_context(
     where = await sources(store)
     if plan is None:
         today = await latest_day(store.client, where, as_of=as_of)
-        plan = plan_request(
-            request, entities, purpose=purpose, developments=developments, focus=focus, today=today
-        )
+        recall = RecallRequest(request, entities, purpose, developments, tuple(focus), today)
+        plan = plan_request(recall)
     if world is None:
         world = await project_world(store, as_of)
     if beliefs is None:
@@ -145,7 +144,9 @@ async def character_context(
     entities = await store.entities(as_of)  # what it knows of, no more
     where = await sources(store, character)
     today = await latest_day(client, where, as_of=as_of)  # the last day it lived
-    plan = plan_request(request, entities, purpose="character", focus=(character,), today=today)
+    plan = plan_request(
+        RecallRequest(request, entities, "character", focus=(character,), today=today)
+    )
     mine = await project_beliefs(store, character, as_of)
     facts = fact_candidates(plan, entities, None, {character: mine}, {}, {}, budget=budget)
     # in its own memory the character is everywhere (it witnessed all of it): itself weighs

@@ -17,7 +17,8 @@ output; retrieval never knows which one ran.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -27,7 +28,7 @@ from fabula.memory.index.terms import terms
 from fabula.memory.records import Development, Entity
 from fabula.memory.timeref import TimeRef, time_reference
 
-__all__ = ["Purpose", "RetrievalPlan", "plan_request"]
+__all__ = ["Purpose", "RecallRequest", "RetrievalPlan", "plan_request"]
 
 Purpose = Literal["write", "answer", "character"]
 _ATTRIBUTE = re.compile(r"\bthe (\w+) of\b", re.I)
@@ -60,22 +61,27 @@ class RetrievalPlan(BaseModel):
         return TimeRef(self.first_day, self.last_day, self.order, self.asks_when)
 
 
-def plan_request(
-    request: str,
-    entities: Mapping[str, Entity],
-    *,
-    purpose: Purpose = "answer",
-    developments: Mapping[str, Development] | None = None,
-    focus: Sequence[str] = (),
-    today: int | None = None,
-) -> RetrievalPlan:
-    """The offline planner: read ``request`` against the story's ``entities``.
+@dataclass(frozen=True)
+class RecallRequest:
+    """What a retrieval planner (offline or a model) is given: the request's ``text``, the
+    story's ``entities`` it may name (a character's own, for a character), what the
+    retrieval is for, the story's developments (None: none to relate), ``focus`` (entities
+    the caller already knows matter: the focal characters, the place) and ``today`` (the
+    story's present day number, for "last spring" and the like; None: no calendar)."""
 
-    ``focus`` adds entities the caller already knows matter (the focal characters, the
-    place); ``today`` is the story's current day number, for "last spring" and the like.
-    """
+    text: str
+    entities: Mapping[str, Entity]
+    purpose: Purpose = "answer"
+    developments: Mapping[str, Development] | None = None
+    focus: tuple[str, ...] = ()
+    today: int | None = None
+
+
+def plan_request(recall: RecallRequest) -> RetrievalPlan:
+    """The offline planner: read the request's text against the story's entities."""
+    request, entities, developments = recall.text, recall.entities, recall.developments
     named = EntityMatcher(entities).find(request)
-    involved = list(dict.fromkeys([*named, *(f for f in focus if f in entities)]))
+    involved = list(dict.fromkeys([*named, *(f for f in recall.focus if f in entities)]))
     name_terms = {t for e in involved for t in terms(entities[e].name)}
     topic = [t for t in dict.fromkeys(terms(request)) if t not in name_terms]
     wanted = set(topic)
@@ -84,10 +90,10 @@ def plan_request(
         for d in (developments or {}).values()
         if wanted & set(terms(d.title)) or set(involved) & set(d.participants)
     )
-    when = time_reference(request, today)
+    when = time_reference(request, recall.today)
     return RetrievalPlan(
         request=request,
-        purpose=purpose,
+        purpose=recall.purpose,
         entities=tuple(involved),
         implied=tuple(e for e in involved if e not in named),
         characters=tuple(e for e in involved if entities[e].kind == "character"),

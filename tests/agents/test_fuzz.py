@@ -19,6 +19,7 @@ import json
 import random
 from collections.abc import Callable
 
+from fabula.agents.contracts import PlanRequest
 from fabula.agents.llm import make_client
 from fabula.agents.memory_builder.model import ModelMemoryBuilder
 from fabula.agents.planner.model import ModelPlanner
@@ -127,7 +128,7 @@ async def test_malformed_outputs_end_in_a_clear_error_or_a_corrected_retry(
         where = f"case {case} ({role}, {kind}, {'corrected' if corrected else 'failing'})"
         try:
             if planner_case:
-                plan = await planner.plan(view)
+                plan = await planner.plan(PlanRequest(view))
                 assert plan.focal == ("leo", "mara"), where
             elif corrected:
                 delta = await builder.build(store, 4, TEXT)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 
 import redis.asyncio as aredis
@@ -13,6 +14,7 @@ from fabula.memory.index.build import index_through
 from fabula.memory.index.search import latest_day, sources
 from fabula.memory.index.terms import terms
 from fabula.memory.retrieval.context import author_context
+from fabula.memory.retrieval.plan import RecallRequest
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import ApproximateCounter
 from fabula.settings import ModelSettings, Settings
@@ -67,7 +69,8 @@ class TestModelRecallPlanner:
             )
         )
         entities = await store.entities()
-        plan = await planner_for(fake_openai).plan("How did she unwind that month?", entities)
+        recall = RecallRequest("How did she unwind that month?", entities)
+        plan = await planner_for(fake_openai).plan(recall)
         assert plan.entities == ("ann",) and plan.characters == ("ann",)
         assert plan.terms == tuple(terms("unwinding relaxing"))
         assert plan.first_day == dt.date(2023, 5, 1).toordinal() and plan.asks_when
@@ -92,9 +95,10 @@ class TestModelRecallPlanner:
         fake_openai.reply_json(reading(first_date="2023-04-24", last_date="2023-04-30"))
         fake_openai.reply_json(reading())
         planner = planner_for(fake_openai)
-        plan = await planner.plan("What did Ann do last week?", await store.entities(), today=today)
+        asked = RecallRequest("What did Ann do last week?", await store.entities())
+        plan = await planner.plan(dataclasses.replace(asked, today=today))
         assert plan.first_day == dt.date(2023, 4, 24).toordinal()
-        await planner.plan("What did Ann do last week?", await store.entities())
+        await planner.plan(asked)
         first, second = (message_text(r) for r in fake_openai.requests)
         assert "## The story's present date\n2023-05-03" in first
         assert "present date\n" not in second

@@ -10,6 +10,7 @@ import structlog
 
 from fabula.agents.character.brief import helping_goals
 from fabula.agents.character.goals import Situation, read_goal, step
+from fabula.agents.contracts import PlanRequest
 from fabula.agents.critic.symbolic import SymbolicCritic
 from fabula.agents.memory_builder.builder import OfflineMemoryBuilder
 from fabula.agents.planner.offline import OfflinePlanner
@@ -140,7 +141,7 @@ class TestSteering:
         turn is Ada's going to the cove, though nothing of hers wanted it."""
         async with Fabula(redis_url, Settings()) as fab:
             store = await fab.create_story("lighthouse", "steer")
-            plain = await OfflinePlanner().plan(await author_view(store))
+            plain = await OfflinePlanner().plan(PlanRequest(await author_view(store)))
             assert plain.focal[0] != "ada"
             await fab.run_turn(store, auto=True, direction="Ada goes to the cove")
             (last,) = await store.turn_texts(await store.head())
@@ -151,14 +152,16 @@ class TestSteering:
         async with Fabula(redis_url, Settings()) as fab:
             store = await fab.create_story("lighthouse", "steer2")
             with pytest.raises(InvalidInput, match="cannot read the direction 'the sea rises'"):
-                await OfflinePlanner().plan(await author_view(store), direction="the sea rises")
+                await OfflinePlanner().plan(PlanRequest(await author_view(store), "the sea rises"))
 
     async def test_reject_note_steers_the_replan(self, redis_url: str) -> None:
         """A rejection note in controlled form is read as a direction for the next plan."""
         async with Fabula(redis_url, Settings()) as fab:
             store = await fab.create_story("lighthouse", "steer3")
             view = await author_view(store)
-            replan = await OfflinePlanner().plan(view, attempt=1, notes=("Dev goes to the cove",))
+            replan = await OfflinePlanner().plan(
+                PlanRequest(view, attempt=1, notes=("Dev goes to the cove",))
+            )
             assert replan.focal[0] == "dev"
 
     async def test_fork_pursues_its_hypothesis(self, redis_url: str) -> None:

@@ -20,7 +20,14 @@ import redis.asyncio as aredis
 
 from fabula.agents.character.model import ModelCharacter
 from fabula.agents.character.offline import OfflineCharacter
-from fabula.agents.contracts import CharacterBrief, Decision, Finding, TurnPlan, WriteRequest
+from fabula.agents.contracts import (
+    CharacterBrief,
+    Decision,
+    Finding,
+    PlanRequest,
+    TurnPlan,
+    WriteRequest,
+)
 from fabula.agents.factory import make_roles
 from fabula.agents.llm import make_client
 from fabula.agents.memory_builder.extract import extract
@@ -247,7 +254,7 @@ class TestMalformedOutput:
         view = await author_view(fab.store(STORY))
         fake_openai.reply_json(PLAN | {"focal": ["ben"]})
         fake_openai.reply_json(PLAN)
-        plan = await planner.plan(view, direction="Leo returns")
+        plan = await planner.plan(PlanRequest(view, "Leo returns"))
         assert plan.focal == ("leo", "mara")
         feedback = fake_openai.requests[1]["messages"][-1]["content"]
         assert "no such character: ben (known: leo, mara)" in feedback
@@ -256,7 +263,7 @@ class TestMalformedOutput:
         fake_openai.reply_json(PLAN | {"focal": ["ben"]})
         fake_openai.reply_json(PLAN | {"place": "cellar"})
         with pytest.raises(ModelOutputError) as caught:
-            await planner.plan(view)
+            await planner.plan(PlanRequest(view))
         assert "no such place: cellar" in caught.value.context["error"]
 
     async def test_an_empty_passage_is_asked_for_again_once(
