@@ -18,7 +18,9 @@ span inside the sentences to read, its names drawn from the story's entities of 
 each field takes (or, for a new entity, from the words of those sentences), lists and words
 bounded.
 An empty or inverted span (end at or before start, which no grammar rules out: a small
-model writes ``"start": 1, "end": 0``) is read as the sentence that holds its start. A
+model writes ``"start": 1, "end": 0``) is read as the sentence that holds its start (the
+last, for one at the text's end). A sentence without a word (``"**"``) tells nothing: it is
+narration, never asked about. A
 reply whose spans do not lie in the text, whose actions lack a field their kind needs, or
 that names an entity the story does not know (or of the wrong kind) without bringing it in
 explicitly, is shown back to the model and asked for again, within ``max_attempts``
@@ -99,6 +101,7 @@ _MORE: dict[str, dict[str, bool]] = {
 }
 _VERBS = ("likes", "loves", "hates", "dislikes")
 _CAPITALISED = re.compile(r"\b[A-Z][\w'-]*")
+_WORD = re.compile(r"[^\W\d_]")  # a letter: a sentence without one tells no action
 _PHRASE = re.compile(r"\b(?:the|a|an) ([a-z][\w'-]*)(?: ([a-z][\w'-]*))?")
 _NOT_NAMES = frozenset(
     {
@@ -150,7 +153,7 @@ def actions_schema(text: str, entities: Mapping[str, Entity]) -> type[ExtractedA
         referents = Referents(entities, self.new_entities)
         resolved = []
         for i, action in enumerate(self.actions):
-            if 0 <= action.start == action.end < length:  # an empty span: its sentence
+            if 0 <= action.start == action.end <= length:  # an empty span: its sentence
                 start, end = _sentence_at(sentences, action.start)
                 action = action.model_copy(update={"start": start, "end": end})
             if not 0 <= action.start < action.end <= length:
@@ -185,9 +188,9 @@ def actions_schema(text: str, entities: Mapping[str, Entity]) -> type[ExtractedA
 
 def _sentence_at(sentences: Sequence[tuple[int, int]], offset: int) -> tuple[int, int]:
     """The span of the sentence of ``sentences`` that holds ``offset`` (the next one after
-    it, between two; the offset alone, past the last)."""
+    it, between two; the last, at its end; the offset alone, past it)."""
     for start, end in sentences:
-        if offset < end:
+        if offset < end or offset == end == sentences[-1][1]:
             return start, end
     return offset, offset
 
@@ -231,7 +234,7 @@ def read_controlled(
     for action in read_offline(text):
         if action.kind != "narration" and not referents.check(action, "")[1]:
             read.append(action)
-        else:
+        elif _WORD.search(text[action.start : action.end]):  # not "**": nothing to read
             unread.append((action.start, action.end))
     return read, unread
 
@@ -254,7 +257,7 @@ class ModelExtractor:
         """
         read, unread = read_controlled(text, entities)
         if not unread:
-            return read
+            return with_narration(text, read)
         request = render_text(
             text, entities, setting if self.prompt.version >= 2 else None, unread=unread
         )

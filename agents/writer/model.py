@@ -9,7 +9,8 @@ is :class:`~fabula.errors.ModelOutputError`.
 
 A chat template's turn marker written out as text (``<|im_end|>``, ``<end_of_turn>``, ...)
 ends the passage: what follows it is dropped (markers that open the reply, with the role
-they name, are dropped first), and a reply that is only markers is empty.
+they name, are dropped first), and a reply that is only markers is empty. So is a passage
+without a word in it (``"**"`` before a marker, seen from Gemma 3 270M): it tells nothing.
 
 Prose cut at its token limit is prose, not an error: the passage is kept up to its last
 complete sentence and returned as a :class:`CutDraft`, whose :func:`draft_findings` (a
@@ -63,6 +64,7 @@ _TURN_MARKER = re.compile(_MARKERS)
 # markers that open the reply, each with the role it names ("<|im_start|>assistant")
 _OPENING = re.compile(rf"\s*(?:{_MARKERS})(?:[ \t]*(?:assistant|model|user|system)\b)?\s*")
 _ENDED = re.compile(r"[.!?…][\"”’')\]]*$")
+_WORD = re.compile(r"[^\W\d_]{2,}")  # a word of two letters or more
 
 
 class CutDraft(Draft):
@@ -148,11 +150,11 @@ class ModelWriter:
                 return _Passage("")
             if marker is not None:  # the reply ended there, whatever followed it
                 log.warning("writer_reply_marker", turn=view.turn + 1, marker=marker[0])
-                return _Passage(_unwrap(text[: marker.start()]))
+                return _Passage.of(_unwrap(text[: marker.start()]))
             if not reply.cut:
-                return _Passage(text)
+                return _Passage.of(text)
             kept = complete_sentences(text)
-            if kept:
+            if _WORD.search(kept):
                 dropped = len(text[len(kept) :].strip())
                 log.warning("writer_reply_cut", turn=view.turn + 1, kept=len(kept), dropped=dropped)
                 return _Passage(kept, cut=True, dropped=dropped)
@@ -178,6 +180,11 @@ class _Passage:
     text: str
     cut: bool = False
     dropped: int = 0
+
+    @classmethod
+    def of(cls, text: str) -> _Passage:
+        """A whole reply's passage: empty when no word is in it."""
+        return cls(text if _WORD.search(text) else "")
 
 
 def render_request(request: WriteRequest, view: AuthorView, *, version: int = 2) -> str:

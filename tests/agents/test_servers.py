@@ -28,7 +28,7 @@ from fabula.agents.writer.model import (
     draft_findings,
 )
 from fabula.bench.fake_openai import message_text, tokens
-from fabula.errors import ConfigError, ModelTruncated, ModelUnavailable
+from fabula.errors import ConfigError, ModelOutputError, ModelTruncated, ModelUnavailable
 from fabula.graph.service import Fabula
 from fabula.settings import Settings
 from fabula.testing.model import (
@@ -370,6 +370,23 @@ class TestCutProse:
         fake_openai.reply_text("Mara waited.")
         assert (await writer.write(request, view)).text == "Mara waited."
         assert fake_openai.requests[-1]["messages"][-1]["content"] == EMPTY_FEEDBACK
+
+    async def test_a_passage_without_a_word_is_empty(
+        self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
+    ) -> None:
+        """Gemma 3 270M, asked again after a cut, wrote "**" and a marker: two characters
+        that would have gone to the memory-builder as the turn's text."""
+        writer = ModelWriter(make_client(settings.model, "writer"))
+        view = await author_view(fab.store(STORY))
+        request = WriteRequest(plan=TurnPlan.model_validate(PLAN), proposals=())
+        fake_openai.reply_text("**\n<|im_end|>\n<|im_end|>", finish_reason="length")
+        fake_openai.reply_text("Mara waited.")
+        assert (await writer.write(request, view)).text == "Mara waited."
+        assert fake_openai.requests[-1]["messages"][-1]["content"] == EMPTY_FEEDBACK
+        fake_openai.reply_text("... 12")
+        fake_openai.reply_text("-")
+        with pytest.raises(ModelOutputError, match="empty twice"):
+            await writer.write(request, view)
 
     async def test_a_reply_cut_once_then_ended_is_the_draft(
         self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings

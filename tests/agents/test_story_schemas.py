@@ -24,6 +24,7 @@ from typing import Any, get_args
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from fabula.agents.character.model import proposal_json_schema
 from fabula.agents.contracts import INTENT_FIELDS, MAX_ACTIONS, MAX_FOCAL
@@ -270,6 +271,30 @@ class TestTheExtractor:
         reply += '"obj": "Mara", "verb": "likes"}]}'
         (action,) = actions_schema(text, entities).model_validate_json(reply).actions
         assert text[action.start : action.end] == "Then she left the room."
+
+    def test_an_empty_span_at_the_texts_end_is_its_last_sentence(self) -> None:
+        """Gemma 3 270M wrote ``"start": 2, "end": 2`` for a text of two characters, three
+        times: the end of the text is the end of its last sentence."""
+        text = "Mara sang. Then she left."
+        entities = {"mara": Entity(id="mara", kind="character", name="Mara")}
+        reply = '{"actions": [{"kind": "feel", "start": 25, "end": 25, "actors": ["Mara"], '
+        reply += '"obj": "Mara", "verb": "likes"}]}'
+        (action,) = actions_schema(text, entities).model_validate_json(reply).actions
+        assert text[action.start : action.end] == "Then she left."
+        with pytest.raises(ValidationError, match="not inside the text"):
+            actions_schema(text, entities).model_validate_json(reply.replace("25", "26"))
+
+    def test_a_sentence_without_a_word_is_not_asked_about(self) -> None:
+        text = "Mara went to the cottage.\n\n**\n\nThe wind rose over the sea."
+        entities = {
+            "mara": Entity(id="mara", kind="character", name="Mara"),
+            "cottage": Entity(id="cottage", kind="place", name="cottage"),
+        }
+        read, unread = read_controlled(text, entities)
+        assert [a.kind for a in read] == ["go"]
+        assert [text[s:e] for s, e in unread] == ["The wind rose over the sea."]
+        read, unread = read_controlled("Mara went to the cottage. **", entities)
+        assert unread == []
 
 
 class TestLargeStories:
