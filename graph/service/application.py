@@ -84,6 +84,7 @@ from fabula.graph.service.responses import (
     WorldInfo,
 )
 from fabula.graph.state import CHECKPOINT_TYPES, ApprovalRequest, TurnState
+from fabula.logs import get_logger
 from fabula.memory.acl import MindPool, drop_character_users, ensure_character_user, sync_users
 from fabula.memory.branching import fork
 from fabula.memory.connection import connect_async
@@ -121,6 +122,8 @@ __all__ = [
     "consolidator",
     "world_infos",
 ]
+
+log = get_logger(__name__)
 
 TurnOutcome = Literal["committed", "duplicate", "pending", "abandoned"]
 
@@ -565,6 +568,11 @@ class Fabula:
         Raises :class:`StoryAtRest` when no character has anything to do: a plan whose
         characters all turn out idle is planned again with the next anchor, once for each
         character, before the story is declared at rest.
+
+        A turn whose last run failed (a model's reply that never validated, say: the error
+        is raised and the story left as it was) is run again as its next attempt, planned
+        anew as after a rejection: at temperature 0 the same attempt would fail the same
+        way, every time. The attempt is read from the turn's checkpoint, not the story.
         """
         await store.require()
         await self.require_finished(store)
@@ -573,11 +581,15 @@ class Fabula:
         snapshot = await self.graph.aget_state(config)
         if pending_in(store, turn, snapshot) is not None:
             return "pending"
+        first = 0
         if snapshot.values and not snapshot.next:
             # an earlier run of this turn ended without a commit (abandoned): start afresh
             await self.saver.adelete_thread(thread_id(store.story, store.branch, turn))
+        elif snapshot.next and isinstance(failed := snapshot.values.get("attempt"), int):
+            first = failed + 1  # an earlier run of this turn failed at that attempt
+            log.warning("turn_run_again", attempt=first, failed_at=list(snapshot.next))
         tries = max(1, len(await store.characters()))
-        for attempt in range(tries):
+        for attempt in range(first, first + tries):
             start: TurnState = {
                 "story": store.story,
                 "branch": store.branch,
@@ -589,7 +601,7 @@ class Fabula:
                 return await self._drive(start, store, turn, auto=auto, listener=listener)
             except StoryAtRest as rest:
                 await self.saver.adelete_thread(thread_id(store.story, store.branch, turn))
-                if not rest.idle or attempt == tries - 1:
+                if not rest.idle or attempt == first + tries - 1:
                     raise StoryAtRest(rest.message, **rest.context) from None
         raise AssertionError("unreachable")  # pragma: no cover
 

@@ -223,10 +223,12 @@ class TestMalformedOutput:
         assert await store.turn_texts(4, 4) == []
         assert await fab.pending_turn(store) is None
 
-        script_turn(fake_openai)  # the turn can be written again
+        script_turn(fake_openai)  # the turn can be written again: as its next attempt
         assert await fab.run_turn(store, auto=False) == "pending"
         pending = await fab.pending_turn(store)
         assert pending is not None and pending.request.draft.text == PASSAGE
+        first, again = (prompt_of(r) for r in requests_for(fake_openai, "TurnPlan"))
+        assert "1 earlier plan(s)" not in first and "1 earlier plan(s)" in again
 
     async def test_an_edit_that_cannot_be_read_is_not_committed(
         self, fab: Fabula, fake_openai: FakeOpenAI, redis_url: str
