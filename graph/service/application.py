@@ -585,9 +585,18 @@ class Fabula:
         if snapshot.values and not snapshot.next:
             # an earlier run of this turn ended without a commit (abandoned): start afresh
             await self.saver.adelete_thread(thread_id(store.story, store.branch, turn))
-        elif snapshot.next and isinstance(failed := snapshot.values.get("attempt"), int):
-            first = failed + 1  # an earlier run of this turn failed at that attempt
-            log.warning("turn_run_again", attempt=first, failed_at=list(snapshot.next))
+        elif snapshot.next and isinstance(last := snapshot.values.get("attempt"), int):
+            # an earlier run of this turn failed: at the attempt its plan began, or at the
+            # next one if it failed while planning (the state still holds the one before)
+            first = last + (2 if "plan" in snapshot.next else 1)
+            log.warning(
+                "turn_run_again",
+                story=store.story,
+                branch=store.branch,
+                turn=turn,
+                attempt=first,
+                failed_at=list(snapshot.next),
+            )
         tries = max(1, len(await store.characters()))
         for attempt in range(first, first + tries):
             start: TurnState = {

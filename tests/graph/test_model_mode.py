@@ -230,6 +230,21 @@ class TestMalformedOutput:
         first, again = (prompt_of(r) for r in requests_for(fake_openai, "TurnPlan"))
         assert "1 earlier plan(s)" not in first and "1 earlier plan(s)" in again
 
+    async def test_a_turn_that_failed_while_planning_is_run_again_as_its_next_attempt(
+        self, fab: Fabula, fake_openai: FakeOpenAI
+    ) -> None:
+        """At temperature 0 the same attempt would fail the same way again."""
+        for _ in range(3):
+            fake_openai.reply_json(PLAN | {"focal": ["ben"]}, schema="TurnPlan")
+        store = fab.store(STORY)
+        with pytest.raises(ModelOutputError):
+            await fab.run_turn(store, auto=False)
+        script_turn(fake_openai)
+        assert await fab.run_turn(store, auto=False) == "pending"
+        plans = [prompt_of(r) for r in requests_for(fake_openai, "TurnPlan")]
+        assert len(plans) == 4
+        assert "1 earlier plan(s)" not in plans[0] and "1 earlier plan(s)" in plans[3]
+
     async def test_an_edit_that_cannot_be_read_is_not_committed(
         self, fab: Fabula, fake_openai: FakeOpenAI, redis_url: str
     ) -> None:
