@@ -39,7 +39,7 @@ def offline_roles() -> Roles:
         planner=OfflinePlanner(),
         character=OfflineCharacter(),
         writer=OfflineWriter(),
-        builder=OfflineMemoryBuilder(),
+        memory_builder=OfflineMemoryBuilder(),
     )
 
 
@@ -74,7 +74,7 @@ def make_roles(settings: Settings) -> Roles:
         planner=ModelPlanner(planner) if planner else offline.planner,
         character=ModelCharacter(character) if character else offline.character,
         writer=ModelWriter(writer) if writer else offline.writer,
-        builder=ModelMemoryBuilder(extractor) if extractor else offline.builder,
+        memory_builder=ModelMemoryBuilder(extractor) if extractor else offline.memory_builder,
         recall=ModelRecallPlanner(planner)
         if planner and settings.recall_planner == "model"
         else None,

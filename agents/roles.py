@@ -29,10 +29,10 @@ from fabula.memory.store import StoryStore
 from fabula.memory.summarise import Summariser
 
 __all__ = [
-    "BuilderRole",
     "CharacterRole",
     "ChatVoiceRole",
     "CriticRole",
+    "MemoryBuilderRole",
     "PlannerRole",
     "RecallPlannerRole",
     "Roles",
@@ -84,7 +84,7 @@ class CriticRole(Protocol):
         ...
 
 
-class BuilderRole(Protocol):
+class MemoryBuilderRole(Protocol):
     """Reads accepted text into the turn's delta (nothing is written)."""
 
     async def build(self, store: StoryStore, turn: int, text: str) -> TurnDelta:
@@ -112,7 +112,7 @@ class Roles:
     planner: PlannerRole
     character: CharacterRole
     writer: WriterRole
-    builder: BuilderRole
+    memory_builder: MemoryBuilderRole
     critic: CriticRole = field(default_factory=SymbolicCritic)
     recall: RecallPlannerRole | None = None  # None: the offline retrieval planner
     summariser: SummariserRole | None = None  # None: the fold's extractive summaries

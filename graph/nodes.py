@@ -267,7 +267,7 @@ async def _read(
     ctx.settings.limits.check_text(text, story=store.story, branch=store.branch, turn=state["turn"])
     started = time.perf_counter()
     with second_readings() as readings:  # the model's other reading of a parsed sentence
-        delta = enrich(view, await ctx.roles.builder.build(store, state["turn"], text))
+        delta = enrich(view, await ctx.roles.memory_builder.build(store, state["turn"], text))
     build_ms = (time.perf_counter() - started) * 1000
     turn_plan = state["plan"]
     # a focal character that proposed nothing chose to stay out: only one that meant to act
@@ -510,7 +510,7 @@ async def commit_text(ctx: TurnContext, store: StoryStore, turn: int, text: str)
     ctx.settings.limits.check_text(text, story=store.story, branch=store.branch, turn=turn)
     started = time.perf_counter()
     view = ctx.cache.views.get((store.story, store.branch, turn)) or await author_view(store)
-    delta = enrich(view, await ctx.roles.builder.build(store, turn, text))
+    delta = enrich(view, await ctx.roles.memory_builder.build(store, turn, text))
     built_ms = (time.perf_counter() - started) * 1000
     return (await commit_delta(ctx, store, delta, built_ms)).status
 

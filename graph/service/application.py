@@ -515,7 +515,7 @@ class Fabula:
         """
         turn = await store.head() + 1
         ctx = self.context(auto=True)
-        offline = replace(ctx, roles=replace(ctx.roles, builder=OfflineMemoryBuilder()))
+        offline = replace(ctx, roles=replace(ctx.roles, memory_builder=OfflineMemoryBuilder()))
         return await commit_text(offline, store, turn, text)
 
     # -- turns ----------------------------------------------------------------------
@@ -921,7 +921,7 @@ class Fabula:
             return pending.request.delta
         view = await author_view(store)
         text = pending.request.draft.text
-        return enrich(view, await self.roles.builder.build(store, pending.turn, text))
+        return enrich(view, await self.roles.memory_builder.build(store, pending.turn, text))
 
     async def pending_listed(self) -> list[PendingListed]:
         """Every turn awaiting approval, each with its draft, findings and changes (what
@@ -1064,7 +1064,7 @@ class Fabula:
         child = await fork(store, turn - 1, name)
         try:
             view = await author_view(child)
-            delta = enrich(view, await self.roles.builder.build(child, turn, text))
+            delta = enrich(view, await self.roles.memory_builder.build(child, turn, text))
             findings = self.roles.critic.critique(view, delta, await self._plan_of(store, turn))
             errors = [f for f in findings if f.severity == "error"]
             if errors and not force:

@@ -108,17 +108,21 @@ class TestFactory:
         assert isinstance(roles.planner, ModelPlanner)
         assert isinstance(roles.character, ModelCharacter)
         assert isinstance(roles.writer, ModelWriter)
-        assert isinstance(roles.builder, ModelMemoryBuilder)
+        assert isinstance(roles.memory_builder, ModelMemoryBuilder)
         clients = [
             roles.planner.client,
             roles.character.client,
             roles.writer.client,
-            roles.builder.extractor.client,
+            roles.memory_builder.extractor.client,
         ]
         assert [c.role for c in clients] == ["planner", "character", "writer", "extractor"]
         assert len({id(c) for c in clients}) == 4
-        assert roles.planner.client.max_attempts == roles.builder.extractor.client.max_attempts == 5
-        assert roles.builder.extractor.client.chat.temperature == 0.0  # type: ignore[attr-defined]
+        assert (
+            roles.planner.client.max_attempts
+            == roles.memory_builder.extractor.client.max_attempts
+            == 5
+        )
+        assert roles.memory_builder.extractor.client.chat.temperature == 0.0  # type: ignore[attr-defined]
         assert roles.writer.client.chat.temperature == 0.7  # type: ignore[attr-defined]
 
     def test_a_role_without_a_model_runs_offline(self, settings: Settings) -> None:
