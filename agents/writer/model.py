@@ -150,9 +150,9 @@ class ModelWriter:
                 return _Passage("")
             if marker is not None:  # the reply ended there, whatever followed it
                 log.warning("writer_reply_marker", turn=view.turn + 1, marker=marker[0])
-                return _Passage.of(_unwrap(text[: marker.start()]))
+                return _whole(_unwrap(text[: marker.start()]), view)
             if not reply.cut:
-                return _Passage.of(text)
+                return _whole(text, view)
             kept = complete_sentences(text)
             if _WORD.search(kept):
                 dropped = len(text[len(kept) :].strip())
@@ -181,10 +181,14 @@ class _Passage:
     cut: bool = False
     dropped: int = 0
 
-    @classmethod
-    def of(cls, text: str) -> _Passage:
-        """A whole reply's passage: empty when no word is in it."""
-        return cls(text if _WORD.search(text) else "")
+
+def _whole(text: str, view: AuthorView) -> _Passage:
+    """A whole reply's passage: empty when no word is in it (logged with what it was)."""
+    if _WORD.search(text):
+        return _Passage(text)
+    if text:
+        log.warning("writer_reply_wordless", turn=view.turn + 1, reply=text[:80])
+    return _Passage("")
 
 
 def render_request(request: WriteRequest, view: AuthorView, *, version: int = 2) -> str:
