@@ -124,7 +124,7 @@ async def plan(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any
         asked = PlanRequest(view, state.get("direction"), attempt, tuple(state.get("notes", [])))
         turn_plan = await ctx.roles.planner.plan(asked)
     log.info("planned", role="planner", focal=turn_plan.focal, attempt=attempt)
-    steer = steering(view, state.get("direction"), state.get("notes", []))
+    steer = steering(view, asked.direction, asked.notes)
     # each round of attempts through the cast asks the characters for another of their steps
     variant = attempt // max(1, len(view.characters()))
     briefs = {

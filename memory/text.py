@@ -10,13 +10,21 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-__all__ = ["split_clauses", "split_sentences"]
+__all__ = ["has_word", "split_clauses", "split_sentences"]
 
 # where one clause of a sentence ends and the next begins (outside quotation marks)
 _CLAUSE_BREAK = re.compile(
     r"\s*(?:;|:|,\s*(?:and|but|while|then|so|as|before|after|when|whereupon)\b|"
     r"\s(?:and then|while|whereupon|but)\b)\s*"
 )
+
+
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+def has_word(text: str) -> bool:
+    """Whether ``text`` holds a letter: ``"**"`` or ``"... 12"`` tells nothing."""
+    return _LETTER.search(text) is not None
 
 
 def split_sentences(text: str) -> Iterator[tuple[int, int]]:

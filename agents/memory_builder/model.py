@@ -20,10 +20,10 @@ bounded.
 An empty or inverted span (end at or before start, which no grammar rules out: a small
 model writes ``"start": 1, "end": 0``) is read as the sentence that holds its start (the
 last, for one at the text's end). A sentence without a word (``"**"``) tells nothing: it is
-narration, never asked about. A
-reply whose spans do not lie in the text, whose actions lack a field their kind needs, or
-that names an entity the story does not know (or of the wrong kind) without bringing it in
-explicitly, is shown back to the model and asked for again, within ``max_attempts``
+narration, never asked about. A reply whose spans do not lie in the text, whose actions lack
+a field their kind needs, or that names an entity the story does not know (or of the wrong
+kind) without bringing it in explicitly, is shown back to the model and asked for again,
+within ``max_attempts``
 replies, after which :class:`~fabula.errors.ModelOutputError` is raised and nothing is built.
 Every sentence no action covers is kept as ``narration``, as the offline extractor does.
 
@@ -60,6 +60,7 @@ from fabula.memory.ingest import basis, build_turn
 from fabula.memory.projections import project_world
 from fabula.memory.records import Entity
 from fabula.memory.store import CommitResult, StoryStore
+from fabula.memory.text import has_word
 
 __all__ = [
     "ExtractedActions",
@@ -101,7 +102,6 @@ _MORE: dict[str, dict[str, bool]] = {
 }
 _VERBS = ("likes", "loves", "hates", "dislikes")
 _CAPITALISED = re.compile(r"\b[A-Z][\w'-]*")
-_WORD = re.compile(r"[^\W\d_]")  # a letter: a sentence without one tells no action
 _PHRASE = re.compile(r"\b(?:the|a|an) ([a-z][\w'-]*)(?: ([a-z][\w'-]*))?")
 _NOT_NAMES = frozenset(
     {
@@ -234,7 +234,7 @@ def read_controlled(
     for action in read_offline(text):
         if action.kind != "narration" and not referents.check(action, "")[1]:
             read.append(action)
-        elif _WORD.search(text[action.start : action.end]):  # not "**": nothing to read
+        elif has_word(text[action.start : action.end]):  # not "**": nothing to read
             unread.append((action.start, action.end))
     return read, unread
 

@@ -84,8 +84,7 @@ class ModelRecallPlanner:
         reading = await self.client.structured(
             schema, messages, shape=PlanReading, json_schema=wire
         )
-        focus = (f for f in recall.focus if f in entities)
-        involved = list(dict.fromkeys([*reading.entities, *focus]))
+        involved = recall.involving(reading.entities)
         words = " ".join(reading.terms)
         names = {t for e in involved for t in index_terms(entities[e].name)}
         return RetrievalPlan(

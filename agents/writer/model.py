@@ -33,7 +33,7 @@ from fabula.agents.prompts import load_prompt
 from fabula.agents.views import AuthorView
 from fabula.errors import ModelOutputError, ModelTruncated
 from fabula.logs import get_logger
-from fabula.memory.text import split_sentences
+from fabula.memory.text import has_word, split_sentences
 
 __all__ = [
     "EMPTY_FEEDBACK",
@@ -64,7 +64,6 @@ _TURN_MARKER = re.compile(_MARKERS)
 # markers that open the reply, each with the role it names ("<|im_start|>assistant")
 _OPENING = re.compile(rf"\s*(?:{_MARKERS})(?:[ \t]*(?:assistant|model|user|system)\b)?\s*")
 _ENDED = re.compile(r"[.!?…][\"”’')\]]*$")
-_WORD = re.compile(r"[^\W\d_]{2,}")  # a word of two letters or more
 
 
 class CutDraft(Draft):
@@ -154,7 +153,7 @@ class ModelWriter:
             if not reply.cut:
                 return _whole(text, view)
             kept = complete_sentences(text)
-            if _WORD.search(kept):
+            if has_word(kept):
                 dropped = len(text[len(kept) :].strip())
                 log.warning("writer_reply_cut", turn=view.turn + 1, kept=len(kept), dropped=dropped)
                 return _Passage(kept, cut=True, dropped=dropped)
@@ -184,7 +183,7 @@ class _Passage:
 
 def _whole(text: str, view: AuthorView) -> _Passage:
     """A whole reply's passage: empty when no word is in it (logged with what it was)."""
-    if _WORD.search(text):
+    if has_word(text):
         return _Passage(text)
     if text:
         log.warning("writer_reply_wordless", turn=view.turn + 1, reply=text[:80])

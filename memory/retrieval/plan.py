@@ -17,7 +17,7 @@ output; retrieval never knows which one ran.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -76,12 +76,16 @@ class RecallRequest:
     focus: tuple[str, ...] = ()
     today: int | None = None
 
+    def involving(self, named: Sequence[str]) -> list[str]:
+        """The entities a plan involves: those the request ``named``, then the focus's."""
+        return list(dict.fromkeys([*named, *(f for f in self.focus if f in self.entities)]))
+
 
 def plan_request(recall: RecallRequest) -> RetrievalPlan:
     """The offline planner: read the request's text against the story's entities."""
     request, entities, developments = recall.text, recall.entities, recall.developments
     named = EntityMatcher(entities).find(request)
-    involved = list(dict.fromkeys([*named, *(f for f in recall.focus if f in entities)]))
+    involved = recall.involving(named)
     name_terms = {t for e in involved for t in terms(entities[e].name)}
     topic = [t for t in dict.fromkeys(terms(request)) if t not in name_terms]
     wanted = set(topic)
