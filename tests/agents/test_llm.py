@@ -16,18 +16,11 @@ import pytest
 from pydantic import BaseModel, ValidationError
 from structlog.testing import capture_logs
 
+from fabula import errors
 from fabula.agents.llm import ModelClient, make_chat_model, make_client
 from fabula.agents.prompts import load_prompt
 from fabula.agents.schemas import strict_schema
 from fabula.agents.usage import metering
-from fabula.errors import (
-    ConfigError,
-    ModelOutputError,
-    ModelRefused,
-    ModelTruncated,
-    ModelUnavailable,
-    SchemaRejected,
-)
 from fabula.settings import ModelSettings, Price, Settings
 from fabula.testing.model import (
     GOOD,
@@ -76,11 +69,11 @@ class TestMakeChatModel:
         assert request["seed"] == 7
 
     def test_offline_settings_have_no_chat_model(self) -> None:
-        with pytest.raises(ConfigError, match="offline"):
+        with pytest.raises(errors.ConfigError, match="offline"):
             make_chat_model(ModelSettings())
 
     def test_the_openai_api_needs_a_key(self) -> None:
-        with pytest.raises(ConfigError) as caught:
+        with pytest.raises(errors.ConfigError) as caught:
             make_chat_model(ModelSettings(model="gpt-4o-mini"))
         assert caught.value.context["field"] == "api_key"
 
@@ -155,7 +148,7 @@ class TestSettingsFromEnvironment:
         ],
     )
     def test_a_bad_value_is_one_clear_error(self, name: str, value: str) -> None:
-        with pytest.raises(ConfigError) as caught:
+        with pytest.raises(errors.ConfigError) as caught:
             Settings.from_env({"FABULA_MODEL": "small", name: value})
         assert "\n" not in str(caught.value)
 
@@ -192,7 +185,7 @@ class TestTextCall:
         model = client_for(fake_openai, role="writer", max_tokens=50)
         for _ in range(2):
             fake_openai.reply_text("Leo took the br", finish_reason="length")
-        with pytest.raises(ModelTruncated, match="token limit") as caught:
+        with pytest.raises(errors.ModelTruncated, match="token limit") as caught:
             await model.text(MESSAGES)
         assert caught.value.context["role"] == "writer"
         assert len(fake_openai.requests) == 2
@@ -287,7 +280,9 @@ class TestStructuredCall:
         where the same schema failed again. Now it is SchemaRejected, after one request,
         and the method is unchanged."""
         fake_openai.reply_json({"tags": {}})  # never asked for
-        with pytest.raises(SchemaRejected, match="Invalid schema for response_format 'Tags'"):
+        with pytest.raises(
+            errors.SchemaRejected, match="Invalid schema for response_format 'Tags'"
+        ):
             await model.structured(Tags, MESSAGES)
         assert len(fake_openai.requests) == 1
         assert model.method == "json_schema"
@@ -298,7 +293,7 @@ class TestStructuredCall:
         """Reproduction: a refusal was answered with "Invalid JSON" three times. Now it is
         ModelRefused at once, carrying what the model said."""
         fake_openai.reply_refusal("I can't help with that.")
-        with pytest.raises(ModelRefused) as caught:
+        with pytest.raises(errors.ModelRefused) as caught:
             await model.structured(ScenePlan, MESSAGES)
         assert caught.value.context["refusal"] == "I can't help with that."
         assert len(fake_openai.requests) == 1
@@ -357,7 +352,7 @@ class TestStructuredCall:
         for n in range(3):
             fake_openai.reply_json(f"not json {n}")
         fake_openai.reply_json(GOOD)  # never asked for
-        with pytest.raises(ModelOutputError) as caught:
+        with pytest.raises(errors.ModelOutputError) as caught:
             await model.structured(ScenePlan, MESSAGES, max_attempts=3)
         error = caught.value
         assert error.context["raw"] == "not json 2"
@@ -372,7 +367,7 @@ class TestStructuredCall:
         self, model: ModelClient, fake_openai: FakeOpenAI
     ) -> None:
         fake_openai.reply_json("[]")
-        with pytest.raises(ModelOutputError):
+        with pytest.raises(errors.ModelOutputError):
             await model.structured(ScenePlan, MESSAGES, max_attempts=1)
         assert len(fake_openai.requests) == 1
 
@@ -386,7 +381,7 @@ class TestStructuredCall:
         """Only a rejection naming response_format or json_schema switches method; a 400 is
         never retried."""
         fake_openai.reply_error(400, "the context is too long for this model")
-        with pytest.raises(ModelUnavailable, match="HTTP 400"):
+        with pytest.raises(errors.ModelUnavailable, match="HTTP 400"):
             await model.structured(ScenePlan, MESSAGES)
         assert len(fake_openai.requests) == 1
         assert model.method == "json_schema"
@@ -448,7 +443,7 @@ class TestTransport:
         model = client_for(fake_openai, max_retries=2)
         for _ in range(4):
             fake_openai.reply_error(503, "the GPU caught fire")
-        with pytest.raises(ModelUnavailable, match=r"HTTP 503.*caught fire") as caught:
+        with pytest.raises(errors.ModelUnavailable, match=r"HTTP 503.*caught fire") as caught:
             await model.structured(ScenePlan, MESSAGES)
         assert isinstance(caught.value.__cause__, openai.InternalServerError)
         assert caught.value.context["retries"] == 2
@@ -464,7 +459,7 @@ class TestTransport:
             retry_initial_s=0.01,
         )
         model = make_client(settings, "writer")
-        with capture_logs() as logs, pytest.raises(ModelUnavailable) as caught:
+        with capture_logs() as logs, pytest.raises(errors.ModelUnavailable) as caught:
             await model.text(MESSAGES)
         assert "cannot reach the model 'nobody'" in str(caught.value)
         assert caught.value.context["base_url"] == "http://127.0.0.1:9/v1"
@@ -500,7 +495,7 @@ class TestFakeServer:
 
     async def test_empty_queue_is_a_server_error(self, fake_openai: FakeOpenAI) -> None:
         model = client_for(fake_openai, max_retries=0)
-        with pytest.raises(ModelUnavailable, match="no scripted reply"):
+        with pytest.raises(errors.ModelUnavailable, match="no scripted reply"):
             await model.text(MESSAGES)
 
 
@@ -524,19 +519,19 @@ class TestPrompts:
 
     def test_missing_values_are_named(self) -> None:
         prompt = load_prompt("critic", "review", version=2, root=PROMPTS)
-        with pytest.raises(ConfigError) as caught:
+        with pytest.raises(errors.ConfigError) as caught:
             prompt.render(draft="x")
         assert caught.value.context["missing"] == "plan, story"
 
     def test_missing_prompt_or_version(self) -> None:
-        with pytest.raises(ConfigError, match="no such prompt"):
+        with pytest.raises(errors.ConfigError, match="no such prompt"):
             load_prompt("critic", "praise", root=PROMPTS)
-        with pytest.raises(ConfigError, match="no such prompt version") as caught:
+        with pytest.raises(errors.ConfigError, match="no such prompt version") as caught:
             load_prompt("critic", "review", version=3, root=PROMPTS)
         assert caught.value.context["available"] == "1, 2, 10"
 
     def test_names_cannot_leave_the_folder(self) -> None:
-        with pytest.raises(ConfigError):
+        with pytest.raises(errors.ConfigError):
             load_prompt("..", "review", root=PROMPTS)
-        with pytest.raises(ConfigError):
+        with pytest.raises(errors.ConfigError):
             load_prompt("critic", "../../secrets", root=PROMPTS)

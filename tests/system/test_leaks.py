@@ -24,19 +24,8 @@ from fabula.agents.memory_builder.model import ModelMemoryBuilder
 from fabula.agents.schemas import expanded, named, strict_schema
 from fabula.graph.service import Fabula
 from fabula.settings import Settings
-from fabula.testing.model import (
-    EXTRACTED,
-    LEO,
-    MARA,
-    PASSAGE,
-    PLAN,
-    STORY,
-    TEXT,
-    FakeOpenAI,
-    action,
-    prompt_of,
-    requests_for,
-)
+from fabula.testing import model as scripted
+from fabula.testing.model import FakeOpenAI, action, prompt_of, requests_for
 
 
 async def commit_model_turn(
@@ -44,7 +33,7 @@ async def commit_model_turn(
 ) -> None:
     fake.reply_json({"actions": actions}, schema="ExtractedActions")
     builder = ModelMemoryBuilder(make_client(settings.model, "extractor"))
-    store = fab.store(STORY)
+    store = fab.store(scripted.STORY)
     turn = await store.head() + 1
     await store.commit(await builder.build(store, turn, text))
 
@@ -52,9 +41,9 @@ async def commit_model_turn(
 async def leo_prompt(fab: Fabula, fake: FakeOpenAI, settings: Settings) -> str:
     """Leo's character prompt, as his agent sends it."""
     character = ModelCharacter(make_client(settings.model, "character"))
-    fake.reply_json(LEO, schema="CharacterProposal")
+    fake.reply_json(scripted.LEO, schema="CharacterProposal")
     brief = CharacterBrief(character="leo", name="Leo", goals=("get the brass key",))
-    await character.propose(await fab.minds.mind(STORY, "leo"), brief)
+    await character.propose(await fab.minds.mind(scripted.STORY, "leo"), brief)
     return prompt_of(requests_for(fake, "CharacterProposal")[-1])
 
 
@@ -68,12 +57,12 @@ class TestMemoriesQuoteOnlyWhatWasWitnessed:
         take = action("take", 0, 23, actors=["Mara"], obj="brass key")
         wait = action("stay", 0, len(text), actors=["Leo"], place="hallway")
         await commit_model_turn(fab, fake_openai, settings, text, [take, wait])
-        memories = await (await fab.minds.mind(STORY, "leo")).memories()
+        memories = await (await fab.minds.mind(scripted.STORY, "leo")).memories()
         recalled = [m.quote for m in memories if m.turn == 4]
         assert recalled and not any("Mara" in q or "key" in q for q in recalled)
         prompt = await leo_prompt(fab, fake_openai, settings)
         assert "took the brass key" not in prompt
-        mara = [m.quote for m in await (await fab.minds.mind(STORY, "mara")).memories()]
+        mara = [m.quote for m in await (await fab.minds.mind(scripted.STORY, "mara")).memories()]
         assert any("Mara took the brass key" in q for q in mara)  # she did it: she remembers
 
     async def test_an_action_spanning_the_whole_passage(
@@ -85,7 +74,7 @@ class TestMemoriesQuoteOnlyWhatWasWitnessed:
         wait = action("stay", 0, len(text), actors=["Leo"], place="hallway")
         take = action("take", 27, len(text), actors=["Mara"], obj="brass key")
         await commit_model_turn(fab, fake_openai, settings, text, [wait, take])
-        memories = await (await fab.minds.mind(STORY, "leo")).memories()
+        memories = await (await fab.minds.mind(scripted.STORY, "leo")).memories()
         recalled = [m.quote for m in memories if m.turn == 4]
         assert recalled == ["Leo waited in the hallway."]
         prompt = await leo_prompt(fab, fake_openai, settings)
@@ -99,7 +88,7 @@ class TestMemoriesQuoteOnlyWhatWasWitnessed:
         text = "Leo waited in the hallway, and Mara slipped the brass key into her pocket."
         wait = action("stay", 0, len(text), actors=["Leo"], place="hallway")
         await commit_model_turn(fab, fake_openai, settings, text, [wait])
-        memories = await (await fab.minds.mind(STORY, "leo")).memories()
+        memories = await (await fab.minds.mind(scripted.STORY, "leo")).memories()
         recalled = [m.quote for m in memories if m.turn == 4]
         assert recalled == ["Leo waited in the hallway"]
 
@@ -112,7 +101,11 @@ class TestMemoriesQuoteOnlyWhatWasWitnessed:
         go = action("go", 0, len(text), actors=["Leo"], place="study")
         await commit_model_turn(fab, fake_openai, settings, text, [go])
         leo, mara = [
-            [m.quote for m in await (await fab.minds.mind(STORY, c)).memories() if m.turn == 4]
+            [
+                m.quote
+                for m in await (await fab.minds.mind(scripted.STORY, c)).memories()
+                if m.turn == 4
+            ]
             for c in ("leo", "mara")
         ]
         assert text in leo
@@ -133,7 +126,7 @@ class TestSchemas:
         prompt = prompt_of(request)
         known = prompt.partition("## Things you know of\n")[2].partition("\n\n")[0]
         shown = {entry[2:].partition(":")[0] for entry in known.splitlines()}
-        leo = await fab.minds.mind(STORY, "leo")
+        leo = await fab.minds.mind(scripted.STORY, "leo")
         believed = {b.attribute for b in (await leo.beliefs()).beliefs.values()}
         assert named(schema) <= shown | believed | {"location", *INTENT_FIELDS}
         union = expanded(schema)["properties"]["actions"]["items"]["anyOf"]
@@ -157,12 +150,12 @@ class TestBriefs:
         hollow book" was copied into Leo's brief. Now each brief is the character's own:
         where it believes it is, who it believes is there, what it wants."""
         goal = "Leo searches the drawer, unaware the key is in the hollow book"
-        fake_openai.reply_json(PLAN | {"scene_goal": goal}, schema="TurnPlan")
-        fake_openai.reply_json(LEO, schema="CharacterProposal", contains="You are Leo")
-        fake_openai.reply_json(MARA, schema="CharacterProposal", contains="You are Mara")
-        fake_openai.reply_text(PASSAGE, schema=TEXT)
-        fake_openai.reply_json(EXTRACTED, schema="ExtractedActions")
-        assert await fab.run_turn(fab.store(STORY), auto=False) == "pending"
+        fake_openai.reply_json(scripted.PLAN | {"scene_goal": goal}, schema="TurnPlan")
+        fake_openai.reply_json(scripted.LEO, schema="CharacterProposal", contains="You are Leo")
+        fake_openai.reply_json(scripted.MARA, schema="CharacterProposal", contains="You are Mara")
+        fake_openai.reply_text(scripted.PASSAGE, schema=scripted.TEXT)
+        fake_openai.reply_json(scripted.EXTRACTED, schema="ExtractedActions")
+        assert await fab.run_turn(fab.store(scripted.STORY), auto=False) == "pending"
         prompts = [prompt_of(r) for r in requests_for(fake_openai, "CharacterProposal")]
         assert len(prompts) == 2
         for prompt in prompts:
