@@ -17,18 +17,12 @@ from collections.abc import Iterable, Mapping, Sequence
 import redis.asyncio as aredis
 
 from fabula.logs import get_logger
+from fabula.memory import projections
 from fabula.memory.episodes import UTTERANCE_KINDS
 from fabula.memory.index.build import behind, index_through
 from fabula.memory.index.search import by_entities, fetch, latest_day, sources
 from fabula.memory.index.vectors import Embedder
-from fabula.memory.projections import (
-    BeliefView,
-    WorldView,
-    project_beliefs,
-    project_developments,
-    project_hypotheses,
-    project_world,
-)
+from fabula.memory.projections import BeliefView, WorldView
 from fabula.memory.records import Development, Entity, Hypothesis
 from fabula.memory.retrieval.assemble import (
     Assembly,
@@ -81,20 +75,22 @@ async def author_context(
     if entities is None:
         entities = await store.entities(as_of)
     if developments is None:
-        developments = await project_developments(store, as_of)
+        developments = await projections.project_developments(store, as_of)
     where = await sources(store)
     if plan is None:
         today = await latest_day(store.client, where, as_of=as_of)
         recall = RecallRequest(request, entities, purpose, developments, tuple(focus), today)
         plan = plan_request(recall)
     if world is None:
-        world = await project_world(store, as_of)
+        world = await projections.project_world(store, as_of)
     if beliefs is None:
-        beliefs = {c: await project_beliefs(store, c, as_of) for c in plan.characters}
+        beliefs = {c: await projections.project_beliefs(store, c, as_of) for c in plan.characters}
     else:
         beliefs = {c: v for c, v in beliefs.items() if c in plan.characters}
     if hypotheses is None:
-        hypotheses = await project_hypotheses(store, as_of) if plan.purpose == "write" else {}
+        hypotheses = (
+            await projections.project_hypotheses(store, as_of) if plan.purpose == "write" else {}
+        )
     facts = fact_candidates(plan, entities, world, beliefs, developments, hypotheses, budget=budget)
     vector = await _embedded(embedder, plan.request) if embedder is not None else None
     ranked = await rank_episodes(
@@ -147,7 +143,7 @@ async def character_context(
     plan = plan_request(
         RecallRequest(request, entities, "character", focus=(character,), today=today)
     )
-    mine = await project_beliefs(store, character, as_of)
+    mine = await projections.project_beliefs(store, character, as_of)
     facts = fact_candidates(plan, entities, None, {character: mine}, {}, {}, budget=budget)
     # in its own memory the character is everywhere (it witnessed all of it): itself weighs
     # an episode up only where the request names it, not as the focus it is given; a
