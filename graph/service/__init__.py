@@ -24,18 +24,20 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from fabula.graph.service.application import (
+        Deciding,
         Fabula,
-        Listener,
-        Pending,
-        TurnEvent,
+        Making,
         TurnOutcome,
-        consolidator,
         world_infos,
     )
+    from fabula.graph.service.consolidation import consolidator
+    from fabula.graph.service.pending import Listener, Pending, TurnEvent
 
 __all__ = [
+    "Deciding",
     "Fabula",
     "Listener",
+    "Making",
     "Pending",
     "TurnEvent",
     "TurnOutcome",
@@ -43,11 +45,20 @@ __all__ = [
     "world_infos",
 ]
 
+# where each name is defined: the module imported when the name is first asked for
+_HOMES = {
+    "consolidator": "consolidation",
+    "Listener": "pending",
+    "Pending": "pending",
+    "TurnEvent": "pending",
+}
+
 
 def __getattr__(name: str) -> Any:
-    """The application's names, imported when first asked for."""
+    """The service's names, imported from their modules when first asked for."""
     if name not in __all__:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module("fabula.graph.service.application"), name)
+    home = _HOMES.get(name, "application")
+    value = getattr(importlib.import_module(f"fabula.graph.service.{home}"), name)
     globals()[name] = value
     return value

@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path, PurePath
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, Unpack
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -59,7 +59,6 @@ from fabula.graph.service.lived import lived
 from fabula.graph.service.pending import (
     Listener,
     Pending,
-    TurnEvent,
     check_bounds,
     edit_problem,
     pending_in,
@@ -113,19 +112,33 @@ from fabula.worlds.loader import (
 from fabula.worlds.pack import WorldPack
 from fabula.worlds.voice import minds_voice
 
-__all__ = [
-    "Fabula",
-    "Listener",
-    "Pending",
-    "TurnEvent",
-    "TurnOutcome",
-    "consolidator",
-    "world_infos",
-]
+__all__ = ["Deciding", "Fabula", "Making", "TurnOutcome", "world_infos"]
 
 log = get_logger(__name__)
 
 TurnOutcome = Literal["committed", "duplicate", "pending", "abandoned"]
+
+
+class Making(TypedDict, total=False):
+    """How :meth:`Fabula.new_story` and :meth:`Fabula.create_story` make a story."""
+
+    origin: str | None
+    """What made it when no person did (``fabula demo``: ``"demo"``)."""
+    assets: Mapping[str, bytes] | None
+    """The files its characters' ``image`` fields name (default: read from the pack's
+    folder, see :func:`~fabula.worlds.loader.pack_assets`)."""
+
+
+class Deciding(TypedDict, total=False):
+    """How :meth:`Fabula.decide` and :meth:`Fabula.decide_turn` act on a decision."""
+
+    force: bool
+    """Commit an edit the critic finds errors in (the human commits it explicitly)."""
+    expect: str | None
+    """The id of the draft the decision's maker read (:attr:`Pending.id`)."""
+    listener: Listener | None
+    """Hears the turn's graph as :meth:`Fabula.run_turn`'s does."""
+
 
 MAX_ALTERNATIVES = 6  # drafts of one turn asked for at once (each is a whole turn's work)
 MAX_IMPORT_FILES = 16  # files one studio import reads (cards and lorebooks: one cast)
@@ -263,20 +276,17 @@ class Fabula:
         world: str | WorldPack,
         story: str | None = None,
         *,
-        origin: str | None = None,
-        assets: Mapping[str, bytes] | None = None,
         finished: bool = True,
+        **making: Unpack[Making],
     ) -> StoryStore:
-        """Create a story from a world pack (a name, a path, or a loaded pack).
-
-        ``origin`` records what made it when no person did (``fabula demo``: ``"demo"``);
-        ``assets`` are the files its characters' ``image`` fields name (default: read from
-        the pack's folder, see :func:`~fabula.worlds.loader.pack_assets`). Unless
+        """Create a story from a world pack (a name, a path, or a loaded pack), made as
+        ``making`` says (:class:`Making`: its ``origin`` and ``assets``). Unless
         ``finished`` is False (the caller commits more first, then calls
         :meth:`~fabula.memory.store.StoryStore.finish`), the story is marked whole once its
         characters' users exist; one never marked whole is refused by :meth:`run_turn`.
         """
         pack = world if isinstance(world, WorldPack) else load_world(world)
+        assets = making.get("assets")
         store = self.store(story or pack.id)
         await store.create(
             setup_delta(pack, limit=self.settings.limits.delta_bytes),
@@ -284,7 +294,7 @@ class Fabula:
             title=pack.title,
             rules=pack.rules,
             pack=pack,
-            origin=origin,
+            origin=making.get("origin"),
             assets=pack_assets(pack) if assets is None else assets,
             unfinished=True,
             lore=minds_lore(pack),
@@ -444,11 +454,11 @@ class Fabula:
         world: str | WorldPack,
         story: str | None = None,
         *,
-        origin: str | None = None,
-        assets: Mapping[str, bytes] | None = None,
         greeting: int | None = None,
+        **making: Unpack[Making],
     ) -> StoryStore:
-        """Create a story and commit its pack's scripted opening, each turn checked first.
+        """Create a story (made as ``making`` says: see :meth:`new_story`) and commit its
+        pack's scripted opening, each turn checked first.
 
         An opening turn the critic finds an error in (a character out of nowhere, a place
         put inside something, ...) raises :class:`InvalidWorld` naming the pack's file and
@@ -464,7 +474,7 @@ class Fabula:
                 f"(0 to {len(pack.opening.greetings) - 1})",
                 path=pack.source,
             )
-        store = await self.new_story(pack, story, origin=origin, assets=assets, finished=False)
+        store = await self.new_story(pack, story, finished=False, **making)
         try:
             for i, text in enumerate(pack.opening.turns):
                 errors = [
@@ -802,13 +812,7 @@ class Fabula:
         )
 
     async def decide_turn(
-        self,
-        store: StoryStore,
-        decision: Decision,
-        *,
-        force: bool = False,
-        expect: str | None = None,
-        listener: Listener | None = None,
+        self, store: StoryStore, decision: Decision, **deciding: Unpack[Deciding]
     ) -> DecisionOut:
         """:meth:`decide`, answered as a :class:`DecisionOut` (for a commit, whether the
         server confirmed it is on disk)."""
@@ -817,7 +821,7 @@ class Fabula:
         await store.require()
         pending = await self.pending_turn(store)
         turn = pending.turn if pending is not None else await store.head() + 1
-        outcome = await self.decide(store, decision, force=force, expect=expect, listener=listener)
+        outcome = await self.decide(store, decision, **deciding)
         unsynced = None
         if outcome == "committed":
             state = await self.graph.aget_state(self._config(store, turn))

@@ -11,11 +11,13 @@ interfaces' parameters.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Unpack
 
 from fabula.graph.service.reading import (  # the cards and EPUB modules load when asked for
     MAX_RECALL_BUDGET,
     MAX_REQUEST_CHARS,
     RECALL_BUDGET,
+    EvidenceQuery,
     beliefs,
     branch_list,
     character_page,
@@ -95,19 +97,9 @@ class Reader:
         """The event → scene → plotline → plot hierarchy: :func:`plot`."""
         return await plot(self.store)
 
-    async def evidence(
-        self,
-        event_id: str,
-        *,
-        holder: list[str] | None = None,
-        subject: str | None = None,
-        attribute: str | None = None,
-        as_of: int | None = None,
-    ) -> EvidenceOut:
+    async def evidence(self, event_id: str, **belief: Unpack[EvidenceQuery]) -> EvidenceOut:
         """An event, its passage and the span a belief came from: :func:`evidence`."""
-        return await evidence(
-            self.store, event_id, holder=holder, subject=subject, attribute=attribute, as_of=as_of
-        )
+        return await evidence(self.store, event_id, **belief)
 
     async def export(self) -> ExportOut:
         """The text and every view as they are now: :func:`export`."""

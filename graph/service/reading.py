@@ -12,6 +12,7 @@ import json
 import re
 from collections import defaultdict
 from collections.abc import Mapping
+from typing import TypedDict
 
 from fabula.agents.usage import add_usage, cost_of
 from fabula.errors import InvalidInput, NotFound
@@ -83,6 +84,7 @@ __all__ = [
     "MAX_RECALL_BUDGET",
     "MAX_REQUEST_CHARS",
     "RECALL_BUDGET",
+    "EvidenceQuery",
     "beliefs",
     "branch_list",
     "character_page",
@@ -294,6 +296,19 @@ async def minds(store: StoryStore, as_of: int | None = None) -> MindsOut:
         developments=list((await project_developments(store, as_of=turn)).values()),
         hypotheses=list((await project_hypotheses(store, as_of=turn)).values()),
     )
+
+
+class EvidenceQuery(TypedDict, total=False):
+    """Which belief of an event :func:`evidence` shows, beside the event and its passage."""
+
+    holder: list[str] | None
+    """The belief's holder chain (``["ava", "ben"]``: Ava thinks Ben thinks)."""
+    subject: str | None
+    """The subject of the belief's slot."""
+    attribute: str | None
+    """The attribute of the belief's slot."""
+    as_of: int | None
+    """The turn to read the belief as of (default: now)."""
 
 
 async def evidence(
