@@ -41,6 +41,21 @@ class TestPublicApi:
             _ = fabula.nothing  # type: ignore[attr-defined]
 
 
+def test_the_service_facade_resolves_each_name_from_its_home() -> None:
+    """Each name in ``fabula.graph.service.__all__`` resolves, lazily, to the object its
+    defining module holds: a name added to ``__all__`` whose home the facade does not know
+    fails here (the application no longer re-exports the pending and consolidation names)."""
+    from fabula.graph import service
+    from fabula.graph.service import application, consolidation, pending
+
+    homes = (application, consolidation, pending)
+    for name in service.__all__:
+        value = getattr(service, name)
+        assert any(vars(home).get(name) is value for home in homes), name
+    assert service.Pending is pending.Pending
+    assert service.consolidator is consolidation.consolidator
+
+
 def test_the_readme_example_runs(
     redis_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
