@@ -4,7 +4,7 @@
 store's views and commits it.
 """
 
-from fabula.agents.memory_builder.builder import OfflineMemoryBuilder
+from fabula.agents.memory_builder.builder import OfflineMemoryBuilder, Reader, read_controlled
 from fabula.agents.memory_builder.extract import (
     extract,
     parse_clause,
@@ -14,8 +14,10 @@ from fabula.agents.memory_builder.extract import (
 
 __all__ = [
     "OfflineMemoryBuilder",
+    "Reader",
     "extract",
     "parse_clause",
     "parse_sentence",
+    "read_controlled",
     "split_sentences",
 ]

@@ -1,24 +1,43 @@
 """The offline memory-builder: a turn's accepted text → a validated delta → one atomic commit.
 
-The controlled-English extractor (:mod:`.extract`) reads the text into story actions; the
-rest is memory's one build sequence (:mod:`fabula.memory.ingest`), which the model-based
-builder runs too. A turn that is already committed is rebuilt from the views as of the turn
-before it, so sending the same turn again yields the same delta and the commit reports
-``duplicate``.
+A *reader* turns the text into story actions, given the entities the story already knows
+(:data:`Reader`); the rest is memory's one build sequence (:mod:`fabula.memory.ingest`),
+which the model-based builder runs too. The default reader is the controlled-English
+extractor (:func:`read_controlled`). A turn that is already committed is rebuilt from the
+views as of the turn before it, so sending the same turn again yields the same delta and the
+commit reports ``duplicate``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+
 from fabula.agents.memory_builder.extract import extract
+from fabula.memory.actions import StoryAction
 from fabula.memory.delta import TurnDelta
 from fabula.memory.ingest import basis, build_turn
+from fabula.memory.records import Entity
 from fabula.memory.store import CommitResult, StoryStore
 
-__all__ = ["OfflineMemoryBuilder"]
+__all__ = ["OfflineMemoryBuilder", "Reader", "read_controlled"]
+
+Reader = Callable[[str, Mapping[str, Entity]], list[StoryAction]]
+"""Reads a turn's text into story actions with exact spans, anchored on the entities the
+story knows before the turn (id → entity). Deterministic; never raises on prose it cannot
+read (such a sentence is a ``narration`` action with its span)."""
+
+
+def read_controlled(text: str, entities: Mapping[str, Entity]) -> list[StoryAction]:
+    """The controlled-English extractor as a :data:`Reader` (it needs no entities)."""
+    del entities
+    return extract(text)
 
 
 class OfflineMemoryBuilder:
-    """Builds and commits turns of controlled English (see :mod:`.extract`)."""
+    """Builds and commits turns read by ``reader`` (controlled English by default)."""
+
+    def __init__(self, reader: Reader = read_controlled) -> None:
+        self.reader = reader
 
     async def build(self, store: StoryStore, turn: int, text: str) -> TurnDelta:
         """The delta of ``turn`` with ``text``, derived from the store's views before it.
@@ -26,7 +45,8 @@ class OfflineMemoryBuilder:
         Raises :class:`~fabula.errors.NotFound` when the story does not exist.
         """
         as_of = await basis(store, turn)
-        return await build_turn(store, turn, text, extract(text), as_of=as_of)
+        actions = self.reader(text, await store.entities(as_of))
+        return await build_turn(store, turn, text, actions, as_of=as_of)
 
     async def commit(self, store: StoryStore, turn: int, text: str) -> CommitResult:
         """Build ``turn`` and commit it atomically (idempotent: see the module docstring)."""
