@@ -97,7 +97,7 @@ async def chat(
     else:
         plain, rests = None, recalled
         answered_by = "recall"
-    said = plain if plain is not None else _from_recall(recalled)
+    said = plain if plain is not None else _from_recall(recalled, me.name)
     if voice is not None:
         brief = await _brief(store, me)
         exemplars = await own_voice(
@@ -238,11 +238,12 @@ def _phrase(
     return f"As far as I know, {said}."
 
 
-def _from_recall(recalled: list[ChatRecord]) -> str:
+def _from_recall(recalled: list[ChatRecord], me: str) -> str:
     """An offline answer to a free question: the beliefs and episodes the character
-    recalls of it, or that it knows nothing of it."""
-    beliefs = [_HOW.sub("", r.text) for r in recalled if r.kind == "belief"][:_SHOWN]
-    episodes = [_sentence(r.text) for r in recalled if r.kind == "episode"][-_SHOWN:]
+    recalls of it, or that it knows nothing of it, said by ``me`` in the first person."""
+    beliefs = [first_person(_HOW.sub("", r.text), me) for r in recalled if r.kind == "belief"]
+    episodes = [first_person(_sentence(r.text), me) for r in recalled if r.kind == "episode"]
+    beliefs, episodes = beliefs[:_SHOWN], episodes[-_SHOWN:]
     lore = [_sentence(r.text) for r in recalled if r.kind == "lore"][:_SHOWN]
     parts = []
     if beliefs:
@@ -252,6 +253,20 @@ def _from_recall(recalled: list[ChatRecord]) -> str:
     if lore:
         parts.append("I know this: " + " ".join(lore))
     return " ".join(parts) or "I know nothing of that."
+
+
+_BE = {"is": "am", "was": "was", "has": "have", "does": "do", "believes": "believe"}
+
+
+def first_person(text: str, me: str) -> str:
+    """``text`` as ``me`` says it of itself: "Owen is in the loft" → "I am in the loft",
+    "with Owen" → "with me", "Owen's map" → "my map" (other words are left as written)."""
+    name = re.escape(me)
+    text = re.sub(rf"\b{name}'s\b", "my", text)
+    text = re.sub(rf"\b{name} (is|was|has|does|believes)\b", lambda m: "I " + _BE[m.group(1)], text)
+    text = re.sub(rf"(^|[.;!?:]\s+|\bthat\s+){name}\b", lambda m: m.group(1) + "I", text)
+    text = re.sub(rf"\b{name}\b", "me", text)
+    return re.sub(r"^my\b", "My", text)
 
 
 def _sentence(quote: str) -> str:

@@ -76,6 +76,8 @@ class TestAnswers:
         assert free.answered_by == "recall" and "I remember:" in free.answer
         assert "Mara moved" not in free.answer and "key is in the hollow book" not in free.answer
         assert {r.kind for r in free.records} == {"belief", "episode"}
+        assert "Leo " not in free.answer and "Leo's" not in free.answer  # he speaks as "I"
+        assert "I put the brass key in the desk drawer." in free.answer
 
     async def test_bad_questions_and_nothing_written(self, app: Fabula, redis_url: str) -> None:
         """An empty question, an unknown character and a turn outside the branch are one
