@@ -6,7 +6,8 @@ proposes follows from what it *believes*, true or not: a character who believes 
 in the drawer goes to the drawer.
 
 Policy, in order:
-1. A question put to it ("Leo asked Mara where the key is") that it has not answered: it
+1. A question put to it ("Leo asked Mara where the key is") that it has not answered, by
+   someone it believes is still in the same place (one who has left is not answered): it
    answers from its own belief — or, when it wants the thing kept from the asker (a goal to
    keep it hidden, or hide it from the asker), with a lie: a container it believes the
    thing is not in and has not seen the asker search, or, with no such lie to tell, "I do
@@ -124,6 +125,17 @@ def _circling(sit: Situation, action: Action) -> bool:
     return count >= CIRCLING
 
 
+def _here(sit: Situation, other: str) -> bool:
+    """Whether ``other`` is, as far as the character believes, where it is itself: one
+    answers, refuses or tells only someone in the same place (unknown: it may be)."""
+    mine = sit.beliefs.where(sit.me)
+    theirs = sit.beliefs.get(other, "location")
+    if mine is None or theirs is None:
+        return True
+    # "not in the study": it saw the other leave the place it is in
+    return theirs.value == mine if theirs.polarity else theirs.value != mine
+
+
 def _keep_secret(sit: Situation, goals: list[Goal], asker: str) -> Action:
     """Asked for its own secret: with a goal to keep it (from anyone, or from the asker), a
     lie the asker may believe; otherwise a refusal, in words."""
@@ -157,16 +169,16 @@ class OfflineCharacter:
         sit = Situation(me, beliefs, entities, memories)
         goals = [read_goal(entities, g) for g in brief.goals]
         question = _pending_question(me, memories)
-        if question is not None:
+        if question is not None and _here(sit, question[0]):
             action = self._answer(sit, goals, *question)
             return Proposal(character=me, actions=(action,), intent="answer")
         secret = _pending_secret(sit)
-        if secret is not None:
+        if secret is not None and _here(sit, secret):
             return Proposal(
                 character=me, actions=(_keep_secret(sit, goals, secret),), intent="keep a secret"
             )
         request = _pending_request(me, memories)
-        if request is not None:
+        if request is not None and _here(sit, request[0]):
             asker, obj = request
             # the first of its goals that names the thing decides: giving it to the asker,
             # or keeping it (no goal naming it: it gives)

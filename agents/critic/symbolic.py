@@ -5,7 +5,8 @@ replayed over the world as it stands, in order:
 
 - **contradiction** — a statement of fact (a bare statement, ``saw that``, ``is in``) that
   disagrees with the world at that moment, or an action the world does not allow (taking
-  an object that is not there, putting or giving one the actor does not hold);
+  an object that is not there, putting or giving one the actor does not hold), and a
+  question or private telling put to someone in another place;
 - **knowledge** — a character asserting (telling, claiming, saying) something it has no
   belief about at that moment; asserting the opposite of its belief is a lie, reported as
   a warning, since characters may lie;
@@ -89,6 +90,7 @@ class SymbolicCritic:
             findings.extend(self._preconditions(view, event, world))
             if event.kind in _SPEECH and event.actor and event.content is not None:
                 findings.extend(self._knowledge(view, event, minds))
+            findings.extend(self._absent(view, event, world))
             for state in states_by_event.get(event.id, []):
                 if state.polarity:
                     world[state.slot] = state.value
@@ -109,6 +111,32 @@ class SymbolicCritic:
                         )
                     )
         return findings
+
+    def _absent(self, view: AuthorView, event: Event, world: dict[str, str]) -> list[Finding]:
+        """A question or private telling put to someone who is, at that moment, in another
+        place than the speaker: nobody answers or tells one who is not there."""
+        if event.kind not in ("tell", "ask") or event.actor is None:
+            return []
+        if event.kind == "tell":
+            listeners = event.private_to
+        else:
+            listeners = tuple(p for p in event.participants[1:] if view.kind(p) == "character")[:1]
+        here = world.get(f"{event.actor}|location")
+        out = []
+        for listener in listeners:
+            there = world.get(f"{listener}|location")
+            if here is not None and there is not None and here != there:
+                out.append(
+                    Finding(
+                        kind="contradiction",
+                        quote=event.span.quote,
+                        message=(
+                            f"{view.name(event.actor)} speaks to {view.name(listener)}, who is "
+                            f"in the {view.name(there)}, not in the {view.name(here)}"
+                        ),
+                    )
+                )
+        return out
 
     def _repeats(self, view: AuthorView, delta: TurnDelta) -> list[Finding]:
         """A draft whose text is one of the recent turns' again: the story is not moving."""

@@ -10,7 +10,8 @@ import structlog
 
 from fabula.agents.character.brief import helping_goals
 from fabula.agents.character.goals import Situation, read_goal, step
-from fabula.agents.contracts import PlanRequest
+from fabula.agents.character.offline import OfflineCharacter
+from fabula.agents.contracts import CharacterBrief, PlanRequest
 from fabula.agents.critic.symbolic import SymbolicCritic
 from fabula.agents.memory_builder.builder import OfflineMemoryBuilder
 from fabula.agents.planner.offline import OfflinePlanner
@@ -259,3 +260,47 @@ class TestScenes:
             by_turn = {t: s.title for s in scenes for t in range(s.first_turn, s.last_turn + 1)}
             assert by_turn[4] == by_turn[5] == "scene in the lamp room"
             assert by_turn[6] == "scene in the cove"
+
+
+class TestAbsentListeners:
+    async def test_speaking_to_someone_elsewhere_is_an_error(self, redis_url: str) -> None:
+        """A question or private telling put to a character in another place is a
+        contradiction the critic reports (the same critic runs in model mode)."""
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await fab.create_story("hollow_book", "apart")
+            await fab.commit_scripted(store, "Leo went to the hallway.")
+            await fab.commit_scripted(store, "Mara went to the study.")
+            view = await author_view(store)
+            builder = OfflineMemoryBuilder()
+            for text in (
+                "Leo asked Mara where the brass key is.",
+                "Leo privately told Mara that the brass key is in the desk drawer.",
+            ):
+                delta = await builder.build(store, view.turn + 1, text)
+                errors = [f for f in SymbolicCritic().critique(view, delta, None)]
+                assert [f.message for f in errors if f.kind == "contradiction"] == [
+                    "Leo speaks to Mara, who is in the study, not in the hallway"
+                ], text
+            await fab.commit_scripted(store, "Leo went to the study.")
+            view = await author_view(store)
+            delta = await builder.build(
+                store, view.turn + 1, "Leo asked Mara where the brass key is."
+            )
+            assert not [
+                f for f in SymbolicCritic().critique(view, delta, None) if f.kind == "contradiction"
+            ]
+
+    async def test_a_question_from_one_who_left_is_not_answered(self, redis_url: str) -> None:
+        """Asked in the study, Mara answers while Leo is there; once Leo has gone to the
+        hallway, the offline Mara does not answer him across the house."""
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await fab.create_story("hollow_book", "left")
+            await fab.commit_scripted(store, "Leo went to the study.")
+            await fab.commit_scripted(store, "Mara went to the study.")
+            await fab.commit_scripted(store, "Leo asked Mara where the brass key is.")
+            character = OfflineCharacter()
+            mind = await fab.minds.mind(store.story, "mara", store.branch)
+            brief = CharacterBrief(character="mara", name="Mara")
+            assert (await character.propose(mind, brief)).intent == "answer"
+            await fab.commit_scripted(store, "Leo went to the hallway.")
+            assert (await character.propose(mind, brief)).intent != "answer"
