@@ -24,7 +24,8 @@ _PARSE_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError)
 def malformed(path: str | Path, kind: str, where: str, why: str) -> InvalidInput:
     """The error for a file that is not a well-formed ``kind`` file."""
     at = f" at {where}" if where else ""
-    return InvalidInput(f"{path} is not a {kind} file{at}: {why}", path=str(path))
+    article = "an" if kind[:1].lower() in "aeiou" else "a"
+    return InvalidInput(f"{path} is not {article} {kind} file{at}: {why}", path=str(path))
 
 
 def _why(error: BaseException) -> str:

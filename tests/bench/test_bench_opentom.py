@@ -251,7 +251,7 @@ def test_a_malformed_file_is_one_line(
     stories = copy.deepcopy(STORIES)
     breaking(stories)
     path, out = write(tmp_path, stories), tmp_path / "out.json"
-    with pytest.raises(InvalidInput, match="not a OpenToM file"):
+    with pytest.raises(InvalidInput, match="not an OpenToM file"):
         load_opentom(path)
     done = CliRunner().invoke(
         app,
