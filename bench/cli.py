@@ -11,6 +11,7 @@ import asyncio
 import importlib
 import os
 from pathlib import Path
+from typing import cast
 
 import typer
 
@@ -257,6 +258,68 @@ _register_dataset_bench(
     "question",
     "Hi-ToM higher-order beliefs, communication and deception, with the baseline.",
 )
+
+
+@bench_app.command("opentom")
+def bench_opentom(
+    ctx: typer.Context,
+    path: Path = typer.Argument(..., help="OpenToM's JSON (story key -> story)."),
+    base_url: str | None = typer.Option(
+        None, "--base-url", help="Also read with the model memory-builder on this server (/v1)."
+    ),
+    model: str | None = typer.Option(None, "--model", help="The model name to ask it for."),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N stories."),
+    reader: str = typer.Option(
+        "prose", "--reader", help="The reader measured (prose or controlled); both run."
+    ),
+    turns: str = typer.Option(
+        "one", "--turns", help="The narrative as one turn, or its paragraphs as turns."
+    ),
+    json_out: str | None = typer.Option(None, "--json"),
+    answers: str | None = typer.Option(
+        None, "--answers", help="One JSON line per question: key, question, answer (or null)."
+    ),
+) -> None:
+    """OpenToM: beliefs from ordinary prose, each story's memory read by the offline
+    readers (and a model's), with the majority and nothing-read baselines in the same run."""
+    from fabula.bench.opentom import ReaderName, TurnMode, model_system, run_opentom
+
+    if reader not in ("prose", "controlled"):
+        raise typer.BadParameter("prose or controlled", param_hint="--reader")
+    if turns not in ("one", "paragraphs"):
+        raise typer.BadParameter("one or paragraphs", param_hint="--turns")
+    if (base_url is None) != (model is None):
+        raise typer.BadParameter("--base-url and --model go together", param_hint="--model")
+    if not path.exists():
+        raise NotFound(f"no such file: {path}", path=str(path))
+    settings = _settings(ctx)
+    system = None
+    if base_url is not None:
+        from fabula.agents.llm import make_client
+
+        own = settings.model_for("extractor").model_copy(
+            update={
+                "base_url": base_url,
+                "model": model,
+                "api_key": settings.model_for("extractor").api_key
+                or os.environ.get("OPENAI_API_KEY")
+                or "bench",
+                "temperature": 0.0,
+            }
+        )
+        system = model_system(lambda: make_client(own, "extractor"))
+    asyncio.run(
+        run_opentom(
+            path,
+            redis_url=settings.redis_url,
+            json_out=json_out,
+            answers_out=answers,
+            reader=cast("ReaderName", reader),
+            limit=limit,
+            mode=cast("TurnMode", turns),
+            model=system,
+        )
+    )
 
 
 @bench_app.command("longstory")

@@ -261,6 +261,8 @@ class TestBenchData:
             ("hitom", '{"story": "1 Ann."}', "Hi-ToM file at line 1: no 'question' field"),
             ("hitom", "\xff", "not UTF-8"),
             ("tomi", "1 Ann is here.\n2 Where is Ann?", "no trace beside"),
+            ("opentom", "[1]", "not a OpenToM file: not an object of stories"),
+            ("opentom", '{"k": {"narrative": "x"}}', "at story k: field 'plot_info' is not"),
         ],
     )
     def test_a_malformed_file_is_one_line(
