@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 __all__ = ["REQUIRED_FIELDS", "ActionKind", "Clause", "StoryAction"]
 
@@ -91,6 +92,15 @@ class StoryAction(BaseModel):
     telling; ``clause`` what is stated, seen, told or claimed; ``utterance`` the words of a
     dialogue line (or what was seen, for ``see``); ``verb`` for feelings.
 
+    What the text says of perception, beyond where the tracker places everyone:
+    ``seen_by`` perceived the action (whether or not the tracker has them there),
+    ``unseen_by`` did not although present ("did not notice", "had already left"),
+    ``unaware_of`` perceived it without the doer knowing ("unaware that he was watched"):
+    such an observer learns the outcome and that the doer knows it, but the doer's view of
+    that observer does not change. ``unsure`` says why a reading is uncertain (an
+    ambiguous pronoun, a move with no destination), for the critic. These four are the
+    offline reader's: they are left out of the JSON schema a model is given.
+
     Validation refuses a span that ends before it starts and an action that lacks a field
     its kind needs (:data:`REQUIRED_FIELDS`).
     """
@@ -108,6 +118,10 @@ class StoryAction(BaseModel):
     clause: Clause | None = None
     utterance: str | None = None
     verb: str | None = None
+    seen_by: SkipJsonSchema[tuple[str, ...]] = ()
+    unseen_by: SkipJsonSchema[tuple[str, ...]] = ()
+    unaware_of: SkipJsonSchema[tuple[str, ...]] = ()
+    unsure: SkipJsonSchema[str | None] = None
 
     @model_validator(mode="after")
     def _complete(self) -> StoryAction:

@@ -34,9 +34,15 @@ def read_controlled(text: str, entities: Mapping[str, Entity]) -> list[StoryActi
 
 
 class OfflineMemoryBuilder:
-    """Builds and commits turns read by ``reader`` (controlled English by default)."""
+    """Builds and commits turns read by ``reader`` (by default the prose reader,
+    :func:`~fabula.agents.memory_builder.prose.read_prose`, which reads controlled English
+    exactly as :func:`read_controlled` does)."""
 
-    def __init__(self, reader: Reader = read_controlled) -> None:
+    def __init__(self, reader: Reader | None = None) -> None:
+        if reader is None:
+            from fabula.agents.memory_builder.prose import read_prose
+
+            reader = read_prose
         self.reader = reader
 
     async def build(self, store: StoryStore, turn: int, text: str) -> TurnDelta:

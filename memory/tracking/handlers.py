@@ -60,7 +60,7 @@ def _narration(t: Tracker, action: StoryAction) -> None:
 
 # -- entering, leaving, staying ---------------------------------------------------------
 def _arrive(t: Tracker, action: StoryAction, actors: Sequence[str], place: str, kind: str) -> None:
-    witnesses = sorted({*t.present(place), *actors})
+    witnesses = t.perceivers(action, t.present(place), actors)
     ev = t.event(
         kind, action, actor=_one(actors), participants=actors, place=place, witnesses=witnesses
     )
@@ -84,8 +84,9 @@ def _arrive(t: Tracker, action: StoryAction, actors: Sequence[str], place: str, 
         for other in witnesses:
             if other not in actors:
                 t.believe((who,), other, "location", place, event=ev, source=ev.id, mode="observed")
+    covert = t.covert(action, witnesses)
     for obj, where in t.visible(place):
-        t.observe(witnesses, obj, "location", where, ev, refresh=actors)
+        t.observe(witnesses, obj, "location", where, ev, refresh=actors, covert=covert)
 
 
 def _enter(t: Tracker, action: StoryAction) -> None:
@@ -99,7 +100,7 @@ def _locate(t: Tracker, action: StoryAction) -> None:
 
 
 def _leave(t: Tracker, action: StoryAction, who: str, place: str) -> None:
-    witnesses = sorted({*t.present(place), who})
+    witnesses = t.perceivers(action, t.present(place), (who,))
     ev = t.event("exit", action, actor=who, participants=(who,), place=place, witnesses=witnesses)
     if t.rules.open_containers:
         # the leaver's access to what it could see ends now: its freshness moves here
@@ -149,13 +150,14 @@ def _stay(t: Tracker, action: StoryAction) -> None:
     if t.where(who) != place:
         _arrive(t, action, [who], place, "enter")
         return
-    t.event("stay", action, actor=who, participants=(who,), place=place, witnesses=t.present(place))
+    witnesses = t.perceivers(action, t.present(place))
+    t.event("stay", action, actor=who, participants=(who,), place=place, witnesses=witnesses)
 
 
 # -- objects ------------------------------------------------------------------------------
 def _place_object(t: Tracker, action: StoryAction, kind: str, who: str, obj: str, to: str) -> None:
     place = t.place_of(who)
-    witnesses = sorted({*t.present(place), who})
+    witnesses = t.perceivers(action, t.present(place), (who,))
     content = Fact(subject=obj, attribute="location", value=to, truth="true")
     ev = t.event(
         kind,
@@ -169,7 +171,7 @@ def _place_object(t: Tracker, action: StoryAction, kind: str, who: str, obj: str
     if place is not None and t.where(to) is None and t.kind(to) == "object":
         t.set_world(to, "location", place, ev)
     t.set_world(obj, "location", to, ev)
-    t.observe(witnesses, obj, "location", to, ev, actor=who)
+    t.observe(witnesses, obj, "location", to, ev, actor=who, covert=t.covert(action, witnesses))
 
 
 def _move(t: Tracker, action: StoryAction) -> None:
@@ -209,7 +211,7 @@ def _search(t: Tracker, action: StoryAction) -> None:
     who = t.entity("character", action.actor)
     box = t.known(action.target) or t.entity("object", action.target_name, container=True)
     place = t.place_of(who)
-    witnesses = sorted({*t.present(place), who})
+    witnesses = t.perceivers(action, t.present(place), (who,))
     inside = sorted(
         slot.partition("|")[0]
         for slot, (value, polarity) in t.world.items()
@@ -233,8 +235,9 @@ def _search(t: Tracker, action: StoryAction) -> None:
         place=place,
         witnesses=witnesses,
     )
+    covert = t.covert(action, witnesses)
     for obj in inside:
-        t.observe(witnesses, obj, "location", box, ev, actor=who)
+        t.observe(witnesses, obj, "location", box, ev, actor=who, covert=covert)
     for obj in missing:
         slot = f"{obj}|location"
         for w in witnesses:
@@ -298,7 +301,7 @@ def _state(t: Tracker, action: StoryAction) -> None:
     """A bare statement: made in the current scene, seen by everyone in it."""
     place = t.scene
     fact = _fact(t, action.proposition).model_copy(update={"truth": "true"})
-    witnesses = t.present(place)
+    witnesses = t.perceivers(action, t.present(place))
     ev = t.event(
         "state",
         action,
@@ -308,7 +311,8 @@ def _state(t: Tracker, action: StoryAction) -> None:
         witnesses=witnesses,
     )
     _settle(t, fact, place, ev)
-    t.observe(witnesses, fact.subject, fact.attribute, fact.value, ev)
+    covert = t.covert(action, witnesses)
+    t.observe(witnesses, fact.subject, fact.attribute, fact.value, ev, covert=covert)
 
 
 def _perceive(t: Tracker, action: StoryAction) -> None:
@@ -338,7 +342,7 @@ def _see(t: Tracker, action: StoryAction) -> None:
         actor=who,
         participants=(who,),
         place=place,
-        witnesses={*t.present(place), who},
+        witnesses=t.perceivers(action, t.present(place), (who,)),
     )
 
 
@@ -354,7 +358,7 @@ def _feel(t: Tracker, action: StoryAction) -> None:
     verb = action.verb or "likes"
     attribute = f"feeling about {obj}"
     content = Fact(subject=who, attribute=attribute, value=verb, truth="true")
-    witnesses = sorted({*t.present(t.scene), who})
+    witnesses = t.perceivers(action, t.present(t.scene), (who,))
     ev = t.event(
         "feel",
         action,
@@ -394,7 +398,7 @@ def _ask(t: Tracker, action: StoryAction) -> None:
         actor=who,
         participants=_unique(who, listener, obj),
         place=place,
-        witnesses={*t.present(place), who, listener},
+        witnesses=t.perceivers(action, t.present(place), (who, listener)),
     )
 
 
@@ -427,7 +431,7 @@ def _say(t: Tracker, action: StoryAction) -> None:
         actor=speaker,
         participants=(speaker,),
         place=place,
-        witnesses={*t.present(place), speaker},
+        witnesses=t.perceivers(action, t.present(place), (speaker,)),
     )
 
 
@@ -446,7 +450,7 @@ def _communicate(
     if private:
         audience = sorted({speaker, *listeners})
     else:
-        audience = sorted({*t.present(place), speaker})
+        audience = t.perceivers(action, t.present(place), (speaker,))
         listeners = [h for h in audience if h != speaker]
     listeners = sorted(set(listeners) - {speaker})
     slot = f"{fact.subject}|{fact.attribute}"

@@ -199,15 +199,24 @@ def merged(
     history: bool = False,
 ) -> dict[str, list[Belief]]:
     """:func:`fold` over a chain's shared log and its own records, in story order (by turn;
-    within a turn a chain's own records first): what its projection returns."""
+    within a turn by the event each was acquired at, then a chain's own records first): what
+    its projection returns."""
     if not own:
         return fold(chain, shared, as_of, history=history)
-    stream: list[tuple[tuple[int, int, int], SharedBelief | Belief]] = [
-        ((b.valid_from, 0, _number(b.id)), b) for b in own
+    stream: list[tuple[tuple[int, int, int, int], SharedBelief | Belief]] = [
+        ((b.valid_from, _moment(b.event), 0, _number(b.id)), b) for b in own
     ]
-    stream += [((s.valid_from, 1, _number(s.id)), s) for s in shared]
+    stream += [((s.valid_from, _moment(s.event), 1, _number(s.id)), s) for s in shared]
     stream.sort(key=lambda item: item[0])
     return fold(chain, [r for _, r in stream], as_of, history=history)
+
+
+def _moment(event: str) -> int:
+    """An event's place in its turn (``"e3.7"`` → 7; 0 for an id of another shape)."""
+    try:
+        return int(event.partition(".")[2])
+    except ValueError:
+        return 0
 
 
 def _number(record_id: str) -> int:

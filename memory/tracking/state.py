@@ -97,6 +97,22 @@ class Tracker:
     def _is_place(self, sid: str) -> bool:
         return self.kind(sid) == "place"
 
+    def perceivers(
+        self, action: StoryAction, base: Iterable[str], doers: Iterable[str] = ()
+    ) -> list[str]:
+        """Who perceives ``action``: those placed there (``base``) and its ``doers``, with
+        whom the text says saw it (``seen_by``) and without whom it says did not
+        (``unseen_by``; a doer always perceives its own act)."""
+        doers = set(doers)
+        seen = {self.entity("character", n) for n in action.seen_by if name_id(n) is not None}
+        unseen = {self.known(n) for n in action.unseen_by} - doers
+        return sorted(({*base, *doers} | seen) - {u for u in unseen if u is not None})
+
+    def covert(self, action: StoryAction, witnesses: Iterable[str]) -> set[str]:
+        """The ``witnesses`` that perceived ``action`` without its doer knowing."""
+        found = {self.known(n) for n in action.unaware_of}
+        return {w for w in witnesses if w in found}
+
     def present(self, place: str | None) -> list[str]:
         """The characters in ``place`` (none for no place)."""
         if place is None:
@@ -252,11 +268,17 @@ class Tracker:
         refresh: Iterable[str] | None = None,
         nested: bool = True,
         polarity: bool = True,
+        covert: Iterable[str] = (),
     ) -> None:
         """Every witness, and every chain over ``witnesses`` (unless not ``nested``), comes
         to hold the fact; first-order beliefs of ``refresh`` (default: all witnesses) are
-        rewritten even when unchanged, since their freshness moves."""
+        rewritten even when unchanged, since their freshness moves.
+
+        A ``covert`` witness is left out of the chains of the others: it holds the fact,
+        and holds that each other witness does, but no other witness's view of it changes.
+        """
         holders = tuple(sorted(set(witnesses)))
+        hidden = set(covert) & set(holders)
         renewed = set(holders if refresh is None else refresh)
         for holder in holders:
             self.believe(
@@ -270,17 +292,25 @@ class Tracker:
                 polarity=polarity,
                 refresh=holder in renewed,
             )
-        if nested:
-            self.share(
-                holders,
-                subject,
-                attribute,
-                value,
-                event,
-                mode="observed",
-                actor=actor,
-                polarity=polarity,
-            )
+        if not nested:
+            return
+        overt = [h for h in holders if h not in hidden]
+        self.share(
+            overt, subject, attribute, value, event, mode="observed", actor=actor, polarity=polarity
+        )
+        if self.rules.belief_depth < 2:
+            return
+        for watcher in sorted(hidden):
+            for other in overt:
+                self.b.belief(
+                    (watcher, other),
+                    subject,
+                    attribute,
+                    value,
+                    mode="observed",
+                    event=event,
+                    polarity=polarity,
+                )
 
     # -- what is said -----------------------------------------------------------------
     def truth(self, fact: Fact) -> Literal["true", "false", "unknown"]:

@@ -1,0 +1,45 @@
+"""What a verb does, from WordNet's verb hierarchy: the table the prose reader reads with.
+
+``data/verbs.tsv.gz`` (built by ``tools/build_verb_classes.py`` from WordNet 3.1; see there
+for the seed synsets and the few exceptions) maps an inflected form ("strolled", "hid",
+"picked up", "made one's way") to its classes, likeliest first:
+
+- ``go``, ``enter``, ``leave``: the subject moves;
+- ``put``: the subject places an object somewhere; ``discard``: gets rid of it;
+- ``take``: the subject takes hold of an object; ``give``: hands it to someone;
+- ``perceive``: sees, notices, watches; ``tell``: says, tells, whispers;
+- ``like``, ``dislike``: feelings.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+from importlib import resources
+
+__all__ = ["PARTICLES", "VerbClass", "longest_phrase", "verb_classes"]
+
+VerbClass = str
+
+PARTICLES = frozenset({"up", "away", "out", "off", "in", "down", "back", "over", "aside"})
+
+
+@functools.cache
+def _table() -> dict[str, tuple[tuple[VerbClass, ...], str]]:
+    raw = resources.files("fabula.agents.memory_builder").joinpath("data/verbs.tsv.gz")
+    out: dict[str, tuple[tuple[VerbClass, ...], str]] = {}
+    for line in gzip.decompress(raw.read_bytes()).decode().splitlines():
+        form, classes, lemma = line.split("\t")
+        out[form] = (tuple(classes.split(",")), lemma)
+    return out
+
+
+@functools.cache
+def longest_phrase() -> int:
+    """The most words a form in the table has."""
+    return max(form.count(" ") + 1 for form in _table())
+
+
+def verb_classes(form: str) -> tuple[tuple[VerbClass, ...], str] | None:
+    """``form``'s classes (likeliest first) and lemma; None for a form no class holds."""
+    return _table().get(form.lower())

@@ -1,0 +1,177 @@
+"""The prose reader: ordinary English → story actions, anchored on the story's entities.
+
+Every sentence here is written for these tests (none comes from a benchmark).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from fabula.agents.memory_builder.extract import extract
+from fabula.agents.memory_builder.prose import read_prose
+from fabula.agents.memory_builder.verbs import verb_classes
+from fabula.memory.actions import StoryAction
+from fabula.memory.records import CONTAINER, Entity, EntityKind
+
+
+def pack(*specs: tuple[EntityKind, str] | tuple[EntityKind, str, bool]) -> dict[str, Entity]:
+    out = {}
+    for spec in specs:
+        kind, name = spec[0], spec[1]
+        container = len(spec) > 2 and bool(spec[2])
+        sid = name.lower().replace(" ", "_").replace("'", "_")
+        attributes = {"role": CONTAINER} if container else {}
+        out[sid] = Entity(id=sid, kind=kind, name=name, attributes=attributes)
+    return out
+
+
+STORY = pack(
+    ("character", "Mira Holt"),
+    ("character", "Tobias"),
+    ("object", "scarf"),
+    ("object", "donation bin", True),
+    ("object", "top shelf", True),
+    ("object", "Tobias's own closet", True),
+    ("place", "garden"),
+    ("place", "master bedroom"),
+)
+
+
+def read(text: str) -> list[StoryAction]:
+    return [a for a in read_prose(text, STORY) if a.kind != "narration"]
+
+
+def kinds(actions: Sequence[StoryAction]) -> list[str]:
+    return [a.kind for a in actions]
+
+
+class TestVerbTable:
+    def test_forms_are_classed_by_wordnet(self) -> None:
+        assert verb_classes("strolled") == (("go",), "stroll")
+        assert verb_classes("hid") is not None and verb_classes("hid")[0][0] == "put"
+        assert verb_classes("snatched") is not None and "take" in verb_classes("snatched")[0]
+        assert verb_classes("glimpsed") is not None and "perceive" in verb_classes("glimpsed")[0]
+        assert verb_classes("picked up") is not None
+        assert verb_classes("the") is None
+
+
+class TestMovement:
+    def test_into_and_out_of_places(self) -> None:
+        actions = read(
+            "Mira strolled into the garden. Later she made her way out of the garden. "
+            "Tobias headed towards the master bedroom."
+        )
+        assert [(a.kind, a.actors, a.place) for a in actions] == [
+            ("go", ("mira_holt",), "garden"),
+            ("exit", ("mira_holt",), "garden"),
+            ("go", ("tobias",), "master_bedroom"),
+        ]
+
+    def test_leaving_with_no_place_named_leaves_where_it_was(self) -> None:
+        actions = read("Tobias wandered into the garden. After a while he excused himself.")
+        assert [(a.kind, a.place) for a in actions] == [("go", "garden"), ("exit", "garden")]
+
+
+class TestObjects:
+    def test_dropped_into_a_container_named_in_part(self) -> None:
+        [move] = read("Mira dropped the scarf into the bin.")
+        assert (move.kind, move.actors, move.obj, move.target) == (
+            "move",
+            ("mira_holt",),
+            "scarf",
+            "donation_bin",
+        )
+
+    def test_picked_up_and_moved_is_two_actions_with_a_pronoun(self) -> None:
+        actions = read("Tobias picked up the scarf and moved it to the top shelf.")
+        assert [(a.kind, a.obj, a.target) for a in actions] == [
+            ("take", "scarf", None),
+            ("move", "scarf", "top_shelf"),
+        ]
+
+    def test_a_possessive_names_the_own_container(self) -> None:
+        [move] = read("Tobias stashed the scarf in his own closet.")
+        assert move.target == "tobias_s_own_closet"
+
+    def test_gave(self) -> None:
+        [give] = read("Mira gave the scarf to Tobias.")
+        assert (give.kind, give.target) == ("give", "tobias")
+
+    def test_a_move_with_no_destination_is_unsure(self) -> None:
+        [take] = read("Mira tossed the scarf away.")
+        assert take.kind == "take" and take.unsure and "no destination" in take.unsure
+
+    def test_a_first_placement_is_a_statement(self) -> None:
+        [state] = read("A scarf lay folded inside the donation bin.")
+        assert state.kind == "state" and state.clause is not None
+        assert (state.clause.subject, state.clause.value) == ("scarf", "donation_bin")
+
+
+class TestPerception:
+    def test_a_watcher_is_seen_by(self) -> None:
+        actions = read("Mira moved the scarf to the top shelf. Tobias watched, puzzled.")
+        assert actions[-1].seen_by == ("tobias",)
+
+    def test_not_noticing_is_unseen_by(self) -> None:
+        actions = read(
+            "Tobias was in the garden. Mira moved the scarf to the top shelf. "
+            "Tobias did not notice."
+        )
+        assert actions[-1].kind == "move" and actions[-1].unseen_by == ("tobias",)
+
+    def test_unbeknownst_and_behind_a_back(self) -> None:
+        [move] = read("Unbeknownst to Tobias, Mira hid the scarf in the donation bin.")
+        assert move.unseen_by == ("tobias",)
+        [move] = read("Behind Mira's back, Tobias moved the scarf to the top shelf.")
+        assert move.unseen_by == ("mira_holt",)
+
+    def test_a_doer_unaware_it_was_watched(self) -> None:
+        actions = read(
+            "Mira moved the scarf to the top shelf. Tobias saw it all. "
+            "Mira, unaware that her actions had been noticed, smiled."
+        )
+        move = actions[0]
+        assert "tobias" in move.seen_by and move.unaware_of == ("tobias",)
+
+
+class TestPronouns:
+    def test_two_characters_one_pronoun_is_unsure(self) -> None:
+        story = pack(("character", "Ana"), ("character", "Bea"), ("object", "lamp"))
+        story |= pack(("object", "crate", True))
+        actions = read_prose("Ana and Bea talked. She put the lamp in the crate.", story)
+        [move] = [a for a in actions if a.kind == "move"]
+        assert move.unsure is not None and "may stand for" in move.unsure
+
+    def test_a_learnt_pronoun_decides(self) -> None:
+        story = pack(("character", "Ana"), ("character", "Bo"), ("object", "lamp"))
+        story |= pack(("object", "crate", True))
+        text = "Bo brushed his hair. Ana sang to herself. He put the lamp in the crate."
+        [move] = [a for a in read_prose(text, story) if a.kind == "move"]
+        assert move.actors == ("bo",) and move.unsure is None
+
+
+class TestFeelings:
+    def test_adored_and_despised(self) -> None:
+        actions = read("Mira adored scarves, while Tobias despised them.")
+        assert [(a.actors, a.verb) for a in actions if a.kind == "feel"][:1] == [
+            (("mira_holt",), "loves")
+        ]
+
+
+class TestSpansAndNarration:
+    def test_every_sentence_keeps_its_exact_span(self) -> None:
+        text = "The sky was grey.  Mira dropped the scarf into the bin!\nNothing else happened."
+        actions = read_prose(text, STORY)
+        assert [text[a.start : a.end] for a in actions] == [
+            "The sky was grey.",
+            "Mira dropped the scarf into the bin!",
+            "Nothing else happened.",
+        ]
+        assert kinds(actions) == ["narration", "move", "narration"]
+
+    def test_controlled_english_reads_exactly_as_the_grammar(self) -> None:
+        text = (
+            "Leo entered the study. Mara entered the study. Leo put the key in the drawer. "
+            "Leo exited the study. Mara moved the key to the box. Mara likes the key."
+        )
+        assert read_prose(text, {}) == extract(text)
