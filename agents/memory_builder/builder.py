@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from fabula.agents.memory_builder import readings
 from fabula.agents.memory_builder.extract import extract
 from fabula.memory.actions import StoryAction
 from fabula.memory.delta import TurnDelta
@@ -52,6 +53,7 @@ class OfflineMemoryBuilder:
         """
         as_of = await basis(store, turn)
         actions = self.reader(text, await store.entities(as_of))
+        readings.report_unsure(text, actions)
         return await build_turn(store, turn, text, actions, as_of=as_of)
 
     async def commit(self, store: StoryStore, turn: int, text: str) -> CommitResult:

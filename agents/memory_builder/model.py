@@ -37,8 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextvars import ContextVar
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, get_args
 
@@ -47,8 +46,10 @@ from pydantic import BaseModel, ConfigDict, create_model, model_validator
 
 from fabula.agents.contracts import LINE_CHARS, Finding
 from fabula.agents.llm import ModelClient
-from fabula.agents.memory_builder.extract import extract as read_offline
+from fabula.agents.memory_builder import readings
+from fabula.agents.memory_builder.builder import Reader
 from fabula.agents.memory_builder.extract import split_sentences
+from fabula.agents.memory_builder.prose import read_prose
 from fabula.agents.memory_builder.referents import NewEntity, Referents, RefKind, words
 from fabula.agents.prompts import load_prompt
 from fabula.agents.schemas import array, cached, closed, integer, line, maybe, one_of
@@ -69,7 +70,7 @@ __all__ = [
     "actions_json_schema",
     "actions_schema",
     "most_actions",
-    "read_controlled",
+    "read_first",
     "render_text",
     "second_readings",
     "with_narration",
@@ -222,16 +223,16 @@ class Setting:
     previous: str = ""
 
 
-def read_controlled(
-    text: str, entities: Mapping[str, Entity]
+def read_first(
+    text: str, entities: Mapping[str, Entity], reader: Reader = read_prose
 ) -> tuple[list[StoryAction], list[tuple[int, int]]]:
-    """What the offline reader reads of ``text``: the actions of its controlled sentences
-    whose names are all entities of the story of the right kinds (as the reader gives them),
-    and the spans of the other sentences, left to the model."""
+    """What the offline ``reader`` (the prose reader unless told) reads of ``text``: the
+    actions whose names are all entities of the story of the right kinds (as the reader
+    gives them), and the spans of the other sentences, left to the model."""
     referents = Referents(entities)
     read: list[StoryAction] = []
     unread: list[tuple[int, int]] = []
-    for action in read_offline(text):
+    for action in reader(text, entities):
         if action.kind != "narration" and not referents.check(action, "")[1]:
             read.append(action)
         elif has_word(text[action.start : action.end]):  # not "**": nothing to read
@@ -242,8 +243,15 @@ def read_controlled(
 class ModelExtractor:
     """Reads a turn's text into story actions with a chat model (see the module docstring)."""
 
-    def __init__(self, client: ModelClient, *, prompt_version: int | None = None) -> None:
+    def __init__(
+        self,
+        client: ModelClient,
+        *,
+        reader: Reader = read_prose,
+        prompt_version: int | None = None,
+    ) -> None:
         self.client = client
+        self.reader = reader  # reads first; the model is asked only about what it left
         self.prompt = load_prompt("memory_builder", "extract", prompt_version)
 
     async def extract(
@@ -255,7 +263,8 @@ class ModelExtractor:
         ``setting`` is where the turn starts (v2 prompts show it, for pronouns).
         Raises ModelOutputError when no valid reply comes within ``max_attempts``.
         """
-        read, unread = read_controlled(text, entities)
+        read, unread = read_first(text, entities, self.reader)
+        readings.report_unsure(text, read)
         if not unread:
             return with_narration(text, read)
         request = render_text(
@@ -274,21 +283,11 @@ class ModelExtractor:
         return with_narration(text, _merged(read, grounded))
 
 
-_readings: ContextVar[tuple[list[Finding], ...]] = ContextVar("fabula_second_readings", default=())
-
-
-@contextlib.contextmanager
-def second_readings() -> Iterator[list[Finding]]:
-    """Collect, into the list it yields, a ``reading`` finding (a warning) for every
-    sentence the offline reader read that the model, asked about the rest, read otherwise
-    (the reader's reading is the one kept) during the block: the graph opens one around
-    the memory-builder and gives what it found to the critic's findings."""
-    found: list[Finding] = []
-    token = _readings.set((*_readings.get(), found))
-    try:
-        yield found
-    finally:
-        _readings.reset(token)
+def second_readings() -> contextlib.AbstractContextManager[list[Finding]]:
+    """Collect the reading findings of a block (see :mod:`.readings`): a sentence the
+    offline reader read that the model, asked about the rest, read otherwise (the reader's
+    reading is the one kept), and what the reader was unsure of."""
+    return readings.collect()
 
 
 def _only_unread(
@@ -322,8 +321,7 @@ def _only_unread(
                     message=f"the model read this as {_told(action)}; kept as the rules read "
                     f"it: {'; '.join(_told(r) for r in touches)}",
                 )
-                for found in _readings.get():
-                    found.append(finding)
+                readings.report(finding)
             continue
         kept.append(action)
     return kept
@@ -374,8 +372,7 @@ def _grounded(text: str, action: StoryAction, referents: Referents) -> StoryActi
         + (": read as narration" if dropped else ": left out")
     )
     finding = Finding(kind="reading", severity="warning", quote=span.strip(), message=message)
-    for found in _readings.get():
-        found.append(finding)
+    readings.report(finding)
     if dropped:
         return None
     return action.model_copy(update={"actors": actors, "listeners": listeners})
@@ -589,8 +586,8 @@ async def setting_of(
 class ModelMemoryBuilder:
     """Builds and commits turns of free prose: the model extracts, the tracker tracks."""
 
-    def __init__(self, client: ModelClient) -> None:
-        self.extractor = ModelExtractor(client)
+    def __init__(self, client: ModelClient, *, reader: Reader = read_prose) -> None:
+        self.extractor = ModelExtractor(client, reader=reader)
 
     async def build(self, store: StoryStore, turn: int, text: str) -> TurnDelta:
         """The delta of ``turn`` with ``text``, derived from the store's views before it.

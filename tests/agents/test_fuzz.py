@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 from fabula.agents.contracts import PlanRequest
 from fabula.agents.llm import make_client
+from fabula.agents.memory_builder.builder import read_controlled
 from fabula.agents.memory_builder.model import ModelMemoryBuilder
 from fabula.agents.planner.model import ModelPlanner
 from fabula.agents.views import author_view
@@ -108,7 +109,8 @@ async def test_malformed_outputs_end_in_a_clear_error_or_a_corrected_retry(
     outcomes: dict[str, int] = {}
     clients = {role: make_client(two, role) for role in ("planner", "extractor")}
     planner = ModelPlanner(clients["planner"])
-    builder = ModelMemoryBuilder(clients["extractor"])
+    # the model reads every prose sentence: the offline reader first is controlled English
+    builder = ModelMemoryBuilder(clients["extractor"], reader=read_controlled)
     for case in range(CASES):
         planner_case = case % 5 == 4
         breakers = PLAN_BREAKERS if planner_case else EXTRACTION_BREAKERS

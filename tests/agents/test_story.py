@@ -13,6 +13,7 @@ from fabula.agents.character.goals import Situation, read_goal, step
 from fabula.agents.character.offline import OfflineCharacter
 from fabula.agents.contracts import CharacterBrief, PlanRequest
 from fabula.agents.critic.symbolic import SymbolicCritic
+from fabula.agents.memory_builder import readings
 from fabula.agents.memory_builder.builder import OfflineMemoryBuilder
 from fabula.agents.planner.offline import OfflinePlanner
 from fabula.agents.views import author_view
@@ -304,3 +305,24 @@ class TestAbsentListeners:
             assert (await character.propose(mind, brief)).intent == "answer"
             await fab.commit_scripted(store, "Leo went to the hallway.")
             assert (await character.propose(mind, brief)).intent != "answer"
+
+
+class TestUnsureReadings:
+    async def test_an_unsure_reading_is_a_finding_beside_its_sentence(self, redis_url: str) -> None:
+        """A pronoun that may stand for two characters is read, and the approver is told
+        so beside its sentence (a ``reading`` warning), never a silent guess."""
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await fab.create_story("hollow_book", "unsure")
+            await fab.commit_scripted(store, "Leo and Mara entered the study.")
+            view = await author_view(store)
+            with readings.collect() as found:
+                await OfflineMemoryBuilder().build(
+                    store, view.turn + 1, "Leo and Mara stood by the desk. He took the brass key."
+                )
+            (finding,) = found
+            assert finding.kind == "reading" and finding.severity == "warning"
+            assert finding.quote == "He took the brass key."
+            assert "may stand for" in finding.message
+            with readings.collect() as clear:
+                await OfflineMemoryBuilder().build(store, view.turn + 1, "Leo took the brass key.")
+            assert clear == []

@@ -35,7 +35,7 @@ from fabula.agents.memory_builder.model import (
     actions_json_schema,
     actions_schema,
     most_actions,
-    read_controlled,
+    read_first,
 )
 from fabula.agents.memory_builder.referents import RefKind
 from fabula.agents.planner.model import plan_json_schema
@@ -228,7 +228,7 @@ class TestTheExtractor:
         controlled = [f"{people[0].capitalize()} went to the {p}." for p in places[:1]]
         sentences = data.draw(st.permutations([*controlled, *FILLER]))
         text = " ".join(sentences)
-        _, unread = read_controlled(text, entities)
+        _, unread = read_first(text, entities)
         schema = actions_json_schema(text, entities, unread)
         words = {w.strip(".,") for s, e in unread for w in text[s:e].split()}
         vocabulary = {
@@ -290,10 +290,10 @@ class TestTheExtractor:
             "mara": Entity(id="mara", kind="character", name="Mara"),
             "cottage": Entity(id="cottage", kind="place", name="cottage"),
         }
-        read, unread = read_controlled(text, entities)
+        read, unread = read_first(text, entities)
         assert [a.kind for a in read] == ["go"]
         assert [text[s:e] for s, e in unread] == ["The wind rose over the sea."]
-        read, unread = read_controlled("Mara went to the cottage. **", entities)
+        read, unread = read_first("Mara went to the cottage. **", entities)
         assert unread == []
 
 

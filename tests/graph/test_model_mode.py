@@ -30,6 +30,7 @@ from fabula.agents.contracts import (
 )
 from fabula.agents.factory import make_roles
 from fabula.agents.llm import make_client
+from fabula.agents.memory_builder.builder import read_controlled
 from fabula.agents.memory_builder.extract import extract
 from fabula.agents.memory_builder.model import (
     ExtractedActions,
@@ -64,6 +65,12 @@ from fabula.testing.model import (
     script_turn,
 )
 from fabula.worlds.loader import load_world
+
+
+def model_builder(settings: Settings) -> ModelMemoryBuilder:
+    """The model memory-builder reading every prose sentence (the offline reader first is
+    controlled English alone), so what these tests see is the model's reading."""
+    return ModelMemoryBuilder(make_client(settings.model, "extractor"), reader=read_controlled)
 
 
 def schemas(fake: FakeOpenAI) -> list[str]:
@@ -261,7 +268,9 @@ class TestMalformedOutput:
         for _ in range(3):
             fake_openai.reply_json({"actions": [go_action(40, 90)]}, schema="ExtractedActions")
         with pytest.raises(InvalidInput, match="ModelOutputError"):
-            await fab.decide(store, Decision(action="edit", text="Leo grabbed the brass key."))
+            # prose the offline reader leaves to the model (it names nothing the story has)
+            text = "Something cold closed around his fingers at last."
+            await fab.decide(store, Decision(action="edit", text=text))
         assert await story_keys(redis_url) == before
         assert await store.head() == 3
 
@@ -398,7 +407,9 @@ class TestControlledSentences:
         wrong = go_action(0, 22) | {"place": "hallway"}  # a second reading of sentence 1
         went = go_action(slipped, len(text)) | {"actors": ["Mara"], "place": "hallway"}
         fake_openai.reply_json({"actions": [wrong, went], "new_entities": []})
-        builder = ModelMemoryBuilder(make_client(settings.model, "extractor"))
+        builder = ModelMemoryBuilder(
+            make_client(settings.model, "extractor"), reader=read_controlled
+        )
         store = fab.store(STORY)
         actions = await builder.extractor.extract(text, await store.entities())
         offline = [a for a in extract(text) if a.kind != "narration"]
@@ -456,7 +467,9 @@ class TestControlledSentences:
         self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
     ) -> None:
         text = "Leo went to the study. Rain tapped on the window."
-        builder = ModelMemoryBuilder(make_client(settings.model, "extractor"))
+        builder = ModelMemoryBuilder(
+            make_client(settings.model, "extractor"), reader=read_controlled
+        )
         entities = await fab.store(STORY).entities()
         for reading, found in ((go_action(0, 22), 0), (go_action(0, 22) | {"place": "hallway"}, 1)):
             fake_openai.reply_json({"actions": [reading], "new_entities": []})
@@ -474,7 +487,9 @@ class TestControlledSentences:
         walked = text.index("Leo")
         empty = go_action(walked + 4, walked + 4)
         fake_openai.reply_json({"actions": [empty], "new_entities": []})
-        builder = ModelMemoryBuilder(make_client(settings.model, "extractor"))
+        builder = ModelMemoryBuilder(
+            make_client(settings.model, "extractor"), reader=read_controlled
+        )
         actions = await builder.extractor.extract(text, await fab.store(STORY).entities())
         assert [(a.kind, a.start, a.end) for a in actions] == [
             ("narration", 0, walked - 1),
@@ -503,7 +518,9 @@ class TestControlledSentences:
             go_action(they, len(text)) | {"actors": both},
         ]
         fake_openai.reply_json({"actions": replies, "new_entities": []})
-        builder = ModelMemoryBuilder(make_client(settings.model, "extractor"))
+        builder = ModelMemoryBuilder(
+            make_client(settings.model, "extractor"), reader=read_controlled
+        )
         with second_readings() as readings:
             actions = await builder.extractor.extract(text, await fab.store(STORY).entities())
         assert [(a.kind, a.actors) for a in actions] == [
@@ -523,7 +540,9 @@ class TestControlledSentences:
         self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
     ) -> None:
         fake_openai.reply_json({"actions": [], "new_entities": []})  # what the model said
-        builder = ModelMemoryBuilder(make_client(settings.model, "extractor"))
+        builder = ModelMemoryBuilder(
+            make_client(settings.model, "extractor"), reader=read_controlled
+        )
         text = "Leo went to the study. Mara took the brass key."
         actions = await builder.extractor.extract(text, await fab.store(STORY).entities())
         assert actions == extract(text)
@@ -542,7 +561,9 @@ class TestControlledSentences:
             "obj": "brass key",
         }
         fake_openai.reply_json({"actions": [take], "new_entities": []})
-        builder = ModelMemoryBuilder(make_client(settings.model, "extractor"))
+        builder = ModelMemoryBuilder(
+            make_client(settings.model, "extractor"), reader=read_controlled
+        )
         actions = await builder.extractor.extract(text, await fab.store(STORY).entities())
         assert [(a.kind, a.obj) for a in actions] == [("take", "brass key")]
 
@@ -552,7 +573,7 @@ class TestControlledSentences:
         """FABULA_MODEL_SCHEMAS=generic: the generic strict schema goes on the wire (the
         benchmark's baseline); the reading is the same."""
         generic = settings.model.model_copy(update={"schemas": "generic"})
-        builder = ModelMemoryBuilder(make_client(generic, "extractor"))
+        builder = ModelMemoryBuilder(make_client(generic, "extractor"), reader=read_controlled)
         fake_openai.reply_json(EXTRACTED)
         actions = await builder.extractor.extract(PASSAGE, await fab.store(STORY).entities())
         assert [a.kind for a in actions] == ["go", "narration"]
@@ -567,7 +588,9 @@ class TestFunctionCallingFallback:
         """Against a server without json_schema the extraction comes as tool arguments,
         validated (and retried) the same way; the delta is the tracker's."""
         fake_openai.reject_json_schema = True
-        builder = ModelMemoryBuilder(make_client(settings.model, "extractor"))
+        builder = ModelMemoryBuilder(
+            make_client(settings.model, "extractor"), reader=read_controlled
+        )
         fake_openai.reply_tool_call({"actions": [go_action(0, 99)]})
         fake_openai.reply_tool_call(EXTRACTED)
         delta = await builder.build(fab.store(STORY), 4, PASSAGE)

@@ -20,6 +20,7 @@ from typing import Any
 from fabula.agents.character.model import CharacterProposal, ModelCharacter
 from fabula.agents.contracts import INTENT_FIELDS, CharacterBrief
 from fabula.agents.llm import make_client
+from fabula.agents.memory_builder.builder import read_controlled
 from fabula.agents.memory_builder.model import ModelMemoryBuilder
 from fabula.agents.schemas import expanded, named, strict_schema
 from fabula.graph.service import Fabula
@@ -32,7 +33,8 @@ async def commit_model_turn(
     fab: Fabula, fake: FakeOpenAI, settings: Settings, text: str, actions: list[dict[str, Any]]
 ) -> None:
     fake.reply_json({"actions": actions}, schema="ExtractedActions")
-    builder = ModelMemoryBuilder(make_client(settings.model, "extractor"))
+    # the model reads every prose sentence: the offline reader first is controlled English
+    builder = ModelMemoryBuilder(make_client(settings.model, "extractor"), reader=read_controlled)
     store = fab.store(scripted.STORY)
     turn = await store.head() + 1
     await store.commit(await builder.build(store, turn, text))

@@ -1,0 +1,53 @@
+"""What the memory-builder was unsure of while reading a turn, for the critic and approver.
+
+A reader never guesses in silence: an ambiguous pronoun, a move with no destination, a
+perception it could not decide — each action it marks ``unsure`` — and, in model mode, a
+sentence the model read otherwise than the offline reader, become ``reading`` findings
+(warnings) beside their sentence. The graph opens :func:`collect` around the
+memory-builder and gives what it gathered to the critic's findings; outside such a block
+nothing is kept.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
+
+from fabula.agents.contracts import Finding
+from fabula.memory.actions import StoryAction
+
+__all__ = ["collect", "report", "report_unsure"]
+
+_open: ContextVar[tuple[list[Finding], ...]] = ContextVar("fabula_readings", default=())
+
+
+@contextlib.contextmanager
+def collect() -> Iterator[list[Finding]]:
+    """Collect, into the list it yields, every reading finding reported during the block."""
+    found: list[Finding] = []
+    token = _open.set((*_open.get(), found))
+    try:
+        yield found
+    finally:
+        _open.reset(token)
+
+
+def report(finding: Finding) -> None:
+    """Give ``finding`` to every open :func:`collect` block (none open: it is dropped)."""
+    for found in _open.get():
+        found.append(finding)
+
+
+def report_unsure(text: str, actions: Sequence[StoryAction]) -> None:
+    """A ``reading`` warning for each action of ``text`` its reader marked unsure."""
+    for action in actions:
+        if action.unsure:
+            report(
+                Finding(
+                    kind="reading",
+                    severity="warning",
+                    quote=text[action.start : action.end].strip(),
+                    message=f"read as {action.kind}, unsure: {action.unsure}",
+                )
+            )
