@@ -533,6 +533,9 @@ class _Sentence:
                 i += 1
                 continue
             n, (classes, lemma) = found
+            split = self._separated_particle(i) if n == 1 else None
+            if split is not None:
+                classes, lemma = split
             if tok.low == lemma.split()[0] and not self._takes_base_form(i):
                 i += 1
                 continue
@@ -542,6 +545,16 @@ class _Sentence:
             verbs.append(_Verb(i, i + n - 1, classes, lemma, negated))
             i += n
         return verbs
+
+    def _separated_particle(self, i: int) -> tuple[tuple[str, ...], str] | None:
+        """A phrasal verb split by its pronoun object ("picking it up", "threw them away"):
+        the phrase's classes, not the bare verb's."""
+        toks = self.toks
+        if i + 2 >= len(toks) or toks[i + 1].low not in ("it", "them", "him", "her"):
+            return None
+        if toks[i + 2].low not in PARTICLES:
+            return None
+        return verb_classes(f"{toks[i].low} {toks[i + 2].low}")
 
     def _noun_position(self, i: int) -> bool:
         """Whether token ``i`` follows a determiner with no verb between: a noun ("the
@@ -747,10 +760,25 @@ class _Sentence:
             if m is not None and m.kind in ("character", "place"):
                 continue
             if tok.low in ("it", "them") and (k == lo or self.toks[k - 1].low != "of"):
+                before = self._object_before(k)
+                if before is not None:
+                    return before, k, None
                 if self.state.last_object is None:
                     return None, k, None
                 return self.state.last_object, k, None
         return None, hi, None
+
+    def _object_before(self, k: int) -> str | None:
+        """What ``it`` at token ``k`` stands for when this sentence named an object before
+        it ("reached for the plum, picking it up"): the nearest, or what a container
+        named there holds."""
+        for j in range(k - 1, -1, -1):
+            m = self.by_token.get(j)
+            if m is not None and m.kind == "object":
+                if m.of_object is not None:
+                    return m.of_object
+                return self.state.inside.get(m.ids[0], m.ids[0])
+        return None
 
     def _source(self, lo: int, hi: int) -> str | None:
         """The container an object is taken ``from`` in tokens ``lo..hi``."""

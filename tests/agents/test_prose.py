@@ -244,3 +244,21 @@ class TestGeneralNouns:
     def test_a_bare_general_noun_is_not_a_mention(self) -> None:
         text = "Nell put fruit in the tin."
         assert [a for a in read_prose(text, KITCHEN) if a.kind == "move"] == []
+
+
+class TestSplitPhrasalVerbs:
+    def test_a_particle_after_its_pronoun_object(self) -> None:
+        text = (
+            "Nell stood on the porch. She reached for the plum, lifting it up and carrying "
+            "it to the pantry shelf."
+        )
+        actions = [a for a in read_prose(text, KITCHEN) if a.obj == "plum"]
+        assert [(a.kind, a.target) for a in actions][-1] == ("move", "pantry_shelf")
+
+    def test_it_is_the_object_named_before_it_in_the_sentence(self) -> None:
+        text = (
+            "Omar dropped the tin onto the porch. Nell spotted the plum beside it and, "
+            "smiling, moved it to the pantry shelf."
+        )
+        moves = [a for a in read_prose(text, KITCHEN) if a.kind == "move"]
+        assert (moves[-1].obj, moves[-1].target) == ("plum", "pantry_shelf")
