@@ -47,6 +47,8 @@ from dataclasses import dataclass, field
 from fabula.agents.memory_builder.extract import parse_sentence
 from fabula.agents.memory_builder.verbs import PARTICLES, longest_phrase, verb_classes
 from fabula.memory.actions import Clause, StoryAction
+from fabula.memory.index.general import general_table
+from fabula.memory.index.terms import terms
 from fabula.memory.records import Entity, slug
 from fabula.memory.text import split_sentences
 
@@ -57,6 +59,7 @@ _DETERMINERS = frozenset(
     {"the", "a", "an", "his", "her", "their", "its", "my", "your", "our", "this", "that"}
     | {"these", "those", "some", "any", "every", "each", "no", "one's", "own", "of", "to"}
 )
+_DEFINITE = frozenset({"the", "this", "that", "these", "those", "his", "her", "their", "its"})
 _POSSESSIVES = {"his": "he", "her": "she", "their": "they", "its": "it"}
 _SUBJECTS = {"he": "he", "she": "she", "they": "they"}
 _OBJECT_PRONOUNS = {"him": "he", "her": "she", "them": "they", "it": "it"}
@@ -156,6 +159,7 @@ class _State:
     out: list[StoryAction] = field(default_factory=list)
     last_event: int | None = None  # index in ``out`` of the latest object event
     pending: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    last_box: str | None = None  # the container the latest sentence that named one named
 
 
 def _singular(word: str) -> str:
@@ -197,6 +201,26 @@ class _Lexicon:
         for head, ids in first.items():
             if len(ids) == 1:
                 self.characters.setdefault(head, ids[0])
+        self.general = self._general()
+
+    def _general(self) -> dict[str, _Thing]:
+        """A general noun's stem -> the one plain object it is a kind of (WordNet's
+        hypernyms: "fruit" for a grapefruit, "garment" for a skirt); a noun that would fit
+        two of the story's things, or that names one itself, fits none. Containers are
+        left out: their general words ("room", "case") name places and cases too often."""
+        table = general_table()
+        found: dict[str, list[_Thing]] = {}
+        every = [t for ts in self.things.values() for t in ts]
+        for thing in every:
+            for general in (g for t in terms(thing.words[-1]) for g in table.get(t, ())):
+                if "_" not in general:
+                    found.setdefault(general, []).append(thing)
+        own = {t for thing in every for w in thing.words for t in terms(w)}
+        return {
+            g: ts[0]
+            for g, ts in found.items()
+            if len(ts) == 1 and g not in own and ts[0].kind == "object" and not ts[0].container
+        }
 
     def _words(
         self, name: str, entities: Mapping[str, Entity]
@@ -299,6 +323,7 @@ class _Sentence:
         self.unsure: str | None = None
         self.actions: list[StoryAction] = []
         self.events: list[int] = []  # indexes in self.actions of object events
+        self.known_before = set(state.located)  # objects placed before this sentence
 
     # -- mentions ---------------------------------------------------------------------
     def _find_mentions(self) -> None:
@@ -332,7 +357,7 @@ class _Sentence:
         word = _singular(tok.low)
         candidates = self.lex.things.get(word)
         if not candidates:
-            return None
+            return self._general_at(i)
         if i + 1 < len(self.toks) and _singular(self.toks[i + 1].low) in self.lex.things:
             nxt = _singular(self.toks[i + 1].low)
             if any(word in t.words for t in self.lex.things[nxt]):
@@ -367,6 +392,26 @@ class _Sentence:
                 mention.of_object = inner.id
                 mention.last = self._token_of(inner, i + 2)
         return mention
+
+    def _general_at(self, i: int) -> _Mention | None:
+        """A definite general noun for the one object it is a kind of ("the fruit", "this
+        tasty vegetable", "her beloved garments"): a determiner or owner before it, at most
+        two modifiers between."""
+        tok = self.toks[i]
+        found = [self.lex.general[t] for t in terms(_singular(tok.low)) if t in self.lex.general]
+        if not found or self._next_is_noun(i):
+            return None
+        for j in range(i - 1, max(-1, i - 4), -1):
+            low = self.toks[j].low
+            if low in _DEFINITE or self.toks[j].possessive:
+                return _Mention((found[0].id,), "object", i, i)
+            if j in self.by_token or not low.isalpha():
+                return None
+        return None
+
+    def _next_is_noun(self, i: int) -> bool:
+        """Whether the word after ``i`` names a thing ("the fruit bowl": a modifier)."""
+        return i + 1 < len(self.toks) and _singular(self.toks[i + 1].low) in self.lex.things
 
     def _plain_thing(self, lo: int, hi: int) -> _Thing | None:
         for k in range(lo, min(hi, len(self.toks))):
@@ -488,6 +533,9 @@ class _Sentence:
                 i += 1
                 continue
             n, (classes, lemma) = found
+            split = self._separated_particle(i) if n == 1 else None
+            if split is not None:
+                classes, lemma = split
             if tok.low == lemma.split()[0] and not self._takes_base_form(i):
                 i += 1
                 continue
@@ -497,6 +545,16 @@ class _Sentence:
             verbs.append(_Verb(i, i + n - 1, classes, lemma, negated))
             i += n
         return verbs
+
+    def _separated_particle(self, i: int) -> tuple[tuple[str, ...], str] | None:
+        """A phrasal verb split by its pronoun object ("picking it up", "threw them away"):
+        the phrase's classes, not the bare verb's."""
+        toks = self.toks
+        if i + 2 >= len(toks) or toks[i + 1].low not in ("it", "them", "him", "her"):
+            return None
+        if toks[i + 2].low not in PARTICLES:
+            return None
+        return verb_classes(f"{toks[i].low} {toks[i + 2].low}")
 
     def _noun_position(self, i: int) -> bool:
         """Whether token ``i`` follows a determiner with no verb between: a noun ("the
@@ -702,10 +760,25 @@ class _Sentence:
             if m is not None and m.kind in ("character", "place"):
                 continue
             if tok.low in ("it", "them") and (k == lo or self.toks[k - 1].low != "of"):
+                before = self._object_before(k)
+                if before is not None:
+                    return before, k, None
                 if self.state.last_object is None:
                     return None, k, None
                 return self.state.last_object, k, None
         return None, hi, None
+
+    def _object_before(self, k: int) -> str | None:
+        """What ``it`` at token ``k`` stands for when this sentence named an object before
+        it ("reached for the plum, picking it up"): the nearest, or what a container
+        named there holds."""
+        for j in range(k - 1, -1, -1):
+            m = self.by_token.get(j)
+            if m is not None and m.kind == "object":
+                if m.of_object is not None:
+                    return m.of_object
+                return self.state.inside.get(m.ids[0], m.ids[0])
+        return None
 
     def _source(self, lo: int, hi: int) -> str | None:
         """The container an object is taken ``from`` in tokens ``lo..hi``."""
@@ -890,22 +963,18 @@ class _Sentence:
 
     def _statements(self, perceivers: list[str]) -> None:
         """An object's first placement, stated: ``a bottle of peas``, ``the peas were in the
-        bottle``, ``in the bucket there was a skirt``."""
+        bottle``, ``a tangerine resting inside a small box``, ``in the bucket there was a
+        skirt``, ``the crate held a skirt``, and, after a sentence that names a container,
+        ``Inside was a radish`` / ``there lay a skirt`` / ``it contained a skirt``."""
         objects = [m for m in self.mentions if m.kind == "object"]
         for m in objects:
-            placed: tuple[str, str] | None = None
             if m.of_object is not None:
-                placed = (m.of_object, m.ids[0])
-            if placed is None:
-                continue
-            self._state(placed, perceivers)
+                self._state((m.of_object, m.ids[0]), perceivers)
         containers = [m for m in objects if self._is_container(m.ids[0]) and m.of_object is None]
         plain = [m for m in objects if not self._is_container(m.ids[0])]
         for box in containers:
-            if box.first == 0 or self.toks[box.first - 1].low not in _LOCATIVE:
-                prev = self.toks[box.first - 2].low if box.first > 1 else ""
-                if prev not in _LOCATIVE:
-                    continue
+            if not self._locative_before(box.first):
+                continue
             if any(a.target == box.ids[0] for a in self.actions):
                 continue
             near = [o for o in plain if abs(o.first - box.first) <= 12]
@@ -913,14 +982,34 @@ class _Sentence:
                 self._state((near[0].ids[0], box.ids[0]), perceivers)
         for box in containers:
             after = " ".join(t.low for t in self.toks[box.last + 1 : box.last + 4])
-            if re.match(
-                r"(?:held|holds|holding|contained|contains|containing|filled with|"
-                r"full of)\b",
-                after,
-            ):
+            if _HOLDS.match(after):
                 inner = [o for o in plain if box.last < o.first <= box.last + 8]
                 if inner:
                     self._state((inner[0].ids[0], box.ids[0]), perceivers)
+        box_id = self.state.last_box
+        if containers or box_id is None or len(plain) != 1 or self.actions:
+            return
+        thing = plain[0].ids[0]
+        if thing in self.state.located:
+            return
+        words = [t.low for t in self.toks]
+        bridged = any(w in ("inside", "within", "therein", "there") for w in words)
+        for k, w in enumerate(words[:-1]):
+            if w in ("it", "which") and _HOLDS.match(" ".join(words[k + 1 : k + 3])):
+                bridged = True
+        if bridged:
+            self._state((thing, box_id), perceivers)
+
+    def _locative_before(self, at: int) -> bool:
+        """Whether a locative preposition comes before token ``at`` with at most three
+        modifiers between ("in the bucket", "inside a small wooden box")."""
+        for j in range(at - 1, max(-1, at - 5), -1):
+            tok = self.toks[j]
+            if tok.low in _LOCATIVE:
+                return True
+            if j in self.by_token or not tok.low.isalpha() or tok.low in ("and", "or"):
+                return False
+        return False
 
     def _is_container(self, sid: str) -> bool:
         return any(t.id == sid and t.container for ts in self.lex.things.values() for t in ts)
@@ -928,6 +1017,12 @@ class _Sentence:
     def _state(self, placed: tuple[str, str], perceivers: list[str]) -> None:
         obj, box = placed
         if self.state.at.get(obj) == box:
+            return
+        moved = next((i for i in self.events if self.actions[i].obj == obj), None)
+        if moved is not None:
+            # "moved the bottle of peas to the fridge": where it was is before the move
+            if obj not in self.known_before:
+                self._state_before(moved, obj, box, perceivers)
             return
         first = obj not in self.state.located
         self.state.located.add(obj)
@@ -942,6 +1037,19 @@ class _Sentence:
             return
         company = tuple(sorted(self.state.company)) if first and not self._placed() else ()
         self.actions.append(self._action("state", clause=clause, seen_by=company))
+
+    def _state_before(self, at: int, obj: str, box: str, perceivers: list[str]) -> None:
+        """``obj`` stated in ``box`` before this sentence's event ``at`` that moves it."""
+        clause = Clause(subject=obj, attribute="location", value=box)
+        company = () if self._placed() else tuple(sorted(self.state.company))
+        action = (
+            self._action("perceive", actors=tuple(dict.fromkeys(perceivers)), clause=clause)
+            if perceivers
+            else self._action("state", clause=clause, seen_by=company)
+        )
+        self.actions.insert(at, action)
+        self.events = [i + 1 if i >= at else i for i in self.events]
+        self.known_before.add(obj)
 
     def _placed(self) -> bool:
         return any(p for p in self.state.where.values())
@@ -1068,6 +1176,8 @@ class _Sentence:
         for m in self.mentions:
             if m.kind == "character":
                 state.mentioned.extend(m.ids)
+            elif m.kind == "object" and self._is_container(m.ids[0]):
+                state.last_box = m.ids[0]
 
 
 def _marked(
@@ -1092,6 +1202,9 @@ def _marked(
 
 
 _EVENT_KINDS = frozenset({"move", "take", "give"})
+_HOLDS = re.compile(
+    r"(?:held|holds|holding|contained|contains|containing|filled with|full of|housed|housing)\b"
+)
 _BASE_BEFORE = frozenset(
     {"to", "would", "could", "can", "will", "should", "might", "must", "may", "shall", "did"}
     | {"didn't", "couldn't", "wouldn't", "won't", "can't", "cannot", "and", "or", "not"}

@@ -175,3 +175,90 @@ class TestSpansAndNarration:
             "Leo exited the study. Mara moved the key to the box. Mara likes the key."
         )
         assert read_prose(text, {}) == extract(text)
+
+
+KITCHEN = pack(
+    ("character", "Nell"),
+    ("character", "Omar"),
+    ("object", "plum"),
+    ("object", "tin", True),
+    ("object", "pantry shelf", True),
+    ("place", "porch"),
+)
+
+
+def located(actions: Sequence[StoryAction]) -> list[tuple[str, str]]:
+    return [
+        (a.clause.subject, a.clause.value)
+        for a in actions
+        if a.clause is not None and a.clause.attribute == "location"
+    ]
+
+
+class TestFirstPlacement:
+    """Where a thing first is, as English states it in passing."""
+
+    def test_modifiers_between_the_preposition_and_the_container(self) -> None:
+        actions = read_prose("On the porch, a plum was resting inside a small dented tin.", KITCHEN)
+        assert located(actions) == [("plum", "tin")]
+
+    def test_inside_refers_back_to_the_container_just_named(self) -> None:
+        text = "Nell lifted the lid of an old tin. Inside, to her delight, lay a plum."
+        assert located(read_prose(text, KITCHEN)) == [("plum", "tin")]
+
+    def test_it_contained_refers_back_to_the_container(self) -> None:
+        text = "Omar found a tin under the bench. It contained a single plum."
+        assert located(read_prose(text, KITCHEN)) == [("plum", "tin")]
+
+    def test_no_container_before_means_no_placement(self) -> None:
+        text = "Omar sat on the porch. Inside, he was thinking about a plum."
+        assert located(read_prose(text, KITCHEN)) == []
+
+    def test_where_it_was_comes_before_the_move_that_takes_it_away(self) -> None:
+        text = "Nell carried the tin of plums to the pantry shelf."
+        actions = [a for a in read_prose(text, KITCHEN) if a.kind != "narration"]
+        assert kinds(actions) == ["state", "move"]
+        assert located(actions) == [("plum", "tin")]
+        assert actions[1].obj == "plum" and actions[1].target == "pantry_shelf"
+
+
+class TestGeneralNouns:
+    """A definite general noun names the one object of the story it is a kind of
+    (WordNet's hypernyms, as memory/data/general_words ships them)."""
+
+    def test_the_fruit_is_the_plum(self) -> None:
+        text = "Omar spotted the plum. He put the ripe fruit on the pantry shelf."
+        [move] = [a for a in read_prose(text, KITCHEN) if a.kind == "move"]
+        assert (move.obj, move.target) == ("plum", "pantry_shelf")
+
+    def test_a_general_noun_fitting_two_things_names_neither(self) -> None:
+        story = pack(
+            ("character", "Nell"),
+            ("object", "plum"),
+            ("object", "pear"),
+            ("object", "tin", True),
+        )
+        text = "Nell put the fruit in the tin."
+        assert [a for a in read_prose(text, story) if a.kind == "move"] == []
+
+    def test_a_bare_general_noun_is_not_a_mention(self) -> None:
+        text = "Nell put fruit in the tin."
+        assert [a for a in read_prose(text, KITCHEN) if a.kind == "move"] == []
+
+
+class TestSplitPhrasalVerbs:
+    def test_a_particle_after_its_pronoun_object(self) -> None:
+        text = (
+            "Nell stood on the porch. She reached for the plum, lifting it up and carrying "
+            "it to the pantry shelf."
+        )
+        actions = [a for a in read_prose(text, KITCHEN) if a.obj == "plum"]
+        assert [(a.kind, a.target) for a in actions][-1] == ("move", "pantry_shelf")
+
+    def test_it_is_the_object_named_before_it_in_the_sentence(self) -> None:
+        text = (
+            "Omar dropped the tin onto the porch. Nell spotted the plum beside it and, "
+            "smiling, moved it to the pantry shelf."
+        )
+        moves = [a for a in read_prose(text, KITCHEN) if a.kind == "move"]
+        assert (moves[-1].obj, moves[-1].target) == ("plum", "pantry_shelf")
