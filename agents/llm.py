@@ -7,6 +7,12 @@ structured-output method its server takes, and its token limit. Every call:
   exponential backoff and jitter, honouring the server's ``Retry-After`` (tenacity; the
   OpenAI client's own retry is off so that the two never stack), then raises
   :class:`ModelUnavailable`;
+* **bounds the reply** (:mod:`fabula.agents.transport`): one reply, its retries and their
+  waits included, ends within ``timeout_s`` of its request (a retry that would not start
+  in time is not made), else :class:`ModelUnavailable`; one that sends more than
+  ``max_reply_bytes``, streamed or not, is cut off there and is :class:`ModelOutputError`
+  (not retried: the same request would get the same); a 200 whose body is not a chat
+  completion is :class:`ModelUnavailable`, not retried either;
 * **reads ``finish_reason``**: a reply cut at its token limit is asked for once more with
   the limit doubled, then :class:`ModelTruncated`; a refusal is :class:`ModelRefused`;
 * **counts usage** (tokens and retries, by role: :mod:`fabula.agents.usage`).
@@ -45,6 +51,7 @@ remembered, each logged as ``model_server_adapted``:
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import json
 import re
@@ -63,10 +70,19 @@ from tenacity import (
     RetryCallState,
     retry_if_exception,
     stop_after_attempt,
+    stop_before_delay,
     wait_exponential_jitter,
 )
 
 from fabula.agents.schemas import strict_schema
+from fabula.agents.transport import (
+    ReplyBound,
+    ReplyTooLarge,
+    ReplyTooSlow,
+    bounded_http_client,
+    deadline,
+    reply_bound,
+)
 from fabula.agents.usage import record_call, record_reply, record_retry, record_truncation
 from fabula.errors import (
     ConfigError,
@@ -200,7 +216,8 @@ def make_chat_model(settings: ModelSettings) -> CompatChat:
     else); the client itself never retries (:class:`ModelClient` does). A server at
     ``base_url`` that needs no key gets a placeholder, since the client refuses to start
     without one. Streamed replies ask for their usage. ``settings.stop`` are the stop
-    sequences sent with every request.
+    sequences sent with every request. Every reply is read under ``max_reply_bytes`` and
+    the deadline its call sets (:func:`~fabula.agents.transport.bounded_http_client`).
 
     Raises :class:`ConfigError` when no model is set (that is the offline engine), or
     when the OpenAI API itself is meant (no ``base_url``) and there is no API key.
@@ -222,6 +239,11 @@ def make_chat_model(settings: ModelSettings) -> CompatChat:
         stop=list(settings.stop) or None,
         timeout=settings.timeout_s,
         max_retries=0,
+        http_async_client=bounded_http_client(
+            base_url=settings.base_url,
+            timeout_s=settings.timeout_s,
+            max_bytes=settings.max_reply_bytes,
+        ),
         stream_usage=True,
         use_responses_api=False,
     )
@@ -250,6 +272,8 @@ class ModelClient:
         self.max_tokens = settings.max_tokens
         self.retry_initial_s = settings.retry_initial_s
         self.retry_max_s = settings.retry_max_s
+        self.timeout_s = settings.timeout_s
+        self.max_reply_bytes = settings.max_reply_bytes
         self.schemas = settings.schemas  # "story": roles send their story-shaped schemas
         self.method: Method = "json_schema"
         self._usage_missing = False
@@ -597,20 +621,31 @@ class ModelClient:
         return True
 
     async def _transport(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> AIMessage:
+        """One reply, its transient failures retried, all within ``timeout_s`` (the
+        deadline is checked by the event loop, and as each piece of the reply is read)."""
         retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.max_retries + 1),
+            stop=stop_after_attempt(self.max_retries + 1) | stop_before_delay(self.timeout_s),
             wait=self._wait,
             retry=retry_if_exception(_transient),
             before_sleep=self._before_sleep,
             reraise=True,
         )
         try:
-            async for attempt in retrying:
-                with attempt:
-                    reply = await self.chat.ainvoke(messages, **kwargs)
-                    assert isinstance(reply, AIMessage)
-                    return reply
+            with deadline(self.timeout_s) as until:
+                async with asyncio.timeout_at(_loop_time(until)):
+                    async for attempt in retrying:
+                        with attempt:
+                            reply = await self.chat.ainvoke(messages, **kwargs)
+                            assert isinstance(reply, AIMessage)
+                            return reply
+        except TimeoutError as error:
+            raise self._too_slow(None) from error
+        except ReplyBound as error:  # a streamed reply: raised as it was read
+            raise self._out_of_bounds(error) from error
         except openai.APIConnectionError as error:  # includes timeouts
+            bound = reply_bound(error)
+            if bound is not None:  # an unstreamed reply: wrapped by the OpenAI client
+                raise self._out_of_bounds(bound) from error
             raise self._unavailable(error, f"cannot reach the model {self.model_name!r}") from error
         except openai.APIStatusError as error:
             if error.status_code == 404 and "model" in str(error.message).lower():
@@ -631,8 +666,43 @@ class ModelClient:
                     "(the run differs from the recorded one)",
                     role=self.role,
                 ) from error
+            if isinstance(error, ValueError):  # JSONDecodeError, or not a completion
+                raise ModelUnavailable(
+                    f"the model server at {self.base_url} answered with a body that is not "
+                    f"a chat completion: {_one_line(str(error))}",
+                    role=self.role,
+                    base_url=self.base_url,
+                ) from error
             raise
         raise AssertionError("unreachable")
+
+    def _out_of_bounds(self, bound: ReplyBound) -> ModelUnavailable | ModelOutputError:
+        """The model error for a reply that passed a bound while it was read."""
+        if isinstance(bound, ReplyTooSlow):
+            return self._too_slow(bound.read)
+        if isinstance(bound, ReplyTooLarge):
+            log.warning("model_reply_too_large", role=self.role, max_bytes=bound.limit)
+            return ModelOutputError(
+                f"the {self.role}'s reply passed {bound.limit:,} bytes and was cut off "
+                "(FABULA_MODEL_MAX_REPLY_BYTES)",
+                role=self.role,
+                base_url=self.base_url,
+            )
+        return ModelUnavailable(
+            f"the model server at {self.base_url} answered with a body it could not be "
+            f"read from: {bound}",
+            role=self.role,
+            base_url=self.base_url,
+        )
+
+    def _too_slow(self, read: int | None) -> ModelUnavailable:
+        log.warning("model_reply_timeout", role=self.role, timeout_s=self.timeout_s, read=read)
+        return ModelUnavailable(
+            f"the model {self.model_name!r} did not finish its reply within "
+            f"{self.timeout_s:g} s (FABULA_MODEL_TIMEOUT)",
+            role=self.role,
+            base_url=self.base_url,
+        )
 
     async def _unknown_model(self, error: openai.APIStatusError) -> ModelUnavailable:
         """A 404 naming the model: the server does not serve it; say what it serves."""
@@ -640,9 +710,11 @@ class ModelClient:
         client = getattr(self.chat, "root_async_client", None)
         if client is not None:
             try:
-                page = await client.models.list()
+                with deadline(self.timeout_s):
+                    async with asyncio.timeout(self.timeout_s):
+                        page = await client.models.list()
                 names = sorted(m.id for m in page.data)
-            except openai.OpenAIError:
+            except (openai.OpenAIError, ReplyBound, TimeoutError, ValueError):
                 names = []
             if names:
                 served = f" (it serves: {', '.join(names[:8])})"
@@ -692,7 +764,7 @@ class ModelClient:
 
 def _transient(error: BaseException) -> bool:
     if isinstance(error, openai.APIConnectionError):
-        return True
+        return reply_bound(error) is None  # a reply out of bounds would be so again
     if isinstance(error, openai.APIStatusError):
         if _NO_SYSTEM.search(str(error.message).lower()) or _UNPARSED.search(str(error.message)):
             return False  # a template's refusal, a reply cut short: the same again
@@ -751,6 +823,16 @@ def _first_error(error: ValidationError) -> str:
     first = error.errors(include_url=False)[0]
     where = ".".join(str(p) for p in first["loc"])
     return f"{where}: {first['msg']}"[:300]
+
+
+def _loop_time(monotonic: float) -> float:
+    """A :func:`time.monotonic` instant on the running event loop's clock."""
+    loop = asyncio.get_running_loop()
+    return loop.time() + (monotonic - time.monotonic())
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    return " ".join(text.split())[:limit]
 
 
 def _since(started: float) -> float:

@@ -18,6 +18,10 @@ It behaves as real servers do where that matters to a client:
 * **errors**: ``reply_error(429, ..., retry_after=1)`` (with a ``Retry-After`` header),
   500 and 503 answers; a reply can be **slow** (``delay_s``), **truncated** (``finish_reason
   "length"``) or a **refusal** (``message.refusal``, as OpenAI's structured outputs send);
+* **hostile replies**, as a broken or malicious server sends them: a 200 whose body is not
+  JSON (``raw``), a reply that never ends (``endless``: a stream of content chunks, or an
+  unstreamed body, that goes on until the client hangs up) and one sent a byte at a time
+  (``drip_s``: a slowloris);
 * **strict schemas**: a strict ``json_schema`` (or strict tool) whose schema breaks
   OpenAI's strict rules is answered with HTTP 400 "Invalid schema for response_format",
   as OpenAI answers it (``strict_validation``, on by default);
@@ -91,6 +95,10 @@ class Reply:
     delay_s: float = 0.0  # answer this much later
     schema: str | None = None  # only for a request for this schema (TEXT: free text)
     contains: str | None = None  # only for a request whose messages contain this
+    raw: bytes | None = None  # a 200 whose body is these bytes as they are
+    raw_type: str = "application/json"  # ... and the content type it claims
+    endless: bool = False  # a 200 whose body never ends (streamed: content chunks forever)
+    drip_s: float = 0.0  # the body sent one byte every this many seconds
 
     @property
     def is_tool_call(self) -> bool:
@@ -277,6 +285,11 @@ class FakeOpenAI(LocalServer):
         """The ``/v1`` URL to give a client."""
         host, port = self.address()
         return f"http://{host}:{port}/v1"
+
+    @property
+    def serving(self) -> bool:
+        """Whether it is started (an endless reply stops once it is not)."""
+        return self._server is not None
 
     def handler(self) -> type[BaseHTTPRequestHandler]:
         return type("Handler", (_Handler,), {"fake": self})
@@ -507,9 +520,17 @@ class _Handler(BaseHTTPRequestHandler):
             kind = "rate_limit_error" if chosen.status == 429 else "server_error"
             self._send_json(chosen.status, _error(chosen.error, kind=kind), headers)
             return
+        if chosen.raw is not None:
+            self._send_body(chosen.raw, chosen.raw_type, chosen.drip_s)
+            return
+        if chosen.endless:
+            self._send_endless(body)
+            return
         answer = self.fake.completion(body, chosen)
         if isinstance(answer, list):
             self._send_events(answer)
+        elif chosen.drip_s:
+            self._send_body(json.dumps(answer).encode(), "application/json", chosen.drip_s)
         else:
             self._send_json(200, answer)
 
@@ -522,6 +543,41 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
+
+    def _send_body(self, data: bytes, content_type: str, drip_s: float) -> None:
+        """``data`` as a 200 with no length (it ends when the connection closes), at once
+        or one byte every ``drip_s`` seconds."""
+        self.send_response(200)
+        self.send_header("Content-Type", content_type)
+        self.end_headers()
+        if not drip_s:
+            self.wfile.write(data)
+            return
+        for i in range(len(data)):
+            self.wfile.write(data[i : i + 1])
+            self.wfile.flush()
+            time.sleep(drip_s)
+
+    def _send_endless(self, body: dict[str, Any]) -> None:
+        """A 200 that never ends, until the client hangs up or the server stops: content
+        chunks for a streamed request, else a JSON body whose string never closes."""
+        streamed = bool(body.get("stream"))
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream" if streamed else "application/json")
+        self.end_headers()
+        base = {"id": "chatcmpl-endless", "object": "chat.completion.chunk", "created": 0}
+        delta = {"index": 0, "delta": {"content": "and on "}, "finish_reason": None}
+        piece = (
+            f"data: {json.dumps({**base, 'choices': [delta]})}\n\n".encode()
+            if streamed
+            else b"on " * 256
+        )
+        if not streamed:
+            self.wfile.write(b'{"id": "chatcmpl-endless", "choices": [{"message": {"content": "')
+        while self.fake.serving:
+            self.wfile.write(piece)
+            self.wfile.flush()
+            time.sleep(0.001)
 
     def _send_events(self, chunks: list[dict[str, Any]]) -> None:
         # HTTP/1.0 semantics: the stream ends when the connection closes.

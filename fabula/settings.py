@@ -255,7 +255,20 @@ VARIABLES: tuple[Variable, ...] = (
         "sequence as it is",
     ),
     Variable(
-        "FABULA_MODEL_TIMEOUT", "model.timeout_s", "float", "`60`", "seconds to wait for one reply"
+        "FABULA_MODEL_TIMEOUT",
+        "model.timeout_s",
+        "float",
+        "`60`",
+        "seconds one reply may take in all, from its request to its last byte, its "
+        "transport retries included (a reply still coming then is cut off: an error)",
+    ),
+    Variable(
+        "FABULA_MODEL_MAX_REPLY_BYTES",
+        "model.max_reply_bytes",
+        "int",
+        "`8388608` (8 MiB)",
+        "the most bytes one reply may send, streamed or not, counted as they are read "
+        "(a reply that passes it is cut off there: an error)",
     ),
     Variable("FABULA_MODEL_SEED", "model.seed", "int", "unset", "sent to servers that take a seed"),
     Variable(
@@ -378,11 +391,13 @@ class ModelSettings(BaseModel):
 
     ``max_retries`` counts transport retries (429, 5xx, timeouts, lost connections), with
     exponential backoff and jitter from ``retry_initial_s`` up to ``retry_max_s``, honouring
-    a server's ``Retry-After``. ``max_attempts`` counts replies per structured call (a
-    malformed reply is shown its error and asked for again). ``max_tokens`` bounds a reply;
-    ``seed`` is sent where set (servers that take one answer reproducibly). ``stop`` are
-    stop sequences sent with every request (``FABULA_MODEL_STOP``: a JSON list of strings,
-    or one sequence as it is).
+    a server's ``Retry-After``, all within ``timeout_s``: one reply's whole time, from its
+    request to its last byte, its retries included. ``max_reply_bytes`` bounds what one
+    reply may send (see :mod:`fabula.agents.transport`). ``max_attempts`` counts replies
+    per structured call (a malformed reply is shown its error and asked for again).
+    ``max_tokens`` bounds a reply; ``seed`` is sent where set (servers that take one answer
+    reproducibly). ``stop`` are stop sequences sent with every request
+    (``FABULA_MODEL_STOP``: a JSON list of strings, or one sequence as it is).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -393,6 +408,9 @@ class ModelSettings(BaseModel):
     temperature: float | None = Field(default=0.7, ge=0.0, le=2.0)
     max_tokens: int | None = Field(default=None, ge=1)
     timeout_s: float = Field(default=60.0, gt=0)
+    # a streamed reply sends ~200 bytes of envelope a token: 8 MiB holds a 64 KiB passage
+    # (the turn text limit) streamed a token a chunk, twice over
+    max_reply_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
     seed: int | None = None
     max_retries: int = Field(default=4, ge=0)
     max_attempts: int = Field(default=3, ge=1)

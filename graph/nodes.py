@@ -24,7 +24,13 @@ from fabula.agents.usage import metering
 from fabula.agents.views import AuthorView, author_view
 from fabula.agents.writer.context import writer_context
 from fabula.agents.writer.model import draft_findings
-from fabula.errors import FabulaError, InvalidInput, ModelTruncated, TurnConflict
+from fabula.errors import (
+    FabulaError,
+    InvalidInput,
+    ModelOutputError,
+    ModelTruncated,
+    TurnConflict,
+)
 from fabula.graph.hitl import decision_from, hitl_request
 from fabula.graph.runtime import Committed, TurnContext
 from fabula.graph.state import (
@@ -218,6 +224,7 @@ async def write(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, An
                 "findings": [*state.get("findings", []), REVISION_KEPT],
                 "usage": meter.as_dict(),
             }
+    _refuse_too_long(draft.text, state, ctx)
     # what the writer marked (a passage cut at its token limit) goes to the critic's findings
     return {
         "draft": Draft(text=draft.text, revision=draft.revision),
@@ -226,6 +233,23 @@ async def write(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, An
         "revision_kept": False,
         "usage": meter.as_dict(),
     }
+
+
+def _refuse_too_long(text: str, state: TurnState, ctx: TurnContext) -> None:
+    """Refuse, here in the writer's step, a passage longer than a turn may be: a step that
+    raises leaves nothing in the turn's checkpoint, where a draft it returned would stay (to
+    be refused by the critic's step) until the story is deleted. The model's failure, not
+    the user's: :class:`ModelOutputError`."""
+    size, limit = len(text.encode("utf-8")), ctx.settings.limits.turn_text_bytes
+    if size > limit:
+        raise ModelOutputError(
+            f"the writer's passage is {size:,} bytes, more than the {limit:,} a turn's text "
+            "may have (FABULA_MAX_TURN_TEXT); nothing was kept",
+            role="writer",
+            story=state["story"],
+            branch=state["branch"],
+            turn=state["turn"],
+        )
 
 
 def route_after_write(state: TurnState) -> str:

@@ -9,6 +9,7 @@ are checked through the logged retry plan, never by timing.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import openai
@@ -429,13 +430,33 @@ class TestTransport:
         assert meter.roles["planner"].retries == 1
         assert meter.roles["planner"].calls == 1
 
-    async def test_a_slow_reply_times_out_and_is_retried(self, fake_openai: FakeOpenAI) -> None:
+    async def test_a_slow_reply_ends_at_the_timeout_its_retries_included(
+        self, fake_openai: FakeOpenAI
+    ) -> None:
+        """Reproduction: the timeout bounded each read, and a reply that took it was asked
+        for again, max_retries times. Now the timeout is the reply's whole time, retries
+        included: a reply that takes it all is ModelUnavailable, not asked for again."""
         model = client_for(fake_openai, timeout_s=0.3)
         fake_openai.queue(Reply(content="too late", delay_s=1.5))
         fake_openai.reply_text("in time")
-        with capture_logs() as logs:
-            assert await model.text(MESSAGES) == "in time"
-        assert [r["error"] for r in events(logs, "model_retry")] == ["timeout"]
+        started = time.monotonic()
+        with capture_logs() as logs, pytest.raises(errors.ModelUnavailable, match=r"within 0\.3 s"):
+            await model.text(MESSAGES)
+        assert time.monotonic() - started < 1.2
+        assert events(logs, "model_retry") == [] and fake_openai.pending == 1
+
+    async def test_a_retry_that_would_start_after_the_timeout_is_not_made(
+        self, fake_openai: FakeOpenAI
+    ) -> None:
+        """A server asking to be called again in 60 s, with 2 s left: the error at once."""
+        model = client_for(fake_openai, timeout_s=2, retry_max_s=30)
+        fake_openai.reply_error(429, "slow down", retry_after=60)
+        fake_openai.reply_text("later")
+        started = time.monotonic()
+        with pytest.raises(errors.ModelUnavailable, match="HTTP 429"):
+            await model.text(MESSAGES)
+        assert time.monotonic() - started < 1.5
+        assert fake_openai.pending == 1
 
     async def test_retries_are_bounded_then_one_clear_error(self, fake_openai: FakeOpenAI) -> None:
         """max_retries retries, then ModelUnavailable naming the status, the HTTP error

@@ -7,16 +7,20 @@ a final usage chunk, ``max_completion_tokens`` versus ``max_tokens``, a 400 for 
 the server does not take (``seed``, ``strict``), a model name it does not know, and a
 server that answers ``json_object`` but neither ``json_schema`` nor tools. Also here: prose
 cut at its token limit (kept up to its last complete sentence, marked for the critic and
-the approver) and the stop sequences setting.
+the approver) and the stop sequences setting; and hostile replies: a 200 that is not JSON,
+a reply that never ends (streamed or not), one sent a byte at a time, one larger than the
+reply cap, each ended in one line within the model's timeout.
 """
 
 from __future__ import annotations
+
+import time
 
 import pytest
 from structlog.testing import capture_logs
 
 from fabula.agents.contracts import TurnPlan, WriteRequest
-from fabula.agents.llm import adapt_payload, make_client
+from fabula.agents.llm import CompatChat, ModelClient, adapt_payload, make_client
 from fabula.agents.usage import metering
 from fabula.agents.views import author_view
 from fabula.agents.writer.model import (
@@ -41,6 +45,7 @@ from fabula.testing.model import (
     STORY,
     TEXT,
     FakeOpenAI,
+    Reply,
     ScenePlan,
     client_for,
     events,
@@ -284,6 +289,112 @@ class TestTruncationCounted:
         with metering() as meter, pytest.raises(ModelTruncated):
             await client_for(fake_openai, max_tokens=50).structured(ScenePlan, MESSAGES)
         assert meter.truncated == {"planner": 2}
+
+
+def streamed(model: ModelClient) -> ModelClient:
+    """``model`` streaming its replies, as it does when a LangGraph run streams messages."""
+    assert isinstance(model.chat, CompatChat)
+    model.chat.streaming = True
+    return model
+
+
+class TestHostileReplies:
+    """Reproduction (FABULA_MODEL_TIMEOUT=15): a stream that never ended ran on past 100 s
+    and 2 MB; an unstreamed body that never ended, or a byte every 2 s, past 180 s; a 200
+    whose body was not JSON was a JSONDecodeError traceback. Now each ends within the
+    timeout (or at the reply cap, whichever comes first), in one line, not retried."""
+
+    async def test_a_stream_that_never_ends_is_cut_off_at_the_timeout(
+        self, fake_openai: FakeOpenAI
+    ) -> None:
+        fake_openai.queue(Reply(endless=True))
+        model = streamed(client_for(fake_openai, "writer", timeout_s=2))
+        started = time.monotonic()
+        with pytest.raises(ModelUnavailable, match=r"within 2 s \(FABULA_MODEL_TIMEOUT\)") as e:
+            await model.prose(MESSAGES)
+        assert time.monotonic() - started < 3.5
+        assert "\n" not in str(e.value) and e.value.exit_code == 6
+        assert len(fake_openai.requests) == 1
+
+    @pytest.mark.parametrize("stream", [False, True], ids=["unstreamed", "streamed"])
+    async def test_a_reply_that_never_ends_is_cut_off_at_the_byte_cap(
+        self, fake_openai: FakeOpenAI, stream: bool
+    ) -> None:
+        fake_openai.queue(Reply(endless=True))
+        model = client_for(fake_openai, "writer", timeout_s=20, max_reply_bytes=64 * 1024)
+        model = streamed(model) if stream else model
+        started = time.monotonic()
+        with pytest.raises(ModelOutputError, match=r"passed 65,536 bytes") as caught:
+            await model.prose(MESSAGES)
+        assert time.monotonic() - started < 5
+        assert "\n" not in str(caught.value) and caught.value.exit_code == 6
+        assert len(fake_openai.requests) == 1  # not retried: it would only come again
+
+    async def test_an_unstreamed_body_that_never_ends_is_cut_off_at_the_timeout(
+        self, fake_openai: FakeOpenAI
+    ) -> None:
+        fake_openai.queue(Reply(endless=True))
+        started = time.monotonic()
+        with pytest.raises(ModelUnavailable, match=r"within 2 s"):
+            await client_for(fake_openai, timeout_s=2).structured(ScenePlan, MESSAGES)
+        assert time.monotonic() - started < 3.5
+        assert len(fake_openai.requests) == 1
+
+    async def test_a_reply_sent_a_byte_at_a_time_is_cut_off_at_the_timeout(
+        self, fake_openai: FakeOpenAI
+    ) -> None:
+        """A slowloris: each read comes well inside the timeout, the reply never does."""
+        fake_openai.queue(Reply(content="x" * 40, drip_s=0.2))
+        fake_openai.reply_json(GOOD)  # never asked for: no time is left for a retry
+        started = time.monotonic()
+        with pytest.raises(ModelUnavailable, match=r"within 2 s"):
+            await client_for(fake_openai, timeout_s=2).text(MESSAGES)
+        assert time.monotonic() - started < 3.5
+        assert fake_openai.pending == 1
+
+    async def test_a_reply_announced_larger_than_the_cap_is_refused_unread(
+        self, fake_openai: FakeOpenAI
+    ) -> None:
+        fake_openai.reply_text("y" * 200_000)
+        model = client_for(fake_openai, "writer", max_reply_bytes=64 * 1024)
+        with capture_logs() as logs, pytest.raises(ModelOutputError, match="passed 65,536"):
+            await model.prose(MESSAGES)
+        assert [e["max_bytes"] for e in events(logs, "model_reply_too_large")] == [65536]
+        assert len(fake_openai.requests) == 1
+
+    @pytest.mark.parametrize(
+        ("reply", "stream"),
+        [
+            (Reply(raw=b"<html>Bad gateway</html>"), False),
+            (Reply(raw=b"<html>Bad gateway</html>", raw_type="text/html"), False),
+            (Reply(raw=b"data: {not json\n\n", raw_type="text/event-stream"), True),
+        ],
+        ids=["claimed-json", "html", "stream"],
+    )
+    async def test_a_200_whose_body_is_not_json_is_one_line(
+        self, fake_openai: FakeOpenAI, reply: Reply, stream: bool
+    ) -> None:
+        fake_openai.queue(reply)
+        model = client_for(fake_openai, "writer")
+        model = streamed(model) if stream else model
+        with pytest.raises(ModelUnavailable, match="not a chat completion") as caught:
+            await model.prose(MESSAGES)
+        assert "\n" not in str(caught.value) and caught.value.exit_code == 6
+        assert len(fake_openai.requests) == 1
+
+    async def test_a_structured_call_answered_with_html_is_one_line(
+        self, fake_openai: FakeOpenAI
+    ) -> None:
+        fake_openai.queue(Reply(raw=b"<html>Bad gateway</html>"))
+        with pytest.raises(ModelUnavailable, match="not a chat completion"):
+            await client_for(fake_openai).structured(ScenePlan, MESSAGES)
+
+    async def test_a_quick_failure_is_still_retried_within_the_timeout(
+        self, fake_openai: FakeOpenAI
+    ) -> None:
+        fake_openai.reply_error(503, "warming up")
+        fake_openai.reply_text("ready")
+        assert await client_for(fake_openai, timeout_s=2).text(MESSAGES) == "ready"
 
 
 class TestStopSequences:

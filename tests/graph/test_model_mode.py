@@ -12,6 +12,10 @@ moved it to the hollow book. Leo still believes it is in the drawer.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import get_args
 
@@ -343,6 +347,87 @@ class TestWriter:
         assert "## Notes\n- make it tense" in prompt
         assert '- error (contradiction): the key is not there — "Leo took"' in prompt
         assert "focal: Leo, Mara" in prompt
+
+
+async def used_memory(url: str) -> int:
+    """Redis's ``used_memory``, in bytes."""
+    client = aredis.Redis.from_url(url)
+    try:
+        info = await client.info("memory")
+        return int(info["used_memory"])
+    finally:
+        await client.aclose()
+
+
+class TestRefusedDraft:
+    async def test_a_passage_longer_than_a_turn_is_refused_and_no_checkpoint_keeps_it(
+        self, fab: Fabula, fake_openai: FakeOpenAI, redis_url: str
+    ) -> None:
+        """Reproduction: a writer's reply past the turn text limit (under the reply cap) was
+        checkpointed with the writer's step, then refused by the critic as bad *input* (exit
+        2): Redis kept it until the story was deleted. Now the writer's step refuses it, a
+        model error (exit 6), and the turn's checkpoint grows by nothing like it."""
+        passage = "Leo walked back into the study. " * 40_000  # 1.3 MB, one line
+        fake_openai.reply_json(PLAN, schema="TurnPlan")
+        fake_openai.reply_json(LEO, schema="CharacterProposal", contains="You are Leo")
+        fake_openai.reply_json(MARA, schema="CharacterProposal", contains="You are Mara")
+        fake_openai.reply_text(passage, schema=TEXT)
+        store = fab.store(STORY)
+        before_keys = await story_keys(redis_url)
+        before = await used_memory(redis_url)
+        with pytest.raises(ModelOutputError) as caught:
+            await fab.run_turn(store, auto=False)
+        grown = await used_memory(redis_url) - before
+        assert "65,536 a turn" in str(caught.value) and "\n" not in str(caught.value)
+        assert caught.value.exit_code == 6
+        assert grown < 512 * 1024, f"Redis grew {grown:,} bytes"
+        assert await story_keys(redis_url) == before_keys
+
+        script_turn(fake_openai)  # the turn can be written again: as its next attempt
+        assert await fab.run_turn(store, auto=False) == "pending"
+
+
+class TestCommandLine:
+    @pytest.mark.parametrize(
+        "hostile",
+        [
+            Reply(raw=b"<html>502 Bad Gateway</html>", schema="TurnPlan"),
+            Reply(endless=True, schema="TurnPlan"),
+            Reply(content="x" * 200, drip_s=0.1, schema="TurnPlan"),
+        ],
+        ids=["not-json", "endless", "slowloris"],
+    )
+    async def test_a_hostile_reply_ends_run_in_one_line_with_the_models_status(
+        self, fab: Fabula, fake_openai: FakeOpenAI, redis_url: str, hostile: Reply
+    ) -> None:
+        """Reproduction: `fabula run` against a planner whose 200 was not JSON died with a
+        JSONDecodeError traceback (exit 1); one whose reply never ended, or came a byte at
+        a time, ran for minutes. Now: one line, exit 6, within the model's timeout."""
+        fake_openai.queue(hostile)
+        env = {
+            **os.environ,
+            "FABULA_REDIS_URL": redis_url,
+            "FABULA_MODEL": "fake-model",
+            "FABULA_MODEL_BASE_URL": fake_openai.base_url,
+            "FABULA_MODEL_API_KEY": "test-key",
+            "FABULA_MODEL_TIMEOUT": "2",
+            "FABULA_CONSOLIDATE": "off",
+        }
+        started = time.monotonic()
+        proc = subprocess.run(
+            [sys.executable, "-m", "fabula", "run", STORY],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+        assert proc.returncode == 6, proc.stderr
+        # the one error line (the warnings logged before it are JSON lines)
+        errors = [line for line in proc.stderr.splitlines() if line.startswith("error: ")]
+        assert len(errors) == 1 and "Traceback" not in proc.stderr, proc.stderr
+        assert len(fake_openai.requests) == 1
+        # the process's own start (imports, Redis) is most of what is above the timeout
+        assert time.monotonic() - started < 2 + 25
 
 
 class TestRevisionCut:
