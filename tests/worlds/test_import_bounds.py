@@ -16,9 +16,13 @@ from typing import Any
 import pytest
 
 from fabula.errors import InvalidInput
+from fabula.graph.service import Fabula
+from fabula.memory.connection import connect
+from fabula.settings import Settings
 from fabula.testing import imports as fx
 from fabula.worlds.imports import ImportLimits, import_paths, write_pack
 from fabula.worlds.imports.fields import json_depth
+from fabula.worlds.lore import KeptCard
 
 JPEG = fx.TINY_JPEG
 preset = fx.bookworld_preset
@@ -241,3 +245,19 @@ class TestDeepJson:
         card = fx.v2_card()
         card["data"]["extensions"] = nested(50)  # deep, still within the bound
         assert import_paths([fx.write_json(tmp_path / "ok.json", card)]).pack
+
+
+class TestCreationRolledBack:
+    async def test_a_failed_creation_leaves_nothing(self, redis_url: str, tmp_path: Path) -> None:
+        """A pack whose kept fields the store cannot write (nested 600 deep: made in code,
+        past the import's bound) failed after the story's first writes and left a story
+        hidden from `fabula stories`; now what was written goes."""
+        pack = import_paths([fx.write_json(tmp_path / "ada.json", fx.v1_card())]).pack
+        kept = KeptCard(character="Ada", spec="chara_card_v1", data={"x": nested(600)})
+        pack = pack.model_copy(update={"lore": pack.lore.model_copy(update={"cards": (kept,)})})
+        async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
+            with pytest.raises(Exception, match="depth"):
+                await fab.create_story(pack, "sunk")
+            assert await fab.stories() == []
+        client = connect(redis_url)
+        assert [k for k in client.scan_iter(match="*sunk*") if not k.endswith(":deleted")] == []
