@@ -229,28 +229,31 @@ class StoryStore:
         created = await self.client.hsetnx(keys.meta(self.story), "world", world)
         if not created:
             raise StoryExists(f"story {self.story!r} already exists", story=self.story)
-        await self.client.delete(keys.deleted(self.story))  # made again: its turns go in
         try:
+            await self.client.delete(keys.deleted(self.story))  # made again: its turns go in
             await self.commit(setup)
-        except FabulaError:
-            await self.delete(mark=False)  # never made: not marked deleted
+            await self.client.hset(
+                keys.meta(self.story),
+                mapping={
+                    "title": title,
+                    "created_at": f"{time.time():.3f}",
+                    **({"unfinished": "1"} if unfinished else {}),  # until finish() is called
+                    "rules": (rules or WorldRules()).model_dump_json(),
+                    **(_pack_fields(pack.model_dump_json()) if pack is not None else {}),
+                    **({"origin": origin} if origin is not None else {}),
+                    **({"assets": _assets_json(assets)} if assets else {}),
+                },
+            )
+            for character, document in (lore or {}).items():
+                await self.client.set(keys.mind_lore(self.story, character), document)
+            for character, document in (voices or {}).items():
+                await self.client.set(keys.mind_voice(self.story, character), document)
+        except BaseException:
+            # never made (a setup refused, a pack that does not serialise, a write that
+            # failed): what was written goes, not marked deleted, and the error is raised
+            with contextlib.suppress(Exception):
+                await self.delete(mark=False)
             raise
-        await self.client.hset(
-            keys.meta(self.story),
-            mapping={
-                "title": title,
-                "created_at": f"{time.time():.3f}",
-                **({"unfinished": "1"} if unfinished else {}),  # until finish() is called
-                "rules": (rules or WorldRules()).model_dump_json(),
-                **(_pack_fields(pack.model_dump_json()) if pack is not None else {}),
-                **({"origin": origin} if origin is not None else {}),
-                **({"assets": _assets_json(assets)} if assets else {}),
-            },
-        )
-        for character, document in (lore or {}).items():
-            await self.client.set(keys.mind_lore(self.story, character), document)
-        for character, document in (voices or {}).items():
-            await self.client.set(keys.mind_voice(self.story, character), document)
         # the list of stories is one key outside every story's slot: written after the story
         await self.client.sadd(keys.STORIES, self.story)
 

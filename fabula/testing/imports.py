@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "TINY_JPEG",
     "UNKNOWN_EXTENSION",
     "agnai_book",
     "b64",
+    "bookworld_preset",
     "card_png",
     "charx",
     "kobold_book",
@@ -346,3 +348,32 @@ def write_json(path: Path, doc: Any) -> Path:
     """Write ``doc`` as JSON at ``path``; returns the path."""
     path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
     return path
+
+
+TINY_JPEG = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00" + b"\x00" * 64 + b"\xff\xd9"
+"""The first and last bytes of a JPEG (what a picture is told by), as BookWorld's
+``icon.png`` files often are."""
+
+
+def bookworld_preset(root: Path) -> Path:
+    """A BookWorld preset in ``root``: one role, Ann (``data/roles/isle/Ann-en/``, with an
+    ``icon.png`` and a ``role_lines.jsonl``), at one place; returns the preset's path."""
+    world = root / "data/worlds/isle"
+    role = root / "data/roles/isle/Ann-en"
+    for folder in (root / "experiment_presets", world, root / "data/locations", role):
+        folder.mkdir(parents=True)
+    write_json(world / "general.json", {"world_name": "Isle", "description": "An isle."})
+    places = {"harbour": {"location_name": "Harbour", "description": "Boats."}}
+    write_json(root / "data/locations/isle.json", places)
+    info = {"role_code": "Ann-en", "role_name": "Ann", "profile": "A sailor."}
+    write_json(role / "role_info.json", info)
+    (role / "icon.png").write_bytes(tiny_png())
+    (role / "role_lines.jsonl").write_text('{"text": "Ahoy."}\n')
+    doc = {
+        "world_file_path": "./data/worlds/isle/general.json",
+        "loc_file_path": "./data/locations/isle.json",
+        "role_file_dir": "./data/roles/",
+        "role_agent_codes": ["Ann-en"],
+        "source": "isle",
+    }
+    return write_json(root / "experiment_presets/isle.json", doc)

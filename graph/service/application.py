@@ -142,6 +142,34 @@ class Deciding(TypedDict, total=False):
 
 MAX_ALTERNATIVES = 6  # drafts of one turn asked for at once (each is a whole turn's work)
 MAX_IMPORT_FILES = 16  # files one studio import reads (cards and lorebooks: one cast)
+UPLOAD_LIMITS = ImportLimits(max_import_bytes=8 * 1024 * 1024)
+"""An upload's import bounds: as the command line's, but one request (one story) holds at
+most 8 MiB, files and unpacked archives together. The studio takes bodies of some hundreds
+of KiB, so real cards unpack to a few MiB at most (pictures hardly compress); an archive
+that inflates is stopped at this, whatever it says of itself."""
+MAX_UPLOAD_NAME = 100  # characters of an uploaded file's name kept (its suffix kept whole)
+
+
+def _upload_name(name: str) -> str:
+    """An uploaded file's base name as a name a file may have: cut to
+    :data:`MAX_UPLOAD_NAME` characters and 200 bytes (its suffix, such as ``.charx``,
+    kept), NUL and what UTF-8 cannot write dropped. It names a file in a temporary folder,
+    and a name past the system's 255 bytes could not."""
+    base = PurePath(name.replace("\\", "/").replace("\0", "")).name
+    base = base.encode("utf-8", "ignore").decode("utf-8")
+
+    def fits(text: str) -> bool:
+        return len(text) <= MAX_UPLOAD_NAME and len(text.encode("utf-8")) <= 200
+
+    if fits(base):
+        return base
+    suffix = PurePath(base).suffix
+    suffix = suffix if len(suffix) <= 16 else ""
+    stem = base[: len(base) - len(suffix)][:MAX_UPLOAD_NAME]
+    while stem and not fits(stem + suffix):
+        stem = stem[:-1]
+    return stem + suffix
+
 
 # A turn is checkpointed when its run stops — at the approval interrupt or at its end —
 # not after every step: a run that dies midway starts the turn over, which is safe
@@ -283,7 +311,8 @@ class Fabula:
         ``making`` says (:class:`Making`: its ``origin`` and ``assets``). Unless
         ``finished`` is False (the caller commits more first, then calls
         :meth:`~fabula.memory.store.StoryStore.finish`), the story is marked whole once its
-        characters' users exist; one never marked whole is refused by :meth:`run_turn`.
+        characters' users exist; one never marked whole is refused by :meth:`run_turn`. A
+        creation that fails (a write refused, a user not made) removes what it wrote.
         """
         pack = world if isinstance(world, WorldPack) else load_world(world)
         assets = making.get("assets")
@@ -300,10 +329,14 @@ class Fabula:
             lore=minds_lore(pack),
             voices=minds_voice(pack),
         )
-        for character in await store.characters():
-            await ensure_character_user(self.admin, store.story, character)
-        if finished:
-            await store.finish()
+        try:
+            for character in await store.characters():
+                await ensure_character_user(self.admin, store.story, character)
+            if finished:
+                await store.finish()
+        except BaseException:
+            await self.delete_story(store.story)  # never left half-made, hidden or not
+            raise
         return store
 
     async def delete_story(self, story: str) -> None:
@@ -342,18 +375,19 @@ class Fabula:
         """Like ``fabula import FILE... --id STORY``, from uploaded files (name and bytes):
         character cards (JSON, PNG, CHARX) and lorebooks, several making one cast. Each is
         named in errors by its file name only; at most :data:`MAX_IMPORT_FILES` files, each
-        within the import's file limit. Raises :class:`InvalidInput` for a bad file (one
+        within the import's file limit, all of them holding at most :data:`UPLOAD_LIMITS`'
+        ``max_import_bytes`` unpacked. Raises :class:`InvalidInput` for a bad file (one
         line naming it, as the command line's) and writes nothing then."""
-        limits = ImportLimits()
+        limits = UPLOAD_LIMITS
         if not files:
             raise InvalidInput("an import needs at least one file: a card or a lorebook")
         if len(files) > MAX_IMPORT_FILES:
             raise InvalidInput(f"{len(files)} files; at most {MAX_IMPORT_FILES} import at once")
         names: list[str] = []
         for name, data in files:
-            base = PurePath(name.replace("\\", "/")).name
+            base = _upload_name(name)
             if not base or base.startswith("."):
-                raise InvalidInput(f"{name!r}: a file to import needs a name")
+                raise InvalidInput(f"{name[:80]!r}: a file to import needs a name")
             if base in names:
                 raise InvalidInput(f"{base}: two files of that name")
             if len(data) > limits.max_file_bytes:
@@ -369,7 +403,9 @@ class Fabula:
                 path.write_bytes(data)
                 paths.append(path)
             try:
-                imported = await asyncio.to_thread(import_paths, paths, story_id=story, user=user)
+                imported = await asyncio.to_thread(
+                    import_paths, paths, story_id=story, user=user, limits=limits
+                )
             except InvalidInput as exc:  # named by the file's own name, not the folder's
                 line = str(exc).replace(f"{folder}/", "")
                 raise InvalidInput(line) from None

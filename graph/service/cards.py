@@ -17,22 +17,34 @@ from fabula.memory.records import slug
 from fabula.memory.store import StoryStore
 from fabula.worlds.imports.charx import embedded_path, write_charx
 from fabula.worlds.imports.export import card_png, character_card, world_lorebook
+from fabula.worlds.imports.png import picture_format
 from fabula.worlds.pack import CharacterSpec, WorldPack
 
 __all__ = ["ICON_MEMBER", "card_export", "charx_export", "lorebook_export"]
 
 ICON_MEMBER = "assets/icon/image/main.png"
-"""Where a CHARX export puts a character's picture that its card did not place itself."""
+"""Where a CHARX export puts a character's picture that its card did not place itself (a
+JPEG or WebP picture with its own extension: ``main.jpeg``)."""
 
 
 async def card_export(store: StoryStore, character: str, as_of: int | None) -> tuple[bytes, str]:
     """Character ``character`` (id or name) of the story as a V3 card holding what it
     believes as of ``as_of``: PNG bytes when it has a picture, else JSON; and which.
 
-    Raises :class:`NotFound` for a character the story does not have.
+    Raises :class:`NotFound` for a character the story does not have, and
+    :class:`InvalidInput` for one whose picture is not a PNG (a BookWorld role's JPEG:
+    ``charx`` carries it; no image library converts it here).
     """
-    card, _, image = await _card(store, character, as_of)  # its picture: the PNG's image
+    card, _, image, _ = await _card(store, character, as_of)  # its picture: the PNG's image
     if image is not None:
+        found = picture_format(image)
+        if found != "png":  # a card PNG is written into its picture: a JPEG cannot take it
+            raise InvalidInput(
+                f"{card['data']['name']}'s picture is {f'a {found.upper()}' if found else 'no PNG'}"
+                ", and a card PNG is written into a PNG picture: export --format charx keeps "
+                "the picture as it is",
+                story=store.story,
+            )
         return card_png(card, image), "png"
     return (json.dumps(card, ensure_ascii=False, indent=2) + "\n").encode("utf-8"), "json"
 
@@ -45,12 +57,12 @@ async def charx_export(store: StoryStore, character: str, as_of: int | None) -> 
 
     Raises :class:`NotFound` for a character the story does not have.
     """
-    card, prefix, image = await _card(store, character, as_of)
+    card, prefix, image, picture = await _card(store, character, as_of)
     assets = await store.assets()
     members = {
         name.removeprefix(prefix): data
         for name, data in assets.items()
-        if name.startswith(prefix) and name != f"{prefix}image.png"
+        if name.startswith(prefix) and name != picture  # the picture goes as the icon
     }
     listed = card["data"].get("assets")
     placed = [a for a in listed if isinstance(a, dict)] if isinstance(listed, list) else []
@@ -58,22 +70,19 @@ async def charx_export(store: StoryStore, character: str, as_of: int | None) -> 
         a.get("type") == "icon" and embedded_path(str(a.get("uri", ""))) in members for a in placed
     )
     if image is not None and not icon:
-        members[ICON_MEMBER] = image
-        icon_asset = {
-            "type": "icon",
-            "uri": f"embeded://{ICON_MEMBER}",
-            "name": "main",
-            "ext": "png",
-        }
+        ext = picture_format(image) or "png"
+        member = ICON_MEMBER.removesuffix(".png") + f".{ext}"
+        members[member] = image
+        icon_asset = {"type": "icon", "uri": f"embeded://{member}", "name": "main", "ext": ext}
         card["data"]["assets"] = [*placed, icon_asset]
     return write_charx(card, members)
 
 
 async def _card(
     store: StoryStore, character: str, as_of: int | None
-) -> tuple[dict[str, Any], str, bytes | None]:
+) -> tuple[dict[str, Any], str, bytes | None, str]:
     """The V3 card of ``character``, the folder of its assets (``assets/<id>/``, as its
-    import named them), and its picture (None: it has none)."""
+    import named them), its picture (None: it has none) and the picture's asset name."""
     pack = await _pack(store)
     entity = await store.resolve(character, "character")
     spec = next((c for c in pack.characters if slug(c.name) == entity.id), None)
@@ -88,7 +97,7 @@ async def _card(
     card = character_card(pack, spec.name, beliefs, names, as_of=as_of)
     image = (await store.assets()).get(spec.image) if spec.image else None
     folder = spec.image.rpartition("/")[0] if spec.image.startswith("assets/") else ""
-    return card, f"{folder or 'assets/' + entity.id}/", image
+    return card, f"{folder or 'assets/' + entity.id}/", image, spec.image
 
 
 async def lorebook_export(store: StoryStore, as_of: int | None) -> bytes:

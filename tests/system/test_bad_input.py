@@ -17,7 +17,7 @@ from typer.main import get_command
 
 from fabula.agents.contracts import Decision
 from fabula.cli import app
-from fabula.errors import ConfigError, EditRefused, InvalidWorld, TurnConflict
+from fabula.errors import ConfigError, EditRefused, InvalidInput, InvalidWorld, TurnConflict
 from fabula.graph.service import Fabula
 from fabula.settings import Settings
 from fabula.testing.cli import Cli
@@ -365,3 +365,75 @@ class TestSameLimitsAsTheApi:
         expect = "4." + "x" * MAX_PENDING_ID_CHARS
         assert "expect" in tale.fails("approve", "tale", "--expect", expect)
         assert tale("approve", "tale").exit_code == 0
+
+
+def _zeros_charx(name: str, size: int) -> bytes:
+    """A CHARX of a card and ``size`` bytes of zeros (deflated: a thousandth of that)."""
+    import io
+    import json
+    import zipfile
+
+    from fabula.testing import imports as fx
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("card.json", json.dumps(fx.v3_card(name)))
+        z.writestr("assets/pad.bin", b"\0" * size)
+    return buf.getvalue()
+
+
+def _story_keys(redis_url: str, story: str) -> list[str]:
+    from fabula.memory.connection import connect
+
+    found = connect(redis_url).scan_iter(match=f"*{{{story}}}*")
+    return [k for k in found if not k.endswith(":deleted")]
+
+
+class TestHostileImports:
+    def test_an_archive_that_inflates(self, cli: Cli, redis_url: str, tmp_path: Path) -> None:
+        """A 30 KB CHARX of 30 MB of zeros: was unpacked and stored whole (a 127 MB one
+        peaked at 1.15 GB and put 202 MB into Redis); now one line, nothing written."""
+        bomb = tmp_path / "bomb.charx"
+        bomb.write_bytes(_zeros_charx("Bomb", 30_000_000))
+        assert "would unpack to 3000" in cli.fails("import", str(bomb), "--id", "bomb")
+        assert _story_keys(redis_url, "bomb") == []
+
+    def test_deep_json_and_deep_extensions(self, cli: Cli, redis_url: str, tmp_path: Path) -> None:
+        """`[` x 200,000 was a RecursionError traceback; a card whose extensions nest 600
+        deep crashed `import --id` and left a hidden unfinished story."""
+        import json
+
+        from fabula.testing import imports as fx
+
+        deep = tmp_path / "deep.json"
+        deep.write_text("[" * 200_000)
+        result = cli("import", str(deep), "--id", "deep")
+        assert result.exit_code == InvalidInput.exit_code
+        assert "nests 200000 levels deep" in cli.fails("import", str(deep), "--id", "deep")
+        card = fx.v2_card()
+        inner = card["data"]["extensions"]
+        for _ in range(600):
+            inner["d"] = {}
+            inner = inner["d"]
+        (tmp_path / "ext.json").write_text(json.dumps(card))
+        assert "levels deep" in cli.fails("import", str(tmp_path / "ext.json"), "--id", "ext")
+        assert _story_keys(redis_url, "ext") == [] and _story_keys(redis_url, "deep") == []
+
+    def test_a_card_export_of_a_jpeg_picture(self, cli: Cli, tmp_path: Path) -> None:
+        """A role whose icon.png is a JPEG (BookWorld's often are): `export --format card`
+        was a PngError traceback; now one line pointing at charx, which carries it."""
+        import zipfile
+
+        from fabula.testing import imports as fx
+
+        path = fx.bookworld_preset(tmp_path / "p")
+        (tmp_path / "p/data/roles/isle/Ann-en/icon.png").write_bytes(fx.TINY_JPEG)
+        assert cli("import", str(path), "--id", "isle").exit_code == 0
+        message = cli.fails("export", "isle", "--format", "card", "--character", "Ann")
+        assert "picture is a JPEG" in message and "--format charx" in message
+        out = tmp_path / "ann.charx"
+        made = cli("export", "isle", "--format", "charx", "--character", "Ann", "--out", str(out))
+        assert made.exit_code == 0
+        with zipfile.ZipFile(out) as z:
+            assert z.read("assets/icon/image/main.jpeg") == fx.TINY_JPEG
+            assert sorted(z.namelist()) == ["assets/icon/image/main.jpeg", "card.json"]

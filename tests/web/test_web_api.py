@@ -138,6 +138,57 @@ class TestStories:
         assert good.status_code == 201, good.text
         assert good.json()["id"] == "mine" and good.json()["world"] == "tiny"
 
+    async def test_hostile_imports_are_refused_whole(
+        self, client: httpx.AsyncClient, redis_url: str
+    ) -> None:
+        """Three 20 KB CHARX of 20 MB of zeros each peaked the studio at 2.1 GB, grew Redis
+        by 537 MB, answered 503 and left a story hidden from the list; `[` x 200,000 and a
+        card nested 600 deep were 500s (the latter a hidden story too); a 300-character
+        file name was a 500. Now: 422s of one line, nothing written; the name is cut."""
+        import io
+        import zipfile
+
+        from fabula.memory.connection import connect
+        from fabula.testing import imports as fx
+
+        def bomb(name: str) -> bytes:
+            buf = io.BytesIO()
+            with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+                z.writestr("card.json", json.dumps(fx.v3_card(name)))
+                z.writestr("assets/pad.bin", b"\0" * 20_000_000)
+            return buf.getvalue()
+
+        headers = {"X-CSRF-Token": await csrf_token(client)}
+        deep_card = fx.v2_card()
+        inner = deep_card["data"]["extensions"]
+        for _ in range(600):
+            inner["d"] = {}
+            inner = inner["d"]
+        cases = [
+            ([(f"b{i}.charx", bomb(f"B{i}")) for i in range(3)], "unpacks to more than 100"),
+            ([("deep.json", b"[" * 200_000)], "nests 200000 levels deep"),
+            ([("ext.json", json.dumps(deep_card).encode())], "levels deep"),
+        ]
+        for files, needle in cases:
+            r = await client.post(
+                "/api/stories/import",
+                files=[("files", f) for f in files],
+                data={"id": "hostile"},
+                headers=headers,
+            )
+            assert r.status_code == 422, r.text
+            assert needle in r.json()["error"] and "\n" not in r.json()["error"]
+        assert (await client.get("/api/stories")).json() == []
+        assert list(connect(redis_url).scan_iter(match="*{hostile}*")) == []
+        long = "a" * 300 + ".json"
+        r = await client.post(
+            "/api/stories/import",
+            files=[("files", (long, json.dumps(fx.v1_card())))],
+            data={"id": "named"},
+            headers=headers,
+        )
+        assert r.status_code == 201, r.text
+
 
 async def csrf_token(client: httpx.AsyncClient) -> str:
     """The studio's CSRF cookie, set on the first page a client loads."""

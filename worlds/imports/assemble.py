@@ -4,7 +4,9 @@ Cards make the cast (in the order given), a BookWorld preset brings its places, 
 world lore, lorebooks join the world's lore. A world with no places (cards only) gets one,
 ``scene``, where every character starts; the premise is the preset's description or the
 cards' scenarios. Pictures (a card PNG's image, a CHARX's assets, a role's icon) travel as
-assets, named ``assets/<character id>/...``.
+assets, named ``assets/<character id>/...`` (a character's picture by its format:
+``image.png``, ``icon.jpeg``). All the files of one import share one
+:class:`~fabula.worlds.imports.limits.Budget`: what the story will hold is bounded whole.
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from pydantic import ValidationError
 
 from fabula.errors import InvalidInput
 from fabula.memory.records import CONTAINER, slug
+from fabula.worlds.imports.charx import CharxError, safe_member, tree_clash
 from fabula.worlds.imports.fields import BadSource
-from fabula.worlds.imports.limits import ImportLimits
+from fabula.worlds.imports.limits import Budget, ImportLimits
+from fabula.worlds.imports.png import picture_format
 from fabula.worlds.imports.sources import Source, read_source
 from fabula.worlds.lore import (
     ENTITY_EXTENSION,
@@ -31,7 +35,7 @@ from fabula.worlds.lore import (
 )
 from fabula.worlds.pack import CharacterSpec, ObjectSpec, Opening, PlaceSpec, WorldPack
 
-__all__ = ["DEFAULT_PLACE", "Imported", "import_paths"]
+__all__ = ["DEFAULT_PLACE", "Imported", "check_asset_names", "import_paths"]
 
 DEFAULT_PLACE = "scene"
 """The one place of a world made of cards alone (cards name no places)."""
@@ -127,10 +131,11 @@ def import_paths(
     would not validate (no character, two with one name, ...); nothing is written either way.
     """
     limits = limits or ImportLimits()
+    budget = Budget(limits)
     sources: list[Source] = []
     for path in paths:
         try:
-            sources.append(read_source(path, user, limits))
+            sources.append(read_source(path, user, limits, budget))
         except BadSource as exc:
             raise InvalidInput(f"{path}: {exc}", path=str(path)) from None
     worlds = [s.world for s in sources if s.world is not None]
@@ -155,7 +160,7 @@ def import_paths(
         for name, data in card.assets.items():
             assets[f"assets/{ident}/{name}"] = data
         if card.image is not None:
-            image = f"assets/{ident}/image.png"
+            image = f"assets/{ident}/image.{picture_format(card.image) or 'png'}"
             assets[image] = card.image
         characters.append(
             CharacterSpec(
@@ -179,7 +184,7 @@ def import_paths(
         ident = slug(role.name)
         image = ""
         if role.image is not None:
-            image = f"assets/{ident}/icon.png"
+            image = f"assets/{ident}/icon.{picture_format(role.image) or 'png'}"
             assets[image] = role.image
         characters.append(
             CharacterSpec(
@@ -247,4 +252,19 @@ def import_paths(
         raise InvalidInput(
             f"the imported world does not validate: {where + ': ' if where else ''}{message}"
         ) from None
+    check_asset_names(assets)
     return Imported(pack=pack, assets=assets, sources=tuple(sources))
+
+
+def check_asset_names(assets: dict[str, bytes]) -> None:
+    """Raise :class:`InvalidInput` when an asset's name could not be a file's in a pack
+    folder, or one asset's name is a folder of another's (a CHARX member ``image.png/x``
+    beside the card's picture ``image.png``)."""
+    for name in assets:
+        try:
+            safe_member(name)
+        except CharxError as exc:
+            raise InvalidInput(f"asset {name[:80]!r}: {exc}") from None
+    clash = tree_clash(assets)
+    if clash is not None:
+        raise InvalidInput(f"asset {clash[1][:80]!r} is inside {clash[0][:80]!r}, which is a file")

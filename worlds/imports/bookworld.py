@@ -11,22 +11,29 @@ resolve.
 Ids must be ASCII (Redis users, keys): a role's name is its ``role_name`` when that is
 written in Latin letters, else the readable form of its ``role_code`` (``Tywin-Lannister-zh``:
 Tywin Lannister), and the ``role_name``/``nickname`` go to ``aliases``; places likewise
-from ``location_code``. Every path must stay inside the preset's folder.
+from ``location_code``.
+
+Every path must stay inside the preset's folder: each file is resolved (symbolic links
+followed, the folder's own too) before it is read, and one that leads out is refused, never
+read — whether the preset names it or it lies in a role's folder. A role's ``icon.png``
+must be a picture (PNG, JPEG or WebP by its first bytes; BookWorld's are often JPEGs) and is
+kept as what it is; a file that is none of them is refused. What the files hold is taken
+from the import's :class:`~fabula.worlds.imports.limits.Budget`.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fabula.memory.records import slug
-from fabula.worlds.imports.fields import BadSource, obj, text
-from fabula.worlds.imports.limits import ImportLimits
+from fabula.worlds.imports.fields import BadSource, obj, parse_json, text
+from fabula.worlds.imports.limits import Budget, ImportLimits
+from fabula.worlds.imports.png import picture_format
 from fabula.worlds.lore import Greeting, KeptCard, LoreBook, LoreEntry
 from fabula.worlds.pack import PlaceSpec
 
@@ -92,43 +99,71 @@ def _key(code: str) -> str:
 
 
 class _Files:
-    """The preset's files, every path kept inside ``root``."""
+    """The preset's files, every path resolved and kept inside ``root``."""
 
-    def __init__(self, root: Path, limits: ImportLimits) -> None:
+    def __init__(self, root: Path, limits: ImportLimits, budget: Budget) -> None:
         self.root = root.resolve()
         self.limits = limits
+        self.budget = budget
 
     def path(self, relative: str, where: str) -> Path:
+        """``relative`` (a path the preset names) in the folder; BadSource if it leads out."""
         path = (self.root / relative).resolve()
         if not path.is_relative_to(self.root):
             raise BadSource(f"{where}: {relative!r} climbs out of the preset's folder")
         return path
 
-    def read(self, path: Path, where: str) -> str:
-        if not path.is_file():
+    def inside(self, path: Path, where: str) -> Path:
+        """``path`` resolved (its links followed); BadSource if it leads out of the folder."""
+        resolved = path.resolve()
+        if not resolved.is_relative_to(self.root):
+            raise BadSource(f"{where}: {path} leads out of the preset's folder")
+        return resolved
+
+    def found(self, path: Path, where: str) -> Path | None:
+        """``path`` resolved if it is a file in the folder, None if there is none;
+        BadSource if it leads out of the folder."""
+        resolved = self.inside(path, where)
+        return resolved if resolved.is_file() else None
+
+    def raw(self, path: Path, where: str, limit: int) -> bytes:
+        """The bytes of ``path`` (at most ``limit``), taken from the import's budget."""
+        resolved = self.found(path, where)
+        if resolved is None:
             raise BadSource(f"{where}: no file {path}")
-        if path.stat().st_size > self.limits.max_card_bytes:
-            raise BadSource(f"{where}: {path} is larger than {self.limits.max_card_bytes} bytes")
+        if resolved.stat().st_size > limit:
+            raise BadSource(f"{where}: {path} is larger than {limit} bytes")
+        with resolved.open("rb") as file:
+            data = file.read(limit + 1)
+        if len(data) > limit:
+            raise BadSource(f"{where}: {path} is larger than {limit} bytes")
+        self.budget.take(len(data), f"{where}: {path}")
+        return data
+
+    def read(self, path: Path, where: str) -> str:
         try:
-            return path.read_text(encoding="utf-8-sig")
+            return self.raw(path, where, self.limits.max_card_bytes).decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise BadSource(f"{where}: {path} is not UTF-8 text ({exc})") from None
 
     def json(self, path: Path, where: str) -> Any:
-        try:
-            return json.loads(self.read(path, where))
-        except json.JSONDecodeError as exc:
-            raise BadSource(f"{where}: {path} is not valid JSON: {exc}") from None
+        return parse_json(self.read(path, where), f"{where}: {path}", self.limits.max_json_depth)
 
     def jsonl(self, path: Path, where: str) -> list[Any]:
         rows = []
         for n, line in enumerate(self.read(path, where).splitlines(), 1):
             if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise BadSource(f"{where}: {path} line {n} is not valid JSON: {exc}") from None
+                rows.append(
+                    parse_json(line, f"{where}: {path} line {n}", self.limits.max_json_depth)
+                )
         return rows
+
+    def picture(self, path: Path, where: str) -> bytes:
+        """The picture at ``path``; BadSource when it is no PNG, JPEG or WebP."""
+        data = self.raw(path, where, self.limits.max_file_bytes)
+        if picture_format(data) is None:
+            raise BadSource(f"{where}: {path} is not a picture (PNG, JPEG or WebP)")
+        return data
 
 
 def _places(
@@ -183,11 +218,13 @@ def _role(files: _Files, folder: Path, where: str) -> dict[str, Any]:
     return obj(files.json(folder / "role_info.json", where), where)
 
 
-def read_preset(path: Path, doc: dict[str, Any], limits: ImportLimits) -> BookWorldRead:
-    """Read the preset at ``path`` (``doc``: its parsed JSON). Raises BadSource naming the
-    field or file."""
+def read_preset(
+    path: Path, doc: dict[str, Any], limits: ImportLimits, budget: Budget | None = None
+) -> BookWorldRead:
+    """Read the preset at ``path`` (``doc``: its parsed JSON), what its files hold taken
+    from ``budget``. Raises BadSource naming the field or file."""
     root = path.parent.parent if path.parent.name == "experiment_presets" else path.parent
-    files = _Files(root, limits)
+    files = _Files(root, limits, budget or Budget(limits))
     world_path = files.path(text(doc, "world_file_path", "(preset)"), "world_file_path")
     world = obj(files.json(world_path, "world_file_path"), "world_file_path")
     places, place_entries, place_kept = _places(files, doc)
@@ -200,7 +237,7 @@ def read_preset(path: Path, doc: dict[str, Any], limits: ImportLimits) -> BookWo
     twins: list[tuple[str, tuple[str, dict[str, Any]]]] = []  # a second folder of one role
     if role_dir.is_dir():
         for folder in sorted(role_dir.iterdir()):
-            if (folder / "role_info.json").is_file():
+            if files.found(folder / "role_info.json", f"roles/{folder.name}") is not None:
                 found = (folder.name, _role(files, folder, f"roles/{folder.name}"))
                 if _key(folder.name) in known:
                     twins.append((_key(folder.name), found))
@@ -217,7 +254,7 @@ def read_preset(path: Path, doc: dict[str, Any], limits: ImportLimits) -> BookWo
         if _key(code) not in known:
             raise BadSource(f"role_agent_codes: no role {code!r} in {role_dir}")
         cast_keys.append(_key(code))
-    roles = [_cast_role(files, role_dir, known[k], names, limits) for k in cast_keys]
+    roles = [_cast_role(files, role_dir, known[k], names) for k in cast_keys]
     seen: dict[str, str] = {}
     for role in roles:
         if slug(role.name) in seen:
@@ -308,7 +345,6 @@ def _cast_role(
     role_dir: Path,
     found: tuple[str, dict[str, Any]],
     names: dict[str, str],
-    limits: ImportLimits,
 ) -> RoleRead:
     code, info = found
     where = f"roles/{code}/role_info.json"
@@ -332,9 +368,9 @@ def _cast_role(
             )
         )
     folder = role_dir / code
-    lines = folder / "role_lines.jsonl"
+    lines = files.found(folder / "role_lines.jsonl", f"roles/{code}/role_lines.jsonl")
     examples: list[str] = []
-    if lines.is_file():
+    if lines is not None:
         for n, row in enumerate(files.jsonl(lines, f"roles/{code}/role_lines.jsonl")):
             if isinstance(row, dict) and isinstance(row.get("text"), str) and row["text"].strip():
                 examples.append(row["text"].strip())
@@ -342,12 +378,8 @@ def _cast_role(
                 raise BadSource(
                     f'roles/{code}/role_lines.jsonl line {n + 1}: expected {{"text": ...}}'
                 )
-    icon = folder / "icon.png"
-    image = None
-    if icon.is_file():
-        if icon.stat().st_size > limits.max_file_bytes:
-            raise BadSource(f"roles/{code}/icon.png is larger than {limits.max_file_bytes} bytes")
-        image = icon.read_bytes()
+    icon = files.found(folder / "icon.png", f"roles/{code}/icon.png")
+    image = files.picture(icon, f"roles/{code}/icon.png") if icon is not None else None
     kept = KeptCard(
         character=name,
         spec="bookworld_role",

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from fabula.errors import InvalidInput
-from fabula.worlds.imports.charx import CharxError, safe_member
+from fabula.worlds.imports.assemble import check_asset_names
 from fabula.worlds.loader import load_world
 from fabula.worlds.pack import WorldPack
 
@@ -77,17 +77,14 @@ def write_pack(pack: WorldPack, assets: dict[str, bytes], folder: Path) -> Path:
     """Write the pack folder (see the module's docstring); returns ``folder/world.toml``.
 
     Raises :class:`InvalidInput` when ``folder`` exists and is not empty, or an asset's name
-    would climb out of it. The written pack is loaded back before it is put in place.
+    would climb out of it or could be no file's (:func:`check_asset_names`). The written
+    pack is loaded back before it is put in place.
     """
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
         raise InvalidInput(
             f"{folder}: exists and is not an empty folder; choose a new one", path=str(folder)
         )
-    for name in assets:
-        try:
-            safe_member(name)
-        except CharxError as exc:
-            raise InvalidInput(f"asset {name!r}: {exc}") from None
+    check_asset_names(assets)
     folder.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".fabula-import-", dir=folder.parent))
     try:

@@ -1,8 +1,12 @@
-"""PNG ``tEXt`` chunks, read and written with the standard library (zlib, struct).
+"""PNG ``tEXt`` chunks, read and written with the standard library (zlib, struct), and what
+format a picture is.
 
 A character card in a PNG is the base64 of its JSON in a ``tEXt`` chunk keyed ``chara``
 (V2) or ``ccv3`` (V3). Reading checks the signature and each chunk's CRC; writing puts the
 text chunks before ``IEND`` and drops any earlier card chunks, so the picture is unchanged.
+
+A picture an import keeps (a role's icon, a card's) is told by its first bytes, not its
+name (:func:`picture_format`): BookWorld's ``icon.png`` files are often JPEGs.
 """
 
 from __future__ import annotations
@@ -12,8 +16,10 @@ import zlib
 
 __all__ = [
     "CARD_KEYWORDS",
+    "PICTURE_FORMATS",
     "PNG_SIGNATURE",
     "PngError",
+    "picture_format",
     "read_text_chunks",
     "with_text_chunks",
     "without_card_chunks",
@@ -24,8 +30,24 @@ CARD_KEYWORDS = ("chara", "ccv3")
 """The keywords of the text chunks a card is written in (V2, V3)."""
 
 
+PICTURE_FORMATS = ("png", "jpeg", "webp")
+"""The formats a picture may have (what :func:`picture_format` tells), as file extensions."""
+
+
 class PngError(ValueError):
     """The bytes are not a well-formed PNG (the message says where)."""
+
+
+def picture_format(data: bytes) -> str | None:
+    """``png``, ``jpeg`` or ``webp`` by the picture's signature (its magic bytes), or None
+    for bytes that are none of them."""
+    if data.startswith(PNG_SIGNATURE):
+        return "png"
+    if data.startswith(b"\xff\xd8\xff"):
+        return "jpeg"
+    if len(data) >= 12 and data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "webp"
+    return None
 
 
 def _chunks(data: bytes) -> list[tuple[bytes, bytes, int]]:

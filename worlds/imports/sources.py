@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -19,10 +18,15 @@ from typing import Any
 from fabula.worlds.imports.bookworld import BookWorldRead, is_preset, read_preset
 from fabula.worlds.imports.cards import CardRead, detect_card, read_card
 from fabula.worlds.imports.charx import CharxError, embedded_path, read_charx
-from fabula.worlds.imports.fields import BadSource
-from fabula.worlds.imports.limits import ImportLimits
+from fabula.worlds.imports.fields import BadSource, parse_json
+from fabula.worlds.imports.limits import Budget, ImportLimits
 from fabula.worlds.imports.lorebooks import check_book, detect_lorebook, read_lorebook
-from fabula.worlds.imports.png import PngError, read_text_chunks, without_card_chunks
+from fabula.worlds.imports.png import (
+    PngError,
+    picture_format,
+    read_text_chunks,
+    without_card_chunks,
+)
 from fabula.worlds.lore import LoreBook
 
 __all__ = ["Source", "read_source"]
@@ -46,11 +50,10 @@ def _json(raw: bytes, what: str, limits: ImportLimits) -> Any:
             f"{what} is {len(raw)} bytes, more than the {limits.max_card_bytes} allowed"
         )
     try:
-        return json.loads(raw.decode("utf-8-sig"))
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise BadSource(f"{what} is not UTF-8 text ({exc})") from None
-    except json.JSONDecodeError as exc:
-        raise BadSource(f"{what} is not valid JSON: {exc}") from None
+    return parse_json(text, what, limits.max_json_depth)
 
 
 def _b64(raw: bytes, keyword: str, limits: ImportLimits) -> bytes:
@@ -77,15 +80,25 @@ def _fallback(path: Path) -> str:
     return stem if stem.isascii() and any(ch.isalnum() for ch in stem) else "Character"
 
 
-def read_source(path: Path, user: str, limits: ImportLimits) -> Source:
-    """Read one file. Raises BadSource (what and why) for a file Fabula cannot import."""
+def read_source(
+    path: Path, user: str, limits: ImportLimits, budget: Budget | None = None
+) -> Source:
+    """Read one file, taking what it holds from the import's ``budget`` (a file that is not
+    an archive: its bytes; an archive: its unpacked members). Raises BadSource (what and
+    why) for a file Fabula cannot import."""
+    budget = budget or Budget(limits)
     if not path.is_file():
         raise BadSource("no such file")
     size = path.stat().st_size
     if size > limits.max_file_bytes:
         raise BadSource(f"{size} bytes, more than the {limits.max_file_bytes} a file may be")
-    raw = path.read_bytes()
+    with path.open("rb") as file:
+        raw = file.read(limits.max_file_bytes + 1)
+    if len(raw) > limits.max_file_bytes:  # it grew since its size was read
+        raise BadSource(f"more than the {limits.max_file_bytes} bytes a file may be")
     name = str(path)
+    if not raw.startswith(b"PK"):
+        budget.take(len(raw), "the file")
     if raw.startswith(b"\x89PNG"):
         try:
             chunks = read_text_chunks(raw)
@@ -104,7 +117,7 @@ def read_source(path: Path, user: str, limits: ImportLimits) -> Source:
         )
     if raw.startswith(b"PK"):
         try:
-            archive = read_charx(raw, limits)
+            archive = read_charx(raw, limits, budget)
         except CharxError as exc:
             raise BadSource(f"CHARX: {exc}") from None
         doc = _json(archive.card_json, "card.json", limits)
@@ -123,7 +136,7 @@ def read_source(path: Path, user: str, limits: ImportLimits) -> Source:
         card = _card(doc, path, user, limits)
         return Source(name, f"card {card.kept.spec} (JSON)", card=card)
     if is_preset(doc):
-        world = read_preset(path, doc, limits)
+        world = read_preset(path, doc, limits, budget)
         for book in world.books:
             check_book(book)
         return Source(name, f"BookWorld preset ({len(world.roles)} roles)", world=world)
@@ -137,6 +150,10 @@ def read_source(path: Path, user: str, limits: ImportLimits) -> Source:
             f"unknown spec {doc['spec']!r} (Fabula reads chara_card_v1/v2/v3, lorebook_v3)"
         )
     raise BadSource("not a character card, lorebook or BookWorld preset Fabula knows")
+
+
+_CLAIMS = {"png": "png", "jpg": "jpeg", "jpeg": "jpeg", "webp": "webp"}
+"""A CHARX asset's ``ext`` that claims a picture format, and which."""
 
 
 def _charx_assets(card: CardRead, members: dict[str, bytes]) -> dict[str, bytes]:
@@ -157,16 +174,23 @@ def _charx_assets(card: CardRead, members: dict[str, bytes]) -> dict[str, bytes]
             continue
         if member not in members:
             raise BadSource(f"CHARX: data.assets[{i}].uri: no member {member!r} in the archive")
+        claimed = _CLAIMS.get(str(asset.get("ext", "")).lower())
+        found_as = picture_format(members[member])
+        if claimed is not None and found_as != claimed:
+            raise BadSource(
+                f"CHARX: data.assets[{i}]: {member!r} is not the {claimed} picture its ext "
+                f"says ({f'a {found_as}' if found_as else 'no picture Fabula knows'})"
+            )
     # every member is kept (an application's own JSON at the root, unreferenced assets)
     found.update(members)
     return found
 
 
 def _icon(card: CardRead, assets: dict[str, bytes]) -> bytes | None:
-    """The card's main icon, if it is an embedded PNG."""
+    """The card's main icon, if it is an embedded picture (PNG, JPEG or WebP)."""
     for asset in card.kept.data.get("assets") or []:
         if asset.get("type") == "icon" and asset.get("name", "main") == "main":
             member = embedded_path(asset["uri"])
-            if member in assets and assets[member].startswith(b"\x89PNG"):
+            if member in assets and picture_format(assets[member]) is not None:
                 return assets[member]
     return None
