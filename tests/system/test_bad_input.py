@@ -242,6 +242,51 @@ class TestDecisionRace:
                 assert outcomes["reject"] == "pending" and await store.head() == 0
                 assert await fab.pending_turn(store) is not None
 
+    async def test_a_rewind_right_after_an_approval_is_told(
+        self, redis_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """`approve --choose 2` racing `rewind --to 3` (another process, once the turn is
+        committed): the approval died on an IndexError, the choice unrecorded. Now it says
+        the turn was committed and which branch holds it (the rewind's kept branch), and
+        the choice is recorded there."""
+        async with (
+            Fabula(redis_url, Settings(home=tmp_path)) as fab,
+            Fabula(redis_url, Settings(home=tmp_path)) as other,
+        ):
+            store = await fab.create_story("hollow_book", "race")
+            drafts = await fab.alternatives(store, 2)
+            assert [d.id for d in drafts.drafts] == ["4.d1", "4.d2"]
+            drive = fab._drive
+
+            async def drive_then_rewind(*args: Any, **kwargs: Any) -> Any:
+                outcome = await drive(*args, **kwargs)
+                await other.rewind(other.store("race"), 3)  # lands between commit and reply
+                return outcome
+
+            monkeypatch.setattr(fab, "_drive", drive_then_rewind)
+            done = await fab.decide_turn(store, Decision(action="approve", choice="2"))
+            assert done.outcome == "committed" and done.head == 3
+            assert done.moved_to == "main-after-3"
+            kept = store.on_branch("main-after-3")
+            assert (await kept.turn_texts(4, 4))[0].text == drafts.drafts[1].draft
+            assert (await fab.drafts(kept, 4)).chosen == "4.d2"
+
+    def test_the_command_line_says_where_the_turn_went(self, tale: Cli) -> None:
+        """The same told on the command line: committed, and on which branch it is now."""
+        assert tale("run", "tale", "--alternatives", "2").exit_code == 0
+        original = Fabula._drive
+
+        async def drive_then_rewind(self: Fabula, *args: Any, **kwargs: Any) -> Any:
+            outcome = await original(self, *args, **kwargs)
+            await self.rewind(self.store("tale"), 3)
+            return outcome
+
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(Fabula, "_drive", drive_then_rewind)
+            done = tale("approve", "tale", "--choose", "2")
+        assert done.exit_code == 0, done.output
+        assert "committed" in done.stdout and "main-after-3" in done.stdout
+
 
 class TestBenchData:
     @pytest.mark.parametrize(
