@@ -10,6 +10,7 @@ State changes are POSTs with a JSON body (or, for an upload, the ``X-CSRF-Token`
 from __future__ import annotations
 
 from typing import Annotated, Literal
+from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, File, Form, Query, Request, UploadFile
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
@@ -520,9 +521,10 @@ async def export(
     from fabula.graph.service.lived import lived_markdown
 
     store = _store(fab, story, branch)
-    name = f"{story}-{branch}" + (f"-as-{as_character}" if as_character else "")
+    name = f"{story}-{branch}"
     if as_character is not None:
         found = await fab.lived(store, as_character, as_of=as_of)
+        name += f"-as-{found.character}"  # its id, not the name as asked ("ſam" finds sam)
         if format == "json":
             return found
         text = lived_markdown(found) if format == "md" else None
@@ -540,9 +542,15 @@ async def export(
 
 
 def _attachment(filename: str) -> dict[str, str]:
-    # ids are [a-z0-9_-] (keys.check_id), a character's name may be anything: quoted safely
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in filename)
-    return {"content-disposition": f'attachment; filename="{safe}"'}
+    """A Content-Disposition naming ``filename``: ASCII in ``filename`` (anything else an
+    underscore), the name as it is in ``filename*`` (RFC 6266, RFC 5987's UTF-8 form), so
+    that any name can be sent in a header, which is Latin-1."""
+    kept = "".join(c if c.isalnum() or c in "-_." else "_" for c in filename)
+    ascii_name = "".join(c if c.isascii() else "_" for c in kept)
+    header = f'attachment; filename="{ascii_name}"'
+    if ascii_name != kept:
+        header += f"; filename*=UTF-8''{quote(kept, safe='')}"
+    return {"content-disposition": header}
 
 
 @router.get("/stories/{story}/run", response_model=RunStatus | None)

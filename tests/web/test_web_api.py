@@ -495,6 +495,24 @@ class TestMindsForkExport:
         assert md.headers["content-type"].startswith("text/markdown")
         assert md.text.startswith("# The Hollow Book\n\nLeo put the brass key")
 
+    async def test_export_as_a_name_that_casefolds(self, client: httpx.AsyncClient) -> None:
+        """`export?as=ſam` (which casefolds to Sam) was a 500: the name as asked broke the
+        Content-Disposition header (Latin-1). Now the file is named by the character's id,
+        in ASCII, for md and epub alike."""
+        csrf = await csrf_token(client)
+        made = await client.post(
+            "/api/stories/upload",
+            files={"pack": ("world.toml", GOOD_PACK.replace("Ann", "Sam"))},
+            data={"id": "sam"},
+            headers={"X-CSRF-Token": csrf},
+        )
+        assert made.status_code == 201, made.text
+        for fmt in ("md", "epub"):
+            r = await client.get(f"/api/stories/sam/export?as=ſam&format={fmt}")
+            assert r.status_code == 200, r.text
+            disposition = r.headers["content-disposition"]
+            assert disposition == f'attachment; filename="sam-main-as-sam.{fmt}"'
+
 
 class TestRecall:
     async def test_the_writer_and_a_character_recall(
