@@ -20,6 +20,7 @@ from fabula.cli import app
 from fabula.errors import ConfigError, EditRefused, InvalidWorld, TurnConflict
 from fabula.graph.service import Fabula
 from fabula.settings import Settings
+from fabula.testing import imports as fx
 from fabula.testing.cli import Cli
 from fabula.worlds.loader import load_world
 
@@ -126,6 +127,26 @@ class TestLiteral:
         assert result.stdout.strip() == "tale [main]: committed"
         shown = tale("show", "tale", "story")
         assert shown.exit_code == 0 and text in shown.stdout.replace("\n", " ").replace("  ", " ")
+
+    def test_terminal_escapes_do_not_reach_the_terminal(self, cli: Cli, tmp_path: Path) -> None:
+        """A greeting with `ESC]0;PWNED BEL ESC[2J` set the terminal's title and cleared it
+        on `fabula show`; C1 controls and a bare ESC passed too. Now every line the command
+        line prints is stripped of control sequences: the text stays."""
+        card = fx.v1_card()
+        card["first_mes"] = "Ada\x1b]0;PWNED\x07\x1b[2J looks\x9b31m up\x1bc. Who\x00 are you?"
+        path = fx.write_json(tmp_path / "ada.json", card)
+        made = cli("import", str(path), "--id", "isle", "--greeting", "0")
+        assert made.exit_code == 0, made.output
+        for args in (("show", "isle", "story"), ("show", "isle", "world")):
+            shown = cli(*args)
+            assert shown.exit_code == 0, shown.output
+            assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", shown.output), repr(shown.output)
+            assert "PWNED" not in shown.output
+        story = cli("show", "isle", "story").stdout
+        assert "Ada looks up. Who are you?" in story
+        # an error line that quotes a name is stripped too
+        message = cli.fails("show", "isle", "beliefs", "zed\x1b[2J")
+        assert "\x1b" not in message and "zed" in message
 
 
 class TestWorldPacks:
