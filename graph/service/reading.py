@@ -8,6 +8,7 @@ checks that the story and branch exist, and answers with a model of
 from __future__ import annotations
 
 import datetime as dt
+import html
 import json
 import re
 from collections import defaultdict
@@ -93,6 +94,7 @@ __all__ = [
     "export",
     "lore",
     "markdown",
+    "markdown_text",
     "minds",
     "moment",
     "own_lore",
@@ -379,10 +381,22 @@ async def export(store: StoryStore) -> ExportOut:
     )
 
 
+_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def markdown_text(text: str) -> str:
+    """``text`` as Markdown shows it as written: HTML escaped (a name or a greeting with
+    ``<script>`` is prose, as the studio and the EPUB show it), control characters dropped
+    (newlines and tabs kept)."""
+    return html.escape(_CONTROL_CHARS.sub("", text), quote=False)
+
+
 async def markdown(store: StoryStore) -> str:
-    """The branch's text as markdown: the title, then one paragraph per turn."""
+    """The branch's text as markdown: the title, then one paragraph per turn (each text
+    as :func:`markdown_text` gives it)."""
     text = await story_text(store)
-    return f"# {text.title}\n\n" + "".join(t.text + "\n\n" for t in text.turns)
+    turns = "".join(markdown_text(t.text) + "\n\n" for t in text.turns)
+    return f"# {markdown_text(text.title)}\n\n" + turns
 
 
 def _summed(

@@ -148,6 +148,25 @@ class TestLiteral:
         message = cli.fails("show", "isle", "beliefs", "zed\x1b[2J")
         assert "\x1b" not in message and "zed" in message
 
+    def test_markdown_export_escapes_html(self, cli: Cli, tmp_path: Path) -> None:
+        """The Markdown export kept raw HTML and `<script>` from a card's name and greeting
+        (the studio and the EPUB escape them), and its control characters. Now the text is
+        escaped (shown as written by any Markdown reader), the controls dropped, for the
+        story and for the story as a character lived it."""
+        card = fx.v1_card()
+        card["name"] = "Ada <b>Bold</b>"
+        card["first_mes"] = "<script>alert(1)</script> Ada & co\x1b[2J look <img src=x>."
+        path = fx.write_json(tmp_path / "ada.json", card)
+        assert cli("import", str(path), "--id", "isle", "--greeting", "0").exit_code == 0
+        for args in ((), ("--as", "Ada <b>Bold</b>")):
+            md = cli("export", "isle", "--format", "md", *args)
+            assert md.exit_code == 0, md.output
+            assert "<script>" not in md.stdout and "<img" not in md.stdout, md.stdout
+            assert "<b>" not in md.stdout and "\x1b" not in md.stdout
+            assert "Ada &lt;b&gt;Bold&lt;/b&gt;" in md.stdout
+        story = cli("export", "isle", "--format", "md").stdout
+        assert "&lt;script&gt;alert(1)&lt;/script&gt; Ada &amp; co[2J look &lt;img" in story
+
 
 class TestWorldPacks:
     def test_containment_cycle(self, tmp_path: Path) -> None:
