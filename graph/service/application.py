@@ -1017,10 +1017,10 @@ class Fabula:
         return name
 
     async def _refuse_if_pending(self, store: StoryStore, doing: str) -> None:
-        """InvalidInput while a turn of the branch awaits a decision (nothing is written)."""
+        """Conflict while a turn of the branch awaits a decision (nothing is written)."""
         waiting = await self.pending_turn(store)
         if waiting is not None:
-            raise InvalidInput(
+            raise Conflict(
                 f"cannot {doing} branch {store.branch!r} of {store.story!r}: turn "
                 f"{waiting.turn} awaits a decision (approve, edit or reject it first)",
                 story=store.story,
@@ -1042,9 +1042,9 @@ class Fabula:
         """Make turn ``to_turn`` the head of the branch; the turns after it are kept as
         branch ``keep`` (default ``<branch>-after-<turn>``), forked from it at ``to_turn``.
 
-        Nothing is deleted. Refused (:class:`InvalidInput`, nothing written) while a turn of
-        the branch awaits a decision, when a branch was forked from it after ``to_turn``, or
-        for a turn that is not one of its own before its head (see
+        Nothing is deleted. Refused, nothing written: (:class:`Conflict`) while a turn of the
+        branch awaits a decision, when a branch was forked from it after ``to_turn``, or
+        (:class:`InvalidInput`) for a turn that is not one of its own before its head (see
         :func:`fabula.memory.rewind.rewind`). Its episode index and hierarchy are derived
         again from its turns; the kept branch's index from its own.
         """

@@ -488,7 +488,7 @@ async def fork(fab: Fab, story: str, body: ForkRequest) -> BranchOut:
 @router.post("/stories/{story}/rewind", response_model=RewindOut)
 async def rewind(fab: Fab, story: str, body: RewindRequest) -> RewindOut:
     """Make turn ``to`` the branch's head; the turns after it become branch ``kept``
-    (nothing is deleted). 422 while a turn awaits approval or a branch forked after ``to``
+    (nothing is deleted). 409 while a turn awaits approval or a branch forked after ``to``
     reads the branch."""
     return await fab.rewind(_store(fab, story, body.branch), body.to, body.keep)
 

@@ -328,6 +328,51 @@ class TestDecisionRace:
         assert "committed" in done.stdout and "main-after-3" in done.stdout
 
 
+class TestConflictsExitFour:
+    def test_a_state_that_refuses_is_a_conflict(self, tale: Cli) -> None:
+        """A refusal by the story's state (a turn awaiting a decision, a child branch that
+        reads the turns, a branch name taken) exited 2, as bad input; now 4, a conflict."""
+        assert tale("fork", "tale", "--at", "2", "--name", "late").exit_code == 0
+        cases = [
+            (("rewind", "tale", "--to", "1"), "branch 'late' was forked from it"),
+            (("rewind", "tale", "--to", "2", "--keep", "late"), "already has a branch 'late'"),
+            (("fork", "tale", "--at", "1", "--name", "late"), "already has a branch 'late'"),
+            (("run", "tale"), None),  # turn 4 awaits a decision
+            (("rewind", "tale", "--to", "2"), "awaits a decision"),
+        ]
+        for args, needle in cases:
+            done = tale(*args)
+            if needle is None:
+                assert done.exit_code == 0, done.output
+                continue
+            assert done.exit_code == 4, (args, done.exit_code, done.output)
+            assert done.stderr.startswith("error: ") and needle in done.stderr, done.stderr
+
+    def test_a_branch_moved_while_it_was_rewound(
+        self, tale: Cli, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Another process made the rewind's kept branch while the rewind read the minds:
+        "moved while it was rewound" exited 2; now 4, and nothing changed."""
+        from fabula.memory import rewind as rewinding
+
+        read_mind = rewinding._mind
+        raced: list[bool] = []
+
+        async def mind_then_race(store: Any, *args: Any) -> Any:
+            if not raced:
+                raced.append(True)
+                async with Fabula(tale.env["FABULA_REDIS_URL"], Settings()) as other:
+                    await other.fork(other.store("tale"), 1, "main-after-2")
+            return await read_mind(store, *args)
+
+        monkeypatch.setattr(rewinding, "_mind", mind_then_race)
+        done = tale("rewind", "tale", "--to", "2")
+        assert done.exit_code == 4, done.output
+        assert "moved while it was rewound" in done.stderr
+        head = tale("show", "tale", "story", "--json")
+        assert '"head": 3' in head.stdout
+
+
 class TestBenchData:
     @pytest.mark.parametrize(
         ("bench", "text", "needle"),
