@@ -606,13 +606,14 @@ class CharacterOut(_Out):
 
 class ExportOut(_Out):
     """A branch's text with its premise and characters, and its world, every character's
-    beliefs, developments and hypotheses now."""
+    beliefs, developments and hypotheses now (or as of turn ``as_of``)."""
 
     story: str
     branch: str
     title: str
     premise: str | None = None
     characters: list[CharacterOut] = []
+    as_of: int | None = None
     turns: list[TurnOut]
     world: WorldOut
     beliefs: dict[str, BeliefsOut] = {}  # by character id: B[c]

@@ -516,7 +516,7 @@ async def export(
 ) -> Response | ExportOut | LivedOut:
     """The branch's text (markdown, an EPUB book) or its text with W, D and H (JSON); with
     ``as=C``, the story as C lived it, read from C's own mind only (as ``fabula export
-    --as C``), as of ``as_of``."""
+    --as C``); as of ``as_of`` (0 to the head: 422 otherwise), or now."""
     from fabula.graph.service.epub import lived_epub
     from fabula.graph.service.lived import lived_markdown
 
@@ -531,9 +531,9 @@ async def export(
         data = lived_epub(found) if format == "epub" else None
     else:
         if format == "json":
-            return await fab.read(store).export()
-        text = await fab.read(store).markdown() if format == "md" else None
-        data = await fab.read(store).epub() if format == "epub" else None
+            return await fab.read(store).export(as_of)
+        text = await fab.read(store).markdown(as_of) if format == "md" else None
+        data = await fab.read(store).epub(as_of) if format == "epub" else None
     if text is not None:
         return PlainTextResponse(
             text, media_type="text/markdown; charset=utf-8", headers=_attachment(f"{name}.md")

@@ -7,6 +7,7 @@ accepted) and states what happens now. The command line runs in-process (typer's
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -81,6 +82,23 @@ class TestOneLine:
             message = tale.fails("show", "tale", "world", "--as-of", as_of)
             assert message.startswith(f"--as-of {as_of} is outside story 'tale'")
         assert tale("show", "tale", "world", "--as-of", "3").exit_code == 0
+
+    def test_export_as_of(self, tale: Cli) -> None:
+        """`export --as-of 0` without --as gave the whole story and a turn past the head
+        (99999999999999999999) was accepted; now the export is the story as of that turn
+        (0: no turn yet), in every format, and a turn outside it is one line."""
+        md = tale("export", "tale", "--as-of", "0")
+        assert md.exit_code == 0 and md.stdout == "# The Hollow Book\n\n", md.output
+        two = tale("export", "tale", "--as-of", "2").stdout
+        whole = tale("export", "tale").stdout
+        assert two.count("\n\n") == 3 and whole.count("\n\n") == 4 and whole.startswith(two)
+        data = json.loads(tale("export", "tale", "--format", "json", "--as-of", "1").stdout)
+        assert [t["turn"] for t in data["turns"]] == [1] and data["as_of"] == 1
+        assert data["world"]["as_of"] == 1
+        for as_of in ("99999999999999999999", "-1", "4"):
+            for fmt in ("md", "json", "epub", "lorebook"):
+                message = tale.fails("export", "tale", "--format", fmt, "--as-of", as_of)
+                assert f"as_of {as_of} is not a turn of branch 'main' (turns 0..3)" in message
 
     def test_characters_by_name_or_id_in_any_case(self, tale: Cli) -> None:
         """`beliefs Leo` was "no character"; ids and names resolve case-insensitively."""

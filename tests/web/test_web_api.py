@@ -495,6 +495,14 @@ class TestMindsForkExport:
         assert md.headers["content-type"].startswith("text/markdown")
         assert md.text.startswith("# The Hollow Book\n\nLeo put the brass key")
 
+    async def test_export_as_of(self, client: httpx.AsyncClient) -> None:
+        """`export?as_of=0` gave the whole story; now the story as of that turn: 0, none."""
+        await new_story(client)
+        md = await client.get("/api/stories/tale/export?format=md&as_of=0")
+        assert md.status_code == 200 and md.text == "# The Hollow Book\n\n"
+        data = (await client.get("/api/stories/tale/export?as_of=2")).json()
+        assert [t["turn"] for t in data["turns"]] == [1, 2] and data["as_of"] == 2
+
     async def test_export_as_a_name_that_casefolds(self, client: httpx.AsyncClient) -> None:
         """`export?as=ſam` (which casefolds to Sam) was a 500: the name as asked broke the
         Content-Disposition header (Latin-1). Now the file is named by the character's id,
@@ -612,6 +620,15 @@ class TestErrors:
             ("GET", "/api/stories/tale/recall?q=key&budget=0", None, 422, "budget:"),
             ("GET", "/api/stories/tale/recall?q=key&as_of=99", None, 422, "not a turn of"),
             ("GET", "/api/stories/nosuch/recall?q=key", None, 404, "does not exist"),
+            # an export's as_of was ignored without `as` (any number accepted)
+            (
+                "GET",
+                "/api/stories/tale/export?format=md&as_of=99999999999999999999",
+                None,
+                422,
+                "not a turn of",
+            ),
+            ("GET", "/api/stories/tale/export?format=json&as_of=4", None, 422, "not a turn of"),
         ],
     )
     async def test_clear_message_no_trace(
