@@ -20,6 +20,7 @@ from fabula.agents.contracts import Decision
 from fabula.cli import app
 from fabula.errors import ConfigError, EditRefused, InvalidWorld, TurnConflict
 from fabula.graph.service import Fabula
+from fabula.memory.records import slug
 from fabula.settings import Settings
 from fabula.testing import imports as fx
 from fabula.testing.cli import Cli
@@ -207,6 +208,31 @@ class TestWorldPacks:
             load_world(folder)
         assert info.value.context["field"] == "objects[0].location"
         assert info.value.context["path"] == str(folder / "world.toml")
+
+    def test_names_in_any_alphabet_keep_their_letters(self, tmp_path: Path) -> None:
+        """A Cyrillic `Аnn` became the id `nn`, `Zoë` `zo`, a name in Chinese nothing: a
+        letter outside ASCII was dropped. Now it is transliterated (Cyrillic and Greek),
+        its accent dropped, or, with no ASCII form, written as its code point; an ASCII
+        name's id is what it was."""
+        folder = tmp_path / "names"
+        folder.mkdir()
+        names = {
+            "Аnn": "ann",
+            "Zoë Straße": "zoe_strasse",
+            "Ёжик": "ezhik",
+            "Σοφία": "sofia",
+            "王 Wei": "u738b_wei",
+            "Sam O'Neil": "sam_o_neil",
+        }
+        people = "".join(
+            f'[[characters]]\nname = "{name}"\nlocation = "hall"\n' for name in names
+        )
+        (folder / "world.toml").write_text(
+            'id = "names"\ntitle = "Names"\npremise = "All wait."\n'
+            '[[places]]\nname = "hall"\n' + people
+        )
+        pack = load_world(folder)
+        assert [slug(c.name) for c in pack.characters] == list(names.values())
 
     def test_bad_rules(self, tmp_path: Path) -> None:
         """[rules] with a wrong type or an unknown rule names the file and the field."""
