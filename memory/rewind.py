@@ -123,12 +123,16 @@ async def rewind(store: StoryStore, to_turn: int, keep: str) -> RewindPlan:
     ancestry = await store.ancestry()
     first = ancestry[0].through if ancestry else 0
     if not first <= to_turn < head:
-        own = f"{first}..{head - 1}" if first < head else "none"
+        forked = f", it forked at {first})" if ancestry else ")"
+        if to_turn < 0:
+            why = "turns are numbered from 0"
+        elif first >= head:
+            why = f"it has no turn of its own before its head to go back to (its head is {head}"
+            why += forked
+        else:
+            why = f"it can go back to a turn in {first}..{head - 1} (its head is {head}{forked}"
         raise InvalidInput(
-            f"cannot rewind branch {branch!r} to turn {to_turn}: it can go back to a turn "
-            f"in {own} (its head is {head}" + (f", it forked at {first})" if ancestry else ")"),
-            **where,
-            turn=to_turn,
+            f"cannot rewind branch {branch!r} to turn {to_turn}: {why}", **where, turn=to_turn
         )
     table = await store.branches()
     if keep == MAIN or keep in table:

@@ -224,9 +224,7 @@ class TestWorldPacks:
             "王 Wei": "u738b_wei",
             "Sam O'Neil": "sam_o_neil",
         }
-        people = "".join(
-            f'[[characters]]\nname = "{name}"\nlocation = "hall"\n' for name in names
-        )
+        people = "".join(f'[[characters]]\nname = "{name}"\nlocation = "hall"\n' for name in names)
         (folder / "world.toml").write_text(
             'id = "names"\ntitle = "Names"\npremise = "All wait."\n'
             '[[places]]\nname = "hall"\n' + people
@@ -391,6 +389,16 @@ class TestConflictsExitFour:
                 continue
             assert done.exit_code == 4, (args, done.exit_code, done.output)
             assert done.stderr.startswith("error: ") and needle in done.stderr, done.stderr
+
+    def test_a_rewind_to_no_turn_says_why(self, tale: Cli) -> None:
+        """`rewind --to -1` said "it can go back to a turn in none"; now why, in one line."""
+        message = tale.fails("rewind", "tale", "--to", "-1")
+        assert "to turn -1: turns are numbered from 0" in message
+        assert tale("fork", "tale", "--at", "3", "--name", "b").exit_code == 0
+        message = tale.fails("rewind", "tale", "--branch", "b", "--to", "2")
+        assert "it has no turn of its own before its head to go back to" in message
+        assert "none" not in message
+        assert "can go back to a turn in 0..2" in tale.fails("rewind", "tale", "--to", "3")
 
     def test_a_branch_moved_while_it_was_rewound(
         self, tale: Cli, monkeypatch: pytest.MonkeyPatch
