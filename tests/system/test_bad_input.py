@@ -370,6 +370,21 @@ class TestDecisionRace:
         assert "committed" in done.stdout and "main-after-3" in done.stdout
 
 
+class TestChatLines:
+    def test_an_overlong_line_is_refused_and_the_chat_goes_on(self, tale: Cli) -> None:
+        """A chat line over 4,000 characters ended the session (the lines after it were
+        never asked); now that line is refused in one line and the next is answered. The
+        exit status says a line was refused."""
+        lines = ["Where is the brass key?", "x" * 4001, "Where is Leo?", ""]
+        done = tale.runner.invoke(
+            app, ["chat", "tale", "leo"], input="\n".join(lines), env=tale.env
+        )
+        assert done.exit_code == 2, done.output
+        assert done.stderr.count("error: ") == 1 and "at most 4000 are read" in done.stderr
+        assert "Traceback" not in done.output
+        assert done.stdout.count("Leo:") == 2, done.stdout
+
+
 class TestConflictsExitFour:
     def test_a_state_that_refuses_is_a_conflict(self, tale: Cli) -> None:
         """A refusal by the story's state (a turn awaiting a decision, a child branch that
