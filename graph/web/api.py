@@ -81,9 +81,11 @@ def _store(fab: Fabula, story: str, branch: str = "main") -> StoryStore:
 
 
 class _Request(BaseModel):
-    """A JSON body: strict types (``turns: true`` and ``auto: "yes"`` are refused)."""
+    """A JSON body: strict types (``turns: true`` and ``auto: "yes"`` are refused), and
+    only its own fields (a field it does not have, ``{"turn": 2}`` for ``turns``, is a 422
+    naming it, not a default taken in silence)."""
 
-    model_config = ConfigDict(strict=True)
+    model_config = ConfigDict(strict=True, extra="forbid")
 
 
 class CreateStory(_Request):

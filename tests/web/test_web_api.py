@@ -605,6 +605,9 @@ class TestErrors:
             # strict types: no bool for a number, no string for a bool
             ("POST", "/api/stories/tale/run", {"turns": True}, 422, "turns:"),
             ("POST", "/api/stories/tale/run", {"auto": "yes"}, 422, "auto:"),
+            # a field the body does not have was dropped in silence (`turn` for `turns`)
+            ("POST", "/api/stories/tale/run", {"turn": 2}, 422, "turn: Extra inputs"),
+            ("POST", "/api/stories/tale/fork", {"at": 1, "colour": "red"}, 422, "colour:"),
             # the CLI's limits (graph/service/pending.py)
             (
                 "POST",
