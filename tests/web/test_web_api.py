@@ -175,6 +175,7 @@ class TestTurns:
             "head": 4,
             "durable": True,  # the server confirmed it is on disk (WAITAOF)
             "unsynced": None,
+            "moved_to": None,  # no rewind took it off the branch meanwhile
         }
         assert (await turns(client))[-1] == {"turn": 4, "text": pending["draft"]}
         none = await client.post("/api/stories/tale/approve", json={})
