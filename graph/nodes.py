@@ -108,8 +108,8 @@ async def _view(state: TurnState, ctx: TurnContext) -> AuthorView:
     view = await author_view(store)
     if view.turn >= state["turn"]:  # moved on since this turn began
         raise _another_writer(store, state["turn"])
-    if view.turn + 1 != state["turn"]:
-        raise InvalidInput(
+    if view.turn + 1 != state["turn"]:  # a gap: the branch was rewound since
+        raise TurnConflict(
             f"turn {state['turn']} cannot be written: the branch is at turn {view.turn}",
             story=state["story"],
             branch=state["branch"],

@@ -12,7 +12,7 @@ import json
 
 from redis.exceptions import WatchError
 
-from fabula.errors import InvalidInput, NotFound
+from fabula.errors import Conflict, InvalidInput, NotFound
 from fabula.memory import keys
 from fabula.memory.connection import transaction
 from fabula.memory.lineage import MAIN, Branch
@@ -34,8 +34,9 @@ async def fork(
 ) -> StoryStore:
     """Start branch ``branch`` of ``parent``'s story from ``parent``'s branch at ``at_turn``.
 
-    Raises :class:`NotFound` if the story does not exist, :class:`InvalidInput` if the
-    branch exists already or ``at_turn`` is not a committed turn of the parent. ``pursue``
+    Raises :class:`NotFound` if the story does not exist, :class:`Conflict` if the branch
+    exists already, :class:`InvalidInput` if ``at_turn`` is not a committed turn of the
+    parent. ``pursue``
     (a hypothesis id) is kept with the branch: the planner pursues it.
     """
     await parent.require()
@@ -66,7 +67,7 @@ async def fork(
         try:
             await pipe.watch(branches_key)
             if branch == MAIN or await pipe.hexists(branches_key, branch):
-                raise InvalidInput(
+                raise Conflict(
                     f"story {story!r} already has a branch {branch!r}", story=story, branch=branch
                 )
             pipe.multi()
@@ -127,7 +128,7 @@ async def fork(
                 )
             await pipe.execute()
         except WatchError:
-            raise InvalidInput(
+            raise Conflict(
                 f"branch {branch!r} was created concurrently", story=story, branch=branch
             ) from None
     if not await child.exists():  # pragma: no cover - the story vanished meanwhile

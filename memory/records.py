@@ -16,6 +16,7 @@ entities are slugs of their names, everything else is numbered by turn and order
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -103,13 +104,41 @@ def secret_text(text: str) -> str:
     return " ".join(text.split()).rstrip(".!?,;: ")
 
 
+# Cyrillic and Greek letters in ASCII (the common romanisations, simplified), so that a
+# name in those alphabets keeps its letters in its id; accented forms (ё, й, ά) are
+# decomposed before (е, и, α)
+_ROMAN_PAIRS = (
+    "а=a б=b в=v г=g д=d е=e ж=zh з=z и=i к=k л=l м=m н=n о=o п=p р=r с=s т=t у=u "
+    "ф=f х=kh ц=ts ч=ch ш=sh щ=shch ъ= ы=y ь= э=e ю=yu я=ya є=ye і=i ґ=g ў=u "
+    "α=a β=b γ=g δ=d ε=e ζ=z η=e θ=th ι=i κ=k λ=l μ=m ν=n ξ=x ο=o π=p ρ=r σ=s "
+    "ς=s τ=t υ=y φ=f χ=ch ψ=ps ω=o"
+)
+_ROMAN = str.maketrans(dict(pair.split("=") for pair in _ROMAN_PAIRS.split()))
+
+
+def _ascii_letters(text: str) -> str:
+    """``text`` (lower case) in ASCII letters: accents dropped (``ë`` → ``e``, ``ß`` →
+    ``ss``), Cyrillic and Greek romanised, any other letter or digit as its code point
+    (``王`` → ``u738b``); everything else is left as it is (a separator, to a slug)."""
+    folded = unicodedata.normalize("NFKD", text.casefold())
+    plain = "".join(c for c in folded if not unicodedata.combining(c)).translate(_ROMAN)
+    return "".join(c if c.isascii() or not c.isalnum() else f"u{ord(c):x}" for c in plain)
+
+
 def slug(name: str) -> str:
-    """The system identifier for a name: lower case, ``[a-z0-9_]`` only.
+    """The system identifier for a name: lower case, ``[a-z0-9_]`` only. A letter outside
+    ASCII is written in ASCII, never dropped (see :func:`_ascii_letters`); an ASCII name's
+    slug is its words, lower case, joined by ``_``.
 
     >>> slug("The Brass Key")
     'the_brass_key'
+    >>> slug("Zoë Аnna")
+    'zoe_anna'
     """
-    out = _SLUG_RE.sub("_", name.strip().lower()).strip("_")
+    text = name.strip().lower()
+    if not text.isascii():
+        text = _ascii_letters(text)
+    out = _SLUG_RE.sub("_", text).strip("_")
     if not out:
         raise ValueError(f"cannot make an identifier from {name!r}")
     return out

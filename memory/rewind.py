@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from redis.exceptions import WatchError
 
-from fabula.errors import InvalidInput
+from fabula.errors import Conflict, InvalidInput
 from fabula.memory import keys
 from fabula.memory.connection import transaction
 from fabula.memory.lineage import MAIN, Branch
@@ -111,9 +111,9 @@ async def rewind(store: StoryStore, to_turn: int, keep: str) -> RewindPlan:
     """Make ``to_turn`` the head of ``store``'s branch; its later turns become branch
     ``keep``, forked from it at ``to_turn`` (see the module docstring).
 
-    Raises :class:`InvalidInput` (nothing written) for a turn that is not one of the
-    branch's own before its head, a taken name, a child branch forked after ``to_turn``, or
-    a branch that moved while it was read.
+    Raises (nothing written) :class:`InvalidInput` for a turn that is not one of the
+    branch's own before its head, :class:`Conflict` for a taken name, a child branch forked
+    after ``to_turn``, or a branch that moved while it was read.
     """
     await store.require()
     keys.check_id(keep, "branch")
@@ -123,23 +123,27 @@ async def rewind(store: StoryStore, to_turn: int, keep: str) -> RewindPlan:
     ancestry = await store.ancestry()
     first = ancestry[0].through if ancestry else 0
     if not first <= to_turn < head:
-        own = f"{first}..{head - 1}" if first < head else "none"
+        forked = f", it forked at {first})" if ancestry else ")"
+        if to_turn < 0:
+            why = "turns are numbered from 0"
+        elif first >= head:
+            why = f"it has no turn of its own before its head to go back to (its head is {head}"
+            why += forked
+        else:
+            why = f"it can go back to a turn in {first}..{head - 1} (its head is {head}{forked}"
         raise InvalidInput(
-            f"cannot rewind branch {branch!r} to turn {to_turn}: it can go back to a turn "
-            f"in {own} (its head is {head}" + (f", it forked at {first})" if ancestry else ")"),
-            **where,
-            turn=to_turn,
+            f"cannot rewind branch {branch!r} to turn {to_turn}: {why}", **where, turn=to_turn
         )
     table = await store.branches()
     if keep == MAIN or keep in table:
-        raise InvalidInput(f"story {story!r} already has a branch {keep!r}", **where)
+        raise Conflict(f"story {story!r} already has a branch {keep!r}", **where)
     later = sorted(
         n
         for n, b in table.items()
         if b.parent == branch and b.fork_turn is not None and b.fork_turn > to_turn
     )
     if later:
-        raise InvalidInput(
+        raise Conflict(
             f"cannot rewind branch {branch!r} to turn {to_turn}: branch {later[0]!r} was "
             f"forked from it at turn {table[later[0]].fork_turn} and reads those turns",
             **where,
@@ -238,7 +242,7 @@ async def rewind(store: StoryStore, to_turn: int, keep: str) -> RewindPlan:
             pipe.hset(keys.head(story, branch), "turn", to_turn)
             await pipe.execute()
         except WatchError:
-            raise InvalidInput(
+            raise Conflict(
                 f"branch {branch!r} of {story!r} moved while it was rewound (a turn was "
                 "committed or a branch made): nothing changed, try again",
                 **where,
@@ -353,14 +357,21 @@ async def _mind(store: StoryStore, character: str, turn: int, every: Sequence[st
 
 async def drop_branch(store: StoryStore) -> int:
     """Delete a branch that has no child: its keys, its minds' keys on it, its entry.
-    Returns the keys removed. Raises :class:`InvalidInput` for main or a branch with a
-    child (that reads through it)."""
+    Returns the keys removed. Raises :class:`InvalidInput` for main, :class:`Conflict` for
+    a branch with a child (that reads through it)."""
     story, branch = store.story, store.branch
     table = await store.branches()
     children = sorted(n for n, b in table.items() if b.parent == branch)
-    if branch == MAIN or children:
-        why = "it is the story's first" if branch == MAIN else f"branch {children[0]!r} reads it"
-        raise InvalidInput(f"cannot delete branch {branch!r}: {why}", story=story, branch=branch)
+    if branch == MAIN:
+        raise InvalidInput(
+            f"cannot delete branch {branch!r}: it is the story's first", story=story, branch=branch
+        )
+    if children:
+        raise Conflict(
+            f"cannot delete branch {branch!r}: branch {children[0]!r} reads it",
+            story=story,
+            branch=branch,
+        )
     found: list[str] = []
     for pattern in branch_keys(story, branch, await store.characters()):
         found.extend([k async for k in store.client.scan_iter(match=pattern, count=1000)])

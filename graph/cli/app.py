@@ -16,13 +16,15 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import sys
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import typer
-from rich.console import Console
+from rich.console import Console, ConsoleOptions
+from rich.segment import Segment
 from rich.text import Text
 from typer.core import TyperGroup
 
@@ -49,15 +51,47 @@ __all__ = [
     "run_with_app",
     "run_with_stores",
     "settings",
+    "strip_controls",
 ]
 
 T = TypeVar("T")
 
+# a terminal's control sequences: ESC's string commands (OSC, DCS, SOS, PM, APC: a title,
+# a clipboard write) to their end (BEL, ST, or the next ESC, which ends one in a terminal
+# too; rich drops a BEL before this sees it) or the line's; CSI (in 7 or 8 bits); any other
+# ESC sequence; then every C0 control but newline and tab, DEL and C1
+_CONTROLS = re.compile(
+    r"(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c\n]*(?:\x07|\x1b\\|\x9c)?"
+    r"|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"
+    r"|\x1b[ -/]*[0-~]?"
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
+)
+
+
+def strip_controls(text: str) -> str:
+    """``text`` without a terminal's control sequences or control characters (newlines and
+    tabs kept): what a story, a card or a model wrote is shown, never obeyed."""
+    return _CONTROLS.sub("", text)
+
+
+class _TextConsole(Console):
+    """A console that prints text, never a control sequence it was given: every segment of
+    text is stripped (:func:`strip_controls`); the console's own styling is added after."""
+
+    def render(self, renderable: Any, options: ConsoleOptions | None = None) -> Iterable[Segment]:
+        for segment in super().render(renderable, options):
+            if segment.control or not _CONTROLS.search(segment.text):
+                yield segment
+            else:
+                yield Segment(strip_controls(segment.text), segment.style)
+
+
 # Nothing printed is ever read as markup or highlighted: story text, ids and messages come
 # from users and models ("[/red]" in a story must print as written, not crash or style).
-# Styling is explicit, with Text and style arguments.
-out = Console(markup=False, highlight=False)
-err = Console(stderr=True, markup=False, highlight=False)
+# Styling is explicit, with Text and style arguments. Nothing printed is obeyed either: the
+# consoles strip control sequences (a greeting's "ESC]0;title" must not retitle a terminal).
+out = _TextConsole(markup=False, highlight=False)
+err = _TextConsole(stderr=True, markup=False, highlight=False)
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import typer
 from rich.text import Text
 
+from fabula.errors import InvalidInput
 from fabula.graph.cli.app import app, dump, err, out, run_with_app
 
 if TYPE_CHECKING:
@@ -33,8 +34,9 @@ def chat(
 ) -> None:
     """Ask a character questions: it answers from only its own mind (its beliefs and what it
     witnessed), e.g. `fabula chat demo leo --ask "Where is the brass key?"`. Without --ask,
-    questions are read from stdin until an empty input, EOF or `q`. Nothing said in a chat
-    enters the story."""
+    questions are read from stdin until EOF or `q`; a line refused (too long) is said and
+    the chat goes on (the exit status says one was). Nothing said in a chat enters the
+    story."""
 
     async def go(fab: Fabula) -> None:
         store = fab.store(story, branch)
@@ -47,15 +49,25 @@ def chat(
         if interactive:
             when = "" if as_of is None else f" as of turn {as_of}"
             err.print(f"talking to {me.name}{when}; q or Ctrl-D ends", style="dim")
+        refused: InvalidInput | None = None
         while True:
             if interactive:
                 err.print("you> ", end="")
             line = await asyncio.to_thread(sys.stdin.readline)
             question = line.strip()
             if not line or question.casefold() in _QUIT:
-                return
-            if question:
-                show(await fab.chat(store, me.id, question, as_of=as_of), as_json)
+                break
+            if not question:
+                continue
+            try:
+                answer = await fab.chat(store, me.id, question, as_of=as_of)
+            except InvalidInput as exc:  # this line is refused (too long): the chat goes on
+                err.print(Text.assemble(("error:", "red"), " ", str(exc)), soft_wrap=True)
+                refused = exc
+                continue
+            show(answer, as_json)
+        if refused is not None:  # answered what it could; the status says a line was not
+            raise typer.Exit(refused.exit_code)
 
     run_with_app(go)
 

@@ -290,7 +290,7 @@ def export(
         None, "--as", help="The story as this character lived it (md, json, epub)."
     ),
     as_of: int | None = typer.Option(
-        None, "--as-of", help="For card, charx, lorebook, --as: as of a turn."
+        None, "--as-of", help="As of a turn: the text to it, the views as they stood then."
     ),
     out_file: Path | None = typer.Option(None, "--out", help="Write here, not to stdout."),
 ) -> None:
@@ -326,11 +326,11 @@ def export(
                 _emit(_json_bytes(found), out_file)
             return
         if fmt is ExportFormat.md:
-            _emit((await fab.read(store).markdown()).encode(), out_file)
+            _emit((await fab.read(store).markdown(as_of)).encode(), out_file)
         elif fmt is ExportFormat.epub:
-            _emit(await fab.read(store).epub(), out_file)
+            _emit(await fab.read(store).epub(as_of), out_file)
         else:
-            _emit(_json_bytes(await fab.read(store).export()), out_file)
+            _emit(_json_bytes(await fab.read(store).export(as_of)), out_file)
 
     run_with_app(go)
 

@@ -17,10 +17,10 @@ if TYPE_CHECKING:  # imported when a command runs: `fabula --help` stays quick
     from fabula.agents.contracts import Decision
     from fabula.graph.service import Fabula
     from fabula.graph.service.pending import Listener, Pending, TurnEvent
-    from fabula.graph.service.responses import DraftsOut
+    from fabula.graph.service.responses import DecisionOut, DraftsOut
     from fabula.limits import Limits
 
-__all__ = ["approve", "edit", "in_editor", "pending", "reject", "rewind", "run"]
+__all__ = ["approve", "edit", "in_editor", "moved_note", "pending", "reject", "rewind", "run"]
 
 
 @app.command()
@@ -171,6 +171,14 @@ def pending(as_json: bool = typer.Option(False, "--json")) -> None:
     run_with_app(go)
 
 
+def moved_note(done: DecisionOut) -> str:
+    """What a commit that a rewind took off its branch the moment it was made says."""
+    return (
+        f"committed, but branch {done.branch!r} was rewound meanwhile (now at turn "
+        f"{done.head}): turn {done.turn} is on branch {done.moved_to!r}"
+    )
+
+
 EXPECT_HELP = (
     "The id of the draft you read (shown by `fabula pending`): if another draft waits "
     "(yours was decided, or rejected and written again), nothing is changed."
@@ -185,11 +193,13 @@ def _decide(
         done = await fab.decide_turn(store, decision, force=force, expect=expect)
         if done.outcome == "pending":
             print_pending(await fab.pending_turn(store))
-        if done.durable is False:
+        if done.moved_to is not None:
+            out.print(f"{story} [{branch}]: {moved_note(done)}")
+        elif done.durable is False:
             # committed (exit 0: the story has the turn), but not known to be on disk
             out.print(f"{story} [{branch}]: committed (not confirmed on disk: {done.unsynced})")
-            return
-        out.print(f"{story} [{branch}]: {done.outcome}")
+        else:
+            out.print(f"{story} [{branch}]: {done.outcome}")
 
     run_with_app(go)
 

@@ -27,7 +27,7 @@ from rich.text import Text
 
 from fabula.errors import FabulaError, InvalidInput, StoryAtRest
 from fabula.graph.cli.app import app, err, out, run_with_app
-from fabula.graph.cli.turns import in_editor, print_drafts, prose_printer
+from fabula.graph.cli.turns import in_editor, moved_note, print_drafts, prose_printer
 
 if TYPE_CHECKING:
     from fabula.agents.contracts import Decision
@@ -120,7 +120,7 @@ async def _decide(fab: Fabula, store: StoryStore, decision: Decision, expect: st
     """Apply ``decision`` to draft ``expect``, Ctrl-C held until it is done; its outcome."""
     with _held_interrupt():
         done = await fab.decide_turn(store, decision, expect=expect, listener=prose_printer())
-    return done.outcome
+    return done.outcome if done.moved_to is None else moved_note(done)
 
 
 async def _session(fab: Fabula, store: StoryStore) -> None:

@@ -759,6 +759,20 @@ class Fabula:
         (:attr:`Pending.id`): another draft, or none, is :class:`TurnConflict` too.
         ``listener`` hears the turn's graph as :meth:`run_turn`'s does.
         """
+        decided = await self._decide(store, decision, force=force, expect=expect, listener=listener)
+        return decided[0]
+
+    async def _decide(
+        self,
+        store: StoryStore,
+        decision: Decision,
+        *,
+        force: bool = False,
+        expect: str | None = None,
+        listener: Listener | None = None,
+    ) -> tuple[TurnOutcome, str | None]:
+        """:meth:`decide`, and the branch its committed turn is on when a rewind took it off
+        ``store``'s branch meanwhile (None: where it was decided, or nothing committed)."""
         check_bounds(note=decision.note, expect=expect)
         await store.require()
         if decision.action == "edit" and decision.text:
@@ -812,13 +826,42 @@ class Fabula:
             if outcome == "pending" and decision.action == "edit":
                 back = await self.pending_turn(store)
                 raise_if_edit_not_taken(back.request if back else None, where)
-            if outcome == "committed" and kept.options:
+            if outcome != "committed":
+                return outcome, None
+            # a rewind may have taken the turn off the branch the moment it was committed:
+            # the branch that kept it holds it (and its drafts) now
+            texts = {o.text for o in kept.options} | {seen.request.draft.text}
+            if decision.text:
+                texts |= {decision.text, decision.text.strip()}
+            holder = await self._holder(store, seen.turn, texts)
+            if holder is not None and kept.options:
                 # the drafts stay with the turn: which one it is now (an edit: none)
-                text = (await store.turn_texts(seen.turn, seen.turn))[0].text
+                text = (await holder.turn_texts(seen.turn, seen.turn))[0].text
                 chosen = next((o.id for o in kept.options if o.text == text), None)
                 if chosen is not None:
-                    await choose_draft(store, seen.turn, chosen)
-            return outcome
+                    await choose_draft(holder, seen.turn, chosen)
+            moved = holder.branch if holder is not None and holder.branch != store.branch else None
+            return outcome, moved
+
+    async def _holder(self, store: StoryStore, turn: int, texts: set[str]) -> StoryStore | None:
+        """The branch holding turn ``turn`` that a decision just committed on ``store``'s
+        branch (its text one of ``texts``): that branch, or, when a rewind took the turn off
+        it meanwhile, the branch that kept it (forked from it before ``turn``); failing a
+        text (an edit reworded), ``store``'s branch if it has the turn, else the one branch
+        that does; None if that is not known."""
+        table = await store.branches()
+        kept = [
+            store.on_branch(name)
+            for name, b in table.items()
+            if b.parent == store.branch and b.fork_turn is not None and b.fork_turn < turn
+        ]
+        holding = [b for b in (store, *kept) if await b.head() >= turn]
+        for branch in holding:
+            if (await branch.turn_texts(turn, turn))[0].text in texts:
+                return branch
+        if holding and holding[0] is store:
+            return store
+        return holding[0] if len(holding) == 1 else None
 
     async def _decided(
         self, store: StoryStore, expect: str, decision: Decision, waiting: Pending | None
@@ -851,13 +894,14 @@ class Fabula:
         self, store: StoryStore, decision: Decision, **deciding: Unpack[Deciding]
     ) -> DecisionOut:
         """:meth:`decide`, answered as a :class:`DecisionOut` (for a commit, whether the
-        server confirmed it is on disk)."""
+        server confirmed it is on disk, and the branch holding it if a rewind took it off
+        the store's branch meanwhile)."""
         if decision.action == "edit" and not (decision.text or "").strip():
             raise InvalidInput("an edit needs the new text", story=store.story)
         await store.require()
         pending = await self.pending_turn(store)
         turn = pending.turn if pending is not None else await store.head() + 1
-        outcome = await self.decide(store, decision, **deciding)
+        outcome, moved_to = await self._decide(store, decision, **deciding)
         unsynced = None
         if outcome == "committed":
             state = await self.graph.aget_state(self._config(store, turn))
@@ -871,6 +915,7 @@ class Fabula:
             head=await store.head(),
             durable=None if outcome != "committed" else unsynced is None,
             unsynced=unsynced,
+            moved_to=moved_to,
         )
 
     async def run(
@@ -1008,10 +1053,10 @@ class Fabula:
         return name
 
     async def _refuse_if_pending(self, store: StoryStore, doing: str) -> None:
-        """InvalidInput while a turn of the branch awaits a decision (nothing is written)."""
+        """Conflict while a turn of the branch awaits a decision (nothing is written)."""
         waiting = await self.pending_turn(store)
         if waiting is not None:
-            raise InvalidInput(
+            raise Conflict(
                 f"cannot {doing} branch {store.branch!r} of {store.story!r}: turn "
                 f"{waiting.turn} awaits a decision (approve, edit or reject it first)",
                 story=store.story,
@@ -1033,9 +1078,9 @@ class Fabula:
         """Make turn ``to_turn`` the head of the branch; the turns after it are kept as
         branch ``keep`` (default ``<branch>-after-<turn>``), forked from it at ``to_turn``.
 
-        Nothing is deleted. Refused (:class:`InvalidInput`, nothing written) while a turn of
-        the branch awaits a decision, when a branch was forked from it after ``to_turn``, or
-        for a turn that is not one of its own before its head (see
+        Nothing is deleted. Refused, nothing written: (:class:`Conflict`) while a turn of the
+        branch awaits a decision, when a branch was forked from it after ``to_turn``, or
+        (:class:`InvalidInput`) for a turn that is not one of its own before its head (see
         :func:`fabula.memory.rewind.rewind`). Its episode index and hierarchy are derived
         again from its turns; the kept branch's index from its own.
         """

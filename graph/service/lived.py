@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from fabula.graph.service.reading import check_as_of
+from fabula.graph.service.reading import check_as_of, markdown_text
 from fabula.graph.service.responses import LivedBelief, LivedOut, LivedTurn
 from fabula.memory.acl import MindPool
 from fabula.memory.records import Belief, Entity
@@ -105,11 +105,14 @@ async def lived(
 
 def lived_markdown(found: LivedOut) -> str:
     """A character's story as markdown: the title, a heading per turn it witnessed with
-    what it saw and heard, then what it believes."""
-    parts = [f"# {found.title}\n\n*As {found.name} lived it.*\n\n"]
+    what it saw and heard, then what it believes (each text as
+    :func:`~fabula.graph.service.reading.markdown_text` gives it)."""
+    md = markdown_text
+    parts = [f"# {md(found.title)}\n\n*As {md(found.name)} lived it.*\n\n"]
     for turn in found.turns:
-        parts.append(f"## Turn {turn.turn}\n\n" + "".join(line + "\n\n" for line in turn.lines))
+        lines = "".join(md(line) + "\n\n" for line in turn.lines)
+        parts.append(f"## Turn {turn.turn}\n\n" + lines)
     if found.beliefs:
-        parts.append(f"## What {found.name} believes\n\n")
-        parts.append("".join(f"- {b.sentence}\n" for b in found.beliefs) + "\n")
+        parts.append(f"## What {md(found.name)} believes\n\n")
+        parts.append("".join(f"- {md(b.sentence)}\n" for b in found.beliefs) + "\n")
     return "".join(parts)

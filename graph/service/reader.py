@@ -101,13 +101,13 @@ class Reader:
         """An event, its passage and the span a belief came from: :func:`evidence`."""
         return await evidence(self.store, event_id, **belief)
 
-    async def export(self) -> ExportOut:
-        """The text and every view as they are now: :func:`export`."""
-        return await export(self.store)
+    async def export(self, as_of: int | None = None) -> ExportOut:
+        """The text and every view as they are now, or as of a turn: :func:`export`."""
+        return await export(self.store, as_of)
 
-    async def markdown(self) -> str:
-        """The story as Markdown: :func:`markdown`."""
-        return await markdown(self.store)
+    async def markdown(self, as_of: int | None = None) -> str:
+        """The story (to a turn) as Markdown: :func:`markdown`."""
+        return await markdown(self.store, as_of)
 
     async def usage(self) -> UsageOut:
         """Tokens and cost by turn and role, at the settings' prices: :func:`usage`."""
@@ -121,11 +121,12 @@ class Reader:
         """The lore by book, and what ``turn`` activates: :func:`lore`."""
         return await lore(self.store, turn)
 
-    async def epub(self) -> bytes:
-        """The story as an EPUB book: :func:`~fabula.graph.service.epub.story_epub`."""
+    async def epub(self, as_of: int | None = None) -> bytes:
+        """The story (to a turn) as an EPUB book:
+        :func:`~fabula.graph.service.epub.story_epub`."""
         from fabula.graph.service.epub import story_epub  # ebooklib: loaded when asked for
 
-        return await story_epub(self.store)
+        return await story_epub(self.store, as_of)
 
     async def card(self, character: str, as_of: int | None = None) -> tuple[bytes, str]:
         """A character as a V3 card, PNG or JSON, and which:

@@ -8,6 +8,7 @@ checks that the story and branch exist, and answers with a model of
 from __future__ import annotations
 
 import datetime as dt
+import html
 import json
 import re
 from collections import defaultdict
@@ -93,6 +94,7 @@ __all__ = [
     "export",
     "lore",
     "markdown",
+    "markdown_text",
     "minds",
     "moment",
     "own_lore",
@@ -357,10 +359,12 @@ async def evidence(
     )
 
 
-async def export(store: StoryStore) -> ExportOut:
+async def export(store: StoryStore, as_of: int | None = None) -> ExportOut:
     """The branch's text with its premise and characters, and W, every B[c], D and H as
-    they are now."""
-    text = await story_text(store)
+    they are now (as of turn ``as_of``: the text to it, the views as they stood then).
+
+    Raises :class:`InvalidInput` for an ``as_of`` that is not a turn of the branch."""
+    text = await story_text(store, as_of)
     document = await store.pack_document()
     premise = json.loads(document).get("premise") if document else None
     entities = await store.entities()
@@ -371,18 +375,32 @@ async def export(store: StoryStore) -> ExportOut:
         title=text.title,
         premise=premise if isinstance(premise, str) else None,
         characters=[CharacterOut(id=c, name=entities[c].name) for c in cast],
+        as_of=as_of,
         turns=text.turns,
-        world=await world(store),
-        beliefs={c: await beliefs(store, [c]) for c in cast},
-        developments=list((await project_developments(store)).values()),
-        hypotheses=list((await project_hypotheses(store)).values()),
+        world=await world(store, as_of),
+        beliefs={c: await beliefs(store, [c], as_of) for c in cast},
+        developments=list((await project_developments(store, as_of)).values()),
+        hypotheses=list((await project_hypotheses(store, as_of)).values()),
     )
 
 
-async def markdown(store: StoryStore) -> str:
-    """The branch's text as markdown: the title, then one paragraph per turn."""
-    text = await story_text(store)
-    return f"# {text.title}\n\n" + "".join(t.text + "\n\n" for t in text.turns)
+_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def markdown_text(text: str) -> str:
+    """``text`` as Markdown shows it as written: HTML escaped (a name or a greeting with
+    ``<script>`` is prose, as the studio and the EPUB show it), control characters dropped
+    (newlines and tabs kept)."""
+    return html.escape(_CONTROL_CHARS.sub("", text), quote=False)
+
+
+async def markdown(store: StoryStore, as_of: int | None = None) -> str:
+    """The branch's text (to turn ``as_of``) as markdown: the title, then one paragraph per
+    turn (each text as :func:`markdown_text` gives it). Raises :class:`InvalidInput` for an
+    ``as_of`` that is not a turn of the branch."""
+    text = await story_text(store, as_of)
+    turns = "".join(markdown_text(t.text) + "\n\n" for t in text.turns)
+    return f"# {markdown_text(text.title)}\n\n" + turns
 
 
 def _summed(

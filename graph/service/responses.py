@@ -298,7 +298,9 @@ class DecisionOut(_Out):
 
     ``durable``: for a commit, whether the server confirmed it is on disk (``WAITAOF``);
     when it did not (False), the turn is committed all the same and ``unsynced`` says why
-    the server could not confirm it. None when nothing was committed."""
+    the server could not confirm it. None when nothing was committed. ``moved_to``: the
+    branch holding the committed turn when a rewind took it off ``branch`` the moment it
+    was committed (the rewind's kept branch); None when it is on ``branch``."""
 
     story: str
     branch: str
@@ -308,6 +310,7 @@ class DecisionOut(_Out):
     head: int
     durable: bool | None = None
     unsynced: str | None = None
+    moved_to: str | None = None
 
 
 class RunOut(_Out):
@@ -603,13 +606,14 @@ class CharacterOut(_Out):
 
 class ExportOut(_Out):
     """A branch's text with its premise and characters, and its world, every character's
-    beliefs, developments and hypotheses now."""
+    beliefs, developments and hypotheses now (or as of turn ``as_of``)."""
 
     story: str
     branch: str
     title: str
     premise: str | None = None
     characters: list[CharacterOut] = []
+    as_of: int | None = None
     turns: list[TurnOut]
     world: WorldOut
     beliefs: dict[str, BeliefsOut] = {}  # by character id: B[c]

@@ -10,6 +10,7 @@ State changes are POSTs with a JSON body (or, for an upload, the ``X-CSRF-Token`
 from __future__ import annotations
 
 from typing import Annotated, Literal
+from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, File, Form, Query, Request, UploadFile
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
@@ -80,9 +81,11 @@ def _store(fab: Fabula, story: str, branch: str = "main") -> StoryStore:
 
 
 class _Request(BaseModel):
-    """A JSON body: strict types (``turns: true`` and ``auto: "yes"`` are refused)."""
+    """A JSON body: strict types (``turns: true`` and ``auto: "yes"`` are refused), and
+    only its own fields (a field it does not have, ``{"turn": 2}`` for ``turns``, is a 422
+    naming it, not a default taken in silence)."""
 
-    model_config = ConfigDict(strict=True)
+    model_config = ConfigDict(strict=True, extra="forbid")
 
 
 class CreateStory(_Request):
@@ -487,7 +490,7 @@ async def fork(fab: Fab, story: str, body: ForkRequest) -> BranchOut:
 @router.post("/stories/{story}/rewind", response_model=RewindOut)
 async def rewind(fab: Fab, story: str, body: RewindRequest) -> RewindOut:
     """Make turn ``to`` the branch's head; the turns after it become branch ``kept``
-    (nothing is deleted). 422 while a turn awaits approval or a branch forked after ``to``
+    (nothing is deleted). 409 while a turn awaits approval or a branch forked after ``to``
     reads the branch."""
     return await fab.rewind(_store(fab, story, body.branch), body.to, body.keep)
 
@@ -515,23 +518,24 @@ async def export(
 ) -> Response | ExportOut | LivedOut:
     """The branch's text (markdown, an EPUB book) or its text with W, D and H (JSON); with
     ``as=C``, the story as C lived it, read from C's own mind only (as ``fabula export
-    --as C``), as of ``as_of``."""
+    --as C``); as of ``as_of`` (0 to the head: 422 otherwise), or now."""
     from fabula.graph.service.epub import lived_epub
     from fabula.graph.service.lived import lived_markdown
 
     store = _store(fab, story, branch)
-    name = f"{story}-{branch}" + (f"-as-{as_character}" if as_character else "")
+    name = f"{story}-{branch}"
     if as_character is not None:
         found = await fab.lived(store, as_character, as_of=as_of)
+        name += f"-as-{found.character}"  # its id, not the name as asked ("ſam" finds sam)
         if format == "json":
             return found
         text = lived_markdown(found) if format == "md" else None
         data = lived_epub(found) if format == "epub" else None
     else:
         if format == "json":
-            return await fab.read(store).export()
-        text = await fab.read(store).markdown() if format == "md" else None
-        data = await fab.read(store).epub() if format == "epub" else None
+            return await fab.read(store).export(as_of)
+        text = await fab.read(store).markdown(as_of) if format == "md" else None
+        data = await fab.read(store).epub(as_of) if format == "epub" else None
     if text is not None:
         return PlainTextResponse(
             text, media_type="text/markdown; charset=utf-8", headers=_attachment(f"{name}.md")
@@ -540,9 +544,15 @@ async def export(
 
 
 def _attachment(filename: str) -> dict[str, str]:
-    # ids are [a-z0-9_-] (keys.check_id), a character's name may be anything: quoted safely
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in filename)
-    return {"content-disposition": f'attachment; filename="{safe}"'}
+    """A Content-Disposition naming ``filename``: ASCII in ``filename`` (anything else an
+    underscore), the name as it is in ``filename*`` (RFC 6266, RFC 5987's UTF-8 form), so
+    that any name can be sent in a header, which is Latin-1."""
+    kept = "".join(c if c.isalnum() or c in "-_." else "_" for c in filename)
+    ascii_name = "".join(c if c.isascii() else "_" for c in kept)
+    header = f'attachment; filename="{ascii_name}"'
+    if ascii_name != kept:
+        header += f"; filename*=UTF-8''{quote(kept, safe='')}"
+    return {"content-disposition": header}
 
 
 @router.get("/stories/{story}/run", response_model=RunStatus | None)

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from fabula.errors import EditRefused, InvalidInput
+from fabula.errors import Conflict, EditRefused, InvalidInput
 from fabula.graph.service import Fabula
 from fabula.memory.projections import (
     mind_as_of,
@@ -146,14 +146,14 @@ class TestRewind:
             head = await store.head()
             await fab.fork(store, head - 1, "late")
             snapshot = await _views(store, head)
-            with pytest.raises(InvalidInput, match="branch 'late' was forked from it at turn"):
+            with pytest.raises(Conflict, match="branch 'late' was forked from it at turn"):
                 await fab.rewind(store, head - 2)
-            with pytest.raises(InvalidInput, match="already has a branch 'late'"):
+            with pytest.raises(Conflict, match="already has a branch 'late'"):
                 await fab.rewind(store, head - 1, keep="late")
             with pytest.raises(InvalidInput, match=r"can go back to a turn in 0\.\."):
                 await fab.rewind(store, head)
             assert await fab.run_turn(store, auto=False) == "pending"
-            with pytest.raises(InvalidInput, match="awaits a decision"):
+            with pytest.raises(Conflict, match="awaits a decision"):
                 await fab.rewind(store, head - 1)
             assert await store.head() == head
             assert await _views(store, head) == snapshot

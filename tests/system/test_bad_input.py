@@ -7,6 +7,7 @@ accepted) and states what happens now. The command line runs in-process (typer's
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +20,9 @@ from fabula.agents.contracts import Decision
 from fabula.cli import app
 from fabula.errors import ConfigError, EditRefused, InvalidInput, InvalidWorld, TurnConflict
 from fabula.graph.service import Fabula
+from fabula.memory.records import slug
 from fabula.settings import Settings
+from fabula.testing import imports as fx
 from fabula.testing.cli import Cli
 from fabula.worlds.loader import load_world
 
@@ -81,6 +84,23 @@ class TestOneLine:
             assert message.startswith(f"--as-of {as_of} is outside story 'tale'")
         assert tale("show", "tale", "world", "--as-of", "3").exit_code == 0
 
+    def test_export_as_of(self, tale: Cli) -> None:
+        """`export --as-of 0` without --as gave the whole story and a turn past the head
+        (99999999999999999999) was accepted; now the export is the story as of that turn
+        (0: no turn yet), in every format, and a turn outside it is one line."""
+        md = tale("export", "tale", "--as-of", "0")
+        assert md.exit_code == 0 and md.stdout == "# The Hollow Book\n\n", md.output
+        two = tale("export", "tale", "--as-of", "2").stdout
+        whole = tale("export", "tale").stdout
+        assert two.count("\n\n") == 3 and whole.count("\n\n") == 4 and whole.startswith(two)
+        data = json.loads(tale("export", "tale", "--format", "json", "--as-of", "1").stdout)
+        assert [t["turn"] for t in data["turns"]] == [1] and data["as_of"] == 1
+        assert data["world"]["as_of"] == 1
+        for as_of in ("99999999999999999999", "-1", "4"):
+            for fmt in ("md", "json", "epub", "lorebook"):
+                message = tale.fails("export", "tale", "--format", fmt, "--as-of", as_of)
+                assert f"as_of {as_of} is not a turn of branch 'main' (turns 0..3)" in message
+
     def test_characters_by_name_or_id_in_any_case(self, tale: Cli) -> None:
         """`beliefs Leo` was "no character"; ids and names resolve case-insensitively."""
         outputs = {
@@ -127,6 +147,45 @@ class TestLiteral:
         shown = tale("show", "tale", "story")
         assert shown.exit_code == 0 and text in shown.stdout.replace("\n", " ").replace("  ", " ")
 
+    def test_terminal_escapes_do_not_reach_the_terminal(self, cli: Cli, tmp_path: Path) -> None:
+        """A greeting with `ESC]0;PWNED BEL ESC[2J` set the terminal's title and cleared it
+        on `fabula show`; C1 controls and a bare ESC passed too. Now every line the command
+        line prints is stripped of control sequences: the text stays."""
+        card = fx.v1_card()
+        card["first_mes"] = "Ada\x1b]0;PWNED\x07\x1b[2J looks\x9b31m up\x1bc. Who\x00 are you?"
+        path = fx.write_json(tmp_path / "ada.json", card)
+        made = cli("import", str(path), "--id", "isle", "--greeting", "0")
+        assert made.exit_code == 0, made.output
+        for args in (("show", "isle", "story"), ("show", "isle", "world")):
+            shown = cli(*args)
+            assert shown.exit_code == 0, shown.output
+            assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", shown.output), repr(shown.output)
+            assert "PWNED" not in shown.output
+        story = cli("show", "isle", "story").stdout
+        assert "Ada looks up. Who are you?" in story
+        # an error line that quotes a name is stripped too
+        message = cli.fails("show", "isle", "beliefs", "zed\x1b[2J")
+        assert "\x1b" not in message and "zed" in message
+
+    def test_markdown_export_escapes_html(self, cli: Cli, tmp_path: Path) -> None:
+        """The Markdown export kept raw HTML and `<script>` from a card's name and greeting
+        (the studio and the EPUB escape them), and its control characters. Now the text is
+        escaped (shown as written by any Markdown reader), the controls dropped, for the
+        story and for the story as a character lived it."""
+        card = fx.v1_card()
+        card["name"] = "Ada <b>Bold</b>"
+        card["first_mes"] = "<script>alert(1)</script> Ada & co\x1b[2J look <img src=x>."
+        path = fx.write_json(tmp_path / "ada.json", card)
+        assert cli("import", str(path), "--id", "isle", "--greeting", "0").exit_code == 0
+        for args in ((), ("--as", "Ada <b>Bold</b>")):
+            md = cli("export", "isle", "--format", "md", *args)
+            assert md.exit_code == 0, md.output
+            assert "<script>" not in md.stdout and "<img" not in md.stdout, md.stdout
+            assert "<b>" not in md.stdout and "\x1b" not in md.stdout
+            assert "Ada &lt;b&gt;Bold&lt;/b&gt;" in md.stdout
+        story = cli("export", "isle", "--format", "md").stdout
+        assert "&lt;script&gt;alert(1)&lt;/script&gt; Ada &amp; co[2J look &lt;img" in story
+
 
 class TestWorldPacks:
     def test_containment_cycle(self, tmp_path: Path) -> None:
@@ -149,6 +208,29 @@ class TestWorldPacks:
             load_world(folder)
         assert info.value.context["field"] == "objects[0].location"
         assert info.value.context["path"] == str(folder / "world.toml")
+
+    def test_names_in_any_alphabet_keep_their_letters(self, tmp_path: Path) -> None:
+        """A Cyrillic `Аnn` became the id `nn`, `Zoë` `zo`, a name in Chinese nothing: a
+        letter outside ASCII was dropped. Now it is transliterated (Cyrillic and Greek),
+        its accent dropped, or, with no ASCII form, written as its code point; an ASCII
+        name's id is what it was."""
+        folder = tmp_path / "names"
+        folder.mkdir()
+        names = {
+            "Аnn": "ann",
+            "Zoë Straße": "zoe_strasse",
+            "Ёжик": "ezhik",
+            "Σοφία": "sofia",
+            "王 Wei": "u738b_wei",
+            "Sam O'Neil": "sam_o_neil",
+        }
+        people = "".join(f'[[characters]]\nname = "{name}"\nlocation = "hall"\n' for name in names)
+        (folder / "world.toml").write_text(
+            'id = "names"\ntitle = "Names"\npremise = "All wait."\n'
+            '[[places]]\nname = "hall"\n' + people
+        )
+        pack = load_world(folder)
+        assert [slug(c.name) for c in pack.characters] == list(names.values())
 
     def test_bad_rules(self, tmp_path: Path) -> None:
         """[rules] with a wrong type or an unknown rule names the file and the field."""
@@ -241,6 +323,121 @@ class TestDecisionRace:
             else:
                 assert outcomes["reject"] == "pending" and await store.head() == 0
                 assert await fab.pending_turn(store) is not None
+
+    async def test_a_rewind_right_after_an_approval_is_told(
+        self, redis_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """`approve --choose 2` racing `rewind --to 3` (another process, once the turn is
+        committed): the approval died on an IndexError, the choice unrecorded. Now it says
+        the turn was committed and which branch holds it (the rewind's kept branch), and
+        the choice is recorded there."""
+        async with (
+            Fabula(redis_url, Settings(home=tmp_path)) as fab,
+            Fabula(redis_url, Settings(home=tmp_path)) as other,
+        ):
+            store = await fab.create_story("hollow_book", "race")
+            drafts = await fab.alternatives(store, 2)
+            assert [d.id for d in drafts.drafts] == ["4.d1", "4.d2"]
+            drive = fab._drive
+
+            async def drive_then_rewind(*args: Any, **kwargs: Any) -> Any:
+                outcome = await drive(*args, **kwargs)
+                await other.rewind(other.store("race"), 3)  # lands between commit and reply
+                return outcome
+
+            monkeypatch.setattr(fab, "_drive", drive_then_rewind)
+            done = await fab.decide_turn(store, Decision(action="approve", choice="2"))
+            assert done.outcome == "committed" and done.head == 3
+            assert done.moved_to == "main-after-3"
+            kept = store.on_branch("main-after-3")
+            assert (await kept.turn_texts(4, 4))[0].text == drafts.drafts[1].draft
+            assert (await fab.drafts(kept, 4)).chosen == "4.d2"
+
+    def test_the_command_line_says_where_the_turn_went(self, tale: Cli) -> None:
+        """The same told on the command line: committed, and on which branch it is now."""
+        assert tale("run", "tale", "--alternatives", "2").exit_code == 0
+        original = Fabula._drive
+
+        async def drive_then_rewind(self: Fabula, *args: Any, **kwargs: Any) -> Any:
+            outcome = await original(self, *args, **kwargs)
+            await self.rewind(self.store("tale"), 3)
+            return outcome
+
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(Fabula, "_drive", drive_then_rewind)
+            done = tale("approve", "tale", "--choose", "2")
+        assert done.exit_code == 0, done.output
+        assert "committed" in done.stdout and "main-after-3" in done.stdout
+
+
+class TestChatLines:
+    def test_an_overlong_line_is_refused_and_the_chat_goes_on(self, tale: Cli) -> None:
+        """A chat line over 4,000 characters ended the session (the lines after it were
+        never asked); now that line is refused in one line and the next is answered. The
+        exit status says a line was refused."""
+        lines = ["Where is the brass key?", "x" * 4001, "Where is Leo?", ""]
+        done = tale.runner.invoke(
+            app, ["chat", "tale", "leo"], input="\n".join(lines), env=tale.env
+        )
+        assert done.exit_code == 2, done.output
+        assert done.stderr.count("error: ") == 1 and "at most 4000 are read" in done.stderr
+        assert "Traceback" not in done.output
+        assert done.stdout.count("Leo:") == 2, done.stdout
+
+
+class TestConflictsExitFour:
+    def test_a_state_that_refuses_is_a_conflict(self, tale: Cli) -> None:
+        """A refusal by the story's state (a turn awaiting a decision, a child branch that
+        reads the turns, a branch name taken) exited 2, as bad input; now 4, a conflict."""
+        assert tale("fork", "tale", "--at", "2", "--name", "late").exit_code == 0
+        cases = [
+            (("rewind", "tale", "--to", "1"), "branch 'late' was forked from it"),
+            (("rewind", "tale", "--to", "2", "--keep", "late"), "already has a branch 'late'"),
+            (("fork", "tale", "--at", "1", "--name", "late"), "already has a branch 'late'"),
+            (("run", "tale"), None),  # turn 4 awaits a decision
+            (("rewind", "tale", "--to", "2"), "awaits a decision"),
+        ]
+        for args, needle in cases:
+            done = tale(*args)
+            if needle is None:
+                assert done.exit_code == 0, done.output
+                continue
+            assert done.exit_code == 4, (args, done.exit_code, done.output)
+            assert done.stderr.startswith("error: ") and needle in done.stderr, done.stderr
+
+    def test_a_rewind_to_no_turn_says_why(self, tale: Cli) -> None:
+        """`rewind --to -1` said "it can go back to a turn in none"; now why, in one line."""
+        message = tale.fails("rewind", "tale", "--to", "-1")
+        assert "to turn -1: turns are numbered from 0" in message
+        assert tale("fork", "tale", "--at", "3", "--name", "b").exit_code == 0
+        message = tale.fails("rewind", "tale", "--branch", "b", "--to", "2")
+        assert "it has no turn of its own before its head to go back to" in message
+        assert "none" not in message
+        assert "can go back to a turn in 0..2" in tale.fails("rewind", "tale", "--to", "3")
+
+    def test_a_branch_moved_while_it_was_rewound(
+        self, tale: Cli, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Another process made the rewind's kept branch while the rewind read the minds:
+        "moved while it was rewound" exited 2; now 4, and nothing changed."""
+        from fabula.memory import rewind as rewinding
+
+        read_mind = rewinding._mind
+        raced: list[bool] = []
+
+        async def mind_then_race(store: Any, *args: Any) -> Any:
+            if not raced:
+                raced.append(True)
+                async with Fabula(tale.env["FABULA_REDIS_URL"], Settings()) as other:
+                    await other.fork(other.store("tale"), 1, "main-after-2")
+            return await read_mind(store, *args)
+
+        monkeypatch.setattr(rewinding, "_mind", mind_then_race)
+        done = tale("rewind", "tale", "--to", "2")
+        assert done.exit_code == 4, done.output
+        assert "moved while it was rewound" in done.stderr
+        head = tale("show", "tale", "story", "--json")
+        assert '"head": 3' in head.stdout
 
 
 class TestBenchData:

@@ -226,6 +226,7 @@ class TestTurns:
             "head": 4,
             "durable": True,  # the server confirmed it is on disk (WAITAOF)
             "unsynced": None,
+            "moved_to": None,  # no rewind took it off the branch meanwhile
         }
         assert (await turns(client))[-1] == {"turn": 4, "text": pending["draft"]}
         none = await client.post("/api/stories/tale/approve", json={})
@@ -546,6 +547,32 @@ class TestMindsForkExport:
         assert md.headers["content-type"].startswith("text/markdown")
         assert md.text.startswith("# The Hollow Book\n\nLeo put the brass key")
 
+    async def test_export_as_of(self, client: httpx.AsyncClient) -> None:
+        """`export?as_of=0` gave the whole story; now the story as of that turn: 0, none."""
+        await new_story(client)
+        md = await client.get("/api/stories/tale/export?format=md&as_of=0")
+        assert md.status_code == 200 and md.text == "# The Hollow Book\n\n"
+        data = (await client.get("/api/stories/tale/export?as_of=2")).json()
+        assert [t["turn"] for t in data["turns"]] == [1, 2] and data["as_of"] == 2
+
+    async def test_export_as_a_name_that_casefolds(self, client: httpx.AsyncClient) -> None:
+        """`export?as=ſam` (which casefolds to Sam) was a 500: the name as asked broke the
+        Content-Disposition header (Latin-1). Now the file is named by the character's id,
+        in ASCII, for md and epub alike."""
+        csrf = await csrf_token(client)
+        made = await client.post(
+            "/api/stories/upload",
+            files={"pack": ("world.toml", GOOD_PACK.replace("Ann", "Sam"))},
+            data={"id": "sam"},
+            headers={"X-CSRF-Token": csrf},
+        )
+        assert made.status_code == 201, made.text
+        for fmt in ("md", "epub"):
+            r = await client.get(f"/api/stories/sam/export?as=ſam&format={fmt}")
+            assert r.status_code == 200, r.text
+            disposition = r.headers["content-disposition"]
+            assert disposition == f'attachment; filename="sam-main-as-sam.{fmt}"'
+
 
 class TestRecall:
     async def test_the_writer_and_a_character_recall(
@@ -630,6 +657,9 @@ class TestErrors:
             # strict types: no bool for a number, no string for a bool
             ("POST", "/api/stories/tale/run", {"turns": True}, 422, "turns:"),
             ("POST", "/api/stories/tale/run", {"auto": "yes"}, 422, "auto:"),
+            # a field the body does not have was dropped in silence (`turn` for `turns`)
+            ("POST", "/api/stories/tale/run", {"turn": 2}, 422, "turn: Extra inputs"),
+            ("POST", "/api/stories/tale/fork", {"at": 1, "colour": "red"}, 422, "colour:"),
             # the CLI's limits (graph/service/pending.py)
             (
                 "POST",
@@ -645,6 +675,15 @@ class TestErrors:
             ("GET", "/api/stories/tale/recall?q=key&budget=0", None, 422, "budget:"),
             ("GET", "/api/stories/tale/recall?q=key&as_of=99", None, 422, "not a turn of"),
             ("GET", "/api/stories/nosuch/recall?q=key", None, 404, "does not exist"),
+            # an export's as_of was ignored without `as` (any number accepted)
+            (
+                "GET",
+                "/api/stories/tale/export?format=md&as_of=99999999999999999999",
+                None,
+                422,
+                "not a turn of",
+            ),
+            ("GET", "/api/stories/tale/export?format=json&as_of=4", None, 422, "not a turn of"),
         ],
     )
     async def test_clear_message_no_trace(

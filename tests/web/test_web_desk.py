@@ -82,7 +82,7 @@ class TestRewindOverHttp:
             r = await client.post("/api/stories/tale/run", json={"turns": 1})
             assert r.json()["pending"] is not None
             r = await client.post("/api/stories/tale/rewind", json={"to": 1})
-            assert r.status_code == 422 and "awaits a decision" in r.text
+            assert r.status_code == 409 and "awaits a decision" in r.text
             assert (await client.get("/api/stories/tale")).json()["head"] == 2
             body = {"turn": 2, "text": "Bob entered the study."}
             r = await client.post("/api/stories/tale/retcon", json=body)
