@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
@@ -101,6 +102,7 @@ from fabula.memory.store import StoryStore, list_stories
 from fabula.memory.tokens import default_counter
 from fabula.settings import Settings
 from fabula.worlds.imports import ImportLimits, import_paths
+from fabula.worlds.imports.bookworld import is_preset
 from fabula.worlds.loader import (
     builtin_worlds,
     load_world,
@@ -138,6 +140,16 @@ class Deciding(TypedDict, total=False):
     """The id of the draft the decision's maker read (:attr:`Pending.id`)."""
     listener: Listener | None
     """Hears the turn's graph as :meth:`Fabula.run_turn`'s does."""
+
+
+def _is_preset(data: bytes, limits: ImportLimits) -> bool:
+    """Whether uploaded ``data`` is a BookWorld preset (JSON naming its roles' folders)."""
+    if b"role_agent_codes" not in data or len(data) > limits.max_card_bytes:
+        return False
+    try:
+        return is_preset(json.loads(data))
+    except ValueError:
+        return False
 
 
 MAX_ALTERNATIVES = 6  # drafts of one turn asked for at once (each is a whole turn's work)
@@ -394,6 +406,11 @@ class Fabula:
                 raise InvalidInput(
                     f"{base}: {len(data)} bytes, more than the "
                     f"{limits.max_file_bytes} a file may have"
+                )
+            if _is_preset(data, limits):  # its files are beside it, not in the upload
+                raise InvalidInput(
+                    f"{base}: a BookWorld preset reads the folders beside it; "
+                    "import it with the command line: fabula import PATH"
                 )
             names.append(base)
         with tempfile.TemporaryDirectory(prefix="fabula-import-") as folder:

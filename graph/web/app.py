@@ -6,7 +6,10 @@ is opened when the application starts and closed when it stops; with
 ``FABULA_MODEL_CASSETTE`` its model exchanges are recorded or replayed for that whole
 lifetime (:mod:`fabula.agents.cassette`; the cassette is written when the studio stops).
 Errors Fabula raises on purpose become one clear message with a fitting status (404, 409,
-422, ...): JSON under ``/api/``, a page elsewhere; never a stack trace.
+422, ...): JSON under ``/api/``; elsewhere the studio's one error style, one inline line
+(:func:`~fabula.graph.web.security.error_html`): an htmx request gets that line as a
+fragment, a form sent from a studio page is sent back to that page with it, anything else
+gets it on a page of its own; never a stack trace.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import jinja2
 import redis
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException
@@ -32,8 +35,15 @@ from fabula.errors import (
 )
 from fabula.graph.service import Fabula
 from fabula.graph.web.live import MAX_STREAMS, EventHub, Runs
-from fabula.graph.web.present import mutual
-from fabula.graph.web.security import Guard, check_bind, is_loopback
+from fabula.graph.web.present import actions, mutual
+from fabula.graph.web.security import (
+    Guard,
+    back_to,
+    check_bind,
+    error_cookie,
+    error_html,
+    is_loopback,
+)
 from fabula.graph.web.shared import SharedReads
 from fabula.logs import get_logger
 from fabula.memory.server import disk_error, server_address
@@ -71,11 +81,18 @@ def _wants_json(request: Request) -> bool:
 def _error_response(request: Request, status: int, message: str) -> Response:
     if _wants_json(request):
         return JSONResponse({"error": message}, status_code=status)
+    if request.headers.get("hx-request"):
+        return HTMLResponse(error_html(message, fragment=True), status_code=status)
+    back = back_to(request.headers, request.scope)
+    if back is not None:  # the form's own page again, with the line
+        response = RedirectResponse(back, status_code=303)
+        response.headers.append("set-cookie", error_cookie(message))
+        return response
     templates: Jinja2Templates = request.app.state.templates
     return templates.TemplateResponse(
         request,
         "error.html",
-        {"status": status, "message": message, "csrf": request.state.csrf},
+        {"status": status, "error": message, "csrf": request.state.csrf},
         status_code=status,
     )
 
@@ -121,6 +138,7 @@ def create_app(config: WebConfig) -> FastAPI:
         loader=jinja2.FileSystemLoader(str(_HERE / "templates")), autoescape=True
     )
     env.filters["mutual"] = mutual
+    env.filters["actions"] = actions  # escapes first, then *actions* in italics
     app.state.templates = Jinja2Templates(env=env)
     # Swagger UI's files (those the fastapi-offline package ships), served by the studio
     swagger = Path(fastapi_offline.__file__).resolve().parent / "static"
@@ -156,7 +174,8 @@ def create_app(config: WebConfig) -> FastAPI:
     app.include_router(api.router)
     app.include_router(pages.router)
     # the largest body a request needs: a pack upload, or an edit at the text limit (JSON
-    # may escape each byte to six), with room for the rest of the form
+    # may escape each byte to six), with room for the rest of the form; the import routes
+    # have their own bound (security.MAX_UPLOAD_BYTES: the card sizes the README names)
     max_body = max(MAX_PACK_BYTES, 6 * config.settings.limits.turn_text_bytes) + 64 * 1024
     app.add_middleware(
         Guard,

@@ -1,17 +1,21 @@
 """The studio's pages (server-rendered with Jinja2; htmx and a small script enhance them).
 
 Every form works without JavaScript: it posts, and the answer redirects (303) to the page
-that shows the result, with a short notice. With JavaScript, htmx swaps fragments in place
-(the story's text, the minds at another turn, a run's progress) and the story page listens
-to the branch's event stream. Every piece of story text is escaped by the templates.
+that shows the result, with a short notice; a form refused is sent back to its page with
+one line saying why (:func:`page` shows it). With JavaScript, htmx swaps fragments in place
+(the story's text, the minds at another turn, a run's progress, a chat's next exchange)
+and the story page listens to the branch's event stream. Every piece of story text is
+escaped by the templates. An imported character's picture (its card's image) is served by
+:func:`character_picture`, for its card's page and beside the turns it acts in.
 """
 
 from __future__ import annotations
 
+import re
 import secrets
 import time
 from typing import Annotated, Any
-from urllib.parse import urlencode
+from urllib.parse import unquote, urlencode
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -32,11 +36,17 @@ from fabula.graph.service.pending import check_bounds
 from fabula.graph.service.reader import MAX_REQUEST_CHARS, RECALL_BUDGET
 from fabula.graph.web.api import MAX_PACK_BYTES, Evidence, builtin_pack, get_fab
 from fabula.graph.web.live import Runs
-from fabula.graph.web.security import TOKEN_COOKIE, require_form_token
+from fabula.graph.web.security import (
+    ERROR_COOKIE,
+    MAX_ERROR_CHARS,
+    TOKEN_COOKIE,
+    require_form_token,
+)
 from fabula.graph.web.shared import shared_minds
-from fabula.memory.records import Hypothesis
+from fabula.memory.records import Hypothesis, slug
 from fabula.memory.store import StoryStore, TurnText
 from fabula.worlds.imports import ImportLimits
+from fabula.worlds.pack import WorldPack
 
 __all__ = ["NOTICES", "router"]
 
@@ -64,12 +74,17 @@ NOTICES = {
 
 
 def page(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
-    """Render template ``name`` with the request's CSRF token and notice."""
+    """Render template ``name`` with the request's CSRF token and notice, and the one-line
+    error a refused form was sent back with (read once: the cookie is cleared)."""
     code = request.query_params.get("notice", "")
     turn = request.query_params.get("turn", "")
     # why a commit is not confirmed on disk (the server's reason, escaped like all text)
     why = request.query_params.get("why", "")[:200] or "the server did not say why"
     notice = NOTICES.get(code, "").format(turn=turn if turn.isdigit() else "?", why=why)
+    # a fragment (htmx) leaves the error to the page it is part of
+    sent_back = None if request.headers.get("hx-request") else request.cookies.get(ERROR_COOKIE)
+    if sent_back is not None:
+        context.setdefault("error", unquote(sent_back)[:MAX_ERROR_CHARS])
     templates = request.app.state.templates
     response: HTMLResponse = templates.TemplateResponse(
         request,
@@ -77,6 +92,8 @@ def page(request: Request, name: str, status: int = 200, **context: Any) -> HTML
         {"csrf": request.state.csrf, "notice": notice, **context},
         status_code=status,
     )
+    if sent_back is not None:
+        response.delete_cookie(ERROR_COOKIE, path="/", httponly=True, samesite="strict")
     return response
 
 
@@ -97,6 +114,76 @@ def _whole(raw: str, name: str) -> int:
 def _text(form: dict[str, Any], name: str) -> str:
     value = form.get(name)
     return value.strip() if isinstance(value, str) else ""
+
+
+# -- pictures ------------------------------------------------------------------------------
+_IMAGE_TYPES = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+)
+
+
+def _image_type(data: bytes) -> str | None:
+    """The type of a raster picture, read from its bytes (None: not one the studio shows;
+    an SVG is never served, it may hold script)."""
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return next((kind for magic, kind in _IMAGE_TYPES if data.startswith(magic)), None)
+
+
+_NAMED_IMAGE = re.compile(r'"image"\s*:\s*"[^"]')
+
+
+async def _pictures(store: StoryStore) -> dict[str, str]:
+    """The story's characters that have a picture: id to the asset its ``image`` names."""
+    document = await store.pack_document()
+    if document is None or _NAMED_IMAGE.search(document) is None:  # most packs: no parse
+        return {}
+    pack = WorldPack.model_validate_json(document)
+    return {slug(c.name): c.image for c in pack.characters if c.image}
+
+
+async def _turn_pictures(
+    store: StoryStore, turns: list[Any], pictures: dict[str, str], names: dict[str, str]
+) -> dict[int, str]:
+    """For each turn, the character with a picture that it is about: the first acting in
+    its events, else the first its text names (a greeting read as narration)."""
+    if not pictures or not turns:
+        return {}
+    texts = await store.turn_texts(turns[0].turn, turns[-1].turn)
+    events = {e.id: e for e in await store.events([i for t in texts for i in t.events])}
+    named = {c: re.compile(rf"\b{re.escape(names.get(c, c))}\b", re.IGNORECASE) for c in pictures}
+    shown: dict[int, str] = {}
+    for t in texts:
+        acting = [
+            who
+            for ident in t.events
+            if (event := events.get(ident)) is not None
+            for who in (event.actor, *event.participants)
+        ]
+        found = next((c for c in acting if c in pictures), None)
+        if found is None:
+            found = next((c for c, name in named.items() if name.search(t.text)), None)
+        if found is not None:
+            shown[t.turn] = found
+    return shown
+
+
+@router.get("/stories/{story}/characters/{character}/picture")
+async def character_picture(fab: Fab, story: str, character: str) -> Response:
+    """A character's picture (its card's image, kept with the story when it was imported):
+    PNG, JPEG, GIF or WebP as its bytes say. 404 for a character without one."""
+    store = fab.store(story)
+    await store.require()
+    entity = await store.resolve(character, "character")
+    name = (await _pictures(store)).get(entity.id)
+    data = (await store.assets()).get(name) if name else None
+    kind = _image_type(data) if data else None
+    if data is None or kind is None:
+        raise NotFound(f"{entity.name} has no picture", story=story)
+    return Response(data, media_type=kind, headers={"cache-control": "private, max-age=300"})
 
 
 # -- stories -------------------------------------------------------------------------------
@@ -157,10 +244,14 @@ async def _story_context(fab: Fabula, request: Request, story: str, branch: str)
     pending = await fab.pending_turn(store)
     runs: Runs = request.app.state.runs
     usage = await fab.read(store).usage()
+    pictures = await _pictures(store)
+    names = {e.id: e.name for e in (await store.entities()).values()} if pictures else {}
     return {
         "story": story,
         "branch": branch,
         "text": text,
+        "pictured": await _turn_pictures(store, text.turns, pictures, names),
+        "names": names,
         "usage": usage,
         "usage_of": {u.turn: u for u in usage.turns},
         "pending": pending,
@@ -389,7 +480,10 @@ async def character_page(
 ) -> Response:
     """A character as its card: its fields, what its source card kept, its voice."""
     found = await fab.read(story).character(character)
-    return page(request, "character.html", story=story, branch=branch, card=found)
+    pictured = found.character in await _pictures(fab.store(story))
+    return page(
+        request, "character.html", story=story, branch=branch, card=found, pictured=pictured
+    )
 
 
 @router.get("/stories/{story}/lore", response_class=HTMLResponse)

@@ -1,5 +1,8 @@
 """How the studio's pages present records to people: filters of its templates.
 
+:func:`actions` shows roleplay's ``*actions*`` (a card's greeting, a model's turn) in
+italics, after escaping the text: nothing in the text itself ever becomes markup.
+
 :func:`mutual` folds the nested rows of a turn's belief changes: a move seen by a group
 adds, for every pair, what one would think the other now believes ("Ben → Dev",
 "Dev → Ben", ... eight rows for a few people); those of one slot and one change become a
@@ -8,12 +11,22 @@ single row naming the group.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from markupsafe import Markup, escape
+
 from fabula.graph.service.responses import Change
 
-__all__ = ["ChangeRow", "mutual"]
+__all__ = ["ChangeRow", "actions", "mutual"]
+
+_ACTION = re.compile(r"\*(?=\S)([^*\n]+?)(?<=\S)\*")
+
+
+def actions(text: str) -> Markup:
+    """``text`` as HTML: escaped, then each ``*action*`` within a line as ``<em>``."""
+    return Markup(_ACTION.sub(r"<em>\1</em>", str(escape(text))))
 
 
 @dataclass

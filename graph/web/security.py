@@ -13,6 +13,10 @@
   equal to that cookie (checked by :func:`require_form_token` in the page routes).
 * **Headers.** Every response carries a strict Content-Security-Policy (scripts and styles
   from the studio itself only, no inline script), ``nosniff`` and no framing.
+* **Bodies.** A request body is read up to a bound (413 beyond it, unread): the studio's
+  (``max_body``), or for the import routes :data:`MAX_UPLOAD_BYTES`. Under ``/api/`` a
+  refusal is JSON; a page gets the studio's one-line error (:func:`error_html`), and a form
+  sent from a page of the studio is sent back to that page with it (:data:`ERROR_COOKIE`).
 """
 
 from __future__ import annotations
@@ -22,8 +26,11 @@ import ipaddress
 import json
 import re
 import secrets
+from collections.abc import Mapping
+from html import escape
 from http.cookies import SimpleCookie
 from typing import Any
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from fastapi import Request
 from starlette.datastructures import Headers
@@ -33,15 +40,25 @@ from fabula.errors import AccessDenied, ConfigError
 
 __all__ = [
     "CSRF_COOKIE",
+    "ERROR_COOKIE",
+    "MAX_UPLOAD_BYTES",
     "TOKEN_COOKIE",
+    "UPLOAD_PATHS",
     "Guard",
+    "back_to",
     "check_bind",
+    "error_cookie",
+    "error_html",
     "is_loopback",
     "require_form_token",
 ]
 
 CSRF_COOKIE = "fabula_csrf"
 TOKEN_COOKIE = "fabula_token"
+ERROR_COOKIE = "fabula_error"
+"""A form's one-line error, carried to the page it is sent back to (read once, then gone)."""
+MAX_ERROR_CHARS = 300
+"""The longest error line a page is sent back with (the studio's own lines are shorter)."""
 _SAFE = {"GET", "HEAD", "OPTIONS"}
 _LOOPBACK_NAMES = {"localhost", "localhost.", "127.0.0.1", "::1", "[::1]"}
 _HEADERS = [
@@ -117,6 +134,15 @@ def _host_name(host_header: str) -> str:
 MAX_BODY_BYTES = 1024 * 1024
 """The largest request body the studio reads (a pack upload, an edit's text, with room)."""
 
+MAX_UPLOAD_BYTES = 32 * 1024 * 1024
+"""The largest import the studio reads in one request (32 MiB): a card's JSON may be 8 MiB
+(``ImportLimits.max_card_bytes``, the size the README names), a third more as base64 in a
+PNG's text chunk, beside its picture; 32 MiB holds such a card with its lorebooks. A real
+card with its World Info is about 0.5 MiB; larger files import with ``fabula import``."""
+
+UPLOAD_PATHS = ("/stories/import", "/api/stories/import")
+"""The routes whose bodies are bounded by :data:`MAX_UPLOAD_BYTES` (cards, lorebooks)."""
+
 
 class Guard:
     """ASGI middleware enforcing the rules of the module docstring."""
@@ -128,11 +154,13 @@ class Guard:
         token: str | None,
         local_only: bool,
         max_body: int = MAX_BODY_BYTES,
+        uploads: Mapping[str, int] | None = None,
     ) -> None:
         self.app = app
         self.token = token
         self.local_only = local_only
         self.max_body = max_body
+        self.uploads = dict.fromkeys(UPLOAD_PATHS, MAX_UPLOAD_BYTES) if uploads is None else uploads
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -147,20 +175,14 @@ class Guard:
             if status == 401 and scope["method"] == "GET" and not path.startswith("/api/"):
                 await _redirect(send, "/login")
             else:
-                await _error(send, status, message)
+                await _error(send, status, message, path)
             return
+        bound = self.uploads.get(path.rstrip("/") or "/", self.max_body)
         declared = headers.get("content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > self.max_body):
-            await _error(
-                send,
-                413 if declared.isdigit() else 400,
-                f"the request's body ({declared} bytes) is over the studio's bound of "
-                f"{self.max_body} bytes"
-                if declared.isdigit()
-                else "the request's Content-Length is not a number",
-            )
+        if declared is not None and (not declared.isdigit() or int(declared) > bound):
+            await self._too_large(scope, headers, send, declared, bound)
             return
-        receive = self._bounded(receive)
+        receive = self._bounded(receive, bound)
         csrf = cookies.get(CSRF_COOKIE) or ""
         fresh = not csrf
         if fresh:
@@ -212,9 +234,30 @@ class Guard:
                     return 403, "cross-site request refused: foreign Origin"
         return None
 
-    def _bounded(self, receive: Receive) -> Receive:
+    async def _too_large(
+        self, scope: Scope, headers: Headers, send: Send, declared: str, bound: int
+    ) -> None:
+        """A body refused by its length: one line (413), or the Content-Length that is no
+        number (400); a page's form is sent back to its page with the line."""
+        if not declared.isdigit():
+            await _error(send, 400, "the request's Content-Length is not a number", scope["path"])
+            return
+        message = (
+            f"the request's body ({int(declared):,} bytes) is over the studio's bound of "
+            f"{bound:,} bytes ({_size(bound)})"
+        )
+        if scope["path"] in UPLOAD_PATHS:
+            message += ": import larger files with the command line, fabula import PATH"
+        back = None if scope["path"].startswith("/api/") else back_to(headers, scope)
+        htmx = bool(headers.get("hx-request"))
+        if back is not None and not htmx:
+            await _redirect(send, back, error_cookie(message))
+        else:
+            await _error(send, 413, message, scope["path"], htmx=htmx)
+
+    def _bounded(self, receive: Receive, bound: int) -> Receive:
         """``receive``, ending the request (as a client that left) once a body sent without
-        its length passes the bound: it is never read further."""
+        its length passes ``bound``: it is never read further."""
         seen = 0
 
         async def bounded() -> Message:
@@ -222,7 +265,7 @@ class Guard:
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
-                if seen > self.max_body:
+                if seen > bound:
                     return {"type": "http.disconnect"}
             return message
 
@@ -236,24 +279,78 @@ class Guard:
         return not fresh and _same(headers.get("x-csrf-token"), csrf)
 
 
-async def _error(send: Send, status: int, message: str) -> None:
-    body = json.dumps({"error": message}).encode()
+def _size(n: int) -> str:
+    return f"{n / (1024 * 1024):g} MiB" if n >= 1024 * 1024 else f"{n / 1024:g} KiB"
+
+
+def error_html(message: str, *, fragment: bool = False) -> str:
+    """The studio's one error style: one line, ``p.error-line`` (alone for an htmx request's
+    fragment; else in a page that links back to the stories). Escaped like all text."""
+    line = f'<p class="error-line" role="alert" data-testid="error">{escape(message)}</p>'
+    if fragment:
+        return line
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<title>Fabula studio</title><link rel="stylesheet" href="/static/studio.css"></head>'
+        '<body><header class="top"><a href="/" class="brand">Fabula <span>studio</span></a>'
+        f"</header><main>{line}</main></body></html>"
+    )
+
+
+_DROPPED = {"notice", "turn", "why"}  # what the page said after the last action: not again
+
+
+def back_to(headers: Headers, scope: Scope) -> str | None:
+    """The studio page a navigation came from (its ``Referer``, on this host), as a path
+    with its query less the last action's notice; None when it came from nowhere else, or
+    is no navigation (a picture, a fetch)."""
+    referer = headers.get("referer")
+    if not referer or headers.get("sec-fetch-dest", "document") != "document":
+        return None  # an image, a script, a fetch: the error is its answer
+    parts = urlsplit(referer)
+    own = f"{scope.get('scheme', 'http')}://{headers.get('host', '')}"
+    if f"{parts.scheme}://{parts.netloc}" != own or not parts.path.startswith("/"):
+        return None
+    if parts.path.startswith(("/api/", "/static/", "//")):
+        return None
+    query = urlencode([(k, v) for k, v in parse_qsl(parts.query) if k not in _DROPPED])
+    here = (scope["path"], scope.get("query_string", b"").decode("latin-1"))
+    if scope["method"] in _SAFE and (parts.path, parts.query) == here:
+        return None  # the page itself: sending it back would go round
+    return parts.path + (f"?{query}" if query else "")
+
+
+def error_cookie(message: str) -> str:
+    """The ``Set-Cookie`` value carrying ``message`` (one line, cut) back to a page."""
+    line = " ".join(message.split())[:MAX_ERROR_CHARS]
+    return f"{ERROR_COOKIE}={quote(line)}; Path=/; HttpOnly; SameSite=Strict; Max-Age=60"
+
+
+async def _error(
+    send: Send, status: int, message: str, path: str = "/api/", *, htmx: bool = False
+) -> None:
+    if path.startswith("/api/"):
+        body, kind = json.dumps({"error": message}).encode(), b"application/json"
+    else:
+        body, kind = error_html(message, fragment=htmx).encode(), b"text/html; charset=utf-8"
     await send(
         {
             "type": "http.response.start",
             "status": status,
-            "headers": [(b"content-type", b"application/json"), *_HEADERS],
+            "headers": [(b"content-type", kind), *_HEADERS],
         }
     )
     await send({"type": "http.response.body", "body": body})
 
 
-async def _redirect(send: Send, location: str) -> None:
+async def _redirect(send: Send, location: str, cookie: str | None = None) -> None:
+    extra = [(b"set-cookie", cookie.encode("latin-1"))] if cookie else []
     await send(
         {
             "type": "http.response.start",
             "status": 303,
-            "headers": [(b"location", location.encode()), *_HEADERS],
+            "headers": [(b"location", location.encode()), *extra, *_HEADERS],
         }
     )
     await send({"type": "http.response.body", "body": b""})

@@ -1,5 +1,6 @@
 // The studio's script: a story page's live event stream, keyboard shortcuts, the minds
-// slider's label. Story text from the server is only ever set with textContent.
+// slider's label, an htmx request's one-line error put by its form, the chat's conversation
+// kept for the tab's session. Story text from the server is only ever set with textContent.
 (function () {
   "use strict";
 
@@ -133,6 +134,96 @@
     });
   }
 
-  document.addEventListener("DOMContentLoaded", () => { connect(); slider(); notices(); forkForm(); });
+  // an htmx request refused: its one-line error (the server's fragment, p.error-line) goes
+  // in its form, in place of the last one, and nothing else on the page changes
+  function inlineErrors() {
+    document.body.addEventListener("htmx:beforeSwap", (e) => {
+      const d = e.detail;
+      if (d.xhr.status < 400) {
+        const form = d.requestConfig && d.requestConfig.elt.closest("form");
+        const old = form && form.querySelector(":scope > .error-line");
+        if (old) old.remove();
+        return;
+      }
+      const elt = d.requestConfig ? d.requestConfig.elt : d.target;
+      const form = elt.closest("form") || elt;
+      let slot = form.querySelector(":scope > .error-line");
+      if (!slot) {
+        slot = document.createElement("p");
+        if (form.tagName === "FORM") form.appendChild(slot); else form.before(slot);
+      }
+      d.shouldSwap = true;
+      d.isError = false;
+      d.target = slot;
+      d.swapOverride = "outerHTML";
+      d.selectOverride = ".error-line";
+    });
+  }
+
+  // the chat's exchanges: each answer is added below the last (htmx); the list is kept in
+  // the tab's session storage (never sent anywhere) and shown again when the page returns
+  function chat() {
+    const list = document.getElementById("exchanges");
+    if (!list) return;
+    const key = "fabula-chat:" + list.dataset.conversation;
+    const forget = document.querySelector("[data-forget-chat]");
+    const part = (x, name) => { const el = x.querySelector('[data-part="' + name + '"]'); return el ? el.textContent : ""; };
+    const read = () => Array.from(list.querySelectorAll(".exchange")).map((x) =>
+      ({ question: part(x, "question"), name: part(x, "name"), answer: part(x, "answer") }));
+    const save = () => {
+      const kept = read();
+      try { window.sessionStorage.setItem(key, JSON.stringify(kept)); } catch (err) { /* full: not kept */ }
+      if (forget) forget.hidden = kept.length === 0;
+    };
+    let kept = [];
+    try { kept = JSON.parse(window.sessionStorage.getItem(key) || "[]"); } catch (err) { kept = []; }
+    const shown = read();  // the exchange this page was loaded with, if any, is the latest
+    if (shown.length && kept.length) {
+      const last = kept[kept.length - 1];
+      if (last.question === shown[0].question && last.answer === shown[0].answer) kept.pop();
+    }
+    const first = list.firstElementChild;
+    for (const x of kept) {
+      const item = document.createElement("article");
+      item.className = "exchange restored";
+      item.dataset.testid = "exchange";
+      const q = document.createElement("p");
+      q.className = "question";
+      const you = document.createElement("strong");
+      you.textContent = "You";
+      const qs = document.createElement("span");
+      qs.dataset.part = "question";
+      qs.textContent = x.question;
+      q.append(you, ": ", qs);
+      const a = document.createElement("p");
+      a.className = "answer";
+      const who = document.createElement("strong");
+      who.dataset.part = "name";
+      who.textContent = x.name;
+      const as = document.createElement("span");
+      as.dataset.part = "answer";
+      as.textContent = x.answer;
+      a.append(who, ": ", as);
+      item.append(q, a);
+      list.insertBefore(item, first);
+    }
+    save();
+    document.body.addEventListener("htmx:afterSwap", (e) => {
+      if (e.detail.target !== list) return;
+      save();
+      // the question stays, selected: ask another the same, or type the next over it
+      const q = document.getElementById("q");
+      if (q) { q.focus(); q.select(); }
+      list.lastElementChild && list.lastElementChild.scrollIntoView({ block: "nearest" });
+    });
+    if (forget) forget.addEventListener("click", () => {
+      list.replaceChildren();
+      save();
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", () => {
+    connect(); slider(); notices(); forkForm(); inlineErrors(); chat();
+  });
   document.addEventListener("keydown", shortcuts);
 })();
