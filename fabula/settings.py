@@ -14,8 +14,9 @@ model) reads at temperature 0 unless ``FABULA_MODEL_EXTRACTOR_TEMPERATURE`` says
 
 Every variable is one row of :data:`VARIABLES` (variable, field, type, default, meaning):
 :meth:`Settings.from_env` reads the environment through it, its errors name the variable
-from it, and the README's table is generated from it (:func:`markdown_table`; a test holds
-the two equal). A new setting is a field and a row.
+from it, and the docs' settings reference is generated from it when the site is built
+(:func:`markdown_table`; a test holds every variable there). A new setting is a field and
+a row.
 """
 
 from __future__ import annotations
@@ -73,7 +74,8 @@ class Variable:
     ``FABULA_MODEL_*``, which ``FABULA_MODEL_<ROLE>_*`` override per role), or ``None`` for a
     variable read where it is used. ``read`` turns the variable's text into the field's value
     (``None``: the text as it is, validated by the field); ``type`` and ``default`` are
-    shown as written in the README's table, generated from this one (:func:`markdown_table`).
+    shown as written in the docs' settings table, generated from this one
+    (:func:`markdown_table`).
     """
 
     name: str
@@ -343,11 +345,11 @@ VARIABLES: tuple[Variable, ...] = (
     ),
 )
 """Every variable Fabula reads, the one table: :meth:`Settings.from_env` reads it, its
-errors name a variable from it, and the README's table is generated from it."""
+errors name a variable from it, and the docs' settings table is generated from it."""
 
 
 def markdown_table() -> str:
-    """The README's table of variables, from :data:`VARIABLES`."""
+    """The docs' table of variables (docs/reference/settings.md), from :data:`VARIABLES`."""
     rows = ["| variable | field | type | default | meaning |", "| --- | --- | --- | --- | --- |"]
     for v in VARIABLES:
         field = f"`{v.field}`" if v.field else "—"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build llama.cpp's llama-server from a pinned source into a cache, once per machine, and
 # print its path. The tests marked real_engine and `fabula bench model` serve the Gemma 3
-# 270M GGUF with it (README, "With a model").
+# 270M GGUF with it (docs/guides/model-mode.md).
 #
 #   tools/llama.sh            # the path of a built llama-server (builds it the first time)
 #   FABULA_LLAMA_JOBS=2 tools/llama.sh

@@ -45,8 +45,8 @@ def agent_server(redis_url: str, tmp_path: Path) -> Iterator[str]:
 
 @pytest.fixture()
 def embedded_agent_server(tmp_path: Path) -> Iterator[str]:
-    """`langgraph dev --no-browser` as the README runs it: no FABULA_REDIS_URL, its memory
-    on the embedded server of FABULA_HOME (stopped after)."""
+    """`langgraph dev --no-browser` as the docs run it (docs/guides/library.md): no
+    FABULA_REDIS_URL, its memory on the embedded server of FABULA_HOME (stopped after)."""
     try:
         yield from serving({}, tmp_path)
     finally:
@@ -145,7 +145,7 @@ async def test_a_turn_through_the_agent_server(
 async def test_langchains_hitl_shape_through_the_agent_server(
     embedded_agent_server: str, tmp_path: Path
 ) -> None:
-    """The README's command (no FABULA_REDIS_URL: the embedded server) serves the graph;
+    """The docs' command (no FABULA_REDIS_URL: the embedded server) serves the graph;
     the interrupt carries LangChain's HITLRequest (one commit_turn action whose text is
     the draft; approve / edit / reject allowed), and a HITLResponse resumes it: a reject's
     message is the planner's note, an edit's text is what is committed."""

@@ -1,4 +1,4 @@
-"""The public API of the one import name, and the README's Python example run as written."""
+"""The public API of the one import name, and the docs' Python example run as written."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 import fabula
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+LIBRARY = Path(__file__).resolve().parents[2] / "docs" / "guides" / "library.md"
 
 
 class TestPublicApi:
@@ -56,16 +56,17 @@ def test_the_service_facade_resolves_each_name_from_its_home() -> None:
     assert service.consolidator is consolidation.consolidator
 
 
-def test_the_readme_example_runs(
+def test_the_library_example_runs(
     redis_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The README's "As a library" example, as written, against the test Redis: it makes
-    the story with its opening, commits a turn and prints a belief and the world."""
-    section = README.read_text(encoding="utf-8").split("### As a library", 1)[1]
+    """The docs' "As a library" example (docs/guides/library.md), as written, against the
+    test Redis: it makes the story with its opening, commits a turn and prints a belief and
+    the world."""
+    section = LIBRARY.read_text(encoding="utf-8").split("## As a library", 1)[1]
     match = re.search(r"```python\n(.*?)```", section, re.S)
     assert match is not None
     monkeypatch.setenv("FABULA_REDIS_URL", redis_url)
-    exec(compile(match.group(1), str(README), "exec"), {"__name__": "readme"})
+    exec(compile(match.group(1), str(LIBRARY), "exec"), {"__name__": "library"})
     # the last line is the example's (unconfigured structlog also writes to stdout)
     outcome, believed, actual = capsys.readouterr().out.splitlines()[-1].split()
     assert outcome == "committed"

@@ -1,5 +1,5 @@
-"""The one table of variables (:data:`fabula.settings.VARIABLES`): what reads it, and the
-README's table generated from it."""
+"""The one table of variables (:data:`fabula.settings.VARIABLES`): what reads it. The docs'
+settings reference is generated from it (tests/system/test_docs.py)."""
 
 from __future__ import annotations
 
@@ -8,21 +8,10 @@ from pathlib import Path
 import pytest
 
 from fabula.errors import ConfigError
-from fabula.settings import VARIABLES, ModelSettings, Settings, markdown_table
+from fabula.settings import VARIABLES, ModelSettings, Settings
 
-README = Path(__file__).resolve().parents[2] / "README.md"
 # fields no variable sets: passed in by code (tests, benchmarks) only
 UNSET = {"max_revisions", "model.retry_initial_s", "model.retry_max_s"}
-
-
-def test_the_readme_table_is_the_settings_table() -> None:
-    """The README's table of variables is :func:`markdown_table`, as generated: a variable
-    added, renamed or re-documented in one place only fails here (regenerate the README's
-    table with ``python -c "from fabula.settings import markdown_table as t; print(t())"``)."""
-    text = README.read_text(encoding="utf-8")
-    start = text.index("| variable | field | type | default | meaning |")
-    end = text.index("\n\n", start)
-    assert text[start : end + 1] == markdown_table()
 
 
 def test_every_field_has_its_variable() -> None:

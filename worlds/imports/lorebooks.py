@@ -12,7 +12,7 @@ novelai            ``{"lorebookVersion": n, "entries": [...]}`` (``.lorebook``)
 agnai              ``{"kind": "memory", "entries": [...]}`` (an Agnai memory book)
 =================  ================================================================
 
-Each entry's fields with a meaning in Fabula are mapped (see the README's table); every
+Each entry's fields with a meaning in Fabula are mapped (see docs/guides/imports.md); every
 other field — ``extensions`` included — is kept verbatim in the entry's ``kept``, and the
 book's own other fields in the book's ``kept``. :func:`check_book` refuses a book whose
 regex keys do not compile or whose recursive scanning would go round in a cycle.
