@@ -116,6 +116,9 @@ class Proposal(_Contract):
     character: str
     actions: tuple[Action, ...] = ()
     intent: str = ""
+    # a played character's part: the person's own words (an action in controlled English,
+    # or a line it says), which the writer writes in; None for a character agent's proposal
+    words: str | None = None
 
 
 MAX_FOCAL = 3  # the most focal characters a plan may have

@@ -17,7 +17,16 @@ from langgraph.runtime import Runtime
 from langgraph.types import Overwrite, Send, interrupt
 
 from fabula.agents.character.brief import brief_for, steering
-from fabula.agents.contracts import Decision, Draft, Finding, PlanRequest, TurnPlan, WriteRequest
+from fabula.agents.character.played import played_view
+from fabula.agents.contracts import (
+    Decision,
+    Draft,
+    Finding,
+    PlanRequest,
+    Proposal,
+    TurnPlan,
+    WriteRequest,
+)
 from fabula.agents.memory_builder.model import second_readings
 from fabula.agents.memory_builder.narrative import enrich
 from fabula.agents.usage import metering
@@ -29,6 +38,7 @@ from fabula.errors import (
     InvalidInput,
     ModelOutputError,
     ModelTruncated,
+    StoryAtRest,
     TurnConflict,
 )
 from fabula.graph.hitl import decision_from, hitl_request
@@ -37,8 +47,10 @@ from fabula.graph.state import (
     ApprovalRequest,
     CharacterTask,
     HypothesesPreview,
+    PartRequest,
     Preview,
     TurnState,
+    part_from,
 )
 from fabula.logs import get_logger
 from fabula.memory.delta import TurnDelta
@@ -126,10 +138,22 @@ async def plan(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any
     ctx = runtime.context
     view = await _view(state, ctx)
     attempt = state.get("attempt", -1) + 1
+    played = [c for c in await _store(state, ctx).played() if c in view.characters()]
     with metering() as meter:
         asked = PlanRequest(view, state.get("direction"), attempt, tuple(state.get("notes", [])))
-        turn_plan = await ctx.roles.planner.plan(asked)
-    log.info("planned", role="planner", focal=turn_plan.focal, attempt=attempt)
+        try:
+            turn_plan = await ctx.roles.planner.plan(asked)
+        except StoryAtRest:
+            if not played:
+                raise
+            # the engine's characters are at rest; the people playing are not
+            goal = "the people playing act; the others are at rest"
+            place = view.place_of(played[0])
+            turn_plan = TurnPlan(scene_goal=goal, place=place, focal=tuple(played))
+    if played:  # a played character acts every turn, first: the others answer
+        focal = (*played, *(c for c in turn_plan.focal if c not in played))
+        turn_plan = turn_plan.model_copy(update={"focal": focal})
+    log.info("planned", role="planner", focal=turn_plan.focal, attempt=attempt, played=played)
     steer = steering(view, asked.direction, asked.notes)
     # each round of attempts through the cast asks the characters for another of their steps
     variant = attempt // max(1, len(view.characters()))
@@ -140,6 +164,7 @@ async def plan(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any
         "plan": turn_plan,
         "briefs": briefs,
         "attempt": attempt,
+        "played": played,
         "proposals": Overwrite([]),  # this attempt's, as they come
         "revisions": 0,
         "findings": [],
@@ -149,7 +174,9 @@ async def plan(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any
 
 
 def fan_out(state: TurnState) -> list[Send]:
-    """One character agent per focal character, run in parallel."""
+    """One character agent per focal character, run in parallel; a played character's task
+    carries the person's part when the run was given it."""
+    played, parts = state.get("played", []), state.get("parts", {})
     return [
         Send(
             "character",
@@ -160,6 +187,8 @@ def fan_out(state: TurnState) -> list[Send]:
                 attempt=state["attempt"],
                 character=c,
                 brief=state["briefs"][c],
+                played=c in played,
+                part=parts.get(c),
             ),
         )
         for c in state["plan"].focal
@@ -178,9 +207,33 @@ async def character(task: CharacterTask, runtime: Runtime[TurnContext]) -> dict[
         if await behind(store):
             await index_through(store, embedder=ctx.embedder)
     mind = await ctx.minds.mind(task["story"], task["character"], task["branch"])
+    me, words = task["character"], task.get("part")
+    if task.get("played") and words:  # the person's part, given with the run
+        return {"proposals": [Proposal(character=me, intent="played", words=words)]}
     with metering() as meter:
         proposal = await ctx.roles.character.propose(mind, task["brief"])
-    return {"proposals": [proposal], "usage": meter.as_dict()}
+    if not task.get("played"):
+        return {"proposals": [proposal], "usage": meter.as_dict()}
+    # a played character: the person writes its part, shown its own view (read from its own
+    # mind, nothing else) and its agent's proposal to take instead. Everything above is a
+    # read, so the node starting over when resumed does no harm.
+    asked = PartRequest(
+        story=task["story"],
+        branch=task["branch"],
+        turn=task["turn"],
+        character=me,
+        view=await played_view(mind, task["brief"], proposal),
+        suggestion=proposal,
+    )
+    part = part_from(interrupt(asked), story=task["story"])
+    if part.accept:
+        return {"proposals": [proposal], "usage": meter.as_dict()}
+    words = (part.words or "").strip()
+    return {
+        "proposals": [Proposal(character=me, intent="played", words=words)],
+        "parts": {me: words},
+        "usage": meter.as_dict(),
+    }
 
 
 async def write(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
@@ -296,7 +349,7 @@ async def _read(
     turn_plan = state["plan"]
     # a focal character that proposed nothing chose to stay out: only one that meant to act
     # and does nothing in the text is worth a finding
-    idle = {p.character for p in state.get("proposals", []) if not p.actions}
+    idle = {p.character for p in state.get("proposals", []) if not p.actions and not p.words}
     acting = tuple(c for c in turn_plan.focal if c not in idle)
     if acting and idle:
         turn_plan = turn_plan.model_copy(update={"focal": acting})

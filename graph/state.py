@@ -19,22 +19,28 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
-from pydantic import BaseModel, ConfigDict, TypeAdapter, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
+from fabula.agents.character.played import PlayedView
 from fabula.agents.contracts import CharacterBrief, Decision, Draft, Finding, Proposal, TurnPlan
 from fabula.agents.usage import add_usage
+from fabula.errors import InvalidInput
 from fabula.memory.delta import TurnDelta
 
 __all__ = [
     "CHECKPOINT_TYPES",
+    "MAX_PART_CHARS",
     "ApprovalRequest",
     "CharacterTask",
     "HypothesesPreview",
+    "Part",
+    "PartRequest",
     "Preview",
     "TurnState",
     "gather_proposals",
+    "part_from",
     "typed",
 ]
 
@@ -68,6 +74,11 @@ def gather_proposals(old: list[Proposal] | None, new: list[Proposal] | None) -> 
     return [*(old if isinstance(old, list) else []), *(new or [])]
 
 
+def merge_parts(old: dict[str, str] | None, new: dict[str, str] | None) -> dict[str, str]:
+    """The played characters' parts so far: each fanned-out played character adds its own."""
+    return {**(old or {}), **(new or {})}
+
+
 class TurnState(TypedDict, total=False):
     """One turn of one branch of one story: plan → proposals → draft → findings → decision."""
 
@@ -81,6 +92,11 @@ class TurnState(TypedDict, total=False):
     """The human's note for the planner (``--direction``), if any."""
     attempt: int
     """How many plans were made before this one (0 for the first; a rejection re-plans)."""
+    parts: Annotated[dict[str, str], merge_parts]
+    """The played characters' parts, their person's words by character id: given with the
+    run, or answered when the turn asked for them (kept for a re-plan of the turn)."""
+    played: list[str]
+    """The characters a person plays in this story (read by the planner's step)."""
     plan: TurnPlan
     """The planner's plan of this attempt."""
     briefs: dict[str, CharacterBrief]
@@ -134,6 +150,60 @@ class CharacterTask(TypedDict):
     attempt: int
     character: str
     brief: CharacterBrief
+    played: NotRequired[bool]
+    """A person plays this character: its part is theirs (``part``, or asked for)."""
+    part: NotRequired[str | None]
+    """The person's words for its part, when given with the run."""
+
+
+MAX_PART_CHARS = 1000
+"""The longest part a person writes for a played character in one turn."""
+
+
+class Part(BaseModel):
+    """A person's answer for a played character: its part in their ``words``, or ``accept``
+    the engine's proposal shown beside the question."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    words: str | None = Field(None, max_length=MAX_PART_CHARS)
+    accept: bool = False
+
+    @model_validator(mode="after")
+    def _one(self) -> Part:
+        if self.accept == bool(self.words and self.words.strip()):
+            raise ValueError("a part is either words or accept: true (not both, not neither)")
+        return self
+
+
+class PartRequest(BaseModel):
+    """What a turn asks the person playing ``character`` (the ``character`` node's
+    interrupt value, one per played character): its own :attr:`view` (from its mind only)
+    and the engine's :attr:`suggestion`. Answered with a :class:`Part`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["part"] = "part"
+    story: str
+    branch: str
+    turn: int
+    character: str
+    view: PlayedView
+    suggestion: Proposal | None = None
+
+
+def part_from(answer: Any, *, story: str) -> Part:
+    """The person's :class:`Part` from a resume value (``{"words": ...}`` or ``{"accept":
+    true}``); anything else is :class:`InvalidInput`, one line."""
+    try:
+        return Part.model_validate(answer)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise InvalidInput(
+            f"a played character's part{': ' + where if where else ''}: {first['msg']}",
+            story=story,
+        ) from None
 
 
 class ApprovalRequest(BaseModel):
@@ -183,6 +253,8 @@ CHECKPOINT_TYPES: tuple[tuple[str, str], ...] = tuple(
         Draft,
         Finding,
         HypothesesPreview,
+        PartRequest,
+        PlayedView,
         Preview,
         Proposal,
         TurnDelta,

@@ -12,7 +12,7 @@ import contextlib
 import hashlib
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -345,6 +345,33 @@ class StoryStore:
             None if created is None else float(created),
             origin,
         )
+
+    async def played(self) -> list[str]:
+        """The ids of the characters a person plays in this story (sorted; none: []).
+
+        Kept with the story, for every branch: a played character's part of each turn is
+        written by a person, not proposed by the engine (see ``fabula.graph.nodes``)."""
+        raw = await self.client.hget(keys.meta(self.story), "played")
+        return sorted(json.loads(raw)) if raw else []
+
+    async def set_played(self, characters: Iterable[str]) -> None:
+        """Make ``characters`` (ids of this story's characters) the ones a person plays;
+        an empty set plays none. Raises :class:`NotFound` for an unknown story or
+        character; nothing is written then."""
+        await self.require()
+        wanted = sorted(set(characters))
+        cast = set(await self.characters())
+        unknown = [c for c in wanted if c not in cast]
+        if unknown:
+            raise NotFound(
+                f"story {self.story!r} has no character {unknown[0]!r} (its characters: "
+                f"{', '.join(sorted(cast))})",
+                story=self.story,
+            )
+        if wanted:
+            await self.client.hset(keys.meta(self.story), "played", json.dumps(wanted))
+        else:
+            await self.client.hdel(keys.meta(self.story), "played")
 
     async def assets(self) -> dict[str, bytes]:
         """The files the story was created with (imported pictures), by name; kept apart

@@ -74,6 +74,10 @@ holds at the start, and that travels as any fact does (told, overheard, lied abo
 The offline engine pursues them from what the character believes; any other goal is a
 motive it cannot pursue, and :attr:`WorldPack.goal_warnings` says so (the loader logs each
 one, and ``fabula new`` prints them), naming the goal, its field and the forms it reads.
+
+A character with ``played = true`` is played by a person: its part of each turn is the
+person's, the others propose theirs (``fabula play`` chooses them for a story; an imported
+card's ``{{user}}`` is one).
 """
 
 from __future__ import annotations
@@ -121,6 +125,9 @@ class CharacterSpec(_Spec):
     aliases: tuple[str, ...] = ()  # other names: a nickname, the name in another script
     examples: tuple[str, ...] = ()  # example dialogues (a card's mes_example, split)
     image: str = ""  # its picture: a file, relative to the pack's folder
+    # a person plays it: its part of each turn is theirs, not the engine's (`fabula play`;
+    # an imported card's {{user}} is one)
+    played: bool = False
 
 
 class ObjectSpec(_Spec):

@@ -261,6 +261,9 @@ def _proposals(request: WriteRequest, view: AuthorView) -> list[str]:
     """Each character's proposal: its intent, then its actions, one a line."""
     proposals = []
     for p in request.proposals:
+        if p.words:  # a played character: a person wrote its part, to be kept as meant
+            proposals.append(f"{view.name(p.character)} (played by a person; write in): {p.words}")
+            continue
         lines = [f"{view.name(p.character)} (intent: {p.intent or 'none given'}):"]
         lines += [f"- {_action(view, a)}" for a in p.actions]
         proposals.append("\n".join(lines))

@@ -12,11 +12,12 @@ out of the passage, and a turn in which nobody does anything is not written
 from __future__ import annotations
 
 from fabula.agents.contracts import Action, Draft, WriteRequest
+from fabula.agents.memory_builder.prose import read_prose
 from fabula.agents.views import AuthorView
 from fabula.errors import StoryAtRest
 from fabula.memory.records import is_secret
 
-__all__ = ["OfflineWriter", "realise"]
+__all__ = ["OfflineWriter", "played_part", "realise"]
 
 
 def _the(view: AuthorView, entity: str | None) -> str:
@@ -71,6 +72,23 @@ def realise(view: AuthorView, character: str, action: Action) -> str:
     return ""
 
 
+def played_part(view: AuthorView, character: str, words: str) -> str:
+    """A played character's part as the passage has it: the person's words as they are when
+    they tell what happens (they read as an action, or begin with a name of the story: the
+    critic says if they cannot be read), else the line the character says."""
+    text = " ".join(words.split())
+    names = [e.name for e in view.entities.values()]
+    read = any(a.kind != "narration" for a in read_prose(text, view.entities))
+    named = any(text.casefold().startswith(n.casefold() + " ") for n in names)
+    quoted = len(text) > 1 and text[0] in '"“' and text[-1] in '"”'
+    if (read or named) and not quoted:
+        return text if text[-1] in '.!?"”' else text + "."
+    line = text.strip('"“”').strip()
+    if line[-1:] in ("?", "!"):
+        return f'"{line}" said {view.name(character)}.'
+    return f'"{line.rstrip(".")}," said {view.name(character)}.'
+
+
 class OfflineWriter:
     """Deterministic writer: one sentence per proposed action, focal characters in order.
 
@@ -91,6 +109,11 @@ class OfflineWriter:
         for character in request.plan.focal:
             proposal = by_character.get(character)
             if proposal is None:
+                continue
+            if proposal.words:  # a person's part: written in as they wrote it
+                sentence = played_part(view, character, proposal.words)
+                if sentence not in flagged and sentence not in sentences:
+                    sentences.append(sentence)
                 continue
             for action in proposal.actions:
                 if action.listener is not None and {character, action.listener} & gone:

@@ -4,13 +4,14 @@
 console script is :func:`fabula.cli.main`, which also mounts the benchmarks.
 """
 
-from fabula.graph.cli import stories, imports, turns, write, show, chat, studio, redis_server  # noqa: I001  (the order of --help)
+from fabula.graph.cli import stories, imports, turns, write, play, show, chat, studio, redis_server  # noqa: I001  (the order of --help)
 from fabula.graph.cli.app import app
 
 __all__ = [
     "app",
     "chat",
     "imports",
+    "play",
     "redis_server",
     "show",
     "stories",

@@ -36,10 +36,15 @@ def run(
         None, "--alternatives", min=1, help="Write N drafts of the next turn, side by side."
     ),
     as_json: bool = typer.Option(False, "--json", help="With --alternatives: the drafts."),
+    play: list[str] = typer.Option(None, "--play", help="Play this character (see `play`)."),
+    parts: list[str] = typer.Option(
+        None, "--as", help='A played character\'s part of the next turn: "NAME: words".'
+    ),
 ) -> None:
     """Write turns; without --auto, stop at the first turn awaiting approval. With
     --alternatives N, N drafts of the next turn, each with its findings and changes:
-    approve one with `fabula approve STORY --choose K`."""
+    approve one with `fabula approve STORY --choose K`. A turn stops for a played
+    character's part unless --as gives it (--auto too; see `fabula play`)."""
     check_bounds(turns=turns, direction=direction)
     if alternatives is not None and (auto or turns != 1):
         raise InvalidInput(
@@ -47,8 +52,12 @@ def run(
         )
 
     async def go(fab: Fabula) -> None:
+        from fabula.graph.cli.play import given_parts, play_more, print_parts
+
         store = fab.store(story, branch)
         await store.require()
+        await play_more(fab, store, play or [])
+        given = await given_parts(store, parts or [])
         if alternatives is not None:
             drafts = await fab.alternatives(
                 store, alternatives, direction=direction, listener=prose_printer()
@@ -64,8 +73,9 @@ def run(
             for _ in range(turns):
                 try:
                     outcome = await fab.run_turn(
-                        store, auto=auto, direction=direction, listener=prose_printer()
+                        store, auto=auto, direction=direction, listener=prose_printer(), parts=given
                     )
+                    given = {}  # the parts given are the first turn's
                 except StoryAtRest as rest:
                     progress.stop()
                     head = await store.head()
@@ -81,6 +91,16 @@ def run(
                     expect = f" --expect {waiting.id}" if waiting is not None else ""
                     out.print(
                         f"approve with `fabula approve {story}{expect}`, edit or reject",
+                        markup=False,
+                    )
+                    return
+                if outcome == "part":
+                    progress.stop()
+                    print_parts(await fab.waiting_parts(store))
+                    out.print(
+                        f"{story}: {done} turn(s) written; turn {await store.head() + 1} waits "
+                        f"for a played character's part: `fabula run {story} --as \"NAME: "
+                        f'words"` gives it, `fabula write {story}` asks for it',
                         markup=False,
                     )
                     return

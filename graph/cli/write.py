@@ -27,6 +27,7 @@ from rich.text import Text
 
 from fabula.errors import FabulaError, InvalidInput, StoryAtRest
 from fabula.graph.cli.app import app, err, out, run_with_app
+from fabula.graph.cli.play import ask_parts, play_more
 from fabula.graph.cli.turns import in_editor, moved_note, print_drafts, prose_printer
 
 if TYPE_CHECKING:
@@ -129,10 +130,16 @@ async def _session(fab: Fabula, store: StoryStore) -> None:
     direction: str | None = None
     while True:
         if await fab.pending_turn(store) is None:
+            # a played character's part, asked beside its own view (fabula.graph.cli.play)
+            parts = await ask_parts(fab, store, _ask)
             with _held_interrupt():
                 try:
-                    await fab.run_turn(
-                        store, auto=False, direction=direction, listener=prose_printer()
+                    ran = await fab.run_turn(
+                        store,
+                        auto=False,
+                        direction=direction,
+                        listener=prose_printer(),
+                        parts=parts,
                     )
                 except StoryAtRest as rest:
                     out.print(
@@ -140,6 +147,8 @@ async def _session(fab: Fabula, store: StoryStore) -> None:
                     )
                     return
             direction = None
+            if ran == "part":
+                continue  # the turn stopped for a played character's part: asked above
         details = await fab.pending_details(store)
         _show(details)
         key = (await _ask(f"{KEYS} > ")).lower()[:1]
@@ -180,14 +189,21 @@ async def _session(fab: Fabula, store: StoryStore) -> None:
 
 
 @app.command()
-def write(story: str, branch: str = typer.Option("main", "--branch", "-b")) -> None:
+def write(
+    story: str,
+    branch: str = typer.Option("main", "--branch", "-b"),
+    play: list[str] = typer.Option(None, "--play", help="Play this character (see `play`)."),
+) -> None:
     """Write a story in one session: each turn's draft, findings and changes, then a key:
     a approve, e edit ($EDITOR), r reject with a note, d a direction for the next turn,
-    n alternative drafts, q quit. Resumes a pending turn; Ctrl-C loses no decision."""
+    n alternative drafts, q quit. Resumes a pending turn; Ctrl-C loses no decision. A
+    played character's part is asked for first, beside what it believes."""
 
     async def go(fab: Fabula) -> None:
+        store = fab.store(story, branch)
+        await play_more(fab, store, play or [])
         with contextlib.suppress(_Quit):
-            await _session(fab, fab.store(story, branch))
+            await _session(fab, store)
 
     try:
         run_with_app(go)

@@ -62,6 +62,7 @@ from fabula.graph.service.pending import (
     Pending,
     check_bounds,
     edit_problem,
+    parts_in,
     pending_in,
     raise_if_edit_not_taken,
     tell,
@@ -83,7 +84,7 @@ from fabula.graph.service.responses import (
     StorySummary,
     WorldInfo,
 )
-from fabula.graph.state import CHECKPOINT_TYPES, ApprovalRequest, TurnState
+from fabula.graph.state import CHECKPOINT_TYPES, ApprovalRequest, Part, PartRequest, TurnState
 from fabula.logs import get_logger
 from fabula.memory.acl import MindPool, drop_character_users, ensure_character_user, sync_users
 from fabula.memory.branching import fork
@@ -96,6 +97,7 @@ from fabula.memory.index.indexer import Indexer
 from fabula.memory.index.vectors import Embedder
 from fabula.memory.leases import renewed
 from fabula.memory.projections import project_hypotheses
+from fabula.memory.records import slug
 from fabula.memory.rewind import drop_branch, rewind
 from fabula.memory.server import redis_url
 from fabula.memory.store import StoryStore, list_stories
@@ -118,7 +120,7 @@ __all__ = ["Deciding", "Fabula", "Making", "TurnOutcome", "world_infos"]
 
 log = get_logger(__name__)
 
-TurnOutcome = Literal["committed", "duplicate", "pending", "abandoned"]
+TurnOutcome = Literal["committed", "duplicate", "pending", "part", "abandoned"]
 
 
 class Making(TypedDict, total=False):
@@ -344,6 +346,7 @@ class Fabula:
         try:
             for character in await store.characters():
                 await ensure_character_user(self.admin, store.story, character)
+            await store.set_played(slug(c.name) for c in pack.characters if c.played)
             if finished:
                 await store.finish()
         except BaseException:
@@ -621,8 +624,14 @@ class Fabula:
         auto: bool,
         direction: str | None = None,
         listener: Listener | None = None,
+        parts: Mapping[str, Part] | None = None,
     ) -> TurnOutcome:
         """Write the branch's next turn; stop at approval unless ``auto``.
+
+        A story with played characters (:meth:`set_played`) takes each one's part of the
+        turn from ``parts`` (by character id or name); a turn that lacks one stops before
+        its draft, ``"part"``, asking for it (see :meth:`waiting_parts`), ``auto`` or not,
+        and a run given the parts it waits for goes on from there.
 
         ``listener`` hears each node finish and the prose as it is written. (A run takes no
         lock: a run killed midway must not hold up the next; two runs of one turn commit it
@@ -644,6 +653,15 @@ class Fabula:
         snapshot = await self.graph.aget_state(config)
         if pending_in(store, turn, snapshot) is not None:
             return "pending"
+        given = await self._parts(store, parts or {})
+        if waiting := parts_in(snapshot):
+            return await self._answer_parts(store, turn, waiting, given, auto, listener)
+        if any(p.accept for p in given.values()):
+            raise InvalidInput(
+                "a part can take the engine's proposal only when the turn has asked for it "
+                "(and shown it): give the part's words",
+                story=store.story,
+            )
         first = 0
         if snapshot.values and not snapshot.next:
             # an earlier run of this turn ended without a commit (abandoned): start afresh
@@ -668,6 +686,7 @@ class Fabula:
                 "turn": turn,
                 "direction": direction,
                 "attempt": attempt - 1,
+                "parts": {c: p.words or "" for c, p in given.items()},
             }
             try:
                 return await self._drive(start, store, turn, auto=auto, listener=listener)
@@ -699,7 +718,7 @@ class Fabula:
                         graph_input, config, context=context, durability=DURABILITY
                     )
                     if result.get("__interrupt__"):
-                        return "pending"
+                        return await self._waiting(config)
                     outcome: TurnOutcome = result.get("outcome", "abandoned")
                     return outcome
                 interrupted = False
@@ -712,11 +731,73 @@ class Fabula:
                 ):
                     interrupted |= await tell(listener, store, turn, mode, chunk)
             if interrupted:
-                return "pending"
+                return await self._waiting(config)
             final: TurnOutcome = (await self.graph.aget_state(config)).values.get(
                 "outcome", "abandoned"
             )
             return final
+
+    async def _waiting(self, config: RunnableConfig) -> TurnOutcome:
+        """What an interrupted turn waits for: a played character's part, or a decision."""
+        return "part" if parts_in(await self.graph.aget_state(config)) else "pending"
+
+    async def _parts(self, store: StoryStore, parts: Mapping[str, Part]) -> dict[str, Part]:
+        """``parts`` by character id, each for a played character; InvalidInput (one line)
+        for another character, NotFound for no such character."""
+        played = await store.played()
+        given: dict[str, Part] = {}
+        for who, part in parts.items():
+            ident = (await store.resolve(who, "character")).id
+            if ident not in played:
+                raise InvalidInput(
+                    f"{who!r} is not played in story {store.story!r} (played: "
+                    f"{', '.join(played) or 'none'}; `fabula play {store.story} {ident}` "
+                    "plays it)",
+                    story=store.story,
+                )
+            given[ident] = part
+        return given
+
+    async def _answer_parts(
+        self,
+        store: StoryStore,
+        turn: int,
+        waiting: Mapping[str, PartRequest],
+        given: Mapping[str, Part],
+        auto: bool,
+        listener: Listener | None,
+    ) -> TurnOutcome:
+        """Resume the turn waiting for played characters' parts with those ``given``
+        (``"part"`` again while one is still missing)."""
+        answers = {i: given[r.character] for i, r in waiting.items() if r.character in given}
+        if not answers:
+            return "part"
+        where = {"story": store.story, "branch": store.branch, "turn": turn}
+        async with self._turn_lock(store, turn, "part", where):
+            if parts_in(await self.graph.aget_state(self._config(store, turn))) != waiting:
+                raise TurnConflict(
+                    f"turn {turn}'s parts were given by another run meanwhile; yours changed "
+                    "nothing",
+                    **where,
+                )
+            resume = {i: p.model_dump(exclude_defaults=True) for i, p in answers.items()}
+            return await self._drive(
+                Command(resume=resume), store, turn, auto=auto, listener=listener
+            )
+
+    async def set_played(self, store: StoryStore, characters: Sequence[str]) -> list[str]:
+        """Make ``characters`` (ids or names) the ones a person plays in the story (none:
+        the engine plays them all); the ids played, sorted. NotFound for an unknown one."""
+        await store.require()
+        ids = [(await store.resolve(c, "character")).id for c in characters]
+        await store.set_played(ids)
+        return await store.played()
+
+    async def waiting_parts(self, store: StoryStore) -> list[PartRequest]:
+        """The parts the branch's next turn waits for (one per played character; none when
+        it waits for nothing, or for a decision), each with its character's own view."""
+        turn = await store.head() + 1
+        return list(parts_in(await self.graph.aget_state(self._config(store, turn))).values())
 
     @contextlib.asynccontextmanager
     async def _sweeping(self, store: StoryStore) -> AsyncIterator[None]:
@@ -944,8 +1025,11 @@ class Fabula:
         direction: str | None = None,
         listener: Listener | None = None,
         progress: Callable[[int, TurnOutcome], Awaitable[None]] | None = None,
+        parts: Mapping[str, Part] | None = None,
     ) -> RunOut:
         """Write up to ``turns`` turns; without ``auto``, stop at the first awaiting approval.
+        With played characters, stop at the first turn that waits for a part; ``parts``
+        are the first turn's (see :meth:`run_turn`).
 
         ``progress(done, outcome)`` is called after each turn. A story whose characters
         have nothing left to do stops early, with ``rest`` saying why.
@@ -959,8 +1043,9 @@ class Fabula:
         for _ in range(turns):
             try:
                 outcome = await self.run_turn(
-                    store, auto=auto, direction=direction, listener=listener
+                    store, auto=auto, direction=direction, listener=listener, parts=parts
                 )
+                parts = None  # the parts given are the first turn's
             except StoryAtRest as stopped:
                 rest = stopped.message
                 break
@@ -971,7 +1056,7 @@ class Fabula:
                 written += 1
             if progress is not None:
                 await progress(written, outcome)
-            if outcome == "pending":
+            if outcome in ("pending", "part"):
                 break
         found = await self.pending_turn(store)
         return RunOut(
@@ -1265,6 +1350,7 @@ class Fabula:
             "direction": main.get("direction"),
             "attempt": attempt - 1,
             "notes": list(main.get("notes", [])),
+            "parts": dict(main.get("parts", {})),  # the played characters' parts as given
         }
         try:
             with bound_contextvars(story=store.story, branch=store.branch, turn=turn):

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from fabula.agents.contracts import Draft
 from fabula.errors import EditRefused, InvalidInput
-from fabula.graph.state import ApprovalRequest
+from fabula.graph.state import ApprovalRequest, PartRequest
 
 if TYPE_CHECKING:  # annotations only: the command line imports this module for its bounds
     from langgraph.types import StateSnapshot
@@ -30,6 +30,7 @@ __all__ = [
     "TurnEvent",
     "check_bounds",
     "edit_problem",
+    "parts_in",
     "pending_in",
     "raise_if_edit_not_taken",
     "tell",
@@ -108,9 +109,28 @@ def pending_in(store: StoryStore, turn: int, snapshot: StateSnapshot) -> Pending
     checkpoint = snapshot.config.get("configurable", {}).get("checkpoint_id")
     for task in snapshot.tasks:
         for intr in task.interrupts:
+            if _asks_part(intr.value):
+                continue  # a played character's part, not a draft
             request = ApprovalRequest.model_validate(intr.value)  # an old one's names too
             return Pending(store.story, store.branch, turn, request, checkpoint)
     return None
+
+
+def _asks_part(value: Any) -> bool:
+    if isinstance(value, PartRequest):
+        return True
+    return isinstance(value, dict) and value.get("kind") == "part"
+
+
+def parts_in(snapshot: StateSnapshot) -> dict[str, PartRequest]:
+    """The played characters' parts the turn in ``snapshot`` waits for, by the id of the
+    interrupt that asks (one per played character)."""
+    return {
+        intr.id: PartRequest.model_validate(intr.value)
+        for task in snapshot.tasks
+        for intr in task.interrupts
+        if _asks_part(intr.value)
+    }
 
 
 def edit_problem(request: ApprovalRequest) -> str | None:

@@ -79,7 +79,8 @@ __all__ = [
     "WorldOut",
 ]
 
-Outcome = Literal["committed", "duplicate", "pending", "abandoned"]
+Outcome = Literal["committed", "duplicate", "pending", "part", "abandoned"]
+"""How a turn's run ended; ``part``: it waits for a played character's part."""
 
 
 class _Out(BaseModel):

@@ -34,6 +34,7 @@ from fabula.graph.service import Fabula, world_infos
 from fabula.graph.service.lived import fact_sentence
 from fabula.graph.service.pending import check_bounds
 from fabula.graph.service.reader import MAX_REQUEST_CHARS, RECALL_BUDGET
+from fabula.graph.state import part_from
 from fabula.graph.web.api import MAX_PACK_BYTES, Evidence, builtin_pack, get_fab
 from fabula.graph.web.live import Runs
 from fabula.graph.web.security import (
@@ -255,6 +256,8 @@ async def _story_context(fab: Fabula, request: Request, story: str, branch: str)
         "usage": usage,
         "usage_of": {u.turn: u for u in usage.turns},
         "pending": pending,
+        # the played characters' parts the next turn waits for, each with its own view
+        "parts": [] if pending is not None else await fab.waiting_parts(store),
         "branches": await fab.read(store).branches(),
         "run": runs.status(story, branch),
         # the first turn a rewind may go back to: the branch's fork (main: the setup)
@@ -304,6 +307,26 @@ async def run(request: Request, fab: Fab, story: str, form: Form) -> Response:
         return page(request, "_progress.html", run=status, story=story, branch=branch)
     out = await fab.run(store, turns, auto=auto, direction=direction)
     if out.pending is not None:
+        return go(f"/stories/{story}/pending", branch=branch)
+    return go(f"/stories/{story}", branch=branch)
+
+
+@router.post("/stories/{story}/play")
+async def play(fab: Fab, story: str, form: Form) -> Response:
+    """The played characters' parts of the waiting turn (``part:<id>``; empty: take the
+    character's own idea); the turn goes on to its draft."""
+    branch = _text(form, "branch") or "main"
+    store = fab.store(story, branch)
+    await store.require()
+    parts = {}
+    for asked in await fab.waiting_parts(store):
+        words = _text(form, f"part:{asked.character}")
+        answer = {"words": words} if words else {"accept": True}
+        parts[asked.character] = part_from(answer, story=story)
+    if not parts:
+        raise InvalidInput(f"story {story!r} waits for no played character's part")
+    outcome = await fab.run_turn(store, auto=False, parts=parts)
+    if outcome == "pending":
         return go(f"/stories/{story}/pending", branch=branch)
     return go(f"/stories/{story}", branch=branch)
 

@@ -37,9 +37,13 @@ def one(tmp_path: Path, name: str, doc: Any, **kw: Any) -> Any:
 class TestCards:
     def test_v1_fields_macros_and_examples(self, tmp_path: Path) -> None:
         """A V1 card: description, voice and premise where they live, macros resolved (any
-        spelling), mes_example split at <START>, first_mes the opening to choose from."""
+        spelling), mes_example split at <START>, first_mes the opening to choose from; the
+        {{user}} it speaks to joins the cast, as a character a person plays."""
         pack = one(tmp_path, "ada.json", fx.v1_card(), user="Sam")
-        (ada,) = pack.characters
+        ada, sam = pack.characters
+        assert (sam.name, sam.played, ada.played) == ("Sam", True, False)
+        assert sam.location == ada.location
+        assert pack.title == "Ada"
         assert (ada.name, ada.description, ada.voice) == (
             "Ada",
             "Ada keeps the lighthouse logbook.",
@@ -58,7 +62,7 @@ class TestCards:
         verbatim."""
         card = fx.v2_card()
         pack = one(tmp_path, "ben.json", card)
-        (ben,) = pack.characters
+        ben, _user = pack.characters
         assert ben.voice == "easy, evasive" and ben.examples == ("Ben: Nice night for it.",)
         assert [g.text for g in pack.opening.greetings] == [
             "Evening, User.",
@@ -114,7 +118,8 @@ class TestCards:
             fx.write_json(tmp_path / "c.json", fx.v3_card()),
         ]
         pack = import_paths(paths).pack
-        assert [c.name for c in pack.characters] == ["Ada", "Ben", "Cora"]
+        assert [c.name for c in pack.characters] == ["Ada", "Ben", "Cora", "User"]
+        assert [c.name for c in pack.characters if c.played] == ["User"]
         assert {c.location for c in pack.characters} == {"scene"}
         assert [b.owner for b in pack.lore.books] == ["Ben", "Cora"]
         assert pack.title == "Ada & Ben & Cora"
@@ -264,7 +269,7 @@ class TestPackFolderAndStory:
 
     async def test_story_with_a_greeting(self, redis_url: str, tmp_path: Path) -> None:
         """--id: a story of the small cast, its pictures kept with it, started with the
-        chosen greeting."""
+        chosen greeting; the user is played."""
         png = tmp_path / "ben.png"
         png.write_bytes(fx.card_png({"chara": fx.b64(fx.v2_card())}))
         imported = import_paths(
@@ -281,6 +286,9 @@ class TestPackFolderAndStory:
             world = await project_world(store)
             assert world.where("ben") == "scene" and world.where("ada") == "scene"
             assert await store.assets() == imported.assets
+            # the {{user}} the cards speak to is a character of the story, played
+            assert world.where("user") == "scene"
+            assert await store.played() == ["user"]
 
 
 def _charx_with(members: dict[str, bytes]) -> bytes:

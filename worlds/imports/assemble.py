@@ -3,9 +3,11 @@
 Cards make the cast (in the order given), a BookWorld preset brings its places, roles and
 world lore, lorebooks join the world's lore. A world with no places (cards only) gets one,
 ``scene``, where every character starts; the premise is the preset's description or the
-cards' scenarios. Pictures (a card PNG's image, a CHARX's assets, a role's icon) travel as
-assets, named ``assets/<character id>/...`` (a character's picture by its format:
-``image.png``, ``icon.jpeg``). All the files of one import share one
+cards' scenarios. A card that speaks of ``{{user}}`` brings the user (``--user``, "User" by
+default) into the cast where the others start, as a character a person plays. Pictures (a
+card PNG's image, a CHARX's assets, a role's icon) travel as assets, named
+``assets/<character id>/...`` (a character's picture by its format: ``image.png``,
+``icon.jpeg``). All the files of one import share one
 :class:`~fabula.worlds.imports.limits.Budget`: what the story will hold is bounded whole.
 """
 
@@ -19,6 +21,7 @@ from pydantic import ValidationError
 
 from fabula.errors import InvalidInput
 from fabula.memory.records import CONTAINER, slug
+from fabula.worlds.imports.cards import CardRead
 from fabula.worlds.imports.charx import CharxError, safe_member, tree_clash
 from fabula.worlds.imports.fields import BadSource
 from fabula.worlds.imports.limits import Budget, ImportLimits
@@ -232,6 +235,7 @@ def import_paths(
         world.premise if world else ("\n\n".join(scenarios) or f"A story of {', '.join(names)}.")
     )
     kept = dict(world.kept) if world else {}
+    characters = _with_user(characters, [card for _, card in rows], user, places[0].name)
     try:
         pack = WorldPack(
             id=story_id or _story_id(title),
@@ -254,6 +258,29 @@ def import_paths(
         ) from None
     check_asset_names(assets)
     return Imported(pack=pack, assets=assets, sources=tuple(sources))
+
+
+def _with_user(
+    characters: list[CharacterSpec], cards: list[CardRead], user: str, home: str
+) -> list[CharacterSpec]:
+    """The cast with ``user`` (the name ``{{user}}`` stands for) played by a person, when a
+    card speaks of ``{{user}}``: a character of the cast already so named becomes played;
+    else the user joins the cast where the others start."""
+    speaking = [c.name for c in cards if c.names_user]
+    if not speaking:
+        return characters
+    try:
+        ident = slug(user)
+    except ValueError:  # a name with nothing to make an id of: {{user}} stays a name
+        return characters
+    if any(slug(c.name) == ident for c in characters):
+        return [
+            c.model_copy(update={"played": True}) if slug(c.name) == ident else c
+            for c in characters
+        ]
+    description = f"The person playing: {', '.join(speaking)}'s {{{{user}}}}."
+    you = CharacterSpec(name=user, location=home, description=description, played=True)
+    return [*characters, you]
 
 
 def check_asset_names(assets: dict[str, bytes]) -> None:

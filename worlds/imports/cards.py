@@ -21,11 +21,14 @@ everything else           ``lore.cards[]``: ``data`` (creator_notes, system_prom
 ========================  =============================================================
 
 Macros are resolved in the mapped texts: ``{{char}}``/``<BOT>``/``<char>`` to the card's
-``nickname`` or else its name, ``{{user}}``/``<USER>`` to the user's name (any case).
+``nickname`` or else its name, ``{{user}}``/``<USER>`` to the user's name (any case). A card
+whose texts speak of ``{{user}}`` brings the user into the cast, as a character a person
+plays (:func:`fabula.worlds.imports.assemble.import_paths`).
 """
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -86,6 +89,7 @@ class CardRead:
     image: bytes | None = None
     assets: dict[str, bytes] = field(default_factory=dict)
     secrets: tuple[str, ...] = ()  # a card Fabula exported: its character's own secrets
+    names_user: bool = False  # its texts speak of {{user}}: the person who plays (see assemble)
 
 
 def detect_card(doc: Any) -> str | None:
@@ -238,7 +242,9 @@ def read_card(doc: dict[str, Any], fallback: str, user: str, limits: ImportLimit
         data={k: v for k, v in data.items() if k not in MAPPED},
         top=top,
     )
+    texts = json.dumps({k: data.get(k) for k in MAPPED}, ensure_ascii=False)
     return CardRead(
+        names_user=_USER.search(texts) is not None,
         name=name,
         aliases=aliases,
         description=mapped("description"),

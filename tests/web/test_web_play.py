@@ -1,0 +1,44 @@
+"""The studio's field for a played character's part, over HTTP against a live studio.
+
+The story page of a turn waiting for Leo's part shows what Leo believes (his own mind: the
+key in the drawer, where it no longer is) beside a field for his part; posting it writes
+the turn's draft with it, which awaits approval.
+"""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+
+from fabula.graph.service import Fabula
+from fabula.settings import Settings
+from fabula.worlds.loader import load_world
+
+
+async def test_the_story_page_takes_the_played_part(redis_url: str, base: str) -> None:
+    async with Fabula(redis_url, Settings()) as fab:
+        pack = load_world("hollow_book")
+        store = await fab.new_story(pack, "tale")
+        for text in pack.opening.turns:
+            await fab.commit_scripted(store, text)
+        await fab.set_played(store, ["leo"])
+        assert await fab.run_turn(store, auto=False) == "part"
+    async with httpx.AsyncClient(base_url=base, timeout=60) as client:
+        page = await client.get("/stories/tale")
+        assert page.status_code == 200
+        view = re.search(r'data-testid="view-leo">(.*?)</ul>', page.text, re.S)
+        assert view is not None and "the brass key is in the desk drawer" in view[1]
+        assert "hollow book" not in view[1].split("brass key is in the")[1][:20]
+        assert 'name="part:leo"' in page.text
+        token = re.search(r'name="csrf_token" value="([^"]+)"', page.text)
+        assert token is not None
+        part = "Leo searched the desk drawer."
+        posted = await client.post(
+            "/stories/tale/play",
+            data={"csrf_token": token[1], "branch": "main", "part:leo": part},
+        )
+        assert posted.status_code == 303, posted.text
+        assert posted.headers["location"].startswith("/stories/tale/pending")
+        pending = await client.get("/stories/tale/pending")
+        assert part in pending.text
