@@ -311,6 +311,19 @@ async def run(request: Request, fab: Fab, story: str, form: Form) -> Response:
     return go(f"/stories/{story}", branch=branch)
 
 
+@router.post("/stories/{story}/characters/{character}/play")
+async def play_character(fab: Fab, story: str, character: str, form: Form) -> Response:
+    """Play the character (``played`` on), or stop playing it."""
+    store = fab.store(story)
+    await store.require()
+    ident = (await store.resolve(character, "character")).id
+    played = [c for c in await store.played() if c != ident]
+    if _text(form, "played") in ("on", "true", "1"):
+        played.append(ident)
+    await fab.set_played(store, played)
+    return go(f"/stories/{story}/characters/{ident}", branch=_text(form, "branch") or "main")
+
+
 @router.post("/stories/{story}/play")
 async def play(fab: Fab, story: str, form: Form) -> Response:
     """The played characters' parts of the waiting turn (``part:<id>``; empty: take the
@@ -504,8 +517,15 @@ async def character_page(
     """A character as its card: its fields, what its source card kept, its voice."""
     found = await fab.read(story).character(character)
     pictured = found.character in await _pictures(fab.store(story))
+    played = found.character in await fab.store(story).played()
     return page(
-        request, "character.html", story=story, branch=branch, card=found, pictured=pictured
+        request,
+        "character.html",
+        story=story,
+        branch=branch,
+        card=found,
+        pictured=pictured,
+        played=played,
     )
 
 

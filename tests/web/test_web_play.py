@@ -42,3 +42,24 @@ async def test_the_story_page_takes_the_played_part(redis_url: str, base: str) -
         assert posted.headers["location"].startswith("/stories/tale/pending")
         pending = await client.get("/stories/tale/pending")
         assert part in pending.text
+
+
+async def test_the_character_page_plays_and_stops(redis_url: str, base: str) -> None:
+    """ "Play Mara" on her page makes her played; "Stop playing" undoes it."""
+    async with Fabula(redis_url, Settings()) as fab:
+        await fab.create_story(load_world("hollow_book"), "tale")
+    async with httpx.AsyncClient(base_url=base, timeout=60) as client:
+        for button, played in (("Play Mara", ["mara"]), ("Stop playing Mara", [])):
+            page = await client.get("/stories/tale/characters/mara")
+            assert button in page.text
+            token = re.search(r'name="csrf_token" value="([^"]+)"', page.text)
+            assert token is not None
+            form = re.search(r'data-testid="play-character">(.*?)</form>', page.text, re.S)
+            assert form is not None
+            data = {"csrf_token": token[1], "branch": "main"}
+            if 'name="played"' in form[1]:
+                data["played"] = "on"
+            posted = await client.post("/stories/tale/characters/mara/play", data=data)
+            assert posted.status_code == 303, posted.text
+            async with Fabula(redis_url, Settings()) as fab:
+                assert await fab.store("tale").played() == played
