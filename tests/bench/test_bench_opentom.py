@@ -163,7 +163,7 @@ STORIES = {
             "original_place": "shed",
             "move_to_place": "trunk",
         },
-        narrative="On a windy morning Uma carried the kite out of the shed and hid it away.",
+        narrative="On a windy morning Uma hummed a tune nobody knew, and the wind listened.",
         gold=A_GOLD[:4] + ["trunk", "shed"] + ["trunk"] * 4 + A_GOLD[10:],
     ),
 }
@@ -311,7 +311,8 @@ async def test_paragraphs_as_turns_read_the_same(redis_url: str, tmp_path: Path)
 
 def test_the_model_extractor_reads_the_same_narratives(redis_url: str, tmp_path: Path) -> None:
     """With --base-url the model memory-builder is one more system of the run: it is asked
-    only about the sentences the rules leave as narration (c3's), here reading nothing."""
+    only about the sentences the prose reader leaves as narration (c3's), here reading
+    nothing, so it answers as the prose reader does."""
     from fabula.bench.fake_openai import FakeOpenAI, Reply
 
     out = tmp_path / "out.json"
@@ -328,5 +329,5 @@ def test_the_model_extractor_reads_the_same_narratives(redis_url: str, tmp_path:
     systems = json.loads(out.read_text())["systems"]
     assert list(systems) == ["controlled", "prose", "model", "majority", "nothing_read"]
     assert systems["model"]["failed_stories"] == []
-    assert systems["model"]["groups"] == systems["controlled"]["groups"]
+    assert systems["model"]["groups"] == systems["prose"]["groups"]
     assert asked and all("windy morning" in r for r in asked)
