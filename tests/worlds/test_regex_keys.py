@@ -30,7 +30,9 @@ from fabula.graph.service import Fabula
 from fabula.settings import Settings
 from fabula.testing import imports as fx
 from fabula.worlds.imports import import_paths
-from fabula.worlds.imports.keys import key_matches
+from fabula.worlds.imports.keys import KeyFinder, key_matches
+from fabula.worlds.imports.lorebooks import check_book
+from fabula.worlds.lore import LoreBook, LoreEntry
 from fabula.worlds.pack import WorldPack
 
 T = TypeVar("T")
@@ -216,6 +218,33 @@ def test_a_stored_key_re2_cannot_match_fires_nothing_and_is_logged_once(
     assert len(refused) == 1 and "(a)\\\\1(?=!)" in refused[0]["error"]
 
 
+def chain(n: int, back: bool) -> LoreBook:
+    """A recursive book of ``n`` entries, each text naming the next one's key (``back``: the
+    last names the first's, closing a cycle through every entry)."""
+    entries = [
+        LoreEntry(
+            name=f"e{i}",
+            keys=(f"/w{i}x/" if i % 10 == 0 else f"w{i}x",),
+            content=f"Entry {i} leads to w{(i + 1) % n if back else i + 1}x, and more words.",
+        )
+        for i in range(n)
+    ]
+    return LoreBook(
+        name="chain", format="lorebook_v3", entries=tuple(entries), recursive_scanning=True
+    )
+
+
+def test_the_cycle_check_of_a_book_at_the_size_limit() -> None:
+    """20,000 entries in one chain (once quadratic, and a RecursionError past 1,000): no
+    cycle; closed into a ring, the cycle named from the first entry round to it again."""
+    within(lambda: check_book(chain(20_000, back=False)))
+    with pytest.raises(ValueError) as caught:
+        within(lambda: check_book(chain(5_000, back=True)))
+    message = str(caught.value)
+    assert message.startswith("entries 'e0' -> 'e1' -> 'e2' -> ")
+    assert "'e4999' -> 'e0' activate each other" in message
+
+
 TRICKY = "aAbB -_éÉſsSKkİiıIσςΣß\n1ǅǆǄ王"
 
 
@@ -243,3 +272,30 @@ def test_a_plain_key_is_found_where_re_finds_it_escaped(
     )
     found = key_matches(key, text, use_regex=False, case_sensitive=case, whole_words=whole)
     assert found == (pattern.search(text) is not None)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    keys=st.lists(
+        st.tuples(
+            st.one_of(st.text(TRICKY, min_size=1, max_size=3), st.sampled_from(["/a+b/", "/^S/i"])),
+            st.booleans(),
+            st.booleans(),
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    text=st.text(TRICKY, max_size=20),
+)
+def test_the_finder_names_every_entry_whose_key_is_in_a_text(
+    keys: list[tuple[str, bool, bool]], text: str
+) -> None:
+    """The cycle check tests only the finder's candidates: they hold every key found."""
+    finder = KeyFinder()
+    for owner, (key, case, _) in enumerate(keys):
+        finder.add(owner, key, use_regex=False, case_sensitive=case)
+    finder.seal()
+    candidates = finder.candidates(text)
+    for owner, (key, case, whole) in enumerate(keys):
+        if key_matches(key, text, use_regex=False, case_sensitive=case, whole_words=whole):
+            assert owner in candidates
