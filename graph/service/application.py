@@ -55,6 +55,7 @@ from fabula.graph.service.consolidation import (
     InlineConsolidation,
     consolidator,
 )
+from fabula.graph.service.listing import story_summaries
 from fabula.graph.service.lived import lived
 from fabula.graph.service.pending import (
     Listener,
@@ -446,8 +447,8 @@ class Fabula:
         return await lived(store, character, minds=self.minds, as_of=as_of)
 
     async def summaries(self) -> list[StorySummary]:
-        """Every story on the server, as listed."""
-        return [await self.summary(s) for s in await self.stories()]
+        """Every story on the server, as listed (read at once: see :mod:`.listing`)."""
+        return await story_summaries(self.admin, self.settings.limits)
 
     async def create_story(
         self,
