@@ -54,6 +54,7 @@ from fabula.memory.text import split_sentences
 
 __all__ = ["read_prose"]
 
+_INTERPUNCT = re.compile(r"[·‧・•]")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*|[,;:—–()]")
 _DETERMINERS = frozenset(
     {"the", "a", "an", "his", "her", "their", "its", "my", "your", "our", "this", "that"}
@@ -189,8 +190,11 @@ class _Lexicon:
             if entity.kind == "group":
                 continue
             if entity.kind == "character":
-                self.characters[entity.name.lower()] = sid
-                head = entity.name.split()[0].lower()
+                # a name's parts may be joined by an interpunct ("Lacia·Eldridge"), which
+                # the text's words are split at as at a space
+                spelled = _INTERPUNCT.sub(" ", entity.name).lower()
+                self.characters[spelled] = sid
+                head = spelled.split()[0]
                 first.setdefault(head, []).append(sid)
                 continue
             words, owner = self._words(entity.name, entities)

@@ -107,7 +107,8 @@ class TestCards:
         }
 
     def test_several_cards_make_one_cast(self, tmp_path: Path) -> None:
-        """Cards given together are one cast in one place, each with its own book."""
+        """Cards given together are one cast, each with its own book, each where its own
+        greeting or scenario puts it among the places the cards name."""
         paths = [
             fx.write_json(tmp_path / "a.json", fx.v1_card()),
             fx.write_json(tmp_path / "b.json", fx.v2_card()),
@@ -115,7 +116,7 @@ class TestCards:
         ]
         pack = import_paths(paths).pack
         assert [c.name for c in pack.characters] == ["Ada", "Ben", "Cora"]
-        assert {c.location for c in pack.characters} == {"scene"}
+        assert [c.location for c in pack.characters] == ["storm-bound island", "cove", "lamp room"]
         assert [b.owner for b in pack.lore.books] == ["Ben", "Cora"]
         assert pack.title == "Ada & Ben & Cora"
 
@@ -279,7 +280,7 @@ class TestPackFolderAndStory:
                 "*Ada looks up.* Who are you, User?"
             ]
             world = await project_world(store)
-            assert world.where("ben") == "scene" and world.where("ada") == "scene"
+            assert world.where("ben") == "cove" and world.where("ada") == "storm_bound_island"
             assert await store.assets() == imported.assets
 
 
