@@ -312,7 +312,7 @@ async def test_paragraphs_as_turns_read_the_same(redis_url: str, tmp_path: Path)
 def test_the_model_extractor_reads_the_same_narratives(redis_url: str, tmp_path: Path) -> None:
     """With --base-url the model memory-builder is one more system of the run: it is asked
     only about the sentences the rules leave as narration (c3's), here reading nothing."""
-    from fabula.bench.fake_openai import FakeOpenAI, Reply
+    from fabula.testing.fake_openai import FakeOpenAI, Reply
 
     out = tmp_path / "out.json"
     args = ["bench", "opentom", str(write(tmp_path)), "--reader", "controlled", "--json", str(out)]
