@@ -10,14 +10,14 @@ a module's tests run against a cluster unchanged:
 
 from __future__ import annotations
 
-import os
-
 from fabula.memory.connection import connect
 from fabula.memory.server import ADMIN_USER
+from fabula.settings import Settings
 
 __all__ = ["ON_CLUSTER", "wipe"]
 
-ON_CLUSTER = os.environ.get("FABULA_TEST_CLUSTER", "") == "1"
+ON_CLUSTER = Settings.from_env().test_cluster
+"""Whether the tests run on a local cluster (``FABULA_TEST_CLUSTER=1``)."""
 
 
 def wipe(url: str) -> None:

@@ -56,7 +56,7 @@ def llama() -> Iterator[str]:
         if os.environ.get("FABULA_REAL_ENGINE") == "required":
             pytest.fail(f"the real engine is required here: {engine.missing}")
         pytest.skip(f"no real engine: {engine.missing}")
-    with LlamaServer(engine.binary, engine.model, seed=SEED) as server:
+    with LlamaServer(engine.binary, engine.model, threads=engine.threads, seed=SEED) as server:
         yield server.base_url
 
 
