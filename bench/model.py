@@ -408,8 +408,6 @@ def run(url: str, turns: int, seed: int, json_out: str | None) -> dict[str, Any]
 # --- any OpenAI-compatible server: `fabula bench model --base-url URL --model NAME` --------
 
 SchemaMode = str  # "story" or "generic" (ModelSettings.schemas, where it exists)
-# the feedback every re-ask carries (agents.llm), and the roles of the structured schemas
-_STRUCTURED_ROLES = ("planner", "character", "extractor")
 
 
 @dataclass
