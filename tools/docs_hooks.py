@@ -313,7 +313,8 @@ def settings_page() -> str:
     return (
         "# Settings reference\n\n"
         "*Generated from `fabula/settings.py` when the site is built: one row per variable "
-        "of `VARIABLES`, the table `Settings.from_env` reads.*\n\n"
+        "of `VARIABLES`, the table `Settings.from_env` reads, made from the settings' "
+        "fields.*\n\n"
         "Fabula reads its settings from the environment, once, when a command (or the "
         "studio, or a worker) starts. Unset, every role runs on the offline engine and "
         "Redis is the embedded server of `FABULA_HOME`. "

@@ -51,7 +51,6 @@ _NAME = r"[A-Z][\w'-]*"
 ASK = re.compile(
     rf"^(?P<asker>{_NAME}) asked (?P<listener>{_NAME}) where the (?P<obj>.+?) is[.?]?$"
 )
-TOLD = re.compile(rf"^(?P<speaker>{_NAME}) (?:privately )?told (?P<listener>{_NAME}) that ")
 REFUSAL = "I am keeping the"
 SECRET_QUESTION = "What are you hiding"
 SECRET_REFUSAL = "That is my own business"

@@ -3,7 +3,9 @@
 Settings are read once (the root callback puts them on the click context, where every
 command, the benchmarks' included, finds them), logging is configured once, and every
 error Fabula raises on purpose — and every Redis error — is printed here, as one line on
-stderr with exit status 1, whichever command raised it.
+stderr, whichever command raised it, with the exit status of the error's class (its
+``exit_code``: 2 bad input, 3 not found, ... see :mod:`fabula.errors`; a Redis error 1, a
+full disk 74).
 
 The command line imports what a command needs when it runs: ``fabula --help`` loads no
 service, graph or model client, and a sub-app can be mounted lazily (:func:`add_lazy`,

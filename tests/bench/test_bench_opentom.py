@@ -313,7 +313,7 @@ def test_the_model_extractor_reads_the_same_narratives(redis_url: str, tmp_path:
     """With --base-url the model memory-builder is one more system of the run: it is asked
     only about the sentences the prose reader leaves as narration (c3's), here reading
     nothing, so it answers as the prose reader does."""
-    from fabula.bench.fake_openai import FakeOpenAI, Reply
+    from fabula.testing.fake_openai import FakeOpenAI, Reply
 
     out = tmp_path / "out.json"
     args = ["bench", "opentom", str(write(tmp_path)), "--reader", "controlled", "--json", str(out)]
