@@ -347,8 +347,8 @@ def _commands() -> Iterator[tuple[str, Any]]:
         if hasattr(command, "list_commands"):
             for name in command.list_commands(ctx):
                 sub = command.get_command(ctx, name)
-                if hasattr(sub, "load"):  # a lazily mounted sub-app
-                    sub = typer.main.get_command(sub.load())
+                if hasattr(sub, "real"):  # a lazily loaded command or sub-app
+                    sub = sub.real()
                 sub_ctx = sub.make_context(name, [], parent=ctx, resilient_parsing=True)
                 yield from walk(sub, f"{path} {name}", sub_ctx)
         else:

@@ -152,10 +152,13 @@ class _Lazy(typer.core.TyperCommand):
         super().__init__(name=name, help=help)
         self.load = load
 
-    def make_context(self, info_name: Any, args: Any, parent: Any = None, **extra: Any) -> Any:
+    def real(self) -> Any:
+        """The click command (or group) this stands for, its module imported."""
         loaded = self.load()
-        real = typer.main.get_command(loaded) if isinstance(loaded, typer.Typer) else _built(loaded)
-        return real.make_context(info_name, args, parent=parent, **extra)
+        return typer.main.get_command(loaded) if isinstance(loaded, typer.Typer) else _built(loaded)
+
+    def make_context(self, info_name: Any, args: Any, parent: Any = None, **extra: Any) -> Any:
+        return self.real().make_context(info_name, args, parent=parent, **extra)
 
 
 def _built(name: str) -> Any:
