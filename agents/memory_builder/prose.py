@@ -62,6 +62,7 @@ _DETERMINERS = frozenset(
 _DEFINITE = frozenset({"the", "this", "that", "these", "those", "his", "her", "their", "its"})
 _POSSESSIVES = {"his": "he", "her": "she", "their": "they", "its": "it"}
 _SUBJECTS = {"he": "he", "she": "she", "they": "they"}
+_REFLEXIVES = {"himself": "he", "herself": "she", "themselves": "they", "themself": "they"}
 _OBJECT_PRONOUNS = {"him": "he", "her": "she", "them": "they", "it": "it"}
 _NEGATIONS = frozenset(
     {"not", "never", "didn't", "don't", "doesn't", "wasn't", "weren't", "couldn't", "failed"}
@@ -139,6 +140,7 @@ class _Verb:
     classes: tuple[str, ...]
     lemma: str
     negated: bool
+    irrealis: bool = False  # under a modal or a condition: what may happen, not what did
 
 
 @dataclass
@@ -160,6 +162,9 @@ class _State:
     last_event: int | None = None  # index in ``out`` of the latest object event
     pending: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
     last_box: str | None = None  # the container the latest sentence that named one named
+    # the characters the previous sentence named, and its first subject (its main clause's)
+    named_before: tuple[str, ...] = ()
+    centre: tuple[str, ...] | None = None
 
 
 def _singular(word: str) -> str:
@@ -465,12 +470,22 @@ class _Sentence:
 
     # -- pronouns ---------------------------------------------------------------------
     def _learn_pronouns(self) -> None:
+        """A character's pronoun from a sentence that names it alone and uses one of "he"
+        or "she", or from a sentence that names no one right after one that named it alone
+        ("Elliot detested spinach. The mere thought made him cringe.")."""
         named = {i for m in self.mentions if m.kind == "character" for i in m.ids}
+        if not named and len(self.state.named_before) == 1:
+            named = set(self.state.named_before)
+            if self._pronoun_of(next(iter(named))) is not None:
+                return  # known already from a sentence that names it
         if len(named) != 1:
             return
         [who] = named
         seen = {
-            _SUBJECTS.get(t.low) or _OBJECT_PRONOUNS.get(t.low) or _POSSESSIVES.get(t.low)
+            _SUBJECTS.get(t.low)
+            or _OBJECT_PRONOUNS.get(t.low)
+            or _POSSESSIVES.get(t.low)
+            or _REFLEXIVES.get(t.low)
             for t in self.toks
         } & {"he", "she"}
         found = [p for p in seen if p is not None]
@@ -501,6 +516,17 @@ class _Sentence:
             return known[0], None
         if not fits:
             return recent[0], f"{pronoun!r}: no character known by it"
+        centre = self.state.centre
+        # centering: a pronoun before any name in its sentence continues the previous
+        # sentence's subject when nothing else tells the characters apart
+        if (
+            len(fits) > 1
+            and not before
+            and centre is not None
+            and len(centre) == 1
+            and centre[0] in (known or fits)
+        ):
+            return centre[0], None
         if len(fits) > 1:
             return fits[0], f"{pronoun!r} may stand for {' or '.join(fits[:2])}"
         return fits[0], None
@@ -542,9 +568,20 @@ class _Sentence:
             negated = any(t.low in _NEGATIONS for t in toks[max(0, i - 3) : i]) and not any(
                 t.low in (",", "but") for t in toks[max(0, i - 3) : i]
             )
-            verbs.append(_Verb(i, i + n - 1, classes, lemma, negated))
+            verbs.append(_Verb(i, i + n - 1, classes, lemma, negated, self._irrealis(i)))
             i += n
         return verbs
+
+    def _irrealis(self, i: int) -> bool:
+        """Whether the verb at token ``i`` is under a modal or a condition in its clause
+        ("so that she could eat it later", "if he moved it"): told as possible, not done."""
+        for j in range(i - 1, -1, -1):
+            low = self.toks[j].low
+            if low in _CLAUSE_EDGE:
+                return False
+            if low in _MODALS:
+                return True
+        return False
 
     def _separated_particle(self, i: int) -> tuple[tuple[str, ...], str] | None:
         """A phrasal verb split by its pronoun object ("picking it up", "threw them away"):
@@ -608,7 +645,15 @@ class _Sentence:
                 return m.ids, None
             if tok.low in _SUBJECTS:
                 return self._pronoun_subject(tok.low, j)
-        # a participle opening the sentence: the main clause's subject
+        # a participle opening the sentence ("Entering the room, Ann ..."): the main
+        # clause's subject; a finite verb after a subject the pack does not name ("most
+        # people turned up their noses, Ann ...") is that subject's, not the main clause's
+        opening = all(
+            t.low in _ADVERBISH or t.low.endswith("ly") or t.low in ("having", "being", "after")
+            for t in self.toks[:at]
+        )
+        if not opening:
+            return (), "no subject"
         for j in range(at + 1, len(self.toks)):
             if self.toks[j].low != ",":
                 continue
@@ -697,7 +742,7 @@ class _Sentence:
     def _motion(
         self, cls: str, verb: _Verb, who: tuple[str, ...], why: str | None, lo: int, hi: int
     ) -> bool:
-        if verb.negated:
+        if verb.negated or verb.irrealis:
             return False
         place = self._first(lo, hi, ("place",))
         box = self._first(lo, hi, ("object",))
@@ -750,6 +795,10 @@ class _Sentence:
         for k in range(lo, hi):
             tok = self.toks[k]
             m = self.by_token.get(k)
+            if m is None and tok.low in _OBLIQUE:
+                # the thing acted on follows its verb with no preposition between: after
+                # one, a noun phrase is an oblique ("shared a fondness for plums")
+                return None, hi, None
             if m is not None and m.kind == "object":
                 if m.of_object is not None:
                     return m.of_object, m.last, None
@@ -796,18 +845,25 @@ class _Sentence:
             if tok.low == "from":
                 m = self._first(k + 1, min(hi, k + 5), ("object", "place"))
                 k = (m.last + 1) if m is not None else k + 1
+                # "from the crate in the attic": a place phrase right after the source
+                # tells where the source is, not where the thing goes
+                if m is not None and k < hi and self.toks[k].low in _LOCATIVE:
+                    after = self._first(k + 1, min(hi, k + 5), ("object", "place"))
+                    k = (after.last + 1) if after is not None else k
                 continue
             if tok.low in _TO or tok.low == "back":
-                m = self._first(k + 1, min(hi, k + 7), ("object", "place", "character"))
-                if m is not None:
-                    return m
+                for j in range(k + 1, min(hi, k + 7)):
+                    m = self.by_token.get(j)
+                    # "into Kason's basket": an owner's name is not where it goes
+                    if m is not None and m.first >= k + 1 and not m.possessive:
+                        return m
             k += 1
         return None
 
     def _object(
         self, cls: str, verb: _Verb, who: tuple[str, ...], why: str | None, lo: int, hi: int
     ) -> bool:
-        if verb.negated or len(who) != 1:
+        if verb.negated or verb.irrealis or len(who) != 1:
             return False
         if lo < hi and self.toks[lo].low in _TO | {"towards", "toward", "over", "across"}:
             return False  # no object: the subject itself moves ("moved towards the bin")
@@ -1094,12 +1150,14 @@ class _Sentence:
         self, cls: str, verb: _Verb, who: tuple[str, ...], why: str | None, lo: int, hi: int
     ) -> bool:
         thing = self._first(lo, min(hi, lo + 4), ("object", "place"))
-        if thing is None:
+        target = thing.of_object or thing.ids[0] if thing is not None else None
+        if target is None and lo < hi and self.toks[lo].low in ("it", "them"):
+            target = self.state.last_object  # "adored it": the thing last named
+        if target is None:
             return False
         liked = (cls == "like") != verb.negated
         strong = verb.lemma in ("love", "adore", "hate", "despise", "detest", "loathe", "abhor")
         word = ("loves" if strong else "likes") if liked else ("hates" if strong else "dislikes")
-        target = thing.of_object or thing.ids[0]
         for c in who:
             self.actions.append(
                 self._action("feel", actors=(c,), obj=target, verb=word, unsure=why)
@@ -1151,14 +1209,17 @@ class _Sentence:
                     self.actions[i] = _marked(self.actions[i], mark, everyone)
             state.pending = []
             state.last_event = len(state.out) + self.events[-1]
-        elif marks:
-            if state.last_event is not None:
+        else:
+            # a perception with no event before it is about the next sentence's ("Ben
+            # watched. Ann moved the key."), not one told later still
+            state.pending = []
+            if marks and state.last_event is not None:
                 for mark in marks:
                     state.out[state.last_event] = _marked(
                         state.out[state.last_event], mark, everyone
                     )
-            else:
-                state.pending.extend(marks)
+            elif marks:
+                state.pending = list(marks)
         first = next(
             (
                 m.ids
@@ -1173,11 +1234,19 @@ class _Sentence:
             state.subjects.append(first)
         if subjects:
             state.subjects.extend(subjects)
+        state.named_before = tuple(
+            dict.fromkeys(i for m in self.mentions if m.kind == "character" for i in m.ids)
+        )
+        if subjects or first is not None:
+            # the main clause's subject: the first character named, not after a preposition
+            state.centre = first if first is not None else subjects[0]
         for m in self.mentions:
             if m.kind == "character":
                 state.mentioned.extend(m.ids)
             elif m.kind == "object" and self._is_container(m.ids[0]):
                 state.last_box = m.ids[0]
+            elif m.kind == "object" and not self.actions:
+                state.last_object = m.ids[0]  # "it" next is the thing last named
 
 
 def _marked(
@@ -1211,6 +1280,15 @@ _BASE_BEFORE = frozenset(
     | {"don't", "doesn't", "let", "help", "helped", "made", "make", "watch", "watched"}
 )
 _ADVERBISH = frozenset({"not", "also", "then", "just", "quickly", "never", "even", "soon"})
+_MODALS = frozenset(
+    {"would", "could", "might", "should", "may", "will", "can", "shall", "if", "unless"}
+)
+_CLAUSE_EDGE = frozenset({",", ";", ":", "—", "–", "(", ")", "and", "but", "so", "then"})
+_OBLIQUE = frozenset(
+    {"for", "towards", "toward", "about", "at", "with", "against", "upon", "across", "through"}
+    | {"into", "onto", "to", "in", "on", "under", "inside", "behind", "beside", "near", "by"}
+    | {"like", "than", "without", "despite", "toward", "regarding", "concerning"}
+)
 _PREPOSITIONS = frozenset(
     {"to", "of", "at", "with", "for", "from", "by", "about", "towards", "toward", "upon", "on"}
 )

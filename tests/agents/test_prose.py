@@ -262,3 +262,71 @@ class TestSplitPhrasalVerbs:
         )
         moves = [a for a in read_prose(text, KITCHEN) if a.kind == "move"]
         assert (moves[-1].obj, moves[-1].target) == ("plum", "pantry_shelf")
+
+
+class TestWhatIsActedOn:
+    """General rules of English the reader applies to find what a verb acts on, where it
+    goes and who does it."""
+
+    def test_a_noun_after_a_preposition_is_no_direct_object(self) -> None:
+        text = "Nell and Omar shared a fondness for plums. Omar dropped the plum into the tin."
+        actions = [a for a in read_prose(text, KITCHEN) if a.obj == "plum"]
+        assert [(a.kind, a.target) for a in actions] == [("move", "tin")]
+
+    def test_an_owners_name_is_not_where_a_thing_goes(self) -> None:
+        story = KITCHEN | pack(("object", "Omar's lunch box", True))
+        [move] = [
+            a
+            for a in read_prose("Nell slipped the plum into Omar's lunch box.", story)
+            if a.kind in ("move", "give")
+        ]
+        assert (move.kind, move.target) == ("move", "omar_s_lunch_box")
+
+    def test_a_place_after_the_source_tells_where_the_source_is(self) -> None:
+        story = KITCHEN | pack(("place", "cellar"))
+        text = "Nell moved the plum from the tin in the cellar to the pantry shelf."
+        moves = [a for a in read_prose(text, story) if a.kind == "move"]
+        assert [m.target for m in moves] == ["pantry_shelf"]
+
+    def test_what_could_happen_did_not(self) -> None:
+        text = "Nell put the plum in the tin, so that Omar could take it to the porch later."
+        actions = [a for a in read_prose(text, KITCHEN) if a.obj == "plum"]
+        assert [(a.kind, a.target) for a in actions] == [("move", "tin")]
+
+    def test_a_verb_after_a_subject_the_pack_does_not_name_is_not_the_main_clauses(
+        self,
+    ) -> None:
+        text = "While most guests picked up a plum, Nell only watched."
+        assert [a for a in read_prose(text, KITCHEN) if a.kind == "take"] == []
+
+    def test_it_in_a_feeling_is_the_thing_last_named(self) -> None:
+        text = "Omar noticed the plum. He adored it."
+        feels = [a for a in read_prose(text, KITCHEN) if a.kind == "feel"]
+        assert [(f.actors, f.obj) for f in feels] == [(("omar",), "plum")]
+
+
+class TestPronounsAcrossSentences:
+    def test_a_pronoun_in_a_sentence_naming_no_one_is_the_last_ones_alone(self) -> None:
+        story = pack(("character", "Ana"), ("character", "Bo"), ("object", "lamp"))
+        story |= pack(("object", "crate", True))
+        text = (
+            "Bo disliked the lamp. The mere sight of it made him frown. Ana and Bo came in. "
+            "He put the lamp in the crate."
+        )
+        [move] = [a for a in read_prose(text, story) if a.kind == "move"]
+        assert move.actors == ("bo",) and move.unsure is None
+
+    def test_centering_continues_the_previous_subject_when_genders_tie(self) -> None:
+        story = pack(("character", "Ana"), ("character", "Bea"), ("object", "lamp"))
+        story |= pack(("object", "crate", True))
+        text = "Bea, being tidy, thought that Ana disliked clutter. She put the lamp in the crate."
+        [move] = [a for a in read_prose(text, story) if a.kind == "move"]
+        assert move.actors == ("bea",) and move.unsure is None
+
+    def test_a_perception_with_no_event_after_it_does_not_wait_for_a_later_one(self) -> None:
+        text = (
+            "Nell noticed something odd. The porch was quiet. The wind rose. "
+            "Omar moved the plum to the tin."
+        )
+        [move] = [a for a in read_prose(text, KITCHEN) if a.kind == "move"]
+        assert "nell" not in move.seen_by
