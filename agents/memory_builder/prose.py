@@ -50,7 +50,7 @@ from fabula.memory.actions import Clause, StoryAction
 from fabula.memory.index.general import general_table
 from fabula.memory.index.terms import terms
 from fabula.memory.records import Entity, slug
-from fabula.memory.text import split_sentences
+from fabula.memory.text import split_clauses, split_sentences
 
 __all__ = ["read_prose"]
 
@@ -164,6 +164,8 @@ class _State:
     last_box: str | None = None  # the container the latest sentence that named one named
     # the characters the previous sentence named, and its first subject (its main clause's)
     named_before: tuple[str, ...] = ()
+    named_now: tuple[str, ...] = ()  # the characters named so far in this sentence
+    clause_subject: tuple[str, ...] = ()  # the latest clause's first subject
     centre: tuple[str, ...] | None = None
 
 
@@ -256,14 +258,21 @@ def read_prose(text: str, entities: Mapping[str, Entity]) -> list[StoryAction]:
             _follow(state, controlled, entities)
             state.out.append(controlled)
             continue
-        read = _Sentence(sentence, start, lexicon, state).read()
-        if controlled.kind != "narration" and not read:
+        before = len(state.out)
+        clauses = split_clauses(text, start, end)
+        for k, (a, b) in enumerate(clauses if len(clauses) > 1 else [(start, end)]):
+            # each clause read alone, so that a clause's place phrase never attaches to
+            # another clause's verb ("Ann took the key, and Bo waited in the hall")
+            state.out.extend(_Sentence(text[a:b], a, lexicon, state, first=k == 0).read())
+        state.named_before = state.named_now
+        state.named_now = ()
+        if len(state.out) > before:
+            continue
+        if controlled.kind != "narration":
             _follow(state, controlled, entities)
             state.out.append(controlled)
             continue
-        if not read:
-            read = [StoryAction(kind="narration", start=start, end=end)]
-        state.out.extend(read)
+        state.out.append(StoryAction(kind="narration", start=start, end=end))
     return state.out
 
 
@@ -307,7 +316,10 @@ def _follow(state: _State, action: StoryAction, entities: Mapping[str, Entity]) 
 class _Sentence:
     """One prose sentence's reading."""
 
-    def __init__(self, text: str, start: int, lexicon: _Lexicon, state: _State) -> None:
+    def __init__(
+        self, text: str, start: int, lexicon: _Lexicon, state: _State, first: bool = True
+    ) -> None:
+        self.first_clause = first  # the sentence's first clause (else one after it)
         self.text = text
         self.start = start
         self.end = start + len(text)
@@ -474,7 +486,7 @@ class _Sentence:
         or "she", or from a sentence that names no one right after one that named it alone
         ("Elliot detested spinach. The mere thought made him cringe.")."""
         named = {i for m in self.mentions if m.kind == "character" for i in m.ids}
-        if not named and len(self.state.named_before) == 1:
+        if not named and self.first_clause and len(self.state.named_before) == 1:
             named = set(self.state.named_before)
             if self._pronoun_of(next(iter(named))) is not None:
                 return  # known already from a sentence that names it
@@ -653,7 +665,7 @@ class _Sentence:
             for t in self.toks[:at]
         )
         if not opening:
-            return (), "no subject"
+            return self._inherited()
         for j in range(at + 1, len(self.toks)):
             if self.toks[j].low != ",":
                 continue
@@ -664,6 +676,13 @@ class _Sentence:
                 if self.toks[k2].low in _SUBJECTS:
                     return self._pronoun_subject(self.toks[k2].low, k2)
             break
+        return self._inherited()
+
+    def _inherited(self) -> tuple[tuple[str, ...], str | None]:
+        """A clause after the first with no subject of its own shares the one before
+        ("He took the plum, and quickly left"): coordination leaves it out."""
+        if not self.first_clause and self.state.clause_subject:
+            return self.state.clause_subject, None
         return (), "no subject"
 
     def _pronoun_subject(self, pronoun: str, at: int) -> tuple[tuple[str, ...], str | None]:
@@ -1234,9 +1253,18 @@ class _Sentence:
             state.subjects.append(first)
         if subjects:
             state.subjects.extend(subjects)
-        state.named_before = tuple(
-            dict.fromkeys(i for m in self.mentions if m.kind == "character" for i in m.ids)
+        state.named_now = tuple(
+            dict.fromkeys(
+                [
+                    *state.named_now,
+                    *(i for m in self.mentions if m.kind == "character" for i in m.ids),
+                ]
+            )
         )
+        if subjects or first is not None:
+            state.clause_subject = subjects[0] if subjects else (first or ())
+        elif self.first_clause:
+            state.clause_subject = ()
         if subjects or first is not None:
             # the main clause's subject: the first character named, not after a preposition
             state.centre = first if first is not None else subjects[0]

@@ -330,3 +330,36 @@ class TestPronounsAcrossSentences:
         )
         [move] = [a for a in read_prose(text, KITCHEN) if a.kind == "move"]
         assert "nell" not in move.seen_by
+
+
+class TestClauses:
+    """A sentence is read clause by clause (cut at ", and", ";", ", while", ...)."""
+
+    HALL = pack(
+        ("character", "Mara"),
+        ("character", "Leo"),
+        ("object", "brass key"),
+        ("object", "drawer", True),
+        ("place", "hallway"),
+    )
+
+    def test_a_place_phrase_stays_in_its_clause(self) -> None:
+        text = "Mara took the brass key, and Leo waited in the hallway."
+        actions = [a for a in read_prose(text, self.HALL) if a.kind != "narration"]
+        assert not any(a.obj == "brass_key" and a.target == "hallway" for a in actions)
+        assert [(a.kind, a.actors, a.obj) for a in actions if a.obj] == [
+            ("take", ("mara",), "brass_key")
+        ]
+
+    def test_a_semicolon_ends_a_clause_too(self) -> None:
+        text = "Leo picked up the brass key; Mara walked into the hallway."
+        actions = [a for a in read_prose(text, self.HALL) if a.kind != "narration"]
+        assert [(a.kind, a.actors, a.target or a.place) for a in actions] == [
+            ("take", ("leo",), None),
+            ("go", ("mara",), "hallway"),
+        ]
+
+    def test_a_clause_with_no_subject_shares_the_one_before(self) -> None:
+        text = "Mara picked up the brass key, and then quietly dropped it into the drawer."
+        moves = [a for a in read_prose(text, self.HALL) if a.kind == "move"]
+        assert [(m.actors, m.obj, m.target) for m in moves] == [(("mara",), "brass_key", "drawer")]
