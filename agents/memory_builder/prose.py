@@ -68,7 +68,9 @@ _NEGATIONS = frozenset(
     {"not", "never", "didn't", "don't", "doesn't", "wasn't", "weren't", "couldn't", "failed"}
     | {"hadn't", "wouldn't", "without", "nor", "neither"}
 )
-_TO = frozenset({"to", "into", "towards", "toward", "onto", "in", "inside", "on", "under"})
+_TO = frozenset(
+    {"to", "into", "towards", "toward", "onto", "in", "inside", "on", "under", "at", "atop"}
+)
 _LOCATIVE = frozenset(
     {"in", "inside", "into", "within", "on", "onto", "atop", "under", "beneath", "at"}
 )
@@ -164,6 +166,7 @@ class _State:
     last_box: str | None = None  # the container the latest sentence that named one named
     # the characters the previous sentence named, and its first subject (its main clause's)
     named_before: tuple[str, ...] = ()
+    placed_by: dict[str, str | None] = field(default_factory=dict)  # object -> who put it
     named_now: tuple[str, ...] = ()  # the characters named so far in this sentence
     clause_subject: tuple[str, ...] = ()  # the latest clause's first subject
     centre: tuple[str, ...] | None = None
@@ -486,7 +489,8 @@ class _Sentence:
         or "she", or from a sentence that names no one right after one that named it alone
         ("Elliot detested spinach. The mere thought made him cringe.")."""
         named = {i for m in self.mentions if m.kind == "character" for i in m.ids}
-        if not named and self.first_clause and len(self.state.named_before) == 1:
+        adjacent = not named and self.first_clause and len(self.state.named_before) == 1
+        if adjacent:
             named = set(self.state.named_before)
             if self._pronoun_of(next(iter(named))) is not None:
                 return  # known already from a sentence that names it
@@ -501,6 +505,8 @@ class _Sentence:
             for t in self.toks
         } & {"he", "she"}
         found = [p for p in seen if p is not None]
+        if adjacent and any(self._pronoun_of(c) in found for c in self.lex.characters.values()):
+            return  # by adjacency only a pronoun no character is known by yet
         if len(found) == 1:
             counts = self.state.pronoun.setdefault(who, {})
             counts[found[0]] = counts.get(found[0], 0) + 1
@@ -589,6 +595,8 @@ class _Sentence:
         ("so that she could eat it later", "if he moved it"): told as possible, not done."""
         for j in range(i - 1, -1, -1):
             low = self.toks[j].low
+            if low in ("and", "or") and j == i - 1:
+                continue  # "to find and access it": a verb joined to the one before
             if low in _CLAUSE_EDGE:
                 return False
             if low in _MODALS:
@@ -776,6 +784,7 @@ class _Sentence:
             self._event(self._action("move", actors=who, obj=held, target=target, unsure=why))
             self.state.holding.pop(who[0], None)
             self.state.at[held] = target
+            self.state.placed_by[held] = who[0]
             return True
         outward = cls == "leave" or any(
             self.toks[k].low in _AWAY for k in range(lo, place.first if place else hi)
@@ -911,6 +920,12 @@ class _Sentence:
             self._event(
                 self._action("give", actors=who, obj=obj, target=recipient.ids[0], unsure=unsure)
             )
+        elif self.state.placed_by.get(obj) == actor and (
+            cls != "take" or verb.lemma.split()[-1] in ("away", "off")
+        ):
+            # its own doer already put it somewhere: an act with no destination on it
+            # ("relocated it", "disposed of it", "whisked it away") tells that act again
+            return True
         elif cls == "take":
             self._event(self._action("take", actors=who, obj=obj, unsure=unsure))
         elif verb.lemma == "leave":
@@ -931,6 +946,7 @@ class _Sentence:
         last = self.actions[self.events[-1]] if self.events else None
         if last is not None and last.obj == obj:
             self.state.at[obj] = last.target or actor
+            self.state.placed_by[obj] = actor if last.target else None
             if last.kind == "take":
                 self.state.holding[actor] = obj
             else:

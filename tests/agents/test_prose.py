@@ -363,3 +363,28 @@ class TestClauses:
         text = "Mara picked up the brass key, and then quietly dropped it into the drawer."
         moves = [a for a in read_prose(text, self.HALL) if a.kind == "move"]
         assert [(m.actors, m.obj, m.target) for m in moves] == [(("mara",), "brass_key", "drawer")]
+
+
+class TestRetelling:
+    def test_an_act_with_no_destination_after_its_doer_placed_it_tells_it_again(self) -> None:
+        text = (
+            "Nell brushed her hair. Nell slipped the plum into the tin. Omar never saw it. "
+            "She had disposed of it quickly, and then she whisked it away."
+        )
+        objects = [a for a in read_prose(text, KITCHEN) if a.obj == "plum"]
+        assert [(a.kind, a.target) for a in objects] == [("move", "tin")]
+
+    def test_another_doers_take_is_a_new_act(self) -> None:
+        text = "Nell slipped the plum into the tin. Later, Omar took the plum."
+        objects = [a for a in read_prose(text, KITCHEN) if a.obj == "plum"]
+        assert [(a.kind, a.actors) for a in objects] == [("move", ("nell",)), ("take", ("omar",))]
+
+    def test_placed_at_names_where_it_goes(self) -> None:
+        [move] = [
+            a for a in read_prose("Omar placed the plum at the tin.", KITCHEN) if a.obj == "plum"
+        ]
+        assert (move.kind, move.target) == ("move", "tin")
+
+    def test_a_verb_joined_to_a_modal_ones_is_not_done_either(self) -> None:
+        text = "It would help Omar to find and take the plum."
+        assert [a for a in read_prose(text, KITCHEN) if a.obj == "plum"] == []
