@@ -490,10 +490,15 @@ class _Sentence:
         ("Elliot detested spinach. The mere thought made him cringe.")."""
         named = {i for m in self.mentions if m.kind == "character" for i in m.ids}
         adjacent = not named and self.first_clause and len(self.state.named_before) == 1
+        after = 0  # a pronoun points back: only those after the name count
         if adjacent:
             named = set(self.state.named_before)
             if self._pronoun_of(next(iter(named))) is not None:
                 return  # known already from a sentence that names it
+        elif not named and len(self.state.named_now) == 1:
+            named = set(self.state.named_now)  # a later clause of a sentence naming one
+        elif len(named) == 1:
+            after = min(m.first for m in self.mentions if m.kind == "character")
         if len(named) != 1:
             return
         [who] = named
@@ -502,7 +507,7 @@ class _Sentence:
             or _OBJECT_PRONOUNS.get(t.low)
             or _POSSESSIVES.get(t.low)
             or _REFLEXIVES.get(t.low)
-            for t in self.toks
+            for t in self.toks[after:]
         } & {"he", "she"}
         found = [p for p in seen if p is not None]
         if adjacent and any(self._pronoun_of(c) in found for c in self.lex.characters.values()):
@@ -515,7 +520,7 @@ class _Sentence:
         counts = self.state.pronoun.get(who)
         if not counts:
             return None
-        return max(sorted(counts), key=lambda p: counts[p])
+        return max(counts, key=lambda p: counts[p])  # a tie: the one learnt first
 
     def _resolve(self, pronoun: str, at: int) -> tuple[str | None, str | None]:
         """The character ``pronoun`` at token ``at`` stands for, and why it is unsure."""

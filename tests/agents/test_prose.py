@@ -388,3 +388,34 @@ class TestRetelling:
     def test_a_verb_joined_to_a_modal_ones_is_not_done_either(self) -> None:
         text = "It would help Omar to find and take the plum."
         assert [a for a in read_prose(text, KITCHEN) if a.obj == "plum"] == []
+
+
+class TestLearningPronouns:
+    PAIR = pack(("character", "Ana"), ("character", "Bo"), ("object", "lamp")) | pack(
+        ("object", "crate", True)
+    )
+
+    def test_a_pronoun_before_the_only_name_is_not_that_names(self) -> None:
+        text = (
+            "Bo brushed his hair. Later he learnt that Ana was already home. "
+            "She put the lamp in the crate."
+        )
+        [move] = [a for a in read_prose(text, self.PAIR) if a.kind == "move"]
+        assert move.actors == ("ana",) and move.unsure is None
+
+    def test_a_later_clause_of_a_sentence_naming_one_character_teaches_its_pronoun(
+        self,
+    ) -> None:
+        text = (
+            "Ana walked in, and her eyes fell on the lamp. Bo waved. She put the lamp in the crate."
+        )
+        [move] = [a for a in read_prose(text, self.PAIR) if a.kind == "move"]
+        assert move.actors == ("ana",) and move.unsure is None
+
+    def test_a_tie_keeps_the_pronoun_learnt_first(self) -> None:
+        text = (
+            "Ana brushed her hair. Bo sang to himself. Knowing how Ana felt, he smiled. "
+            "She put the lamp in the crate."
+        )
+        [move] = [a for a in read_prose(text, self.PAIR) if a.kind == "move"]
+        assert move.actors == ("ana",) and move.unsure is None
