@@ -49,6 +49,11 @@ class PlannerRole(Protocol):
         """The next turn's plan; raises ModelOutputError when a model gives no valid one."""
         ...
 
+    def unread(self, view: AuthorView, text: str, kind: str = "direction") -> str | None:
+        """Why this planner cannot read ``text`` — a ``kind``: a direction, or a rejection's
+        note — as something to steer the turn by (one line); None when it reads it."""
+        ...
+
 
 class RecallPlannerRole(Protocol):
     """Plans a retrieval: what a request depends on (the offline planner is

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import os
 from pathlib import Path
 from typing import cast
 
@@ -166,7 +165,7 @@ def bench_model(
         raise typer.BadParameter("--base-url needs --model NAME", param_hint="--model")
     from fabula.bench.model import Server, run_against
 
-    api_key = os.environ.get("FABULA_MODEL_API_KEY") or os.environ.get("OPENAI_API_KEY")
+    api_key = _settings(ctx).model.api_key  # FABULA_MODEL_API_KEY, else OPENAI_API_KEY
     modes = tuple(m.strip() for m in schemas.split(",") if m.strip())
     if not modes or any(m not in ("story", "generic") for m in modes):
         raise typer.BadParameter("story, generic or both", param_hint="--schemas")
@@ -301,9 +300,7 @@ def bench_opentom(
             update={
                 "base_url": base_url,
                 "model": model,
-                "api_key": settings.model_for("extractor").api_key
-                or os.environ.get("OPENAI_API_KEY")
-                or "bench",
+                "api_key": settings.model_for("extractor").api_key or "bench",
                 "temperature": 0.0,
             }
         )

@@ -12,7 +12,6 @@ import argparse
 import asyncio
 import contextlib
 import json
-import os
 import secrets
 import shutil
 import tempfile
@@ -41,7 +40,7 @@ from fabula.memory.delta import DeltaBuilder, TurnDelta
 from fabula.memory.rules import WorldRules
 from fabula.memory.server import EmbeddedRedis, connect_async
 from fabula.memory.store import StoryStore
-from fabula.settings import FsyncPolicy
+from fabula.settings import FsyncPolicy, Settings
 
 __all__ = [
     "QuestionBench",
@@ -291,7 +290,7 @@ def bench_main(
     asyncio.run(
         run(
             args.path,
-            redis_url=os.environ.get("FABULA_REDIS_URL") or None,
+            redis_url=Settings.from_env().redis_url,
             json_out=args.json_out,
             answers_out=args.answers_out,
         )

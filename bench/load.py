@@ -225,7 +225,7 @@ def run(
 ) -> dict[str, Any]:
     """``fabula bench load``; with ``local_cluster``, on a cluster started for the run."""
     if local_cluster:
-        from fabula.bench.localcluster import LocalCluster
+        from fabula.testing.localcluster import LocalCluster
 
         with LocalCluster() as cluster:
             return run_load(cluster.url, stories, turns, workers, json_out)

@@ -1,7 +1,7 @@
 """``fabula bench model``: model mode over a server that fails as real servers do.
 
 Every role runs on the real ChatOpenAI client, over HTTP, against the test server
-(:mod:`fabula.bench.fake_openai`) playing a model that writes the lighthouse story: it plans
+(:mod:`fabula.testing.fake_openai`) playing a model that writes the lighthouse story: it plans
 (1–2 focal characters, a scene goal marked ``SECRET``), has the characters wait, writes
 controlled-English prose (journeys, speech, weather) and reads it back (the offline
 extractor behind the HTTP API). On every request it injects faults with fixed odds: 429 or
@@ -46,7 +46,6 @@ from fabula.agents.factory import make_roles
 from fabula.agents.memory_builder.extract import extract
 from fabula.agents.usage import UsageMeter, metering
 from fabula.bench.common import run_id
-from fabula.bench.fake_openai import TEXT, FakeOpenAI, Reply, message_text, request_schema
 from fabula.bench.relay import Exchange, Relay
 from fabula.bench.report import percentiles, print_table, write_json
 from fabula.errors import FabulaError
@@ -56,6 +55,7 @@ from fabula.memory.records import Event, slug
 from fabula.memory.store import StoryStore
 from fabula.memory.text import split_sentences
 from fabula.settings import ModelSettings, Role, Settings
+from fabula.testing.fake_openai import TEXT, FakeOpenAI, Reply, message_text, request_schema
 from fabula.worlds.loader import load_world
 from fabula.worlds.pack import WorldPack
 
@@ -408,8 +408,6 @@ def run(url: str, turns: int, seed: int, json_out: str | None) -> dict[str, Any]
 # --- any OpenAI-compatible server: `fabula bench model --base-url URL --model NAME` --------
 
 SchemaMode = str  # "story" or "generic" (ModelSettings.schemas, where it exists)
-# the feedback every re-ask carries (agents.llm), and the roles of the structured schemas
-_STRUCTURED_ROLES = ("planner", "character", "extractor")
 
 
 @dataclass

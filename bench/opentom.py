@@ -431,6 +431,8 @@ class Minds:
     first: dict[tuple[str, ...], str | None] = field(default_factory=dict)
     last: dict[tuple[str, ...], str | None] = field(default_factory=dict)
     feeling: str | None = None  # the observer's own feeling about the entity, as it holds it
+    # second-order chains that hold nothing, read as the initial location (read_minds)
+    assumed: set[tuple[str, ...]] = field(default_factory=set)
 
 
 async def _first(store: StoryStore, chain: tuple[str, ...], subject: str) -> str | None:
@@ -457,6 +459,11 @@ async def read_minds(store: StoryStore, story: OtStory) -> Minds:
             continue
         minds.last[chain] = view.where(eoi)
         minds.first[chain] = await _first(store, chain, eoi) or world_first
+        if len(chain) > 1 and minds.last[chain] is None:
+            # c knows of no perception of d's about the entity: to c, d holds what was
+            # so before any change c knows d saw, the initial location as c knows it
+            minds.last[chain] = minds.first[chain] = minds.first.get(chain[:1]) or world_first
+            minds.assumed.add(chain)
         if chain == (o,):
             minds.feeling = view.value(o, f"feeling about {eoi}")
     return minds
@@ -497,9 +504,12 @@ def answer_question(minds: Minds, q: OtQuestion) -> str | None:
     if q.form == "fine":
         return minds.names.get(last, last) if last is not None else None
     if q.form == "coarse":
-        if last is None or first is None:
+        # "its initial location" is the story's (the narrator's first), a fixed place: the
+        # holder's latest belief is there or not, whether or not it saw it there first
+        initial = minds.first.get(()) or first
+        if last is None or initial is None:
             return None
-        return "Yes" if last == first else "No"
+        return "Yes" if last == initial else "No"
     if q.form == "fullness":
         box = ids.get(q.box or "")
         if box is None or last is None or first is None:

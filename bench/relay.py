@@ -30,8 +30,8 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlsplit
 
-from fabula.bench.fake_openai import JSON_SCHEMA_REJECTION, request_schema
-from fabula.bench.local_server import LocalServer
+from fabula.testing.fake_openai import JSON_SCHEMA_REJECTION, request_schema
+from fabula.testing.local_server import LocalServer
 
 __all__ = ["Exchange", "Relay"]
 
@@ -49,7 +49,7 @@ class Exchange:
 
     @property
     def schema(self) -> str:
-        """The schema the request asked for (:func:`~fabula.bench.fake_openai.request_schema`)."""
+        """The schema the request asked for (:func:`~fabula.testing.fake_openai.request_schema`)."""
         return request_schema(self.request)
 
     @property

@@ -12,23 +12,30 @@ roles' generic schemas instead of the story-shaped ones (``story``, the default)
 A role whose model is unset runs on the offline engine. The extractor (the memory-builder's
 model) reads at temperature 0 unless ``FABULA_MODEL_EXTRACTOR_TEMPERATURE`` says otherwise.
 
-Every variable is one row of :data:`VARIABLES` (variable, field, type, default, meaning):
-:meth:`Settings.from_env` reads the environment through it, its errors name the variable
-from it, and the docs' settings reference is generated from it when the site is built
-(:func:`markdown_table`; a test holds every variable there). A new setting is a field and
-a row.
+Each setting is declared once, as a field: its type, its default and its meaning
+(``description``), and the variable that sets it (:class:`Env`, in its ``Annotated``
+metadata). :data:`VARIABLES` is generated from the fields (variable, field, type, default,
+meaning): :meth:`Settings.from_env` reads the environment through it, its errors name the
+variable from it, and the docs' settings reference is generated from it when the site is
+built (:func:`markdown_table`; a test holds every variable there). A new setting is a field.
+
+Nothing else in the package reads the environment (``tests/system/test_settings.py`` holds
+it, with the few exceptions it names): the benchmarks' and the test helpers' variables are
+fields here too.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import types
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic.fields import FieldInfo
 
 from fabula.errors import ConfigError
 from fabula.limits import DEFAULT_DELTA_BYTES, DEFAULT_TURN_TEXT_BYTES, Limits
@@ -37,6 +44,7 @@ __all__ = [
     "ROLES",
     "VARIABLES",
     "CounterName",
+    "Env",
     "FsyncPolicy",
     "ModelSettings",
     "Price",
@@ -67,15 +75,30 @@ fsync."""
 
 
 @dataclass(frozen=True)
+class Env:
+    """The environment variable that sets a settings field, in the field's ``Annotated``
+    metadata; the field's ``description`` is its meaning.
+
+    ``read`` turns the variable's text into the field's value (``None``: the text as it is,
+    validated by the field). ``type`` is the type the docs show where the field's own does
+    not say it (a URL, a model name); ``note`` is said after the default (what unset means).
+    """
+
+    name: str
+    type: str | None = None
+    note: str | None = None
+    read: Callable[[str], Any] | None = None
+
+
+@dataclass(frozen=True)
 class Variable:
-    """One environment variable Fabula reads: the field it sets and what it means.
+    """One environment variable Fabula reads: the field it sets and what it means, as the
+    docs' settings table shows it (:func:`markdown_table`), generated from the field.
 
     ``field`` is a :class:`Settings` field (``model.x``: a :class:`ModelSettings` field of
-    ``FABULA_MODEL_*``, which ``FABULA_MODEL_<ROLE>_*`` override per role), or ``None`` for a
-    variable read where it is used. ``read`` turns the variable's text into the field's value
-    (``None``: the text as it is, validated by the field); ``type`` and ``default`` are
-    shown as written in the docs' settings table, generated from this one
-    (:func:`markdown_table`).
+    ``FABULA_MODEL_*``, which ``FABULA_MODEL_<ROLE>_*`` override per role). ``read`` turns
+    the variable's text into the field's value (``None``: the text as it is, validated by
+    the field).
     """
 
     name: str
@@ -102,268 +125,6 @@ def _json(text: str) -> Any:
 
 
 MODEL_PREFIX = "FABULA_MODEL"
-
-VARIABLES: tuple[Variable, ...] = (
-    Variable(
-        "FABULA_HOME",
-        "home",
-        "path",
-        "`~/.local/share/fabula`",
-        "data folder of the embedded Redis",
-    ),
-    Variable(
-        "FABULA_REDIS_URL",
-        "redis_url",
-        "URL",
-        "unset",
-        "use this Redis instead of the embedded one",
-    ),
-    Variable(
-        "FABULA_REDIS_FSYNC",
-        "redis_fsync",
-        "`always`, `everysec`",
-        "`always`",
-        "the embedded Redis's fsync: `always` (before each reply) or `everysec`",
-    ),
-    Variable(
-        "FABULA_REDIS_ALLOW_OPEN",
-        "allow_open_redis",
-        "flag",
-        "unset (refused)",
-        "`1`: accept a Redis with an open user (enabled, no password)",
-        _flag,
-    ),
-    Variable(
-        "FABULA_REDIS_LOAD_TRUNCATED",
-        "redis_load_truncated",
-        "flag",
-        "unset (refused, with how to repair)",
-        "`1`: the embedded server loads a truncated append-only file, dropping its cut tail",
-        _flag,
-    ),
-    Variable(
-        "FABULA_REDIS_CLUSTER",
-        "redis_cluster",
-        "flag",
-        "unset (asked)",
-        "`1`/`0`: the Redis is (not) a cluster",
-    ),
-    Variable(
-        "FABULA_RQ_URL",
-        "rq_url",
-        "URL",
-        "`FABULA_REDIS_URL`",
-        "the RQ queue's Redis (needed with a cluster and `FABULA_CONSOLIDATE=rq`)",
-    ),
-    Variable(
-        "FABULA_CONSOLIDATE",
-        "consolidate",
-        "`inline`, `rq`, `off`",
-        "`inline`",
-        "`inline` (folded in the background by the running process; a turn never "
-        "waits), `rq` (enqueued for workers: a job names only the story, branch and "
-        "turn, and the worker connects with its own `FABULA_REDIS_URL`, so no secret "
-        "is in a job or the worker's log) or `off`",
-    ),
-    Variable(
-        "FABULA_TOKEN_BUDGET",
-        "token_budget",
-        "int",
-        "`1200`",
-        "the writer's memory context, in tokens",
-    ),
-    Variable(
-        "FABULA_TOKEN_COUNTER",
-        "token_counter",
-        "`o200k_base`, `cl100k_base`, `approximate`",
-        "`o200k_base`",
-        "how budgets are counted, offline (`memory/tokens.py`): `o200k_base` "
-        "(tiktoken, from its cache or the copy shipped in `memory/data/`, checked "
-        "against tiktoken's pinned hash), "
-        "`cl100k_base` (if tiktoken has it cached), or `approximate` (an estimate that "
-        "over-counts both, for models whose tokenizers split finer)",
-    ),
-    Variable(
-        "FABULA_RECALL_PLANNER",
-        "recall_planner",
-        "`offline`, `model`",
-        "`offline`",
-        "who plans the writer's retrieval in model mode: `offline` (rules of English) "
-        "or `model` (the planner's model, structured output)",
-    ),
-    Variable(
-        "FABULA_EMBEDDING_MODEL",
-        "embedding_model",
-        "model name",
-        "off",
-        "dense retrieval (optional): an embedding model on the model endpoint "
-        "(`FABULA_MODEL_BASE_URL`); episodes go into a Redis vector set and the "
-        "writer's retrieval fuses their similarity with the lexical ranking",
-    ),
-    Variable(
-        "FABULA_MAX_TURN_TEXT",
-        "max_turn_text",
-        "int",
-        "`65536`",
-        "the longest text a turn may have, in UTF-8 bytes",
-    ),
-    Variable(
-        "FABULA_MAX_DELTA_BYTES",
-        "max_delta_bytes",
-        "int",
-        "`16777216`",
-        "the largest delta a commit may send to Redis, in bytes",
-    ),
-    Variable(
-        "FABULA_MODEL",
-        "model.model",
-        "model name",
-        "unset (offline)",
-        "a chat model on any OpenAI-compatible server",
-    ),
-    Variable(
-        "FABULA_MODEL_BASE_URL",
-        "model.base_url",
-        "URL",
-        "`OPENAI_BASE_URL`, else OpenAI's",
-        "the chat model's server",
-    ),
-    Variable(
-        "FABULA_MODEL_API_KEY", "model.api_key", "text", "`OPENAI_API_KEY`", "the server's key"
-    ),
-    Variable(
-        "FABULA_MODEL_TEMPERATURE",
-        "model.temperature",
-        "float",
-        "`0.7` (the extractor: `0`)",
-        "sampling temperature",
-    ),
-    Variable(
-        "FABULA_MODEL_MAX_TOKENS",
-        "model.max_tokens",
-        "int",
-        "the server's",
-        "the longest reply, in tokens (a structured reply cut there is asked for once "
-        "more with twice the limit, then is an error; the writer's prose cut there is "
-        "kept up to its last complete sentence, with a warning for the critic and the "
-        "approver)",
-    ),
-    Variable(
-        "FABULA_MODEL_STOP",
-        "model.stop",
-        "JSON list, or text",
-        "unset",
-        'stop sequences: a JSON list of strings (`["\\n\\n\\n", "THE END"]`), or one '
-        "sequence as it is",
-    ),
-    Variable(
-        "FABULA_MODEL_TIMEOUT",
-        "model.timeout_s",
-        "float",
-        "`60`",
-        "seconds one reply may take in all, from its request to its last byte, its "
-        "transport retries included (a reply still coming then is cut off: an error)",
-    ),
-    Variable(
-        "FABULA_MODEL_MAX_REPLY_BYTES",
-        "model.max_reply_bytes",
-        "int",
-        "`8388608` (8 MiB)",
-        "the most bytes one reply may send, streamed or not, counted as they are read "
-        "(a reply that passes it is cut off there: an error)",
-    ),
-    Variable("FABULA_MODEL_SEED", "model.seed", "int", "unset", "sent to servers that take a seed"),
-    Variable(
-        "FABULA_MODEL_MAX_RETRIES",
-        "model.max_retries",
-        "int",
-        "`4`",
-        "transport retries (429, 5xx, timeouts, lost connections; exponential backoff "
-        "with jitter, `Retry-After` honoured)",
-    ),
-    Variable(
-        "FABULA_MODEL_ATTEMPTS",
-        "model.max_attempts",
-        "int",
-        "`3`",
-        "replies per structured call (a malformed one is shown its error and asked for again)",
-    ),
-    Variable(
-        "FABULA_MODEL_SCHEMAS",
-        "model.schemas",
-        "`story`, `generic`",
-        "`story`",
-        "the JSON schema of a structured call: `story` (built per call from what the "
-        "role may see: ids as enums, bounded arrays and strings, an action as a union "
-        "by kind) or `generic` (the role's pydantic type, the baseline)",
-    ),
-    Variable(
-        "FABULA_MODEL_<ROLE>_<SETTING>",
-        "roles",
-        "as above",
-        "`FABULA_MODEL_*`",
-        "one role's model (`FABULA_MODEL_<ROLE>`) and settings (`PLANNER`, "
-        "`CHARACTER`, `WRITER`, `EXTRACTOR`, `SUMMARISER`; e.g. "
-        "`FABULA_MODEL_WRITER_MAX_TOKENS`); what a role does not set comes from "
-        "`FABULA_MODEL_*`; a role with no model runs offline (the summariser: the "
-        "hierarchy keeps its extractive summaries; with `FABULA_CONSOLIDATE=rq` the "
-        "worker's own `FABULA_MODEL_*` settings are used)",
-    ),
-    Variable(
-        "FABULA_MODEL_CONCURRENCY",
-        "model_concurrency",
-        "int",
-        "`4`",
-        "character agents calling the model at once",
-    ),
-    Variable(
-        "FABULA_MODEL_CASSETTE",
-        "model_cassette",
-        "path",
-        "unset",
-        "a file: the first run (a CLI command, or `fabula serve` for its whole life) "
-        "records every model exchange into it (keys left out), later runs replay it "
-        "without a server (a request it does not hold is an error)",
-        _path,
-    ),
-    Variable(
-        "FABULA_MODEL_PRICES",
-        "prices",
-        "JSON",
-        "unset",
-        "JSON price table, US dollars per million tokens: "
-        '`{"gpt-4o-mini": {"input": 0.15, "output": 0.6}}`',
-        _json,
-    ),
-    Variable(
-        "FABULA_WEB_TOKEN",
-        "web_token",
-        "text",
-        "unset (localhost only)",
-        "the studio's token: with it, `fabula serve` may listen beyond this machine "
-        "and asks every client for it",
-    ),
-)
-"""Every variable Fabula reads, the one table: :meth:`Settings.from_env` reads it, its
-errors name a variable from it, and the docs' settings table is generated from it."""
-
-
-def markdown_table() -> str:
-    """The docs' table of variables (docs/reference/settings.md), from :data:`VARIABLES`."""
-    rows = ["| variable | field | type | default | meaning |", "| --- | --- | --- | --- | --- |"]
-    for v in VARIABLES:
-        field = f"`{v.field}`" if v.field else "—"
-        rows.append(f"| `{v.name}` | {field} | {v.type} | {v.default} | {v.doc} |")
-    return "\n".join(rows) + "\n"
-
-
-def _model_variables() -> list[tuple[str, str]]:
-    """(suffix after ``FABULA_MODEL``, ModelSettings field) of every model variable."""
-    return [
-        (v.name.removeprefix(MODEL_PREFIX), v.field.removeprefix("model."))
-        for v in VARIABLES
-        if v.field is not None and v.field.startswith("model.")
-    ]
 
 
 def default_home(env: Mapping[str, str] | None = None) -> Path:
@@ -404,25 +165,69 @@ class ModelSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    base_url: str | None = None
-    model: str | None = None
-    api_key: str | None = None
-    temperature: float | None = Field(default=0.7, ge=0.0, le=2.0)
-    max_tokens: int | None = Field(default=None, ge=1)
-    timeout_s: float = Field(default=60.0, gt=0)
+    base_url: Annotated[
+        str | None, Env("FABULA_MODEL_BASE_URL", "URL", "`OPENAI_BASE_URL`, else OpenAI's")
+    ] = Field(default=None, description="the chat model's server")
+    model: Annotated[str | None, Env("FABULA_MODEL", "model name", "offline")] = Field(
+        default=None, description="a chat model on any OpenAI-compatible server"
+    )
+    api_key: Annotated[str | None, Env("FABULA_MODEL_API_KEY", note="`OPENAI_API_KEY`")] = Field(
+        default=None, description="the server's key"
+    )
+    temperature: Annotated[
+        float | None, Env("FABULA_MODEL_TEMPERATURE", note="the extractor: `0`")
+    ] = Field(default=0.7, ge=0.0, le=2.0, description="sampling temperature")
+    max_tokens: Annotated[int | None, Env("FABULA_MODEL_MAX_TOKENS", note="the server's")] = Field(
+        default=None,
+        ge=1,
+        description="the longest reply, in tokens (a structured reply cut there is asked "
+        "for once more with twice the limit, then is an error; the writer's prose cut "
+        "there is kept up to its last complete sentence, with a warning for the critic "
+        "and the approver)",
+    )
+    timeout_s: Annotated[float, Env("FABULA_MODEL_TIMEOUT")] = Field(
+        default=60.0,
+        gt=0,
+        description="seconds one reply may take in all, from its request to its last byte, "
+        "its transport retries included (a reply still coming then is cut off: an error)",
+    )
     # a streamed reply sends ~200 bytes of envelope a token: 8 MiB holds a 64 KiB passage
     # (the turn text limit) streamed a token a chunk, twice over
-    max_reply_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
-    seed: int | None = None
-    max_retries: int = Field(default=4, ge=0)
-    max_attempts: int = Field(default=3, ge=1)
+    max_reply_bytes: Annotated[int, Env("FABULA_MODEL_MAX_REPLY_BYTES", note="8 MiB")] = Field(
+        default=8 * 1024 * 1024,
+        ge=1024,
+        description="the most bytes one reply may send, streamed or not, counted as they are "
+        "read (a reply that passes it is cut off there: an error)",
+    )
+    seed: Annotated[int | None, Env("FABULA_MODEL_SEED")] = Field(
+        default=None, description="sent to servers that take a seed"
+    )
+    max_retries: Annotated[int, Env("FABULA_MODEL_MAX_RETRIES")] = Field(
+        default=4,
+        ge=0,
+        description="transport retries (429, 5xx, timeouts, lost connections; exponential "
+        "backoff with jitter, `Retry-After` honoured)",
+    )
+    max_attempts: Annotated[int, Env("FABULA_MODEL_ATTEMPTS")] = Field(
+        default=3,
+        ge=1,
+        description="replies per structured call (a malformed one is shown its error and "
+        "asked for again)",
+    )
     retry_initial_s: float = Field(default=0.5, ge=0)
     retry_max_s: float = Field(default=30.0, ge=0)
-    # what a structured call's JSON schema is: built from what the role may see (ids as
-    # enums, bounded arrays and strings: agents/schemas.py), or the role's generic pydantic
-    # type made strict (the baseline a benchmark compares against)
-    schemas: SchemaStyle = "story"
-    stop: tuple[str, ...] = ()
+    # the generic schema is the baseline a benchmark compares against
+    schemas: Annotated[SchemaStyle, Env("FABULA_MODEL_SCHEMAS")] = Field(
+        default="story",
+        description="the JSON schema of a structured call: `story` (built per call from what "
+        "the role may see: ids as enums, bounded arrays and strings, an action as a union by "
+        "kind; agents/schemas.py) or `generic` (the role's pydantic type, made strict)",
+    )
+    stop: Annotated[tuple[str, ...], Env("FABULA_MODEL_STOP", "JSON list, or text")] = Field(
+        default=(),
+        description='stop sequences: a JSON list of strings (`["\\n\\n\\n", "THE END"]`), '
+        "or one sequence as it is",
+    )
 
     @field_validator("stop", mode="before")
     @classmethod
@@ -454,39 +259,153 @@ class Price(BaseModel):
 class Settings(BaseModel):
     """Everything Fabula reads from its environment, in one object."""
 
-    home: Path = Field(default_factory=default_home)
-    redis_url: str | None = None
-    # accept a Redis with a user that lets anyone in (FABULA_REDIS_ALLOW_OPEN=1)
-    allow_open_redis: bool = False
-    # start the embedded server on a truncated append-only file, dropping its cut tail
-    # (FABULA_REDIS_LOAD_TRUNCATED=1); by default such a file is refused, with how to repair it
-    redis_load_truncated: bool = False
-    # the embedded server's fsync policy (FABULA_REDIS_FSYNC); a configured Redis keeps its own
-    redis_fsync: FsyncPolicy = "always"
-    # FABULA_REDIS_CLUSTER=1/0: the Redis is (not) a cluster; unset: asked once
-    redis_cluster: bool | None = None
-    # the RQ queue's Redis (FABULA_RQ_URL); unset: the Redis itself (RQ cannot use a cluster)
-    rq_url: str | None = None
-    model: ModelSettings = Field(default_factory=ModelSettings)
-    roles: dict[Role, ModelSettings] = Field(default_factory=dict)  # per-role overrides
-    model_concurrency: int = Field(default=4, ge=1)  # model calls of the character fan-out
-    prices: dict[str, Price] = Field(default_factory=dict)  # by model name
-    model_cassette: Path | None = None  # record model exchanges there, or replay them
-    token_budget: int = Field(default=1200, ge=1)
-    # how budgets are counted (FABULA_TOKEN_COUNTER); None: the best encoding there is
-    token_counter: CounterName | None = None
+    home: Annotated[
+        Path, Env("FABULA_HOME", note="`$XDG_DATA_HOME/fabula`, else `~/.local/share/fabula`")
+    ] = Field(default_factory=default_home, description="data folder of the embedded Redis")
+    redis_url: Annotated[str | None, Env("FABULA_REDIS_URL", "URL")] = Field(
+        default=None, description="use this Redis instead of the embedded one"
+    )
+    allow_open_redis: Annotated[
+        bool, Env("FABULA_REDIS_ALLOW_OPEN", note="refused", read=_flag)
+    ] = Field(
+        default=False,
+        description="`1`: accept a Redis with an open user (enabled, no password)",
+    )
+    # by default such a file is refused, with how to repair it
+    redis_load_truncated: Annotated[
+        bool,
+        Env("FABULA_REDIS_LOAD_TRUNCATED", note="refused, with how to repair", read=_flag),
+    ] = Field(
+        default=False,
+        description="`1`: the embedded server loads a truncated append-only file, dropping "
+        "its cut tail",
+    )
+    # a configured Redis keeps its own policy
+    redis_fsync: Annotated[FsyncPolicy, Env("FABULA_REDIS_FSYNC")] = Field(
+        default="always",
+        description="the embedded Redis's fsync: `always` (before each reply) or `everysec`",
+    )
+    redis_cluster: Annotated[bool | None, Env("FABULA_REDIS_CLUSTER", note="asked")] = Field(
+        default=None, description="`1`/`0`: the Redis is (not) a cluster"
+    )
+    # RQ cannot use a cluster
+    rq_url: Annotated[str | None, Env("FABULA_RQ_URL", "URL", "`FABULA_REDIS_URL`")] = Field(
+        default=None,
+        description="the RQ queue's Redis (needed with a cluster and `FABULA_CONSOLIDATE=rq`)",
+    )
+    model: ModelSettings = Field(default_factory=ModelSettings)  # its fields: FABULA_MODEL_*
+    roles: Annotated[
+        dict[Role, ModelSettings],
+        Env("FABULA_MODEL_<ROLE>_<SETTING>", "as above", "`FABULA_MODEL_*`"),
+    ] = Field(
+        default_factory=dict,
+        description="one role's model (`FABULA_MODEL_<ROLE>`) and settings (`PLANNER`, "
+        "`CHARACTER`, `WRITER`, `EXTRACTOR`, `SUMMARISER`; e.g. "
+        "`FABULA_MODEL_WRITER_MAX_TOKENS`); what a role does not set comes from "
+        "`FABULA_MODEL_*`; a role with no model runs offline (the summariser: the "
+        "hierarchy keeps its extractive summaries; with `FABULA_CONSOLIDATE=rq` the "
+        "worker's own `FABULA_MODEL_*` settings are used)",
+    )
+    model_concurrency: Annotated[int, Env("FABULA_MODEL_CONCURRENCY")] = Field(
+        default=4, ge=1, description="character agents calling the model at once"
+    )
+    prices: Annotated[dict[str, Price], Env("FABULA_MODEL_PRICES", "JSON", read=_json)] = Field(
+        default_factory=dict,
+        description="JSON price table, US dollars per million tokens, by model name: "
+        '`{"gpt-4o-mini": {"input": 0.15, "output": 0.6}}`',
+    )
+    model_cassette: Annotated[Path | None, Env("FABULA_MODEL_CASSETTE", read=_path)] = Field(
+        default=None,
+        description="a file: the first run (a CLI command, or `fabula serve` for its whole "
+        "life) records every model exchange into it (keys left out), later runs replay it "
+        "without a server (a request it does not hold is an error)",
+    )
+    token_budget: Annotated[int, Env("FABULA_TOKEN_BUDGET")] = Field(
+        default=1200, ge=1, description="the writer's memory context, in tokens"
+    )
+    token_counter: Annotated[
+        CounterName | None, Env("FABULA_TOKEN_COUNTER", note="the best there is: `o200k_base`")
+    ] = Field(
+        default=None,
+        description="how budgets are counted, offline (`memory/tokens.py`): `o200k_base` "
+        "(tiktoken, from its cache or the copy shipped in `memory/data/`, checked against "
+        "tiktoken's pinned hash), `cl100k_base` (if tiktoken has it cached), or "
+        "`approximate` (an estimate that over-counts both, for models whose tokenizers "
+        "split finer)",
+    )
     max_revisions: int = 2
-    consolidate: Literal["inline", "rq", "off"] = "inline"  # after each commit (see jobs)
-    # who plans the writer's retrieval in model mode: the offline planner, or the planner's
-    # model with structured output (agents/recall)
-    recall_planner: Literal["offline", "model"] = "offline"
-    # dense retrieval: the embedding model on the model settings' endpoint (None: off)
-    embedding_model: str | None = None
+    consolidate: Annotated[Literal["inline", "rq", "off"], Env("FABULA_CONSOLIDATE")] = Field(
+        default="inline",
+        description="after each commit: `inline` (folded in the background by the running "
+        "process; a turn never waits), `rq` (enqueued for workers: a job names only the "
+        "story, branch and turn, and the worker connects with its own `FABULA_REDIS_URL`, "
+        "so no secret is in a job or the worker's log) or `off`",
+    )
+    recall_planner: Annotated[Literal["offline", "model"], Env("FABULA_RECALL_PLANNER")] = Field(
+        default="offline",
+        description="who plans the writer's retrieval in model mode: `offline` (rules of "
+        "English) or `model` (the planner's model, structured output; agents/recall)",
+    )
+    embedding_model: Annotated[str | None, Env("FABULA_EMBEDDING_MODEL", "model name", "off")] = (
+        Field(
+            default=None,
+            description="dense retrieval (optional): an embedding model on the model endpoint "
+            "(`FABULA_MODEL_BASE_URL`); episodes go into a Redis vector set and the writer's "
+            "retrieval fuses their similarity with the lexical ranking",
+        )
+    )
     # see fabula/limits.py: refused before anything is written
-    max_turn_text: int = Field(default=DEFAULT_TURN_TEXT_BYTES, ge=1)
-    max_delta_bytes: int = Field(default=DEFAULT_DELTA_BYTES, ge=1)
-    # the studio's token (FABULA_WEB_TOKEN): beyond localhost, every client must send it
-    web_token: str | None = None
+    max_turn_text: Annotated[int, Env("FABULA_MAX_TURN_TEXT")] = Field(
+        default=DEFAULT_TURN_TEXT_BYTES,
+        ge=1,
+        description="the longest text a turn may have, in UTF-8 bytes",
+    )
+    max_delta_bytes: Annotated[int, Env("FABULA_MAX_DELTA_BYTES")] = Field(
+        default=DEFAULT_DELTA_BYTES,
+        ge=1,
+        description="the largest delta a commit may send to Redis, in bytes",
+    )
+    web_token: Annotated[str | None, Env("FABULA_WEB_TOKEN", note="localhost only")] = Field(
+        default=None,
+        description="the studio's token: with it, `fabula serve` may listen beyond this "
+        "machine and asks every client for it",
+    )
+    # the benchmarks' and the test helpers' variables: the application reads none of them
+    test_cluster: Annotated[bool, Env("FABULA_TEST_CLUSTER", read=_flag)] = Field(
+        default=False,
+        description="tests: `1` runs them on a local Redis Cluster "
+        "(`fabula.testing.localcluster`) instead of the embedded server",
+    )
+    chromium: Annotated[
+        Path | None,
+        Env("FABULA_CHROMIUM", note="`chromium` on the path, else `/usr/bin/chromium`", read=_path),
+    ] = Field(default=None, description="tests: the Chromium the browser tests drive")
+    cache: Annotated[Path, Env("FABULA_CACHE", note="`~/.cache/fabula`", read=_path)] = Field(
+        default_factory=lambda: Path.home() / ".cache" / "fabula",
+        description="benchmarks: where `tools/llama.sh` builds llama.cpp's `llama-server`",
+    )
+    llama_server: Annotated[
+        Path | None,
+        Env(
+            "FABULA_LLAMA_SERVER",
+            note="the build in `FABULA_CACHE`, else `llama-server` on the path",
+            read=_path,
+        ),
+    ] = Field(
+        default=None,
+        description="benchmarks and the real-engine tests: llama.cpp's `llama-server` binary",
+    )
+    llama_model: Annotated[
+        Path | None,
+        Env("FABULA_LLAMA_MODEL", note="the engine extra's Gemma 3 270M", read=_path),
+    ] = Field(default=None, description="benchmarks and the real-engine tests: the GGUF served")
+    llama_threads: Annotated[int | None, Env("FABULA_LLAMA_THREADS", note="the cores")] = Field(
+        default=None,
+        ge=1,
+        description="benchmarks and the real-engine tests: `llama-server`'s threads (on a "
+        "machine busy with other work, 1 thread decodes faster than threads that wait on "
+        "each other)",
+    )
 
     @property
     def limits(self) -> Limits:
@@ -555,6 +474,82 @@ class Settings(BaseModel):
         if url is not None and not url.startswith(("redis://", "rediss://", "unix://")):
             raise ValueError("expected a redis://, rediss:// or unix:// URL")
         return url
+
+
+def _env(info: FieldInfo) -> Env | None:
+    return next((m for m in info.metadata if isinstance(m, Env)), None)
+
+
+def _shown_type(annotation: Any, env: Env) -> str:
+    """The type the docs show: the variable's own words, else the field's type in words."""
+    if env.type is not None:
+        return env.type
+    args = get_args(annotation)
+    if get_origin(annotation) in (Union, types.UnionType):
+        (annotation,) = (a for a in args if a is not type(None))  # X | None: X
+        args = get_args(annotation)
+    if get_origin(annotation) is Literal:
+        return ", ".join(f"`{a}`" for a in args)
+    words = {bool: "flag", int: "int", float: "float", str: "text", Path: "path"}
+    if annotation in words:
+        return words[annotation]
+    raise TypeError(f"{env.name}: say its type in words (Env(type=...))")
+
+
+def _shown_default(info: FieldInfo, env: Env) -> str:
+    """The default the docs show: the field's, then the variable's note."""
+    default = None if info.default_factory is not None else info.default
+    if default in (None, False, ()):
+        shown = "unset"
+    elif isinstance(default, float):
+        shown = f"`{default:g}`"
+    else:
+        shown = f"`{default}`"
+    return f"{shown} ({env.note})" if env.note else shown
+
+
+def _variables() -> tuple[Variable, ...]:
+    """The table, from the fields: :class:`Settings`', with :class:`ModelSettings`' in the
+    place of its ``model`` field."""
+    fields: list[tuple[str, FieldInfo]] = []
+    for name, info in Settings.model_fields.items():
+        if name == "model":
+            fields += [(f"model.{n}", i) for n, i in ModelSettings.model_fields.items()]
+        else:
+            fields.append((name, info))
+    table = []
+    for name, info in fields:
+        env = _env(info)
+        if env is None:
+            continue  # passed in by code only
+        shown = _shown_type(info.annotation, env)
+        doc = info.description or ""
+        table.append(Variable(env.name, name, shown, _shown_default(info, env), doc, env.read))
+    return tuple(table)
+
+
+VARIABLES: tuple[Variable, ...] = _variables()
+"""Every variable Fabula reads, the one table, generated from the fields:
+:meth:`Settings.from_env` reads it, its errors name a variable from it, and the docs'
+settings table is generated from it."""
+
+
+def markdown_table() -> str:
+    """The docs' table of variables (docs/reference/settings.md), from :data:`VARIABLES`."""
+    rows = ["| variable | field | type | default | meaning |", "| --- | --- | --- | --- | --- |"]
+    for v in VARIABLES:
+        field = f"`{v.field}`" if v.field else "—"
+        rows.append(f"| `{v.name}` | {field} | {v.type} | {v.default} | {v.doc} |")
+    return "\n".join(rows) + "\n"
+
+
+def _model_variables() -> list[tuple[str, str]]:
+    """(suffix after ``FABULA_MODEL``, ModelSettings field) of every model variable."""
+    return [
+        (v.name.removeprefix(MODEL_PREFIX), v.field.removeprefix("model."))
+        for v in VARIABLES
+        if v.field is not None and v.field.startswith("model.")
+    ]
 
 
 def _model_values(env: Mapping[str, str], prefix: str) -> dict[str, Any]:

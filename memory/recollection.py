@@ -13,10 +13,11 @@ give a whole sentence, or the whole passage — so the span is never quoted as i
    key into her pocket" that no action was read from) is never quoted.
 2. Failing that, the same test runs on the sentence's clauses (cut at ``;``, ``, and``,
    ``, while`` …): a sentence mixing a seen and an unseen event gives each witness only
-   the clause it saw. A unit of several clauses is quoted only if each of them tells one
-   of the events read from it, each clause an action of its own (a clause that names the
-   same people and things as another action does not count), so a deed the memory-builder
-   missed is never quoted along.
+   the clause it saw. A unit (of one clause or several) is quoted only if each of its
+   clauses tells one of the events read from it, each clause an action of its own that
+   accounts for everything it names (a clause that names the same people and things as
+   another action, or as several actions and their witnesses together, does not count),
+   so a deed the memory-builder missed is never quoted, alone or along.
 3. An utterance's hearers heard its words: when no one sentence or clause tells it whole
    (the words run over several sentences, or the speaker is named apart from them), they
    remember, on a script line ("Ann: The key is gone. Someone took it."), the span itself
@@ -215,10 +216,12 @@ class _Reader:
             return False
         # every clause of it must tell an action of its own: text no action was read from
         # (a deed the memory-builder missed) is never quoted along with one it read, even
-        # when it names the same people and things as another action told there
+        # when it names the same people and things as another action told there — nor
+        # alone: a sentence of one clause is no exception, for the names of the actions
+        # spanned over it (and their witnesses) may cover a deed the memory-builder missed
+        # ("Ada privately told Cora that … Ben … the cove." passes for Ben's leaving the
+        # cove when Ada's taking and Cora's seeing him arrive are spanned over it too)
         clauses = split_clauses(self.text, *unit)
-        if len(clauses) == 1:
-            return True
 
         # and names no one that action does not itself account for (its witnesses do not
         # count): "Ben privately told Cora…", which the memory-builder missed, is not told

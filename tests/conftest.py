@@ -4,4 +4,4 @@ embedded Redis, or a local cluster with ``FABULA_TEST_CLUSTER=1``); ``fake_opena
 ``settings`` and ``fab`` (:mod:`fabula.testing.model`: model mode on the test server);
 ``base`` (:mod:`fabula.testing.browser`: a live studio's URL)."""
 
-pytest_plugins = ["fabula.testing.redis", "fabula.testing.model", "fabula.testing.browser"]
+pytest_plugins = ["fabula.testing.fixtures", "fabula.testing.browser"]

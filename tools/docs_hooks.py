@@ -313,7 +313,8 @@ def settings_page() -> str:
     return (
         "# Settings reference\n\n"
         "*Generated from `fabula/settings.py` when the site is built: one row per variable "
-        "of `VARIABLES`, the table `Settings.from_env` reads.*\n\n"
+        "of `VARIABLES`, the table `Settings.from_env` reads, made from the settings' "
+        "fields.*\n\n"
         "Fabula reads its settings from the environment, once, when a command (or the "
         "studio, or a worker) starts. Unset, every role runs on the offline engine and "
         "Redis is the embedded server of `FABULA_HOME`. "
@@ -346,8 +347,8 @@ def _commands() -> Iterator[tuple[str, Any]]:
         if hasattr(command, "list_commands"):
             for name in command.list_commands(ctx):
                 sub = command.get_command(ctx, name)
-                if hasattr(sub, "load"):  # a lazily mounted sub-app
-                    sub = typer.main.get_command(sub.load())
+                if hasattr(sub, "real"):  # a lazily loaded command or sub-app
+                    sub = sub.real()
                 sub_ctx = sub.make_context(name, [], parent=ctx, resilient_parsing=True)
                 yield from walk(sub, f"{path} {name}", sub_ctx)
         else:

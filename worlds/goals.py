@@ -22,6 +22,13 @@ pack, ``C`` a character, ``P`` a place, each as the pack names it)::
     meet C                     be in the same place as C
     avoid C                    not be in the same place as C
     go to the P                (also: reach the P, be in the P)  be in the P
+    visit the P                (also: explore the P)  have been in the P, once
+
+A name may be several words ("meet Sansa Stark"). A goal in other words that names one
+character of the world — "find out what Iris is hiding", "protect Iris" — is read as a goal
+about that character (:func:`natural_goal`): learning, finding out or uncovering is
+``learn C's secret``, escaping or fleeing ``avoid C``, anything else ``meet C``; one that
+names no character and one place, ``go to the P``. Its text stays as written.
 
 Anything else is a *motive*: kept in the character's brief (a model reads it), but the
 offline engine cannot pursue it, and loading the pack warns about it
@@ -37,7 +44,7 @@ from typing import Literal
 
 from fabula.memory.records import slug
 
-__all__ = ["FORMS", "Goal", "GoalKind", "parse_goal", "unreadable_goals"]
+__all__ = ["FORMS", "Goal", "GoalKind", "natural_goal", "parse_goal", "unreadable_goals"]
 
 GoalKind = Literal[
     "get",
@@ -51,6 +58,7 @@ GoalKind = Literal[
     "meet",
     "avoid",
     "go",
+    "visit",
     "tell_secret",
     "keep_secret",
     "motive",
@@ -71,10 +79,11 @@ FORMS = (
     "meet C",
     "avoid C",
     "go to the P",
+    "visit the P",
 )
 """The forms :func:`parse_goal` reads (O an object, C a character, P a place)."""
 
-_NAME = r"(?P<c>[A-Za-z][\w'-]*)"
+_NAME = r"(?P<c>[A-Za-z][\w'-]*(?:[ ·](?-i:[A-Z])[\w'-]*)*)"
 _OWN = r"(?:my|one's|one's own|the)"
 _SPELLED: tuple[tuple[GoalKind, str], ...] = (
     (
@@ -98,13 +107,14 @@ _SPELLED: tuple[tuple[GoalKind, str], ...] = (
         r"|hide (?:the )?(?P<h>.+?))$",
     ),
     ("go", r"^(?:go to|reach|be in|get to|return to) (?:the )?(?P<p>.+?)$"),
+    ("visit", r"^(?:visit|explore) (?:the )?(?P<p>.+?)$"),
     ("get", r"^(?:get|take|recover|retrieve|fetch|steal) (?:the )?(?P<o>.+?)$"),
     ("find", r"^(?:find|locate|look for) (?:the )?(?P<o>.+?)$"),
     ("learn_where", r"^(?:learn|discover|find out) where (?:the )?(?P<o>.+?) is$"),
     (
         "learn_secret",
-        rf"^(?:learn|discover|find out) (?:{_NAME}'s secret"
-        rf"|what {_NAME.replace('c>', 'c2>')} hides"
+        rf"^(?:learn|discover|find out|uncover) (?:{_NAME}'s secrets?"
+        rf"|what {_NAME.replace('c>', 'c2>')} (?:hides|is hiding|keeps|is keeping|knows)"
         rf"|the secret of {_NAME.replace('c>', 'c3>')})$",
     ),
     ("tell_where", rf"^(?:tell|show) {_NAME} where (?:the )?(?P<o>.+?) is$"),
@@ -129,17 +139,40 @@ class Goal:
     owner: str | None = None
 
 
+# words that make an argument a clause rather than a thing's name ("find out what Iris is
+# hiding" is no search for an object called "out what Iris is hiding")
+_CLAUSE = frozenset(
+    {"out", "what", "where", "who", "whom", "why", "how", "whether", "if", "that", "is", "are"}
+    | {"was", "were", "about", "into", "for", "with", "his", "her", "their", "my", "your"}
+)
+_LEARN = re.compile(
+    r"^(?:find out|learn|discover|uncover|unmask|expose|understand|figure out|know|question"
+    r"|investigate|interrogate|spy on|find the truth)\b",
+    re.I,
+)
+_FLEE = re.compile(
+    r"^(?:avoid|escape|flee|evade|elude|hide from|run from|run away from|get away from"
+    r"|stay away from|keep away from|keep clear of|shun)\b",
+    re.I,
+)
+
+
 def parse_goal(
     text: str,
     objects: Iterable[str] | None = None,
     characters: Iterable[str] | None = None,
     places: Iterable[str] | None = None,
+    *,
+    natural: bool = True,
 ) -> Goal:
     """``text`` read as a goal of the language (see the module docstring).
 
     With the world's ids (``objects``, ``characters``, ``places``), a form is read only when
     its arguments name things of the right kind ("find Leo" is a meeting, "find the key" a
-    search); without them, any argument is accepted.
+    search), and a goal in other words naming one character or place is read as a goal
+    about it (:func:`natural_goal`; not with ``natural`` False); without them, any argument
+    that could be a name is accepted. An argument that reads as a clause ("out what Iris
+    is hiding") is no name.
     """
     clean = text.strip().rstrip(".").strip()
     known = {
@@ -153,6 +186,8 @@ def parse_goal(
         if m is None:
             continue
         groups = {k: v for k, v in m.groupdict().items() if v}
+        if any(set(v.lower().split()) & _CLAUSE for v in groups.values()):
+            continue
         args = {("o" if name == "h" else name[0]): slug(value) for name, value in groups.items()}
         if all((ids := known[k]) is None or v in ids for k, v in args.items()):
             return Goal(
@@ -163,6 +198,44 @@ def parse_goal(
                 place=args.get("p"),
                 owner=args.get("w"),
             )
+    if natural and known["c"] is not None:
+        return natural_goal(clean, known["c"], known["p"] or ())
+    return Goal("motive", clean)
+
+
+def _named(text: str, ids: Iterable[str]) -> list[str]:
+    """The ids ``text`` names: each id whose words all appear in it in a row, or whose first
+    word does where no other id starts with it ("Iris" for ``iris_vane``); an id inside a
+    longer one that is named counts once."""
+    words = slug(text).split("_") if any(ch.isalnum() for ch in text) else []
+    joined = f"_{'_'.join(words)}_"
+    ids = sorted(set(ids))
+    firsts: dict[str, list[str]] = {}
+    for ident in ids:
+        firsts.setdefault(ident.split("_")[0], []).append(ident)
+    found = []
+    for ident in ids:
+        head = ident.split("_")[0]
+        if f"_{ident}_" in joined or (len(firsts[head]) == 1 and f"_{head}_" in joined):
+            found.append(ident)
+    return [i for i in found if not any(i != j and f"_{i}_" in f"_{j}_" for j in found)]
+
+
+def natural_goal(text: str, characters: Iterable[str], places: Iterable[str] = ()) -> Goal:
+    """A goal in other words than the language's, read by what it names (see the module
+    docstring): one character, a goal about that character; else one place, going there;
+    else a ``motive``. The goal's text is kept as written."""
+    clean = text.strip().rstrip(".").strip()
+    who = _named(clean, characters)
+    if len(who) == 1:
+        if _LEARN.match(clean):
+            return Goal("learn_secret", clean, character=who[0])
+        if _FLEE.match(clean):
+            return Goal("avoid", clean, character=who[0])
+        return Goal("meet", clean, character=who[0])
+    where = _named(clean, places)
+    if not who and len(where) == 1:
+        return Goal("go", clean, place=where[0])
     return Goal("motive", clean)
 
 

@@ -2,7 +2,7 @@
 
 Goals are written in the packs' goal language (:mod:`fabula.worlds.goals`: get, find, keep
 hidden, give to, learn where, learn a secret, tell where, hide from, meet, avoid, go to,
-tell a secret, keep one's secret);
+tell a secret, keep one's secret, visit);
 :func:`step` turns one goal into the character's next step from a :class:`Situation` —
 its own beliefs (true or not) and first-person memories:
 
@@ -28,7 +28,7 @@ from fabula.agents.contracts import Action
 from fabula.memory.places import place_of
 from fabula.memory.projections import BeliefView
 from fabula.memory.records import SECRET, Entity, Memory, slug
-from fabula.worlds.goals import FORMS, Goal, parse_goal
+from fabula.worlds.goals import FORMS, Goal, natural_goal, parse_goal
 
 __all__ = [
     "DIRECTION_FORMS",
@@ -51,7 +51,6 @@ _NAME = r"[A-Z][\w'-]*"
 ASK = re.compile(
     rf"^(?P<asker>{_NAME}) asked (?P<listener>{_NAME}) where the (?P<obj>.+?) is[.?]?$"
 )
-TOLD = re.compile(rf"^(?P<speaker>{_NAME}) (?:privately )?told (?P<listener>{_NAME}) that ")
 REFUSAL = "I am keeping the"
 SECRET_QUESTION = "What are you hiding"
 SECRET_REFUSAL = "That is my own business"
@@ -143,11 +142,13 @@ class Step:
 
 def read_goal(entities: dict[str, Entity], text: str) -> Goal:
     """``text`` read as a goal against the entities a mind knows of; an object the goal
-    names that the mind has not met yet is read as one (the goal itself names it)."""
+    names that the mind has not met yet is read as one (the goal itself names it); a goal
+    in other words naming one character or place, as one about it
+    (:func:`~fabula.worlds.goals.natural_goal`)."""
     kinds: dict[str, list[str]] = {"object": [], "character": [], "place": []}
     for ident, e in entities.items():
         kinds.setdefault(e.kind, []).append(ident)
-    goal = parse_goal(text, kinds["object"], kinds["character"], kinds["place"])
+    goal = parse_goal(text, kinds["object"], kinds["character"], kinds["place"], natural=False)
     if goal.kind != "motive":
         return goal
     loose = parse_goal(text)
@@ -162,7 +163,7 @@ def read_goal(entities: dict[str, Entity], text: str) -> Goal:
         )
     ):
         return loose
-    return goal
+    return natural_goal(text, kinds["character"], kinds["place"])
 
 
 def _done(why: str) -> Step:
@@ -335,6 +336,8 @@ def step(sit: Situation, goal: Goal) -> Step:
     ]
     if goal.kind == "motive" or missing:
         return _blocked(f"cannot read {goal.text!r} as a goal")
+    if goal.character == sit.me and goal.kind in ("meet", "avoid", "learn_secret", "give"):
+        return _blocked(f"{goal.text!r} is about itself")
     obj, who = goal.object or "", goal.character or ""
     belief = sit.beliefs.get(obj, "location") if obj else None
     held = belief.value if belief is not None and belief.polarity else None
@@ -402,6 +405,8 @@ def step(sit: Situation, goal: Goal) -> Step:
                 return _act(f"keeps away from {who}", kind="go", target=place)
         return _blocked(f"has nowhere to go away from {sit.name(who)}")
     place = goal.place or ""
+    if goal.kind == "visit" and place in sit.visited():
+        return _done(f"has been in the {sit.name(place)}")
     if sit.here == place:
         return _done(f"is in the {sit.name(place)}")
     return _act(f"wants to be in the {place}", kind="go", target=place)

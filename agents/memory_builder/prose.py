@@ -50,10 +50,11 @@ from fabula.memory.actions import Clause, StoryAction
 from fabula.memory.index.general import general_table
 from fabula.memory.index.terms import terms
 from fabula.memory.records import Entity, slug
-from fabula.memory.text import split_sentences
+from fabula.memory.text import split_clauses, split_sentences
 
 __all__ = ["read_prose"]
 
+_INTERPUNCT = re.compile(r"[·‧・•]")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*|[,;:—–()]")
 _DETERMINERS = frozenset(
     {"the", "a", "an", "his", "her", "their", "its", "my", "your", "our", "this", "that"}
@@ -62,12 +63,15 @@ _DETERMINERS = frozenset(
 _DEFINITE = frozenset({"the", "this", "that", "these", "those", "his", "her", "their", "its"})
 _POSSESSIVES = {"his": "he", "her": "she", "their": "they", "its": "it"}
 _SUBJECTS = {"he": "he", "she": "she", "they": "they"}
+_REFLEXIVES = {"himself": "he", "herself": "she", "themselves": "they", "themself": "they"}
 _OBJECT_PRONOUNS = {"him": "he", "her": "she", "them": "they", "it": "it"}
 _NEGATIONS = frozenset(
     {"not", "never", "didn't", "don't", "doesn't", "wasn't", "weren't", "couldn't", "failed"}
     | {"hadn't", "wouldn't", "without", "nor", "neither"}
 )
-_TO = frozenset({"to", "into", "towards", "toward", "onto", "in", "inside", "on", "under"})
+_TO = frozenset(
+    {"to", "into", "towards", "toward", "onto", "in", "inside", "on", "under", "at", "atop"}
+)
 _LOCATIVE = frozenset(
     {"in", "inside", "into", "within", "on", "onto", "atop", "under", "beneath", "at"}
 )
@@ -139,6 +143,7 @@ class _Verb:
     classes: tuple[str, ...]
     lemma: str
     negated: bool
+    irrealis: bool = False  # under a modal or a condition: what may happen, not what did
 
 
 @dataclass
@@ -160,6 +165,12 @@ class _State:
     last_event: int | None = None  # index in ``out`` of the latest object event
     pending: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
     last_box: str | None = None  # the container the latest sentence that named one named
+    # the characters the previous sentence named, and its first subject (its main clause's)
+    named_before: tuple[str, ...] = ()
+    placed_by: dict[str, str | None] = field(default_factory=dict)  # object -> who put it
+    named_now: tuple[str, ...] = ()  # the characters named so far in this sentence
+    clause_subject: tuple[str, ...] = ()  # the latest clause's first subject
+    centre: tuple[str, ...] | None = None
 
 
 def _singular(word: str) -> str:
@@ -189,8 +200,11 @@ class _Lexicon:
             if entity.kind == "group":
                 continue
             if entity.kind == "character":
-                self.characters[entity.name.lower()] = sid
-                head = entity.name.split()[0].lower()
+                # a name's parts may be joined by an interpunct ("Lacia·Eldridge"), which
+                # the text's words are split at as at a space
+                spelled = _INTERPUNCT.sub(" ", entity.name).lower()
+                self.characters[spelled] = sid
+                head = spelled.split()[0]
                 first.setdefault(head, []).append(sid)
                 continue
             words, owner = self._words(entity.name, entities)
@@ -251,14 +265,21 @@ def read_prose(text: str, entities: Mapping[str, Entity]) -> list[StoryAction]:
             _follow(state, controlled, entities)
             state.out.append(controlled)
             continue
-        read = _Sentence(sentence, start, lexicon, state).read()
-        if controlled.kind != "narration" and not read:
+        before = len(state.out)
+        clauses = split_clauses(text, start, end)
+        for k, (a, b) in enumerate(clauses if len(clauses) > 1 else [(start, end)]):
+            # each clause read alone, so that a clause's place phrase never attaches to
+            # another clause's verb ("Ann took the key, and Bo waited in the hall")
+            state.out.extend(_Sentence(text[a:b], a, lexicon, state, first=k == 0).read())
+        state.named_before = state.named_now
+        state.named_now = ()
+        if len(state.out) > before:
+            continue
+        if controlled.kind != "narration":
             _follow(state, controlled, entities)
             state.out.append(controlled)
             continue
-        if not read:
-            read = [StoryAction(kind="narration", start=start, end=end)]
-        state.out.extend(read)
+        state.out.append(StoryAction(kind="narration", start=start, end=end))
     return state.out
 
 
@@ -302,7 +323,10 @@ def _follow(state: _State, action: StoryAction, entities: Mapping[str, Entity]) 
 class _Sentence:
     """One prose sentence's reading."""
 
-    def __init__(self, text: str, start: int, lexicon: _Lexicon, state: _State) -> None:
+    def __init__(
+        self, text: str, start: int, lexicon: _Lexicon, state: _State, first: bool = True
+    ) -> None:
+        self.first_clause = first  # the sentence's first clause (else one after it)
         self.text = text
         self.start = start
         self.end = start + len(text)
@@ -465,15 +489,33 @@ class _Sentence:
 
     # -- pronouns ---------------------------------------------------------------------
     def _learn_pronouns(self) -> None:
+        """A character's pronoun from a sentence that names it alone and uses one of "he"
+        or "she", or from a sentence that names no one right after one that named it alone
+        ("Elliot detested spinach. The mere thought made him cringe.")."""
         named = {i for m in self.mentions if m.kind == "character" for i in m.ids}
+        adjacent = not named and self.first_clause and len(self.state.named_before) == 1
+        after = 0  # a pronoun points back: only those after the name count
+        if adjacent:
+            named = set(self.state.named_before)
+            if self._pronoun_of(next(iter(named))) is not None:
+                return  # known already from a sentence that names it
+        elif not named and len(self.state.named_now) == 1:
+            named = set(self.state.named_now)  # a later clause of a sentence naming one
+        elif len(named) == 1:
+            after = min(m.first for m in self.mentions if m.kind == "character")
         if len(named) != 1:
             return
         [who] = named
         seen = {
-            _SUBJECTS.get(t.low) or _OBJECT_PRONOUNS.get(t.low) or _POSSESSIVES.get(t.low)
-            for t in self.toks
+            _SUBJECTS.get(t.low)
+            or _OBJECT_PRONOUNS.get(t.low)
+            or _POSSESSIVES.get(t.low)
+            or _REFLEXIVES.get(t.low)
+            for t in self.toks[after:]
         } & {"he", "she"}
         found = [p for p in seen if p is not None]
+        if adjacent and any(self._pronoun_of(c) in found for c in self.lex.characters.values()):
+            return  # by adjacency only a pronoun no character is known by yet
         if len(found) == 1:
             counts = self.state.pronoun.setdefault(who, {})
             counts[found[0]] = counts.get(found[0], 0) + 1
@@ -482,7 +524,7 @@ class _Sentence:
         counts = self.state.pronoun.get(who)
         if not counts:
             return None
-        return max(sorted(counts), key=lambda p: counts[p])
+        return max(counts, key=lambda p: counts[p])  # a tie: the one learnt first
 
     def _resolve(self, pronoun: str, at: int) -> tuple[str | None, str | None]:
         """The character ``pronoun`` at token ``at`` stands for, and why it is unsure."""
@@ -501,6 +543,17 @@ class _Sentence:
             return known[0], None
         if not fits:
             return recent[0], f"{pronoun!r}: no character known by it"
+        centre = self.state.centre
+        # centering: a pronoun before any name in its sentence continues the previous
+        # sentence's subject when nothing else tells the characters apart
+        if (
+            len(fits) > 1
+            and not before
+            and centre is not None
+            and len(centre) == 1
+            and centre[0] in (known or fits)
+        ):
+            return centre[0], None
         if len(fits) > 1:
             return fits[0], f"{pronoun!r} may stand for {' or '.join(fits[:2])}"
         return fits[0], None
@@ -542,9 +595,22 @@ class _Sentence:
             negated = any(t.low in _NEGATIONS for t in toks[max(0, i - 3) : i]) and not any(
                 t.low in (",", "but") for t in toks[max(0, i - 3) : i]
             )
-            verbs.append(_Verb(i, i + n - 1, classes, lemma, negated))
+            verbs.append(_Verb(i, i + n - 1, classes, lemma, negated, self._irrealis(i)))
             i += n
         return verbs
+
+    def _irrealis(self, i: int) -> bool:
+        """Whether the verb at token ``i`` is under a modal or a condition in its clause
+        ("so that she could eat it later", "if he moved it"): told as possible, not done."""
+        for j in range(i - 1, -1, -1):
+            low = self.toks[j].low
+            if low in ("and", "or") and j == i - 1:
+                continue  # "to find and access it": a verb joined to the one before
+            if low in _CLAUSE_EDGE:
+                return False
+            if low in _MODALS:
+                return True
+        return False
 
     def _separated_particle(self, i: int) -> tuple[tuple[str, ...], str] | None:
         """A phrasal verb split by its pronoun object ("picking it up", "threw them away"):
@@ -608,7 +674,15 @@ class _Sentence:
                 return m.ids, None
             if tok.low in _SUBJECTS:
                 return self._pronoun_subject(tok.low, j)
-        # a participle opening the sentence: the main clause's subject
+        # a participle opening the sentence ("Entering the room, Ann ..."): the main
+        # clause's subject; a finite verb after a subject the pack does not name ("most
+        # people turned up their noses, Ann ...") is that subject's, not the main clause's
+        opening = all(
+            t.low in _ADVERBISH or t.low.endswith("ly") or t.low in ("having", "being", "after")
+            for t in self.toks[:at]
+        )
+        if not opening:
+            return self._inherited()
         for j in range(at + 1, len(self.toks)):
             if self.toks[j].low != ",":
                 continue
@@ -619,6 +693,13 @@ class _Sentence:
                 if self.toks[k2].low in _SUBJECTS:
                     return self._pronoun_subject(self.toks[k2].low, k2)
             break
+        return self._inherited()
+
+    def _inherited(self) -> tuple[tuple[str, ...], str | None]:
+        """A clause after the first with no subject of its own shares the one before
+        ("He took the plum, and quickly left"): coordination leaves it out."""
+        if not self.first_clause and self.state.clause_subject:
+            return self.state.clause_subject, None
         return (), "no subject"
 
     def _pronoun_subject(self, pronoun: str, at: int) -> tuple[tuple[str, ...], str | None]:
@@ -697,7 +778,7 @@ class _Sentence:
     def _motion(
         self, cls: str, verb: _Verb, who: tuple[str, ...], why: str | None, lo: int, hi: int
     ) -> bool:
-        if verb.negated:
+        if verb.negated or verb.irrealis:
             return False
         place = self._first(lo, hi, ("place",))
         box = self._first(lo, hi, ("object",))
@@ -712,6 +793,7 @@ class _Sentence:
             self._event(self._action("move", actors=who, obj=held, target=target, unsure=why))
             self.state.holding.pop(who[0], None)
             self.state.at[held] = target
+            self.state.placed_by[held] = who[0]
             return True
         outward = cls == "leave" or any(
             self.toks[k].low in _AWAY for k in range(lo, place.first if place else hi)
@@ -750,6 +832,10 @@ class _Sentence:
         for k in range(lo, hi):
             tok = self.toks[k]
             m = self.by_token.get(k)
+            if m is None and tok.low in _OBLIQUE:
+                # the thing acted on follows its verb with no preposition between: after
+                # one, a noun phrase is an oblique ("shared a fondness for plums")
+                return None, hi, None
             if m is not None and m.kind == "object":
                 if m.of_object is not None:
                     return m.of_object, m.last, None
@@ -796,18 +882,25 @@ class _Sentence:
             if tok.low == "from":
                 m = self._first(k + 1, min(hi, k + 5), ("object", "place"))
                 k = (m.last + 1) if m is not None else k + 1
+                # "from the crate in the attic": a place phrase right after the source
+                # tells where the source is, not where the thing goes
+                if m is not None and k < hi and self.toks[k].low in _LOCATIVE:
+                    after = self._first(k + 1, min(hi, k + 5), ("object", "place"))
+                    k = (after.last + 1) if after is not None else k
                 continue
             if tok.low in _TO or tok.low == "back":
-                m = self._first(k + 1, min(hi, k + 7), ("object", "place", "character"))
-                if m is not None:
-                    return m
+                for j in range(k + 1, min(hi, k + 7)):
+                    m = self.by_token.get(j)
+                    # "into Kason's basket": an owner's name is not where it goes
+                    if m is not None and m.first >= k + 1 and not m.possessive:
+                        return m
             k += 1
         return None
 
     def _object(
         self, cls: str, verb: _Verb, who: tuple[str, ...], why: str | None, lo: int, hi: int
     ) -> bool:
-        if verb.negated or len(who) != 1:
+        if verb.negated or verb.irrealis or len(who) != 1:
             return False
         if lo < hi and self.toks[lo].low in _TO | {"towards", "toward", "over", "across"}:
             return False  # no object: the subject itself moves ("moved towards the bin")
@@ -836,6 +929,12 @@ class _Sentence:
             self._event(
                 self._action("give", actors=who, obj=obj, target=recipient.ids[0], unsure=unsure)
             )
+        elif self.state.placed_by.get(obj) == actor and (
+            cls != "take" or verb.lemma.split()[-1] in ("away", "off")
+        ):
+            # its own doer already put it somewhere: an act with no destination on it
+            # ("relocated it", "disposed of it", "whisked it away") tells that act again
+            return True
         elif cls == "take":
             self._event(self._action("take", actors=who, obj=obj, unsure=unsure))
         elif verb.lemma == "leave":
@@ -856,6 +955,7 @@ class _Sentence:
         last = self.actions[self.events[-1]] if self.events else None
         if last is not None and last.obj == obj:
             self.state.at[obj] = last.target or actor
+            self.state.placed_by[obj] = actor if last.target else None
             if last.kind == "take":
                 self.state.holding[actor] = obj
             else:
@@ -1094,12 +1194,14 @@ class _Sentence:
         self, cls: str, verb: _Verb, who: tuple[str, ...], why: str | None, lo: int, hi: int
     ) -> bool:
         thing = self._first(lo, min(hi, lo + 4), ("object", "place"))
-        if thing is None:
+        target = thing.of_object or thing.ids[0] if thing is not None else None
+        if target is None and lo < hi and self.toks[lo].low in ("it", "them"):
+            target = self.state.last_object  # "adored it": the thing last named
+        if target is None:
             return False
         liked = (cls == "like") != verb.negated
         strong = verb.lemma in ("love", "adore", "hate", "despise", "detest", "loathe", "abhor")
         word = ("loves" if strong else "likes") if liked else ("hates" if strong else "dislikes")
-        target = thing.of_object or thing.ids[0]
         for c in who:
             self.actions.append(
                 self._action("feel", actors=(c,), obj=target, verb=word, unsure=why)
@@ -1151,14 +1253,17 @@ class _Sentence:
                     self.actions[i] = _marked(self.actions[i], mark, everyone)
             state.pending = []
             state.last_event = len(state.out) + self.events[-1]
-        elif marks:
-            if state.last_event is not None:
+        else:
+            # a perception with no event before it is about the next sentence's ("Ben
+            # watched. Ann moved the key."), not one told later still
+            state.pending = []
+            if marks and state.last_event is not None:
                 for mark in marks:
                     state.out[state.last_event] = _marked(
                         state.out[state.last_event], mark, everyone
                     )
-            else:
-                state.pending.extend(marks)
+            elif marks:
+                state.pending = list(marks)
         first = next(
             (
                 m.ids
@@ -1173,11 +1278,28 @@ class _Sentence:
             state.subjects.append(first)
         if subjects:
             state.subjects.extend(subjects)
+        state.named_now = tuple(
+            dict.fromkeys(
+                [
+                    *state.named_now,
+                    *(i for m in self.mentions if m.kind == "character" for i in m.ids),
+                ]
+            )
+        )
+        if subjects or first is not None:
+            state.clause_subject = subjects[0] if subjects else (first or ())
+        elif self.first_clause:
+            state.clause_subject = ()
+        if subjects or first is not None:
+            # the main clause's subject: the first character named, not after a preposition
+            state.centre = first if first is not None else subjects[0]
         for m in self.mentions:
             if m.kind == "character":
                 state.mentioned.extend(m.ids)
             elif m.kind == "object" and self._is_container(m.ids[0]):
                 state.last_box = m.ids[0]
+            elif m.kind == "object" and not self.actions:
+                state.last_object = m.ids[0]  # "it" next is the thing last named
 
 
 def _marked(
@@ -1211,6 +1333,15 @@ _BASE_BEFORE = frozenset(
     | {"don't", "doesn't", "let", "help", "helped", "made", "make", "watch", "watched"}
 )
 _ADVERBISH = frozenset({"not", "also", "then", "just", "quickly", "never", "even", "soon"})
+_MODALS = frozenset(
+    {"would", "could", "might", "should", "may", "will", "can", "shall", "if", "unless"}
+)
+_CLAUSE_EDGE = frozenset({",", ";", ":", "—", "–", "(", ")", "and", "but", "so", "then"})
+_OBLIQUE = frozenset(
+    {"for", "towards", "toward", "about", "at", "with", "against", "upon", "across", "through"}
+    | {"into", "onto", "to", "in", "on", "under", "inside", "behind", "beside", "near", "by"}
+    | {"like", "than", "without", "despite", "toward", "regarding", "concerning"}
+)
 _PREPOSITIONS = frozenset(
     {"to", "of", "at", "with", "for", "from", "by", "about", "towards", "toward", "upon", "on"}
 )

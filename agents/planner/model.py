@@ -77,6 +77,10 @@ class ModelPlanner:
         )
         return TurnPlan.model_validate(checked.model_dump())
 
+    def unread(self, view: AuthorView, text: str, kind: str = "direction") -> str | None:
+        """None: a model reads a direction or a note in plain words."""
+        return None
+
 
 def plan_json_schema(view: AuthorView) -> dict[str, Any]:
     """The strict JSON schema of a plan for ``view`` (see the module docstring); built once

@@ -74,12 +74,9 @@ class OfflinePlanner:
         characters = view.characters()
         if not characters:
             raise ValueError("the story has no characters")
-        if direction and readable(view, direction) is None:
-            raise InvalidInput(
-                f"the offline planner cannot read the direction {direction!r}: it reads "
-                f"{DIRECTION_FORMS} (a goal of the goal language)",
-                story=view.story,
-            )
+        why = self.unread(view, direction) if direction else None
+        if why is not None:
+            raise InvalidInput(why, story=view.story)
         steer = steering(view, direction, notes)
         hypothesis = view.hypotheses.get(view.pursue) if view.pursue else None
         pursued = hypothesis.id if hypothesis is not None and hypothesis.status == "open" else None
@@ -138,6 +135,16 @@ class OfflinePlanner:
             memory_needs=tuple(f"beliefs of {c}" for c in focal),
             developments=developments,
             hypothesis=pursued,
+        )
+
+    def unread(self, view: AuthorView, text: str, kind: str = "direction") -> str | None:
+        """Why ``text`` (a ``kind``: "direction" or "note") steers nothing here: the offline
+        planner reads one only as a character and a goal of the goal language."""
+        if readable(view, text) is not None:
+            return None
+        return (
+            f"the offline planner cannot read the {kind} {text!r}: it reads {DIRECTION_FORMS} "
+            "(a goal of the goal language)"
         )
 
     def _goals(

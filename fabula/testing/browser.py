@@ -5,7 +5,6 @@ Playwright (the dev extra)."""
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -13,11 +12,13 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Browser, Page, async_playwright, expect
 
+from fabula.settings import Settings
 from fabula.testing.web import studio
 
 __all__ = ["ARGS", "CHROMIUM", "base", "browser", "create_story", "run_until_pending"]
 
-CHROMIUM = os.environ.get("FABULA_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM = str(Settings.from_env().chromium or shutil.which("chromium") or "/usr/bin/chromium")
+"""The Chromium the tests drive: ``FABULA_CHROMIUM``, else ``chromium`` on the path."""
 
 
 ARGS = [

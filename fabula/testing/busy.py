@@ -7,7 +7,6 @@ import threading
 import time
 from collections.abc import Iterator
 
-import pytest
 import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
@@ -44,7 +43,7 @@ def wait_until_busy(url: str) -> None:
             except (redis.TimeoutError, redis.ResponseError):
                 return
             time.sleep(0.005)
-        pytest.fail("the server never became busy")
+        raise AssertionError("the server never became busy")
     finally:
         probe.close()
 

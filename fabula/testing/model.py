@@ -1,31 +1,28 @@
-"""Model mode for tests: the test server as a fixture, settings pointing every role at it,
-and one scripted turn (a pytest plugin: ``tests/conftest.py`` names it in ``pytest_plugins``).
+"""Model mode for tests: what a test needs to script the local OpenAI-compatible test server
+(:class:`fabula.testing.fake_openai.FakeOpenAI`, which ``fabula bench model`` runs against
+too) and point Fabula at it.
 
-``fake_openai`` is the local OpenAI-compatible test server
-(:class:`fabula.bench.fake_openai.FakeOpenAI`, which ``fabula bench model`` runs against
-too); ``settings`` point every role at it (fast transport retries); ``fab`` is the
-model-mode application on story ``t1`` (:data:`STORY`), the hollow_book world after its
-scripted opening (committed by the offline engine): Leo put the key in the desk drawer and
-went to the hallway; Mara, alone, moved it to the hollow book. :func:`script_turn` scripts
-the replies of one whole turn (:data:`PLAN`, :data:`LEO`, :data:`MARA`, :data:`PASSAGE`,
-:data:`EXTRACTED`); :func:`client_for` makes a role's model client on the server.
+:func:`model_settings` point every role at a server (fast transport retries);
+:func:`scripted_opening` opens story :data:`STORY` of the hollow_book world with its scripted
+opening (committed by the offline engine): Leo put the key in the desk drawer and went to the
+hallway; Mara, alone, moved it to the hollow book. :func:`script_turn` scripts the replies of
+one whole turn (:data:`PLAN`, :data:`LEO`, :data:`MARA`, :data:`PASSAGE`, :data:`EXTRACTED`);
+:func:`client_for` makes a role's model client on the server. The pytest fixtures built on
+them (``fake_openai``, ``settings``, ``fab``) are in :mod:`fabula.testing.fixtures`.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from fabula.agents.factory import make_roles
 from fabula.agents.llm import ModelClient, make_client
-from fabula.bench.fake_openai import TEXT, FakeOpenAI, Reply, message_text, request_schema
 from fabula.graph.service import Fabula
 from fabula.settings import ModelSettings, Settings
+from fabula.testing.fake_openai import TEXT, FakeOpenAI, Reply, message_text, request_schema
 from fabula.worlds.loader import load_world
 
 __all__ = [
@@ -45,43 +42,39 @@ __all__ = [
     "action",
     "client_for",
     "events",
-    "fab",
-    "fake_openai_fixture",
     "go_action",
     "message_text",
+    "model_settings",
     "prompt_of",
     "request_schema",
     "requests_for",
     "script_turn",
-    "settings",
+    "scripted_opening",
     "settings_for",
 ]
 
 STORY = "t1"
 
 
-@pytest.fixture()
-def settings(fake_openai: FakeOpenAI, tmp_path: Path) -> Settings:
+def model_settings(server: FakeOpenAI, home: Path) -> Settings:
+    """Settings with every role on ``server`` (fast transport retries), data in ``home``."""
     model = ModelSettings(
-        base_url=fake_openai.base_url,
+        base_url=server.base_url,
         model="fake-model",
         api_key="test-key",
         timeout_s=10.0,
         retry_initial_s=0.01,
         retry_max_s=0.05,
     )
-    return Settings(home=tmp_path, model=model)
+    return Settings(home=home, model=model)
 
 
-@pytest.fixture()
-async def fab(redis_url: str, settings: Settings, tmp_path: Path) -> AsyncIterator[Fabula]:
-    """The model-mode application, on the hollow_book story after its opening."""
-    async with Fabula(redis_url, Settings(home=tmp_path)) as offline:
-        store = await offline.new_story("hollow_book", STORY)
+async def scripted_opening(redis_url: str, home: Path, story: str = STORY) -> None:
+    """Open ``story`` of the hollow_book world and commit its scripted opening offline."""
+    async with Fabula(redis_url, Settings(home=home)) as offline:
+        store = await offline.new_story("hollow_book", story)
         for text in load_world("hollow_book").opening.turns:
             await offline.commit_scripted(store, text)
-    async with Fabula(redis_url, settings, roles=make_roles(settings)) as app:
-        yield app
 
 
 # free prose, which the offline reader does not read (it reads controlled English itself:
@@ -186,10 +179,3 @@ def client_for(server: FakeOpenAI, role: str = "planner", **overrides: object) -
 
 def events(logs: list[dict[str, object]], name: str) -> list[dict[str, object]]:
     return [e for e in logs if e["event"] == name]
-
-
-@pytest.fixture(name="fake_openai")
-def fake_openai_fixture() -> Iterator[FakeOpenAI]:
-    """A started :class:`FakeOpenAI`, stopped after the test."""
-    with FakeOpenAI() as server:
-        yield server

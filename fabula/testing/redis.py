@@ -1,47 +1,23 @@
-"""Redis for tests (a pytest plugin): one real embedded Redis 8 per test session, flushed
-between tests.
+"""Redis for tests: whether they run on a local cluster (:data:`ON_CLUSTER`), and
+:func:`wipe`, which empties a server between tests. The fixtures that start the server are
+in :mod:`fabula.testing.fixtures`.
 
-With ``FABULA_TEST_CLUSTER=1`` the same fixtures give a local Redis Cluster instead (three
-primaries, three replicas, see ``bench/localcluster.py``), so a module's tests run against a
-cluster unchanged: ``FABULA_TEST_CLUSTER=1 pytest tests/memory/test_store.py``.
+With ``FABULA_TEST_CLUSTER=1`` the fixtures give a local Redis Cluster instead of the
+embedded server (three primaries, three replicas, see :mod:`fabula.testing.localcluster`), so
+a module's tests run against a cluster unchanged:
+``FABULA_TEST_CLUSTER=1 pytest tests/memory/test_store.py``.
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
-from typing import Any
+from fabula.memory.connection import connect
+from fabula.memory.server import ADMIN_USER
+from fabula.settings import Settings
 
-import pytest
-import redis.asyncio as aredis
+__all__ = ["ON_CLUSTER", "wipe"]
 
-from fabula.memory.connection import connect, connect_async
-from fabula.memory.server import ADMIN_USER, EmbeddedRedis
-
-__all__ = ["ON_CLUSTER", "aredis_client", "embedded_redis", "local_cluster", "redis_url", "wipe"]
-
-ON_CLUSTER = os.environ.get("FABULA_TEST_CLUSTER", "") == "1"
-
-
-@pytest.fixture(scope="session")
-def embedded_redis() -> Iterator[EmbeddedRedis]:
-    """A private Redis server on a unix socket in a temporary folder, for the whole session."""
-    directory = Path(tempfile.mkdtemp(prefix="fabula-test-", dir="/tmp")) / "redis"
-    server = EmbeddedRedis(directory)
-    server.ensure_started()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="session")
-def local_cluster() -> Iterator[Any]:
-    """A local Redis Cluster of three primaries and three replicas, for the whole session."""
-    from fabula.bench.localcluster import LocalCluster
-
-    with LocalCluster() as cluster:
-        yield cluster
+ON_CLUSTER = Settings.from_env().test_cluster
+"""Whether the tests run on a local cluster (``FABULA_TEST_CLUSTER=1``)."""
 
 
 def wipe(url: str) -> None:
@@ -61,22 +37,3 @@ def wipe(url: str) -> None:
                     client.acl_deluser(name)
     finally:
         client.close()
-
-
-@pytest.fixture()
-def redis_url(request: pytest.FixtureRequest) -> Iterator[str]:
-    """The server's admin URL; every key, function and ACL user is wiped before each test."""
-    if ON_CLUSTER:
-        url = request.getfixturevalue("local_cluster").url
-    else:
-        url = request.getfixturevalue("embedded_redis").url
-    wipe(url)
-    yield url
-
-
-@pytest.fixture()
-async def aredis_client(redis_url: str) -> AsyncIterator[aredis.Redis]:
-    """An asyncio client (text responses) on the flushed server (a cluster client on one)."""
-    client = connect_async(redis_url)
-    yield client
-    await client.aclose()

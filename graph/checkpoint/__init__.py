@@ -37,9 +37,29 @@ Pending writes follow LangGraph: a regular write is set only if its ``(task, idx
 
 Each operation is written once, as a generator that yields batches of commands and receives
 their replies; one driver runs it on the synchronous client, the other on the asyncio client.
+The saver loads on first use (with LangGraph); :mod:`~fabula.graph.checkpoint.waiting` reads
+which threads wait at an interrupt without it.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from fabula.graph.checkpoint.keys import THREADS
-from fabula.graph.checkpoint.saver import RedisCheckpointSaver, delete_threads
+
+if TYPE_CHECKING:
+    from fabula.graph.checkpoint.saver import RedisCheckpointSaver, delete_threads
 
 __all__ = ["THREADS", "RedisCheckpointSaver", "delete_threads"]
+
+
+def __getattr__(name: str) -> Any:
+    """The saver's names, imported on first use: a reader of the key layout alone
+    (:mod:`~fabula.graph.checkpoint.waiting`) loads no LangGraph."""
+    if name not in ("RedisCheckpointSaver", "delete_threads"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from fabula.graph.checkpoint import saver
+
+    value = getattr(saver, name)
+    globals()[name] = value
+    return value

@@ -3,7 +3,9 @@
 Settings are read once (the root callback puts them on the click context, where every
 command, the benchmarks' included, finds them), logging is configured once, and every
 error Fabula raises on purpose — and every Redis error — is printed here, as one line on
-stderr with exit status 1, whichever command raised it.
+stderr, whichever command raised it, with the exit status of the error's class (its
+``exit_code``: 2 bad input, 3 not found, ... see :mod:`fabula.errors`; a Redis error 1, a
+full disk 74).
 
 The command line imports what a command needs when it runs: ``fabula --help`` loads no
 service, graph or model client, and a sub-app can be mounted lazily (:func:`add_lazy`,
@@ -29,7 +31,6 @@ from rich.text import Text
 from typer.core import TyperGroup
 
 from fabula.errors import FabulaError
-from fabula.settings import Settings
 
 if TYPE_CHECKING:
     import redis.asyncio as aredis
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from fabula.graph.service import Fabula
     from fabula.graph.service.reader import Reader
     from fabula.memory.store import StoryStore
+    from fabula.settings import Settings  # loaded when a command runs (pydantic: not for --help)
 
 __all__ = [
     "Stores",
@@ -108,8 +110,9 @@ class FabulaGroup(TyperGroup):
     line and exit status 1. Sub-apps mounted on it (the benchmarks) are covered too, since
     their commands run inside this group's invoke."""
 
-    lazy: ClassVar[dict[str, tuple[str, Callable[[], typer.Typer]]]] = {}
-    """Sub-apps loaded when they are run (name -> short help, loader): see :func:`add_lazy`."""
+    lazy: ClassVar[dict[str, tuple[str, Callable[[], typer.Typer | str]]]] = {}
+    """Commands loaded when they are run (name -> short help, loader), in the order of
+    ``--help``: see :func:`add_lazy`."""
 
     def invoke(self, ctx: Any) -> Any:  # typer's (vendored) click context
         try:
@@ -129,8 +132,8 @@ class FabulaGroup(TyperGroup):
             raise
 
     def list_commands(self, ctx: Any) -> list[str]:
-        listed = super().list_commands(ctx)
-        return [*listed, *(name for name in self.lazy if name not in listed)]
+        listed = super().list_commands(ctx)  # the commands of modules already imported
+        return [*self.lazy, *(name for name in listed if name not in self.lazy)]
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         found = super().get_command(ctx, cmd_name)
@@ -141,20 +144,50 @@ class FabulaGroup(TyperGroup):
 
 
 class _Lazy(typer.core.TyperCommand):
-    """A sub-app's stand-in: listed in help with its short help, loaded when it is run."""
+    """A command's stand-in: listed in help (and offered by shell completion) with its
+    short help; its module is imported, and the real command built, when it is run (or its
+    own ``--help`` asked for: the real command's context replaces this one's)."""
 
-    def __init__(self, *, name: str, help: str, load: Callable[[], typer.Typer]) -> None:
+    def __init__(self, *, name: str, help: str, load: Callable[[], typer.Typer | str]) -> None:
         super().__init__(name=name, help=help)
         self.load = load
 
+    def real(self) -> Any:
+        """The click command (or group) this stands for, its module imported."""
+        loaded = self.load()
+        return typer.main.get_command(loaded) if isinstance(loaded, typer.Typer) else _built(loaded)
+
     def make_context(self, info_name: Any, args: Any, parent: Any = None, **extra: Any) -> Any:
-        real = typer.main.get_command(self.load())
-        return real.make_context(info_name, args, parent=parent, **extra)
+        return self.real().make_context(info_name, args, parent=parent, **extra)
 
 
-def add_lazy(name: str, short_help: str, load: Callable[[], typer.Typer]) -> None:
-    """Mount the sub-app ``load()`` returns as ``fabula NAME``, imported only when it runs
-    (``fabula --help`` lists it with ``short_help``)."""
+def _built(name: str) -> Any:
+    """The click command (or group) of ``app``'s command ``name``, its module imported."""
+    for info in app.registered_commands:
+        if (
+            info.callback is not None
+            and (info.name or typer.main.get_command_name(info.callback.__name__)) == name
+        ):
+            return typer.main.get_command_from_info(
+                info,
+                pretty_exceptions_short=app.pretty_exceptions_short,
+                rich_markup_mode=app.rich_markup_mode,
+            )
+    for group in app.registered_groups:
+        if group.name == name:
+            return typer.main.get_group_from_info(
+                group,
+                pretty_exceptions_short=app.pretty_exceptions_short,
+                rich_markup_mode=app.rich_markup_mode,
+                suggest_commands=app.suggest_commands,
+            )
+    raise LookupError(f"no command {name!r} was registered")  # pragma: no cover - a typo
+
+
+def add_lazy(name: str, short_help: str, load: Callable[[], typer.Typer | str]) -> None:
+    """Mount ``fabula NAME``, imported only when it runs (``fabula --help`` lists it with
+    ``short_help``): ``load()`` returns the sub-app to mount, or imports the module that
+    registers command ``NAME`` on :data:`app` and returns that name."""
     FabulaGroup.lazy[name] = (short_help, load)
 
 
@@ -183,6 +216,7 @@ def _main(
 ) -> None:
     # read once per command, here; every command and sub-app (the benchmarks) asks settings()
     from fabula.logs import configure_logging
+    from fabula.settings import Settings
 
     _Read.settings = Settings.from_env()
     configure_logging(level=logging.INFO if verbose else logging.WARNING)
@@ -191,6 +225,8 @@ def _main(
 def settings() -> Settings:
     """The settings the root callback read (read now, once, if it has not run)."""
     if _Read.settings is None:
+        from fabula.settings import Settings
+
         _Read.settings = Settings.from_env()
     return _Read.settings
 

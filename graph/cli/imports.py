@@ -41,6 +41,7 @@ def summary(imported: Imported) -> dict[str, Any]:
             for b in pack.lore.books
         ],
         "assets": sorted(imported.assets),
+        "motives": pack.goal_warnings,
     }
 
 
@@ -51,7 +52,9 @@ def import_cmd(
     pack_dir: Path | None = typer.Option(None, "--pack", help="Write a world pack folder here."),
     user: str = typer.Option("User", "--user", help="The name {{user}} stands for."),
     greeting: int | None = typer.Option(
-        None, "--greeting", help="With --id: start with this greeting (0: the first)."
+        None,
+        "--greeting",
+        help="With --id: start with this greeting (default: the first, where there is one).",
     ),
     as_json: bool = typer.Option(False, "--json", help="Say what was made as JSON."),
 ) -> None:
@@ -68,6 +71,8 @@ def import_cmd(
     if greeting is not None and not 0 <= greeting < len(imported.pack.opening.greetings):
         count = len(imported.pack.opening.greetings)
         raise InvalidInput(f"--greeting {greeting}: the world has {count} greetings")
+    if greeting is None and story_id is not None and imported.pack.opening.greetings:
+        greeting = 0  # the first message is the story's turn, read as any turn is
     result = summary(imported)
     if pack_dir is not None:
         result["pack"] = str(write_pack(imported.pack, imported.assets, pack_dir))
@@ -85,6 +90,8 @@ def import_cmd(
         return
     for source in imported.sources:
         out.print(f"{source.path}: {source.kind}")
+    for line in result["motives"]:  # said once, here; the planner shows them as motives
+        out.print(line)
     entries = sum(b["entries"] for b in result["books"])
     made = [
         f"pack {result['pack']}" if "pack" in result else "",

@@ -12,7 +12,16 @@ from rich.table import Table
 from rich.text import Text
 
 from fabula.errors import InvalidInput
-from fabula.graph.cli.app import Stores, app, dump, out, plain, run_with_app, run_with_stores
+from fabula.graph.cli.app import (
+    Stores,
+    app,
+    dump,
+    out,
+    plain,
+    run_with_app,
+    run_with_stores,
+)
+from fabula.graph.cli.app import settings as fab_settings
 from fabula.graph.service.reader import RECALL_BUDGET
 
 if TYPE_CHECKING:  # imported when a command runs: `fabula --help` stays quick
@@ -412,3 +421,8 @@ def demo(
         render(ShowWhat.hypotheses, await view_data(fab, store, ShowWhat.hypotheses, None, None))
 
     run_with_app(go)
+    if fab_settings().redis_url is None:  # the embedded server: started, and left running
+        out.print(
+            "the embedded Redis keeps running, with the story (`fabula show demo world`); "
+            "`fabula server stop` stops it"
+        )

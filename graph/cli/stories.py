@@ -53,8 +53,11 @@ def stories(as_json: bool = typer.Option(False, "--json")) -> None:
     """List the stories on this server: id, title, world, turns, and the turns awaiting
     approval (branch:turn)."""
 
-    async def go(fab: Fabula) -> None:
-        found = await fab.summaries()
+    from fabula.graph.service.listing import story_summaries
+
+    async def go(stores: Stores) -> None:
+        # read from the keys, every story at once: no service or graph is loaded
+        found = await story_summaries(stores.admin, stores.settings.limits)
         if as_json:
             dump(found)
             return
@@ -67,7 +70,7 @@ def stories(as_json: bool = typer.Option(False, "--json")) -> None:
             table.add_row(s.id, s.title, s.world, str(s.head), str(s.branches), waiting or "-")
         out.print(table)
 
-    run_with_app(go)
+    run_with_stores(go)
 
 
 @app.command()

@@ -4,7 +4,9 @@ The loop shows the turn awaiting a decision — the draft, the critic's findings
 would change — and reads one key a line: ``a`` approve, ``e`` edit in ``$EDITOR`` (read and
 checked by the critic again), ``r`` reject with a note, ``d`` a direction for the next turn,
 ``n`` N alternative drafts to choose from, ``q`` quit. It resumes the turn already pending
-(from any process); a refused decision is one line and the loop goes on.
+(from any process); a refused decision is one line and the loop goes on. A direction or a
+rejection's note the planner cannot read (the offline planner reads a character and a
+goal: "Mara goes to the study") is refused when it is typed, in one line.
 
 Ctrl-C while the loop waits for a key ends it and leaves the pending turn as it is (``fabula
 write`` resumes it); Ctrl-C while a decision is applied is held until the decision is done,
@@ -146,6 +148,15 @@ async def _session(fab: Fabula, store: StoryStore) -> None:
                         f"{store.story}: at rest at turn {await store.head()}: {rest.message}"
                     )
                     return
+                except FabulaError as exc:
+                    if direction is None:
+                        raise
+                    # read when it was given, no longer (the story moved on): one line,
+                    # and the turn is written without it
+                    _refused(exc)
+                    out.print("next turn: no direction")
+                    direction = None
+                    continue
             direction = None
             if ran == "part":
                 continue  # the turn stopped for a played character's part: asked above
@@ -166,9 +177,14 @@ async def _session(fab: Fabula, store: StoryStore) -> None:
                 await _decide(fab, store, _decision(action="edit", text=text), details.id)
             elif key == "r":
                 note = await _ask("note for the planner (optional) > ")
+                if note:  # a note the planner cannot read is refused, not ignored
+                    await fab.check_steering(store, note, "note")
                 await _decide(fab, store, _decision(action="reject", note=note), details.id)
             elif key == "d":
-                direction = await _ask("direction for the next turn > ") or None
+                asked = await _ask("direction for the next turn > ") or None
+                if asked is not None:
+                    await fab.check_steering(store, asked)
+                direction = asked
                 out.print(f"next turn: {direction or 'no direction'}")
             elif key == "n":
                 raw = await _ask("how many drafts [3] > ") or "3"
@@ -185,7 +201,12 @@ async def _session(fab: Fabula, store: StoryStore) -> None:
             else:
                 out.print(f"keys: {KEYS}")
         except FabulaError as exc:  # refused: one line, and the turn waits as it was
-            err.print(Text.assemble(("error:", "red"), " ", str(exc)), soft_wrap=True)
+            _refused(exc)
+
+
+def _refused(exc: FabulaError) -> None:
+    """A refusal's one line on stderr (the loop goes on)."""
+    err.print(Text.assemble(("error:", "red"), " ", str(exc)), soft_wrap=True)
 
 
 @app.command()

@@ -56,6 +56,7 @@ from fabula.graph.service.consolidation import (
     InlineConsolidation,
     consolidator,
 )
+from fabula.graph.service.listing import story_summaries
 from fabula.graph.service.lived import lived
 from fabula.graph.service.pending import (
     Listener,
@@ -502,8 +503,8 @@ class Fabula:
         return await lived(store, character, minds=self.minds, as_of=as_of)
 
     async def summaries(self) -> list[StorySummary]:
-        """Every story on the server, as listed."""
-        return [await self.summary(s) for s in await self.stories()]
+        """Every story on the server, as listed (read at once: see :mod:`.listing`)."""
+        return await story_summaries(self.admin, self.settings.limits)
 
     async def create_story(
         self,
@@ -662,6 +663,8 @@ class Fabula:
                 "(and shown it): give the part's words",
                 story=store.story,
             )
+        if direction:  # refused before anything runs (a failed run would be run again)
+            await self.check_steering(store, direction)
         first = 0
         if snapshot.values and not snapshot.next:
             # an earlier run of this turn ended without a commit (abandoned): start afresh
@@ -695,6 +698,21 @@ class Fabula:
                 if not rest.idle or attempt == first + tries - 1:
                     raise StoryAtRest(rest.message, **rest.context) from None
         raise AssertionError("unreachable")  # pragma: no cover
+
+    async def check_steering(
+        self, store: StoryStore, text: str, kind: Literal["direction", "note"] = "direction"
+    ) -> None:
+        """Raise :class:`InvalidInput` (one line; nothing changes) when the story's planner
+        cannot read ``text`` — a direction for the next turn, or a rejection's ``note`` —
+        as something to steer the turn by (the offline planner reads a character and a
+        goal; a model reads plain words)."""
+        if kind == "direction":
+            check_bounds(direction=text)
+        else:
+            check_bounds(note=text)
+        why = self.roles.planner.unread(await author_view(store), text, kind)
+        if why is not None:
+            raise InvalidInput(why, story=store.story, branch=store.branch)
 
     async def _drive(
         self,

@@ -12,13 +12,13 @@ from __future__ import annotations
 from typing import Annotated, Literal
 from urllib.parse import quote
 
-from fastapi import APIRouter, Depends, File, Form, Query, Request, UploadFile
+from fastapi import APIRouter, File, Form, Query, Request, UploadFile
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 from sse_starlette.sse import EventSourceResponse
 
 from fabula.agents.contracts import Decision
-from fabula.errors import InvalidInput, NotFound
+from fabula.errors import InvalidInput
 from fabula.graph.service import Fabula, world_infos
 from fabula.graph.service.pending import (
     MAX_DIRECTION_CHARS,
@@ -52,28 +52,23 @@ from fabula.graph.service.responses import (
     WorldInfo,
     WorldOut,
 )
+from fabula.graph.web.deps import (
+    MAX_PACK_BYTES,
+    AsOf,
+    Branch,
+    Evidence,
+    Fab,
+    builtin_pack,
+)
 from fabula.graph.web.live import Admitted, EventHub, Runs, RunStatus, story_events
 from fabula.graph.web.shared import shared_minds
 from fabula.memory.records import Development, Hypothesis
 from fabula.memory.store import StoryStore
 from fabula.worlds.imports import ImportLimits
-from fabula.worlds.loader import builtin_worlds
 
-__all__ = ["MAX_PACK_BYTES", "router"]
+__all__ = ["router"]
 
 router = APIRouter(prefix="/api", tags=["api"])
-MAX_PACK_BYTES = 256 * 1024
-
-Branch = Annotated[str, Query(description="The branch (default main).")]
-AsOf = Annotated[int | None, Query(ge=0, description="The view as of this turn.")]
-
-
-def get_fab(request: Request) -> Fabula:
-    fab: Fabula = request.app.state.fab
-    return fab
-
-
-Fab = Annotated[Fabula, Depends(get_fab)]
 
 
 def _store(fab: Fabula, story: str, branch: str = "main") -> StoryStore:
@@ -150,15 +145,6 @@ class ForkRequest(_Request):
     at: int = Field(ge=0, description="The turn to fork at.")
     name: str | None = Field(None, description="The new branch's name.")
     realise: str | None = Field(None, description="An open hypothesis the branch pursues.")
-
-
-def builtin_pack(world: str) -> str:
-    """``world`` if it names a shipped pack (a path is never read from a request)."""
-    if world not in builtin_worlds():
-        raise NotFound(
-            f"no world pack {world!r} (built-in: {', '.join(builtin_worlds())}; upload any other)",
-        )
-    return world
 
 
 @router.get("/worlds", response_model=list[WorldInfo])
@@ -341,30 +327,6 @@ async def chat(
     """A character's answer to ``q`` from only its own mind, with the records it rests on
     (the shape of `fabula chat --ask --json`). A GET: nothing of a chat is written."""
     return await fab.chat(_store(fab, story, branch), character, q, as_of=as_of)
-
-
-async def evidence_found(
-    fab: Fab,
-    story: str,
-    event: str,
-    branch: Branch = "main",
-    holder: str | None = None,
-    subject: str | None = None,
-    attribute: str | None = None,
-    as_of: AsOf = None,
-) -> EvidenceOut:
-    """The evidence of ``event`` that the endpoint and the studio's page show (a
-    dependency: ``holder`` is a path of minds, ``a>b``)."""
-    return await fab.read(story, branch).evidence(
-        event,
-        holder=holder.split(">") if holder else None,
-        subject=subject,
-        attribute=attribute,
-        as_of=as_of,
-    )
-
-
-Evidence = Annotated[EvidenceOut, Depends(evidence_found)]
 
 
 @router.get("/stories/{story}/evidence/{event}", response_model=EvidenceOut)

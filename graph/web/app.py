@@ -169,7 +169,7 @@ def create_app(config: WebConfig) -> FastAPI:
         return _error_response(request, 503, f"redis: {exc}")
 
     from fabula.graph.web import api, pages
-    from fabula.graph.web.api import MAX_PACK_BYTES
+    from fabula.graph.web.deps import MAX_PACK_BYTES
 
     app.include_router(api.router)
     app.include_router(pages.router)

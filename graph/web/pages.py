@@ -35,7 +35,7 @@ from fabula.graph.service.lived import fact_sentence
 from fabula.graph.service.pending import check_bounds
 from fabula.graph.service.reader import MAX_REQUEST_CHARS, RECALL_BUDGET
 from fabula.graph.state import part_from
-from fabula.graph.web.api import MAX_PACK_BYTES, Evidence, builtin_pack, get_fab
+from fabula.graph.web.deps import MAX_PACK_BYTES, AsOf, Branch, Evidence, Fab, builtin_pack
 from fabula.graph.web.live import Runs
 from fabula.graph.web.security import (
     ERROR_COOKIE,
@@ -52,10 +52,7 @@ from fabula.worlds.pack import WorldPack
 __all__ = ["NOTICES", "router"]
 
 router = APIRouter(include_in_schema=False)
-Fab = Annotated[Fabula, Depends(get_fab)]
 Form = Annotated[dict[str, Any], Depends(require_form_token)]
-Branch = Annotated[str, Query()]
-AsOf = Annotated[int | None, Query(ge=0)]
 
 NOTICES = {
     "created": "Story created.",

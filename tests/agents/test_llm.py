@@ -1,7 +1,7 @@
 """The model back end against a real HTTP server: agents.llm, agents.schemas, settings, prompts.
 
 Every call goes through the real ChatOpenAI and the real OpenAI client over HTTP to
-:class:`fabula.bench.fake_openai.FakeOpenAI`, which replies as scripted and records each request.
+:class:`fabula.testing.fake_openai.FakeOpenAI`, which replies as scripted and records each request.
 Transport tests script the failures real servers show (429 with Retry-After, 500/503, slow
 replies, truncation, refusals, schema rejections) and check what the client does; waits
 are checked through the logged retry plan, never by timing.

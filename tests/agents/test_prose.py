@@ -262,3 +262,160 @@ class TestSplitPhrasalVerbs:
         )
         moves = [a for a in read_prose(text, KITCHEN) if a.kind == "move"]
         assert (moves[-1].obj, moves[-1].target) == ("plum", "pantry_shelf")
+
+
+class TestWhatIsActedOn:
+    """General rules of English the reader applies to find what a verb acts on, where it
+    goes and who does it."""
+
+    def test_a_noun_after_a_preposition_is_no_direct_object(self) -> None:
+        text = "Nell and Omar shared a fondness for plums. Omar dropped the plum into the tin."
+        actions = [a for a in read_prose(text, KITCHEN) if a.obj == "plum"]
+        assert [(a.kind, a.target) for a in actions] == [("move", "tin")]
+
+    def test_an_owners_name_is_not_where_a_thing_goes(self) -> None:
+        story = KITCHEN | pack(("object", "Omar's lunch box", True))
+        [move] = [
+            a
+            for a in read_prose("Nell slipped the plum into Omar's lunch box.", story)
+            if a.kind in ("move", "give")
+        ]
+        assert (move.kind, move.target) == ("move", "omar_s_lunch_box")
+
+    def test_a_place_after_the_source_tells_where_the_source_is(self) -> None:
+        story = KITCHEN | pack(("place", "cellar"))
+        text = "Nell moved the plum from the tin in the cellar to the pantry shelf."
+        moves = [a for a in read_prose(text, story) if a.kind == "move"]
+        assert [m.target for m in moves] == ["pantry_shelf"]
+
+    def test_what_could_happen_did_not(self) -> None:
+        text = "Nell put the plum in the tin, so that Omar could take it to the porch later."
+        actions = [a for a in read_prose(text, KITCHEN) if a.obj == "plum"]
+        assert [(a.kind, a.target) for a in actions] == [("move", "tin")]
+
+    def test_a_verb_after_a_subject_the_pack_does_not_name_is_not_the_main_clauses(
+        self,
+    ) -> None:
+        text = "While most guests picked up a plum, Nell only watched."
+        assert [a for a in read_prose(text, KITCHEN) if a.kind == "take"] == []
+
+    def test_it_in_a_feeling_is_the_thing_last_named(self) -> None:
+        text = "Omar noticed the plum. He adored it."
+        feels = [a for a in read_prose(text, KITCHEN) if a.kind == "feel"]
+        assert [(f.actors, f.obj) for f in feels] == [(("omar",), "plum")]
+
+
+class TestPronounsAcrossSentences:
+    def test_a_pronoun_in_a_sentence_naming_no_one_is_the_last_ones_alone(self) -> None:
+        story = pack(("character", "Ana"), ("character", "Bo"), ("object", "lamp"))
+        story |= pack(("object", "crate", True))
+        text = (
+            "Bo disliked the lamp. The mere sight of it made him frown. Ana and Bo came in. "
+            "He put the lamp in the crate."
+        )
+        [move] = [a for a in read_prose(text, story) if a.kind == "move"]
+        assert move.actors == ("bo",) and move.unsure is None
+
+    def test_centering_continues_the_previous_subject_when_genders_tie(self) -> None:
+        story = pack(("character", "Ana"), ("character", "Bea"), ("object", "lamp"))
+        story |= pack(("object", "crate", True))
+        text = "Bea, being tidy, thought that Ana disliked clutter. She put the lamp in the crate."
+        [move] = [a for a in read_prose(text, story) if a.kind == "move"]
+        assert move.actors == ("bea",) and move.unsure is None
+
+    def test_a_perception_with_no_event_after_it_does_not_wait_for_a_later_one(self) -> None:
+        text = (
+            "Nell noticed something odd. The porch was quiet. The wind rose. "
+            "Omar moved the plum to the tin."
+        )
+        [move] = [a for a in read_prose(text, KITCHEN) if a.kind == "move"]
+        assert "nell" not in move.seen_by
+
+
+class TestClauses:
+    """A sentence is read clause by clause (cut at ", and", ";", ", while", ...)."""
+
+    HALL = pack(
+        ("character", "Mara"),
+        ("character", "Leo"),
+        ("object", "brass key"),
+        ("object", "drawer", True),
+        ("place", "hallway"),
+    )
+
+    def test_a_place_phrase_stays_in_its_clause(self) -> None:
+        text = "Mara took the brass key, and Leo waited in the hallway."
+        actions = [a for a in read_prose(text, self.HALL) if a.kind != "narration"]
+        assert not any(a.obj == "brass_key" and a.target == "hallway" for a in actions)
+        assert [(a.kind, a.actors, a.obj) for a in actions if a.obj] == [
+            ("take", ("mara",), "brass_key")
+        ]
+
+    def test_a_semicolon_ends_a_clause_too(self) -> None:
+        text = "Leo picked up the brass key; Mara walked into the hallway."
+        actions = [a for a in read_prose(text, self.HALL) if a.kind != "narration"]
+        assert [(a.kind, a.actors, a.target or a.place) for a in actions] == [
+            ("take", ("leo",), None),
+            ("go", ("mara",), "hallway"),
+        ]
+
+    def test_a_clause_with_no_subject_shares_the_one_before(self) -> None:
+        text = "Mara picked up the brass key, and then quietly dropped it into the drawer."
+        moves = [a for a in read_prose(text, self.HALL) if a.kind == "move"]
+        assert [(m.actors, m.obj, m.target) for m in moves] == [(("mara",), "brass_key", "drawer")]
+
+
+class TestRetelling:
+    def test_an_act_with_no_destination_after_its_doer_placed_it_tells_it_again(self) -> None:
+        text = (
+            "Nell brushed her hair. Nell slipped the plum into the tin. Omar never saw it. "
+            "She had disposed of it quickly, and then she whisked it away."
+        )
+        objects = [a for a in read_prose(text, KITCHEN) if a.obj == "plum"]
+        assert [(a.kind, a.target) for a in objects] == [("move", "tin")]
+
+    def test_another_doers_take_is_a_new_act(self) -> None:
+        text = "Nell slipped the plum into the tin. Later, Omar took the plum."
+        objects = [a for a in read_prose(text, KITCHEN) if a.obj == "plum"]
+        assert [(a.kind, a.actors) for a in objects] == [("move", ("nell",)), ("take", ("omar",))]
+
+    def test_placed_at_names_where_it_goes(self) -> None:
+        [move] = [
+            a for a in read_prose("Omar placed the plum at the tin.", KITCHEN) if a.obj == "plum"
+        ]
+        assert (move.kind, move.target) == ("move", "tin")
+
+    def test_a_verb_joined_to_a_modal_ones_is_not_done_either(self) -> None:
+        text = "It would help Omar to find and take the plum."
+        assert [a for a in read_prose(text, KITCHEN) if a.obj == "plum"] == []
+
+
+class TestLearningPronouns:
+    PAIR = pack(("character", "Ana"), ("character", "Bo"), ("object", "lamp")) | pack(
+        ("object", "crate", True)
+    )
+
+    def test_a_pronoun_before_the_only_name_is_not_that_names(self) -> None:
+        text = (
+            "Bo brushed his hair. Later he learnt that Ana was already home. "
+            "She put the lamp in the crate."
+        )
+        [move] = [a for a in read_prose(text, self.PAIR) if a.kind == "move"]
+        assert move.actors == ("ana",) and move.unsure is None
+
+    def test_a_later_clause_of_a_sentence_naming_one_character_teaches_its_pronoun(
+        self,
+    ) -> None:
+        text = (
+            "Ana walked in, and her eyes fell on the lamp. Bo waved. She put the lamp in the crate."
+        )
+        [move] = [a for a in read_prose(text, self.PAIR) if a.kind == "move"]
+        assert move.actors == ("ana",) and move.unsure is None
+
+    def test_a_tie_keeps_the_pronoun_learnt_first(self) -> None:
+        text = (
+            "Ana brushed her hair. Bo sang to himself. Knowing how Ana felt, he smiled. "
+            "She put the lamp in the crate."
+        )
+        [move] = [a for a in read_prose(text, self.PAIR) if a.kind == "move"]
+        assert move.actors == ("ana",) and move.unsure is None

@@ -29,13 +29,13 @@ from pydantic import BaseModel, Field
 from fabula.agents.factory import make_roles
 from fabula.agents.llm import make_client
 from fabula.agents.usage import metering
-from fabula.bench.fake_openai import TEXT
 from fabula.bench.llama import MODEL_NAME, LlamaServer, find_engine
 from fabula.bench.model import Tally, check_commit, plan_strings, real_leaks, story_snapshot
 from fabula.bench.relay import Exchange, Relay
 from fabula.errors import FabulaError
 from fabula.graph.service import Fabula, TurnEvent
 from fabula.settings import ModelSettings, Settings
+from fabula.testing.fake_openai import TEXT
 from fabula.worlds.loader import load_world
 
 pytestmark = pytest.mark.real_engine
@@ -56,7 +56,7 @@ def llama() -> Iterator[str]:
         if os.environ.get("FABULA_REAL_ENGINE") == "required":
             pytest.fail(f"the real engine is required here: {engine.missing}")
         pytest.skip(f"no real engine: {engine.missing}")
-    with LlamaServer(engine.binary, engine.model, seed=SEED) as server:
+    with LlamaServer(engine.binary, engine.model, threads=engine.threads, seed=SEED) as server:
         yield server.base_url
 
 

@@ -1,5 +1,5 @@
 """What real servers do differently, each met by the model client (agents.llm) and each
-taught to the test server (:mod:`fabula.bench.fake_openai`), over real HTTP.
+taught to the test server (:mod:`fabula.testing.fake_openai`), over real HTTP.
 
 Found against llama.cpp's ``llama-server`` and other OpenAI-compatible servers: chat
 templates without a system role, ``reasoning_content`` beside ``content``, a stream without
@@ -31,10 +31,10 @@ from fabula.agents.writer.model import (
     complete_sentences,
     draft_findings,
 )
-from fabula.bench.fake_openai import message_text, tokens
 from fabula.errors import ConfigError, ModelOutputError, ModelTruncated, ModelUnavailable
 from fabula.graph.service import Fabula
 from fabula.settings import Settings
+from fabula.testing.fake_openai import message_text, tokens
 from fabula.testing.model import (
     EXTRACTED,
     GOOD,

@@ -163,7 +163,10 @@ STORIES = {
             "original_place": "shed",
             "move_to_place": "trunk",
         },
-        narrative="On a windy morning Uma carried the kite out of the shed and hid it away.",
+        narrative=(
+            "On a windy morning Uma carried the kite out of the shed and hid it away. "
+            "The sky was grey."
+        ),
         gold=A_GOLD[:4] + ["trunk", "shed"] + ["trunk"] * 4 + A_GOLD[10:],
     ),
 }
@@ -310,9 +313,10 @@ async def test_paragraphs_as_turns_read_the_same(redis_url: str, tmp_path: Path)
 
 
 def test_the_model_extractor_reads_the_same_narratives(redis_url: str, tmp_path: Path) -> None:
-    """With --base-url the model memory-builder is one more system of the run: it is asked
-    only about the sentences the rules leave as narration (c3's), here reading nothing."""
-    from fabula.bench.fake_openai import FakeOpenAI, Reply
+    """With --base-url the model memory-builder is one more system of the run: the prose
+    reader reads first and the model is asked only about the sentences it leaves as
+    narration (c3's last), here reading nothing: the prose reader's figures."""
+    from fabula.testing.fake_openai import FakeOpenAI, Reply
 
     out = tmp_path / "out.json"
     args = ["bench", "opentom", str(write(tmp_path)), "--reader", "controlled", "--json", str(out)]
@@ -328,5 +332,41 @@ def test_the_model_extractor_reads_the_same_narratives(redis_url: str, tmp_path:
     systems = json.loads(out.read_text())["systems"]
     assert list(systems) == ["controlled", "prose", "model", "majority", "nothing_read"]
     assert systems["model"]["failed_stories"] == []
-    assert systems["model"]["groups"] == systems["controlled"]["groups"]
-    assert asked and all("windy morning" in r for r in asked)
+    assert systems["model"]["groups"] == systems["prose"]["groups"]  # the prose reader first
+    assert asked and all("The sky was grey" in r for r in asked)
+
+
+async def test_second_order_with_nothing_held_and_coarse_against_the_story(
+    redis_url: str, tmp_path: Path
+) -> None:
+    """Owen sees the plum in the crate alone and leaves; Nora comes in and moves it. Owen
+    knows of nothing Nora perceived: to Owen, Nora holds the initial location as Owen knows
+    it (not unanswered). Nora never saw the crate: her first belief is the box, yet the plum
+    is not in its initial location (the story's) from her perspective."""
+    story = _story(
+        plot="Owen entered the attic. Nora entered the attic.",
+        plot_info={
+            "mover": "Nora",
+            "observer": "Owen",
+            "eoi": "plum",
+            "original_place": "the crate",
+            "move_to_place": "Nora's box",
+        },
+        narrative=(
+            "Owen entered the attic.\nThe plum is in the crate.\nOwen exited the attic.\n"
+            "Nora entered the attic.\nNora moved the plum to the Nora's box."
+        ),
+        gold=A_GOLD,
+    )
+    answers = tmp_path / "answers.jsonl"
+    await run_opentom(
+        write(tmp_path, {"d4": story}),
+        redis_url=redis_url,
+        answers_out=answers,
+        reader="controlled",
+        quiet=True,
+    )
+    got = [json.loads(line)["answer"] for line in answers.read_text().splitlines()]
+    assert got[0] == "No"  # Nora: her first belief is the box, the story's first the crate
+    assert got[1] == "Yes"  # Owen
+    assert got[3] == "Yes" and got[9] == "the crate"  # Owen on Nora: nothing held

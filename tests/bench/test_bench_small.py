@@ -293,8 +293,8 @@ async def test_model_against_a_server(redis_url: str, tmp_path: Path) -> None:
     server's, the planner's goal (marked SECRET) never in a character's prompt."""
     import random
 
-    from fabula.bench.fake_openai import FakeOpenAI
     from fabula.bench.model import NO_FAULTS, Server, StoryModel, run_server, schema_modes
+    from fabula.testing.fake_openai import FakeOpenAI
     from fabula.worlds.loader import load_world
 
     out = tmp_path / "server.json"

@@ -188,7 +188,7 @@ class TestStudio:
             )
             assert page.status_code == 200
             assert "the brass key is in the desk drawer." in page.text
-            assert "hollow book is in" not in page.text.split('data-testid="chat-answer"')[1]
+            assert "hollow book is in" not in page.text.split('data-testid="exchange"')[1]
             evil = {"character": "leo", "q": "<script>x</script>?"}
             hostile = await client.get("/stories/tale/chat", params=evil)
             assert "<script>x</script>" not in hostile.text and "&lt;script&gt;" in hostile.text

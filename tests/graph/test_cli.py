@@ -281,3 +281,34 @@ class TestServerStatus:
         assert proc.returncode == RedisUnavailable.exit_code
         assert len(proc.stderr.strip().splitlines()) == 1 and "does not answer" in proc.stderr
         assert "hidden" not in proc.stderr and "Traceback" not in proc.stderr
+
+
+class TestDemoSaysWhatItLeaves:
+    def test_the_embedded_redis_is_named_with_how_to_stop_it(
+        self, redis_url: str, tmp_path: Path
+    ) -> None:
+        """The demo started the embedded Redis and left it running without a word: now its
+        last line says so and how to stop it (`fabula server stop`, which does); against a
+        Redis of the user's own (FABULA_REDIS_URL) it says nothing of it."""
+        env = {k: v for k, v in os.environ.items() if k != "FABULA_REDIS_URL"}
+        env |= {"FABULA_HOME": str(tmp_path / "home"), "COLUMNS": "200"}
+
+        def run(*args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [sys.executable, "-m", "fabula", *args],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=300,
+            )
+
+        try:
+            done = run("demo", "--turns", "0")
+            assert done.returncode == 0, done.stderr
+            last = done.stdout.strip().splitlines()[-1]
+            assert "embedded Redis keeps running" in last and "`fabula server stop`" in last
+            assert run("server", "stop").stdout.strip() == "stopped"
+        finally:
+            run("server", "stop")
+        own = fabula(redis_url, "demo", "--turns", "0").stdout
+        assert "embedded Redis" not in own

@@ -14,6 +14,7 @@ import zipfile
 from pathlib import Path
 
 from fabula.errors import NotFound, StoryExists
+from fabula.graph.cli import COMMANDS
 from fabula.testing.cli import fabula
 
 HEAVY = (
@@ -40,13 +41,42 @@ def imported(redis_url: str, *args: str) -> set[str]:
     return {line.rpartition("|")[2].strip() for line in lines}
 
 
+def loaded(redis_url: str, *args: str) -> set[str]:
+    """``sys.modules`` after ``fabula ARGS`` ran to a clean exit, in a subprocess
+    (``-X importtime`` does not log a module that ``importlib`` imports itself)."""
+    code = (
+        "import json, runpy, sys\n"
+        "try:\n"
+        "    runpy.run_module('fabula', run_name='__main__')\n"
+        "except SystemExit as e:\n"
+        "    assert not e.code, e.code\n"
+        "sys.stderr.write('\\nMODULES ' + json.dumps(sorted(sys.modules)))\n"
+    )
+    env = {**os.environ, "FABULA_REDIS_URL": redis_url, "COLUMNS": "200"}
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return set(json.loads(proc.stderr.rpartition("MODULES ")[2]))
+
+
 class TestStartsQuickly:
     def test_help_and_show_load_no_service(self, redis_url: str) -> None:
         """`--help` and `show` import neither the service, LangGraph, a model client, the
         benchmarks nor numpy (the 1.6 s of imports `--help` had); `bench --help` still lists
         the benchmarks, loaded when asked for."""
         fabula(redis_url, "new", "--world", "hollow_book", "--id", "tale")
-        for args in (("--help",), ("show", "tale", "world"), ("show", "tale", "story")):
+        fabula(redis_url, "run", "tale")  # a turn waits: `stories` reads the checkpoints
+        for args in (
+            ("--help",),
+            ("show", "tale", "world"),
+            ("show", "tale", "story"),
+            ("stories",),
+        ):
             modules = imported(redis_url, *args)
             assert "fabula.graph.cli" in modules
             loaded = [m for m in modules if m.split(".")[0] in HEAVY or m.startswith(HEAVY)]
@@ -56,6 +86,76 @@ class TestStartsQuickly:
         assert "chat" in listed
         bench = fabula(redis_url, "bench", "--help").stdout
         assert "scale" in bench
+
+    def test_help_loads_no_command_module(self, redis_url: str) -> None:
+        """`--help` imported every command module (and so the agents' contracts, the
+        readers, ...): now it lists every command from the table, with the help each gives
+        itself, and loads none; `fabula CMD --help` loads CMD's module and shows its own
+        options; a command that ran loads its own module only."""
+        modules = loaded(redis_url, "--help")
+        commands = sorted(m for m in modules if m.startswith("fabula.graph.cli."))
+        assert commands == ["fabula.graph.cli.app"]
+        assert "fabula.agents.contracts" not in modules and "pydantic" not in modules
+        listed = fabula(redis_url, "--help").stdout
+        for name in (*COMMANDS, "bench"):
+            assert f"  {name} " in listed, name
+        assert "--auto" in fabula(redis_url, "run", "--help").stdout
+        assert "check-aof" in fabula(redis_url, "server", "--help").stdout
+        fabula(redis_url, "new", "--world", "hollow_book", "--id", "tale")
+        ran = loaded(redis_url, "show", "tale", "world")
+        assert sorted(m for m in ran if m.startswith("fabula.graph.cli.")) == [
+            "fabula.graph.cli.app",
+            "fabula.graph.cli.show",
+        ]
+
+    def test_the_table_is_each_commands_own_help(self) -> None:
+        """Each line of COMMANDS is the short help its command gives itself, and every
+        command a module registers is in the table (a new command cannot go unlisted)."""
+        import importlib
+
+        import typer
+
+        from fabula.graph.cli.app import _built, app
+
+        for module in {m for m, _ in COMMANDS.values()}:
+            importlib.import_module(f"fabula.graph.cli.{module}")
+        names = {
+            info.name or typer.main.get_command_name(info.callback.__name__)
+            for info in app.registered_commands
+            if info.callback is not None
+        } | {g.name for g in app.registered_groups}
+        assert names == set(COMMANDS)
+        for name, (_, short) in COMMANDS.items():
+            assert _built(name).get_short_help_str(1000) == short, name
+
+    def test_stories_lists_what_the_service_says_waits(self, redis_url: str) -> None:
+        """`stories` reads what waits from the checkpoints' keys, every story at once,
+        without the turn graph: it names the same draft the service's pending does, and
+        the interrupt's slot it reads is LangGraph's own."""
+        from langgraph.checkpoint.base import WRITES_IDX_MAP
+
+        from fabula.graph.checkpoint.waiting import INTERRUPT_SLOT
+
+        assert WRITES_IDX_MAP["__interrupt__"] == INTERRUPT_SLOT
+        for name in ("one", "two", "three"):
+            fabula(redis_url, "new", "--world", "hollow_book", "--id", name)
+        fabula(redis_url, "run", "two")
+        fabula(redis_url, "fork", "three", "--at", "2", "--name", "side")
+        fabula(redis_url, "run", "three", "--branch", "side")
+        fabula(redis_url, "run", "one", "--auto")
+        listed = json.loads(fabula(redis_url, "stories", "--json").stdout)
+        waiting = json.loads(fabula(redis_url, "pending", "--json").stdout)
+        assert [(s["id"], s["head"], s["branches"]) for s in listed] == [
+            ("one", 4, 1),
+            ("three", 3, 2),
+            ("two", 3, 1),
+        ]
+        assert sorted(
+            (p["story"], p["branch"], p["turn"], p["pending_id"])
+            for s in listed
+            for p in s["pending"]
+        ) == sorted((w["story"], w["branch"], w["turn"], w["pending_id"]) for w in waiting)
+        assert len(waiting) == 2
 
 
 class TestTables:

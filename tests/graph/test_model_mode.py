@@ -1,6 +1,7 @@
 """Model mode: every role on a chat model, through the real graph, Redis and HTTP client.
 
-The chat model is the real ChatOpenAI talking HTTP to :class:`fabula.bench.fake_openai.FakeOpenAI`.
+The chat model is the real ChatOpenAI talking HTTP to
+:class:`fabula.testing.fake_openai.FakeOpenAI`.
 Replies are routed by the schema a request asks for (``TurnPlan``, ``CharacterProposal``,
 free text, ``ExtractedActions``) and, for the fanned-out character agents, by the name in
 their prompt, so the order the graph happens to make its calls in does not matter.

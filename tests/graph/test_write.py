@@ -89,3 +89,25 @@ class TestWrite:
         ended = _write(redis_url, "")
         assert ended.returncode == 0 and f"turn 4 (draft {pending})" in ended.stdout
         assert "the session ended" in ended.stdout
+
+    def test_plain_words_are_refused_at_once_and_the_loop_goes_on(self, redis_url: str) -> None:
+        """A direction the offline planner cannot read ("make it more tense") was accepted,
+        then the loop died with status 2 after the next approval; a reject note it cannot
+        read was taken and ignored. Now each is refused in one line when it is typed (the
+        turn waits as it was), the loop goes on, and a note it reads steers the redraft."""
+        assert _cli(redis_url, "new", "--world", "hollow_book", "--id", "tale").returncode == 0
+        keys = "d\nmake it more tense\nr\nmake it more tense\nr\nMara goes to the hallway\na\nq\n"
+        done = _write(redis_url, keys)
+        assert done.returncode == 0, done.stderr
+        refused = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+        assert len(refused) == 2, done.stderr
+        assert "cannot read the direction 'make it more tense'" in refused[0]
+        assert "cannot read the note 'make it more tense'" in refused[1]
+        said = done.stdout
+        assert "next turn: make it more tense" not in said
+        first, *redrafts = said.split("turn 4 (draft")[1:]
+        assert "Mara went to the hallway" not in first
+        assert redrafts[0].split("\n")[0] == first.split("\n")[0]  # refused: the same draft
+        assert "Mara went to the hallway" in redrafts[-1]  # the note steered the redraft
+        assert "turn 4: committed" in said and "turn 5 (draft" in said
+        assert [w["turn"] for w in _waiting(redis_url)] == [5]

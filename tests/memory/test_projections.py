@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import redis.asyncio as aredis
 
-from fabula.errors import InvalidInput, NotFound, TurnConflict
+from fabula.errors import Conflict, InvalidInput, NotFound, TurnConflict
 from fabula.memory.branching import fork
 from fabula.memory.delta import DeltaBuilder
 from fabula.memory.projections import (
@@ -298,7 +298,7 @@ class TestForks:
     async def test_fork_refuses_bad_requests(self, story: StoryStore) -> None:
         """Forking twice under one name, at an uncommitted turn, or of no story is refused."""
         await fork(story, 1, "alt")
-        with pytest.raises(InvalidInput):
+        with pytest.raises(Conflict):  # the story's state refuses it: a conflict
             await fork(story, 2, "alt")
         with pytest.raises(InvalidInput):
             await fork(story, 4, "later")

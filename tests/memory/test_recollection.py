@@ -217,3 +217,56 @@ class TestWordsHeard:
         text = '"Hi," said Ann. "Go away," Mara hissed to Cal.'
         heard = _talk(text, ("ann", 0, len(text), ("ann", "ben"), ()))
         assert all("Go away" not in memory for memory in heard["e1.0"].values()), heard
+
+
+class TestOneClauseSentences:
+    def test_a_missed_telling_of_one_clause_is_not_given_to_a_journey_spanned_over_it(
+        self,
+    ) -> None:
+        """Found by the leak property: Ada's private word to Cora was left out, and Ben's
+        journey and Ada's taking were spanned over the passage. The telling's sentence is
+        one clause: it names Ben and the cove (so it is about Ben's leaving the cove), Ada
+        (the taking's actor) and Cora (a witness of Ben's arrival), so it passed for that
+        leaving and Ben remembered it, Ada's secret with it. A sentence of one clause, too,
+        must tell an action of its own, naming nothing that action does not account for."""
+        text = (
+            "Ada privately told Cora that Ada's secret is that Ada knows Ben lands brandy in "
+            "the cove. Ben went to the lamp room, and Ada went to the lamp room, and Ada took "
+            "the logbook."
+        )
+        b = DeltaBuilder(1, text)
+        for name in ("Ada", "Ben", "Cora"):
+            b.entity("character", name)
+        for name in ("lamp room", "cottage", "cove"):
+            b.entity("place", name)
+        b.entity("object", "logbook")
+        whole = b.span(0, len(text))
+        ada = text.index("Ada went to the lamp room")
+        journey = b.span(ada, ada + 25)
+        for kind, span, actor, place, witnesses in (
+            ("exit", whole, "ben", "cove", ("ben",)),
+            ("enter", whole, "ben", "lamp_room", ("ben", "cora")),
+            ("exit", journey, "ada", "cottage", ("ada",)),
+            ("enter", journey, "ada", "lamp_room", ("ada", "ben", "cora")),
+        ):
+            b.event(
+                kind, span, actor=actor, participants=(actor,), place=place, witnesses=witnesses
+            )
+        b.event(
+            "take",
+            whole,
+            actor="ada",
+            participants=("ada", "logbook"),
+            place="lamp_room",
+            content=Fact(subject="logbook", attribute="location", value="ada"),
+            witnesses=("ada", "ben", "cora"),
+        )
+        delta = b.build()
+        for event in delta.events:
+            for witness in event.witnesses:
+                memory = delta.own_recollections.get(event.id, {}).get(
+                    witness, delta.recollections.get(event.id, "")
+                )
+                assert "privately told" not in memory, (event.kind, witness, memory)
+        leaving = next(e for e in delta.events if (e.kind, e.actor) == ("exit", "ben"))
+        assert delta.recollections[leaving.id] == "Ben left the cove."

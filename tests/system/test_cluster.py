@@ -1,5 +1,5 @@
 """Fabula on a Redis Cluster: three primaries and three replicas started from the same
-``redis-server`` binary (``bench/localcluster.py``).
+``redis-server`` binary (``fabula/testing/localcluster.py``).
 
 These run in the default suite (about 20 s, most of it starting the cluster). The store, ACL,
 checkpoint and loop test modules run unchanged against a cluster with
@@ -20,7 +20,6 @@ import pytest
 import redis
 from redis.exceptions import NoPermissionError
 
-from fabula.bench.localcluster import LocalCluster
 from fabula.errors import FabulaError
 from fabula.graph.service import Fabula
 from fabula.graph.service.consolidation import InlineConsolidation
@@ -28,6 +27,7 @@ from fabula.memory import keys
 from fabula.memory.connection import connect, is_cluster
 from fabula.memory.hierarchy import scenes
 from fabula.settings import Settings
+from fabula.testing.localcluster import LocalCluster
 from fabula.testing.redis import ON_CLUSTER, wipe
 from fabula.testing.stories import check_story, write_turn
 

@@ -66,12 +66,14 @@ from fabula.agents.character.model import (
 from fabula.agents.contracts import INTENT_FIELDS, TurnPlan
 from fabula.agents.memory_builder.model import with_narration
 from fabula.agents.schemas import named
-from fabula.agents.views import author_view
+from fabula.agents.views import AuthorView, author_view
 from fabula.graph.service import Fabula
 from fabula.memory.actions import StoryAction
 from fabula.memory.index.build import index_through
 from fabula.memory.ingest import build_turn
-from fabula.memory.records import slug
+from fabula.memory.projections import BeliefView
+from fabula.memory.records import Entity, slug
+from fabula.memory.store import StoryStore
 from fabula.settings import Settings
 from fabula.testing.leaks import CONTAINERS, JOINS, SECRETS, THINGS, Turn, sloppy_reading, turns
 from fabula.worlds.loader import load_world
@@ -142,6 +144,31 @@ def memory_lines(prompt: str) -> list[str]:
     return section.splitlines()
 
 
+async def character_prompt(
+    app: Fabula, store: StoryStore, view: AuthorView, character: str, plan: TurnPlan
+) -> tuple[str, BeliefView, dict[str, Entity]]:
+    """The character's prompt as its agent renders it (its beliefs and the entities it
+    knows of beside): its memories, every line it recalls from its own episode index (even
+    those the memories repeat: all are checked), its own words, lore and voice."""
+    mind = await app.minds.mind(store.story, character)
+    brief = brief_for(view, character, plan)
+    beliefs, entities = await mind.beliefs(), await mind.entities()
+    memories = await mind.memories(last=MEMORIES)
+    words = await mind.own_words(VOICE_LINES)
+    voice = await voice_lines(mind, brief, beliefs, entities, memories, shown=words)
+    prompt = render_mind(
+        brief,
+        beliefs,
+        memories,
+        entities,
+        recalled=await recollections(mind, brief, beliefs, entities),
+        own_words=words,
+        lore=await lore_lines(mind, brief, beliefs, entities, memories),
+        voice=voice,
+    )
+    return prompt, beliefs, entities
+
+
 @pytest.fixture()
 async def app(redis_url: str, tmp_path: Any) -> Any:
     async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
@@ -167,23 +194,7 @@ async def test_no_prompt_holds_what_its_character_did_not_witness(
     plan = TurnPlan(scene_goal=SECRET, focal=("ada",), beats=(SECRET + " beat",))
     await index_through(store)  # what a character recalls is read from its episode index
     for character in view.characters():
-        mind = await app.minds.mind(store.story, character)
-        brief = brief_for(view, character, plan)
-        beliefs, entities = await mind.beliefs(), await mind.entities()
-        memories = await mind.memories(last=MEMORIES)
-        words = await mind.own_words(VOICE_LINES)
-        voice = await voice_lines(mind, brief, beliefs, entities, memories, shown=words)
-        prompt = render_mind(
-            brief,
-            beliefs,
-            memories,
-            entities,
-            # every recalled line, even those the memories above repeat: all are checked
-            recalled=await recollections(mind, brief, beliefs, entities),
-            own_words=words,
-            lore=await lore_lines(mind, brief, beliefs, entities, memories),
-            voice=voice,
-        )
+        prompt, beliefs, entities = await character_prompt(app, store, view, character, plan)
         schema = proposal_json_schema(character, entities, known_attributes(beliefs))
         known = prompt.partition("## Things you know of\n")[2].partition("\n\n")[0]
         shown = {entry[2:].partition(":")[0] for entry in known.splitlines()}
@@ -229,3 +240,34 @@ async def test_no_prompt_holds_what_its_character_did_not_witness(
                     for box in CONTAINERS.values():
                         both = thing in clause and box in clause
                         assert not both or (thing, box) in seen_pairs, (name, line, turn.text)
+
+
+async def test_a_missed_telling_is_not_quoted_for_a_journey_spanned_over_it(app: Fabula) -> None:
+    """Found by this property: the model left Ada's private word to Cora out and spanned
+    Ben's journey and Ada's taking over the whole passage. The telling's sentence, one
+    clause, names Ben and the cove (so it passed for Ben's leaving the cove), Ada (the
+    taking's actor) and Cora (who saw Ben arrive): Ben's memory quoted it, Ada's secret
+    with it. A clause must tell an action of its own, one clause or several."""
+    text = (
+        "Ada privately told Cora that Ada's secret is that Ada knows Ben lands brandy in the "
+        "cove. Ben went to the lamp room, and Ada went to the lamp room, and Ada took the "
+        "logbook."
+    )
+    told = text[: text.index(" Ben went")]
+    ada_goes = text.index("Ada went to the lamp room")
+    actions = [  # the telling left out
+        StoryAction(start=0, end=len(text), kind="go", actors=["Ben"], place="lamp room"),
+        StoryAction(
+            start=ada_goes, end=ada_goes + 25, kind="go", actors=["Ada"], place="lamp room"
+        ),
+        StoryAction(start=0, end=len(text), kind="take", actors=["Ada"], obj="logbook"),
+    ]
+    store = await app.new_story(PACK, "missed_telling")
+    await store.commit(await build_turn(store, 1, text, with_narration(text, actions), as_of=None))
+    await index_through(store)
+    view = await author_view(store)
+    plan = TurnPlan(scene_goal=SECRET, focal=("ada",), beats=())
+    prompt, _, _ = await character_prompt(app, store, view, "ben", plan)
+    assert "Ben went to the lamp room" in prompt  # the journey he made is remembered
+    assert told.lower() not in prompt.lower(), prompt
+    assert SECRETS["Ada"] not in prompt, prompt

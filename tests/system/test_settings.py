@@ -1,12 +1,16 @@
-"""The one table of variables (:data:`fabula.settings.VARIABLES`): what reads it. The docs'
+"""The one table of variables (:data:`fabula.settings.VARIABLES`), generated from the
+settings' fields: what reads it, and that nothing else reads the environment. The docs'
 settings reference is generated from it (tests/system/test_docs.py)."""
 
 from __future__ import annotations
 
+import ast
+import os
 from pathlib import Path
 
 import pytest
 
+import fabula
 from fabula.errors import ConfigError
 from fabula.settings import VARIABLES, ModelSettings, Settings
 
@@ -16,7 +20,7 @@ UNSET = {"max_revisions", "model.retry_initial_s", "model.retry_max_s"}
 
 def test_every_field_has_its_variable() -> None:
     """Every settings field is set by exactly one variable of the table, or is one of the few
-    that code passes in: a field added without its variable fails here."""
+    that code passes in: a field added without its variable (``Env``) fails here."""
     fields = {f for f in Settings.model_fields if f != "model"} | {
         f"model.{f}" for f in ModelSettings.model_fields
     }
@@ -38,6 +42,11 @@ FREE = {
     "FABULA_MODEL_CASSETTE",
     "FABULA_REDIS_ALLOW_OPEN",
     "FABULA_REDIS_LOAD_TRUNCATED",
+    "FABULA_TEST_CLUSTER",
+    "FABULA_CHROMIUM",
+    "FABULA_CACHE",
+    "FABULA_LLAMA_SERVER",
+    "FABULA_LLAMA_MODEL",
 }
 
 
@@ -75,3 +84,86 @@ def test_the_values_are_read() -> None:
     assert settings.prices["m"].output == 2
     assert settings.model.timeout_s == 9 and settings.model_for("writer").max_tokens == 50
     assert settings.web_token == "t" * 20
+
+
+def test_the_table_is_generated_from_the_fields() -> None:
+    """Each row's meaning is its field's description and its default the field's default,
+    so neither is written twice: a default changed on the field changes the docs."""
+    fields = Settings.model_fields | {
+        f"model.{n}": info for n, info in ModelSettings.model_fields.items()
+    }
+    for v in VARIABLES:
+        assert v.field is not None
+        info = fields[v.field]
+        assert v.doc and v.doc == info.description, v.name
+        if info.default_factory is None and info.default not in (None, False, ()):
+            value = info.default
+            shown = f"{value:g}" if isinstance(value, float) else str(value)
+            assert v.default.startswith(f"`{shown}`"), (v.name, v.default)
+    budget = next(v for v in VARIABLES if v.name == "FABULA_TOKEN_BUDGET")
+    assert budget.default == f"`{Settings().token_budget}`"
+
+
+def test_the_tools_variables_are_read() -> None:
+    """The benchmarks' and the test helpers' variables are settings too."""
+    settings = Settings.from_env(
+        {
+            "FABULA_TEST_CLUSTER": "1",
+            "FABULA_CHROMIUM": "/opt/chromium",
+            "FABULA_CACHE": "/var/cache/fabula",
+            "FABULA_LLAMA_SERVER": "/opt/llama-server",
+            "FABULA_LLAMA_MODEL": "/opt/gemma.gguf",
+            "FABULA_LLAMA_THREADS": "1",
+        }
+    )
+    assert settings.test_cluster and settings.chromium == Path("/opt/chromium")
+    assert settings.cache == Path("/var/cache/fabula")
+    assert settings.llama_server == Path("/opt/llama-server")
+    assert settings.llama_model == Path("/opt/gemma.gguf") and settings.llama_threads == 1
+    assert not Settings.from_env({}).test_cluster
+
+
+PACKAGE = Path(fabula.__file__).resolve().parent
+
+# the modules that read the environment themselves, and why: every other module is given
+# its settings (Settings.from_env, read at an entry point)
+READERS = {
+    "settings.py": "the one reader of Fabula's variables",
+    "memory/tokens.py": "tiktoken reads TIKTOKEN_CACHE_DIR and DATA_GYM_CACHE_DIR from "
+    "os.environ itself; the counter looks for a cached file where tiktoken will load it",
+    "testing/cli.py": "a subprocess's environment: the test's own, plus the test Redis",
+    "bench/web.py": "a subprocess's environment: the benchmark's own, less the studio token",
+}
+
+ENVIRONMENT = {"environ", "environb", "getenv", "getenvb", "putenv", "unsetenv"}
+
+
+def _reads_environment(tree: ast.AST) -> list[int]:
+    lines = []
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "os"
+            and node.attr in ENVIRONMENT
+        ):
+            lines.append(node.lineno)
+        elif isinstance(node, ast.ImportFrom) and node.module == "os":
+            lines += [node.lineno for a in node.names if a.name in ENVIRONMENT]
+    return lines
+
+
+def test_nothing_outside_the_settings_reads_the_environment() -> None:
+    """No module of the package (the benchmarks and the test helpers included) reads
+    ``os.environ`` or ``os.getenv`` but the settings and the few exceptions named, each with
+    its reason: a variable read anywhere else would be a setting the docs do not list."""
+    found: dict[str, list[int]] = {}
+    for folder, _, files in os.walk(PACKAGE, followlinks=True):
+        for name in files:
+            if name.endswith(".py"):
+                path = Path(folder) / name
+                lines = _reads_environment(ast.parse(path.read_text(encoding="utf-8")))
+                if lines:
+                    found[path.relative_to(PACKAGE).as_posix()] = lines
+    assert {m: lines for m, lines in found.items() if m not in READERS} == {}
+    assert set(found) == set(READERS), "an exception that no longer reads: drop it"

@@ -8,7 +8,7 @@ from pathlib import Path
 from fabula.agents.factory import make_roles
 from fabula.graph.service import Fabula, TurnEvent
 from fabula.settings import ModelSettings, Settings
-from fabula.testing.model import PASSAGE, STORY, FakeOpenAI, fake_openai_fixture, script_turn  # noqa: F401  (fixture)
+from fabula.testing.model import PASSAGE, STORY, FakeOpenAI, script_turn
 
 
 async def test_prose_streams_to_the_listener(

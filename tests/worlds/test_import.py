@@ -111,7 +111,8 @@ class TestCards:
         }
 
     def test_several_cards_make_one_cast(self, tmp_path: Path) -> None:
-        """Cards given together are one cast in one place, each with its own book."""
+        """Cards given together are one cast, each with its own book, each where its own
+        greeting or scenario puts it among the places the cards name."""
         paths = [
             fx.write_json(tmp_path / "a.json", fx.v1_card()),
             fx.write_json(tmp_path / "b.json", fx.v2_card()),
@@ -120,7 +121,12 @@ class TestCards:
         pack = import_paths(paths).pack
         assert [c.name for c in pack.characters] == ["Ada", "Ben", "Cora", "User"]
         assert [c.name for c in pack.characters if c.played] == ["User"]
-        assert {c.location for c in pack.characters} == {"scene"}
+        assert [c.location for c in pack.characters] == [
+            "storm-bound island",
+            "cove",
+            "lamp room",
+            "storm-bound island",  # where Ada, the first to speak to {{user}}, starts
+        ]
         assert [b.owner for b in pack.lore.books] == ["Ben", "Cora"]
         assert pack.title == "Ada & Ben & Cora"
 
@@ -284,10 +290,10 @@ class TestPackFolderAndStory:
                 "*Ada looks up.* Who are you, User?"
             ]
             world = await project_world(store)
-            assert world.where("ben") == "scene" and world.where("ada") == "scene"
+            assert world.where("ben") == "cove" and world.where("ada") == "storm_bound_island"
             assert await store.assets() == imported.assets
             # the {{user}} the cards speak to is a character of the story, played
-            assert world.where("user") == "scene"
+            assert world.where("user") == world.where("ben")  # Ben's card speaks to {{user}}
             assert await store.played() == ["user"]
 
 

@@ -1,8 +1,10 @@
 """Several sources made one world pack: one cast, one set of lorebooks, one opening.
 
 Cards make the cast (in the order given), a BookWorld preset brings its places, roles and
-world lore, lorebooks join the world's lore. A world with no places (cards only) gets one,
-``scene``, where every character starts; the premise is the preset's description or the
+world lore, lorebooks join the world's lore. A world with no places (cards only) gets the
+places its cards and lore name, else one, ``scene``; each character starts where its own
+text puts it, and one without goals gets the goals its text gives it
+(:mod:`~fabula.worlds.imports.motives`); the premise is the preset's description or the
 cards' scenarios. A card that speaks of ``{{user}}`` brings the user (``--user``, "User" by
 default) into the cast where the others start, as a character a person plays. Pictures (a
 card PNG's image, a CHARX's assets, a role's icon) travel as assets, named
@@ -25,6 +27,7 @@ from fabula.worlds.imports.cards import CardRead
 from fabula.worlds.imports.charx import CharxError, safe_member, tree_clash
 from fabula.worlds.imports.fields import BadSource
 from fabula.worlds.imports.limits import Budget, ImportLimits
+from fabula.worlds.imports.motives import DEFAULT_PLACE, goals_of, home_of, world_places
 from fabula.worlds.imports.png import picture_format
 from fabula.worlds.imports.sources import Source, read_source
 from fabula.worlds.lore import (
@@ -40,9 +43,6 @@ from fabula.worlds.pack import CharacterSpec, ObjectSpec, Opening, PlaceSpec, Wo
 
 __all__ = ["DEFAULT_PLACE", "Imported", "check_asset_names", "import_paths"]
 
-DEFAULT_PLACE = "scene"
-"""The one place of a world made of cards alone (cards name no places)."""
-
 
 @dataclass(frozen=True)
 class Imported:
@@ -51,6 +51,16 @@ class Imported:
     pack: WorldPack
     assets: dict[str, bytes] = field(default_factory=dict)
     sources: tuple[Source, ...] = ()
+
+
+@dataclass
+class _Own:
+    """A character's own text (greeting, scenario, description, its book; a role's
+    profile), its motivation and the characters its source relates it to."""
+
+    texts: list[str]
+    motivation: str = ""
+    related: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -156,6 +166,7 @@ def import_paths(
         books += world.books
     scenarios: list[str] = []
     home = places[0].name if places else DEFAULT_PLACE
+    own: dict[str, _Own] = {}  # each character's own text, what moves it
     rows = [(s.path, s.card) for s in sources if s.card is not None]
     for _, card in rows:
         ident = slug(card.name)
@@ -178,6 +189,14 @@ def import_paths(
             )
         )
         greetings += card.greetings
+        own[card.name] = _Own(
+            texts=[
+                *(g.text for g in card.greetings[:1]),
+                card.scenario,
+                card.description,
+                *(e.content for e in (card.book.entries if card.book else ())),
+            ]
+        )
         if card.book is not None:
             books.append(card.book)
         cards.append(card.kept.model_copy(update={"image": image or None}))
@@ -199,6 +218,12 @@ def import_paths(
                 image=image,
             )
         )
+        motivation = role.kept.data.get("motivation")
+        own[role.name] = _Own(
+            texts=[role.description],
+            motivation=motivation if isinstance(motivation, str) else "",
+            related=[k for e in (role.book.entries if role.book else ()) for k in e.keys],
+        )
         if role.book is not None:
             books.append(role.book)
         cards.append(role.kept.model_copy(update={"image": image or None}))
@@ -214,19 +239,30 @@ def import_paths(
             "(import a card or a BookWorld preset with the lorebooks)"
         )
     if not places:
+        people = [user, *(n for c in characters for n in (c.name, *c.aliases))]
+        named = [g.text for g in greetings] + scenarios + [c.description for c in characters]
+        places = world_places(named, books, people)
+    if not places:
         places = [PlaceSpec(name=DEFAULT_PLACE, description="\n\n".join(scenarios))]
     place_ids = {slug(p.name) for p in places}
-    # where each starts: where an exported lorebook says, else the first place
-    characters = [
-        c.model_copy(
-            update={
-                "location": found.names.get(found.where.get(slug(c.name), ""), "")
-                if found.where.get(slug(c.name)) in place_ids
-                else places[0].name
-            }
+    cast = {c.name: c.aliases for c in characters}
+    moved = []
+    for c in characters:
+        mine = own.get(c.name, _Own(texts=[c.description]))
+        # where each starts: where an exported lorebook says, else where its text puts it
+        where = found.where.get(slug(c.name))
+        home = found.names[where] if where in place_ids else home_of(mine.texts, places)
+        goals = c.goals or goals_of(
+            c.name,
+            mine.texts,
+            cast=cast,
+            places=places,
+            home=home,
+            related=mine.related,
+            motivation=mine.motivation,
         )
-        for c in characters
-    ]
+        moved.append(c.model_copy(update={"location": home, "goals": goals}))
+    characters = moved
     holders = place_ids | {slug(c.name) for c in characters} | {slug(o.name) for o in found.objects}
     objects = [o for o in found.objects if slug(o.location) in holders]
     names = [c.name for c in characters]
@@ -265,7 +301,8 @@ def _with_user(
 ) -> list[CharacterSpec]:
     """The cast with ``user`` (the name ``{{user}}`` stands for) played by a person, when a
     card speaks of ``{{user}}``: a character of the cast already so named becomes played;
-    else the user joins the cast where the others start."""
+    else the user joins the cast where the first card speaking to it starts (``home``
+    failing that)."""
     speaking = [c.name for c in cards if c.names_user]
     if not speaking:
         return characters
@@ -279,6 +316,7 @@ def _with_user(
             for c in characters
         ]
     description = f"The person playing: {', '.join(speaking)}'s {{{{user}}}}."
+    home = next((c.location for c in characters if c.name == speaking[0]), home)
     you = CharacterSpec(name=user, location=home, description=description, played=True)
     return [*characters, you]
 

@@ -1,5 +1,5 @@
 """A threaded HTTP server on 127.0.0.1 that starts and stops: what the fake OpenAI server
-(:mod:`fabula.bench.fake_openai`) and the recording relay (:mod:`fabula.bench.relay`)
+(:mod:`fabula.testing.fake_openai`) and the benchmarks' recording relay (``bench/relay.py``)
 share. Standard library only.
 """
 

@@ -72,7 +72,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from fabula.agents.schemas import strict_problems
-from fabula.bench.local_server import LocalServer
+from fabula.testing.local_server import LocalServer
 
 __all__ = ["TEXT", "FakeOpenAI", "Reply", "hashed_words", "request_schema"]
 
