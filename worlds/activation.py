@@ -6,8 +6,10 @@ Pure: entries and a text in, the activated entries (each with what fired it) out
   the entry (or the book) is case-sensitive; with whole-word matching (on by default, as
   in SillyTavern) a one-word key must stand as a word ("king" is in "long live the king",
   not in "liking"), a key of several words is matched as written. ``/pattern/flags`` keys,
-  and every key of a ``use_regex`` entry, are regular expressions; one that does not
-  compile matches nothing (character-card V3).
+  and every key of a ``use_regex`` entry, are regular expressions, matched in linear time
+  by RE2 (:mod:`fabula.worlds.imports.keys`); one that does not compile matches nothing
+  (character-card V3) and is logged once (``lore_key_refused``): an import refuses it, but
+  a story stored before may hold one.
 - **Secondary keys** (``selective``, and only when there are any) combine with the primary
   match: AND ANY (one of them present), AND ALL (all), NOT ANY (none), NOT ALL (not all).
 - **constant** entries are active whatever the keys; a disabled entry never is.
@@ -36,6 +38,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from fabula.logs import get_logger
 from fabula.worlds.imports.keys import KeyError_, is_regex_key, key_matches
 from fabula.worlds.lore import LoreEntry, split_decorators
 
@@ -49,6 +52,8 @@ __all__ = [
     "delayed",
     "secondary_holds",
 ]
+
+log = get_logger(__name__)
 
 Fired = Literal["constant", "key", "recursion", "decorator"]
 _KNOWN = {
@@ -132,8 +137,15 @@ def _hit(key: str, text: str, entry: LoreEntry, case: bool, whole: bool) -> bool
         return key_matches(
             key, text, use_regex=entry.use_regex, case_sensitive=case, whole_words=whole
         )
-    except KeyError_:
+    except KeyError_ as exc:
+        _refused(str(exc))
         return False  # an invalid regular expression matches nothing
+
+
+@functools.lru_cache(maxsize=1024)
+def _refused(reason: str) -> None:
+    """Log, once per key, that a stored key does not compile and so never fires."""
+    log.warning("lore_key_refused", error=reason)
 
 
 def _hits(keys: Sequence[str], text: str, entry: LoreEntry, case: bool, whole: bool) -> list[str]:

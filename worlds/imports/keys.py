@@ -4,45 +4,210 @@ A key is plain text, or a regular expression: every key of an entry with ``use_r
 (character-card V3), or a key written ``/pattern/flags`` (SillyTavern). Plain keys match
 case-insensitively unless the entry is case-sensitive; with whole-word matching a
 one-word key must stand as a word (a key with a space in it is matched as written).
+
+A regular expression comes from whoever wrote the card or book, so it is matched by RE2
+(``google-re2``), whose time is linear in the text whatever the pattern — ``/(a+)+$/``
+against forty ``a`` and a ``!`` answers at once, where a backtracking engine would not in a
+lifetime — and whose memory is bounded (:data:`MAX_MEM` per pattern). What RE2 cannot
+compile (backreferences, lookaround, a pattern past the memory bound) is not a key Fabula
+can match: :func:`compile_key` raises :class:`KeyError_` for it, which the import turns into
+one line naming the entry and the key; there is no fallback to a backtracking engine.
+
+Flags of a ``/pattern/flags`` key (JavaScript's): ``i`` ignores case, ``m`` makes ``^`` and
+``$`` match at line ends, ``s`` lets ``.`` match a newline; ``u`` is what RE2 always does
+(Unicode), ``g`` and ``y`` have no meaning for a key (it is found or not). Any other flag is
+refused. Without ``m``, ``$`` matches at the very end of the text only (as in JavaScript).
+As in JavaScript, ``\\w``, ``\\d``, ``\\s`` and ``\\b`` are ASCII classes (``\\pL`` is any letter).
+
+A plain key is its text, found where Python's ``re`` would find it escaped (case ignored
+character by character as ``re.IGNORECASE`` does), by string search: no pattern is compiled.
 """
 
 from __future__ import annotations
 
+import _sre  # type: ignore[import-not-found]  # Python's own case folding, as re applies it
 import functools
 import re
+from re._casefix import _EXTRA_CASES  # type: ignore[import-not-found]
+from typing import Protocol
 
-__all__ = ["KeyError_", "compile_key", "is_regex_key", "key_matches"]
+import re2  # google-re2: linear-time matching of the regex keys users write
+
+__all__ = [
+    "MAX_MEM",
+    "KeyError_",
+    "KeyFinder",
+    "Matcher",
+    "compile_key",
+    "is_regex_key",
+    "key_matches",
+    "linear_pattern",
+    "regex_options",
+]
 
 _SLASHED = re.compile(r"^/(.+)/([a-z]*)$", re.DOTALL)
-_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "u": 0, "g": 0, "y": 0}
+_FLAGS = {"i": "i", "m": "m", "s": "s", "u": "", "g": "", "y": ""}
+"""A JavaScript flag, and the RE2 flag it becomes (empty: none needed)."""
+
+MAX_MEM = 8 * 1024 * 1024
+"""The memory one regex key may use in RE2 (its program and its DFA's cache, 8 MiB): a
+pattern whose program does not fit is refused; a search whose DFA fills it goes on in
+RE2's NFA, still in linear time."""
 
 
 class KeyError_(ValueError):
-    """A key that cannot be compiled (an invalid regular expression)."""
+    """A key that cannot be compiled (an invalid regular expression, or one RE2 cannot
+    match in linear time)."""
+
+
+class Matcher(Protocol):
+    """A compiled key: ``search(text)`` is a match, or None."""
+
+    def search(self, text: str, /) -> object | None: ...
+
+
+def regex_options() -> re2.Options:
+    """The RE2 options of every regex key: bounded memory, no logging of refused patterns
+    (a bad key is reported once, by whoever compiles it). Case and the flags are written in
+    the pattern (see :func:`linear_pattern`), so one set of options serves a whole set."""
+    options = re2.Options()
+    options.max_mem = MAX_MEM
+    options.log_errors = False
+    return options
+
+
+_OPTIONS = regex_options()
+
+
+@functools.lru_cache(maxsize=8)
+def _utf8(text: str) -> bytes:
+    """``text`` as RE2 reads it (a lone surrogate kept as its bytes, matching nothing)."""
+    return text.encode("utf-8", "surrogatepass")
+
+
+class _Linear:
+    """A regex key compiled by RE2."""
+
+    __slots__ = ("_regexp",)
+
+    def __init__(self, regexp: re2._Regexp) -> None:
+        self._regexp = regexp
+
+    @property
+    def size(self) -> int:
+        """The instructions of its RE2 program."""
+        return int(self._regexp._regexp.ProgramSize())
+
+    def search(self, text: str, /) -> object | None:
+        found: object | None = self._regexp.search(_utf8(text))
+        return found
+
+
+class _Fold(dict[int, int]):
+    """A character's stand-in for its case: one of the characters Python's ``re`` matches
+    it with when case is ignored (its simple lowercase and that one's special cases, a
+    word character first), filled in as characters are met."""
+
+    def __missing__(self, code: int) -> int:
+        lower = _sre.unicode_tolower(code)
+        orbit = {lower, *_EXTRA_CASES.get(lower, ())}
+        words = [c for c in orbit if chr(c).isalnum()]
+        found: int = min(words or orbit)
+        self[code] = found
+        return found
+
+
+_FOLD = _Fold()
+
+
+@functools.lru_cache(maxsize=8)
+def _folded(text: str) -> str:
+    """``text`` with each character its case's stand-in: a plain key is in ``text`` when
+    case is ignored only if its folded form is in the folded text."""
+    return text.translate(_FOLD)
+
+
+class _Plain:
+    """A plain key: its text, found as Python's ``re`` would find it escaped (ignoring case:
+    character by character, as ``re.IGNORECASE`` compares them, see :func:`_folded`), and,
+    matched whole, with no word character (``\\w``) just before or after it."""
+
+    __slots__ = ("_case", "_needle", "_whole")
+
+    def __init__(self, needle: str, case: bool, whole: bool) -> None:
+        self._needle = needle if case else _folded(needle)
+        self._case = case
+        self._whole = whole
+
+    def search(self, text: str, /) -> object | None:
+        hay = text if self._case else _folded(text)
+        at = hay.find(self._needle)
+        if not self._whole:
+            return True if at >= 0 else None
+        end = len(self._needle)
+        while at >= 0:
+            before = text[at - 1] if at else ""
+            after = text[at + end] if at + end < len(text) else ""
+            if not _is_word(before) and not _is_word(after):
+                return True
+            at = hay.find(self._needle, at + 1)
+        return None
+
+
+def _is_word(char: str) -> bool:
+    """Whether ``char`` is a word character as ``re``'s ``\\w`` has it (none: no)."""
+    return char.isalnum() or char == "_"
+
+
+def linear_pattern(key: str, use_regex: bool, case_sensitive: bool) -> str | None:
+    """The RE2 pattern of a regex key, its flags written inline (``(?ims)``), or None for a
+    plain key; KeyError_ for an unknown flag."""
+    slashed = _SLASHED.match(key)
+    if not (use_regex or slashed):
+        return None
+    pattern, flags = (slashed.group(1), slashed.group(2)) if slashed else (key, "")
+    inline = set() if case_sensitive else {"i"}
+    for flag in flags:
+        if flag not in _FLAGS:
+            raise KeyError_(f"key {key!r}: unknown regex flag {flag!r}")
+        inline |= set(_FLAGS[flag]) if _FLAGS[flag] else set()
+    return f"(?{''.join(sorted(inline))}){pattern}" if inline else pattern
+
+
+def _reason(exc: Exception) -> str:
+    reason = exc.args[0] if exc.args else exc
+    if isinstance(reason, bytes):
+        reason = reason.decode("utf-8", "replace")
+    return " ".join(str(reason).split())
+
+
+def compile_key(key: str, use_regex: bool, case_sensitive: bool, whole_words: bool) -> Matcher:
+    """The pattern that finds ``key`` in text; KeyError_ for a regular expression RE2 cannot
+    compile (invalid, or needing backtracking: backreferences, lookaround)."""
+    compiled = _compiled(key, use_regex, case_sensitive, whole_words)
+    if isinstance(compiled, str):
+        raise KeyError_(compiled)
+    return compiled
 
 
 @functools.lru_cache(maxsize=4096)
-def compile_key(
-    key: str, use_regex: bool, case_sensitive: bool, whole_words: bool
-) -> re.Pattern[str]:
-    """The pattern that finds ``key`` in text; KeyError_ for an invalid regular expression."""
-    slashed = _SLASHED.match(key)
-    if use_regex or slashed:
-        pattern, flags = (slashed.group(1), slashed.group(2)) if slashed else (key, "")
-        bits = 0 if case_sensitive else re.IGNORECASE
-        for flag in flags:
-            if flag not in _FLAGS:
-                raise KeyError_(f"key {key!r}: unknown regex flag {flag!r}")
-            bits |= _FLAGS[flag]
+def _compiled(key: str, use_regex: bool, case_sensitive: bool, whole_words: bool) -> Matcher | str:
+    """The compiled key, or why it does not compile (kept too: a stored story's bad key is
+    tried on every recall)."""
+    try:
+        pattern = linear_pattern(key, use_regex, case_sensitive)
+    except KeyError_ as exc:
+        return str(exc)
+    if pattern is not None:
         try:
-            return re.compile(pattern, bits)
-        except re.error as exc:
-            raise KeyError_(f"key {key!r} is not a valid regular expression: {exc}") from None
-    bits = 0 if case_sensitive else re.IGNORECASE
-    escaped = re.escape(key.strip())
-    if whole_words and not re.search(r"\s", key.strip()):
-        return re.compile(rf"(?:^|\W)({escaped})(?:$|\W)", bits)
-    return re.compile(escaped, bits)
+            return _Linear(re2.compile(pattern, _OPTIONS))
+        except (re2.error, UnicodeError) as exc:
+            return (
+                f"key {key!r} is not a valid regular expression for RE2, which matches in "
+                f"linear time (no backreferences, no lookaround): {_reason(exc)}"
+            )
+    needle = key.strip()
+    return _Plain(needle, case_sensitive, whole_words and not any(c.isspace() for c in needle))
 
 
 def is_regex_key(key: str) -> bool:
@@ -53,8 +218,107 @@ def is_regex_key(key: str) -> bool:
 def key_matches(
     key: str, text: str, *, use_regex: bool, case_sensitive: bool, whole_words: bool
 ) -> bool:
-    """Whether ``key`` is found in ``text`` (an empty key never is); KeyError_ for an
-    invalid regular expression."""
+    """Whether ``key`` is found in ``text`` (an empty key never is); KeyError_ for a
+    regular expression RE2 cannot compile."""
     if not key.strip():
         return False
     return compile_key(key, use_regex, case_sensitive, whole_words).search(text) is not None
+
+
+_SET_PROGRAM = 100_000
+"""The most RE2 instructions one set of keys holds (its patterns' programs together), so
+that its DFA's cache, the rest of :data:`_SET_MEM`, holds thousands of states."""
+_SET_MEM = 64 * 1024 * 1024
+
+
+class _Group:
+    """Patterns searched for in one pass: an RE2 set, and who owns each pattern."""
+
+    def __init__(self) -> None:
+        self.patterns: list[bytes] = []
+        self.owners: list[int] = []
+        self.size = 0
+        self.set: re2.Set | None = None
+
+    def seal(self) -> bool:
+        """Compile the set; False when RE2 will not (its owners are then scanned)."""
+        options = regex_options()
+        options.max_mem = _SET_MEM
+        found = re2.Set.SearchSet(options)
+        try:
+            for pattern in self.patterns:
+                found.Add(pattern)
+            found.Compile()
+        except re2.error:
+            return False
+        self.set = found
+        return True
+
+    def find(self, text: bytes, into: set[int]) -> None:
+        assert self.set is not None
+        for i in self.set.Match(text) or ():
+            into.add(self.owners[i])
+
+
+class KeyFinder:
+    """Which of many entries' keys may be in a text, found in one pass of RE2 over it per
+    group of keys, not one search per key: ``add`` each key with its owner, ``seal`` once,
+    then ``candidates(text)``. A regex key is found as :func:`key_matches` finds it; a plain
+    key wherever its text is (ignoring case, by :func:`_folded`), so the candidates hold
+    every owner one of whose keys :func:`key_matches` finds, and a few more (a one-word key
+    inside a longer word) for the caller to test. A key RE2 will not take in a set (a lone
+    surrogate) makes its owner a candidate of every text."""
+
+    def __init__(self) -> None:
+        self._groups: dict[str, list[_Group]] = {"exact": [], "folded": [], "regex": []}
+        self._everywhere: set[int] = set()
+
+    def add(self, owner: int, key: str, *, use_regex: bool, case_sensitive: bool) -> None:
+        """Look for ``key`` (of ``owner``) too; KeyError_ for a regex key RE2 cannot compile."""
+        if not key.strip():
+            return  # never in a text
+        pattern = linear_pattern(key, use_regex, case_sensitive)
+        if pattern is not None:
+            compiled = compile_key(key, use_regex, case_sensitive, False)
+            assert isinstance(compiled, _Linear)
+            self._put("regex", pattern.encode(), compiled.size, owner)
+            return
+        needle = key.strip() if case_sensitive else _folded(key.strip())
+        try:
+            literal = re2.escape(needle.encode())
+        except UnicodeError:
+            self._everywhere.add(owner)
+            return
+        self._put("exact" if case_sensitive else "folded", literal, len(literal) + 2, owner)
+
+    def _put(self, kind: str, pattern: bytes, size: int, owner: int) -> None:
+        groups = self._groups[kind]
+        if not groups or groups[-1].size + size > _SET_PROGRAM:
+            groups.append(_Group())
+        group = groups[-1]
+        group.patterns.append(pattern)
+        group.owners.append(owner)
+        group.size += size
+
+    def seal(self) -> None:
+        """Compile every group (once every key is added)."""
+        for kind, groups in self._groups.items():
+            kept = []
+            for group in groups:
+                if group.seal():
+                    kept.append(group)
+                else:
+                    self._everywhere.update(group.owners)
+            self._groups[kind] = kept
+
+    def candidates(self, text: str) -> set[int]:
+        """The owners one of whose keys may be in ``text`` (see the class)."""
+        found = set(self._everywhere)
+        raw = _utf8(text)
+        for group in self._groups["exact"] + self._groups["regex"]:
+            group.find(raw, found)
+        if self._groups["folded"]:
+            folded = _utf8(_folded(text))
+            for group in self._groups["folded"]:
+                group.find(folded, found)
+        return found

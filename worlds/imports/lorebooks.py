@@ -20,6 +20,7 @@ regex keys do not compile or whose recursive scanning would go round in a cycle.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from fabula.worlds.imports.fields import (
@@ -31,7 +32,7 @@ from fabula.worlds.imports.fields import (
     strings,
     text,
 )
-from fabula.worlds.imports.keys import KeyError_, compile_key, key_matches
+from fabula.worlds.imports.keys import KeyError_, KeyFinder, compile_key, key_matches
 from fabula.worlds.imports.limits import ImportLimits
 from fabula.worlds.lore import LoreBook, LoreEntry, SecondaryLogic
 
@@ -348,39 +349,53 @@ def _fires(entry: LoreEntry, text_: str) -> bool:
 
 
 def _cycle(book: LoreBook) -> list[int]:
-    """A cycle of recursive activation (entry indices, the first repeated last), or []."""
-    live = [i for i, e in enumerate(book.entries) if e.enabled and not e.constant]
-    edges = {
-        i: [
-            j
-            for j in live
-            if j != i
-            and not book.entries[j].exclude_recursion
-            and _fires(book.entries[j], book.entries[i].content)
-        ]
-        for i in live
-        if not book.entries[i].prevent_recursion
-    }
+    """A cycle of recursive activation (entry indices, the first repeated last), or [].
+
+    Entry ``i`` leads to ``j`` when a key of ``j`` is in ``i``'s text. The pairs are not all
+    tried: a :class:`KeyFinder` names, in one pass over each text, the entries one of whose
+    keys may be in it, and only those are tested, so a book of 20,000 entries is checked in
+    seconds; and an entry's are tested when the walk reaches it, but for entries already
+    done. The walk is depth-first, without recursion (a chain of entries as long as the book
+    is no deeper for Python than one entry)."""
+    entries = book.entries
+    live = [i for i, e in enumerate(entries) if e.enabled and not e.constant]
+    finder = KeyFinder()
+    for j in live:
+        entry = entries[j]
+        if entry.exclude_recursion:
+            continue
+        for key in entry.keys:
+            finder.add(j, key, use_regex=entry.use_regex, case_sensitive=bool(entry.case_sensitive))
+    finder.seal()
+    sources = {i for i in live if not entries[i].prevent_recursion}
     state: dict[int, int] = {}  # 1: on the path, 2: done
-    path: list[int] = []
 
-    def visit(i: int) -> list[int]:
-        state[i] = 1
-        path.append(i)
-        for j in edges.get(i, []):
-            if state.get(j) == 1:
-                return [*path[path.index(j) :], j]
-            if j not in state:
-                found = visit(j)
-                if found:
-                    return found
-        path.pop()
-        state[i] = 2
-        return []
+    def leads(i: int) -> Iterator[int]:
+        """The entries ``i``'s text activates, in order, but those already done (which
+        lead to no cycle), tested only when the walk reaches them."""
+        if i not in sources:
+            return
+        text_ = entries[i].content
+        for j in sorted(finder.candidates(text_)):
+            if j != i and state.get(j) != 2 and _fires(entries[j], text_):
+                yield j
 
-    for i in edges:
-        if i not in state:
-            found = visit(i)
-            if found:
-                return found
+    for root in sorted(sources):
+        if root in state:
+            continue
+        state[root] = 1
+        path = [root]
+        stack = [leads(root)]
+        while stack:
+            for j in stack[-1]:
+                if state.get(j) == 1:
+                    return [*path[path.index(j) :], j]
+                if j not in state:
+                    state[j] = 1
+                    path.append(j)
+                    stack.append(leads(j))
+                    break
+            else:
+                stack.pop()
+                state[path.pop()] = 2
     return []
