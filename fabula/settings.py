@@ -34,6 +34,7 @@ from fabula.errors import ConfigError
 from fabula.limits import DEFAULT_DELTA_BYTES, DEFAULT_TURN_TEXT_BYTES, Limits
 
 __all__ = [
+    "LORE_BUDGET",
     "ROLES",
     "VARIABLES",
     "CounterName",
@@ -103,6 +104,14 @@ def _json(text: str) -> Any:
 
 MODEL_PREFIX = "FABULA_MODEL"
 
+LORE_BUDGET = 1024
+"""The lore's own budget, in tokens, beside the memory's (``FABULA_LORE_BUDGET``): the most
+the activated lorebook entries of one context may hold — the writer's, a recall's, a
+chat's, a character's or the planner's prompt. SillyTavern gives World Info its own share
+of the context (``world_info_budget``: 25% of it, with no cap by default); this is that
+share of a 4,096-token context, room for the 300-500-token entries real lorebooks hold,
+two or three at once. An entry that activates but does not fit is listed as left out."""
+
 VARIABLES: tuple[Variable, ...] = (
     Variable(
         "FABULA_HOME",
@@ -171,6 +180,16 @@ VARIABLES: tuple[Variable, ...] = (
         "int",
         "`1200`",
         "the writer's memory context, in tokens",
+    ),
+    Variable(
+        "FABULA_LORE_BUDGET",
+        "lore_budget",
+        "int",
+        f"`{LORE_BUDGET}`",
+        "the lore's own budget, in tokens, beside the memory's: the most the lorebook "
+        "entries a context activates may hold (the writer's, a recall's, a chat's, a "
+        "character's, the planner's); an entry that activates but does not fit is listed "
+        "as left out, with its size (`fabula recall`, the studio's Lore and Recall pages)",
     ),
     Variable(
         "FABULA_TOKEN_COUNTER",
@@ -473,6 +492,8 @@ class Settings(BaseModel):
     prices: dict[str, Price] = Field(default_factory=dict)  # by model name
     model_cassette: Path | None = None  # record model exchanges there, or replay them
     token_budget: int = Field(default=1200, ge=1)
+    # the lore's own budget beside the memory's (FABULA_LORE_BUDGET)
+    lore_budget: int = Field(default=LORE_BUDGET, ge=1)
     # how budgets are counted (FABULA_TOKEN_COUNTER); None: the best encoding there is
     token_counter: CounterName | None = None
     max_revisions: int = 2
