@@ -272,7 +272,7 @@ class Stores:
         from fabula.memory.store import StoryStore
 
         store = story if isinstance(story, StoryStore) else self.store(story, branch)
-        return Reader(store, self.settings.prices)
+        return Reader(store, self.settings.prices, lore_budget=self.settings.lore_budget)
 
 
 def run_with_stores(coro_fn: Callable[[Stores], Coroutine[Any, Any, T]]) -> T:
