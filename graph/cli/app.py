@@ -219,6 +219,10 @@ def _main(
     from fabula.settings import Settings
 
     _Read.settings = Settings.from_env()
+    if _Read.settings.model_cassette is not None:  # settings that cannot work: before anything
+        from fabula.agents.cassette import check_cassette
+
+        check_cassette(_Read.settings.model_cassette)
     configure_logging(level=logging.INFO if verbose else logging.WARNING)
 
 
