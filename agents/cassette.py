@@ -16,9 +16,25 @@ from pathlib import Path
 
 from fabula.errors import ConfigError
 
-__all__ = ["cassette"]
+__all__ = ["cassette", "check_cassette"]
 
 _PRIVATE_HEADERS = ["authorization", "api-key", "openai-organization", "openai-project"]
+
+
+def check_cassette(path: Path | None) -> None:
+    """Refuse, in one line, a cassette that can be neither replayed nor recorded: a path
+    that does not exist in a folder that cannot be made or written (the folder is made)."""
+    if path is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.exists() and not os.access(path.parent, os.W_OK):
+            raise PermissionError(13, "not writable")
+    except OSError as exc:
+        raise ConfigError(
+            f"FABULA_MODEL_CASSETTE: cannot record into {path} ({exc.strerror or exc}); "
+            "name a file in a folder you can write"
+        ) from None
 
 
 @contextlib.contextmanager
@@ -36,14 +52,6 @@ def cassette(path: Path | None) -> Iterator[None]:
         filter_headers=_PRIVATE_HEADERS,
         decode_compressed_response=True,
     )
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if not path.exists() and not os.access(path.parent, os.W_OK):
-            raise PermissionError(13, "not writable")
-    except OSError as exc:
-        raise ConfigError(
-            f"FABULA_MODEL_CASSETTE: cannot record into {path} ({exc.strerror or exc}); "
-            "name a file in a folder you can write"
-        ) from None
+    check_cassette(path)
     with recorder.use_cassette(str(path)):
         yield

@@ -71,8 +71,12 @@ def make_roles(settings: Settings) -> Roles:
         client("extractor"),
     )
     return Roles(
-        planner=ModelPlanner(planner) if planner else offline.planner,
-        character=ModelCharacter(character) if character else offline.character,
+        planner=ModelPlanner(planner, lore_budget=settings.lore_budget)
+        if planner
+        else offline.planner,
+        character=ModelCharacter(character, lore_budget=settings.lore_budget)
+        if character
+        else offline.character,
         writer=ModelWriter(writer) if writer else offline.writer,
         memory_builder=ModelMemoryBuilder(extractor) if extractor else offline.memory_builder,
         recall=ModelRecallPlanner(planner)

@@ -208,7 +208,7 @@ def naive_activate(
     recursive: bool = True,
     max_recursion: int = 3,
     case_sensitive: bool = False,
-    whole_words: bool = True,
+    whole_words: bool = False,
     turn: int | None = None,
 ) -> list[Activated]:
     """The same rules as :func:`~fabula.worlds.activation.activate`, written plainly: at

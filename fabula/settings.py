@@ -41,6 +41,7 @@ from fabula.errors import ConfigError
 from fabula.limits import DEFAULT_DELTA_BYTES, DEFAULT_TURN_TEXT_BYTES, Limits
 
 __all__ = [
+    "LORE_BUDGET",
     "ROLES",
     "VARIABLES",
     "CounterName",
@@ -125,6 +126,14 @@ def _json(text: str) -> Any:
 
 
 MODEL_PREFIX = "FABULA_MODEL"
+
+LORE_BUDGET = 1024
+"""The lore's own budget, in tokens, beside the memory's (``FABULA_LORE_BUDGET``): the most
+the activated lorebook entries of one context may hold — the writer's, a recall's, a
+chat's, a character's or the planner's prompt. SillyTavern gives World Info its own share
+of the context (``world_info_budget``: 25% of it, with no cap by default); this is that
+share of a 4,096-token context, room for the 300-500-token entries real lorebooks hold,
+two or three at once. An entry that activates but does not fit is listed as left out."""
 
 
 def default_home(env: Mapping[str, str] | None = None) -> Path:
@@ -322,6 +331,14 @@ class Settings(BaseModel):
     )
     token_budget: Annotated[int, Env("FABULA_TOKEN_BUDGET")] = Field(
         default=1200, ge=1, description="the writer's memory context, in tokens"
+    )
+    lore_budget: Annotated[int, Env("FABULA_LORE_BUDGET")] = Field(
+        default=LORE_BUDGET,
+        ge=1,
+        description="the lore's own budget, in tokens, beside the memory's: the most the "
+        "lorebook entries a context activates may hold (the writer's, a recall's, a chat's, "
+        "a character's, the planner's); an entry that activates but does not fit is listed "
+        "as left out, with its size (`fabula recall`, the studio's Lore and Recall pages)",
     )
     token_counter: Annotated[
         CounterName | None, Env("FABULA_TOKEN_COUNTER", note="the best there is: `o200k_base`")

@@ -252,6 +252,7 @@ async def write(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, An
             ctx.counter,
             planner=ctx.roles.recall,
             embedder=ctx.embedder,
+            lore_budget=ctx.settings.lore_budget,
         )
         context = assembly.text
         revision = state.get("revisions", 0)

@@ -3,10 +3,13 @@
 Pure: entries and a text in, the activated entries (each with what fired it) out.
 
 - **Keys.** An entry activates when one of its keys is in the text: case-insensitive unless
-  the entry (or the book) is case-sensitive; with whole-word matching (on by default, as
-  in SillyTavern) a one-word key must stand as a word ("king" is in "long live the king",
-  not in "liking"), a key of several words is matched as written. ``/pattern/flags`` keys,
-  and every key of a ``use_regex`` entry, are regular expressions, matched in linear time
+  the entry is case-sensitive, anywhere in the text unless the entry matches whole words
+  (SillyTavern's own defaults: ``world_info_case_sensitive`` and
+  ``world_info_match_whole_words`` are false in its ``world-info.js``, so "power" is in
+  "What are your powers?"). Matched whole, a one-word key must stand as a word ("king" is
+  in "long live the king", not in "liking"); a key of several words is matched as
+  written. ``/pattern/flags`` keys, and every key of a ``use_regex`` entry, are regular
+  expressions, matched in linear time
   by RE2 (:mod:`fabula.worlds.imports.keys`); one that does not compile matches nothing
   (character-card V3) and is logged once (``lore_key_refused``): an import refuses it, but
   a story stored before may hold one.
@@ -20,8 +23,10 @@ Pure: entries and a text in, the activated entries (each with what fired it) out
 - **Budget.** Constant entries are admitted first, then what the text activated directly,
   then each recursion step; within a step, higher ``priority`` first, then higher ``order``
   (SillyTavern: "constant entries will be inserted first, then entries with higher order
-  numbers"). Once an entry does not fit, no more are admitted. The admitted entries are
-  returned in insertion order (lower ``order`` first).
+  numbers"). Once an entry does not fit, no more are admitted: it and the rest of its step
+  are the activation's ``left_out`` (never dropped in silence: a recall lists them, with
+  their size). The admitted entries are returned in insertion order (lower ``order``
+  first).
 - **Decorators** (V3, at the top of the content; ``@@@`` a fallback of the one above):
   ``@@activate``, ``@@dont_activate``, ``@@additional_keys`` (also needs one of them),
   ``@@exclude_keys`` (none of them), ``@@activate_only_after N`` and
@@ -39,14 +44,23 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from fabula.logs import get_logger
-from fabula.worlds.imports.keys import KeyError_, is_regex_key, key_matches
+from fabula.worlds.imports.keys import (
+    KeyError_,
+    KeyFinder,
+    Matcher,
+    compile_key,
+    is_regex_key,
+    key_matches,
+)
 from fabula.worlds.lore import LoreEntry, split_decorators
 
 __all__ = [
     "Activated",
+    "Activation",
     "Admission",
     "Fired",
     "activate",
+    "activation",
     "count_words",
     "decorators_of",
     "delayed",
@@ -171,6 +185,7 @@ class _Entry:
     case: bool
     whole: bool
     keys: tuple[tuple[str, str | None], ...]
+    plain: tuple[tuple[str, Matcher] | None, ...]  # each key's needle and matcher, if plain
     delayed: bool
 
 
@@ -262,8 +277,10 @@ class _Words:
 @dataclass
 class _Index:
     """The entries of one call, compiled: the live ones, the constant ones, the entries each
-    key's anchor points to (by the words of the text, lowered or as written), and the
-    entries with a key no word anchors (regexes), which are tested one by one."""
+    key's anchor points to (by the words of the text, lowered or as written), the entries
+    with a plain key no word anchors (a one-word key matched anywhere: "power" in
+    "powers"), found by one pass of RE2 over the text (:class:`KeyFinder`), and the
+    entries with a regex key, which are tested one by one."""
 
     entries: Sequence[LoreEntry]  # held, so that the ids in the cache's key stay theirs
     live: dict[int, _Entry]
@@ -272,16 +289,20 @@ class _Index:
     exact: _Words  # case-sensitive keys
     scanned: list[int]
     tokens: dict[Callable[[str], int], dict[int, int]]
+    finder: KeyFinder | None = None  # plain keys found anywhere in the text
 
     def candidates(self, text: str) -> set[int]:
         """The live entries one of whose primary keys may be in ``text``: those whose
-        anchor the text holds, and every entry with a key no word anchors. A key that is
-        in the text is always among them (the anchors are what it implies)."""
+        anchor the text holds, those one of whose loose keys the finder finds in it, and
+        every entry with a regex key. A key that is in the text is always among them (the
+        anchors are what it implies)."""
         found = set(self.scanned)
         if self.lowered:
             self.lowered.find(_lower(text), found)
         if self.exact:
             self.exact.find(text, found)
+        if self.finder is not None:
+            found |= self.finder.candidates(text)
         return found
 
     def count(self, i: int, count_tokens: Callable[[str], int]) -> int:
@@ -298,6 +319,8 @@ class _Index:
 
 def _compile(entries: Sequence[LoreEntry], case: bool, whole: bool) -> _Index:
     index = _Index(tuple(entries), {}, [], _Words(), _Words(), [], {})
+    finder = KeyFinder()
+    loose = False
     for i, e in enumerate(entries):
         if not e.enabled:
             continue
@@ -307,6 +330,7 @@ def _compile(entries: Sequence[LoreEntry], case: bool, whole: bool) -> _Index:
         own_case = e.case_sensitive if e.case_sensitive is not None else case
         own_whole = e.whole_words if e.whole_words is not None else whole
         keys = tuple((k, _word_needle(k, e, own_case, own_whole)) for k in e.keys)
+        plain = tuple(_plain(k, e, own_case, own_whole) for k in e.keys)
         index.live[i] = _Entry(
             index=i,
             entry=e,
@@ -315,12 +339,14 @@ def _compile(entries: Sequence[LoreEntry], case: bool, whole: bool) -> _Index:
             case=own_case,
             whole=own_whole,
             keys=keys,
+            plain=plain,
             delayed=delayed(e),
         )
         if e.constant or "activate" in deco:
             index.always.append(i)
             continue
         anchors: set[Anchor] = set()
+        found_anywhere: list[str] = []  # plain keys no word anchors: the finder's
         for key, word in keys:
             if word is not None:
                 anchors.add(("word", word, None))
@@ -329,14 +355,24 @@ def _compile(entries: Sequence[LoreEntry], case: bool, whole: bool) -> _Index:
             elif e.use_regex or is_regex_key(key):
                 anchors.add(("scan", None, None))
             else:
-                anchors.add(_anchor(key.strip() if own_case else key.strip().lower()))
+                anchor = _anchor(key.strip() if own_case else key.strip().lower())
+                if anchor[0] == "scan":
+                    found_anywhere.append(key)
+                else:
+                    anchors.add(anchor)
         if ("scan", None, None) in anchors:
             index.scanned.append(i)
             continue
+        for key in found_anywhere:
+            finder.add(i, key, use_regex=False, case_sensitive=own_case)
+            loose = True
         for anchor in anchors:
             (index.exact if own_case else index.lowered).add(anchor, i)
     index.lowered.seal()
     index.exact.seal()
+    if loose:
+        finder.seal()
+        index.finder = finder
     return index
 
 
@@ -359,14 +395,29 @@ def _index(entries: Sequence[LoreEntry], case: bool, whole: bool) -> _Index:
     return found
 
 
+def _plain(key: str, entry: LoreEntry, case: bool, whole: bool) -> tuple[str, Matcher] | None:
+    """A plain key's needle (in the case it is matched in) and its compiled matcher, which
+    together find it as :func:`_hit` does; None for a regex key or an empty one."""
+    if entry.use_regex or is_regex_key(key) or not key.strip():
+        return None
+    needle = key.strip() if case else key.strip().lower()
+    return needle, compile_key(key, False, case, whole)
+
+
 def _primary(item: _Entry, text: str) -> str | None:
     """The first of the entry's primary keys in ``text``, or None."""
     words: frozenset[str] | None = None
-    for key, word in item.keys:
+    for (key, word), plain in zip(item.keys, item.plain, strict=True):
         if word is not None:
             if words is None:
                 words = _words(text if item.case else _lower(text))
             if word in words:
+                return key
+        elif plain is not None:
+            # as _hit: a substring test first, then the key as the matcher finds it
+            needle, matcher = plain
+            hay = text if item.case else _lower(text)
+            if needle in hay and matcher.search(text) is not None:
                 return key
         elif _hit(key, text, item.entry, item.case, item.whole):
             return key
@@ -424,22 +475,25 @@ class Admission:
     """The entries a call activates, admitted step by step within ``budget`` tokens (None:
     no bound): each step's in order of precedence (constants first, then by priority, then
     by order, highest first) until one does not fit, after which the budget is ``full`` and
-    nothing more is admitted."""
+    nothing more is admitted; that one and the rest of its step are ``left_out``."""
 
     budget: int | None
     admitted: list[Activated] = field(default_factory=list)
     used: int = 0
     full: bool = False
+    left_out: list[Activated] = field(default_factory=list)
 
     def admit(self, found: list[Activated]) -> list[Activated]:
         """Admit what one step ``found``, as far as the budget allows: those taken."""
         found.sort(key=lambda a: (a.fired != "constant", -(a.entry.priority or 0), -a.entry.order))
         taken = []
-        for a in found:
+        for k, a in enumerate(found):
             if self.full:
+                self.left_out.extend(found[k:])
                 break
             if self.budget is not None and self.used + a.tokens > self.budget:
                 self.full = True
+                self.left_out.extend(found[k:])
                 break
             self.used += a.tokens
             taken.append(a)
@@ -456,6 +510,16 @@ def count_words(text: str) -> int:
     return len(text.split())
 
 
+@dataclass(frozen=True)
+class Activation:
+    """What a text activates: the entries ``admitted`` within the budget, in insertion
+    order, and those it activated that did not fit (``left_out``, in order of precedence:
+    the first is the one that found the budget full), each with its size in ``tokens``."""
+
+    admitted: list[Activated]
+    left_out: list[Activated]
+
+
 def activate(
     entries: Sequence[LoreEntry],
     text: str,
@@ -465,16 +529,45 @@ def activate(
     recursive: bool = True,
     max_recursion: int = 3,
     case_sensitive: bool = False,
-    whole_words: bool = True,
+    whole_words: bool = False,
     turn: int | None = None,
 ) -> list[Activated]:
-    """The entries ``text`` activates, within ``budget`` tokens (None: no bound), in
-    insertion order (see the module's docstring for the rules). ``case_sensitive`` and
-    ``whole_words`` are the defaults of entries that do not say; ``turn`` is the story's
-    turn, for the decorators that count turns.
+    """The entries ``text`` activates within ``budget`` tokens (None: no bound), in
+    insertion order: :func:`activation`'s ``admitted``."""
+    return activation(
+        entries,
+        text,
+        budget=budget,
+        count_tokens=count_tokens,
+        recursive=recursive,
+        max_recursion=max_recursion,
+        case_sensitive=case_sensitive,
+        whole_words=whole_words,
+        turn=turn,
+    ).admitted
+
+
+def activation(
+    entries: Sequence[LoreEntry],
+    text: str,
+    *,
+    budget: int | None = None,
+    count_tokens: Callable[[str], int] = count_words,
+    recursive: bool = True,
+    max_recursion: int = 3,
+    case_sensitive: bool = False,
+    whole_words: bool = False,
+    turn: int | None = None,
+) -> Activation:
+    """The entries ``text`` activates, those within ``budget`` tokens (None: no bound) in
+    insertion order and those left out (see the module's docstring for the rules).
+    ``case_sensitive`` and ``whole_words`` are the defaults of entries that do not say
+    (SillyTavern's: neither); ``turn`` is the story's turn, for the decorators that count
+    turns.
 
     The entries are compiled once (kept for the same entry objects): a one-word key is
-    found by looking the text's words up, not by testing every entry, so a call costs
+    found by looking the text's words up (matched whole) or by one pass of RE2 over the
+    text for all such keys (matched anywhere), not by testing every entry, so a call costs
     what the text and the entries it names cost, not the size of the book."""
     index = _index(entries, case_sensitive, whole_words)
     live = index.live
@@ -514,4 +607,4 @@ def activate(
         latest = taken.admit(more)
         if not latest:
             break
-    return taken.in_order()
+    return Activation(taken.in_order(), taken.left_out)

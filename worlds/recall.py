@@ -11,7 +11,11 @@ Two holders, never mixed:
   the pack is read for it.
 
 Either way the entries are activated as SillyTavern's World Info does it
-(:mod:`fabula.worlds.activation`), within a budget and each book's own ``token_budget``.
+(:mod:`fabula.worlds.activation`), within the lore's own budget — beside the memory's,
+as SillyTavern gives World Info its own share of the context: ``FABULA_LORE_BUDGET``,
+:data:`fabula.settings.LORE_BUDGET` by default — and each book's own ``token_budget``. An
+entry that activates but does not fit is not dropped in silence: :func:`recall_books`
+returns it among the ``left_out``, with its size and the budget it did not fit.
 """
 
 from __future__ import annotations
@@ -21,22 +25,22 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from fabula.memory.store import StoryStore
-from fabula.worlds.activation import Activated, activate, count_words
+from fabula.settings import LORE_BUDGET
+from fabula.worlds.activation import Activated, activation, count_words
 from fabula.worlds.lore import LoreBook, LoreEntry, parse_lore, split_decorators
 from fabula.worlds.pack import WorldPack
 
 __all__ = [
-    "LORE_SHARE",
+    "LORE_BUDGET",
     "Books",
     "Lit",
+    "Recalled",
     "activate_books",
     "books_of",
     "character_lore",
+    "recall_books",
     "world_books",
 ]
-
-LORE_SHARE = 4
-"""The author's lore section may take up to a quarter of a context's budget."""
 
 
 @dataclass(frozen=True)
@@ -76,27 +80,57 @@ def books_of(books: Sequence[LoreBook]) -> Books | None:
     )
 
 
-def activate_books(
+@dataclass(frozen=True)
+class Recalled:
+    """What a text activates of some books: the entries ``lit`` within ``budget`` tokens
+    (the lore budget given, or a book's own ``token_budget`` where smaller), in insertion
+    order, and those it activated that did not fit (``left_out``, each with its size in
+    its ``activated.tokens``)."""
+
+    lit: list[Lit]
+    left_out: list[Lit]
+    budget: int
+
+
+def recall_books(
     books: Books | None,
     text: str,
     *,
-    budget: int,
+    budget: int = LORE_BUDGET,
     count_tokens: Callable[[str], int] | None = None,
     turn: int | None = None,
-) -> list[Lit]:
-    """The entries of ``books`` that ``text`` activates, within ``budget`` tokens and each
-    book's own ``token_budget``, in insertion order."""
-    if books is None or budget < 1:
-        return []
-    fired = activate(
+) -> Recalled:
+    """The entries of ``books`` that ``text`` activates within ``budget`` tokens and each
+    book's own ``token_budget`` (in insertion order), and those left out."""
+    if books is None:
+        return Recalled([], [], budget)
+    bound = min([budget, *books.limits])
+    found = activation(
         books.entries,
         text,
-        budget=min([budget, *books.limits]),
+        budget=max(bound, 0),
         turn=turn,
         recursive=books.recursive,
         count_tokens=count_tokens or count_words,
     )
-    return [Lit(books.book_of[a.index], a) for a in fired]
+    return Recalled(
+        [Lit(books.book_of[a.index], a) for a in found.admitted],
+        [Lit(books.book_of[a.index], a) for a in found.left_out],
+        bound,
+    )
+
+
+def activate_books(
+    books: Books | None,
+    text: str,
+    *,
+    budget: int = LORE_BUDGET,
+    count_tokens: Callable[[str], int] | None = None,
+    turn: int | None = None,
+) -> list[Lit]:
+    """The entries of ``books`` that ``text`` activates, within ``budget`` tokens and each
+    book's own ``token_budget``, in insertion order (:func:`recall_books`'s ``lit``)."""
+    return recall_books(books, text, budget=budget, count_tokens=count_tokens, turn=turn).lit
 
 
 _WORLD: OrderedDict[str, Books | None] = OrderedDict()

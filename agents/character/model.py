@@ -40,7 +40,7 @@ from fabula.agents.schemas import array, cached, closed, line, maybe, one_of
 from fabula.memory.acl import CharacterMind
 from fabula.memory.projections import BeliefView
 from fabula.memory.records import Belief, Entity, Memory, slug
-from fabula.worlds.recall import activate_books, character_lore
+from fabula.worlds.recall import LORE_BUDGET, activate_books, character_lore
 from fabula.worlds.voice import VOICE_EXEMPLARS, Exemplar, nearest, parse_voice
 
 __all__ = [
@@ -59,7 +59,6 @@ __all__ = [
 MEMORIES = 20  # the last first-person memories shown
 RECALL_BUDGET = 300  # tokens of older episodes recalled for the character's situation
 VOICE_LINES = 3  # its own past utterances shown as its voice
-LORE_BUDGET = 150  # tokens (words) of its own lore its situation activates
 VOICE_BUDGET = 150  # tokens (words) of the exemplars of its voice shown
 VOICE_SCAN = 12  # its own last utterances looked through for exemplars of its voice
 CLAIM_CHARS = 80  # a claimed value that is no entity ("oak brown")
@@ -93,9 +92,16 @@ class CharacterProposal(BaseModel):
 class ModelCharacter:
     """A character agent on a chat model (see the module docstring)."""
 
-    def __init__(self, client: ModelClient, *, prompt_version: int | None = None) -> None:
+    def __init__(
+        self,
+        client: ModelClient,
+        *,
+        prompt_version: int | None = None,
+        lore_budget: int = LORE_BUDGET,
+    ) -> None:
         self.client = client
         self.prompt = load_prompt("character", "propose", prompt_version)
+        self.lore_budget = lore_budget  # tokens (words) of its own lore its situation activates
 
     recalls = True  # it reads its episode index: the graph brings the index up to date first
 
@@ -110,7 +116,7 @@ class ModelCharacter:
             nested = {o: await mind.beliefs([o]) for o in others if o != mind.character}
         recalled = await recollections(mind, brief, beliefs, entities, memories)
         words = await mind.own_words(VOICE_LINES)
-        lore = await lore_lines(mind, brief, beliefs, entities, memories)
+        lore = await lore_lines(mind, brief, beliefs, entities, memories, budget=self.lore_budget)
         voice = await voice_lines(mind, brief, beliefs, entities, memories, shown=words)
         messages = [
             SystemMessage(content=self.prompt.render(name=brief.name)),
@@ -291,16 +297,19 @@ async def lore_lines(
     beliefs: BeliefView,
     entities: dict[str, Entity],
     memories: Sequence[Memory] = (),
+    *,
+    budget: int = LORE_BUDGET,
 ) -> list[str]:
     """What the character's own lore says that bears on its situation (its goals, where it
     is, who is with it, what it just lived): the entries of the lore its own keyspace holds
     (its card's book, what it was made to know: never the world's other lore), activated
-    on that situation within :data:`LORE_BUDGET` tokens, read through its own connection."""
+    on that situation within ``budget`` tokens (the lore's own), read through its own
+    connection."""
     books = character_lore(await mind.lore())
     if books is None:
         return []
     scan = situation(brief, beliefs, entities, memories)
-    return [f"- {x.text}" for x in activate_books(books, scan, budget=LORE_BUDGET)]
+    return [f"- {x.text}" for x in activate_books(books, scan, budget=budget)]
 
 
 def situation(

@@ -4,7 +4,8 @@ The prompt (``prompts/plan.v*.md``) is the instruction; the user message is a co
 rendering of the author's view: the roster, W, every character's beliefs labelled by holder
 (false ones marked), the characters' goals, the open developments and hypotheses, the
 outline, the world's lore the recent text and the direction activate (the author's books
-only, no character's own: at most :data:`LORE_BUDGET` tokens, see :func:`planner_lore`), the
+only, no character's own: within the lore's own budget, ``FABULA_LORE_BUDGET``, see
+:func:`planner_lore`), the
 recent text, the direction and the notes on rejected plans. The reply must
 name only characters, places, developments and hypotheses of the view (names are accepted
 and turned into ids); anything else is shown back to the model and asked for again, within
@@ -31,7 +32,7 @@ from fabula.agents.prompts import load_prompt
 from fabula.agents.schemas import array, cached, closed, line, maybe, one_of
 from fabula.agents.views import AuthorView
 from fabula.memory.records import slug
-from fabula.worlds.recall import activate_books, books_of
+from fabula.worlds.recall import LORE_BUDGET, activate_books, books_of
 
 __all__ = [
     "LORE_BUDGET",
@@ -44,15 +45,16 @@ __all__ = [
 ]
 
 MAX_DEVELOPMENTS = 3  # the most developments one plan says it moves
-LORE_BUDGET = 300  # tokens (words) of the world's lore the planner is shown
 
 
 class ModelPlanner:
-    """Plans a turn with a chat model (see the module docstring)."""
+    """Plans a turn with a chat model (see the module docstring); ``lore_budget`` is the
+    most tokens (words) of the world's lore its prompt shows."""
 
-    def __init__(self, client: ModelClient) -> None:
+    def __init__(self, client: ModelClient, *, lore_budget: int = LORE_BUDGET) -> None:
         self.client = client
         self.prompt = load_prompt("planner", "plan")
+        self.lore_budget = lore_budget
 
     async def plan(self, request: PlanRequest) -> TurnPlan:
         """The next turn's plan; raises ModelOutputError when no valid plan comes back."""
@@ -67,7 +69,7 @@ class ModelPlanner:
                     direction,
                     request.attempt,
                     request.notes,
-                    lore=planner_lore(view, direction),
+                    lore=planner_lore(view, direction, budget=self.lore_budget),
                 )
             ),
         ]

@@ -8,12 +8,13 @@ marked, so the writer can show it without correcting it), D, H, the episodes the
 depends on — from anywhere in the story, each with its date or turn and its speaker — and
 the recent text. The world's lore (the author's books of the story's pack: no character's
 own book) that the request and the recent text activate comes after the plan, in a
-``Lore`` section of at most a quarter of the budget (:mod:`fabula.worlds.recall`); then
+``Lore`` section within the lore's own budget, beside the memory's (``lore_budget``:
+:mod:`fabula.worlds.recall`; an entry that does not fit is logged, ``lore_left_out``); then
 ``How they speak``: for each focal character, the few exemplars of its voice nearest the
 turn (its card's example dialogues and role lines, what it said earlier: see
 :mod:`fabula.worlds.voice`), in at most an eighth of the budget. The
-result never counts more than the budget, and its manifest names the record behind every
-line.
+result never counts more than the budget and the lore section together, and its manifest
+names the record behind every line.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 from fabula.agents.contracts import TurnPlan
 from fabula.agents.roles import RecallPlannerRole
 from fabula.agents.views import AuthorView
+from fabula.logs import get_logger
 from fabula.memory.index.search import latest_day, sources
 from fabula.memory.index.vectors import Embedder
 from fabula.memory.retrieval.assemble import Assembly
@@ -28,12 +30,14 @@ from fabula.memory.retrieval.context import author_context, own_words
 from fabula.memory.retrieval.plan import RecallRequest
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter
-from fabula.worlds.recall import LORE_SHARE, activate_books, world_books
+from fabula.worlds.recall import LORE_BUDGET, recall_books, world_books
 from fabula.worlds.voice import VOICE_EXEMPLARS, VOICE_SHARE, Exemplar, nearest, parse_voice
 
 __all__ = ["VOICE_SCAN", "plan_request_text", "voice_section", "writer_context"]
 
 VOICE_SCAN = 12  # a focal character's last utterances looked through for its voice
+
+log = get_logger(__name__)
 
 
 def plan_request_text(view: AuthorView, plan: TurnPlan) -> str:
@@ -54,10 +58,11 @@ async def writer_context(
     *,
     planner: RecallPlannerRole | None = None,
     embedder: Embedder | None = None,
+    lore_budget: int = LORE_BUDGET,
 ) -> Assembly:
-    """The writer's context for ``plan`` in at most ``budget`` tokens, with its manifest.
-    ``planner`` plans the retrieval (default: the offline planner); ``embedder`` turns on
-    dense retrieval."""
+    """The writer's context for ``plan`` in at most ``budget`` tokens of memory and
+    ``lore_budget`` tokens of lore beside it, with its manifest. ``planner`` plans the
+    retrieval (default: the offline planner); ``embedder`` turns on dense retrieval."""
     preface = "\n".join(
         [f"scene goal: {plan.scene_goal}"]
         + [f"focal: {', '.join(view.name(c) for c in plan.focal)}"]
@@ -74,20 +79,36 @@ async def writer_context(
         )
         retrieval = await planner.plan(recall)
     books = await world_books(store)
-    lit = activate_books(
+    found = recall_books(
         books,
         "\n".join([request, recent]),
-        budget=budget // LORE_SHARE,
+        budget=lore_budget,
         count_tokens=counter.count,
         turn=view.turn,
     )
-    lore = [("Lore", "\n".join(f"- {x.text}" for x in lit))] if lit else []
+    for x in found.left_out:
+        log.info(
+            "lore_left_out",
+            turn=view.turn,
+            book=x.book,
+            entry=x.activated.entry.name,
+            tokens=x.activated.tokens,
+            budget=found.budget,
+        )
+    body = "\n".join(f"- {x.text}" for x in found.lit)
+    lore = [("Lore", body)] if found.lit else []
+    # the lore's own budget is beside the memory's: the section, as rendering costs it
+    beside = (
+        sum(counter.count(line) + 1 for line in body.split("\n")) + counter.count("## Lore") + 2
+        if lore
+        else 0
+    )
     voices = await voice_section(store, view, plan, request, budget // VOICE_SHARE, counter)
     return await author_context(
         store,
         request,
         plan=retrieval,
-        budget=budget,
+        budget=budget + beside,
         counter=counter,
         purpose="write",
         focus=focus,

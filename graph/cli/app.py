@@ -219,6 +219,10 @@ def _main(
     from fabula.settings import Settings
 
     _Read.settings = Settings.from_env()
+    if _Read.settings.model_cassette is not None:  # settings that cannot work: before anything
+        from fabula.agents.cassette import check_cassette
+
+        check_cassette(_Read.settings.model_cassette)
     configure_logging(level=logging.INFO if verbose else logging.WARNING)
 
 
@@ -272,7 +276,7 @@ class Stores:
         from fabula.memory.store import StoryStore
 
         store = story if isinstance(story, StoryStore) else self.store(story, branch)
-        return Reader(store, self.settings.prices)
+        return Reader(store, self.settings.prices, lore_budget=self.settings.lore_budget)
 
 
 def run_with_stores(coro_fn: Callable[[Stores], Coroutine[Any, Any, T]]) -> T:

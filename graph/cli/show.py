@@ -264,13 +264,24 @@ def recall(
         for lore in found.lore:
             why = lore.fired + (f" {lore.key!r}" if lore.key else "")
             out.print(Text.assemble((f"lore ({lore.book}: {lore.name}; {why}) ", "dim"), lore.text))
+        for lore in found.lore_left_out:
+            why = lore.fired + (f" {lore.key!r}" if lore.key else "")
+            out.print(
+                Text(
+                    f"lore left out ({lore.book}: {lore.name}; {why}): {lore.tokens} tokens, "
+                    f"over the lore budget of {found.lore_budget} (FABULA_LORE_BUDGET)",
+                    style="yellow",
+                )
+            )
         for ex in found.voice:
             out.print(Text.assemble((f"voice ({ex.source}) ", "dim"), ex.text))
         records = len({(line.kind, line.id) for line in found.lines})
+        lore_tokens = sum(x.tokens for x in found.lore)
         out.print(
             Text(
                 f"{found.tokens} of {found.budget} tokens, {len(found.lines)} lines "
-                f"from {records} records (--json: the record behind each line)",
+                f"from {records} records; lore {lore_tokens} of {found.lore_budget} tokens "
+                "(--json: the record behind each line)",
                 style="dim",
             )
         )

@@ -294,7 +294,9 @@ class Fabula:
         its text, W, B, D, H, plot, evidence, exports, usage, characters and lore. The
         interfaces read through it and nothing else."""
         store = story if isinstance(story, StoryStore) else self.store(story, branch)
-        return Reader(store, self.settings.prices)
+        return Reader(
+            store, self.settings.prices, lore_budget=self.settings.lore_budget, counter=self.counter
+        )
 
     def context(self, *, auto: bool) -> TurnContext:
         """The run-scoped context the turn graph's nodes are given."""
@@ -477,6 +479,7 @@ class Fabula:
             character=character,
             as_of=as_of,
             embedder=self.embedder,
+            lore_budget=self.settings.lore_budget,
         )
 
     async def chat(
@@ -493,6 +496,7 @@ class Fabula:
             counter=self.counter,
             voice=self.roles.voice,
             as_of=as_of,
+            lore_budget=self.settings.lore_budget,
         )
 
     async def lived(

@@ -14,9 +14,9 @@ question: the story's world, another mind and the planner's plan are out of its 
 * Any other question is answered with what the character recalls of it (its own
   retrieval, within :data:`CHAT_BUDGET` tokens): the beliefs and episodes it finds.
 * The entries of the character's own lore (its keyspace's copy: its card's book and what
-  the author made known to it, never the world's other books) that the question activates
-  are records of the answer too (``lore``), and an offline answer to a free question says
-  them.
+  the author made known to it, never the world's other books) that the question activates,
+  within the lore's own budget beside the recall's (``FABULA_LORE_BUDGET``), are records of
+  the answer too (``lore``), and an offline answer to a free question says them.
 * With a model configured for characters (``Roles.voice``), the model says the answer in
   the character's voice, given only that recall and lore, the question-answerer's answer,
   the exemplars of its voice nearest the question (its own keyspace's) and the character's
@@ -41,7 +41,7 @@ from fabula.memory.records import Entity, slug
 from fabula.memory.retrieval.assemble import Assembly
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter
-from fabula.worlds.recall import LORE_SHARE
+from fabula.worlds.recall import LORE_BUDGET
 from fabula.worlds.voice import VOICE_SHARE
 
 __all__ = ["CHAT_BUDGET", "chat"]
@@ -64,9 +64,11 @@ async def chat(
     counter: TokenCounter,
     voice: ChatVoiceRole | None = None,
     as_of: int | None = None,
+    lore_budget: int = LORE_BUDGET,
 ) -> ChatOut:
     """``character``'s answer to ``question`` on ``store``'s branch (``as_of``: as it stood
-    after that turn), from its own mind only (see the module docstring).
+    after that turn), from its own mind only (see the module docstring); its own lore
+    within ``lore_budget`` tokens, beside its recall's :data:`CHAT_BUDGET`.
 
     Raises :class:`InvalidInput` for an empty or overlong question or an ``as_of`` outside
     the branch, :class:`NotFound` for an unknown story, branch or character (named by id or
@@ -85,10 +87,12 @@ async def chat(
     me = await store.resolve(character, "character")
     mind = await minds.mind(store.story, me.id, store.branch)
     entities = await mind.entities()
-    lore = await own_lore(mind, question, budget=CHAT_BUDGET // LORE_SHARE, counter=counter)
-    rest = max(1, CHAT_BUDGET - sum(x.tokens for x in lore))
-    found = await mind.recall(question, budget=rest, counter=counter, as_of=as_of)
-    lore_records = [ChatRecord(kind="lore", id=f"{x.book}:{x.name}", text=x.text) for x in lore]
+    own = await own_lore(mind, question, budget=lore_budget, counter=counter)
+    lore = own.lit
+    found = await mind.recall(question, budget=CHAT_BUDGET, counter=counter, as_of=as_of)
+    lore_records = [
+        ChatRecord(kind="lore", id=f"{x.book}:{x.activated.entry.name}", text=x.text) for x in lore
+    ]
     recalled = [*_records(found), *lore_records]
     reading = _reading(question, entities, me.name)
     if reading is not None:

@@ -48,7 +48,8 @@ from fabula.graph.service.responses import (
 )
 from fabula.memory.records import HierarchyNode
 from fabula.memory.store import StoryStore
-from fabula.settings import Price
+from fabula.memory.tokens import TokenCounter
+from fabula.settings import LORE_BUDGET, Price
 
 __all__ = ["MAX_RECALL_BUDGET", "MAX_REQUEST_CHARS", "RECALL_BUDGET", "Reader"]
 
@@ -60,9 +61,18 @@ class Reader:
     module function of the same name on this branch (see there), so that an interface
     never assembles a read from the store itself."""
 
-    def __init__(self, store: StoryStore, prices: Mapping[str, Price]) -> None:
+    def __init__(
+        self,
+        store: StoryStore,
+        prices: Mapping[str, Price],
+        *,
+        lore_budget: int = LORE_BUDGET,
+        counter: TokenCounter | None = None,
+    ) -> None:
         self.store = store
         self.prices = prices
+        self.lore_budget = lore_budget  # the lore's own budget (FABULA_LORE_BUDGET)
+        self.counter = counter  # how the lore is counted (None: in words)
 
     async def text(self, as_of: int | None = None) -> StoryText:
         """The accepted passages through ``as_of``: :func:`story_text`."""
@@ -118,8 +128,9 @@ class Reader:
         return await character_page(self.store, character)
 
     async def lore(self, turn: int | None = None) -> LoreOut:
-        """The lore by book, and what ``turn`` activates: :func:`lore`."""
-        return await lore(self.store, turn)
+        """The lore by book, and what ``turn`` activates within the lore budget (and what
+        did not fit): :func:`lore`."""
+        return await lore(self.store, turn, budget=self.lore_budget, counter=self.counter)
 
     async def epub(self, as_of: int | None = None) -> bytes:
         """The story (to a turn) as an EPUB book:

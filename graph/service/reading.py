@@ -70,18 +70,19 @@ from fabula.settings import Price
 from fabula.worlds.lore import audience, known_to, split_decorators
 from fabula.worlds.pack import WorldPack
 from fabula.worlds.recall import (
-    LORE_SHARE,
+    LORE_BUDGET,
     Books,
     Lit,
-    activate_books,
+    Recalled,
     books_of,
     character_lore,
+    recall_books,
     world_books,
 )
 from fabula.worlds.voice import VOICE_SHARE, Exemplar, nearest, parse_voice
 
 __all__ = [
-    "LORE_SHARE",
+    "LORE_BUDGET",
     "MAX_RECALL_BUDGET",
     "MAX_REQUEST_CHARS",
     "RECALL_BUDGET",
@@ -455,11 +456,14 @@ async def recall(
     character: str | None = None,
     as_of: int | None = None,
     embedder: Embedder | None = None,
+    lore_budget: int = LORE_BUDGET,
 ) -> RecallOut:
     """What memory gives ``request`` (a question, what a turn is about) within ``budget``
     tokens: the author's context, or with ``character`` (an id or name) that character's
-    own, read through its own Redis user, so it holds nothing the character did not live.
-    Raises :class:`InvalidInput` for an empty or overlong request, a budget out of range or
+    own, read through its own Redis user, so it holds nothing the character did not live;
+    and beside it the lore the request activates (the world's books for the author, the
+    character's own lore for it) within ``lore_budget`` tokens, with the entries that did
+    not fit. Raises :class:`InvalidInput` for an empty or overlong request, a budget out of range or
     an ``as_of`` outside the branch, :class:`NotFound` for an unknown story or character."""
     await store.require()
     request = request.strip()
@@ -478,22 +482,18 @@ async def recall(
         )
     as_of = await check_as_of(store, as_of)
     holder = None
-    lore: list[RecallLore] = []
     voice: list[RecallVoice] = []
     if character is None or not character.strip():
-        lore = await world_lore(
-            store, request, budget=budget // LORE_SHARE, counter=counter, as_of=as_of
-        )
-        rest = max(1, budget - sum(x.tokens for x in lore))
+        lore = await world_lore(store, request, budget=lore_budget, counter=counter, as_of=as_of)
         found: Assembly = await author_context(
-            store, request, budget=rest, counter=counter, as_of=as_of, embedder=embedder
+            store, request, budget=budget, counter=counter, as_of=as_of, embedder=embedder
         )
     else:
         holder = (await store.resolve(character, "character")).id
         mind = await minds.mind(store.story, holder, store.branch)
-        lore = await own_lore(mind, request, budget=budget // LORE_SHARE, counter=counter)
+        lore = await own_lore(mind, request, budget=lore_budget, counter=counter)
         voice = await own_voice(mind, request, budget=budget // VOICE_SHARE, counter=counter)
-        rest = max(1, budget - sum(x.tokens for x in lore) - sum(x.tokens for x in voice))
+        rest = max(1, budget - sum(x.tokens for x in voice))
         found = await mind.recall(request, budget=rest, counter=counter, as_of=as_of)
     return RecallOut(
         story=store.story,
@@ -506,8 +506,10 @@ async def recall(
         text=found.text,
         lines=[_line(m) for m in found.manifest],
         plan=None if found.plan is None else _plan(found.plan),
-        lore=lore,
+        lore=_lore(lore.lit),
         voice=voice,
+        lore_budget=lore.budget,
+        lore_left_out=_lore(lore.left_out),
     )
 
 
@@ -561,13 +563,21 @@ async def character_page(store: StoryStore, character: str) -> CharacterPageOut:
     )
 
 
-async def lore(store: StoryStore, turn: int | None = None) -> LoreOut:
+async def lore(
+    store: StoryStore,
+    turn: int | None = None,
+    *,
+    budget: int = LORE_BUDGET,
+    counter: TokenCounter | None = None,
+) -> LoreOut:
     """The story's lore by book, each entry with who knows it (the author a world book's,
     a character what its keyspace copy holds: see :func:`fabula.worlds.lore.audience`); with
-    ``turn``, the entries that turn's text activates for the author (the world's books,
-    within the recall's lore share of :data:`RECALL_BUDGET`) and for each character (its
-    own lore, within the same). Raises :class:`NotFound` for an unknown story and
-    :class:`InvalidInput` for a turn outside the branch."""
+    ``turn``, the entries that turn's text activates for the author (the world's books)
+    and for each character (its own lore), each within the lore's own ``budget`` tokens
+    (counted by ``counter``, as a recall counts them; None: in words), and those that
+    activated but did not fit (``left_out``, with their size). Raises
+    :class:`NotFound` for an unknown story and :class:`InvalidInput` for a turn outside
+    the branch."""
     await store.require()
     head = await store.head()
     document = await store.pack_document()
@@ -596,6 +606,7 @@ async def lore(store: StoryStore, turn: int | None = None) -> LoreOut:
             LoreBookOut(name=book.name, owner=book.owner, format=book.format, entries=entries)
         )
     activated: list[LoreFired] = []
+    left_out: list[LoreFired] = []
     if turn is not None:
         checked = await check_as_of(store, turn)
         if checked is None or checked < 1:
@@ -603,22 +614,19 @@ async def lore(store: StoryStore, turn: int | None = None) -> LoreOut:
                 f"turn {turn}: lore is activated by a turn's text, 1 to {head}", story=store.story
             )
         (said,) = await store.turn_texts(checked, checked)
-        share = RECALL_BUDGET // LORE_SHARE
         holders: list[tuple[str | None, Books | None]] = [(None, await world_books(store))]
         if pack is not None:
             holders += [(name, books_of(known_to(pack.lore, name, cast).books)) for name in cast]
         for holder, held in holders:
-            activated += [
-                LoreFired(
-                    holder=holder,
-                    book=x.book,
-                    name=x.activated.entry.name,
-                    fired=x.activated.fired,
-                    key=x.activated.key,
-                    text=x.text,
-                )
-                for x in activate_books(held, said.text, budget=share, turn=checked)
-            ]
+            found = recall_books(
+                held,
+                said.text,
+                budget=budget,
+                turn=checked,
+                count_tokens=None if counter is None else counter.count,
+            )
+            activated += [_fired(holder, x, found.budget, True) for x in found.lit]
+            left_out += [_fired(holder, x, found.budget, False) for x in found.left_out]
     return LoreOut(
         story=store.story,
         branch=store.branch,
@@ -626,31 +634,48 @@ async def lore(store: StoryStore, turn: int | None = None) -> LoreOut:
         books=books,
         turn=turn,
         activated=activated,
+        left_out=left_out,
+        lore_budget=budget,
+    )
+
+
+def _fired(holder: str | None, x: Lit, budget: int, fits: bool) -> LoreFired:
+    return LoreFired(
+        holder=holder,
+        book=x.book,
+        name=x.activated.entry.name,
+        fired=x.activated.fired,
+        key=x.activated.key,
+        text=x.text,
+        tokens=x.activated.tokens,
+        budget=budget,
+        fits=fits,
     )
 
 
 async def world_lore(
     store: StoryStore, request: str, *, budget: int, counter: TokenCounter, as_of: int | None
-) -> list[RecallLore]:
+) -> Recalled:
     """The world's lorebooks' entries (the author's: no character's own book) that the
     request and the last three turns' text activate, within ``budget`` tokens and each
-    book's own ``token_budget`` (see :mod:`fabula.worlds.recall`)."""
+    book's own ``token_budget``, and those that did not fit (see
+    :mod:`fabula.worlds.recall`)."""
     books = await world_books(store)
     if books is None:
-        return []
+        return Recalled([], [], budget)
     head = as_of if as_of is not None else await store.head()
     recent = await store.turn_texts(max(1, head - 2), head) if head >= 1 else []
     scan = "\n".join([request, *(t.text for t in recent)])
-    return _lore(activate_books(books, scan, budget=budget, count_tokens=counter.count, turn=head))
+    return recall_books(books, scan, budget=budget, count_tokens=counter.count, turn=head)
 
 
 async def own_lore(
     mind: CharacterMind, request: str, *, budget: int, counter: TokenCounter
-) -> list[RecallLore]:
+) -> Recalled:
     """The character's own lore (read through its own connection) that ``request``
-    activates, within ``budget`` tokens."""
+    activates, within ``budget`` tokens, and what did not fit."""
     books = character_lore(await mind.lore())
-    return _lore(activate_books(books, request, budget=budget, count_tokens=counter.count))
+    return recall_books(books, request, budget=budget, count_tokens=counter.count)
 
 
 def _lore(lit: list[Lit]) -> list[RecallLore]:

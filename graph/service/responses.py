@@ -520,7 +520,8 @@ class LoreBookOut(_Out):
 class LoreFired(_Out):
     """An entry a turn's text activated for one holder (``holder`` None: the author, the
     world's books; else a character's name, its own lore): its book, name, how it fired
-    and which key."""
+    and which key, its size in tokens and the lore budget it was weighed against
+    (``fits`` False: it activated but did not fit, so no context holds it)."""
 
     holder: str | None
     book: str
@@ -528,11 +529,15 @@ class LoreFired(_Out):
     fired: str
     key: str | None = None
     text: str
+    tokens: int = 0
+    budget: int = 0
+    fits: bool = True
 
 
 class LoreOut(_Out):
     """A story's lore by book, with who knows each entry; with ``turn``, what that turn's
-    text activated for the author and for each character (its own lore only)."""
+    text activated for the author and for each character (its own lore only): those within
+    the lore budget (``activated``) and those that did not fit (``left_out``)."""
 
     story: str
     branch: str
@@ -540,6 +545,8 @@ class LoreOut(_Out):
     books: list[LoreBookOut]
     turn: int | None = None
     activated: list[LoreFired] = []
+    left_out: list[LoreFired] = []  # activated, but over the lore budget (``fits`` False)
+    lore_budget: int = 0  # the lore's own budget, in tokens, each holder's activation had
 
 
 class CardField(_Out):
@@ -582,7 +589,8 @@ class RecallOut(_Out):
     """What memory gives a request within a token budget: the context the writer (``holder``
     None: the author's view, everything on the branch) or a character (its own beliefs and
     the episodes it witnessed, read as its own Redis user) would be given, with the record
-    behind every line."""
+    behind every line; and the lore the request activated within the lore's own budget
+    (beside the memory's), with the entries that did not fit."""
 
     story: str
     branch: str
@@ -596,6 +604,10 @@ class RecallOut(_Out):
     plan: RecallPlan | None
     lore: list[RecallLore] = []  # the lore the request activated (the holder's own only)
     voice: list[RecallVoice] = []  # with a holder: the exemplars of its voice nearest it
+    # the lore's own budget, beside the memory's ``budget``, and what it could not hold:
+    # entries the request activated that did not fit (each with its size in ``tokens``)
+    lore_budget: int = 0
+    lore_left_out: list[RecallLore] = []
 
 
 class CharacterOut(_Out):

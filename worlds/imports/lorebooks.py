@@ -342,7 +342,7 @@ def _fires(entry: LoreEntry, text_: str) -> bool:
             text_,
             use_regex=entry.use_regex,
             case_sensitive=bool(entry.case_sensitive),
-            whole_words=entry.whole_words is not False,
+            whole_words=entry.whole_words is True,
         )
         for k in entry.keys
     )
