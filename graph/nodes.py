@@ -138,7 +138,14 @@ async def plan(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any
     ctx = runtime.context
     view = await _view(state, ctx)
     attempt = state.get("attempt", -1) + 1
-    played = [c for c in await _store(state, ctx).played() if c in view.characters()]
+    # an autonomous run is played by nobody: the engine plays every character, except
+    # those whose parts the run was given
+    given = state.get("parts", {})
+    played = [
+        c
+        for c in await _store(state, ctx).played()
+        if c in view.characters() and (not ctx.auto or c in given)
+    ]
     with metering() as meter:
         asked = PlanRequest(view, state.get("direction"), attempt, tuple(state.get("notes", [])))
         try:

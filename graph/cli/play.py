@@ -6,7 +6,8 @@ by a person; the others propose theirs as before. A turn stops before its draft 
 played character's part is given: ``write`` asks for it at the prompt, showing that
 character's own view (what it believes, from its own mind only) and its agent's proposal
 (enter takes it); ``run`` takes it from ``--as "NAME: words"`` (the name may be left out
-when one character is played) and otherwise stops, ``--auto`` or not, saying how to give it.
+when one character is played) and otherwise stops, saying how to give it; ``run --auto``
+is played by nobody (the engine plays each part not given).
 ``--as`` parts are the first turn's: a run of several turns stops again at the next.
 
 A part is what the character does, in controlled English naming it ("Leo went to the

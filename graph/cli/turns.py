@@ -44,7 +44,7 @@ def run(
     """Write turns; without --auto, stop at the first turn awaiting approval. With
     --alternatives N, N drafts of the next turn, each with its findings and changes:
     approve one with `fabula approve STORY --choose K`. A turn stops for a played
-    character's part unless --as gives it (--auto too; see `fabula play`)."""
+    character's part unless --as gives it; --auto plays it (see `fabula play`)."""
     check_bounds(turns=turns, direction=direction)
     if alternatives is not None and (auto or turns != 1):
         raise InvalidInput(

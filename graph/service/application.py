@@ -635,8 +635,9 @@ class Fabula:
 
         A story with played characters (:meth:`set_played`) takes each one's part of the
         turn from ``parts`` (by character id or name); a turn that lacks one stops before
-        its draft, ``"part"``, asking for it (see :meth:`waiting_parts`), ``auto`` or not,
-        and a run given the parts it waits for goes on from there.
+        its draft, ``"part"``, asking for it (see :meth:`waiting_parts`), and a run given the
+        parts it waits for goes on from there. An ``auto`` run is played by nobody: the
+        engine plays each played character whose part it was not given.
 
         ``listener`` hears each node finish and the prose as it is written. (A run takes no
         lock: a run killed midway must not hold up the next; two runs of one turn commit it
@@ -792,6 +793,8 @@ class Fabula:
         """Resume the turn waiting for played characters' parts with those ``given``
         (``"part"`` again while one is still missing)."""
         answers = {i: given[r.character] for i, r in waiting.items() if r.character in given}
+        if auto:  # an autonomous run plays the parts it was not given: each agent's proposal
+            answers |= {i: Part(accept=True) for i in waiting if i not in answers}
         if not answers:
             return "part"
         where = {"story": store.story, "branch": store.branch, "turn": turn}

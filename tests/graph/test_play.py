@@ -102,7 +102,7 @@ class TestPlayedTurn:
         """An empty answer in `write` takes the character's own idea, shown beside it."""
         async with Fabula(redis_url, Settings()) as fab:
             store = await _hollow(fab, played=("Leo",))
-            assert await fab.run_turn(store, auto=True) == "part"
+            assert await fab.run_turn(store, auto=False) == "part"
             (asked,) = await fab.waiting_parts(store)
             assert asked.suggestion is not None and asked.view.suggestion == "go to the study"
             with pytest.raises(InvalidInput):  # nothing shown yet for a fresh turn
@@ -116,15 +116,23 @@ class TestPlayedTurn:
             (text,) = await store.turn_texts(4, 4)
             assert "Leo went to the study." in text.text
 
-    async def test_auto_stops_for_the_part(self, redis_url: str) -> None:
-        """`run --auto` stops at a played character's part, writing nothing; given it, it
-        commits that turn and stops again at the next."""
+    async def test_auto_plays_the_parts_it_is_not_given(self, redis_url: str) -> None:
+        """`run --auto` is played by nobody: the engine plays a played character whose part
+        it was not given (a story runs on alone), takes the part it was given, and answers a
+        turn already waiting for a part with the agent's proposal."""
         async with Fabula(redis_url, Settings()) as fab:
             store = await _hollow(fab, played=("Leo",))
-            ran = await fab.run(store, 3, auto=True)
-            assert (ran.written, ran.outcome, ran.head) == (0, "part", 3)
-            ran = await fab.run(store, 3, auto=True, parts={"leo": Part(words=PART)})
-            assert (ran.written, ran.outcome, ran.head) == (1, "part", 4)
+            ran = await fab.run(store, 2, auto=True, parts={"leo": Part(words=PART)})
+            assert (ran.written, ran.head) == (2, 5)
+            (first,) = await store.turn_texts(4, 4)
+            assert PART in first.text
+            assert await fab.run_turn(store, auto=False) == "part"
+            (asked,) = await fab.waiting_parts(store)
+            assert await fab.run_turn(store, auto=True) == "committed"
+            (taken,) = await store.turn_texts(6, 6)
+            assert asked.suggestion is not None and asked.suggestion.words is None
+            assert "Leo" in taken.text  # the agent's proposal, played
+            assert not await fab.waiting_parts(store)
 
 
 class TestSeveralOrNone:
@@ -210,11 +218,13 @@ class TestCommandLine:
             == 0
         )
         assert fabula_editing(redis_url, "play", "tale", "Leo").returncode == 0
-        stopped = fabula_editing(redis_url, "run", "tale", "--auto")
+        stopped = fabula_editing(redis_url, "run", "tale")
         assert stopped.returncode == 0, stopped.stderr
         assert "waits for a played character's part" in stopped.stdout
         ran = fabula_editing(redis_url, "run", "tale", "--auto", "--as", f"Leo: {PART}")
         assert ran.returncode == 0, ran.stderr
         assert "1 turn(s) written" in ran.stdout
+        alone = fabula_editing(redis_url, "run", "tale", "--auto")  # nobody plays: the engine
+        assert "1 turn(s) written, now at turn 5" in alone.stdout, alone.stderr
         listed = fabula_editing(redis_url, "play", "tale", "--none", "--json")
         assert json.loads(listed.stdout)["played"] == []

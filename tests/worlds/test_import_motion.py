@@ -119,7 +119,8 @@ class TestPlaces:
             ("Thornwood", ("forest",)),
             ("old chapel", ()),
         ]
-        (mira,) = pack.characters
+        mira = next(c for c in pack.characters if c.name == "Mira")
+        assert [c.name for c in pack.characters if c.played] == ["User"]  # {{user}}, played
         assert mira.location == "cottage"
         assert mira.goals == (
             "visit the Thornwood",
