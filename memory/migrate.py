@@ -16,6 +16,7 @@ from redis.exceptions import WatchError
 
 from fabula.errors import Conflict, NotFound
 from fabula.memory import keys
+from fabula.memory.connection import transaction
 from fabula.memory.roster import missing_roster
 from fabula.memory.schema import SCHEMA_FIELD, SCHEMA_VERSION, stored_version
 from fabula.memory.store import StoryStore
@@ -52,7 +53,7 @@ async def migrate_records(admin: aredis.Redis, story: str) -> RecordsMigrated:
         return RecordsMigrated(story, was)
     rosters = await _missing_rosters(admin, story)
     meta = keys.meta(story)
-    async with admin.pipeline(transaction=True) as pipe:
+    async with transaction(admin, meta) as pipe:
         try:
             await pipe.watch(meta, *rosters)
             if stored_version(await pipe.hget(meta, SCHEMA_FIELD)) >= SCHEMA_VERSION:

@@ -33,7 +33,7 @@ from fabula.errors import (
 from fabula.limits import Limits
 from fabula.logs import get_logger
 from fabula.memory import keys
-from fabula.memory.connection import node_client
+from fabula.memory.connection import node_client, transaction
 from fabula.memory.delta import TurnDelta
 from fabula.memory.lineage import MAIN, Ancestor, Branch, branch_for
 from fabula.memory.lua import fcall
@@ -272,7 +272,7 @@ class StoryStore:
         """Write the story's record (its world and :data:`SCHEMA_VERSION`) in one step
         unless it exists; whether it was written."""
         meta = keys.meta(self.story)
-        async with self.client.pipeline(transaction=True) as pipe:
+        async with transaction(self.client, meta) as pipe:
             try:
                 await pipe.watch(meta)
                 if await pipe.exists(meta):

@@ -36,7 +36,7 @@ from fabula.errors import FabulaError, InvalidInput
 from fabula.graph.checkpoint.batches import pack, unpack
 from fabula.graph.checkpoint.keys import THREADS, ThreadKeys
 from fabula.graph.state import CHECKPOINT_TYPES, ApprovalRequest, Preview
-from fabula.memory.connection import connect_async
+from fabula.memory.connection import connect_async, transaction
 from fabula.memory.delta import TurnDelta
 from fabula.memory.migrate import migrate_records, story_version
 from fabula.memory.schema import SCHEMA_VERSION
@@ -154,8 +154,8 @@ async def _type_thread(client: aredis.Redis, codec: _Codec, keys: ThreadKeys) ->
             writes_key = keys.writes(ns, checkpoint)
             for field, value in _typed_writes(codec, checkpoint, await client.hgetall(writes_key)):
                 updates.append((writes_key, field, value))
-    if updates:
-        async with client.pipeline(transaction=True) as pipe:
+    if updates:  # every key of a thread shares its slot
+        async with transaction(client, updates[0][0]) as pipe:
             for key, field, value in updates:
                 pipe.hset(key, field, value)
             await pipe.execute()
