@@ -180,17 +180,17 @@ class StoryStore:
         world, schema = await self.client.hmget(keys.meta(self.story), ["world", SCHEMA_FIELD])
         return world is not None and stored_version(schema) < SCHEMA_VERSION
 
-    async def require(self) -> None:
+    async def require(self, *, any_version: bool = False) -> None:
         """Raise :class:`NotFound` unless the story and this branch exist
         (:class:`StoryDeleted` for a story deleted within :data:`~keys.DELETED_S`), and
         :class:`StoryOutdated` for a story stored by an older Fabula (see
-        :mod:`fabula.memory.schema`)."""
+        :mod:`fabula.memory.schema`) unless ``any_version`` (deleting it reads nothing)."""
         world, schema = await self.client.hmget(keys.meta(self.story), ["world", SCHEMA_FIELD])
         if world is None:
             if await self.was_deleted():
                 raise self.deleted_error(meanwhile=False)
             raise NotFound(f"story {self.story!r} does not exist", story=self.story)
-        if (version := stored_version(schema)) < SCHEMA_VERSION:
+        if (version := stored_version(schema)) < SCHEMA_VERSION and not any_version:
             raise outdated(self.story, version)
         if self.branch != MAIN and not await self.client.hexists(
             keys.branches(self.story), self.branch

@@ -172,3 +172,16 @@ class TestMigrate:
         assert missing.returncode == 3 and "'nosuch'" in missing.stderr
         assert missing.stderr.count("\n") == 1
         assert fabula(redis_url, "migrate", check=False).returncode == 2
+
+    async def test_an_old_story_can_be_deleted_unmigrated(
+        self, redis_url: str, tmp_path: Path
+    ) -> None:
+        """Deleting reads nothing of the story: one that cannot be migrated can go."""
+        async with Fabula(redis_url, Settings(home=tmp_path, consolidate="off")) as fab:
+            store = await fab.create_story(load_world("hollow_book"), "gone")
+            await fab.admin.hdel(keys.meta("gone"), "schema")
+            with pytest.raises(StoryOutdated):
+                await store.require()
+        fabula(redis_url, "delete", "gone", "--yes")
+        async with Fabula(redis_url, Settings(home=tmp_path, consolidate="off")) as fab:
+            assert not await fab.store("gone").exists()
