@@ -16,7 +16,8 @@ and the studio read them from the class, never from a table of their own::
     ├── Conflict                 4  409   the request is sound but the story's state refuses it
     │   ├── TurnConflict         4  409   a gap in turn numbers, or a turn re-sent changed
     │   ├── StoryAtRest          4  409   no character has anything to do: no turn to write
-    │   └── StoryExists          4  409   a story of that id is already there
+    │   ├── StoryExists          4  409   a story of that id is already there
+    │   └── StoryOutdated        4  409   a story stored by an older Fabula: `fabula migrate` it
     ├── NotFound                 3  404   a story, branch, character or record not there
     │   └── StoryDeleted         3  404   ... a story deleted (by another command meanwhile)
     ├── AccessDenied             5  403   a character's handle read outside its own mind
@@ -69,6 +70,7 @@ __all__ = [
     "StoryAtRest",
     "StoryDeleted",
     "StoryExists",
+    "StoryOutdated",
     "TurnConflict",
 ]
 
@@ -145,6 +147,17 @@ class StoryAtRest(Conflict):
 
 class StoryExists(Conflict):
     """A story of that id is already there: choose another id, or delete that one."""
+
+
+class StoryOutdated(Conflict):
+    """The story was stored by an older Fabula (its schema ``version`` is older than this
+    one's ``current``): it is opened only once ``fabula migrate`` has brought it up to date
+    (see ``fabula.memory.schema``)."""
+
+    def __init__(self, message: str, *, version: int, current: int, **context: Any) -> None:
+        super().__init__(message, version=version, current=current, **context)
+        self.version = version
+        self.current = current
 
 
 class NotFound(FabulaError):

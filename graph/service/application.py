@@ -1149,6 +1149,8 @@ class Fabula:
         out = []
         for story in await self.stories():
             store = self.store(story)
+            if await store.outdated():
+                continue  # refused until `fabula migrate` brings it up to date
             for branch in await store.branches():
                 pending = await self.pending_turn(store.on_branch(branch))
                 if pending is not None:

@@ -111,7 +111,7 @@ def pending_in(store: StoryStore, turn: int, snapshot: StateSnapshot) -> Pending
         for intr in task.interrupts:
             if _asks_part(intr.value):
                 continue  # a played character's part, not a draft
-            request = ApprovalRequest.model_validate(intr.value)  # an old one's names too
+            request = ApprovalRequest.model_validate(intr.value)
             return Pending(store.story, store.branch, turn, request, checkpoint)
     return None
 

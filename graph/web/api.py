@@ -211,7 +211,7 @@ async def story_summary(fab: Fab, story: str) -> StorySummary:
 @router.post("/stories/{story}/delete")
 async def delete_story(fab: Fab, story: str) -> dict[str, str]:
     """Delete a story, its branches, its minds and their Redis users."""
-    await _store(fab, story).require()
+    await _store(fab, story).require(any_version=True)
     await fab.delete_story(story)
     return {"deleted": story}
 

@@ -280,7 +280,7 @@ async def confirm_delete(request: Request, fab: Fab, story: str) -> Response:
 
 @router.post("/stories/{story}/delete")
 async def delete(fab: Fab, story: str, form: Form) -> Response:
-    await fab.store(story).require()
+    await fab.store(story).require(any_version=True)
     await fab.delete_story(story)
     return go("/", notice="deleted")
 
