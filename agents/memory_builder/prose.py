@@ -742,6 +742,14 @@ class _Sentence:
             # narrator's statement that all present see ("Ann whispered to Ben that the
             # scarf is in the box" told Cal, out in the garden, where the scarf was)
             self._statements(perceivers)
+        # where a thing is, stated in a sentence that says who did not see ("Behind Ann's
+        # back, Ben tucked the scarf into the box." with the tucking not read), is not seen
+        # by them either
+        blind = tuple(dict.fromkeys(w for kind, who in marks if kind == "unseen" for w in who))
+        for i, a in enumerate(self.actions):
+            if blind and a.kind == "state":
+                unseen = tuple(dict.fromkeys((*a.unseen_by, *blind)))
+                self.actions[i] = a.model_copy(update={"unseen_by": unseen})
         self._settle(marks, subjects)
         return self.actions
 

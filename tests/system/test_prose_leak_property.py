@@ -4,12 +4,13 @@ Hypothesis writes stories of a kitchen and a garden (Ann, Ben and Cal; a scarf a
 drawer, a basket and a box in the kitchen) as plain prose, one sentence a deed, a few
 sentences a turn: people leave the kitchen ("Ben left the kitchen.", "Cal excused himself
 and headed to the garden.") and come back ("strolled into the kitchen"); things are moved
-and hidden into the containers ("Ann hid the key in the box."), before someone who is there
-but does not see it ("Unbeknownst to Ben, …", "Cal did not notice when …"), or with someone
-watching ("Ben watched as …"); people tell each other where things are, aloud or in a
-whisper. Each turn is committed through the real path: the offline memory-builder (the prose
-reader, :func:`fabula.agents.memory_builder.prose.read_prose`), the tracker and the store's
-commit, into real Redis.
+and hidden into the containers ("Ann hid the key in the box.", "picked up … and placed it
+in …"), before someone who is there but does not see it ("Unbeknownst to Ben, …", "Cal did
+not notice when …", "Behind Cal's back, …"), or with someone watching ("Ben watched as …");
+people tell each other where things are, aloud or in a whisper. Each turn is committed
+through the real path: the offline memory-builder (the prose reader,
+:func:`fabula.agents.memory_builder.prose.read_prose`), the tracker and the store's commit,
+into real Redis.
 
 The oracle knows who saw each deed: a move is seen by everyone in the kitchen but those the
 sentence says did not see it; a telling aloud is heard by everyone in the teller's place, a
@@ -207,7 +208,12 @@ def draw_deed(
     others = [p for p in here if p != doer]
     how = draw(
         st.sampled_from(
-            ["plain", "hid", *(["unbeknownst", "unnoticed", "watched"] if others else [])]
+            [
+                "plain",
+                "hid",
+                "picked",
+                *(["unbeknownst", "unnoticed", "behind", "watched"] if others else []),
+            ]
         )
     )
     blind: set[str] = set()
@@ -215,11 +221,16 @@ def draw_deed(
         sentence = f"{doer} moved the {thing} to the {box}."
     elif how == "hid":
         sentence = f"{doer} hid the {thing} in the {box}."
+    elif how == "picked":
+        sentence = f"{doer} picked up the {thing} and placed it in the {box}."
     else:
         other = draw(st.sampled_from(others))
         if how == "unbeknownst":
             blind = {other}
             sentence = f"Unbeknownst to {other}, {doer} slipped the {thing} into the {box}."
+        elif how == "behind":
+            blind = {other}
+            sentence = f"Behind {other}'s back, {doer} tucked the {thing} into the {box}."
         elif how == "unnoticed":
             blind = {other}
             sentence = f"{other} did not notice when {doer} stashed the {thing} in the {box}."
@@ -320,7 +331,12 @@ async def views(
 async def check(app: Fabula, store: StoryStore, story: Story, earlier: int) -> None:
     """Every character's views, at the head and as of turn ``earlier``, against the oracle."""
     head = len(story.turns)
-    later = {s for turn in story.turns[earlier:] for s in turn}
+    # what was done to a thing after turn ``earlier`` (a journey's sentence may be how an
+    # earlier one is told: "Cal left the kitchen."; a deed told alike earlier is allowed)
+    before = {s for turn in story.turns[:earlier] for s in turn}
+    later = {
+        s for turn in story.turns[earlier:] for s in turn if any(t in s for t in THINGS)
+    } - before
     for name in PEOPLE:
         character = name.lower()
         start = await project_beliefs(store, (character,), as_of=0)
@@ -331,9 +347,9 @@ async def check(app: Fabula, store: StoryStore, story: Story, earlier: int) -> N
         for text in await views(app, store, character, hidden):
             assert_blind(text, name, story.known[head - 1][name] | believed, hidden, "head")
         if earlier:
-            before = story.known[earlier - 1][name] | believed
+            then = story.known[earlier - 1][name] | believed
             for text in await views(app, store, character, hidden, as_of=earlier):
-                assert_blind(text, name, before, hidden | later, "as of", earlier)
+                assert_blind(text, name, then, hidden | later, "as of", earlier)
 
 
 @pytest.fixture()
@@ -460,3 +476,22 @@ async def test_a_whisper_tells_no_one_out_of_earshot(app: Fabula) -> None:
     for character, hears in (("cal", False), ("ben", True)):
         found = await app.recall(store, "Where is the scarf?", budget=600, character=character)
         assert (("scarf", "box") in pairs(found.text)) == hears, (character, found.text)
+
+
+async def test_a_stated_place_is_seen_where_the_thing_is_and_not_behind_a_back(
+    app: Fabula,
+) -> None:
+    """Found by this property: the reader did not read the tucking in "Behind Ann's back,
+    Ben tucked the scarf into the box." and kept where the scarf ends up as a statement,
+    which the tracker gave to everyone in the scene — the garden, where Cal had just gone
+    (the box is in the kitchen) — and to Ann, behind whose back it was done."""
+    text = (
+        "Cal excused himself and headed to the garden. Behind Ann's back, Ben tucked the "
+        "scarf into the box."
+    )
+    store = await app.new_story(PACK, "behind")
+    await app.commit_scripted(store, text)
+    await index_through(store)
+    for character, sees in (("cal", False), ("ann", False), ("ben", True)):
+        found = await app.recall(store, "Where is the scarf?", budget=600, character=character)
+        assert (("scarf", "box") in pairs(found.text)) == sees, (character, found.text)
