@@ -304,11 +304,13 @@ class CharacterMind:
         except NoPermissionError as exc:
             raise AccessDenied(str(exc), story=self.story, character=self.character) from exc
 
-    async def own_words(self, last: int = 3) -> list[str]:
-        """The last things this character said (its own utterances, as it remembers them),
-        oldest first, read from its own episode index."""
+    async def own_words(self, last: int = 3, *, as_of: int | None = None) -> list[str]:
+        """The last things this character said (its own utterances, as it remembers them;
+        by turn ``as_of`` if given), oldest first, read from its own episode index."""
         try:
-            return await own_words(self.client, self.story, self.branch, self.character, last)
+            return await own_words(
+                self.client, self.story, self.branch, self.character, last, as_of=as_of
+            )
         except NoPermissionError as exc:
             raise AccessDenied(str(exc), story=self.story, character=self.character) from exc
 

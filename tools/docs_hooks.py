@@ -96,7 +96,8 @@ MEANINGS: dict[tuple[str, str], str] = {
     ("LoreBook", "owner"): "the character whose knowledge it is (unset: the world's book)",
     ("LoreBook", "scan_depth"): "how many recent turns activation reads",
     ("LoreBook", "token_budget"): "the most tokens its entries may take in a context",
-    ("LoreBook", "recursive_scanning"): "activated entries' text activates others",
+    ("LoreBook", "recursive_scanning"): "activated entries' text activates others (unset: "
+    "off, as in SillyTavern)",
     ("LoreBook", "entries"): "its entries",
     ("LoreBook", "kept"): "the source's other fields, verbatim",
     ("KeptCard", "spec_version"): "the card's `spec_version`",

@@ -76,6 +76,7 @@ _LOCATIVE = frozenset(
     {"in", "inside", "into", "within", "on", "onto", "atop", "under", "beneath", "at"}
 )
 _AWAY = frozenset({"out", "from"})
+_SPEECH = frozenset({"tell", "inform", "claim", "say", "ask"})  # a sentence's speech acts
 # what a perception verb sees when it sees an event rather than a thing
 _EVENTISH = frozenset(
     {"as", "while", "when", "how", "what", "this", "that", "it", "him", "her", "them"}
@@ -736,7 +737,19 @@ class _Sentence:
                 if done:
                     break
         self._negative_perception(marks)
-        self._statements(perceivers)
+        if not any(a.kind in _SPEECH for a in self.actions):
+            # what a sentence of speech says is its speaker's word to its hearers, no
+            # narrator's statement that all present see ("Ann whispered to Ben that the
+            # scarf is in the box" told Cal, out in the garden, where the scarf was)
+            self._statements(perceivers)
+        # where a thing is, stated in a sentence that says who did not see ("Behind Ann's
+        # back, Ben tucked the scarf into the box." with the tucking not read), is not seen
+        # by them either
+        blind = tuple(dict.fromkeys(w for kind, who in marks if kind == "unseen" for w in who))
+        for i, a in enumerate(self.actions):
+            if blind and a.kind == "state":
+                unseen = tuple(dict.fromkeys((*a.unseen_by, *blind)))
+                self.actions[i] = a.model_copy(update={"unseen_by": unseen})
         self._settle(marks, subjects)
         return self.actions
 

@@ -86,7 +86,7 @@ async def chat(
     as_of = await check_as_of(store, as_of)
     me = await store.resolve(character, "character")
     mind = await minds.mind(store.story, me.id, store.branch)
-    entities = await mind.entities()
+    entities = await mind.entities(as_of=as_of)
     own = await own_lore(mind, question, budget=lore_budget, counter=counter)
     lore = own.lit
     found = await mind.recall(question, budget=CHAT_BUDGET, counter=counter, as_of=as_of)
@@ -105,7 +105,7 @@ async def chat(
     if voice is not None:
         brief = await _brief(store, me)
         exemplars = await own_voice(
-            mind, question, budget=CHAT_BUDGET // VOICE_SHARE, counter=counter
+            mind, question, budget=CHAT_BUDGET // VOICE_SHARE, counter=counter, as_of=as_of
         )
         said = (
             await voice.answer(

@@ -492,7 +492,9 @@ async def recall(
         holder = (await store.resolve(character, "character")).id
         mind = await minds.mind(store.story, holder, store.branch)
         lore = await own_lore(mind, request, budget=lore_budget, counter=counter)
-        voice = await own_voice(mind, request, budget=budget // VOICE_SHARE, counter=counter)
+        voice = await own_voice(
+            mind, request, budget=budget // VOICE_SHARE, counter=counter, as_of=as_of
+        )
         rest = max(1, budget - sum(x.tokens for x in voice))
         found = await mind.recall(request, budget=rest, counter=counter, as_of=as_of)
     return RecallOut(
@@ -514,14 +516,19 @@ async def recall(
 
 
 async def own_voice(
-    mind: CharacterMind, request: str, *, budget: int, counter: TokenCounter
+    mind: CharacterMind,
+    request: str,
+    *,
+    budget: int,
+    counter: TokenCounter,
+    as_of: int | None = None,
 ) -> list[RecallVoice]:
     """The few exemplars of the character's voice (its card's dialogues and role lines,
-    what it said in the story: read through its own connection) nearest ``request``,
-    within ``budget`` tokens (see :mod:`fabula.worlds.voice`)."""
+    what it said in the story by turn ``as_of``: read through its own connection) nearest
+    ``request``, within ``budget`` tokens (see :mod:`fabula.worlds.voice`)."""
     exemplars = [
         *parse_voice(await mind.voice()),
-        *(Exemplar(w, "said") for w in await mind.own_words(VOICE_SCAN)),
+        *(Exemplar(w, "said") for w in await mind.own_words(VOICE_SCAN, as_of=as_of)),
     ]
     chosen = nearest(exemplars, request, budget=budget, count_tokens=counter.count)
     return [RecallVoice(text=x.text, source=x.source, tokens=counter.count(x.text)) for x in chosen]

@@ -71,14 +71,16 @@ class TestMemoriesQuoteOnlyWhatWasWitnessed:
         self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
     ) -> None:
         """Reproduction: an action whose span covers the passage gave its witness the whole
-        passage, the sentence he did not witness included."""
+        passage, the sentence he did not witness included. A span over several sentences
+        does not say which tells its event (one may be a deed the reading missed): the
+        witness is told the event itself."""
         text = "Leo waited in the hallway. Mara took the brass key out of the hollow book."
         wait = action("stay", 0, len(text), actors=["Leo"], place="hallway")
         take = action("take", 27, len(text), actors=["Mara"], obj="brass key")
         await commit_model_turn(fab, fake_openai, settings, text, [wait, take])
         memories = await (await fab.minds.mind(scripted.STORY, "leo")).memories()
         recalled = [m.quote for m in memories if m.turn == 4]
-        assert recalled == ["Leo waited in the hallway."]
+        assert recalled == ["Leo stayed in the hallway."]
         prompt = await leo_prompt(fab, fake_openai, settings)
         assert "Mara took" not in prompt and "out of the hollow book" not in prompt
 

@@ -9,6 +9,7 @@ and no character can read another's.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -200,3 +201,27 @@ async def test_a_chat_holds_the_characters_own_lore_and_voice(
     prompt = message_text(fake_openai.requests[-1])
     assert "LEO-LORE the key is old." in prompt and "LEO-EX" in prompt
     assert "MARA" not in prompt and "WORLD-LORE" not in prompt
+
+
+async def test_a_recall_or_chat_as_of_a_turn_holds_no_word_said_after_it(
+    redis_url: str, settings: Settings, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    """Found by a reader of the tutorial: ``fabula recall shed … --as ben --as-of 2`` showed
+    Ben's own lines of turns 3 and 8 as his voice. What a character said after the turn it
+    is asked at is no part of its mind then: not in its recall, not in its chat's prompt."""
+    said = {turn: f'"WORDS-{turn} the lamp is lit," said Ben.' for turn in (1, 2, 3)}
+    async with Fabula(redis_url, Settings(home=tmp_path)) as offline:
+        store = await offline.new_story(voiced(), "voice-as-of")
+        for turn in (1, 2, 3):
+            await offline.commit_scripted(store, said[turn])
+        for as_of in (0, 1, 2, 3):
+            found = await offline.recall(
+                store, "the lamp", budget=500, character="Ben", as_of=as_of
+            )
+            shown = {t for x in found.voice for t in re.findall(r"WORDS-\d", x.text)}
+            assert shown == {f"WORDS-{t}" for t in range(1, as_of + 1)}, (as_of, found.voice)
+    fake_openai.reply_text("Lit, as ever.")
+    async with Fabula(redis_url, settings, roles=make_roles(settings)) as fab:
+        await fab.chat(fab.store("voice-as-of"), "ben", "Is the lamp lit?", as_of=1)
+    prompt = message_text(fake_openai.requests[-1])
+    assert "WORDS-1" in prompt and "WORDS-2" not in prompt and "WORDS-3" not in prompt, prompt
