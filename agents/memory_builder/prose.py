@@ -271,6 +271,10 @@ def read_prose(text: str, entities: Mapping[str, Entity]) -> list[StoryAction]:
             # each clause read alone, so that a clause's place phrase never attaches to
             # another clause's verb ("Ann took the key, and Bo waited in the hall")
             state.out.extend(_Sentence(text[a:b], a, lexicon, state, first=k == 0).read())
+        if len(state.out) == before and len(clauses) > 1:
+            # a placement stated across clauses ("There, in a box, was a plum")
+            whole = _Sentence(sentence, start, lexicon, state)
+            state.out.extend(whole.placements())
         state.named_before = state.named_now
         state.named_now = ()
         if len(state.out) > before:
@@ -412,7 +416,12 @@ class _Sentence:
         mention = _Mention((thing.id,), kind, first, last)
         if thing.container and after[:1] == ["of"]:
             inner = self._plain_thing(i + 2, i + 5)
-            if inner is not None and inner.id != thing.id and not inner.container:
+            if (
+                inner is not None
+                and inner.id != thing.id
+                and not inner.container
+                and inner.kind == "object"
+            ):
                 mention.of_object = inner.id
                 mention.last = self._token_of(inner, i + 2)
         return mention
@@ -738,6 +747,13 @@ class _Sentence:
         self._negative_perception(marks)
         self._statements(perceivers)
         self._settle(marks, subjects)
+        return self.actions
+
+    def placements(self) -> list[StoryAction]:
+        """Only the placements the sentence states (a second look at a whole sentence
+        whose clauses, read alone, gave nothing)."""
+        self._find_mentions()
+        self._statements([])
         return self.actions
 
     def _apply(
@@ -1077,38 +1093,94 @@ class _Sentence:
                 continue
             if any(a.target == box.ids[0] for a in self.actions):
                 continue
-            near = [o for o in plain if abs(o.first - box.first) <= 12]
+            near = [o for o in plain if abs(o.first - box.first) <= 16]
             if len(near) == 1 and not any(a.obj == near[0].ids[0] for a in self.actions):
                 self._state((near[0].ids[0], box.ids[0]), perceivers)
         for box in containers:
-            after = " ".join(t.low for t in self.toks[box.last + 1 : box.last + 4])
-            if _HOLDS.match(after):
-                inner = [o for o in plain if box.last < o.first <= box.last + 8]
-                if inner:
-                    self._state((inner[0].ids[0], box.ids[0]), perceivers)
+            held = self._held_in(box, plain)
+            if held is not None:
+                self._state((held, box.ids[0]), perceivers)
+        for m in plain:
+            # "a plum resting inside", "found a pear nestled within": the container is the
+            # one named last, before it in this sentence or in the one before
+            box_id = next(
+                (b.ids[0] for b in reversed(containers) if b.last < m.first), self.state.last_box
+            )
+            if box_id is not None and self._inside_after(m) and not self._acted_on(m.ids[0]):
+                self._state((m.ids[0], box_id), perceivers)
+        thing = self.state.last_object
+        if (
+            not plain
+            and not self.actions
+            and self.toks
+            and self.toks[0].low == "it"
+            and thing is not None
+            and thing not in self.state.located
+            and not self._is_container(thing)
+        ):
+            # "It was tucked inside a box": the object the story named last
+            for box in containers:
+                if self._locative_before(box.first):
+                    self._state((thing, box.ids[0]), perceivers)
+                    break
         box_id = self.state.last_box
-        if containers or box_id is None or len(plain) != 1 or self.actions:
-            return
-        thing = plain[0].ids[0]
-        if thing in self.state.located:
+        if containers or box_id is None or self.actions:
             return
         words = [t.low for t in self.toks]
+        if len(plain) != 1 or plain[0].ids[0] in self.state.located:
+            return
         bridged = any(w in ("inside", "within", "therein", "there") for w in words)
         for k, w in enumerate(words[:-1]):
-            if w in ("it", "which") and _HOLDS.match(" ".join(words[k + 1 : k + 3])):
-                bridged = True
+            if w in ("it", "which") and any(v in _HOLDING for v in words[k + 1 : k + 4]):
+                bridged = True  # "it was filled with", "which held"
         if bridged:
-            self._state((thing, box_id), perceivers)
+            self._state((plain[0].ids[0], box_id), perceivers)
+
+    def _inside_after(self, m: _Mention) -> bool:
+        """Whether ``inside`` (``within``) follows the object ``m`` as an adverb, with at
+        most one word between and no noun phrase after it ("a plum resting inside.")."""
+        toks = self.toks
+        for k in range(m.last + 1, min(len(toks), m.last + 3)):
+            if toks[k].low in ("inside", "within"):
+                nxt = toks[k + 1].low if k + 1 < len(toks) else ","
+                return not _wordlike(nxt) or nxt in _CLAUSE_EDGE
+            if not _wordlike(toks[k].low) or k in self.by_token:
+                return False
+        return False
+
+    def _acted_on(self, obj: str) -> bool:
+        return any(a.obj == obj for a in self.actions)
+
+    def _held_in(self, box: _Mention, plain: Sequence[_Mention]) -> str | None:
+        """The object a container is said to hold right after it is named: "the crate held
+        a skirt", "the crate was filled with skirts", "a box that contained a plum", "a
+        basket filled to the brim with peas", "a jar, sitting on a shelf, holding a plum",
+        "an envelope with a plum inside" (``with`` right after the container)."""
+        toks = self.toks
+        for k in range(box.last + 1, min(len(toks), box.last + 9)):
+            if k in self.by_token:
+                return None  # another entity named first: the holder is that one
+            low = toks[k].low
+            if low in _HOLDING or (low == "with" and k == box.last + 1):
+                # "filled to the brim with": the contents follow the holding word's "with"
+                inner = [o for o in plain if k < o.first <= k + 10]
+                return inner[0].ids[0] if inner else None
+        return None
 
     def _locative_before(self, at: int) -> bool:
         """Whether a locative preposition comes before token ``at`` with at most three
-        modifiers between ("in the bucket", "inside a small wooden box")."""
-        for j in range(at - 1, max(-1, at - 5), -1):
+        modifiers between ("in the bucket", "inside a small wooden box"), or a part of it
+        named by ``of`` ("in the corner of the bathtub", "on top of the old box")."""
+        allowed = 4
+        j = at - 1
+        while j >= 0 and allowed > 0:
             tok = self.toks[j]
             if tok.low in _LOCATIVE:
                 return True
-            if j in self.by_token or not tok.low.isalpha() or tok.low in ("and", "or"):
+            if j in self.by_token or not _wordlike(tok.low) or tok.low in ("and", "or"):
                 return False
+            allowed = 4 if tok.low == "of" else allowed - 1
+            j -= 1
         return False
 
     def _is_container(self, sid: str) -> bool:
@@ -1302,6 +1374,11 @@ class _Sentence:
                 state.last_object = m.ids[0]  # "it" next is the thing last named
 
 
+def _wordlike(low: str) -> bool:
+    """Whether a token is a word (a hyphenated one too: "worn-out")."""
+    return low.replace("-", "").replace("'", "").isalpha()
+
+
 def _marked(
     action: StoryAction, mark: tuple[str, tuple[str, ...]], everyone: Sequence[str]
 ) -> StoryAction:
@@ -1324,6 +1401,12 @@ def _marked(
 
 
 _EVENT_KINDS = frozenset({"move", "take", "give"})
+# a container's contents named after it ("the crate held", "filled to the brim with")
+_HOLDING = frozenset(
+    {"held", "holds", "holding", "contained", "contains", "containing", "housed", "housing"}
+    | {"filled", "full", "brimming", "overflowing", "stuffed", "packed", "stocked", "laden"}
+    | {"crammed", "loaded", "heaped", "piled"}
+)
 _HOLDS = re.compile(
     r"(?:held|holds|holding|contained|contains|containing|filled with|full of|housed|housing)\b"
 )

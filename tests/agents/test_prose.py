@@ -222,6 +222,43 @@ class TestFirstPlacement:
         assert actions[1].obj == "plum" and actions[1].target == "pantry_shelf"
 
 
+class TestContentsNamedAfterTheContainer:
+    """A container named first, what it holds after: "filled with", "that held", "inside"."""
+
+    def test_filled_with_after_a_copula_and_a_phrase(self) -> None:
+        for text in (
+            "Omar glanced at the tin. The tin was filled with plums.",
+            "Nell found a tin packed to the very top with plums.",
+            "There was a tin on the bench, holding one ripe plum.",
+            "Nell opened the tin that held her favourite plum.",
+        ):
+            assert located(read_prose(text, KITCHEN)) == [("plum", "tin")], text
+
+    def test_it_was_filled_with_refers_back(self) -> None:
+        text = "A tin sat by the door. It was filled with plums."
+        assert located(read_prose(text, KITCHEN)) == [("plum", "tin")]
+
+    def test_inside_as_an_adverb_after_the_object(self) -> None:
+        text = "Passing a tin on the porch, Omar saw a plum lying inside."
+        assert located(read_prose(text, KITCHEN)) == [("plum", "tin")]
+
+    def test_it_placed_inside_is_the_object_named_last(self) -> None:
+        text = "Nell spotted a plum. It had been tucked inside a worn-out tin."
+        assert located(read_prose(text, KITCHEN)) == [("plum", "tin")]
+
+    def test_a_part_of_the_container_named_by_of(self) -> None:
+        text = "A plum rested in the far corner of the tin."
+        assert located(read_prose(text, KITCHEN)) == [("plum", "tin")]
+
+    def test_across_clauses(self) -> None:
+        text = "There, sitting in a tin, was the thing Omar loved most: a plum."
+        assert located(read_prose(text, KITCHEN)) == [("plum", "tin")]
+
+    def test_a_holding_word_after_another_entity_is_not_the_containers(self) -> None:
+        text = "The tin stood by Omar, holding a plum."
+        assert located(read_prose(text, KITCHEN)) == []
+
+
 class TestGeneralNouns:
     """A definite general noun names the one object of the story it is a kind of
     (WordNet's hypernyms, as memory/data/general_words ships them)."""
