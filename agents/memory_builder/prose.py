@@ -76,6 +76,8 @@ _LOCATIVE = frozenset(
     {"in", "inside", "into", "within", "on", "onto", "atop", "under", "beneath", "at"}
 )
 _AWAY = frozenset({"out", "from"})
+# a name's words after one of these are not its head ("basket in the kitchen")
+_POST_MODIFIERS = frozenset({"in", "on", "at", "by", "near", "under", "inside", "beside"})
 # what a perception verb sees when it sees an event rather than a thing
 _EVENTISH = frozenset(
     {"as", "while", "when", "how", "what", "this", "that", "it", "him", "her", "them"}
@@ -207,15 +209,23 @@ class _Lexicon:
                 head = spelled.split()[0]
                 first.setdefault(head, []).append(sid)
                 continue
-            words, owner = self._words(entity.name, entities)
-            if not words:
-                continue
-            thing = _Thing(sid, entity.kind, words, owner, entity.is_container)
-            self.things.setdefault(words[-1], []).append(thing)
+            for words, owner in self._alternatives(entity.name, entities):
+                thing = _Thing(sid, entity.kind, words, owner, entity.is_container)
+                self.things.setdefault(words[-1], []).append(thing)
         for head, ids in first.items():
             if len(ids) == 1:
                 self.characters.setdefault(head, ids[0])
         self.general = self._general()
+        # the general words of the story's places ("room" for a kitchen)
+        table = general_table()
+        self.place_words = {
+            g
+            for ts in self.things.values()
+            for t in ts
+            if t.kind == "place"
+            for w in t.words[-1:]
+            for g in (*terms(w), *(h for s in terms(w) for h in table.get(s, ())))
+        }
 
     def _general(self) -> dict[str, _Thing]:
         """A general noun's stem -> the one plain object it is a kind of (WordNet's
@@ -236,11 +246,14 @@ class _Lexicon:
             if len(ts) == 1 and g not in own and ts[0].kind == "object" and not ts[0].container
         }
 
-    def _words(
+    def _alternatives(
         self, name: str, entities: Mapping[str, Entity]
-    ) -> tuple[tuple[str, ...], str | None]:
+    ) -> list[tuple[tuple[str, ...], str | None]]:
+        """The words each way a name names its thing, head last: "desk or workspace" two
+        ways, "fruit basket in the kitchen" by "basket", the place phrase a modifier."""
         owner = None
-        words = []
+        ways: list[list[str]] = [[]]
+        after: list[str] = []  # a post-modifier's words ("in the kitchen")
         for raw in re.findall(r"[A-Za-z][A-Za-z'’-]*", name.replace("_", " ")):
             low = raw.lower().replace("’", "'")
             if low.endswith("'s"):
@@ -248,10 +261,21 @@ class _Lexicon:
                 if sid in entities and entities[sid].kind == "character":
                     owner = sid
                     continue
+            if low == "or" and ways[-1] and not after:
+                ways.append([])
+                continue
+            if low in _POST_MODIFIERS and ways[-1]:
+                after.append(low)
+                continue
             if low in _DETERMINERS:
                 continue
-            words.append(_singular(low))
-        return tuple(words), owner
+            (after if after else ways[-1]).append(_singular(low))
+        modifiers = [w for w in after if w not in _POST_MODIFIERS]
+        # "red or blue box": a lone word before a longer way is a modifier of its head
+        for k in range(len(ways) - 1):
+            if len(ways[k]) == 1 and len(ways[k + 1]) > 1:
+                ways[k + 1].insert(0, ways[k].pop())
+        return [(tuple([*modifiers, *way]), owner) for way in ways if way]
 
 
 def read_prose(text: str, entities: Mapping[str, Entity]) -> list[StoryAction]:
@@ -483,7 +507,7 @@ class _Sentence:
                 and m.kind == nxt.kind == "character"
                 and not m.possessive
                 and nxt.first - m.last == 2
-                and (joiner == "and" or (joiner == "," and len(nxt.ids) > 1))
+                and (joiner in ("and", "nor") or (joiner == "," and len(nxt.ids) > 1))
             ):
                 nxt.ids = (*m.ids, *nxt.ids)
                 nxt.first = m.first
@@ -508,20 +532,22 @@ class _Sentence:
             named = set(self.state.named_before)
             if self._pronoun_of(next(iter(named))) is not None:
                 return  # known already from a sentence that names it
+            if self.state.centre is not None and set(self.state.centre) != named:
+                return  # named there, but not its subject ("Knowing Bo was out, she ...")
         elif not named and len(self.state.named_now) == 1:
             named = set(self.state.named_now)  # a later clause of a sentence naming one
         elif len(named) == 1:
             after = min(m.first for m in self.mentions if m.kind == "character")
+            lead = self._lead_end()
+            if lead > 0 and after < lead and self.toks[0].low not in _OPENERS:
+                return  # "Knowing Bo hated it, she ...": the pronoun is another's
         if len(named) != 1:
             return
         [who] = named
-        seen = {
-            _SUBJECTS.get(t.low)
-            or _OBJECT_PRONOUNS.get(t.low)
-            or _POSSESSIVES.get(t.low)
-            or _REFLEXIVES.get(t.low)
-            for t in self.toks[after:]
-        } & {"he", "she"}
+        seen = {_gender(t.low) for t in self.toks[after:]} & {"he", "she"}
+        # "She waved when Bo joined her": a pronoun the sentence used before the name
+        # stands for someone else, and so does the same pronoun after it
+        seen -= {_gender(t.low) for t in self.toks[:after]}
         found = [p for p in seen if p is not None]
         if adjacent and any(self._pronoun_of(c) in found for c in self.lex.characters.values()):
             return  # by adjacency only a pronoun no character is known by yet
@@ -529,16 +555,67 @@ class _Sentence:
             counts = self.state.pronoun.setdefault(who, {})
             counts[found[0]] = counts.get(found[0], 0) + 1
 
+    def _named_subject(self, at: int) -> bool:
+        """Whether the verb at ``at`` has its subject by name (not by a pronoun)."""
+        for j in range(at - 1, -1, -1):
+            m = self.by_token.get(j)
+            if m is not None and m.kind == "character" and not m.possessive:
+                return True
+            if self.toks[j].low in _SUBJECTS or self.toks[j].low in (";", "who"):
+                return False
+        return False
+
+    def _learn_bound(self, who: str, lo: int, hi: int) -> None:
+        """A reflexive or ``own`` in a verb's phrase is its subject's ("Ann decided to
+        take matters into her own hands", "Bo excused himself"): the subject's pronoun."""
+        for k in range(lo, hi):
+            low = self.toks[k].low
+            own = k + 1 < hi and self.toks[k + 1].low == "own" and low in _POSSESSIVES
+            if low in _REFLEXIVES or own:
+                gender = _gender(low)
+                if gender in ("he", "she"):
+                    counts = self.state.pronoun.setdefault(who, {})
+                    counts[gender] = counts.get(gender, 0) + 1
+                return
+            if k in self.by_token and self.by_token[k].kind == "character":
+                return  # another character named first: it may be the binder
+
     def _pronoun_of(self, who: str) -> str | None:
         counts = self.state.pronoun.get(who)
         if not counts:
             return None
         return max(counts, key=lambda p: counts[p])  # a tie: the one learnt first
 
+    def _lead_end(self) -> int:
+        """Where the main clause starts after a leading adjunct ending at a comma ("As Bo
+        watched, ...", "Aware of Bo's plan, ...", "Unbeknownst to Bo, ..."): the token
+        after the comma; 0 where the sentence opens with its subject."""
+        toks = self.toks
+        if not toks or not self.first_clause:
+            return 0
+        head = toks[0].low
+        if 0 in self.by_token or head in _SUBJECTS or head in _DEFINITE | {"a", "an"}:
+            return 0
+        for k, tok in enumerate(toks[:24]):
+            if tok.low == ",":
+                return k + 1
+            if tok.low in (";", ":", "—"):
+                return 0
+        return 0
+
     def _resolve(self, pronoun: str, at: int) -> tuple[str | None, str | None]:
         """The character ``pronoun`` at token ``at`` stands for, and why it is unsure."""
-        # the characters named earlier in this sentence, nearest first, then the story's
-        before = [i for m in self.mentions if m.kind == "character" and m.last < at for i in m.ids]
+        # the characters named earlier in this sentence, nearest first, then the story's;
+        # a pronoun opening the main clause looks past a leading phrase with no subject of
+        # its own ("Aware of Bo's plan, she ...": not Bo; but "When Bo saw it, he ..." and
+        # "In Bo's mind, he ..." are Bo)
+        lead = self._lead_end() if self.toks[0].low not in _OPENERS else 0
+        before = [
+            i
+            for m in self.mentions
+            if m.kind == "character" and m.last < at and not (at == lead and m.last < lead)
+            for i in m.ids
+        ]
         recent = list(reversed(before))
         for subject in reversed(self.state.subjects[-3:]):
             recent += [s for s in subject if s not in recent]
@@ -548,11 +625,24 @@ class _Sentence:
             return None, f"no one for {pronoun!r} to stand for"
         fits = [c for c in recent if self._pronoun_of(c) in (pronoun, None)]
         known = [c for c in fits if self._pronoun_of(c) == pronoun]
+        centre = self.state.centre
+        if (
+            len(known) == 1
+            and 0 < lead == at
+            and not before
+            and centre is not None
+            and len(centre) == 1
+            and centre[0] in fits
+            and centre[0] != known[0]
+        ):
+            # "Determined to end it, he ...": a leading phrase continues the previous
+            # sentence's subject, whose pronoun is not known yet, against another known
+            # by it: centering decides, unsure
+            return centre[0], f"{pronoun!r} may stand for {centre[0]} or {known[0]}"
         if len(known) == 1:
             return known[0], None
         if not fits:
             return recent[0], f"{pronoun!r}: no character known by it"
-        centre = self.state.centre
         # centering: a pronoun before any name in its sentence continues the previous
         # sentence's subject when nothing else tells the characters apart
         if (
@@ -601,12 +691,21 @@ class _Sentence:
             if tok.low == lemma.split()[0] and not self._takes_base_form(i):
                 i += 1
                 continue
-            negated = any(t.low in _NEGATIONS for t in toks[max(0, i - 3) : i]) and not any(
-                t.low in (",", "but") for t in toks[max(0, i - 3) : i]
-            )
+            negated = self._negated(i)
             verbs.append(_Verb(i, i + n - 1, classes, lemma, negated, self._irrealis(i)))
             i += n
         return verbs
+
+    def _negated(self, i: int) -> bool:
+        """Whether a negation comes in the three words before the verb at token ``i``, in
+        its own clause ("Bo never saw it"; not "not Ann, but Bo saw it")."""
+        for j in range(i - 1, max(-1, i - 4), -1):
+            low = self.toks[j].low
+            if low in (",", "but"):
+                return False
+            if low in _NEGATIONS:
+                return True
+        return False
 
     def _irrealis(self, i: int) -> bool:
         """Whether the verb at token ``i`` is under a modal or a condition in its clause
@@ -734,12 +833,21 @@ class _Sentence:
         marks: list[tuple[str, tuple[str, ...]]] = []  # ("seen" | "unseen" | "unaware", who)
         subjects: list[tuple[str, ...]] = []
         perceivers: list[str] = []
+        believed = self._believed(verbs)
+        believers: dict[int, tuple[str, ...]] = {}
         for k, verb in enumerate(verbs):
             who, why = self._subject(verbs, k)
+            if "believe" in verb.classes[:1]:
+                believers[k] = who
+            holder = next((believers[b] for b in believed.get(k, ())), None)
+            if holder is not None and who != holder:
+                continue  # the believer's view of another's act or feeling, not the story's
             if not who:
                 continue
             subjects.append(who)
             lo, hi = self._segment(verbs, k)
+            if why is None and len(who) == 1 and self._named_subject(verb.at):
+                self._learn_bound(who[0], lo, hi)
             for cls in verb.classes:
                 done = self._apply(cls, verb, who, why, lo, hi, marks, perceivers)
                 if done:
@@ -748,6 +856,22 @@ class _Sentence:
         self._statements(perceivers)
         self._settle(marks, subjects)
         return self.actions
+
+    def _believed(self, verbs: Sequence[_Verb]) -> dict[int, tuple[int, ...]]:
+        """The verbs in what a verb of believing holds true ("Believing that Ann hated
+        plums, Bo ...", "He assumed she would love it"), from it to the clause's next
+        comma, each with the verb of believing."""
+        out: dict[int, tuple[int, ...]] = {}  # verb -> the verb of believing it is under
+        scope = -1
+        believer = -1
+        for k, verb in enumerate(verbs):
+            if any(self.toks[j].low in (",", ";") for j in range(max(scope, 0), verb.at)):
+                scope = -1
+            if scope >= 0:
+                out[k] = (believer,)
+            elif "believe" in verb.classes[:1] and not verb.negated:
+                scope, believer = verb.end + 1, k
+        return out
 
     def placements(self) -> list[StoryAction]:
         """Only the placements the sentence states (a second look at a whole sentence
@@ -811,6 +935,8 @@ class _Sentence:
             self.state.at[held] = target
             self.state.placed_by[held] = who[0]
             return True
+        if cls == "leave" and self._thing_object(lo, hi):
+            return False  # "leaving a note in the attic": something left behind
         outward = cls == "leave" or any(
             self.toks[k].low in _AWAY for k in range(lo, place.first if place else hi)
         )
@@ -842,6 +968,22 @@ class _Sentence:
         self.state.company = {c for c, p in self.state.where.items() if p == pid}
         return True
 
+    def _thing_object(self, lo: int, hi: int) -> bool:
+        """Whether a noun phrase that names no place or character follows the verb as its
+        object ("leaving a sense of calm", not "leaving the garden" or "leaving Bo")."""
+        if lo >= hi or self.toks[lo].low not in _DETERMINERS - {"to", "of", "own"}:
+            return False
+        for k in range(lo, min(hi, lo + 4)):
+            m = self.by_token.get(k)
+            if m is not None:
+                return m.kind == "object"
+            low = self.toks[k].low
+            if any(t in self.lex.place_words for t in terms(_singular(low))):
+                return False  # "left the room": a general word for a place
+            if low in _OBLIQUE or not _wordlike(low):
+                return True
+        return True
+
     def _object_mention(self, lo: int, hi: int) -> tuple[str | None, int, str | None]:
         """The object acted on in tokens ``lo..hi``: its id, where it is named, and why the
         reading is unsure."""
@@ -862,7 +1004,7 @@ class _Sentence:
             if m is not None and m.kind in ("character", "place"):
                 continue
             if tok.low in ("it", "them") and (k == lo or self.toks[k - 1].low != "of"):
-                before = self._object_before(k)
+                before = self._object_before(k, plural=tok.low == "them")
                 if before is not None:
                     return before, k, None
                 if self.state.last_object is None:
@@ -870,17 +1012,27 @@ class _Sentence:
                 return self.state.last_object, k, None
         return None, hi, None
 
-    def _object_before(self, k: int) -> str | None:
-        """What ``it`` at token ``k`` stands for when this sentence named an object before
-        it ("reached for the plum, picking it up"): the nearest, or what a container
-        named there holds."""
+    def _object_before(self, k: int, plural: bool = False) -> str | None:
+        """What ``it`` (``them``: ``plural``) at token ``k`` stands for when this sentence
+        named an object before it ("reached for the plum, picking it up"): the nearest
+        named in the same number ("picked up the socks and moved them to the bin, to
+        discard them"), else the nearest; or what a container named there holds."""
+        found: list[_Mention] = []
         for j in range(k - 1, -1, -1):
             m = self.by_token.get(j)
-            if m is not None and m.kind == "object":
-                if m.of_object is not None:
-                    return m.of_object
-                return self.state.inside.get(m.ids[0], m.ids[0])
-        return None
+            if m is not None and m.kind == "object" and (not found or found[-1] is not m):
+                found.append(m)
+        if not found:
+            return None
+        agreeing = [m for m in found if self._plural(m) == plural]
+        m = agreeing[0] if agreeing else found[0]
+        if m.of_object is not None:
+            return m.of_object
+        return self.state.inside.get(m.ids[0], m.ids[0])
+
+    def _plural(self, m: _Mention) -> bool:
+        low = self.toks[m.last].low
+        return _singular(low) != low.replace("’", "'")
 
     def _source(self, lo: int, hi: int) -> str | None:
         """The container an object is taken ``from`` in tokens ``lo..hi``."""
@@ -920,6 +1072,14 @@ class _Sentence:
             return False
         if lo < hi and self.toks[lo].low in _TO | {"towards", "toward", "over", "across"}:
             return False  # no object: the subject itself moves ("moved towards the bin")
+        if (
+            verb.lemma == "take"
+            and hi - lo > 2
+            and self.toks[lo].low == "it"
+            and self.toks[lo + 1].low in ("upon", "on")
+            and self.toks[lo + 2].low in _REFLEXIVES
+        ):
+            return True  # "took it upon himself to ...": an idiom, nothing taken
         obj, at, obj_why = self._object_mention(lo, hi)
         if obj is None:
             return False
@@ -1004,6 +1164,9 @@ class _Sentence:
         perceivers: list[str],
     ) -> bool:
         following = [t.low for t in self.toks[lo : min(hi, lo + 3)] if t.low not in (",",)]
+        before = verb.at - 2 if verb.at > 0 and self.toks[verb.at - 1].low in _SUBJECTS else -1
+        if before >= 0 and self.toks[before].low in ("what", "whatever", "which"):
+            return True  # "what he saw": a thing seen, named before; no event
         if verb.lemma == "look" and not (following and following[0] in ("at", "on", "as")):
             return False
         if verb.negated:
@@ -1094,7 +1257,11 @@ class _Sentence:
             if any(a.target == box.ids[0] for a in self.actions):
                 continue
             near = [o for o in plain if abs(o.first - box.first) <= 16]
-            if len(near) == 1 and not any(a.obj == near[0].ids[0] for a in self.actions):
+            if (
+                len(near) == 1
+                and not any(a.obj == near[0].ids[0] for a in self.actions)
+                and not self._denied(near[0], box)
+            ):
                 self._state((near[0].ids[0], box.ids[0]), perceivers)
         for box in containers:
             held = self._held_in(box, plain)
@@ -1151,6 +1318,12 @@ class _Sentence:
     def _acted_on(self, obj: str) -> bool:
         return any(a.obj == obj for a in self.actions)
 
+    def _denied(self, a: _Mention, b: _Mention) -> bool:
+        """Whether a negation comes between two mentions ("the plum was no longer in the
+        tin", "was not in the tin"): a placement denied, not stated."""
+        lo, hi = min(a.last, b.last), max(a.first, b.first)
+        return any(t.low in _NEGATIONS or t.low == "no" for t in self.toks[lo:hi])
+
     def _held_in(self, box: _Mention, plain: Sequence[_Mention]) -> str | None:
         """The object a container is said to hold right after it is named: "the crate held
         a skirt", "the crate was filled with skirts", "a box that contained a plum", "a
@@ -1161,6 +1334,10 @@ class _Sentence:
             if k in self.by_token:
                 return None  # another entity named first: the holder is that one
             low = toks[k].low
+            if low == "where" and k <= box.last + 2:
+                # "the pantry, where a pear sat": the relative clause says what it holds
+                inner = [o for o in plain if k < o.first <= k + 6]
+                return inner[0].ids[0] if inner else None
             if low in _HOLDING or (low == "with" and k == box.last + 1):
                 # "filled to the brim with": the contents follow the holding word's "with"
                 inner = [o for o in plain if k < o.first <= k + 10]
@@ -1265,6 +1442,8 @@ class _Sentence:
     def _feel(
         self, cls: str, verb: _Verb, who: tuple[str, ...], why: str | None, lo: int, hi: int
     ) -> bool:
+        if verb.irrealis:
+            return True  # "hoping they would like it": no feeling the story states
         thing = self._first(lo, min(hi, lo + 4), ("object", "place"))
         target = thing.of_object or thing.ids[0] if thing is not None else None
         if target is None and lo < hi and self.toks[lo].low in ("it", "them"):
@@ -1335,7 +1514,9 @@ class _Sentence:
                         state.out[state.last_event], mark, everyone
                     )
             elif marks:
-                state.pending = list(marks)
+                # one who watches and then leaves ("saw it, and left") sees nothing later
+                gone = {c for a in self.actions if a.kind == "exit" for c in a.actors}
+                state.pending = [m for m in marks if m[0] != "seen" or not set(m[1]) & gone]
         first = next(
             (
                 m.ids
@@ -1346,6 +1527,24 @@ class _Sentence:
             ),
             None,
         )
+        lead = self._lead_end()
+        # the main clause's subject, past a leading adjunct ("Realizing that Bo saw it,
+        # Ann's face fell": Ann), is the centre the next sentence continues
+        main = next(
+            (
+                m.ids
+                for m in self.mentions
+                if m.kind == "character"
+                and m.first >= lead
+                and (not m.possessive or m.first == lead)
+                and (m.first == 0 or self.toks[m.first - 1].low not in _PREPOSITIONS)
+            ),
+            first,
+        )
+        if lead < len(self.toks) and self.toks[lead].low in ("he", "she"):
+            # "Knowing that Bo liked it, he ...": the pronoun is the main clause's subject
+            who, _ = self._resolve(self.toks[lead].low, lead)
+            main = (who,) if who else main
         if first is not None and not subjects:
             state.subjects.append(first)
         if subjects:
@@ -1362,9 +1561,9 @@ class _Sentence:
             state.clause_subject = subjects[0] if subjects else (first or ())
         elif self.first_clause:
             state.clause_subject = ()
-        if subjects or first is not None:
+        if subjects or main is not None:
             # the main clause's subject: the first character named, not after a preposition
-            state.centre = first if first is not None else subjects[0]
+            state.centre = main if main is not None else subjects[0]
         for m in self.mentions:
             if m.kind == "character":
                 state.mentioned.extend(m.ids)
@@ -1372,6 +1571,16 @@ class _Sentence:
                 state.last_box = m.ids[0]
             elif m.kind == "object" and not self.actions:
                 state.last_object = m.ids[0]  # "it" next is the thing last named
+
+
+def _gender(low: str) -> str | None:
+    """The personal pronoun a word is a form of ("him", "her", "himself": he, she)."""
+    return (
+        _SUBJECTS.get(low)
+        or _OBJECT_PRONOUNS.get(low)
+        or _POSSESSIVES.get(low)
+        or _REFLEXIVES.get(low)
+    )
 
 
 def _wordlike(low: str) -> bool:
@@ -1417,13 +1626,20 @@ _BASE_BEFORE = frozenset(
 )
 _ADVERBISH = frozenset({"not", "also", "then", "just", "quickly", "never", "even", "soon"})
 _MODALS = frozenset(
-    {"would", "could", "might", "should", "may", "will", "can", "shall", "if", "unless"}
+    {"would", "could", "might", "should", "may", "will", "can", "shall", "must", "if"} | {"unless"}
 )
 _CLAUSE_EDGE = frozenset({",", ";", ":", "—", "–", "(", ")", "and", "but", "so", "then"})
 _OBLIQUE = frozenset(
     {"for", "towards", "toward", "about", "at", "with", "against", "upon", "across", "through"}
     | {"into", "onto", "to", "in", "on", "under", "inside", "behind", "beside", "near", "by"}
     | {"like", "than", "without", "despite", "toward", "regarding", "concerning"}
+)
+# words opening a leading phrase that has a subject of its own or names one ("When Bo
+# saw it, he", "In Bo's mind, he"): a name there may be the main clause's pronoun
+_OPENERS = frozenset(
+    {"as", "when", "while", "after", "before", "since", "because", "once", "if", "though"}
+    | {"although", "until", "whenever", "in", "with", "to", "for", "at", "on", "from"}
+    | {"during", "despite", "by", "upon", "under", "just", "even", "and", "but", "so"}
 )
 _PREPOSITIONS = frozenset(
     {"to", "of", "at", "with", "for", "from", "by", "about", "towards", "toward", "upon", "on"}
