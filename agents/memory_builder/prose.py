@@ -767,6 +767,14 @@ class _Sentence:
     def _subject(self, verbs: Sequence[_Verb], k: int) -> tuple[tuple[str, ...], str | None]:
         """The characters doing verb ``k``, and why that reading is unsure."""
         at = verbs[k].at
+        if at > 1 and self.toks[at - 1].low == "to":
+            # object control: "led him to move it", "asked Bo to move it"
+            m = self.by_token.get(at - 2)
+            low = self.toks[at - 2].low
+            if m is not None and m.kind == "character" and not m.possessive:
+                return m.ids, None
+            if low in ("him", "her") and (low != "her" or not self._next_is_noun(at - 2)):
+                return self._pronoun_subject(_OBJECT_PRONOUNS[low], at - 2)
         for j in range(at - 1, -1, -1):
             tok = self.toks[j]
             if tok.low in (";",):
@@ -924,6 +932,13 @@ class _Sentence:
         box = self._first(lo, hi, ("object",))
         if place is not None and box is not None and box.first < place.first:
             return False  # something else moves to the place
+        if (
+            cls == "go"
+            and box is not None
+            and box.first == lo + 1
+            and self.toks[lo].low in (_DETERMINERS - {"to", "of", "own"})
+        ):
+            return False  # "moved the crate to ...": a thing moved, not its mover
         if box is not None and cls == "go" and self._is_container(box.ids[0]) and len(who) == 1:
             held = self.state.holding.get(who[0])
             if held is None or held == box.ids[0]:
@@ -1597,7 +1612,8 @@ def _marked(
         unseen = tuple(u for u in action.unseen_by if u not in who)
         return action.model_copy(update={"seen_by": seen, "unseen_by": unseen})
     if kind == "unseen":
-        if action.actors and set(who) <= set(action.actors):
+        who = tuple(w for w in who if w not in action.actors)  # a doer sees its own act
+        if not who:
             return action
         seen = tuple(s for s in action.seen_by if s not in who)
         unseen = tuple(dict.fromkeys((*action.unseen_by, *who)))

@@ -569,3 +569,28 @@ class TestNamesAndObjects:
 
     def test_ventured_into_is_going(self) -> None:
         assert kinds(read("Tobias ventured into the garden.")) == ["go"]
+
+
+class TestControlAndTransitives:
+    def test_object_control_gives_the_infinitive_its_subject(self) -> None:
+        text = "Her fondness for scarves led her to move the scarf to the top shelf."
+        story = STORY | pack(("character", "Ida"))
+        text = "Ida smiled. " + text
+        [move] = [a for a in read_prose(text, story) if a.kind == "move"]
+        assert move.actors == ("ida",)
+
+    def test_moving_a_container_moves_it_not_its_mover(self) -> None:
+        text = (
+            "Tobias quickly grabbed the scarf, smiling. Later he moved the donation bin to the "
+            "top shelf."
+        )
+        moves = [a for a in read(text) if a.kind == "move"]
+        assert [m.target for m in moves] == ["top_shelf"]
+
+    def test_both_unaware_leaves_the_doer_seeing_its_act(self) -> None:
+        text = (
+            "Mira Holt dropped the scarf into the bin, leaving both Mira Holt and Tobias "
+            "oblivious to it."
+        )
+        [move] = [a for a in read(text) if a.kind == "move"]
+        assert move.unseen_by == ("tobias",)
