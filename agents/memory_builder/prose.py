@@ -163,6 +163,7 @@ class _State:
     company: set[str] = field(default_factory=set)
     located: set[str] = field(default_factory=set)
     at: dict[str, str] = field(default_factory=dict)  # object -> where the reader has it
+    left: dict[str, set[str]] = field(default_factory=dict)  # object -> where acts took it from
     out: list[StoryAction] = field(default_factory=list)
     last_event: int | None = None  # index in ``out`` of the latest object event
     pending: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
@@ -218,14 +219,18 @@ class _Lexicon:
         self.general = self._general()
         # the general words of the story's places ("room" for a kitchen)
         table = general_table()
-        self.place_words = {
-            g
-            for ts in self.things.values()
-            for t in ts
-            if t.kind == "place"
-            for w in t.words[-1:]
-            for g in (*terms(w), *(h for s in terms(w) for h in table.get(s, ())))
-        }
+        places: dict[str, set[str]] = {}
+        for ts in self.things.values():
+            for t in ts:
+                if t.kind != "place":
+                    continue
+                for w in t.words[-1:]:
+                    for g in (*terms(w), *(h for s in terms(w) for h in table.get(s, ()))):
+                        places.setdefault(g, set()).add(t.id)
+        self.place_words = set(places)
+        # a general word that only one of the story's places is a kind of ("the room"
+        # where the bedroom is the only room)
+        self.place_general = {g: next(iter(ids)) for g, ids in places.items() if len(ids) == 1}
 
     def _general(self) -> dict[str, _Thing]:
         """A general noun's stem -> the one plain object it is a kind of (WordNet's
@@ -928,7 +933,7 @@ class _Sentence:
     ) -> bool:
         if verb.negated or verb.irrealis:
             return False
-        place = self._first(lo, hi, ("place",))
+        place = self._first(lo, hi, ("place",)) or self._general_place(lo, hi)
         box = self._first(lo, hi, ("object",))
         if place is not None and box is not None and box.first < place.first:
             return False  # something else moves to the place
@@ -982,6 +987,23 @@ class _Sentence:
             self.state.where[c] = pid
         self.state.company = {c for c, p in self.state.where.items() if p == pid}
         return True
+
+    def _general_place(self, lo: int, hi: int) -> _Mention | None:
+        """ "entered the room": a definite general word right after the verb (or its
+        preposition) for the one place of the story it is a kind of."""
+        for k in range(lo, min(hi, lo + 3)):
+            low = self.toks[k].low
+            if k in self.by_token or low not in _DEFINITE:
+                continue
+            if k + 1 < hi and (k + 1) not in self.by_token:
+                word = _singular(self.toks[k + 1].low)
+                found = [
+                    self.lex.place_general[t] for t in terms(word) if t in self.lex.place_general
+                ]
+                if found:
+                    return _Mention((found[0],), "place", k + 1, k + 1)
+            return None
+        return None
 
     def _thing_object(self, lo: int, hi: int) -> bool:
         """Whether a noun phrase that names no place or character follows the verb as its
@@ -1145,6 +1167,8 @@ class _Sentence:
         self.state.located.add(obj)
         last = self.actions[self.events[-1]] if self.events else None
         if last is not None and last.obj == obj:
+            if obj in self.state.at:
+                self.state.left.setdefault(obj, set()).add(self.state.at[obj])
             self.state.at[obj] = last.target or actor
             self.state.placed_by[obj] = actor if last.target else None
             if last.kind == "take":
@@ -1380,8 +1404,9 @@ class _Sentence:
 
     def _state(self, placed: tuple[str, str], perceivers: list[str]) -> None:
         obj, box = placed
-        if self.state.at.get(obj) == box:
-            return
+        if self.state.at.get(obj) == box or box in self.state.left.get(obj, ()):
+            return  # where it is, or where it was before an act moved it ("the story of
+            # the boots in the tub", after they were moved): no news
         moved = next((i for i in self.events if self.actions[i].obj == obj), None)
         if moved is not None:
             # "moved the bottle of peas to the fridge": where it was is before the move

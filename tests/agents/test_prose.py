@@ -594,3 +594,21 @@ class TestControlAndTransitives:
         )
         [move] = [a for a in read(text) if a.kind == "move"]
         assert move.unseen_by == ("tobias",)
+
+
+class TestPlacesAndHistory:
+    def test_the_room_is_the_one_place_that_is_a_room(self) -> None:
+        text = "Mira Holt strolled into the garden. Later, Tobias entered the room, humming."
+        actions = read(text)
+        assert [(a.kind, a.place) for a in actions][-1] == ("enter", "master_bedroom")
+        # a general word two places are kinds of names neither
+        story = STORY | pack(("place", "pantry"))
+        actions = [a for a in read_prose(text, story) if a.kind != "narration"]
+        assert [a.kind for a in actions] == ["go"]
+
+    def test_where_a_thing_was_before_it_moved_is_history(self) -> None:
+        text = (
+            "A scarf lay in the donation bin. Mira Holt quickly moved the scarf to the top "
+            "shelf. It was the end of the tale of the scarf in the donation bin."
+        )
+        assert located(read(text)) == [("scarf", "donation_bin")]
