@@ -85,6 +85,9 @@ SEEDS: dict[str, tuple[tuple[str, int], ...]] = {
     # feelings
     "like": (("like", 2), ("like", 3), ("love", 1), ("love", 2), ("enjoy", 1)),
     "dislike": (("dislike", 1),),
+    # holding a proposition true without knowing it: what follows ("believing that Ann
+    # hated plums", "assumed Bo would") is the believer's view, not the story's fact
+    "believe": (("think", 2), ("assume", 1), ("believe", 1)),
 }
 
 # Where WordNet lacks a narrative idiom or files it where a story would not: each entry
@@ -93,6 +96,9 @@ EXCEPTIONS: dict[str, tuple[str, ...]] = {
     # WordNet has no "excuse oneself" (its "excuse" senses are forgiving and justifying);
     # in a story it is leaving the company
     "excuse": ("leave",),
+    # "venture" sense 1, "proceed somewhere despite the risk", sits under "act", not
+    # "travel"; "ventured into the cellar" is going there
+    "venture": ("go",),
     # WordNet's "make_way" is "get out of the way"; "made his way" is travelling
     "make one's way": ("go",),
     # "head" sense 1 is travel already; "head off" / "head out" are leaving
