@@ -20,6 +20,7 @@ from fabula.agents.contracts import Decision
 from fabula.cli import app
 from fabula.errors import ConfigError, EditRefused, InvalidInput, InvalidWorld, TurnConflict
 from fabula.graph.service import Fabula
+from fabula.graph.service.responses import DecisionOut
 from fabula.graph.service.turns import Turns
 from fabula.memory.records import slug
 from fabula.settings import Settings
@@ -314,7 +315,10 @@ class TestDecisionRace:
             results = await asyncio.gather(
                 *(fab.decide(store, decisions[d]) for d in order), return_exceptions=True
             )
-            outcomes = dict(zip(order, results, strict=True))
+            outcomes = {
+                d: r.outcome if isinstance(r, DecisionOut) else r
+                for d, r in zip(order, results, strict=True)
+            }
             winners = [d for d, r in outcomes.items() if isinstance(r, str)]
             losers = [d for d, r in outcomes.items() if isinstance(r, TurnConflict)]
             assert len(winners) == 1 and len(losers) == 1, outcomes
