@@ -31,7 +31,6 @@ from rich.text import Text
 from typer.core import TyperGroup
 
 from fabula.errors import FabulaError
-from fabula.graph.cli.remedies import error_line
 
 if TYPE_CHECKING:
     import redis.asyncio as aredis
@@ -119,6 +118,8 @@ class FabulaGroup(TyperGroup):
         try:
             return super().invoke(ctx)
         except FabulaError as exc:
+            from fabula.graph.cli.remedies import error_line  # loaded when an error is met
+
             raise fail(error_line(exc), exc.exit_code) from None
         except Exception as exc:
             # a Redis error can only come from redis, imported by then: not imported here
