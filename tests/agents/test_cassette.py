@@ -60,7 +60,7 @@ async def test_the_studio_records_and_replays_for_its_whole_lifetime(
         async with app.router.lifespan_context(app):
             studio: Fabula = app.state.fab
             store = studio.store(STORY)
-            assert await studio.run(store, auto=True) == "committed"
+            assert (await studio.run(store, auto=True)).outcome == "committed"
             return [t.text for t in await store.turn_texts()]
 
     script_turn(fake_openai)
