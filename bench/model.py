@@ -279,7 +279,10 @@ async def _loop(url: str, turns: int, faults: Faults, seed: int, story: str) -> 
                 turn = await store.head() + 1
                 started = time.perf_counter()
                 try:
-                    outcome: str = await app.run_turn(store, auto=True)
+                    done = await app.run(store, auto=True)
+                    # a story at rest is reported as the error a single turn raises
+                    outcome = done.outcome or "failed"
+                    failure = "" if done.rest is None else f"StoryAtRest: {done.rest}"
                 except FabulaError as error:
                     outcome = "failed"
                     failure = f"{type(error).__name__}: {error.message}"
@@ -597,7 +600,10 @@ async def _server_loop(
                 started = time.perf_counter()
                 failure = ""
                 try:
-                    outcome: str = await app.run_turn(store, auto=True)
+                    done = await app.run(store, auto=True)
+                    # a story at rest is reported as the error a single turn raises
+                    outcome = done.outcome or "failed"
+                    failure = "" if done.rest is None else f"StoryAtRest: {done.rest}"
                 except FabulaError as error:
                     outcome = "failed"
                     role = str(error.context.get("role") or "")

@@ -34,6 +34,10 @@ and the studio read them from the class, never from a table of their own::
         └── CommitFailed         1  500   Redis did not complete a commit (the turn is not in)
             └── CommitUncertain  1  500   ... and whether the turn is in could not be learned
 
+An error the person who met it can do something about carries a :class:`Remedy`: what to
+do, named as an action with its arguments, never in one interface's words; the command line
+words it with its flags, the studio with its buttons (the message itself names neither).
+
 A model's bad output is the model's failure, not the user's: a 502, never a 422. The exit
 statuses 69, 74 and 78 are ``sysexits.h``'s ``EX_UNAVAILABLE``, ``EX_IOERR`` and
 ``EX_CONFIG`` (507 is HTTP's Insufficient Storage); 2 is what the command line's own usage
@@ -42,7 +46,9 @@ errors exit with.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
 
 __all__ = [
     "AccessDenied",
@@ -65,6 +71,8 @@ __all__ = [
     "ModelUnavailable",
     "NotFound",
     "RedisUnavailable",
+    "Remedy",
+    "RemedyAction",
     "SchemaRejected",
     "ServerError",
     "StoryAtRest",
@@ -75,18 +83,46 @@ __all__ = [
 ]
 
 
+RemedyAction = Literal[
+    "force",  # do it anyway, whatever the critic found (args: none)
+    "review_pending",  # read the turn awaiting a decision again, then decide
+    "write_alternatives",  # write alternative drafts of the turn first
+    "edit_pending",  # a turn awaiting approval is edited as a decision, not as a retcon
+    "remake_story",  # delete the story (args: story) and make it again
+    "play_character",  # make the character (args: story, character) a played one first
+    "import_elsewhere",  # import these files where the folders beside them are read
+    "migrate_story",  # bring the story (args: story) up to this Fabula's schema first
+]
+"""What a person can do about an error, named once for every interface."""
+
+
+@dataclass(frozen=True)
+class Remedy:
+    """What the person who met an error can do about it: an ``action`` and its ``args``
+    (a story, a character), worded by each interface its own way."""
+
+    action: RemedyAction
+    args: Mapping[str, str] = field(default_factory=dict)
+
+
 class FabulaError(Exception):
     """Root of every error Fabula raises on purpose.
 
-    ``context`` holds whatever locates the problem (story, branch, turn, field, path).
-    ``exit_code`` is the command line's exit status for it, ``http_status`` the web's.
+    ``context`` holds whatever locates the problem (story, branch, turn, field, path);
+    ``remedy``, when there is one, what to do about it (:class:`Remedy`). ``exit_code`` is
+    the command line's exit status for it, ``http_status`` the web's.
     """
 
     exit_code: ClassVar[int] = 1
     http_status: ClassVar[int] = 500
 
     def __init__(self, message: str, **context: Any) -> None:
+        # ``remedy=`` rides with the context's keywords (a call may spread a context dict)
+        remedy = context.pop("remedy", None)
+        if remedy is not None and not isinstance(remedy, Remedy):
+            raise TypeError(f"remedy: a Remedy, not {type(remedy).__name__}")
         self.message = message
+        self.remedy: Remedy | None = remedy
         self.context = {k: v for k, v in context.items() if v is not None}
         super().__init__(message)
 

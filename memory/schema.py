@@ -17,7 +17,7 @@ Versions::
 
 from __future__ import annotations
 
-from fabula.errors import StoryOutdated
+from fabula.errors import Remedy, StoryOutdated
 
 __all__ = ["SCHEMA_FIELD", "SCHEMA_VERSION", "outdated", "stored_version"]
 
@@ -37,7 +37,8 @@ def outdated(story: str, version: int) -> StoryOutdated:
     """The one-line refusal of ``story`` stored at ``version`` (older than this Fabula's)."""
     return StoryOutdated(
         f"story {story!r} was stored by an older Fabula (schema {version}, this one reads "
-        f"{SCHEMA_VERSION}): run `fabula migrate {story}` to bring it up to date",
+        f"{SCHEMA_VERSION}): it must be migrated first",
+        remedy=Remedy("migrate_story", {"story": story}),
         story=story,
         version=version,
         current=SCHEMA_VERSION,

@@ -215,9 +215,9 @@ def check_story(url: str, story: str, branch: str = "main") -> int:
 async def write_turn(fab: Fabula, store: StoryStore, acked: dict[int, str], *, human: bool) -> None:
     """One turn, run through by the model, or approved by a human (``human``); once
     committed, its text is recorded in ``acked`` under its turn."""
-    outcome = await fab.run_turn(store, auto=not human)
+    outcome = (await fab.run(store, auto=not human)).outcome
     if outcome == "pending":
-        outcome = await fab.decide(store, Decision(action="approve"))
+        outcome = (await fab.decide(store, Decision(action="approve"))).outcome
     if outcome == "committed":
         head = await store.head()
         acked[head] = (await store.turn_texts(head, head))[0].text

@@ -33,7 +33,8 @@ from fabula.agents.contracts import CharacterBrief, ChatRequest
 from fabula.agents.roles import ChatVoiceRole
 from fabula.agents.views import author_view
 from fabula.errors import InvalidInput
-from fabula.graph.service.reading import MAX_REQUEST_CHARS, check_as_of, own_lore, own_voice
+from fabula.graph.service.reading import check_as_of
+from fabula.graph.service.recall import MAX_REQUEST_CHARS, own_lore, own_voice
 from fabula.graph.service.responses import ChatOut, ChatRecord
 from fabula.memory.acl import CharacterMind, MindPool
 from fabula.memory.answer import UNKNOWN, Question, parse_question, resolve_chain

@@ -134,7 +134,7 @@ class TestAtRest:
             assert again.written == 0 and await store.head() == head
             assert again.rest is not None and "Mara: blocked" in again.rest
             with pytest.raises(StoryAtRest):
-                await fab.run_turn(store, auto=True)
+                await fab.turns.step(store, auto=True)
 
 
 class TestSteering:
@@ -145,7 +145,7 @@ class TestSteering:
             store = await fab.create_story("lighthouse", "steer")
             plain = await OfflinePlanner().plan(PlanRequest(await author_view(store)))
             assert plain.focal[0] != "ada"
-            await fab.run_turn(store, auto=True, direction="Ada goes to the cove")
+            await fab.run(store, auto=True, direction="Ada goes to the cove")
             (last,) = await store.turn_texts(await store.head())
             assert "Ada went to the cove." in last.text
 

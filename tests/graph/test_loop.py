@@ -38,11 +38,11 @@ from fabula.worlds.pack import WorldPack
 
 async def _demo(fab: Fabula, story: str, turns: int, pack: WorldPack | None = None) -> StoryStore:
     pack = pack or load_world("hollow_book")
-    store = await fab.new_story(pack, story)
+    store = await fab.create_story(pack, story, opening=False)
     for text in pack.opening.turns:
         await fab.commit_scripted(store, text)
     for _ in range(turns):
-        assert await fab.run_turn(store, auto=True) == "committed"
+        assert (await fab.run(store, auto=True)).outcome == "committed"
     return store
 
 

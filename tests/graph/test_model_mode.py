@@ -154,9 +154,9 @@ class TestWholeTurn:
         The commit reuses the preview's extraction: one extractor call per text."""
         script_turn(fake_openai)
         store = fab.store(STORY)
-        assert await fab.run_turn(store, auto=False) == "pending"
+        assert (await fab.run(store, auto=False)).outcome == "pending"
 
-        pending = await fab.pending_turn(store)
+        pending = await fab.pending(store)
         assert pending is not None and pending.turn == 4
         assert pending.request.draft.text == PASSAGE
         assert pending.request.plan is not None
@@ -170,7 +170,7 @@ class TestWholeTurn:
         assert [f.quote for f in unparsed] == ["Rain tapped on the window."]
         assert await store.head() == 3
 
-        assert await fab.decide(store, Decision(action="approve")) == "committed"
+        assert (await fab.decide(store, Decision(action="approve"))).outcome == "committed"
         assert await store.head() == 4
         (turn,) = await store.turn_texts(4, 4)
         assert turn.text == PASSAGE
@@ -224,7 +224,7 @@ class TestMalformedOutput:
         fake_openai.reply_json(EXTRACTED, schema="ExtractedActions")  # never asked for
         store = fab.store(STORY)
         with pytest.raises(ModelOutputError) as caught:
-            await fab.run_turn(store, auto=False)
+            await fab.run(store, auto=False)
         assert caught.value.context["schema"] == "ExtractedActions"
         assert caught.value.context["attempts"] == 3
         assert caught.value.context["turn"] == 4
@@ -237,11 +237,11 @@ class TestMalformedOutput:
         assert await story_keys(redis_url) == before
         assert await store.head() == 3
         assert await store.turn_texts(4, 4) == []
-        assert await fab.pending_turn(store) is None
+        assert await fab.pending(store) is None
 
         script_turn(fake_openai)  # the turn can be written again: as its next attempt
-        assert await fab.run_turn(store, auto=False) == "pending"
-        pending = await fab.pending_turn(store)
+        assert (await fab.run(store, auto=False)).outcome == "pending"
+        pending = await fab.pending(store)
         assert pending is not None and pending.request.draft.text == PASSAGE
         first, again = (prompt_of(r) for r in requests_for(fake_openai, "TurnPlan"))
         assert "1 earlier plan(s)" not in first and "1 earlier plan(s)" in again
@@ -254,9 +254,9 @@ class TestMalformedOutput:
             fake_openai.reply_json(PLAN | {"focal": ["ben"]}, schema="TurnPlan")
         store = fab.store(STORY)
         with pytest.raises(ModelOutputError):
-            await fab.run_turn(store, auto=False)
+            await fab.run(store, auto=False)
         script_turn(fake_openai)
-        assert await fab.run_turn(store, auto=False) == "pending"
+        assert (await fab.run(store, auto=False)).outcome == "pending"
         plans = [prompt_of(r) for r in requests_for(fake_openai, "TurnPlan")]
         assert len(plans) == 4
         assert "1 earlier plan(s)" not in plans[0] and "1 earlier plan(s)" in plans[3]
@@ -268,7 +268,7 @@ class TestMalformedOutput:
         decide raises and nothing of turn 4 reaches the story's keys."""
         script_turn(fake_openai)
         store = fab.store(STORY)
-        assert await fab.run_turn(store, auto=False) == "pending"
+        assert (await fab.run(store, auto=False)).outcome == "pending"
         before = await story_keys(redis_url)
         for _ in range(3):
             fake_openai.reply_json({"actions": [go_action(40, 90)]}, schema="ExtractedActions")
@@ -377,7 +377,7 @@ class TestRefusedDraft:
         before_keys = await story_keys(redis_url)
         before = await used_memory(redis_url)
         with pytest.raises(ModelOutputError) as caught:
-            await fab.run_turn(store, auto=False)
+            await fab.run(store, auto=False)
         grown = await used_memory(redis_url) - before
         assert "65,536 a turn" in str(caught.value) and "\n" not in str(caught.value)
         assert caught.value.exit_code == 6
@@ -385,7 +385,7 @@ class TestRefusedDraft:
         assert await story_keys(redis_url) == before_keys
 
         script_turn(fake_openai)  # the turn can be written again: as its next attempt
-        assert await fab.run_turn(store, auto=False) == "pending"
+        assert (await fab.run(store, auto=False)).outcome == "pending"
 
 
 class TestCommandLine:
@@ -447,8 +447,8 @@ class TestRevisionCut:
         fake_openai.reply_text("Leo went to the", schema=TEXT, finish_reason="length")
         fake_openai.reply_text("Leo went to the study and", schema=TEXT, finish_reason="length")
         store = fab.store(STORY)
-        assert await fab.run_turn(store, auto=False) == "pending"
-        pending = await fab.pending_turn(store)
+        assert (await fab.run(store, auto=False)).outcome == "pending"
+        pending = await fab.pending(store)
         assert pending is not None
         assert pending.request.draft.text == first
         findings = pending.request.findings
@@ -463,8 +463,8 @@ class TestRevisionCut:
         fake_openai.reply_json(MARA, schema="CharacterProposal", contains="You are Mara")
         fake_openai.reply_text(PASSAGE, schema=TEXT)
         fake_openai.reply_json(EXTRACTED, schema="ExtractedActions")
-        assert await fab.decide(store, Decision(action="reject", note="no")) == "pending"
-        again = await fab.pending_turn(store)
+        assert (await fab.decide(store, Decision(action="reject", note="no"))).outcome == "pending"
+        again = await fab.pending(store)
         assert again is not None and again.request.draft.text == PASSAGE
         assert REVISION_KEPT not in again.request.findings
 
@@ -539,8 +539,8 @@ class TestControlledSentences:
         fake_openai.reply_text(text, schema=TEXT)
         fake_openai.reply_json({"actions": [other], "new_entities": []}, schema="ExtractedActions")
         store = fab.store(STORY)
-        assert await fab.run_turn(store, auto=False) == "pending"
-        pending = await fab.pending_turn(store)
+        assert (await fab.run(store, auto=False)).outcome == "pending"
+        pending = await fab.pending(store)
         assert pending is not None
         (finding,) = [f for f in pending.request.findings if f.kind == "reading"]
         assert finding.severity == "warning"
@@ -740,7 +740,7 @@ class TestConcurrency:
         fake_openai.reply_json(EXTRACTED, schema="ExtractedActions")
         bounded = settings.model_copy(update={"model_concurrency": limit})
         async with Fabula(redis_url, bounded, roles=make_roles(bounded)) as app:
-            assert await app.run_turn(app.store(STORY), auto=False) == "pending"
+            assert (await app.run(app.store(STORY), auto=False)).outcome == "pending"
         assert fake_openai.max_in_flight == limit
 
 
@@ -756,7 +756,7 @@ class TestUsage:
         fake_openai.queue(Reply(status=503, error="busy", schema=TEXT))  # the writer retries
         script_turn(fake_openai)
         store = fab.store(STORY)
-        assert await fab.run_turn(store, auto=True) == "committed"
+        assert (await fab.run(store, auto=True)).outcome == "committed"
         usage = (await store.turn_usage())[4]
         calls = {role: u["calls"] for role, u in usage.items()}
         assert calls == {"planner": 1, "character": 2, "writer": 1, "extractor": 1}
@@ -795,7 +795,7 @@ class TestStreaming:
 
         script_turn(fake_openai)
         store = fab.store(STORY)
-        assert await fab.run_turn(store, auto=False, listener=listen) == "pending"
+        assert (await fab.run(store, auto=False, listener=listen)).outcome == "pending"
         assert "".join(pieces) == PASSAGE and len(pieces) > 1
         (writer,) = requests_for(fake_openai, TEXT)
         assert writer["stream"] is True

@@ -16,7 +16,7 @@ from fabula.worlds.loader import load_world
 
 async def _opened(fab: Fabula, story: str) -> StoryStore:
     pack = load_world("hollow_book")
-    store = await fab.new_story(pack, story)
+    store = await fab.create_story(pack, story, opening=False)
     for text in pack.opening.turns:
         await fab.commit_scripted(store, text)
     return store
@@ -28,7 +28,7 @@ class TestTypedState:
         and the approval request names the preview and the delta for what they are."""
         async with Fabula(redis_url, Settings()) as fab:
             store = await _opened(fab, "typed")
-            assert await fab.run_turn(store, auto=False) == "pending"
+            assert (await fab.run(store, auto=False)).outcome == "pending"
             turn = await store.head() + 1
             config = {"configurable": {"thread_id": thread_id("typed", "main", turn)}}
             values = (await fab.graph.aget_state(config)).values  # type: ignore[arg-type]
@@ -38,7 +38,7 @@ class TestTypedState:
             assert isinstance(values["preview"], Preview)
             assert all(isinstance(f, Finding) for f in values["findings"])
             assert [p.character for p in values["proposals"]] == list(values["plan"].focal)
-            pending = await fab.pending_turn(store)
+            pending = await fab.pending(store)
             assert pending is not None
             assert pending.request.delta == values["delta"]
             assert pending.request.preview == values["preview"]

@@ -82,13 +82,13 @@ class TestRefusedBeforeWriting:
         """The service refuses an oversized edit before resuming: the turn still waits."""
         settings = Settings(home=Path("/nonexistent"), max_turn_text=1000)
         async with Fabula(redis_url, settings) as fab:
-            store = await fab.new_story("hollow_book", "hb")
-            assert await fab.run_turn(store, auto=False) == "pending"
+            store = await fab.create_story("hollow_book", "hb", opening=False)
+            assert (await fab.run(store, auto=False)).outcome == "pending"
             head = await store.head()
             with pytest.raises(LimitExceeded):
                 await fab.decide(store, Decision(action="edit", text="Leo left. " * 200))
             assert await store.head() == head
-            assert await fab.pending_turn(store) is not None
+            assert await fab.pending(store) is not None
 
     def test_settings(self) -> None:
         """The limits are read from the environment and validated there."""
@@ -216,8 +216,8 @@ class TestCommandLine:
         Now: one line, exit 2 (bad input), the turn still pending, nothing written; a binary
         file too."""
         async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
-            store = await fab.new_story("hollow_book", "big")
-            assert await fab.run_turn(store, auto=False) == "pending"
+            store = await fab.create_story("hollow_book", "big", opening=False)
+            assert (await fab.run(store, auto=False)).outcome == "pending"
             head = await store.head()
             big = tmp_path / "big.txt"
             big.write_text("Leo put the brass key in the desk drawer. " * 120_000)  # ~5 MB
@@ -230,4 +230,4 @@ class TestCommandLine:
             assert proc.returncode == InvalidInput.exit_code
             assert proc.stderr.strip().endswith("is not UTF-8 text")
             assert await store.head() == head
-            assert await fab.pending_turn(store) is not None
+            assert await fab.pending(store) is not None

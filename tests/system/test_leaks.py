@@ -159,7 +159,7 @@ class TestBriefs:
         fake_openai.reply_json(scripted.MARA, schema="CharacterProposal", contains="You are Mara")
         fake_openai.reply_text(scripted.PASSAGE, schema=scripted.TEXT)
         fake_openai.reply_json(scripted.EXTRACTED, schema="ExtractedActions")
-        assert await fab.run_turn(fab.store(scripted.STORY), auto=False) == "pending"
+        assert (await fab.run(fab.store(scripted.STORY), auto=False)).outcome == "pending"
         prompts = [prompt_of(r) for r in requests_for(fake_openai, "CharacterProposal")]
         assert len(prompts) == 2
         for prompt in prompts:

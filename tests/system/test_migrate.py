@@ -134,8 +134,10 @@ class TestMigrate:
 
             assert await fab.all_pending() == []  # listed once migrated
             for story, (store, *_) in made.items():
-                with pytest.raises(StoryOutdated, match=f"`fabula migrate {story}`"):
+                with pytest.raises(StoryOutdated, match="must be migrated first") as refused_here:
                     await fab.pending_details(store)
+                remedy = refused_here.value.remedy
+                assert remedy is not None and remedy.args == {"story": story}
                 with pytest.raises(StoryOutdated):
                     await fab.decide(store, Decision(action="approve"))
             refused = fabula(redis_url, "show", "hb", "story", check=False)
