@@ -116,8 +116,8 @@ class TestMigrate:
             for story, world in (("hb", load_world("hollow_book")), ("ring", synthetic_world(4))):
                 store = await fab.create_story(world, story)
                 await fab.run(store, 4, auto=True)
-                assert await fab.run_turn(store, auto=False) == "pending"
-                pending = await fab.pending_turn(store)
+                assert (await fab.run(store, auto=False)).outcome == "pending"
+                pending = await fab.pending(store)
                 assert pending is not None
                 cast = await store.characters()
                 rosters = await _rosters(fab.admin, story, cast)
@@ -157,11 +157,11 @@ class TestMigrate:
                 assert await _rosters(fab.admin, story, cast) == rosters
                 head = await store.head()
                 assert [t.text for t in await store.turn_texts(0, head)] == text
-                pending = await fab.pending_turn(store)
+                pending = await fab.pending(store)
                 assert pending is not None and pending.request.delta == request.delta
                 assert pending.request.preview == request.preview
                 assert pending.request.draft == request.draft
-                assert await fab.decide(store, Decision(action="approve")) == "committed"
+                assert (await fab.decide(store, Decision(action="approve"))).outcome == "committed"
                 (last,) = await store.turn_texts(head + 1, head + 1)
                 assert last.text == request.draft.text
                 out = await fab.run(store, 2, auto=True)

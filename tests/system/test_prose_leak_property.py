@@ -298,9 +298,9 @@ async def views(
     user can read."""
     shown: list[str] = []
     for question in QUESTIONS:
-        found = await app.recall(store, question, budget=600, character=character, as_of=as_of)
+        found = await app.read(store).recall(question, budget=600, character=character, as_of=as_of)
         shown += [found.text, *(v.text for v in found.voice), *(x.text for x in found.lore)]
-        said = await app.chat(store, character, question, as_of=as_of)
+        said = await app.read(store).chat(character, question, as_of=as_of)
         shown += [said.answer, *(r.text for r in said.records)]
     if as_of is not None:
         return shown
@@ -369,7 +369,7 @@ async def test_no_character_sees_a_prose_deed_it_did_not_witness(
     app: Fabula, data: st.DataObject
 ) -> None:
     story = data.draw(stories())
-    store = await app.new_story(PACK, f"prose{next(_stories)}")
+    store = await app.create_story(PACK, f"prose{next(_stories)}", opening=False)
     for turn in story.turns:
         await app.commit_scripted(store, " ".join(turn))
     await index_through(store)
@@ -425,7 +425,7 @@ async def test_a_model_writers_passage_reaches_no_one_who_did_not_witness_it(
     story = data.draw(stories(turns=(2, 3)))
     name = f"model{next(_stories)}"
     async with Fabula(redis_url, Settings(home=tmp_path)) as offline:
-        store = await offline.new_story(PACK, name)
+        store = await offline.create_story(PACK, name, opening=False)
         for turn in story.turns[:-1]:
             await offline.commit_scripted(store, " ".join(turn))
     fake_openai.fallback = fake_model([" ".join(story.turns[-1])])
@@ -433,11 +433,11 @@ async def test_a_model_writers_passage_reaches_no_one_who_did_not_witness_it(
     model = model_settings(fake_openai, tmp_path)
     async with Fabula(redis_url, model, roles=make_roles(model)) as fab:
         store = fab.store(name)
-        assert await fab.run_turn(store, auto=True) == "committed"
+        assert (await fab.run(store, auto=True)).outcome == "committed"
         assert await store.head() == len(story.turns)
         sent = len(fake_openai.requests)
         assert any(request_schema(r) == TEXT for r in fake_openai.requests)  # the writer
-        assert await fab.run_turn(store, auto=True) == "committed"  # prompts after it
+        assert (await fab.run(store, auto=True)).outcome == "committed"  # prompts after it
         story.turns.append([QUIET])
         story.known.append(story.known[-1])
         prompts = {
@@ -469,12 +469,12 @@ async def test_a_whisper_tells_no_one_out_of_earshot(app: Fabula) -> None:
         "Ben moved the scarf to the box.",
         "Ann whispered to Ben that the scarf is in the box.",
     ]
-    store = await app.new_story(PACK, "whisper")
+    store = await app.create_story(PACK, "whisper", opening=False)
     for text in turns:
         await app.commit_scripted(store, text)
     await index_through(store)
     for character, hears in (("cal", False), ("ben", True)):
-        found = await app.recall(store, "Where is the scarf?", budget=600, character=character)
+        found = await app.read(store).recall("Where is the scarf?", budget=600, character=character)
         assert (("scarf", "box") in pairs(found.text)) == hears, (character, found.text)
 
 
@@ -489,9 +489,9 @@ async def test_a_stated_place_is_seen_where_the_thing_is_and_not_behind_a_back(
         "Cal excused himself and headed to the garden. Behind Ann's back, Ben tucked the "
         "scarf into the box."
     )
-    store = await app.new_story(PACK, "behind")
+    store = await app.create_story(PACK, "behind", opening=False)
     await app.commit_scripted(store, text)
     await index_through(store)
     for character, sees in (("cal", False), ("ann", False), ("ben", True)):
-        found = await app.recall(store, "Where is the scarf?", budget=600, character=character)
+        found = await app.read(store).recall("Where is the scarf?", budget=600, character=character)
         assert (("scarf", "box") in pairs(found.text)) == sees, (character, found.text)

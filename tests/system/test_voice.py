@@ -211,17 +211,17 @@ async def test_a_recall_or_chat_as_of_a_turn_holds_no_word_said_after_it(
     is asked at is no part of its mind then: not in its recall, not in its chat's prompt."""
     said = {turn: f'"WORDS-{turn} the lamp is lit," said Ben.' for turn in (1, 2, 3)}
     async with Fabula(redis_url, Settings(home=tmp_path)) as offline:
-        store = await offline.new_story(voiced(), "voice-as-of")
+        store = await offline.create_story(voiced(), "voice-as-of", opening=False)
         for turn in (1, 2, 3):
             await offline.commit_scripted(store, said[turn])
         for as_of in (0, 1, 2, 3):
-            found = await offline.recall(
-                store, "the lamp", budget=500, character="Ben", as_of=as_of
+            found = await offline.read(store).recall(
+                "the lamp", budget=500, character="Ben", as_of=as_of
             )
             shown = {t for x in found.voice for t in re.findall(r"WORDS-\d", x.text)}
             assert shown == {f"WORDS-{t}" for t in range(1, as_of + 1)}, (as_of, found.voice)
     fake_openai.reply_text("Lit, as ever.")
     async with Fabula(redis_url, settings, roles=make_roles(settings)) as fab:
-        await fab.chat(fab.store("voice-as-of"), "ben", "Is the lamp lit?", as_of=1)
+        await fab.read(fab.store("voice-as-of")).chat("ben", "Is the lamp lit?", as_of=1)
     prompt = message_text(fake_openai.requests[-1])
     assert "WORDS-1" in prompt and "WORDS-2" not in prompt and "WORDS-3" not in prompt, prompt
