@@ -60,7 +60,7 @@ from fabula.memory.delta import TurnDelta
 from fabula.memory.ingest import basis, build_turn
 from fabula.memory.projections import project_world
 from fabula.memory.records import Entity
-from fabula.memory.store import CommitResult, StoryStore
+from fabula.memory.store import StoryStore
 from fabula.memory.text import has_word
 
 __all__ = [
@@ -584,7 +584,7 @@ async def setting_of(
 
 
 class ModelMemoryBuilder:
-    """Builds and commits turns of free prose: the model extracts, the tracker tracks."""
+    """Builds the deltas of turns of free prose: the model extracts, the tracker tracks."""
 
     def __init__(self, client: ModelClient, *, reader: Reader = read_prose) -> None:
         self.extractor = ModelExtractor(client, reader=reader)
@@ -598,10 +598,6 @@ class ModelMemoryBuilder:
         as_of = await basis(store, turn)
         actions = await self._actions(store, turn, text, as_of)
         return await build_turn(store, turn, text, actions, as_of=as_of)
-
-    async def commit(self, store: StoryStore, turn: int, text: str) -> CommitResult:
-        """Build ``turn`` and commit it atomically."""
-        return await store.commit(await self.build(store, turn, text))
 
     async def _actions(
         self, store: StoryStore, turn: int, text: str, as_of: int | None

@@ -46,7 +46,7 @@ from fabula.errors import (
 )
 from fabula.graph.build import build_turn_graph, thread_id
 from fabula.graph.checkpoint import RedisCheckpointSaver, delete_threads
-from fabula.graph.nodes import commit_delta, commit_text
+from fabula.graph.commit import CommitPath, commit_delta, commit_text
 from fabula.graph.runtime import CommitObserver, Consolidator, CritiqueObserver, TurnContext
 from fabula.graph.service import reading
 from fabula.graph.service.changes import changes_of, sentences_of
@@ -585,9 +585,10 @@ class Fabula:
         offline memory-builder, whatever back end the roles run on.
         """
         turn = await store.head() + 1
-        ctx = self.context(auto=True)
-        offline = replace(ctx, roles=replace(ctx.roles, memory_builder=OfflineMemoryBuilder()))
-        return await commit_text(offline, store, turn, text)
+        offline = replace(
+            CommitPath.of(self.context(auto=True)), memory_builder=OfflineMemoryBuilder()
+        )
+        return (await commit_text(offline, store, turn, text)).status
 
     # -- turns ----------------------------------------------------------------------
     def _config(self, store: StoryStore, turn: int) -> RunnableConfig:
@@ -1289,7 +1290,7 @@ class Fabula:
                     "— nothing was written; commit it anyway with --force",
                     **where,
                 )
-            await commit_delta(self.context(auto=False), child, delta)
+            await commit_delta(CommitPath.of(self.context(auto=False)), child, delta)
         except BaseException:
             await drop_branch(child)
             raise

@@ -27,6 +27,7 @@ from fabula.agents.planner.model import ModelPlanner
 from fabula.agents.views import author_view
 from fabula.bench.model import story_snapshot
 from fabula.errors import FabulaError
+from fabula.graph.commit import CommitPath, commit_text
 from fabula.graph.service import Fabula
 from fabula.settings import Settings
 from fabula.testing.model import PLAN, STORY, FakeOpenAI, Reply, action
@@ -137,7 +138,7 @@ async def test_malformed_outputs_end_in_a_clear_error_or_a_corrected_retry(
                 moved = {(s.subject, s.value) for s in delta.states}
                 assert {("leo", "study"), ("brass_key", "mara")} <= moved, where
             else:
-                await builder.commit(store, 4, TEXT)
+                await commit_text(CommitPath(memory_builder=builder), store, 4, TEXT)
             outcome = "corrected"
             assert corrected, f"{where}: a malformed reply was accepted"
         except FabulaError as error:
