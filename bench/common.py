@@ -3,9 +3,9 @@
 Every benchmark ingests its stories through the service's one commit path
 (:func:`~fabula.graph.commit.commit_text`: limits, the offline memory-builder, enrichment,
 the episode index, consolidation; :func:`commit_path`) and answers from the Redis-backed
-views. Its ``shared_memory``
-baseline is the conventional design: the same extractor and store, but one memory that
-every character reads (``answer(..., shared=True)`` reads W whoever asks).
+views. Its ``shared_memory`` baseline is the conventional design: the same memory-builder
+and store, but one memory that every character reads (``answer(..., shared=True)`` reads W
+whoever asks).
 """
 
 from __future__ import annotations

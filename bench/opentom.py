@@ -35,7 +35,7 @@ Scores: macro-F1 (over the group's label set) and accuracy per question group (a
 location scored as the initial or the new container), by perspective (mover, observer,
 narrator), the answered share and the reader's time per 1,000 words, for the chosen reader
 and, in the same run, the majority answer, "nothing read" (as if the entity never moved),
-the controlled-English reader, the prose reader and, with a model, the model extractor.
+the controlled-English reader, the prose reader and, with a model, the model memory-builder.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ from typing import Any, Literal
 
 import redis.asyncio as aredis
 
-from fabula.agents.memory_builder.builder import OfflineMemoryBuilder, Reader, read_controlled
+from fabula.agents.memory_builder.offline import OfflineMemoryBuilder, Reader, read_controlled
 from fabula.agents.memory_builder.prose import read_prose
 from fabula.agents.roles import MemoryBuilderRole
 from fabula.bench.common import bench_redis, commit_path, create_story, run_id, write_answers

@@ -14,10 +14,9 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
 
-from fabula.agents.memory_builder.builder import OfflineMemoryBuilder
 from fabula.agents.memory_builder.narrative import enrich
+from fabula.agents.memory_builder.offline import OfflineMemoryBuilder
 from fabula.agents.roles import MemoryBuilderRole
 from fabula.agents.views import AuthorView, author_view
 from fabula.errors import TurnConflict
@@ -105,13 +104,10 @@ async def commit_delta(
     # "committed" must not lose it); autonomous turns skip the wait
     unsynced = await store.make_durable(turn) if path.durable else None
     memory_ms = build_ms + (time.perf_counter() - started) * 1000
-    status: Literal["committed", "duplicate"] = (
-        "committed" if result.status == "ok" else "duplicate"
-    )
-    committed = Committed(store.story, store.branch, turn, status, memory_ms, unsynced)
+    committed = Committed(store.story, store.branch, turn, result.status, memory_ms, unsynced)
     if path.on_commit is not None:
         path.on_commit(committed)
-    if result.status == "ok":
+    if result.status == "committed":
         # after the commit is acknowledged: the episode index (in the background when the
         # application keeps an indexer; readers catch up anyway), then the hierarchy (in a
         # background task of this process, or on RQ): the turn waits for neither

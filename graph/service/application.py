@@ -27,11 +27,11 @@ from redis.exceptions import LockError, RedisError
 from structlog.contextvars import bound_contextvars
 
 from fabula.agents.contracts import Decision, Finding, TurnPlan
-from fabula.agents.critic.symbolic import SymbolicCritic
+from fabula.agents.critic.offline import OfflineCritic
 from fabula.agents.embeddings import make_embedder
 from fabula.agents.factory import make_roles, offline_roles
-from fabula.agents.memory_builder.builder import OfflineMemoryBuilder
 from fabula.agents.memory_builder.narrative import enrich
+from fabula.agents.memory_builder.offline import OfflineMemoryBuilder
 from fabula.agents.roles import Roles
 from fabula.agents.views import author_view
 from fabula.errors import (
@@ -87,12 +87,12 @@ from fabula.graph.service.responses import (
 )
 from fabula.graph.state import CHECKPOINT_TYPES, ApprovalRequest, Part, PartRequest, TurnState
 from fabula.logs import get_logger
+from fabula.memory import hierarchy
 from fabula.memory.acl import MindPool, drop_character_users, ensure_character_user, sync_users
 from fabula.memory.branching import fork
 from fabula.memory.connection import connect_async
 from fabula.memory.delta import TurnDelta
 from fabula.memory.drafts import DraftOption, choose_draft, read_drafts, save_drafts
-from fabula.memory.hierarchy import consolidate as fold_hierarchy
 from fabula.memory.index.build import index_through
 from fabula.memory.index.indexer import Indexer
 from fabula.memory.index.vectors import Embedder
@@ -576,7 +576,7 @@ class Fabula:
         it whatever back end the roles run on."""
         turn = await store.head() + 1
         delta = await OfflineMemoryBuilder().build(store, turn, text)
-        return SymbolicCritic().critique(await author_view(store), delta, None)
+        return OfflineCritic().critique(await author_view(store), delta, None)
 
     async def commit_scripted(self, store: StoryStore, text: str) -> str:
         """Commit a scripted turn of controlled English (the pack's opening).
@@ -1227,7 +1227,7 @@ class Fabula:
         kept = store.on_branch(keep)
         for branch in (store, kept):
             await index_through(branch, embedder=self.embedder)
-            await fold_hierarchy(branch)
+            await hierarchy.consolidate(branch)
         return RewindOut(
             story=store.story,
             branch=store.branch,
