@@ -296,15 +296,15 @@ def bench_opentom(
     if base_url is not None:
         from fabula.agents.llm import make_client
 
-        own = settings.model_for("extractor").model_copy(
+        own = settings.model_for("memory_builder").model_copy(
             update={
                 "base_url": base_url,
                 "model": model,
-                "api_key": settings.model_for("extractor").api_key or "bench",
+                "api_key": settings.model_for("memory_builder").api_key or "bench",
                 "temperature": 0.0,
             }
         )
-        system = model_system(lambda: make_client(own, "extractor"))
+        system = model_system(lambda: make_client(own, "memory_builder"))
     asyncio.run(
         run_opentom(
             path,

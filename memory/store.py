@@ -14,7 +14,7 @@ import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import redis.asyncio as aredis
 from pydantic import BaseModel
@@ -42,7 +42,7 @@ from fabula.memory.records import Entity, EntityKind, Event, event_turn, slug
 from fabula.memory.rules import WorldRules
 from fabula.memory.schema import SCHEMA_FIELD, SCHEMA_VERSION, outdated, stored_version
 from fabula.memory.server.disk import FULL_REASONS, disk_error
-from fabula.memory.settle import send_commit
+from fabula.memory.settle import Status, send_commit
 from fabula.memory.validate import validate_delta
 
 __all__ = [
@@ -59,10 +59,11 @@ log = get_logger(__name__)
 
 @dataclass(frozen=True)
 class CommitResult:
-    """The outcome of a commit: ``ok`` (written) or ``duplicate`` (already there, a no-op)."""
+    """The outcome of a commit: ``committed`` (written) or ``duplicate`` (already there, a
+    no-op)."""
 
     turn: int
-    status: Literal["ok", "duplicate"]
+    status: Status
 
 
 @dataclass(frozen=True)
@@ -333,7 +334,7 @@ class StoryStore:
     async def watch_alive(self, pipe: Any) -> None:
         """``WATCH`` the story's record and deletion mark on ``pipe`` (a transaction on the
         story's slot, before its ``MULTI``), then raise :class:`StoryDeleted` if the story is
-        gone or marked deleted: a background write (a fold, a summary's bookkeeping) that
+        gone or marked deleted: a background write (consolidation, a summary's bookkeeping) that
         goes on writes nothing into a deleted story, since a deletion after this check
         aborts its transaction (the mark is set, the record removed)."""
         meta, mark = keys.meta(self.story), keys.deleted(self.story)
@@ -477,15 +478,20 @@ class StoryStore:
         :class:`TurnConflict`; an invalid delta raises :class:`InvalidDelta`. Either way
         nothing is written. A text or payload above :attr:`limits` raises
         :class:`LimitExceeded` before anything is sent. A lost reply is settled with the
-        server (see :func:`~fabula.memory.settle.send_commit`): ``ok`` if the turn is in with
+        server (see :func:`~fabula.memory.settle.send_commit`): ``committed`` if the turn is in with
         this digest, else :class:`CommitFailed`, after which this attempt can no longer
         commit (a call still on its way is refused).
         """
         call = await self.prepare_commit(delta, usage=usage)
+
+        async def send() -> Status:
+            reply = await fcall(self.client, "fabula_commit", call.keys, call.args)
+            return "duplicate" if reply == "duplicate" else "committed"  # the function's 'ok'
+
         try:
             status = await send_commit(
                 self.client,
-                lambda: fcall(self.client, "fabula_commit", call.keys, call.args),
+                send,
                 call,
                 story=self.story,
                 branch=self.branch,
@@ -640,7 +646,7 @@ class StoryStore:
 
     async def add_background_usage(self, by_role: Mapping[str, Mapping[str, int | str]]) -> None:
         """Count model usage made for this branch outside its turns (the summaries step,
-        which runs after the folds): each count is added with HINCRBY, so runs in any
+        which runs after consolidation): each count is added with HINCRBY, so runs in any
         number of processes add up; a role's model is the last one named."""
         key = keys.background_usage(self.story, self.branch)
         async with self.client.pipeline(transaction=False) as pipe:

@@ -1,6 +1,6 @@
 """The reader of ordinary narrative English (issue 33): prose → typed story actions.
 
-:func:`read_prose` is a :data:`~fabula.agents.memory_builder.builder.Reader`. Each sentence
+:func:`read_prose` is a :data:`~fabula.agents.memory_builder.offline.Reader`. Each sentence
 goes first through the controlled grammar (:func:`.extract.parse_sentence`): a sentence it
 reads is kept exactly as it reads it, so controlled English reads as it always has. Any
 other sentence is read as prose, anchored on the story's entities:

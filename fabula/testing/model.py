@@ -128,7 +128,7 @@ EXTRACTED = {"actions": [go_action()]}
 
 
 def script_turn(fake: FakeOpenAI, *, extraction: bool = True) -> None:
-    """Replies for one whole turn: planner, both characters, writer, (extractor)."""
+    """Replies for one whole turn: planner, both characters, writer, (memory-builder)."""
     fake.reply_json(PLAN, schema="TurnPlan")
     fake.reply_json(LEO, schema="CharacterProposal", contains="You are Leo")
     fake.reply_json(MARA, schema="CharacterProposal", contains="You are Mara")

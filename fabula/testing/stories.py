@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import redis.asyncio as aredis
 
 from fabula.agents.contracts import Decision
-from fabula.agents.memory_builder import OfflineMemoryBuilder
+from fabula.graph.commit import CommitPath, commit_text
 from fabula.memory import keys
 from fabula.memory.connection import connect
 from fabula.memory.delta import DeltaBuilder, TurnDelta
@@ -111,9 +111,9 @@ async def tell_story(
         title="test",
         rules=rules,
     )
-    builder = OfflineMemoryBuilder()
+    path = CommitPath()  # the service's commit path, offline
     for turn, text in enumerate(turns, start=1):
-        await builder.commit(store, turn, text)
+        await commit_text(path, store, turn, text)
     return store
 
 

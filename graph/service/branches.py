@@ -10,11 +10,11 @@ from fabula.agents.memory_builder.narrative import enrich
 from fabula.agents.views import author_view
 from fabula.errors import Conflict, EditRefused, InvalidInput, Remedy
 from fabula.graph.build import thread_id
-from fabula.graph.nodes import commit_delta
+from fabula.graph.commit import CommitPath, commit_delta
 from fabula.graph.service.core import Core
 from fabula.graph.service.responses import RetconOut, RewindOut
+from fabula.memory import hierarchy
 from fabula.memory.branching import fork
-from fabula.memory.hierarchy import consolidate as fold_hierarchy
 from fabula.memory.index.build import index_through
 from fabula.memory.projections import project_hypotheses
 from fabula.memory.rewind import drop_branch, rewind
@@ -98,7 +98,7 @@ class Branches:
         kept = store.on_branch(keep)
         for branch in (store, kept):
             await index_through(branch, embedder=self.core.embedder)
-            await fold_hierarchy(branch)
+            await hierarchy.consolidate(branch)
         return RewindOut(
             story=store.story,
             branch=store.branch,
@@ -160,7 +160,7 @@ class Branches:
                     remedy=Remedy("force"),
                     **where,
                 )
-            await commit_delta(self.core.context(auto=False), child, delta)
+            await commit_delta(CommitPath.of(self.core.context(auto=False)), child, delta)
         except BaseException:
             await drop_branch(child)
             raise

@@ -8,12 +8,12 @@ from dataclasses import replace
 from typing import TypedDict, Unpack
 
 from fabula.agents.contracts import Finding
-from fabula.agents.critic.symbolic import SymbolicCritic
-from fabula.agents.memory_builder.builder import OfflineMemoryBuilder
+from fabula.agents.critic.offline import OfflineCritic
+from fabula.agents.memory_builder.offline import OfflineMemoryBuilder
 from fabula.agents.views import author_view
 from fabula.errors import InvalidInput, InvalidWorld
 from fabula.graph.checkpoint import delete_threads
-from fabula.graph.nodes import commit_text
+from fabula.graph.commit import CommitPath, commit_text
 from fabula.graph.service.core import Core
 from fabula.graph.service.responses import WorldInfo
 from fabula.graph.service.uploads import import_uploads
@@ -178,12 +178,12 @@ class Stories:
         return await store.played()
 
     async def _check_scripted(self, store: StoryStore, text: str) -> list[Finding]:
-        """The symbolic critic's findings on a scripted turn as the next turn (nothing is
+        """The offline critic's findings on a scripted turn as the next turn (nothing is
         written). Scripted text is controlled English: the offline builder and critic read
         it whatever back end the roles run on."""
         turn = await store.head() + 1
         delta = await OfflineMemoryBuilder().build(store, turn, text)
-        return SymbolicCritic().critique(await author_view(store), delta, None)
+        return OfflineCritic().critique(await author_view(store), delta, None)
 
     async def commit_scripted(self, store: StoryStore, text: str) -> str:
         """Commit a scripted turn of controlled English (the pack's opening).
@@ -193,5 +193,5 @@ class Stories:
         """
         turn = await store.head() + 1
         ctx = self.core.context(auto=True)
-        offline = replace(ctx, roles=replace(ctx.roles, memory_builder=OfflineMemoryBuilder()))
-        return await commit_text(offline, store, turn, text)
+        offline = replace(CommitPath.of(ctx), memory_builder=OfflineMemoryBuilder())
+        return (await commit_text(offline, store, turn, text)).status

@@ -280,7 +280,7 @@ async def test_model_small(redis_url: str, tmp_path: Path) -> None:
         assert run["turns"] == 8
         assert run["committed"] + run["failed"] + run["abandoned"] == 8
         assert run["leaks"] == run["partial_commits"] == run["mismatched"] == 0
-        assert set(run["tokens"]) == {"planner", "character", "writer", "extractor"}
+        assert set(run["tokens"]) == {"planner", "character", "writer", "memory_builder"}
         assert run["problems"] == []
     assert result["baselines"]["no_faults"]["committed"] == 8
     assert result["baselines"]["no_faults"]["retries"] == 0
@@ -309,7 +309,7 @@ async def test_model_against_a_server(redis_url: str, tmp_path: Path) -> None:
         assert run["turns"] == 3 and run["committed"] == 3 and run["failed"] == 0
         assert run["leaks"] == run["mismatched"] == run["partial_commits"] == 0
         assert run["critic_errors"] == {} and run["critic_samples"] == []
-        assert set(run["by_role"]) == {"planner", "character", "writer", "extractor"}
+        assert set(run["by_role"]) == {"planner", "character", "writer", "memory_builder"}
         for role in run["by_role"].values():
             assert set(role) >= {
                 "first_valid",
@@ -384,13 +384,13 @@ async def test_lore_small(redis_url: str, tmp_path: Path) -> None:
 
 def test_the_model_bench_gives_the_writer_its_own_limit() -> None:
     """`bench model --writer-tokens N` limits the writer's replies alone: every other role
-    keeps --max-tokens (the extractor's lists are sized from it)."""
+    keeps --max-tokens (the memory-builder's lists are sized from it)."""
     from fabula.bench.model import Server, server_settings
 
     server = Server("http://y/v1", "m", max_tokens=512, writer_tokens=160)
     settings = server_settings("redis://x", server, "story")
     assert settings.model_for("writer").max_tokens == 160
-    assert settings.model_for("extractor").max_tokens == 512
+    assert settings.model_for("memory_builder").max_tokens == 512
     assert settings.model_for("planner").max_tokens == 512
     assert server_settings("redis://x", Server("http://y/v1", "m"), "story").roles == {}
 

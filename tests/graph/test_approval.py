@@ -91,7 +91,7 @@ class TestAcrossProcesses:
 
 
 async def _pending_with_edit_scripted(fab: Fabula, fake_openai: FakeOpenAI) -> StoryStore:
-    """A turn awaiting approval, and the extractor's reading of an edit (Leo stays in the
+    """A turn awaiting approval, and the memory-builder's reading of an edit (Leo stays in the
     hallway) scripted next."""
     script_turn(fake_openai)
     store = fab.store(STORY)

@@ -114,7 +114,7 @@ class TestLostReply:
         with busy_for(redis_url, 1.0), capture_logs() as logs:
             result = await StoryStore(impatient, "hb").commit(put_turn(1))
         await impatient.aclose()
-        assert result.status == "ok"
+        assert result.status == "committed"
         assert await store.head() == 1
         assert [e["event"] for e in logs if e["log_level"] == "warning"] == ["commit_reply_lost"]
 
@@ -146,7 +146,7 @@ class TestLostReply:
         assert await store.head() == 0
         assert await aredis_client.hget(keys.turns("hb", "main"), "1") is None
         # the turn itself is not barred: a new attempt commits it, and clears the fence
-        assert (await store.commit(put_turn(1))).status == "ok"
+        assert (await store.commit(put_turn(1))).status == "committed"
         assert await aredis_client.exists(keys.fence("hb", "main", 1)) == 0
 
     async def test_a_commit_that_did_not_happen_says_so(self, aredis_client: aredis.Redis) -> None:
@@ -205,7 +205,7 @@ class TestLostReply:
             return result.status
 
         status = await send_commit(aredis_client, first_busy, call)
-        assert status == "ok" and calls == 2
+        assert status == "committed" and calls == 2
 
 
 class TestCommandLine:

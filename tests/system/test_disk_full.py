@@ -123,7 +123,7 @@ class TestDiskFull:
         server.ensure_started()
         assert check_story(server.url, STORY) == 2
         client = connect_async(server.url)
-        assert (await StoryStore(client, STORY).commit(turn3())).status == "ok"
+        assert (await StoryStore(client, STORY).commit(turn3())).status == "committed"
         await client.aclose()
         server.stop()
 

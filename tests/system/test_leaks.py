@@ -20,8 +20,8 @@ from typing import Any
 from fabula.agents.character.model import CharacterProposal, ModelCharacter
 from fabula.agents.contracts import INTENT_FIELDS, CharacterBrief
 from fabula.agents.llm import make_client
-from fabula.agents.memory_builder.builder import read_controlled
 from fabula.agents.memory_builder.model import ModelMemoryBuilder
+from fabula.agents.memory_builder.offline import read_controlled
 from fabula.agents.schemas import expanded, named, strict_schema
 from fabula.graph.service import Fabula
 from fabula.settings import Settings
@@ -34,7 +34,9 @@ async def commit_model_turn(
 ) -> None:
     fake.reply_json({"actions": actions}, schema="ExtractedActions")
     # the model reads every prose sentence: the offline reader first is controlled English
-    builder = ModelMemoryBuilder(make_client(settings.model, "extractor"), reader=read_controlled)
+    builder = ModelMemoryBuilder(
+        make_client(settings.model, "memory_builder"), reader=read_controlled
+    )
     store = fab.store(scripted.STORY)
     turn = await store.head() + 1
     await store.commit(await builder.build(store, turn, text))
