@@ -14,7 +14,7 @@ from fabula.graph.cli.app import app, dump, err, out, run_with_app
 
 if TYPE_CHECKING:
     from fabula.graph.service import Fabula
-    from fabula.graph.service.responses import ChatOut
+    from fabula.graph.service.responses.recall import ChatOut
 
 __all__ = ["chat"]
 

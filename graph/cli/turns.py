@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # imported when a command runs: `fabula --help` stays quick
     from fabula.agents.contracts import Decision
     from fabula.graph.service import Fabula
     from fabula.graph.service.pending import Listener, TurnEvent
-    from fabula.graph.service.responses import DecisionOut, DraftsOut, PendingListed
+    from fabula.graph.service.responses.turns import DecisionOut, DraftsOut, PendingListed
     from fabula.limits import Limits
 
 __all__ = ["approve", "edit", "in_editor", "moved_note", "pending", "reject", "rewind", "run"]

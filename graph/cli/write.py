@@ -36,7 +36,7 @@ from fabula.graph.cli.turns import in_editor, moved_note, print_drafts, prose_pr
 if TYPE_CHECKING:
     from fabula.agents.contracts import Decision
     from fabula.graph.service import Fabula
-    from fabula.graph.service.responses import PendingTurn
+    from fabula.graph.service.responses.turns import PendingTurn
     from fabula.memory.store import StoryStore
 
 __all__ = ["KEYS", "write"]

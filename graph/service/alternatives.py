@@ -16,7 +16,7 @@ from fabula.graph.build import thread_id
 from fabula.graph.service.changes import changes_of, sentences_of
 from fabula.graph.service.core import DURABILITY, Core
 from fabula.graph.service.pending import Listener, pending_in
-from fabula.graph.service.responses import DraftOut, DraftsOut
+from fabula.graph.service.responses.turns import DraftOut, DraftsOut
 from fabula.graph.service.turns import Turns
 from fabula.graph.state import ApprovalRequest, TurnState
 from fabula.memory.delta import TurnDelta

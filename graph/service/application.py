@@ -24,7 +24,7 @@ from fabula.graph.service.core import Core, TurnOutcome
 from fabula.graph.service.decisions import Deciding, Decisions
 from fabula.graph.service.listing import story_summaries
 from fabula.graph.service.reader import Reader, Sources
-from fabula.graph.service.responses import StorySummary
+from fabula.graph.service.responses.stories import StorySummary
 from fabula.graph.service.stories import Making, Stories, world_infos
 from fabula.graph.service.turns import Turns
 from fabula.memory.acl import sync_users

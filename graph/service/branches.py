@@ -12,7 +12,7 @@ from fabula.errors import Conflict, EditRefused, InvalidInput, Remedy
 from fabula.graph.build import thread_id
 from fabula.graph.commit import CommitPath, commit_delta
 from fabula.graph.service.core import Core
-from fabula.graph.service.responses import RetconOut, RewindOut
+from fabula.graph.service.responses.turns import RetconOut, RewindOut
 from fabula.memory import hierarchy
 from fabula.memory.branching import fork
 from fabula.memory.index.build import index_through

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from fabula.agents.contracts import Finding
 from fabula.errors import NotFound
-from fabula.graph.service.responses import Change, ChangeKind, ChangesOut, SentenceOut
+from fabula.graph.service.responses.turns import Change, ChangeKind, ChangesOut, SentenceOut
 from fabula.memory.delta import TurnDelta
 from fabula.memory.projections import project_beliefs, project_developments, project_world
 from fabula.memory.records import Belief, SharedBelief, State

@@ -35,7 +35,7 @@ from fabula.agents.views import author_view
 from fabula.errors import InvalidInput
 from fabula.graph.service.reading import check_as_of
 from fabula.graph.service.recall import MAX_REQUEST_CHARS, own_lore, own_voice
-from fabula.graph.service.responses import ChatOut, ChatRecord
+from fabula.graph.service.responses.recall import ChatOut, ChatRecord
 from fabula.memory.acl import CharacterMind, MindPool
 from fabula.memory.answer import UNKNOWN, Question, parse_question, resolve_chain
 from fabula.memory.records import Entity, slug

@@ -20,7 +20,7 @@ from fabula.graph.service.pending import (
     edit_problem,
     raise_if_edit_not_taken,
 )
-from fabula.graph.service.responses import DecisionOut, PendingListed, PendingTurn
+from fabula.graph.service.responses.turns import DecisionOut, PendingListed, PendingTurn
 from fabula.graph.service.turns import Turns
 from fabula.memory.delta import TurnDelta
 from fabula.memory.drafts import TurnDrafts, choose_draft, read_drafts

@@ -17,7 +17,7 @@ from html import escape
 from ebooklib import epub
 
 from fabula.graph.service import reading
-from fabula.graph.service.responses import LivedOut
+from fabula.graph.service.responses.stories import LivedOut
 from fabula.memory.store import StoryStore
 
 __all__ = ["Chapter", "epub_book", "lived_epub", "story_epub"]

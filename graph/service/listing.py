@@ -14,7 +14,8 @@ import redis.asyncio as aredis
 
 from fabula.errors import NotFound
 from fabula.graph.checkpoint.waiting import interrupted
-from fabula.graph.service.responses import PendingSummary, StorySummary
+from fabula.graph.service.responses.stories import StorySummary
+from fabula.graph.service.responses.turns import PendingSummary
 from fabula.limits import Limits
 from fabula.memory.store import StoryStore, list_stories
 

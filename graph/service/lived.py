@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from fabula.graph.service.reading import check_as_of, markdown_text
-from fabula.graph.service.responses import LivedBelief, LivedOut, LivedTurn
+from fabula.graph.service.responses.stories import LivedBelief, LivedOut, LivedTurn
 from fabula.memory.acl import MindPool
 from fabula.memory.records import Belief, Entity
 from fabula.memory.store import StoryStore

@@ -22,24 +22,25 @@ from fabula.errors import ConfigError, NotFound
 from fabula.graph.service import pictures, reading, recall
 from fabula.graph.service.reading import EvidenceQuery
 from fabula.graph.service.recall import MAX_RECALL_BUDGET, MAX_REQUEST_CHARS, RECALL_BUDGET
-from fabula.graph.service.responses import (
+from fabula.graph.service.responses.reading import (
     BeliefsOut,
     BranchOut,
     CharacterPageOut,
-    ChatOut,
     EvidenceOut,
-    ExportOut,
-    LivedOut,
     LoreOut,
     MindsOut,
-    PendingSummary,
     PlotOut,
-    RecallOut,
+    WorldOut,
+)
+from fabula.graph.service.responses.recall import ChatOut, RecallOut
+from fabula.graph.service.responses.stories import (
+    ExportOut,
+    LivedOut,
     StorySummary,
     StoryText,
     UsageOut,
-    WorldOut,
 )
+from fabula.graph.service.responses.turns import PendingSummary
 from fabula.memory.records import Entity, HierarchyNode
 from fabula.memory.store import StoryStore, TurnText
 from fabula.memory.tokens import TokenCounter

@@ -16,28 +16,30 @@ from typing import TypedDict
 
 from fabula.agents.usage import add_usage, cost_of
 from fabula.errors import InvalidInput, NotFound
-from fabula.graph.service.responses import (
+from fabula.graph.service.responses.reading import (
     BeliefOut,
     BeliefsOut,
     BranchOut,
     CardField,
     CellStatus,
-    CharacterOut,
     CharacterPageOut,
     EvidenceOut,
-    ExportOut,
     FactOut,
     GridCell,
     GridRow,
     MindOut,
     MindsOut,
     PlotOut,
+    WorldOut,
+)
+from fabula.graph.service.responses.stories import (
+    CharacterOut,
+    ExportOut,
     StoryText,
     TurnOut,
     TurnUsage,
     UsageOut,
     UsageTotal,
-    WorldOut,
 )
 from fabula.memory.hierarchy import PLOT_ID, nodes
 from fabula.memory.hierarchy import scenes as hierarchy_scenes

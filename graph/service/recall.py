@@ -9,11 +9,8 @@ import datetime as dt
 
 from fabula.errors import InvalidInput
 from fabula.graph.service.reading import check_as_of
-from fabula.graph.service.responses import (
-    LoreBookOut,
-    LoreEntryOut,
-    LoreFired,
-    LoreOut,
+from fabula.graph.service.responses.reading import LoreBookOut, LoreEntryOut, LoreFired, LoreOut
+from fabula.graph.service.responses.recall import (
     RecallLine,
     RecallLore,
     RecallOut,

@@ -15,7 +15,7 @@ from fabula.errors import InvalidInput, InvalidWorld
 from fabula.graph.checkpoint import delete_threads
 from fabula.graph.commit import CommitPath, commit_text
 from fabula.graph.service.core import Core
-from fabula.graph.service.responses import WorldInfo
+from fabula.graph.service.responses.stories import WorldInfo
 from fabula.graph.service.uploads import import_uploads
 from fabula.memory.acl import drop_character_users, ensure_character_user
 from fabula.memory.records import slug

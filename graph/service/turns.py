@@ -15,7 +15,7 @@ from fabula.errors import Conflict, InvalidInput, Remedy, StoryAtRest, StoryDele
 from fabula.graph.build import thread_id
 from fabula.graph.service.core import DURABILITY, Core, TurnOutcome
 from fabula.graph.service.pending import Listener, check_bounds, parts_in, pending_in, tell
-from fabula.graph.service.responses import PendingSummary, RunOut
+from fabula.graph.service.responses.turns import PendingSummary, RunOut
 from fabula.graph.state import Part, PartRequest, TurnState
 from fabula.logs import get_logger
 from fabula.memory.store import StoryStore

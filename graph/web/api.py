@@ -27,30 +27,33 @@ from fabula.graph.service.pending import (
     MAX_RUN_TURNS,
 )
 from fabula.graph.service.reader import MAX_RECALL_BUDGET, MAX_REQUEST_CHARS, RECALL_BUDGET
-from fabula.graph.service.responses import (
+from fabula.graph.service.responses.reading import (
     BeliefsOut,
     BranchOut,
     CharacterPageOut,
-    ChatOut,
-    DecisionOut,
-    DraftsOut,
     EvidenceOut,
-    ExportOut,
-    LivedOut,
     LoreOut,
     MindsOut,
-    PendingListed,
-    PendingTurn,
     PlotOut,
-    RecallOut,
-    RetconOut,
-    RewindOut,
-    RunOut,
+    WorldOut,
+)
+from fabula.graph.service.responses.recall import ChatOut, RecallOut
+from fabula.graph.service.responses.stories import (
+    ExportOut,
+    LivedOut,
     StorySummary,
     StoryText,
     UsageOut,
     WorldInfo,
-    WorldOut,
+)
+from fabula.graph.service.responses.turns import (
+    DecisionOut,
+    DraftsOut,
+    PendingListed,
+    PendingTurn,
+    RetconOut,
+    RewindOut,
+    RunOut,
 )
 from fabula.graph.web.deps import (
     MAX_PACK_BYTES,

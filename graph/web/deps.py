@@ -11,7 +11,7 @@ from fastapi import Depends, Query, Request
 
 from fabula.errors import NotFound
 from fabula.graph.service import Fabula
-from fabula.graph.service.responses import EvidenceOut
+from fabula.graph.service.responses.reading import EvidenceOut
 from fabula.worlds.loader import builtin_worlds
 
 __all__ = [

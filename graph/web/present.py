@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup, escape
 
-from fabula.graph.service.responses import Change
+from fabula.graph.service.responses.turns import Change
 
 __all__ = ["ChangeRow", "actions", "mutual"]
 

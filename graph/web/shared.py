@@ -21,7 +21,7 @@ from typing import Any, TypeVar, cast
 from fastapi import Request
 
 from fabula.graph.service.reader import Reader
-from fabula.graph.service.responses import MindsOut
+from fabula.graph.service.responses.reading import MindsOut
 
 __all__ = ["SharedReads", "shared_minds"]
 

@@ -20,7 +20,7 @@ from fabula.agents.contracts import Decision
 from fabula.cli import app
 from fabula.errors import ConfigError, EditRefused, InvalidInput, InvalidWorld, TurnConflict
 from fabula.graph.service import Fabula
-from fabula.graph.service.responses import DecisionOut
+from fabula.graph.service.responses.turns import DecisionOut
 from fabula.graph.service.turns import Turns
 from fabula.memory.records import slug
 from fabula.settings import Settings

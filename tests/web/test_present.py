@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fabula.graph.service.responses import Change
+from fabula.graph.service.responses.turns import Change
 from fabula.graph.web.present import mutual
 
 

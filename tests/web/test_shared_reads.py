@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from fabula.graph.service import reading
-from fabula.graph.service.responses import MindsOut
+from fabula.graph.service.responses.reading import MindsOut
 from fabula.graph.web.shared import SharedReads
 from fabula.memory.store import StoryStore
 from fabula.testing.web import studio
