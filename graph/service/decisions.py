@@ -20,7 +20,12 @@ from fabula.graph.service.pending import (
     edit_problem,
     raise_if_edit_not_taken,
 )
-from fabula.graph.service.responses.turns import DecisionOut, PendingListed, PendingTurn
+from fabula.graph.service.responses.turns import (
+    DecisionOut,
+    Outcome,
+    PendingListed,
+    PendingTurn,
+)
 from fabula.graph.service.turns import Turns
 from fabula.memory.delta import TurnDelta
 from fabula.memory.drafts import TurnDrafts, choose_draft, read_drafts
@@ -74,39 +79,11 @@ class Decisions:
         rewind took the committed turn off the branch meanwhile, ``moved_to`` names the
         branch that holds it.
         """
-        if decision.action == "edit" and not (decision.text or "").strip():
-            raise InvalidInput("an edit needs the new text", story=store.story)
         expect = deciding.get("expect")
-        check_bounds(note=decision.note, expect=expect)
-        await store.require()
-        if decision.action == "edit" and decision.text:
-            self.core.settings.limits.check_text(
-                decision.text, story=store.story, branch=store.branch
-            )
-        seen = await self.core.pending(store)
-        if expect is not None and (seen is None or seen.id != expect):
-            raise await self._decided(store, expect, decision, seen)
-        if seen is None:
-            raise NotFound(
-                f"story {store.story!r} has no turn awaiting approval on branch {store.branch!r}",
-                story=store.story,
-                branch=store.branch,
-            )
+        seen = await self._awaiting(store, decision, expect)
         where = {"story": store.story, "branch": store.branch, "turn": seen.turn}
         kept = await read_drafts(store, seen.turn)
-        if decision.choice is not None:
-            option = kept.get(decision.choice) if decision.action == "approve" else None
-            if option is None:
-                listed = ", ".join(o.id for o in kept.options) or "none"
-                raise InvalidInput(
-                    f"turn {seen.turn} has no draft {decision.choice!r} to choose (its drafts: "
-                    f"{listed})",
-                    remedy=Remedy("write_alternatives"),
-                    **where,
-                )
-            decision = decision.model_copy(update={"choice": option.id})
-        if deciding.get("force"):
-            decision = decision.model_copy(update={"force": True})
+        decision = self._settled(decision, kept, seen, where, force=bool(deciding.get("force")))
         async with self.core.turn_lock(store, seen.turn, "decision", where):
             await self._still_waiting(store, seen, decision, where)
             outcome = await self.turns.drive(
@@ -125,14 +102,25 @@ class Decisions:
                 if decision.text:
                     texts |= {decision.text, decision.text.strip()}
                 moved_to = await self._moved_to(store, seen.turn, texts, kept)
+        return await self._answer(store, seen.turn, decision, outcome, moved_to)
+
+    async def _answer(
+        self,
+        store: StoryStore,
+        turn: int,
+        decision: Decision,
+        outcome: Outcome,
+        moved_to: str | None,
+    ) -> DecisionOut:
+        """What the decision did; for a commit, whether the server confirmed it on disk."""
         unsynced = None
         if outcome == "committed":
-            state = await self.core.graph.aget_state(self.core.config(store, seen.turn))
+            state = await self.core.graph.aget_state(self.core.config(store, turn))
             unsynced = state.values.get("unsynced")
         return DecisionOut(
             story=store.story,
             branch=store.branch,
-            turn=seen.turn,
+            turn=turn,
             action=decision.action,
             outcome=outcome,
             head=await store.head(),
@@ -140,6 +128,50 @@ class Decisions:
             unsynced=unsynced,
             moved_to=moved_to,
         )
+
+    async def _awaiting(self, store: StoryStore, decision: Decision, expect: str | None) -> Pending:
+        """The decision checked before the turn is touched, and the turn it is about: an
+        edit's text present and within the limit, the bounds, the story there, a turn
+        waiting, and the draft ``expect`` names the one waiting."""
+        if decision.action == "edit" and not (decision.text or "").strip():
+            raise InvalidInput("an edit needs the new text", story=store.story)
+        check_bounds(note=decision.note, expect=expect)
+        await store.require()
+        if decision.action == "edit" and decision.text:
+            self.core.settings.limits.check_text(
+                decision.text, story=store.story, branch=store.branch
+            )
+        seen = await self.core.pending(store)
+        if expect is not None and (seen is None or seen.id != expect):
+            raise await self._decided(store, expect, decision, seen)
+        if seen is None:
+            raise NotFound(
+                f"story {store.story!r} has no turn awaiting approval on branch {store.branch!r}",
+                story=store.story,
+                branch=store.branch,
+            )
+        return seen
+
+    @staticmethod
+    def _settled(
+        decision: Decision, kept: TurnDrafts, seen: Pending, where: dict[str, Any], *, force: bool
+    ) -> Decision:
+        """The decision with the draft it chooses named by its kept id (InvalidInput when
+        the turn has no such draft, or the decision is not an approval) and ``force``."""
+        if decision.choice is not None:
+            option = kept.get(decision.choice) if decision.action == "approve" else None
+            if option is None:
+                listed = ", ".join(o.id for o in kept.options) or "none"
+                raise InvalidInput(
+                    f"turn {seen.turn} has no draft {decision.choice!r} to choose (its drafts: "
+                    f"{listed})",
+                    remedy=Remedy("write_alternatives"),
+                    **where,
+                )
+            decision = decision.model_copy(update={"choice": option.id})
+        if force:
+            decision = decision.model_copy(update={"force": True})
+        return decision
 
     async def _still_waiting(
         self, store: StoryStore, seen: Pending, decision: Decision, where: dict[str, Any]
