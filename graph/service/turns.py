@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.types import Command
+from langgraph.types import Command, StateSnapshot
 from structlog.contextvars import bound_contextvars
 
 from fabula.agents.views import author_view
@@ -151,6 +151,13 @@ class Turns:
             )
         if direction:  # refused before anything runs (a failed run would be run again)
             await self.check_steering(store, direction)
+        first = await self._first_attempt(store, turn, snapshot)
+        return await self._attempts(store, turn, first, direction, given, auto, listener)
+
+    async def _first_attempt(self, store: StoryStore, turn: int, snapshot: StateSnapshot) -> int:
+        """The attempt a turn's run begins at: 0, after clearing an earlier run that ended
+        without a commit (abandoned); after a failed run, the attempt its plan began at, or
+        the next one if it failed while planning (the state still holds the one before)."""
         first = 0
         if snapshot.values and not snapshot.next:
             # an earlier run of this turn ended without a commit (abandoned): start afresh
@@ -167,6 +174,20 @@ class Turns:
                 attempt=first,
                 failed_at=list(snapshot.next),
             )
+        return first
+
+    async def _attempts(
+        self,
+        store: StoryStore,
+        turn: int,
+        first: int,
+        direction: str | None,
+        given: Mapping[str, Part],
+        auto: bool,
+        listener: Listener | None,
+    ) -> TurnOutcome:
+        """Run the turn from attempt ``first``, planned anew with the next anchor each time
+        its characters all turn out idle, once for each character; then :class:`StoryAtRest`."""
         tries = max(1, len(await store.characters()))
         for attempt in range(first, first + tries):
             start: TurnState = {
