@@ -409,27 +409,7 @@ async def approve(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, 
         else:
             decision = Decision(action="approve")
     else:
-        draft = state["draft"]
-        if draft is None:  # pragma: no cover - the writer always writes one first
-            raise InvalidInput("there is no draft to approve", story=state["story"])
-        request = ApprovalRequest(
-            story=state["story"],
-            branch=state["branch"],
-            turn=state["turn"],
-            draft=draft,
-            findings=state.get("findings", []),
-            preview=state.get("preview") or Preview(),
-            delta=state.get("delta"),
-            plan=state["plan"],
-            edit_error=state.get("edit_error"),
-            edit_refused=state.get("edit_refused"),
-        )
-        # LangChain's HITLRequest beside Fabula's own fields (fabula.graph.hitl)
-        asked = hitl_request(request.model_dump(mode="json"))
-        answer = interrupt(request.model_copy(update=asked))
-        decision = decision_from(answer, story=state["story"])
-        if decision.action == "edit" and not (decision.text or "").strip():
-            raise InvalidInput("an edit needs the new text", story=state["story"])
+        decision = _asked(state)
     update: dict[str, Any] = {
         "decision": decision,
         "edit_error": None,
@@ -440,23 +420,56 @@ async def approve(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, 
     if decision.action == "edit":
         update["edit"] = (decision.text or "").strip()
     if decision.action == "approve" and decision.choice:
-        kept = await read_drafts(_store(state, ctx), state["turn"])
-        option = kept.get(decision.choice)
-        if option is None:  # the service checks first; a draft gone meanwhile
-            raise InvalidInput(
-                f"turn {state['turn']} has no draft {decision.choice!r}",
-                story=state["story"],
-                turn=state["turn"],
-            )
-        # the drafts are kept in the story's memory as JSON: read into their types here
-        update |= {
-            "draft": Draft(text=option.text),
-            "findings": [Finding.model_validate(f) for f in option.findings],
-            "preview": Preview.model_validate(option.preview),
-            "delta": TurnDelta.model_validate(option.delta),
-            "plan": TurnPlan.model_validate(option.plan) if option.plan else state["plan"],
-        }
+        update |= await _chosen_draft(state, ctx, decision.choice)
     return update
+
+
+def _asked(state: TurnState) -> Decision:
+    """The human's decision on the turn's draft: the request shown (``interrupt``), the
+    answer read (an edit without text is :class:`InvalidInput`)."""
+    draft = state["draft"]
+    if draft is None:  # pragma: no cover - the writer always writes one first
+        raise InvalidInput("there is no draft to approve", story=state["story"])
+    request = ApprovalRequest(
+        story=state["story"],
+        branch=state["branch"],
+        turn=state["turn"],
+        draft=draft,
+        findings=state.get("findings", []),
+        preview=state.get("preview") or Preview(),
+        delta=state.get("delta"),
+        plan=state["plan"],
+        edit_error=state.get("edit_error"),
+        edit_refused=state.get("edit_refused"),
+    )
+    # LangChain's HITLRequest beside Fabula's own fields (fabula.graph.hitl)
+    asked = hitl_request(request.model_dump(mode="json"))
+    answer = interrupt(request.model_copy(update=asked))
+    decision = decision_from(answer, story=state["story"])
+    if decision.action == "edit" and not (decision.text or "").strip():
+        raise InvalidInput("an edit needs the new text", story=state["story"])
+    return decision
+
+
+async def _chosen_draft(state: TurnState, ctx: TurnContext, choice: str) -> dict[str, Any]:
+    """The update that puts the alternative draft ``choice`` in place, with its findings,
+    preview, delta and plan: that delta is what is committed."""
+    kept = await read_drafts(_store(state, ctx), state["turn"])
+    option = kept.get(choice)
+    if option is None:  # the service checks first; a draft gone meanwhile
+        raise InvalidInput(
+            f"turn {state['turn']} has no draft {choice!r}",
+            story=state["story"],
+            turn=state["turn"],
+        )
+    # the drafts are kept in the story's memory as JSON: read into their types here
+    return {
+        "draft": Draft(text=option.text),
+        "findings": [Finding.model_validate(f) for f in option.findings],
+        "preview": Preview.model_validate(option.preview),
+        "delta": TurnDelta.model_validate(option.delta),
+        "plan": TurnPlan.model_validate(option.plan) if option.plan else state["plan"],
+    }
 
 
 def route_after_approve(state: TurnState, runtime: Runtime[TurnContext]) -> str:
