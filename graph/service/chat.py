@@ -28,6 +28,7 @@ Nothing of a chat is written: the story, its minds and its usage stay as they we
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from fabula.agents.contracts import CharacterBrief, ChatRequest
 from fabula.agents.roles import ChatVoiceRole
@@ -42,7 +43,7 @@ from fabula.memory.records import Entity, slug
 from fabula.memory.retrieval.assemble import Assembly
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter
-from fabula.worlds.recall import LORE_BUDGET
+from fabula.worlds.recall import LORE_BUDGET, Lit
 from fabula.worlds.voice import VOICE_SHARE
 
 __all__ = ["CHAT_BUDGET", "chat"]
@@ -76,14 +77,7 @@ async def chat(
     name, in any case); a model's errors as the model client raises them.
     """
     await store.require()
-    question = " ".join(question.split())
-    if not question:
-        raise InvalidInput("a chat needs a question", story=store.story)
-    if len(question) > MAX_REQUEST_CHARS:
-        raise InvalidInput(
-            f"the question has {len(question)} characters; at most {MAX_REQUEST_CHARS} are read",
-            story=store.story,
-        )
+    question = _question(question, store.story)
     as_of = await check_as_of(store, as_of)
     me = await store.resolve(character, "character")
     mind = await minds.mind(store.story, me.id, store.branch)
@@ -104,23 +98,8 @@ async def chat(
         answered_by = "recall"
     said = plain if plain is not None else _from_recall(recalled, me.name)
     if voice is not None:
-        brief = await _brief(store, me)
-        exemplars = await own_voice(
-            mind, question, budget=CHAT_BUDGET // VOICE_SHARE, counter=counter, as_of=as_of
-        )
-        said = (
-            await voice.answer(
-                ChatRequest(
-                    brief=brief,
-                    question=question,
-                    known=found.text,
-                    plain=plain,
-                    lore=tuple(x.text for x in lore),
-                    voice=tuple(x.text for x in exemplars),
-                )
-            )
-            or said
-        )
+        request = await _voiced(store, me, mind, question, found, plain, lore, counter, as_of)
+        said = await voice.answer(request) or said
         answered_by = "model"
         rests = _merged(rests, recalled)
     return ChatOut(
@@ -133,6 +112,46 @@ async def chat(
         answer=said,
         answered_by=answered_by,
         records=rests,
+    )
+
+
+def _question(question: str, story: str) -> str:
+    """The question on one line; :class:`InvalidInput` when empty or overlong."""
+    question = " ".join(question.split())
+    if not question:
+        raise InvalidInput("a chat needs a question", story=story)
+    if len(question) > MAX_REQUEST_CHARS:
+        raise InvalidInput(
+            f"the question has {len(question)} characters; at most {MAX_REQUEST_CHARS} are read",
+            story=story,
+        )
+    return question
+
+
+async def _voiced(
+    store: StoryStore,
+    me: Entity,
+    mind: CharacterMind,
+    question: str,
+    found: Assembly,
+    plain: str | None,
+    lore: Sequence[Lit],
+    counter: TokenCounter,
+    as_of: int | None,
+) -> ChatRequest:
+    """What the voice model is given: the character's brief, what it recalls, the plain
+    answer if any, its lore and the exemplars of its voice nearest the question."""
+    brief = await _brief(store, me)
+    exemplars = await own_voice(
+        mind, question, budget=CHAT_BUDGET // VOICE_SHARE, counter=counter, as_of=as_of
+    )
+    return ChatRequest(
+        brief=brief,
+        question=question,
+        known=found.text,
+        plain=plain,
+        lore=tuple(x.text for x in lore),
+        voice=tuple(x.text for x in exemplars),
     )
 
 
