@@ -76,20 +76,7 @@ async def recall(
     not fit. Raises :class:`InvalidInput` for an empty or overlong request, a budget out of range or
     an ``as_of`` outside the branch, :class:`NotFound` for an unknown story or character."""
     await store.require()
-    request = request.strip()
-    if not request:
-        raise InvalidInput(
-            "recall needs a request: a question, or what a turn is about", story=store.story
-        )
-    if len(request) > MAX_REQUEST_CHARS:
-        raise InvalidInput(
-            f"the request has {len(request)} characters; at most {MAX_REQUEST_CHARS} are read",
-            story=store.story,
-        )
-    if not 1 <= budget <= MAX_RECALL_BUDGET:
-        raise InvalidInput(
-            f"the budget is {budget} tokens; it must be 1 to {MAX_RECALL_BUDGET}", story=store.story
-        )
+    request = _request(request, budget, store.story)
     as_of = await check_as_of(store, as_of)
     holder = None
     voice: list[RecallVoice] = []
@@ -123,6 +110,26 @@ async def recall(
         lore_budget=lore.budget,
         lore_left_out=_lore(lore.left_out),
     )
+
+
+def _request(request: str, budget: int, story: str) -> str:
+    """The request stripped; :class:`InvalidInput` when it is empty or overlong, or the
+    budget out of range."""
+    request = request.strip()
+    if not request:
+        raise InvalidInput(
+            "recall needs a request: a question, or what a turn is about", story=story
+        )
+    if len(request) > MAX_REQUEST_CHARS:
+        raise InvalidInput(
+            f"the request has {len(request)} characters; at most {MAX_REQUEST_CHARS} are read",
+            story=story,
+        )
+    if not 1 <= budget <= MAX_RECALL_BUDGET:
+        raise InvalidInput(
+            f"the budget is {budget} tokens; it must be 1 to {MAX_RECALL_BUDGET}", story=story
+        )
+    return request
 
 
 async def own_voice(
