@@ -24,7 +24,7 @@ from fabula.memory.retrieval.context import author_context
 from fabula.memory.retrieval.plan import RetrievalPlan
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter
-from fabula.worlds.lore import audience, known_to, split_decorators
+from fabula.worlds.lore import LoreBook, audience, known_to, split_decorators
 from fabula.worlds.pack import WorldPack
 from fabula.worlds.recall import (
     LORE_BUDGET,
@@ -170,29 +170,8 @@ async def lore(
     head = await store.head()
     document = await store.pack_document()
     pack = None if document is None else WorldPack.model_validate_json(document)
-    books: list[LoreBookOut] = []
     cast = [c.name for c in pack.characters] if pack else []
-    for book in pack.lore.books if pack else ():
-        entries = []
-        for i, entry in enumerate(book.entries):
-            who = audience(book, entry, cast)
-            entries.append(
-                LoreEntryOut(
-                    index=i,
-                    name=entry.name,
-                    keys=list(entry.keys),
-                    secondary_keys=list(entry.secondary_keys) if entry.selective else [],
-                    constant=entry.constant,
-                    enabled=entry.enabled,
-                    use_regex=entry.use_regex,
-                    author=book.owner is None,
-                    known_to=sorted(who),
-                    text=split_decorators(entry.content)[1],
-                )
-            )
-        books.append(
-            LoreBookOut(name=book.name, owner=book.owner, format=book.format, entries=entries)
-        )
+    books = [_book_out(book, cast) for book in (pack.lore.books if pack else ())]
     activated: list[LoreFired] = []
     left_out: list[LoreFired] = []
     if turn is not None:
@@ -225,6 +204,28 @@ async def lore(
         left_out=left_out,
         lore_budget=budget,
     )
+
+
+def _book_out(book: LoreBook, cast: list[str]) -> LoreBookOut:
+    """A lorebook as the author reads it: each entry with its keys, flags and who knows it."""
+    entries = []
+    for i, entry in enumerate(book.entries):
+        who = audience(book, entry, cast)
+        entries.append(
+            LoreEntryOut(
+                index=i,
+                name=entry.name,
+                keys=list(entry.keys),
+                secondary_keys=list(entry.secondary_keys) if entry.selective else [],
+                constant=entry.constant,
+                enabled=entry.enabled,
+                use_regex=entry.use_regex,
+                author=book.owner is None,
+                known_to=sorted(who),
+                text=split_decorators(entry.content)[1],
+            )
+        )
+    return LoreBookOut(name=book.name, owner=book.owner, format=book.format, entries=entries)
 
 
 def _fired(holder: str | None, x: Lit, budget: int, fits: bool) -> LoreFired:
