@@ -5,6 +5,8 @@ branch awaits a decision where that matters."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from fabula.agents.contracts import TurnPlan
 from fabula.agents.memory_builder.narrative import enrich
 from fabula.agents.views import author_view
@@ -127,19 +129,8 @@ class Branches:
         text, :class:`LimitExceeded` for text over the limit.
         """
         await store.require()
-        text = text.strip()
         where = {"story": store.story, "branch": store.branch, "turn": turn}
-        if not text:
-            raise InvalidInput("an edit needs the new text", **where)
-        self.core.settings.limits.check_text(text, **where)
-        head = await store.head()
-        if not 1 <= turn <= head:
-            raise InvalidInput(
-                f"cannot edit turn {turn} of branch {store.branch!r}: its committed turns "
-                f"are 1..{head}",
-                remedy=Remedy("edit_pending") if turn == head + 1 else None,
-                **where,
-            )
+        text = await self._edit_text(store, turn, text, where)
         name = branch or await _free_name(store, f"{store.branch}-edit-{turn}")
         child = await fork(store, turn - 1, name)
         try:
@@ -172,3 +163,22 @@ class Branches:
             head=await child.head(),
             findings=findings,
         )
+
+    async def _edit_text(
+        self, store: StoryStore, turn: int, text: str, where: dict[str, Any]
+    ) -> str:
+        """The retcon's text stripped; :class:`InvalidInput` when it is empty or ``turn`` is
+        not committed, :class:`LimitExceeded` when it is over the limit."""
+        text = text.strip()
+        if not text:
+            raise InvalidInput("an edit needs the new text", **where)
+        self.core.settings.limits.check_text(text, **where)
+        head = await store.head()
+        if not 1 <= turn <= head:
+            raise InvalidInput(
+                f"cannot edit turn {turn} of branch {store.branch!r}: its committed turns "
+                f"are 1..{head}",
+                remedy=Remedy("edit_pending") if turn == head + 1 else None,
+                **where,
+            )
+        return text
