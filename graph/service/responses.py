@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from fabula.agents.contracts import Finding, TurnPlan
+from fabula.graph.service.summaries import PendingSummary, StorySummary
 from fabula.memory.records import (
     AcquisitionMode,
     Attitude,
@@ -110,28 +111,6 @@ class WorldInfo(_Out):
     id: str
     title: str
     premise: str
-
-
-class PendingSummary(_Out):
-    """Which turn of which branch waits for a decision, and which draft: ``pending_id``
-    names it (a decision that carries it is refused if another draft waits by then)."""
-
-    story: str
-    branch: str
-    turn: int
-    pending_id: str
-
-
-class StorySummary(_Out):
-    """A story as listed: its world, how far its main branch is, what waits for approval."""
-
-    id: str
-    title: str
-    world: str
-    head: int
-    branches: int
-    created_at: float | None = None
-    pending: list[PendingSummary] = []
 
 
 class FactOut(_Out):
