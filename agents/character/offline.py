@@ -111,7 +111,7 @@ RECENT_DEEDS = 5
 the same thing again is no longer going round (see :func:`_circling`)."""
 
 
-def _circling(sit: Situation, action: Action) -> bool:
+def _circling(sit: Situation, action: Action, goal: Goal) -> bool:
     """Whether ``action`` goes round: a search it has made :data:`CIRCLING` times since it
     last got anything done, a place it went to since then, or taking or putting away what
     it took or put away among its last :data:`RECENT_DEEDS` deeds (each of these wrote the
@@ -121,8 +121,9 @@ def _circling(sit: Situation, action: Action) -> bool:
         done = f"{me} went to the {sit.name(action.target)}"
         # going back where it went since it last got anything done is going round: two
         # places, one after the other, were the same turn written again and again (a
-        # chase, or a goal to meet someone beside one to avoid them)
-        limit = 1
+        # chase, or a goal to meet someone beside one to avoid them); a goal (or a
+        # direction) to be in that very place may go back once
+        limit = CIRCLING if goal.place == action.target else 1
     elif action.kind == "search" and action.target:
         done = f"{me} searched the {sit.name(action.target)}"
         limit = CIRCLING
@@ -219,7 +220,7 @@ class OfflineCharacter:
         for goal in goals:
             found = step(sit, goal)
             if found.status == "act" and found.action is not None:
-                if not _circling(sit, found.action):
+                if not _circling(sit, found.action, goal):
                     steps.append(Proposal(character=me, actions=(found.action,), intent=goal.text))
                     continue
                 found = replace(found, status="blocked", why="it is going round in circles")
