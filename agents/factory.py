@@ -10,7 +10,7 @@ own ``FABULA_MODEL_<ROLE>_*``; a role whose model is unset runs on the offline e
 Every model role gets its own :class:`~fabula.agents.llm.ModelClient` (its own token limit,
 structured-output method and usage), even when several share one server. The critic stays
 symbolic in both modes. The summariser writes the hierarchy's summaries in consolidation
-(offline: the fold's extractive ones).
+(offline: consolidation's extractive ones).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from fabula.agents.character.chat import ModelChatVoice
 from fabula.agents.character.model import ModelCharacter
 from fabula.agents.character.offline import OfflineCharacter
 from fabula.agents.llm import ModelClient, make_client
-from fabula.agents.memory_builder.builder import OfflineMemoryBuilder
 from fabula.agents.memory_builder.model import ModelMemoryBuilder
+from fabula.agents.memory_builder.offline import OfflineMemoryBuilder
 from fabula.agents.planner.model import ModelPlanner
 from fabula.agents.planner.offline import OfflinePlanner
 from fabula.agents.recall.model import ModelRecallPlanner
@@ -45,7 +45,7 @@ def offline_roles() -> Roles:
 
 def make_summariser(settings: Settings) -> ModelSummariser | None:
     """The summariser on its model (``settings.model_for("summariser")``), or None when
-    that is unset: the fold's extractive summaries stay (an RQ worker builds only this)."""
+    that is unset: consolidation's extractive summaries stay (an RQ worker builds only this)."""
     own = settings.model_for("summariser")
     return None if own.offline else ModelSummariser(make_client(own, "summariser"))
 
@@ -64,11 +64,11 @@ def make_roles(settings: Settings) -> Roles:
         own = settings.model_for(role)
         return None if own.offline else make_client(own, role)
 
-    planner, character, writer, extractor = (
+    planner, character, writer, memory_builder = (
         client("planner"),
         client("character"),
         client("writer"),
-        client("extractor"),
+        client("memory_builder"),
     )
     return Roles(
         planner=ModelPlanner(planner, lore_budget=settings.lore_budget)
@@ -78,7 +78,9 @@ def make_roles(settings: Settings) -> Roles:
         if character
         else offline.character,
         writer=ModelWriter(writer) if writer else offline.writer,
-        memory_builder=ModelMemoryBuilder(extractor) if extractor else offline.memory_builder,
+        memory_builder=ModelMemoryBuilder(memory_builder)
+        if memory_builder
+        else offline.memory_builder,
         recall=ModelRecallPlanner(planner)
         if planner and settings.recall_planner == "model"
         else None,

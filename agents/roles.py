@@ -20,7 +20,7 @@ from fabula.agents.contracts import (
     TurnPlan,
     WriteRequest,
 )
-from fabula.agents.critic.symbolic import SymbolicCritic
+from fabula.agents.critic.offline import OfflineCritic
 from fabula.agents.views import AuthorView
 from fabula.memory.acl import CharacterMind
 from fabula.memory.delta import TurnDelta
@@ -118,7 +118,7 @@ class Roles:
     character: CharacterRole
     writer: WriterRole
     memory_builder: MemoryBuilderRole
-    critic: CriticRole = field(default_factory=SymbolicCritic)
+    critic: CriticRole = field(default_factory=OfflineCritic)
     recall: RecallPlannerRole | None = None  # None: the offline retrieval planner
-    summariser: SummariserRole | None = None  # None: the fold's extractive summaries
+    summariser: SummariserRole | None = None  # None: consolidation's extractive summaries
     voice: ChatVoiceRole | None = None  # None: a chat is answered by the offline engine

@@ -145,7 +145,8 @@ def bench_model(
     reader: str = typer.Option(
         "prose",
         "--reader",
-        help="What reads a passage before the extractor is asked about the rest: prose "
+        help="What reads a passage before the memory-builder's model is asked about the rest: "
+        "prose "
         "(the default) or controlled (the baseline: controlled English only).",
     ),
     schemas: str = typer.Option(
@@ -305,15 +306,15 @@ def bench_opentom(
     if base_url is not None:
         from fabula.agents.llm import make_client
 
-        own = settings.model_for("extractor").model_copy(
+        own = settings.model_for("memory_builder").model_copy(
             update={
                 "base_url": base_url,
                 "model": model,
-                "api_key": settings.model_for("extractor").api_key or "bench",
+                "api_key": settings.model_for("memory_builder").api_key or "bench",
                 "temperature": 0.0,
             }
         )
-        system = model_system(lambda: make_client(own, "extractor"))
+        system = model_system(lambda: make_client(own, "memory_builder"))
     asyncio.run(
         run_opentom(
             path,

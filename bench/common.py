@@ -1,9 +1,11 @@
 """What the belief benchmarks share: a Redis for the run, story set-up, scoring, output.
 
-Every benchmark ingests its stories through the real store (``OfflineMemoryBuilder`` →
-``StoryStore.commit``) and answers from the Redis-backed views. Its ``shared_memory``
-baseline is the conventional design: the same extractor and store, but one memory that
-every character reads (``answer(..., shared=True)`` reads W whoever asks).
+Every benchmark ingests its stories through the service's one commit path
+(:func:`~fabula.graph.commit.commit_text`: limits, the offline memory-builder, enrichment,
+the episode index, consolidation; :func:`commit_path`) and answers from the Redis-backed
+views. Its ``shared_memory`` baseline is the conventional design: the same memory-builder
+and store, but one memory that every character reads (``answer(..., shared=True)`` reads W
+whoever asks).
 """
 
 from __future__ import annotations
@@ -26,17 +28,20 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import redis
 import redis.asyncio as aredis
 
-from fabula.agents.memory_builder import OfflineMemoryBuilder
+from fabula.agents.roles import MemoryBuilderRole
 from fabula.bench.report import print_table, write_json
+from fabula.graph.commit import CommitPath, commit_text
 from fabula.memory.answer import answer
 from fabula.memory.delta import DeltaBuilder, TurnDelta
+from fabula.memory.hierarchy import consolidate
+from fabula.memory.index.vectors import Embedder
 from fabula.memory.rules import WorldRules
 from fabula.memory.server import EmbeddedRedis, connect_async
 from fabula.memory.store import StoryStore
@@ -123,6 +128,21 @@ async def score_stories(
     return sorted((s for batch in done for s in batch), key=lambda s: s.index), seconds
 
 
+async def _consolidate(store: StoryStore, turn: int) -> None:
+    await consolidate(store, turn)
+
+
+def commit_path(
+    memory_builder: MemoryBuilderRole | None = None, *, embedder: Embedder | None = None
+) -> CommitPath:
+    """The service's commit path as a benchmark takes it: the memory-builder (by default the
+    offline one), the default limits, enrichment, the episode index inline, the hierarchy
+    consolidated inline and awaited (the application does it in a background task: awaited,
+    each figure is deterministic), no wait for the disk (an autonomous turn's)."""
+    path = CommitPath(consolidate=_consolidate, embedder=embedder)
+    return path if memory_builder is None else replace(path, memory_builder=memory_builder)
+
+
 @dataclass(frozen=True)
 class QuestionBench:
     """A question benchmark whose items each carry their ``story`` (one sentence a line),
@@ -151,7 +171,7 @@ class QuestionBench:
     ) -> list[Scored]:
         store = await create_story(client, story_id, self.rules, world=self.name, title=self.title)
         try:
-            await OfflineMemoryBuilder().commit(store, 1, text)
+            await commit_text(commit_path(), store, 1, text)
             out = []
             for item in items:
                 own = await answer(store, item.question)

@@ -49,6 +49,7 @@ import bm25s
 import Stemmer
 
 from fabula.bench.common import (
+    commit_path,
     create_story,
     print_table,
     private_redis_url,
@@ -58,11 +59,10 @@ from fabula.bench.common import (
 )
 from fabula.bench.data import malformed, parsing, read_json
 from fabula.errors import ModelUnavailable
+from fabula.graph.commit import commit_delta
 from fabula.memory.acl import CharacterMind, open_mind
 from fabula.memory.connection import connect_async
 from fabula.memory.delta import DeltaBuilder, TurnDelta
-from fabula.memory.hierarchy import consolidate
-from fabula.memory.index.build import index_through
 from fabula.memory.index.vectors import Embedder
 from fabula.memory.records import slug
 from fabula.memory.retrieval.context import author_context
@@ -379,10 +379,9 @@ async def _run_conversation(
     mind: CharacterMind | None = None,
     minds: dict[int, _Tally] | None = None,
 ) -> int:
+    path = commit_path(embedder=embedder)  # each session indexed and consolidated
     for turn, session in enumerate(conv.sessions, start=1):
-        await store.commit(session_delta(turn, session, conv.speakers))
-    await index_through(store, embedder=embedder)
-    await consolidate(store)  # as a writer's story is (inline, after each commit, by default)
+        await commit_delta(path, store, session_delta(turn, session, conv.speakers))
     texts = {line.id: _normal(line.text) for _, line in conv.lines()}
     base = _Baselines.build(conv, counter)
     for q in conv.questions:

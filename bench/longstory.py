@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fabula.agents.memory_builder import OfflineMemoryBuilder
 from fabula.bench.common import (
     bench_main,
     bench_redis,
+    commit_path,
     create_story,
     print_table,
     rate,
@@ -38,9 +38,9 @@ from fabula.bench.common import (
     write_json,
 )
 from fabula.bench.data import json_lines, malformed, parsing
+from fabula.graph.commit import commit_text
 from fabula.memory.answer import UNKNOWN, answer
 from fabula.memory.delta import DeltaBuilder, TurnDelta
-from fabula.memory.hierarchy import consolidate
 from fabula.memory.records import CONTAINER, slug
 from fabula.memory.retrieval.assemble import Assembly
 from fabula.memory.retrieval.context import author_context, character_context
@@ -207,11 +207,10 @@ async def run_longstory(
             setup=setup_delta(story.meta),
         )
         try:
-            builder = OfflineMemoryBuilder()
+            commits = commit_path()
             live = [p for p in story.probes if p.kind != "as_of"]
             for turn in sorted(story.turns):
-                await builder.commit(store, turn, story.turns[turn])
-                await consolidate(store, turn)  # as the application does, inline, by default
+                await commit_text(commits, store, turn, story.turns[turn])
                 for probe in (p for p in live if p.turn == turn):
                     outcomes[probe.index] = await _ask(store, probe, None, budget)
             for probe in (p for p in story.probes if p.kind == "as_of"):

@@ -67,11 +67,11 @@ async def _measure(url: str, turns: int, characters: int, durable: bool) -> dict
     story = f"bench-loop-{characters}-{'redis' if durable else 'memory'}"
     try:
         await fab.delete_story(story)
-        store = await fab.new_story(synthetic_world(characters), story)
+        store = await fab.create_story(synthetic_world(characters), story, opening=False)
         start = time.perf_counter()
         committed = 0
         for _ in range(turns):
-            if await fab.run_turn(store, auto=True) == "committed":
+            if (await fab.run(store, auto=True)).outcome == "committed":
                 committed += 1
         seconds = time.perf_counter() - start
         tail = memory_ms[-50:]

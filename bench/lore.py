@@ -32,7 +32,7 @@ from typing import Any
 
 from fabula.bench.common import private_redis_url
 from fabula.bench.report import percentiles, print_table, write_json
-from fabula.graph.service.reading import recall, world_lore
+from fabula.graph.service.recall import recall, world_lore
 from fabula.memory.acl import MindPool
 from fabula.memory.server import connect_async
 from fabula.memory.store import StoryStore

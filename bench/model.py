@@ -43,9 +43,9 @@ from typing import Any
 
 from fabula.agents.contracts import Finding
 from fabula.agents.factory import make_roles
-from fabula.agents.memory_builder.builder import read_controlled
 from fabula.agents.memory_builder.extract import extract
 from fabula.agents.memory_builder.model import ModelMemoryBuilder
+from fabula.agents.memory_builder.offline import read_controlled
 from fabula.agents.usage import UsageMeter, metering
 from fabula.bench.common import run_id
 from fabula.bench.relay import Exchange, Relay
@@ -283,7 +283,10 @@ async def _loop(url: str, turns: int, faults: Faults, seed: int, story: str) -> 
                 turn = await store.head() + 1
                 started = time.perf_counter()
                 try:
-                    outcome: str = await app.run_turn(store, auto=True)
+                    done = await app.run(store, auto=True)
+                    # a story at rest is reported as the error a single turn raises
+                    outcome = done.outcome or "failed"
+                    failure = "" if done.rest is None else f"StoryAtRest: {done.rest}"
                 except FabulaError as error:
                     outcome = "failed"
                     failure = f"{type(error).__name__}: {error.message}"
@@ -593,7 +596,7 @@ async def _server_loop(
             await offline.create_story(pack, story)  # the scripted opening, read offline
         roles = make_roles(settings)
         if server.reader == "controlled" and isinstance(roles.memory_builder, ModelMemoryBuilder):
-            client = roles.memory_builder.extractor.client  # the baseline: issue 33's before
+            client = roles.memory_builder.model_reader.client  # the baseline: issue 33's before
             builder = ModelMemoryBuilder(client, reader=read_controlled)
             roles = replace(roles, memory_builder=builder)
         async with Fabula(url, settings, roles=roles, on_critique=run.critiqued) as app:
@@ -605,7 +608,10 @@ async def _server_loop(
                 started = time.perf_counter()
                 failure = ""
                 try:
-                    outcome: str = await app.run_turn(store, auto=True)
+                    done = await app.run(store, auto=True)
+                    # a story at rest is reported as the error a single turn raises
+                    outcome = done.outcome or "failed"
+                    failure = "" if done.rest is None else f"StoryAtRest: {done.rest}"
                 except FabulaError as error:
                     outcome = "failed"
                     role = str(error.context.get("role") or "")
@@ -650,15 +656,16 @@ def _summary(
     server_usage = [e.usage for e in exchanges if e.usage]
     committed = tally.outcomes.get("committed", 0)
     tokens_total = sum(u.total_tokens for u in meter.roles.values())
-    extractor = meter.roles.get("extractor")
+    reader = meter.roles.get("memory_builder")
     return {
         "schemas": mode,
-        # what the model extractor was asked, a turn: the prose reader reads first (issue 33)
-        "extractor_calls_per_turn": round(
-            sum(r.role == "extractor" for r in meter.replies) / max(turns, 1), 2
+        # what the memory-builder's model was asked, a turn: the prose reader reads first
+        # (issue 33)
+        "memory_builder_calls_per_turn": round(
+            sum(r.role == "memory_builder" for r in meter.replies) / max(turns, 1), 2
         ),
-        "extractor_tokens_per_turn": round(
-            (extractor.total_tokens if extractor else 0) / max(turns, 1), 1
+        "memory_builder_tokens_per_turn": round(
+            (reader.total_tokens if reader else 0) / max(turns, 1), 1
         ),
         "turns": turns,
         "committed": committed,
@@ -801,8 +808,9 @@ def _print_server(result: dict[str, Any], runs: list[dict[str, Any]]) -> None:
     )
     for r in runs:
         print(
-            f"{r['schemas']} schemas: the extractor {r['extractor_calls_per_turn']} calls and "
-            f"{r['extractor_tokens_per_turn']} tokens a turn"
+            f"{r['schemas']} schemas: the memory-builder "
+            f"{r['memory_builder_calls_per_turn']} calls and "
+            f"{r['memory_builder_tokens_per_turn']} tokens a turn"
         )
         if r.get("critic_errors"):
             sent = ", ".join(f"{kind} {n}" for kind, n in r["critic_errors"].items())

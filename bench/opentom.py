@@ -35,7 +35,7 @@ Scores: macro-F1 (over the group's label set) and accuracy per question group (a
 location scored as the initial or the new container), by perspective (mover, observer,
 narrator), the answered share and the reader's time per 1,000 words, for the chosen reader
 and, in the same run, the majority answer, "nothing read" (as if the entity never moved),
-the controlled-English reader, the prose reader and, with a model, the model extractor.
+the controlled-English reader, the prose reader and, with a model, the model memory-builder.
 """
 
 from __future__ import annotations
@@ -47,23 +47,25 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 import redis.asyncio as aredis
 
-from fabula.agents.memory_builder.builder import OfflineMemoryBuilder, Reader, read_controlled
+from fabula.agents.memory_builder.offline import OfflineMemoryBuilder, Reader, read_controlled
 from fabula.agents.memory_builder.prose import read_prose
-from fabula.bench.common import bench_redis, create_story, run_id, write_answers
+from fabula.agents.roles import MemoryBuilderRole
+from fabula.bench.common import bench_redis, commit_path, create_story, run_id, write_answers
 from fabula.bench.data import malformed, read_json
 from fabula.bench.report import print_table, write_json
 from fabula.errors import ModelError, NotFound
+from fabula.graph.commit import commit_text
 from fabula.memory.actions import StoryAction
 from fabula.memory.answer import UNKNOWN, Question, answer
 from fabula.memory.delta import DeltaBuilder, TurnDelta
 from fabula.memory.projections import project_beliefs, project_world
 from fabula.memory.records import CONTAINER, Entity, slug
 from fabula.memory.rules import WorldRules
-from fabula.memory.store import CommitResult, StoryStore
+from fabula.memory.store import StoryStore
 
 __all__ = [
     "GROUPS",
@@ -374,10 +376,6 @@ def turns(narrative: str, mode: TurnMode) -> list[str]:
 # --- reading ------------------------------------------------------------------------------
 
 
-class Builder(Protocol):
-    async def commit(self, store: StoryStore, turn: int, text: str) -> CommitResult: ...
-
-
 @dataclass
 class Clock:
     """What a reader took: seconds reading, words read, stories it failed on."""
@@ -410,7 +408,7 @@ class System:
     whether the clock is kept by the bench around the whole build (a model's call)."""
 
     name: str
-    make: Callable[[Clock], Builder]
+    make: Callable[[Clock], MemoryBuilderRole]
     timed_build: bool = False
 
 
@@ -539,7 +537,7 @@ async def run_story(
     client: aredis.Redis,
     story_id: str,
     story: OtStory,
-    builder: Builder,
+    builder: MemoryBuilderRole,
     mode: TurnMode,
     clock: Clock | None = None,
 ) -> list[str | None]:
@@ -549,9 +547,10 @@ async def run_story(
         client, story_id, OPENTOM_RULES, world="opentom", title=story.key, setup=setup_delta(story)
     )
     try:
+        path = commit_path(builder)
         for turn, text in enumerate(turns(story.narrative, mode), start=1):
             begun = time.perf_counter()
-            await builder.commit(store, turn, text)
+            await commit_text(path, store, turn, text)
             if clock is not None:
                 clock.seconds += time.perf_counter() - begun
                 clock.words += len(text.split())

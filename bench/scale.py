@@ -41,7 +41,7 @@ from typing import Any
 
 import redis.asyncio as aredis
 
-from fabula.agents.memory_builder.builder import OfflineMemoryBuilder
+from fabula.agents.memory_builder.offline import OfflineMemoryBuilder
 from fabula.bench.report import percentiles, print_table, write_json
 from fabula.memory import keys
 from fabula.memory.branching import fork

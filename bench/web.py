@@ -259,11 +259,11 @@ async def _burst(base: str, story: str, level: int) -> dict[str, Any]:
 
 
 async def _long_story(fab: Fabula, story: str, turns: int) -> None:
-    store = await fab.new_story(synthetic_world(5), story)
+    store = await fab.create_story(synthetic_world(5), story, opening=False)
     attempts = 0
     while await store.head() < turns and attempts < 3 * turns:
         attempts += 1
-        await fab.run_turn(store, auto=True)
+        await fab.run(store, auto=True)
     if await store.head() < turns:
         raise FabulaError(f"the long story stopped at turn {await store.head()}")
 
@@ -280,14 +280,14 @@ async def _baseline(
     for i in range(stories):
         store = await fab.create_story(synthetic_world(3), f"bench-web-{tag}-base-{i}")
         for _ in range(turns):
-            await fab.run_turn(store, auto=False)
+            await fab.run(store, auto=False)
             started = time.perf_counter()
-            await reading.story_text(store)
+            await reading.text(store)
             await fab.pending_details(store)
             pages.append((time.perf_counter() - started) * 1000)
-            pending = await fab.pending_turn(store)
+            pending = await fab.pending(store)
             started = time.perf_counter()
-            out = await fab.decide_turn(
+            out = await fab.decide(
                 store, Decision(action="approve"), expect=pending.id if pending else None
             )
             unsynced += out.durable is False
@@ -299,7 +299,7 @@ async def _baseline(
             pages.append((time.perf_counter() - started) * 1000)
             choice = made.drafts[min(k + 1, len(made.drafts) - 1)].id
             started = time.perf_counter()
-            out = await fab.decide_turn(
+            out = await fab.decide(
                 store, Decision(action="approve", choice=choice), expect=made.pending_id
             )
             unsynced += out.durable is False

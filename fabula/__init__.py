@@ -22,7 +22,7 @@ so ``import fabula`` stays cheap and importing a submodule does not load the gra
         url = fabula.redis_url(settings)          # the embedded Redis unless one is set
         async with fabula.Fabula(url, settings, roles=fabula.make_roles(settings)) as app:
             story = await app.create_story("hollow_book", "mine")
-            await app.run_turn(story, auto=True)
+            await app.run(story, auto=True)
             print((await fabula.project_beliefs(story, "leo")).where("brass_key"))
 
     asyncio.run(main())

@@ -16,7 +16,8 @@ and the studio read them from the class, never from a table of their own::
     ├── Conflict                 4  409   the request is sound but the story's state refuses it
     │   ├── TurnConflict         4  409   a gap in turn numbers, or a turn re-sent changed
     │   ├── StoryAtRest          4  409   no character has anything to do: no turn to write
-    │   └── StoryExists          4  409   a story of that id is already there
+    │   ├── StoryExists          4  409   a story of that id is already there
+    │   └── StoryOutdated        4  409   a story stored by an older Fabula: `fabula migrate` it
     ├── NotFound                 3  404   a story, branch, character or record not there
     │   └── StoryDeleted         3  404   ... a story deleted (by another command meanwhile)
     ├── AccessDenied             5  403   a character's handle read outside its own mind
@@ -33,6 +34,10 @@ and the studio read them from the class, never from a table of their own::
         └── CommitFailed         1  500   Redis did not complete a commit (the turn is not in)
             └── CommitUncertain  1  500   ... and whether the turn is in could not be learned
 
+An error the person who met it can do something about carries a :class:`Remedy`: what to
+do, named as an action with its arguments, never in one interface's words; the command line
+words it with its flags, the studio with its buttons (the message itself names neither).
+
 A model's bad output is the model's failure, not the user's: a 502, never a 422. The exit
 statuses 69, 74 and 78 are ``sysexits.h``'s ``EX_UNAVAILABLE``, ``EX_IOERR`` and
 ``EX_CONFIG`` (507 is HTTP's Insufficient Storage); 2 is what the command line's own usage
@@ -41,7 +46,9 @@ errors exit with.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
 
 __all__ = [
     "AccessDenied",
@@ -64,27 +71,58 @@ __all__ = [
     "ModelUnavailable",
     "NotFound",
     "RedisUnavailable",
+    "Remedy",
+    "RemedyAction",
     "SchemaRejected",
     "ServerError",
     "StoryAtRest",
     "StoryDeleted",
     "StoryExists",
+    "StoryOutdated",
     "TurnConflict",
 ]
+
+
+RemedyAction = Literal[
+    "force",  # do it anyway, whatever the critic found (args: none)
+    "review_pending",  # read the turn awaiting a decision again, then decide
+    "write_alternatives",  # write alternative drafts of the turn first
+    "edit_pending",  # a turn awaiting approval is edited as a decision, not as a retcon
+    "remake_story",  # delete the story (args: story) and make it again
+    "play_character",  # make the character (args: story, character) a played one first
+    "import_elsewhere",  # import these files where the folders beside them are read
+    "migrate_story",  # bring the story (args: story) up to this Fabula's schema first
+]
+"""What a person can do about an error, named once for every interface."""
+
+
+@dataclass(frozen=True)
+class Remedy:
+    """What the person who met an error can do about it: an ``action`` and its ``args``
+    (a story, a character), worded by each interface its own way."""
+
+    action: RemedyAction
+    args: Mapping[str, str] = field(default_factory=dict)
 
 
 class FabulaError(Exception):
     """Root of every error Fabula raises on purpose.
 
-    ``context`` holds whatever locates the problem (story, branch, turn, field, path).
-    ``exit_code`` is the command line's exit status for it, ``http_status`` the web's.
+    ``context`` holds whatever locates the problem (story, branch, turn, field, path);
+    ``remedy``, when there is one, what to do about it (:class:`Remedy`). ``exit_code`` is
+    the command line's exit status for it, ``http_status`` the web's.
     """
 
     exit_code: ClassVar[int] = 1
     http_status: ClassVar[int] = 500
 
     def __init__(self, message: str, **context: Any) -> None:
+        # ``remedy=`` rides with the context's keywords (a call may spread a context dict)
+        remedy = context.pop("remedy", None)
+        if remedy is not None and not isinstance(remedy, Remedy):
+            raise TypeError(f"remedy: a Remedy, not {type(remedy).__name__}")
         self.message = message
+        self.remedy: Remedy | None = remedy
         self.context = {k: v for k, v in context.items() if v is not None}
         super().__init__(message)
 
@@ -145,6 +183,17 @@ class StoryAtRest(Conflict):
 
 class StoryExists(Conflict):
     """A story of that id is already there: choose another id, or delete that one."""
+
+
+class StoryOutdated(Conflict):
+    """The story was stored by an older Fabula (its schema ``version`` is older than this
+    one's ``current``): it is opened only once ``fabula migrate`` has brought it up to date
+    (see ``fabula.memory.schema``)."""
+
+    def __init__(self, message: str, *, version: int, current: int, **context: Any) -> None:
+        super().__init__(message, version=version, current=current, **context)
+        self.version = version
+        self.current = current
 
 
 class NotFound(FabulaError):

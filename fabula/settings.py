@@ -1,7 +1,7 @@
 """Settings: read once at an entry point and passed in, never read at import.
 
 Model settings are per role. ``FABULA_MODEL_*`` set every role's defaults; a role's own
-``FABULA_MODEL_<ROLE>_*`` (``PLANNER``, ``CHARACTER``, ``WRITER``, ``EXTRACTOR``,
+``FABULA_MODEL_<ROLE>_*`` (``PLANNER``, ``CHARACTER``, ``WRITER``, ``MEMORY_BUILDER``,
 ``SUMMARISER``) override them, and ``FABULA_MODEL_<ROLE>`` alone names that role's model::
 
     FABULA_MODEL=gpt-4o-mini FABULA_MODEL_WRITER=gpt-4o FABULA_MODEL_WRITER_MAX_TOKENS=900
@@ -9,10 +9,12 @@ Model settings are per role. ``FABULA_MODEL_*`` set every role's defaults; a rol
 ``FABULA_MODEL_SCHEMAS=generic`` (or per role, ``FABULA_MODEL_<ROLE>_SCHEMAS``) sends the
 roles' generic schemas instead of the story-shaped ones (``story``, the default).
 
-A role whose model is unset runs on the offline engine. The extractor (the memory-builder's
-model) reads at temperature 0 unless ``FABULA_MODEL_EXTRACTOR_TEMPERATURE`` says otherwise;
-the writer replies within :data:`WRITER_MAX_TOKENS` unless ``FABULA_MODEL_MAX_TOKENS`` or
-``FABULA_MODEL_WRITER_MAX_TOKENS`` says otherwise.
+A role whose model is unset runs on the offline engine. The memory-builder reads at
+temperature 0 unless ``FABULA_MODEL_MEMORY_BUILDER_TEMPERATURE`` says otherwise; the writer
+replies within :data:`WRITER_MAX_TOKENS` unless ``FABULA_MODEL_MAX_TOKENS`` or
+``FABULA_MODEL_WRITER_MAX_TOKENS`` says otherwise. The memory-builder's former name,
+``FABULA_MODEL_EXTRACTOR_*``, is still read (the new name wins where both are set) and
+logged once as deprecated.
 
 Each setting is declared once, as a field: its type, its default and its meaning
 (``description``), and the variable that sets it (:class:`Env`, in its ``Annotated``
@@ -41,6 +43,7 @@ from pydantic.fields import FieldInfo
 
 from fabula.errors import ConfigError
 from fabula.limits import DEFAULT_DELTA_BYTES, DEFAULT_TURN_TEXT_BYTES, Limits
+from fabula.logs import get_logger
 
 __all__ = [
     "LORE_BUDGET",
@@ -60,7 +63,9 @@ __all__ = [
     "markdown_table",
 ]
 
-Role = Literal["planner", "character", "writer", "extractor", "summariser"]
+log = get_logger(__name__)
+
+Role = Literal["planner", "character", "writer", "memory_builder", "summariser"]
 ROLES: tuple[Role, ...] = get_args(Role)
 
 SchemaStyle = Literal["story", "generic"]
@@ -149,7 +154,7 @@ and its turns ran past their timeout; at 192 the same run commits 18 of 20."""
 MODEL_TIMEOUT_S = 900.0
 """Seconds one reply may take by default (``FABULA_MODEL_TIMEOUT``): room for a local
 model on a busy CPU. On llama.cpp with Gemma 3 270M on two cores shared with other work,
-the extractor's reply ran past 600 s (and 300 s failed turns); 900 s committed."""
+the memory-builder's reply ran past 600 s (and 300 s failed turns); 900 s committed."""
 
 
 def default_home(env: Mapping[str, str] | None = None) -> Path:
@@ -200,7 +205,7 @@ class ModelSettings(BaseModel):
         default=None, description="the server's key"
     )
     temperature: Annotated[
-        float | None, Env("FABULA_MODEL_TEMPERATURE", note="the extractor: `0`")
+        float | None, Env("FABULA_MODEL_TEMPERATURE", note="the memory-builder: `0`")
     ] = Field(default=0.7, ge=0.0, le=2.0, description="sampling temperature")
     max_tokens: Annotated[
         int | None,
@@ -328,7 +333,7 @@ class Settings(BaseModel):
     ] = Field(
         default_factory=dict,
         description="one role's model (`FABULA_MODEL_<ROLE>`) and settings (`PLANNER`, "
-        "`CHARACTER`, `WRITER`, `EXTRACTOR`, `SUMMARISER`; e.g. "
+        "`CHARACTER`, `WRITER`, `MEMORY_BUILDER`, `SUMMARISER`; e.g. "
         "`FABULA_MODEL_WRITER_MAX_TOKENS`); what a role does not set comes from "
         "`FABULA_MODEL_*`; a role with no model runs offline (the summariser: the "
         "hierarchy keeps its extractive summaries; with `FABULA_CONSOLIDATE=rq` the "
@@ -372,7 +377,7 @@ class Settings(BaseModel):
     max_revisions: int = 2
     consolidate: Annotated[Literal["inline", "rq", "off"], Env("FABULA_CONSOLIDATE")] = Field(
         default="inline",
-        description="after each commit: `inline` (folded in the background by the running "
+        description="after each commit: `inline` (consolidated in the background by the running "
         "process; a turn never waits), `rq` (enqueued for workers: a job names only the "
         "story, branch and turn, and the worker connects with its own `FABULA_REDIS_URL`, "
         "so no secret is in a job or the worker's log) or `off`",
@@ -449,11 +454,11 @@ class Settings(BaseModel):
         return Limits(turn_text_bytes=self.max_turn_text, delta_bytes=self.max_delta_bytes)
 
     def model_for(self, role: Role) -> ModelSettings:
-        """The settings ``role`` runs with: its own, else the defaults (the extractor at
-        temperature 0, the writer within :data:`WRITER_MAX_TOKENS` where no limit is set)."""
+        """The settings ``role`` runs with: its own, else the defaults (the memory-builder
+        at temperature 0, the writer within :data:`WRITER_MAX_TOKENS` where no limit is set)."""
         if role in self.roles:
             return self.roles[role]
-        if role == "extractor":
+        if role == "memory_builder":
             return self.model.model_copy(update={"temperature": 0.0})
         if role == "writer" and "max_tokens" not in self.model.model_fields_set:
             return self.model.model_copy(update={"max_tokens": WRITER_MAX_TOKENS})
@@ -477,8 +482,10 @@ class Settings(BaseModel):
         roles: dict[Role, ModelSettings] = {}
         for role in ROLES:
             own = _model_values(env, f"{MODEL_PREFIX}_{role.upper()}")
+            if role == "memory_builder":
+                own = _deprecated_model_values(env) | own
             if own:
-                if role == "extractor":
+                if role == "memory_builder":
                     own.setdefault("temperature", 0.0)
                 merged = base.model_dump(exclude_unset=True) | own
                 if role == "writer":
@@ -599,6 +606,26 @@ def _model_values(env: Mapping[str, str], prefix: str) -> dict[str, Any]:
         if value:
             out[field] = value
     return out
+
+
+DEPRECATED_PREFIXES = {"memory_builder": f"{MODEL_PREFIX}_EXTRACTOR"}
+"""A role's former variable prefix, still read (the role's own variables win)."""
+
+_warned: set[str] = set()  # the deprecated variables already logged (once a process)
+
+
+def _deprecated_model_values(env: Mapping[str, str]) -> dict[str, Any]:
+    """The memory-builder's model values under its former name, ``FABULA_MODEL_EXTRACTOR*``;
+    each variable set is logged as deprecated, once."""
+    prefix = DEPRECATED_PREFIXES["memory_builder"]
+    values = _model_values(env, prefix)
+    for suffix, _ in _model_variables():
+        name = prefix + suffix
+        if env.get(name) and name not in _warned:
+            _warned.add(name)
+            new = f"{MODEL_PREFIX}_MEMORY_BUILDER{suffix}"
+            log.warning("deprecated_variable", variable=name, use=new)
+    return values
 
 
 def _model_settings(values: Mapping[str, Any], where: str) -> ModelSettings:

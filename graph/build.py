@@ -25,7 +25,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from fabula.graph import nodes
 from fabula.graph.runtime import TurnContext
-from fabula.graph.state import CharacterTask, TurnState, typed
+from fabula.graph.state import CharacterTask, TurnState
 
 __all__ = ["NodeWrapper", "build_turn_graph", "thread_id"]
 
@@ -47,15 +47,10 @@ def build_turn_graph(
 ) -> CompiledStateGraph[TurnState, TurnContext, TurnState, TurnState]:
     """Compile the turn graph with ``checkpointer`` (required for human approval).
 
-    Every node and routing function is given the state typed (:func:`typed`: an old
-    checkpoint's plain JSON is read into its types once, before it). ``wrap``, when given,
-    is applied to every node and routing function that reads the run-time context, and
-    ``context_schema`` is the context the graph is invoked with.
+    ``wrap``, when given, is applied to every node and routing function that reads the
+    run-time context, and ``context_schema`` is the context the graph is invoked with.
     """
-    outer: NodeWrapper = wrap if wrap is not None else (lambda fn: fn)
-
-    def w(fn: Callable[..., Any]) -> Callable[..., Any]:
-        return outer(typed(fn))
+    w: NodeWrapper = wrap if wrap is not None else (lambda fn: fn)
 
     g: StateGraph[TurnState, TurnContext, TurnState, TurnState] = StateGraph(
         TurnState, context_schema=context_schema
@@ -67,16 +62,16 @@ def build_turn_graph(
     g.add_node("approve", w(nodes.approve))
     g.add_node("reread", w(nodes.reread))
     g.add_node("commit", w(nodes.commit))
-    g.add_node("abandon", typed(nodes.abandon))
+    g.add_node("abandon", nodes.abandon)
     g.add_edge(START, "plan")
-    g.add_conditional_edges("plan", typed(nodes.fan_out), ["character"])
+    g.add_conditional_edges("plan", nodes.fan_out, ["character"])
     g.add_edge("character", "write")
-    g.add_conditional_edges("write", typed(nodes.route_after_write), ["critique", "approve"])
+    g.add_conditional_edges("write", nodes.route_after_write, ["critique", "approve"])
     g.add_conditional_edges("critique", w(nodes.route_after_critique), ["write", "approve"])
     g.add_conditional_edges(
         "approve", w(nodes.route_after_approve), ["commit", "reread", "plan", "abandon"]
     )
-    g.add_conditional_edges("reread", typed(nodes.route_after_reread), ["commit", "approve"])
+    g.add_conditional_edges("reread", nodes.route_after_reread, ["commit", "approve"])
     g.add_edge("commit", END)
     g.add_edge("abandon", END)
     return g.compile(checkpointer=checkpointer)

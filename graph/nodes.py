@@ -9,9 +9,7 @@ everything before that call is a pure read, so a resumed node that starts over d
 
 from __future__ import annotations
 
-import time
-from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
 
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite, Send, interrupt
@@ -28,7 +26,6 @@ from fabula.agents.contracts import (
     WriteRequest,
 )
 from fabula.agents.memory_builder.model import second_readings
-from fabula.agents.memory_builder.narrative import enrich
 from fabula.agents.usage import metering
 from fabula.agents.views import AuthorView, author_view
 from fabula.agents.writer.context import writer_context
@@ -41,8 +38,9 @@ from fabula.errors import (
     StoryAtRest,
     TurnConflict,
 )
+from fabula.graph.commit import CommitPath, another_writer, commit_delta, read_text
 from fabula.graph.hitl import decision_from, hitl_request
-from fabula.graph.runtime import Committed, TurnContext
+from fabula.graph.runtime import TurnContext
 from fabula.graph.state import (
     ApprovalRequest,
     CharacterTask,
@@ -63,8 +61,6 @@ __all__ = [
     "approve",
     "character",
     "commit",
-    "commit_delta",
-    "commit_text",
     "critique",
     "fan_out",
     "plan",
@@ -90,18 +86,6 @@ REVISION_KEPT = Finding(
 """The warning a turn's findings gain when a failed revision leaves the previous draft."""
 
 
-def _another_writer(store: StoryStore, turn: int) -> TurnConflict:
-    """The conflict of a turn that another process committed first (two runs of one story
-    at once): the story is consistent, this process's turn is not written."""
-    return TurnConflict(
-        f"another process is writing this story: it committed turn {turn} first, with other "
-        "text; this one stopped and wrote nothing of its own turn",
-        story=store.story,
-        branch=store.branch,
-        turn=turn,
-    )
-
-
 def _store(state: TurnState | CharacterTask, ctx: TurnContext) -> StoryStore:
     """The run's store of the state's branch (built once, :attr:`RunCache.stores`)."""
     key = (state["story"], state["branch"])
@@ -119,7 +103,7 @@ async def _view(state: TurnState, ctx: TurnContext) -> AuthorView:
     store = _store(state, ctx)
     view = await author_view(store)
     if view.turn >= state["turn"]:  # moved on since this turn began
-        raise _another_writer(store, state["turn"])
+        raise another_writer(store, state["turn"])
     if view.turn + 1 != state["turn"]:  # a gap: the branch was rewound since
         raise TurnConflict(
             f"turn {state['turn']} cannot be written: the branch is at turn {view.turn}",
@@ -348,12 +332,8 @@ async def _read(
     critic's findings on it, with the milliseconds the reading took."""
     store = _store(state, ctx)
     view = await _view(state, ctx)
-    # before the memory-builder reads it: its time grows with the text too
-    ctx.settings.limits.check_text(text, story=store.story, branch=store.branch, turn=state["turn"])
-    started = time.perf_counter()
     with second_readings() as readings:  # the model's other reading of a parsed sentence
-        delta = enrich(view, await ctx.roles.memory_builder.build(store, state["turn"], text))
-    build_ms = (time.perf_counter() - started) * 1000
+        delta, build_ms = await read_text(CommitPath.of(ctx), store, state["turn"], text, view)
     turn_plan = state["plan"]
     # a focal character that proposed nothing chose to stay out: only one that meant to act
     # and does nothing in the text is worth a finding
@@ -531,75 +511,6 @@ def route_after_reread(state: TurnState) -> str:
     return "approve"
 
 
-async def commit_delta(
-    ctx: TurnContext,
-    store: StoryStore,
-    delta: TurnDelta,
-    build_ms: float = 0.0,
-    usage: Mapping[str, Mapping[str, object]] | None = None,
-) -> Committed:
-    """Commit ``delta`` exactly once: re-sending the committed turn is a no-op. ``usage``
-    (the model usage that made it) is written with it, in the same atomic call.
-
-    The result's status is ``"committed"`` or ``"duplicate"``; other text for a committed
-    turn raises :class:`TurnConflict` (and the commit function refuses a delta whose story
-    moved on). A human's commit (not ``ctx.auto``) is waited for until it is on disk; its
-    ``unsynced`` says why, when the server did not confirm it.
-    """
-    turn = delta.turn
-    if await store.head() >= turn:
-        done = await store.turn_texts(turn, turn)
-        if done and done[0].text == delta.text:
-            return Committed(store.story, store.branch, turn, "duplicate", 0.0)
-        raise _another_writer(store, turn)
-    started = time.perf_counter()
-    try:
-        result = await store.commit(delta, usage=usage)
-    except TurnConflict:
-        if await store.head() >= turn:  # committed by another process meanwhile
-            raise _another_writer(store, turn) from None
-        raise
-    # a human's approval is acknowledged only once its turn is on disk (a power loss after
-    # "committed" must not lose it); autonomous turns skip the wait
-    unsynced = None if ctx.auto else await store.make_durable(turn)
-    memory_ms = build_ms + (time.perf_counter() - started) * 1000
-    status: Literal["committed", "duplicate"] = (
-        "committed" if result.status == "ok" else "duplicate"
-    )
-    committed = Committed(store.story, store.branch, turn, status, memory_ms, unsynced)
-    if ctx.on_commit is not None:
-        ctx.on_commit(committed)
-    if result.status == "ok":
-        # after the commit is acknowledged: the episode index (in the background when the
-        # application keeps an indexer; readers catch up anyway), then the hierarchy (in a
-        # background task of this process, or on RQ): the turn waits for neither
-        if ctx.indexer is not None:
-            ctx.indexer.schedule(store, delta)
-        else:
-            await index_through(store, turn, embedder=ctx.embedder)
-        if ctx.consolidate is not None:
-            await ctx.consolidate(store, turn)
-    return committed
-
-
-async def commit_text(ctx: TurnContext, store: StoryStore, turn: int, text: str) -> str:
-    """Read ``text`` and commit it as ``turn`` (scripted turns: no approval, no critic).
-
-    Returns ``"committed"`` or ``"duplicate"``; other text for a committed turn raises
-    :class:`TurnConflict`.
-    """
-    if await store.head() >= turn:
-        done = await store.turn_texts(turn, turn)
-        if done and done[0].text == text:
-            return "duplicate"
-    ctx.settings.limits.check_text(text, story=store.story, branch=store.branch, turn=turn)
-    started = time.perf_counter()
-    view = ctx.cache.views.get((store.story, store.branch, turn)) or await author_view(store)
-    delta = enrich(view, await ctx.roles.memory_builder.build(store, turn, text))
-    built_ms = (time.perf_counter() - started) * 1000
-    return (await commit_delta(ctx, store, delta, built_ms)).status
-
-
 async def commit(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
     """Commit the delta the approver saw, verbatim (never read again)."""
     ctx = runtime.context
@@ -608,7 +519,7 @@ async def commit(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, A
         raise InvalidInput("there is no delta to commit", story=state["story"])
     store = _store(state, ctx)
     usage = state.get("usage") or None
-    done = await commit_delta(ctx, store, delta, state.get("build_ms", 0.0), usage)
+    done = await commit_delta(CommitPath.of(ctx), store, delta, state.get("build_ms", 0.0), usage)
     log.info("committed", role="memory-builder", status=done.status, usage=state.get("usage"))
     return {"outcome": done.status, "unsynced": done.unsynced}
 

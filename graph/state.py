@@ -6,22 +6,15 @@ readable :class:`Preview`. LangGraph's checkpoint serialiser stores a pydantic v
 class and builds it again when it is read (:data:`CHECKPOINT_TYPES` is the allowlist the
 service hands its saver), so no node validates what another node wrote.
 
-Checkpoints written before the values were typed hold plain JSON (``model_dump()`` dicts,
-proposals keyed by ``str(attempt)``, an approval payload whose ``delta`` was the preview and
-whose ``turn_delta`` the delta). :func:`typed` reads such a state into the typed one, once,
-before a node sees it (the graph builder wraps every node with it), and
-:class:`ApprovalRequest` reads an old payload likewise: an old checkpoint still loads and
-resumes. A checkpoint written by the typed graph is read as it is (the check is a type test).
+Checkpoints written before the values were typed (plain JSON) belong to stories of schema 1:
+``fabula migrate`` types them once (:mod:`fabula.graph.migrate`); nothing here reads them.
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
-from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from fabula.agents.character.played import PlayedView
 from fabula.agents.contracts import CharacterBrief, Decision, Draft, Finding, Proposal, TurnPlan
@@ -41,7 +34,6 @@ __all__ = [
     "TurnState",
     "gather_proposals",
     "part_from",
-    "typed",
 ]
 
 
@@ -69,9 +61,8 @@ class Preview(BaseModel):
 
 def gather_proposals(old: list[Proposal] | None, new: list[Proposal] | None) -> list[Proposal]:
     """This attempt's proposals: the fanned-out character agents' answers accumulate (the
-    planner starts each attempt afresh with ``Overwrite([])``). A value of an old
-    checkpoint (proposals by ``str(attempt)``) is not a list: it starts afresh too."""
-    return [*(old if isinstance(old, list) else []), *(new or [])]
+    planner starts each attempt afresh with ``Overwrite([])``)."""
+    return [*(old or []), *(new or [])]
 
 
 def merge_parts(old: dict[str, str] | None, new: dict[str, str] | None) -> dict[str, str]:
@@ -209,10 +200,7 @@ def part_from(answer: Any, *, story: str) -> Part:
 class ApprovalRequest(BaseModel):
     """What a turn awaiting a human decision shows (the ``approve`` node's interrupt value):
     the draft, the critic's findings, the :attr:`preview` of its changes and the very
-    :attr:`delta` approving it commits, the plan, and why the last edit was not taken.
-
-    An old checkpoint's payload (``delta`` the preview, ``turn_delta`` the delta; empty ones
-    as ``{}``) is read into these names."""
+    :attr:`delta` approving it commits, the plan, and why the last edit was not taken."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -230,19 +218,6 @@ class ApprovalRequest(BaseModel):
     action_requests: list[dict[str, Any]] = []
     review_configs: list[dict[str, Any]] = []
 
-    @model_validator(mode="before")
-    @classmethod
-    def _old_names(cls, data: Any) -> Any:
-        if isinstance(data, Mapping) and "turn_delta" in data:
-            data = {**data, "preview": data.get("delta") or {}, "delta": data["turn_delta"]}
-            data.pop("turn_delta")
-        if isinstance(data, Mapping):
-            data = {k: v for k, v in data.items() if not (k in _EMPTY_IS_NONE and v == {})}
-        return data
-
-
-_EMPTY_IS_NONE = ("draft", "preview", "delta", "plan")
-"""Fields an untyped checkpoint held as ``{}`` when they had no value."""
 
 CHECKPOINT_TYPES: tuple[tuple[str, str], ...] = tuple(
     (t.__module__, t.__name__)
@@ -262,61 +237,3 @@ CHECKPOINT_TYPES: tuple[tuple[str, str], ...] = tuple(
     )
 )
 """The types a turn's checkpoints hold, for the saver's serialiser to build again."""
-
-
-# --- old checkpoints ----------------------------------------------------------------------
-
-_FIELDS: dict[str, TypeAdapter[Any]] = {
-    "plan": TypeAdapter(TurnPlan),
-    "briefs": TypeAdapter(dict[str, CharacterBrief]),
-    "brief": TypeAdapter(CharacterBrief),
-    "draft": TypeAdapter(Draft | None),
-    "findings": TypeAdapter(list[Finding]),
-    "draft_findings": TypeAdapter(list[Finding]),
-    "preview": TypeAdapter(Preview | None),
-    "delta": TypeAdapter(TurnDelta | None),
-    "edit_refused": TypeAdapter(list[Finding] | None),
-    "decision": TypeAdapter(Decision),
-    "proposals": TypeAdapter(list[Proposal]),
-}
-
-
-def _untyped(value: Any) -> bool:
-    """Whether ``value`` is plain JSON where a typed value belongs."""
-    if isinstance(value, dict):
-        return True
-    return isinstance(value, list) and any(isinstance(v, dict) for v in value)
-
-
-def _upgrade(state: Mapping[str, Any]) -> Mapping[str, Any]:
-    """``state`` with any value an untyped checkpoint left as plain JSON typed."""
-    if not any(k in _FIELDS and _untyped(v) for k, v in state.items()):
-        return state  # written by the typed graph: as it is
-    out = dict(state)
-    if isinstance(out.get("proposals"), dict):  # by str(attempt): this attempt's
-        out["proposals"] = out["proposals"].get(str(out.get("attempt", 0)), [])
-    for key, adapter in _FIELDS.items():
-        value = out.get(key)
-        if _untyped(value):
-            out[key] = adapter.validate_python(
-                None if value == {} and key in _EMPTY_IS_NONE else value
-            )
-    return out
-
-
-def typed(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` (a node or routing function, its state first) given the state typed: a value
-    an old checkpoint held as plain JSON is validated into its type, once, here."""
-    if inspect.iscoroutinefunction(fn):
-
-        @functools.wraps(fn)
-        async def async_node(state: Mapping[str, Any], *args: Any, **kwargs: Any) -> Any:
-            return await fn(_upgrade(state), *args, **kwargs)
-
-        return async_node
-
-    @functools.wraps(fn)
-    def node(state: Mapping[str, Any], *args: Any, **kwargs: Any) -> Any:
-        return fn(_upgrade(state), *args, **kwargs)
-
-    return node

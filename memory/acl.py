@@ -31,7 +31,6 @@ from fabula.memory.projections import BeliefView, project_beliefs, recall
 from fabula.memory.records import Entity, Memory
 from fabula.memory.retrieval.assemble import Assembly
 from fabula.memory.retrieval.context import character_context, own_words
-from fabula.memory.roster import backfill_roster
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter
 
@@ -305,11 +304,13 @@ class CharacterMind:
         except NoPermissionError as exc:
             raise AccessDenied(str(exc), story=self.story, character=self.character) from exc
 
-    async def own_words(self, last: int = 3) -> list[str]:
-        """The last things this character said (its own utterances, as it remembers them),
-        oldest first, read from its own episode index."""
+    async def own_words(self, last: int = 3, *, as_of: int | None = None) -> list[str]:
+        """The last things this character said (its own utterances, as it remembers them;
+        by turn ``as_of`` if given), oldest first, read from its own episode index."""
         try:
-            return await own_words(self.client, self.story, self.branch, self.character, last)
+            return await own_words(
+                self.client, self.story, self.branch, self.character, last, as_of=as_of
+            )
         except NoPermissionError as exc:
             raise AccessDenied(str(exc), story=self.story, character=self.character) from exc
 
@@ -378,9 +379,7 @@ async def _stale(admin: aredis.Redis, story: str, character: str) -> bool:
 async def open_mind(
     admin: aredis.Redis, url: str, story: str, character: str, branch: str = "main"
 ) -> CharacterMind:
-    """A :class:`CharacterMind` logged in as the character's own read-only user (its roster
-    rebuilt first for a story made before rosters: see :mod:`fabula.memory.roster`)."""
-    await backfill_roster(admin, story, character, branch)
+    """A :class:`CharacterMind` logged in as the character's own read-only user."""
     creds = await character_credentials(admin, story, character)
     # the admin's URL may carry the admin's own name and secret, and redis-py lets a URL's
     # credentials override keyword arguments: strip them, or the mind would be the admin

@@ -9,6 +9,8 @@ not copied but read through the parent. The parent is never written.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from typing import Any
 
 from redis.exceptions import WatchError
 
@@ -18,12 +20,14 @@ from fabula.memory.connection import transaction
 from fabula.memory.lineage import MAIN, Branch
 from fabula.memory.payload import stored
 from fabula.memory.projections import (
+    WorldView,
     all_beliefs_as_of,
     project_developments,
     project_hypotheses,
     project_world,
     recall,
 )
+from fabula.memory.records import Belief, Development, Hypothesis, Memory
 from fabula.memory.store import StoryStore
 
 __all__ = ["fork"]
@@ -49,18 +53,7 @@ async def fork(
             story=parent.story,
             branch=parent.branch,
         )
-    world = await project_world(parent, as_of=at_turn)
-    characters = await parent.characters()
-    memories = {c: await recall(parent, c, last=1_000_000, as_of=at_turn) for c in characters}
-    minds = {c: await all_beliefs_as_of(parent, c, at_turn) for c in characters}
-    shared = {c: await _shared_through(parent, c, at_turn) for c in characters}
-    # each roster as it stood at the fork (the raw copies: who knew of what, from when)
-    known = {}
-    for c in characters:
-        raw = await parent.client.hgetall(keys.known_entities(parent.story, parent.branch, c))
-        known[c] = {i: v for i, v in raw.items() if json.loads(v)["known_from"] <= at_turn}
-    devs = await project_developments(parent, as_of=at_turn)
-    hyps = await project_hypotheses(parent, as_of=at_turn)
+    live = await _live_at(parent, at_turn)
     story = parent.story
     branches_key = keys.branches(story)
     async with transaction(parent.client, branches_key) as pipe:
@@ -74,58 +67,7 @@ async def fork(
             entry = Branch(branch, parent=parent.branch, fork_turn=at_turn, pursue=pursue)
             pipe.hset(branches_key, branch, entry.to_stored())
             pipe.hset(keys.head(story, branch), "turn", at_turn)
-            # what was still open at the fork is open on the branch
-            # (as current records: in the current hashes and the valid_from index; the
-            # branch's history hashes hold what it closes itself)
-            # one command per key, not per record: a long story's fork writes tens of
-            # thousands of records, and a command each cost more than the writing
-            states = world.states.values()
-            if states:
-                pipe.hset(
-                    keys.world_current(story, branch),
-                    mapping={
-                        s.slot: stored(s.model_copy(update={"valid_to": None})) for s in states
-                    },
-                )
-                pipe.zadd(keys.world_from(story, branch), {s.id: s.valid_from for s in states})
-            for character, beliefs in minds.items():
-                if not beliefs:
-                    continue
-                by_chain: dict[str, dict[str, str]] = {}
-                for belief in beliefs:
-                    by_chain.setdefault(belief.chain, {})[belief.slot] = stored(
-                        belief.model_copy(update={"valid_to": None})
-                    )
-                for chain, current in by_chain.items():
-                    pipe.hset(keys.beliefs_current(story, branch, chain), mapping=current)
-                pipe.zadd(
-                    keys.belief_from(story, branch, character),
-                    {b.id: b.valid_from for b in beliefs},
-                )
-                pipe.sadd(keys.belief_chains(story, branch, character), *by_chain)
-            for character, (lines, groups) in shared.items():
-                if lines:
-                    pipe.rpush(keys.shared_log(story, branch, character), *lines)
-                    pipe.hset(keys.shared_groups(story, branch, character), mapping=groups)
-            for character, roster in known.items():
-                if roster:
-                    pipe.hset(keys.known_entities(story, branch, character), mapping=roster)
-            for character, mems in memories.items():
-                if mems:
-                    pipe.rpush(
-                        keys.memories(story, branch, character),
-                        *[m.model_dump_json() for m in mems],
-                    )
-            if devs:
-                pipe.hset(
-                    keys.developments(story, branch),
-                    mapping={d.id: d.model_dump_json() for d in devs.values()},
-                )
-            if hyps:
-                pipe.hset(
-                    keys.hypotheses(story, branch),
-                    mapping={h.id: h.model_dump_json() for h in hyps.values()},
-                )
+            live.write(pipe, story, branch)
             await pipe.execute()
         except WatchError:
             raise Conflict(
@@ -134,6 +76,95 @@ async def fork(
     if not await child.exists():  # pragma: no cover - the story vanished meanwhile
         raise NotFound(f"story {story!r} does not exist", story=story)
     return child
+
+
+@dataclass(frozen=True)
+class _Live:
+    """What the parent held live at the fork turn, which the branch starts with."""
+
+    world: WorldView
+    minds: dict[str, list[Belief]]
+    """Each character's beliefs open at the fork."""
+    shared: dict[str, tuple[list[str], dict[str, str]]]
+    """Each character's shared log up to the fork, with the groups it names."""
+    known: dict[str, dict[str, str]]
+    """Each roster as it stood at the fork (the raw copies: who knew of what, from when)."""
+    memories: dict[str, list[Memory]]
+    devs: dict[str, Development]
+    hyps: dict[str, Hypothesis]
+
+    def write(self, pipe: Any, story: str, branch: str) -> None:
+        """Queue the writes of the branch's own copies on ``pipe`` (in its MULTI)."""
+        # what was still open at the fork is open on the branch
+        # (as current records: in the current hashes and the valid_from index; the
+        # branch's history hashes hold what it closes itself)
+        # one command per key, not per record: a long story's fork writes tens of
+        # thousands of records, and a command each cost more than the writing
+        states = self.world.states.values()
+        if states:
+            pipe.hset(
+                keys.world_current(story, branch),
+                mapping={s.slot: stored(s.model_copy(update={"valid_to": None})) for s in states},
+            )
+            pipe.zadd(keys.world_from(story, branch), {s.id: s.valid_from for s in states})
+        self._write_minds(pipe, story, branch)
+        if self.devs:
+            pipe.hset(
+                keys.developments(story, branch),
+                mapping={d.id: d.model_dump_json() for d in self.devs.values()},
+            )
+        if self.hyps:
+            pipe.hset(
+                keys.hypotheses(story, branch),
+                mapping={h.id: h.model_dump_json() for h in self.hyps.values()},
+            )
+
+    def _write_minds(self, pipe: Any, story: str, branch: str) -> None:
+        """Each mind's beliefs, shared log, roster and memories, as the branch's own."""
+        for character, beliefs in self.minds.items():
+            if not beliefs:
+                continue
+            by_chain: dict[str, dict[str, str]] = {}
+            for belief in beliefs:
+                by_chain.setdefault(belief.chain, {})[belief.slot] = stored(
+                    belief.model_copy(update={"valid_to": None})
+                )
+            for chain, current in by_chain.items():
+                pipe.hset(keys.beliefs_current(story, branch, chain), mapping=current)
+            pipe.zadd(
+                keys.belief_from(story, branch, character),
+                {b.id: b.valid_from for b in beliefs},
+            )
+            pipe.sadd(keys.belief_chains(story, branch, character), *by_chain)
+        for character, (lines, groups) in self.shared.items():
+            if lines:
+                pipe.rpush(keys.shared_log(story, branch, character), *lines)
+                pipe.hset(keys.shared_groups(story, branch, character), mapping=groups)
+        for character, roster in self.known.items():
+            if roster:
+                pipe.hset(keys.known_entities(story, branch, character), mapping=roster)
+        for character, mems in self.memories.items():
+            if mems:
+                pipe.rpush(
+                    keys.memories(story, branch, character),
+                    *[m.model_dump_json() for m in mems],
+                )
+
+
+async def _live_at(parent: StoryStore, at_turn: int) -> _Live:
+    """What ``parent`` held live at ``at_turn`` (read before the branch's transaction)."""
+    world = await project_world(parent, as_of=at_turn)
+    characters = await parent.characters()
+    memories = {c: await recall(parent, c, last=1_000_000, as_of=at_turn) for c in characters}
+    minds = {c: await all_beliefs_as_of(parent, c, at_turn) for c in characters}
+    shared = {c: await _shared_through(parent, c, at_turn) for c in characters}
+    known = {}
+    for c in characters:
+        raw = await parent.client.hgetall(keys.known_entities(parent.story, parent.branch, c))
+        known[c] = {i: v for i, v in raw.items() if json.loads(v)["known_from"] <= at_turn}
+    devs = await project_developments(parent, as_of=at_turn)
+    hyps = await project_hypotheses(parent, as_of=at_turn)
+    return _Live(world, minds, shared, known, memories, devs, hyps)
 
 
 async def _shared_through(

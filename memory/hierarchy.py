@@ -9,21 +9,21 @@
 - The **plot** is the root: its children are the plotlines.
 
 Each node carries an extractive summary (its most central lines; in model mode
-:mod:`fabula.memory.summarise` has a model rewrite those of closed nodes, and a fold
+:mod:`fabula.memory.summarise` has a model rewrite those of closed nodes, and consolidation
 rewrites a plotline only when it changed) and its member ids (``children``; a scene's are
 its events), with its atomic closure (events, records, spans). :func:`unfold` walks down
 one level. Beside the nodes, consolidation keeps a scene index (scene ids by first turn)
 and each scene's plotlines, so retrieval reads the nodes of the turns it ranks
 (:func:`related_nodes`, a few round trips) instead of the whole tree.
 
-:func:`consolidate` is the consolidation job: it folds every committed turn not yet folded
-into the hierarchy, writing the changed nodes and the watermark in one transaction that
-watches the watermark — run twice or concurrently, the result is the same, and a turn
-never waits for it (it runs after the commit, inline or on RQ). A fold reads only what its
-turns can change (:mod:`fabula.memory.folding`): the open scene, the plotline threads they
-move with their plotlines, the plot — a few round trips, whatever the story's length;
-consolidation's bookkeeping (``keys.hierarchy_threads``) keeps the watermark, the open
-scene's signature and each thread's state.
+:func:`consolidate` is the consolidation job: it consolidates every committed turn not yet
+consolidated into the hierarchy, writing the changed nodes and the watermark in one
+transaction that watches the watermark — run twice or concurrently, the result is the same,
+and a turn never waits for it (it runs after the commit, inline or on RQ). A consolidation
+pass reads only what its turns can change (:mod:`fabula.memory.consolidation`): the open
+scene, the plotline threads they move with their plotlines, the plot — a few round trips,
+whatever the story's length; consolidation's bookkeeping (``keys.hierarchy_threads``) keeps
+the watermark, the open scene's signature and each thread's state.
 """
 
 from __future__ import annotations
@@ -38,12 +38,12 @@ from fabula.errors import StoryDeleted
 from fabula.logs import get_logger
 from fabula.memory import keys
 from fabula.memory.connection import transaction
-from fabula.memory.folding import (
+from fabula.memory.consolidation import (
     PLOT_ID,
     OpenScene,
     Thread,
     as_of,
-    fold_scenes,
+    consolidate_scenes,
     plot,
     plotline,
     plotline_id,
@@ -66,13 +66,13 @@ __all__ = [
 log = get_logger(__name__)
 
 _MARK = "@through"  # the watermark's field in the threads hash (consolidation's bookkeeping)
-_OPEN = "@open"  # the open scene's signature (folding.OpenScene); every other field: a Thread
+_OPEN = "@open"  # the open scene's signature (consolidation.OpenScene); every other field: a Thread
 _FORMAT = "@format"  # the layout of the bookkeeping
 FORMAT = "3"
-# earlier formats that a branch with no ancestors need not fold again: format 3 changed
+# earlier formats that a branch with no ancestors need not consolidate again: format 3 changed
 # only how a fork reads the states of the turns it inherits
 _CURRENT_ON_MAIN = frozenset({"2"})
-BATCH = 256  # turns folded in one transaction at most
+BATCH = 256  # turns consolidated in one transaction at most
 _NONE = "@none"  # a field never written, asked for where a command needs one
 
 
@@ -141,18 +141,18 @@ async def unfold(store: StoryStore, node_id: str) -> list[HierarchyNode] | list[
 
 
 async def consolidate_turn(store: StoryStore, turn: int) -> HierarchyNode | None:
-    """Fold the hierarchy up to ``turn`` and return the scene that holds it."""
+    """Consolidate the hierarchy up to ``turn`` and return the scene that holds it."""
     await consolidate(store, turn)
     found = await related_nodes(store, [turn], plotlines=0)
     return next((n for n in found if n.level == "scene" and n.last_turn >= turn), None)
 
 
 async def consolidate(store: StoryStore, through: int | None = None) -> int:
-    """Fold every committed turn up to ``through`` (default: the head); return the watermark.
+    """Consolidate every committed turn up to ``through`` (default: the head); return the watermark.
 
-    A hierarchy folded by an earlier layout of the bookkeeping (no ``@format``, or another)
-    is folded again from the first turn, once, up to at least its old watermark: from then
-    on each fold reads only what the new turns can change."""
+    A hierarchy consolidated by an earlier layout of the bookkeeping (no ``@format``, or another)
+    is consolidated again from the first turn, once, up to at least its old watermark: from then
+    on each pass reads only what the new turns can change."""
     target = await store.head() if through is None else min(through, await store.head())
     threads_key = keys.hierarchy_threads(store.story, store.branch)
     while True:
@@ -167,21 +167,23 @@ async def consolidate(store: StoryStore, through: int | None = None) -> int:
             return mark
         start = 0 if stale else mark
         try:
-            await _fold(store, start, min(target, start + BATCH), seen=(raw, layout), reset=stale)
+            await _consolidate_batch(
+                store, start, min(target, start + BATCH), seen=(raw, layout), reset=stale
+            )
         except WatchError:
             continue
-        except StoryDeleted:  # deleted meanwhile: nothing is left to fold, nothing written
+        except StoryDeleted:  # deleted meanwhile: nothing is left to consolidate, nothing written
             log.info("consolidation_of_deleted_story", story=store.story, branch=store.branch)
             return mark
 
 
-async def _fold(
+async def _consolidate_batch(
     store: StoryStore, start: int, last: int, *, seen: Sequence[str | None], reset: bool
 ) -> None:
-    """Fold turns ``start+1..last``, reading the open scene, the threads those turns move
+    """Consolidate turns ``start+1..last``, reading the open scene, the threads those turns move
     (and the open scene's) with their plotlines, and the plot; write what changed with the
     watermark, in one transaction that fails if the watermark or the layout moved from
-    ``seen``. ``reset``: fold from scratch, replacing the whole hierarchy."""
+    ``seen``. ``reset``: consolidate from scratch, replacing the whole hierarchy."""
     client = store.client
     tree_key = keys.hierarchy(store.story, store.branch)
     threads_key = keys.hierarchy_threads(store.story, store.branch)
@@ -207,7 +209,9 @@ async def _fold(
     }
     open_scene = None if open_raw is None else HierarchyNode.model_validate_json(open_raw)
     had = {open_scene.id: open_scene} if open_scene else {}
-    changed, signature = fold_scenes(texts, events, slots, entities, open_scene, signature, threads)
+    changed, signature = consolidate_scenes(
+        texts, events, slots, entities, open_scene, signature, threads
+    )
     lines = {n: t for n, t in threads.items() if t.count >= 2 and (t.joined or t.last in changed)}
     written = await _plotlines(store, lines, had, changed, entities, reset=reset)
     async with transaction(client, threads_key) as pipe:
@@ -293,7 +297,7 @@ async def _plotlines(
     """The plotlines of ``lines`` (threads of two scenes or more that joined a scene now or
     whose last scene changed), the plot, and the scene -> plotlines entries that change;
     read in one round trip: those plotlines, their members not at hand (``had``: the open
-    scene as it was, ``changed``: the scenes folded now), the plot, the members' entries,
+    scene as it was, ``changed``: the scenes consolidated now), the plot, the members' entries,
     the titles of the developments that join them."""
     out = _Written()
     if not lines:

@@ -39,7 +39,7 @@ def worker_url() -> str:
 
 
 def consolidate(story: str, branch: str, turn: int) -> str | None:
-    """Fold the hierarchy up to one committed turn (idempotent, safe to run concurrently);
+    """Consolidate the hierarchy up to one committed turn (idempotent, safe to run concurrently);
     returns the id of the scene that holds the turn.
 
     The episode index is not built here: the application indexes in the background after
@@ -71,7 +71,7 @@ def enqueue_consolidation(
     """Put a consolidation job on the queue at ``queue_url``; returns the job id. The job
     works on the stories of the worker's own environment (:func:`worker_url`): it carries
     no URL. ``then``, a job function taking ``(story, branch)``, is enqueued to run once
-    the fold is done (model mode's summaries step).
+    consolidation is done (model mode's summaries step).
 
     RQ does not support Redis Cluster (rq 3.0: its worker needs one server's connection
     pool), so with a cluster the queue lives on a plain Redis (``FABULA_RQ_URL``).

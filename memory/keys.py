@@ -5,7 +5,7 @@ multi-key commit stays atomic on Redis Cluster, and stories spread across nodes.
 
 Layout (``S`` story, ``B`` branch, ``C`` character, ``H`` a holder chain such as ``ava>ben``)::
 
-    fab:{S}:meta                      hash   story metadata (world, title, created)
+    fab:{S}:meta                      hash   story metadata (world, schema, title, created)
     fab:{S}:common:entities           hash   id -> Entity          (every entity: the admin's)
     fab:{S}:common:branches           hash   branch -> {"parent", "fork_turn"} (readable by
                                              every character)

@@ -241,7 +241,43 @@ def encode_commit(
     making it cost; it is taken in one pass over the header's content and the records.
     """
     shared, own = _memories(delta)
-    header: CommitHeader = {
+    body = _json(_header(delta, refs, events_of, usage, shared, own))
+    blob = _records(delta)
+    digest = _digest(delta, shared, own, blob)
+    attempt = secrets.token_hex(8)  # 64 random bits: no two attempts share one
+    args: list[str | int] = [
+        layout,
+        delta.turn,
+        digest,
+        body,
+        turn_key,
+        f"{committed_at:.3f}",
+        blob,
+        attempt,
+    ]
+    return CommitCall(
+        keys=[head_key],
+        args=args,
+        digest=digest,
+        header=body,
+        records=blob,
+        turn=delta.turn,
+        attempt=attempt,
+        fence=[turn_key, fence_key],
+    )
+
+
+def _header(
+    delta: TurnDelta,
+    refs: Sequence[Ref],
+    events_of: Callable[[int], str],
+    usage: Mapping[str, object] | None,
+    shared: list[str],
+    own: list[dict[str, str]],
+) -> CommitHeader:
+    """The call's header: the turn's text and columns (``shared``, ``own``: the witnesses'
+    memories, from :func:`_memories`)."""
+    return {
         "text": delta.text,
         "scene": delta.scene,
         "clock": delta.clock,
@@ -284,6 +320,10 @@ def encode_commit(
         },
         "hyps": {"id": [h.id for h in delta.hypotheses]},
     }
+
+
+def _records(delta: TurnDelta) -> str:
+    """Every record the turn writes, one stored JSON a line, in the header's order."""
     records: list[str] = [e.model_dump_json() for e in delta.entities]
     records += [stored(ev) for ev in delta.events]
     records += [stored(s) for s in delta.states]
@@ -292,32 +332,15 @@ def encode_commit(
     records += [_development_json(d) for d in delta.developments]
     records += [h.model_dump_json() for h in delta.hypotheses]
     records += [h.model_dump_json() for h in delta.realised]
-    body, blob = _json(header), "\n".join(records)
+    return "\n".join(records)
+
+
+def _digest(delta: TurnDelta, shared: list[str], own: list[dict[str, str]], blob: str) -> str:
+    """The turn's digest: its text, scene, clock, memories and records, in one pass."""
     content = [delta.text, delta.scene, delta.clock, shared, own]
     sha = hashlib.sha256(_json(content).encode())
     sha.update(b"\x00" + blob.encode())
-    digest = sha.hexdigest()
-    attempt = secrets.token_hex(8)  # 64 random bits: no two attempts share one
-    args: list[str | int] = [
-        layout,
-        delta.turn,
-        digest,
-        body,
-        turn_key,
-        f"{committed_at:.3f}",
-        blob,
-        attempt,
-    ]
-    return CommitCall(
-        keys=[head_key],
-        args=args,
-        digest=digest,
-        header=body,
-        records=blob,
-        turn=delta.turn,
-        attempt=attempt,
-        fence=[turn_key, fence_key],
-    )
+    return sha.hexdigest()
 
 
 def _events_hash(ref: Ref, events_of: Callable[[int], str]) -> str:

@@ -4,8 +4,11 @@ A character's first-person memory of an event reaches its prompt, so it may hold
 the character did not witness. An event's span comes from a memory-builder — a model may
 give a whole sentence, or the whole passage — so the span is never quoted as it is:
 
-1. The span is snapped to the sentences it touches. A sentence is quoted when it is the
-   one sentence that is *about* the event (it names everything the event is about: who
+1. The span is snapped to the sentence it touches; a span over several sentences is never
+   quoted from (which of them tells the event is not known: one that names only the
+   event's subjects may tell a deed the memory-builder missed, which a witness of this
+   event did not witness), only rule 3 may give its words. A sentence is quoted when it is
+   the one sentence that is *about* the event (it names everything the event is about: who
    did it, to what, where) and *safe* for its witnesses: every event whose span touches it was
    witnessed by all of them, and every entity it names is one of those events' referents
    (actor, participants, place, what was stated, witnesses; the words of an utterance
@@ -133,6 +136,12 @@ class _Reader:
         about and nothing no event told there accounts for, each with who may read it."""
         span = (event.span.start, event.span.end)
         touched = [s for s in self.sentences if _overlaps(s, span)]
+        if len(touched) != 1:
+            # a span over several sentences does not say which of them tells the event: one
+            # that names only its subjects may be a deed the memory-builder missed, done
+            # where a witness of this event was not ("Ada took the key, and …. Ben left the
+            # study. Ada hid the key." spanned whole): no sentence of it is quoted
+            return _Units([], [])
         sentences = [(s, self.audience(s)) for s in touched if self.about_only(s, event)]
         return _Units(touched, sentences)
 

@@ -75,8 +75,8 @@ DevelopmentKind = Literal["goal", "conflict", "promise", "plan", "mystery", "rel
 DevelopmentStatus = Literal["opened", "advanced", "blocked", "resolved", "abandoned"]
 HypothesisStatus = Literal["open", "realised", "discarded"]
 HierarchyLevel = Literal["event", "scene", "plotline", "plot"]
-# who wrote a node's summary: the fold (extractive), the model, or the fold's kept for good
-# because the model gave no usable one (see fabula.memory.summarise)
+# who wrote a node's summary: consolidation (extractive), the model, or consolidation's kept
+# for good because the model gave no usable one (see fabula.memory.summarise)
 SummaryBy = Literal["extractive", "model", "kept"]
 
 _SLUG_RE = re.compile(r"[^a-z0-9]+")

@@ -4,11 +4,12 @@ Since rosters were added, each commit copies into a character's mind the entitie
 beliefs and the events it witnessed name (at turn 0 also the pack's places and cast), and
 its roster is read from there only (see ``KnownColumns`` in :mod:`fabula.memory.payload`).
 A story committed before has no roster at all: its characters would know of nothing, not
-even their own goals. :func:`backfill_roster` rebuilds one, once, when the character's mind
-is first opened, from what the commit would have copied — the pack's places and cast, and
-what the character's own beliefs (every holder chain it roots, shared ones included) and
-memories name — each with the earliest turn it came from. Nothing else is read, so the
-roster names only what the character met.
+even their own goals. ``fabula migrate`` (a story of schema 1, see
+:mod:`fabula.memory.schema`) rebuilds each missing one with :func:`missing_roster` from what
+the commit would have copied — the pack's places and cast, and what the character's own
+beliefs (every holder chain it roots, shared ones included) and memories name — each with
+the earliest turn it came from. Nothing else is read, so the roster names only what the
+character met. Nothing here runs when a mind is opened.
 """
 
 from __future__ import annotations
@@ -17,27 +18,26 @@ import json
 
 import redis.asyncio as aredis
 
-from fabula.logs import get_logger
 from fabula.memory import keys
 from fabula.memory.records import Belief, Memory
 from fabula.memory.store import StoryStore
 from fabula.memory.tracking.nested import parse_shared
 
-__all__ = ["backfill_roster"]
-
-log = get_logger(__name__)
+__all__ = ["missing_roster"]
 
 
-async def backfill_roster(admin: aredis.Redis, story: str, character: str, branch: str) -> int:
-    """Rebuild ``character``'s roster on ``branch`` if the story has turns and the roster is
-    missing (a story made before rosters); return how many entities it now knows of (0:
-    nothing was done)."""
+async def missing_roster(
+    admin: aredis.Redis, story: str, character: str, branch: str
+) -> dict[str, str]:
+    """``character``'s roster on ``branch`` as its commits would have written it, when the
+    story has turns and the roster is missing (a story made before rosters): entity id ->
+    its stored ``{"known_from", "entity"}``; else nothing. Nothing is written."""
     target = keys.known_entities(story, branch, character)
     if await admin.exists(target) or not await admin.exists(keys.meta(story)):
-        return 0
+        return {}
     store = StoryStore(admin, story, branch)
     if await store.head() < 0:
-        return 0
+        return {}
     raw = await admin.hgetall(keys.entities(story))
     kinds = {ident: json.loads(value).get("kind") for ident, value in raw.items()}
     since: dict[str, int] = {}
@@ -70,8 +70,4 @@ async def backfill_roster(admin: aredis.Redis, story: str, character: str, branc
         if event.content is not None:
             named += [event.content.subject, event.content.value]
         saw(turn, character, *named)
-    copies = {i: f'{{"known_from":{t},"entity":{raw[i]}}}' for i, t in since.items()}
-    if copies:
-        await admin.hset(target, mapping=copies)
-    log.info("roster_backfilled", story=story, branch=branch, character=character, n=len(copies))
-    return len(copies)
+    return {i: f'{{"known_from":{t},"entity":{raw[i]}}}' for i, t in since.items()}

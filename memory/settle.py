@@ -33,7 +33,8 @@ from fabula.memory.server.disk import disk_error
 
 __all__ = ["FENCE_S", "SETTLE_S", "Status", "send_commit"]
 
-Status = Literal["ok", "duplicate"]
+Status = Literal["committed", "duplicate"]
+"""A commit's outcome: written, or already there with the same digest (a no-op)."""
 
 log = get_logger(__name__)
 
@@ -60,10 +61,10 @@ async def send_commit(
     wait_s: float = SETTLE_S,
     **context: object,
 ) -> Status:
-    """Run ``send()`` (sending ``call``) and return its status, ``"ok"`` or ``"duplicate"``.
+    """Run ``send()`` (sending ``call``) and return its status, ``"committed"`` or ``"duplicate"``.
 
     On a lost reply the attempt is settled by ``fabula_fence``: the turn committed with the
-    call's digest means ``"ok"`` (logged as ``commit_reply_lost``); no turn raises
+    call's digest means ``"committed"`` (logged as ``commit_reply_lost``); no turn raises
     :class:`CommitFailed`, and the attempt is refused by the server from then on, so nothing
     is or will be written by it; another digest raises :class:`TurnConflict`; no answer
     within ``wait_s`` raises :class:`CommitUncertain`, unless the server is an embedded one
@@ -75,7 +76,7 @@ async def send_commit(
     while True:
         try:
             status = await send()
-            return "ok" if resent and status == "duplicate" else status
+            return "committed" if resent and status == "duplicate" else status
         except ResponseError as exc:
             if not _busy(exc) or time.monotonic() > deadline:
                 raise
@@ -125,4 +126,4 @@ async def _settle(
             **context,
         )
     log.warning("commit_reply_lost", turn=turn, cause=why, outcome="committed")
-    return "ok"
+    return "committed"

@@ -14,12 +14,12 @@ import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import redis.asyncio as aredis
 from pydantic import BaseModel
 from redis.asyncio.lock import Lock
-from redis.exceptions import RedisError, ResponseError
+from redis.exceptions import RedisError, ResponseError, WatchError
 
 from fabula.errors import (
     FabulaError,
@@ -33,15 +33,16 @@ from fabula.errors import (
 from fabula.limits import Limits
 from fabula.logs import get_logger
 from fabula.memory import keys
-from fabula.memory.connection import node_client
+from fabula.memory.connection import node_client, transaction
 from fabula.memory.delta import TurnDelta
 from fabula.memory.lineage import MAIN, Ancestor, Branch, branch_for
 from fabula.memory.lua import fcall
 from fabula.memory.payload import CommitCall, encode_commit
 from fabula.memory.records import Entity, EntityKind, Event, event_turn, slug
 from fabula.memory.rules import WorldRules
+from fabula.memory.schema import SCHEMA_FIELD, SCHEMA_VERSION, outdated, stored_version
 from fabula.memory.server.disk import FULL_REASONS, disk_error
-from fabula.memory.settle import send_commit
+from fabula.memory.settle import Status, send_commit
 from fabula.memory.validate import validate_delta
 
 __all__ = [
@@ -58,10 +59,11 @@ log = get_logger(__name__)
 
 @dataclass(frozen=True)
 class CommitResult:
-    """The outcome of a commit: ``ok`` (written) or ``duplicate`` (already there, a no-op)."""
+    """The outcome of a commit: ``committed`` (written) or ``duplicate`` (already there, a
+    no-op)."""
 
     turn: int
-    status: Literal["ok", "duplicate"]
+    status: Status
 
 
 @dataclass(frozen=True)
@@ -173,13 +175,24 @@ class StoryStore:
         """Whether the story exists (any branch)."""
         return bool(await self.client.exists(keys.meta(self.story)))
 
-    async def require(self) -> None:
+    async def outdated(self) -> bool:
+        """Whether the story exists and was stored by an older Fabula (see
+        :mod:`fabula.memory.schema`): :meth:`require` refuses it."""
+        world, schema = await self.client.hmget(keys.meta(self.story), ["world", SCHEMA_FIELD])
+        return world is not None and stored_version(schema) < SCHEMA_VERSION
+
+    async def require(self, *, any_version: bool = False) -> None:
         """Raise :class:`NotFound` unless the story and this branch exist
-        (:class:`StoryDeleted` for a story deleted within :data:`~keys.DELETED_S`)."""
-        if not await self.exists():
+        (:class:`StoryDeleted` for a story deleted within :data:`~keys.DELETED_S`), and
+        :class:`StoryOutdated` for a story stored by an older Fabula (see
+        :mod:`fabula.memory.schema`) unless ``any_version`` (deleting it reads nothing)."""
+        world, schema = await self.client.hmget(keys.meta(self.story), ["world", SCHEMA_FIELD])
+        if world is None:
             if await self.was_deleted():
                 raise self.deleted_error(meanwhile=False)
             raise NotFound(f"story {self.story!r} does not exist", story=self.story)
+        if (version := stored_version(schema)) < SCHEMA_VERSION and not any_version:
+            raise outdated(self.story, version)
         if self.branch != MAIN and not await self.client.hexists(
             keys.branches(self.story), self.branch
         ):
@@ -226,8 +239,7 @@ class StoryStore:
         validate_delta(setup)
         for character in [*(lore or {}), *(voices or {})]:
             keys.check_id(character, "character")
-        created = await self.client.hsetnx(keys.meta(self.story), "world", world)
-        if not created:
+        if not await self._claim(world):
             raise StoryExists(f"story {self.story!r} already exists", story=self.story)
         try:
             await self.client.delete(keys.deleted(self.story))  # made again: its turns go in
@@ -256,6 +268,22 @@ class StoryStore:
             raise
         # the list of stories is one key outside every story's slot: written after the story
         await self.client.sadd(keys.STORIES, self.story)
+
+    async def _claim(self, world: str) -> bool:
+        """Write the story's record (its world and :data:`SCHEMA_VERSION`) in one step
+        unless it exists; whether it was written."""
+        meta = keys.meta(self.story)
+        async with transaction(self.client, meta) as pipe:
+            try:
+                await pipe.watch(meta)
+                if await pipe.exists(meta):
+                    return False
+                pipe.multi()
+                pipe.hset(meta, mapping={"world": world, SCHEMA_FIELD: str(SCHEMA_VERSION)})
+                await pipe.execute()
+            except WatchError:  # made meanwhile by another command
+                return False
+        return True
 
     async def voice(self, character: str) -> str | None:
         """``character``'s voice document (see :meth:`create`), as the author reads it; None
@@ -306,7 +334,7 @@ class StoryStore:
     async def watch_alive(self, pipe: Any) -> None:
         """``WATCH`` the story's record and deletion mark on ``pipe`` (a transaction on the
         story's slot, before its ``MULTI``), then raise :class:`StoryDeleted` if the story is
-        gone or marked deleted: a background write (a fold, a summary's bookkeeping) that
+        gone or marked deleted: a background write (consolidation, a summary's bookkeeping) that
         goes on writes nothing into a deleted story, since a deletion after this check
         aborts its transaction (the mark is set, the record removed)."""
         meta, mark = keys.meta(self.story), keys.deleted(self.story)
@@ -450,15 +478,20 @@ class StoryStore:
         :class:`TurnConflict`; an invalid delta raises :class:`InvalidDelta`. Either way
         nothing is written. A text or payload above :attr:`limits` raises
         :class:`LimitExceeded` before anything is sent. A lost reply is settled with the
-        server (see :func:`~fabula.memory.settle.send_commit`): ``ok`` if the turn is in with
+        server (see :func:`~fabula.memory.settle.send_commit`): ``committed`` if the turn is in with
         this digest, else :class:`CommitFailed`, after which this attempt can no longer
         commit (a call still on its way is refused).
         """
         call = await self.prepare_commit(delta, usage=usage)
+
+        async def send() -> Status:
+            reply = await fcall(self.client, "fabula_commit", call.keys, call.args)
+            return "duplicate" if reply == "duplicate" else "committed"  # the function's 'ok'
+
         try:
             status = await send_commit(
                 self.client,
-                lambda: fcall(self.client, "fabula_commit", call.keys, call.args),
+                send,
                 call,
                 story=self.story,
                 branch=self.branch,
@@ -613,7 +646,7 @@ class StoryStore:
 
     async def add_background_usage(self, by_role: Mapping[str, Mapping[str, int | str]]) -> None:
         """Count model usage made for this branch outside its turns (the summaries step,
-        which runs after the folds): each count is added with HINCRBY, so runs in any
+        which runs after consolidation): each count is added with HINCRBY, so runs in any
         number of processes add up; a role's model is the last one named."""
         key = keys.background_usage(self.story, self.branch)
         async with self.client.pipeline(transaction=False) as pipe:

@@ -1,8 +1,8 @@
 """Summaries of the hierarchy's closed nodes written by a model (model mode).
 
-The fold (:mod:`fabula.memory.hierarchy`) gives every node an extractive summary (its most
+Consolidation (:mod:`fabula.memory.hierarchy`) gives every node an extractive summary (its most
 central lines) and a plain title; that is the offline summary, and it stays wherever no
-model is configured. In model mode, :func:`summarise_closed` runs after a fold, outside
+model is configured. In model mode, :func:`summarise_closed` runs after consolidation, outside
 its transaction, and asks a :class:`Summariser` for a short summary and a readable title:
 
 - of a **closed scene** (any scene but the last, which may still grow), from the author's
@@ -10,20 +10,20 @@ its transaction, and asks a :class:`Summariser` for a short summary and a readab
   never read the hierarchy);
 - of a **plotline** whose scenes are all closed and summarised, from their summaries;
 - of the **plot**, from its plotlines' summaries, when its extractive summary is new (the
-  fold writes one each time a plotline is born, and leaves a model's alone otherwise).
+  consolidation writes one each time a plotline is born, and leaves a model's alone otherwise).
 
 Each answer is written with a compare-and-set (only if the node is unchanged since it was
 read) and marked ``summary_by="model"``; a node the model gives no usable answer for keeps
 its extractive summary, marked ``"kept"``, and a warning is logged; when the model cannot
 be reached, the node stays as it is and the next run asks again. A run makes at most
-``limit`` model calls; nothing it does can make a fold fail or a turn wait.
+``limit`` model calls; nothing it does can make consolidation fail or a turn wait.
 
 Safe to run twice or concurrently: a node is asked for only while its summary is still
 extractive, and only by the run holding its claim (a key with an expiry, re-read once
 held), so two runs never ask for the same node. The bookkeeping hash holds the first turn
 of the last closed scene that is done (a run reads only the scenes after it, not the whole
 tree) and the plotlines waiting for an answer. A plotline is looked at when the scene that
-joined it last is done; a plotline the fold rebuilds (a new scene joined it) is extractive
+joined it last is done; a plotline consolidation rebuilds (a new scene joined it) is extractive
 again, and asked for again once that scene is done.
 """
 
@@ -375,7 +375,7 @@ async def _ask(
 async def _replace(store: StoryStore, node_id: str, raw: str, new: HierarchyNode) -> bool:
     """Write ``new`` over ``node_id`` only if it still reads ``raw`` (False if it changed)."""
     tree_key = keys.hierarchy(store.story, store.branch)
-    for _ in range(16):  # a fold writing the tree meanwhile: read again
+    for _ in range(16):  # consolidation writing the tree meanwhile: read again
         try:
             async with transaction(store.client, tree_key) as pipe:
                 await pipe.watch(tree_key)

@@ -22,45 +22,13 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import wordnet  # tools/wordnet.py, beside this script
+
 from fabula.memory.index.terms import terms
 
 SENSES = 2  # WordNet orders a word's senses by frequency; the first two cover most uses
 DEPTH = 3  # taekwondo -> martial art -> ...; deeper levels say little ("abstraction")
 MAX_SHARE = 0.02
-
-
-def _synsets(folder: Path) -> dict[str, tuple[list[str], list[str]]]:
-    """offset -> (lemmas, hypernym offsets), from data.noun."""
-    out = {}
-    for line in (folder / "data.noun").read_text(encoding="latin-1").splitlines():
-        if line.startswith("  "):
-            continue  # the licence header
-        head = line.split("|")[0].split()
-        count = int(head[3], 16)
-        lemmas = [head[4 + 2 * i].lower() for i in range(count)]
-        i = 4 + 2 * count
-        pointers = int(head[i])
-        i += 1
-        up = []
-        for _ in range(pointers):
-            symbol, offset, pos = head[i], head[i + 1], head[i + 2]
-            i += 4
-            if symbol in ("@", "@i") and pos == "n":  # hypernym, instance hypernym
-                up.append(offset)
-        out[head[0]] = (lemmas, up)
-    return out
-
-
-def _senses(folder: Path) -> dict[str, list[str]]:
-    """lemma -> its synset offsets, most frequent sense first, from index.noun."""
-    out = {}
-    for line in (folder / "index.noun").read_text(encoding="latin-1").splitlines():
-        if line.startswith("  "):
-            continue
-        parts = line.split()
-        count, pointers = int(parts[2]), int(parts[3])
-        out[parts[0]] = parts[6 + pointers : 6 + pointers + count]
-    return out
 
 
 def _term(lemma: str) -> str | None:
@@ -69,7 +37,7 @@ def _term(lemma: str) -> str | None:
 
 
 def build(folder: Path) -> dict[str, set[str]]:
-    synsets, senses = _synsets(folder), _senses(folder)
+    synsets, senses = wordnet.synsets(folder, "noun", ("@", "@i")), wordnet.senses(folder, "noun")
     general: dict[str, set[str]] = {}
     for lemma, offsets in senses.items():
         if "_" in lemma or not lemma.isalpha():

@@ -31,6 +31,8 @@ import gzip
 import sys
 from pathlib import Path
 
+import wordnet  # tools/wordnet.py, beside this script
+
 SENSES = 3  # a verb's likeliest senses; rarer ones (``take`` = "require time") mislead
 
 # The seeds: (lemma, sense number in WordNet 3.1's sense order) → class. A seed names the
@@ -83,6 +85,9 @@ SEEDS: dict[str, tuple[tuple[str, int], ...]] = {
     # feelings
     "like": (("like", 2), ("like", 3), ("love", 1), ("love", 2), ("enjoy", 1)),
     "dislike": (("dislike", 1),),
+    # holding a proposition true without knowing it: what follows ("believing that Ann
+    # hated plums", "assumed Bo would") is the believer's view, not the story's fact
+    "believe": (("think", 2), ("assume", 1), ("believe", 1)),
 }
 
 # Where WordNet lacks a narrative idiom or files it where a story would not: each entry
@@ -91,6 +96,9 @@ EXCEPTIONS: dict[str, tuple[str, ...]] = {
     # WordNet has no "excuse oneself" (its "excuse" senses are forgiving and justifying);
     # in a story it is leaving the company
     "excuse": ("leave",),
+    # "venture" sense 1, "proceed somewhere despite the risk", sits under "act", not
+    # "travel"; "ventured into the cellar" is going there
+    "venture": ("go",),
     # WordNet's "make_way" is "get out of the way"; "made his way" is travelling
     "make one's way": ("go",),
     # "head" sense 1 is travel already; "head off" / "head out" are leaving
@@ -115,38 +123,10 @@ EXCEPTIONS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _synsets(folder: Path) -> dict[str, tuple[list[str], list[str]]]:
-    """offset -> (lemmas, hypernym offsets), from data.verb."""
-    out = {}
-    for line in (folder / "data.verb").read_text(encoding="latin-1").splitlines():
-        if line.startswith("  "):
-            continue  # the licence header
-        head = line.split("|")[0].split()
-        count = int(head[3], 16)
-        lemmas = [head[4 + 2 * i].lower() for i in range(count)]
-        i = 4 + 2 * count
-        pointers = int(head[i])
-        i += 1
-        up = []
-        for _ in range(pointers):
-            symbol, offset, pos = head[i], head[i + 1], head[i + 2]
-            i += 4
-            if symbol == "@" and pos == "v":
-                up.append(offset)
-        out[head[0]] = (lemmas, up)
-    return out
-
-
 def _senses(folder: Path) -> tuple[dict[str, list[str]], dict[str, int]]:
     """lemma -> its synset offsets, most frequent sense first (index.verb), and lemma -> how
     often its verb senses are tagged in WordNet's corpus, how common it is (index.sense)."""
-    out = {}
-    for line in (folder / "index.verb").read_text(encoding="latin-1").splitlines():
-        if line.startswith("  "):
-            continue
-        parts = line.split()
-        count, pointers = int(parts[2]), int(parts[3])
-        out[parts[0]] = parts[6 + pointers : 6 + pointers + count]
+    out = wordnet.senses(folder, "verb")
     tagged: dict[str, int] = {}
     for line in (folder / "index.sense").read_text(encoding="latin-1").splitlines():
         key, _, _, count = line.split()
@@ -198,7 +178,7 @@ def _forms(lemma: str, irregular: dict[str, set[str]]) -> dict[str, int]:
 
 def build(folder: Path, exceptions: Path) -> dict[str, tuple[list[str], str]]:
     """form -> (classes in sense order, lemma)."""
-    synsets, (senses, tagged) = _synsets(folder), _senses(folder)
+    synsets, (senses, tagged) = wordnet.synsets(folder, "verb", ("@",)), _senses(folder)
     irregular = _irregular(exceptions)
     seeds: dict[str, str] = {}
     seeded: dict[str, list[str]] = {}

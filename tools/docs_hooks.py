@@ -96,7 +96,8 @@ MEANINGS: dict[tuple[str, str], str] = {
     ("LoreBook", "owner"): "the character whose knowledge it is (unset: the world's book)",
     ("LoreBook", "scan_depth"): "how many recent turns activation reads",
     ("LoreBook", "token_budget"): "the most tokens its entries may take in a context",
-    ("LoreBook", "recursive_scanning"): "activated entries' text activates others",
+    ("LoreBook", "recursive_scanning"): "activated entries' text activates others (unset: "
+    "off, as in SillyTavern)",
     ("LoreBook", "entries"): "its entries",
     ("LoreBook", "kept"): "the source's other fields, verbatim",
     ("KeptCard", "spec_version"): "the card's `spec_version`",
@@ -328,8 +329,9 @@ def settings_page() -> str:
         "override them for that role, and `FABULA_MODEL_<ROLE>` alone names its model; a "
         "role with no model runs on the offline engine. The roles: "
         + ", ".join(f"`{role.upper()}`" for role in settings.ROLES)
-        + ". The extractor (the memory-builder's model) reads at temperature 0 unless "
-        "`FABULA_MODEL_EXTRACTOR_TEMPERATURE` says otherwise.\n\n"
+        + ". The memory-builder reads at temperature 0 unless "
+        "`FABULA_MODEL_MEMORY_BUILDER_TEMPERATURE` says otherwise; its former name, "
+        "`FABULA_MODEL_EXTRACTOR_*`, is still read and logged as deprecated.\n\n"
         "```bash\nexport FABULA_MODEL=gpt-4o-mini FABULA_MODEL_WRITER=gpt-4o "
         "FABULA_MODEL_WRITER_MAX_TOKENS=900\n```\n"
     )

@@ -41,7 +41,7 @@ import re
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, Unpack
 
 from fabula.logs import get_logger
 from fabula.worlds.imports.keys import (
@@ -520,31 +520,25 @@ class Activation:
     left_out: list[Activated]
 
 
+class Options(TypedDict, total=False):
+    """:func:`activation`'s options (each as it documents it), which :func:`activate` takes
+    too."""
+
+    budget: int | None
+    count_tokens: Callable[[str], int]
+    recursive: bool
+    max_recursion: int
+    case_sensitive: bool
+    whole_words: bool
+    turn: int | None
+
+
 def activate(
-    entries: Sequence[LoreEntry],
-    text: str,
-    *,
-    budget: int | None = None,
-    count_tokens: Callable[[str], int] = count_words,
-    recursive: bool = True,
-    max_recursion: int = 3,
-    case_sensitive: bool = False,
-    whole_words: bool = False,
-    turn: int | None = None,
+    entries: Sequence[LoreEntry], text: str, **options: Unpack[Options]
 ) -> list[Activated]:
     """The entries ``text`` activates within ``budget`` tokens (None: no bound), in
     insertion order: :func:`activation`'s ``admitted``."""
-    return activation(
-        entries,
-        text,
-        budget=budget,
-        count_tokens=count_tokens,
-        recursive=recursive,
-        max_recursion=max_recursion,
-        case_sensitive=case_sensitive,
-        whole_words=whole_words,
-        turn=turn,
-    ).admitted
+    return activation(entries, text, **options).admitted
 
 
 def activation(

@@ -46,7 +46,8 @@ __all__ = [
 @dataclass(frozen=True)
 class Books:
     """The entries of some lorebooks, read once: each entry's book, the books' budgets, and
-    whether any scans recursively."""
+    whether any scans recursively (says ``recursive_scanning: true``: a book that does not
+    say does not, as in SillyTavern)."""
 
     entries: tuple[LoreEntry, ...]
     book_of: tuple[str, ...]
@@ -76,7 +77,8 @@ def books_of(books: Sequence[LoreBook]) -> Books | None:
         entries=tuple(e for _, e in pairs),
         book_of=tuple(b.name for b, _ in pairs),
         limits=tuple(b.token_budget for b in books if b.token_budget),
-        recursive=any(b.recursive_scanning is not False for b in books),
+        # off unless a book asks for it, as SillyTavern (``world_info_recursive = false``)
+        recursive=any(b.recursive_scanning is True for b in books),
     )
 
 

@@ -1,5 +1,5 @@
 """The critic role: checks a draft against the world, the speakers' minds and story time."""
 
-from fabula.agents.critic.symbolic import SymbolicCritic
+from fabula.agents.critic.offline import OfflineCritic
 
-__all__ = ["SymbolicCritic"]
+__all__ = ["OfflineCritic"]

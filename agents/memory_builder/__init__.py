@@ -1,16 +1,16 @@
 """The offline memory-builder: controlled English → typed actions → access tracking → delta.
 
 ``extract`` reads a turn's text; ``OfflineMemoryBuilder`` turns it into a delta from the
-store's views and commits it.
+store's views (committed by :mod:`fabula.graph.commit`).
 """
 
-from fabula.agents.memory_builder.builder import OfflineMemoryBuilder, Reader, read_controlled
 from fabula.agents.memory_builder.extract import (
     extract,
     parse_clause,
     parse_sentence,
     split_sentences,
 )
+from fabula.agents.memory_builder.offline import OfflineMemoryBuilder, Reader, read_controlled
 
 __all__ = [
     "OfflineMemoryBuilder",

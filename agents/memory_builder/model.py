@@ -1,6 +1,6 @@
 """The memory-builder on a chat model: free prose → typed story actions → the same tracker.
 
-:class:`ModelExtractor` first reads the text with the offline reader
+:class:`MemoryBuilderReader` first reads the text with the offline reader
 (:mod:`.extract`): a sentence in controlled English whose names are all the story's own is
 taken from it as it is, exactly what the rules read offline. The model is asked only for
 the rest (its sentences are the ones listed to read; with none, it is not asked at all):
@@ -25,7 +25,7 @@ a field their kind needs, or that names an entity the story does not know (or of
 kind) without bringing it in explicitly, is shown back to the model and asked for again,
 within ``max_attempts``
 replies, after which :class:`~fabula.errors.ModelOutputError` is raised and nothing is built.
-Every sentence no action covers is kept as ``narration``, as the offline extractor does.
+Every sentence no action covers is kept as ``narration``, as the offline reader does.
 
 :class:`ModelMemoryBuilder` then runs exactly what the offline builder runs — memory's build
 sequence, :func:`~fabula.memory.ingest.build_turn` — so access tracking, beliefs and
@@ -47,8 +47,8 @@ from pydantic import BaseModel, ConfigDict, create_model, model_validator
 from fabula.agents.contracts import LINE_CHARS, Finding
 from fabula.agents.llm import ModelClient
 from fabula.agents.memory_builder import readings
-from fabula.agents.memory_builder.builder import Reader
 from fabula.agents.memory_builder.extract import split_sentences
+from fabula.agents.memory_builder.offline import Reader
 from fabula.agents.memory_builder.prose import read_prose
 from fabula.agents.memory_builder.referents import NewEntity, Referents, RefKind, words
 from fabula.agents.prompts import load_prompt
@@ -60,12 +60,12 @@ from fabula.memory.delta import TurnDelta
 from fabula.memory.ingest import basis, build_turn
 from fabula.memory.projections import project_world
 from fabula.memory.records import Entity
-from fabula.memory.store import CommitResult, StoryStore
+from fabula.memory.store import StoryStore
 from fabula.memory.text import has_word
 
 __all__ = [
     "ExtractedActions",
-    "ModelExtractor",
+    "MemoryBuilderReader",
     "ModelMemoryBuilder",
     "actions_json_schema",
     "actions_schema",
@@ -240,8 +240,9 @@ def read_first(
     return read, unread
 
 
-class ModelExtractor:
-    """Reads a turn's text into story actions with a chat model (see the module docstring)."""
+class MemoryBuilderReader:
+    """The memory-builder's model reader: reads a turn's text into story actions with a chat
+    model, asked only about the sentences the rules cannot read (see the module docstring)."""
 
     def __init__(
         self,
@@ -254,7 +255,7 @@ class ModelExtractor:
         self.reader = reader  # reads first; the model is asked only about what it left
         self.prompt = load_prompt("memory_builder", "extract", prompt_version)
 
-    async def extract(
+    async def read(
         self, text: str, entities: dict[str, Entity], setting: Setting | None = None
     ) -> list[StoryAction]:
         """Every action ``text`` tells, unread sentences as narration, in story order.
@@ -305,8 +306,8 @@ def _only_unread(
         touches = [r for r in read if r.start < action.end and action.start < r.end]
         if touches or not any(s < action.end and action.start < e for s, e in unread):
             log.warning(
-                "extractor_second_reading",
-                role="extractor",
+                "memory_builder_second_reading",
+                role="memory_builder",
                 kind=action.kind,
                 span=(action.start, action.end),
                 read_as=[r.kind for r in touches],
@@ -359,8 +360,8 @@ def _grounded(text: str, action: StoryAction, referents: Referents) -> StoryActi
     needed = REQUIRED_FIELDS[action.kind]
     dropped = ("actors" in needed and not actors) or ("listeners" in needed and not listeners)
     log.warning(
-        "extractor_ungrounded",
-        role="extractor",
+        "memory_builder_ungrounded",
+        role="memory_builder",
         kind=action.kind,
         span=(action.start, action.end),
         left_out=left_out,
@@ -438,7 +439,7 @@ def actions_json_schema(
         "sentences": len(spans),
         "most": most_actions(len(spans), max_tokens),
     }
-    return cached("extractor", parts, lambda: _actions_json_schema(parts))
+    return cached("memory_builder", parts, lambda: _actions_json_schema(parts))
 
 
 def most_actions(sentences: int, max_tokens: int | None = None) -> int:
@@ -584,10 +585,10 @@ async def setting_of(
 
 
 class ModelMemoryBuilder:
-    """Builds and commits turns of free prose: the model extracts, the tracker tracks."""
+    """Builds the deltas of turns of free prose: the model extracts, the tracker tracks."""
 
     def __init__(self, client: ModelClient, *, reader: Reader = read_prose) -> None:
-        self.extractor = ModelExtractor(client, reader=reader)
+        self.model_reader = MemoryBuilderReader(client, reader=reader)
 
     async def build(self, store: StoryStore, turn: int, text: str) -> TurnDelta:
         """The delta of ``turn`` with ``text``, derived from the store's views before it.
@@ -599,17 +600,13 @@ class ModelMemoryBuilder:
         actions = await self._actions(store, turn, text, as_of)
         return await build_turn(store, turn, text, actions, as_of=as_of)
 
-    async def commit(self, store: StoryStore, turn: int, text: str) -> CommitResult:
-        """Build ``turn`` and commit it atomically."""
-        return await store.commit(await self.build(store, turn, text))
-
     async def _actions(
         self, store: StoryStore, turn: int, text: str, as_of: int | None
     ) -> list[StoryAction]:
         try:
             entities = await store.entities(as_of)
             setting = await setting_of(store, as_of, entities)
-            return await self.extractor.extract(text, entities, setting)
+            return await self.model_reader.read(text, entities, setting)
         except ModelOutputError as error:
             error.context.update(story=store.story, branch=store.branch, turn=turn)
             raise

@@ -1,6 +1,6 @@
 """The reader of ordinary narrative English (issue 33): prose → typed story actions.
 
-:func:`read_prose` is a :data:`~fabula.agents.memory_builder.builder.Reader`. Each sentence
+:func:`read_prose` is a :data:`~fabula.agents.memory_builder.offline.Reader`. Each sentence
 goes first through the controlled grammar (:func:`.extract.parse_sentence`): a sentence it
 reads is kept exactly as it reads it, so controlled English reads as it always has. Any
 other sentence is read as prose, anchored on the story's entities:
@@ -76,6 +76,9 @@ _LOCATIVE = frozenset(
     {"in", "inside", "into", "within", "on", "onto", "atop", "under", "beneath", "at"}
 )
 _AWAY = frozenset({"out", "from"})
+_SPEECH = frozenset({"tell", "inform", "claim", "say", "ask"})  # a sentence's speech acts
+# a name's words after one of these are not its head ("basket in the kitchen")
+_POST_MODIFIERS = frozenset({"in", "on", "at", "by", "near", "under", "inside", "beside"})
 # what a perception verb sees when it sees an event rather than a thing
 _EVENTISH = frozenset(
     {"as", "while", "when", "how", "what", "this", "that", "it", "him", "her", "them"}
@@ -161,6 +164,7 @@ class _State:
     company: set[str] = field(default_factory=set)
     located: set[str] = field(default_factory=set)
     at: dict[str, str] = field(default_factory=dict)  # object -> where the reader has it
+    left: dict[str, set[str]] = field(default_factory=dict)  # object -> where acts took it from
     out: list[StoryAction] = field(default_factory=list)
     last_event: int | None = None  # index in ``out`` of the latest object event
     pending: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
@@ -207,15 +211,27 @@ class _Lexicon:
                 head = spelled.split()[0]
                 first.setdefault(head, []).append(sid)
                 continue
-            words, owner = self._words(entity.name, entities)
-            if not words:
-                continue
-            thing = _Thing(sid, entity.kind, words, owner, entity.is_container)
-            self.things.setdefault(words[-1], []).append(thing)
+            for words, owner in self._alternatives(entity.name, entities):
+                thing = _Thing(sid, entity.kind, words, owner, entity.is_container)
+                self.things.setdefault(words[-1], []).append(thing)
         for head, ids in first.items():
             if len(ids) == 1:
                 self.characters.setdefault(head, ids[0])
         self.general = self._general()
+        # the general words of the story's places ("room" for a kitchen)
+        table = general_table()
+        places: dict[str, set[str]] = {}
+        for ts in self.things.values():
+            for t in ts:
+                if t.kind != "place":
+                    continue
+                for w in t.words[-1:]:
+                    for g in (*terms(w), *(h for s in terms(w) for h in table.get(s, ()))):
+                        places.setdefault(g, set()).add(t.id)
+        self.place_words = set(places)
+        # a general word that only one of the story's places is a kind of ("the room"
+        # where the bedroom is the only room)
+        self.place_general = {g: next(iter(ids)) for g, ids in places.items() if len(ids) == 1}
 
     def _general(self) -> dict[str, _Thing]:
         """A general noun's stem -> the one plain object it is a kind of (WordNet's
@@ -236,11 +252,14 @@ class _Lexicon:
             if len(ts) == 1 and g not in own and ts[0].kind == "object" and not ts[0].container
         }
 
-    def _words(
+    def _alternatives(
         self, name: str, entities: Mapping[str, Entity]
-    ) -> tuple[tuple[str, ...], str | None]:
+    ) -> list[tuple[tuple[str, ...], str | None]]:
+        """The words each way a name names its thing, head last: "desk or workspace" two
+        ways, "fruit basket in the kitchen" by "basket", the place phrase a modifier."""
         owner = None
-        words = []
+        ways: list[list[str]] = [[]]
+        after: list[str] = []  # a post-modifier's words ("in the kitchen")
         for raw in re.findall(r"[A-Za-z][A-Za-z'’-]*", name.replace("_", " ")):
             low = raw.lower().replace("’", "'")
             if low.endswith("'s"):
@@ -248,10 +267,21 @@ class _Lexicon:
                 if sid in entities and entities[sid].kind == "character":
                     owner = sid
                     continue
+            if low == "or" and ways[-1] and not after:
+                ways.append([])
+                continue
+            if low in _POST_MODIFIERS and ways[-1]:
+                after.append(low)
+                continue
             if low in _DETERMINERS:
                 continue
-            words.append(_singular(low))
-        return tuple(words), owner
+            (after if after else ways[-1]).append(_singular(low))
+        modifiers = [w for w in after if w not in _POST_MODIFIERS]
+        # "red or blue box": a lone word before a longer way is a modifier of its head
+        for k in range(len(ways) - 1):
+            if len(ways[k]) == 1 and len(ways[k + 1]) > 1:
+                ways[k + 1].insert(0, ways[k].pop())
+        return [(tuple([*modifiers, *way]), owner) for way in ways if way]
 
 
 def read_prose(text: str, entities: Mapping[str, Entity]) -> list[StoryAction]:
@@ -271,6 +301,10 @@ def read_prose(text: str, entities: Mapping[str, Entity]) -> list[StoryAction]:
             # each clause read alone, so that a clause's place phrase never attaches to
             # another clause's verb ("Ann took the key, and Bo waited in the hall")
             state.out.extend(_Sentence(text[a:b], a, lexicon, state, first=k == 0).read())
+        if len(state.out) == before and len(clauses) > 1:
+            # a placement stated across clauses ("There, in a box, was a plum")
+            whole = _Sentence(sentence, start, lexicon, state)
+            state.out.extend(whole.placements())
         state.named_before = state.named_now
         state.named_now = ()
         if len(state.out) > before:
@@ -412,7 +446,12 @@ class _Sentence:
         mention = _Mention((thing.id,), kind, first, last)
         if thing.container and after[:1] == ["of"]:
             inner = self._plain_thing(i + 2, i + 5)
-            if inner is not None and inner.id != thing.id and not inner.container:
+            if (
+                inner is not None
+                and inner.id != thing.id
+                and not inner.container
+                and inner.kind == "object"
+            ):
                 mention.of_object = inner.id
                 mention.last = self._token_of(inner, i + 2)
         return mention
@@ -474,7 +513,7 @@ class _Sentence:
                 and m.kind == nxt.kind == "character"
                 and not m.possessive
                 and nxt.first - m.last == 2
-                and (joiner == "and" or (joiner == "," and len(nxt.ids) > 1))
+                and (joiner in ("and", "nor") or (joiner == "," and len(nxt.ids) > 1))
             ):
                 nxt.ids = (*m.ids, *nxt.ids)
                 nxt.first = m.first
@@ -499,20 +538,22 @@ class _Sentence:
             named = set(self.state.named_before)
             if self._pronoun_of(next(iter(named))) is not None:
                 return  # known already from a sentence that names it
+            if self.state.centre is not None and set(self.state.centre) != named:
+                return  # named there, but not its subject ("Knowing Bo was out, she ...")
         elif not named and len(self.state.named_now) == 1:
             named = set(self.state.named_now)  # a later clause of a sentence naming one
         elif len(named) == 1:
             after = min(m.first for m in self.mentions if m.kind == "character")
+            lead = self._lead_end()
+            if lead > 0 and after < lead and self.toks[0].low not in _OPENERS:
+                return  # "Knowing Bo hated it, she ...": the pronoun is another's
         if len(named) != 1:
             return
         [who] = named
-        seen = {
-            _SUBJECTS.get(t.low)
-            or _OBJECT_PRONOUNS.get(t.low)
-            or _POSSESSIVES.get(t.low)
-            or _REFLEXIVES.get(t.low)
-            for t in self.toks[after:]
-        } & {"he", "she"}
+        seen = {_gender(t.low) for t in self.toks[after:]} & {"he", "she"}
+        # "She waved when Bo joined her": a pronoun the sentence used before the name
+        # stands for someone else, and so does the same pronoun after it
+        seen -= {_gender(t.low) for t in self.toks[:after]}
         found = [p for p in seen if p is not None]
         if adjacent and any(self._pronoun_of(c) in found for c in self.lex.characters.values()):
             return  # by adjacency only a pronoun no character is known by yet
@@ -520,16 +561,67 @@ class _Sentence:
             counts = self.state.pronoun.setdefault(who, {})
             counts[found[0]] = counts.get(found[0], 0) + 1
 
+    def _named_subject(self, at: int) -> bool:
+        """Whether the verb at ``at`` has its subject by name (not by a pronoun)."""
+        for j in range(at - 1, -1, -1):
+            m = self.by_token.get(j)
+            if m is not None and m.kind == "character" and not m.possessive:
+                return True
+            if self.toks[j].low in _SUBJECTS or self.toks[j].low in (";", "who"):
+                return False
+        return False
+
+    def _learn_bound(self, who: str, lo: int, hi: int) -> None:
+        """A reflexive or ``own`` in a verb's phrase is its subject's ("Ann decided to
+        take matters into her own hands", "Bo excused himself"): the subject's pronoun."""
+        for k in range(lo, hi):
+            low = self.toks[k].low
+            own = k + 1 < hi and self.toks[k + 1].low == "own" and low in _POSSESSIVES
+            if low in _REFLEXIVES or own:
+                gender = _gender(low)
+                if gender in ("he", "she"):
+                    counts = self.state.pronoun.setdefault(who, {})
+                    counts[gender] = counts.get(gender, 0) + 1
+                return
+            if k in self.by_token and self.by_token[k].kind == "character":
+                return  # another character named first: it may be the binder
+
     def _pronoun_of(self, who: str) -> str | None:
         counts = self.state.pronoun.get(who)
         if not counts:
             return None
         return max(counts, key=lambda p: counts[p])  # a tie: the one learnt first
 
+    def _lead_end(self) -> int:
+        """Where the main clause starts after a leading adjunct ending at a comma ("As Bo
+        watched, ...", "Aware of Bo's plan, ...", "Unbeknownst to Bo, ..."): the token
+        after the comma; 0 where the sentence opens with its subject."""
+        toks = self.toks
+        if not toks or not self.first_clause:
+            return 0
+        head = toks[0].low
+        if 0 in self.by_token or head in _SUBJECTS or head in _DEFINITE | {"a", "an"}:
+            return 0
+        for k, tok in enumerate(toks[:24]):
+            if tok.low == ",":
+                return k + 1
+            if tok.low in (";", ":", "—"):
+                return 0
+        return 0
+
     def _resolve(self, pronoun: str, at: int) -> tuple[str | None, str | None]:
         """The character ``pronoun`` at token ``at`` stands for, and why it is unsure."""
-        # the characters named earlier in this sentence, nearest first, then the story's
-        before = [i for m in self.mentions if m.kind == "character" and m.last < at for i in m.ids]
+        # the characters named earlier in this sentence, nearest first, then the story's;
+        # a pronoun opening the main clause looks past a leading phrase with no subject of
+        # its own ("Aware of Bo's plan, she ...": not Bo; but "When Bo saw it, he ..." and
+        # "In Bo's mind, he ..." are Bo)
+        lead = self._lead_end() if self.toks[0].low not in _OPENERS else 0
+        before = [
+            i
+            for m in self.mentions
+            if m.kind == "character" and m.last < at and not (at == lead and m.last < lead)
+            for i in m.ids
+        ]
         recent = list(reversed(before))
         for subject in reversed(self.state.subjects[-3:]):
             recent += [s for s in subject if s not in recent]
@@ -539,11 +631,24 @@ class _Sentence:
             return None, f"no one for {pronoun!r} to stand for"
         fits = [c for c in recent if self._pronoun_of(c) in (pronoun, None)]
         known = [c for c in fits if self._pronoun_of(c) == pronoun]
+        centre = self.state.centre
+        if (
+            len(known) == 1
+            and 0 < lead == at
+            and not before
+            and centre is not None
+            and len(centre) == 1
+            and centre[0] in fits
+            and centre[0] != known[0]
+        ):
+            # "Determined to end it, he ...": a leading phrase continues the previous
+            # sentence's subject, whose pronoun is not known yet, against another known
+            # by it: centering decides, unsure
+            return centre[0], f"{pronoun!r} may stand for {centre[0]} or {known[0]}"
         if len(known) == 1:
             return known[0], None
         if not fits:
             return recent[0], f"{pronoun!r}: no character known by it"
-        centre = self.state.centre
         # centering: a pronoun before any name in its sentence continues the previous
         # sentence's subject when nothing else tells the characters apart
         if (
@@ -592,12 +697,21 @@ class _Sentence:
             if tok.low == lemma.split()[0] and not self._takes_base_form(i):
                 i += 1
                 continue
-            negated = any(t.low in _NEGATIONS for t in toks[max(0, i - 3) : i]) and not any(
-                t.low in (",", "but") for t in toks[max(0, i - 3) : i]
-            )
+            negated = self._negated(i)
             verbs.append(_Verb(i, i + n - 1, classes, lemma, negated, self._irrealis(i)))
             i += n
         return verbs
+
+    def _negated(self, i: int) -> bool:
+        """Whether a negation comes in the three words before the verb at token ``i``, in
+        its own clause ("Bo never saw it"; not "not Ann, but Bo saw it")."""
+        for j in range(i - 1, max(-1, i - 4), -1):
+            low = self.toks[j].low
+            if low in (",", "but"):
+                return False
+            if low in _NEGATIONS:
+                return True
+        return False
 
     def _irrealis(self, i: int) -> bool:
         """Whether the verb at token ``i`` is under a modal or a condition in its clause
@@ -659,6 +773,14 @@ class _Sentence:
     def _subject(self, verbs: Sequence[_Verb], k: int) -> tuple[tuple[str, ...], str | None]:
         """The characters doing verb ``k``, and why that reading is unsure."""
         at = verbs[k].at
+        if at > 1 and self.toks[at - 1].low == "to":
+            # object control: "led him to move it", "asked Bo to move it"
+            m = self.by_token.get(at - 2)
+            low = self.toks[at - 2].low
+            if m is not None and m.kind == "character" and not m.possessive:
+                return m.ids, None
+            if low in ("him", "her") and (low != "her" or not self._next_is_noun(at - 2)):
+                return self._pronoun_subject(_OBJECT_PRONOUNS[low], at - 2)
         for j in range(at - 1, -1, -1):
             tok = self.toks[j]
             if tok.low in (";",):
@@ -725,19 +847,63 @@ class _Sentence:
         marks: list[tuple[str, tuple[str, ...]]] = []  # ("seen" | "unseen" | "unaware", who)
         subjects: list[tuple[str, ...]] = []
         perceivers: list[str] = []
+        believed = self._believed(verbs)
+        believers: dict[int, tuple[str, ...]] = {}
         for k, verb in enumerate(verbs):
             who, why = self._subject(verbs, k)
+            if "believe" in verb.classes[:1]:
+                believers[k] = who
+            holder = next((believers[b] for b in believed.get(k, ())), None)
+            if holder is not None and who != holder:
+                continue  # the believer's view of another's act or feeling, not the story's
             if not who:
                 continue
             subjects.append(who)
             lo, hi = self._segment(verbs, k)
+            if why is None and len(who) == 1 and self._named_subject(verb.at):
+                self._learn_bound(who[0], lo, hi)
             for cls in verb.classes:
                 done = self._apply(cls, verb, who, why, lo, hi, marks, perceivers)
                 if done:
                     break
         self._negative_perception(marks)
-        self._statements(perceivers)
+        if not any(a.kind in _SPEECH for a in self.actions):
+            # what a sentence of speech says is its speaker's word to its hearers, no
+            # narrator's statement that all present see ("Ann whispered to Ben that the
+            # scarf is in the box" told Cal, out in the garden, where the scarf was)
+            self._statements(perceivers)
+        # where a thing is, stated in a sentence that says who did not see ("Behind Ann's
+        # back, Ben tucked the scarf into the box." with the tucking not read), is not seen
+        # by them either
+        blind = tuple(dict.fromkeys(w for kind, who in marks if kind == "unseen" for w in who))
+        for i, a in enumerate(self.actions):
+            if blind and a.kind == "state":
+                unseen = tuple(dict.fromkeys((*a.unseen_by, *blind)))
+                self.actions[i] = a.model_copy(update={"unseen_by": unseen})
         self._settle(marks, subjects)
+        return self.actions
+
+    def _believed(self, verbs: Sequence[_Verb]) -> dict[int, tuple[int, ...]]:
+        """The verbs in what a verb of believing holds true ("Believing that Ann hated
+        plums, Bo ...", "He assumed she would love it"), from it to the clause's next
+        comma, each with the verb of believing."""
+        out: dict[int, tuple[int, ...]] = {}  # verb -> the verb of believing it is under
+        scope = -1
+        believer = -1
+        for k, verb in enumerate(verbs):
+            if any(self.toks[j].low in (",", ";") for j in range(max(scope, 0), verb.at)):
+                scope = -1
+            if scope >= 0:
+                out[k] = (believer,)
+            elif "believe" in verb.classes[:1] and not verb.negated:
+                scope, believer = verb.end + 1, k
+        return out
+
+    def placements(self) -> list[StoryAction]:
+        """Only the placements the sentence states (a second look at a whole sentence
+        whose clauses, read alone, gave nothing)."""
+        self._find_mentions()
+        self._statements([])
         return self.actions
 
     def _apply(
@@ -780,10 +946,17 @@ class _Sentence:
     ) -> bool:
         if verb.negated or verb.irrealis:
             return False
-        place = self._first(lo, hi, ("place",))
+        place = self._first(lo, hi, ("place",)) or self._general_place(lo, hi)
         box = self._first(lo, hi, ("object",))
         if place is not None and box is not None and box.first < place.first:
             return False  # something else moves to the place
+        if (
+            cls == "go"
+            and box is not None
+            and box.first == lo + 1
+            and self.toks[lo].low in (_DETERMINERS - {"to", "of", "own"})
+        ):
+            return False  # "moved the crate to ...": a thing moved, not its mover
         if box is not None and cls == "go" and self._is_container(box.ids[0]) and len(who) == 1:
             held = self.state.holding.get(who[0])
             if held is None or held == box.ids[0]:
@@ -795,6 +968,8 @@ class _Sentence:
             self.state.at[held] = target
             self.state.placed_by[held] = who[0]
             return True
+        if cls == "leave" and self._thing_object(lo, hi):
+            return False  # "leaving a note in the attic": something left behind
         outward = cls == "leave" or any(
             self.toks[k].low in _AWAY for k in range(lo, place.first if place else hi)
         )
@@ -826,6 +1001,39 @@ class _Sentence:
         self.state.company = {c for c, p in self.state.where.items() if p == pid}
         return True
 
+    def _general_place(self, lo: int, hi: int) -> _Mention | None:
+        """ "entered the room": a definite general word right after the verb (or its
+        preposition) for the one place of the story it is a kind of."""
+        for k in range(lo, min(hi, lo + 3)):
+            low = self.toks[k].low
+            if k in self.by_token or low not in _DEFINITE:
+                continue
+            if k + 1 < hi and (k + 1) not in self.by_token:
+                word = _singular(self.toks[k + 1].low)
+                found = [
+                    self.lex.place_general[t] for t in terms(word) if t in self.lex.place_general
+                ]
+                if found:
+                    return _Mention((found[0],), "place", k + 1, k + 1)
+            return None
+        return None
+
+    def _thing_object(self, lo: int, hi: int) -> bool:
+        """Whether a noun phrase that names no place or character follows the verb as its
+        object ("leaving a sense of calm", not "leaving the garden" or "leaving Bo")."""
+        if lo >= hi or self.toks[lo].low not in _DETERMINERS - {"to", "of", "own"}:
+            return False
+        for k in range(lo, min(hi, lo + 4)):
+            m = self.by_token.get(k)
+            if m is not None:
+                return m.kind == "object"
+            low = self.toks[k].low
+            if any(t in self.lex.place_words for t in terms(_singular(low))):
+                return False  # "left the room": a general word for a place
+            if low in _OBLIQUE or not _wordlike(low):
+                return True
+        return True
+
     def _object_mention(self, lo: int, hi: int) -> tuple[str | None, int, str | None]:
         """The object acted on in tokens ``lo..hi``: its id, where it is named, and why the
         reading is unsure."""
@@ -846,7 +1054,7 @@ class _Sentence:
             if m is not None and m.kind in ("character", "place"):
                 continue
             if tok.low in ("it", "them") and (k == lo or self.toks[k - 1].low != "of"):
-                before = self._object_before(k)
+                before = self._object_before(k, plural=tok.low == "them")
                 if before is not None:
                     return before, k, None
                 if self.state.last_object is None:
@@ -854,17 +1062,27 @@ class _Sentence:
                 return self.state.last_object, k, None
         return None, hi, None
 
-    def _object_before(self, k: int) -> str | None:
-        """What ``it`` at token ``k`` stands for when this sentence named an object before
-        it ("reached for the plum, picking it up"): the nearest, or what a container
-        named there holds."""
+    def _object_before(self, k: int, plural: bool = False) -> str | None:
+        """What ``it`` (``them``: ``plural``) at token ``k`` stands for when this sentence
+        named an object before it ("reached for the plum, picking it up"): the nearest
+        named in the same number ("picked up the socks and moved them to the bin, to
+        discard them"), else the nearest; or what a container named there holds."""
+        found: list[_Mention] = []
         for j in range(k - 1, -1, -1):
             m = self.by_token.get(j)
-            if m is not None and m.kind == "object":
-                if m.of_object is not None:
-                    return m.of_object
-                return self.state.inside.get(m.ids[0], m.ids[0])
-        return None
+            if m is not None and m.kind == "object" and (not found or found[-1] is not m):
+                found.append(m)
+        if not found:
+            return None
+        agreeing = [m for m in found if self._plural(m) == plural]
+        m = agreeing[0] if agreeing else found[0]
+        if m.of_object is not None:
+            return m.of_object
+        return self.state.inside.get(m.ids[0], m.ids[0])
+
+    def _plural(self, m: _Mention) -> bool:
+        low = self.toks[m.last].low
+        return _singular(low) != low.replace("’", "'")
 
     def _source(self, lo: int, hi: int) -> str | None:
         """The container an object is taken ``from`` in tokens ``lo..hi``."""
@@ -904,6 +1122,14 @@ class _Sentence:
             return False
         if lo < hi and self.toks[lo].low in _TO | {"towards", "toward", "over", "across"}:
             return False  # no object: the subject itself moves ("moved towards the bin")
+        if (
+            verb.lemma == "take"
+            and hi - lo > 2
+            and self.toks[lo].low == "it"
+            and self.toks[lo + 1].low in ("upon", "on")
+            and self.toks[lo + 2].low in _REFLEXIVES
+        ):
+            return True  # "took it upon himself to ...": an idiom, nothing taken
         obj, at, obj_why = self._object_mention(lo, hi)
         if obj is None:
             return False
@@ -954,6 +1180,8 @@ class _Sentence:
         self.state.located.add(obj)
         last = self.actions[self.events[-1]] if self.events else None
         if last is not None and last.obj == obj:
+            if obj in self.state.at:
+                self.state.left.setdefault(obj, set()).add(self.state.at[obj])
             self.state.at[obj] = last.target or actor
             self.state.placed_by[obj] = actor if last.target else None
             if last.kind == "take":
@@ -988,6 +1216,9 @@ class _Sentence:
         perceivers: list[str],
     ) -> bool:
         following = [t.low for t in self.toks[lo : min(hi, lo + 3)] if t.low not in (",",)]
+        before = verb.at - 2 if verb.at > 0 and self.toks[verb.at - 1].low in _SUBJECTS else -1
+        if before >= 0 and self.toks[before].low in ("what", "whatever", "which"):
+            return True  # "what he saw": a thing seen, named before; no event
         if verb.lemma == "look" and not (following and following[0] in ("at", "on", "as")):
             return False
         if verb.negated:
@@ -1077,38 +1308,108 @@ class _Sentence:
                 continue
             if any(a.target == box.ids[0] for a in self.actions):
                 continue
-            near = [o for o in plain if abs(o.first - box.first) <= 12]
-            if len(near) == 1 and not any(a.obj == near[0].ids[0] for a in self.actions):
+            near = [o for o in plain if abs(o.first - box.first) <= 16]
+            if (
+                len(near) == 1
+                and not any(a.obj == near[0].ids[0] for a in self.actions)
+                and not self._denied(near[0], box)
+            ):
                 self._state((near[0].ids[0], box.ids[0]), perceivers)
         for box in containers:
-            after = " ".join(t.low for t in self.toks[box.last + 1 : box.last + 4])
-            if _HOLDS.match(after):
-                inner = [o for o in plain if box.last < o.first <= box.last + 8]
-                if inner:
-                    self._state((inner[0].ids[0], box.ids[0]), perceivers)
+            held = self._held_in(box, plain)
+            if held is not None:
+                self._state((held, box.ids[0]), perceivers)
+        for m in plain:
+            # "a plum resting inside", "found a pear nestled within": the container is the
+            # one named last, before it in this sentence or in the one before
+            box_id = next(
+                (b.ids[0] for b in reversed(containers) if b.last < m.first), self.state.last_box
+            )
+            if box_id is not None and self._inside_after(m) and not self._acted_on(m.ids[0]):
+                self._state((m.ids[0], box_id), perceivers)
+        thing = self.state.last_object
+        if (
+            not plain
+            and not self.actions
+            and self.toks
+            and self.toks[0].low == "it"
+            and thing is not None
+            and thing not in self.state.located
+            and not self._is_container(thing)
+        ):
+            # "It was tucked inside a box": the object the story named last
+            for box in containers:
+                if self._locative_before(box.first):
+                    self._state((thing, box.ids[0]), perceivers)
+                    break
         box_id = self.state.last_box
-        if containers or box_id is None or len(plain) != 1 or self.actions:
-            return
-        thing = plain[0].ids[0]
-        if thing in self.state.located:
+        if containers or box_id is None or self.actions:
             return
         words = [t.low for t in self.toks]
+        if len(plain) != 1 or plain[0].ids[0] in self.state.located:
+            return
         bridged = any(w in ("inside", "within", "therein", "there") for w in words)
         for k, w in enumerate(words[:-1]):
-            if w in ("it", "which") and _HOLDS.match(" ".join(words[k + 1 : k + 3])):
-                bridged = True
+            if w in ("it", "which") and any(v in _HOLDING for v in words[k + 1 : k + 4]):
+                bridged = True  # "it was filled with", "which held"
         if bridged:
-            self._state((thing, box_id), perceivers)
+            self._state((plain[0].ids[0], box_id), perceivers)
+
+    def _inside_after(self, m: _Mention) -> bool:
+        """Whether ``inside`` (``within``) follows the object ``m`` as an adverb, with at
+        most one word between and no noun phrase after it ("a plum resting inside.")."""
+        toks = self.toks
+        for k in range(m.last + 1, min(len(toks), m.last + 3)):
+            if toks[k].low in ("inside", "within"):
+                nxt = toks[k + 1].low if k + 1 < len(toks) else ","
+                return not _wordlike(nxt) or nxt in _CLAUSE_EDGE
+            if not _wordlike(toks[k].low) or k in self.by_token:
+                return False
+        return False
+
+    def _acted_on(self, obj: str) -> bool:
+        return any(a.obj == obj for a in self.actions)
+
+    def _denied(self, a: _Mention, b: _Mention) -> bool:
+        """Whether a negation comes between two mentions ("the plum was no longer in the
+        tin", "was not in the tin"): a placement denied, not stated."""
+        lo, hi = min(a.last, b.last), max(a.first, b.first)
+        return any(t.low in _NEGATIONS or t.low == "no" for t in self.toks[lo:hi])
+
+    def _held_in(self, box: _Mention, plain: Sequence[_Mention]) -> str | None:
+        """The object a container is said to hold right after it is named: "the crate held
+        a skirt", "the crate was filled with skirts", "a box that contained a plum", "a
+        basket filled to the brim with peas", "a jar, sitting on a shelf, holding a plum",
+        "an envelope with a plum inside" (``with`` right after the container)."""
+        toks = self.toks
+        for k in range(box.last + 1, min(len(toks), box.last + 9)):
+            if k in self.by_token:
+                return None  # another entity named first: the holder is that one
+            low = toks[k].low
+            if low == "where" and k <= box.last + 2:
+                # "the pantry, where a pear sat": the relative clause says what it holds
+                inner = [o for o in plain if k < o.first <= k + 6]
+                return inner[0].ids[0] if inner else None
+            if low in _HOLDING or (low == "with" and k == box.last + 1):
+                # "filled to the brim with": the contents follow the holding word's "with"
+                inner = [o for o in plain if k < o.first <= k + 10]
+                return inner[0].ids[0] if inner else None
+        return None
 
     def _locative_before(self, at: int) -> bool:
         """Whether a locative preposition comes before token ``at`` with at most three
-        modifiers between ("in the bucket", "inside a small wooden box")."""
-        for j in range(at - 1, max(-1, at - 5), -1):
+        modifiers between ("in the bucket", "inside a small wooden box"), or a part of it
+        named by ``of`` ("in the corner of the bathtub", "on top of the old box")."""
+        allowed = 4
+        j = at - 1
+        while j >= 0 and allowed > 0:
             tok = self.toks[j]
             if tok.low in _LOCATIVE:
                 return True
-            if j in self.by_token or not tok.low.isalpha() or tok.low in ("and", "or"):
+            if j in self.by_token or not _wordlike(tok.low) or tok.low in ("and", "or"):
                 return False
+            allowed = 4 if tok.low == "of" else allowed - 1
+            j -= 1
         return False
 
     def _is_container(self, sid: str) -> bool:
@@ -1116,8 +1417,9 @@ class _Sentence:
 
     def _state(self, placed: tuple[str, str], perceivers: list[str]) -> None:
         obj, box = placed
-        if self.state.at.get(obj) == box:
-            return
+        if self.state.at.get(obj) == box or box in self.state.left.get(obj, ()):
+            return  # where it is, or where it was before an act moved it ("the story of
+            # the boots in the tub", after they were moved): no news
         moved = next((i for i in self.events if self.actions[i].obj == obj), None)
         if moved is not None:
             # "moved the bottle of peas to the fridge": where it was is before the move
@@ -1193,6 +1495,8 @@ class _Sentence:
     def _feel(
         self, cls: str, verb: _Verb, who: tuple[str, ...], why: str | None, lo: int, hi: int
     ) -> bool:
+        if verb.irrealis:
+            return True  # "hoping they would like it": no feeling the story states
         thing = self._first(lo, min(hi, lo + 4), ("object", "place"))
         target = thing.of_object or thing.ids[0] if thing is not None else None
         if target is None and lo < hi and self.toks[lo].low in ("it", "them"):
@@ -1263,7 +1567,9 @@ class _Sentence:
                         state.out[state.last_event], mark, everyone
                     )
             elif marks:
-                state.pending = list(marks)
+                # one who watches and then leaves ("saw it, and left") sees nothing later
+                gone = {c for a in self.actions if a.kind == "exit" for c in a.actors}
+                state.pending = [m for m in marks if m[0] != "seen" or not set(m[1]) & gone]
         first = next(
             (
                 m.ids
@@ -1274,6 +1580,24 @@ class _Sentence:
             ),
             None,
         )
+        lead = self._lead_end()
+        # the main clause's subject, past a leading adjunct ("Realizing that Bo saw it,
+        # Ann's face fell": Ann), is the centre the next sentence continues
+        main = next(
+            (
+                m.ids
+                for m in self.mentions
+                if m.kind == "character"
+                and m.first >= lead
+                and (not m.possessive or m.first == lead)
+                and (m.first == 0 or self.toks[m.first - 1].low not in _PREPOSITIONS)
+            ),
+            first,
+        )
+        if lead < len(self.toks) and self.toks[lead].low in ("he", "she"):
+            # "Knowing that Bo liked it, he ...": the pronoun is the main clause's subject
+            who, _ = self._resolve(self.toks[lead].low, lead)
+            main = (who,) if who else main
         if first is not None and not subjects:
             state.subjects.append(first)
         if subjects:
@@ -1290,9 +1614,9 @@ class _Sentence:
             state.clause_subject = subjects[0] if subjects else (first or ())
         elif self.first_clause:
             state.clause_subject = ()
-        if subjects or first is not None:
+        if subjects or main is not None:
             # the main clause's subject: the first character named, not after a preposition
-            state.centre = first if first is not None else subjects[0]
+            state.centre = main if main is not None else subjects[0]
         for m in self.mentions:
             if m.kind == "character":
                 state.mentioned.extend(m.ids)
@@ -1300,6 +1624,21 @@ class _Sentence:
                 state.last_box = m.ids[0]
             elif m.kind == "object" and not self.actions:
                 state.last_object = m.ids[0]  # "it" next is the thing last named
+
+
+def _gender(low: str) -> str | None:
+    """The personal pronoun a word is a form of ("him", "her", "himself": he, she)."""
+    return (
+        _SUBJECTS.get(low)
+        or _OBJECT_PRONOUNS.get(low)
+        or _POSSESSIVES.get(low)
+        or _REFLEXIVES.get(low)
+    )
+
+
+def _wordlike(low: str) -> bool:
+    """Whether a token is a word (a hyphenated one too: "worn-out")."""
+    return low.replace("-", "").replace("'", "").isalpha()
 
 
 def _marked(
@@ -1311,7 +1650,8 @@ def _marked(
         unseen = tuple(u for u in action.unseen_by if u not in who)
         return action.model_copy(update={"seen_by": seen, "unseen_by": unseen})
     if kind == "unseen":
-        if action.actors and set(who) <= set(action.actors):
+        who = tuple(w for w in who if w not in action.actors)  # a doer sees its own act
+        if not who:
             return action
         seen = tuple(s for s in action.seen_by if s not in who)
         unseen = tuple(dict.fromkeys((*action.unseen_by, *who)))
@@ -1324,6 +1664,12 @@ def _marked(
 
 
 _EVENT_KINDS = frozenset({"move", "take", "give"})
+# a container's contents named after it ("the crate held", "filled to the brim with")
+_HOLDING = frozenset(
+    {"held", "holds", "holding", "contained", "contains", "containing", "housed", "housing"}
+    | {"filled", "full", "brimming", "overflowing", "stuffed", "packed", "stocked", "laden"}
+    | {"crammed", "loaded", "heaped", "piled"}
+)
 _HOLDS = re.compile(
     r"(?:held|holds|holding|contained|contains|containing|filled with|full of|housed|housing)\b"
 )
@@ -1334,13 +1680,20 @@ _BASE_BEFORE = frozenset(
 )
 _ADVERBISH = frozenset({"not", "also", "then", "just", "quickly", "never", "even", "soon"})
 _MODALS = frozenset(
-    {"would", "could", "might", "should", "may", "will", "can", "shall", "if", "unless"}
+    {"would", "could", "might", "should", "may", "will", "can", "shall", "must", "if"} | {"unless"}
 )
 _CLAUSE_EDGE = frozenset({",", ";", ":", "—", "–", "(", ")", "and", "but", "so", "then"})
 _OBLIQUE = frozenset(
     {"for", "towards", "toward", "about", "at", "with", "against", "upon", "across", "through"}
     | {"into", "onto", "to", "in", "on", "under", "inside", "behind", "beside", "near", "by"}
     | {"like", "than", "without", "despite", "toward", "regarding", "concerning"}
+)
+# words opening a leading phrase that has a subject of its own or names one ("When Bo
+# saw it, he", "In Bo's mind, he"): a name there may be the main clause's pronoun
+_OPENERS = frozenset(
+    {"as", "when", "while", "after", "before", "since", "because", "once", "if", "though"}
+    | {"although", "until", "whenever", "in", "with", "to", "for", "at", "on", "from"}
+    | {"during", "despite", "by", "upon", "under", "just", "even", "and", "but", "so"}
 )
 _PREPOSITIONS = frozenset(
     {"to", "of", "at", "with", "for", "from", "by", "about", "towards", "toward", "upon", "on"}

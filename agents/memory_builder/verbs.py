@@ -8,7 +8,8 @@ for the seed synsets and the few exceptions) maps an inflected form ("strolled",
 - ``put``: the subject places an object somewhere; ``discard``: gets rid of it;
 - ``take``: the subject takes hold of an object; ``give``: hands it to someone;
 - ``perceive``: sees, notices, watches; ``tell``: says, tells, whispers;
-- ``like``, ``dislike``: feelings.
+- ``like``, ``dislike``: feelings;
+- ``believe``: thinks, assumes, believes (what follows is the believer's view).
 """
 
 from __future__ import annotations

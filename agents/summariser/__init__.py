@@ -1,2 +1,2 @@
-"""Summarising the hierarchy's closed scenes and plotlines with a model (offline: the fold's
+"""Summarising the hierarchy's closed scenes and plotlines with a model (offline: consolidation's
 extractive summaries, fabula.memory.hierarchy)."""

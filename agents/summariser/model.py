@@ -8,7 +8,7 @@ plot (its plotlines' summaries) as a
 reply is asked for with structured output: blank or overlong text is shown back to the
 model and asked for again, within the client's attempts; then
 :class:`~fabula.errors.ModelOutputError` is raised and the node keeps its extractive
-summary. The offline summariser is the fold's extractive summary itself (nothing to ask).
+summary. The offline summariser is consolidation's extractive summary itself (nothing to ask).
 The JSON schema sent (:func:`summary_json_schema`, unless the role's ``schemas`` setting is
 ``generic``) bounds the title and the summary to one line of their lengths.
 """

@@ -3,8 +3,9 @@
 It stands in for a model in the tests and in ``fabula bench model``. It serves
 ``POST /v1/chat/completions`` (plain JSON, or server-sent events when the request asks to
 ``stream``), ``POST /v1/embeddings`` (each input embedded by ``embed``, a function of the
-text; float lists, or base64 as the OpenAI client asks by default) and ``GET /v1/models``,
-with nothing but the standard library. A caller queues
+text; float lists, or base64 as the OpenAI client asks by default; or, with
+``embeddings_reply`` set, a hostile answer: ``raw``, ``endless`` or ``drip_s``) and
+``GET /v1/models``, with nothing but the standard library. A caller queues
 the replies, in order, and reads back every request body it received::
 
     with FakeOpenAI() as server:
@@ -57,6 +58,7 @@ queued reply whose conditions it meets; a reply without conditions fits every re
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import itertools
 import json
@@ -178,6 +180,9 @@ class FakeOpenAI(LocalServer):
         self.reject_tools = False
         self.fallback: Callable[[dict[str, Any]], Reply] | None = None
         self.embed: Callable[[str], list[float]] = hashed_words  # /v1/embeddings
+        # a hostile answer to every embeddings request (its raw, endless and drip_s are
+        # read; None: the embeddings of ``embed``)
+        self.embeddings_reply: Reply | None = None
         self.in_flight = 0
         self.max_in_flight = 0
         self._replies: deque[Reply] = deque()
@@ -492,7 +497,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if route == "/v1/embeddings":
             self.fake.requests.append(body)
-            self._send_json(200, self.fake.embeddings(body))
+            # the client may give up (a bound it set): nothing to answer
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                self._embeddings(body)
             return
         fake = self.fake
         with fake._lock:
@@ -505,6 +512,19 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             with fake._lock:
                 fake.in_flight -= 1
+
+    def _embeddings(self, body: dict[str, Any]) -> None:
+        hostile = self.fake.embeddings_reply
+        if hostile is None:
+            self._send_json(200, self.fake.embeddings(body))
+        elif hostile.endless:
+            self._send_endless(body)
+        else:
+            data = (
+                hostile.raw if hostile.raw is not None else json.dumps(self.fake.embeddings(body))
+            )
+            raw = data.encode() if isinstance(data, str) else data
+            self._send_body(raw, hostile.raw_type, hostile.drip_s)
 
     def _answer(self, body: dict[str, Any]) -> None:
         chosen = self.fake.choose(body)

@@ -72,7 +72,7 @@ def model_settings(server: FakeOpenAI, home: Path) -> Settings:
 async def scripted_opening(redis_url: str, home: Path, story: str = STORY) -> None:
     """Open ``story`` of the hollow_book world and commit its scripted opening offline."""
     async with Fabula(redis_url, Settings(home=home)) as offline:
-        store = await offline.new_story("hollow_book", story)
+        store = await offline.create_story("hollow_book", story, opening=False)
         for text in load_world("hollow_book").opening.turns:
             await offline.commit_scripted(store, text)
 
@@ -128,7 +128,7 @@ EXTRACTED = {"actions": [go_action()]}
 
 
 def script_turn(fake: FakeOpenAI, *, extraction: bool = True) -> None:
-    """Replies for one whole turn: planner, both characters, writer, (extractor)."""
+    """Replies for one whole turn: planner, both characters, writer, (memory-builder)."""
     fake.reply_json(PLAN, schema="TurnPlan")
     fake.reply_json(LEO, schema="CharacterProposal", contains="You are Leo")
     fake.reply_json(MARA, schema="CharacterProposal", contains="You are Mara")

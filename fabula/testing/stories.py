@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import redis.asyncio as aredis
 
 from fabula.agents.contracts import Decision
-from fabula.agents.memory_builder import OfflineMemoryBuilder
+from fabula.graph.commit import CommitPath, commit_text
 from fabula.memory import keys
 from fabula.memory.connection import connect
 from fabula.memory.delta import DeltaBuilder, TurnDelta
@@ -111,9 +111,9 @@ async def tell_story(
         title="test",
         rules=rules,
     )
-    builder = OfflineMemoryBuilder()
+    path = CommitPath()  # the service's commit path, offline
     for turn, text in enumerate(turns, start=1):
-        await builder.commit(store, turn, text)
+        await commit_text(path, store, turn, text)
     return store
 
 
@@ -215,9 +215,9 @@ def check_story(url: str, story: str, branch: str = "main") -> int:
 async def write_turn(fab: Fabula, store: StoryStore, acked: dict[int, str], *, human: bool) -> None:
     """One turn, run through by the model, or approved by a human (``human``); once
     committed, its text is recorded in ``acked`` under its turn."""
-    outcome = await fab.run_turn(store, auto=not human)
+    outcome = (await fab.run(store, auto=not human)).outcome
     if outcome == "pending":
-        outcome = await fab.decide(store, Decision(action="approve"))
+        outcome = (await fab.decide(store, Decision(action="approve"))).outcome
     if outcome == "committed":
         head = await store.head()
         acked[head] = (await store.turn_texts(head, head))[0].text

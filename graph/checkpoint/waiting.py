@@ -4,7 +4,7 @@ A turn awaiting approval is a thread whose newest root checkpoint holds an inter
 its pending writes: LangGraph stores it under the slot ``WRITES_IDX_MAP["__interrupt__"]``
 (:data:`INTERRUPT_SLOT`), which the write's field ``[task, slot]`` names in plain JSON. So a
 listing of many stories (``fabula stories``) learns what waits in two pipelined round trips,
-without loading the graph (the service's ``pending_turn`` reads the whole state, and agrees:
+without loading the graph (the service's ``pending`` reads the whole state, and agrees:
 ``tests/graph/test_cli_desk.py``).
 """
 

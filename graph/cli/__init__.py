@@ -97,6 +97,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Ask a character questions: it answers from only its own mind (its beliefs and what "
         "it witnessed), e.g.",
     ),
+    "migrate": (
+        "migrate",
+        "Bring stories stored by an older Fabula up to this one's schema (one line each; "
+        "run it again at will: a story up to date is left as it is).",
+    ),
     "serve": ("studio", "The web studio: steer stories in a browser."),
     "server": ("redis_server", "The embedded Redis server."),
 }

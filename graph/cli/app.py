@@ -118,7 +118,9 @@ class FabulaGroup(TyperGroup):
         try:
             return super().invoke(ctx)
         except FabulaError as exc:
-            raise fail(str(exc), exc.exit_code) from None
+            from fabula.graph.cli.remedies import error_line  # loaded when an error is met
+
+            raise fail(error_line(exc), exc.exit_code) from None
         except Exception as exc:
             # a Redis error can only come from redis, imported by then: not imported here
             errors = sys.modules.get("redis.exceptions")
@@ -271,12 +273,13 @@ class Stores:
         return StoryStore(self.admin, story, branch, limits=self.settings.limits)
 
     def read(self, story: str | StoryStore, branch: str = "main") -> Reader:
-        """The read side of one branch, as :meth:`fabula.graph.service.Fabula.read` gives it."""
-        from fabula.graph.service.reader import Reader
+        """The read side of one branch, as :meth:`fabula.graph.service.Fabula.read` gives it
+        but for the reads inside a mind (recall, chat, the lived story) and the summary."""
+        from fabula.graph.service.reader import Reader, Sources
         from fabula.memory.store import StoryStore
 
         store = story if isinstance(story, StoryStore) else self.store(story, branch)
-        return Reader(store, self.settings.prices, lore_budget=self.settings.lore_budget)
+        return Reader(store, Sources(self.settings))
 
 
 def run_with_stores(coro_fn: Callable[[Stores], Coroutine[Any, Any, T]]) -> T:

@@ -41,7 +41,7 @@ def chat(
     async def go(fab: Fabula) -> None:
         store = fab.store(story, branch)
         if ask is not None:
-            show(await fab.chat(store, character, ask, as_of=as_of), as_json)
+            show(await fab.read(store).chat(character, ask, as_of=as_of), as_json)
             return
         me = await store.resolve(character, "character")  # an unknown one: said at once
         await store.require()
@@ -60,7 +60,7 @@ def chat(
             if not question:
                 continue
             try:
-                answer = await fab.chat(store, me.id, question, as_of=as_of)
+                answer = await fab.read(store).chat(me.id, question, as_of=as_of)
             except InvalidInput as exc:  # this line is refused (too long): the chat goes on
                 err.print(Text.assemble(("error:", "red"), " ", str(exc)), soft_wrap=True)
                 refused = exc

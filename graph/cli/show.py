@@ -249,8 +249,8 @@ def recall(
     given for REQUEST, within --budget tokens, e.g. `fabula recall demo "where is the key?"`."""
 
     async def go(fab: Fabula) -> None:
-        found = await fab.recall(
-            fab.store(story, branch), request, budget=budget, character=character, as_of=as_of
+        found = await fab.read(fab.store(story, branch)).recall(
+            request, budget=budget, character=character, as_of=as_of
         )
         if as_json:
             dump(found)
@@ -335,7 +335,7 @@ def export(
         if as_character is not None:
             from fabula.graph.service.lived import lived_markdown
 
-            found = await fab.lived(store, as_character, as_of=as_of)
+            found = await fab.read(store).lived(as_character, as_of=as_of)
             if fmt is ExportFormat.md:
                 _emit(lived_markdown(found).encode(), out_file)
             elif fmt is ExportFormat.epub:

@@ -81,7 +81,7 @@ def delete(
     """Delete a story, its branches, its minds and their users (asks first, unless --yes)."""
 
     async def exists(stores: Stores) -> None:
-        await stores.store(story).require()
+        await stores.store(story).require(any_version=True)
 
     run_with_stores(exists)  # an unknown story is said before asking
     if not yes and not _confirmed(
@@ -91,7 +91,7 @@ def delete(
         raise typer.Exit(1)
 
     async def go(fab: Fabula) -> None:
-        await fab.store(story).require()
+        await fab.store(story).require(any_version=True)
         await fab.delete_story(story)
         out.print(f"deleted {story}")
 

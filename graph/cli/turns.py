@@ -9,15 +9,15 @@ import typer
 from rich.progress import Progress
 from rich.text import Text
 
-from fabula.errors import InvalidInput, StoryAtRest
+from fabula.errors import InvalidInput
 from fabula.graph.cli.app import app, dump, err, out, run_with_app, settings
-from fabula.graph.service.pending import MAX_RUN_TURNS, check_bounds
+from fabula.graph.service.pending import MAX_RUN_TURNS, Pending, check_bounds
 
 if TYPE_CHECKING:  # imported when a command runs: `fabula --help` stays quick
     from fabula.agents.contracts import Decision
     from fabula.graph.service import Fabula
-    from fabula.graph.service.pending import Listener, Pending, TurnEvent
-    from fabula.graph.service.responses import DecisionOut, DraftsOut
+    from fabula.graph.service.pending import Listener, TurnEvent
+    from fabula.graph.service.responses import DecisionOut, DraftsOut, PendingListed
     from fabula.limits import Limits
 
 __all__ = ["approve", "edit", "in_editor", "moved_note", "pending", "reject", "rewind", "run"]
@@ -71,21 +71,20 @@ def run(
         with Progress(console=err, transient=True) as progress:
             task = progress.add_task(f"writing {story}", total=turns)
             for _ in range(turns):
-                try:
-                    outcome = await fab.run_turn(
-                        store, auto=auto, direction=direction, listener=prose_printer(), parts=given
-                    )
-                    given = {}  # the parts given are the first turn's
-                except StoryAtRest as rest:
+                ran = await fab.run(
+                    store, auto=auto, direction=direction, listener=prose_printer(), parts=given
+                )
+                given = {}  # the parts given are the first turn's
+                if ran.rest is not None:
                     progress.stop()
-                    head = await store.head()
                     out.print(
-                        f"{story}: {done} turn(s) written, now at turn {head}; at rest: "
-                        f"{rest.message}"
+                        f"{story}: {done} turn(s) written, now at turn {ran.head}; at rest: "
+                        f"{ran.rest}"
                     )
                     return
+                outcome = ran.outcome
                 if outcome == "pending":
-                    waiting = await fab.pending_turn(store)
+                    waiting = await fab.pending(store)
                     progress.stop()
                     print_pending(waiting)
                     expect = f" --expect {waiting.id}" if waiting is not None else ""
@@ -157,19 +156,22 @@ def print_drafts(drafts: DraftsOut) -> None:
         )
 
 
-def print_pending(pending: Pending | None) -> None:
+def print_pending(pending: Pending | PendingListed | None) -> None:
     """A turn awaiting approval: its draft and the critic's findings."""
     if pending is None:
         return
-    request = pending.request
+    if isinstance(pending, Pending):
+        text, findings, ident = pending.request.draft.text, pending.request.findings, pending.id
+    else:
+        text, findings, ident = pending.draft, pending.findings, pending.pending_id
     out.rule(
         Text(
             f"{pending.story} [{pending.branch}] turn {pending.turn} awaits approval "
-            f"(draft {pending.id})"
+            f"(draft {ident})"
         )
     )
-    out.print(request.draft.text)
-    for f in request.findings:
+    out.print(text)
+    for f in findings:
         out.print(Text.assemble("  ", (f.severity, "yellow"), f" {f.kind}: {f.message}"))
 
 
@@ -179,10 +181,10 @@ def pending(as_json: bool = typer.Option(False, "--json")) -> None:
     changes, as the API's pending gives them)."""
 
     async def go(fab: Fabula) -> None:
-        if as_json:
-            dump(await fab.pending_listed())
-            return
         items = await fab.all_pending()
+        if as_json:
+            dump(items)
+            return
         if not items:
             out.print("nothing awaits approval")
         for p in items:
@@ -210,9 +212,9 @@ def _decide(
 ) -> None:
     async def go(fab: Fabula) -> None:
         store = fab.store(story, branch)
-        done = await fab.decide_turn(store, decision, force=force, expect=expect)
+        done = await fab.decide(store, decision, force=force, expect=expect)
         if done.outcome == "pending":
-            print_pending(await fab.pending_turn(store))
+            print_pending(await fab.pending(store))
         if done.moved_to is not None:
             out.print(f"{story} [{branch}]: {moved_note(done)}")
         elif done.durable is False:

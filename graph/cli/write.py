@@ -27,9 +27,10 @@ from typing import TYPE_CHECKING
 import typer
 from rich.text import Text
 
-from fabula.errors import FabulaError, InvalidInput, StoryAtRest
+from fabula.errors import FabulaError, InvalidInput
 from fabula.graph.cli.app import app, err, out, run_with_app
 from fabula.graph.cli.play import ask_parts, play_more
+from fabula.graph.cli.remedies import error_line
 from fabula.graph.cli.turns import in_editor, moved_note, print_drafts, prose_printer
 
 if TYPE_CHECKING:
@@ -122,7 +123,7 @@ def _decision(**fields: str | bool | None) -> Decision:
 async def _decide(fab: Fabula, store: StoryStore, decision: Decision, expect: str) -> str:
     """Apply ``decision`` to draft ``expect``, Ctrl-C held until it is done; its outcome."""
     with _held_interrupt():
-        done = await fab.decide_turn(store, decision, expect=expect, listener=prose_printer())
+        done = await fab.decide(store, decision, expect=expect, listener=prose_printer())
     return done.outcome if done.moved_to is None else moved_note(done)
 
 
@@ -131,23 +132,18 @@ async def _session(fab: Fabula, store: StoryStore) -> None:
     await store.require()
     direction: str | None = None
     while True:
-        if await fab.pending_turn(store) is None:
+        if await fab.pending(store) is None:
             # a played character's part, asked beside its own view (fabula.graph.cli.play)
             parts = await ask_parts(fab, store, _ask)
             with _held_interrupt():
                 try:
-                    ran = await fab.run_turn(
+                    done = await fab.run(
                         store,
                         auto=False,
                         direction=direction,
                         listener=prose_printer(),
                         parts=parts,
                     )
-                except StoryAtRest as rest:
-                    out.print(
-                        f"{store.story}: at rest at turn {await store.head()}: {rest.message}"
-                    )
-                    return
                 except FabulaError as exc:
                     if direction is None:
                         raise
@@ -158,7 +154,10 @@ async def _session(fab: Fabula, store: StoryStore) -> None:
                     direction = None
                     continue
             direction = None
-            if ran == "part":
+            if done.rest is not None:
+                out.print(f"{store.story}: at rest at turn {done.head}: {done.rest}")
+                return
+            if done.outcome == "part":
                 continue  # the turn stopped for a played character's part: asked above
         details = await fab.pending_details(store)
         _show(details)
@@ -206,7 +205,7 @@ async def _session(fab: Fabula, store: StoryStore) -> None:
 
 def _refused(exc: FabulaError) -> None:
     """A refusal's one line on stderr (the loop goes on)."""
-    err.print(Text.assemble(("error:", "red"), " ", str(exc)), soft_wrap=True)
+    err.print(Text.assemble(("error:", "red"), " ", error_line(exc)), soft_wrap=True)
 
 
 @app.command()

@@ -1,10 +1,15 @@
 """The application service and its read side: what every interface (the command line, the
 studio, the Agent Server) calls, over the turn graph (:mod:`fabula.graph.build`).
 
-- :mod:`~fabula.graph.service.application` — :class:`Fabula`: create, run, approve, fork
-  and read stories; one turn at a time through the turn graph;
+- :mod:`~fabula.graph.service.application` — :class:`Fabula`, the one object an interface
+  holds: the :mod:`~fabula.graph.service.core` (Redis, checkpointer, roles) with its parts,
+  :mod:`~fabula.graph.service.stories` (make, import, delete),
+  :mod:`~fabula.graph.service.turns` (write turns), :mod:`~fabula.graph.service.decisions`
+  (what awaits a decision; approve, edit, reject), :mod:`~fabula.graph.service.branches`
+  (fork, rewind, retcon) and :mod:`~fabula.graph.service.alternatives` (drafts side by side);
 - :mod:`~fabula.graph.service.reader` — :class:`Reader`, the one door for reads
-  (``fab.read(story, branch)``) over :mod:`~fabula.graph.service.reading`,
+  (``fab.read(story, branch)``: recall, chat and the lived story too) over
+  :mod:`~fabula.graph.service.reading`,
   :mod:`~fabula.graph.service.cards` (cards, CHARX, lorebooks) and
   :mod:`~fabula.graph.service.epub`; :mod:`~fabula.graph.service.responses`, the response
   models every interface answers with;
@@ -23,15 +28,12 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from fabula.graph.service.application import (
-        Deciding,
-        Fabula,
-        Making,
-        TurnOutcome,
-        world_infos,
-    )
+    from fabula.graph.service.application import Fabula
     from fabula.graph.service.consolidation import consolidator
+    from fabula.graph.service.core import TurnOutcome
+    from fabula.graph.service.decisions import Deciding
     from fabula.graph.service.pending import Listener, Pending, TurnEvent
+    from fabula.graph.service.stories import Making, world_infos
 
 __all__ = [
     "Deciding",
@@ -48,6 +50,10 @@ __all__ = [
 # where each name is defined: the module imported when the name is first asked for
 _HOMES = {
     "consolidator": "consolidation",
+    "Deciding": "decisions",
+    "Making": "stories",
+    "TurnOutcome": "core",
+    "world_infos": "stories",
     "Listener": "pending",
     "Pending": "pending",
     "TurnEvent": "pending",

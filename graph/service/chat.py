@@ -33,7 +33,8 @@ from fabula.agents.contracts import CharacterBrief, ChatRequest
 from fabula.agents.roles import ChatVoiceRole
 from fabula.agents.views import author_view
 from fabula.errors import InvalidInput
-from fabula.graph.service.reading import MAX_REQUEST_CHARS, check_as_of, own_lore, own_voice
+from fabula.graph.service.reading import check_as_of
+from fabula.graph.service.recall import MAX_REQUEST_CHARS, own_lore, own_voice
 from fabula.graph.service.responses import ChatOut, ChatRecord
 from fabula.memory.acl import CharacterMind, MindPool
 from fabula.memory.answer import UNKNOWN, Question, parse_question, resolve_chain
@@ -86,7 +87,7 @@ async def chat(
     as_of = await check_as_of(store, as_of)
     me = await store.resolve(character, "character")
     mind = await minds.mind(store.story, me.id, store.branch)
-    entities = await mind.entities()
+    entities = await mind.entities(as_of=as_of)
     own = await own_lore(mind, question, budget=lore_budget, counter=counter)
     lore = own.lit
     found = await mind.recall(question, budget=CHAT_BUDGET, counter=counter, as_of=as_of)
@@ -105,7 +106,7 @@ async def chat(
     if voice is not None:
         brief = await _brief(store, me)
         exemplars = await own_voice(
-            mind, question, budget=CHAT_BUDGET // VOICE_SHARE, counter=counter
+            mind, question, budget=CHAT_BUDGET // VOICE_SHARE, counter=counter, as_of=as_of
         )
         said = (
             await voice.answer(

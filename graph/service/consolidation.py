@@ -1,15 +1,15 @@
 """How committed turns are consolidated into the hierarchy: inline, through RQ, or not.
 
-Either way a turn never waits for it: ``inline`` folds in a background task of this process
-(one per branch, :class:`InlineConsolidation`), ``rq`` enqueues a job for a worker.
-Consolidation is idempotent and watermarked, so a fold that is late, or lost with its
+Either way a turn never waits for it: ``inline`` consolidates in a background task of this
+process (one per branch, :class:`InlineConsolidation`), ``rq`` enqueues a job for a worker.
+Consolidation is idempotent and watermarked, so a pass that is late, or lost with its
 process, is done by the next one.
 
-In model mode (a summariser role on a model) each fold is followed by the summaries step
-(:func:`~fabula.memory.summarise.summarise_closed`: the model rewrites the extractive
-summaries of the scenes and plotlines that closed), in its own background task so that a
-slow model never holds up the folds; with RQ, by :func:`summarise_job`, a job that waits
-for its fold and builds the summariser from the worker's own settings.
+In model mode (a summariser role on a model) each consolidation pass is followed by the
+summaries step (:func:`~fabula.memory.summarise.summarise_closed`: the model rewrites the
+extractive summaries of the scenes and plotlines that closed), in its own background task so
+that a slow model never holds up consolidation; with RQ, by :func:`summarise_job`, a job that waits
+for its consolidation and builds the summariser from the worker's own settings.
 """
 
 from __future__ import annotations
@@ -53,24 +53,24 @@ async def summarise_metered(store: StoryStore, summariser: SummariserRole) -> Su
 
 
 class InlineConsolidation:
-    """Folds committed turns into the hierarchy in this process, off the turn's path.
+    """Consolidates committed turns into the hierarchy in this process, off the turn's path.
 
-    Calling it schedules a fold of the branch up to its head and returns at once (one task
+    Calling it schedules consolidation of the branch up to its head and returns at once (one task
     per branch, :class:`~fabula.memory.branch_tasks.BranchTasks`); :meth:`wait` and
-    :meth:`drain` wait for the folds (before deleting a story, and before closing the
-    connection the stores use). With a ``summariser``, each fold schedules the summaries
-    step on the branch, in a second background task (waited for after the folds).
+    :meth:`drain` wait for consolidation (before deleting a story, and before closing the
+    connection the stores use). With a ``summariser``, each pass schedules the summaries
+    step on the branch, in a second background task (waited for after consolidation).
     """
 
     def __init__(self, summariser: SummariserRole | None = None) -> None:
         self.summariser = summariser
-        self._tasks = BranchTasks(self._fold, "consolidation")
+        self._tasks = BranchTasks(self._consolidate, "consolidation")
         self._summaries = BranchTasks(self._summarise, "summaries")
 
     async def __call__(self, store: StoryStore, turn: int) -> None:
         self._tasks.schedule(store)
 
-    async def _fold(self, store: StoryStore) -> None:
+    async def _consolidate(self, store: StoryStore) -> None:
         from fabula.memory.hierarchy import consolidate
 
         await consolidate(store)
@@ -82,16 +82,16 @@ class InlineConsolidation:
             await summarise_metered(store, self.summariser)
 
     def running(self) -> int:
-        """How many folds (and summaries steps) are under way."""
+        """How many consolidation passes (and summaries steps) are under way."""
         return self._tasks.running() + self._summaries.running()
 
     async def wait(self, story: str) -> None:
-        """Wait for the folds of one story, then for its summaries."""
+        """Wait for the consolidation of one story, then for its summaries."""
         await self._tasks.wait(story)
         await self._summaries.wait(story)
 
     async def drain(self, summaries_s: float | None = None) -> None:
-        """Wait for every fold, then for every summaries step: for at most
+        """Wait for all consolidation, then for every summaries step: for at most
         ``summaries_s`` seconds, if given (a process closing; the summaries it leaves are
         written by the next run, since a summary is asked for until it is written)."""
         await self._tasks.drain()
@@ -108,8 +108,8 @@ def consolidator(
 ) -> Consolidator | None:
     """How committed turns are consolidated: ``inline`` (in a background task of this
     process), ``rq`` (enqueued, on ``queue_url`` or ``url``) or ``off``; with a
-    ``summariser`` (model mode), each fold is followed by the summaries step (on RQ: a
-    :func:`summarise_job` after each fold job). Raises :class:`ConfigError` for RQ on a
+    ``summariser`` (model mode), each consolidation pass is followed by the summaries step (on RQ: a
+    :func:`summarise_job` after each consolidation job). Raises :class:`ConfigError` for RQ on a
     Redis Cluster without a separate queue (rq 3.0 cannot use a cluster)."""
     if mode == "off":
         return None
@@ -135,7 +135,7 @@ def consolidator(
 
 
 def summarise_job(story: str, branch: str) -> int:
-    """The RQ job that follows a fold in model mode: the summaries step on one branch,
+    """The RQ job that follows consolidation in model mode: the summaries step on one branch,
     with the summariser and the connection built from the worker's settings
     (``FABULA_MODEL_*``, ``FABULA_REDIS_URL``, read here: a job is an entry point; it
     carries no credentials). Returns how many summaries the model wrote; a worker with no

@@ -73,7 +73,7 @@ def epub_book(
 async def story_epub(store: StoryStore, as_of: int | None = None) -> bytes:
     """The branch's text (to turn ``as_of``) as an EPUB book: the premise, then the story,
     a paragraph a turn."""
-    text = await reading.story_text(store, as_of)
+    text = await reading.text(store, as_of)
     document = await store.pack_document()
     premise = json.loads(document).get("premise") if document else None
     chapters = [Chapter("Premise", [premise])] if isinstance(premise, str) and premise else []

@@ -1,8 +1,9 @@
 """The stories on a server as listed (``fabula stories``, the studio's front page).
 
 Every story is read at once, in two pipelined round trips (:mod:`fabula.memory.listing`:
-the memory's models are not loaded), and what waits for a decision is read from the checkpoints' keys (:mod:`fabula.graph.checkpoint.waiting`) rather than through
-the turn graph, so a listing loads neither the application nor LangGraph.
+the memory's models are not loaded), and what waits for a decision is read from the
+checkpoints' keys (:mod:`fabula.graph.checkpoint.waiting`) rather than through the turn
+graph, so a listing loads neither the application nor LangGraph.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from fabula.agents.contracts import Draft
-from fabula.errors import EditRefused, InvalidInput
+from fabula.errors import EditRefused, InvalidInput, Remedy
 from fabula.graph.state import ApprovalRequest, PartRequest
 
 if TYPE_CHECKING:  # annotations only: the command line imports this module for its bounds
@@ -111,7 +111,7 @@ def pending_in(store: StoryStore, turn: int, snapshot: StateSnapshot) -> Pending
         for intr in task.interrupts:
             if _asks_part(intr.value):
                 continue  # a played character's part, not a draft
-            request = ApprovalRequest.model_validate(intr.value)  # an old one's names too
+            request = ApprovalRequest.model_validate(intr.value)
             return Pending(store.story, store.branch, turn, request, checkpoint)
     return None
 
@@ -162,8 +162,8 @@ def raise_if_edit_not_taken(request: ApprovalRequest | None, where: dict[str, An
             f"{f.kind}: {f.message}" + (f" ({f.quote!r})" if f.quote else "") for f in errors
         )
         raise EditRefused(
-            f"the critic found {len(errors)} error(s) in the edit: {listed} — nothing "
-            "was written; commit it anyway with --force",
+            f"the critic found {len(errors)} error(s) in the edit: {listed} — nothing was written",
+            remedy=Remedy("force"),
             **where,
         )
 

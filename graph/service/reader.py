@@ -1,136 +1,280 @@
 """The one door for reads: :class:`Reader`, one branch's read side.
 
-:meth:`fabula.graph.service.application.Fabula.read` builds it; the CLI and the studio read
-a story through it and nothing else (an import contract in ``pyproject.toml`` holds them to
-it). Each method is a function of :mod:`~fabula.graph.service.reading`,
-:mod:`~fabula.graph.service.cards` or :mod:`~fabula.graph.service.epub` on this branch. The recall's
-limits (:data:`RECALL_BUDGET` and the most a request may ask) are named here for the
-interfaces' parameters.
+:meth:`fabula.graph.service.application.Fabula.read` builds it with every source a read
+needs (:class:`Sources`: the minds, the token counter, the embedder, the chat's voice, what
+waits for a decision); the command line's light way in (``fabula show``) builds it with the
+settings alone, for the reads that need no more. The CLI and the studio read a story through
+it and nothing else (import contracts in ``pyproject.toml`` hold them to it). Its reads are
+the functions of :mod:`~fabula.graph.service.reading` (the same names),
+:mod:`~fabula.graph.service.chat`, :mod:`~fabula.graph.service.lived`,
+:mod:`~fabula.graph.service.cards` and :mod:`~fabula.graph.service.epub` on this branch.
+The recall's limits (:data:`RECALL_BUDGET` and the most a request may ask) are named here for
+the interfaces' parameters.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Unpack
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Unpack
 
-from fabula.graph.service.reading import (  # the cards and EPUB modules load when asked for
-    MAX_RECALL_BUDGET,
-    MAX_REQUEST_CHARS,
-    RECALL_BUDGET,
-    EvidenceQuery,
-    beliefs,
-    branch_list,
-    character_page,
-    evidence,
-    export,
-    lore,
-    markdown,
-    minds,
-    moment,
-    plot,
-    scenes,
-    story_text,
-    usage,
-    world,
-)
+from fabula.errors import ConfigError, NotFound
+from fabula.graph.service import pictures, reading, recall
+from fabula.graph.service.reading import EvidenceQuery
+from fabula.graph.service.recall import MAX_RECALL_BUDGET, MAX_REQUEST_CHARS, RECALL_BUDGET
 from fabula.graph.service.responses import (
     BeliefsOut,
     BranchOut,
     CharacterPageOut,
+    ChatOut,
     EvidenceOut,
     ExportOut,
+    LivedOut,
     LoreOut,
     MindsOut,
+    PendingSummary,
     PlotOut,
+    RecallOut,
+    StorySummary,
     StoryText,
     UsageOut,
     WorldOut,
 )
-from fabula.memory.records import HierarchyNode
-from fabula.memory.store import StoryStore
+from fabula.memory.records import Entity, HierarchyNode
+from fabula.memory.store import StoryStore, TurnText
 from fabula.memory.tokens import TokenCounter
-from fabula.settings import LORE_BUDGET, Price
+from fabula.settings import Settings
 
-__all__ = ["MAX_RECALL_BUDGET", "MAX_REQUEST_CHARS", "RECALL_BUDGET", "Reader"]
+if TYPE_CHECKING:  # annotations only: `fabula show` loads no minds, roles or graph
+    from fabula.agents.roles import ChatVoiceRole
+    from fabula.graph.service.pending import Pending
+    from fabula.memory.acl import MindPool
+    from fabula.memory.index.vectors import Embedder
+
+__all__ = ["MAX_RECALL_BUDGET", "MAX_REQUEST_CHARS", "RECALL_BUDGET", "Reader", "Sources"]
+
+
+@dataclass(frozen=True)
+class Sources:
+    """What the reads draw on besides the story: the settings (prices, the lore's budget),
+    and, from the application, the minds (a character's own Redis user), the token counter,
+    the embedder, the chat's voice and what waits for a decision. A read whose source is
+    missing (the light way in) raises :class:`ConfigError`."""
+
+    settings: Settings
+    counter: TokenCounter | None = None  # None: counted in words
+    minds: MindPool | None = None
+    embedder: Embedder | None = None
+    voice: ChatVoiceRole | None = None
+    pending: Callable[[StoryStore], Awaitable[Pending | None]] | None = None
+
+    def mind_pool(self) -> MindPool:
+        """The minds, for a read inside a character's own mind."""
+        if self.minds is None:
+            raise ConfigError("this read needs the application's minds (use Fabula.read)")
+        return self.minds
 
 
 class Reader:
     """The read side of one branch: the one door the CLI and the studio read through.
 
-    Built by :meth:`fabula.graph.service.application.Fabula.read`; each method is the
-    module function of the same name on this branch (see there), so that an interface
-    never assembles a read from the store itself."""
+    Built by :meth:`fabula.graph.service.application.Fabula.read`; each method reads this
+    branch (see the module function of the same name), so that an interface never
+    assembles a read from the store itself."""
 
-    def __init__(
-        self,
-        store: StoryStore,
-        prices: Mapping[str, Price],
-        *,
-        lore_budget: int = LORE_BUDGET,
-        counter: TokenCounter | None = None,
-    ) -> None:
+    def __init__(self, store: StoryStore, sources: Sources) -> None:
         self.store = store
-        self.prices = prices
-        self.lore_budget = lore_budget  # the lore's own budget (FABULA_LORE_BUDGET)
-        self.counter = counter  # how the lore is counted (None: in words)
+        self.sources = sources
 
+    # -- the story's text and views ----------------------------------------------------
     async def text(self, as_of: int | None = None) -> StoryText:
-        """The accepted passages through ``as_of``: :func:`story_text`."""
-        return await story_text(self.store, as_of)
+        """The accepted passages through ``as_of``."""
+        return await reading.text(self.store, as_of)
+
+    async def head(self) -> int:
+        """The branch's last committed turn (0: its setup only)."""
+        return await self.store.head()
+
+    async def turns(self, first: int, last: int) -> list[TurnText]:
+        """Turns ``first`` to ``last`` (within the branch's head) as committed."""
+        return await self.store.turn_texts(first, last) if first <= last else []
+
+    async def turn(self, turn: int) -> str:
+        """The text of committed turn ``turn``; :class:`NotFound` for one the branch does
+        not have."""
+        await self.store.require()
+        head = await self.store.head()
+        found = await self.store.turn_texts(turn, turn) if 0 <= turn <= head else []
+        if not found:
+            raise NotFound(
+                f"branch {self.store.branch!r} has no turn {turn}", story=self.store.story
+            )
+        return found[0].text
+
+    async def first_own(self) -> int:
+        """The first turn that is the branch's own, where a rewind may go back to: its fork
+        (main: the setup, 0)."""
+        ancestry = await self.store.ancestry()
+        return ancestry[0].through if ancestry else 0
 
     async def world(self, as_of: int | None = None) -> WorldOut:
-        """W at ``as_of``: :func:`world`."""
-        return await world(self.store, as_of)
+        """W at ``as_of``."""
+        return await reading.world(self.store, as_of)
 
     async def beliefs(self, holder: list[str], as_of: int | None = None) -> BeliefsOut:
-        """B[holder] at ``as_of``: :func:`beliefs`."""
-        return await beliefs(self.store, holder, as_of)
+        """B[holder] at ``as_of``."""
+        return await reading.beliefs(self.store, holder, as_of)
 
     async def minds(self, as_of: int | None = None) -> MindsOut:
-        """Every mind, D and H at ``as_of``: :func:`minds`."""
-        return await minds(self.store, as_of)
+        """Every mind, D and H at ``as_of``."""
+        return await reading.minds(self.store, as_of)
 
     async def branches(self) -> list[BranchOut]:
-        """Every branch of the story: :func:`branch_list`."""
-        return await branch_list(self.store)
+        """Every branch of the story."""
+        return await reading.branches(self.store)
 
     async def scenes(self) -> list[HierarchyNode]:
-        """The scenes, in story order: :func:`scenes`."""
-        return await scenes(self.store)
+        """The scenes, in story order."""
+        return await reading.scenes(self.store)
 
     async def moment(self) -> list[str]:
-        """The turn where the world and a character part, and where they meet again:
-        :func:`moment`."""
-        return await moment(self.store)
+        """The turn where the world and a character part, and where they meet again."""
+        return await reading.moment(self.store)
 
     async def plot(self) -> PlotOut:
-        """The event → scene → plotline → plot hierarchy: :func:`plot`."""
-        return await plot(self.store)
+        """The event → scene → plotline → plot hierarchy."""
+        return await reading.plot(self.store)
 
     async def evidence(self, event_id: str, **belief: Unpack[EvidenceQuery]) -> EvidenceOut:
-        """An event, its passage and the span a belief came from: :func:`evidence`."""
-        return await evidence(self.store, event_id, **belief)
-
-    async def export(self, as_of: int | None = None) -> ExportOut:
-        """The text and every view as they are now, or as of a turn: :func:`export`."""
-        return await export(self.store, as_of)
-
-    async def markdown(self, as_of: int | None = None) -> str:
-        """The story (to a turn) as Markdown: :func:`markdown`."""
-        return await markdown(self.store, as_of)
+        """An event, its passage and the span a belief came from."""
+        return await reading.evidence(self.store, event_id, **belief)
 
     async def usage(self) -> UsageOut:
-        """Tokens and cost by turn and role, at the settings' prices: :func:`usage`."""
-        return await usage(self.store, self.prices)
+        """Tokens and cost by turn and role, at the settings' prices."""
+        return await reading.usage(self.store, self.sources.settings.prices)
+
+    # -- the cast ------------------------------------------------------------------------
+    async def entities(self) -> dict[str, Entity]:
+        """Every entity of the story, by id (what the pages name people and places by)."""
+        return await self.store.entities()
+
+    async def characters(self) -> list[str]:
+        """The story's characters' ids."""
+        return await self.store.characters()
+
+    async def pictures(self) -> dict[str, str]:
+        """The characters that have a picture: id to the asset it is kept as."""
+        return await pictures.pictures(self.store)
+
+    async def picture(self, character: str) -> tuple[str, bytes | None]:
+        """``character``'s name and its picture's bytes, if it has one."""
+        return await pictures.picture(self.store, character)
+
+    async def turn_pictures(self, first: int, last: int) -> dict[int, str]:
+        """For each turn from ``first`` to ``last``, the pictured character it is about."""
+        return await pictures.turn_pictures(self.store, first, last)
 
     async def character(self, character: str) -> CharacterPageOut:
-        """A character as its card: :func:`character_page`."""
-        return await character_page(self.store, character)
+        """A character as its card."""
+        return await reading.character(self.store, character)
+
+    async def played(self) -> list[str]:
+        """The characters a person plays in the story (ids, sorted)."""
+        return await self.store.played()
 
     async def lore(self, turn: int | None = None) -> LoreOut:
         """The lore by book, and what ``turn`` activates within the lore budget (and what
-        did not fit): :func:`lore`."""
-        return await lore(self.store, turn, budget=self.lore_budget, counter=self.counter)
+        did not fit)."""
+        budget = self.sources.settings.lore_budget
+        return await recall.lore(self.store, turn, budget=budget, counter=self.sources.counter)
+
+    # -- inside a character's own mind ---------------------------------------------------
+    async def recall(
+        self,
+        request: str,
+        *,
+        budget: int,
+        character: str | None = None,
+        as_of: int | None = None,
+    ) -> RecallOut:
+        """What memory gives ``request`` within ``budget`` tokens: the writer's context, or
+        with ``character`` that character's own, read as its Redis user."""
+        counter = self.sources.counter
+        if counter is None:
+            raise ConfigError("a recall needs the application's token counter")
+        return await recall.recall(
+            self.store,
+            request,
+            budget=budget,
+            counter=counter,
+            minds=self.sources.mind_pool(),
+            character=character,
+            as_of=as_of,
+            embedder=self.sources.embedder,
+            lore_budget=self.sources.settings.lore_budget,
+        )
+
+    async def chat(self, character: str, question: str, *, as_of: int | None = None) -> ChatOut:
+        """``character``'s answer to ``question`` from only its own mind, read as its Redis
+        user, in its voice when a model is configured. Nothing of it is written."""
+        from fabula.graph.service.chat import chat
+        from fabula.memory.tokens import default_counter
+
+        return await chat(
+            self.store,
+            character,
+            question,
+            minds=self.sources.mind_pool(),
+            counter=self.sources.counter or default_counter(self.sources.settings.token_counter),
+            voice=self.sources.voice,
+            as_of=as_of,
+            lore_budget=self.sources.settings.lore_budget,
+        )
+
+    async def lived(self, character: str, *, as_of: int | None = None) -> LivedOut:
+        """The story as ``character`` lived it: what it witnessed and believes, read from
+        only its own mind as its Redis user."""
+        from fabula.graph.service.lived import lived
+
+        return await lived(self.store, character, minds=self.sources.mind_pool(), as_of=as_of)
+
+    # -- the story as listed ---------------------------------------------------------------
+    async def summary(self) -> StorySummary:
+        """The story as listed: title, world, head of main, branches, turns awaiting
+        approval."""
+        pending_of = self.sources.pending
+        if pending_of is None:
+            raise ConfigError("a story's summary needs the application (use Fabula.read)")
+        store = self.store.on_branch("main")
+        info = await store.info()
+        branches = await store.branches()
+        pending = []
+        for name in branches:
+            found = await pending_of(store.on_branch(name))
+            if found is not None:
+                pending.append(
+                    PendingSummary(
+                        story=store.story, branch=name, turn=found.turn, pending_id=found.id
+                    )
+                )
+        return StorySummary(
+            id=store.story,
+            title=info.title,
+            world=info.world,
+            head=await store.head(),
+            branches=len(branches),
+            created_at=info.created_at,
+            pending=pending,
+        )
+
+    # -- exports ---------------------------------------------------------------------------
+    async def export(self, as_of: int | None = None) -> ExportOut:
+        """The text and every view as they are now, or as of a turn."""
+        return await reading.export(self.store, as_of)
+
+    async def markdown(self, as_of: int | None = None) -> str:
+        """The story (to a turn) as Markdown."""
+        return await reading.markdown(self.store, as_of)
 
     async def epub(self, as_of: int | None = None) -> bytes:
         """The story (to a turn) as an EPUB book:

@@ -7,7 +7,6 @@ checks that the story and branch exist, and answers with a model of
 
 from __future__ import annotations
 
-import datetime as dt
 import html
 import json
 import re
@@ -30,18 +29,9 @@ from fabula.graph.service.responses import (
     FactOut,
     GridCell,
     GridRow,
-    LoreBookOut,
-    LoreEntryOut,
-    LoreFired,
-    LoreOut,
     MindOut,
     MindsOut,
     PlotOut,
-    RecallLine,
-    RecallLore,
-    RecallOut,
-    RecallPlan,
-    RecallVoice,
     StoryText,
     TurnOut,
     TurnUsage,
@@ -49,10 +39,8 @@ from fabula.graph.service.responses import (
     UsageTotal,
     WorldOut,
 )
-from fabula.memory.acl import CharacterMind, MindPool
 from fabula.memory.hierarchy import PLOT_ID, nodes
 from fabula.memory.hierarchy import scenes as hierarchy_scenes
-from fabula.memory.index.vectors import Embedder
 from fabula.memory.projections import (
     mind_as_of,
     project_beliefs,
@@ -61,52 +49,32 @@ from fabula.memory.projections import (
     project_world,
 )
 from fabula.memory.records import Belief, HierarchyNode, State, slug
-from fabula.memory.retrieval.assemble import Assembly, ManifestEntry
-from fabula.memory.retrieval.context import author_context
-from fabula.memory.retrieval.plan import RetrievalPlan
 from fabula.memory.store import StoryStore
-from fabula.memory.tokens import TokenCounter
 from fabula.settings import Price
-from fabula.worlds.lore import audience, known_to, split_decorators
 from fabula.worlds.pack import WorldPack
 from fabula.worlds.recall import (
     LORE_BUDGET,
-    Books,
-    Lit,
-    Recalled,
-    books_of,
-    character_lore,
-    recall_books,
-    world_books,
 )
-from fabula.worlds.voice import VOICE_SHARE, Exemplar, nearest, parse_voice
+from fabula.worlds.voice import parse_voice
 
 __all__ = [
     "LORE_BUDGET",
-    "MAX_RECALL_BUDGET",
-    "MAX_REQUEST_CHARS",
-    "RECALL_BUDGET",
     "EvidenceQuery",
     "beliefs",
-    "branch_list",
-    "character_page",
+    "branches",
+    "character",
     "check_as_of",
     "evidence",
     "export",
-    "lore",
     "markdown",
     "markdown_text",
     "minds",
     "moment",
-    "own_lore",
-    "own_voice",
     "plot",
-    "recall",
     "scenes",
-    "story_text",
+    "text",
     "usage",
     "world",
-    "world_lore",
 ]
 
 _EVENT_ID = re.compile(r"^e\d{1,9}\.\d{1,9}$")
@@ -126,7 +94,7 @@ async def check_as_of(store: StoryStore, as_of: int | None) -> int | None:
     return as_of
 
 
-async def story_text(store: StoryStore, as_of: int | None = None) -> StoryText:
+async def text(store: StoryStore, as_of: int | None = None) -> StoryText:
     """The accepted passages of turns 1..``as_of`` (all when ``as_of`` is None)."""
     info = await store.info()
     last = await check_as_of(store, as_of)
@@ -168,7 +136,7 @@ async def beliefs(store: StoryStore, holder: list[str], as_of: int | None = None
     )
 
 
-async def branch_list(store: StoryStore) -> list[BranchOut]:
+async def branches(store: StoryStore) -> list[BranchOut]:
     """Every branch of the story, main first, each with its parent, fork turn and head."""
     await store.require()
     return [
@@ -365,7 +333,7 @@ async def export(store: StoryStore, as_of: int | None = None) -> ExportOut:
     they are now (as of turn ``as_of``: the text to it, the views as they stood then).
 
     Raises :class:`InvalidInput` for an ``as_of`` that is not a turn of the branch."""
-    text = await story_text(store, as_of)
+    passages = await text(store, as_of)
     document = await store.pack_document()
     premise = json.loads(document).get("premise") if document else None
     entities = await store.entities()
@@ -373,11 +341,11 @@ async def export(store: StoryStore, as_of: int | None = None) -> ExportOut:
     return ExportOut(
         story=store.story,
         branch=store.branch,
-        title=text.title,
+        title=passages.title,
         premise=premise if isinstance(premise, str) else None,
         characters=[CharacterOut(id=c, name=entities[c].name) for c in cast],
         as_of=as_of,
-        turns=text.turns,
+        turns=passages.turns,
         world=await world(store, as_of),
         beliefs={c: await beliefs(store, [c], as_of) for c in cast},
         developments=list((await project_developments(store, as_of)).values()),
@@ -399,9 +367,9 @@ async def markdown(store: StoryStore, as_of: int | None = None) -> str:
     """The branch's text (to turn ``as_of``) as markdown: the title, then one paragraph per
     turn (each text as :func:`markdown_text` gives it). Raises :class:`InvalidInput` for an
     ``as_of`` that is not a turn of the branch."""
-    text = await story_text(store, as_of)
-    turns = "".join(markdown_text(t.text) + "\n\n" for t in text.turns)
-    return f"# {markdown_text(text.title)}\n\n" + turns
+    passages = await text(store, as_of)
+    turns = "".join(markdown_text(t.text) + "\n\n" for t in passages.turns)
+    return f"# {markdown_text(passages.title)}\n\n" + turns
 
 
 def _summed(
@@ -440,102 +408,15 @@ async def usage(store: StoryStore, prices: Mapping[str, Price]) -> UsageOut:
     )
 
 
-RECALL_BUDGET = 1000  # tokens, when a recall names no budget
-MAX_RECALL_BUDGET = 100_000  # tokens: more than any model's context a recall is meant for
-MAX_REQUEST_CHARS = 4_000
-VOICE_SCAN = 12  # a character's last utterances looked through for exemplars of its voice
-
-
-async def recall(
-    store: StoryStore,
-    request: str,
-    *,
-    budget: int,
-    counter: TokenCounter,
-    minds: MindPool,
-    character: str | None = None,
-    as_of: int | None = None,
-    embedder: Embedder | None = None,
-    lore_budget: int = LORE_BUDGET,
-) -> RecallOut:
-    """What memory gives ``request`` (a question, what a turn is about) within ``budget``
-    tokens: the author's context, or with ``character`` (an id or name) that character's
-    own, read through its own Redis user, so it holds nothing the character did not live;
-    and beside it the lore the request activates (the world's books for the author, the
-    character's own lore for it) within ``lore_budget`` tokens, with the entries that did
-    not fit. Raises :class:`InvalidInput` for an empty or overlong request, a budget out of range or
-    an ``as_of`` outside the branch, :class:`NotFound` for an unknown story or character."""
-    await store.require()
-    request = request.strip()
-    if not request:
-        raise InvalidInput(
-            "recall needs a request: a question, or what a turn is about", story=store.story
-        )
-    if len(request) > MAX_REQUEST_CHARS:
-        raise InvalidInput(
-            f"the request has {len(request)} characters; at most {MAX_REQUEST_CHARS} are read",
-            story=store.story,
-        )
-    if not 1 <= budget <= MAX_RECALL_BUDGET:
-        raise InvalidInput(
-            f"the budget is {budget} tokens; it must be 1 to {MAX_RECALL_BUDGET}", story=store.story
-        )
-    as_of = await check_as_of(store, as_of)
-    holder = None
-    voice: list[RecallVoice] = []
-    if character is None or not character.strip():
-        lore = await world_lore(store, request, budget=lore_budget, counter=counter, as_of=as_of)
-        found: Assembly = await author_context(
-            store, request, budget=budget, counter=counter, as_of=as_of, embedder=embedder
-        )
-    else:
-        holder = (await store.resolve(character, "character")).id
-        mind = await minds.mind(store.story, holder, store.branch)
-        lore = await own_lore(mind, request, budget=lore_budget, counter=counter)
-        voice = await own_voice(mind, request, budget=budget // VOICE_SHARE, counter=counter)
-        rest = max(1, budget - sum(x.tokens for x in voice))
-        found = await mind.recall(request, budget=rest, counter=counter, as_of=as_of)
-    return RecallOut(
-        story=store.story,
-        branch=store.branch,
-        request=request,
-        holder=holder,
-        as_of=as_of,
-        budget=budget,
-        tokens=found.tokens,
-        text=found.text,
-        lines=[_line(m) for m in found.manifest],
-        plan=None if found.plan is None else _plan(found.plan),
-        lore=_lore(lore.lit),
-        voice=voice,
-        lore_budget=lore.budget,
-        lore_left_out=_lore(lore.left_out),
-    )
-
-
-async def own_voice(
-    mind: CharacterMind, request: str, *, budget: int, counter: TokenCounter
-) -> list[RecallVoice]:
-    """The few exemplars of the character's voice (its card's dialogues and role lines,
-    what it said in the story: read through its own connection) nearest ``request``,
-    within ``budget`` tokens (see :mod:`fabula.worlds.voice`)."""
-    exemplars = [
-        *parse_voice(await mind.voice()),
-        *(Exemplar(w, "said") for w in await mind.own_words(VOICE_SCAN)),
-    ]
-    chosen = nearest(exemplars, request, budget=budget, count_tokens=counter.count)
-    return [RecallVoice(text=x.text, source=x.source, tokens=counter.count(x.text)) for x in chosen]
-
-
 CARD_FIELD_CHARS = 2_000  # a kept card field shown on a character's page, at most
 
 
-async def character_page(store: StoryStore, character: str) -> CharacterPageOut:
-    """``character`` (id or name) as its card: its pack fields, what its source card kept
+async def character(store: StoryStore, who: str) -> CharacterPageOut:
+    """``who`` (a character's id or name) as its card: its pack fields, what its source card kept
     verbatim, its voice exemplars (its keyspace's document, read by the author) and the
     names of its own books. Raises :class:`NotFound` for an unknown story or character."""
     await store.require()
-    entity = await store.resolve(character, "character")
+    entity = await store.resolve(who, "character")
     document = await store.pack_document()
     pack = None if document is None else WorldPack.model_validate_json(document)
     spec = next((c for c in pack.characters if slug(c.name) == entity.id), None) if pack else None
@@ -560,165 +441,6 @@ async def character_page(store: StoryStore, character: str) -> CharacterPageOut:
         card=card,
         exemplars=[x.text for x in parse_voice(await store.voice(entity.id))],
         books=books,
-    )
-
-
-async def lore(
-    store: StoryStore,
-    turn: int | None = None,
-    *,
-    budget: int = LORE_BUDGET,
-    counter: TokenCounter | None = None,
-) -> LoreOut:
-    """The story's lore by book, each entry with who knows it (the author a world book's,
-    a character what its keyspace copy holds: see :func:`fabula.worlds.lore.audience`); with
-    ``turn``, the entries that turn's text activates for the author (the world's books)
-    and for each character (its own lore), each within the lore's own ``budget`` tokens
-    (counted by ``counter``, as a recall counts them; None: in words), and those that
-    activated but did not fit (``left_out``, with their size). Raises
-    :class:`NotFound` for an unknown story and :class:`InvalidInput` for a turn outside
-    the branch."""
-    await store.require()
-    head = await store.head()
-    document = await store.pack_document()
-    pack = None if document is None else WorldPack.model_validate_json(document)
-    books: list[LoreBookOut] = []
-    cast = [c.name for c in pack.characters] if pack else []
-    for book in pack.lore.books if pack else ():
-        entries = []
-        for i, entry in enumerate(book.entries):
-            who = audience(book, entry, cast)
-            entries.append(
-                LoreEntryOut(
-                    index=i,
-                    name=entry.name,
-                    keys=list(entry.keys),
-                    secondary_keys=list(entry.secondary_keys) if entry.selective else [],
-                    constant=entry.constant,
-                    enabled=entry.enabled,
-                    use_regex=entry.use_regex,
-                    author=book.owner is None,
-                    known_to=sorted(who),
-                    text=split_decorators(entry.content)[1],
-                )
-            )
-        books.append(
-            LoreBookOut(name=book.name, owner=book.owner, format=book.format, entries=entries)
-        )
-    activated: list[LoreFired] = []
-    left_out: list[LoreFired] = []
-    if turn is not None:
-        checked = await check_as_of(store, turn)
-        if checked is None or checked < 1:
-            raise InvalidInput(
-                f"turn {turn}: lore is activated by a turn's text, 1 to {head}", story=store.story
-            )
-        (said,) = await store.turn_texts(checked, checked)
-        holders: list[tuple[str | None, Books | None]] = [(None, await world_books(store))]
-        if pack is not None:
-            holders += [(name, books_of(known_to(pack.lore, name, cast).books)) for name in cast]
-        for holder, held in holders:
-            found = recall_books(
-                held,
-                said.text,
-                budget=budget,
-                turn=checked,
-                count_tokens=None if counter is None else counter.count,
-            )
-            activated += [_fired(holder, x, found.budget, True) for x in found.lit]
-            left_out += [_fired(holder, x, found.budget, False) for x in found.left_out]
-    return LoreOut(
-        story=store.story,
-        branch=store.branch,
-        head=head,
-        books=books,
-        turn=turn,
-        activated=activated,
-        left_out=left_out,
-        lore_budget=budget,
-    )
-
-
-def _fired(holder: str | None, x: Lit, budget: int, fits: bool) -> LoreFired:
-    return LoreFired(
-        holder=holder,
-        book=x.book,
-        name=x.activated.entry.name,
-        fired=x.activated.fired,
-        key=x.activated.key,
-        text=x.text,
-        tokens=x.activated.tokens,
-        budget=budget,
-        fits=fits,
-    )
-
-
-async def world_lore(
-    store: StoryStore, request: str, *, budget: int, counter: TokenCounter, as_of: int | None
-) -> Recalled:
-    """The world's lorebooks' entries (the author's: no character's own book) that the
-    request and the last three turns' text activate, within ``budget`` tokens and each
-    book's own ``token_budget``, and those that did not fit (see
-    :mod:`fabula.worlds.recall`)."""
-    books = await world_books(store)
-    if books is None:
-        return Recalled([], [], budget)
-    head = as_of if as_of is not None else await store.head()
-    recent = await store.turn_texts(max(1, head - 2), head) if head >= 1 else []
-    scan = "\n".join([request, *(t.text for t in recent)])
-    return recall_books(books, scan, budget=budget, count_tokens=counter.count, turn=head)
-
-
-async def own_lore(
-    mind: CharacterMind, request: str, *, budget: int, counter: TokenCounter
-) -> Recalled:
-    """The character's own lore (read through its own connection) that ``request``
-    activates, within ``budget`` tokens, and what did not fit."""
-    books = character_lore(await mind.lore())
-    return recall_books(books, request, budget=budget, count_tokens=counter.count)
-
-
-def _lore(lit: list[Lit]) -> list[RecallLore]:
-    return [
-        RecallLore(
-            book=x.book,
-            name=x.activated.entry.name,
-            fired=x.activated.fired,
-            key=x.activated.key,
-            step=x.activated.step,
-            tokens=x.activated.tokens,
-            text=x.text,
-        )
-        for x in lit
-    ]
-
-
-def _plan(plan: RetrievalPlan) -> RecallPlan:
-    def iso(day: int | None) -> str | None:
-        return None if day is None else dt.date.fromordinal(day).isoformat()
-
-    return RecallPlan(
-        entities=list(plan.entities),
-        implied=list(plan.implied),
-        characters=list(plan.characters),
-        terms=list(plan.terms),
-        attributes=list(plan.attributes),
-        developments=list(plan.developments),
-        first_date=iso(plan.first_day),
-        last_date=iso(plan.last_day),
-        order=plan.order,
-        asks_when=plan.asks_when,
-    )
-
-
-def _line(entry: ManifestEntry) -> RecallLine:
-    return RecallLine(
-        line=entry.line,
-        section=entry.section,
-        kind=entry.kind,
-        id=entry.id,
-        span=entry.span,
-        members=list(entry.members),
     )
 
 

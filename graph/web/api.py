@@ -65,6 +65,7 @@ from fabula.graph.web.shared import shared_minds
 from fabula.memory.records import Development, Hypothesis
 from fabula.memory.store import StoryStore
 from fabula.worlds.imports import ImportLimits
+from fabula.worlds.loader import parse_world
 
 __all__ = ["router"]
 
@@ -163,7 +164,7 @@ async def stories(fab: Fab) -> list[StorySummary]:
 async def create_story(fab: Fab, body: CreateStory) -> StorySummary:
     """Create a story from a shipped world and commit its scripted opening."""
     store = await fab.create_story(builtin_pack(body.world), body.id or None)
-    return await fab.summary(store.story)
+    return await fab.read(store.story).summary()
 
 
 async def read_pack(pack: UploadFile) -> str:
@@ -185,8 +186,8 @@ async def upload_story(
 ) -> StorySummary:
     """Create a story from an uploaded pack, validated with the command line's errors."""
     text = await read_pack(pack)
-    store = await fab.create_story_from_text(text, pack.filename or "world.toml", id or None)
-    return await fab.summary(store.story)
+    store = await fab.create_story(parse_world(text, pack.filename or "world.toml"), id or None)
+    return await fab.read(store.story).summary()
 
 
 @router.post("/stories/import", response_model=StorySummary, status_code=201)
@@ -200,18 +201,18 @@ async def import_story(
     lorebooks, as ``fabula import FILE... --id STORY``: one line naming a bad file."""
     read = [(f.filename or "", await f.read(ImportLimits().max_file_bytes + 1)) for f in files]
     store = await fab.import_story(read, id or None, greeting=greeting)
-    return await fab.summary(store.story)
+    return await fab.read(store.story).summary()
 
 
 @router.get("/stories/{story}", response_model=StorySummary)
 async def story_summary(fab: Fab, story: str) -> StorySummary:
-    return await fab.summary(story)
+    return await fab.read(story).summary()
 
 
 @router.post("/stories/{story}/delete")
 async def delete_story(fab: Fab, story: str) -> dict[str, str]:
     """Delete a story, its branches, its minds and their Redis users."""
-    await _store(fab, story).require()
+    await _store(fab, story).require(any_version=True)
     await fab.delete_story(story)
     return {"deleted": story}
 
@@ -310,8 +311,8 @@ async def recall(
 ) -> RecallOut:
     """The context memory gives ``q`` within ``budget`` tokens (the shape of `fabula recall
     --json`): the writer's, or a character's own, with the record behind every line."""
-    return await fab.recall(
-        _store(fab, story, branch), q, budget=budget, character=character, as_of=as_of
+    return await fab.read(_store(fab, story, branch)).recall(
+        q, budget=budget, character=character, as_of=as_of
     )
 
 
@@ -326,7 +327,7 @@ async def chat(
 ) -> ChatOut:
     """A character's answer to ``q`` from only its own mind, with the records it rests on
     (the shape of `fabula chat --ask --json`). A GET: nothing of a chat is written."""
-    return await fab.chat(_store(fab, story, branch), character, q, as_of=as_of)
+    return await fab.read(_store(fab, story, branch)).chat(character, q, as_of=as_of)
 
 
 @router.get("/stories/{story}/evidence/{event}", response_model=EvidenceOut)
@@ -345,7 +346,7 @@ async def usage(fab: Fab, story: str, branch: Branch = "main") -> UsageOut:
 async def all_pending(fab: Fab) -> list[PendingListed]:
     """Every turn awaiting approval, each with its draft, findings and changes (the shape
     of `fabula pending --json`)."""
-    return await fab.pending_listed()
+    return await fab.all_pending()
 
 
 @router.get("/stories/{story}/pending", response_model=PendingTurn)
@@ -392,7 +393,7 @@ async def _decide(
     runs: Runs | None = None,
 ) -> DecisionOut:
     store = _store(fab, story, body.branch)
-    out = await fab.decide_turn(store, decision, force=force, expect=body.pending_id)
+    out = await fab.decide(store, decision, force=force, expect=body.pending_id)
     if runs is not None and out.outcome in ("committed", "duplicate"):
         runs.resume(store)  # a studio run of several turns that stopped here goes on
     return out
@@ -487,7 +488,7 @@ async def export(
     store = _store(fab, story, branch)
     name = f"{story}-{branch}"
     if as_character is not None:
-        found = await fab.lived(store, as_character, as_of=as_of)
+        found = await fab.read(store).lived(as_character, as_of=as_of)
         name += f"-as-{found.character}"  # its id, not the name as asked ("ſam" finds sam)
         if format == "json":
             return found

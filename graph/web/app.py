@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import fastapi_offline
 import jinja2
@@ -36,6 +37,7 @@ from fabula.errors import (
 from fabula.graph.service import Fabula
 from fabula.graph.web.live import MAX_STREAMS, EventHub, Runs
 from fabula.graph.web.present import actions, mutual
+from fabula.graph.web.remedies import remedy_json, studio_line
 from fabula.graph.web.security import (
     Guard,
     back_to,
@@ -78,9 +80,14 @@ def _wants_json(request: Request) -> bool:
     return request.url.path.startswith("/api/")
 
 
-def _error_response(request: Request, status: int, message: str) -> Response:
+def _error_response(
+    request: Request, status: int, message: str, remedy: dict[str, Any] | None = None
+) -> Response:
     if _wants_json(request):
-        return JSONResponse({"error": message}, status_code=status)
+        body: dict[str, Any] = {"error": message}
+        if remedy is not None:
+            body["remedy"] = remedy
+        return JSONResponse(body, status_code=status)
     if request.headers.get("hx-request"):
         return HTMLResponse(error_html(message, fragment=True), status_code=status)
     back = back_to(request.headers, request.scope)
@@ -147,7 +154,8 @@ def create_app(config: WebConfig) -> FastAPI:
 
     @app.exception_handler(FabulaError)
     async def fabula_error(request: Request, exc: FabulaError) -> Response:
-        return _error_response(request, exc.http_status, str(exc))  # the class says it
+        # the class says the status; the remedy is worded as the studio's
+        return _error_response(request, exc.http_status, studio_line(exc), remedy_json(exc))
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(request: Request, exc: RequestValidationError) -> Response:

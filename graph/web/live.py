@@ -24,6 +24,7 @@ from pydantic import BaseModel
 from fabula.errors import FabulaError, TurnConflict
 from fabula.graph.service import Fabula, TurnOutcome
 from fabula.graph.service.pending import TurnEvent
+from fabula.graph.web.remedies import studio_line
 from fabula.logs import get_logger
 from fabula.memory.store import StoryStore
 
@@ -192,7 +193,7 @@ class Runs:
             if out.pending is not None:
                 self.hub.publish(key, "pending", {"turn": out.pending.turn})
         except FabulaError as exc:
-            status.state, status.message = "error", str(exc)
+            status.state, status.message = "error", studio_line(exc)
         except Exception:  # a bug: the page says so, the log has the traceback
             log.exception("run failed", story=store.story, branch=store.branch)
             status.state, status.message = "error", "the run failed (see the studio's log)"
@@ -244,7 +245,7 @@ async def story_events(
     key = (store.story, store.branch)
     with hub.subscribe(key) as queue:
         head = await store.head()
-        found = await fab.pending_turn(store)
+        found = await fab.pending(store)
         pending = found.id if found else None
         status = runs.status(store.story, store.branch) if runs is not None else None
         run = status.model_dump() if status is not None else None
@@ -263,7 +264,7 @@ async def story_events(
             if now != head:
                 head = now
                 yield {"event": "turn", "data": json.dumps({"head": head})}
-            found = await fab.pending_turn(store)
+            found = await fab.pending(store)
             if (found.id if found else None) != pending:
                 pending = found.id if found else None
                 turn = found.turn if found else None

@@ -11,7 +11,6 @@ escaped by the templates. An imported character's picture (its card's image) is 
 
 from __future__ import annotations
 
-import re
 import secrets
 import time
 from typing import Annotated, Any
@@ -27,6 +26,7 @@ from fabula.errors import (
     EditRefused,
     InvalidInput,
     NotFound,
+    StoryAtRest,
     StoryExists,
     TurnConflict,
 )
@@ -37,6 +37,7 @@ from fabula.graph.service.reader import MAX_REQUEST_CHARS, RECALL_BUDGET
 from fabula.graph.state import part_from
 from fabula.graph.web.deps import MAX_PACK_BYTES, AsOf, Branch, Evidence, Fab, builtin_pack
 from fabula.graph.web.live import Runs
+from fabula.graph.web.remedies import studio_line
 from fabula.graph.web.security import (
     ERROR_COOKIE,
     MAX_ERROR_CHARS,
@@ -44,10 +45,10 @@ from fabula.graph.web.security import (
     require_form_token,
 )
 from fabula.graph.web.shared import shared_minds
-from fabula.memory.records import Hypothesis, slug
+from fabula.memory.records import Hypothesis
 from fabula.memory.store import StoryStore, TurnText
 from fabula.worlds.imports import ImportLimits
-from fabula.worlds.pack import WorldPack
+from fabula.worlds.loader import parse_world
 
 __all__ = ["NOTICES", "router"]
 
@@ -131,56 +132,14 @@ def _image_type(data: bytes) -> str | None:
     return next((kind for magic, kind in _IMAGE_TYPES if data.startswith(magic)), None)
 
 
-_NAMED_IMAGE = re.compile(r'"image"\s*:\s*"[^"]')
-
-
-async def _pictures(store: StoryStore) -> dict[str, str]:
-    """The story's characters that have a picture: id to the asset its ``image`` names."""
-    document = await store.pack_document()
-    if document is None or _NAMED_IMAGE.search(document) is None:  # most packs: no parse
-        return {}
-    pack = WorldPack.model_validate_json(document)
-    return {slug(c.name): c.image for c in pack.characters if c.image}
-
-
-async def _turn_pictures(
-    store: StoryStore, turns: list[Any], pictures: dict[str, str], names: dict[str, str]
-) -> dict[int, str]:
-    """For each turn, the character with a picture that it is about: the first acting in
-    its events, else the first its text names (a greeting read as narration)."""
-    if not pictures or not turns:
-        return {}
-    texts = await store.turn_texts(turns[0].turn, turns[-1].turn)
-    events = {e.id: e for e in await store.events([i for t in texts for i in t.events])}
-    named = {c: re.compile(rf"\b{re.escape(names.get(c, c))}\b", re.IGNORECASE) for c in pictures}
-    shown: dict[int, str] = {}
-    for t in texts:
-        acting = [
-            who
-            for ident in t.events
-            if (event := events.get(ident)) is not None
-            for who in (event.actor, *event.participants)
-        ]
-        found = next((c for c in acting if c in pictures), None)
-        if found is None:
-            found = next((c for c, name in named.items() if name.search(t.text)), None)
-        if found is not None:
-            shown[t.turn] = found
-    return shown
-
-
 @router.get("/stories/{story}/characters/{character}/picture")
 async def character_picture(fab: Fab, story: str, character: str) -> Response:
     """A character's picture (its card's image, kept with the story when it was imported):
     PNG, JPEG, GIF or WebP as its bytes say. 404 for a character without one."""
-    store = fab.store(story)
-    await store.require()
-    entity = await store.resolve(character, "character")
-    name = (await _pictures(store)).get(entity.id)
-    data = (await store.assets()).get(name) if name else None
+    name, data = await fab.read(story).picture(character)
     kind = _image_type(data) if data else None
     if data is None or kind is None:
-        raise NotFound(f"{entity.name} has no picture", story=story)
+        raise NotFound(f"{name} has no picture", story=story)
     return Response(data, media_type=kind, headers={"cache-control": "private, max-age=300"})
 
 
@@ -206,7 +165,7 @@ async def create(request: Request, fab: Fab, form: Form) -> Response:
                 text = data.decode("utf-8")
             except UnicodeDecodeError:
                 raise InvalidInput(f"{pack.filename} is not UTF-8 text") from None
-            store = await fab.create_story_from_text(text, pack.filename, story_id)
+            store = await fab.create_story(parse_world(text, pack.filename), story_id)
         else:
             store = await fab.create_story(builtin_pack(_text(form, "world")), story_id)
     except (InvalidInput, StoryExists) as exc:
@@ -216,7 +175,7 @@ async def create(request: Request, fab: Fab, form: Form) -> Response:
             status=exc.http_status,
             stories=await fab.summaries(),
             worlds=world_infos(),
-            create_error=str(exc),
+            create_error=studio_line(exc),
             story_id=story_id or "",
         )
     return go(f"/stories/{store.story}", notice="created")
@@ -238,27 +197,29 @@ async def import_files(request: Request, fab: Fab, form: Form) -> Response:
 
 async def _story_context(fab: Fabula, request: Request, story: str, branch: str) -> dict[str, Any]:
     store = fab.store(story, branch)
-    text = await fab.read(store).text()
-    pending = await fab.pending_turn(store)
+    reader = fab.read(store)
+    text = await reader.text()
+    pending = await fab.pending(store)
     runs: Runs = request.app.state.runs
-    usage = await fab.read(store).usage()
-    pictures = await _pictures(store)
-    names = {e.id: e.name for e in (await store.entities()).values()} if pictures else {}
+    usage = await reader.usage()
+    last = text.turns[-1].turn if text.turns else 0
+    pictured = await reader.turn_pictures(text.turns[0].turn, last) if text.turns else {}
+    names = {e.id: e.name for e in (await reader.entities()).values()} if pictured else {}
     return {
         "story": story,
         "branch": branch,
         "text": text,
-        "pictured": await _turn_pictures(store, text.turns, pictures, names),
+        "pictured": pictured,
         "names": names,
         "usage": usage,
         "usage_of": {u.turn: u for u in usage.turns},
         "pending": pending,
         # the played characters' parts the next turn waits for, each with its own view
         "parts": [] if pending is not None else await fab.waiting_parts(store),
-        "branches": await fab.read(store).branches(),
+        "branches": await reader.branches(),
         "run": runs.status(story, branch),
         # the first turn a rewind may go back to: the branch's fork (main: the setup)
-        "first_own": ancestry[0].through if (ancestry := await store.ancestry()) else 0,
+        "first_own": await reader.first_own(),
     }
 
 
@@ -275,12 +236,12 @@ async def story_body(request: Request, fab: Fab, story: str, branch: Branch = "m
 
 @router.get("/stories/{story}/delete", response_class=HTMLResponse)
 async def confirm_delete(request: Request, fab: Fab, story: str) -> Response:
-    return page(request, "confirm_delete.html", summary=await fab.summary(story))
+    return page(request, "confirm_delete.html", summary=await fab.read(story).summary())
 
 
 @router.post("/stories/{story}/delete")
 async def delete(fab: Fab, story: str, form: Form) -> Response:
-    await fab.store(story).require()
+    await fab.store(story).require(any_version=True)
     await fab.delete_story(story)
     return go("/", notice="deleted")
 
@@ -311,13 +272,12 @@ async def run(request: Request, fab: Fab, story: str, form: Form) -> Response:
 @router.post("/stories/{story}/characters/{character}/play")
 async def play_character(fab: Fab, story: str, character: str, form: Form) -> Response:
     """Play the character (``played`` on), or stop playing it."""
-    store = fab.store(story)
-    await store.require()
-    ident = (await store.resolve(character, "character")).id
-    played = [c for c in await store.played() if c != ident]
+    reader = fab.read(story)
+    ident = (await reader.character(character)).character
+    played = [c for c in await reader.played() if c != ident]
     if _text(form, "played") in ("on", "true", "1"):
         played.append(ident)
-    await fab.set_played(store, played)
+    await fab.set_played(fab.store(story), played)
     return go(f"/stories/{story}/characters/{ident}", branch=_text(form, "branch") or "main")
 
 
@@ -335,8 +295,10 @@ async def play(fab: Fab, story: str, form: Form) -> Response:
         parts[asked.character] = part_from(answer, story=story)
     if not parts:
         raise InvalidInput(f"story {story!r} waits for no played character's part")
-    outcome = await fab.run_turn(store, auto=False, parts=parts)
-    if outcome == "pending":
+    ran = await fab.run(store, auto=False, parts=parts)
+    if ran.rest is not None:  # a 409, as any refusal by the story's state
+        raise StoryAtRest(ran.rest, story=story, branch=branch)
+    if ran.outcome == "pending":
         return go(f"/stories/{story}/pending", branch=branch)
     return go(f"/stories/{story}", branch=branch)
 
@@ -345,9 +307,9 @@ async def play(fab: Fab, story: str, form: Form) -> Response:
 async def pending_page(request: Request, fab: Fab, story: str, branch: Branch = "main") -> Response:
     store = fab.store(story, branch)
     await store.require()
-    found = await fab.pending_turn(store)
+    found = await fab.pending(store)
     details = await fab.pending_details(store) if found is not None else None
-    before = await _before(store, found.turn) if found is not None else []
+    before = await _before(fab, store, found.turn) if found is not None else []
     return page(request, "pending.html", story=story, branch=branch, pending=details, before=before)
 
 
@@ -355,11 +317,9 @@ BEFORE_PENDING = 3
 """Turns shown before a pending draft, so it is read where it stands in the story."""
 
 
-async def _before(store: StoryStore, turn: int) -> list[TurnText]:
+async def _before(fab: Fabula, store: StoryStore, turn: int) -> list[TurnText]:
     """The committed turns just before ``turn`` (at most :data:`BEFORE_PENDING`)."""
-    if turn <= 1:
-        return []
-    return await store.turn_texts(max(1, turn - BEFORE_PENDING), turn - 1)
+    return await fab.read(store).turns(max(1, turn - BEFORE_PENDING), turn - 1)
 
 
 async def _decide(
@@ -374,7 +334,7 @@ async def _decide(
     expect = _text(form, "pending_id") or None
     store = fab.store(story, branch)
     try:
-        out = await fab.decide_turn(store, decision, force=force, expect=expect)
+        out = await fab.decide(store, decision, force=force, expect=expect)
     except TurnConflict as exc:
         turn = exc.context.get("turn")
         return go(f"/stories/{story}", branch=branch, notice="decided", turn=turn)
@@ -388,12 +348,9 @@ async def _decide(
             story=story,
             branch=branch,
             pending=details,
-            before=await _before(store, details.turn) if details is not None else [],
+            before=await _before(fab, store, details.turn) if details is not None else [],
             edit_text=decision.text,
-            edit_error=exc.message.replace(
-                "commit it anyway with --force",
-                "tick “commit it at once, whatever the critic finds” to commit it anyway",
-            ),
+            edit_error=studio_line(exc, plain=True),
         )
     if out.outcome == "pending":
         notice = "edited" if decision.action == "edit" else "pending"
@@ -488,7 +445,9 @@ async def recall_page(
     turn = _whole(as_of, "as of turn") if as_of.strip() else None
     found = None
     if q.strip():  # the recall checks the story and branch exist
-        found = await fab.recall(store, q, budget=tokens, character=character or None, as_of=turn)
+        found = await fab.read(store).recall(
+            q, budget=tokens, character=character or None, as_of=turn
+        )
     else:
         await store.require()
     return page(
@@ -499,8 +458,8 @@ async def recall_page(
         q=q,
         budget=tokens,
         character=found.holder if found and found.holder else character,
-        characters=await store.characters(),
-        head=await store.head(),
+        characters=await fab.read(store).characters(),
+        head=await fab.read(store).head(),
         as_of=turn,
         found=found,
         by_line={line.line: line for line in found.lines} if found else {},
@@ -513,8 +472,8 @@ async def character_page(
 ) -> Response:
     """A character as its card: its fields, what its source card kept, its voice."""
     found = await fab.read(story).character(character)
-    pictured = found.character in await _pictures(fab.store(story))
-    played = found.character in await fab.store(story).played()
+    pictured = found.character in await fab.read(story).pictures()
+    played = found.character in await fab.read(story).played()
     return page(
         request,
         "character.html",
@@ -553,8 +512,8 @@ async def chat_page(
     turn = _whole(as_of, "as of turn") if as_of.strip() else None
     answer = None
     if character.strip() and q.strip():
-        answer = await fab.chat(store, character, q, as_of=turn)
-    entities = await store.entities()
+        answer = await fab.read(store).chat(character, q, as_of=turn)
+    entities = await fab.read(store).entities()
     characters = sorted(
         (e for e in entities.values() if e.kind == "character"), key=lambda e: e.name
     )
@@ -567,7 +526,7 @@ async def chat_page(
         as_of=turn,
         character=answer.character if answer else character.strip().casefold(),
         characters=characters,
-        head=await store.head(),
+        head=await fab.read(store).head(),
         answer=answer,
     )
 
@@ -604,7 +563,7 @@ async def fork_form(
     request: Request, fab: Fab, story: str, branch: Branch = "main", at: AsOf = None
 ) -> Response:
     store = fab.store(story, branch)
-    head = await store.head() if at is None else at
+    head = await fab.read(store).head() if at is None else at
     minds = await fab.read(store).minds(head)
     open_hyps: list[Hypothesis] = [h for h in minds.hypotheses if h.status == "open"]
     return page(
@@ -632,21 +591,12 @@ async def fork(fab: Fab, story: str, form: Form) -> Response:
     return go(f"/stories/{story}", branch=child.branch, notice="forked")
 
 
-async def _turn_text(store: StoryStore, turn: int) -> str:
-    """The text of committed turn ``turn`` (NotFound for one the branch does not have)."""
-    await store.require()
-    found = await store.turn_texts(turn, turn) if 0 <= turn <= await store.head() else []
-    if not found:
-        raise NotFound(f"branch {store.branch!r} has no turn {turn}", story=store.story)
-    return found[0].text
-
-
 @router.get("/stories/{story}/rewind", response_class=HTMLResponse)
 async def rewind_form(
     request: Request, fab: Fab, story: str, to: Annotated[int, Query(ge=0)], branch: Branch = "main"
 ) -> Response:
     store = fab.store(story, branch)
-    text = await _turn_text(store, to)
+    text = await fab.read(store).turn(to)
     return page(
         request,
         "rewind.html",
@@ -654,7 +604,7 @@ async def rewind_form(
         branch=branch,
         to=to,
         text=text,
-        head=await store.head(),
+        head=await fab.read(store).head(),
     )
 
 
@@ -674,7 +624,7 @@ async def retcon_form(
     turn: Annotated[int, Query(ge=1)],
     branch: Branch = "main",
 ) -> Response:
-    text = await _turn_text(fab.store(story, branch), turn)
+    text = await fab.read(story, branch).turn(turn)
     return page(request, "retcon.html", story=story, branch=branch, turn=turn, text=text)
 
 
@@ -689,10 +639,9 @@ async def retcon(request: Request, fab: Fab, story: str, form: Form) -> Response
         done = await fab.retcon(store, turn, text, branch=_text(form, "name") or None, force=force)
     except EditRefused as exc:
         # the form again, the person's text kept, with what the critic found (the hint
-        # names this page's checkbox, not the command line's flag)
-        why = exc.message.replace(
-            "commit it anyway with --force",
-            "tick “Commit it even if the critic finds errors” to save it",
+        # names this page's checkbox)
+        why = studio_line(
+            exc, plain=True, force="tick “Commit it even if the critic finds errors” to save it"
         )
         return page(
             request,

@@ -63,6 +63,5 @@ async def shared_minds(request: Request, reader: Reader, as_of: int | None) -> M
     """``reader.minds(as_of)``, shared among the studio's concurrent viewers of that view."""
     reads: SharedReads = request.app.state.reads
     store = reader.store
-    head = await store.head()
-    key = ("minds", store.story, store.branch, as_of, head)
+    key = ("minds", store.story, store.branch, as_of, await reader.head())
     return await reads.read(key, lambda: reader.minds(as_of))

@@ -319,77 +319,105 @@ def render(
     """Fill ``budget`` tokens: preface, facts (up to ``FACT_SHARE``), episodes, trailer,
     then the ``summaries`` (scored hierarchy nodes, best first) in what is left, up to
     ``SUMMARY_SHARE`` of the budget; a scene whose episodes are all rendered is skipped."""
-    chosen: list[Candidate] = []
-    used = 0
-    count = _counting(counter)
+    fill = _Filler(_counting(counter), budget)
+    for label, body in preface:
+        fill.section(label, body, "preface")
+    fill.facts(facts)
+    rendered = fill.episodes(episodes, entities)
+    for label, body in trailer:
+        fill.section(label, body, "trailer")
+    fill.summaries(summaries, rendered)
+    by_id = {ep.id: ep for ep in episodes}
+    assembly = _layout(fill.chosen, by_id, entities, counter, budget)
+    assembly.room = max(0, budget - fill.used)
+    assembly.plan = plan
+    return assembly
 
-    def take(candidate: Candidate, cost: int, cap: int) -> bool:
-        nonlocal used
-        if used + cost > cap:
+
+class _Filler:
+    """The lines chosen so far for one context, and the tokens they cost (a section's
+    heading counted with its first line)."""
+
+    def __init__(self, count: Callable[[str], int], budget: int) -> None:
+        self.count = count
+        self.budget = budget
+        self.chosen: list[Candidate] = []
+        self.used = 0
+        self.sections_seen: set[str] = set()
+
+    def take(self, candidate: Candidate, cost: int, cap: int) -> bool:
+        if self.used + cost > cap:
             return False
-        chosen.append(candidate)
-        used += cost
+        self.chosen.append(candidate)
+        self.used += cost
         return True
 
-    sections_seen: set[str] = set()
+    def section_cost(self, section: str) -> int:
+        return 0 if section in self.sections_seen else self.count(f"## {section}") + 2
 
-    def section_cost(section: str) -> int:
-        return 0 if section in sections_seen else count(f"## {section}") + 2
+    def section(self, label: str, body: str, kind: str) -> None:
+        """A preface's or trailer's section, line by line, each while it fits."""
+        for text in body.split("\n"):
+            cost = self.count(text) + 1 + self.section_cost(label)
+            if self.take(Candidate(label, text, kind, label), cost, self.budget):
+                self.sections_seen.add(label)
 
-    for label, body in preface:
-        for text in body.split("\n"):
-            cost = count(text) + 1 + section_cost(label)
-            if take(Candidate(label, text, "preface", label), cost, budget):
-                sections_seen.add(label)
-    fact_cap = used + int(FACT_SHARE * (budget - used))
-    for cand in facts:
-        if used + MIN_LINE > fact_cap:
-            break
-        cost = count(cand.text) + 1 + section_cost(cand.section)
-        if take(cand, cost, fact_cap):
-            sections_seen.add(cand.section)
-    groups_seen: set[int] = set()
-    headings: dict[tuple[int, str | None, str | None], str] = {}
-    rendered: set[str] = set()
-    for ep in episodes:
-        if used + MIN_LINE > budget:
-            break
-        text = _line(ep, entities)
-        cost = count(text) + 1 + section_cost("Episodes")
-        heading = None
-        if ep.turn not in groups_seen:
-            key = (ep.turn, ep.place, ep.clock)
-            heading = headings.get(key) or headings.setdefault(key, _heading(ep, entities))
-            cost += count(heading) + 1
-        if used + cost > budget:
-            continue
-        sections_seen.add("Episodes")
-        if heading is not None:
-            groups_seen.add(ep.turn)
-        rendered.add(ep.id)
-        take(
-            Candidate("Episodes", text, "episode", ep.id, span=(ep.turn, ep.start, ep.end)),
-            cost,
-            budget,
-        )
-    for label, body in trailer:
-        for text in body.split("\n"):
-            cost = count(text) + 1 + section_cost(label)
-            if take(Candidate(label, text, "trailer", label), cost, budget):
-                sections_seen.add(label)
-    summary_cap = min(budget, used + int(SUMMARY_SHARE * budget))
-    for node, score in summaries:
-        if used + MIN_SUMMARY_TOKENS > summary_cap:
-            break  # no summary line is this short
-        if node.level == "scene" and set(node.children) <= rendered:
-            continue  # every episode of the scene is shown in full already
-        room = summary_cap - used - section_cost(SUMMARY_SECTION)
-        line = _fitting_summary(node, room, count)
-        if line is None:
-            continue
-        cost = count(line) + 1 + section_cost(SUMMARY_SECTION)
-        if take(
-            Candidate(
+    def facts(self, facts: Sequence[Candidate]) -> None:
+        """The facts, best first, up to ``FACT_SHARE`` of what is left."""
+        fact_cap = self.used + int(FACT_SHARE * (self.budget - self.used))
+        for cand in facts:
+            if self.used + MIN_LINE > fact_cap:
+                break
+            cost = self.count(cand.text) + 1 + self.section_cost(cand.section)
+            if self.take(cand, cost, fact_cap):
+                self.sections_seen.add(cand.section)
+
+    def episodes(self, episodes: Sequence[Episode], entities: Mapping[str, Entity]) -> set[str]:
+        """The episodes that fit, each turn's first under its heading; their ids."""
+        budget, count = self.budget, self.count
+        groups_seen: set[int] = set()
+        headings: dict[tuple[int, str | None, str | None], str] = {}
+        rendered: set[str] = set()
+        for ep in episodes:
+            if self.used + MIN_LINE > budget:
+                break
+            text = _line(ep, entities)
+            cost = count(text) + 1 + self.section_cost("Episodes")
+            heading = None
+            if ep.turn not in groups_seen:
+                key = (ep.turn, ep.place, ep.clock)
+                heading = headings.get(key) or headings.setdefault(key, _heading(ep, entities))
+                cost += count(heading) + 1
+            if self.used + cost > budget:
+                continue
+            self.sections_seen.add("Episodes")
+            if heading is not None:
+                groups_seen.add(ep.turn)
+            rendered.add(ep.id)
+            self.take(
+                Candidate("Episodes", text, "episode", ep.id, span=(ep.turn, ep.start, ep.end)),
+                cost,
+                budget,
+            )
+        return rendered
+
+    def summaries(
+        self, summaries: Sequence[tuple[HierarchyNode, float]], rendered: set[str]
+    ) -> None:
+        """The summaries, best first, in what is left up to ``SUMMARY_SHARE`` of the
+        budget; a scene whose episodes are all ``rendered`` is skipped."""
+        summary_cap = min(self.budget, self.used + int(SUMMARY_SHARE * self.budget))
+        for node, score in summaries:
+            if self.used + MIN_SUMMARY_TOKENS > summary_cap:
+                break  # no summary line is this short
+            if node.level == "scene" and set(node.children) <= rendered:
+                continue  # every episode of the scene is shown in full already
+            room = summary_cap - self.used - self.section_cost(SUMMARY_SECTION)
+            line = _fitting_summary(node, room, self.count)
+            if line is None:
+                continue
+            cost = self.count(line) + 1 + self.section_cost(SUMMARY_SECTION)
+            candidate = Candidate(
                 SUMMARY_SECTION,
                 line,
                 node.level,
@@ -397,16 +425,9 @@ def render(
                 score,
                 members=node.children,
                 turn=node.first_turn,
-            ),
-            cost,
-            summary_cap,
-        ):
-            sections_seen.add(SUMMARY_SECTION)
-    by_id = {ep.id: ep for ep in episodes}
-    assembly = _layout(chosen, by_id, entities, counter, budget)
-    assembly.room = max(0, budget - used)
-    assembly.plan = plan
-    return assembly
+            )
+            if self.take(candidate, cost, summary_cap):
+                self.sections_seen.add(SUMMARY_SECTION)
 
 
 def _bounded_by_lines(counter: TokenCounter, lines: Sequence[str]) -> bool:

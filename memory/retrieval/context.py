@@ -161,13 +161,20 @@ async def character_context(
 
 
 async def own_words(
-    client: aredis.Redis, story: str, branch: str, character: str, last: int = 3
+    client: aredis.Redis,
+    story: str,
+    branch: str,
+    character: str,
+    last: int = 3,
+    *,
+    as_of: int | None = None,
 ) -> list[str]:
-    """What ``character`` said last (up to ``last`` utterances, oldest first), from its own
-    index through the connection it is given: voice exemplars for its prompt."""
+    """What ``character`` said last (up to ``last`` utterances, oldest first; by turn
+    ``as_of`` if given, never a word said after it), from its own index through the
+    connection it is given: voice exemplars for its prompt."""
     store = StoryStore(client, story, branch, viewer=character)
     where = await sources(store, character)
-    recent = await by_entities(client, where, [character], last=OWN_WORDS_SCAN)
+    recent = await by_entities(client, where, [character], as_of=as_of, last=OWN_WORDS_SCAN)
     found = await fetch(client, where, recent)
     said = [
         found[i]

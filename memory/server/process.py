@@ -18,6 +18,7 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -168,13 +169,6 @@ class EmbeddedRedis:
             if self.is_running():
                 self._keep_policy()
                 return self.url
-            legacy = self._legacy_pid()
-            if legacy is not None:
-                raise RedisUnavailable(
-                    f"a redis-server (pid {legacy}) started by an older Fabula runs on this "
-                    "folder without its lock; stop it with `fabula server stop`",
-                    directory=str(self.directory),
-                )
             self._start(timeout_s)
             return self.url
 
@@ -270,13 +264,26 @@ class EmbeddedRedis:
         still there, signals its process. Raises :class:`RedisUnavailable` saying why when
         the owner cannot be stopped.
         """
-        legacy = None if self.is_running() else self._legacy_pid()
-        if not self.is_running() and legacy is None:
+        if not self.is_running():
             return False
+        return self._stop(self._owner_pid, timeout_s, legacy=None)
+
+    def stop_unlocked(self, timeout_s: float = 10.0) -> int | None:
+        """Stop a server an older Fabula started on this folder, which runs without holding
+        its lock (only ``fabula migrate`` looks for one); its pid, or None when there was
+        none. Raises :class:`RedisUnavailable` saying why it cannot be stopped."""
+        if self.is_running():
+            return None
+        legacy = self._legacy_pid()
+        if legacy is not None:
+            self._stop(lambda: legacy, timeout_s, legacy=legacy)
+        return legacy
+
+    def _stop(self, owner: Callable[[], int | None], timeout_s: float, legacy: int | None) -> bool:
         why = self._ask_shutdown()
         if self._gone_within(timeout_s / 2, legacy):
             return True
-        pid = legacy if legacy is not None else self._owner_pid()
+        pid = owner()
         if pid is None:
             raise RedisUnavailable(
                 f"the server that owns this folder did not stop ({why or 'no reason given'}) "

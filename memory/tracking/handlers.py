@@ -298,9 +298,13 @@ def _settle(t: Tracker, fact: Fact, place: str | None, ev: Event) -> None:
 
 
 def _state(t: Tracker, action: StoryAction) -> None:
-    """A bare statement: made in the current scene, seen by everyone in it."""
+    """A bare statement: made in the current scene, seen by everyone in it — but where a
+    thing is, stated, is seen where it is: "The scarf is in the box." said of a box in the
+    kitchen is not seen by those in the garden, where the scene moved with Cal."""
     place = t.scene
     fact = _fact(t, action.proposition).model_copy(update={"truth": "true"})
+    if fact.attribute == "location" and fact.polarity:
+        place = (fact.value if t.kind(fact.value) == "place" else t.place_of(fact.value)) or place
     witnesses = t.perceivers(action, t.present(place))
     ev = t.event(
         "state",

@@ -53,14 +53,14 @@ async def test_the_studio_records_and_replays_for_its_whole_lifetime(
     async def one_turn() -> list[str]:
         await fab.store(STORY).delete()
         async with Fabula(redis_url, Settings(home=tmp_path)) as offline:
-            store = await offline.new_story("hollow_book", STORY)
+            store = await offline.create_story("hollow_book", STORY, opening=False)
             for text in load_world("hollow_book").opening.turns:
                 await offline.commit_scripted(store, text)
         app = create_app(config)
         async with app.router.lifespan_context(app):
             studio: Fabula = app.state.fab
             store = studio.store(STORY)
-            assert await studio.run_turn(store, auto=True) == "committed"
+            assert (await studio.run(store, auto=True)).outcome == "committed"
             return [t.text for t in await store.turn_texts()]
 
     script_turn(fake_openai)

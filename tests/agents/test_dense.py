@@ -3,9 +3,13 @@ server), stored in a Redis 8 vector set, fused with the lexical ranking."""
 
 from __future__ import annotations
 
+import time
+
+import pytest
 import redis.asyncio as aredis
 
 from fabula.agents.embeddings import OpenAIEmbedder, make_embedder
+from fabula.errors import ModelOutputError, ModelUnavailable
 from fabula.memory.index.build import index_through
 from fabula.memory.index.search import Source
 from fabula.memory.index.vectors import nearest
@@ -13,6 +17,7 @@ from fabula.memory.keys import EpisodeKeys
 from fabula.memory.retrieval.context import author_context
 from fabula.memory.tokens import ApproximateCounter
 from fabula.settings import ModelSettings, Settings
+from fabula.testing.fake_openai import Reply
 from fabula.testing.model import FakeOpenAI
 from fabula.testing.stories import new_story, turn_delta
 
@@ -154,3 +159,80 @@ def setup_events() -> list[object]:
     from fabula.testing.stories import setup
 
     return list(setup().events)
+
+
+def bounded_settings(server: FakeOpenAI, *, timeout_s: float, max_bytes: int) -> Settings:
+    return Settings(
+        model=ModelSettings(
+            base_url=server.base_url,
+            model="fake-model",
+            api_key="k",
+            timeout_s=timeout_s,
+            max_reply_bytes=max_bytes,
+        ),
+        embedding_model="fake-embed",
+    )
+
+
+class TestHostileEmbeddings:
+    """The embeddings client read every reply whole, however long it took or however large
+    it was (only each read was bounded): a server that streamed a body forever, or a byte
+    at a time, held a turn's indexing and a recall without end. Now an embedding call ends
+    within FABULA_MODEL_TIMEOUT and FABULA_MODEL_MAX_REPLY_BYTES, as a chat reply does, in
+    one line with the model's exit status."""
+
+    @pytest.mark.parametrize("query", [True, False], ids=["query", "documents"])
+    async def test_a_body_that_never_ends_is_cut_off_at_the_byte_cap(
+        self, fake_openai: FakeOpenAI, query: bool
+    ) -> None:
+        fake_openai.embeddings_reply = Reply(endless=True)
+        embedder = make_embedder(bounded_settings(fake_openai, timeout_s=20, max_bytes=64 * 1024))
+        assert embedder is not None
+        started = time.monotonic()
+        with pytest.raises(ModelOutputError, match=r"passed 65,536 bytes") as caught:
+            if query:
+                await embedder.embed_query("Where is the key?")
+            else:
+                await embedder.embed_documents(["Ann left.", "Ben stayed."])
+        assert time.monotonic() - started < 5
+        assert "\n" not in str(caught.value) and caught.value.exit_code == 6
+
+    async def test_a_body_that_never_ends_is_cut_off_at_the_timeout(
+        self, fake_openai: FakeOpenAI
+    ) -> None:
+        fake_openai.embeddings_reply = Reply(endless=True)
+        embedder = make_embedder(bounded_settings(fake_openai, timeout_s=2, max_bytes=1 << 40))
+        assert embedder is not None
+        started = time.monotonic()
+        with pytest.raises(ModelUnavailable, match=r"within 2 s \(FABULA_MODEL_TIMEOUT\)") as e:
+            await embedder.embed_query("Where is the key?")
+        assert time.monotonic() - started < 3.5
+        assert "\n" not in str(e.value) and e.value.exit_code == 6
+
+    async def test_a_reply_sent_a_byte_at_a_time_is_cut_off_at_the_timeout(
+        self, fake_openai: FakeOpenAI
+    ) -> None:
+        """A slowloris: each byte comes well inside the timeout, the reply never does."""
+        fake_openai.embeddings_reply = Reply(drip_s=0.2)
+        embedder = make_embedder(bounded_settings(fake_openai, timeout_s=2, max_bytes=1 << 20))
+        assert embedder is not None
+        started = time.monotonic()
+        with pytest.raises(ModelUnavailable, match=r"within 2 s"):
+            await embedder.embed_documents(["Ann left."])
+        assert time.monotonic() - started < 3.5
+
+    async def test_a_recall_stays_lexical_when_the_embedder_stalls(
+        self, fake_openai: FakeOpenAI, aredis_client: aredis.Redis
+    ) -> None:
+        """What a user meets: the recall answers, lexically, within the timeout."""
+        store = await new_story(aredis_client, "dense-stall")
+        await store.commit(turn_delta(1, [("ann", "I relaxed by the harbour.", ("ann",))], None))
+        await index_through(store)
+        fake_openai.embeddings_reply = Reply(endless=True)
+        embedder = make_embedder(bounded_settings(fake_openai, timeout_s=1, max_bytes=1 << 40))
+        started = time.monotonic()
+        found = await author_context(
+            store, "the harbour", budget=60, counter=ApproximateCounter(), embedder=embedder
+        )
+        assert time.monotonic() - started < 3
+        assert "relaxed by the harbour" in found.text

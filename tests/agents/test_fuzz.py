@@ -21,12 +21,13 @@ from collections.abc import Callable
 
 from fabula.agents.contracts import PlanRequest
 from fabula.agents.llm import make_client
-from fabula.agents.memory_builder.builder import read_controlled
 from fabula.agents.memory_builder.model import ModelMemoryBuilder
+from fabula.agents.memory_builder.offline import read_controlled
 from fabula.agents.planner.model import ModelPlanner
 from fabula.agents.views import author_view
 from fabula.bench.model import story_snapshot
 from fabula.errors import FabulaError
+from fabula.graph.commit import CommitPath, commit_text
 from fabula.graph.service import Fabula
 from fabula.settings import Settings
 from fabula.testing.model import PLAN, STORY, FakeOpenAI, Reply, action
@@ -107,10 +108,10 @@ async def test_malformed_outputs_end_in_a_clear_error_or_a_corrected_retry(
     view = await author_view(store)
     before = await story_snapshot(store.client, STORY)
     outcomes: dict[str, int] = {}
-    clients = {role: make_client(two, role) for role in ("planner", "extractor")}
+    clients = {role: make_client(two, role) for role in ("planner", "memory_builder")}
     planner = ModelPlanner(clients["planner"])
     # the model reads every prose sentence: the offline reader first is controlled English
-    builder = ModelMemoryBuilder(clients["extractor"], reader=read_controlled)
+    builder = ModelMemoryBuilder(clients["memory_builder"], reader=read_controlled)
     for case in range(CASES):
         planner_case = case % 5 == 4
         breakers = PLAN_BREAKERS if planner_case else EXTRACTION_BREAKERS
@@ -125,7 +126,7 @@ async def test_malformed_outputs_end_in_a_clear_error_or_a_corrected_retry(
         else:
             second = Reply(content=json.dumps(good)) if corrected else breakers[kind](rng)
         fake_openai.queue(second)
-        role = "planner" if planner_case else "extractor"
+        role = "planner" if planner_case else "memory_builder"
         clients[role].method = "json_schema"  # each case finds out for itself
         where = f"case {case} ({role}, {kind}, {'corrected' if corrected else 'failing'})"
         try:
@@ -137,7 +138,7 @@ async def test_malformed_outputs_end_in_a_clear_error_or_a_corrected_retry(
                 moved = {(s.subject, s.value) for s in delta.states}
                 assert {("leo", "study"), ("brass_key", "mara")} <= moved, where
             else:
-                await builder.commit(store, 4, TEXT)
+                await commit_text(CommitPath(memory_builder=builder), store, 4, TEXT)
             outcome = "corrected"
             assert corrected, f"{where}: a malformed reply was accepted"
         except FabulaError as error:

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 from structlog.testing import capture_logs
 
 from fabula import errors
+from fabula import settings as settings_module
 from fabula.agents.llm import ModelClient, make_chat_model, make_client
 from fabula.agents.prompts import load_prompt
 from fabula.agents.schemas import strict_schema
@@ -88,7 +89,7 @@ class TestMakeChatModel:
 class TestSettingsFromEnvironment:
     def test_each_role_falls_back_to_the_defaults(self) -> None:
         """FABULA_MODEL_WRITER names the writer's model; everything it does not set comes
-        from FABULA_MODEL_*; the extractor reads at temperature 0."""
+        from FABULA_MODEL_*; the memory-builder reads at temperature 0."""
         settings = Settings.from_env(
             {
                 "FABULA_MODEL": "small",
@@ -110,9 +111,34 @@ class TestSettingsFromEnvironment:
         assert (planner.model, planner.seed, planner.max_tokens) == ("small", 3, 400)
         character = settings.model_for("character")
         assert (character.model, character.temperature) == ("small", 0.9)
-        assert settings.model_for("extractor").temperature == 0.0
+        assert settings.model_for("memory_builder").temperature == 0.0
         assert settings.model_concurrency == 2
         assert settings.prices == {"big": Price(input=2.5, output=10)}
+
+    def test_the_memory_builders_former_variables_are_read_and_deprecated(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """FABULA_MODEL_EXTRACTOR_* still set the memory-builder (its own variables win),
+        each logged as deprecated once a process."""
+        monkeypatch.setattr(settings_module, "_warned", set())
+        env = {
+            "FABULA_MODEL_EXTRACTOR": "old",
+            "FABULA_MODEL_EXTRACTOR_TEMPERATURE": "0.3",
+            "FABULA_MODEL_MEMORY_BUILDER_TEMPERATURE": "0.1",
+        }
+        with capture_logs() as logs:
+            first = Settings.from_env(env).model_for("memory_builder")
+            Settings.from_env(env)
+        assert (first.model, first.temperature) == ("old", 0.1)
+        deprecated = [e for e in logs if e["event"] == "deprecated_variable"]
+        assert sorted(e["variable"] for e in deprecated) == [
+            "FABULA_MODEL_EXTRACTOR",
+            "FABULA_MODEL_EXTRACTOR_TEMPERATURE",
+        ]
+        assert deprecated[0]["use"].startswith("FABULA_MODEL_MEMORY_BUILDER")
+        new = Settings.from_env({"FABULA_MODEL_MEMORY_BUILDER": "new"})
+        assert new.model_for("memory_builder").model == "new"
+        assert new.model_for("memory_builder").temperature == 0.0
 
     def test_a_role_alone_on_a_model(self) -> None:
         settings = Settings.from_env({"FABULA_MODEL_WRITER": "big"})
@@ -133,7 +159,7 @@ class TestSettingsFromEnvironment:
             }
         )
         assert settings.model_for("planner").schemas == "generic"
-        assert settings.model_for("extractor").schemas == "generic"
+        assert settings.model_for("memory_builder").schemas == "generic"
         assert settings.model_for("character").schemas == "story"
         assert make_client(settings.model_for("character"), "character").schemas == "story"
         assert make_client(settings.model_for("planner"), "planner").schemas == "generic"
@@ -268,7 +294,7 @@ class TestStructuredCall:
         assert len(fake_openai.requests) == 3
         assert "tools" in fake_openai.requests[2]
 
-        other = client_for(fake_openai, role="extractor")
+        other = client_for(fake_openai, role="memory_builder")
         fake_openai.reply_tool_call(GOOD)
         await other.structured(ScenePlan, MESSAGES)
         assert len(fake_openai.requests) == 5

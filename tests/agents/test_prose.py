@@ -222,6 +222,43 @@ class TestFirstPlacement:
         assert actions[1].obj == "plum" and actions[1].target == "pantry_shelf"
 
 
+class TestContentsNamedAfterTheContainer:
+    """A container named first, what it holds after: "filled with", "that held", "inside"."""
+
+    def test_filled_with_after_a_copula_and_a_phrase(self) -> None:
+        for text in (
+            "Omar glanced at the tin. The tin was filled with plums.",
+            "Nell found a tin packed to the very top with plums.",
+            "There was a tin on the bench, holding one ripe plum.",
+            "Nell opened the tin that held her favourite plum.",
+        ):
+            assert located(read_prose(text, KITCHEN)) == [("plum", "tin")], text
+
+    def test_it_was_filled_with_refers_back(self) -> None:
+        text = "A tin sat by the door. It was filled with plums."
+        assert located(read_prose(text, KITCHEN)) == [("plum", "tin")]
+
+    def test_inside_as_an_adverb_after_the_object(self) -> None:
+        text = "Passing a tin on the porch, Omar saw a plum lying inside."
+        assert located(read_prose(text, KITCHEN)) == [("plum", "tin")]
+
+    def test_it_placed_inside_is_the_object_named_last(self) -> None:
+        text = "Nell spotted a plum. It had been tucked inside a worn-out tin."
+        assert located(read_prose(text, KITCHEN)) == [("plum", "tin")]
+
+    def test_a_part_of_the_container_named_by_of(self) -> None:
+        text = "A plum rested in the far corner of the tin."
+        assert located(read_prose(text, KITCHEN)) == [("plum", "tin")]
+
+    def test_across_clauses(self) -> None:
+        text = "There, sitting in a tin, was the thing Omar loved most: a plum."
+        assert located(read_prose(text, KITCHEN)) == [("plum", "tin")]
+
+    def test_a_holding_word_after_another_entity_is_not_the_containers(self) -> None:
+        text = "The tin stood by Omar, holding a plum."
+        assert located(read_prose(text, KITCHEN)) == []
+
+
 class TestGeneralNouns:
     """A definite general noun names the one object of the story it is a kind of
     (WordNet's hypernyms, as memory/data/general_words ships them)."""
@@ -419,3 +456,159 @@ class TestLearningPronouns:
         )
         [move] = [a for a in read_prose(text, self.PAIR) if a.kind == "move"]
         assert move.actors == ("ana",) and move.unsure is None
+
+
+class TestWhoIsMeant:
+    """Pronouns, leading phrases and beliefs: who a sentence is about."""
+
+    PAIR = pack(("character", "Ana"), ("character", "Bo"), ("object", "lamp")) | pack(
+        ("object", "crate", True), ("object", "shelf", True)
+    )
+
+    def test_a_pronoun_used_before_the_name_is_not_learnt_for_it_after(self) -> None:
+        text = (
+            "Ana opened her window. She was reading when Bo joined her on the porch. "
+            "Bo grinned at his sister. She put the lamp in the crate."
+        )
+        [move] = [a for a in read_prose(text, self.PAIR) if a.kind == "move"]
+        assert move.actors == ("ana",) and move.unsure is None
+
+    def test_a_name_in_a_leading_phrase_with_no_subject_is_not_the_pronoun(self) -> None:
+        text = "Ana brushed her hair. Aware of Bo's plan, she put the lamp in the crate."
+        [move] = [a for a in read_prose(text, self.PAIR) if a.kind == "move"]
+        assert move.actors == ("ana",)
+
+    def test_a_pronoun_opening_the_main_clause_is_the_next_sentences_centre(self) -> None:
+        text = (
+            "Ana and Bo stood by the crate. Bo smiled. Ana frowned at the lamp. "
+            "Knowing that Bo hated lamps, she sighed. She put the lamp on the shelf."
+        )
+        pair = self.PAIR | pack(("character", "Cy"))
+        [move] = [a for a in read_prose(text, pair) if a.kind == "move"]
+        assert move.actors == ("ana",)
+
+    def test_a_feeling_another_is_believed_to_have_is_not_the_storys(self) -> None:
+        text = "Believing that Ana despised the lamp, Bo smiled."
+        assert [a for a in read_prose(text, self.PAIR) if a.kind == "feel"] == []
+        text = "Bo assumed Ana loved the lamp."
+        assert [a for a in read_prose(text, self.PAIR) if a.kind == "feel"] == []
+
+    def test_the_believers_own_plan_is_still_read(self) -> None:
+        text = "Bo thought it was only fair to move the lamp to the shelf."
+        [move] = [a for a in read_prose(text, self.PAIR) if a.kind == "move"]
+        assert move.actors == ("bo",) and move.target == "shelf"
+
+    def test_a_hoped_for_feeling_is_no_feeling(self) -> None:
+        text = "Bo hoped that Ana would love the lamp."
+        assert [a for a in read_prose(text, self.PAIR) if a.kind == "feel"] == []
+
+
+class TestPerceptionAndNegation:
+    def test_a_negation_after_a_comma_negates_its_own_clause(self) -> None:
+        text = (
+            "Mira Holt and Tobias were in the garden. Mira Holt dropped the scarf into the "
+            "bin. Unbeknownst to her, Tobias never noticed it."
+        )
+        [move] = [a for a in read(text) if a.kind == "move"]
+        assert "tobias" in move.unseen_by and "tobias" not in move.seen_by
+
+    def test_what_one_saw_is_a_thing_seen_not_a_later_event(self) -> None:
+        text = (
+            "Tobias strolled into the garden. Content with what he saw, Tobias left the "
+            "garden. Mira Holt dropped the scarf into the bin."
+        )
+        [move] = [a for a in read(text) if a.kind == "move"]
+        assert "tobias" not in move.seen_by
+
+    def test_neither_nor_is_both(self) -> None:
+        text = (
+            "Mira Holt dropped the scarf into the bin. Neither Tobias nor Mira Holt "
+            "noticed the other's actions."
+        )
+        [move] = [a for a in read(text) if a.kind == "move"]
+        assert "tobias" in move.unseen_by
+
+    def test_a_denied_placement_is_not_stated(self) -> None:
+        text = "To her surprise, the plum was no longer in the tin."
+        assert located(read_prose(text, KITCHEN)) == []
+
+    def test_a_relative_where_names_what_the_container_holds(self) -> None:
+        text = "Omar glanced at the tin, where a single plum lay."
+        assert located(read_prose(text, KITCHEN)) == [("plum", "tin")]
+
+
+class TestNamesAndObjects:
+    def test_a_name_with_or_names_its_thing_either_way(self) -> None:
+        story = pack(("character", "Nell"), ("object", "plum")) | pack(
+            ("object", "Nell's desk or workspace", True),
+            ("object", "fruit basket in the kitchen", True),
+        )
+        [move] = [a for a in read_prose("Nell put the plum on her desk.", story) if a.obj]
+        assert move.target == "nell_s_desk_or_workspace"
+        [move] = [a for a in read_prose("Nell put the plum in the fruit basket.", story) if a.obj]
+        assert move.target == "fruit_basket_in_the_kitchen"
+
+    def test_leaving_a_thing_behind_is_no_exit(self) -> None:
+        text = "Tobias strolled into the garden. He sighed, leaving a trace of mud in the garden."
+        assert "exit" not in kinds(read(text))
+        text = "Tobias strolled into the master bedroom. Later he left the room, humming."
+        assert kinds(read(text)) == ["go", "exit"]
+
+    def test_them_agrees_with_a_plural_thing(self) -> None:
+        text = (
+            "Mira Holt picked up the scarves and moved them to the donation bin, "
+            "meaning to discard them."
+        )
+        actions = read(text)
+        assert {a.obj for a in actions if a.obj} == {"scarf"}
+
+    def test_took_it_upon_himself_takes_nothing(self) -> None:
+        text = "Tobias took it upon himself to put the scarf on the top shelf."
+        actions = read(text)
+        assert kinds(actions) == ["move"] and actions[0].target == "top_shelf"
+
+    def test_ventured_into_is_going(self) -> None:
+        assert kinds(read("Tobias ventured into the garden.")) == ["go"]
+
+
+class TestControlAndTransitives:
+    def test_object_control_gives_the_infinitive_its_subject(self) -> None:
+        text = "Her fondness for scarves led her to move the scarf to the top shelf."
+        story = STORY | pack(("character", "Ida"))
+        text = "Ida smiled. " + text
+        [move] = [a for a in read_prose(text, story) if a.kind == "move"]
+        assert move.actors == ("ida",)
+
+    def test_moving_a_container_moves_it_not_its_mover(self) -> None:
+        text = (
+            "Tobias quickly grabbed the scarf, smiling. Later he moved the donation bin to the "
+            "top shelf."
+        )
+        moves = [a for a in read(text) if a.kind == "move"]
+        assert [m.target for m in moves] == ["top_shelf"]
+
+    def test_both_unaware_leaves_the_doer_seeing_its_act(self) -> None:
+        text = (
+            "Mira Holt dropped the scarf into the bin, leaving both Mira Holt and Tobias "
+            "oblivious to it."
+        )
+        [move] = [a for a in read(text) if a.kind == "move"]
+        assert move.unseen_by == ("tobias",)
+
+
+class TestPlacesAndHistory:
+    def test_the_room_is_the_one_place_that_is_a_room(self) -> None:
+        text = "Mira Holt strolled into the garden. Later, Tobias entered the room, humming."
+        actions = read(text)
+        assert [(a.kind, a.place) for a in actions][-1] == ("enter", "master_bedroom")
+        # a general word two places are kinds of names neither
+        story = STORY | pack(("place", "pantry"))
+        actions = [a for a in read_prose(text, story) if a.kind != "narration"]
+        assert [a.kind for a in actions] == ["go"]
+
+    def test_where_a_thing_was_before_it_moved_is_history(self) -> None:
+        text = (
+            "A scarf lay in the donation bin. Mira Holt quickly moved the scarf to the top "
+            "shelf. It was the end of the tale of the scarf in the donation bin."
+        )
+        assert located(read(text)) == [("scarf", "donation_bin")]

@@ -105,7 +105,7 @@ async def test_a_turn_commits_or_fails_cleanly_with_every_role_on_the_engine(
             before = await story_snapshot(store.client, store.story)
             turn = await store.head() + 1
             try:
-                outcome = await app.run_turn(store, auto=True, listener=listen)
+                outcome = (await app.run(store, auto=True, listener=listen)).outcome
             except FabulaError as error:
                 outcome = "failed"
                 assert error.message and "\n" not in error.message

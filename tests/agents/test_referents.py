@@ -12,8 +12,8 @@ import pytest
 
 from fabula.agents.contracts import TurnPlan
 from fabula.agents.llm import make_client
-from fabula.agents.memory_builder.builder import read_controlled
 from fabula.agents.memory_builder.model import ModelMemoryBuilder
+from fabula.agents.memory_builder.offline import read_controlled
 from fabula.agents.views import author_view
 from fabula.errors import ModelOutputError
 from fabula.graph.service import Fabula
@@ -23,7 +23,7 @@ from fabula.testing.model import STORY, FakeOpenAI, action
 
 def builder(settings: Settings) -> ModelMemoryBuilder:
     # the model reads every prose sentence: the offline reader first is controlled English
-    return ModelMemoryBuilder(make_client(settings.model, "extractor"), reader=read_controlled)
+    return ModelMemoryBuilder(make_client(settings.model, "memory_builder"), reader=read_controlled)
 
 
 def feedback(fake: FakeOpenAI, n: int) -> str:

@@ -521,8 +521,8 @@ class TestCutProse:
         fake_openai.reply_text(CUT, schema=TEXT, finish_reason="length")
         fake_openai.reply_json(EXTRACTED, schema="ExtractedActions")
         store = fab.store(STORY)
-        assert await fab.run_turn(store, auto=False) == "pending"
-        pending = await fab.pending_turn(store)
+        assert (await fab.run(store, auto=False)).outcome == "pending"
+        pending = await fab.pending(store)
         assert pending is not None
         assert pending.request.draft.model_dump() == {
             "text": "Leo went to the study. Mara watched him from the door.",

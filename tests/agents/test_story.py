@@ -12,9 +12,9 @@ from fabula.agents.character.brief import helping_goals
 from fabula.agents.character.goals import Situation, read_goal, step
 from fabula.agents.character.offline import OfflineCharacter
 from fabula.agents.contracts import CharacterBrief, PlanRequest
-from fabula.agents.critic.symbolic import SymbolicCritic
+from fabula.agents.critic.offline import OfflineCritic
 from fabula.agents.memory_builder import readings
-from fabula.agents.memory_builder.builder import OfflineMemoryBuilder
+from fabula.agents.memory_builder.offline import OfflineMemoryBuilder
 from fabula.agents.planner.offline import OfflinePlanner
 from fabula.agents.views import author_view
 from fabula.errors import InvalidInput, StoryAtRest
@@ -134,7 +134,7 @@ class TestAtRest:
             assert again.written == 0 and await store.head() == head
             assert again.rest is not None and "Mara: blocked" in again.rest
             with pytest.raises(StoryAtRest):
-                await fab.run_turn(store, auto=True)
+                await fab.turns.step(store, auto=True)
 
 
 class TestSteering:
@@ -145,7 +145,7 @@ class TestSteering:
             store = await fab.create_story("lighthouse", "steer")
             plain = await OfflinePlanner().plan(PlanRequest(await author_view(store)))
             assert plain.focal[0] != "ada"
-            await fab.run_turn(store, auto=True, direction="Ada goes to the cove")
+            await fab.run(store, auto=True, direction="Ada goes to the cove")
             (last,) = await store.turn_texts(await store.head())
             assert "Ada went to the cove." in last.text
 
@@ -212,7 +212,7 @@ class TestRepeatFinding:
             delta = await OfflineMemoryBuilder().build(
                 store, view.turn + 1, "Leo went to the study."
             )
-            findings = SymbolicCritic().critique(view, delta, None)
+            findings = OfflineCritic().critique(view, delta, None)
             assert [f.message for f in findings if f.kind == "plan"] == [
                 f"repeats turn {view.turn - 1} word for word"
             ]
@@ -278,7 +278,7 @@ class TestAbsentListeners:
                 "Leo privately told Mara that the brass key is in the desk drawer.",
             ):
                 delta = await builder.build(store, view.turn + 1, text)
-                errors = [f for f in SymbolicCritic().critique(view, delta, None)]
+                errors = [f for f in OfflineCritic().critique(view, delta, None)]
                 assert [f.message for f in errors if f.kind == "contradiction"] == [
                     "Leo speaks to Mara, who is in the study, not in the hallway"
                 ], text
@@ -288,7 +288,7 @@ class TestAbsentListeners:
                 store, view.turn + 1, "Leo asked Mara where the brass key is."
             )
             assert not [
-                f for f in SymbolicCritic().critique(view, delta, None) if f.kind == "contradiction"
+                f for f in OfflineCritic().critique(view, delta, None) if f.kind == "contradiction"
             ]
 
     async def test_a_question_from_one_who_left_is_not_answered(self, redis_url: str) -> None:

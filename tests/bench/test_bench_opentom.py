@@ -312,7 +312,7 @@ async def test_paragraphs_as_turns_read_the_same(redis_url: str, tmp_path: Path)
     assert result["systems"]["controlled"]["all"]["accuracy"] == round(17 / 18, 4)
 
 
-def test_the_model_extractor_reads_the_same_narratives(redis_url: str, tmp_path: Path) -> None:
+def test_the_model_memory_builder_reads_the_same_narratives(redis_url: str, tmp_path: Path) -> None:
     """With --base-url the model memory-builder is one more system of the run: the prose
     reader reads first and the model is asked only about the sentences it leaves as
     narration (c3's last), here reading nothing: the prose reader's figures."""

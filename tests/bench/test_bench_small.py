@@ -280,7 +280,7 @@ async def test_model_small(redis_url: str, tmp_path: Path) -> None:
         assert run["turns"] == 8
         assert run["committed"] + run["failed"] + run["abandoned"] == 8
         assert run["leaks"] == run["partial_commits"] == run["mismatched"] == 0
-        assert set(run["tokens"]) == {"planner", "character", "writer", "extractor"}
+        assert set(run["tokens"]) == {"planner", "character", "writer", "memory_builder"}
         assert run["problems"] == []
     assert result["baselines"]["no_faults"]["committed"] == 8
     assert result["baselines"]["no_faults"]["retries"] == 0
@@ -309,7 +309,7 @@ async def test_model_against_a_server(redis_url: str, tmp_path: Path) -> None:
         assert run["turns"] == 3 and run["committed"] == 3 and run["failed"] == 0
         assert run["leaks"] == run["mismatched"] == run["partial_commits"] == 0
         assert run["critic_errors"] == {} and run["critic_samples"] == []
-        assert set(run["by_role"]) == {"planner", "character", "writer", "extractor"}
+        assert set(run["by_role"]) == {"planner", "character", "writer", "memory_builder"}
         for role in run["by_role"].values():
             assert set(role) >= {
                 "first_valid",
@@ -323,12 +323,12 @@ async def test_model_against_a_server(redis_url: str, tmp_path: Path) -> None:
             assert role["first_valid"] == 1.0 and role["reasks"] == 0
         tokens_in = sum(r["tokens_in"] for r in run["by_role"].values())
         assert tokens_in == run["server_tokens"]["prompt"] > 0
-        # what the model extractor was asked a turn (issue 33: the prose reader reads first)
-        extractor = run["by_role"]["extractor"]
-        calls = extractor["first_replies"] + extractor["reasks"]
-        assert run["extractor_calls_per_turn"] == round(calls / 3, 2)
-        spent = extractor["tokens_in"] + extractor["tokens_out"]
-        assert run["extractor_tokens_per_turn"] == round(spent / 3, 1)
+        # what the memory-builder's model was asked a turn (issue 33: the prose reader first)
+        reader = run["by_role"]["memory_builder"]
+        calls = reader["first_replies"] + reader["reasks"]
+        assert run["memory_builder_calls_per_turn"] == round(calls / 3, 2)
+        spent = reader["tokens_in"] + reader["tokens_out"]
+        assert run["memory_builder_tokens_per_turn"] == round(spent / 3, 1)
 
 
 def test_real_leaks_catch_a_prompt_or_schema_telling_too_much() -> None:
@@ -390,14 +390,14 @@ async def test_lore_small(redis_url: str, tmp_path: Path) -> None:
 
 def test_the_model_bench_gives_the_writer_its_own_limit() -> None:
     """`bench model --writer-tokens N` limits the writer's replies alone: every other role
-    keeps --max-tokens (the extractor's lists are sized from it)."""
+    keeps --max-tokens (the memory-builder's lists are sized from it)."""
     from fabula.bench.model import Server, server_settings
     from fabula.settings import MODEL_TIMEOUT_S, WRITER_MAX_TOKENS
 
     server = Server("http://y/v1", "m", max_tokens=512, writer_tokens=160)
     settings = server_settings("redis://x", server, "story")
     assert settings.model_for("writer").max_tokens == 160
-    assert settings.model_for("extractor").max_tokens == 512
+    assert settings.model_for("memory_builder").max_tokens == 512
     assert settings.model_for("planner").max_tokens == 512
     unset = Server("http://y/v1", "m", writer_tokens=None)
     assert server_settings("redis://x", unset, "story").roles == {}

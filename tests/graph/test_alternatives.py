@@ -37,13 +37,13 @@ class TestAlternatives:
                 "Mara went to the hallway.",
             ]
             assert drafts.note is not None and "2 different drafts of 3" in drafts.note
-            assert drafts.pending_id == (await fab.pending_turn(store)).id  # type: ignore[union-attr]
+            assert drafts.pending_id == (await fab.pending(store)).id  # type: ignore[union-attr]
             assert all(d.changes.events for d in drafts.drafts)
             shown = drafts.drafts[1]
         async with Fabula(redis_url, Settings()) as other:  # another process's application
             again = other.store("tale")
             assert (await other.drafts(again)).drafts == drafts.drafts  # the same, anywhere
-            done = await other.decide_turn(again, Decision(action="approve", choice="2"))
+            done = await other.decide(again, Decision(action="approve", choice="2"))
             assert done.outcome == "committed" and done.head == 4
             assert (await again.turn_texts(4, 4))[0].text == shown.draft
             # exactly the delta it was shown with: its states are W's, its beliefs each B's
@@ -69,7 +69,7 @@ class TestAlternatives:
             await fab.alternatives(store, 2)
             with pytest.raises(InvalidInput, match="has no draft '7' to choose"):
                 await fab.decide(store, Decision(action="approve", choice="7"))
-            assert await store.head() == 3 and await fab.pending_turn(store) is not None
+            assert await store.head() == 3 and await fab.pending(store) is not None
 
 
 class TestCommandLine:

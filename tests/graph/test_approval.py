@@ -56,8 +56,8 @@ class TestAcrossProcesses:
         checkpointed delta verbatim and never asks the model."""
         script_turn(fake_openai)
         store = fab.store(STORY)
-        assert await fab.run_turn(store, auto=False) == "pending"
-        pending = await fab.pending_turn(store)
+        assert (await fab.run(store, auto=False)).outcome == "pending"
+        pending = await fab.pending(store)
         assert pending is not None
         delta = pending.request.delta
         assert delta is not None
@@ -91,11 +91,11 @@ class TestAcrossProcesses:
 
 
 async def _pending_with_edit_scripted(fab: Fabula, fake_openai: FakeOpenAI) -> StoryStore:
-    """A turn awaiting approval, and the extractor's reading of an edit (Leo stays in the
+    """A turn awaiting approval, and the memory-builder's reading of an edit (Leo stays in the
     hallway) scripted next."""
     script_turn(fake_openai)
     store = fab.store(STORY)
-    assert await fab.run_turn(store, auto=False) == "pending"
+    assert (await fab.run(store, auto=False)).outcome == "pending"
     wait = action("stay", 0, 24, actors=["Leo"], place="hallway")
     fake_openai.reply_json({"actions": [wait]}, schema="ExtractedActions")
     return store
@@ -106,13 +106,13 @@ class TestEdits:
         self, fab: Fabula, fake_openai: FakeOpenAI
     ) -> None:
         store = await _pending_with_edit_scripted(fab, fake_openai)
-        assert await fab.decide(store, Decision(action="edit", text=EDIT)) == "pending"
-        pending = await fab.pending_turn(store)
+        assert (await fab.decide(store, Decision(action="edit", text=EDIT))).outcome == "pending"
+        pending = await fab.pending(store)
         assert pending is not None and pending.request.draft.text == EDIT
         assert pending.request.delta is not None and pending.request.delta.text == EDIT
         assert await store.head() == 3
         asked = len(requests_for(fake_openai, "ExtractedActions"))
-        assert await fab.decide(store, Decision(action="approve")) == "committed"
+        assert (await fab.decide(store, Decision(action="approve"))).outcome == "committed"
         assert len(requests_for(fake_openai, "ExtractedActions")) == asked
         assert (await store.turn_texts(4, 4))[0].text == EDIT
         assert (await project_world(store)).where("leo") == "hallway"
@@ -122,7 +122,7 @@ class TestEdits:
     ) -> None:
         store = await _pending_with_edit_scripted(fab, fake_openai)
         decision = Decision(action="edit", text=EDIT, now=True)
-        assert await fab.decide(store, decision) == "committed"
+        assert (await fab.decide(store, decision)).outcome == "committed"
         assert (await store.turn_texts(4, 4))[0].text == EDIT
 
     async def test_an_edit_that_cannot_be_read_keeps_the_turn_pending(
@@ -133,18 +133,18 @@ class TestEdits:
         decision with its draft; approving it commits the draft's delta."""
         script_turn(fake_openai)
         store = fab.store(STORY)
-        assert await fab.run_turn(store, auto=False) == "pending"
-        before = await fab.pending_turn(store)
+        assert (await fab.run(store, auto=False)).outcome == "pending"
+        before = await fab.pending(store)
         assert before is not None
         for _ in range(3):
             bad = action("go", 40, 90, actors=["Leo"], place="study")
             fake_openai.reply_json({"actions": [bad]}, schema="ExtractedActions")
         with pytest.raises(InvalidInput, match=r"could not be read.*still awaits"):
             await fab.decide(store, Decision(action="edit", text=EDIT, now=True))
-        after = await fab.pending_turn(store)
+        after = await fab.pending(store)
         assert after is not None
         assert after.request.draft == before.request.draft
         assert after.request.delta == before.request.delta
         assert await store.head() == 3
-        assert await fab.decide(store, Decision(action="approve")) == "committed"
+        assert (await fab.decide(store, Decision(action="approve"))).outcome == "committed"
         assert (await project_world(store)).where("leo") == "study"

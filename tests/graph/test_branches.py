@@ -10,10 +10,10 @@ from fabula.worlds.loader import load_world
 
 async def _story(fab: Fabula, story: str) -> None:
     pack = load_world("hollow_book")
-    store = await fab.new_story(pack, story)
+    store = await fab.create_story(pack, story, opening=False)
     for text in pack.opening.turns:
         await fab.commit_scripted(store, text)
-    assert await fab.run_turn(store, auto=True) == "committed"
+    assert (await fab.run(store, auto=True)).outcome == "committed"
 
 
 class TestForkRealise:
@@ -33,7 +33,7 @@ class TestForkRealise:
             branch = await fab.fork(main, at, realise=mara.id)
             assert (await branch.branches())[branch.branch].pursue == mara.id
             for _ in range(4):
-                await fab.run_turn(branch, auto=True)
+                await fab.run(branch, auto=True)
                 if (await project_hypotheses(branch))[mara.id].status == "realised":
                     break
             realised = (await project_hypotheses(branch))[mara.id]

@@ -53,26 +53,26 @@ class TestAnswers:
         and the episode he came by it in); Mara answers the book; as of turn 0 Leo still
         has the key; a question naming "the key" is read as the brass key."""
         store = app.store("tale")
-        leo = await app.chat(store, "Leo", KEY)
+        leo = await app.read(store).chat("Leo", KEY)
         assert leo.answer == "As far as I know, the brass key is in the desk drawer."
         assert leo.answered_by == "question-answerer" and leo.character == "leo"
         assert [r.kind for r in leo.records] == ["belief", "episode"]
         assert leo.records[1].text == "Leo put the brass key in the desk drawer."
         assert "hollow book" not in json.dumps(leo.model_dump())
-        mara = await app.chat(store, "mara", "where is the key")
+        mara = await app.read(store).chat("mara", "where is the key")
         assert mara.answer == "As far as I know, the brass key is in the hollow book."
-        early = await app.chat(store, "leo", KEY, as_of=0)
+        early = await app.read(store).chat("leo", KEY, as_of=0)
         assert early.answer == "As far as I know, the brass key is with me." and early.as_of == 0
 
     async def test_nested_unknown_and_free_questions(self, app: Fabula) -> None:
         """Leo thinks Mara believes what he does; a thing he never heard of is "I don't
         know"; a free question is answered with what he recalls of it, no unseen deed."""
         store = app.store("tale")
-        nested = await app.chat(store, "leo", "Where does Mara think the key is?")
+        nested = await app.read(store).chat("leo", "Where does Mara think the key is?")
         assert nested.answer == "I think Mara believes the brass key is in the desk drawer."
-        unknown = await app.chat(store, "leo", "Where is the spoon?")
+        unknown = await app.read(store).chat("leo", "Where is the spoon?")
         assert unknown.answer == "I don't know where the spoon is." and unknown.records == []
-        free = await app.chat(store, "leo", "What did you do with the key?")
+        free = await app.read(store).chat("leo", "What did you do with the key?")
         assert free.answered_by == "recall" and "I remember:" in free.answer
         assert "Mara moved" not in free.answer and "key is in the hollow book" not in free.answer
         assert {r.kind for r in free.records} == {"belief", "episode"}
@@ -85,14 +85,14 @@ class TestAnswers:
         store = app.store("tale")
         before = await story_keys(redis_url, "tale")
         for q in (KEY, "Where does Mara think the key is?", "Tell me everything."):
-            await app.chat(store, "leo", q)
+            await app.read(store).chat("leo", q)
         assert await story_keys(redis_url, "tale") == before
         with pytest.raises(InvalidInput, match="a chat needs a question"):
-            await app.chat(store, "leo", "   ")
+            await app.read(store).chat("leo", "   ")
         with pytest.raises(NotFound, match="no character 'nobody'"):
-            await app.chat(store, "nobody", KEY)
+            await app.read(store).chat("nobody", KEY)
         with pytest.raises(InvalidInput, match=r"turns 0\.\.3"):
-            await app.chat(store, "leo", KEY, as_of=9)
+            await app.read(store).chat("leo", KEY, as_of=9)
 
 
 class TestModelVoice:
@@ -103,7 +103,7 @@ class TestModelVoice:
         the prompt holds Leo's own beliefs and memories and his voice, never what only
         Mara saw; the records are those it was given."""
         fake_openai.reply_text("The drawer, where I left it. Why do you ask?")
-        said = await fab.chat(fab.store(STORY), "leo", KEY)
+        said = await fab.read(fab.store(STORY)).chat("leo", KEY)
         assert said.answered_by == "model"
         assert said.answer == "The drawer, where I left it. Why do you ask?"
         prompt = message_text(fake_openai.requests[-1])

@@ -105,8 +105,8 @@ async def test_the_pending_payload_carries_the_request(
     the HITLRequest beside Fabula's keys, and Fabula's own approval still commits it."""
     script_turn(fake_openai)
     store = fab.store(STORY)
-    assert await fab.run_turn(store, auto=False) == "pending"
-    pending = await fab.pending_turn(store)
+    assert (await fab.run(store, auto=False)).outcome == "pending"
+    pending = await fab.pending(store)
     assert pending is not None
     (action,) = pending.request.action_requests
     assert action["arguments"]["text"] == pending.request.draft.text

@@ -1,5 +1,5 @@
 """The turn loop on the offline engine, through real LangGraph, the Redis checkpointer and
-the real store: the demo story, the writer/extractor round trip, the critic, consolidation."""
+the real store: the demo story, the writer/memory-builder round trip, the critic, consolidation."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from rq import Queue, SimpleWorker
 from rq.job import Job
 
 from fabula.agents.contracts import Action, TurnPlan
-from fabula.agents.critic.symbolic import SymbolicCritic
-from fabula.agents.memory_builder.builder import OfflineMemoryBuilder
+from fabula.agents.critic.offline import OfflineCritic
 from fabula.agents.memory_builder.extract import extract
+from fabula.agents.memory_builder.offline import OfflineMemoryBuilder
 from fabula.agents.views import author_view
 from fabula.agents.writer.context import writer_context
 from fabula.agents.writer.offline import realise
@@ -38,11 +38,11 @@ from fabula.worlds.pack import WorldPack
 
 async def _demo(fab: Fabula, story: str, turns: int, pack: WorldPack | None = None) -> StoryStore:
     pack = pack or load_world("hollow_book")
-    store = await fab.new_story(pack, story)
+    store = await fab.create_story(pack, story, opening=False)
     for text in pack.opening.turns:
         await fab.commit_scripted(store, text)
     for _ in range(turns):
-        assert await fab.run_turn(store, auto=True) == "committed"
+        assert (await fab.run(store, auto=True)).outcome == "committed"
     return store
 
 
@@ -166,7 +166,7 @@ class TestCritic:
             store = await _demo(fab, "crit", 0)
             view = await author_view(store)
             delta = await OfflineMemoryBuilder().build(store, view.turn + 1, text)
-            findings = SymbolicCritic().critique(view, delta, None)
+            findings = OfflineCritic().critique(view, delta, None)
             assert any(f.kind == kind and f.quote == text for f in findings), findings
 
     async def test_lie_is_a_warning_and_truth_is_clean(self, redis_url: str) -> None:
@@ -175,7 +175,7 @@ class TestCritic:
         async with Fabula(redis_url, Settings()) as fab:
             store = await _demo(fab, "lie", 0)
             view = await author_view(store)
-            critic = SymbolicCritic()
+            critic = OfflineCritic()
             truth = "Mara told Leo that the brass key is in the hollow book."
             lie = "Mara told Leo that the brass key is in the desk drawer."
             for text, expected in ((truth, []), (lie, ["warning"])):
@@ -192,7 +192,7 @@ class TestCritic:
             view = await author_view(early)
             text = "Leo searched the silver box."
             delta = await OfflineMemoryBuilder().build(early, view.turn + 1, text)
-            findings = SymbolicCritic().critique(view, delta, None)
+            findings = OfflineCritic().critique(view, delta, None)
             assert any(f.kind == "future" for f in findings), findings
 
 

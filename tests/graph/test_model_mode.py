@@ -35,13 +35,13 @@ from fabula.agents.contracts import (
 )
 from fabula.agents.factory import make_roles
 from fabula.agents.llm import make_client
-from fabula.agents.memory_builder.builder import read_controlled
 from fabula.agents.memory_builder.extract import extract
 from fabula.agents.memory_builder.model import (
     ExtractedActions,
     ModelMemoryBuilder,
     second_readings,
 )
+from fabula.agents.memory_builder.offline import read_controlled
 from fabula.agents.planner.model import ModelPlanner
 from fabula.agents.schemas import expanded, strict_schema
 from fabula.agents.views import author_view
@@ -75,7 +75,7 @@ from fabula.worlds.loader import load_world
 def model_builder(settings: Settings) -> ModelMemoryBuilder:
     """The model memory-builder reading every prose sentence (the offline reader first is
     controlled English alone), so what these tests see is the model's reading."""
-    return ModelMemoryBuilder(make_client(settings.model, "extractor"), reader=read_controlled)
+    return ModelMemoryBuilder(make_client(settings.model, "memory_builder"), reader=read_controlled)
 
 
 def schemas(fake: FakeOpenAI) -> list[str]:
@@ -114,7 +114,7 @@ class TestFactory:
     def test_model_settings_give_each_role_its_own_client(self, settings: Settings) -> None:
         """Every role but the symbolic critic on the model, each with its own client (its
         own method and usage); attempts per structured call follow max_attempts; the
-        extractor reads at temperature 0."""
+        memory-builder reads at temperature 0."""
         model_settings = settings.model.model_copy(update={"max_attempts": 5})
         roles = make_roles(settings.model_copy(update={"model": model_settings}))
         assert isinstance(roles.planner, ModelPlanner)
@@ -125,16 +125,16 @@ class TestFactory:
             roles.planner.client,
             roles.character.client,
             roles.writer.client,
-            roles.memory_builder.extractor.client,
+            roles.memory_builder.model_reader.client,
         ]
-        assert [c.role for c in clients] == ["planner", "character", "writer", "extractor"]
+        assert [c.role for c in clients] == ["planner", "character", "writer", "memory_builder"]
         assert len({id(c) for c in clients}) == 4
         assert (
             roles.planner.client.max_attempts
-            == roles.memory_builder.extractor.client.max_attempts
+            == roles.memory_builder.model_reader.client.max_attempts
             == 5
         )
-        assert roles.memory_builder.extractor.client.chat.temperature == 0.0  # type: ignore[attr-defined]
+        assert roles.memory_builder.model_reader.client.chat.temperature == 0.0  # type: ignore[attr-defined]
         assert roles.writer.client.chat.temperature == 0.7  # type: ignore[attr-defined]
 
     def test_a_role_without_a_model_runs_offline(self, settings: Settings) -> None:
@@ -148,15 +148,15 @@ class TestWholeTurn:
     async def test_every_role_on_the_model_then_approved_and_committed(
         self, fab: Fabula, fake_openai: FakeOpenAI, redis_url: str
     ) -> None:
-        """Plan, two characters, writer and extractor all answer over HTTP; the approver
+        """Plan, two characters, writer and memory-builder all answer over HTTP; the approver
         sees the draft and the delta preview; the approved text is committed as written,
         with W and B changed by the extracted action and the unread sentence as narration.
-        The commit reuses the preview's extraction: one extractor call per text."""
+        The commit reuses the preview's extraction: one memory-builder call per text."""
         script_turn(fake_openai)
         store = fab.store(STORY)
-        assert await fab.run_turn(store, auto=False) == "pending"
+        assert (await fab.run(store, auto=False)).outcome == "pending"
 
-        pending = await fab.pending_turn(store)
+        pending = await fab.pending(store)
         assert pending is not None and pending.turn == 4
         assert pending.request.draft.text == PASSAGE
         assert pending.request.plan is not None
@@ -170,7 +170,7 @@ class TestWholeTurn:
         assert [f.quote for f in unparsed] == ["Rain tapped on the window."]
         assert await store.head() == 3
 
-        assert await fab.decide(store, Decision(action="approve")) == "committed"
+        assert (await fab.decide(store, Decision(action="approve"))).outcome == "committed"
         assert await store.head() == 4
         (turn,) = await store.turn_texts(4, 4)
         assert turn.text == PASSAGE
@@ -224,7 +224,7 @@ class TestMalformedOutput:
         fake_openai.reply_json(EXTRACTED, schema="ExtractedActions")  # never asked for
         store = fab.store(STORY)
         with pytest.raises(ModelOutputError) as caught:
-            await fab.run_turn(store, auto=False)
+            await fab.run(store, auto=False)
         assert caught.value.context["schema"] == "ExtractedActions"
         assert caught.value.context["attempts"] == 3
         assert caught.value.context["turn"] == 4
@@ -237,11 +237,11 @@ class TestMalformedOutput:
         assert await story_keys(redis_url) == before
         assert await store.head() == 3
         assert await store.turn_texts(4, 4) == []
-        assert await fab.pending_turn(store) is None
+        assert await fab.pending(store) is None
 
         script_turn(fake_openai)  # the turn can be written again: as its next attempt
-        assert await fab.run_turn(store, auto=False) == "pending"
-        pending = await fab.pending_turn(store)
+        assert (await fab.run(store, auto=False)).outcome == "pending"
+        pending = await fab.pending(store)
         assert pending is not None and pending.request.draft.text == PASSAGE
         first, again = (prompt_of(r) for r in requests_for(fake_openai, "TurnPlan"))
         assert "1 earlier plan(s)" not in first and "1 earlier plan(s)" in again
@@ -254,9 +254,9 @@ class TestMalformedOutput:
             fake_openai.reply_json(PLAN | {"focal": ["ben"]}, schema="TurnPlan")
         store = fab.store(STORY)
         with pytest.raises(ModelOutputError):
-            await fab.run_turn(store, auto=False)
+            await fab.run(store, auto=False)
         script_turn(fake_openai)
-        assert await fab.run_turn(store, auto=False) == "pending"
+        assert (await fab.run(store, auto=False)).outcome == "pending"
         plans = [prompt_of(r) for r in requests_for(fake_openai, "TurnPlan")]
         assert len(plans) == 4
         assert "1 earlier plan(s)" not in plans[0] and "1 earlier plan(s)" in plans[3]
@@ -264,11 +264,11 @@ class TestMalformedOutput:
     async def test_an_edit_that_cannot_be_read_is_not_committed(
         self, fab: Fabula, fake_openai: FakeOpenAI, redis_url: str
     ) -> None:
-        """The approver's edited text goes to the extractor; when it never validates,
+        """The approver's edited text goes to the memory-builder; when it never validates,
         decide raises and nothing of turn 4 reaches the story's keys."""
         script_turn(fake_openai)
         store = fab.store(STORY)
-        assert await fab.run_turn(store, auto=False) == "pending"
+        assert (await fab.run(store, auto=False)).outcome == "pending"
         before = await story_keys(redis_url)
         for _ in range(3):
             fake_openai.reply_json({"actions": [go_action(40, 90)]}, schema="ExtractedActions")
@@ -377,7 +377,7 @@ class TestRefusedDraft:
         before_keys = await story_keys(redis_url)
         before = await used_memory(redis_url)
         with pytest.raises(ModelOutputError) as caught:
-            await fab.run_turn(store, auto=False)
+            await fab.run(store, auto=False)
         grown = await used_memory(redis_url) - before
         assert "65,536 a turn" in str(caught.value) and "\n" not in str(caught.value)
         assert caught.value.exit_code == 6
@@ -385,7 +385,7 @@ class TestRefusedDraft:
         assert await story_keys(redis_url) == before_keys
 
         script_turn(fake_openai)  # the turn can be written again: as its next attempt
-        assert await fab.run_turn(store, auto=False) == "pending"
+        assert (await fab.run(store, auto=False)).outcome == "pending"
 
 
 class TestCommandLine:
@@ -447,8 +447,8 @@ class TestRevisionCut:
         fake_openai.reply_text("Leo went to the", schema=TEXT, finish_reason="length")
         fake_openai.reply_text("Leo went to the study and", schema=TEXT, finish_reason="length")
         store = fab.store(STORY)
-        assert await fab.run_turn(store, auto=False) == "pending"
-        pending = await fab.pending_turn(store)
+        assert (await fab.run(store, auto=False)).outcome == "pending"
+        pending = await fab.pending(store)
         assert pending is not None
         assert pending.request.draft.text == first
         findings = pending.request.findings
@@ -463,8 +463,8 @@ class TestRevisionCut:
         fake_openai.reply_json(MARA, schema="CharacterProposal", contains="You are Mara")
         fake_openai.reply_text(PASSAGE, schema=TEXT)
         fake_openai.reply_json(EXTRACTED, schema="ExtractedActions")
-        assert await fab.decide(store, Decision(action="reject", note="no")) == "pending"
-        again = await fab.pending_turn(store)
+        assert (await fab.decide(store, Decision(action="reject", note="no"))).outcome == "pending"
+        again = await fab.pending(store)
         assert again is not None and again.request.draft.text == PASSAGE
         assert REVISION_KEPT not in again.request.findings
 
@@ -494,10 +494,10 @@ class TestControlledSentences:
         went = go_action(slipped, len(text)) | {"actors": ["Mara"], "place": "hallway"}
         fake_openai.reply_json({"actions": [wrong, went], "new_entities": []})
         builder = ModelMemoryBuilder(
-            make_client(settings.model, "extractor"), reader=read_controlled
+            make_client(settings.model, "memory_builder"), reader=read_controlled
         )
         store = fab.store(STORY)
-        actions = await builder.extractor.extract(text, await store.entities())
+        actions = await builder.model_reader.read(text, await store.entities())
         offline = [a for a in extract(text) if a.kind != "narration"]
         assert [a.kind for a in offline] == ["go", "take"]
         assert [a for a in actions if a.kind != "narration" and a.start < slipped] == offline
@@ -539,8 +539,8 @@ class TestControlledSentences:
         fake_openai.reply_text(text, schema=TEXT)
         fake_openai.reply_json({"actions": [other], "new_entities": []}, schema="ExtractedActions")
         store = fab.store(STORY)
-        assert await fab.run_turn(store, auto=False) == "pending"
-        pending = await fab.pending_turn(store)
+        assert (await fab.run(store, auto=False)).outcome == "pending"
+        pending = await fab.pending(store)
         assert pending is not None
         (finding,) = [f for f in pending.request.findings if f.kind == "reading"]
         assert finding.severity == "warning"
@@ -554,13 +554,13 @@ class TestControlledSentences:
     ) -> None:
         text = "Leo went to the study. Rain tapped on the window."
         builder = ModelMemoryBuilder(
-            make_client(settings.model, "extractor"), reader=read_controlled
+            make_client(settings.model, "memory_builder"), reader=read_controlled
         )
         entities = await fab.store(STORY).entities()
         for reading, found in ((go_action(0, 22), 0), (go_action(0, 22) | {"place": "hallway"}, 1)):
             fake_openai.reply_json({"actions": [reading], "new_entities": []})
             with second_readings() as readings:
-                actions = await builder.extractor.extract(text, entities)
+                actions = await builder.model_reader.read(text, entities)
             assert len(readings) == found
             assert [(a.kind, a.place) for a in actions] == [("go", "study"), ("narration", None)]
 
@@ -574,9 +574,9 @@ class TestControlledSentences:
         empty = go_action(walked + 4, walked + 4)
         fake_openai.reply_json({"actions": [empty], "new_entities": []})
         builder = ModelMemoryBuilder(
-            make_client(settings.model, "extractor"), reader=read_controlled
+            make_client(settings.model, "memory_builder"), reader=read_controlled
         )
-        actions = await builder.extractor.extract(text, await fab.store(STORY).entities())
+        actions = await builder.model_reader.read(text, await fab.store(STORY).entities())
         assert [(a.kind, a.start, a.end) for a in actions] == [
             ("narration", 0, walked - 1),
             ("go", walked, len(text)),
@@ -605,10 +605,10 @@ class TestControlledSentences:
         ]
         fake_openai.reply_json({"actions": replies, "new_entities": []})
         builder = ModelMemoryBuilder(
-            make_client(settings.model, "extractor"), reader=read_controlled
+            make_client(settings.model, "memory_builder"), reader=read_controlled
         )
         with second_readings() as readings:
-            actions = await builder.extractor.extract(text, await fab.store(STORY).entities())
+            actions = await builder.model_reader.read(text, await fab.store(STORY).entities())
         assert [(a.kind, a.actors) for a in actions] == [
             ("go", ("Mara",)),
             ("narration", ()),
@@ -627,10 +627,10 @@ class TestControlledSentences:
     ) -> None:
         fake_openai.reply_json({"actions": [], "new_entities": []})  # what the model said
         builder = ModelMemoryBuilder(
-            make_client(settings.model, "extractor"), reader=read_controlled
+            make_client(settings.model, "memory_builder"), reader=read_controlled
         )
         text = "Leo went to the study. Mara took the brass key."
-        actions = await builder.extractor.extract(text, await fab.store(STORY).entities())
+        actions = await builder.model_reader.read(text, await fab.store(STORY).entities())
         assert actions == extract(text)
         assert fake_openai.requests == [] and fake_openai.pending == 1
 
@@ -648,9 +648,9 @@ class TestControlledSentences:
         }
         fake_openai.reply_json({"actions": [take], "new_entities": []})
         builder = ModelMemoryBuilder(
-            make_client(settings.model, "extractor"), reader=read_controlled
+            make_client(settings.model, "memory_builder"), reader=read_controlled
         )
-        actions = await builder.extractor.extract(text, await fab.store(STORY).entities())
+        actions = await builder.model_reader.read(text, await fab.store(STORY).entities())
         assert [(a.kind, a.obj) for a in actions] == [("take", "brass key")]
 
     async def test_generic_schemas_are_a_setting(
@@ -659,23 +659,23 @@ class TestControlledSentences:
         """FABULA_MODEL_SCHEMAS=generic: the generic strict schema goes on the wire (the
         benchmark's baseline); the reading is the same."""
         generic = settings.model.model_copy(update={"schemas": "generic"})
-        builder = ModelMemoryBuilder(make_client(generic, "extractor"), reader=read_controlled)
+        builder = ModelMemoryBuilder(make_client(generic, "memory_builder"), reader=read_controlled)
         fake_openai.reply_json(EXTRACTED)
-        actions = await builder.extractor.extract(PASSAGE, await fab.store(STORY).entities())
+        actions = await builder.model_reader.read(PASSAGE, await fab.store(STORY).entities())
         assert [a.kind for a in actions] == ["go", "narration"]
         sent = fake_openai.requests[0]["response_format"]["json_schema"]["schema"]
         assert sent == strict_schema(ExtractedActions)
 
 
 class TestFunctionCallingFallback:
-    async def test_the_extractor_falls_back_to_a_forced_tool_call(
+    async def test_the_memory_builder_falls_back_to_a_forced_tool_call(
         self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
     ) -> None:
         """Against a server without json_schema the extraction comes as tool arguments,
         validated (and retried) the same way; the delta is the tracker's."""
         fake_openai.reject_json_schema = True
         builder = ModelMemoryBuilder(
-            make_client(settings.model, "extractor"), reader=read_controlled
+            make_client(settings.model, "memory_builder"), reader=read_controlled
         )
         fake_openai.reply_tool_call({"actions": [go_action(0, 99)]})
         fake_openai.reply_tool_call(EXTRACTED)
@@ -740,7 +740,7 @@ class TestConcurrency:
         fake_openai.reply_json(EXTRACTED, schema="ExtractedActions")
         bounded = settings.model_copy(update={"model_concurrency": limit})
         async with Fabula(redis_url, bounded, roles=make_roles(bounded)) as app:
-            assert await app.run_turn(app.store(STORY), auto=False) == "pending"
+            assert (await app.run(app.store(STORY), auto=False)).outcome == "pending"
         assert fake_openai.max_in_flight == limit
 
 
@@ -756,10 +756,10 @@ class TestUsage:
         fake_openai.queue(Reply(status=503, error="busy", schema=TEXT))  # the writer retries
         script_turn(fake_openai)
         store = fab.store(STORY)
-        assert await fab.run_turn(store, auto=True) == "committed"
+        assert (await fab.run(store, auto=True)).outcome == "committed"
         usage = (await store.turn_usage())[4]
         calls = {role: u["calls"] for role, u in usage.items()}
-        assert calls == {"planner": 1, "character": 2, "writer": 1, "extractor": 1}
+        assert calls == {"planner": 1, "character": 2, "writer": 1, "memory_builder": 1}
         assert usage["writer"]["retries"] == 1
         assert all(
             int(u["input_tokens"]) > 0 and int(u["output_tokens"]) > 0 for u in usage.values()
@@ -795,7 +795,7 @@ class TestStreaming:
 
         script_turn(fake_openai)
         store = fab.store(STORY)
-        assert await fab.run_turn(store, auto=False, listener=listen) == "pending"
+        assert (await fab.run(store, auto=False, listener=listen)).outcome == "pending"
         assert "".join(pieces) == PASSAGE and len(pieces) > 1
         (writer,) = requests_for(fake_openai, TEXT)
         assert writer["stream"] is True

@@ -32,7 +32,7 @@ PART = "Leo searched the desk drawer."
 async def _hollow(fab: Fabula, story: str = "tale", played: tuple[str, ...] = ()) -> StoryStore:
     """The Hollow Book after its opening (turn 3), ``played`` played."""
     pack = load_world("hollow_book")
-    store = await fab.new_story(pack, story)
+    store = await fab.create_story(pack, story, opening=False)
     for text in pack.opening.turns:
         await fab.commit_scripted(store, text)
     await fab.set_played(store, list(played))
@@ -53,16 +53,16 @@ class TestPlayedTurn:
         async with Fabula(redis_url, Settings()) as fab:
             store = await _hollow(fab, played=("Leo",))
             assert await store.played() == ["leo"]
-            assert await fab.run_turn(store, auto=False) == "part"
-            assert await fab.pending_turn(store) is None
+            assert (await fab.run(store, auto=False)).outcome == "part"
+            assert await fab.pending(store) is None
             (asked,) = await fab.waiting_parts(store)
             assert (asked.character, asked.turn) == ("leo", 4)
 
-            outcome = await fab.run_turn(store, auto=False, parts={"Leo": Part(words=PART)})
+            outcome = (await fab.run(store, auto=False, parts={"Leo": Part(words=PART)})).outcome
             assert outcome == "pending"
-            pending = await fab.pending_turn(store)
+            pending = await fab.pending(store)
             assert pending is not None and PART in pending.request.draft.text
-            assert await fab.decide(store, Decision(action="approve")) == "committed"
+            assert (await fab.decide(store, Decision(action="approve"))).outcome == "committed"
 
             (text,) = await store.turn_texts(4, 4)
             assert PART in text.text
@@ -74,7 +74,7 @@ class TestPlayedTurn:
         async with Fabula(redis_url, Settings()) as fab:
             store = await _hollow(fab, played=("Leo",))
             parts = {"leo": Part(words="Has anyone seen my key?")}
-            assert await fab.run_turn(store, auto=True, parts=parts) == "committed"
+            assert (await fab.run(store, auto=True, parts=parts)).outcome == "committed"
             (text,) = await store.turn_texts(4, 4)
             assert '"Has anyone seen my key?" said Leo.' in text.text
             events = await store.events(list(text.events))
@@ -85,12 +85,12 @@ class TestPlayedTurn:
         (toward the drawer he wrongly believes holds the key); Mara's is the person's."""
         async with Fabula(redis_url, Settings()) as fab:
             free = await _hollow(fab, "free")
-            assert await fab.run_turn(free, auto=False) == "pending"
+            assert (await fab.run(free, auto=False)).outcome == "pending"
             unplayed = {p.character: p for p in (await _state(fab, free))["proposals"]}  # type: ignore[attr-defined]
 
             store = await _hollow(fab, played=("Mara",))
             parts = {"mara": Part(words="Mara went to the hallway.")}
-            assert await fab.run_turn(store, auto=False, parts=parts) == "pending"
+            assert (await fab.run(store, auto=False, parts=parts)).outcome == "pending"
             state = await _state(fab, store)
             proposals = {p.character: p for p in state["proposals"]}  # type: ignore[attr-defined]
             assert state["plan"].focal[0] == "mara"  # type: ignore[attr-defined]
@@ -102,16 +102,16 @@ class TestPlayedTurn:
         """An empty answer in `write` takes the character's own idea, shown beside it."""
         async with Fabula(redis_url, Settings()) as fab:
             store = await _hollow(fab, played=("Leo",))
-            assert await fab.run_turn(store, auto=False) == "part"
+            assert (await fab.run(store, auto=False)).outcome == "part"
             (asked,) = await fab.waiting_parts(store)
             assert asked.suggestion is not None and asked.view.suggestion == "go to the study"
             with pytest.raises(InvalidInput):  # nothing shown yet for a fresh turn
-                await fab.run_turn(
+                await fab.run(
                     await _hollow(fab, "other", ("Leo",)),
                     auto=True,
                     parts={"leo": Part(accept=True)},
                 )
-            outcome = await fab.run_turn(store, auto=True, parts={"leo": Part(accept=True)})
+            outcome = (await fab.run(store, auto=True, parts={"leo": Part(accept=True)})).outcome
             assert outcome == "committed"
             (text,) = await store.turn_texts(4, 4)
             assert "Leo went to the study." in text.text
@@ -126,9 +126,9 @@ class TestPlayedTurn:
             assert (ran.written, ran.head) == (2, 5)
             (first,) = await store.turn_texts(4, 4)
             assert PART in first.text
-            assert await fab.run_turn(store, auto=False) == "part"
+            assert (await fab.run(store, auto=False)).outcome == "part"
             (asked,) = await fab.waiting_parts(store)
-            assert await fab.run_turn(store, auto=True) == "committed"
+            assert (await fab.run(store, auto=True)).outcome == "committed"
             (taken,) = await store.turn_texts(6, 6)
             assert asked.suggestion is not None and asked.suggestion.words is None
             assert "Leo" in taken.text  # the agent's proposal, played
@@ -140,14 +140,14 @@ class TestSeveralOrNone:
         """Both played: the turn asks both; one part alone leaves it waiting for the other."""
         async with Fabula(redis_url, Settings()) as fab:
             store = await _hollow(fab, played=("Leo", "Mara"))
-            assert await fab.run_turn(store, auto=False) == "part"
+            assert (await fab.run(store, auto=False)).outcome == "part"
             assert sorted(r.character for r in await fab.waiting_parts(store)) == ["leo", "mara"]
             leo = {"leo": Part(words=PART)}
-            assert await fab.run_turn(store, auto=False, parts=leo) == "part"
+            assert (await fab.run(store, auto=False, parts=leo)).outcome == "part"
             assert [r.character for r in await fab.waiting_parts(store)] == ["mara"]
             mara = {"mara": Part(words="Mara went to the hallway.")}
-            assert await fab.run_turn(store, auto=False, parts=mara) == "pending"
-            pending = await fab.pending_turn(store)
+            assert (await fab.run(store, auto=False, parts=mara)).outcome == "pending"
+            pending = await fab.pending(store)
             assert pending is not None
             assert PART in pending.request.draft.text
             assert "Mara went to the hallway." in pending.request.draft.text
@@ -157,7 +157,7 @@ class TestSeveralOrNone:
         async with Fabula(redis_url, Settings()) as fab:
             store = await _hollow(fab)
             assert await store.played() == []
-            assert await fab.run_turn(store, auto=False) == "pending"
+            assert (await fab.run(store, auto=False)).outcome == "pending"
             assert await fab.waiting_parts(store) == []
             state = await _state(fab, store)
             assert all(p.words is None for p in state["proposals"])  # type: ignore[attr-defined]
@@ -166,7 +166,7 @@ class TestSeveralOrNone:
         async with Fabula(redis_url, Settings()) as fab:
             store = await _hollow(fab, played=("Leo",))
             with pytest.raises(InvalidInput, match="'Mara' is not played"):
-                await fab.run_turn(store, auto=True, parts={"Mara": Part(words="Hello.")})
+                await fab.run(store, auto=True, parts={"Mara": Part(words="Hello.")})
             assert await store.head() == 3
 
 
@@ -176,7 +176,7 @@ class TestTheViewIsItsOwnMind:
         nothing Mara alone knows; it is exactly what Leo's own mind reads."""
         async with Fabula(redis_url, Settings()) as fab:
             store = await _hollow(fab, played=("Leo",))
-            assert await fab.run_turn(store, auto=False) == "part"
+            assert (await fab.run(store, auto=False)).outcome == "part"
             (asked,) = await fab.waiting_parts(store)
             view = asked.view
             assert (await project_world(store)).where("brass_key") == "hollow_book"

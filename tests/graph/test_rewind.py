@@ -34,7 +34,7 @@ from fabula.worlds.loader import load_world
 async def _story(fab: Fabula, story: str, turns: int) -> StoryStore:
     store = await fab.create_story(load_world("hollow_book"), story)
     for _ in range(turns):
-        assert await fab.run_turn(store, auto=True) == "committed"
+        assert (await fab.run(store, auto=True)).outcome == "committed"
     return store
 
 
@@ -114,7 +114,7 @@ class TestRewind:
             assert now_at[to]["D"] == before[to]["D"]
             assert now_at[to]["H"] == before[to]["H"]
             # the branch goes on from T
-            assert await fab.run_turn(store, auto=True) == "committed"
+            assert (await fab.run(store, auto=True)).outcome == "committed"
             assert await store.head() == to + 1
             for t in range(to + 1):
                 assert await _views(store, t) == before[t]
@@ -152,7 +152,7 @@ class TestRewind:
                 await fab.rewind(store, head - 1, keep="late")
             with pytest.raises(InvalidInput, match=r"can go back to a turn in 0\.\."):
                 await fab.rewind(store, head)
-            assert await fab.run_turn(store, auto=False) == "pending"
+            assert (await fab.run(store, auto=False)).outcome == "pending"
             with pytest.raises(Conflict, match="awaits a decision"):
                 await fab.rewind(store, head - 1)
             assert await store.head() == head

@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 import redis.asyncio as aredis
 
-from fabula.agents.memory_builder.builder import OfflineMemoryBuilder
+from fabula.agents.memory_builder.offline import OfflineMemoryBuilder
 from fabula.errors import LimitExceeded
 from fabula.limits import Limits
 from fabula.memory import keys

@@ -48,7 +48,7 @@ STORY = "hb"
 @pytest.fixture()
 async def fab(redis_url: str) -> AsyncIterator[Fabula]:
     async with Fabula(redis_url, Settings(home=Path("/nonexistent"))) as app:
-        await app.new_story("hollow_book", STORY)
+        await app.create_story("hollow_book", STORY, opening=False)
         yield app
 
 

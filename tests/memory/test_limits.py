@@ -82,13 +82,13 @@ class TestRefusedBeforeWriting:
         """The service refuses an oversized edit before resuming: the turn still waits."""
         settings = Settings(home=Path("/nonexistent"), max_turn_text=1000)
         async with Fabula(redis_url, settings) as fab:
-            store = await fab.new_story("hollow_book", "hb")
-            assert await fab.run_turn(store, auto=False) == "pending"
+            store = await fab.create_story("hollow_book", "hb", opening=False)
+            assert (await fab.run(store, auto=False)).outcome == "pending"
             head = await store.head()
             with pytest.raises(LimitExceeded):
                 await fab.decide(store, Decision(action="edit", text="Leo left. " * 200))
             assert await store.head() == head
-            assert await fab.pending_turn(store) is not None
+            assert await fab.pending(store) is not None
 
     def test_settings(self) -> None:
         """The limits are read from the environment and validated there."""
@@ -114,7 +114,7 @@ class TestLostReply:
         with busy_for(redis_url, 1.0), capture_logs() as logs:
             result = await StoryStore(impatient, "hb").commit(put_turn(1))
         await impatient.aclose()
-        assert result.status == "ok"
+        assert result.status == "committed"
         assert await store.head() == 1
         assert [e["event"] for e in logs if e["log_level"] == "warning"] == ["commit_reply_lost"]
 
@@ -146,7 +146,7 @@ class TestLostReply:
         assert await store.head() == 0
         assert await aredis_client.hget(keys.turns("hb", "main"), "1") is None
         # the turn itself is not barred: a new attempt commits it, and clears the fence
-        assert (await store.commit(put_turn(1))).status == "ok"
+        assert (await store.commit(put_turn(1))).status == "committed"
         assert await aredis_client.exists(keys.fence("hb", "main", 1)) == 0
 
     async def test_a_commit_that_did_not_happen_says_so(self, aredis_client: aredis.Redis) -> None:
@@ -205,7 +205,7 @@ class TestLostReply:
             return result.status
 
         status = await send_commit(aredis_client, first_busy, call)
-        assert status == "ok" and calls == 2
+        assert status == "committed" and calls == 2
 
 
 class TestCommandLine:
@@ -216,8 +216,8 @@ class TestCommandLine:
         Now: one line, exit 2 (bad input), the turn still pending, nothing written; a binary
         file too."""
         async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
-            store = await fab.new_story("hollow_book", "big")
-            assert await fab.run_turn(store, auto=False) == "pending"
+            store = await fab.create_story("hollow_book", "big", opening=False)
+            assert (await fab.run(store, auto=False)).outcome == "pending"
             head = await store.head()
             big = tmp_path / "big.txt"
             big.write_text("Leo put the brass key in the desk drawer. " * 120_000)  # ~5 MB
@@ -230,4 +230,4 @@ class TestCommandLine:
             assert proc.returncode == InvalidInput.exit_code
             assert proc.stderr.strip().endswith("is not UTF-8 text")
             assert await store.head() == head
-            assert await fab.pending_turn(store) is not None
+            assert await fab.pending(store) is not None

@@ -13,6 +13,7 @@ import redis.asyncio as aredis
 
 from fabula.agents.memory_builder import OfflineMemoryBuilder
 from fabula.agents.memory_builder.extract import extract
+from fabula.graph.commit import CommitPath, commit_text
 from fabula.memory.actions import StoryAction
 from fabula.memory.delta import DeltaBuilder
 from fabula.memory.projections import project_beliefs, project_world
@@ -36,7 +37,7 @@ def annotated(last: Mapping[str, object]) -> OfflineMemoryBuilder:
 async def told(client: aredis.Redis, text: str, last: Mapping[str, object]) -> StoryStore:
     store = StoryStore(client, "s")
     await store.create(DeltaBuilder(0, "").build(), world="test", title="test")
-    await annotated(last).commit(store, 1, text)
+    await commit_text(CommitPath(memory_builder=annotated(last)), store, 1, text)
     return store
 
 

@@ -287,7 +287,7 @@ class TestForks:
         text = "Leo remembered the drawer."
         b = DeltaBuilder(2, text)
         b.event("observe", b.span(0, len(text)), actor="leo", causes=["e1.0"])
-        assert (await alt.commit(b.build())).status == "ok"
+        assert (await alt.commit(b.build())).status == "committed"
         alt_b = await fork(story, 1, "alt_b")
         late = DeltaBuilder(2, text)
         late.event("observe", late.span(0, len(text)), actor="leo", causes=["e3.0"])

@@ -167,7 +167,7 @@ class TestRandomStories:
         store = StoryStore(aredis_client, f"prop{next(_story_ids)}")
         await store.create(setup(replay), world="house", title="House")
         for turn, actions in enumerate(turns, start=1):
-            assert (await store.commit(turn_delta(turn, actions, replay))).status == "ok"
+            assert (await store.commit(turn_delta(turn, actions, replay))).status == "committed"
         head = len(turns)
 
         raw = await aredis_client.hvals(keys.world_records(store.story, "main"))  # type: ignore[misc]

@@ -270,3 +270,48 @@ class TestOneClauseSentences:
                 assert "privately told" not in memory, (event.kind, witness, memory)
         leaving = next(e for e in delta.events if (e.kind, e.actor) == ("exit", "ben"))
         assert delta.recollections[leaving.id] == "Ben left the cove."
+
+
+class TestSpansOverSeveralSentences:
+    def test_a_missed_sentence_under_a_wide_span_is_not_quoted(self) -> None:
+        """The memory-builder read Ada's taking (spanned over the whole passage) and Ben's
+        leaving, and missed "Ada hid the key.", which names only the taking's own subjects.
+        Ben, who saw the taking and then left, was once given that sentence as his memory of
+        the taking: the one sentence that passed for it. A span over several sentences does
+        not say which of them tells its event: each witness is told the event itself."""
+        text = (
+            "Ada took the key, and Ben looked at the drawer. Ben left the study. Ada hid the key."
+        )
+        b = DeltaBuilder(1, text)
+        for name in ("Ada", "Ben"):
+            b.entity("character", name)
+        b.entity("place", "study")
+        for name in ("key", "drawer"):
+            b.entity("object", name)
+        take = b.event(
+            "take",
+            b.span(0, len(text)),
+            actor="ada",
+            participants=("ada", "key"),
+            place="study",
+            content=Fact(subject="key", attribute="location", value="ada"),
+            witnesses=("ada", "ben"),
+        )
+        left = text.index("Ben left")
+        b.event(
+            "exit",
+            b.span(left, left + 18),
+            actor="ben",
+            participants=("ben",),
+            place="study",
+            witnesses=("ada", "ben"),
+        )
+        delta = b.build()
+        for event in delta.events:
+            for witness in event.witnesses:
+                memory = delta.own_recollections.get(event.id, {}).get(
+                    witness, delta.recollections.get(event.id, "")
+                )
+                assert "hid" not in memory, (event.kind, witness, memory)
+        assert delta.recollections[take.id] == "Ada took the key."
+        assert delta.recollections[delta.events[1].id] == "Ben left the study."

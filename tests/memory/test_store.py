@@ -86,7 +86,7 @@ class TestCommit:
         """A valid delta commits with status ok and becomes the branch's head."""
         assert await store.head() == 0
         result = await store.commit(turn1_builder().build())
-        assert (result.turn, result.status) == (1, "ok")
+        assert (result.turn, result.status) == (1, "committed")
         assert await store.head() == 1
 
     async def test_same_delta_twice_is_a_duplicate_and_writes_nothing(
@@ -285,7 +285,7 @@ class TestValidation:
         _bad_entity(bad)
         with pytest.raises(InvalidDelta):
             await store.commit(bad.build())
-        assert (await store.commit(turn1_builder().build())).status == "ok"
+        assert (await store.commit(turn1_builder().build())).status == "committed"
 
 
 class TestHistory:

@@ -20,6 +20,8 @@ from fabula.agents.contracts import Decision
 from fabula.cli import app
 from fabula.errors import ConfigError, EditRefused, InvalidInput, InvalidWorld, TurnConflict
 from fabula.graph.service import Fabula
+from fabula.graph.service.responses import DecisionOut
+from fabula.graph.service.turns import Turns
 from fabula.memory.records import slug
 from fabula.settings import Settings
 from fabula.testing import imports as fx
@@ -270,15 +272,15 @@ class TestEdits:
         findings refuse it (nothing written) unless the human forces it."""
         async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
             store = await fab.create_story("hollow_book", "ed")
-            assert await fab.run_turn(store, auto=False) == "pending"
+            assert (await fab.run(store, auto=False)).outcome == "pending"
             head = await store.head()
             bad = Decision(action="edit", text="Bob entered the study. Leo took the desk drawer.")
             with pytest.raises(EditRefused) as info:
                 await fab.decide(store, bad)
             assert "Bob is not a character" in str(info.value)
             assert "fixture of its place" in str(info.value)
-            assert await store.head() == head and await fab.pending_turn(store) is not None
-            assert await fab.decide(store, bad, force=True) == "committed"
+            assert await store.head() == head and await fab.pending(store) is not None
+            assert (await fab.decide(store, bad, force=True)).outcome == "committed"
             assert await store.head() == head + 1
 
 
@@ -303,8 +305,8 @@ class TestDecisionRace:
         """Approve and reject racing in one process: reject reported `pending` while
         nothing was pending. Now exactly one acts and the other raises TurnConflict."""
         async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
-            store = await fab.new_story("hollow_book", "race")
-            assert await fab.run_turn(store, auto=False) == "pending"
+            store = await fab.create_story("hollow_book", "race", opening=False)
+            assert (await fab.run(store, auto=False)).outcome == "pending"
             decisions = {
                 "approve": Decision(action="approve"),
                 "reject": Decision(action="reject", note="no"),
@@ -313,16 +315,19 @@ class TestDecisionRace:
             results = await asyncio.gather(
                 *(fab.decide(store, decisions[d]) for d in order), return_exceptions=True
             )
-            outcomes = dict(zip(order, results, strict=True))
+            outcomes = {
+                d: r.outcome if isinstance(r, DecisionOut) else r
+                for d, r in zip(order, results, strict=True)
+            }
             winners = [d for d, r in outcomes.items() if isinstance(r, str)]
             losers = [d for d, r in outcomes.items() if isinstance(r, TurnConflict)]
             assert len(winners) == 1 and len(losers) == 1, outcomes
             if winners == ["approve"]:
                 assert outcomes["approve"] == "committed" and await store.head() == 1
-                assert await fab.pending_turn(store) is None
+                assert await fab.pending(store) is None
             else:
                 assert outcomes["reject"] == "pending" and await store.head() == 0
-                assert await fab.pending_turn(store) is not None
+                assert await fab.pending(store) is not None
 
     async def test_a_rewind_right_after_an_approval_is_told(
         self, redis_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -338,15 +343,15 @@ class TestDecisionRace:
             store = await fab.create_story("hollow_book", "race")
             drafts = await fab.alternatives(store, 2)
             assert [d.id for d in drafts.drafts] == ["4.d1", "4.d2"]
-            drive = fab._drive
+            drive = fab.turns.drive
 
             async def drive_then_rewind(*args: Any, **kwargs: Any) -> Any:
                 outcome = await drive(*args, **kwargs)
                 await other.rewind(other.store("race"), 3)  # lands between commit and reply
                 return outcome
 
-            monkeypatch.setattr(fab, "_drive", drive_then_rewind)
-            done = await fab.decide_turn(store, Decision(action="approve", choice="2"))
+            monkeypatch.setattr(fab.turns, "drive", drive_then_rewind)
+            done = await fab.decide(store, Decision(action="approve", choice="2"))
             assert done.outcome == "committed" and done.head == 3
             assert done.moved_to == "main-after-3"
             kept = store.on_branch("main-after-3")
@@ -356,15 +361,17 @@ class TestDecisionRace:
     def test_the_command_line_says_where_the_turn_went(self, tale: Cli) -> None:
         """The same told on the command line: committed, and on which branch it is now."""
         assert tale("run", "tale", "--alternatives", "2").exit_code == 0
-        original = Fabula._drive
+        original = Turns.drive
 
-        async def drive_then_rewind(self: Fabula, *args: Any, **kwargs: Any) -> Any:
+        async def drive_then_rewind(self: Turns, *args: Any, **kwargs: Any) -> Any:
             outcome = await original(self, *args, **kwargs)
-            await self.rewind(self.store("tale"), 3)
+            core = self.core
+            assert isinstance(core, Fabula)
+            await core.rewind(core.store("tale"), 3)
             return outcome
 
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(Fabula, "_drive", drive_then_rewind)
+            patch.setattr(Turns, "drive", drive_then_rewind)
             done = tale("approve", "tale", "--choose", "2")
         assert done.exit_code == 0, done.output
         assert "committed" in done.stdout and "main-after-3" in done.stdout

@@ -64,7 +64,7 @@ class TestStories:
         assert is_cluster(url)
         async with Fabula(url, settings(tmp_path)) as fab:
             for i in range(30):
-                store = await fab.new_story("hollow_book", f"s{i}")
+                store = await fab.create_story("hollow_book", f"s{i}", opening=False)
                 await fab.commit_scripted(store, "Leo went to the hallway.")
             client = connect(url)
             owners = {slot_owner(client, keys.meta(f"s{i}")) for i in range(30)}
@@ -91,7 +91,7 @@ class TestUsers:
         """Character users are set on all six nodes; a seventh node that joins gets them when
         Fabula next starts, and a mind can then read through it after a failover to it."""
         async with Fabula(url, settings(tmp_path)) as fab:
-            await fab.new_story("hollow_book", "acl")
+            await fab.create_story("hollow_book", "acl", opening=False)
         user = keys.acl_user("acl", "leo")
         for port in cluster.ports:
             assert cluster.client(port).acl_getuser(user), port
@@ -126,7 +126,7 @@ class TestTransactions:
             store = await fab.create_story("hollow_book", "tx")
             monkeypatch.setattr(threading.Thread, "start", counted)
             for _ in range(3):
-                assert await fab.run_turn(store, auto=True) == "committed"
+                assert (await fab.run(store, auto=True)).outcome == "committed"
             await folds.drain()
             assert await scenes(store)  # the hierarchy was written, watched
             await fab.fork(store, 2, "alt")

@@ -158,7 +158,7 @@ class TestKillNew:
     async def _refusal(url: str, home: Path) -> str:
         async with Fabula(url, settings_for(home)) as fab:
             try:
-                await fab.run_turn(fab.store("cut"), auto=True)
+                await fab.run(fab.store("cut"), auto=True)
             except Conflict as exc:
                 return str(exc)
         return "not refused"
@@ -366,9 +366,9 @@ class TestKillRedis:
     async def _one_more(url: str, home: Path) -> None:
         async with Fabula(url, settings_for(home)) as fab:
             store = fab.store("dur")
-            outcome = await fab.run_turn(store, auto=True)
+            outcome = (await fab.run(store, auto=True)).outcome
             if outcome == "pending":  # a human's turn awaited approval when Redis died: kept
-                outcome = await fab.decide(store, Decision(action="approve"))
+                outcome = (await fab.decide(store, Decision(action="approve"))).outcome
             assert outcome == "committed"
 
     @staticmethod
@@ -415,15 +415,15 @@ class TestDurableApproval:
         async with Fabula(redis_url, settings_for(tmp_path)) as fab:
             store = await fab.create_story("hollow_book", "sync")
             before = waitaofs()
-            assert await fab.run_turn(store, auto=True) == "committed"
+            assert (await fab.run(store, auto=True)).outcome == "committed"
             assert waitaofs() == before
-            assert await fab.run_turn(store, auto=False) == "pending"
-            assert await fab.decide(store, Decision(action="approve")) == "committed"
+            assert (await fab.run(store, auto=False)).outcome == "pending"
+            assert (await fab.decide(store, Decision(action="approve"))).outcome == "committed"
             assert waitaofs() == before + 1
             head = await store.head()
             assert sync.hget(keys.head("sync", "main"), "durable") == str(head)
-            assert await fab.run_turn(store, auto=False) == "pending"
-            done = await fab.decide_turn(store, Decision(action="approve"))
+            assert (await fab.run(store, auto=False)).outcome == "pending"
+            done = await fab.decide(store, Decision(action="approve"))
             assert (done.outcome, done.durable, done.unsynced) == ("committed", True, None)
         sync.close()
 

@@ -97,7 +97,7 @@ async def _new_story(url: str, home: Path, *, pending: bool) -> int:
     async with Fabula(url, Settings(home=home, consolidate="off")) as fab:
         await fab.create_story(synthetic_world(3), "full")
         if pending:
-            assert await fab.run_turn(fab.store("full"), auto=False) == "pending"
+            assert (await fab.run(fab.store("full"), auto=False)).outcome == "pending"
         return await fab.store("full").head()
 
 
@@ -123,7 +123,7 @@ class TestDiskFull:
         server.ensure_started()
         assert check_story(server.url, STORY) == 2
         client = connect_async(server.url)
-        assert (await StoryStore(client, STORY).commit(turn3())).status == "ok"
+        assert (await StoryStore(client, STORY).commit(turn3())).status == "committed"
         await client.aclose()
         server.stop()
 

@@ -46,12 +46,12 @@ async def test_no_export_as_a_character_holds_what_it_did_not_witness(
 ) -> None:
     turn = data.draw(turns())
     actions, _ = sloppy_reading(data.draw, turn)
-    store = await app.new_story("lighthouse", f"lived{next(_stories)}")
+    store = await app.create_story("lighthouse", f"lived{next(_stories)}", opening=False)
     delta = await build_turn(store, 1, turn.text, with_narration(turn.text, actions), as_of=None)
     await store.commit(delta)
     for character in await store.characters():
         name, seen = await witnessed_pairs(store, character, turn)
-        found = await app.lived(store, character)
+        found = await app.read(store).lived(character)
         assert (found.character, found.name) == (character, name)
         texts = [
             *(line for t in found.turns for line in t.lines),

@@ -187,7 +187,7 @@ async def test_no_prompt_holds_what_its_character_did_not_witness(
     turn = data.draw(turns())
     actions, _ = sloppy_reading(data.draw, turn)
     journeys = own_journeys(turn, actions)
-    store = await app.new_story(PACK, f"leak{next(_stories)}")
+    store = await app.create_story(PACK, f"leak{next(_stories)}", opening=False)
     delta = await build_turn(store, 1, turn.text, with_narration(turn.text, actions), as_of=None)
     await store.commit(delta)
     view = await author_view(store)
@@ -262,12 +262,13 @@ async def test_a_missed_telling_is_not_quoted_for_a_journey_spanned_over_it(app:
         ),
         StoryAction(start=0, end=len(text), kind="take", actors=["Ada"], obj="logbook"),
     ]
-    store = await app.new_story(PACK, "missed_telling")
+    store = await app.create_story(PACK, "missed_telling", opening=False)
     await store.commit(await build_turn(store, 1, text, with_narration(text, actions), as_of=None))
     await index_through(store)
     view = await author_view(store)
     plan = TurnPlan(scene_goal=SECRET, focal=("ada",), beats=())
     prompt, _, _ = await character_prompt(app, store, view, "ben", plan)
-    assert "Ben went to the lamp room" in prompt  # the journey he made is remembered
+    # the journey he made is remembered: told plainly, as its span runs over the passage
+    assert "Ben entered the lamp room." in prompt
     assert told.lower() not in prompt.lower(), prompt
     assert SECRETS["Ada"] not in prompt, prompt

@@ -134,7 +134,7 @@ def test_the_entries_are_of_real_size() -> None:
 async def test_powers_reach_the_writers_recall_and_turn_context(
     app: Fabula, sera: StoryStore
 ) -> None:
-    found = await app.recall(sera, POWERS, budget=1000)
+    found = await app.read(sera).recall(POWERS, budget=1000)
     assert [x.name for x in found.lore] == ["the glade's power"]
     assert found.lore[0].key == "power" and "WORLD-POWER" in found.lore[0].text
     assert found.lore_budget == LORE_BUDGET
@@ -155,12 +155,12 @@ async def test_powers_reach_the_writers_recall_and_turn_context(
 
 
 async def test_powers_reach_the_characters_chat_and_recall(app: Fabula, sera: StoryStore) -> None:
-    said = await app.chat(sera, "Sera", POWERS)
+    said = await app.read(sera).chat("Sera", POWERS)
     lore = [r for r in said.records if r.kind == "lore"]
     assert [r.id for r in lore] == ["Sera's own:her powers"]
     assert "SERA-POWERS" in lore[0].text and "WORLD-POWER" not in said.model_dump_json()
     assert "SERA-POWERS" in said.answer  # an offline answer to a free question says it
-    own = await app.recall(sera, POWERS, budget=1000, character="Sera")
+    own = await app.read(sera).recall(POWERS, budget=1000, character="Sera")
     assert [x.name for x in own.lore] == ["her powers"] and not own.lore_left_out
 
 
@@ -170,8 +170,8 @@ async def test_whole_words_stay_the_entrys_own(app: Fabula) -> None:
     info["entries"]["0"]["matchWholeWords"] = True
     files = [FILES[0], ("eldoria.json", json.dumps(info).encode())]
     store = await app.import_story(files, "sera-whole")
-    assert (await app.recall(store, POWERS, budget=1000)).lore == []
-    assert [x.name for x in (await app.recall(store, "Her power?", budget=1000)).lore] == [
+    assert (await app.read(store).recall(POWERS, budget=1000)).lore == []
+    assert [x.name for x in (await app.read(store).recall("Her power?", budget=1000)).lore] == [
         "the glade's power"
     ]
 

@@ -106,17 +106,17 @@ TOKENS = {
 
 
 async def test_each_character_holds_what_it_may_know_and_recalls_it(app: Fabula) -> None:
-    store = await app.new_story(with_lore(BOOKS), "lore-minds")
+    store = await app.create_story(with_lore(BOOKS), "lore-minds", opening=False)
     for name in CAST:
         mind = await app.minds.mind(store.story, name.lower())
         held = await mind.lore() or ""
-        found = await app.recall(store, "what is so", budget=500, character=name)
+        found = await app.read(store).recall("what is so", budget=500, character=name)
         shown = " ".join(x.text for x in found.lore)
         for token, (owner, seen) in TOKENS.items():
             assert (token in held) == knows(owner, seen, name), (name, token, held)
             assert (token in shown) == knows(owner, seen, name), (name, token, shown)
         assert "fabula/visibility" not in held  # who else knows it is no lore of its own
-    author = await app.recall(store, "what is so", budget=500)
+    author = await app.read(store).recall("what is so", budget=500)
     assert {x.text.split()[0] for x in author.lore} == {
         "AUTHOR-ONLY",
         "EVERYONE-KNOWS",
@@ -126,7 +126,7 @@ async def test_each_character_holds_what_it_may_know_and_recalls_it(app: Fabula)
 
 
 async def test_a_character_cannot_read_anothers_lore(app: Fabula) -> None:
-    store = await app.new_story(with_lore(BOOKS), "lore-acl")
+    store = await app.create_story(with_lore(BOOKS), "lore-acl", opening=False)
     cora = await app.minds.mind(store.story, "cora")
     spy = type(cora)(cora.client, store.story, "ada")  # Cora's connection, Ada's key
     with pytest.raises(AccessDenied):
@@ -134,7 +134,7 @@ async def test_a_character_cannot_read_anothers_lore(app: Fabula) -> None:
 
 
 async def test_the_writer_sees_the_world_books_and_no_characters_own(app: Fabula) -> None:
-    store = await app.new_story(with_lore(BOOKS), "lore-writer")
+    store = await app.create_story(with_lore(BOOKS), "lore-writer", opening=False)
     view = await author_view(store)
     plan = TurnPlan(scene_goal="what is so", focal=("ada",), beats=("Ada speaks",))
     found = await writer_context(store, view, plan, 800, default_counter())
@@ -191,7 +191,7 @@ async def test_no_lore_reaches_a_character_that_may_not_know_it(
     app: Fabula, drawn: tuple[list[LoreBook], dict[str, tuple[str | None, Any]]]
 ) -> None:
     books, tokens = drawn
-    store = await app.new_story(with_lore(books), f"lore-leak{next(_stories)}")
+    store = await app.create_story(with_lore(books), f"lore-leak{next(_stories)}", opening=False)
     view = await author_view(store)
     plan = TurnPlan(scene_goal="SECRET-PLAN", focal=("ada",), beats=())
     for character in view.characters():
@@ -204,8 +204,8 @@ async def test_no_lore_reaches_a_character_that_may_not_know_it(
         prompt = render_mind(brief, beliefs, memories, entities, lore=lore)
         schema = json.dumps(proposal_json_schema(character, entities, known_attributes(beliefs)))
         held = await mind.lore() or ""
-        recalled = await app.recall(
-            store, "Ada Ben Cora Dev cottage", budget=800, character=character
+        recalled = await app.read(store).recall(
+            "Ada Ben Cora Dev cottage", budget=800, character=character
         )
         shown = " ".join(x.text for x in recalled.lore)
         for token, (owner, seen) in tokens.items():

@@ -9,6 +9,7 @@ and no character can read another's.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +60,7 @@ async def app(redis_url: str, tmp_path: Path) -> Any:
 
 
 async def test_each_character_holds_its_own_examples_only(app: Fabula) -> None:
-    store = await app.new_story(voiced(), "voice-own")
+    store = await app.create_story(voiced(), "voice-own", opening=False)
     for name in ("Ada", "Ben", "Cora"):
         mind = await app.minds.mind(store.story, name.lower())
         held = json.loads(await mind.voice() or '{"examples": []}')["examples"]
@@ -71,7 +72,7 @@ async def test_each_character_holds_its_own_examples_only(app: Fabula) -> None:
 
 
 async def test_the_prompt_shows_the_examples_nearest_its_situation(app: Fabula) -> None:
-    store = await app.new_story(voiced(), "voice-prompt")
+    store = await app.create_story(voiced(), "voice-prompt", opening=False)
     view = await author_view(store)
     plan = TurnPlan(scene_goal="x", focal=("ada",))
     for name in ("ada", "ben", "cora"):
@@ -90,19 +91,19 @@ async def test_the_prompt_shows_the_examples_nearest_its_situation(app: Fabula) 
 
 
 async def test_recall_as_a_character_shows_its_voice(app: Fabula) -> None:
-    store = await app.new_story(voiced(), "voice-recall")
-    found = await app.recall(store, "the logbook", budget=500, character="Ada")
+    store = await app.create_story(voiced(), "voice-recall", opening=False)
+    found = await app.read(store).recall("the logbook", budget=500, character="Ada")
     assert found.voice[0].text == "ADA-2 I keep the logbook dry."  # the nearest first here
     assert {x.source for x in found.voice} == {"example"}
     assert all("BEN-" not in x.text for x in found.voice)
-    ben = await app.recall(store, "the logbook", budget=500, character="Ben")
+    ben = await app.read(store).recall("the logbook", budget=500, character="Ben")
     assert [x.text for x in ben.voice] == list(EXAMPLES["Ben"])
-    author = await app.recall(store, "the logbook", budget=500)
+    author = await app.read(store).recall("the logbook", budget=500)
     assert author.voice == []
 
 
 async def test_the_writer_is_given_the_focal_characters_voices(app: Fabula) -> None:
-    store = await app.new_story(voiced(), "voice-writer")
+    store = await app.create_story(voiced(), "voice-writer", opening=False)
     view = await author_view(store)
     plan = TurnPlan(scene_goal="Ada tends the lamp", focal=("ada",), beats=("oil",))
     found = await writer_context(store, view, plan, 800, default_counter())
@@ -119,9 +120,9 @@ async def test_the_writer_is_given_the_focal_characters_voices(app: Fabula) -> N
 async def test_an_imported_cards_dialogues_become_its_voice(app: Fabula, tmp_path: Path) -> None:
     card = write_json(tmp_path / "ada.json", v1_card())
     imported = import_paths([card])
-    store = await app.new_story(imported.pack, "voice-card")
+    store = await app.create_story(imported.pack, "voice-card", opening=False)
     name = imported.pack.characters[0].name
-    found = await app.recall(store, "hello", budget=500, character=name)
+    found = await app.read(store).recall("hello", budget=500, character=name)
     texts = [x.text for x in found.voice]
     assert texts and all("<START>" not in t and "{{char}}" not in t for t in texts)
     assert any(f"{name}: Go away." in t for t in texts), texts
@@ -160,12 +161,12 @@ async def test_in_model_mode_each_voice_reaches_its_agent_and_the_writer(
     """A model turn: Leo's agent is shown Leo's example and no one else's, Mara's hers; the
     writer both, with the world's lore; the planner the world's lore, no character's own."""
     async with Fabula(redis_url, Settings(home=tmp_path)) as offline:
-        store = await offline.new_story(hollow_voiced(), STORY)
+        store = await offline.create_story(hollow_voiced(), STORY, opening=False)
         for text in load_world("hollow_book").opening.turns:
             await offline.commit_scripted(store, text)
     script_turn(fake_openai)
     async with Fabula(redis_url, settings, roles=make_roles(settings)) as fab:
-        assert await fab.run_turn(fab.store(STORY), auto=False) == "pending"
+        assert (await fab.run(fab.store(STORY), auto=False)).outcome == "pending"
     characters = requests_for(fake_openai, "CharacterProposal")
     leo = next(prompt_of(r) for r in characters if "You are Leo" in prompt_of(r))
     mara = next(prompt_of(r) for r in characters if "You are Mara" in prompt_of(r))
@@ -188,15 +189,39 @@ async def test_a_chat_holds_the_characters_own_lore_and_voice(
     redis_url: str, settings: Settings, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
     async with Fabula(redis_url, Settings(home=tmp_path)) as offline:
-        store = await offline.new_story(hollow_voiced(), "chat-lore")
-        said = await offline.chat(store, "leo", "Tell me about the key.")
+        store = await offline.create_story(hollow_voiced(), "chat-lore", opening=False)
+        said = await offline.read(store).chat("leo", "Tell me about the key.")
         assert any(r.kind == "lore" and "LEO-LORE" in r.text for r in said.records)
         assert "LEO-LORE" in said.answer or said.answered_by == "question-answerer"
-        mara = await offline.chat(store, "mara", "Tell me about the key.")
+        mara = await offline.read(store).chat("mara", "Tell me about the key.")
         assert all("LORE" not in r.text for r in mara.records)
     fake_openai.reply_text("Old, like me.")
     async with Fabula(redis_url, settings, roles=make_roles(settings)) as fab:
-        said = await fab.chat(fab.store("chat-lore"), "leo", "Tell me about the key.")
+        said = await fab.read(fab.store("chat-lore")).chat("leo", "Tell me about the key.")
     prompt = message_text(fake_openai.requests[-1])
     assert "LEO-LORE the key is old." in prompt and "LEO-EX" in prompt
     assert "MARA" not in prompt and "WORLD-LORE" not in prompt
+
+
+async def test_a_recall_or_chat_as_of_a_turn_holds_no_word_said_after_it(
+    redis_url: str, settings: Settings, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    """Found by a reader of the tutorial: ``fabula recall shed … --as ben --as-of 2`` showed
+    Ben's own lines of turns 3 and 8 as his voice. What a character said after the turn it
+    is asked at is no part of its mind then: not in its recall, not in its chat's prompt."""
+    said = {turn: f'"WORDS-{turn} the lamp is lit," said Ben.' for turn in (1, 2, 3)}
+    async with Fabula(redis_url, Settings(home=tmp_path)) as offline:
+        store = await offline.create_story(voiced(), "voice-as-of", opening=False)
+        for turn in (1, 2, 3):
+            await offline.commit_scripted(store, said[turn])
+        for as_of in (0, 1, 2, 3):
+            found = await offline.read(store).recall(
+                "the lamp", budget=500, character="Ben", as_of=as_of
+            )
+            shown = {t for x in found.voice for t in re.findall(r"WORDS-\d", x.text)}
+            assert shown == {f"WORDS-{t}" for t in range(1, as_of + 1)}, (as_of, found.voice)
+    fake_openai.reply_text("Lit, as ever.")
+    async with Fabula(redis_url, settings, roles=make_roles(settings)) as fab:
+        await fab.read(fab.store("voice-as-of")).chat("ben", "Is the lamp lit?", as_of=1)
+    prompt = message_text(fake_openai.requests[-1])
+    assert "WORDS-1" in prompt and "WORDS-2" not in prompt and "WORDS-3" not in prompt, prompt

@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from fabula.graph.service import reader
+from fabula.graph.service import reading
 from fabula.graph.service.responses import MindsOut
 from fabula.graph.web.shared import SharedReads
 from fabula.memory.store import StoryStore
@@ -89,7 +89,7 @@ async def test_a_crowd_on_the_minds_page_is_one_read(
     """Twenty viewers of a story's minds at once: one computation, the same answer to all,
     the API's and the page's alike; after a commit the next read sees it."""
     calls = 0
-    minds = reader.minds
+    minds = reading.minds
 
     async def counted(store: StoryStore, as_of: int | None = None) -> MindsOut:
         nonlocal calls
@@ -101,7 +101,7 @@ async def test_a_crowd_on_the_minds_page_is_one_read(
         r = await client.post("/api/stories", json={"world": "hollow_book", "id": "crowd"})
         assert r.status_code == 201, r.text
         head = r.json()["head"]
-        monkeypatch.setattr(reader, "minds", counted)
+        monkeypatch.setattr(reading, "minds", counted)
         answers = await asyncio.gather(
             *[client.get("/api/stories/crowd/minds") for _ in range(20)],
             *[client.get("/stories/crowd/minds") for _ in range(5)],

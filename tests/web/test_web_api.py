@@ -378,7 +378,7 @@ class TestTurns:
         listener = asyncio.create_task(listen())
         await asyncio.sleep(0.3)
         async with Fabula(redis_url, Settings(home=tmp_path)) as other:
-            assert await other.run_turn(other.store("tale"), auto=True) == "committed"
+            assert (await other.run(other.store("tale"), auto=True)).outcome == "committed"
         await asyncio.wait_for(listener, 15)
         assert events[0] == "hello" and events[-1] == "turn"
 

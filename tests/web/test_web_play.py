@@ -19,11 +19,11 @@ from fabula.worlds.loader import load_world
 async def test_the_story_page_takes_the_played_part(redis_url: str, base: str) -> None:
     async with Fabula(redis_url, Settings()) as fab:
         pack = load_world("hollow_book")
-        store = await fab.new_story(pack, "tale")
+        store = await fab.create_story(pack, "tale", opening=False)
         for text in pack.opening.turns:
             await fab.commit_scripted(store, text)
         await fab.set_played(store, ["leo"])
-        assert await fab.run_turn(store, auto=False) == "part"
+        assert (await fab.run(store, auto=False)).outcome == "part"
     async with httpx.AsyncClient(base_url=base, timeout=60) as client:
         page = await client.get("/stories/tale")
         assert page.status_code == 200

@@ -29,7 +29,7 @@ async def test_prose_streams_to_the_listener(
 
     script_turn(fake_openai)
     async with Fabula(redis_url, settings, roles=make_roles(settings)) as fab:
-        outcome = await fab.run_turn(fab.store(STORY), auto=False, listener=listener)
+        outcome = (await fab.run(fab.store(STORY), auto=False, listener=listener)).outcome
     assert outcome == "pending"
     prose = [e.text for e in heard if e.kind == "prose"]
     assert len(prose) > 1 and "".join(prose) == PASSAGE

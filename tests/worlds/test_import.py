@@ -481,16 +481,16 @@ class TestLoreInRecall:
         imported = import_paths(paths, story_id="isle")
         async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
             store = await fab.create_story(imported.pack, "isle")
-            found = await fab.recall(store, "Up the tower at night, brandy?", budget=400)
+            found = await fab.read(store).recall("Up the tower at night, brandy?", budget=400)
             assert [(x.name, x.fired, x.key) for x in found.lore] == [("The tower", "key", "tower")]
             assert found.lore[0].text == "The tower is white."
             assert found.tokens + sum(x.tokens for x in found.lore) <= 400
             # a case-sensitive entry: 'Tower' does not fire it; AND ALL: nor 'tower' by day
-            assert (await fab.recall(store, "the Tower at night", budget=400)).lore == []
-            assert (await fab.recall(store, "the tower by day", budget=400)).lore == []
+            assert (await fab.read(store).recall("the Tower at night", budget=400)).lore == []
+            assert (await fab.read(store).recall("the tower by day", budget=400)).lore == []
             assert all("brandy" not in x.text for x in found.lore)
-            mine = await fab.recall(
-                store, "Up the tower at night, brandy?", budget=400, character="ben"
+            mine = await fab.read(store).recall(
+                "Up the tower at night, brandy?", budget=400, character="ben"
             )
             assert [(x.name, x.fired, x.key) for x in mine.lore] == [("brandy", "key", "brandy")]
             assert mine.lore[0].text == "Ben hides brandy in the sea chest."

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from fabula.worlds.activation import activate, decorators_of
-from fabula.worlds.lore import LoreEntry
+from fabula.worlds.lore import LoreBook, LoreEntry
+from fabula.worlds.recall import books_of, recall_books
 
 
 def e(*keys: str, content: str = "", **kw: Any) -> LoreEntry:
@@ -372,3 +373,24 @@ def test_decorators_and_fallbacks_are_read() -> None:
         "x", content="@@depth 4\n@@@activate_only_after 2\n@@exclude_keys a\n@@exclude_keys b\nbody"
     )
     assert decorators_of(entry) == {"activate_only_after": "2", "exclude_keys": "a"}
+
+
+@pytest.mark.parametrize(
+    ("says", "expected"),
+    [(None, ["b"]), (False, ["b"]), (True, ["b", "r"])],
+    ids=["unset", "off", "on"],
+)
+def test_a_book_scans_recursively_only_when_it_says_so(
+    says: bool | None, expected: list[str]
+) -> None:
+    """SillyTavern's default is no recursion (``world_info_recursive = false`` in its
+    ``world-info.js``); a book that did not say once scanned recursively here. The book's
+    own ``recursive_scanning`` still wins."""
+    book = LoreBook(
+        name="farm",
+        format="lorebook_v3",
+        recursive_scanning=says,
+        entries=(e("Bessie", name="b", content="friends with Rufus"), e("Rufus", name="r")),
+    )
+    found = recall_books(books_of([book]), "Bessie moos")
+    assert [x.activated.entry.name for x in found.lit] == expected

@@ -150,7 +150,7 @@ def test_recall_of_a_story_with_a_backtracking_key(redis_url: str, tmp_path: Pat
             ]
             found = []
             for question, character in asks:
-                out = await fab.recall(store, question, budget=400, character=character)
+                out = await fab.read(store).recall(question, budget=400, character=character)
                 found.append([(x.name, x.key) for x in out.lore])
             return found
 
@@ -208,7 +208,7 @@ def test_a_stored_key_re2_cannot_match_fires_nothing_and_is_logged_once(
             store = await fab.create_story(pack, "old")
             found = []
             for question in ("aa!", "aa! zz"):
-                out = await fab.recall(store, question, budget=400)
+                out = await fab.read(store).recall(question, budget=400)
                 found.append([x.key for x in out.lore])
             return found
 

@@ -23,6 +23,7 @@ from pydantic import ValidationError
 
 from fabula.errors import InvalidInput
 from fabula.memory.records import CONTAINER, slug
+from fabula.worlds.imports.bookworld import BookWorldRead, RoleRead
 from fabula.worlds.imports.cards import CardRead
 from fabula.worlds.imports.charx import CharxError, safe_member, tree_clash
 from fabula.worlds.imports.fields import BadSource
@@ -143,7 +144,47 @@ def import_paths(
     naming the file and the field — for any file that cannot be imported, or a world that
     would not validate (no character, two with one name, ...); nothing is written either way.
     """
-    limits = limits or ImportLimits()
+    sources = _read_all(paths, user, limits or ImportLimits())
+    worlds = [s.world for s in sources if s.world is not None]
+    if len(worlds) > 1:
+        raise InvalidInput("more than one BookWorld preset: import one world at a time")
+    world = worlds[0] if worlds else None
+    cast = _Cast(places=list(world.places) if world else [])
+    if world:
+        cast.greetings += world.greetings
+        cast.books += world.books
+    home = cast.places[0].name if cast.places else DEFAULT_PLACE
+    cards = [s.card for s in sources if s.card is not None]
+    for card in cards:
+        cast.add_card(card, home)
+    for role in world.roles if world else ():
+        cast.add_role(role, home)
+    found = _exported_world([s.book for s in sources if s.book is not None])
+    cast.books += found.books
+    for place in found.places:
+        if all(slug(place.name) != slug(p.name) for p in cast.places):
+            cast.places.append(place)
+    if not cast.characters:
+        raise InvalidInput(
+            f"{', '.join(str(p) for p in paths)}: no character: a world needs at least one "
+            "(import a card or a BookWorld preset with the lorebooks)"
+        )
+    places = cast.world_places(user)
+    characters = cast.placed(places, found)
+    place_ids = {slug(p.name) for p in places}
+    holders = place_ids | {slug(c.name) for c in characters} | {slug(o.name) for o in found.objects}
+    objects = [o for o in found.objects if slug(o.location) in holders]
+    title, premise = _title(world, cast, characters)  # of the cast, the user not named
+    characters = _with_user(characters, cards, user, places[0].name)
+    pack = _pack(
+        world, cast, story_id or _story_id(title), title, premise, places, characters, objects
+    )
+    check_asset_names(cast.assets)
+    return Imported(pack=pack, assets=cast.assets, sources=tuple(sources))
+
+
+def _read_all(paths: list[Path], user: str, limits: ImportLimits) -> list[Source]:
+    """Every file read, within one budget; the first that cannot be is refused, named."""
     budget = Budget(limits)
     sources: list[Source] = []
     for path in paths:
@@ -151,32 +192,33 @@ def import_paths(
             sources.append(read_source(path, user, limits, budget))
         except BadSource as exc:
             raise InvalidInput(f"{path}: {exc}", path=str(path)) from None
-    worlds = [s.world for s in sources if s.world is not None]
-    if len(worlds) > 1:
-        raise InvalidInput("more than one BookWorld preset: import one world at a time")
-    world = worlds[0] if worlds else None
-    characters: list[CharacterSpec] = []
-    greetings: list[Greeting] = []
-    books: list[LoreBook] = []
-    cards: list[KeptCard] = []
-    assets: dict[str, bytes] = {}
-    places = list(world.places) if world else []
-    if world:
-        greetings += world.greetings
-        books += world.books
-    scenarios: list[str] = []
-    home = places[0].name if places else DEFAULT_PLACE
-    own: dict[str, _Own] = {}  # each character's own text, what moves it
-    rows = [(s.path, s.card) for s in sources if s.card is not None]
-    for _, card in rows:
+    return sources
+
+
+@dataclass
+class _Cast:
+    """The world gathered from the sources: its characters (cards first, in the order
+    given, then the preset's roles), greetings, books, kept cards, pictures and places."""
+
+    places: list[PlaceSpec]
+    characters: list[CharacterSpec] = field(default_factory=list)
+    greetings: list[Greeting] = field(default_factory=list)
+    books: list[LoreBook] = field(default_factory=list)
+    cards: list[KeptCard] = field(default_factory=list)
+    assets: dict[str, bytes] = field(default_factory=dict)
+    scenarios: list[str] = field(default_factory=list)
+    own: dict[str, _Own] = field(default_factory=dict)
+    """Each character's own text, what moves it."""
+
+    def add_card(self, card: CardRead, home: str) -> None:
         ident = slug(card.name)
         image = ""
         for name, data in card.assets.items():
-            assets[f"assets/{ident}/{name}"] = data
+            self.assets[f"assets/{ident}/{name}"] = data
         if card.image is not None:
             image = f"assets/{ident}/image.{picture_format(card.image) or 'png'}"
-            assets[image] = card.image
-        characters.append(
+            self.assets[image] = card.image
+        self.characters.append(
             CharacterSpec(
                 name=card.name,
                 location=home,
@@ -188,8 +230,8 @@ def import_paths(
                 secrets=card.secrets,
             )
         )
-        greetings += card.greetings
-        own[card.name] = _Own(
+        self.greetings += card.greetings
+        self.own[card.name] = _Own(
             texts=[
                 *(g.text for g in card.greetings[:1]),
                 card.scenario,
@@ -198,17 +240,18 @@ def import_paths(
             ]
         )
         if card.book is not None:
-            books.append(card.book)
-        cards.append(card.kept.model_copy(update={"image": image or None}))
-        if card.scenario.strip() and card.scenario.strip() not in scenarios:
-            scenarios.append(card.scenario.strip())
-    for role in world.roles if world else ():
+            self.books.append(card.book)
+        self.cards.append(card.kept.model_copy(update={"image": image or None}))
+        if card.scenario.strip() and card.scenario.strip() not in self.scenarios:
+            self.scenarios.append(card.scenario.strip())
+
+    def add_role(self, role: RoleRead, home: str) -> None:
         ident = slug(role.name)
         image = ""
         if role.image is not None:
             image = f"assets/{ident}/icon.{picture_format(role.image) or 'png'}"
-            assets[image] = role.image
-        characters.append(
+            self.assets[image] = role.image
+        self.characters.append(
             CharacterSpec(
                 name=role.name,
                 location=home,
@@ -219,70 +262,88 @@ def import_paths(
             )
         )
         motivation = role.kept.data.get("motivation")
-        own[role.name] = _Own(
+        self.own[role.name] = _Own(
             texts=[role.description],
             motivation=motivation if isinstance(motivation, str) else "",
             related=[k for e in (role.book.entries if role.book else ()) for k in e.keys],
         )
         if role.book is not None:
-            books.append(role.book)
-        cards.append(role.kept.model_copy(update={"image": image or None}))
-    world_books = [s.book for s in sources if s.book is not None]
-    found = _exported_world(world_books)
-    books += found.books
-    for place in found.places:
-        if all(slug(place.name) != slug(p.name) for p in places):
-            places.append(place)
-    if not characters:
-        raise InvalidInput(
-            f"{', '.join(str(p) for p in paths)}: no character: a world needs at least one "
-            "(import a card or a BookWorld preset with the lorebooks)"
-        )
-    if not places:
-        people = [user, *(n for c in characters for n in (c.name, *c.aliases))]
-        named = [g.text for g in greetings] + scenarios + [c.description for c in characters]
-        places = world_places(named, books, people)
-    if not places:
-        places = [PlaceSpec(name=DEFAULT_PLACE, description="\n\n".join(scenarios))]
-    place_ids = {slug(p.name) for p in places}
-    cast = {c.name: c.aliases for c in characters}
-    moved = []
-    for c in characters:
-        mine = own.get(c.name, _Own(texts=[c.description]))
-        # where each starts: where an exported lorebook says, else where its text puts it
-        where = found.where.get(slug(c.name))
-        home = found.names[where] if where in place_ids else home_of(mine.texts, places)
-        goals = c.goals or goals_of(
-            c.name,
-            mine.texts,
-            cast=cast,
-            places=places,
-            home=home,
-            related=mine.related,
-            motivation=mine.motivation,
-        )
-        moved.append(c.model_copy(update={"location": home, "goals": goals}))
-    characters = moved
-    holders = place_ids | {slug(c.name) for c in characters} | {slug(o.name) for o in found.objects}
-    objects = [o for o in found.objects if slug(o.location) in holders]
+            self.books.append(role.book)
+        self.cards.append(role.kept.model_copy(update={"image": image or None}))
+
+    def world_places(self, user: str) -> list[PlaceSpec]:
+        """The world's places: its own, else those its texts name, else one."""
+        places = self.places
+        if not places:
+            people = [user, *(n for c in self.characters for n in (c.name, *c.aliases))]
+            named = [g.text for g in self.greetings] + self.scenarios
+            named += [c.description for c in self.characters]
+            places = world_places(named, self.books, people)
+        if not places:
+            places = [PlaceSpec(name=DEFAULT_PLACE, description="\n\n".join(self.scenarios))]
+        return places
+
+    def placed(self, places: list[PlaceSpec], found: _Exported) -> list[CharacterSpec]:
+        """Each character where it starts, with its goals (its own, else its text's)."""
+        place_ids = {slug(p.name) for p in places}
+        cast = {c.name: c.aliases for c in self.characters}
+        moved = []
+        for c in self.characters:
+            mine = self.own.get(c.name, _Own(texts=[c.description]))
+            # where each starts: where an exported lorebook says, else where its text puts it
+            where = found.where.get(slug(c.name))
+            home = found.names[where] if where in place_ids else home_of(mine.texts, places)
+            goals = c.goals or goals_of(
+                c.name,
+                mine.texts,
+                cast=cast,
+                places=places,
+                home=home,
+                related=mine.related,
+                motivation=mine.motivation,
+            )
+            moved.append(c.model_copy(update={"location": home, "goals": goals}))
+        return moved
+
+
+def _title(
+    world: BookWorldRead | None, cast: _Cast, characters: list[CharacterSpec]
+) -> tuple[str, str]:
+    """The world's title and premise: the preset's, else made of the characters' names
+    and the cards' scenarios."""
     names = [c.name for c in characters]
     title = world.title if world else " & ".join(names)
     premise = (
-        world.premise if world else ("\n\n".join(scenarios) or f"A story of {', '.join(names)}.")
+        world.premise
+        if world
+        else ("\n\n".join(cast.scenarios) or f"A story of {', '.join(names)}.")
     )
+    return title, premise
+
+
+def _pack(
+    world: BookWorldRead | None,
+    cast: _Cast,
+    story_id: str,
+    title: str,
+    premise: str,
+    places: list[PlaceSpec],
+    characters: list[CharacterSpec],
+    objects: list[ObjectSpec],
+) -> WorldPack:
+    """The world pack, validated: :class:`InvalidInput` naming the first bad field."""
     kept = dict(world.kept) if world else {}
-    characters = _with_user(characters, [card for _, card in rows], user, places[0].name)
     try:
-        pack = WorldPack(
-            id=story_id or _story_id(title),
+        return WorldPack(
+            id=story_id,
             title=title,
             premise=premise,
             outline=world.outline if world else (),
             places=tuple(places),
             characters=tuple(characters),
             objects=tuple(objects),
-            opening=Opening(greetings=tuple(greetings)),
-            lore=Lore(books=tuple(books), cards=tuple(cards), kept=kept),
+            opening=Opening(greetings=tuple(cast.greetings)),
+            lore=Lore(books=tuple(cast.books), cards=tuple(cast.cards), kept=kept),
         )
     except ValidationError as exc:
         first = exc.errors()[0]
@@ -292,8 +353,6 @@ def import_paths(
         raise InvalidInput(
             f"the imported world does not validate: {where + ': ' if where else ''}{message}"
         ) from None
-    check_asset_names(assets)
-    return Imported(pack=pack, assets=assets, sources=tuple(sources))
 
 
 def _with_user(

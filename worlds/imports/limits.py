@@ -17,7 +17,7 @@ its compressed size.
 One import — a ``fabula import`` command, or one studio request, and so the one story it
 makes — holds at most ``max_import_bytes`` (:class:`Budget`): every file it reads that is
 not an archive, and every archive's unpacked members, together (the studio bounds its
-uploads lower still: ``UPLOAD_LIMITS`` in :mod:`fabula.graph.service.application`).
+uploads lower still: ``UPLOAD_LIMITS`` in :mod:`fabula.graph.service.uploads`).
 
 The measurements behind the defaults (``/usr/bin/time -v fabula import ... --id S``, Redis
 ``used_memory`` before and after): a 124 KB CHARX holding 127 MB of zeros made the command

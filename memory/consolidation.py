@@ -1,7 +1,7 @@
-"""How committed turns fold into the hierarchy, in memory: scenes, plotline threads,
+"""How committed turns are consolidated into the hierarchy, in memory: scenes, plotline threads,
 plotlines and the plot (reading and writing them is :mod:`fabula.memory.hierarchy`'s).
 
-A fold needs only what its turns can change, because everything else is final:
+A consolidation pass needs only what its turns can change, because everything else is final:
 
 - a scene is closed once a later one opens: only the open (last) scene may grow, and the
   open scene's signature (place, day, actors, the threads it joins) decides whether a turn
@@ -14,7 +14,7 @@ A fold needs only what its turns can change, because everything else is final:
   they were born (the turn a thread joined its second scene), the first and the latest
   that fit.
 
-So folding turn by turn, in batches or all at once gives the same nodes.
+So consolidating turn by turn, in batches or all at once gives the same nodes.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ __all__ = [
     "Thread",
     "as_of",
     "central_lines",
-    "fold_scenes",
+    "consolidate_scenes",
     "plot",
     "plotline",
     "plotline_id",
@@ -91,7 +91,7 @@ class Thread:
     """A plotline thread's bookkeeping: how many scenes it joins, the last of them, the first
     sentences of the others joined and cut at ``SUMMARY_CHARS`` (how its plotline's summary
     begins), and the turn it joined its second scene (the plotline's birth). ``before``,
-    ``was_last`` and ``joined`` describe the fold at work."""
+    ``was_last`` and ``joined`` describe the consolidation pass at work."""
 
     count: int = 0
     last: str | None = None
@@ -127,18 +127,18 @@ class Thread:
 
     @property
     def members(self) -> list[str]:
-        """The scenes of its plotline this fold writes: the last before it, those joined now."""
+        """The scenes of its plotline this pass writes: the last before it, those joined now."""
         return [*([self.was_last] if self.was_last else []), *self.joined]
 
     @property
     def fresh(self) -> list[str]:
-        """The scenes its plotline gains in this fold: every one where the plotline is born
+        """The scenes its plotline gains in this pass: every one where the plotline is born
         now, else those joined now."""
         return self.members if self.before < 2 else self.joined
 
 
 def as_of(entities: dict[str, Entity], turn: int) -> dict[str, Entity]:
-    """The entities introduced by ``turn``: what a turn is folded with, whenever it is."""
+    """The entities introduced by ``turn``: what a turn is consolidated with, whenever it is."""
     return {k: e for k, e in entities.items() if e.introduced <= turn}
 
 
@@ -158,7 +158,7 @@ def thread_names(event: Event, slots: dict[str, str], entities: dict[str, Entity
     return out
 
 
-def fold_scenes(
+def consolidate_scenes(
     texts: Sequence[TurnText],
     events: Sequence[Event],
     slots: dict[str, str],
@@ -167,7 +167,7 @@ def fold_scenes(
     signature: OpenScene | None,
     threads: dict[str, Thread],
 ) -> tuple[dict[str, HierarchyNode], OpenScene | None]:
-    """Fold turns into the open scene or new ones: the scenes that changed (with their
+    """Consolidate turns into the open scene or new ones: the scenes that changed (with their
     summaries) and the open scene's signature; ``threads`` (holding every thread the events
     move) join the scenes their events happen in.
 
@@ -273,10 +273,10 @@ def plot(
         return old.model_copy(update={"children": children, "first_turn": first, "last_turn": last})
     told: list[str] = []
     if old is not None and old.summary:
-        # titles as the fold wrote them (also when the model's answer was unusable: "kept"),
+        # titles as consolidation wrote them (also when the model's answer was unusable: "kept"),
         # or a model's summary, which stands first as one piece
-        by_fold = old.summary_by in ("extractive", "kept")
-        told = old.summary.split(_TITLES) if by_fold else [old.summary]
+        by_extract = old.summary_by in ("extractive", "kept")
+        told = old.summary.split(_TITLES) if by_extract else [old.summary]
     pieces = [p for p in told if p != _LEFT_OUT] + [line.title for line in born]
     return HierarchyNode(
         id=PLOT_ID,
@@ -296,7 +296,7 @@ _LEFT_OUT = "…"
 def _first_and_latest(pieces: Sequence[str], *, left_out: bool = False) -> str:
     """``pieces`` joined, or when they are longer than ``SUMMARY_CHARS`` (or some were
     ``left_out`` already), the first and the latest that fit with a mark of those left out
-    between them: folding this again with more pieces gives what folding all at once
+    between them: consolidating this again with more pieces gives what consolidating all at once
     gives."""
     whole = _TITLES.join(pieces)
     if (not left_out and len(whole) <= SUMMARY_CHARS) or len(pieces) < 2:
@@ -329,7 +329,7 @@ def _lead(text: str) -> str:
 
 def _next_scene(open_scene: HierarchyNode | None) -> str:
     """The id of the scene after ``open_scene``: scenes are numbered in story order,
-    ``scene-1``, ``scene-2``, ... (a story folded before they were numbered so has its
+    ``scene-1``, ``scene-2``, ... (a story consolidated before they were numbered so has its
     scenes named by their first turns: the next one follows the last of those)."""
     if open_scene is None:
         return "scene-1"

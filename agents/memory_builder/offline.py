@@ -1,10 +1,11 @@
-"""The offline memory-builder: a turn's accepted text → a validated delta → one atomic commit.
+"""The offline memory-builder: a turn's accepted text → a validated delta (committed by the
+one commit path, :mod:`fabula.graph.commit`).
 
 A *reader* turns the text into story actions, given the entities the story already knows
 (:data:`Reader`); the rest is memory's one build sequence (:mod:`fabula.memory.ingest`),
 which the model-based builder runs too. The default reader is the controlled-English
 extractor (:func:`read_controlled`). A turn that is already committed is rebuilt from the
-views as of the turn before it, so sending the same turn again yields the same delta and the
+views as of the turn before it, so sending the same turn again yields the same delta and its
 commit reports ``duplicate``.
 """
 
@@ -18,7 +19,7 @@ from fabula.memory.actions import StoryAction
 from fabula.memory.delta import TurnDelta
 from fabula.memory.ingest import basis, build_turn
 from fabula.memory.records import Entity
-from fabula.memory.store import CommitResult, StoryStore
+from fabula.memory.store import StoryStore
 
 __all__ = ["OfflineMemoryBuilder", "Reader", "read_controlled"]
 
@@ -35,7 +36,7 @@ def read_controlled(text: str, entities: Mapping[str, Entity]) -> list[StoryActi
 
 
 class OfflineMemoryBuilder:
-    """Builds and commits turns read by ``reader`` (by default the prose reader,
+    """Builds the deltas of turns read by ``reader`` (by default the prose reader,
     :func:`~fabula.agents.memory_builder.prose.read_prose`, which reads controlled English
     exactly as :func:`read_controlled` does)."""
 
@@ -55,7 +56,3 @@ class OfflineMemoryBuilder:
         actions = self.reader(text, await store.entities(as_of))
         readings.report_unsure(text, actions)
         return await build_turn(store, turn, text, actions, as_of=as_of)
-
-    async def commit(self, store: StoryStore, turn: int, text: str) -> CommitResult:
-        """Build ``turn`` and commit it atomically (idempotent: see the module docstring)."""
-        return await store.commit(await self.build(store, turn, text))

@@ -1,6 +1,6 @@
-"""The hierarchy's incremental fold: whatever the batching, the hierarchy one-shot
+"""The hierarchy's incremental consolidation: whatever the batching, the hierarchy one-shot
 consolidation of the same turns gives; each plotline and the plot as recomputed from
-their members; hierarchies folded by the earlier bookkeeping folded again once."""
+their members; hierarchies consolidated by the earlier bookkeeping consolidated again once."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import redis.asyncio as aredis
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from fabula.memory import folding, keys
+from fabula.memory import consolidation, keys
 from fabula.memory.branching import fork
 from fabula.memory.delta import DeltaBuilder, TurnDelta
 from fabula.memory.hierarchy import PLOT_ID, consolidate, consolidate_turn, nodes
@@ -98,13 +98,13 @@ async def _indexes(store: StoryStore) -> tuple[object, object]:
 
 
 def _recomputed(tree: dict[str, HierarchyNode]) -> None:
-    """Each plotline and the plot are what their members give (the fold only appends)."""
+    """Each plotline and the plot are what their members give (consolidation only appends)."""
     lines = [n for n in tree.values() if n.level == "plotline"]
     for line in lines:
         members = [tree[m] for m in line.children]
         assert len(members) >= 2
         assert [m.first_turn for m in members] == sorted(m.first_turn for m in members)
-        lead = " / ".join(m.summary.split(". ")[0] for m in members)[: folding.SUMMARY_CHARS]
+        lead = " / ".join(m.summary.split(". ")[0] for m in members)[: consolidation.SUMMARY_CHARS]
         assert line.summary == lead
         assert line.closure.events == tuple(e for m in members for e in m.closure.events[:1])
         assert (line.first_turn, line.last_turn) == (members[0].first_turn, members[-1].last_turn)
@@ -119,11 +119,14 @@ def _recomputed(tree: dict[str, HierarchyNode]) -> None:
     # that fit, with a mark where some were left out
     first, *rest = plot.summary.split("; ")
     titles = {n.title for n in lines}
-    assert any(t.startswith(first) for t in titles) and len(plot.summary) <= folding.SUMMARY_CHARS
+    assert (
+        any(t.startswith(first) for t in titles)
+        and len(plot.summary) <= consolidation.SUMMARY_CHARS
+    )
     assert all(p in titles for p in rest if p != "…") and "…" not in rest[1:]
 
 
-class TestIncrementalFold:
+class TestIncrementalConsolidation:
     @settings(
         max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
     )
@@ -133,19 +136,19 @@ class TestIncrementalFold:
         cuts=st.lists(st.integers(1, 15), max_size=6),
         short=st.booleans(),
     )
-    async def test_folding_in_any_batches_equals_one_shot(
+    async def test_consolidating_in_any_batches_equals_one_shot(
         self, aredis_client: aredis.Redis, seed: int, count: int, cuts: list[int], short: bool
     ) -> None:
-        """A random story folded turn by turn and in random batches (each fold reading only
-        what its turns can change) has the hierarchy and indexes of one fold of every turn;
+        """A random story consolidated turn by turn and in random batches (each pass reading only
+        what its turns can change) has the hierarchy and indexes of one pass over every turn;
         each plotline and the plot are what their members give (with summaries cut short
-        too, so that cut summaries are folded on)."""
+        too, so that cut summaries are consolidated on)."""
         with pytest.MonkeyPatch.context() as patch:
             if short:
-                patch.setattr(folding, "SUMMARY_CHARS", 60)
-            await self._folds(aredis_client, seed, count, cuts)
+                patch.setattr(consolidation, "SUMMARY_CHARS", 60)
+            await self._passes(aredis_client, seed, count, cuts)
 
-    async def _folds(
+    async def _passes(
         self, aredis_client: aredis.Redis, seed: int, count: int, cuts: list[int]
     ) -> None:
         deltas = _story(seed, count)
@@ -169,11 +172,11 @@ class TestIncrementalFold:
         await whole.delete()
         await stepped.delete()
 
-    async def test_a_hierarchy_of_the_earlier_bookkeeping_is_folded_again_once(
+    async def test_a_hierarchy_of_the_earlier_bookkeeping_is_consolidated_again_once(
         self, aredis_client: aredis.Redis
     ) -> None:
-        """Folded before the bookkeeping had a layout (threads as lists of scenes, no open
-        scene id), a story is folded again from its first turn at its next consolidation,
+        """Consolidated before the bookkeeping had a layout (threads as lists of scenes, no open
+        scene id), a story is consolidated again from its first turn at its next consolidation,
         then goes on incrementally: the result is one-shot consolidation's."""
         deltas = _story(11, 24)
         old = await _committed(aredis_client, "old-layout", deltas[:16])
@@ -201,20 +204,20 @@ class TestForks:
         max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
     )
     @given(seed=st.integers(0, 10_000), count=st.integers(4, 16), data=st.data())
-    async def test_a_fork_folds_its_inherited_turns_as_its_parent_does(
+    async def test_a_fork_consolidates_its_inherited_turns_as_its_parent_does(
         self, aredis_client: aredis.Redis, seed: int, count: int, data: st.DataObject
     ) -> None:
         """A fork reads its turns before the fork from its parent, and the states they
         brought about from the parent's history: forked at any turn and given the same
         turns after it, its hierarchy is its parent's (plotlines joined by states' trajectories
-        included, whose earlier states only the parent holds), whether it folds before the
+        included, whose earlier states only the parent holds), whether it is consolidated before the
         new turns or only after."""
         deltas = _story(seed, count)
         at = data.draw(st.integers(1, count), label="fork turn")
         parent = await _committed(aredis_client, f"p{seed}-{count}", deltas)
         await consolidate(parent)
         child = await fork(parent, at, "what-if")
-        if data.draw(st.booleans(), label="fold at the fork"):
+        if data.draw(st.booleans(), label="consolidate at the fork"):
             await consolidate(child)
         for delta in deltas[at:]:
             await child.commit(delta)
@@ -227,12 +230,12 @@ class TestForks:
         # turns, seed 511, once failed an assertion that every story of six has one)
         assume(any(n.level == "plotline" for n in tree.values()))
 
-    async def test_a_fork_folded_before_forks_read_their_history_is_folded_again(
+    async def test_a_fork_consolidated_before_forks_read_their_history_is_consolidated_again(
         self, aredis_client: aredis.Redis
     ) -> None:
-        """A fork's hierarchy of the previous bookkeeping format (folded when a fork could
+        """A fork's hierarchy of the previous bookkeeping format (consolidated when a fork could
         not read its parent's closed states, so with no plotline from before the fork) is
-        folded again once; a main branch of that format is not (nothing changed for it)."""
+        consolidated again once; a main branch of that format is not (nothing changed for it)."""
         deltas = _story(5, 20)
         parent = await _committed(aredis_client, "fmt", deltas)
         await consolidate(parent)
@@ -251,7 +254,7 @@ class TestForks:
 
 
 def test_a_plot_the_model_could_not_summarise_still_takes_new_plotlines() -> None:
-    """A plot whose model answer was unusable keeps the fold's titles ("kept"): a plotline
+    """A plot whose model answer was unusable keeps consolidation's titles ("kept"): a plotline
     born later is still told (as the latest), not shut out by the old titles read as one
     piece of the model's."""
     titles = [f"the location of the key number {n}" for n in range(14)]
@@ -259,19 +262,19 @@ def test_a_plot_the_model_could_not_summarise_still_takes_new_plotlines() -> Non
         HierarchyNode(id=f"p{n}", level="plotline", title=t, summary="-", first_turn=n, last_turn=n)
         for n, t in enumerate(titles)
     ]
-    plot = folding.plot(None, lines[:-1], lines[:-1])
-    assert len(plot.summary) <= folding.SUMMARY_CHARS
+    plot = consolidation.plot(None, lines[:-1], lines[:-1])
+    assert len(plot.summary) <= consolidation.SUMMARY_CHARS
     kept = plot.model_copy(update={"summary_by": "kept"})
-    after = folding.plot(kept, [lines[-1]], [lines[-1]])
+    after = consolidation.plot(kept, [lines[-1]], [lines[-1]])
     assert after.summary.endswith(titles[-1]) and after.summary.startswith(titles[0])
-    assert len(after.summary) <= folding.SUMMARY_CHARS
+    assert len(after.summary) <= consolidation.SUMMARY_CHARS
 
 
 class TestDeletedMeanwhile:
-    """Issue 19: a fold (inline, or an RQ job) that meets a deletion between its reads and
-    its write left the hierarchy's keys behind the deleted story."""
+    """Issue 19: a consolidation pass (inline, or an RQ job) that meets a deletion between its
+    reads and its write left the hierarchy's keys behind the deleted story."""
 
-    async def test_a_fold_meeting_a_deletion_writes_nothing(
+    async def test_consolidation_meeting_a_deletion_writes_nothing(
         self, aredis_client: aredis.Redis
     ) -> None:
         store = await _committed(aredis_client, "gone", _story(3, 6))

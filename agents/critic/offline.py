@@ -1,4 +1,4 @@
-"""The symbolic critic: checks a draft by reading the delta it would commit.
+"""The offline critic (symbolic checks): checks a draft by reading the delta it would commit.
 
 The draft is run through the memory-builder (nothing is committed) and its events are
 replayed over the world as it stands, in order:
@@ -28,7 +28,7 @@ from fabula.agents.views import AuthorView
 from fabula.memory.delta import TurnDelta
 from fabula.memory.records import Belief, Event, State
 
-__all__ = ["SymbolicCritic"]
+__all__ = ["OfflineCritic"]
 
 _ASSERTIONS = {"state", "perceive", "locate"}
 _SPEECH = {"tell", "claim", "say", "inform"}
@@ -36,7 +36,7 @@ _VERB = {"take": "takes", "put": "puts", "move": "moves", "give": "gives", "drop
 _DEEDS = frozenset(_VERB)
 
 
-class SymbolicCritic:
+class OfflineCritic:
     """Deterministic checks; the same in offline and model mode."""
 
     def critique(self, view: AuthorView, delta: TurnDelta, plan: TurnPlan | None) -> list[Finding]:

@@ -1,0 +1,203 @@
+"""What every part of the application shares: :class:`Core`, one Redis, one checkpointer,
+one set of roles, and the few steps each part takes on a turn's thread.
+
+The parts (:mod:`~fabula.graph.service.stories`, :mod:`~fabula.graph.service.turns`,
+:mod:`~fabula.graph.service.decisions`, :mod:`~fabula.graph.service.branches`,
+:mod:`~fabula.graph.service.alternatives`) each hold the core and nothing of one another
+but what they call; :class:`~fabula.graph.service.application.Fabula` is the core with its
+parts. Each turn is its own checkpoint thread (``story/branch/turn``), so a turn started in
+one process can be decided in another; deciding holds the turn's lock
+(:meth:`Core.turn_lock`), shared by every process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any, Literal
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from redis.exceptions import LockError, RedisError
+
+from fabula.agents.factory import offline_roles
+from fabula.agents.roles import Roles
+from fabula.errors import TurnConflict
+from fabula.graph.build import build_turn_graph, thread_id
+from fabula.graph.checkpoint import RedisCheckpointSaver, delete_threads
+from fabula.graph.runtime import CommitObserver, Consolidator, CritiqueObserver, TurnContext
+from fabula.graph.service.consolidation import CLOSING_SUMMARIES_S, InlineConsolidation
+from fabula.graph.service.pending import Pending, parts_in, pending_in
+from fabula.graph.state import CHECKPOINT_TYPES, PartRequest
+from fabula.memory.acl import MindPool, drop_character_users
+from fabula.memory.connection import connect_async
+from fabula.memory.index.indexer import Indexer
+from fabula.memory.index.vectors import Embedder
+from fabula.memory.leases import renewed
+from fabula.memory.store import StoryStore
+from fabula.memory.tokens import default_counter
+from fabula.settings import Settings
+
+__all__ = ["DURABILITY", "Core", "TurnOutcome"]
+
+TurnOutcome = Literal["committed", "duplicate", "pending", "part", "abandoned"]
+
+# A turn is checkpointed when its run stops — at the approval interrupt or at its end —
+# not after every step: a run that dies midway starts the turn over, which is safe
+# because everything before the commit is a pure read and the commit is idempotent.
+DURABILITY: Literal["exit"] = "exit"
+
+
+class Core:
+    """One Redis, one checkpointer, one set of roles: what the application's parts share.
+
+    ``roles`` default to the offline engine; ``consolidate`` runs after each commit;
+    ``checkpointer`` defaults to a :class:`RedisCheckpointSaver` on ``url`` (made only then);
+    ``on_commit`` is told of every committed turn, ``on_critique`` of every critique's
+    findings.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        settings: Settings,
+        roles: Roles | None = None,
+        consolidate: Consolidator | None = None,
+        checkpointer: BaseCheckpointSaver[Any] | None = None,
+        on_commit: CommitObserver | None = None,
+        embedder: Embedder | None = None,
+        on_critique: CritiqueObserver | None = None,
+    ) -> None:
+        self.url = url
+        self.settings = settings
+        self.admin = connect_async(url)
+        self.minds = MindPool(self.admin, url)
+        # once: it may hash a cached tiktoken file
+        self.counter = default_counter(settings.token_counter)
+        self.roles = roles or offline_roles()
+        self.consolidate = consolidate
+        self.on_commit = on_commit
+        self.on_critique = on_critique
+        self.embedder = embedder
+        self.indexer = Indexer(embedder)
+        self._own_saver: RedisCheckpointSaver | None = None
+        if checkpointer is None:
+            # the turn's typed values are built again from their checkpoints, no others
+            serde = JsonPlusSerializer(allowed_msgpack_modules=CHECKPOINT_TYPES)
+            checkpointer = self._own_saver = RedisCheckpointSaver.from_url(url, serde=serde)
+        self.saver: BaseCheckpointSaver[Any] = checkpointer
+        self.graph = build_turn_graph(checkpointer)
+        self._wire()
+
+    def _wire(self) -> None:
+        """Build what rests on the core (the application's parts): nothing here."""
+
+    async def aclose(self) -> None:
+        """Close the connections this application opened (not an injected checkpointer),
+        once the background indexing they serve is done."""
+        await self.indexer.drain()
+        if isinstance(self.consolidate, InlineConsolidation):
+            # the folds are waited for; model-written summaries only a while (the next
+            # run writes what is left: a short `fabula run` does not wait for eight calls)
+            await self.consolidate.drain(summaries_s=CLOSING_SUMMARIES_S)
+        await self.minds.aclose()
+        if self._own_saver is not None:
+            await self._own_saver.aclose()
+        await self.admin.aclose()
+
+    def store(self, story: str, branch: str = "main") -> StoryStore:
+        """A handle on one branch of one story (nothing is read: see ``require``)."""
+        return StoryStore(self.admin, story, branch, limits=self.settings.limits)
+
+    def context(self, *, auto: bool) -> TurnContext:
+        """The run-scoped context the turn graph's nodes are given."""
+        return TurnContext(
+            admin=self.admin,
+            url=self.url,
+            minds=self.minds,
+            roles=self.roles,
+            settings=self.settings,
+            auto=auto,
+            consolidate=self.consolidate,
+            on_commit=self.on_commit,
+            on_critique=self.on_critique,
+            counter=self.counter,
+            indexer=self.indexer,
+            embedder=self.embedder,
+        )
+
+    def config(self, store: StoryStore, turn: int) -> RunnableConfig:
+        """The graph's config for turn ``turn`` of ``store``'s branch: its own thread."""
+        # max_concurrency bounds the tasks of one step: the fanned-out character agents'
+        # model calls (FABULA_MODEL_CONCURRENCY)
+        return {
+            "configurable": {"thread_id": thread_id(store.story, store.branch, turn)},
+            "max_concurrency": self.settings.model_concurrency,
+        }
+
+    async def pending(self, store: StoryStore) -> Pending | None:
+        """The turn of this branch waiting for a decision, if any (its draft's id and
+        request, read from the turn's checkpoint; see ``pending_details`` for the draft as
+        an approver reads it)."""
+        turn = await store.head() + 1
+        snapshot = await self.graph.aget_state(self.config(store, turn))
+        return pending_in(store, turn, snapshot)
+
+    async def waiting_parts(self, store: StoryStore) -> list[PartRequest]:
+        """The parts the branch's next turn waits for (one per played character; none when
+        it waits for nothing, or for a decision), each with its character's own view."""
+        turn = await store.head() + 1
+        return list(parts_in(await self.graph.aget_state(self.config(store, turn))).values())
+
+    async def quiesce(self, story: str) -> None:
+        """Wait for the background work on ``story``'s derived keys (indexing, folds)."""
+        await self.indexer.wait(story)
+        if isinstance(self.consolidate, InlineConsolidation):
+            await self.consolidate.wait(story)
+
+    @contextlib.asynccontextmanager
+    async def turn_lock(
+        self, store: StoryStore, turn: int, doing: str, where: dict[str, Any]
+    ) -> AsyncIterator[None]:
+        """Hold the turn's decision lock (shared by every process) for the body;
+        TurnConflict when another holder keeps it past the lock's wait."""
+        lock = store.decision_lock(turn)
+        try:
+            acquired = await lock.acquire()
+        except LockError:
+            acquired = False
+        if not acquired:
+            raise TurnConflict(
+                f"another {doing} on turn {turn} is still running; try again", **where
+            )
+        async with renewed(lock):  # renewed while the decision runs, then released
+            yield
+
+    @contextlib.asynccontextmanager
+    async def sweeping(self, store: StoryStore) -> AsyncIterator[None]:
+        """Raise :class:`StoryDeleted` after the block, or instead of what it raised, when
+        the story was deleted meanwhile (once :meth:`swept` removed what it wrote)."""
+        try:
+            yield
+        except Exception:
+            if await self.swept(store):
+                raise store.deleted_error(meanwhile=True) from None
+            raise
+        if await self.swept(store):
+            raise store.deleted_error(meanwhile=True)
+
+    async def swept(self, store: StoryStore) -> bool:
+        """Whether the story was deleted while this process wrote it; if so, what it wrote
+        since (index keys, checkpoints, a character's user) is removed now: the deletion
+        refused its commits, not the writes around them."""
+        try:
+            if not await store.was_deleted():
+                return False
+            await self.minds.forget(store.story)
+            await store.delete()
+            await delete_threads(self.saver, prefix=f"{store.story}/")
+            await drop_character_users(self.admin, store.story, [])
+        except RedisError:
+            return False  # the server cannot say: the error met is the one to report
+        return True

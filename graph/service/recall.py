@@ -1,0 +1,306 @@
+"""Recall: what memory gives a request within a budget — the writer's context, or a
+character's own, read as its own Redis user — with the lore that fires for it and a
+character's voice exemplars (:class:`~fabula.graph.service.reader.Reader` reads through it).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from fabula.errors import InvalidInput
+from fabula.graph.service.reading import check_as_of
+from fabula.graph.service.responses import (
+    LoreBookOut,
+    LoreEntryOut,
+    LoreFired,
+    LoreOut,
+    RecallLine,
+    RecallLore,
+    RecallOut,
+    RecallPlan,
+    RecallVoice,
+)
+from fabula.memory.acl import CharacterMind, MindPool
+from fabula.memory.index.vectors import Embedder
+from fabula.memory.retrieval.assemble import Assembly, ManifestEntry
+from fabula.memory.retrieval.context import author_context
+from fabula.memory.retrieval.plan import RetrievalPlan
+from fabula.memory.store import StoryStore
+from fabula.memory.tokens import TokenCounter
+from fabula.worlds.lore import audience, known_to, split_decorators
+from fabula.worlds.pack import WorldPack
+from fabula.worlds.recall import (
+    LORE_BUDGET,
+    Books,
+    Lit,
+    Recalled,
+    books_of,
+    character_lore,
+    recall_books,
+    world_books,
+)
+from fabula.worlds.voice import VOICE_SHARE, Exemplar, nearest, parse_voice
+
+__all__ = [
+    "MAX_RECALL_BUDGET",
+    "MAX_REQUEST_CHARS",
+    "RECALL_BUDGET",
+    "lore",
+    "own_lore",
+    "own_voice",
+    "recall",
+    "world_lore",
+]
+
+
+RECALL_BUDGET = 1000  # tokens, when a recall names no budget
+MAX_RECALL_BUDGET = 100_000  # tokens: more than any model's context a recall is meant for
+MAX_REQUEST_CHARS = 4_000
+VOICE_SCAN = 12  # a character's last utterances looked through for exemplars of its voice
+
+
+async def recall(
+    store: StoryStore,
+    request: str,
+    *,
+    budget: int,
+    counter: TokenCounter,
+    minds: MindPool,
+    character: str | None = None,
+    as_of: int | None = None,
+    embedder: Embedder | None = None,
+    lore_budget: int = LORE_BUDGET,
+) -> RecallOut:
+    """What memory gives ``request`` (a question, what a turn is about) within ``budget``
+    tokens: the author's context, or with ``character`` (an id or name) that character's
+    own, read through its own Redis user, so it holds nothing the character did not live;
+    and beside it the lore the request activates (the world's books for the author, the
+    character's own lore for it) within ``lore_budget`` tokens, with the entries that did
+    not fit. Raises :class:`InvalidInput` for an empty or overlong request, a budget out of range or
+    an ``as_of`` outside the branch, :class:`NotFound` for an unknown story or character."""
+    await store.require()
+    request = request.strip()
+    if not request:
+        raise InvalidInput(
+            "recall needs a request: a question, or what a turn is about", story=store.story
+        )
+    if len(request) > MAX_REQUEST_CHARS:
+        raise InvalidInput(
+            f"the request has {len(request)} characters; at most {MAX_REQUEST_CHARS} are read",
+            story=store.story,
+        )
+    if not 1 <= budget <= MAX_RECALL_BUDGET:
+        raise InvalidInput(
+            f"the budget is {budget} tokens; it must be 1 to {MAX_RECALL_BUDGET}", story=store.story
+        )
+    as_of = await check_as_of(store, as_of)
+    holder = None
+    voice: list[RecallVoice] = []
+    if character is None or not character.strip():
+        lore = await world_lore(store, request, budget=lore_budget, counter=counter, as_of=as_of)
+        found: Assembly = await author_context(
+            store, request, budget=budget, counter=counter, as_of=as_of, embedder=embedder
+        )
+    else:
+        holder = (await store.resolve(character, "character")).id
+        mind = await minds.mind(store.story, holder, store.branch)
+        lore = await own_lore(mind, request, budget=lore_budget, counter=counter)
+        voice = await own_voice(
+            mind, request, budget=budget // VOICE_SHARE, counter=counter, as_of=as_of
+        )
+        rest = max(1, budget - sum(x.tokens for x in voice))
+        found = await mind.recall(request, budget=rest, counter=counter, as_of=as_of)
+    return RecallOut(
+        story=store.story,
+        branch=store.branch,
+        request=request,
+        holder=holder,
+        as_of=as_of,
+        budget=budget,
+        tokens=found.tokens,
+        text=found.text,
+        lines=[_line(m) for m in found.manifest],
+        plan=None if found.plan is None else _plan(found.plan),
+        lore=_lore(lore.lit),
+        voice=voice,
+        lore_budget=lore.budget,
+        lore_left_out=_lore(lore.left_out),
+    )
+
+
+async def own_voice(
+    mind: CharacterMind,
+    request: str,
+    *,
+    budget: int,
+    counter: TokenCounter,
+    as_of: int | None = None,
+) -> list[RecallVoice]:
+    """The few exemplars of the character's voice (its card's dialogues and role lines,
+    what it said in the story by turn ``as_of``: read through its own connection) nearest
+    ``request``, within ``budget`` tokens (see :mod:`fabula.worlds.voice`)."""
+    exemplars = [
+        *parse_voice(await mind.voice()),
+        *(Exemplar(w, "said") for w in await mind.own_words(VOICE_SCAN, as_of=as_of)),
+    ]
+    chosen = nearest(exemplars, request, budget=budget, count_tokens=counter.count)
+    return [RecallVoice(text=x.text, source=x.source, tokens=counter.count(x.text)) for x in chosen]
+
+
+async def lore(
+    store: StoryStore,
+    turn: int | None = None,
+    *,
+    budget: int = LORE_BUDGET,
+    counter: TokenCounter | None = None,
+) -> LoreOut:
+    """The story's lore by book, each entry with who knows it (the author a world book's,
+    a character what its keyspace copy holds: see :func:`fabula.worlds.lore.audience`); with
+    ``turn``, the entries that turn's text activates for the author (the world's books)
+    and for each character (its own lore), each within the lore's own ``budget`` tokens
+    (counted by ``counter``, as a recall counts them; None: in words), and those that
+    activated but did not fit (``left_out``, with their size). Raises
+    :class:`NotFound` for an unknown story and :class:`InvalidInput` for a turn outside
+    the branch."""
+    await store.require()
+    head = await store.head()
+    document = await store.pack_document()
+    pack = None if document is None else WorldPack.model_validate_json(document)
+    books: list[LoreBookOut] = []
+    cast = [c.name for c in pack.characters] if pack else []
+    for book in pack.lore.books if pack else ():
+        entries = []
+        for i, entry in enumerate(book.entries):
+            who = audience(book, entry, cast)
+            entries.append(
+                LoreEntryOut(
+                    index=i,
+                    name=entry.name,
+                    keys=list(entry.keys),
+                    secondary_keys=list(entry.secondary_keys) if entry.selective else [],
+                    constant=entry.constant,
+                    enabled=entry.enabled,
+                    use_regex=entry.use_regex,
+                    author=book.owner is None,
+                    known_to=sorted(who),
+                    text=split_decorators(entry.content)[1],
+                )
+            )
+        books.append(
+            LoreBookOut(name=book.name, owner=book.owner, format=book.format, entries=entries)
+        )
+    activated: list[LoreFired] = []
+    left_out: list[LoreFired] = []
+    if turn is not None:
+        checked = await check_as_of(store, turn)
+        if checked is None or checked < 1:
+            raise InvalidInput(
+                f"turn {turn}: lore is activated by a turn's text, 1 to {head}", story=store.story
+            )
+        (said,) = await store.turn_texts(checked, checked)
+        holders: list[tuple[str | None, Books | None]] = [(None, await world_books(store))]
+        if pack is not None:
+            holders += [(name, books_of(known_to(pack.lore, name, cast).books)) for name in cast]
+        for holder, held in holders:
+            found = recall_books(
+                held,
+                said.text,
+                budget=budget,
+                turn=checked,
+                count_tokens=None if counter is None else counter.count,
+            )
+            activated += [_fired(holder, x, found.budget, True) for x in found.lit]
+            left_out += [_fired(holder, x, found.budget, False) for x in found.left_out]
+    return LoreOut(
+        story=store.story,
+        branch=store.branch,
+        head=head,
+        books=books,
+        turn=turn,
+        activated=activated,
+        left_out=left_out,
+        lore_budget=budget,
+    )
+
+
+def _fired(holder: str | None, x: Lit, budget: int, fits: bool) -> LoreFired:
+    return LoreFired(
+        holder=holder,
+        book=x.book,
+        name=x.activated.entry.name,
+        fired=x.activated.fired,
+        key=x.activated.key,
+        text=x.text,
+        tokens=x.activated.tokens,
+        budget=budget,
+        fits=fits,
+    )
+
+
+async def world_lore(
+    store: StoryStore, request: str, *, budget: int, counter: TokenCounter, as_of: int | None
+) -> Recalled:
+    """The world's lorebooks' entries (the author's: no character's own book) that the
+    request and the last three turns' text activate, within ``budget`` tokens and each
+    book's own ``token_budget``, and those that did not fit (see
+    :mod:`fabula.worlds.recall`)."""
+    books = await world_books(store)
+    if books is None:
+        return Recalled([], [], budget)
+    head = as_of if as_of is not None else await store.head()
+    recent = await store.turn_texts(max(1, head - 2), head) if head >= 1 else []
+    scan = "\n".join([request, *(t.text for t in recent)])
+    return recall_books(books, scan, budget=budget, count_tokens=counter.count, turn=head)
+
+
+async def own_lore(
+    mind: CharacterMind, request: str, *, budget: int, counter: TokenCounter
+) -> Recalled:
+    """The character's own lore (read through its own connection) that ``request``
+    activates, within ``budget`` tokens, and what did not fit."""
+    books = character_lore(await mind.lore())
+    return recall_books(books, request, budget=budget, count_tokens=counter.count)
+
+
+def _lore(lit: list[Lit]) -> list[RecallLore]:
+    return [
+        RecallLore(
+            book=x.book,
+            name=x.activated.entry.name,
+            fired=x.activated.fired,
+            key=x.activated.key,
+            step=x.activated.step,
+            tokens=x.activated.tokens,
+            text=x.text,
+        )
+        for x in lit
+    ]
+
+
+def _plan(plan: RetrievalPlan) -> RecallPlan:
+    def iso(day: int | None) -> str | None:
+        return None if day is None else dt.date.fromordinal(day).isoformat()
+
+    return RecallPlan(
+        entities=list(plan.entities),
+        implied=list(plan.implied),
+        characters=list(plan.characters),
+        terms=list(plan.terms),
+        attributes=list(plan.attributes),
+        developments=list(plan.developments),
+        first_date=iso(plan.first_day),
+        last_date=iso(plan.last_day),
+        order=plan.order,
+        asks_when=plan.asks_when,
+    )
+
+
+def _line(entry: ManifestEntry) -> RecallLine:
+    return RecallLine(
+        line=entry.line,
+        section=entry.section,
+        kind=entry.kind,
+        id=entry.id,
+        span=entry.span,
+        members=list(entry.members),
+    )
