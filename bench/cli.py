@@ -17,7 +17,7 @@ import typer
 from fabula.errors import NotFound
 from fabula.memory.index.vectors import Embedder
 from fabula.memory.server import redis_url
-from fabula.settings import Settings
+from fabula.settings import MODEL_TIMEOUT_S, WRITER_MAX_TOKENS, Settings
 
 __all__ = ["bench_app"]
 
@@ -136,11 +136,18 @@ def bench_model(
     model: str | None = typer.Option(None, "--model", help="The model name to ask it for."),
     world: str = typer.Option("lighthouse", "--world", help="The world pack to play."),
     max_tokens: int = typer.Option(512, "--max-tokens", min=1, help="Each reply's limit."),
-    writer_tokens: int | None = typer.Option(
-        None, "--writer-tokens", min=1, help="The writer's reply limit (default: --max-tokens)."
+    writer_tokens: int = typer.Option(
+        WRITER_MAX_TOKENS, "--writer-tokens", min=1, help="The writer's reply limit."
     ),
     timeout: float = typer.Option(
-        300.0, "--timeout", min=1.0, help="Seconds one reply may take (a busy CPU server: more)."
+        MODEL_TIMEOUT_S, "--timeout", min=1.0, help="Seconds one reply may take."
+    ),
+    reader: str = typer.Option(
+        "prose",
+        "--reader",
+        help="What reads a passage before the memory-builder's model is asked about the rest: "
+        "prose "
+        "(the default) or controlled (the baseline: controlled English only).",
     ),
     schemas: str = typer.Option(
         "story,generic",
@@ -166,6 +173,8 @@ def bench_model(
     from fabula.bench.model import Server, run_against
 
     api_key = _settings(ctx).model.api_key  # FABULA_MODEL_API_KEY, else OPENAI_API_KEY
+    if reader not in ("prose", "controlled"):
+        raise typer.BadParameter("prose or controlled", param_hint="--reader")
     modes = tuple(m.strip() for m in schemas.split(",") if m.strip())
     if not modes or any(m not in ("story", "generic") for m in modes):
         raise typer.BadParameter("story, generic or both", param_hint="--schemas")
@@ -177,6 +186,7 @@ def bench_model(
         max_tokens=max_tokens,
         writer_tokens=writer_tokens,
         timeout_s=timeout,
+        reader=reader,
     )
     run_against(_url(ctx), server, world=world, turns=turns or 20, json_out=json_out, modes=modes)
 

@@ -44,6 +44,8 @@ from typing import Any
 from fabula.agents.contracts import Finding
 from fabula.agents.factory import make_roles
 from fabula.agents.memory_builder.extract import extract
+from fabula.agents.memory_builder.model import ModelMemoryBuilder
+from fabula.agents.memory_builder.offline import read_controlled
 from fabula.agents.usage import UsageMeter, metering
 from fabula.bench.common import run_id
 from fabula.bench.relay import Exchange, Relay
@@ -54,7 +56,7 @@ from fabula.graph.service import Fabula
 from fabula.memory.records import Event, slug
 from fabula.memory.store import StoryStore
 from fabula.memory.text import split_sentences
-from fabula.settings import ModelSettings, Role, Settings
+from fabula.settings import MODEL_TIMEOUT_S, WRITER_MAX_TOKENS, ModelSettings, Role, Settings
 from fabula.testing.fake_openai import TEXT, FakeOpenAI, Reply, message_text, request_schema
 from fabula.worlds.loader import load_world
 from fabula.worlds.pack import WorldPack
@@ -98,17 +100,19 @@ NO_FAULTS = Faults(0.0, 0.0, 0.0)
 class Server:
     """An OpenAI-compatible server a run measures, and how every role asks it: at
     temperature 0 with ``seed``, each reply within ``max_tokens`` (the writer's within
-    ``writer_tokens``, where given: a passage of a few sentences needs far fewer tokens than
-    a structured reply, and every token of it is read again by the memory-builder) and
-    ``timeout_s`` seconds (a busy CPU server: more)."""
+    ``writer_tokens``, ``None``: ``max_tokens``; a passage of a few sentences needs far
+    fewer tokens than a structured reply, and every token of it is read again by the
+    memory-builder) and ``timeout_s`` seconds (a busy CPU server: more); ``reader``: what
+    reads a passage before the model extractor, ``prose`` or ``controlled`` (a baseline)."""
 
     base_url: str
     model: str
     api_key: str | None = None
     seed: int = 7
     max_tokens: int | None = 512
-    writer_tokens: int | None = None
-    timeout_s: float = 300.0
+    writer_tokens: int | None = WRITER_MAX_TOKENS
+    timeout_s: float = MODEL_TIMEOUT_S
+    reader: str = "prose"  # or "controlled": the extractor's baseline (issue 33)
 
 
 @dataclass
@@ -591,6 +595,10 @@ async def _server_loop(
         async with Fabula(url, Settings(redis_url=url)) as offline:
             await offline.create_story(pack, story)  # the scripted opening, read offline
         roles = make_roles(settings)
+        if server.reader == "controlled" and isinstance(roles.memory_builder, ModelMemoryBuilder):
+            client = roles.memory_builder.model_reader.client  # the baseline: issue 33's before
+            builder = ModelMemoryBuilder(client, reader=read_controlled)
+            roles = replace(roles, memory_builder=builder)
         async with Fabula(url, settings, roles=roles, on_critique=run.critiqued) as app:
             store = app.store(story)
             characters = await store.characters()
@@ -648,8 +656,17 @@ def _summary(
     server_usage = [e.usage for e in exchanges if e.usage]
     committed = tally.outcomes.get("committed", 0)
     tokens_total = sum(u.total_tokens for u in meter.roles.values())
+    reader = meter.roles.get("memory_builder")
     return {
         "schemas": mode,
+        # what the memory-builder's model was asked, a turn: the prose reader reads first
+        # (issue 33)
+        "memory_builder_calls_per_turn": round(
+            sum(r.role == "memory_builder" for r in meter.replies) / max(turns, 1), 2
+        ),
+        "memory_builder_tokens_per_turn": round(
+            (reader.total_tokens if reader else 0) / max(turns, 1), 1
+        ),
         "turns": turns,
         "committed": committed,
         "failed": turns - committed,
@@ -790,6 +807,11 @@ def _print_server(result: dict[str, Any], runs: list[dict[str, Any]]) -> None:
         role_rows,
     )
     for r in runs:
+        print(
+            f"{r['schemas']} schemas: the memory-builder "
+            f"{r['memory_builder_calls_per_turn']} calls and "
+            f"{r['memory_builder_tokens_per_turn']} tokens a turn"
+        )
         if r.get("critic_errors"):
             sent = ", ".join(f"{kind} {n}" for kind, n in r["critic_errors"].items())
             print(f"{r['schemas']} schemas: the critic's errors that sent drafts back: {sent}")

@@ -10,8 +10,10 @@ Model settings are per role. ``FABULA_MODEL_*`` set every role's defaults; a rol
 roles' generic schemas instead of the story-shaped ones (``story``, the default).
 
 A role whose model is unset runs on the offline engine. The memory-builder reads at
-temperature 0 unless ``FABULA_MODEL_MEMORY_BUILDER_TEMPERATURE`` says otherwise. Its former
-name, ``FABULA_MODEL_EXTRACTOR_*``, is still read (the new name wins where both are set) and
+temperature 0 unless ``FABULA_MODEL_MEMORY_BUILDER_TEMPERATURE`` says otherwise; the writer
+replies within :data:`WRITER_MAX_TOKENS` unless ``FABULA_MODEL_MAX_TOKENS`` or
+``FABULA_MODEL_WRITER_MAX_TOKENS`` says otherwise. The memory-builder's former name,
+``FABULA_MODEL_EXTRACTOR_*``, is still read (the new name wins where both are set) and
 logged once as deprecated.
 
 Each setting is declared once, as a field: its type, its default and its meaning
@@ -47,6 +49,7 @@ __all__ = [
     "LORE_BUDGET",
     "ROLES",
     "VARIABLES",
+    "WRITER_MAX_TOKENS",
     "CounterName",
     "Env",
     "FsyncPolicy",
@@ -141,6 +144,19 @@ share of a 4,096-token context, room for the 300-500-token entries real lorebook
 two or three at once. An entry that activates but does not fit is listed as left out."""
 
 
+WRITER_MAX_TOKENS = 192
+"""The writer's reply limit, in tokens, where no ``FABULA_MODEL_MAX_TOKENS`` or
+``FABULA_MODEL_WRITER_MAX_TOKENS`` sets one: a passage of a few sentences (about 140
+words), and every token of it is read again by the memory-builder. On llama.cpp with
+Gemma 3 270M (docs/benchmarks.md), a writer at 512 tokens wrote to its limit every time
+and its turns ran past their timeout; at 192 the same run commits 18 of 20."""
+
+MODEL_TIMEOUT_S = 900.0
+"""Seconds one reply may take by default (``FABULA_MODEL_TIMEOUT``): room for a local
+model on a busy CPU. On llama.cpp with Gemma 3 270M on two cores shared with other work,
+the memory-builder's reply ran past 600 s (and 300 s failed turns); 900 s committed."""
+
+
 def default_home(env: Mapping[str, str] | None = None) -> Path:
     """Fabula's data folder: ``$FABULA_HOME``, else the user's data folder."""
     env = os.environ if env is None else env
@@ -191,7 +207,10 @@ class ModelSettings(BaseModel):
     temperature: Annotated[
         float | None, Env("FABULA_MODEL_TEMPERATURE", note="the memory-builder: `0`")
     ] = Field(default=0.7, ge=0.0, le=2.0, description="sampling temperature")
-    max_tokens: Annotated[int | None, Env("FABULA_MODEL_MAX_TOKENS", note="the server's")] = Field(
+    max_tokens: Annotated[
+        int | None,
+        Env("FABULA_MODEL_MAX_TOKENS", note=f"the server's; the writer's {WRITER_MAX_TOKENS}"),
+    ] = Field(
         default=None,
         ge=1,
         description="the longest reply, in tokens (a structured reply cut there is asked "
@@ -200,7 +219,7 @@ class ModelSettings(BaseModel):
         "and the approver)",
     )
     timeout_s: Annotated[float, Env("FABULA_MODEL_TIMEOUT")] = Field(
-        default=60.0,
+        default=MODEL_TIMEOUT_S,
         gt=0,
         description="seconds one reply may take in all, from its request to its last byte, "
         "its transport retries included (a reply still coming then is cut off: an error)",
@@ -436,11 +455,13 @@ class Settings(BaseModel):
 
     def model_for(self, role: Role) -> ModelSettings:
         """The settings ``role`` runs with: its own, else the defaults (the memory-builder
-        at temperature 0)."""
+        at temperature 0, the writer within :data:`WRITER_MAX_TOKENS` where no limit is set)."""
         if role in self.roles:
             return self.roles[role]
         if role == "memory_builder":
             return self.model.model_copy(update={"temperature": 0.0})
+        if role == "writer" and "max_tokens" not in self.model.model_fields_set:
+            return self.model.model_copy(update={"max_tokens": WRITER_MAX_TOKENS})
         return self.model
 
     @property
@@ -467,6 +488,8 @@ class Settings(BaseModel):
                 if role == "memory_builder":
                     own.setdefault("temperature", 0.0)
                 merged = base.model_dump(exclude_unset=True) | own
+                if role == "writer":
+                    merged.setdefault("max_tokens", WRITER_MAX_TOKENS)
                 roles[role] = _model_settings(merged, f"{MODEL_PREFIX}_{role.upper()}_*")
         values: dict[str, Any] = {"home": default_home(env), "model": base, "roles": roles}
         for var in VARIABLES:

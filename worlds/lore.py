@@ -129,6 +129,11 @@ class KeptCard(_Spec):
     data: dict[str, Any] = Field(default_factory=dict)  # unmapped fields of the card's data
     top: dict[str, Any] = Field(default_factory=dict)  # unknown fields beside spec and data
     image: str | None = None  # the asset name of its picture (a PNG), if it had one
+    # the card's mapped texts as they came (macros, empty fields), and what its macros
+    # stood for ({"char": ..., "user": ...}): an export gives back each text the pack
+    # still holds as it was read
+    texts: dict[str, Any] = Field(default_factory=dict)
+    macros: dict[str, str] = Field(default_factory=dict)
 
 
 class Greeting(_Spec):

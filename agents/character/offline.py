@@ -106,14 +106,34 @@ before a goal that asks for it again counts as blocked: what it believes keeps s
 round in circles."""
 
 
-def _circling(sit: Situation, action: Action) -> bool:
-    """Whether ``action`` is a move the character has already made :data:`CIRCLING` times
-    in its recent memories."""
+RECENT_DEEDS = 5
+"""How many of its own latest deeds a character remembers before taking or putting away
+the same thing again is no longer going round (see :func:`_circling`)."""
+
+
+def _circling(sit: Situation, action: Action, goal: Goal) -> bool:
+    """Whether ``action`` goes round: a search it has made :data:`CIRCLING` times since it
+    last got anything done, a place it went to since then, or taking or putting away what
+    it took or put away among its last :data:`RECENT_DEEDS` deeds (each of these wrote the
+    same turn again and again)."""
     me = sit.name(sit.me)
     if action.kind == "go" and action.target:
         done = f"{me} went to the {sit.name(action.target)}"
+        # going back where it went since it last got anything done is going round: two
+        # places, one after the other, were the same turn written again and again (a
+        # chase, or a goal to meet someone beside one to avoid them); a goal (or a
+        # direction) to be in that very place may go back once
+        limit = CIRCLING if goal.place == action.target else 1
     elif action.kind == "search" and action.target:
         done = f"{me} searched the {sit.name(action.target)}"
+        limit = CIRCLING
+    elif action.kind in ("take", "put") and action.object:
+        # taking up what it put away, and putting it away again (a goal to hand it on
+        # beside one to keep it hidden): a deed among its last few undone and done again
+        verb = "took" if action.kind == "take" else "put"
+        deed = f"{me} {verb} the {sit.name(action.object)}"
+        own = [m.quote for m in sit.memories if m.quote.startswith(f"{me} ")]
+        return any(q.startswith(deed) for q in own[-RECENT_DEEDS:])
     else:
         return False
     progress = tuple(f"{me} {verb} " for verb in ("gave", "took", "put", "told", "moved"))
@@ -122,7 +142,7 @@ def _circling(sit: Situation, action: Action) -> bool:
         if memory.quote.startswith(progress):
             break  # it got somewhere since: moving on is no circle
         count += memory.quote.startswith(done)
-    return count >= CIRCLING
+    return count >= limit
 
 
 def _here(sit: Situation, other: str) -> bool:
@@ -200,7 +220,7 @@ class OfflineCharacter:
         for goal in goals:
             found = step(sit, goal)
             if found.status == "act" and found.action is not None:
-                if not _circling(sit, found.action):
+                if not _circling(sit, found.action, goal):
                     steps.append(Proposal(character=me, actions=(found.action,), intent=goal.text))
                     continue
                 found = replace(found, status="blocked", why="it is going round in circles")

@@ -1,23 +1,23 @@
 """The stories on a server as listed (``fabula stories``, the studio's front page).
 
-Every story is read at once, each in a few round trips, and what waits for a decision is
-read from the checkpoints' keys (:mod:`fabula.graph.checkpoint.waiting`) rather than through
-the turn graph, so a listing loads neither the application nor LangGraph.
+Every story is read at once, in two pipelined round trips (:mod:`fabula.memory.listing`:
+the memory's models are not loaded), and what waits for a decision is read from the
+checkpoints' keys (:mod:`fabula.graph.checkpoint.waiting`) rather than through the turn
+graph, so a listing loads neither the application nor LangGraph.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import redis.asyncio as aredis
-
-from fabula.errors import NotFound
 from fabula.graph.checkpoint.waiting import interrupted
-from fabula.graph.service.responses.stories import StorySummary
-from fabula.graph.service.responses.turns import PendingSummary
+from fabula.graph.service.summaries import PendingSummary, StorySummary
 from fabula.limits import Limits
-from fabula.memory.store import StoryStore, list_stories
+from fabula.memory.listing import listed, story_names
+
+if TYPE_CHECKING:
+    import redis.asyncio as aredis
 
 __all__ = ["story_summaries"]
 
@@ -27,37 +27,29 @@ def _thread(story: str, branch: str, turn: int) -> str:
     return f"{story}/{branch}/{turn}"
 
 
-async def _listed(admin: aredis.Redis, story: str, limits: Limits) -> StorySummary | None:
-    """One story, its pending list not yet filled (None: it was deleted meanwhile)."""
-    store = StoryStore(admin, story, limits=limits)
-    try:
-        info, branches = await asyncio.gather(store.info(), store.branches())
-    except NotFound:
-        return None
-    heads = await asyncio.gather(*(store.on_branch(b).head() for b in branches))
-    return StorySummary(
-        id=story,
-        title=info.title,
-        world=info.world,
-        head=heads[0],  # main comes first
-        branches=len(branches),
-        created_at=info.created_at,
-        # each branch's next turn, as a candidate: the checkpoints say which wait
-        pending=[
-            PendingSummary(story=story, branch=b, turn=head + 1, pending_id="")
-            for b, head in zip(branches, heads, strict=True)
-        ],
-    )
-
-
 async def story_summaries(
     admin: aredis.Redis, limits: Limits, stories: Sequence[str] | None = None
 ) -> list[StorySummary]:
     """Every story on the server (or those of ``stories``), sorted, each with the turns that
-    await a decision (branch, turn, the draft's id); a story deleted meanwhile is left out."""
-    names = await list_stories(admin) if stories is None else list(stories)
-    listed = await asyncio.gather(*(_listed(admin, name, limits) for name in names))
-    found = [s for s in listed if s is not None]
+    await a decision (branch, turn, the draft's id); a story deleted meanwhile is left out.
+    ``limits`` is kept for the callers' sake (a listing reads no turn)."""
+    names = await story_names(admin) if stories is None else list(stories)
+    found = [
+        StorySummary(
+            id=s.story,
+            title=s.title,
+            world=s.world,
+            head=s.heads[0][1],  # main comes first
+            branches=len(s.heads),
+            created_at=s.created_at,
+            # each branch's next turn, as a candidate: the checkpoints say which wait
+            pending=[
+                PendingSummary(story=s.story, branch=b, turn=head + 1, pending_id="")
+                for b, head in s.heads
+            ],
+        )
+        for s in await listed(admin, names)
+    ]
     nexts = [p for s in found for p in s.pending]
     waiting = await interrupted(admin, [_thread(p.story, p.branch, p.turn) for p in nexts])
     ids = {

@@ -326,3 +326,34 @@ class TestUnsureReadings:
             with readings.collect() as clear:
                 await OfflineMemoryBuilder().build(store, view.turn + 1, "Leo took the brass key.")
             assert clear == []
+
+
+class TestGoingRound:
+    @pytest.mark.parametrize(("seed", "index"), [(97, 7), (97, 2), (7, 22), (23, 2)])
+    async def test_no_turn_is_written_again_within_five(
+        self, redis_url: str, seed: int, index: int
+    ) -> None:
+        """`bench story` on seed 97 repeated 4.5% of its turns (2% on seed 7): a character
+        with a goal to meet someone beside one to avoid them (97/7), two looking for a
+        ring its keeper hides (97/2), walked between two places, and one wanting a ring
+        both handed on and hidden (7/22, and 23/2 by way of two places) took it and put
+        it away, turn after turn. Going
+        back where it went without getting anything done, or undoing one of its last
+        deeds, is going round: it does something else, or nothing."""
+        import random
+
+        from fabula.bench.story import REPEAT_WINDOW, generate_pack
+
+        rng = random.Random(seed)
+        pack = [generate_pack(rng, i) for i in range(index + 1)][index]
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await fab.create_story(pack, f"round-{seed}-{index}")
+            await fab.run(store, 30, auto=True)  # or fewer: it may come to rest
+            opening = len(pack.opening.turns)
+            texts = [t.text for t in await store.turn_texts(opening + 1, await store.head())]
+        repeated = [
+            (i + opening + 1, t)
+            for i, t in enumerate(texts)
+            if t in texts[max(0, i - REPEAT_WINDOW) : i]
+        ]
+        assert repeated == [], repeated

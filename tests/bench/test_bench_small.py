@@ -323,6 +323,12 @@ async def test_model_against_a_server(redis_url: str, tmp_path: Path) -> None:
             assert role["first_valid"] == 1.0 and role["reasks"] == 0
         tokens_in = sum(r["tokens_in"] for r in run["by_role"].values())
         assert tokens_in == run["server_tokens"]["prompt"] > 0
+        # what the memory-builder's model was asked a turn (issue 33: the prose reader first)
+        reader = run["by_role"]["memory_builder"]
+        calls = reader["first_replies"] + reader["reasks"]
+        assert run["memory_builder_calls_per_turn"] == round(calls / 3, 2)
+        spent = reader["tokens_in"] + reader["tokens_out"]
+        assert run["memory_builder_tokens_per_turn"] == round(spent / 3, 1)
 
 
 def test_real_leaks_catch_a_prompt_or_schema_telling_too_much() -> None:
@@ -386,13 +392,19 @@ def test_the_model_bench_gives_the_writer_its_own_limit() -> None:
     """`bench model --writer-tokens N` limits the writer's replies alone: every other role
     keeps --max-tokens (the memory-builder's lists are sized from it)."""
     from fabula.bench.model import Server, server_settings
+    from fabula.settings import MODEL_TIMEOUT_S, WRITER_MAX_TOKENS
 
     server = Server("http://y/v1", "m", max_tokens=512, writer_tokens=160)
     settings = server_settings("redis://x", server, "story")
     assert settings.model_for("writer").max_tokens == 160
     assert settings.model_for("memory_builder").max_tokens == 512
     assert settings.model_for("planner").max_tokens == 512
-    assert server_settings("redis://x", Server("http://y/v1", "m"), "story").roles == {}
+    unset = Server("http://y/v1", "m", writer_tokens=None)
+    assert server_settings("redis://x", unset, "story").roles == {}
+    # by default the writer's limit is the settings' own (what worked on llama.cpp)
+    default = server_settings("redis://x", Server("http://y/v1", "m"), "story")
+    assert default.model_for("writer").max_tokens == WRITER_MAX_TOKENS
+    assert Server("http://y/v1", "m").timeout_s == MODEL_TIMEOUT_S
 
 
 def test_the_model_bench_counts_what_sent_drafts_back() -> None:

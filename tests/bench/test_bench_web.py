@@ -11,11 +11,13 @@ from fabula.testing.redis import ON_CLUSTER
 
 async def test_bench_web_small(redis_url: str, tmp_path: Path) -> None:
     """Every turn approved over HTTP is committed once; the JSON has the issue's shape,
-    with the service's own figures as the baseline."""
+    with the service's own figures as the baseline. Ten turns, the default's: the stories
+    were once of a world that came to rest before them, and every turn after was an error
+    ("the run did not stop at approval")."""
     out = tmp_path / "web.json"
     result = await run_web(
-        3,
         2,
+        10,
         clients=2,
         redis_url=redis_url,
         json_out=str(out),
@@ -24,7 +26,7 @@ async def test_bench_web_small(redis_url: str, tmp_path: Path) -> None:
         concurrency=(20,),
     )
     assert result == json.loads(out.read_text())
-    assert result["benchmark"] == "web" and (result["stories"], result["turns"]) == (3, 2)
+    assert result["benchmark"] == "web" and (result["stories"], result["turns"]) == (2, 10)
     assert (result["errors"], result["lost"], result["doubled"]) == (0, 0, 0), result
     for key in ("pages_ms", "approve_ms", "minds_ms", "choose_ms"):
         assert set(result[key]) == {"p50", "p95"} and result[key]["p50"] > 0

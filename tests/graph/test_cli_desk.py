@@ -158,6 +158,28 @@ class TestStartsQuickly:
         assert len(waiting) == 2
 
 
+def test_a_listing_loads_neither_the_agents_nor_the_memory_models() -> None:
+    """`fabula stories` took 1.5 s with 20 stories, most of it importing what a listing
+    never uses (the agents' contracts, the story store and its models): the listing reads
+    the keys, and loads neither."""
+    import subprocess
+    import sys
+
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, fabula.graph.service.listing; "
+            "print(sorted(m for m in sys.modules if m.startswith(('fabula.agents', "
+            "'fabula.memory.store', 'fabula.memory.records', 'langgraph'))))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert loaded.stdout.strip() == "[]", loaded.stdout
+
+
 class TestTables:
     def test_stories_and_branches(self, redis_url: str) -> None:
         """`stories` is a table of title, world, turns and pending turns (JSON with --json);

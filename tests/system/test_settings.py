@@ -12,7 +12,13 @@ import pytest
 
 import fabula
 from fabula.errors import ConfigError
-from fabula.settings import VARIABLES, ModelSettings, Settings
+from fabula.settings import (
+    MODEL_TIMEOUT_S,
+    VARIABLES,
+    WRITER_MAX_TOKENS,
+    ModelSettings,
+    Settings,
+)
 
 # fields no variable sets: passed in by code (tests, benchmarks) only
 UNSET = {"max_revisions", "model.retry_initial_s", "model.retry_max_s"}
@@ -167,3 +173,22 @@ def test_nothing_outside_the_settings_reads_the_environment() -> None:
                     found[path.relative_to(PACKAGE).as_posix()] = lines
     assert {m: lines for m, lines in found.items() if m not in READERS} == {}
     assert set(found) == set(READERS), "an exception that no longer reads: drop it"
+
+
+def test_the_writer_replies_within_its_own_limit_by_default() -> None:
+    """The writer's limit is WRITER_MAX_TOKENS where none is set (a small local model wrote
+    to 512 every time and its turns ran past their timeout); a limit for every role, or the
+    writer's own, is kept; the other roles keep the server's."""
+    plain = Settings.from_env({"FABULA_MODEL": "m"})
+    assert plain.model_for("writer").max_tokens == WRITER_MAX_TOKENS
+    assert plain.model_for("planner").max_tokens is None
+    assert plain.model.timeout_s == MODEL_TIMEOUT_S >= 300
+    own_model = Settings.from_env({"FABULA_MODEL": "m", "FABULA_MODEL_WRITER": "big"})
+    assert own_model.model_for("writer").max_tokens == WRITER_MAX_TOKENS
+    shared = Settings.from_env({"FABULA_MODEL": "m", "FABULA_MODEL_MAX_TOKENS": "300"})
+    assert shared.model_for("writer").max_tokens == 300
+    both = Settings.from_env(
+        {"FABULA_MODEL": "m", "FABULA_MODEL_MAX_TOKENS": "300", "FABULA_MODEL_WRITER": "big"}
+    )
+    assert both.model_for("writer").max_tokens == 300
+    assert Settings().model_for("writer").max_tokens == WRITER_MAX_TOKENS

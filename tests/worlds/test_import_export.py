@@ -108,6 +108,50 @@ class TestRoundTrip:
         assert own == list(first.pack.lore.books[0].entries)
         assert second.lore.cards[0].data["extensions"] == card["data"]["extensions"]
 
+    async def test_a_card_exported_again_keeps_its_macros_and_empty_fields(
+        self, redis_url: str, tmp_path: Path
+    ) -> None:
+        """A card with {{user}} and {{char}} in its texts and an empty scenario, imported and
+        exported untouched: the same texts (macros, empty scenario, its greetings); a text
+        the story changed is the story's; imported again, the same character."""
+        card = fx.v2_card(book=False)
+        card["data"]["scenario"] = ""
+        card["data"]["personality"] = "{{char}} answers {{user}} slowly."
+        first = import_paths([fx.write_json(tmp_path / "ben.json", card)], story_id="cove")
+        async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
+            store = await fab.create_story(first.pack, "cove")
+            data, _ = await card_export(store, "Ben", None)
+        out = json.loads(data)["data"]
+        texts = (
+            "description",
+            "personality",
+            "scenario",
+            "first_mes",
+            "mes_example",
+            "alternate_greetings",
+        )
+        assert {k: out[k] for k in texts} == {k: card["data"][k] for k in texts}
+        second = import_paths([fx.write_json(tmp_path / "again.json", json.loads(data))]).pack
+        assert [c.model_dump() for c in second.characters] == [
+            c.model_dump() for c in first.pack.characters
+        ]
+        # a text the story holds otherwise than the card's reading is the story's
+        ben = first.pack.characters[0]
+        edited = first.pack.model_copy(
+            update={
+                "characters": (
+                    ben.model_copy(update={"description": "Ben mends nets."}),
+                    *first.pack.characters[1:],
+                )
+            }
+        )
+        async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
+            store = await fab.create_story(edited, "cove2")
+            data, _ = await card_export(store, "Ben", None)
+        out = json.loads(data)["data"]
+        assert out["description"] == "Ben mends nets."
+        assert out["personality"] == card["data"]["personality"]
+
     async def test_a_charx_goes_out_and_back_with_its_members(
         self, redis_url: str, tmp_path: Path
     ) -> None:
@@ -191,7 +235,12 @@ def test_cli_import_and_export(redis_url: str, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     done = fabula("export", "isle", "--format", "lorebook", "--as-of", "0", "--out", str(book))
     assert done.returncode == 0, done.stderr
-    assert json.loads(card.read_text())["data"]["name"] == "Ada"
+    out = json.loads(card.read_text())["data"]
+    assert out["name"] == "Ada"
+    # exported again, the card's texts are as they came: macros kept, not names
+    assert {k: out[k] for k in fx.v1_card() if k != "name"} == {
+        k: v for k, v in fx.v1_card().items() if k != "name"
+    }
     assert json.loads(book.read_text())["spec"] == "lorebook_v3"
     zipped = tmp_path / "ada.charx"
     done = fabula("export", "isle", "--format", "charx", "--character", "ada", "--out", str(zipped))

@@ -48,6 +48,7 @@ from fabula.worlds.lore import (
 
 __all__ = [
     "MAPPED",
+    "TEXTS",
     "CardRead",
     "ascii_name",
     "detect_card",
@@ -67,6 +68,15 @@ MAPPED = {  # the fields read into the pack; the others are kept as they came
     "group_only_greetings",
     "character_book",
 }
+TEXTS = (  # the mapped texts a card gets back on export as they came (macros unresolved)
+    "description",
+    "personality",
+    "scenario",
+    "first_mes",
+    "mes_example",
+    "alternate_greetings",
+    "group_only_greetings",
+)
 _V1_FIELDS = ("description", "personality", "scenario", "first_mes", "mes_example")
 _START = re.compile(r"<START>", re.IGNORECASE)
 _CHAR = re.compile(r"\{\{char\}\}|<bot>|<char>", re.IGNORECASE)
@@ -241,6 +251,8 @@ def read_card(doc: dict[str, Any], fallback: str, user: str, limits: ImportLimit
         spec_version=version,
         data={k: v for k, v in data.items() if k not in MAPPED},
         top=top,
+        texts={k: data[k] for k in TEXTS if k in data},
+        macros={"char": char, "user": user},
     )
     texts = json.dumps({k: data.get(k) for k in MAPPED}, ensure_ascii=False)
     return CardRead(

@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fabula.memory.records import slug
+from fabula.worlds.imports.cards import resolve_macros, split_examples
 from fabula.worlds.imports.lorebooks import LOGIC_CODES
 from fabula.worlds.imports.png import with_text_chunks
 from fabula.worlds.lore import (
@@ -34,6 +35,7 @@ from fabula.worlds.lore import (
     ENTITY_EXTENSION,
     SOURCE_EXTENSION,
     STATE_EXTENSION,
+    KeptCard,
     LoreBook,
     LoreEntry,
     extension,
@@ -202,6 +204,8 @@ def character_card(
         mes_example="\n".join(f"<START>\n{e}" for e in spec.examples),
         extensions=ext,
     )
+    if kept is not None and kept.spec.startswith("chara_card"):
+        data.update(_as_they_came(kept, data))
     # the beliefs a card brought are the story's now: the story's own replace them
     own = [
         b.model_copy(update={"entries": tuple(e for e in b.entries if not _is_belief(e))})
@@ -213,6 +217,54 @@ def character_card(
     book["extensions"] = {**book["extensions"], "fabula/as_of": as_of}
     data["character_book"] = book
     return {**top, "spec": "chara_card_v3", "spec_version": "3.0", "data": data}
+
+
+def _as_they_came(kept: KeptCard, exported: Mapping[str, Any]) -> dict[str, Any]:
+    """The card's own texts (``{{user}}``, ``{{char}}``, empty fields) where the pack still
+    holds what the import read them as: a card exported again is the card it was, but for
+    what the story changed."""
+    macros = kept.macros
+    if set(macros) != {"char", "user"}:
+        return {}
+
+    def read(value: str) -> str:
+        return resolve_macros(value, macros["char"], macros["user"])
+
+    texts = kept.texts
+    out: dict[str, Any] = {}
+    for key in ("description", "personality", "mes_example"):
+        original = texts.get(key, "")
+        if not isinstance(original, str):
+            continue
+        now = exported[key]
+        if key == "mes_example":
+            made = "\n".join(f"<START>\n{e}" for e in split_examples(read(original)))
+        else:
+            made = read(original)
+        if now == made:
+            out[key] = original
+    scenario = texts.get("scenario", "")
+    if isinstance(scenario, str):
+        premise = str(exported["scenario"])
+        parts = premise.split("\n\n")
+        mine = read(scenario)
+        # the premise is the cast's scenarios joined, or "A story of ..." where none had one
+        if (mine.strip() and mine.strip() in (premise, *parts)) or (
+            not mine.strip() and premise.startswith("A story of ")
+        ):
+            out["scenario"] = scenario
+    greetings = [texts.get("first_mes", ""), *(texts.get("alternate_greetings") or [])]
+    if all(isinstance(g, str) for g in greetings):
+        said = [g for g in greetings if read(g).strip()]
+        if [read(g) for g in said] == [exported["first_mes"], *exported["alternate_greetings"]]:
+            out["first_mes"] = greetings[0]
+            out["alternate_greetings"] = greetings[1:]
+    group = texts.get("group_only_greetings") or []
+    if isinstance(group, list) and all(isinstance(g, str) for g in group):
+        said = [g for g in group if read(g).strip()]
+        if [read(g) for g in said] == exported["group_only_greetings"]:
+            out["group_only_greetings"] = group
+    return out
 
 
 def world_lorebook(

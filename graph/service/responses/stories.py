@@ -6,7 +6,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from fabula.graph.service.responses.reading import BeliefsOut, WorldOut
-from fabula.graph.service.responses.turns import PendingSummary
+from fabula.graph.service.summaries import StorySummary
 from fabula.memory.records import Development, Hypothesis
 
 __all__ = [
@@ -52,18 +52,6 @@ class WorldInfo(_Out):
     id: str
     title: str
     premise: str
-
-
-class StorySummary(_Out):
-    """A story as listed: its world, how far its main branch is, what waits for approval."""
-
-    id: str
-    title: str
-    world: str
-    head: int
-    branches: int
-    created_at: float | None = None
-    pending: list[PendingSummary] = []
 
 
 class CharacterOut(_Out):

@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from fabula.agents.contracts import Finding, TurnPlan
+from fabula.graph.service.summaries import PendingSummary
 from fabula.memory.records import AcquisitionMode
 
 __all__ = [
@@ -35,16 +36,6 @@ class _Out(BaseModel):
 
 Outcome = Literal["committed", "duplicate", "pending", "part", "abandoned"]
 """How a turn's run ended; ``part``: it waits for a played character's part."""
-
-
-class PendingSummary(_Out):
-    """Which turn of which branch waits for a decision, and which draft: ``pending_id``
-    names it (a decision that carries it is refused if another draft waits by then)."""
-
-    story: str
-    branch: str
-    turn: int
-    pending_id: str
 
 
 ChangeKind = Literal["added", "changed", "closed"]
