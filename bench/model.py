@@ -80,7 +80,8 @@ __all__ = [
 ]
 
 SECRET = "SECRET"
-FILLER = ("The wind rose.", "Gulls cried over the rocks.", "The lamp turned slowly.")
+# narration about a character, which the offline readers leave to the model
+FILLER = ("{name} watched the gulls.", "{name} stood still for a while.", "{name} hummed a tune.")
 _WHO = re.compile(r"## Who you are\n.+ \(id ([a-z0-9_]+)\)")
 
 
@@ -177,9 +178,13 @@ class StoryModel:
             }
             return Reply(content=json.dumps({"actions": [wait], "intent": "bide my time"}))
         if schema == "ExtractedActions":
-            text = prompt.partition(" characters)\n")[2].partition("\n\n## Sentences")[0]
-            actions = [a.model_dump(mode="json") for a in extract(text)]
-            read = [a for a in actions if a["kind"] != "narration"]
+            read = []
+            for line in re.finditer(r"^\[(\d+):\d+\] (.+)$", prompt, re.MULTILINE):
+                start = int(line.group(1))
+                for action in extract(line.group(2)):
+                    if action.kind != "narration":
+                        moved = {"start": action.start + start, "end": action.end + start}
+                        read.append(action.model_copy(update=moved).model_dump(mode="json"))
             return Reply(content=json.dumps({"actions": read, "new_entities": []}))
         focal = re.search(r"focal: (.+)", prompt)
         who = focal.group(1).split(", ") if focal is not None else names[:1]
@@ -191,7 +196,7 @@ class StoryModel:
             else:
                 sentences.append(f'"The tide is turning," said {name}.')
             if self.rng.random() < 0.4:
-                sentences.append(self.rng.choice(FILLER))
+                sentences.append(self.rng.choice(FILLER).format(name=name))
         return Reply(content=" ".join(sentences))
 
 

@@ -67,8 +67,10 @@ __all__ = [
     "ExtractedActions",
     "MemoryBuilderReader",
     "ModelMemoryBuilder",
+    "Setting",
     "actions_json_schema",
     "actions_schema",
+    "may_tell",
     "most_actions",
     "read_first",
     "render_text",
@@ -230,14 +232,51 @@ def read_first(
     actions whose names are all entities of the story of the right kinds (as the reader
     gives them), and the spans of the other sentences, left to the model."""
     referents = Referents(entities)
+    names = set().union(*(_name_words(e.name) for e in entities.values()))
     read: list[StoryAction] = []
     unread: list[tuple[int, int]] = []
     for action in reader(text, entities):
         if action.kind != "narration" and not referents.check(action, "")[1]:
             read.append(action)
-        elif has_word(text[action.start : action.end]):  # not "**": nothing to read
+        elif may_tell(text[action.start : action.end], names):
             unread.append((action.start, action.end))
     return read, unread
+
+
+# the words that can stand for an entity in a sentence that does not name one
+_STANDS_FOR = frozenset(
+    {"he", "she", "him", "her", "his", "hers", "himself", "herself", "it", "its", "itself"}
+    | {"they", "them", "their", "theirs", "themselves", "i", "me", "my", "mine", "myself"}
+    | {"we", "us", "our", "ours", "ourselves", "you", "your", "yours", "yourself"}
+)
+_CAPITALISED = re.compile(r"\b[A-Z][\w'-]*")
+_OPENS = tuple(".!?:;\"“”‘'([—–-*_")  # what may come before a word that opens a sentence
+_LETTERS = re.compile(r"[a-z0-9]+")
+_ARTICLE_WORDS = frozenset({"the", "a", "an", "of", "and", "to", "in", "on", "at"})
+
+
+def _name_words(name: str) -> set[str]:
+    """The words of an entity's name that can name it in part ("bin" of "donation bin")."""
+    return set(_LETTERS.findall(name.lower())) - _ARTICLE_WORDS
+
+
+def may_tell(sentence: str, names: set[str]) -> bool:
+    """Whether a sentence the offline reader left as narration may still tell an action a
+    model could read: it names a known entity (one word of its name is enough), stands for
+    one with a pronoun, or brings in a name (a capitalised word not opening the sentence).
+    Any other sentence ("The wind rose over the sea.", "**") tells nobody anything: it stays
+    narration and the model is not asked about it, which saves a model call a turn where
+    nothing else is left."""
+    if not has_word(sentence):
+        return False
+    said = set(_LETTERS.findall(sentence.lower()))
+    if said & names or said & _STANDS_FOR:
+        return True
+    for word in _CAPITALISED.finditer(sentence):
+        before = sentence[: word.start()].rstrip()
+        if before and not before.endswith(_OPENS):
+            return True
+    return False
 
 
 class MemoryBuilderReader:
@@ -535,19 +574,29 @@ def render_text(
     *,
     unread: Sequence[tuple[int, int]] | None = None,
 ) -> str:
-    """The extraction request: known entities, where the turn starts, the text, and the
-    sentences to read with their spans (``unread``; default: every sentence)."""
+    """The extraction request: known entities, where the turn starts, and the text sentence
+    by sentence, each sentence to read (``unread``; default: every one) with its span.
+
+    The text is shown once. When only some sentences are to be read, the others are left
+    out but for the one just before each sentence to read, shown without a span as its
+    context (for a pronoun); a gap is "…". The previous turn is its last sentences only
+    (:data:`PREVIOUS_SENTENCES`): what a pronoun at the turn's start may point back to.
+    """
     known = []
     for kind in ("character", "place", "object"):
         names = sorted(e.name for e in entities.values() if e.kind == kind)
         if names:
             known.append(f"{kind}s: {', '.join(names)}")
-    spans = list(split_sentences(text) if unread is None else unread)
-    sentences = "\n".join(f"[{s}:{e}] {text[s:e]}" for s, e in spans)
+    every = list(split_sentences(text))
+    to_read = every if unread is None else sorted(unread)
     heading = "Sentences, with their spans [start:end]"
-    if unread is not None and len(spans) < len(list(split_sentences(text))):
-        heading = "Sentences to read, with their spans [start:end] (the others are read)"
+    if len(to_read) < len(every):
+        heading = (
+            "Sentences to read, with their spans [start:end] (a line without a span is"
+            " context, already read; … is left out)"
+        )
     scene: list[str] = []
+    previous = ""
     if setting is not None:
 
         def name(i: str) -> str:
@@ -556,14 +605,42 @@ def render_text(
         if setting.scene:
             scene.append(f"latest entry: {name(setting.scene)}")
         scene += [f"{name(c)} is in {name(p)}" for c, p in setting.whereabouts]
+        ends = list(split_sentences(setting.previous))[-PREVIOUS_SENTENCES:]
+        previous = setting.previous[ends[0][0] :].strip() if ends else ""
     sections = [
         ("Known entities", "\n".join(known)),
         ("Scene", "\n".join(scene)),
-        ("Previous turn", setting.previous if setting is not None else ""),
-        (f"Text ({len(text)} characters)", text),
-        (heading, sentences),
+        ("End of the previous turn", previous),
+        (heading, "\n".join(_lines(text, every, to_read))),
     ]
     return "\n\n".join(f"## {title}\n{body}" for title, body in sections if body)
+
+
+# how many of the previous turn's last sentences a request shows
+PREVIOUS_SENTENCES = 2
+
+
+def _lines(
+    text: str, every: Sequence[tuple[int, int]], to_read: Sequence[tuple[int, int]]
+) -> list[str]:
+    """The request's sentence lines: each span to read as ``[start:end] sentence``, the
+    sentence just before it (when it is not itself to read) as context, gaps as "…"."""
+    lines: list[str] = []
+    shown = 0  # the end of what is shown so far
+    for start, end in to_read:
+        before = [(s, e) for s, e in every if shown <= s and e <= start and text[s:e].strip()]
+        if before:
+            s, e = before[-1]
+            if len(before) > 1 or (s > shown and text[shown:s].strip()):
+                lines.append("…")
+            lines.append(text[s:e].strip())
+        elif text[shown:start].strip():
+            lines.append("…")
+        lines.append(f"[{start}:{end}] {text[start:end]}")
+        shown = max(shown, end)
+    if text[shown:].strip():
+        lines.append("…")
+    return lines
 
 
 async def setting_of(

@@ -79,7 +79,7 @@ async def scripted_opening(redis_url: str, home: Path, story: str = STORY) -> No
 
 # free prose, which the offline reader does not read (it reads controlled English itself:
 # TestControlledSentences), so the model is asked for the reading
-PASSAGE = "Leo walked back into the study. Rain tapped on the window."
+PASSAGE = "Leo walked back into the study. Mara hummed by the window."
 
 
 GO = "Leo walked back into the study."

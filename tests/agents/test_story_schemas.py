@@ -32,10 +32,13 @@ from fabula.agents.memory_builder.model import (
     ACTION_TOKENS,
     MAX_READ,
     REPLY_TOKENS,
+    Setting,
     actions_json_schema,
     actions_schema,
+    may_tell,
     most_actions,
     read_first,
+    render_text,
 )
 from fabula.agents.memory_builder.referents import RefKind
 from fabula.agents.planner.model import plan_json_schema
@@ -62,7 +65,7 @@ NAME = st.from_regex(r"[a-z]{3,8}( [a-z]{3,8})?", fullmatch=True)
 ATTRIBUTES = st.dictionaries(
     st.sampled_from(["colour", "size", "mood", "aliases"]), st.just("x"), max_size=2
 )
-FILLER = ("Rain tapped on the glass.", "The wind rose over the rocks.")
+FILLER = ("She hummed by the glass.", "They waited by the rocks.")  # unread, may tell
 SETTINGS = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -285,16 +288,70 @@ class TestTheExtractor:
             actions_schema(text, entities).model_validate_json(reply.replace("25", "26"))
 
     def test_a_sentence_without_a_word_is_not_asked_about(self) -> None:
-        text = "Mara went to the cottage.\n\n**\n\nThe wind rose over the sea."
+        text = "Mara went to the cottage.\n\n**\n\nShe gazed over the sea."
         entities = {
             "mara": Entity(id="mara", kind="character", name="Mara"),
             "cottage": Entity(id="cottage", kind="place", name="cottage"),
         }
         read, unread = read_first(text, entities)
         assert [a.kind for a in read] == ["go"]
-        assert [text[s:e] for s, e in unread] == ["The wind rose over the sea."]
+        assert [text[s:e] for s, e in unread] == ["She gazed over the sea."]
         read, unread = read_first("Mara went to the cottage. **", entities)
         assert unread == []
+
+    def test_a_sentence_that_names_nobody_is_not_asked_about(self) -> None:
+        """Narration that names no entity, stands for none with a pronoun and brings in no
+        name tells nobody anything: the model is not asked about it, so a turn of read
+        sentences and such narration costs no model call."""
+        entities = {
+            "mara": Entity(id="mara", kind="character", name="Mara"),
+            "bin": Entity(id="donation_bin", kind="object", name="donation bin"),
+            "cottage": Entity(id="cottage", kind="place", name="cottage"),
+        }
+        text = (
+            "Mara went to the cottage. The wind rose over the sea. *Night fell.* "
+            '"Who is there?" asked a voice.'
+        )
+        _, unread = read_first(text, entities)
+        assert unread == []
+        for told in (
+            "The bin stood empty.",  # a word of a known name
+            "It rolled away.",  # a pronoun
+            "Then the Baron arrived.",  # a name brought in
+        ):
+            assert may_tell(told, {"mara", "donation", "bin"}), told
+        assert not may_tell("The wind rose over the sea.", {"mara", "donation", "bin"})
+
+    def test_the_request_shows_the_text_once_with_context_for_pronouns(self) -> None:
+        """The sentences to read carry spans; the one just before each (read already) is
+        its context without a span, other read sentences are a gap; the previous turn is
+        only its last sentences."""
+        entities = {
+            "mara": Entity(id="mara", kind="character", name="Mara"),
+            "leo": Entity(id="leo", kind="character", name="Leo"),
+            "study": Entity(id="study", kind="place", name="study"),
+        }
+        text = (
+            "Leo went to the study. Mara went to the study. She hummed softly. "
+            "The clock ticked. Leo went to the study."
+        )
+        hummed = text.index("She")
+        request = render_text(
+            text,
+            entities,
+            Setting(previous="Day broke. It rained. Mara sighed. Leo smiled."),
+            unread=[(hummed, hummed + len("She hummed softly."))],
+        )
+        assert request.count("Mara went to the study.") == 1
+        lines = request.rpartition("\n\n")[2].splitlines()[1:]
+        assert lines == [
+            "…",
+            "Mara went to the study.",
+            f"[{hummed}:{hummed + 18}] She hummed softly.",
+            "…",
+        ]
+        assert "## End of the previous turn\nMara sighed. Leo smiled." in request
+        assert "Day broke" not in request
 
 
 class TestLargeStories:

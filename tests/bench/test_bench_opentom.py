@@ -165,7 +165,7 @@ STORIES = {
         },
         narrative=(
             "On a windy morning Uma carried the kite out of the shed and hid it away. "
-            "The sky was grey."
+            "The sky was grey above Uma."
         ),
         gold=A_GOLD[:4] + ["trunk", "shed"] + ["trunk"] * 4 + A_GOLD[10:],
     ),

@@ -165,9 +165,9 @@ class TestWholeTurn:
         assert "Leo.location = study" in preview.world
         assert "Mara: Leo.location = study [observed]" in preview.beliefs
         assert f"enter: {GO}" in preview.events
-        assert "narration: Rain tapped on the window." in preview.events
+        assert "narration: Mara hummed by the window." in preview.events
         unparsed = [f for f in pending.request.findings if f.kind == "unparsed"]
-        assert [f.quote for f in unparsed] == ["Rain tapped on the window."]
+        assert [f.quote for f in unparsed] == ["Mara hummed by the window."]
         assert await store.head() == 3
 
         assert (await fab.decide(store, Decision(action="approve"))).outcome == "committed"
@@ -202,7 +202,7 @@ class TestWholeTurn:
         (extraction,) = requests_for(fake_openai, "ExtractedActions")
         request = prompt_of(extraction)  # v2: the scene and the previous turn, for pronouns
         previous = load_world("hollow_book").opening.turns[-1]
-        assert f"## Previous turn\n{previous}" in request
+        assert f"## End of the previous turn\n{previous}" in request
         assert "## Scene\nlatest entry: hallway\nLeo is in hallway\nMara is in study" in request
 
 
@@ -477,7 +477,7 @@ class TestExtractionSchema:
 
 class TestControlledSentences:
     TEXT = (
-        "Leo went to the study. Rain tapped on the window. Mara took the brass key. "
+        "Leo went to the study. Mara hummed by the window. Mara took the brass key. "
         "Then Mara slipped quietly out into the hallway."
     )
 
@@ -507,7 +507,9 @@ class TestControlledSentences:
         assert [a.kind for a in actions] == ["go", "narration", "take", "go"]
         (request,) = fake_openai.requests
         sentences = prompt_of(request).partition("## Sentences to read")[2]
-        assert "Rain tapped on the window." in sentences and "Leo went" not in sentences
+        assert "[23:49] Mara hummed by the window." in sentences
+        assert "\nLeo went to the study.\n" in sentences  # context for a pronoun, no span
+        assert "[0:" not in sentences
         schema = expanded(request["response_format"]["json_schema"]["schema"])
         (go,) = [
             m
@@ -531,7 +533,7 @@ class TestControlledSentences:
         """The model's reading of a sentence the rules parsed, where it differs, reaches the
         critic's findings (a warning the approver sees), not only a log line; the turn keeps
         the rules' reading."""
-        text = "Leo went to the study. Rain tapped on the window."
+        text = "Leo went to the study. Mara hummed by the window."
         other = go_action(0, 22) | {"place": "hallway"}  # not what the rules read
         fake_openai.reply_json(PLAN, schema="TurnPlan")
         fake_openai.reply_json(LEO, schema="CharacterProposal", contains="You are Leo")
@@ -552,7 +554,7 @@ class TestControlledSentences:
     async def test_the_same_second_reading_is_no_finding(
         self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
     ) -> None:
-        text = "Leo went to the study. Rain tapped on the window."
+        text = "Leo went to the study. Mara hummed by the window."
         builder = ModelMemoryBuilder(
             make_client(settings.model, "memory_builder"), reader=read_controlled
         )
@@ -569,7 +571,7 @@ class TestControlledSentences:
     ) -> None:
         """Gemma 3 270M on llama.cpp wrote start = end (a grammar cannot forbid it), and
         every reply was refused: such a span is the sentence that holds it."""
-        text = "Rain tapped on the window. Leo walked back into the study."
+        text = "Mara hummed by the window. Leo walked back into the study."
         walked = text.index("Leo")
         empty = go_action(walked + 4, walked + 4)
         fake_openai.reply_json({"actions": [empty], "new_entities": []})
@@ -592,10 +594,10 @@ class TestControlledSentences:
         stands for one, "they" for all); an action left with no actor is narration; each
         is a warning for the approver."""
         text = (
-            "Then Mara slipped quietly out into the hallway. Rain tapped on the window. "
+            "Then Mara slipped quietly out into the hallway. Mara hummed by the window. "
             "She wandered back into the study. They both waited there in silence."
         )
-        first, rain, she, they = (text.index(w) for w in ("Then", "Rain", "She", "They"))
+        first, rain, she, they = (text.index(w) for w in ("Then", "Mara hummed", "She", "They"))
         both = ["Mara", "Leo"]
         replies = [
             go_action(first, rain - 1) | {"actors": both, "place": "hallway"},
@@ -617,7 +619,7 @@ class TestControlledSentences:
         ]
         assert [(f.quote[:4], f.message.rsplit(": ", 1)[-1]) for f in readings] == [
             ("Then", "left out"),
-            ("Rain", "read as narration"),
+            ("Mara", "read as narration"),
             ("She ", "left out"),
         ]
         assert all("does not name Leo" in f.message for f in readings)
@@ -686,7 +688,7 @@ class TestFunctionCallingFallback:
         assert "response_format" not in bad and "response_format" not in good
         assert "is not inside the text" in good["messages"][-1]["content"]
         assert [e.kind for e in delta.events] == ["exit", "enter", "narration"]
-        assert [e.span.quote for e in delta.events] == [GO, GO, "Rain tapped on the window."]
+        assert [e.span.quote for e in delta.events] == [GO, GO, "Mara hummed by the window."]
         assert any(s.subject == "leo" and s.value == "study" for s in delta.states)
 
 
