@@ -24,13 +24,22 @@ def _the(view: AuthorView, entity: str | None) -> str:
     return "the " + view.name(entity) if entity else "something"
 
 
+def _into(view: AuthorView, entity: str | None) -> str:
+    """Where someone goes or something is, as a sentence names it: "the lamp room", but a
+    place's proper name stands alone ("went to Eldoria", "is in Castle Black")."""
+    words = view.name(entity).split() if entity else []
+    if entity and view.kind(entity) == "place" and words and all(w[:1].isupper() for w in words):
+        return view.name(entity)
+    return _the(view, entity)
+
+
 def realise(view: AuthorView, character: str, action: Action) -> str:
     """One action as one controlled-English sentence, true to the world ("" for an action
     that shows nothing: waiting, or an action missing what it needs)."""
     a = view.name(character)
     k = action.kind
     if k == "go" and action.target:
-        return f"{a} went to {_the(view, action.target)}."
+        return f"{a} went to {_into(view, action.target)}."
     if k == "take" and action.object:
         obj = action.object
         here = view.place_of(character)
@@ -50,7 +59,7 @@ def realise(view: AuthorView, character: str, action: Action) -> str:
     if k == "search" and action.target:
         return f"{a} searched {_the(view, action.target)}."
     if k == "put" and action.object and action.target:
-        return f"{a} put {_the(view, action.object)} in {_the(view, action.target)}."
+        return f"{a} put {_the(view, action.object)} in {_into(view, action.target)}."
     if k == "give" and action.object and action.listener:
         return f"{a} gave {_the(view, action.object)} to {view.name(action.listener)}."
     if k == "ask" and action.listener and action.about:
@@ -63,7 +72,7 @@ def realise(view: AuthorView, character: str, action: Action) -> str:
         if action.attribute == "location" and view.kind(action.claim) == "character":
             clause = f"{_the(view, action.about)} is with {view.name(action.claim)}"
         elif action.attribute == "location":
-            clause = f"{_the(view, action.about)} is in {_the(view, action.claim)}"
+            clause = f"{_the(view, action.about)} is in {_into(view, action.claim)}"
         else:
             clause = f"the {action.attribute} of {_the(view, action.about)} is {action.claim}"
         return f"{a} told {view.name(action.listener)} that {clause}."
