@@ -44,59 +44,38 @@ Errors
     :class:`FabulaError`, the root of every error Fabula raises on purpose.
 """
 
-import importlib as _importlib
 import typing as _typing
 
+from fabula.lazy import exports as _exports
+
 if _typing.TYPE_CHECKING:
-    from fabula.agents.contracts import Decision, Draft, Finding, Proposal, TurnPlan
-    from fabula.agents.factory import make_roles
-    from fabula.agents.roles import Roles
-    from fabula.errors import FabulaError
-    from fabula.graph.runtime import Committed
-    from fabula.graph.service import Fabula, Pending, TurnOutcome
-    from fabula.memory.projections import (
-        BeliefView,
-        WorldView,
-        project_beliefs,
-        project_developments,
-        project_hypotheses,
-        project_world,
-    )
-    from fabula.memory.rules import WorldRules
-    from fabula.memory.server import redis_url
-    from fabula.memory.store import StoryStore
-    from fabula.settings import Settings
-    from fabula.worlds.loader import builtin_worlds, load_world
-    from fabula.worlds.pack import WorldPack
+    from fabula.agents.contracts import Decision as Decision
+    from fabula.agents.contracts import Draft as Draft
+    from fabula.agents.contracts import Finding as Finding
+    from fabula.agents.contracts import Proposal as Proposal
+    from fabula.agents.contracts import TurnPlan as TurnPlan
+    from fabula.agents.factory import make_roles as make_roles
+    from fabula.agents.roles import Roles as Roles
+    from fabula.errors import FabulaError as FabulaError
+    from fabula.graph.runtime import Committed as Committed
+    from fabula.graph.service import Fabula as Fabula
+    from fabula.graph.service import Pending as Pending
+    from fabula.graph.service import TurnOutcome as TurnOutcome
+    from fabula.memory.projections import BeliefView as BeliefView
+    from fabula.memory.projections import WorldView as WorldView
+    from fabula.memory.projections import project_beliefs as project_beliefs
+    from fabula.memory.projections import project_developments as project_developments
+    from fabula.memory.projections import project_hypotheses as project_hypotheses
+    from fabula.memory.projections import project_world as project_world
+    from fabula.memory.rules import WorldRules as WorldRules
+    from fabula.memory.server import redis_url as redis_url
+    from fabula.memory.store import StoryStore as StoryStore
+    from fabula.settings import Settings as Settings
+    from fabula.worlds.loader import builtin_worlds as builtin_worlds
+    from fabula.worlds.loader import load_world as load_world
+    from fabula.worlds.pack import WorldPack as WorldPack
 
-__all__ = [
-    "BeliefView",
-    "Committed",
-    "Decision",
-    "Draft",
-    "Fabula",
-    "FabulaError",
-    "Finding",
-    "Pending",
-    "Proposal",
-    "Roles",
-    "Settings",
-    "StoryStore",
-    "TurnOutcome",
-    "TurnPlan",
-    "WorldPack",
-    "WorldRules",
-    "WorldView",
-    "builtin_worlds",
-    "load_world",
-    "make_roles",
-    "project_beliefs",
-    "project_developments",
-    "project_hypotheses",
-    "project_world",
-    "redis_url",
-]
-
+# where each public name lives: imported from there when first asked for
 _HOMES = {
     "Fabula": "fabula.graph.service",
     "Pending": "fabula.graph.service",
@@ -126,16 +105,5 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> _typing.Any:
-    """The public names, imported when first asked for."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'fabula' has no attribute {name!r}")
-    value = getattr(_importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """The public names (the submodules are imported by name)."""
-    return sorted(__all__)
+__all__ = sorted(_HOMES)
+__getattr__, __dir__ = _exports(__name__, _HOMES)

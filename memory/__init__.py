@@ -12,27 +12,19 @@ kernel's (:mod:`fabula.errors`, :mod:`fabula.settings`, :mod:`fabula.limits`,
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from fabula.lazy import exports as _exports
 
 if TYPE_CHECKING:
-    from fabula.memory.delta import DeltaBuilder, TurnDelta
-    from fabula.memory.store import StoryStore
+    from fabula.memory.delta import DeltaBuilder as DeltaBuilder
+    from fabula.memory.delta import TurnDelta as TurnDelta
+    from fabula.memory.store import StoryStore as StoryStore
 
-__all__ = ["DeltaBuilder", "StoryStore", "TurnDelta"]
-
-_HOME = {
+_HOMES = {
     "DeltaBuilder": "fabula.memory.delta",
     "TurnDelta": "fabula.memory.delta",
     "StoryStore": "fabula.memory.store",
 }
-
-
-def __getattr__(name: str) -> Any:
-    """The public names, imported when first asked for."""
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+__all__ = sorted(_HOMES)
+__getattr__, __dir__ = _exports(__name__, _HOMES)

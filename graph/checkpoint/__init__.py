@@ -43,23 +43,18 @@ which threads wait at an interrupt without it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from fabula.graph.checkpoint.keys import THREADS
+from fabula.lazy import exports as _exports
 
 if TYPE_CHECKING:
-    from fabula.graph.checkpoint.saver import RedisCheckpointSaver, delete_threads
+    from fabula.graph.checkpoint.saver import RedisCheckpointSaver as RedisCheckpointSaver
+    from fabula.graph.checkpoint.saver import delete_threads as delete_threads
 
-__all__ = ["THREADS", "RedisCheckpointSaver", "delete_threads"]
-
-
-def __getattr__(name: str) -> Any:
-    """The saver's names, imported on first use: a reader of the key layout alone
-    (:mod:`~fabula.graph.checkpoint.waiting`) loads no LangGraph."""
-    if name not in ("RedisCheckpointSaver", "delete_threads"):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from fabula.graph.checkpoint import saver
-
-    value = getattr(saver, name)
-    globals()[name] = value
-    return value
+_HOMES = {
+    "RedisCheckpointSaver": "fabula.graph.checkpoint.saver",
+    "delete_threads": "fabula.graph.checkpoint.saver",
+}
+__all__ = ["THREADS", *sorted(_HOMES)]
+__getattr__ = _exports(__name__, _HOMES)[0]  # the saver loads LangGraph: only when asked

@@ -24,47 +24,32 @@ show``) loads neither the application nor LangGraph.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from fabula.lazy import exports as _exports
 
 if TYPE_CHECKING:
-    from fabula.graph.service.application import Fabula
-    from fabula.graph.service.consolidation import consolidator
-    from fabula.graph.service.core import TurnOutcome
-    from fabula.graph.service.decisions import Deciding
-    from fabula.graph.service.pending import Listener, Pending, TurnEvent
-    from fabula.graph.service.stories import Making, world_infos
-
-__all__ = [
-    "Deciding",
-    "Fabula",
-    "Listener",
-    "Making",
-    "Pending",
-    "TurnEvent",
-    "TurnOutcome",
-    "consolidator",
-    "world_infos",
-]
+    from fabula.graph.service.application import Fabula as Fabula
+    from fabula.graph.service.consolidation import consolidator as consolidator
+    from fabula.graph.service.core import TurnOutcome as TurnOutcome
+    from fabula.graph.service.decisions import Deciding as Deciding
+    from fabula.graph.service.pending import Listener as Listener
+    from fabula.graph.service.pending import Pending as Pending
+    from fabula.graph.service.pending import TurnEvent as TurnEvent
+    from fabula.graph.service.stories import Making as Making
+    from fabula.graph.service.stories import world_infos as world_infos
 
 # where each name is defined: the module imported when the name is first asked for
 _HOMES = {
-    "consolidator": "consolidation",
-    "Deciding": "decisions",
-    "Making": "stories",
-    "TurnOutcome": "core",
-    "world_infos": "stories",
-    "Listener": "pending",
-    "Pending": "pending",
-    "TurnEvent": "pending",
+    "Deciding": "fabula.graph.service.decisions",
+    "Fabula": "fabula.graph.service.application",
+    "Listener": "fabula.graph.service.pending",
+    "Making": "fabula.graph.service.stories",
+    "Pending": "fabula.graph.service.pending",
+    "TurnEvent": "fabula.graph.service.pending",
+    "TurnOutcome": "fabula.graph.service.core",
+    "consolidator": "fabula.graph.service.consolidation",
+    "world_infos": "fabula.graph.service.stories",
 }
-
-
-def __getattr__(name: str) -> Any:
-    """The service's names, imported from their modules when first asked for."""
-    if name not in __all__:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    home = _HOMES.get(name, "application")
-    value = getattr(importlib.import_module(f"fabula.graph.service.{home}"), name)
-    globals()[name] = value
-    return value
+__all__ = sorted(_HOMES)
+__getattr__, __dir__ = _exports(__name__, _HOMES)

@@ -56,6 +56,38 @@ def test_the_service_facade_resolves_each_name_from_its_home() -> None:
     assert service.consolidator is consolidation.consolidator
 
 
+LAZY = ("fabula", "fabula.memory", "fabula.graph.service", "fabula.graph.checkpoint")
+
+
+@pytest.mark.parametrize("package", LAZY)
+def test_each_lazy_package_lists_its_names_once_for_the_runtime_and_once_for_types(
+    package: str,
+) -> None:
+    """A lazy package's table (:mod:`fabula.lazy`) and its ``TYPE_CHECKING`` re-exports name
+    the same homes, ``__all__`` holds every table name, and each resolves to its home's
+    object: a name added to one list and not the other fails here."""
+    import ast
+    import importlib
+
+    module = importlib.import_module(package)
+    tree = ast.parse(Path(module.__file__ or "").read_text(encoding="utf-8"))
+    typed: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for statement in node.body:
+                assert isinstance(statement, ast.ImportFrom) and statement.module
+                for alias in statement.names:
+                    assert alias.asname == alias.name, f"{alias.name}: re-export it as itself"
+                    typed[alias.name] = statement.module
+    homes = vars(module)["_HOMES"]
+    assert typed == homes
+    assert set(homes) <= set(module.__all__)
+    for name, home in homes.items():
+        assert getattr(module, name) is getattr(importlib.import_module(home), name), name
+    with pytest.raises(AttributeError, match=f"module '{package}' has no attribute 'nothing'"):
+        _ = module.nothing
+
+
 def test_the_library_example_runs(
     redis_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
