@@ -57,17 +57,6 @@ __all__ = [
     "split_examples",
 ]
 
-MAPPED = {  # the fields read into the pack; the others are kept as they came
-    "name",
-    "description",
-    "personality",
-    "scenario",
-    "first_mes",
-    "mes_example",
-    "alternate_greetings",
-    "group_only_greetings",
-    "character_book",
-}
 TEXTS = (  # the mapped texts a card gets back on export as they came (macros unresolved)
     "description",
     "personality",
@@ -77,6 +66,7 @@ TEXTS = (  # the mapped texts a card gets back on export as they came (macros un
     "alternate_greetings",
     "group_only_greetings",
 )
+MAPPED = {"name", *TEXTS, "character_book"}  # read into the pack; the others kept as they came
 _V1_FIELDS = ("description", "personality", "scenario", "first_mes", "mes_example")
 _START = re.compile(r"<START>", re.IGNORECASE)
 _CHAR = re.compile(r"\{\{char\}\}|<bot>|<char>", re.IGNORECASE)
