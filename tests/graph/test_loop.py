@@ -139,11 +139,11 @@ class TestRoundTrip:
                 assert event.content is not None and event.content.value == action.claim
 
     async def test_a_proper_place_name_is_written_bare_and_read_back(self, redis_url: str) -> None:
-        """A place's proper name takes no article ("went to Castle Black", never "the Castle
+        """A place's proper name takes no article ("went to Castle Eldmoor", never "the Castle
         Black"), and the offline reader reads it back as the same move."""
         pack = load_world("hollow_book")
         places = tuple(
-            p.model_copy(update={"name": "Castle Black", "aliases": ("hallway",)})
+            p.model_copy(update={"name": "Castle Eldmoor", "aliases": ("hallway",)})
             if p.name == "hallway"
             else p
             for p in pack.places
@@ -151,9 +151,9 @@ class TestRoundTrip:
         async with Fabula(redis_url, Settings()) as fab:
             store = await _demo(fab, "proper", 0, pack.model_copy(update={"places": places}))
             view = await author_view(store)
-            (castle,) = [e for e in view.entities.values() if e.name == "Castle Black"]
+            (castle,) = [e for e in view.entities.values() if e.name == "Castle Eldmoor"]
             sentence = realise(view, "mara", Action(kind="go", target=castle.id))
-            assert sentence == "Mara went to Castle Black."
+            assert sentence == "Mara went to Castle Eldmoor."
             delta = await OfflineMemoryBuilder().build(store, view.turn + 1, sentence)
             assert [(e.kind, e.actor) for e in delta.events] == [
                 ("exit", "mara"),

@@ -111,7 +111,7 @@ class TestPlaces:
 
     def test_a_card_names_its_world(self, card: Path) -> None:
         """The card's places from its greeting, scenario, description and lore, the lore's
-        place with the noun it is a kind of as an alias; Mira starts where her greeting
+        place with the noun it is a kind of as an alias; Mira starts where her scenario
         puts her, and visits the others, then comes back (no goal is a motive)."""
         pack = import_paths([card]).pack
         assert [(p.name, p.aliases) for p in pack.places] == [
@@ -128,6 +128,19 @@ class TestPlaces:
             "return to the cottage",
         )
         assert pack.goal_warnings == []
+
+    def test_the_scenario_sets_the_first_scene(self, tmp_path: Path) -> None:
+        """A greeting that looks back at another place ("the wolves nearly had you in the
+        Thornwood") does not move the start: the scenario, which sets the scene, comes first."""
+        doc = stock_card()
+        doc["data"]["first_mes"] = (
+            "*{{char}} sets a cup of tea beside the bed.* The wolves nearly had you in the "
+            "Thornwood, {{user}}. Rest now; the cottage is safe."
+        )
+        path = tmp_path / "mira.json"
+        path.write_text(json.dumps(doc), encoding="utf-8")
+        mira = next(c for c in import_paths([path]).pack.characters if c.name == "Mira")
+        assert mira.location == "cottage"
 
     def test_cards_that_name_no_place_keep_one(self, tmp_path: Path) -> None:
         """Nothing named: the one place ``scene``, and no goal to go anywhere."""
@@ -189,7 +202,7 @@ class TestImportedWorldsMove:
         ran = run_fabula(redis_url, "run", "mira", "--turns", "3", "--auto")
         assert "3 turn(s) written" in ran.stdout and "at rest" not in ran.stdout, ran.stdout
         story = run_fabula(redis_url, "show", "mira", "story").stdout
-        assert "sets a cup of tea" in story and "Mira went to the Thornwood." in story
+        assert "sets a cup of tea" in story and "Mira went to Thornwood." in story
         steered = run_fabula(
             redis_url, "run", "mira", "--auto", "--direction", "Mira goes to the old chapel"
         )

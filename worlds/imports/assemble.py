@@ -232,9 +232,9 @@ class _Cast:
         )
         self.greetings += card.greetings
         self.own[card.name] = _Own(
-            texts=[
-                *(g.text for g in card.greetings[:1]),
+            texts=[  # where it starts: the scenario sets the scene, then the greeting's
                 card.scenario,
+                *(g.text for g in card.greetings[:1]),
                 card.description,
                 *(e.content for e in (card.book.entries if card.book else ())),
             ]
