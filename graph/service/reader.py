@@ -41,8 +41,8 @@ from fabula.graph.service.responses.stories import (
     UsageOut,
 )
 from fabula.graph.service.responses.turns import PendingSummary
-from fabula.memory.records import Entity, HierarchyNode
-from fabula.memory.store import StoryStore, TurnText
+from fabula.memory.records import Entity, EntityKind, HierarchyNode
+from fabula.memory.store import StoryInfo, StoryStore, TurnText
 from fabula.memory.tokens import TokenCounter
 from fabula.settings import Settings
 
@@ -86,6 +86,37 @@ class Reader:
     def __init__(self, store: StoryStore, sources: Sources) -> None:
         self.store = store
         self.sources = sources
+
+    # -- the story itself ----------------------------------------------------------------
+    @property
+    def story(self) -> str:
+        """The story's id."""
+        return self.store.story
+
+    @property
+    def branch(self) -> str:
+        """The branch read."""
+        return self.store.branch
+
+    async def exists(self) -> bool:
+        """Whether the story exists (on any branch, stored by any version of Fabula)."""
+        return await self.store.exists()
+
+    async def require(self, *, any_version: bool = False) -> None:
+        """Raise :class:`NotFound` unless the story and this branch exist (``StoryDeleted``
+        for one just deleted), and ``StoryOutdated`` for a story stored by an older Fabula
+        unless ``any_version``."""
+        await self.store.require(any_version=any_version)
+
+    async def info(self) -> StoryInfo:
+        """What the story was created with (title, world, origin, when); :class:`NotFound`
+        if it does not exist."""
+        return await self.store.info()
+
+    async def resolve(self, name: str, kind: EntityKind | None = None) -> Entity:
+        """The entity ``name`` designates (its id or its name, in any case), of ``kind``
+        when given; :class:`NotFound` naming what the story has of that kind otherwise."""
+        return await self.store.resolve(name, kind)
 
     # -- the story's text and views ----------------------------------------------------
     async def text(self, as_of: int | None = None) -> StoryText:
