@@ -2,9 +2,10 @@
 
 :meth:`fabula.graph.service.application.Fabula.read` builds it with every source a read
 needs (:class:`Sources`: the minds, the token counter, the embedder, the chat's voice, what
-waits for a decision); the command line's light way in (``fabula show``) builds it with the
-settings alone, for the reads that need no more. The CLI and the studio read a story through
-it and nothing else (import contracts in ``pyproject.toml`` hold them to it). Its reads are
+waits for a decision); the command line's light way in (``fabula show``,
+:class:`~fabula.graph.service.light.Stores`) builds it with the settings alone, for the reads
+that need no more. The CLI and the studio read a story through it and nothing else (import
+contracts in ``pyproject.toml`` hold them to it). Its reads are
 the functions of :mod:`~fabula.graph.service.reading` (the same names),
 :mod:`~fabula.graph.service.chat`, :mod:`~fabula.graph.service.lived`,
 :mod:`~fabula.graph.service.cards` and :mod:`~fabula.graph.service.epub` on this branch.
