@@ -27,7 +27,6 @@ from langgraph.runtime import Runtime
 
 from fabula.graph.build import build_turn_graph
 from fabula.graph.service import Fabula
-from fabula.memory.store import StoryStore
 from fabula.settings import Settings
 
 __all__ = ["ServerContext", "graph"]
@@ -74,9 +73,9 @@ def _auto(runtime: Runtime[Any]) -> bool:
 async def _located(state: dict[str, Any]) -> dict[str, Any]:
     """The input with its branch and turn filled in (the branch's next turn)."""
     branch = state.get("branch") or "main"
-    store = StoryStore((await _fabula()).admin, state["story"], branch)
-    await store.require()
-    return {**state, "branch": branch, "turn": await store.head() + 1}
+    reader = (await _fabula()).read(state["story"], branch)
+    await reader.require()
+    return {**state, "branch": branch, "turn": await reader.head() + 1}
 
 
 def _with_fabula(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -10,7 +10,11 @@ full disk 74).
 The command line imports what a command needs when it runs: ``fabula --help`` loads no
 service, graph or model client, and a sub-app can be mounted lazily (:func:`add_lazy`,
 how :mod:`fabula.cli` mounts the benchmarks). :func:`run_with_app` opens the whole service;
-:func:`run_with_stores` only the Redis connection, for the commands that read.
+:func:`run_with_stores` only the Redis connection, for the commands that read
+(:class:`~fabula.graph.service.light.Stores`). Like every interface, the command line reads
+a story through the service's :class:`~fabula.graph.service.reader.Reader` and imports
+nothing of :mod:`fabula.memory` (the embedded server is managed through
+:mod:`fabula.graph.service.server`).
 """
 
 from __future__ import annotations
@@ -21,7 +25,6 @@ import logging
 import re
 import sys
 from collections.abc import Callable, Coroutine, Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import typer
@@ -33,15 +36,11 @@ from typer.core import TyperGroup
 from fabula.errors import FabulaError
 
 if TYPE_CHECKING:
-    import redis.asyncio as aredis
-
     from fabula.graph.service import Fabula
-    from fabula.graph.service.reader import Reader
-    from fabula.memory.store import StoryStore
+    from fabula.graph.service.light import Stores
     from fabula.settings import Settings  # loaded when a command runs (pydantic: not for --help)
 
 __all__ = [
-    "Stores",
     "add_lazy",
     "app",
     "dump",
@@ -125,7 +124,7 @@ class FabulaGroup(TyperGroup):
             # a Redis error can only come from redis, imported by then: not imported here
             errors = sys.modules.get("redis.exceptions")
             if errors is not None and isinstance(exc, errors.RedisError):
-                from fabula.memory.server import disk_error, server_address
+                from fabula.graph.service.server import disk_error, server_address
 
                 disk = disk_error(exc, server_address(settings()))  # a full disk, named
                 if disk is not None:
@@ -239,7 +238,7 @@ def settings() -> Settings:
 
 def redis_url() -> str:
     """The Redis to use: ``FABULA_REDIS_URL``, else the embedded server (started if needed)."""
-    from fabula.memory.server import redis_url as configured_redis
+    from fabula.graph.service.server import redis_url as configured_redis
 
     return configured_redis(settings())
 
@@ -258,42 +257,15 @@ def run_with_app(coro_fn: Callable[[Fabula], Coroutine[Any, Any, T]]) -> T:
         return asyncio.run(go())
 
 
-@dataclass(frozen=True)
-class Stores:
-    """What a reading command is given: the settings and the admin Redis connection, and
-    a handle on any branch of any story (no service, graph or roles: nothing is written)."""
-
-    settings: Settings
-    admin: aredis.Redis
-
-    def store(self, story: str, branch: str = "main") -> StoryStore:
-        """A handle on one branch of one story (nothing is read: see ``require``)."""
-        from fabula.memory.store import StoryStore
-
-        return StoryStore(self.admin, story, branch, limits=self.settings.limits)
-
-    def read(self, story: str | StoryStore, branch: str = "main") -> Reader:
-        """The read side of one branch, as :meth:`fabula.graph.service.Fabula.read` gives it
-        but for the reads inside a mind (recall, chat, the lived story) and the summary."""
-        from fabula.graph.service.reader import Reader, Sources
-        from fabula.memory.store import StoryStore
-
-        store = story if isinstance(story, StoryStore) else self.store(story, branch)
-        return Reader(store, Sources(self.settings))
-
-
 def run_with_stores(coro_fn: Callable[[Stores], Coroutine[Any, Any, T]]) -> T:
-    """Run ``coro_fn`` with :class:`Stores` on the settings' Redis: the light way in for a
-    command that only reads a story (``show``): it starts in a fraction of
-    :func:`run_with_app`'s time."""
-    from fabula.memory.connection import connect_async
+    """Run ``coro_fn`` with :class:`~fabula.graph.service.light.Stores` on the settings'
+    Redis: the light way in for a command that only reads a story (``show``): it starts in
+    a fraction of :func:`run_with_app`'s time."""
+    from fabula.graph.service.light import Stores
 
     async def go() -> T:
-        admin = connect_async(redis_url())
-        try:
-            return await coro_fn(Stores(settings(), admin))
-        finally:
-            await admin.aclose()
+        async with Stores.open(settings(), redis_url()) as stores:
+            return await coro_fn(stores)
 
     return asyncio.run(go())
 

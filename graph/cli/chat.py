@@ -39,12 +39,12 @@ def chat(
     story."""
 
     async def go(fab: Fabula) -> None:
-        store = fab.store(story, branch)
+        reader = fab.read(story, branch)
         if ask is not None:
-            show(await fab.read(store).chat(character, ask, as_of=as_of), as_json)
+            show(await reader.chat(character, ask, as_of=as_of), as_json)
             return
-        me = await store.resolve(character, "character")  # an unknown one: said at once
-        await store.require()
+        me = await reader.resolve(character, "character")  # an unknown one: said at once
+        await reader.require()
         interactive = sys.stdin.isatty()
         if interactive:
             when = "" if as_of is None else f" as of turn {as_of}"
@@ -60,7 +60,7 @@ def chat(
             if not question:
                 continue
             try:
-                answer = await fab.read(store).chat(me.id, question, as_of=as_of)
+                answer = await reader.chat(me.id, question, as_of=as_of)
             except InvalidInput as exc:  # this line is refused (too long): the chat goes on
                 err.print(Text.assemble(("error:", "red"), " ", str(exc)), soft_wrap=True)
                 refused = exc

@@ -20,12 +20,12 @@ def migrate(
     import asyncio
 
     from fabula.graph.service.migration import migrate_stories
-    from fabula.memory.server import EmbeddedRedis
+    from fabula.graph.service.server import stop_older_server
 
     if (story is None) == (not every):
         raise InvalidInput("name one STORY, or --all (not both)")
     if settings().redis_url is None:  # a server an older Fabula left running, lockless
-        stopped = EmbeddedRedis(settings().home / "redis").stop_unlocked()
+        stopped = stop_older_server(settings())
         if stopped is not None:
             out.print(f"stopped the redis-server (pid {stopped}) an older Fabula left running")
 

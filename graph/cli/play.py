@@ -27,8 +27,9 @@ from fabula.graph.cli.app import app, dump, out, run_with_app
 
 if TYPE_CHECKING:  # imported when a command runs: `fabula --help` stays quick
     from fabula.graph.service import Fabula
+    from fabula.graph.service.handles import StoryStore
+    from fabula.graph.service.reader import Reader
     from fabula.graph.state import Part, PartRequest
-    from fabula.memory.store import StoryStore
 
 __all__ = ["ask_parts", "given_parts", "play", "play_more", "print_parts"]
 
@@ -49,12 +50,13 @@ def play(
 
     async def go(fab: Fabula) -> None:
         store = fab.store(story)
-        await store.require()
-        played = await store.played()
+        reader = fab.read(store)
+        await reader.require()
+        played = await reader.played()
         if none:
             played = []
         elif names:
-            ids = [(await store.resolve(n, "character")).id for n in names]
+            ids = [(await reader.resolve(n, "character")).id for n in names]
             played = [c for c in played if c not in ids] if stop else [*played, *ids]
         if none or names:
             played = await fab.set_played(store, played)
@@ -69,24 +71,26 @@ def play(
 async def play_more(fab: Fabula, store: StoryStore, names: list[str]) -> None:
     """``--play NAME``: add ``names`` to the story's played characters."""
     if names:
-        await store.require()
-        ids = [(await store.resolve(n, "character")).id for n in names]
-        await fab.set_played(store, [*await store.played(), *ids])
+        reader = fab.read(store)
+        await reader.require()
+        ids = [(await reader.resolve(n, "character")).id for n in names]
+        await fab.set_played(store, [*await reader.played(), *ids])
 
 
-async def given_parts(store: StoryStore, values: list[str]) -> dict[str, Part]:
+async def given_parts(reader: Reader, values: list[str]) -> dict[str, Part]:
     """``--as`` values ("NAME: words", or "words" when one character is played) as parts by
-    character id; InvalidInput (one line) for one that names no played character."""
+    character id, for ``reader``'s story; InvalidInput (one line) for one that names no
+    played character."""
     from fabula.graph.state import part_from
 
-    played = await store.played()
+    played = await reader.played()
     parts: dict[str, Part] = {}
     for value in values:
         who, colon, words = value.partition(":")
         ident = None
         if colon and who.strip():
             try:
-                ident = (await store.resolve(who.strip(), "character")).id
+                ident = (await reader.resolve(who.strip(), "character")).id
             except NotFound:
                 ident = None
         if ident is None:  # no name before it: the one played character's
@@ -94,12 +98,12 @@ async def given_parts(store: StoryStore, values: list[str]) -> dict[str, Part]:
                 listed = ", ".join(played) or "none"
                 raise InvalidInput(
                     f"--as {value!r}: say whose part it is, as NAME: words (played: {listed})",
-                    story=store.story,
+                    story=reader.story,
                 )
             ident, words = played[0], value
         if not words.strip():
-            raise InvalidInput(f"--as {value!r}: the part has no words", story=store.story)
-        parts[ident] = part_from({"words": words.strip()}, story=store.story)
+            raise InvalidInput(f"--as {value!r}: the part has no words", story=reader.story)
+        parts[ident] = part_from({"words": words.strip()}, story=reader.story)
     return parts
 
 

@@ -15,7 +15,7 @@ app.add_typer(server_app, name="server")
 @server_app.command("start")
 def server_start() -> None:
     """Start the embedded Redis (if it is not running) and print its URL."""
-    from fabula.memory.server import redact
+    from fabula.graph.service.server import redact
 
     out.print(redact(redis_url()))
 
@@ -23,9 +23,9 @@ def server_start() -> None:
 @server_app.command("stop")
 def server_stop() -> None:
     """Stop the embedded Redis server that owns the data folder, or say why it could not."""
-    from fabula.memory.server import EmbeddedRedis
+    from fabula.graph.service.server import stop_server
 
-    stopped = EmbeddedRedis(settings().home / "redis").stop()
+    stopped = stop_server(settings())
     out.print("stopped" if stopped else "no server was running")
 
 
@@ -36,7 +36,7 @@ def server_status(as_json: bool = typer.Option(False, "--json")) -> None:
     from rich.table import Table
 
     from fabula.graph.cli.app import dump
-    from fabula.memory.server.status import server_status as status_of
+    from fabula.graph.service.server import server_status as status_of
 
     found = status_of(settings())
     if as_json:
@@ -68,8 +68,8 @@ def server_check_aof(
     """Check the embedded server's append-only file (the bundled redis-check-aof); with
     --fix, repair a truncated or corrupt one by cutting what follows its last complete
     write. Stop the server first; keep a copy of the folder."""
-    from fabula.memory.server import check_aof
+    from fabula.graph.service.server import check_aof
 
-    code = check_aof(settings().home / "redis", fix=fix)
+    code = check_aof(settings(), fix=fix)
     if code != 0:
         raise typer.Exit(code)

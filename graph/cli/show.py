@@ -12,22 +12,14 @@ from rich.table import Table
 from rich.text import Text
 
 from fabula.errors import InvalidInput
-from fabula.graph.cli.app import (
-    Stores,
-    app,
-    dump,
-    out,
-    plain,
-    run_with_app,
-    run_with_stores,
-)
+from fabula.graph.cli.app import app, dump, out, plain, run_with_app, run_with_stores
 from fabula.graph.cli.app import settings as fab_settings
 from fabula.graph.service.reader import RECALL_BUDGET
 
 if TYPE_CHECKING:  # imported when a command runs: `fabula --help` stays quick
     from fabula.graph.service import Fabula
+    from fabula.graph.service.light import Stores
     from fabula.graph.service.reader import Reader
-    from fabula.memory.store import StoryStore
 
 __all__ = [
     "ExportFormat",
@@ -76,9 +68,9 @@ def show(
     turn and role)."""
 
     async def go(stores: Stores) -> None:  # a read: Redis only, no service (quick to start)
-        store = stores.store(story, branch)
-        await store.require()
-        data = await view_data(stores, store, what, character, as_of)
+        reader = stores.read(story, branch)
+        await reader.require()
+        data = await view_data(reader, what, character, as_of)
         if as_json:
             dump(data)
         else:
@@ -88,13 +80,12 @@ def show(
 
 
 async def view_data(
-    fab: Fabula | Stores,
-    store: StoryStore,
+    reader: Reader,
     what: ShowWhat,
     character: str | None,
     as_of: int | None,
 ) -> Any:
-    """One view of ``store``'s branch (``as_of``: as it stood then), as the service's
+    """One view of ``reader``'s branch (``as_of``: as it stood then), as the service's
     response models: the API answers with the same.
 
     Raises :class:`InvalidInput` for an ``as_of`` outside the branch's turns, and
@@ -104,17 +95,16 @@ async def view_data(
     if as_of is not None and what in _NOW_ONLY:
         raise InvalidInput(
             f"show {what.value} has no --as-of: it shows the branch as it is now",
-            story=store.story,
+            story=reader.story,
         )
     if as_of is not None:
-        head = await store.head()
+        head = await reader.head()
         if not 0 <= as_of <= head:
             raise InvalidInput(
-                f"--as-of {as_of} is outside story {store.story!r} on branch {store.branch!r}, "
-                f"which has turns 0 to {head}",
-                story=store.story,
+                f"--as-of {as_of} is outside story {reader.story!r} on branch "
+                f"{reader.branch!r}, which has turns 0 to {head}",
+                story=reader.story,
             )
-    reader = fab.read(store)
     if what is ShowWhat.world:
         return await reader.world(as_of)
     if what is ShowWhat.beliefs:
@@ -249,7 +239,7 @@ def recall(
     given for REQUEST, within --budget tokens, e.g. `fabula recall demo "where is the key?"`."""
 
     async def go(fab: Fabula) -> None:
-        found = await fab.read(fab.store(story, branch)).recall(
+        found = await fab.read(story, branch).recall(
             request, budget=budget, character=character, as_of=as_of
         )
         if as_json:
@@ -328,14 +318,14 @@ def export(
         raise InvalidInput(f"export --as takes --format md, json or epub, not {fmt.value}")
 
     async def go(fab: Fabula) -> None:
-        store = fab.store(story, branch)
+        reader = fab.read(story, branch)
         if fmt in (ExportFormat.card, ExportFormat.charx, ExportFormat.lorebook):
-            await write_export(fab.read(store), fmt, character, as_of, out_file)
+            await write_export(reader, fmt, character, as_of, out_file)
             return
         if as_character is not None:
             from fabula.graph.service.lived import lived_markdown
 
-            found = await fab.read(store).lived(as_character, as_of=as_of)
+            found = await reader.lived(as_character, as_of=as_of)
             if fmt is ExportFormat.md:
                 _emit(lived_markdown(found).encode(), out_file)
             elif fmt is ExportFormat.epub:
@@ -346,11 +336,11 @@ def export(
                 _emit(_json_bytes(found), out_file)
             return
         if fmt is ExportFormat.md:
-            _emit((await fab.read(store).markdown(as_of)).encode(), out_file)
+            _emit((await reader.markdown(as_of)).encode(), out_file)
         elif fmt is ExportFormat.epub:
-            _emit(await fab.read(store).epub(as_of), out_file)
+            _emit(await reader.epub(as_of), out_file)
         else:
-            _emit(_json_bytes(await fab.read(store).export(as_of)), out_file)
+            _emit(_json_bytes(await reader.export(as_of)), out_file)
 
     run_with_app(go)
 
@@ -402,7 +392,7 @@ def demo(
     the world and a character's beliefs part, and where they meet again), then the views."""
 
     async def go(fab: Fabula) -> None:
-        existing = fab.store("demo")
+        existing = fab.read("demo")
         if await existing.exists():
             if (await existing.info()).origin != "demo":
                 raise InvalidInput(
@@ -416,20 +406,19 @@ def demo(
         pack = load_world("hollow_book")
         store = await fab.create_story(pack, "demo", origin="demo")
         rest = (await fab.run(store, turns, auto=True)).rest if turns else None
+        reader = fab.read(store)
         out.rule(Text(pack.title, style="bold"))
-        render(ShowWhat.story, await view_data(fab, store, ShowWhat.story, None, None))
+        render(ShowWhat.story, await view_data(reader, ShowWhat.story, None, None))
         if rest:
             out.print(Text(f"at rest: {rest}", style="dim"))
         out.rule(Text("the moment it is about", style="bold"))
-        for line in await fab.read(store).moment():
+        for line in await reader.moment():
             out.print(line)
-        render(ShowWhat.world, await view_data(fab, store, ShowWhat.world, None, None))
-        for c in await store.characters():
-            render(ShowWhat.beliefs, await view_data(fab, store, ShowWhat.beliefs, c, None))
-        render(
-            ShowWhat.developments, await view_data(fab, store, ShowWhat.developments, None, None)
-        )
-        render(ShowWhat.hypotheses, await view_data(fab, store, ShowWhat.hypotheses, None, None))
+        render(ShowWhat.world, await view_data(reader, ShowWhat.world, None, None))
+        for c in await reader.characters():
+            render(ShowWhat.beliefs, await view_data(reader, ShowWhat.beliefs, c, None))
+        render(ShowWhat.developments, await view_data(reader, ShowWhat.developments, None, None))
+        render(ShowWhat.hypotheses, await view_data(reader, ShowWhat.hypotheses, None, None))
 
     run_with_app(go)
     if fab_settings().redis_url is None:  # the embedded server: started, and left running

@@ -8,10 +8,11 @@ import typer
 from rich.table import Table
 
 from fabula.errors import StoryExists
-from fabula.graph.cli.app import Stores, app, dump, err, out, run_with_app, run_with_stores
+from fabula.graph.cli.app import app, dump, err, out, run_with_app, run_with_stores
 
 if TYPE_CHECKING:
     from fabula.graph.service import Fabula
+    from fabula.graph.service.light import Stores
 
 __all__ = ["delete", "fork_cmd", "new", "stories"]
 
@@ -30,7 +31,7 @@ def new(
     wanted = story_id or pack.id
 
     async def taken(stores: Stores) -> bool:
-        return await stores.store(wanted).exists()
+        return await stores.read(wanted).exists()
 
     if run_with_stores(taken):  # said at once, before the service starts
         raise StoryExists(
@@ -53,11 +54,9 @@ def stories(as_json: bool = typer.Option(False, "--json")) -> None:
     """List the stories on this server: id, title, world, turns, and the turns awaiting
     approval (branch:turn)."""
 
-    from fabula.graph.service.listing import story_summaries
-
     async def go(stores: Stores) -> None:
         # read from the keys, every story at once: no service or graph is loaded
-        found = await story_summaries(stores.admin, stores.settings.limits)
+        found = await stores.summaries()
         if as_json:
             dump(found)
             return
@@ -81,7 +80,7 @@ def delete(
     """Delete a story, its branches, its minds and their users (asks first, unless --yes)."""
 
     async def exists(stores: Stores) -> None:
-        await stores.store(story).require(any_version=True)
+        await stores.read(story).require(any_version=True)
 
     run_with_stores(exists)  # an unknown story is said before asking
     if not yes and not _confirmed(
@@ -91,7 +90,7 @@ def delete(
         raise typer.Exit(1)
 
     async def go(fab: Fabula) -> None:
-        await fab.store(story).require(any_version=True)
+        await fab.read(story).require(any_version=True)
         await fab.delete_story(story)
         out.print(f"deleted {story}")
 

@@ -55,9 +55,10 @@ def run(
         from fabula.graph.cli.play import given_parts, play_more, print_parts
 
         store = fab.store(story, branch)
-        await store.require()
+        reader = fab.read(store)
+        await reader.require()
         await play_more(fab, store, play or [])
-        given = await given_parts(store, parts or [])
+        given = await given_parts(reader, parts or [])
         if alternatives is not None:
             drafts = await fab.alternatives(
                 store, alternatives, direction=direction, listener=prose_printer()
@@ -97,7 +98,7 @@ def run(
                     progress.stop()
                     print_parts(await fab.waiting_parts(store))
                     out.print(
-                        f"{story}: {done} turn(s) written; turn {await store.head() + 1} waits "
+                        f"{story}: {done} turn(s) written; turn {await reader.head() + 1} waits "
                         f"for a played character's part: `fabula run {story} --as \"NAME: "
                         f'words"` gives it, `fabula write {story}` asks for it',
                         markup=False,
@@ -105,7 +106,7 @@ def run(
                     return
                 done += 1
                 progress.advance(task)
-        out.print(f"{story}: {done} turn(s) written, now at turn {await store.head()}")
+        out.print(f"{story}: {done} turn(s) written, now at turn {await reader.head()}")
 
     run_with_app(go)
 
@@ -329,9 +330,10 @@ def _retcon(
         store = fab.store(story, branch)
         new = text
         if new is None:
-            await store.require()
-            done = await store.turn_texts(turn, turn) if turn >= 1 else []
-            if not done or turn > await store.head():
+            reader = fab.read(store)
+            await reader.require()
+            done = await reader.turns(turn, turn) if turn >= 1 else []
+            if not done or turn > await reader.head():
                 raise InvalidInput(
                     f"cannot edit turn {turn} of branch {branch!r}: it is not committed",
                     story=story,

@@ -36,8 +36,8 @@ from fabula.graph.cli.turns import in_editor, moved_note, print_drafts, prose_pr
 if TYPE_CHECKING:
     from fabula.agents.contracts import Decision
     from fabula.graph.service import Fabula
+    from fabula.graph.service.handles import StoryStore
     from fabula.graph.service.responses.turns import PendingTurn
-    from fabula.memory.store import StoryStore
 
 __all__ = ["KEYS", "write"]
 
@@ -129,7 +129,7 @@ async def _decide(fab: Fabula, store: StoryStore, decision: Decision, expect: st
 
 async def _session(fab: Fabula, store: StoryStore) -> None:
     """The loop (see the module docstring)."""
-    await store.require()
+    await fab.read(store).require()
     direction: str | None = None
     while True:
         if await fab.pending(store) is None:

@@ -11,8 +11,12 @@ studio, the Agent Server) calls, over the turn graph (:mod:`fabula.graph.build`)
   (``fab.read(story, branch)``: recall, chat and the lived story too) over
   :mod:`~fabula.graph.service.reading`,
   :mod:`~fabula.graph.service.cards` (cards, CHARX, lorebooks) and
-  :mod:`~fabula.graph.service.epub`; :mod:`~fabula.graph.service.responses`, the response
-  models every interface answers with;
+  :mod:`~fabula.graph.service.epub`; :mod:`~fabula.graph.service.light`, the same reads on
+  the light way in (``fabula show``: no roles or graph);
+  :mod:`~fabula.graph.service.responses`, the response models every interface answers with;
+- :mod:`~fabula.graph.service.server` — the Redis server as the interfaces manage it, and
+  :mod:`~fabula.graph.service.handles` — a story's handle, named for them: the interfaces
+  import nothing of :mod:`fabula.memory`;
 - :mod:`~fabula.graph.service.pending` — a turn awaiting a decision, what a listener hears;
 - :mod:`~fabula.graph.service.changes` — what a turn changed;
 - :mod:`~fabula.graph.service.chat` — talking with a character, inside its own mind;

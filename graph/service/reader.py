@@ -2,9 +2,10 @@
 
 :meth:`fabula.graph.service.application.Fabula.read` builds it with every source a read
 needs (:class:`Sources`: the minds, the token counter, the embedder, the chat's voice, what
-waits for a decision); the command line's light way in (``fabula show``) builds it with the
-settings alone, for the reads that need no more. The CLI and the studio read a story through
-it and nothing else (import contracts in ``pyproject.toml`` hold them to it). Its reads are
+waits for a decision); the command line's light way in (``fabula show``,
+:class:`~fabula.graph.service.light.Stores`) builds it with the settings alone, for the reads
+that need no more. The CLI and the studio read a story through it and nothing else (import
+contracts in ``pyproject.toml`` hold them to it). Its reads are
 the functions of :mod:`~fabula.graph.service.reading` (the same names),
 :mod:`~fabula.graph.service.chat`, :mod:`~fabula.graph.service.lived`,
 :mod:`~fabula.graph.service.cards` and :mod:`~fabula.graph.service.epub` on this branch.
@@ -41,8 +42,8 @@ from fabula.graph.service.responses.stories import (
     UsageOut,
 )
 from fabula.graph.service.responses.turns import PendingSummary
-from fabula.memory.records import Entity, HierarchyNode
-from fabula.memory.store import StoryStore, TurnText
+from fabula.memory.records import Entity, EntityKind, HierarchyNode
+from fabula.memory.store import StoryInfo, StoryStore, TurnText
 from fabula.memory.tokens import TokenCounter
 from fabula.settings import Settings
 
@@ -86,6 +87,37 @@ class Reader:
     def __init__(self, store: StoryStore, sources: Sources) -> None:
         self.store = store
         self.sources = sources
+
+    # -- the story itself ----------------------------------------------------------------
+    @property
+    def story(self) -> str:
+        """The story's id."""
+        return self.store.story
+
+    @property
+    def branch(self) -> str:
+        """The branch read."""
+        return self.store.branch
+
+    async def exists(self) -> bool:
+        """Whether the story exists (on any branch, stored by any version of Fabula)."""
+        return await self.store.exists()
+
+    async def require(self, *, any_version: bool = False) -> None:
+        """Raise :class:`NotFound` unless the story and this branch exist (``StoryDeleted``
+        for one just deleted), and ``StoryOutdated`` for a story stored by an older Fabula
+        unless ``any_version``."""
+        await self.store.require(any_version=any_version)
+
+    async def info(self) -> StoryInfo:
+        """What the story was created with (title, world, origin, when); :class:`NotFound`
+        if it does not exist."""
+        return await self.store.info()
+
+    async def resolve(self, name: str, kind: EntityKind | None = None) -> Entity:
+        """The entity ``name`` designates (its id or its name, in any case), of ``kind``
+        when given; :class:`NotFound` naming what the story has of that kind otherwise."""
+        return await self.store.resolve(name, kind)
 
     # -- the story's text and views ----------------------------------------------------
     async def text(self, as_of: int | None = None) -> StoryText:

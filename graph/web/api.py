@@ -20,6 +20,7 @@ from sse_starlette.sse import EventSourceResponse
 from fabula.agents.contracts import Decision
 from fabula.errors import InvalidInput
 from fabula.graph.service import Fabula, world_infos
+from fabula.graph.service.handles import StoryStore
 from fabula.graph.service.pending import (
     MAX_DIRECTION_CHARS,
     MAX_NOTE_CHARS,
@@ -31,7 +32,9 @@ from fabula.graph.service.responses.reading import (
     BeliefsOut,
     BranchOut,
     CharacterPageOut,
+    Development,
     EvidenceOut,
+    Hypothesis,
     LoreOut,
     MindsOut,
     PlotOut,
@@ -65,8 +68,6 @@ from fabula.graph.web.deps import (
 )
 from fabula.graph.web.live import Admitted, EventHub, Runs, RunStatus, story_events
 from fabula.graph.web.shared import shared_minds
-from fabula.memory.records import Development, Hypothesis
-from fabula.memory.store import StoryStore
 from fabula.worlds.imports import ImportLimits
 from fabula.worlds.loader import parse_world
 

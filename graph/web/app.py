@@ -35,6 +35,7 @@ from fabula.errors import (
     FabulaError,
 )
 from fabula.graph.service import Fabula
+from fabula.graph.service.server import disk_error, server_address
 from fabula.graph.web.live import MAX_STREAMS, EventHub, Runs
 from fabula.graph.web.present import actions, mutual
 from fabula.graph.web.remedies import remedy_json, studio_line
@@ -48,7 +49,6 @@ from fabula.graph.web.security import (
 )
 from fabula.graph.web.shared import SharedReads
 from fabula.logs import get_logger
-from fabula.memory.server import disk_error, server_address
 from fabula.settings import Settings
 
 __all__ = ["WebConfig", "create_app"]

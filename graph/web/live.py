@@ -23,10 +23,10 @@ from pydantic import BaseModel
 
 from fabula.errors import FabulaError, TurnConflict
 from fabula.graph.service import Fabula, TurnOutcome
+from fabula.graph.service.handles import StoryStore
 from fabula.graph.service.pending import TurnEvent
 from fabula.graph.web.remedies import studio_line
 from fabula.logs import get_logger
-from fabula.memory.store import StoryStore
 
 __all__ = ["MAX_STREAMS", "Admitted", "EventHub", "RunStatus", "Runs", "story_events"]
 

@@ -31,9 +31,11 @@ from fabula.errors import (
     TurnConflict,
 )
 from fabula.graph.service import Fabula, world_infos
+from fabula.graph.service.handles import StoryStore, TurnText
 from fabula.graph.service.lived import fact_sentence
 from fabula.graph.service.pending import check_bounds
 from fabula.graph.service.reader import MAX_REQUEST_CHARS, RECALL_BUDGET
+from fabula.graph.service.responses.reading import Hypothesis
 from fabula.graph.state import part_from
 from fabula.graph.web.deps import MAX_PACK_BYTES, AsOf, Branch, Evidence, Fab, builtin_pack
 from fabula.graph.web.live import Runs
@@ -45,8 +47,6 @@ from fabula.graph.web.security import (
     require_form_token,
 )
 from fabula.graph.web.shared import shared_minds
-from fabula.memory.records import Hypothesis
-from fabula.memory.store import StoryStore, TurnText
 from fabula.worlds.imports import ImportLimits
 from fabula.worlds.loader import parse_world
 

@@ -772,7 +772,7 @@ class TestUsage:
             update={"prices": {"fake-model": Price(input=1.0, output=2.0)}}
         )
         object.__setattr__(fab, "settings", priced)
-        shown = await view_data(fab, store, ShowWhat.usage, None, None)
+        shown = await view_data(fab.read(store), ShowWhat.usage, None, None)
         (turn,) = shown["turns"]
         assert turn["turn"] == 4 and turn["input_tokens"] == sent
         expected = (sent * 1.0 + turn["output_tokens"] * 2.0) / 1e6

@@ -243,6 +243,20 @@ class TestCommandLine:
         )
         assert story["turns"][-1]["text"] == "Leo went to the study."
 
+    def test_edit_a_turn_not_committed(self, redis_url: str, tmp_path: Path) -> None:
+        """`edit --turn T` ($EDITOR on the committed turn, read through the reader) for a
+        turn the branch has not committed is one line and exit 2; for a story that does
+        not exist, exit 3."""
+        assert _cli(redis_url, "new", "--world", "hollow_book", "--id", "tale").returncode == 0
+        editor = _editor(tmp_path, "Leo went to the study.")
+        for turn in ("0", "9"):
+            bad = _cli(redis_url, "edit", "tale", "--turn", turn, editor=editor)
+            assert bad.returncode == 2, bad.stderr
+            assert bad.stderr.strip().count("\n") == 0
+            assert f"cannot edit turn {turn} of branch 'main': it is not committed" in bad.stderr
+        missing = _cli(redis_url, "edit", "nosuch", "--turn", "1", editor=editor)
+        assert missing.returncode == 3 and missing.stderr.strip().count("\n") == 0
+
     def test_pending_edit_in_editor(self, redis_url: str, tmp_path: Path) -> None:
         """`edit` with neither --text nor --text-file opens $EDITOR on the pending draft;
         what is saved is read and shown for approval again."""

@@ -19,6 +19,8 @@ from fabula.memory.records import (
     State,
 )
 
+# Development and Hypothesis (D and H, as MindsOut holds them) are memory's records, named
+# here for the interfaces: an API answers with them, and imports nothing of fabula.memory
 __all__ = [
     "BeliefOut",
     "BeliefsOut",
@@ -26,10 +28,12 @@ __all__ = [
     "CardField",
     "CellStatus",
     "CharacterPageOut",
+    "Development",
     "EvidenceOut",
     "FactOut",
     "GridCell",
     "GridRow",
+    "Hypothesis",
     "LoreBookOut",
     "LoreEntryOut",
     "LoreFired",
