@@ -167,6 +167,11 @@ class _State:
     left: dict[str, set[str]] = field(default_factory=dict)  # object -> where acts took it from
     out: list[StoryAction] = field(default_factory=list)
     last_event: int | None = None  # index in ``out`` of the latest object event
+    # the object events of the latest sentence that had any ("took the key and put it in
+    # the box": one act told in two verbs), and that sentence's number
+    last_events: list[int] = field(default_factory=list)
+    sentence: int = 0
+    events_sentence: int = -1
     pending: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
     last_box: str | None = None  # the container the latest sentence that named one named
     # the characters the previous sentence named, and its first subject (its main clause's)
@@ -289,6 +294,7 @@ def read_prose(text: str, entities: Mapping[str, Entity]) -> list[StoryAction]:
     lexicon = _Lexicon(entities)
     state = _State()
     for start, end in split_sentences(text):
+        state.sentence += 1
         sentence = text[start:end]
         controlled = parse_sentence(sentence, start)
         if controlled.kind != "narration" and _own_names(controlled, entities):
@@ -348,6 +354,7 @@ def _follow(state: _State, action: StoryAction, entities: Mapping[str, Entity]) 
         state.last_object = slug(action.obj)
     if action.kind in ("move", "put", "take", "give", "drop"):
         state.last_event = len(state.out)
+        state.last_events, state.events_sentence = [len(state.out)], state.sentence
         if action.obj:
             state.located.add(slug(action.obj))
     if action.clause is not None and action.clause.attribute == "location":
@@ -1250,7 +1257,10 @@ class _Sentence:
             for m in pattern.finditer(text):
                 who = self._who_word(m.group(1), m.start(1))
                 if who:
+                    # kept from its doer, an act is unseen by others; kept from the doer
+                    # of the act seen ("Unbeknownst to Ann, Bo watched her"), the watching
                     marks.append(("unseen", who))
+                    marks.append(("unaware", who))
         for m in _ABSENT.finditer(text):
             who = self._nearest_before(m.start())
             if who:
@@ -1557,15 +1567,22 @@ class _Sentence:
                     self.actions[i] = _marked(self.actions[i], mark, everyone)
             state.pending = []
             state.last_event = len(state.out) + self.events[-1]
+            done = [len(state.out) + i for i in self.events]
+            if state.events_sentence == state.sentence:
+                state.last_events.extend(done)
+            else:
+                state.last_events, state.events_sentence = done, state.sentence
         else:
             # a perception with no event before it is about the next sentence's ("Ben
             # watched. Ann moved the key."), not one told later still
             state.pending = []
             if marks and state.last_event is not None:
-                for mark in marks:
-                    state.out[state.last_event] = _marked(
-                        state.out[state.last_event], mark, everyone
-                    )
+                # what a later sentence says of perception is said of the latest
+                # sentence's act, each of the verbs that told it
+                latest = [i for i in state.last_events if i < len(state.out)]
+                for index in latest if state.last_event in latest else [state.last_event]:
+                    for mark in marks:
+                        state.out[index] = _marked(state.out[index], mark, everyone)
             elif marks:
                 # one who watches and then leaves ("saw it, and left") sees nothing later
                 gone = {c for a in self.actions if a.kind == "exit" for c in a.actors}

@@ -612,3 +612,23 @@ class TestPlacesAndHistory:
             "shelf. It was the end of the tale of the scarf in the donation bin."
         )
         assert located(read(text)) == [("scarf", "donation_bin")]
+
+
+class TestOneActTwoVerbs:
+    def test_a_later_sentences_perception_covers_every_verb_of_the_act(self) -> None:
+        actions = read(
+            "Mira grabbed the scarf and moved it to the top shelf. "
+            "Tobias, lost in his book, never noticed what she had done."
+        )
+        assert [(a.kind, a.unseen_by) for a in actions] == [
+            ("take", ("tobias",)),
+            ("move", ("tobias",)),
+        ]
+
+    def test_unbeknownst_to_the_doer_a_watcher_is_covert(self) -> None:
+        actions = read(
+            "Mira grabbed the scarf and moved it to the top shelf. "
+            "Unbeknownst to Mira, Tobias had watched the whole thing."
+        )
+        for action in actions:
+            assert "tobias" in action.seen_by and action.unaware_of == ("tobias",)
