@@ -293,12 +293,14 @@ def read_prose(text: str, entities: Mapping[str, Entity]) -> list[StoryAction]:
     """``text`` as story actions anchored on ``entities`` (a :data:`.builder.Reader`)."""
     lexicon = _Lexicon(entities)
     state = _State()
+    controlled_at: set[int] = set()  # the indices in ``state.out`` the grammar read
     for start, end in split_sentences(text):
         state.sentence += 1
         sentence = text[start:end]
         controlled = parse_sentence(sentence, start)
         if controlled.kind != "narration" and _own_names(controlled, entities):
             _follow(state, controlled, entities)
+            controlled_at.add(len(state.out))
             state.out.append(controlled)
             continue
         before = len(state.out)
@@ -317,10 +319,59 @@ def read_prose(text: str, entities: Mapping[str, Entity]) -> list[StoryAction]:
             continue
         if controlled.kind != "narration":
             _follow(state, controlled, entities)
+            controlled_at.add(len(state.out))
             state.out.append(controlled)
             continue
         state.out.append(StoryAction(kind="narration", start=start, end=end))
-    return state.out
+    return _taken_from(state.out, controlled_at, entities)
+
+
+def _taken_from(
+    actions: list[StoryAction], controlled_at: set[int], entities: Mapping[str, Entity]
+) -> list[StoryAction]:
+    """Each prose act on an object seen by its doer where the object was: one who takes a
+    thing out of a container, or moves it from there, sees it there first (the place the
+    reader last had it, from what another did or the text stated)."""
+    out: list[StoryAction] = []
+    where: dict[str, tuple[str, tuple[str, ...]]] = {}  # object -> (where, who put it)
+    for i, action in enumerate(actions):
+        obj = action.obj
+        if (
+            i not in controlled_at
+            and action.kind in ("move", "take", "put")
+            and obj is not None
+            and action.actors
+            and obj in where
+        ):
+            box, by = where[obj]
+            known = entities.get(box)
+            if not set(action.actors) & set(by) and known is not None and known.kind != "character":
+                seen = Clause(subject=obj, attribute="location", value=box)
+                out.append(
+                    StoryAction(
+                        kind="perceive",
+                        start=action.start,
+                        end=action.end,
+                        actors=action.actors[:1],
+                        clause=seen,
+                    )
+                )
+        clause = action.clause
+        if action.kind in ("move", "put") and obj is not None and action.target:
+            where[obj] = (slug(action.target), action.actors)
+        elif action.kind in ("take", "give", "drop") and obj is not None:
+            where.pop(obj, None)
+        elif (
+            action.kind in ("state", "perceive")
+            and clause is not None
+            and clause.attribute == "location"
+        ):
+            # who saw it there already: its seers, and whoever acts in the same sentence
+            seers = (*action.seen_by, *(action.actors if action.kind == "perceive" else ()))
+            same = tuple(c for a in actions if a.start == action.start for c in a.actors)
+            where[slug(clause.subject)] = (slug(clause.value), (*seers, *same))
+        out.append(action)
+    return out
 
 
 def _own_names(action: StoryAction, entities: Mapping[str, Entity]) -> bool:
