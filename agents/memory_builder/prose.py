@@ -774,15 +774,19 @@ class _Sentence:
     def _irrealis(self, i: int) -> bool:
         """Whether the verb at token ``i`` is under a modal or a condition in its clause
         ("so that she could eat it later", "if he moved it"): told as possible, not done."""
+        return self._modal(i) is not None
+
+    def _modal(self, i: int) -> str | None:
+        """The modal or condition word the verb at token ``i`` is under in its clause."""
         for j in range(i - 1, -1, -1):
             low = self.toks[j].low
             if low in ("and", "or") and j == i - 1:
                 continue  # "to find and access it": a verb joined to the one before
             if low in _CLAUSE_EDGE:
-                return False
+                return None
             if low in _MODALS:
-                return True
-        return False
+                return low
+        return None
 
     def _separated_particle(self, i: int) -> tuple[tuple[str, ...], str] | None:
         """A phrasal verb split by its pronoun object ("picking it up", "threw them away"):
@@ -1279,6 +1283,10 @@ class _Sentence:
             return True  # "what he saw": a thing seen, named before; no event
         if verb.lemma == "look" and not (following and following[0] in ("at", "on", "as")):
             return False
+        if verb.irrealis and self._modal(verb.at) != "could":
+            # what one will see, or would if it came back ("when he finds it"), is no
+            # perception; what one could see is ("she could see him hide it")
+            return True
         if verb.negated:
             marks.append(("unseen", who))
             return True
@@ -1478,9 +1486,18 @@ class _Sentence:
 
     def _state(self, placed: tuple[str, str], perceivers: list[str]) -> None:
         obj, box = placed
-        if self.state.at.get(obj) == box or box in self.state.left.get(obj, ()):
-            return  # where it is, or where it was before an act moved it ("the story of
-            # the boots in the tub", after they were moved): no news
+        if box in self.state.left.get(obj, ()):
+            return  # where it was before an act moved it ("the story of the boots in the
+            # tub", after they were moved): no news
+        if self.state.at.get(obj) == box:
+            # where it is: news only to those who see it there now ("Bo came in and saw
+            # the plum in the box too")
+            told = any(a.clause is not None and a.clause.subject == obj for a in self.actions)
+            if perceivers and not told:
+                clause = Clause(subject=obj, attribute="location", value=box)
+                seers = tuple(dict.fromkeys(perceivers))
+                self.actions.append(self._action("perceive", actors=seers, clause=clause))
+            return
         moved = next((i for i in self.events if self.actions[i].obj == obj), None)
         if moved is not None:
             # "moved the bottle of peas to the fridge": where it was is before the move

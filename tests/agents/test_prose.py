@@ -655,3 +655,24 @@ class TestTheDoerSeesWhereItTakesFrom:
             "Mira put the scarf in the donation bin. Then she moved the scarf to the top shelf."
         )
         assert "perceive" not in kinds(actions)
+
+
+class TestSeeingLaterOrNever:
+    def test_a_perception_to_come_is_none(self) -> None:
+        actions = read(
+            "Mira moved the scarf to the top shelf. Nobody knows what Tobias will think "
+            "when he notices it."
+        )
+        assert [(a.kind, a.seen_by) for a in actions] == [("move", ())]
+        actions = read("Mira moved the scarf to the top shelf. Tobias could see it all.")
+        assert actions[-1].seen_by == ("tobias",)
+
+    def test_a_second_look_at_a_thing_where_it_is_is_seen(self) -> None:
+        actions = read(
+            "Mira spotted the scarf in the donation bin. Later Tobias came by and noticed "
+            "the scarf in the donation bin as well."
+        )
+        assert [(a.kind, a.actors) for a in actions if a.kind == "perceive"] == [
+            ("perceive", ("mira_holt",)),
+            ("perceive", ("tobias",)),
+        ]
