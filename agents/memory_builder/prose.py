@@ -178,6 +178,7 @@ class _State:
     named_before: tuple[str, ...] = ()
     placed_by: dict[str, str | None] = field(default_factory=dict)  # object -> who put it
     named_now: tuple[str, ...] = ()  # the characters named so far in this sentence
+    barred: set[str | None] = field(default_factory=set)  # pronouns this sentence used early
     clause_subject: tuple[str, ...] = ()  # the latest clause's first subject
     centre: tuple[str, ...] | None = None
 
@@ -315,6 +316,7 @@ def read_prose(text: str, entities: Mapping[str, Entity]) -> list[StoryAction]:
             state.out.extend(whole.placements())
         state.named_before = state.named_now
         state.named_now = ()
+        state.barred = set()
         if len(state.out) > before:
             continue
         if controlled.kind != "narration":
@@ -603,8 +605,13 @@ class _Sentence:
         elif len(named) == 1:
             after = min(m.first for m in self.mentions if m.kind == "character")
             lead = self._lead_end()
+            # "In her mind, Bo ..., and so she ...": a pronoun used before the name stands
+            # for another in the sentence's later clauses too
+            self.state.barred |= {_gender(t.low) for t in self.toks[:after]} - {None}
             if lead > 0 and after < lead and self.toks[0].low not in _OPENERS:
                 return  # "Knowing Bo hated it, she ...": the pronoun is another's
+            if self._after_that(after):
+                return  # "Sure that Bo hated it, she ...": a that-clause's subject
         if len(named) != 1:
             return
         [who] = named
@@ -612,6 +619,7 @@ class _Sentence:
         # "She waved when Bo joined her": a pronoun the sentence used before the name
         # stands for someone else, and so does the same pronoun after it
         seen -= {_gender(t.low) for t in self.toks[:after]}
+        seen -= self.state.barred
         found = [p for p in seen if p is not None]
         if adjacent and any(self._pronoun_of(c) in found for c in self.lex.characters.values()):
             return  # by adjacency only a pronoun no character is known by yet
@@ -674,10 +682,16 @@ class _Sentence:
         # its own ("Aware of Bo's plan, she ...": not Bo; but "When Bo saw it, he ..." and
         # "In Bo's mind, he ..." are Bo)
         lead = self._lead_end() if self.toks[0].low not in _OPENERS else 0
+        # nor, opening the main clause, to a leading phrase's that-clause's subject ("With
+        # the hope that Bo would like it, she ...": not Bo)
+        main = self._lead_end() if self.first_clause else 0
         before = [
             i
             for m in self.mentions
-            if m.kind == "character" and m.last < at and not (at == lead and m.last < lead)
+            if m.kind == "character"
+            and m.last < at
+            and not (at == lead and m.last < lead)
+            and not (at == main and m.last < main and self._after_that(m.first))
             for i in m.ids
         ]
         recent = list(reversed(before))
@@ -720,6 +734,10 @@ class _Sentence:
         if len(fits) > 1:
             return fits[0], f"{pronoun!r} may stand for {' or '.join(fits[:2])}"
         return fits[0], None
+
+    def _after_that(self, i: int) -> bool:
+        """Whether token ``i`` opens a that-clause ("that Bo would like it")."""
+        return i > 0 and self.toks[i - 1].low in ("that", "whether")
 
     # -- verbs ------------------------------------------------------------------------
     def _find_verbs(self) -> list[_Verb]:

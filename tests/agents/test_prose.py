@@ -676,3 +676,24 @@ class TestSeeingLaterOrNever:
             ("perceive", ("mira_holt",)),
             ("perceive", ("tobias",)),
         ]
+
+
+class TestPronounsAroundAnotherName:
+    def test_a_pronoun_before_the_name_stands_for_another_in_later_clauses(self) -> None:
+        actions = read(
+            "Mira Holt and Tobias sat in the garden. In her view, Tobias needed a tidier "
+            "room, and so she moved the scarf to the top shelf. Later he went into the "
+            "master bedroom."
+        )
+        assert actions[-1].actors == ("tobias",)  # he: "she" was never Tobias's
+
+    def test_a_that_clauses_subject_is_not_the_main_clauses_pronoun(self) -> None:
+        actions = read(
+            "Mira Holt and Tobias sat in the garden. Mira stretched herself. With the hope "
+            "that Tobias would like it, she moved the scarf to the top shelf. Then he left "
+            "the garden."
+        )
+        assert [(a.kind, a.actors) for a in actions] == [
+            ("move", ("mira_holt",)),
+            ("exit", ("tobias",)),
+        ]
