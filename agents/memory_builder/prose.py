@@ -442,6 +442,7 @@ class _Sentence:
         self.actions: list[StoryAction] = []
         self.events: list[int] = []  # indexes in self.actions of object events
         self.known_before = set(state.located)  # objects placed before this sentence
+        self.undirected: set[int] = set()  # ids of the takes a move verb with no destination made
 
     # -- mentions ---------------------------------------------------------------------
     def _find_mentions(self) -> None:
@@ -734,6 +735,21 @@ class _Sentence:
         if len(fits) > 1:
             return fits[0], f"{pronoun!r} may stand for {' or '.join(fits[:2])}"
         return fits[0], None
+
+    def _light_noun(self, i: int, hi: int) -> bool:
+        """Whether token ``i`` is a bare noun a light verb takes ("care", "part",
+        "action"): a word, no determiner, pronoun, particle or entity's."""
+        if i >= hi or i in self.by_token:
+            return False
+        low = self.toks[i].low
+        return (
+            _wordlike(low)
+            and low not in _DETERMINERS
+            and low not in PARTICLES
+            and _gender(low) is None
+            and low not in ("it", "them", "one", "ones")
+            and verb_classes(low) is None
+        )
 
     def _after_that(self, i: int) -> bool:
         """Whether token ``i`` opens a that-clause ("that Bo would like it")."""
@@ -1210,6 +1226,8 @@ class _Sentence:
             and self.toks[lo + 2].low in _REFLEXIVES
         ):
             return True  # "took it upon himself to ...": an idiom, nothing taken
+        if verb.lemma == "take" and self._light_noun(verb.end + 1, hi):
+            return True  # "took care of it", "take part in": a light verb, nothing taken
         obj, at, obj_why = self._object_mention(lo, hi)
         if obj is None:
             return False
@@ -1236,7 +1254,9 @@ class _Sentence:
                 self._action("give", actors=who, obj=obj, target=recipient.ids[0], unsure=unsure)
             )
         elif self.state.placed_by.get(obj) == actor and (
-            cls != "take" or verb.lemma.split()[-1] in ("away", "off")
+            cls != "take"
+            or verb.lemma.split()[-1] in ("away", "off")
+            or self.toks[verb.at].low.endswith("ing")  # ", removing it from sight"
         ):
             # its own doer already put it somewhere: an act with no destination on it
             # ("relocated it", "disposed of it", "whisked it away") tells that act again
@@ -1248,14 +1268,11 @@ class _Sentence:
         else:
             particle = next((t.low for t in self.toks[at + 1 : hi] if t.low in PARTICLES), None)
             where = f" ({verb.lemma} {particle})" if particle else f" ({verb.lemma})"
-            self._event(
-                self._action(
-                    "take",
-                    actors=who,
-                    obj=obj,
-                    unsure=unsure or f"a move with no destination{where}",
-                )
+            took = self._action(
+                "take", actors=who, obj=obj, unsure=unsure or f"a move with no destination{where}"
             )
+            self.undirected.add(id(took))
+            self._event(took)
         self.state.last_object = obj
         self.state.located.add(obj)
         last = self.actions[self.events[-1]] if self.events else None
@@ -1618,11 +1635,16 @@ class _Sentence:
         latest = state.out[state.last_event]
         for i in list(self.events):
             action = self.actions[i]
-            if (
-                action.kind == "take"
-                and action.unsure is not None
-                and (action.actors, action.obj) == (latest.actors, latest.obj)
-            ):
+            same = (action.actors, action.obj) == (latest.actors, latest.obj)
+            # a move with no destination right after one that had it in a container is
+            # that move told again, whoever the reader took its doer to be ("Ann put the
+            # key in the box. Bo wondered why she had moved it.")
+            retold = (
+                id(action) in self.undirected
+                and latest.kind in ("move", "put")
+                and latest.obj == action.obj
+            )
+            if action.kind == "take" and action.unsure is not None and (same or retold):
                 self.actions[i] = StoryAction(kind="narration", start=self.start, end=self.end)
                 self.events.remove(i)
         self.actions = [a for a in self.actions if a.kind != "narration"]

@@ -697,3 +697,23 @@ class TestPronounsAroundAnotherName:
             ("move", ("mira_holt",)),
             ("exit", ("tobias",)),
         ]
+
+
+class TestTellingAnActAgain:
+    def test_a_later_move_verb_with_no_destination_retells_whoever_it_names(self) -> None:
+        actions = read(
+            "Mira moved the scarf to the top shelf. Tobias wondered why he had shifted it."
+        )
+        assert kinds(actions) == ["move"]
+
+    def test_a_participle_after_the_doers_placement_retells_it(self) -> None:
+        actions = read(
+            "Mira dropped the scarf into the donation bin, then walked off, "
+            "quietly removing it from view."
+        )
+        assert kinds(actions) == ["move"]
+
+    def test_a_light_verb_takes_nothing(self) -> None:
+        actions = read("Mira decided to take care of the scarf herself.")
+        assert "take" not in kinds(actions)
+        assert kinds(read("Mira decided to take the scarf herself.")) == ["take"]
