@@ -443,6 +443,7 @@ class _Sentence:
         self.events: list[int] = []  # indexes in self.actions of object events
         self.known_before = set(state.located)  # objects placed before this sentence
         self.undirected: set[int] = set()  # ids of the takes a move verb with no destination made
+        self.looked: list[tuple[tuple[str, ...], str]] = []  # who saw which thing
 
     # -- mentions ---------------------------------------------------------------------
     def _find_mentions(self) -> None:
@@ -968,6 +969,7 @@ class _Sentence:
             # narrator's statement that all present see ("Ann whispered to Ben that the
             # scarf is in the box" told Cal, out in the garden, where the scarf was)
             self._statements(perceivers)
+            self._seen_where_it_is()
         # where a thing is, stated in a sentence that says who did not see ("Behind Ann's
         # back, Ben tucked the scarf into the box." with the tucking not read), is not seen
         # by them either
@@ -1339,6 +1341,7 @@ class _Sentence:
         )
         if thing is not None and not action_noun and nxt not in ("as", "while", "how"):
             perceivers.extend(who)
+            self.looked.append((who, thing.ids[0]))
             return True
         if eventish:
             marks.append(("seen", who))
@@ -1458,6 +1461,22 @@ class _Sentence:
                 bridged = True  # "it was filled with", "which held"
         if bridged:
             self._state((plain[0].ids[0], box_id), perceivers)
+
+    def _seen_where_it_is(self) -> None:
+        """A thing seen, its place unsaid, is seen where the reader has it ("Bo spotted the
+        plum", "his eyes fell on the tin" that holds it), unless the sentence says where."""
+        state = self.state
+        for who, sid in self.looked:
+            obj = state.inside.get(sid) if self._is_container(sid) else sid
+            box = state.at.get(obj) if obj is not None else None
+            if obj is None or box is None or box in self.lex.characters.values():
+                continue
+            if self._is_container(sid) and box != sid:
+                continue  # what the container held once is elsewhere now
+            if any(a.obj == obj or (a.clause and a.clause.subject == obj) for a in self.actions):
+                continue
+            clause = Clause(subject=obj, attribute="location", value=box)
+            self.actions.append(self._action("perceive", actors=who, clause=clause))
 
     def _inside_after(self, m: _Mention) -> bool:
         """Whether ``inside`` (``within``) follows the object ``m`` as an adverb, with at

@@ -717,3 +717,20 @@ class TestTellingAnActAgain:
         actions = read("Mira decided to take care of the scarf herself.")
         assert "take" not in kinds(actions)
         assert kinds(read("Mira decided to take the scarf herself.")) == ["take"]
+
+
+class TestSeenWhereItIs:
+    def test_a_thing_seen_with_no_place_said_is_seen_where_it_is(self) -> None:
+        actions = read("Mira put the scarf in the donation bin. Later Tobias spotted the scarf.")
+        seen = actions[-1]
+        assert seen.kind == "perceive" and seen.actors == ("tobias",)
+        assert seen.clause is not None and seen.clause.value == "donation_bin"
+
+    def test_a_container_seen_shows_what_it_holds_now_only(self) -> None:
+        text = "A scarf lay in the donation bin. Tobias eyed the donation bin."
+        assert [a.actors for a in read(text) if a.kind == "perceive"] == [("tobias",)]
+        text = (
+            "A scarf lay in the donation bin. Mira moved the scarf to the top shelf. "
+            "Tobias eyed the donation bin."
+        )
+        assert "tobias" not in [c for a in read(text) if a.kind == "perceive" for c in a.actors]
