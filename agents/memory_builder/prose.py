@@ -99,7 +99,7 @@ _ABSENT = re.compile(
     re.I,
 )
 _BEHIND_BACK = re.compile(r"\bbehind\s+(\w+(?:'s)?)\s+back\b", re.I)
-_UNBEKNOWNST = re.compile(r"\bunbeknown(?:st)?\s+to\s+(\w+)", re.I)
+_UNBEKNOWNST = re.compile(r"\b(?:unbeknown(?:st)?|unknown)\s+to\s+(\w+)", re.I)
 _WITHOUT = re.compile(
     r"\bwithout\s+(\w+)\s+(?:noticing|knowing|seeing|realizing|realising|"
     r"being\s+aware|suspecting)",
@@ -1824,7 +1824,8 @@ _BASE_BEFORE = frozenset(
 )
 _ADVERBISH = frozenset({"not", "also", "then", "just", "quickly", "never", "even", "soon"})
 _MODALS = frozenset(
-    {"would", "could", "might", "should", "may", "will", "can", "shall", "must", "if"} | {"unless"}
+    {"would", "could", "might", "should", "may", "will", "can", "shall", "must", "if"}
+    | {"unless", "whether"}
 )
 _CLAUSE_EDGE = frozenset({",", ";", ":", "—", "–", "(", ")", "and", "but", "so", "then"})
 _OBLIQUE = frozenset(

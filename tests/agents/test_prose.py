@@ -734,3 +734,15 @@ class TestSeenWhereItIs:
             "Tobias eyed the donation bin."
         )
         assert "tobias" not in [c for a in read(text) if a.kind == "perceive" for c in a.actors]
+
+
+class TestWhetherAndUnknown:
+    def test_whether_one_saw_is_no_seeing(self) -> None:
+        actions = read(
+            "Mira moved the scarf to the top shelf. Whether Tobias ever noticed it was never told."
+        )
+        assert actions[-1].seen_by == ()
+
+    def test_unknown_to_is_unseen(self) -> None:
+        [move] = read("Unknown to Tobias, Mira hid the scarf in the donation bin.")
+        assert move.unseen_by == ("tobias",)
