@@ -76,6 +76,10 @@ _LOCATIVE = frozenset(
     {"in", "inside", "into", "within", "on", "onto", "atop", "under", "beneath", "at"}
 )
 _AWAY = frozenset({"out", "from"})
+# modifiers that tell one thing from another of its kind, each as good as the others
+_OTHER = frozenset(
+    {"another", "different", "other", "separate", "alternate", "alternative", "second"}
+)
 _SPEECH = frozenset({"tell", "inform", "claim", "say", "ask"})  # a sentence's speech acts
 # a name's words after one of these are not its head ("basket in the kitchen")
 _POST_MODIFIERS = frozenset({"in", "on", "at", "by", "near", "under", "inside", "beside"})
@@ -490,6 +494,8 @@ class _Sentence:
         best: tuple[int, _Thing] | None = None
         for thing in candidates:
             score = sum(1 for w in thing.words[:-1] if w in near) * 2
+            if set(thing.words[:-1]) & _OTHER and near & _OTHER:
+                score += 2  # "a different drawer" for "another drawer"
             if len(thing.words) == 1:
                 score += 1
             if thing.owner is not None and owner == thing.owner:

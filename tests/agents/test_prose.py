@@ -746,3 +746,12 @@ class TestWhetherAndUnknown:
     def test_unknown_to_is_unseen(self) -> None:
         [move] = read("Unknown to Tobias, Mira hid the scarf in the donation bin.")
         assert move.unseen_by == ("tobias",)
+
+
+class TestAnotherOfAKind:
+    def test_a_different_box_is_the_other_box(self) -> None:
+        story = pack(("character", "Ana"), ("object", "pear"), ("object", "box", True))
+        story |= pack(("object", "another box", True))
+        text = "A pear sat in the box. Ana moved the pear to a different box."
+        actions = [a for a in read_prose(text, story) if a.kind == "move"]
+        assert [a.target for a in actions] == ["another_box"]
