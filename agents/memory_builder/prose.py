@@ -337,9 +337,11 @@ def _taken_from(
 ) -> list[StoryAction]:
     """Each prose act on an object seen by its doer where the object was: one who takes a
     thing out of a container, or moves it from there, sees it there first (the place the
-    reader last had it, from what another did or the text stated)."""
+    reader last had it, from what another did or the text stated) — unless the text says
+    the doer did not see it put there: what it did not perceive it never learns."""
     out: list[StoryAction] = []
-    where: dict[str, tuple[str, tuple[str, ...]]] = {}  # object -> (where, who put it)
+    # object -> where it is, who put it or saw it there, who the text says did not see that
+    where: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {}
     for i, action in enumerate(actions):
         obj = action.obj
         if (
@@ -349,9 +351,13 @@ def _taken_from(
             and action.actors
             and obj in where
         ):
-            box, by = where[obj]
+            box, by, blind = where[obj]
             known = entities.get(box)
-            if not set(action.actors) & set(by) and known is not None and known.kind != "character":
+            if (
+                not set(action.actors) & {*by, *blind}
+                and known is not None
+                and known.kind != "character"
+            ):
                 seen = Clause(subject=obj, attribute="location", value=box)
                 out.append(
                     StoryAction(
@@ -364,7 +370,7 @@ def _taken_from(
                 )
         clause = action.clause
         if action.kind in ("move", "put") and obj is not None and action.target:
-            where[obj] = (slug(action.target), action.actors)
+            where[obj] = (slug(action.target), action.actors, action.unseen_by)
         elif action.kind in ("take", "give", "drop") and obj is not None:
             where.pop(obj, None)
         elif (
@@ -375,7 +381,7 @@ def _taken_from(
             # who saw it there already: its seers, and whoever acts in the same sentence
             seers = (*action.seen_by, *(action.actors if action.kind == "perceive" else ()))
             same = tuple(c for a in actions if a.start == action.start for c in a.actors)
-            where[slug(clause.subject)] = (slug(clause.value), (*seers, *same))
+            where[slug(clause.subject)] = (slug(clause.value), (*seers, *same), action.unseen_by)
         out.append(action)
     return out
 

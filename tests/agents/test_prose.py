@@ -656,6 +656,13 @@ class TestTheDoerSeesWhereItTakesFrom:
         )
         assert "perceive" not in kinds(actions)
 
+    def test_no_look_at_a_placement_the_doer_did_not_see(self) -> None:
+        actions = read(
+            "Tobias did not notice when Mira put the scarf in the donation bin. Later "
+            "Tobias moved the scarf to the top shelf."
+        )
+        assert "perceive" not in kinds(actions)
+
 
 class TestSeeingLaterOrNever:
     def test_a_perception_to_come_is_none(self) -> None:
