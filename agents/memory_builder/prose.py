@@ -975,6 +975,7 @@ class _Sentence:
                 done = self._apply(cls, verb, who, why, lo, hi, marks, perceivers)
                 if done:
                     break
+        self._feeling_nouns(verbs)
         self._negative_perception(marks)
         if not any(a.kind in _SPEECH for a in self.actions):
             # what a sentence of speech says is its speaker's word to its hearers, no
@@ -1656,6 +1657,68 @@ class _Sentence:
             )
         return True
 
+    def _feeling_nouns(self, verbs: Sequence[_Verb]) -> None:
+        """A feeling said as a noun about a thing ("Bo had a fondness for plums", "Ann's
+        deep dislike of the scarf"): a noun WordNet has as a kind of liking (disliking),
+        then for / of / towards / to the thing; its holder the owner before it ("Ann's",
+        "his") or the clause's subject. Not under a verb of believing ("assuming that Bo
+        had a fondness for it": the believer's view) nor negated."""
+        toks = self.toks
+        felt = {(a.actors, a.obj) for a in self.actions if a.kind == "feel"}
+        for i, tok in enumerate(toks):
+            if i + 1 >= len(toks) or toks[i + 1].low not in _ABOUT:
+                continue
+            if not any(
+                t.low in _DETERMINERS or t.low.endswith("'s") for t in toks[max(0, i - 3) : i]
+            ):
+                continue  # a noun's determiner or owner first ("took care of": no feeling)
+            if toks[i + 1].low == "of" and toks[i - 1].low == "the":
+                continue  # "the taste of pineapple": a property of the thing, no one's feeling
+            sign = _feeling(tok.low)
+            if sign is None:
+                continue
+            if any("believe" in v.classes[:1] and v.at < i for v in verbs):
+                return
+            if self._negated(i) or any(v.at < i and v.irrealis and v.end >= i - 3 for v in verbs):
+                continue
+            thing = self._first(i + 2, min(len(toks), i + 6), ("object",))
+            target = thing.of_object or thing.ids[0] if thing is not None else None
+            if target is None and toks[i + 2 : i + 3] and toks[i + 2].low in ("it", "them"):
+                target = self.state.last_object
+            if target is None or self._is_container(target):
+                continue
+            who = self._feeler(i)
+            if not who:
+                continue
+            word = "likes" if sign else "dislikes"
+            self.state.last_object = target  # "It was in a box." next: the thing liked
+            for c in who:
+                if ((c,), target) not in felt:
+                    self.actions.append(self._action("feel", actors=(c,), obj=target, verb=word))
+
+    def _feeler(self, i: int) -> tuple[str, ...]:
+        """Whose is the feeling noun at token ``i``: the owner right before it ("Bo's",
+        "his deep"), else the nearest character named as a subject before it."""
+        for j in range(i - 1, max(-1, i - 4), -1):
+            low = self.toks[j].low
+            m = self.by_token.get(j)
+            if m is not None and m.kind == "character" and m.possessive:
+                return m.ids
+            if low in ("his", "her"):
+                who, _ = self._resolve(_POSSESSIVES[low], j)
+                return (who,) if who else ()
+            if low in ("their", "its", "a", "an", "the", ",", "for", "with"):
+                break
+        best: tuple[str, ...] = ()
+        for j in range(i):
+            m = self.by_token.get(j)
+            if m is not None and m.kind == "character" and not m.possessive and m.first == j:
+                best = m.ids
+            elif self.toks[j].low in ("he", "she"):
+                who, _ = self._resolve(self.toks[j].low, j)
+                best = (who,) if who else best
+        return best
+
     def _retold(self) -> None:
         """An object event with no destination that repeats the latest one's doer and
         object ("Ben watched as Ann moved the key") tells that event again: it is dropped,
@@ -1780,6 +1843,27 @@ class _Sentence:
                 state.last_box = m.ids[0]
             elif m.kind == "object" and not self.actions:
                 state.last_object = m.ids[0]  # "it" next is the thing last named
+
+
+_ABOUT = frozenset({"for", "of", "towards", "toward", "to"})  # a feeling's thing after it
+_LIKING = frozenset({"like", "love", "fond", "ador", "admir", "penchant"})
+_DISLIKING = frozenset({"dislik", "hate", "hatr", "loath", "detest", "disgust", "avers"})
+
+
+def _feeling(low: str) -> bool | None:
+    """Whether a noun is a kind of liking (True) or of disliking (False), by its stem and
+    WordNet's general words for it; None for any other word."""
+    stems = terms(low)
+    if len(stems) != 1:
+        return None
+    general = {stems[0], *general_table().get(stems[0], ())}
+    if "feel" not in general and "emot" not in general and stems[0] not in _LIKING | _DISLIKING:
+        return None
+    if general & _DISLIKING:
+        return False
+    if general & _LIKING:
+        return True
+    return None
 
 
 def _gender(low: str) -> str | None:

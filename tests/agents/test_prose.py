@@ -307,7 +307,7 @@ class TestWhatIsActedOn:
 
     def test_a_noun_after_a_preposition_is_no_direct_object(self) -> None:
         text = "Nell and Omar shared a fondness for plums. Omar dropped the plum into the tin."
-        actions = [a for a in read_prose(text, KITCHEN) if a.obj == "plum"]
+        actions = [a for a in read_prose(text, KITCHEN) if a.obj == "plum" and a.kind != "feel"]
         assert [(a.kind, a.target) for a in actions] == [("move", "tin")]
 
     def test_an_owners_name_is_not_where_a_thing_goes(self) -> None:
@@ -762,3 +762,18 @@ class TestAnotherOfAKind:
         text = "A pear sat in the box. Ana moved the pear to a different box."
         actions = [a for a in read_prose(text, story) if a.kind == "move"]
         assert [a.target for a in actions] == ["another_box"]
+
+
+class TestFeelingsAsNouns:
+    def test_a_fondness_and_a_dislike(self) -> None:
+        actions = read("Tobias had a deep fondness for the scarf.")
+        assert [(a.kind, a.actors, a.obj, a.verb) for a in actions] == [
+            ("feel", ("tobias",), "scarf", "likes")
+        ]
+        [feel] = read("Mira Holt's dislike of the scarf was well known.")
+        assert (feel.actors, feel.verb) == (("mira_holt",), "dislikes")
+
+    def test_no_feeling_believed_of_another_or_said_of_a_thing(self) -> None:
+        assert read("Assuming that Tobias had a fondness for the scarf, Mira smiled.") == []
+        assert "feel" not in kinds(read("Mira took care of the scarf."))
+        assert "feel" not in kinds(read("Tobias noticed the softness of the scarf."))
