@@ -92,7 +92,10 @@ _ACTION_NOUNS = frozenset(
     {"action", "actions", "move", "gesture", "act", "deed", "scene", "exchange", "whole"}
     | {"transfer", "switch", "maneuver", "manoeuvre", "relocation", "behavior", "behaviour"}
 )
-_UNAWARE = re.compile(r"\b(?:unaware|oblivious|ignorant|unbeknown(?:st)?)\b", re.I)
+_UNAWARE = re.compile(
+    r"\b(?:unaware|oblivious|ignorant|unbeknown(?:st)?|had\s+no\s+(?:idea|clue|inkling))\b",
+    re.I,
+)
 _WATCHED = re.compile(
     r"\b(?:watch\w*|notic\w*|unnoticed|seen|saw|observ\w*|eyes?|witness\w*|gaze|spotted)\b",
     re.I,

@@ -777,3 +777,14 @@ class TestFeelingsAsNouns:
         assert read("Assuming that Tobias had a fondness for the scarf, Mira smiled.") == []
         assert "feel" not in kinds(read("Mira took care of the scarf."))
         assert "feel" not in kinds(read("Tobias noticed the softness of the scarf."))
+
+
+class TestHadNoIdea:
+    def test_had_no_idea_is_unseen_or_unaware(self) -> None:
+        [move] = read("Mira moved the scarf to the top shelf. Tobias had no idea what happened.")
+        assert move.unseen_by == ("tobias",)
+        actions = read(
+            "Mira moved the scarf to the top shelf. Tobias saw it. "
+            "Mira had no idea that she had been watched."
+        )
+        assert actions[0].unaware_of == ("tobias",)
