@@ -19,6 +19,9 @@ from the memory at the end: W for the narrator, B[c] for first order, B[c>d] for
 order. What the memory does not hold is unanswered (``None``), counted and scored wrong,
 never guessed:
 
+* a character that perceived nothing about the entity knows of no change to it: to it,
+  the entity is where the story first had it (W's first location); so, to c, is d's
+  belief where c knows of no perception of d's;
 * fine location: the believed location's name (a container's as OpenToM spells it; a
   character's or a place's name when it is believed to be there, scored wrong);
 * coarse location: whether the latest belief is the earliest one (the holder's earliest,
@@ -457,6 +460,11 @@ async def read_minds(store: StoryStore, story: OtStory) -> Minds:
             continue
         minds.last[chain] = view.where(eoi)
         minds.first[chain] = await _first(store, chain, eoi) or world_first
+        if len(chain) == 1 and minds.last[chain] is None and world_first is not None:
+            # c perceived nothing about the entity, so no change to it: to c it is where
+            # the story first had it (as a second-order chain holding nothing is, below)
+            minds.last[chain] = minds.first[chain] = world_first
+            minds.assumed.add(chain)
         if len(chain) > 1 and minds.last[chain] is None:
             # c knows of no perception of d's about the entity: to c, d holds what was
             # so before any change c knows d saw, the initial location as c knows it

@@ -76,6 +76,10 @@ _LOCATIVE = frozenset(
     {"in", "inside", "into", "within", "on", "onto", "atop", "under", "beneath", "at"}
 )
 _AWAY = frozenset({"out", "from"})
+# modifiers that tell one thing from another of its kind, each as good as the others
+_OTHER = frozenset(
+    {"another", "different", "other", "separate", "alternate", "alternative", "second"}
+)
 _SPEECH = frozenset({"tell", "inform", "claim", "say", "ask"})  # a sentence's speech acts
 # a name's words after one of these are not its head ("basket in the kitchen")
 _POST_MODIFIERS = frozenset({"in", "on", "at", "by", "near", "under", "inside", "beside"})
@@ -88,7 +92,10 @@ _ACTION_NOUNS = frozenset(
     {"action", "actions", "move", "gesture", "act", "deed", "scene", "exchange", "whole"}
     | {"transfer", "switch", "maneuver", "manoeuvre", "relocation", "behavior", "behaviour"}
 )
-_UNAWARE = re.compile(r"\b(?:unaware|oblivious|ignorant|unbeknown(?:st)?)\b", re.I)
+_UNAWARE = re.compile(
+    r"\b(?:unaware|oblivious|ignorant|unbeknown(?:st)?|had\s+no\s+(?:idea|clue|inkling))\b",
+    re.I,
+)
 _WATCHED = re.compile(
     r"\b(?:watch\w*|notic\w*|unnoticed|seen|saw|observ\w*|eyes?|witness\w*|gaze|spotted)\b",
     re.I,
@@ -99,7 +106,7 @@ _ABSENT = re.compile(
     re.I,
 )
 _BEHIND_BACK = re.compile(r"\bbehind\s+(\w+(?:'s)?)\s+back\b", re.I)
-_UNBEKNOWNST = re.compile(r"\bunbeknown(?:st)?\s+to\s+(\w+)", re.I)
+_UNBEKNOWNST = re.compile(r"\b(?:unbeknown(?:st)?|unknown)\s+to\s+(\w+)", re.I)
 _WITHOUT = re.compile(
     r"\bwithout\s+(\w+)\s+(?:noticing|knowing|seeing|realizing|realising|"
     r"being\s+aware|suspecting)",
@@ -167,12 +174,18 @@ class _State:
     left: dict[str, set[str]] = field(default_factory=dict)  # object -> where acts took it from
     out: list[StoryAction] = field(default_factory=list)
     last_event: int | None = None  # index in ``out`` of the latest object event
+    # the object events of the latest sentence that had any ("took the key and put it in
+    # the box": one act told in two verbs), and that sentence's number
+    last_events: list[int] = field(default_factory=list)
+    sentence: int = 0
+    events_sentence: int = -1
     pending: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
     last_box: str | None = None  # the container the latest sentence that named one named
     # the characters the previous sentence named, and its first subject (its main clause's)
     named_before: tuple[str, ...] = ()
     placed_by: dict[str, str | None] = field(default_factory=dict)  # object -> who put it
     named_now: tuple[str, ...] = ()  # the characters named so far in this sentence
+    barred: set[str | None] = field(default_factory=set)  # pronouns this sentence used early
     clause_subject: tuple[str, ...] = ()  # the latest clause's first subject
     centre: tuple[str, ...] | None = None
 
@@ -288,11 +301,14 @@ def read_prose(text: str, entities: Mapping[str, Entity]) -> list[StoryAction]:
     """``text`` as story actions anchored on ``entities`` (a :data:`.builder.Reader`)."""
     lexicon = _Lexicon(entities)
     state = _State()
+    controlled_at: set[int] = set()  # the indices in ``state.out`` the grammar read
     for start, end in split_sentences(text):
+        state.sentence += 1
         sentence = text[start:end]
         controlled = parse_sentence(sentence, start)
         if controlled.kind != "narration" and _own_names(controlled, entities):
             _follow(state, controlled, entities)
+            controlled_at.add(len(state.out))
             state.out.append(controlled)
             continue
         before = len(state.out)
@@ -307,14 +323,70 @@ def read_prose(text: str, entities: Mapping[str, Entity]) -> list[StoryAction]:
             state.out.extend(whole.placements())
         state.named_before = state.named_now
         state.named_now = ()
+        state.barred = set()
         if len(state.out) > before:
             continue
         if controlled.kind != "narration":
             _follow(state, controlled, entities)
+            controlled_at.add(len(state.out))
             state.out.append(controlled)
             continue
         state.out.append(StoryAction(kind="narration", start=start, end=end))
-    return state.out
+    return _taken_from(state.out, controlled_at, entities)
+
+
+def _taken_from(
+    actions: list[StoryAction], controlled_at: set[int], entities: Mapping[str, Entity]
+) -> list[StoryAction]:
+    """Each prose act on an object seen by its doer where the object was: one who takes a
+    thing out of a container, or moves it from there, sees it there first (the place the
+    reader last had it, from what another did or the text stated) — unless the text says
+    the doer did not see it put there: what it did not perceive it never learns."""
+    out: list[StoryAction] = []
+    # object -> where it is, who put it or saw it there, who the text says did not see that
+    where: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {}
+    for i, action in enumerate(actions):
+        obj = action.obj
+        if (
+            i not in controlled_at
+            and action.kind in ("move", "take", "put")
+            and obj is not None
+            and action.actors
+            and obj in where
+        ):
+            box, by, blind = where[obj]
+            known = entities.get(box)
+            if (
+                not set(action.actors) & {*by, *blind}
+                and known is not None
+                and known.kind != "character"
+            ):
+                seen = Clause(subject=obj, attribute="location", value=box)
+                out.append(
+                    StoryAction(
+                        kind="perceive",
+                        start=action.start,
+                        end=action.end,
+                        actors=action.actors[:1],
+                        clause=seen,
+                    )
+                )
+        clause = action.clause
+        if action.kind in ("move", "put") and obj is not None and action.target:
+            where[obj] = (slug(action.target), action.actors, action.unseen_by)
+        elif action.kind in ("take", "give", "drop") and obj is not None:
+            where.pop(obj, None)
+        elif (
+            action.kind in ("state", "perceive")
+            and clause is not None
+            and clause.attribute == "location"
+        ):
+            # who saw it there already: its seers, and whoever acts in the same sentence
+            seers = (*action.seen_by, *(action.actors if action.kind == "perceive" else ()))
+            same = tuple(c for a in actions if a.start == action.start for c in a.actors)
+            where[slug(clause.subject)] = (slug(clause.value), (*seers, *same), action.unseen_by)
+        out.append(action)
+    return out
 
 
 def _own_names(action: StoryAction, entities: Mapping[str, Entity]) -> bool:
@@ -348,6 +420,7 @@ def _follow(state: _State, action: StoryAction, entities: Mapping[str, Entity]) 
         state.last_object = slug(action.obj)
     if action.kind in ("move", "put", "take", "give", "drop"):
         state.last_event = len(state.out)
+        state.last_events, state.events_sentence = [len(state.out)], state.sentence
         if action.obj:
             state.located.add(slug(action.obj))
     if action.clause is not None and action.clause.attribute == "location":
@@ -382,6 +455,8 @@ class _Sentence:
         self.actions: list[StoryAction] = []
         self.events: list[int] = []  # indexes in self.actions of object events
         self.known_before = set(state.located)  # objects placed before this sentence
+        self.undirected: set[int] = set()  # ids of the takes a move verb with no destination made
+        self.looked: list[tuple[tuple[str, ...], str]] = []  # who saw which thing
 
     # -- mentions ---------------------------------------------------------------------
     def _find_mentions(self) -> None:
@@ -428,6 +503,8 @@ class _Sentence:
         best: tuple[int, _Thing] | None = None
         for thing in candidates:
             score = sum(1 for w in thing.words[:-1] if w in near) * 2
+            if set(thing.words[:-1]) & _OTHER and near & _OTHER:
+                score += 2  # "a different drawer" for "another drawer"
             if len(thing.words) == 1:
                 score += 1
             if thing.owner is not None and owner == thing.owner:
@@ -545,8 +622,13 @@ class _Sentence:
         elif len(named) == 1:
             after = min(m.first for m in self.mentions if m.kind == "character")
             lead = self._lead_end()
+            # "In her mind, Bo ..., and so she ...": a pronoun used before the name stands
+            # for another in the sentence's later clauses too
+            self.state.barred |= {_gender(t.low) for t in self.toks[:after]} - {None}
             if lead > 0 and after < lead and self.toks[0].low not in _OPENERS:
                 return  # "Knowing Bo hated it, she ...": the pronoun is another's
+            if self._after_that(after):
+                return  # "Sure that Bo hated it, she ...": a that-clause's subject
         if len(named) != 1:
             return
         [who] = named
@@ -554,6 +636,7 @@ class _Sentence:
         # "She waved when Bo joined her": a pronoun the sentence used before the name
         # stands for someone else, and so does the same pronoun after it
         seen -= {_gender(t.low) for t in self.toks[:after]}
+        seen -= self.state.barred
         found = [p for p in seen if p is not None]
         if adjacent and any(self._pronoun_of(c) in found for c in self.lex.characters.values()):
             return  # by adjacency only a pronoun no character is known by yet
@@ -616,10 +699,16 @@ class _Sentence:
         # its own ("Aware of Bo's plan, she ...": not Bo; but "When Bo saw it, he ..." and
         # "In Bo's mind, he ..." are Bo)
         lead = self._lead_end() if self.toks[0].low not in _OPENERS else 0
+        # nor, opening the main clause, to a leading phrase's that-clause's subject ("With
+        # the hope that Bo would like it, she ...": not Bo)
+        main = self._lead_end() if self.first_clause else 0
         before = [
             i
             for m in self.mentions
-            if m.kind == "character" and m.last < at and not (at == lead and m.last < lead)
+            if m.kind == "character"
+            and m.last < at
+            and not (at == lead and m.last < lead)
+            and not (at == main and m.last < main and self._after_that(m.first))
             for i in m.ids
         ]
         recent = list(reversed(before))
@@ -662,6 +751,25 @@ class _Sentence:
         if len(fits) > 1:
             return fits[0], f"{pronoun!r} may stand for {' or '.join(fits[:2])}"
         return fits[0], None
+
+    def _light_noun(self, i: int, hi: int) -> bool:
+        """Whether token ``i`` is a bare noun a light verb takes ("care", "part",
+        "action"): a word, no determiner, pronoun, particle or entity's."""
+        if i >= hi or i in self.by_token:
+            return False
+        low = self.toks[i].low
+        return (
+            _wordlike(low)
+            and low not in _DETERMINERS
+            and low not in PARTICLES
+            and _gender(low) is None
+            and low not in ("it", "them", "one", "ones")
+            and verb_classes(low) is None
+        )
+
+    def _after_that(self, i: int) -> bool:
+        """Whether token ``i`` opens a that-clause ("that Bo would like it")."""
+        return i > 0 and self.toks[i - 1].low in ("that", "whether")
 
     # -- verbs ------------------------------------------------------------------------
     def _find_verbs(self) -> list[_Verb]:
@@ -716,15 +824,19 @@ class _Sentence:
     def _irrealis(self, i: int) -> bool:
         """Whether the verb at token ``i`` is under a modal or a condition in its clause
         ("so that she could eat it later", "if he moved it"): told as possible, not done."""
+        return self._modal(i) is not None
+
+    def _modal(self, i: int) -> str | None:
+        """The modal or condition word the verb at token ``i`` is under in its clause."""
         for j in range(i - 1, -1, -1):
             low = self.toks[j].low
             if low in ("and", "or") and j == i - 1:
                 continue  # "to find and access it": a verb joined to the one before
             if low in _CLAUSE_EDGE:
-                return False
+                return None
             if low in _MODALS:
-                return True
-        return False
+                return low
+        return None
 
     def _separated_particle(self, i: int) -> tuple[tuple[str, ...], str] | None:
         """A phrasal verb split by its pronoun object ("picking it up", "threw them away"):
@@ -866,12 +978,14 @@ class _Sentence:
                 done = self._apply(cls, verb, who, why, lo, hi, marks, perceivers)
                 if done:
                     break
+        self._feeling_nouns(verbs)
         self._negative_perception(marks)
         if not any(a.kind in _SPEECH for a in self.actions):
             # what a sentence of speech says is its speaker's word to its hearers, no
             # narrator's statement that all present see ("Ann whispered to Ben that the
             # scarf is in the box" told Cal, out in the garden, where the scarf was)
             self._statements(perceivers)
+            self._seen_where_it_is()
         # where a thing is, stated in a sentence that says who did not see ("Behind Ann's
         # back, Ben tucked the scarf into the box." with the tucking not read), is not seen
         # by them either
@@ -1130,6 +1244,8 @@ class _Sentence:
             and self.toks[lo + 2].low in _REFLEXIVES
         ):
             return True  # "took it upon himself to ...": an idiom, nothing taken
+        if verb.lemma == "take" and self._light_noun(verb.end + 1, hi):
+            return True  # "took care of it", "take part in": a light verb, nothing taken
         obj, at, obj_why = self._object_mention(lo, hi)
         if obj is None:
             return False
@@ -1156,7 +1272,9 @@ class _Sentence:
                 self._action("give", actors=who, obj=obj, target=recipient.ids[0], unsure=unsure)
             )
         elif self.state.placed_by.get(obj) == actor and (
-            cls != "take" or verb.lemma.split()[-1] in ("away", "off")
+            cls != "take"
+            or verb.lemma.split()[-1] in ("away", "off")
+            or self.toks[verb.at].low.endswith("ing")  # ", removing it from sight"
         ):
             # its own doer already put it somewhere: an act with no destination on it
             # ("relocated it", "disposed of it", "whisked it away") tells that act again
@@ -1168,14 +1286,11 @@ class _Sentence:
         else:
             particle = next((t.low for t in self.toks[at + 1 : hi] if t.low in PARTICLES), None)
             where = f" ({verb.lemma} {particle})" if particle else f" ({verb.lemma})"
-            self._event(
-                self._action(
-                    "take",
-                    actors=who,
-                    obj=obj,
-                    unsure=unsure or f"a move with no destination{where}",
-                )
+            took = self._action(
+                "take", actors=who, obj=obj, unsure=unsure or f"a move with no destination{where}"
             )
+            self.undirected.add(id(took))
+            self._event(took)
         self.state.last_object = obj
         self.state.located.add(obj)
         last = self.actions[self.events[-1]] if self.events else None
@@ -1221,6 +1336,10 @@ class _Sentence:
             return True  # "what he saw": a thing seen, named before; no event
         if verb.lemma == "look" and not (following and following[0] in ("at", "on", "as")):
             return False
+        if verb.irrealis and self._modal(verb.at) != "could":
+            # what one will see, or would if it came back ("when he finds it"), is no
+            # perception; what one could see is ("she could see him hide it")
+            return True
         if verb.negated:
             marks.append(("unseen", who))
             return True
@@ -1238,6 +1357,7 @@ class _Sentence:
         )
         if thing is not None and not action_noun and nxt not in ("as", "while", "how"):
             perceivers.extend(who)
+            self.looked.append((who, thing.ids[0]))
             return True
         if eventish:
             marks.append(("seen", who))
@@ -1250,7 +1370,10 @@ class _Sentence:
             for m in pattern.finditer(text):
                 who = self._who_word(m.group(1), m.start(1))
                 if who:
+                    # kept from its doer, an act is unseen by others; kept from the doer
+                    # of the act seen ("Unbeknownst to Ann, Bo watched her"), the watching
                     marks.append(("unseen", who))
+                    marks.append(("unaware", who))
         for m in _ABSENT.finditer(text):
             who = self._nearest_before(m.start())
             if who:
@@ -1355,6 +1478,22 @@ class _Sentence:
         if bridged:
             self._state((plain[0].ids[0], box_id), perceivers)
 
+    def _seen_where_it_is(self) -> None:
+        """A thing seen, its place unsaid, is seen where the reader has it ("Bo spotted the
+        plum", "his eyes fell on the tin" that holds it), unless the sentence says where."""
+        state = self.state
+        for who, sid in self.looked:
+            obj = state.inside.get(sid) if self._is_container(sid) else sid
+            box = state.at.get(obj) if obj is not None else None
+            if obj is None or box is None or box in self.lex.characters.values():
+                continue
+            if self._is_container(sid) and box != sid:
+                continue  # what the container held once is elsewhere now
+            if any(a.obj == obj or (a.clause and a.clause.subject == obj) for a in self.actions):
+                continue
+            clause = Clause(subject=obj, attribute="location", value=box)
+            self.actions.append(self._action("perceive", actors=who, clause=clause))
+
     def _inside_after(self, m: _Mention) -> bool:
         """Whether ``inside`` (``within``) follows the object ``m`` as an adverb, with at
         most one word between and no noun phrase after it ("a plum resting inside.")."""
@@ -1417,9 +1556,18 @@ class _Sentence:
 
     def _state(self, placed: tuple[str, str], perceivers: list[str]) -> None:
         obj, box = placed
-        if self.state.at.get(obj) == box or box in self.state.left.get(obj, ()):
-            return  # where it is, or where it was before an act moved it ("the story of
-            # the boots in the tub", after they were moved): no news
+        if box in self.state.left.get(obj, ()):
+            return  # where it was before an act moved it ("the story of the boots in the
+            # tub", after they were moved): no news
+        if self.state.at.get(obj) == box:
+            # where it is: news only to those who see it there now ("Bo came in and saw
+            # the plum in the box too")
+            told = any(a.clause is not None and a.clause.subject == obj for a in self.actions)
+            if perceivers and not told:
+                clause = Clause(subject=obj, attribute="location", value=box)
+                seers = tuple(dict.fromkeys(perceivers))
+                self.actions.append(self._action("perceive", actors=seers, clause=clause))
+            return
         moved = next((i for i in self.events if self.actions[i].obj == obj), None)
         if moved is not None:
             # "moved the bottle of peas to the fridge": where it was is before the move
@@ -1512,6 +1660,68 @@ class _Sentence:
             )
         return True
 
+    def _feeling_nouns(self, verbs: Sequence[_Verb]) -> None:
+        """A feeling said as a noun about a thing ("Bo had a fondness for plums", "Ann's
+        deep dislike of the scarf"): a noun WordNet has as a kind of liking (disliking),
+        then for / of / towards / to the thing; its holder the owner before it ("Ann's",
+        "his") or the clause's subject. Not under a verb of believing ("assuming that Bo
+        had a fondness for it": the believer's view) nor negated."""
+        toks = self.toks
+        felt = {(a.actors, a.obj) for a in self.actions if a.kind == "feel"}
+        for i, tok in enumerate(toks):
+            if i + 1 >= len(toks) or toks[i + 1].low not in _ABOUT:
+                continue
+            if not any(
+                t.low in _DETERMINERS or t.low.endswith("'s") for t in toks[max(0, i - 3) : i]
+            ):
+                continue  # a noun's determiner or owner first ("took care of": no feeling)
+            if toks[i + 1].low == "of" and toks[i - 1].low == "the":
+                continue  # "the taste of pineapple": a property of the thing, no one's feeling
+            sign = _feeling(tok.low)
+            if sign is None:
+                continue
+            if any("believe" in v.classes[:1] and v.at < i for v in verbs):
+                return
+            if self._negated(i) or any(v.at < i and v.irrealis and v.end >= i - 3 for v in verbs):
+                continue
+            thing = self._first(i + 2, min(len(toks), i + 6), ("object",))
+            target = thing.of_object or thing.ids[0] if thing is not None else None
+            if target is None and toks[i + 2 : i + 3] and toks[i + 2].low in ("it", "them"):
+                target = self.state.last_object
+            if target is None or self._is_container(target):
+                continue
+            who = self._feeler(i)
+            if not who:
+                continue
+            word = "likes" if sign else "dislikes"
+            self.state.last_object = target  # "It was in a box." next: the thing liked
+            for c in who:
+                if ((c,), target) not in felt:
+                    self.actions.append(self._action("feel", actors=(c,), obj=target, verb=word))
+
+    def _feeler(self, i: int) -> tuple[str, ...]:
+        """Whose is the feeling noun at token ``i``: the owner right before it ("Bo's",
+        "his deep"), else the nearest character named as a subject before it."""
+        for j in range(i - 1, max(-1, i - 4), -1):
+            low = self.toks[j].low
+            m = self.by_token.get(j)
+            if m is not None and m.kind == "character" and m.possessive:
+                return m.ids
+            if low in ("his", "her"):
+                who, _ = self._resolve(_POSSESSIVES[low], j)
+                return (who,) if who else ()
+            if low in ("their", "its", "a", "an", "the", ",", "for", "with"):
+                break
+        best: tuple[str, ...] = ()
+        for j in range(i):
+            m = self.by_token.get(j)
+            if m is not None and m.kind == "character" and not m.possessive and m.first == j:
+                best = m.ids
+            elif self.toks[j].low in ("he", "she"):
+                who, _ = self._resolve(self.toks[j].low, j)
+                best = (who,) if who else best
+        return best
+
     def _retold(self) -> None:
         """An object event with no destination that repeats the latest one's doer and
         object ("Ben watched as Ann moved the key") tells that event again: it is dropped,
@@ -1522,11 +1732,16 @@ class _Sentence:
         latest = state.out[state.last_event]
         for i in list(self.events):
             action = self.actions[i]
-            if (
-                action.kind == "take"
-                and action.unsure is not None
-                and (action.actors, action.obj) == (latest.actors, latest.obj)
-            ):
+            same = (action.actors, action.obj) == (latest.actors, latest.obj)
+            # a move with no destination right after one that had it in a container is
+            # that move told again, whoever the reader took its doer to be ("Ann put the
+            # key in the box. Bo wondered why she had moved it.")
+            retold = (
+                id(action) in self.undirected
+                and latest.kind in ("move", "put")
+                and latest.obj == action.obj
+            )
+            if action.kind == "take" and action.unsure is not None and (same or retold):
                 self.actions[i] = StoryAction(kind="narration", start=self.start, end=self.end)
                 self.events.remove(i)
         self.actions = [a for a in self.actions if a.kind != "narration"]
@@ -1557,15 +1772,22 @@ class _Sentence:
                     self.actions[i] = _marked(self.actions[i], mark, everyone)
             state.pending = []
             state.last_event = len(state.out) + self.events[-1]
+            done = [len(state.out) + i for i in self.events]
+            if state.events_sentence == state.sentence:
+                state.last_events.extend(done)
+            else:
+                state.last_events, state.events_sentence = done, state.sentence
         else:
             # a perception with no event before it is about the next sentence's ("Ben
             # watched. Ann moved the key."), not one told later still
             state.pending = []
             if marks and state.last_event is not None:
-                for mark in marks:
-                    state.out[state.last_event] = _marked(
-                        state.out[state.last_event], mark, everyone
-                    )
+                # what a later sentence says of perception is said of the latest
+                # sentence's act, each of the verbs that told it
+                latest = [i for i in state.last_events if i < len(state.out)]
+                for index in latest if state.last_event in latest else [state.last_event]:
+                    for mark in marks:
+                        state.out[index] = _marked(state.out[index], mark, everyone)
             elif marks:
                 # one who watches and then leaves ("saw it, and left") sees nothing later
                 gone = {c for a in self.actions if a.kind == "exit" for c in a.actors}
@@ -1626,6 +1848,27 @@ class _Sentence:
                 state.last_object = m.ids[0]  # "it" next is the thing last named
 
 
+_ABOUT = frozenset({"for", "of", "towards", "toward", "to"})  # a feeling's thing after it
+_LIKING = frozenset({"like", "love", "fond", "ador", "admir", "penchant"})
+_DISLIKING = frozenset({"dislik", "hate", "hatr", "loath", "detest", "disgust", "avers"})
+
+
+def _feeling(low: str) -> bool | None:
+    """Whether a noun is a kind of liking (True) or of disliking (False), by its stem and
+    WordNet's general words for it; None for any other word."""
+    stems = terms(low)
+    if len(stems) != 1:
+        return None
+    general = {stems[0], *general_table().get(stems[0], ())}
+    if "feel" not in general and "emot" not in general and stems[0] not in _LIKING | _DISLIKING:
+        return None
+    if general & _DISLIKING:
+        return False
+    if general & _LIKING:
+        return True
+    return None
+
+
 def _gender(low: str) -> str | None:
     """The personal pronoun a word is a form of ("him", "her", "himself": he, she)."""
     return (
@@ -1680,7 +1923,8 @@ _BASE_BEFORE = frozenset(
 )
 _ADVERBISH = frozenset({"not", "also", "then", "just", "quickly", "never", "even", "soon"})
 _MODALS = frozenset(
-    {"would", "could", "might", "should", "may", "will", "can", "shall", "must", "if"} | {"unless"}
+    {"would", "could", "might", "should", "may", "will", "can", "shall", "must", "if"}
+    | {"unless", "whether"}
 )
 _CLAUSE_EDGE = frozenset({",", ";", ":", "—", "–", "(", ")", "and", "but", "so", "then"})
 _OBLIQUE = frozenset(

@@ -370,3 +370,37 @@ async def test_second_order_with_nothing_held_and_coarse_against_the_story(
     assert got[0] == "No"  # Nora: her first belief is the box, the story's first the crate
     assert got[1] == "Yes"  # Owen
     assert got[3] == "Yes" and got[9] == "the crate"  # Owen on Nora: nothing held
+
+
+async def test_a_character_that_perceived_nothing_knows_of_no_change(
+    redis_url: str, tmp_path: Path
+) -> None:
+    """Owen comes and goes while the plum lies unseen by him: he perceived nothing about
+    it, so no change to it either: to him it is where the story first had it."""
+    story = _story(
+        plot="Nora entered the attic. Owen entered the attic.",
+        plot_info={
+            "mover": "Nora",
+            "observer": "Owen",
+            "eoi": "plum",
+            "original_place": "the crate",
+            "move_to_place": "Nora's box",
+        },
+        narrative=(
+            "Nora entered the attic.\nThe plum is in the crate.\nNora exited the attic.\n"
+            "Owen entered the attic.\nOwen exited the attic.\nNora entered the attic.\n"
+            "Nora moved the plum to the Nora's box."
+        ),
+        gold=A_GOLD,
+    )
+    answers = tmp_path / "answers.jsonl"
+    await run_opentom(
+        write(tmp_path, {"e5": story}),
+        redis_url=redis_url,
+        answers_out=answers,
+        reader="controlled",
+        quiet=True,
+    )
+    got = [json.loads(line)["answer"] for line in answers.read_text().splitlines()]
+    assert got[1] == "Yes" and got[7] == "the crate"  # Owen: no change he knows of
+    assert got[0] == "No" and got[6] == "Nora's box"  # Nora saw it all
