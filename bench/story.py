@@ -559,6 +559,18 @@ async def _run_pack(
         result.errors.append(f"{type(exc).__name__}: {exc}")
     head = await store.head()
     texts = [t.text for t in await store.turn_texts(opening + 1, head)]
+    _measure_texts(result, texts)
+    proposals = recorder.proposals.get((story, "main"), [])
+    await _measure_goals(result, store, pack, opening, head, proposals)
+    await _measure_fidelity(result, store, pack, head)
+    await _measure_fork(result, fab, store, pack, opening + FORK_AFTER, head)
+    await fab.delete_story(story)
+    return result
+
+
+def _measure_texts(result: PackResult, texts: list[str]) -> None:
+    """The turns written after the opening: how many, repeated, filler sentences, and the
+    kinds of action in each window of ten."""
     result.written = len(texts)
     for i, text in enumerate(texts):
         result.repeats += text in texts[max(0, i - REPEAT_WINDOW) : i]
@@ -566,11 +578,21 @@ async def _run_pack(
     for start in range(0, len(texts), 10):
         kinds = {a.kind for text in texts[start : start + 10] for a in extract(text)}
         result.windows.append(len(kinds))
-    # goals, judged over every turn after the opening
+
+
+async def _measure_goals(
+    result: PackResult,
+    store: StoryStore,
+    pack: WorldPack,
+    opening: int,
+    head: int,
+    proposals: Sequence[Proposal],
+) -> None:
+    """Every character's goals, judged over every turn after the opening: achieved, or
+    blocked (the character's last proposal toward it said so)."""
     moments = await _moments(store, pack, opening, head)
     places = {slug(p.name) for p in pack.places}
     secrets = {slug(c.name): secret_text(c.secrets[0]) for c in pack.characters if c.secrets}
-    proposals = recorder.proposals.get((story, "main"), [])
     for c in pack.characters:
         me = slug(c.name)
         for goal in c.goals:
@@ -581,7 +603,13 @@ async def _run_pack(
                 continue
             said = [p.intent for p in proposals if p.character == me and goal in p.intent]
             result.blocked += bool(said) and f"blocked: {goal}" in said[-1]
-    # belief fidelity against the reference, after every turn
+
+
+async def _measure_fidelity(
+    result: PackResult, store: StoryStore, pack: WorldPack, head: int
+) -> None:
+    """Belief fidelity against the reference, after every turn: each mind's belief of
+    where every object is and of every secret."""
     reference = Reference.of(pack)
     all_texts = {t.turn: t.text for t in await store.turn_texts(1, head)}
     for t in range(1, head + 1):
@@ -598,35 +626,39 @@ async def _run_pack(
                 got_value = b.value if b is not None and b.polarity else None
                 result.probes += 1
                 result.right += got_value == reference.believed(holder, _secret(owner))
-    # a fork pursuing a reachable hypothesis
-    at = opening + FORK_AFTER
-    if head >= at:
-        hypotheses = await project_hypotheses(store, as_of=at)
-        world = await project_world(store, as_of=at)
-        for h in sorted(hypotheses.values(), key=lambda h: h.id):
-            reachable = (
-                h.status == "open"
-                and h.realises
-                and all(
-                    f.attribute == "location"
-                    and world.where(f.subject) != f.value
-                    and f.value in {slug(c.name) for c in pack.characters}
-                    for f in h.realises
-                )
+
+
+async def _measure_fork(
+    result: PackResult, fab: Fabula, store: StoryStore, pack: WorldPack, at: int, head: int
+) -> None:
+    """A fork at turn ``at`` pursuing the first reachable hypothesis (an open one whose
+    realisation moves objects to characters): pursued, and whether it was realised."""
+    if head < at:
+        return
+    hypotheses = await project_hypotheses(store, as_of=at)
+    world = await project_world(store, as_of=at)
+    for h in sorted(hypotheses.values(), key=lambda h: h.id):
+        reachable = (
+            h.status == "open"
+            and h.realises
+            and all(
+                f.attribute == "location"
+                and world.where(f.subject) != f.value
+                and f.value in {slug(c.name) for c in pack.characters}
+                for f in h.realises
             )
-            if not reachable:
-                continue
-            result.pursued += 1
-            fork = await fab.fork(store, at, realise=h.id)
-            try:
-                await fab.run(fork, PURSUE_TURNS, auto=True)
-            except FabulaError as exc:
-                result.errors.append(f"fork {h.id}: {type(exc).__name__}: {exc}")
-            after = await project_hypotheses(fork)
-            result.realised += after[h.id].status == "realised"
-            break
-    await fab.delete_story(story)
-    return result
+        )
+        if not reachable:
+            continue
+        result.pursued += 1
+        fork = await fab.fork(store, at, realise=h.id)
+        try:
+            await fab.run(fork, PURSUE_TURNS, auto=True)
+        except FabulaError as exc:
+            result.errors.append(f"fork {h.id}: {type(exc).__name__}: {exc}")
+        after = await project_hypotheses(fork)
+        result.realised += after[h.id].status == "realised"
+        break
 
 
 def _summary(results: Sequence[PackResult], packs: int, turns: int) -> dict[str, Any]:
