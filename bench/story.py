@@ -245,61 +245,83 @@ def achieved(
         if m is None:
             continue
         groups = {k: v for k, v in m.groupdict().items() if v}
-        obj = slug(groups["o"]) if "o" in groups else ""
         other = slug(groups.get("c") or groups.get("c2") or "x")
         last = moments[-1]
-        if kind in ("tell_secret", "tell_own"):  # the listener took in the true secret
-            owner = slug(groups["w"]) if "w" in groups else me
-            truth = secrets.get(owner)
-            return truth is not None and any(
-                w.secrets.get(other, {}).get(owner) == truth for w in moments
-            )
-        if kind == "keep_secret":  # at the end, nobody else holds it true
-            truth = secrets.get(me)
-            return truth is None or all(
-                held.get(me) != truth for c, held in last.secrets.items() if c != me
-            )
-        if kind == "get":
-            return any(w.world.get(obj) == me for w in moments)
-        if kind == "find":
-            return any(
-                w.world.get(obj) == me
-                or (
-                    w.minds[me].get(obj) == w.world.get(obj)
-                    and _place(w.world, places, obj) == _place(w.world, places, me)
-                )
-                for w in moments
-            )
-        if kind == "keep":
-            return last.world.get(obj) == me or (
-                last.world.get(obj) not in places and last.world.get(obj) not in last.minds
-            )
-        if kind == "give":
-            return any(w.world.get(obj) == other for w in moments)
-        if kind == "learn_where":
-            return any(w.minds[me].get(obj) == w.world.get(obj) for w in moments)
-        if kind == "tell_where":
-            told = re.compile(
-                rf"\b{re.escape(me)} (?:privately )?told {re.escape(other)} that the "
-                rf"{re.escape(m['o'])} is",
-                re.I,
-            )
-            return any(told.search(w.text) for w in moments)
-        if kind == "hide_from":
-            return last.world.get(obj) != other and last.minds[other].get(obj) != last.world.get(
-                obj
-            )
-        if kind == "meet":
-            return any(
-                _place(w.world, places, me) == _place(w.world, places, other) for w in moments
-            )
-        if kind == "avoid":
-            return _place(last.world, places, me) != _place(last.world, places, other)
-        secret = secrets.get(other)  # learned: it came to hold the true secret
-        return secret is not None and any(
-            w.secrets.get(me, {}).get(other) == secret for w in moments
-        )
+        if kind in ("learn_secret", "tell_secret", "tell_own", "keep_secret"):
+            return _secret_goal(kind, groups, me, other, moments, last, secrets)
+        return _world_goal(kind, groups, me, other, moments, last, places)
     return None
+
+
+def _secret_goal(
+    kind: str,
+    groups: dict[str, str],
+    me: str,
+    other: str,
+    moments: Sequence[Moment],
+    last: Moment,
+    secrets: dict[str, str],
+) -> bool:
+    """Whether a goal about a secret was achieved: told (the listener took in the true
+    secret), kept (at the end nobody else holds it true) or learned."""
+    if kind in ("tell_secret", "tell_own"):  # the listener took in the true secret
+        owner = slug(groups["w"]) if "w" in groups else me
+        truth = secrets.get(owner)
+        return truth is not None and any(
+            w.secrets.get(other, {}).get(owner) == truth for w in moments
+        )
+    if kind == "keep_secret":  # at the end, nobody else holds it true
+        truth = secrets.get(me)
+        return truth is None or all(
+            held.get(me) != truth for c, held in last.secrets.items() if c != me
+        )
+    secret = secrets.get(other)  # learned: it came to hold the true secret
+    return secret is not None and any(w.secrets.get(me, {}).get(other) == secret for w in moments)
+
+
+def _world_goal(
+    kind: str,
+    groups: dict[str, str],
+    me: str,
+    other: str,
+    moments: Sequence[Moment],
+    last: Moment,
+    places: set[str],
+) -> bool:
+    """Whether a goal about objects and places was achieved, from where things were (and
+    were believed to be) after each turn (``last``: the last), and what was said."""
+    obj = slug(groups["o"]) if "o" in groups else ""
+    if kind == "get":
+        return any(w.world.get(obj) == me for w in moments)
+    if kind == "find":
+        return any(
+            w.world.get(obj) == me
+            or (
+                w.minds[me].get(obj) == w.world.get(obj)
+                and _place(w.world, places, obj) == _place(w.world, places, me)
+            )
+            for w in moments
+        )
+    if kind == "keep":
+        return last.world.get(obj) == me or (
+            last.world.get(obj) not in places and last.world.get(obj) not in last.minds
+        )
+    if kind == "give":
+        return any(w.world.get(obj) == other for w in moments)
+    if kind == "learn_where":
+        return any(w.minds[me].get(obj) == w.world.get(obj) for w in moments)
+    if kind == "tell_where":
+        told = re.compile(
+            rf"\b{re.escape(me)} (?:privately )?told {re.escape(other)} that the "
+            rf"{re.escape(groups['o'])} is",
+            re.I,
+        )
+        return any(told.search(w.text) for w in moments)
+    if kind == "hide_from":
+        return last.world.get(obj) != other and last.minds[other].get(obj) != last.world.get(obj)
+    if kind == "meet":
+        return any(_place(w.world, places, me) == _place(w.world, places, other) for w in moments)
+    return _place(last.world, places, me) != _place(last.world, places, other)  # avoid
 
 
 # -- the rule reference -------------------------------------------------------------------
