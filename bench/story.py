@@ -42,6 +42,7 @@ from fabula.bench.report import print_table, write_json
 from fabula.errors import FabulaError
 from fabula.graph.service import Fabula
 from fabula.memory.acl import CharacterMind
+from fabula.memory.actions import StoryAction
 from fabula.memory.projections import project_beliefs, project_hypotheses, project_world
 from fabula.memory.records import SECRET, secret_text, slug
 from fabula.memory.store import StoryStore
@@ -421,67 +422,86 @@ class Reference:
             kind = action.kind
             actor = slug(action.actors[0]) if action.actors else None
             if kind in ("go", "enter", "exit") and actor and action.place:
-                place = slug(action.place)
-                old = self.world.get(actor)
-                if kind != "enter" and old in self.places and (old != place or kind == "exit"):
-                    if self.open_containers:
-                        for obj, where in self._visible(old):
-                            self.minds[actor][obj] = (where, True, now)
-                    if kind == "exit":
-                        self.world.pop(actor, None)
-                        continue
-                    now = self._tick(turn)
-                self.world[actor] = place
-                witnesses = sorted({*self.present(place), actor})
-                for obj, where in self._visible(place):
-                    self._see(witnesses, obj, where, now, refresh=[actor])
+                self._went(turn, kind, actor, slug(action.place), now)
             elif kind in ("put", "move", "take", "give", "drop") and actor and action.obj:
-                obj = slug(action.obj)
-                to: str | None
-                if kind == "take":
-                    to = actor
-                elif kind == "drop":
-                    to = self.place(actor)
-                else:
-                    to = slug(action.target) if action.target else None
-                if to is None:
-                    continue
-                witnesses = sorted({*self.present(self.place(actor)), actor})
-                self.world[obj] = to
-                if obj in self.objects:
-                    self._see(witnesses, obj, to, now)
+                self._moved(action, actor, now)
             elif kind == "search" and actor and action.target:
-                box = slug(action.target)
-                witnesses = sorted({*self.present(self.place(actor)), actor})
-                inside = [o for o in self.objects if self.world.get(o) == box]
-                for obj in inside:
-                    self._see(witnesses, obj, box, now)
-                missing = {
-                    o for w in witnesses for o in self.objects if self.believed(w, o) == box
-                } - set(inside)
-                for w in witnesses:
-                    for obj in missing:
-                        held = self.minds[w].get(obj)
-                        if held is None or held[:2] == (box, True):
-                            self.minds[w][obj] = (box, False, now)
+                self._searched(actor, slug(action.target), now)
             elif kind in ("tell", "inform", "claim", "say") and actor and action.clause:
-                clause = action.clause
-                obj = slug(clause.subject)
-                if clause.attribute == SECRET:  # a secret (or a lie about one)
-                    obj, value = _secret(obj), secret_text(clause.value)
-                elif clause.attribute != "location" or obj not in self.objects:
-                    continue
-                else:
-                    value = slug(clause.value)
-                if kind == "tell":
-                    listeners = [slug(n) for n in action.listeners]
-                else:
-                    listeners = self.present(self.place(actor))
-                spoken = self.minds[actor].get(obj)
-                fresh = spoken[2] if spoken is not None else (-1, -1)
-                for listener in sorted(set(listeners) - {actor}):
-                    if self._trusts(listener, actor, obj, value):
-                        self.minds[listener][obj] = (value, True, fresh)
+                self._told(action, actor)
+
+    def _went(self, turn: int, kind: str, actor: str, place: str, now: tuple[int, int]) -> None:
+        """``actor`` went (entered, left) ``place``: what it saw where it was, and what
+        everyone there sees of what is open to view where it arrives."""
+        old = self.world.get(actor)
+        if kind != "enter" and old in self.places and (old != place or kind == "exit"):
+            if self.open_containers:
+                for obj, where in self._visible(old):
+                    self.minds[actor][obj] = (where, True, now)
+            if kind == "exit":
+                self.world.pop(actor, None)
+                return
+            now = self._tick(turn)
+        self.world[actor] = place
+        witnesses = sorted({*self.present(place), actor})
+        for obj, where in self._visible(place):
+            self._see(witnesses, obj, where, now, refresh=[actor])
+
+    def _moved(self, action: StoryAction, actor: str, now: tuple[int, int]) -> None:
+        """``actor`` put, moved, took, gave or dropped an object, seen by those there."""
+        obj = slug(action.obj or "")
+        kind = action.kind
+        to: str | None
+        if kind == "take":
+            to = actor
+        elif kind == "drop":
+            to = self.place(actor)
+        else:
+            to = slug(action.target) if action.target else None
+        if to is None:
+            return
+        witnesses = sorted({*self.present(self.place(actor)), actor})
+        self.world[obj] = to
+        if obj in self.objects:
+            self._see(witnesses, obj, to, now)
+
+    def _searched(self, actor: str, box: str, now: tuple[int, int]) -> None:
+        """``actor`` looked in ``box``: those there see what is in it, and that what they
+        believed in it is not."""
+        witnesses = sorted({*self.present(self.place(actor)), actor})
+        inside = [o for o in self.objects if self.world.get(o) == box]
+        for obj in inside:
+            self._see(witnesses, obj, box, now)
+        missing = {o for w in witnesses for o in self.objects if self.believed(w, o) == box} - set(
+            inside
+        )
+        for w in witnesses:
+            for obj in missing:
+                held = self.minds[w].get(obj)
+                if held is None or held[:2] == (box, True):
+                    self.minds[w][obj] = (box, False, now)
+
+    def _told(self, action: StoryAction, actor: str) -> None:
+        """``actor`` told (or said aloud) where an object is, or a secret: each listener
+        who trusts it takes it in, as fresh as the speaker's own belief."""
+        clause = action.clause
+        assert clause is not None
+        obj = slug(clause.subject)
+        if clause.attribute == SECRET:  # a secret (or a lie about one)
+            obj, value = _secret(obj), secret_text(clause.value)
+        elif clause.attribute != "location" or obj not in self.objects:
+            return
+        else:
+            value = slug(clause.value)
+        if action.kind == "tell":
+            listeners = [slug(n) for n in action.listeners]
+        else:
+            listeners = self.present(self.place(actor))
+        spoken = self.minds[actor].get(obj)
+        fresh = spoken[2] if spoken is not None else (-1, -1)
+        for listener in sorted(set(listeners) - {actor}):
+            if self._trusts(listener, actor, obj, value):
+                self.minds[listener][obj] = (value, True, fresh)
 
     def _trusts(self, listener: str, speaker: str, obj: str, value: str) -> bool:
         if self.trust != "fresher":
