@@ -20,6 +20,7 @@ after which :class:`~fabula.errors.ModelOutputError` is raised.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -386,10 +387,7 @@ def render_mind(
     its own lore says of its situation (:func:`lore_lines`), ``voice`` the exemplars of
     its voice nearest it (:func:`voice_lines`).
     """
-
-    def name(entity: str) -> str:
-        return _name(entities, entity)
-
+    name = partial(_name, entities)
     me = brief.character
     here = beliefs.where(me)
     with_me = sorted(
