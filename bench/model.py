@@ -278,29 +278,7 @@ async def _loop(url: str, turns: int, faults: Faults, seed: int, story: str) -> 
             store = await app.create_story(pack, story)
             characters = await store.characters()
             for _ in range(turns):
-                before = await story_snapshot(store.client, store.story)
-                failure = ""
-                turn = await store.head() + 1
-                started = time.perf_counter()
-                try:
-                    done = await app.run(store, auto=True)
-                    # a story at rest is reported as the error a single turn raises
-                    outcome = done.outcome or "failed"
-                    failure = "" if done.rest is None else f"StoryAtRest: {done.rest}"
-                except FabulaError as error:
-                    outcome = "failed"
-                    failure = f"{type(error).__name__}: {error.message}"
-                tally.seconds.append(time.perf_counter() - started)
-                tally.outcomes[outcome] = tally.outcomes.get(outcome, 0) + 1
-                if outcome == "committed":
-                    await check_commit(app, store, turn, characters, tally)
-                elif (after := await story_snapshot(store.client, store.story)) != before:
-                    tally.partial_commits += 1
-                    changed = {
-                        k for k in before.keys() | after.keys() if before.get(k) != after.get(k)
-                    }
-                    keys = sorted(str(k) for k in changed)[:5]
-                    tally.problems.append(f"turn {turn} {outcome} ({failure}), changed: {keys}")
+                await _one_turn(app, store, characters, tally)
             leaks = _leaks(server.requests, tally.forbidden, tally.problems)
             reasks = sum("That reply could not be used" in message_text(r) for r in server.requests)
     tokens = {role: u.input_tokens + u.output_tokens for role, u in sorted(meter.roles.items())}
@@ -320,6 +298,32 @@ async def _loop(url: str, turns: int, faults: Faults, seed: int, story: str) -> 
         "faults_injected": dict(sorted(model.injected.items())),
         "problems": tally.problems[:10],
     }
+
+
+async def _one_turn(app: Fabula, store: StoryStore, characters: list[str], tally: Tally) -> None:
+    """Run one turn, timed, and tally its outcome: a commit checked, or a turn not
+    committed that still changed the story (a partial commit, with what changed)."""
+    before = await story_snapshot(store.client, store.story)
+    failure = ""
+    turn = await store.head() + 1
+    started = time.perf_counter()
+    try:
+        done = await app.run(store, auto=True)
+        # a story at rest is reported as the error a single turn raises
+        outcome = done.outcome or "failed"
+        failure = "" if done.rest is None else f"StoryAtRest: {done.rest}"
+    except FabulaError as error:
+        outcome = "failed"
+        failure = f"{type(error).__name__}: {error.message}"
+    tally.seconds.append(time.perf_counter() - started)
+    tally.outcomes[outcome] = tally.outcomes.get(outcome, 0) + 1
+    if outcome == "committed":
+        await check_commit(app, store, turn, characters, tally)
+    elif (after := await story_snapshot(store.client, store.story)) != before:
+        tally.partial_commits += 1
+        changed = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
+        keys = sorted(str(k) for k in changed)[:5]
+        tally.problems.append(f"turn {turn} {outcome} ({failure}), changed: {keys}")
 
 
 async def check_commit(
