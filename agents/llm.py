@@ -357,46 +357,74 @@ class ModelClient:
         conversation = list(messages)
         for attempt in range(1, attempts + 1):
             started = time.perf_counter()
-            try:
-                reply = await self._ask(schema, conversation, shape or schema, json_schema)
-            except ModelTruncated:
-                record_reply(self.role, schema.__name__, attempt, "truncated", _since(started))
-                raise
-            except ModelRefused:
-                record_reply(self.role, schema.__name__, attempt, "refused", _since(started))
-                raise
-            except (ModelUnavailable, SchemaRejected):
-                record_reply(self.role, schema.__name__, attempt, "unavailable", _since(started))
-                raise
+            reply = await self._reply(
+                schema, conversation, shape or schema, json_schema, attempt, started
+            )
             raw = _raw_output(reply)
             try:
                 value = schema.model_validate_json(raw)
             except ValidationError as error:
-                record_reply(self.role, schema.__name__, attempt, "invalid", _since(started))
-                log.warning(
-                    "model_output_invalid",
-                    role=self.role,
-                    schema=schema.__name__,
-                    attempt=attempt,
-                    max_attempts=attempts,
-                    errors=error.error_count(),
-                    first=_first_error(error),
-                )
-                if attempt == attempts:
-                    raise ModelOutputError(
-                        f"the model's output did not validate as {schema.__name__} "
-                        f"after {attempts} attempts",
-                        role=self.role,
-                        schema=schema.__name__,
-                        attempts=attempts,
-                        raw=raw,
-                        error=str(error),
-                    ) from error
+                self._invalid(schema, attempt, attempts, raw, error, started)
                 conversation += [AIMessage(content=raw), HumanMessage(content=_feedback(error))]
             else:
                 record_reply(self.role, schema.__name__, attempt, "valid", _since(started))
                 return value
         raise AssertionError("unreachable")
+
+    async def _reply(
+        self,
+        schema: type[BaseModel],
+        conversation: list[BaseMessage],
+        shape: type[BaseModel],
+        json_schema: dict[str, Any] | None,
+        attempt: int,
+        started: float,
+    ) -> AIMessage:
+        """Attempt ``attempt``'s reply to ``conversation``; one truncated, refused or
+        unavailable is recorded as such and raised."""
+        try:
+            return await self._ask(schema, conversation, shape, json_schema)
+        except ModelTruncated:
+            record_reply(self.role, schema.__name__, attempt, "truncated", _since(started))
+            raise
+        except ModelRefused:
+            record_reply(self.role, schema.__name__, attempt, "refused", _since(started))
+            raise
+        except (ModelUnavailable, SchemaRejected):
+            record_reply(self.role, schema.__name__, attempt, "unavailable", _since(started))
+            raise
+
+    def _invalid(
+        self,
+        schema: type[BaseModel],
+        attempt: int,
+        attempts: int,
+        raw: str,
+        error: ValidationError,
+        started: float,
+    ) -> None:
+        """Record and log attempt ``attempt``'s reply ``raw``, which failed validation;
+        raise :class:`ModelOutputError` when it was the last of ``attempts``."""
+        record_reply(self.role, schema.__name__, attempt, "invalid", _since(started))
+        log.warning(
+            "model_output_invalid",
+            role=self.role,
+            schema=schema.__name__,
+            attempt=attempt,
+            max_attempts=attempts,
+            errors=error.error_count(),
+            first=_first_error(error),
+        )
+        if attempt == attempts:
+            raise ModelOutputError(
+                f"the model's output did not validate as {schema.__name__} "
+                f"after {attempts} attempts",
+                role=self.role,
+                schema=schema.__name__,
+                attempts=attempts,
+                raw=raw,
+                error=str(error),
+            ) from error
 
     # -- structured output: method and fallback ---------------------------------------
     async def _ask(
@@ -504,13 +532,8 @@ class ModelClient:
         is the reply)."""
         limit = max_tokens or self.max_tokens
         for raised in (False, True):
-            kwargs = dict(request)
-            if limit is not None:
-                kwargs["max_tokens"] = limit
-            if request:  # structured output never streams (its JSON is parsed whole)
-                kwargs["stream"] = False
             try:
-                reply = await self._send(messages, kwargs)
+                reply = await self._send(messages, _arguments(request, limit))
             except openai.BadRequestError as error:
                 if request:
                     raise  # the structured caller tells a schema or method problem apart
@@ -843,6 +866,17 @@ def _content(reply: AIMessage) -> str:
     """The reply's text without a reasoning model's ``<think>…</think>`` block at its head
     (``reasoning_content`` beside the content is never read)."""
     return _THINK.sub("", reply.text, count=1)
+
+
+def _arguments(request: dict[str, Any], limit: int | None) -> dict[str, Any]:
+    """A completion's arguments: ``request``'s (a structured output's method), the token
+    ``limit``, and no streaming for structured output."""
+    kwargs = dict(request)
+    if limit is not None:
+        kwargs["max_tokens"] = limit
+    if request:  # structured output never streams (its JSON is parsed whole)
+        kwargs["stream"] = False
+    return kwargs
 
 
 def _raw_output(reply: AIMessage) -> str:

@@ -146,8 +146,7 @@ def bench_model(
         "prose",
         "--reader",
         help="What reads a passage before the memory-builder's model is asked about the rest: "
-        "prose "
-        "(the default) or controlled (the baseline: controlled English only).",
+        "prose (the default) or controlled (the baseline: controlled English only).",
     ),
     schemas: str = typer.Option(
         "story,generic",
@@ -173,11 +172,7 @@ def bench_model(
     from fabula.bench.model import Server, run_against
 
     api_key = _settings(ctx).model.api_key  # FABULA_MODEL_API_KEY, else OPENAI_API_KEY
-    if reader not in ("prose", "controlled"):
-        raise typer.BadParameter("prose or controlled", param_hint="--reader")
-    modes = tuple(m.strip() for m in schemas.split(",") if m.strip())
-    if not modes or any(m not in ("story", "generic") for m in modes):
-        raise typer.BadParameter("story, generic or both", param_hint="--schemas")
+    modes = _schema_modes(reader, schemas)
     server = Server(
         base_url,
         model,
@@ -189,6 +184,16 @@ def bench_model(
         reader=reader,
     )
     run_against(_url(ctx), server, world=world, turns=turns or 20, json_out=json_out, modes=modes)
+
+
+def _schema_modes(reader: str, schemas: str) -> tuple[str, ...]:
+    """The schema styles ``--schemas`` names, once ``--reader`` and they are checked."""
+    if reader not in ("prose", "controlled"):
+        raise typer.BadParameter("prose or controlled", param_hint="--reader")
+    modes = tuple(m.strip() for m in schemas.split(",") if m.strip())
+    if not modes or any(m not in ("story", "generic") for m in modes):
+        raise typer.BadParameter("story, generic or both", param_hint="--schemas")
+    return modes
 
 
 @bench_app.command("web")

@@ -410,6 +410,46 @@ async def _run_conversation(
     return sum(base.costs)
 
 
+async def _run_stories(
+    url: str,
+    tag: str,
+    conversations: Sequence[Conversation],
+    budgets: Sequence[int],
+    counter: TokenCounter,
+    ours: dict[int, _Tally],
+    baselines: dict[str, dict[int, _Tally]],
+    timed: _TimedEmbedder | None,
+    minds: dict[int, _Tally],
+) -> list[int]:
+    """Each conversation run as its own story (with its first speaker's mind) on the
+    server at ``url``, deleted once run: the tokens of each one's full context."""
+    full_tokens: list[int] = []
+    client = connect_async(url, max_connections=64)
+    try:
+        for k, conv in enumerate(conversations):
+            speakers = conv.speakers
+            store = await create_story(
+                client,
+                f"locomo-{tag}-{k}",
+                WorldRules(),
+                world="locomo",
+                title=conv.id,
+                setup=_setup(speakers),
+            )
+            mind = await open_mind(client, url, store.story, slug(speakers[0]))
+            try:
+                tokens = await _run_conversation(
+                    store, conv, budgets, counter, ours, baselines, timed, mind, minds
+                )
+                full_tokens.append(tokens)
+            finally:
+                await mind.close()
+                await store.delete()
+    finally:
+        await client.aclose()
+    return full_tokens
+
+
 async def run_locomo(
     path: str | Path,
     *,
@@ -434,33 +474,12 @@ async def run_locomo(
     ours = {b: _Tally() for b in budgets}
     minds = {b: _Tally() for b in budgets}
     baselines = {n: {b: _Tally() for b in budgets} for n in ("recent", "bm25", "bm25_window")}
-    full_tokens: list[int] = []
     started = time.perf_counter()
     tag = run_id()
     with private_redis_url(redis_url) as url:
-        client = connect_async(url, max_connections=64)
-        try:
-            for k, conv in enumerate(conversations):
-                speakers = conv.speakers
-                store = await create_story(
-                    client,
-                    f"locomo-{tag}-{k}",
-                    WorldRules(),
-                    world="locomo",
-                    title=conv.id,
-                    setup=_setup(speakers),
-                )
-                mind = await open_mind(client, url, store.story, slug(speakers[0]))
-                try:
-                    tokens = await _run_conversation(
-                        store, conv, budgets, counter, ours, baselines, timed, mind, minds
-                    )
-                    full_tokens.append(tokens)
-                finally:
-                    await mind.close()
-                    await store.delete()
-        finally:
-            await client.aclose()
+        full_tokens = await _run_stories(
+            url, tag, conversations, budgets, counter, ours, baselines, timed, minds
+        )
     result: dict[str, Any] = {
         "benchmark": "locomo",
         "conversations": len(conversations),

@@ -21,7 +21,7 @@ context from W: one memory that every character reads.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -226,26 +226,29 @@ async def run_longstory(
     if not quiet:
         _print(result)
     write_json(json_out, result)
-    write_answers(
-        answers_out,
-        (
-            {
-                "index": p.index,
-                "question": p.question,
-                "answer": outcomes[p.index].answer,
-                "gold": p.gold,
-                "asker": p.asker,
-                "turn": p.turn,
-                "kind": p.kind,
-                "expect": p.expect,
-                "context_ok": outcomes[p.index].context_ok,
-                "shared_memory": outcomes[p.index].baseline,
-            }
-            for p in story.probes
-            if p.index in outcomes
-        ),
-    )
+    write_answers(answers_out, _answer_rows(story, outcomes))
     return result
+
+
+def _answer_rows(story: LongStory, outcomes: dict[int, _Outcome]) -> Iterator[dict[str, Any]]:
+    """Each probe asked, with its answer, the gold one, and how its context and the
+    shared-memory baseline did, in the story's order."""
+    return (
+        {
+            "index": p.index,
+            "question": p.question,
+            "answer": outcomes[p.index].answer,
+            "gold": p.gold,
+            "asker": p.asker,
+            "turn": p.turn,
+            "kind": p.kind,
+            "expect": p.expect,
+            "context_ok": outcomes[p.index].context_ok,
+            "shared_memory": outcomes[p.index].baseline,
+        }
+        for p in story.probes
+        if p.index in outcomes
+    )
 
 
 def _figures(story: LongStory, hits: dict[int, bool]) -> dict[str, Any]:

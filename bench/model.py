@@ -283,29 +283,7 @@ async def _loop(url: str, turns: int, faults: Faults, seed: int, story: str) -> 
             store = await app.create_story(pack, story)
             characters = await store.characters()
             for _ in range(turns):
-                before = await story_snapshot(store.client, store.story)
-                failure = ""
-                turn = await store.head() + 1
-                started = time.perf_counter()
-                try:
-                    done = await app.run(store, auto=True)
-                    # a story at rest is reported as the error a single turn raises
-                    outcome = done.outcome or "failed"
-                    failure = "" if done.rest is None else f"StoryAtRest: {done.rest}"
-                except FabulaError as error:
-                    outcome = "failed"
-                    failure = f"{type(error).__name__}: {error.message}"
-                tally.seconds.append(time.perf_counter() - started)
-                tally.outcomes[outcome] = tally.outcomes.get(outcome, 0) + 1
-                if outcome == "committed":
-                    await check_commit(app, store, turn, characters, tally)
-                elif (after := await story_snapshot(store.client, store.story)) != before:
-                    tally.partial_commits += 1
-                    changed = {
-                        k for k in before.keys() | after.keys() if before.get(k) != after.get(k)
-                    }
-                    keys = sorted(str(k) for k in changed)[:5]
-                    tally.problems.append(f"turn {turn} {outcome} ({failure}), changed: {keys}")
+                await _one_turn(app, store, characters, tally)
             leaks = _leaks(server.requests, tally.forbidden, tally.problems)
             reasks = sum("That reply could not be used" in message_text(r) for r in server.requests)
     tokens = {role: u.input_tokens + u.output_tokens for role, u in sorted(meter.roles.items())}
@@ -325,6 +303,32 @@ async def _loop(url: str, turns: int, faults: Faults, seed: int, story: str) -> 
         "faults_injected": dict(sorted(model.injected.items())),
         "problems": tally.problems[:10],
     }
+
+
+async def _one_turn(app: Fabula, store: StoryStore, characters: list[str], tally: Tally) -> None:
+    """Run one turn, timed, and tally its outcome: a commit checked, or a turn not
+    committed that still changed the story (a partial commit, with what changed)."""
+    before = await story_snapshot(store.client, store.story)
+    failure = ""
+    turn = await store.head() + 1
+    started = time.perf_counter()
+    try:
+        done = await app.run(store, auto=True)
+        # a story at rest is reported as the error a single turn raises
+        outcome = done.outcome or "failed"
+        failure = "" if done.rest is None else f"StoryAtRest: {done.rest}"
+    except FabulaError as error:
+        outcome = "failed"
+        failure = f"{type(error).__name__}: {error.message}"
+    tally.seconds.append(time.perf_counter() - started)
+    tally.outcomes[outcome] = tally.outcomes.get(outcome, 0) + 1
+    if outcome == "committed":
+        await check_commit(app, store, turn, characters, tally)
+    elif (after := await story_snapshot(store.client, store.story)) != before:
+        tally.partial_commits += 1
+        changed = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
+        keys = sorted(str(k) for k in changed)[:5]
+        tally.problems.append(f"turn {turn} {outcome} ({failure}), changed: {keys}")
 
 
 async def check_commit(
@@ -608,40 +612,49 @@ async def _server_loop(
             store = app.store(story)
             characters = await store.characters()
             for _ in range(turns):
-                before = await story_snapshot(store.client, store.story)
-                turn = await store.head() + 1
-                started = time.perf_counter()
-                failure = ""
-                try:
-                    done = await app.run(store, auto=True)
-                    # a story at rest is reported as the error a single turn raises
-                    outcome = done.outcome or "failed"
-                    failure = "" if done.rest is None else f"StoryAtRest: {done.rest}"
-                except FabulaError as error:
-                    outcome = "failed"
-                    role = str(error.context.get("role") or "")
-                    cause = type(error).__name__ + (f" ({role})" if role else "")
-                    run.failures[cause] = run.failures.get(cause, 0) + 1
-                    failure = f"{cause}: {error.message}"
-                    if len(tally.problems) < 10:
-                        tally.problems.append(f"turn {turn}: {failure}"[:300])
-                tally.seconds.append(time.perf_counter() - started)
-                tally.outcomes[outcome] = tally.outcomes.get(outcome, 0) + 1
-                if outcome == "abandoned":
-                    run.failures["abandoned"] = run.failures.get("abandoned", 0) + 1
-                if outcome == "committed":
-                    await check_commit(app, store, turn, characters, tally)
-                    (text,) = await store.turn_texts(turn, turn)
-                    run.texts.append(text.text)
-                elif await story_snapshot(store.client, store.story) != before:
-                    tally.partial_commits += 1
-                    tally.problems.append(f"turn {turn} {outcome} ({failure}) changed the story")
+                await _server_turn(app, store, characters, run)
                 if on_turn is not None:
                     on_turn(
                         _summary(run, meter, list(relay.exchanges), pack, mode, len(tally.seconds))
                     )
         exchanges = list(relay.exchanges)
     return _summary(run, meter, exchanges, pack, mode, turns)
+
+
+async def _server_turn(
+    app: Fabula, store: StoryStore, characters: list[str], run: ServerRun
+) -> None:
+    """Run one turn against the server, timed, and tally its outcome: a failure by its
+    cause (and role), a commit checked and its text kept, or a partial commit."""
+    tally = run.tally
+    before = await story_snapshot(store.client, store.story)
+    turn = await store.head() + 1
+    started = time.perf_counter()
+    failure = ""
+    try:
+        done = await app.run(store, auto=True)
+        # a story at rest is reported as the error a single turn raises
+        outcome = done.outcome or "failed"
+        failure = "" if done.rest is None else f"StoryAtRest: {done.rest}"
+    except FabulaError as error:
+        outcome = "failed"
+        role = str(error.context.get("role") or "")
+        cause = type(error).__name__ + (f" ({role})" if role else "")
+        run.failures[cause] = run.failures.get(cause, 0) + 1
+        failure = f"{cause}: {error.message}"
+        if len(tally.problems) < 10:
+            tally.problems.append(f"turn {turn}: {failure}"[:300])
+    tally.seconds.append(time.perf_counter() - started)
+    tally.outcomes[outcome] = tally.outcomes.get(outcome, 0) + 1
+    if outcome == "abandoned":
+        run.failures["abandoned"] = run.failures.get("abandoned", 0) + 1
+    if outcome == "committed":
+        await check_commit(app, store, turn, characters, tally)
+        (text,) = await store.turn_texts(turn, turn)
+        run.texts.append(text.text)
+    elif await story_snapshot(store.client, store.story) != before:
+        tally.partial_commits += 1
+        tally.problems.append(f"turn {turn} {outcome} ({failure}) changed the story")
 
 
 def _summary(
@@ -755,33 +768,9 @@ async def run_server(
     return result
 
 
-def _print_server(result: dict[str, Any], runs: list[dict[str, Any]]) -> None:
-    rows = []
-    for r in runs:
-        seconds = r["seconds_per_turn"]
-        rows.append(
-            [
-                r["schemas"],
-                r["turns"],
-                r["committed"],
-                r["leaks"],
-                r["mismatched"],
-                r["partial_commits"],
-                r["tokens_per_turn"],
-                f"{seconds['p50']:.1f}/{seconds['p95']:.1f}",
-            ]
-        )
-    columns = [
-        "schemas",
-        "turns",
-        "committed",
-        "leaks",
-        "mismatched",
-        "partial",
-        "tokens/turn",
-        "s/turn p50/p95",
-    ]
-    print_table(f"fabula bench model: {result['model']} at {result['server']}", columns, rows)
+def _print_roles(runs: list[dict[str, Any]]) -> None:
+    """The "by role" table: each run's replies by role (valid first, re-asked, cut),
+    their seconds and tokens."""
     role_rows = []
     for r in runs:
         for role, s in r["by_role"].items():
@@ -811,6 +800,36 @@ def _print_server(result: dict[str, Any], runs: list[dict[str, Any]]) -> None:
         ],
         role_rows,
     )
+
+
+def _print_server(result: dict[str, Any], runs: list[dict[str, Any]]) -> None:
+    rows = []
+    for r in runs:
+        seconds = r["seconds_per_turn"]
+        rows.append(
+            [
+                r["schemas"],
+                r["turns"],
+                r["committed"],
+                r["leaks"],
+                r["mismatched"],
+                r["partial_commits"],
+                r["tokens_per_turn"],
+                f"{seconds['p50']:.1f}/{seconds['p95']:.1f}",
+            ]
+        )
+    columns = [
+        "schemas",
+        "turns",
+        "committed",
+        "leaks",
+        "mismatched",
+        "partial",
+        "tokens/turn",
+        "s/turn p50/p95",
+    ]
+    print_table(f"fabula bench model: {result['model']} at {result['server']}", columns, rows)
+    _print_roles(runs)
     for r in runs:
         print(
             f"{r['schemas']} schemas: the memory-builder "

@@ -36,7 +36,7 @@ import asyncio
 import random
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import redis.asyncio as aredis
@@ -49,7 +49,7 @@ from fabula.memory.delta import DeltaBuilder, TurnDelta
 from fabula.memory.hierarchy import consolidate
 from fabula.memory.index.build import index_through
 from fabula.memory.projections import project_beliefs, project_world
-from fabula.memory.records import Event
+from fabula.memory.records import Event, SourceSpan
 from fabula.memory.retrieval.context import author_context
 from fabula.memory.store import StoryStore
 from fabula.worlds.loader import setup_delta
@@ -128,6 +128,21 @@ class _Generator:
                     b.belief([a, other], subject, attr, value, mode="observed", event=ev)
 
     def turn(self, turn: int) -> TurnDelta:
+        """Turn ``turn``: ``EVENTS_PER_TURN`` random events (a tell with nobody to tell is
+        none), its text their sentences, its delta what each did and who saw it."""
+        sentences = self._sentences()
+        text = " ".join(s for s, _ in sentences)
+        b = DeltaBuilder(turn, text)
+        offset = 0
+        for sentence, info in sentences:
+            span = b.span(offset, offset + len(sentence))
+            offset += len(sentence) + 1
+            self._record(b, span, info)
+        return b.build()
+
+    def _sentences(self) -> list[tuple[str, Any]]:
+        """The turn's events drawn (and done in the world): each its sentence and what it
+        was (kind, actor, ...)."""
         rng = self.rng
         sentences: list[tuple[str, Any]] = []
         for _ in range(EVENTS_PER_TURN):
@@ -163,49 +178,47 @@ class _Generator:
                         ("tell", actor, listener, obj, place),
                     )
                 )
-        text = " ".join(s for s, _ in sentences)
-        b = DeltaBuilder(turn, text)
-        offset = 0
-        for sentence, info in sentences:
-            span = b.span(offset, offset + len(sentence))
-            offset += len(sentence) + 1
-            kind = info[0]
-            if kind == "move":
-                _, actor, src, dest = info
-                witnesses = sorted({*self._present(src), *self._present(dest), actor})
-                ev = b.event("move", span, actor=actor, place=dest, witnesses=witnesses)
-                b.state(actor, "location", dest, event=ev)
-                self._believe(b, ev, witnesses, actor, "location", dest)
-            elif kind == "object":
-                _, actor, obj, place = info
-                witnesses = self._present(place)
-                ev = b.event(
-                    "put", span, actor=actor, participants=[obj], place=place, witnesses=witnesses
-                )
-                b.state(obj, "location", place, event=ev)
-                self._believe(b, ev, witnesses, obj, "location", place)
-            elif kind == "property":
-                _, actor, obj, colour = info
-                place = self.world.where[actor]
-                witnesses = self._present(place)
-                ev = b.event("state", span, participants=[obj], place=place, witnesses=witnesses)
-                b.state(obj, "colour", colour, event=ev)
-                self._believe(b, ev, witnesses, obj, "colour", colour)
-            else:
-                _, actor, listener, obj, place = info
-                ev = b.event(
-                    "tell",
-                    span,
-                    actor=actor,
-                    participants=[listener, obj],
-                    witnesses=[actor, listener],
-                    private_to=[listener],
-                )
-                b.belief(
-                    [listener], obj, "location", place, mode="told_private", event=ev, speaker=actor
-                )
-                b.belief([actor, listener], obj, "location", place, mode="participated", event=ev)
-        return b.build()
+        return sentences
+
+    def _record(self, b: DeltaBuilder, span: SourceSpan, info: Any) -> None:
+        """One event (``info``, as :meth:`_sentences` drew it) in the delta: the event, the
+        state it changed, and the beliefs of those who saw or were told it."""
+        kind = info[0]
+        if kind == "move":
+            _, actor, src, dest = info
+            witnesses = sorted({*self._present(src), *self._present(dest), actor})
+            ev = b.event("move", span, actor=actor, place=dest, witnesses=witnesses)
+            b.state(actor, "location", dest, event=ev)
+            self._believe(b, ev, witnesses, actor, "location", dest)
+        elif kind == "object":
+            _, actor, obj, place = info
+            witnesses = self._present(place)
+            ev = b.event(
+                "put", span, actor=actor, participants=[obj], place=place, witnesses=witnesses
+            )
+            b.state(obj, "location", place, event=ev)
+            self._believe(b, ev, witnesses, obj, "location", place)
+        elif kind == "property":
+            _, actor, obj, colour = info
+            place = self.world.where[actor]
+            witnesses = self._present(place)
+            ev = b.event("state", span, participants=[obj], place=place, witnesses=witnesses)
+            b.state(obj, "colour", colour, event=ev)
+            self._believe(b, ev, witnesses, obj, "colour", colour)
+        else:
+            _, actor, listener, obj, place = info
+            ev = b.event(
+                "tell",
+                span,
+                actor=actor,
+                participants=[listener, obj],
+                witnesses=[actor, listener],
+                private_to=[listener],
+            )
+            b.belief(
+                [listener], obj, "location", place, mode="told_private", event=ev, speaker=actor
+            )
+            b.belief([actor, listener], obj, "location", place, mode="participated", event=ev)
 
 
 async def _story_bytes(client: aredis.Redis, story: str) -> int:
@@ -230,6 +243,59 @@ async def _usage(client: aredis.Redis, batch: Sequence[str]) -> int:
         return sum(int(n or 0) for n in await pipe.execute())
 
 
+@dataclass
+class _Timings:
+    """What one size's run measured: each step's times (ms) and round trips."""
+
+    commit_ms: list[float] = field(default_factory=list)
+    commit_trips: list[int] = field(default_factory=list)
+    beliefs_ms: list[float] = field(default_factory=list)
+    world_ms: list[float] = field(default_factory=list)
+    beliefs_trips: list[int] = field(default_factory=list)
+    world_trips: list[int] = field(default_factory=list)
+    index_ms: list[float] = field(default_factory=list)
+    consolidate_ms: list[float] = field(default_factory=list)
+    assemble_ms: list[float] = field(default_factory=list)
+
+    async def commit(self, store: StoryStore, delta: TurnDelta, sampled: bool) -> None:
+        """Commit ``delta``, then index and fold it, as an acknowledged commit is (the
+        fold timed only when ``sampled``)."""
+        turn = delta.turn
+        trips = CountingRedis.round_trips
+        start = time.perf_counter()
+        await store.commit(delta)
+        self.commit_ms.append((time.perf_counter() - start) * 1000)
+        self.commit_trips.append(CountingRedis.round_trips - trips)
+        # the consolidation step that follows an acknowledged commit: the episode index
+        start = time.perf_counter()
+        await index_through(store, turn)
+        self.index_ms.append((time.perf_counter() - start) * 1000)
+        # then the hierarchy (one turn folded), so that the assembly reads its summaries
+        start = time.perf_counter()
+        await consolidate(store, turn)
+        if sampled:
+            self.consolidate_ms.append((time.perf_counter() - start) * 1000)
+
+    async def reads(self, store: StoryStore, request: str, who: str) -> None:
+        """The reads of a turn loop after a commit: the writer's planned retrieval for
+        ``request``, ``who``'s beliefs and the world."""
+        start = time.perf_counter()
+        await author_context(store, request, budget=ASSEMBLY_BUDGET, purpose="write", focus=(who,))
+        self.assemble_ms.append((time.perf_counter() - start) * 1000)
+        # projections are sampled as the story grows, after each of the last turns,
+        # as the turn loop reads them: the state has just changed
+        trips = CountingRedis.round_trips
+        start = time.perf_counter()
+        await project_beliefs(store, who)
+        self.beliefs_ms.append((time.perf_counter() - start) * 1000)
+        self.beliefs_trips.append(CountingRedis.round_trips - trips)
+        trips = CountingRedis.round_trips
+        start = time.perf_counter()
+        await project_world(store)
+        self.world_ms.append((time.perf_counter() - start) * 1000)
+        self.world_trips.append(CountingRedis.round_trips - trips)
+
+
 async def _measure(url: str, turns: int, characters: int) -> dict[str, Any]:
     client = CountingRedis.from_url(url, decode_responses=True)
     story = f"bench-scale-{turns}-{characters}"
@@ -238,56 +304,15 @@ async def _measure(url: str, turns: int, characters: int) -> dict[str, Any]:
     gen = _Generator(characters)
     await store.create(gen.setup(), world="synthetic", title=story)
     await store.ancestry()
-    commit_ms: list[float] = []
-    commit_trips: list[int] = []
-    beliefs_ms: list[float] = []
-    world_ms: list[float] = []
-    beliefs_trips: list[int] = []
-    world_trips: list[int] = []
+    timings = _Timings()
     who = gen.chars[0]
     sample_from = max(1, turns - PROJECTION_SAMPLES + 1)
-    index_ms: list[float] = []
-    consolidate_ms: list[float] = []
-    assemble_ms: list[float] = []
     for turn in range(1, turns + 1):
-        delta = gen.turn(turn)
-        trips = CountingRedis.round_trips
-        start = time.perf_counter()
-        await store.commit(delta)
-        commit_ms.append((time.perf_counter() - start) * 1000)
-        commit_trips.append(CountingRedis.round_trips - trips)
-        # the consolidation step that follows an acknowledged commit: the episode index
-        start = time.perf_counter()
-        await index_through(store, turn)
-        index_ms.append((time.perf_counter() - start) * 1000)
-        # then the hierarchy (one turn folded), so that the assembly reads its summaries
-        start = time.perf_counter()
-        await consolidate(store, turn)
-        if turn >= sample_from:
-            consolidate_ms.append((time.perf_counter() - start) * 1000)
+        await timings.commit(store, gen.turn(turn), turn >= sample_from)
         if turn >= sample_from:
             # the writer's planned retrieval for a request about a character and an object
-            start = time.perf_counter()
-            await author_context(
-                store,
-                f"Where is the {gen.objects[turn % OBJECTS]} and what did {who} say about it?",
-                budget=ASSEMBLY_BUDGET,
-                purpose="write",
-                focus=(who,),
-            )
-            assemble_ms.append((time.perf_counter() - start) * 1000)
-            # projections are sampled as the story grows, after each of the last turns,
-            # as the turn loop reads them: the state has just changed
-            trips = CountingRedis.round_trips
-            start = time.perf_counter()
-            await project_beliefs(store, who)
-            beliefs_ms.append((time.perf_counter() - start) * 1000)
-            beliefs_trips.append(CountingRedis.round_trips - trips)
-            trips = CountingRedis.round_trips
-            start = time.perf_counter()
-            await project_world(store)
-            world_ms.append((time.perf_counter() - start) * 1000)
-            world_trips.append(CountingRedis.round_trips - trips)
+            request = f"Where is the {gen.objects[turn % OBJECTS]} and what did {who} say about it?"
+            await timings.reads(store, request, who)
     held_bytes = await _story_bytes(client, story)
     # the size of what a projection returns (it grows with what the character has come to
     # know, up to every slot of the world, not with the length of the story)
@@ -298,16 +323,16 @@ async def _measure(url: str, turns: int, characters: int) -> dict[str, Any]:
     return {
         "turns": turns,
         "characters": characters,
-        "commit_ms": percentiles(commit_ms),
-        "beliefs_ms": percentiles(beliefs_ms),
-        "world_ms": percentiles(world_ms),
-        "index_ms": percentiles(index_ms),
-        "consolidate_ms": percentiles(consolidate_ms),
-        "assemble_ms": percentiles(assemble_ms),
+        "commit_ms": percentiles(timings.commit_ms),
+        "beliefs_ms": percentiles(timings.beliefs_ms),
+        "world_ms": percentiles(timings.world_ms),
+        "index_ms": percentiles(timings.index_ms),
+        "consolidate_ms": percentiles(timings.consolidate_ms),
+        "assemble_ms": percentiles(timings.assemble_ms),
         "round_trips": {
-            "commit": max(commit_trips),
-            "beliefs": max(beliefs_trips),
-            "world": max(world_trips),
+            "commit": max(timings.commit_trips),
+            "beliefs": max(timings.beliefs_trips),
+            "world": max(timings.world_trips),
         },
         "redis_bytes_per_turn": round(held_bytes / max(turns, 1), 1),
         "beliefs_held": held,

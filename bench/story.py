@@ -42,6 +42,7 @@ from fabula.bench.report import print_table, write_json
 from fabula.errors import FabulaError
 from fabula.graph.service import Fabula
 from fabula.memory.acl import CharacterMind
+from fabula.memory.actions import StoryAction
 from fabula.memory.projections import project_beliefs, project_hypotheses, project_world
 from fabula.memory.records import SECRET, secret_text, slug
 from fabula.memory.store import StoryStore
@@ -245,61 +246,83 @@ def achieved(
         if m is None:
             continue
         groups = {k: v for k, v in m.groupdict().items() if v}
-        obj = slug(groups["o"]) if "o" in groups else ""
         other = slug(groups.get("c") or groups.get("c2") or "x")
         last = moments[-1]
-        if kind in ("tell_secret", "tell_own"):  # the listener took in the true secret
-            owner = slug(groups["w"]) if "w" in groups else me
-            truth = secrets.get(owner)
-            return truth is not None and any(
-                w.secrets.get(other, {}).get(owner) == truth for w in moments
-            )
-        if kind == "keep_secret":  # at the end, nobody else holds it true
-            truth = secrets.get(me)
-            return truth is None or all(
-                held.get(me) != truth for c, held in last.secrets.items() if c != me
-            )
-        if kind == "get":
-            return any(w.world.get(obj) == me for w in moments)
-        if kind == "find":
-            return any(
-                w.world.get(obj) == me
-                or (
-                    w.minds[me].get(obj) == w.world.get(obj)
-                    and _place(w.world, places, obj) == _place(w.world, places, me)
-                )
-                for w in moments
-            )
-        if kind == "keep":
-            return last.world.get(obj) == me or (
-                last.world.get(obj) not in places and last.world.get(obj) not in last.minds
-            )
-        if kind == "give":
-            return any(w.world.get(obj) == other for w in moments)
-        if kind == "learn_where":
-            return any(w.minds[me].get(obj) == w.world.get(obj) for w in moments)
-        if kind == "tell_where":
-            told = re.compile(
-                rf"\b{re.escape(me)} (?:privately )?told {re.escape(other)} that the "
-                rf"{re.escape(m['o'])} is",
-                re.I,
-            )
-            return any(told.search(w.text) for w in moments)
-        if kind == "hide_from":
-            return last.world.get(obj) != other and last.minds[other].get(obj) != last.world.get(
-                obj
-            )
-        if kind == "meet":
-            return any(
-                _place(w.world, places, me) == _place(w.world, places, other) for w in moments
-            )
-        if kind == "avoid":
-            return _place(last.world, places, me) != _place(last.world, places, other)
-        secret = secrets.get(other)  # learned: it came to hold the true secret
-        return secret is not None and any(
-            w.secrets.get(me, {}).get(other) == secret for w in moments
-        )
+        if kind in ("learn_secret", "tell_secret", "tell_own", "keep_secret"):
+            return _secret_goal(kind, groups, me, other, moments, last, secrets)
+        return _world_goal(kind, groups, me, other, moments, last, places)
     return None
+
+
+def _secret_goal(
+    kind: str,
+    groups: dict[str, str],
+    me: str,
+    other: str,
+    moments: Sequence[Moment],
+    last: Moment,
+    secrets: dict[str, str],
+) -> bool:
+    """Whether a goal about a secret was achieved: told (the listener took in the true
+    secret), kept (at the end nobody else holds it true) or learned."""
+    if kind in ("tell_secret", "tell_own"):  # the listener took in the true secret
+        owner = slug(groups["w"]) if "w" in groups else me
+        truth = secrets.get(owner)
+        return truth is not None and any(
+            w.secrets.get(other, {}).get(owner) == truth for w in moments
+        )
+    if kind == "keep_secret":  # at the end, nobody else holds it true
+        truth = secrets.get(me)
+        return truth is None or all(
+            held.get(me) != truth for c, held in last.secrets.items() if c != me
+        )
+    secret = secrets.get(other)  # learned: it came to hold the true secret
+    return secret is not None and any(w.secrets.get(me, {}).get(other) == secret for w in moments)
+
+
+def _world_goal(
+    kind: str,
+    groups: dict[str, str],
+    me: str,
+    other: str,
+    moments: Sequence[Moment],
+    last: Moment,
+    places: set[str],
+) -> bool:
+    """Whether a goal about objects and places was achieved, from where things were (and
+    were believed to be) after each turn (``last``: the last), and what was said."""
+    obj = slug(groups["o"]) if "o" in groups else ""
+    if kind == "get":
+        return any(w.world.get(obj) == me for w in moments)
+    if kind == "find":
+        return any(
+            w.world.get(obj) == me
+            or (
+                w.minds[me].get(obj) == w.world.get(obj)
+                and _place(w.world, places, obj) == _place(w.world, places, me)
+            )
+            for w in moments
+        )
+    if kind == "keep":
+        return last.world.get(obj) == me or (
+            last.world.get(obj) not in places and last.world.get(obj) not in last.minds
+        )
+    if kind == "give":
+        return any(w.world.get(obj) == other for w in moments)
+    if kind == "learn_where":
+        return any(w.minds[me].get(obj) == w.world.get(obj) for w in moments)
+    if kind == "tell_where":
+        told = re.compile(
+            rf"\b{re.escape(me)} (?:privately )?told {re.escape(other)} that the "
+            rf"{re.escape(groups['o'])} is",
+            re.I,
+        )
+        return any(told.search(w.text) for w in moments)
+    if kind == "hide_from":
+        return last.world.get(obj) != other and last.minds[other].get(obj) != last.world.get(obj)
+    if kind == "meet":
+        return any(_place(w.world, places, me) == _place(w.world, places, other) for w in moments)
+    return _place(last.world, places, me) != _place(last.world, places, other)  # avoid
 
 
 # -- the rule reference -------------------------------------------------------------------
@@ -399,67 +422,86 @@ class Reference:
             kind = action.kind
             actor = slug(action.actors[0]) if action.actors else None
             if kind in ("go", "enter", "exit") and actor and action.place:
-                place = slug(action.place)
-                old = self.world.get(actor)
-                if kind != "enter" and old in self.places and (old != place or kind == "exit"):
-                    if self.open_containers:
-                        for obj, where in self._visible(old):
-                            self.minds[actor][obj] = (where, True, now)
-                    if kind == "exit":
-                        self.world.pop(actor, None)
-                        continue
-                    now = self._tick(turn)
-                self.world[actor] = place
-                witnesses = sorted({*self.present(place), actor})
-                for obj, where in self._visible(place):
-                    self._see(witnesses, obj, where, now, refresh=[actor])
+                self._went(turn, kind, actor, slug(action.place), now)
             elif kind in ("put", "move", "take", "give", "drop") and actor and action.obj:
-                obj = slug(action.obj)
-                to: str | None
-                if kind == "take":
-                    to = actor
-                elif kind == "drop":
-                    to = self.place(actor)
-                else:
-                    to = slug(action.target) if action.target else None
-                if to is None:
-                    continue
-                witnesses = sorted({*self.present(self.place(actor)), actor})
-                self.world[obj] = to
-                if obj in self.objects:
-                    self._see(witnesses, obj, to, now)
+                self._moved(action, actor, now)
             elif kind == "search" and actor and action.target:
-                box = slug(action.target)
-                witnesses = sorted({*self.present(self.place(actor)), actor})
-                inside = [o for o in self.objects if self.world.get(o) == box]
-                for obj in inside:
-                    self._see(witnesses, obj, box, now)
-                missing = {
-                    o for w in witnesses for o in self.objects if self.believed(w, o) == box
-                } - set(inside)
-                for w in witnesses:
-                    for obj in missing:
-                        held = self.minds[w].get(obj)
-                        if held is None or held[:2] == (box, True):
-                            self.minds[w][obj] = (box, False, now)
+                self._searched(actor, slug(action.target), now)
             elif kind in ("tell", "inform", "claim", "say") and actor and action.clause:
-                clause = action.clause
-                obj = slug(clause.subject)
-                if clause.attribute == SECRET:  # a secret (or a lie about one)
-                    obj, value = _secret(obj), secret_text(clause.value)
-                elif clause.attribute != "location" or obj not in self.objects:
-                    continue
-                else:
-                    value = slug(clause.value)
-                if kind == "tell":
-                    listeners = [slug(n) for n in action.listeners]
-                else:
-                    listeners = self.present(self.place(actor))
-                spoken = self.minds[actor].get(obj)
-                fresh = spoken[2] if spoken is not None else (-1, -1)
-                for listener in sorted(set(listeners) - {actor}):
-                    if self._trusts(listener, actor, obj, value):
-                        self.minds[listener][obj] = (value, True, fresh)
+                self._told(action, actor)
+
+    def _went(self, turn: int, kind: str, actor: str, place: str, now: tuple[int, int]) -> None:
+        """``actor`` went (entered, left) ``place``: what it saw where it was, and what
+        everyone there sees of what is open to view where it arrives."""
+        old = self.world.get(actor)
+        if kind != "enter" and old in self.places and (old != place or kind == "exit"):
+            if self.open_containers:
+                for obj, where in self._visible(old):
+                    self.minds[actor][obj] = (where, True, now)
+            if kind == "exit":
+                self.world.pop(actor, None)
+                return
+            now = self._tick(turn)
+        self.world[actor] = place
+        witnesses = sorted({*self.present(place), actor})
+        for obj, where in self._visible(place):
+            self._see(witnesses, obj, where, now, refresh=[actor])
+
+    def _moved(self, action: StoryAction, actor: str, now: tuple[int, int]) -> None:
+        """``actor`` put, moved, took, gave or dropped an object, seen by those there."""
+        obj = slug(action.obj or "")
+        kind = action.kind
+        to: str | None
+        if kind == "take":
+            to = actor
+        elif kind == "drop":
+            to = self.place(actor)
+        else:
+            to = slug(action.target) if action.target else None
+        if to is None:
+            return
+        witnesses = sorted({*self.present(self.place(actor)), actor})
+        self.world[obj] = to
+        if obj in self.objects:
+            self._see(witnesses, obj, to, now)
+
+    def _searched(self, actor: str, box: str, now: tuple[int, int]) -> None:
+        """``actor`` looked in ``box``: those there see what is in it, and that what they
+        believed in it is not."""
+        witnesses = sorted({*self.present(self.place(actor)), actor})
+        inside = [o for o in self.objects if self.world.get(o) == box]
+        for obj in inside:
+            self._see(witnesses, obj, box, now)
+        missing = {o for w in witnesses for o in self.objects if self.believed(w, o) == box} - set(
+            inside
+        )
+        for w in witnesses:
+            for obj in missing:
+                held = self.minds[w].get(obj)
+                if held is None or held[:2] == (box, True):
+                    self.minds[w][obj] = (box, False, now)
+
+    def _told(self, action: StoryAction, actor: str) -> None:
+        """``actor`` told (or said aloud) where an object is, or a secret: each listener
+        who trusts it takes it in, as fresh as the speaker's own belief."""
+        clause = action.clause
+        assert clause is not None
+        obj = slug(clause.subject)
+        if clause.attribute == SECRET:  # a secret (or a lie about one)
+            obj, value = _secret(obj), secret_text(clause.value)
+        elif clause.attribute != "location" or obj not in self.objects:
+            return
+        else:
+            value = slug(clause.value)
+        if action.kind == "tell":
+            listeners = [slug(n) for n in action.listeners]
+        else:
+            listeners = self.present(self.place(actor))
+        spoken = self.minds[actor].get(obj)
+        fresh = spoken[2] if spoken is not None else (-1, -1)
+        for listener in sorted(set(listeners) - {actor}):
+            if self._trusts(listener, actor, obj, value):
+                self.minds[listener][obj] = (value, True, fresh)
 
     def _trusts(self, listener: str, speaker: str, obj: str, value: str) -> bool:
         if self.trust != "fresher":
@@ -559,6 +601,18 @@ async def _run_pack(
         result.errors.append(f"{type(exc).__name__}: {exc}")
     head = await store.head()
     texts = [t.text for t in await store.turn_texts(opening + 1, head)]
+    _measure_texts(result, texts)
+    proposals = recorder.proposals.get((story, "main"), [])
+    await _measure_goals(result, store, pack, opening, head, proposals)
+    await _measure_fidelity(result, store, pack, head)
+    await _measure_fork(result, fab, store, pack, opening + FORK_AFTER, head)
+    await fab.delete_story(story)
+    return result
+
+
+def _measure_texts(result: PackResult, texts: list[str]) -> None:
+    """The turns written after the opening: how many, repeated, filler sentences, and the
+    kinds of action in each window of ten."""
     result.written = len(texts)
     for i, text in enumerate(texts):
         result.repeats += text in texts[max(0, i - REPEAT_WINDOW) : i]
@@ -566,11 +620,21 @@ async def _run_pack(
     for start in range(0, len(texts), 10):
         kinds = {a.kind for text in texts[start : start + 10] for a in extract(text)}
         result.windows.append(len(kinds))
-    # goals, judged over every turn after the opening
+
+
+async def _measure_goals(
+    result: PackResult,
+    store: StoryStore,
+    pack: WorldPack,
+    opening: int,
+    head: int,
+    proposals: Sequence[Proposal],
+) -> None:
+    """Every character's goals, judged over every turn after the opening: achieved, or
+    blocked (the character's last proposal toward it said so)."""
     moments = await _moments(store, pack, opening, head)
     places = {slug(p.name) for p in pack.places}
     secrets = {slug(c.name): secret_text(c.secrets[0]) for c in pack.characters if c.secrets}
-    proposals = recorder.proposals.get((story, "main"), [])
     for c in pack.characters:
         me = slug(c.name)
         for goal in c.goals:
@@ -581,7 +645,13 @@ async def _run_pack(
                 continue
             said = [p.intent for p in proposals if p.character == me and goal in p.intent]
             result.blocked += bool(said) and f"blocked: {goal}" in said[-1]
-    # belief fidelity against the reference, after every turn
+
+
+async def _measure_fidelity(
+    result: PackResult, store: StoryStore, pack: WorldPack, head: int
+) -> None:
+    """Belief fidelity against the reference, after every turn: each mind's belief of
+    where every object is and of every secret."""
     reference = Reference.of(pack)
     all_texts = {t.turn: t.text for t in await store.turn_texts(1, head)}
     for t in range(1, head + 1):
@@ -598,35 +668,39 @@ async def _run_pack(
                 got_value = b.value if b is not None and b.polarity else None
                 result.probes += 1
                 result.right += got_value == reference.believed(holder, _secret(owner))
-    # a fork pursuing a reachable hypothesis
-    at = opening + FORK_AFTER
-    if head >= at:
-        hypotheses = await project_hypotheses(store, as_of=at)
-        world = await project_world(store, as_of=at)
-        for h in sorted(hypotheses.values(), key=lambda h: h.id):
-            reachable = (
-                h.status == "open"
-                and h.realises
-                and all(
-                    f.attribute == "location"
-                    and world.where(f.subject) != f.value
-                    and f.value in {slug(c.name) for c in pack.characters}
-                    for f in h.realises
-                )
+
+
+async def _measure_fork(
+    result: PackResult, fab: Fabula, store: StoryStore, pack: WorldPack, at: int, head: int
+) -> None:
+    """A fork at turn ``at`` pursuing the first reachable hypothesis (an open one whose
+    realisation moves objects to characters): pursued, and whether it was realised."""
+    if head < at:
+        return
+    hypotheses = await project_hypotheses(store, as_of=at)
+    world = await project_world(store, as_of=at)
+    for h in sorted(hypotheses.values(), key=lambda h: h.id):
+        reachable = (
+            h.status == "open"
+            and h.realises
+            and all(
+                f.attribute == "location"
+                and world.where(f.subject) != f.value
+                and f.value in {slug(c.name) for c in pack.characters}
+                for f in h.realises
             )
-            if not reachable:
-                continue
-            result.pursued += 1
-            fork = await fab.fork(store, at, realise=h.id)
-            try:
-                await fab.run(fork, PURSUE_TURNS, auto=True)
-            except FabulaError as exc:
-                result.errors.append(f"fork {h.id}: {type(exc).__name__}: {exc}")
-            after = await project_hypotheses(fork)
-            result.realised += after[h.id].status == "realised"
-            break
-    await fab.delete_story(story)
-    return result
+        )
+        if not reachable:
+            continue
+        result.pursued += 1
+        fork = await fab.fork(store, at, realise=h.id)
+        try:
+            await fab.run(fork, PURSUE_TURNS, auto=True)
+        except FabulaError as exc:
+            result.errors.append(f"fork {h.id}: {type(exc).__name__}: {exc}")
+        after = await project_hypotheses(fork)
+        result.realised += after[h.id].status == "realised"
+        break
 
 
 def _summary(results: Sequence[PackResult], packs: int, turns: int) -> dict[str, Any]:

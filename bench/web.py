@@ -38,6 +38,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -343,7 +344,6 @@ async def run_web(
             long = f"bench-web-{tag}-long"
             await _long_story(fab, long, long_turn)
             with _studio(url) as base:
-                tally = _Tally()
                 # stories of a world that never comes to rest, as the baseline's: a world
                 # that does (hollow_book) stops running before ten turns, and each turn
                 # after that was an error, not a measure
@@ -351,38 +351,9 @@ async def run_web(
                 for i in range(stories):
                     made = await fab.create_story(synthetic_world(3), f"bench-web-{tag}-{i}")
                     ids.append(made.story)
-                async with httpx.AsyncClient(base_url=base, timeout=120) as client:
-                    openings = {
-                        s: (await client.get(f"/api/stories/{s}")).json()["head"] for s in ids
-                    }
-                started = time.perf_counter()
-                await asyncio.gather(
-                    *[_client(base, tally, ids[c::clients], turns) for c in range(clients)]
+                measured = await _through_studio(
+                    base, ids, long, turns, clients, long_turn, concurrency
                 )
-                seconds = time.perf_counter() - started
-                await asyncio.gather(
-                    *[_chooser(base, tally, ids[c::clients]) for c in range(clients)]
-                )
-                async with httpx.AsyncClient(base_url=base, timeout=120) as client:
-                    for _ in range(20):
-                        await _timed(
-                            client,
-                            tally,
-                            tally.minds,
-                            "GET",
-                            f"/stories/{long}/minds",
-                            params={"as_of": long_turn},
-                        )
-                    bursts = [await _burst(base, long, level) for level in concurrency]
-                    lost = doubled = 0
-                    for s in ids:
-                        text = (await client.get(f"/api/stories/{s}/text")).json()
-                        numbers = [t["turn"] for t in text["turns"]]
-                        expected = openings[s] + turns + CHOICES
-                        if numbers != list(range(1, len(numbers) + 1)):
-                            tally.error(f"{s}: turn numbers {numbers} have gaps")
-                        lost += max(0, expected - text["head"])
-                        doubled += max(0, text["head"] - expected)
             fsync_policy = await appendfsync(fab.admin)
             baseline = await _baseline(
                 fab, tag, min(clients, stories), min(turns, 5), long, long_turn
@@ -391,15 +362,87 @@ async def run_web(
                 await fab.delete_story(s)
             for i in range(min(clients, stories)):
                 await fab.delete_story(f"bench-web-{tag}-base-{i}")
-    result = {
+    result = _result(measured, stories, turns, clients, long_turn, fsync_policy, baseline)
+    if not quiet:
+        _print(result)
+    write_json(json_out, result)
+    return result
+
+
+@dataclass
+class _Measured:
+    """What the studio's run measured: its tally, the clock of the turns, the turns lost
+    and doubled, and each concurrency level's burst."""
+
+    tally: _Tally
+    seconds: float
+    lost: int
+    doubled: int
+    bursts: list[dict[str, Any]]
+
+
+async def _through_studio(
+    base: str,
+    ids: list[str],
+    long: str,
+    turns: int,
+    clients: int,
+    long_turn: int,
+    concurrency: tuple[int, ...],
+) -> _Measured:
+    """The studio at ``base`` under load: ``turns`` turns of every story in ``ids``
+    approved by ``clients`` clients (timed), then the chosen drafts, the long story's
+    minds page, the bursts, and every story's text read back."""
+    tally = _Tally()
+    async with httpx.AsyncClient(base_url=base, timeout=120) as client:
+        openings = {s: (await client.get(f"/api/stories/{s}")).json()["head"] for s in ids}
+    started = time.perf_counter()
+    await asyncio.gather(*[_client(base, tally, ids[c::clients], turns) for c in range(clients)])
+    seconds = time.perf_counter() - started
+    await asyncio.gather(*[_chooser(base, tally, ids[c::clients]) for c in range(clients)])
+    async with httpx.AsyncClient(base_url=base, timeout=120) as client:
+        for _ in range(20):
+            await _timed(
+                client,
+                tally,
+                tally.minds,
+                "GET",
+                f"/stories/{long}/minds",
+                params={"as_of": long_turn},
+            )
+        bursts = [await _burst(base, long, level) for level in concurrency]
+        lost = doubled = 0
+        for s in ids:
+            text = (await client.get(f"/api/stories/{s}/text")).json()
+            numbers = [t["turn"] for t in text["turns"]]
+            expected = openings[s] + turns + CHOICES
+            if numbers != list(range(1, len(numbers) + 1)):
+                tally.error(f"{s}: turn numbers {numbers} have gaps")
+            lost += max(0, expected - text["head"])
+            doubled += max(0, text["head"] - expected)
+    return _Measured(tally, seconds, lost, doubled, bursts)
+
+
+def _result(
+    measured: _Measured,
+    stories: int,
+    turns: int,
+    clients: int,
+    long_turn: int,
+    fsync_policy: str,
+    baseline: dict[str, Any],
+) -> dict[str, Any]:
+    """The benchmark's JSON: the studio's figures against the targets, and the baseline."""
+    tally, seconds = measured.tally, measured.seconds
+    return {
         "benchmark": "web",
         "stories": stories,
         "turns": turns,
         "clients": clients,
         "minds_at_turn": long_turn,
         "errors": tally.errors,
-        "lost": lost,
-        "doubled": doubled + tally.duplicates,
+        "lost": measured.lost,
+        "doubled": measured.doubled + tally.duplicates,
         "pages_ms": percentiles(tally.pages),
         "approve_ms": percentiles(tally.approve),
         "minds_ms": percentiles(tally.minds),
@@ -418,7 +461,7 @@ async def run_web(
         },
         "error_samples": tally.messages,
         # clients at once: each holds the long story's event stream and loads its minds
-        "concurrency": bursts,
+        "concurrency": measured.bursts,
         # approvals committed but not confirmed on disk (WAITAOF failed or timed out)
         "unsynced": tally.unsynced,
         "unsynced_reasons": tally.unsynced_reasons,
@@ -427,10 +470,6 @@ async def run_web(
         "appendfsync": fsync_policy,
         "baselines": {"service_in_process": baseline},
     }
-    if not quiet:
-        _print(result)
-    write_json(json_out, result)
-    return result
 
 
 def _print(result: dict[str, Any]) -> None:

@@ -158,6 +158,23 @@ def thread_names(event: Event, slots: dict[str, str], entities: dict[str, Entity
     return out
 
 
+def _extended(scene: HierarchyNode, turn: int, mine: Sequence[Event]) -> HierarchyNode:
+    """``scene`` with ``turn`` and its events (``mine``) added: its children, its
+    closure's events, records and spans."""
+    closure = scene.closure
+    return scene.model_copy(
+        update={
+            "last_turn": turn,
+            "children": (*scene.children, *(e.id for e in mine)),
+            "closure": Closure(
+                events=(*closure.events, *(e.id for e in mine)),
+                records=(*closure.records, *(s for e in mine for s in e.effects)),
+                spans=(*closure.spans, *(e.span for e in mine)),
+            ),
+        }
+    )
+
+
 def consolidate_scenes(
     texts: Sequence[TurnText],
     events: Sequence[Event],
@@ -194,18 +211,7 @@ def consolidate_scenes(
                 last_turn=text.turn,
             )
             signature = OpenScene(open_scene.id, place, day)
-        closure = open_scene.closure
-        open_scene = open_scene.model_copy(
-            update={
-                "last_turn": text.turn,
-                "children": (*open_scene.children, *(e.id for e in mine)),
-                "closure": Closure(
-                    events=(*closure.events, *(e.id for e in mine)),
-                    records=(*closure.records, *(s for e in mine for s in e.effects)),
-                    spans=(*closure.spans, *(e.span for e in mine)),
-                ),
-            }
-        )
+        open_scene = _extended(open_scene, text.turn, mine)
         signature.place = signature.place or place
         signature.day = signature.day or day
         signature.actors = sorted(set(signature.actors) | actors)

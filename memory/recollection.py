@@ -353,29 +353,41 @@ def _referents(event: Event, *, witnesses: bool = True) -> set[str]:
     return refs
 
 
-def render_event(event: Event, entities: Mapping[str, Entity]) -> str:
-    """One plain sentence telling ``event`` from its typed fields alone."""
+@dataclass(frozen=True)
+class _Teller:
+    """How a plain sentence names what ``entities`` know: a character by its name, anything
+    else as "the" thing, an unknown id as its words."""
 
-    def ref(entity_id: str | None) -> str:
+    entities: Mapping[str, Entity]
+
+    def ref(self, entity_id: str | None) -> str:
+        """One entity ("someone" for none)."""
         if not entity_id:
             return "someone"
-        entity = entities.get(entity_id)
+        entity = self.entities.get(entity_id)
         if entity is None:
             return entity_id.replace("_", " ")
         return entity.name if entity.kind == "character" else f"the {entity.name}"
 
-    def group(ids: Sequence[str]) -> str:
-        named = [ref(i) for i in ids] or ["someone"]
+    def group(self, ids: Sequence[str]) -> str:
+        """Entities as a list ("A, B and C"; "someone" for none)."""
+        named = [self.ref(i) for i in ids] or ["someone"]
         return named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
 
-    def fact(f: Fact) -> str:
+    def fact(self, f: Fact) -> str:
+        """A fact: where something is, a secret, or an attribute's value."""
         negation = "" if f.polarity else "not "
         if f.attribute == "location":
-            return f"{ref(f.subject)} is {negation}in {ref(f.value)}"
+            return f"{self.ref(f.subject)} is {negation}in {self.ref(f.value)}"
         if is_secret(f.attribute):
-            return f"{ref(f.subject)}'s {f.attribute} is {negation}that {f.value}"
-        return f"the {f.attribute} of {ref(f.subject)} is {negation}{f.value}"
+            return f"{self.ref(f.subject)}'s {f.attribute} is {negation}that {f.value}"
+        return f"the {f.attribute} of {self.ref(f.subject)} is {negation}{f.value}"
 
+
+def render_event(event: Event, entities: Mapping[str, Entity]) -> str:
+    """One plain sentence telling ``event`` from its typed fields alone."""
+    teller = _Teller(entities)
+    ref, group, fact = teller.ref, teller.group, teller.fact
     actor = ref(event.actor) if event.actor else group(_characters(event, entities))
     content = event.content
     kind = event.kind

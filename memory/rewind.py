@@ -119,6 +119,52 @@ async def rewind(store: StoryStore, to_turn: int, keep: str) -> RewindPlan:
     keys.check_id(keep, "branch")
     story, branch = store.story, store.branch
     where = {"story": story, "branch": branch}
+    head, table = await _checked(store, to_turn, keep)
+    characters = await store.characters()
+    client = store.client
+    every: list[str] = []
+    for pattern in branch_keys(story, branch, characters):
+        every.extend([k async for k in client.scan_iter(match=pattern, count=1000)])
+    copied, gone = _sorted_keys(every, story, branch, characters, to_turn)
+    # what the branch holds, truncated to the turn (read before the transaction, checked by
+    # the head it was read at: every commit moves it)
+    cut = await _truncated(store, to_turn, characters, every)
+    entry = Branch(
+        keep,
+        parent=branch,
+        fork_turn=to_turn,
+        pursue=table[branch].pursue if branch in table else None,
+    )
+    async with transaction(client, keys.head(story, branch)) as pipe:
+        try:
+            await pipe.watch(keys.head(story, branch), keys.branches(story))
+            now = await pipe.hget(keys.head(story, branch), "turn")
+            if now is None or int(now) != head or await pipe.hexists(keys.branches(story), keep):
+                raise WatchError
+            pipe.multi()
+            for key in copied:
+                pipe.copy(key, _renamed(key, story, branch, keep, characters))
+            pipe.hset(keys.branches(story), keep, entry.to_stored())
+            if gone:
+                pipe.delete(*gone)
+            cut.write(pipe, story, branch)
+            pipe.hset(keys.head(story, branch), "turn", to_turn)
+            await pipe.execute()
+        except WatchError:
+            raise Conflict(
+                f"branch {branch!r} of {story!r} moved while it was rewound (a turn was "
+                "committed or a branch made): nothing changed, try again",
+                **where,
+            ) from None
+    return RewindPlan(story, branch, to_turn, head, keep)
+
+
+async def _checked(store: StoryStore, to_turn: int, keep: str) -> tuple[int, dict[str, Branch]]:
+    """The branch's head and the story's branch table, once ``to_turn`` and ``keep`` are
+    checked: :class:`InvalidInput` for a turn outside the branch's own before its head,
+    :class:`Conflict` for a taken name or a child branch forked after ``to_turn``."""
+    story, branch = store.story, store.branch
+    where = {"story": story, "branch": branch}
     head = await store.head()
     ancestry = await store.ancestry()
     first = ancestry[0].through if ancestry else 0
@@ -149,41 +195,83 @@ async def rewind(store: StoryStore, to_turn: int, keep: str) -> RewindPlan:
             **where,
             turn=to_turn,
         )
-    characters = await store.characters()
-    client = store.client
-    every: list[str] = []
-    for pattern in branch_keys(story, branch, characters):
-        every.extend([k async for k in client.scan_iter(match=pattern, count=1000)])
-    derived = _derived(story, branch, characters)
-    copied = sorted(k for k in every if not k.startswith(derived))
-    dropped = sorted(
-        k
-        for k in every
-        if k.startswith(derived) and not k.startswith(keys.fence(story, branch, 0)[:-1])
-    )
-    fences = [
-        k
-        for k in every
-        if k.startswith(keys.fence(story, branch, 0)[:-1]) and int(k.rsplit(":", 1)[1]) > to_turn
-    ]
-    # the alternative drafts of the later turns go with them (the kept branch has copies)
-    fences += [
-        k
-        for k in every
-        if k.startswith(keys.drafts(story, branch, 0)[:-1]) and int(k.rsplit(":", 1)[1]) > to_turn
-    ]
+    return head, table
 
-    # what the branch holds, truncated to the turn (read before the transaction, checked by
-    # the head it was read at: every commit moves it)
-    w_cur = keys.world_current(story, branch)
-    w_rec = keys.world_records(story, branch)
-    raws = [*await client.hvals(w_cur), *await client.hvals(w_rec)]
+
+def _sorted_keys(
+    every: Sequence[str], story: str, branch: str, characters: Iterable[str], to_turn: int
+) -> tuple[list[str], list[str]]:
+    """The branch's keys (``every``) sorted for a rewind to ``to_turn``: those copied to the
+    kept branch (all but the derived and transient ones), and those deleted (the derived
+    ones, the fences and alternative drafts of the later turns)."""
+    derived = _derived(story, branch, characters)
+    fence = keys.fence(story, branch, 0)[:-1]
+    copied = sorted(k for k in every if not k.startswith(derived))
+    dropped = sorted(k for k in every if k.startswith(derived) and not k.startswith(fence))
+    fences = [k for k in every if k.startswith(fence) and int(k.rsplit(":", 1)[1]) > to_turn]
+    # the alternative drafts of the later turns go with them (the kept branch has copies)
+    drafts = keys.drafts(story, branch, 0)[:-1]
+    fences += [k for k in every if k.startswith(drafts) and int(k.rsplit(":", 1)[1]) > to_turn]
+    return copied, [*dropped, *fences]
+
+
+@dataclass
+class _Truncated:
+    """The branch's own records truncated to the turn: W, the later turns', events' and
+    usage's fields (to go), D and H as they stood, every mind."""
+
+    world: tuple[dict[str, str], dict[str, str], dict[str, int]]
+    late_turns: list[str]
+    late_events: list[str]
+    late_usage: list[str]
+    devs: dict[str, str]
+    hyps: dict[str, str]
+    minds: dict[str, _Mind]
+
+    def write(self, pipe: object, story: str, branch: str) -> None:
+        """Queue the truncated records in ``pipe`` (a transaction)."""
+        from typing import Any, cast
+
+        p = cast(Any, pipe)
+        _rewrite_records(
+            p,
+            keys.world_current(story, branch),
+            keys.world_records(story, branch),
+            keys.world_from(story, branch),
+            self.world,
+            parse_states(list(self.world[0].values())),
+        )
+        if self.late_turns:
+            p.hdel(keys.turns(story, branch), *self.late_turns)
+        if self.late_events:
+            p.hdel(keys.events(story, branch), *self.late_events)
+        if self.late_usage:
+            p.hdel(keys.usage(story, branch), *self.late_usage)
+        for key, values in (
+            (keys.developments(story, branch), self.devs),
+            (keys.hypotheses(story, branch), self.hyps),
+        ):
+            p.delete(key)
+            if values:
+                p.hset(key, mapping=values)
+        for character, mind in self.minds.items():
+            mind.write(p, story, branch, character)
+
+
+async def _truncated(
+    store: StoryStore, to_turn: int, characters: Iterable[str], every: Sequence[str]
+) -> _Truncated:
+    """What the store's branch holds, truncated to ``to_turn``."""
+    story, branch, client = store.story, store.branch, store.client
+    raws = [
+        *await client.hvals(keys.world_current(story, branch)),
+        *await client.hvals(keys.world_records(story, branch)),
+    ]
     world = _cut(parse_states(raws), raws, to_turn)
-    turns_key, events_key = keys.turns(story, branch), keys.events(story, branch)
-    late_turns = [f for f in await client.hkeys(turns_key) if int(f) > to_turn]
-    late_events = [e for e in await client.hkeys(events_key) if event_turn(e) > to_turn]
-    usage_key = keys.usage(story, branch)
-    late_usage = [f for f in await client.hkeys(usage_key) if int(f) > to_turn]
+    late_turns = [f for f in await client.hkeys(keys.turns(story, branch)) if int(f) > to_turn]
+    events = await client.hkeys(keys.events(story, branch))
+    late_events = [e for e in events if event_turn(e) > to_turn]
+    late_usage = [f for f in await client.hkeys(keys.usage(story, branch)) if int(f) > to_turn]
     devs = {}
     for ident, raw in (await client.hgetall(keys.developments(story, branch))).items():
         dev = Development.model_validate_json(raw)
@@ -197,57 +285,7 @@ async def rewind(store: StoryStore, to_turn: int, keep: str) -> RewindPlan:
         if was is not None:
             hyps[ident] = raw if was is hyp else was.model_dump_json()
     minds = {c: await _mind(store, c, to_turn, every) for c in characters}
-
-    entry = Branch(
-        keep,
-        parent=branch,
-        fork_turn=to_turn,
-        pursue=table[branch].pursue if branch in table else None,
-    )
-    async with transaction(client, keys.head(story, branch)) as pipe:
-        try:
-            await pipe.watch(keys.head(story, branch), keys.branches(story))
-            now = await pipe.hget(keys.head(story, branch), "turn")
-            if now is None or int(now) != head or await pipe.hexists(keys.branches(story), keep):
-                raise WatchError
-            pipe.multi()
-            for key in copied:
-                pipe.copy(key, _renamed(key, story, branch, keep, characters))
-            pipe.hset(keys.branches(story), keep, entry.to_stored())
-            if dropped or fences:
-                pipe.delete(*dropped, *fences)
-            _rewrite_records(
-                pipe,
-                w_cur,
-                w_rec,
-                keys.world_from(story, branch),
-                world,
-                parse_states(list(world[0].values())),
-            )
-            if late_turns:
-                pipe.hdel(turns_key, *late_turns)
-            if late_events:
-                pipe.hdel(events_key, *late_events)
-            if late_usage:
-                pipe.hdel(usage_key, *late_usage)
-            for key, values in (
-                (keys.developments(story, branch), devs),
-                (keys.hypotheses(story, branch), hyps),
-            ):
-                pipe.delete(key)
-                if values:
-                    pipe.hset(key, mapping=values)
-            for character, mind in minds.items():
-                mind.write(pipe, story, branch, character)
-            pipe.hset(keys.head(story, branch), "turn", to_turn)
-            await pipe.execute()
-        except WatchError:
-            raise Conflict(
-                f"branch {branch!r} of {story!r} moved while it was rewound (a turn was "
-                "committed or a branch made): nothing changed, try again",
-                **where,
-            ) from None
-    return RewindPlan(story, branch, to_turn, head, keep)
+    return _Truncated(world, late_turns, late_events, late_usage, devs, hyps, minds)
 
 
 def _rewrite_records(

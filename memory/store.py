@@ -99,6 +99,28 @@ async def list_stories(client: aredis.Redis) -> list[str]:
     return sorted(await client.smembers(keys.STORIES))
 
 
+def _meta_fields(
+    title: str,
+    rules: WorldRules | None,
+    pack: BaseModel | None,
+    origin: str | None,
+    assets: Mapping[str, bytes] | None,
+    *,
+    unfinished: bool,
+) -> dict[str, str]:
+    """A new story's record beside its world: its title, when it was made, whether it is
+    unfinished, its rules, and its pack, origin and assets where it has them."""
+    return {
+        "title": title,
+        "created_at": f"{time.time():.3f}",
+        **({"unfinished": "1"} if unfinished else {}),  # until finish() is called
+        "rules": (rules or WorldRules()).model_dump_json(),
+        **(_pack_fields(pack.model_dump_json()) if pack is not None else {}),
+        **({"origin": origin} if origin is not None else {}),
+        **({"assets": _assets_json(assets)} if assets else {}),
+    }
+
+
 def _pack_fields(document: str) -> dict[str, str]:
     return {"pack": document, "pack_digest": hashlib.sha256(document.encode()).hexdigest()}
 
@@ -246,15 +268,7 @@ class StoryStore:
             await self.commit(setup)
             await self.client.hset(
                 keys.meta(self.story),
-                mapping={
-                    "title": title,
-                    "created_at": f"{time.time():.3f}",
-                    **({"unfinished": "1"} if unfinished else {}),  # until finish() is called
-                    "rules": (rules or WorldRules()).model_dump_json(),
-                    **(_pack_fields(pack.model_dump_json()) if pack is not None else {}),
-                    **({"origin": origin} if origin is not None else {}),
-                    **({"assets": _assets_json(assets)} if assets else {}),
-                },
+                mapping=_meta_fields(title, rules, pack, origin, assets, unfinished=unfinished),
             )
             for character, document in (lore or {}).items():
                 await self.client.set(keys.mind_lore(self.story, character), document)

@@ -571,17 +571,7 @@ def activation(
     def found(i: int, fired: Fired, key: str | None, step: int) -> Activated:
         return Activated(i, live[i].entry, fired, key, step, index.count(i, count_tokens))
 
-    first: list[Activated] = []
-    always = set(index.always)
-    for i in sorted(always | index.candidates(text)):
-        item = live[i]
-        if i in always:
-            fired: Fired = "constant" if item.entry.constant else "decorator"
-            first.append(found(i, fired, None, 0))
-        elif not item.delayed:
-            key = _match(item, text, turn)
-            if key is not None:
-                first.append(found(i, "key", key, 0))
+    first = _first(index, text, turn, found)
     latest = taken.admit(first)
     done = {a.index for a in admitted} | {a.index for a in first}
     for step in range(1, max_recursion + 1 if recursive else 1):
@@ -602,3 +592,25 @@ def activation(
         if not latest:
             break
     return Activation(taken.in_order(), taken.left_out)
+
+
+def _first(
+    index: _Index,
+    text: str,
+    turn: int | None,
+    found: Callable[[int, Fired, str | None, int], Activated],
+) -> list[Activated]:
+    """The entries active before any recursion, in index order: the constant and
+    decorated ones, and those whose key ``text`` holds (a delayed one waits)."""
+    first: list[Activated] = []
+    always = set(index.always)
+    for i in sorted(always | index.candidates(text)):
+        item = index.live[i]
+        if i in always:
+            fired: Fired = "constant" if item.entry.constant else "decorator"
+            first.append(found(i, fired, None, 0))
+        elif not item.delayed:
+            key = _match(item, text, turn)
+            if key is not None:
+                first.append(found(i, "key", key, 0))
+    return first

@@ -210,14 +210,9 @@ def minds_lore(pack: WorldPack) -> dict[str, str]:
     return out
 
 
-def setup_delta(pack: WorldPack, *, limit: int | None = None) -> TurnDelta:
-    """Turn 0 of a story started from ``pack``.
-
-    With ``limit`` (the largest payload a commit may send), a pack whose turn 0 would be
-    larger is refused while it is being built (:class:`~fabula.errors.LimitExceeded`,
-    one line naming the pack), before the rest of it is made.
-    """
-    b = DeltaBuilder(0, pack.premise, limit=limit, context={"world": pack.id})
+def _entities(b: DeltaBuilder, pack: WorldPack) -> None:
+    """The pack's places, characters (with their voice) and objects (a container marked)
+    as entities of turn 0."""
     for place in pack.places:
         b.entity("place", place.name, description=place.description)
     for char in pack.characters:
@@ -230,18 +225,17 @@ def setup_delta(pack: WorldPack, *, limit: int | None = None) -> TurnDelta:
     for obj in pack.objects:
         attrs = {"role": CONTAINER} if obj.container else {}
         b.entity("object", obj.name, description=obj.description, attributes=attrs)
-    setup = b.event("setup", b.span(0, len(pack.premise)), place=slug(pack.places[0].name))
-    location: dict[str, str] = {}
-    for char in pack.characters:
-        location[slug(char.name)] = slug(char.location)
-        b.state(slug(char.name), "location", slug(char.location), event=setup)
-    properties: list[tuple[str, str, str]] = []
-    for obj in pack.objects:
-        location[slug(obj.name)] = slug(obj.location)
-        b.state(slug(obj.name), "location", slug(obj.location), event=setup)
-        for attr, value in obj.attributes.items():
-            b.state(slug(obj.name), attr, value, event=setup)
-            properties.append((slug(obj.name), attr, value))
+
+
+def _seen_at_start(
+    b: DeltaBuilder,
+    pack: WorldPack,
+    setup: Event,
+    location: dict[str, str],
+    properties: list[tuple[str, str, str]],
+) -> None:
+    """What each character believes at the start: where the fixtures are (common
+    knowledge), and where everything in its place is and what it is like (observed)."""
     places = {slug(p.name) for p in pack.places}
     fixtures = [slug(o.name) for o in pack.objects if o.container and slug(o.location) in places]
     for char in pack.characters:
@@ -257,6 +251,30 @@ def setup_delta(pack: WorldPack, *, limit: int | None = None) -> TurnDelta:
         for subject, attr, value in properties:
             if place_of(subject, location.get, places.__contains__) == here:
                 b.belief([me], subject, attr, value, mode="observed", event=setup)
+
+
+def setup_delta(pack: WorldPack, *, limit: int | None = None) -> TurnDelta:
+    """Turn 0 of a story started from ``pack``.
+
+    With ``limit`` (the largest payload a commit may send), a pack whose turn 0 would be
+    larger is refused while it is being built (:class:`~fabula.errors.LimitExceeded`,
+    one line naming the pack), before the rest of it is made.
+    """
+    b = DeltaBuilder(0, pack.premise, limit=limit, context={"world": pack.id})
+    _entities(b, pack)
+    setup = b.event("setup", b.span(0, len(pack.premise)), place=slug(pack.places[0].name))
+    location: dict[str, str] = {}
+    for char in pack.characters:
+        location[slug(char.name)] = slug(char.location)
+        b.state(slug(char.name), "location", slug(char.location), event=setup)
+    properties: list[tuple[str, str, str]] = []
+    for obj in pack.objects:
+        location[slug(obj.name)] = slug(obj.location)
+        b.state(slug(obj.name), "location", slug(obj.location), event=setup)
+        for attr, value in obj.attributes.items():
+            b.state(slug(obj.name), attr, value, event=setup)
+            properties.append((slug(obj.name), attr, value))
+    _seen_at_start(b, pack, setup, location, properties)
     # a secret is a fact of W that its character alone holds at the start
     for char in pack.characters:
         me = slug(char.name)

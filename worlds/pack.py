@@ -219,6 +219,13 @@ class WorldPack(_Spec):
                         f"{group}[{i}].name: {name!r} is already the name of a {seen[ident]}"
                     )
                 seen[ident] = group[:-1]
+        self._check_locations()
+        self._check_cast_references()
+        return self
+
+    def _check_locations(self) -> None:
+        """Every character is in a place, every object in a place, character or container,
+        and no object is inside itself."""
         place_ids = {slug(p.name) for p in self.places}
         for i, char in enumerate(self.characters):
             if slug(char.location) not in place_ids:
@@ -243,6 +250,10 @@ class WorldPack(_Spec):
                         f"itself: a containment cycle ({names})"
                     )
                 chain.append(nxt)
+
+    def _check_cast_references(self) -> None:
+        """Every greeting, lore book owner and development participant names a character,
+        and every lore entry's audience is of the cast."""
         characters = {slug(c.name) for c in self.characters}
         cast = {c.name for c in self.characters}
         for i, greeting in enumerate(self.opening.greetings):
@@ -264,4 +275,3 @@ class WorldPack(_Spec):
                     raise ValueError(
                         f"developments[{i}].participants[{j}]: {p!r} is not a character"
                     )
-        return self

@@ -348,68 +348,95 @@ def step(sit: Situation, goal: Goal) -> Step:
     if goal.kind == "learn_where":
         return _done(f"knows where the {sit.name(obj)} is") if held else _locate(sit, obj)
     if goal.kind in ("keep_hidden", "hide_from"):
-        away = who if goal.kind == "hide_from" else None
-        if held == sit.me:
-            return _put_away(sit, obj, away)
-        if held is not None and sit.is_container(held):
-            return _done(f"the {sit.name(obj)} is put away")
-        if held is not None and held == away:
-            return _blocked(f"{sit.name(away)} has the {sit.name(obj)}")
-        return _get(sit, obj)
+        return _hide(sit, obj, held, who if goal.kind == "hide_from" else None)
     if goal.kind == "give":
-        if held == who:
-            return _done(f"{sit.name(who)} has the {sit.name(obj)}")
-        if held != sit.me:
-            return _get(sit, obj)
-        if who in sit.others_here():
-            return _act(f"gives the {obj} to {who}", kind="give", object=obj, listener=who)
-        return _reach(sit, who)
+        return _give(sit, obj, who, held)
     if goal.kind == "tell_where":
-        if held is None:
-            return _locate(sit, obj)
-        me, thing = sit.name(sit.me), sit.name(obj)
-        # told in private, or aloud where the listener heard it (remembered as "said that")
-        if sit.said(f"{me} told {sit.name(who)} that the {thing} is") or sit.said(
-            f"{me} said that the {thing} is"
-        ):
-            return _done(f"told {sit.name(who)}")
-        if who in sit.others_here():
-            return _act(
-                f"tells {who} where the {obj} is", kind="tell", listener=who, about=obj, claim=held
-            )
-        return _reach(sit, who)
+        return _tell_where(sit, obj, who, held)
     if goal.kind == "keep_secret":
         return _done("keeps the secret (asked for it, it lies)")
     if goal.kind == "tell_secret":
         return _tell_secret(sit, goal.owner or sit.me, who)
     if goal.kind == "learn_secret":
-        known = sit.beliefs.get(who, SECRET)
-        if known is not None and known.polarity:
-            return _done(f"believes it knows {sit.name(who)}'s secret")
-        if sit.said(f'"{SECRET_REFUSAL}, {sit.name(sit.me)}," said {sit.name(who)}'):
-            return _blocked(f"{sit.name(who)} will not tell")
-        line = f"{SECRET_QUESTION}, {sit.name(who)}"
-        if sit.said(f'"{line}," said {sit.name(sit.me)}'):
-            return Step("waiting", why=f"asked {sit.name(who)}")
-        if who in sit.others_here():
-            return _act(f"wants {who}'s secret", kind="say", listener=who, line=line)
-        return _reach(sit, who)
+        return _learn_secret(sit, who)
     if goal.kind == "meet":
         return _reach(sit, who)
     if goal.kind == "avoid":
-        if who not in sit.others_here():
-            return _done(f"is away from {sit.name(who)}")
-        elsewhere = {p for c, p in sit.others_elsewhere() if c == who}
-        for place in sit.places():
-            if place != sit.here and place not in elsewhere:
-                return _act(f"keeps away from {who}", kind="go", target=place)
-        return _blocked(f"has nowhere to go away from {sit.name(who)}")
+        return _avoid(sit, who)
     place = goal.place or ""
     if goal.kind == "visit" and place in sit.visited():
         return _done(f"has been in the {sit.name(place)}")
     if sit.here == place:
         return _done(f"is in the {sit.name(place)}")
     return _act(f"wants to be in the {place}", kind="go", target=place)
+
+
+def _hide(sit: Situation, obj: str, held: str | None, away: str | None) -> Step:
+    """Toward ``obj`` kept hidden (from ``away``, or anyone): put away if held, done if in
+    a container, blocked if ``away`` has it, else got first."""
+    if held == sit.me:
+        return _put_away(sit, obj, away)
+    if held is not None and sit.is_container(held):
+        return _done(f"the {sit.name(obj)} is put away")
+    if held is not None and held == away:
+        return _blocked(f"{sit.name(away)} has the {sit.name(obj)}")
+    return _get(sit, obj)
+
+
+def _give(sit: Situation, obj: str, who: str, held: str | None) -> Step:
+    """Toward ``who`` having ``obj``: got first, then given once ``who`` is here."""
+    if held == who:
+        return _done(f"{sit.name(who)} has the {sit.name(obj)}")
+    if held != sit.me:
+        return _get(sit, obj)
+    if who in sit.others_here():
+        return _act(f"gives the {obj} to {who}", kind="give", object=obj, listener=who)
+    return _reach(sit, who)
+
+
+def _tell_where(sit: Situation, obj: str, who: str, held: str | None) -> Step:
+    """Toward ``who`` told where ``obj`` is: located first, told once ``who`` is here,
+    done once remembered told."""
+    if held is None:
+        return _locate(sit, obj)
+    me, thing = sit.name(sit.me), sit.name(obj)
+    # told in private, or aloud where the listener heard it (remembered as "said that")
+    if sit.said(f"{me} told {sit.name(who)} that the {thing} is") or sit.said(
+        f"{me} said that the {thing} is"
+    ):
+        return _done(f"told {sit.name(who)}")
+    if who in sit.others_here():
+        return _act(
+            f"tells {who} where the {obj} is", kind="tell", listener=who, about=obj, claim=held
+        )
+    return _reach(sit, who)
+
+
+def _learn_secret(sit: Situation, who: str) -> Step:
+    """Toward ``who``'s secret: asked for once ``who`` is here, then waited for; blocked
+    once refused, done once believed known."""
+    known = sit.beliefs.get(who, SECRET)
+    if known is not None and known.polarity:
+        return _done(f"believes it knows {sit.name(who)}'s secret")
+    if sit.said(f'"{SECRET_REFUSAL}, {sit.name(sit.me)}," said {sit.name(who)}'):
+        return _blocked(f"{sit.name(who)} will not tell")
+    line = f"{SECRET_QUESTION}, {sit.name(who)}"
+    if sit.said(f'"{line}," said {sit.name(sit.me)}'):
+        return Step("waiting", why=f"asked {sit.name(who)}")
+    if who in sit.others_here():
+        return _act(f"wants {who}'s secret", kind="say", listener=who, line=line)
+    return _reach(sit, who)
+
+
+def _avoid(sit: Situation, who: str) -> Step:
+    """Away from ``who``: to a place it is not believed to be in, if ``who`` is here."""
+    if who not in sit.others_here():
+        return _done(f"is away from {sit.name(who)}")
+    elsewhere = {p for c, p in sit.others_elsewhere() if c == who}
+    for place in sit.places():
+        if place != sit.here and place not in elsewhere:
+            return _act(f"keeps away from {who}", kind="go", target=place)
+    return _blocked(f"has nowhere to go away from {sit.name(who)}")
 
 
 def told_secret(sit: Situation, listener: str, owner: str) -> bool:

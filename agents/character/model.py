@@ -20,6 +20,7 @@ after which :class:`~fabula.errors.ModelOutputError` is raised.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -39,7 +40,7 @@ from fabula.agents.prompts import load_prompt
 from fabula.agents.schemas import array, cached, closed, line, maybe, one_of
 from fabula.memory.acl import CharacterMind
 from fabula.memory.projections import BeliefView
-from fabula.memory.records import Belief, Entity, Memory, slug
+from fabula.memory.records import Entity, Memory, slug
 from fabula.worlds.recall import LORE_BUDGET, activate_books, character_lore
 from fabula.worlds.voice import VOICE_EXEMPLARS, Exemplar, nearest, parse_voice
 
@@ -386,11 +387,7 @@ def render_mind(
     its own lore says of its situation (:func:`lore_lines`), ``voice`` the exemplars of
     its voice nearest it (:func:`voice_lines`).
     """
-
-    def name(entity: str) -> str:
-        e = entities.get(entity)
-        return e.name if e else entity
-
+    name = partial(_name, entities)
     me = brief.character
     here = beliefs.where(me)
     with_me = sorted(
@@ -398,18 +395,6 @@ def render_mind(
         for c, e in entities.items()
         if e.kind == "character" and c != me and here is not None and beliefs.where(c) == here
     )
-    believed = sorted(beliefs.beliefs.values(), key=lambda b: (b.subject, b.attribute))
-    told = nested is not None
-
-    def how(b: Belief) -> str:
-        by = f" by {name(b.speaker)}" if told and b.speaker else ""
-        return f"({b.mode}{by}, turn {b.valid_from})"
-
-    theirs = []
-    for other, view in sorted((nested or {}).items()):
-        for b in sorted(view.beliefs.values(), key=lambda b: (b.subject, b.attribute)):
-            value = f"{'not ' * (not b.polarity)}{name(b.value)}"
-            theirs.append(f"- {name(other)}: the {b.attribute} of {name(b.subject)} is {value}")
     sections = [
         ("Who you are", f"{brief.name} (id {brief.character})"),
         ("Your voice", brief.voice),
@@ -420,15 +405,8 @@ def render_mind(
         ("What you know", "\n".join(lore)),
         ("Where you are", name(here) if here else ""),
         ("Who is with you", ", ".join(with_me) if here else ""),
-        (
-            "What you believe",
-            "\n".join(
-                f"- the {b.attribute} of {name(b.subject)} is {'not ' * (not b.polarity)}"
-                f"{name(b.value)} {how(b)}"
-                for b in believed
-            ),
-        ),
-        ("What you think the others believe", "\n".join(theirs)),
+        ("What you believe", _believed(beliefs, entities, told=nested is not None)),
+        ("What you think the others believe", _theirs(nested or {}, entities)),
         (
             "What you remember",
             "\n".join(
@@ -446,3 +424,35 @@ def render_mind(
         ),
     ]
     return "\n\n".join(f"## {title}\n{body}" for title, body in sections if body)
+
+
+def _name(entities: Mapping[str, Entity], entity: str) -> str:
+    """``entity``'s name, as the character knows it (its id when it knows no entity)."""
+    e = entities.get(entity)
+    return e.name if e else entity
+
+
+def _believed(beliefs: BeliefView, entities: Mapping[str, Entity], *, told: bool) -> str:
+    """The character's beliefs, one line each, with how it came by each (and, ``told``,
+    who told it)."""
+    lines = []
+    for b in sorted(beliefs.beliefs.values(), key=lambda b: (b.subject, b.attribute)):
+        by = f" by {_name(entities, b.speaker)}" if told and b.speaker else ""
+        lines.append(
+            f"- the {b.attribute} of {_name(entities, b.subject)} is {'not ' * (not b.polarity)}"
+            f"{_name(entities, b.value)} ({b.mode}{by}, turn {b.valid_from})"
+        )
+    return "\n".join(lines)
+
+
+def _theirs(nested: Mapping[str, BeliefView], entities: Mapping[str, Entity]) -> str:
+    """What the character thinks each other character believes, one line each."""
+    theirs = []
+    for other, view in sorted(nested.items()):
+        for b in sorted(view.beliefs.values(), key=lambda b: (b.subject, b.attribute)):
+            value = f"{'not ' * (not b.polarity)}{_name(entities, b.value)}"
+            theirs.append(
+                f"- {_name(entities, other)}: the {b.attribute} of "
+                f"{_name(entities, b.subject)} is {value}"
+            )
+    return "\n".join(theirs)

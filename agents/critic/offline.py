@@ -46,19 +46,13 @@ class OfflineCritic:
         world: dict[str, str] = {
             slot: s.value for slot, s in view.world.states.items() if s.polarity
         }
-        states_by_event: dict[str, list[State]] = {}
-        for state in delta.states:
-            if state.event:
-                states_by_event.setdefault(state.event, []).append(state)
-        beliefs_by_event: dict[str, list[Belief]] = {}
-        for belief in delta.beliefs:
-            beliefs_by_event.setdefault(belief.event, []).append(belief)
+        states_by_event, beliefs_by_event = _by_event(delta)
         minds: dict[str, dict[str, Belief]] = {c: dict(v.beliefs) for c, v in view.beliefs.items()}
         new_entities = {e.id for e in delta.entities}
         findings.extend(self._referents(view, delta))
         acted: set[str] = set()
         for event in delta.events:
-            quote = event.span.quote
+            states = states_by_event.get(event.id, [])
             if event.actor:
                 acted.add(event.actor)
             acted.update(p for p in event.participants if view.kind(p) == "character")
@@ -68,48 +62,25 @@ class OfflineCritic:
                     Finding(
                         kind="unparsed",
                         severity="warning",
-                        quote=quote,
+                        quote=event.span.quote,
                         message="kept as narration: no fact was read from it",
                     )
                 )
             if event.kind in _ASSERTIONS:
-                for state in states_by_event.get(event.id, []):
-                    before = world.get(state.slot)
-                    if before is not None and before != state.value:
-                        findings.append(
-                            Finding(
-                                kind="contradiction",
-                                quote=quote,
-                                message=(
-                                    f"says the {state.attribute} of {view.name(state.subject)} is "
-                                    f"{view.name(state.value)}, but it is {view.name(before)}"
-                                ),
-                            )
-                        )
+                findings.extend(_contradictions(view, event, states, world))
             findings.extend(self._unknown(view, event, delta))
             findings.extend(self._preconditions(view, event, world))
             if event.kind in _SPEECH and event.actor and event.content is not None:
                 findings.extend(self._knowledge(view, event, minds))
             findings.extend(self._absent(view, event, world))
-            for state in states_by_event.get(event.id, []):
-                if state.polarity:
-                    world[state.slot] = state.value
-                else:
-                    world.pop(state.slot, None)
-            for belief in beliefs_by_event.get(event.id, []):
-                if len(belief.holder) == 1:
-                    minds.setdefault(belief.holder[0], {})[belief.slot] = belief
+            _apply(world, minds, states, beliefs_by_event.get(event.id, []))
         findings.extend(self._repeats(view, delta))
         if plan is not None:
-            for character in plan.focal:
-                if character not in acted:
-                    findings.append(
-                        Finding(
-                            kind="plan",
-                            severity="warning",
-                            message=f"{view.name(character)} does nothing",
-                        )
-                    )
+            findings.extend(
+                Finding(kind="plan", severity="warning", message=f"{view.name(c)} does nothing")
+                for c in plan.focal
+                if c not in acted
+            )
         return findings
 
     def _absent(self, view: AuthorView, event: Event, world: dict[str, str]) -> list[Finding]:
@@ -324,3 +295,54 @@ class OfflineCritic:
                 )
             ]
         return []
+
+
+def _by_event(delta: TurnDelta) -> tuple[dict[str, list[State]], dict[str, list[Belief]]]:
+    """The delta's states and beliefs, by the event that made each."""
+    states_by_event: dict[str, list[State]] = {}
+    for state in delta.states:
+        if state.event:
+            states_by_event.setdefault(state.event, []).append(state)
+    beliefs_by_event: dict[str, list[Belief]] = {}
+    for belief in delta.beliefs:
+        beliefs_by_event.setdefault(belief.event, []).append(belief)
+    return states_by_event, beliefs_by_event
+
+
+def _contradictions(
+    view: AuthorView, event: Event, states: list[State], world: dict[str, str]
+) -> list[Finding]:
+    """An assertion's states that say otherwise than W (``world``) at that moment."""
+    findings = []
+    for state in states:
+        before = world.get(state.slot)
+        if before is not None and before != state.value:
+            findings.append(
+                Finding(
+                    kind="contradiction",
+                    quote=event.span.quote,
+                    message=(
+                        f"says the {state.attribute} of {view.name(state.subject)} is "
+                        f"{view.name(state.value)}, but it is {view.name(before)}"
+                    ),
+                )
+            )
+    return findings
+
+
+def _apply(
+    world: dict[str, str],
+    minds: dict[str, dict[str, Belief]],
+    states: list[State],
+    beliefs: list[Belief],
+) -> None:
+    """An event's ``states`` and first-order ``beliefs`` applied to W and the minds, for
+    the events after it."""
+    for state in states:
+        if state.polarity:
+            world[state.slot] = state.value
+        else:
+            world.pop(state.slot, None)
+    for belief in beliefs:
+        if len(belief.holder) == 1:
+            minds.setdefault(belief.holder[0], {})[belief.slot] = belief

@@ -80,11 +80,44 @@ class OfflinePlanner:
         steer = steering(view, direction, notes)
         hypothesis = view.hypotheses.get(view.pursue) if view.pursue else None
         pursued = hypothesis.id if hypothesis is not None and hypothesis.status == "open" else None
-        asked: list[str] = []
-        if view.recent:
-            last = view.recent[-1].text
-            asked = [slug(m["listener"]) for p in (_ASKED, _REQUESTED) for m in p.finditer(last)]
-            asked = [c for c in dict.fromkeys(asked) if c in characters]
+        asked = _asked(view, characters)
+        order, busy = self._order(view, characters, steer, pursued, asked)
+        steered = directed(view, steer)
+        anchor = steered[0] if steered is not None else order[attempt % len(order)]
+        place = view.place_of(anchor)
+        # each round of attempts through the anchors changes the cast: with the others in
+        # the place, then the anchor alone (a re-plan, or another draft, tries another turn)
+        alone = steered is None and (attempt // len(order)) % 2 == 1
+        focal = (anchor,) if alone else _focal(view, characters, anchor, place, asked, busy)
+        scene_goal = steer or self._scene_goal(view, anchor, steer, pursued)
+        if hypothesis is not None and pursued is not None:
+            scene_goal = f"pursue: {hypothesis.premise}"
+        developments = tuple(
+            d.id for d in view.open_developments() if set(d.participants) & set(focal)
+        )
+        beats = tuple(f"{view.name(c)}: {self._beat(view, c, steer, pursued)}" for c in focal)
+        return TurnPlan(
+            scene_goal=scene_goal,
+            place=place,
+            focal=focal,
+            beats=beats,
+            memory_needs=tuple(f"beliefs of {c}" for c in focal),
+            developments=developments,
+            hypothesis=pursued,
+        )
+
+    def _order(
+        self,
+        view: AuthorView,
+        characters: list[str],
+        steer: str | None,
+        pursued: str | None,
+        asked: list[str],
+    ) -> tuple[list[str], list[str]]:
+        """The characters in the order they may anchor the turn (those just ``asked``,
+        those a direction or the pursued hypothesis leads, those with something to do in
+        rotation, then the rest), and those with something to do. Raises StoryAtRest when
+        none is asked, led or has anything to do."""
         led = [
             found[0]
             for found in (
@@ -107,35 +140,7 @@ class OfflinePlanner:
                 branch=view.branch,
             )
         order += [c for c in rotation if c not in order]
-        steered = directed(view, steer)
-        anchor = steered[0] if steered is not None else order[attempt % len(order)]
-        place = view.place_of(anchor)
-        others = [
-            c
-            for c in characters
-            if c != anchor and place and view.place_of(c) == place and (c in asked or c in busy)
-        ]
-        others.sort(key=lambda c: (c not in asked, c))
-        # each round of attempts through the anchors changes the cast: with the others in
-        # the place, then the anchor alone (a re-plan, or another draft, tries another turn)
-        alone = steered is None and (attempt // len(order)) % 2 == 1
-        focal = (anchor,) if alone else (anchor, *others[: MAX_FOCAL - 1])
-        scene_goal = steer or self._scene_goal(view, anchor, steer, pursued)
-        if hypothesis is not None and pursued is not None:
-            scene_goal = f"pursue: {hypothesis.premise}"
-        developments = tuple(
-            d.id for d in view.open_developments() if set(d.participants) & set(focal)
-        )
-        beats = tuple(f"{view.name(c)}: {self._beat(view, c, steer, pursued)}" for c in focal)
-        return TurnPlan(
-            scene_goal=scene_goal,
-            place=place,
-            focal=focal,
-            beats=beats,
-            memory_needs=tuple(f"beliefs of {c}" for c in focal),
-            developments=developments,
-            hypothesis=pursued,
-        )
+        return order, busy
 
     def unread(self, view: AuthorView, text: str, kind: str = "direction") -> str | None:
         """Why ``text`` (a ``kind``: "direction" or "note") steers nothing here: the offline
@@ -178,3 +183,32 @@ class OfflinePlanner:
     ) -> str:
         goals = goals_for(view, anchor, direction=steer, hypothesis=pursued)
         return f"{view.name(anchor)} pursues: {goals[0]}" if goals else f"{view.name(anchor)} acts"
+
+
+def _asked(view: AuthorView, characters: list[str]) -> list[str]:
+    """The characters the last turn asked something of (where a thing is, to give it,
+    their secret), in order, once each."""
+    if not view.recent:
+        return []
+    last = view.recent[-1].text
+    asked = [slug(m["listener"]) for p in (_ASKED, _REQUESTED) for m in p.finditer(last)]
+    return [c for c in dict.fromkeys(asked) if c in characters]
+
+
+def _focal(
+    view: AuthorView,
+    characters: list[str],
+    anchor: str,
+    place: str | None,
+    asked: list[str],
+    busy: list[str],
+) -> tuple[str, ...]:
+    """The anchor and, up to ``MAX_FOCAL``, the others in its place who were asked
+    something (first) or have something to do."""
+    others = [
+        c
+        for c in characters
+        if c != anchor and place and view.place_of(c) == place and (c in asked or c in busy)
+    ]
+    others.sort(key=lambda c: (c not in asked, c))
+    return (anchor, *others[: MAX_FOCAL - 1])

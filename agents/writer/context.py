@@ -78,10 +78,39 @@ async def writer_context(
             request, view.entities, "write", view.developments, tuple(focus), today
         )
         retrieval = await planner.plan(recall)
+    lore, beside = await _lore_section(
+        store, view, "\n".join([request, recent]), lore_budget, counter
+    )
+    voices = await voice_section(store, view, plan, request, budget // VOICE_SHARE, counter)
+    return await author_context(
+        store,
+        request,
+        plan=retrieval,
+        budget=budget + beside,
+        counter=counter,
+        purpose="write",
+        focus=focus,
+        entities=view.entities,
+        world=view.world,
+        beliefs=view.beliefs,
+        developments=view.developments,
+        hypotheses=view.hypotheses,
+        preface=[("Plan", preface), *lore, *voices],
+        embedder=embedder,
+        trailer=[("Recent text", recent)] if recent else [],
+    )
+
+
+async def _lore_section(
+    store: StoryStore, view: AuthorView, text: str, lore_budget: int, counter: TokenCounter
+) -> tuple[list[tuple[str, str]], int]:
+    """The ``Lore`` section (none when nothing is lit): the world's entries ``text``
+    activates within ``lore_budget`` (each left out logged), and the tokens it costs as
+    rendered, which the memory's budget gets beside its own."""
     books = await world_books(store)
     found = recall_books(
         books,
-        "\n".join([request, recent]),
+        text,
         budget=lore_budget,
         count_tokens=counter.count,
         turn=view.turn,
@@ -103,24 +132,7 @@ async def writer_context(
         if lore
         else 0
     )
-    voices = await voice_section(store, view, plan, request, budget // VOICE_SHARE, counter)
-    return await author_context(
-        store,
-        request,
-        plan=retrieval,
-        budget=budget + beside,
-        counter=counter,
-        purpose="write",
-        focus=focus,
-        entities=view.entities,
-        world=view.world,
-        beliefs=view.beliefs,
-        developments=view.developments,
-        hypotheses=view.hypotheses,
-        preface=[("Plan", preface), *lore, *voices],
-        embedder=embedder,
-        trailer=[("Recent text", recent)] if recent else [],
-    )
+    return lore, beside
 
 
 async def voice_section(

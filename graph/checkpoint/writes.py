@@ -55,7 +55,6 @@ class Operations(Reads):
         keys = ThreadKeys(thread_id)
         meta = get_serializable_checkpoint_metadata(config, metadata)
         run_id = meta.get("run_id")
-        values = checkpoint["channel_values"]
         inherited = [ch for ch in checkpoint["channel_versions"] if ch not in new_versions]
 
         prelude: Commands = [("SADD", THREADS, thread_id)]
@@ -66,25 +65,15 @@ class Operations(Reads):
         replies = yield Batch(tuple(prelude))
         parent_owners = json.loads(replies[-1] or "{}") if parent_id and inherited else {}
 
+        stored, owners = self._channel_values(checkpoint, new_versions, inherited, parent_owners)
         fields: dict[str, bytes | str] = {
             "checkpoint": self.dumps(
                 {k: v for k, v in checkpoint.items() if k != "channel_values"}
             ),
             "metadata": self.dumps(meta),
+            **stored,
+            "owners": json.dumps(owners),
         }
-        owners: dict[str, str] = {}
-        for channel in inherited:
-            if channel in parent_owners:
-                owners[channel] = parent_owners[channel]
-            elif channel in values:
-                # An owner the parent does not know: keep the value that was handed in.
-                fields["value:" + channel] = self.dumps(values[channel])
-                owners[channel] = checkpoint_id
-        for channel in new_versions:
-            if channel in values:
-                fields["value:" + channel] = self.dumps(values[channel])
-                owners[channel] = checkpoint_id
-        fields["owners"] = json.dumps(owners)
         if parent_id:
             fields["parent"] = parent_id
         if run_id:
@@ -102,6 +91,33 @@ class Operations(Reads):
             atomic=True,
         )
         return config_for(thread_id, ns, checkpoint_id)
+
+    def _channel_values(
+        self,
+        checkpoint: Checkpoint,
+        new_versions: ChannelVersions,
+        inherited: Sequence[str],
+        parent_owners: dict[str, str],
+    ) -> tuple[dict[str, bytes | str], dict[str, str]]:
+        """The channel values ``checkpoint`` stores itself (``value:<channel>`` fields: its
+        new ones, and inherited ones whose owner the parent does not know), and the
+        checkpoint that owns each channel's value."""
+        values = checkpoint["channel_values"]
+        checkpoint_id = checkpoint["id"]
+        fields: dict[str, bytes | str] = {}
+        owners: dict[str, str] = {}
+        for channel in inherited:
+            if channel in parent_owners:
+                owners[channel] = parent_owners[channel]
+            elif channel in values:
+                # An owner the parent does not know: keep the value that was handed in.
+                fields["value:" + channel] = self.dumps(values[channel])
+                owners[channel] = checkpoint_id
+        for channel in new_versions:
+            if channel in values:
+                fields["value:" + channel] = self.dumps(values[channel])
+                owners[channel] = checkpoint_id
+        return fields, owners
 
     def put_writes(
         self,
@@ -181,12 +197,7 @@ class Operations(Reads):
         if commands:
             yield Batch(tuple(commands), atomic=True)
 
-        gone_runs = {run_of[ref] for ref in doomed} - {run_of[ref] for ref in survivors}
-        cleanup: Commands = [
-            ("SREM", run_key(run), thread_id) for run in sorted(r for r in gone_runs if r)
-        ]
-        if not survivors:
-            cleanup.append(("SREM", THREADS, thread_id))
+        cleanup = _forgotten(thread_id, run_of, doomed, survivors)
         if cleanup:
             yield Batch(tuple(cleanup))
 
@@ -295,3 +306,20 @@ def prune_selector(strategy: str) -> Selector:
     if strategy == "delete":
         return everything
     raise InvalidInput("unknown prune strategy; use 'keep_latest' or 'delete'", strategy=strategy)
+
+
+def _forgotten(
+    thread_id: str,
+    run_of: dict[tuple[str, str], str | None],
+    doomed: set[tuple[str, str]],
+    survivors: list[tuple[str, str]],
+) -> Commands:
+    """Once the ``doomed`` checkpoints are gone: the thread out of the sets of the runs
+    no survivor was written by, and out of the threads when none survives."""
+    gone_runs = {run_of[ref] for ref in doomed} - {run_of[ref] for ref in survivors}
+    cleanup: Commands = [
+        ("SREM", run_key(run), thread_id) for run in sorted(r for r in gone_runs if r)
+    ]
+    if not survivors:
+        cleanup.append(("SREM", THREADS, thread_id))
+    return cleanup

@@ -14,8 +14,8 @@ gets it on a page of its own; never a stack trace.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -110,6 +110,45 @@ def create_app(config: WebConfig) -> FastAPI:
     Raises :class:`ConfigError` for a non-local ``host`` without a token.
     """
     check_bind(config.host, config.token)
+    app = FastAPI(
+        title="Fabula studio",
+        summary="Steer a story turn by turn and look into every mind.",
+        version="1",
+        lifespan=_lifespan(config),
+        # FastAPI's own pages load Swagger UI and ReDoc from a CDN with an inline script,
+        # both refused by the studio's Content-Security-Policy: /docs is served below
+        docs_url=None,
+        redoc_url=None,
+    )
+    app.state.config = config
+    app.state.templates = _templates()
+    # Swagger UI's files (those the fastapi-offline package ships), served by the studio
+    swagger = Path(fastapi_offline.__file__).resolve().parent / "static"
+    app.mount("/static/swagger", StaticFiles(directory=str(swagger)), name="swagger")
+    app.mount("/static", StaticFiles(directory=str(_HERE / "static")), name="static")
+    _handle_errors(app, config)
+
+    from fabula.graph.web import api, pages
+    from fabula.graph.web.deps import MAX_PACK_BYTES
+
+    app.include_router(api.router)
+    app.include_router(pages.router)
+    # the largest body a request needs: a pack upload, or an edit at the text limit (JSON
+    # may escape each byte to six), with room for the rest of the form; the import routes
+    # have their own bound (security.MAX_UPLOAD_BYTES: the card sizes the README names)
+    max_body = max(MAX_PACK_BYTES, 6 * config.settings.limits.turn_text_bytes) + 64 * 1024
+    app.add_middleware(
+        Guard,
+        token=config.token,
+        local_only=is_loopback(config.host) and not config.token,
+        max_body=max_body,
+    )
+    return app
+
+
+def _lifespan(config: WebConfig) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
+    """The application's lifespan: the service, its event hub, runs and shared reads
+    opened (within the model cassette, if any) when it starts, closed when it stops."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -129,28 +168,23 @@ def create_app(config: WebConfig) -> FastAPI:
                 await app.state.runs.aclose()
                 await fab.aclose()
 
-    app = FastAPI(
-        title="Fabula studio",
-        summary="Steer a story turn by turn and look into every mind.",
-        version="1",
-        lifespan=lifespan,
-        # FastAPI's own pages load Swagger UI and ReDoc from a CDN with an inline script,
-        # both refused by the studio's Content-Security-Policy: /docs is served below
-        docs_url=None,
-        redoc_url=None,
-    )
-    app.state.config = config
+    return lifespan
+
+
+def _templates() -> Jinja2Templates:
+    """The studio's templates, with its filters."""
     # every variable is escaped, whatever the template's name: story text is a model's output
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(_HERE / "templates")), autoescape=True
     )
     env.filters["mutual"] = mutual
     env.filters["actions"] = actions  # escapes first, then *actions* in italics
-    app.state.templates = Jinja2Templates(env=env)
-    # Swagger UI's files (those the fastapi-offline package ships), served by the studio
-    swagger = Path(fastapi_offline.__file__).resolve().parent / "static"
-    app.mount("/static/swagger", StaticFiles(directory=str(swagger)), name="swagger")
-    app.mount("/static", StaticFiles(directory=str(_HERE / "static")), name="static")
+    return Jinja2Templates(env=env)
+
+
+def _handle_errors(app: FastAPI, config: WebConfig) -> None:
+    """Register the studio's error handlers: Fabula's errors, bad requests, HTTP errors
+    and Redis's, each one line with a fitting status (see the module docstring)."""
 
     @app.exception_handler(FabulaError)
     async def fabula_error(request: Request, exc: FabulaError) -> Response:
@@ -175,20 +209,3 @@ def create_app(config: WebConfig) -> FastAPI:
         if disk is not None:
             return _error_response(request, disk.http_status, str(disk))
         return _error_response(request, 503, f"redis: {exc}")
-
-    from fabula.graph.web import api, pages
-    from fabula.graph.web.deps import MAX_PACK_BYTES
-
-    app.include_router(api.router)
-    app.include_router(pages.router)
-    # the largest body a request needs: a pack upload, or an edit at the text limit (JSON
-    # may escape each byte to six), with room for the rest of the form; the import routes
-    # have their own bound (security.MAX_UPLOAD_BYTES: the card sizes the README names)
-    max_body = max(MAX_PACK_BYTES, 6 * config.settings.limits.turn_text_bytes) + 64 * 1024
-    app.add_middleware(
-        Guard,
-        token=config.token,
-        local_only=is_loopback(config.host) and not config.token,
-        max_body=max_body,
-    )
-    return app

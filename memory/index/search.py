@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import redis.asyncio as aredis
 
@@ -85,25 +86,7 @@ async def lexical(
     asked = {f: list(dict.fromkeys(general)) if f == "g" else wanted for f in families}
     if not wanted or not where:
         return [{} for _ in families]
-    keyed = {"t": EpisodeKeys.term, "w": EpisodeKeys.window, "g": EpisodeKeys.general}
-    async with client.pipeline(transaction=False) as pipe:
-        for src in where:
-            pipe.hget(src.keys.stats, "episodes")
-            for family in families:
-                for term in asked[family]:
-                    key = keyed[family](src.keys, term)
-                    pipe.zcard(key)
-                    pipe.zrange(
-                        key,
-                        "+inf",
-                        "-inf",
-                        byscore=True,
-                        desc=True,
-                        offset=0,
-                        num=per_term,
-                        withscores=True,
-                    )
-        replies = await pipe.execute()
+    replies = await _postings(client, where, families, asked, per_term)
     offsets = [0]
     for family in families:
         offsets.append(offsets[-1] + 2 * len(asked[family]))
@@ -129,6 +112,38 @@ async def lexical(
                         scores[member] = scores.get(member, 0.0) + idf * float(w)
         out.append(scores)
     return out
+
+
+async def _postings(
+    client: aredis.Redis,
+    where: Sequence[Source],
+    families: Sequence[str],
+    asked: dict[str, list[str]],
+    per_term: int,
+) -> list[Any]:
+    """In one round trip, for each source: its episode count, then for each family and
+    each of its ``asked`` terms the posting's length and its best ``per_term`` members
+    with their weights."""
+    keyed = {"t": EpisodeKeys.term, "w": EpisodeKeys.window, "g": EpisodeKeys.general}
+    async with client.pipeline(transaction=False) as pipe:
+        for src in where:
+            pipe.hget(src.keys.stats, "episodes")
+            for family in families:
+                for term in asked[family]:
+                    key = keyed[family](src.keys, term)
+                    pipe.zcard(key)
+                    pipe.zrange(
+                        key,
+                        "+inf",
+                        "-inf",
+                        byscore=True,
+                        desc=True,
+                        offset=0,
+                        num=per_term,
+                        withscores=True,
+                    )
+        replies: list[Any] = await pipe.execute()
+    return replies
 
 
 async def by_entities(

@@ -190,42 +190,9 @@ def fact_candidates(
     out: list[Candidate] = []
     most = None if budget is None else max(1, int(budget * FACT_SHARE) // MIN_FACT_TOKENS)
     if world is not None:
-        facts = [(s, _relevance(s, plan)) for s in world.states.values() if s.polarity]
-        ranked = sorted(facts, key=lambda f: (-f[1], -f[0].valid_from, f[0].slot))
-        for state, score in ranked[:most]:
-            if score > 0:
-                out.append(
-                    Candidate(
-                        "W",
-                        f"- {_fact(state, entities)} (since turn {state.valid_from})",
-                        "state",
-                        state.id,
-                        score,
-                    )
-                )
+        out.extend(_world_lines(plan, entities, world, most))
     for holder, view in beliefs.items():
-        section = f"B[{_name(entities, holder)}]"
-        held = [(b, _relevance(b, plan)) for b in view.beliefs.values() if b.polarity]
-        ranked_beliefs = sorted(held, key=lambda f: (-f[1], -f[0].valid_from, f[0].slot))
-        for belief, score in ranked_beliefs[:most]:
-            if score <= 0 and holder not in plan.characters:
-                continue
-            mark = ""
-            if world is not None:
-                truth = world.value(belief.subject, belief.attribute)
-                mark = " [false]" if truth is not None and truth != belief.value else ""
-            how = belief.mode.replace("_", " ")
-            if belief.speaker:
-                how += f" by {_name(entities, belief.speaker)}"
-            out.append(
-                Candidate(
-                    section,
-                    f"- {_fact(belief, entities)} ({how}, turn {belief.valid_from}){mark}",
-                    "belief",
-                    belief.id,
-                    score,
-                )
-            )
+        out.extend(_belief_lines(plan, entities, world, holder, view, most))
     for dev in sorted(developments.values(), key=lambda d: (d.id not in plan.developments, d.id)):
         if dev.id in plan.developments or dev.status not in ("resolved", "abandoned"):
             out.append(
@@ -244,6 +211,62 @@ def fact_candidates(
                         "H", f"- {hyp.premise} (if {hyp.development} goes on)", "hypothesis", hyp.id
                     )
                 )
+    return out
+
+
+def _world_lines(
+    plan: RetrievalPlan, entities: Mapping[str, Entity], world: WorldView, most: int | None
+) -> list[Candidate]:
+    """The W lines that bear on ``plan`` (at most ``most`` looked at), best first."""
+    facts = [(s, _relevance(s, plan)) for s in world.states.values() if s.polarity]
+    ranked = sorted(facts, key=lambda f: (-f[1], -f[0].valid_from, f[0].slot))
+    return [
+        Candidate(
+            "W",
+            f"- {_fact(state, entities)} (since turn {state.valid_from})",
+            "state",
+            state.id,
+            score,
+        )
+        for state, score in ranked[:most]
+        if score > 0
+    ]
+
+
+def _belief_lines(
+    plan: RetrievalPlan,
+    entities: Mapping[str, Entity],
+    world: WorldView | None,
+    holder: str,
+    view: BeliefView,
+    most: int | None,
+) -> list[Candidate]:
+    """``holder``'s B lines that bear on ``plan`` (every one, for a character the plan is
+    about; at most ``most`` looked at), best first, each with how it was come by and a
+    false one marked."""
+    out = []
+    section = f"B[{_name(entities, holder)}]"
+    held = [(b, _relevance(b, plan)) for b in view.beliefs.values() if b.polarity]
+    ranked_beliefs = sorted(held, key=lambda f: (-f[1], -f[0].valid_from, f[0].slot))
+    for belief, score in ranked_beliefs[:most]:
+        if score <= 0 and holder not in plan.characters:
+            continue
+        mark = ""
+        if world is not None:
+            truth = world.value(belief.subject, belief.attribute)
+            mark = " [false]" if truth is not None and truth != belief.value else ""
+        how = belief.mode.replace("_", " ")
+        if belief.speaker:
+            how += f" by {_name(entities, belief.speaker)}"
+        out.append(
+            Candidate(
+                section,
+                f"- {_fact(belief, entities)} ({how}, turn {belief.valid_from}){mark}",
+                "belief",
+                belief.id,
+                score,
+            )
+        )
     return out
 
 

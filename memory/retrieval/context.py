@@ -13,6 +13,7 @@ nothing else (never the hierarchy: its summaries are the author's omniscient vie
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
 
 import redis.asyncio as aredis
 
@@ -81,6 +82,33 @@ async def author_context(
         today = await latest_day(store.client, where, as_of=as_of)
         recall = RecallRequest(request, entities, purpose, developments, tuple(focus), today)
         plan = plan_request(recall)
+    world, beliefs, hypotheses = await _plan_views(store, plan, as_of, world, beliefs, hypotheses)
+    facts = fact_candidates(plan, entities, world, beliefs, developments, hypotheses, budget=budget)
+    vector = await _embedded(embedder, plan.request) if embedder is not None else None
+    ranked = await rank_episodes(
+        store.client, where, plan, as_of=as_of, limit=candidates(budget), query_vector=vector
+    )
+    # rendered without the summaries, then again with those the room left can take
+    assemble = partial(render, plan, facts, ranked.episodes, entities, budget, counter)
+    assembly = assemble(preface=preface, trailer=trailer)
+    if not room_for_summaries(assembly):
+        return assembly  # the hierarchy is read only when a summary could still fit
+    summaries = await relevant_nodes(store, plan, ranked, entities, as_of=as_of)
+    if not summaries:
+        return assembly
+    return assemble(preface=preface, trailer=trailer, summaries=summaries)
+
+
+async def _plan_views(
+    store: StoryStore,
+    plan: RetrievalPlan,
+    as_of: int | None,
+    world: WorldView | None,
+    beliefs: Mapping[str, BeliefView] | None,
+    hypotheses: Mapping[str, Hypothesis] | None,
+) -> tuple[WorldView, Mapping[str, BeliefView], Mapping[str, Hypothesis]]:
+    """The views ``plan`` reads: W, the beliefs of its characters (only theirs, of those
+    given), H when writing; each projected ``as_of`` unless given."""
     if world is None:
         world = await projections.project_world(store, as_of)
     if beliefs is None:
@@ -91,30 +119,7 @@ async def author_context(
         hypotheses = (
             await projections.project_hypotheses(store, as_of) if plan.purpose == "write" else {}
         )
-    facts = fact_candidates(plan, entities, world, beliefs, developments, hypotheses, budget=budget)
-    vector = await _embedded(embedder, plan.request) if embedder is not None else None
-    ranked = await rank_episodes(
-        store.client, where, plan, as_of=as_of, limit=candidates(budget), query_vector=vector
-    )
-    assembly = render(
-        plan, facts, ranked.episodes, entities, budget, counter, preface=preface, trailer=trailer
-    )
-    if not room_for_summaries(assembly):
-        return assembly  # the hierarchy is read only when a summary could still fit
-    summaries = await relevant_nodes(store, plan, ranked, entities, as_of=as_of)
-    if not summaries:
-        return assembly
-    return render(
-        plan,
-        facts,
-        ranked.episodes,
-        entities,
-        budget,
-        counter,
-        preface=preface,
-        trailer=trailer,
-        summaries=summaries,
-    )
+    return world, beliefs, hypotheses
 
 
 async def character_context(

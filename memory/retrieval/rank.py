@@ -48,6 +48,7 @@ from fabula.memory.index.search import Source, by_entities, by_time, days_of, fe
 from fabula.memory.index.vectors import nearest
 from fabula.memory.records import event_id, event_position
 from fabula.memory.retrieval.plan import RetrievalPlan
+from fabula.memory.timeref import TimeRef
 
 __all__ = ["Ranked", "candidates", "rank_episodes"]
 
@@ -129,6 +130,42 @@ async def rank_episodes(
     episodes' similarities, scaled to the best, add ``DENSE_WEIGHT`` times theirs);
     ``unweighted``: entities of the plan that weigh no episode up (a mind's owner, which is
     in all its memories), though they still choose what fills the room left."""
+    own, scores = await _matches(client, where, plan, as_of, limit, general, query_vector)
+    dated = await _dated(client, where, plan.time, scores, as_of)
+    matched = bool(scores)
+    if not matched:
+        scores = await _fallback(client, where, plan, dated, as_of, limit)
+    if dated:
+        inside = set(dated)
+        scores = {i: s * (TIME_BOOST if i in inside else 1.0) for i, s in scores.items()}
+    # a few more than asked for: the boosts below may still move some up
+    ordered = sorted(scores, key=lambda i: (-scores[i], event_position(i)))[: limit * 3 // 2]
+    if not own:
+        ordered = ordered[:limit]  # recency alone: nothing below would reorder enough
+    asked = _scaled(own)
+    replies = [_next(i) for i in ordered if i in asked]
+    found = await fetch(client, where, [*ordered, *replies])
+    _answered(asked, found, scores)
+    _boosted(found, scores, plan.time, set(plan.entities) - set(unweighted))
+    best = sorted((i for i in found if i in scores), key=lambda i: (-scores[i], event_position(i)))
+    best = best[:limit]
+    ranked = Ranked([found[i] for i in best], {i: scores[i] for i in best})
+    if matched and len(best) < limit:
+        await _fill(client, where, plan, ranked, set(dated), as_of, limit)
+    return ranked
+
+
+async def _matches(
+    client: aredis.Redis,
+    where: Sequence[Source],
+    plan: RetrievalPlan,
+    as_of: int | None,
+    limit: int,
+    general: bool,
+    query_vector: Sequence[float] | None,
+) -> tuple[dict[str, float], dict[str, float]]:
+    """The episodes' own lexical match, and every match's score: own, window and general
+    terms fused, plus the nearest by meaning when ``query_vector`` is given."""
     if general:
         own, window, kinds = await lexical(
             client,
@@ -148,7 +185,19 @@ async def rank_episodes(
         near = _scaled(await nearest(client, where, query_vector, count=limit, as_of=as_of))
         for episode_id, similarity in near.items():
             scores[episode_id] = scores.get(episode_id, 0.0) + DENSE_WEIGHT * similarity
-    time = plan.time
+    return own, scores
+
+
+async def _dated(
+    client: aredis.Redis,
+    where: Sequence[Source],
+    time: TimeRef,
+    scores: dict[str, float],
+    as_of: int | None,
+) -> list[str]:
+    """The episodes dated in the request's range or told in the days after it (none
+    without a range); when the range is narrow, those inside it are added to ``scores``
+    as matches in their own right, ``DATED_PRIOR`` of the best."""
     dated: list[str] = []
     if time.first_day is not None or time.last_day is not None:
         told = None if time.last_day is None else time.last_day + TOLD_WITHIN_DAYS
@@ -162,32 +211,44 @@ async def rank_episodes(
             for episode_id, day in days:
                 if day <= last:
                     scores[episode_id] = scores.get(episode_id, 0.0) + prior
-    matched = bool(scores)
-    if not matched:
-        fallback = await by_entities(client, where, plan.entities, as_of=as_of, last=limit)
-        if not fallback:
-            fallback = await by_time(
-                client, where, as_of=as_of, last=limit, earliest=plan.order == "earliest"
-            )
-        # the request's dates first: "what happened on 3 May" is answered by that day
-        fallback = list(dict.fromkeys([*sorted(dated, key=event_position), *fallback]))
-        scores = {i: 1.0 / (1 + n) for n, i in enumerate(fallback)}
-    if dated:
-        inside = set(dated)
-        scores = {i: s * (TIME_BOOST if i in inside else 1.0) for i, s in scores.items()}
-    # a few more than asked for: the boosts below may still move some up
-    ordered = sorted(scores, key=lambda i: (-scores[i], event_position(i)))[: limit * 3 // 2]
-    if not own:
-        ordered = ordered[:limit]  # recency alone: nothing below would reorder enough
-    asked = _scaled(own)
-    replies = [_next(i) for i in ordered if i in asked]
-    found = await fetch(client, where, [*ordered, *replies])
+    return dated
+
+
+async def _fallback(
+    client: aredis.Redis,
+    where: Sequence[Source],
+    plan: RetrievalPlan,
+    dated: list[str],
+    as_of: int | None,
+    limit: int,
+) -> dict[str, float]:
+    """Scores when no topic term matched: the request's dates first, then the named
+    entities' latest episodes (or the story's, by the order asked), in that order."""
+    fallback = await by_entities(client, where, plan.entities, as_of=as_of, last=limit)
+    if not fallback:
+        fallback = await by_time(
+            client, where, as_of=as_of, last=limit, earliest=plan.order == "earliest"
+        )
+    # the request's dates first: "what happened on 3 May" is answered by that day
+    fallback = list(dict.fromkeys([*sorted(dated, key=event_position), *fallback]))
+    return {i: 1.0 / (1 + n) for n, i in enumerate(fallback)}
+
+
+def _answered(asked: dict[str, float], found: dict[str, Episode], scores: dict[str, float]) -> None:
+    """Add to ``scores`` the reply to each matched question (``asked``: the questions'
+    scaled matches), by someone else: ``ANSWER_SHARE`` of the question's match."""
     for episode_id, share in asked.items():
         question = found.get(episode_id)
         reply = found.get(_next(episode_id))
         if question and reply and _asks(question) and reply.speaker != question.speaker:
             scores[reply.id] = scores.get(reply.id, 0.0) + ANSWER_SHARE * share
-    wanted = set(plan.entities) - set(unweighted)
+
+
+def _boosted(
+    found: dict[str, Episode], scores: dict[str, float], time: TimeRef, wanted: set[str]
+) -> None:
+    """Weigh up in ``scores`` the episodes found: ``ENTITY_BOOST`` for each ``wanted``
+    entity they involve, ``ORDER_BOOST`` for the first (or last) quarter asked for."""
     if time.order is not None and found:
         times = sorted(ep.time for ep in found.values())
         cut = times[len(times) // 4] if time.order == "earliest" else times[-len(times) // 4 - 1]
@@ -201,12 +262,6 @@ async def rank_episodes(
             time.order == "latest" and ep.time >= cut
         ):
             scores[episode_id] *= ORDER_BOOST
-    best = sorted((i for i in found if i in scores), key=lambda i: (-scores[i], event_position(i)))
-    best = best[:limit]
-    ranked = Ranked([found[i] for i in best], {i: scores[i] for i in best})
-    if matched and len(best) < limit:
-        await _fill(client, where, plan, ranked, set(dated), as_of, limit)
-    return ranked
 
 
 async def _fill(

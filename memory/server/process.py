@@ -199,6 +199,18 @@ class EmbeddedRedis:
             busy_reply_ms=self.busy_reply_ms,
             load_truncated=self.load_truncated,
         )
+        self._launch(args, binary, timeout_s)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and self.is_running():
+            if self.answers():
+                log.info("redis_started", directory=str(self.directory), fsync=self.fsync)
+                return
+            time.sleep(0.02)
+        raise self._not_answering()
+
+    def _launch(self, args: list[str], binary: str, timeout_s: float) -> None:
+        """Run ``args`` (redis-server, which daemonizes) holding the folder's lock, handed
+        to it. Raises :class:`RedisUnavailable` when it cannot run or fails to start."""
         # the lock is taken here and its open file handed to redis-server, which keeps it
         # (through daemonizing) until it exits; our copy is closed once it has started
         lock_fd = os.open(self.lockfile, os.O_RDWR | os.O_CREAT, 0o600)
@@ -232,18 +244,16 @@ class EmbeddedRedis:
                 )
         finally:
             os.close(lock_fd)
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline and self.is_running():
-            if self.answers():
-                log.info("redis_started", directory=str(self.directory), fsync=self.fsync)
-                return
-            time.sleep(0.02)
+
+    def _not_answering(self) -> RedisUnavailable:
+        """Why the started server does not answer, from its log: an append-only file it
+        would not load (and how to repair it), or the log's tail."""
         tail = ""
         if self.folder.logfile.exists():
             tail = self.folder.logfile.read_text(errors="replace")[-2000:]
         damaged = aof_damage(tail)
         if damaged is not None:
-            raise RedisUnavailable(
+            return RedisUnavailable(
                 f"the embedded Redis did not start: its append-only file in "
                 f"{self.folder.aof_dir} is {damaged}, so nothing was loaded (nothing is "
                 "lost yet). Repair it with `fabula server check-aof --fix` (it cuts the file "
@@ -252,7 +262,7 @@ class EmbeddedRedis:
                 "file only: its cut tail is dropped)",
                 directory=str(self.directory),
             )
-        raise RedisUnavailable(
+        return RedisUnavailable(
             "the embedded redis-server did not answer in time: " + tail.strip()[-500:],
             directory=str(self.directory),
         )

@@ -205,13 +205,8 @@ def _drop(t: Tracker, action: StoryAction) -> None:
     _place_object(t, action, "drop", who, obj, place)
 
 
-def _search(t: Tracker, action: StoryAction) -> None:
-    """Searching a container shows everyone present what is in it — and what is not:
-    a witness who believed an object was there learns it is not."""
-    who = t.entity("character", action.actor)
-    box = t.known(action.target) or t.entity("object", action.target_name, container=True)
-    place = t.place_of(who)
-    witnesses = t.perceivers(action, t.present(place), (who,))
+def _looked_in(t: Tracker, box: str, witnesses: Sequence[str]) -> tuple[list[str], list[str]]:
+    """What is in ``box``, and what a witness believed was in it but is not."""
     inside = sorted(
         slot.partition("|")[0]
         for slot, (value, polarity) in t.world.items()
@@ -227,6 +222,17 @@ def _search(t: Tracker, action: StoryAction) -> None:
         }
         - set(inside)
     )
+    return inside, missing
+
+
+def _search(t: Tracker, action: StoryAction) -> None:
+    """Searching a container shows everyone present what is in it — and what is not:
+    a witness who believed an object was there learns it is not."""
+    who = t.entity("character", action.actor)
+    box = t.known(action.target) or t.entity("object", action.target_name, container=True)
+    place = t.place_of(who)
+    witnesses = t.perceivers(action, t.present(place), (who,))
+    inside, missing = _looked_in(t, box, witnesses)
     ev = t.event(
         "search",
         action,

@@ -149,22 +149,8 @@ def fold(
     closed: set[str] = set()
     for record in records:
         slot = record.slot
-        if isinstance(record, Belief):
-            if record.holder != holder:
-                continue
-        else:
-            if len(holder) > record.depth or not members.issubset(record.group):
-                continue
-            held = out.get(slot)
-            now = held[-1][0] if held else None
-            if record.retract:
-                if now is not None and not (now.value == record.value and now.polarity):
-                    continue
-            elif now is not None and (now.value, now.polarity) == (
-                record.value,
-                record.polarity,
-            ):
-                continue
+        if not _taken(record, holder, members, out.get(slot)):
+            continue
         if as_of is not None and record.valid_from > as_of:
             held = out.get(slot)
             if held and slot not in closed:
@@ -182,6 +168,25 @@ def fold(
         slot: [_held(record, holder, valid_to) for record, valid_to in entries]
         for slot, entries in out.items()
     }
+
+
+def _taken(
+    record: SharedBelief | Belief,
+    holder: tuple[str, ...],
+    members: set[str],
+    held: list[tuple[SharedBelief | Belief, int]] | None,
+) -> bool:
+    """Whether the chain ``holder`` takes ``record`` on a slot that so far ``held`` those
+    records: its own direct record; a shared one its group reaches that changes what the
+    slot holds (a retraction only of the value it holds)."""
+    if isinstance(record, Belief):
+        return record.holder == holder
+    if len(holder) > record.depth or not members.issubset(record.group):
+        return False
+    now = held[-1][0] if held else None
+    if record.retract:
+        return now is None or (now.value == record.value and now.polarity)
+    return now is None or (now.value, now.polarity) != (record.value, record.polarity)
 
 
 def _held(record: SharedBelief | Belief, holder: tuple[str, ...], valid_to: int) -> Belief:

@@ -426,3 +426,25 @@ def test_the_model_bench_counts_what_sent_drafts_back() -> None:
     assert run.critic_samples[0] == (
         'turn 4: contradiction: the lamp is not there — "Cora took the lamp."'
     )
+
+
+def test_bench_model_options_are_checked_before_anything_runs(tmp_path: Path) -> None:
+    """`bench model`: --model needs --base-url and --base-url needs --model; --reader is
+    prose or controlled, --schemas story, generic or both; each a usage error (2) naming
+    the option, before any server is asked."""
+    from typer.testing import CliRunner
+
+    from fabula.cli import app
+
+    base = ["bench", "model", "--base-url", "http://127.0.0.1:9/v1"]
+    cases = [
+        (["bench", "model", "--model", "m"], "--model needs --base-url"),
+        (base, "--base-url needs --model NAME"),
+        ([*base, "--model", "m", "--reader", "loud"], "prose or controlled"),
+        ([*base, "--model", "m", "--schemas", "story,odd"], "story, generic or both"),
+        ([*base, "--model", "m", "--schemas", ","], "story, generic or both"),
+    ]
+    for args, needle in cases:
+        done = CliRunner().invoke(app, args, env={"FABULA_HOME": str(tmp_path)})
+        assert done.exit_code == 2, (args, done.output)
+        assert needle in " ".join(done.output.split()), (args, done.output)

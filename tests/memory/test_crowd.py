@@ -227,3 +227,27 @@ class TestBenchCast:
         assert large["records_per_turn"] <= 5 * small["records_per_turn"]
         assert large["growth"]["payload"] <= 5.0
         assert large["keys"] <= 5 * small["keys"]
+
+
+class TestBenchScale:
+    async def test_scale_row_measures_every_step(self, redis_url: str) -> None:
+        """``fabula bench scale``: a row per size, every step timed (commit, index, fold,
+        assembly, projections), each read one round trip, and what a projection returns
+        the same for the same seeded story."""
+        from fabula.bench.scale import run_scale
+
+        (row,) = (await run_scale(redis_url, [6], [3]))["rows"]
+        timed = [k for k in row if k.endswith("_ms")]
+        assert timed == [
+            "commit_ms",
+            "beliefs_ms",
+            "world_ms",
+            "index_ms",
+            "consolidate_ms",
+            "assemble_ms",
+        ]
+        assert all(row[k]["p50"] > 0 for k in timed), row
+        assert row["round_trips"] == {"commit": 1, "beliefs": 1, "world": 1}
+        assert (row["turns"], row["characters"]) == (6, 3)
+        assert (row["beliefs_held"], row["world_slots"]) == (10, 210)
+        assert row["redis_bytes_per_turn"] > 0

@@ -261,3 +261,47 @@ class TestCreationRolledBack:
             assert await fab.stories() == []
         client = connect(redis_url)
         assert [k for k in client.scan_iter(match="*sunk*") if not k.endswith(":deleted")] == []
+
+
+class TestPresetCast:
+    """The preset's cast read from its role folders: a code with no folder and two roles
+    whose names read the same are refused; roles not cast, a second folder of one role and
+    the world's details are lore."""
+
+    def test_a_code_with_no_role_is_refused(self, tmp_path: Path) -> None:
+        path = preset(tmp_path / "p")
+        doc = json.loads(path.read_text())
+        doc["role_agent_codes"] = ["Ann-en", "Bob-en"]
+        path.write_text(json.dumps(doc))
+        refused([path], "role_agent_codes: no role 'Bob-en'")
+
+    def test_two_roles_read_as_one_name_are_refused(self, tmp_path: Path) -> None:
+        path = preset(tmp_path / "p")
+        other = tmp_path / "p/data/roles/isle/Anne-en"
+        other.mkdir()
+        info = {"role_code": "Anne-en", "role_name": "Ann", "profile": "Another."}
+        (other / "role_info.json").write_text(json.dumps(info))
+        doc = json.loads(path.read_text())
+        doc["role_agent_codes"] = ["Ann-en", "Anne-en"]
+        path.write_text(json.dumps(doc))
+        refused([path], "roles 'Ann-en' and 'Anne-en' both read as 'Ann'")
+
+    def test_other_roles_twins_and_details_are_lore(self, tmp_path: Path) -> None:
+        path = preset(tmp_path / "p")
+        roles = tmp_path / "p/data/roles/isle"
+        for folder, name in (("Bo-en", "Bo"), ("ann_en", "Ann twin")):
+            (roles / folder).mkdir()
+            info = {"role_code": folder, "role_name": name, "profile": f"{name}'s."}
+            (roles / folder / "role_info.json").write_text(json.dumps(info))
+        details = tmp_path / "p/data/worlds/isle/world_details"
+        details.mkdir()
+        rows = [{"term": "Tide", "detail": ["High.", "Low."], "note": 1}, {"term": ""}]
+        (details / "a.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        pack = import_paths([path]).pack
+        assert [c.name for c in pack.characters] == ["Ann"]
+        books = {b.name: b for b in pack.lore.books}
+        others = books["other roles"].entries
+        assert [(e.name, e.content) for e in others] == [("Bo", "Bo's."), ("Ann", "Ann twin's.")]
+        (tide, blank) = books["world details"].entries
+        assert (tide.keys, tide.content, tide.kept) == (("Tide",), "High.\nLow.", {"note": 1})
+        assert (blank.keys, blank.content) == ((), "")

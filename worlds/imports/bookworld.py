@@ -233,61 +233,10 @@ def read_preset(
     codes = doc.get("role_agent_codes")
     if not isinstance(codes, list) or not codes or not all(isinstance(c, str) for c in codes):
         raise BadSource("role_agent_codes: expected a list of role codes")
-    known: dict[str, tuple[str, dict[str, Any]]] = {}  # code key -> (folder name, role_info)
-    twins: list[tuple[str, tuple[str, dict[str, Any]]]] = []  # a second folder of one role
-    if role_dir.is_dir():
-        for folder in sorted(role_dir.iterdir()):
-            if files.found(folder / "role_info.json", f"roles/{folder.name}") is not None:
-                found = (folder.name, _role(files, folder, f"roles/{folder.name}"))
-                if _key(folder.name) in known:
-                    twins.append((_key(folder.name), found))
-                else:
-                    known[_key(folder.name)] = found
-    names: dict[str, str] = {}
-    for key, (code, info) in known.items():
-        native = text(info, "role_name", f"roles/{code}") or code
-        names[key] = (
-            native if _latin(native) else readable_code(text(info, "role_code", code) or code)
-        )
-    cast_keys = []
-    for code in codes:
-        if _key(code) not in known:
-            raise BadSource(f"role_agent_codes: no role {code!r} in {role_dir}")
-        cast_keys.append(_key(code))
-    roles = [_cast_role(files, role_dir, known[k], names) for k in cast_keys]
-    seen: dict[str, str] = {}
-    for role in roles:
-        if slug(role.name) in seen:
-            raise BadSource(
-                f"role_agent_codes: roles {seen[slug(role.name)]!r} and "
-                f"{role.kept.data.get('role_code')!r} both read as {role.name!r}"
-            )
-        seen[slug(role.name)] = str(role.kept.data.get("role_code"))
-    others = [
-        LoreEntry(
-            keys=_names(names[k], info),
-            content=text(info, "profile", code),
-            name=names[k],
-            kept={"role_info": info},
-        )
-        for k, (code, info) in [*known.items(), *twins]
-        if k not in cast_keys or (k, (code, info)) in twins
-    ]
-    details: list[LoreEntry] = []
-    for jsonl in sorted((world_path.parent / "world_details").glob("*.jsonl")):
-        for n, row in enumerate(files.jsonl(jsonl, f"world_details/{jsonl.name}")):
-            row = obj(row, f"world_details/{jsonl.name}[{n}]")
-            term = text(row, "term", jsonl.name)
-            detail = row.get("detail")
-            content = "\n".join(detail) if isinstance(detail, list) else str(detail or "")
-            details.append(
-                LoreEntry(
-                    keys=(term,) if term else (),
-                    content=content,
-                    name=term,
-                    kept={k: v for k, v in row.items() if k not in ("term", "detail")},
-                )
-            )
+    found = _roles(files, role_dir)
+    cast_keys, roles = _cast(files, role_dir, codes, found)
+    others = _other_roles(found, cast_keys)
+    details = _details(files, world_path)
     books = [
         LoreBook(
             name=f"{text(world, 'world_name', 'general.json')} places",
@@ -329,6 +278,97 @@ def read_preset(
             }
         },
     )
+
+
+_Found = tuple[str, dict[str, Any]]  # a role's folder name and its role_info
+
+
+@dataclass
+class _Roles:
+    """The preset's role folders: each role by its code's key, a second folder of one role
+    (a twin, by the same key), and every role's readable name by key."""
+
+    known: dict[str, _Found]
+    twins: list[tuple[str, _Found]]
+    names: dict[str, str]
+
+
+def _roles(files: _Files, role_dir: Path) -> _Roles:
+    """The role folders under ``role_dir`` (those with a ``role_info.json``), read."""
+    known: dict[str, _Found] = {}  # code key -> (folder name, role_info)
+    twins: list[tuple[str, _Found]] = []  # a second folder of one role
+    if role_dir.is_dir():
+        for folder in sorted(role_dir.iterdir()):
+            if files.found(folder / "role_info.json", f"roles/{folder.name}") is not None:
+                found = (folder.name, _role(files, folder, f"roles/{folder.name}"))
+                if _key(folder.name) in known:
+                    twins.append((_key(folder.name), found))
+                else:
+                    known[_key(folder.name)] = found
+    names: dict[str, str] = {}
+    for key, (code, info) in known.items():
+        native = text(info, "role_name", f"roles/{code}") or code
+        names[key] = (
+            native if _latin(native) else readable_code(text(info, "role_code", code) or code)
+        )
+    return _Roles(known, twins, names)
+
+
+def _cast(
+    files: _Files, role_dir: Path, codes: list[str], found: _Roles
+) -> tuple[list[str], list[RoleRead]]:
+    """The cast (``role_agent_codes``): their keys and their roles. Raises BadSource for a
+    code with no role folder, or two roles whose names read the same."""
+    cast_keys = []
+    for code in codes:
+        if _key(code) not in found.known:
+            raise BadSource(f"role_agent_codes: no role {code!r} in {role_dir}")
+        cast_keys.append(_key(code))
+    roles = [_cast_role(files, role_dir, found.known[k], found.names) for k in cast_keys]
+    seen: dict[str, str] = {}
+    for role in roles:
+        if slug(role.name) in seen:
+            raise BadSource(
+                f"role_agent_codes: roles {seen[slug(role.name)]!r} and "
+                f"{role.kept.data.get('role_code')!r} both read as {role.name!r}"
+            )
+        seen[slug(role.name)] = str(role.kept.data.get("role_code"))
+    return cast_keys, roles
+
+
+def _other_roles(found: _Roles, cast_keys: list[str]) -> list[LoreEntry]:
+    """The roles not cast, and every twin folder, as lore entries."""
+    names = found.names
+    return [
+        LoreEntry(
+            keys=_names(names[k], info),
+            content=text(info, "profile", code),
+            name=names[k],
+            kept={"role_info": info},
+        )
+        for k, (code, info) in [*found.known.items(), *found.twins]
+        if k not in cast_keys or (k, (code, info)) in found.twins
+    ]
+
+
+def _details(files: _Files, world_path: Path) -> list[LoreEntry]:
+    """The world's details (``world_details/*.jsonl`` beside its file), as lore entries."""
+    details: list[LoreEntry] = []
+    for jsonl in sorted((world_path.parent / "world_details").glob("*.jsonl")):
+        for n, row in enumerate(files.jsonl(jsonl, f"world_details/{jsonl.name}")):
+            row = obj(row, f"world_details/{jsonl.name}[{n}]")
+            term = text(row, "term", jsonl.name)
+            detail = row.get("detail")
+            content = "\n".join(detail) if isinstance(detail, list) else str(detail or "")
+            details.append(
+                LoreEntry(
+                    keys=(term,) if term else (),
+                    content=content,
+                    name=term,
+                    kept={k: v for k, v in row.items() if k not in ("term", "detail")},
+                )
+            )
+    return details
 
 
 def _names(name: str, info: dict[str, Any]) -> tuple[str, ...]:

@@ -181,23 +181,65 @@ def _fabula_extensions(
     return data, spec, version, name, aliases, secrets
 
 
-def read_card(doc: dict[str, Any], fallback: str, user: str, limits: ImportLimits) -> CardRead:
-    """Read a card (a parsed V1, V2 or V3 document). ``fallback`` is the character's name
-    when the card's has no ASCII form (the file's name); ``user`` replaces ``{{user}}``.
-
-    Raises BadSource for an unknown spec or version and for a field of the wrong type.
-    """
+def _card_spec(doc: dict[str, Any]) -> tuple[str, str, dict[str, Any], dict[str, Any]]:
+    """The card's spec, its version, its data and its other top-level fields (a V1 card
+    is all data). Raises BadSource for an unknown spec or version."""
     spec = detect_card(doc)
     if spec not in ("chara_card_v1", "chara_card_v2", "chara_card_v3"):
         raise BadSource(
             f"unknown card spec {doc.get('spec')!r} (Fabula reads chara_card_v1, v2, v3)"
         )
     if spec == "chara_card_v1":
-        data, top, version = doc, {}, ""
-    else:
-        version = _version(spec, doc.get("spec_version"))
-        data = obj(doc.get("data"), "data")
-        top = {k: v for k, v in doc.items() if k not in ("spec", "spec_version", "data")}
+        return spec, "", doc, {}
+    version = _version(spec, doc.get("spec_version"))
+    data = obj(doc.get("data"), "data")
+    top = {k: v for k, v in doc.items() if k not in ("spec", "spec_version", "data")}
+    return spec, version, data, top
+
+
+def _greetings(data: dict[str, Any], where: str, name: str, char: str, user: str) -> list[Greeting]:
+    """The card's greetings (the first message, the alternates, the group-only ones),
+    macros resolved, the blank ones left out."""
+    greetings: list[Greeting] = []
+    first = resolve_macros(text(data, "first_mes", where), char, user)
+    if first.strip():
+        greetings.append(Greeting(text=first, character=name))
+    for key, group in (("alternate_greetings", False), ("group_only_greetings", True)):
+        for g in strings(data, key, where):
+            if g.strip():
+                greetings.append(
+                    Greeting(text=resolve_macros(g, char, user), character=name, group_only=group)
+                )
+    return greetings
+
+
+def _card_book(
+    data: dict[str, Any], where: str, name: str, char: str, user: str, limits: ImportLimits
+) -> LoreBook | None:
+    """The card's own lorebook (``character_book``), its entries' macros resolved; None
+    when it has none."""
+    if data.get("character_book") is None:
+        return None
+    book = read_card_book(
+        data["character_book"], f"{where}.character_book", name, "character_book", limits
+    )
+    return book.model_copy(
+        update={
+            "entries": tuple(
+                e.model_copy(update={"content": resolve_macros(e.content, char, user)})
+                for e in book.entries
+            )
+        }
+    )
+
+
+def read_card(doc: dict[str, Any], fallback: str, user: str, limits: ImportLimits) -> CardRead:
+    """Read a card (a parsed V1, V2 or V3 document). ``fallback`` is the character's name
+    when the card's has no ASCII form (the file's name); ``user`` replaces ``{{user}}``.
+
+    Raises BadSource for an unknown spec or version and for a field of the wrong type.
+    """
+    spec, version, data, top = _card_spec(doc)
     where = "data" if spec != "chara_card_v1" else "(card)"
     card_name = text(data, "name", where).strip()
     if not card_name:
@@ -212,29 +254,8 @@ def read_card(doc: dict[str, Any], fallback: str, user: str, limits: ImportLimit
     def mapped(key: str) -> str:
         return resolve_macros(text(data, key, where), char, user)
 
-    greetings: list[Greeting] = []
-    first = mapped("first_mes")
-    if first.strip():
-        greetings.append(Greeting(text=first, character=name))
-    for key, group in (("alternate_greetings", False), ("group_only_greetings", True)):
-        for g in strings(data, key, where):
-            if g.strip():
-                greetings.append(
-                    Greeting(text=resolve_macros(g, char, user), character=name, group_only=group)
-                )
-    book = None
-    if data.get("character_book") is not None:
-        book = read_card_book(
-            data["character_book"], f"{where}.character_book", name, "character_book", limits
-        )
-        book = book.model_copy(
-            update={
-                "entries": tuple(
-                    e.model_copy(update={"content": resolve_macros(e.content, char, user)})
-                    for e in book.entries
-                )
-            }
-        )
+    greetings = _greetings(data, where, name, char, user)
+    book = _card_book(data, where, name, char, user, limits)
     kept = KeptCard(
         character=name,
         spec=spec,

@@ -245,6 +245,24 @@ def detect_lorebook(doc: Any) -> str | None:
     return None
 
 
+def _kobold_book(doc: Any, name: str, limits: ImportLimits) -> LoreBook:
+    """A KoboldAI world info (its entries a dict or a list, under ``worldinfo`` or
+    ``entries`` or the document itself), its layout kept."""
+    raw: Any = doc
+    if isinstance(doc, dict):
+        raw = doc.get("worldinfo") if "worldinfo" in doc else doc["entries"]
+    items = list(raw.items()) if isinstance(raw, dict) else list(enumerate(raw))
+    _count(items, "entries", limits)
+    kept = _rest(doc, {"entries", "worldinfo"}) if isinstance(doc, dict) else {}
+    read = tuple(_kobold_entry(e, f"entries[{k!r}]") for k, e in items)
+    return LoreBook(
+        name=name,
+        format="koboldai",
+        entries=read,
+        kept={**kept, "layout": "dict" if isinstance(raw, dict) else "list"},
+    )
+
+
 def read_lorebook(doc: Any, fmt: str, name: str, limits: ImportLimits) -> LoreBook:
     """Read a world lorebook of format ``fmt`` (from :func:`detect_lorebook`); ``name`` is
     its name when it has none (the file's). Raises BadSource naming the field."""
@@ -272,19 +290,7 @@ def read_lorebook(doc: Any, fmt: str, name: str, limits: ImportLimits) -> LoreBo
             kept=_rest(doc, {"entries", "name"}),
         )
     if fmt == "koboldai":
-        raw: Any = doc
-        if isinstance(doc, dict):
-            raw = doc.get("worldinfo") if "worldinfo" in doc else doc["entries"]
-        items = list(raw.items()) if isinstance(raw, dict) else list(enumerate(raw))
-        _count(items, "entries", limits)
-        kept = _rest(doc, {"entries", "worldinfo"}) if isinstance(doc, dict) else {}
-        read = tuple(_kobold_entry(e, f"entries[{k!r}]") for k, e in items)
-        return LoreBook(
-            name=name,
-            format=fmt,
-            entries=read,
-            kept={**kept, "layout": "dict" if isinstance(raw, dict) else "list"},
-        )
+        return _kobold_book(doc, name, limits)
     if fmt == "novelai":
         entries = doc.get("entries")
         if not isinstance(entries, list):

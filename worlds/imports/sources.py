@@ -80,13 +80,8 @@ def _fallback(path: Path) -> str:
     return stem if stem.isascii() and any(ch.isalnum() for ch in stem) else "Character"
 
 
-def read_source(
-    path: Path, user: str, limits: ImportLimits, budget: Budget | None = None
-) -> Source:
-    """Read one file, taking what it holds from the import's ``budget`` (a file that is not
-    an archive: its bytes; an archive: its unpacked members). Raises BadSource (what and
-    why) for a file Fabula cannot import."""
-    budget = budget or Budget(limits)
+def _read(path: Path, limits: ImportLimits) -> bytes:
+    """The file's bytes. Raises BadSource for no such file or one over the size limit."""
     if not path.is_file():
         raise BadSource("no such file")
     size = path.stat().st_size
@@ -96,40 +91,63 @@ def read_source(
         raw = file.read(limits.max_file_bytes + 1)
     if len(raw) > limits.max_file_bytes:  # it grew since its size was read
         raise BadSource(f"more than the {limits.max_file_bytes} bytes a file may be")
+    return raw
+
+
+def _png(name: str, raw: bytes, path: Path, user: str, limits: ImportLimits) -> Source:
+    """A PNG character card (its ``ccv3`` or ``chara`` text chunk), the picture without
+    it. Raises BadSource for a PNG with no card in it."""
+    try:
+        chunks = read_text_chunks(raw)
+    except PngError as exc:
+        raise BadSource(str(exc)) from None
+    keyword = "ccv3" if "ccv3" in chunks else "chara" if "chara" in chunks else None
+    if keyword is None:
+        raise BadSource("a PNG with no character card in it (no 'chara' or 'ccv3' text chunk)")
+    doc = _json(_b64(chunks[keyword], keyword, limits), f"the {keyword!r} chunk", limits)
+    if detect_card(doc) is None:
+        raise BadSource(f"the {keyword!r} chunk holds no character card")
+    card = _card(doc, path, user, limits)
+    image = without_card_chunks(raw)
+    return Source(name, f"card {card.kept.spec} (PNG, {keyword})", card=replace(card, image=image))
+
+
+def _charx(
+    name: str, raw: bytes, path: Path, user: str, limits: ImportLimits, budget: Budget
+) -> Source:
+    """A CHARX archive's card and its assets (unpacked members taken from ``budget``).
+    Raises BadSource for a bad archive or one with no card."""
+    try:
+        archive = read_charx(raw, limits, budget)
+    except CharxError as exc:
+        raise BadSource(f"CHARX: {exc}") from None
+    doc = _json(archive.card_json, "card.json", limits)
+    if detect_card(doc) is None:
+        raise BadSource("CHARX: card.json holds no character card")
+    card = _card(doc, path, user, limits)
+    assets = _charx_assets(card, archive.members)
+    return Source(
+        name,
+        f"card {card.kept.spec} (CHARX, {len(assets)} assets)",
+        card=replace(card, assets=assets, image=_icon(card, assets)),
+    )
+
+
+def read_source(
+    path: Path, user: str, limits: ImportLimits, budget: Budget | None = None
+) -> Source:
+    """Read one file, taking what it holds from the import's ``budget`` (a file that is not
+    an archive: its bytes; an archive: its unpacked members). Raises BadSource (what and
+    why) for a file Fabula cannot import."""
+    budget = budget or Budget(limits)
+    raw = _read(path, limits)
     name = str(path)
     if not raw.startswith(b"PK"):
         budget.take(len(raw), "the file")
     if raw.startswith(b"\x89PNG"):
-        try:
-            chunks = read_text_chunks(raw)
-        except PngError as exc:
-            raise BadSource(str(exc)) from None
-        keyword = "ccv3" if "ccv3" in chunks else "chara" if "chara" in chunks else None
-        if keyword is None:
-            raise BadSource("a PNG with no character card in it (no 'chara' or 'ccv3' text chunk)")
-        doc = _json(_b64(chunks[keyword], keyword, limits), f"the {keyword!r} chunk", limits)
-        if detect_card(doc) is None:
-            raise BadSource(f"the {keyword!r} chunk holds no character card")
-        card = _card(doc, path, user, limits)
-        image = without_card_chunks(raw)
-        return Source(
-            name, f"card {card.kept.spec} (PNG, {keyword})", card=replace(card, image=image)
-        )
+        return _png(name, raw, path, user, limits)
     if raw.startswith(b"PK"):
-        try:
-            archive = read_charx(raw, limits, budget)
-        except CharxError as exc:
-            raise BadSource(f"CHARX: {exc}") from None
-        doc = _json(archive.card_json, "card.json", limits)
-        if detect_card(doc) is None:
-            raise BadSource("CHARX: card.json holds no character card")
-        card = _card(doc, path, user, limits)
-        assets = _charx_assets(card, archive.members)
-        return Source(
-            name,
-            f"card {card.kept.spec} (CHARX, {len(assets)} assets)",
-            card=replace(card, assets=assets, image=_icon(card, assets)),
-        )
+        return _charx(name, raw, path, user, limits, budget)
     doc = _json(raw, "the file", limits)
     spec = detect_card(doc)
     if spec is not None:
