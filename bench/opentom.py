@@ -670,6 +670,7 @@ def _majority(questions: Sequence[tuple[OtStory, OtQuestion]]) -> list[str | Non
 # --- the run ------------------------------------------------------------------------------
 
 
+# long (over 60 lines): the keyword-only options of the bench are most of its lines
 async def run_opentom(
     path: str | Path,
     *,

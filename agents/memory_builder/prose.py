@@ -1229,6 +1229,8 @@ class _Sentence:
             k += 1
         return None
 
+    # long (over 60 lines): one decision list over a clause's words, tried in order; each
+    # branch is a few lines and returns, so a split would only hide the order
     def _object(
         self, cls: str, verb: _Verb, who: tuple[str, ...], why: str | None, lo: int, hi: int
     ) -> bool:
@@ -1415,6 +1417,8 @@ class _Sentence:
                 best = (who,) if who else best
         return best
 
+    # long (over 60 lines): the forms of a stated first placement, tried in order on the
+    # same mentions; the docstring lists them
     def _statements(self, perceivers: list[str]) -> None:
         """An object's first placement, stated: ``a bottle of peas``, ``the peas were in the
         bottle``, ``a tangerine resting inside a small box``, ``in the bucket there was a
@@ -1748,6 +1752,8 @@ class _Sentence:
         kept = [a for a in self.actions]
         self.events = [kept.index(a) for a in kept if a.kind in _EVENT_KINDS]
 
+    # long (over 60 lines): the marks apply in order, each reading what the ones before
+    # set in the reader's state; one pass keeps that order visible
     def _settle(
         self, marks: list[tuple[str, tuple[str, ...]]], subjects: list[tuple[str, ...]]
     ) -> None:

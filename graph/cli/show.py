@@ -142,6 +142,8 @@ def _nodes_table(title: str, rows: list[dict[str, Any]], members: str) -> Table:
     return table
 
 
+# long (over 60 lines): one short branch per view of `fabula show`, a dispatch table
+# written as code
 def render(what: ShowWhat, data: Any) -> None:
     """Print a view's data as a table (or text, or JSON)."""
     data = plain(data)

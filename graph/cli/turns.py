@@ -24,6 +24,8 @@ __all__ = ["approve", "edit", "in_editor", "moved_note", "pending", "reject", "r
 
 
 @app.command()
+# long (over 60 lines): a typer command's options are its signature (most of its lines);
+# the body is short
 def run(
     story: str,
     turns: int = typer.Option(

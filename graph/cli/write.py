@@ -127,6 +127,8 @@ async def _decide(fab: Fabula, store: StoryStore, decision: Decision, expect: st
     return done.outcome if done.moved_to is None else moved_note(done)
 
 
+# long (over 60 lines): the write loop's one state machine (draft, decide, steer, play);
+# its states share the direction and the pending turn
 async def _session(fab: Fabula, store: StoryStore) -> None:
     """The loop (see the module docstring)."""
     await fab.read(store).require()

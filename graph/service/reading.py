@@ -189,6 +189,8 @@ async def plot(store: StoryStore) -> PlotOut:
     )
 
 
+# long (over 60 lines): one response model filled field by field from one snapshot of the
+# story; each field is a line or two
 async def minds(store: StoryStore, as_of: int | None = None) -> MindsOut:
     """Everything an approver looks into at turn ``as_of`` (default: the branch's head)."""
     await store.require()
