@@ -67,7 +67,6 @@ __all__ = [
     "ExtractedActions",
     "MemoryBuilderReader",
     "ModelMemoryBuilder",
-    "Setting",
     "actions_json_schema",
     "actions_schema",
     "may_tell",
@@ -574,29 +573,19 @@ def render_text(
     *,
     unread: Sequence[tuple[int, int]] | None = None,
 ) -> str:
-    """The extraction request: known entities, where the turn starts, and the text sentence
-    by sentence, each sentence to read (``unread``; default: every one) with its span.
-
-    The text is shown once. When only some sentences are to be read, the others are left
-    out but for the one just before each sentence to read, shown without a span as its
-    context (for a pronoun); a gap is "…". The previous turn is its last sentences only
-    (:data:`PREVIOUS_SENTENCES`): what a pronoun at the turn's start may point back to.
-    """
+    """The extraction request: known entities, where the turn starts, the text, and the
+    sentences to read with their spans (``unread``; default: every sentence)."""
     known = []
     for kind in ("character", "place", "object"):
         names = sorted(e.name for e in entities.values() if e.kind == kind)
         if names:
             known.append(f"{kind}s: {', '.join(names)}")
-    every = list(split_sentences(text))
-    to_read = every if unread is None else sorted(unread)
+    spans = list(split_sentences(text) if unread is None else unread)
+    sentences = "\n".join(f"[{s}:{e}] {text[s:e]}" for s, e in spans)
     heading = "Sentences, with their spans [start:end]"
-    if len(to_read) < len(every):
-        heading = (
-            "Sentences to read, with their spans [start:end] (a line without a span is"
-            " context, already read; … is left out)"
-        )
+    if unread is not None and len(spans) < len(list(split_sentences(text))):
+        heading = "Sentences to read, with their spans [start:end] (the others are read)"
     scene: list[str] = []
-    previous = ""
     if setting is not None:
 
         def name(i: str) -> str:
@@ -605,42 +594,14 @@ def render_text(
         if setting.scene:
             scene.append(f"latest entry: {name(setting.scene)}")
         scene += [f"{name(c)} is in {name(p)}" for c, p in setting.whereabouts]
-        ends = list(split_sentences(setting.previous))[-PREVIOUS_SENTENCES:]
-        previous = setting.previous[ends[0][0] :].strip() if ends else ""
     sections = [
         ("Known entities", "\n".join(known)),
         ("Scene", "\n".join(scene)),
-        ("End of the previous turn", previous),
-        (heading, "\n".join(_lines(text, every, to_read))),
+        ("Previous turn", setting.previous if setting is not None else ""),
+        (f"Text ({len(text)} characters)", text),
+        (heading, sentences),
     ]
     return "\n\n".join(f"## {title}\n{body}" for title, body in sections if body)
-
-
-# how many of the previous turn's last sentences a request shows
-PREVIOUS_SENTENCES = 2
-
-
-def _lines(
-    text: str, every: Sequence[tuple[int, int]], to_read: Sequence[tuple[int, int]]
-) -> list[str]:
-    """The request's sentence lines: each span to read as ``[start:end] sentence``, the
-    sentence just before it (when it is not itself to read) as context, gaps as "…"."""
-    lines: list[str] = []
-    shown = 0  # the end of what is shown so far
-    for start, end in to_read:
-        before = [(s, e) for s, e in every if shown <= s and e <= start and text[s:e].strip()]
-        if before:
-            s, e = before[-1]
-            if len(before) > 1 or (s > shown and text[shown:s].strip()):
-                lines.append("…")
-            lines.append(text[s:e].strip())
-        elif text[shown:start].strip():
-            lines.append("…")
-        lines.append(f"[{start}:{end}] {text[start:end]}")
-        shown = max(shown, end)
-    if text[shown:].strip():
-        lines.append("…")
-    return lines
 
 
 async def setting_of(

@@ -32,13 +32,11 @@ from fabula.agents.memory_builder.model import (
     ACTION_TOKENS,
     MAX_READ,
     REPLY_TOKENS,
-    Setting,
     actions_json_schema,
     actions_schema,
     may_tell,
     most_actions,
     read_first,
-    render_text,
 )
 from fabula.agents.memory_builder.referents import RefKind
 from fabula.agents.planner.model import plan_json_schema
@@ -321,37 +319,6 @@ class TestTheExtractor:
         ):
             assert may_tell(told, {"mara", "donation", "bin"}), told
         assert not may_tell("The wind rose over the sea.", {"mara", "donation", "bin"})
-
-    def test_the_request_shows_the_text_once_with_context_for_pronouns(self) -> None:
-        """The sentences to read carry spans; the one just before each (read already) is
-        its context without a span, other read sentences are a gap; the previous turn is
-        only its last sentences."""
-        entities = {
-            "mara": Entity(id="mara", kind="character", name="Mara"),
-            "leo": Entity(id="leo", kind="character", name="Leo"),
-            "study": Entity(id="study", kind="place", name="study"),
-        }
-        text = (
-            "Leo went to the study. Mara went to the study. She hummed softly. "
-            "The clock ticked. Leo went to the study."
-        )
-        hummed = text.index("She")
-        request = render_text(
-            text,
-            entities,
-            Setting(previous="Day broke. It rained. Mara sighed. Leo smiled."),
-            unread=[(hummed, hummed + len("She hummed softly."))],
-        )
-        assert request.count("Mara went to the study.") == 1
-        lines = request.rpartition("\n\n")[2].splitlines()[1:]
-        assert lines == [
-            "…",
-            "Mara went to the study.",
-            f"[{hummed}:{hummed + 18}] She hummed softly.",
-            "…",
-        ]
-        assert "## End of the previous turn\nMara sighed. Leo smiled." in request
-        assert "Day broke" not in request
 
 
 class TestLargeStories:
