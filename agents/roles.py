@@ -24,7 +24,7 @@ from fabula.agents.critic.offline import OfflineCritic
 from fabula.agents.views import AuthorView
 from fabula.memory.acl import CharacterMind
 from fabula.memory.delta import TurnDelta
-from fabula.memory.retrieval.plan import RecallRequest, RetrievalPlan
+from fabula.memory.recall.plan import RecallPlan, RecallRequest
 from fabula.memory.store import StoryStore
 from fabula.memory.summarise import Summariser
 
@@ -57,9 +57,9 @@ class PlannerRole(Protocol):
 
 class RecallPlannerRole(Protocol):
     """Plans a retrieval: what a request depends on (the offline planner is
-    :func:`fabula.memory.retrieval.plan.plan_request`)."""
+    :func:`fabula.memory.recall.plan.plan_request`)."""
 
-    async def plan(self, recall: RecallRequest) -> RetrievalPlan:
+    async def plan(self, recall: RecallRequest) -> RecallPlan:
         """The plan for the request; raises ModelOutputError when a model gives no valid
         one."""
         ...

@@ -10,7 +10,7 @@ The story is consolidated into its hierarchy (scenes, plotlines) as a writer's s
 so the context holds what a writer's would: the summaries of the sessions it bears on
 that its episodes do not show in full. For every question the author's context is
 assembled with the question as the request
-(:func:`fabula.memory.retrieval.context.author_context`), at each budget, and scored:
+(:func:`fabula.memory.recall.context.author_context`), at each budget, and scored:
 evidence recall (the share of the question's evidence lines whose full text appears
 verbatim in the context, whitespace aside), the share of questions with all their evidence,
 both per category, mean tokens, and assembly time. Evidence ids that name no line of the
@@ -19,7 +19,7 @@ as the dataset's README asks. Anyone who speaks besides the two named speakers
 is a character of the story too, and a speaker's name is read without surrounding space.
 
 The same questions are also put to the first speaker's own mind (``character``): its
-context (:func:`fabula.memory.retrieval.context.character_context`), assembled through its
+context (:func:`fabula.memory.recall.context.character_context`), assembled through its
 own read-only Redis user from what it witnessed and remembers — here every line, since both
 speakers hear the whole conversation — scored the same way.
 
@@ -64,8 +64,8 @@ from fabula.memory.acl import CharacterMind, open_mind
 from fabula.memory.connection import connect_async
 from fabula.memory.delta import DeltaBuilder, TurnDelta
 from fabula.memory.index.vectors import Embedder
+from fabula.memory.recall.context import author_context
 from fabula.memory.records import slug
-from fabula.memory.retrieval.context import author_context
 from fabula.memory.rules import WorldRules
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter, default_counter

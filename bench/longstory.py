@@ -41,9 +41,9 @@ from fabula.bench.data import json_lines, malformed, parsing
 from fabula.graph.commit import commit_text
 from fabula.memory.answer import UNKNOWN, answer
 from fabula.memory.delta import DeltaBuilder, TurnDelta
+from fabula.memory.recall.assemble import Assembly
+from fabula.memory.recall.context import author_context, character_context
 from fabula.memory.records import CONTAINER, slug
-from fabula.memory.retrieval.assemble import Assembly
-from fabula.memory.retrieval.context import author_context, character_context
 from fabula.memory.rules import WorldRules
 from fabula.memory.store import StoryStore
 

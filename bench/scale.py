@@ -49,8 +49,8 @@ from fabula.memory.delta import DeltaBuilder, TurnDelta
 from fabula.memory.hierarchy import consolidate
 from fabula.memory.index.build import index_through
 from fabula.memory.projections import project_beliefs, project_world
+from fabula.memory.recall.context import author_context
 from fabula.memory.records import Event, SourceSpan
-from fabula.memory.retrieval.context import author_context
 from fabula.memory.store import StoryStore
 from fabula.worlds.loader import setup_delta
 from fabula.worlds.pack import WorldPack

@@ -28,9 +28,9 @@ from fabula.memory import keys
 from fabula.memory.answer import Question, answer
 from fabula.memory.connection import connect_async, without_credentials
 from fabula.memory.projections import BeliefView, project_beliefs, recall
+from fabula.memory.recall.assemble import Assembly
+from fabula.memory.recall.context import character_context, own_words
 from fabula.memory.records import Entity, Memory
-from fabula.memory.retrieval.assemble import Assembly
-from fabula.memory.retrieval.context import character_context, own_words
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter
 

@@ -1,1 +1,1 @@
-"""Planning a retrieval with a model (the offline planner: fabula.memory.retrieval.plan)."""
+"""Planning a retrieval with a model (the offline planner: fabula.memory.recall.plan)."""

@@ -1,6 +1,6 @@
-"""The retrieval planner on a chat model: a request in, a validated :class:`RetrievalPlan` out.
+"""The retrieval planner on a chat model: a request in, a validated :class:`RecallPlan` out.
 
-The offline planner (:func:`fabula.memory.retrieval.plan.plan_request`) reads a request
+The offline planner (:func:`fabula.memory.recall.plan.plan_request`) reads a request
 with rules of English; this one asks a model, with structured output, for the same plan:
 the entities a request is about (including those it refers to without their names), the
 topic words a speaker might have used instead of the request's own, the attributes,
@@ -8,7 +8,7 @@ developments and dates it concerns. The model is shown the request, the roster, 
 developments and the story's present date (for "last week"), nothing else (a character's
 plan is made from what that character may see).
 
-The reply's shape, :class:`PlanReading`, is the part of a :class:`RetrievalPlan` a reader
+The reply's shape, :class:`PlanReading`, is the part of a :class:`RecallPlan` a reader
 fills in, in a reader's units: entity names or ids (resolved to ids; an unknown one is
 shown back to the model and asked for again), words (turned into index terms by the same
 tokenizer and stemmer the index uses), ISO dates (turned into day numbers). Retrieval
@@ -30,8 +30,8 @@ from fabula.agents.llm import ModelClient
 from fabula.agents.prompts import load_prompt
 from fabula.agents.schemas import array, cached, closed, line, maybe, one_of
 from fabula.memory.index.terms import terms as index_terms
+from fabula.memory.recall.plan import RecallPlan, RecallRequest
 from fabula.memory.records import Development, Entity, slug
-from fabula.memory.retrieval.plan import RecallRequest, RetrievalPlan
 
 __all__ = ["ModelRecallPlanner", "PlanReading", "reading_json_schema", "reading_schema"]
 
@@ -64,7 +64,7 @@ class ModelRecallPlanner:
         self.client = client
         self.prompt = load_prompt("recall", "plan")
 
-    async def plan(self, recall: RecallRequest) -> RetrievalPlan:
+    async def plan(self, recall: RecallRequest) -> RecallPlan:
         """The plan for the request (its ``today`` is shown to the model for relative
         dates; its ``focus`` joins the entities the model read).
 
@@ -87,7 +87,7 @@ class ModelRecallPlanner:
         involved = recall.involving(reading.entities)
         words = " ".join(reading.terms)
         names = {t for e in involved for t in index_terms(entities[e].name)}
-        return RetrievalPlan(
+        return RecallPlan(
             request=request,
             purpose=recall.purpose,
             entities=tuple(involved),

@@ -2,7 +2,7 @@
 
 The request is the turn's plan (its scene goal, beats and memory needs), with the focal
 characters and the place as the entities it is about. Retrieval
-(:func:`fabula.memory.retrieval.context.author_context`) renders, in sections: the plan,
+(:func:`fabula.memory.recall.context.author_context`) renders, in sections: the plan,
 W (the world facts about what the plan involves), B of each focal character (a false belief
 marked, so the writer can show it without correcting it), D, H, the episodes the plan
 depends on — from anywhere in the story, each with its date or turn and its speaker — and
@@ -25,9 +25,9 @@ from fabula.agents.views import AuthorView
 from fabula.logs import get_logger
 from fabula.memory.index.search import latest_day, sources
 from fabula.memory.index.vectors import Embedder
-from fabula.memory.retrieval.assemble import Assembly
-from fabula.memory.retrieval.context import author_context, own_words
-from fabula.memory.retrieval.plan import RecallRequest
+from fabula.memory.recall.assemble import Assembly
+from fabula.memory.recall.context import author_context, own_words
+from fabula.memory.recall.plan import RecallRequest
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter
 from fabula.worlds.recall import LORE_BUDGET, recall_books, world_books

@@ -39,8 +39,8 @@ from fabula.graph.service.recall import MAX_REQUEST_CHARS, own_lore, own_voice
 from fabula.graph.service.responses.recall import ChatOut, ChatRecord
 from fabula.memory.acl import CharacterMind, MindPool
 from fabula.memory.answer import UNKNOWN, Question, parse_question, resolve_chain
+from fabula.memory.recall.assemble import Assembly
 from fabula.memory.records import Entity, slug
-from fabula.memory.retrieval.assemble import Assembly
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter
 from fabula.worlds.recall import LORE_BUDGET, Lit

@@ -14,14 +14,14 @@ from fabula.graph.service.responses.recall import (
     RecallLine,
     RecallLore,
     RecallOut,
-    RecallPlan,
+    RecallPlanOut,
     RecallVoice,
 )
 from fabula.memory.acl import CharacterMind, MindPool
 from fabula.memory.index.vectors import Embedder
-from fabula.memory.retrieval.assemble import Assembly, ManifestEntry
-from fabula.memory.retrieval.context import author_context
-from fabula.memory.retrieval.plan import RetrievalPlan
+from fabula.memory.recall.assemble import Assembly, ManifestEntry
+from fabula.memory.recall.context import author_context
+from fabula.memory.recall.plan import RecallPlan
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter
 from fabula.worlds.lore import LoreBook, audience, known_to, split_decorators
@@ -282,11 +282,11 @@ def _lore(lit: list[Lit]) -> list[RecallLore]:
     ]
 
 
-def _plan(plan: RetrievalPlan) -> RecallPlan:
+def _plan(plan: RecallPlan) -> RecallPlanOut:
     def iso(day: int | None) -> str | None:
         return None if day is None else dt.date.fromordinal(day).isoformat()
 
-    return RecallPlan(
+    return RecallPlanOut(
         entities=list(plan.entities),
         implied=list(plan.implied),
         characters=list(plan.characters),

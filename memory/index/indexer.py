@@ -6,7 +6,7 @@ never waits for that: :meth:`Indexer.schedule` starts (or re-arms) a task
 :func:`~fabula.memory.index.build.index_through` to the head, and returns at once. A
 second commit while the task runs is folded into it (the task runs once more), so there is
 at most one task per branch. Whoever reads the index catches up first anyway
-(:func:`fabula.memory.retrieval.context.author_context`), so a task that is late, or lost
+(:func:`fabula.memory.recall.context.author_context`), so a task that is late, or lost
 with its process, costs time, never correctness; :meth:`Indexer.drain` waits for every
 task (call it before closing the connection the stores use).
 """

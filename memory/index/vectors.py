@@ -5,7 +5,7 @@ endpoint), :func:`~fabula.memory.index.build.index_through` also embeds each new
 text and adds it to its branch's vector set (``VADD``; key
 :attr:`~fabula.memory.keys.EpisodeKeys.vectors`), and a search embeds the request and asks
 for its nearest episodes (``VSIM``), whose similarities ranking fuses with the lexical
-scores (:mod:`fabula.memory.retrieval.rank`). Off by default: without an embedder nothing
+scores (:mod:`fabula.memory.recall.rank`). Off by default: without an embedder nothing
 here runs. Only a branch's index has vectors (a character's read-only user is not granted
 the vector-set commands), so a character's retrieval stays lexical.
 

@@ -14,7 +14,7 @@ from fabula.memory.index.build import index_through
 from fabula.memory.index.search import Source
 from fabula.memory.index.vectors import nearest
 from fabula.memory.keys import EpisodeKeys
-from fabula.memory.retrieval.context import author_context
+from fabula.memory.recall.context import author_context
 from fabula.memory.tokens import ApproximateCounter
 from fabula.settings import ModelSettings, Settings
 from fabula.testing.fake_openai import Reply

@@ -13,8 +13,8 @@ from fabula.agents.recall.model import ModelRecallPlanner, PlanReading
 from fabula.memory.index.build import index_through
 from fabula.memory.index.search import latest_day, sources
 from fabula.memory.index.terms import terms
-from fabula.memory.retrieval.context import author_context
-from fabula.memory.retrieval.plan import RecallRequest
+from fabula.memory.recall.context import author_context
+from fabula.memory.recall.plan import RecallRequest
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import ApproximateCounter
 from fabula.settings import ModelSettings, Settings

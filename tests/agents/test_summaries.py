@@ -30,7 +30,7 @@ from fabula.memory.delta import DeltaBuilder, TurnDelta
 from fabula.memory.hierarchy import consolidate, nodes
 from fabula.memory.index.build import index_through
 from fabula.memory.jobs import QUEUE, enqueue_consolidation
-from fabula.memory.retrieval.context import author_context
+from fabula.memory.recall.context import author_context
 from fabula.memory.store import StoryStore
 from fabula.memory.summarise import INPUT_CHARS, summarise_closed
 from fabula.memory.tokens import ApproximateCounter

@@ -26,9 +26,9 @@ from fabula.memory.index.search import fetch, sources
 from fabula.memory.index.terms import term_counts, terms
 from fabula.memory.keys import EpisodeKeys
 from fabula.memory.lua import fcall
+from fabula.memory.recall.assemble import SUMMARY_SECTION
+from fabula.memory.recall.context import author_context
 from fabula.memory.recollection import recollect, render_event
-from fabula.memory.retrieval.assemble import SUMMARY_SECTION
-from fabula.memory.retrieval.context import author_context
 from fabula.memory.store import StoryStore
 from fabula.memory.timeref import parse_clock, time_reference
 from fabula.memory.tokens import ApproximateCounter

@@ -14,7 +14,7 @@ __all__ = [
     "RecallLine",
     "RecallLore",
     "RecallOut",
-    "RecallPlan",
+    "RecallPlanOut",
     "RecallVoice",
 ]
 
@@ -37,7 +37,7 @@ class RecallLine(_Out):
     members: list[str] = []
 
 
-class RecallPlan(_Out):
+class RecallPlanOut(_Out):
     """What a request was read as: the entities and characters it involves (``implied``: the
     ones the caller's focus added, unnamed), its topic terms (stemmed), the attributes and
     developments it bears on, and the dates it is about (ISO, inclusive) or the end of the
@@ -111,7 +111,7 @@ class RecallOut(_Out):
     tokens: int
     text: str
     lines: list[RecallLine]
-    plan: RecallPlan | None
+    plan: RecallPlanOut | None
     lore: list[RecallLore] = []  # the lore the request activated (the holder's own only)
     voice: list[RecallVoice] = []  # with a holder: the exemplars of its voice nearest it
     # the lore's own budget, beside the memory's ``budget``, and what it could not hold:

@@ -2,7 +2,7 @@
 
 :func:`author_context` is the author's (the writer's, a question's): W, B of the
 characters involved, D, H when writing, the summaries of the consolidated scenes and
-plotlines the request bears on (:mod:`fabula.memory.retrieval.summaries`) and the branch's
+plotlines the request bears on (:mod:`fabula.memory.recall.summaries`) and the branch's
 episodes; it first brings the episode index up to the head (the consolidation step, done
 here if nothing has done it yet, so a context never misses a committed turn).
 :func:`character_context` is a character's: its own beliefs and the episodes it witnessed,
@@ -24,16 +24,16 @@ from fabula.memory.index.build import behind, index_through
 from fabula.memory.index.search import by_entities, fetch, latest_day, sources
 from fabula.memory.index.vectors import Embedder
 from fabula.memory.projections import BeliefView, WorldView
-from fabula.memory.records import Development, Entity, Hypothesis
-from fabula.memory.retrieval.assemble import (
+from fabula.memory.recall.assemble import (
     Assembly,
     fact_candidates,
     render,
     room_for_summaries,
 )
-from fabula.memory.retrieval.plan import Purpose, RecallRequest, RetrievalPlan, plan_request
-from fabula.memory.retrieval.rank import candidates, rank_episodes
-from fabula.memory.retrieval.summaries import relevant_nodes
+from fabula.memory.recall.plan import Purpose, RecallPlan, RecallRequest, plan_request
+from fabula.memory.recall.rank import candidates, rank_episodes
+from fabula.memory.recall.summaries import relevant_nodes
+from fabula.memory.records import Development, Entity, Hypothesis
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter, default_counter
 
@@ -53,7 +53,7 @@ async def author_context(
     as_of: int | None = None,
     purpose: Purpose = "answer",
     focus: Sequence[str] = (),
-    plan: RetrievalPlan | None = None,
+    plan: RecallPlan | None = None,
     entities: Mapping[str, Entity] | None = None,
     world: WorldView | None = None,
     beliefs: Mapping[str, BeliefView] | None = None,
@@ -101,7 +101,7 @@ async def author_context(
 
 async def _plan_views(
     store: StoryStore,
-    plan: RetrievalPlan,
+    plan: RecallPlan,
     as_of: int | None,
     world: WorldView | None,
     beliefs: Mapping[str, BeliefView] | None,

@@ -5,7 +5,7 @@ A long story's older parts reach the author as the summaries of its scenes and p
 holding its best-ranked episodes and the plotlines those scenes belong to, with the
 plotlines of the developments the plan names; each is scored by the ranking scores of its
 episodes there and by how many of the plan's terms and entity names its title and summary
-share. Rendering (:func:`fabula.memory.retrieval.assemble.render`) shows them, in their own
+share. Rendering (:func:`fabula.memory.recall.assemble.render`) shows them, in their own
 section, only where their episodes are not all rendered already, within a bounded share of
 the budget.
 
@@ -21,9 +21,9 @@ from functools import lru_cache
 
 from fabula.memory.hierarchy import plotline_id, related_nodes
 from fabula.memory.index.terms import terms
+from fabula.memory.recall.plan import RecallPlan
+from fabula.memory.recall.rank import Ranked
 from fabula.memory.records import Entity, HierarchyNode, event_position
-from fabula.memory.retrieval.plan import RetrievalPlan
-from fabula.memory.retrieval.rank import Ranked
 from fabula.memory.store import StoryStore
 
 __all__ = ["SCENES_READ", "relevant_nodes"]
@@ -41,7 +41,7 @@ def _terms_of(text: str) -> frozenset[str]:
 
 async def relevant_nodes(
     store: StoryStore,
-    plan: RetrievalPlan,
+    plan: RecallPlan,
     ranked: Ranked,
     entities: Mapping[str, Entity],
     *,

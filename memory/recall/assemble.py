@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 
 from fabula.memory.episodes import Episode
 from fabula.memory.projections import BeliefView, WorldView
+from fabula.memory.recall.plan import RecallPlan
 from fabula.memory.records import Belief, Development, Entity, HierarchyNode, Hypothesis, State
-from fabula.memory.retrieval.plan import RetrievalPlan
 from fabula.memory.timeref import parse_clock
 from fabula.memory.tokens import ApproximateCounter, TokenCounter
 
@@ -131,7 +131,7 @@ class Assembly:
     manifest: list[ManifestEntry] = field(default_factory=list)
     _tokens: int | None = field(default=None, repr=False)
     room: int = 0  # what rendering left of the budget (line by line), e.g. for summaries
-    plan: RetrievalPlan | None = None  # what the request was read as
+    plan: RecallPlan | None = None  # what the request was read as
 
     @property
     def tokens(self) -> int:
@@ -163,7 +163,7 @@ def _fact(record: State | Belief, entities: Mapping[str, Entity]) -> str:
     return f"the {record.attribute} of {subject} is{negation} {record.value}"
 
 
-def _relevance(record: State | Belief, plan: RetrievalPlan) -> float:
+def _relevance(record: State | Belief, plan: RecallPlan) -> float:
     score = 0.0
     if record.subject in plan.entities:
         score += 2.0
@@ -175,7 +175,7 @@ def _relevance(record: State | Belief, plan: RetrievalPlan) -> float:
 
 
 def fact_candidates(
-    plan: RetrievalPlan,
+    plan: RecallPlan,
     entities: Mapping[str, Entity],
     world: WorldView | None,
     beliefs: Mapping[str, BeliefView],
@@ -215,7 +215,7 @@ def fact_candidates(
 
 
 def _world_lines(
-    plan: RetrievalPlan, entities: Mapping[str, Entity], world: WorldView, most: int | None
+    plan: RecallPlan, entities: Mapping[str, Entity], world: WorldView, most: int | None
 ) -> list[Candidate]:
     """The W lines that bear on ``plan`` (at most ``most`` looked at), best first."""
     facts = [(s, _relevance(s, plan)) for s in world.states.values() if s.polarity]
@@ -234,7 +234,7 @@ def _world_lines(
 
 
 def _belief_lines(
-    plan: RetrievalPlan,
+    plan: RecallPlan,
     entities: Mapping[str, Entity],
     world: WorldView | None,
     holder: str,
@@ -328,7 +328,7 @@ def _fitting_summary(node: HierarchyNode, room: int, count: Callable[[str], int]
 
 
 def render(
-    plan: RetrievalPlan,
+    plan: RecallPlan,
     facts: Sequence[Candidate],
     episodes: Sequence[Episode],
     entities: Mapping[str, Entity],

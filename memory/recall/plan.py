@@ -10,7 +10,7 @@ offline planner reads it with general rules of English and the story's own roste
 - the attributes it asks about ("the colour of the scarf" → ``colour``), and the
   developments whose titles share its terms.
 
-A model planner (``fabula.agents``) fills the same :class:`RetrievalPlan` with structured
+A model planner (``fabula.agents``) fills the same :class:`RecallPlan` with structured
 output; retrieval never knows which one ran.
 """
 
@@ -28,13 +28,13 @@ from fabula.memory.index.terms import terms
 from fabula.memory.records import Development, Entity
 from fabula.memory.timeref import TimeRef, time_reference
 
-__all__ = ["Purpose", "RecallRequest", "RetrievalPlan", "plan_request"]
+__all__ = ["Purpose", "RecallPlan", "RecallRequest", "plan_request"]
 
 Purpose = Literal["write", "answer", "character"]
 _ATTRIBUTE = re.compile(r"\bthe (\w+) of\b", re.I)
 
 
-class RetrievalPlan(BaseModel):
+class RecallPlan(BaseModel):
     """What a request depends on: entities, topic terms, attributes, developments, time.
 
     ``purpose`` decides the sections: ``write`` includes H (possible worlds), ``answer``
@@ -81,7 +81,7 @@ class RecallRequest:
         return list(dict.fromkeys([*named, *(f for f in self.focus if f in self.entities)]))
 
 
-def plan_request(recall: RecallRequest) -> RetrievalPlan:
+def plan_request(recall: RecallRequest) -> RecallPlan:
     """The offline planner: read the request's text against the story's entities."""
     request, entities, developments = recall.text, recall.entities, recall.developments
     named = EntityMatcher(entities).find(request)
@@ -95,7 +95,7 @@ def plan_request(recall: RecallRequest) -> RetrievalPlan:
         if wanted & set(terms(d.title)) or set(involved) & set(d.participants)
     )
     when = time_reference(request, recall.today)
-    return RetrievalPlan(
+    return RecallPlan(
         request=request,
         purpose=recall.purpose,
         entities=tuple(involved),

@@ -46,8 +46,8 @@ from fabula.memory.episodes import Episode
 from fabula.memory.index.general import general_query
 from fabula.memory.index.search import Source, by_entities, by_time, days_of, fetch, lexical
 from fabula.memory.index.vectors import nearest
+from fabula.memory.recall.plan import RecallPlan
 from fabula.memory.records import event_id, event_position
-from fabula.memory.retrieval.plan import RetrievalPlan
 from fabula.memory.timeref import TimeRef
 
 __all__ = ["Ranked", "candidates", "rank_episodes"]
@@ -116,7 +116,7 @@ def _asks(episode: Episode) -> bool:
 async def rank_episodes(
     client: aredis.Redis,
     where: Sequence[Source],
-    plan: RetrievalPlan,
+    plan: RecallPlan,
     *,
     as_of: int | None = None,
     limit: int = 120,
@@ -158,7 +158,7 @@ async def rank_episodes(
 async def _matches(
     client: aredis.Redis,
     where: Sequence[Source],
-    plan: RetrievalPlan,
+    plan: RecallPlan,
     as_of: int | None,
     limit: int,
     general: bool,
@@ -217,7 +217,7 @@ async def _dated(
 async def _fallback(
     client: aredis.Redis,
     where: Sequence[Source],
-    plan: RetrievalPlan,
+    plan: RecallPlan,
     dated: list[str],
     as_of: int | None,
     limit: int,
@@ -267,7 +267,7 @@ def _boosted(
 async def _fill(
     client: aredis.Redis,
     where: Sequence[Source],
-    plan: RetrievalPlan,
+    plan: RecallPlan,
     ranked: Ranked,
     dated: set[str],
     as_of: int | None,
