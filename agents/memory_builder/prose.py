@@ -104,7 +104,10 @@ _WATCHED = re.compile(
 )
 _ABSENT = re.compile(
     r"\b(?:was|were)\s+(?:absent|away|not\s+there|not\s+around|nowhere|elsewhere|gone|busy|"
-    r"distracted|preoccupied|not\s+looking|occupied)\b|\bhad\s+(?:already\s+)?left\b",
+    r"distracted|preoccupied|not\s+looking|occupied)\b|\bhad\s+(?:already\s+)?left\b|"
+    r"\bhad\s+(?:entirely\s+|completely\s+)?missed\s+(?:the|this|that|it|her|his|their|what|"
+    r"every|everything|all)\b(?!\s+(?:chance|opportunity|bus|train))|"
+    r"\b(?:had\s+not|hadn't|hadn’t)\s+been\s+(?:in|there|around|present)\b",
     re.I,
 )
 # another's not seeing, as what one is unaware of ("that Bo had not seen it", "that Bo

@@ -806,6 +806,8 @@ class TestBelievedSeen:
             "Unbeknownst to Mira, Tobias was nowhere in sight.",
             "Unbeknownst to her, Tobias was absent the whole time.",
             "Unbeknownst to Mira, Tobias had already left the garden.",
+            "Unbeknownst to her, Tobias had missed the whole thing.",
+            "Unbeknownst to Mira, Tobias hadn't been in the garden at that moment.",
         ):
             move = read(f"Mira moved the scarf to the top shelf. {tail}")[0]
             assert move.kind == "move", tail
@@ -825,6 +827,13 @@ class TestBelievedSeen:
     def test_in_the_same_sentence_as_the_act(self) -> None:
         [move] = read("Mira hid the scarf in the donation bin, unaware that Tobias was not around.")
         assert move.believed_seen_by == ("tobias",) and move.unseen_by == ("tobias",)
+
+    def test_a_missed_chance_is_no_absence(self) -> None:
+        [move] = read(
+            "Mira moved the scarf to the top shelf. Tobias watched. "
+            "Unbeknownst to Mira, Tobias had missed his chance to keep it."
+        )
+        assert move.believed_seen_by == () and "tobias" not in move.unseen_by
 
     def test_a_watcher_kept_from_the_doer_is_still_covert(self) -> None:
         for tail in (
