@@ -1422,6 +1422,9 @@ class _Sentence:
                 if not who:
                     continue
                 found = _believed(blind, who) if pattern in (_UNBEKNOWNST, _LITTLE_DID) else []
+                if pattern in (_UNBEKNOWNST, _LITTLE_DID) and not found:
+                    doer = self._kept_from_doer(m.group(1), who, blind)
+                    found = _believed(blind, doer) if doer else []
                 if found:
                     believed += found
                     continue
@@ -1434,6 +1437,27 @@ class _Sentence:
                 marks.append(("unseen", who))
                 marks.append(("unaware", who))
         marks.extend(dict.fromkeys(believed))
+
+    def _kept_from_doer(
+        self, word: str, who: tuple[str, ...], blind: Sequence[tuple[str, tuple[str, ...]]]
+    ) -> tuple[str, ...]:
+        """The doer of the act a sentence is about, for a pronoun the reader took for the
+        one the sentence says did not see: "Unbeknownst to him, Bo was absent" keeps Bo's
+        absence from another, the act's doer, if the pronoun fits it (else none)."""
+        pronoun = _gender(word.lower())
+        unseen = {c for kind, cs in blind if kind == "unseen" for c in cs}
+        if pronoun not in ("he", "she") or not set(who) <= unseen:
+            return ()
+        if self.events:
+            latest: StoryAction | None = self.actions[self.events[-1]]
+        elif self.state.last_event is not None:
+            latest = self.state.out[self.state.last_event]
+        else:
+            latest = None
+        if latest is None or len(latest.actors) != 1 or latest.actors[0] in who:
+            return ()
+        doer = latest.actors[0]
+        return (doer,) if self._pronoun_of(doer) in (pronoun, None) else ()
 
     def _who_word(self, word: str, offset: int) -> tuple[str, ...]:
         low = word.lower().replace("’", "'")

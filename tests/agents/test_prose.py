@@ -828,6 +828,16 @@ class TestBelievedSeen:
         [move] = read("Mira hid the scarf in the donation bin, unaware that Tobias was not around.")
         assert move.believed_seen_by == ("tobias",) and move.unseen_by == ("tobias",)
 
+    def test_a_pronoun_for_the_absent_one_is_the_doers(self) -> None:
+        story = pack(("character", "Ned"), ("character", "Bo"), ("object", "lamp"))
+        story |= pack(("object", "crate", True))
+        text = (
+            "Bo said he was hungry. Ned moved the lamp to the crate, and he told Bo about it. "
+            "Unbeknownst to him, Bo was nowhere in sight."
+        )
+        [move] = [a for a in read_prose(text, story) if a.kind == "move"]
+        assert (move.actors, move.unseen_by, move.believed_seen_by) == (("ned",), ("bo",), ("bo",))
+
     def test_a_missed_chance_is_no_absence(self) -> None:
         [move] = read(
             "Mira moved the scarf to the top shelf. Tobias watched. "
