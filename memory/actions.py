@@ -97,9 +97,12 @@ class StoryAction(BaseModel):
     ``unseen_by`` did not although present ("did not notice", "had already left"),
     ``unaware_of`` perceived it without the doer knowing ("unaware that he was watched"):
     such an observer learns the outcome and that the doer knows it, but the doer's view of
-    that observer does not change. ``unsure`` says why a reading is uncertain (an
-    ambiguous pronoun, a move with no destination), for the critic. These four are the
-    offline reader's: they are left out of the JSON schema a model is given.
+    that observer does not change. ``believed_seen_by`` did not perceive it, though the doer
+    believes they did ("Unbeknownst to her, he was nowhere in sight"): the doer's view of
+    each takes the outcome, as if they had seen it, and nothing of theirs changes.
+    ``unsure`` says why a reading is uncertain (an ambiguous pronoun, a move with no
+    destination), for the critic. These five are the offline reader's: they are left out
+    of the JSON schema a model is given.
 
     Validation refuses a span that ends before it starts and an action that lacks a field
     its kind needs (:data:`REQUIRED_FIELDS`).
@@ -121,6 +124,7 @@ class StoryAction(BaseModel):
     seen_by: SkipJsonSchema[tuple[str, ...]] = ()
     unseen_by: SkipJsonSchema[tuple[str, ...]] = ()
     unaware_of: SkipJsonSchema[tuple[str, ...]] = ()
+    believed_seen_by: SkipJsonSchema[tuple[str, ...]] = ()
     unsure: SkipJsonSchema[str | None] = None
 
     @model_validator(mode="after")

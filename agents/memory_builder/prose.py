@@ -25,7 +25,9 @@ other sentence is read as prose, anchored on the story's entities:
   else the next one. Its absence ("did not notice", "was absent", "had already left",
   "unaware", "oblivious", "unbeknownst to", "behind his back", "without her noticing")
   marks it unseen; a doer "unaware that it had not gone unnoticed" did not know of its
-  watchers (``unaware_of``).
+  watchers (``unaware_of``), and one from whom another's not seeing was kept ("Unbeknownst
+  to Ann, Bo was nowhere in sight", "Little did she know, Bo never saw it", "Ann was
+  unaware that Bo had not seen it") believes they saw (``believed_seen_by``).
 - **Where things are.** An object's first placement stated in prose ("a bottle of peas on
   the counter", "the peas were in the bottle", "in the bucket there was a skirt") is a
   statement, or what its sentence's perceivers saw.
@@ -102,9 +104,20 @@ _WATCHED = re.compile(
 )
 _ABSENT = re.compile(
     r"\b(?:was|were)\s+(?:absent|away|not\s+there|not\s+around|nowhere|elsewhere|gone|busy|"
-    r"distracted|preoccupied|not\s+looking|occupied)\b|\bhad\s+(?:already\s+)?left\b",
+    r"distracted|preoccupied|not\s+looking|occupied)\b|\bhad\s+(?:already\s+)?left\b|"
+    r"\bhad\s+(?:entirely\s+|completely\s+)?missed\s+(?:the|this|that|it|her|his|their|what|"
+    r"every|everything|all)\b(?!\s+(?:chance|opportunity|bus|train))|"
+    r"\b(?:had\s+not|hadn't|hadn’t)\s+been\s+(?:in|there|around|present)\b",
     re.I,
 )
+# another's not seeing, as what one is unaware of ("that Bo had not seen it", "that Bo
+# had left", "that Bo was nowhere near")
+_NOT_SEEN = re.compile(
+    r"\b(?:not|never|\w+n['’]t|nobody|no\s+one)\b[^.;]{0,30}?\b(?:watch\w*|notic\w*|seen|saw|"
+    r"see|observ\w*|witness\w*|spotted|there|around|present)\b|" + _ABSENT.pattern,
+    re.I,
+)
+_LITTLE_DID = re.compile(r"\blittle\s+did\s+(\w+)\s+(?:know|realize|realise|suspect)\b", re.I)
 _BEHIND_BACK = re.compile(r"\bbehind\s+(\w+(?:'s)?)\s+back\b", re.I)
 _UNBEKNOWNST = re.compile(r"\b(?:unbeknown(?:st)?|unknown)\s+to\s+(\w+)", re.I)
 _WITHOUT = re.compile(
@@ -956,7 +969,8 @@ class _Sentence:
         self._find_mentions()
         self._learn_pronouns()
         verbs = self._find_verbs()
-        marks: list[tuple[str, tuple[str, ...]]] = []  # ("seen" | "unseen" | "unaware", who)
+        # ("seen" | "unseen" | "unaware", who), or ("believed", (holder, *who))
+        marks: list[tuple[str, tuple[str, ...]]] = []
         subjects: list[tuple[str, ...]] = []
         perceivers: list[str] = []
         believed = self._believed(verbs)
@@ -1367,19 +1381,21 @@ class _Sentence:
         return False
 
     def _negative_perception(self, marks: list[tuple[str, tuple[str, ...]]]) -> None:
+        """The marks of what the sentence says was not seen, and of what was kept from whom.
+
+        What is kept from a character may be another's not seeing ("Unbeknownst to Ann, Bo
+        was nowhere in sight", "Little did she know, Bo never saw it", "Ann was unaware
+        that Bo had not seen it"): Ann believes Bo saw her act, and he did not — a
+        ``believed`` mark, ``(Ann, Bo)``, which :func:`_marked` applies to Ann's acts.
+        """
         text = self.text
-        for pattern in (_UNBEKNOWNST, _BEHIND_BACK, _WITHOUT):
-            for m in pattern.finditer(text):
-                who = self._who_word(m.group(1), m.start(1))
-                if who:
-                    # kept from its doer, an act is unseen by others; kept from the doer
-                    # of the act seen ("Unbeknownst to Ann, Bo watched her"), the watching
-                    marks.append(("unseen", who))
-                    marks.append(("unaware", who))
         for m in _ABSENT.finditer(text):
             who = self._nearest_before(m.start())
             if who:
                 marks.append(("unseen", who))
+        # who is unaware that another did not see ("Ann was unaware that Bo had not seen
+        # it"), with the mark to fall back on if the sentence names no one who did not
+        unaware: list[tuple[tuple[str, ...], str]] = []
         for m in _UNAWARE.finditer(text):
             if m.group().lower().startswith("unbeknown"):
                 continue
@@ -1387,10 +1403,61 @@ class _Sentence:
             if not who:
                 continue
             rest = text[m.end() :]
-            if _WATCHED.search(rest[:80]) and re.search(r"\bthat\b", rest[:12]):
-                marks.append(("unaware", who))
+            that = re.search(r"\bthat\b", rest[:12]) is not None
+            fallback = "unaware" if that and _WATCHED.search(rest[:80]) else "unseen"
+            if that and _NOT_SEEN.search(rest[:80]):
+                unaware.append((who, fallback))
             else:
+                marks.append((fallback, who))
+        blind = list(marks)  # what the sentence says of others' not seeing
+        believed: list[tuple[str, tuple[str, ...]]] = []
+        for who, fallback in unaware:
+            found = _believed(blind, who)
+            believed += found
+            if not found:
+                marks.append((fallback, who))
+        for pattern in (_UNBEKNOWNST, _LITTLE_DID, _BEHIND_BACK, _WITHOUT):
+            for m in pattern.finditer(text):
+                who = self._who_word(m.group(1), m.start(1))
+                if not who:
+                    continue
+                found = _believed(blind, who) if pattern in (_UNBEKNOWNST, _LITTLE_DID) else []
+                if pattern in (_UNBEKNOWNST, _LITTLE_DID) and not found:
+                    doer = self._kept_from_doer(m.group(1), who, blind)
+                    found = _believed(blind, doer) if doer else []
+                if found:
+                    believed += found
+                    continue
+                if pattern is _LITTLE_DID and not _WATCHED.search(text[m.end() : m.end() + 80]):
+                    # what one did not know is no perception unless it is another's seeing
+                    # ("Little did she know that he meant well")
+                    continue
+                # kept from its doer, an act is unseen by others; kept from the doer
+                # of the act seen ("Unbeknownst to Ann, Bo watched her"), the watching
                 marks.append(("unseen", who))
+                marks.append(("unaware", who))
+        marks.extend(dict.fromkeys(believed))
+
+    def _kept_from_doer(
+        self, word: str, who: tuple[str, ...], blind: Sequence[tuple[str, tuple[str, ...]]]
+    ) -> tuple[str, ...]:
+        """The doer of the act a sentence is about, for a pronoun the reader took for the
+        one the sentence says did not see: "Unbeknownst to him, Bo was absent" keeps Bo's
+        absence from another, the act's doer, if the pronoun fits it (else none)."""
+        pronoun = _gender(word.lower())
+        unseen = {c for kind, cs in blind if kind == "unseen" for c in cs}
+        if pronoun not in ("he", "she") or not set(who) <= unseen:
+            return ()
+        if self.events:
+            latest: StoryAction | None = self.actions[self.events[-1]]
+        elif self.state.last_event is not None:
+            latest = self.state.out[self.state.last_event]
+        else:
+            latest = None
+        if latest is None or len(latest.actors) != 1 or latest.actors[0] in who:
+            return ()
+        doer = latest.actors[0]
+        return (doer,) if self._pronoun_of(doer) in (pronoun, None) else ()
 
     def _who_word(self, word: str, offset: int) -> tuple[str, ...]:
         low = word.lower().replace("’", "'")
@@ -1890,6 +1957,20 @@ def _wordlike(low: str) -> bool:
     return low.replace("-", "").replace("'", "").isalpha()
 
 
+def _believed(
+    marks: Sequence[tuple[str, tuple[str, ...]]], holders: tuple[str, ...]
+) -> list[tuple[str, tuple[str, ...]]]:
+    """For each of ``holders``, kept from others' not seeing, a ``believed`` mark: the
+    holder, then the others ``marks`` say did not see (none if they name no other)."""
+    out = []
+    for holder in holders:
+        blind = dict.fromkeys(c for kind, cs in marks if kind == "unseen" for c in cs)
+        others = tuple(c for c in blind if c not in holders)
+        if others:
+            out.append(("believed", (holder, *others)))
+    return out
+
+
 def _marked(
     action: StoryAction, mark: tuple[str, tuple[str, ...]], everyone: Sequence[str]
 ) -> StoryAction:
@@ -1905,6 +1986,16 @@ def _marked(
         seen = tuple(s for s in action.seen_by if s not in who)
         unseen = tuple(dict.fromkeys((*action.unseen_by, *who)))
         return action.model_copy(update={"seen_by": seen, "unseen_by": unseen})
+    if kind == "believed":
+        # the doer believes the others saw it; they did not (another's act: nothing more
+        # than the "unseen" marks that came with this one)
+        holder, blind = who[0], tuple(w for w in who[1:] if w not in action.actors)
+        if holder not in action.actors or not blind:
+            return action
+        believed = tuple(dict.fromkeys((*action.believed_seen_by, *blind)))
+        return _marked(action, ("unseen", blind), everyone).model_copy(
+            update={"believed_seen_by": believed}
+        )
     # the doer did not know it was watched: every other perceiver was covert
     if action.actors and set(who) & set(action.actors):
         others = tuple(c for c in everyone if c not in action.actors)

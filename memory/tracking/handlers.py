@@ -171,7 +171,16 @@ def _place_object(t: Tracker, action: StoryAction, kind: str, who: str, obj: str
     if place is not None and t.where(to) is None and t.kind(to) == "object":
         t.set_world(to, "location", place, ev)
     t.set_world(obj, "location", to, ev)
-    t.observe(witnesses, obj, "location", to, ev, actor=who, covert=t.covert(action, witnesses))
+    t.observe(
+        witnesses,
+        obj,
+        "location",
+        to,
+        ev,
+        actor=who,
+        covert=t.covert(action, witnesses),
+        believed=t.believed_seen(action, witnesses),
+    )
 
 
 def _move(t: Tracker, action: StoryAction) -> None:
@@ -241,9 +250,9 @@ def _search(t: Tracker, action: StoryAction) -> None:
         place=place,
         witnesses=witnesses,
     )
-    covert = t.covert(action, witnesses)
+    covert, believed = t.covert(action, witnesses), t.believed_seen(action, witnesses)
     for obj in inside:
-        t.observe(witnesses, obj, "location", box, ev, actor=who, covert=covert)
+        t.observe(witnesses, obj, "location", box, ev, actor=who, covert=covert, believed=believed)
     for obj in missing:
         slot = f"{obj}|location"
         for w in witnesses:

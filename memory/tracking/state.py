@@ -113,6 +113,12 @@ class Tracker:
         found = {self.known(n) for n in action.unaware_of}
         return {w for w in witnesses if w in found}
 
+    def believed_seen(self, action: StoryAction, witnesses: Iterable[str]) -> set[str]:
+        """The characters ``action``'s doer believes perceived it, though they are not among
+        its ``witnesses`` (``believed_seen_by``)."""
+        found = {self.known(n) for n in action.believed_seen_by}
+        return {c for c in found if c is not None and self.kind(c) == "character"} - set(witnesses)
+
     def present(self, place: str | None) -> list[str]:
         """The characters in ``place`` (none for no place)."""
         if place is None:
@@ -269,6 +275,7 @@ class Tracker:
         nested: bool = True,
         polarity: bool = True,
         covert: Iterable[str] = (),
+        believed: Iterable[str] = (),
     ) -> None:
         """Every witness, and every chain over ``witnesses`` (unless not ``nested``), comes
         to hold the fact; first-order beliefs of ``refresh`` (default: all witnesses) are
@@ -276,6 +283,10 @@ class Tracker:
 
         A ``covert`` witness is left out of the chains of the others: it holds the fact,
         and holds that each other witness does, but no other witness's view of it changes.
+
+        Each of ``believed``, no witness, is one the ``actor`` wrongly believes saw it: the
+        actor's view of it (the chain ``actor > c``) holds the fact, in the actor's own
+        records; nothing of ``c``'s changes.
         """
         holders = tuple(sorted(set(witnesses)))
         hidden = set(covert) & set(holders)
@@ -300,17 +311,19 @@ class Tracker:
         )
         if self.rules.belief_depth < 2:
             return
-        for watcher in sorted(hidden):
-            for other in overt:
-                self.b.belief(
-                    (watcher, other),
-                    subject,
-                    attribute,
-                    value,
-                    mode="observed",
-                    event=event,
-                    polarity=polarity,
-                )
+        direct: list[tuple[Chain, AcquisitionMode]] = [
+            ((w, other), "observed") for w in sorted(hidden) for other in overt
+        ]
+        if actor is not None and actor in holders:
+            direct += [((actor, c), "participated") for c in sorted(set(believed) - set(holders))]
+        for chain, mode in direct:
+            self.b.belief(
+                chain, subject, attribute, value, mode=mode, event=event, polarity=polarity
+            )
+        if direct:
+            # a chain record written beside the slot's shared one: a later shared record
+            # of the same fact must be written again, or that chain would keep this one
+            self.last_shared.pop(f"{subject}|{attribute}", None)
 
     # -- what is said -----------------------------------------------------------------
     def truth(self, fact: Fact) -> Literal["true", "false", "unknown"]:

@@ -788,3 +788,88 @@ class TestHadNoIdea:
             "Mira had no idea that she had been watched."
         )
         assert actions[0].unaware_of == ("tobias",)
+
+
+class TestBelievedSeen:
+    """Kept from the doer that another did not see: the doer believes it was seen."""
+
+    TRIO = pack(
+        ("character", "Ann"),
+        ("character", "Bo"),
+        ("character", "Cal"),
+        ("object", "lamp"),
+        ("object", "crate", True),
+    )
+
+    def test_unbeknownst_to_the_doer_another_was_away(self) -> None:
+        for tail in (
+            "Unbeknownst to Mira, Tobias was nowhere in sight.",
+            "Unbeknownst to her, Tobias was absent the whole time.",
+            "Unbeknownst to Mira, Tobias had already left the garden.",
+            "Unbeknownst to her, Tobias had missed the whole thing.",
+            "Unbeknownst to Mira, Tobias hadn't been in the garden at that moment.",
+        ):
+            move = read(f"Mira moved the scarf to the top shelf. {tail}")[0]
+            assert move.kind == "move", tail
+            assert (move.unseen_by, move.believed_seen_by) == (("tobias",), ("tobias",)), tail
+            assert move.unaware_of == () and "tobias" not in move.seen_by, tail
+
+    def test_little_did_she_know_and_unaware_that(self) -> None:
+        for tail in (
+            "Little did she know, Tobias never saw any of it.",
+            "Mira was unaware that Tobias had not seen a thing.",
+            "Mira had no idea that Tobias hadn't noticed.",
+        ):
+            [move] = read(f"Mira moved the scarf to the top shelf. {tail}")
+            assert (move.unseen_by, move.believed_seen_by) == (("tobias",), ("tobias",)), tail
+            assert move.unaware_of == (), tail
+
+    def test_in_the_same_sentence_as_the_act(self) -> None:
+        [move] = read("Mira hid the scarf in the donation bin, unaware that Tobias was not around.")
+        assert move.believed_seen_by == ("tobias",) and move.unseen_by == ("tobias",)
+
+    def test_a_pronoun_for_the_absent_one_is_the_doers(self) -> None:
+        story = pack(("character", "Ned"), ("character", "Bo"), ("object", "lamp"))
+        story |= pack(("object", "crate", True))
+        text = (
+            "Bo said he was hungry. Ned moved the lamp to the crate, and he told Bo about it. "
+            "Unbeknownst to him, Bo was nowhere in sight."
+        )
+        [move] = [a for a in read_prose(text, story) if a.kind == "move"]
+        assert (move.actors, move.unseen_by, move.believed_seen_by) == (("ned",), ("bo",), ("bo",))
+
+    def test_a_missed_chance_is_no_absence(self) -> None:
+        [move] = read(
+            "Mira moved the scarf to the top shelf. Tobias watched. "
+            "Unbeknownst to Mira, Tobias had missed his chance to keep it."
+        )
+        assert move.believed_seen_by == () and "tobias" not in move.unseen_by
+
+    def test_a_watcher_kept_from_the_doer_is_still_covert(self) -> None:
+        for tail in (
+            "Unbeknownst to Mira, Tobias had seen everything.",
+            "Little did she know, Tobias had been watching.",
+        ):
+            [move] = read(f"Mira moved the scarf to the top shelf. {tail}")
+            assert "tobias" in move.seen_by and move.unaware_of == ("tobias",), tail
+            assert move.believed_seen_by == (), tail
+
+    def test_what_one_did_not_know_is_no_perception(self) -> None:
+        [move] = read(
+            "Mira moved the scarf to the top shelf. Tobias watched her. "
+            "Little did Tobias know that she meant well."
+        )
+        assert move.seen_by == ("tobias",) and move.unseen_by == ()
+        assert move.unaware_of == () and move.believed_seen_by == ()
+
+    def test_kept_from_one_who_did_not_do_it(self) -> None:
+        text = "Ann moved the lamp to the crate. Unbeknownst to Bo, Cal was nowhere in sight."
+        [move] = [a for a in read_prose(text, self.TRIO) if a.kind == "move"]
+        assert move.unseen_by == ("cal",) and move.believed_seen_by == ()
+
+    def test_a_doubly_negated_watching_is_a_watching(self) -> None:
+        actions = read(
+            "Mira moved the scarf to the top shelf. Tobias saw it all. "
+            "Mira, unaware that her actions had not gone unnoticed, smiled."
+        )
+        assert actions[0].unaware_of == ("tobias",) and actions[0].believed_seen_by == ()

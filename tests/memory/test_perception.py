@@ -1,8 +1,10 @@
 """What the text says of perception overrides where the tracker places everyone.
 
 ``seen_by`` adds a perceiver, ``unseen_by`` removes a present one, ``unaware_of`` makes a
-perceiver covert (its own chains learn, the doer's view of it does not), each applied by
-the same handlers, through the real builder, store and views in Redis.
+perceiver covert (its own chains learn, the doer's view of it does not),
+``believed_seen_by`` names those the doer wrongly believes saw it (the doer's view of them
+learns, nothing of theirs does), each applied by the same handlers, through the real
+builder, store and views in Redis.
 """
 
 from __future__ import annotations
@@ -98,6 +100,58 @@ async def test_without_annotations_the_absent_character_misses_it(
     assert await where(store, ["ann", "ben"]) == "drawer"
 
 
+async def test_a_doer_who_believes_it_was_seen_when_it_was_not(
+    aredis_client: aredis.Redis,
+) -> None:
+    """Ben was there but did not see Ann move the key; Ann believes he did: her view of
+    Ben has the book, Ben's own belief (and his view of Ann) the drawer, and the move is
+    none of Ben's events."""
+    text = OPENING + " Ann moved the key to the book."
+    store = await told(aredis_client, text, {"unseen_by": ("Ben",), "believed_seen_by": ("Ben",)})
+    assert await where(store, []) == "book"
+    assert await where(store, ["ann"]) == "book"
+    assert await where(store, ["ann", "ben"]) == "book"
+    assert await where(store, ["ben"]) == "drawer"
+    assert await where(store, ["ben", "ann"]) == "drawer"
+    held = (await project_beliefs(store, ["ann", "ben"])).get("key", "location")
+    assert held is not None
+    [move] = await store.events([held.event])
+    assert move.kind == "move" and "ben" not in move.witnesses
+
+
+async def test_a_doer_believes_an_absent_character_saw_it(aredis_client: aredis.Redis) -> None:
+    """Ben had left; Ann believes he saw her move the key all the same."""
+    text = OPENING + " Ben exited the study. Ann moved the key to the book."
+    store = await told(aredis_client, text, {"believed_seen_by": ("Ben",)})
+    assert await where(store, ["ann", "ben"]) == "book"
+    assert await where(store, ["ben"]) == "drawer"
+    assert await where(store, ["ben", "ann"]) == "drawer"
+
+
+async def test_a_shared_sight_after_a_believed_one_reaches_the_doers_view(
+    aredis_client: aredis.Redis,
+) -> None:
+    """In one turn: both see the key in the drawer, Ann moves it to the book believing Ben
+    saw (he did not), then moves it back in front of him: her view of Ben is the drawer
+    again, though the drawer was the group's last shared fact before."""
+    text = OPENING + " Ann moved the key to the book. Ann moved the key to the drawer."
+
+    def reader(text: str, entities: Mapping[str, Entity]) -> list[StoryAction]:
+        del entities
+        actions = extract(text)
+        update = {"unseen_by": ("Ben",), "believed_seen_by": ("Ben",)}
+        return [*actions[:-2], actions[-2].model_copy(update=update), actions[-1]]
+
+    store = StoryStore(aredis_client, "s")
+    await store.create(DeltaBuilder(0, "").build(), world="test", title="test")
+    await commit_text(
+        CommitPath(memory_builder=OfflineMemoryBuilder(reader=reader)), store, 1, text
+    )
+    assert await where(store, ["ben"]) == "drawer"
+    assert await where(store, ["ann", "ben"]) == "drawer"
+
+
 def test_the_model_schema_leaves_the_readers_fields_out() -> None:
     properties = StoryAction.model_json_schema()["properties"]
-    assert not {"seen_by", "unseen_by", "unaware_of", "unsure"} & set(properties)
+    readers = {"seen_by", "unseen_by", "unaware_of", "believed_seen_by", "unsure"}
+    assert not readers & set(properties)

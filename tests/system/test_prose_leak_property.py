@@ -6,7 +6,9 @@ sentences a turn: people leave the kitchen ("Ben left the kitchen.", "Cal excuse
 and headed to the garden.") and come back ("strolled into the kitchen"); things are moved
 and hidden into the containers ("Ann hid the key in the box.", "picked up … and placed it
 in …"), before someone who is there but does not see it ("Unbeknownst to Ben, …", "Cal did
-not notice when …", "Behind Cal's back, …"), or with someone watching ("Ben watched as …");
+not notice when …", "Behind Cal's back, …", or the doer believing one saw who did not:
+"… Unbeknownst to Ann, Ben was nowhere in sight."), or with someone watching ("Ben watched
+as …");
 people tell each other where things are, aloud or in a whisper. Each turn is committed
 through the real path: the offline memory-builder (the prose reader,
 :func:`fabula.agents.memory_builder.prose.read_prose`), the tracker and the store's commit,
@@ -140,7 +142,8 @@ def stories(draw: st.DrawFn, *, turns: tuple[int, int] = (2, 4)) -> Story:
     for _ in range(draw(st.integers(*turns))):
         sentences: list[str] = []
         for _ in range(draw(st.integers(1, 3))):
-            sentences.append(draw_deed(draw, where, believed, known, story))
+            deed = draw_deed(draw, where, believed, known, story)
+            sentences += re.split(r"(?<=\.) ", deed)  # a deed may take two sentences
         story.turns.append(sentences)
         story.known.append({p: set(k) for p, k in known.items()})
     return story
@@ -212,11 +215,12 @@ def draw_deed(
                 "plain",
                 "hid",
                 "picked",
-                *(["unbeknownst", "unnoticed", "behind", "watched"] if others else []),
+                *(["unbeknownst", "unnoticed", "behind", "watched", "away"] if others else []),
             ]
         )
     )
     blind: set[str] = set()
+    after = ""  # a sentence about the deed, after it
     if how == "plain":
         sentence = f"{doer} moved the {thing} to the {box}."
     elif how == "hid":
@@ -231,6 +235,11 @@ def draw_deed(
         elif how == "behind":
             blind = {other}
             sentence = f"Behind {other}'s back, {doer} tucked the {thing} into the {box}."
+        elif how == "away":
+            # the doer believes the other saw it; the other did not
+            blind = {other}
+            sentence = f"{doer} hid the {thing} in the {box}."
+            after = f" Unbeknownst to {doer}, {other} was nowhere in sight."
         elif how == "unnoticed":
             blind = {other}
             sentence = f"{other} did not notice when {doer} stashed the {thing} in the {box}."
@@ -243,7 +252,7 @@ def draw_deed(
             story.seen[p].add(sentence)
         else:
             story.unseen[p].add(sentence)
-    return sentence
+    return sentence + after
 
 
 def assert_blind(
