@@ -134,6 +134,8 @@ class KeptCard(_Spec):
     # still holds as it was read
     texts: dict[str, Any] = Field(default_factory=dict)
     macros: dict[str, str] = Field(default_factory=dict)
+    # its own lorebook's entries that held a macro: content as read -> as it came
+    book_texts: dict[str, str] = Field(default_factory=dict)
 
 
 class Greeting(_Spec):

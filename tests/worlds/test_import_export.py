@@ -108,6 +108,25 @@ class TestRoundTrip:
         assert own == list(first.pack.lore.books[0].entries)
         assert second.lore.cards[0].data["extensions"] == card["data"]["extensions"]
 
+    async def test_a_card_exported_again_keeps_its_books_macros(
+        self, redis_url: str, tmp_path: Path
+    ) -> None:
+        """The card's own lorebook entries come back as they came ({{char}}, {{user}}),
+        while the story holds them as read; imported again, the same entries."""
+        card = fx.v2_card()
+        (entry,) = card["data"]["character_book"]["entries"]
+        assert "{{char}}" in entry["content"]
+        first = import_paths([fx.write_json(tmp_path / "ben.json", card)], story_id="cove")
+        assert all("{{" not in e.content for b in first.pack.lore.books for e in b.entries)
+        async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
+            store = await fab.create_story(first.pack, "cove")
+            data, _ = await card_export(store, "Ben", None)
+        contents = [e["content"] for e in json.loads(data)["data"]["character_book"]["entries"]]
+        assert entry["content"] in contents
+        second = import_paths([fx.write_json(tmp_path / "again.json", json.loads(data))]).pack
+        own = [e.content for b in second.lore.books for e in b.entries]
+        assert next(e.content for b in first.pack.lore.books for e in b.entries) in own
+
     async def test_a_card_exported_again_keeps_its_macros_and_empty_fields(
         self, redis_url: str, tmp_path: Path
     ) -> None:

@@ -213,6 +213,19 @@ def _greetings(data: dict[str, Any], where: str, name: str, char: str, user: str
     return greetings
 
 
+def _book_texts(data: dict[str, Any], char: str, user: str) -> dict[str, str]:
+    """The card's own lorebook entries whose content holds a macro, as read -> as they came
+    (an export gives each back as it came while the story still holds it as read)."""
+    book = data.get("character_book")
+    entries = book.get("entries") if isinstance(book, dict) else None
+    out: dict[str, str] = {}
+    for entry in entries if isinstance(entries, list) else ():
+        content = entry.get("content") if isinstance(entry, dict) else None
+        if isinstance(content, str) and (read := resolve_macros(content, char, user)) != content:
+            out[read] = content
+    return out
+
+
 def _card_book(
     data: dict[str, Any], where: str, name: str, char: str, user: str, limits: ImportLimits
 ) -> LoreBook | None:
@@ -264,6 +277,7 @@ def read_card(doc: dict[str, Any], fallback: str, user: str, limits: ImportLimit
         top=top,
         texts={k: data[k] for k in TEXTS if k in data},
         macros={"char": char, "user": user},
+        book_texts=_book_texts(data, char, user),
     )
     texts = json.dumps({k: data.get(k) for k in MAPPED}, ensure_ascii=False)
     return CardRead(

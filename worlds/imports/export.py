@@ -212,6 +212,9 @@ def character_card(
         for b in pack.lore.books_of(character)
     ]
     book = _book(own, f"{spec.name}'s lore")
+    if kept is not None and set(kept.macros) == {"char", "user"}:
+        for entry in book["entries"]:  # an entry the story still holds as read, as it came
+            entry["content"] = kept.book_texts.get(entry["content"], entry["content"])
     start = max((e["insertion_order"] for e in book["entries"]), default=0) + 1
     book["entries"] += [_belief_entry(b, names, start + i) for i, b in enumerate(beliefs)]
     book["extensions"] = {**book["extensions"], "fabula/as_of": as_of}
