@@ -20,6 +20,7 @@ after which :class:`~fabula.errors.ModelOutputError` is raised.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -46,9 +47,11 @@ from fabula.worlds.voice import VOICE_EXEMPLARS, Exemplar, nearest, parse_voice
 
 __all__ = [
     "CharacterProposal",
+    "MindPrompt",
     "ModelCharacter",
     "known_attributes",
     "lore_lines",
+    "mind_prompt",
     "proposal_json_schema",
     "proposal_schema",
     "recollections",
@@ -108,40 +111,68 @@ class ModelCharacter:
 
     async def propose(self, mind: CharacterMind, brief: CharacterBrief) -> Proposal:
         """The character's proposal from its own mind; ModelOutputError if none validates."""
-        beliefs = await mind.beliefs()
-        memories = await mind.memories(last=MEMORIES)
-        entities = await mind.entities()
-        nested: dict[str, BeliefView] | None = None
-        if self.prompt.version >= 2:  # what it thinks each other character believes
-            others = sorted(i for i, e in entities.items() if e.kind == "character")
-            nested = {o: await mind.beliefs([o]) for o in others if o != mind.character}
-        recalled = await recollections(mind, brief, beliefs, entities, memories)
-        words = await mind.own_words(VOICE_LINES)
-        lore = await lore_lines(mind, brief, beliefs, entities, memories, budget=self.lore_budget)
-        voice = await voice_lines(mind, brief, beliefs, entities, memories, shown=words)
+        seen = await mind_prompt(
+            mind, brief, nested=self.prompt.version >= 2, lore_budget=self.lore_budget
+        )
         messages = [
             SystemMessage(content=self.prompt.render(name=brief.name)),
-            HumanMessage(
-                content=render_mind(
-                    brief,
-                    beliefs,
-                    memories,
-                    entities,
-                    nested,
-                    recalled=recalled,
-                    own_words=words,
-                    lore=lore,
-                    voice=voice,
-                )
-            ),
+            HumanMessage(content=seen.prompt),
         ]
         wire = None
         if self.client.schemas == "story":
-            wire = proposal_json_schema(mind.character, entities, known_attributes(beliefs))
+            wire = proposal_json_schema(
+                mind.character, seen.entities, known_attributes(seen.beliefs)
+            )
         reply = await self.client.structured(
-            proposal_schema(entities), messages, shape=CharacterProposal, json_schema=wire
+            proposal_schema(seen.entities), messages, shape=CharacterProposal, json_schema=wire
         )
         return Proposal(character=mind.character, actions=reply.actions, intent=reply.intent)
+
+
+@dataclass(frozen=True)
+class MindPrompt:
+    """What a character agent is shown of its own mind: the rendered prompt, and the
+    beliefs and entities its answer's schema is built from."""
+
+    prompt: str
+    beliefs: BeliefView
+    entities: dict[str, Entity]
+
+
+async def mind_prompt(
+    mind: CharacterMind,
+    brief: CharacterBrief,
+    *,
+    nested: bool = False,
+    lore_budget: int = LORE_BUDGET,
+) -> MindPrompt:
+    """The prompt a character agent renders from its own mind and brief only: its beliefs,
+    last memories, the episodes it recalls, its own words, lore and voice (and, with
+    ``nested``, what it thinks each other character believes). The leak properties check
+    exactly this text."""
+    beliefs = await mind.beliefs()
+    memories = await mind.memories(last=MEMORIES)
+    entities = await mind.entities()
+    theirs: dict[str, BeliefView] | None = None
+    if nested:
+        others = sorted(i for i, e in entities.items() if e.kind == "character")
+        theirs = {o: await mind.beliefs([o]) for o in others if o != mind.character}
+    recalled = await recollections(mind, brief, beliefs, entities, memories)
+    words = await mind.own_words(VOICE_LINES)
+    lore = await lore_lines(mind, brief, beliefs, entities, memories, budget=lore_budget)
+    voice = await voice_lines(mind, brief, beliefs, entities, memories, shown=words)
+    prompt = render_mind(
+        brief,
+        beliefs,
+        memories,
+        entities,
+        theirs,
+        recalled=recalled,
+        own_words=words,
+        lore=lore,
+        voice=voice,
+    )
+    return MindPrompt(prompt, beliefs, entities)
 
 
 def known_attributes(beliefs: BeliefView) -> list[str]:

@@ -11,6 +11,9 @@ Model mode: ``fake_openai`` (a started :class:`~fabula.testing.fake_openai.FakeO
 ``settings`` (every role pointed at it, fast transport retries) and ``fab`` (the model-mode
 application on story :data:`~fabula.testing.model.STORY` after the hollow_book opening, see
 :mod:`fabula.testing.model`).
+
+Offline: ``offline_fab`` (the application with the offline engines, its home in the test's
+temporary folder, on ``redis_url``).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ __all__ = [
     "fab",
     "fake_openai_fixture",
     "local_cluster",
+    "offline_fab",
     "redis_url",
     "settings",
 ]
@@ -97,4 +101,11 @@ async def fab(redis_url: str, settings: Settings, tmp_path: Path) -> AsyncIterat
     """The model-mode application, on the hollow_book story after its opening."""
     await scripted_opening(redis_url, tmp_path, STORY)
     async with Fabula(redis_url, settings, roles=make_roles(settings)) as app:
+        yield app
+
+
+@pytest.fixture()
+async def offline_fab(redis_url: str, tmp_path: Path) -> AsyncIterator[Fabula]:
+    """The application with the offline engines, its home in ``tmp_path``: no story yet."""
+    async with Fabula(redis_url, Settings(home=tmp_path)) as app:
         yield app

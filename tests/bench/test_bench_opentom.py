@@ -178,6 +178,21 @@ def write(tmp_path: Path, stories: dict[str, Any] = STORIES) -> Path:
     return path
 
 
+async def _answers(
+    tmp_path: Path, redis_url: str, key: str, story: dict[str, Any]
+) -> list[str | None]:
+    """The controlled reader's answers to one story's questions, in order."""
+    answers = tmp_path / "answers.jsonl"
+    await run_opentom(
+        write(tmp_path, {key: story}),
+        redis_url=redis_url,
+        answers_out=answers,
+        reader="controlled",
+        quiet=True,
+    )
+    return [json.loads(line)["answer"] for line in answers.read_text().splitlines()]
+
+
 def test_parsing_reads_templates_names_and_entered_places(tmp_path: Path) -> None:
     stories = load_opentom(write(tmp_path))
     assert [s.key for s in stories] == ["a1", "b2", "c3"]
@@ -358,15 +373,7 @@ async def test_second_order_with_nothing_held_and_coarse_against_the_story(
         ),
         gold=A_GOLD,
     )
-    answers = tmp_path / "answers.jsonl"
-    await run_opentom(
-        write(tmp_path, {"d4": story}),
-        redis_url=redis_url,
-        answers_out=answers,
-        reader="controlled",
-        quiet=True,
-    )
-    got = [json.loads(line)["answer"] for line in answers.read_text().splitlines()]
+    got = await _answers(tmp_path, redis_url, "d4", story)
     assert got[0] == "No"  # Nora: her first belief is the box, the story's first the crate
     assert got[1] == "Yes"  # Owen
     assert got[3] == "Yes" and got[9] == "the crate"  # Owen on Nora: nothing held
@@ -393,14 +400,6 @@ async def test_a_character_that_perceived_nothing_knows_of_no_change(
         ),
         gold=A_GOLD,
     )
-    answers = tmp_path / "answers.jsonl"
-    await run_opentom(
-        write(tmp_path, {"e5": story}),
-        redis_url=redis_url,
-        answers_out=answers,
-        reader="controlled",
-        quiet=True,
-    )
-    got = [json.loads(line)["answer"] for line in answers.read_text().splitlines()]
+    got = await _answers(tmp_path, redis_url, "e5", story)
     assert got[1] == "Yes" and got[7] == "the crate"  # Owen: no change he knows of
     assert got[0] == "No" and got[6] == "Nora's box"  # Nora saw it all

@@ -46,22 +46,15 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fabula.agents.character.brief import brief_for
 from fabula.agents.character.model import (
-    MEMORIES,
-    VOICE_LINES,
     known_attributes,
-    lore_lines,
+    mind_prompt,
     proposal_json_schema,
-    recollections,
-    render_mind,
-    voice_lines,
 )
 from fabula.agents.contracts import INTENT_FIELDS, TurnPlan
 from fabula.agents.memory_builder.model import with_narration
@@ -74,7 +67,6 @@ from fabula.memory.ingest import build_turn
 from fabula.memory.projections import BeliefView
 from fabula.memory.records import Entity, slug
 from fabula.memory.store import StoryStore
-from fabula.settings import Settings
 from fabula.testing.leaks import CONTAINERS, JOINS, SECRETS, THINGS, Turn, sloppy_reading, turns
 from fabula.worlds.loader import load_world
 from fabula.worlds.lore import LoreBook, LoreEntry
@@ -148,31 +140,11 @@ async def character_prompt(
     app: Fabula, store: StoryStore, view: AuthorView, character: str, plan: TurnPlan
 ) -> tuple[str, BeliefView, dict[str, Entity]]:
     """The character's prompt as its agent renders it (its beliefs and the entities it
-    knows of beside): its memories, every line it recalls from its own episode index (even
-    those the memories repeat: all are checked), its own words, lore and voice."""
+    knows of beside): its memories, the lines it recalls from its own episode index, its
+    own words, lore and voice."""
     mind = await app.minds.mind(store.story, character)
-    brief = brief_for(view, character, plan)
-    beliefs, entities = await mind.beliefs(), await mind.entities()
-    memories = await mind.memories(last=MEMORIES)
-    words = await mind.own_words(VOICE_LINES)
-    voice = await voice_lines(mind, brief, beliefs, entities, memories, shown=words)
-    prompt = render_mind(
-        brief,
-        beliefs,
-        memories,
-        entities,
-        recalled=await recollections(mind, brief, beliefs, entities),
-        own_words=words,
-        lore=await lore_lines(mind, brief, beliefs, entities, memories),
-        voice=voice,
-    )
-    return prompt, beliefs, entities
-
-
-@pytest.fixture()
-async def app(redis_url: str, tmp_path: Any) -> Any:
-    async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
-        yield fab
+    seen = await mind_prompt(mind, brief_for(view, character, plan))
+    return seen.prompt, seen.beliefs, seen.entities
 
 
 @settings(
@@ -182,19 +154,21 @@ async def app(redis_url: str, tmp_path: Any) -> Any:
 )
 @given(data=st.data())
 async def test_no_prompt_holds_what_its_character_did_not_witness(
-    app: Fabula, data: st.DataObject
+    offline_fab: Fabula, data: st.DataObject
 ) -> None:
     turn = data.draw(turns())
     actions, _ = sloppy_reading(data.draw, turn)
     journeys = own_journeys(turn, actions)
-    store = await app.create_story(PACK, f"leak{next(_stories)}", opening=False)
+    store = await offline_fab.create_story(PACK, f"leak{next(_stories)}", opening=False)
     delta = await build_turn(store, 1, turn.text, with_narration(turn.text, actions), as_of=None)
     await store.commit(delta)
     view = await author_view(store)
     plan = TurnPlan(scene_goal=SECRET, focal=("ada",), beats=(SECRET + " beat",))
     await index_through(store)  # what a character recalls is read from its episode index
     for character in view.characters():
-        prompt, beliefs, entities = await character_prompt(app, store, view, character, plan)
+        prompt, beliefs, entities = await character_prompt(
+            offline_fab, store, view, character, plan
+        )
         schema = proposal_json_schema(character, entities, known_attributes(beliefs))
         known = prompt.partition("## Things you know of\n")[2].partition("\n\n")[0]
         shown = {entry[2:].partition(":")[0] for entry in known.splitlines()}
@@ -242,7 +216,9 @@ async def test_no_prompt_holds_what_its_character_did_not_witness(
                         assert not both or (thing, box) in seen_pairs, (name, line, turn.text)
 
 
-async def test_a_missed_telling_is_not_quoted_for_a_journey_spanned_over_it(app: Fabula) -> None:
+async def test_a_missed_telling_is_not_quoted_for_a_journey_spanned_over_it(
+    offline_fab: Fabula,
+) -> None:
     """Found by this property: the model left Ada's private word to Cora out and spanned
     Ben's journey and Ada's taking over the whole passage. The telling's sentence, one
     clause, names Ben and the cove (so it passed for Ben's leaving the cove), Ada (the
@@ -262,12 +238,12 @@ async def test_a_missed_telling_is_not_quoted_for_a_journey_spanned_over_it(app:
         ),
         StoryAction(start=0, end=len(text), kind="take", actors=["Ada"], obj="logbook"),
     ]
-    store = await app.create_story(PACK, "missed_telling", opening=False)
+    store = await offline_fab.create_story(PACK, "missed_telling", opening=False)
     await store.commit(await build_turn(store, 1, text, with_narration(text, actions), as_of=None))
     await index_through(store)
     view = await author_view(store)
     plan = TurnPlan(scene_goal=SECRET, focal=("ada",), beats=())
-    prompt, _, _ = await character_prompt(app, store, view, "ben", plan)
+    prompt, _, _ = await character_prompt(offline_fab, store, view, "ben", plan)
     # the journey he made is remembered: told plainly, as its span runs over the passage
     assert "Ben entered the lamp room." in prompt
     assert told.lower() not in prompt.lower(), prompt

@@ -45,21 +45,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
 import redis.asyncio as aredis
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from fabula.agents.character.brief import brief_for
 from fabula.agents.character.model import (
-    MEMORIES,
-    VOICE_LINES,
     known_attributes,
-    lore_lines,
+    mind_prompt,
     proposal_json_schema,
-    recollections,
-    render_mind,
-    voice_lines,
 )
 from fabula.agents.contracts import TurnPlan
 from fabula.agents.factory import make_roles
@@ -316,20 +310,8 @@ async def views(
     view = await author_view(store)
     mind = await app.minds.mind(store.story, character)
     plan = TurnPlan(scene_goal="PLAN-GOAL", focal=(character,), beats=("PLAN-BEAT",))
-    brief = brief_for(view, character, plan)
-    beliefs, entities = await mind.beliefs(), await mind.entities()
-    memories = await mind.memories(last=MEMORIES)
-    words = await mind.own_words(VOICE_LINES)
-    prompt = render_mind(
-        brief,
-        beliefs,
-        memories,
-        entities,
-        recalled=await recollections(mind, brief, beliefs, entities),
-        own_words=words,
-        lore=await lore_lines(mind, brief, beliefs, entities, memories),
-        voice=await voice_lines(mind, brief, beliefs, entities, memories, shown=words),
-    )
+    seen = await mind_prompt(mind, brief_for(view, character, plan))
+    prompt, beliefs, entities = seen.prompt, seen.beliefs, seen.entities
     schema = json.dumps(proposal_json_schema(character, entities, known_attributes(beliefs)))
     assert "PLAN-" not in prompt + schema
     # the schema names what it knows of as enums (no pairs): only the sentences are checked
@@ -361,12 +343,6 @@ async def check(app: Fabula, store: StoryStore, story: Story, earlier: int) -> N
                 assert_blind(text, name, then, hidden | later, "as of", earlier)
 
 
-@pytest.fixture()
-async def app(redis_url: str, tmp_path: Path) -> Any:
-    async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
-        yield fab
-
-
 @settings(
     max_examples=8,
     deadline=None,
@@ -375,14 +351,14 @@ async def app(redis_url: str, tmp_path: Path) -> Any:
 )
 @given(data=st.data())
 async def test_no_character_sees_a_prose_deed_it_did_not_witness(
-    app: Fabula, data: st.DataObject
+    offline_fab: Fabula, data: st.DataObject
 ) -> None:
     story = data.draw(stories())
-    store = await app.create_story(PACK, f"prose{next(_stories)}", opening=False)
+    store = await offline_fab.create_story(PACK, f"prose{next(_stories)}", opening=False)
     for turn in story.turns:
-        await app.commit_scripted(store, " ".join(turn))
+        await offline_fab.commit_scripted(store, " ".join(turn))
     await index_through(store)
-    await check(app, store, story, data.draw(st.integers(0, len(story.turns) - 1)))
+    await check(offline_fab, store, story, data.draw(st.integers(0, len(story.turns) - 1)))
 
 
 QUIET = "The kettle sang."
@@ -468,7 +444,7 @@ async def test_a_model_writers_passage_reaches_no_one_who_did_not_witness_it(
         await check(offline, store, story, data.draw(st.integers(0, len(story.turns) - 1)))
 
 
-async def test_a_whisper_tells_no_one_out_of_earshot(app: Fabula) -> None:
+async def test_a_whisper_tells_no_one_out_of_earshot(offline_fab: Fabula) -> None:
     """Found by this property: the reader read "Ann whispered to Ben that the scarf is in
     the box." as Ann's word to Ben and also as the narrator's statement of where the scarf
     is, which everyone in the scene saw: Cal, out in the garden, came to believe it
@@ -478,17 +454,19 @@ async def test_a_whisper_tells_no_one_out_of_earshot(app: Fabula) -> None:
         "Ben moved the scarf to the box.",
         "Ann whispered to Ben that the scarf is in the box.",
     ]
-    store = await app.create_story(PACK, "whisper", opening=False)
+    store = await offline_fab.create_story(PACK, "whisper", opening=False)
     for text in turns:
-        await app.commit_scripted(store, text)
+        await offline_fab.commit_scripted(store, text)
     await index_through(store)
     for character, hears in (("cal", False), ("ben", True)):
-        found = await app.read(store).recall("Where is the scarf?", budget=600, character=character)
+        found = await offline_fab.read(store).recall(
+            "Where is the scarf?", budget=600, character=character
+        )
         assert (("scarf", "box") in pairs(found.text)) == hears, (character, found.text)
 
 
 async def test_a_stated_place_is_seen_where_the_thing_is_and_not_behind_a_back(
-    app: Fabula,
+    offline_fab: Fabula,
 ) -> None:
     """Found by this property: the reader did not read the tucking in "Behind Ann's back,
     Ben tucked the scarf into the box." and kept where the scarf ends up as a statement,
@@ -498,9 +476,11 @@ async def test_a_stated_place_is_seen_where_the_thing_is_and_not_behind_a_back(
         "Cal excused himself and headed to the garden. Behind Ann's back, Ben tucked the "
         "scarf into the box."
     )
-    store = await app.create_story(PACK, "behind", opening=False)
-    await app.commit_scripted(store, text)
+    store = await offline_fab.create_story(PACK, "behind", opening=False)
+    await offline_fab.commit_scripted(store, text)
     await index_through(store)
     for character, sees in (("cal", False), ("ann", False), ("ben", True)):
-        found = await app.read(store).recall("Where is the scarf?", budget=600, character=character)
+        found = await offline_fab.read(store).recall(
+            "Where is the scarf?", budget=600, character=character
+        )
         assert (("scarf", "box") in pairs(found.text)) == sees, (character, found.text)
