@@ -215,19 +215,22 @@ def _place(world: dict[str, str], places: set[str], entity: str) -> str | None:
 
 
 _GOALS: list[tuple[str, re.Pattern[str]]] = [
-    ("get", re.compile(r"^(?:get|take) the (?P<o>.+)$")),
-    ("find", re.compile(r"^find the (?P<o>.+)$")),
-    ("keep", re.compile(r"^keep the (?P<o>.+) (?:hidden|safe)$")),
-    ("give", re.compile(r"^give the (?P<o>.+) to (?P<c>\w+)$")),
-    ("learn_where", re.compile(r"^learn where the (?P<o>.+) is$")),
-    ("tell_where", re.compile(r"^tell (?P<c>\w+) where the (?P<o>.+) is$")),
-    ("hide_from", re.compile(r"^hide the (?P<o>.+) from (?P<c>\w+)$")),
-    ("meet", re.compile(r"^meet (?P<c>\w+)$")),
-    ("avoid", re.compile(r"^avoid (?P<c>\w+)$")),
-    ("learn_secret", re.compile(r"^learn (?P<c>\w+)'s secret$")),
-    ("tell_secret", re.compile(r"^tell (?P<c>\w+) (?P<w>\w+)'s secret$")),
-    ("tell_own", re.compile(r"^(?:tell (?P<c>\w+) my secret|confess to (?P<c2>\w+))$")),
-    ("keep_secret", re.compile(r"^keep my secret$")),
+    (kind, re.compile(pattern))
+    for kind, pattern in (
+        ("get", r"^(?:get|take) the (?P<o>.+)$"),
+        ("find", r"^find the (?P<o>.+)$"),
+        ("keep", r"^keep the (?P<o>.+) (?:hidden|safe)$"),
+        ("give", r"^give the (?P<o>.+) to (?P<c>\w+)$"),
+        ("learn_where", r"^learn where the (?P<o>.+) is$"),
+        ("tell_where", r"^tell (?P<c>\w+) where the (?P<o>.+) is$"),
+        ("hide_from", r"^hide the (?P<o>.+) from (?P<c>\w+)$"),
+        ("meet", r"^meet (?P<c>\w+)$"),
+        ("avoid", r"^avoid (?P<c>\w+)$"),
+        ("learn_secret", r"^learn (?P<c>\w+)'s secret$"),
+        ("tell_secret", r"^tell (?P<c>\w+) (?P<w>\w+)'s secret$"),
+        ("tell_own", r"^(?:tell (?P<c>\w+) my secret|confess to (?P<c2>\w+))$"),
+        ("keep_secret", r"^keep my secret$"),
+    )
 ]
 
 
@@ -247,10 +250,9 @@ def achieved(
             continue
         groups = {k: v for k, v in m.groupdict().items() if v}
         other = slug(groups.get("c") or groups.get("c2") or "x")
-        last = moments[-1]
         if kind in ("learn_secret", "tell_secret", "tell_own", "keep_secret"):
-            return _secret_goal(kind, groups, me, other, moments, last, secrets)
-        return _world_goal(kind, groups, me, other, moments, last, places)
+            return _secret_goal(kind, groups, me, other, moments, secrets)
+        return _world_goal(kind, groups, me, other, moments, places)
     return None
 
 
@@ -260,11 +262,11 @@ def _secret_goal(
     me: str,
     other: str,
     moments: Sequence[Moment],
-    last: Moment,
     secrets: dict[str, str],
 ) -> bool:
     """Whether a goal about a secret was achieved: told (the listener took in the true
     secret), kept (at the end nobody else holds it true) or learned."""
+    last = moments[-1]
     if kind in ("tell_secret", "tell_own"):  # the listener took in the true secret
         owner = slug(groups["w"]) if "w" in groups else me
         truth = secrets.get(owner)
@@ -286,11 +288,11 @@ def _world_goal(
     me: str,
     other: str,
     moments: Sequence[Moment],
-    last: Moment,
     places: set[str],
 ) -> bool:
     """Whether a goal about objects and places was achieved, from where things were (and
-    were believed to be) after each turn (``last``: the last), and what was said."""
+    were believed to be) after each turn, and what was said."""
+    last = moments[-1]
     obj = slug(groups["o"]) if "o" in groups else ""
     if kind == "get":
         return any(w.world.get(obj) == me for w in moments)

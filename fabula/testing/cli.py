@@ -6,24 +6,43 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from typer.testing import CliRunner, Result
 
 from fabula.cli import app
 
-__all__ = ["Cli", "editor_script", "error_statuses", "fabula", "fabula_editing"]
+__all__ = [
+    "Cli",
+    "editor_script",
+    "error_statuses",
+    "fabula",
+    "fabula_editing",
+    "fabula_process",
+]
+
+
+def fabula_process(
+    env: Mapping[str, str], *args: str, input: str | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """``fabula ARGS`` as a user runs it, in a process of its own with exactly ``env`` as its
+    environment (``input`` on its stdin); its output captured as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "fabula", *args],
+        input=input,
+        capture_output=True,
+        text=True,
+        env=dict(env),
+        timeout=timeout,
+    )
 
 
 def fabula(redis_url: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """``fabula ARGS`` in a process of its own against the test Redis; with ``check``, a
+    failure is an AssertionError that shows its stderr."""
     env = {**os.environ, "FABULA_REDIS_URL": redis_url, "COLUMNS": "200"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "fabula", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    proc = fabula_process(env, *args, timeout=120)
     if check and proc.returncode != 0:
         raise AssertionError(f"fabula {' '.join(args)} failed: {proc.stderr}")
     return proc

@@ -107,6 +107,15 @@ B_GOLD = [
 ]  # fmt: skip
 
 
+PLUM = {  # Nora moves the plum from the crate to her box while Owen watches or not
+    "mover": "Nora",
+    "observer": "Owen",
+    "eoi": "plum",
+    "original_place": "the crate",
+    "move_to_place": "Nora's box",
+}
+
+
 def _story(**fields: Any) -> dict[str, Any]:
     info = fields.pop("plot_info")
     questions = _questions(
@@ -116,7 +125,7 @@ def _story(**fields: Any) -> dict[str, Any]:
         q["answer"] = gold
     return {
         "plot": fields.pop("plot"),
-        "plot_info": info,
+        "plot_info": dict(info),
         "preferences": "not an input",
         "narrative": fields.pop("narrative"),
         "questions": questions,
@@ -126,13 +135,7 @@ def _story(**fields: Any) -> dict[str, Any]:
 STORIES = {
     "a1": _story(
         plot="Nora entered the attic. Owen entered the attic. The plan: never read.",
-        plot_info={
-            "mover": "Nora",
-            "observer": "Owen",
-            "eoi": "plum",
-            "original_place": "the crate",
-            "move_to_place": "Nora's box",
-        },
+        plot_info=PLUM,
         narrative=(
             "Nora and Owen entered the attic.\nThe plum is in the crate.\n"
             "Owen exited the attic.\n\nNora moved the plum to the Nora's box."
@@ -360,13 +363,7 @@ async def test_second_order_with_nothing_held_and_coarse_against_the_story(
     is not in its initial location (the story's) from her perspective."""
     story = _story(
         plot="Owen entered the attic. Nora entered the attic.",
-        plot_info={
-            "mover": "Nora",
-            "observer": "Owen",
-            "eoi": "plum",
-            "original_place": "the crate",
-            "move_to_place": "Nora's box",
-        },
+        plot_info=PLUM,
         narrative=(
             "Owen entered the attic.\nThe plum is in the crate.\nOwen exited the attic.\n"
             "Nora entered the attic.\nNora moved the plum to the Nora's box."
@@ -386,13 +383,7 @@ async def test_a_character_that_perceived_nothing_knows_of_no_change(
     it, so no change to it either: to him it is where the story first had it."""
     story = _story(
         plot="Nora entered the attic. Owen entered the attic.",
-        plot_info={
-            "mover": "Nora",
-            "observer": "Owen",
-            "eoi": "plum",
-            "original_place": "the crate",
-            "move_to_place": "Nora's box",
-        },
+        plot_info=PLUM,
         narrative=(
             "Nora entered the attic.\nThe plum is in the crate.\nNora exited the attic.\n"
             "Owen entered the attic.\nOwen exited the attic.\nNora entered the attic.\n"

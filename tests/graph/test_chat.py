@@ -9,6 +9,7 @@ alone, moved it to the hollow book. Leo must answer the drawer, never the book.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from fabula.errors import InvalidInput, NotFound
 from fabula.graph.service import Fabula
 from fabula.memory.connection import connect_async
 from fabula.settings import Settings
-from fabula.testing.cli import fabula
+from fabula.testing.cli import fabula, fabula_process
 from fabula.testing.model import STORY, FakeOpenAI, message_text
 from fabula.testing.web import studio
 
@@ -141,20 +142,10 @@ class TestCli:
 
 
 def _with_stdin(redis_url: str, text: str, *args: str) -> Any:
-    import os
-    import subprocess
-    import sys
-
     env = {**os.environ, "FABULA_REDIS_URL": redis_url, "COLUMNS": "200"}
-    return subprocess.run(
-        [sys.executable, "-m", "fabula", *args],
-        input=text,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=True,
-    )
+    done = fabula_process(env, *args, input=text, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done
 
 
 @pytest.fixture()

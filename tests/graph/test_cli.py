@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from fabula.cli import app
 from fabula.errors import Conflict, InvalidInput, InvalidWorld, NotFound, RedisUnavailable
-from fabula.testing.cli import Cli, fabula
+from fabula.testing.cli import Cli, fabula, fabula_process
 
 
 def story_turns(redis_url: str, story: str) -> list[dict[str, object]]:
@@ -294,13 +294,7 @@ class TestDemoSaysWhatItLeaves:
         env |= {"FABULA_HOME": str(tmp_path / "home"), "COLUMNS": "200"}
 
         def run(*args: str) -> subprocess.CompletedProcess[str]:
-            return subprocess.run(
-                [sys.executable, "-m", "fabula", *args],
-                capture_output=True,
-                text=True,
-                env=env,
-                timeout=300,
-            )
+            return fabula_process(env, *args)
 
         try:
             done = run("demo", "--turns", "0")

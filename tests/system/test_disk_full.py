@@ -18,7 +18,6 @@ import asyncio
 import os
 import resource
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -32,6 +31,7 @@ from fabula.memory.connection import connect_async
 from fabula.memory.server import EmbeddedRedis
 from fabula.memory.store import StoryStore
 from fabula.settings import FsyncPolicy, Settings
+from fabula.testing.cli import fabula_process
 from fabula.testing.stories import STORY, check_story, story_through, turn3
 
 
@@ -74,13 +74,7 @@ def _fabula(home: Path, fsync: FsyncPolicy, *args: str) -> subprocess.CompletedP
     env = {k: v for k, v in os.environ.items() if not k.startswith("FABULA_")}
     env |= {"FABULA_HOME": str(home), "FABULA_REDIS_FSYNC": fsync, "FABULA_CONSOLIDATE": "off"}
     env |= {"COLUMNS": "200", "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
-    return subprocess.run(
-        [sys.executable, "-m", "fabula", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
+    return fabula_process(env, *args)
 
 
 def _says_disk_full(proc: subprocess.CompletedProcess[str], server: EmbeddedRedis) -> str:

@@ -18,7 +18,7 @@ from fabula.settings import Settings
 from fabula.testing import imports as fx
 from fabula.testing.cli import fabula as run_fabula
 from fabula.worlds.imports import import_paths
-from fabula.worlds.imports.cards import MAPPED
+from fabula.worlds.imports.cards import MAPPED, TEXTS
 from fabula.worlds.imports.charx import read_charx
 from fabula.worlds.imports.limits import ImportLimits
 from fabula.worlds.imports.png import read_text_chunks
@@ -141,14 +141,7 @@ class TestRoundTrip:
             store = await fab.create_story(first.pack, "cove")
             data, _ = await card_export(store, "Ben", None)
         out = json.loads(data)["data"]
-        texts = (
-            "description",
-            "personality",
-            "scenario",
-            "first_mes",
-            "mes_example",
-            "alternate_greetings",
-        )
+        texts = tuple(t for t in TEXTS if t in card["data"])
         assert {k: out[k] for k in texts} == {k: card["data"][k] for k in texts}
         second = import_paths([fx.write_json(tmp_path / "again.json", json.loads(data))]).pack
         assert [c.model_dump() for c in second.characters] == [
