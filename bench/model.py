@@ -305,30 +305,51 @@ async def _loop(url: str, turns: int, faults: Faults, seed: int, story: str) -> 
     }
 
 
-async def _one_turn(app: Fabula, store: StoryStore, characters: list[str], tally: Tally) -> None:
+@dataclass
+class _TurnRun:
+    """One timed turn: its number, outcome, why it failed, and the keys a turn that did not
+    commit still changed (None: it changed nothing)."""
+
+    turn: int
+    outcome: str
+    failure: str = ""
+    error: FabulaError | None = None
+    changed: list[str] | None = None
+
+
+async def _timed_turn(
+    app: Fabula, store: StoryStore, characters: list[str], tally: Tally
+) -> _TurnRun:
     """Run one turn, timed, and tally its outcome: a commit checked, or a turn not
     committed that still changed the story (a partial commit, with what changed)."""
     before = await story_snapshot(store.client, store.story)
-    failure = ""
-    turn = await store.head() + 1
+    run = _TurnRun(turn=await store.head() + 1, outcome="failed")
     started = time.perf_counter()
     try:
         done = await app.run(store, auto=True)
         # a story at rest is reported as the error a single turn raises
-        outcome = done.outcome or "failed"
-        failure = "" if done.rest is None else f"StoryAtRest: {done.rest}"
+        run.outcome = done.outcome or "failed"
+        run.failure = "" if done.rest is None else f"StoryAtRest: {done.rest}"
     except FabulaError as error:
-        outcome = "failed"
-        failure = f"{type(error).__name__}: {error.message}"
+        run.error, run.failure = error, f"{type(error).__name__}: {error.message}"
     tally.seconds.append(time.perf_counter() - started)
-    tally.outcomes[outcome] = tally.outcomes.get(outcome, 0) + 1
-    if outcome == "committed":
-        await check_commit(app, store, turn, characters, tally)
+    tally.outcomes[run.outcome] = tally.outcomes.get(run.outcome, 0) + 1
+    if run.outcome == "committed":
+        await check_commit(app, store, run.turn, characters, tally)
     elif (after := await story_snapshot(store.client, store.story)) != before:
         tally.partial_commits += 1
         changed = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
-        keys = sorted(str(k) for k in changed)[:5]
-        tally.problems.append(f"turn {turn} {outcome} ({failure}), changed: {keys}")
+        run.changed = sorted(str(k) for k in changed)[:5]
+    return run
+
+
+async def _one_turn(app: Fabula, store: StoryStore, characters: list[str], tally: Tally) -> None:
+    """One turn of the fake-server loop (see :func:`_timed_turn`)."""
+    run = await _timed_turn(app, store, characters, tally)
+    if run.changed is not None:
+        tally.problems.append(
+            f"turn {run.turn} {run.outcome} ({run.failure}), changed: {run.changed}"
+        )
 
 
 async def check_commit(
@@ -624,37 +645,25 @@ async def _server_loop(
 async def _server_turn(
     app: Fabula, store: StoryStore, characters: list[str], run: ServerRun
 ) -> None:
-    """Run one turn against the server, timed, and tally its outcome: a failure by its
-    cause (and role), a commit checked and its text kept, or a partial commit."""
+    """One turn against the server (see :func:`_timed_turn`), with a failure counted by
+    its cause (and role) and a committed passage kept."""
     tally = run.tally
-    before = await story_snapshot(store.client, store.story)
-    turn = await store.head() + 1
-    started = time.perf_counter()
-    failure = ""
-    try:
-        done = await app.run(store, auto=True)
-        # a story at rest is reported as the error a single turn raises
-        outcome = done.outcome or "failed"
-        failure = "" if done.rest is None else f"StoryAtRest: {done.rest}"
-    except FabulaError as error:
-        outcome = "failed"
-        role = str(error.context.get("role") or "")
-        cause = type(error).__name__ + (f" ({role})" if role else "")
+    done = await _timed_turn(app, store, characters, tally)
+    failure = done.failure
+    if done.error is not None:
+        role = str(done.error.context.get("role") or "")
+        cause = type(done.error).__name__ + (f" ({role})" if role else "")
         run.failures[cause] = run.failures.get(cause, 0) + 1
-        failure = f"{cause}: {error.message}"
+        failure = f"{cause}: {done.error.message}"
         if len(tally.problems) < 10:
-            tally.problems.append(f"turn {turn}: {failure}"[:300])
-    tally.seconds.append(time.perf_counter() - started)
-    tally.outcomes[outcome] = tally.outcomes.get(outcome, 0) + 1
-    if outcome == "abandoned":
+            tally.problems.append(f"turn {done.turn}: {failure}"[:300])
+    if done.outcome == "abandoned":
         run.failures["abandoned"] = run.failures.get("abandoned", 0) + 1
-    if outcome == "committed":
-        await check_commit(app, store, turn, characters, tally)
-        (text,) = await store.turn_texts(turn, turn)
+    if done.outcome == "committed":
+        (text,) = await store.turn_texts(done.turn, done.turn)
         run.texts.append(text.text)
-    elif await story_snapshot(store.client, store.story) != before:
-        tally.partial_commits += 1
-        tally.problems.append(f"turn {turn} {outcome} ({failure}) changed the story")
+    elif done.changed is not None:
+        tally.problems.append(f"turn {done.turn} {done.outcome} ({failure}) changed the story")
 
 
 def _summary(
