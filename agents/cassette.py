@@ -16,8 +16,6 @@ from pathlib import Path
 
 from fabula.errors import ConfigError
 
-__all__ = ["cassette", "check_cassette"]
-
 _PRIVATE_HEADERS = ["authorization", "api-key", "openai-organization", "openai-project"]
 
 

@@ -11,33 +11,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from fabula.agents.views import AuthorView
+
 # the summariser's contract is memory's own (consolidation calls it, and memory never
 # imports the roles); re-exported here with the others
-from fabula.agents.views import AuthorView
-from fabula.memory.summarise import NodeSummary, SummaryRequest
-
-__all__ = [
-    "INTENT_FIELDS",
-    "LINE_CHARS",
-    "MAX_ACTIONS",
-    "MAX_BEATS",
-    "MAX_FOCAL",
-    "Action",
-    "CharacterBrief",
-    "ChatRequest",
-    "Decision",
-    "Draft",
-    "Finding",
-    "FindingKind",
-    "IntentField",
-    "IntentKind",
-    "IntentTakes",
-    "NodeSummary",
-    "Proposal",
-    "SummaryRequest",
-    "TurnPlan",
-    "WriteRequest",
-]
+from fabula.memory.summarise import NodeSummary as NodeSummary
+from fabula.memory.summarise import SummaryRequest as SummaryRequest
 
 
 class _Contract(BaseModel):

@@ -34,8 +34,6 @@ from fabula.logs import get_logger
 from fabula.memory.index.vectors import Embedder
 from fabula.settings import Settings
 
-__all__ = ["OpenAIEmbedder", "make_embedder"]
-
 log = get_logger(__name__)
 T = TypeVar("T")
 

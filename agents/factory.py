@@ -30,8 +30,6 @@ from fabula.agents.writer.model import ModelWriter
 from fabula.agents.writer.offline import OfflineWriter
 from fabula.settings import Role, Settings
 
-__all__ = ["make_roles", "make_summariser", "offline_roles"]
-
 
 def offline_roles() -> Roles:
     """Every role on the deterministic offline engine."""

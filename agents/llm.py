@@ -95,8 +95,6 @@ from fabula.errors import (
 from fabula.logs import get_logger
 from fabula.settings import ModelSettings
 
-__all__ = ["CompatChat", "Method", "ModelClient", "Prose", "make_chat_model", "make_client"]
-
 T = TypeVar("T", bound=BaseModel)
 Method = Literal["json_schema", "function_calling", "json_object"]
 TokenParameter = Literal["max_tokens", "max_completion_tokens"]

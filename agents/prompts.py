@@ -14,8 +14,6 @@ from pathlib import Path
 
 from fabula.errors import ConfigError
 
-__all__ = ["Prompt", "load_prompt"]
-
 _ROOT = Path(__file__).parent
 _NAME = re.compile(r"[A-Za-z0-9_-]+")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")

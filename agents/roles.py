@@ -28,18 +28,6 @@ from fabula.memory.recall.plan import RecallPlan, RecallRequest
 from fabula.memory.store import StoryStore
 from fabula.memory.summarise import Summariser
 
-__all__ = [
-    "CharacterRole",
-    "ChatVoiceRole",
-    "CriticRole",
-    "MemoryBuilderRole",
-    "PlannerRole",
-    "RecallPlannerRole",
-    "Roles",
-    "SummariserRole",
-    "WriterRole",
-]
-
 
 class PlannerRole(Protocol):
     """Plans a turn from the author's view; a re-plan (``attempt`` > 0) sees the notes of

@@ -29,23 +29,6 @@ from typing import Any
 
 from pydantic import BaseModel
 
-__all__ = [
-    "ENUM_LIMIT",
-    "STRICT_KEYWORDS",
-    "array",
-    "cached",
-    "closed",
-    "expanded",
-    "integer",
-    "line",
-    "maybe",
-    "named",
-    "one_of",
-    "shared",
-    "strict_problems",
-    "strict_schema",
-]
-
 # What OpenAI's strict structured outputs support (anything else is refused), from its
 # guide "Structured model outputs", section "Supported schemas"
 # (https://platform.openai.com/docs/guides/structured-outputs#supported-schemas, as quoted in

@@ -30,16 +30,6 @@ from contextvars import ContextVar
 import httpx2 as httpx  # the OpenAI client's own HTTP library (a fork of httpx)
 import openai
 
-__all__ = [
-    "ReplyBound",
-    "ReplyCompressed",
-    "ReplyTooLarge",
-    "ReplyTooSlow",
-    "bounded_http_client",
-    "deadline",
-    "reply_bound",
-]
-
 _deadline: ContextVar[float | None] = ContextVar("fabula_model_deadline", default=None)
 
 

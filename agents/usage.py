@@ -20,19 +20,6 @@ from dataclasses import asdict, dataclass
 
 from fabula.settings import Price
 
-__all__ = [
-    "ReplyRecord",
-    "RoleUsage",
-    "UsageMeter",
-    "add_usage",
-    "cost_of",
-    "metering",
-    "record_call",
-    "record_reply",
-    "record_retry",
-    "record_truncation",
-]
-
 _open: ContextVar[tuple[UsageMeter, ...]] = ContextVar("fabula_usage_meters", default=())
 
 

@@ -16,8 +16,6 @@ from fabula.memory.snapshot import Moment, read_snapshot
 from fabula.memory.store import StoryStore
 from fabula.worlds.pack import CharacterSpec, WorldPack
 
-__all__ = ["AuthorView", "author_view"]
-
 
 @dataclass(frozen=True, kw_only=True)
 class AuthorView(Moment):

@@ -19,8 +19,6 @@ from fabula.memory.index.vectors import Embedder
 from fabula.memory.server import redis_url
 from fabula.settings import MODEL_TIMEOUT_S, WRITER_MAX_TOKENS, Settings
 
-__all__ = ["bench_app"]
-
 bench_app = typer.Typer(
     help="Benchmarks, each with its baselines in the same run.", rich_markup_mode=None
 )

@@ -36,7 +36,7 @@ import redis
 import redis.asyncio as aredis
 
 from fabula.agents.roles import MemoryBuilderRole
-from fabula.bench.report import print_table, write_json
+from fabula.bench.report import write_json
 from fabula.graph.commit import CommitPath, commit_text
 from fabula.memory.answer import answer
 from fabula.memory.delta import DeltaBuilder, TurnDelta
@@ -46,22 +46,6 @@ from fabula.memory.rules import WorldRules
 from fabula.memory.server import EmbeddedRedis, connect_async
 from fabula.memory.store import StoryStore
 from fabula.settings import FsyncPolicy, Settings
-
-__all__ = [
-    "QuestionBench",
-    "Scored",
-    "appendfsync",
-    "bench_main",
-    "bench_redis",
-    "create_story",
-    "print_table",
-    "private_redis_url",
-    "rate",
-    "rates_by",
-    "run_id",
-    "write_answers",
-    "write_json",
-]
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,6 @@ from typing import Any
 
 from fabula.errors import InvalidInput
 
-__all__ = ["json_lines", "malformed", "parsing", "read_json", "read_text"]
-
 _PARSE_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError)
 
 

@@ -25,8 +25,6 @@ from fabula.bench.data import json_lines, malformed, parsing
 from fabula.bench.report import print_table
 from fabula.memory.rules import WorldRules
 
-__all__ = ["HITOM_RULES", "HitomItem", "load_hitom", "run_hitom"]
-
 HITOM_RULES = WorldRules(open_containers=True, trust="fresher", belief_depth=4)
 CONCURRENCY = 16
 _NUMBER = re.compile(r"^\d+\s+")

@@ -37,8 +37,6 @@ from pathlib import Path
 
 from fabula.settings import Settings
 
-__all__ = ["LLAMA_BUILD", "LLAMA_VERSION", "MODEL_NAME", "Engine", "LlamaServer", "find_engine"]
-
 LLAMA_VERSION = "0.3.36"  # tools/llama.sh: llama-cpp-python's sdist, which vendors llama.cpp
 LLAMA_BUILD = f"{LLAMA_VERSION}-noamx"  # tools/llama.sh's cache folder: the source and its flags
 MODEL_NAME = "gemma-3-270m"  # the name the tests and the docs ask the server for

@@ -37,8 +37,6 @@ from fabula.memory import keys
 from fabula.memory.connection import connect_async, declare_cluster, is_cluster
 from fabula.settings import Settings
 
-__all__ = ["run", "run_load"]
-
 
 def _settings() -> Settings:
     return Settings(home=Path(tempfile.gettempdir()), consolidate="off")

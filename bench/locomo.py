@@ -48,16 +48,9 @@ from typing import Any, TypeVar
 import bm25s
 import Stemmer
 
-from fabula.bench.common import (
-    commit_path,
-    create_story,
-    print_table,
-    private_redis_url,
-    rate,
-    run_id,
-    write_json,
-)
+from fabula.bench.common import commit_path, create_story, private_redis_url, rate, run_id
 from fabula.bench.data import malformed, parsing, read_json
+from fabula.bench.report import print_table, write_json
 from fabula.errors import ModelUnavailable
 from fabula.graph.commit import commit_delta
 from fabula.memory.acl import CharacterMind, open_mind
@@ -69,8 +62,6 @@ from fabula.memory.records import slug
 from fabula.memory.rules import WorldRules
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter, default_counter
-
-__all__ = ["Conversation", "Line", "load_locomo", "run_locomo", "session_delta"]
 
 CATEGORIES = ("1", "2", "3", "4", "5")
 TARGET_CATEGORIES = frozenset({1, 2, 3, 4})

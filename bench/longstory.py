@@ -31,13 +31,12 @@ from fabula.bench.common import (
     bench_redis,
     commit_path,
     create_story,
-    print_table,
     rate,
     run_id,
     write_answers,
-    write_json,
 )
 from fabula.bench.data import json_lines, malformed, parsing
+from fabula.bench.report import print_table, write_json
 from fabula.graph.commit import commit_text
 from fabula.memory.answer import UNKNOWN, answer
 from fabula.memory.delta import DeltaBuilder, TurnDelta
@@ -46,15 +45,6 @@ from fabula.memory.recall.context import author_context, character_context
 from fabula.memory.records import CONTAINER, slug
 from fabula.memory.rules import WorldRules
 from fabula.memory.store import StoryStore
-
-__all__ = [
-    "LONGSTORY_RULES",
-    "LongStory",
-    "Probe",
-    "load_longstory",
-    "run_longstory",
-    "setup_delta",
-]
 
 LONGSTORY_RULES = WorldRules(open_containers=False, trust="always")
 CONTEXT_BUDGET = 1200

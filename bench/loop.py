@@ -22,8 +22,6 @@ from fabula.graph.service import Fabula
 from fabula.settings import Settings
 from fabula.worlds.pack import CharacterSpec, ObjectSpec, PlaceSpec, WorldPack
 
-__all__ = ["run_loop", "synthetic_world"]
-
 PLACES = ("hall", "library", "garden")
 
 

@@ -50,8 +50,6 @@ from fabula.worlds.imports.keys import KeyError_, is_regex_key, key_matches
 from fabula.worlds.loader import load_world, setup_delta
 from fabula.worlds.lore import Lore, LoreBook, LoreEntry, split_decorators
 
-__all__ = ["lorebook", "naive_activate", "run", "run_lore"]
-
 _WORD = re.compile(r"\w+")
 REGEX_SHARE = 0.005
 """The share of entries with a regex key: a regular expression is no index's, every one is

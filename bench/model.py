@@ -61,24 +61,6 @@ from fabula.testing.fake_openai import TEXT, FakeOpenAI, Reply, message_text, re
 from fabula.worlds.loader import load_world
 from fabula.worlds.pack import WorldPack
 
-__all__ = [
-    "Faults",
-    "Server",
-    "StoryModel",
-    "by_role",
-    "check_commit",
-    "plan_strings",
-    "real_leaks",
-    "run",
-    "run_against",
-    "run_model",
-    "run_server",
-    "schema_enums",
-    "schema_modes",
-    "server_settings",
-    "story_snapshot",
-]
-
 SECRET = "SECRET"
 # narration about a character, which the offline readers leave to the model
 FILLER = ("{name} watched the gulls.", "{name} stood still for a while.", "{name} hummed a tune.")

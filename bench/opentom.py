@@ -70,17 +70,6 @@ from fabula.memory.records import CONTAINER, Entity, slug
 from fabula.memory.rules import WorldRules
 from fabula.memory.store import StoryStore
 
-__all__ = [
-    "GROUPS",
-    "OPENTOM_RULES",
-    "OtQuestion",
-    "OtStory",
-    "load_opentom",
-    "macro_f1",
-    "run_opentom",
-    "setup_delta",
-]
-
 KIND = "OpenToM"
 OPENTOM_RULES = WorldRules()
 GROUPS = (

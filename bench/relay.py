@@ -33,8 +33,6 @@ from urllib.parse import urlsplit
 from fabula.testing.fake_openai import JSON_SCHEMA_REJECTION, request_schema
 from fabula.testing.local_server import LocalServer
 
-__all__ = ["Exchange", "Relay"]
-
 
 @dataclass
 class Exchange:

@@ -10,8 +10,6 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-__all__ = ["percentiles", "print_table", "write_json"]
-
 
 def percentiles(samples_ms: Sequence[float]) -> dict[str, float]:
     """``{"p50": …, "p95": …}`` of samples in milliseconds (nearest-rank)."""

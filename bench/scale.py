@@ -55,8 +55,6 @@ from fabula.memory.store import StoryStore
 from fabula.worlds.loader import setup_delta
 from fabula.worlds.pack import WorldPack
 
-__all__ = ["CountingRedis", "run_cast", "run_scale"]
-
 PLACES = 10
 OBJECTS = 200
 EVENTS_PER_TURN = 5

@@ -57,8 +57,6 @@ from fabula.worlds.pack import (
     WorldPack,
 )
 
-__all__ = ["Reference", "achieved", "generate_pack", "run", "run_story_bench"]
-
 SHIPPED = ("hollow_book", "lighthouse")
 REPEAT_WINDOW = 5
 FORK_AFTER = 3  # autonomous turns before the hypothesis fork

@@ -27,8 +27,6 @@ from fabula.bench.report import print_table
 from fabula.errors import InvalidInput
 from fabula.memory.rules import WorldRules
 
-__all__ = ["TOMI_RULES", "TomiItem", "load_tomi", "run_tomi"]
-
 TOMI_RULES = WorldRules(open_containers=True)
 TYPES = (
     "reality",

@@ -52,8 +52,6 @@ from fabula.errors import FabulaError
 from fabula.graph.service import Fabula, reading
 from fabula.settings import FsyncPolicy, Settings
 
-__all__ = ["CONCURRENCY", "TARGETS", "run", "run_web"]
-
 TARGETS = {"pages_ms_p95": 100.0, "approve_ms_p95": 150.0}
 DRAFTS = 3  # drafts a choice is made among
 CHOICES = 2  # turns per story written as DRAFTS alternatives, one chosen

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import typer
 
-from fabula.graph.cli import app
+from fabula.graph.cli import app as app
 from fabula.graph.cli.app import add_lazy
-
-__all__ = ["app", "main"]
 
 
 def _bench() -> typer.Typer:

@@ -23,8 +23,6 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["exports"]
-
 
 def exports(
     package: str, homes: Mapping[str, str]

@@ -27,8 +27,6 @@ from dataclasses import dataclass
 
 from fabula.errors import LimitExceeded
 
-__all__ = ["DEFAULT_DELTA_BYTES", "DEFAULT_TURN_TEXT_BYTES", "Limits"]
-
 DEFAULT_TURN_TEXT_BYTES = 64 * 1024
 DEFAULT_DELTA_BYTES = 16 * 1024 * 1024
 

@@ -12,8 +12,6 @@ import sys
 
 import structlog
 
-__all__ = ["configure_logging", "get_logger"]
-
 _configured = False
 
 

@@ -45,24 +45,6 @@ from fabula.errors import ConfigError
 from fabula.limits import DEFAULT_DELTA_BYTES, DEFAULT_TURN_TEXT_BYTES, Limits
 from fabula.logs import get_logger
 
-__all__ = [
-    "LORE_BUDGET",
-    "ROLES",
-    "VARIABLES",
-    "WRITER_MAX_TOKENS",
-    "CounterName",
-    "Env",
-    "FsyncPolicy",
-    "ModelSettings",
-    "Price",
-    "Role",
-    "SchemaStyle",
-    "Settings",
-    "Variable",
-    "default_home",
-    "markdown_table",
-]
-
 log = get_logger(__name__)
 
 Role = Literal["planner", "character", "writer", "memory_builder", "summariser"]

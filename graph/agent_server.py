@@ -29,8 +29,6 @@ from fabula.graph.build import build_turn_graph
 from fabula.graph.service import Fabula
 from fabula.settings import Settings
 
-__all__ = ["ServerContext", "graph"]
-
 
 class ServerContext(TypedDict, total=False):
     """What a run may pass as its context: ``auto`` approves every turn by itself."""

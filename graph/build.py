@@ -27,8 +27,6 @@ from fabula.graph import nodes
 from fabula.graph.runtime import TurnContext
 from fabula.graph.state import CharacterTask, TurnState
 
-__all__ = ["NodeWrapper", "build_turn_graph", "thread_id"]
-
 # Given a node (or a routing function) taking ``(state, runtime)``, one that does the same
 # with another run-time context (the Agent Server entry builds Fabula's context this way).
 NodeWrapper = Callable[[Callable[..., Any]], Callable[..., Any]]

@@ -28,8 +28,6 @@ from fabula.memory.index.indexer import Indexer
 from fabula.memory.index.vectors import Embedder
 from fabula.memory.store import StoryStore
 
-__all__ = ["CommitPath", "another_writer", "commit_delta", "commit_text", "read_text"]
-
 
 @dataclass(frozen=True)
 class CommitPath:

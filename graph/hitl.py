@@ -23,8 +23,6 @@ from typing import Any
 from fabula.agents.contracts import Decision
 from fabula.errors import InvalidInput
 
-__all__ = ["ACTION", "decision_from", "hitl_request"]
-
 ACTION = "commit_turn"
 """The name of the one action a Fabula approval asks about."""
 

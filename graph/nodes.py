@@ -56,23 +56,6 @@ from fabula.memory.drafts import read_drafts
 from fabula.memory.index.build import behind, index_through
 from fabula.memory.store import StoryStore
 
-__all__ = [
-    "abandon",
-    "approve",
-    "character",
-    "commit",
-    "critique",
-    "fan_out",
-    "plan",
-    "preview",
-    "reread",
-    "route_after_approve",
-    "route_after_critique",
-    "route_after_reread",
-    "route_after_write",
-    "write",
-]
-
 log = get_logger(__name__)
 
 REVISION_KEPT = Finding(

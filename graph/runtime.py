@@ -24,8 +24,6 @@ from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter, default_counter
 from fabula.settings import Settings
 
-__all__ = ["CommitObserver", "Committed", "Consolidator", "Roles", "RunCache", "TurnContext"]
-
 Consolidator = Callable[[StoryStore, int], Awaitable[None]]
 
 

@@ -22,20 +22,6 @@ from fabula.agents.usage import add_usage
 from fabula.errors import InvalidInput
 from fabula.memory.delta import TurnDelta
 
-__all__ = [
-    "CHECKPOINT_TYPES",
-    "MAX_PART_CHARS",
-    "ApprovalRequest",
-    "CharacterTask",
-    "HypothesesPreview",
-    "Part",
-    "PartRequest",
-    "Preview",
-    "TurnState",
-    "gather_proposals",
-    "part_from",
-]
-
 
 class HypothesesPreview(BaseModel):
     """The hypotheses a draft would propose (their premises) and realise (their ids)."""

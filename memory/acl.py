@@ -34,18 +34,6 @@ from fabula.memory.records import Entity, Memory
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter
 
-__all__ = [
-    "CHARACTER_COMMANDS",
-    "MAX_OPEN_MINDS",
-    "MIND_CONNECTIONS",
-    "CharacterCredentials",
-    "CharacterMind",
-    "MindPool",
-    "character_credentials",
-    "ensure_character_user",
-    "open_mind",
-]
-
 log = get_logger(__name__)
 
 # What a character's connection may run: reads of single keys (each checked against the

@@ -17,8 +17,6 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
-__all__ = ["REQUIRED_FIELDS", "ActionKind", "Clause", "StoryAction"]
-
 ActionKind = Literal[
     "enter",
     "exit",

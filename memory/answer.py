@@ -33,8 +33,6 @@ from fabula.memory.projections import chain_history, project_beliefs, project_wo
 from fabula.memory.records import Belief, State, slug
 from fabula.memory.store import StoryStore
 
-__all__ = ["UNKNOWN", "Question", "answer", "parse_question", "resolve_chain"]
-
 UNKNOWN = "unknown"
 QuestionKind = Literal["where", "where_initially", "attribute"]
 

@@ -20,8 +20,6 @@ from redis.exceptions import RedisError
 from fabula.errors import FabulaError
 from fabula.memory.store import StoryStore
 
-__all__ = ["BranchTasks"]
-
 log = structlog.get_logger(__name__)
 
 Job = Callable[[StoryStore], Awaitable[None]]

@@ -30,8 +30,6 @@ from fabula.memory.projections import (
 from fabula.memory.records import Belief, Development, Hypothesis, Memory
 from fabula.memory.store import StoryStore
 
-__all__ = ["fork"]
-
 
 async def fork(
     parent: StoryStore, at_turn: int, branch: str, *, pursue: str | None = None

@@ -36,19 +36,6 @@ import redis.asyncio as aredis
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.cluster import RedisCluster
 
-__all__ = [
-    "POOL_CONNECTIONS",
-    "POOL_WAIT_S",
-    "connect",
-    "connect_async",
-    "declare_cluster",
-    "is_cluster",
-    "node_client",
-    "redact",
-    "transaction",
-    "without_credentials",
-]
-
 _cluster: dict[str, bool] = {}
 
 POOL_CONNECTIONS = 128

@@ -29,20 +29,6 @@ from fabula.memory.records import Closure, Entity, Event, HierarchyNode
 from fabula.memory.store import TurnText
 from fabula.memory.timeref import parse_clock
 
-__all__ = [
-    "PLOT_ID",
-    "SUMMARY_CHARS",
-    "OpenScene",
-    "Thread",
-    "as_of",
-    "central_lines",
-    "consolidate_scenes",
-    "plot",
-    "plotline",
-    "plotline_id",
-    "thread_names",
-]
-
 PLOT_ID = "plot"
 SUMMARY_LINES = 3
 SUMMARY_CHARS = 400

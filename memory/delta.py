@@ -42,8 +42,6 @@ from fabula.memory.records import (
     slug,
 )
 
-__all__ = ["DeltaBuilder", "DevelopmentUpdate", "TurnDelta", "development_from", "realised"]
-
 
 class DevelopmentUpdate(BaseModel):
     """A new development (``kind`` and ``title`` set) or a status change of an existing one

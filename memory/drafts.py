@@ -20,8 +20,6 @@ from fabula.memory import keys
 from fabula.memory.connection import transaction
 from fabula.memory.store import StoryStore
 
-__all__ = ["CHOSEN", "DraftOption", "TurnDrafts", "choose_draft", "read_drafts", "save_drafts"]
-
 CHOSEN = "chosen"  # the hash field naming the draft that was committed
 
 

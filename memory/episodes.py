@@ -19,15 +19,6 @@ from pydantic import Field
 from fabula.memory.records import Entity, Event, Record
 from fabula.memory.timeref import parse_clock
 
-__all__ = [
-    "UTTERANCE_KINDS",
-    "EntityMatcher",
-    "Episode",
-    "episode_of",
-    "parse_episodes",
-    "time_score",
-]
-
 UTTERANCE_KINDS = frozenset({"say", "tell", "claim", "inform", "ask"})
 _SEQ = 10_000  # story time as one number: turn * _SEQ + seq
 

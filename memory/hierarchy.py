@@ -52,17 +52,6 @@ from fabula.memory.consolidation import (
 from fabula.memory.records import Development, Entity, Event, HierarchyNode
 from fabula.memory.store import StoryStore
 
-__all__ = [
-    "PLOT_ID",
-    "consolidate",
-    "consolidate_turn",
-    "nodes",
-    "plotline_id",
-    "related_nodes",
-    "scenes",
-    "unfold",
-]
-
 log = get_logger(__name__)
 
 _MARK = "@through"  # the watermark's field in the threads hash (consolidation's bookkeeping)

@@ -33,8 +33,6 @@ from fabula.memory.tracking import (
     track,
 )
 
-__all__ = ["basis", "build_turn", "read_prior"]
-
 _COMMUNICATION = ("tell", "claim", "say")
 
 

@@ -26,8 +26,6 @@ from fabula.memory.server.urls import redis_url
 from fabula.memory.store import StoryStore
 from fabula.settings import Settings
 
-__all__ = ["QUEUE", "consolidate", "enqueue_consolidation", "worker_url"]
-
 QUEUE = "fabula"
 
 

@@ -52,50 +52,6 @@ import re
 
 from fabula.errors import InvalidId
 
-__all__ = [
-    "DELETED_S",
-    "INDEX_GENERATION",
-    "STORIES",
-    "EpisodeKeys",
-    "acl_secret",
-    "acl_user",
-    "background_usage",
-    "belief_chains",
-    "belief_from",
-    "belief_records",
-    "beliefs_current",
-    "branches",
-    "check_id",
-    "commit_layout",
-    "common_pattern",
-    "decision_lock",
-    "deleted",
-    "developments",
-    "drafts",
-    "entities",
-    "events",
-    "fence",
-    "head",
-    "hypotheses",
-    "index_layout",
-    "index_prefix",
-    "known_entities",
-    "meta",
-    "mind_lore",
-    "mind_pattern",
-    "mind_prefix",
-    "mind_voice",
-    "shared_groups",
-    "shared_log",
-    "snapshot_layout",
-    "story_pattern",
-    "turns",
-    "usage",
-    "world_current",
-    "world_from",
-    "world_records",
-]
-
 STORIES = "fab:stories"
 _ID_RE = re.compile(r"^[a-z0-9][a-z0-9_\-]{0,63}$")
 

@@ -18,8 +18,6 @@ from redis.exceptions import LockError, LockNotOwnedError, RedisError
 
 from fabula.logs import get_logger
 
-__all__ = ["renewed"]
-
 log = get_logger(__name__)
 
 

@@ -12,8 +12,6 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["MAIN", "Ancestor", "Branch", "branch_for"]
-
 MAIN = "main"  # every story's first branch; it has no parent
 
 

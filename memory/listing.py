@@ -16,8 +16,6 @@ from fabula.memory import keys
 if TYPE_CHECKING:
     import redis.asyncio as aredis
 
-__all__ = ["Listed", "listed", "story_names"]
-
 MAIN = "main"  # fabula.memory.lineage.MAIN: every story's first branch
 
 

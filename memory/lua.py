@@ -16,8 +16,6 @@ from typing import Any
 import redis.asyncio as aredis
 from redis.exceptions import NoPermissionError, ResponseError
 
-__all__ = ["LIBRARY", "VERSION", "fcall", "fcall_ro", "load_functions"]
-
 _SOURCE = resources.files("fabula.memory").joinpath("fabula.lua").read_text()
 VERSION = hashlib.sha1(_SOURCE.encode()).hexdigest()[:16]
 LIBRARY = _SOURCE.replace("@VERSION@", VERSION)

@@ -21,8 +21,6 @@ from fabula.memory.roster import missing_roster
 from fabula.memory.schema import SCHEMA_FIELD, SCHEMA_VERSION, stored_version
 from fabula.memory.store import StoryStore
 
-__all__ = ["RecordsMigrated", "migrate_records", "story_version"]
-
 
 @dataclass(frozen=True)
 class RecordsMigrated:

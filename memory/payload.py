@@ -65,13 +65,6 @@ from fabula.memory.records import Belief, Event, Memory, State, event_turn
 from fabula.memory.tracking.nested import group_id, group_json, stored_shared
 from fabula.memory.validate import Ref
 
-__all__ = [
-    "CommitCall",
-    "CommitHeader",
-    "encode_commit",
-    "stored",
-]
-
 
 class EntityColumns(TypedDict):
     """The new entities."""

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-__all__ = ["place_of"]
-
 
 def place_of(
     entity: str, where: Callable[[str], str | None], is_place: Callable[[str], bool]

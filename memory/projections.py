@@ -64,23 +64,6 @@ def parse_beliefs(values: Sequence[str]) -> list[Belief]:
     return _BELIEFS.parse(values)
 
 
-__all__ = [
-    "MAX_LISTED_CHAINS",
-    "BeliefView",
-    "WorldView",
-    "chain_history",
-    "mind_as_of",
-    "parse_beliefs",
-    "parse_states",
-    "project_beliefs",
-    "project_developments",
-    "project_hypotheses",
-    "project_world",
-    "recall",
-    "shared_log",
-]
-
-
 @dataclass(frozen=True)
 class WorldView:
     """The shared world W: every current state by slot (``subject|attribute``)."""

@@ -50,8 +50,6 @@ from dataclasses import dataclass, field
 from fabula.memory.records import Entity, Event, Fact, is_secret, slug
 from fabula.memory.text import split_clauses, split_sentences
 
-__all__ = ["Recollections", "recollect", "recollect_each", "render_event"]
-
 Span = tuple[int, int]
 _SPEECH = frozenset({"say", "tell", "inform", "claim", "ask"})
 _QUOTED = re.compile(r'"[^"\n]+"|\u201c[^\u201d\n]+\u201d')

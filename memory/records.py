@@ -21,42 +21,6 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = [
-    "ACQUISITION_MODES",
-    "CONTAINER",
-    "SECRET",
-    "AcquisitionMode",
-    "Attitude",
-    "Belief",
-    "Closure",
-    "Development",
-    "DevelopmentKind",
-    "DevelopmentStatus",
-    "Entity",
-    "EntityKind",
-    "Event",
-    "Fact",
-    "HierarchyLevel",
-    "HierarchyNode",
-    "Hypothesis",
-    "HypothesisStatus",
-    "Memory",
-    "Record",
-    "SharedBelief",
-    "SourceSpan",
-    "State",
-    "StatusChange",
-    "SummaryBy",
-    "TruthStatus",
-    "event_id",
-    "event_position",
-    "event_turn",
-    "is_secret",
-    "secret_attribute",
-    "secret_text",
-    "slug",
-]
-
 EntityKind = Literal["character", "place", "object", "group"]
 TruthStatus = Literal["true", "false", "unknown"]
 AcquisitionMode = Literal[

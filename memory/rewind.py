@@ -32,8 +32,6 @@ from fabula.memory.projections import parse_beliefs, parse_states
 from fabula.memory.records import Belief, Development, Hypothesis, State, event_turn
 from fabula.memory.store import StoryStore
 
-__all__ = ["RewindPlan", "branch_keys", "drop_branch", "rewind"]
-
 _CLOSED = ',"valid_to":'
 
 

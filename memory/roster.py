@@ -23,8 +23,6 @@ from fabula.memory.records import Belief, Memory
 from fabula.memory.store import StoryStore
 from fabula.memory.tracking.nested import parse_shared
 
-__all__ = ["missing_roster"]
-
 
 async def missing_roster(
     admin: aredis.Redis, story: str, character: str, branch: str

@@ -51,8 +51,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from fabula.memory.validate import MAX_CHAIN
 
-__all__ = ["TrustPolicy", "WorldRules"]
-
 TrustPolicy = Literal["fresher", "always", "never"]
 
 

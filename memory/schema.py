@@ -19,8 +19,6 @@ from __future__ import annotations
 
 from fabula.errors import Remedy, StoryOutdated
 
-__all__ = ["SCHEMA_FIELD", "SCHEMA_VERSION", "outdated", "stored_version"]
-
 SCHEMA_VERSION = 2
 """The version this Fabula writes and reads."""
 

@@ -31,8 +31,6 @@ from fabula.memory.lua import fcall
 from fabula.memory.payload import CommitCall
 from fabula.memory.server.disk import disk_error
 
-__all__ = ["FENCE_S", "SETTLE_S", "Status", "send_commit"]
-
 Status = Literal["committed", "duplicate"]
 """A commit's outcome: written, or already there with the same digest (a no-op)."""
 

@@ -22,8 +22,6 @@ from fabula.memory.projections import BeliefView, WorldView, parse_beliefs, pars
 from fabula.memory.records import Development, Entity, Hypothesis
 from fabula.memory.store import StoryStore, TurnText
 
-__all__ = ["Moment", "Snapshot", "read_snapshot"]
-
 M = TypeVar("M", bound=BaseModel)
 
 

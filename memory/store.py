@@ -45,15 +45,6 @@ from fabula.memory.server.disk import FULL_REASONS, disk_error
 from fabula.memory.settle import Status, send_commit
 from fabula.memory.validate import validate_delta
 
-__all__ = [
-    "DECISION_LOCK_S",
-    "CommitResult",
-    "StoryInfo",
-    "StoryStore",
-    "TurnText",
-    "list_stories",
-]
-
 log = get_logger(__name__)
 
 

@@ -42,22 +42,10 @@ from fabula.errors import FabulaError, ModelOutputError, StoryDeleted
 from fabula.logs import get_logger
 from fabula.memory import keys
 from fabula.memory.connection import transaction
-from fabula.memory.hierarchy import PLOT_ID, plotline_id
+from fabula.memory.consolidation import PLOT_ID, plotline_id
 from fabula.memory.projections import project_developments
 from fabula.memory.records import Development, HierarchyNode
 from fabula.memory.store import StoryStore
-
-__all__ = [
-    "CLAIM_S",
-    "INPUT_CHARS",
-    "SUMMARY_CHARS",
-    "TITLE_CHARS",
-    "NodeSummary",
-    "Summarised",
-    "Summariser",
-    "SummaryRequest",
-    "summarise_closed",
-]
 
 log = get_logger(__name__)
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-__all__ = ["has_word", "split_clauses", "split_sentences"]
-
 # where one clause of a sentence ends and the next begins (outside quotation marks)
 _CLAUSE_BREAK = re.compile(
     r"\s*(?:;|:|,\s*(?:and|but|while|then|so|as|before|after|when|whereupon)\b|"

@@ -18,8 +18,6 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Clock", "TimeRef", "parse_clock", "time_reference"]
-
 _MONTHS = {
     name: i + 1
     for i, names in enumerate(

@@ -32,16 +32,6 @@ import tiktoken
 
 from fabula.settings import CounterName
 
-__all__ = [
-    "ApproximateCounter",
-    "TiktokenCounter",
-    "TokenCounter",
-    "default_counter",
-    "fit",
-    "shipped_encoding",
-    "truncate_to_budget",
-]
-
 
 @runtime_checkable
 class TokenCounter(Protocol):

@@ -16,8 +16,6 @@ from fabula.memory.delta import TurnDelta
 from fabula.memory.keys import check_id
 from fabula.memory.records import EntityKind, SourceSpan, event_id, slug
 
-__all__ = ["MAX_CHAIN", "Ref", "validate_delta"]
-
 MAX_CHAIN = 8
 RefKind = Literal["entity", "event", "development", "hypothesis", "new_entity", "new_development"]
 

@@ -6,8 +6,6 @@ from __future__ import annotations
 from collections.abc import Collection
 from pathlib import Path
 
-__all__ = ["senses", "synsets"]
-
 _POINTER_POS = {"noun": "n", "verb": "v"}
 
 

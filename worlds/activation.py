@@ -54,19 +54,6 @@ from fabula.worlds.imports.keys import (
 )
 from fabula.worlds.lore import LoreEntry, split_decorators
 
-__all__ = [
-    "Activated",
-    "Activation",
-    "Admission",
-    "Fired",
-    "activate",
-    "activation",
-    "count_words",
-    "decorators_of",
-    "delayed",
-    "secondary_holds",
-]
-
 log = get_logger(__name__)
 
 Fired = Literal["constant", "key", "recursion", "decorator"]

@@ -44,8 +44,6 @@ from typing import Literal
 
 from fabula.memory.records import slug
 
-__all__ = ["FORMS", "Goal", "GoalKind", "natural_goal", "parse_goal", "unreadable_goals"]
-
 GoalKind = Literal[
     "get",
     "find",

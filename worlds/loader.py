@@ -31,15 +31,6 @@ from fabula.memory.records import (
 from fabula.worlds.lore import BELIEF_EXTENSION, extension, known_to
 from fabula.worlds.pack import WorldPack
 
-__all__ = [
-    "builtin_worlds",
-    "load_world",
-    "minds_lore",
-    "pack_assets",
-    "parse_world",
-    "setup_delta",
-]
-
 _BUILTIN = Path(__file__).resolve().parent
 log = get_logger(__name__)
 

@@ -33,26 +33,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = [
-    "BELIEF_EXTENSION",
-    "CHARACTER_EXTENSION",
-    "ENTITY_EXTENSION",
-    "SOURCE_EXTENSION",
-    "STATE_EXTENSION",
-    "VISIBILITY_EXTENSION",
-    "Greeting",
-    "KeptCard",
-    "Lore",
-    "LoreBook",
-    "LoreEntry",
-    "SecondaryLogic",
-    "audience",
-    "extension",
-    "known_to",
-    "parse_lore",
-    "split_decorators",
-]
-
 CHARACTER_EXTENSION = "fabula/character"
 """The extension of an exported card holding the character's Fabula name and aliases."""
 SOURCE_EXTENSION = "fabula/source"

@@ -91,15 +91,6 @@ from fabula.memory.rules import WorldRules
 from fabula.worlds.goals import unreadable_goals
 from fabula.worlds.lore import Greeting, Lore, audience
 
-__all__ = [
-    "CharacterSpec",
-    "DevelopmentSpec",
-    "ObjectSpec",
-    "Opening",
-    "PlaceSpec",
-    "WorldPack",
-]
-
 
 class _Spec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)

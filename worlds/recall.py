@@ -30,18 +30,6 @@ from fabula.worlds.activation import Activated, activation, count_words
 from fabula.worlds.lore import LoreBook, LoreEntry, parse_lore, split_decorators
 from fabula.worlds.pack import WorldPack
 
-__all__ = [
-    "LORE_BUDGET",
-    "Books",
-    "Lit",
-    "Recalled",
-    "activate_books",
-    "books_of",
-    "character_lore",
-    "recall_books",
-    "world_books",
-]
-
 
 @dataclass(frozen=True)
 class Books:

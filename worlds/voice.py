@@ -28,17 +28,6 @@ from fabula.memory.records import slug
 from fabula.worlds.activation import count_words
 from fabula.worlds.pack import WorldPack
 
-__all__ = [
-    "VOICE_CHARS",
-    "VOICE_EXEMPLARS",
-    "VOICE_KEPT",
-    "VOICE_SHARE",
-    "Exemplar",
-    "minds_voice",
-    "nearest",
-    "parse_voice",
-]
-
 VOICE_EXEMPLARS = 3
 """Exemplars of a character's voice given for one turn (to its agent, to the writer)."""
 VOICE_SHARE = 8

@@ -9,19 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fabula.agents.character.goals import directed_goal, parse_goal
+from fabula.agents.character.goals import directed_goal
 from fabula.agents.contracts import CharacterBrief, TurnPlan
 from fabula.agents.views import AuthorView
-
-__all__ = [
-    "brief_for",
-    "directed",
-    "goals_for",
-    "helping_goals",
-    "pursued_goal",
-    "readable",
-    "steering",
-]
+from fabula.worlds.goals import parse_goal
 
 
 def pursued_goal(view: AuthorView, hypothesis: str | None) -> tuple[str, str] | None:

@@ -17,8 +17,6 @@ from fabula.agents.contracts import ChatRequest
 from fabula.agents.llm import ModelClient
 from fabula.agents.prompts import load_prompt
 
-__all__ = ["ModelChatVoice", "render_chat"]
-
 
 def render_chat(request: ChatRequest) -> str:
     """The user message of a chat: the character's own secrets, the exemplars of its voice,

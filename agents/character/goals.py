@@ -28,24 +28,7 @@ from fabula.agents.contracts import Action
 from fabula.memory.places import place_of
 from fabula.memory.projections import BeliefView
 from fabula.memory.records import SECRET, Entity, Memory, slug
-from fabula.worlds.goals import FORMS, Goal, natural_goal, parse_goal
-
-__all__ = [
-    "DIRECTION_FORMS",
-    "FORMS",
-    "REFUSAL",
-    "SECRET_QUESTION",
-    "Goal",
-    "Situation",
-    "Step",
-    "answered",
-    "asked_before",
-    "directed_goal",
-    "parse_goal",
-    "read_goal",
-    "step",
-    "told_secret",
-]
+from fabula.worlds.goals import Goal, natural_goal, parse_goal
 
 _NAME = r"[A-Z][\w'-]*"
 ASK = re.compile(

@@ -42,23 +42,9 @@ from fabula.agents.schemas import array, cached, closed, line, maybe, one_of
 from fabula.memory.acl import CharacterMind
 from fabula.memory.projections import BeliefView
 from fabula.memory.records import Entity, Memory, slug
-from fabula.worlds.recall import LORE_BUDGET, activate_books, character_lore
+from fabula.settings import LORE_BUDGET
+from fabula.worlds.recall import activate_books, character_lore
 from fabula.worlds.voice import VOICE_EXEMPLARS, Exemplar, nearest, parse_voice
-
-__all__ = [
-    "CharacterProposal",
-    "MindPrompt",
-    "ModelCharacter",
-    "known_attributes",
-    "lore_lines",
-    "mind_prompt",
-    "proposal_json_schema",
-    "proposal_schema",
-    "recollections",
-    "render_mind",
-    "situation",
-    "voice_lines",
-]
 
 MEMORIES = 20  # the last first-person memories shown
 RECALL_BUDGET = 300  # tokens of older episodes recalled for the character's situation

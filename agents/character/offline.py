@@ -35,7 +35,6 @@ from fabula.agents.character.goals import (
     REFUSAL,
     SECRET_QUESTION,
     SECRET_REFUSAL,
-    Goal,
     Situation,
     answered,
     read_goal,
@@ -44,8 +43,7 @@ from fabula.agents.character.goals import (
 from fabula.agents.contracts import Action, CharacterBrief, Proposal
 from fabula.memory.acl import CharacterMind
 from fabula.memory.records import SECRET, Memory, slug
-
-__all__ = ["OfflineCharacter"]
+from fabula.worlds.goals import Goal
 
 _NAME = r"[A-Z][\w'-]*"
 _REQUEST = re.compile(

@@ -19,8 +19,6 @@ from fabula.agents.contracts import Action, CharacterBrief, Proposal
 from fabula.memory.acl import CharacterMind
 from fabula.memory.records import Belief, Entity
 
-__all__ = ["MEMORIES_SHOWN", "PlayedView", "intent_words", "played_view"]
-
 MEMORIES_SHOWN = 6
 """How many of its last first-person memories a played character's view shows."""
 

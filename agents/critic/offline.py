@@ -28,8 +28,6 @@ from fabula.agents.views import AuthorView
 from fabula.memory.delta import TurnDelta
 from fabula.memory.records import Belief, Event, State
 
-__all__ = ["OfflineCritic"]
-
 _ASSERTIONS = {"state", "perceive", "locate"}
 _SPEECH = {"tell", "claim", "say", "inform"}
 _VERB = {"take": "takes", "put": "puts", "move": "moves", "give": "gives", "drop": "drops"}

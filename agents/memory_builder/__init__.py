@@ -4,20 +4,9 @@
 store's views (committed by :mod:`fabula.graph.commit`).
 """
 
-from fabula.agents.memory_builder.extract import (
-    extract,
-    parse_clause,
-    parse_sentence,
-    split_sentences,
-)
-from fabula.agents.memory_builder.offline import OfflineMemoryBuilder, Reader, read_controlled
-
-__all__ = [
-    "OfflineMemoryBuilder",
-    "Reader",
-    "extract",
-    "parse_clause",
-    "parse_sentence",
-    "read_controlled",
-    "split_sentences",
-]
+from fabula.agents.memory_builder.extract import extract as extract
+from fabula.agents.memory_builder.extract import parse_clause as parse_clause
+from fabula.agents.memory_builder.extract import parse_sentence as parse_sentence
+from fabula.agents.memory_builder.offline import OfflineMemoryBuilder as OfflineMemoryBuilder
+from fabula.agents.memory_builder.offline import Reader as Reader
+from fabula.agents.memory_builder.offline import read_controlled as read_controlled

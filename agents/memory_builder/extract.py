@@ -41,8 +41,6 @@ from fabula.memory.actions import ActionKind, Clause, StoryAction
 from fabula.memory.records import is_secret, secret_text
 from fabula.memory.text import split_sentences
 
-__all__ = ["extract", "parse_clause", "parse_sentence", "split_sentences"]
-
 _STOP = {"The", "A", "An", "This", "That", "It", "He", "She", "They", "We", "I", "You"}
 _NAME = r"(?:(?!(?:The|A|An|This|That|It|He|She|They|We|I|You)\b)[A-Z][\w'-]*)"
 _NAMES = rf"(?:{_NAME}(?:(?:,? and |, ){_NAME})*)"

@@ -47,7 +47,6 @@ from pydantic import BaseModel, ConfigDict, create_model, model_validator
 from fabula.agents.contracts import LINE_CHARS, Finding
 from fabula.agents.llm import ModelClient
 from fabula.agents.memory_builder import readings
-from fabula.agents.memory_builder.extract import split_sentences
 from fabula.agents.memory_builder.offline import Reader
 from fabula.agents.memory_builder.prose import read_prose
 from fabula.agents.memory_builder.referents import NewEntity, Referents, RefKind, words
@@ -61,21 +60,7 @@ from fabula.memory.ingest import basis, build_turn
 from fabula.memory.projections import project_world
 from fabula.memory.records import Entity
 from fabula.memory.store import StoryStore
-from fabula.memory.text import has_word
-
-__all__ = [
-    "ExtractedActions",
-    "MemoryBuilderReader",
-    "ModelMemoryBuilder",
-    "actions_json_schema",
-    "actions_schema",
-    "may_tell",
-    "most_actions",
-    "read_first",
-    "render_text",
-    "second_readings",
-    "with_narration",
-]
+from fabula.memory.text import has_word, split_sentences
 
 log = get_logger(__name__)
 

@@ -20,8 +20,6 @@ from fabula.memory.delta import DevelopmentUpdate, TurnDelta
 from fabula.memory.delta import realised as realised_at
 from fabula.memory.records import Development, Event, Fact, Hypothesis, StatusChange
 
-__all__ = ["enrich", "propose_hypotheses"]
-
 MAX_HYPOTHESES = 3
 
 

@@ -21,8 +21,6 @@ from fabula.memory.ingest import basis, build_turn
 from fabula.memory.records import Entity
 from fabula.memory.store import StoryStore
 
-__all__ = ["OfflineMemoryBuilder", "Reader", "read_controlled"]
-
 Reader = Callable[[str, Mapping[str, Entity]], list[StoryAction]]
 """Reads a turn's text into story actions with exact spans, anchored on the entities the
 story knows before the turn (id → entity). Deterministic; never raises on prose it cannot

@@ -54,8 +54,6 @@ from fabula.memory.index.terms import terms
 from fabula.memory.records import Entity, slug
 from fabula.memory.text import split_clauses, split_sentences
 
-__all__ = ["read_prose"]
-
 _INTERPUNCT = re.compile(r"[·‧・•]")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*|[,;:—–()]")
 _DETERMINERS = frozenset(

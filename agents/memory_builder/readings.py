@@ -17,8 +17,6 @@ from contextvars import ContextVar
 from fabula.agents.contracts import Finding
 from fabula.memory.actions import StoryAction
 
-__all__ = ["collect", "report", "report_unsure"]
-
 _open: ContextVar[tuple[list[Finding], ...]] = ContextVar("fabula_readings", default=())
 
 

@@ -19,8 +19,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from fabula.memory.actions import Clause, StoryAction
 from fabula.memory.records import Entity, slug
 
-__all__ = ["NewEntity", "RefKind", "Referents", "words"]
-
 RefKind = Literal["character", "place", "object", "container"]
 _ARTICLES = ("the ", "a ", "an ")
 _ARTICLE_WORDS = frozenset({"the", "a", "an", "of"})

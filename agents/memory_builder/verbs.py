@@ -18,8 +18,6 @@ import functools
 import gzip
 from importlib import resources
 
-__all__ = ["PARTICLES", "VerbClass", "longest_phrase", "verb_classes"]
-
 VerbClass = str
 
 PARTICLES = frozenset({"up", "away", "out", "off", "in", "down", "back", "over", "aside"})

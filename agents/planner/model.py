@@ -32,17 +32,8 @@ from fabula.agents.prompts import load_prompt
 from fabula.agents.schemas import array, cached, closed, line, maybe, one_of
 from fabula.agents.views import AuthorView
 from fabula.memory.records import slug
-from fabula.worlds.recall import LORE_BUDGET, activate_books, books_of
-
-__all__ = [
-    "LORE_BUDGET",
-    "MAX_DEVELOPMENTS",
-    "ModelPlanner",
-    "plan_json_schema",
-    "plan_schema",
-    "planner_lore",
-    "render_author_view",
-]
+from fabula.settings import LORE_BUDGET
+from fabula.worlds.recall import activate_books, books_of
 
 MAX_DEVELOPMENTS = 3  # the most developments one plan says it moves
 

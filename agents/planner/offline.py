@@ -33,7 +33,6 @@ from fabula.agents.character.brief import (
 from fabula.agents.character.goals import (
     DIRECTION_FORMS,
     SECRET_QUESTION,
-    Goal,
     Situation,
     read_goal,
     step,
@@ -42,8 +41,7 @@ from fabula.agents.contracts import MAX_FOCAL, PlanRequest, TurnPlan
 from fabula.agents.views import AuthorView
 from fabula.errors import InvalidInput, StoryAtRest
 from fabula.memory.records import slug
-
-__all__ = ["OfflinePlanner"]
+from fabula.worlds.goals import Goal
 
 _NAME = r"[A-Z][\w'-]*"
 _ASKED = re.compile(rf"(?P<asker>{_NAME}) asked (?P<listener>{_NAME}) where the")

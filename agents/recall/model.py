@@ -33,8 +33,6 @@ from fabula.memory.index.terms import terms as index_terms
 from fabula.memory.recall.plan import RecallPlan, RecallRequest
 from fabula.memory.records import Development, Entity, slug
 
-__all__ = ["ModelRecallPlanner", "PlanReading", "reading_json_schema", "reading_schema"]
-
 MAX_ENTITIES = 8  # the most entities, terms, attributes and developments one reading lists
 MAX_TERMS = 12
 MAX_ATTRIBUTES = 4

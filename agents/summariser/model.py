@@ -24,8 +24,6 @@ from fabula.agents.prompts import load_prompt
 from fabula.agents.schemas import cached, closed, line
 from fabula.memory.summarise import SUMMARY_CHARS, TITLE_CHARS, NodeSummary, SummaryRequest
 
-__all__ = ["ModelSummariser", "render_request", "summary_json_schema"]
-
 
 class ModelSummariser:
     """Writes node summaries with a chat model (see the module docstring)."""

@@ -30,10 +30,9 @@ from fabula.memory.recall.context import author_context, own_words
 from fabula.memory.recall.plan import RecallRequest
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter
-from fabula.worlds.recall import LORE_BUDGET, recall_books, world_books
+from fabula.settings import LORE_BUDGET
+from fabula.worlds.recall import recall_books, world_books
 from fabula.worlds.voice import VOICE_EXEMPLARS, VOICE_SHARE, Exemplar, nearest, parse_voice
-
-__all__ = ["VOICE_SCAN", "plan_request_text", "voice_section", "writer_context"]
 
 VOICE_SCAN = 12  # a focal character's last utterances looked through for its voice
 

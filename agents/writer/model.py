@@ -35,16 +35,6 @@ from fabula.errors import ModelOutputError, ModelTruncated
 from fabula.logs import get_logger
 from fabula.memory.text import has_word, split_sentences
 
-__all__ = [
-    "EMPTY_FEEDBACK",
-    "UNFINISHED_FEEDBACK",
-    "CutDraft",
-    "ModelWriter",
-    "complete_sentences",
-    "draft_findings",
-    "render_request",
-]
-
 MAX_SENTENCES = 8
 # what the writer is told after an empty reply (the wording the structured re-asks use)
 EMPTY_FEEDBACK = (

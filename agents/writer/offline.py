@@ -19,8 +19,6 @@ from fabula.memory.index.general import general_table
 from fabula.memory.index.terms import terms
 from fabula.memory.records import is_secret
 
-__all__ = ["OfflineWriter", "played_part", "realise"]
-
 
 def _the(view: AuthorView, entity: str | None) -> str:
     return "the " + view.name(entity) if entity else "something"

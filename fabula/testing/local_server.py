@@ -9,8 +9,6 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import ClassVar, Self
 
-__all__ = ["LocalServer"]
-
 
 class LocalServer:
     """A server on a free port of 127.0.0.1, served by a daemon thread; a context manager

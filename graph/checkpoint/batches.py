@@ -18,25 +18,6 @@ from langgraph.checkpoint.base import (
     PendingWrite,
 )
 
-__all__ = [
-    "Batch",
-    "Commands",
-    "ListQuery",
-    "Names",
-    "Op",
-    "Ref",
-    "Refs",
-    "Replies",
-    "Selector",
-    "Tuples",
-    "WriteList",
-    "as_text",
-    "config_for",
-    "flatten",
-    "pack",
-    "unpack",
-]
-
 _R = TypeVar("_R")
 
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import quote
 
-__all__ = ["THREADS", "ThreadKeys", "run_key"]
-
 THREADS = "fab:ckpt:threads"  # every thread id (outside every thread's slot)
 
 

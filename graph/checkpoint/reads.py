@@ -30,8 +30,6 @@ from fabula.graph.checkpoint.batches import (
 )
 from fabula.graph.checkpoint.keys import THREADS, ThreadKeys
 
-__all__ = ["Reads"]
-
 
 class Reads:
     """The operations that read checkpoints (generators of batches), with the serializer."""

@@ -26,8 +26,6 @@ from fabula.graph.checkpoint.batches import ListQuery, Op, as_text
 from fabula.graph.checkpoint.writes import Operations, everything, of_runs, prune_selector
 from fabula.memory.connection import connect, connect_async, transaction
 
-__all__ = ["RedisCheckpointSaver", "delete_threads"]
-
 _PAGE = 64
 _WATCH_ATTEMPTS = 16
 _R = TypeVar("_R")

@@ -16,8 +16,6 @@ from typing import Any
 
 from fabula.graph.checkpoint.keys import ThreadKeys
 
-__all__ = ["INTERRUPT_SLOT", "interrupted"]
-
 INTERRUPT_SLOT = -3
 """LangGraph's ``WRITES_IDX_MAP["__interrupt__"]``: the slot of an interrupt's pending write
 (a test holds it to LangGraph's own map)."""

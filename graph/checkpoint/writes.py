@@ -32,8 +32,6 @@ from fabula.graph.checkpoint.batches import (
 from fabula.graph.checkpoint.keys import THREADS, ThreadKeys, run_key
 from fabula.graph.checkpoint.reads import Reads
 
-__all__ = ["Operations", "everything", "of_runs", "prune_selector"]
-
 
 class Operations(Reads):
     """Every operation of the saver: the reads, and the writes below."""

@@ -12,9 +12,8 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 
-from fabula.graph.cli.app import add_lazy, app
-
-__all__ = ["COMMANDS", "app"]
+from fabula.graph.cli.app import add_lazy
+from fabula.graph.cli.app import app as app
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "new": ("stories", "Create a story from a world pack and commit its scripted opening."),

@@ -40,21 +40,6 @@ if TYPE_CHECKING:
     from fabula.graph.service.light import Stores
     from fabula.settings import Settings  # loaded when a command runs (pydantic: not for --help)
 
-__all__ = [
-    "add_lazy",
-    "app",
-    "dump",
-    "err",
-    "fail",
-    "out",
-    "plain",
-    "redis_url",
-    "run_with_app",
-    "run_with_stores",
-    "settings",
-    "strip_controls",
-]
-
 T = TypeVar("T")
 
 # a terminal's control sequences: ESC's string commands (OSC, DCS, SOS, PM, APC: a title,

@@ -16,8 +16,6 @@ if TYPE_CHECKING:
     from fabula.graph.service import Fabula
     from fabula.graph.service.responses.recall import ChatOut
 
-__all__ = ["chat"]
-
 _QUIT = frozenset({"q", "quit", "exit"})
 
 

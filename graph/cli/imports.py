@@ -21,8 +21,6 @@ if TYPE_CHECKING:  # the rest is imported when a command runs: `fabula --help` s
     from fabula.graph.service import Fabula
     from fabula.worlds.imports import Imported
 
-__all__ = ["import_cmd", "summary"]
-
 
 def summary(imported: Imported) -> dict[str, Any]:
     """What an import made, as plain data (``--json``)."""

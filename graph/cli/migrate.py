@@ -7,8 +7,6 @@ import typer
 from fabula.errors import FabulaError, InvalidInput
 from fabula.graph.cli.app import app, err, fail, out, redis_url, settings
 
-__all__ = ["migrate"]
-
 
 @app.command()
 def migrate(

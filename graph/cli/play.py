@@ -31,8 +31,6 @@ if TYPE_CHECKING:  # imported when a command runs: `fabula --help` stays quick
     from fabula.graph.service.reader import Reader
     from fabula.graph.state import Part, PartRequest
 
-__all__ = ["ask_parts", "given_parts", "play", "play_more", "print_parts"]
-
 
 @app.command()
 def play(

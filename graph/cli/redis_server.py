@@ -6,8 +6,6 @@ import typer
 
 from fabula.graph.cli.app import app, out, redis_url, settings
 
-__all__ = ["server_app"]
-
 server_app = typer.Typer(help="The embedded Redis server.", rich_markup_mode=None)
 app.add_typer(server_app, name="server")
 

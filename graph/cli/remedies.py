@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from fabula.errors import FabulaError, RemedyAction
 
-__all__ = ["error_line"]
-
 _WORDS: dict[RemedyAction, str] = {
     "force": "commit it anyway with --force",
     "review_pending": "review it with `fabula pending`",

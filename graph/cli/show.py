@@ -21,18 +21,6 @@ if TYPE_CHECKING:  # imported when a command runs: `fabula --help` stays quick
     from fabula.graph.service.light import Stores
     from fabula.graph.service.reader import Reader
 
-__all__ = [
-    "ExportFormat",
-    "ShowWhat",
-    "demo",
-    "export",
-    "recall",
-    "render",
-    "show",
-    "view_data",
-    "write_export",
-]
-
 
 class ShowWhat(str, Enum):
     """The views ``fabula show`` shows."""

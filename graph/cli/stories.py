@@ -14,8 +14,6 @@ if TYPE_CHECKING:
     from fabula.graph.service import Fabula
     from fabula.graph.service.light import Stores
 
-__all__ = ["delete", "fork_cmd", "new", "stories"]
-
 
 @app.command()
 def new(

@@ -6,8 +6,6 @@ import typer
 
 from fabula.graph.cli.app import app, err, redis_url, settings
 
-__all__ = ["serve"]
-
 
 @app.command()
 def serve(

@@ -20,8 +20,6 @@ if TYPE_CHECKING:  # imported when a command runs: `fabula --help` stays quick
     from fabula.graph.service.responses.turns import DecisionOut, DraftsOut, PendingListed
     from fabula.limits import Limits
 
-__all__ = ["approve", "edit", "in_editor", "moved_note", "pending", "reject", "rewind", "run"]
-
 
 @app.command()
 # long (over 60 lines): a typer command's options are its signature (most of its lines);

@@ -39,8 +39,6 @@ if TYPE_CHECKING:
     from fabula.graph.service.handles import StoryStore
     from fabula.graph.service.responses.turns import PendingTurn
 
-__all__ = ["KEYS", "write"]
-
 KEYS = "[a]pprove [e]dit [r]eject [d]irection [n] drafts [q]uit"
 
 

@@ -23,8 +23,6 @@ from fabula.memory.delta import TurnDelta
 from fabula.memory.drafts import DraftOption, read_drafts, save_drafts
 from fabula.memory.store import StoryStore
 
-__all__ = ["MAX_ALTERNATIVES", "Alternatives"]
-
 MAX_ALTERNATIVES = 6  # drafts of one turn asked for at once (each is a whole turn's work)
 
 

@@ -20,19 +20,17 @@ from fabula.agents.factory import make_roles
 from fabula.graph.service.alternatives import Alternatives
 from fabula.graph.service.branches import Branches
 from fabula.graph.service.consolidation import consolidator
-from fabula.graph.service.core import Core, TurnOutcome
-from fabula.graph.service.decisions import Deciding, Decisions
+from fabula.graph.service.core import Core
+from fabula.graph.service.decisions import Decisions
 from fabula.graph.service.listing import story_summaries
 from fabula.graph.service.reader import Reader, Sources
 from fabula.graph.service.responses.stories import StorySummary
-from fabula.graph.service.stories import Making, Stories, world_infos
+from fabula.graph.service.stories import Stories
 from fabula.graph.service.turns import Turns
 from fabula.memory.acl import sync_users
 from fabula.memory.server import redis_url
 from fabula.memory.store import StoryStore
 from fabula.settings import Settings
-
-__all__ = ["Deciding", "Fabula", "Making", "TurnOutcome", "world_infos"]
 
 
 class Fabula(Core):

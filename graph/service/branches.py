@@ -22,8 +22,6 @@ from fabula.memory.projections import project_hypotheses
 from fabula.memory.rewind import drop_branch, rewind
 from fabula.memory.store import StoryStore
 
-__all__ = ["Branches"]
-
 
 async def _free_name(store: StoryStore, base: str) -> str:
     """``base``, or ``base-2``, ``base-3``, ... : the first name no branch has."""

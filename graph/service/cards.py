@@ -20,8 +20,6 @@ from fabula.worlds.imports.export import card_png, character_card, world_loreboo
 from fabula.worlds.imports.png import picture_format
 from fabula.worlds.pack import CharacterSpec, WorldPack
 
-__all__ = ["ICON_MEMBER", "card_export", "charx_export", "lorebook_export"]
-
 ICON_MEMBER = "assets/icon/image/main.png"
 """Where a CHARX export puts a character's picture that its card did not place itself (a
 JPEG or WebP picture with its own extension: ``main.jpeg``)."""

@@ -15,8 +15,6 @@ from fabula.memory.store import StoryStore
 from fabula.memory.text import split_sentences
 from fabula.memory.tracking.nested import merged
 
-__all__ = ["changes_of", "sentences_of"]
-
 
 def sentences_of(text: str, findings: Sequence[Finding]) -> list[SentenceOut]:
     """``text`` cut into sentences (as memory cuts them), each with the findings whose quote

@@ -43,10 +43,9 @@ from fabula.memory.recall.assemble import Assembly
 from fabula.memory.records import Entity, slug
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter
-from fabula.worlds.recall import LORE_BUDGET, Lit
+from fabula.settings import LORE_BUDGET
+from fabula.worlds.recall import Lit
 from fabula.worlds.voice import VOICE_SHARE
-
-__all__ = ["CHAT_BUDGET", "chat"]
 
 CHAT_BUDGET = 400
 """Tokens of the character's own recall behind one answer: its beliefs about what the

@@ -28,14 +28,6 @@ from fabula.memory.store import StoryStore
 from fabula.memory.summarise import Summarised, summarise_closed
 from fabula.settings import Settings
 
-__all__ = [
-    "CLOSING_SUMMARIES_S",
-    "InlineConsolidation",
-    "consolidator",
-    "summarise_job",
-    "summarise_metered",
-]
-
 log = get_logger(__name__)
 
 CLOSING_SUMMARIES_S = 10.0  # how long a closing process waits for its summaries step

@@ -39,8 +39,6 @@ from fabula.memory.store import StoryStore
 from fabula.memory.tokens import default_counter
 from fabula.settings import Settings
 
-__all__ = ["DURABILITY", "Core", "TurnOutcome"]
-
 TurnOutcome = Literal["committed", "duplicate", "pending", "part", "abandoned"]
 
 # A turn is checkpointed when its run stops — at the approval interrupt or at its end —

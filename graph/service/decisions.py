@@ -31,8 +31,6 @@ from fabula.memory.delta import TurnDelta
 from fabula.memory.drafts import TurnDrafts, choose_draft, read_drafts
 from fabula.memory.store import StoryStore, list_stories
 
-__all__ = ["Deciding", "Decisions"]
-
 
 class Deciding(TypedDict, total=False):
     """How :meth:`Decisions.decide` acts on a decision."""

@@ -20,8 +20,6 @@ from fabula.graph.service import reading
 from fabula.graph.service.responses.stories import LivedOut
 from fabula.memory.store import StoryStore
 
-__all__ = ["Chapter", "epub_book", "lived_epub", "story_epub"]
-
 
 @dataclass(frozen=True)
 class Chapter:

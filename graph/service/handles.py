@@ -9,6 +9,5 @@ contract in ``pyproject.toml`` holds them to it).
 
 from __future__ import annotations
 
-from fabula.memory.store import StoryStore, TurnText
-
-__all__ = ["StoryStore", "TurnText"]
+from fabula.memory.store import StoryStore as StoryStore
+from fabula.memory.store import TurnText as TurnText

@@ -23,8 +23,6 @@ from fabula.settings import Settings
 if TYPE_CHECKING:
     import redis.asyncio as aredis
 
-__all__ = ["Stores"]
-
 
 @dataclass(frozen=True)
 class Stores:

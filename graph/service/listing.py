@@ -19,8 +19,6 @@ from fabula.memory.listing import listed, story_names
 if TYPE_CHECKING:
     import redis.asyncio as aredis
 
-__all__ = ["story_summaries"]
-
 
 def _thread(story: str, branch: str, turn: int) -> str:
     # the turn graph's thread (fabula.graph.build.thread_id, not imported: it loads LangGraph)

@@ -19,8 +19,6 @@ from fabula.memory.acl import MindPool
 from fabula.memory.records import Belief, Entity
 from fabula.memory.store import StoryStore
 
-__all__ = ["belief_sentence", "fact_sentence", "lived", "lived_markdown"]
-
 _ALL = 1 << 30  # every memory of the branch (a list read in one LRANGE)
 
 

@@ -42,8 +42,6 @@ from fabula.memory.migrate import migrate_records, story_version
 from fabula.memory.schema import SCHEMA_VERSION
 from fabula.memory.store import list_stories
 
-__all__ = ["Migrated", "migrate_stories", "migrate_story", "type_checkpoints"]
-
 
 @dataclass(frozen=True)
 class Migrated:

@@ -20,23 +20,6 @@ if TYPE_CHECKING:  # annotations only: the command line imports this module for 
 
     from fabula.memory.store import StoryStore
 
-__all__ = [
-    "MAX_DIRECTION_CHARS",
-    "MAX_NOTE_CHARS",
-    "MAX_PENDING_ID_CHARS",
-    "MAX_RUN_TURNS",
-    "Listener",
-    "Pending",
-    "TurnEvent",
-    "check_bounds",
-    "edit_problem",
-    "parts_in",
-    "pending_in",
-    "raise_if_edit_not_taken",
-    "tell",
-]
-
-
 # One set of bounds for the command line, the JSON API and the pages.
 MAX_RUN_TURNS = 1000
 """The most turns one run writes."""

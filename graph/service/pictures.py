@@ -9,8 +9,6 @@ from fabula.memory.records import slug
 from fabula.memory.store import StoryStore
 from fabula.worlds.pack import WorldPack
 
-__all__ = ["picture", "pictures", "turn_pictures"]
-
 _NAMED_IMAGE = re.compile(r'"image"\s*:\s*"[^"]')
 
 

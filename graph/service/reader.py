@@ -22,7 +22,9 @@ from typing import TYPE_CHECKING, Unpack
 from fabula.errors import ConfigError, NotFound
 from fabula.graph.service import pictures, reading, recall
 from fabula.graph.service.reading import EvidenceQuery
-from fabula.graph.service.recall import MAX_RECALL_BUDGET, MAX_REQUEST_CHARS, RECALL_BUDGET
+from fabula.graph.service.recall import MAX_RECALL_BUDGET as MAX_RECALL_BUDGET
+from fabula.graph.service.recall import MAX_REQUEST_CHARS as MAX_REQUEST_CHARS
+from fabula.graph.service.recall import RECALL_BUDGET as RECALL_BUDGET
 from fabula.graph.service.responses.reading import (
     BeliefsOut,
     BranchOut,
@@ -52,8 +54,6 @@ if TYPE_CHECKING:  # annotations only: `fabula show` loads no minds, roles or gr
     from fabula.graph.service.pending import Pending
     from fabula.memory.acl import MindPool
     from fabula.memory.index.vectors import Embedder
-
-__all__ = ["MAX_RECALL_BUDGET", "MAX_REQUEST_CHARS", "RECALL_BUDGET", "Reader", "Sources"]
 
 
 @dataclass(frozen=True)

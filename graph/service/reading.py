@@ -41,7 +41,8 @@ from fabula.graph.service.responses.stories import (
     UsageOut,
     UsageTotal,
 )
-from fabula.memory.hierarchy import PLOT_ID, nodes
+from fabula.memory.consolidation import PLOT_ID
+from fabula.memory.hierarchy import nodes
 from fabula.memory.hierarchy import scenes as hierarchy_scenes
 from fabula.memory.projections import (
     mind_as_of,
@@ -54,30 +55,7 @@ from fabula.memory.records import Belief, HierarchyNode, State, slug
 from fabula.memory.store import StoryStore
 from fabula.settings import Price
 from fabula.worlds.pack import WorldPack
-from fabula.worlds.recall import (
-    LORE_BUDGET,
-)
 from fabula.worlds.voice import parse_voice
-
-__all__ = [
-    "LORE_BUDGET",
-    "EvidenceQuery",
-    "beliefs",
-    "branches",
-    "character",
-    "check_as_of",
-    "evidence",
-    "export",
-    "markdown",
-    "markdown_text",
-    "minds",
-    "moment",
-    "plot",
-    "scenes",
-    "text",
-    "usage",
-    "world",
-]
 
 _EVENT_ID = re.compile(r"^e\d{1,9}\.\d{1,9}$")
 

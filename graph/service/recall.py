@@ -24,10 +24,10 @@ from fabula.memory.recall.context import author_context
 from fabula.memory.recall.plan import RecallPlan
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter
+from fabula.settings import LORE_BUDGET
 from fabula.worlds.lore import LoreBook, audience, known_to, split_decorators
 from fabula.worlds.pack import WorldPack
 from fabula.worlds.recall import (
-    LORE_BUDGET,
     Books,
     Lit,
     Recalled,
@@ -37,18 +37,6 @@ from fabula.worlds.recall import (
     world_books,
 )
 from fabula.worlds.voice import VOICE_SHARE, Exemplar, nearest, parse_voice
-
-__all__ = [
-    "MAX_RECALL_BUDGET",
-    "MAX_REQUEST_CHARS",
-    "RECALL_BUDGET",
-    "lore",
-    "own_lore",
-    "own_voice",
-    "recall",
-    "world_lore",
-]
-
 
 RECALL_BUDGET = 1000  # tokens, when a recall names no budget
 MAX_RECALL_BUDGET = 100_000  # tokens: more than any model's context a recall is meant for

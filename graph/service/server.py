@@ -8,23 +8,15 @@ here takes the settings and finds it there.
 
 from __future__ import annotations
 
-from fabula.memory.server import EmbeddedRedis, disk_error, redact, redis_url, server_address
+from fabula.memory.server import EmbeddedRedis
 from fabula.memory.server import check_aof as _check_aof
+from fabula.memory.server import disk_error as disk_error
+from fabula.memory.server import redact as redact
+from fabula.memory.server import redis_url as redis_url
+from fabula.memory.server import server_address as server_address
 from fabula.memory.server.status import ServerStatus
 from fabula.memory.server.status import server_status as _server_status
 from fabula.settings import Settings
-
-__all__ = [
-    "ServerStatus",
-    "check_aof",
-    "disk_error",
-    "redact",
-    "redis_url",
-    "server_address",
-    "server_status",
-    "stop_older_server",
-    "stop_server",
-]
 
 
 def server_status(settings: Settings) -> ServerStatus:

@@ -30,8 +30,6 @@ from fabula.worlds.loader import (
 from fabula.worlds.pack import WorldPack
 from fabula.worlds.voice import minds_voice
 
-__all__ = ["Making", "Stories", "world_infos"]
-
 
 class Making(TypedDict, total=False):
     """How :meth:`Stories.create_story` makes a story."""

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["PendingSummary", "StorySummary"]
-
 
 class PendingSummary(BaseModel):
     """Which turn of which branch waits for a decision, and which draft: ``pending_id``

@@ -20,8 +20,6 @@ from fabula.graph.state import Part, PartRequest, TurnState
 from fabula.logs import get_logger
 from fabula.memory.store import StoryStore
 
-__all__ = ["Turns"]
-
 log = get_logger(__name__)
 
 

@@ -13,8 +13,6 @@ from fabula.errors import InvalidInput, Remedy
 from fabula.worlds.imports import Imported, ImportLimits, import_paths
 from fabula.worlds.imports.bookworld import is_preset
 
-__all__ = ["MAX_IMPORT_FILES", "MAX_UPLOAD_NAME", "UPLOAD_LIMITS", "import_uploads"]
-
 MAX_IMPORT_FILES = 16  # files one studio import reads (cards and lorebooks: one cast)
 UPLOAD_LIMITS = ImportLimits(max_import_bytes=8 * 1024 * 1024)
 """An upload's import bounds: as the command line's, but one request (one story) holds at

@@ -1,5 +1,4 @@
 """The web studio (``fabula serve``): pages, a JSON API and live events over the service."""
 
-from fabula.graph.web.app import WebConfig, create_app
-
-__all__ = ["WebConfig", "create_app"]
+from fabula.graph.web.app import WebConfig as WebConfig
+from fabula.graph.web.app import create_app as create_app

@@ -71,8 +71,6 @@ from fabula.graph.web.shared import shared_minds
 from fabula.worlds.imports import ImportLimits
 from fabula.worlds.loader import parse_world
 
-__all__ = ["router"]
-
 router = APIRouter(prefix="/api", tags=["api"])
 
 

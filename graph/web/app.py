@@ -51,8 +51,6 @@ from fabula.graph.web.shared import SharedReads
 from fabula.logs import get_logger
 from fabula.settings import Settings
 
-__all__ = ["WebConfig", "create_app"]
-
 log = get_logger(__name__)
 _HERE = Path(__file__).resolve().parent
 

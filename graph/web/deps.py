@@ -14,17 +14,6 @@ from fabula.graph.service import Fabula
 from fabula.graph.service.responses.reading import EvidenceOut
 from fabula.worlds.loader import builtin_worlds
 
-__all__ = [
-    "MAX_PACK_BYTES",
-    "AsOf",
-    "Branch",
-    "Evidence",
-    "Fab",
-    "builtin_pack",
-    "evidence_found",
-    "get_fab",
-]
-
 MAX_PACK_BYTES = 256 * 1024
 
 Branch = Annotated[str, Query(description="The branch (default main).")]

@@ -28,8 +28,6 @@ from fabula.graph.service.pending import TurnEvent
 from fabula.graph.web.remedies import studio_line
 from fabula.logs import get_logger
 
-__all__ = ["MAX_STREAMS", "Admitted", "EventHub", "RunStatus", "Runs", "story_events"]
-
 log = get_logger(__name__)
 Key = tuple[str, str]
 

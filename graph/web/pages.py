@@ -50,8 +50,6 @@ from fabula.graph.web.shared import shared_minds
 from fabula.worlds.imports import ImportLimits
 from fabula.worlds.loader import parse_world
 
-__all__ = ["NOTICES", "router"]
-
 router = APIRouter(include_in_schema=False)
 Form = Annotated[dict[str, Any], Depends(require_form_token)]
 

@@ -19,8 +19,6 @@ from markupsafe import Markup, escape
 
 from fabula.graph.service.responses.turns import Change
 
-__all__ = ["ChangeRow", "actions", "mutual"]
-
 _ACTION = re.compile(r"\*(?=\S)([^*\n]+?)(?<=\S)\*")
 
 

@@ -8,8 +8,6 @@ from typing import Any
 
 from fabula.errors import FabulaError, RemedyAction
 
-__all__ = ["remedy_json", "studio_line"]
-
 _WORDS: dict[RemedyAction, str] = {
     "force": "tick “commit it at once, whatever the critic finds” to commit it anyway",
     "review_pending": "review the turn awaiting a decision on its page",

@@ -38,21 +38,6 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from fabula.errors import AccessDenied, ConfigError
 
-__all__ = [
-    "CSRF_COOKIE",
-    "ERROR_COOKIE",
-    "MAX_UPLOAD_BYTES",
-    "TOKEN_COOKIE",
-    "UPLOAD_PATHS",
-    "Guard",
-    "back_to",
-    "check_bind",
-    "error_cookie",
-    "error_html",
-    "is_loopback",
-    "require_form_token",
-]
-
 CSRF_COOKIE = "fabula_csrf"
 TOKEN_COOKIE = "fabula_token"
 ERROR_COOKIE = "fabula_error"

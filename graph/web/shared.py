@@ -23,8 +23,6 @@ from fastapi import Request
 from fabula.graph.service.reader import Reader
 from fabula.graph.service.responses.reading import MindsOut
 
-__all__ = ["SharedReads", "shared_minds"]
-
 T = TypeVar("T")
 
 

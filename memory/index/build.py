@@ -52,17 +52,6 @@ from fabula.memory.recollection import recollect, render_event
 from fabula.memory.records import Entity, Event
 from fabula.memory.store import StoryStore
 
-__all__ = [
-    "BATCH_TURNS",
-    "K1",
-    "WINDOW",
-    "B",
-    "behind",
-    "index_through",
-    "indexed_through",
-    "weight",
-]
-
 K1 = 1.2  # BM25's parameters; fabula.lua computes the same weights
 B = 0.75
 BATCH_TURNS = 256  # turns per call when catching up a long backlog

@@ -18,8 +18,6 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from importlib import resources
 
-__all__ = ["general_counts", "general_query", "general_table"]
-
 RUNS = 3  # a request's multi-word terms are matched up to this many words long
 
 

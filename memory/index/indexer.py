@@ -19,8 +19,6 @@ from fabula.memory.index.build import index_through
 from fabula.memory.index.vectors import Embedder
 from fabula.memory.store import StoryStore
 
-__all__ = ["Indexer"]
-
 KEEP_DELTAS = 16  # committed deltas held for the next run, per branch (older ones are read)
 
 

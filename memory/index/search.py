@@ -22,20 +22,6 @@ from fabula.memory.keys import EpisodeKeys
 from fabula.memory.records import event_position
 from fabula.memory.store import StoryStore
 
-__all__ = [
-    "Source",
-    "by_entities",
-    "by_entity",
-    "by_time",
-    "days_of",
-    "fetch",
-    "latest_day",
-    "lexical",
-    "sources",
-    "turn_of",
-    "visible",
-]
-
 PER_TERM = 256
 
 

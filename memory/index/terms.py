@@ -14,8 +14,6 @@ from functools import lru_cache
 
 import Stemmer
 
-__all__ = ["stop_words", "term_counts", "terms"]
-
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")  # bm25s's default token pattern
 _TALK = frozenset(
     # words of asking and of talk that carry no topic

@@ -29,8 +29,6 @@ from fabula.logs import get_logger
 from fabula.memory.index.search import Source, visible
 from fabula.memory.keys import EpisodeKeys
 
-__all__ = ["RETRY_BATCH", "Embedder", "add_vectors", "embed_missing", "fp32", "nearest"]
-
 RETRY_BATCH = 256  # episodes embedded again per indexing, at most
 
 log = get_logger(__name__)

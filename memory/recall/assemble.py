@@ -36,17 +36,6 @@ from fabula.memory.records import Belief, Development, Entity, HierarchyNode, Hy
 from fabula.memory.timeref import parse_clock
 from fabula.memory.tokens import ApproximateCounter, TokenCounter
 
-__all__ = [
-    "SUMMARY_SECTION",
-    "SUMMARY_SHARE",
-    "Assembly",
-    "Candidate",
-    "ManifestEntry",
-    "fact_candidates",
-    "render",
-    "room_for_summaries",
-]
-
 FACT_SHARE = 0.35  # at most this share of the budget for W, B, D and H together
 SUMMARY_SHARE = 0.15  # at most this share of the budget for the hierarchy's summaries
 SUMMARY_SECTION = "Earlier in the story"

@@ -37,8 +37,6 @@ from fabula.memory.records import Development, Entity, Hypothesis
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter, default_counter
 
-__all__ = ["author_context", "character_context", "own_words"]
-
 log = get_logger(__name__)
 
 OWN_WORDS_SCAN = 40  # recent episodes of a character looked through for its own words

@@ -28,8 +28,6 @@ from fabula.memory.index.terms import terms
 from fabula.memory.records import Development, Entity
 from fabula.memory.timeref import TimeRef, time_reference
 
-__all__ = ["Purpose", "RecallPlan", "RecallRequest", "plan_request"]
-
 Purpose = Literal["write", "answer", "character"]
 _ATTRIBUTE = re.compile(r"\bthe (\w+) of\b", re.I)
 

@@ -50,8 +50,6 @@ from fabula.memory.recall.plan import RecallPlan
 from fabula.memory.records import event_id, event_position
 from fabula.memory.timeref import TimeRef
 
-__all__ = ["Ranked", "candidates", "rank_episodes"]
-
 WINDOW_WEIGHT = 2.0
 GENERAL_WEIGHT = 1.0
 DENSE_WEIGHT = 1.0

@@ -19,14 +19,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import lru_cache
 
-from fabula.memory.hierarchy import plotline_id, related_nodes
+from fabula.memory.consolidation import plotline_id
+from fabula.memory.hierarchy import related_nodes
 from fabula.memory.index.terms import terms
 from fabula.memory.recall.plan import RecallPlan
 from fabula.memory.recall.rank import Ranked
 from fabula.memory.records import Entity, HierarchyNode, event_position
 from fabula.memory.store import StoryStore
-
-__all__ = ["SCENES_READ", "relevant_nodes"]
 
 SCENES_READ = 12  # the scenes of the best-ranked episodes' first this many turns are read
 TERM_WEIGHT = 0.5  # a node whose text holds every plan term gains this (scores scale to 1)

@@ -18,35 +18,20 @@ One concept per module:
 
 from __future__ import annotations
 
-from fabula.memory.connection import connect, connect_async, redact, without_credentials
-from fabula.memory.server.default_user import check_open_users
-from fabula.memory.server.disk import disk_error
-from fabula.memory.server.folder import (
-    ADMIN_USER,
-    FSYNC_POLICIES,
-    DataFolder,
-    redis_server_binary,
-)
-from fabula.memory.server.process import EmbeddedRedis, aof_damage, check_aof
-from fabula.memory.server.urls import redis_url, resolve_url, server_address
-from fabula.settings import FsyncPolicy
-
-__all__ = [
-    "ADMIN_USER",
-    "FSYNC_POLICIES",
-    "DataFolder",
-    "EmbeddedRedis",
-    "FsyncPolicy",
-    "aof_damage",
-    "check_aof",
-    "check_open_users",
-    "connect",
-    "connect_async",
-    "disk_error",
-    "redact",
-    "redis_server_binary",
-    "redis_url",
-    "resolve_url",
-    "server_address",
-    "without_credentials",
-]
+from fabula.memory.connection import connect as connect
+from fabula.memory.connection import connect_async as connect_async
+from fabula.memory.connection import redact as redact
+from fabula.memory.connection import without_credentials as without_credentials
+from fabula.memory.server.default_user import check_open_users as check_open_users
+from fabula.memory.server.disk import disk_error as disk_error
+from fabula.memory.server.folder import ADMIN_USER as ADMIN_USER
+from fabula.memory.server.folder import FSYNC_POLICIES as FSYNC_POLICIES
+from fabula.memory.server.folder import DataFolder as DataFolder
+from fabula.memory.server.folder import redis_server_binary as redis_server_binary
+from fabula.memory.server.process import EmbeddedRedis as EmbeddedRedis
+from fabula.memory.server.process import aof_damage as aof_damage
+from fabula.memory.server.process import check_aof as check_aof
+from fabula.memory.server.urls import redis_url as redis_url
+from fabula.memory.server.urls import resolve_url as resolve_url
+from fabula.memory.server.urls import server_address as server_address
+from fabula.settings import FsyncPolicy as FsyncPolicy

@@ -20,8 +20,6 @@ from redis.connection import parse_url
 from fabula.errors import ConfigError, RedisUnavailable
 from fabula.memory.connection import connect, is_cluster, redact
 
-__all__ = ["check_open_users", "open_users"]
-
 
 def open_users(acl_list: Sequence[str]) -> list[str]:
     """The users of an ``ACL LIST`` answer that let anyone in: enabled, taking any password

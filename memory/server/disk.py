@@ -30,8 +30,6 @@ from fabula.errors import DiskError
 from fabula.memory.server.folder import DataFolder
 from fabula.memory.server.lock import lock_is_held
 
-__all__ = ["FULL_REASONS", "disk_error", "embedded_folder", "stopped_for_disk"]
-
 FULL_REASONS = ("No space left on device", "Disk quota exceeded")
 """The reasons (``strerror``) that mean the disk is full, as Redis writes them."""
 

@@ -23,14 +23,6 @@ from fabula.errors import ConfigError, RedisUnavailable
 from fabula.logs import get_logger
 from fabula.settings import FsyncPolicy
 
-__all__ = [
-    "ADMIN_USER",
-    "BUSY_REPLY_MS",
-    "FSYNC_POLICIES",
-    "DataFolder",
-    "redis_server_binary",
-]
-
 log = get_logger(__name__)
 
 ADMIN_USER = "fabula-admin"

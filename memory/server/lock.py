@@ -17,8 +17,6 @@ from pathlib import Path
 
 from fabula.errors import RedisUnavailable
 
-__all__ = ["exclusive", "lock_is_held", "pid_alive", "take"]
-
 
 def lock_is_held(path: Path) -> bool:
     """True when some open file (of any process) holds an exclusive flock on ``path``."""

@@ -33,8 +33,6 @@ from fabula.memory.server.folder import ADMIN_USER, BUSY_REPLY_MS, DataFolder
 from fabula.memory.server.lock import exclusive, lock_is_held, pid_alive, take
 from fabula.settings import FsyncPolicy
 
-__all__ = ["EmbeddedRedis", "aof_damage", "check_aof"]
-
 log = get_logger(__name__)
 
 

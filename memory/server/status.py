@@ -19,8 +19,6 @@ from fabula.memory.connection import connect, redact
 from fabula.memory.server.process import EmbeddedRedis
 from fabula.settings import Settings
 
-__all__ = ["ServerStatus", "server_status"]
-
 _TIMEOUT_S = 2.0
 
 

@@ -17,8 +17,6 @@ from fabula.memory.server.folder import DataFolder
 from fabula.memory.server.process import EmbeddedRedis
 from fabula.settings import FsyncPolicy, Settings
 
-__all__ = ["redis_url", "resolve_url", "server_address"]
-
 
 def redis_url(settings: Settings) -> str:
     """The Redis ``settings`` name (``FABULA_REDIS_URL``), else the embedded server's,

@@ -15,23 +15,11 @@ entities, events with their witnesses, world states and belief records into a
   came to hold together) and read on demand from the first holder's own keyspace.
 """
 
-from fabula.memory.tracking.handlers import HANDLERS, track
-from fabula.memory.tracking.prior import (
-    Chain,
-    Knowledge,
-    PriorView,
-    chains_over,
-    initial_scene,
-    touched_slots,
-)
-
-__all__ = [
-    "HANDLERS",
-    "Chain",
-    "Knowledge",
-    "PriorView",
-    "chains_over",
-    "initial_scene",
-    "touched_slots",
-    "track",
-]
+from fabula.memory.tracking.handlers import HANDLERS as HANDLERS
+from fabula.memory.tracking.handlers import track as track
+from fabula.memory.tracking.prior import Chain as Chain
+from fabula.memory.tracking.prior import Knowledge as Knowledge
+from fabula.memory.tracking.prior import PriorView as PriorView
+from fabula.memory.tracking.prior import chains_over as chains_over
+from fabula.memory.tracking.prior import initial_scene as initial_scene
+from fabula.memory.tracking.prior import touched_slots as touched_slots

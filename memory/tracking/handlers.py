@@ -16,8 +16,6 @@ from fabula.memory.rules import WorldRules
 from fabula.memory.tracking.prior import PriorView, name_id
 from fabula.memory.tracking.state import Tracker
 
-__all__ = ["HANDLERS", "Handler", "track"]
-
 Handler = Callable[[Tracker, StoryAction], None]
 
 

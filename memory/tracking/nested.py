@@ -37,16 +37,6 @@ from pydantic import TypeAdapter
 
 from fabula.memory.records import Belief, SharedBelief
 
-__all__ = [
-    "fold",
-    "group_id",
-    "group_json",
-    "held_chain",
-    "merged",
-    "parse_shared",
-    "stored_shared",
-]
-
 _ADAPTER = TypeAdapter(list[SharedBelief])
 _CACHE: dict[str, SharedBelief] = {}
 _CACHE_LIMIT = 200_000

@@ -13,16 +13,6 @@ from functools import lru_cache
 from fabula.memory.actions import StoryAction
 from fabula.memory.records import Entity, State, event_position, slug
 
-__all__ = [
-    "Chain",
-    "Knowledge",
-    "PriorView",
-    "chains_over",
-    "initial_scene",
-    "name_id",
-    "touched_slots",
-]
-
 Chain = tuple[str, ...]  # a holder chain: ("ava", "ben") is what Ava thinks Ben believes
 
 

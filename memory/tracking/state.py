@@ -37,8 +37,6 @@ from fabula.memory.records import (
 from fabula.memory.rules import WorldRules
 from fabula.memory.tracking.prior import Chain, Knowledge, PriorView, name_id
 
-__all__ = ["Tracker"]
-
 
 class Tracker:
     """W and every mind during one turn, and the primitive changes actions are made of."""

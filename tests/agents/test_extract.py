@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from fabula.agents.memory_builder import extract, parse_clause, parse_sentence, split_sentences
+from fabula.agents.memory_builder import extract, parse_clause, parse_sentence
 from fabula.memory.actions import Clause
+from fabula.memory.text import split_sentences
 
 
 class TestSplitSentences:

@@ -4,8 +4,7 @@ presets, made into one world pack (:func:`import_paths`), written as a pack fold
 (:func:`write_pack`). Export back to cards and lorebooks: :mod:`fabula.worlds.imports.export`.
 """
 
-from fabula.worlds.imports.assemble import DEFAULT_PLACE, Imported, import_paths
-from fabula.worlds.imports.limits import ImportLimits
-from fabula.worlds.imports.packdir import write_pack
-
-__all__ = ["DEFAULT_PLACE", "ImportLimits", "Imported", "import_paths", "write_pack"]
+from fabula.worlds.imports.assemble import Imported as Imported
+from fabula.worlds.imports.assemble import import_paths as import_paths
+from fabula.worlds.imports.limits import ImportLimits as ImportLimits
+from fabula.worlds.imports.packdir import write_pack as write_pack

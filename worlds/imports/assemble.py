@@ -42,8 +42,6 @@ from fabula.worlds.lore import (
 )
 from fabula.worlds.pack import CharacterSpec, ObjectSpec, Opening, PlaceSpec, WorldPack
 
-__all__ = ["DEFAULT_PLACE", "Imported", "check_asset_names", "import_paths"]
-
 
 @dataclass(frozen=True)
 class Imported:

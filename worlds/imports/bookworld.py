@@ -37,8 +37,6 @@ from fabula.worlds.imports.png import picture_format
 from fabula.worlds.lore import Greeting, KeptCard, LoreBook, LoreEntry
 from fabula.worlds.pack import PlaceSpec
 
-__all__ = ["BookWorldRead", "RoleRead", "is_preset", "read_preset", "readable_code"]
-
 _LANG = re.compile(r"[-_](?:[a-z]{2})$")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 

@@ -46,17 +46,6 @@ from fabula.worlds.lore import (
     LoreBook,
 )
 
-__all__ = [
-    "MAPPED",
-    "TEXTS",
-    "CardRead",
-    "ascii_name",
-    "detect_card",
-    "read_card",
-    "resolve_macros",
-    "split_examples",
-]
-
 TEXTS = (  # the mapped texts a card gets back on export as they came (macros unresolved)
     "description",
     "personality",

@@ -26,19 +26,6 @@ from pathlib import PurePosixPath
 
 from fabula.worlds.imports.limits import Budget, ImportLimits
 
-__all__ = [
-    "MAX_NAME_BYTES",
-    "MAX_PATH_BYTES",
-    "MAX_PATH_PARTS",
-    "Charx",
-    "CharxError",
-    "embedded_path",
-    "read_charx",
-    "safe_member",
-    "tree_clash",
-    "write_charx",
-]
-
 MAX_NAME_BYTES = 255
 """The longest one part of a member's path may be (UTF-8): a file name on common systems."""
 MAX_PATH_BYTES = 1024

@@ -42,13 +42,6 @@ from fabula.worlds.lore import (
 )
 from fabula.worlds.pack import CharacterSpec, WorldPack
 
-__all__ = [
-    "card_png",
-    "character_card",
-    "lorebook_entry",
-    "world_lorebook",
-]
-
 _CARD_FORMATS = ("character_book", "lorebook_v3")
 _CODES = {logic: code for code, logic in LOGIC_CODES.items()}
 _V3_DEFAULTS: dict[str, Any] = {

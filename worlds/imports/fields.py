@@ -9,18 +9,6 @@ import json
 import re
 from typing import Any
 
-__all__ = [
-    "BadSource",
-    "boolean",
-    "integer",
-    "json_depth",
-    "obj",
-    "optional_bool",
-    "parse_json",
-    "strings",
-    "text",
-]
-
 
 class BadSource(ValueError):
     """A source that cannot be imported; the message names the field and says why."""

@@ -33,18 +33,6 @@ from typing import Protocol
 
 import re2  # google-re2: linear-time matching of the regex keys users write
 
-__all__ = [
-    "MAX_MEM",
-    "KeyError_",
-    "KeyFinder",
-    "Matcher",
-    "compile_key",
-    "is_regex_key",
-    "key_matches",
-    "linear_pattern",
-    "regex_options",
-]
-
 _SLASHED = re.compile(r"^/(.+)/([a-z]*)$", re.DOTALL)
 _FLAGS = {"i": "i", "m": "m", "s": "s", "u": "", "g": "", "y": ""}
 """A JavaScript flag, and the RE2 flag it becomes (empty: none needed)."""

@@ -34,8 +34,6 @@ from dataclasses import dataclass
 
 from fabula.worlds.imports.fields import BadSource
 
-__all__ = ["Budget", "ImportLimits"]
-
 MiB = 1024 * 1024
 
 

@@ -36,14 +36,6 @@ from fabula.worlds.imports.keys import KeyError_, KeyFinder, compile_key, key_ma
 from fabula.worlds.imports.limits import ImportLimits
 from fabula.worlds.lore import LoreBook, LoreEntry, SecondaryLogic
 
-__all__ = [
-    "LOGIC_CODES",
-    "check_book",
-    "detect_lorebook",
-    "read_card_book",
-    "read_lorebook",
-]
-
 LOGIC_CODES: dict[int, SecondaryLogic] = {0: "and_any", 1: "not_all", 2: "not_any", 3: "and_all"}
 """SillyTavern's ``selectiveLogic`` numbers."""
 

@@ -29,8 +29,6 @@ from fabula.worlds.imports.places import named_places
 from fabula.worlds.lore import LoreBook
 from fabula.worlds.pack import PlaceSpec
 
-__all__ = ["DEFAULT_PLACE", "goals_of", "home_of", "motivation_goals", "names_in", "world_places"]
-
 DEFAULT_PLACE = "scene"
 """The one place of a world whose sources name none."""
 

@@ -19,8 +19,6 @@ from fabula.worlds.imports.assemble import check_asset_names
 from fabula.worlds.loader import load_world
 from fabula.worlds.pack import WorldPack
 
-__all__ = ["LORE_FILE", "pack_toml", "write_pack"]
-
 LORE_FILE = "lore.json"
 """The name of the lore file beside ``world.toml``."""
 

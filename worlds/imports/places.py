@@ -27,8 +27,6 @@ from fabula.memory.index.general import general_table
 from fabula.memory.index.terms import terms
 from fabula.memory.records import slug
 
-__all__ = ["Named", "named_places", "place_noun"]
-
 # WordNet kinds (as the general-words table stems them) that make a noun a place
 _SPATIAL = frozenset(
     {"build", "edific", "room", "dwell", "abod", "geograph_area", "geograph_region"}

@@ -14,17 +14,6 @@ from __future__ import annotations
 import struct
 import zlib
 
-__all__ = [
-    "CARD_KEYWORDS",
-    "PICTURE_FORMATS",
-    "PNG_SIGNATURE",
-    "PngError",
-    "picture_format",
-    "read_text_chunks",
-    "with_text_chunks",
-    "without_card_chunks",
-]
-
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 CARD_KEYWORDS = ("chara", "ccv3")
 """The keywords of the text chunks a card is written in (V2, V3)."""

@@ -29,8 +29,6 @@ from fabula.worlds.imports.png import (
 )
 from fabula.worlds.lore import LoreBook
 
-__all__ = ["Source", "read_source"]
-
 
 @dataclass(frozen=True)
 class Source:

@@ -8,41 +8,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from fabula.memory.records import (
-    AcquisitionMode,
-    Attitude,
-    Belief,
-    Development,
-    Event,
-    HierarchyNode,
-    Hypothesis,
-    State,
-)
+from fabula.memory.records import AcquisitionMode, Attitude, Belief, Event, HierarchyNode, State
 
 # Development and Hypothesis (D and H, as MindsOut holds them) are memory's records, named
 # here for the interfaces: an API answers with them, and imports nothing of fabula.memory
-__all__ = [
-    "BeliefOut",
-    "BeliefsOut",
-    "BranchOut",
-    "CardField",
-    "CellStatus",
-    "CharacterPageOut",
-    "Development",
-    "EvidenceOut",
-    "FactOut",
-    "GridCell",
-    "GridRow",
-    "Hypothesis",
-    "LoreBookOut",
-    "LoreEntryOut",
-    "LoreFired",
-    "LoreOut",
-    "MindOut",
-    "MindsOut",
-    "PlotOut",
-    "WorldOut",
-]
+from fabula.memory.records import Development as Development
+from fabula.memory.records import Hypothesis as Hypothesis
 
 
 class _Out(BaseModel):

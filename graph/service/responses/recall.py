@@ -8,16 +8,6 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = [
-    "ChatOut",
-    "ChatRecord",
-    "RecallLine",
-    "RecallLore",
-    "RecallOut",
-    "RecallPlanOut",
-    "RecallVoice",
-]
-
 
 class _Out(BaseModel):
     model_config = ConfigDict(frozen=True)

@@ -6,23 +6,8 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from fabula.graph.service.responses.reading import BeliefsOut, WorldOut
-from fabula.graph.service.summaries import StorySummary
+from fabula.graph.service.summaries import StorySummary as StorySummary
 from fabula.memory.records import Development, Hypothesis
-
-__all__ = [
-    "CharacterOut",
-    "ExportOut",
-    "LivedBelief",
-    "LivedOut",
-    "LivedTurn",
-    "StorySummary",
-    "StoryText",
-    "TurnOut",
-    "TurnUsage",
-    "UsageOut",
-    "UsageTotal",
-    "WorldInfo",
-]
 
 
 class _Out(BaseModel):

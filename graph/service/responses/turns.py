@@ -9,25 +9,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from fabula.agents.contracts import Finding, TurnPlan
-from fabula.graph.service.summaries import PendingSummary
+from fabula.graph.service.summaries import PendingSummary as PendingSummary
 from fabula.memory.records import AcquisitionMode
-
-__all__ = [
-    "Change",
-    "ChangeKind",
-    "ChangesOut",
-    "DecisionOut",
-    "DraftOut",
-    "DraftsOut",
-    "Outcome",
-    "PendingListed",
-    "PendingSummary",
-    "PendingTurn",
-    "RetconOut",
-    "RewindOut",
-    "RunOut",
-    "SentenceOut",
-]
 
 
 class _Out(BaseModel):
