@@ -26,7 +26,8 @@ the O is <value>`` or ``A's secret is that <proposition>`` (a secret: see
     A privately told B that C's secret is that <proposition>.   (a secret confided)
     A searched the C.                           (shows those present what is, and is not, in C)
     A asked B where the O is.
-    "...," said A.   A said, "...".             (an utterance; a claim if it is a clause)
+    "...," said A.   "...," A said.   A said, "...".   (an utterance; a claim if a clause)
+    "...?" A asked B.   A said to B, "...".     (whom it is said to is not kept)
     A likes / loves / hates / dislikes the O.
     A thought about the O for a while.
 
@@ -47,6 +48,8 @@ _NAMES = rf"(?:{_NAME}(?:(?:,? and |, ){_NAME})*)"
 _NP = r"(?:[^\s,;:\"]+?(?: [^\s,;:\"]+?)*?)"  # a noun phrase: one or more plain words
 _END = r"[.!?]?$"
 _SAID = r"(?:said|asked|replied|whispered|shouted)"
+_OPEN, _CLOSE, _QUOTED = '["“]', '["”]', '[^"“”]+'  # straight or curly quotes
+_TO = rf"(?:,? (?:to )?{_NAME})?"  # whom it is said to: "asked Mara", "said to Mara"
 
 
 def _rx(pattern: str) -> re.Pattern[str]:
@@ -79,8 +82,9 @@ _FORMS: list[tuple[ActionKind, re.Pattern[str]]] = [
     ("ask", _rx(rf"(?P<name>{_NAME}) asked (?P<listener>{_NAME}) where the (?P<obj>{_NP}) is")),
     ("feel", _rx(rf"(?P<name>{_NAME}) (?P<verb>likes|loves|hates|dislikes) the (?P<obj>{_NP})")),
     ("think", _rx(rf"(?P<name>{_NAME}) thought about the (?P<obj>{_NP})(?: for a while)?")),
-    ("say", _rx(rf'"(?P<quote>[^"]+)" {_SAID} (?P<name>{_NAME})')),
-    ("say", _rx(rf'(?P<name>{_NAME}) {_SAID},? "(?P<quote>[^"]+)"')),
+    ("say", _rx(rf"{_OPEN}(?P<quote>{_QUOTED}){_CLOSE} {_SAID} (?P<name>{_NAME}){_TO}")),
+    ("say", _rx(rf"{_OPEN}(?P<quote>{_QUOTED}){_CLOSE} (?P<name>{_NAME}) {_SAID}{_TO}")),
+    ("say", _rx(rf"(?P<name>{_NAME}) {_SAID}{_TO},? {_OPEN}(?P<quote>{_QUOTED}){_CLOSE}")),
 ]
 
 _LOCATION_CLAUSE = re.compile(rf"^(?:[Tt]he )?(?P<obj>{_NP}) is in the (?P<target>{_NP})$")

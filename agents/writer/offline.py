@@ -11,6 +11,8 @@ out of the passage, and a turn in which nobody does anything is not written
 
 from __future__ import annotations
 
+import re
+
 from fabula.agents.contracts import Action, Draft, WriteRequest
 from fabula.agents.memory_builder.prose import read_prose
 from fabula.agents.views import AuthorView
@@ -84,16 +86,24 @@ def realise(view: AuthorView, character: str, action: Action) -> str:
     return ""
 
 
+# a quotation with words outside it, after or before: '"Hi," Ann said', 'Ann said, "Hi."'
+_ATTRIBUTED = re.compile(r'["“][^"“”]+["”][^"“”]*\w|\w[^"“”]*["“][^"“”]+["”]')
+
+
 def played_part(view: AuthorView, character: str, words: str) -> str:
     """A played character's part as the passage has it: the person's words as they are when
-    they tell what happens (they read as an action, or begin with a name of the story: the
-    critic says if they cannot be read), else the line the character says."""
+    they tell what happens (they read as an action, begin with a name of the story, or
+    quote a line beside other words: the critic says if they cannot be read), else the line
+    the character says."""
     text = " ".join(words.split())
     names = [e.name for e in view.entities.values()]
     read = any(a.kind != "narration" for a in read_prose(text, view.entities))
     named = any(text.casefold().startswith(n.casefold() + " ") for n in names)
     quoted = len(text) > 1 and text[0] in '"“' and text[-1] in '"”'
-    if (read or named) and not quoted:
+    # a line already written with its quotation marks and who says it ('"Who are you?"
+    # Ann asked.') is a sentence of the story, whether or not it could be read
+    attributed = not quoted and bool(_ATTRIBUTED.search(text))
+    if (read or named or attributed) and not quoted:
         return text if text[-1] in '.!?"”' else text + "."
     line = text.strip('"“”').strip()
     if line[-1:] in ("?", "!"):

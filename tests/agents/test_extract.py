@@ -107,6 +107,26 @@ class TestSentenceForms:
         claim = parse_sentence('"The key is in the drawer," said Mara.')
         assert claim.clause == Clause(subject="key", attribute="location", value="drawer")
 
+    @pytest.mark.parametrize(
+        "sentence",
+        [
+            '"What are your powers?" Ann asked.',
+            '"What are your powers?" Ann asked Leo.',
+            "“What are your powers?” Ann asked.",
+            'Ann asked Leo, "What are your powers?"',
+            '"What are your powers?" said Ann to Leo.',
+        ],
+    )
+    def test_dialogue_attributed_after_or_with_a_listener(self, sentence: str) -> None:
+        """The orders a person writes dialogue in: the name before its verb, a listener
+        named, curly quotes."""
+        said = parse_sentence(sentence)
+        assert (said.kind, said.actors, said.utterance) == (
+            "say",
+            ("Ann",),
+            "What are your powers?",
+        )
+
 
 class TestNarration:
     @pytest.mark.parametrize(

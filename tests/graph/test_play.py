@@ -80,6 +80,21 @@ class TestPlayedTurn:
             events = await store.events(list(text.events))
             assert any(e.kind == "say" and e.actor == "leo" for e in events)
 
+    async def test_a_line_written_with_its_speaker_is_taken_as_written(
+        self, redis_url: str
+    ) -> None:
+        """'"Has anyone seen my key?" Leo asked.' is already a sentence of the story: it is
+        not wrapped again as a line Leo says ('"…Leo asked," said Leo.')."""
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await _hollow(fab, played=("Leo",))
+            line = '"Has anyone seen my key?" Leo asked.'
+            parts = {"leo": Part(words=line)}
+            assert (await fab.run(store, auto=True, parts=parts)).outcome == "committed"
+            (text,) = await store.turn_texts(4, 4)
+            assert line in text.text and "said Leo" not in text.text
+            events = await store.events(list(text.events))
+            assert any(e.kind == "say" and e.actor == "leo" for e in events)
+
     async def test_the_others_propose_from_their_own_minds_as_before(self, redis_url: str) -> None:
         """Mara played: Leo's proposal is the one his agent makes in the same story unplayed
         (toward the drawer he wrongly believes holds the key); Mara's is the person's."""
