@@ -1,9 +1,9 @@
 """The offline character agent: acts on its own beliefs toward its goals, deterministically.
 
-It reads only its :class:`fabula.memory.acl.CharacterMind` (its beliefs and first-person
-memories, on a Redis connection that cannot read anything else) and its brief. What it
-proposes follows from what it *believes*, true or not: a character who believes the key is
-in the drawer goes to the drawer.
+It reads only its :class:`fabula.memory.acl.CharacterMind` (its beliefs, first-person
+memories, the entities it knows of and its own lore, on a Redis connection that cannot
+read anything else) and its brief. What it proposes follows from what it *believes*, true
+or not: a character who believes the key is in the drawer goes to the drawer.
 
 Policy, in order:
 1. A question put to it ("Leo asked Mara where the key is") that it has not answered, by
@@ -11,17 +11,24 @@ Policy, in order:
    answers from its own belief — or, when it wants the thing kept from the asker (a goal to
    keep it hidden, or hide it from the asker), with a lie: a container it believes the
    thing is not in and has not seen the asker search, or, with no such lie to tell, "I do
-   not know" — or says it does not know. Asked for its secret, it keeps it: with a goal
-   to keep it (``keep my secret``), by a lie ("X's secret is that X has nothing to hide"),
-   else by refusing.
+   not know" — or says it does not know. Asked for its secret ("What are you hiding,
+   Mara?"), it keeps it: with a goal to keep it (``keep my secret``), by a lie ("X's
+   secret is that X has nothing to hide"), else by refusing.
 2. A request put to it ("Give me the key, Mara"): it gives the thing unless the first goal
    of its own that names the thing is not to give it to the asker (then it refuses, in
    words).
-3. Its goals, in order (:func:`fabula.agents.character.goals.step`): the first with a step
+3. Any other question said aloud to it (by its name, or, naming no one, by the one other
+   character it believes is with it: :mod:`fabula.agents.character.replies`) that it has
+   not answered, by someone still in the same place: "Where is the key?" as in 1; else it
+   says, in the first person, what it holds itself — the entries of its own lore (read
+   from its own keyspace) the question activates, its own description when asked about
+   itself, what it believes of what the question names (never where a thing is that it
+   keeps from the asker) — never a secret; with nothing to say, "I cannot say".
+4. Its goals, in order (:func:`fabula.agents.character.goals.step`): the first with a step
    to take gives the turn's action — unless it is a move it has made twice already (going
    to one place, searching one container): what it believes is sending it round in
    circles, and that goal counts as blocked.
-4. Nothing to do (every goal done, waiting or blocked): it proposes no action and stays out
+5. Nothing to do (every goal done, waiting or blocked): it proposes no action and stays out
    of the turn; its intent says why, goal by goal (``done: …``, ``blocked: … (why)``).
 """
 
@@ -40,16 +47,20 @@ from fabula.agents.character.goals import (
     read_goal,
     step,
 )
+from fabula.agents.character.replies import NO_ANSWER, addressed, reply, said_question
 from fabula.agents.contracts import Action, CharacterBrief, Proposal
 from fabula.memory.acl import CharacterMind
-from fabula.memory.records import SECRET, Memory, slug
+from fabula.memory.records import SECRET, Belief, Memory, is_secret, slug
 from fabula.worlds.goals import Goal
+from fabula.worlds.recall import activate_books, character_lore
 
 _NAME = r"[A-Z][\w'-]*"
 _REQUEST = re.compile(
     rf'^"Give me the (?P<obj>.+?), (?P<holder>{_NAME}),?" said (?P<asker>{_NAME})\.?$'
 )
-_SECRET = re.compile(rf'^"{SECRET_QUESTION}, (?P<holder>{_NAME}),?" said (?P<asker>{_NAME})\.?$')
+_SECRET = re.compile(rf'^"{SECRET_QUESTION}, (?P<holder>{_NAME})[,?]?" said (?P<asker>{_NAME})\.?$')
+_WHERE = re.compile(r"^Where (?:is|are) (?:the )?(?P<thing>[\w' -]+?)\?$", re.IGNORECASE)
+_SHOWN = 3  # beliefs an answer to a free question says at most
 
 
 def _pending_request(me: str, memories: list[Memory]) -> tuple[str, str] | None:
@@ -95,6 +106,120 @@ def _pending_question(me: str, memories: list[Memory]) -> tuple[str, str] | None
                 return None
             return slug(m["asker"]), slug(m["obj"])
     return None
+
+
+def _pending_said(sit: Situation) -> tuple[str, str] | None:
+    """The latest question said aloud to the character (:func:`said_question`: by name,
+    or, naming no one, by the one other character it believes is with it) that it has not
+    answered: (asker, the words without its name). Its secret asked for is policy 1's."""
+    names = {c: e.name for c, e in sit.entities.items() if e.kind == "character"}
+    memories = sit.memories
+    for i in range(len(memories) - 1, -1, -1):
+        said = said_question(memories[i].quote)
+        asker = slug(said.asker) if said is not None else sit.me
+        if said is None or asker == sit.me or _SECRET.match(memories[i].quote):
+            continue
+        to, words = addressed(said, names)
+        if to is None and sit.others_here() == [asker]:
+            to = sit.me
+        if to != sit.me:
+            continue
+        # an answer comes in a later turn: what it said in the question's own turn was
+        # proposed before the question was written (to an earlier one, perhaps)
+        me, turn = sit.name(sit.me), memories[i].turn
+        later = [m.quote for m in memories[i + 1 :] if m.turn > turn]
+        if any(_replied(quote, me, said.asker) for quote in later):
+            return None
+        return asker, words
+    return None
+
+
+def _replied(quote: str, me: str, asker: str) -> bool:
+    """Whether a remembered line is ``me`` answering ``asker`` (names as written): a line
+    it said to them by name, a telling to them, or its "I do not know where …"."""
+    line = re.match(rf'^"(?P<line>[^"]*)" said {re.escape(me)}\.?$', quote)
+    if line is not None and (
+        re.search(rf"\b{re.escape(asker)}\b", line["line"])
+        or line["line"].startswith("I do not know where ")
+    ):
+        return True
+    return (
+        re.match(rf"^{re.escape(me)} (?:privately )?told {re.escape(asker)} that ", quote)
+        is not None
+    )
+
+
+def _asked_where(sit: Situation, words: str) -> str | None:
+    """The thing a said question asks the whereabouts of ("Where is the key?"), among the
+    objects the character knows of (by its name, or the end of one name only)."""
+    m = _WHERE.match(words)
+    if m is None:
+        return None
+    wanted = m["thing"].casefold()
+    objects = sorted(c for c, e in sit.entities.items() if e.kind == "object")
+    exact = [c for c in objects if sit.name(c).casefold() == wanted]
+    ends = [c for c in objects if sit.name(c).casefold().endswith(" " + wanted)]
+    return exact[0] if exact else (ends[0] if len(ends) == 1 else None)
+
+
+def _guarded(goals: list[Goal], asker: str) -> set[str]:
+    """The things whose whereabouts the character keeps from ``asker``: a goal to keep one
+    hidden, or to hide it from them."""
+    return {
+        g.object
+        for g in goals
+        if g.object is not None
+        and (g.kind == "keep_hidden" or (g.kind == "hide_from" and g.character == asker))
+    }
+
+
+def _named(sit: Situation, words: str) -> list[str]:
+    """The entities (not the character itself) a question names: by name, or by the last
+    word of a name no other shares ("the key" for the brass key)."""
+    said = " " + " ".join(re.findall(r"[\w'-]+", words.casefold())) + " "
+    lasts: dict[str, list[str]] = {}
+    for ident, e in sit.entities.items():
+        lasts.setdefault(e.name.casefold().split(" ")[-1], []).append(ident)
+    out = []
+    for ident, e in sorted(sit.entities.items()):
+        name = e.name.casefold()
+        last = name.split(" ")[-1]
+        if ident != sit.me and (
+            f" {name} " in said or (len(lasts[last]) == 1 and f" {last} " in said)
+        ):
+            out.append(ident)
+    return out
+
+
+def _called(sit: Situation, entity: str) -> str:
+    """An entity as a sentence names it: a character or a proper name bare, else "the …"."""
+    name = sit.name(entity)
+    return name if sit.kind(entity) == "character" or name[:1].isupper() else f"the {name}"
+
+
+def _belief_line(sit: Situation, b: Belief) -> str:
+    """One belief as a clause ("the brass key is in the desk drawer", "the colour of the
+    key is not red"), names as the character knows them."""
+    neg = "" if b.polarity else "not "
+    if b.attribute == "location":
+        where = "with" if sit.kind(b.value) == "character" else "in"
+        return f"{_called(sit, b.subject)} is {neg}{where} {_called(sit, b.value)}"
+    return f"the {b.attribute} of {_called(sit, b.subject)} is {neg}{b.value}"
+
+
+def _known(sit: Situation, words: str, guarded: set[str]) -> list[str]:
+    """What the character believes of what a question names, as clauses (at most
+    :data:`_SHOWN`): never a secret, nor where a thing is that it keeps from the asker."""
+    named = _named(sit, words)
+    held = [
+        b
+        for b in sit.beliefs.beliefs.values()
+        if b.subject in named
+        and not is_secret(b.attribute)
+        and not (b.attribute == "location" and b.subject in guarded)
+    ]
+    held.sort(key=lambda b: (named.index(b.subject), b.attribute != "location", b.attribute))
+    return [_belief_line(sit, b) for b in held[:_SHOWN]]
 
 
 CIRCLING = 2
@@ -186,6 +311,14 @@ class OfflineCharacter:
         entities = await mind.entities()
         sit = Situation(me, beliefs, entities, memories)
         goals = [read_goal(entities, g) for g in brief.goals]
+        answer = await self._answering(mind, sit, brief, goals)
+        return answer if answer is not None else self._pursuing(sit, goals, brief.variant)
+
+    async def _answering(
+        self, mind: CharacterMind, sit: Situation, brief: CharacterBrief, goals: list[Goal]
+    ) -> Proposal | None:
+        """What was put to the character and waits for it (policies 1 to 3), if anything."""
+        me, memories = sit.me, sit.memories
         question = _pending_question(me, memories)
         if question is not None and _here(sit, question[0]):
             action = self._answer(sit, goals, *question)
@@ -213,6 +346,15 @@ class OfflineCharacter:
                     reason="wants it",
                 )
             return Proposal(character=me, actions=(action,), intent="answer a request")
+        said = _pending_said(sit)
+        if said is not None and _here(sit, said[0]):
+            action = await self._reply(mind, sit, brief, goals, *said)
+            return Proposal(character=me, actions=(action,), intent="answer")
+        return None
+
+    def _pursuing(self, sit: Situation, goals: list[Goal], variant: int) -> Proposal:
+        """A step toward its goals (policies 4 and 5)."""
+        me = sit.me
         states: list[str] = []
         steps: list[Proposal] = []  # one per goal it can act on, in the brief's order
         for goal in goals:
@@ -224,8 +366,43 @@ class OfflineCharacter:
                 found = replace(found, status="blocked", why="it is going round in circles")
             states.append(f"{found.status}: {goal.text} ({found.why})")
         if steps:  # the first, or for another draft of the turn another (brief.variant)
-            return steps[brief.variant % len(steps)]
+            return steps[variant % len(steps)]
         return Proposal(character=me, actions=(), intent="; ".join(states) or "no goals")
+
+    async def _reply(
+        self,
+        mind: CharacterMind,
+        sit: Situation,
+        brief: CharacterBrief,
+        goals: list[Goal],
+        asker: str,
+        words: str,
+    ) -> Action:
+        """Its answer to a question said aloud (policy 3): where a thing is, as policy 1
+        answers it; anything else in its own words (:func:`reply`) from its own lore the
+        question activates, its own description and beliefs, keeping its secrets."""
+        thing = _asked_where(sit, words)
+        if thing is not None:
+            return self._answer(sit, goals, asker, thing)
+        me = sit.entities.get(sit.me)
+        lit = activate_books(character_lore(await mind.lore()), words)
+        held = (b.value for b in sit.beliefs.beliefs.values() if is_secret(b.attribute))
+        said = reply(
+            words,
+            sit.name(sit.me),
+            description=me.description if me is not None else "",
+            lore=[x.text for x in lit if x.activated.fired != "constant"],
+            known=_known(sit, words, _guarded(goals, asker)),
+            secrets=[*brief.secrets, *held],
+        )
+        return Action(
+            kind="say",
+            listener=asker,
+            line=f"{said.rstrip('.!?')}, {sit.name(asker)}",
+            reason="asked, and holds nothing that answers it"
+            if said == NO_ANSWER
+            else "asked, and answers from what it holds",
+        )
 
     def _answer(self, sit: Situation, goals: list[Goal], asker: str, obj: str) -> Action:
         where = sit.beliefs.where(obj)
@@ -237,12 +414,7 @@ class OfflineCharacter:
                 line=f"I do not know where the {sit.name(obj)} is",
                 reason="asked, and does not know",
             )
-        protects = any(
-            g.object == obj
-            and (g.kind == "keep_hidden" or (g.kind == "hide_from" and g.character == asker))
-            for g in goals
-        )
-        if protects:
+        if obj in _guarded(goals, asker):
             # a lie the asker could believe: a container it has not been seen to search
             decoys = [
                 b

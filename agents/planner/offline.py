@@ -2,7 +2,9 @@
 
 The anchor of a turn is a character with something to do, in this order:
 
-1. anyone a question or a request was just put to (so questions get answers);
+1. anyone a question or a request was just put to (so questions get answers): asked where
+   a thing is, for a thing or a secret, or asked anything aloud by name (or, naming no
+   one, as the one other character with the asker);
 2. the character a direction names ("Cora gets the logbook": Cora, with that goal), or the
    one a branch's hypothesis is about ("Cora ends up with the logbook") and those it
    steers toward it (whoever holds the logbook, to give it to Cora; else whoever knows
@@ -37,16 +39,19 @@ from fabula.agents.character.goals import (
     read_goal,
     step,
 )
+from fabula.agents.character.replies import addressed, said_question
 from fabula.agents.contracts import MAX_FOCAL, PlanRequest, TurnPlan
 from fabula.agents.views import AuthorView
 from fabula.errors import InvalidInput, StoryAtRest
 from fabula.memory.records import slug
+from fabula.memory.text import split_sentences
 from fabula.worlds.goals import Goal
 
 _NAME = r"[A-Z][\w'-]*"
 _ASKED = re.compile(rf"(?P<asker>{_NAME}) asked (?P<listener>{_NAME}) where the")
 _REQUESTED = re.compile(
-    rf'"(?:Give me the [^"]+?|{SECRET_QUESTION}), (?P<listener>{_NAME}),?" said (?P<asker>{_NAME})'
+    rf'"(?:Give me the [^"]+?|{SECRET_QUESTION}), (?P<listener>{_NAME})[,?]?" '
+    rf"said (?P<asker>{_NAME})"
 )
 
 
@@ -185,12 +190,34 @@ class OfflinePlanner:
 
 def _asked(view: AuthorView, characters: list[str]) -> list[str]:
     """The characters the last turn asked something of (where a thing is, to give it,
-    their secret), in order, once each."""
+    their secret, any question said aloud to them), in order, once each."""
     if not view.recent:
         return []
     last = view.recent[-1].text
     asked = [slug(m["listener"]) for p in (_ASKED, _REQUESTED) for m in p.finditer(last)]
+    asked += _said_to(view, characters, last)
     return [c for c in dict.fromkeys(asked) if c in characters]
+
+
+def _said_to(view: AuthorView, characters: list[str], text: str) -> list[str]:
+    """Whom the questions said aloud in ``text`` were put to: the character each names,
+    else the one other character in the asker's place (see
+    :mod:`fabula.agents.character.replies`)."""
+    names = {c: view.name(c) for c in characters}
+    out = []
+    for start, end in split_sentences(text):
+        said = said_question(text[start:end])
+        if said is None:
+            continue
+        to, _ = addressed(said, names)
+        asker = slug(said.asker)
+        place = view.place_of(asker)
+        with_them = [c for c in characters if c != asker and place and view.place_of(c) == place]
+        if to is None and len(with_them) == 1:
+            to = with_them[0]
+        if to is not None and to != asker:
+            out.append(to)
+    return out
 
 
 def _focal(

@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from fabula.agents.character.replies import first_person
 from fabula.agents.contracts import CharacterBrief, ChatRequest
 from fabula.agents.roles import ChatVoiceRole
 from fabula.agents.views import author_view
@@ -276,20 +277,6 @@ def _from_recall(recalled: list[ChatRecord], me: str) -> str:
     if lore:
         parts.append("I know this: " + " ".join(lore))
     return " ".join(parts) or "I know nothing of that."
-
-
-_BE = {"is": "am", "was": "was", "has": "have", "does": "do", "believes": "believe"}
-
-
-def first_person(text: str, me: str) -> str:
-    """``text`` as ``me`` says it of itself: "Owen is in the loft" → "I am in the loft",
-    "with Owen" → "with me", "Owen's map" → "my map" (other words are left as written)."""
-    name = re.escape(me)
-    text = re.sub(rf"\b{name}'s\b", "my", text)
-    text = re.sub(rf"\b{name} (is|was|has|does|believes)\b", lambda m: "I " + _BE[m.group(1)], text)
-    text = re.sub(rf"(^|[.;!?:]\s+|\bthat\s+){name}\b", lambda m: m.group(1) + "I", text)
-    text = re.sub(rf"\b{name}\b", "me", text)
-    return re.sub(r"^my\b", "My", text)
 
 
 def _sentence(quote: str) -> str:

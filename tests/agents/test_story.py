@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import structlog
@@ -11,7 +12,15 @@ import structlog
 from fabula.agents.character.brief import helping_goals
 from fabula.agents.character.goals import Situation, read_goal, step
 from fabula.agents.character.offline import OfflineCharacter
-from fabula.agents.contracts import CharacterBrief, PlanRequest
+from fabula.agents.character.replies import (
+    ANSWER_CHARS,
+    NO_ANSWER,
+    addressed,
+    put_to,
+    reply,
+    said_question,
+)
+from fabula.agents.contracts import CharacterBrief, PlanRequest, Proposal
 from fabula.agents.critic.offline import OfflineCritic
 from fabula.agents.memory_builder import readings
 from fabula.agents.memory_builder.offline import OfflineMemoryBuilder
@@ -20,9 +29,13 @@ from fabula.agents.views import author_view
 from fabula.errors import InvalidInput, StoryAtRest
 from fabula.graph.service import Fabula
 from fabula.memory.hierarchy import consolidate, nodes
+from fabula.memory.store import StoryStore
 from fabula.settings import Settings
+from fabula.testing import imports as fx
 from fabula.worlds.goals import parse_goal
+from fabula.worlds.imports import import_paths
 from fabula.worlds.loader import load_world, parse_world
+from fabula.worlds.lore import CHARACTER_EXTENSION
 
 PACK = """
 id = "letters"
@@ -357,3 +370,233 @@ class TestGoingRound:
             if t in texts[max(0, i - REPEAT_WINDOW) : i]
         ]
         assert repeated == [], repeated
+
+
+def _card(
+    name: str,
+    description: str,
+    scenario: str,
+    entries: list[tuple[list[str], str]],
+    secrets: tuple[str, ...] = (),
+) -> dict[str, Any]:
+    """A V2 card with its own book (``entries``: keys and content), its secrets kept as a
+    card Fabula exported keeps them."""
+    book = [
+        {"keys": keys, "content": content, "extensions": {}, "enabled": True}
+        | {"insertion_order": 10, "name": keys[0], "id": i}
+        for i, (keys, content) in enumerate(entries)
+    ]
+    extensions = {CHARACTER_EXTENSION: {"name": name, "secrets": list(secrets)}}
+    return {
+        "spec": "chara_card_v2",
+        "spec_version": "2.0",
+        "data": {
+            "name": name,
+            "description": description,
+            "scenario": scenario,
+            "first_mes": "",
+            "mes_example": "",
+            "extensions": extensions if secrets else {},
+            "character_book": {"name": f"{name}'s book", "extensions": {}, "entries": book},
+        },
+    }
+
+
+async def _glade(fab: Fabula, tmp_path: Path) -> StoryStore:
+    """Seraphina's card (her book: her powers, Eldoria, and the moon seed of her secret)
+    with the User in her glade; Cora's card, whose book also answers "powers" and
+    "Eldoria", at the tower; a world book with an entry on "powers" no character holds."""
+    sera = _card(
+        "Seraphina",
+        "{{char}} is a guardian of Eldoria forest. She heals wounds with her magic.",
+        "{{user}} wakes in {{char}}'s glade.",
+        [
+            (["powers", "magic"], "{{char}} can heal wounds and calm beasts with her light magic."),
+            (["Eldoria"], "Eldoria is an enchanted forest of ancient trees."),
+            (["seed"], "{{char}} keeps the moon seed in the hollow oak. The seed is silver."),
+        ],
+        secrets=("Seraphina keeps the moon seed in the hollow oak",),
+    )
+    cora = _card(
+        "Cora",
+        "{{char}} is a dragon rider.",
+        "{{char}} waits at the tower.",
+        [(["powers", "Eldoria", "seed"], "{{char}} can breathe fire over Eldoria.")],
+    )
+    king = "The Shadow King drains the powers of every mage."
+    world = {"entries": {"0": {"uid": 0, "key": ["powers", "Shadow King"], "content": king}}}
+    paths = [
+        fx.write_json(tmp_path / name, doc)
+        for name, doc in (("sera.json", sera), ("cora.json", cora), ("world.json", world))
+    ]
+    return await fab.create_story(import_paths(paths).pack, "glade")
+
+
+async def _proposal(fab: Fabula, store: StoryStore, character: str, name: str) -> Proposal:
+    mind = await fab.minds.mind(store.story, character, store.branch)
+    view = await author_view(store)
+    spec = view.character_spec(character)
+    secrets = tuple(spec.secrets) if spec else ()
+    goals = tuple(view.goals_of(character))
+    brief = CharacterBrief(character=character, name=name, goals=goals, secrets=secrets)
+    return await OfflineCharacter().propose(mind, brief)
+
+
+def _said(proposal: Proposal) -> tuple[str | None, str | None]:
+    """(listener, line) of a proposal that says one line; (None, None) otherwise."""
+    if proposal.intent != "answer" or [a.kind for a in proposal.actions] != ["say"]:
+        return None, None
+    return proposal.actions[0].listener, proposal.actions[0].line
+
+
+class TestFreeQuestions:
+    """A question said aloud that is not where a thing is: the offline character answers
+    it in the first person from what it holds itself, once, to one still there."""
+
+    async def test_answered_from_its_own_lore(self, redis_url: str, tmp_path: Path) -> None:
+        """ "What are your powers?" activates her own book's entry, said as hers; Cora's
+        book and the world's answer it too, and neither is said."""
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await _glade(fab, tmp_path)
+            await fab.commit_scripted(store, '"What are your powers, Seraphina?" said User.')
+            listener, line = _said(await _proposal(fab, store, "seraphina", "Seraphina"))
+            assert listener == "user"
+            assert line == "I can heal wounds and calm beasts with my light magic, User"
+
+    async def test_asked_about_itself_it_says_its_description(
+        self, redis_url: str, tmp_path: Path
+    ) -> None:
+        """Nothing of its book answers "Who are you?": its own description does; a
+        question naming no one is put to the one other character with the asker."""
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await _glade(fab, tmp_path)
+            await fab.commit_scripted(store, '"Who are you?" said User.')
+            listener, line = _said(await _proposal(fab, store, "seraphina", "Seraphina"))
+            assert (listener, line) == (
+                "user",
+                "I am a guardian of Eldoria forest. I heal wounds with my magic, User",
+            )
+
+    async def test_nothing_it_holds_answers(self, redis_url: str, tmp_path: Path) -> None:
+        """The Shadow King is only in the world's book: it cannot say; Eldoria is in Cora's
+        book and in its own: its own entry is said, never Cora's."""
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await _glade(fab, tmp_path)
+            await fab.commit_scripted(store, '"Seraphina, what is the Shadow King?" said User.')
+            assert _said(await _proposal(fab, store, "seraphina", "Seraphina")) == (
+                "user",
+                "I cannot say, User",
+            )
+            await fab.commit_scripted(store, '"Seraphina, what is Eldoria?" said User.')
+            _, line = _said(await _proposal(fab, store, "seraphina", "Seraphina"))
+            assert line == "Eldoria is an enchanted forest of ancient trees, User"
+
+    async def test_its_secret_is_not_told(self, redis_url: str, tmp_path: Path) -> None:
+        """Her book's entry on the moon seed tells her secret: that sentence is left out;
+        asked what she hides (a question, as a person writes it), she keeps her secret."""
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await _glade(fab, tmp_path)
+            await fab.commit_scripted(store, '"What is the moon seed, Seraphina?" said User.')
+            _, line = _said(await _proposal(fab, store, "seraphina", "Seraphina"))
+            assert line == "The seed is silver, User"
+            await fab.commit_scripted(store, '"What are you hiding, Seraphina?" said User.')
+            kept = await _proposal(fab, store, "seraphina", "Seraphina")
+            assert kept.intent == "keep a secret"
+            assert "hollow oak" not in " ".join(a.line or "" for a in kept.actions)
+
+    async def test_answered_once_and_not_to_one_who_left(
+        self, redis_url: str, tmp_path: Path
+    ) -> None:
+        """Answered in a later turn, the question is done; asked again, then the User
+        leaves: she does not answer across the forest."""
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await _glade(fab, tmp_path)
+            await fab.commit_scripted(store, '"What are your powers, Seraphina?" said User.')
+            _, line = _said(await _proposal(fab, store, "seraphina", "Seraphina"))
+            await fab.commit_scripted(store, f'"{line}," said Seraphina.')
+            assert (await _proposal(fab, store, "seraphina", "Seraphina")).intent != "answer"
+            await fab.commit_scripted(store, '"Seraphina, what is Eldoria?" said User.')
+            assert (await _proposal(fab, store, "seraphina", "Seraphina")).intent == "answer"
+            await fab.commit_scripted(store, "User went to the tower.")
+            assert (await _proposal(fab, store, "seraphina", "Seraphina")).intent != "answer"
+
+    async def test_what_it_believes_never_the_world(self, redis_url: str) -> None:
+        """The Hollow Book after its opening: Leo, asked what he knows of the key, says
+        where he believes it is (the drawer), not where it is (the hollow book); Mara,
+        who hides it from Leo, does not say where it is when he asks her, and "Where is
+        the key?" said aloud is answered as "Leo asked Mara where the key is" is."""
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await fab.create_story("hollow_book", "asked")
+            await fab.commit_scripted(store, "Leo went to the study.")
+            await fab.commit_scripted(store, '"Leo, what do you know of the brass key?" said Mara.')
+            listener, line = _said(await _proposal(fab, store, "leo", "Leo"))
+            assert listener == "mara" and line is not None
+            assert "the brass key is in the desk drawer" in line and "hollow" not in line
+            await fab.commit_scripted(store, '"What do you know of the brass key?" said Leo.')
+            mara = await _proposal(fab, store, "mara", "Mara")
+            listener, line = _said(mara)
+            assert listener == "leo" and line is not None and "hollow" not in line
+            assert line == "As far as I know, the colour of the brass key is dull gold, Leo"
+            await fab.commit_scripted(store, '"Where is the brass key, Mara?" said Leo.')
+            (lie,) = (await _proposal(fab, store, "mara", "Mara")).actions
+            assert (lie.kind, lie.listener, lie.claim) == ("tell", "leo", "desk_drawer")
+
+    async def test_a_run_answers_the_played_users_question(
+        self, redis_url: str, tmp_path: Path
+    ) -> None:
+        """In a run, the character a question was said to is planned to answer it."""
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await _glade(fab, tmp_path)
+            await fab.commit_scripted(store, '"What are your powers, Seraphina?" said User.')
+            await fab.run(store, auto=True)
+            (text,) = await store.turn_texts(await store.head(), await store.head())
+            assert 'with my light magic, User," said Seraphina.' in text.text
+
+
+class TestReplies:
+    """The words of a said question and of an answer, without a story."""
+
+    @pytest.mark.parametrize(
+        ("words", "put"),
+        [
+            ("What are your powers, Seraphina?", ("seraphina", "What are your powers?")),
+            ("seraphina, what is Eldoria?", ("seraphina", "What is Eldoria?")),
+            ("Why, what is this?", (None, "Why, what is this?")),
+            ("Do you know Leo?", (None, "Do you know Leo?")),
+            ("What is it, Leo?", ("leo", "What is it?")),
+        ],
+    )
+    def test_whom_a_question_is_put_to(self, words: str, put: tuple[str | None, str]) -> None:
+        assert put_to(words, {"seraphina": "Seraphina", "leo": "Leo Marsh"}) == put
+
+    @pytest.mark.parametrize(
+        ("line", "to"),
+        [
+            ('"What are your powers?" said User.', None),
+            ('"What are your powers?" User asked.', None),
+            ('"What are your powers?" User asked Seraphina.', "seraphina"),
+            ("“What are your powers?” said User to Seraphina.", "seraphina"),
+            ('User asked Seraphina, "What are your powers?"', "seraphina"),
+            ('"What are your powers, Seraphina?" User asked.', "seraphina"),
+        ],
+    )
+    def test_the_orders_a_question_is_written_in(self, line: str, to: str | None) -> None:
+        """Every order the grammar reads dialogue in is a said question, with whom the
+        sentence or the words name as the one it is put to."""
+        said = said_question(line)
+        assert said is not None and said.asker == "User"
+        names = {"seraphina": "Seraphina", "user": "User"}
+        assert addressed(said, names) == (to, "What are your powers?")
+        assert said_question('"The key is in the drawer," said User.') is None
+
+    def test_a_description_in_its_own_words(self) -> None:
+        """Its name and the pronoun its text uses for it become "I", its possessive "my",
+        the verb agrees; a long text is cut after its last sentence that fits."""
+        text = "Mira tends the wounded. She carries her amulet and has silver hair."
+        assert reply("Who are you?", "Mira", description=text) == (
+            "I tend the wounded. I carry my amulet and have silver hair."
+        )
+        long = " ".join(f"Mira walked to the {n}th gate." for n in range(40))
+        said = reply("Who are you?", "Mira", description=long)
+        assert len(said) <= ANSWER_CHARS and said.endswith("gate.")
+        assert reply("Who are you?", "Mira") == NO_ANSWER

@@ -1,0 +1,259 @@
+"""A question said aloud that is not where a thing is, and a character's answer to it.
+
+A question is said aloud (``"What are your powers, Seraphina?" said User.``); it is put to
+the character its words name first or last (``"Seraphina, …?"``, ``"…, Seraphina?"``),
+or, naming no one, to whoever is alone with the one who asks (the offline character and
+planner decide that from what each believes: :func:`said_question` and :func:`put_to`
+read the words only).
+
+:func:`reply` is what the character says to it, in the first person, from what it holds
+itself and was given as its own — never the world's:
+
+1. the entries of its own lore (its keyspace's copy: its card's book and what the author
+   made known to it) that the question activates by a key: an entry that is always on
+   answers nothing in particular;
+2. asked about itself ("Who are you?", "What are your powers?") with no such entry, its
+   own description (its own entity, as its mind knows it);
+3. what it believes of what the question names (the caller leaves out where a thing is
+   that it keeps from the asker).
+
+A sentence that tells a secret (its own, or one it knows) is never said; of the rest,
+whole sentences, as many as fit in :data:`ANSWER_CHARS`; nothing left: :data:`NO_ANSWER`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from fabula.agents.contracts import LINE_CHARS
+from fabula.memory.text import split_sentences
+
+ANSWER_CHARS = 2 * LINE_CHARS
+"""The most characters an offline answer to a free question says: two lines' worth, whole
+sentences (a long lore entry or description is cut after its last sentence that fits)."""
+
+NO_ANSWER = "I cannot say"
+"""What a character says to a question nothing it holds answers."""
+
+_NAME = r"[A-Z][\w'-]*"
+_SAYING = r"(?:said|asked|replied|whispered|shouted)"
+_TO = rf"(?:,? (?:to )?(?P<to>{_NAME}))?"  # whom it is said to: "asked Mara", "said to Mara"
+_WORDS = r'["“](?P<words>[^"“”]+\?)["”]'  # the question, in straight or curly quotes
+_SHAPES = (  # the orders of the controlled grammar's dialogue (memory_builder/extract.py)
+    re.compile(rf"^{_WORDS} {_SAYING} (?P<asker>{_NAME}){_TO}\.?$"),
+    re.compile(rf"^{_WORDS} (?P<asker>{_NAME}) {_SAYING}{_TO}\.?$"),
+    re.compile(rf"^(?P<asker>{_NAME}) {_SAYING}{_TO},? {_WORDS}\.?$"),
+)
+_CALLED = r"[A-Za-z][\w'-]*(?: [A-Za-z][\w'-]*)*"  # a name as a person types it
+_FIRST = re.compile(rf"^(?P<name>{_CALLED}), (?P<rest>.+)$")
+_LAST = re.compile(rf"^(?P<rest>.+?), (?P<name>{_CALLED})\?$")
+_SELF = re.compile(
+    r"\b(?:your|yours|yourself|(?:are|were|can|could) you|you (?:are|were|can|could))\b",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[a-z0-9']+")
+
+
+@dataclass(frozen=True)
+class SaidQuestion:
+    """A question someone said aloud: who (``asker``, as written) and the words."""
+
+    asker: str
+    words: str
+    to: str | None = None  # whom the sentence says it was put to ("A asked B"), as written
+
+
+def said_question(quote: str) -> SaidQuestion | None:
+    """The question a remembered line says aloud (``"…?" said A.``, ``"…?" A asked B.``,
+    ``A said, "…?"``); None for any other line."""
+    for shape in _SHAPES:
+        m = shape.match(quote.strip())
+        if m is not None:
+            return SaidQuestion(m["asker"], m["words"].strip(), m["to"])
+    return None
+
+
+def addressed(said: SaidQuestion, names: Mapping[str, str]) -> tuple[str | None, str]:
+    """Whom ``said`` was put to, of ``names`` (character id → name): the one its words call
+    by name (:func:`put_to`), else the one its sentence names ("A asked B"); and its words
+    without the name. (None, the words) when it names no one of ``names``."""
+    to, words = put_to(said.words, names)
+    if to is None and said.to is not None:
+        to = next((i for i, n in names.items() if said.to.casefold() in _called(n)), None)
+    return to, words
+
+
+def _called(name: str) -> tuple[str, str]:
+    return name.casefold(), name.split(" ")[0].casefold()
+
+
+def put_to(words: str, names: Mapping[str, str]) -> tuple[str | None, str]:
+    """Whom ``words`` are put to by name, of ``names`` (character id → name; a name or its
+    first word, in any case), and the words without that name ("What are your powers?").
+    (None, the words as they are) when they name no one of ``names`` first or last."""
+    for pattern in (_FIRST, _LAST):
+        m = pattern.match(words)
+        if m is None:
+            continue
+        called = m["name"].casefold()
+        for ident, name in names.items():
+            if called in _called(name):
+                rest = m["rest"].rstrip(",")
+                rest = rest if rest.endswith("?") else rest + "?"
+                return ident, rest[0].upper() + rest[1:]
+    return None, words
+
+
+def reply(
+    words: str,
+    me: str,
+    *,
+    description: str = "",
+    lore: Sequence[str] = (),
+    known: Sequence[str] = (),
+    secrets: Sequence[str] = (),
+) -> str:
+    """What ``me`` (its name) says to the question ``words``, in the first person (see the
+    module docstring): from the ``lore`` entries the question activates by a key, else —
+    asked about itself — its ``description``, then what it believes of what the question
+    names (``known``: sentences, as its beliefs read); never a sentence that tells one of
+    ``secrets``; :data:`NO_ANSWER` when nothing is left."""
+    sources = [_clean(x) for x in lore if x.strip()]
+    itself = _introduced(_sentences(_clean(description)), me)
+    if not sources and _about_me(words, me):
+        sources.append(" ".join(itself))
+    said = [s for text in sources for s in _sentences(text) if not _tells(s, secrets)]
+    pronoun = _pronoun([*itself, *said], me)
+    mine = [_of_me(s, me, pronoun) for s in said]
+    beliefs = [first_person(s, me) for s in known if not _tells(s, secrets)]
+    if beliefs:
+        mine.append(_capital("As far as I know, " + "; ".join(beliefs) + "."))
+    return _fitted(mine) or NO_ANSWER
+
+
+def _about_me(words: str, me: str) -> bool:
+    """Whether the question is about the one it is put to ("your", "who are you", "can
+    you", its name; not "what do you know of the key")."""
+    return bool(_SELF.search(words)) or re.search(rf"\b{re.escape(me)}\b", words) is not None
+
+
+def _clean(text: str) -> str:
+    """A text as a line may say it: one line, no double quotation marks or emphasis."""
+    text = text.replace("*", "").replace("“", "'").replace("”", "'").replace('"', "'")
+    return " ".join(text.split())
+
+
+def _sentences(text: str) -> list[str]:
+    return [text[s:e] for s, e in split_sentences(text) if any(c.isalpha() for c in text[s:e])]
+
+
+def _words(text: str) -> str:
+    return " ".join(_WORD.findall(text.casefold()))
+
+
+def _tells(sentence: str, secrets: Sequence[str]) -> bool:
+    """Whether ``sentence`` says one of ``secrets`` or a part of one (words compared
+    without case or punctuation)."""
+    said = _words(sentence)
+    for secret in secrets:
+        kept = _words(secret)
+        if kept and said and (f" {kept} " in f" {said} " or f" {said} " in f" {kept} "):
+            return True
+    return False
+
+
+_PRONOUNS = {"she": "her", "he": "his", "they": "their"}
+_AGREE = {"is": "am", "has": "have", "does": "do", "was": "was", "believes": "believe"}
+_NOT_VERBS = frozenset({"always", "also", "never", "often", "once", "still", "as", "us"})
+
+
+def _introduced(sentences: list[str], me: str) -> list[str]:
+    """A description's sentences, the first one saying who it is of ("A careful
+    archivist." → "Leo is a careful archivist.", "Leo's cousin." → "Mara is Leo's
+    cousin."): one that opens with an article or a possessive names no one."""
+    if not sentences:
+        return sentences
+    first = sentences[0]
+    opening = first.split(" ")[0]
+    if opening in ("A", "An", "The"):
+        first = f"{me} is {opening.lower()} {first.split(' ', 1)[1]}" if " " in first else first
+    elif opening.endswith("'s") and opening[:-2] != me:
+        first = f"{me} is {first}"
+    return [first, *sentences[1:]]
+
+
+def _pronoun(sentences: Sequence[str], me: str) -> str | None:
+    """The pronoun a text uses for ``me``: the one that opens the sentence after a
+    sentence that opens with its name ("Mira is … . She tends …"), if any."""
+    for before, after in itertools.pairwise(sentences):
+        first = after.split(" ")[0].casefold()
+        if before.startswith(f"{me} ") and first in _PRONOUNS:
+            return first
+    return None
+
+
+def _of_me(sentence: str, me: str, pronoun: str | None) -> str:
+    """A sentence of a text about ``me`` in ``me``'s own words: its name (and, opening a
+    sentence, its ``pronoun``) as "I", its possessive as "my", the verb after "I" agreed."""
+    if pronoun is not None and sentence.split(" ")[0].casefold() == pronoun:
+        sentence = f"{me} " + sentence.split(" ", 1)[1]
+    text = first_person(sentence, me)
+    if pronoun is not None and text.startswith("I "):
+        text = re.sub(rf"\b{_PRONOUNS[pronoun]}\b(?= [a-z])", "my", text)
+    return _agreed(text)
+
+
+def _agreed(text: str) -> str:
+    """ "I heals" → "I heal", "I carries" → "I carry", "and has" → "and have" (after "I")."""
+
+    def verb(m: re.Match[str]) -> str:
+        word = m.group(2)
+        if word in _AGREE:
+            return m.group(1) + _AGREE[word]
+        if word in _NOT_VERBS or len(word) < 4 or not word.endswith("s") or word.endswith("ss"):
+            return m.group(0)
+        if word.endswith("ies"):
+            return m.group(1) + word[:-3] + "y"
+        if re.search(r"(?:ch|sh|x|z|o)es$", word):
+            return m.group(1) + word[:-2]
+        return m.group(1) + word[:-1]
+
+    if not text.startswith("I "):
+        return text
+    text = re.sub(r"^(I )([a-z]+)\b", verb, text)
+    return re.sub(r"( and )(is|has|does)\b", lambda m: m.group(1) + _AGREE[m.group(2)], text)
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _fitted(sentences: Sequence[str]) -> str:
+    """As many of ``sentences``, in order, as fit in :data:`ANSWER_CHARS`; a first one
+    too long alone is cut after its last word that fits."""
+    out: list[str] = []
+    for sentence in sentences:
+        if len(" ".join([*out, sentence])) > ANSWER_CHARS:
+            break
+        out.append(sentence)
+    if not out and sentences:
+        cut = sentences[0][: ANSWER_CHARS - 1].rsplit(" ", 1)[0]
+        return cut.rstrip(",;:") + "…"
+    return " ".join(out)
+
+
+_BE = {"is": "am", "was": "was", "has": "have", "does": "do", "believes": "believe"}
+
+
+def first_person(text: str, me: str) -> str:
+    """``text`` as ``me`` says it of itself: "Owen is in the loft" → "I am in the loft",
+    "with Owen" → "with me", "Owen's map" → "my map" (other words are left as written)."""
+    name = re.escape(me)
+    text = re.sub(rf"\b{name}'s\b", "my", text)
+    text = re.sub(rf"\b{name} (is|was|has|does|believes)\b", lambda m: "I " + _BE[m.group(1)], text)
+    text = re.sub(rf"(^|[.;!?:]\s+|\bthat\s+){name}\b", lambda m: m.group(1) + "I", text)
+    text = re.sub(rf"\b{name}\b", "me", text)
+    return re.sub(r"^my\b", "My", text)
