@@ -24,6 +24,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
+from fabula.memory.index.general import the_place
 from fabula.memory.index.terms import terms
 from fabula.memory.records import Closure, Entity, Event, HierarchyNode
 from fabula.memory.store import TurnText
@@ -351,7 +352,7 @@ def _actors(events: Sequence[Event], entities: dict[str, Entity]) -> set[str]:
 
 
 def _title(place: str | None, clock: str | None, entities: dict[str, Entity]) -> str:
-    where = f" in the {entities[place].name}" if place and place in entities else ""
+    where = f" in {the_place(entities[place].name)}" if place and place in entities else ""
     when = f" on {clock}" if clock else ""
     return f"scene{where}{when}"
 

@@ -17,8 +17,7 @@ from fabula.agents.contracts import Action, Draft, WriteRequest
 from fabula.agents.memory_builder.prose import read_prose
 from fabula.agents.views import AuthorView
 from fabula.errors import StoryAtRest
-from fabula.memory.index.general import general_table
-from fabula.memory.index.terms import terms
+from fabula.memory.index.general import the_place
 from fabula.memory.records import is_secret
 
 
@@ -28,13 +27,10 @@ def _the(view: AuthorView, entity: str | None) -> str:
 
 def _into(view: AuthorView, entity: str | None) -> str:
     """Where someone goes or something is, as a sentence names it: "the lamp room", "the
-    Laboratory", but a place's own made-up name stands alone ("went to Eldoria"): a
-    capitalised name whose last word WordNet does not know as a noun."""
-    words = view.name(entity).split() if entity else []
-    if entity and view.kind(entity) == "place" and words and all(w[:1].isupper() for w in words):
-        table = general_table()
-        if not any(term in table for term in terms(words[-1])):
-            return view.name(entity)
+    Laboratory", but a place's own made-up name stands alone ("went to Eldoria"; see
+    :func:`~fabula.memory.index.general.the_place`)."""
+    if entity and view.kind(entity) == "place":
+        return the_place(view.name(entity))
     return _the(view, entity)
 
 

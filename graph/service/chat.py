@@ -40,6 +40,7 @@ from fabula.graph.service.recall import MAX_REQUEST_CHARS, own_lore, own_voice
 from fabula.graph.service.responses.recall import ChatOut, ChatRecord
 from fabula.memory.acl import CharacterMind, MindPool
 from fabula.memory.answer import UNKNOWN, Question, parse_question, resolve_chain
+from fabula.memory.index.general import the_place
 from fabula.memory.recall.assemble import Assembly
 from fabula.memory.records import Entity, slug
 from fabula.memory.store import StoryStore
@@ -253,7 +254,7 @@ def _phrase(
         if holder is not None and holder.kind == "character":
             place = "with me" if holder.id == me else f"with {holder.name}"
         else:
-            place = f"in the {holder.name if holder else value}"
+            place = f"in {the_place(holder.name if holder else value)}"
         said = f"{thing} {be} {place}"
     if q.kind == "where_initially":
         return f"At the beginning, {said}."

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from fabula.graph.service.reading import check_as_of, markdown_text
 from fabula.graph.service.responses.stories import LivedBelief, LivedOut, LivedTurn
 from fabula.memory.acl import MindPool
+from fabula.memory.index.general import the_place
 from fabula.memory.records import Belief, Entity
 from fabula.memory.store import StoryStore
 
@@ -42,7 +43,7 @@ def fact_sentence(
         if holder is not None and holder.kind == "character":
             where = f"with {place}"
         else:
-            where = f"in {place}" if place.startswith("the ") else f"in the {place}"
+            where = f"in {the_place(place)}"
         said = f"{thing} {be} {where}"
     else:
         said = f"the {attribute.replace('_', ' ')} of {thing} {be} {value}"

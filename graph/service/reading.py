@@ -44,6 +44,7 @@ from fabula.graph.service.responses.stories import (
 from fabula.memory.consolidation import PLOT_ID
 from fabula.memory.hierarchy import nodes
 from fabula.memory.hierarchy import scenes as hierarchy_scenes
+from fabula.memory.index.general import the_place
 from fabula.memory.projections import (
     mind_as_of,
     project_beliefs,
@@ -449,7 +450,7 @@ async def moment(store: StoryStore) -> list[str]:
         entity = entities.get(value)
         if entity is not None and entity.kind == "character":
             return f"with {entity.name}"
-        return f"in the {entity.name if entity else value}"
+        return f"in {the_place(entity.name if entity else value)}"
 
     worlds = [await project_world(store, as_of=t) for t in range(head + 1)]
     for t in range(head + 1):

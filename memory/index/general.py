@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from importlib import resources
 
+from fabula.memory.index.terms import terms
+
 RUNS = 3  # a request's multi-word terms are matched up to this many words long
 
 
@@ -54,3 +56,18 @@ def general_query(terms: Sequence[str]) -> list[str]:
     for size in range(2, RUNS + 1):
         out += ["_".join(terms[i : i + size]) for i in range(len(terms) - size + 1)]
     return list(dict.fromkeys(out))
+
+
+def the_place(name: str) -> str:
+    """A place's name as a sentence says it: "the glade", "the Laboratory", "the Eldridge
+    Corporation", but a made-up proper name stands alone: "Eldoria", "Thornwood" (a
+    capitalised name whose last word WordNet does not know as a noun). A name that already
+    begins with "the" is kept as it is."""
+    words = name.split()
+    if words and words[0].casefold() == "the":
+        return name
+    if words and all(w[:1].isupper() for w in words):
+        table = general_table()
+        if table and not any(term in table for term in terms(words[-1])):
+            return name
+    return f"the {name}"

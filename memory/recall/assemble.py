@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from fabula.memory.episodes import Episode
+from fabula.memory.index.general import the_place
 from fabula.memory.projections import BeliefView, WorldView
 from fabula.memory.recall.plan import RecallPlan
 from fabula.memory.records import Belief, Development, Entity, HierarchyNode, Hypothesis, State
@@ -141,6 +142,8 @@ def _noun(entities: Mapping[str, Entity], entity_id: str) -> str:
     entity = entities.get(entity_id)
     if entity is not None and entity.kind in ("character", "group"):
         return entity.name
+    if entity is not None and entity.kind == "place":
+        return the_place(entity.name)
     return f"the {_name(entities, entity_id)}"
 
 

@@ -20,7 +20,7 @@ from fabula.memory.delta import DeltaBuilder, TurnDelta
 from fabula.memory.episodes import Episode
 from fabula.memory.hierarchy import consolidate, nodes, unfold
 from fabula.memory.index.build import WINDOW, behind, index_through, indexed_through
-from fabula.memory.index.general import general_counts, general_query
+from fabula.memory.index.general import general_counts, general_query, the_place
 from fabula.memory.index.indexer import Indexer
 from fabula.memory.index.search import fetch, sources
 from fabula.memory.index.terms import term_counts, terms
@@ -790,3 +790,20 @@ class TestPlainEnglish:
     def test_terms_are_stemmed_without_stop_words(self) -> None:
         """Terms are Snowball stems; function and question words are left out."""
         assert terms("What did the runners run to?") == ["runner", "run"]
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("glade", "the glade"),
+        ("Eldoria", "Eldoria"),
+        ("Thornwood", "Thornwood"),
+        ("Laboratory", "the Laboratory"),
+        ("Eldridge Corporation", "the Eldridge Corporation"),
+        ("the Old Mill", "the Old Mill"),
+    ],
+)
+def test_a_place_as_a_sentence_names_it(name: str, said: str) -> None:
+    """A made-up proper name stands alone ("in Eldoria", not "in the Eldoria"), in the
+    writer's sentences and in recall's headings and facts alike."""
+    assert the_place(name) == said
