@@ -18,7 +18,7 @@ from fabula.agents.memory_builder.prose import read_prose
 from fabula.agents.views import AuthorView
 from fabula.errors import StoryAtRest
 from fabula.memory.index.general import the_place
-from fabula.memory.records import is_secret
+from fabula.memory.records import is_secret, slug
 
 
 def _the(view: AuthorView, entity: str | None) -> str:
@@ -107,12 +107,23 @@ def played_part(view: AuthorView, character: str, words: str) -> str:
     return f'"{line.rstrip(".")}," said {view.name(character)}.'
 
 
+def _moves(view: AuthorView, character: str, sentence: str) -> bool:
+    """Whether a played part's ``sentence`` takes ``character`` elsewhere, as read."""
+    return any(
+        a.kind in ("go", "exit", "enter") and slug(a.actor) == character
+        for a in read_prose(sentence, view.entities)
+        if a.actors
+    )
+
+
 class OfflineWriter:
     """Deterministic writer: one sentence per proposed action, focal characters in order.
 
     On a revision it leaves out every sentence the critic found an error in; an action
-    addressed to someone (a telling, a question, a gift) by or to a character who went
-    elsewhere earlier in the passage is left out: they are no longer together.
+    addressed to someone (a telling, a question, an answer, a gift) who is elsewhere, or by
+    or to a character who went elsewhere earlier in the passage (a played part's move
+    included), is left out: they are not together. A character may believe the other is
+    there; the passage tells what happens.
     """
 
     async def write(self, request: WriteRequest, view: AuthorView) -> Draft:
@@ -132,10 +143,15 @@ class OfflineWriter:
                 sentence = played_part(view, character, proposal.words)
                 if sentence not in flagged and sentence not in sentences:
                     sentences.append(sentence)
+                    if _moves(view, character, sentence):
+                        gone.add(character)
                 continue
             for action in proposal.actions:
-                if action.listener is not None and {character, action.listener} & gone:
-                    continue  # meant for someone who is no longer there
+                if action.listener is not None and (
+                    {character, action.listener} & gone
+                    or view.place_of(action.listener) != view.place_of(character)
+                ):
+                    continue  # meant for someone who is not, or no longer, there
                 sentence = realise(view, character, action)
                 if sentence and sentence not in flagged and sentence not in sentences:
                     sentences.append(sentence)

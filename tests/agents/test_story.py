@@ -20,12 +20,20 @@ from fabula.agents.character.replies import (
     reply,
     said_question,
 )
-from fabula.agents.contracts import CharacterBrief, PlanRequest, Proposal
+from fabula.agents.contracts import (
+    Action,
+    CharacterBrief,
+    PlanRequest,
+    Proposal,
+    TurnPlan,
+    WriteRequest,
+)
 from fabula.agents.critic.offline import OfflineCritic
 from fabula.agents.memory_builder import readings
 from fabula.agents.memory_builder.offline import OfflineMemoryBuilder
 from fabula.agents.planner.offline import OfflinePlanner
 from fabula.agents.views import author_view
+from fabula.agents.writer.offline import OfflineWriter
 from fabula.errors import InvalidInput, StoryAtRest
 from fabula.graph.service import Fabula
 from fabula.memory.hierarchy import consolidate, nodes
@@ -447,6 +455,24 @@ def _said(proposal: Proposal) -> tuple[str | None, str | None]:
     if proposal.intent != "answer" or [a.kind for a in proposal.actions] != ["say"]:
         return None, None
     return proposal.actions[0].listener, proposal.actions[0].line
+
+
+async def test_the_writer_leaves_out_a_line_for_someone_elsewhere(redis_url: str) -> None:
+    """Mara may believe Leo is still in the study and answer him; he went to the hallway,
+    so the passage has her search, and not the line meant for him."""
+    async with Fabula(redis_url, Settings()) as fab:
+        store = await fab.create_story(load_world("hollow_book"), "apart")
+        view = await author_view(store)
+        assert (view.place_of("mara"), view.place_of("leo")) == ("study", "hallway")
+        answer = Action(kind="say", listener="leo", line="It is in the hollow book, Leo")
+        search = Action(kind="search", target="desk")
+        request = WriteRequest(
+            plan=TurnPlan(scene_goal="answer", focal=("mara",)),
+            proposals=(Proposal(character="mara", actions=(answer, search), intent="answer"),),
+            context="",
+        )
+        draft = await OfflineWriter().write(request, view)
+        assert draft.text == "Mara searched the desk."
 
 
 class TestFreeQuestions:
