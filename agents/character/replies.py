@@ -29,6 +29,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from fabula.agents.contracts import LINE_CHARS
+from fabula.agents.views import AuthorView
+from fabula.memory.records import slug
 from fabula.memory.text import split_sentences
 
 ANSWER_CHARS = 2 * LINE_CHARS
@@ -88,6 +90,27 @@ def addressed(said: SaidQuestion, names: Mapping[str, str]) -> tuple[str | None,
 
 def _called(name: str) -> tuple[str, str]:
     return name.casefold(), name.split(" ")[0].casefold()
+
+
+def said_to(view: AuthorView, characters: Sequence[str], text: str) -> list[str]:
+    """Whom the questions said aloud in ``text`` were put to, as the author sees the story
+    (``view``): the character each names, else the one other character in the asker's
+    place."""
+    names = {c: view.name(c) for c in characters}
+    out = []
+    for start, end in split_sentences(text):
+        said = said_question(text[start:end])
+        if said is None:
+            continue
+        to, _ = addressed(said, names)
+        asker = slug(said.asker)
+        place = view.place_of(asker)
+        with_them = [c for c in characters if c != asker and place and view.place_of(c) == place]
+        if to is None and len(with_them) == 1:
+            to = with_them[0]
+        if to is not None and to != asker:
+            out.append(to)
+    return out
 
 
 def put_to(words: str, names: Mapping[str, str]) -> tuple[str | None, str]:

@@ -39,12 +39,11 @@ from fabula.agents.character.goals import (
     read_goal,
     step,
 )
-from fabula.agents.character.replies import addressed, said_question
+from fabula.agents.character.replies import said_to
 from fabula.agents.contracts import MAX_FOCAL, PlanRequest, TurnPlan
 from fabula.agents.views import AuthorView
 from fabula.errors import InvalidInput, StoryAtRest
 from fabula.memory.records import slug
-from fabula.memory.text import split_sentences
 from fabula.worlds.goals import Goal
 
 _NAME = r"[A-Z][\w'-]*"
@@ -195,29 +194,8 @@ def _asked(view: AuthorView, characters: list[str]) -> list[str]:
         return []
     last = view.recent[-1].text
     asked = [slug(m["listener"]) for p in (_ASKED, _REQUESTED) for m in p.finditer(last)]
-    asked += _said_to(view, characters, last)
+    asked += said_to(view, characters, last)
     return [c for c in dict.fromkeys(asked) if c in characters]
-
-
-def _said_to(view: AuthorView, characters: list[str], text: str) -> list[str]:
-    """Whom the questions said aloud in ``text`` were put to: the character each names,
-    else the one other character in the asker's place (see
-    :mod:`fabula.agents.character.replies`)."""
-    names = {c: view.name(c) for c in characters}
-    out = []
-    for start, end in split_sentences(text):
-        said = said_question(text[start:end])
-        if said is None:
-            continue
-        to, _ = addressed(said, names)
-        asker = slug(said.asker)
-        place = view.place_of(asker)
-        with_them = [c for c in characters if c != asker and place and view.place_of(c) == place]
-        if to is None and len(with_them) == 1:
-            to = with_them[0]
-        if to is not None and to != asker:
-            out.append(to)
-    return out
 
 
 def _focal(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from fabula.agents.character.replies import said_to
 from fabula.agents.contracts import Action, Draft, WriteRequest
 from fabula.agents.memory_builder.prose import read_prose
 from fabula.agents.views import AuthorView
@@ -123,7 +124,8 @@ class OfflineWriter:
     addressed to someone (a telling, a question, an answer, a gift) who is elsewhere, or by
     or to a character who went elsewhere earlier in the passage (a played part's move
     included), is left out: they are not together. A character may believe the other is
-    there; the passage tells what happens.
+    there; the passage tells what happens. One a played part puts a question to does not
+    leave in the same passage: it answers in the next turn.
     """
 
     async def write(self, request: WriteRequest, view: AuthorView) -> Draft:
@@ -135,6 +137,14 @@ class OfflineWriter:
         flagged = {f.quote for f in request.findings if f.severity == "error" and f.quote}
         sentences: list[str] = []
         gone: set[str] = set()  # who went elsewhere earlier in this passage
+        # who a played part puts a question to stays to hear it out: the others proposed
+        # before the part was written, and an answer comes in the next turn
+        stays = {
+            to
+            for p in request.proposals
+            if p.words
+            for to in said_to(view, view.characters(), played_part(view, p.character, p.words))
+        }
         for character in request.plan.focal:
             proposal = by_character.get(character)
             if proposal is None:
@@ -152,6 +162,8 @@ class OfflineWriter:
                     or view.place_of(action.listener) != view.place_of(character)
                 ):
                     continue  # meant for someone who is not, or no longer, there
+                if action.kind == "go" and character in stays:
+                    continue  # asked something here, this turn
                 sentence = realise(view, character, action)
                 if sentence and sentence not in flagged and sentence not in sentences:
                     sentences.append(sentence)
