@@ -143,9 +143,12 @@ class Stories:
         """:meth:`create_story` from uploaded files rather than a pack: like ``fabula import
         FILE... --id STORY``, from uploaded files (name and bytes):
         character cards (JSON, PNG, CHARX) and lorebooks, several making one cast (see
-        :func:`~fabula.graph.service.uploads.import_uploads`). Raises
+        :func:`~fabula.graph.service.uploads.import_uploads`). The story starts with
+        ``greeting`` (default: the first, where there is one), read as any turn is. Raises
         :class:`InvalidInput` for a bad file (one line naming it) and writes nothing then."""
         imported = await import_uploads(files, story, user=user)
+        if greeting is None and imported.pack.opening.greetings:
+            greeting = 0
         return await self.create_story(
             imported.pack, story, assets=imported.assets, greeting=greeting
         )

@@ -179,6 +179,9 @@ async def test_cards_and_lorebooks_import_over_http(client: httpx.AsyncClient) -
         files=[("files", ("ada.json", json.dumps(fx.v1_card())))],
     )
     assert form.status_code in (302, 303) and "/stories/isle2" in form.headers["location"]
+    # the card's first message is the story's first turn, as `fabula import --id` has it
+    first = (await client.get("/api/stories/isle2/text")).json()["turns"]
+    assert [t["turn"] for t in first] == [1] and "Who are you" in first[0]["text"]
     assert "import-form" in (await client.get("/")).text
 
 
