@@ -218,12 +218,18 @@ def _pronoun(sentences: Sequence[str], me: str) -> str | None:
     return None
 
 
+_OBJECT_WORDS = "the|a|an|my|his|her|their|its|them|him|it|away|back|out|up"
+
+
 def _of_me(sentence: str, me: str, pronoun: str | None) -> str:
     """A sentence of a text about ``me`` in ``me``'s own words: its name (and, opening a
     sentence, its ``pronoun``) as "I", its possessive as "my", the verb after "I" agreed."""
     if pronoun is not None and sentence.split(" ")[0].casefold() == pronoun:
         sentence = f"{me} " + sentence.split(" ", 1)[1]
     text = first_person(sentence, me)
+    if pronoun is None and text.startswith("I "):  # "I heal with her magic": her is mine
+        used = [p for p in _PRONOUNS if re.search(rf"\b{_PRONOUNS[p]}\b(?= [a-z])", text)]
+        pronoun = used[0] if len(used) == 1 else None
     if pronoun is not None and text.startswith("I "):
         text = re.sub(rf"\b{_PRONOUNS[pronoun]}\b(?= [a-z])", "my", text)
     return _agreed(text)
@@ -247,7 +253,9 @@ def _agreed(text: str) -> str:
     if not text.startswith("I "):
         return text
     text = re.sub(r"^(I )([a-z]+)\b", verb, text)
-    return re.sub(r"( and )(is|has|does)\b", lambda m: m.group(1) + _AGREE[m.group(2)], text)
+    text = re.sub(r"( and )(is|has|does)\b", lambda m: m.group(1) + _AGREE[m.group(2)], text)
+    # a second verb of "I" ("I heal ... and drives the beasts back"): one an object follows
+    return re.sub(rf"( and )([a-z]+)\b(?= (?:{_OBJECT_WORDS})\b)", verb, text)
 
 
 def _capital(text: str) -> str:

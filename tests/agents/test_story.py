@@ -615,6 +615,16 @@ class TestReplies:
         assert addressed(said, names) == (to, "What are your powers?")
         assert said_question('"The key is in the drawer," said User.') is None
 
+    def test_an_entry_with_no_pronoun_before_it_in_its_own_words(self) -> None:
+        """An entry that names her and says "her" once, with no pronoun elsewhere: "her" is
+        hers; a second verb of hers agrees too; a plural noun after "and" is left."""
+        lore = ["Sera heals wounds with her magic and drives the beasts back with light."]
+        assert reply("What are your powers?", "Sera", lore=lore) == (
+            "I heal wounds with my magic and drive the beasts back with light."
+        )
+        pets = ["Sera keeps cats and dogs."]
+        assert reply("What are your powers?", "Sera", lore=pets) == "I keep cats and dogs."
+
     def test_a_description_in_its_own_words(self) -> None:
         """Its name and the pronoun its text uses for it become "I", its possessive "my",
         the verb agrees; a long text is cut after its last sentence that fits."""
