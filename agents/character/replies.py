@@ -209,29 +209,45 @@ def _introduced(sentences: list[str], me: str) -> list[str]:
 
 
 def _pronoun(sentences: Sequence[str], me: str) -> str | None:
-    """The pronoun a text uses for ``me``: the one that opens the sentence after a
-    sentence that opens with its name ("Mira is … . She tends …"), if any."""
+    """The pronoun a text uses for ``me``: the one (or its possessive) that opens the
+    sentence after a sentence that opens with its name ("Mira is … . She tends …", "Mira's
+    powers: … . Her magic …"), if any."""
+    possessives = {own: subject for subject, own in _PRONOUNS.items()}
     for before, after in itertools.pairwise(sentences):
         first = after.split(" ")[0].casefold()
-        if before.startswith(f"{me} ") and first in _PRONOUNS:
+        if before.startswith((f"{me} ", f"{me}'s ")) and first in _PRONOUNS:
             return first
+        if before.startswith((f"{me} ", f"{me}'s ")) and first in possessives:
+            return possessives[first]  # "Mira's powers: … . Her magic …"
     return None
 
 
 _OBJECT_WORDS = "the|a|an|my|his|her|their|its|them|him|it|away|back|out|up"
+_AFTER_OBJECT = (  # words that follow "her" as an object, not as a possessive
+    "when|and|or|to|with|in|on|at|as|that|if|but|so|back|away|up|out|for|from|by|again|too"
+)
 
 
 def _of_me(sentence: str, me: str, pronoun: str | None) -> str:
     """A sentence of a text about ``me`` in ``me``'s own words: its name (and, opening a
     sentence, its ``pronoun``) as "I", its possessive as "my", the verb after "I" agreed."""
-    if pronoun is not None and sentence.split(" ")[0].casefold() == pronoun:
+    opening = sentence.split(" ")[0].casefold()
+    if pronoun is not None and opening == pronoun:
         sentence = f"{me} " + sentence.split(" ", 1)[1]
+    elif pronoun is not None and opening == _PRONOUNS[pronoun]:
+        sentence = f"{me}'s " + sentence.split(" ", 1)[1]
     text = first_person(sentence, me)
-    if pronoun is None and text.startswith("I "):  # "I heal with her magic": her is mine
+    mine = text.startswith(("I ", "My "))  # a sentence about itself
+    if pronoun is None and mine:  # "I heal with her magic": her is mine
         used = [p for p in _PRONOUNS if re.search(rf"\b{_PRONOUNS[p]}\b(?= [a-z])", text)]
         pronoun = used[0] if len(used) == 1 else None
-    if pronoun is not None and text.startswith("I "):
-        text = re.sub(rf"\b{_PRONOUNS[pronoun]}\b(?= [a-z])", "my", text)
+    if pronoun is not None and mine:
+        own = _PRONOUNS[pronoun]
+        # "her" before a noun is "my"; before a word like "when", or at a clause's end, "me"
+        text = re.sub(rf"\b{own}\b(?= (?:{_AFTER_OBJECT})\b|[.,;!?])", "me", text)
+        text = re.sub(rf"\b{own}\b(?= [a-z])", "my", text)
+        if pronoun == "he":
+            text = re.sub(r"\bhim\b", "me", text)
     return _agreed(text)
 
 

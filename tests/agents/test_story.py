@@ -624,6 +624,10 @@ class TestReplies:
         )
         pets = ["Sera keeps cats and dogs."]
         assert reply("What are your powers?", "Sera", lore=pets) == "I keep cats and dogs."
+        powers = ["Sera's powers: a bond with birds, who warn her. Her magic is old."]
+        assert reply("What are your powers?", "Sera", lore=powers) == (
+            "My powers: a bond with birds, who warn me. My magic is old."
+        )
 
     def test_a_description_in_its_own_words(self) -> None:
         """Its name and the pronoun its text uses for it become "I", its possessive "my",
