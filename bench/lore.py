@@ -44,6 +44,7 @@ from fabula.worlds.activation import (
     activate,
     decorators_of,
     delayed,
+    recurse,
     secondary_holds,
 )
 from fabula.worlds.imports.keys import KeyError_, is_regex_key, key_matches
@@ -221,7 +222,6 @@ def naive_activate(
         if "dont_activate" not in deco or "activate" in deco:
             live[i] = e
     taken = Admission(budget)
-    admitted = taken.admitted
 
     def found(i: int, fired: Fired, key: str | None, step: int) -> Activated:
         return Activated(
@@ -236,26 +236,19 @@ def naive_activate(
             key = _naive_match(e, decos[i], text, case_sensitive, whole_words, turn, text)
             if key is not None:
                 first.append(found(i, "key", key, 0))
-    latest = taken.admit(first)
-    done = {a.index for a in admitted} | {a.index for a in first}
-    for step in range(1, max_recursion + 1 if recursive else 1):
-        scan = "\n".join(
-            split_decorators(a.entry.content)[1] for a in latest if not a.entry.prevent_recursion
-        )
-        if not scan or taken.full:
-            break
-        context = "\n".join([text, *(split_decorators(a.entry.content)[1] for a in admitted)])
-        more = []
+
+    def more(scan: str, context: str, done: set[int], step: int) -> list[Activated]:
+        out = []
         for i, e in live.items():
             if i in done or e.exclude_recursion:
                 continue
             key = _naive_match(e, decos[i], scan, case_sensitive, whole_words, turn, context)
             if key is not None:
-                more.append(found(i, "recursion", key, step))
-        done |= {a.index for a in more}
-        latest = taken.admit(more)
-        if not latest:
-            break
+                out.append(found(i, "recursion", key, step))
+        return out
+
+    steps = max_recursion if recursive else 0
+    recurse(taken, first, text, steps, lambda a: split_decorators(a.entry.content)[1], more)
     return taken.in_order()
 
 

@@ -553,32 +553,52 @@ def activation(
     index = _index(entries, case_sensitive, whole_words)
     live = index.live
     taken = Admission(budget)
-    admitted = taken.admitted
 
     def found(i: int, fired: Fired, key: str | None, step: int) -> Activated:
         return Activated(i, live[i].entry, fired, key, step, index.count(i, count_tokens))
 
-    first = _first(index, text, turn, found)
-    latest = taken.admit(first)
-    done = {a.index for a in admitted} | {a.index for a in first}
-    for step in range(1, max_recursion + 1 if recursive else 1):
-        scan = "\n".join(live[a.index].body for a in latest if not a.entry.prevent_recursion)
-        if not scan or taken.full:
-            break
-        context = "\n".join([text, *(live[a.index].body for a in admitted)])
-        more = []
+    def more(scan: str, context: str, done: set[int], step: int) -> list[Activated]:
+        out = []
         for i in sorted(index.candidates(scan)):
             item = live[i]
             if i in done or item.entry.exclude_recursion:
                 continue
             key = _match(item, scan, turn, context)
             if key is not None:
-                more.append(found(i, "recursion", key, step))
-        done |= {a.index for a in more}
-        latest = taken.admit(more)
+                out.append(found(i, "recursion", key, step))
+        return out
+
+    first = _first(index, text, turn, found)
+    steps = max_recursion if recursive else 0
+    recurse(taken, first, text, steps, lambda a: live[a.index].body, more)
+    return Activation(taken.in_order(), taken.left_out)
+
+
+def recurse(
+    taken: Admission,
+    first: list[Activated],
+    text: str,
+    steps: int,
+    body: Callable[[Activated], str],
+    more: Callable[[str, str, set[int], int], list[Activated]],
+) -> None:
+    """Admit ``first`` into ``taken``, then up to ``steps`` rounds of recursion: each scans
+    the ``body`` of the entries admitted last (but those that prevent recursion) for the
+    entries ``more(scan, context, done, step)`` finds not yet activated, with ``text`` and
+    every entry admitted as the context of secondary keys; it stops when the budget is full
+    or a round admits nothing. The indexed activation and the naive baseline share it."""
+    latest = taken.admit(first)
+    done = {a.index for a in taken.admitted} | {a.index for a in first}
+    for step in range(1, steps + 1):
+        scan = "\n".join(body(a) for a in latest if not a.entry.prevent_recursion)
+        if not scan or taken.full:
+            break
+        context = "\n".join([text, *(body(a) for a in taken.admitted)])
+        found = more(scan, context, done, step)
+        done |= {a.index for a in found}
+        latest = taken.admit(found)
         if not latest:
             break
-    return Activation(taken.in_order(), taken.left_out)
 
 
 def _first(
