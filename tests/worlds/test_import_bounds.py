@@ -268,22 +268,25 @@ class TestPresetCast:
     whose names read the same are refused; roles not cast, a second folder of one role and
     the world's details are lore."""
 
-    def test_a_code_with_no_role_is_refused(self, tmp_path: Path) -> None:
+    @staticmethod
+    def cast(tmp_path: Path, codes: list[str]) -> Path:
+        """The preset of :func:`preset`, casting ``codes``."""
         path = preset(tmp_path / "p")
         doc = json.loads(path.read_text())
-        doc["role_agent_codes"] = ["Ann-en", "Bob-en"]
+        doc["role_agent_codes"] = codes
         path.write_text(json.dumps(doc))
+        return path
+
+    def test_a_code_with_no_role_is_refused(self, tmp_path: Path) -> None:
+        path = self.cast(tmp_path, ["Ann-en", "Bob-en"])
         refused([path], "role_agent_codes: no role 'Bob-en'")
 
     def test_two_roles_read_as_one_name_are_refused(self, tmp_path: Path) -> None:
-        path = preset(tmp_path / "p")
+        path = self.cast(tmp_path, ["Ann-en", "Anne-en"])
         other = tmp_path / "p/data/roles/isle/Anne-en"
         other.mkdir()
         info = {"role_code": "Anne-en", "role_name": "Ann", "profile": "Another."}
         (other / "role_info.json").write_text(json.dumps(info))
-        doc = json.loads(path.read_text())
-        doc["role_agent_codes"] = ["Ann-en", "Anne-en"]
-        path.write_text(json.dumps(doc))
         refused([path], "roles 'Ann-en' and 'Anne-en' both read as 'Ann'")
 
     def test_other_roles_twins_and_details_are_lore(self, tmp_path: Path) -> None:
