@@ -136,10 +136,13 @@ class CharacterBrief(_Contract):
 
 
 class Draft(_Contract):
-    """The writer's passage for one turn."""
+    """The writer's passage for one turn; ``left_out``: the characters whose proposed
+    action the writer left out on purpose (a line for someone not there, a move held while
+    a question put to them is heard out), who are not said to "do nothing"."""
 
     text: str = Field(min_length=1)
     revision: int = 0
+    left_out: tuple[str, ...] = ()
 
 
 FindingKind = Literal[

@@ -255,7 +255,7 @@ async def write(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, An
     _refuse_too_long(draft.text, state, ctx)
     # what the writer marked (a passage cut at its token limit) goes to the critic's findings
     return {
-        "draft": Draft(text=draft.text, revision=draft.revision),
+        "draft": Draft(text=draft.text, revision=draft.revision, left_out=draft.left_out),
         "draft_findings": draft_findings(draft),
         "context": context,
         "revision_kept": False,
@@ -318,9 +318,13 @@ async def _read(
     with second_readings() as readings:  # the model's other reading of a parsed sentence
         delta, build_ms = await read_text(CommitPath.of(ctx), store, state["turn"], text, view)
     turn_plan = state["plan"]
-    # a focal character that proposed nothing chose to stay out: only one that meant to act
-    # and does nothing in the text is worth a finding
+    # a focal character that proposed nothing chose to stay out, and one whose action the
+    # writer left out on purpose was kept out: only one that meant to act and does nothing
+    # in the text is worth a finding
     idle = {p.character for p in state.get("proposals", []) if not p.actions and not p.words}
+    draft = state.get("draft")
+    if draft is not None and draft.text == text:
+        idle |= set(draft.left_out)
     acting = tuple(c for c in turn_plan.focal if c not in idle)
     if acting and idle:
         turn_plan = turn_plan.model_copy(update={"focal": acting})

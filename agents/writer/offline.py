@@ -137,6 +137,7 @@ class OfflineWriter:
         flagged = {f.quote for f in request.findings if f.severity == "error" and f.quote}
         sentences: list[str] = []
         gone: set[str] = set()  # who went elsewhere earlier in this passage
+        left_out: set[str] = set()  # whose action the passage leaves out on purpose
         # who a played part puts a question to stays to hear it out: the others proposed
         # before the part was written, and an answer comes in the next turn
         stays = {
@@ -161,8 +162,10 @@ class OfflineWriter:
                     {character, action.listener} & gone
                     or view.place_of(action.listener) != view.place_of(character)
                 ):
+                    left_out.add(character)
                     continue  # meant for someone who is not, or no longer, there
                 if action.kind == "go" and character in stays:
+                    left_out.add(character)
                     continue  # asked something here, this turn
                 sentence = realise(view, character, action)
                 if sentence and sentence not in flagged and sentence not in sentences:
@@ -177,4 +180,6 @@ class OfflineWriter:
                 story=view.story,
                 branch=view.branch,
             )
-        return Draft(text=" ".join(sentences), revision=request.revision)
+        return Draft(
+            text=" ".join(sentences), revision=request.revision, left_out=tuple(sorted(left_out))
+        )

@@ -473,6 +473,7 @@ async def test_the_writer_leaves_out_a_line_for_someone_elsewhere(redis_url: str
         )
         draft = await OfflineWriter().write(request, view)
         assert draft.text == "Mara searched the desk."
+        assert draft.left_out == ("mara",)  # on purpose: the critic does not flag her
 
 
 class TestFreeQuestions:

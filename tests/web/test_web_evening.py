@@ -34,7 +34,10 @@ def seraphina(tmp_path: Path) -> list[Path]:
     card["data"] |= {
         "description": "{{char}} is an elf who guards the forest of Eldoria.",
         "scenario": "{{user}} wakes in {{char}}'s cottage after {{char}} found {{user}} hurt.",
-        "first_mes": '*Seraphina sits by the bed.* "You are awake, {{user}}. Rest now."',
+        "first_mes": (
+            '*Seraphina sits by the bed.* "You are awake, {{user}}. The shadow beasts nearly'
+            ' had you in the forest. Rest now, safe in my glade."'
+        ),
         "alternate_greetings": [],
         "character_book": {
             "name": "Seraphina's book",
@@ -84,6 +87,7 @@ async def test_an_evening_with_an_imported_card(
 
         asked = await play(page, base, '"What are your powers?" User asked.')
         assert '"What are your powers?" User asked.' in asked and "said User" not in asked
+        assert "does nothing" not in asked  # she stays to hear it out: no finding of it
         answered = await play(page, base, "User sat up.")
         assert "heal wounds with my magic" in answered, answered  # her own book, as "I"
 
