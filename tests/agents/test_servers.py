@@ -527,6 +527,7 @@ class TestCutProse:
         assert pending.request.draft.model_dump() == {
             "text": "Leo went to the study. Mara watched him from the door.",
             "revision": 0,
+            "left_out": (),  # the model writer leaves no one out on purpose
         }
         marked = [f for f in pending.request.findings if "token limit" in f.message]
         assert len(marked) == 1 and marked[0].severity == "warning"
