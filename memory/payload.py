@@ -60,7 +60,7 @@ from dataclasses import dataclass
 from typing import TypedDict
 
 from fabula.memory.delta import DevelopmentUpdate, TurnDelta
-from fabula.memory.recollection import recollect_each, render_event
+from fabula.memory.recollection import render_event
 from fabula.memory.records import Belief, Event, Memory, State, event_turn
 from fabula.memory.tracking.nested import group_id, group_json, stored_shared
 from fabula.memory.validate import Ref
@@ -347,14 +347,12 @@ def _events_hash(ref: Ref, events_of: Callable[[int], str]) -> str:
 
 def _memories(delta: TurnDelta) -> tuple[list[str], list[dict[str, str]]]:
     """The first-person memory each event's witnesses keep, by event: what they all
-    witnessed, and what a witness alone witnessed where that is more — never a raw span
-    (the delta's recollections, else recollected from the text)."""
+    witnessed, and what a witness alone witnessed where that is more — never a raw span.
+    The delta's recollections were read from the text when it was built
+    (:meth:`~fabula.memory.delta.DeltaBuilder.build`), before the commit; an event they do
+    not cover is remembered as its plain rendering."""
     entities = {e.id: e for e in delta.entities}
-    if delta.recollections:
-        quotes, own_quotes = delta.recollections, delta.own_recollections
-    else:
-        remembered = recollect_each(delta.text, delta.events, entities)
-        quotes, own_quotes = remembered.shared, remembered.own
+    quotes, own_quotes = delta.recollections, delta.own_recollections
 
     def memory(ev: Event, quote: str) -> str:
         return Memory(turn=ev.turn, event=ev.id, kind=ev.kind, quote=quote).model_dump_json()
