@@ -123,7 +123,7 @@ class TestPlaces:
         assert [c.name for c in pack.characters if c.played] == ["User"]  # {{user}}, played
         assert mira.location == "cottage"
         assert mira.goals == (
-            "visit the Thornwood",
+            "visit Thornwood",  # a made-up name stands alone
             "visit the old chapel",
             "return to the cottage",
         )

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
+from fabula.memory.index.general import the_place
 from fabula.memory.records import slug
 from fabula.worlds.imports.places import named_places
 from fabula.worlds.lore import LoreBook
@@ -151,7 +152,7 @@ def goals_of(
         known = {p.name: p.aliases for p in places}
         seen = [p for t in texts for p in _in_order(t, known)] + list(known)
         visits = [p for p in dict.fromkeys(seen) if p != home]
-        goals += [f"visit the {p}" for p in visits]
+        goals += [f"visit {the_place(p)}" for p in visits]
         if visits:
-            goals.append(f"return to the {home}")
+            goals.append(f"return to {the_place(home)}")
     return tuple(dict.fromkeys(goals))
