@@ -314,6 +314,17 @@ class OfflineCharacter:
         answer = await self._answering(mind, sit, brief, goals)
         return answer if answer is not None else self._pursuing(sit, goals, brief.variant)
 
+    async def reply_to(
+        self, mind: CharacterMind, brief: CharacterBrief, asker: str, words: str
+    ) -> Action:
+        """What it says to ``words`` said to it by ``asker`` (policy 3), from its own mind and
+        brief: the answer :meth:`propose` gives once it remembers the question. The leak
+        properties ask it this directly."""
+        entities = await mind.entities()
+        sit = Situation(mind.character, await mind.beliefs(), entities, await mind.memories())
+        goals = [read_goal(entities, g) for g in brief.goals]
+        return await self._reply(mind, sit, brief, goals, asker, words)
+
     async def _answering(
         self, mind: CharacterMind, sit: Situation, brief: CharacterBrief, goals: list[Goal]
     ) -> Proposal | None:

@@ -55,6 +55,7 @@ from fabula.agents.character.model import (
     mind_prompt,
     proposal_json_schema,
 )
+from fabula.agents.character.offline import OfflineCharacter
 from fabula.agents.contracts import TurnPlan
 from fabula.agents.factory import make_roles
 from fabula.agents.views import author_view
@@ -310,8 +311,13 @@ async def views(
     view = await author_view(store)
     mind = await app.minds.mind(store.story, character)
     plan = TurnPlan(scene_goal="PLAN-GOAL", focal=(character,), beats=("PLAN-BEAT",))
-    seen = await mind_prompt(mind, brief_for(view, character, plan))
+    brief = brief_for(view, character, plan)
+    seen = await mind_prompt(mind, brief)
     prompt, beliefs, entities = seen.prompt, seen.beliefs, seen.entities
+    # the offline character's answer to each question, asked by another character
+    asker = next(c for c in view.characters() if c != character)
+    for question in QUESTIONS:
+        shown.append((await OfflineCharacter().reply_to(mind, brief, asker, question)).line or "")
     schema = json.dumps(proposal_json_schema(character, entities, known_attributes(beliefs)))
     assert "PLAN-" not in prompt + schema
     # the schema names what it knows of as enums (no pairs): only the sentences are checked
