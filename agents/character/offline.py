@@ -50,6 +50,7 @@ from fabula.agents.character.goals import (
 from fabula.agents.character.replies import NO_ANSWER, addressed, reply, said_question
 from fabula.agents.contracts import Action, CharacterBrief, Proposal
 from fabula.memory.acl import CharacterMind
+from fabula.memory.index.general import the_place
 from fabula.memory.records import SECRET, Belief, Memory, is_secret, slug
 from fabula.worlds.goals import Goal
 from fabula.worlds.recall import activate_books, character_lore
@@ -192,8 +193,11 @@ def _named(sit: Situation, words: str) -> list[str]:
 
 
 def _called(sit: Situation, entity: str) -> str:
-    """An entity as a sentence names it: a character or a proper name bare, else "the …"."""
+    """An entity as a sentence names it: a character or a proper name bare, a place as
+    :func:`~fabula.memory.index.general.the_place` names it, else "the …"."""
     name = sit.name(entity)
+    if sit.kind(entity) == "place":
+        return the_place(name)
     return name if sit.kind(entity) == "character" or name[:1].isupper() else f"the {name}"
 
 
@@ -299,18 +303,22 @@ def _keep_secret(sit: Situation, goals: list[Goal], asker: str) -> Action:
     return Action(kind="say", listener=asker, line=line, reason="keeps its secret")
 
 
+async def _situation(mind: CharacterMind, brief: CharacterBrief) -> tuple[Situation, list[Goal]]:
+    """What the character reads of its own mind (its beliefs, the entities it knows of, its
+    last memories) and its goals as it reads them."""
+    entities = await mind.entities()
+    memories = await mind.memories(last=30)
+    sit = Situation(mind.character, await mind.beliefs(), entities, memories)
+    return sit, [read_goal(entities, g) for g in brief.goals]
+
+
 class OfflineCharacter:
     """Deterministic character agent (see module docstring)."""
 
     async def propose(self, mind: CharacterMind, brief: CharacterBrief) -> Proposal:
         """The character's proposal from its own beliefs and memories (policy in the module
         docstring)."""
-        me = mind.character
-        beliefs = await mind.beliefs()
-        memories = await mind.memories(last=30)
-        entities = await mind.entities()
-        sit = Situation(me, beliefs, entities, memories)
-        goals = [read_goal(entities, g) for g in brief.goals]
+        sit, goals = await _situation(mind, brief)
         answer = await self._answering(mind, sit, brief, goals)
         return answer if answer is not None else self._pursuing(sit, goals, brief.variant)
 
@@ -320,9 +328,7 @@ class OfflineCharacter:
         """What it says to ``words`` said to it by ``asker`` (policy 3), from its own mind and
         brief: the answer :meth:`propose` gives once it remembers the question. The leak
         properties ask it this directly."""
-        entities = await mind.entities()
-        sit = Situation(mind.character, await mind.beliefs(), entities, await mind.memories())
-        goals = [read_goal(entities, g) for g in brief.goals]
+        sit, goals = await _situation(mind, brief)
         return await self._reply(mind, sit, brief, goals, asker, words)
 
     async def _answering(
