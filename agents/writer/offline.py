@@ -140,18 +140,18 @@ class OfflineWriter:
         left_out: set[str] = set()  # whose action the passage leaves out on purpose
         # who a played part puts a question to stays to hear it out: the others proposed
         # before the part was written, and an answer comes in the next turn
-        stays = {
-            to
+        parts = {  # the played parts as the passage has them, each read once
+            p.character: played_part(view, p.character, p.words)
             for p in request.proposals
             if p.words
-            for to in said_to(view, view.characters(), played_part(view, p.character, p.words))
         }
+        stays = {to for part in parts.values() for to in said_to(view, view.characters(), part)}
         for character in request.plan.focal:
             proposal = by_character.get(character)
             if proposal is None:
                 continue
             if proposal.words:  # a person's part: written in as they wrote it
-                sentence = played_part(view, character, proposal.words)
+                sentence = parts[character]
                 if sentence not in flagged and sentence not in sentences:
                     sentences.append(sentence)
                     if _moves(view, character, sentence):
