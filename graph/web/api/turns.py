@@ -1,0 +1,177 @@
+"""The API's turns: what awaits a decision, runs, approving, editing and rejecting a
+draft, alternatives side by side, branches (fork, rewind, retcon), and a branch's live
+events."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse, Response
+from sse_starlette.sse import EventSourceResponse
+
+from fabula.agents.contracts import Decision
+from fabula.graph.service import Fabula
+from fabula.graph.service.responses.reading import BranchOut
+from fabula.graph.service.responses.turns import (
+    DecisionOut,
+    DraftsOut,
+    PendingListed,
+    PendingTurn,
+    RetconOut,
+    RewindOut,
+    RunOut,
+)
+from fabula.graph.web.api.bodies import (
+    AlternativesRequest,
+    ApproveRequest,
+    DecisionRequest,
+    EditRequest,
+    ForkRequest,
+    RejectRequest,
+    RetconRequest,
+    RewindRequest,
+    RunRequest,
+)
+from fabula.graph.web.deps import Branch, Fab
+from fabula.graph.web.live import Admitted, EventHub, Runs, RunStatus, story_events
+
+router = APIRouter()
+
+
+@router.get("/pending", response_model=list[PendingListed])
+async def all_pending(fab: Fab) -> list[PendingListed]:
+    """Every turn awaiting approval, each with its draft, findings and changes (the shape
+    of `fabula pending --json`)."""
+    return await fab.all_pending()
+
+
+@router.get("/stories/{story}/pending", response_model=PendingTurn)
+async def pending(fab: Fab, story: str, branch: Branch = "main") -> PendingTurn:
+    """The pending turn: draft, findings by sentence, what committing it would change."""
+    return await fab.pending_details(fab.store(story, branch))
+
+
+@router.post("/stories/{story}/run", response_model=RunOut | RunStatus)
+async def run(request: Request, fab: Fab, story: str, body: RunRequest) -> RunOut | RunStatus:
+    """Write turns; without ``auto``, stop at the first awaiting approval."""
+    store = fab.store(story, body.branch)
+    await store.require()
+    if not body.wait:
+        runs: Runs = request.app.state.runs
+        return runs.start(store, body.turns, auto=body.auto, direction=body.direction)
+    return await fab.run(store, body.turns, auto=body.auto, direction=body.direction)
+
+
+async def _decide(
+    fab: Fabula,
+    story: str,
+    body: DecisionRequest,
+    decision: Decision,
+    force: bool = False,
+    runs: Runs | None = None,
+) -> DecisionOut:
+    store = fab.store(story, body.branch)
+    out = await fab.decide(store, decision, force=force, expect=body.pending_id)
+    if runs is not None and out.outcome in ("committed", "duplicate"):
+        runs.resume(store)  # a studio run of several turns that stopped here goes on
+    return out
+
+
+@router.post("/stories/{story}/approve", response_model=DecisionOut)
+async def approve(request: Request, fab: Fab, story: str, body: ApproveRequest) -> DecisionOut:
+    """Commit the pending turn, or with ``choice`` the draft chosen among its alternatives,
+    exactly as shown (409 when it was decided meanwhile). A studio run of several turns
+    that stopped at it goes on."""
+    decision = Decision(action="approve", choice=body.choice)
+    return await _decide(fab, story, body, decision, runs=request.app.state.runs)
+
+
+@router.post("/stories/{story}/alternatives", response_model=DraftsOut)
+async def alternatives(fab: Fab, story: str, body: AlternativesRequest) -> DraftsOut:
+    """``count`` drafts of the next turn (written first if none is pending), each with its
+    findings and changes, kept with the turn: approve one with ``choice``."""
+    store = fab.store(story, body.branch)
+    return await fab.alternatives(store, body.count, direction=body.direction)
+
+
+@router.get("/stories/{story}/drafts", response_model=DraftsOut)
+async def drafts(
+    fab: Fab,
+    story: str,
+    branch: Branch = "main",
+    turn: Annotated[int | None, Query(ge=1, description="Default: the pending turn.")] = None,
+) -> DraftsOut:
+    """The alternative drafts kept for a turn (those not chosen too, once it is decided)."""
+    return await fab.drafts(fab.store(story, branch), turn)
+
+
+@router.post("/stories/{story}/edit", response_model=DecisionOut)
+async def edit(request: Request, fab: Fab, story: str, body: EditRequest) -> DecisionOut:
+    """Put ``text`` in place of the pending draft: it is read and checked by the critic, then
+    awaits approval again (``outcome`` "pending"), or is committed with ``now``. The critic's
+    errors refuse it (422, the turn as it was), unless ``force``."""
+    decision = Decision(action="edit", text=body.text.strip(), now=body.now)
+    return await _decide(fab, story, body, decision, force=body.force, runs=request.app.state.runs)
+
+
+@router.post("/stories/{story}/reject", response_model=DecisionOut)
+async def reject(fab: Fab, story: str, body: RejectRequest) -> DecisionOut:
+    """Commit nothing; the turn is planned again with the note."""
+    return await _decide(fab, story, body, Decision(action="reject", note=body.note))
+
+
+@router.post("/stories/{story}/fork", response_model=BranchOut, status_code=201)
+async def fork(fab: Fab, story: str, body: ForkRequest) -> BranchOut:
+    """Start a branch at a turn, optionally pursuing an open hypothesis."""
+    child = await fab.fork(fab.store(story, body.branch), body.at, body.name, body.realise)
+    found = [b for b in await fab.read(child).branches() if b.branch == child.branch]
+    return found[0]
+
+
+@router.post("/stories/{story}/rewind", response_model=RewindOut)
+async def rewind(fab: Fab, story: str, body: RewindRequest) -> RewindOut:
+    """Make turn ``to`` the branch's head; the turns after it become branch ``kept``
+    (nothing is deleted). 409 while a turn awaits approval or a branch forked after ``to``
+    reads the branch."""
+    return await fab.rewind(fab.store(story, body.branch), body.to, body.keep)
+
+
+@router.post("/stories/{story}/retcon", response_model=RetconOut, status_code=201)
+async def retcon(fab: Fab, story: str, body: RetconRequest) -> RetconOut:
+    """Edit committed turn ``turn``: a new branch forks at ``turn - 1`` with the new text as
+    its turn ``turn``, read and checked by the critic (422 for its errors, unless
+    ``force``; nothing remains then)."""
+    store = fab.store(story, body.branch)
+    return await fab.retcon(store, body.turn, body.text, branch=body.name, force=body.force)
+
+
+@router.get("/stories/{story}/run", response_model=RunStatus | None)
+async def run_status(request: Request, story: str, branch: Branch = "main") -> RunStatus | None:
+    """The latest run this studio started on the branch, if any."""
+    runs: Runs = request.app.state.runs
+    return runs.status(story, branch)
+
+
+@router.get("/stories/{story}/events")
+async def events(request: Request, fab: Fab, story: str, branch: Branch = "main") -> Response:
+    """Server-sent events of the branch: progress, draft, prose, turn, pending."""
+    store = fab.store(story, branch)
+    await store.require()
+    hub: EventHub = request.app.state.hub
+    poll_s: float = request.app.state.config.poll_s
+    if not hub.admit():
+        return JSONResponse(
+            {
+                "error": f"the studio serves at most {hub.max_streams} live event streams and "
+                "all are open; try again shortly"
+            },
+            status_code=503,
+            headers={"Retry-After": "5"},
+        )
+    try:
+        stream = Admitted(hub, story_events(fab, hub, store, poll_s, request.app.state.runs))
+        return EventSourceResponse(stream, ping=15)
+    except BaseException:
+        hub.release()
+        raise
