@@ -204,7 +204,13 @@ class _Reader:
         name = speaker.name if speaker is not None else event.actor.replace("_", " ")
         parts = [self.text[a + 1 : b - 1].strip() for a, b in quoted]
         said = " ".join(p[:-1] + "." if p.endswith(",") else p for p in parts)
-        return f'{name} {"asked" if event.kind == "ask" else "said"}: "{said}"'
+        verb = "asked" if event.kind == "ask" else "said"
+        if event.kind == "say" and event.content is None:
+            # plain words said to someone by name ("Ben said to Ann: …"): whom, as named
+            to = [self.entities[p].name for p in event.participants[1:] if p in self.entities]
+            if to:
+                verb += " to " + " and ".join(to)
+        return f'{name} {verb}: "{said}"'
 
     def audience(self, unit: Span) -> frozenset[str]:
         """Who witnessed every event whose span touches ``unit``."""

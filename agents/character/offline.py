@@ -47,7 +47,13 @@ from fabula.agents.character.goals import (
     read_goal,
     step,
 )
-from fabula.agents.character.replies import NO_ANSWER, addressed, reply, said_question
+from fabula.agents.character.replies import (
+    NO_ANSWER,
+    addressed,
+    reply,
+    said_line,
+    said_question,
+)
 from fabula.agents.contracts import Action, CharacterBrief, Proposal
 from fabula.memory.acl import CharacterMind
 from fabula.memory.index.general import the_place
@@ -117,7 +123,7 @@ def _pending_said(sit: Situation) -> tuple[str, str] | None:
     memories = sit.memories
     for i in range(len(memories) - 1, -1, -1):
         said = said_question(memories[i].quote)
-        asker = slug(said.asker) if said is not None else sit.me
+        asker = slug(said.speaker) if said is not None else sit.me
         if said is None or asker == sit.me or _SECRET.match(memories[i].quote):
             continue
         to, words = addressed(said, names)
@@ -129,7 +135,7 @@ def _pending_said(sit: Situation) -> tuple[str, str] | None:
         # proposed before the question was written (to an earlier one, perhaps)
         me, turn = sit.name(sit.me), memories[i].turn
         later = [m.quote for m in memories[i + 1 :] if m.turn > turn]
-        if any(_replied(quote, me, said.asker) for quote in later):
+        if any(_replied(quote, me, said.speaker) for quote in later):
             return None
         return asker, words
     return None
@@ -137,13 +143,13 @@ def _pending_said(sit: Situation) -> tuple[str, str] | None:
 
 def _replied(quote: str, me: str, asker: str) -> bool:
     """Whether a remembered line is ``me`` answering ``asker`` (names as written): a line
-    it said to them by name, a telling to them, or its "I do not know where …"."""
-    line = re.match(rf'^"(?P<line>[^"]*)" said {re.escape(me)}\.?$', quote)
-    if line is not None and (
-        re.search(rf"\b{re.escape(asker)}\b", line["line"])
-        or line["line"].startswith("I do not know where ")
-    ):
-        return True
+    it said to them (by name, or "… said to them"), in any order of the grammar's
+    dialogue, its "I do not know where …", or a telling to them."""
+    line = said_line(quote)
+    if line is not None and line.speaker == me:
+        to_them = line.to == asker or re.search(rf"\b{re.escape(asker)}\b", line.words)
+        if to_them or line.words.startswith("I do not know where "):
+            return True
     return (
         re.match(rf"^{re.escape(me)} (?:privately )?told {re.escape(asker)} that ", quote)
         is not None

@@ -43,11 +43,12 @@ NO_ANSWER = "I cannot say"
 _NAME = r"[A-Z][\w'-]*"
 _SAYING = r"(?:said|asked|replied|whispered|shouted)"
 _TO = rf"(?:,? (?:to )?(?P<to>{_NAME}))?"  # whom it is said to: "asked Mara", "said to Mara"
-_WORDS = r'["“](?P<words>[^"“”]+\?)["”]'  # the question, in straight or curly quotes
+_WORDS = r'["“](?P<words>[^"“”]+)["”]'  # the words said, in straight or curly quotes
 _SHAPES = (  # the orders of the controlled grammar's dialogue (memory_builder/extract.py)
-    re.compile(rf"^{_WORDS} {_SAYING} (?P<asker>{_NAME}){_TO}\.?$"),
-    re.compile(rf"^{_WORDS} (?P<asker>{_NAME}) {_SAYING}{_TO}\.?$"),
-    re.compile(rf"^(?P<asker>{_NAME}) {_SAYING}{_TO},? {_WORDS}\.?$"),
+    re.compile(rf"^{_WORDS} {_SAYING} (?P<speaker>{_NAME}){_TO}\.?$"),
+    re.compile(rf"^{_WORDS} (?P<speaker>{_NAME}) {_SAYING}{_TO}\.?$"),
+    # "A said, "…"", and a memory's own "A said to B: "…"" (memory/recollection.py)
+    re.compile(rf"^(?P<speaker>{_NAME}) {_SAYING}{_TO}[,:]? {_WORDS}\.?$"),
 )
 _CALLED = r"[A-Za-z][\w'-]*(?: [A-Za-z][\w'-]*)*"  # a name as a person types it
 _FIRST = re.compile(rf"^(?P<name>{_CALLED}), (?P<rest>.+)$")
@@ -60,25 +61,33 @@ _WORD = re.compile(r"[a-z0-9']+")
 
 
 @dataclass(frozen=True)
-class SaidQuestion:
-    """A question someone said aloud: who (``asker``, as written) and the words."""
+class SaidLine:
+    """A line someone said aloud: who (``speaker``, as written) and the words."""
 
-    asker: str
+    speaker: str
     words: str
-    to: str | None = None  # whom the sentence says it was put to ("A asked B"), as written
+    to: str | None = None  # whom the sentence says it was said to ("A asked B"), as written
 
 
-def said_question(quote: str) -> SaidQuestion | None:
-    """The question a remembered line says aloud (``"…?" said A.``, ``"…?" A asked B.``,
-    ``A said, "…?"``); None for any other line."""
+def said_line(quote: str) -> SaidLine | None:
+    """The line a remembered sentence says aloud, in any order of the grammar's dialogue
+    (``"…" said A.``, ``"…," A said.``, ``"…?" A asked B.``, ``A said, "…"``); None for
+    any other sentence."""
     for shape in _SHAPES:
         m = shape.match(quote.strip())
         if m is not None:
-            return SaidQuestion(m["asker"], m["words"].strip(), m["to"])
+            return SaidLine(m["speaker"], m["words"].strip(), m["to"])
     return None
 
 
-def addressed(said: SaidQuestion, names: Mapping[str, str]) -> tuple[str | None, str]:
+def said_question(quote: str) -> SaidLine | None:
+    """The question a remembered sentence says aloud (:func:`said_line`, its words ending
+    in a question mark); None for any other sentence."""
+    said = said_line(quote)
+    return said if said is not None and said.words.endswith("?") else None
+
+
+def addressed(said: SaidLine, names: Mapping[str, str]) -> tuple[str | None, str]:
     """Whom ``said`` was put to, of ``names`` (character id → name): the one its words call
     by name (:func:`put_to`), else the one its sentence names ("A asked B"); and its words
     without the name. (None, the words) when it names no one of ``names``."""
@@ -103,7 +112,7 @@ def said_to(view: AuthorView, characters: Sequence[str], text: str) -> list[str]
         if said is None:
             continue
         to, _ = addressed(said, names)
-        asker = slug(said.asker)
+        asker = slug(said.speaker)
         place = view.place_of(asker)
         with_them = [c for c in characters if c != asker and place and view.place_of(c) == place]
         if to is None and len(with_them) == 1:

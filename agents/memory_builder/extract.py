@@ -49,7 +49,7 @@ _NP = r"(?:[^\s,;:\"]+?(?: [^\s,;:\"]+?)*?)"  # a noun phrase: one or more plain
 _END = r"[.!?]?$"
 _SAID = r"(?:said|asked|replied|whispered|shouted)"
 _OPEN, _CLOSE, _QUOTED = '["“]', '["”]', '[^"“”]+'  # straight or curly quotes
-_TO = rf"(?:,? (?:to )?{_NAME})?"  # whom it is said to: "asked Mara", "said to Mara"
+_TO = rf"(?:,? (?:to )?(?P<listener>{_NAME}))?"  # whom: "asked Mara", "said to Mara"
 
 
 def _rx(pattern: str) -> re.Pattern[str]:

@@ -442,11 +442,14 @@ def _say(t: Tracker, action: StoryAction) -> None:
         _communicate(t, action, "say", speaker, (), private=False)
         return
     place = t.place_of(speaker)
+    # whom it was said to ("…," said Ann to Ben): among those it is about, not a witness
+    # for being named (someone elsewhere does not hear it)
+    listeners = [t.entity("character", n) for n in action.listeners]
     t.event(
         "say",
         action,
         actor=speaker,
-        participants=(speaker,),
+        participants=_unique(speaker, *listeners),
         place=place,
         witnesses=t.perceivers(action, t.present(place), (speaker,)),
     )

@@ -119,13 +119,15 @@ class TestSentenceForms:
     )
     def test_dialogue_attributed_after_or_with_a_listener(self, sentence: str) -> None:
         """The orders a person writes dialogue in: the name before its verb, a listener
-        named, curly quotes."""
+        named (read as the listener), curly quotes."""
         said = parse_sentence(sentence)
         assert (said.kind, said.actors, said.utterance) == (
             "say",
             ("Ann",),
             "What are your powers?",
         )
+        # whom it was said to, when the sentence names them
+        assert said.listeners == (("Leo",) if "Leo" in sentence else ())
 
 
 class TestNarration:

@@ -547,6 +547,47 @@ class TestFreeQuestions:
             await fab.commit_scripted(store, "User went to the tower.")
             assert (await _proposal(fab, store, "seraphina", "Seraphina")).intent != "answer"
 
+    @pytest.mark.parametrize(
+        "question",
+        [
+            '"What are your powers?" User asked Seraphina.',
+            'User asked Seraphina, "What are your powers?"',
+            '"What are your powers?" said User to Seraphina.',
+        ],
+    )
+    async def test_a_question_put_to_her_in_the_sentence_is_answered(
+        self, redis_url: str, tmp_path: Path, question: str
+    ) -> None:
+        """A question whose sentence names whom it is put to, as a person writes it: she
+        remembers it as written (the grammar reads the listener), and answers it."""
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await _glade(fab, tmp_path)
+            await fab.commit_scripted(store, question)
+            listener, line = _said(await _proposal(fab, store, "seraphina", "Seraphina"))
+            assert listener == "user"
+            assert line == "I can heal wounds and calm beasts with my light magic, User"
+
+    @pytest.mark.parametrize(
+        "answer",
+        [
+            '"I can heal wounds, User," said Seraphina.',
+            '"I can heal wounds, User," Seraphina said.',
+            '"I can heal wounds," Seraphina replied to User.',
+            'Seraphina said to User, "I can heal wounds."',
+        ],
+    )
+    async def test_an_answer_in_any_order_of_dialogue_is_an_answer(
+        self, redis_url: str, tmp_path: Path, answer: str
+    ) -> None:
+        """An answer a model writer wrote in another order than the offline writer's
+        still answers the question: it is not answered again."""
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await _glade(fab, tmp_path)
+            await fab.commit_scripted(store, '"What are your powers, Seraphina?" said User.')
+            assert (await _proposal(fab, store, "seraphina", "Seraphina")).intent == "answer"
+            await fab.commit_scripted(store, answer)
+            assert (await _proposal(fab, store, "seraphina", "Seraphina")).intent != "answer"
+
     async def test_what_it_believes_never_the_world(self, redis_url: str) -> None:
         """The Hollow Book after its opening: Leo, asked what he knows of the key, says
         where he believes it is (the drawer), not where it is (the hollow book); Mara,
@@ -611,7 +652,7 @@ class TestReplies:
         """Every order the grammar reads dialogue in is a said question, with whom the
         sentence or the words name as the one it is put to."""
         said = said_question(line)
-        assert said is not None and said.asker == "User"
+        assert said is not None and said.speaker == "User"
         names = {"seraphina": "Seraphina", "user": "User"}
         assert addressed(said, names) == (to, "What are your powers?")
         assert said_question('"The key is in the drawer," said User.') is None

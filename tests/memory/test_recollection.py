@@ -175,6 +175,25 @@ class TestWordsHeard:
         heard = _talk(text, ("ben", 0, len(text), ("ann", "ben"), ()))
         assert set(heard["e1.0"].values()) == {'Ben said: "Where were you? I waited. All night."'}
 
+    def test_words_said_to_someone_name_whom(self) -> None:
+        """Words said to Ann by name, over two sentences: her hearers keep whom they were
+        said to (the offline character reads "Ben said to Ann: …" as said to her)."""
+        text = '"Where were you? I waited," Ben said to Ann. "All night."'
+        b = DeltaBuilder(1, text)
+        for name in ("Ann", "Ben"):
+            b.entity("character", name)
+        b.event(
+            "say",
+            b.span(0, len(text)),
+            actor="ben",
+            participants=("ben", "ann"),
+            witnesses=("ann", "ben"),
+        )
+        delta = b.build()
+        (event,) = delta.events
+        said = delta.recollections[event.id]
+        assert said == 'Ben said to Ann: "Where were you? I waited. All night."'
+
     def test_a_script_line_is_its_speakers_words(self) -> None:
         text = "Ann: The key is gone. Someone took it.\nBen: Not me."
         heard = _talk(text, ("ann", 5, 38, ("ann", "ben"), ()), ("ben", 44, 51, ("ann", "ben"), ()))
