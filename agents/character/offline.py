@@ -56,8 +56,8 @@ from fabula.agents.character.replies import (
 )
 from fabula.agents.contracts import Action, CharacterBrief, Proposal
 from fabula.memory.acl import CharacterMind
-from fabula.memory.index.general import the_place
 from fabula.memory.records import SECRET, Belief, Memory, is_secret, slug
+from fabula.memory.sentences import fact_clause
 from fabula.worlds.goals import Goal
 from fabula.worlds.recall import activate_books, character_lore
 
@@ -198,23 +198,10 @@ def _named(sit: Situation, words: str) -> list[str]:
     return out
 
 
-def _called(sit: Situation, entity: str) -> str:
-    """An entity as a sentence names it: a character or a proper name bare, a place as
-    :func:`~fabula.memory.index.general.the_place` names it, else "the …"."""
-    name = sit.name(entity)
-    if sit.kind(entity) == "place":
-        return the_place(name)
-    return name if sit.kind(entity) == "character" or name[:1].isupper() else f"the {name}"
-
-
 def _belief_line(sit: Situation, b: Belief) -> str:
     """One belief as a clause ("the brass key is in the desk drawer", "the colour of the
     key is not red"), names as the character knows them."""
-    neg = "" if b.polarity else "not "
-    if b.attribute == "location":
-        where = "with" if sit.kind(b.value) == "character" else "in"
-        return f"{_called(sit, b.subject)} is {neg}{where} {_called(sit, b.value)}"
-    return f"the {b.attribute} of {_called(sit, b.subject)} is {neg}{b.value}"
+    return fact_clause(b.subject, b.attribute, b.value, b.polarity, sit.entities)
 
 
 def _known(sit: Situation, words: str, guarded: set[str]) -> list[str]:

@@ -16,38 +16,11 @@ from collections.abc import Mapping
 from fabula.graph.service.reading import check_as_of, markdown_text
 from fabula.graph.service.responses.stories import LivedBelief, LivedOut, LivedTurn
 from fabula.memory.acl import MindPool
-from fabula.memory.index.general import the_place
 from fabula.memory.records import Belief, Entity
+from fabula.memory.sentences import fact_sentence as fact_sentence  # the studio's too
 from fabula.memory.store import StoryStore
 
 _ALL = 1 << 30  # every memory of the branch (a list read in one LRANGE)
-
-
-def _named(entity_id: str, entities: Mapping[str, Entity]) -> str:
-    entity = entities.get(entity_id)
-    if entity is None:
-        return entity_id.replace("_", " ")
-    return entity.name if entity.kind == "character" else f"the {entity.name}"
-
-
-def fact_sentence(
-    subject: str, attribute: str, value: str, polarity: bool, entities: Mapping[str, Entity]
-) -> str:
-    """A fact or belief as a sentence of names ("The brass key is in the desk drawer.",
-    "The brass key is with Leo.", "The colour of the brass key is dull gold.")."""
-    thing = _named(subject, entities)
-    be = "is" if polarity else "is not"
-    if attribute == "location":
-        holder = entities.get(value)
-        place = _named(value, entities)
-        if holder is not None and holder.kind == "character":
-            where = f"with {place}"
-        else:
-            where = f"in {the_place(place)}"
-        said = f"{thing} {be} {where}"
-    else:
-        said = f"the {attribute.replace('_', ' ')} of {thing} {be} {value}"
-    return said[0].upper() + said[1:] + "."
 
 
 def belief_sentence(belief: Belief, entities: Mapping[str, Entity]) -> str:
