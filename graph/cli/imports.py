@@ -69,17 +69,14 @@ def import_cmd(
     if greeting is not None and not 0 <= greeting < len(imported.pack.opening.greetings):
         count = len(imported.pack.opening.greetings)
         raise InvalidInput(f"--greeting {greeting}: the world has {count} greetings")
-    if greeting is None and story_id is not None and imported.pack.opening.greetings:
-        greeting = 0  # the first message is the story's turn, read as any turn is
     result = summary(imported)
     if pack_dir is not None:
         result["pack"] = str(write_pack(imported.pack, imported.assets, pack_dir))
     if story_id is not None:
 
         async def go(fab: Fabula) -> str:
-            store = await fab.create_story(
-                imported.pack, story_id, assets=imported.assets, greeting=greeting
-            )
+            # the story starts with its first greeting unless --greeting chose another
+            store = await fab.import_story(imported, story_id, greeting=greeting)
             return store.story
 
         result["story"] = run_with_app(go)

@@ -20,6 +20,7 @@ from fabula.graph.service.uploads import import_uploads
 from fabula.memory.acl import drop_character_users, ensure_character_user
 from fabula.memory.records import slug
 from fabula.memory.store import StoryStore, list_stories
+from fabula.worlds.imports.assemble import Imported
 from fabula.worlds.loader import (
     builtin_worlds,
     load_world,
@@ -134,19 +135,23 @@ class Stories:
 
     async def import_story(
         self,
-        files: Sequence[tuple[str, bytes]],
+        files: Sequence[tuple[str, bytes]] | Imported,
         story: str | None = None,
         *,
         user: str = "User",
         greeting: int | None = None,
     ) -> StoryStore:
-        """:meth:`create_story` from uploaded files rather than a pack: like ``fabula import
-        FILE... --id STORY``, from uploaded files (name and bytes):
-        character cards (JSON, PNG, CHARX) and lorebooks, several making one cast (see
-        :func:`~fabula.graph.service.uploads.import_uploads`). The story starts with
-        ``greeting`` (default: the first, where there is one), read as any turn is. Raises
-        :class:`InvalidInput` for a bad file (one line naming it) and writes nothing then."""
-        imported = await import_uploads(files, story, user=user)
+        """:meth:`create_story` from character cards (JSON, PNG, CHARX) and lorebooks,
+        several making one cast: uploaded files (name and bytes; see
+        :func:`~fabula.graph.service.uploads.import_uploads`, ``{{user}}`` named ``user``),
+        or files ``fabula import`` has read already (an :class:`Imported`). The story starts
+        with ``greeting`` (default: the first, where there is one), read as any turn is.
+        Raises :class:`InvalidInput` for a bad file (one line naming it) or no such
+        greeting, and writes nothing then."""
+        if isinstance(files, Imported):
+            imported = files
+        else:
+            imported = await import_uploads(files, story, user=user)
         if greeting is None and imported.pack.opening.greetings:
             greeting = 0
         return await self.create_story(
