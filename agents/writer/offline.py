@@ -12,6 +12,7 @@ out of the passage, and a turn in which nobody does anything is not written
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from fabula.agents.character.replies import said_to
 from fabula.agents.contracts import Action, Draft, WriteRequest
@@ -87,34 +88,41 @@ def realise(view: AuthorView, character: str, action: Action) -> str:
 _ATTRIBUTED = re.compile(r'["“][^"“”]+["”][^"“”]*\w|\w[^"“”]*["“][^"“”]+["”]')
 
 
-def played_part(view: AuthorView, character: str, words: str) -> str:
+@dataclass(frozen=True)
+class PlayedPart:
+    """A played character's part as the passage has it, and whether it takes the character
+    elsewhere (it goes, leaves or enters, as read)."""
+
+    sentence: str
+    moves: bool = False
+
+
+_MOVES = ("go", "exit", "enter")
+
+
+def played_part(view: AuthorView, character: str, words: str) -> PlayedPart:
     """A played character's part as the passage has it: the person's words as they are when
     they tell what happens (they read as an action, begin with a name of the story, or
     quote a line beside other words: the critic says if they cannot be read), else the line
-    the character says."""
+    the character says. The words are read once."""
     text = " ".join(words.split())
-    names = [e.name for e in view.entities.values()]
-    read = any(a.kind != "narration" for a in read_prose(text, view.entities))
-    named = any(text.casefold().startswith(n.casefold() + " ") for n in names)
     quoted = len(text) > 1 and text[0] in '"“' and text[-1] in '"”'
-    # a line already written with its quotation marks and who says it ('"Who are you?"
-    # Ann asked.') is a sentence of the story, whether or not it could be read
-    attributed = not quoted and bool(_ATTRIBUTED.search(text))
-    if (read or named or attributed) and not quoted:
-        return text if text[-1] in '.!?"”' else text + "."
+    if text and not quoted:
+        sentence = text if text[-1] in '.!?"”' else text + "."
+        actions = read_prose(sentence, view.entities)
+        read = any(a.kind != "narration" for a in actions)
+        names = [e.name for e in view.entities.values()]
+        named = any(text.casefold().startswith(n.casefold() + " ") for n in names)
+        # a line already written with its quotation marks and who says it ('"Who are you?"
+        # Ann asked.') is a sentence of the story, whether or not it could be read
+        attributed = bool(_ATTRIBUTED.search(text))
+        if read or named or attributed:
+            mine = [a for a in actions if a.actors and slug(a.actor) == character]
+            return PlayedPart(sentence, moves=any(a.kind in _MOVES for a in mine))
     line = text.strip('"“”').strip()
     if line[-1:] in ("?", "!"):
-        return f'"{line}" said {view.name(character)}.'
-    return f'"{line.rstrip(".")}," said {view.name(character)}.'
-
-
-def _moves(view: AuthorView, character: str, sentence: str) -> bool:
-    """Whether a played part's ``sentence`` takes ``character`` elsewhere, as read."""
-    return any(
-        a.kind in ("go", "exit", "enter") and slug(a.actor) == character
-        for a in read_prose(sentence, view.entities)
-        if a.actors
-    )
+        return PlayedPart(f'"{line}" said {view.name(character)}.')
+    return PlayedPart(f'"{line.rstrip(".")}," said {view.name(character)}.')
 
 
 class OfflineWriter:
@@ -145,16 +153,18 @@ class OfflineWriter:
             for p in request.proposals
             if p.words
         }
-        stays = {to for part in parts.values() for to in said_to(view, view.characters(), part)}
+        stays = {
+            to for part in parts.values() for to in said_to(view, view.characters(), part.sentence)
+        }
         for character in request.plan.focal:
             proposal = by_character.get(character)
             if proposal is None:
                 continue
             if proposal.words:  # a person's part: written in as they wrote it
-                sentence = parts[character]
-                if sentence not in flagged and sentence not in sentences:
-                    sentences.append(sentence)
-                    if _moves(view, character, sentence):
+                part = parts[character]
+                if part.sentence not in flagged and part.sentence not in sentences:
+                    sentences.append(part.sentence)
+                    if part.moves:
                         gone.add(character)
                 continue
             for action in proposal.actions:
