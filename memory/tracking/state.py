@@ -260,6 +260,8 @@ class Tracker:
             depth=self.rules.belief_depth,
         )
 
+    # long (over 60 lines): its signature and docstring are half of it; the body is the
+    # three steps in order (each witness, the shared chains, the covert and believed ones)
     def observe(
         self,
         witnesses: Sequence[str],
