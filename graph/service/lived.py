@@ -17,7 +17,7 @@ from fabula.graph.service.reading import check_as_of, markdown_text
 from fabula.graph.service.responses.stories import LivedBelief, LivedOut, LivedTurn
 from fabula.memory.acl import MindPool
 from fabula.memory.records import Belief, Entity
-from fabula.memory.sentences import fact_sentence as fact_sentence  # the studio's too
+from fabula.memory.sentences import fact_sentence
 from fabula.memory.store import StoryStore
 
 _ALL = 1 << 30  # every memory of the branch (a list read in one LRANGE)

@@ -53,6 +53,7 @@ from fabula.memory.projections import (
     project_world,
 )
 from fabula.memory.records import Belief, HierarchyNode, State, slug
+from fabula.memory.sentences import fact_sentence
 from fabula.memory.store import StoryStore
 from fabula.settings import Price
 from fabula.worlds.pack import WorldPack
@@ -300,6 +301,14 @@ async def evidence(
         start, end = 0, len(span.quote)
     else:
         text, start, end = texts[0].text, span.start, span.end
+    entities = await store.entities()
+    named = {event.actor, event.place, *event.participants, *event.witnesses, *event.private_to}
+    sentence = None
+    if belief is not None:
+        named.update((*belief.holder, belief.speaker, belief.subject, belief.value))
+        sentence = fact_sentence(
+            belief.subject, belief.attribute, belief.value, belief.polarity, entities
+        )
     return EvidenceOut(
         story=store.story,
         branch=store.branch,
@@ -308,6 +317,8 @@ async def evidence(
         start=start,
         end=end,
         belief=BeliefOut.of(belief) if belief is not None else None,
+        sentence=sentence,
+        names={i: entities[i].name for i in sorted(n for n in named if n in entities)},
     )
 
 

@@ -173,7 +173,7 @@ class Runs:
             status.done = offset + done
             self.hub.publish(key, "progress", status.model_dump())
             if outcome in ("committed", "duplicate"):
-                self.hub.publish(key, "turn", {"head": await store.head()})
+                self.hub.publish(key, "turn", {"head": await self.fab.read(store).head()})
 
         try:
             out = await self.fab.run(
@@ -242,7 +242,7 @@ async def story_events(
     published its last progress to nobody."""
     key = (store.story, store.branch)
     with hub.subscribe(key) as queue:
-        head = await store.head()
+        head = await fab.read(store).head()
         found = await fab.pending(store)
         pending = found.id if found else None
         status = runs.status(store.story, store.branch) if runs is not None else None
@@ -258,7 +258,7 @@ async def story_events(
             except TimeoutError:
                 pass
             next_poll = time.monotonic() + poll_s
-            now = await store.head()
+            now = await fab.read(store).head()
             if now != head:
                 head = now
                 yield {"event": "turn", "data": json.dumps({"head": head})}

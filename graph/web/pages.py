@@ -32,7 +32,6 @@ from fabula.errors import (
 )
 from fabula.graph.service import Fabula, world_infos
 from fabula.graph.service.handles import StoryStore, TurnText
-from fabula.graph.service.lived import fact_sentence
 from fabula.graph.service.pending import check_bounds
 from fabula.graph.service.reader import MAX_REQUEST_CHARS, RECALL_BUDGET
 from fabula.graph.service.responses.reading import Hypothesis
@@ -538,22 +537,7 @@ async def evidence_page(
     branch: Branch = "main",
     as_of: AsOf = None,
 ) -> Response:
-    entities = await fab.store(story, branch).entities()
-    names = {e.id: e.name for e in entities.values()}
-    sentence = None
-    if found.belief is not None:
-        b = found.belief
-        sentence = fact_sentence(b.subject, b.attribute, b.value, b.polarity, entities)
-    return page(
-        request,
-        "evidence.html",
-        story=story,
-        branch=branch,
-        ev=found,
-        as_of=as_of,
-        names=names,
-        sentence=sentence,
-    )
+    return page(request, "evidence.html", story=story, branch=branch, ev=found, as_of=as_of)
 
 
 @router.get("/stories/{story}/fork", response_class=HTMLResponse)

@@ -526,6 +526,10 @@ class TestMindsForkExport:
         ).json()
         assert ev["text"][ev["start"] : ev["end"]] == "Leo put the brass key in the desk drawer."
         assert ev["belief"]["mode"] == "participated"
+        # the belief said in names, and the names of whom and what it involves: the page
+        # reads nothing but this answer
+        assert ev["sentence"] == "The brass key is in the desk drawer."
+        assert ev["names"]["leo"] == "Leo" and ev["names"]["desk_drawer"] == "desk drawer"
 
         hyps = [h for h in minds["hypotheses"] if h["status"] == "open"]
         assert hyps

@@ -147,7 +147,9 @@ class MindsOut(_Out):
 
 
 class EvidenceOut(_Out):
-    """How something was learned: the event, and the passage with the exact span marked."""
+    """How something was learned: the event, and the passage with the exact span marked;
+    with a belief, the belief and ``sentence``, it said in names. ``names``: the name of
+    each entity the event and the belief refer to, by id."""
 
     story: str
     branch: str
@@ -156,6 +158,8 @@ class EvidenceOut(_Out):
     start: int
     end: int
     belief: BeliefOut | None = None
+    sentence: str | None = None
+    names: dict[str, str] = {}
 
 
 class PlotOut(_Out):
