@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from fabula.agents.contracts import LINE_CHARS
+from fabula.agents.memory_builder.extract import reported_question
 from fabula.agents.views import AuthorView
 from fabula.memory.records import slug
 from fabula.memory.text import split_sentences
@@ -82,9 +83,17 @@ def said_line(quote: str) -> SaidLine | None:
 
 def said_question(quote: str) -> SaidLine | None:
     """The question a remembered sentence says aloud (:func:`said_line`, its words ending
-    in a question mark); None for any other sentence."""
+    in a question mark), or reports
+    (:func:`~fabula.agents.memory_builder.extract.reported_question`); None for any other
+    sentence."""
     said = said_line(quote)
-    return said if said is not None and said.words.endswith("?") else None
+    if said is not None:
+        return said if said.words.endswith("?") else None
+    reported = reported_question(quote)
+    if reported is None:
+        return None
+    asker, asked, words = reported
+    return SaidLine(asker, words, to=asked)
 
 
 def addressed(said: SaidLine, names: Mapping[str, str]) -> tuple[str | None, str]:

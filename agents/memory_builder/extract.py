@@ -27,7 +27,8 @@ the O is <value>`` or ``A's secret is that <proposition>`` (a secret: see
     A searched the C.                           (shows those present what is, and is not, in C)
     A asked B where the O is.
     "...," said A.   "...," A said.   A said, "...".   (an utterance; a claim if a clause)
-    "...?" A asked B.   A said to B, "...".     (whom it is said to is not kept)
+    "...?" A asked B.   A said to B, "...".     (said to B)
+    A asked B about .... A asked B what (who, why, whether, ...) ....   (a question to B)
     A likes / loves / hates / dislikes the O.
     A thought about the O for a while.
 
@@ -48,6 +49,31 @@ _NAMES = rf"(?:{_NAME}(?:(?:,? and |, ){_NAME})*)"
 _NP = r"(?:[^\s,;:\"]+?(?: [^\s,;:\"]+?)*?)"  # a noun phrase: one or more plain words
 _END = r"[.!?]?$"
 _SAID = r"(?:said|asked|replied|whispered|shouted)"
+# a question told as narration: "A asked B about …", "A asked B what (who, why, …) …"
+_REPORTED = re.compile(
+    rf"^(?P<name>{_NAME}) asked (?P<listener>{_NAME}) "
+    r"(?P<wh>about|what|who|whom|whose|which|why|how|when|whether|if) (?P<rest>\S.*?)[.?]?$"
+)
+# the one asked, as the asker would say it to them
+_YOU = {
+    "she": "you",
+    "he": "you",
+    "they": "you",
+    "her": "your",
+    "his": "your",
+    "their": "your",
+    "herself": "yourself",
+    "himself": "yourself",
+    "themselves": "yourself",
+    "hers": "yours",
+    "theirs": "yours",
+}
+_YOU_AGREE = {"is": "are", "was": "were", "has": "have", "does": "do"}
+_TO_YOU = re.compile(r"\b(?:" + "|".join(_YOU) + r")\b", re.IGNORECASE)
+_INVERTS = re.compile(
+    r"^(?P<subject>you|(?:your|the) [\w' -]+?|[A-Z][\w'-]*) (?P<verb>are|is|were|was|can|could|"
+    r"will|would|have|has|had|do|does|did)(?P<rest>\b.*)$"
+)
 _OPEN, _CLOSE, _QUOTED = '["“]', '["”]', '[^"“”]+'  # straight or curly quotes
 _TO = rf"(?:,? (?:to )?(?P<listener>{_NAME}))?"  # whom: "asked Mara", "said to Mara"
 
@@ -138,6 +164,17 @@ def parse_sentence(sentence: str, start: int = 0) -> StoryAction:
         action = _action(kind, m, start, end)
         if action is not None:
             return action
+    reported = reported_question(sentence)
+    if reported is not None and reported[0] not in _STOP:
+        asker, asked, words = reported
+        return StoryAction(
+            kind="say",
+            start=start,
+            end=end,
+            actors=(asker,),
+            listeners=(asked,),
+            utterance=words,
+        )
     return StoryAction(kind="narration", start=start, end=end)
 
 
@@ -173,6 +210,37 @@ def _action(kind: ActionKind, m: re.Match[str], start: int, end: int) -> StoryAc
         utterance=quote.strip().rstrip(",") if quote is not None else groups.get("thing"),
         verb=groups.get("verb"),
     )
+
+
+def reported_question(sentence: str) -> tuple[str, str, str] | None:
+    """A question told as narration, put to someone by name ("User asked Seraphina about
+    her powers.", "Ann asked Leo what he was reading."): (who asked, whom, the words that
+    would have been said to them: "What about your powers?", "What were you reading?");
+    None for any other sentence. Where a thing is ("asked Leo where the key is") is a
+    form of its own, and not this."""
+    m = _REPORTED.match(" ".join(sentence.split()))
+    if m is None:
+        return None
+    wh, rest = m["wh"].casefold(), m["rest"]
+    rest = _TO_YOU.sub(lambda w: _YOU[w[0].casefold()], rest)
+    if wh == "about":
+        words = f"what about {rest}"
+    elif wh in ("whether", "if"):
+        words = _asked_back(rest)
+    else:
+        words = f"{wh} {_asked_back(rest)}"
+    words = words.rstrip("?") + "?"
+    return m["name"], m["listener"], words[0].upper() + words[1:]
+
+
+def _asked_back(clause: str) -> str:
+    """A reported clause put back as a question's words: its verb first ("you were
+    reading" → "were you reading"); as it is where it has no such verb."""
+    m = _INVERTS.match(clause)
+    if m is None:
+        return clause
+    verb = _YOU_AGREE.get(m["verb"], m["verb"]) if m["subject"] == "you" else m["verb"]
+    return f"{verb} {m['subject']}{m['rest']}"
 
 
 def extract(text: str) -> list[StoryAction]:

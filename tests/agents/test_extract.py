@@ -129,6 +129,29 @@ class TestSentenceForms:
         # whom it was said to, when the sentence names them
         assert said.listeners == (("Leo",) if "Leo" in sentence else ())
 
+    @pytest.mark.parametrize(
+        ("sentence", "words"),
+        [
+            ("Ann asked Leo about his letter.", "What about your letter?"),
+            ("Ann asked Leo what he was reading.", "What were you reading?"),
+            ("Ann asked Leo whether the door is locked.", "Is the door locked?"),
+        ],
+    )
+    def test_a_question_told_as_narration_is_said_to_its_listener(
+        self, sentence: str, words: str
+    ) -> None:
+        """A reported question is an utterance to the one it names, its words as said to
+        them; "asked B where the O is" stays the grammar's question of where a thing is."""
+        said = parse_sentence(sentence)
+        assert (said.kind, said.actors, said.listeners, said.utterance) == (
+            "say",
+            ("Ann",),
+            ("Leo",),
+            words,
+        )
+        assert parse_sentence("Ann asked Leo where the key is.").kind == "ask"
+        assert parse_sentence("Ann asked Leo to stay.").kind == "narration"
+
 
 class TestNarration:
     @pytest.mark.parametrize(

@@ -553,13 +553,15 @@ class TestFreeQuestions:
             '"What are your powers?" User asked Seraphina.',
             'User asked Seraphina, "What are your powers?"',
             '"What are your powers?" said User to Seraphina.',
+            "User asked Seraphina about her powers.",
+            "User asked Seraphina what her powers are.",
         ],
     )
     async def test_a_question_put_to_her_in_the_sentence_is_answered(
         self, redis_url: str, tmp_path: Path, question: str
     ) -> None:
-        """A question whose sentence names whom it is put to, as a person writes it: she
-        remembers it as written (the grammar reads the listener), and answers it."""
+        """A question whose sentence names whom it is put to, as a person writes it (said,
+        or told as narration): she remembers it as written, and answers it."""
         async with Fabula(redis_url, Settings()) as fab:
             store = await _glade(fab, tmp_path)
             await fab.commit_scripted(store, question)
@@ -656,6 +658,27 @@ class TestReplies:
         names = {"seraphina": "Seraphina", "user": "User"}
         assert addressed(said, names) == (to, "What are your powers?")
         assert said_question('"The key is in the drawer," said User.') is None
+
+    @pytest.mark.parametrize(
+        ("sentence", "words"),
+        [
+            ("User asked Seraphina about her powers.", "What about your powers?"),
+            ("User asked Seraphina what her powers are.", "What are your powers?"),
+            ("Ann asked Seraphina who she is.", "Who are you?"),
+            ("Ann asked Seraphina what Eldoria is.", "What is Eldoria?"),
+            ("Ann asked Seraphina whether the glade is safe.", "Is the glade safe?"),
+            ("Ann asked Seraphina why she stayed.", "Why you stayed?"),
+            ("Ann asked Seraphina where the key is.", None),  # the grammar's own question
+            ("Ann asked Seraphina to stay.", None),
+        ],
+    )
+    def test_a_question_told_as_narration(self, sentence: str, words: str | None) -> None:
+        """A reported question is put to the one it names, as the words said to them."""
+        said = said_question(sentence)
+        if words is None:
+            assert said is None
+            return
+        assert said is not None and (said.to, said.words) == ("Seraphina", words)
 
     def test_an_entry_with_no_pronoun_before_it_in_its_own_words(self) -> None:
         """An entry that names her and says "her" once, with no pronoun elsewhere: "her" is
