@@ -72,8 +72,9 @@ class WriterRole(Protocol):
 class CriticRole(Protocol):
     """Checks a draft's delta against the world, the speakers' minds, story time and the plan."""
 
-    def critique(self, view: AuthorView, delta: TurnDelta, plan: TurnPlan) -> list[Finding]:
-        """The problems found in the draft's delta (errors send it back to the writer)."""
+    def critique(self, view: AuthorView, delta: TurnDelta, plan: TurnPlan | None) -> list[Finding]:
+        """The problems found in the draft's delta (errors send it back to the writer);
+        ``plan`` holds the focal characters expected to act (None: none is)."""
         ...
 
 

@@ -317,18 +317,24 @@ async def _read(
     view = await _view(state, ctx)
     with second_readings() as readings:  # the model's other reading of a parsed sentence
         delta, build_ms = await read_text(CommitPath.of(ctx), store, state["turn"], text, view)
-    turn_plan = state["plan"]
-    # a focal character that proposed nothing chose to stay out, and one whose action the
-    # writer left out on purpose was kept out: only one that meant to act and does nothing
-    # in the text is worth a finding
-    idle = {p.character for p in state.get("proposals", []) if not p.actions and not p.words}
+    plan: TurnPlan | None = state["plan"]
+    # a focal character that proposed nothing chose to stay out, one whose action the
+    # writer left out on purpose was kept out, and a played one did what its person wrote
+    # (words the reader could not read are a finding of their own): only one that meant to
+    # act and does nothing in the text is worth a finding
+    proposals = state.get("proposals", [])
+    idle = {p.character for p in proposals if not p.actions and not p.words}
+    excused: set[str] = set()
     draft = state.get("draft")
     if draft is not None and draft.text == text:
-        idle |= set(draft.left_out)
-    acting = tuple(c for c in turn_plan.focal if c not in idle)
-    if acting and idle:
-        turn_plan = turn_plan.model_copy(update={"focal": acting})
-    return delta, [*ctx.roles.critic.critique(view, delta, turn_plan), *readings], build_ms
+        excused = set(draft.left_out) | {p.character for p in proposals if p.words}
+    focal = state["plan"].focal
+    acting = tuple(c for c in focal if c not in idle | excused)
+    if acting and (idle | excused):
+        plan = state["plan"].model_copy(update={"focal": acting})
+    elif not acting and excused:
+        plan = None  # each did what was written, or was kept out on purpose
+    return delta, [*ctx.roles.critic.critique(view, delta, plan), *readings], build_ms
 
 
 def _read_update(

@@ -95,6 +95,19 @@ class TestPlayedTurn:
             events = await store.events(list(text.events))
             assert any(e.kind == "say" and e.actor == "leo" for e in events)
 
+    async def test_a_part_told_as_narration_is_not_doing_nothing(self, redis_url: str) -> None:
+        """A part the reader cannot read as an action is narration, with its own warning;
+        the played character is not also said to do nothing: it did what was written."""
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await _hollow(fab, played=("Leo",))
+            parts = {"leo": Part(words="Leo rubbed his tired eyes and sighed.")}
+            assert (await fab.run(store, auto=False, parts=parts)).outcome == "pending"
+            pending = await fab.pending(store)
+            assert pending is not None
+            messages = [f.message for f in pending.request.findings]
+            assert any(m.startswith("kept as narration") for m in messages), messages
+            assert "Leo does nothing" not in messages, messages
+
     async def test_the_others_propose_from_their_own_minds_as_before(self, redis_url: str) -> None:
         """Mara played: Leo's proposal is the one his agent makes in the same story unplayed
         (toward the drawer he wrongly believes holds the key); Mara's is the person's."""
