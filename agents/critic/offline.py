@@ -26,6 +26,7 @@ from __future__ import annotations
 from fabula.agents.contracts import Finding, TurnPlan
 from fabula.agents.views import AuthorView
 from fabula.memory.delta import TurnDelta
+from fabula.memory.index.general import the_place
 from fabula.memory.records import Belief, Event, State
 
 _ASSERTIONS = {"state", "perceive", "locate"}
@@ -82,14 +83,20 @@ class OfflineCritic:
         return findings
 
     def _absent(self, view: AuthorView, event: Event, world: dict[str, str]) -> list[Finding]:
-        """A question or private telling put to someone who is, at that moment, in another
-        place than the speaker: nobody answers or tells one who is not there."""
-        if event.kind not in ("tell", "ask") or event.actor is None:
+        """A question, a private telling or words said to someone by name (``"…," Ann said
+        to Ben``, ``Ann asked Ben about …``) who is, at that moment, in another place than
+        the speaker: nobody answers, tells or speaks to one who is not there."""
+        if event.actor is None:
             return []
+        others = tuple(p for p in event.participants[1:] if view.kind(p) == "character")
         if event.kind == "tell":
             listeners = event.private_to
+        elif event.kind == "ask":
+            listeners = others[:1]
+        elif event.kind == "say" and event.content is None:
+            listeners = others  # plain words: its participants are whom they were said to
         else:
-            listeners = tuple(p for p in event.participants[1:] if view.kind(p) == "character")[:1]
+            return []
         here = world.get(f"{event.actor}|location")
         out = []
         for listener in listeners:
@@ -101,7 +108,8 @@ class OfflineCritic:
                         quote=event.span.quote,
                         message=(
                             f"{view.name(event.actor)} speaks to {view.name(listener)}, who is "
-                            f"in the {view.name(there)}, not in the {view.name(here)}"
+                            f"in {the_place(view.name(there))}, not in "
+                            f"{the_place(view.name(here))}"
                         ),
                     )
                 )

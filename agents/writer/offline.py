@@ -128,10 +128,12 @@ def played_part(view: AuthorView, character: str, words: str) -> PlayedPart:
 class OfflineWriter:
     """Deterministic writer: one sentence per proposed action, focal characters in order.
 
-    On a revision it leaves out every sentence the critic found an error in; an action
-    addressed to someone (a telling, a question, an answer, a gift) who is elsewhere, or by
-    or to a character who went elsewhere earlier in the passage (a played part's move
-    included), is left out: they are not together. A character may believe the other is
+    On a revision it leaves out every sentence the critic found an error in, except a
+    played part: the person's words stay, with the error beside them, for the person to
+    edit or reject (never dropped in silence). An action addressed to someone (a telling,
+    a question, an answer, a gift) who is elsewhere, or by or to a character who went
+    elsewhere earlier in the passage (a played part's move included), is left out: they
+    are not together. A character may believe the other is
     there; the passage tells what happens. One a played part puts a question to does not
     leave in the same passage: it answers in the next turn.
     """
@@ -162,7 +164,7 @@ class OfflineWriter:
                 continue
             if proposal.words:  # a person's part: written in as they wrote it
                 part = parts[character]
-                if part.sentence not in flagged and part.sentence not in sentences:
+                if part.sentence not in sentences:  # flagged or not: the person's words
                     sentences.append(part.sentence)
                     if part.moves:
                         gone.add(character)

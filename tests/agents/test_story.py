@@ -286,8 +286,8 @@ class TestScenes:
 
 class TestAbsentListeners:
     async def test_speaking_to_someone_elsewhere_is_an_error(self, redis_url: str) -> None:
-        """A question or private telling put to a character in another place is a
-        contradiction the critic reports (the same critic runs in model mode)."""
+        """A question, a private telling or words said to a character in another place are
+        a contradiction the critic reports (the same critic runs in model mode)."""
         async with Fabula(redis_url, Settings()) as fab:
             store = await fab.create_story("hollow_book", "apart")
             await fab.commit_scripted(store, "Leo went to the hallway.")
@@ -297,6 +297,8 @@ class TestAbsentListeners:
             for text in (
                 "Leo asked Mara where the brass key is.",
                 "Leo privately told Mara that the brass key is in the desk drawer.",
+                '"Come and see," Leo said to Mara.',
+                "Leo asked Mara about the brass key.",
             ):
                 delta = await builder.build(store, view.turn + 1, text)
                 errors = [f for f in OfflineCritic().critique(view, delta, None)]

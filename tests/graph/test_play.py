@@ -108,6 +108,21 @@ class TestPlayedTurn:
             assert any(m.startswith("kept as narration") for m in messages), messages
             assert "Leo does nothing" not in messages, messages
 
+    async def test_a_part_the_critic_refuses_is_kept_with_its_error(self, redis_url: str) -> None:
+        """Words said to someone in another room are a contradiction: the revision does not
+        drop the person's part in silence; it awaits them with the error beside it."""
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await _hollow(fab, played=("Leo",))
+            await fab.commit_scripted(store, "Leo went to the hallway.")
+            await fab.commit_scripted(store, "Mara went to the study.")
+            words = '"Come and see," Leo said to Mara.'
+            outcome = (await fab.run(store, auto=False, parts={"leo": Part(words=words)})).outcome
+            assert outcome == "pending"
+            pending = await fab.pending(store)
+            assert pending is not None and words in pending.request.draft.text
+            errors = [f.message for f in pending.request.findings if f.severity == "error"]
+            assert errors == ["Leo speaks to Mara, who is in the study, not in the hallway"]
+
     async def test_the_others_propose_from_their_own_minds_as_before(self, redis_url: str) -> None:
         """Mara played: Leo's proposal is the one his agent makes in the same story unplayed
         (toward the drawer he wrongly believes holds the key); Mara's is the person's."""
