@@ -317,7 +317,7 @@ async def _read(
     view = await _view(state, ctx)
     with second_readings() as readings:  # the model's other reading of a parsed sentence
         delta, build_ms = await read_text(CommitPath.of(ctx), store, state["turn"], text, view)
-    plan: TurnPlan | None = state["plan"]
+    turn_plan = state["plan"]
     # a focal character that proposed nothing chose to stay out, one whose action the
     # writer left out on purpose was kept out, and a played one did what its person wrote
     # (words the reader could not read are a finding of their own): only one that meant to
@@ -328,10 +328,11 @@ async def _read(
     draft = state.get("draft")
     if draft is not None and draft.text == text:
         excused = set(draft.left_out) | {p.character for p in proposals if p.words}
-    focal = state["plan"].focal
-    acting = tuple(c for c in focal if c not in idle | excused)
-    if acting and (idle | excused):
-        plan = state["plan"].model_copy(update={"focal": acting})
+    kept_out = idle | excused
+    acting = tuple(c for c in turn_plan.focal if c not in kept_out)
+    plan: TurnPlan | None = turn_plan
+    if acting and kept_out:
+        plan = turn_plan.model_copy(update={"focal": acting})
     elif not acting and excused:
         plan = None  # each did what was written, or was kept out on purpose
     return delta, [*ctx.roles.critic.critique(view, delta, plan), *readings], build_ms

@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from fabula.agents.contracts import LINE_CHARS
-from fabula.agents.memory_builder.extract import reported_question
+from fabula.agents.memory_builder.extract import parse_sentence
 from fabula.agents.views import AuthorView
 from fabula.memory.records import slug
 from fabula.memory.text import split_sentences
@@ -41,16 +41,6 @@ sentences (a long lore entry or description is cut after its last sentence that 
 NO_ANSWER = "I cannot say"
 """What a character says to a question nothing it holds answers."""
 
-_NAME = r"[A-Z][\w'-]*"
-_SAYING = r"(?:said|asked|replied|whispered|shouted)"
-_TO = rf"(?:,? (?:to )?(?P<to>{_NAME}))?"  # whom it is said to: "asked Mara", "said to Mara"
-_WORDS = r'["“](?P<words>[^"“”]+)["”]'  # the words said, in straight or curly quotes
-_SHAPES = (  # the orders of the controlled grammar's dialogue (memory_builder/extract.py)
-    re.compile(rf"^{_WORDS} {_SAYING} (?P<speaker>{_NAME}){_TO}\.?$"),
-    re.compile(rf"^{_WORDS} (?P<speaker>{_NAME}) {_SAYING}{_TO}\.?$"),
-    # "A said, "…"", and a memory's own "A said to B: "…"" (memory/recollection.py)
-    re.compile(rf"^(?P<speaker>{_NAME}) {_SAYING}{_TO}[,:]? {_WORDS}\.?$"),
-)
 _CALLED = r"[A-Za-z][\w'-]*(?: [A-Za-z][\w'-]*)*"  # a name as a person types it
 _FIRST = re.compile(rf"^(?P<name>{_CALLED}), (?P<rest>.+)$")
 _LAST = re.compile(rf"^(?P<rest>.+?), (?P<name>{_CALLED})\?$")
@@ -71,29 +61,23 @@ class SaidLine:
 
 
 def said_line(quote: str) -> SaidLine | None:
-    """The line a remembered sentence says aloud, in any order of the grammar's dialogue
-    (``"…" said A.``, ``"…," A said.``, ``"…?" A asked B.``, ``A said, "…"``); None for
-    any other sentence."""
-    for shape in _SHAPES:
-        m = shape.match(quote.strip())
-        if m is not None:
-            return SaidLine(m["speaker"], m["words"].strip(), m["to"])
-    return None
+    """The line a remembered sentence says aloud, read by the controlled grammar
+    (:func:`~fabula.agents.memory_builder.extract.parse_sentence`) in any of its orders of
+    dialogue (``"…" said A.``, ``"…," A said.``, ``"…?" A asked B.``, ``A said to B, "…"``,
+    a memory's own ``A said to B: "…"``) or as a question told as narration (``A asked B
+    about …``, its words as they would have been said); None for any other sentence."""
+    action = parse_sentence(" ".join(quote.split()))
+    if action.kind != "say" or not action.actors or not action.utterance:
+        return None
+    to = action.listeners[0] if action.listeners else None
+    return SaidLine(action.actors[0], action.utterance, to)
 
 
 def said_question(quote: str) -> SaidLine | None:
-    """The question a remembered sentence says aloud (:func:`said_line`, its words ending
-    in a question mark), or reports
-    (:func:`~fabula.agents.memory_builder.extract.reported_question`); None for any other
-    sentence."""
+    """The question a remembered sentence says aloud or tells (:func:`said_line`, its
+    words ending in a question mark); None for any other sentence."""
     said = said_line(quote)
-    if said is not None:
-        return said if said.words.endswith("?") else None
-    reported = reported_question(quote)
-    if reported is None:
-        return None
-    asker, asked, words = reported
-    return SaidLine(asker, words, to=asked)
+    return said if said is not None and said.words.endswith("?") else None
 
 
 def addressed(said: SaidLine, names: Mapping[str, str]) -> tuple[str | None, str]:

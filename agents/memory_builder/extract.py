@@ -110,7 +110,8 @@ _FORMS: list[tuple[ActionKind, re.Pattern[str]]] = [
     ("think", _rx(rf"(?P<name>{_NAME}) thought about the (?P<obj>{_NP})(?: for a while)?")),
     ("say", _rx(rf"{_OPEN}(?P<quote>{_QUOTED}){_CLOSE} {_SAID} (?P<name>{_NAME}){_TO}")),
     ("say", _rx(rf"{_OPEN}(?P<quote>{_QUOTED}){_CLOSE} (?P<name>{_NAME}) {_SAID}{_TO}")),
-    ("say", _rx(rf"(?P<name>{_NAME}) {_SAID}{_TO},? {_OPEN}(?P<quote>{_QUOTED}){_CLOSE}")),
+    # "A said to B, "…"", and a memory's own "A said to B: "…"" (memory/recollection.py)
+    ("say", _rx(rf"(?P<name>{_NAME}) {_SAID}{_TO}[,:]? {_OPEN}(?P<quote>{_QUOTED}){_CLOSE}")),
 ]
 
 _LOCATION_CLAUSE = re.compile(rf"^(?:[Tt]he )?(?P<obj>{_NP}) is in the (?P<target>{_NP})$")
