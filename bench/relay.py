@@ -25,6 +25,7 @@ import http.client
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -185,6 +186,17 @@ class _Handler(BaseHTTPRequestHandler):
             }
             self._send(400, json.dumps({"error": error}).encode())
             return
+        recorded = False
+
+        def finish() -> None:
+            # recorded once: for a stream, before its end reaches the client, so that a
+            # client that has its reply also finds the exchange
+            nonlocal recorded
+            if not recorded:
+                recorded = True
+                exchange.seconds = time.perf_counter() - started
+                self.relay.record(exchange)
+
         connection = self.relay.connection()
         try:
             headers = {"Content-Type": "application/json"}
@@ -195,7 +207,7 @@ class _Handler(BaseHTTPRequestHandler):
             exchange.status = response.status
             kind = response.getheader("Content-Type") or ""
             if response.status == 200 and "text/event-stream" in kind:
-                self._relay_stream(response, exchange)
+                self._relay_stream(response, exchange, finish)
             else:
                 data = response.read()
                 try:
@@ -210,10 +222,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(502, _error(f"relay: the server cannot be reached: {error}"))
         finally:
             connection.close()
-            exchange.seconds = time.perf_counter() - started
-            self.relay.record(exchange)
+            finish()
 
-    def _relay_stream(self, response: http.client.HTTPResponse, exchange: Exchange) -> None:
+    def _relay_stream(
+        self, response: http.client.HTTPResponse, exchange: Exchange, finish: Callable[[], None]
+    ) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
@@ -222,10 +235,12 @@ class _Handler(BaseHTTPRequestHandler):
             line = response.readline()
             if not line:
                 break
+            text = line.decode(errors="replace").strip()
+            if text.startswith("data:") and text[5:].strip() == "[DONE]":
+                finish()
             self.wfile.write(line)
             if line.strip() == b"":
                 self.wfile.flush()
-            text = line.decode(errors="replace").strip()
             if text.startswith("data:") and text[5:].strip() not in ("", "[DONE]"):
                 with contextlib.suppress(json.JSONDecodeError):
                     exchange.chunks.append(json.loads(text[5:].strip()))
