@@ -12,6 +12,7 @@ from rich.text import Text
 from fabula.errors import InvalidInput
 from fabula.graph.cli.app import app, dump, err, out, run_with_app, settings
 from fabula.graph.service.pending import MAX_RUN_TURNS, Pending, check_bounds
+from fabula.limits import read_bounded
 
 if TYPE_CHECKING:  # imported when a command runs: `fabula --help` stays quick
     from fabula.agents.contracts import Decision
@@ -393,12 +394,12 @@ def _decision(**fields: str | bool | None) -> Decision:
 
 
 def _read_turn_text(path: Path, limits: Limits) -> str:
-    """A turn's text from a file: UTF-8 text within the size limit, not empty."""
-    # checked before reading: a huge file is refused without loading it
-    if path.stat().st_size > limits.turn_text_bytes + 4096:  # room for surrounding blanks
-        limits.check_text_size(path.stat().st_size, file=str(path))
+    """A turn's text from a file: UTF-8 text within the size limit, not empty; a file (or
+    a device: ``/dev/zero``) past the limit is refused having read one byte more."""
+    bound = limits.turn_text_bytes + 4096  # room for surrounding blanks
+    raw = read_bounded(path, bound, "a turn's text", "FABULA_MAX_TURN_TEXT")
     try:
-        text = path.read_bytes().decode("utf-8").strip()
+        text = raw.decode("utf-8").strip()
     except UnicodeDecodeError:
         raise InvalidInput(f"{path} is not UTF-8 text") from None
     if "\x00" in text:

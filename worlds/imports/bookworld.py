@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fabula.errors import LimitExceeded
+from fabula.limits import read_bounded
 from fabula.memory.records import slug
 from fabula.worlds.imports.fields import BadSource, obj, parse_json, text
 from fabula.worlds.imports.limits import Budget, ImportLimits
@@ -131,10 +133,10 @@ class _Files:
             raise BadSource(f"{where}: no file {path}")
         if resolved.stat().st_size > limit:
             raise BadSource(f"{where}: {path} is larger than {limit} bytes")
-        with resolved.open("rb") as file:
-            data = file.read(limit + 1)
-        if len(data) > limit:
-            raise BadSource(f"{where}: {path} is larger than {limit} bytes")
+        try:
+            data = read_bounded(resolved, limit)
+        except LimitExceeded:
+            raise BadSource(f"{where}: {path} is larger than {limit} bytes") from None
         self.budget.take(len(data), f"{where}: {path}")
         return data
 
