@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -9,8 +10,8 @@ import typer
 from rich.progress import Progress
 from rich.text import Text
 
-from fabula.errors import InvalidInput
-from fabula.graph.cli.app import app, dump, err, out, run_with_app, settings
+from fabula.errors import Conflict, InvalidInput
+from fabula.graph.cli.app import app, dump, err, fail, out, run_with_app, settings
 from fabula.graph.service.pending import MAX_RUN_TURNS, Pending, check_bounds
 from fabula.limits import read_bounded
 
@@ -76,7 +77,10 @@ def run(
                 ran = await fab.run(
                     store, auto=auto, direction=direction, listener=prose_printer(), parts=given
                 )
-                given = {}  # the parts given are the first turn's
+                used, given = given, {}  # the parts given are the first turn's
+                if ran.outcome == "abandoned":
+                    progress.stop()
+                    raise _abandoned(story, done, await reader.head(), used)
                 if ran.rest is not None:
                     progress.stop()
                     out.print(
@@ -110,6 +114,20 @@ def run(
         out.print(f"{story}: {done} turn(s) written, now at turn {await reader.head()}")
 
     run_with_app(go)
+
+
+def _abandoned(story: str, done: int, head: int, parts: Mapping[str, object]) -> typer.Exit:
+    """The one error line for a turn given up (every draft rejected: the critic refused each
+    one, in an autonomous run), after the turns written before it, and its exit status: a
+    conflict. It used to be counted as written (exit 0), the part given for it dropped
+    without a word."""
+    dropped = f"; the part given for {', '.join(sorted(parts))} was not used" if parts else ""
+    out.print(f"{story}: {done} turn(s) written, now at turn {head}")
+    return fail(
+        f"turn {head + 1} of {story} was given up: every draft of it was rejected (the critic "
+        f"found errors in each); nothing of it was written{dropped}",
+        Conflict.exit_code,
+    )
 
 
 def prose_printer() -> Listener | None:
