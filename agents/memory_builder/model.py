@@ -62,7 +62,7 @@ from fabula.memory.ingest import basis, build_turn
 from fabula.memory.projections import project_world
 from fabula.memory.records import Entity
 from fabula.memory.store import StoryStore
-from fabula.memory.text import has_word, split_sentences
+from fabula.memory.text import has_word, normalised, split_sentences
 
 log = get_logger(__name__)
 
@@ -702,6 +702,7 @@ class ModelMemoryBuilder:
         Raises :class:`~fabula.errors.NotFound` when the story does not exist, and
         :class:`ModelOutputError` (with story, branch and turn) when the text cannot be read.
         """
+        text = normalised(text)  # what is read is what is stored: see normalised
         as_of = await basis(store, turn)
         actions = await self._actions(store, turn, text, as_of)
         return await build_turn(store, turn, text, actions, as_of=as_of)

@@ -30,6 +30,7 @@ from fabula.graph.service.turns import Turns
 from fabula.memory.delta import TurnDelta
 from fabula.memory.drafts import TurnDrafts, choose_draft, read_drafts
 from fabula.memory.store import StoryStore, list_stories
+from fabula.memory.text import normalised
 
 
 class Deciding(TypedDict, total=False):
@@ -205,7 +206,7 @@ class Decisions:
             return None
         if kept.options:
             text = (await holder.turn_texts(turn, turn))[0].text
-            chosen = next((o.id for o in kept.options if o.text == text), None)
+            chosen = next((o.id for o in kept.options if normalised(o.text) == text), None)
             if chosen is not None:
                 await choose_draft(holder, turn, chosen)
         return holder.branch if holder.branch != store.branch else None
