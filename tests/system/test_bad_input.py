@@ -697,3 +697,23 @@ class TestBoundedReads:
         assert read_line(stream, 1000) == "x" * 1000
         assert read_line(stream, 1000) == "Where is Leo?\n"
         assert read_line(stream, 1000) == ""
+
+
+class TestWhoAndWhich:
+    """Issue 45, lows: a blank ``--as`` recalled as the writer (everything); ``approve
+    --expect nonsense`` said "turn ? was already decided"."""
+
+    def test_a_blank_as_is_refused_an_unknown_one_names_those_there(self, tale: Cli) -> None:
+        assert "not an empty one" in tale.fails("recall", "tale", "where", "--as", " ")
+        message = tale.fails("recall", "tale", "where", "--as", "nobody")
+        assert "no character 'nobody'" in message and "leo, mara" in message
+        assert "leo, mara" in tale.fails("export", "tale", "--as", "nobody")
+
+    def test_an_expect_that_is_no_draft_id_is_unknown(self, tale: Cli) -> None:
+        assert tale("run", "tale").exit_code == 0
+        result = tale("approve", "tale", "--expect", "nonsense")
+        assert result.exit_code == 3, result.stderr
+        assert "no draft 'nonsense' in story 'tale'" in result.stderr
+        assert "the one waiting is 4." in result.stderr
+        shown = tale("show", "tale", "story")  # nothing was committed
+        assert shown.exit_code == 0 and "Leo went to the study." not in shown.stdout
