@@ -91,6 +91,18 @@ class TestPresetStaysInItsFolder:
         lines.symlink_to(outside)
         assert "SECRET" not in refused([path], "roles/Ann-en/role_lines.jsonl")
 
+    def test_lines_hard_linked_from_outside_are_refused(self, tmp_path: Path) -> None:
+        """Issue 45: a hard link in a preset folder was read as if the file were inside it
+        (no path says where a hard link leads)."""
+        outside = tmp_path / "lines.jsonl"
+        outside.write_text('{"text": "SECRET"}\n')
+        path = preset(tmp_path / "p")
+        lines = tmp_path / "p/data/roles/isle/Ann-en/role_lines.jsonl"
+        lines.unlink()
+        lines.hardlink_to(outside)
+        message = refused([path], "is a hard link")
+        assert "SECRET" not in message and "roles/Ann-en/role_lines.jsonl" in message
+
     def test_a_role_folder_linked_outside_is_refused(self, tmp_path: Path) -> None:
         """A role's whole folder linked to one outside the preset."""
         path = preset(tmp_path / "p")

@@ -114,10 +114,17 @@ class _Files:
         return path
 
     def inside(self, path: Path, where: str) -> Path:
-        """``path`` resolved (its links followed); BadSource if it leads out of the folder."""
+        """``path`` resolved (its links followed); BadSource if it leads out of the folder,
+        or is a file with another name elsewhere (a hard link: no path shows where it
+        leads, so a file linked so is not read as the preset's; issue 45)."""
         resolved = path.resolve()
         if not resolved.is_relative_to(self.root):
             raise BadSource(f"{where}: {path} leads out of the preset's folder")
+        if resolved.is_file() and resolved.stat().st_nlink > 1:
+            raise BadSource(
+                f"{where}: {path} is a hard link (a file with another name elsewhere): not "
+                "read as the preset's; copy the file in instead"
+            )
         return resolved
 
     def found(self, path: Path, where: str) -> Path | None:
