@@ -687,7 +687,9 @@ class ModelClient:
                     "(the run differs from the recorded one)",
                     role=self.role,
                 ) from error
-            if isinstance(error, ValueError):  # JSONDecodeError, or not a completion
+            # JSONDecodeError, or not a completion; or JSON nested past Python's parser
+            # (a hostile server's body of 5,000 brackets was a RecursionError, exit 1)
+            if isinstance(error, ValueError | RecursionError):
                 raise ModelUnavailable(
                     f"the model server at {self.base_url} answered with a body that is not "
                     f"a chat completion: {_one_line(str(error))}",
@@ -735,7 +737,7 @@ class ModelClient:
                     async with asyncio.timeout(self.timeout_s):
                         page = await client.models.list()
                 names = sorted(m.id for m in page.data)
-            except (openai.OpenAIError, ReplyBound, TimeoutError, ValueError):
+            except (openai.OpenAIError, ReplyBound, TimeoutError, ValueError, RecursionError):
                 names = []
             if names:
                 served = f" (it serves: {', '.join(names[:8])})"

@@ -18,17 +18,60 @@ limit                      setting                         default
 =========================  ==============================  ==========
 a turn's text (UTF-8)      ``FABULA_MAX_TURN_TEXT``        64 KiB
 a commit's payload         ``FABULA_MAX_DELTA_BYTES``      16 MiB
+a file a command reads     (its own, or ``FILE_BYTES``)    32 MiB
 =========================  ==============================  ==========
+
+Every file a command reads (a turn's text, a world pack and its lore and pictures, cards,
+lorebooks, presets) is read through :func:`read_bounded`, never whole: a file past its bound
+is refused in one line after reading one byte more than the bound, whatever it is. The
+size a file's metadata gives is not trusted: ``edit --text-file /dev/zero`` says 0 bytes,
+and a plain ``read_bytes`` of it grew to 23 GB in a minute (issue 45).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
-from fabula.errors import LimitExceeded
+from fabula.errors import InvalidInput, LimitExceeded
 
 DEFAULT_TURN_TEXT_BYTES = 64 * 1024
 DEFAULT_DELTA_BYTES = 16 * 1024 * 1024
+FILE_BYTES = 32 * 1024 * 1024
+"""The most a file with no bound of its own is read to (a world pack's ``world.toml``, its
+lore file, a character's picture): as much as the largest file an import reads."""
+_CHUNK = 1024 * 1024
+
+
+def read_bounded(path: Path, limit: int, what: str = "the file", setting: str = "") -> bytes:
+    """The bytes of ``path``, at most ``limit`` of them, read a chunk at a time.
+
+    Raises :class:`LimitExceeded` (one line naming the file, ``what`` it is, the bound and
+    ``setting``, the variable that sets it, when one does) for a file with more, having read
+    one byte past the bound and no more (a device or a pipe that never ends, a file that
+    grows while it is read); :class:`InvalidInput` for one that cannot be read.
+    """
+    parts: list[bytes] = []
+    size = 0
+    try:
+        with path.open("rb") as file:
+            while size <= limit:
+                part = file.read(min(_CHUNK, limit + 1 - size))
+                if not part:
+                    break
+                parts.append(part)
+                size += len(part)
+    except OSError as exc:
+        message = f"{path}: cannot read {what}: {exc.strerror or exc}"
+        raise InvalidInput(message, path=str(path)) from None
+    if size > limit:
+        named = f" ({setting})" if setting else ""
+        raise LimitExceeded(
+            f"{path}: {what} may be at most {limit:,} bytes, this one has more{named}; "
+            "nothing was read",
+            path=str(path),
+        )
+    return b"".join(parts)
 
 
 @dataclass(frozen=True)

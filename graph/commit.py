@@ -27,6 +27,7 @@ from fabula.memory.index.build import index_through
 from fabula.memory.index.indexer import Indexer
 from fabula.memory.index.vectors import Embedder
 from fabula.memory.store import StoryStore
+from fabula.memory.text import normalised
 
 
 @dataclass(frozen=True)
@@ -130,7 +131,7 @@ async def commit_text(
     """
     if await store.head() >= turn:
         done = await store.turn_texts(turn, turn)
-        if done and done[0].text == text:
+        if done and done[0].text == normalised(text):  # as the memory-builder stores it
             return Committed(store.story, store.branch, turn, "duplicate", 0.0)
     delta, build_ms = await read_text(path, store, turn, text, view)
     return await commit_delta(path, store, delta, build_ms)

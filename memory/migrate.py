@@ -18,7 +18,7 @@ from fabula.errors import Conflict, NotFound
 from fabula.memory import keys
 from fabula.memory.connection import transaction
 from fabula.memory.roster import missing_roster
-from fabula.memory.schema import SCHEMA_FIELD, SCHEMA_VERSION, stored_version
+from fabula.memory.schema import SCHEMA_FIELD, SCHEMA_VERSION, newer, stored_version
 from fabula.memory.store import StoryStore
 
 
@@ -39,7 +39,7 @@ async def story_version(admin: aredis.Redis, story: str) -> int:
     world, raw = await admin.hmget(keys.meta(story), ["world", SCHEMA_FIELD])
     if world is None:
         raise NotFound(f"story {story!r} does not exist", story=story)
-    return stored_version(raw)
+    return stored_version(raw, story)
 
 
 async def migrate_records(admin: aredis.Redis, story: str) -> RecordsMigrated:
@@ -47,14 +47,16 @@ async def migrate_records(admin: aredis.Redis, story: str) -> RecordsMigrated:
     they are there already). Raises :class:`NotFound` for no story and :class:`Conflict`
     when the story changed while its missing parts were read (nothing is written then)."""
     was = await story_version(admin, story)
-    if was >= SCHEMA_VERSION:
+    if was > SCHEMA_VERSION:
+        raise newer(story, was)
+    if was == SCHEMA_VERSION:
         return RecordsMigrated(story, was)
     rosters = await _missing_rosters(admin, story)
     meta = keys.meta(story)
     async with transaction(admin, meta) as pipe:
         try:
             await pipe.watch(meta, *rosters)
-            if stored_version(await pipe.hget(meta, SCHEMA_FIELD)) >= SCHEMA_VERSION:
+            if stored_version(await pipe.hget(meta, SCHEMA_FIELD), story) >= SCHEMA_VERSION:
                 return RecordsMigrated(story, SCHEMA_VERSION)  # migrated meanwhile
             pipe.multi()
             for key, roster in rosters.items():

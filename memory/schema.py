@@ -17,7 +17,7 @@ Versions::
 
 from __future__ import annotations
 
-from fabula.errors import Remedy, StoryOutdated
+from fabula.errors import Conflict, Remedy, StoryOutdated
 
 SCHEMA_VERSION = 2
 """The version this Fabula writes and reads."""
@@ -26,9 +26,46 @@ SCHEMA_FIELD = "schema"
 """The field of the story's record that holds its version."""
 
 
-def stored_version(raw: str | None) -> int:
-    """The version a story's record holds (``raw``: its :data:`SCHEMA_FIELD`; None: 1)."""
-    return 1 if raw is None else int(raw)
+def stored_version(raw: str | bytes | None, story: str = "?") -> int:
+    """The version ``story``'s record holds (``raw``: its :data:`SCHEMA_FIELD`; None: 1).
+
+    Raises :class:`~fabula.errors.Conflict` (one line naming the story and the value) for a
+    value that is no version: a story this Fabula cannot read is left as it is, never read
+    or written as if it were of some version (it used to be a ``ValueError`` traceback)."""
+    if raw is None:
+        return 1
+    text = raw.decode(errors="replace") if isinstance(raw, bytes) else raw
+    if not text.isascii() or not text.isdigit() or int(text) < 1:
+        raise Conflict(
+            f"story {story!r} has an unreadable schema version ({text[:40]!r}): it is left as "
+            "it is, neither read nor written",
+            story=story,
+        )
+    return int(text)
+
+
+def check_version(story: str, raw: str | bytes | None) -> int:
+    """The version ``story`` is stored at, which this Fabula reads and writes; raises
+    :class:`~fabula.errors.StoryOutdated` for an older one (:func:`outdated`), and
+    :class:`~fabula.errors.Conflict` for a newer one (:func:`newer`) or none it can read."""
+    version = stored_version(raw, story)
+    if version < SCHEMA_VERSION:
+        raise outdated(story, version)
+    if version > SCHEMA_VERSION:
+        raise newer(story, version)
+    return version
+
+
+def newer(story: str, version: int) -> Conflict:
+    """The one-line refusal of ``story`` stored at ``version``, newer than this Fabula's: a
+    story stored with schema 99 used to be read and written by version 2 (issue 45)."""
+    return Conflict(
+        f"story {story!r} was stored by a newer Fabula (schema {version}, this one reads "
+        f"{SCHEMA_VERSION}): it is left as it is; use that Fabula",
+        story=story,
+        version=version,
+        current=SCHEMA_VERSION,
+    )
 
 
 def outdated(story: str, version: int) -> StoryOutdated:

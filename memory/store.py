@@ -40,7 +40,7 @@ from fabula.memory.lua import fcall
 from fabula.memory.payload import CommitCall, encode_commit
 from fabula.memory.records import Entity, EntityKind, Event, event_turn, slug
 from fabula.memory.rules import WorldRules
-from fabula.memory.schema import SCHEMA_FIELD, SCHEMA_VERSION, outdated, stored_version
+from fabula.memory.schema import SCHEMA_FIELD, SCHEMA_VERSION, check_version, stored_version
 from fabula.memory.server.disk import FULL_REASONS, disk_error
 from fabula.memory.settle import Status, send_commit
 from fabula.memory.validate import validate_delta
@@ -192,7 +192,7 @@ class StoryStore:
         """Whether the story exists and was stored by an older Fabula (see
         :mod:`fabula.memory.schema`): :meth:`require` refuses it."""
         world, schema = await self.client.hmget(keys.meta(self.story), ["world", SCHEMA_FIELD])
-        return world is not None and stored_version(schema) < SCHEMA_VERSION
+        return world is not None and stored_version(schema, self.story) < SCHEMA_VERSION
 
     async def require(self, *, any_version: bool = False) -> None:
         """Raise :class:`NotFound` unless the story and this branch exist
@@ -204,8 +204,8 @@ class StoryStore:
             if await self.was_deleted():
                 raise self.deleted_error(meanwhile=False)
             raise NotFound(f"story {self.story!r} does not exist", story=self.story)
-        if (version := stored_version(schema)) < SCHEMA_VERSION and not any_version:
-            raise outdated(self.story, version)
+        if not any_version:  # an older story, a newer one, or one with no version it reads
+            check_version(self.story, schema)
         if self.branch != MAIN and not await self.client.hexists(
             keys.branches(self.story), self.branch
         ):

@@ -8,6 +8,7 @@ are the finer cut used when a sentence tells more than one witness saw (see
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator
 
 # where one clause of a sentence ends and the next begins (outside quotation marks)
@@ -18,6 +19,20 @@ _CLAUSE_BREAK = re.compile(
 
 
 _LETTER = re.compile(r"[^\W\d_]")
+
+
+def normalised(text: str) -> str:
+    """``text`` as a turn's text is read and stored: in Unicode's compatibility form (NFKC:
+    full-width letters, ligatures and the like become the plain ones) and without format
+    characters (category Cf: bidirectional controls, zero-width spaces and joiners, the
+    byte-order mark, soft hyphens), which show nothing and only hide where a sentence ends.
+
+    A zero-width space after a full stop kept two sentences as one, and the reader
+    invented an object from the fragment (issue 45). Applied once, where a text enters
+    reading (the memory-builders' ``build``), so every span is an offset into the text as
+    stored."""
+    folded = unicodedata.normalize("NFKC", text)
+    return "".join(ch for ch in folded if unicodedata.category(ch) != "Cf")
 
 
 def has_word(text: str) -> bool:

@@ -16,6 +16,7 @@ from typing import Any, get_args
 from pydantic import ValidationError
 
 from fabula.errors import InvalidWorld, NotFound
+from fabula.limits import FILE_BYTES, read_bounded
 from fabula.logs import get_logger
 from fabula.memory.delta import DeltaBuilder, TurnDelta
 from fabula.memory.places import place_of
@@ -69,7 +70,7 @@ def load_world(name_or_path: str | Path) -> WorldPack:
             path=str(path),
         )
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_bounded(path, FILE_BYTES, "a world pack").decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InvalidWorld(f"{path}: not valid TOML: {exc}", path=str(path)) from None
     return parse_world(text, str(path), folder=path.parent)
@@ -115,7 +116,7 @@ def _read_lore(name: str, source: str, folder: Path | None) -> Any:
             f"{source}: lore: {name!r} is not a file beside the pack", path=source, field="lore"
         )
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(read_bounded(path, FILE_BYTES, "a lore file").decode("utf-8"))
     except RecursionError:
         raise InvalidWorld(
             f"{path}: lore: nested too deeply", path=str(path), field="lore"
@@ -146,7 +147,7 @@ def pack_assets(pack: WorldPack) -> dict[str, bytes]:
                 path=pack.source,
                 field=f"characters[{i}].image",
             )
-        found[char.image] = path.read_bytes()
+        found[char.image] = read_bounded(path, FILE_BYTES, "a character's picture")
     return found
 
 

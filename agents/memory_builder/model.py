@@ -11,7 +11,9 @@ from what the reader read there, it is a warning for the critic and the approver
 ``reading`` :class:`~fabula.agents.contracts.Finding`, collected by :func:`second_readings`
 around the build). The actors and listeners of a model action are only those its sentence
 names or stands for with a pronoun; an action left without one it needs is narration (a
-``reading`` finding too, :func:`_grounded`).
+``reading`` finding too, :func:`_grounded`). Who perceives a model's action is who the
+tracker places there: a witness the reply names who is not at the action is a ``reading``
+finding, never a belief (:func:`_witnessed`).
 The JSON schema sent (:func:`actions_json_schema`, unless the role's ``schemas`` setting is
 ``generic``) is the turn's: an action is a union by kind, each with only its fields, its
 span inside the sentences to read, its names drawn from the story's entities of the kind
@@ -60,7 +62,7 @@ from fabula.memory.ingest import basis, build_turn
 from fabula.memory.projections import project_world
 from fabula.memory.records import Entity
 from fabula.memory.store import StoryStore
-from fabula.memory.text import has_word, split_sentences
+from fabula.memory.text import has_word, normalised, split_sentences
 
 log = get_logger(__name__)
 
@@ -304,7 +306,9 @@ class MemoryBuilderReader:
         referents = Referents(entities, reply.new_entities)
         kept = _only_unread(text, reply.actions, read, unread, referents)
         grounded = [g for a in kept if (g := _grounded(text, a, referents)) is not None]
-        return with_narration(text, _merged(read, grounded))
+        there = _Presence(entities, setting)
+        witnessed = [_witnessed(text, a, referents, there) for a in grounded]
+        return with_narration(text, _merged(read, witnessed))
 
 
 def second_readings() -> contextlib.AbstractContextManager[list[Finding]]:
@@ -400,6 +404,85 @@ def _grounded(text: str, action: StoryAction, referents: Referents) -> StoryActi
     if dropped:
         return None
     return action.model_copy(update={"actors": actors, "listeners": listeners})
+
+
+# what the offline reader alone fills: who perceived an act, or did not, as its text says;
+# left out of every schema a model is given, so a reply that holds them is off its contract
+_PERCEPTION = ("seen_by", "unseen_by", "unaware_of", "believed_seen_by", "unsure")
+
+
+@dataclass(frozen=True)
+class _Presence:
+    """Who is where as a turn starts (its :class:`Setting`), by entity id, to judge the
+    witnesses a model names."""
+
+    entities: Mapping[str, Entity]
+    setting: Setting | None
+
+    def ids(self, names: Iterable[str]) -> set[str]:
+        """The ids of the entities ``names`` (canonical names, as resolved) name."""
+        by_name = {e.name: i for i, e in self.entities.items()}
+        return {by_name.get(n, n) for n in names}
+
+    def places(self, action: StoryAction) -> set[str]:
+        """Where ``action`` happens: its place and where its doers are (the scene, when
+        none of them is placed)."""
+        where = dict(self.setting.whereabouts) if self.setting is not None else {}
+        places = {where[a] for a in self.ids(action.actors) if a in where}
+        if action.place is not None:
+            places |= self.ids([action.place])
+        if not places and self.setting is not None and self.setting.scene:
+            places.add(self.setting.scene)
+        return places
+
+    def present(self, action: StoryAction) -> set[str]:
+        """The ids of the characters at ``action``: its doers, its listeners and everyone
+        placed where it happens."""
+        where = self.setting.whereabouts if self.setting is not None else ()
+        places = self.places(action)
+        return self.ids((*action.actors, *action.listeners)) | {c for c, p in where if p in places}
+
+    def name(self, sid: str) -> str:
+        """``sid``'s name, for a finding."""
+        entity = self.entities.get(sid)
+        return entity.name if entity is not None else sid
+
+
+def _witnessed(
+    text: str, action: StoryAction, referents: Referents, presence: _Presence
+) -> StoryAction:
+    """``action`` without the perception fields a model may not fill (:data:`_PERCEPTION`).
+
+    Who perceives a model's action is who the tracker places there, never whom the reply
+    says: a witness it names who is not at the action as the turn starts (or no known
+    character) is a ``reading`` finding for :func:`second_readings`, never a belief. A
+    reply that said Cal, in the garden, saw a move in the kitchen used to give Cal the
+    move (issue 45)."""
+    if not any(getattr(action, f) for f in _PERCEPTION):
+        return action
+    present = presence.present(action)
+    absent = []
+    for name in action.seen_by:
+        canonical, problem = referents.resolve(name, frozenset({"character"}), "seen_by")
+        if problem or not presence.ids([canonical]) & present:
+            absent.append(canonical)
+    log.warning(
+        "memory_builder_witnesses",
+        role="memory_builder",
+        kind=action.kind,
+        span=(action.start, action.end),
+        absent=absent,
+        dropped=[f for f in _PERCEPTION if getattr(action, f)],
+    )
+    if absent:
+        places = sorted(presence.name(p) for p in presence.places(action)) or ["unknown"]
+        message = (
+            f"the model says {', '.join(absent)} saw this; not there ({', '.join(places)}): "
+            "left out, witnesses are who is present"
+        )
+        quote = text[action.start : action.end].strip()
+        readings.report(Finding(kind="reading", severity="warning", quote=quote, message=message))
+    return action.model_copy(update=dict.fromkeys(_PERCEPTION[:4], ()) | {"unsure": None})
 
 
 def _gist(action: StoryAction, referents: Referents) -> dict[str, Any]:
@@ -619,6 +702,7 @@ class ModelMemoryBuilder:
         Raises :class:`~fabula.errors.NotFound` when the story does not exist, and
         :class:`ModelOutputError` (with story, branch and turn) when the text cannot be read.
         """
+        text = normalised(text)  # what is read is what is stored: see normalised
         as_of = await basis(store, turn)
         actions = await self._actions(store, turn, text, as_of)
         return await build_turn(store, turn, text, actions, as_of=as_of)

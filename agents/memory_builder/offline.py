@@ -20,6 +20,7 @@ from fabula.memory.delta import TurnDelta
 from fabula.memory.ingest import basis, build_turn
 from fabula.memory.records import Entity
 from fabula.memory.store import StoryStore
+from fabula.memory.text import normalised
 
 Reader = Callable[[str, Mapping[str, Entity]], list[StoryAction]]
 """Reads a turn's text into story actions with exact spans, anchored on the entities the
@@ -48,8 +49,10 @@ class OfflineMemoryBuilder:
     async def build(self, store: StoryStore, turn: int, text: str) -> TurnDelta:
         """The delta of ``turn`` with ``text``, derived from the store's views before it.
 
-        Raises :class:`~fabula.errors.NotFound` when the story does not exist.
+        ``text`` is read and stored :func:`~fabula.memory.text.normalised`. Raises
+        :class:`~fabula.errors.NotFound` when the story does not exist.
         """
+        text = normalised(text)  # what is read is what is stored: see normalised
         as_of = await basis(store, turn)
         actions = self.reader(text, await store.entities(as_of))
         readings.report_unsure(text, actions)

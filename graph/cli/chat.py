@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 import typer
 from rich.text import Text
@@ -17,6 +17,21 @@ if TYPE_CHECKING:
     from fabula.graph.service.responses.recall import ChatOut
 
 _QUIT = frozenset({"q", "quit", "exit"})
+LINE_BOUND = 64 * 1024
+"""The most of one line of stdin held at once: longer than any question the service reads
+(it refuses one past its own bound, in one line), so a line without end (``< /dev/zero``)
+is read in bounded memory."""
+
+
+def read_line(stream: TextIO, bound: int = LINE_BOUND) -> str:
+    """The next line of ``stream`` ("" at its end), cut at ``bound`` characters; the rest
+    of a longer line is read and dropped, so the next call starts at the next line."""
+    line = stream.readline(bound)
+    if len(line) < bound or line.endswith("\n"):
+        return line
+    while (rest := stream.readline(bound)) and not rest.endswith("\n"):
+        pass
+    return line
 
 
 @app.command()
@@ -51,7 +66,7 @@ def chat(
         while True:
             if interactive:
                 err.print("you> ", end="")
-            line = await asyncio.to_thread(sys.stdin.readline)
+            line = await asyncio.to_thread(read_line, sys.stdin)
             question = line.strip()
             if not line or question.casefold() in _QUIT:
                 break

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -9,9 +10,10 @@ import typer
 from rich.progress import Progress
 from rich.text import Text
 
-from fabula.errors import InvalidInput
-from fabula.graph.cli.app import app, dump, err, out, run_with_app, settings
+from fabula.errors import Conflict, InvalidInput
+from fabula.graph.cli.app import app, dump, err, fail, out, run_with_app, settings
 from fabula.graph.service.pending import MAX_RUN_TURNS, Pending, check_bounds
+from fabula.limits import read_bounded
 
 if TYPE_CHECKING:  # imported when a command runs: `fabula --help` stays quick
     from fabula.agents.contracts import Decision
@@ -75,7 +77,10 @@ def run(
                 ran = await fab.run(
                     store, auto=auto, direction=direction, listener=prose_printer(), parts=given
                 )
-                given = {}  # the parts given are the first turn's
+                used, given = given, {}  # the parts given are the first turn's
+                if ran.outcome == "abandoned":
+                    progress.stop()
+                    raise _abandoned(story, done, await reader.head(), used)
                 if ran.rest is not None:
                     progress.stop()
                     out.print(
@@ -109,6 +114,20 @@ def run(
         out.print(f"{story}: {done} turn(s) written, now at turn {await reader.head()}")
 
     run_with_app(go)
+
+
+def _abandoned(story: str, done: int, head: int, parts: Mapping[str, object]) -> typer.Exit:
+    """The one error line for a turn given up (every draft rejected: the critic refused each
+    one, in an autonomous run), after the turns written before it, and its exit status: a
+    conflict. It used to be counted as written (exit 0), the part given for it dropped
+    without a word."""
+    dropped = f"; the part given for {', '.join(sorted(parts))} was not used" if parts else ""
+    out.print(f"{story}: {done} turn(s) written, now at turn {head}")
+    return fail(
+        f"turn {head + 1} of {story} was given up: every draft of it was rejected (the critic "
+        f"found errors in each); nothing of it was written{dropped}",
+        Conflict.exit_code,
+    )
 
 
 def prose_printer() -> Listener | None:
@@ -393,12 +412,12 @@ def _decision(**fields: str | bool | None) -> Decision:
 
 
 def _read_turn_text(path: Path, limits: Limits) -> str:
-    """A turn's text from a file: UTF-8 text within the size limit, not empty."""
-    # checked before reading: a huge file is refused without loading it
-    if path.stat().st_size > limits.turn_text_bytes + 4096:  # room for surrounding blanks
-        limits.check_text_size(path.stat().st_size, file=str(path))
+    """A turn's text from a file: UTF-8 text within the size limit, not empty; a file (or
+    a device: ``/dev/zero``) past the limit is refused having read one byte more."""
+    bound = limits.turn_text_bytes + 4096  # room for surrounding blanks
+    raw = read_bounded(path, bound, "a turn's text", "FABULA_MAX_TURN_TEXT")
     try:
-        text = path.read_bytes().decode("utf-8").strip()
+        text = raw.decode("utf-8").strip()
     except UnicodeDecodeError:
         raise InvalidInput(f"{path} is not UTF-8 text") from None
     if "\x00" in text:

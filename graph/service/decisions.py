@@ -30,6 +30,7 @@ from fabula.graph.service.turns import Turns
 from fabula.memory.delta import TurnDelta
 from fabula.memory.drafts import TurnDrafts, choose_draft, read_drafts
 from fabula.memory.store import StoryStore, list_stories
+from fabula.memory.text import normalised
 
 
 class Deciding(TypedDict, total=False):
@@ -205,7 +206,7 @@ class Decisions:
             return None
         if kept.options:
             text = (await holder.turn_texts(turn, turn))[0].text
-            chosen = next((o.id for o in kept.options if o.text == text), None)
+            chosen = next((o.id for o in kept.options if normalised(o.text) == text), None)
             if chosen is not None:
                 await choose_draft(holder, turn, chosen)
         return holder.branch if holder.branch != store.branch else None
@@ -232,11 +233,21 @@ class Decisions:
 
     async def _decided(
         self, store: StoryStore, expect: str, decision: Decision, waiting: Pending | None
-    ) -> TurnConflict:
+    ) -> TurnConflict | NotFound:
         """The conflict of a decision about draft ``expect``, which no longer waits
-        (``waiting`` is the draft that does, if any)."""
-        turn_text = expect.partition(".")[0]
-        turn = int(turn_text) if turn_text.isdigit() else None
+        (``waiting`` is the draft that does, if any); :class:`NotFound` for an ``expect``
+        that is no draft's id at all (``TURN.ID``): "nonsense" used to be told "turn ? was
+        already decided" (issue 45)."""
+        turn_text, dot, rest = expect.partition(".")
+        turn = int(turn_text) if turn_text.isascii() and turn_text.isdigit() else None
+        if turn is None or not dot or not rest:
+            now = f"the one waiting is {waiting.id}" if waiting is not None else "none waits"
+            return NotFound(
+                f"no draft {expect!r} in story {store.story!r} (a draft's id is TURN.ID, as "
+                f"`fabula pending` shows it; {now}); yours ({decision.action}) changed nothing",
+                story=store.story,
+                branch=store.branch,
+            )
         if waiting is not None and waiting.turn == turn:
             return TurnConflict(
                 f"turn {turn}'s draft {expect} is no longer the one waiting (it was rejected "

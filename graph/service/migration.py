@@ -39,7 +39,7 @@ from fabula.graph.state import CHECKPOINT_TYPES, ApprovalRequest, Preview
 from fabula.memory.connection import connect_async, transaction
 from fabula.memory.delta import TurnDelta
 from fabula.memory.migrate import migrate_records, story_version
-from fabula.memory.schema import SCHEMA_VERSION
+from fabula.memory.schema import SCHEMA_VERSION, newer
 from fabula.memory.store import list_stories
 
 
@@ -80,6 +80,8 @@ async def migrate_stories(
                 yield story, await migrate_story(admin, checkpoints, serde, story)
             except FabulaError as exc:
                 yield story, exc
+            except _UNREADABLE as exc:  # stored data no reader here makes sense of
+                yield story, unreadable(story, exc)
     finally:
         await checkpoints.aclose()
         await admin.aclose()
@@ -95,20 +97,48 @@ async def migrate_story(
     story and the checkpoint for a value that cannot be typed (nothing of that thread is
     written), and :class:`~fabula.errors.Conflict` for a story changed meanwhile."""
     was = await story_version(admin, story)
-    if was >= SCHEMA_VERSION:
+    if was > SCHEMA_VERSION:
+        raise newer(story, was)
+    if was == SCHEMA_VERSION:
         return Migrated(story, was)
     values = await type_checkpoints(checkpoints, serde, story)
     records = await migrate_records(admin, story)
     return Migrated(story, was, values=values, rosters=records.rosters)
 
 
+# what reading a stored value that is not what this Fabula wrote raises: a field that is no
+# number, a checkpoint that does not unpack or decode, a value missing its parts
+_UNREADABLE = (ValueError, TypeError, KeyError, IndexError, AttributeError)
+
+
+def unreadable(story: str, exc: BaseException) -> InvalidInput:
+    """The one-line report of ``story``, whose stored data could not be read (``exc``):
+    nothing of it was written; ``migrate --all`` goes on with the next story."""
+    detail = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
+    return InvalidInput(
+        f"story {story!r} cannot be migrated: its stored data cannot be read ({detail}); "
+        "nothing of it was written",
+        story=story,
+    )
+
+
 async def type_checkpoints(client: aredis.Redis, serde: SerializerProtocol, story: str) -> int:
-    """Type every untyped value of ``story``'s checkpoints in place; how many were."""
-    typed = 0
+    """Type every untyped value of ``story``'s checkpoints in place; how many were.
+
+    Every thread is read and typed before anything is written: a story with one value it
+    cannot read or type is refused whole, nothing of it written."""
+    threads: list[tuple[str, list[tuple[str, bytes, bytes]]]] = []
     async for raw in client.sscan_iter(THREADS, match=f"{story}/*"):
         thread = raw.decode() if isinstance(raw, bytes) else raw
-        typed += await _type_thread(client, _Codec(serde, story, thread), ThreadKeys(thread))
-    return typed
+        codec = _Codec(serde, story, thread)
+        threads.append((thread, await _typed_thread(client, codec, ThreadKeys(thread))))
+    for _, updates in threads:
+        if updates:  # every key of a thread shares its slot: one transaction each
+            async with transaction(client, updates[0][0]) as pipe:
+                for key, field, value in updates:
+                    pipe.hset(key, field, value)
+                await pipe.execute()
+    return sum(len(updates) for _, updates in threads)
 
 
 @dataclass(frozen=True)
@@ -137,8 +167,10 @@ class _Codec:
         )
 
 
-async def _type_thread(client: aredis.Redis, codec: _Codec, keys: ThreadKeys) -> int:
-    """Type one thread's checkpoints and pending writes, in one transaction."""
+async def _typed_thread(
+    client: aredis.Redis, codec: _Codec, keys: ThreadKeys
+) -> list[tuple[str, bytes, bytes]]:
+    """One thread's checkpoints and pending writes typed: (key, field, value) to store."""
     updates: list[tuple[str, bytes, bytes]] = []
     for raw_ns in await client.smembers(keys.namespaces):
         ns = raw_ns.decode() if isinstance(raw_ns, bytes) else raw_ns
@@ -152,12 +184,7 @@ async def _type_thread(client: aredis.Redis, codec: _Codec, keys: ThreadKeys) ->
             writes_key = keys.writes(ns, checkpoint)
             for field, value in _typed_writes(codec, checkpoint, await client.hgetall(writes_key)):
                 updates.append((writes_key, field, value))
-    if updates:  # every key of a thread shares its slot
-        async with transaction(client, updates[0][0]) as pipe:
-            for key, field, value in updates:
-                pipe.hset(key, field, value)
-            await pipe.execute()
-    return len(updates)
+    return updates
 
 
 async def _attempt(

@@ -68,7 +68,9 @@ async def recall(
     as_of = await check_as_of(store, as_of)
     holder = None
     voice: list[RecallVoice] = []
-    if character is None or not character.strip():
+    if character is not None and not character.strip():  # not the writer's whole context
+        raise InvalidInput("character: an id or a name, not an empty one", story=store.story)
+    if character is None:
         lore = await world_lore(store, request, budget=lore_budget, counter=counter, as_of=as_of)
         found: Assembly = await author_context(
             store, request, budget=budget, counter=counter, as_of=as_of, embedder=embedder

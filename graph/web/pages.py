@@ -502,13 +502,41 @@ async def chat_page(
     q: Annotated[str, Query(max_length=MAX_REQUEST_CHARS)] = "",
     as_of: str = "",
 ) -> Response:
+    """The Chat page: the form, filled from the address (a link may name the character,
+    the question and the turn). A GET asks nothing: a question is answered when the form
+    is sent (:func:`chat_answer`), so a link from another site spends no model call."""
+    return await _chat(request, fab, story, branch, character, q, as_of, ask=False)
+
+
+@router.post("/stories/{story}/chat", response_class=HTMLResponse)
+async def chat_answer(request: Request, fab: Fab, story: str, form: Form) -> Response:
     """Talk to a character: its answer to a question, from only its own mind. The form's
     empty 'as of' means now; nothing said here enters the story."""
+    q = _text(form, "q")
+    if len(q) > MAX_REQUEST_CHARS:
+        raise InvalidInput(f"q: at most {MAX_REQUEST_CHARS} characters")
+    branch = _text(form, "branch") or "main"
+    character, as_of = _text(form, "character"), _text(form, "as_of")
+    return await _chat(request, fab, story, branch, character, q, as_of, ask=True)
+
+
+async def _chat(
+    request: Request,
+    fab: Fab,
+    story: str,
+    branch: str,
+    character: str,
+    q: str,
+    as_of: str,
+    *,
+    ask: bool,
+) -> Response:
+    """The Chat page, with the answer to ``q`` when ``ask``."""
     store = fab.store(story, branch)
     await store.require()
     turn = _whole(as_of, "as of turn") if as_of.strip() else None
     answer = None
-    if character.strip() and q.strip():
+    if ask and character.strip() and q.strip():
         answer = await fab.read(store).chat(character, q, as_of=turn)
     entities = await fab.read(store).entities()
     characters = sorted(

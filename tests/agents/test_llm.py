@@ -513,6 +513,23 @@ class TestTransport:
         assert [r["error"] for r in events(logs, "model_retry")] == ["connection error"]
 
 
+class TestHostileBodies:
+    async def test_a_body_nested_past_the_parser_is_the_models_error(
+        self, model: ModelClient, fake_openai: FakeOpenAI
+    ) -> None:
+        """Issue 45: a server's body of 5,000 nested brackets raised RecursionError (exit
+        1, a traceback); it is the model's failure, in one line, for structured and text
+        calls alike."""
+        deep = ('{"id": "x", "x": ' + "[" * 5000 + "]" * 5000 + "}").encode()
+        for _ in range(2):
+            fake_openai.queue(Reply(raw=deep))
+        with pytest.raises(errors.ModelUnavailable, match="not a chat completion") as caught:
+            await model.structured(ScenePlan, MESSAGES, max_attempts=1)
+        assert caught.value.exit_code == 6 and "\n" not in str(caught.value)
+        with pytest.raises(errors.ModelUnavailable, match="not a chat completion"):
+            await model.text(MESSAGES)
+
+
 class TestUsage:
     async def test_usage_is_counted_by_role(self, fake_openai: FakeOpenAI) -> None:
         """Each reply's usage, from the server's own count, lands in every open meter under

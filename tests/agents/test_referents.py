@@ -12,7 +12,7 @@ import pytest
 
 from fabula.agents.contracts import TurnPlan
 from fabula.agents.llm import make_client
-from fabula.agents.memory_builder.model import ModelMemoryBuilder
+from fabula.agents.memory_builder.model import ModelMemoryBuilder, second_readings
 from fabula.agents.memory_builder.offline import read_controlled
 from fabula.agents.views import author_view
 from fabula.errors import ModelOutputError
@@ -106,3 +106,34 @@ class TestCritic:
         findings = fab.roles.critic.critique(view, delta, TurnPlan(scene_goal="x", focal=("mara",)))
         (finding,) = [f for f in findings if f.kind == "referent"]
         assert "silver coin" in finding.message and finding.quote == text
+
+
+class TestWitnesses:
+    async def test_a_witness_the_model_names_who_is_elsewhere_is_a_finding_not_a_belief(
+        self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
+    ) -> None:
+        """Reproduction (issue 45, High 4): a reply saying Leo (in the hallway) saw Mara
+        take the key in the study gave Leo a belief he could not have. Witnesses are who
+        is there: the name is a ``reading`` finding, and Leo learns nothing."""
+        reply(fake_openai, TAKE | {"seen_by": ["Leo"]})
+        with second_readings() as readings:
+            delta = await builder(settings).build(fab.store(STORY), 4, TEXT)
+        assert [(s.subject, s.value) for s in delta.states] == [("brass_key", "mara")]
+        assert not [b for b in delta.beliefs if b.holder == ("leo",)]
+        assert all("leo" not in e.witnesses for e in delta.events)
+        (finding,) = readings
+        assert finding.kind == "reading" and finding.quote == TEXT
+        assert "Leo" in finding.message and "not there" in finding.message
+
+    async def test_a_witness_who_is_there_changes_nothing(
+        self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
+    ) -> None:
+        """Naming someone present is no finding: they witness it because they are there."""
+        store = fab.store(STORY)
+        reply(fake_openai, TAKE)
+        plain = await builder(settings).build(store, 4, TEXT)
+        reply(fake_openai, TAKE | {"seen_by": ["Mara"]})
+        with second_readings() as readings:
+            named = await builder(settings).build(store, 4, TEXT)
+        assert readings == []
+        assert named.beliefs == plain.beliefs

@@ -1,4 +1,4 @@
-"""Talking to a character (``fabula chat``, ``GET /api/stories/{id}/chat``, the Chat page):
+"""Talking to a character (``fabula chat``, ``POST /api/stories/{id}/chat``, the Chat page):
 answers from only the character's own mind, in its voice when a model is configured, and
 nothing of a chat written.
 
@@ -162,7 +162,8 @@ class TestStudio:
             r = await client.post("/api/stories", json={"world": "hollow_book", "id": "tale"})
             assert r.status_code == 201, r.text
             before = await story_keys(redis_url, "tale")
-            api = await client.get("/api/stories/tale/chat", params={"character": "Leo", "q": KEY})
+            asked = {"character": "Leo", "q": KEY}
+            api = await client.post("/api/stories/tale/chat", json=asked)
             assert api.status_code == 200, api.text
             assert api.json()["answer"] == "As far as I know, the brass key is in the desk drawer."
             story = await client.get("/stories/tale")
@@ -174,15 +175,32 @@ class TestStudio:
             empty = await client.get("/stories/tale/chat")
             assert empty.status_code == 200 and 'data-testid="chat-form"' in empty.text
             assert '<option value="leo"' in empty.text and "Mara</option>" in empty.text
-            page = await client.get(
-                "/stories/tale/chat", params={"character": "leo", "q": KEY, "as_of": ""}
-            )
+            headers = {"X-CSRF-Token": client.cookies["fabula_csrf"]}
+            form = {"character": "leo", "q": KEY, "as_of": "", "branch": "main"}
+            page = await client.post("/stories/tale/chat", data=form, headers=headers)
             assert page.status_code == 200
             assert "the brass key is in the desk drawer." in page.text
             assert "hollow book is in" not in page.text.split('data-testid="exchange"')[1]
             evil = {"character": "leo", "q": "<script>x</script>?"}
-            hostile = await client.get("/stories/tale/chat", params=evil)
+            hostile = await client.post("/stories/tale/chat", data=evil, headers=headers)
             assert "<script>x</script>" not in hostile.text and "&lt;script&gt;" in hostile.text
-            bad = await client.get("/api/stories/tale/chat", params={"character": "no", "q": KEY})
+            bad = await client.post("/api/stories/tale/chat", json={"character": "no", "q": KEY})
             assert bad.status_code == 404 and "no character 'no'" in bad.json()["error"]
             assert await story_keys(redis_url, "tale") == before
+
+    async def test_a_get_asks_nothing(self, base: str, redis_url: str) -> None:
+        """Issue 45: a cross-site GET of the chat page, with no token set, made a (paid)
+        model call. A GET now only shows the form, filled from the address; a question is
+        answered by a POST, which a form from another site cannot send."""
+        async with httpx.AsyncClient(base_url=base, timeout=60) as client:
+            r = await client.post("/api/stories", json={"world": "hollow_book", "id": "tale"})
+            assert r.status_code == 201, r.text
+            asked = {"character": "leo", "q": KEY}
+            page = await client.get("/stories/tale/chat", params=asked)
+            assert page.status_code == 200 and 'data-testid="exchange"' not in page.text
+            assert f'value="{KEY}"' in page.text  # the form, filled in
+            api = await client.get("/api/stories/tale/chat", params=asked)
+            assert api.status_code == 405
+            elsewhere = {"Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"}
+            forged = await client.post("/stories/tale/chat", data=asked, headers=elsewhere)
+            assert forged.status_code == 403

@@ -13,12 +13,13 @@ moved it to the hollow book. Leo still believes it is in the drawer.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import get_args
+from typing import Any, get_args
 
 import pytest
 import redis.asyncio as aredis
@@ -429,6 +430,51 @@ class TestCommandLine:
         assert len(fake_openai.requests) == 1
         # the process's own start (imports, Redis) is most of what is above the timeout
         assert time.monotonic() - started < 2 + 25
+
+
+class TestEveryDraftRefused:
+    async def test_a_turn_given_up_is_said_not_counted(
+        self, fab: Fabula, fake_openai: FakeOpenAI, redis_url: str
+    ) -> None:
+        """Issue 45: with a critic that refuses every draft, `run --turns 2 --auto` said "1
+        turn(s) written" and exited 0, the part given for the turn dropped without a word.
+        Now the turn given up is one error line naming the unused part, exit 4 (a
+        conflict), and nothing of it is written."""
+
+        def answer(body: dict[str, Any]) -> Reply:
+            schema = request_schema(body)
+            if schema == "TurnPlan":
+                return Reply(content=json.dumps(PLAN))
+            if schema == "CharacterProposal":
+                return Reply(content=json.dumps(LEO if "You are Leo" in str(body) else MARA))
+            # Leo is in the hallway, the key in the study: the critic refuses every draft
+            return Reply(content="Leo took the brass key.")
+
+        fake_openai.fallback = answer
+        store = fab.store(STORY)
+        env = {
+            **os.environ,
+            "FABULA_REDIS_URL": redis_url,
+            "FABULA_MODEL": "fake-model",
+            "FABULA_MODEL_BASE_URL": fake_openai.base_url,
+            "FABULA_MODEL_API_KEY": "test-key",
+            "FABULA_CONSOLIDATE": "off",
+        }
+        args = ["run", STORY, "--turns", "2", "--auto", "--play", "leo", "--as", "Leo: I wait."]
+        proc = subprocess.run(
+            [sys.executable, "-m", "fabula", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+        errors = [line for line in proc.stderr.splitlines() if line.startswith("error: ")]
+        assert proc.returncode == 4, (proc.stdout, proc.stderr[-2000:])
+        assert len(errors) == 1 and "Traceback" not in proc.stderr
+        assert "turn 4 of t1 was given up" in errors[0]
+        assert "the part given for leo was not used" in errors[0]
+        assert "0 turn(s) written" in proc.stdout
+        assert await store.head() == 3
 
 
 class TestRevisionCut:

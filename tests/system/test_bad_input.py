@@ -7,8 +7,12 @@ accepted) and states what happens now. The command line runs in-process (typer's
 from __future__ import annotations
 
 import asyncio
+import io
 import json
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,10 +22,19 @@ from typer.main import get_command
 
 from fabula.agents.contracts import Decision
 from fabula.cli import app
-from fabula.errors import ConfigError, EditRefused, InvalidInput, InvalidWorld, TurnConflict
+from fabula.errors import (
+    ConfigError,
+    EditRefused,
+    InvalidInput,
+    InvalidWorld,
+    LimitExceeded,
+    TurnConflict,
+)
+from fabula.graph.cli.chat import read_line
 from fabula.graph.service import Fabula
 from fabula.graph.service.responses.turns import DecisionOut
 from fabula.graph.service.turns import Turns
+from fabula.limits import FILE_BYTES, read_bounded
 from fabula.memory.records import slug
 from fabula.settings import Settings
 from fabula.testing import imports as fx
@@ -641,3 +654,66 @@ class TestHostileImports:
         with zipfile.ZipFile(out) as z:
             assert z.read("assets/icon/image/main.jpeg") == fx.TINY_JPEG
             assert sorted(z.namelist()) == ["assets/icon/image/main.jpeg", "card.json"]
+
+
+class TestBoundedReads:
+    """Issue 45, High 5: `edit --text-file /dev/zero` read without end (23 GB in 60 s, until
+    the process was killed). Every file a command reads is read to its bound and no more."""
+
+    def test_an_endless_text_file_is_refused_in_one_line(self, tale: Cli, redis_url: str) -> None:
+        """In a process of its own with 4 GB of address space: before, a MemoryError
+        traceback after filling it; now one line at once, exit 2, the draft unchanged."""
+        env = {**tale.env, "PATH": os.environ.get("PATH", "")}
+        script = (
+            f"ulimit -v 4000000; exec {sys.executable} -m fabula edit tale --text-file /dev/zero"
+        )
+        done = subprocess.run(
+            ["bash", "-c", script], capture_output=True, text=True, env=env, timeout=120
+        )
+        assert done.returncode == 2, done.stderr[-500:]
+        assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+        assert "/dev/zero: a turn's text may be at most" in done.stderr
+        assert "FABULA_MAX_TURN_TEXT" in done.stderr
+
+    def test_a_file_past_its_bound_is_read_to_one_byte_more(self, tmp_path: Path) -> None:
+        big = tmp_path / "big.txt"
+        big.write_bytes(b"a" * 101)
+        assert read_bounded(big, 101) == b"a" * 101
+        with pytest.raises(LimitExceeded, match=r"big.txt: a pack may be at most 100 bytes"):
+            read_bounded(big, 100, "a pack")
+        with pytest.raises(LimitExceeded):
+            read_bounded(Path("/dev/zero"), 1000)
+        with pytest.raises(InvalidInput, match="cannot read"):
+            read_bounded(tmp_path, 10)
+
+    def test_a_world_pack_past_its_bound(self, cli: Cli, tmp_path: Path) -> None:
+        """A world.toml is read to FILE_BYTES, never whole."""
+        folder = pack_with(tmp_path, "[[places]]", "# " + "x" * FILE_BYTES + "\n[[places]]")
+        message = cli.fails("new", "--world", str(folder), "--id", "big")
+        assert "world.toml: a world pack may be at most" in message
+
+    def test_a_chat_line_without_end_is_read_in_bounded_memory(self) -> None:
+        stream = io.StringIO("x" * 200_000 + "\nWhere is Leo?\n")
+        assert read_line(stream, 1000) == "x" * 1000
+        assert read_line(stream, 1000) == "Where is Leo?\n"
+        assert read_line(stream, 1000) == ""
+
+
+class TestWhoAndWhich:
+    """Issue 45, lows: a blank ``--as`` recalled as the writer (everything); ``approve
+    --expect nonsense`` said "turn ? was already decided"."""
+
+    def test_a_blank_as_is_refused_an_unknown_one_names_those_there(self, tale: Cli) -> None:
+        assert "not an empty one" in tale.fails("recall", "tale", "where", "--as", " ")
+        message = tale.fails("recall", "tale", "where", "--as", "nobody")
+        assert "no character 'nobody'" in message and "leo, mara" in message
+        assert "leo, mara" in tale.fails("export", "tale", "--as", "nobody")
+
+    def test_an_expect_that_is_no_draft_id_is_unknown(self, tale: Cli) -> None:
+        assert tale("run", "tale").exit_code == 0
+        result = tale("approve", "tale", "--expect", "nonsense")
+        assert result.exit_code == 3, result.stderr
+        assert "no draft 'nonsense' in story 'tale'" in result.stderr
+        assert "the one waiting is 4." in result.stderr
+        shown = tale("show", "tale", "story")  # nothing was committed
+        assert shown.exit_code == 0 and "Leo went to the study." not in shown.stdout

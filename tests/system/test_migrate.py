@@ -28,7 +28,7 @@ from fabula.bench.loop import synthetic_world
 from fabula.errors import StoryOutdated
 from fabula.graph.build import thread_id
 from fabula.graph.checkpoint.batches import pack, unpack
-from fabula.graph.checkpoint.keys import ThreadKeys
+from fabula.graph.checkpoint.keys import THREADS, ThreadKeys
 from fabula.graph.service import Fabula
 from fabula.graph.state import CHECKPOINT_TYPES, ApprovalRequest
 from fabula.memory import keys
@@ -187,3 +187,60 @@ class TestMigrate:
         fabula(redis_url, "delete", "gone", "--yes")
         async with Fabula(redis_url, Settings(home=tmp_path, consolidate="off")) as fab:
             assert not await fab.store("gone").exists()
+
+
+class TestWhatCannotBeRead:
+    """Issue 45: a story stored with schema 99 was read and written by this version
+    (``migrate`` said "already at 2"); a corrupt schema field was a ``ValueError``
+    traceback, and ``migrate --all`` stopped at that story."""
+
+    async def _stories(self, redis_url: str, tmp_path: Path, *names: str) -> None:
+        async with Fabula(redis_url, Settings(home=tmp_path, consolidate="off")) as fab:
+            for name in names:
+                store = await fab.create_story(load_world("hollow_book"), name)
+                await fab.run(store, 1, auto=True)
+
+    async def test_a_newer_story_is_refused_in_one_line_and_left_as_it_is(
+        self, redis_url: str, tmp_path: Path
+    ) -> None:
+        await self._stories(redis_url, tmp_path, "later")
+        admin = connect_async(redis_url)
+        try:
+            await admin.hset(keys.meta("later"), "schema", "99")
+            before = await admin.hgetall(keys.meta("later"))
+            done = fabula(redis_url, "migrate", "later", check=False)
+            assert done.returncode == 4, done.stderr
+            assert done.stderr.count("\n") == 1 and "newer Fabula (schema 99" in done.stderr
+            shown = fabula(redis_url, "show", "later", "world", check=False)
+            assert shown.returncode == 4 and "newer Fabula" in shown.stderr
+            assert await admin.hgetall(keys.meta("later")) == before
+        finally:
+            await admin.aclose()
+
+    async def test_all_reports_an_unreadable_story_and_migrates_the_others(
+        self, redis_url: str, tmp_path: Path
+    ) -> None:
+        await self._stories(redis_url, tmp_path, "broken", "garbled", "old")
+        admin = connect_async(redis_url)
+        raw = connect_async(redis_url, decode_responses=False)
+        try:
+            await admin.hset(keys.meta("broken"), "schema", "two")
+            await admin.hdel(keys.meta("garbled"), "schema")  # old, to be migrated...
+            (thread, *_) = [t async for t in raw.sscan_iter(THREADS, match="garbled/*")]
+            tk = ThreadKeys(thread.decode())
+            (ns, *_) = await raw.smembers(tk.namespaces)
+            cid = (await raw.zrange(tk.index(ns.decode()), 0, 0))[0].decode()
+            key = tk.checkpoint(ns.decode(), cid)
+            await raw.hset(key, "value:plan", b"\x00 not a checkpoint")  # ...and unreadable
+            garbled = {k: await raw.dump(k) async for k in raw.scan_iter("*garbled*")}
+            await admin.hdel(keys.meta("old"), "schema")
+            done = fabula(redis_url, "migrate", "--all", check=False)
+            assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+            assert "'broken' has an unreadable schema version ('two')" in done.stderr
+            assert "'garbled' cannot be migrated: its stored data cannot be read" in done.stderr
+            assert f"old: schema 1 -> {SCHEMA_VERSION}" in done.stdout
+            assert await admin.hget(keys.meta("broken"), "schema") == "two"
+            assert {k: await raw.dump(k) async for k in raw.scan_iter("*garbled*")} == garbled
+        finally:
+            await raw.aclose()
+            await admin.aclose()

@@ -9,7 +9,9 @@ from __future__ import annotations
 import io
 import json
 import struct
+import tracemalloc
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ from fabula.settings import Settings
 from fabula.testing import imports as fx
 from fabula.worlds.imports import ImportLimits, import_paths, write_pack
 from fabula.worlds.imports.fields import json_depth
+from fabula.worlds.imports.png import PNG_SIGNATURE, read_text_chunks, without_card_chunks
 from fabula.worlds.lore import KeptCard
 
 JPEG = fx.TINY_JPEG
@@ -90,6 +93,18 @@ class TestPresetStaysInItsFolder:
         lines.unlink()
         lines.symlink_to(outside)
         assert "SECRET" not in refused([path], "roles/Ann-en/role_lines.jsonl")
+
+    def test_lines_hard_linked_from_outside_are_refused(self, tmp_path: Path) -> None:
+        """Issue 45: a hard link in a preset folder was read as if the file were inside it
+        (no path says where a hard link leads)."""
+        outside = tmp_path / "lines.jsonl"
+        outside.write_text('{"text": "SECRET"}\n')
+        path = preset(tmp_path / "p")
+        lines = tmp_path / "p/data/roles/isle/Ann-en/role_lines.jsonl"
+        lines.unlink()
+        lines.hardlink_to(outside)
+        message = refused([path], "is a hard link")
+        assert "SECRET" not in message and "roles/Ann-en/role_lines.jsonl" in message
 
     def test_a_role_folder_linked_outside_is_refused(self, tmp_path: Path) -> None:
         """A role's whole folder linked to one outside the preset."""
@@ -308,3 +323,21 @@ class TestPresetCast:
         (tide, blank) = books["world details"].entries
         assert (tide.keys, tide.content, tide.kept) == (("Tide",), "High.\nLow.", {"note": 1})
         assert (blank.keys, blank.content) == ((), "")
+
+
+class TestPngMemory:
+    def test_a_png_of_empty_chunks_is_read_in_memory_near_its_size(self) -> None:
+        """Issue 45: a 31 MB PNG of empty chunks took 662 MB to import (every chunk listed
+        first, each body copied). Chunks are now read one at a time: reading its card
+        chunks and writing it without them peak near the file's own size."""
+        empty = struct.pack(">I", 0) + b"teSt" + struct.pack(">I", zlib.crc32(b"teSt"))
+        iend = struct.pack(">I", 0) + b"IEND" + struct.pack(">I", zlib.crc32(b"IEND"))
+        data = PNG_SIGNATURE + empty * 350_000 + iend  # 4.2 MB
+        tracemalloc.start()
+        try:
+            assert read_text_chunks(data) == {}
+            assert without_card_chunks(data) == data
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert peak < 3 * len(data), f"{peak:,} bytes at the peak for {len(data):,}"

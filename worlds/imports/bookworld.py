@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fabula.errors import LimitExceeded
+from fabula.limits import read_bounded
 from fabula.memory.records import slug
 from fabula.worlds.imports.fields import BadSource, obj, parse_json, text
 from fabula.worlds.imports.limits import Budget, ImportLimits
@@ -112,10 +114,17 @@ class _Files:
         return path
 
     def inside(self, path: Path, where: str) -> Path:
-        """``path`` resolved (its links followed); BadSource if it leads out of the folder."""
+        """``path`` resolved (its links followed); BadSource if it leads out of the folder,
+        or is a file with another name elsewhere (a hard link: no path shows where it
+        leads, so a file linked so is not read as the preset's; issue 45)."""
         resolved = path.resolve()
         if not resolved.is_relative_to(self.root):
             raise BadSource(f"{where}: {path} leads out of the preset's folder")
+        if resolved.is_file() and resolved.stat().st_nlink > 1:
+            raise BadSource(
+                f"{where}: {path} is a hard link (a file with another name elsewhere): not "
+                "read as the preset's; copy the file in instead"
+            )
         return resolved
 
     def found(self, path: Path, where: str) -> Path | None:
@@ -131,10 +140,10 @@ class _Files:
             raise BadSource(f"{where}: no file {path}")
         if resolved.stat().st_size > limit:
             raise BadSource(f"{where}: {path} is larger than {limit} bytes")
-        with resolved.open("rb") as file:
-            data = file.read(limit + 1)
-        if len(data) > limit:
-            raise BadSource(f"{where}: {path} is larger than {limit} bytes")
+        try:
+            data = read_bounded(resolved, limit)
+        except LimitExceeded:
+            raise BadSource(f"{where}: {path} is larger than {limit} bytes") from None
         self.budget.take(len(data), f"{where}: {path}")
         return data
 

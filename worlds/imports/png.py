@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Iterator
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 CARD_KEYWORDS = ("chara", "ccv3")
@@ -39,11 +40,16 @@ def picture_format(data: bytes) -> str | None:
     return None
 
 
-def _chunks(data: bytes) -> list[tuple[bytes, bytes, int]]:
-    """Every chunk as (type, data, offset); PngError for a malformed file."""
+def _chunks(data: bytes) -> Iterator[tuple[bytes, memoryview, int]]:
+    """Every chunk as (type, data, offset), one at a time, its data a view into ``data``
+    (never a copy); PngError for a malformed file.
+
+    One at a time: a 31 MB file of empty chunks (2.6 million of them) took 662 MB to
+    import when they were listed first, each with a copy of its body (issue 45)."""
     if not data.startswith(PNG_SIGNATURE):
         raise PngError("not a PNG (no PNG signature)")
-    out: list[tuple[bytes, bytes, int]] = []
+    view = memoryview(data)
+    last = b""
     pos = len(PNG_SIGNATURE)
     while pos < len(data):
         if pos + 8 > len(data):
@@ -53,17 +59,17 @@ def _chunks(data: bytes) -> list[tuple[bytes, bytes, int]]:
         end = pos + 12 + length
         if end > len(data):
             raise PngError(f"chunk {kind!r} at byte {pos} runs past the end of the file")
-        body = data[pos + 8 : pos + 8 + length]
+        body = view[pos + 8 : pos + 8 + length]
         (crc,) = struct.unpack(">I", data[pos + 8 + length : end])
-        if zlib.crc32(kind + body) & 0xFFFFFFFF != crc:
+        if zlib.crc32(body, zlib.crc32(kind)) & 0xFFFFFFFF != crc:
             raise PngError(f"chunk {kind!r} at byte {pos} has a bad CRC")
-        out.append((kind, body, pos))
+        yield kind, body, pos
+        last = kind
         pos = end
         if kind == b"IEND":
             break
-    if not out or out[-1][0] != b"IEND":
+    if last != b"IEND":
         raise PngError("no IEND chunk: the file is truncated")
-    return out
 
 
 def read_text_chunks(data: bytes) -> dict[str, bytes]:
@@ -75,32 +81,37 @@ def read_text_chunks(data: bytes) -> dict[str, bytes]:
     for kind, body, pos in _chunks(data):
         if kind != b"tEXt":
             continue
-        keyword, sep, text = body.partition(b"\x00")
+        keyword, sep, text = bytes(body).partition(b"\x00")
         if not sep:
             raise PngError(f"tEXt chunk at byte {pos} has no keyword separator")
         found.setdefault(keyword.decode("latin-1"), text)
     return found
 
 
-def _chunk(kind: bytes, body: bytes) -> bytes:
-    crc = zlib.crc32(kind + body) & 0xFFFFFFFF
-    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", crc)
+def _chunk(kind: bytes, body: bytes | memoryview) -> bytes:
+    crc = zlib.crc32(body, zlib.crc32(kind)) & 0xFFFFFFFF
+    return struct.pack(">I", len(body)) + kind + bytes(body) + struct.pack(">I", crc)
 
 
 def with_text_chunks(data: bytes, texts: dict[str, bytes]) -> bytes:
     """The PNG ``data`` with ``texts`` as ``tEXt`` chunks (before ``IEND``) and no other
     card chunks (:data:`CARD_KEYWORDS`) than those. Raises :class:`PngError` for bytes that
     are not a well-formed PNG."""
-    parts = [PNG_SIGNATURE]
+    out = bytearray(PNG_SIGNATURE)  # one buffer: no list of millions of small chunks
     for kind, body, _ in _chunks(data):
-        if kind == b"tEXt" and body.partition(b"\x00")[0].decode("latin-1") in CARD_KEYWORDS:
+        if kind == b"tEXt" and _keyword(body) in CARD_KEYWORDS:
             continue
         if kind == b"IEND":
-            parts.extend(
-                _chunk(b"tEXt", k.encode("latin-1") + b"\x00" + v) for k, v in texts.items()
-            )
-        parts.append(_chunk(kind, body))
-    return b"".join(parts)
+            for k, v in texts.items():
+                out += _chunk(b"tEXt", k.encode("latin-1") + b"\x00" + v)
+        out += _chunk(kind, body)
+    return bytes(out)
+
+
+def _keyword(body: memoryview) -> str:
+    """A ``tEXt`` chunk's keyword (at most 79 bytes, before its NUL)."""
+    head = bytes(body[:80])
+    return head.partition(b"\x00")[0].decode("latin-1")
 
 
 def without_card_chunks(data: bytes) -> bytes:

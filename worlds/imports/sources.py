@@ -15,6 +15,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from fabula.errors import LimitExceeded
+from fabula.limits import read_bounded
 from fabula.worlds.imports.bookworld import BookWorldRead, is_preset, read_preset
 from fabula.worlds.imports.cards import CardRead, detect_card, read_card
 from fabula.worlds.imports.charx import CharxError, embedded_path, read_charx
@@ -85,11 +87,10 @@ def _read(path: Path, limits: ImportLimits) -> bytes:
     size = path.stat().st_size
     if size > limits.max_file_bytes:
         raise BadSource(f"{size} bytes, more than the {limits.max_file_bytes} a file may be")
-    with path.open("rb") as file:
-        raw = file.read(limits.max_file_bytes + 1)
-    if len(raw) > limits.max_file_bytes:  # it grew since its size was read
-        raise BadSource(f"more than the {limits.max_file_bytes} bytes a file may be")
-    return raw
+    try:  # bounded as it is read, too: it may grow since its size was read
+        return read_bounded(path, limits.max_file_bytes)
+    except LimitExceeded:
+        raise BadSource(f"more than the {limits.max_file_bytes} bytes a file may be") from None
 
 
 def _png(name: str, raw: bytes, path: Path, user: str, limits: ImportLimits) -> Source:

@@ -10,6 +10,7 @@ from urllib.parse import quote
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import PlainTextResponse, Response
+from pydantic import BaseModel, ConfigDict, Field
 
 from fabula.graph.service.reader import MAX_RECALL_BUDGET, MAX_REQUEST_CHARS, RECALL_BUDGET
 from fabula.graph.service.responses.reading import (
@@ -131,18 +132,24 @@ async def recall(
     )
 
 
-@router.get("/stories/{story}/chat", response_model=ChatOut)
-async def chat(
-    fab: Fab,
-    story: str,
-    character: Annotated[str, Query(description="The character asked (id or name).")],
-    q: Annotated[str, Query(max_length=MAX_REQUEST_CHARS, description="The question.")],
-    branch: Branch = "main",
-    as_of: AsOf = None,
-) -> ChatOut:
+class ChatIn(BaseModel):
+    """A question to a character (``POST /api/stories/{story}/chat``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    character: str = Field(description="The character asked (id or name).")
+    q: str = Field(max_length=MAX_REQUEST_CHARS, description="The question.")
+    as_of: int | None = Field(None, ge=0, description="Ask it as it was at this turn.")
+
+
+@router.post("/stories/{story}/chat", response_model=ChatOut)
+async def chat(fab: Fab, story: str, asked: ChatIn, branch: Branch = "main") -> ChatOut:
     """A character's answer to ``q`` from only its own mind, with the records it rests on
-    (the shape of `fabula chat --ask --json`). A GET: nothing of a chat is written."""
-    return await fab.read(fab.store(story, branch)).chat(character, q, as_of=as_of)
+    (the shape of `fabula chat --ask --json`). Nothing of a chat is written; it is a POST
+    because an answer may cost a model call, and a GET (a link or a picture on another
+    site) must spend nothing."""
+    store = fab.store(story, branch)
+    return await fab.read(store).chat(asked.character, asked.q, as_of=asked.as_of)
 
 
 @router.get("/stories/{story}/evidence/{event}", response_model=EvidenceOut)
