@@ -36,13 +36,10 @@ def read_controlled(text: str, entities: Mapping[str, Entity]) -> list[StoryActi
 class OfflineMemoryBuilder:
     """Builds the deltas of turns read by ``reader`` (by default the prose reader,
     :func:`~fabula.agents.memory_builder.prose.read_prose`, which reads controlled English
-    exactly as :func:`read_controlled` does)."""
+    exactly as :func:`read_controlled` does, within the store's
+    :class:`~fabula.limits.Limits`)."""
 
     def __init__(self, reader: Reader | None = None) -> None:
-        if reader is None:
-            from fabula.agents.memory_builder.prose import read_prose
-
-            reader = read_prose
         self.reader = reader
 
     async def build(self, store: StoryStore, turn: int, text: str) -> TurnDelta:
@@ -51,6 +48,12 @@ class OfflineMemoryBuilder:
         Raises :class:`~fabula.errors.NotFound` when the story does not exist.
         """
         as_of = await basis(store, turn)
-        actions = self.reader(text, await store.entities(as_of))
+        entities = await store.entities(as_of)
+        if self.reader is not None:
+            actions = self.reader(text, entities)
+        else:
+            from fabula.agents.memory_builder.prose import read_prose
+
+            actions = read_prose(text, entities, store.limits)
         readings.report_unsure(text, actions)
         return await build_turn(store, turn, text, actions, as_of=as_of)
