@@ -48,6 +48,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from fabula.agents.memory_builder import unseen
 from fabula.agents.memory_builder.extract import parse_sentence
 from fabula.agents.memory_builder.verbs import PARTICLES, longest_phrase, verb_classes
 from fabula.limits import Limits
@@ -204,6 +205,8 @@ class _State:
     barred: set[str | None] = field(default_factory=set)  # pronouns this sentence used early
     clause_subject: tuple[str, ...] = ()  # the latest clause's first subject
     centre: tuple[str, ...] | None = None
+    # who is in a state of not perceiving ("Bob was asleep"), until it acts or it ends
+    blind: dict[str, None] = field(default_factory=dict)
 
 
 def _singular(word: str) -> str:
@@ -1084,6 +1087,7 @@ class _Sentence:
                     break
         self._feeling_nouns(verbs)
         self._negative_perception(marks)
+        held = self._unseen_cues(verbs, marks)
         if not any(a.kind in _SPEECH for a in self.actions):
             # what a sentence of speech says is its speaker's word to its hearers, no
             # narrator's statement that all present see ("Ann whispered to Ben that the
@@ -1098,8 +1102,50 @@ class _Sentence:
             if blind and a.kind == "state":
                 unseen = tuple(dict.fromkeys((*a.unseen_by, *blind)))
                 self.actions[i] = a.model_copy(update={"unseen_by": unseen})
-        self._settle(marks, subjects)
+        self._settle(marks, subjects, held)
         return self.actions
+
+    def _unseen_cues(
+        self, verbs: Sequence[_Verb], marks: list[tuple[str, tuple[str, ...]]]
+    ) -> list[tuple[str, tuple[str, ...]]]:
+        """The cues of not perceiving (:mod:`.unseen`): an act kept from someone ("unseen
+        by Bob", "Nobody saw") is an ``unseen`` mark added to ``marks``; a state ("Bob was
+        asleep") or its end ("Bob woke") is returned, ``("state" | "ends", who)``, for
+        :meth:`_settle` to keep across the sentence and after it."""
+        words = [t.low for t in self.toks]
+        perceiving = {self.toks[v.at].low for v in verbs if "perceive" in v.classes}
+        # "nobody saw": everyone but the clause's doers (every other, if it tells no act)
+        doers = {c for a in self.actions if a.kind in _EVENT_KINDS | {"put"} for c in a.actors}
+        everyone = tuple(c for c in sorted(set(self.lex.characters.values())) if c not in doers)
+        nearest = self._nearest_characters()
+        held: list[tuple[str, tuple[str, ...]]] = []
+        for cue in unseen.find_cues(words, perceiving.__contains__):
+            if cue.role == "everyone":
+                who = everyone
+            elif cue.role == "after":
+                who = self._named_from(cue.at, cue.end + 3)
+            else:
+                who = nearest(self.toks[cue.at].start)
+            if not who:
+                continue
+            if cue.kind == "event":
+                marks.append(("unseen", who))
+            else:
+                held.append((cue.kind, who))
+        # a verb of a state is no perceiving ("Bo looked away": no look at what follows)
+        away = {c for kind, who in held if kind == "state" for c in who}
+        marks[:] = [m for m in marks if m[0] != "seen" or not set(m[1]) & away]
+        return held
+
+    def _named_from(self, lo: int, hi: int) -> tuple[str, ...]:
+        """The first character named or meant ("him", "her") at tokens ``lo..hi - 1``."""
+        for k in range(lo, min(hi, len(self.toks))):
+            m = self.by_token.get(k)
+            if m is not None and m.kind == "character":
+                return m.ids
+            if self.toks[k].low in ("him", "her", "his"):
+                return self._who_word(self.toks[k].text, self.toks[k].start)
+        return ()
 
     def _believed(self, verbs: Sequence[_Verb]) -> dict[int, tuple[int, ...]]:
         """The verbs in what a verb of believing holds true ("Believing that Ann hated
@@ -1898,6 +1944,22 @@ class _Sentence:
                 best = (who,) if who else best
         return best
 
+    def _keep_blind(
+        self, subjects: Sequence[tuple[str, ...]], held: Sequence[tuple[str, tuple[str, ...]]]
+    ) -> tuple[str, ...]:
+        """Bring the reader's ``blind`` up to date with a clause: its states of not
+        perceiving begin, and end for whoever acts in it or whose state it ends; the
+        characters whose state it tells, returned."""
+        state = self.state
+        states = tuple(dict.fromkeys(c for kind, who in held if kind == "state" for c in who))
+        ended = [c for kind, who in held if kind == "ends" for c in who]
+        for who in [*(c for s in subjects for c in s), *ended]:
+            if who not in states:
+                state.blind.pop(who, None)
+        for who in states:
+            state.blind[who] = None
+        return states
+
     def _retold(self) -> None:
         """An object event with no destination that repeats the latest one's doer and
         object ("Ben watched as Ann moved the key") tells that event again: it is dropped,
@@ -1927,12 +1989,16 @@ class _Sentence:
     # long (over 60 lines): the marks apply in order, each reading what the ones before
     # set in the reader's state; one pass keeps that order visible
     def _settle(
-        self, marks: list[tuple[str, tuple[str, ...]]], subjects: list[tuple[str, ...]]
+        self,
+        marks: list[tuple[str, tuple[str, ...]]],
+        subjects: list[tuple[str, ...]],
+        held: Sequence[tuple[str, tuple[str, ...]]] = (),
     ) -> None:
         """Apply the sentence's perception marks and keep the reader's state."""
         state = self.state
         everyone = sorted(set(self.lex.characters.values()))
         self._retold()
+        states = self._keep_blind(subjects, held)
         for subject in subjects:
             if len(subject) > 1:
                 state.company |= set(subject)
@@ -1946,7 +2012,9 @@ class _Sentence:
                 self.actions[i] = action.model_copy(update={"seen_by": others})
         marks = _distinct(marks)
         if self.events:
-            for mark in _distinct([*state.pending, *marks]):
+            # who is not perceiving now first, so that what the clause says wins
+            blind = (("unseen", tuple(state.blind)),) if state.blind else ()
+            for mark in _distinct([*blind, *state.pending, *marks]):
                 for i in self.events:
                     self.actions[i] = _marked(self.actions[i], mark, everyone)
             state.pending = []
@@ -1957,6 +2025,11 @@ class _Sentence:
             else:
                 state.last_events, state.events_sentence = done, state.sentence
         else:
+            if states and state.events_sentence == state.sentence:
+                # a state told after its sentence's act ("Ann took it while Bo slept")
+                for index in state.last_events:
+                    if index < len(state.out):
+                        state.out[index] = _marked(state.out[index], ("unseen", states), everyone)
             # a perception with no event before it is about the next sentence's ("Ben
             # watched. Ann moved the key."), not one told later still
             state.pending = []
