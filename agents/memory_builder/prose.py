@@ -207,6 +207,8 @@ class _State:
     centre: tuple[str, ...] | None = None
     # who is in a state of not perceiving ("Bob was asleep"), until it acts or it ends
     blind: dict[str, None] = field(default_factory=dict)
+    # who the text says does something, at the offset of each verb (or controlled sentence)
+    doers: list[tuple[int, tuple[str, ...]]] = field(default_factory=list)
 
 
 def _singular(word: str) -> str:
@@ -331,7 +333,25 @@ def read_prose(
     read. What is not read stays ``narration`` whose ``unsure`` says why (a ``reading``
     finding for the approver): a long text costs time and records in proportion to its
     length, never more."""
-    limits = limits or Limits()
+    state, controlled_at = _read(text, entities, limits or Limits(), clock)
+    return _taken_from(state.out, controlled_at, entities)
+
+
+def read_doers(
+    text: str, entities: Mapping[str, Entity], limits: Limits | None = None
+) -> list[tuple[int, tuple[str, ...]]]:
+    """Who ``text`` says does something, as the prose reader reads it: for each verb with a
+    subject (a name, or a pronoun resolved as the reader resolves it) and each controlled
+    sentence, its offset in ``text`` and the characters doing it, in order. What a
+    character only believes another did is not there ("Ann thought Bo took it")."""
+    return _read(text, entities, limits or Limits(), time.monotonic)[0].doers
+
+
+def _read(
+    text: str, entities: Mapping[str, Entity], limits: Limits, clock: Callable[[], float]
+) -> tuple[_State, set[int]]:
+    """Read ``text`` sentence by sentence within ``limits``: the reader's state after it,
+    and the indices in its ``out`` the controlled grammar read."""
     deadline = clock() + limits.reading_seconds
     lexicon = _Lexicon(entities)
     state = _State()
@@ -344,7 +364,7 @@ def read_prose(
         _read_sentence(text, start, cut, entities, lexicon, state, controlled_at)
         if cut < end:
             state.out.append(_unread(cut, end, _LONG.format(limits.sentence_words)))
-    return _taken_from(state.out, controlled_at, entities)
+    return state, controlled_at
 
 
 _LATE = "not read: the turn's reading passed its deadline of {:g} s (FABULA_READING_DEADLINE)"
@@ -386,6 +406,8 @@ def _read_sentence(
         _follow(state, controlled, entities)
         controlled_at.add(len(state.out))
         state.out.append(controlled)
+        if controlled.actors:
+            state.doers.append((start, tuple(slug(a) for a in controlled.actors)))
         return
     before = len(state.out)
     clauses = split_clauses(text, start, end)
@@ -406,6 +428,8 @@ def _read_sentence(
         _follow(state, controlled, entities)
         controlled_at.add(len(state.out))
         state.out.append(controlled)
+        if controlled.actors:
+            state.doers.append((start, tuple(slug(a) for a in controlled.actors)))
         return
     state.out.append(StoryAction(kind="narration", start=start, end=end))
 
@@ -1078,6 +1102,7 @@ class _Sentence:
             if not who:
                 continue
             subjects.append(who)
+            self.state.doers.append((self.start + self.toks[verb.at].start, who))
             lo, hi = self._segment(verbs, k)
             if why is None and len(who) == 1 and self._named_subject(verb.at):
                 self._learn_bound(who[0], lo, hi)
