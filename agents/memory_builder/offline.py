@@ -11,6 +11,8 @@ commit reports ``duplicate``.
 
 from __future__ import annotations
 
+import asyncio
+import functools
 from collections.abc import Callable, Mapping
 
 from fabula.agents.memory_builder import readings
@@ -49,11 +51,14 @@ class OfflineMemoryBuilder:
         """
         as_of = await basis(store, turn)
         entities = await store.entities(as_of)
-        if self.reader is not None:
-            actions = self.reader(text, entities)
-        else:
+        reader = self.reader
+        if reader is None:
             from fabula.agents.memory_builder.prose import read_prose
 
-            actions = read_prose(text, entities, store.limits)
+            reader = functools.partial(read_prose, limits=store.limits)
+        # read in a worker thread: reading is all computation, and on the event loop it
+        # would stall every other request of the process (the studio) and the renewal of
+        # the decision lock held meanwhile, which would then expire under its holder
+        actions = await asyncio.to_thread(reader, text, entities)
         readings.report_unsure(text, actions)
         return await build_turn(store, turn, text, actions, as_of=as_of)

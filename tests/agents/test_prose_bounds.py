@@ -9,15 +9,21 @@ reasons, which do not depend on the machine.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import asyncio
+import threading
+import time
+from collections.abc import Iterator, Mapping
 
 import redis.asyncio as aredis
+from redis.asyncio.lock import Lock
 
 from fabula.agents.memory_builder import OfflineMemoryBuilder, readings
 from fabula.agents.memory_builder.prose import read_prose
 from fabula.graph.commit import CommitPath, commit_text
 from fabula.limits import Limits
+from fabula.memory.actions import StoryAction
 from fabula.memory.delta import DeltaBuilder
+from fabula.memory.leases import renewed
 from fabula.memory.projections import project_beliefs
 from fabula.memory.records import CONTAINER, Entity
 from fabula.memory.store import StoryStore
@@ -84,3 +90,49 @@ async def test_a_turn_of_one_huge_sentence_commits_with_a_finding(
     assert len(unread) == 1 and len(unread[0].quote) <= 200
     await commit_text(CommitPath(), store, 2, CLAUSE * 1500)
     assert (await project_beliefs(store, ["bob"])).where("key") == "ann"
+
+
+async def _story(client: aredis.Redis) -> StoryStore:
+    store = StoryStore(client, "s")
+    await store.create(DeltaBuilder(0, "").build(), world="test", title="test")
+    await commit_text(CommitPath(), store, 1, "Ann entered the study. Bob entered the study.")
+    return store
+
+
+async def test_reading_leaves_the_event_loop_free(aredis_client: aredis.Redis) -> None:
+    """The reader runs while the process's event loop goes on (the studio answers, a lock
+    is renewed): here the reading cannot end until a coroutine on the loop lets it."""
+    store = await _story(aredis_client)
+    started, released = threading.Event(), threading.Event()
+
+    def reader(text: str, entities: Mapping[str, Entity]) -> list[StoryAction]:
+        started.set()
+        assert released.wait(timeout=10), "the event loop was blocked while reading"
+        return read_prose(text, entities)
+
+    async def release() -> None:
+        while not started.is_set():
+            await asyncio.sleep(0.01)
+        released.set()
+
+    delta, _ = await asyncio.gather(
+        OfflineMemoryBuilder(reader).build(store, 2, "Ann took the key."), release()
+    )
+    assert [e.kind for e in delta.events] == ["take"]
+
+
+async def test_a_lock_is_held_as_long_as_the_reading_runs(aredis_client: aredis.Redis) -> None:
+    """A decision's lock lives a second unless renewed; a reading of 2.5 s under it leaves
+    it held (the renewal runs on the event loop meanwhile), never expired under its
+    holder, where another decision would take the turn."""
+    store = await _story(aredis_client)
+
+    def slow(text: str, entities: Mapping[str, Entity]) -> list[StoryAction]:
+        time.sleep(2.5)
+        return read_prose(text, entities)
+
+    lock = Lock(aredis_client, "test-decision-lock", timeout=1.0)
+    assert await lock.acquire()
+    async with renewed(lock):
+        await OfflineMemoryBuilder(slow).build(store, 2, "Ann took the key.")
+        assert await lock.owned()
