@@ -19,6 +19,8 @@ limit                      setting                         default
 a turn's text (UTF-8)      ``FABULA_MAX_TURN_TEXT``        64 KiB
 a commit's payload         ``FABULA_MAX_DELTA_BYTES``      16 MiB
 a file a command reads     (its own, or ``FILE_BYTES``)    32 MiB
+one sentence read          ``FABULA_MAX_SENTENCE_WORDS``   256 words
+a turn's reading           ``FABULA_READING_DEADLINE``     30 s
 =========================  ==============================  ==========
 
 Every file a command reads (a turn's text, a world pack and its lore and pictures, cards,
@@ -26,6 +28,17 @@ lorebooks, presets) is read through :func:`read_bounded`, never whole: a file pa
 is refused in one line after reading one byte more than the bound, whatever it is. The
 size a file's metadata gives is not trusted: ``edit --text-file /dev/zero`` says 0 bytes,
 and a plain ``read_bytes`` of it grew to 23 GB in a minute (issue 45).
+
+The last two bound the offline prose reader (issue 45): what it reads of one sentence
+and how long it may read one turn. Past either, the rest stays ``narration``, with the
+reason beside its sentence (a ``reading`` finding), and the turn goes on: nothing is
+refused. Every record the reader makes from a sentence cites that sentence's span, so a
+sentence of *n* words that told *n* events would make a delta of *n*² bytes; bounded,
+one sentence costs at most a constant, and a turn's delta grows with its text. The
+longest sentence in the benchmarks' prose (OpenToM, 12,021 sentences) has 41 words and
+marks; 256 leaves room for long literary sentences. Reading is linear in the text, about
+2 s for 64 KiB on the development machine, so the deadline is a safety net that ordinary
+turns never meet.
 """
 
 from __future__ import annotations
@@ -74,12 +87,21 @@ def read_bounded(path: Path, limit: int, what: str = "the file", setting: str = 
     return b"".join(parts)
 
 
+DEFAULT_SENTENCE_WORDS = 256
+"""The most words (and punctuation marks) of one sentence the prose reader reads."""
+DEFAULT_READING_SECONDS = 30.0
+"""The most seconds the prose reader spends on one turn's text."""
+
+
 @dataclass(frozen=True)
 class Limits:
-    """The largest turn text and commit payload accepted, in bytes."""
+    """The largest turn text and commit payload accepted, in bytes, and the bounds of the
+    prose reader: words read of one sentence, seconds spent on one turn."""
 
     turn_text_bytes: int = DEFAULT_TURN_TEXT_BYTES
     delta_bytes: int = DEFAULT_DELTA_BYTES
+    sentence_words: int = DEFAULT_SENTENCE_WORDS
+    reading_seconds: float = DEFAULT_READING_SECONDS
 
     def check_text(self, text: str, **context: object) -> None:
         """Raise :class:`LimitExceeded` when ``text`` is longer than a turn may be."""

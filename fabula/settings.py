@@ -42,7 +42,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic.fields import FieldInfo
 
 from fabula.errors import ConfigError
-from fabula.limits import DEFAULT_DELTA_BYTES, DEFAULT_TURN_TEXT_BYTES, Limits
+from fabula.limits import (
+    DEFAULT_DELTA_BYTES,
+    DEFAULT_READING_SECONDS,
+    DEFAULT_SENTENCE_WORDS,
+    DEFAULT_TURN_TEXT_BYTES,
+    Limits,
+)
 from fabula.logs import get_logger
 
 log = get_logger(__name__)
@@ -388,6 +394,18 @@ class Settings(BaseModel):
         ge=1,
         description="the largest delta a commit may send to Redis, in bytes",
     )
+    max_sentence_words: Annotated[int, Env("FABULA_MAX_SENTENCE_WORDS")] = Field(
+        default=DEFAULT_SENTENCE_WORDS,
+        ge=1,
+        description="the most words (and punctuation marks) of one sentence the offline "
+        "reader reads; the rest of the sentence stays narration, with a reading finding",
+    )
+    reading_deadline: Annotated[float, Env("FABULA_READING_DEADLINE", type="seconds")] = Field(
+        default=DEFAULT_READING_SECONDS,
+        gt=0,
+        description="the most seconds the offline reader spends on one turn's text; the "
+        "sentences left stay narration, with a reading finding",
+    )
     web_token: Annotated[str | None, Env("FABULA_WEB_TOKEN", note="localhost only")] = Field(
         default=None,
         description="the studio's token: with it, `fabula serve` may listen beyond this "
@@ -433,7 +451,12 @@ class Settings(BaseModel):
     @property
     def limits(self) -> Limits:
         """The size limits of one turn."""
-        return Limits(turn_text_bytes=self.max_turn_text, delta_bytes=self.max_delta_bytes)
+        return Limits(
+            turn_text_bytes=self.max_turn_text,
+            delta_bytes=self.max_delta_bytes,
+            sentence_words=self.max_sentence_words,
+            reading_seconds=self.reading_deadline,
+        )
 
     def model_for(self, role: Role) -> ModelSettings:
         """The settings ``role`` runs with: its own, else the defaults (the memory-builder

@@ -9,13 +9,14 @@ everything before that call is a pure read, so a resumed node that starts over d
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite, Send, interrupt
 
 from fabula.agents.character.brief import brief_for, steering
-from fabula.agents.character.played import played_view
+from fabula.agents.character.played import own_part, played_view
 from fabula.agents.contracts import (
     Decision,
     Draft,
@@ -230,9 +231,10 @@ async def write(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, An
         )
         context = assembly.text
         revision = state.get("revisions", 0)
+        proposals, spoken_for = own_parts(state.get("proposals", []), view)
         request = WriteRequest(
             plan=turn_plan,
-            proposals=tuple(state.get("proposals", [])),
+            proposals=tuple(proposals),
             context=context,
             notes=tuple(state.get("notes", [])),
             findings=tuple(state.get("findings", [])),
@@ -256,11 +258,40 @@ async def write(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, An
     # what the writer marked (a passage cut at its token limit) goes to the critic's findings
     return {
         "draft": Draft(text=draft.text, revision=draft.revision, left_out=draft.left_out),
-        "draft_findings": draft_findings(draft),
+        "draft_findings": [*spoken_for, *draft_findings(draft)],
         "context": context,
         "revision_kept": False,
         "usage": meter.as_dict(),
     }
+
+
+def own_parts(
+    proposals: Sequence[Proposal], view: AuthorView
+) -> tuple[list[Proposal], list[Finding]]:
+    """The proposals with each played part cut to its character's own acts and speech
+    (:func:`~fabula.agents.character.played.own_part`), and a warning beside each sentence
+    left out: a person plays one character, and the others answer from their own minds."""
+    kept: list[Proposal] = []
+    found: list[Finding] = []
+    for proposal in proposals:
+        if not proposal.words:
+            kept.append(proposal)
+            continue
+        part = own_part(proposal.words, proposal.character, view.entities)
+        me = view.name(proposal.character)
+        for sentence, others in part.others:
+            them = " and ".join(view.name(o) for o in others)
+            found.append(
+                Finding(
+                    kind="plan",
+                    severity="warning",
+                    quote=sentence,
+                    message=f"{me}'s part speaks for {them}: left out of the passage "
+                    f"(the person plays {me} only; {them} act from their own minds)",
+                )
+            )
+        kept.append(proposal.model_copy(update={"words": part.words}))
+    return kept, found
 
 
 def _refuse_too_long(text: str, state: TurnState, ctx: TurnContext) -> None:

@@ -14,6 +14,7 @@ A turn that is already committed is rebuilt from the views as of the turn before
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Sequence
 
@@ -23,6 +24,7 @@ from fabula.memory.delta import DeltaBuilder, TurnDelta
 from fabula.memory.lua import fcall_ro
 from fabula.memory.projections import all_beliefs_as_of, parse_beliefs, project_world
 from fabula.memory.records import Belief
+from fabula.memory.rules import WorldRules
 from fabula.memory.store import StoryStore
 from fabula.memory.tracking import (
     Chain,
@@ -64,6 +66,14 @@ async def build_turn(
     prior = await read_prior(store, actions, as_of=as_of)
     where = {"story": store.story, "branch": store.branch, "turn": turn}
     builder = DeltaBuilder(turn, text, limit=store.limits.delta_bytes, context=where)
+    # tracking and building are all computation: in a worker thread, so that the process's
+    # event loop (the studio, a decision lock's renewal) goes on meanwhile
+    return await asyncio.to_thread(_tracked, rules, prior, actions, builder)
+
+
+def _tracked(
+    rules: WorldRules, prior: PriorView, actions: Sequence[StoryAction], builder: DeltaBuilder
+) -> TurnDelta:
     track(rules, prior, actions, builder)
     return builder.build()
 

@@ -7,17 +7,25 @@ thinks is with it, what it lived, its goals — read through its own mind
 or another character's beliefs. A false belief stays false here, as it is in that mind.
 The engine's proposal for the character (what its agent would do, from the same mind) is
 shown with it, for the person to take instead of writing their own.
+
+What the person writes is that character's part only (:func:`own_part`): a sentence that
+tells what another character does, says or perceives is left out of the passage, beside
+it a finding, and the other answers from its own mind.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict
 
 from fabula.agents.contracts import Action, CharacterBrief, Proposal
+from fabula.agents.memory_builder.prose import read_doers
+from fabula.agents.memory_builder.verbs import verb_classes
 from fabula.memory.acl import CharacterMind
 from fabula.memory.records import Belief, Entity
+from fabula.memory.text import split_clauses, split_sentences
 
 MEMORIES_SHOWN = 6
 """How many of its last first-person memories a played character's view shows."""
@@ -116,3 +124,71 @@ def _sentence(b: Belief, name: Mapping[str, str], entities: Mapping[str, Entity]
         held = b.value in entities and entities[b.value].kind == "character"
         return f"{subject} is {never}{'with' if held else 'in'} {value}"
     return f"the {b.attribute} of {subject} is {never}{value}"
+
+
+class OwnPart(BaseModel):
+    """A played part cut to its character's own: the sentences that tell only what it does
+    and says, and each sentence that tells what others do, say or perceive, with them."""
+
+    model_config = ConfigDict(frozen=True)
+
+    words: str
+    """The character's own sentences, as the person wrote them (may be empty)."""
+    others: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """Each sentence left out, with the ids of the others it speaks for."""
+
+
+_QUOTED = re.compile(r'"[^"]*"|“[^”]*”')
+
+
+def own_part(words: str, character: str, entities: Mapping[str, Entity]) -> OwnPart:
+    """The part of ``words`` that is ``character``'s own (issue 45): a person plays one
+    character, and "Ann hands over the key. Bob sees it and takes it." moves Bob too. A
+    sentence is the character's if every doer the reader finds in it (a verb's subject,
+    named or a pronoun, and a name opening it: "Bob nods.") is the character; what is said
+    inside quotation marks is the character's line, not what happens. The other sentences
+    are left out, each with the others it speaks for, for a finding beside it; the others
+    act from their own minds."""
+    text = " ".join(words.split())
+    # a line's words are what is said, not done: blanked, offsets kept
+    plain = _QUOTED.sub(lambda m: " " * len(m.group()), text)
+    doers = read_doers(plain, entities)
+    names = {
+        e.name.casefold(): i
+        for i, e in entities.items()
+        if e.kind == "character" and i != character
+    }
+    kept: list[str] = []
+    others: list[tuple[str, tuple[str, ...]]] = []
+    for start, end in split_sentences(text):
+        who = {c for at, cs in doers if start <= at < end for c in cs if c != character}
+        who |= _named_doers(text, plain, start, end, names)
+        if who:
+            others.append((text[start:end], tuple(sorted(who))))
+        else:
+            kept.append(text[start:end])
+    return OwnPart(words=" ".join(kept), others=tuple(others))
+
+
+_WORDS = re.compile(r"[A-Za-z][A-Za-z'’-]*")
+
+
+def _named_doers(text: str, plain: str, start: int, end: int, names: Mapping[str, str]) -> set[str]:
+    """The others a sentence of ``text`` (``plain``: its lines blanked) names as doers
+    where the reader finds no verb of theirs: a name opening one of its clauses ("Bob
+    nods", ", and Bob laughs") or after a line's verb of saying ('"Thanks," said Bob').
+    """
+    found: set[str] = set()
+    for a, b in split_clauses(plain, start, end):
+        first = _WORDS.search(plain, a, b)
+        if first is not None and first.group().casefold() in names:
+            found.add(names[first.group().casefold()])
+    for m in _SAID_BY.finditer(text, start, end):
+        said = verb_classes(m.group(1).lower())
+        if said is not None and "tell" in said[0] and m.group(2).casefold() in names:
+            found.add(names[m.group(2).casefold()])
+    return found
+
+
+# a line's tag with its speaker after the verb: '"Thanks," said Bob'
+_SAID_BY = re.compile(r"[\"”,]\s*([A-Za-z]+)\s+([A-Za-z]+)")

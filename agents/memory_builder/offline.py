@@ -11,6 +11,8 @@ commit reports ``duplicate``.
 
 from __future__ import annotations
 
+import asyncio
+import functools
 from collections.abc import Callable, Mapping
 
 from fabula.agents.memory_builder import readings
@@ -37,13 +39,10 @@ def read_controlled(text: str, entities: Mapping[str, Entity]) -> list[StoryActi
 class OfflineMemoryBuilder:
     """Builds the deltas of turns read by ``reader`` (by default the prose reader,
     :func:`~fabula.agents.memory_builder.prose.read_prose`, which reads controlled English
-    exactly as :func:`read_controlled` does)."""
+    exactly as :func:`read_controlled` does, within the store's
+    :class:`~fabula.limits.Limits`)."""
 
     def __init__(self, reader: Reader | None = None) -> None:
-        if reader is None:
-            from fabula.agents.memory_builder.prose import read_prose
-
-            reader = read_prose
         self.reader = reader
 
     async def build(self, store: StoryStore, turn: int, text: str) -> TurnDelta:
@@ -54,6 +53,15 @@ class OfflineMemoryBuilder:
         """
         text = normalised(text)  # what is read is what is stored: see normalised
         as_of = await basis(store, turn)
-        actions = self.reader(text, await store.entities(as_of))
+        entities = await store.entities(as_of)
+        reader = self.reader
+        if reader is None:
+            from fabula.agents.memory_builder.prose import read_prose
+
+            reader = functools.partial(read_prose, limits=store.limits)
+        # read in a worker thread: reading is all computation, and on the event loop it
+        # would stall every other request of the process (the studio) and the renewal of
+        # the decision lock held meanwhile, which would then expire under its holder
+        actions = await asyncio.to_thread(reader, text, entities)
         readings.report_unsure(text, actions)
         return await build_turn(store, turn, text, actions, as_of=as_of)

@@ -42,12 +42,16 @@ model, linear in the text.
 
 from __future__ import annotations
 
+import bisect
 import re
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from fabula.agents.memory_builder import unseen
 from fabula.agents.memory_builder.extract import parse_sentence
 from fabula.agents.memory_builder.verbs import PARTICLES, longest_phrase, verb_classes
+from fabula.limits import Limits
 from fabula.memory.actions import Clause, StoryAction
 from fabula.memory.index.general import general_table
 from fabula.memory.index.terms import terms
@@ -173,7 +177,9 @@ class _State:
 
     pronoun: dict[str, dict[str, int]] = field(default_factory=dict)
     subjects: list[tuple[str, ...]] = field(default_factory=list)
-    mentioned: list[str] = field(default_factory=list)
+    # the characters named or meant so far, the latest last (each once: a pronoun's
+    # candidates are a few characters, never the whole text's mentions)
+    mentioned: dict[str, None] = field(default_factory=dict)
     last_object: str | None = None
     inside: dict[str, str] = field(default_factory=dict)  # container -> the object it holds
     holding: dict[str, str] = field(default_factory=dict)  # character -> what it took
@@ -199,6 +205,10 @@ class _State:
     barred: set[str | None] = field(default_factory=set)  # pronouns this sentence used early
     clause_subject: tuple[str, ...] = ()  # the latest clause's first subject
     centre: tuple[str, ...] | None = None
+    # who is in a state of not perceiving ("Bob was asleep"), until it acts or it ends
+    blind: dict[str, None] = field(default_factory=dict)
+    # who the text says does something, at the offset of each verb (or controlled sentence)
+    doers: list[tuple[int, tuple[str, ...]]] = field(default_factory=list)
 
 
 def _singular(word: str) -> str:
@@ -308,42 +318,120 @@ class _Lexicon:
         return [(tuple([*modifiers, *way]), owner) for way in ways if way]
 
 
-def read_prose(text: str, entities: Mapping[str, Entity]) -> list[StoryAction]:
-    """``text`` as story actions anchored on ``entities`` (a :data:`.builder.Reader`)."""
+def read_prose(
+    text: str,
+    entities: Mapping[str, Entity],
+    limits: Limits | None = None,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+) -> list[StoryAction]:
+    """``text`` as story actions anchored on ``entities`` (a :data:`.builder.Reader`).
+
+    ``limits`` (the defaults of :class:`~fabula.limits.Limits` if none) bound the reading:
+    of a sentence longer than ``sentence_words`` words and marks, only its first words are
+    read; once ``reading_seconds`` have passed on ``clock``, the sentences left are not
+    read. What is not read stays ``narration`` whose ``unsure`` says why (a ``reading``
+    finding for the approver): a long text costs time and records in proportion to its
+    length, never more."""
+    state, controlled_at = _read(text, entities, limits or Limits(), clock)
+    return _taken_from(state.out, controlled_at, entities)
+
+
+def read_doers(
+    text: str, entities: Mapping[str, Entity], limits: Limits | None = None
+) -> list[tuple[int, tuple[str, ...]]]:
+    """Who ``text`` says does something, as the prose reader reads it: for each verb with a
+    subject (a name, or a pronoun resolved as the reader resolves it) and each controlled
+    sentence, its offset in ``text`` and the characters doing it, in order. What a
+    character only believes another did is not there ("Ann thought Bo took it")."""
+    return _read(text, entities, limits or Limits(), time.monotonic)[0].doers
+
+
+def _read(
+    text: str, entities: Mapping[str, Entity], limits: Limits, clock: Callable[[], float]
+) -> tuple[_State, set[int]]:
+    """Read ``text`` sentence by sentence within ``limits``: the reader's state after it,
+    and the indices in its ``out`` the controlled grammar read."""
+    deadline = clock() + limits.reading_seconds
     lexicon = _Lexicon(entities)
     state = _State()
     controlled_at: set[int] = set()  # the indices in ``state.out`` the grammar read
     for start, end in split_sentences(text):
-        state.sentence += 1
-        sentence = text[start:end]
-        controlled = parse_sentence(sentence, start)
-        if controlled.kind != "narration" and _own_names(controlled, entities):
-            _follow(state, controlled, entities)
-            controlled_at.add(len(state.out))
-            state.out.append(controlled)
+        if clock() > deadline:
+            state.out.append(_unread(start, end, _LATE.format(limits.reading_seconds)))
             continue
-        before = len(state.out)
-        clauses = split_clauses(text, start, end)
-        for k, (a, b) in enumerate(clauses if len(clauses) > 1 else [(start, end)]):
-            # each clause read alone, so that a clause's place phrase never attaches to
-            # another clause's verb ("Ann took the key, and Bo waited in the hall")
-            state.out.extend(_Sentence(text[a:b], a, lexicon, state, first=k == 0).read())
-        if len(state.out) == before and len(clauses) > 1:
-            # a placement stated across clauses ("There, in a box, was a plum")
-            whole = _Sentence(sentence, start, lexicon, state)
-            state.out.extend(whole.placements())
-        state.named_before = state.named_now
-        state.named_now = ()
-        state.barred = set()
-        if len(state.out) > before:
-            continue
-        if controlled.kind != "narration":
-            _follow(state, controlled, entities)
-            controlled_at.add(len(state.out))
-            state.out.append(controlled)
-            continue
-        state.out.append(StoryAction(kind="narration", start=start, end=end))
-    return _taken_from(state.out, controlled_at, entities)
+        cut = _cut(text, start, end, limits.sentence_words)
+        _read_sentence(text, start, cut, entities, lexicon, state, controlled_at)
+        if cut < end:
+            state.out.append(_unread(cut, end, _LONG.format(limits.sentence_words)))
+    return state, controlled_at
+
+
+_LATE = "not read: the turn's reading passed its deadline of {:g} s (FABULA_READING_DEADLINE)"
+_LONG = (
+    "not read: the sentence is longer than the {:,} words and marks the reader reads of one "
+    "sentence (FABULA_MAX_SENTENCE_WORDS)"
+)
+
+
+def _unread(start: int, end: int, why: str) -> StoryAction:
+    """The span ``start..end`` kept as narration, unread for the reason ``why``."""
+    return StoryAction(kind="narration", start=start, end=end, unsure=why)
+
+
+def _cut(text: str, start: int, end: int, words: int) -> int:
+    """Where the reading of the sentence ``text[start:end]`` stops: its end, or, past
+    ``words`` words and marks, the start of the first word after them (one scan)."""
+    for k, match in enumerate(_WORD.finditer(text, start, end)):
+        if k == words:
+            return match.start()
+    return end
+
+
+def _read_sentence(
+    text: str,
+    start: int,
+    end: int,
+    entities: Mapping[str, Entity],
+    lexicon: _Lexicon,
+    state: _State,
+    controlled_at: set[int],
+) -> None:
+    """Read the sentence ``text[start:end]`` into ``state.out``: the grammar's reading if it
+    has one in the story's names, else its clauses' as prose, else narration."""
+    state.sentence += 1
+    sentence = text[start:end]
+    controlled = parse_sentence(sentence, start)
+    if controlled.kind != "narration" and _own_names(controlled, entities):
+        _follow(state, controlled, entities)
+        controlled_at.add(len(state.out))
+        state.out.append(controlled)
+        if controlled.actors:
+            state.doers.append((start, tuple(slug(a) for a in controlled.actors)))
+        return
+    before = len(state.out)
+    clauses = split_clauses(text, start, end)
+    for k, (a, b) in enumerate(clauses if len(clauses) > 1 else [(start, end)]):
+        # each clause read alone, so that a clause's place phrase never attaches to
+        # another clause's verb ("Ann took the key, and Bo waited in the hall")
+        state.out.extend(_Sentence(text[a:b], a, lexicon, state, first=k == 0).read())
+    if len(state.out) == before and len(clauses) > 1:
+        # a placement stated across clauses ("There, in a box, was a plum")
+        whole = _Sentence(sentence, start, lexicon, state)
+        state.out.extend(whole.placements())
+    state.named_before = state.named_now
+    state.named_now = ()
+    state.barred = set()
+    if len(state.out) > before:
+        return
+    if controlled.kind != "narration":
+        _follow(state, controlled, entities)
+        controlled_at.add(len(state.out))
+        state.out.append(controlled)
+        if controlled.actors:
+            state.doers.append((start, tuple(slug(a) for a in controlled.actors)))
+        return
+    state.out.append(StoryAction(kind="narration", start=start, end=end))
 
 
 def _taken_from(
@@ -356,6 +444,9 @@ def _taken_from(
     out: list[StoryAction] = []
     # object -> where it is, who put it or saw it there, who the text says did not see that
     where: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {}
+    doers: dict[int, list[str]] = {}  # the actors of the actions that start at an offset
+    for a in actions:
+        doers.setdefault(a.start, []).extend(a.actors)
     for i, action in enumerate(actions):
         obj = action.obj
         if (
@@ -394,10 +485,17 @@ def _taken_from(
         ):
             # who saw it there already: its seers, and whoever acts in the same sentence
             seers = (*action.seen_by, *(action.actors if action.kind == "perceive" else ()))
-            same = tuple(c for a in actions if a.start == action.start for c in a.actors)
+            same = tuple(doers.get(action.start, ()))
             where[slug(clause.subject)] = (slug(clause.value), (*seers, *same), action.unseen_by)
         out.append(action)
     return out
+
+
+def _mention(state: _State, ids: Sequence[str]) -> None:
+    """Keep ``ids`` as the characters named latest, in their order."""
+    for who in ids:
+        state.mentioned.pop(who, None)
+        state.mentioned[who] = None
 
 
 def _own_names(action: StoryAction, entities: Mapping[str, Entity]) -> bool:
@@ -426,7 +524,7 @@ def _follow(state: _State, action: StoryAction, entities: Mapping[str, Entity]) 
             state.company.discard(who)
     if ids:
         state.subjects.append(tuple(ids))
-        state.mentioned.extend(ids)
+        _mention(state, ids)
     if action.obj:
         state.last_object = slug(action.obj)
     if action.kind in ("move", "put", "take", "give", "drop"):
@@ -461,6 +559,8 @@ class _Sentence:
             for m in _WORD.finditer(text)
         ]
         self.mentions: list[_Mention] = []
+        # each character's mentions so far, in order: (last token, place among the ids)
+        self.named_at: dict[str, list[tuple[int, int]]] = {}
         self.by_token: dict[int, _Mention] = {}
         self.unsure: str | None = None
         self.actions: list[StoryAction] = []
@@ -468,6 +568,7 @@ class _Sentence:
         self.known_before = set(state.located)  # objects placed before this sentence
         self.undirected: set[int] = set()  # ids of the takes a move verb with no destination made
         self.looked: list[tuple[tuple[str, ...], str]] = []  # who saw which thing
+        self._latest: list[tuple[int, int]] | None = None  # see :func:`_latest_marks`
 
     # -- mentions ---------------------------------------------------------------------
     def _find_mentions(self) -> None:
@@ -586,9 +687,13 @@ class _Sentence:
         return None
 
     def _add(self, mention: _Mention) -> None:
+        """Keep ``mention``, found after every mention kept before it."""
         self.mentions.append(mention)
         for k in range(mention.first, mention.last + 1):
             self.by_token[k] = mention
+        if mention.kind == "character":
+            for place, who in enumerate(mention.ids):
+                self.named_at.setdefault(who, []).append((mention.last, place))
 
     def _groups(self) -> None:
         """``A and B``, ``A, B and C``, ``both A and B``: one mention of the group."""
@@ -608,11 +713,11 @@ class _Sentence:
                 continue
             merged.append(m)
         merged.reverse()
-        self.mentions = merged
+        self.mentions = []
         self.by_token = {}
+        self.named_at = {}
         for m in merged:
-            for k in range(m.first, m.last + 1):
-                self.by_token[k] = m
+            self._add(m)
 
     # -- pronouns ---------------------------------------------------------------------
     def _learn_pronouns(self) -> None:
@@ -713,15 +818,17 @@ class _Sentence:
         # nor, opening the main clause, to a leading phrase's that-clause's subject ("With
         # the hope that Bo would like it, she ...": not Bo)
         main = self._lead_end() if self.first_clause else 0
-        before = [
-            i
-            for m in self.mentions
-            if m.kind == "character"
-            and m.last < at
-            and not (at == lead and m.last < lead)
-            and not (at == main and m.last < main and self._after_that(m.first))
-            for i in m.ids
-        ]
+        if at == lead:
+            before: list[str] = []
+        elif at == main:
+            before = [
+                i
+                for m in self.mentions
+                if m.kind == "character" and m.last < at and not self._after_that(m.first)
+                for i in m.ids
+            ]
+        else:
+            before = self._named_before(at)
         recent = list(reversed(before))
         for subject in reversed(self.state.subjects[-3:]):
             recent += [s for s in subject if s not in recent]
@@ -762,6 +869,17 @@ class _Sentence:
         if len(fits) > 1:
             return fits[0], f"{pronoun!r} may stand for {' or '.join(fits[:2])}"
         return fits[0], None
+
+    def _named_before(self, at: int) -> list[str]:
+        """The characters named before token ``at``, each once, ordered by where it was
+        last named, the latest last: a bisection per character, not a scan of the
+        sentence's mentions (a pronoun per clause made a long sentence quadratic)."""
+        latest = []
+        for who, places in self.named_at.items():
+            k = bisect.bisect_left(places, (at, -1))
+            if k:
+                latest.append((places[k - 1], who))
+        return [who for _, who in sorted(latest)]
 
     def _light_noun(self, i: int, hi: int) -> bool:
         """Whether token ``i`` is a bare noun a light verb takes ("care", "part",
@@ -838,16 +956,17 @@ class _Sentence:
         return self._modal(i) is not None
 
     def _modal(self, i: int) -> str | None:
-        """The modal or condition word the verb at token ``i`` is under in its clause."""
-        for j in range(i - 1, -1, -1):
-            low = self.toks[j].low
-            if low in ("and", "or") and j == i - 1:
-                continue  # "to find and access it": a verb joined to the one before
-            if low in _CLAUSE_EDGE:
-                return None
-            if low in _MODALS:
-                return low
-        return None
+        """The modal or condition word the verb at token ``i`` is under in its clause: the
+        latest one before it, unless a clause's edge comes after it."""
+        if self._latest is None:
+            self._latest = _latest_marks(self.toks)
+        j = i - 1
+        if j >= 0 and self.toks[j].low in ("and", "or"):
+            j -= 1  # "to find and access it": a verb joined to the one before
+        if j < 0:
+            return None
+        edge, modal = self._latest[j]
+        return self.toks[modal].low if modal > edge else None
 
     def _separated_particle(self, i: int) -> tuple[tuple[str, ...], str] | None:
         """A phrasal verb split by its pronoun object ("picking it up", "threw them away"):
@@ -983,6 +1102,7 @@ class _Sentence:
             if not who:
                 continue
             subjects.append(who)
+            self.state.doers.append((self.start + self.toks[verb.at].start, who))
             lo, hi = self._segment(verbs, k)
             if why is None and len(who) == 1 and self._named_subject(verb.at):
                 self._learn_bound(who[0], lo, hi)
@@ -992,6 +1112,7 @@ class _Sentence:
                     break
         self._feeling_nouns(verbs)
         self._negative_perception(marks)
+        held = self._unseen_cues(verbs, marks)
         if not any(a.kind in _SPEECH for a in self.actions):
             # what a sentence of speech says is its speaker's word to its hearers, no
             # narrator's statement that all present see ("Ann whispered to Ben that the
@@ -1006,8 +1127,50 @@ class _Sentence:
             if blind and a.kind == "state":
                 unseen = tuple(dict.fromkeys((*a.unseen_by, *blind)))
                 self.actions[i] = a.model_copy(update={"unseen_by": unseen})
-        self._settle(marks, subjects)
+        self._settle(marks, subjects, held)
         return self.actions
+
+    def _unseen_cues(
+        self, verbs: Sequence[_Verb], marks: list[tuple[str, tuple[str, ...]]]
+    ) -> list[tuple[str, tuple[str, ...]]]:
+        """The cues of not perceiving (:mod:`.unseen`): an act kept from someone ("unseen
+        by Bob", "Nobody saw") is an ``unseen`` mark added to ``marks``; a state ("Bob was
+        asleep") or its end ("Bob woke") is returned, ``("state" | "ends", who)``, for
+        :meth:`_settle` to keep across the sentence and after it."""
+        words = [t.low for t in self.toks]
+        perceiving = {self.toks[v.at].low for v in verbs if "perceive" in v.classes}
+        # "nobody saw": everyone but the clause's doers (every other, if it tells no act)
+        doers = {c for a in self.actions if a.kind in _EVENT_KINDS | {"put"} for c in a.actors}
+        everyone = tuple(c for c in sorted(set(self.lex.characters.values())) if c not in doers)
+        nearest = self._nearest_characters()
+        held: list[tuple[str, tuple[str, ...]]] = []
+        for cue in unseen.find_cues(words, perceiving.__contains__):
+            if cue.role == "everyone":
+                who = everyone
+            elif cue.role == "after":
+                who = self._named_from(cue.at, cue.end + 3)
+            else:
+                who = nearest(self.toks[cue.at].start)
+            if not who:
+                continue
+            if cue.kind == "event":
+                marks.append(("unseen", who))
+            else:
+                held.append((cue.kind, who))
+        # a verb of a state is no perceiving ("Bo looked away": no look at what follows)
+        away = {c for kind, who in held if kind == "state" for c in who}
+        marks[:] = [m for m in marks if m[0] != "seen" or not set(m[1]) & away]
+        return held
+
+    def _named_from(self, lo: int, hi: int) -> tuple[str, ...]:
+        """The first character named or meant ("him", "her") at tokens ``lo..hi - 1``."""
+        for k in range(lo, min(hi, len(self.toks))):
+            m = self.by_token.get(k)
+            if m is not None and m.kind == "character":
+                return m.ids
+            if self.toks[k].low in ("him", "her", "his"):
+                return self._who_word(self.toks[k].text, self.toks[k].start)
+        return ()
 
     def _believed(self, verbs: Sequence[_Verb]) -> dict[int, tuple[int, ...]]:
         """The verbs in what a verb of believing holds true ("Believing that Ann hated
@@ -1016,8 +1179,12 @@ class _Sentence:
         out: dict[int, tuple[int, ...]] = {}  # verb -> the verb of believing it is under
         scope = -1
         believer = -1
+        # the commas and semicolons before each token, so that a range is asked in one step
+        edges = [0]
+        for tok in self.toks:
+            edges.append(edges[-1] + (tok.low in (",", ";")))
         for k, verb in enumerate(verbs):
-            if any(self.toks[j].low in (",", ";") for j in range(max(scope, 0), verb.at)):
+            if edges[verb.at] > edges[min(max(scope, 0), verb.at)]:
                 scope = -1
             if scope >= 0:
                 out[k] = (believer,)
@@ -1387,8 +1554,9 @@ class _Sentence:
         ``believed`` mark, ``(Ann, Bo)``, which :func:`_marked` applies to Ann's acts.
         """
         text = self.text
+        nearest = self._nearest_characters()
         for m in _ABSENT.finditer(text):
-            who = self._nearest_before(m.start())
+            who = nearest(m.start())
             if who:
                 marks.append(("unseen", who))
         # who is unaware that another did not see ("Ann was unaware that Bo had not seen
@@ -1397,7 +1565,7 @@ class _Sentence:
         for m in _UNAWARE.finditer(text):
             if m.group().lower().startswith("unbeknown"):
                 continue
-            who = self._nearest_before(m.start())
+            who = nearest(m.start())
             if not who:
                 continue
             rest = text[m.end() :]
@@ -1407,7 +1575,7 @@ class _Sentence:
                 unaware.append((who, fallback))
             else:
                 marks.append((fallback, who))
-        blind = list(marks)  # what the sentence says of others' not seeing
+        blind = list(dict.fromkeys(marks))  # what the sentence says of others' not seeing
         believed: list[tuple[str, tuple[str, ...]]] = []
         for who, fallback in unaware:
             found = _believed(blind, who)
@@ -1464,23 +1632,33 @@ class _Sentence:
             return (self.lex.characters[base],)
         pronoun = _POSSESSIVES.get(base) or _OBJECT_PRONOUNS.get(base) or _SUBJECTS.get(base)
         if pronoun in ("he", "she"):
-            at = next((i for i, t in enumerate(self.toks) if t.start >= offset), 0)
+            at = bisect.bisect_left([t.start for t in self.toks], offset)
+            at = at if at < len(self.toks) else 0
             who, _ = self._resolve(pronoun, at)
             return (who,) if who else ()
         return ()
 
-    def _nearest_before(self, offset: int) -> tuple[str, ...]:
+    def _nearest_characters(self) -> Callable[[int], tuple[str, ...]]:
+        """For an offset in the sentence, the character named or meant ("he", "she") last
+        before it: one pass over the tokens, each pronoun resolved once, then a bisection
+        per offset (a rescan per offset made a long sentence cubic)."""
         best: tuple[str, ...] = ()
+        after: list[tuple[str, ...]] = []  # the nearest character up to and with token i
         for i, tok in enumerate(self.toks):
-            if tok.start >= offset:
-                break
             m = self.by_token.get(i)
             if m is not None and m.kind == "character" and not m.possessive:
                 best = m.ids
             elif tok.low in ("he", "she"):
                 who, _ = self._resolve(tok.low, i)
                 best = (who,) if who else best
-        return best
+            after.append(best)
+        starts = [t.start for t in self.toks]
+
+        def nearest(offset: int) -> tuple[str, ...]:
+            before = bisect.bisect_left(starts, offset)  # the tokens that start before it
+            return after[before - 1] if before else ()
+
+        return nearest
 
     # long (over 60 lines): the forms of a stated first placement, tried in order on the
     # same mentions; the docstring lists them
@@ -1791,6 +1969,22 @@ class _Sentence:
                 best = (who,) if who else best
         return best
 
+    def _keep_blind(
+        self, subjects: Sequence[tuple[str, ...]], held: Sequence[tuple[str, tuple[str, ...]]]
+    ) -> tuple[str, ...]:
+        """Bring the reader's ``blind`` up to date with a clause: its states of not
+        perceiving begin, and end for whoever acts in it or whose state it ends; the
+        characters whose state it tells, returned."""
+        state = self.state
+        states = tuple(dict.fromkeys(c for kind, who in held if kind == "state" for c in who))
+        ended = [c for kind, who in held if kind == "ends" for c in who]
+        for who in [*(c for s in subjects for c in s), *ended]:
+            if who not in states:
+                state.blind.pop(who, None)
+        for who in states:
+            state.blind[who] = None
+        return states
+
     def _retold(self) -> None:
         """An object event with no destination that repeats the latest one's doer and
         object ("Ben watched as Ann moved the key") tells that event again: it is dropped,
@@ -1820,12 +2014,16 @@ class _Sentence:
     # long (over 60 lines): the marks apply in order, each reading what the ones before
     # set in the reader's state; one pass keeps that order visible
     def _settle(
-        self, marks: list[tuple[str, tuple[str, ...]]], subjects: list[tuple[str, ...]]
+        self,
+        marks: list[tuple[str, tuple[str, ...]]],
+        subjects: list[tuple[str, ...]],
+        held: Sequence[tuple[str, tuple[str, ...]]] = (),
     ) -> None:
         """Apply the sentence's perception marks and keep the reader's state."""
         state = self.state
         everyone = sorted(set(self.lex.characters.values()))
         self._retold()
+        states = self._keep_blind(subjects, held)
         for subject in subjects:
             if len(subject) > 1:
                 state.company |= set(subject)
@@ -1837,8 +2035,11 @@ class _Sentence:
             others = tuple(sorted(state.company - {action.actor}))
             if others and action.actor in state.company:
                 self.actions[i] = action.model_copy(update={"seen_by": others})
+        marks = _distinct(marks)
         if self.events:
-            for mark in [*state.pending, *marks]:
+            # who is not perceiving now first, so that what the clause says wins
+            blind = (("unseen", tuple(state.blind)),) if state.blind else ()
+            for mark in _distinct([*blind, *state.pending, *marks]):
                 for i in self.events:
                     self.actions[i] = _marked(self.actions[i], mark, everyone)
             state.pending = []
@@ -1849,6 +2050,11 @@ class _Sentence:
             else:
                 state.last_events, state.events_sentence = done, state.sentence
         else:
+            if states and state.events_sentence == state.sentence:
+                # a state told after its sentence's act ("Ann took it while Bo slept")
+                for index in state.last_events:
+                    if index < len(state.out):
+                        state.out[index] = _marked(state.out[index], ("unseen", states), everyone)
             # a perception with no event before it is about the next sentence's ("Ben
             # watched. Ann moved the key."), not one told later still
             state.pending = []
@@ -1912,7 +2118,7 @@ class _Sentence:
             state.centre = main if main is not None else subjects[0]
         for m in self.mentions:
             if m.kind == "character":
-                state.mentioned.extend(m.ids)
+                _mention(state, m.ids)
             elif m.kind == "object" and self._is_container(m.ids[0]):
                 state.last_box = m.ids[0]
             elif m.kind == "object" and not self.actions:
@@ -1967,6 +2173,30 @@ def _believed(
         if others:
             out.append(("believed", (holder, *others)))
     return out
+
+
+def _latest_marks(toks: Sequence[_Tok]) -> list[tuple[int, int]]:
+    """For each token, the index of the latest clause edge and of the latest modal or
+    condition word at or before it (-1: none), in one pass."""
+    edge = modal = -1
+    out = []
+    for j, tok in enumerate(toks):
+        if tok.low in _CLAUSE_EDGE:
+            edge = j
+        elif tok.low in _MODALS:
+            modal = j
+        out.append((edge, modal))
+    return out
+
+
+def _distinct(
+    marks: Sequence[tuple[str, tuple[str, ...]]],
+) -> list[tuple[str, tuple[str, ...]]]:
+    """``marks`` with each told once, at its last place: applying a mark again changes
+    nothing that its last application does not decide (each character's seeing is the last
+    mark's that names it; the rest are unions), and a sentence of *n* clauses that repeat a
+    mark would otherwise apply *n* marks to each of its *n* events."""
+    return list(reversed(dict.fromkeys(reversed(marks))))
 
 
 def _marked(

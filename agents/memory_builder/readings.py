@@ -1,7 +1,8 @@
 """What the memory-builder was unsure of while reading a turn, for the critic and approver.
 
 A reader never guesses in silence: an ambiguous pronoun, a move with no destination, a
-perception it could not decide — each action it marks ``unsure`` — and, in model mode, a
+perception it could not decide, a sentence left unread past the reader's bounds — each
+action it marks ``unsure`` — and, in model mode, a
 sentence the model read otherwise than the offline reader, become ``reading`` findings
 (warnings) beside their sentence. The graph opens :func:`collect` around the
 memory-builder and gives what it gathered to the critic's findings; outside such a block
@@ -41,11 +42,22 @@ def report_unsure(text: str, actions: Sequence[StoryAction]) -> None:
     """A ``reading`` warning for each action of ``text`` its reader marked unsure."""
     for action in actions:
         if action.unsure:
+            said = (
+                f"kept as narration, {action.unsure}"
+                if action.kind == "narration"
+                else f"read as {action.kind}, unsure: {action.unsure}"
+            )
             report(
                 Finding(
                     kind="reading",
                     severity="warning",
-                    quote=text[action.start : action.end].strip(),
-                    message=f"read as {action.kind}, unsure: {action.unsure}",
+                    quote=_excerpt(text[action.start : action.end].strip()),
+                    message=said,
                 )
             )
+
+
+def _excerpt(quote: str, width: int = 200) -> str:
+    """``quote``, cut to ``width`` characters with an ellipsis: a finding names its
+    sentence, it does not carry a 60 KB one."""
+    return quote if len(quote) <= width else quote[: width - 1].rstrip() + "…"

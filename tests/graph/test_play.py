@@ -271,3 +271,51 @@ class TestCommandLine:
         assert "1 turn(s) written, now at turn 5" in alone.stdout, alone.stderr
         listed = fabula_editing(redis_url, "play", "tale", "--none", "--json")
         assert json.loads(listed.stdout)["played"] == []
+
+
+class TestAPartSpeaksOnlyForItsCharacter:
+    """Issue 45: "Ann hands over the key. Bob sees it and takes it." moved Bob too. A played
+    part commits only its character's own acts and speech; a sentence that tells what
+    another does, says or perceives is left out, with a warning beside it, and the other
+    acts from its own mind."""
+
+    OWN = "Leo went to the study."
+    MARAS = "Mara saw him and gave him the brass key."
+
+    async def test_the_others_sentence_is_a_finding_not_the_passage(self, redis_url: str) -> None:
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await _hollow(fab, played=("Leo",))
+            parts = {"leo": Part(words=f"{self.OWN} {self.MARAS}")}
+            assert (await fab.run(store, auto=False, parts=parts)).outcome == "pending"
+            pending = await fab.pending(store)
+            assert pending is not None
+            assert self.OWN in pending.request.draft.text
+            assert self.MARAS not in pending.request.draft.text
+            [found] = [f for f in pending.request.findings if f.quote == self.MARAS]
+            assert found.severity == "warning" and "speaks for Mara" in found.message
+            assert (await fab.decide(store, Decision(action="approve"))).outcome == "committed"
+            world = await project_world(store)
+            assert (world.where("leo"), world.where("brass_key")) == ("study", "hollow_book")
+
+    async def test_an_auto_run_commits_no_act_of_another(self, redis_url: str) -> None:
+        """With ``--auto`` nothing is reviewed: the part is cut all the same."""
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await _hollow(fab, played=("Leo",))
+            words = f'{self.OWN} {self.MARAS} "Thank you," said Mara.'
+            parts = {"leo": Part(words=words)}
+            assert (await fab.run(store, auto=True, parts=parts)).outcome == "committed"
+            (text,) = await store.turn_texts(4, 4)
+            assert self.OWN in text.text
+            assert self.MARAS not in text.text and '"Thank you," said Mara.' not in text.text
+            events = await store.events(list(text.events))
+            assert not any(e.kind == "give" for e in events)
+            assert (await project_world(store)).where("brass_key") == "hollow_book"
+
+    async def test_words_said_to_another_are_the_characters_own(self, redis_url: str) -> None:
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await _hollow(fab, played=("Mara",))
+            line = '"Leo, give me the key," Mara said.'
+            parts = {"mara": Part(words=line)}
+            assert (await fab.run(store, auto=True, parts=parts)).outcome == "committed"
+            (text,) = await store.turn_texts(4, 4)
+            assert line in text.text

@@ -7,8 +7,10 @@ and headed to the garden.") and come back ("strolled into the kitchen"); things 
 and hidden into the containers ("Ann hid the key in the box.", "picked up … and placed it
 in …"), before someone who is there but does not see it ("Unbeknownst to Ben, …", "Cal did
 not notice when …", "Behind Cal's back, …", or the doer believing one saw who did not:
-"… Unbeknownst to Ann, Ben was nowhere in sight."), or with someone watching ("Ben watched
-as …");
+"… Unbeknownst to Ann, Ben was nowhere in sight.", or any form of
+:data:`fabula.testing.unseen_forms.FORMS`: "Nobody saw …", "Ben, who was asleep, …", "…
+while Cal slept", "secretly", "Ben closed his eyes, and …"), or with someone watching ("Ben
+watched as …");
 people tell each other where things are, aloud or in a whisper. Each turn is committed
 through the real path: the offline memory-builder (the prose reader,
 :func:`fabula.agents.memory_builder.prose.read_prose`), the tracker and the store's commit,
@@ -66,6 +68,7 @@ from fabula.memory.store import StoryStore
 from fabula.settings import Settings
 from fabula.testing.fake_openai import TEXT, FakeOpenAI, Reply, request_schema
 from fabula.testing.model import model_settings, prompt_of
+from fabula.testing.unseen_forms import FORMS
 from fabula.worlds.pack import WorldPack
 
 PEOPLE = ("Ann", "Ben", "Cal")
@@ -74,6 +77,7 @@ BOXES = ("drawer", "basket", "box")
 START_IN = {"scarf": "drawer", "key": "basket"}
 GOALS = {"Ann": "keep the key hidden", "Ben": "get the key", "Cal": "get the scarf"}
 SELF = {"Ann": "herself", "Ben": "himself", "Cal": "himself"}
+PRONOUN = {"Ann": "she", "Ben": "he", "Cal": "he"}
 
 PACK = WorldPack.model_validate(
     {
@@ -211,6 +215,7 @@ def draw_deed(
                 "hid",
                 "picked",
                 *(["unbeknownst", "unnoticed", "behind", "watched", "away"] if others else []),
+                *(["form"] * 3 if others else []),
             ]
         )
     )
@@ -235,6 +240,10 @@ def draw_deed(
             blind = {other}
             sentence = f"{doer} hid the {thing} in the {box}."
             after = f" Unbeknownst to {doer}, {other} was nowhere in sight."
+        elif how == "form":
+            form = draw(st.sampled_from(FORMS))
+            blind = set(others) if form.nobody else {other}
+            sentence = form.write(doer, other, thing, box, pronoun=PRONOUN[other])
         elif how == "unnoticed":
             blind = {other}
             sentence = f"{other} did not notice when {doer} stashed the {thing} in the {box}."
