@@ -332,6 +332,38 @@ def bench_opentom(
     )
 
 
+@bench_app.command("bigtom")
+def bench_bigtom(
+    ctx: typer.Context,
+    path: Path = typer.Argument(..., help="BigToM's ;-separated CSV (19 fields a row)."),
+    reader: str = typer.Option(
+        "prose", "--reader", help="The reader whose answers are written (all run)."
+    ),
+    json_out: str | None = typer.Option(None, "--json"),
+    answers: str | None = typer.Option(
+        None, "--answers", help="One JSON line per item: key, condition, init, answer, from, world."
+    ),
+) -> None:
+    """BigToM: states and whether the agent saw them change, read by the offline readers,
+    with the always-initial, always-final and W-alone baselines in the same run."""
+    from fabula.bench.bigtom import READERS, run_bigtom
+
+    if reader not in READERS:
+        raise typer.BadParameter(" or ".join(READERS), param_hint="--reader")
+    if not path.exists():
+        raise NotFound(f"no such file: {path}", path=str(path))
+    settings = _settings(ctx)
+    asyncio.run(
+        run_bigtom(
+            path,
+            redis_url=settings.redis_url,
+            json_out=json_out,
+            answers_out=answers,
+            reader=reader,
+        )
+    )
+
+
 @bench_app.command("longstory")
 def bench_longstory(
     ctx: typer.Context,
