@@ -59,6 +59,8 @@ from typing import Any, Literal
 import redis.asyncio as aredis
 
 from fabula.agents.memory_builder.offline import OfflineMemoryBuilder, Reader, read_controlled
+from fabula.agents.memory_builder.phases import read_story
+from fabula.agents.memory_builder.phases.lexicon import root
 from fabula.agents.memory_builder.prose import read_prose
 from fabula.bench.common import bench_redis, commit_path, create_story, run_id, write_answers
 from fabula.bench.data import malformed, read_text
@@ -162,16 +164,9 @@ _AUX = frozenset(
 
 
 def words(text: str) -> frozenset[str]:
-    """``text``'s content words, lower case, a plural's ``s`` and a possessive dropped."""
-    out = set()
-    for w in _WORD.findall(text.lower()):
-        w = w.removesuffix("'s")
-        if w in _FUNCTION:
-            continue
-        if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
-            w = w[:-1]
-        out.add(w)
-    return frozenset(out)
+    """``text``'s content words, each reduced to its root as the phased reader reduces a
+    value's (:func:`~fabula.agents.memory_builder.phases.lexicon.root`: "wilted" → wilt)."""
+    return frozenset(root(w) for w in _WORD.findall(text.lower()) if w not in _FUNCTION)
 
 
 def row_key(story: str) -> str:
@@ -460,7 +455,11 @@ def baselines(items: Sequence[Item], world: Sequence[Answer]) -> dict[str, list[
     }
 
 
-READERS: dict[str, Reader] = {"controlled": read_controlled, "prose": read_prose}
+READERS: dict[str, Reader] = {
+    "phased": read_story,
+    "prose": read_prose,
+    "controlled": read_controlled,
+}
 
 
 async def run_bigtom(
@@ -469,7 +468,7 @@ async def run_bigtom(
     redis_url: str | None,
     json_out: str | Path | None = None,
     answers_out: str | Path | None = None,
-    reader: str = "prose",
+    reader: str = "phased",
     quiet: bool = False,
 ) -> dict[str, Any]:
     """Run BigToM on ``path``: every offline reader and the baselines; print a table, write

@@ -337,7 +337,7 @@ def bench_bigtom(
     ctx: typer.Context,
     path: Path = typer.Argument(..., help="BigToM's ;-separated CSV (19 fields a row)."),
     reader: str = typer.Option(
-        "prose", "--reader", help="The reader whose answers are written (all run)."
+        "phased", "--reader", help="The reader whose answers are written (all run)."
     ),
     json_out: str | None = typer.Option(None, "--json"),
     answers: str | None = typer.Option(

@@ -1,0 +1,72 @@
+"""The reader of states, perception and mental states, built in phases.
+
+1. :mod:`.tokens` — sentences and tokens with exact spans;
+2. :mod:`.mentions` — noun phrases anchored on the story's entities, pronouns by salience;
+3. :mod:`.frames` — clauses, their verbs' WordNet classes (:mod:`.lexicon`), and frames:
+   perception, belief, goal, a character occupied, an event and the states it says;
+4. :mod:`.events` — events with their perceivers, as story actions.
+
+:func:`read_story` is the offline reader: the prose reader's reading of where things go
+(:func:`~fabula.agents.memory_builder.prose.read_prose`), with these phases' reading of
+each sentence the prose reader left as narration, or read as a belief, an intention or a
+perception it could not attach — there the phases' actions replace the prose reader's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from fabula.agents.memory_builder.phases.events import attach
+from fabula.agents.memory_builder.phases.frames import ClauseReader, Frame
+from fabula.agents.memory_builder.phases.mentions import Resolver
+from fabula.agents.memory_builder.phases.tokens import sentences
+from fabula.memory.actions import StoryAction
+from fabula.memory.records import Entity
+
+# what the prose reader reads of a sentence that the phases may read better
+_WEAK = frozenset(["narration", "see", "think", "feel", "state", "locate", "take", "search"])
+
+
+def read_frames(
+    text: str, entities: Mapping[str, Entity]
+) -> tuple[list[Frame], list[tuple[int, int]]]:
+    """The frames of ``text`` and each sentence's span."""
+    reader = ClauseReader(Resolver(entities))
+    spans = []
+    for k, sentence in enumerate(sentences(text)):
+        reader.sentence(k, sentence)
+        spans.append((sentence.start, sentence.end))
+    return reader.frames, spans
+
+
+def read_states(text: str, entities: Mapping[str, Entity]) -> list[StoryAction]:
+    """The phases' actions alone (states, perceptions, beliefs), in text order."""
+    frames, _ = read_frames(text, entities)
+    found = attach(frames)
+    return [a for k in sorted(found) for a in found[k]]
+
+
+def read_story(text: str, entities: Mapping[str, Entity]) -> list[StoryAction]:
+    """``text`` as story actions (a :data:`~fabula.agents.memory_builder.offline.Reader`)."""
+    from fabula.agents.memory_builder.prose import read_prose
+
+    prose = read_prose(text, entities)
+    frames, spans = read_frames(text, entities)
+    found = attach(frames)
+    mental = {f.sentence for f in frames if f.kind in ("believe", "goal", "perceive")}
+    out: list[StoryAction] = []
+    taken: set[int] = set()
+    for k, (start, end) in enumerate(spans):
+        mine = found.get(k, [])
+        theirs = [a for a in prose if start <= a.start < end]
+        taken.update(id(a) for a in theirs)
+        weak = all(a.kind in _WEAK for a in theirs)
+        if mine and (k in mental or weak):
+            keep = [a for a in theirs if a.kind not in _WEAK] if k not in mental else []
+            out.extend(sorted([*keep, *mine], key=lambda a: a.start))
+        else:
+            out.extend(theirs)
+            if k in mental and not mine:
+                continue
+    out.extend(a for a in prose if id(a) not in taken)
+    return sorted(out, key=lambda a: a.start)
