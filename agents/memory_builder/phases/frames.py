@@ -208,7 +208,15 @@ class ClauseReader:
         if verb.lemma in ("contain", "hold") and subject is not None:
             frame.states.append(StateReading(subject, "contents", value_of(phrase(tail))))
             return
-        if not CHANGING.intersection(verb.classes[:1]):
+        if "motion" in verb.classes[:1] and subject is not None:
+            # "the fish move away", "the boulder slid": where it went is its state
+            if not tail or tail[0].lower in _PARTICLES or tail[0].lower in lx.PREPOSITIONS:
+                moved = verb.lemma + (
+                    f" {tail[0].lower}" if tail and tail[0].lower in _PARTICLES else ""
+                )
+                frame.states.append(StateReading(subject, "condition", moved, negated))
+            return
+        if not CHANGING.intersection(verb.classes[:2]):
             return
         j = 0
         while j < len(tail) and tail[j].lower in _PARTICLES:
@@ -253,14 +261,16 @@ class ClauseReader:
         if nxt == "to" and len(after) > 2 and lx.verb(after[2].lower) is not None:
             frame.kind = "goal"
             return True
-        if verb.classes[0] == "perception":
+        rest = after[2:] if nxt == "that" else after[1:]
+        clause = nxt == "that" or self._is_clause(rest)
+        perceptual = "perception" in verb.classes[:2]
+        if verb.classes[0] == "perception" or (perceptual and not clause):
             frame.kind = "perceive"
-            if nxt == "that":
-                self._embedded(frame, after[2:])
+            if clause:
+                self._embedded(frame, rest)
             return True
         if "cognition" in verb.classes[:1]:
-            rest = after[2:] if nxt == "that" else after[1:]
-            if rest:
+            if rest and clause:
                 frame.kind = "believe"
                 self._embedded(frame, rest)
             return True
@@ -268,6 +278,16 @@ class ClauseReader:
             frame.kind = "occupied"
             return True
         return False
+
+    def _is_clause(self, tokens: Sequence[Token]) -> bool:
+        """Whether ``tokens`` are a clause (a noun phrase, then a finite verb)."""
+        np = self.r._declared(tokens) or phrase(tokens)
+        if not np or len(np) >= len(tokens):
+            return False
+        w = tokens[len(np)].lower
+        if w in lx.COPULAS or w in lx.AUXILIARIES or _negation(w):
+            return True
+        return lx.verb(w) is not None and not w.endswith("ing")
 
     def _embedded(self, frame: Frame, tokens: Sequence[Token]) -> None:
         """A that-clause's states, read into ``frame`` (its kind is kept)."""

@@ -46,6 +46,8 @@ class Mention:
 def phrase(tokens: Sequence[Token]) -> tuple[Token, ...]:
     """The noun phrase at the start of ``tokens``: up to a preposition (other than "of"),
     a participle (an -ing or -ed verb form after a noun), a relative word or a verb."""
+    if tokens and tokens[0].lower in lx.PRONOUNS:
+        return (tokens[0],)
     out: list[Token] = []
     for k, t in enumerate(tokens):
         w = t.lower
