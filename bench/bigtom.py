@@ -166,7 +166,8 @@ _AUX = frozenset(
 def words(text: str) -> frozenset[str]:
     """``text``'s content words, each reduced to its root as the phased reader reduces a
     value's (:func:`~fabula.agents.memory_builder.phases.lexicon.root`: "wilted" → wilt)."""
-    return frozenset(root(w) for w in _WORD.findall(text.lower()) if w not in _FUNCTION)
+    found = _WORD.findall(text.lower().replace("-", " "))
+    return frozenset(root(w) for w in found if w not in _FUNCTION)
 
 
 def row_key(story: str) -> str:

@@ -132,3 +132,19 @@ async def test_a_seen_change_updates_the_belief(aredis_client: aredis.Redis) -> 
         "Tam watches the branch fall.",
     )
     assert (await project_beliefs(store, "tam")).value("kettle", "condition") == "dent"
+
+
+class TestClauses:
+    def test_a_verb_after_and_continues_the_subject(self) -> None:
+        frames, _ = read_frames("Tam dusts the shelf and notices the kettle is dented.", CAST)
+        seen = [f for f in frames if f.kind == "perceive"]
+        assert [(s.subject.entity, s.value) for f in seen for s in f.states] == [("kettle", "dent")]
+
+    def test_a_phrase_after_the_subject_is_skipped_and_a_seen_adjective_kept(self) -> None:
+        states = read_states("The kettle on the stove is scorched. Tam sees a warm kettle.", CAST)
+        got = [(a.kind, a.clause.value) for a in states if a.clause]
+        assert ("state", "scorch") in got and ("perceive", "warm") in got
+
+    def test_only_while_makes_a_character_occupied(self) -> None:
+        states = read_states("As Tam prepared it, the kettle was full.", CAST)
+        assert states and all(a.unseen_by == () for a in states)

@@ -11,7 +11,8 @@ The frames of a turn (:mod:`.frames`) become :class:`~fabula.memory.actions.Stor
   several sharing as many, the later); one that shares none is attached to nothing;
 * a character occupied in a subordinate clause ("while Bo is away") does not perceive
   the events of its sentence, unless a perception later says otherwise;
-* a perception of a that-clause ("notices that the jar is empty") is a ``perceive``;
+* a perception of a that-clause ("notices that the jar is empty") or of a thing with its
+  adjectives ("sees a full jar") is a ``perceive`` too;
 * a belief is a ``think`` with its clause: the believer's view only, assumed;
 * a goal stays narration (an intention, never an act), with its reason in ``unsure``.
 """
@@ -87,7 +88,6 @@ def attach(frames: list[Frame]) -> dict[int, list[StoryAction]]:
                     )
                     for s in frame.states
                 )
-                continue
             target = _named(events, frame)
             if target is not None:
                 if frame.negated:

@@ -108,7 +108,8 @@ def split_clauses(segment: Sequence[Token]) -> list[tuple[Token, ...]]:
     out: list[list[Token]] = [[]]
     for k, t in enumerate(segment):
         nxt = segment[k + 1].lower if k + 1 < len(segment) else ""
-        if t.lower in ("and", "but") and out[-1] and nxt.endswith("ing") and lx.verb(nxt):
+        finite = nxt not in lx.verb_lemmas() or nxt.endswith("ing")
+        if t.lower in ("and", "but") and out[-1] and finite and lx.verb(nxt):
             out.append([])
             continue
         out[-1].append(t)
@@ -140,17 +141,18 @@ class ClauseReader:
         subordinate = False
         while k < len(tokens) and tokens[k].lower in ("just", "even", "right", "and", "but"):
             k += 1
+        # "while" makes a character's clause a concurrent occupation ("while Bo is away")
         if k < len(tokens) and tokens[k].lower in lx.SUBORDINATORS:
-            subordinate, k = True, k + 1
+            subordinate, k = tokens[k].lower == "while", k + 1
         rest = tokens[k:]
         if not rest:
             return None
         frame = Frame("event", index, sentence.start, sentence.end, subordinate=subordinate)
         first = rest[0].lower
-        if first.endswith("ing") and lx.verb(first) is not None:
-            # a participle clause: its subject is the clause before's
+        if lx.verb(first) is not None and first not in lx.DETERMINERS and self._verbal(rest):
+            # a participle or a verb after "and": its subject is the clause before's
             frame.doer = self._subject
-            self._verb_phrase(frame, None, rest)
+            self._verb_phrase(frame, self._subject, rest)
         else:
             subject = self.r.mention(rest)
             if subject is None:
@@ -158,10 +160,29 @@ class ClauseReader:
                 return frame
             self.r.note(subject, subject=True)
             self._subject = subject
-            self._verb_phrase(frame, subject, rest[len(subject.tokens) :])
+            self._verb_phrase(frame, subject, self._past_modifiers(rest[len(subject.tokens) :]))
         frame.roots = _content_roots(tokens, frame.holder)
         self._contained(frame, rest)
         return frame
+
+    def _verbal(self, tokens: Sequence[Token]) -> bool:
+        """Whether a clause begins with its verb: a participle, or an inflected verb form
+        that is no noun phrase's start ("notices", "crushing"; not "Tam", "the")."""
+        w = tokens[0].lower
+        if tokens[0].capital and self._subject is None:
+            return False
+        return w.endswith("ing") or (self._subject is not None and w not in lx.verb_lemmas())
+
+    def _past_modifiers(self, tokens: Sequence[Token]) -> Sequence[Token]:
+        """``tokens`` after a subject, its prepositional phrases skipped ("the honey in the
+        jars is ..." → "is ...")."""
+        rest = list(tokens)
+        while len(rest) > 1 and rest[0].lower in lx.PREPOSITIONS and rest[0].lower != "by":
+            np = phrase(rest[1:])
+            if not np:
+                break
+            rest = rest[1 + len(np) :]
+        return rest
 
     def _verb_phrase(self, frame: Frame, subject: Mention | None, rest: Sequence[Token]) -> None:
         k, negated, copula, have = 0, False, False, False
@@ -268,6 +289,8 @@ class ClauseReader:
             frame.kind = "perceive"
             if clause:
                 self._embedded(frame, rest)
+            else:
+                self._seen_as(frame, rest)
             return True
         if "cognition" in verb.classes[:1]:
             if rest and clause:
@@ -278,6 +301,27 @@ class ClauseReader:
             frame.kind = "occupied"
             return True
         return False
+
+    def _seen_as(self, frame: Frame, tokens: Sequence[Token]) -> None:
+        """A thing perceived with its adjectives ("sees a full jar of honey"): the
+        adjectives are its condition as perceived."""
+        np = self.r._declared(tokens) or phrase(tokens)
+        if not np:
+            return
+        described = [t for t in np if t.lower not in lx.DETERMINERS]
+        adjectives = []
+        for t in described:
+            if not lx.is_adjective(t.lower) or t.lower in ("of",):
+                break
+            adjectives.append(t)
+        rest = described[len(adjectives) :]
+        if not adjectives or not rest:
+            return
+        thing = self.r.mention(rest)
+        if thing is None or thing.character:
+            return
+        self.r.note(thing, subject=False)
+        frame.states.append(StateReading(thing, "condition", value_of(adjectives)))
 
     def _is_clause(self, tokens: Sequence[Token]) -> bool:
         """Whether ``tokens`` are a clause (a noun phrase, then a finite verb)."""
@@ -335,7 +379,8 @@ class ClauseReader:
             w = tokens[k].lower
             v = lx.verb(w)
             contains = v is not None and v.lemma in _CONTENTS and w.endswith(("ing", "ed"))
-            if not (contains or w == "full"):
+            full = w == "full" and tokens[k + 1].lower == "of"
+            if not (contains or full):
                 continue
             j = k + 1
             if j < len(tokens) and tokens[j].lower in ("with", "of"):
