@@ -282,7 +282,7 @@ def bench_opentom(
     model: str | None = typer.Option(None, "--model", help="The model name to ask it for."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N stories."),
     reader: str = typer.Option(
-        "prose", "--reader", help="The reader measured (prose or controlled); both run."
+        "prose", "--reader", help="The reader measured (prose, controlled or phased); all run."
     ),
     turns: str = typer.Option(
         "one", "--turns", help="The narrative as one turn, or its paragraphs as turns."
@@ -296,8 +296,8 @@ def bench_opentom(
     readers (and a model's), with the majority and nothing-read baselines in the same run."""
     from fabula.bench.opentom import ReaderName, TurnMode, model_system, run_opentom
 
-    if reader not in ("prose", "controlled"):
-        raise typer.BadParameter("prose or controlled", param_hint="--reader")
+    if reader not in ("prose", "controlled", "phased"):
+        raise typer.BadParameter("prose, controlled or phased", param_hint="--reader")
     if turns not in ("one", "paragraphs"):
         raise typer.BadParameter("one or paragraphs", param_hint="--turns")
     if (base_url is None) != (model is None):

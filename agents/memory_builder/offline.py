@@ -34,15 +34,16 @@ def read_controlled(text: str, entities: Mapping[str, Entity]) -> list[StoryActi
 
 
 class OfflineMemoryBuilder:
-    """Builds the deltas of turns read by ``reader`` (by default the prose reader,
-    :func:`~fabula.agents.memory_builder.prose.read_prose`, which reads controlled English
-    exactly as :func:`read_controlled` does)."""
+    """Builds the deltas of turns read by ``reader`` (by default the phased reader,
+    :func:`~fabula.agents.memory_builder.phases.read_story`: the prose reader's places,
+    which reads controlled English exactly as :func:`read_controlled` does, with states,
+    perception and mental states read in phases)."""
 
     def __init__(self, reader: Reader | None = None) -> None:
         if reader is None:
-            from fabula.agents.memory_builder.prose import read_prose
+            from fabula.agents.memory_builder.phases import read_story
 
-            reader = read_prose
+            reader = read_story
         self.reader = reader
 
     async def build(self, store: StoryStore, turn: int, text: str) -> TurnDelta:

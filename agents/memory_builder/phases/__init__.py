@@ -24,7 +24,9 @@ from fabula.memory.actions import StoryAction
 from fabula.memory.records import Entity
 
 # what the prose reader reads of a sentence that the phases may read better
-_WEAK = frozenset(["narration", "see", "think", "feel", "state", "locate", "take", "search"])
+_WEAK = frozenset(["narration", "see", "think", "feel"])
+# what the prose reader reads of a belief or a wish that is no act and no world fact
+_MISREAD = frozenset(["state", "locate", "take", "move", "put", "search", "give", "drop"])
 
 
 def read_frames(
@@ -47,26 +49,39 @@ def read_states(text: str, entities: Mapping[str, Entity]) -> list[StoryAction]:
 
 
 def read_story(text: str, entities: Mapping[str, Entity]) -> list[StoryAction]:
-    """``text`` as story actions (a :data:`~fabula.agents.memory_builder.offline.Reader`)."""
+    """``text`` as story actions (a :data:`~fabula.agents.memory_builder.offline.Reader`).
+
+    Per sentence: a sentence of the controlled grammar is the prose reader's alone (its
+    exact core); a belief or a goal is the phases' (the prose reader would make it a
+    world fact or an act); elsewhere the prose reader's places are kept, the phases'
+    reading replaces a sentence it left as narration, and the phases' conditions and
+    contents (never places) are added beside its reading.
+    """
+    from fabula.agents.memory_builder.extract import parse_sentence
     from fabula.agents.memory_builder.prose import read_prose
 
     prose = read_prose(text, entities)
     frames, spans = read_frames(text, entities)
     found = attach(frames)
-    mental = {f.sentence for f in frames if f.kind in ("believe", "goal", "perceive")}
+    mental = {f.sentence for f in frames if f.kind == "believe"}
     out: list[StoryAction] = []
-    taken: set[int] = set()
     for k, (start, end) in enumerate(spans):
         mine = found.get(k, [])
         theirs = [a for a in prose if start <= a.start < end]
-        taken.update(id(a) for a in theirs)
-        weak = all(a.kind in _WEAK for a in theirs)
-        if mine and (k in mental or weak):
-            keep = [a for a in theirs if a.kind not in _WEAK] if k not in mental else []
-            out.extend(sorted([*keep, *mine], key=lambda a: a.start))
+        if not mine or parse_sentence(text[start:end], start).kind != "narration":
+            out.extend(theirs)
+        elif k in mental:
+            out.extend(a for a in theirs if a.kind not in _MISREAD and a.kind not in _WEAK)
+            out.extend(mine)
+        elif all(a.kind in _WEAK for a in theirs):
+            out.extend(mine)
         else:
             out.extend(theirs)
-            if k in mental and not mine:
-                continue
-    out.extend(a for a in prose if id(a) not in taken)
+            out.extend(a for a in mine if a.clause is None or a.clause.attribute != "location")
+    spanned = {id(a) for a in out}
+    out.extend(a for a in prose if id(a) not in spanned and not _inside(a, spans))
     return sorted(out, key=lambda a: a.start)
+
+
+def _inside(action: StoryAction, spans: list[tuple[int, int]]) -> bool:
+    return any(start <= action.start < end for start, end in spans)
