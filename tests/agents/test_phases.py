@@ -148,3 +148,14 @@ class TestClauses:
     def test_only_while_makes_a_character_occupied(self) -> None:
         states = read_states("As Tam prepared it, the kettle was full.", CAST)
         assert states and all(a.unseen_by == () for a in states)
+
+    def test_a_relative_clause_without_that_and_an_adverb_are_skipped(self) -> None:
+        frames, _ = read_frames(
+            "Tam believes the kettle she bought is sturdy. A cat suddenly tips the kettle.", CAST
+        )
+        assert [(s.subject.entity, s.value) for s in frames[0].states] == [("kettle", "sturdy")]
+        assert frames[1].doer is not None and frames[1].doer.name == "cat"
+
+    def test_an_adjective_after_and_does_not_start_a_clause(self) -> None:
+        frames, _ = read_frames("Tam sees the cold and dented kettle.", CAST)
+        assert [f.kind for f in frames] == ["perceive"]

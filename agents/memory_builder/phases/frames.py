@@ -108,8 +108,12 @@ def split_clauses(segment: Sequence[Token]) -> list[tuple[Token, ...]]:
     out: list[list[Token]] = [[]]
     for k, t in enumerate(segment):
         nxt = segment[k + 1].lower if k + 1 < len(segment) else ""
+        after = segment[k + 2].lower if k + 2 < len(segment) else ""
         finite = nxt not in lx.verb_lemmas() or nxt.endswith("ing")
-        if t.lower in ("and", "but") and out[-1] and finite and lx.verb(nxt):
+        # a verb taking an object ("and notices the", "and greets them"), not an
+        # adjective of the phrase that goes on ("wet and wilted skirt")
+        takes = after in lx.DETERMINERS or after in lx.PRONOUNS or after in ("that",)
+        if t.lower in ("and", "but") and out[-1] and finite and lx.verb(nxt) and takes:
             out.append([])
             continue
         out[-1].append(t)
@@ -177,11 +181,20 @@ class ClauseReader:
         """``tokens`` after a subject, its prepositional phrases skipped ("the honey in the
         jars is ..." → "is ...")."""
         rest = list(tokens)
-        while len(rest) > 1 and rest[0].lower in lx.PREPOSITIONS and rest[0].lower != "by":
-            np = phrase(rest[1:])
-            if not np:
+        while len(rest) > 1:
+            if rest[0].lower in lx.PREPOSITIONS and rest[0].lower != "by":
+                np = phrase(rest[1:])
+                if not np:
+                    break
+                rest = rest[1 + len(np) :]
+            elif len(rest) > 2 and rest[0].lower in lx.PRONOUNS and lx.verb(rest[1].lower):
+                # a relative clause without "that": "the jar she bought is ..."
+                nxt = rest[2].lower
+                if not (nxt in lx.COPULAS or nxt in lx.AUXILIARIES or lx.verb(nxt)):
+                    break
+                rest = rest[2:]
+            else:
                 break
-            rest = rest[1 + len(np) :]
         return rest
 
     def _verb_phrase(self, frame: Frame, subject: Mention | None, rest: Sequence[Token]) -> None:
@@ -326,9 +339,10 @@ class ClauseReader:
     def _is_clause(self, tokens: Sequence[Token]) -> bool:
         """Whether ``tokens`` are a clause (a noun phrase, then a finite verb)."""
         np = self.r._declared(tokens) or phrase(tokens)
-        if not np or len(np) >= len(tokens):
+        after = self._past_modifiers(tokens[len(np) :]) if np else ()
+        if not after:
             return False
-        w = tokens[len(np)].lower
+        w = after[0].lower
         if w in lx.COPULAS or w in lx.AUXILIARIES or _negation(w):
             return True
         return lx.verb(w) is not None and not w.endswith("ing")
@@ -340,7 +354,7 @@ class ClauseReader:
             return
         self.r.note(subject, subject=False)
         inner = Frame("event", frame.sentence, frame.start, frame.end)
-        self._verb_phrase(inner, subject, tokens[len(subject.tokens) :])
+        self._verb_phrase(inner, subject, self._past_modifiers(tokens[len(subject.tokens) :]))
         self._contained(inner, tokens)
         frame.states.extend(inner.states)
 

@@ -53,6 +53,8 @@ def phrase(tokens: Sequence[Token]) -> tuple[Token, ...]:
         w = t.lower
         if k and (w in _STOP or w in lx.COPULAS or w in lx.AUXILIARIES or w in lx.CONJUNCTIONS):
             break
+        if k and w.endswith("ly") and not lx.is_adjective(w):
+            break  # an adverb before the verb: "a dog suddenly barks"
         if k and out and lx.verb(w) is not None and out[-1].lower not in lx.DETERMINERS:
             # a verb form after a noun ends the phrase, unless it modifies a noun that
             # follows it ("the sand covered hut" is rare; "the frost cracked the jar" not)
