@@ -26,7 +26,8 @@ from fabula.memory.records import Entity
 # what the prose reader reads of a sentence that the phases may read better
 _WEAK = frozenset(["narration", "see", "think", "feel"])
 # what the prose reader reads of a belief or a wish that is no act and no world fact
-_MISREAD = frozenset(["state", "locate", "take", "move", "put", "search", "give", "drop"])
+# (a world fact; an act in the same sentence, "thinking it safer, she moved it", is kept)
+_MISREAD = frozenset(["state", "locate"])
 
 
 def read_frames(
@@ -53,9 +54,9 @@ def read_story(text: str, entities: Mapping[str, Entity]) -> list[StoryAction]:
 
     Per sentence: a sentence of the controlled grammar is the prose reader's alone (its
     exact core); a belief or a goal is the phases' (the prose reader would make it a
-    world fact or an act); elsewhere the prose reader's places are kept, the phases'
-    reading replaces a sentence it left as narration, and the phases' conditions and
-    contents (never places) are added beside its reading.
+    world fact or an act); elsewhere the prose reader's reading is kept (its places and
+    its perceptions), the phases' reading replaces a sentence it left as narration, and
+    the phases' conditions and contents (never places) are added beside its reading.
     """
     from fabula.agents.memory_builder.extract import parse_sentence
     from fabula.agents.memory_builder.prose import read_prose
@@ -73,7 +74,7 @@ def read_story(text: str, entities: Mapping[str, Entity]) -> list[StoryAction]:
         elif k in mental:
             out.extend(a for a in theirs if a.kind not in _MISREAD and a.kind not in _WEAK)
             out.extend(mine)
-        elif all(a.kind in _WEAK for a in theirs):
+        elif all(a.kind == "narration" for a in theirs):
             out.extend(mine)
         else:
             out.extend(theirs)
