@@ -282,7 +282,7 @@ def bench_opentom(
     model: str | None = typer.Option(None, "--model", help="The model name to ask it for."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N stories."),
     reader: str = typer.Option(
-        "prose", "--reader", help="The reader measured (prose or controlled); both run."
+        "prose", "--reader", help="The reader measured (prose, controlled or phased); all run."
     ),
     turns: str = typer.Option(
         "one", "--turns", help="The narrative as one turn, or its paragraphs as turns."
@@ -296,8 +296,8 @@ def bench_opentom(
     readers (and a model's), with the majority and nothing-read baselines in the same run."""
     from fabula.bench.opentom import ReaderName, TurnMode, model_system, run_opentom
 
-    if reader not in ("prose", "controlled"):
-        raise typer.BadParameter("prose or controlled", param_hint="--reader")
+    if reader not in ("prose", "controlled", "phased"):
+        raise typer.BadParameter("prose, controlled or phased", param_hint="--reader")
     if turns not in ("one", "paragraphs"):
         raise typer.BadParameter("one or paragraphs", param_hint="--turns")
     if (base_url is None) != (model is None):
@@ -328,6 +328,38 @@ def bench_opentom(
             limit=limit,
             mode=cast("TurnMode", turns),
             model=system,
+        )
+    )
+
+
+@bench_app.command("bigtom")
+def bench_bigtom(
+    ctx: typer.Context,
+    path: Path = typer.Argument(..., help="BigToM's ;-separated CSV (19 fields a row)."),
+    reader: str = typer.Option(
+        "phased", "--reader", help="The reader whose answers are written (all run)."
+    ),
+    json_out: str | None = typer.Option(None, "--json"),
+    answers: str | None = typer.Option(
+        None, "--answers", help="One JSON line per item: key, condition, init, answer, from, world."
+    ),
+) -> None:
+    """BigToM: states and whether the agent saw them change, read by the offline readers,
+    with the always-initial, always-final and W-alone baselines in the same run."""
+    from fabula.bench.bigtom import READERS, run_bigtom
+
+    if reader not in READERS:
+        raise typer.BadParameter(" or ".join(READERS), param_hint="--reader")
+    if not path.exists():
+        raise NotFound(f"no such file: {path}", path=str(path))
+    settings = _settings(ctx)
+    asyncio.run(
+        run_bigtom(
+            path,
+            redis_url=settings.redis_url,
+            json_out=json_out,
+            answers_out=answers,
+            reader=reader,
         )
     )
 

@@ -55,6 +55,7 @@ from typing import Any, Literal
 import redis.asyncio as aredis
 
 from fabula.agents.memory_builder.offline import OfflineMemoryBuilder, Reader, read_controlled
+from fabula.agents.memory_builder.phases import read_story
 from fabula.agents.memory_builder.prose import read_prose
 from fabula.agents.roles import MemoryBuilderRole
 from fabula.bench.common import bench_redis, commit_path, create_story, run_id, write_answers
@@ -82,7 +83,7 @@ GROUPS = (
     "attitude",
 )
 CONCURRENCY = 16
-ReaderName = Literal["prose", "controlled"]
+ReaderName = Literal["prose", "controlled", "phased"]
 TurnMode = Literal["one", "paragraphs"]
 Form = Literal["coarse", "fine", "initial", "fullness", "accessibility", "attitude"]
 Perspective = Literal["mover", "observer", "narrator"]
@@ -676,7 +677,11 @@ async def run_opentom(
     answers if asked; return the JSON."""
     stories = load_opentom(path, limit)
     questions = [(s, q) for s in stories for q in s.questions]
-    systems = [offline_system("controlled", read_controlled), offline_system("prose", read_prose)]
+    systems = [
+        offline_system("controlled", read_controlled),
+        offline_system("prose", read_prose),
+        offline_system("phased", read_story),
+    ]
     if model is not None:
         systems.append(model)
     answers: dict[str, list[str | None]] = {}

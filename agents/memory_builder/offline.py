@@ -37,9 +37,10 @@ def read_controlled(text: str, entities: Mapping[str, Entity]) -> list[StoryActi
 
 
 class OfflineMemoryBuilder:
-    """Builds the deltas of turns read by ``reader`` (by default the prose reader,
-    :func:`~fabula.agents.memory_builder.prose.read_prose`, which reads controlled English
-    exactly as :func:`read_controlled` does, within the store's
+    """Builds the deltas of turns read by ``reader`` (by default the phased reader,
+    :func:`~fabula.agents.memory_builder.phases.read_story`: the prose reader's places,
+    which reads controlled English exactly as :func:`read_controlled` does, with states,
+    perception and mental states read in phases, within the store's
     :class:`~fabula.limits.Limits`)."""
 
     def __init__(self, reader: Reader | None = None) -> None:
@@ -56,9 +57,9 @@ class OfflineMemoryBuilder:
         entities = await store.entities(as_of)
         reader = self.reader
         if reader is None:
-            from fabula.agents.memory_builder.prose import read_prose
+            from fabula.agents.memory_builder.phases import read_story
 
-            reader = functools.partial(read_prose, limits=store.limits)
+            reader = functools.partial(read_story, limits=store.limits)
         # read in a worker thread: reading is all computation, and on the event loop it
         # would stall every other request of the process (the studio) and the renewal of
         # the decision lock held meanwhile, which would then expire under its holder

@@ -390,16 +390,23 @@ def _feel(t: Tracker, action: StoryAction) -> None:
 
 
 def _think(t: Tracker, action: StoryAction) -> None:
+    """Thinking; with a clause ("A believes that the jar is empty"), A's belief alone,
+    inferred (assumed, not seen): nothing of W or of anyone else's mind changes."""
     who = t.entity("character", action.actor)
     topic = t.known(action.obj)
-    t.event(
+    fact = _fact(t, action.clause) if action.clause is not None else None
+    ev = t.event(
         "think",
         action,
         actor=who,
-        participants=_unique(who, *_known(t, topic)),
+        participants=_unique(who, *_known(t, topic), *((fact.subject,) if fact else ())),
         place=t.place_of(who),
         witnesses=(who,),
     )
+    if fact is not None:
+        t.believe(
+            (who,), fact.subject, fact.attribute, fact.value, mode="inferred", event=ev, source=None
+        )
 
 
 # -- what is said ---------------------------------------------------------------------

@@ -348,7 +348,7 @@ def test_the_model_memory_builder_reads_the_same_narratives(redis_url: str, tmp_
         asked = [json.dumps(r) for r in server.requests]
     assert done.exit_code == 0, done.output
     systems = json.loads(out.read_text())["systems"]
-    assert list(systems) == ["controlled", "prose", "model", "majority", "nothing_read"]
+    assert list(systems) == ["controlled", "prose", "phased", "model", "majority", "nothing_read"]
     assert systems["model"]["failed_stories"] == []
     assert systems["model"]["groups"] == systems["prose"]["groups"]  # the prose reader first
     assert asked and all("The sky was grey" in r for r in asked)

@@ -1,0 +1,97 @@
+"""The reader of states, perception and mental states, built in phases.
+
+1. :mod:`.tokens` — sentences and tokens with exact spans;
+2. :mod:`.mentions` — noun phrases anchored on the story's entities, pronouns by salience;
+3. :mod:`.frames` — clauses, their verbs' WordNet classes (:mod:`.lexicon`), and frames:
+   perception, belief, goal, a character occupied, an event and the states it says;
+4. :mod:`.events` — events with their perceivers, as story actions.
+
+:func:`read_story` is the offline reader: the prose reader's reading of where things go
+(:func:`~fabula.agents.memory_builder.prose.read_prose`), with these phases' reading of
+each sentence the prose reader left as narration, or read as a belief, an intention or a
+perception it could not attach — there the phases' actions replace the prose reader's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from fabula.agents.memory_builder.phases.events import attach
+from fabula.agents.memory_builder.phases.frames import ClauseReader, Frame
+from fabula.agents.memory_builder.phases.mentions import Resolver
+from fabula.agents.memory_builder.phases.tokens import sentences
+from fabula.limits import Limits
+from fabula.memory.actions import StoryAction
+from fabula.memory.records import Entity
+
+# what the prose reader reads of a sentence that the phases may read better
+_WEAK = frozenset(["narration", "see", "think", "feel"])
+# what the prose reader reads of a belief or a wish that is no act and no world fact
+# (a world fact; an act in the same sentence, "thinking it safer, she moved it", is kept)
+_MISREAD = frozenset(["state", "locate"])
+
+
+def read_frames(
+    text: str, entities: Mapping[str, Entity], limits: Limits | None = None
+) -> tuple[list[Frame], list[tuple[int, int]]]:
+    """The frames of ``text`` and each sentence's span.
+
+    A sentence longer than ``limits.sentence_words`` tokens is not read (its span is
+    kept): the prose reader reads its first words and says why it stopped."""
+    bound = (limits or Limits()).sentence_words
+    reader = ClauseReader(Resolver(entities))
+    spans = []
+    for k, sentence in enumerate(sentences(text)):
+        if len(sentence.tokens) <= bound:
+            reader.sentence(k, sentence)
+        spans.append((sentence.start, sentence.end))
+    return reader.frames, spans
+
+
+def read_states(text: str, entities: Mapping[str, Entity]) -> list[StoryAction]:
+    """The phases' actions alone (states, perceptions, beliefs), in text order."""
+    frames, _ = read_frames(text, entities)
+    found = attach(frames)
+    return [a for k in sorted(found) for a in found[k]]
+
+
+def read_story(
+    text: str, entities: Mapping[str, Entity], limits: Limits | None = None
+) -> list[StoryAction]:
+    """``text`` as story actions (a :data:`~fabula.agents.memory_builder.offline.Reader`),
+    within ``limits`` (:func:`~fabula.agents.memory_builder.prose.read_prose`'s bounds).
+
+    Per sentence: a sentence of the controlled grammar is the prose reader's alone (its
+    exact core); a belief or a goal is the phases' (the prose reader would make it a
+    world fact or an act); elsewhere the prose reader's reading is kept (its places and
+    its perceptions), the phases' reading replaces a sentence it left as narration, and
+    the phases' conditions and contents (never places) are added beside its reading.
+    """
+    from fabula.agents.memory_builder.extract import parse_sentence
+    from fabula.agents.memory_builder.prose import read_prose
+
+    prose = read_prose(text, entities, limits)
+    frames, spans = read_frames(text, entities, limits)
+    found = attach(frames)
+    mental = {f.sentence for f in frames if f.kind == "believe"}
+    out: list[StoryAction] = []
+    for k, (start, end) in enumerate(spans):
+        mine = found.get(k, [])
+        theirs = [a for a in prose if start <= a.start < end]
+        if not mine or parse_sentence(text[start:end], start).kind != "narration":
+            out.extend(theirs)
+        elif k in mental:
+            out.extend(a for a in theirs if a.kind not in _MISREAD and a.kind not in _WEAK)
+            out.extend(mine)
+        elif all(a.kind == "narration" for a in theirs):
+            out.extend(mine)
+        else:
+            out.extend(theirs)
+            out.extend(a for a in mine if a.clause is None or a.clause.attribute != "location")
+    spanned = {id(a) for a in out}
+    out.extend(a for a in prose if id(a) not in spanned and not _inside(a, spans))
+    return sorted(out, key=lambda a: a.start)
+
+
+def _inside(action: StoryAction, spans: list[tuple[int, int]]) -> bool:
+    return any(start <= action.start < end for start, end in spans)

@@ -1,0 +1,148 @@
+"""Phase 5: events with their perceivers, as story actions.
+
+The frames of a turn (:mod:`.frames`) become :class:`~fabula.memory.actions.StoryAction`:
+
+* an event's states are ``state`` actions at its sentence's span, true in W, perceived
+  by those present (the tracker's rule) and by whoever the text says perceived the event,
+  and not by whoever it says did not;
+* a perception names its event by the words they share, reduced to roots (the event's
+  verb or its noun: "the swap" and "swapped"; its participants: "the package"): it is
+  attached to the earlier event of the turn that shares the most roots with it (of
+  several sharing as many, the later); one that shares none is attached to nothing;
+* a character occupied in a subordinate clause ("while Bo is away") does not perceive
+  the events of its sentence, unless a perception later says otherwise;
+* a perception of a that-clause ("notices that the jar is empty") or of a thing with its
+  adjectives ("sees a full jar") is a ``perceive`` too;
+* a belief is a ``think`` with its clause: the believer's view only, assumed;
+* a goal stays narration (an intention, never an act), with its reason in ``unsure``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from fabula.agents.memory_builder.phases.frames import Frame, StateReading
+from fabula.memory.actions import Clause, StoryAction
+
+
+@dataclass
+class _Event:
+    sentence: int
+    start: int
+    end: int
+    states: list[StateReading] = field(default_factory=list)
+    roots: set[str] = field(default_factory=set)
+    seen: list[str] = field(default_factory=list)
+    unseen: list[str] = field(default_factory=list)
+
+
+def _clause(state: StateReading) -> Clause:
+    value = f"not {state.value}" if state.negated else state.value
+    return Clause(subject=state.subject.name, attribute=state.attribute, value=value)
+
+
+def _add(names: list[str], name: str) -> None:
+    if name not in names:
+        names.append(name)
+
+
+def attach(frames: list[Frame]) -> dict[int, list[StoryAction]]:
+    """The actions the frames give, by sentence index."""
+    events: list[_Event] = []
+    by_sentence: dict[int, _Event] = {}
+    out: dict[int, list[StoryAction]] = {}
+    for frame in frames:
+        if frame.kind == "event":
+            event = by_sentence.get(frame.sentence)
+            if event is None:
+                event = _Event(frame.sentence, frame.start, frame.end)
+                by_sentence[frame.sentence] = event
+                events.append(event)
+            event.states.extend(frame.states)
+            event.roots |= frame.roots
+            for who in (frame.doer, frame.holder):
+                if who is not None and who.character:
+                    _add(event.seen, who.name)  # a character perceives what it does
+            continue
+        holder = frame.holder.name if frame.holder else None
+        if frame.kind == "occupied" and holder is not None:
+            same = [f for f in frames if f.sentence == frame.sentence and f.kind == "event"]
+            if same:
+                event = by_sentence.get(frame.sentence) or _Event(
+                    frame.sentence, frame.start, frame.end
+                )
+                by_sentence.setdefault(frame.sentence, event)
+                if event not in events:
+                    events.append(event)
+                _add(event.unseen, holder)
+            continue
+        if frame.kind == "perceive" and holder is not None:
+            if frame.states and not frame.negated:
+                out.setdefault(frame.sentence, []).extend(
+                    StoryAction(
+                        kind="perceive",
+                        start=frame.start,
+                        end=frame.end,
+                        actors=(holder,),
+                        clause=_clause(s),
+                    )
+                    for s in frame.states
+                )
+            target = _named(events, frame)
+            if target is not None:
+                if frame.negated:
+                    _add(target.unseen, holder)
+                    if holder in target.seen:
+                        target.seen.remove(holder)
+                else:
+                    _add(target.seen, holder)
+                    if holder in target.unseen:
+                        target.unseen.remove(holder)
+            continue
+        if frame.kind == "believe" and holder is not None:
+            out.setdefault(frame.sentence, []).extend(
+                StoryAction(
+                    kind="think",
+                    start=frame.start,
+                    end=frame.end,
+                    actors=(holder,),
+                    clause=_clause(s),
+                )
+                for s in frame.states
+            )
+            continue
+        if frame.kind == "goal":
+            out.setdefault(frame.sentence, []).append(
+                StoryAction(
+                    kind="narration",
+                    start=frame.start,
+                    end=frame.end,
+                    unsure="an intention, not an act: whether it was carried out is not said",
+                )
+            )
+    for event in events:
+        for state in event.states:
+            out.setdefault(event.sentence, []).append(
+                StoryAction(
+                    kind="state",
+                    start=event.start,
+                    end=event.end,
+                    clause=_clause(state),
+                    seen_by=tuple(event.seen),
+                    unseen_by=tuple(n for n in event.unseen if n not in event.seen),
+                )
+            )
+    return out
+
+
+def _named(events: list[_Event], frame: Frame) -> _Event | None:
+    """The earlier event sharing the most roots with the perception (the later of a tie)."""
+    best: tuple[int, int] | None = None
+    found = None
+    for k, event in enumerate(events):
+        if event.sentence >= frame.sentence:
+            continue
+        shared = len(event.roots & frame.roots)
+        if shared and (best is None or (shared, k) > best):
+            best, found = (shared, k), event
+    return found

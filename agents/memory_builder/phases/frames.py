@@ -1,0 +1,412 @@
+"""Phases 3 and 4: clauses and their verb classes → frames.
+
+Each segment of a sentence (:mod:`.tokens`) is read as a clause: an optional subordinator
+("while", "as"), a subject (:mod:`.mentions`; a participle or "and" clause continues the
+subject before it), a verb group (auxiliaries, negation, adverbs, the verb) and what
+follows. The verb's WordNet class (:mod:`.lexicon`) and the clause's shape give its frame:
+
+* ``perceive``: a character and a verb of ``perception`` ("sees", "notices", "witnesses"),
+  negated or not; what it names is the rest of the sentence (a that-clause is read for
+  its states, which the perceiver learns outright);
+* ``believe``: a character and a verb of ``cognition`` before a clause ("believes the jar
+  is empty"): the clause's states are the character's belief, never the world's;
+* ``goal``: a character, a verb and "to" + a verb ("wants to buy", "decides to wait"):
+  an intention, never an act;
+* ``occupied``: a character's state in a subordinate clause ("while Bo is away"): the
+  main clause's events are not perceived by it;
+* ``event``: anything else; its ``states`` are what it says is so or becomes so —
+  ``X is/becomes P`` (a location when P is a place phrase, else a condition), ``X
+  contains Y`` and "X containing Y" (contents), a verb of change, contact, consumption,
+  creation or weather done to an object or undergone by the subject ("the frost damages
+  the roses", "the roses wilt": condition ``damage``, ``wilt``), and a result ("causing
+  it to wilt", "leaving the hive empty", "making them soft").
+
+A value is its words reduced to roots (:func:`.lexicon.root`): "wilted", "has wilted" and
+"wilts" are one value, ``wilt``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from fabula.agents.memory_builder.phases import lexicon as lx
+from fabula.agents.memory_builder.phases.mentions import Mention, Resolver, phrase
+from fabula.agents.memory_builder.phases.tokens import Sentence, Token
+
+FrameKind = Literal["perceive", "believe", "goal", "occupied", "event"]
+# a verb's classes that change what they are done to, or what undergoes them
+CHANGING = frozenset(["change", "contact", "consumption", "creation", "weather", "body"])
+# adjectives of perceiving (WordNet files them under adj.all, with no verb to derive)
+AWARE = {"aware": True, "unaware": False, "oblivious": False}
+_PARTICLES = frozenset(["up", "over", "off", "away", "down", "out", "in", "on", "back"])
+_CONTENTS = frozenset(["contain", "hold", "fill"])
+
+
+@dataclass(frozen=True)
+class StateReading:
+    """``subject``'s ``attribute`` is ``value`` (roots), read at ``start``..``end``."""
+
+    subject: Mention
+    attribute: str
+    value: str
+    negated: bool = False
+
+
+@dataclass
+class Frame:
+    kind: FrameKind
+    sentence: int  # its sentence's index in the turn
+    start: int
+    end: int
+    holder: Mention | None = None  # the character perceiving, believing, intending
+    doer: Mention | None = None
+    negated: bool = False
+    subordinate: bool = False
+    states: list[StateReading] = field(default_factory=list)
+    roots: frozenset[str] = frozenset()
+
+
+def _content_roots(tokens: Sequence[Token], skip: Mention | None) -> frozenset[str]:
+    skipped = {t.start for t in skip.tokens} if skip else set()
+    out = set()
+    for t in tokens:
+        w = t.lower
+        if t.start in skipped or w in lx.PRONOUNS or len(w) < 3:
+            continue
+        if w in lx.DETERMINERS or w in lx.PREPOSITIONS or w in lx.COPULAS:
+            continue
+        if w in lx.AUXILIARIES or w in lx.CONJUNCTIONS or w in lx.SUBORDINATORS:
+            continue
+        if w in lx.NEGATIONS or w.endswith("n't") or w in ("that", "which", "who"):
+            continue
+        out.add(lx.root(w))
+    return frozenset(out)
+
+
+def value_of(tokens: Sequence[Token]) -> str:
+    """A predicate's words as a value: determiners, adverbs of degree and time, and what
+    follows "by", "due" or "because" left out; each word its root."""
+    words = []
+    for t in tokens:
+        w = t.lower
+        if w in ("by", "due", "because", "from", "as", "while", "when", "for"):
+            break
+        if w in lx.DETERMINERS or w in ("still", "now", "also", "once", "then", "very"):
+            continue
+        words.append(lx.root(w))
+    return " ".join(words)
+
+
+def _negation(w: str) -> bool:
+    return w in lx.NEGATIONS or w.endswith("n't")
+
+
+def split_clauses(segment: Sequence[Token]) -> list[tuple[Token, ...]]:
+    """A segment cut before "and"/"but" + a participle or a subject with its verb."""
+    out: list[list[Token]] = [[]]
+    for k, t in enumerate(segment):
+        nxt = segment[k + 1].lower if k + 1 < len(segment) else ""
+        after = segment[k + 2].lower if k + 2 < len(segment) else ""
+        finite = nxt not in lx.verb_lemmas() or nxt.endswith("ing")
+        # a verb taking an object ("and notices the", "and greets them"), not an
+        # adjective of the phrase that goes on ("wet and wilted skirt")
+        takes = after in lx.DETERMINERS or after in lx.PRONOUNS or after in ("that",)
+        if t.lower in ("and", "but") and out[-1] and finite and lx.verb(nxt) and takes:
+            out.append([])
+            continue
+        out[-1].append(t)
+    return [tuple(c) for c in out if c]
+
+
+class ClauseReader:
+    """Reads the clauses of one turn, in order, into frames."""
+
+    def __init__(self, resolver: Resolver) -> None:
+        self.r = resolver
+        self.frames: list[Frame] = []
+        self._subject: Mention | None = None  # the subject a participle clause continues
+
+    def sentence(self, index: int, sentence: Sentence) -> list[Frame]:
+        out: list[Frame] = []
+        self._subject = None
+        for segment in sentence.segments():
+            for clause in split_clauses(segment):
+                frame = self._clause(index, sentence, clause)
+                if frame is not None:
+                    out.append(frame)
+        self.frames.extend(out)
+        return out
+
+    # -- one clause ------------------------------------------------------------------
+    def _clause(self, index: int, sentence: Sentence, tokens: tuple[Token, ...]) -> Frame | None:
+        k = 0
+        subordinate = False
+        while k < len(tokens) and tokens[k].lower in ("just", "even", "right", "and", "but"):
+            k += 1
+        # "while" makes a character's clause a concurrent occupation ("while Bo is away")
+        if k < len(tokens) and tokens[k].lower in lx.SUBORDINATORS:
+            subordinate, k = tokens[k].lower == "while", k + 1
+        rest = tokens[k:]
+        if not rest:
+            return None
+        frame = Frame("event", index, sentence.start, sentence.end, subordinate=subordinate)
+        first = rest[0].lower
+        if lx.verb(first) is not None and first not in lx.DETERMINERS and self._verbal(rest):
+            # a participle or a verb after "and": its subject is the clause before's
+            frame.doer = self._subject
+            self._verb_phrase(frame, self._subject, rest)
+        else:
+            subject = self.r.mention(rest)
+            if subject is None:
+                frame.roots = _content_roots(rest, None)
+                return frame
+            self.r.note(subject, subject=True)
+            self._subject = subject
+            self._verb_phrase(frame, subject, self._past_modifiers(rest[len(subject.tokens) :]))
+        frame.roots = _content_roots(tokens, frame.holder)
+        self._contained(frame, rest)
+        return frame
+
+    def _verbal(self, tokens: Sequence[Token]) -> bool:
+        """Whether a clause begins with its verb: a participle, or an inflected verb form
+        that is no noun phrase's start ("notices", "crushing"; not "Tam", "the")."""
+        w = tokens[0].lower
+        if tokens[0].capital and self._subject is None:
+            return False
+        return w.endswith("ing") or (self._subject is not None and w not in lx.verb_lemmas())
+
+    def _past_modifiers(self, tokens: Sequence[Token]) -> Sequence[Token]:
+        """``tokens`` after a subject, its prepositional phrases skipped ("the honey in the
+        jars is ..." → "is ...")."""
+        rest = list(tokens)
+        while len(rest) > 1:
+            if rest[0].lower in lx.PREPOSITIONS and rest[0].lower != "by":
+                np = phrase(rest[1:])
+                if not np:
+                    break
+                rest = rest[1 + len(np) :]
+            elif len(rest) > 2 and rest[0].lower in lx.PRONOUNS and lx.verb(rest[1].lower):
+                # a relative clause without "that": "the jar she bought is ..."
+                nxt = rest[2].lower
+                if not (nxt in lx.COPULAS or nxt in lx.AUXILIARIES or lx.verb(nxt)):
+                    break
+                rest = rest[2:]
+            else:
+                break
+        return rest
+
+    def _verb_phrase(self, frame: Frame, subject: Mention | None, rest: Sequence[Token]) -> None:
+        k, negated, copula, have = 0, False, False, False
+        while k < len(rest):
+            w = rest[k].lower
+            if _negation(w):
+                negated = True
+            elif w in lx.COPULAS:
+                copula = True
+            elif w in ("has", "have", "had"):
+                have = True
+            elif not (w in lx.AUXILIARIES or w.endswith("ly") or w in ("still", "also")):
+                break
+            k += 1
+        frame.negated = negated
+        after = rest[k:]
+        character = subject is not None and subject.character
+        if not after:
+            return
+        head = after[0].lower
+        verb = lx.verb(head)
+        if (
+            character
+            and subject is not None
+            and self._character(frame, subject, after, verb, copula)
+        ):
+            return
+        frame.doer = frame.doer or subject
+        if (
+            copula
+            and subject is not None
+            and (verb is None or head.endswith("ed") or lx.is_adjective(head))
+        ):
+            self._predicate(frame, subject, after)
+            return
+        if verb is None:
+            if have and subject is not None:
+                frame.states.append(StateReading(subject, "condition", "have " + value_of(after)))
+            return
+        tail = after[1:]
+        if verb.lemma in lx.RESULTATIVE:
+            self._result(frame, tail)
+            return
+        if verb.lemma in ("contain", "hold") and subject is not None:
+            frame.states.append(StateReading(subject, "contents", value_of(phrase(tail))))
+            return
+        if "motion" in verb.classes[:1] and subject is not None:
+            # "the fish move away", "the boulder slid": where it went is its state
+            if not tail or tail[0].lower in _PARTICLES or tail[0].lower in lx.PREPOSITIONS:
+                moved = verb.lemma + (
+                    f" {tail[0].lower}" if tail and tail[0].lower in _PARTICLES else ""
+                )
+                frame.states.append(StateReading(subject, "condition", moved, negated))
+            return
+        if not CHANGING.intersection(verb.classes[:2]):
+            return
+        j = 0
+        while j < len(tail) and tail[j].lower in _PARTICLES:
+            j += 1
+        target = None
+        if j < len(tail) and tail[j].lower not in lx.PREPOSITIONS:
+            target = self.r.mention(tail[j:])
+        if target is not None and not target.character:
+            self.r.note(target, subject=False)
+            after_target = tail[j + len(target.tokens) :]
+            if verb.lemma in _CONTENTS and after_target and after_target[0].lower == "with":
+                filling = value_of(phrase(after_target[1:]))
+                frame.states.append(StateReading(target, "contents", filling))
+            else:
+                frame.states.append(StateReading(target, "condition", verb.lemma))
+            self._result(frame, after_target, target)
+        elif subject is not None and target is None:
+            frame.states.append(StateReading(subject, "condition", verb.lemma, negated))
+
+    def _character(
+        self,
+        frame: Frame,
+        subject: Mention,
+        after: Sequence[Token],
+        verb: lx.Verb | None,
+        copula: bool,
+    ) -> bool:
+        """A character's clause: perceiving, believing, intending, occupied (True); else
+        False, to be read as an event it does."""
+        frame.holder = subject
+        head = after[0].lower
+        if head in AWARE:
+            frame.kind = "perceive"
+            frame.negated = frame.negated != (not AWARE[head])
+            return True
+        if (copula or verb is None) and frame.subordinate:
+            frame.kind = "occupied"
+            return True
+        if verb is None:
+            return True
+        nxt = after[1].lower if len(after) > 1 else ""
+        if nxt == "to" and len(after) > 2 and lx.verb(after[2].lower) is not None:
+            frame.kind = "goal"
+            return True
+        rest = after[2:] if nxt == "that" else after[1:]
+        clause = nxt == "that" or self._is_clause(rest)
+        perceptual = "perception" in verb.classes[:2]
+        if verb.classes[0] == "perception" or (perceptual and not clause):
+            frame.kind = "perceive"
+            if clause:
+                self._embedded(frame, rest)
+            else:
+                self._seen_as(frame, rest)
+            return True
+        if "cognition" in verb.classes[:1]:
+            if rest and clause:
+                frame.kind = "believe"
+                self._embedded(frame, rest)
+            return True
+        if frame.subordinate:
+            frame.kind = "occupied"
+            return True
+        return False
+
+    def _seen_as(self, frame: Frame, tokens: Sequence[Token]) -> None:
+        """A thing perceived with its adjectives ("sees a full jar of honey"): the
+        adjectives are its condition as perceived."""
+        np = self.r._declared(tokens) or phrase(tokens)
+        if not np:
+            return
+        described = [t for t in np if t.lower not in lx.DETERMINERS]
+        adjectives = []
+        for t in described:
+            if not lx.is_adjective(t.lower) or t.lower in ("of",):
+                break
+            adjectives.append(t)
+        rest = described[len(adjectives) :]
+        if not adjectives or not rest:
+            return
+        thing = self.r.mention(rest)
+        if thing is None or thing.character:
+            return
+        self.r.note(thing, subject=False)
+        frame.states.append(StateReading(thing, "condition", value_of(adjectives)))
+
+    def _is_clause(self, tokens: Sequence[Token]) -> bool:
+        """Whether ``tokens`` are a clause (a noun phrase, then a finite verb)."""
+        np = self.r._declared(tokens) or phrase(tokens)
+        after = self._past_modifiers(tokens[len(np) :]) if np else ()
+        if not after:
+            return False
+        w = after[0].lower
+        if w in lx.COPULAS or w in lx.AUXILIARIES or _negation(w):
+            return True
+        return lx.verb(w) is not None and not w.endswith("ing")
+
+    def _embedded(self, frame: Frame, tokens: Sequence[Token]) -> None:
+        """A that-clause's states, read into ``frame`` (its kind is kept)."""
+        subject = self.r.mention(tokens)
+        if subject is None or subject.character:
+            return
+        self.r.note(subject, subject=False)
+        inner = Frame("event", frame.sentence, frame.start, frame.end)
+        self._verb_phrase(inner, subject, self._past_modifiers(tokens[len(subject.tokens) :]))
+        self._contained(inner, tokens)
+        frame.states.extend(inner.states)
+
+    def _predicate(self, frame: Frame, subject: Mention, after: Sequence[Token]) -> None:
+        head = after[0].lower
+        if head in lx.PLACE_PREPOSITIONS and len(after) > 1:
+            # a place phrase has a determiner or names an entity ("in the pantry"); "in
+            # full bloom", "in good condition" are conditions
+            place = self.r.mention(after[1:])
+            named = place is not None and place.entity is not None
+            if place is not None and (after[1].lower in lx.DETERMINERS or named):
+                frame.states.append(StateReading(subject, "location", place.name, frame.negated))
+                return
+        value = value_of(after)
+        if value:
+            frame.states.append(StateReading(subject, "condition", value, frame.negated))
+
+    def _result(self, frame: Frame, tail: Sequence[Token], target: Mention | None = None) -> None:
+        """ "causing it to wilt", "leaving the hive empty", "making them soft"."""
+        if not tail or tail[0].lower in lx.PREPOSITIONS:
+            return
+        who = self.r.mention(tail)
+        if who is None or who.character:
+            return
+        self.r.note(who, subject=False)
+        rest = list(tail[len(who.tokens) :])
+        while rest and rest[0].lower in ("to", "be", "become", "get", "turn"):
+            rest.pop(0)
+        value = value_of(rest)
+        if value:
+            frame.states.append(StateReading(who, "condition", value))
+
+    def _contained(self, frame: Frame, tokens: Sequence[Token]) -> None:
+        """ "X containing Y", "X filled with Y", "X full of Y": Y is X's contents."""
+        for k in range(1, len(tokens) - 1):
+            w = tokens[k].lower
+            v = lx.verb(w)
+            contains = v is not None and v.lemma in _CONTENTS and w.endswith(("ing", "ed"))
+            full = w == "full" and tokens[k + 1].lower == "of"
+            if not (contains or full):
+                continue
+            j = k + 1
+            if j < len(tokens) and tokens[j].lower in ("with", "of"):
+                j += 1
+            if j >= len(tokens):
+                continue
+            start = k - 1
+            while start > 0 and tokens[start].lower not in lx.DETERMINERS:
+                start -= 1
+            owner = self.r.mention(tokens[start:k])
+            if owner is None or owner.character:
+                continue
+            contents = phrase(tokens[j:])
+            if contents:
+                frame.states.append(StateReading(owner, "contents", value_of(contents)))

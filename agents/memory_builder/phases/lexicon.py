@@ -1,0 +1,101 @@
+"""The words the phased reader knows, from WordNet 3.1 (``data/lexicon.tsv.gz``, built by
+``tools/build_lexicon.py``): a verb form's lemma and lexicographer classes (``change``,
+``perception``, ``cognition`` ...), a noun's verb of derivation ("swap" → swap,
+"replacement" → replace), and which words are adjectives.
+
+Beside it, the closed classes of English grammar (determiners, pronouns, auxiliaries,
+prepositions, subordinators): a grammar's own words, not any text's wording.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+from dataclasses import dataclass
+from importlib import resources
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+DETERMINERS = _words(
+    "the a an his her their its my our your this that these those some another each every one "
+)
+PRONOUNS = {"he": "he", "him": "he", "she": "she", "they": "they", "them": "they", "it": "it"}
+COPULAS = frozenset(["is", "are", "was", "were", "be", "been", "being", "becomes", "became"])
+COPULAS |= frozenset(["become", "remains", "remained", "stays", "seems", "appears", "looks"])
+AUXILIARIES = frozenset(["has", "have", "had", "does", "do", "did", "will", "would", "can"])
+AUXILIARIES |= frozenset(["could", "may", "might", "must", "should"])
+NEGATIONS = frozenset(["not", "never", "n't", "no"])
+PREPOSITIONS = _words(
+    "in on at into onto inside under near by with from of to for off over through "
+    "around behind beside out about across toward towards against after before during "
+    "due "
+)
+PLACE_PREPOSITIONS = frozenset(["in", "on", "at", "inside", "under", "into", "onto", "near"])
+SUBORDINATORS = _words(
+    "while when as after before because although though since until once if whereas unless "
+)
+CONJUNCTIONS = frozenset(["and", "but", "or", "so", "yet", "then"])
+# a verb of causing whose object takes the result: "causing it to wilt", "leaving it empty"
+RESULTATIVE = frozenset(["cause", "make", "leave", "render", "turn", "get", "keep"])
+
+
+@dataclass(frozen=True)
+class Verb:
+    lemma: str
+    classes: tuple[str, ...]
+
+
+@functools.cache
+def _table() -> tuple[dict[str, Verb], dict[str, tuple[str, str]], frozenset[str]]:
+    raw = resources.files("fabula.agents.memory_builder").joinpath("data/lexicon.tsv.gz")
+    verbs: dict[str, Verb] = {}
+    nouns: dict[str, tuple[str, str]] = {}
+    adjectives: set[str] = set()
+    for line in gzip.decompress(raw.read_bytes()).decode().splitlines():
+        pos, form, lemma, extra = line.split("\t")
+        if pos == "v":
+            verbs[form] = Verb(lemma, tuple(extra.split(",")))
+        elif pos == "n":
+            nouns[form] = (lemma, extra)
+        else:
+            adjectives.add(form)
+    return verbs, nouns, frozenset(adjectives)
+
+
+def verb(word: str) -> Verb | None:
+    """``word`` as a verb form (its lemma and classes, likeliest first), or None."""
+    return _table()[0].get(word.lower())
+
+
+@functools.cache
+def verb_lemmas() -> frozenset[str]:
+    """Every verb lemma the table holds (a form not among them is inflected: "got")."""
+    return frozenset(v.lemma for v in _table()[0].values())
+
+
+def derived_verb(word: str) -> str | None:
+    """The verb a noun derives from ("swap" → swap, "replacement" → replace), or None."""
+    found = _table()[1].get(word.lower())
+    return found[1] if found else None
+
+
+def is_adjective(word: str) -> bool:
+    return word.lower() in _table()[2]
+
+
+def root(word: str) -> str:
+    """The word reduced to what it names: a verb form to its lemma ("wilted" → wilt), a
+    noun to the verb it derives from, else a plural to its singular; lower case."""
+    w = word.lower().removesuffix("'s")
+    found = _table()[1].get(w)
+    if found is not None:
+        return found[1]
+    v = verb(w)
+    if v is not None and not (w == v.lemma and is_adjective(w)):
+        return v.lemma
+    if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
+        return w[:-1]
+    return w

@@ -1,0 +1,154 @@
+"""Phase 2: mentions — noun phrases, anchored on the story's entities, pronouns resolved by
+salience.
+
+A noun phrase is read from a run of tokens: its determiners dropped, it ends before a
+preposition's phrase, a participle or a relative clause ("the package containing the
+book" → ``package``; "the bag of walnuts" keeps its ``of`` phrase). A phrase names an
+entity the story knows when the entity's name is in it, or ends it ("a different
+package" → package). Pronouns follow centering: he, she and a plural "they" said of a
+person continue the subject of the clause before (if a character), else the latest
+character named; "it" and "them" the latest thing — an entity the story declared before
+any other thing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from fabula.agents.memory_builder.phases import lexicon as lx
+from fabula.agents.memory_builder.phases.tokens import Token
+from fabula.memory.records import Entity
+
+_STOP = lx.PREPOSITIONS - {"of"} | lx.SUBORDINATORS | {"that", "which", "who", "where"}
+_CUT = frozenset(["once", "now", "still", "also", "just", "very", "already", "different"])
+
+
+@dataclass(frozen=True)
+class Mention:
+    """A noun phrase: its tokens, the name it gives, the entity it names (None: none the
+    story knows), whether it is a character."""
+
+    tokens: tuple[Token, ...]
+    name: str
+    entity: str | None
+    character: bool
+
+    @property
+    def start(self) -> int:
+        return self.tokens[0].start
+
+    @property
+    def end(self) -> int:
+        return self.tokens[-1].end
+
+
+def phrase(tokens: Sequence[Token]) -> tuple[Token, ...]:
+    """The noun phrase at the start of ``tokens``: up to a preposition (other than "of"),
+    a participle (an -ing or -ed verb form after a noun), a relative word or a verb."""
+    if tokens and tokens[0].lower in lx.PRONOUNS:
+        return (tokens[0],)
+    out: list[Token] = []
+    for k, t in enumerate(tokens):
+        w = t.lower
+        if k and (w in _STOP or w in lx.COPULAS or w in lx.AUXILIARIES or w in lx.CONJUNCTIONS):
+            break
+        if k and w.endswith("ly") and not lx.is_adjective(w):
+            break  # an adverb before the verb: "a dog suddenly barks"
+        if k and out and lx.verb(w) is not None and out[-1].lower not in lx.DETERMINERS:
+            # a verb form after a noun ends the phrase, unless it modifies a noun that
+            # follows it ("the sand covered hut" is rare; "the frost cracked the jar" not)
+            nxt = tokens[k + 1].lower if k + 1 < len(tokens) else ""
+            ends = not nxt or nxt in lx.DETERMINERS or nxt in lx.PREPOSITIONS or nxt in _STOP
+            ends = ends or nxt in lx.PRONOUNS or nxt in lx.CONJUNCTIONS
+            inflected = w.endswith(("ing", "ed", "s")) or w not in lx.verb_lemmas()
+            if out[-1].lower != "of" and (ends or not lx.is_adjective(w)) and inflected:
+                break
+        out.append(t)
+    return tuple(out)
+
+
+@dataclass
+class Resolver:
+    """Anchors mentions on ``entities`` and resolves pronouns, clause by clause."""
+
+    entities: Mapping[str, Entity]
+    last_subject: Mention | None = None
+    last_character: Mention | None = None
+    things: list[Mention] = field(default_factory=list)
+
+    def _entity(self, words: Sequence[str]) -> tuple[str | None, bool]:
+        joined = " ".join(words)
+        best: tuple[int, str, bool] | None = None
+        for sid, entity in self.entities.items():
+            name = (entity.name or sid).lower()
+            parts = name.split()
+            if not parts:
+                continue
+            hit = f" {name} " in f" {joined} " or (words and words[-1] == parts[-1])
+            if entity.kind == "character":
+                hit = hit or parts[0] in words
+            if hit and (best is None or len(parts) > best[0]):
+                best = (len(parts), sid, entity.kind == "character")
+        return (best[1], best[2]) if best else (None, False)
+
+    def mention(self, tokens: Sequence[Token]) -> Mention | None:
+        """The mention ``tokens`` begin with (a pronoun resolved), or None."""
+        np = self._declared(tokens) or phrase(tokens)
+        if not np:
+            return None
+        first = np[0].lower
+        if first in lx.PRONOUNS and len(np) == 1:
+            return self._pronoun(np[0])
+        words = [t.lower for t in np if t.lower not in lx.DETERMINERS and t.lower not in _CUT]
+        if not words:
+            return None
+        sid, character = self._entity(words)
+        name = " ".join(words)
+        if sid is not None:
+            name = self.entities[sid].name or sid
+            name = name if character else name.lower()
+        return Mention(np, name, sid, character)
+
+    def _declared(self, tokens: Sequence[Token]) -> tuple[Token, ...]:
+        """The tokens up to the end of a declared entity's name at their start (after
+        determiners and modifiers: "the once healthy coral formation"), or ()."""
+        words = [t.lower for t in tokens[:8]]
+        best: tuple[Token, ...] = ()
+        for sid, entity in self.entities.items():
+            parts = (entity.name or sid).lower().split()
+            for k in range(len(words) - len(parts) + 1):
+                if words[k : k + len(parts)] == parts:
+                    modifiers = all(
+                        w in lx.DETERMINERS or w in _CUT or lx.is_adjective(w) for w in words[:k]
+                    )
+                    if modifiers and k + len(parts) > len(best):
+                        best = tuple(tokens[: k + len(parts)])
+                    break
+        return best
+
+    def _pronoun(self, token: Token) -> Mention | None:
+        kind = lx.PRONOUNS[token.lower]
+        if kind in ("he", "she") or (kind == "they" and token.lower == "they" and not self.things):
+            person = (
+                self.last_subject if self.last_subject and self.last_subject.character else None
+            )
+            person = person or self.last_character
+            if person is None:
+                return None
+            return Mention((token,), person.name, person.entity, True)
+        declared = [m for m in self.things if m.entity is not None]
+        candidates = declared or self.things
+        if not candidates:
+            return None
+        thing = candidates[-1]
+        return Mention((token,), thing.name, thing.entity, False)
+
+    def note(self, mention: Mention, subject: bool) -> None:
+        """Make ``mention`` salient (as the clause's subject, or another mention)."""
+        if subject:
+            self.last_subject = mention
+        if mention.character:
+            self.last_character = mention
+        elif mention.tokens[0].lower not in lx.PRONOUNS:
+            self.things = [m for m in self.things if m.name != mention.name] + [mention]

@@ -1,0 +1,543 @@
+"""BigToM: what changed, and whether the agent saw it, read by the memory-builder.
+
+Input: BigToM's ``;``-separated CSV (19 fields a row, no header; see the data README). This
+module is the only code that knows BigToM: its fields, how its conditions are built and
+how its two answers are worded. Of a row it reads the ``story``, the four perception
+sentences (``aware``, ``not_aware``, ``aware_random``, ``not_aware_random``), the
+``random_event``, the belief question and its two answers (``belief_aware``: the final
+state; ``belief_not_aware``: the initial one).
+
+Conditions, as BigToM's own generator builds them (forward belief): the story's sentences,
+with the "A believes ..." sentence kept (``init 1``) or dropped (``init 0``), then
+
+* ``true_belief``: the story and ``aware``; A believes the final state;
+* ``false_belief``: the story and ``not_aware``; A believes the initial state;
+* ``true_control`` / ``false_control``: the causal event (the story's last sentence)
+  replaced by ``random_event``, then ``aware_random`` / ``not_aware_random``; A believes
+  the initial state.
+
+Each item is a story in a private Redis whose pack declares only what the two answers
+name: the agent (a character) and the thing asked about (an object: the words the two
+answers share before their verb, "the package" of "the package contains ..."). The
+condition's text is committed as one turn through the real memory-builder, and the item
+is answered from the memory at the end:
+
+* ``answer``: from A's own beliefs (B[A]), latest first, the first whose subject is the
+  thing asked about (or shares a word with it) and whose value maps to one option;
+  where B[A] holds none, A perceived nothing of a change, so to A the thing is as the
+  story first had it: W's earliest such state (``"from": "assumed"``); else ``None``;
+* ``world``: the option W's latest such state maps to, or ``None``.
+
+A value maps to an option by the words that tell the two options apart: the option whose
+own words it shares more of (none, or as many of each: it maps to neither).
+
+Keys and parts: a row's key is the first 12 hex of the SHA-256 of its ``story`` field;
+the row is in the ``checking`` part when the first 8 hex of the SHA-256 of the key, as a
+number, is divisible by 3, else in the ``working`` part. Rules are tuned on the working
+part only; both are reported.
+
+Scores per condition and part: accuracy, the answered share, the share answered right from
+A's own mind (``from: belief``), and the world's accuracy (the final state for the true
+belief and false belief conditions, the initial one for the controls); for each offline
+reader and, in the same run, the baselines "always initial", "always final" and "W
+alone" (A's belief taken to be whatever the world holds).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import hashlib
+import re
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import redis.asyncio as aredis
+
+from fabula.agents.memory_builder.offline import OfflineMemoryBuilder, Reader, read_controlled
+from fabula.agents.memory_builder.phases import read_story
+from fabula.agents.memory_builder.phases.lexicon import root
+from fabula.agents.memory_builder.prose import read_prose
+from fabula.bench.common import bench_redis, commit_path, create_story, run_id, write_answers
+from fabula.bench.data import malformed, read_text
+from fabula.bench.report import print_table, write_json
+from fabula.graph.commit import commit_text
+from fabula.memory import keys
+from fabula.memory.delta import DeltaBuilder, TurnDelta
+from fabula.memory.records import Belief, State, slug
+from fabula.memory.rules import WorldRules
+from fabula.memory.store import StoryStore
+from fabula.memory.tracking.prior import name_id
+
+KIND = "BigToM"
+FIELDS = 19
+BIGTOM_RULES = WorldRules()
+CONCURRENCY = 16
+Condition = Literal["true_belief", "false_belief", "true_control", "false_control"]
+CONDITIONS: tuple[Condition, ...] = ("true_belief", "false_belief", "true_control", "false_control")
+Part = Literal["working", "checking"]
+From = Literal["belief", "assumed"]
+
+# words that carry no content: they never tell two options apart
+_FUNCTION = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "by",
+        "for",
+        "with",
+        "from",
+        "into",
+        "onto",
+        "and",
+        "or",
+        "but",
+        "that",
+        "this",
+        "these",
+        "those",
+        "it",
+        "its",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "has",
+        "have",
+        "had",
+        "does",
+        "do",
+        "did",
+        "will",
+        "would",
+        "can",
+        "could",
+        "his",
+        "her",
+        "their",
+        "them",
+        "they",
+        "she",
+        "he",
+        "him",
+        "i",
+        "we",
+        "you",
+        "our",
+        "your",
+        "my",
+    ]
+)
+_WORD = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_AUX = frozenset(
+    [
+        "is",
+        "are",
+        "was",
+        "were",
+        "has",
+        "have",
+        "had",
+        "does",
+        "do",
+        "will",
+        "can",
+        "contains",
+        "contain",
+        "holds",
+    ]
+)
+
+
+def words(text: str) -> frozenset[str]:
+    """``text``'s content words, each reduced to its root as the phased reader reduces a
+    value's (:func:`~fabula.agents.memory_builder.phases.lexicon.root`: "wilted" → wilt)."""
+    found = _WORD.findall(text.lower().replace("-", " "))
+    return frozenset(root(w) for w in found if w not in _FUNCTION)
+
+
+def row_key(story: str) -> str:
+    """A row's key: the first 12 hex of the SHA-256 of its story field."""
+    return hashlib.sha256(story.encode("utf-8")).hexdigest()[:12]
+
+
+def part_of(key: str) -> Part:
+    """The part a key falls in, by the SHA-256 of the key: a third checking, two thirds
+    working."""
+    digest = hashlib.sha256(key.encode("ascii")).hexdigest()
+    return "checking" if int(digest[:8], 16) % 3 == 0 else "working"
+
+
+@dataclass(frozen=True)
+class Item:
+    """One condition of one row: the text read, the two options and the right one."""
+
+    key: str
+    part: Part
+    condition: Condition
+    init: int
+    agent: str
+    thing: str  # the thing asked about, as the options write it ("package")
+    text: str
+    final: str  # the option sentence of the final state (``belief_aware``)
+    initial: str  # the option sentence of the initial state (``belief_not_aware``)
+
+    @property
+    def gold(self) -> str:
+        return self.final if self.condition == "true_belief" else self.initial
+
+    @property
+    def world_gold(self) -> str:
+        return self.final if self.condition in ("true_belief", "false_belief") else self.initial
+
+
+def _proposition(option: str, agent: str) -> str:
+    """``"Azola believes the package contains X."`` → ``"the package contains X"``."""
+    rest = option.strip().rstrip(".")
+    prefix = f"{agent} believes "
+    return rest[len(prefix) :] if rest.startswith(prefix) else rest
+
+
+def thing_asked(final: str, initial: str) -> str:
+    """The words two propositions share before their verb: the thing the question is
+    about (``"the package contains X"``, ``"the package contains Y"`` → ``"package"``);
+    empty where they share none."""
+    a, b = final.split(), initial.split()
+    common: list[str] = []
+    for x, y in zip(a, b, strict=False):
+        if x.lower() != y.lower() or x.lower() in _AUX:
+            break
+        common.append(x)
+    while common and common[0].lower() in ("the", "a", "an", "her", "his", "their"):
+        common.pop(0)
+    return " ".join(common).strip(",")
+
+
+def _row_items(path: Path, n: int, row: list[str]) -> list[Item]:
+    if len(row) != FIELDS:
+        raise malformed(path, KIND, f"row {n}", f"{len(row)} fields, not {FIELDS}")
+    story, aware, not_aware = row[0], row[1], row[2]
+    key = row_key(story)
+    where = f"row {n} (key {key})"
+    m = re.match(r"^Does (.+?) believe ", row[5])
+    if m is None:
+        raise malformed(path, KIND, where, "field 'belief_q' is not 'Does A believe ...'")
+    agent = m[1]
+    final, initial = row[8].strip(), row[11].strip()
+    for name, value in (("belief_aware", final), ("belief_not_aware", initial)):
+        if not value.startswith(f"{agent} believes "):
+            raise malformed(path, KIND, where, f"field {name!r} is not '{agent} believes ...'")
+    if final == initial:
+        raise malformed(path, KIND, where, "fields 'belief_aware' and 'belief_not_aware' agree")
+    sentences = [s for s in _SENTENCE_END.split(story.strip()) if s]
+    opener = re.compile(rf"^(?:{re.escape(agent)}|He|She|They) (?:believes?|thinks?) ")
+    believes = [s for s in sentences if opener.match(s)][:1]
+    if not believes or len(sentences) < 3:
+        raise malformed(path, KIND, where, "field 'story' has no 'A believes' sentence")
+    random_event, aware_random, not_aware_random = row[14], row[15], row[16]
+    thing = thing_asked(_proposition(final, agent), _proposition(initial, agent))
+    texts: dict[Condition, list[str]] = {
+        "true_belief": [*sentences, aware],
+        "false_belief": [*sentences, not_aware],
+        "true_control": [*sentences[:-1], random_event, aware_random],
+        "false_control": [*sentences[:-1], random_event, not_aware_random],
+    }
+    out = []
+    for condition in CONDITIONS:
+        for init in (0, 1):
+            kept = [s for s in texts[condition] if init or s not in believes]
+            out.append(
+                Item(
+                    key=key,
+                    part=part_of(key),
+                    condition=condition,
+                    init=init,
+                    agent=agent,
+                    thing=thing,
+                    text=" ".join(s.strip() for s in kept),
+                    final=final,
+                    initial=initial,
+                )
+            )
+    return out
+
+
+def load_bigtom(path: str | Path) -> list[Item]:
+    """Every item of a BigToM file (8 a row). Raises :class:`~fabula.errors.InvalidInput`
+    naming the row, its key and the field of a malformed row."""
+    path = Path(path)
+    text = read_text(path, KIND)
+    items: list[Item] = []
+    for n, row in enumerate(csv.reader(text.splitlines(), delimiter=";"), start=1):
+        if row:
+            items.extend(_row_items(path, n, row))
+    if not items:
+        raise malformed(path, KIND, "", "no rows")
+    return items
+
+
+def setup_delta(item: Item) -> TurnDelta:
+    """Turn 0: the agent and the thing asked about, with no fact."""
+    builder = DeltaBuilder(0, "")
+    builder.entity("character", item.agent)
+    if name_id(item.thing) not in (None, name_id(item.agent)):
+        builder.entity("object", item.thing)
+    return builder.build()
+
+
+# --- answering from memory ------------------------------------------------------------
+
+
+def option_of(text: str, item: Item) -> str | None:
+    """The option ``text`` (a state's subject and value) maps to, or None."""
+    a = words(_proposition(item.final, item.agent))
+    b = words(_proposition(item.initial, item.agent))
+    got = words(text)
+    to_final, to_initial = len(got & (a - b)), len(got & (b - a))
+    if to_final > to_initial:
+        return item.final
+    if to_initial > to_final:
+        return item.initial
+    return None
+
+
+def _about(subject: str, item: Item) -> bool:
+    thing = words(item.thing)
+    return (
+        not thing
+        or subject == name_id(item.thing)
+        or bool(words(subject.replace("-", " ")) & thing)
+    )
+
+
+async def history(store: StoryStore, chain: tuple[str, ...]) -> list[State | Belief]:
+    """Every record of W (``chain`` empty) or of a first-order holder's beliefs, in story
+    order (turn, then record number)."""
+    if chain:
+        closed = keys.belief_records(store.story, store.branch, chain[0])
+        current = keys.beliefs_current(store.story, store.branch, chain[0])
+    else:
+        closed = keys.world_records(store.story, store.branch)
+        current = keys.world_current(store.story, store.branch)
+    raw = [*(await store.client.hvals(closed)), *(await store.client.hvals(current))]
+    records: dict[str, State | Belief] = {}
+    for value in raw:
+        record: State | Belief = (
+            Belief.model_validate_json(value) if chain else State.model_validate_json(value)
+        )
+        if chain and getattr(record, "holder", ()) != chain:
+            continue
+        records[record.id] = record
+    return sorted(records.values(), key=lambda r: (r.valid_from, int(r.id.partition(".")[2])))
+
+
+def _pick(records: Iterable[State | Belief], item: Item) -> str | None:
+    for record in records:
+        if not record.polarity or not _about(record.subject, item):
+            continue
+        option = option_of(f"{record.subject.replace('-', ' ')} {record.value}", item)
+        if option is not None:
+            return option
+    return None
+
+
+@dataclass(frozen=True)
+class Answer:
+    answer: str | None
+    source: From
+    world: str | None
+
+
+async def answer_item(store: StoryStore, item: Item) -> Answer:
+    """The item's answer from A's beliefs, else assumed from W's first state; and W's."""
+    world = await history(store, ())
+    own = await history(store, (slug(item.agent),))
+    believed = _pick(reversed(own), item)
+    world_now = _pick(reversed(world), item)
+    if believed is not None:
+        return Answer(believed, "belief", world_now)
+    return Answer(_pick(world, item), "assumed", world_now)
+
+
+async def run_item(client: aredis.Redis, story_id: str, item: Item, reader: Reader) -> Answer:
+    store = await create_story(
+        client, story_id, BIGTOM_RULES, world="bigtom", title=item.key, setup=setup_delta(item)
+    )
+    try:
+        await commit_text(commit_path(OfflineMemoryBuilder(reader)), store, 1, item.text)
+        return await answer_item(store, item)
+    finally:
+        await store.delete()
+
+
+async def run_reader(
+    client: aredis.Redis, name: str, reader: Reader, items: Sequence[Item]
+) -> tuple[list[Answer], float]:
+    """Every item read by ``reader``, concurrently; and the reader's ms per 1,000 words."""
+    spent = [0.0]
+    count = [0]
+
+    def timed(text: str, entities: Mapping[str, Any]) -> Any:
+        began = time.perf_counter()
+        try:
+            return reader(text, entities)
+        finally:
+            spent[0] += time.perf_counter() - began
+            count[0] += len(text.split())
+
+    gate = asyncio.Semaphore(CONCURRENCY)
+    tag = run_id()
+
+    async def one(k: int, item: Item) -> Answer:
+        async with gate:
+            return await run_item(client, f"bigtom-{name}-{tag}-{k}", item, timed)
+
+    done = await asyncio.gather(*(one(k, item) for k, item in enumerate(items)))
+    ms = round(spent[0] * 1_000_000 / count[0], 3) if count[0] else 0.0
+    return list(done), ms
+
+
+# --- scoring ----------------------------------------------------------------------------
+
+
+def _cell(pairs: Sequence[tuple[Item, Answer]]) -> dict[str, Any]:
+    n = len(pairs)
+    if not n:
+        return {"n": 0}
+
+    def share(hits: Iterable[bool]) -> float:
+        return round(sum(hits) / n, 4)
+
+    return {
+        "n": n,
+        "accuracy": share(a.answer == i.gold for i, a in pairs),
+        "answered": share(a.answer is not None for _, a in pairs),
+        "right_from_belief": share(a.answer == i.gold and a.source == "belief" for i, a in pairs),
+        "world": share(a.world == i.world_gold for i, a in pairs),
+    }
+
+
+def figures(items: Sequence[Item], answers: Sequence[Answer]) -> dict[str, Any]:
+    """Per part, per condition (and per condition and init), and overall."""
+    out: dict[str, Any] = {}
+    for part in ("working", "checking", "all"):
+        cells: dict[str, list[tuple[Item, Answer]]] = defaultdict(list)
+        for item, ans in zip(items, answers, strict=True):
+            if part != "all" and item.part != part:
+                continue
+            cells[item.condition].append((item, ans))
+            cells[f"{item.condition}.init{item.init}"].append((item, ans))
+            cells["all"].append((item, ans))
+        out[part] = {name: _cell(cells[name]) for name in sorted(cells)}
+    return out
+
+
+def baselines(items: Sequence[Item], world: Sequence[Answer]) -> dict[str, list[Answer]]:
+    """Always initial, always final, and W alone (A believes what the world holds, as read
+    by the measured reader)."""
+    return {
+        "always_initial": [Answer(i.initial, "assumed", i.initial) for i in items],
+        "always_final": [Answer(i.final, "assumed", i.final) for i in items],
+        "w_alone": [Answer(a.world, "assumed", a.world) for a in world],
+    }
+
+
+READERS: dict[str, Reader] = {
+    "phased": read_story,
+    "prose": read_prose,
+    "controlled": read_controlled,
+}
+
+
+async def run_bigtom(
+    path: str | Path,
+    *,
+    redis_url: str | None,
+    json_out: str | Path | None = None,
+    answers_out: str | Path | None = None,
+    reader: str = "phased",
+    quiet: bool = False,
+) -> dict[str, Any]:
+    """Run BigToM on ``path``: every offline reader and the baselines; print a table, write
+    the JSON and the measured reader's answers if asked; return the JSON."""
+    items = load_bigtom(path)
+    answers: dict[str, list[Answer]] = {}
+    speed: dict[str, float] = {}
+    async with bench_redis(redis_url) as client:
+        for name, fn in READERS.items():
+            answers[name], speed[name] = await run_reader(client, name, fn, items)
+    answers.update(baselines(items, answers[reader]))
+    result: dict[str, Any] = {
+        "benchmark": "bigtom",
+        "reader": reader,
+        "rows": len(items) // 8,
+        "items": len(items),
+        "parts": {p: sum(1 for i in items if i.part == p) // 8 for p in ("working", "checking")},
+        "systems": {},
+    }
+    for name in (reader, *(n for n in answers if n != reader)):
+        entry = figures(items, answers[name])
+        if name in speed:
+            entry["reader_ms_per_1000_words"] = speed[name]
+        result["systems"][name] = entry
+    if not quiet:
+        show(result)
+    write_json(json_out, result)
+    write_answers(
+        answers_out,
+        (
+            {
+                "key": i.key,
+                "condition": i.condition,
+                "init": i.init,
+                "answer": a.answer,
+                "from": a.source,
+                "world": a.world,
+            }
+            for i, a in zip(items, answers[reader], strict=True)
+        ),
+    )
+    return result
+
+
+_SHORT = {"true_belief": "TB", "false_belief": "FB", "true_control": "TC", "false_control": "FC"}
+
+
+def show(result: dict[str, Any]) -> None:
+    """Accuracy per condition, working / checking, a system a column."""
+    systems = result["systems"]
+    names = list(systems)
+    rows: list[list[str]] = []
+    for cond in (*CONDITIONS, "all"):
+        for figure in ("accuracy", "right_from_belief", "world"):
+            short = {"accuracy": "acc", "right_from_belief": "from B", "world": "W"}[figure]
+            label = f"{_SHORT.get(cond, cond)} {short}"
+            cells = []
+            for n in names:
+                w = systems[n]["working"].get(cond, {}).get(figure, 0.0)
+                c = systems[n]["checking"].get(cond, {}).get(figure, 0.0)
+                cells.append(f"{w:.3f}/{c:.3f}")
+            rows.append([label, *cells])
+    rows.append(
+        ["ms/1k words", *(str(systems[n].get("reader_ms_per_1000_words", "-")) for n in names)]
+    )
+    parts = result["parts"]
+    title = (
+        f"BigToM: {result['rows']} rows ({parts['working']} working / {parts['checking']} "
+        f"checking), {result['items']} items; working/checking (reader {result['reader']})"
+    )
+    print_table(title, ["figure", *names], rows)

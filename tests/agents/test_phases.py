@@ -1,0 +1,161 @@
+"""The phased reader of states, perception and mental states, phase by phase, on
+sentences of our own; then through the real builder, store and views in Redis."""
+
+from __future__ import annotations
+
+import redis.asyncio as aredis
+
+from fabula.agents.memory_builder import OfflineMemoryBuilder
+from fabula.agents.memory_builder.phases import lexicon as lx
+from fabula.agents.memory_builder.phases import read_frames, read_states, read_story
+from fabula.agents.memory_builder.phases.mentions import Resolver
+from fabula.agents.memory_builder.phases.tokens import sentences
+from fabula.graph.commit import CommitPath, commit_text
+from fabula.memory.delta import DeltaBuilder
+from fabula.memory.projections import project_beliefs, project_world
+from fabula.memory.records import Entity
+from fabula.memory.store import StoryStore
+
+CAST = {
+    "tam": Entity(id="tam", kind="character", name="Tam"),
+    "kettle": Entity(id="kettle", kind="object", name="kettle"),
+}
+
+
+class TestTokens:
+    def test_sentences_keep_their_spans_and_segments_cut_at_commas(self) -> None:
+        text = "Tam waits.  The kettle, old and dented, hums."
+        found = sentences(text)
+        assert [text[s.start : s.end] for s in found] == ["Tam waits.", text[12:]]
+        assert [len(seg) for seg in found[1].segments()] == [2, 3, 1]
+
+
+class TestLexicon:
+    def test_forms_reduce_to_their_roots(self) -> None:
+        assert lx.root("wilted") == lx.root("wilts") == "wilt"
+        assert lx.derived_verb("replacement") == "replace"
+
+    def test_classes_come_from_wordnet(self) -> None:
+        notices = lx.verb("notices")
+        melts = lx.verb("melted")
+        assert notices is not None and notices.classes[0] == "perception"
+        assert melts is not None and melts.classes[0] == "change"
+
+
+class TestMentions:
+    def test_a_pronoun_continues_the_character_and_it_the_declared_thing(self) -> None:
+        frames, _ = read_frames("Tam fills the kettle. A stray dog knocks it over. She hums.", CAST)
+        dog = next(f for f in frames if f.sentence == 1)
+        assert dog.doer is not None and dog.doer.entity is None  # never credited to Tam
+        assert [s.subject.entity for s in dog.states] == ["kettle"]
+        hums = next(f for f in frames if f.sentence == 2)
+        assert hums.holder is not None and hums.holder.entity == "tam"
+
+    def test_a_declared_name_is_found_after_its_modifiers(self) -> None:
+        mention = Resolver(CAST).mention(sentences("the shiny old kettle sings.")[0].tokens)
+        assert mention is not None and mention.entity == "kettle"
+
+
+class TestFrames:
+    def test_a_belief_is_a_belief_and_a_wish_a_goal(self) -> None:
+        frames, _ = read_frames("Tam thinks the kettle is empty. Tam wants to brew tea.", CAST)
+        assert [f.kind for f in frames] == ["believe", "goal"]
+        assert [(s.attribute, s.value) for s in frames[0].states] == [("condition", "empty")]
+
+    def test_a_change_done_undergone_and_caused(self) -> None:
+        text = (
+            "The frost cracked the kettle. The kettle rusted. "
+            "A leak soaked the shelf, leaving the kettle wet."
+        )
+        states = [(a.clause.subject, a.clause.value) for a in read_states(text, CAST) if a.clause]
+        assert ("kettle", "crack") in states and ("kettle", "rust") in states
+        assert ("kettle", "wet") in states
+
+    def test_contents_said_by_a_participle(self) -> None:
+        actions = read_states("A clerk left a kettle holding cold soup on the step.", CAST)
+        contents = [a.clause for a in actions if a.clause and a.clause.attribute == "contents"]
+        assert [(c.subject, c.value) for c in contents] == [("kettle", "cold soup")]
+
+
+class TestEvents:
+    def test_a_perception_names_its_event_by_shared_words_not_by_recency(self) -> None:
+        text = (
+            "The frost cracked the kettle. A pigeon lands on the fence. "
+            "Tam notices the cracked kettle."
+        )
+        states = [a for a in read_states(text, CAST) if a.kind == "state"]
+        assert [a.seen_by for a in states if a.clause and a.clause.value == "crack"] == [("Tam",)]
+
+    def test_a_perception_denied_and_an_occupied_character_see_nothing(self) -> None:
+        denied = read_states("The frost cracked the kettle. Tam does not notice the crack.", CAST)
+        assert denied[0].unseen_by == ("Tam",) and denied[0].seen_by == ()
+        away = read_states("While Tam is asleep, the frost cracks the kettle.", CAST)
+        assert away[0].unseen_by == ("Tam",)
+
+    def test_the_prose_reader_keeps_where_things_go(self) -> None:
+        kinds = [a.kind for a in read_story("Tam put the kettle in the sink.", CAST)]
+        assert "put" in kinds or "move" in kinds
+
+
+async def _story(client: aredis.Redis, text: str) -> StoryStore:
+    store = StoryStore(client, "phased")
+    setup = DeltaBuilder(0, "")
+    setup.entity("character", "Tam")
+    setup.entity("object", "kettle")
+    await store.create(setup.build(), world="test", title="test")
+    path = CommitPath(memory_builder=OfflineMemoryBuilder(read_story))
+    await commit_text(path, store, 1, text)
+    return store
+
+
+async def test_a_belief_reaches_its_holder_and_not_the_world(aredis_client: aredis.Redis) -> None:
+    store = await _story(aredis_client, "Tam believes that the kettle is full.")
+    belief = (await project_beliefs(store, "tam")).get("kettle", "condition")
+    assert belief is not None and belief.value == "full" and belief.mode == "inferred"
+    assert (await project_world(store)).value("kettle", "condition") is None
+
+
+async def test_an_unseen_change_leaves_a_false_belief(aredis_client: aredis.Redis) -> None:
+    store = await _story(
+        aredis_client,
+        "Tam believes the kettle is intact. A falling branch dents the kettle. "
+        "Tam does not see the branch fall.",
+    )
+    assert (await project_world(store)).value("kettle", "condition") == "dent"
+    assert (await project_beliefs(store, "tam")).value("kettle", "condition") == "intact"
+
+
+async def test_a_seen_change_updates_the_belief(aredis_client: aredis.Redis) -> None:
+    store = await _story(
+        aredis_client,
+        "Tam believes the kettle is intact. A falling branch dents the kettle. "
+        "Tam watches the branch fall.",
+    )
+    assert (await project_beliefs(store, "tam")).value("kettle", "condition") == "dent"
+
+
+class TestClauses:
+    def test_a_verb_after_and_continues_the_subject(self) -> None:
+        frames, _ = read_frames("Tam dusts the shelf and notices the kettle is dented.", CAST)
+        seen = [f for f in frames if f.kind == "perceive"]
+        assert [(s.subject.entity, s.value) for f in seen for s in f.states] == [("kettle", "dent")]
+
+    def test_a_phrase_after_the_subject_is_skipped_and_a_seen_adjective_kept(self) -> None:
+        states = read_states("The kettle on the stove is scorched. Tam sees a warm kettle.", CAST)
+        got = [(a.kind, a.clause.value) for a in states if a.clause]
+        assert ("state", "scorch") in got and ("perceive", "warm") in got
+
+    def test_only_while_makes_a_character_occupied(self) -> None:
+        states = read_states("As Tam prepared it, the kettle was full.", CAST)
+        assert states and all(a.unseen_by == () for a in states)
+
+    def test_a_relative_clause_without_that_and_an_adverb_are_skipped(self) -> None:
+        frames, _ = read_frames(
+            "Tam believes the kettle she bought is sturdy. A cat suddenly tips the kettle.", CAST
+        )
+        assert [(s.subject.entity, s.value) for s in frames[0].states] == [("kettle", "sturdy")]
+        assert frames[1].doer is not None and frames[1].doer.name == "cat"
+
+    def test_an_adjective_after_and_does_not_start_a_clause(self) -> None:
+        frames, _ = read_frames("Tam sees the cold and dented kettle.", CAST)
+        assert [f.kind for f in frames] == ["perceive"]

@@ -1,0 +1,89 @@
+"""The BigToM bench on rows of our own making (BigToM-shaped, not its stories)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fabula.bench.bigtom import load_bigtom, option_of, part_of, row_key, run_bigtom, thing_asked
+from fabula.errors import InvalidInput
+
+STORY = (
+    "Tove is a potter in a quiet harbour town. She wants to sell a jug at the fair. "
+    "Tove fills the jug with cold cider. Tove believes the jug is full of cider. "
+    "A gull knocks the jug over, and the cider spills out, leaving the jug empty."
+)
+ROW = [
+    STORY,
+    "Tove sees the gull knock the jug over.",
+    "Tove does not see the gull knock the jug over.",
+    "Tove refills the jug.",
+    "Tove carries the jug to the fair.",
+    "Does Tove believe the jug is full of cider or empty?",
+    "Does Tove want to sell a jug?",
+    "What will Tove do?",
+    "Tove believes the jug is empty.",
+    "Tove wants to sell a jug.",
+    "Tove will refill the jug.",
+    "Tove believes the jug is full of cider.",
+    "Tove wants to sell a jug.",
+    "Tove will carry the jug to the fair.",
+    "A fishing boat sails past the harbour wall.",
+    "Tove watches the fishing boat sail past.",
+    "Tove does not watch the fishing boat sail past.",
+    "user",
+    "0",
+]
+
+
+def write(tmp_path: Path, rows: list[list[str]]) -> Path:
+    path = tmp_path / "bigtom.csv"
+    path.write_text("\n".join(";".join(r) for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_row_is_eight_conditions_keyed_by_its_story(tmp_path: Path) -> None:
+    items = load_bigtom(write(tmp_path, [ROW]))
+    assert [(i.condition, i.init) for i in items[:2]] == [("true_belief", 0), ("true_belief", 1)]
+    assert len(items) == 8 and {i.key for i in items} == {row_key(STORY)}
+    assert {i.part for i in items} == {part_of(row_key(STORY))}
+    assert "believes" not in items[0].text and "Tove believes" in items[1].text
+    control = next(i for i in items if i.condition == "false_control")
+    assert "gull" not in control.text and control.text.endswith(
+        "does not watch the fishing boat sail past."
+    )
+    assert items[0].thing == thing_asked("the jug is empty", "the jug is full of cider") == "jug"
+
+
+def test_a_value_maps_to_the_option_whose_own_words_it_shares(tmp_path: Path) -> None:
+    item = load_bigtom(write(tmp_path, [ROW]))[0]
+    assert option_of("jug empty", item) == item.final
+    assert option_of("jug full of cider", item) == item.initial
+    assert option_of("jug", item) is None
+
+
+def test_a_malformed_row_is_one_line_naming_it(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInput, match=r"row 1.*18 fields"):
+        load_bigtom(write(tmp_path, [ROW[:-1]]))
+    bad = [*ROW]
+    bad[8] = "Someone else thinks so."
+    with pytest.raises(InvalidInput, match=r"row 1 \(key [0-9a-f]{12}\).*belief_aware"):
+        load_bigtom(write(tmp_path, [bad]))
+
+
+async def test_the_run_answers_from_the_agents_mind(redis_url: str, tmp_path: Path) -> None:
+    answers = tmp_path / "answers.jsonl"
+    result = await run_bigtom(
+        write(tmp_path, [ROW]), redis_url=redis_url, answers_out=answers, quiet=True
+    )
+    lines = [json.loads(line) for line in answers.read_text().splitlines()]
+    assert len(lines) == 8
+    assert set(lines[0]) == {"key", "condition", "init", "answer", "from", "world"}
+    seen = next(x for x in lines if x["condition"] == "true_belief" and x["init"] == 1)
+    unseen = next(x for x in lines if x["condition"] == "false_belief" and x["init"] == 1)
+    assert seen["answer"] == "Tove believes the jug is empty." and seen["from"] == "belief"
+    assert unseen["answer"] == "Tove believes the jug is full of cider."
+    assert unseen["world"] == "Tove believes the jug is empty."
+    assert set(result["systems"]) >= {"phased", "prose", "always_initial", "w_alone"}

