@@ -160,8 +160,8 @@ async def test_langchains_hitl_shape_through_the_agent_server(
         (request,) = value["action_requests"]
         (review,) = value["review_configs"]
         assert request["name"] == review["action_name"] == "commit_turn"
-        assert request["arguments"]["text"] == value["draft"]["text"]
-        assert (request["arguments"]["story"], request["arguments"]["turn"]) == ("tale", 4)
+        assert request["args"]["text"] == value["draft"]["text"]
+        assert (request["args"]["story"], request["args"]["turn"]) == ("tale", 4)
         assert review["allowed_decisions"] == ["approve", "edit", "reject"]
 
         reject = {"decisions": [{"type": "reject", "message": "slower, please"}]}
@@ -173,8 +173,8 @@ async def test_langchains_hitl_shape_through_the_agent_server(
         store = fab.store("tale")
         assert await store.head() == 3  # a rejection commits nothing
 
-        text = again["arguments"]["text"] + " Nobody spoke."
-        edited = {"name": "commit_turn", "arguments": {**again["arguments"], "text": text}}
+        text = again["args"]["text"] + " Nobody spoke."
+        edited = {"name": "commit_turn", "args": {**again["args"], "text": text}}
         edit = {"type": "edit", "edited_action": edited}
         final = await client.runs.wait(tid, "fabula", command={"resume": {"decisions": [edit]}})
         assert isinstance(final, dict) and final["outcome"] == "committed"
