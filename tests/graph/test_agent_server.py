@@ -181,3 +181,91 @@ async def test_langchains_hitl_shape_through_the_agent_server(
         assert await store.head() == 4
         (turn,) = await store.turn_texts(4, 4)
         assert turn.text == text
+
+
+async def test_a_thread_is_a_session_a_bad_decision_waits_and_errors_keep_their_words(
+    agent_server: str, redis_url: str, tmp_path: Path
+) -> None:
+    """A malformed decision fails alone, with its one-line InvalidInput at the client, and
+    leaves the thread on the same interrupt with the same draft; the next valid decision
+    commits. A second run on the same thread writes the next turn. A missing story is a
+    NotFound with its words, not "An internal error occurred"."""
+    async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
+        await fab.create_story("hollow_book", "tale")
+        store = fab.store("tale")
+        client = get_client(url=agent_server)
+        tid = (await client.threads.create())["thread_id"]
+        await client.runs.wait(tid, "fabula", input={"story": "tale"})
+        (before,) = (await client.threads.get_state(tid))["tasks"][0]["interrupts"]
+
+        for bad, words in [
+            ({"decisions": [{"type": "frob"}]}, "decisions[0].type: must be approve"),
+            ({"decisions": []}, "exactly one decision (got 0)"),
+            ({"decisions": [{"type": "edit", "edited_action": {"name": "commit_turn"}}]}, "args"),
+        ]:
+            with pytest.raises(Exception, match=r"^InvalidInput: ") as caught:
+                await client.runs.wait(tid, "fabula", command={"resume": bad})
+            assert words in str(caught.value) and "\n" not in str(caught.value)
+            (after,) = (await client.threads.get_state(tid))["tasks"][0]["interrupts"]
+            assert after["id"] == before["id"]
+            assert after["value"]["draft"] == before["value"]["draft"]
+        assert await store.head() == 3
+
+        approve = {"decisions": [{"type": "approve"}]}
+        final = await client.runs.wait(tid, "fabula", command={"resume": approve})
+        assert isinstance(final, dict) and final["outcome"] == "committed"
+        (turn,) = await store.turn_texts(4, 4)
+        assert turn.text == before["value"]["draft"]["text"]
+
+        # the same thread, a second run: the branch's next turn
+        await client.runs.wait(tid, "fabula", input={"story": "tale"})
+        state = await client.threads.get_state(tid)
+        values: Any = state["values"]
+        assert (values["turn"], values["branch"]) == (5, "main")
+        assert values.get("outcome") is None and values.get("notes") == []
+        (task,) = state["tasks"]
+        assert task["interrupts"][0]["value"]["turn"] == 5
+        final = await client.runs.wait(tid, "fabula", command={"resume": approve})
+        assert isinstance(final, dict) and final["outcome"] == "committed"
+        assert await store.head() == 5
+
+        other = (await client.threads.create())["thread_id"]
+        with pytest.raises(Exception, match=r"^NotFound: story 'nope' does not exist"):
+            await client.runs.wait(other, "fabula", input={"story": "nope"})
+
+
+async def test_the_endpoints_langgraph_studio_calls(
+    agent_server: str, redis_url: str, tmp_path: Path
+) -> None:
+    """Assistants, graph, schemas, threads, a streamed run to the interrupt, state,
+    history, runs: each answers, as LangGraph Studio calls them on opening a graph."""
+    async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
+        await fab.create_story("hollow_book", "tale")
+    client = get_client(url=agent_server)
+    (assistant,) = await client.assistants.search(graph_id="fabula")
+    aid = assistant["assistant_id"]
+    assert (await client.assistants.get(aid))["graph_id"] == "fabula"
+    graph = await client.assistants.get_graph(aid)
+    assert {"plan", "approve", "commit"} <= {n["id"] for n in graph["nodes"]}
+    schemas = await client.assistants.get_schemas(aid)
+    state_schema: Any = schemas["state_schema"]
+    context_schema: Any = schemas["context_schema"]
+    assert {"story", "branch", "turn", "draft"} <= set(state_schema["properties"])
+    assert "auto" in context_schema["properties"]
+
+    thread = await client.threads.create(metadata={"story": "tale"})
+    tid = thread["thread_id"]
+    assert tid in {t["thread_id"] for t in await client.threads.search(metadata={"story": "tale"})}
+    modes: set[str] = set()
+    async for part in client.runs.stream(
+        tid, aid, input={"story": "tale"}, stream_mode=["values", "updates", "debug"]
+    ):
+        modes.add(part.event)
+    assert {"metadata", "values", "updates"} <= modes
+    assert (await client.threads.get(tid))["status"] == "interrupted"
+    state = await client.threads.get_state(tid)
+    assert state["next"] == ["approve"]
+    history = await client.threads.get_history(tid, limit=50)
+    assert len(history) > 3 and history[0]["checkpoint"] == state["checkpoint"]
+    (run,) = await client.runs.list(tid)
+    assert (await client.runs.get(tid, run["run_id"]))["status"] == "success"
