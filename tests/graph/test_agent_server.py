@@ -3,6 +3,7 @@ SDK drives one turn through the approval interrupt into Fabula's memory in Redis
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -186,10 +187,10 @@ async def test_langchains_hitl_shape_through_the_agent_server(
 async def test_a_thread_is_a_session_a_bad_decision_waits_and_errors_keep_their_words(
     agent_server: str, redis_url: str, tmp_path: Path
 ) -> None:
-    """A malformed decision fails alone, with its one-line InvalidInput at the client, and
-    leaves the thread on the same interrupt with the same draft; the next valid decision
-    commits. A second run on the same thread writes the next turn. A missing story is a
-    NotFound with its words, not "An internal error occurred"."""
+    """A malformed decision is refused with its one-line InvalidInput (422) and leaves the
+    thread on the same interrupt with the same draft; the next valid decision commits. A
+    second run on the same thread writes the next turn. A missing story is a NotFound with
+    its words, not "An internal error occurred"."""
     async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
         await fab.create_story("hollow_book", "tale")
         store = fab.store("tale")
@@ -202,17 +203,21 @@ async def test_a_thread_is_a_session_a_bad_decision_waits_and_errors_keep_their_
             ({"decisions": [{"type": "frob"}]}, "decisions[0].type: must be approve"),
             ({"decisions": []}, "exactly one decision (got 0)"),
             ({"decisions": [{"type": "edit", "edited_action": {"name": "commit_turn"}}]}, "args"),
+            ({before["id"]: {"decisions": [{"type": "frob"}]}}, "decisions[0].type"),
         ]:
-            with pytest.raises(Exception, match=r"^InvalidInput: ") as caught:
+            with pytest.raises(httpx.HTTPStatusError) as caught:
                 await client.runs.wait(tid, "fabula", command={"resume": bad})
-            assert words in str(caught.value) and "\n" not in str(caught.value)
+            assert caught.value.response.status_code == 422  # refused before any run is made
+            detail = caught.value.response.json()["detail"]
+            assert detail.startswith("InvalidInput: ") and words in detail and "\n" not in detail
             (after,) = (await client.threads.get_state(tid))["tasks"][0]["interrupts"]
             assert after["id"] == before["id"]
             assert after["value"]["draft"] == before["value"]["draft"]
         assert await store.head() == 3
 
         approve = {"decisions": [{"type": "approve"}]}
-        final = await client.runs.wait(tid, "fabula", command={"resume": approve})
+        keyed = {before["id"]: approve}  # as Agent Inbox sends it: keyed by the interrupt
+        final = await client.runs.wait(tid, "fabula", command={"resume": keyed})
         assert isinstance(final, dict) and final["outcome"] == "committed"
         (turn,) = await store.turn_texts(4, 4)
         assert turn.text == before["value"]["draft"]["text"]
@@ -269,3 +274,61 @@ async def test_the_endpoints_langgraph_studio_calls(
     assert len(history) > 3 and history[0]["checkpoint"] == state["checkpoint"]
     (run,) = await client.runs.list(tid)
     assert (await client.runs.get(tid, run["run_id"]))["status"] == "success"
+
+
+TOKENS = {
+    "ana-0123456789abcdef": {"identity": "ana", "role": "author", "stories": ["tale"]},
+    "cy-0123456789abcdef": {"identity": "cy", "role": "author"},
+    "bo-0123456789abcdef": {"identity": "bo", "role": "player", "character": "leo"},
+    "di-0123456789abcdef": {"identity": "di", "role": "reader"},
+}
+
+
+@pytest.fixture()
+def guarded_agent_server(redis_url: str, tmp_path: Path) -> Iterator[str]:
+    """The Agent Server with FABULA_AGENT_TOKENS: every request needs a token of TOKENS."""
+    tokens = tmp_path / "tokens.json"
+    tokens.write_text(json.dumps(TOKENS))
+    yield from serving(
+        {"FABULA_REDIS_URL": redis_url, "FABULA_AGENT_TOKENS": str(tokens)}, tmp_path
+    )
+
+
+async def test_who_may_see_what_with_tokens(
+    guarded_agent_server: str, redis_url: str, tmp_path: Path
+) -> None:
+    """No token: 401. A player's or a reader's token sees the graph, never a thread (its
+    state holds every mind): 403. An author sees and runs only their own threads (another
+    author's is not found, nor listed) and only the stories granted (403)."""
+    async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
+        await fab.create_story("hollow_book", "tale")
+
+    def as_(token: str | None) -> Any:
+        headers = {"Authorization": f"Bearer {token}"} if token else None
+        return get_client(url=guarded_agent_server, headers=headers)
+
+    ana, cy = as_("ana-0123456789abcdef"), as_("cy-0123456789abcdef")
+    with pytest.raises(httpx.HTTPStatusError) as caught:
+        await as_(None).threads.search()
+    assert caught.value.response.status_code == 401
+
+    tid = (await ana.threads.create())["thread_id"]
+    await ana.runs.wait(tid, "fabula", input={"story": "tale"})
+    assert (await ana.threads.get_state(tid))["next"] == ["approve"]
+    for token in ("bo-0123456789abcdef", "di-0123456789abcdef"):
+        other = as_(token)
+        assert await other.assistants.search(graph_id="fabula")
+        for call in (other.threads.get_state(tid), other.threads.search(), other.threads.create()):
+            with pytest.raises(httpx.HTTPStatusError) as caught:
+                await call
+            assert caught.value.response.status_code == 403
+    with pytest.raises(httpx.HTTPStatusError) as caught:
+        await cy.threads.get_state(tid)
+    assert caught.value.response.status_code == 404
+    assert tid not in {t["thread_id"] for t in await cy.threads.search()}
+    assert tid in {t["thread_id"] for t in await ana.threads.search()}
+
+    mine = (await ana.threads.create())["thread_id"]
+    with pytest.raises(httpx.HTTPStatusError) as caught:
+        await ana.runs.wait(mine, "fabula", input={"story": "elsewhere"})
+    assert caught.value.response.status_code == 403
