@@ -25,15 +25,18 @@ Fabula's errors reach the server's clients with their class and one-line message
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import threading
 from collections.abc import Callable
 from typing import Any
 
+from langgraph.errors import GraphInterrupt
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 from typing_extensions import TypedDict
 
+from fabula.agents.contracts import Decision
 from fabula.errors import FabulaError
 from fabula.graph import nodes
 from fabula.graph.build import build_turn_graph
@@ -146,6 +149,50 @@ def visible(error: FabulaError) -> FabulaError:
     return copy
 
 
+_SHARED = (
+    "story",
+    "branch",
+    "turn",
+    "direction",
+    "attempt",
+    "played",
+    "plan",
+    "draft",
+    "findings",
+    "preview",
+    "delta",
+    "build_ms",
+    "edit_error",
+    "edit_refused",
+    "notes",
+    "usage",
+)
+"""What the approval and the commit of a turn read: the state a shared pending turn holds."""
+
+
+async def share_pending(app: Fabula, state: dict[str, Any]) -> None:
+    """Put the turn this server waits on where every other interface looks for pending
+    turns: Fabula's own checkpoint of it (thread ``story/branch/turn``, in Redis), waiting
+    on the same approval with the same draft and delta. So ``fabula pending`` lists it and
+    ``fabula approve`` (or the studio) decides it; whichever side decides first commits,
+    and the other's approval of the same delta then finds it committed (``duplicate``).
+
+    Run in a context of its own: inside this node's, LangGraph would take Fabula's graph
+    for a subgraph of the server's run."""
+    config = app.config(app.store(state["story"], state["branch"]), state["turn"])
+    values: dict[str, Any] = {k: state[k] for k in _SHARED if k in state}
+    if "usage" in values:  # summed by its reducer: shared again, it is replaced, not added
+        values["usage"] = Overwrite(values["usage"])
+    # as if an edit had just been read and not committed: the graph routes to approval
+    values["decision"] = Decision(action="edit")
+
+    async def hand_over() -> None:
+        await app.graph.aupdate_state(config, values, as_node="reread")
+        await app.graph.ainvoke(None, config, context=app.context(auto=False))
+
+    await asyncio.create_task(hand_over(), context=contextvars.Context())
+
+
 def _with_fabula(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``fn`` run with Fabula's run-time context in place of the server's, its Fabula
     errors shown to the client (:func:`visible`)."""
@@ -154,6 +201,12 @@ def _with_fabula(fn: Callable[..., Any]) -> Callable[..., Any]:
         app = await _fabula()
         context = runtime.override(context=app.context(auto=_auto(runtime)))
         try:
+            if fn is nodes.approve:
+                try:
+                    return await fn(state, context)
+                except GraphInterrupt:
+                    await share_pending(app, dict(state))
+                    raise
             if fn is not nodes.plan:
                 update = await fn(state, context)
                 return {**update, **_TURN_DONE} if fn is nodes.commit else update

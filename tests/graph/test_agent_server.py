@@ -19,6 +19,7 @@ import pytest
 import redis
 from langgraph_sdk import get_client
 
+from fabula.agents.contracts import Decision
 from fabula.graph.service import Fabula
 from fabula.memory.server import EmbeddedRedis, resolve_url
 from fabula.settings import Settings
@@ -137,10 +138,41 @@ async def test_a_turn_through_the_agent_server(
         (turn,) = await store.turn_texts(4, 4)
         assert turn.text == draft
     client_sync = redis.Redis.from_url(redis_url)
-    try:
-        assert not list(client_sync.scan_iter(match="fab:ckpt:*"))
+    try:  # the server's own checkpoints are not in Redis: only the pending turn it shared
+        keys = {k.decode() for k in client_sync.scan_iter(match="fab:ckpt:*")}
+        shared = {k for k in keys if "{tale%2Fmain%2F4}" in k}
+        assert shared and keys - shared == {"fab:ckpt:threads"}, sorted(keys)[:5]
     finally:
         client_sync.close()
+
+
+async def test_a_turn_waiting_on_the_server_is_decided_from_the_cli(
+    agent_server: str, redis_url: str, tmp_path: Path
+) -> None:
+    """One set of pending turns: the turn the server waits on is Fabula's pending turn
+    too, with the same draft; approved there (as `fabula approve` does), it is committed
+    once, and the server's own approval afterwards finds it committed (duplicate)."""
+    async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
+        await fab.create_story("hollow_book", "tale")
+        store = fab.store("tale")
+        client = get_client(url=agent_server)
+        tid = (await client.threads.create())["thread_id"]
+        await client.runs.wait(tid, "fabula", input={"story": "tale"})
+        value = (await client.threads.get_state(tid))["tasks"][0]["interrupts"][0]["value"]
+        pending = await fab.pending(store)
+        assert pending is not None and pending.turn == 4
+        assert pending.request.draft.text == value["draft"]["text"]
+        assert pending.request.delta is not None
+        assert pending.request.delta.model_dump(mode="json") == value["delta"]
+
+        await fab.decide(store, Decision(action="approve"))
+        assert await store.head() == 4 and await fab.pending(store) is None
+        approve = {"decisions": [{"type": "approve"}]}
+        final = await client.runs.wait(tid, "fabula", command={"resume": approve})
+        assert isinstance(final, dict) and final["outcome"] == "duplicate"
+        assert await store.head() == 4
+        (turn,) = await store.turn_texts(4, 4)
+        assert turn.text == value["draft"]["text"]
 
 
 async def test_langchains_hitl_shape_through_the_agent_server(
