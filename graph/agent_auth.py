@@ -170,9 +170,14 @@ async def on_run(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str]:
         resume = command["resume"]
         # a resume may be keyed by the interrupt's id: each value is a decision
         keyed = isinstance(resume, dict) and resume and all(map(_is_interrupt_id, resume))
+        answers = resume.values() if keyed else [resume]
         try:
-            for answer in resume.values() if keyed else [resume]:
-                decision_from(answer, story=story or "?")
+            for answer in answers:
+                # a played character's part ({"words": ...}) is another interrupt's answer:
+                # its own node reads it; an answer of no known shape is left to the graph's
+                # response_schema, which refuses it without losing the turn
+                if isinstance(answer, dict) and ("decisions" in answer or "action" in answer):
+                    decision_from(answer, story=story or "?")
         except FabulaError as error:
             raise Auth.exceptions.HTTPException(
                 status_code=error.http_status, detail=f"{type(error).__name__}: {error.message}"

@@ -206,6 +206,17 @@ async def test_langchains_hitl_shape_through_the_agent_server(
         store = fab.store("tale")
         assert await store.head() == 3  # a rejection commits nothing
 
+        # an edit over the turn's size limit is refused, and its text is not kept
+        huge = {"name": "commit_turn", "args": {"text": "Mara waited. " * 80_000}}
+        resume = {"decisions": [{"type": "edit", "edited_action": huge}]}
+        await client.runs.wait(tid, "fabula", command={"resume": resume})
+        state = await client.threads.get_state(tid)
+        values = state["values"]
+        assert "LimitExceeded" in values["edit_error"]
+        assert values["edit"] is None and values["decision"]["text"] is None
+        assert len(json.dumps(values)) < 200_000
+        assert await store.head() == 3
+
         text = again["args"]["text"] + " Nobody spoke."
         edited = {"name": "commit_turn", "args": {**again["args"], "text": text}}
         edit = {"type": "edit", "edited_action": edited}
