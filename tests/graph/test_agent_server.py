@@ -20,6 +20,8 @@ import redis
 from langgraph_sdk import get_client
 
 from fabula.agents.contracts import Decision
+from fabula.errors import FabulaError, InvalidInput, NotFound, StoryAtRest, TurnConflict
+from fabula.graph.agent_server import visible
 from fabula.graph.service import Fabula
 from fabula.memory.server import EmbeddedRedis, resolve_url
 from fabula.settings import Settings
@@ -375,3 +377,24 @@ async def test_who_may_see_what_with_tokens(
     with pytest.raises(httpx.HTTPStatusError) as caught:
         await ana.runs.wait(mine, "fabula", input={"story": "elsewhere"})
     assert caught.value.response.status_code == 403
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        NotFound("story 'nope' does not exist", story="nope"),
+        TurnConflict("another process is writing this story: it committed turn 4 first"),
+        StoryAtRest("no character has anything to do", story="tale"),
+        InvalidInput("decisions: a turn takes exactly one decision (got 0)", story="tale"),
+    ],
+)
+def test_the_server_passes_a_fabula_errors_words(error: FabulaError) -> None:
+    """langgraph-api's own serialiser keeps the class name and the one-line message of the
+    error a node raises (it says "An internal error occurred" for the raw Fabula error)."""
+    from langgraph_api.serde import default
+
+    assert default(error)["message"] == "An internal error occurred"
+    shown = visible(error)
+    assert isinstance(shown, type(error)) and shown.http_status == error.http_status
+    assert default(shown) == {"error": type(error).__name__, "message": str(error)}
+    assert visible(shown) is shown
