@@ -20,8 +20,9 @@ and every request needs ``Authorization: Bearer <token>`` (401 without a known o
   (403) on threads and runs. They read the story, and play their part, where Fabula
   filters it for them (the studio's character and reader pages, ``fabula play``).
 
-A run that resumes a turn has its decision checked here, before the run is made, so a
-malformed one is a 422 naming the field (:func:`fabula.graph.hitl.decision_from`).
+A run is checked here before it is made: a story or branch not there is a 404 with its words
+(``NotFound: story 'nope' does not exist``), and a resume's malformed decision a 422 naming
+the field (:func:`fabula.graph.hitl.decision_from`).
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ from typing import Any, Literal
 from langgraph_sdk import Auth
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from fabula.errors import ConfigError, FabulaError
+from fabula.errors import ConfigError, FabulaError, InvalidInput
+from fabula.graph.agent_server import application
 from fabula.graph.hitl import decision_from
 from fabula.settings import Settings
 
@@ -165,6 +167,8 @@ async def on_run(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str]:
         raise Auth.exceptions.HTTPException(
             status_code=403, detail=f"story {story!r}: not granted to {grant.identity!r}"
         )
+    if isinstance(given, dict) and story is not None:
+        await _exists(story, given.get("branch") or "main")
     command = kwargs.get("command")
     if isinstance(command, dict) and "resume" in command:
         resume = command["resume"]
@@ -183,6 +187,19 @@ async def on_run(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str]:
                 status_code=error.http_status, detail=f"{type(error).__name__}: {error.message}"
             ) from None
     return owner
+
+
+async def _exists(story: Any, branch: Any) -> None:
+    """A run's story and branch are there, or the run is refused with the error's status
+    and words (404 ``NotFound: story 'nope' does not exist``) before it is made."""
+    try:
+        if not isinstance(story, str) or not isinstance(branch, str):
+            raise InvalidInput("input: story and branch must be text")
+        await (await application()).read(story, branch).require()
+    except FabulaError as error:
+        raise Auth.exceptions.HTTPException(
+            status_code=error.http_status, detail=f"{type(error).__name__}: {error}"
+        ) from None
 
 
 def _is_interrupt_id(key: Any) -> bool:

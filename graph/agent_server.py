@@ -58,7 +58,7 @@ def _open() -> Fabula:
     return Fabula.from_settings(Settings.from_env())
 
 
-async def _fabula() -> Fabula:
+async def application() -> Fabula:
     """This event loop's application, opened from the environment on first use (in a worker
     thread: opening reads files, which must not block the server's loop)."""
     key = id(asyncio.get_running_loop())
@@ -112,7 +112,7 @@ async def _located(state: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any
     turn ended (or the story moved on, or the run names another branch), what that turn
     left is cleared first; a re-plan after a rejection keeps its notes."""
     branch = state.get("branch") or "main"
-    reader = (await _fabula()).read(state["story"], branch)
+    reader = (await application()).read(state["story"], branch)
     await reader.require()
     turn = await reader.head() + 1
     where = {"branch": branch, "turn": turn}
@@ -198,7 +198,7 @@ def _with_fabula(fn: Callable[..., Any]) -> Callable[..., Any]:
     errors shown to the client (:func:`visible`)."""
 
     async def async_node(state: Any, runtime: Runtime[Any]) -> Any:
-        app = await _fabula()
+        app = await application()
         context = runtime.override(context=app.context(auto=_auto(runtime)))
         try:
             if fn is nodes.approve:

@@ -234,8 +234,8 @@ async def test_a_thread_is_a_session_a_bad_decision_waits_and_errors_keep_their_
 ) -> None:
     """A malformed decision is refused with its one-line InvalidInput (422) and leaves the
     thread on the same interrupt with the same draft; the next valid decision commits. A
-    second run on the same thread writes the next turn. A missing story is a NotFound with
-    its words, not "An internal error occurred"."""
+    second run on the same thread writes the next turn. A missing story is a 404 with the
+    NotFound's words, not "An internal error occurred"."""
     async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
         await fab.create_story("hollow_book", "tale")
         store = fab.store("tale")
@@ -280,8 +280,12 @@ async def test_a_thread_is_a_session_a_bad_decision_waits_and_errors_keep_their_
         assert await store.head() == 5
 
         other = (await client.threads.create())["thread_id"]
-        with pytest.raises(Exception, match=r"^NotFound: story 'nope' does not exist"):
+        with pytest.raises(httpx.HTTPStatusError) as caught:
             await client.runs.wait(other, "fabula", input={"story": "nope"})
+        assert caught.value.response.status_code == 404
+        assert caught.value.response.json() == {
+            "detail": "NotFound: story 'nope' does not exist (story=nope)"
+        }
 
 
 async def test_the_endpoints_langgraph_studio_calls(
