@@ -258,6 +258,13 @@ async def test_a_thread_is_a_session_a_bad_decision_waits_and_errors_keep_their_
             (after,) = (await client.threads.get_state(tid))["tasks"][0]["interrupts"]
             assert after["id"] == before["id"]
             assert after["value"]["draft"] == before["value"]["draft"]
+        # an answer of no decision's shape passes the handler; the graph's response_schema
+        # refuses it before keeping it: the run ends with the InvalidInput's words
+        with pytest.raises(Exception, match=r"^InvalidInput: resume: a HITLResponse") as caught:
+            await client.runs.wait(tid, "fabula", command={"resume": "approve"})
+        assert "internal error" not in str(caught.value)
+        (after,) = (await client.threads.get_state(tid))["tasks"][0]["interrupts"]
+        assert (after["id"], after["value"]["draft"]) == (before["id"], before["value"]["draft"])
         assert await store.head() == 3
 
         approve = {"decisions": [{"type": "approve"}]}
