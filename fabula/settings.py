@@ -411,6 +411,13 @@ class Settings(BaseModel):
         description="the studio's token: with it, `fabula serve` may listen beyond this "
         "machine and asks every client for it",
     )
+    agent_tokens: Annotated[
+        Path | None, Env("FABULA_AGENT_TOKENS", note="none: the author's own desk", read=_path)
+    ] = Field(
+        default=None,
+        description="the Agent Server's tokens (`langgraph dev`, langgraph.json's auth): a JSON "
+        "file of token -> identity, role (author, player, reader), stories and character",
+    )
     # the benchmarks' and the test helpers' variables: the application reads none of them
     test_cluster: Annotated[bool, Env("FABULA_TEST_CLUSTER", read=_flag)] = Field(
         default=False,

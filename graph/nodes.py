@@ -40,7 +40,7 @@ from fabula.errors import (
     TurnConflict,
 )
 from fabula.graph.commit import CommitPath, another_writer, commit_delta, read_text
-from fabula.graph.hitl import decision_from, hitl_request
+from fabula.graph.hitl import answer_schema, decision_from, hitl_request
 from fabula.graph.runtime import TurnContext
 from fabula.graph.state import (
     ApprovalRequest,
@@ -467,9 +467,13 @@ def _asked(state: TurnState) -> Decision:
         edit_error=state.get("edit_error"),
         edit_refused=state.get("edit_refused"),
     )
-    # LangChain's HITLRequest beside Fabula's own fields (fabula.graph.hitl)
+    # LangChain's HITLRequest beside Fabula's own fields (fabula.graph.hitl); a resume is
+    # checked against answer_schema before LangGraph keeps it, so a malformed one is refused
+    # alone and the turn keeps waiting on this same interrupt
     asked = hitl_request(request.model_dump(mode="json"))
-    answer = interrupt(request.model_copy(update=asked))
+    answer = interrupt(
+        request.model_copy(update=dict(asked)), response_schema=answer_schema(state["story"])
+    )
     decision = decision_from(answer, story=state["story"])
     if decision.action == "edit" and not (decision.text or "").strip():
         raise InvalidInput("an edit needs the new text", story=state["story"])
@@ -525,11 +529,11 @@ async def reread(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, A
         except FabulaError as error:
             log.warning("edit_not_read", role="memory-builder", error=str(error))
             problem = f"{type(error).__name__}: {error.message}"
-            return {"edit": None, "edit_error": problem, "usage": meter.as_dict()}
+            return {**_dropped(state), "edit_error": problem, "usage": meter.as_dict()}
     errors = [f for f in findings if f.severity == "error"]
     if errors and not state["decision"].force:
         # refused: the approver gets the turn back as it was, and is told why
-        return {"edit": None, "edit_refused": errors, "usage": meter.as_dict()}
+        return {**_dropped(state), "edit_refused": errors, "usage": meter.as_dict()}
     return {
         **_read_update(delta, findings, build_ms, await _view(state, ctx)),
         "draft": Draft(text=text, revision=revision),
@@ -537,6 +541,12 @@ async def reread(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, A
         "edit": None,
         "usage": meter.as_dict(),
     }
+
+
+def _dropped(state: TurnState) -> dict[str, Any]:
+    """The update that forgets an edit not taken: its text is kept neither as the edit nor
+    in the decision (a refused 10 MB edit does not stay in the checkpoint)."""
+    return {"edit": None, "decision": state["decision"].model_copy(update={"text": None})}
 
 
 def route_after_reread(state: TurnState) -> str:

@@ -12,9 +12,10 @@ Checkpoints written before the values were typed (plain JSON) belong to stories 
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, NotRequired, TypedDict
+from typing import Annotated, Any, Literal, NotRequired
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from typing_extensions import TypedDict
 
 from fabula.agents.character.played import PlayedView
 from fabula.agents.contracts import CharacterBrief, Decision, Draft, Finding, Proposal, TurnPlan

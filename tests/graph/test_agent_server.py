@@ -3,6 +3,7 @@ SDK drives one turn through the approval interrupt into Fabula's memory in Redis
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -18,6 +19,9 @@ import pytest
 import redis
 from langgraph_sdk import get_client
 
+from fabula.agents.contracts import Decision
+from fabula.errors import FabulaError, InvalidInput, NotFound, StoryAtRest, TurnConflict
+from fabula.graph.agent_server import visible
 from fabula.graph.service import Fabula
 from fabula.memory.server import EmbeddedRedis, resolve_url
 from fabula.settings import Settings
@@ -136,10 +140,41 @@ async def test_a_turn_through_the_agent_server(
         (turn,) = await store.turn_texts(4, 4)
         assert turn.text == draft
     client_sync = redis.Redis.from_url(redis_url)
-    try:
-        assert not list(client_sync.scan_iter(match="fab:ckpt:*"))
+    try:  # the server's own checkpoints are not in Redis: only the pending turn it shared
+        keys = {k.decode() for k in client_sync.scan_iter(match="fab:ckpt:*")}
+        shared = {k for k in keys if "{tale%2Fmain%2F4}" in k}
+        assert shared and keys - shared == {"fab:ckpt:threads"}, sorted(keys)[:5]
     finally:
         client_sync.close()
+
+
+async def test_a_turn_waiting_on_the_server_is_decided_from_the_cli(
+    agent_server: str, redis_url: str, tmp_path: Path
+) -> None:
+    """One set of pending turns: the turn the server waits on is Fabula's pending turn
+    too, with the same draft; approved there (as `fabula approve` does), it is committed
+    once, and the server's own approval afterwards finds it committed (duplicate)."""
+    async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
+        await fab.create_story("hollow_book", "tale")
+        store = fab.store("tale")
+        client = get_client(url=agent_server)
+        tid = (await client.threads.create())["thread_id"]
+        await client.runs.wait(tid, "fabula", input={"story": "tale"})
+        value = (await client.threads.get_state(tid))["tasks"][0]["interrupts"][0]["value"]
+        pending = await fab.pending(store)
+        assert pending is not None and pending.turn == 4
+        assert pending.request.draft.text == value["draft"]["text"]
+        assert pending.request.delta is not None
+        assert pending.request.delta.model_dump(mode="json") == value["delta"]
+
+        await fab.decide(store, Decision(action="approve"))
+        assert await store.head() == 4 and await fab.pending(store) is None
+        approve = {"decisions": [{"type": "approve"}]}
+        final = await client.runs.wait(tid, "fabula", command={"resume": approve})
+        assert isinstance(final, dict) and final["outcome"] == "duplicate"
+        assert await store.head() == 4
+        (turn,) = await store.turn_texts(4, 4)
+        assert turn.text == value["draft"]["text"]
 
 
 async def test_langchains_hitl_shape_through_the_agent_server(
@@ -160,8 +195,8 @@ async def test_langchains_hitl_shape_through_the_agent_server(
         (request,) = value["action_requests"]
         (review,) = value["review_configs"]
         assert request["name"] == review["action_name"] == "commit_turn"
-        assert request["arguments"]["text"] == value["draft"]["text"]
-        assert (request["arguments"]["story"], request["arguments"]["turn"]) == ("tale", 4)
+        assert request["args"]["text"] == value["draft"]["text"]
+        assert (request["args"]["story"], request["args"]["turn"]) == ("tale", 4)
         assert review["allowed_decisions"] == ["approve", "edit", "reject"]
 
         reject = {"decisions": [{"type": "reject", "message": "slower, please"}]}
@@ -173,11 +208,204 @@ async def test_langchains_hitl_shape_through_the_agent_server(
         store = fab.store("tale")
         assert await store.head() == 3  # a rejection commits nothing
 
-        text = again["arguments"]["text"] + " Nobody spoke."
-        edited = {"name": "commit_turn", "arguments": {**again["arguments"], "text": text}}
+        # an edit over the turn's size limit is refused, and its text is not kept
+        huge = {"name": "commit_turn", "args": {"text": "Mara waited. " * 80_000}}
+        resume = {"decisions": [{"type": "edit", "edited_action": huge}]}
+        await client.runs.wait(tid, "fabula", command={"resume": resume})
+        state = await client.threads.get_state(tid)
+        values = state["values"]
+        assert "LimitExceeded" in values["edit_error"]
+        assert values["edit"] is None and values["decision"]["text"] is None
+        assert len(json.dumps(values)) < 200_000
+        assert await store.head() == 3
+
+        text = again["args"]["text"] + " Nobody spoke."
+        edited = {"name": "commit_turn", "args": {**again["args"], "text": text}}
         edit = {"type": "edit", "edited_action": edited}
         final = await client.runs.wait(tid, "fabula", command={"resume": {"decisions": [edit]}})
         assert isinstance(final, dict) and final["outcome"] == "committed"
         assert await store.head() == 4
         (turn,) = await store.turn_texts(4, 4)
         assert turn.text == text
+
+
+async def test_a_thread_is_a_session_a_bad_decision_waits_and_errors_keep_their_words(
+    agent_server: str, redis_url: str, tmp_path: Path
+) -> None:
+    """A malformed decision is refused with its one-line InvalidInput (422) and leaves the
+    thread on the same interrupt with the same draft; the next valid decision commits. A
+    second run on the same thread writes the next turn. A missing story is a 404 with the
+    NotFound's words, not "An internal error occurred"."""
+    async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
+        await fab.create_story("hollow_book", "tale")
+        store = fab.store("tale")
+        client = get_client(url=agent_server)
+        tid = (await client.threads.create())["thread_id"]
+        await client.runs.wait(tid, "fabula", input={"story": "tale"})
+        (before,) = (await client.threads.get_state(tid))["tasks"][0]["interrupts"]
+
+        for bad, words in [
+            ({"decisions": [{"type": "frob"}]}, "decisions[0].type: must be approve"),
+            ({"decisions": []}, "exactly one decision (got 0)"),
+            ({"decisions": [{"type": "edit", "edited_action": {"name": "commit_turn"}}]}, "args"),
+            ({before["id"]: {"decisions": [{"type": "frob"}]}}, "decisions[0].type"),
+        ]:
+            with pytest.raises(httpx.HTTPStatusError) as caught:
+                await client.runs.wait(tid, "fabula", command={"resume": bad})
+            assert caught.value.response.status_code == 422  # refused before any run is made
+            detail = caught.value.response.json()["detail"]
+            assert detail.startswith("InvalidInput: ") and words in detail and "\n" not in detail
+            (after,) = (await client.threads.get_state(tid))["tasks"][0]["interrupts"]
+            assert after["id"] == before["id"]
+            assert after["value"]["draft"] == before["value"]["draft"]
+        # an answer of no decision's shape passes the handler; the graph's response_schema
+        # refuses it before keeping it: the run ends with the InvalidInput's words
+        with pytest.raises(Exception, match=r"^InvalidInput: resume: a HITLResponse") as caught:
+            await client.runs.wait(tid, "fabula", command={"resume": "approve"})
+        assert "internal error" not in str(caught.value)
+        (after,) = (await client.threads.get_state(tid))["tasks"][0]["interrupts"]
+        assert (after["id"], after["value"]["draft"]) == (before["id"], before["value"]["draft"])
+        assert await store.head() == 3
+
+        approve = {"decisions": [{"type": "approve"}]}
+        keyed = {before["id"]: approve}  # as Agent Inbox sends it: keyed by the interrupt
+        final = await client.runs.wait(tid, "fabula", command={"resume": keyed})
+        assert isinstance(final, dict) and final["outcome"] == "committed"
+        (turn,) = await store.turn_texts(4, 4)
+        assert turn.text == before["value"]["draft"]["text"]
+
+        # the same thread, a second run: the branch's next turn
+        await client.runs.wait(tid, "fabula", input={"story": "tale"})
+        state = await client.threads.get_state(tid)
+        values: Any = state["values"]
+        assert (values["turn"], values["branch"]) == (5, "main")
+        assert values.get("outcome") is None and values.get("notes") == []
+        (task,) = state["tasks"]
+        assert task["interrupts"][0]["value"]["turn"] == 5
+        final = await client.runs.wait(tid, "fabula", command={"resume": approve})
+        assert isinstance(final, dict) and final["outcome"] == "committed"
+        assert await store.head() == 5
+
+        other = (await client.threads.create())["thread_id"]
+        with pytest.raises(httpx.HTTPStatusError) as caught:
+            await client.runs.wait(other, "fabula", input={"story": "nope"})
+        assert caught.value.response.status_code == 404
+        assert caught.value.response.json() == {
+            "detail": "NotFound: story 'nope' does not exist (story=nope)"
+        }
+
+
+async def test_the_endpoints_langgraph_studio_calls(
+    agent_server: str, redis_url: str, tmp_path: Path
+) -> None:
+    """Assistants, graph, schemas, threads, a streamed run to the interrupt, state,
+    history, runs: each answers, as LangGraph Studio calls them on opening a graph."""
+    async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
+        await fab.create_story("hollow_book", "tale")
+    client = get_client(url=agent_server)
+    (assistant,) = await client.assistants.search(graph_id="fabula")
+    aid = assistant["assistant_id"]
+    assert (await client.assistants.get(aid))["graph_id"] == "fabula"
+    graph = await client.assistants.get_graph(aid)
+    assert {"plan", "approve", "commit"} <= {n["id"] for n in graph["nodes"]}
+    schemas = await client.assistants.get_schemas(aid)
+    state_schema: Any = schemas["state_schema"]
+    context_schema: Any = schemas["context_schema"]
+    assert {"story", "branch", "turn", "draft"} <= set(state_schema["properties"])
+    assert "auto" in context_schema["properties"]
+
+    thread = await client.threads.create(metadata={"story": "tale"})
+    tid = thread["thread_id"]
+    assert tid in {t["thread_id"] for t in await client.threads.search(metadata={"story": "tale"})}
+    modes: set[str] = set()
+    async for part in client.runs.stream(
+        tid, aid, input={"story": "tale"}, stream_mode=["values", "updates", "debug"]
+    ):
+        modes.add(part.event)
+    assert {"metadata", "values", "updates"} <= modes
+    assert (await client.threads.get(tid))["status"] == "interrupted"
+    state = await client.threads.get_state(tid)
+    assert state["next"] == ["approve"]
+    history = await client.threads.get_history(tid, limit=50)
+    assert len(history) > 3 and history[0]["checkpoint"] == state["checkpoint"]
+    (run,) = await client.runs.list(tid)
+    assert (await client.runs.get(tid, run["run_id"]))["status"] == "success"
+
+
+TOKENS = {
+    "ana-0123456789abcdef": {"identity": "ana", "role": "author", "stories": ["tale"]},
+    "cy-0123456789abcdef": {"identity": "cy", "role": "author"},
+    "bo-0123456789abcdef": {"identity": "bo", "role": "player", "character": "leo"},
+    "di-0123456789abcdef": {"identity": "di", "role": "reader"},
+}
+
+
+@pytest.fixture()
+def guarded_agent_server(redis_url: str, tmp_path: Path) -> Iterator[str]:
+    """The Agent Server with FABULA_AGENT_TOKENS: every request needs a token of TOKENS."""
+    tokens = tmp_path / "tokens.json"
+    tokens.write_text(json.dumps(TOKENS))
+    yield from serving(
+        {"FABULA_REDIS_URL": redis_url, "FABULA_AGENT_TOKENS": str(tokens)}, tmp_path
+    )
+
+
+async def test_who_may_see_what_with_tokens(
+    guarded_agent_server: str, redis_url: str, tmp_path: Path
+) -> None:
+    """No token: 401. A player's or a reader's token sees the graph, never a thread (its
+    state holds every mind): 403. An author sees and runs only their own threads (another
+    author's is not found, nor listed) and only the stories granted (403)."""
+    async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
+        await fab.create_story("hollow_book", "tale")
+
+    def as_(token: str | None) -> Any:
+        headers = {"Authorization": f"Bearer {token}"} if token else None
+        return get_client(url=guarded_agent_server, headers=headers)
+
+    ana, cy = as_("ana-0123456789abcdef"), as_("cy-0123456789abcdef")
+    with pytest.raises(httpx.HTTPStatusError) as caught:
+        await as_(None).threads.search()
+    assert caught.value.response.status_code == 401
+
+    tid = (await ana.threads.create())["thread_id"]
+    await ana.runs.wait(tid, "fabula", input={"story": "tale"})
+    assert (await ana.threads.get_state(tid))["next"] == ["approve"]
+    for token in ("bo-0123456789abcdef", "di-0123456789abcdef"):
+        other = as_(token)
+        assert await other.assistants.search(graph_id="fabula")
+        for call in (other.threads.get_state(tid), other.threads.search(), other.threads.create()):
+            with pytest.raises(httpx.HTTPStatusError) as caught:
+                await call
+            assert caught.value.response.status_code == 403
+    with pytest.raises(httpx.HTTPStatusError) as caught:
+        await cy.threads.get_state(tid)
+    assert caught.value.response.status_code == 404
+    assert tid not in {t["thread_id"] for t in await cy.threads.search()}
+    assert tid in {t["thread_id"] for t in await ana.threads.search()}
+
+    mine = (await ana.threads.create())["thread_id"]
+    with pytest.raises(httpx.HTTPStatusError) as caught:
+        await ana.runs.wait(mine, "fabula", input={"story": "elsewhere"})
+    assert caught.value.response.status_code == 403
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        NotFound("story 'nope' does not exist", story="nope"),
+        TurnConflict("another process is writing this story: it committed turn 4 first"),
+        StoryAtRest("no character has anything to do", story="tale"),
+        InvalidInput("decisions: a turn takes exactly one decision (got 0)", story="tale"),
+    ],
+)
+def test_the_server_passes_a_fabula_errors_words(error: FabulaError) -> None:
+    """langgraph-api's own serialiser keeps the class name and the one-line message of the
+    error a node raises (it says "An internal error occurred" for the raw Fabula error)."""
+    from langgraph_api.serde import default
+
+    assert default(error)["message"] == "An internal error occurred"
+    shown = visible(error)
+    assert isinstance(shown, type(error)) and shown.http_status == error.http_status
+    assert default(shown) == {"error": type(error).__name__, "message": str(error)}
+    assert visible(shown) is shown

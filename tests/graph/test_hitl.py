@@ -7,9 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from structlog.testing import capture_logs
 
 from fabula.agents.contracts import Decision
 from fabula.errors import InvalidInput
+from fabula.graph import hitl
 from fabula.graph.hitl import decision_from, hitl_request
 from fabula.graph.service import Fabula
 from fabula.testing.model import STORY, FakeOpenAI, script_turn
@@ -27,11 +29,33 @@ def test_the_request_names_the_turn_its_draft_and_its_findings() -> None:
     request = hitl_request(PAYLOAD)
     (action,) = request["action_requests"]
     (review,) = request["review_configs"]
-    arguments = {"story": "tale", "branch": "main", "turn": 4, "text": "Leo opened the drawer."}
-    assert action == {"name": "commit_turn", "arguments": arguments}
+    args = {"story": "tale", "branch": "main", "turn": 4, "text": "Leo opened the drawer."}
+    assert (action["name"], action["args"]) == ("commit_turn", args)
+    assert "Leo has no key" in action.get("description", "")
+    assert review["action_name"] == "commit_turn"
     assert review["allowed_decisions"] == ["approve", "edit", "reject"]
-    assert "Leo has no key" in review["description"]
-    assert review["arguments_schema"]["required"] == ["text"]
+    assert review.get("args_schema", {})["required"] == ["text"]
+
+
+@pytest.mark.parametrize(
+    ("ours", "released"),
+    [
+        (hitl.Action, "Action"),
+        (hitl.ActionRequest, "ActionRequest"),
+        (hitl.ReviewConfig, "ReviewConfig"),
+        (hitl.HITLRequest, "HITLRequest"),
+        (hitl.ApproveDecision, "ApproveDecision"),
+        (hitl.EditDecision, "EditDecision"),
+        (hitl.RejectDecision, "RejectDecision"),
+        (hitl.HITLResponse, "HITLResponse"),
+    ],
+)
+def test_the_types_mirror_langchains_released_ones(ours: Any, released: str) -> None:
+    """Field for field, required and optional alike, as langchain's middleware has them."""
+    module = pytest.importorskip("langchain.agents.middleware.human_in_the_loop")
+    theirs = getattr(module, released)
+    assert ours.__required_keys__ == theirs.__required_keys__
+    assert ours.__optional_keys__ == theirs.__optional_keys__
 
 
 def test_fabulas_own_decision_still_resumes() -> None:
@@ -49,7 +73,7 @@ def test_fabulas_own_decision_still_resumes() -> None:
         (
             {
                 "type": "edit",
-                "edited_action": {"name": "commit_turn", "arguments": {"text": "New."}},
+                "edited_action": {"name": "commit_turn", "args": {"text": "New."}},
             },
             Decision(action="edit", text="New.", now=True),
         ),
@@ -58,7 +82,7 @@ def test_fabulas_own_decision_still_resumes() -> None:
                 "type": "edit",
                 "edited_action": {
                     "name": "commit_turn",
-                    "arguments": {"text": "New.", "force": True},
+                    "args": {"text": "New.", "force": True},
                 },
             },
             Decision(action="edit", text="New.", now=True, force=True),
@@ -68,7 +92,7 @@ def test_fabulas_own_decision_still_resumes() -> None:
                 "type": "edit",
                 "edited_action": {
                     "name": "commit_turn",
-                    "arguments": {"text": "", "choice": "4.d2"},
+                    "args": {"text": "", "choice": "4.d2"},
                 },
             },
             Decision(action="approve", choice="4.d2"),
@@ -79,6 +103,24 @@ def test_each_decision_maps_onto_fabulas(given: dict[str, Any], expected: Decisi
     assert decision_from({"decisions": [given]}, story="tale") == expected
 
 
+def test_the_pre_release_shape_is_read_with_a_deprecation_line() -> None:
+    """``edited_action.arguments`` (the pre-release shape) still edits, for one version,
+    and says in the log what to send instead."""
+    edit = {"type": "edit", "edited_action": {"name": "commit_turn", "arguments": {"text": "New."}}}
+    with capture_logs() as logs:
+        decision = decision_from({"decisions": [edit]}, story="tale")
+    assert decision == Decision(action="edit", text="New.", now=True)
+    (line,) = [e for e in logs if e["log_level"] == "warning"]
+    assert "deprecated" in line["event"] and "edited_action.args" in line["event"]
+
+
+@pytest.mark.parametrize("answer", [{"action": "frob"}, "approve", {"action": "edit", "text": 3}])
+def test_a_malformed_fabula_decision_is_one_line_too(answer: Any) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        decision_from(answer, story="tale")
+    assert "\n" not in str(caught.value)
+
+
 @pytest.mark.parametrize(
     ("decisions", "where"),
     [
@@ -86,9 +128,13 @@ def test_each_decision_maps_onto_fabulas(given: dict[str, Any], expected: Decisi
         ([{"type": "approve"}, {"type": "approve"}], "exactly one decision (got 2)"),
         ("approve", "exactly one decision (got not a list)"),
         ([{"type": "respond"}], "decisions[0].type"),
-        ([{"type": "edit"}], "edited_action.arguments: missing"),
-        ([{"type": "edit", "edited_action": {"name": "x", "arguments": {"text": "a"}}}], ".name"),
-        ([{"type": "edit", "edited_action": {"arguments": {"text": "  "}}}], "needs the new text"),
+        ([{"type": "edit"}], "decisions[0].edited_action: missing"),
+        (
+            [{"type": "edit", "edited_action": {"name": "commit_turn"}}],
+            "edited_action.args: missing",
+        ),
+        ([{"type": "edit", "edited_action": {"name": "x", "args": {"text": "a"}}}], ".name"),
+        ([{"type": "edit", "edited_action": {"args": {"text": "  "}}}], "needs the new text"),
         ([{"type": "reject", "message": 3}], "message: must be text"),
     ],
 )
@@ -109,7 +155,7 @@ async def test_the_pending_payload_carries_the_request(
     pending = await fab.pending(store)
     assert pending is not None
     (action,) = pending.request.action_requests
-    assert action["arguments"]["text"] == pending.request.draft.text
+    assert action["args"]["text"] == pending.request.draft.text
     assert pending.request.review_configs[0]["allowed_decisions"] == ["approve", "edit", "reject"]
     head = await store.head()
     await fab.decide(store, Decision(action="approve"))
