@@ -424,18 +424,21 @@ class TestBadInput:
         _bad(tmp_path, "uri.charx", fx.charx(uri), "climbs out")
 
     def test_invalid_regex(self, tmp_path: Path) -> None:
-        """A regex key that does not compile (V3 use_regex, and ST's /.../ form)."""
+        """A regex key that does not compile (V3 use_regex, and ST's /.../ form): its entry
+        is imported disabled, with one finding naming it (issues 45 and 49)."""
         card = fx.v3_card()
         card["data"]["character_book"]["entries"][0]["keys"] = ["log(book"]
-        _bad(tmp_path, "r.json", card, "not a valid regular expression")
         book = fx.st_world_info()
         book["entries"]["0"]["key"] = ["/[unclosed/"]
         paths = [
-            fx.write_json(tmp_path / "ada.json", fx.v1_card()),
+            fx.write_json(tmp_path / "r.json", card),
             fx.write_json(tmp_path / "wi.json", book),
         ]
-        with pytest.raises(InvalidInput, match="not a valid regular expression"):
-            import_paths(paths)
+        found = import_paths(paths).findings
+        assert len(found) == 2
+        assert all("not a valid regular expression" in f and "\n" not in f for f in found)
+        assert "r.json: data.character_book.entries[0] (" in found[0]
+        assert "wi.json: entries[0] (" in found[1]
 
     def test_recursion_cycle(self, tmp_path: Path) -> None:
         """A recursively scanned book whose entries activate each other in a cycle; the same

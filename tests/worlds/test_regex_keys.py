@@ -25,7 +25,6 @@ import structlog
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fabula.errors import InvalidInput
 from fabula.graph.service import Fabula
 from fabula.settings import Settings
 from fabula.testing import imports as fx
@@ -169,23 +168,24 @@ def test_recall_of_a_story_with_a_backtracking_key(redis_url: str, tmp_path: Pat
         ("/(?<=a)b/", "invalid perl operator"),
         ("/(?!a)b/i", "invalid perl operator"),
         ("/a{1001}/", "invalid repetition size"),
-        ("/\\p{L}{1000}/", "pattern too large"),
+        ("/\\p{L}{1000}/", "is too large: its RE2 program needs more than the 512 KiB"),
     ],
 )
-def test_a_key_re2_cannot_match_is_refused_at_import(tmp_path: Path, key: str, why: str) -> None:
-    """Backreferences, lookaround, a pattern past the memory bound: one line naming the
-    entry and the key, nothing written; never a fallback to a backtracking engine."""
+def test_a_key_re2_cannot_match_is_imported_disabled(tmp_path: Path, key: str, why: str) -> None:
+    """Backreferences, lookaround, a pattern past the memory bound: its entry is imported
+    disabled, with one finding naming the entry and the key; the rest of the book works
+    (issue 49); never a fallback to a backtracking engine."""
     book = probe_book(recursive=False, key=key)
     paths = [
         fx.write_json(tmp_path / "ada.json", fx.v1_card()),
         fx.write_json(tmp_path / "probe.json", book),
     ]
-    with pytest.raises(InvalidInput) as caught:
-        within(lambda: import_paths(paths))
-    message = str(caught.value)
-    assert "\n" not in message
-    assert f"entries[0] ({key!r})" in message and why in message
-    assert "not a valid regular expression for RE2" in message
+    imported = within(lambda: import_paths(paths))
+    [finding] = imported.findings
+    assert "\n" not in finding
+    assert f"entries[0] ({key!r}): imported disabled: " in finding and why in finding
+    [read] = imported.pack.lore.books
+    assert [e.enabled for e in read.entries] == [False, True]
 
 
 def test_a_stored_key_re2_cannot_match_fires_nothing_and_is_logged_once(

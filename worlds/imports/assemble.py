@@ -51,6 +51,12 @@ class Imported:
     assets: dict[str, bytes] = field(default_factory=dict)
     sources: tuple[Source, ...] = ()
 
+    @property
+    def findings(self) -> tuple[str, ...]:
+        """What the import changed to make its files work, one line each, naming the file
+        and the entry (an entry imported disabled, and why)."""
+        return tuple(f"{s.path}: {f}" for s in self.sources for f in s.findings)
+
 
 @dataclass
 class _Own:

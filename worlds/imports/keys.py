@@ -11,7 +11,19 @@ against forty ``a`` and a ``!`` answers at once, where a backtracking engine wou
 lifetime — and whose memory is bounded (:data:`MAX_MEM` per pattern). What RE2 cannot
 compile (backreferences, lookaround, a pattern past the memory bound) is not a key Fabula
 can match: :func:`compile_key` raises :class:`KeyError_` for it, which the import turns into
-one line naming the entry and the key; there is no fallback to a backtracking engine.
+one finding naming the entry and the key, the entry imported disabled; there is no fallback
+to a backtracking engine.
+
+Memory (issue 45): a key's program and the caches of its DFAs live within :data:`KEY_MEM`
+(RE2's ``max_mem``; a program that does not fit is refused when it is compiled, before it
+takes the memory); what one import's keys may hold together is bounded by the import's
+limits (``max_book_program``, ``max_story_program``); and the keys compiled so far are kept
+within :data:`CACHE_BYTES`, each counted at the most it can use, the oldest dropped first.
+Measured: ``/\\pL{300}N/`` is a program of 358,805 instructions that RE2 took under the
+8 MiB bound kept before (issue 45: 5.7 MB each); a 77 KB book of 640 such keys made
+``fabula import`` and ``fabula recall`` peak at 2.05 GB. Within 512 KiB a program holds at
+most 43,636 instructions (8 bytes each): ``\\pL{27}`` (any letter, 27 times) is the longest
+such run a key may hold, and a hundred keys of 20,000 instructions grew the process by 16 MB.
 
 Flags of a ``/pattern/flags`` key (JavaScript's): ``i`` ignores case, ``m`` makes ``^`` and
 ``$`` match at line ends, ``s`` lets ``.`` match a newline; ``u`` is what RE2 always does
@@ -28,6 +40,7 @@ from __future__ import annotations
 import _sre  # type: ignore[import-not-found]  # Python's own case folding, as re applies it
 import functools
 import re
+from collections import OrderedDict
 from re._casefix import _EXTRA_CASES  # type: ignore[import-not-found]
 from typing import Protocol
 
@@ -37,10 +50,23 @@ _SLASHED = re.compile(r"^/(.+)/([a-z]*)$", re.DOTALL)
 _FLAGS = {"i": "i", "m": "m", "s": "s", "u": "", "g": "", "y": ""}
 """A JavaScript flag, and the RE2 flag it becomes (empty: none needed)."""
 
-MAX_MEM = 8 * 1024 * 1024
-"""The memory one regex key may use in RE2 (its program and its DFA's cache, 8 MiB): a
-pattern whose program does not fit is refused; a search whose DFA fills it goes on in
-RE2's NFA, still in linear time."""
+KiB = 1024
+MiB = 1024 * KiB
+
+KEY_MEM = 512 * KiB
+"""The memory one regex key may use in RE2 (``max_mem``: its program, at most two thirds of
+it, and its DFAs' caches, 512 KiB): a pattern whose program does not fit is refused at
+compile time, before it is built; a search whose DFA fills its cache goes on in RE2's NFA,
+still in linear time. Real keys (names, alternations of a few dozen words, ``\\w+`` runs)
+are programs of tens to a few thousand instructions of 16 bytes."""
+MAX_MEM = KEY_MEM
+"""The name this bound had before (kept for callers)."""
+
+CACHE_BYTES = 128 * MiB
+"""The most the keys compiled so far may hold together (a regex key counted at
+:data:`KEY_MEM`, the most it can use; a plain key at its text's size): past it, the least
+recently used are dropped (and compiled again when next needed: a key of the largest size
+compiles in a few milliseconds)."""
 
 
 class KeyError_(ValueError):
@@ -59,7 +85,7 @@ def regex_options() -> re2.Options:
     (a bad key is reported once, by whoever compiles it). Case and the flags are written in
     the pattern (see :func:`linear_pattern`), so one set of options serves a whole set."""
     options = re2.Options()
-    options.max_mem = MAX_MEM
+    options.max_mem = KEY_MEM
     options.log_errors = False
     return options
 
@@ -178,10 +204,67 @@ def compile_key(key: str, use_regex: bool, case_sensitive: bool, whole_words: bo
     return compiled
 
 
-@functools.lru_cache(maxsize=4096)
+_CacheKey = tuple[str, bool, bool, bool]
+
+
+class _Cache:
+    """The keys compiled so far, and why the others did not compile, within
+    :data:`CACHE_BYTES` (see :func:`_cost`), least recently used dropped first."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.used = 0
+        self._items: OrderedDict[_CacheKey, tuple[Matcher | str, int]] = OrderedDict()
+
+    def get(self, key: _CacheKey) -> Matcher | str | None:
+        found = self._items.get(key)
+        if found is None:
+            return None
+        self._items.move_to_end(key)
+        return found[0]
+
+    def put(self, key: _CacheKey, value: Matcher | str) -> None:
+        cost = _cost(key[0], value)
+        if key in self._items:
+            self.used -= self._items.pop(key)[1]
+        self._items[key] = (value, cost)
+        self.used += cost
+        while self.used > self.limit and len(self._items) > 1:
+            self.used -= self._items.popitem(last=False)[1][1]
+
+    def clear(self) -> None:
+        self._items.clear()
+        self.used = 0
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+def _cost(key: str, value: Matcher | str) -> int:
+    """The most a compiled key may hold: a regex key its RE2 bound (:data:`KEY_MEM`), a plain
+    key or a refusal its text (and the reason's) with the objects around it."""
+    if isinstance(value, _Linear):
+        return KEY_MEM
+    return 256 + 4 * len(key) + (4 * len(value) if isinstance(value, str) else 0)
+
+
+_CACHE = _Cache(CACHE_BYTES)
+
+
 def _compiled(key: str, use_regex: bool, case_sensitive: bool, whole_words: bool) -> Matcher | str:
     """The compiled key, or why it does not compile (kept too: a stored story's bad key is
-    tried on every recall)."""
+    tried on every recall), from :data:`_CACHE` when it holds it."""
+    ident = (key, use_regex, case_sensitive, whole_words)
+    found = _CACHE.get(ident)
+    if found is None:
+        found = _compile_one(key, use_regex, case_sensitive, whole_words)
+        _CACHE.put(ident, found)
+    return found
+
+
+def _compile_one(
+    key: str, use_regex: bool, case_sensitive: bool, whole_words: bool
+) -> Matcher | str:
     try:
         pattern = linear_pattern(key, use_regex, case_sensitive)
     except KeyError_ as exc:
@@ -190,12 +273,25 @@ def _compiled(key: str, use_regex: bool, case_sensitive: bool, whole_words: bool
         try:
             return _Linear(re2.compile(pattern, _OPTIONS))
         except (re2.error, UnicodeError) as exc:
+            reason = _reason(exc)
+            if "pattern too large" in reason:
+                return (
+                    f"key {key!r} is too large: its RE2 program needs more than the "
+                    f"{KEY_MEM // KiB} KiB one key may use"
+                )
             return (
                 f"key {key!r} is not a valid regular expression for RE2, which matches in "
-                f"linear time (no backreferences, no lookaround): {_reason(exc)}"
+                f"linear time (no backreferences, no lookaround): {reason}"
             )
     needle = key.strip()
     return _Plain(needle, case_sensitive, whole_words and not any(c.isspace() for c in needle))
+
+
+def program_size(key: str, use_regex: bool, case_sensitive: bool) -> int:
+    """The instructions of the RE2 program of a regex key (0 for a plain key); KeyError_ for
+    one that does not compile."""
+    compiled = compile_key(key, use_regex, case_sensitive, False)
+    return compiled.size if isinstance(compiled, _Linear) else 0
 
 
 def is_regex_key(key: str) -> bool:

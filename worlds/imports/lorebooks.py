@@ -14,8 +14,9 @@ agnai              ``{"kind": "memory", "entries": [...]}`` (an Agnai memory boo
 
 Each entry's fields with a meaning in Fabula are mapped (see docs/guides/imports.md); every
 other field — ``extensions`` included — is kept verbatim in the entry's ``kept``, and the
-book's own other fields in the book's ``kept``. :func:`check_book` refuses a book whose
-regex keys do not compile or whose recursive scanning would go round in a cycle.
+book's own other fields in the book's ``kept``. :func:`check_book` disables, with a finding,
+an entry whose regex keys RE2 cannot run or that would pass the import's bounds on them,
+and refuses a book whose recursive scanning would go round in a cycle.
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ from fabula.worlds.imports.fields import (
     strings,
     text,
 )
-from fabula.worlds.imports.keys import KeyError_, KeyFinder, compile_key, key_matches
-from fabula.worlds.imports.limits import ImportLimits
+from fabula.worlds.imports.keys import KeyError_, KeyFinder, key_matches, program_size
+from fabula.worlds.imports.limits import Budget, ImportLimits
 from fabula.worlds.lore import LoreBook, LoreEntry, SecondaryLogic
 
 LOGIC_CODES: dict[int, SecondaryLogic] = {0: "and_any", 1: "not_all", 2: "not_any", 3: "and_all"}
@@ -311,18 +312,53 @@ def _label(book: LoreBook, i: int) -> str:
     return repr(entry.name or (entry.keys[0] if entry.keys else f"entry {i}"))
 
 
-def check_book(book: LoreBook) -> None:
-    """Refuse a book Fabula could not activate as written: a key that is not a valid
-    regular expression, or — when the book scans recursively — entries whose texts
-    activate each other in a cycle. Raises BadSource naming the entries."""
-    for i, entry in enumerate(book.entries):
+def check_book(book: LoreBook, budget: Budget | None = None) -> tuple[LoreBook, tuple[str, ...]]:
+    """The book as Fabula can activate it, and one finding for each entry it imported
+    disabled. An entry is disabled, with one line naming it (``entries[i] ('name'): ...``),
+    when one of its keys is a regular expression RE2 cannot run (a lookahead, a
+    backreference, a program past :data:`~fabula.worlds.imports.keys.KEY_MEM`), or when its
+    regex keys would take the book past ``max_book_program`` RE2 instructions or the import
+    (``budget``) past ``max_story_program``; the rest of the book works (issue 49, as
+    SillyTavern runs the rest of a book whose one key throws, ``world-info.js``; and issue
+    45: what keys may hold is bounded at import, so no recall compiles more). An entry
+    disabled by its author is not compiled at all.
+
+    Raises BadSource naming the entries when the book scans recursively and entries
+    activate each other in a cycle."""
+    budget = budget or Budget(ImportLimits())
+    limits = budget.limits
+    entries = list(book.entries)
+    findings: list[str] = []
+    used = 0
+    for i, entry in enumerate(entries):
+        if not entry.enabled:
+            continue
+        size = 0
+        why = None
         for key in (*entry.keys, *entry.secondary_keys):
             try:
-                compile_key(
-                    key, entry.use_regex, bool(entry.case_sensitive), bool(entry.whole_words)
-                )
+                size += program_size(key, entry.use_regex, bool(entry.case_sensitive))
             except KeyError_ as exc:
-                raise BadSource(f"entries[{i}] ({_label(book, i)}): {exc}") from None
+                why = str(exc)
+                break
+        if why is None and size:
+            if used + size > limits.max_book_program:
+                why = (
+                    f"its regex keys would take the book past the {limits.max_book_program} "
+                    "RE2 instructions one book may hold"
+                )
+            elif not budget.take_program(size):
+                why = (
+                    f"its regex keys would take the import past the "
+                    f"{limits.max_story_program} RE2 instructions one story may hold"
+                )
+            else:
+                used += size
+        if why is not None:
+            findings.append(f"entries[{i}] ({_label(book, i)}): imported disabled: {why}")
+            entries[i] = entry.model_copy(update={"enabled": False})
+    if findings:
+        book = book.model_copy(update={"entries": tuple(entries)})
     if book.recursive_scanning is True:
         cycle = _cycle(book)
         if cycle:
@@ -331,6 +367,7 @@ def check_book(book: LoreBook) -> None:
                 f"entries {names} activate each other in a cycle through recursive scanning; "
                 "set prevent_recursion on one of them or turn recursive_scanning off"
             )
+    return book, tuple(findings)
 
 
 def _fires(entry: LoreEntry, text_: str) -> bool:

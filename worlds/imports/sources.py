@@ -40,6 +40,9 @@ class Source:
     card: CardRead | None = None
     book: LoreBook | None = None
     world: BookWorldRead | None = None
+    findings: tuple[str, ...] = ()
+    """What the import changed to make the file work, one line each (an entry imported
+    disabled, naming it and why)."""
 
 
 def _json(raw: bytes, what: str, limits: ImportLimits) -> Any:
@@ -66,11 +69,16 @@ def _b64(raw: bytes, keyword: str, limits: ImportLimits) -> bytes:
         raise BadSource(f"the {keyword!r} chunk is not valid base64 ({exc})") from None
 
 
-def _card(doc: Any, path: Path, user: str, limits: ImportLimits) -> CardRead:
+def _card(
+    doc: Any, path: Path, user: str, limits: ImportLimits, budget: Budget
+) -> tuple[CardRead, tuple[str, ...]]:
+    """The card, its book as Fabula can activate it, and the findings of that book."""
     card = read_card(doc, _fallback(path), user, limits)
-    if card.book is not None:
-        check_book(card.book)
-    return card
+    if card.book is None:
+        return card, ()
+    book, findings = check_book(card.book, budget)
+    where = "data.character_book."
+    return replace(card, book=book), tuple(where + f for f in findings)
 
 
 def _fallback(path: Path) -> str:
@@ -92,7 +100,9 @@ def _read(path: Path, limits: ImportLimits) -> bytes:
     return raw
 
 
-def _png(name: str, raw: bytes, path: Path, user: str, limits: ImportLimits) -> Source:
+def _png(
+    name: str, raw: bytes, path: Path, user: str, limits: ImportLimits, budget: Budget
+) -> Source:
     """A PNG character card (its ``ccv3`` or ``chara`` text chunk), the picture without
     it. Raises BadSource for a PNG with no card in it."""
     try:
@@ -105,9 +115,14 @@ def _png(name: str, raw: bytes, path: Path, user: str, limits: ImportLimits) -> 
     doc = _json(_b64(chunks[keyword], keyword, limits), f"the {keyword!r} chunk", limits)
     if detect_card(doc) is None:
         raise BadSource(f"the {keyword!r} chunk holds no character card")
-    card = _card(doc, path, user, limits)
+    card, findings = _card(doc, path, user, limits, budget)
     image = without_card_chunks(raw)
-    return Source(name, f"card {card.kept.spec} (PNG, {keyword})", card=replace(card, image=image))
+    return Source(
+        name,
+        f"card {card.kept.spec} (PNG, {keyword})",
+        card=replace(card, image=image),
+        findings=findings,
+    )
 
 
 def _charx(
@@ -122,12 +137,13 @@ def _charx(
     doc = _json(archive.card_json, "card.json", limits)
     if detect_card(doc) is None:
         raise BadSource("CHARX: card.json holds no character card")
-    card = _card(doc, path, user, limits)
+    card, findings = _card(doc, path, user, limits, budget)
     assets = _charx_assets(card, archive.members)
     return Source(
         name,
         f"card {card.kept.spec} (CHARX, {len(assets)} assets)",
         card=replace(card, assets=assets, image=_icon(card, assets)),
+        findings=findings,
     )
 
 
@@ -143,24 +159,34 @@ def read_source(
     if not raw.startswith(b"PK"):
         budget.take(len(raw), "the file")
     if raw.startswith(b"\x89PNG"):
-        return _png(name, raw, path, user, limits)
+        return _png(name, raw, path, user, limits, budget)
     if raw.startswith(b"PK"):
         return _charx(name, raw, path, user, limits, budget)
     doc = _json(raw, "the file", limits)
     spec = detect_card(doc)
     if spec is not None:
-        card = _card(doc, path, user, limits)
-        return Source(name, f"card {card.kept.spec} (JSON)", card=card)
+        card, findings = _card(doc, path, user, limits, budget)
+        return Source(name, f"card {card.kept.spec} (JSON)", card=card, findings=findings)
     if is_preset(doc):
         world = read_preset(path, doc, limits, budget)
+        books, found = [], []
         for book in world.books:
-            check_book(book)
-        return Source(name, f"BookWorld preset ({len(world.roles)} roles)", world=world)
+            checked, findings = check_book(book, budget)
+            books.append(checked)
+            found += [f"book {book.name!r}: {f}" for f in findings]
+        return Source(
+            name,
+            f"BookWorld preset ({len(world.roles)} roles)",
+            world=replace(world, books=tuple(books)),
+            findings=tuple(found),
+        )
     fmt = detect_lorebook(doc)
     if fmt is not None:
         book = read_lorebook(doc, fmt, _fallback(path), limits)
-        check_book(book)
-        return Source(name, f"lorebook {fmt} ({len(book.entries)} entries)", book=book)
+        book, findings = check_book(book, budget)
+        return Source(
+            name, f"lorebook {fmt} ({len(book.entries)} entries)", book=book, findings=findings
+        )
     if isinstance(doc, dict) and "spec" in doc:
         raise BadSource(
             f"unknown spec {doc['spec']!r} (Fabula reads chara_card_v1/v2/v3, lorebook_v3)"
