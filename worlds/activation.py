@@ -1,32 +1,32 @@
-"""Which lore entries a text activates, as SillyTavern's World Info documents it.
+"""Which lore entries a text activates, as SillyTavern's World Info does it: its
+``checkWorldInfo`` in ``public/scripts/world-info.js`` at release 1.12.6 (line numbers
+below cite that file; its code is not copied here, only its rules).
 
 Pure: entries and a text in, the activated entries (each with what fired it) out.
 
-- **Keys.** An entry activates when one of its keys is in the text: case-insensitive unless
-  the entry is case-sensitive, anywhere in the text unless the entry matches whole words
-  (SillyTavern's own defaults: ``world_info_case_sensitive`` and
-  ``world_info_match_whole_words`` are false in its ``world-info.js``, so "power" is in
-  "What are your powers?"). Matched whole, a one-word key must stand as a word ("king" is
-  in "long live the king", not in "liking"); a key of several words is matched as
-  written. ``/pattern/flags`` keys, and every key of a ``use_regex`` entry, are regular
-  expressions, matched in linear time
-  by RE2 (:mod:`fabula.worlds.imports.keys`); one that does not compile matches nothing
-  (character-card V3) and is logged once (``lore_key_refused``): an import refuses it, but
-  a story stored before may hold one.
-- **Secondary keys** (``selective``, and only when there are any) combine with the primary
-  match: AND ANY (one of them present), AND ALL (all), NOT ANY (none), NOT ALL (not all).
+- **Defaults** are a fresh SillyTavern install's (``default/content/settings.json``):
+  keys case-insensitive, matched as whole words, recursion on, no limit on recursion
+  steps; an entry's own ``caseSensitive`` / ``matchWholeWords`` overrides them (193-196,
+  252).
+- **Keys** (:mod:`fabula.worlds.imports.keys`, ``matchKeys`` 243-276): a one-word key
+  matched whole must stand between ASCII non-word characters (JavaScript's ``\\W``, so a
+  Cyrillic key is found inside an inflected word); a key of several words is matched as
+  written. ``/pattern/flags`` keys are regular expressions on the text as written with
+  their own flags, matched in linear time by RE2; one that does not compile matches nothing
+  and is logged once (``lore_key_refused``): an import disables such an entry, but a story
+  stored before may hold one.
+- **Secondary keys** (``selective``, and only when there are any, 3911-3916) combine with
+  the primary match: AND ANY, AND ALL, NOT ANY, NOT ALL (3925-3960), looked for in the same
+  text as the primary keys: the chat and every recursed text.
 - **constant** entries are active whatever the keys; a disabled entry never is.
-- **Recursion.** The text of activated entries is scanned again, up to ``max_recursion``
-  steps: an entry that prevents recursion activates nothing by its text, a non-recursable
-  one (``exclude_recursion``) is activated by the text only, one that delays until
-  recursion (SillyTavern's ``delayUntilRecursion``) by other entries only.
-- **Budget.** Constant entries are admitted first, then what the text activated directly,
-  then each recursion step; within a step, higher ``priority`` first, then higher ``order``
-  (SillyTavern: "constant entries will be inserted first, then entries with higher order
-  numbers"). Once an entry does not fit, no more are admitted: it and the rest of its step
-  are the activation's ``left_out`` (never dropped in silence: a recall lists them, with
-  their size). The admitted entries are returned in insertion order (lower ``order``
-  first).
+- **Recursion** (:func:`recurse`): the text of activated entries joins the scanned text
+  while new entries activate; an entry that prevents recursion adds nothing to it, a
+  non-recursable one (``exclude_recursion``) is activated by the first scan only, one that
+  delays until recursion (``delayUntilRecursion``, a level) waits for its level.
+- **Budget.** Each step's entries are admitted by ``order``, highest first (``sortFn``,
+  82); once one does not fit, no more are admitted: it and the rest of its step are the
+  activation's ``left_out`` (never dropped in silence: a recall lists them, with their
+  size). The admitted entries are returned in insertion order (lower ``order`` first).
 - **Decorators** (V3, at the top of the content; ``@@@`` a fallback of the one above):
   ``@@activate``, ``@@dont_activate``, ``@@additional_keys`` (also needs one of them),
   ``@@exclude_keys`` (none of them), ``@@activate_only_after N`` and
@@ -105,12 +105,14 @@ def _lower(text: str) -> str:
     return text.lower()
 
 
-_WORD = re.compile(r"\w+")
+_WORD = re.compile(r"[A-Za-z0-9_]+")
+"""A word as JavaScript's ``\\w`` has it (ASCII): SillyTavern bounds whole words by ``\\W``."""
 
 
 @functools.lru_cache(maxsize=8)
 def _words(text: str) -> frozenset[str]:
-    """The words of ``text`` (``\\w+`` runs, as the whole-word pattern's ``\\W`` bounds them)."""
+    """The words of ``text`` (ASCII ``\\w+`` runs, as the whole-word pattern's ``\\W`` bounds
+    them)."""
     return frozenset(_WORD.findall(text))
 
 
@@ -451,18 +453,33 @@ def secondary_holds(entry: LoreEntry, found: int) -> bool:
     }[entry.logic]
 
 
+def delay_level(entry: LoreEntry) -> int:
+    """The recursion level ``entry`` waits for (``delayUntilRecursion``; a card's
+    ``extensions.delay_until_recursion``, as ``convertCharacterBook`` reads it, world-info.js
+    4536): 0 none, ``true`` 1, a number that level (world-info.js 3741-3744)."""
+    value = entry.kept.get("delayUntilRecursion")
+    ext = entry.kept.get("extensions")
+    if value is None and isinstance(ext, dict):
+        value = ext.get("delay_until_recursion")
+    if value is True:
+        return 1
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    return 0
+
+
 def delayed(entry: LoreEntry) -> bool:
-    """Whether ``entry`` waits for recursion (``delayUntilRecursion``): no key of the text
-    itself activates it, only the text of entries activated before."""
-    return entry.kept.get("delayUntilRecursion") not in (None, False, 0)
+    """Whether ``entry`` waits for recursion (:func:`delay_level`): no key of the first scan
+    activates it, only a recursion step's (world-info.js 3843-3851)."""
+    return delay_level(entry) > 0
 
 
 @dataclass
 class Admission:
     """The entries a call activates, admitted step by step within ``budget`` tokens (None:
-    no bound): each step's in order of precedence (constants first, then by priority, then
-    by order, highest first) until one does not fit, after which the budget is ``full`` and
-    nothing more is admitted; that one and the rest of its step are ``left_out``."""
+    no bound): each step's by ``order``, highest first (SillyTavern's ``sortFn``; constants
+    and priority have no precedence there), until one does not fit, after which the budget
+    is ``full`` and nothing more is admitted; that one and the rest of its step are ``left_out``."""
 
     budget: int | None
     admitted: list[Activated] = field(default_factory=list)
@@ -472,7 +489,8 @@ class Admission:
 
     def admit(self, found: list[Activated]) -> list[Activated]:
         """Admit what one step ``found``, as far as the budget allows: those taken."""
-        found.sort(key=lambda a: (a.fired != "constant", -(a.entry.priority or 0), -a.entry.order))
+        # by order alone, highest first, ties as found (world-info.js 82, 3963-3968)
+        found.sort(key=lambda a: -a.entry.order)
         taken = []
         for k, a in enumerate(found):
             if self.full:
@@ -535,16 +553,19 @@ def activation(
     budget: int | None = None,
     count_tokens: Callable[[str], int] = count_words,
     recursive: bool = True,
-    max_recursion: int = 3,
+    max_recursion: int = 0,
     case_sensitive: bool = False,
-    whole_words: bool = False,
+    whole_words: bool = True,
     turn: int | None = None,
 ) -> Activation:
     """The entries ``text`` activates, those within ``budget`` tokens (None: no bound) in
     insertion order and those left out (see the module's docstring for the rules).
-    ``case_sensitive`` and ``whole_words`` are the defaults of entries that do not say
-    (SillyTavern's: neither); ``turn`` is the story's turn, for the decorators that count
-    turns.
+    ``case_sensitive`` and ``whole_words`` are the defaults of entries that do not say, and
+    ``recursive`` whether activated entries' text is scanned again: a fresh SillyTavern
+    install's (its ``default/content/settings.json``: case off, whole words on, recursion
+    on). ``max_recursion`` is SillyTavern's ``world_info_max_recursion_steps``: the most
+    scans, the first included (0: no limit; world-info.js 3757-3761). ``turn`` is the
+    story's turn, for the decorators that count turns.
 
     The entries are compiled once (kept for the same entry objects): a one-word key is
     found by looking the text's words up (matched whole) or by one pass of RE2 over the
@@ -557,20 +578,24 @@ def activation(
     def found(i: int, fired: Fired, key: str | None, step: int) -> Activated:
         return Activated(i, live[i].entry, fired, key, step, index.count(i, count_tokens))
 
-    def more(scan: str, context: str, done: set[int], step: int) -> list[Activated]:
+    def more(scan: str, done: set[int], step: int, level: int) -> list[Activated]:
         out = []
         for i in sorted(index.candidates(scan)):
             item = live[i]
-            if i in done or item.entry.exclude_recursion:
+            if i in done or item.entry.exclude_recursion or i in index.always:
                 continue
-            key = _match(item, scan, turn, context)
+            if delay_level(item.entry) > level:
+                continue
+            key = _match(item, scan, turn)
             if key is not None:
                 out.append(found(i, "recursion", key, step))
         return out
 
     first = _first(index, text, turn, found)
-    steps = max_recursion if recursive else 0
-    recurse(taken, first, text, steps, lambda a: live[a.index].body, more)
+    levels = sorted({delay_level(item.entry) for item in live.values()} - {0})
+    recurse(
+        taken, first, text, recursive, max_recursion, levels, lambda a: live[a.index].body, more
+    )
     return Activation(taken.in_order(), taken.left_out)
 
 
@@ -578,27 +603,40 @@ def recurse(
     taken: Admission,
     first: list[Activated],
     text: str,
-    steps: int,
+    recursive: bool,
+    max_steps: int,
+    levels: list[int],
     body: Callable[[Activated], str],
-    more: Callable[[str, str, set[int], int], list[Activated]],
+    more: Callable[[str, set[int], int, int], list[Activated]],
 ) -> None:
-    """Admit ``first`` into ``taken``, then up to ``steps`` rounds of recursion: each scans
-    the ``body`` of the entries admitted last (but those that prevent recursion) for the
-    entries ``more(scan, context, done, step)`` finds not yet activated, with ``text`` and
-    every entry admitted as the context of secondary keys; it stops when the budget is full
-    or a round admits nothing. The indexed activation and the naive baseline share it."""
+    """Admit ``first`` into ``taken``, then scan again as SillyTavern's ``checkWorldInfo``
+    loop does (world-info.js 3756-4080): while the last step admitted an entry that does not
+    prevent recursion (and ``recursive``, and the budget is not full), or while a
+    delay-until-recursion level is still closed (levels open one at a time, lowest first,
+    each when a scan finds nothing more: 4048-4053, even with recursion off), the text of
+    the entries just admitted (but those that prevent recursion) joins the buffer, and
+    ``more(buffer, done, step, level)`` finds the entries not yet activated in the text and
+    every recursed text together (primary and secondary keys alike: the buffer is one,
+    ``WorldInfoBuffer.get``, 204-240). ``max_steps`` bounds the scans, the first included
+    (0: none). Every step admits a new entry or opens a level, so it ends. The indexed
+    activation and the naive baseline share it."""
     latest = taken.admit(first)
     done = {a.index for a in taken.admitted} | {a.index for a in first}
-    for step in range(1, steps + 1):
-        scan = "\n".join(body(a) for a in latest if not a.entry.prevent_recursion)
-        if not scan or taken.full:
-            break
-        context = "\n".join([text, *(body(a) for a in taken.admitted)])
-        found = more(scan, context, done, step)
+    pending = list(levels)
+    level = pending.pop(0) if pending else 0
+    recursed: list[str] = []
+    scans = 1
+    while not (max_steps and scans >= max_steps):
+        carried = [a for a in latest if not a.entry.prevent_recursion]
+        if not (recursive and carried and not taken.full):
+            if not pending:
+                break
+            level = pending.pop(0)
+        recursed.append("\n".join(body(a) for a in carried))
+        found = more("\n".join([text, *recursed]), done, scans, level)
+        scans += 1
         done |= {a.index for a in found}
         latest = taken.admit(found)
-        if not latest:
-            break
 
 
 def _first(

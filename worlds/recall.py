@@ -34,8 +34,8 @@ from fabula.worlds.pack import WorldPack
 @dataclass(frozen=True)
 class Books:
     """The entries of some lorebooks, read once: each entry's book, the books' budgets, and
-    whether any scans recursively (says ``recursive_scanning: true``: a book that does not
-    say does not, as in SillyTavern)."""
+    whether they scan recursively (yes, as a fresh SillyTavern install does, unless a book
+    says ``recursive_scanning: false``)."""
 
     entries: tuple[LoreEntry, ...]
     book_of: tuple[str, ...]
@@ -65,8 +65,9 @@ def books_of(books: Sequence[LoreBook]) -> Books | None:
         entries=tuple(e for _, e in pairs),
         book_of=tuple(b.name for b, _ in pairs),
         limits=tuple(b.token_budget for b in books if b.token_budget),
-        # off unless a book asks for it, as SillyTavern (``world_info_recursive = false``)
-        recursive=any(b.recursive_scanning is True for b in books),
+        # on, as in a fresh SillyTavern install (its default settings.json:
+        # world_info_recursive true), unless a book turns it off
+        recursive=not any(b.recursive_scanning is False for b in books),
     )
 
 

@@ -168,7 +168,7 @@ def test_recall_of_a_story_with_a_backtracking_key(redis_url: str, tmp_path: Pat
         ("/(?<=a)b/", "invalid perl operator"),
         ("/(?!a)b/i", "invalid perl operator"),
         ("/a{1001}/", "invalid repetition size"),
-        ("/\\p{L}{1000}/", "is too large: its RE2 program needs more than the 512 KiB"),
+        ("/\\p{L}{1000}/u", "is too large: its RE2 program needs more than the 512 KiB"),
     ],
 )
 def test_a_key_re2_cannot_match_is_imported_disabled(tmp_path: Path, key: str, why: str) -> None:
@@ -259,19 +259,30 @@ def test_a_plain_key_is_found_where_re_finds_it_escaped(
     key: str, text: str, case: bool, whole: bool
 ) -> None:
     """A plain key is found by string search exactly where Python's ``re`` finds it escaped
-    (case ignored as ``re.IGNORECASE`` ignores it; whole words bounded by ``\\W``)."""
+    (case ignored as ``re.IGNORECASE`` ignores it; whole words bounded by JavaScript's ASCII
+    ``\\W``, as SillyTavern's ``(?:^|\\W)`` and ``(?:$|\\W)``, world-info.js 262-263)."""
     needle = key.strip()
     if not needle:
         return
     bits = 0 if case else re.IGNORECASE
-    escaped = re.escape(needle)
-    pattern = (
-        re.compile(rf"(?:^|\W)({escaped})(?:$|\W)", bits)
-        if whole and not re.search(r"\s", needle)
-        else re.compile(escaped, bits)
-    )
     found = key_matches(key, text, use_regex=False, case_sensitive=case, whole_words=whole)
-    assert found == (pattern.search(text) is not None)
+    spans = [
+        (m.start(), m.start() + len(needle))
+        for m in re.finditer(f"(?={re.escape(needle)})", text, bits)
+    ]
+    if not (whole and not re.search(r"\s", needle)):
+        assert found == bool(spans)
+        return
+
+    def word(char: str) -> bool:  # JavaScript's \w, in the lowercased text unless case counts
+        return bool(char) and char.isascii() and (char.isalnum() or char == "_")
+
+    def bound(before: str, after: str) -> bool:
+        if not case:
+            before, after = before.lower()[-1:], after.lower()[:1]
+        return not word(before) and not word(after)
+
+    assert found == any(bound(text[a - 1 : a], text[b : b + 1]) for a, b in spans)
 
 
 @settings(max_examples=200, deadline=None)

@@ -72,7 +72,11 @@ def lorebook_entry(entry: LoreEntry, fmt: str) -> dict[str, Any]:
         "selective": entry.selective,
         "secondary_keys": list(entry.secondary_keys),
     }
-    if entry.case_sensitive is not None:
+    if fmt == "character_book":
+        # SillyTavern reads a card entry's case from its extensions (convertCharacterBook)
+        if entry.case_sensitive is not None or "case_sensitive" in ext:
+            ext["case_sensitive"] = entry.case_sensitive
+    elif entry.case_sensitive is not None:
         out["case_sensitive"] = entry.case_sensitive
     if entry.name and kept.get("comment") != entry.name:
         out["name"] = entry.name

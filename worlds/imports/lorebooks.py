@@ -69,11 +69,31 @@ _CARD_ENTRY = {
 }
 
 
-def _card_entry(raw: Any, where: str) -> LoreEntry:
-    """A V2/V3 lorebook entry; SillyTavern's own fields are read from its extensions."""
+_AS_SILLYTAVERN = _CARD_ENTRY - {"use_regex", "case_sensitive"}
+"""The fields of a card's book entry SillyTavern maps (``convertCharacterBook``, world-info.js
+4519-4566): ``use_regex`` and the top-level ``case_sensitive`` are not among them."""
+
+
+def _card_entry(raw: Any, where: str, as_sillytavern: bool) -> LoreEntry:
+    """A V2/V3 lorebook entry; SillyTavern's own fields are read from its extensions.
+
+    ``as_sillytavern`` (a card's own book): read as SillyTavern's ``convertCharacterBook``
+    reads it (world-info.js 4519-4566), the reader the book's author saw it work in:
+    ``use_regex`` is ignored (SillyTavern's card export writes ``true`` on every entry, so
+    honouring it made "king" fire on "liking" and a key ``c++`` refuse a card), the case
+    comes from ``extensions.case_sensitive`` (4549) and not the top-level field, both kept
+    verbatim so an export gives them back. A ``lorebook_v3`` file (which SillyTavern does not
+    import) is read as the V3 spec has it."""
     e = obj(raw, where)
     ext = obj(e.get("extensions") or {}, f"{where}.extensions")
     whole = ext.get("match_whole_words")
+    if as_sillytavern:
+        case = ext.get("case_sensitive")
+        case_sensitive = case if isinstance(case, bool) else None
+        use_regex = False
+    else:
+        case_sensitive = optional_bool(e, "case_sensitive", where)
+        use_regex = boolean(e, "use_regex", where, False)
     return LoreEntry(
         keys=strings(e, "keys", where),
         content=text(e, "content", where),
@@ -83,16 +103,27 @@ def _card_entry(raw: Any, where: str) -> LoreEntry:
         name=text(e, "name", where) or text(e, "comment", where),
         enabled=boolean(e, "enabled", where, True),
         constant=boolean(e, "constant", where, False),
-        case_sensitive=optional_bool(e, "case_sensitive", where),
+        case_sensitive=case_sensitive,
         whole_words=whole if isinstance(whole, bool) else None,
-        use_regex=boolean(e, "use_regex", where, False),
+        use_regex=use_regex,
         order=integer(e, "insertion_order", where, 100) or 0,
         priority=integer(e, "priority", where, None),
         position=text(e, "position", where) or None,
         exclude_recursion=ext.get("exclude_recursion") is True,
         prevent_recursion=ext.get("prevent_recursion") is True,
-        kept=_rest(e, _CARD_ENTRY),
+        kept=_kept_card_entry(e, as_sillytavern),
     )
+
+
+def _kept_card_entry(e: dict[str, Any], as_sillytavern: bool) -> dict[str, Any]:
+    """A card entry's fields Fabula does not map, verbatim; read as SillyTavern does,
+    ``use_regex`` among them when it is true (false is what every export writes)."""
+    if not as_sillytavern:
+        return _rest(e, _CARD_ENTRY)
+    kept = _rest(e, _AS_SILLYTAVERN)
+    if kept.get("use_regex") is False:
+        del kept["use_regex"]
+    return kept
 
 
 _CARD_BOOK = {"name", "description", "scan_depth", "token_budget", "recursive_scanning", "entries"}
@@ -115,7 +146,10 @@ def read_card_book(
         scan_depth=integer(book, "scan_depth", where, None),
         token_budget=integer(book, "token_budget", where, None),
         recursive_scanning=optional_bool(book, "recursive_scanning", where),
-        entries=tuple(_card_entry(e, f"{where}.entries[{i}]") for i, e in enumerate(entries)),
+        entries=tuple(
+            _card_entry(e, f"{where}.entries[{i}]", fmt == "character_book")
+            for i, e in enumerate(entries)
+        ),
         kept=_rest(book, _CARD_BOOK),
     )
 
