@@ -80,9 +80,16 @@ class Activated:
     tokens: int
 
 
-def decorators_of(entry: LoreEntry) -> dict[str, str]:
+_SILLYTAVERN = frozenset({"activate", "dont_activate"})
+"""The decorators SillyTavern knows (``KNOWN_DECORATORS``, world-info.js 93): in a World
+Info export only these apply, the others are dropped (``parseDecorators``, 3646-3692)."""
+
+
+def decorators_of(entry: LoreEntry, sillytavern: bool = False) -> dict[str, str]:
     """The decorators Fabula applies, name to value: of each decorator and its ``@@@``
-    fallbacks the first Fabula knows, and of several with one name the first."""
+    fallbacks the first Fabula knows (``sillytavern``: an entry of a SillyTavern World Info
+    export, only SillyTavern's two), and of several with one name the first."""
+    known = _SILLYTAVERN if sillytavern else _KNOWN
     lines, _ = split_decorators(entry.content)
     groups: list[list[tuple[str, str]]] = []
     for line in lines:
@@ -94,7 +101,7 @@ def decorators_of(entry: LoreEntry) -> dict[str, str]:
             groups.append([(name, value.strip())])
     found: dict[str, str] = {}
     for group in groups:
-        chosen = next(((n, v) for n, v in group if n in _KNOWN), None)
+        chosen = next(((n, v) for n, v in group if n in known), None)
         if chosen is not None:
             found.setdefault(*chosen)
     return found
@@ -306,14 +313,16 @@ class _Index:
         return counts[i]
 
 
-def _compile(entries: Sequence[LoreEntry], case: bool, whole: bool) -> _Index:
+def _compile(
+    entries: Sequence[LoreEntry], case: bool, whole: bool, sillytavern: frozenset[int]
+) -> _Index:
     index = _Index(tuple(entries), {}, [], _Words(), _Words(), [], {})
     finder = KeyFinder()
     loose = False
     for i, e in enumerate(entries):
         if not e.enabled:
             continue
-        deco = decorators_of(e)
+        deco = decorators_of(e, i in sillytavern)
         if "dont_activate" in deco and "activate" not in deco:
             continue
         own_case = e.case_sensitive if e.case_sensitive is not None else case
@@ -369,14 +378,16 @@ _INDEXES: OrderedDict[tuple[Any, ...], _Index] = OrderedDict()
 _INDEXES_KEPT = 16
 
 
-def _index(entries: Sequence[LoreEntry], case: bool, whole: bool) -> _Index:
+def _index(
+    entries: Sequence[LoreEntry], case: bool, whole: bool, sillytavern: frozenset[int]
+) -> _Index:
     """The compiled index of ``entries`` (the same entry objects, the same defaults: the
     one compiled before; entries are immutable, and the cache holds them, so their ids
     cannot be another's)."""
-    key = (tuple(map(id, entries)), case, whole)
+    key = (tuple(map(id, entries)), case, whole, sillytavern)
     found = _INDEXES.get(key)
     if found is None:
-        found = _INDEXES[key] = _compile(entries, case, whole)
+        found = _INDEXES[key] = _compile(entries, case, whole, sillytavern)
         while len(_INDEXES) > _INDEXES_KEPT:
             _INDEXES.popitem(last=False)
     else:
@@ -536,6 +547,7 @@ class Options(TypedDict, total=False):
     case_sensitive: bool
     whole_words: bool
     turn: int | None
+    sillytavern: frozenset[int]
 
 
 def activate(
@@ -557,6 +569,7 @@ def activation(
     case_sensitive: bool = False,
     whole_words: bool = True,
     turn: int | None = None,
+    sillytavern: frozenset[int] = frozenset(),
 ) -> Activation:
     """The entries ``text`` activates, those within ``budget`` tokens (None: no bound) in
     insertion order and those left out (see the module's docstring for the rules).
@@ -565,13 +578,14 @@ def activation(
     install's (its ``default/content/settings.json``: case off, whole words on, recursion
     on). ``max_recursion`` is SillyTavern's ``world_info_max_recursion_steps``: the most
     scans, the first included (0: no limit; world-info.js 3757-3761). ``turn`` is the
-    story's turn, for the decorators that count turns.
+    story's turn, for the decorators that count turns; ``sillytavern`` the indices of the
+    entries of SillyTavern World Info exports, whose decorators are only SillyTavern's two.
 
     The entries are compiled once (kept for the same entry objects): a one-word key is
     found by looking the text's words up (matched whole) or by one pass of RE2 over the
     text for all such keys (matched anywhere), not by testing every entry, so a call costs
     what the text and the entries it names cost, not the size of the book."""
-    index = _index(entries, case_sensitive, whole_words)
+    index = _index(entries, case_sensitive, whole_words, sillytavern)
     live = index.live
     taken = Admission(budget)
 

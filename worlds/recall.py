@@ -41,6 +41,7 @@ class Books:
     book_of: tuple[str, ...]
     limits: tuple[int, ...]
     recursive: bool
+    sillytavern: frozenset[int] = frozenset()  # entries of SillyTavern World Info exports
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,7 @@ def books_of(books: Sequence[LoreBook]) -> Books | None:
         # on, as in a fresh SillyTavern install (its default settings.json:
         # world_info_recursive true), unless a book turns it off
         recursive=not any(b.recursive_scanning is False for b in books),
+        sillytavern=frozenset(i for i, (b, _) in enumerate(pairs) if b.format == "sillytavern"),
     )
 
 
@@ -102,6 +104,7 @@ def recall_books(
         budget=max(bound, 0),
         turn=turn,
         recursive=books.recursive,
+        sillytavern=books.sillytavern,
         count_tokens=count_tokens or count_words,
     )
     return Recalled(
