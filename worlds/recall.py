@@ -34,8 +34,9 @@ from fabula.worlds.pack import WorldPack
 @dataclass(frozen=True)
 class Books:
     """The entries of some lorebooks, read once: each entry's book, the books' budgets, and
-    whether they scan recursively (yes, as a fresh SillyTavern install does, unless a book
-    says ``recursive_scanning: false``)."""
+    whether they scan recursively (yes, as a fresh SillyTavern install does, unless a
+    ``lorebook_v3`` book says ``recursive_scanning: false``; a card's own book's is not
+    read, as SillyTavern's ``convertCharacterBook``, world-info.js 4519-4566, does not)."""
 
     entries: tuple[LoreEntry, ...]
     book_of: tuple[str, ...]
@@ -67,8 +68,11 @@ def books_of(books: Sequence[LoreBook]) -> Books | None:
         book_of=tuple(b.name for b, _ in pairs),
         limits=tuple(b.token_budget for b in books if b.token_budget),
         # on, as in a fresh SillyTavern install (its default settings.json:
-        # world_info_recursive true), unless a book turns it off
-        recursive=not any(b.recursive_scanning is False for b in books),
+        # world_info_recursive true), unless a lorebook_v3 file turns it off; a card's
+        # own book's recursive_scanning is not read, as convertCharacterBook does not
+        recursive=not any(
+            b.recursive_scanning is False for b in books if b.format != "character_book"
+        ),
         sillytavern=frozenset(i for i, (b, _) in enumerate(pairs) if b.format == "sillytavern"),
     )
 
