@@ -89,7 +89,7 @@ def import_cmd(
     for line in result["motives"]:  # said once, here; the planner shows them as motives
         out.print(line)
     for line in result["findings"]:  # an entry imported disabled, and why
-        out.print(line, markup=False, highlight=False)
+        out.print(line, markup=False, highlight=False, soft_wrap=True)  # one line each
     entries = sum(b["entries"] for b in result["books"])
     made = [
         f"pack {result['pack']}" if "pack" in result else "",
