@@ -37,6 +37,7 @@ Pure: entries and a text in, the activated entries (each with what fired it) out
 from __future__ import annotations
 
 import functools
+import random
 import re
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -548,6 +549,7 @@ class Options(TypedDict, total=False):
     whole_words: bool
     turn: int | None
     sillytavern: frozenset[int]
+    seed: int | None
 
 
 def activate(
@@ -570,6 +572,7 @@ def activation(
     whole_words: bool = True,
     turn: int | None = None,
     sillytavern: frozenset[int] = frozenset(),
+    seed: int | None = None,
 ) -> Activation:
     """The entries ``text`` activates, those within ``budget`` tokens (None: no bound) in
     insertion order and those left out (see the module's docstring for the rules).
@@ -579,7 +582,9 @@ def activation(
     on). ``max_recursion`` is SillyTavern's ``world_info_max_recursion_steps``: the most
     scans, the first included (0: no limit; world-info.js 3757-3761). ``turn`` is the
     story's turn, for the decorators that count turns; ``sillytavern`` the indices of the
-    entries of SillyTavern World Info exports, whose decorators are only SillyTavern's two.
+    entries of SillyTavern World Info exports, whose decorators are only SillyTavern's two;
+    ``seed`` what the rolls of probability and inclusion groups are drawn from (the turn, or
+    0, when None: see :class:`Chance`).
 
     The entries are compiled once (kept for the same entry objects): a one-word key is
     found by looking the text's words up (matched whole) or by one pass of RE2 over the
@@ -607,10 +612,143 @@ def activation(
 
     first = _first(index, text, turn, found)
     levels = sorted({delay_level(item.entry) for item in live.values()} - {0})
-    recurse(
-        taken, first, text, recursive, max_recursion, levels, lambda a: live[a.index].body, more
-    )
+    chance = Chance(seed if seed is not None else (turn or 0), taken, _scorer(index))
+
+    def bodies(a: Activated) -> str:
+        return live[a.index].body
+
+    recurse(taken, first, text, recursive, max_recursion, levels, bodies, more, chance.choose)
     return Activation(taken.in_order(), taken.left_out)
+
+
+def _scorer(index: _Index) -> Callable[[Activated, str], int]:
+    """An entry's score in ``text`` (``WorldInfoBuffer.getScore``, world-info.js 336-380):
+    its primary keys found, plus its secondary keys found when its logic is AND ANY, or AND
+    ALL and every one is found."""
+
+    def score(a: Activated, text: str) -> int:
+        item = index.live[a.index]
+        e = item.entry
+        if not e.keys:
+            return 0
+        primary = len(_hits(e.keys, text, e, item.case, item.whole))
+        secondary = len(_hits(e.secondary_keys, text, e, item.case, item.whole))
+        if e.secondary_keys and (
+            e.logic == "and_any" or (e.logic == "and_all" and secondary == len(e.secondary_keys))
+        ):
+            return primary + secondary
+        return primary
+
+    return score
+
+
+def _field(entry: LoreEntry, name: str, card_name: str) -> Any:
+    """A SillyTavern field of ``entry``: a World Info export's ``name``, or a card book's
+    ``extensions[card_name]`` (as ``convertCharacterBook`` maps it, world-info.js 4519-4566);
+    None when it has neither."""
+    if name in entry.kept:
+        return entry.kept[name]
+    ext = entry.kept.get("extensions")
+    return ext.get(card_name) if isinstance(ext, dict) else None
+
+
+def _number_of(value: Any, default: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return default
+    return float(value)
+
+
+def _uses_probability(entry: LoreEntry) -> bool:
+    """Whether ``entry`` rolls for its probability: a World Info entry's ``useProbability``,
+    a card book entry's ``extensions.useProbability`` (true when it does not say, 4543)."""
+    if "useProbability" in entry.kept:
+        return bool(entry.kept["useProbability"])
+    ext = entry.kept.get("extensions")
+    card = isinstance(ext, dict) and "useProbability" not in entry.kept and "uid" not in entry.kept
+    return bool(ext.get("useProbability", True)) if card and isinstance(ext, dict) else False
+
+
+class Chance:
+    """Inclusion groups and probability, as SillyTavern applies them to each step's entries
+    before the budget (``filterByInclusionGroups`` 4299-4386, then the probability checks
+    3977-4001), with the rolls drawn from ``seed`` (the story's turn: a recall of one turn
+    gives one answer) instead of ``Math.random``.
+
+    - **Groups** (``group``, several split at commas): once an entry of a group is active,
+      no other of it activates; of several found together, with scoring
+      (``useGroupScoring``) only those of the highest score stay (``filterGroupsByScoring``
+      4203-4246), then the one with ``groupOverride`` and the highest order wins, else one
+      drawn by ``groupWeight`` (100 by default).
+    - **Probability**: an entry with ``useProbability`` (a card's, unless it says not) and a
+      ``probability`` below 100 activates when a roll in [0, 100) is at most it; one that
+      fails never activates in this call."""
+
+    def __init__(self, seed: int, taken: Admission, score: Callable[[Activated, str], int]) -> None:
+        self.seed = seed
+        self.taken = taken
+        self.score = score
+        self.rolls = 0
+
+    def roll(self) -> float:
+        """The next roll in [0, 1), the same for the same seed and the same calls."""
+        self.rolls += 1
+        return random.Random(f"{self.seed}:{self.rolls}").random()
+
+    def choose(self, found: list[Activated], scan: str) -> list[Activated]:
+        """What of ``found`` (one step's entries) its groups and probability let through."""
+        kept = sorted(found, key=lambda a: -a.entry.order)  # as sortedEntries, 3963-3968
+        kept = self._groups(kept, scan)
+        out = []
+        for a in kept:
+            use = _uses_probability(a.entry)
+            chance = _number_of(_field(a.entry, "probability", "probability"), 100)
+            if use and chance != 100 and not self.roll() * 100 <= chance:
+                continue
+            out.append(a)
+        return out
+
+    def _groups(self, found: list[Activated], scan: str) -> list[Activated]:
+        groups: dict[str, list[Activated]] = {}
+        for a in found:
+            names = _field(a.entry, "group", "group")
+            if isinstance(names, str):
+                for name in (n for n in re.split(r",\s*", names) if n):
+                    groups.setdefault(name, []).append(a)
+        if not groups:
+            return found
+        out = list(found)
+        active = {_field(x.entry, "group", "group") for x in self.taken.admitted}
+        for name, group in groups.items():
+            scored = [a for a in group if _field(a.entry, "useGroupScoring", "use_group_scoring")]
+            if scored:
+                scores = [self.score(a, scan) for a in group]
+                best = max(scores)
+                group = [
+                    a for a, sc in zip(group, scores, strict=True) if a not in scored or sc == best
+                ]
+                out = [a for a in out if a in group or a not in scored]
+            if name in active:
+                out = [a for a in out if a not in group]
+                continue
+            if len(group) <= 1:
+                continue
+            first = [a for a in group if _field(a.entry, "groupOverride", "group_override")]
+            if first:
+                winner: Activated | None = first[0]
+            else:
+                weights = [
+                    _number_of(_field(a.entry, "groupWeight", "group_weight"), 100) for a in group
+                ]
+                point, winner, total = self.roll() * sum(weights), None, 0.0
+                for a, w in zip(group, weights, strict=True):
+                    total += w
+                    if point <= total:
+                        winner = a
+                        break
+                if winner is None:
+                    continue
+            out = [a for a in out if a is winner or a not in group]
+        return out
 
 
 def recurse(
@@ -622,6 +760,7 @@ def recurse(
     levels: list[int],
     body: Callable[[Activated], str],
     more: Callable[[str, set[int], int, int], list[Activated]],
+    choose: Callable[[list[Activated], str], list[Activated]] | None = None,
 ) -> None:
     """Admit ``first`` into ``taken``, then scan again as SillyTavern's ``checkWorldInfo``
     loop does (world-info.js 3756-4080): while the last step admitted an entry that does not
@@ -632,9 +771,12 @@ def recurse(
     ``more(buffer, done, step, level)`` finds the entries not yet activated in the text and
     every recursed text together (primary and secondary keys alike: the buffer is one,
     ``WorldInfoBuffer.get``, 204-240). ``max_steps`` bounds the scans, the first included
-    (0: none). Every step admits a new entry or opens a level, so it ends. The indexed
-    activation and the naive baseline share it."""
-    latest = taken.admit(first)
+    (0: none). Every step admits a new entry or opens a level, so it ends. ``choose`` keeps
+    what each step found that its inclusion groups and probability let through (see
+    :class:`Chance`), before the budget. The indexed activation and the naive baseline share
+    it."""
+    pick = choose or (lambda found, _scan: found)
+    latest = taken.admit(pick(first, text))
     done = {a.index for a in taken.admitted} | {a.index for a in first}
     pending = list(levels)
     level = pending.pop(0) if pending else 0
@@ -647,10 +789,11 @@ def recurse(
                 break
             level = pending.pop(0)
         recursed.append("\n".join(body(a) for a in carried))
-        found = more("\n".join([text, *recursed]), done, scans, level)
+        buffer = "\n".join([text, *recursed])
+        found = more(buffer, done, scans, level)
         scans += 1
         done |= {a.index for a in found}
-        latest = taken.admit(found)
+        latest = taken.admit(pick(found, buffer))
 
 
 def _first(

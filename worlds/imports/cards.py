@@ -218,7 +218,9 @@ def _book_texts(data: dict[str, Any], char: str, user: str) -> dict[str, str]:
 def _card_book(
     data: dict[str, Any], where: str, name: str, char: str, user: str, limits: ImportLimits
 ) -> LoreBook | None:
-    """The card's own lorebook (``character_book``), its entries' macros resolved; None
+    """The card's own lorebook (``character_book``), its entries' macros resolved — in
+    their content, and in their keys and secondary keys, as SillyTavern substitutes them in
+    every key it tests (``substituteParams``, world-info.js 3900-3903, 3932-3933); None
     when it has none."""
     if data.get("character_book") is None:
         return None
@@ -228,7 +230,15 @@ def _card_book(
     return book.model_copy(
         update={
             "entries": tuple(
-                e.model_copy(update={"content": resolve_macros(e.content, char, user)})
+                e.model_copy(
+                    update={
+                        "content": resolve_macros(e.content, char, user),
+                        "keys": tuple(resolve_macros(k, char, user) for k in e.keys),
+                        "secondary_keys": tuple(
+                            resolve_macros(k, char, user) for k in e.secondary_keys
+                        ),
+                    }
+                )
                 for e in book.entries
             )
         }
