@@ -233,7 +233,8 @@ class TestRoundTrip:
 
 
 def test_cli_import_and_export(redis_url: str, tmp_path: Path) -> None:
-    """`fabula import --id` then `fabula export --format card|lorebook --out`, as processes."""
+    """`fabula import --id` then `fabula export --format card|lorebook|lorebook_v3 --out`, as
+    processes."""
 
     def fabula(*args: str) -> subprocess.CompletedProcess[str]:
         return run_fabula(redis_url, *args, check=False)
@@ -253,7 +254,16 @@ def test_cli_import_and_export(redis_url: str, tmp_path: Path) -> None:
     assert {k: out[k] for k in fx.v1_card() if k != "name"} == {
         k: v for k, v in fx.v1_card().items() if k != "name"
     }
-    assert json.loads(book.read_text())["spec"] == "lorebook_v3"
+    # SillyTavern's World Info format, the one its import takes: entries at the top level,
+    # keyed by a unique uid, every one with a comment
+    world = json.loads(book.read_text())
+    assert "spec" not in world and isinstance(world["entries"], dict) and world["entries"]
+    assert [str(e["uid"]) for e in world["entries"].values()] == list(world["entries"])
+    assert all(e["comment"] and isinstance(e["key"], list) for e in world["entries"].values())
+    v3 = tmp_path / "isle-v3.json"
+    done = fabula("export", "isle", "--format", "lorebook_v3", "--as-of", "0", "--out", str(v3))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(v3.read_text())["spec"] == "lorebook_v3"
     zipped = tmp_path / "ada.charx"
     done = fabula("export", "isle", "--format", "charx", "--character", "ada", "--out", str(zipped))
     assert done.returncode == 0, done.stderr
@@ -270,3 +280,26 @@ def test_cli_import_and_export(redis_url: str, tmp_path: Path) -> None:
         and "no such file" in bad.stderr
     )
     assert not (tmp_path / "p").exists()
+
+
+async def test_a_world_info_book_comes_back_as_it_was(redis_url: str, tmp_path: Path) -> None:
+    """A SillyTavern World Info export imported, then exported as World Info: each entry's
+    SillyTavern fields (probability, group, sticky, position, depth, ...) come back as they
+    were, under a unique uid, with a comment (its first key when it had none)."""
+    wi = fx.st_world_info()
+    wi["entries"]["0"].update(probability=40, useProbability=True, group="g", sticky=2, depth=3)
+    files = [
+        fx.write_json(tmp_path / "ada.json", fx.v1_card()),
+        fx.write_json(tmp_path / "wi.json", wi),
+    ]
+    imported = import_paths(files, story_id="wi")
+    async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
+        store = await fab.import_story(imported, "wi")
+        out = json.loads(await lorebook_export(store, None))
+    first = next(
+        e for e in out["entries"].values() if e["content"] == wi["entries"]["0"]["content"]
+    )
+    for field in ("probability", "useProbability", "group", "sticky", "depth", "key", "order"):
+        assert first[field] == wi["entries"]["0"][field], field
+    assert len({e["uid"] for e in out["entries"].values()}) == len(out["entries"])
+    assert all(e["comment"] for e in out["entries"].values())

@@ -306,6 +306,81 @@ def world_lorebook(
     return {"spec": "lorebook_v3", "data": book}
 
 
+_ST_FROM_EXTENSIONS = (
+    # (SillyTavern's World Info field, the card extension convertCharacterBook reads it from,
+    #  its default there: world-info.js 4519-4566)
+    ("selectiveLogic", "selectiveLogic", 0),
+    ("excludeRecursion", "exclude_recursion", False),
+    ("preventRecursion", "prevent_recursion", False),
+    ("delayUntilRecursion", "delay_until_recursion", False),
+    ("probability", "probability", 100),
+    ("useProbability", "useProbability", True),
+    ("depth", "depth", 4),
+    ("group", "group", ""),
+    ("groupOverride", "group_override", False),
+    ("groupWeight", "group_weight", 100),
+    ("scanDepth", "scan_depth", None),
+    ("caseSensitive", "case_sensitive", None),
+    ("matchWholeWords", "match_whole_words", None),
+    ("useGroupScoring", "use_group_scoring", None),
+    ("automationId", "automation_id", ""),
+    ("role", "role", 0),
+    ("vectorized", "vectorized", False),
+    ("sticky", "sticky", None),
+    ("cooldown", "cooldown", None),
+    ("delay", "delay", None),
+)
+
+
+def world_info(lorebook: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``lorebook_v3`` (as :func:`world_lorebook` writes it) in SillyTavern's World Info
+    format, the one its World Info import takes (its entries at the top level, keyed by
+    ``uid``; it refuses anything else as "not a valid world info file"). Each entry is
+    mapped as SillyTavern's own ``convertCharacterBook`` maps a card's (world-info.js
+    4519-4566), gets a unique ``uid`` (its place) and a ``comment`` (its name, else its first
+    key); the fields a SillyTavern entry had when imported come back as they were; and its
+    ``extensions`` ride along, where SillyTavern keeps them and Fabula reads them back
+    (``fabula/entity``, ``fabula/state``: the world round-trips)."""
+    data = lorebook["data"]
+    entries: dict[str, Any] = {}
+    for uid, e in enumerate(data["entries"]):
+        ext = dict(e.get("extensions") or {})
+        source = ext.pop(SOURCE_EXTENSION, None)
+        fields = (
+            dict(source["fields"])
+            if isinstance(source, dict) and source.get("format") == "sillytavern"
+            else {}
+        )
+        keys = list(e.get("keys") or [])
+        comment = e.get("comment") or e.get("name") or (keys[0] if keys else f"entry {uid}")
+        case = e.get("case_sensitive")
+        entry: dict[str, Any] = {
+            "uid": uid,
+            "key": keys,
+            "keysecondary": list(e.get("secondary_keys") or []),
+            "comment": comment,
+            "content": e.get("content", ""),
+            "constant": bool(e.get("constant")),
+            "selective": bool(e.get("selective", True)),
+            "order": e.get("insertion_order", 100),
+            "position": ext.get("position", 0 if e.get("position") == "before_char" else 1),
+            "disable": not e.get("enabled", True),
+            "addMemo": bool(comment),
+            "displayIndex": ext.get("display_index", uid),
+        }
+        for field, name, default in _ST_FROM_EXTENSIONS:
+            entry[field] = ext.get(name, default)
+        if entry["caseSensitive"] is None and isinstance(case, bool):
+            entry["caseSensitive"] = case
+        entry.update({k: v for k, v in fields.items() if k != "uid"})
+        entry["extensions"] = ext
+        entries[str(uid)] = entry
+    out: dict[str, Any] = {"entries": entries}
+    if data.get("name"):
+        out["name"] = data["name"]
+    return out
+
+
 def card_png(card: Mapping[str, Any], image: bytes) -> bytes:
     """A card written into its picture: the base64 of its JSON in a ``ccv3`` chunk and, for
     readers of V2 only, the same in ``chara``."""
