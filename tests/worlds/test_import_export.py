@@ -303,3 +303,26 @@ async def test_a_world_info_book_comes_back_as_it_was(redis_url: str, tmp_path: 
         assert first[field] == wi["entries"]["0"][field], field
     assert len({e["uid"] for e in out["entries"].values()}) == len(out["entries"])
     assert all(e["comment"] for e in out["entries"].values())
+
+
+async def test_a_cards_added_entries_never_take_its_own_entries_ids(
+    redis_url: str, tmp_path: Path
+) -> None:
+    """A card whose own entries are numbered 2 and 3, exported with what its character
+    believes: SillyTavern files each entry under ``id``, else its place
+    (``convertCharacterBook``, world-info.js 4523-4526), so every entry must land under its
+    own number, the added ones with a comment for a title (the issue's card kept 2 of 4)."""
+    card = fx.v2_card()
+    own = card["data"]["character_book"]["entries"][0]
+    card["data"]["character_book"]["entries"] = [
+        {**own, "id": 2, "comment": "the ledger"},
+        {**own, "id": 3, "comment": "the crossing", "content": "The crossing is at dawn."},
+    ]
+    imported = import_paths([fx.write_json(tmp_path / "ben.json", card)], story_id="cove")
+    async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
+        store = await fab.import_story(imported, "cove")
+        data, _ = await card_export(store, "Ben", None)
+    entries = json.loads(data)["data"]["character_book"]["entries"]
+    filed = [e.get("id", i) for i, e in enumerate(entries)]  # as SillyTavern files them
+    assert len(set(filed)) == len(entries) > 2 and filed[:2] == [2, 3]
+    assert all(e["comment"] for e in entries)

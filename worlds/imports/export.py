@@ -118,6 +118,23 @@ def _book(books: Sequence[LoreBook], name: str) -> dict[str, Any]:
     return book
 
 
+def _number_entries(entries: list[dict[str, Any]], added: list[dict[str, Any]]) -> None:
+    """Give each entry Fabula ``added`` to a card's book an ``id`` no entry of the book can
+    have, and a ``comment`` (its name). SillyTavern files a card's entry under its ``id``,
+    numbering one without an id by its place (``convertCharacterBook``, world-info.js
+    4523-4526), so added entries without one overwrote the card's own entries of those
+    numbers; and it titles an entry by its ``comment`` alone. The card's own entries stay as
+    they came."""
+    ids = [
+        e["id"] for e in entries if isinstance(e.get("id"), int) and not isinstance(e["id"], bool)
+    ]
+    free = max([*ids, len(entries) - 1]) + 1
+    for e in added:
+        e["id"] = free
+        free += 1
+        e["comment"] = e.get("name") or ""
+
+
 def _belief_entry(
     belief: Mapping[str, Any], names: Mapping[str, str], order: int
 ) -> dict[str, Any]:
@@ -213,7 +230,9 @@ def character_card(
         for entry in book["entries"]:  # an entry the story still holds as read, as it came
             entry["content"] = kept.book_texts.get(entry["content"], entry["content"])
     start = max((e["insertion_order"] for e in book["entries"]), default=0) + 1
-    book["entries"] += [_belief_entry(b, names, start + i) for i, b in enumerate(beliefs)]
+    added = [_belief_entry(b, names, start + i) for i, b in enumerate(beliefs)]
+    book["entries"] += added
+    _number_entries(book["entries"], added)
     book["extensions"] = {**book["extensions"], "fabula/as_of": as_of}
     data["character_book"] = book
     return {**top, "spec": "chara_card_v3", "spec_version": "3.0", "data": data}
