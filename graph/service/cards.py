@@ -20,7 +20,8 @@ from fabula.worlds.imports.export import card_png, character_card, world_info, w
 from fabula.worlds.imports.png import picture_format
 from fabula.worlds.pack import CharacterSpec, WorldPack
 
-ICON_MEMBER = "assets/icon/image/main.png"
+ICON_MEMBER = "assets/icon/images/main.png"
+"""Where a picture the card did not place goes: the V3 spec's ``assets/{type}/images/``."""
 """Where a CHARX export puts a character's picture that its card did not place itself (a
 JPEG or WebP picture with its own extension: ``main.jpeg``)."""
 

@@ -326,3 +326,24 @@ async def test_a_cards_added_entries_never_take_its_own_entries_ids(
     filed = [e.get("id", i) for i, e in enumerate(entries)]  # as SillyTavern files them
     assert len(set(filed)) == len(entries) > 2 and filed[:2] == [2, 3]
     assert all(e["comment"] for e in entries)
+
+
+async def test_a_v2_card_exported_is_a_v3_card_as_the_spec_has_it(
+    redis_url: str, tmp_path: Path
+) -> None:
+    """A V2 card as SillyTavern writes it (its V1 fields again beside ``spec`` and ``data``)
+    exported: the V3 card is ``spec``, ``spec_version`` and ``data`` only (SPEC_V3), the
+    fields that were beside them kept under ``data.extensions["fabula/top"]``."""
+    card = fx.v2_card()
+    card.update(name="Ben", description="old copy", x_top=[1])
+    imported = import_paths([fx.write_json(tmp_path / "ben.json", card)], story_id="cove")
+    async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
+        store = await fab.import_story(imported, "cove")
+        data, _ = await card_export(store, "Ben", None)
+    out = json.loads(data)
+    assert set(out) == {"spec", "spec_version", "data"}
+    assert out["data"]["extensions"]["fabula/top"] == {
+        "name": "Ben",
+        "description": "old copy",
+        "x_top": [1],
+    }

@@ -118,6 +118,11 @@ def _book(books: Sequence[LoreBook], name: str) -> dict[str, Any]:
     return book
 
 
+TOP_EXTENSION = "fabula/top"
+"""Where an exported card keeps the fields its source had beside ``spec`` and ``data`` (a V2
+card's copies of its V1 fields): the V3 spec's card has no others."""
+
+
 def _number_entries(entries: list[dict[str, Any]], added: list[dict[str, Any]]) -> None:
     """Give each entry Fabula ``added`` to a card's book an ``id`` no entry of the book can
     have, and a ``comment`` (its name). SillyTavern files a card's entry under its ``id``,
@@ -235,7 +240,9 @@ def character_card(
     _number_entries(book["entries"], added)
     book["extensions"] = {**book["extensions"], "fabula/as_of": as_of}
     data["character_book"] = book
-    return {**top, "spec": "chara_card_v3", "spec_version": "3.0", "data": data}
+    if top:  # the V3 spec's card is spec, spec_version and data: the rest rides in data
+        data["extensions"] = {**data["extensions"], TOP_EXTENSION: top}
+    return {"spec": "chara_card_v3", "spec_version": "3.0", "data": data}
 
 
 def _as_they_came(kept: KeptCard, exported: Mapping[str, Any]) -> dict[str, Any]:
