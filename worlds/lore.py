@@ -47,7 +47,46 @@ ENTITY_EXTENSION = "fabula/entity"
 STATE_EXTENSION = "fabula/state"
 """The extension of an exported lorebook's entry holding a fact of W, with its validity."""
 
-_ACTIVATION = frozenset({"delayUntilRecursion"})  # what activation reads of an entry's kept
+_ACTIVATION = frozenset(
+    {
+        "uid",
+        "delayUntilRecursion",
+        "useProbability",
+        "probability",
+        "group",
+        "groupOverride",
+        "groupWeight",
+        "useGroupScoring",
+    }
+)
+"""What activation reads of a World Info entry's kept fields (its ``uid`` tells it from a
+card's entry): a character's copy of its lore keeps these."""
+_ACTIVATION_EXTENSIONS = frozenset(
+    {
+        "delay_until_recursion",
+        "useProbability",
+        "probability",
+        "group",
+        "group_override",
+        "group_weight",
+        "use_group_scoring",
+    }
+)
+"""What activation reads of a card book entry's ``extensions`` (as SillyTavern's
+``convertCharacterBook`` maps them)."""
+
+
+def activation_fields(kept: dict[str, Any]) -> dict[str, Any]:
+    """Of an entry's kept fields, those activation reads (see :data:`_ACTIVATION`)."""
+    out = {k: v for k, v in kept.items() if k in _ACTIVATION}
+    ext = kept.get("extensions")
+    if isinstance(ext, dict):
+        read = {k: v for k, v in ext.items() if k in _ACTIVATION_EXTENSIONS}
+        if read:
+            out["extensions"] = read
+    return out
+
+
 VISIBILITY_EXTENSION = "fabula/visibility"
 """The extension of an entry saying who knows it (see the module's docstring)."""
 
@@ -181,7 +220,7 @@ def known_to(lore: Lore, character: str, cast: Sequence[str]) -> Lore:
     books = []
     for book in lore.books:
         entries = tuple(
-            e.model_copy(update={"kept": {k: v for k, v in e.kept.items() if k in _ACTIVATION}})
+            e.model_copy(update={"kept": activation_fields(e.kept)})
             for e in book.entries
             if character in audience(book, e, cast)
         )

@@ -56,7 +56,25 @@ def bo() -> dict[str, Any]:
             "insertion_order": 100,
             "use_regex": True,
             "extensions": {},
-        }
+        },
+        {
+            "id": 1,
+            "keys": ["ship"],
+            "content": "Never told.",
+            "comment": "the ship",
+            "enabled": True,
+            "insertion_order": 100,
+            "extensions": {"probability": 0},  # useProbability true by default, 4542-4543
+        },
+        {
+            "id": 2,
+            "keys": ["sea"],
+            "content": "The sea is grey.",
+            "comment": "sea",
+            "enabled": True,
+            "insertion_order": 100,
+            "extensions": {"delay_until_recursion": True},  # 4536
+        },
     ]
     return doc
 
@@ -88,3 +106,6 @@ def test_import_and_recall_as_sillytavern(redis_url: str, tmp_path: Path) -> Non
     assert recall(cli, "wi", "What are your powers?") == []
     assert recall(cli, "wi", "not to my liking", "--as", "bo") == []
     assert recall(cli, "wi", "long live the king", "--as", "bo") == ["the king"]
+    # read from the character's own keyspace: its book's extensions still apply there
+    assert recall(cli, "wi", "the ship", "--as", "bo") == []
+    assert recall(cli, "wi", "the sea", "--as", "bo") == []
