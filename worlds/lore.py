@@ -166,12 +166,42 @@ class Greeting(_Spec):
     group_only: bool = False
 
 
+class WorldInfoSettings(_Spec):
+    """SillyTavern's World Info settings, as its ``settings.json`` keeps them
+    (``world_info_settings``; read by ``setWorldInfoSettings``, world-info.js 767-800), with
+    the defaults of a fresh install (its ``default/content/settings.json``; world-info.js
+    63-76 for the rest). Activation applies case, whole words, recursion and its step
+    limit; the others are kept, not applied yet."""
+
+    case_sensitive: bool = False
+    """``world_info_case_sensitive``: keys match in their case."""
+    match_whole_words: bool = True
+    """``world_info_match_whole_words``: a one-word key must stand as a word."""
+    recursive: bool = True
+    """``world_info_recursive``: activated entries' text is scanned again."""
+    max_recursion_steps: int = Field(default=0, ge=0)
+    """``world_info_max_recursion_steps``: the most scans, the first included (0: none)."""
+    depth: int = Field(default=2, ge=0)
+    """``world_info_depth``: the messages scanned (kept, not applied)."""
+    budget: int = Field(default=25, ge=0)
+    """``world_info_budget``: percent of the context (kept: Fabula's lore budget applies)."""
+    budget_cap: int = Field(default=0, ge=0)
+    """``world_info_budget_cap`` (kept, not applied)."""
+    include_names: bool = True
+    """``world_info_include_names`` (kept, not applied)."""
+    min_activations: int = Field(default=0, ge=0)
+    """``world_info_min_activations`` (kept, not applied)."""
+    use_group_scoring: bool = False
+    """``world_info_use_group_scoring`` (kept; an entry's own ``useGroupScoring`` applies)."""
+
+
 class Lore(_Spec):
     """All the lore of a pack (see the module's docstring)."""
 
     books: tuple[LoreBook, ...] = ()
     cards: tuple[KeptCard, ...] = ()
     kept: dict[str, Any] = Field(default_factory=dict)
+    world_info: WorldInfoSettings = Field(default_factory=WorldInfoSettings)
 
     def card_of(self, character: str) -> KeptCard | None:
         """The kept card of the character named ``character``, if it came from one."""
@@ -228,7 +258,7 @@ def known_to(lore: Lore, character: str, cast: Sequence[str]) -> Lore:
             books.append(
                 book.model_copy(update={"owner": character, "entries": entries, "kept": {}})
             )
-    return Lore(books=tuple(books))
+    return Lore(books=tuple(books), world_info=lore.world_info)
 
 
 @functools.lru_cache(maxsize=64)

@@ -13,12 +13,16 @@ budget of 100% of the context given and no names in the scan. ``CASES`` and
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from fabula.errors import InvalidInput
+from fabula.graph.service import Fabula
+from fabula.settings import Settings
 from fabula.testing import imports as fx
 from fabula.worlds.imports import import_paths
 from fabula.worlds.recall import books_of, recall_books
@@ -566,3 +570,64 @@ def test_a_lookahead_key_disables_its_entry_and_the_rest_works(tmp_path: Path) -
 def test_the_cases_are_data_node_can_read() -> None:
     """The cases serialise to JSON as they are (how they were fed to SillyTavern's code)."""
     assert json.loads(json.dumps(CASES)) and json.loads(json.dumps(CARD_CASES))
+
+
+def st_settings(**world_info: Any) -> dict[str, Any]:
+    """A SillyTavern ``settings.json`` (the parts a case needs), its World Info settings
+    ``world_info`` over a fresh install's."""
+    return {
+        "username": "User",
+        "world_info_settings": {
+            "world_info": {"globalSelect": []},
+            "world_info_depth": 2,
+            "world_info_budget": 25,
+            "world_info_recursive": True,
+            "world_info_case_sensitive": False,
+            "world_info_match_whole_words": True,
+            **world_info,
+        },
+    }
+
+
+def test_a_settings_json_sets_the_storys_world_info(redis_url: str, tmp_path: Path) -> None:
+    """``world_info_settings`` of a ``settings.json`` imported beside the book (as
+    ``setWorldInfoSettings`` reads them, world-info.js 767-800): whole words off makes
+    ``power`` fire on "powers", recursion off stops the chain, in the story's recall."""
+
+    doc = book(
+        entry(0, ["power"], "power", "It wakes the tower."),
+        entry(1, ["tower"], "tower", "Stone."),
+    )
+    files = [
+        fx.write_json(tmp_path / "ada.json", fx.v1_card()),
+        fx.write_json(tmp_path / "wi.json", doc),
+        fx.write_json(
+            tmp_path / "settings.json",
+            st_settings(world_info_match_whole_words=False, world_info_recursive=False),
+        ),
+    ]
+    imported = import_paths(files)
+    settings = imported.pack.lore.world_info
+    assert (settings.match_whole_words, settings.recursive, settings.depth) == (False, False, 2)
+
+    async def recall(story: str, files: list[Path]) -> list[str]:
+        async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
+            store = await fab.import_story(import_paths(files), story)
+            found = await fab.read(store).recall("What are your powers?", budget=400)
+            return sorted(x.name for x in found.lore)
+
+    assert asyncio.run(recall("set", files)) == ["power"]
+    assert asyncio.run(recall("fresh", files[:2])) == []  # a fresh install's: whole words
+
+
+def test_a_bad_settings_field_is_refused_in_one_line(tmp_path: Path) -> None:
+    """A field of the wrong type: one line naming the file and the field, nothing made."""
+    files = [
+        fx.write_json(tmp_path / "ada.json", fx.v1_card()),
+        fx.write_json(tmp_path / "settings.json", st_settings(world_info_recursive="yes")),
+    ]
+    with pytest.raises(InvalidInput) as caught:
+        import_paths(files)
+    message = str(caught.value)
+    assert "\n" not in message and "settings.json" in message
+    assert "world_info_settings.world_info_recursive: 'yes' is not true or false" in message

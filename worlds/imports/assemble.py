@@ -183,6 +183,13 @@ def import_paths(
     pack = _pack(
         world, cast, story_id or _story_id(title), title, premise, places, characters, objects
     )
+    settings = [s.settings for s in sources if s.settings is not None]
+    if len(settings) > 1:
+        raise InvalidInput("more than one SillyTavern settings.json: import one at a time")
+    if settings:
+        pack = pack.model_copy(
+            update={"lore": pack.lore.model_copy(update={"world_info": settings[0]})}
+        )
     check_asset_names(cast.assets)
     return Imported(pack=pack, assets=cast.assets, sources=tuple(sources))
 

@@ -27,7 +27,7 @@ from fabula.worlds.imports.png import (
     read_text_chunks,
     without_card_chunks,
 )
-from fabula.worlds.lore import LoreBook
+from fabula.worlds.lore import LoreBook, WorldInfoSettings
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,8 @@ class Source:
     card: CardRead | None = None
     book: LoreBook | None = None
     world: BookWorldRead | None = None
+    settings: WorldInfoSettings | None = None
+    """A SillyTavern ``settings.json``'s World Info settings."""
     findings: tuple[str, ...] = ()
     """What the import changed to make the file work, one line each (an entry imported
     disabled, naming it and why)."""
@@ -180,6 +182,9 @@ def read_source(
             world=replace(world, books=tuple(books)),
             findings=tuple(found),
         )
+    if isinstance(doc, dict) and isinstance(doc.get("world_info_settings"), dict):
+        settings = world_info_settings(doc["world_info_settings"])
+        return Source(name, "SillyTavern settings (World Info)", settings=settings)
     fmt = detect_lorebook(doc)
     if fmt is not None:
         book = read_lorebook(doc, fmt, _fallback(path), limits)
@@ -192,6 +197,47 @@ def read_source(
             f"unknown spec {doc['spec']!r} (Fabula reads chara_card_v1/v2/v3, lorebook_v3)"
         )
     raise BadSource("not a character card, lorebook or BookWorld preset Fabula knows")
+
+
+_ST_SETTINGS = {
+    # settings.json's world_info_settings field -> WorldInfoSettings field, its type
+    "world_info_case_sensitive": ("case_sensitive", bool),
+    "world_info_match_whole_words": ("match_whole_words", bool),
+    "world_info_recursive": ("recursive", bool),
+    "world_info_max_recursion_steps": ("max_recursion_steps", int),
+    "world_info_depth": ("depth", int),
+    "world_info_budget": ("budget", int),
+    "world_info_budget_cap": ("budget_cap", int),
+    "world_info_include_names": ("include_names", bool),
+    "world_info_min_activations": ("min_activations", int),
+    "world_info_use_group_scoring": ("use_group_scoring", bool),
+}
+
+
+def world_info_settings(raw: dict[str, Any]) -> WorldInfoSettings:
+    """A SillyTavern ``settings.json``'s ``world_info_settings`` (as its
+    ``setWorldInfoSettings`` reads them, world-info.js 767-800: a field it does not hold keeps
+    the fresh install's default; numbers as ``Number`` reads them, so ``"3"`` is 3). Raises
+    BadSource naming a field of the wrong type or out of range."""
+    found: dict[str, Any] = {}
+    for field, (name, kind) in _ST_SETTINGS.items():
+        if field not in raw:
+            continue
+        value = raw[field]
+        where = f"world_info_settings.{field}"
+        if kind is bool:
+            if not isinstance(value, bool):
+                raise BadSource(f"{where}: {value!r} is not true or false")
+            found[name] = value
+            continue
+        try:
+            number = int(value) if not isinstance(value, bool) else None
+        except (TypeError, ValueError):
+            number = None
+        if number is None or number < 0:
+            raise BadSource(f"{where}: {value!r} is not a whole number of 0 or more")
+        found[name] = number
+    return WorldInfoSettings(**found)
 
 
 _CLAIMS = {"png": "png", "jpg": "jpeg", "jpeg": "jpeg", "webp": "webp"}
