@@ -42,6 +42,10 @@ BELIEF_EXTENSION = "fabula/belief"
 """The extension of an exported card's book entry holding one of the character's beliefs
 (subject, attribute, value, polarity, attitude, mode, speaker, event, valid_from, valid_to);
 imported again, a belief about an entity the pack has is the character's from turn 0."""
+WORLD_EXTENSION = "fabula/world"
+"""The extension of an exported card holding what only Fabula knows of its world: the
+pack's title, style, outline and world rules; imported again (with no BookWorld preset),
+they are the new pack's."""
 ENTITY_EXTENSION = "fabula/entity"
 """The extension of an exported lorebook's entry holding an entity (id, kind, name, ...)."""
 STATE_EXTENSION = "fabula/state"

@@ -347,3 +347,24 @@ async def test_a_v2_card_exported_is_a_v3_card_as_the_spec_has_it(
         "description": "old copy",
         "x_top": [1],
     }
+
+
+async def test_a_card_round_trips_what_only_fabula_knows(redis_url: str, tmp_path: Path) -> None:
+    """hollow_book's Leo exported as a card and imported alone: his goals, and the world's
+    title, style, outline and rules, come back from ``extensions["fabula/character"]`` and
+    ``extensions["fabula/world"]`` (they were lost before)."""
+    source = load_world("hollow_book")
+    async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
+        store = await fab.create_story("hollow_book", "tale")
+        data, _ = await card_export(store, "leo", None)
+    path = tmp_path / "leo.json"
+    path.write_bytes(data)
+    pack = import_paths([path]).pack
+    leo = next(c for c in pack.characters if c.name == "Leo")
+    assert leo.goals == next(c for c in source.characters if c.name == "Leo").goals
+    assert (pack.title, pack.style, pack.outline, pack.rules) == (
+        source.title,
+        source.style,
+        source.outline,
+        source.rules,
+    )

@@ -41,6 +41,7 @@ from fabula.worlds.imports.lorebooks import read_card_book
 from fabula.worlds.lore import (
     CHARACTER_EXTENSION,
     SOURCE_EXTENSION,
+    WORLD_EXTENSION,
     Greeting,
     KeptCard,
     LoreBook,
@@ -78,6 +79,8 @@ class CardRead:
     image: bytes | None = None
     assets: dict[str, bytes] = field(default_factory=dict)
     secrets: tuple[str, ...] = ()  # a card Fabula exported: its character's own secrets
+    goals: tuple[str, ...] = ()  # ... its character's goals
+    world: dict[str, Any] | None = None  # ... its world's title, style, outline, rules
     names_user: bool = False  # its texts speak of {{user}}: the person who plays (see assemble)
 
 
@@ -136,6 +139,24 @@ def _version(spec: str, raw: Any) -> str:
     return raw
 
 
+def _fabula_goals_and_world(
+    data: dict[str, Any],
+) -> tuple[tuple[str, ...], dict[str, Any] | None]:
+    """A card Fabula exported: its character's goals (``fabula/character``) and its world's
+    title, style, outline and rules (``fabula/world``), read back (not kept: the next export
+    writes them again)."""
+    ext = data.get("extensions")
+    if not isinstance(ext, dict):
+        return (), None
+    mine = ext.get(CHARACTER_EXTENSION)
+    goals = mine.get("goals") if isinstance(mine, dict) else None
+    found = (
+        tuple(goals) if isinstance(goals, list) and all(isinstance(g, str) for g in goals) else ()
+    )
+    world = ext.get(WORLD_EXTENSION)
+    return found, world if isinstance(world, dict) else None
+
+
 def _fabula_extensions(
     data: dict[str, Any], spec: str, version: str, name: str, aliases: tuple[str, ...]
 ) -> tuple[dict[str, Any], str, str, str, tuple[str, ...], tuple[str, ...]]:
@@ -149,6 +170,7 @@ def _fabula_extensions(
     ):
         return data, spec, version, name, aliases, secrets
     ext = dict(ext)
+    ext.pop(WORLD_EXTENSION, None)
     mine = ext.pop(CHARACTER_EXTENSION, None)
     if isinstance(mine, dict) and isinstance(mine.get("name"), str):
         name = ascii_name(mine["name"], name)
@@ -258,6 +280,7 @@ def read_card(doc: dict[str, Any], fallback: str, user: str, limits: ImportLimit
         raise BadSource(f"{where}.name: a card needs a name")
     name = ascii_name(card_name, fallback)
     aliases: tuple[str, ...] = (card_name,) if card_name != name else ()
+    goals, world = _fabula_goals_and_world(data)
     data, spec, version, name, aliases, secrets = _fabula_extensions(
         data, spec, version, name, aliases
     )
@@ -291,4 +314,6 @@ def read_card(doc: dict[str, Any], fallback: str, user: str, limits: ImportLimit
         book=book,
         kept=kept,
         secrets=secrets,
+        goals=goals,
+        world=world,
     )

@@ -35,6 +35,7 @@ from fabula.worlds.lore import (
     ENTITY_EXTENSION,
     SOURCE_EXTENSION,
     STATE_EXTENSION,
+    WORLD_EXTENSION,
     KeptCard,
     LoreBook,
     LoreEntry,
@@ -211,6 +212,13 @@ def character_card(
         "name": spec.name,
         "aliases": list(spec.aliases),
         "secrets": list(spec.secrets),  # its own: a card is what its character knows
+        "goals": list(spec.goals),
+    }
+    ext[WORLD_EXTENSION] = {
+        "title": pack.title,
+        "style": pack.style,
+        "outline": list(pack.outline),
+        "rules": pack.rules.model_dump(mode="json"),
     }
     data.update(
         name=card_name,
