@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import structlog
 
 from fabula.graph.service import Fabula
 from fabula.settings import Settings
@@ -93,13 +94,18 @@ class TestImport:
         [read] = imported.pack.lore.books
         assert [e.enabled for e in read.entries] == [False, True]
 
+        uploads = [(p.name, p.read_bytes()) for p in write(tmp_path, book)]
+
         async def recall() -> list[str | None]:
             async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
-                store = await fab.import_story(imported, "mem")
+                store = await fab.import_story(uploads, "mem")  # as the studio uploads them
                 out = await fab.read(store).recall("the lantern, " + "a" * 300 + "N", budget=400)
                 return [x.key for x in out.lore]
 
-        assert asyncio.run(recall()) == ["lantern"]
+        with structlog.testing.capture_logs() as logs:
+            assert asyncio.run(recall()) == ["lantern"]
+        [logged] = [x for x in logs if x["event"] == "import_finding"]
+        assert "entries[0] ('e0'): imported disabled" in logged["finding"]
 
     def test_a_book_past_its_budget(self, tmp_path: Path) -> None:
         """Keys of 11,965 instructions (``\\p{L}{10}``), a book bound of 30,000: the first two
