@@ -147,7 +147,7 @@ def test_recall_of_a_story_with_a_backtracking_key(redis_url: str, tmp_path: Pat
                 ("a" * 3999 + "!", "bo"),
                 ("a" * 3999, "bo"),
             ]
-            found = []
+            found: list[list[tuple[str | None, str | None]]] = []
             for question, character in asks:
                 out = await fab.read(store).recall(question, budget=400, character=character)
                 found.append([(x.name, x.key) for x in out.lore])
