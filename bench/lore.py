@@ -43,6 +43,7 @@ from fabula.worlds.activation import (
     Fired,
     activate,
     decorators_of,
+    delay_level,
     delayed,
     recurse,
     secondary_holds,
@@ -51,7 +52,7 @@ from fabula.worlds.imports.keys import KeyError_, is_regex_key, key_matches
 from fabula.worlds.loader import load_world, setup_delta
 from fabula.worlds.lore import Lore, LoreBook, LoreEntry, split_decorators
 
-_WORD = re.compile(r"\w+")
+_WORD = re.compile(r"[A-Za-z0-9_]+")  # JavaScript's ASCII \w, as SillyTavern's \W bounds
 REGEX_SHARE = 0.005
 """The share of entries with a regex key: a regular expression is no index's, every one is
 a scan of the text (about 0.1 ms for this text here), so a book costs one per regex key."""
@@ -205,9 +206,9 @@ def naive_activate(
     budget: int | None = None,
     count_tokens: Callable[[str], int] = lambda s: len(s.split()),
     recursive: bool = True,
-    max_recursion: int = 3,
+    max_recursion: int = 0,
     case_sensitive: bool = False,
-    whole_words: bool = False,
+    whole_words: bool = True,
     turn: int | None = None,
 ) -> list[Activated]:
     """The same rules as :func:`~fabula.worlds.activation.activate`, written plainly: at
@@ -237,18 +238,29 @@ def naive_activate(
             if key is not None:
                 first.append(found(i, "key", key, 0))
 
-    def more(scan: str, context: str, done: set[int], step: int) -> list[Activated]:
+    def more(scan: str, done: set[int], step: int, level: int) -> list[Activated]:
         out = []
         for i, e in live.items():
-            if i in done or e.exclude_recursion:
+            if i in done or e.exclude_recursion or e.constant or "activate" in decos[i]:
                 continue
-            key = _naive_match(e, decos[i], scan, case_sensitive, whole_words, turn, context)
+            if delay_level(e) > level:
+                continue
+            key = _naive_match(e, decos[i], scan, case_sensitive, whole_words, turn, scan)
             if key is not None:
                 out.append(found(i, "recursion", key, step))
         return out
 
-    steps = max_recursion if recursive else 0
-    recurse(taken, first, text, steps, lambda a: split_decorators(a.entry.content)[1], more)
+    levels = sorted({delay_level(e) for e in live.values()} - {0})
+    recurse(
+        taken,
+        first,
+        text,
+        recursive,
+        max_recursion,
+        levels,
+        lambda a: split_decorators(a.entry.content)[1],
+        more,
+    )
     return taken.in_order()
 
 

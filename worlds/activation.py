@@ -1,32 +1,32 @@
-"""Which lore entries a text activates, as SillyTavern's World Info documents it.
+"""Which lore entries a text activates, as SillyTavern's World Info does it: its
+``checkWorldInfo`` in ``public/scripts/world-info.js`` at release 1.12.6 (line numbers
+below cite that file; its code is not copied here, only its rules).
 
 Pure: entries and a text in, the activated entries (each with what fired it) out.
 
-- **Keys.** An entry activates when one of its keys is in the text: case-insensitive unless
-  the entry is case-sensitive, anywhere in the text unless the entry matches whole words
-  (SillyTavern's own defaults: ``world_info_case_sensitive`` and
-  ``world_info_match_whole_words`` are false in its ``world-info.js``, so "power" is in
-  "What are your powers?"). Matched whole, a one-word key must stand as a word ("king" is
-  in "long live the king", not in "liking"); a key of several words is matched as
-  written. ``/pattern/flags`` keys, and every key of a ``use_regex`` entry, are regular
-  expressions, matched in linear time
-  by RE2 (:mod:`fabula.worlds.imports.keys`); one that does not compile matches nothing
-  (character-card V3) and is logged once (``lore_key_refused``): an import refuses it, but
-  a story stored before may hold one.
-- **Secondary keys** (``selective``, and only when there are any) combine with the primary
-  match: AND ANY (one of them present), AND ALL (all), NOT ANY (none), NOT ALL (not all).
+- **Defaults** are a fresh SillyTavern install's (``default/content/settings.json``):
+  keys case-insensitive, matched as whole words, recursion on, no limit on recursion
+  steps; an entry's own ``caseSensitive`` / ``matchWholeWords`` overrides them (193-196,
+  252).
+- **Keys** (:mod:`fabula.worlds.imports.keys`, ``matchKeys`` 243-276): a one-word key
+  matched whole must stand between ASCII non-word characters (JavaScript's ``\\W``, so a
+  Cyrillic key is found inside an inflected word); a key of several words is matched as
+  written. ``/pattern/flags`` keys are regular expressions on the text as written with
+  their own flags, matched in linear time by RE2; one that does not compile matches nothing
+  and is logged once (``lore_key_refused``): an import disables such an entry, but a story
+  stored before may hold one.
+- **Secondary keys** (``selective``, and only when there are any, 3911-3916) combine with
+  the primary match: AND ANY, AND ALL, NOT ANY, NOT ALL (3925-3960), looked for in the same
+  text as the primary keys: the chat and every recursed text.
 - **constant** entries are active whatever the keys; a disabled entry never is.
-- **Recursion.** The text of activated entries is scanned again, up to ``max_recursion``
-  steps: an entry that prevents recursion activates nothing by its text, a non-recursable
-  one (``exclude_recursion``) is activated by the text only, one that delays until
-  recursion (SillyTavern's ``delayUntilRecursion``) by other entries only.
-- **Budget.** Constant entries are admitted first, then what the text activated directly,
-  then each recursion step; within a step, higher ``priority`` first, then higher ``order``
-  (SillyTavern: "constant entries will be inserted first, then entries with higher order
-  numbers"). Once an entry does not fit, no more are admitted: it and the rest of its step
-  are the activation's ``left_out`` (never dropped in silence: a recall lists them, with
-  their size). The admitted entries are returned in insertion order (lower ``order``
-  first).
+- **Recursion** (:func:`recurse`): the text of activated entries joins the scanned text
+  while new entries activate; an entry that prevents recursion adds nothing to it, a
+  non-recursable one (``exclude_recursion``) is activated by the first scan only, one that
+  delays until recursion (``delayUntilRecursion``, a level) waits for its level.
+- **Budget.** Each step's entries are admitted by ``order``, highest first (``sortFn``,
+  82); once one does not fit, no more are admitted: it and the rest of its step are the
+  activation's ``left_out`` (never dropped in silence: a recall lists them, with their
+  size). The admitted entries are returned in insertion order (lower ``order`` first).
 - **Decorators** (V3, at the top of the content; ``@@@`` a fallback of the one above):
   ``@@activate``, ``@@dont_activate``, ``@@additional_keys`` (also needs one of them),
   ``@@exclude_keys`` (none of them), ``@@activate_only_after N`` and
@@ -37,6 +37,7 @@ Pure: entries and a text in, the activated entries (each with what fired it) out
 from __future__ import annotations
 
 import functools
+import random
 import re
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -80,9 +81,16 @@ class Activated:
     tokens: int
 
 
-def decorators_of(entry: LoreEntry) -> dict[str, str]:
+_SILLYTAVERN = frozenset({"activate", "dont_activate"})
+"""The decorators SillyTavern knows (``KNOWN_DECORATORS``, world-info.js 93): in a World
+Info export only these apply, the others are dropped (``parseDecorators``, 3646-3692)."""
+
+
+def decorators_of(entry: LoreEntry, sillytavern: bool = False) -> dict[str, str]:
     """The decorators Fabula applies, name to value: of each decorator and its ``@@@``
-    fallbacks the first Fabula knows, and of several with one name the first."""
+    fallbacks the first Fabula knows (``sillytavern``: an entry of a SillyTavern World Info
+    export, only SillyTavern's two), and of several with one name the first."""
+    known = _SILLYTAVERN if sillytavern else _KNOWN
     lines, _ = split_decorators(entry.content)
     groups: list[list[tuple[str, str]]] = []
     for line in lines:
@@ -94,7 +102,7 @@ def decorators_of(entry: LoreEntry) -> dict[str, str]:
             groups.append([(name, value.strip())])
     found: dict[str, str] = {}
     for group in groups:
-        chosen = next(((n, v) for n, v in group if n in _KNOWN), None)
+        chosen = next(((n, v) for n, v in group if n in known), None)
         if chosen is not None:
             found.setdefault(*chosen)
     return found
@@ -105,12 +113,14 @@ def _lower(text: str) -> str:
     return text.lower()
 
 
-_WORD = re.compile(r"\w+")
+_WORD = re.compile(r"[A-Za-z0-9_]+")
+"""A word as JavaScript's ``\\w`` has it (ASCII): SillyTavern bounds whole words by ``\\W``."""
 
 
 @functools.lru_cache(maxsize=8)
 def _words(text: str) -> frozenset[str]:
-    """The words of ``text`` (``\\w+`` runs, as the whole-word pattern's ``\\W`` bounds them)."""
+    """The words of ``text`` (ASCII ``\\w+`` runs, as the whole-word pattern's ``\\W`` bounds
+    them)."""
     return frozenset(_WORD.findall(text))
 
 
@@ -304,14 +314,16 @@ class _Index:
         return counts[i]
 
 
-def _compile(entries: Sequence[LoreEntry], case: bool, whole: bool) -> _Index:
+def _compile(
+    entries: Sequence[LoreEntry], case: bool, whole: bool, sillytavern: frozenset[int]
+) -> _Index:
     index = _Index(tuple(entries), {}, [], _Words(), _Words(), [], {})
     finder = KeyFinder()
     loose = False
     for i, e in enumerate(entries):
         if not e.enabled:
             continue
-        deco = decorators_of(e)
+        deco = decorators_of(e, i in sillytavern)
         if "dont_activate" in deco and "activate" not in deco:
             continue
         own_case = e.case_sensitive if e.case_sensitive is not None else case
@@ -367,14 +379,16 @@ _INDEXES: OrderedDict[tuple[Any, ...], _Index] = OrderedDict()
 _INDEXES_KEPT = 16
 
 
-def _index(entries: Sequence[LoreEntry], case: bool, whole: bool) -> _Index:
+def _index(
+    entries: Sequence[LoreEntry], case: bool, whole: bool, sillytavern: frozenset[int]
+) -> _Index:
     """The compiled index of ``entries`` (the same entry objects, the same defaults: the
     one compiled before; entries are immutable, and the cache holds them, so their ids
     cannot be another's)."""
-    key = (tuple(map(id, entries)), case, whole)
+    key = (tuple(map(id, entries)), case, whole, sillytavern)
     found = _INDEXES.get(key)
     if found is None:
-        found = _INDEXES[key] = _compile(entries, case, whole)
+        found = _INDEXES[key] = _compile(entries, case, whole, sillytavern)
         while len(_INDEXES) > _INDEXES_KEPT:
             _INDEXES.popitem(last=False)
     else:
@@ -451,18 +465,33 @@ def secondary_holds(entry: LoreEntry, found: int) -> bool:
     }[entry.logic]
 
 
+def delay_level(entry: LoreEntry) -> int:
+    """The recursion level ``entry`` waits for (``delayUntilRecursion``; a card's
+    ``extensions.delay_until_recursion``, as ``convertCharacterBook`` reads it, world-info.js
+    4536): 0 none, ``true`` 1, a number that level (world-info.js 3741-3744)."""
+    value = entry.kept.get("delayUntilRecursion")
+    ext = entry.kept.get("extensions")
+    if value is None and isinstance(ext, dict):
+        value = ext.get("delay_until_recursion")
+    if value is True:
+        return 1
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    return 0
+
+
 def delayed(entry: LoreEntry) -> bool:
-    """Whether ``entry`` waits for recursion (``delayUntilRecursion``): no key of the text
-    itself activates it, only the text of entries activated before."""
-    return entry.kept.get("delayUntilRecursion") not in (None, False, 0)
+    """Whether ``entry`` waits for recursion (:func:`delay_level`): no key of the first scan
+    activates it, only a recursion step's (world-info.js 3843-3851)."""
+    return delay_level(entry) > 0
 
 
 @dataclass
 class Admission:
     """The entries a call activates, admitted step by step within ``budget`` tokens (None:
-    no bound): each step's in order of precedence (constants first, then by priority, then
-    by order, highest first) until one does not fit, after which the budget is ``full`` and
-    nothing more is admitted; that one and the rest of its step are ``left_out``."""
+    no bound): each step's by ``order``, highest first (SillyTavern's ``sortFn``; constants
+    and priority have no precedence there), until one does not fit, after which the budget
+    is ``full`` and nothing more is admitted; that one and the rest of its step are ``left_out``."""
 
     budget: int | None
     admitted: list[Activated] = field(default_factory=list)
@@ -472,7 +501,8 @@ class Admission:
 
     def admit(self, found: list[Activated]) -> list[Activated]:
         """Admit what one step ``found``, as far as the budget allows: those taken."""
-        found.sort(key=lambda a: (a.fired != "constant", -(a.entry.priority or 0), -a.entry.order))
+        # by order alone, highest first, ties as found (world-info.js 82, 3963-3968)
+        found.sort(key=lambda a: -a.entry.order)
         taken = []
         for k, a in enumerate(found):
             if self.full:
@@ -518,6 +548,8 @@ class Options(TypedDict, total=False):
     case_sensitive: bool
     whole_words: bool
     turn: int | None
+    sillytavern: frozenset[int]
+    seed: int | None
 
 
 def activate(
@@ -535,70 +567,233 @@ def activation(
     budget: int | None = None,
     count_tokens: Callable[[str], int] = count_words,
     recursive: bool = True,
-    max_recursion: int = 3,
+    max_recursion: int = 0,
     case_sensitive: bool = False,
-    whole_words: bool = False,
+    whole_words: bool = True,
     turn: int | None = None,
+    sillytavern: frozenset[int] = frozenset(),
+    seed: int | None = None,
 ) -> Activation:
     """The entries ``text`` activates, those within ``budget`` tokens (None: no bound) in
     insertion order and those left out (see the module's docstring for the rules).
-    ``case_sensitive`` and ``whole_words`` are the defaults of entries that do not say
-    (SillyTavern's: neither); ``turn`` is the story's turn, for the decorators that count
-    turns.
+    ``case_sensitive`` and ``whole_words`` are the defaults of entries that do not say, and
+    ``recursive`` whether activated entries' text is scanned again: a fresh SillyTavern
+    install's (its ``default/content/settings.json``: case off, whole words on, recursion
+    on). ``max_recursion`` is SillyTavern's ``world_info_max_recursion_steps``: the most
+    scans, the first included (0: no limit; world-info.js 3757-3761). ``turn`` is the
+    story's turn, for the decorators that count turns; ``sillytavern`` the indices of the
+    entries of SillyTavern World Info exports, whose decorators are only SillyTavern's two;
+    ``seed`` what the rolls of probability and inclusion groups are drawn from (the turn, or
+    0, when None: see :class:`Chance`).
 
     The entries are compiled once (kept for the same entry objects): a one-word key is
     found by looking the text's words up (matched whole) or by one pass of RE2 over the
     text for all such keys (matched anywhere), not by testing every entry, so a call costs
     what the text and the entries it names cost, not the size of the book."""
-    index = _index(entries, case_sensitive, whole_words)
+    index = _index(entries, case_sensitive, whole_words, sillytavern)
     live = index.live
     taken = Admission(budget)
 
     def found(i: int, fired: Fired, key: str | None, step: int) -> Activated:
         return Activated(i, live[i].entry, fired, key, step, index.count(i, count_tokens))
 
-    def more(scan: str, context: str, done: set[int], step: int) -> list[Activated]:
+    def more(scan: str, done: set[int], step: int, level: int) -> list[Activated]:
         out = []
         for i in sorted(index.candidates(scan)):
             item = live[i]
-            if i in done or item.entry.exclude_recursion:
+            if i in done or item.entry.exclude_recursion or i in index.always:
                 continue
-            key = _match(item, scan, turn, context)
+            if delay_level(item.entry) > level:
+                continue
+            key = _match(item, scan, turn)
             if key is not None:
                 out.append(found(i, "recursion", key, step))
         return out
 
     first = _first(index, text, turn, found)
-    steps = max_recursion if recursive else 0
-    recurse(taken, first, text, steps, lambda a: live[a.index].body, more)
+    levels = sorted({delay_level(item.entry) for item in live.values()} - {0})
+    chance = Chance(seed if seed is not None else (turn or 0), taken, _scorer(index))
+
+    def bodies(a: Activated) -> str:
+        return live[a.index].body
+
+    recurse(taken, first, text, recursive, max_recursion, levels, bodies, more, chance.choose)
     return Activation(taken.in_order(), taken.left_out)
+
+
+def _scorer(index: _Index) -> Callable[[Activated, str], int]:
+    """An entry's score in ``text`` (``WorldInfoBuffer.getScore``, world-info.js 336-380):
+    its primary keys found, plus its secondary keys found when its logic is AND ANY, or AND
+    ALL and every one is found."""
+
+    def score(a: Activated, text: str) -> int:
+        item = index.live[a.index]
+        e = item.entry
+        if not e.keys:
+            return 0
+        primary = len(_hits(e.keys, text, e, item.case, item.whole))
+        secondary = len(_hits(e.secondary_keys, text, e, item.case, item.whole))
+        if e.secondary_keys and (
+            e.logic == "and_any" or (e.logic == "and_all" and secondary == len(e.secondary_keys))
+        ):
+            return primary + secondary
+        return primary
+
+    return score
+
+
+def _field(entry: LoreEntry, name: str, card_name: str) -> Any:
+    """A SillyTavern field of ``entry``: a World Info export's ``name``, or a card book's
+    ``extensions[card_name]`` (as ``convertCharacterBook`` maps it, world-info.js 4519-4566);
+    None when it has neither."""
+    if name in entry.kept:
+        return entry.kept[name]
+    ext = entry.kept.get("extensions")
+    return ext.get(card_name) if isinstance(ext, dict) else None
+
+
+def _number_of(value: Any, default: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return default
+    return float(value)
+
+
+def _uses_probability(entry: LoreEntry) -> bool:
+    """Whether ``entry`` rolls for its probability: a World Info entry's ``useProbability``,
+    a card book entry's ``extensions.useProbability`` (true when it does not say, 4543)."""
+    if "useProbability" in entry.kept:
+        return bool(entry.kept["useProbability"])
+    ext = entry.kept.get("extensions")
+    card = isinstance(ext, dict) and "useProbability" not in entry.kept and "uid" not in entry.kept
+    return bool(ext.get("useProbability", True)) if card and isinstance(ext, dict) else False
+
+
+class Chance:
+    """Inclusion groups and probability, as SillyTavern applies them to each step's entries
+    before the budget (``filterByInclusionGroups`` 4299-4386, then the probability checks
+    3977-4001), with the rolls drawn from ``seed`` (the story's turn: a recall of one turn
+    gives one answer) instead of ``Math.random``.
+
+    - **Groups** (``group``, several split at commas): once an entry of a group is active,
+      no other of it activates; of several found together, with scoring
+      (``useGroupScoring``) only those of the highest score stay (``filterGroupsByScoring``
+      4203-4246), then the one with ``groupOverride`` and the highest order wins, else one
+      drawn by ``groupWeight`` (100 by default).
+    - **Probability**: an entry with ``useProbability`` (a card's, unless it says not) and a
+      ``probability`` below 100 activates when a roll in [0, 100) is at most it; one that
+      fails never activates in this call."""
+
+    def __init__(self, seed: int, taken: Admission, score: Callable[[Activated, str], int]) -> None:
+        self.seed = seed
+        self.taken = taken
+        self.score = score
+        self.rolls = 0
+
+    def roll(self) -> float:
+        """The next roll in [0, 1), the same for the same seed and the same calls."""
+        self.rolls += 1
+        return random.Random(f"{self.seed}:{self.rolls}").random()
+
+    def choose(self, found: list[Activated], scan: str) -> list[Activated]:
+        """What of ``found`` (one step's entries) its groups and probability let through."""
+        kept = sorted(found, key=lambda a: -a.entry.order)  # as sortedEntries, 3963-3968
+        kept = self._groups(kept, scan)
+        out = []
+        for a in kept:
+            use = _uses_probability(a.entry)
+            chance = _number_of(_field(a.entry, "probability", "probability"), 100)
+            if use and chance != 100 and not self.roll() * 100 <= chance:
+                continue
+            out.append(a)
+        return out
+
+    def _groups(self, found: list[Activated], scan: str) -> list[Activated]:
+        groups: dict[str, list[Activated]] = {}
+        for a in found:
+            names = _field(a.entry, "group", "group")
+            if isinstance(names, str):
+                for name in (n for n in re.split(r",\s*", names) if n):
+                    groups.setdefault(name, []).append(a)
+        if not groups:
+            return found
+        out = list(found)
+        active = {_field(x.entry, "group", "group") for x in self.taken.admitted}
+        for name, group in groups.items():
+            scored = [a for a in group if _field(a.entry, "useGroupScoring", "use_group_scoring")]
+            if scored:
+                scores = [self.score(a, scan) for a in group]
+                best = max(scores)
+                group = [
+                    a for a, sc in zip(group, scores, strict=True) if a not in scored or sc == best
+                ]
+                out = [a for a in out if a in group or a not in scored]
+            if name in active:
+                out = [a for a in out if a not in group]
+                continue
+            if len(group) <= 1:
+                continue
+            first = [a for a in group if _field(a.entry, "groupOverride", "group_override")]
+            if first:
+                winner: Activated | None = first[0]
+            else:
+                weights = [
+                    _number_of(_field(a.entry, "groupWeight", "group_weight"), 100) for a in group
+                ]
+                point, winner, total = self.roll() * sum(weights), None, 0.0
+                for a, w in zip(group, weights, strict=True):
+                    total += w
+                    if point <= total:
+                        winner = a
+                        break
+                if winner is None:
+                    continue
+            out = [a for a in out if a is winner or a not in group]
+        return out
 
 
 def recurse(
     taken: Admission,
     first: list[Activated],
     text: str,
-    steps: int,
+    recursive: bool,
+    max_steps: int,
+    levels: list[int],
     body: Callable[[Activated], str],
-    more: Callable[[str, str, set[int], int], list[Activated]],
+    more: Callable[[str, set[int], int, int], list[Activated]],
+    choose: Callable[[list[Activated], str], list[Activated]] | None = None,
 ) -> None:
-    """Admit ``first`` into ``taken``, then up to ``steps`` rounds of recursion: each scans
-    the ``body`` of the entries admitted last (but those that prevent recursion) for the
-    entries ``more(scan, context, done, step)`` finds not yet activated, with ``text`` and
-    every entry admitted as the context of secondary keys; it stops when the budget is full
-    or a round admits nothing. The indexed activation and the naive baseline share it."""
-    latest = taken.admit(first)
+    """Admit ``first`` into ``taken``, then scan again as SillyTavern's ``checkWorldInfo``
+    loop does (world-info.js 3756-4080): while the last step admitted an entry that does not
+    prevent recursion (and ``recursive``, and the budget is not full), or while a
+    delay-until-recursion level is still closed (levels open one at a time, lowest first,
+    each when a scan finds nothing more: 4048-4053, even with recursion off), the text of
+    the entries just admitted (but those that prevent recursion) joins the buffer, and
+    ``more(buffer, done, step, level)`` finds the entries not yet activated in the text and
+    every recursed text together (primary and secondary keys alike: the buffer is one,
+    ``WorldInfoBuffer.get``, 204-240). ``max_steps`` bounds the scans, the first included
+    (0: none). Every step admits a new entry or opens a level, so it ends. ``choose`` keeps
+    what each step found that its inclusion groups and probability let through (see
+    :class:`Chance`), before the budget. The indexed activation and the naive baseline share
+    it."""
+    pick = choose or (lambda found, _scan: found)
+    latest = taken.admit(pick(first, text))
     done = {a.index for a in taken.admitted} | {a.index for a in first}
-    for step in range(1, steps + 1):
-        scan = "\n".join(body(a) for a in latest if not a.entry.prevent_recursion)
-        if not scan or taken.full:
-            break
-        context = "\n".join([text, *(body(a) for a in taken.admitted)])
-        found = more(scan, context, done, step)
+    pending = list(levels)
+    level = pending.pop(0) if pending else 0
+    recursed: list[str] = []
+    scans = 1
+    while not (max_steps and scans >= max_steps):
+        carried = [a for a in latest if not a.entry.prevent_recursion]
+        if not (recursive and carried and not taken.full):
+            if not pending:
+                break
+            level = pending.pop(0)
+        recursed.append("\n".join(body(a) for a in carried))
+        buffer = "\n".join([text, *recursed])
+        found = more(buffer, done, scans, level)
+        scans += 1
         done |= {a.index for a in found}
-        latest = taken.admit(found)
-        if not latest:
-            break
+        latest = taken.admit(pick(found, buffer))
 
 
 def _first(

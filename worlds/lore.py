@@ -42,12 +42,55 @@ BELIEF_EXTENSION = "fabula/belief"
 """The extension of an exported card's book entry holding one of the character's beliefs
 (subject, attribute, value, polarity, attitude, mode, speaker, event, valid_from, valid_to);
 imported again, a belief about an entity the pack has is the character's from turn 0."""
+WORLD_EXTENSION = "fabula/world"
+"""The extension of an exported card holding what only Fabula knows of its world: the
+pack's title, style, outline and world rules; imported again (with no BookWorld preset),
+they are the new pack's."""
 ENTITY_EXTENSION = "fabula/entity"
 """The extension of an exported lorebook's entry holding an entity (id, kind, name, ...)."""
 STATE_EXTENSION = "fabula/state"
 """The extension of an exported lorebook's entry holding a fact of W, with its validity."""
 
-_ACTIVATION = frozenset({"delayUntilRecursion"})  # what activation reads of an entry's kept
+_ACTIVATION = frozenset(
+    {
+        "uid",
+        "delayUntilRecursion",
+        "useProbability",
+        "probability",
+        "group",
+        "groupOverride",
+        "groupWeight",
+        "useGroupScoring",
+    }
+)
+"""What activation reads of a World Info entry's kept fields (its ``uid`` tells it from a
+card's entry): a character's copy of its lore keeps these."""
+_ACTIVATION_EXTENSIONS = frozenset(
+    {
+        "delay_until_recursion",
+        "useProbability",
+        "probability",
+        "group",
+        "group_override",
+        "group_weight",
+        "use_group_scoring",
+    }
+)
+"""What activation reads of a card book entry's ``extensions`` (as SillyTavern's
+``convertCharacterBook`` maps them)."""
+
+
+def activation_fields(kept: dict[str, Any]) -> dict[str, Any]:
+    """Of an entry's kept fields, those activation reads (see :data:`_ACTIVATION`)."""
+    out = {k: v for k, v in kept.items() if k in _ACTIVATION}
+    ext = kept.get("extensions")
+    if isinstance(ext, dict):
+        read = {k: v for k, v in ext.items() if k in _ACTIVATION_EXTENSIONS}
+        if read:
+            out["extensions"] = read
+    return out
+
+
 VISIBILITY_EXTENSION = "fabula/visibility"
 """The extension of an entry saying who knows it (see the module's docstring)."""
 
@@ -127,12 +170,42 @@ class Greeting(_Spec):
     group_only: bool = False
 
 
+class WorldInfoSettings(_Spec):
+    """SillyTavern's World Info settings, as its ``settings.json`` keeps them
+    (``world_info_settings``; read by ``setWorldInfoSettings``, world-info.js 767-800), with
+    the defaults of a fresh install (its ``default/content/settings.json``; world-info.js
+    63-76 for the rest). Activation applies case, whole words, recursion and its step
+    limit; the others are kept, not applied yet."""
+
+    case_sensitive: bool = False
+    """``world_info_case_sensitive``: keys match in their case."""
+    match_whole_words: bool = True
+    """``world_info_match_whole_words``: a one-word key must stand as a word."""
+    recursive: bool = True
+    """``world_info_recursive``: activated entries' text is scanned again."""
+    max_recursion_steps: int = Field(default=0, ge=0)
+    """``world_info_max_recursion_steps``: the most scans, the first included (0: none)."""
+    depth: int = Field(default=2, ge=0)
+    """``world_info_depth``: the messages scanned (kept, not applied)."""
+    budget: int = Field(default=25, ge=0)
+    """``world_info_budget``: percent of the context (kept: Fabula's lore budget applies)."""
+    budget_cap: int = Field(default=0, ge=0)
+    """``world_info_budget_cap`` (kept, not applied)."""
+    include_names: bool = True
+    """``world_info_include_names`` (kept, not applied)."""
+    min_activations: int = Field(default=0, ge=0)
+    """``world_info_min_activations`` (kept, not applied)."""
+    use_group_scoring: bool = False
+    """``world_info_use_group_scoring`` (kept; an entry's own ``useGroupScoring`` applies)."""
+
+
 class Lore(_Spec):
     """All the lore of a pack (see the module's docstring)."""
 
     books: tuple[LoreBook, ...] = ()
     cards: tuple[KeptCard, ...] = ()
     kept: dict[str, Any] = Field(default_factory=dict)
+    world_info: WorldInfoSettings = Field(default_factory=WorldInfoSettings)
 
     def card_of(self, character: str) -> KeptCard | None:
         """The kept card of the character named ``character``, if it came from one."""
@@ -181,7 +254,7 @@ def known_to(lore: Lore, character: str, cast: Sequence[str]) -> Lore:
     books = []
     for book in lore.books:
         entries = tuple(
-            e.model_copy(update={"kept": {k: v for k, v in e.kept.items() if k in _ACTIVATION}})
+            e.model_copy(update={"kept": activation_fields(e.kept)})
             for e in book.entries
             if character in audience(book, e, cast)
         )
@@ -189,7 +262,7 @@ def known_to(lore: Lore, character: str, cast: Sequence[str]) -> Lore:
             books.append(
                 book.model_copy(update={"owner": character, "entries": entries, "kept": {}})
             )
-    return Lore(books=tuple(books))
+    return Lore(books=tuple(books), world_info=lore.world_info)
 
 
 @functools.lru_cache(maxsize=64)

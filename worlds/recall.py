@@ -27,20 +27,31 @@ from dataclasses import dataclass
 from fabula.memory.store import StoryStore
 from fabula.settings import LORE_BUDGET
 from fabula.worlds.activation import Activated, activation, count_words
-from fabula.worlds.lore import LoreBook, LoreEntry, parse_lore, split_decorators
+from fabula.worlds.lore import (
+    LoreBook,
+    LoreEntry,
+    WorldInfoSettings,
+    parse_lore,
+    split_decorators,
+)
 from fabula.worlds.pack import WorldPack
 
 
 @dataclass(frozen=True)
 class Books:
     """The entries of some lorebooks, read once: each entry's book, the books' budgets, and
-    whether any scans recursively (says ``recursive_scanning: true``: a book that does not
-    say does not, as in SillyTavern)."""
+    whether they scan recursively (yes, as a fresh SillyTavern install does, unless a
+    ``lorebook_v3`` book says ``recursive_scanning: false``; a card's own book's is not
+    read, as SillyTavern's ``convertCharacterBook``, world-info.js 4519-4566, does not)."""
 
     entries: tuple[LoreEntry, ...]
     book_of: tuple[str, ...]
     limits: tuple[int, ...]
     recursive: bool
+    sillytavern: frozenset[int] = frozenset()  # entries of SillyTavern World Info exports
+    case_sensitive: bool = False
+    whole_words: bool = True
+    max_recursion: int = 0
 
 
 @dataclass(frozen=True)
@@ -56,8 +67,10 @@ class Lit:
         return split_decorators(self.activated.entry.content)[1]
 
 
-def books_of(books: Sequence[LoreBook]) -> Books | None:
-    """``books`` read for activation (None if they hold no entry)."""
+def books_of(books: Sequence[LoreBook], settings: WorldInfoSettings | None = None) -> Books | None:
+    """``books`` read for activation with the story's World Info ``settings`` (a fresh
+    SillyTavern install's when None), or None if they hold no entry."""
+    settings = settings or WorldInfoSettings()
     pairs = [(b, e) for b in books for e in b.entries]
     if not pairs:
         return None
@@ -65,8 +78,15 @@ def books_of(books: Sequence[LoreBook]) -> Books | None:
         entries=tuple(e for _, e in pairs),
         book_of=tuple(b.name for b, _ in pairs),
         limits=tuple(b.token_budget for b in books if b.token_budget),
-        # off unless a book asks for it, as SillyTavern (``world_info_recursive = false``)
-        recursive=any(b.recursive_scanning is True for b in books),
+        # on, as in a fresh SillyTavern install (its default settings.json:
+        # world_info_recursive true), unless a lorebook_v3 file turns it off; a card's
+        # own book's recursive_scanning is not read, as convertCharacterBook does not
+        recursive=settings.recursive
+        and not any(b.recursive_scanning is False for b in books if b.format != "character_book"),
+        case_sensitive=settings.case_sensitive,
+        whole_words=settings.match_whole_words,
+        max_recursion=settings.max_recursion_steps,
+        sillytavern=frozenset(i for i, (b, _) in enumerate(pairs) if b.format == "sillytavern"),
     )
 
 
@@ -101,6 +121,10 @@ def recall_books(
         budget=max(bound, 0),
         turn=turn,
         recursive=books.recursive,
+        sillytavern=books.sillytavern,
+        case_sensitive=books.case_sensitive,
+        whole_words=books.whole_words,
+        max_recursion=books.max_recursion,
         count_tokens=count_tokens or count_words,
     )
     return Recalled(
@@ -140,7 +164,8 @@ async def world_books(store: StoryStore) -> Books | None:
     document = await store.pack_document()
     if document is None:
         return None
-    found = books_of(WorldPack.model_validate_json(document).lore.books_of(None))
+    lore = WorldPack.model_validate_json(document).lore
+    found = books_of(lore.books_of(None), lore.world_info)
     if digest is not None:
         _WORLD[digest] = found
         while len(_WORLD) > _WORLD_KEPT:
@@ -156,7 +181,8 @@ def character_lore(document: str | None) -> Books | None:
     if document in _OWN:
         _OWN.move_to_end(document)
         return _OWN[document]
-    found = _OWN[document] = books_of(parse_lore(document).books)
+    own = parse_lore(document)
+    found = _OWN[document] = books_of(own.books, own.world_info)
     while len(_OWN) > _OWN_KEPT:
         _OWN.popitem(last=False)
     return found

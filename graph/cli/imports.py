@@ -40,6 +40,7 @@ def summary(imported: Imported) -> dict[str, Any]:
         ],
         "assets": sorted(imported.assets),
         "motives": pack.goal_warnings,
+        "findings": list(imported.findings),
     }
 
 
@@ -87,6 +88,8 @@ def import_cmd(
         out.print(f"{source.path}: {source.kind}")
     for line in result["motives"]:  # said once, here; the planner shows them as motives
         out.print(line)
+    for line in result["findings"]:  # an entry imported disabled, and why
+        out.print(line, markup=False, highlight=False, soft_wrap=True)  # one line each
     entries = sum(b["entries"] for b in result["books"])
     made = [
         f"pack {result['pack']}" if "pack" in result else "",

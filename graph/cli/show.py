@@ -276,7 +276,8 @@ class ExportFormat(str, Enum):
     json = "json"
     card = "card"
     charx = "charx"
-    lorebook = "lorebook"
+    lorebook = "lorebook"  # SillyTavern's World Info format
+    lorebook_v3 = "lorebook_v3"
     epub = "epub"
 
 
@@ -297,7 +298,8 @@ def export(
     """Export a story's text (markdown, or an EPUB book), its text and views (json), a
     character as a V3 card holding what it believes (card --character C; PNG if it has a
     picture), the same as a CHARX zip with its assets (charx --character C), or the world
-    as a lorebook_v3 (lorebook). With --as C (md, json, epub): the story as C lived it,
+    as SillyTavern's World Info (lorebook: its import takes it) or a V3 lorebook
+    (lorebook_v3). With --as C (md, json, epub): the story as C lived it,
     what it witnessed in the words it saw or heard and what it believes, read from its own
     mind only."""
     if as_character is not None and fmt not in (
@@ -309,7 +311,12 @@ def export(
 
     async def go(fab: Fabula) -> None:
         reader = fab.read(story, branch)
-        if fmt in (ExportFormat.card, ExportFormat.charx, ExportFormat.lorebook):
+        if fmt in (
+            ExportFormat.card,
+            ExportFormat.charx,
+            ExportFormat.lorebook,
+            ExportFormat.lorebook_v3,
+        ):
             await write_export(reader, fmt, character, as_of, out_file)
             return
         if as_character is not None:
@@ -365,6 +372,8 @@ async def write_export(
             data = await reader.charx(character, as_of)
         else:
             data, _ = await reader.card(character, as_of)
+    elif fmt is ExportFormat.lorebook_v3:
+        data = await reader.lorebook(as_of, "lorebook_v3")
     else:
         data = await reader.lorebook(as_of)
     if out_file is None:

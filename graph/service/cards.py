@@ -16,11 +16,12 @@ from fabula.graph.service import reading
 from fabula.memory.records import slug
 from fabula.memory.store import StoryStore
 from fabula.worlds.imports.charx import embedded_path, write_charx
-from fabula.worlds.imports.export import card_png, character_card, world_lorebook
+from fabula.worlds.imports.export import card_png, character_card, world_info, world_lorebook
 from fabula.worlds.imports.png import picture_format
 from fabula.worlds.pack import CharacterSpec, WorldPack
 
-ICON_MEMBER = "assets/icon/image/main.png"
+ICON_MEMBER = "assets/icon/images/main.png"
+"""Where a picture the card did not place goes: the V3 spec's ``assets/{type}/images/``."""
 """Where a CHARX export puts a character's picture that its card did not place itself (a
 JPEG or WebP picture with its own extension: ``main.jpeg``)."""
 
@@ -98,8 +99,10 @@ async def _card(
     return card, f"{folder or 'assets/' + entity.id}/", image, spec.image
 
 
-async def lorebook_export(store: StoryStore, as_of: int | None) -> bytes:
-    """The story's world W as of ``as_of`` as a ``lorebook_v3`` (JSON bytes)."""
+async def lorebook_export(store: StoryStore, as_of: int | None, fmt: str = "sillytavern") -> bytes:
+    """The story's world W as of ``as_of`` as JSON bytes: SillyTavern's World Info format
+    (``fmt="sillytavern"``, which its World Info import takes:
+    :func:`~fabula.worlds.imports.export.world_info`) or a ``lorebook_v3``."""
     pack = await _pack(store)
     entities = [
         {
@@ -113,6 +116,8 @@ async def lorebook_export(store: StoryStore, as_of: int | None) -> bytes:
     ]
     facts = [f.model_dump(mode="json") for f in (await reading.world(store, as_of)).facts]
     book = world_lorebook(pack, entities, facts, as_of=as_of)
+    if fmt == "sillytavern":
+        book = world_info(book)
     return (json.dumps(book, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
 
 

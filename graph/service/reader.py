@@ -329,8 +329,9 @@ class Reader:
 
         return await charx_export(self.store, character, as_of)
 
-    async def lorebook(self, as_of: int | None = None) -> bytes:
-        """W as a ``lorebook_v3``: :func:`~fabula.graph.service.cards.lorebook_export`."""
+    async def lorebook(self, as_of: int | None = None, fmt: str = "sillytavern") -> bytes:
+        """W as SillyTavern's World Info (or, ``fmt="lorebook_v3"``, a V3 lorebook):
+        :func:`~fabula.graph.service.cards.lorebook_export`."""
         from fabula.graph.service.cards import lorebook_export
 
-        return await lorebook_export(self.store, as_of)
+        return await lorebook_export(self.store, as_of, fmt)

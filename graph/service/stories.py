@@ -17,6 +17,7 @@ from fabula.graph.commit import CommitPath, commit_text
 from fabula.graph.service.core import Core
 from fabula.graph.service.responses.stories import WorldInfo
 from fabula.graph.service.uploads import import_uploads
+from fabula.logs import get_logger
 from fabula.memory.acl import drop_character_users, ensure_character_user
 from fabula.memory.records import slug
 from fabula.memory.store import StoryStore, list_stories
@@ -30,6 +31,8 @@ from fabula.worlds.loader import (
 )
 from fabula.worlds.pack import WorldPack
 from fabula.worlds.voice import minds_voice
+
+log = get_logger(__name__)
 
 
 class Making(TypedDict, total=False):
@@ -147,11 +150,14 @@ class Stories:
         or files ``fabula import`` has read already (an :class:`Imported`). The story starts
         with ``greeting`` (default: the first, where there is one), read as any turn is.
         Raises :class:`InvalidInput` for a bad file (one line naming it) or no such
-        greeting, and writes nothing then."""
+        greeting, and writes nothing then. Each of the import's findings (an entry imported
+        disabled) is logged, one line each (``import_finding``)."""
         if isinstance(files, Imported):
             imported = files
         else:
             imported = await import_uploads(files, story, user=user)
+        for finding in imported.findings:  # an entry imported disabled: never in silence
+            log.warning("import_finding", story=story, finding=finding)
         if greeting is None and imported.pack.opening.greetings:
             greeting = 0
         return await self.create_story(

@@ -652,8 +652,8 @@ class TestHostileImports:
         made = cli("export", "isle", "--format", "charx", "--character", "Ann", "--out", str(out))
         assert made.exit_code == 0
         with zipfile.ZipFile(out) as z:
-            assert z.read("assets/icon/image/main.jpeg") == fx.TINY_JPEG
-            assert sorted(z.namelist()) == ["assets/icon/image/main.jpeg", "card.json"]
+            assert z.read("assets/icon/images/main.jpeg") == fx.TINY_JPEG
+            assert sorted(z.namelist()) == ["assets/icon/images/main.jpeg", "card.json"]
 
 
 class TestBoundedReads:

@@ -1,10 +1,11 @@
 """Lore that arrives: a card's World Info of real size reaches the writer and the character.
 
 A stock card's lorebook entries run to about 400 tokens each. Lore has its own budget beside
-the memory's (``FABULA_LORE_BUDGET``), large enough for them, so "What are your powers?"
+the memory's (``FABULA_LORE_BUDGET``), large enough for them, so "What is your power?"
 brings the entry keyed ``power`` into the writer's recall, its turn context and the
-character's chat; keys match anywhere by default (SillyTavern's ``world-info.js``:
-``world_info_match_whole_words = false``), so ``power`` is in "powers". An entry that
+character's chat; keys match whole words by default, as in a fresh SillyTavern install
+(its ``default/content/settings.json``: ``world_info_match_whole_words: true``), so
+``power`` is not in "powers" unless the entry says otherwise. An entry that
 activates but does not fit is listed as left out, with its size and the budget, in
 ``fabula recall`` (and ``--json``) and on the studio's Lore and Recall pages — never dropped
 in silence. The card and its World Info are made here, in code.
@@ -30,7 +31,7 @@ from fabula.settings import LORE_BUDGET, Settings
 from fabula.testing.cli import Cli
 from fabula.testing.web import studio
 
-POWERS = "What are your powers?"
+POWERS = "What is your power?"
 
 
 def lore_text(subject: str, sentences: int) -> str:
@@ -165,13 +166,16 @@ async def test_powers_reach_the_characters_chat_and_recall(app: Fabula, sera: St
 
 
 async def test_whole_words_stay_the_entrys_own(app: Fabula) -> None:
-    """An entry that asks for whole words keeps them: ``power`` is then not in "powers"."""
+    """Whole words by default (world-info.js 252: ``entry.matchWholeWords ?? the setting``):
+    ``power`` is not in "powers"; an entry that asks for no whole words is."""
+    plural = "What are your powers?"
+    store = await app.import_story(FILES, "sera-whole")
+    assert (await app.read(store).recall(plural, budget=1000)).lore == []
     info = world_info()
-    info["entries"]["0"]["matchWholeWords"] = True
+    info["entries"]["0"]["matchWholeWords"] = False
     files = [FILES[0], ("eldoria.json", json.dumps(info).encode())]
-    store = await app.import_story(files, "sera-whole")
-    assert (await app.read(store).recall(POWERS, budget=1000)).lore == []
-    assert [x.name for x in (await app.read(store).recall("Her power?", budget=1000)).lore] == [
+    store = await app.import_story(files, "sera-anywhere")
+    assert [x.name for x in (await app.read(store).recall(plural, budget=1000)).lore] == [
         "the glade's power"
     ]
 

@@ -87,7 +87,9 @@ class TestCards:
             "extensions": card["data"]["character_book"]["entries"][0]["extensions"],
             "id": 0,
             "comment": "the secret",
+            "case_sensitive": False,  # SillyTavern reads extensions.case_sensitive instead
         }
+        assert entry.case_sensitive is None
 
     def test_v3_nickname_group_greetings_regex_and_decorators(self, tmp_path: Path) -> None:
         """V3: {{char}} is the nickname, group-only greetings are marked, a regex entry and
@@ -100,7 +102,9 @@ class TestCards:
             ("the inspector nods to everyone.", True),
         ]
         (entry,) = pack.lore.books[0].entries
-        assert entry.use_regex and entry.keys == ("log(book)?",)
+        # SillyTavern's convertCharacterBook ignores use_regex (world-info.js 4519-4566): kept
+        assert not entry.use_regex and entry.kept["use_regex"] is True
+        assert entry.keys == ("log(book)?",)
         assert split_decorators(entry.content) == (
             ["@@depth 4", "@@@instruct_depth 4"],
             "The logbook lists every boat.",
@@ -424,18 +428,30 @@ class TestBadInput:
         _bad(tmp_path, "uri.charx", fx.charx(uri), "climbs out")
 
     def test_invalid_regex(self, tmp_path: Path) -> None:
-        """A regex key that does not compile (V3 use_regex, and ST's /.../ form)."""
+        """Keys as SillyTavern reads them: a card's ``use_regex`` is ignored
+        (``convertCharacterBook``, world-info.js 4519-4566), so ``log(book`` is plain text;
+        ``/[unclosed/`` is no regex JavaScript compiles, so plain text too
+        (``parseRegexFromString``, 2251-2255); a lookbehind JavaScript runs and RE2 cannot
+        is the one entry imported disabled, with one finding naming it (issues 45, 49)."""
         card = fx.v3_card()
         card["data"]["character_book"]["entries"][0]["keys"] = ["log(book"]
-        _bad(tmp_path, "r.json", card, "not a valid regular expression")
+        card["data"]["character_book"]["entries"][0]["use_regex"] = True
         book = fx.st_world_info()
         book["entries"]["0"]["key"] = ["/[unclosed/"]
+        book["entries"]["1"].update(key=["/(?<=a)b/"], disable=False)
         paths = [
-            fx.write_json(tmp_path / "ada.json", fx.v1_card()),
+            fx.write_json(tmp_path / "r.json", card),
             fx.write_json(tmp_path / "wi.json", book),
         ]
-        with pytest.raises(InvalidInput, match="not a valid regular expression"):
-            import_paths(paths)
+        imported = import_paths(paths)
+        [found] = imported.findings
+        assert "not a valid regular expression for RE2" in found and "\n" not in found
+        assert "wi.json: entries[1] (" in found and "imported disabled" in found
+        books = {b.format: b for b in imported.pack.lore.books}
+        own, world = books["character_book"], books["sillytavern"]
+        assert own.entries[0].use_regex is False and own.entries[0].kept["use_regex"] is True
+        assert own.entries[0].enabled and world.entries[0].enabled
+        assert not world.entries[1].enabled
 
     def test_recursion_cycle(self, tmp_path: Path) -> None:
         """A recursively scanned book whose entries activate each other in a cycle; the same

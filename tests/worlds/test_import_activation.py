@@ -41,11 +41,12 @@ CASES: list[tuple[str, list[LoreEntry], str, list[str], dict[str, Any]]] = [
         {},
     ),
     (
-        # SillyTavern's world-info.js: world_info_match_whole_words = false
-        "anywhere by default, as SillyTavern's code: 'power' in 'What are your powers?'",
+        # a fresh SillyTavern install: default/content/settings.json,
+        # world_info_match_whole_words true
+        "whole words by default, as a fresh SillyTavern: not 'power' in 'What are your powers?'",
         [e("power", name="p")],
         "What are your powers?",
-        ["p"],
+        [],
         {},
     ),
     (
@@ -239,7 +240,8 @@ CASES: list[tuple[str, list[LoreEntry], str, list[str], dict[str, Any]]] = [
         {},
     ),
     (
-        "recursion is bounded",
+        # world-info.js 3757-3761: the loop stops once max recursion steps scans ran
+        "max recursion steps: 3 scans, the first included",
         [
             e("a", name="a", content="then b"),
             e("b", name="b", content="then c"),
@@ -248,7 +250,15 @@ CASES: list[tuple[str, list[LoreEntry], str, list[str], dict[str, Any]]] = [
         ],
         "a",
         ["a", "b", "c"],
-        {"max_recursion": 2},
+        {"max_recursion": 3},
+    ),
+    (
+        # world-info.js 76: world_info_max_recursion_steps = 0, no limit
+        "no limit on recursion steps by default",
+        [e(f"k{i}", name=f"k{i}", content=f"then k{i + 1}") for i in range(6)],
+        "k0",
+        [f"k{i}" for i in range(6)],
+        {},
     ),
     (
         "a cycle ends: each entry once",
@@ -276,13 +286,25 @@ CASES: list[tuple[str, list[LoreEntry], str, list[str], dict[str, Any]]] = [
         {"budget": 4},
     ),
     (
-        "budget: higher priority before order",
+        # world-info.js 82 and 3963-3968: sortFn, by order alone; priority is not read
+        "budget: higher order first, priority not read",
         [
             e("x", name="p", order=1, priority=10, content="a b"),
             e("x", name="o", order=9, content="a b"),
         ],
         "x",
-        ["p"],
+        ["o"],
+        {"budget": 2},
+    ),
+    (
+        # world-info.js 3963-3968: a constant entry has no precedence in the budget
+        "budget: a constant entry by its order too",
+        [
+            e("x", name="c", order=1, constant=True, content="a b"),
+            e("x", name="o", order=9, content="a b"),
+        ],
+        "x",
+        ["o"],
         {"budget": 2},
     ),
     (
@@ -377,15 +399,15 @@ def test_decorators_and_fallbacks_are_read() -> None:
 
 @pytest.mark.parametrize(
     ("says", "expected"),
-    [(None, ["b"]), (False, ["b"]), (True, ["b", "r"])],
+    [(None, ["b", "r"]), (False, ["b"]), (True, ["b", "r"])],
     ids=["unset", "off", "on"],
 )
-def test_a_book_scans_recursively_only_when_it_says_so(
+def test_a_book_scans_recursively_unless_it_says_not(
     says: bool | None, expected: list[str]
 ) -> None:
-    """SillyTavern's default is no recursion (``world_info_recursive = false`` in its
-    ``world-info.js``); a book that did not say once scanned recursively here. The book's
-    own ``recursive_scanning`` still wins."""
+    """A fresh SillyTavern install scans recursively (``world_info_recursive: true`` in its
+    ``default/content/settings.json``); a book's own ``recursive_scanning: false`` turns it
+    off."""
     book = LoreBook(
         name="farm",
         format="lorebook_v3",

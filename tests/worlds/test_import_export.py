@@ -233,7 +233,8 @@ class TestRoundTrip:
 
 
 def test_cli_import_and_export(redis_url: str, tmp_path: Path) -> None:
-    """`fabula import --id` then `fabula export --format card|lorebook --out`, as processes."""
+    """`fabula import --id` then `fabula export --format card|lorebook|lorebook_v3 --out`, as
+    processes."""
 
     def fabula(*args: str) -> subprocess.CompletedProcess[str]:
         return run_fabula(redis_url, *args, check=False)
@@ -253,7 +254,16 @@ def test_cli_import_and_export(redis_url: str, tmp_path: Path) -> None:
     assert {k: out[k] for k in fx.v1_card() if k != "name"} == {
         k: v for k, v in fx.v1_card().items() if k != "name"
     }
-    assert json.loads(book.read_text())["spec"] == "lorebook_v3"
+    # SillyTavern's World Info format, the one its import takes: entries at the top level,
+    # keyed by a unique uid, every one with a comment
+    world = json.loads(book.read_text())
+    assert "spec" not in world and isinstance(world["entries"], dict) and world["entries"]
+    assert [str(e["uid"]) for e in world["entries"].values()] == list(world["entries"])
+    assert all(e["comment"] and isinstance(e["key"], list) for e in world["entries"].values())
+    v3 = tmp_path / "isle-v3.json"
+    done = fabula("export", "isle", "--format", "lorebook_v3", "--as-of", "0", "--out", str(v3))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(v3.read_text())["spec"] == "lorebook_v3"
     zipped = tmp_path / "ada.charx"
     done = fabula("export", "isle", "--format", "charx", "--character", "ada", "--out", str(zipped))
     assert done.returncode == 0, done.stderr
@@ -270,3 +280,91 @@ def test_cli_import_and_export(redis_url: str, tmp_path: Path) -> None:
         and "no such file" in bad.stderr
     )
     assert not (tmp_path / "p").exists()
+
+
+async def test_a_world_info_book_comes_back_as_it_was(redis_url: str, tmp_path: Path) -> None:
+    """A SillyTavern World Info export imported, then exported as World Info: each entry's
+    SillyTavern fields (probability, group, sticky, position, depth, ...) come back as they
+    were, under a unique uid, with a comment (its first key when it had none)."""
+    wi = fx.st_world_info()
+    wi["entries"]["0"].update(probability=40, useProbability=True, group="g", sticky=2, depth=3)
+    files = [
+        fx.write_json(tmp_path / "ada.json", fx.v1_card()),
+        fx.write_json(tmp_path / "wi.json", wi),
+    ]
+    imported = import_paths(files, story_id="wi")
+    async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
+        store = await fab.import_story(imported, "wi")
+        out = json.loads(await lorebook_export(store, None))
+    first = next(
+        e for e in out["entries"].values() if e["content"] == wi["entries"]["0"]["content"]
+    )
+    for field in ("probability", "useProbability", "group", "sticky", "depth", "key", "order"):
+        assert first[field] == wi["entries"]["0"][field], field
+    assert len({e["uid"] for e in out["entries"].values()}) == len(out["entries"])
+    assert all(e["comment"] for e in out["entries"].values())
+
+
+async def test_a_cards_added_entries_never_take_its_own_entries_ids(
+    redis_url: str, tmp_path: Path
+) -> None:
+    """A card whose own entries are numbered 2 and 3, exported with what its character
+    believes: SillyTavern files each entry under ``id``, else its place
+    (``convertCharacterBook``, world-info.js 4523-4526), so every entry must land under its
+    own number, the added ones with a comment for a title (the issue's card kept 2 of 4)."""
+    card = fx.v2_card()
+    own = card["data"]["character_book"]["entries"][0]
+    card["data"]["character_book"]["entries"] = [
+        {**own, "id": 2, "comment": "the ledger"},
+        {**own, "id": 3, "comment": "the crossing", "content": "The crossing is at dawn."},
+    ]
+    imported = import_paths([fx.write_json(tmp_path / "ben.json", card)], story_id="cove")
+    async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
+        store = await fab.import_story(imported, "cove")
+        data, _ = await card_export(store, "Ben", None)
+    entries = json.loads(data)["data"]["character_book"]["entries"]
+    filed = [e.get("id", i) for i, e in enumerate(entries)]  # as SillyTavern files them
+    assert len(set(filed)) == len(entries) > 2 and filed[:2] == [2, 3]
+    assert all(e["comment"] for e in entries)
+
+
+async def test_a_v2_card_exported_is_a_v3_card_as_the_spec_has_it(
+    redis_url: str, tmp_path: Path
+) -> None:
+    """A V2 card as SillyTavern writes it (its V1 fields again beside ``spec`` and ``data``)
+    exported: the V3 card is ``spec``, ``spec_version`` and ``data`` only (SPEC_V3), the
+    fields that were beside them kept under ``data.extensions["fabula/top"]``."""
+    card = fx.v2_card()
+    card.update(name="Ben", description="old copy", x_top=[1])
+    imported = import_paths([fx.write_json(tmp_path / "ben.json", card)], story_id="cove")
+    async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
+        store = await fab.import_story(imported, "cove")
+        data, _ = await card_export(store, "Ben", None)
+    out = json.loads(data)
+    assert set(out) == {"spec", "spec_version", "data"}
+    assert out["data"]["extensions"]["fabula/top"] == {
+        "name": "Ben",
+        "description": "old copy",
+        "x_top": [1],
+    }
+
+
+async def test_a_card_round_trips_what_only_fabula_knows(redis_url: str, tmp_path: Path) -> None:
+    """hollow_book's Leo exported as a card and imported alone: his goals, and the world's
+    title, style, outline and rules, come back from ``extensions["fabula/character"]`` and
+    ``extensions["fabula/world"]`` (they were lost before)."""
+    source = load_world("hollow_book")
+    async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
+        store = await fab.create_story("hollow_book", "tale")
+        data, _ = await card_export(store, "leo", None)
+    path = tmp_path / "leo.json"
+    path.write_bytes(data)
+    pack = import_paths([path]).pack
+    leo = next(c for c in pack.characters if c.name == "Leo")
+    assert leo.goals == next(c for c in source.characters if c.name == "Leo").goals
+    assert (pack.title, pack.style, pack.outline, pack.rules) == (
+        source.title,
+        source.style,
+        source.outline,
+        source.rules,
+    )

@@ -25,7 +25,6 @@ import structlog
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fabula.errors import InvalidInput
 from fabula.graph.service import Fabula
 from fabula.settings import Settings
 from fabula.testing import imports as fx
@@ -148,7 +147,7 @@ def test_recall_of_a_story_with_a_backtracking_key(redis_url: str, tmp_path: Pat
                 ("a" * 3999 + "!", "bo"),
                 ("a" * 3999, "bo"),
             ]
-            found = []
+            found: list[list[tuple[str | None, str | None]]] = []
             for question, character in asks:
                 out = await fab.read(store).recall(question, budget=400, character=character)
                 found.append([(x.name, x.key) for x in out.lore])
@@ -169,23 +168,24 @@ def test_recall_of_a_story_with_a_backtracking_key(redis_url: str, tmp_path: Pat
         ("/(?<=a)b/", "invalid perl operator"),
         ("/(?!a)b/i", "invalid perl operator"),
         ("/a{1001}/", "invalid repetition size"),
-        ("/\\p{L}{1000}/", "pattern too large"),
+        ("/\\p{L}{1000}/u", "is too large: its RE2 program needs more than the 512 KiB"),
     ],
 )
-def test_a_key_re2_cannot_match_is_refused_at_import(tmp_path: Path, key: str, why: str) -> None:
-    """Backreferences, lookaround, a pattern past the memory bound: one line naming the
-    entry and the key, nothing written; never a fallback to a backtracking engine."""
+def test_a_key_re2_cannot_match_is_imported_disabled(tmp_path: Path, key: str, why: str) -> None:
+    """Backreferences, lookaround, a pattern past the memory bound: its entry is imported
+    disabled, with one finding naming the entry and the key; the rest of the book works
+    (issue 49); never a fallback to a backtracking engine."""
     book = probe_book(recursive=False, key=key)
     paths = [
         fx.write_json(tmp_path / "ada.json", fx.v1_card()),
         fx.write_json(tmp_path / "probe.json", book),
     ]
-    with pytest.raises(InvalidInput) as caught:
-        within(lambda: import_paths(paths))
-    message = str(caught.value)
-    assert "\n" not in message
-    assert f"entries[0] ({key!r})" in message and why in message
-    assert "not a valid regular expression for RE2" in message
+    imported = within(lambda: import_paths(paths))
+    [finding] = imported.findings
+    assert "\n" not in finding
+    assert f"entries[0] ({key!r}): imported disabled: " in finding and why in finding
+    [read] = imported.pack.lore.books
+    assert [e.enabled for e in read.entries] == [False, True]
 
 
 def test_a_stored_key_re2_cannot_match_fires_nothing_and_is_logged_once(
@@ -259,19 +259,30 @@ def test_a_plain_key_is_found_where_re_finds_it_escaped(
     key: str, text: str, case: bool, whole: bool
 ) -> None:
     """A plain key is found by string search exactly where Python's ``re`` finds it escaped
-    (case ignored as ``re.IGNORECASE`` ignores it; whole words bounded by ``\\W``)."""
+    (case ignored as ``re.IGNORECASE`` ignores it; whole words bounded by JavaScript's ASCII
+    ``\\W``, as SillyTavern's ``(?:^|\\W)`` and ``(?:$|\\W)``, world-info.js 262-263)."""
     needle = key.strip()
     if not needle:
         return
     bits = 0 if case else re.IGNORECASE
-    escaped = re.escape(needle)
-    pattern = (
-        re.compile(rf"(?:^|\W)({escaped})(?:$|\W)", bits)
-        if whole and not re.search(r"\s", needle)
-        else re.compile(escaped, bits)
-    )
     found = key_matches(key, text, use_regex=False, case_sensitive=case, whole_words=whole)
-    assert found == (pattern.search(text) is not None)
+    spans = [
+        (m.start(), m.start() + len(needle))
+        for m in re.finditer(f"(?={re.escape(needle)})", text, bits)
+    ]
+    if not (whole and not re.search(r"\s", needle)):
+        assert found == bool(spans)
+        return
+
+    def word(char: str) -> bool:  # JavaScript's \w, in the lowercased text unless case counts
+        return bool(char) and char.isascii() and (char.isalnum() or char == "_")
+
+    def bound(before: str, after: str) -> bool:
+        if not case:
+            before, after = before.lower()[-1:], after.lower()[:1]
+        return not word(before) and not word(after)
+
+    assert found == any(bound(text[a - 1 : a], text[b : b + 1]) for a, b in spans)
 
 
 @settings(max_examples=200, deadline=None)

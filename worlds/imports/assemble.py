@@ -34,6 +34,7 @@ from fabula.worlds.imports.sources import Source, read_source
 from fabula.worlds.lore import (
     ENTITY_EXTENSION,
     STATE_EXTENSION,
+    WORLD_EXTENSION,
     Greeting,
     KeptCard,
     Lore,
@@ -50,6 +51,12 @@ class Imported:
     pack: WorldPack
     assets: dict[str, bytes] = field(default_factory=dict)
     sources: tuple[Source, ...] = ()
+
+    @property
+    def findings(self) -> tuple[str, ...]:
+        """What the import changed to make its files work, one line each, naming the file
+        and the entry (an entry imported disabled, and why)."""
+        return tuple(f"{s.path}: {f}" for s in self.sources for f in s.findings)
 
 
 @dataclass
@@ -177,8 +184,36 @@ def import_paths(
     pack = _pack(
         world, cast, story_id or _story_id(title), title, premise, places, characters, objects
     )
+    pack = _world_of_cards(pack, world, cards)
+    settings = [s.settings for s in sources if s.settings is not None]
+    if len(settings) > 1:
+        raise InvalidInput("more than one SillyTavern settings.json: import one at a time")
+    if settings:
+        pack = pack.model_copy(
+            update={"lore": pack.lore.model_copy(update={"world_info": settings[0]})}
+        )
     check_asset_names(cast.assets)
     return Imported(pack=pack, assets=cast.assets, sources=tuple(sources))
+
+
+def _world_of_cards(
+    pack: WorldPack, world: BookWorldRead | None, cards: list[CardRead]
+) -> WorldPack:
+    """With no BookWorld preset, the world's title, style, outline and rules from the first
+    card Fabula exported that carries them (``fabula/world``): a card round-trips with
+    them. :class:`InvalidInput` names a field that does not validate."""
+    found = next((c.world for c in cards if c.world is not None), None)
+    if world is not None or found is None:
+        return pack
+    update = {k: found[k] for k in ("title", "style", "outline", "rules") if k in found}
+    try:
+        return WorldPack.model_validate({**pack.model_dump(), **update})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise InvalidInput(
+            f"data.extensions[{WORLD_EXTENSION!r}].{where}: {first['msg']}"
+        ) from None
 
 
 def _read_all(paths: list[Path], user: str, limits: ImportLimits) -> list[Source]:
@@ -226,6 +261,7 @@ class _Cast:
                 examples=card.examples,
                 image=image,
                 secrets=card.secrets,
+                goals=card.goals,
             )
         )
         self.greetings += card.greetings

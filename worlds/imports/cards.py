@@ -41,6 +41,7 @@ from fabula.worlds.imports.lorebooks import read_card_book
 from fabula.worlds.lore import (
     CHARACTER_EXTENSION,
     SOURCE_EXTENSION,
+    WORLD_EXTENSION,
     Greeting,
     KeptCard,
     LoreBook,
@@ -78,6 +79,8 @@ class CardRead:
     image: bytes | None = None
     assets: dict[str, bytes] = field(default_factory=dict)
     secrets: tuple[str, ...] = ()  # a card Fabula exported: its character's own secrets
+    goals: tuple[str, ...] = ()  # ... its character's goals
+    world: dict[str, Any] | None = None  # ... its world's title, style, outline, rules
     names_user: bool = False  # its texts speak of {{user}}: the person who plays (see assemble)
 
 
@@ -136,6 +139,24 @@ def _version(spec: str, raw: Any) -> str:
     return raw
 
 
+def _fabula_goals_and_world(
+    data: dict[str, Any],
+) -> tuple[tuple[str, ...], dict[str, Any] | None]:
+    """A card Fabula exported: its character's goals (``fabula/character``) and its world's
+    title, style, outline and rules (``fabula/world``), read back (not kept: the next export
+    writes them again)."""
+    ext = data.get("extensions")
+    if not isinstance(ext, dict):
+        return (), None
+    mine = ext.get(CHARACTER_EXTENSION)
+    goals = mine.get("goals") if isinstance(mine, dict) else None
+    found = (
+        tuple(goals) if isinstance(goals, list) and all(isinstance(g, str) for g in goals) else ()
+    )
+    world = ext.get(WORLD_EXTENSION)
+    return found, world if isinstance(world, dict) else None
+
+
 def _fabula_extensions(
     data: dict[str, Any], spec: str, version: str, name: str, aliases: tuple[str, ...]
 ) -> tuple[dict[str, Any], str, str, str, tuple[str, ...], tuple[str, ...]]:
@@ -149,6 +170,7 @@ def _fabula_extensions(
     ):
         return data, spec, version, name, aliases, secrets
     ext = dict(ext)
+    ext.pop(WORLD_EXTENSION, None)
     mine = ext.pop(CHARACTER_EXTENSION, None)
     if isinstance(mine, dict) and isinstance(mine.get("name"), str):
         name = ascii_name(mine["name"], name)
@@ -218,7 +240,9 @@ def _book_texts(data: dict[str, Any], char: str, user: str) -> dict[str, str]:
 def _card_book(
     data: dict[str, Any], where: str, name: str, char: str, user: str, limits: ImportLimits
 ) -> LoreBook | None:
-    """The card's own lorebook (``character_book``), its entries' macros resolved; None
+    """The card's own lorebook (``character_book``), its entries' macros resolved — in
+    their content, and in their keys and secondary keys, as SillyTavern substitutes them in
+    every key it tests (``substituteParams``, world-info.js 3900-3903, 3932-3933); None
     when it has none."""
     if data.get("character_book") is None:
         return None
@@ -228,7 +252,15 @@ def _card_book(
     return book.model_copy(
         update={
             "entries": tuple(
-                e.model_copy(update={"content": resolve_macros(e.content, char, user)})
+                e.model_copy(
+                    update={
+                        "content": resolve_macros(e.content, char, user),
+                        "keys": tuple(resolve_macros(k, char, user) for k in e.keys),
+                        "secondary_keys": tuple(
+                            resolve_macros(k, char, user) for k in e.secondary_keys
+                        ),
+                    }
+                )
                 for e in book.entries
             )
         }
@@ -248,6 +280,7 @@ def read_card(doc: dict[str, Any], fallback: str, user: str, limits: ImportLimit
         raise BadSource(f"{where}.name: a card needs a name")
     name = ascii_name(card_name, fallback)
     aliases: tuple[str, ...] = (card_name,) if card_name != name else ()
+    goals, world = _fabula_goals_and_world(data)
     data, spec, version, name, aliases, secrets = _fabula_extensions(
         data, spec, version, name, aliases
     )
@@ -281,4 +314,6 @@ def read_card(doc: dict[str, Any], fallback: str, user: str, limits: ImportLimit
         book=book,
         kept=kept,
         secrets=secrets,
+        goals=goals,
+        world=world,
     )

@@ -35,6 +35,7 @@ from fabula.worlds.lore import (
     ENTITY_EXTENSION,
     SOURCE_EXTENSION,
     STATE_EXTENSION,
+    WORLD_EXTENSION,
     KeptCard,
     LoreBook,
     LoreEntry,
@@ -72,7 +73,11 @@ def lorebook_entry(entry: LoreEntry, fmt: str) -> dict[str, Any]:
         "selective": entry.selective,
         "secondary_keys": list(entry.secondary_keys),
     }
-    if entry.case_sensitive is not None:
+    if fmt == "character_book":
+        # SillyTavern reads a card entry's case from its extensions (convertCharacterBook)
+        if entry.case_sensitive is not None or "case_sensitive" in ext:
+            ext["case_sensitive"] = entry.case_sensitive
+    elif entry.case_sensitive is not None:
         out["case_sensitive"] = entry.case_sensitive
     if entry.name and kept.get("comment") != entry.name:
         out["name"] = entry.name
@@ -112,6 +117,28 @@ def _book(books: Sequence[LoreBook], name: str) -> dict[str, Any]:
     book.setdefault("extensions", {})
     book["entries"] = [lorebook_entry(e, b.format) for b in books for e in b.entries]
     return book
+
+
+TOP_EXTENSION = "fabula/top"
+"""Where an exported card keeps the fields its source had beside ``spec`` and ``data`` (a V2
+card's copies of its V1 fields): the V3 spec's card has no others."""
+
+
+def _number_entries(entries: list[dict[str, Any]], added: list[dict[str, Any]]) -> None:
+    """Give each entry Fabula ``added`` to a card's book an ``id`` no entry of the book can
+    have, and a ``comment`` (its name). SillyTavern files a card's entry under its ``id``,
+    numbering one without an id by its place (``convertCharacterBook``, world-info.js
+    4523-4526), so added entries without one overwrote the card's own entries of those
+    numbers; and it titles an entry by its ``comment`` alone. The card's own entries stay as
+    they came."""
+    ids = [
+        e["id"] for e in entries if isinstance(e.get("id"), int) and not isinstance(e["id"], bool)
+    ]
+    free = max([*ids, len(entries) - 1]) + 1
+    for e in added:
+        e["id"] = free
+        free += 1
+        e["comment"] = e.get("name") or ""
 
 
 def _belief_entry(
@@ -185,6 +212,13 @@ def character_card(
         "name": spec.name,
         "aliases": list(spec.aliases),
         "secrets": list(spec.secrets),  # its own: a card is what its character knows
+        "goals": list(spec.goals),
+    }
+    ext[WORLD_EXTENSION] = {
+        "title": pack.title,
+        "style": pack.style,
+        "outline": list(pack.outline),
+        "rules": pack.rules.model_dump(mode="json"),
     }
     data.update(
         name=card_name,
@@ -209,10 +243,14 @@ def character_card(
         for entry in book["entries"]:  # an entry the story still holds as read, as it came
             entry["content"] = kept.book_texts.get(entry["content"], entry["content"])
     start = max((e["insertion_order"] for e in book["entries"]), default=0) + 1
-    book["entries"] += [_belief_entry(b, names, start + i) for i, b in enumerate(beliefs)]
+    added = [_belief_entry(b, names, start + i) for i, b in enumerate(beliefs)]
+    book["entries"] += added
+    _number_entries(book["entries"], added)
     book["extensions"] = {**book["extensions"], "fabula/as_of": as_of}
     data["character_book"] = book
-    return {**top, "spec": "chara_card_v3", "spec_version": "3.0", "data": data}
+    if top:  # the V3 spec's card is spec, spec_version and data: the rest rides in data
+        data["extensions"] = {**data["extensions"], TOP_EXTENSION: top}
+    return {"spec": "chara_card_v3", "spec_version": "3.0", "data": data}
 
 
 def _as_they_came(kept: KeptCard, exported: Mapping[str, Any]) -> dict[str, Any]:
@@ -300,6 +338,81 @@ def world_lorebook(
     book["extensions"] = {**book["extensions"], "fabula/as_of": as_of}
     book["name"] = book["name"] or pack.title
     return {"spec": "lorebook_v3", "data": book}
+
+
+_ST_FROM_EXTENSIONS = (
+    # (SillyTavern's World Info field, the card extension convertCharacterBook reads it from,
+    #  its default there: world-info.js 4519-4566)
+    ("selectiveLogic", "selectiveLogic", 0),
+    ("excludeRecursion", "exclude_recursion", False),
+    ("preventRecursion", "prevent_recursion", False),
+    ("delayUntilRecursion", "delay_until_recursion", False),
+    ("probability", "probability", 100),
+    ("useProbability", "useProbability", True),
+    ("depth", "depth", 4),
+    ("group", "group", ""),
+    ("groupOverride", "group_override", False),
+    ("groupWeight", "group_weight", 100),
+    ("scanDepth", "scan_depth", None),
+    ("caseSensitive", "case_sensitive", None),
+    ("matchWholeWords", "match_whole_words", None),
+    ("useGroupScoring", "use_group_scoring", None),
+    ("automationId", "automation_id", ""),
+    ("role", "role", 0),
+    ("vectorized", "vectorized", False),
+    ("sticky", "sticky", None),
+    ("cooldown", "cooldown", None),
+    ("delay", "delay", None),
+)
+
+
+def world_info(lorebook: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``lorebook_v3`` (as :func:`world_lorebook` writes it) in SillyTavern's World Info
+    format, the one its World Info import takes (its entries at the top level, keyed by
+    ``uid``; it refuses anything else as "not a valid world info file"). Each entry is
+    mapped as SillyTavern's own ``convertCharacterBook`` maps a card's (world-info.js
+    4519-4566), gets a unique ``uid`` (its place) and a ``comment`` (its name, else its first
+    key); the fields a SillyTavern entry had when imported come back as they were; and its
+    ``extensions`` ride along, where SillyTavern keeps them and Fabula reads them back
+    (``fabula/entity``, ``fabula/state``: the world round-trips)."""
+    data = lorebook["data"]
+    entries: dict[str, Any] = {}
+    for uid, e in enumerate(data["entries"]):
+        ext = dict(e.get("extensions") or {})
+        source = ext.pop(SOURCE_EXTENSION, None)
+        fields = (
+            dict(source["fields"])
+            if isinstance(source, dict) and source.get("format") == "sillytavern"
+            else {}
+        )
+        keys = list(e.get("keys") or [])
+        comment = e.get("comment") or e.get("name") or (keys[0] if keys else f"entry {uid}")
+        case = e.get("case_sensitive")
+        entry: dict[str, Any] = {
+            "uid": uid,
+            "key": keys,
+            "keysecondary": list(e.get("secondary_keys") or []),
+            "comment": comment,
+            "content": e.get("content", ""),
+            "constant": bool(e.get("constant")),
+            "selective": bool(e.get("selective", True)),
+            "order": e.get("insertion_order", 100),
+            "position": ext.get("position", 0 if e.get("position") == "before_char" else 1),
+            "disable": not e.get("enabled", True),
+            "addMemo": bool(comment),
+            "displayIndex": ext.get("display_index", uid),
+        }
+        for field, name, default in _ST_FROM_EXTENSIONS:
+            entry[field] = ext.get(name, default)
+        if entry["caseSensitive"] is None and isinstance(case, bool):
+            entry["caseSensitive"] = case
+        entry.update({k: v for k, v in fields.items() if k != "uid"})
+        entry["extensions"] = ext
+        entries[str(uid)] = entry
+    out: dict[str, Any] = {"entries": entries}
+    if data.get("name"):
+        out["name"] = data["name"]
+    return out
 
 
 def card_png(card: Mapping[str, Any], image: bytes) -> bytes:

@@ -64,6 +64,14 @@ class ImportLimits:
     each archive's unpacked members (32 MiB): see :class:`Budget`."""
     max_entries: int = 20_000
     """The most entries one lorebook may have."""
+    max_book_program: int = 250_000
+    """The most RE2 instructions the regex keys of one lorebook's live entries may compile
+    to together (8 bytes each, 2 MB; one key may take 43,636: see
+    :data:`~fabula.worlds.imports.keys.KEY_MEM`). An entry whose keys would pass it is
+    imported disabled, with a finding naming it: a recall compiles at most this much of a
+    book when its keys are not cached, and a real book's regex keys are a few thousand."""
+    max_story_program: int = 1_000_000
+    """The same bound for every book of one import (one story) together (8 MB)."""
 
 
 class Budget:
@@ -73,6 +81,7 @@ class Budget:
     def __init__(self, limits: ImportLimits) -> None:
         self.limits = limits
         self.used = 0
+        self.program = 0  # RE2 instructions of the regex keys read so far
 
     @property
     def left(self) -> int:
@@ -88,3 +97,11 @@ class Budget:
                 "bytes one import may (its files and unpacked archives together)"
             )
         self.used += size
+
+    def take_program(self, size: int) -> bool:
+        """Count ``size`` more RE2 instructions of the import's regex keys; False (nothing
+        counted) when they would take it past ``max_story_program``."""
+        if self.program + size > self.limits.max_story_program:
+            return False
+        self.program += size
+        return True

@@ -14,8 +14,9 @@ agnai              ``{"kind": "memory", "entries": [...]}`` (an Agnai memory boo
 
 Each entry's fields with a meaning in Fabula are mapped (see docs/guides/imports.md); every
 other field — ``extensions`` included — is kept verbatim in the entry's ``kept``, and the
-book's own other fields in the book's ``kept``. :func:`check_book` refuses a book whose
-regex keys do not compile or whose recursive scanning would go round in a cycle.
+book's own other fields in the book's ``kept``. :func:`check_book` disables, with a finding,
+an entry whose regex keys RE2 cannot run or that would pass the import's bounds on them,
+and refuses a book whose recursive scanning would go round in a cycle.
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ from fabula.worlds.imports.fields import (
     strings,
     text,
 )
-from fabula.worlds.imports.keys import KeyError_, KeyFinder, compile_key, key_matches
-from fabula.worlds.imports.limits import ImportLimits
+from fabula.worlds.imports.keys import KeyError_, KeyFinder, key_matches, program_size
+from fabula.worlds.imports.limits import Budget, ImportLimits
 from fabula.worlds.lore import LoreBook, LoreEntry, SecondaryLogic
 
 LOGIC_CODES: dict[int, SecondaryLogic] = {0: "and_any", 1: "not_all", 2: "not_any", 3: "and_all"}
@@ -68,11 +69,31 @@ _CARD_ENTRY = {
 }
 
 
-def _card_entry(raw: Any, where: str) -> LoreEntry:
-    """A V2/V3 lorebook entry; SillyTavern's own fields are read from its extensions."""
+_AS_SILLYTAVERN = _CARD_ENTRY - {"use_regex", "case_sensitive"}
+"""The fields of a card's book entry SillyTavern maps (``convertCharacterBook``, world-info.js
+4519-4566): ``use_regex`` and the top-level ``case_sensitive`` are not among them."""
+
+
+def _card_entry(raw: Any, where: str, as_sillytavern: bool) -> LoreEntry:
+    """A V2/V3 lorebook entry; SillyTavern's own fields are read from its extensions.
+
+    ``as_sillytavern`` (a card's own book): read as SillyTavern's ``convertCharacterBook``
+    reads it (world-info.js 4519-4566), the reader the book's author saw it work in:
+    ``use_regex`` is ignored (SillyTavern's card export writes ``true`` on every entry, so
+    honouring it made "king" fire on "liking" and a key ``c++`` refuse a card), the case
+    comes from ``extensions.case_sensitive`` (4549) and not the top-level field, both kept
+    verbatim so an export gives them back. A ``lorebook_v3`` file (which SillyTavern does not
+    import) is read as the V3 spec has it."""
     e = obj(raw, where)
     ext = obj(e.get("extensions") or {}, f"{where}.extensions")
     whole = ext.get("match_whole_words")
+    if as_sillytavern:
+        case = ext.get("case_sensitive")
+        case_sensitive = case if isinstance(case, bool) else None
+        use_regex = False
+    else:
+        case_sensitive = optional_bool(e, "case_sensitive", where)
+        use_regex = boolean(e, "use_regex", where, False)
     return LoreEntry(
         keys=strings(e, "keys", where),
         content=text(e, "content", where),
@@ -82,16 +103,27 @@ def _card_entry(raw: Any, where: str) -> LoreEntry:
         name=text(e, "name", where) or text(e, "comment", where),
         enabled=boolean(e, "enabled", where, True),
         constant=boolean(e, "constant", where, False),
-        case_sensitive=optional_bool(e, "case_sensitive", where),
+        case_sensitive=case_sensitive,
         whole_words=whole if isinstance(whole, bool) else None,
-        use_regex=boolean(e, "use_regex", where, False),
+        use_regex=use_regex,
         order=integer(e, "insertion_order", where, 100) or 0,
         priority=integer(e, "priority", where, None),
         position=text(e, "position", where) or None,
         exclude_recursion=ext.get("exclude_recursion") is True,
         prevent_recursion=ext.get("prevent_recursion") is True,
-        kept=_rest(e, _CARD_ENTRY),
+        kept=_kept_card_entry(e, as_sillytavern),
     )
+
+
+def _kept_card_entry(e: dict[str, Any], as_sillytavern: bool) -> dict[str, Any]:
+    """A card entry's fields Fabula does not map, verbatim; read as SillyTavern does,
+    ``use_regex`` among them when it is true (false is what every export writes)."""
+    if not as_sillytavern:
+        return _rest(e, _CARD_ENTRY)
+    kept = _rest(e, _AS_SILLYTAVERN)
+    if kept.get("use_regex") is False:
+        del kept["use_regex"]
+    return kept
 
 
 _CARD_BOOK = {"name", "description", "scan_depth", "token_budget", "recursive_scanning", "entries"}
@@ -114,7 +146,10 @@ def read_card_book(
         scan_depth=integer(book, "scan_depth", where, None),
         token_budget=integer(book, "token_budget", where, None),
         recursive_scanning=optional_bool(book, "recursive_scanning", where),
-        entries=tuple(_card_entry(e, f"{where}.entries[{i}]") for i, e in enumerate(entries)),
+        entries=tuple(
+            _card_entry(e, f"{where}.entries[{i}]", fmt == "character_book")
+            for i, e in enumerate(entries)
+        ),
         kept=_rest(book, _CARD_BOOK),
     )
 
@@ -311,18 +346,53 @@ def _label(book: LoreBook, i: int) -> str:
     return repr(entry.name or (entry.keys[0] if entry.keys else f"entry {i}"))
 
 
-def check_book(book: LoreBook) -> None:
-    """Refuse a book Fabula could not activate as written: a key that is not a valid
-    regular expression, or — when the book scans recursively — entries whose texts
-    activate each other in a cycle. Raises BadSource naming the entries."""
-    for i, entry in enumerate(book.entries):
+def check_book(book: LoreBook, budget: Budget | None = None) -> tuple[LoreBook, tuple[str, ...]]:
+    """The book as Fabula can activate it, and one finding for each entry it imported
+    disabled. An entry is disabled, with one line naming it (``entries[i] ('name'): ...``),
+    when one of its keys is a regular expression RE2 cannot run (a lookahead, a
+    backreference, a program past :data:`~fabula.worlds.imports.keys.KEY_MEM`), or when its
+    regex keys would take the book past ``max_book_program`` RE2 instructions or the import
+    (``budget``) past ``max_story_program``; the rest of the book works (issue 49, as
+    SillyTavern runs the rest of a book whose one key throws, ``world-info.js``; and issue
+    45: what keys may hold is bounded at import, so no recall compiles more). An entry
+    disabled by its author is not compiled at all.
+
+    Raises BadSource naming the entries when the book scans recursively and entries
+    activate each other in a cycle."""
+    budget = budget or Budget(ImportLimits())
+    limits = budget.limits
+    entries = list(book.entries)
+    findings: list[str] = []
+    used = 0
+    for i, entry in enumerate(entries):
+        if not entry.enabled:
+            continue
+        size = 0
+        why = None
         for key in (*entry.keys, *entry.secondary_keys):
             try:
-                compile_key(
-                    key, entry.use_regex, bool(entry.case_sensitive), bool(entry.whole_words)
-                )
+                size += program_size(key, entry.use_regex, bool(entry.case_sensitive))
             except KeyError_ as exc:
-                raise BadSource(f"entries[{i}] ({_label(book, i)}): {exc}") from None
+                why = str(exc)
+                break
+        if why is None and size:
+            if used + size > limits.max_book_program:
+                why = (
+                    f"its regex keys would take the book past the {limits.max_book_program} "
+                    "RE2 instructions one book may hold"
+                )
+            elif not budget.take_program(size):
+                why = (
+                    f"its regex keys would take the import past the "
+                    f"{limits.max_story_program} RE2 instructions one story may hold"
+                )
+            else:
+                used += size
+        if why is not None:
+            findings.append(f"entries[{i}] ({_label(book, i)}): imported disabled: {why}")
+            entries[i] = entry.model_copy(update={"enabled": False})
+    if findings:
+        book = book.model_copy(update={"entries": tuple(entries)})
     if book.recursive_scanning is True:
         cycle = _cycle(book)
         if cycle:
@@ -331,6 +401,7 @@ def check_book(book: LoreBook) -> None:
                 f"entries {names} activate each other in a cycle through recursive scanning; "
                 "set prevent_recursion on one of them or turn recursive_scanning off"
             )
+    return book, tuple(findings)
 
 
 def _fires(entry: LoreEntry, text_: str) -> bool:

@@ -29,7 +29,7 @@ from fabula.worlds.imports.png import (
     read_text_chunks,
     without_card_chunks,
 )
-from fabula.worlds.lore import LoreBook
+from fabula.worlds.lore import LoreBook, WorldInfoSettings
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,11 @@ class Source:
     card: CardRead | None = None
     book: LoreBook | None = None
     world: BookWorldRead | None = None
+    settings: WorldInfoSettings | None = None
+    """A SillyTavern ``settings.json``'s World Info settings."""
+    findings: tuple[str, ...] = ()
+    """What the import changed to make the file work, one line each (an entry imported
+    disabled, naming it and why)."""
 
 
 def _json(raw: bytes, what: str, limits: ImportLimits) -> Any:
@@ -68,11 +73,16 @@ def _b64(raw: bytes, keyword: str, limits: ImportLimits) -> bytes:
         raise BadSource(f"the {keyword!r} chunk is not valid base64 ({exc})") from None
 
 
-def _card(doc: Any, path: Path, user: str, limits: ImportLimits) -> CardRead:
+def _card(
+    doc: Any, path: Path, user: str, limits: ImportLimits, budget: Budget
+) -> tuple[CardRead, tuple[str, ...]]:
+    """The card, its book as Fabula can activate it, and the findings of that book."""
     card = read_card(doc, _fallback(path), user, limits)
-    if card.book is not None:
-        check_book(card.book)
-    return card
+    if card.book is None:
+        return card, ()
+    book, findings = check_book(card.book, budget)
+    where = "data.character_book."
+    return replace(card, book=book), tuple(where + f for f in findings)
 
 
 def _fallback(path: Path) -> str:
@@ -93,7 +103,9 @@ def _read(path: Path, limits: ImportLimits) -> bytes:
         raise BadSource(f"more than the {limits.max_file_bytes} bytes a file may be") from None
 
 
-def _png(name: str, raw: bytes, path: Path, user: str, limits: ImportLimits) -> Source:
+def _png(
+    name: str, raw: bytes, path: Path, user: str, limits: ImportLimits, budget: Budget
+) -> Source:
     """A PNG character card (its ``ccv3`` or ``chara`` text chunk), the picture without
     it. Raises BadSource for a PNG with no card in it."""
     try:
@@ -106,9 +118,14 @@ def _png(name: str, raw: bytes, path: Path, user: str, limits: ImportLimits) -> 
     doc = _json(_b64(chunks[keyword], keyword, limits), f"the {keyword!r} chunk", limits)
     if detect_card(doc) is None:
         raise BadSource(f"the {keyword!r} chunk holds no character card")
-    card = _card(doc, path, user, limits)
+    card, findings = _card(doc, path, user, limits, budget)
     image = without_card_chunks(raw)
-    return Source(name, f"card {card.kept.spec} (PNG, {keyword})", card=replace(card, image=image))
+    return Source(
+        name,
+        f"card {card.kept.spec} (PNG, {keyword})",
+        card=replace(card, image=image),
+        findings=findings,
+    )
 
 
 def _charx(
@@ -123,12 +140,13 @@ def _charx(
     doc = _json(archive.card_json, "card.json", limits)
     if detect_card(doc) is None:
         raise BadSource("CHARX: card.json holds no character card")
-    card = _card(doc, path, user, limits)
+    card, findings = _card(doc, path, user, limits, budget)
     assets = _charx_assets(card, archive.members)
     return Source(
         name,
         f"card {card.kept.spec} (CHARX, {len(assets)} assets)",
         card=replace(card, assets=assets, image=_icon(card, assets)),
+        findings=findings,
     )
 
 
@@ -144,29 +162,83 @@ def read_source(
     if not raw.startswith(b"PK"):
         budget.take(len(raw), "the file")
     if raw.startswith(b"\x89PNG"):
-        return _png(name, raw, path, user, limits)
+        return _png(name, raw, path, user, limits, budget)
     if raw.startswith(b"PK"):
         return _charx(name, raw, path, user, limits, budget)
     doc = _json(raw, "the file", limits)
     spec = detect_card(doc)
     if spec is not None:
-        card = _card(doc, path, user, limits)
-        return Source(name, f"card {card.kept.spec} (JSON)", card=card)
+        card, findings = _card(doc, path, user, limits, budget)
+        return Source(name, f"card {card.kept.spec} (JSON)", card=card, findings=findings)
     if is_preset(doc):
         world = read_preset(path, doc, limits, budget)
+        books, found = [], []
         for book in world.books:
-            check_book(book)
-        return Source(name, f"BookWorld preset ({len(world.roles)} roles)", world=world)
+            checked, findings = check_book(book, budget)
+            books.append(checked)
+            found += [f"book {book.name!r}: {f}" for f in findings]
+        return Source(
+            name,
+            f"BookWorld preset ({len(world.roles)} roles)",
+            world=replace(world, books=tuple(books)),
+            findings=tuple(found),
+        )
+    if isinstance(doc, dict) and isinstance(doc.get("world_info_settings"), dict):
+        settings = world_info_settings(doc["world_info_settings"])
+        return Source(name, "SillyTavern settings (World Info)", settings=settings)
     fmt = detect_lorebook(doc)
     if fmt is not None:
         book = read_lorebook(doc, fmt, _fallback(path), limits)
-        check_book(book)
-        return Source(name, f"lorebook {fmt} ({len(book.entries)} entries)", book=book)
+        book, findings = check_book(book, budget)
+        return Source(
+            name, f"lorebook {fmt} ({len(book.entries)} entries)", book=book, findings=findings
+        )
     if isinstance(doc, dict) and "spec" in doc:
         raise BadSource(
             f"unknown spec {doc['spec']!r} (Fabula reads chara_card_v1/v2/v3, lorebook_v3)"
         )
     raise BadSource("not a character card, lorebook or BookWorld preset Fabula knows")
+
+
+_ST_SETTINGS = {
+    # settings.json's world_info_settings field -> WorldInfoSettings field, its type
+    "world_info_case_sensitive": ("case_sensitive", bool),
+    "world_info_match_whole_words": ("match_whole_words", bool),
+    "world_info_recursive": ("recursive", bool),
+    "world_info_max_recursion_steps": ("max_recursion_steps", int),
+    "world_info_depth": ("depth", int),
+    "world_info_budget": ("budget", int),
+    "world_info_budget_cap": ("budget_cap", int),
+    "world_info_include_names": ("include_names", bool),
+    "world_info_min_activations": ("min_activations", int),
+    "world_info_use_group_scoring": ("use_group_scoring", bool),
+}
+
+
+def world_info_settings(raw: dict[str, Any]) -> WorldInfoSettings:
+    """A SillyTavern ``settings.json``'s ``world_info_settings`` (as its
+    ``setWorldInfoSettings`` reads them, world-info.js 767-800: a field it does not hold keeps
+    the fresh install's default; numbers as ``Number`` reads them, so ``"3"`` is 3). Raises
+    BadSource naming a field of the wrong type or out of range."""
+    found: dict[str, Any] = {}
+    for field, (name, kind) in _ST_SETTINGS.items():
+        if field not in raw:
+            continue
+        value = raw[field]
+        where = f"world_info_settings.{field}"
+        if kind is bool:
+            if not isinstance(value, bool):
+                raise BadSource(f"{where}: {value!r} is not true or false")
+            found[name] = value
+            continue
+        try:
+            number = int(value) if not isinstance(value, bool) else None
+        except (TypeError, ValueError):
+            number = None
+        if number is None or number < 0:
+            raise BadSource(f"{where}: {value!r} is not a whole number of 0 or more")
+        found[name] = number
+    return WorldInfoSettings(**found)
 
 
 _CLAIMS = {"png": "png", "jpg": "jpeg", "jpeg": "jpeg", "webp": "webp"}
