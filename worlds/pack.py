@@ -115,6 +115,9 @@ class CharacterSpec(_Spec):
     voice: str = ""
     aliases: tuple[str, ...] = ()  # other names: a nickname, the name in another script
     examples: tuple[str, ...] = ()  # example dialogues (a card's mes_example, split)
+    # what its card lists of it, by category ("personality": "caring", "protective"):
+    # a W++, PList or labelled list, read by fabula.worlds.cardtext
+    traits: dict[str, tuple[str, ...]] = Field(default_factory=dict)
     image: str = ""  # its picture: a file, relative to the pack's folder
     # a person plays it: its part of each turn is theirs, not the engine's (`fabula play`;
     # an imported card's {{user}} is one)
