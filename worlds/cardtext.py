@@ -34,18 +34,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-__all__ = [
-    "PERSONA",
-    "CardText",
-    "Exchange",
-    "Trait",
-    "has_markup",
-    "read_card_text",
-    "speech_of",
-    "trait_sentences",
-    "traits_of",
-]
-
 
 @dataclass(frozen=True)
 class Trait:

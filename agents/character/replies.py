@@ -49,7 +49,7 @@ _FIRST = re.compile(rf"^(?P<name>{_CALLED}), (?P<rest>.+)$")
 _LAST = re.compile(rf"^(?P<rest>.+?), (?P<name>{_CALLED})\?$")
 _SELF = re.compile(
     r"\b(?:your|yours|yourself|(?:are|were|can|could) you|you (?:are|were|can|could)"
-    r"|(?:do|did) you (?!know\b|think\b|believe\b|remember\b|see\b|hear\b))\b",
+    r"|do you (?!know\b|think\b|believe\b|remember\b|see\b|hear\b))\b",
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[a-z0-9']+")
@@ -535,3 +535,28 @@ def traits_said(traits: Sequence[Trait], me: str) -> list[str]:
     if not traits:
         return []
     return [f"I am {me}.", *trait_sentences(traits)]
+
+
+def card_answer(
+    words: str, me: str, asker: str, lore: Sequence[str], examples: Sequence[str]
+) -> str | None:
+    """What the character says to ``words`` from its card alone, as a passage would tell
+    it (its action, then its words in quotation marks): the example whose prompt matches
+    (:func:`best_exchange`, of the ``lore`` entries the question activated and its
+    ``examples``); None when no example matches."""
+    found = best_exchange(
+        words, card_exchanges(lore, me, asker), card_exchanges(examples, me, asker)
+    )
+    if found is None:
+        return None
+    said = example_reply(found, me, asker)
+    if not said.words:
+        return said.gesture or None
+    return " ".join(x for x in (said.gesture, f'"{said.words}"') if x)
+
+
+def lore_said(text: str, me: str) -> list[str]:
+    """A lore entry as sentences the character may say of it: its prose, its lists in the
+    first person; never its markup (an Ali:Chat exchange is said by :func:`card_answer`)."""
+    read = read_card_text(text, me)
+    return [*_sentences(_clean(read.prose)), *trait_sentences(read.traits)]

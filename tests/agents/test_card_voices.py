@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from fabula.agents.character.model import mind_prompt
 from fabula.agents.character.offline import OfflineCharacter
 from fabula.agents.character.replies import NO_ANSWER
 from fabula.agents.contracts import Action, CharacterBrief
@@ -94,6 +95,40 @@ class TestSeraphina:
                 "I am Seraphina. I am caring, protective, gentle, watchful and warm."
             )
             assert "=" not in action.line and "[" not in action.line
+
+    async def test_chat_answers_as_the_card_was_written(
+        self, redis_url: str, tmp_path: Path
+    ) -> None:
+        """`fabula chat` offline: the example's action and words, not its markup; asked
+        who she is, her traits."""
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await self._store(fab, tmp_path)
+            said = await fab.read(store).chat("Seraphina", "What are your powers?")
+            assert said.answer.startswith(
+                "Seraphina smiled softly, turning back toward you as she hummed in thought. "
+                '"As guardian of this glade I have a few gifts.'
+            )
+            who = await fab.read(store).chat("Seraphina", "Who are you?")
+            assert who.answer.startswith("I am Seraphina. I am caring, protective")
+            for answer in (said.answer, who.answer):
+                assert has_markup(answer) is None
+
+    async def test_the_model_is_given_her_traits_and_examples(
+        self, redis_url: str, tmp_path: Path
+    ) -> None:
+        """In model mode her prompt lists her traits by category and her examples as
+        examples, from her own keyspace."""
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await self._store(fab, tmp_path)
+            mind = await fab.minds.mind(store.story, "seraphina", store.branch)
+            brief = CharacterBrief(character="seraphina", name="Seraphina")
+            prompt = (await mind_prompt(mind, brief)).prompt
+            assert (
+                "## What you are like\n- personality: caring, protective, gentle, watchful, warm"
+                in prompt
+            )
+            assert "- clothes: black sundress" in prompt
+            assert '## How you speak\n- User: "' in prompt
 
     async def test_nothing_answers(self, redis_url: str, tmp_path: Path) -> None:
         async with Fabula(redis_url, Settings()) as fab:
