@@ -85,11 +85,20 @@ def realise(view: AuthorView, character: str, action: Action) -> str:
     return ""
 
 
+_ASKS = re.compile(
+    r"^(?:What|Where|Who|Whom|Whose|Why|How|When|Which|Do|Does|Did|Are|Is|Was|Were|Can|"
+    r"Could|Will|Would|Shall|Should|Have|Has|May)\b"
+)
+
+
 def said_sentence(line: str, speaker: str) -> str:
     """A line said, as the story writes it: a question or an exclamation keeps its mark
-    (``"Who are you?" said Ann.``), anything else ends in a comma inside the quotation
+    (``"Who are you?" said Ann.``) — one written without its mark but asking ("What are
+    you hiding, Mara") gets it —, anything else ends in a comma inside the quotation
     (``"I am Ann," said Ann.``)."""
     words = line.strip().rstrip(".,;:")
+    if _ASKS.match(words) and not words.endswith(("?", "!")):
+        words += "?"  # a question written without its mark ("What are you hiding, Mara")
     if words.endswith(("?", "!")):
         return f'"{words}" said {speaker}.'
     return f'"{words}," said {speaker}.'

@@ -79,7 +79,7 @@ def run(
                 if ran.rest is not None:
                     progress.stop()
                     out.print(
-                        f"{story}: {done} turn(s) written, now at turn {ran.head}; at rest: "
+                        f"{story}: {_turns(done)} written, now at turn {ran.head}; at rest: "
                         f"{ran.rest}"
                     )
                     return
@@ -98,7 +98,7 @@ def run(
                     progress.stop()
                     print_parts(await fab.waiting_parts(store))
                     out.print(
-                        f"{story}: {done} turn(s) written; turn {await reader.head() + 1} waits "
+                        f"{story}: {_turns(done)} written; turn {await reader.head() + 1} waits "
                         f"for a played character's part: `fabula run {story} --as \"NAME: "
                         f'words"` gives it, `fabula write {story}` asks for it',
                         markup=False,
@@ -106,9 +106,14 @@ def run(
                     return
                 done += 1
                 progress.advance(task)
-        out.print(f"{story}: {done} turn(s) written, now at turn {await reader.head()}")
+        out.print(f"{story}: {_turns(done)} written, now at turn {await reader.head()}")
 
     run_with_app(go)
+
+
+def _turns(n: int) -> str:
+    """``n`` turns, the noun agreeing ("1 turn", "0 turns")."""
+    return f"{n} turn" if n == 1 else f"{n} turns"
 
 
 def prose_printer() -> Listener | None:

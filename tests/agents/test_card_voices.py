@@ -18,7 +18,7 @@ from fabula.agents.contracts import Action, CharacterBrief
 from fabula.agents.critic.offline import OfflineCritic
 from fabula.agents.memory_builder.offline import OfflineMemoryBuilder
 from fabula.agents.views import author_view
-from fabula.agents.writer.offline import realise
+from fabula.agents.writer.offline import realise, said_sentence
 from fabula.graph.service import Fabula
 from fabula.memory.store import StoryStore
 from fabula.settings import Settings
@@ -239,3 +239,17 @@ class TestCritic:
             assert [
                 f for f in OfflineCritic().critique(view, delta, None) if f.kind == "markup"
             ] == []
+
+
+class TestGrammar:
+    @pytest.mark.parametrize(
+        ("line", "sentence"),
+        [
+            ("What are you hiding, Mara", '"What are you hiding, Mara?" said Tom.'),
+            ("Where is the key?", '"Where is the key?" said Tom.'),
+            ("I am keeping the silver whistle.", '"I am keeping the silver whistle," said Tom.'),
+            ("Watch out!", '"Watch out!" said Tom.'),
+        ],
+    )
+    def test_a_question_keeps_its_mark(self, line: str, sentence: str) -> None:
+        assert said_sentence(line, "Tom") == sentence
