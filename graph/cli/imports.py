@@ -40,6 +40,7 @@ def summary(imported: Imported) -> dict[str, Any]:
         ],
         "assets": sorted(imported.assets),
         "motives": pack.goal_warnings,
+        "idle": pack.idle_warning,
     }
 
 
@@ -87,6 +88,8 @@ def import_cmd(
         out.print(f"{source.path}: {source.kind}")
     for line in result["motives"]:  # said once, here; the planner shows them as motives
         out.print(line)
+    if result["idle"]:
+        out.print(result["idle"], markup=False)
     entries = sum(b["entries"] for b in result["books"])
     made = [
         f"pack {result['pack']}" if "pack" in result else "",

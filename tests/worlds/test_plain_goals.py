@@ -3,11 +3,16 @@ a direction reads a character's whole name, however many words it has."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from fabula.agents.character.goals import directed_goal
 from fabula.memory.records import Entity
+from fabula.testing import imports as fx
 from fabula.worlds.goals import parse_goal
+from fabula.worlds.imports import import_paths
+from fabula.worlds.loader import load_world
 
 OBJECTS = {"silver_spoon", "key"}
 
@@ -50,3 +55,21 @@ def test_a_direction_reads_a_name_of_any_length(direction: str, who: str, kind: 
 def test_a_direction_naming_no_character_is_none() -> None:
     assert directed_goal("The Queen meets Hatter", _entities()) is None
     assert directed_goal("tea party meets Hatter", _entities()) is None
+
+
+class TestIdleAtImport:
+    def test_a_world_where_nobody_has_anything_to_do_says_so(self, tmp_path: Path) -> None:
+        """A lone card whose texts never name the user: no goals, nobody played: said once
+        by the pack; a card that brings the user in (who plays) is not idle."""
+        card = fx.v2_card("Ben", book=False)
+        card["data"] |= {"first_mes": "Evening.", "scenario": "The cove at night."}
+        card["data"]["alternate_greetings"] = []
+        card["data"]["system_prompt"] = ""
+        card["data"]["mes_example"] = ""
+        lone = import_paths([fx.write_json(tmp_path / "ben.json", card)]).pack
+        assert not any(c.played for c in lone.characters)
+        assert lone.idle_warning is not None
+        assert "nobody has anything to do" in lone.idle_warning
+        sera = import_paths([fx.write_json(tmp_path / "sera.json", fx.seraphina_card())]).pack
+        assert sera.idle_warning is None
+        assert load_world("hollow_book").idle_warning is None
