@@ -87,6 +87,9 @@ class Action(_Contract):
     claim: str | None = None
     line: str | None = None
     reason: str = ""
+    # what it does as it says ``line``, one sentence of the story ("Seraphina smiled
+    # softly."): an imported card's example reply, its *action* kept as an action
+    gesture: str | None = None
 
 
 class Proposal(_Contract):
@@ -146,7 +149,7 @@ class Draft(_Contract):
 
 
 FindingKind = Literal[
-    "contradiction", "knowledge", "future", "referent", "plan", "unparsed", "reading"
+    "contradiction", "knowledge", "future", "referent", "plan", "unparsed", "reading", "markup"
 ]
 
 

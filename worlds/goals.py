@@ -106,7 +106,11 @@ _SPELLED: tuple[tuple[GoalKind, str], ...] = (
     ),
     ("go", r"^(?:go to|reach|be in|get to|return to) (?:the )?(?P<p>.+?)$"),
     ("visit", r"^(?:visit|explore) (?:the )?(?P<p>.+?)$"),
-    ("get", r"^(?:get|take|recover|retrieve|fetch|steal) (?:the )?(?P<o>.+?)$"),
+    (  # "get the silver spoon back": having it again is having it
+        "get",
+        r"^(?:(?:get|take|win|bring) back|get|take|recover|retrieve|fetch|steal|win|have)"
+        r" (?:the )?(?P<o>.+?)(?: back| again)?$",
+    ),
     ("find", r"^(?:find|locate|look for) (?:the )?(?P<o>.+?)$"),
     ("learn_where", r"^(?:learn|discover|find out) where (?:the )?(?P<o>.+?) is$"),
     (

@@ -88,7 +88,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from fabula.memory.records import DevelopmentKind, slug
 from fabula.memory.rules import WorldRules
-from fabula.worlds.goals import unreadable_goals
+from fabula.worlds.goals import parse_goal, unreadable_goals
 from fabula.worlds.lore import Greeting, Lore, audience
 
 
@@ -115,6 +115,9 @@ class CharacterSpec(_Spec):
     voice: str = ""
     aliases: tuple[str, ...] = ()  # other names: a nickname, the name in another script
     examples: tuple[str, ...] = ()  # example dialogues (a card's mes_example, split)
+    # what its card lists of it, by category ("personality": "caring", "protective"):
+    # a W++, PList or labelled list, read by fabula.worlds.cardtext
+    traits: dict[str, tuple[str, ...]] = Field(default_factory=dict)
     image: str = ""  # its picture: a file, relative to the pack's folder
     # a person plays it: its part of each turn is theirs, not the engine's (`fabula play`;
     # an imported card's {{user}} is one)
@@ -192,6 +195,28 @@ class WorldPack(_Spec):
                 places=(slug(p.name) for p in self.places),
             )
         ]
+
+    @property
+    def idle_warning(self) -> str | None:
+        """One line when nobody in the world has anything to do: no character is played by
+        a person and none has a goal the offline engine pursues (its story would be at rest
+        from its first turn); None otherwise."""
+        if any(c.played for c in self.characters):
+            return None
+        objects = {slug(o.name) for o in self.objects}
+        characters = {slug(c.name) for c in self.characters}
+        places = {slug(p.name) for p in self.places}
+        if any(
+            parse_goal(g, objects, characters, places).kind != "motive"
+            for c in self.characters
+            for g in c.goals
+        ):
+            return None
+        return (
+            f"{self.source}: nobody has anything to do: no character has a goal the offline "
+            "engine pursues and none is played; give one goals (world.toml) or play one "
+            "(`fabula play`)"
+        )
 
     @model_validator(mode="after")
     def _references_resolve(self) -> WorldPack:

@@ -7,6 +7,8 @@ Three sources, all the character's own:
   creation into that character's keyspace (:func:`minds_voice`, ``fab:{story}:c:<id>:_voice``)
   and read back by its own Redis user (``CharacterMind.voice``) — the author reads it too,
   for the writer;
+- its card's traits (``characters[].traits``: its W++ or PList lists), in the same
+  document (:func:`parse_traits`);
 - the lines it said in the story, from its own episode index (``own_words``).
 
 :func:`nearest` picks the few exemplars closest to a situation (whom it speaks to, where,
@@ -26,6 +28,7 @@ from typing import Literal
 
 from fabula.memory.records import slug
 from fabula.worlds.activation import count_words
+from fabula.worlds.cardtext import Trait
 from fabula.worlds.pack import WorldPack
 
 VOICE_EXEMPLARS = 3
@@ -102,14 +105,35 @@ def _cut(text: str) -> str:
 
 def minds_voice(pack: WorldPack) -> dict[str, str]:
     """Each character's voice document, by character id, for its keyspace: its examples
-    (cut to :data:`VOICE_CHARS`, at most :data:`VOICE_KEPT`); characters with none have
-    none."""
+    (cut to :data:`VOICE_CHARS`, at most :data:`VOICE_KEPT`) and its card's traits (by
+    category); characters with neither have none."""
     out = {}
     for char in pack.characters:
         lines = [t for t in (_cut(e) for e in char.examples) if t][:VOICE_KEPT]
-        if lines:
-            out[slug(char.name)] = json.dumps({"examples": lines}, ensure_ascii=False)
+        if lines or char.traits:
+            doc: dict[str, object] = {"examples": lines}
+            if char.traits:
+                doc["traits"] = {k: list(v) for k, v in char.traits.items()}
+            out[slug(char.name)] = json.dumps(doc, ensure_ascii=False)
     return out
+
+
+def parse_traits(document: str | None) -> tuple[Trait, ...]:
+    """The traits a voice document holds (what :func:`minds_voice` wrote), in its order;
+    none for None or a document that is not one."""
+    if not document:
+        return ()
+    try:
+        found = json.loads(document).get("traits", {})
+    except (ValueError, AttributeError):
+        return ()
+    if not isinstance(found, dict):
+        return ()
+    return tuple(
+        Trait(str(k), tuple(str(v) for v in vs))
+        for k, vs in found.items()
+        if isinstance(vs, list) and vs
+    )
 
 
 def parse_voice(document: str | None) -> tuple[Exemplar, ...]:

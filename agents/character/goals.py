@@ -456,7 +456,7 @@ def _tell_secret(sit: Situation, owner: str, listener: str) -> Step:
     return _reach(sit, listener)
 
 
-_DIRECTION = re.compile(rf"^(?P<who>{_NAME}) (?P<verb>[a-z]+) ?(?P<rest>.*?)[.!]?$")
+_DIRECTION_REST = re.compile(r"^(?P<verb>[a-z]+) ?(?P<rest>.*?)[.!]?$")
 _ES = ("goes", "reaches", "fetches", "catches", "confesses")
 DIRECTION_FORMS = "a character and a goal, e.g. 'Cora gets the logbook', 'Ada goes to the cove'"
 
@@ -465,11 +465,26 @@ def directed_goal(text: str, entities: dict[str, Entity]) -> tuple[str, Goal] | 
     """A direction in controlled form — a character and a goal of the goal language in the
     third person ("Cora gets the logbook", "Ada goes to the cove", "Ben gives the map to
     Cora") — as (the character's id, its goal); None when it is not one."""
-    m = _DIRECTION.match(text.strip())
-    if m is None or entities.get(slug(m["who"])) is None:
+    text = text.strip()
+    # the character it opens with, by its whole name, however many words ("Alice Liddell
+    # meets Hatter"): the longest name that opens it
+    names = sorted(
+        ((e.name, i) for i, e in entities.items() if e.kind == "character"),
+        key=lambda n: -len(n[0]),
+    )
+    opening = next(
+        (
+            (i, text[len(n) + 1 :])
+            for n, i in names
+            if text.casefold().startswith(n.casefold() + " ")
+        ),
+        None,
+    )
+    if opening is None:
         return None
-    who = slug(m["who"])
-    if entities[who].kind != "character":
+    who, said = opening
+    m = _DIRECTION_REST.match(said)
+    if m is None:
         return None
     verb = m["verb"]
     base = verb[:-2] if verb in _ES else verb[:-1] if verb.endswith("s") else verb

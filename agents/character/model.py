@@ -44,7 +44,7 @@ from fabula.memory.projections import BeliefView
 from fabula.memory.records import Entity, Memory, slug
 from fabula.settings import LORE_BUDGET
 from fabula.worlds.recall import activate_books, character_lore
-from fabula.worlds.voice import VOICE_EXEMPLARS, Exemplar, nearest, parse_voice
+from fabula.worlds.voice import VOICE_EXEMPLARS, Exemplar, nearest, parse_traits, parse_voice
 
 MEMORIES = 20  # the last first-person memories shown
 RECALL_BUDGET = 300  # tokens of older episodes recalled for the character's situation
@@ -147,6 +147,7 @@ async def mind_prompt(
     words = await mind.own_words(VOICE_LINES)
     lore = await lore_lines(mind, brief, beliefs, entities, memories, budget=lore_budget)
     voice = await voice_lines(mind, brief, beliefs, entities, memories, shown=words)
+    traits = [f"- {t.category}: {', '.join(t.values)}" for t in parse_traits(await mind.voice())]
     prompt = render_mind(
         brief,
         beliefs,
@@ -157,6 +158,7 @@ async def mind_prompt(
         own_words=words,
         lore=lore,
         voice=voice,
+        traits=traits,
     )
     return MindPrompt(prompt, beliefs, entities)
 
@@ -393,6 +395,7 @@ def render_mind(
     own_words: Sequence[str] = (),
     lore: Sequence[str] = (),
     voice: Sequence[str] = (),
+    traits: Sequence[str] = (),
 ) -> str:
     """The character's brief and own mind as compact sections, for its prompt.
 
@@ -402,7 +405,8 @@ def render_mind(
     who told it each belief it was told; ``recalled`` are the lines of its own retrieval
     (:func:`recollections`), ``own_words`` a few things it said (its voice), ``lore`` what
     its own lore says of its situation (:func:`lore_lines`), ``voice`` the exemplars of
-    its voice nearest it (:func:`voice_lines`).
+    its voice nearest it (:func:`voice_lines`: its card's examples, as examples),
+    ``traits`` what its card lists of it (its W++ or PList lists, one line a category).
     """
     name = partial(_name, entities)
     me = brief.character
@@ -415,6 +419,7 @@ def render_mind(
     sections = [
         ("Who you are", f"{brief.name} (id {brief.character})"),
         ("Your voice", brief.voice),
+        ("What you are like", "\n".join(traits)),
         ("Things you said", "\n".join(f"- {w}" for w in own_words)),
         ("How you speak", "\n".join(voice)),
         ("Your goals", "\n".join(f"- {g}" for g in brief.goals)),

@@ -50,9 +50,14 @@ from fabula.agents.character.goals import (
 from fabula.agents.character.replies import (
     NO_ANSWER,
     addressed,
+    addressed_to,
+    best_exchange,
+    card_exchanges,
+    example_reply,
     reply,
     said_line,
     said_question,
+    tells,
 )
 from fabula.agents.contracts import Action, CharacterBrief, Proposal
 from fabula.memory.acl import CharacterMind
@@ -60,6 +65,7 @@ from fabula.memory.records import SECRET, Belief, Memory, is_secret, slug
 from fabula.memory.sentences import fact_clause
 from fabula.worlds.goals import Goal
 from fabula.worlds.recall import activate_books, character_lore
+from fabula.worlds.voice import parse_traits, parse_voice
 
 _NAME = r"[A-Z][\w'-]*"
 _REQUEST = re.compile(
@@ -395,22 +401,41 @@ class OfflineCharacter:
         if thing is not None:
             return self._answer(sit, goals, asker, thing)
         me = sit.entities.get(sit.me)
+        name, to = sit.name(sit.me), sit.name(asker)
         lit = activate_books(character_lore(await mind.lore()), words)
-        held = (b.value for b in sit.beliefs.beliefs.values() if is_secret(b.attribute))
-        said = reply(
+        lore = [x.text for x in lit if x.activated.fired != "constant"]
+        held = [b.value for b in sit.beliefs.beliefs.values() if is_secret(b.attribute)]
+        secrets = [*brief.secrets, *held]
+        document = await mind.voice()
+        examples = [e.text for e in parse_voice(document)]
+        found = best_exchange(
+            words, card_exchanges(lore, name, to), card_exchanges(examples, name, to)
+        )
+        if found is not None:
+            said = example_reply(found, name, to)
+            if said.words and not any(tells(x, secrets) for x in (said.words, said.gesture)):
+                return Action(
+                    kind="say",
+                    listener=asker,
+                    line=addressed_to(said.words, to),
+                    gesture=said.gesture or None,
+                    reason="asked, and answers as its card's example does",
+                )
+        answer = reply(
             words,
-            sit.name(sit.me),
+            name,
             description=me.description if me is not None else "",
-            lore=[x.text for x in lit if x.activated.fired != "constant"],
+            lore=lore,
             known=_known(sit, words, _guarded(goals, asker)),
-            secrets=[*brief.secrets, *held],
+            secrets=secrets,
+            traits=parse_traits(document),
         )
         return Action(
             kind="say",
             listener=asker,
-            line=f"{said.rstrip('.!?')}, {sit.name(asker)}",
+            line=addressed_to(answer, to),
             reason="asked, and holds nothing that answers it"
-            if said == NO_ANSWER
+            if answer == NO_ANSWER
             else "asked, and answers from what it holds",
         )
 

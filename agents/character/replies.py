@@ -33,6 +33,9 @@ from fabula.agents.memory_builder.extract import parse_sentence
 from fabula.agents.views import AuthorView
 from fabula.memory.records import slug
 from fabula.memory.text import split_sentences
+from fabula.worlds.cardtext import Exchange, Trait, read_card_text, speech_of, trait_sentences
+from fabula.worlds.imports.cards import resolve_macros
+from fabula.worlds.voice import terms
 
 ANSWER_CHARS = 2 * LINE_CHARS
 """The most characters an offline answer to a free question says: two lines' worth, whole
@@ -45,7 +48,8 @@ _CALLED = r"[A-Za-z][\w'-]*(?: [A-Za-z][\w'-]*)*"  # a name as a person types it
 _FIRST = re.compile(rf"^(?P<name>{_CALLED}), (?P<rest>.+)$")
 _LAST = re.compile(rf"^(?P<rest>.+?), (?P<name>{_CALLED})\?$")
 _SELF = re.compile(
-    r"\b(?:your|yours|yourself|(?:are|were|can|could) you|you (?:are|were|can|could))\b",
+    r"\b(?:your|yours|yourself|(?:are|were|can|could) you|you (?:are|were|can|could)"
+    r"|do you (?!know\b|think\b|believe\b|remember\b|see\b|hear\b))\b",
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[a-z0-9']+")
@@ -140,28 +144,57 @@ def reply(
     lore: Sequence[str] = (),
     known: Sequence[str] = (),
     secrets: Sequence[str] = (),
+    traits: Sequence[Trait] = (),
 ) -> str:
     """What ``me`` (its name) says to the question ``words``, in the first person (see the
     module docstring): from the ``lore`` entries the question activates by a key, else —
     asked about itself — its ``description``, then what it believes of what the question
     names (``known``: sentences, as its beliefs read); never a sentence that tells one of
-    ``secrets``; :data:`NO_ANSWER` when nothing is left."""
-    sources = [_clean(x) for x in lore if x.strip()]
-    itself = _introduced(_sentences(_clean(description)), me)
-    if not sources and _about_me(words, me):
+    ``secrets``; :data:`NO_ANSWER` when nothing is left. Card markup in the lore and the
+    description is read, not said: their prose as sentences, their lists (and its own
+    ``traits``) in the first person (:func:`~fabula.worlds.cardtext.trait_sentences`)."""
+    read = [read_card_text(x, me) for x in lore if x.strip()]
+    sources = [_clean(r.prose) for r in read if r.prose.strip()]
+    first = trait_sentences([t for r in read for t in r.traits])  # already its own words
+    about = read_card_text(description, me)
+    itself = _introduced(_sentences(_clean(about.prose)), me)
+    if not sources and not first:
+        first = _asked_traits(words, [*traits, *about.traits])
+    if not sources and not first and _about_me(words, me):
         sources.append(" ".join(itself))
-    said = [s for text in sources for s in _sentences(text) if not _tells(s, secrets)]
+        listed = [*traits, *about.traits]
+        first = trait_sentences(listed) if itself else traits_said(listed, me)
+    said = [s for text in sources for s in _sentences(text) if not tells(s, secrets)]
     pronoun = _pronoun([*itself, *said], me)
     mine = [_of_me(s, me, pronoun) for s in said]
-    beliefs = [first_person(s, me) for s in known if not _tells(s, secrets)]
+    mine += [s for s in first if not tells(s, secrets)]
+    beliefs = [first_person(s, me) for s in known if not tells(s, secrets)]
     if beliefs:
         mine.append(_capital("As far as I know, " + "; ".join(beliefs) + "."))
     return _fitted(mine) or NO_ANSWER
 
 
+_LOOKS = frozenset({"look", "appearance", "body"})
+
+
+def _asked_traits(words: str, traits: Sequence[Trait]) -> list[str]:
+    """The traits a question asks about, said in the first person: one whose category or
+    verb it names ("What do you like?": likes; "What do you wear?": clothes; "What do you
+    look like?": body)."""
+    want = _stems(words)
+    out = []
+    for trait, sentence in zip(traits, trait_sentences(traits), strict=True):
+        keys = _stems(trait.category) | _stems(sentence.split(" ")[1])
+        if sentence.startswith("I have ") and trait.category != "persona":
+            keys |= _LOOKS
+        if keys & want and not ("look" in want and "like" in keys and "look" not in keys):
+            out.append(sentence)
+    return out
+
+
 def _about_me(words: str, me: str) -> bool:
     """Whether the question is about the one it is put to ("your", "who are you", "can
-    you", its name; not "what do you know of the key")."""
+    you", "what do you do", its name; not "what do you know of the key")."""
     return bool(_SELF.search(words)) or re.search(rf"\b{re.escape(me)}\b", words) is not None
 
 
@@ -179,7 +212,7 @@ def _words(text: str) -> str:
     return " ".join(_WORD.findall(text.casefold()))
 
 
-def _tells(sentence: str, secrets: Sequence[str]) -> bool:
+def tells(sentence: str, secrets: Sequence[str]) -> bool:
     """Whether ``sentence`` says one of ``secrets`` or a part of one (words compared
     without case or punctuation)."""
     said = _words(sentence)
@@ -225,6 +258,7 @@ def _pronoun(sentences: Sequence[str], me: str) -> str | None:
 
 
 _OBJECT_WORDS = "the|a|an|my|his|her|their|its|them|him|it|away|back|out|up"
+_PREPOSITIONS = "on|in|at|of|for|with|from|to|by|into|onto|under|over|near|about|and|or"
 _AFTER_OBJECT = (  # words that follow "her" as an object, not as a possessive
     "when|and|or|to|with|in|on|at|as|that|if|but|so|back|away|up|out|for|from|by|again|too"
 )
@@ -273,7 +307,9 @@ def _agreed(text: str) -> str:
     text = re.sub(r"^(I )([a-z]+)\b", verb, text)
     text = re.sub(r"( and )(is|has|does)\b", lambda m: m.group(1) + _AGREE[m.group(2)], text)
     # a second verb of "I" ("I heal ... and drives the beasts back"): one an object follows
-    return re.sub(rf"( and )([a-z]+)\b(?= (?:{_OBJECT_WORDS})\b)", verb, text)
+    text = re.sub(rf"( and )([a-z]+)\b(?= (?:{_OBJECT_WORDS})\b)", verb, text)
+    # or a word that is no preposition ("and tells long stories"; "nets and ropes on")
+    return re.sub(rf"( and )([a-z]+s)\b(?= (?!(?:{_PREPOSITIONS})\b)[a-z])", verb, text)
 
 
 def _capital(text: str) -> str:
@@ -306,3 +342,221 @@ def first_person(text: str, me: str) -> str:
     text = re.sub(rf"(^|[.;!?:]\s+|\bthat\s+){name}\b", lambda m: m.group(1) + "I", text)
     text = re.sub(rf"\b{name}\b", "me", text)
     return re.sub(r"^my\b", "My", text)
+
+
+@dataclass(frozen=True)
+class ExampleReply:
+    """An example reply of the character's card, as it says it in the story: what it does
+    as it speaks (``gesture``: one sentence, in the past tense, the one it answers named;
+    "" for none) and its words."""
+
+    gesture: str
+    words: str
+
+
+def card_exchanges(texts: Sequence[str], me: str, asker: str) -> list[Exchange]:
+    """The example exchanges of ``texts`` (a card's examples, lore entries; a macro left
+    in them is ``me`` or ``asker``), read by
+    :func:`~fabula.worlds.cardtext.read_card_text`."""
+    resolved = (resolve_macros(text, me, asker) for text in texts)
+    return [x for text in resolved for x in read_card_text(text, me, users=(asker,)).exchanges]
+
+
+def addressed_to(words: str, name: str) -> str:
+    """An answer said to ``name``: its name before the answer's last mark ("I can heal,
+    User"; "Are you hungry, User?")."""
+    words = words.strip().rstrip(".,;:")
+    if words.endswith(("?", "!")):
+        return f"{words[:-1].rstrip()}, {name}{words[-1]}"
+    return f"{words}, {name}"
+
+
+def _stems(text: str) -> set[str]:
+    """The words of ``text`` that say what it is about, a plural as its singular."""
+    return {
+        w[:-1] if len(w) > 4 and w.endswith("s") and not w.endswith("ss") else w
+        for w in terms(text)
+    }
+
+
+def best_exchange(
+    words: str, lit: Sequence[Exchange], examples: Sequence[Exchange]
+) -> Exchange | None:
+    """The exchange whose prompt best matches the question ``words``: of the lore entries
+    the question activated (``lit``: any, the one sharing most words first) and the
+    card's examples (one sharing a word at least); the earlier on a tie; None for none."""
+    want = _stems(words)
+    asked = _words(words)
+    best: tuple[int, int, Exchange] | None = None
+    for i, (x, bonus) in enumerate([*((x, 1) for x in lit), *((x, 0) for x in examples)]):
+        shared = len(_stems(x.prompt) & want)
+        if _words(x.prompt) == asked:  # the very question ("Who are you?": no word of note)
+            shared += 100
+        if not x.prompt or (shared == 0 and bonus == 0):
+            continue
+        score = (shared + bonus, -i)
+        if best is None or score > (best[0], best[1]):
+            best = (score[0], score[1], x)
+    return best[2] if best is not None else None
+
+
+_IRREGULAR = {
+    "is": "was",
+    "are": "were",
+    "has": "had",
+    "does": "did",
+    "goes": "went",
+    "takes": "took",
+    "gives": "gave",
+    "makes": "made",
+    "says": "said",
+    "sits": "sat",
+    "stands": "stood",
+    "holds": "held",
+    "keeps": "kept",
+    "leaves": "left",
+    "feels": "felt",
+    "finds": "found",
+    "brings": "brought",
+    "thinks": "thought",
+    "sees": "saw",
+    "comes": "came",
+    "gets": "got",
+    "puts": "put",
+    "lets": "let",
+    "runs": "ran",
+    "speaks": "spoke",
+    "knows": "knew",
+    "tells": "told",
+    "hears": "heard",
+    "sets": "set",
+    "rises": "rose",
+    "shakes": "shook",
+    "draws": "drew",
+    "grows": "grew",
+    "throws": "threw",
+    "begins": "began",
+    "lies": "lay",
+    "meets": "met",
+    "sends": "sent",
+    "spends": "spent",
+    "wears": "wore",
+    "bends": "bent",
+    "kneels": "knelt",
+    "leads": "led",
+    "breaks": "broke",
+    "catches": "caught",
+    "teaches": "taught",
+    "seeks": "sought",
+    "writes": "wrote",
+    "hides": "hid",
+    "bites": "bit",
+    "shines": "shone",
+    "swings": "swung",
+    "hangs": "hung",
+    "spreads": "spread",
+    "cuts": "cut",
+    "shuts": "shut",
+    "becomes": "became",
+    "steps": "stepped",
+    "nods": "nodded",
+    "hums": "hummed",
+    "grins": "grinned",
+    "stops": "stopped",
+    "drops": "dropped",
+    "taps": "tapped",
+    "hugs": "hugged",
+    "pats": "patted",
+    "wraps": "wrapped",
+    "slips": "slipped",
+    "shrugs": "shrugged",
+}
+_SUBJECT = r"(?:\b(?:she|he|they|it|I)|{me})"
+
+
+def _past(verb: str) -> str:
+    """A verb of the present (third person) in the past: "smiles" → "smiled"."""
+    low = verb.casefold()
+    if low in _IRREGULAR:
+        return _IRREGULAR[low]
+    if low.endswith("ies") and len(low) > 4:
+        return low[:-3] + "ied"
+    if low.endswith("es") and re.search(r"(?:ch|sh|ss|x|z)es$", low):
+        return low[:-2] + "ed"
+    if low.endswith("ees") or (low.endswith("es") and low[-3:-2] not in "aeiou"):
+        return low[:-1] + "d"
+    if low.endswith("s") and not low.endswith("ss"):
+        return low[:-1] + "ed"
+    return verb
+
+
+def gesture_of(deed: str, me: str, asker: str) -> str:
+    """A card's ``*action*`` as one sentence of the story: the one it speaks to named for
+    "you", the character named where it opens with a pronoun or a bare verb, its verbs
+    after a subject in the past ("*smiles softly at you*" → "Seraphina smiled softly at
+    User.")."""
+    text = " ".join(deed.split()).strip(" .")
+    text = re.sub(r"\byourself\b", asker, text)
+    text = re.sub(r"\byour\b", f"{asker}'s", text)
+    text = re.sub(r"\b[Yy]ou\b", asker, text)
+    first = text.split(" ")[0]
+    if first in ("She", "He", "They", "I"):
+        text = f"{me} {text.split(' ', 1)[1]}" if " " in text else me
+    elif first[:1].islower():
+        text = f"{me} {text}"
+    subject = _SUBJECT.format(me="|".join(re.escape(n) for n in {me, me.split(" ")[0]}))
+    text = re.sub(
+        rf"({subject}\s+(?:[a-z]+ly\s+)?)([a-z]+s)\b",
+        lambda m: m.group(1) + _past(m.group(2)),
+        text,
+    )
+    pasts = "|".join({*_IRREGULAR.values()})
+    text = re.sub(
+        rf"(\b(?:[a-z]+ed|{pasts})\s+and\s+)([a-z]+s)\b",
+        lambda m: m.group(1) + _past(m.group(2)),
+        text,
+    )
+    return text[:1].upper() + text[1:] + "."
+
+
+def example_reply(exchange: Exchange, me: str, asker: str) -> ExampleReply:
+    """An example's reply as the character says it in the story (:class:`ExampleReply`):
+    its first action as a gesture, its words as whole sentences that fit in
+    :data:`ANSWER_CHARS` (none said: the action alone, "…" as words)."""
+    deeds, said = speech_of(exchange.reply)
+    gesture = gesture_of(deeds[0], me, asker) if deeds else ""
+    words = _fitted(_sentences(" ".join(_clean(w) for w in said)))
+    return ExampleReply(gesture, words)
+
+
+def traits_said(traits: Sequence[Trait], me: str) -> list[str]:
+    """A character's traits as it says them of itself, its name first ("I am Seraphina.
+    I am caring and gentle. I have pink hair.")."""
+    if not traits:
+        return []
+    return [f"I am {me}.", *trait_sentences(traits)]
+
+
+def card_answer(
+    words: str, me: str, asker: str, lore: Sequence[str], examples: Sequence[str]
+) -> str | None:
+    """What the character says to ``words`` from its card alone, as a passage would tell
+    it (its action, then its words in quotation marks): the example whose prompt matches
+    (:func:`best_exchange`, of the ``lore`` entries the question activated and its
+    ``examples``); None when no example matches."""
+    found = best_exchange(
+        words, card_exchanges(lore, me, asker), card_exchanges(examples, me, asker)
+    )
+    if found is None:
+        return None
+    said = example_reply(found, me, asker)
+    if not said.words:
+        return said.gesture or None
+    return " ".join(x for x in (said.gesture, f'"{said.words}"') if x)
+
+
+def lore_said(text: str, me: str) -> list[str]:
+    """A lore entry as sentences the character may say of it: its prose, its lists in the
+    first person; never its markup (an Ali:Chat exchange is said by :func:`card_answer`)."""
+    read = read_card_text(text, me)
+    return [*_sentences(_clean(read.prose)), *trait_sentences(read.traits)]

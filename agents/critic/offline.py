@@ -18,16 +18,25 @@ replayed over the world as it stands, in order:
   put inside itself;
 - **plan** — a focal character who does nothing, and a draft that repeats one of the last
   few turns word for word (warnings);
-- **unparsed** — a sentence kept as narration (a warning).
+- **unparsed** — a sentence kept as narration (a warning);
+- **markup** — what a card's text is written in, never a story's (errors): a macro left
+  unresolved (``{{user}}``, ``<BOT>``), a ``<START>``, an ``*action*``, a W++ or
+  bracketed list, and a line said by one that is another's (``"User: …" said Seraphina``,
+  a quotation holding an example's ``Name:`` turn).
 """
 
 from __future__ import annotations
 
+import re
+
+from fabula.agents.character.replies import said_line
 from fabula.agents.contracts import Finding, TurnPlan
 from fabula.agents.views import AuthorView
 from fabula.memory.delta import TurnDelta
 from fabula.memory.index.general import the_place
 from fabula.memory.records import Belief, Event, State
+from fabula.memory.text import split_sentences
+from fabula.worlds.cardtext import has_markup
 
 _ASSERTIONS = {"state", "perceive", "locate"}
 _SPEECH = {"tell", "claim", "say", "inform"}
@@ -49,6 +58,7 @@ class OfflineCritic:
         minds: dict[str, dict[str, Belief]] = {c: dict(v.beliefs) for c, v in view.beliefs.items()}
         new_entities = {e.id for e in delta.entities}
         findings.extend(self._referents(view, delta))
+        findings.extend(_markup(view, delta.text))
         acted: set[str] = set()
         for event in delta.events:
             states = states_by_event.get(event.id, [])
@@ -352,3 +362,41 @@ def _apply(
     for belief in beliefs:
         if len(belief.holder) == 1:
             minds.setdefault(belief.holder[0], {})[belief.slot] = belief
+
+
+_QUOTE = re.compile(r"[\"“]([^\"“”]*)[\"”]")
+
+
+def _markup(view: AuthorView, text: str) -> list[Finding]:
+    """Card markup in a passage, and a line said by one that is another's (see the module
+    docstring): one error a sentence."""
+    names = {view.name(c) for c in view.characters()}
+    out = []
+    for start, end in split_sentences(text):
+        sentence = text[start:end]
+        found = has_markup(sentence)
+        if found is not None:
+            out.append(
+                Finding(
+                    kind="markup",
+                    quote=sentence,
+                    message=f"card markup in the passage: {found!r}",
+                )
+            )
+            continue
+        said = said_line(sentence)
+        for words in _QUOTE.findall(sentence):
+            turn = re.search(r"(?:^|[\s'‘])([A-Z][\w' -]{0,40}?):\s", words)
+            if turn is None or turn[1] not in names:
+                continue
+            if said is None or turn[1] != said.speaker:
+                who = said.speaker if said is not None else "the passage"
+                out.append(
+                    Finding(
+                        kind="markup",
+                        quote=sentence,
+                        message=f"a line of {turn[1]}'s said by {who}",
+                    )
+                )
+                break
+    return out

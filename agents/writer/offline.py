@@ -12,10 +12,11 @@ out of the passage, and a turn in which nobody does anything is not written
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from fabula.agents.character.replies import said_to
-from fabula.agents.contracts import Action, Draft, WriteRequest
+from fabula.agents.contracts import Action, Draft, Proposal, WriteRequest
 from fabula.agents.memory_builder.prose import read_prose
 from fabula.agents.views import AuthorView
 from fabula.errors import StoryAtRest
@@ -80,8 +81,27 @@ def realise(view: AuthorView, character: str, action: Action) -> str:
             clause = f"the {action.attribute} of {_the(view, action.about)} is {action.claim}"
         return f"{a} told {view.name(action.listener)} that {clause}."
     if k == "say" and action.line:
-        return f'"{action.line.rstrip(".")}," said {a}.'
+        return " ".join(x for x in (action.gesture, said_sentence(action.line, a)) if x)
     return ""
+
+
+_ASKS = re.compile(
+    r"^(?:What|Where|Who|Whom|Whose|Why|How|When|Which|Do|Does|Did|Are|Is|Was|Were|Can|"
+    r"Could|Will|Would|Shall|Should|Have|Has|May)\b"
+)
+
+
+def said_sentence(line: str, speaker: str) -> str:
+    """A line said, as the story writes it: a question or an exclamation keeps its mark
+    (``"Who are you?" said Ann.``) — one written without its mark but asking ("What are
+    you hiding, Mara") gets it —, anything else ends in a comma inside the quotation
+    (``"I am Ann," said Ann.``)."""
+    words = line.strip().rstrip(".,;:")
+    if _ASKS.match(words) and not words.endswith(("?", "!")):
+        words += "?"  # a question written without its mark ("What are you hiding, Mara")
+    if words.endswith(("?", "!")):
+        return f'"{words}" said {speaker}.'
+    return f'"{words}," said {speaker}.'
 
 
 # a quotation with words outside it, after or before: '"Hi," Ann said', 'Ann said, "Hi."'
@@ -119,10 +139,22 @@ def played_part(view: AuthorView, character: str, words: str) -> PlayedPart:
         if read or named or attributed:
             mine = [a for a in actions if a.actors and slug(a.actor) == character]
             return PlayedPart(sentence, moves=any(a.kind in _MOVES for a in mine))
-    line = text.strip('"“”').strip()
-    if line[-1:] in ("?", "!"):
-        return PlayedPart(f'"{line}" said {view.name(character)}.')
-    return PlayedPart(f'"{line.rstrip(".")}," said {view.name(character)}.')
+    return PlayedPart(said_sentence(text.strip('"“”'), view.name(character)))
+
+
+_ANSWERS = ("answer", "answer a request", "keep a secret")
+
+
+def _answers_first(focal: Sequence[str], proposals: Mapping[str, Proposal]) -> list[str]:
+    """The focal characters in the order the passage writes them: one answering what was
+    put to it in an earlier turn first (the answer follows its question, before anything
+    new is said), then the others in the plan's order."""
+    answering = [
+        c
+        for c in focal
+        if (p := proposals.get(c)) is not None and not p.words and p.intent in _ANSWERS
+    ]
+    return [*answering, *(c for c in focal if c not in answering)]
 
 
 class OfflineWriter:
@@ -158,7 +190,7 @@ class OfflineWriter:
         stays = {
             to for part in parts.values() for to in said_to(view, view.characters(), part.sentence)
         }
-        for character in request.plan.focal:
+        for character in _answers_first(request.plan.focal, by_character):
             proposal = by_character.get(character)
             if proposal is None:
                 continue

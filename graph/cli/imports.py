@@ -41,6 +41,7 @@ def summary(imported: Imported) -> dict[str, Any]:
         "assets": sorted(imported.assets),
         "motives": pack.goal_warnings,
         "findings": list(imported.findings),
+        "idle": pack.idle_warning,
     }
 
 
@@ -90,6 +91,8 @@ def import_cmd(
         out.print(line)
     for line in result["findings"]:  # an entry imported disabled, and why
         out.print(line, markup=False, highlight=False, soft_wrap=True)  # one line each
+    if result["idle"]:
+        out.print(result["idle"], markup=False)
     entries = sum(b["entries"] for b in result["books"])
     made = [
         f"pack {result['pack']}" if "pack" in result else "",

@@ -84,7 +84,7 @@ def run(
                 if ran.rest is not None:
                     progress.stop()
                     out.print(
-                        f"{story}: {done} turn(s) written, now at turn {ran.head}; at rest: "
+                        f"{story}: {_turns(done)} written, now at turn {ran.head}; at rest: "
                         f"{ran.rest}"
                     )
                     return
@@ -103,7 +103,7 @@ def run(
                     progress.stop()
                     print_parts(await fab.waiting_parts(store))
                     out.print(
-                        f"{story}: {done} turn(s) written; turn {await reader.head() + 1} waits "
+                        f"{story}: {_turns(done)} written; turn {await reader.head() + 1} waits "
                         f"for a played character's part: `fabula run {story} --as \"NAME: "
                         f'words"` gives it, `fabula write {story}` asks for it',
                         markup=False,
@@ -111,7 +111,7 @@ def run(
                     return
                 done += 1
                 progress.advance(task)
-        out.print(f"{story}: {done} turn(s) written, now at turn {await reader.head()}")
+        out.print(f"{story}: {_turns(done)} written, now at turn {await reader.head()}")
 
     run_with_app(go)
 
@@ -122,12 +122,17 @@ def _abandoned(story: str, done: int, head: int, parts: Mapping[str, object]) ->
     conflict. It used to be counted as written (exit 0), the part given for it dropped
     without a word."""
     dropped = f"; the part given for {', '.join(sorted(parts))} was not used" if parts else ""
-    out.print(f"{story}: {done} turn(s) written, now at turn {head}")
+    out.print(f"{story}: {_turns(done)} written, now at turn {head}")
     return fail(
         f"turn {head + 1} of {story} was given up: every draft of it was rejected (the critic "
         f"found errors in each); nothing of it was written{dropped}",
         Conflict.exit_code,
     )
+
+
+def _turns(n: int) -> str:
+    """``n`` turns, the noun agreeing ("1 turn", "0 turns")."""
+    return f"{n} turn" if n == 1 else f"{n} turns"
 
 
 def prose_printer() -> Listener | None:

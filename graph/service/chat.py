@@ -30,7 +30,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from fabula.agents.character.replies import first_person
+from fabula.agents.character.replies import (
+    NO_ANSWER,
+    card_answer,
+    first_person,
+    lore_said,
+    reply,
+)
 from fabula.agents.contracts import CharacterBrief, ChatRequest
 from fabula.agents.roles import ChatVoiceRole
 from fabula.agents.views import author_view
@@ -47,7 +53,7 @@ from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter
 from fabula.settings import LORE_BUDGET
 from fabula.worlds.recall import Lit
-from fabula.worlds.voice import VOICE_SHARE
+from fabula.worlds.voice import VOICE_SHARE, parse_traits, parse_voice
 
 CHAT_BUDGET = 400
 """Tokens of the character's own recall behind one answer: its beliefs about what the
@@ -97,7 +103,17 @@ async def chat(
     else:
         plain, rests = None, recalled
         answered_by = "recall"
-    said = plain if plain is not None else _from_recall(recalled, me.name)
+    said = plain
+    if said is None:  # its card's own example first, as the offline character answers
+        doc = await mind.voice()
+        examples = [e.text for e in parse_voice(doc)]
+        lit = [x.text for x in lore if x.activated.fired != "constant"]
+        said = card_answer(question, me.name, "you", lit, examples)
+    if said is None:  # asked of itself ("Who are you?"): its traits and description
+        mine = reply(question, me.name, description=me.description, traits=parse_traits(doc))
+        said = mine if mine != NO_ANSWER else None
+    if said is None:
+        said = _from_recall(recalled, me.name)
     if voice is not None:
         request = await _voiced(store, me, mind, question, found, plain, lore, counter, as_of)
         said = await voice.answer(request) or said
@@ -269,7 +285,7 @@ def _from_recall(recalled: list[ChatRecord], me: str) -> str:
     beliefs = [first_person(_HOW.sub("", r.text), me) for r in recalled if r.kind == "belief"]
     episodes = [first_person(_sentence(r.text), me) for r in recalled if r.kind == "episode"]
     beliefs, episodes = beliefs[:_SHOWN], episodes[-_SHOWN:]
-    lore = [_sentence(r.text) for r in recalled if r.kind == "lore"][:_SHOWN]
+    lore = [x for r in recalled if r.kind == "lore" for x in lore_said(r.text, me)][:_SHOWN]
     parts = []
     if beliefs:
         parts.append("As far as I know, " + "; ".join(beliefs) + ".")

@@ -266,9 +266,9 @@ class TestCommandLine:
         assert "waits for a played character's part" in stopped.stdout
         ran = fabula_editing(redis_url, "run", "tale", "--auto", "--as", f"Leo: {PART}")
         assert ran.returncode == 0, ran.stderr
-        assert "1 turn(s) written" in ran.stdout
+        assert "1 turn written" in ran.stdout
         alone = fabula_editing(redis_url, "run", "tale", "--auto")  # nobody plays: the engine
-        assert "1 turn(s) written, now at turn 5" in alone.stdout, alone.stderr
+        assert "1 turn written, now at turn 5" in alone.stdout, alone.stderr
         listed = fabula_editing(redis_url, "play", "tale", "--none", "--json")
         assert json.loads(listed.stdout)["played"] == []
 

@@ -200,13 +200,13 @@ class TestImportedWorldsMove:
         made = run_fabula(redis_url, "import", str(card), "--id", "mira", "--json")
         assert json.loads(made.stdout)["places"] == ["cottage", "Thornwood", "old chapel"]
         ran = run_fabula(redis_url, "run", "mira", "--turns", "3", "--auto")
-        assert "3 turn(s) written" in ran.stdout and "at rest" not in ran.stdout, ran.stdout
+        assert "3 turns written" in ran.stdout and "at rest" not in ran.stdout, ran.stdout
         story = run_fabula(redis_url, "show", "mira", "story").stdout
         assert "sets a cup of tea" in story and "Mira went to Thornwood." in story
         steered = run_fabula(
             redis_url, "run", "mira", "--auto", "--direction", "Mira goes to the old chapel"
         )
-        assert "1 turn(s) written" in steered.stdout, steered.stdout
+        assert "1 turn written" in steered.stdout, steered.stdout
         beliefs = run_fabula(redis_url, "show", "mira", "world").stdout
         assert "old_chapel" in beliefs
 
@@ -225,7 +225,7 @@ class TestImportedWorldsMove:
         ]
         run_fabula(redis_url, "import", str(preset), "--id", "lab")
         ran = run_fabula(redis_url, "run", "lab", "--turns", "3", "--auto")
-        assert "3 turn(s) written" in ran.stdout and "at rest" not in ran.stdout, ran.stdout
+        assert "3 turns written" in ran.stdout and "at rest" not in ran.stdout, ran.stdout
         assert (
             "Lacia·Eldridge went to the Laboratory."
             in run_fabula(redis_url, "show", "lab", "story").stdout
@@ -260,4 +260,4 @@ class TestImportedWorldsMove:
         assert made.stdout.count("'bring peace to the world' is not a goal") == 1, made.stdout
         assert "find out what Trek" not in made.stdout
         ran = run_fabula(redis_url, "run", "lab", "--turns", "2", "--auto")
-        assert "2 turn(s) written" in ran.stdout, ran.stdout
+        assert "2 turns written" in ran.stdout, ran.stdout

@@ -259,6 +259,7 @@ class _Cast:
                 voice=card.voice,
                 aliases=card.aliases,
                 examples=card.examples,
+                traits=card.traits,
                 image=image,
                 secrets=card.secrets,
                 goals=card.goals,

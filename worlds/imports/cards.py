@@ -5,8 +5,11 @@ card field                where it lands
 ========================  =============================================================
 name                      ``characters[].name`` (an ASCII form if it has none; the card's
                           own name then in ``aliases``)
-description               ``characters[].description``
-personality               ``characters[].voice``
+description               ``characters[].description`` (its prose), ``.traits`` (its W++,
+                          PList and labelled lists), ``.examples`` (its Ali:Chat examples):
+                          read by :func:`fabula.worlds.cardtext.read_card_text`; its
+                          instructions to a model are left to the kept card
+personality               ``characters[].voice`` (a W++ or PList personality: traits)
 scenario                  the pack's ``premise`` (the scenarios of the cast, joined)
 first_mes                 ``opening.greetings`` (this character's first)
 alternate_greetings       ``opening.greetings`` (after the first)
@@ -20,7 +23,7 @@ everything else           ``lore.cards[]``: ``data`` (creator_notes, system_prom
                           ``top`` (unknown fields beside ``spec``/``data``), verbatim
 ========================  =============================================================
 
-Macros are resolved in the mapped texts: ``{{char}}``/``<BOT>``/``<char>`` to the card's
+Macros are resolved in the mapped texts: ``{{char}}``/``<BOT>``/``<char>``/``<CHR>`` to the card's
 ``nickname`` or else its name, ``{{user}}``/``<USER>`` to the user's name (any case). A card
 whose texts speak of ``{{user}}`` brings the user into the cast, as a character a person
 plays (:func:`fabula.worlds.imports.assemble.import_paths`).
@@ -35,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fabula.memory.records import slug
+from fabula.worlds.cardtext import CardText, read_card_text
 from fabula.worlds.imports.fields import BadSource, obj, strings, text
 from fabula.worlds.imports.limits import ImportLimits
 from fabula.worlds.imports.lorebooks import read_card_book
@@ -59,7 +63,7 @@ TEXTS = (  # the mapped texts a card gets back on export as they came (macros un
 MAPPED = {"name", *TEXTS, "character_book"}  # read into the pack; the others kept as they came
 _V1_FIELDS = ("description", "personality", "scenario", "first_mes", "mes_example")
 _START = re.compile(r"<START>", re.IGNORECASE)
-_CHAR = re.compile(r"\{\{char\}\}|<bot>|<char>", re.IGNORECASE)
+_CHAR = re.compile(r"\{\{char\}\}|<bot>|<char>|<chr>", re.IGNORECASE)
 _USER = re.compile(r"\{\{user\}\}|<user>", re.IGNORECASE)
 
 
@@ -82,6 +86,7 @@ class CardRead:
     goals: tuple[str, ...] = ()  # ... its character's goals
     world: dict[str, Any] | None = None  # ... its world's title, style, outline, rules
     names_user: bool = False  # its texts speak of {{user}}: the person who plays (see assemble)
+    traits: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def detect_card(doc: Any) -> str | None:
@@ -110,6 +115,50 @@ def resolve_macros(value: str, char: str, user: str) -> str:
 def split_examples(mes_example: str) -> tuple[str, ...]:
     """A card's example dialogues: ``mes_example`` split at each ``<START>``, trimmed."""
     return tuple(p.strip() for p in _START.split(mes_example) if p.strip())
+
+
+@dataclass(frozen=True)
+class CardFields:
+    """A card's description, personality and examples as the pack holds them (see the
+    module docstring)."""
+
+    description: str
+    voice: str
+    traits: dict[str, tuple[str, ...]]
+    examples: tuple[str, ...]
+
+
+def card_fields(
+    description: str,
+    personality: str,
+    mes_example: str,
+    name: str,
+    aliases: tuple[str, ...],
+    user: str,
+) -> CardFields:
+    """A card's texts (macros resolved) read for the pack: the description's prose, the
+    personality as a voice (a W++ or PList one as traits), the traits of both, the
+    description's example dialogues then ``mes_example``'s."""
+    others = tuple(a for a in aliases if a != name)
+    about = read_card_text(description, name, aliases=others, users=(user,))
+    said = read_card_text(personality, name, aliases=others, users=(user,))
+    return CardFields(
+        description=about.prose,
+        voice=said.prose if said.traits else personality.strip(),
+        traits=card_traits(about, said),
+        examples=(*about.examples, *split_examples(mes_example)),
+    )
+
+
+def card_traits(*texts: CardText) -> dict[str, tuple[str, ...]]:
+    """The traits of a card's texts, by category (one category listed twice: its values
+    together, each once)."""
+    out: dict[str, tuple[str, ...]] = {}
+    for read in texts:
+        for trait in read.traits:
+            had = out.get(trait.category, ())
+            out[trait.category] = had + tuple(v for v in trait.values if v not in had)
+    return out
 
 
 def ascii_name(name: str, fallback: str) -> str:
@@ -302,14 +351,23 @@ def read_card(doc: dict[str, Any], fallback: str, user: str, limits: ImportLimit
         book_texts=_book_texts(data, char, user),
     )
     texts = json.dumps({k: data.get(k) for k in MAPPED}, ensure_ascii=False)
+    fields = card_fields(
+        mapped("description"),
+        mapped("personality"),
+        mapped("mes_example"),
+        name,
+        (*aliases, char),
+        user,
+    )
     return CardRead(
         names_user=_USER.search(texts) is not None,
         name=name,
         aliases=aliases,
-        description=mapped("description"),
-        voice=mapped("personality"),
+        description=fields.description,
+        voice=fields.voice,
+        traits=fields.traits,
         scenario=mapped("scenario"),
-        examples=split_examples(mapped("mes_example")),
+        examples=fields.examples,
         greetings=tuple(greetings),
         book=book,
         kept=kept,

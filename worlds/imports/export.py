@@ -26,7 +26,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fabula.memory.records import slug
-from fabula.worlds.imports.cards import resolve_macros, split_examples
+from fabula.worlds.cardtext import PERSONA
+from fabula.worlds.imports.cards import card_fields, resolve_macros
 from fabula.worlds.imports.lorebooks import LOGIC_CODES
 from fabula.worlds.imports.png import with_text_chunks
 from fabula.worlds.lore import (
@@ -222,7 +223,7 @@ def character_card(
     }
     data.update(
         name=card_name,
-        description=spec.description,
+        description=described(spec.description, spec.name, spec.traits),
         personality=spec.voice,
         scenario=pack.premise,
         first_mes=plain[0] if plain else "",
@@ -253,6 +254,16 @@ def character_card(
     return {"spec": "chara_card_v3", "spec_version": "3.0", "data": data}
 
 
+def described(description: str, name: str, traits: Mapping[str, tuple[str, ...]]) -> str:
+    """A card's description from a character's: its prose, then its traits as a PList
+    (``[Mara's clothes: apron, blue scarf]``), which an import reads back as traits."""
+    lists = "; ".join(
+        f"{name}: {', '.join(v)}" if k == PERSONA else f"{name}'s {k}: {', '.join(v)}"
+        for k, v in traits.items()
+    )
+    return "\n".join(t for t in (description, f"[{lists}]" if lists else "") if t)
+
+
 def _as_they_came(kept: KeptCard, exported: Mapping[str, Any]) -> dict[str, Any]:
     """The card's own texts (``{{user}}``, ``{{char}}``, empty fields) where the pack still
     holds what the import read them as: a card exported again is the card it was, but for
@@ -266,17 +277,25 @@ def _as_they_came(kept: KeptCard, exported: Mapping[str, Any]) -> dict[str, Any]
 
     texts = kept.texts
     out: dict[str, Any] = {}
-    for key in ("description", "personality", "mes_example"):
-        original = texts.get(key, "")
-        if not isinstance(original, str):
-            continue
-        now = exported[key]
-        if key == "mes_example":
-            made = "\n".join(f"<START>\n{e}" for e in split_examples(read(original)))
-        else:
-            made = read(original)
-        if now == made:
-            out[key] = original
+    originals = [texts.get(k, "") for k in ("description", "personality", "mes_example")]
+    if all(isinstance(t, str) for t in originals):
+        description, personality, mes_example = (read(str(t)) for t in originals)
+        fields = card_fields(
+            description,
+            personality,
+            mes_example,
+            kept.character,
+            (macros["char"],),
+            macros["user"],
+        )
+        made = {
+            "description": described(fields.description, kept.character, fields.traits),
+            "personality": fields.voice,
+            "mes_example": "\n".join(f"<START>\n{e}" for e in fields.examples),
+        }
+        for key, original in zip(made, originals, strict=True):
+            if exported[key] == made[key]:
+                out[key] = original
     scenario = texts.get("scenario", "")
     if isinstance(scenario, str):
         premise = str(exported["scenario"])

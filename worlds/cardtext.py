@@ -1,0 +1,378 @@
+"""What a card's texts say, read from the shapes community cards are written in.
+
+A card's description, its example dialogues and its lore entries are rarely prose. They
+are written for a model to read, in a few shapes the community shares:
+
+==================  ======================================================================
+shape               looks like
+==================  ======================================================================
+W++                 ``[character("Flux") { Species("cat") Personality("smart" + "cool") }]``
+W++ (lines)         ``[Seraphina's Personality= "caring", "protective"]``
+PList               ``[Mara: baker, cheerful; Mara's clothes: apron, blue scarf]``
+Ali:Chat            ``User: "What are your powers?"`` then ``Seraphina: *She smiles.* "…"``,
+                    examples apart by ``<START>`` (in ``mes_example``, in the description,
+                    in a lore entry)
+labelled lines      ``Likes: fish, sunlight`` (a short label, then a list)
+instructions        ``You are Vey, a smuggler.`` / ``Never speak for User.`` (to a model)
+==================  ======================================================================
+
+:func:`read_card_text` reads a text (its macros already resolved: ``{{char}}`` is the
+character's name, ``{{user}}`` the user's) into :class:`CardText`: traits (a category and
+its values), exchanges (what was said to the character, and its reply as the card's author
+wrote it, ``*actions*`` kept), prose (the plain sentences about it: "You are Vey, a
+smuggler" becomes "Vey is a smuggler") and the instructions to a model, set apart. Nothing
+of the markup reaches the prose.
+
+:func:`trait_sentences` says traits in the first person ("I am caring and protective.",
+"I wear a black sundress."); :func:`speech_of` splits a reply into what the character
+does and what it says.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Trait:
+    """A category of a character and its values, as its card lists them ("personality":
+    "caring", "protective"); ``persona`` for a PList's bare list (``[Mara: baker, shy]``)."""
+
+    category: str
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One example exchange: what someone (``asker``, as written) said to the character,
+    and the character's ``reply`` as the card's author wrote it (``*actions*`` and quoted
+    speech kept). ``prompt`` is "" where the character speaks first."""
+
+    prompt: str
+    reply: str
+    asker: str = ""
+
+
+@dataclass(frozen=True)
+class CardText:
+    """A card's text, read (see the module docstring)."""
+
+    traits: tuple[Trait, ...] = ()
+    exchanges: tuple[Exchange, ...] = ()
+    prose: str = ""
+    instructions: tuple[str, ...] = ()
+    examples: tuple[str, ...] = field(default=())
+    """The example blocks as written (``Name: …`` turns), one per ``<START>`` section:
+    what a card's voice keeps of them."""
+
+
+PERSONA = "persona"
+"""The category of a PList's bare list (``[Mara: baker, shy]``)."""
+
+_START = re.compile(r"<START>", re.IGNORECASE)
+_WPP = re.compile(r"\[?\s*character\s*\(\s*\"?([^\")]*)\"?\s*\)\s*\{(.*?)\}\s*\]?", re.S | re.I)
+_WPP_FIELD = re.compile(r"([A-Za-z][\w' -]*?)\s*\(([^()]*)\)")
+_BRACKET = re.compile(r"\[([^\[\]]*)\]")
+_TURN = re.compile(r"^\s*([^\s:*\"“][^:*\"“\n]{0,40}?):\s*(.*)$")
+_LABEL = re.compile(r"^\s*([A-Za-z][\w' -]{0,40}?)\s*[=:]\s*(.+)$")
+_USERS = frozenset({"user", "you", "anon", "human", "{{user}}", "<user>"})
+_MODEL_WORDS = re.compile(
+    r"\b(?:roleplay|role-play|role play|the AI|the assistant|the model|OOC|narrator|"
+    r"responses?|replies|messages?|paragraphs?|third person|first person|second person|"
+    r"in character|the chat|the story|the user|AI)\b",
+    re.IGNORECASE,
+)
+_ORDERS = re.compile(
+    r"^(?:never|always|do not|don't|avoid|write|stay|keep|use|describe|respond|reply|"
+    r"remember|only|must|act|play|continue|narrate|speak|make|ensure|refrain|be|"
+    r"include|portray|focus|note)\b",
+    re.IGNORECASE,
+)
+_MODAL = re.compile(
+    r"\b(?:will|must|should|shall|can|cannot|can't)\s+(?:not\s+|never\s+|always\s+)?"
+    r"(?:speak|act|write|describe|narrate|respond|reply|talk|control|decide|impersonate)\b",
+    re.IGNORECASE,
+)
+
+
+def _values(raw: str) -> tuple[str, ...]:
+    """The values of a list (``"a", "b"``, ``"a" + "b"``, ``a, b``), quotes dropped."""
+    parts = re.split(r"\s*(?:\+|,|/)\s*", raw)
+    out = (p.strip().strip("\"'“”").strip() for p in parts)
+    return tuple(v for v in out if v)
+
+
+def _category(label: str, names: Sequence[str]) -> str:
+    """The category a label names: ``Seraphina's Personality`` → personality, the
+    character's own name → :data:`PERSONA`."""
+    label = " ".join(label.split()).strip()
+    for name in names:
+        for own in (f"{name}'s ", f"{name}’s "):
+            if label.casefold().startswith(own.casefold()):
+                return label[len(own) :].strip().casefold()
+        if label.casefold() in (name.casefold(), name.split(" ")[0].casefold()):
+            return PERSONA
+    return label.casefold()
+
+
+def traits_of(body: str, names: Sequence[str]) -> list[Trait]:
+    """The traits a bracket's body lists: its parts (apart by ``;`` or new lines), each
+    ``label= values`` or ``label: values``; a part that is no list is none."""
+    out = []
+    for part in re.split(r"[;\n]", body):
+        m = _LABEL.match(part)
+        if m is None:
+            continue
+        values = _values(m[2])
+        if values:
+            out.append(Trait(_category(m[1], names), values))
+    return out
+
+
+def _wpp(text: str, names: Sequence[str]) -> tuple[list[Trait], str]:
+    """The W++ blocks of ``text`` as traits, and the text without them."""
+    traits: list[Trait] = []
+
+    def take(m: re.Match[str]) -> str:
+        for f in _WPP_FIELD.finditer(m[2]):
+            values = _values(f[2])
+            if values:
+                traits.append(Trait(_category(f[1], names), values))
+        return "\n"
+
+    return traits, _WPP.sub(take, text)
+
+
+def _brackets(text: str, names: Sequence[str]) -> tuple[list[Trait], list[str], str]:
+    """The bracketed lists of ``text`` as traits (a bracket that lists nothing is an
+    instruction: ``[Write in third person.]``), and the text without them."""
+    traits: list[Trait] = []
+    notes: list[str] = []
+
+    def take(m: re.Match[str]) -> str:
+        found = traits_of(m[1], names)
+        if found:
+            traits.extend(found)
+        elif m[1].strip():
+            notes.append(" ".join(m[1].split()))
+        return "\n"
+
+    return traits, notes, _BRACKET.sub(take, text)
+
+
+def _speaker(label: str, me: Sequence[str]) -> str | None:
+    """Who a turn's label names: "me" for the character, the label for someone else, None
+    when the label is no speaker (a label of more than four words, a list's label)."""
+    said = label.strip().casefold()
+    if any(said == n.casefold() or said == n.split(" ")[0].casefold() for n in me if n):
+        return "me"
+    if said in _USERS or (len(said.split()) <= 3 and said[:1].isalpha()):
+        return label.strip()
+    return None
+
+
+def _dialogue(block: str, me: Sequence[str], users: Sequence[str]) -> list[tuple[str, str]] | None:
+    """The turns of an example block ((speaker, words); "me" for the character), or None
+    when it is no dialogue (no turn of the character's, or none of anyone else's)."""
+    turns: list[tuple[str, str]] = []
+    others = {u.casefold() for u in users} | _USERS
+    for line in block.splitlines():
+        m = _TURN.match(line)
+        who = _speaker(m[1], me) if m is not None else None
+        if m is not None and who is not None and (who == "me" or who.casefold() in others):
+            turns.append((who, m[2].strip()))
+        elif m is not None and who is not None and turns:
+            turns.append((who, m[2].strip()))  # a third speaker, once a dialogue is under way
+        elif turns and line.strip():
+            speaker, words = turns[-1]
+            turns[-1] = (speaker, f"{words}\n{line.strip()}")
+        elif line.strip():
+            return None  # prose before any turn: not a dialogue
+    if not any(w == "me" for w, _ in turns):
+        return None
+    return turns
+
+
+def _exchanges(turns: list[tuple[str, str]]) -> list[Exchange]:
+    out = []
+    prompt: list[str] = []
+    asker = ""
+    for who, words in turns:
+        if who == "me":
+            out.append(Exchange(" ".join(prompt), words, asker))
+            prompt, asker = [], ""
+        else:
+            prompt.append(words)
+            asker = asker or who
+    return out
+
+
+def _blocks(text: str) -> list[str]:
+    """``text`` in its parts: apart at ``<START>``, and a part's dialogue apart from the
+    prose before it (a description that ends in an Ali:Chat example)."""
+    out: list[str] = []
+    for part in _START.split(text):
+        out.extend(b for b in re.split(r"\n\s*\n", part) if b.strip())
+    return out
+
+
+def _sentences(text: str) -> list[str]:
+    flat = " ".join(text.replace("*", "").split())
+    return [s.strip() for s in re.split(r"(?<=[.!?])\s+(?=[A-Z\"“])", flat) if s.strip()]
+
+
+def _yours(sentence: str, me: str) -> str:
+    """A sentence said to the character, of it: "your crew" is its crew."""
+    return re.sub(r"\b[Yy]our\b", f"{me}'s", sentence)
+
+
+def _prose(sentence: str, me: str) -> str | None:
+    """A sentence as prose about the character (second person to it made third: "You are
+    Vey, a smuggler." → "Vey is a smuggler."), or None for an instruction to a model."""
+    m = re.match(rf"^You are (?:{re.escape(me)}\b,?\s*)?(.+)$", sentence)
+    if m is not None and not _MODEL_WORDS.search(sentence):
+        return _yours(f"{me} is {m[1]}", me)
+    m = re.match(r"^Your (.+)$", sentence)
+    if m is not None and not _MODEL_WORDS.search(sentence):
+        return _yours(f"{me}'s {m[1]}", me)
+    if re.match(r"^You\b", sentence) or _ORDERS.match(sentence):
+        return None
+    if _MODAL.search(sentence) or _MODEL_WORDS.search(sentence):
+        return None
+    return sentence
+
+
+def _is_list(label: str, values: str) -> bool:
+    """Whether a labelled line outside brackets is a list ("Likes: fish, sunlight"), not
+    a sentence after a label ("Sera's powers: a bond with birds, who warn her. Her …")."""
+    if len(label.split()) > 3 or "," not in values or re.search(r"[.!?](?:\s|$)", values):
+        return False
+    return all(len(v.split()) <= 4 for v in _values(values))
+
+
+def read_card_text(
+    text: str, me: str, *, aliases: Sequence[str] = (), users: Sequence[str] = ()
+) -> CardText:
+    """Read one card text (macros resolved) written of ``me`` (its name; ``aliases``
+    are its other names, ``users`` the names the user goes by). See the module docstring."""
+    names = [me, *aliases]
+    traits, rest = _wpp(text, names)
+    more, notes, rest = _brackets(rest, names)
+    traits += more
+    exchanges: list[Exchange] = []
+    examples: list[str] = []
+    prose: list[str] = []
+    for block in _blocks(rest):
+        turns = _dialogue(block, names, users)
+        if turns is not None:
+            exchanges += _exchanges(turns)
+            examples.append(block.strip())
+            continue
+        for line in block.splitlines():
+            listed = _LABEL.match(line)
+            if listed is not None and _is_list(listed[1], listed[2]):
+                traits.append(Trait(_category(listed[1], names), _values(listed[2])))
+                continue
+            for sentence in _sentences(line):
+                said = _prose(sentence, me)
+                if said is None:
+                    notes.append(sentence)
+                else:
+                    prose.append(said)
+    return CardText(
+        traits=tuple(traits),
+        exchanges=tuple(exchanges),
+        prose=" ".join(prose),
+        instructions=tuple(notes),
+        examples=tuple(examples),
+    )
+
+
+_WEAR = ("clothes", "clothing", "outfit", "wears", "attire", "wearing", "dress")
+_HAVE = ("body", "appearance", "looks", "features", "physical", "face", "hair", "eyes")
+_A = ("species", "race", "occupation", "job", "profession", "role", "class")
+_BE = ("persona", "personality", "mind", "traits", "nature", "character", "attitude")
+_LIKE = {"likes": "like", "loves": "love", "dislikes": "dislike", "hates": "hate"}
+_FEARS = {"fears": "fear", "goal": "want", "goals": "want", "wants": "want", "desires": "want"}
+
+
+def _joined(values: Sequence[str]) -> str:
+    return values[0] if len(values) == 1 else ", ".join(values[:-1]) + " and " + values[-1]
+
+
+_META = frozenset({"genre", "tags", "tag", "setting", "scenario", "world", "style", "format"})
+"""Categories that say what kind of story a card is for, not what its character is."""
+_OWNED = ("a ", "an ", "the ", "my ", "his ", "her ", "their ", "its ", "some ")
+
+
+def _a(thing: str) -> str:
+    """One thing worn, with its article ("a black sundress"); a plural ("boots") or one
+    with its own article as written."""
+    plural = thing.endswith("s") and not thing.endswith("ss")
+    if thing.casefold().startswith(_OWNED) or plural or not thing[:1].islower():
+        return thing
+    return ("an " if thing[0] in "aeiou" else "a ") + thing
+
+
+def trait_sentences(traits: Sequence[Trait]) -> list[str]:
+    """Traits said in the first person, one sentence a trait: "I am caring and kind.",
+    "I have pink hair and amber eyes.", "I wear a black sundress.", "I like fish.", else
+    "My home: the glade." — the card's own words, in its own order; a category of the
+    story (``genre``, ``tags``) is no trait of the character's and is not said."""
+    out = []
+    for t in traits:
+        values = _joined(t.values)
+        cat = t.category
+        if cat in _META:
+            continue
+        if cat in _BE:
+            out.append(f"I am {values}.")
+        elif cat in _A and len(t.values) == 1 and t.values[0][:1].islower():
+            article = "an" if t.values[0][0] in "aeiou" else "a"
+            out.append(f"I am {article} {t.values[0]}.")
+        elif cat in _HAVE:
+            out.append(f"I have {values}.")
+        elif cat in _WEAR:
+            out.append(f"I wear {_joined([_a(v) for v in t.values])}.")
+        elif cat in _LIKE or cat in _FEARS:
+            out.append(f"I {({**_LIKE, **_FEARS})[cat]} {values}.")
+        else:
+            out.append(f"My {cat}: {values}.")
+    return out
+
+
+_ACTION = re.compile(r"\*([^*]+)\*")
+_QUOTED = re.compile(r"[\"“]([^\"“”]+)[\"”]")
+
+
+def speech_of(reply: str) -> tuple[list[str], list[str]]:
+    """A reply as the card wrote it, split: (what the character does, what it says).
+    ``*actions*`` are deeds and the rest speech; with no asterisks, quoted words are speech
+    and the rest deeds; with neither, it is all speech."""
+    text = " ".join(reply.split())
+    if "*" in text:
+        deeds = [" ".join(a.split()) for a in _ACTION.findall(text)]
+        said = _ACTION.sub("\n", text).replace("*", "")
+        words = [" ".join(w.strip().strip('"“”').split()) for w in said.split("\n")]
+        return [d for d in deeds if d], [w for w in words if w]
+    if _QUOTED.search(text):
+        words = [" ".join(w.split()) for w in _QUOTED.findall(text)]
+        deeds = [" ".join(d.split()) for d in _QUOTED.split(text)[::2]]
+        return [d for d in deeds if any(c.isalpha() for c in d)], [w for w in words if w]
+    return [], [text] if text else []
+
+
+_MARKUP = re.compile(
+    r"\{\{[^}]*\}\}|<(?:START|USER|BOT|CHAR|CHR)>|\*[^*\s][^*]*\*|\[[^\]]*(?:=|\")[^\]]*\]"
+    r"|\bcharacter\(\"",
+    re.IGNORECASE,
+)
+
+
+def has_markup(text: str) -> str | None:
+    """The first piece of card markup in ``text`` (a macro, a ``<START>`` or ``<USER>``
+    tag, an ``*action*``, a W++ or bracketed list), or None."""
+    m = _MARKUP.search(text)
+    return m.group(0) if m else None
