@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, create_model, model_validator
@@ -36,7 +36,6 @@ from fabula.agents.contracts import (
     IntentField,
     Proposal,
 )
-from fabula.agents.llm import ModelClient
 from fabula.agents.prompts import load_prompt
 from fabula.agents.schemas import array, cached, closed, line, maybe, one_of
 from fabula.memory.acl import CharacterMind
@@ -45,6 +44,10 @@ from fabula.memory.records import Entity, Memory, slug
 from fabula.settings import LORE_BUDGET
 from fabula.worlds.recall import activate_books, character_lore
 from fabula.worlds.voice import VOICE_EXEMPLARS, Exemplar, nearest, parse_voice
+
+if TYPE_CHECKING:
+    # OpenAI and LangChain (seconds to import): loaded by the factory, only for a model
+    from fabula.agents.llm import ModelClient
 
 MEMORIES = 20  # the last first-person memories shown
 RECALL_BUDGET = 300  # tokens of older episodes recalled for the character's situation

@@ -21,17 +21,20 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, create_model, model_validator
 
-from fabula.agents.llm import ModelClient
 from fabula.agents.prompts import load_prompt
 from fabula.agents.schemas import array, cached, closed, line, maybe, one_of
 from fabula.memory.index.terms import terms as index_terms
 from fabula.memory.recall.plan import RecallPlan, RecallRequest
 from fabula.memory.records import Development, Entity, slug
+
+if TYPE_CHECKING:
+    # OpenAI and LangChain (seconds to import): loaded by the factory, only for a model
+    from fabula.agents.llm import ModelClient
 
 MAX_ENTITIES = 8  # the most entities, terms, attributes and developments one reading lists
 MAX_TERMS = 12

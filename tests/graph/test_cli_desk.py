@@ -87,6 +87,25 @@ class TestStartsQuickly:
         bench = fabula(redis_url, "bench", "--help").stdout
         assert "scale" in bench
 
+    def test_offline_commands_load_no_model_client(self, redis_url: str) -> None:
+        """With no model configured, the commands that write and ask a story import neither
+        the OpenAI client nor langchain-openai (4 s of `pending` under load was importing
+        them): the model back ends and the embedder load them only when a model is set."""
+        fabula(redis_url, "new", "--world", "hollow_book", "--id", "tale")
+        for args in (
+            ("new", "--world", "hollow_book", "--id", "other"),
+            ("run", "tale", "--turns", "1"),
+            ("pending",),
+            ("approve", "tale"),
+            ("recall", "tale", "Where is the key?", "--as", "leo"),
+            ("chat", "tale", "leo", "--ask", "Where is the key?"),
+        ):
+            modules = loaded(redis_url, *args)
+            assert "fabula.graph.cli.app" in modules, args  # it ran
+            model = sorted(m for m in modules if m.split(".")[0] in ("openai", "langchain_openai"))
+            assert model == [], (args, model[:5])
+            assert "fabula.agents.llm" not in modules, args
+
     def test_help_loads_no_command_module(self, redis_url: str) -> None:
         """`--help` imported every command module (and so the agents' contracts, the
         readers, ...): now it lists every command from the table, with the help each gives
