@@ -8,12 +8,13 @@ from __future__ import annotations
 import html
 import json
 import os
+import socket
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
-from fabula.errors import NotFound, StoryExists
+from fabula.errors import ConfigError, NotFound, StoryExists
 from fabula.graph.cli import COMMANDS
 from fabula.testing.cli import fabula
 
@@ -290,3 +291,19 @@ class TestExportsAWriterUses:
             assert proc.returncode == status, proc.stderr
             assert needle in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
         assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
+
+
+class TestServe:
+    def test_a_busy_port_is_one_line_before_any_url(self, redis_url: str) -> None:
+        """Reproduction: `serve` on a port in use announced its URL, then failed in
+        uvicorn's words. Now the port is taken first: a busy one is one error line, and no
+        URL is announced."""
+        with socket.create_server(("127.0.0.1", 0)) as busy:
+            port = str(busy.getsockname()[1])
+            proc = fabula(redis_url, "serve", "--port", port, check=False)
+        assert proc.returncode == ConfigError.exit_code
+        assert proc.stderr == (
+            f"error: cannot listen on 127.0.0.1:{port}: address already in use "
+            "(choose another with --port)\n"
+        )
+        assert "http://" not in proc.stdout + proc.stderr
