@@ -390,7 +390,7 @@ def bench_locomo(
         help="The OpenAI-compatible endpoint of --embeddings (default: the model endpoint).",
     ),
 ) -> None:
-    """Evidence recall of planned retrieval on LoCoMo, with BM25 and recency baselines."""
+    """Evidence recall of the writer's planned recall on LoCoMo, with BM25 and recency baselines."""
     from fabula.bench.locomo import run as run_locomo
 
     if not path.exists():

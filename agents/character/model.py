@@ -290,7 +290,7 @@ async def recollections(
     shown: Sequence[Memory] = (),
 ) -> list[str]:
     """What the character recalls of its past that bears on its situation (its goals,
-    where it is): the episode lines of its own retrieval, read through its own connection,
+    where it is): the episode lines of its own recall, read through its own connection,
     under their dates or turns, leaving out the memories ``shown`` already."""
     here = beliefs.where(brief.character)
     parts = list(brief.goals)
@@ -402,7 +402,7 @@ def render_mind(
     Where it is and who is with it are what it believes; nothing here comes from outside
     its brief (its own identity and goals) and its mind. With ``nested`` (prompt v2: what
     it thinks each other character believes, read from its own keyspace), that too, and
-    who told it each belief it was told; ``recalled`` are the lines of its own retrieval
+    who told it each belief it was told; ``recalled`` are the lines of its own recall
     (:func:`recollections`), ``own_words`` a few things it said (its voice), ``lore`` what
     its own lore says of its situation (:func:`lore_lines`), ``voice`` the exemplars of
     its voice nearest it (:func:`voice_lines`).

@@ -1,4 +1,4 @@
-"""The retrieval planner on a chat model: a request in, a validated :class:`RecallPlan` out.
+"""The recall planner on a chat model: a request in, a validated :class:`RecallPlan` out.
 
 The offline planner (:func:`fabula.memory.recall.plan.plan_request`) reads a request
 with rules of English; this one asks a model, with structured output, for the same plan:
@@ -11,7 +11,7 @@ plan is made from what that character may see).
 The reply's shape, :class:`PlanReading`, is the part of a :class:`RecallPlan` a reader
 fills in, in a reader's units: entity names or ids (resolved to ids; an unknown one is
 shown back to the model and asked for again), words (turned into index terms by the same
-tokenizer and stemmer the index uses), ISO dates (turned into day numbers). Retrieval
+tokenizer and stemmer the index uses), ISO dates (turned into day numbers). Recall
 never knows which planner ran. The JSON schema sent (:func:`reading_json_schema`, unless
 the role's ``schemas`` setting is ``generic``) lists the roster's ids and the developments'
 as enums, bounds every list and word, and gives dates their ``YYYY-MM-DD`` pattern.
@@ -59,7 +59,7 @@ class PlanReading(BaseModel):
 
 
 class ModelRecallPlanner:
-    """Plans retrievals with a chat model (see the module docstring)."""
+    """Plans recalls with a chat model (see the module docstring)."""
 
     def __init__(self, client: ModelClient) -> None:
         self.client = client
