@@ -17,22 +17,18 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from langchain_openai import OpenAIEmbeddings
-from pydantic import SecretStr
-
-from fabula.agents.transport import (
-    ReplyTooLarge,
-    ReplyTooSlow,
-    bounded_http_client,
-    deadline,
-    reply_bound,
-)
 from fabula.errors import ConfigError, ModelOutputError, ModelUnavailable
 from fabula.logs import get_logger
-from fabula.memory.index.vectors import Embedder
-from fabula.settings import Settings
+
+if TYPE_CHECKING:
+    # langchain-openai and the OpenAI client take seconds to import: loaded only when an
+    # embedder is made (a story without FABULA_EMBEDDING_MODEL never loads them)
+    from langchain_openai import OpenAIEmbeddings
+
+    from fabula.memory.index.vectors import Embedder
+    from fabula.settings import Settings
 
 log = get_logger(__name__)
 T = TypeVar("T")
@@ -76,6 +72,8 @@ class OpenAIEmbedder:
 
     async def _bounded(self, call: Callable[[], Awaitable[T]]) -> T:
         """``call``'s result, its every reply read under the deadline and the byte cap."""
+        from fabula.agents.transport import ReplyTooLarge, ReplyTooSlow, deadline, reply_bound
+
         try:
             with deadline(self.timeout_s):
                 async with asyncio.timeout(self.timeout_s):
@@ -124,6 +122,11 @@ def make_embedder(settings: Settings) -> Embedder | None:
     model = settings.model
     if model.api_key is None and model.base_url is None:
         raise ConfigError("embeddings on the OpenAI API need an API key", field="api_key")
+    from langchain_openai import OpenAIEmbeddings
+    from pydantic import SecretStr
+
+    from fabula.agents.transport import bounded_http_client
+
     return OpenAIEmbedder(
         OpenAIEmbeddings(
             model=settings.embedding_model,

@@ -15,20 +15,18 @@ symbolic in both modes. The summariser writes the hierarchy's summaries in conso
 
 from __future__ import annotations
 
-from fabula.agents.character.chat import ModelChatVoice
-from fabula.agents.character.model import ModelCharacter
+from typing import TYPE_CHECKING
+
 from fabula.agents.character.offline import OfflineCharacter
-from fabula.agents.llm import ModelClient, make_client
-from fabula.agents.memory_builder.model import ModelMemoryBuilder
 from fabula.agents.memory_builder.offline import OfflineMemoryBuilder
-from fabula.agents.planner.model import ModelPlanner
 from fabula.agents.planner.offline import OfflinePlanner
-from fabula.agents.recall.model import ModelRecallPlanner
 from fabula.agents.roles import Roles
-from fabula.agents.summariser.model import ModelSummariser
-from fabula.agents.writer.model import ModelWriter
 from fabula.agents.writer.offline import OfflineWriter
 from fabula.settings import Role, Settings
+
+if TYPE_CHECKING:
+    from fabula.agents.llm import ModelClient
+    from fabula.agents.summariser.model import ModelSummariser
 
 
 def offline_roles() -> Roles:
@@ -45,7 +43,12 @@ def make_summariser(settings: Settings) -> ModelSummariser | None:
     """The summariser on its model (``settings.model_for("summariser")``), or None when
     that is unset: consolidation's extractive summaries stay (an RQ worker builds only this)."""
     own = settings.model_for("summariser")
-    return None if own.offline else ModelSummariser(make_client(own, "summariser"))
+    if own.offline:
+        return None
+    from fabula.agents.llm import make_client  # OpenAI and LangChain: only for a model
+    from fabula.agents.summariser.model import ModelSummariser
+
+    return ModelSummariser(make_client(own, "summariser"))
 
 
 def make_roles(settings: Settings) -> Roles:
@@ -57,6 +60,14 @@ def make_roles(settings: Settings) -> Roles:
     offline = offline_roles()
     if settings.offline:
         return offline
+    # the model back ends import OpenAI and LangChain (seconds): only when a model is set
+    from fabula.agents.character.chat import ModelChatVoice
+    from fabula.agents.character.model import ModelCharacter
+    from fabula.agents.llm import make_client
+    from fabula.agents.memory_builder.model import ModelMemoryBuilder
+    from fabula.agents.planner.model import ModelPlanner
+    from fabula.agents.recall.model import ModelRecallPlanner
+    from fabula.agents.writer.model import ModelWriter
 
     def client(role: Role) -> ModelClient | None:
         own = settings.model_for(role)

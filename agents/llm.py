@@ -5,8 +5,9 @@ structured-output method its server takes, and its token limit. Every call:
 
 * **retries the transport** (429, 408, 409, 5xx, timeouts, lost connections) with
   exponential backoff and jitter, honouring the server's ``Retry-After`` (tenacity; the
-  OpenAI client's own retry is off so that the two never stack), then raises
-  :class:`ModelUnavailable`;
+  OpenAI client's own retry is off so that the two never stack; each retry logged at
+  debug), then raises :class:`ModelUnavailable`; a server found unreachable is asked
+  once on the client's next calls, not retried, until it answers;
 * **bounds the reply** (:mod:`fabula.agents.transport`): one reply, its retries and their
   waits included, ends within ``timeout_s`` of its request (a retry that would not start
   in time is not made), else :class:`ModelUnavailable`; one that sends more than
@@ -275,6 +276,9 @@ class ModelClient:
         self.schemas = settings.schemas  # "story": roles send their story-shaped schemas
         self.method: Method = "json_schema"
         self._usage_missing = False
+        # a server found unreachable after all its retries is asked once, not retried again,
+        # until it answers: a dead URL costs one round of backoff, not one per call
+        self._unreachable = False
 
     @property
     def model_name(self) -> str:
@@ -644,8 +648,9 @@ class ModelClient:
     async def _transport(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> AIMessage:
         """One reply, its transient failures retried, all within ``timeout_s`` (the
         deadline is checked by the event loop, and as each piece of the reply is read)."""
+        attempts = 1 if self._unreachable else self.max_retries + 1
         retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.max_retries + 1) | stop_before_delay(self.timeout_s),
+            stop=stop_after_attempt(attempts) | stop_before_delay(self.timeout_s),
             wait=self._wait,
             retry=retry_if_exception(_transient),
             before_sleep=self._before_sleep,
@@ -658,6 +663,7 @@ class ModelClient:
                         with attempt:
                             reply = await self.chat.ainvoke(messages, **kwargs)
                             assert isinstance(reply, AIMessage)
+                            self._unreachable = False
                             return reply
         except TimeoutError as error:
             raise self._too_slow(None) from error
@@ -667,6 +673,7 @@ class ModelClient:
             bound = reply_bound(error)
             if bound is not None:  # an unstreamed reply: wrapped by the OpenAI client
                 raise self._out_of_bounds(bound) from error
+            self._unreachable = True
             raise self._unavailable(error, f"cannot reach the model {self.model_name!r}") from error
         except openai.APIStatusError as error:
             if error.status_code == 404 and "model" in str(error.message).lower():
@@ -761,7 +768,8 @@ class ModelClient:
     def _before_sleep(self, state: RetryCallState) -> None:
         error = state.outcome.exception() if state.outcome else None
         record_retry(self.role)
-        log.warning(
+        # a retry is progress, not news: the one line a user sees is the error, if any
+        log.debug(
             "model_retry",
             role=self.role,
             model=self.model_name,

@@ -44,7 +44,7 @@ class PlannerRole(Protocol):
 
 
 class RecallPlannerRole(Protocol):
-    """Plans a retrieval: what a request depends on (the offline planner is
+    """Plans a recall: what a request depends on (the offline planner is
     :func:`fabula.memory.recall.plan.plan_request`)."""
 
     async def plan(self, recall: RecallRequest) -> RecallPlan:
@@ -108,6 +108,6 @@ class Roles:
     writer: WriterRole
     memory_builder: MemoryBuilderRole
     critic: CriticRole = field(default_factory=OfflineCritic)
-    recall: RecallPlannerRole | None = None  # None: the offline retrieval planner
+    recall: RecallPlannerRole | None = None  # None: the offline recall planner
     summariser: SummariserRole | None = None  # None: consolidation's extractive summaries
     voice: ChatVoiceRole | None = None  # None: a chat is answered by the offline engine

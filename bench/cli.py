@@ -121,6 +121,20 @@ def bench_loop(
     run_loop(_url(ctx), turns, characters, json_out)
 
 
+@bench_app.command("commands")
+def bench_commands(
+    ctx: typer.Context,
+    rounds: int = typer.Option(5, "--rounds", min=1, help="Times each command is run."),
+    json_out: str | None = typer.Option(None, "--json"),
+) -> None:
+    """Each offline story command (new, run, pending, approve, recall, chat, show, stories)
+    as a whole process, against `python -c "import typer"` in the same run."""
+    from fabula.bench.commands import run as run_commands
+
+    _url(ctx)  # the embedded server started (if it is the one), so no round times its start
+    run_commands(rounds, json_out)
+
+
 @bench_app.command("model")
 def bench_model(
     ctx: typer.Context,
@@ -408,7 +422,7 @@ def bench_locomo(
         help="The OpenAI-compatible endpoint of --embeddings (default: the model endpoint).",
     ),
 ) -> None:
-    """Evidence recall of planned retrieval on LoCoMo, with BM25 and recency baselines."""
+    """Evidence recall of the writer's planned recall on LoCoMo, with BM25 and recency baselines."""
     from fabula.bench.locomo import run as run_locomo
 
     if not path.exists():

@@ -33,7 +33,7 @@ embedded as they are indexed and each request as it is assembled, as the applica
 the request's embedding time is inside the assembly time, and is reported on its own too
 (``embed_ms``), with the time spent embedding the episodes (``index_embed_s``). The
 baselines stay lexical. The run stops at once when the embedder cannot be reached, and
-counts the embeddings that failed later (retrieval stays lexical for those).
+counts the embeddings that failed later (recall stays lexical for those).
 """
 
 from __future__ import annotations

@@ -148,7 +148,7 @@ def _passes(probe: Probe, given: str, context: str) -> bool:
 async def _context(
     store: StoryStore, asker: str | None, question: str, as_of: int | None, budget: int
 ) -> Assembly:
-    """The asker's planned-retrieval context: the author's, or the character's own."""
+    """The asker's planned-recall context: the author's, or the character's own."""
     if asker is None:
         return await author_context(store, question, budget=budget, as_of=as_of)
     await store.require_character(slug(asker))

@@ -4,7 +4,7 @@ Every role runs on the real ChatOpenAI client, over HTTP, against the test serve
 (:mod:`fabula.testing.fake_openai`) playing a model that writes the lighthouse story: it plans
 (1–2 focal characters, a scene goal marked ``SECRET``), has the characters wait, writes
 controlled-English prose (journeys, speech, weather) and reads it back (the offline
-extractor behind the HTTP API). On every request it injects faults with fixed odds: 429 or
+reader behind the HTTP API). On every request it injects faults with fixed odds: 429 or
 503 with ``Retry-After`` (10 %), a reply cut at its token limit (5 %), malformed output
 (5 %: broken JSON, or an empty passage). T turns run autonomously through the real graph
 and Redis.
@@ -86,7 +86,7 @@ class Server:
     ``writer_tokens``, ``None``: ``max_tokens``; a passage of a few sentences needs far
     fewer tokens than a structured reply, and every token of it is read again by the
     memory-builder) and ``timeout_s`` seconds (a busy CPU server: more); ``reader``: what
-    reads a passage before the model extractor, ``prose`` or ``controlled`` (a baseline)."""
+    reads a passage before the model reader, ``prose`` or ``controlled`` (a baseline)."""
 
     base_url: str
     model: str
@@ -95,7 +95,7 @@ class Server:
     max_tokens: int | None = 512
     writer_tokens: int | None = WRITER_MAX_TOKENS
     timeout_s: float = MODEL_TIMEOUT_S
-    reader: str = "prose"  # or "controlled": the extractor's baseline (issue 33)
+    reader: str = "prose"  # or "controlled": the rules' baseline (issue 33)
 
 
 @dataclass

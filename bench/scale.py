@@ -11,14 +11,14 @@ latency, the latency of projecting one character's current beliefs and the curre
 Redis round trips per operation, and Redis memory per turn (what the story's keys hold,
 by ``MEMORY USAGE``, over its turns). The story is consolidated into
 its hierarchy after every turn, as the application does (``consolidate_ms``: one turn's
-fold, sampled over the last turns), so the writer's assembly (``assemble_ms``) reads the
+consolidation, sampled over the last turns), so the writer's assembly (``assemble_ms``) reads the
 summaries of scenes and plotlines as a writer's would.
 
 The baseline in the same run is the first size: the target is that no figure grows by more
 than 1.5x from 1,000 to 10,000 turns (no scans of the whole story on these paths).
 
 ``--cast 5,20,50,100`` measures the cast instead, with the real memory-builder (the offline
-extractor and the access tracker, nested chains to the default depth 4) and the real
+reader and the access tracker, nested chains to the default depth 4) and the real
 commit: every character in one room of a two-room world, :data:`CAST_TURNS` turns of
 controlled English in which objects are put and moved, someone steps out and back (so
 the room's minds differ), and characters tell each other where things are. Per cast size:
@@ -256,8 +256,8 @@ class _Timings:
     assemble_ms: list[float] = field(default_factory=list)
 
     async def commit(self, store: StoryStore, delta: TurnDelta, sampled: bool) -> None:
-        """Commit ``delta``, then index and fold it, as an acknowledged commit is (the
-        fold timed only when ``sampled``)."""
+        """Commit ``delta``, then index and consolidate it, as an acknowledged commit is
+        (consolidation timed only when ``sampled``)."""
         turn = delta.turn
         trips = CountingRedis.round_trips
         start = time.perf_counter()
@@ -268,14 +268,14 @@ class _Timings:
         start = time.perf_counter()
         await index_through(store, turn)
         self.index_ms.append((time.perf_counter() - start) * 1000)
-        # then the hierarchy (one turn folded), so that the assembly reads its summaries
+        # then the hierarchy (one turn consolidated), so that the assembly reads its summaries
         start = time.perf_counter()
         await consolidate(store, turn)
         if sampled:
             self.consolidate_ms.append((time.perf_counter() - start) * 1000)
 
     async def reads(self, store: StoryStore, request: str, who: str) -> None:
-        """The reads of a turn loop after a commit: the writer's planned retrieval for
+        """The reads of a turn loop after a commit: the writer's planned recall for
         ``request``, ``who``'s beliefs and the world."""
         start = time.perf_counter()
         await author_context(store, request, budget=ASSEMBLY_BUDGET, purpose="write", focus=(who,))
@@ -308,7 +308,7 @@ async def _measure(url: str, turns: int, characters: int) -> dict[str, Any]:
     for turn in range(1, turns + 1):
         await timings.commit(store, gen.turn(turn), turn >= sample_from)
         if turn >= sample_from:
-            # the writer's planned retrieval for a request about a character and an object
+            # the writer's planned recall for a request about a character and an object
             request = f"Where is the {gen.objects[turn % OBJECTS]} and what did {who} say about it?"
             await timings.reads(store, request, who)
     held_bytes = await _story_bytes(client, story)
@@ -359,7 +359,7 @@ async def run_scale(
             "beliefs p50/p95 ms",
             "world p50/p95 ms",
             "index p50/p95 ms",
-            "fold p50/p95 ms",
+            "consolidate p50/p95 ms",
             "assemble p50/p95 ms",
             "trips c/b/w",
             "bytes/turn",

@@ -8,7 +8,7 @@ and the shipped packs run autonomously, offline, through the real graph and stor
 - **filler_lines** — sentences that say nothing happened (``X thought about Y for a
   while.``, ``X waited.``);
 - **action_kinds_per_10** — distinct kinds of story action (read back from the text by the
-  offline extractor) per window of 10 turns, averaged over windows;
+  offline reader) per window of 10 turns, averaged over windows;
 - **goals_achieved** / **goals_blocked** — the share of the characters' goals the story
   achieved (judged here, from W, B and the text, by the goal's own words: see
   :func:`achieved`), and of those not achieved, the share the character itself declared

@@ -3,7 +3,7 @@
 Everything Fabula installs lives under this one import name:
 
 - :mod:`fabula.memory` — the substrate: records, the atomic store, the views W, B[c], D, H,
-  per-character Redis users, episodes, the hierarchy and retrieval;
+  per-character Redis users, episodes, the hierarchy and recall;
 - :mod:`fabula.agents` — the roles (planner, character, writer, critic, memory-builder), each
   with a deterministic offline engine and a model back end, and their typed contracts;
 - :mod:`fabula.graph` — the LangGraph turn graph, its Redis checkpointer, the service layer and

@@ -92,6 +92,9 @@ RemedyAction = Literal[
     "play_character",  # make the character (args: story, character) a played one first
     "import_elsewhere",  # import these files where the folders beside them are read
     "migrate_story",  # bring the story (args: story) up to this Fabula's schema first
+    "check_committed",  # see whether turn (args: story, turn) is in the story before retrying
+    "repair_aof",  # repair the embedded Redis's append-only file, or load it truncated
+    "export_charx",  # export the character as CHARX, which keeps any picture as it is
 ]
 """What a person can do about an error, named once for every interface."""
 

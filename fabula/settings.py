@@ -372,7 +372,7 @@ class Settings(BaseModel):
     )
     recall_planner: Annotated[Literal["offline", "model"], Env("FABULA_RECALL_PLANNER")] = Field(
         default="offline",
-        description="who plans the writer's retrieval in model mode: `offline` (rules of "
+        description="who plans the writer's recall in model mode: `offline` (rules of "
         "English) or `model` (the planner's model, structured output; agents/recall)",
     )
     embedding_model: Annotated[str | None, Env("FABULA_EMBEDDING_MODEL", "model name", "off")] = (
@@ -380,7 +380,7 @@ class Settings(BaseModel):
             default=None,
             description="dense retrieval (optional): an embedding model on the model endpoint "
             "(`FABULA_MODEL_BASE_URL`); episodes go into a Redis vector set and the writer's "
-            "retrieval fuses their similarity with the lexical ranking",
+            "recall fuses their similarity with the lexical ranking",
         )
     )
     # see fabula/limits.py: refused before anything is written

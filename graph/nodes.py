@@ -218,7 +218,7 @@ async def write(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, An
     view = await _view(state, ctx)
     turn_plan = state["plan"]
     with metering() as meter:
-        # the retrieval plan is the model's too when a recall planner is configured
+        # the recall plan is the model's too when a recall planner is configured
         assembly = await writer_context(
             _store(state, ctx),
             view,

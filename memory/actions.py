@@ -1,6 +1,6 @@
 """The action vocabulary: what a turn's text says happened, as typed, validated values.
 
-A :class:`StoryAction` is read from a turn's text — by the controlled-English extractor or
+A :class:`StoryAction` is read from a turn's text — by the controlled-English rules or
 by a chat model — and handed to the tracker (:mod:`fabula.memory.tracking`), which decides
 who witnessed or was told what. Names are kept as written; identifiers are assigned later.
 

@@ -13,7 +13,7 @@ Each node carries an extractive summary (its most central lines; in model mode
 rewrites a plotline only when it changed) and its member ids (``children``; a scene's are
 its events), with its atomic closure (events, records, spans). :func:`unfold` walks down
 one level. Beside the nodes, consolidation keeps a scene index (scene ids by first turn)
-and each scene's plotlines, so retrieval reads the nodes of the turns it ranks
+and each scene's plotlines, so recall reads the nodes of the turns it ranks
 (:func:`related_nodes`, a few round trips) instead of the whole tree.
 
 :func:`consolidate` is the consolidation job: it consolidates every committed turn not yet

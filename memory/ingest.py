@@ -1,7 +1,7 @@
 """From a turn's story actions to its delta: the one build sequence every memory-builder runs.
 
 A memory-builder reads a turn's text into :class:`~fabula.memory.actions.StoryAction` values
-(the offline extractor or a chat model); everything after that is here, the same for both:
+(the offline reader or a chat model); everything after that is here, the same for both:
 read what the tracker needs from the store's views (:func:`read_prior`), apply the world's
 rules (:func:`~fabula.memory.tracking.track`) and build the delta (:func:`build_turn`).
 Nothing is kept between turns in the process: everything the next turn needs is in Redis,

@@ -124,7 +124,7 @@ def hierarchy(story: str, branch: str) -> str:
 
 def hierarchy_scenes(story: str, branch: str) -> str:
     """The branch's scene ids scored by their first turn: the scene holding a turn is one
-    ZRANGE away (retrieval reads the scenes of the episodes it ranks, never all of them)."""
+    ZRANGE away (recall reads the scenes of the episodes it ranks, never all of them)."""
     return f"{_s(story)}:b:{branch}:tree:s"
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import redis.asyncio as aredis
 from redis.exceptions import WatchError
 
-from fabula.errors import Conflict, NotFound
+from fabula.errors import Conflict, NotFound, Remedy
 from fabula.memory import keys
 from fabula.memory.connection import transaction
 from fabula.memory.roster import missing_roster
@@ -65,9 +65,9 @@ async def migrate_records(admin: aredis.Redis, story: str) -> RecordsMigrated:
             await pipe.execute()
         except WatchError:
             raise Conflict(
-                f"story {story!r} changed while it was being migrated; nothing was written: "
-                "run `fabula migrate` again",
+                f"story {story!r} changed while it was being migrated; nothing was written",
                 story=story,
+                remedy=Remedy("migrate_story", {"story": story}),
             ) from None
     return RecordsMigrated(story, was, rosters=len(rosters))
 

@@ -25,7 +25,7 @@ import redis
 import redis.asyncio as aredis
 from redis.exceptions import ResponseError
 
-from fabula.errors import CommitFailed, CommitUncertain, TurnConflict
+from fabula.errors import CommitFailed, CommitUncertain, Remedy, TurnConflict
 from fabula.logs import get_logger
 from fabula.memory.lua import fcall
 from fabula.memory.payload import CommitCall
@@ -106,9 +106,11 @@ async def _settle(
             if time.monotonic() > deadline:
                 raise CommitUncertain(
                     f"the reply to turn {turn}'s commit was lost ({why}) and the server has "
-                    "not answered since: whether it is committed is unknown; check with "
-                    "`fabula show STORY story` before retrying",
+                    "not answered since: whether it is committed is unknown",
                     turn=turn,
+                    remedy=Remedy(
+                        "check_committed", {"story": str(context.get("story")), "turn": str(turn)}
+                    ),
                     **context,
                 ) from None
             await asyncio.sleep(0.2)

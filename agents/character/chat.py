@@ -11,11 +11,16 @@ writes plain text: what the character says. Nothing it writes is kept.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from fabula.agents.contracts import ChatRequest
-from fabula.agents.llm import ModelClient
 from fabula.agents.prompts import load_prompt
+
+if TYPE_CHECKING:
+    # OpenAI and LangChain (seconds to import): loaded by the factory, only for a model
+    from fabula.agents.llm import ModelClient
 
 
 def render_chat(request: ChatRequest) -> str:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, create_model, model_validator
@@ -36,7 +36,6 @@ from fabula.agents.contracts import (
     IntentField,
     Proposal,
 )
-from fabula.agents.llm import ModelClient
 from fabula.agents.prompts import load_prompt
 from fabula.agents.schemas import array, cached, closed, line, maybe, one_of
 from fabula.memory.acl import CharacterMind
@@ -45,6 +44,10 @@ from fabula.memory.records import Entity, Memory, slug
 from fabula.settings import LORE_BUDGET
 from fabula.worlds.recall import activate_books, character_lore
 from fabula.worlds.voice import VOICE_EXEMPLARS, Exemplar, nearest, parse_traits, parse_voice
+
+if TYPE_CHECKING:
+    # OpenAI and LangChain (seconds to import): loaded by the factory, only for a model
+    from fabula.agents.llm import ModelClient
 
 MEMORIES = 20  # the last first-person memories shown
 RECALL_BUDGET = 300  # tokens of older episodes recalled for the character's situation
@@ -289,7 +292,7 @@ async def recollections(
     shown: Sequence[Memory] = (),
 ) -> list[str]:
     """What the character recalls of its past that bears on its situation (its goals,
-    where it is): the episode lines of its own retrieval, read through its own connection,
+    where it is): the episode lines of its own recall, read through its own connection,
     under their dates or turns, leaving out the memories ``shown`` already."""
     here = beliefs.where(brief.character)
     parts = list(brief.goals)
@@ -402,7 +405,7 @@ def render_mind(
     Where it is and who is with it are what it believes; nothing here comes from outside
     its brief (its own identity and goals) and its mind. With ``nested`` (prompt v2: what
     it thinks each other character believes, read from its own keyspace), that too, and
-    who told it each belief it was told; ``recalled`` are the lines of its own retrieval
+    who told it each belief it was told; ``recalled`` are the lines of its own recall
     (:func:`recollections`), ``own_words`` a few things it said (its voice), ``lore`` what
     its own lore says of its situation (:func:`lore_lines`), ``voice`` the exemplars of
     its voice nearest it (:func:`voice_lines`: its card's examples, as examples),

@@ -41,13 +41,12 @@ import contextlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, create_model, model_validator
 
 from fabula.agents.contracts import LINE_CHARS, Finding
-from fabula.agents.llm import ModelClient
 from fabula.agents.memory_builder import readings
 from fabula.agents.memory_builder.offline import Reader
 from fabula.agents.memory_builder.prose import read_prose
@@ -63,6 +62,10 @@ from fabula.memory.projections import project_world
 from fabula.memory.records import Entity
 from fabula.memory.store import StoryStore
 from fabula.memory.text import has_word, normalised, split_sentences
+
+if TYPE_CHECKING:
+    # OpenAI and LangChain (seconds to import): loaded by the factory, only for a model
+    from fabula.agents.llm import ModelClient
 
 log = get_logger(__name__)
 

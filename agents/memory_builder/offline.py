@@ -4,7 +4,7 @@ one commit path, :mod:`fabula.graph.commit`).
 A *reader* turns the text into story actions, given the entities the story already knows
 (:data:`Reader`); the rest is memory's one build sequence (:mod:`fabula.memory.ingest`),
 which the model-based builder runs too. The default reader is the controlled-English
-extractor (:func:`read_controlled`). A turn that is already committed is rebuilt from the
+rules (:func:`read_controlled`). A turn that is already committed is rebuilt from the
 views as of the turn before it, so sending the same turn again yields the same delta and its
 commit reports ``duplicate``.
 """
@@ -31,7 +31,7 @@ read (such a sentence is a ``narration`` action with its span)."""
 
 
 def read_controlled(text: str, entities: Mapping[str, Entity]) -> list[StoryAction]:
-    """The controlled-English extractor as a :data:`Reader` (it needs no entities)."""
+    """The controlled-English rules as a :data:`Reader` (it needs no entities)."""
     del entities
     return extract(text)
 

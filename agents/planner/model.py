@@ -21,19 +21,22 @@ open ones, beats and memory needs a few sentences each.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import create_model, model_validator
 
 from fabula.agents.contracts import LINE_CHARS, MAX_BEATS, MAX_FOCAL, PlanRequest, TurnPlan
-from fabula.agents.llm import ModelClient
 from fabula.agents.prompts import load_prompt
 from fabula.agents.schemas import array, cached, closed, line, maybe, one_of
 from fabula.agents.views import AuthorView
 from fabula.memory.records import slug
 from fabula.settings import LORE_BUDGET
 from fabula.worlds.recall import activate_books, books_of
+
+if TYPE_CHECKING:
+    # OpenAI and LangChain (seconds to import): loaded by the factory, only for a model
+    from fabula.agents.llm import ModelClient
 
 MAX_DEVELOPMENTS = 3  # the most developments one plan says it moves
 

@@ -1,1 +1,1 @@
-"""Planning a retrieval with a model (the offline planner: fabula.memory.recall.plan)."""
+"""Planning a recall with a model (the offline planner: fabula.memory.recall.plan)."""

@@ -1,4 +1,4 @@
-"""The retrieval planner on a chat model: a request in, a validated :class:`RecallPlan` out.
+"""The recall planner on a chat model: a request in, a validated :class:`RecallPlan` out.
 
 The offline planner (:func:`fabula.memory.recall.plan.plan_request`) reads a request
 with rules of English; this one asks a model, with structured output, for the same plan:
@@ -11,7 +11,7 @@ plan is made from what that character may see).
 The reply's shape, :class:`PlanReading`, is the part of a :class:`RecallPlan` a reader
 fills in, in a reader's units: entity names or ids (resolved to ids; an unknown one is
 shown back to the model and asked for again), words (turned into index terms by the same
-tokenizer and stemmer the index uses), ISO dates (turned into day numbers). Retrieval
+tokenizer and stemmer the index uses), ISO dates (turned into day numbers). Recall
 never knows which planner ran. The JSON schema sent (:func:`reading_json_schema`, unless
 the role's ``schemas`` setting is ``generic``) lists the roster's ids and the developments'
 as enums, bounds every list and word, and gives dates their ``YYYY-MM-DD`` pattern.
@@ -21,17 +21,20 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, create_model, model_validator
 
-from fabula.agents.llm import ModelClient
 from fabula.agents.prompts import load_prompt
 from fabula.agents.schemas import array, cached, closed, line, maybe, one_of
 from fabula.memory.index.terms import terms as index_terms
 from fabula.memory.recall.plan import RecallPlan, RecallRequest
 from fabula.memory.records import Development, Entity, slug
+
+if TYPE_CHECKING:
+    # OpenAI and LangChain (seconds to import): loaded by the factory, only for a model
+    from fabula.agents.llm import ModelClient
 
 MAX_ENTITIES = 8  # the most entities, terms, attributes and developments one reading lists
 MAX_TERMS = 12
@@ -56,7 +59,7 @@ class PlanReading(BaseModel):
 
 
 class ModelRecallPlanner:
-    """Plans retrievals with a chat model (see the module docstring)."""
+    """Plans recalls with a chat model (see the module docstring)."""
 
     def __init__(self, client: ModelClient) -> None:
         self.client = client

@@ -15,14 +15,17 @@ The JSON schema sent (:func:`summary_json_schema`, unless the role's ``schemas``
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from fabula.agents.llm import ModelClient
 from fabula.agents.prompts import load_prompt
 from fabula.agents.schemas import cached, closed, line
 from fabula.memory.summarise import SUMMARY_CHARS, TITLE_CHARS, NodeSummary, SummaryRequest
+
+if TYPE_CHECKING:
+    # OpenAI and LangChain (seconds to import): loaded by the factory, only for a model
+    from fabula.agents.llm import ModelClient
 
 
 class ModelSummariser:

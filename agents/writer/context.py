@@ -1,7 +1,7 @@
-"""The writer's memory context: planned retrieval for the turn at hand, within a token budget.
+"""The writer's memory context: planned recall for the turn at hand, within a token budget.
 
 The request is the turn's plan (its scene goal, beats and memory needs), with the focal
-characters and the place as the entities it is about. Retrieval
+characters and the place as the entities it is about. Recall
 (:func:`fabula.memory.recall.context.author_context`) renders, in sections: the plan,
 W (the world facts about what the plan involves), B of each focal character (a false belief
 marked, so the writer can show it without correcting it), D, H, the episodes the plan
@@ -40,7 +40,7 @@ log = get_logger(__name__)
 
 
 def plan_request_text(view: AuthorView, plan: TurnPlan) -> str:
-    """The plan as a retrieval request: goal, beats, memory needs, who and where."""
+    """The plan as a recall request: goal, beats, memory needs, who and where."""
     parts = [plan.scene_goal, *plan.beats, *plan.memory_needs]
     parts += [view.name(c) for c in plan.focal]
     if plan.place:
@@ -61,7 +61,7 @@ async def writer_context(
 ) -> Assembly:
     """The writer's context for ``plan`` in at most ``budget`` tokens of memory and
     ``lore_budget`` tokens of lore beside it, with its manifest. ``planner`` plans the
-    retrieval (default: the offline planner); ``embedder`` turns on dense retrieval."""
+    recall (default: the offline planner); ``embedder`` turns on dense retrieval."""
     preface = "\n".join(
         [f"scene goal: {plan.scene_goal}"]
         + [f"focal: {', '.join(view.name(c) for c in plan.focal)}"]
@@ -70,13 +70,13 @@ async def writer_context(
     recent = "\n".join(t.text for t in view.recent)
     focus = [*plan.focal, *([plan.place] if plan.place else [])]
     request = plan_request_text(view, plan)
-    retrieval = None
+    recall_plan = None
     if planner is not None:
         today = await latest_day(store.client, await sources(store))
         recall = RecallRequest(
             request, view.entities, "write", view.developments, tuple(focus), today
         )
-        retrieval = await planner.plan(recall)
+        recall_plan = await planner.plan(recall)
     lore, beside = await _lore_section(
         store, view, "\n".join([request, recent]), lore_budget, counter
     )
@@ -84,7 +84,7 @@ async def writer_context(
     return await author_context(
         store,
         request,
-        plan=retrieval,
+        plan=recall_plan,
         budget=budget + beside,
         counter=counter,
         purpose="write",

@@ -24,16 +24,20 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from fabula.agents.contracts import Action, Draft, Finding, WriteRequest
-from fabula.agents.llm import ModelClient, Prose
 from fabula.agents.prompts import load_prompt
 from fabula.agents.views import AuthorView
 from fabula.errors import ModelOutputError, ModelTruncated
 from fabula.logs import get_logger
 from fabula.memory.text import has_word, split_sentences
+
+if TYPE_CHECKING:
+    # OpenAI and LangChain (seconds to import): loaded by the factory, only for a model
+    from fabula.agents.llm import ModelClient, Prose
 
 MAX_SENTENCES = 8
 # what the writer is told after an empty reply (the wording the structured re-asks use)

@@ -1,6 +1,6 @@
 """The offline writer: realises the characters' proposals as plain controlled English.
 
-Every sentence it writes is one the offline extractor parses back into the event it
+Every sentence it writes is one the offline reader parses back into the event it
 describes (``TestRoundTrip`` in ``tests/graph/test_loop.py`` holds it so). The writer is on
 the author's side and may read the world: an intention that the world does not allow is
 realised as what actually happens — a character who reaches for a key that is no longer

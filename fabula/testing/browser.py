@@ -1,4 +1,4 @@
-"""The studio in a real browser, for tests: Debian's Chromium (:data:`CHROMIUM`, started
+"""The studio in a real browser, for tests: Debian's Chromium (:func:`chromium`, started
 with :data:`ARGS`; the ``browser`` fixture, one a module), a live studio per test (the
 ``base`` fixture) and a story created from its front page (:func:`create_story`). Needs
 Playwright (the dev extra)."""
@@ -15,10 +15,14 @@ from playwright.async_api import Browser, Page, async_playwright, expect
 from fabula.settings import Settings
 from fabula.testing.web import studio
 
-__all__ = ["ARGS", "CHROMIUM", "base", "browser", "create_story", "run_until_pending"]
+__all__ = ["ARGS", "base", "browser", "chromium", "create_story", "run_until_pending"]
 
-CHROMIUM = str(Settings.from_env().chromium or shutil.which("chromium") or "/usr/bin/chromium")
-"""The Chromium the tests drive: ``FABULA_CHROMIUM``, else ``chromium`` on the path."""
+
+def chromium(settings: Settings | None = None) -> str:
+    """The Chromium the tests drive: ``FABULA_CHROMIUM`` (from ``settings``, else read now,
+    never at import), else ``chromium`` on the path, else Debian's."""
+    chosen = (settings or Settings.from_env()).chromium
+    return str(chosen or shutil.which("chromium") or "/usr/bin/chromium")
 
 
 ARGS = [
@@ -36,7 +40,7 @@ ARGS = [
 async def browser() -> AsyncIterator[Browser]:
     """Chromium, started once for a test module."""
     async with async_playwright() as p:
-        launched = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        launched = await p.chromium.launch(executable_path=chromium(), args=ARGS)
         yield launched
         await launched.close()
 

@@ -33,7 +33,7 @@ from fabula.settings import Settings
 from fabula.testing.fake_openai import FakeOpenAI
 from fabula.testing.localcluster import LocalCluster
 from fabula.testing.model import STORY, model_settings, scripted_opening
-from fabula.testing.redis import ON_CLUSTER, wipe
+from fabula.testing.redis import on_cluster, wipe
 
 __all__ = [
     "aredis_client",
@@ -67,7 +67,7 @@ def local_cluster() -> Iterator[LocalCluster]:
 @pytest.fixture()
 def redis_url(request: pytest.FixtureRequest) -> Iterator[str]:
     """The server's admin URL; every key, function and ACL user is wiped before each test."""
-    if ON_CLUSTER:
+    if on_cluster():
         url = request.getfixturevalue("local_cluster").url
     else:
         url = request.getfixturevalue("embedded_redis").url

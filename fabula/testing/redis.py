@@ -1,4 +1,4 @@
-"""Redis for tests: whether they run on a local cluster (:data:`ON_CLUSTER`), and
+"""Redis for tests: whether they run on a local cluster (:func:`on_cluster`), and
 :func:`wipe`, which empties a server between tests. The fixtures that start the server are
 in :mod:`fabula.testing.fixtures`.
 
@@ -14,10 +14,13 @@ from fabula.memory.connection import connect
 from fabula.memory.server import ADMIN_USER
 from fabula.settings import Settings
 
-__all__ = ["ON_CLUSTER", "wipe"]
+__all__ = ["on_cluster", "wipe"]
 
-ON_CLUSTER = Settings.from_env().test_cluster
-"""Whether the tests run on a local cluster (``FABULA_TEST_CLUSTER=1``)."""
+
+def on_cluster(settings: Settings | None = None) -> bool:
+    """Whether the tests run on a local cluster (``FABULA_TEST_CLUSTER=1``): from
+    ``settings``, else read now (never at import: a test run's settings are its own)."""
+    return (settings or Settings.from_env()).test_cluster
 
 
 def wipe(url: str) -> None:

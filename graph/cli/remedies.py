@@ -15,6 +15,12 @@ _WORDS: dict[RemedyAction, str] = {
     "play_character": "`fabula play {story} {character}` plays it",
     "import_elsewhere": "import it with the command line: fabula import PATH",
     "migrate_story": "run `fabula migrate {story}` to bring it up to date",
+    "check_committed": "check with `fabula show {story} story` whether turn {turn} is there "
+    "before retrying",
+    "repair_aof": "repair it with `fabula server check-aof --fix` (it cuts the file at the "
+    "last complete write, dropping what follows; keep a copy of the folder first), or start "
+    "anyway with FABULA_REDIS_LOAD_TRUNCATED=1 (a truncated file only: its cut tail is dropped)",
+    "export_charx": "export --format charx keeps the picture as it is",
 }
 
 

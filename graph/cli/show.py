@@ -177,7 +177,7 @@ def render(what: ShowWhat, data: Any) -> None:
     if what is ShowWhat.scenes:
         out.print(_nodes_table("scenes", data, "events"))
         if not data:
-            out.print("no scene yet: the hierarchy is folded after each committed turn")
+            out.print("no scene yet: scenes are made by consolidation after each committed turn")
         return
     if what is ShowWhat.plot:
         plot = data["plot"]

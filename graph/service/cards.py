@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from fabula.errors import InvalidInput
+from fabula.errors import InvalidInput, Remedy
 from fabula.graph.service import reading
 from fabula.memory.records import slug
 from fabula.memory.store import StoryStore
@@ -40,9 +40,9 @@ async def card_export(store: StoryStore, character: str, as_of: int | None) -> t
         if found != "png":  # a card PNG is written into its picture: a JPEG cannot take it
             raise InvalidInput(
                 f"{card['data']['name']}'s picture is {f'a {found.upper()}' if found else 'no PNG'}"
-                ", and a card PNG is written into a PNG picture: export --format charx keeps "
-                "the picture as it is",
+                ", and a card PNG is written into a PNG picture",
                 story=store.story,
+                remedy=Remedy("export_charx"),
             )
         return card_png(card, image), "png"
     return (json.dumps(card, ensure_ascii=False, indent=2) + "\n").encode("utf-8"), "json"

@@ -12,7 +12,7 @@ question: the story's world, another mind and the planner's plan are out of its 
   answered from the character's beliefs, as a sentence ("As far as I know, the brass key is
   in the desk drawer."), resting on the belief it read.
 * Any other question is answered with what the character recalls of it (its own
-  retrieval, within :data:`CHAT_BUDGET` tokens): the beliefs and episodes it finds.
+  recall, within :data:`CHAT_BUDGET` tokens): the beliefs and episodes it finds.
 * The entries of the character's own lore (its keyspace's copy: its card's book and what
   the author made known to it, never the world's other books) that the question activates,
   within the lore's own budget beside the recall's (``FABULA_LORE_BUDGET``), are records of

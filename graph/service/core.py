@@ -96,7 +96,7 @@ class Core:
         once the background indexing they serve is done."""
         await self.indexer.drain()
         if isinstance(self.consolidate, InlineConsolidation):
-            # the folds are waited for; model-written summaries only a while (the next
+            # consolidation is waited for; model-written summaries only a while (the next
             # run writes what is left: a short `fabula run` does not wait for eight calls)
             await self.consolidate.drain(summaries_s=CLOSING_SUMMARIES_S)
         await self.minds.aclose()
@@ -149,7 +149,7 @@ class Core:
         return list(parts_in(await self.graph.aget_state(self.config(store, turn))).values())
 
     async def quiesce(self, story: str) -> None:
-        """Wait for the background work on ``story``'s derived keys (indexing, folds)."""
+        """Wait for the background work on ``story``'s derived keys (indexing, consolidation)."""
         await self.indexer.wait(story)
         if isinstance(self.consolidate, InlineConsolidation):
             await self.consolidate.wait(story)

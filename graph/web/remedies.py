@@ -17,6 +17,10 @@ _WORDS: dict[RemedyAction, str] = {
     "play_character": "play {character} from its character page first",
     "import_elsewhere": "import it with the command line: fabula import PATH",
     "migrate_story": "run `fabula migrate {story}` on the command line to bring it up to date",
+    "check_committed": "see whether turn {turn} is on the story's page before retrying",
+    "repair_aof": "repair it with `fabula server check-aof --fix` on the command line (keep a "
+    "copy of the folder first), or start anyway with FABULA_REDIS_LOAD_TRUNCATED=1",
+    "export_charx": "exporting it as CHARX keeps the picture as it is",
 }
 
 

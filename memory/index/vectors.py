@@ -7,11 +7,11 @@ text and adds it to its branch's vector set (``VADD``; key
 for its nearest episodes (``VSIM``), whose similarities ranking fuses with the lexical
 scores (:mod:`fabula.memory.recall.rank`). Off by default: without an embedder nothing
 here runs. Only a branch's index has vectors (a character's read-only user is not granted
-the vector-set commands), so a character's retrieval stays lexical.
+the vector-set commands), so a character's recall stays lexical.
 
 An embedding that cannot be had (the endpoint down) is logged and its episodes are noted
 (:attr:`~fabula.memory.keys.EpisodeKeys.unembedded`): the lexical index is already written,
-retrieval works without the vectors it lacks, and :func:`embed_missing` (run by the next
+recall works without the vectors it lacks, and :func:`embed_missing` (run by the next
 indexing with an embedder) embeds them again.
 """
 

@@ -1,4 +1,4 @@
-"""Rendering a retrieval into a token budget, in sections, with a manifest of every line.
+"""Rendering a recall into a token budget, in sections, with a manifest of every line.
 
 Sections, in this order: any preface the caller gives (the turn's plan), **W** (world facts
 about what the request involves), **B** by holder (the beliefs of the characters involved;

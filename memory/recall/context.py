@@ -1,4 +1,4 @@
-"""Planned retrieval, end to end: plan the request, retrieve, render within the budget.
+"""Planned recall, end to end: plan the request, retrieve, render within the budget.
 
 :func:`author_context` is the author's (the writer's, a question's): W, B of the
 characters involved, D, H when writing, the summaries of the consolidated scenes and
@@ -190,6 +190,6 @@ async def own_words(
 async def _embedded(embedder: Embedder, request: str) -> list[float] | None:
     try:
         return await embedder.embed_query(request)
-    except Exception as exc:  # any transport or model error: retrieval stays lexical
+    except Exception as exc:  # any transport or model error: recall stays lexical
         log.warning("embedding the request failed", error=str(exc))
         return None

@@ -1,4 +1,4 @@
-"""Planning a retrieval: what a request depends on, read before anything is fetched.
+"""Planning a recall: what a request depends on, read before anything is fetched.
 
 A request is the planner's plan for a turn, a question, or a character's situation, as
 text, plus whatever the caller already knows (the focal characters, the place). The
@@ -11,7 +11,7 @@ offline planner reads it with general rules of English and the story's own roste
   developments whose titles share its terms.
 
 A model planner (``fabula.agents``) fills the same :class:`RecallPlan` with structured
-output; retrieval never knows which one ran.
+output; recall never knows which one ran.
 """
 
 from __future__ import annotations
@@ -61,9 +61,9 @@ class RecallPlan(BaseModel):
 
 @dataclass(frozen=True)
 class RecallRequest:
-    """What a retrieval planner (offline or a model) is given: the request's ``text``, the
+    """What a recall planner (offline or a model) is given: the request's ``text``, the
     story's ``entities`` it may name (a character's own, for a character), what the
-    retrieval is for, the story's developments (None: none to relate), ``focus`` (entities
+    recall is for, the story's developments (None: none to relate), ``focus`` (entities
     the caller already knows matter: the focal characters, the place) and ``today`` (the
     story's present day number, for "last spring" and the like; None: no calendar)."""
 

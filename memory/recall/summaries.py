@@ -1,4 +1,4 @@
-"""The hierarchy's summaries as a retrieval layer of the author's context.
+"""The hierarchy's summaries as a recall layer of the author's context.
 
 A long story's older parts reach the author as the summaries of its scenes and plotlines
 (:mod:`fabula.memory.hierarchy`): for a request, the nodes that bear on it are the scenes

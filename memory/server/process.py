@@ -26,7 +26,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from fabula.errors import RedisUnavailable
+from fabula.errors import RedisUnavailable, Remedy
 from fabula.logs import get_logger
 from fabula.memory.server import folder as _folder
 from fabula.memory.server.folder import ADMIN_USER, BUSY_REPLY_MS, DataFolder
@@ -254,11 +254,9 @@ class EmbeddedRedis:
             return RedisUnavailable(
                 f"the embedded Redis did not start: its append-only file in "
                 f"{self.folder.aof_dir} is {damaged}, so nothing was loaded (nothing is "
-                "lost yet). Repair it with `fabula server check-aof --fix` (it cuts the file "
-                "at the last complete write, dropping what follows; keep a copy of the folder "
-                "first), or start anyway with FABULA_REDIS_LOAD_TRUNCATED=1 (a truncated "
-                "file only: its cut tail is dropped)",
+                "lost yet)",
                 directory=str(self.directory),
+                remedy=Remedy("repair_aof"),
             )
         return RedisUnavailable(
             "the embedded redis-server did not answer in time: " + tail.strip()[-500:],

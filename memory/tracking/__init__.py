@@ -2,7 +2,7 @@
 (and every mind's model of other minds) comes to believe.
 
 The tracker is independent of how a turn's text was read: it takes typed
-:class:`~fabula.memory.actions.StoryAction` values (from the controlled-English extractor, or
+:class:`~fabula.memory.actions.StoryAction` values (from the controlled-English rules, or
 from a model), the prior view read from the store (:class:`PriorView`: W, the relevant part
 of B, the entities), and the world's :class:`~fabula.memory.rules.WorldRules`, and writes
 entities, events with their witnesses, world states and belief records into a

@@ -510,7 +510,40 @@ class TestTransport:
             await model.text(MESSAGES)
         assert "cannot reach the model 'nobody'" in str(caught.value)
         assert caught.value.context["base_url"] == "http://127.0.0.1:9/v1"
-        assert [r["error"] for r in events(logs, "model_retry")] == ["connection error"]
+        (retry,) = events(logs, "model_retry")
+        assert retry["error"] == "connection error"
+        assert retry["log_level"] == "debug"  # the error is the one line a user sees
+
+    async def test_an_unreachable_server_is_not_retried_again_by_the_same_client(self) -> None:
+        """Reproduction: `fabula new` on a dead URL spent ~15 s, each summary's call going
+        through every retry. Now a client that found its server unreachable asks once on
+        its next call (no retry), and fails as clearly."""
+        settings = ModelSettings(
+            base_url="http://127.0.0.1:9/v1",
+            model="nobody",
+            timeout_s=5,
+            max_retries=3,
+            retry_initial_s=0.01,
+        )
+        model = make_client(settings, "summariser")
+        with capture_logs() as logs, pytest.raises(errors.ModelUnavailable):
+            await model.text(MESSAGES)
+        assert len(events(logs, "model_retry")) == 3
+        with capture_logs() as logs, pytest.raises(errors.ModelUnavailable, match="cannot reach"):
+            await model.text(MESSAGES)
+        assert events(logs, "model_retry") == []
+
+    async def test_a_server_that_answers_again_is_retried_again(
+        self, fake_openai: FakeOpenAI
+    ) -> None:
+        """Once the server answers, the client retries its transient errors as before."""
+        model = client_for(fake_openai)
+        model._unreachable = True  # as after a call that could not reach it
+        fake_openai.reply_text("back")
+        assert await model.text(MESSAGES) == "back"
+        fake_openai.reply_error(503, "busy")
+        fake_openai.reply_text("ready")
+        assert await model.text(MESSAGES) == "ready"
 
 
 class TestHostileBodies:

@@ -36,7 +36,7 @@ from fabula.memory.summarise import INPUT_CHARS, summarise_closed
 from fabula.memory.tokens import ApproximateCounter
 from fabula.settings import Price, Settings
 from fabula.testing.model import FakeOpenAI, Reply, message_text, request_schema
-from fabula.testing.redis import ON_CLUSTER
+from fabula.testing.redis import on_cluster
 from fabula.testing.stories import new_story
 
 CAST = ("ann", "ben", "cal")
@@ -289,7 +289,7 @@ class TestModelSummaries:
         fake_openai.fallback = answer
         monkeypatch.setenv("FABULA_MODEL_SUMMARISER", "fake-model")
         monkeypatch.setenv("FABULA_MODEL_SUMMARISER_BASE_URL", fake_openai.base_url)
-        queue_url = request.getfixturevalue("embedded_redis").url if ON_CLUSTER else redis_url
+        queue_url = request.getfixturevalue("embedded_redis").url if on_cluster() else redis_url
 
         async def commit() -> None:
             client = connect_async(redis_url)

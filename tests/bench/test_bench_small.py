@@ -448,3 +448,21 @@ def test_bench_model_options_are_checked_before_anything_runs(tmp_path: Path) ->
         done = CliRunner().invoke(app, args, env={"FABULA_HOME": str(tmp_path)})
         assert done.exit_code == 2, (args, done.output)
         assert needle in " ".join(done.output.split()), (args, done.output)
+
+
+def test_commands_bench_runs_its_commands_offline() -> None:
+    """`bench commands` times the commands with no model: every variable that would
+    configure one (or an embedder) is dropped from their environment, the rest kept."""
+    from fabula.bench.commands import offline_environment
+
+    env = offline_environment(
+        {
+            "FABULA_MODEL": "m",
+            "FABULA_MODEL_BASE_URL": "http://127.0.0.1:9/v1",
+            "FABULA_EMBEDDING_MODEL": "e",
+            "OPENAI_API_KEY": "k",
+            "FABULA_HOME": "/tmp/h",
+            "PATH": "/bin",
+        }
+    )
+    assert env == {"FABULA_HOME": "/tmp/h", "PATH": "/bin"}

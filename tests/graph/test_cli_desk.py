@@ -8,12 +8,13 @@ from __future__ import annotations
 import html
 import json
 import os
+import socket
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
-from fabula.errors import NotFound, StoryExists
+from fabula.errors import ConfigError, NotFound, StoryExists
 from fabula.graph.cli import COMMANDS
 from fabula.testing.cli import fabula
 
@@ -86,6 +87,25 @@ class TestStartsQuickly:
         assert "chat" in listed
         bench = fabula(redis_url, "bench", "--help").stdout
         assert "scale" in bench
+
+    def test_offline_commands_load_no_model_client(self, redis_url: str) -> None:
+        """With no model configured, the commands that write and ask a story import neither
+        the OpenAI client nor langchain-openai (4 s of `pending` under load was importing
+        them): the model back ends and the embedder load them only when a model is set."""
+        fabula(redis_url, "new", "--world", "hollow_book", "--id", "tale")
+        for args in (
+            ("new", "--world", "hollow_book", "--id", "other"),
+            ("run", "tale", "--turns", "1"),
+            ("pending",),
+            ("approve", "tale"),
+            ("recall", "tale", "Where is the key?", "--as", "leo"),
+            ("chat", "tale", "leo", "--ask", "Where is the key?"),
+        ):
+            modules = loaded(redis_url, *args)
+            assert "fabula.graph.cli.app" in modules, args  # it ran
+            model = sorted(m for m in modules if m.split(".")[0] in ("openai", "langchain_openai"))
+            assert model == [], (args, model[:5])
+            assert "fabula.agents.llm" not in modules, args
 
     def test_help_loads_no_command_module(self, redis_url: str) -> None:
         """`--help` imported every command module (and so the agents' contracts, the
@@ -271,3 +291,19 @@ class TestExportsAWriterUses:
             assert proc.returncode == status, proc.stderr
             assert needle in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
         assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
+
+
+class TestServe:
+    def test_a_busy_port_is_one_line_before_any_url(self, redis_url: str) -> None:
+        """Reproduction: `serve` on a port in use announced its URL, then failed in
+        uvicorn's words. Now the port is taken first: a busy one is one error line, and no
+        URL is announced."""
+        with socket.create_server(("127.0.0.1", 0)) as busy:
+            port = str(busy.getsockname()[1])
+            proc = fabula(redis_url, "serve", "--port", port, check=False)
+        assert proc.returncode == ConfigError.exit_code
+        assert proc.stderr == (
+            f"error: cannot listen on 127.0.0.1:{port}: address already in use "
+            "(choose another with --port)\n"
+        )
+        assert "http://" not in proc.stdout + proc.stderr

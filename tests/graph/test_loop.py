@@ -31,7 +31,7 @@ from fabula.memory.records import HierarchyNode
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import ApproximateCounter
 from fabula.settings import Settings
-from fabula.testing.redis import ON_CLUSTER
+from fabula.testing.redis import on_cluster
 from fabula.worlds.loader import load_world
 from fabula.worlds.pack import WorldPack
 
@@ -260,7 +260,7 @@ class TestConsolidation:
         On a cluster the queue lives on a plain Redis (RQ 3.0 cannot use a cluster) and the
         jobs work on the cluster's stories.
         """
-        queue_url = request.getfixturevalue("embedded_redis").url if ON_CLUSTER else redis_url
+        queue_url = request.getfixturevalue("embedded_redis").url if on_cluster() else redis_url
 
         async def setup() -> int:
             async with Fabula(redis_url, Settings()) as fab:

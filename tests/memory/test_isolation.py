@@ -40,7 +40,7 @@ from fabula.memory.server import (
     without_credentials,
 )
 from fabula.settings import Settings
-from fabula.testing.redis import ON_CLUSTER
+from fabula.testing.redis import on_cluster
 
 STORY = "hb"
 
@@ -356,7 +356,7 @@ class TestEveryCommand:
         # (AUTH is among the denied: it fails for every guessed user and password)
         # on a cluster, COMMAND and its subcommands are granted too (a cluster client reads
         # the command table when it starts); none of them reads a key
-        discovery = sum(1 for n in names if n.split("|")[0] == "command") if ON_CLUSTER else 0
+        discovery = sum(1 for n in names if n.split("|")[0] == "command") if on_cluster() else 0
         expected = {
             "denied": 2 * (len(names) - 4 - discovery),
             "always-allowed": 2 * 3,
@@ -391,12 +391,12 @@ class TestEveryCommand:
             except redis.ConnectionError:
                 return "always-allowed" if name == "quit" else "connection dropped"
             except ResponseError as exc:
-                if ON_CLUSTER and name.split("|")[0] == "command":
+                if on_cluster() and name.split("|")[0] == "command":
                     return "cluster"
                 return f"answered with an error, not a denial: {exc}"
             if name in GRANTED_KEYLESS:
                 return "granted-keyless"
-            if ON_CLUSTER and name.split("|")[0] == "command":
+            if on_cluster() and name.split("|")[0] == "command":
                 return "cluster"
             if name in ALWAYS_ALLOWED:
                 # whatever they did, the connection can read nothing of anyone else's

@@ -186,8 +186,11 @@ class TestLostReply:
         async def lost() -> str:
             raise redis.ConnectionError("Connection closed by server")
 
-        with pytest.raises(CommitUncertain, match="fabula show STORY story"):
+        with pytest.raises(CommitUncertain, match="is unknown") as uncertain:
             await send_commit(gone, lost, call, wait_s=0.3)
+        remedy = uncertain.value.remedy
+        assert remedy is not None and remedy.action == "check_committed"
+        assert dict(remedy.args)["turn"] == "1"
         await gone.aclose()
 
     async def test_busy_is_waited_for(self, aredis_client: aredis.Redis) -> None:

@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 
 from fabula.cli import app
 from fabula.errors import ConfigError, RedisUnavailable
+from fabula.graph.cli.remedies import error_line
 from fabula.memory.server import EmbeddedRedis, redis_url
 from fabula.settings import Settings
 from fabula.testing.busy import busy_until_killed
@@ -321,7 +322,7 @@ class TestTruncatedAof:
             cut.write_bytes(cut.read_bytes()[:-30])  # the last write, half on disk
             with pytest.raises(RedisUnavailable) as refused:
                 EmbeddedRedis(home / "redis").ensure_started()
-            message = str(refused.value)
+            message = error_line(refused.value)  # the message, then its remedy's words
             assert "append-only file" in message and "is truncated" in message
             assert "fabula server check-aof --fix" in message
             assert "FABULA_REDIS_LOAD_TRUNCATED=1" in message

@@ -15,7 +15,7 @@ from fabula.memory.delta import DeltaBuilder, TurnDelta
 from fabula.memory.projections import project_beliefs, project_world
 from fabula.memory.records import Development, Hypothesis, SourceSpan, State, StatusChange
 from fabula.memory.store import StoryStore, list_stories
-from fabula.testing.redis import ON_CLUSTER
+from fabula.testing.redis import on_cluster
 from fabula.worlds.loader import load_world, setup_delta
 
 STORY = "hb"
@@ -429,7 +429,7 @@ class TestStoredRecords:
             assert Development.model_validate_json(raw).id == dev_id
 
 
-@pytest.mark.skipif(ON_CLUSTER, reason="redis-py's cluster client keeps a pool per node")
+@pytest.mark.skipif(on_cluster(), reason="redis-py's cluster client keeps a pool per node")
 class TestConnectionPool:
     async def test_a_full_pool_waits(self, redis_url: str) -> None:
         """More commands at once than the pool holds wait for a connection (a blocking pool)

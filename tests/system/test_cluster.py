@@ -28,14 +28,14 @@ from fabula.memory.connection import connect, is_cluster
 from fabula.memory.hierarchy import scenes
 from fabula.settings import Settings
 from fabula.testing.localcluster import LocalCluster
-from fabula.testing.redis import ON_CLUSTER, wipe
+from fabula.testing.redis import on_cluster, wipe
 from fabula.testing.stories import check_story, write_turn
 
 
 @pytest.fixture(scope="module")
 def cluster(request: pytest.FixtureRequest) -> Iterator[LocalCluster]:
     """The session's cluster when the whole run is on one, else this module's own."""
-    if ON_CLUSTER:
+    if on_cluster():
         yield request.getfixturevalue("local_cluster")
         return
     with LocalCluster() as started:

@@ -46,7 +46,7 @@ from fabula.memory.server import EmbeddedRedis
 from fabula.memory.store import StoryStore
 from fabula.settings import Settings
 from fabula.testing.cli import Cli, fabula
-from fabula.testing.redis import ON_CLUSTER
+from fabula.testing.redis import on_cluster
 from fabula.testing.stories import check_story, write_turn
 from fabula.testing.web import studio
 
@@ -208,7 +208,7 @@ class TestKillWorker:
         from fabula.memory.jobs import QUEUE, enqueue_consolidation
 
         # on a cluster the queue lives on a plain Redis (RQ 3.0 cannot use a cluster)
-        queue_url = request.getfixturevalue("embedded_redis").url if ON_CLUSTER else redis_url
+        queue_url = request.getfixturevalue("embedded_redis").url if on_cluster() else redis_url
         turns = asyncio.run(self._long_story(redis_url, tmp_path, "slow"))
         conn = redis.Redis.from_url(queue_url)
         ends = [*range(4, turns, 4), turns]

@@ -19,7 +19,17 @@ from fabula.graph.cli.remedies import error_line
 from fabula.graph.web.remedies import remedy_json, studio_line
 
 ROOT = Path(__file__).resolve().parents[2]
-CLI_WORDS = ("--force", "fabula pending", "--alternatives", "fabula delete", "fabula play")
+CLI_WORDS = (
+    "--force",
+    "fabula pending",
+    "--alternatives",
+    "fabula delete",
+    "fabula play",
+    "fabula migrate",
+    "fabula server",
+    "fabula show",
+    "--format",
+)
 
 
 def _strings(path: Path) -> list[str]:
@@ -41,10 +51,15 @@ def _strings(path: Path) -> list[str]:
 
 
 def test_the_service_speaks_no_interface_words() -> None:
-    """No string the service raises or returns names a flag or a command of the CLI."""
+    """No string the service or memory raises or returns names a flag or a command of the
+    CLI (memory's migration, commit and embedded server said `fabula migrate`, `fabula show`
+    and `fabula server check-aof` in their messages: remedies now)."""
     found = [
         (path.name, text, word)
-        for path in sorted((ROOT / "graph" / "service").glob("*.py"))
+        for path in [
+            *sorted((ROOT / "graph" / "service").glob("*.py")),
+            *sorted((ROOT / "memory").rglob("*.py")),
+        ]
         for text in _strings(path)
         for word in CLI_WORDS
         if word in text
@@ -58,13 +73,14 @@ def test_each_interface_words_every_remedy(action: RemedyAction) -> None:
     filled in; the message itself is left as the service wrote it."""
     exc = InvalidInput(
         "refused",
-        remedy=Remedy(action, {"story": "tale", "character": "leo"}),
+        remedy=Remedy(action, {"story": "tale", "character": "leo", "turn": "4"}),
         story="tale",
     )
     for line in (error_line(exc), studio_line(exc)):
         assert line.startswith("refused (story=tale); ") and "\n" not in line
         assert "{" not in line
-    assert remedy_json(exc) == {"action": action, "args": {"story": "tale", "character": "leo"}}
+    args = {"story": "tale", "character": "leo", "turn": "4"}
+    assert remedy_json(exc) == {"action": action, "args": args}
 
 
 def test_force_is_a_flag_on_the_command_line_and_a_checkbox_in_the_studio() -> None:

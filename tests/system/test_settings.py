@@ -140,6 +140,7 @@ READERS = {
     "os.environ itself; the counter looks for a cached file where tiktoken will load it",
     "testing/cli.py": "a subprocess's environment: the test's own, plus the test Redis",
     "bench/web.py": "a subprocess's environment: the benchmark's own, less the studio token",
+    "bench/commands.py": "a subprocess's environment: the benchmark's own, less any model",
 }
 
 ENVIRONMENT = {"environ", "environb", "getenv", "getenvb", "putenv", "unsetenv"}
@@ -193,3 +194,37 @@ def test_the_writer_replies_within_its_own_limit_by_default() -> None:
     )
     assert both.model_for("writer").max_tokens == 300
     assert Settings().model_for("writer").max_tokens == WRITER_MAX_TOKENS
+
+
+def _read_at_import(tree: ast.Module) -> list[int]:
+    """Lines where ``from_env`` is called by code that runs when the module is imported
+    (its top level and class bodies, not the bodies of its functions)."""
+    lines: list[int] = []
+    todo: list[ast.AST] = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            continue
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "from_env"
+        ):
+            lines.append(node.lineno)
+        todo.extend(ast.iter_child_nodes(node))
+    return lines
+
+
+def test_no_module_reads_the_settings_at_import() -> None:
+    """Settings are read at an entry point, never when a module is imported: the test
+    helpers read FABULA_CHROMIUM and FABULA_TEST_CLUSTER at import (`testing/browser.py`,
+    `testing/redis.py`), so a test run could not choose its own."""
+    found: dict[str, list[int]] = {}
+    for folder, _, files in os.walk(PACKAGE, followlinks=True):
+        for name in files:
+            if name.endswith(".py"):
+                path = Path(folder) / name
+                lines = _read_at_import(ast.parse(path.read_text(encoding="utf-8")))
+                if lines:
+                    found[path.relative_to(PACKAGE).as_posix()] = lines
+    assert found == {}

@@ -19,15 +19,15 @@ import httpx
 import pytest
 from playwright.async_api import Browser, Page, expect
 
-from fabula.testing.browser import CHROMIUM, create_story, run_until_pending
+from fabula.testing.browser import chromium, create_story, run_until_pending
 
 # A turn's approval waits for the append-only file's fsync and a 2-core CI machine runs
 # the whole suite at once: assertions wait up to 20 s (Playwright's default is 5 s).
 expect.set_options(timeout=20_000)
 
 pytestmark = pytest.mark.skipif(
-    not Path(CHROMIUM).exists(),
-    reason=f"no Chromium at {CHROMIUM}: install Debian's chromium (.ci/run does)",
+    not Path(chromium()).exists(),
+    reason=f"no Chromium at {chromium()}: install Debian's chromium (.ci/run does)",
 )
 
 
@@ -237,5 +237,5 @@ class TestEscaping:
 
 def test_no_chromium_download_needed() -> None:
     """Playwright drives the system's Chromium: no browser is downloaded."""
-    out = subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True, timeout=60)
+    out = subprocess.run([chromium(), "--version"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and "Chromium" in out.stdout

@@ -18,11 +18,11 @@ import httpx
 import pytest
 from playwright.async_api import Browser, Page, expect
 
-from fabula.testing.browser import CHROMIUM, create_story, run_until_pending
+from fabula.testing.browser import chromium, create_story, run_until_pending
 
 needs_chromium = pytest.mark.skipif(
-    not __import__("pathlib").Path(CHROMIUM).exists(),
-    reason=f"no Chromium at {CHROMIUM}: install Debian's chromium (.ci/run does)",
+    not __import__("pathlib").Path(chromium()).exists(),
+    reason=f"no Chromium at {chromium()}: install Debian's chromium (.ci/run does)",
 )
 
 

@@ -15,13 +15,13 @@ import pytest
 from playwright.async_api import Browser, Page, expect
 
 from fabula.testing import imports as fx
-from fabula.testing.browser import CHROMIUM
+from fabula.testing.browser import chromium
 
 expect.set_options(timeout=30_000)
 
 pytestmark = pytest.mark.skipif(
-    not Path(CHROMIUM).exists(),
-    reason=f"no Chromium at {CHROMIUM}: install Debian's chromium (.ci/run does)",
+    not Path(chromium()).exists(),
+    reason=f"no Chromium at {chromium()}: install Debian's chromium (.ci/run does)",
 )
 
 POWERS = "Seraphina heals wounds with her magic and drives the shadow beasts back with light."

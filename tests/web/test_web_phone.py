@@ -24,13 +24,13 @@ from playwright.async_api import Browser, Page, expect
 from fabula.graph.web.present import actions
 from fabula.graph.web.security import MAX_UPLOAD_BYTES
 from fabula.testing import imports as fx
-from fabula.testing.browser import CHROMIUM
+from fabula.testing.browser import chromium
 
 expect.set_options(timeout=20_000)
 
 needs_chromium = pytest.mark.skipif(
-    not Path(CHROMIUM).exists(),
-    reason=f"no Chromium at {CHROMIUM}: install Debian's chromium (.ci/run does)",
+    not Path(chromium()).exists(),
+    reason=f"no Chromium at {chromium()}: install Debian's chromium (.ci/run does)",
 )
 
 PRESET = {  # a BookWorld preset as its repository's experiment_presets/ hold them
