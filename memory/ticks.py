@@ -1,0 +1,113 @@
+"""A tick's commit: its scenes, consecutive turns of a branch, written all or none.
+
+In a story run in ticks (:mod:`fabula.graph.ticks`), every place with characters plays its
+own scene in the same span of story time, and each scene's accepted text is one turn of the
+branch (scene ``k`` of a tick that starts after turn ``h`` is turn ``h + 1 + k``). The
+tick is committed by one call of the ``fabula_commit_tick`` function: each scene's turn is
+checked (turn order, fences, every reference, as if the scenes before it were in) before
+the first write, then every turn is written as ``fabula_commit`` writes one, and the tick's
+record (:class:`TickRecord`) with them. So a tick is in whole or not at all, and sending
+the same tick again is a ``duplicate``, never a second write.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+
+from pydantic import BaseModel, ConfigDict
+from redis.exceptions import ResponseError
+
+from fabula.errors import InvalidInput
+from fabula.memory import keys
+from fabula.memory.delta import TurnDelta
+from fabula.memory.lua import fcall
+from fabula.memory.settle import Status
+from fabula.memory.store import CommitResult, StoryStore
+
+
+class SceneRecord(BaseModel):
+    """One scene of a tick: its place, its cast (everyone there as the tick began), and the
+    turn that holds its text (None for a place where nobody acted: a quiet scene)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    place: str
+    cast: tuple[str, ...]
+    turn: int | None = None
+
+
+class TickRecord(BaseModel):
+    """A committed tick: its number, the turns it spans and its scenes."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tick: int
+    first: int
+    last: int
+    scenes: tuple[SceneRecord, ...]
+    digest: str = ""
+
+
+def tick_digest(deltas: Sequence[TurnDelta]) -> str:
+    """A hash of a tick's content: its scenes' digests, in order."""
+    return hashlib.sha256("|".join(d.digest() for d in deltas).encode()).hexdigest()
+
+
+async def commit_tick(
+    store: StoryStore,
+    record: TickRecord,
+    deltas: Sequence[TurnDelta],
+    usage: Mapping[str, Mapping[str, object]] | None = None,
+) -> CommitResult:
+    """Commit ``deltas`` (the tick's scenes, consecutive turns after the head) and
+    ``record`` in one atomic call: all or none.
+
+    The status is ``committed``, or ``duplicate`` when the same tick is in already.
+    Raises :class:`~fabula.errors.TurnConflict` when the branch moved on (another writer)
+    or the tick's turns hold other text, :class:`~fabula.errors.InvalidDelta` for a scene
+    whose delta is refused (naming the scene), :class:`InvalidInput` for a tick with no
+    scene or whose turns do not follow each other; nothing is written then.
+    """
+    where = {"story": store.story, "branch": store.branch}
+    if not deltas:
+        raise InvalidInput(f"tick {record.tick} has no scene to commit", **where)
+    turns = [d.turn for d in deltas]
+    if turns != list(range(turns[0], turns[0] + len(turns))):
+        raise InvalidInput(f"tick {record.tick}'s scenes are not consecutive turns: {turns}")
+    record = record.model_copy(update={"digest": tick_digest(deltas)})
+    calls = [
+        await store.prepare_commit(d, usage=usage if i == 0 else None) for i, d in enumerate(deltas)
+    ]
+    args: list[object] = [len(calls), record.tick, record.model_dump_json()]
+    for call in calls:
+        args += call.args
+    head_key = calls[0].keys[0]
+    try:
+        reply = await fcall(
+            store.client,
+            "fabula_commit_tick",
+            [head_key, keys.ticks(store.story, store.branch)],
+            args,
+        )
+    except ResponseError as exc:
+        raise store.translate_refusal(exc, deltas[0].turn) from None
+    return CommitResult(turn=deltas[-1].turn, status=_status(reply))
+
+
+def _status(reply: object) -> Status:
+    return "duplicate" if reply in ("duplicate", b"duplicate") else "committed"
+
+
+async def tick_records(store: StoryStore) -> list[TickRecord]:
+    """Every committed tick of the store's branch, in order."""
+    raw = await store.client.hgetall(keys.ticks(store.story, store.branch))
+    records = [TickRecord.model_validate(json.loads(v)) for v in raw.values()]
+    return sorted(records, key=lambda r: r.tick)
+
+
+async def last_tick(store: StoryStore) -> TickRecord | None:
+    """The branch's last committed tick (None before the first)."""
+    records = await tick_records(store)
+    return records[-1] if records else None
