@@ -53,7 +53,7 @@ from fabula.logs import get_logger
 from fabula.memory.delta import TurnDelta
 from fabula.memory.index.build import index_through
 from fabula.memory.store import CommitResult, StoryStore
-from fabula.memory.ticks import SceneRecord, TickRecord, commit_tick, last_tick
+from fabula.memory.ticks import SceneRecord, TickRecord, commit_tick, confine, last_tick
 
 log = get_logger(__name__)
 
@@ -356,6 +356,7 @@ async def _settle(
             continue
         if delta.turn != turn:
             delta, _ = await read_text(CommitPath.of(ctx), store, turn, delta.text, view)
+        delta = confine(delta, s.cast)
         scenes.append(dataclasses.replace(s, turn=turn))
         deltas.append(delta)
         turn += 1

@@ -50,6 +50,42 @@ class TickRecord(BaseModel):
     digest: str = ""
 
 
+def confine(delta: TurnDelta, cast: Sequence[str]) -> TurnDelta:
+    """``delta`` as its scene's cast perceives it: nobody outside ``cast`` witnesses its
+    events, remembers them, or gains a belief from them (someone who sees a character
+    arrive from another place's scene sees it at the next tick, from its own scene).
+    A group of shared belief keeps its members in the cast (dropped below two); the
+    beliefs and shared beliefs kept are numbered again, in order."""
+    inside = set(cast)
+    events = tuple(
+        e.model_copy(update={"witnesses": tuple(w for w in e.witnesses if w in inside)})
+        for e in delta.events
+    )
+    shared = []
+    for g in delta.shared:
+        members = tuple(m for m in g.group if m in inside)
+        if len(members) >= 2:
+            actor = g.actor if g.actor in members else None
+            shared.append(g.model_copy(update={"group": members, "actor": actor}))
+    own = {
+        event: {w: text for w, text in by_witness.items() if w in inside}
+        for event, by_witness in delta.own_recollections.items()
+    }
+    return delta.model_copy(
+        update={
+            "events": events,
+            "beliefs": tuple(
+                b.model_copy(update={"id": f"b{delta.turn}.{i}"})
+                for i, b in enumerate(b for b in delta.beliefs if b.holder[0] in inside)
+            ),
+            "shared": tuple(
+                g.model_copy(update={"id": f"g{delta.turn}.{i}"}) for i, g in enumerate(shared)
+            ),
+            "own_recollections": {e: by for e, by in own.items() if by},
+        }
+    )
+
+
 def tick_digest(deltas: Sequence[TurnDelta]) -> str:
     """A hash of a tick's content: its scenes' digests, in order."""
     return hashlib.sha256("|".join(d.digest() for d in deltas).encode()).hexdigest()
