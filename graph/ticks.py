@@ -31,7 +31,7 @@ A scene whose draft still has errors after its revisions fails the tick as a who
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, TypedDict
 
@@ -234,7 +234,14 @@ _SCENE_GRAPH = build_scene_graph()
 
 
 async def scene(task: SceneTask, runtime: Runtime[TurnContext]) -> dict[str, Any]:
-    """Play one scene to its critiqued draft and the delta it commits."""
+    """The tick graph's node: one scene played (:func:`play_scene`)."""
+    return {"scenes": [await play_scene(task, runtime.context)]}
+
+
+async def play_scene(task: SceneTask, ctx: TurnContext) -> SceneOutcome:
+    """Play one scene to its critiqued draft and the delta it commits (a quiet scene, no
+    delta, when its focal characters proposed nothing after all). ``ctx``'s cache holds
+    the tick's view for the scene's turn. Raises :class:`SceneFailed` naming the scene."""
     start: SceneState = {
         "story": task["story"],
         "branch": task["branch"],
@@ -243,24 +250,31 @@ async def scene(task: SceneTask, runtime: Runtime[TurnContext]) -> dict[str, Any
         "focal": task["focal"],
     }
     try:
-        done = await _SCENE_GRAPH.ainvoke(start, context=runtime.context)
+        done = await _SCENE_GRAPH.ainvoke(start, context=ctx)
     except StoryAtRest:
-        # the focal characters proposed nothing after all: a quiet scene
-        quiet = SceneOutcome(
-            place=task["place"], turn=task["turn"], delta=None, errors=[], usage={}
-        )
-        return {"scenes": [quiet]}
+        return SceneOutcome(place=task["place"], turn=task["turn"], delta=None, errors=[], usage={})
     except FabulaError as error:
         raise _failed(task, error.message) from error
     errors = [f.message for f in done.get("findings", []) if f.severity == "error"]
-    outcome = SceneOutcome(
+    return SceneOutcome(
         place=task["place"],
         turn=task["turn"],
         delta=done.get("delta"),
         errors=errors,
         usage=dict(done.get("usage", {})),
     )
-    return {"scenes": [outcome]}
+
+
+def scene_context(
+    ctx: TurnContext, store: StoryStore, view: AuthorView, turns: Sequence[int]
+) -> TurnContext:
+    """``ctx`` for the scenes of one tick: every scene's turn reads ``view``, the view of
+    the tick's start."""
+    cache = RunCache()
+    cache.stores[(store.story, store.branch)] = store
+    for turn in turns:
+        cache.views[(store.story, store.branch, turn)] = view
+    return dataclasses.replace(ctx, cache=cache)
 
 
 def _failed(task: SceneTask, why: str) -> SceneFailed:
@@ -302,19 +316,31 @@ class TickResult:
     deltas: tuple[TurnDelta, ...]
 
 
-async def play_tick(ctx: TurnContext, store: StoryStore) -> tuple[TickPlan, list[TurnDelta]]:
-    """Play the next tick's scenes concurrently, to the deltas they would commit (nothing
-    is written). Raises :class:`SceneFailed` naming the first scene that failed."""
+ScenePlayer = Callable[
+    [TurnContext, StoryStore, AuthorView, Sequence[SceneTask]], Awaitable[list[SceneOutcome]]
+]
+"""Plays a tick's scenes to their outcomes: in this process (:func:`scenes_here`), or on
+RQ workers (:func:`fabula.graph.scene_jobs.scenes_on_rq`)."""
+
+
+async def scenes_here(
+    ctx: TurnContext, store: StoryStore, view: AuthorView, tasks: Sequence[SceneTask]
+) -> list[SceneOutcome]:
+    """The scenes played concurrently in this process (LangGraph ``Send`` over places)."""
+    run = scene_context(ctx, store, view, [t["turn"] for t in tasks])
+    done = await _tick_graph().ainvoke({"tasks": list(tasks)}, context=run)
+    return list(done.get("scenes", []))
+
+
+async def play_tick(
+    ctx: TurnContext, store: StoryStore, player: ScenePlayer = scenes_here
+) -> tuple[TickPlan, list[TurnDelta]]:
+    """Play the next tick's scenes (by ``player``: concurrently in this process by
+    default) to the deltas they would commit; nothing is written. Raises
+    :class:`SceneFailed` naming the first scene that failed."""
     view = await author_view(store)
     previous = await last_tick(store)
     plan = plan_tick(view, previous.tick + 1 if previous is not None else 1)
-    # every scene reads the view of the tick's start, whatever its own turn
-    cache = RunCache()
-    cache.stores[(store.story, store.branch)] = store
-    for s in plan.played:
-        assert s.turn is not None
-        cache.views[(store.story, store.branch, s.turn)] = view
-    run = dataclasses.replace(ctx, cache=cache)
     tasks = [
         SceneTask(
             story=store.story,
@@ -327,8 +353,7 @@ async def play_tick(ctx: TurnContext, store: StoryStore) -> tuple[TickPlan, list
         for s in plan.played
         if s.turn is not None
     ]
-    done = await _tick_graph().ainvoke({"tasks": tasks}, context=run)
-    outcomes = {o["place"]: o for o in done.get("scenes", [])}
+    outcomes = {o["place"]: o for o in await player(ctx, store, view, tasks)}
     for task in tasks:
         errors = outcomes[task["place"]]["errors"]
         if errors:
@@ -370,7 +395,9 @@ async def _settle(
     return settled, deltas
 
 
-async def run_tick(ctx: TurnContext, store: StoryStore) -> TickResult:
+async def run_tick(
+    ctx: TurnContext, store: StoryStore, player: ScenePlayer = scenes_here
+) -> TickResult:
     """Play the branch's next tick and commit it, all scenes or none (see the module).
 
     Raises :class:`SceneFailed` (one line naming the scene) when a scene fails,
@@ -378,7 +405,7 @@ async def run_tick(ctx: TurnContext, store: StoryStore) -> TickResult:
     :class:`~fabula.errors.TurnConflict` when another writer moved the branch meanwhile;
     nothing is committed then.
     """
-    plan, deltas = await play_tick(ctx, store)
+    plan, deltas = await play_tick(ctx, store, player)
     done = await commit_scenes(ctx, store, plan, deltas)
     log.info(
         "tick_committed",
