@@ -127,8 +127,12 @@ def bench_town(
     characters: int = typer.Option(25, "--characters", min=4),
     places: int = typer.Option(10, "--places", min=1),
     ticks: int = typer.Option(10, "--ticks", min=1),
-    workers: int = typer.Option(0, "--workers", min=0, help="RQ workers (not built yet)."),
-    kill_worker: bool = typer.Option(False, "--kill-worker", help="(not built yet)"),
+    workers: int = typer.Option(
+        0, "--workers", min=0, help="Play the scenes on this many RQ workers (0: in process)."
+    ),
+    kill_worker: bool = typer.Option(
+        False, "--kill-worker", help="kill -9 one worker while it plays a scene."
+    ),
     json_out: str | None = typer.Option(None, "--json"),
 ) -> None:
     """A town run in ticks (every place's scene at once, each tick committed whole) with

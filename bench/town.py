@@ -12,19 +12,36 @@ and the spread of the news, one share per tick, read from the characters' own mi
 The baseline, in the same run on the same pack, is the narrative loop (one scene a turn,
 where the planner looks) for as many turns as the tick run played scenes: turns per second,
 p50/p95 turn time, and the share of the town that knows the news at its end.
+
+With ``--workers W`` the scenes are played on W ``rq worker`` processes started here (as
+``FABULA_SCENES=rq`` plays them); ``--kill-worker`` kills one with ``kill -9`` while it
+plays a scene of the first tick, and the audit says what that lost or doubled (nothing,
+when the tick finishes on the others).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
 from typing import Any
+
+import redis
+from rq import Queue
+from rq.job import Job
 
 from fabula.bench.report import percentiles, print_table, write_json
 from fabula.bench.scale import _story_bytes
 from fabula.errors import InvalidInput, StoryAtRest
+from fabula.graph.scene_jobs import scenes_on_rq
 from fabula.graph.service import Fabula
-from fabula.graph.ticks import run_tick
+from fabula.graph.ticks import ScenePlayer, run_tick, scenes_here
+from fabula.memory.jobs import QUEUE
 from fabula.memory.spread import audit_ticks, own_beliefs, says
 from fabula.memory.store import StoryStore
 from fabula.settings import Settings
@@ -88,13 +105,75 @@ async def _knowing(store: StoryStore) -> float:
     return known / len(characters)
 
 
-async def _ticks(fab: Fabula, pack: WorldPack, ticks: int) -> dict[str, Any]:
-    from fabula.memory.spread import spread
+@contextlib.contextmanager
+def _workers(url: str, count: int) -> Iterator[list[subprocess.Popen[bytes]]]:
+    """``count`` ``rq worker fabula`` processes (jobs in the worker's own process, named
+    ``bench-town-<i>``) on the stories at ``url``, killed with their groups at the end."""
+    procs = []
+    try:
+        for i in range(count):
+            args = [sys.executable, "-m", "rq.cli", "worker", QUEUE, "--url", url, "-q"]
+            args += ["--worker-class", "rq.worker.SimpleWorker", "--name", f"bench-town-{i}"]
+            procs.append(
+                subprocess.Popen(
+                    args,
+                    start_new_session=True,
+                    env={**os.environ, "FABULA_REDIS_URL": url},
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
+        yield procs
+    finally:
+        for proc in procs:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(30)
 
+
+async def _kill_mid_scene(url: str, story: str, procs: list[subprocess.Popen[bytes]]) -> int:
+    """Wait for a worker to hold a scene's lease, then ``kill -9`` it; 1 once done."""
+    queue = Queue(QUEUE, connection=redis.Redis.from_url(url))
+    while True:
+        for job_id in queue.started_job_registry.get_job_ids():
+            if not job_id.startswith(f"scene-{story}-"):
+                continue
+            job = Job.fetch(job_id, connection=queue.connection)
+            name = job.worker_name or ""
+            if job.meta.get("leased") and name.startswith("bench-town-"):
+                proc = procs[int(name.removeprefix("bench-town-"))]
+                os.killpg(proc.pid, signal.SIGKILL)
+                return 1
+        await asyncio.sleep(0.005)
+
+
+async def _ticks(
+    fab: Fabula, pack: WorldPack, ticks: int, workers: int, kill_worker: bool
+) -> dict[str, Any]:
     story = f"bench-town-{len(pack.characters)}"
     await fab.delete_story(story)
     store = await fab.create_story(pack, story, opening=False)
+    with _workers(fab.url, workers) as procs:
+        return await _run_ticks(fab, store, ticks, procs if workers else None, kill_worker)
+
+
+async def _run_ticks(
+    fab: Fabula,
+    store: StoryStore,
+    ticks: int,
+    procs: list[subprocess.Popen[bytes]] | None,
+    kill_worker: bool,
+) -> dict[str, Any]:
+    from fabula.memory.spread import spread
+
+    story = store.story
     ctx = fab.context(auto=True)
+    player: ScenePlayer = scenes_here if procs is None else scenes_on_rq(fab.url)
+    killer = (
+        asyncio.create_task(_kill_mid_scene(fab.url, story, procs))
+        if procs is not None and kill_worker
+        else None
+    )
     tick_ms: list[float] = []
     scenes = 0
     rest: str | None = None
@@ -102,20 +181,26 @@ async def _ticks(fab: Fabula, pack: WorldPack, ticks: int) -> dict[str, Any]:
     for _ in range(ticks):
         began = time.perf_counter()
         try:
-            result = await run_tick(ctx, store)
+            result = await run_tick(ctx, store, player)
         except StoryAtRest as at_rest:
             rest = at_rest.message
             break
         tick_ms.append((time.perf_counter() - began) * 1000)
         scenes += len(result.deltas)
     seconds = time.perf_counter() - start
+    killed = 0
+    if killer is not None:
+        killed = killer.result() if killer.done() else 0
+        killer.cancel()
     audit = await audit_ticks(store)
     curve = await spread(store, NEWS)
     story_bytes = await _story_bytes(fab.admin, story)
+    cast = len(await store.characters())
     await fab.delete_story(story)
     done = len(tick_ms)
     return {
         "completed_ticks": done,
+        "killed_workers": killed,
         "rest": rest,
         "scenes": scenes,
         "seconds": round(seconds, 3),
@@ -129,7 +214,7 @@ async def _ticks(fab: Fabula, pack: WorldPack, ticks: int) -> dict[str, Any]:
         "spread": [round(p.share, 4) for p in curve[1:]],
         "spread_start": round(curve[0].share, 4) if curve else None,
         "redis_bytes": story_bytes,
-        "bytes_per_character": story_bytes // len(pack.characters),
+        "bytes_per_character": story_bytes // cast,
     }
 
 
@@ -172,14 +257,14 @@ async def run_town(
     json_out: str | None,
 ) -> dict[str, Any]:
     """Run the tick run and its narrative baseline; print the table, write the JSON."""
-    if workers or kill_worker:
+    if kill_worker and workers < 2:
         raise InvalidInput(
-            "bench town runs a tick's scenes in this process: scenes on RQ workers "
-            "(--workers, --kill-worker) are not built yet"
+            f"--kill-worker needs --workers 2 or more (the tick finishes on the others), "
+            f"got {workers}"
         )
     pack = town_world(characters, places)
     async with Fabula(url, Settings()) as fab:
-        town = await _ticks(fab, pack, ticks)
+        town = await _ticks(fab, pack, ticks, workers, kill_worker)
         baseline = await _narrative(fab, pack, max(1, town["scenes"]))
     result: dict[str, Any] = {
         "benchmark": "town",
@@ -187,7 +272,6 @@ async def run_town(
         "places": places,
         "ticks": ticks,
         "workers": workers,
-        "killed_workers": 0,
         **town,
         "baseline": {"narrative_loop": baseline},
     }

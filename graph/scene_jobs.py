@@ -40,6 +40,7 @@ from fabula.memory.delta import TurnDelta
 from fabula.memory.jobs import QUEUE, worker_url
 from fabula.memory.leases import renewed
 from fabula.memory.store import StoryStore
+from fabula.memory.ticks import last_tick
 from fabula.settings import Settings
 
 log = get_logger(__name__)
@@ -109,15 +110,20 @@ def _mark_leased() -> None:
         job.save_meta()  # type: ignore[no-untyped-call]
 
 
-def scenes_on_rq(queue_url: str, tick: int) -> ScenePlayer:
-    """A :data:`~fabula.graph.ticks.ScenePlayer` that plays tick ``tick``'s scenes on the
-    RQ workers of the queue at ``queue_url`` (see the module)."""
+def scenes_on_rq(queue_url: str, tick: int | None = None) -> ScenePlayer:
+    """A :data:`~fabula.graph.ticks.ScenePlayer` that plays a tick's scenes on the RQ
+    workers of the queue at ``queue_url`` (see the module); ``tick``: the tick's number
+    (by default the branch's next)."""
 
     async def player(
         ctx: TurnContext, store: StoryStore, view: AuthorView, tasks: Sequence[SceneTask]
     ) -> list[SceneOutcome]:
         queue = Queue(QUEUE, connection=redis.Redis.from_url(queue_url))
-        return await _coordinate(queue, store, tick, view.turn, tasks)
+        number = tick
+        if number is None:
+            previous = await last_tick(store)
+            number = previous.tick + 1 if previous is not None else 1
+        return await _coordinate(queue, store, number, view.turn, tasks)
 
     return player
 

@@ -32,14 +32,19 @@ def tick(
     has anything to do."""
 
     async def go(fab: Fabula) -> list[dict[str, Any]]:
-        from fabula.graph.ticks import run_tick
+        from fabula.graph.ticks import ScenePlayer, run_tick, scenes_here
 
+        player: ScenePlayer = scenes_here
+        if fab.settings.scenes == "rq":  # FABULA_SCENES=rq: on the queue's workers
+            from fabula.graph.scene_jobs import scenes_on_rq
+
+            player = scenes_on_rq(fab.settings.rq_url or fab.url)
         store = fab.store(story, branch)
         await store.require()
         done: list[dict[str, Any]] = []
         for _ in range(ticks):
             try:
-                result = await run_tick(fab.context(auto=True), store)
+                result = await run_tick(fab.context(auto=True), store, player)
             except StoryAtRest as rest:
                 done.append({"rest": rest.message})
                 break
