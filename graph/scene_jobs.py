@@ -4,7 +4,7 @@ The coordinator (the process running the tick) enqueues one job per scene on the
 ``fabula`` queue (the queue consolidation uses); a worker plays the scene against the
 story at the tick's start (:func:`play_scene_job`, which refuses if the branch moved) and
 returns its outcome — the delta it would commit, never a write. While it plays, the worker
-holds a short lease in Redis (:func:`fabula.memory.keys.scene_lease`) and renews it; a
+holds a short lease in Redis (:func:`fabula.memory.ticks.scene_lease`) and renews it; a
 worker killed mid-scene stops renewing, its lease expires within :data:`LEASE_S`, and the
 coordinator enqueues the scene again for another worker. A scene is a pure function of
 the story at the tick's start (the offline engine is deterministic; a model is asked the
@@ -33,14 +33,13 @@ from fabula.errors import SceneFailed, TurnConflict
 from fabula.graph.runtime import TurnContext
 from fabula.graph.ticks import SceneOutcome, ScenePlayer, SceneTask, play_scene, scene_context
 from fabula.logs import get_logger
-from fabula.memory import keys
 from fabula.memory.acl import MindPool
 from fabula.memory.connection import connect_async
 from fabula.memory.delta import TurnDelta
 from fabula.memory.jobs import QUEUE, worker_url
 from fabula.memory.leases import renewed
 from fabula.memory.store import StoryStore
-from fabula.memory.ticks import last_tick
+from fabula.memory.ticks import last_tick, scene_lease, scene_leased
 from fabula.settings import Settings
 
 log = get_logger(__name__)
@@ -74,14 +73,11 @@ async def _play(task: SceneTask, tick: int, head: int) -> dict[str, Any]:
     admin = connect_async(url)
     minds = MindPool(admin, url)
     try:
-        lease = admin.lock(
-            keys.scene_lease(task["story"], task["branch"], tick, task["place"]),
-            timeout=LEASE_S,
-        )
+        store = StoryStore(admin, task["story"], task["branch"], limits=settings.limits)
+        lease = scene_lease(store, tick, task["place"], LEASE_S)
         await lease.acquire()
         _mark_leased()
         async with renewed(lease):
-            store = StoryStore(admin, task["story"], task["branch"], limits=settings.limits)
             view = await author_view(store)
             if view.turn != head:
                 raise TurnConflict(
@@ -186,8 +182,7 @@ def _abandoned(job: Job) -> bool:
 async def _worker_died(store: StoryStore, job: Job, tick: int, place: str) -> bool:
     """A started job whose worker took the scene's lease and let it go (it died), or that
     never took it within :data:`STARTING_S`."""
-    lease = keys.scene_lease(store.story, store.branch, tick, place)
-    if await store.client.exists(lease):
+    if await scene_leased(store, tick, place):
         return False
     job.refresh()  # type: ignore[no-untyped-call]  # when it started; did it take the lease
     if job.get_status(refresh=False) != JobStatus.STARTED or job.started_at is None:

@@ -17,6 +17,7 @@ import json
 from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
+from redis.asyncio.lock import Lock
 from redis.exceptions import ResponseError
 
 from fabula.errors import InvalidInput
@@ -134,6 +135,19 @@ async def commit_tick(
 
 def _status(reply: object) -> Status:
     return "duplicate" if reply in ("duplicate", b"duplicate") else "committed"
+
+
+def scene_lease(store: StoryStore, tick: int, place: str, timeout_s: float) -> Lock:
+    """The lease a worker holds (and renews) while it plays ``place``'s scene of ``tick``:
+    it expires within ``timeout_s`` of the worker's death."""
+    return store.client.lock(
+        keys.scene_lease(store.story, store.branch, tick, place), timeout=timeout_s
+    )
+
+
+async def scene_leased(store: StoryStore, tick: int, place: str) -> bool:
+    """Whether some worker holds the lease of ``place``'s scene of ``tick``."""
+    return bool(await store.client.exists(keys.scene_lease(store.story, store.branch, tick, place)))
 
 
 async def tick_records(store: StoryStore) -> list[TickRecord]:
