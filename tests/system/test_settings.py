@@ -139,6 +139,7 @@ READERS = {
     "os.environ itself; the counter looks for a cached file where tiktoken will load it",
     "testing/cli.py": "a subprocess's environment: the test's own, plus the test Redis",
     "bench/web.py": "a subprocess's environment: the benchmark's own, less the studio token",
+    "bench/town.py": "its RQ workers' environment: the benchmark's own, plus the stories' Redis",
 }
 
 ENVIRONMENT = {"environ", "environb", "getenv", "getenvb", "putenv", "unsetenv"}
