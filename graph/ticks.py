@@ -93,6 +93,12 @@ class TickPlan:
         )
 
 
+SCENES_AT_ONCE = 8
+"""The most scenes one process plays at once. Each scene's reading of its text reads the
+minds of the story in one Redis call; a hundred at once (a town of 1,000 in 100 places)
+queue behind each other in the server past the client's read timeout."""
+
+
 def acting(view: AuthorView, character: str) -> bool:
     """Whether ``character`` has a step to take toward one of its goals (judged from its
     beliefs, as the offline planner judges it)."""
@@ -328,7 +334,9 @@ async def scenes_here(
 ) -> list[SceneOutcome]:
     """The scenes played concurrently in this process (LangGraph ``Send`` over places)."""
     run = scene_context(ctx, store, view, [t["turn"] for t in tasks])
-    done = await _tick_graph().ainvoke({"tasks": list(tasks)}, context=run)
+    done = await _tick_graph().ainvoke(
+        {"tasks": list(tasks)}, context=run, config={"max_concurrency": SCENES_AT_ONCE}
+    )
     return list(done.get("scenes", []))
 
 
