@@ -135,6 +135,28 @@ def bench_commands(
     run_commands(rounds, json_out)
 
 
+
+@bench_app.command("town")
+def bench_town(
+    ctx: typer.Context,
+    characters: int = typer.Option(25, "--characters", min=4),
+    places: int = typer.Option(10, "--places", min=1),
+    ticks: int = typer.Option(10, "--ticks", min=1),
+    workers: int = typer.Option(
+        0, "--workers", min=0, help="Play the scenes on this many RQ workers (0: in process)."
+    ),
+    kill_worker: bool = typer.Option(
+        False, "--kill-worker", help="kill -9 one worker while it plays a scene."
+    ),
+    json_out: str | None = typer.Option(None, "--json"),
+) -> None:
+    """A town run in ticks (every place's scene at once, each tick committed whole) with
+    the narrative loop on the same pack as baseline: speed, memory, leaks, spread."""
+    from fabula.bench.town import run as run_town
+
+    run_town(_url(ctx), characters, places, ticks, workers, kill_worker, json_out)
+
+
 @bench_app.command("model")
 def bench_model(
     ctx: typer.Context,

@@ -16,6 +16,7 @@ and the studio read them from the class, never from a table of their own::
     ├── Conflict                 4  409   the request is sound but the story's state refuses it
     │   ├── TurnConflict         4  409   a gap in turn numbers, or a turn re-sent changed
     │   ├── StoryAtRest          4  409   no character has anything to do: no turn to write
+    │   ├── SceneFailed          4  409   a scene of a tick failed: none of the tick is written
     │   ├── StoryExists          4  409   a story of that id is already there
     │   └── StoryOutdated        4  409   a story stored by an older Fabula: `fabula migrate` it
     ├── NotFound                 3  404   a story, branch, character or record not there
@@ -73,6 +74,7 @@ __all__ = [
     "RedisUnavailable",
     "Remedy",
     "RemedyAction",
+    "SceneFailed",
     "SchemaRejected",
     "ServerError",
     "StoryAtRest",
@@ -182,6 +184,11 @@ class StoryAtRest(Conflict):
     def __init__(self, message: str, *, idle: bool = False, **context: Any) -> None:
         super().__init__(message, **context)
         self.idle = idle
+
+
+class SceneFailed(Conflict):
+    """One scene of a tick could not be played (``context['place']`` names it): the tick
+    fails as a whole and nothing of it is committed."""
 
 
 class StoryExists(Conflict):

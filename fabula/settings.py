@@ -370,6 +370,12 @@ class Settings(BaseModel):
         "story, branch and turn, and the worker connects with its own `FABULA_REDIS_URL`, "
         "so no secret is in a job or the worker's log) or `off`",
     )
+    scenes: Annotated[Literal["process", "rq"], Env("FABULA_SCENES")] = Field(
+        default="process",
+        description="where a tick's scenes are played (`fabula tick`): `process` (at once, in "
+        "the running process) or `rq` (as jobs on the queue's workers: a worker killed "
+        "mid-scene has its scene played again by another; the tick is committed once)",
+    )
     recall_planner: Annotated[Literal["offline", "model"], Env("FABULA_RECALL_PLANNER")] = Field(
         default="offline",
         description="who plans the writer's recall in model mode: `offline` (rules of "

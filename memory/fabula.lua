@@ -9,6 +9,8 @@ memory/payload.py, the one place that writes them. Keys are not built here: the 
 passes the layout from memory/keys.py. All keys share the story's hash tag, so the function
 touches one cluster slot.
 
+fabula_commit_tick: commits a tick's scenes, consecutive turns, all or none (graph/ticks).
+
 fabula_fence: settles a commit whose reply was lost (memory/settle.py). Atomically, either
 the turn is committed (its stored digest is returned) or the attempt is marked dead, and
 fabula_commit refuses a dead attempt, so "not committed" stays true even for a call still on
@@ -60,8 +62,15 @@ local function kind_of(raw, id)
   return string.sub(raw, at, string.find(raw, '"', at, true) - 1)
 end
 
-local function check_refs(L, P)
+-- `before` (optional): what earlier turns of the same atomic call introduce (a tick's
+-- scenes, fabula_commit_tick), counted as stored.
+local function check_refs(L, P, before)
   local new_entities, new_events, new_devs, new_hyps = {}, {}, {}, {}
+  before = before or {entities = {}, events = {}, devs = {}, hyps = {}}
+  for id, k in pairs(before.entities) do new_entities[id] = k end
+  for id in pairs(before.events) do new_events[id] = true end
+  for id in pairs(before.devs) do new_devs[id] = true end
+  for id in pairs(before.hyps) do new_hyps[id] = true end
   for i, id in ipairs(P.entities.id) do new_entities[id] = P.entities.kind[i] end
   for _, id in ipairs(P.events.id) do new_events[id] = true end
   for i, id in ipairs(P.devs.id) do if P.devs.new[i] then new_devs[id] = true end end
@@ -105,11 +114,11 @@ local function check_refs(L, P)
         return 'FABULA_INVALID ' .. field .. ' unknown hypothesis ' .. id
       end
     elseif kind == 'new_entity' then
-      if redis.call('HEXISTS', L.entities, id) == 1 then
+      if before.entities[id] or redis.call('HEXISTS', L.entities, id) == 1 then
         return 'FABULA_INVALID ' .. field .. ' entity ' .. id .. ' already exists'
       end
     elseif kind == 'new_development' then
-      if redis.call('HEXISTS', L.d, id) == 1 then
+      if before.devs[id] or redis.call('HEXISTS', L.d, id) == 1 then
         return 'FABULA_INVALID ' .. field .. ' development ' .. id .. ' already exists'
       end
     end
@@ -592,7 +601,67 @@ local function beliefs(keys, args)
   return out
 end
 
+-- KEYS: the head key, the branch's ticks hash. ARGV: n, the tick's number, its record
+-- (JSON), then n groups of fabula_commit's eight arguments, one per scene, for consecutive
+-- turns. Commits every scene's turn or none: each is checked (as if the scenes before it
+-- were in) before the first write. The same tick sent again is 'duplicate' (every turn
+-- there with its digest); other content for its turns is a conflict.
+local function commit_tick(keys, args)
+  local n, tick, record = tonumber(args[1]), args[2], args[3]
+  local calls = {}
+  for i = 1, n do
+    local at = 3 + (i - 1) * 8
+    calls[i] = {args[at + 1], args[at + 2], args[at + 3], args[at + 4], args[at + 5],
+                args[at + 6], args[at + 7], args[at + 8]}
+  end
+  local L = cjson.decode(calls[1][1])
+  if L.deleted and redis.call('EXISTS', L.deleted) == 1 then
+    return redis.error_reply('FABULA_DELETED the story was deleted; nothing was written')
+  end
+  local last = tonumber(redis.call('HGET', L.head, 'turn') or '-1')
+  local first = tonumber(calls[1][2])
+  if first <= last then
+    for _, c in ipairs(calls) do
+      local prev = redis.call('HGET', c[5], c[2])
+      if not prev or cjson.decode(prev).digest ~= c[3] then
+        return redis.error_reply('FABULA_CONFLICT tick ' .. tick .. ': turn ' .. c[2] ..
+          ' is already committed with different content')
+      end
+    end
+    return 'duplicate'
+  end
+  if first ~= last + 1 then
+    return redis.error_reply('FABULA_CONFLICT tick ' .. tick .. ' starts at turn ' .. first ..
+      ', which does not follow turn ' .. last)
+  end
+  local before = {entities = {}, events = {}, devs = {}, hyps = {}}
+  for i, c in ipairs(calls) do
+    if tonumber(c[2]) ~= first + i - 1 then
+      return redis.error_reply('FABULA_INVALID turn the scenes of tick ' .. tick ..
+        ' are not consecutive turns')
+    end
+    local fence_key = string.gsub(L.fence, '<T>', c[2], 1)
+    if c[8] and redis.call('SISMEMBER', fence_key, c[8]) == 1 then
+      return redis.error_reply('FABULA_FENCED turn ' .. c[2] .. ' was reported not committed')
+    end
+    local P = cjson.decode(c[4])
+    local bad = check_refs(L, P, before)
+    if bad then return redis.error_reply(bad .. ' (scene ' .. i .. ' of tick ' .. tick .. ')') end
+    for j, id in ipairs(P.entities.id) do before.entities[id] = P.entities.kind[j] end
+    for _, id in ipairs(P.events.id) do before.events[id] = true end
+    for j, id in ipairs(P.devs.id) do if P.devs.new[j] then before.devs[id] = true end end
+    for _, id in ipairs(P.hyps.id) do before.hyps[id] = true end
+  end
+  for _, c in ipairs(calls) do
+    local done = commit({keys[1]}, c)
+    if type(done) == 'table' and done.err then return done end  -- checked above: not reached
+  end
+  redis.call('HSET', keys[2], tick, record)
+  return 'ok'
+end
+
 redis.register_function('fabula_commit', commit)
+redis.register_function('fabula_commit_tick', commit_tick)
 redis.register_function('fabula_fence', fence)
 redis.register_function('fabula_index', index)
 redis.register_function{function_name = 'fabula_snapshot', callback = snapshot,

@@ -27,6 +27,8 @@ Layout (``S`` story, ``B`` branch, ``C`` character, ``H`` a holder chain such as
     fab:{S}:b:B:fence:T               set    commit attempts of turn T given up for lost (expires)
     fab:{S}:b:B:drafts:T              hash   the alternative drafts of turn T: id -> Draft
                                              (with findings and preview), "chosen" -> id
+    fab:{S}:b:B:ticks                 hash   tick -> {"turns", "scenes"}: a tick's scenes (turns)
+    fab:{S}:b:B:lease:T:P             string held by the worker playing place P's scene of tick T
     fab:{S}:b:B:usage                 hash   turn -> model usage by role (tokens, calls, retries)
     fab:{S}:b:B:usage:background      hash   "role|count" -> model usage outside turns (summaries)
     fab:{S}:c:C:B:cur:H               hash   "subject|attribute" -> current Belief of chain H
@@ -176,6 +178,16 @@ def fence(story: str, branch: str, turn: int) -> str:
     """The commit attempts of ``turn`` on ``branch`` whose lost reply was settled as "not
     committed": the commit function refuses them (see :mod:`fabula.memory.settle`)."""
     return f"{_s(story)}:b:{branch}:fence:{turn}"
+
+
+def ticks(story: str, branch: str) -> str:
+    return f"{_s(story)}:b:{branch}:ticks"
+
+
+def scene_lease(story: str, branch: str, tick: int, place: str) -> str:
+    """Held (and renewed) by the worker playing ``place``'s scene of ``tick``: gone when
+    that worker dies."""
+    return f"{_s(story)}:b:{branch}:lease:{tick}:{place}"
 
 
 def usage(story: str, branch: str) -> str:

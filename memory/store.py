@@ -565,6 +565,11 @@ class StoryStore:
         log.info("commit_not_fsynced", story=self.story, turn=turn, reason=reason)
         return reason
 
+    def translate_refusal(self, exc: ResponseError, turn: int) -> FabulaError:
+        """The error of a commit the server refused (``exc``) at ``turn``, in Fabula's
+        hierarchy (also for a tick's commit, :mod:`fabula.memory.ticks`)."""
+        return self._translate(exc, turn)
+
     def _translate(self, exc: ResponseError, turn: int) -> FabulaError:
         disk = disk_error(exc, self.client, turn, story=self.story, branch=self.branch)
         if disk is not None:

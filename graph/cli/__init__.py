@@ -34,6 +34,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "DIR) a user can read and edit, or a story (--id STORY).",
     ),
     "run": ("turns", "Write turns; without --auto, stop at the first turn awaiting approval."),
+    "tick": (
+        "ticks",
+        "Run ticks: every place with characters plays its own scene at once, and each tick "
+        "is committed whole (every scene's turn, or none); stops early when nobody anywhere "
+        "has anything to do.",
+    ),
     "pending": (
         "turns",
         "List the turns awaiting approval (--json: each with its draft, findings and "
@@ -72,7 +78,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "show",
         "Show one view of a story: world, beliefs CHAR, developments, hypotheses, story, "
         "branches, scenes, plot (the plot and its plotlines), usage (model tokens and cost "
-        "per turn and role).",
+        'per turn and role), spread "CLAUSE" (the share of characters holding it, tick by tick).',
     ),
     "recall": (
         "show",

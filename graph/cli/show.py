@@ -15,6 +15,7 @@ from fabula.errors import InvalidInput
 from fabula.graph.cli.app import app, dump, out, plain, run_with_app, run_with_stores
 from fabula.graph.cli.app import settings as fab_settings
 from fabula.graph.service.reader import RECALL_BUDGET
+from fabula.graph.service.spread import spread_view
 
 if TYPE_CHECKING:  # imported when a command runs: `fabula --help` stays quick
     from fabula.graph.service import Fabula
@@ -34,10 +35,13 @@ class ShowWhat(str, Enum):
     scenes = "scenes"
     plot = "plot"
     usage = "usage"
+    spread = "spread"
 
 
 # views of the branch as it is now only: its branches, its hierarchy, its usage so far
-_NOW_ONLY = frozenset({ShowWhat.branches, ShowWhat.scenes, ShowWhat.plot, ShowWhat.usage})
+_NOW_ONLY = frozenset(
+    {ShowWhat.branches, ShowWhat.scenes, ShowWhat.plot, ShowWhat.usage, ShowWhat.spread}
+)
 
 
 @app.command()
@@ -45,7 +49,7 @@ def show(
     story: str,
     what: ShowWhat,
     character: str | None = typer.Argument(
-        None, help="For beliefs: the character (a>b for nested)."
+        None, help="For beliefs: the character (a>b for nested); for spread: the clause."
     ),
     as_of: int | None = typer.Option(None, "--as-of", help="The view as of this turn."),
     branch: str = typer.Option("main", "--branch", "-b"),
@@ -53,7 +57,7 @@ def show(
 ) -> None:
     """Show one view of a story: world, beliefs CHAR, developments, hypotheses, story,
     branches, scenes, plot (the plot and its plotlines), usage (model tokens and cost per
-    turn and role)."""
+    turn and role), spread "CLAUSE" (the share of characters holding it, tick by tick)."""
 
     async def go(stores: Stores) -> None:  # a read: Redis only, no service (quick to start)
         reader = stores.read(story, branch)
@@ -111,6 +115,8 @@ async def view_data(
         return (await reader.usage()).model_dump(mode="json")
     if what is ShowWhat.scenes:
         return await reader.scenes()
+    if what is ShowWhat.spread:
+        return await spread_view(reader.store, character)
     if what is ShowWhat.plot:
         return await reader.plot()
     return await reader.branches()
@@ -128,6 +134,16 @@ def _nodes_table(title: str, rows: list[dict[str, Any]], members: str) -> Table:
             n["id"], _turns(n), n["title"], str(len(n["children"])), n["summary"], n["summary_by"]
         )
     return table
+
+
+def _spread_table(data: dict[str, Any]) -> None:
+    table = Table("tick", "turn", "know", "share", "who", title=f"spread: {data['clause']}")
+    for row in data["ticks"]:
+        share = f"{row['knowers']}/{row['characters']} ({row['share']:.0%})"
+        table.add_row(
+            str(row["tick"]), str(row["turn"]), str(row["knowers"]), share, ", ".join(row["who"])
+        )
+    out.print(table)
 
 
 # long (over 60 lines): one short branch per view of `fabula show`, a dispatch table
@@ -173,6 +189,9 @@ def render(what: ShowWhat, data: Any) -> None:
         out.print(table)
         cost = data["total"]["cost_usd"]
         out.print("cost: " + (f"${cost:.4f}" if cost is not None else "no price for a model"))
+        return
+    if what is ShowWhat.spread:
+        _spread_table(data)
         return
     if what is ShowWhat.scenes:
         out.print(_nodes_table("scenes", data, "events"))

@@ -141,6 +141,7 @@ READERS = {
     "testing/cli.py": "a subprocess's environment: the test's own, plus the test Redis",
     "bench/web.py": "a subprocess's environment: the benchmark's own, less the studio token",
     "bench/commands.py": "a subprocess's environment: the benchmark's own, less any model",
+    "bench/town.py": "its RQ workers' environment: the benchmark's own, plus the stories' Redis",
 }
 
 ENVIRONMENT = {"environ", "environb", "getenv", "getenvb", "putenv", "unsetenv"}

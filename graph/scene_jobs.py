@@ -1,0 +1,203 @@
+"""A tick's scenes on RQ workers (``FABULA_SCENES=rq``), exactly once under killed workers.
+
+The coordinator (the process running the tick) enqueues one job per scene on the
+``fabula`` queue (the queue consolidation uses); a worker plays the scene against the
+story at the tick's start (:func:`play_scene_job`, which refuses if the branch moved) and
+returns its outcome — the delta it would commit, never a write. While it plays, the worker
+holds a short lease in Redis (:func:`fabula.memory.ticks.scene_lease`) and renews it; a
+worker killed mid-scene stops renewing, its lease expires within :data:`LEASE_S`, and the
+coordinator enqueues the scene again for another worker. A scene is a pure function of
+the story at the tick's start (the offline engine is deterministic; a model is asked the
+same), so a scene played twice gives one outcome to keep, and only the coordinator
+commits — the whole tick in one atomic, idempotent call (:mod:`fabula.memory.ticks`). So
+a killed worker loses nothing and commits nothing twice: the tick finishes on the others.
+
+A job carries no credentials: the story, branch, tick and scene; the worker connects with
+its own environment (:func:`fabula.memory.jobs.worker_url`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import redis
+from rq import Queue, get_current_job
+from rq.job import Job, JobStatus
+
+from fabula.agents.factory import make_roles
+from fabula.agents.views import AuthorView, author_view
+from fabula.errors import SceneFailed, TurnConflict
+from fabula.graph.runtime import TurnContext
+from fabula.graph.ticks import SceneOutcome, ScenePlayer, SceneTask, play_scene, scene_context
+from fabula.logs import get_logger
+from fabula.memory.acl import MindPool
+from fabula.memory.connection import connect_async
+from fabula.memory.delta import TurnDelta
+from fabula.memory.jobs import QUEUE, worker_url
+from fabula.memory.leases import renewed
+from fabula.memory.store import StoryStore
+from fabula.memory.ticks import last_tick, scene_lease, scene_leased
+from fabula.settings import Settings
+
+log = get_logger(__name__)
+
+LEASE_S = 2.0
+"""How long a scene's lease lasts unless renewed (its worker renews it every third of
+this): a killed worker's scene is enqueued again within about this long."""
+
+STARTING_S = 30.0
+"""How long a started job may go without taking its lease (a worker importing Fabula,
+connecting) before it is taken for dead."""
+
+POLL_S = 0.05
+"""How often the coordinator looks at its scenes' jobs."""
+
+MAX_ATTEMPTS = 5
+"""How many times a scene is enqueued (its first job and the jobs after workers died)
+before the tick fails."""
+
+
+def play_scene_job(task: dict[str, Any], tick: int, head: int) -> dict[str, Any]:
+    """The job: play one scene of ``tick`` against the story at turn ``head`` (the tick's
+    start), holding the scene's lease; return its outcome as JSON data (the delta as its
+    JSON). Refuses (:class:`TurnConflict`) if the branch is no longer at ``head``."""
+    return asyncio.run(_play(SceneTask(**task), tick, head))  # type: ignore[typeddict-item]
+
+
+async def _play(task: SceneTask, tick: int, head: int) -> dict[str, Any]:
+    settings = Settings.from_env()
+    url = worker_url()
+    admin = connect_async(url)
+    minds = MindPool(admin, url)
+    try:
+        store = StoryStore(admin, task["story"], task["branch"], limits=settings.limits)
+        lease = scene_lease(store, tick, task["place"], LEASE_S)
+        await lease.acquire()
+        _mark_leased()
+        async with renewed(lease):
+            view = await author_view(store)
+            if view.turn != head:
+                raise TurnConflict(
+                    f"tick {tick} started at turn {head}, the branch is at {view.turn}",
+                    story=task["story"],
+                    branch=task["branch"],
+                )
+            base = TurnContext(
+                admin=admin, url=url, minds=minds, roles=make_roles(settings), settings=settings
+            )
+            ctx = scene_context(base, store, view, [task["turn"]])
+            outcome = await play_scene(task, ctx)
+    finally:
+        await minds.aclose()
+        await admin.aclose()
+    delta = outcome["delta"]
+    return {**outcome, "delta": delta.model_dump_json() if delta is not None else None}
+
+
+def _mark_leased() -> None:
+    """Tell the coordinator (in the job's meta) that this worker holds the scene's lease:
+    from now on, the lease gone means the worker is gone."""
+    job = get_current_job()
+    if job is not None:
+        job.meta["leased"] = True
+        job.save_meta()  # type: ignore[no-untyped-call]
+
+
+def scenes_on_rq(queue_url: str, tick: int | None = None) -> ScenePlayer:
+    """A :data:`~fabula.graph.ticks.ScenePlayer` that plays a tick's scenes on the RQ
+    workers of the queue at ``queue_url`` (see the module); ``tick``: the tick's number
+    (by default the branch's next)."""
+
+    async def player(
+        ctx: TurnContext, store: StoryStore, view: AuthorView, tasks: Sequence[SceneTask]
+    ) -> list[SceneOutcome]:
+        queue = Queue(QUEUE, connection=redis.Redis.from_url(queue_url))
+        number = tick
+        if number is None:
+            previous = await last_tick(store)
+            number = previous.tick + 1 if previous is not None else 1
+        return await _coordinate(queue, store, number, view.turn, tasks)
+
+    return player
+
+
+def _enqueue(queue: Queue, task: SceneTask, tick: int, head: int, attempt: int) -> Job:
+    job_id = f"scene-{task['story']}-{task['branch']}-{tick}-{task['place']}-{attempt}"
+    return queue.enqueue(
+        play_scene_job, dict(task), tick, head, job_id=job_id, result_ttl=600, failure_ttl=600
+    )
+
+
+async def _coordinate(
+    queue: Queue, store: StoryStore, tick: int, head: int, tasks: Sequence[SceneTask]
+) -> list[SceneOutcome]:
+    """Enqueue every scene, then gather their outcomes, enqueueing again the scene of a
+    worker that died (its lease gone); a scene that failed fails the tick."""
+    jobs = {t["place"]: (_enqueue(queue, t, tick, head, 0), 0) for t in tasks}
+    by_place = {t["place"]: t for t in tasks}
+    done: dict[str, SceneOutcome] = {}
+    while len(done) < len(tasks):
+        for place, (job, attempt) in list(jobs.items()):
+            if place in done:
+                continue
+            status = job.get_status(refresh=True)
+            if status == JobStatus.FINISHED:
+                done[place] = _outcome(job.return_value())
+            elif status == JobStatus.FAILED and not _abandoned(job):
+                why = (job.latest_result().exc_string or "").strip().splitlines()  # type: ignore[union-attr]
+                raise SceneFailed(
+                    f"the scene at {place} failed on a worker: {why[-1] if why else '?'}; "
+                    "nothing of the tick was committed",
+                    story=store.story,
+                    branch=store.branch,
+                    place=place,
+                )
+            elif status == JobStatus.FAILED or await _worker_died(store, job, tick, place):
+                if attempt + 1 >= MAX_ATTEMPTS:
+                    raise SceneFailed(
+                        f"the scene at {place} lost {MAX_ATTEMPTS} workers; nothing of the "
+                        "tick was committed",
+                        story=store.story,
+                        branch=store.branch,
+                        place=place,
+                    )
+                log.warning("scene_requeued", story=store.story, tick=tick, place=place)
+                job = _enqueue(queue, by_place[place], tick, head, attempt + 1)
+                jobs[place] = (job, attempt + 1)
+        if len(done) < len(tasks):
+            await asyncio.sleep(POLL_S)
+    return [done[t["place"]] for t in tasks]
+
+
+def _abandoned(job: Job) -> bool:
+    """Whether a failed job failed because its worker died (RQ's abandoned job)."""
+    result = job.latest_result()
+    text = (result.exc_string or "") if result is not None else ""
+    return "AbandonedJobError" in text or "work-horse terminated" in text.lower()
+
+
+async def _worker_died(store: StoryStore, job: Job, tick: int, place: str) -> bool:
+    """A started job whose worker took the scene's lease and let it go (it died), or that
+    never took it within :data:`STARTING_S`."""
+    if await scene_leased(store, tick, place):
+        return False
+    job.refresh()  # type: ignore[no-untyped-call]  # when it started; did it take the lease
+    if job.get_status(refresh=False) != JobStatus.STARTED or job.started_at is None:
+        return False
+    if job.meta.get("leased"):
+        return True
+    return time.time() - job.started_at.timestamp() > STARTING_S
+
+
+def _outcome(value: Any) -> SceneOutcome:
+    delta = value["delta"]
+    return SceneOutcome(
+        place=value["place"],
+        turn=value["turn"],
+        delta=TurnDelta.model_validate_json(delta) if delta is not None else None,
+        errors=list(value["errors"]),
+        usage=dict(value["usage"]),
+    )

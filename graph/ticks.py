@@ -1,0 +1,440 @@
+"""Ticks: every place with characters plays its own scene in the same span of story time.
+
+::
+
+    START ──► scene × places (Send) ──► commit ──► END
+                 │
+                 └─ plan (place and cast fixed) ──► character × N (Send) ──► write ──► critique ─┐
+                                                                            ▲                    │
+                                                                            └── revise (bounded) ┘
+
+A story runs either one scene a turn (narration, the default: :mod:`fabula.graph.build`)
+or one tick at a time (simulation, :func:`run_tick`). A tick is prepared from the author's
+view at the branch's head: each place where characters are is a scene whose cast is
+everyone there, whose focal characters are those with a step to take (at most
+:data:`~fabula.agents.contracts.MAX_FOCAL`), and whose turn is the next free one (scene
+``k`` of the tick after turn ``h`` is turn ``h + 1 + k``). A place where nobody has
+anything to do is a quiet scene (recorded, no turn).
+
+The scenes run concurrently in this process (LangGraph ``Send`` over places), each through
+today's nodes — the character agents, the writer, the critic with its bounded revisions —
+all reading the view of the tick's start, so nobody perceives another place's scene: a
+scene's text is read against the world as the tick began, where only its cast is at its
+place. Its accepted text's delta is read once, by the critic's step, as its own turn.
+Then :func:`fabula.memory.ticks.commit_tick` commits every scene's turn and the tick's
+record in one atomic call: all or none, and the same tick again is a duplicate.
+
+A scene whose draft still has errors after its revisions fails the tick as a whole:
+:class:`~fabula.errors.SceneFailed`, one line naming the place; nothing is committed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any, TypedDict
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+from langgraph.types import Overwrite, Send
+
+from fabula.agents.character.brief import brief_for
+from fabula.agents.character.goals import Situation, read_goal, step
+from fabula.agents.contracts import MAX_FOCAL, TurnPlan
+from fabula.agents.views import AuthorView, author_view
+from fabula.errors import FabulaError, SceneFailed, StoryAtRest
+from fabula.graph import nodes
+from fabula.graph.commit import CommitPath, read_text
+from fabula.graph.runtime import RunCache, TurnContext
+from fabula.graph.state import CharacterTask, TurnState
+from fabula.logs import get_logger
+from fabula.memory.delta import TurnDelta
+from fabula.memory.index.build import index_through
+from fabula.memory.store import CommitResult, StoryStore
+from fabula.memory.ticks import SceneRecord, TickRecord, commit_tick, confine, last_tick
+
+log = get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class ScenePlan:
+    """One place's scene of a tick: who is there (``cast``), who acts (``focal``, empty
+    for a quiet scene) and the turn its text will be (None when quiet)."""
+
+    place: str
+    cast: tuple[str, ...]
+    focal: tuple[str, ...]
+    turn: int | None
+
+
+@dataclass(frozen=True)
+class TickPlan:
+    """A tick prepared from the view at the branch's head: its number and its scenes."""
+
+    tick: int
+    head: int
+    scenes: tuple[ScenePlan, ...]
+
+    @property
+    def played(self) -> tuple[ScenePlan, ...]:
+        """The scenes that are played (not quiet), in turn order."""
+        return tuple(s for s in self.scenes if s.turn is not None)
+
+    def record(self) -> TickRecord:
+        """The tick's record as committed (its digest is filled in by the commit)."""
+        played = self.played
+        return TickRecord(
+            tick=self.tick,
+            first=played[0].turn if played and played[0].turn is not None else self.head + 1,
+            last=played[-1].turn if played and played[-1].turn is not None else self.head,
+            scenes=tuple(SceneRecord(place=s.place, cast=s.cast, turn=s.turn) for s in self.scenes),
+        )
+
+
+SCENES_AT_ONCE = 8
+"""The most scenes one process plays at once. Each scene's reading of its text reads the
+minds of the story in one Redis call; a hundred at once (a town of 1,000 in 100 places)
+queue behind each other in the server past the client's read timeout."""
+
+
+def acting(view: AuthorView, character: str) -> bool:
+    """Whether ``character`` has a step to take toward one of its goals (judged from its
+    beliefs, as the offline planner judges it)."""
+    beliefs = view.beliefs.get(character)
+    if beliefs is None:
+        return False
+    sit = Situation(character, beliefs, view.entities)
+    goals = [read_goal(view.entities, g) for g in view.goals_of(character)]
+    return any(step(sit, g).status == "act" for g in goals)
+
+
+def plan_tick(view: AuthorView, tick: int) -> TickPlan:
+    """The scenes of tick ``tick`` from ``view`` (the branch at its head): one per place
+    with characters, in the order of the places' ids. Raises :class:`StoryAtRest` when
+    nobody anywhere has anything to do."""
+    by_place: dict[str, list[str]] = {}
+    for c in view.characters():
+        place = view.place_of(c)
+        if place is not None:
+            by_place.setdefault(place, []).append(c)
+    scenes: list[ScenePlan] = []
+    turn = view.turn + 1
+    for place in sorted(by_place):
+        cast = tuple(by_place[place])
+        focal = tuple(c for c in cast if acting(view, c))[:MAX_FOCAL]
+        scenes.append(ScenePlan(place, cast, focal, turn if focal else None))
+        turn += 1 if focal else 0
+    plan = TickPlan(tick=tick, head=view.turn, scenes=tuple(scenes))
+    if not plan.played:
+        raise StoryAtRest(
+            f"tick {tick}: nobody in any place has anything to do",
+            story=view.story,
+            branch=view.branch,
+        )
+    return plan
+
+
+class SceneState(TurnState, total=False):
+    """One scene of a tick: a turn's state with its place and cast fixed."""
+
+    cast: list[str]
+    """Everyone at the scene's place as the tick began."""
+    focal: list[str]
+    """The characters who act in it."""
+
+
+class SceneOutcome(TypedDict):
+    """What a played scene hands to the tick's commit."""
+
+    place: str
+    turn: int
+    delta: TurnDelta | None
+    """None for a scene where nobody did anything after all (quiet)."""
+    errors: list[str]
+    usage: dict[str, dict[str, int | str]]
+
+
+class SceneTask(TypedDict):
+    """What the tick sends to one scene."""
+
+    story: str
+    branch: str
+    turn: int
+    place: str
+    cast: list[str]
+    focal: list[str]
+
+
+def _add_scenes(old: list[SceneOutcome] | None, new: list[SceneOutcome] | None) -> list[Any]:
+    return [*(old or []), *(new or [])]
+
+
+class _TickGraphState(TypedDict, total=False):
+    """The tick graph's state: the scenes to play, and what each hands back."""
+
+    tasks: list[SceneTask]
+    scenes: Annotated[list[SceneOutcome], _add_scenes]
+
+
+async def plan_scene(state: SceneState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
+    """The scene's plan: its place and focal characters fixed by the tick, its beats each
+    focal character's first goal; each focal character's brief as a turn's."""
+    ctx = runtime.context
+    key = (state["story"], state["branch"], state["turn"])
+    view = ctx.cache.views[key]
+    focal = tuple(state["focal"])
+    place = view.place_of(focal[0])
+    beats = tuple(f"{view.name(c)}: {(view.goals_of(c) or ['reacts'])[0]}" for c in focal)
+    turn_plan = TurnPlan(
+        scene_goal=f"the scene at the {view.name(place or '')}",
+        place=place,
+        focal=focal,
+        beats=beats[:4],
+        memory_needs=tuple(f"beliefs of {c}" for c in focal)[:4],
+    )
+    attempt = state.get("attempt", -1) + 1
+    briefs = {c: brief_for(view, c, turn_plan, variant=attempt) for c in focal}
+    return {
+        "plan": turn_plan,
+        "briefs": briefs,
+        "attempt": attempt,
+        "played": [],
+        "proposals": Overwrite([]),
+        "revisions": 0,
+        "findings": [],
+        "draft": None,
+    }
+
+
+def _untyped(node: Callable[..., Any]) -> Callable[..., Any]:
+    """``node`` as LangGraph's overloads take a node with its own input schema (as
+    :func:`fabula.graph.build.build_turn_graph` passes its nodes)."""
+    return node
+
+
+def build_scene_graph() -> CompiledStateGraph[SceneState, TurnContext, SceneState, SceneState]:
+    """One scene: the turn graph's nodes from the plan to the critic, with no approval and
+    no commit (the tick commits its scenes together)."""
+    g: StateGraph[SceneState, TurnContext, SceneState, SceneState] = StateGraph(
+        SceneState, context_schema=TurnContext
+    )
+    g.add_node("plan", plan_scene)
+    g.add_node("character", _untyped(nodes.character), input_schema=CharacterTask)
+    g.add_node("write", nodes.write)
+    g.add_node("critique", nodes.critique)
+    g.add_edge(START, "plan")
+    g.add_conditional_edges("plan", nodes.fan_out, ["character"])
+    g.add_edge("character", "write")
+    g.add_conditional_edges(
+        "write", nodes.route_after_write, {"critique": "critique", "approve": END}
+    )
+    g.add_conditional_edges(
+        "critique", nodes.route_after_critique, {"write": "write", "approve": END}
+    )
+    return g.compile()
+
+
+_SCENE_GRAPH = build_scene_graph()
+
+
+async def scene(task: SceneTask, runtime: Runtime[TurnContext]) -> dict[str, Any]:
+    """The tick graph's node: one scene played (:func:`play_scene`)."""
+    return {"scenes": [await play_scene(task, runtime.context)]}
+
+
+async def play_scene(task: SceneTask, ctx: TurnContext) -> SceneOutcome:
+    """Play one scene to its critiqued draft and the delta it commits (a quiet scene, no
+    delta, when its focal characters proposed nothing after all). ``ctx``'s cache holds
+    the tick's view for the scene's turn. Raises :class:`SceneFailed` naming the scene."""
+    start: SceneState = {
+        "story": task["story"],
+        "branch": task["branch"],
+        "turn": task["turn"],
+        "cast": task["cast"],
+        "focal": task["focal"],
+    }
+    try:
+        done = await _SCENE_GRAPH.ainvoke(start, context=ctx)
+    except StoryAtRest:
+        return SceneOutcome(place=task["place"], turn=task["turn"], delta=None, errors=[], usage={})
+    except FabulaError as error:
+        raise _failed(task, error.message) from error
+    errors = [f.message for f in done.get("findings", []) if f.severity == "error"]
+    return SceneOutcome(
+        place=task["place"],
+        turn=task["turn"],
+        delta=done.get("delta"),
+        errors=errors,
+        usage=dict(done.get("usage", {})),
+    )
+
+
+def scene_context(
+    ctx: TurnContext, store: StoryStore, view: AuthorView, turns: Sequence[int]
+) -> TurnContext:
+    """``ctx`` for the scenes of one tick: every scene's turn reads ``view``, the view of
+    the tick's start."""
+    cache = RunCache()
+    cache.stores[(store.story, store.branch)] = store
+    for turn in turns:
+        cache.views[(store.story, store.branch, turn)] = view
+    return dataclasses.replace(ctx, cache=cache)
+
+
+def _failed(task: SceneTask, why: str) -> SceneFailed:
+    return SceneFailed(
+        f"the scene at {task['place']} (turn {task['turn']}) failed: {why}; nothing of the "
+        "tick was committed",
+        story=task["story"],
+        branch=task["branch"],
+        place=task["place"],
+    )
+
+
+def _fan_out_scenes(state: dict[str, Any]) -> list[Send]:
+    return [Send("scene", task) for task in state["tasks"]]
+
+
+_TICK_GRAPH: CompiledStateGraph[Any, TurnContext, Any, Any] | None = None
+
+
+def _tick_graph() -> CompiledStateGraph[Any, TurnContext, Any, Any]:
+    global _TICK_GRAPH
+    if _TICK_GRAPH is None:
+        g: StateGraph[Any, TurnContext, Any, Any] = StateGraph(
+            _TickGraphState, context_schema=TurnContext
+        )
+        g.add_node("scene", _untyped(scene), input_schema=SceneTask)
+        g.add_conditional_edges(START, _fan_out_scenes, ["scene"])
+        g.add_edge("scene", END)
+        _TICK_GRAPH = g.compile()
+    return _TICK_GRAPH
+
+
+@dataclass(frozen=True)
+class TickResult:
+    """A tick that ran: its plan, its commit's status and each scene's delta."""
+
+    plan: TickPlan
+    status: str
+    deltas: tuple[TurnDelta, ...]
+
+
+ScenePlayer = Callable[
+    [TurnContext, StoryStore, AuthorView, Sequence[SceneTask]], Awaitable[list[SceneOutcome]]
+]
+"""Plays a tick's scenes to their outcomes: in this process (:func:`scenes_here`), or on
+RQ workers (:func:`fabula.graph.scene_jobs.scenes_on_rq`)."""
+
+
+async def scenes_here(
+    ctx: TurnContext, store: StoryStore, view: AuthorView, tasks: Sequence[SceneTask]
+) -> list[SceneOutcome]:
+    """The scenes played concurrently in this process (LangGraph ``Send`` over places)."""
+    run = scene_context(ctx, store, view, [t["turn"] for t in tasks])
+    done = await _tick_graph().ainvoke(
+        {"tasks": list(tasks)}, context=run, config={"max_concurrency": SCENES_AT_ONCE}
+    )
+    return list(done.get("scenes", []))
+
+
+async def play_tick(
+    ctx: TurnContext, store: StoryStore, player: ScenePlayer = scenes_here
+) -> tuple[TickPlan, list[TurnDelta]]:
+    """Play the next tick's scenes (by ``player``: concurrently in this process by
+    default) to the deltas they would commit; nothing is written. Raises
+    :class:`SceneFailed` naming the first scene that failed."""
+    view = await author_view(store)
+    previous = await last_tick(store)
+    plan = plan_tick(view, previous.tick + 1 if previous is not None else 1)
+    tasks = [
+        SceneTask(
+            story=store.story,
+            branch=store.branch,
+            turn=s.turn,
+            place=s.place,
+            cast=list(s.cast),
+            focal=list(s.focal),
+        )
+        for s in plan.played
+        if s.turn is not None
+    ]
+    outcomes = {o["place"]: o for o in await player(ctx, store, view, tasks)}
+    for task in tasks:
+        errors = outcomes[task["place"]]["errors"]
+        if errors:
+            raise _failed(task, "; ".join(errors))
+    return await _settle(ctx, store, view, plan, outcomes)
+
+
+async def _settle(
+    ctx: TurnContext,
+    store: StoryStore,
+    view: AuthorView,
+    plan: TickPlan,
+    outcomes: dict[str, SceneOutcome],
+) -> tuple[TickPlan, list[TurnDelta]]:
+    """The tick's scenes as committed: a scene that went quiet has no turn, and the turns
+    after it move up so they stay consecutive (their text read again as its new turn)."""
+    scenes: list[ScenePlan] = []
+    deltas: list[TurnDelta] = []
+    turn = plan.head + 1
+    for s in plan.scenes:
+        outcome = outcomes.get(s.place)
+        delta = outcome["delta"] if outcome is not None else None
+        if delta is None:
+            scenes.append(dataclasses.replace(s, turn=None))
+            continue
+        if delta.turn != turn:
+            delta, _ = await read_text(CommitPath.of(ctx), store, turn, delta.text, view)
+        delta = confine(delta, s.cast)
+        scenes.append(dataclasses.replace(s, turn=turn))
+        deltas.append(delta)
+        turn += 1
+    settled = dataclasses.replace(plan, scenes=tuple(scenes))
+    if not deltas:
+        raise StoryAtRest(
+            f"tick {plan.tick}: nobody in any place did anything",
+            story=store.story,
+            branch=store.branch,
+        )
+    return settled, deltas
+
+
+async def run_tick(
+    ctx: TurnContext, store: StoryStore, player: ScenePlayer = scenes_here
+) -> TickResult:
+    """Play the branch's next tick and commit it, all scenes or none (see the module).
+
+    Raises :class:`SceneFailed` (one line naming the scene) when a scene fails,
+    :class:`StoryAtRest` when nobody has anything to do, and
+    :class:`~fabula.errors.TurnConflict` when another writer moved the branch meanwhile;
+    nothing is committed then.
+    """
+    plan, deltas = await play_tick(ctx, store, player)
+    done = await commit_scenes(ctx, store, plan, deltas)
+    log.info(
+        "tick_committed",
+        story=store.story,
+        tick=plan.tick,
+        scenes=len(deltas),
+        quiet=len(plan.scenes) - len(deltas),
+        status=done.status,
+    )
+    return TickResult(plan=plan, status=done.status, deltas=tuple(deltas))
+
+
+async def commit_scenes(
+    ctx: TurnContext, store: StoryStore, plan: TickPlan, deltas: Sequence[TurnDelta]
+) -> CommitResult:
+    """Commit a played tick (atomic, exactly once), then index its episodes and
+    consolidate its turns, as a turn's commit does."""
+    done = await commit_tick(store, plan.record(), deltas)
+    if done.status == "committed":
+        await index_through(store, deltas[-1].turn, embedder=ctx.embedder)
+        if ctx.consolidate is not None:
+            for d in deltas:
+                await ctx.consolidate(store, d.turn)
+    return done

@@ -1,0 +1,163 @@
+"""A tick's commit: its scenes, consecutive turns of a branch, written all or none.
+
+In a story run in ticks (:mod:`fabula.graph.ticks`), every place with characters plays its
+own scene in the same span of story time, and each scene's accepted text is one turn of the
+branch (scene ``k`` of a tick that starts after turn ``h`` is turn ``h + 1 + k``). The
+tick is committed by one call of the ``fabula_commit_tick`` function: each scene's turn is
+checked (turn order, fences, every reference, as if the scenes before it were in) before
+the first write, then every turn is written as ``fabula_commit`` writes one, and the tick's
+record (:class:`TickRecord`) with them. So a tick is in whole or not at all, and sending
+the same tick again is a ``duplicate``, never a second write.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+
+from pydantic import BaseModel, ConfigDict
+from redis.asyncio.lock import Lock
+from redis.exceptions import ResponseError
+
+from fabula.errors import InvalidInput
+from fabula.memory import keys
+from fabula.memory.delta import TurnDelta
+from fabula.memory.lua import fcall
+from fabula.memory.settle import Status
+from fabula.memory.store import CommitResult, StoryStore
+
+
+class SceneRecord(BaseModel):
+    """One scene of a tick: its place, its cast (everyone there as the tick began), and the
+    turn that holds its text (None for a place where nobody acted: a quiet scene)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    place: str
+    cast: tuple[str, ...]
+    turn: int | None = None
+
+
+class TickRecord(BaseModel):
+    """A committed tick: its number, the turns it spans and its scenes."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tick: int
+    first: int
+    last: int
+    scenes: tuple[SceneRecord, ...]
+    digest: str = ""
+
+
+def confine(delta: TurnDelta, cast: Sequence[str]) -> TurnDelta:
+    """``delta`` as its scene's cast perceives it: nobody outside ``cast`` witnesses its
+    events, remembers them, or gains a belief from them (someone who sees a character
+    arrive from another place's scene sees it at the next tick, from its own scene).
+    A group of shared belief keeps its members in the cast (dropped below two); the
+    beliefs and shared beliefs kept are numbered again, in order."""
+    inside = set(cast)
+    events = tuple(
+        e.model_copy(update={"witnesses": tuple(w for w in e.witnesses if w in inside)})
+        for e in delta.events
+    )
+    shared = []
+    for g in delta.shared:
+        members = tuple(m for m in g.group if m in inside)
+        if len(members) >= 2:
+            actor = g.actor if g.actor in members else None
+            shared.append(g.model_copy(update={"group": members, "actor": actor}))
+    own = {
+        event: {w: text for w, text in by_witness.items() if w in inside}
+        for event, by_witness in delta.own_recollections.items()
+    }
+    return delta.model_copy(
+        update={
+            "events": events,
+            "beliefs": tuple(
+                b.model_copy(update={"id": f"b{delta.turn}.{i}"})
+                for i, b in enumerate(b for b in delta.beliefs if b.holder[0] in inside)
+            ),
+            "shared": tuple(
+                g.model_copy(update={"id": f"g{delta.turn}.{i}"}) for i, g in enumerate(shared)
+            ),
+            "own_recollections": {e: by for e, by in own.items() if by},
+        }
+    )
+
+
+def tick_digest(deltas: Sequence[TurnDelta]) -> str:
+    """A hash of a tick's content: its scenes' digests, in order."""
+    return hashlib.sha256("|".join(d.digest() for d in deltas).encode()).hexdigest()
+
+
+async def commit_tick(
+    store: StoryStore,
+    record: TickRecord,
+    deltas: Sequence[TurnDelta],
+    usage: Mapping[str, Mapping[str, object]] | None = None,
+) -> CommitResult:
+    """Commit ``deltas`` (the tick's scenes, consecutive turns after the head) and
+    ``record`` in one atomic call: all or none.
+
+    The status is ``committed``, or ``duplicate`` when the same tick is in already.
+    Raises :class:`~fabula.errors.TurnConflict` when the branch moved on (another writer)
+    or the tick's turns hold other text, :class:`~fabula.errors.InvalidDelta` for a scene
+    whose delta is refused (naming the scene), :class:`InvalidInput` for a tick with no
+    scene or whose turns do not follow each other; nothing is written then.
+    """
+    where = {"story": store.story, "branch": store.branch}
+    if not deltas:
+        raise InvalidInput(f"tick {record.tick} has no scene to commit", **where)
+    turns = [d.turn for d in deltas]
+    if turns != list(range(turns[0], turns[0] + len(turns))):
+        raise InvalidInput(f"tick {record.tick}'s scenes are not consecutive turns: {turns}")
+    record = record.model_copy(update={"digest": tick_digest(deltas)})
+    calls = [
+        await store.prepare_commit(d, usage=usage if i == 0 else None) for i, d in enumerate(deltas)
+    ]
+    args: list[object] = [len(calls), record.tick, record.model_dump_json()]
+    for call in calls:
+        args += call.args
+    head_key = calls[0].keys[0]
+    try:
+        reply = await fcall(
+            store.client,
+            "fabula_commit_tick",
+            [head_key, keys.ticks(store.story, store.branch)],
+            args,
+        )
+    except ResponseError as exc:
+        raise store.translate_refusal(exc, deltas[0].turn) from None
+    return CommitResult(turn=deltas[-1].turn, status=_status(reply))
+
+
+def _status(reply: object) -> Status:
+    return "duplicate" if reply in ("duplicate", b"duplicate") else "committed"
+
+
+def scene_lease(store: StoryStore, tick: int, place: str, timeout_s: float) -> Lock:
+    """The lease a worker holds (and renews) while it plays ``place``'s scene of ``tick``:
+    it expires within ``timeout_s`` of the worker's death."""
+    return store.client.lock(
+        keys.scene_lease(store.story, store.branch, tick, place), timeout=timeout_s
+    )
+
+
+async def scene_leased(store: StoryStore, tick: int, place: str) -> bool:
+    """Whether some worker holds the lease of ``place``'s scene of ``tick``."""
+    return bool(await store.client.exists(keys.scene_lease(store.story, store.branch, tick, place)))
+
+
+async def tick_records(store: StoryStore) -> list[TickRecord]:
+    """Every committed tick of the store's branch, in order."""
+    raw = await store.client.hgetall(keys.ticks(store.story, store.branch))
+    records = [TickRecord.model_validate(json.loads(v)) for v in raw.values()]
+    return sorted(records, key=lambda r: r.tick)
+
+
+async def last_tick(store: StoryStore) -> TickRecord | None:
+    """The branch's last committed tick (None before the first)."""
+    records = await tick_records(store)
+    return records[-1] if records else None

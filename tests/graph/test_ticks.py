@@ -1,0 +1,171 @@
+"""Ticks on the shipped town, offline, through real LangGraph and the real store in Redis:
+every place plays its scene, the tick commits all or none and exactly once, no scene is
+perceived from another place, and the news's spread is read from the minds."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from fabula.errors import InvalidDelta, SceneFailed, TurnConflict
+from fabula.graph.commit import CommitPath, commit_text
+from fabula.graph.service import Fabula
+from fabula.graph.ticks import commit_scenes, play_tick, run_tick
+from fabula.memory import keys
+from fabula.memory.records import State, event_turn
+from fabula.memory.spread import audit_ticks, own_beliefs, says, spread
+from fabula.memory.store import StoryStore
+from fabula.memory.ticks import tick_records
+from fabula.settings import Settings
+from fabula.worlds.loader import load_world
+
+NEWS = "harvest party"
+
+
+async def _town(fab: Fabula, story: str = "town") -> StoryStore:
+    return await fab.create_story(load_world("town"), story, opening=False)
+
+
+async def _footprint(store: StoryStore) -> tuple[int, int, int, int]:
+    """The head, and how many turns, events and ticks the branch holds."""
+    client = store.client
+    return (
+        await store.head(),
+        await client.hlen(keys.turns(store.story, store.branch)),
+        await client.hlen(keys.events(store.story, store.branch)),
+        await client.hlen(keys.ticks(store.story, store.branch)),
+    )
+
+
+class TestTickCommit:
+    async def test_every_place_with_characters_plays_and_commits_once(
+        self, offline_fab: Fabula
+    ) -> None:
+        """A tick plays one scene per place where characters are, each character in
+        exactly one; its scenes are consecutive turns committed with the tick's record;
+        sending the same tick again is a duplicate that writes nothing."""
+        store = await _town(offline_fab)
+        ctx = offline_fab.context(auto=True)
+        before = await store.head()
+        plan, deltas = await play_tick(ctx, store)
+        cast = [c for s in plan.scenes for c in s.cast]
+        assert sorted(cast) == await store.characters()  # each in one scene, once
+        assert len(plan.scenes) == 10  # the town's ten places all have people
+        done = await commit_scenes(ctx, store, plan, deltas)
+        assert done.status == "committed"
+        after = await _footprint(store)
+        assert after[0] == before + len(deltas)
+        [record] = await tick_records(store)
+        assert (record.first, record.last) == (before + 1, before + len(deltas))
+        played = [s.turn for s in record.scenes if s.turn is not None]
+        assert played == list(range(record.first, record.last + 1))
+
+        again = await commit_scenes(ctx, store, plan, deltas)  # a re-run of the same tick
+        assert again.status == "duplicate"
+        assert await _footprint(store) == after
+
+    async def test_a_refused_scene_commits_none_of_the_tick(self, offline_fab: Fabula) -> None:
+        """When the server refuses one scene's delta (here the last one's, naming an entity
+        the story lacks), the scenes before it are not written either, and the error
+        names the scene."""
+        store = await _town(offline_fab)
+        ctx = offline_fab.context(auto=True)
+        plan, deltas = await play_tick(ctx, store)
+        assert len(deltas) >= 2
+        last = deltas[-1]
+        bad = State(
+            id=f"s{last.turn}.{len(last.states)}",
+            subject="nobody_in_town",
+            attribute="mood",
+            value="glad",
+            valid_from=last.turn,
+        )
+        deltas[-1] = last.model_copy(update={"states": (*last.states, bad)})
+        before = await _footprint(store)
+        with pytest.raises(InvalidDelta, match=r"nobody_in_town.*scene"):
+            await commit_scenes(ctx, store, plan, deltas)
+        assert await _footprint(store) == before
+
+    async def test_a_turn_written_meanwhile_refuses_the_whole_tick(
+        self, offline_fab: Fabula
+    ) -> None:
+        """Another writer's turn committed while the scenes played: the tick is refused
+        whole (its turns would not follow), and only the other writer's turn is there."""
+        store = await _town(offline_fab)
+        ctx = offline_fab.context(auto=True)
+        plan, deltas = await play_tick(ctx, store)
+        head = await store.head()
+        await commit_text(CommitPath(), store, head + 1, "Mara went to the square.")
+        before = await _footprint(store)
+        with pytest.raises(TurnConflict):
+            await commit_scenes(ctx, store, plan, deltas)
+        assert await _footprint(store) == before
+
+    async def test_a_failing_scene_fails_the_tick_with_its_place(
+        self, offline_fab: Fabula, tmp_path: Path
+    ) -> None:
+        """A scene whose passage is longer than a turn may be fails the tick: one line
+        naming the place, and nothing of the tick is committed."""
+        store = await _town(offline_fab)
+        small = Settings(home=tmp_path, max_turn_text=60)
+        ctx = dataclasses.replace(offline_fab.context(auto=True), settings=small)
+        before = await _footprint(store)
+        with pytest.raises(SceneFailed) as failed:
+            await run_tick(ctx, store)
+        assert "the scene at " in failed.value.message
+        assert failed.value.context["place"] in failed.value.message
+        assert await _footprint(store) == before
+
+
+class TestIsolation:
+    async def test_no_scene_is_perceived_from_another_place(self, offline_fab: Fabula) -> None:
+        """Over several ticks, every witness of a scene's events and every holder of a
+        belief it gave was in that scene's cast (the leak property), no turn belongs to two
+        scenes and none is missing; the characters did move between places meanwhile."""
+        store = await _town(offline_fab)
+        ctx = offline_fab.context(auto=True)
+        ticks = [await run_tick(ctx, store) for _ in range(5)]
+        audit = await audit_ticks(store)
+        assert audit.scenes == sum(len(t.deltas) for t in ticks) > 10
+        assert audit.leaks == ()
+        assert audit.duplicates == () and audit.lost == ()
+        places = [
+            {c: s.place for s in t.plan.scenes for c in s.cast} for t in (ticks[0], ticks[-1])
+        ]
+        assert places[0] != places[1]  # moves take effect at the next tick
+
+
+class TestSpread:
+    async def test_the_news_spreads_through_tellings_read_from_minds(
+        self, offline_fab: Fabula
+    ) -> None:
+        """Only Mara knows the news before the first tick; the share of the town holding it
+        never falls and grows; every holder but Mara got it in a scene it was in, from
+        being told."""
+        store = await _town(offline_fab)
+        ctx = offline_fab.context(auto=True)
+        ticks = [await run_tick(ctx, store) for _ in range(6)]
+        curve = await spread(store, NEWS)
+        assert [p.tick for p in curve] == list(range(7))
+        assert curve[0].knowers == ("mara",)
+        shares = [p.share for p in curve]
+        assert shares == sorted(shares) and shares[-1] > shares[0]
+        casts = {s.turn: s.cast for t in ticks for s in t.plan.scenes if s.turn is not None}
+        for who in set(curve[-1].knowers) - {"mara"}:
+            got = [b for b in await own_beliefs(store, who) if says(b, NEWS)]
+            first = min(got, key=lambda b: b.valid_from)
+            assert first.mode.startswith("told") and first.speaker is not None
+            assert who in casts[event_turn(first.event)]
+
+
+class TestTownPack:
+    def test_the_town_reads_whole(self) -> None:
+        """The shipped town: 25 people in 10 places, every goal one the offline engine
+        pursues, one piece of news held by one character at the start."""
+        pack = load_world("town")
+        assert (len(pack.characters), len(pack.places)) == (25, 10)
+        assert pack.goal_warnings == []
+        holders = [c.name for c in pack.characters if c.secrets]
+        assert holders == ["Mara"]
