@@ -135,7 +135,6 @@ def bench_commands(
     run_commands(rounds, json_out)
 
 
-
 @bench_app.command("town")
 def bench_town(
     ctx: typer.Context,
