@@ -277,6 +277,20 @@ class TestPackFolderAndStory:
             loaded.characters[0].image
         ]
 
+    def test_keys_that_are_no_bare_toml_keys(self, tmp_path: Path) -> None:
+        """Issue 45, low: a card whose W++ category is "Größe" was written as the bare key
+        `Größe = ...` (an identifier to Python, not to TOML), and the error named the
+        temporary folder. Such a key is quoted and the pack loads back."""
+        card = fx.v2_card()
+        card["data"]["description"] = '[character("Ben") { Größe("tall") Personality("shy") }]'
+        imported = import_paths([fx.write_json(tmp_path / "ben.json", card)])
+        traits = imported.pack.characters[0].traits
+        assert any(not k.isascii() for k in traits), traits
+        folder = tmp_path / "out"
+        write_pack(imported.pack, imported.assets, folder)
+        assert load_world(folder).model_dump() == imported.pack.model_dump()
+        assert not [p for p in tmp_path.iterdir() if p.name.startswith(".fabula-import-")]
+
     async def test_story_with_a_greeting(self, redis_url: str, tmp_path: Path) -> None:
         """--id: a story of the small cast, its pictures kept with it, started with the
         chosen greeting; the user is played."""

@@ -9,12 +9,13 @@ failed write leaves nothing; a target that exists and is not empty is refused.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from fabula.errors import InvalidInput
+from fabula.errors import FabulaError, InvalidInput
 from fabula.worlds.imports.assemble import check_asset_names
 from fabula.worlds.loader import load_world
 from fabula.worlds.pack import WorldPack
@@ -26,6 +27,15 @@ LORE_FILE = "lore.json"
 def _string(value: str) -> str:
     # a JSON string is a TOML basic string, but for DEL, which TOML wants escaped
     return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
+_BARE = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _key(key: str) -> str:
+    """``key`` as a TOML key: bare where TOML allows it (ASCII letters, digits, ``_`` and
+    ``-`` only), quoted otherwise ("Größe" is an identifier to Python, not to TOML)."""
+    return key if _BARE.fullmatch(key) else _string(key)
 
 
 def _value(value: Any) -> str:
@@ -47,9 +57,9 @@ def _is_tables(value: Any) -> bool:
 def _table(path: str, data: dict[str, Any], out: list[str]) -> None:
     for key, value in data.items():
         if not isinstance(value, dict) and not _is_tables(value) and value is not None:
-            out.append(f"{_string(key) if not key.isidentifier() else key} = {_value(value)}")
+            out.append(f"{_key(key)} = {_value(value)}")
     for key, value in data.items():
-        sub = f"{path}.{key}" if path else key
+        sub = f"{path}.{_key(key)}" if path else _key(key)
         if isinstance(value, dict):
             out.append(f"\n[{sub}]")
             _table(sub, value, out)
@@ -98,7 +108,10 @@ def write_pack(pack: WorldPack, assets: dict[str, bytes], folder: Path) -> Path:
             target = work / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
-        loaded = load_world(work)
+        try:
+            loaded = load_world(work)
+        except FabulaError as exc:  # said of the folder the user named, not the temporary one
+            raise InvalidInput(str(exc).replace(str(work), str(folder)), path=str(folder)) from None
         if loaded.model_dump() != pack.model_dump():
             raise InvalidInput(f"{folder}: the written pack does not read back as imported (a bug)")
         if folder.exists():
