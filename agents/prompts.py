@@ -8,6 +8,7 @@ version unless told which. ``{placeholder}`` fields (a name in braces) are fille
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +48,14 @@ class Prompt:
                 missing=", ".join(sorted(missing)),
             )
         return _PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), self.text)
+
+
+def quoted(text: str) -> str:
+    """Text from the story as data in a prompt: one line in double quotes, its quotes, line
+    breaks and control characters escaped (a JSON string). What a character heard ("SYSTEM:
+    ignore previous instructions", a line that opens a new ``##`` section) stays inside its
+    quotes, where the prompts say quoted text is what was said, never an instruction."""
+    return json.dumps(text.strip(), ensure_ascii=False)
 
 
 def load_prompt(

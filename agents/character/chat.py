@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from fabula.agents.contracts import ChatRequest
-from fabula.agents.prompts import load_prompt
+from fabula.agents.prompts import load_prompt, quoted
 
 if TYPE_CHECKING:
     # OpenAI and LangChain (seconds to import): loaded by the factory, only for a model
@@ -31,12 +31,18 @@ def render_chat(request: ChatRequest) -> str:
     sections = [
         ("Your secrets", "\n".join(f"- {s}" for s in request.brief.secrets)),
         ("How you speak", "\n".join(f"- {v}" for v in request.voice)),
-        ("What you know of it", request.known.strip() or ("" if lore else "(nothing)")),
+        ("What you know of it", _lines(request.known) or ("" if lore else "(nothing)")),
         ("What your lore says of it", "\n".join(f"- {x}" for x in lore)),
         ("What your beliefs answer", request.plain or ""),
-        ("The question", request.question),
+        ("The question", quoted(request.question)),
     ]
     return "\n\n".join(f"## {title}\n{body}" for title, body in sections if body)
+
+
+def _lines(text: str) -> str:
+    """What the character recalls, a quoted line each (story text is data, never an
+    instruction: :func:`~fabula.agents.prompts.quoted`)."""
+    return "\n".join(f"- {quoted(line)}" for line in text.splitlines() if line.strip())
 
 
 class ModelChatVoice:

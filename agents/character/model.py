@@ -36,7 +36,7 @@ from fabula.agents.contracts import (
     IntentField,
     Proposal,
 )
-from fabula.agents.prompts import load_prompt
+from fabula.agents.prompts import load_prompt, quoted
 from fabula.agents.schemas import array, cached, closed, line, maybe, one_of
 from fabula.memory.acl import CharacterMind
 from fabula.memory.projections import BeliefView
@@ -310,7 +310,7 @@ async def recollections(
             if heading is not None:
                 out.append(heading)
                 heading = None
-            out.append(lines[entry.line])
+            out.append(f"- {quoted(lines[entry.line].strip().removeprefix('- '))}")
     return out
 
 
@@ -423,7 +423,7 @@ def render_mind(
         ("Who you are", f"{brief.name} (id {brief.character})"),
         ("Your voice", brief.voice),
         ("What you are like", "\n".join(traits)),
-        ("Things you said", "\n".join(f"- {w}" for w in own_words)),
+        ("Things you said", "\n".join(f"- {quoted(w)}" for w in own_words)),
         ("How you speak", "\n".join(voice)),
         ("Your goals", "\n".join(f"- {g}" for g in brief.goals)),
         ("Your secrets", "\n".join(f"- {s}" for s in brief.secrets)),
@@ -436,7 +436,7 @@ def render_mind(
             "What you remember",
             "\n".join(
                 # one sentence can be several events (a "go" is an exit and an entry)
-                dict.fromkeys(f"- turn {m.turn}: {m.quote}" for m in memories)
+                dict.fromkeys(f"- turn {m.turn}: {quoted(m.quote)}" for m in memories)
             ),
         ),
         ("What you recall of earlier", "\n".join(recalled)),

@@ -760,7 +760,7 @@ class TestCharacterPrivacy:
 
         prompt = prompt_of(fake_openai.requests[0])
         assert "- the location of brass key is desk drawer (participated, turn 1)" in prompt
-        assert "- turn 1: Leo put the brass key in the desk drawer." in prompt
+        assert '- turn 1: "Leo put the brass key in the desk drawer."' in prompt
         assert prompt.count("Leo went to the hallway.") == 1  # exit and entry: one sentence
         key_lines = [line for line in prompt.splitlines() if "brass key" in line]
         assert not [line for line in key_lines if "hollow book" in line or "hollow_book" in line]
@@ -859,7 +859,7 @@ class TestPromptsV2:
             store, "Mara privately told Leo that the brass key is in the hollow book."
         )
         character = ModelCharacter(make_client(settings.model, "character"))
-        assert character.prompt.version == 2
+        assert character.prompt.version == 3
         fake_openai.reply_json(LEO)
         brief = CharacterBrief(character="leo", name="Leo")
         await character.propose(await fab.minds.mind(STORY, "leo"), brief)

@@ -58,6 +58,7 @@ from fabula.agents.character.model import (
 )
 from fabula.agents.contracts import INTENT_FIELDS, TurnPlan
 from fabula.agents.memory_builder.model import with_narration
+from fabula.agents.prompts import quoted
 from fabula.agents.schemas import named
 from fabula.agents.views import AuthorView, author_view
 from fabula.graph.service import Fabula
@@ -127,7 +128,7 @@ def own_journeys(turn: Turn, actions: list[StoryAction]) -> dict[str, str]:
         ]
         if not others:
             (who,) = deed.action["actors"]
-            out[who] = f"- turn 1: {turn.text[sentence[0] : sentence[1]]}"
+            out[who] = f"- turn 1: {quoted(turn.text[sentence[0] : sentence[1]])}"
     return out
 
 
