@@ -104,13 +104,16 @@ async def chat(
         plain, rests = None, recalled
         answered_by = "recall"
     said = plain
+    doc = await mind.voice()
+    lit = [x.text for x in lore if x.activated.fired != "constant"]
     if said is None:  # its card's own example first, as the offline character answers
-        doc = await mind.voice()
         examples = [e.text for e in parse_voice(doc)]
-        lit = [x.text for x in lore if x.activated.fired != "constant"]
         said = card_answer(question, me.name, "you", lit, examples)
-    if said is None:  # asked of itself ("Who are you?"): its traits and description
-        mine = reply(question, me.name, description=me.description, traits=parse_traits(doc))
+    if said is None:  # what its own lore the question lit says, or asked of itself
+        # ("Who are you?"): its traits and description
+        mine = reply(
+            question, me.name, description=me.description, lore=lit, traits=parse_traits(doc)
+        )
         said = mine if mine != NO_ANSWER else None
     if said is None:
         said = _from_recall(recalled, me.name)

@@ -41,7 +41,7 @@ def seraphina(tmp_path: Path) -> list[Path]:
         "alternate_greetings": [],
         "character_book": {
             "name": "Seraphina's book",
-            "entries": [{"keys": ["power"], "content": POWERS, "enabled": True, "id": 1}],
+            "entries": [{"keys": ["power", "powers"], "content": POWERS, "enabled": True, "id": 1}],
         },
     }
     world = {"entries": {"0": {"uid": 0, "key": ["Eldoria"], "content": "Eldoria is old."}}}

@@ -8,12 +8,16 @@ cites its source exactly.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
 _SENTENCE = re.compile(r"[^.!?]+(?:[.!?]+[\"')\]]*|$)")
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:[-'’][A-Za-z0-9]+)*|n't|[,;:—–]|--")
 _BREAK = frozenset([",", ";", ":", "—", "–", "--"])
+# what someone says, in straight or curly double quotes: speech, which the prose reader
+# reads (who said it, to whom); the phases read what happens, never what is said
+_QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”")
 
 
 @dataclass(frozen=True)
@@ -54,7 +58,11 @@ class Sentence:
 
 
 def sentences(text: str) -> list[Sentence]:
-    """``text``'s sentences, each with its tokens (empty stretches dropped)."""
+    """``text``'s sentences, each with its tokens (empty stretches dropped).
+
+    What is said in quotes is left out of the tokens, and a question's tokens with it
+    ("What are your powers?" says no state of anything): both stay the prose reader's."""
+    speech = [(m.start(), m.end()) for m in _QUOTED.finditer(text)]
     out = []
     for m in _SENTENCE.finditer(text):
         start, end = m.start(), m.end()
@@ -64,10 +72,18 @@ def sentences(text: str) -> list[Sentence]:
             end -= 1
         if start == end:
             continue
+        asked = text[start:end].rstrip("\"')]”’ ").endswith("?")
         tokens = tuple(
             Token(t.group(), start + t.start(), start + t.end())
             for t in _TOKEN.finditer(text[start:end])
+            if not asked and not _inside(start + t.start(), speech)
         )
         if tokens:
             out.append(Sentence(start, end, tokens))
     return out
+
+
+def _inside(offset: int, spans: list[tuple[int, int]]) -> bool:
+    """Whether ``offset`` is in one of ``spans`` (in order, apart): a binary search."""
+    k = bisect.bisect_right(spans, (offset, len(spans) and spans[-1][1] + 1)) - 1
+    return k >= 0 and spans[k][0] <= offset < spans[k][1]
