@@ -31,8 +31,8 @@ def normalised(text: str) -> str:
     invented an object from the fragment (issue 45). Applied once, where a text enters
     reading (the memory-builders' ``build``), so every span is an offset into the text as
     stored."""
-    folded = unicodedata.normalize("NFKC", text)
-    return "".join(ch for ch in folded if unicodedata.category(ch) != "Cf")
+    compatible = unicodedata.normalize("NFKC", text)
+    return "".join(ch for ch in compatible if unicodedata.category(ch) != "Cf")
 
 
 def has_word(text: str) -> bool:

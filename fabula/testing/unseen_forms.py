@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["FORMS", "UnseenForm"]
-
 _POSSESSIVE = {"he": "his", "she": "her", "they": "their"}
 
 

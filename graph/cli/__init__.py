@@ -90,7 +90,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Export a story's text (markdown, or an EPUB book), its text and views (json), a "
         "character as a V3 card holding what it believes (card --character C; PNG if it has "
         "a picture), the same as a CHARX zip with its assets (charx --character C), or the "
-        "world as a lorebook_v3 (lorebook).",
+        "world as SillyTavern's World Info (lorebook: its import takes it) or a V3 lorebook "
+        "(lorebook_v3).",
     ),
     "demo": (
         "show",

@@ -243,8 +243,8 @@ class Decisions:
         if turn is None or not dot or not rest:
             now = f"the one waiting is {waiting.id}" if waiting is not None else "none waits"
             return NotFound(
-                f"no draft {expect!r} in story {store.story!r} (a draft's id is TURN.ID, as "
-                f"`fabula pending` shows it; {now}); yours ({decision.action}) changed nothing",
+                f"no draft {expect!r} in story {store.story!r} (a draft's id is TURN.ID, as the "
+                f"pending drafts show it; {now}); yours ({decision.action}) changed nothing",
                 story=store.story,
                 branch=store.branch,
             )

@@ -39,7 +39,7 @@ async def spread_view(store: StoryStore, clause: str | None) -> SpreadOut:
     without a clause, or for a story never run in ticks."""
     if not clause or not clause.strip():
         raise InvalidInput(
-            'show spread needs a clause, e.g. `fabula show town spread "harvest party"`',
+            'a spread needs a clause to follow, e.g. "harvest party"',
             story=store.story,
         )
     points = await spread(store, clause)

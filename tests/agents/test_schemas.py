@@ -46,6 +46,7 @@ STRUCTURED_OUTPUTS: dict[type[BaseModel], dict[str, Any]] = {
                 "claim": None,
                 "line": None,
                 "reason": "the key is there",
+                "gesture": None,
             }
         ],
         "intent": "get the key",

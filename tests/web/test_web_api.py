@@ -111,7 +111,7 @@ class TestStories:
         """The shipped worlds are listed; another name is a 404 that lists them, and a path
         is never read from a request."""
         ids = [w["id"] for w in (await client.get("/api/worlds")).json()]
-        assert ids == ["hollow_book", "lighthouse"]
+        assert ids == ["hollow_book", "lighthouse", "town"]
         for world in ("nosuch", "/etc/passwd", "../worlds/hollow_book"):
             r = await client.post("/api/stories", json={"world": world})
             assert r.status_code == 404 and "built-in: hollow_book, lighthouse" in r.json()["error"]

@@ -126,9 +126,10 @@ async def recall(
     as_of: AsOf = None,
 ) -> RecallOut:
     """The context memory gives ``q`` within ``budget`` tokens (the shape of `fabula recall
-    --json`): the writer's, or a character's own, with the record behind every line."""
+    --json`): the writer's, or a character's own, with the record behind every line. An
+    empty ``character`` is the writer's, as the Recall page's blank field is."""
     return await fab.read(fab.store(story, branch)).recall(
-        q, budget=budget, character=character, as_of=as_of
+        q, budget=budget, character=character or None, as_of=as_of
     )
 
 
