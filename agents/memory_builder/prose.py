@@ -207,6 +207,9 @@ class _State:
     centre: tuple[str, ...] | None = None
     # who is in a state of not perceiving ("Bob was asleep"), until it acts or it ends
     blind: dict[str, None] = field(default_factory=dict)
+    # who did not perceive the acts of each clause read (its span), by the cues the clause
+    # and the states before it tell: what another reader's events of the clause inherit
+    unseen_at: list[tuple[int, int, tuple[str, ...]]] = field(default_factory=list)
     # who the text says does something, at the offset of each verb (or controlled sentence)
     doers: list[tuple[int, tuple[str, ...]]] = field(default_factory=list)
 
@@ -335,6 +338,17 @@ def read_prose(
     length, never more."""
     state, controlled_at = _read(text, entities, limits or Limits(), clock)
     return _taken_from(state.out, controlled_at, entities)
+
+
+def read_with_unseen(
+    text: str, entities: Mapping[str, Entity], limits: Limits | None = None
+) -> tuple[list[StoryAction], list[tuple[int, int, tuple[str, ...]]]]:
+    """:func:`read_prose`'s actions, and who did not perceive what happens in each clause
+    of ``text`` as the reader reads its cues ("Unbeknownst to Ben", "while Ann slept",
+    "Ann was asleep." before it): each such clause's span with the character ids. What
+    another reader finds happening there (a change of state) is unseen by them too."""
+    state, controlled_at = _read(text, entities, limits or Limits(), time.monotonic)
+    return _taken_from(state.out, controlled_at, entities), state.unseen_at
 
 
 def read_doers(
@@ -2036,6 +2050,11 @@ class _Sentence:
             if others and action.actor in state.company:
                 self.actions[i] = action.model_copy(update={"seen_by": others})
         marks = _distinct(marks)
+        unseen_now = {w for kind, who in marks if kind == "unseen" for w in who}
+        seen_now = {w for kind, who in marks if kind == "seen" for w in who}
+        blind_now = (set(state.blind) | unseen_now) - seen_now - {c for s in subjects for c in s}
+        if blind_now:
+            state.unseen_at.append((self.start, self.end, tuple(sorted(blind_now))))
         if self.events:
             # who is not perceiving now first, so that what the clause says wins
             blind = (("unseen", tuple(state.blind)),) if state.blind else ()

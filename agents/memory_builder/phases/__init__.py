@@ -68,9 +68,9 @@ def read_story(
     the phases' conditions and contents (never places) are added beside its reading.
     """
     from fabula.agents.memory_builder.extract import parse_sentence
-    from fabula.agents.memory_builder.prose import read_prose
+    from fabula.agents.memory_builder.prose import read_with_unseen
 
-    prose = read_prose(text, entities, limits)
+    prose, blind = read_with_unseen(text, entities, limits)
     frames, spans = read_frames(text, entities, limits)
     found = attach(frames)
     mental = {f.sentence for f in frames if f.kind == "believe"}
@@ -90,7 +90,32 @@ def read_story(
             out.extend(a for a in mine if a.clause is None or a.clause.attribute != "location")
     spanned = {id(a) for a in out}
     out.extend(a for a in prose if id(a) not in spanned and not _inside(a, spans))
+    out = [_unseen(a, blind, entities) if a.kind == "state" else a for a in out]
     return sorted(out, key=lambda a: a.start)
+
+
+def _unseen(
+    action: StoryAction,
+    blind: list[tuple[int, int, tuple[str, ...]]],
+    entities: Mapping[str, Entity],
+) -> StoryAction:
+    """A state told in a sentence where the prose reader found someone not perceiving
+    ("Cal emptied the basket while Ann slept", "Ann was asleep. Ben tore the scarf."):
+    not seen by them either, unless the text says they saw it."""
+    names = {
+        name
+        for start, end, who in blind
+        if action.start <= start < action.end or start <= action.start < end
+        for c in who
+        for name in (c, entities[c].name if c in entities else c)
+    }
+    seen = {n.lower() for n in action.seen_by}
+    unseen = [n for n in sorted(names) if n.lower() not in seen and n in entities]
+    if not unseen:
+        return action
+    return action.model_copy(
+        update={"unseen_by": tuple(dict.fromkeys((*action.unseen_by, *unseen)))}
+    )
 
 
 def _inside(action: StoryAction, spans: list[tuple[int, int]]) -> bool:

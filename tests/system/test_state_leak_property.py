@@ -1,0 +1,169 @@
+"""Property: a change of state reaches only those who perceived it (issue 43, its target
+"the leak property generates state changes and perceptions of events").
+
+Hypothesis writes stories of the kitchen of :mod:`tests.system.test_prose_leak_property`
+(Ann, Ben and Cal; a drawer, a basket and a box; a scarf and a key) where things change
+state — "Ann locked the box.", "Cal tore the scarf." — seen by everyone in the kitchen, or
+not seen by one of them ("Unbeknownst to Ben, …", "Ben did not notice when …", "… while
+Ben slept.", "Behind Ben's back, …", or the same thing in the sentence before: "Ben was
+asleep."), or watched ("Ben watched as …"), among people leaving for the garden and coming
+back. Each turn is committed through the real path (the offline memory-builder, the
+tracker, the store) into real Redis.
+
+The oracle knows who perceived each change. For every character, at the end: no belief in
+its own mind (B[c], read as its agent reads it) says a thing's condition is one it did not
+see it take, and none of its recall, its chat answers and its prompt holds the sentence
+of a change it did not see.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass, field
+
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from fabula.agents.character.brief import brief_for
+from fabula.agents.character.model import mind_prompt
+from fabula.agents.contracts import TurnPlan
+from fabula.agents.views import author_view
+from fabula.graph.service import Fabula
+from fabula.memory.index.build import index_through
+from fabula.memory.projections import project_beliefs
+from tests.system.test_prose_leak_property import PACK, PEOPLE
+
+# a change, its sentence's verb and the value the reader gives it (the verb's lemma)
+CHANGES = {
+    "box": (("locked", "lock"), ("opened", "open")),
+    "drawer": (("closed", "close"), ("emptied", "empty")),
+    "basket": (("emptied", "empty"), ("tipped over", "tip")),
+    "scarf": (("tore", "tear"), ("folded", "fold")),
+    "key": (("broke", "break"), ("bent", "bend")),
+}
+
+
+@dataclass
+class StateStory:
+    """A generated story: its turns, and for each character the (thing, value) changes it
+    perceived and the sentences of those it did not."""
+
+    turns: list[list[str]] = field(default_factory=list)
+    seen: dict[str, set[tuple[str, str]]] = field(
+        default_factory=lambda: {p: set() for p in PEOPLE}
+    )
+    unseen: dict[str, set[str]] = field(default_factory=lambda: {p: set() for p in PEOPLE})
+    told: dict[str, set[str]] = field(default_factory=lambda: {p: set() for p in PEOPLE})
+
+    def hidden_from(self, name: str) -> set[str]:
+        return self.unseen[name] - self.told[name]
+
+
+def change(draw: st.DrawFn, where: dict[str, str], story: StateStory) -> list[str]:
+    """One change of state in the kitchen, with who did not see it; its sentences."""
+    here = [p for p in PEOPLE if where[p] == "kitchen"]
+    doer = draw(st.sampled_from(here))
+    thing = draw(st.sampled_from(sorted(CHANGES)))
+    verb, value = draw(st.sampled_from(CHANGES[thing]))
+    others = [p for p in here if p != doer]
+    how = draw(st.sampled_from(["plain", *(["blind"] * 4 + ["watched"] if others else [])]))
+    act = f"{doer} {verb} the {thing}"
+    blind: set[str] = set()
+    sentences = [act + "."]
+    if how == "watched":
+        sentences = [f"{draw(st.sampled_from(others))} watched as {act}."]
+    elif how == "blind":
+        other = draw(st.sampled_from(others))
+        blind = {other}
+        form = draw(st.integers(0, 4))
+        if form == 0:
+            sentences = [f"Unbeknownst to {other}, {act}."]
+        elif form == 1:
+            sentences = [f"{other} did not notice when {act}."]
+        elif form == 2:
+            sentences = [f"{act} while {other} slept."]
+        elif form == 3:
+            sentences = [f"Behind {other}'s back, {act}."]
+        else:
+            sentences = [f"{other} was asleep.", f"{act}."]
+    for p in PEOPLE:
+        if p in here and p not in blind:
+            story.seen[p].add((thing, value))
+            story.told[p].update(sentences)
+        else:
+            story.unseen[p].update(s for s in sentences if thing in s)
+    return sentences
+
+
+@st.composite
+def state_stories(draw: st.DrawFn) -> StateStory:
+    where = dict.fromkeys(PEOPLE, "kitchen")
+    story = StateStory()
+    for _ in range(draw(st.integers(1, 3))):
+        turn: list[str] = []
+        for _ in range(draw(st.integers(1, 3))):
+            here = [p for p in PEOPLE if where[p] == "kitchen"]
+            away = [p for p in PEOPLE if where[p] != "kitchen"]
+            kind = draw(
+                st.sampled_from(
+                    ["change"] * 3 * bool(here)
+                    + ["leave"] * (len(here) > 1)
+                    + ["come"] * bool(away)
+                )
+            )
+            if kind == "leave":
+                who = draw(st.sampled_from(here))
+                where[who] = "garden"
+                turn.append(f"{who} left the kitchen.")
+            elif kind == "come":
+                who = draw(st.sampled_from(away))
+                where[who] = "kitchen"
+                turn.append(f"{who} went back to the kitchen.")
+            else:
+                turn += change(draw, where, story)
+        story.turns.append(turn)
+    return story
+
+
+_stories = itertools.count()
+
+
+@settings(
+    max_examples=12,
+    deadline=None,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(data=st.data())
+async def test_no_character_holds_a_change_it_did_not_perceive(
+    offline_fab: Fabula, data: st.DataObject
+) -> None:
+    story = data.draw(state_stories())
+    store = await offline_fab.create_story(PACK, f"states{next(_stories)}", opening=False)
+    for turn in story.turns:
+        await offline_fab.commit_scripted(store, " ".join(turn))
+    await index_through(store)
+    view = await author_view(store)
+    text = " ".join(s for turn in story.turns for s in turn)
+    for name in PEOPLE:
+        character = name.lower()
+        beliefs = await project_beliefs(store, (character,))
+        for b in beliefs.beliefs.values():
+            if b.attribute == "condition" and b.subject in CHANGES:
+                held = (b.subject, b.value)
+                assert held in story.seen[name], (name, held, b.mode, text)
+        hidden = story.hidden_from(name)
+        mind = await offline_fab.minds.mind(store.story, character)
+        plan = TurnPlan(scene_goal="PLAN-GOAL", focal=(character,), beats=("PLAN-BEAT",))
+        shown = [(await mind_prompt(mind, brief_for(view, character, plan))).prompt]
+        for question in ("What happened to the box?", "Is the scarf torn?"):
+            found = await offline_fab.read(store).recall(question, budget=600, character=character)
+            said = await offline_fab.read(store).chat(character, question)
+            shown += [found.text, said.answer, *(r.text for r in said.records)]
+        for shown_text in shown:
+            low = shown_text.lower()
+            for sentence in hidden:
+                act = re.sub(r"^(unbeknownst to \w+, |behind \w+'s back, )", "", sentence.lower())
+                act = re.sub(r" while \w+ slept\.$", ".", act)
+                assert act.rstrip(".") not in low, (name, sentence, shown_text, text)
