@@ -37,7 +37,9 @@ it gave in the checkpointed turn state and commits that on approval, from any pr
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -49,11 +51,12 @@ from pydantic import BaseModel, ConfigDict, create_model, model_validator
 from fabula.agents.contracts import LINE_CHARS, Finding
 from fabula.agents.memory_builder import readings
 from fabula.agents.memory_builder.offline import Reader
-from fabula.agents.memory_builder.prose import read_prose
+from fabula.agents.memory_builder.phases import read_story
 from fabula.agents.memory_builder.referents import NewEntity, Referents, RefKind, words
 from fabula.agents.prompts import load_prompt
 from fabula.agents.schemas import array, cached, closed, integer, line, maybe, one_of
 from fabula.errors import ModelOutputError
+from fabula.limits import Limits
 from fabula.logs import get_logger
 from fabula.memory.actions import REQUIRED_FIELDS, ActionKind, StoryAction
 from fabula.memory.delta import TurnDelta
@@ -215,9 +218,9 @@ class Setting:
 
 
 def read_first(
-    text: str, entities: Mapping[str, Entity], reader: Reader = read_prose
+    text: str, entities: Mapping[str, Entity], reader: Reader = read_story
 ) -> tuple[list[StoryAction], list[tuple[int, int]]]:
-    """What the offline ``reader`` (the prose reader unless told) reads of ``text``: the
+    """What the offline ``reader`` (the phased reader unless told) reads of ``text``: the
     actions whose names are all entities of the story of the right kinds (as the reader
     gives them), and the spans of the other sentences, left to the model."""
     referents = Referents(entities)
@@ -276,15 +279,21 @@ class MemoryBuilderReader:
         self,
         client: ModelClient,
         *,
-        reader: Reader = read_prose,
+        reader: Reader | None = None,
         prompt_version: int | None = None,
     ) -> None:
         self.client = client
-        self.reader = reader  # reads first; the model is asked only about what it left
+        # reads first (the phased reader within the store's limits, unless told); the
+        # model is asked only about what it left
+        self.reader = reader
         self.prompt = load_prompt("memory_builder", "extract", prompt_version)
 
     async def read(
-        self, text: str, entities: dict[str, Entity], setting: Setting | None = None
+        self,
+        text: str,
+        entities: dict[str, Entity],
+        setting: Setting | None = None,
+        limits: Limits | None = None,
     ) -> list[StoryAction]:
         """Every action ``text`` tells, unread sentences as narration, in story order.
 
@@ -292,7 +301,9 @@ class MemoryBuilderReader:
         ``setting`` is where the turn starts (v2 prompts show it, for pronouns).
         Raises ModelOutputError when no valid reply comes within ``max_attempts``.
         """
-        read, unread = read_first(text, entities, self.reader)
+        reader = self.reader or functools.partial(read_story, limits=limits)
+        # in a worker thread: reading is all computation (see OfflineMemoryBuilder.build)
+        read, unread = await asyncio.to_thread(read_first, text, entities, reader)
         readings.report_unsure(text, read)
         if not unread:
             return with_narration(text, read)
@@ -696,7 +707,7 @@ async def setting_of(
 class ModelMemoryBuilder:
     """Builds the deltas of turns of free prose: the model extracts, the tracker tracks."""
 
-    def __init__(self, client: ModelClient, *, reader: Reader = read_prose) -> None:
+    def __init__(self, client: ModelClient, *, reader: Reader | None = None) -> None:
         self.model_reader = MemoryBuilderReader(client, reader=reader)
 
     async def build(self, store: StoryStore, turn: int, text: str) -> TurnDelta:
@@ -716,7 +727,7 @@ class ModelMemoryBuilder:
         try:
             entities = await store.entities(as_of)
             setting = await setting_of(store, as_of, entities)
-            return await self.model_reader.read(text, entities, setting)
+            return await self.model_reader.read(text, entities, setting, store.limits)
         except ModelOutputError as error:
             error.context.update(story=store.story, branch=store.branch, turn=turn)
             raise

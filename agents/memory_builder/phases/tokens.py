@@ -1,6 +1,7 @@
 """Phase 1: sentences and tokens, with exact character spans.
 
-A sentence ends at ``.``, ``!`` or ``?`` followed by space (or the end); a *segment* is a
+Sentences are cut as the prose reader cuts them (:func:`fabula.memory.text.split_sentences`:
+at a line break, and at ``.``, ``!`` or ``?`` before a space outside quotes); a *segment* is a
 stretch of a sentence between commas, semicolons and dashes — the unit the later phases
 read a clause from. Every token keeps its offsets in the turn's text, so each reading
 cites its source exactly.
@@ -12,7 +13,8 @@ import bisect
 import re
 from dataclasses import dataclass
 
-_SENTENCE = re.compile(r"[^.!?]+(?:[.!?]+[\"')\]]*|$)")
+from fabula.memory.text import split_sentences
+
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:[-'’][A-Za-z0-9]+)*|n't|[,;:—–]|--")
 _BREAK = frozenset([",", ";", ":", "—", "–", "--"])
 # what someone says, in straight or curly double quotes: speech, which the prose reader
@@ -64,14 +66,7 @@ def sentences(text: str) -> list[Sentence]:
     ("What are your powers?" says no state of anything): both stay the prose reader's."""
     speech = [(m.start(), m.end()) for m in _QUOTED.finditer(text)]
     out = []
-    for m in _SENTENCE.finditer(text):
-        start, end = m.start(), m.end()
-        while start < end and text[start].isspace():
-            start += 1
-        while end > start and text[end - 1].isspace():
-            end -= 1
-        if start == end:
-            continue
+    for start, end in split_sentences(text):  # as the prose reader cuts them
         asked = text[start:end].rstrip("\"')]”’ ").endswith("?")
         tokens = tuple(
             Token(t.group(), start + t.start(), start + t.end())
