@@ -40,6 +40,7 @@ from fabula.memory.tokens import default_counter
 from fabula.worlds.activation import (
     Activated,
     Admission,
+    Buffer,
     Fired,
     activate,
     decorators_of,
@@ -238,7 +239,8 @@ def naive_activate(
             if key is not None:
                 first.append(found(i, "key", key, 0))
 
-    def more(scan: str, done: set[int], step: int, level: int) -> list[Activated]:
+    def more(buffer: Buffer, done: set[int], step: int, level: int, _w: bool) -> list[Activated]:
+        scan = buffer.get(None)
         out = []
         for i, e in live.items():
             if i in done or e.exclude_recursion or e.constant or "activate" in decos[i]:
@@ -254,7 +256,7 @@ def naive_activate(
     recurse(
         taken,
         first,
-        text,
+        Buffer(text),
         recursive,
         max_recursion,
         levels,

@@ -40,7 +40,7 @@ import functools
 import random
 import re
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict, Unpack
 
@@ -57,7 +57,7 @@ from fabula.worlds.lore import LoreEntry, split_decorators
 
 log = get_logger(__name__)
 
-Fired = Literal["constant", "key", "recursion", "decorator"]
+Fired = Literal["constant", "key", "recursion", "decorator", "sticky"]
 _KNOWN = {
     "activate",
     "dont_activate",
@@ -184,6 +184,7 @@ class _Entry:
     keys: tuple[tuple[str, str | None], ...]
     plain: tuple[tuple[str, Matcher] | None, ...]  # each key's needle and matcher, if plain
     delayed: bool
+    depth: int | None  # its own scan depth (``scanDepth``), or None: the global one
 
 
 _EDGE = 3  # the length of the ends of words that anchor a key of several words
@@ -340,6 +341,7 @@ def _compile(
             keys=keys,
             plain=plain,
             delayed=delayed(e),
+            depth=scan_depth(e),
         )
         if e.constant or "activate" in deco:
             index.always.append(i)
@@ -494,6 +496,7 @@ class Admission:
     is ``full`` and nothing more is admitted; that one and the rest of its step are ``left_out``."""
 
     budget: int | None
+    sticky: frozenset[int] = frozenset()  # entries admitted first (4004-4009)
     admitted: list[Activated] = field(default_factory=list)
     used: int = 0
     full: bool = False
@@ -501,8 +504,9 @@ class Admission:
 
     def admit(self, found: list[Activated]) -> list[Activated]:
         """Admit what one step ``found``, as far as the budget allows: those taken."""
-        # by order alone, highest first, ties as found (world-info.js 82, 3963-3968)
-        found.sort(key=lambda a: -a.entry.order)
+        # sticky entries first, then by order alone, highest first, ties as found
+        # (world-info.js 82, 4004-4009)
+        found.sort(key=lambda a: (a.index not in self.sticky, -a.entry.order))
         taken = []
         for k, a in enumerate(found):
             if self.full:
@@ -537,6 +541,74 @@ class Activation:
     left_out: list[Activated]
 
 
+@dataclass(frozen=True)
+class Chat:
+    """A chat to scan, as SillyTavern's ``checkWorldInfo`` takes it (world-info.js 3704):
+    its ``messages`` (oldest first: a story's turns), the global scan ``depth``
+    (``world_info_depth``: the newest messages an entry without its own ``scanDepth``
+    sees), and minimum activations: while fewer than ``min_activations`` entries are
+    admitted, the depth widens by one message and the chat is scanned again, up to
+    ``min_depth_max`` (0: the chat's length; 4054-4068)."""
+
+    messages: tuple[str, ...]
+    depth: int = 2
+    min_activations: int = 0
+    min_depth_max: int = 0
+
+
+@dataclass(frozen=True)
+class Timed:
+    """The entries (their indices) under a timed effect at one scan (world-info.js 386-690):
+    ``sticky`` ones are active whatever their keys, ``cooldown`` ones (not sticky) and
+    ``delay`` ones are not activated at all (3827-3841). :mod:`fabula.worlds.timed` finds
+    them from the activations of the turns before."""
+
+    sticky: frozenset[int] = frozenset()
+    cooldown: frozenset[int] = frozenset()
+    delay: frozenset[int] = frozenset()
+
+
+def _count_or_none(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return int(value)
+
+
+def scan_depth(entry: LoreEntry) -> int | None:
+    """The entry's own scan depth: a World Info entry's ``scanDepth``, a card book entry's
+    ``extensions.scan_depth`` (``convertCharacterBook``, 4552); None: the global one (the
+    editor keeps 0 to 1000, 3033)."""
+    value = _count_or_none(_field(entry, "scanDepth", "scan_depth"))
+    return None if value is None or value < 0 else value
+
+
+def timing(entry: LoreEntry) -> tuple[int, int, int]:
+    """The entry's ``sticky``, ``cooldown`` and ``delay`` in messages (a card book entry's
+    ``extensions``, 4561-4563); 0 where it has none (falsy: no effect, 601-604, 574-577)."""
+
+    def read(name: str) -> int:
+        value = _count_or_none(_field(entry, name, name))
+        return value if value is not None and value > 0 else 0
+
+    sticky, cooldown, delay = read("sticky"), read("cooldown"), read("delay")
+    return sticky, cooldown, delay
+
+
+def filter_admits(entry: LoreEntry, character: str) -> bool:
+    """Whether the entry's ``characterFilter`` lets ``character`` (the name of the character
+    whose chat it is: SillyTavern compares its card's file name, ``getCharaFilename``)
+    activate it: with ``names``, one of them (``isExclude``: none of them; 3800-3808).
+    Its ``tags`` are SillyTavern's own tag ids, which no import carries: not applied."""
+    found = entry.kept.get("characterFilter")
+    if not isinstance(found, dict):
+        return True
+    names = found.get("names")
+    if not isinstance(names, list) or not names:
+        return True
+    included = character in names
+    return not included if found.get("isExclude") else included
+
+
 class Options(TypedDict, total=False):
     """:func:`activation`'s options (each as it documents it), which :func:`activate` takes
     too."""
@@ -550,10 +622,12 @@ class Options(TypedDict, total=False):
     turn: int | None
     sillytavern: frozenset[int]
     seed: int | None
+    timed: Timed | None
+    character: str | None
 
 
 def activate(
-    entries: Sequence[LoreEntry], text: str, **options: Unpack[Options]
+    entries: Sequence[LoreEntry], text: str | Chat, **options: Unpack[Options]
 ) -> list[Activated]:
     """The entries ``text`` activates within ``budget`` tokens (None: no bound), in
     insertion order: :func:`activation`'s ``admitted``."""
@@ -562,7 +636,7 @@ def activate(
 
 def activation(
     entries: Sequence[LoreEntry],
-    text: str,
+    text: str | Chat,
     *,
     budget: int | None = None,
     count_tokens: Callable[[str], int] = count_words,
@@ -573,10 +647,14 @@ def activation(
     turn: int | None = None,
     sillytavern: frozenset[int] = frozenset(),
     seed: int | None = None,
+    timed: Timed | None = None,
+    character: str | None = None,
 ) -> Activation:
     """The entries ``text`` activates, those within ``budget`` tokens (None: no bound) in
     insertion order and those left out (see the module's docstring for the rules).
-    ``case_sensitive`` and ``whole_words`` are the defaults of entries that do not say, and
+    ``text`` is one plain text, scanned whole, or a :class:`Chat`: its messages, scanned to
+    each entry's depth, with minimum activations. ``case_sensitive`` and ``whole_words``
+    are the defaults of entries that do not say, and
     ``recursive`` whether activated entries' text is scanned again: a fresh SillyTavern
     install's (its ``default/content/settings.json``: case off, whole words on, recursion
     on). ``max_recursion`` is SillyTavern's ``world_info_max_recursion_steps``: the most
@@ -584,7 +662,9 @@ def activation(
     story's turn, for the decorators that count turns; ``sillytavern`` the indices of the
     entries of SillyTavern World Info exports, whose decorators are only SillyTavern's two;
     ``seed`` what the rolls of probability and inclusion groups are drawn from (the turn, or
-    0, when None: see :class:`Chance`).
+    0, when None: see :class:`Chance`). ``timed`` the entries sticky, cooling down or
+    delayed at this scan (see :mod:`fabula.worlds.timed`); ``character`` the character
+    whose lore it is, for the entries' character filters (None: none applies).
 
     The entries are compiled once (kept for the same entry objects): a one-word key is
     found by looking the text's words up (matched whole) or by one pass of RE2 over the
@@ -592,32 +672,95 @@ def activation(
     what the text and the entries it names cost, not the size of the book."""
     index = _index(entries, case_sensitive, whole_words, sillytavern)
     live = index.live
-    taken = Admission(budget)
+    timed = timed or Timed()
+    chat = text if isinstance(text, Chat) else None
+    buffer = (
+        Buffer(messages=list(reversed(chat.messages)), depth=chat.depth)
+        if chat is not None
+        else Buffer(str(text))
+    )
+    taken = Admission(budget, sticky=timed.sticky)
+    depths = {item.depth for item in live.values()}
 
     def found(i: int, fired: Fired, key: str | None, step: int) -> Activated:
         return Activated(i, live[i].entry, fired, key, step, index.count(i, count_tokens))
 
-    def more(scan: str, done: set[int], step: int, level: int) -> list[Activated]:
+    def blocked(item: _Entry) -> bool:
+        """Whether the entry's character filter or its timed effects keep it out of every
+        scan (3800-3850)."""
+        i = item.index
+        if character is not None and not filter_admits(item.entry, character):
+            return True
+        if i in timed.delay:
+            return True
+        return i in timed.cooldown and i not in timed.sticky
+
+    def scan(done: set[int], step: int, level: int, state: str) -> list[Activated]:
+        """One scan of ``state`` (initial, recursion or widened), as the loop's body does it
+        (3763-3957), in index order."""
+        widened = state == "widened"
         out = []
-        for i in sorted(index.candidates(scan)):
+        head = buffer.widest(depths, widened)
+        pool = index.candidates(head) | timed.sticky & live.keys()
+        if state == "initial":
+            pool |= set(index.always)
+        for i in sorted(pool):
+            if i in done:
+                continue
             item = live[i]
-            if i in done or item.entry.exclude_recursion or i in index.always:
+            if blocked(item):
                 continue
-            if delay_level(item.entry) > level:
+            sticky = i in timed.sticky
+            if not sticky:
+                lvl = delay_level(item.entry)
+                if state != "recursion" and lvl:  # 3843-3846
+                    continue
+                if state == "recursion" and lvl > level:  # 3848-3851
+                    continue
+                if state == "recursion" and recursive and item.entry.exclude_recursion:
+                    continue  # 3853-3856
+            if i in index.always:
+                if state != "initial":
+                    continue
+                out.append(found(i, "constant" if item.entry.constant else "decorator", None, 0))
                 continue
-            key = _match(item, scan, turn)
+            if sticky:  # 3881-3885
+                out.append(found(i, "sticky", None, step))
+                continue
+            key = _match(item, buffer.get(item.depth, widened), turn)
             if key is not None:
-                out.append(found(i, "recursion", key, step))
+                out.append(found(i, "recursion" if state == "recursion" else "key", key, step))
         return out
 
-    first = _first(index, text, turn, found)
+    def more(_b: Buffer, done: set[int], step: int, level: int, widened: bool) -> list[Activated]:
+        return scan(done, step, level, "widened" if widened else "recursion")
+
+    first = scan(set(), 0, 0, "initial")
     levels = sorted({delay_level(item.entry) for item in live.values()} - {0})
-    chance = Chance(seed if seed is not None else (turn or 0), taken, _scorer(index))
+    chance = Chance(
+        seed if seed is not None else (turn or 0),
+        taken,
+        _scorer(index),
+        lambda a, widened: buffer.get(live[a.index].depth, widened),
+        timed.sticky,
+    )
 
     def bodies(a: Activated) -> str:
         return live[a.index].body
 
-    recurse(taken, first, text, recursive, max_recursion, levels, bodies, more, chance.choose)
+    recurse(
+        taken,
+        first,
+        buffer,
+        recursive,
+        max_recursion,
+        levels,
+        bodies,
+        more,
+        chance.choose,
+        minimum=chat.min_activations if chat is not None else 0,
+        most_depth=chat.min_depth_max if chat is not None else 0,
+    )
     return Activation(taken.in_order(), taken.left_out)
 
 
@@ -683,10 +826,19 @@ class Chance:
       ``probability`` below 100 activates when a roll in [0, 100) is at most it; one that
       fails never activates in this call."""
 
-    def __init__(self, seed: int, taken: Admission, score: Callable[[Activated, str], int]) -> None:
+    def __init__(
+        self,
+        seed: int,
+        taken: Admission,
+        score: Callable[[Activated, str], int],
+        text_of: Callable[[Activated, bool], str],
+        sticky: frozenset[int] = frozenset(),
+    ) -> None:
         self.seed = seed
         self.taken = taken
         self.score = score
+        self.text_of = text_of
+        self.sticky = sticky
         self.rolls = 0
 
     def roll(self) -> float:
@@ -694,12 +846,19 @@ class Chance:
         self.rolls += 1
         return random.Random(f"{self.seed}:{self.rolls}").random()
 
-    def choose(self, found: list[Activated], scan: str) -> list[Activated]:
-        """What of ``found`` (one step's entries) its groups and probability let through."""
-        kept = sorted(found, key=lambda a: -a.entry.order)  # as sortedEntries, 3963-3968
-        kept = self._groups(kept, scan)
+    def choose(self, found: list[Activated], widened: bool = False) -> list[Activated]:
+        """What of ``found`` (one step's entries) its groups and probability let through
+        (``widened``: found by a minimum-activations scan, whose text scores the groups).
+        A sticky entry goes first, rolls no probability (3987-3991), and in its group the
+        sticky ones win (``filterGroupsByTimedEffects``, 4248-4289)."""
+        # as newEntries, 4004-4009: sticky first, then as sortedEntries (by order)
+        kept = sorted(found, key=lambda a: (a.index not in self.sticky, -a.entry.order))
+        kept = self._groups(kept, widened)
         out = []
         for a in kept:
+            if a.index in self.sticky:
+                out.append(a)
+                continue
             use = _uses_probability(a.entry)
             chance = _number_of(_field(a.entry, "probability", "probability"), 100)
             if use and chance != 100 and not self.roll() * 100 <= chance:
@@ -707,7 +866,7 @@ class Chance:
             out.append(a)
         return out
 
-    def _groups(self, found: list[Activated], scan: str) -> list[Activated]:
+    def _groups(self, found: list[Activated], widened: bool) -> list[Activated]:
         groups: dict[str, list[Activated]] = {}
         for a in found:
             names = _field(a.entry, "group", "group")
@@ -719,9 +878,13 @@ class Chance:
         out = list(found)
         active = {_field(x.entry, "group", "group") for x in self.taken.admitted}
         for name, group in groups.items():
+            stuck = [a for a in group if a.index in self.sticky]
+            if stuck:  # only the sticky ones stay, and no roll (4256-4268, 4334-4339)
+                out = [a for a in out if a in stuck or a not in group]
+                continue
             scored = [a for a in group if _field(a.entry, "useGroupScoring", "use_group_scoring")]
             if scored:
-                scores = [self.score(a, scan) for a in group]
+                scores = [self.score(a, self.text_of(a, widened)) for a in group]
                 best = max(scores)
                 group = [
                     a for a, sc in zip(group, scores, strict=True) if a not in scored or sc == best
@@ -751,68 +914,127 @@ class Chance:
         return out
 
 
+MAX_SCAN_DEPTH = 1000
+"""The deepest scan (world-info.js 91, ``MAX_SCAN_DEPTH``)."""
+
+
+class Buffer:
+    """What one activation scans, as SillyTavern's ``WorldInfoBuffer`` (world-info.js
+    130-381) holds it: the chat's messages (``messages``: newest first, each trimmed, 169-180)
+    or one plain ``text``, and the texts recursion added.
+
+    - From a chat, an entry sees the newest ``depth`` messages (its own ``scanDepth`` when it
+      has one, else the global ``world_info_depth`` plus the ``skew`` minimum activations
+      added; none for a depth of 0, at most :data:`MAX_SCAN_DEPTH`; ``get``, 204-240),
+      then the recursed texts, except in a minimum-activations scan (233-236).
+    - A plain ``text`` (a recall's request, the planner's scene) is scanned whole by every
+      entry, its ``scanDepth`` aside: it is no list of messages to count."""
+
+    def __init__(
+        self, text: str = "", messages: Sequence[str] | None = None, depth: int = 2
+    ) -> None:
+        self.text = text
+        self.messages = None if messages is None else [m.strip() for m in messages]
+        self.depth = depth
+        self.skew = 0
+        self.recursed: list[str] = []
+
+    def global_depth(self) -> int:
+        """``getDepth`` (347-349): the global depth and the skew."""
+        return self.depth + self.skew
+
+    def get(self, own_depth: int | None, widened: bool = False) -> str:
+        """The text an entry with ``own_depth`` (its ``scanDepth``; None: the global) scans;
+        ``widened``: a minimum-activations scan, which leaves recursion out (233-236)."""
+        if self.messages is None:
+            head = self.text
+        else:
+            depth = self.global_depth() if own_depth is None else own_depth
+            if depth <= 0:  # 206-208: startDepth is 0
+                return ""
+            head = "\n".join(self.messages[: min(depth, MAX_SCAN_DEPTH)])
+        if self.recursed and not widened:
+            return "\n".join([head, *self.recursed])
+        return head
+
+    def widest(self, depths: Iterable[int | None], widened: bool = False) -> str:
+        """The text the widest of ``depths`` scans: every other's is a part of it."""
+        if self.messages is None:
+            return self.get(None, widened)
+        deepest = max((self.global_depth() if d is None else d for d in depths), default=0)
+        return self.get(max(deepest, self.global_depth()), widened)
+
+    def widen(self, most: int) -> bool:
+        """One message more for the global depth, unless it is past ``most`` (the
+        ``world_info_min_activations_depth_max``; 0: none) or the chat's length
+        (4077-4081): whether it widened."""
+        chat = len(self.messages) if self.messages is not None else 1
+        if (most > 0 and self.global_depth() > most) or self.global_depth() > chat:
+            return False
+        self.skew += 1
+        return True
+
+
 def recurse(
     taken: Admission,
     first: list[Activated],
-    text: str,
+    buffer: Buffer,
     recursive: bool,
     max_steps: int,
     levels: list[int],
     body: Callable[[Activated], str],
-    more: Callable[[str, set[int], int, int], list[Activated]],
-    choose: Callable[[list[Activated], str], list[Activated]] | None = None,
+    more: Callable[[Buffer, set[int], int, int, bool], list[Activated]],
+    choose: Callable[[list[Activated], bool], list[Activated]] | None = None,
+    *,
+    minimum: int = 0,
+    most_depth: int = 0,
 ) -> None:
     """Admit ``first`` into ``taken``, then scan again as SillyTavern's ``checkWorldInfo``
-    loop does (world-info.js 3756-4080): while the last step admitted an entry that does not
-    prevent recursion (and ``recursive``, and the budget is not full), or while a
-    delay-until-recursion level is still closed (levels open one at a time, lowest first,
-    each when a scan finds nothing more: 4048-4053, even with recursion off), the text of
-    the entries just admitted (but those that prevent recursion) joins the buffer, and
-    ``more(buffer, done, step, level)`` finds the entries not yet activated in the text and
-    every recursed text together (primary and secondary keys alike: the buffer is one,
-    ``WorldInfoBuffer.get``, 204-240). ``max_steps`` bounds the scans, the first included
-    (0: none). Every step admits a new entry or opens a level, so it ends. ``choose`` keeps
-    what each step found that its inclusion groups and probability let through (see
-    :class:`Chance`), before the budget. The indexed activation and the naive baseline share
-    it."""
-    pick = choose or (lambda found, _scan: found)
-    latest = taken.admit(pick(first, text))
-    done = {a.index for a in taken.admitted} | {a.index for a in first}
+    loop does (world-info.js 3756-4112):
+
+    - after a scan whose chosen entries (``choose``: inclusion groups and probability, see
+      :class:`Chance`) hold one that does not prevent recursion, with ``recursive`` and the
+      budget not full, recursion: their text joins ``buffer`` (4040-4043, 4100-4104) and
+      ``more(buffer, done, step, level, widened)`` finds the entries not yet activated;
+    - a minimum-activations scan is always followed by a recursive one when recursion added
+      text (4047-4051);
+    - when the scan would stop with fewer than ``minimum`` entries admitted
+      (``world_info_min_activations``) and the budget not full, the global depth widens by
+      one message, up to ``most_depth`` and the chat's length, and the chat is scanned again
+      without the recursed text (``widened``; 4054-4068);
+    - when it would stop and a delay-until-recursion level is still closed, the next opens
+      (lowest first) and recursion goes on (4071-4076), even with recursion off.
+
+    ``max_steps`` bounds the scans, the first included (0: none; 3756-3761). Every scan
+    admits a new entry, widens the chat or opens a level, so it ends. The indexed
+    activation and the naive baseline share it."""
+    pick = choose or (lambda found, _widened: found)
+    chosen = pick(first, False)
+    taken.admit(chosen)
+    done = {a.index for a in chosen} | {a.index for a in first}
     pending = list(levels)
     level = pending.pop(0) if pending else 0
-    recursed: list[str] = []
+    widened = False
     scans = 1
     while not (max_steps and scans >= max_steps):
-        carried = [a for a in latest if not a.entry.prevent_recursion]
-        if not (recursive and carried and not taken.full):
-            if not pending:
-                break
+        carried = [a for a in chosen if not a.entry.prevent_recursion]
+        state: str | None = None
+        if recursive and not taken.full and carried:
+            state = "recursion"
+        if recursive and not taken.full and widened and buffer.recursed:
+            state = "recursion"
+        short = not taken.full and len(taken.admitted) < minimum
+        if state is None and short and buffer.widen(most_depth):
+            state = "widened"
+        if state is None and pending:
+            state = "recursion"
             level = pending.pop(0)
-        recursed.append("\n".join(body(a) for a in carried))
-        buffer = "\n".join([text, *recursed])
-        found = more(buffer, done, scans, level)
+        if state is None:
+            break
+        widened = state == "widened"
+        buffer.recursed.append("\n".join(body(a) for a in carried))
+        found = more(buffer, done, scans, level, widened)
         scans += 1
+        chosen = pick(found, widened)
         done |= {a.index for a in found}
-        latest = taken.admit(pick(found, buffer))
-
-
-def _first(
-    index: _Index,
-    text: str,
-    turn: int | None,
-    found: Callable[[int, Fired, str | None, int], Activated],
-) -> list[Activated]:
-    """The entries active before any recursion, in index order: the constant and
-    decorated ones, and those whose key ``text`` holds (a delayed one waits)."""
-    first: list[Activated] = []
-    always = set(index.always)
-    for i in sorted(always | index.candidates(text)):
-        item = index.live[i]
-        if i in always:
-            fired: Fired = "constant" if item.entry.constant else "decorator"
-            first.append(found(i, fired, None, 0))
-        elif not item.delayed:
-            key = _match(item, text, turn)
-            if key is not None:
-                first.append(found(i, "key", key, 0))
-    return first
+        taken.admit(chosen)

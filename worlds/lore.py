@@ -61,6 +61,11 @@ _ACTIVATION = frozenset(
         "groupOverride",
         "groupWeight",
         "useGroupScoring",
+        "scanDepth",
+        "sticky",
+        "cooldown",
+        "delay",
+        "characterFilter",
     }
 )
 """What activation reads of a World Info entry's kept fields (its ``uid`` tells it from a
@@ -74,6 +79,10 @@ _ACTIVATION_EXTENSIONS = frozenset(
         "group_override",
         "group_weight",
         "use_group_scoring",
+        "scan_depth",
+        "sticky",
+        "cooldown",
+        "delay",
     }
 )
 """What activation reads of a card book entry's ``extensions`` (as SillyTavern's
@@ -175,7 +184,8 @@ class WorldInfoSettings(_Spec):
     (``world_info_settings``; read by ``setWorldInfoSettings``, world-info.js 767-800), with
     the defaults of a fresh install (its ``default/content/settings.json``; world-info.js
     63-76 for the rest). Activation applies case, whole words, recursion and its step
-    limit; the others are kept, not applied yet."""
+    limit, and, where it scans a story's turns as a chat, the depth and minimum
+    activations; the others are kept, not applied yet."""
 
     case_sensitive: bool = False
     """``world_info_case_sensitive``: keys match in their case."""
@@ -186,7 +196,8 @@ class WorldInfoSettings(_Spec):
     max_recursion_steps: int = Field(default=0, ge=0)
     """``world_info_max_recursion_steps``: the most scans, the first included (0: none)."""
     depth: int = Field(default=2, ge=0)
-    """``world_info_depth``: the messages scanned (kept, not applied)."""
+    """``world_info_depth``: the newest messages (a story's turns) an entry without its own
+    ``scanDepth`` scans, where the scan is of the story's turns."""
     budget: int = Field(default=25, ge=0)
     """``world_info_budget``: percent of the context (kept: Fabula's lore budget applies)."""
     budget_cap: int = Field(default=0, ge=0)
@@ -194,7 +205,11 @@ class WorldInfoSettings(_Spec):
     include_names: bool = True
     """``world_info_include_names`` (kept, not applied)."""
     min_activations: int = Field(default=0, ge=0)
-    """``world_info_min_activations`` (kept, not applied)."""
+    """``world_info_min_activations``: while fewer entries are active, the depth widens by a
+    turn (where the scan is of the story's turns)."""
+    min_activations_depth_max: int = Field(default=0, ge=0)
+    """``world_info_min_activations_depth_max``: the widest that makes (0: the story's
+    length)."""
     use_group_scoring: bool = False
     """``world_info_use_group_scoring`` (kept; an entry's own ``useGroupScoring`` applies)."""
 

@@ -20,13 +20,14 @@ returns it among the ``left_out``, with its size and the budget it did not fit.
 
 from __future__ import annotations
 
+import hashlib
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from fabula.memory.store import StoryStore
 from fabula.settings import LORE_BUDGET
-from fabula.worlds.activation import Activated, activation, count_words
+from fabula.worlds.activation import Activated, Activation, Chat, Timed, activation, count_words
 from fabula.worlds.lore import (
     LoreBook,
     LoreEntry,
@@ -35,6 +36,7 @@ from fabula.worlds.lore import (
     split_decorators,
 )
 from fabula.worlds.pack import WorldPack
+from fabula.worlds.timed import chat_activations
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,10 @@ class Books:
     case_sensitive: bool = False
     whole_words: bool = True
     max_recursion: int = 0
+    depth: int = 2  # world_info_depth: the turns a chat scan sees
+    min_activations: int = 0
+    min_depth_max: int = 0
+    key: str = ""  # what its timed effects are remembered by (see fabula.worlds.timed)
 
 
 @dataclass(frozen=True)
@@ -87,6 +93,12 @@ def books_of(books: Sequence[LoreBook], settings: WorldInfoSettings | None = Non
         whole_words=settings.match_whole_words,
         max_recursion=settings.max_recursion_steps,
         sillytavern=frozenset(i for i, (b, _) in enumerate(pairs) if b.format == "sillytavern"),
+        depth=settings.depth,
+        min_activations=settings.min_activations,
+        min_depth_max=settings.min_activations_depth_max,
+        key=hashlib.sha256(
+            "\n".join([settings.model_dump_json(), *(b.model_dump_json() for b in books)]).encode()
+        ).hexdigest(),
     )
 
 
@@ -126,6 +138,56 @@ def recall_books(
         whole_words=books.whole_words,
         max_recursion=books.max_recursion,
         count_tokens=count_tokens or count_words,
+    )
+    return Recalled(
+        [Lit(books.book_of[a.index], a) for a in found.admitted],
+        [Lit(books.book_of[a.index], a) for a in found.left_out],
+        bound,
+    )
+
+
+def recall_chat(
+    books: Books | None,
+    turns: Sequence[str],
+    *,
+    budget: int = LORE_BUDGET,
+    count_tokens: Callable[[str], int] | None = None,
+    character: str | None = None,
+) -> Recalled:
+    """What the scan of a story's ``turns`` (oldest first; the last the one at hand)
+    activates of ``books``, as SillyTavern scans a chat of as many messages: each entry sees
+    the newest turns to its depth (its ``scanDepth``, else the story's
+    ``world_info_depth``), the depth widens for minimum activations, an entry's character
+    filter is matched against ``character`` (None: the author's, no filter applies), and
+    the timed effects (``sticky``, ``cooldown``, ``delay``) are those the turns before leave
+    (:func:`fabula.worlds.timed.chat_activations`: computed from them, so a rewind or a fork
+    has its own). Within ``budget`` tokens and each book's ``token_budget``."""
+    if books is None:
+        return Recalled([], [], budget)
+    bound = min([budget, *books.limits])
+    count = count_tokens or count_words
+
+    def scan(chat: Chat, timed: Timed) -> Activation:
+        return activation(
+            books.entries,
+            chat,
+            budget=max(bound, 0),
+            turn=len(chat.messages),
+            recursive=books.recursive,
+            sillytavern=books.sillytavern,
+            case_sensitive=books.case_sensitive,
+            whole_words=books.whole_words,
+            max_recursion=books.max_recursion,
+            count_tokens=count,
+            timed=timed,
+            character=character,
+        )
+
+    def chat(messages: Sequence[str]) -> Chat:
+        return Chat(tuple(messages), books.depth, books.min_activations, books.min_depth_max)
+
+    found = chat_activations(
+        scan, books.entries, turns, chat, key=f"{books.key}:{character}:{bound}"
     )
     return Recalled(
         [Lit(books.book_of[a.index], a) for a in found.admitted],

@@ -34,6 +34,7 @@ from fabula.worlds.recall import (
     books_of,
     character_lore,
     recall_books,
+    recall_chat,
     world_books,
 )
 from fabula.worlds.voice import VOICE_SHARE, Exemplar, nearest, parse_voice
@@ -170,16 +171,22 @@ async def lore(
             raise InvalidInput(
                 f"turn {turn}: lore is activated by a turn's text, 1 to {head}", story=store.story
             )
-        (said,) = await store.turn_texts(checked, checked)
+        # the turns of this branch up to it, scanned as SillyTavern scans a chat: depth,
+        # minimum activations, character filters, and the timed effects the turns before
+        # leave (computed from them, so a rewind or a fork has its own)
+        said = [t.text for t in await store.turn_texts(1, checked)]
         holders: list[tuple[str | None, Books | None]] = [(None, await world_books(store))]
         if pack is not None:
-            holders += [(name, books_of(known_to(pack.lore, name, cast).books)) for name in cast]
+            settings = pack.lore.world_info
+            holders += [
+                (name, books_of(known_to(pack.lore, name, cast).books, settings)) for name in cast
+            ]
         for holder, held in holders:
-            found = recall_books(
+            found = recall_chat(
                 held,
-                said.text,
+                said,
                 budget=budget,
-                turn=checked,
+                character=holder,
                 count_tokens=None if counter is None else counter.count,
             )
             activated += [_fired(holder, x, found.budget, True) for x in found.lit]

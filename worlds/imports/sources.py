@@ -211,6 +211,7 @@ _ST_SETTINGS = {
     "world_info_budget_cap": ("budget_cap", int),
     "world_info_include_names": ("include_names", bool),
     "world_info_min_activations": ("min_activations", int),
+    "world_info_min_activations_depth_max": ("min_activations_depth_max", int),
     "world_info_use_group_scoring": ("use_group_scoring", bool),
 }
 
