@@ -14,11 +14,14 @@ and every request needs ``Authorization: Bearer <token>`` (401 without a known o
   on the threads they own: a thread is stamped with its creator (``owner`` in its
   metadata), and every read, search, run and change is filtered to the caller's own, so
   another owner's thread is not found; a run on a story not granted is refused (403);
-- a **player** of character C, and a **reader**, may see the assistants only: a turn's
-  thread state and stream hold the author's whole view (every character's mind, the briefs
-  and their secrets), which is more than B[C] or the public story, so they are refused
-  (403) on threads and runs. They read the story, and play their part, where Fabula
-  filters it for them (the studio's character and reader pages, ``fabula play``).
+- a **player** of character C, and a **reader**, may run one graph only, ``fabula_play``
+  (:mod:`fabula.graph.agent_play`), whose state holds the public story and, for a player,
+  B[C] and what C lived, read from C's own mind: never the turn graph (``fabula``), whose
+  state holds the author's whole view (every character's mind, the briefs and their
+  secrets, the plan). Their threads are their own too (stamped, filtered), and a player's
+  are stamped with its character; a run on a story not granted, or, for a player, one where
+  C is not played or that names another character, is refused (403). The store, crons and
+  assistants' changes are the author's.
 
 A run is checked here before it is made: a story or branch not there is a 404 with its words
 (``NotFound: story 'nope' does not exist``), and a resume's malformed decision a 422 naming
@@ -30,12 +33,14 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
+from uuid import UUID, uuid5
 
 from langgraph_sdk import Auth
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from fabula.errors import ConfigError, FabulaError, InvalidInput
+from fabula.graph.agent_play import PLAY_GRAPH
 from fabula.graph.agent_server import application
 from fabula.graph.hitl import decision_from
 from fabula.settings import Settings
@@ -60,6 +65,11 @@ class Grant(BaseModel):
     character: str | None = None
     """A player's character."""
 
+
+_NAMESPACE_GRAPH = UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8")
+"""langgraph-api's namespace for the assistant it makes of each graph (``langgraph_api.graph``)."""
+PLAY_ASSISTANT = str(uuid5(_NAMESPACE_GRAPH, PLAY_GRAPH))
+"""The assistant the server makes of :data:`PLAY_GRAPH`: a player's and a reader's only one."""
 
 DESK = Grant(identity="desk", role="author")
 """Everyone, where no tokens are configured: the author at their own desk."""
@@ -130,25 +140,37 @@ def _authors_only(grant: Grant) -> None:
     if grant.role != "author":
         raise Auth.exceptions.HTTPException(
             status_code=403,
-            detail=f"a {grant.role}'s token cannot read or run turns here: a turn's state "
-            "holds every character's mind (read the story where Fabula filters it)",
+            detail=f"a {grant.role}'s token cannot do this: it runs {PLAY_GRAPH!r} on its own "
+            "threads (the turn graph's state holds every character's mind)",
         )
 
 
+def _stamp(grant: Grant) -> dict[str, str]:
+    """What a thread or a run is stamped with when made, and filtered by always: its owner,
+    and for a player or a reader its role (and a player's character), so that a token of one
+    role never finds what the same identity made in another."""
+    if grant.role == "author":
+        return {"owner": grant.identity}
+    stamp = {"owner": grant.identity, "role": grant.role}
+    if grant.role == "player":
+        stamp["character"] = grant.character or ""
+    return stamp
+
+
 def _owned(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str]:
-    """An author's thread or run: stamped with its owner when made, filtered to it always."""
-    grant = _grant(ctx)
-    _authors_only(grant)
+    """A thread or a run: stamped with its owner when made (or changed), filtered to it
+    always, so that another owner's is not found."""
+    stamp = _stamp(_grant(ctx))
     if isinstance(value, dict) and isinstance(value.get("metadata"), dict):
-        value["metadata"]["owner"] = grant.identity
+        value["metadata"].update(stamp)
     elif isinstance(value, dict) and ctx.action in ("create", "create_run"):
-        value["metadata"] = {"owner": grant.identity}
-    return {"owner": grant.identity}
+        value["metadata"] = dict(stamp)
+    return stamp
 
 
 @auth.on.assistants
 async def on_assistants(ctx: Auth.types.AuthContext, value: Any) -> None:
-    """Anyone may see the graph (its assistants, schemas and drawing); only an author may
+    """Anyone may see the graphs (their assistants, schemas and drawing); only an author may
     make or change an assistant."""
     if ctx.action not in ("read", "search"):
         _authors_only(_grant(ctx))
@@ -156,7 +178,9 @@ async def on_assistants(ctx: Auth.types.AuthContext, value: Any) -> None:
 
 @auth.on.threads.create_run
 async def on_run(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str]:
-    """A run: an author's, on their own thread, on a story granted; a resume's decision
+    """A run: on the caller's own thread, on a story granted. A player's or a reader's runs
+    only :data:`PLAY_ASSISTANT` (its view), a player's on a story where its character is
+    played, reading that character's mind and no other; an author's resume has its decision
     checked before the run is made (422 naming the field)."""
     owner = _owned(ctx, value)
     grant = _grant(ctx)
@@ -169,6 +193,9 @@ async def on_run(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str]:
         )
     if isinstance(given, dict) and story is not None:
         await _exists(story, given.get("branch") or "main")
+    if grant.role != "author":
+        await _may_look(grant, value, given)
+        return owner
     command = kwargs.get("command")
     if isinstance(command, dict) and "resume" in command:
         resume = command["resume"]
@@ -187,6 +214,34 @@ async def on_run(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str]:
                 status_code=error.http_status, detail=f"{type(error).__name__}: {error.message}"
             ) from None
     return owner
+
+
+async def _may_look(grant: Grant, value: Any, given: Any) -> None:
+    """A player's or a reader's run: on :data:`PLAY_ASSISTANT` only, a story named; a
+    reader's names no character, a player's none but its own, on a story where it is
+    played (403 otherwise, before the run is made)."""
+
+    def refuse(why: str) -> NoReturn:
+        raise Auth.exceptions.HTTPException(status_code=403, detail=f"{grant.role}: {why}")
+
+    if str(value.get("assistant_id")) != PLAY_ASSISTANT:
+        refuse(f"runs the {PLAY_GRAPH!r} graph only (its state is what this token may see)")
+    if not isinstance(given, dict) or not isinstance(given.get("story"), str):
+        refuse("a run names its story: input {'story': ...}")
+    asked = given.get("character")
+    if grant.role == "reader":
+        if asked:
+            refuse("reads the public story, no character's mind")
+        return
+    reader = (await application()).read(given["story"], given.get("branch") or "main")
+    try:
+        own = (await reader.resolve(grant.character or "", "character")).id
+        if asked and (await reader.resolve(str(asked), "character")).id != own:
+            refuse(f"a player of {grant.character!r} reads that character's mind only")
+        if own not in await reader.played():
+            refuse(f"{grant.character!r} is not played in story {given['story']!r}")
+    except FabulaError:
+        refuse(f"a player of {grant.character!r} reads that character's mind only")
 
 
 async def _exists(story: Any, branch: Any) -> None:
@@ -208,8 +263,10 @@ def _is_interrupt_id(key: Any) -> bool:
 
 @auth.on
 async def on_anything_else(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str] | None:
-    """Threads, runs, crons: an author's own only; the store: authors only."""
-    if ctx.resource == "store":
+    """Threads and runs: the caller's own only; crons: an author's own; the store: authors
+    only."""
+    if ctx.resource in ("store", "crons"):
         _authors_only(_grant(ctx))
-        return None
+        if ctx.resource == "store":
+            return None
     return _owned(ctx, value)

@@ -21,6 +21,8 @@ from langgraph_sdk import get_client
 
 from fabula.agents.contracts import Decision
 from fabula.errors import FabulaError, InvalidInput, NotFound, StoryAtRest, TurnConflict
+from fabula.graph.agent_auth import PLAY_ASSISTANT
+from fabula.graph.agent_play import PLAY_GRAPH
 from fabula.graph.agent_server import visible
 from fabula.graph.service import Fabula
 from fabula.memory.server import EmbeddedRedis, resolve_url
@@ -337,6 +339,14 @@ TOKENS = {
     "cy-0123456789abcdef": {"identity": "cy", "role": "author"},
     "bo-0123456789abcdef": {"identity": "bo", "role": "player", "character": "leo"},
     "di-0123456789abcdef": {"identity": "di", "role": "reader"},
+    "fa-0123456789abcdef": {"identity": "fa", "role": "player", "character": "leo"},
+    "ed-0123456789abcdef": {"identity": "ed", "role": "player", "character": "mara"},
+    "gu-0123456789abcdef": {
+        "identity": "gu",
+        "role": "player",
+        "stories": ["elsewhere"],
+        "character": "leo",
+    },
 }
 
 
@@ -353,9 +363,10 @@ def guarded_agent_server(redis_url: str, tmp_path: Path) -> Iterator[str]:
 async def test_who_may_see_what_with_tokens(
     guarded_agent_server: str, redis_url: str, tmp_path: Path
 ) -> None:
-    """No token: 401. A player's or a reader's token sees the graph, never a thread (its
-    state holds every mind): 403. An author sees and runs only their own threads (another
-    author's is not found, nor listed) and only the stories granted (403)."""
+    """No token: 401. A player's or a reader's token sees the graphs and its own threads,
+    never an author's (not found, nor listed), and runs the play graph only (403 on the
+    turn graph). An author sees and runs only their own threads (another author's is not
+    found, nor listed) and only the stories granted (403)."""
     async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
         await fab.create_story("hollow_book", "tale")
 
@@ -374,10 +385,14 @@ async def test_who_may_see_what_with_tokens(
     for token in ("bo-0123456789abcdef", "di-0123456789abcdef"):
         other = as_(token)
         assert await other.assistants.search(graph_id="fabula")
-        for call in (other.threads.get_state(tid), other.threads.search(), other.threads.create()):
-            with pytest.raises(httpx.HTTPStatusError) as caught:
-                await call
-            assert caught.value.response.status_code == 403
+        with pytest.raises(httpx.HTTPStatusError) as caught:
+            await other.threads.get_state(tid)
+        assert caught.value.response.status_code == 404
+        assert tid not in {t["thread_id"] for t in await other.threads.search()}
+        own = (await other.threads.create())["thread_id"]
+        with pytest.raises(httpx.HTTPStatusError) as caught:
+            await other.runs.wait(own, "fabula", input={"story": "tale"})
+        assert caught.value.response.status_code == 403
     with pytest.raises(httpx.HTTPStatusError) as caught:
         await cy.threads.get_state(tid)
     assert caught.value.response.status_code == 404
@@ -388,6 +403,126 @@ async def test_who_may_see_what_with_tokens(
     with pytest.raises(httpx.HTTPStatusError) as caught:
         await ana.runs.wait(mine, "fabula", input={"story": "elsewhere"})
     assert caught.value.response.status_code == 403
+
+
+def _refused(status: int) -> Any:
+    """A context in which an SDK call must fail with HTTP ``status``."""
+
+    class Refused:
+        def __enter__(self) -> None:
+            return None
+
+        def __exit__(self, kind: Any, error: Any, tb: Any) -> bool:
+            assert isinstance(error, httpx.HTTPStatusError), error
+            assert error.response.status_code == status, error.response.text
+            return True
+
+    return Refused()
+
+
+async def test_a_players_view_holds_the_public_story_and_its_own_mind(
+    guarded_agent_server: str, redis_url: str, tmp_path: Path
+) -> None:
+    """The Hollow Book at turn 3, Leo played: Leo believes the brass key is in the desk
+    drawer, Mara (who moved it) that it is in the hollow book. Bo, Leo's player, runs the
+    play graph on a thread of his own: its state, its stream and its history hold the public
+    story and Leo's mind (his false belief as he holds it), and nothing else: no other
+    mind, no brief or secret, no plan, no draft of the author's waiting turn. Bo cannot ask
+    for Mara's mind, run the turn graph, or find the author's thread or another player's;
+    Mara's player (Mara is not played) and a player of a story not granted are refused; a
+    reader's view is the public story alone; the author may look as any character."""
+    async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
+        store = await fab.create_story("hollow_book", "tale")
+
+        def as_(token: str) -> Any:
+            headers = {"Authorization": f"Bearer {token}-0123456789abcdef"}
+            return get_client(url=guarded_agent_server, headers=headers)
+
+        ana, bo, di, fa = as_("ana"), as_("bo"), as_("di"), as_("fa")
+        (play,) = await bo.assistants.search(graph_id=PLAY_GRAPH)
+        assert play["assistant_id"] == PLAY_ASSISTANT  # the one a player may run
+        # the author's turn waits on its approval: its state holds every mind and the draft
+        secret_tid = (await ana.threads.create())["thread_id"]
+        await ana.runs.wait(secret_tid, "fabula", input={"story": "tale"})
+        waiting = await ana.threads.get_state(secret_tid)
+        draft = waiting["tasks"][0]["interrupts"][0]["value"]["draft"]["text"]
+        assert {"briefs", "plan", "context"} <= set(waiting["values"])  # W, B[every focal]
+        await fab.set_played(store, ["leo"])
+
+        tid = (await bo.threads.create())["thread_id"]
+        seen: list[Any] = []
+        async for part in bo.runs.stream(
+            tid,
+            "fabula_play",
+            input={"story": "tale"},
+            stream_mode=["values", "updates", "debug", "messages", "custom", "events"],
+        ):
+            assert part.event != "error", part.data
+            seen.append(part.data)
+        state = await bo.threads.get_state(tid)
+        values: Any = state["values"]
+        history = await bo.threads.get_history(tid)
+        (thread,) = await bo.threads.search()
+        assert thread["thread_id"] == tid and thread["metadata"]["character"] == "leo"
+
+        assert values["character"] == "leo" and values["head"] == 3
+        assert [t["turn"] for t in values["text"]] == [1, 2, 3]  # the public story
+        assert set(values) <= {
+            "story", "branch", "character", "title", "head", "text", "lived", "beliefs"
+        }  # fmt: skip
+        key = {b["value"] for b in values["beliefs"] if b["subject"] == "brass_key"}
+        assert "desk_drawer" in key and "hollow_book" not in key  # his false belief, only
+        assert any("brass key opens the cellar" in b["sentence"] for b in values["beliefs"])
+        everything = json.dumps([seen, state, history]).lower()
+        for hidden in (
+            "Mara hid the brass key in the hollow book",  # Mara's secret
+            "learn Leo's secret",  # Mara's goal
+            "the brass key is in the hollow book",  # W (and Mara's belief)
+            '"briefs"',
+            '"plan"',
+            '"context"',
+            '"draft"',
+            draft,  # the author's waiting turn
+        ):
+            assert hidden.lower() not in everything, hidden
+
+        # another character's mind, the turn graph, the author's thread: refused / not found
+        with _refused(403):
+            await bo.runs.wait(tid, "fabula_play", input={"story": "tale", "character": "Mara"})
+        with _refused(403):
+            await bo.runs.wait(tid, "fabula", input={"story": "tale"})
+        with _refused(404):
+            await bo.threads.get_state(secret_tid)
+        with _refused(404):
+            await bo.threads.get_history(secret_tid)
+        with _refused(404):
+            await bo.runs.wait(secret_tid, "fabula_play", input={"story": "tale"})
+        assert [t["thread_id"] for t in await bo.threads.search()] == [tid]
+        # another player of Leo: Bo's thread is not his
+        with _refused(404):
+            await fa.threads.get_state(tid)
+        assert tid not in {t["thread_id"] for t in await fa.threads.search()}
+        # Mara is not played; Gu's grant is for another story
+        for token in ("ed", "gu"):
+            other = as_(token)
+            own = (await other.threads.create())["thread_id"]
+            with _refused(403):
+                await other.runs.wait(own, "fabula_play", input={"story": "tale"})
+
+        # a reader: the public story, no mind
+        rtid = (await di.threads.create())["thread_id"]
+        read: Any = await di.runs.wait(rtid, "fabula_play", input={"story": "tale"})
+        assert len(read["text"]) == 3 and read["beliefs"] == [] and read["character"] is None
+        with _refused(403):
+            await di.runs.wait(rtid, "fabula_play", input={"story": "tale", "character": "leo"})
+
+        # the author may look as any character: Mara knows where the key is
+        atid = (await ana.threads.create())["thread_id"]
+        hers: Any = await ana.runs.wait(
+            atid, "fabula_play", input={"story": "tale", "character": "mara"}
+        )
+        assert "hollow_book" in {b["value"] for b in hers["beliefs"] if b["subject"] == "brass_key"}
+        assert "Mara hid the brass key in the hollow book" in json.dumps(hers)
 
 
 @pytest.mark.parametrize(
