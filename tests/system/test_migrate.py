@@ -118,6 +118,29 @@ async def _untype_thread(url: str, thread: str, attempt: int) -> int:
     return n
 
 
+async def _as_version_1(url: str, thread: str) -> None:
+    """Store ``thread`` again as checkpointer version 1 did: no version, every value's
+    types named by module path (values otherwise as they are)."""
+    client = connect_async(url, decode_responses=False)
+    tk = ThreadKeys(thread)
+    try:
+        assert await client.delete(tk.version) == 1
+        for ns in await client.smembers(tk.namespaces):
+            for cid in await client.zrange(tk.index(ns.decode()), 0, -1):
+                for key in (
+                    tk.checkpoint(ns.decode(), cid.decode()),
+                    tk.writes(ns.decode(), cid.decode()),
+                ):
+                    for field, raw in (await client.hgetall(key)).items():
+                        if field in (b"owners", b"parent", b"run_id"):
+                            continue
+                        head, payload = unpack(raw)
+                        kind, body = OLD_SERDE.dumps_typed(SERDE.loads_typed((head[-1], payload)))
+                        await client.hset(key, field, pack([*head[:-1], kind], body))
+    finally:
+        await client.aclose()
+
+
 class TestMigrate:
     async def test_an_old_story_is_refused_then_migrated_and_reads_the_same(
         self, redis_url: str, tmp_path: Path
@@ -181,6 +204,29 @@ class TestMigrate:
                 assert last.text == request.draft.text
                 out = await fab.run(store, 2, auto=True)
                 assert out.written == 2, out
+
+    async def test_a_current_story_with_old_checkpoints_migrates_only_them(
+        self, redis_url: str, tmp_path: Path
+    ) -> None:
+        """Issue 46: a story at today's schema whose checkpoints an older checkpointer wrote
+        (types by module path, no version): its turn is refused until ``migrate``, which
+        reports both stores and migrates the checkpoints alone; then the turn commits."""
+        async with Fabula(redis_url, Settings(home=tmp_path, consolidate="off")) as fab:
+            store = await fab.create_story(load_world("hollow_book"), "cur")
+            assert (await fab.run(store, auto=False)).outcome == "pending"
+            pending = await fab.pending(store)
+            assert pending is not None
+            await _as_version_1(redis_url, thread_id("cur", "main", pending.turn))
+            with pytest.raises(StoryOutdated, match="checkpoint version 1"):
+                await fab.pending(store)
+            done = fabula(redis_url, "migrate", "--all")
+            assert done.stdout.startswith(
+                f"cur: already at schema {SCHEMA_VERSION}; "
+                f"checkpoints 1 -> {CHECKPOINT_VERSION} (1 thread, "
+            ), done.stdout
+            again = await fab.pending(store)
+            assert again is not None and again.request.draft == pending.request.draft
+            assert (await fab.decide(store, Decision(action="approve"))).outcome == "committed"
 
     def test_a_story_that_cannot_be_migrated_is_named(self, redis_url: str) -> None:
         """No such story: one line naming it, the exit status of ``NotFound``; a command
