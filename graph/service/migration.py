@@ -2,14 +2,17 @@
 
 A story records the version of its shape (:mod:`fabula.memory.schema`); every door to it
 refuses an older one, so nothing on a hot path reads an old shape. :func:`migrate_story`
-brings one story to :data:`~fabula.memory.schema.SCHEMA_VERSION`:
+brings one story to :data:`~fabula.memory.schema.SCHEMA_VERSION` and its checkpoints to
+the checkpointer's own version, each store migrating itself:
 
-1. its turns' checkpoints are typed in place (:func:`type_checkpoints`): a checkpoint
-   written before the turn's values were typed holds plain JSON (``model_dump()`` dicts,
-   proposals keyed by ``str(attempt)``, an approval payload whose ``delta`` was the preview
-   and whose ``turn_delta`` the delta, ``{}`` for no value); each such value is validated
-   into its type and stored again, one transaction per thread, and a typed value is left
-   as it is;
+0. the checkpointer's own migration (``RedisCheckpointSaver.amigrate``, its ``MIGRATIONS``
+   in :mod:`fabula.graph.checkpoint.migrations`), for every story, whatever its schema;
+1. for a story of schema 1, its turns' checkpoints are typed in place
+   (:func:`type_checkpoints`): a checkpoint written before the turn's values were typed
+   holds plain JSON (``model_dump()`` dicts, proposals keyed by ``str(attempt)``, an
+   approval payload whose ``delta`` was the preview and whose ``turn_delta`` the delta,
+   ``{}`` for no value); each such value is validated into its type and stored again, one
+   transaction per thread, and a typed value is left as it is;
 2. its own keys (:func:`~fabula.memory.migrate.migrate_records`): the missing rosters
    rebuilt and the new version written, in one transaction on the story's slot.
 
