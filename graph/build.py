@@ -37,6 +37,11 @@ def thread_id(story: str, branch: str, turn: int) -> str:
     return f"{story}/{branch}/{turn}"
 
 
+def story_threads(story: str) -> str:
+    """The prefix of every checkpoint thread of ``story`` (:func:`thread_id`)."""
+    return f"{story}/"
+
+
 def build_turn_graph(
     checkpointer: BaseCheckpointSaver[int] | None = None,
     *,

@@ -3,11 +3,11 @@
 Every value is typed: the role contracts themselves (:class:`TurnPlan`, :class:`Draft`,
 :class:`Finding`, :class:`Decision`), the delta a draft commits (:class:`TurnDelta`) and its
 readable :class:`Preview`. LangGraph's checkpoint serialiser stores a pydantic value with its
-class and builds it again when it is read (:data:`CHECKPOINT_TYPES` is the allowlist the
-service hands its saver), so no node validates what another node wrote.
+registry name and builds it again when it is read (:data:`CHECKPOINT_TYPES` is the registry
+the service hands its saver's serialiser), so no node validates what another node wrote.
 
 Checkpoints written before the values were typed (plain JSON) belong to stories of schema 1:
-``fabula migrate`` types them once (:mod:`fabula.graph.migrate`); nothing here reads them.
+``fabula migrate`` types them once (:mod:`fabula.graph.service.migration`); nothing here reads them.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from fabula.agents.character.played import PlayedView
 from fabula.agents.contracts import CharacterBrief, Decision, Draft, Finding, Proposal, TurnPlan
 from fabula.agents.usage import add_usage
 from fabula.errors import InvalidInput
+from fabula.graph.checkpoint.serde import TypeRegistry
 from fabula.memory.delta import TurnDelta
 
 
@@ -206,21 +207,37 @@ class ApprovalRequest(BaseModel):
     review_configs: list[dict[str, Any]] = []
 
 
-CHECKPOINT_TYPES: tuple[tuple[str, str], ...] = tuple(
-    (t.__module__, t.__name__)
-    for t in (
-        ApprovalRequest,
-        CharacterBrief,
-        Decision,
-        Draft,
-        Finding,
-        HypothesesPreview,
-        PartRequest,
-        PlayedView,
-        Preview,
-        Proposal,
-        TurnDelta,
-        TurnPlan,
-    )
+CHECKPOINT_TYPES = TypeRegistry(
+    types={
+        "fabula.ApprovalRequest": ApprovalRequest,
+        "fabula.CharacterBrief": CharacterBrief,
+        "fabula.Decision": Decision,
+        "fabula.Draft": Draft,
+        "fabula.Finding": Finding,
+        "fabula.HypothesesPreview": HypothesesPreview,
+        "fabula.PartRequest": PartRequest,
+        "fabula.PlayedView": PlayedView,
+        "fabula.Preview": Preview,
+        "fabula.Proposal": Proposal,
+        "fabula.TurnDelta": TurnDelta,
+        "fabula.TurnPlan": TurnPlan,
+    },
+    # where checkpointer version 1 stored each (frozen: a class that moves keeps its line)
+    legacy={
+        "fabula.graph.state.ApprovalRequest": "fabula.ApprovalRequest",
+        "fabula.agents.contracts.CharacterBrief": "fabula.CharacterBrief",
+        "fabula.agents.contracts.Decision": "fabula.Decision",
+        "fabula.agents.contracts.Draft": "fabula.Draft",
+        "fabula.agents.contracts.Finding": "fabula.Finding",
+        "fabula.graph.state.HypothesesPreview": "fabula.HypothesesPreview",
+        "fabula.graph.state.PartRequest": "fabula.PartRequest",
+        "fabula.agents.character.played.PlayedView": "fabula.PlayedView",
+        "fabula.graph.state.Preview": "fabula.Preview",
+        "fabula.agents.contracts.Proposal": "fabula.Proposal",
+        "fabula.memory.delta.TurnDelta": "fabula.TurnDelta",
+        "fabula.agents.contracts.TurnPlan": "fabula.TurnPlan",
+    },
 )
-"""The types a turn's checkpoints hold, for the saver's serialiser to build again."""
+"""The types a turn's checkpoints hold, each under the stable name its checkpoints store it
+by (``fabula.TurnPlan``), for the saver's serialiser to build again: a class may move to
+another module without a migration; one renamed or dropped needs one."""

@@ -6,6 +6,7 @@ built from core types only, and metadata filters are evaluated by the client.
 Key layout (``T`` thread, ``N`` checkpoint namespace, ``C`` checkpoint id, ``R`` run id;
 each percent-encoded, so ``:``, ``{`` and ``}`` never appear inside a part)::
 
+    fab:ckpt:{T}:version              string the version of the layout T is stored in
     fab:ckpt:{T}:namespaces           set    namespaces of T that hold checkpoints
     fab:ckpt:{T}:index:N              zset   checkpoint ids of (T, N), all scored 0
     fab:ckpt:{T}:checkpoint:N:C       hash   one checkpoint (fields below)
@@ -35,6 +36,12 @@ Pending writes follow LangGraph: a regular write is set only if its ``(task, idx
 (``HSETNX``, so a retried task adds nothing); the special channels of ``WRITES_IDX_MAP``
 (errors, interrupts, resumes) take negative indexes and overwrite. No key has a TTL.
 
+The checkpointer owns its versions (:mod:`~fabula.graph.checkpoint.migrations`): each
+thread's ``version`` is checked by every load and put, and the saver's ``migrate`` brings a
+thread stored by an older Fabula up to date with the checkpointer's own ``MIGRATIONS``.
+Stored types are named by registry name, not module path
+(:mod:`~fabula.graph.checkpoint.serde`), so moving a class changes nothing stored.
+
 Each operation is written once, as a generator that yields batches of commands and receives
 their replies; one driver runs it on the synchronous client, the other on the asyncio client.
 The saver loads on first use (with LangGraph); :mod:`~fabula.graph.checkpoint.waiting` reads
@@ -51,8 +58,12 @@ from fabula.lazy import exports as _exports
 if TYPE_CHECKING:
     from fabula.graph.checkpoint.saver import RedisCheckpointSaver as RedisCheckpointSaver
     from fabula.graph.checkpoint.saver import delete_threads as delete_threads
+    from fabula.graph.checkpoint.serde import RegistrySerializer as RegistrySerializer
+    from fabula.graph.checkpoint.serde import TypeRegistry as TypeRegistry
 
 _HOMES = {
+    "RegistrySerializer": "fabula.graph.checkpoint.serde",
+    "TypeRegistry": "fabula.graph.checkpoint.serde",
     "RedisCheckpointSaver": "fabula.graph.checkpoint.saver",
     "delete_threads": "fabula.graph.checkpoint.saver",
 }

@@ -32,6 +32,11 @@ class ThreadKeys:
         return f"fab:ckpt:{{{_part(self.thread_id)}}}"
 
     @property
+    def version(self) -> str:
+        """The version of the layout the thread's checkpoints are stored in (a string)."""
+        return f"{self.prefix}:version"
+
+    @property
     def namespaces(self) -> str:
         return f"{self.prefix}:namespaces"
 

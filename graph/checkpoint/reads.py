@@ -29,6 +29,7 @@ from fabula.graph.checkpoint.batches import (
     unpack,
 )
 from fabula.graph.checkpoint.keys import THREADS, ThreadKeys
+from fabula.graph.checkpoint.migrations import check_version
 
 
 class Reads:
@@ -106,11 +107,17 @@ class Reads:
             ]
         if not refs:
             return []
-        replies = yield Batch(
-            tuple(
-                command
-                for ref in refs
-                for command in (("HGETALL", keys.checkpoint(*ref)), ("HGETALL", keys.writes(*ref)))
+        *replies, version = yield Batch(
+            (
+                *(
+                    command
+                    for ref in refs
+                    for command in (
+                        ("HGETALL", keys.checkpoint(*ref)),
+                        ("HGETALL", keys.writes(*ref)),
+                    )
+                ),
+                ("GET", keys.version),
             )
         )
         records = [
@@ -118,6 +125,8 @@ class Reads:
             for i, ref in enumerate(refs)
             if b"checkpoint" in replies[2 * i]
         ]
+        if records:  # a thread stored by another version is refused, never misread
+            check_version(version, thread_id, has_checkpoints=True)
         # Values a checkpoint inherits live in the checkpoint that wrote them.
         inherited = [
             (i, channel, owner)

@@ -23,10 +23,17 @@ from redis.exceptions import WatchError
 
 from fabula.errors import ConfigError, FabulaError
 from fabula.graph.checkpoint.batches import ListQuery, Op, as_text
+from fabula.graph.checkpoint.migrations import (
+    CHECKPOINT_VERSION,
+    CheckpointsMigrated,
+    migrate_thread,
+    plan_thread,
+)
 from fabula.graph.checkpoint.writes import Operations, everything, of_runs, prune_selector
 from fabula.memory.connection import connect, connect_async, transaction
 
 _PAGE = 64
+_EVERY_THREAD = ListQuery(None, None, None, None, {}, None)
 _WATCH_ATTEMPTS = 16
 _R = TypeVar("_R")
 
@@ -194,8 +201,7 @@ class RedisCheckpointSaver(BaseCheckpointSaver[int]):
 
     async def adelete_threads(self, *, prefix: str) -> None:
         """Delete every thread whose id starts with ``prefix`` (e.g. all turns of a story)."""
-        everyone = ListQuery(None, None, None, None, {}, None)
-        for thread_id in await self._arun(partial(self._ops.threads, everyone)):
+        for thread_id in await self._arun(partial(self._ops.threads, _EVERY_THREAD)):
             if thread_id.startswith(prefix):
                 await self._arun(partial(self._ops.remove, thread_id, everything))
 
@@ -236,6 +242,38 @@ class RedisCheckpointSaver(BaseCheckpointSaver[int]):
         select = prune_selector(strategy)
         for thread_id in thread_ids:
             await self._arun(partial(self._ops.remove, thread_id, select))
+
+    # --- the checkpointer's own versions (fabula.graph.checkpoint.migrations) ---
+
+    def migrate(self, *, prefix: str = "") -> CheckpointsMigrated:
+        """Bring every thread whose id starts with ``prefix`` (a story's turns: ``story/``)
+        to :data:`CHECKPOINT_VERSION`, one transaction per thread; every thread is read and
+        its migration computed first, so a newer or unreadable one refuses them all with
+        nothing written. Running it again does nothing twice."""
+        threads = self._run(partial(self._ops.threads, _EVERY_THREAD))
+        chosen = [t for t in threads if t.startswith(prefix)]
+        plans = [self._run(partial(plan_thread, self.serde, t)) for t in chosen]
+        done = [
+            self._run(partial(migrate_thread, self.serde, p.thread))
+            for p in plans
+            if p.was < CHECKPOINT_VERSION
+        ]
+        return CheckpointsMigrated.of(done)
+
+    async def amigrate(self, *, prefix: str = "") -> CheckpointsMigrated:
+        """Async :meth:`migrate`."""
+        threads = await self._arun(partial(self._ops.threads, _EVERY_THREAD))
+        plans = [
+            await self._arun(partial(plan_thread, self.serde, t))
+            for t in threads
+            if t.startswith(prefix)
+        ]
+        done = [
+            await self._arun(partial(migrate_thread, self.serde, p.thread))
+            for p in plans
+            if p.was < CHECKPOINT_VERSION
+        ]
+        return CheckpointsMigrated.of(done)
 
     # --- drivers ---
 

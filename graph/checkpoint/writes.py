@@ -30,6 +30,7 @@ from fabula.graph.checkpoint.batches import (
     pack,
 )
 from fabula.graph.checkpoint.keys import THREADS, ThreadKeys, run_key
+from fabula.graph.checkpoint.migrations import CHECKPOINT_VERSION, check_version
 from fabula.graph.checkpoint.reads import Reads
 
 
@@ -55,12 +56,19 @@ class Operations(Reads):
         run_id = meta.get("run_id")
         inherited = [ch for ch in checkpoint["channel_versions"] if ch not in new_versions]
 
-        prelude: Commands = [("SADD", THREADS, thread_id)]
+        prelude: Commands = [
+            ("GET", keys.version),
+            ("EXISTS", keys.namespaces),
+            ("SADD", THREADS, thread_id),
+        ]
         if run_id:
             prelude.append(("SADD", run_key(str(run_id)), thread_id))
         if parent_id and inherited:
             prelude.append(("HGET", keys.checkpoint(ns, parent_id), "owners"))
         replies = yield Batch(tuple(prelude))
+        version, existing = replies[0], bool(replies[1])
+        # a thread of another version is refused before anything of it is written
+        check_version(version, thread_id, has_checkpoints=existing)
         parent_owners = json.loads(replies[-1] or "{}") if parent_id and inherited else {}
 
         stored, owners = self._channel_values(checkpoint, new_versions, inherited, parent_owners)
@@ -85,6 +93,7 @@ class Operations(Reads):
                 ("HSET", record, *flatten(fields)),
                 ("ZADD", keys.index(ns), 0, checkpoint_id),
                 ("SADD", keys.namespaces, ns),
+                *((("SET", keys.version, str(CHECKPOINT_VERSION)),) if version is None else ()),
             ),
             atomic=True,
         )
@@ -192,6 +201,8 @@ class Operations(Reads):
         for ns in namespaces:
             if not any(ref[0] == ns for ref in survivors):
                 commands.append(("SREM", keys.namespaces, ns))
+        if commands and not survivors:
+            commands.append(("DEL", keys.version))  # a thread made again is made new
         if commands:
             yield Batch(tuple(commands), atomic=True)
 
@@ -215,7 +226,7 @@ class Operations(Reads):
     def copy(self, source: str, target: str) -> Op[None]:
         """Copy every checkpoint and write of thread ``source`` into thread ``target``."""
         src, dst = ThreadKeys(source), ThreadKeys(target)
-        (members,) = yield Batch((("SMEMBERS", src.namespaces),))
+        members, version = yield Batch((("SMEMBERS", src.namespaces), ("GET", src.version)))
         namespaces = sorted(as_text(member) for member in members)
         if not namespaces:
             return
@@ -250,6 +261,8 @@ class Operations(Reads):
         if not commands:
             return
         yield Batch((("SADD", THREADS, target), *(("SADD", run_key(r), target) for r in runs)))
+        # the copy is stored in the source's layout: its version goes with it
+        commands.append(("SET", dst.version, version) if version else ("DEL", dst.version))
         yield Batch(tuple(commands), atomic=True)
 
     # --- serialisation ---

@@ -18,14 +18,13 @@ from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from redis.exceptions import LockError, RedisError
 
 from fabula.agents.factory import offline_roles
 from fabula.agents.roles import Roles
 from fabula.errors import TurnConflict
 from fabula.graph.build import build_turn_graph, thread_id
-from fabula.graph.checkpoint import RedisCheckpointSaver, delete_threads
+from fabula.graph.checkpoint import RedisCheckpointSaver, RegistrySerializer, delete_threads
 from fabula.graph.runtime import CommitObserver, Consolidator, CritiqueObserver, TurnContext
 from fabula.graph.service.consolidation import CLOSING_SUMMARIES_S, InlineConsolidation
 from fabula.graph.service.pending import Pending, parts_in, pending_in
@@ -82,7 +81,7 @@ class Core:
         self._own_saver: RedisCheckpointSaver | None = None
         if checkpointer is None:
             # the turn's typed values are built again from their checkpoints, no others
-            serde = JsonPlusSerializer(allowed_msgpack_modules=CHECKPOINT_TYPES)
+            serde = RegistrySerializer(CHECKPOINT_TYPES)
             checkpointer = self._own_saver = RedisCheckpointSaver.from_url(url, serde=serde)
         self.saver: BaseCheckpointSaver[Any] = checkpointer
         self.graph = build_turn_graph(checkpointer)

@@ -2,14 +2,17 @@
 
 A story records the version of its shape (:mod:`fabula.memory.schema`); every door to it
 refuses an older one, so nothing on a hot path reads an old shape. :func:`migrate_story`
-brings one story to :data:`~fabula.memory.schema.SCHEMA_VERSION`:
+brings one story to :data:`~fabula.memory.schema.SCHEMA_VERSION` and its checkpoints to
+the checkpointer's own version, each store migrating itself:
 
-1. its turns' checkpoints are typed in place (:func:`type_checkpoints`): a checkpoint
-   written before the turn's values were typed holds plain JSON (``model_dump()`` dicts,
-   proposals keyed by ``str(attempt)``, an approval payload whose ``delta`` was the preview
-   and whose ``turn_delta`` the delta, ``{}`` for no value); each such value is validated
-   into its type and stored again, one transaction per thread, and a typed value is left
-   as it is;
+0. the checkpointer's own migration (``RedisCheckpointSaver.amigrate``, its ``MIGRATIONS``
+   in :mod:`fabula.graph.checkpoint.migrations`), for every story, whatever its schema;
+1. for a story of schema 1, its turns' checkpoints are typed in place
+   (:func:`type_checkpoints`): a checkpoint written before the turn's values were typed
+   holds plain JSON (``model_dump()`` dicts, proposals keyed by ``str(attempt)``, an
+   approval payload whose ``delta`` was the preview and whose ``turn_delta`` the delta,
+   ``{}`` for no value); each such value is validated into its type and stored again, one
+   transaction per thread, and a typed value is left as it is;
 2. its own keys (:func:`~fabula.memory.migrate.migrate_records`): the missing rosters
    rebuilt and the new version written, in one transaction on the story's slot.
 
@@ -27,14 +30,16 @@ from typing import Any
 
 import redis.asyncio as aredis
 from langgraph.checkpoint.serde.base import SerializerProtocol
-from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.types import Interrupt, Send
 from pydantic import TypeAdapter, ValidationError
 
 from fabula.agents.contracts import CharacterBrief, Decision, Draft, Finding, Proposal, TurnPlan
 from fabula.errors import FabulaError, InvalidInput
+from fabula.graph.build import story_threads
+from fabula.graph.checkpoint import RedisCheckpointSaver, RegistrySerializer
 from fabula.graph.checkpoint.batches import pack, unpack
 from fabula.graph.checkpoint.keys import THREADS, ThreadKeys
+from fabula.graph.checkpoint.migrations import CheckpointsMigrated
 from fabula.graph.state import CHECKPOINT_TYPES, ApprovalRequest, Preview
 from fabula.memory.connection import connect_async, transaction
 from fabula.memory.delta import TurnDelta
@@ -45,25 +50,30 @@ from fabula.memory.store import list_stories
 
 @dataclass(frozen=True)
 class Migrated:
-    """What :func:`migrate_story` did to one story (:meth:`line` says it)."""
+    """What :func:`migrate_story` did to one story, in each store (:meth:`line` says it)."""
 
     story: str
     was: int
     """The version the story was stored at."""
+    checkpoints: CheckpointsMigrated
+    """What the checkpointer's own migration did to the story's threads."""
     values: int = 0
     """How many checkpoint values (and pending writes) were typed."""
     rosters: int = 0
     """How many characters' rosters (one per branch) were rebuilt."""
 
     def line(self) -> str:
-        """One line for the person who ran the migration."""
+        """One line for the person who ran the migration: the story's store, then the
+        checkpointer's."""
         if self.was >= SCHEMA_VERSION:
-            return f"{self.story}: already at schema {SCHEMA_VERSION}"
-        return (
-            f"{self.story}: schema {self.was} -> {SCHEMA_VERSION} ({self.values} checkpoint "
-            f"value{'' if self.values == 1 else 's'} typed, {self.rosters} "
-            f"roster{'' if self.rosters == 1 else 's'} rebuilt)"
-        )
+            story = f"already at schema {SCHEMA_VERSION}"
+        else:
+            story = (
+                f"schema {self.was} -> {SCHEMA_VERSION} ({self.values} checkpoint "
+                f"value{'' if self.values == 1 else 's'} typed, {self.rosters} "
+                f"roster{'' if self.rosters == 1 else 's'} rebuilt)"
+            )
+        return f"{self.story}: {story}; {self.checkpoints.line()}"
 
 
 async def migrate_stories(
@@ -71,39 +81,42 @@ async def migrate_stories(
 ) -> AsyncIterator[tuple[str, Migrated | FabulaError]]:
     """Migrate ``stories`` (None: every story on the server at ``url``), one after the
     other: each story's :class:`Migrated`, or the error that stopped it (the others go on)."""
-    serde = JsonPlusSerializer(allowed_msgpack_modules=CHECKPOINT_TYPES)
     admin = connect_async(url)
-    checkpoints = connect_async(url, decode_responses=False)
+    raw = connect_async(url, decode_responses=False)
+    saver = RedisCheckpointSaver(raw, raw, serde=RegistrySerializer(CHECKPOINT_TYPES))
     try:
         for story in await list_stories(admin) if stories is None else stories:
             try:
-                yield story, await migrate_story(admin, checkpoints, serde, story)
+                yield story, await migrate_story(admin, raw, saver, story)
             except FabulaError as exc:
                 yield story, exc
             except _UNREADABLE as exc:  # stored data no reader here makes sense of
                 yield story, unreadable(story, exc)
     finally:
-        await checkpoints.aclose()
+        await raw.aclose()
         await admin.aclose()
 
 
 async def migrate_story(
-    admin: aredis.Redis, checkpoints: aredis.Redis, serde: SerializerProtocol, story: str
+    admin: aredis.Redis, raw: aredis.Redis, saver: RedisCheckpointSaver, story: str
 ) -> Migrated:
-    """Bring ``story`` to :data:`SCHEMA_VERSION` (see the module). ``admin`` answers text,
-    ``checkpoints`` bytes (the saver's client), ``serde`` is the saver's serialiser.
+    """Bring ``story`` to :data:`SCHEMA_VERSION` and its checkpoints to the checkpointer's
+    version (see the module): each store migrates itself. ``admin`` answers text, ``raw``
+    bytes (the saver's client).
 
-    Raises :class:`~fabula.errors.NotFound` for no story, :class:`InvalidInput` naming the
-    story and the checkpoint for a value that cannot be typed (nothing of that thread is
-    written), and :class:`~fabula.errors.Conflict` for a story changed meanwhile."""
+    Raises :class:`~fabula.errors.NotFound` for no story, :class:`~fabula.errors.Conflict`
+    for a story (or a thread of it) stored by a newer Fabula or changed meanwhile, and
+    :class:`InvalidInput` naming the story and the checkpoint for a value that cannot be
+    typed (nothing of that thread is written)."""
     was = await story_version(admin, story)
     if was > SCHEMA_VERSION:
         raise newer(story, was)
+    checkpoints = await saver.amigrate(prefix=story_threads(story))
     if was == SCHEMA_VERSION:
-        return Migrated(story, was)
-    values = await type_checkpoints(checkpoints, serde, story)
+        return Migrated(story, was, checkpoints)
+    values = await type_checkpoints(raw, saver.serde, story)
     records = await migrate_records(admin, story)
-    return Migrated(story, was, values=values, rosters=records.rosters)
+    return Migrated(story, was, checkpoints, values=values, rosters=records.rosters)
 
 
 # what reading a stored value that is not what this Fabula wrote raises: a field that is no

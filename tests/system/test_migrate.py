@@ -27,8 +27,10 @@ from fabula.agents.contracts import Decision
 from fabula.bench.loop import synthetic_world
 from fabula.errors import StoryOutdated
 from fabula.graph.build import thread_id
+from fabula.graph.checkpoint import RegistrySerializer
 from fabula.graph.checkpoint.batches import pack, unpack
 from fabula.graph.checkpoint.keys import THREADS, ThreadKeys
+from fabula.graph.checkpoint.migrations import CHECKPOINT_VERSION
 from fabula.graph.service import Fabula
 from fabula.graph.state import CHECKPOINT_TYPES, ApprovalRequest
 from fabula.memory import keys
@@ -38,7 +40,11 @@ from fabula.settings import Settings
 from fabula.testing.cli import fabula
 from fabula.worlds.loader import load_world
 
-SERDE = JsonPlusSerializer(allowed_msgpack_modules=CHECKPOINT_TYPES)
+SERDE = RegistrySerializer(CHECKPOINT_TYPES)
+# how checkpointer version 1 stored a value: every object named by its module path
+OLD_SERDE = JsonPlusSerializer(
+    allowed_msgpack_modules=[tuple(p.rsplit(".", 1)) for p in CHECKPOINT_TYPES.legacy]
+)
 
 
 async def _rosters(admin: aredis.Redis, story: str, cast: list[str]) -> dict[str, dict[str, int]]:
@@ -71,23 +77,28 @@ def _old_request(request: ApprovalRequest) -> dict[str, Any]:
 
 
 async def _untype_thread(url: str, thread: str, attempt: int) -> int:
-    """Rewrite every typed value of ``thread``'s checkpoints as the old graph stored it."""
+    """Rewrite every typed value of ``thread``'s checkpoints as the old graph stored it, and
+    the rest as checkpointer version 1 did (no version, types named by module path)."""
     client = connect_async(url, decode_responses=False)
     tk, n = ThreadKeys(thread), 0
     try:
+        assert await client.delete(tk.version) == 1
         for ns in await client.smembers(tk.namespaces):
             for cid in await client.zrange(tk.index(ns.decode()), 0, -1):
                 key = tk.checkpoint(ns.decode(), cid.decode())
                 for field, raw in (await client.hgetall(key)).items():
+                    if field in (b"checkpoint", b"metadata"):
+                        head, payload = unpack(raw)
+                        kind, body = OLD_SERDE.dumps_typed(SERDE.loads_typed((head[0], payload)))
+                        await client.hset(key, field, pack([kind], body))
                     if not field.startswith(b"value:"):
                         continue
                     head, payload = unpack(raw)
                     value = SERDE.loads_typed((head[0], payload))
                     old = _plain(field.decode()[6:], value, attempt)
-                    if old is not value:
-                        kind, body = SERDE.dumps_typed(old)
-                        await client.hset(key, field, pack([kind], body))
-                        n += 1
+                    kind, body = OLD_SERDE.dumps_typed(old)
+                    await client.hset(key, field, pack([kind], body))
+                    n += old is not value
                 wkey = tk.writes(ns.decode(), cid.decode())
                 for field, raw in (await client.hgetall(wkey)).items():
                     head, payload = unpack(raw)
@@ -99,12 +110,35 @@ async def _untype_thread(url: str, thread: str, attempt: int) -> int:
                             else i
                             for i in value
                         ]
-                        kind, body = SERDE.dumps_typed(value)
-                        await client.hset(wkey, field, pack([head[0], head[1], kind], body))
                         n += 1
+                    kind, body = OLD_SERDE.dumps_typed(value)
+                    await client.hset(wkey, field, pack([head[0], head[1], kind], body))
     finally:
         await client.aclose()
     return n
+
+
+async def _as_version_1(url: str, thread: str) -> None:
+    """Store ``thread`` again as checkpointer version 1 did: no version, every value's
+    types named by module path (values otherwise as they are)."""
+    client = connect_async(url, decode_responses=False)
+    tk = ThreadKeys(thread)
+    try:
+        assert await client.delete(tk.version) == 1
+        for ns in await client.smembers(tk.namespaces):
+            for cid in await client.zrange(tk.index(ns.decode()), 0, -1):
+                for key in (
+                    tk.checkpoint(ns.decode(), cid.decode()),
+                    tk.writes(ns.decode(), cid.decode()),
+                ):
+                    for field, raw in (await client.hgetall(key)).items():
+                        if field in (b"owners", b"parent", b"run_id"):
+                            continue
+                        head, payload = unpack(raw)
+                        kind, body = OLD_SERDE.dumps_typed(SERDE.loads_typed((head[-1], payload)))
+                        await client.hset(key, field, pack([*head[:-1], kind], body))
+    finally:
+        await client.aclose()
 
 
 class TestMigrate:
@@ -149,8 +183,12 @@ class TestMigrate:
             assert [line.split(":")[0] for line in lines] == ["hb", "ring"], done.stdout
             assert all(f": schema 1 -> {SCHEMA_VERSION} (" in line for line in lines), lines
             assert all("roster" in line and " 0 roster" not in line for line in lines), lines
+            assert all(f"; checkpoints 1 -> {CHECKPOINT_VERSION} (" in ln for ln in lines), lines
             again = fabula(redis_url, "migrate", "hb")
-            assert again.stdout == f"hb: already at schema {SCHEMA_VERSION}\n"
+            assert again.stdout == (
+                f"hb: already at schema {SCHEMA_VERSION}; "
+                f"checkpoints already at version {CHECKPOINT_VERSION}\n"
+            )
 
             assert len(await fab.all_pending()) == 2
             for story, (store, cast, rosters, text, request) in made.items():
@@ -166,6 +204,29 @@ class TestMigrate:
                 assert last.text == request.draft.text
                 out = await fab.run(store, 2, auto=True)
                 assert out.written == 2, out
+
+    async def test_a_current_story_with_old_checkpoints_migrates_only_them(
+        self, redis_url: str, tmp_path: Path
+    ) -> None:
+        """Issue 46: a story at today's schema whose checkpoints an older checkpointer wrote
+        (types by module path, no version): its turn is refused until ``migrate``, which
+        reports both stores and migrates the checkpoints alone; then the turn commits."""
+        async with Fabula(redis_url, Settings(home=tmp_path, consolidate="off")) as fab:
+            store = await fab.create_story(load_world("hollow_book"), "cur")
+            assert (await fab.run(store, auto=False)).outcome == "pending"
+            pending = await fab.pending(store)
+            assert pending is not None
+            await _as_version_1(redis_url, thread_id("cur", "main", pending.turn))
+            with pytest.raises(StoryOutdated, match="checkpoint version 1"):
+                await fab.pending(store)
+            done = fabula(redis_url, "migrate", "--all")
+            assert done.stdout.startswith(
+                f"cur: already at schema {SCHEMA_VERSION}; "
+                f"checkpoints 1 -> {CHECKPOINT_VERSION} (1 thread, "
+            ), done.stdout
+            again = await fab.pending(store)
+            assert again is not None and again.request.draft == pending.request.draft
+            assert (await fab.decide(store, Decision(action="approve"))).outcome == "committed"
 
     def test_a_story_that_cannot_be_migrated_is_named(self, redis_url: str) -> None:
         """No such story: one line naming it, the exit status of ``NotFound``; a command
