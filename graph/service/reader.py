@@ -46,7 +46,7 @@ from fabula.graph.service.responses.stories import (
 )
 from fabula.graph.service.responses.turns import PendingSummary
 from fabula.graph.service.spread import SpreadOut, spread_view
-from fabula.graph.service.town import TownOut, town_view
+from fabula.graph.service.town import TownOut, last_tick_of, town_view
 from fabula.memory.records import Entity, EntityKind, HierarchyNode
 from fabula.memory.store import StoryInfo, StoryStore, TurnText
 from fabula.memory.tokens import TokenCounter
@@ -190,6 +190,10 @@ class Reader:
         return await reading.usage(self.store, self.sources.settings.prices)
 
     # -- a story run in ticks ----------------------------------------------------------
+    async def last_tick(self) -> int:
+        """The branch's last committed tick (0: it has run none)."""
+        return await last_tick_of(self.store)
+
     async def town(self, tick: int | None = None) -> TownOut:
         """Every place and who is there at ``tick`` (default: the last):
         :func:`~fabula.graph.service.town.town_view`."""

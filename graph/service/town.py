@@ -18,7 +18,7 @@ from fabula.memory.places import place_of
 from fabula.memory.projections import project_world
 from fabula.memory.records import Entity
 from fabula.memory.store import StoryStore
-from fabula.memory.ticks import TickRecord, tick_records
+from fabula.memory.ticks import TickRecord, last_tick, tick_records
 
 
 class Person(BaseModel):
@@ -113,6 +113,12 @@ async def town_view(store: StoryStore, tick: int | None = None) -> TownOut:
         ],
         elsewhere=sorted(elsewhere, key=lambda x: x.name),
     )
+
+
+async def last_tick_of(store: StoryStore) -> int:
+    """The branch's last committed tick (0: it has run none)."""
+    found = await last_tick(store)
+    return found.tick if found is not None else 0
 
 
 def _person(entities: dict[str, Entity], character: str) -> Person:
