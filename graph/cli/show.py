@@ -15,7 +15,6 @@ from fabula.errors import InvalidInput
 from fabula.graph.cli.app import app, dump, out, plain, run_with_app, run_with_stores
 from fabula.graph.cli.app import settings as fab_settings
 from fabula.graph.service.reader import RECALL_BUDGET
-from fabula.graph.service.spread import spread_view
 
 if TYPE_CHECKING:  # imported when a command runs: `fabula --help` stays quick
     from fabula.graph.service import Fabula
@@ -116,7 +115,7 @@ async def view_data(
     if what is ShowWhat.scenes:
         return await reader.scenes()
     if what is ShowWhat.spread:
-        return await spread_view(reader.store, character)
+        return await reader.spread(character)
     if what is ShowWhat.plot:
         return await reader.plot()
     return await reader.branches()

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 import typer
 from rich.table import Table
 
-from fabula.errors import StoryAtRest
 from fabula.graph.cli.app import app, dump, out, run_with_app
 
 if TYPE_CHECKING:  # imported when a command runs: `fabula --help` stays quick
@@ -32,34 +31,8 @@ def tick(
     has anything to do."""
 
     async def go(fab: Fabula) -> list[dict[str, Any]]:
-        from fabula.graph.ticks import ScenePlayer, run_tick, scenes_here
-
-        player: ScenePlayer = scenes_here
-        if fab.settings.scenes == "rq":  # FABULA_SCENES=rq: on the queue's workers
-            from fabula.graph.scene_jobs import scenes_on_rq
-
-            player = scenes_on_rq(fab.settings.rq_url or fab.url)
-        store = fab.store(story, branch)
-        await store.require()
-        done: list[dict[str, Any]] = []
-        for _ in range(ticks):
-            try:
-                result = await run_tick(fab.context(auto=True), store, player)
-            except StoryAtRest as rest:
-                done.append({"rest": rest.message})
-                break
-            done.append(
-                {
-                    "tick": result.plan.tick,
-                    "status": result.status,
-                    "scenes": [
-                        {"place": s.place, "cast": list(s.cast), "turn": s.turn}
-                        for s in result.plan.scenes
-                    ],
-                    "texts": {d.turn: d.text for d in result.deltas},
-                }
-            )
-        return done
+        done = await fab.tick(fab.store(story, branch), ticks)
+        return [t.model_dump(mode="json", exclude_defaults=True) for t in done]
 
     done = run_with_app(go)
     if as_json:
@@ -71,6 +44,7 @@ def tick(
             continue
         table = Table("place", "cast", "turn", "text", title=f"tick {entry['tick']}")
         for s in entry["scenes"]:
-            text = entry["texts"].get(s["turn"], "(quiet)") if s["turn"] is not None else "(quiet)"
-            table.add_row(s["place"], ", ".join(s["cast"]), str(s["turn"] or ""), text)
+            turn = s.get("turn")
+            text = entry.get("texts", {}).get(str(turn), "(quiet)") if turn else "(quiet)"
+            table.add_row(s["place"], ", ".join(s["cast"]), str(turn or ""), text)
         out.print(table)

@@ -7,6 +7,7 @@ one checkpointer, one set of roles) with the parts that act on stories, each in 
 - :class:`~fabula.graph.service.decisions.Decisions` — what awaits a decision, and deciding;
 - :class:`~fabula.graph.service.branches.Branches` — fork, rewind, retcon;
 - :class:`~fabula.graph.service.alternatives.Alternatives` — several drafts of one turn;
+- :class:`~fabula.graph.service.ticking.Ticking` — run a story in ticks (the whole town);
 - :class:`~fabula.graph.service.reader.Reader` — every read (``fab.read(story, branch)``).
 
 Each operation has one name, on :class:`Fabula` (``fab.run``, ``fab.decide``, ...), bound to
@@ -26,6 +27,7 @@ from fabula.graph.service.listing import story_summaries
 from fabula.graph.service.reader import Reader, Sources
 from fabula.graph.service.responses.stories import StorySummary
 from fabula.graph.service.stories import Stories
+from fabula.graph.service.ticking import Ticking
 from fabula.graph.service.turns import Turns
 from fabula.memory.acl import sync_users
 from fabula.memory.server import redis_url
@@ -48,6 +50,7 @@ class Fabula(Core):
         self.decisions = decisions = Decisions(self, turns)
         self.branching = branches = Branches(self)
         self.drafting = alternatives = Alternatives(self, turns)
+        self.ticking = ticking = Ticking(self)
         # stories
         self.create_story = stories.create_story
         self.import_story = stories.import_story
@@ -69,6 +72,8 @@ class Fabula(Core):
         # alternative drafts
         self.alternatives = alternatives.alternatives
         self.drafts = alternatives.drafts
+        # ticks
+        self.tick = ticking.tick
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Fabula:

@@ -8,7 +8,8 @@ that need no more. The CLI and the studio read a story through it and nothing el
 contracts in ``pyproject.toml`` hold them to it). Its reads are
 the functions of :mod:`~fabula.graph.service.reading` (the same names),
 :mod:`~fabula.graph.service.chat`, :mod:`~fabula.graph.service.lived`,
-:mod:`~fabula.graph.service.cards` and :mod:`~fabula.graph.service.epub` on this branch.
+:mod:`~fabula.graph.service.cards`, :mod:`~fabula.graph.service.epub`,
+:mod:`~fabula.graph.service.town` and :mod:`~fabula.graph.service.spread` on this branch.
 The recall's limits (:data:`RECALL_BUDGET` and the most a request may ask) are named here for
 the interfaces' parameters.
 """
@@ -44,6 +45,8 @@ from fabula.graph.service.responses.stories import (
     UsageOut,
 )
 from fabula.graph.service.responses.turns import PendingSummary
+from fabula.graph.service.spread import SpreadOut, spread_view
+from fabula.graph.service.town import TownOut, last_tick_of, town_view
 from fabula.memory.records import Entity, EntityKind, HierarchyNode
 from fabula.memory.store import StoryInfo, StoryStore, TurnText
 from fabula.memory.tokens import TokenCounter
@@ -185,6 +188,22 @@ class Reader:
     async def usage(self) -> UsageOut:
         """Tokens and cost by turn and role, at the settings' prices."""
         return await reading.usage(self.store, self.sources.settings.prices)
+
+    # -- a story run in ticks ----------------------------------------------------------
+    async def last_tick(self) -> int:
+        """The branch's last committed tick (0: it has run none)."""
+        return await last_tick_of(self.store)
+
+    async def town(self, tick: int | None = None) -> TownOut:
+        """Every place and who is there at ``tick`` (default: the last):
+        :func:`~fabula.graph.service.town.town_view`."""
+        return await town_view(self.store, tick)
+
+    async def spread(self, clause: str | None) -> SpreadOut:
+        """The share of characters holding ``clause``, tick by tick, read from their own
+        minds: :func:`~fabula.graph.service.spread.spread_view`."""
+        await self.store.require()
+        return await spread_view(self.store, clause)
 
     # -- the cast ------------------------------------------------------------------------
     async def entities(self) -> dict[str, Entity]:

@@ -10,6 +10,9 @@ from fabula.errors import InvalidInput
 from fabula.memory.spread import spread
 from fabula.memory.store import StoryStore
 
+MAX_CLAUSE_CHARS = 200
+"""The longest clause a spread follows (a piece of news is a few words)."""
+
 
 class SpreadRow(BaseModel):
     """One tick: the turn it ends at, how many characters hold the clause, their share
@@ -36,10 +39,16 @@ class SpreadOut(BaseModel):
 
 async def spread_view(store: StoryStore, clause: str | None) -> SpreadOut:
     """The spread of ``clause`` over the branch's ticks; :class:`InvalidInput` (one line)
-    without a clause, or for a story never run in ticks."""
+    without a clause or for one over :data:`MAX_CLAUSE_CHARS`, or for a story never run
+    in ticks."""
     if not clause or not clause.strip():
         raise InvalidInput(
             'a spread needs a clause to follow, e.g. "harvest party"',
+            story=store.story,
+        )
+    if len(clause) > MAX_CLAUSE_CHARS:
+        raise InvalidInput(
+            f"a spread's clause is at most {MAX_CLAUSE_CHARS} characters, not {len(clause)}",
             story=store.story,
         )
     points = await spread(store, clause)

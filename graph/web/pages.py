@@ -66,6 +66,8 @@ NOTICES = {
     "rewound": "Rewound: this branch ends at turn {turn}; the later turns are on the branch kept.",
     "retconned": "Turn {turn} edited: this branch has your text from there.",
     "nothing": "Nothing awaits approval on this branch.",
+    "ticked": "Tick {turn} committed: every place played its scene.",
+    "at-rest": "Nobody anywhere had anything to do: the town is at rest.",
 }
 
 
@@ -217,6 +219,8 @@ async def _story_context(fab: Fabula, request: Request, story: str, branch: str)
         "run": runs.status(story, branch),
         # the first turn a rewind may go back to: the branch's fork (main: the setup)
         "first_own": await reader.first_own(),
+        # a story run in ticks links to its town and the spread of its news
+        "last_tick": await reader.last_tick(),
     }
 
 

@@ -10,6 +10,7 @@ from fabula.graph.service.pending import (
     MAX_PENDING_ID_CHARS,
     MAX_RUN_TURNS,
 )
+from fabula.graph.service.ticking import MAX_TICKS_AT_ONCE
 
 
 class JsonBody(BaseModel):
@@ -100,3 +101,10 @@ class RetconRequest(JsonBody):
     text: str = Field(min_length=1, description="The turn's new text.")
     name: str | None = Field(None, description="The new branch's name.")
     force: bool = Field(False, description="Commit it whatever the critic finds.")
+
+
+class TickRequest(JsonBody):
+    """Run a branch's next ticks: every place with characters plays its scene at once."""
+
+    branch: str = "main"
+    ticks: int = Field(1, ge=1, le=MAX_TICKS_AT_ONCE, description="How many ticks to run.")

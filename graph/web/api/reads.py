@@ -1,6 +1,7 @@
 """The API's reads of a story, each through the service's one door for reads
 (:meth:`~fabula.graph.service.Fabula.read`): its text and branches, W, B, D and H, the
-minds, a character's card, the lore, the plot, recall, chat, evidence, usage and exports.
+minds, a character's card, the lore, the plot, recall, chat, evidence, usage, exports, and
+for a story run in ticks its town and the spread of a piece of news.
 Nothing here writes."""
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from fabula.graph.service.responses.reading import (
 )
 from fabula.graph.service.responses.recall import ChatOut, RecallOut
 from fabula.graph.service.responses.stories import ExportOut, LivedOut, StoryText, UsageOut
+from fabula.graph.service.spread import MAX_CLAUSE_CHARS, SpreadOut
+from fabula.graph.service.town import TownOut
 from fabula.graph.web.deps import AsOf, Branch, Evidence, Fab
 from fabula.graph.web.shared import shared_minds
 
@@ -163,6 +166,32 @@ async def evidence(found: Evidence) -> EvidenceOut:
 async def usage(fab: Fab, story: str, branch: Branch = "main") -> UsageOut:
     """Model tokens and cost per committed turn and role (the shape of `show usage --json`)."""
     return await fab.read(story, branch).usage()
+
+
+@router.get("/stories/{story}/town", response_model=TownOut)
+async def town(
+    fab: Fab,
+    story: str,
+    branch: Branch = "main",
+    tick: Annotated[
+        int | None, Query(ge=0, description="The tick (0: before the first; default: the last).")
+    ] = None,
+) -> TownOut:
+    """A story run in ticks: every place, who is there at the tick, and its scene's turn."""
+    return await fab.read(story, branch).town(tick)
+
+
+@router.get("/stories/{story}/spread", response_model=SpreadOut)
+async def spread(
+    fab: Fab,
+    story: str,
+    clause: Annotated[str, Query(max_length=MAX_CLAUSE_CHARS, description="The news to follow.")],
+    branch: Branch = "main",
+) -> SpreadOut:
+    """The share of characters who hold ``clause``, tick by tick, read from their own minds
+    (the shape of `fabula show STORY spread CLAUSE --json`); 422 for an empty clause or a
+    story that has run no tick."""
+    return await fab.read(story, branch).spread(clause)
 
 
 @router.get("/stories/{story}/export", response_model=ExportOut | LivedOut)

@@ -1,4 +1,4 @@
-"""The API's turns: what awaits a decision, runs, approving, editing and rejecting a
+"""The API's turns: what awaits a decision, runs and ticks, approving, editing and rejecting a
 draft, alternatives side by side, branches (fork, rewind, retcon), and a branch's live
 events."""
 
@@ -22,6 +22,7 @@ from fabula.graph.service.responses.turns import (
     RewindOut,
     RunOut,
 )
+from fabula.graph.service.ticking import TickOut
 from fabula.graph.web.api.bodies import (
     AlternativesRequest,
     ApproveRequest,
@@ -32,6 +33,7 @@ from fabula.graph.web.api.bodies import (
     RetconRequest,
     RewindRequest,
     RunRequest,
+    TickRequest,
 )
 from fabula.graph.web.deps import Branch, Fab
 from fabula.graph.web.live import Admitted, EventHub, Runs, RunStatus, story_events
@@ -61,6 +63,16 @@ async def run(request: Request, fab: Fab, story: str, body: RunRequest) -> RunOu
         runs: Runs = request.app.state.runs
         return runs.start(store, body.turns, auto=body.auto, direction=body.direction)
     return await fab.run(store, body.turns, auto=body.auto, direction=body.direction)
+
+
+@router.post(
+    "/stories/{story}/tick", response_model=list[TickOut], response_model_exclude_defaults=True
+)
+async def tick(fab: Fab, story: str, body: TickRequest) -> list[TickOut]:
+    """Run the branch's next ticks (the shape of `fabula tick --json`): every place with
+    characters plays its own scene at once, and each tick commits whole or not at all; the
+    last entry says ``rest`` when nobody anywhere had anything to do."""
+    return await fab.tick(fab.store(story, body.branch), body.ticks)
 
 
 async def _decide(

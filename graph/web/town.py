@@ -1,0 +1,117 @@
+"""The studio's pages for a story run in ticks: the Town and the Spread of a piece of news.
+
+The Town draws every place and who is there at a tick (the last by default), with what
+each place's scene made of it, and runs the next ticks (a form: POST, with the CSRF token
+as every form). The Spread follows a clause through the characters' own minds: a bar per
+tick (the share of the cast who hold it) and the same as a table, what ``fabula show STORY
+spread CLAUSE`` prints. Both read through the service's one door for reads
+(:meth:`~fabula.graph.service.Fabula.read`); a refused clause or tick is the page again
+with one line saying why.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse, Response
+
+from fabula.errors import InvalidInput, NotFound
+from fabula.graph.service.spread import MAX_CLAUSE_CHARS, SpreadOut
+from fabula.graph.service.ticking import MAX_TICKS_AT_ONCE
+from fabula.graph.web.deps import Branch, Fab
+from fabula.graph.web.pages import Form, go, page
+from fabula.graph.web.remedies import studio_line
+
+router = APIRouter(include_in_schema=False)
+
+SPREAD_LABELS = 12
+"""About how many tick numbers the spread chart writes under its bars (every bar has its
+own tooltip); more would overlap on a phone."""
+
+
+def _whole(raw: str, name: str) -> int:
+    """A field that must be a whole number (its range is checked where it is used)."""
+    try:
+        return int(raw.strip())
+    except ValueError:
+        raise InvalidInput(f"{name}: a whole number, not {raw.strip()[:40]!r}") from None
+
+
+def _field(form: dict[str, Any], name: str) -> str:
+    value = form.get(name)
+    return value.strip() if isinstance(value, str) else ""
+
+
+@router.get("/stories/{story}/town", response_class=HTMLResponse)
+async def town_page(
+    request: Request, fab: Fab, story: str, branch: Branch = "main", tick: str = ""
+) -> Response:
+    """Every place and who is there at ``tick`` (empty: the last tick), with each place's
+    scene; the form to run the next ticks. A tick the branch has not run is the page at
+    its last tick, with one line saying which ticks it has."""
+    reader = fab.read(story, branch)
+    error = None
+    try:
+        town = await reader.town(_whole(tick, "tick") if tick.strip() else None)
+    except (InvalidInput, NotFound) as exc:
+        await reader.require()  # a story that does not exist is a 404 of its own
+        error, town = studio_line(exc), await reader.town()
+    return page(
+        request,
+        "town.html",
+        status=422 if error else 200,
+        story=story,
+        branch=branch,
+        town=town,
+        most_ticks=MAX_TICKS_AT_ONCE,
+        tick_error=error,
+    )
+
+
+@router.post("/stories/{story}/tick")
+async def tick(fab: Fab, story: str, form: Form) -> Response:
+    """Run the branch's next ticks (1 to :data:`MAX_TICKS_AT_ONCE`), then show the town at
+    the last one; a tick that fails is said in one line and commits nothing."""
+    branch = _field(form, "branch") or "main"
+    count = _whole(_field(form, "ticks") or "1", "ticks")
+    if not 1 <= count <= MAX_TICKS_AT_ONCE:
+        raise InvalidInput(f"ticks: 1 to {MAX_TICKS_AT_ONCE} at once, not {count}", story=story)
+    done = await fab.tick(fab.store(story, branch), count)
+    ran = [t.tick for t in done if t.tick is not None]
+    notice = "at-rest" if done and done[-1].rest is not None else "ticked"
+    return go(f"/stories/{story}/town", branch=branch, notice=notice, turn=ran[-1] if ran else None)
+
+
+@router.get("/stories/{story}/spread", response_class=HTMLResponse)
+async def spread_page(
+    request: Request,
+    fab: Fab,
+    story: str,
+    branch: Branch = "main",
+    clause: Annotated[str | None, Query()] = None,
+) -> Response:
+    """The form for a clause; with one, its spread tick by tick as a chart and a table.
+    An empty clause, one too long, or a story that has run no tick is the form again with
+    one line saying why."""
+    reader = fab.read(story, branch)
+    await reader.require()
+    found: SpreadOut | None = None
+    error = None
+    if clause is not None:
+        try:
+            found = await reader.spread(clause)
+        except InvalidInput as exc:
+            error = studio_line(exc)
+    return page(
+        request,
+        "spread.html",
+        status=422 if error else 200,
+        story=story,
+        branch=branch,
+        clause=clause or "",
+        most_chars=MAX_CLAUSE_CHARS,
+        found=found,
+        label_every=max(1, -(-len(found.ticks) // SPREAD_LABELS)) if found else 1,
+        spread_error=error,
+    )
