@@ -163,11 +163,14 @@ class TestCache:
 
 
 PROBE = """
-import json, resource, sys
+import json, sys
 from pathlib import Path
 from fabula.worlds.imports import import_paths
 imported = import_paths([Path(p) for p in sys.argv[1:]])
-print(json.dumps({"rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+# the peak of this process's own memory: VmHWM, which exec resets (ru_maxrss does not: on
+# Linux it keeps the forking parent's peak, so under a long pytest run it read 533 MB)
+peak = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM"))
+print(json.dumps({"rss_kb": peak,
                   "findings": len(imported.findings)}))
 """
 
