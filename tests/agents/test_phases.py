@@ -159,3 +159,12 @@ class TestClauses:
     def test_an_adjective_after_and_does_not_start_a_clause(self) -> None:
         frames, _ = read_frames("Tam sees the cold and dented kettle.", CAST)
         assert [f.kind for f in frames] == ["perceive"]
+
+
+class TestThings:
+    """A state is a thing's: scenery, a gesture and a character's doing are none."""
+
+    def test_a_narration_of_the_phases_is_never_beside_another_reading(self) -> None:
+        cast = {**CAST, "castle": Entity(id="castle", kind="place", name="Castle Eldmoor")}
+        kinds = [a.kind for a in read_story("Tam went to Castle Eldmoor.", cast)]
+        assert "narration" not in kinds and kinds
