@@ -164,6 +164,10 @@ class TestClauses:
 class TestThings:
     """A state is a thing's: scenery, a gesture and a character's doing are none."""
 
+    def test_an_adjective_is_never_a_phrases_head(self) -> None:
+        mention = Resolver(CAST).mention(sentences("his tired eyes and sighed")[0].tokens)
+        assert mention is not None and mention.name == "tired eyes"
+
     def test_a_narration_of_the_phases_is_never_beside_another_reading(self) -> None:
         cast = {**CAST, "castle": Entity(id="castle", kind="place", name="Castle Eldmoor")}
         kinds = [a.kind for a in read_story("Tam went to Castle Eldmoor.", cast)]
