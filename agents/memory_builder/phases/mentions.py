@@ -50,6 +50,9 @@ def phrase(tokens: Sequence[Token]) -> tuple[Token, ...]:
     a participle (an -ing or -ed verb form after a noun), a relative word or a verb."""
     if tokens and tokens[0].lower in lx.PRONOUNS:
         return (tokens[0],)
+    first = tokens[0].lower if tokens else ""
+    if first in lx.CONJUNCTIONS or (first in _STOP and first not in lx.DETERMINERS):
+        return ()  # "and sighed", "while ...": no noun phrase begins there ("that jar" may)
     out: list[Token] = []
     for k, t in enumerate(tokens):
         w = t.lower
