@@ -159,3 +159,39 @@ class TestClauses:
     def test_an_adjective_after_and_does_not_start_a_clause(self) -> None:
         frames, _ = read_frames("Tam sees the cold and dented kettle.", CAST)
         assert [f.kind for f in frames] == ["perceive"]
+
+
+class TestThings:
+    """A state is a thing's: scenery, a gesture and a character's doing are none."""
+
+    def test_an_adjective_is_never_a_phrases_head(self) -> None:
+        mention = Resolver(CAST).mention(sentences("his tired eyes and sighed")[0].tokens)
+        assert mention is not None and mention.name == "tired eyes"
+
+    def test_a_touch_on_the_doers_own_and_a_verb_after_and_say_no_state(self) -> None:
+        assert read_states("Tam rubbed his tired eyes and sighed.", CAST) == []
+        # the same touch on a thing is its state, and "and" + a verb is a second clause
+        states = read_states("Tam rubbed the kettle and sighed.", CAST)
+        assert [(a.clause.subject, a.clause.value) for a in states if a.clause] == [
+            ("kettle", "rub")
+        ]
+
+    def test_a_thing_untracked_moving_along_is_scenery(self) -> None:
+        assert read_states("A cold wind came off the hills.", CAST) == []
+        came = read_states("A thick fog rolls in.", CAST)  # coming: a change of the scene
+        assert [a.clause.value for a in came if a.clause] == ["roll in"]
+        slid = read_states("The kettle slid off the shelf.", CAST)  # a thing tracked
+        assert [a.clause.subject for a in slid if a.clause] == ["kettle"]
+
+    def test_a_relative_clause_reads_its_own_subject_or_the_one_before(self) -> None:
+        text = (
+            "Tam looks at the hills, where the clouds are clearing. "
+            "A gust hits the kettle, which causes it to dent."
+        )
+        got = [(a.clause.subject, a.clause.value) for a in read_states(text, CAST) if a.clause]
+        assert ("clouds", "clear") in got and ("kettle", "dent") in got
+
+    def test_a_narration_of_the_phases_is_never_beside_another_reading(self) -> None:
+        cast = {**CAST, "castle": Entity(id="castle", kind="place", name="Castle Eldmoor")}
+        kinds = [a.kind for a in read_story("Tam went to Castle Eldmoor.", cast)]
+        assert "narration" not in kinds and kinds

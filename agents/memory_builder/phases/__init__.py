@@ -65,7 +65,8 @@ def read_story(
     exact core); a belief or a goal is the phases' (the prose reader would make it a
     world fact or an act); elsewhere the prose reader's reading is kept (its places and
     its perceptions), the phases' reading replaces a sentence it left as narration, and
-    the phases' conditions and contents (never places) are added beside its reading.
+    the phases' conditions and contents (never places, never a narration) are added
+    beside its reading.
     """
     from fabula.agents.memory_builder.extract import parse_sentence
     from fabula.agents.memory_builder.prose import read_with_unseen
@@ -87,7 +88,7 @@ def read_story(
             out.extend(mine)
         else:
             out.extend(theirs)
-            out.extend(a for a in mine if a.clause is None or a.clause.attribute != "location")
+            out.extend(a for a in mine if _beside(a))
     spanned = {id(a) for a in out}
     out.extend(a for a in prose if id(a) not in spanned and not _inside(a, spans))
     out = [_unseen(a, blind, entities) if a.kind == "state" else a for a in out]
@@ -116,6 +117,15 @@ def _unseen(
     return action.model_copy(
         update={"unseen_by": tuple(dict.fromkeys((*action.unseen_by, *unseen)))}
     )
+
+
+def _beside(action: StoryAction) -> bool:
+    """Whether a phases' action may stand beside the prose reader's reading: a condition
+    or contents, never a place (the prose reader's) and never a narration (a sentence
+    read is no longer narration: "Mara went to Castle Eldmoor." is a move alone)."""
+    if action.kind == "narration" or action.clause is None:
+        return False
+    return action.clause.attribute != "location"
 
 
 def _inside(action: StoryAction, spans: list[tuple[int, int]]) -> bool:

@@ -21,6 +21,14 @@ follows. The verb's WordNet class (:mod:`.lexicon`) and the clause's shape give 
   the roses", "the roses wilt": condition ``damage``, ``wilt``), and a result ("causing
   it to wilt", "leaving the hive empty", "making them soft").
 
+A state is a thing's: a declared entity, or a noun phrase the text treats as a thing. A
+character's own doing with no object ("Leo sighed", "is walking"), a touch on the doer's
+own ("rubbed his eyes"), where a character goes (the prose reader's) and a thing the story
+does not track moving along ("a cold wind came off the hills": scenery) say none; a
+thing coming or going ("a fog rolls in") does. "and" + a verb is a second clause of the
+same subject ("rubbed his eyes and sighed"); "where" and "which" begin a clause of their
+own ("where the clouds are clearing", "which causes it to crack").
+
 A value is its words reduced to roots (:func:`.lexicon.root`): "wilted", "has wilted" and
 "wilts" are one value, ``wilt``.
 """
@@ -42,6 +50,9 @@ CHANGING = frozenset(["change", "contact", "consumption", "creation", "weather",
 AWARE = {"aware": True, "unaware": False, "oblivious": False}
 _PARTICLES = frozenset(["up", "over", "off", "away", "down", "out", "in", "on", "back"])
 _CONTENTS = frozenset(["contain", "hold", "fill"])
+# the classes of a verb that touches or moves the body, and changes nothing else
+_TOUCH = frozenset(["contact", "body"])
+_POSSESSIVES = frozenset(["his", "her", "their", "my", "our", "your"])
 
 
 @dataclass(frozen=True)
@@ -103,16 +114,39 @@ def _negation(w: str) -> bool:
     return w in lx.NEGATIONS or w.endswith("n't")
 
 
+def _own(target: Mention, doer: Mention | None) -> bool:
+    """Whether ``target`` is the doer's own, not a thing the story declared: a character
+    doer and a phrase with a possessive ("his tired eyes")."""
+    if doer is None or not doer.character or target.entity is not None:
+        return False
+    return target.tokens[0].lower in _POSSESSIVES
+
+
+def _particle(tail: Sequence[Token]) -> bool:
+    """Whether ``tail`` begins with an adverbial particle, not a preposition with its
+    object: "rolls in", "moves away from the area"; not "came off the hills"."""
+    if not tail or tail[0].lower not in _PARTICLES:
+        return False
+    nxt = tail[1].lower if len(tail) > 1 else ""
+    return not nxt or nxt in lx.PREPOSITIONS or nxt in lx.CONJUNCTIONS or nxt.endswith("ly")
+
+
 def split_clauses(segment: Sequence[Token]) -> list[tuple[Token, ...]]:
-    """A segment cut before "and"/"but" + a participle or a subject with its verb."""
+    """A segment cut before "and"/"but" + a verb: a second clause of the same subject
+    ("rubbed his eyes and sighed"), never the first one's value."""
     out: list[list[Token]] = [[]]
     for k, t in enumerate(segment):
         nxt = segment[k + 1].lower if k + 1 < len(segment) else ""
         after = segment[k + 2].lower if k + 2 < len(segment) else ""
+        before = segment[k - 1].lower if k else ""
         finite = nxt not in lx.verb_lemmas() or nxt.endswith("ing")
-        # a verb taking an object ("and notices the", "and greets them"), not an
-        # adjective of the phrase that goes on ("wet and wilted skirt")
+        # a verb taking an object ("and notices the", "and greets them") or none ("and
+        # sighed", "and sighed with relief"), not an adjective of a phrase that goes on
+        # ("wet and wilted skirt") or of a predicate ("is wet and wilted")
         takes = after in lx.DETERMINERS or after in lx.PRONOUNS or after in ("that",)
+        alone = not after or after in lx.PREPOSITIONS or after in _PARTICLES
+        paired = lx.is_adjective(nxt) and lx.is_adjective(before)
+        takes = takes or (alone and not paired)
         if t.lower in ("and", "but") and out[-1] and finite and lx.verb(nxt) and takes:
             out.append([])
             continue
@@ -144,6 +178,13 @@ class ClauseReader:
         k = 0
         subordinate = False
         while k < len(tokens) and tokens[k].lower in ("just", "even", "right", "and", "but"):
+            k += 1
+        # a relative clause of place is a clause of its own ("where the clouds are ...");
+        # "which" or "who" before a verb is the subject before ("which causes it to crack")
+        if k < len(tokens) - 1 and tokens[k].lower == "where":
+            k += 1
+        relative = k < len(tokens) - 1 and tokens[k].lower in ("which", "who")
+        if relative and lx.verb(tokens[k + 1].lower) is not None:
             k += 1
         # "while" makes a character's clause a concurrent occupation ("while Bo is away")
         if k < len(tokens) and tokens[k].lower in lx.SUBORDINATORS:
@@ -224,9 +265,12 @@ class ClauseReader:
         ):
             return
         frame.doer = frame.doer or subject
+        # "is walking" of a character is a doing (the prose reader's), not its condition
+        doing = character and verb is not None and head.endswith("ing")
         if (
             copula
             and subject is not None
+            and not doing
             and (verb is None or head.endswith("ed") or lx.is_adjective(head))
         ):
             self._predicate(frame, subject, after)
@@ -243,14 +287,19 @@ class ClauseReader:
             frame.states.append(StateReading(subject, "contents", value_of(phrase(tail))))
             return
         if "motion" in verb.classes[:1] and subject is not None:
-            # "the fish move away", "the boulder slid": where it went is its state
-            if not tail or tail[0].lower in _PARTICLES or tail[0].lower in lx.PREPOSITIONS:
-                moved = verb.lemma + (
-                    f" {tail[0].lower}" if tail and tail[0].lower in _PARTICLES else ""
-                )
+            # "the boulder slid", "the fish move away": where a thing the story tracks went
+            # is its state, and so is a thing coming or going ("a fog rolls in": a particle
+            # with no object); a thing it does not track moving along ("a cold wind came
+            # off the hills") is scenery, and where a character goes is the prose reader's
+            particle = _particle(tail)
+            if subject.character or not (subject.tracked or particle):
+                return
+            if not tail or particle or tail[0].lower in lx.PREPOSITIONS:
+                moved = verb.lemma + (f" {tail[0].lower}" if particle else "")
                 frame.states.append(StateReading(subject, "condition", moved, negated))
             return
-        if not CHANGING.intersection(verb.classes[:2]):
+        changing = CHANGING.intersection(verb.classes[:2])
+        if not changing:
             return
         j = 0
         while j < len(tail) and tail[j].lower in _PARTICLES:
@@ -258,6 +307,10 @@ class ClauseReader:
         target = None
         if j < len(tail) and tail[j].lower not in lx.PREPOSITIONS:
             target = self.r.mention(tail[j:])
+        if target is not None and _own(target, subject) and not changing - _TOUCH:
+            # a touch on the doer's own ("rubbed his eyes", "patted her pocket") changes
+            # no thing the story tracks: a gesture, not a state
+            return
         if target is not None and not target.character:
             self.r.note(target, subject=False)
             after_target = tail[j + len(target.tokens) :]
@@ -267,7 +320,9 @@ class ClauseReader:
             else:
                 frame.states.append(StateReading(target, "condition", verb.lemma))
             self._result(frame, after_target, target)
-        elif subject is not None and target is None:
+        elif subject is not None and target is None and not subject.character:
+            # "the roses wilt"; a character's own doing with no object ("Leo sighed") is
+            # a gesture, not a thing's state
             frame.states.append(StateReading(subject, "condition", verb.lemma, negated))
 
     def _character(
@@ -292,7 +347,8 @@ class ClauseReader:
         if verb is None:
             return True
         nxt = after[1].lower if len(after) > 1 else ""
-        if nxt == "to" and len(after) > 2 and lx.verb(after[2].lower) is not None:
+        # "to" + a verb; a capital after "to" is a name ("went to Castle Eldmoor"), no verb
+        if nxt == "to" and len(after) > 2 and not after[2].capital and lx.verb(after[2].lower):
             frame.kind = "goal"
             return True
         rest = after[2:] if nxt == "that" else after[1:]

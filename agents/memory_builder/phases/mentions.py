@@ -27,12 +27,14 @@ _CUT = frozenset(["once", "now", "still", "also", "just", "very", "already", "di
 @dataclass(frozen=True)
 class Mention:
     """A noun phrase: its tokens, the name it gives, the entity it names (None: none the
-    story knows), whether it is a character."""
+    story knows), whether it is a character, whether the story tracks it (an entity it
+    declared, a thing it named before, or a pronoun for one)."""
 
     tokens: tuple[Token, ...]
     name: str
     entity: str | None
     character: bool
+    tracked: bool = False
 
     @property
     def start(self) -> int:
@@ -48,6 +50,9 @@ def phrase(tokens: Sequence[Token]) -> tuple[Token, ...]:
     a participle (an -ing or -ed verb form after a noun), a relative word or a verb."""
     if tokens and tokens[0].lower in lx.PRONOUNS:
         return (tokens[0],)
+    first = tokens[0].lower if tokens else ""
+    if first in lx.CONJUNCTIONS or (first in _STOP and first not in lx.DETERMINERS):
+        return ()  # "and sighed", "while ...": no noun phrase begins there ("that jar" may)
     out: list[Token] = []
     for k, t in enumerate(tokens):
         w = t.lower
@@ -62,10 +67,22 @@ def phrase(tokens: Sequence[Token]) -> tuple[Token, ...]:
             ends = not nxt or nxt in lx.DETERMINERS or nxt in lx.PREPOSITIONS or nxt in _STOP
             ends = ends or nxt in lx.PRONOUNS or nxt in lx.CONJUNCTIONS
             inflected = w.endswith(("ing", "ed", "s")) or w not in lx.verb_lemmas()
-            if out[-1].lower != "of" and (ends or not lx.is_adjective(w)) and inflected:
+            verbal = out[-1].lower != "of" and (ends or not lx.is_adjective(w)) and inflected
+            if verbal and not _modifier(out):
                 break
         out.append(t)
     return tuple(out)
+
+
+def _modifier(out: Sequence[Token]) -> bool:
+    """Whether ``out`` ends on an adjective that modifies a noun still to come: an
+    adjective is never a phrase's head ("his tired eyes" → eyes, not "tired"). A word
+    that is also a noun ("the light", "the wet") may be the head; a participle used as
+    an adjective ("tired", "broken") may not."""
+    last = out[-1].lower
+    if last in lx.DETERMINERS or not lx.is_adjective(last) or out[-1].capital:
+        return False
+    return lx.derived_verb(last) is None or last.endswith(("ed", "en"))
 
 
 @dataclass
@@ -108,7 +125,8 @@ class Resolver:
         if sid is not None:
             name = self.entities[sid].name or sid
             name = name if character else name.lower()
-        return Mention(np, name, sid, character)
+        tracked = sid is not None or any(m.name == name for m in self.things)
+        return Mention(np, name, sid, character, tracked)
 
     def _declared(self, tokens: Sequence[Token]) -> tuple[Token, ...]:
         """The tokens up to the end of a declared entity's name at their start (after
@@ -136,13 +154,13 @@ class Resolver:
             person = person or self.last_character
             if person is None:
                 return None
-            return Mention((token,), person.name, person.entity, True)
+            return Mention((token,), person.name, person.entity, True, True)
         declared = [m for m in self.things if m.entity is not None]
         candidates = declared or self.things
         if not candidates:
             return None
         thing = candidates[-1]
-        return Mention((token,), thing.name, thing.entity, False)
+        return Mention((token,), thing.name, thing.entity, False, True)
 
     def note(self, mention: Mention, subject: bool) -> None:
         """Make ``mention`` salient (as the clause's subject, or another mention)."""
