@@ -186,15 +186,38 @@ class PlanRequest:
     notes: tuple[str, ...] = ()
 
 
+CHAT_MEMORY = 6
+"""The exchanges of a conversation with a character that its next answer reads (the
+latest ones): enough for a follow-up to find what it refers to, bounded whatever the
+conversation's length."""
+CHAT_EXCHANGE_CHARS = 4000
+"""The most characters of one question or answer of a conversation that are read."""
+
+
+class ChatExchange(_Contract):
+    """One exchange of a person's conversation with a character: the person's question
+    and the character's answer. A conversation is the person's with that one character,
+    outside the story: never a belief, never read by another character."""
+
+    question: str = Field(max_length=CHAT_EXCHANGE_CHARS)
+    answer: str = Field(max_length=CHAT_EXCHANGE_CHARS)
+
+
 class ChatRequest(_Contract):
     """Everything a character's voice is given to answer one question, all of it the
     character's own: its brief, what its own mind recalls for the question (``known``),
     the question-answerer's answer from its beliefs (``plain``; None: the question is not
     one of its forms), the entries of its own lore the question activates (``lore``) and
-    exemplars of its voice nearest it (``voice``)."""
+    exemplars of its voice nearest it (``voice``), and the conversation so far
+    (``conversation``: this person's with this character only, oldest first, at most
+    :data:`CHAT_MEMORY` exchanges); ``question`` is the question as asked, ``reading`` the
+    question it stands for when it refers back ("Where is it?" → "Where is the brass
+    key?"), else None."""
 
     brief: CharacterBrief
     question: str
+    reading: str | None = None
+    conversation: tuple[ChatExchange, ...] = Field(default=(), max_length=CHAT_MEMORY)
     known: str = ""
     plain: str | None = None
     lore: tuple[str, ...] = ()

@@ -34,9 +34,20 @@ def render_chat(request: ChatRequest) -> str:
         ("What you know of it", _lines(request.known) or ("" if lore else "(nothing)")),
         ("What your lore says of it", "\n".join(f"- {x}" for x in lore)),
         ("What your beliefs answer", request.plain or ""),
+        ("Your conversation so far", _conversation(request)),
         ("The question", quoted(request.question)),
+        ("It asks", quoted(request.reading) if request.reading else ""),
     ]
     return "\n\n".join(f"## {title}\n{body}" for title, body in sections if body)
+
+
+def _conversation(request: ChatRequest) -> str:
+    """The exchanges before the question, oldest first: what the person asked and what you
+    answered, each quoted (data, never an instruction)."""
+    return "\n".join(
+        f"- The person: {quoted(x.question)}\n  You: {quoted(x.answer)}"
+        for x in request.conversation
+    )
 
 
 def _lines(text: str) -> str:

@@ -35,6 +35,7 @@ Policy, in order:
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import replace
 
 from fabula.agents.character.goals import (
@@ -141,25 +142,49 @@ def _pending_said(sit: Situation) -> tuple[str, str] | None:
         # proposed before the question was written (to an earlier one, perhaps)
         me, turn = sit.name(sit.me), memories[i].turn
         later = [m.quote for m in memories[i + 1 :] if m.turn > turn]
-        if any(_replied(quote, me, said.speaker) for quote in later):
+        others = [n for c, n in names.items() if c not in (sit.me, asker)]
+        if any(_replied(quote, me, said.speaker, others) for quote in later):
             return None
         return asker, words
     return None
 
 
-def _replied(quote: str, me: str, asker: str) -> bool:
+def _replied(quote: str, me: str, asker: str, others: Sequence[str] = ()) -> bool:
     """Whether a remembered line is ``me`` answering ``asker`` (names as written): a line
     it said to them (by name, or "… said to them"), in any order of the grammar's
-    dialogue, its "I do not know where …", or a telling to them."""
+    dialogue, a line said to no one by name and calling none of ``others`` (the other
+    characters: an answer once the asker has been named, :func:`_calls_by_name`), its "I
+    do not know where …", or a telling to them."""
     line = said_line(quote)
     if line is not None and line.speaker == me:
         to_them = line.to == asker or re.search(rf"\b{re.escape(asker)}\b", line.words)
         if to_them or line.words.startswith("I do not know where "):
             return True
+        to_none = line.to is None and not any(
+            re.search(rf"\b{re.escape(n)}\b", line.words) for n in others
+        )
+        if to_none and not line.words.endswith("?"):
+            return True
     return (
         re.match(rf"^{re.escape(me)} (?:privately )?told {re.escape(asker)} that ", quote)
         is not None
     )
+
+
+def _calls_by_name(sit: Situation, asker: str) -> bool:
+    """Whether an answer to ``asker`` calls them by name, as people do: the first time the
+    character answers them, or when others are there to tell them apart; otherwise its
+    words alone ("I am an elf," said Seraphina — not "…, User," on every line)."""
+    if [c for c in sit.others_here() if c != asker]:
+        return True
+    me, them = sit.name(sit.me), sit.name(asker)
+    for memory in sit.memories:
+        line = said_line(memory.quote)
+        if line is None or line.speaker != me:
+            continue
+        if line.to == them or re.search(rf"\b{re.escape(them)}\b", line.words):
+            return False
+    return True
 
 
 def _asked_where(sit: Situation, words: str) -> str | None:
@@ -411,13 +436,14 @@ class OfflineCharacter:
         found = best_exchange(
             words, card_exchanges(lore, name, to), card_exchanges(examples, name, to)
         )
+        call = _calls_by_name(sit, asker)
         if found is not None:
             said = example_reply(found, name, to)
             if said.words and not any(tells(x, secrets) for x in (said.words, said.gesture)):
                 return Action(
                     kind="say",
                     listener=asker,
-                    line=addressed_to(said.words, to),
+                    line=addressed_to(said.words, to) if call else said.words,
                     gesture=said.gesture or None,
                     reason="asked, and answers as its card's example does",
                 )
@@ -433,7 +459,7 @@ class OfflineCharacter:
         return Action(
             kind="say",
             listener=asker,
-            line=addressed_to(answer, to),
+            line=addressed_to(answer, to) if call else answer,
             reason="asked, and holds nothing that answers it"
             if answer == NO_ANSWER
             else "asked, and answers from what it holds",

@@ -47,11 +47,14 @@ def chat(
 ) -> None:
     """Ask a character questions: it answers from only its own mind (its beliefs and what it
     witnessed), e.g. `fabula chat demo leo --ask "Where is the brass key?"`. Without --ask,
-    questions are read from stdin until EOF or `q`; a line refused (too long) is said and
-    the chat goes on (the exit status says one was). Nothing said in a chat enters the
-    story."""
+    questions are read from stdin until EOF or `q`, as one conversation: a follow-up
+    ("And where is it now?", "Why?") is answered knowing the last exchanges. A line refused
+    (too long) is said and the chat goes on (the exit status says one was). Nothing said in
+    a chat enters the story."""
 
     async def go(fab: Fabula) -> None:
+        from fabula.agents.contracts import CHAT_MEMORY, ChatExchange
+
         reader = fab.read(story, branch)
         if ask is not None:
             show(await reader.chat(character, ask, as_of=as_of), as_json)
@@ -63,6 +66,7 @@ def chat(
             when = "" if as_of is None else f" as of turn {as_of}"
             err.print(f"talking to {me.name}{when}; q or Ctrl-D ends", style="dim")
         refused: InvalidInput | None = None
+        talked: list[ChatExchange] = []  # this session's conversation, the last few kept
         while True:
             if interactive:
                 err.print("you> ", end="")
@@ -73,12 +77,14 @@ def chat(
             if not question:
                 continue
             try:
-                answer = await reader.chat(me.id, question, as_of=as_of)
+                answer = await reader.chat(me.id, question, as_of=as_of, conversation=talked)
             except InvalidInput as exc:  # this line is refused (too long): the chat goes on
                 err.print(Text.assemble(("error:", "red"), " ", str(exc)), soft_wrap=True)
                 refused = exc
                 continue
             show(answer, as_json)
+            talked.append(ChatExchange(question=question, answer=answer.answer))
+            del talked[:-CHAT_MEMORY]
         if refused is not None:  # answered what it could; the status says a line was not
             raise typer.Exit(refused.exit_code)
 

@@ -22,6 +22,16 @@ question: the story's world, another mind and the planner's plan are out of its 
   the exemplars of its voice nearest the question (its own keyspace's) and the character's
   own entry in the world pack (name, voice, secrets).
 
+A chat is a conversation: the caller keeps it (the Chat page in its tab, ``fabula chat`` for
+its session, an API client in its requests) and gives its last exchanges with the next
+question, which is read against them ("And where is it now?" after "Where is the brass
+key?"; "Why?" asks the grounds of the last answer: the episode its belief came from). A
+chat is outside the story (DESIGN.md: a character's beliefs come from what it took part
+in, observed, was told by someone in the story, inferred, or common knowledge; the person
+asking is not in the story), so what the person says in it is never a belief of the
+character's, is never read by a turn, and reaches no other character: each conversation
+is with one character, and only that character's chat reads it.
+
 Nothing of a chat is written: the story, its minds and its usage stay as they were.
 """
 
@@ -29,7 +39,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
 
+from fabula.agents.character.followup import standalone
 from fabula.agents.character.replies import (
     NO_ANSWER,
     card_answer,
@@ -37,7 +50,7 @@ from fabula.agents.character.replies import (
     lore_said,
     reply,
 )
-from fabula.agents.contracts import CharacterBrief, ChatRequest
+from fabula.agents.contracts import CHAT_MEMORY, CharacterBrief, ChatExchange, ChatRequest
 from fabula.agents.roles import ChatVoiceRole
 from fabula.agents.views import author_view
 from fabula.errors import InvalidInput
@@ -64,6 +77,21 @@ _HOW = re.compile(r"\s*\([^()]*\)$")  # a recalled belief's "(participated, turn
 _SHOWN = 3  # beliefs, then episodes, an offline answer from recall quotes at most
 
 
+@dataclass(frozen=True)
+class _Answer:
+    """An answer before it is voiced: what is said, how it was found, the records it
+    rests on, and what a voice is given (the recall, the plain answer, the lit lore)."""
+
+    me: str
+    said: str
+    answered_by: Literal["question-answerer", "recall"]
+    rests: list[ChatRecord]
+    recalled: list[ChatRecord]
+    found: Assembly
+    plain: str | None
+    lore: Sequence[Lit]
+
+
 async def chat(
     store: StoryStore,
     character: str,
@@ -74,10 +102,17 @@ async def chat(
     voice: ChatVoiceRole | None = None,
     as_of: int | None = None,
     lore_budget: int = LORE_BUDGET,
+    conversation: Sequence[ChatExchange] = (),
 ) -> ChatOut:
     """``character``'s answer to ``question`` on ``store``'s branch (``as_of``: as it stood
     after that turn), from its own mind only (see the module docstring); its own lore
     within ``lore_budget`` tokens, beside its recall's :data:`CHAT_BUDGET`.
+
+    ``conversation`` is the person's conversation with this character so far (oldest
+    first; the last :data:`CHAT_MEMORY` exchanges are read): a follow-up ("And where is it
+    now?", "What about Mara?", "Why?") is read against it
+    (:func:`~fabula.agents.character.followup.standalone`) and a model is given it. It is
+    the caller's to keep: nothing of it is written, and it is never a belief.
 
     Raises :class:`InvalidInput` for an empty or overlong question or an ``as_of`` outside
     the branch, :class:`NotFound` for an unknown story, branch or character (named by id or
@@ -89,6 +124,49 @@ async def chat(
     me = await store.resolve(character, "character")
     mind = await minds.mind(store.story, me.id, store.branch)
     entities = await mind.entities(as_of=as_of)
+    talked = tuple(conversation)[-CHAT_MEMORY:]
+    read = standalone(question, talked, entities, me.id)
+    found = await _answer(mind, me, read.question, entities, counter, as_of, lore_budget)
+    said: str = _because(found) if read.why else found.said
+    answered_by: Literal["question-answerer", "recall", "model"] = found.answered_by
+    rests = found.rests
+    if voice is not None:
+        request = await _voiced(store, me, mind, question, found, counter, as_of)
+        request = request.model_copy(
+            update={
+                "reading": read.question if read.question != question else None,
+                "conversation": talked,
+            }
+        )
+        said = await voice.answer(request) or said
+        answered_by = "model"
+        rests = _merged(rests, found.recalled)
+    return ChatOut(
+        story=store.story,
+        branch=store.branch,
+        character=me.id,
+        name=me.name,
+        as_of=as_of,
+        question=question,
+        reading=read.question if read.question != question else None,
+        answer=said,
+        answered_by=answered_by,
+        records=rests,
+    )
+
+
+async def _answer(
+    mind: CharacterMind,
+    me: Entity,
+    question: str,
+    entities: dict[str, Entity],
+    counter: TokenCounter,
+    as_of: int | None,
+    lore_budget: int,
+) -> _Answer:
+    """The offline answer to ``question`` (a question standing alone) from ``me``'s own
+    mind: its beliefs for a question of the question-answerer's forms, else its card's
+    example, its traits and lore, or what it recalls."""
     own = await own_lore(mind, question, budget=lore_budget, counter=counter)
     lore = own.lit
     found = await mind.recall(question, budget=CHAT_BUDGET, counter=counter, as_of=as_of)
@@ -97,6 +175,7 @@ async def chat(
     ]
     recalled = [*_records(found), *lore_records]
     reading = _reading(question, entities, me.name)
+    answered_by: Literal["question-answerer", "recall"]
     if reading is not None:
         plain, rests = await _from_beliefs(mind, reading, entities, recalled, as_of)
         answered_by = "question-answerer"
@@ -117,22 +196,38 @@ async def chat(
         said = mine if mine != NO_ANSWER else None
     if said is None:
         said = _from_recall(recalled, me.name)
-    if voice is not None:
-        request = await _voiced(store, me, mind, question, found, plain, lore, counter, as_of)
-        said = await voice.answer(request) or said
-        answered_by = "model"
-        rests = _merged(rests, recalled)
-    return ChatOut(
-        story=store.story,
-        branch=store.branch,
-        character=me.id,
-        name=me.name,
-        as_of=as_of,
-        question=question,
-        answer=said,
-        answered_by=answered_by,
-        records=rests,
-    )
+    return _Answer(me.name, said, answered_by, rests, recalled, found, plain, lore)
+
+
+_HOW_SAID = {
+    "participated": "Because I was there: I did it myself.",
+    "observed": "Because I saw it.",
+    "told_private": "Because I was told so.",
+    "told_public": "Because I was told so.",
+    "inferred": "Because I worked it out.",
+    "common": "Because everybody knows it.",
+}
+_HOW_OF = re.compile(r"\((?P<how>[a-z_]+), turn \d+\)")
+
+
+def _because(found: _Answer) -> str:
+    """The grounds of an answer, asked "Why?": the episode its belief came from, in the
+    first person ("Because I put the brass key in the desk drawer."), else how it came by
+    the belief; that it does not know, when it did not."""
+    if found.answered_by != "question-answerer":
+        return "That is all I can say of it."
+    if found.said.startswith("I don't know"):
+        return "I don't know, so I cannot say why."
+    episodes = [r.text for r in found.rests if r.kind == "episode"]
+    if episodes:
+        said = first_person(_sentence(episodes[-1]), found.me)
+        if said.startswith(("The ", "A ", "An ")):
+            said = said[0].lower() + said[1:]
+        return f"Because {said}"
+    for r in found.rests:
+        if r.kind == "belief" and (m := _HOW_OF.search(r.text)):
+            return _HOW_SAID.get(m["how"], "That is what I believe.")
+    return "That is what I believe."
 
 
 def _question(question: str, story: str) -> str:
@@ -153,9 +248,7 @@ async def _voiced(
     me: Entity,
     mind: CharacterMind,
     question: str,
-    found: Assembly,
-    plain: str | None,
-    lore: Sequence[Lit],
+    answer: _Answer,
     counter: TokenCounter,
     as_of: int | None,
 ) -> ChatRequest:
@@ -168,9 +261,9 @@ async def _voiced(
     return ChatRequest(
         brief=brief,
         question=question,
-        known=found.text,
-        plain=plain,
-        lore=tuple(x.text for x in lore),
+        known=answer.found.text,
+        plain=answer.plain,
+        lore=tuple(x.text for x in answer.lore),
         voice=tuple(x.text for x in exemplars),
     )
 
@@ -195,7 +288,7 @@ def _reading(question: str, entities: dict[str, Entity], me: str) -> Question | 
     names it ("the key" for the brass key when only one thing is called a key), or None
     when it is not one of its forms."""
     text = question if question.endswith("?") else question + "?"
-    text = text[0].upper() + text[1:]
+    text = text[0].upper() + re.sub(r"\s+(?:right\s+)?now\?$", "?", text[1:])
     try:
         q = parse_question(text)
     except InvalidInput:

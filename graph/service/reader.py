@@ -16,7 +16,7 @@ the interfaces' parameters.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Unpack
 
@@ -53,6 +53,7 @@ from fabula.memory.tokens import TokenCounter
 from fabula.settings import Settings
 
 if TYPE_CHECKING:  # annotations only: `fabula show` loads no minds, roles or graph
+    from fabula.agents.contracts import ChatExchange
     from fabula.agents.roles import ChatVoiceRole
     from fabula.graph.service.pending import Pending
     from fabula.memory.acl import MindPool
@@ -266,9 +267,18 @@ class Reader:
             lore_budget=self.sources.settings.lore_budget,
         )
 
-    async def chat(self, character: str, question: str, *, as_of: int | None = None) -> ChatOut:
+    async def chat(
+        self,
+        character: str,
+        question: str,
+        *,
+        as_of: int | None = None,
+        conversation: Sequence[ChatExchange] = (),
+    ) -> ChatOut:
         """``character``'s answer to ``question`` from only its own mind, read as its Redis
-        user, in its voice when a model is configured. Nothing of it is written."""
+        user, in its voice when a model is configured; a follow-up read against
+        ``conversation`` (the caller's with this character so far, oldest first). Nothing
+        of it is written."""
         from fabula.graph.service.chat import chat
         from fabula.memory.tokens import default_counter
 
@@ -281,6 +291,7 @@ class Reader:
             voice=self.sources.voice,
             as_of=as_of,
             lore_budget=self.sources.settings.lore_budget,
+            conversation=conversation,
         )
 
     async def lived(self, character: str, *, as_of: int | None = None) -> LivedOut:

@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Sequence
 from typing import Annotated, Any
 from urllib.parse import unquote, urlencode
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from pydantic import TypeAdapter, ValidationError
 from starlette.datastructures import UploadFile
 
-from fabula.agents.contracts import Decision
+from fabula.agents.contracts import CHAT_EXCHANGE_CHARS, CHAT_MEMORY, ChatExchange, Decision
 from fabula.errors import (
     AccessDenied,
     EditRefused,
@@ -521,7 +523,28 @@ async def chat_answer(request: Request, fab: Fab, story: str, form: Form) -> Res
         raise InvalidInput(f"q: at most {MAX_REQUEST_CHARS} characters")
     branch = _text(form, "branch") or "main"
     character, as_of = _text(form, "character"), _text(form, "as_of")
-    return await _chat(request, fab, story, branch, character, q, as_of, ask=True)
+    talked = _conversation(_text(form, "conversation"))
+    return await _chat(
+        request, fab, story, branch, character, q, as_of, ask=True, conversation=talked
+    )
+
+
+_EXCHANGES = TypeAdapter(list[ChatExchange])
+
+
+def _conversation(sent: str) -> list[ChatExchange]:
+    """The conversation the Chat page sends with a question (JSON: its last exchanges with
+    the character asked, oldest first), its last :data:`CHAT_MEMORY` read; "" is none.
+    :class:`InvalidInput` when it is not such a list or is too long to be one."""
+    if not sent:
+        return []
+    if len(sent) > 2 * CHAT_MEMORY * (2 * CHAT_EXCHANGE_CHARS + 64):
+        raise InvalidInput("conversation: too long")
+    try:
+        talked = _EXCHANGES.validate_json(sent)
+    except ValidationError:
+        raise InvalidInput("conversation: a list of {question, answer}") from None
+    return talked[-CHAT_MEMORY:]
 
 
 async def _chat(
@@ -534,14 +557,16 @@ async def _chat(
     as_of: str,
     *,
     ask: bool,
+    conversation: Sequence[ChatExchange] = (),
 ) -> Response:
-    """The Chat page, with the answer to ``q`` when ``ask``."""
+    """The Chat page, with the answer to ``q`` when ``ask`` (read against
+    ``conversation``, the exchanges before it)."""
     store = fab.store(story, branch)
     await store.require()
     turn = _whole(as_of, "as of turn") if as_of.strip() else None
     answer = None
     if ask and character.strip() and q.strip():
-        answer = await fab.read(store).chat(character, q, as_of=turn)
+        answer = await fab.read(store).chat(character, q, as_of=turn, conversation=conversation)
     entities = await fab.read(store).entities()
     characters = sorted(
         (e for e in entities.values() if e.kind == "character"), key=lambda e: e.name

@@ -83,6 +83,28 @@ class TestSeraphina:
             assert action.line == ("Never truly. The trees and the deer keep me company, User")
             assert action.gesture == "Seraphina laughed softly."
 
+    async def test_she_calls_the_user_by_name_once(self, redis_url: str, tmp_path: Path) -> None:
+        """Issue 44: every answer ended ", User," ("I am an elf…, User," said Seraphina).
+        Her first answer calls the user by name; once she has, her answers are her words
+        alone ("…," said Seraphina), and an answer so said still counts as answered: the
+        question is not answered again."""
+        async with Fabula(redis_url, Settings()) as fab:
+            store = await self._store(fab, tmp_path)
+            first = await _answer(fab, store, "seraphina", "What are your powers, Seraphina?")
+            assert first.line is not None and first.line.endswith(", User")
+            await fab.commit_scripted(store, await _written(store, "seraphina", first))
+            second = await _answer(fab, store, "seraphina", "Are you alone out here?")
+            assert second.line == "Never truly. The trees and the deer keep me company."
+            written = await _written(store, "seraphina", second)
+            assert written.endswith(
+                '"Never truly. The trees and the deer keep me company," said Seraphina.'
+            )
+            await fab.commit_scripted(store, written)
+            mind = await fab.minds.mind(store.story, "seraphina", store.branch)
+            brief = CharacterBrief(character="seraphina", name="Seraphina")
+            after = await OfflineCharacter().propose(mind, brief)
+            assert after.intent != "answer", after  # answered once, not again
+
     async def test_asked_who_she_is_she_says_her_traits(
         self, redis_url: str, tmp_path: Path
     ) -> None:

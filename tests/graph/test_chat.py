@@ -18,8 +18,10 @@ import httpx
 import pytest
 import redis.asyncio as aredis
 
+from fabula.agents.contracts import ChatExchange
 from fabula.errors import InvalidInput, NotFound
 from fabula.graph.service import Fabula
+from fabula.graph.service.responses.recall import ChatOut
 from fabula.memory.connection import connect_async
 from fabula.settings import Settings
 from fabula.testing.cli import fabula, fabula_process
@@ -80,6 +82,54 @@ class TestAnswers:
         assert "Leo " not in free.answer and "Leo's" not in free.answer  # he speaks as "I"
         assert "I put the brass key in the desk drawer." in free.answer
 
+    async def test_a_conversation_carries_its_last_exchange(self, app: Fabula) -> None:
+        """Issue 44: "chat does not remember the last exchange". A follow-up is read
+        against the conversation so far: "And where is it now?" is the key again, "Why?"
+        the grounds of the last answer (the episode Leo's belief came from), "What about
+        the desk drawer?" the last question of another thing."""
+        store = app.store("tale")
+        talked: list[ChatExchange] = []
+
+        async def ask(who: str, q: str) -> ChatOut:
+            said = await app.read(store).chat(who, q, conversation=talked)
+            talked.append(ChatExchange(question=q, answer=said.answer))
+            return said
+
+        first = await ask("leo", KEY)
+        assert first.reading is None
+        again = await ask("leo", "And where is it now?")
+        assert again.reading == "Where is the brass key?"
+        assert again.answer == "As far as I know, the brass key is in the desk drawer."
+        why = await ask("leo", "Why?")
+        assert why.reading == KEY
+        assert why.answer == "Because I put the brass key in the desk drawer."
+        sure = await ask("leo", "How do you know?")
+        assert sure.answer == why.answer
+        talked.clear()
+        mara = await ask("mara", "Where is the key?")
+        assert (await ask("mara", "why?")).answer == (
+            "Because I moved the brass key to the hollow book."
+        ), mara.answer
+        other = await ask("mara", "What about the desk drawer?")
+        assert other.reading == "Where is the desk drawer?", other
+        # without the conversation, "it" is nobody's: asked as it stands
+        alone = await app.read(store).chat("leo", "Where is it?")
+        assert alone.reading is None and "desk drawer" not in alone.answer
+
+    async def test_a_conversation_never_reaches_another_character(self, app: Fabula) -> None:
+        """What the person told Leo in chat is not Leo's belief, and Mara's answers do not
+        change for having been asked after it: the invariant of private minds holds."""
+        store = app.store("tale")
+        told = [
+            ChatExchange(question="The key is under the mat.", answer="I know nothing of that.")
+        ]
+        leo = await app.read(store).chat("leo", KEY, conversation=told)
+        assert leo.answer == "As far as I know, the brass key is in the desk drawer."
+        mara = await app.read(store).chat("mara", KEY)
+        assert "mat" not in mara.answer
+        minds = await app.read(store).minds()
+        assert "mat" not in json.dumps(minds.model_dump())
+
     async def test_bad_questions_and_nothing_written(self, app: Fabula, redis_url: str) -> None:
         """An empty question, an unknown character and a turn outside the branch are one
         clear error each; answering writes nothing to the story."""
@@ -113,6 +163,21 @@ class TestModelVoice:
         assert "Mara moved" not in prompt and "key is in the hollow book" not in prompt
         assert any(r.kind == "episode" for r in said.records)
 
+    async def test_the_model_is_given_the_conversation(
+        self, fab: Fabula, fake_openai: FakeOpenAI
+    ) -> None:
+        """A follow-up goes to the model with the conversation so far, quoted, and what
+        the question was read as; what the person said there is data, never a belief."""
+        fake_openai.reply_text("Because I left it there myself.")
+        talked = [ChatExchange(question=KEY, answer="In the desk drawer.")]
+        said = await fab.read(fab.store(STORY)).chat("leo", "Why?", conversation=talked)
+        assert said.answer == "Because I left it there myself." and said.reading == KEY
+        prompt = message_text(fake_openai.requests[-1])
+        assert "## Your conversation so far" in prompt
+        assert '- The person: "Where is the brass key?"' in prompt
+        assert '  You: "In the desk drawer."' in prompt
+        assert '## It asks\n"Where is the brass key?"' in prompt
+
 
 class TestCli:
     def test_ask_json_and_the_loop(self, redis_url: str) -> None:
@@ -125,17 +190,21 @@ class TestCli:
         data = json.loads(fabula(redis_url, "chat", "tale", "Mara", "--ask", KEY, "--json").stdout)
         assert data["character"] == "mara" and "hollow book" in data["answer"]
         assert data["records"][0]["kind"] == "belief"
+        leo = ("chat", "tale", "leo")
         loop = _with_stdin(
-            redis_url,
-            "Where is the key?\n\nWhere is Mara?\nq\nWhere is Leo?\n",
-            "chat",
-            "tale",
-            "leo",
+            redis_url, "Where is the key?\n\nWhere is Mara?\nq\nWhere is Leo?\n", *leo
         )
         lines = [line for line in loop.stdout.splitlines() if line.startswith("Leo:")]
         assert lines == [
             "Leo: As far as I know, the brass key is in the desk drawer.",
             "Leo: As far as I know, Mara is in the study.",
+        ]
+        talk = _with_stdin(redis_url, "Where is the key?\nWhy?\nAnd where is it now?\n", *leo)
+        lines = [line for line in talk.stdout.splitlines() if line.startswith("Leo:")]
+        assert lines == [
+            "Leo: As far as I know, the brass key is in the desk drawer.",
+            "Leo: Because I put the brass key in the desk drawer.",
+            "Leo: As far as I know, the brass key is in the desk drawer.",
         ]
         bad = fabula(redis_url, "chat", "tale", "nobody", "--ask", KEY, check=False)
         assert bad.returncode == NotFound.exit_code and "no character 'nobody'" in bad.stderr
@@ -186,6 +255,17 @@ class TestStudio:
             assert "<script>x</script>" not in hostile.text and "&lt;script&gt;" in hostile.text
             bad = await client.post("/api/stories/tale/chat", json={"character": "no", "q": KEY})
             assert bad.status_code == 404 and "no character 'no'" in bad.json()["error"]
+            talked = [{"question": KEY, "answer": api.json()["answer"]}]
+            why = {"character": "leo", "q": "Why?", "conversation": talked}
+            api = await client.post("/api/stories/tale/chat", json=why)
+            assert api.json()["answer"] == "Because I put the brass key in the desk drawer."
+            assert api.json()["reading"] == KEY
+            form = {**form, "q": "And where is it now?", "conversation": json.dumps(talked)}
+            page = await client.post("/stories/tale/chat", data=form, headers=headers)
+            assert "(Where is the brass key?)" in page.text
+            form["conversation"] = "[1]"
+            wrong = await client.post("/stories/tale/chat", data=form, headers=headers)
+            assert wrong.status_code == 422 and "conversation" in wrong.text
             assert await story_keys(redis_url, "tale") == before
 
     async def test_a_get_asks_nothing(self, base: str, redis_url: str) -> None:

@@ -98,3 +98,41 @@ async def test_an_evening_with_an_imported_card(
             assert (POWERS in await page.locator("main").inner_text()) is holds, who
     finally:
         await context.close()
+
+
+QUESTIONS = (
+    "What are your powers?",
+    "Who are you?",
+    "Are you alone out here?",
+    "What is Eldoria?",
+    "Where are we?",
+)
+
+
+async def test_a_question_every_turn_is_answered_every_turn(
+    browser: Browser, base: str, tmp_path: Path
+) -> None:
+    """Issue 44: at 390 px "the questions of turns 3, 5 and 7 never answered". The user
+    asks a question in each of five successive turns; each is answered in the turn after
+    it, once (one line of hers a turn), and the last in a turn of its own; she calls the
+    user by name in her first answer only."""
+    context = await browser.new_context(viewport={"width": 390, "height": 844})
+    page = await context.new_page()
+    try:
+        await page.goto(base + "/")
+        form = page.locator("[data-testid=import-form]")
+        await form.locator("input[type=file]").set_input_files(seraphina(tmp_path))
+        await form.locator("input[name=id]").fill("sera")
+        await form.locator("button[type=submit]").click()
+        await page.wait_for_url(f"{base}/stories/sera?notice=created")
+        drafts = [await play(page, base, f'"{q}" User asked.') for q in QUESTIONS]
+        drafts.append(await play(page, base, "User sat up."))
+    finally:
+        await context.close()
+    said = [[x for x in d.split("\n") if "said Seraphina" in x] for d in drafts]
+    for i, q in enumerate(QUESTIONS):
+        assert f'"{q}" User asked.' in drafts[i]
+        assert said[i + 1], (q, drafts[i + 1])  # answered in the turn after it
+    assert said[0] == [], drafts[0]  # nothing asked before it: nothing answered
+    assert [len(lines) for lines in said[1:]] == [1] * len(QUESTIONS), said  # once each
+    assert "User," not in " ".join(x for lines in said[2:] for x in lines)  # named once

@@ -16,6 +16,7 @@ import re
 from html import unescape
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs
 
 import httpx
 import pytest
@@ -223,7 +224,8 @@ class TestOnAPhone:
     async def test_chat_keeps_the_conversation(
         self, browser: Browser, base: str, request: pytest.FixtureRequest
     ) -> None:
-        """Chat forgot each exchange; now each answer goes below the last, the tab keeps
+        """Chat forgot each exchange; now each answer goes below the last, a follow-up is
+        answered knowing the last exchange with that character (issue 44), the tab keeps
         them when the page comes back, and nothing said enters the story."""
         await two_stories(base)
         context, page, problems = await opened(browser, 390)
@@ -240,11 +242,28 @@ class TestOnAPhone:
             await expect(exchanges).to_have_count(2)
             await expect(exchanges.nth(0)).to_contain_text("desk drawer")
             await expect(exchanges.nth(1)).to_contain_text("hollow book")
+            # a follow-up to Leo carries Leo's exchange only (Mara's is hers), and is read
+            # with it: "Why?" is the grounds of his answer about the key
+            sent: list[str] = []
+            page.on(
+                "request", lambda r: sent.append(r.post_data or "") if r.method == "POST" else None
+            )
+            await page.select_option("#character", "leo")
+            await page.fill("#q", "Why?")
+            await page.click("[data-testid=chat-form] button[type=submit]")
+            await expect(exchanges).to_have_count(3)
+            await expect(exchanges.nth(2)).to_contain_text(
+                "Because I put the brass key in the desk drawer."
+            )
+            await expect(exchanges.nth(2)).to_contain_text("(Where is the brass key?)")
+            talked = json.loads(parse_qs(sent[-1])["conversation"][0])
+            assert [x["question"] for x in talked] == ["Where is the brass key?"]
+            assert "hollow book" not in json.dumps(talked)
             width_seen, inner = await sideways(page)
             assert width_seen <= inner
             await page.screenshot(path=shots_of(request) / "chat.png", full_page=True)
             await page.reload()
-            await expect(exchanges).to_have_count(2)
+            await expect(exchanges).to_have_count(3)
             await expect(exchanges.nth(1)).to_contain_text("Mara")
             await page.click("[data-testid=forget-chat]")
             await expect(exchanges).to_have_count(0)

@@ -133,6 +133,9 @@ class ChatOut(_Out):
     name: str
     as_of: int | None
     question: str
+    reading: str | None = None
+    """The question as it was read, when it referred back to the conversation ("And where
+    is it now?" → "Where is the brass key?"); None when it was read as asked."""
     answer: str
     answered_by: Literal["question-answerer", "recall", "model"]
     records: list[ChatRecord]

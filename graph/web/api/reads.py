@@ -13,6 +13,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import PlainTextResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
+from fabula.agents.contracts import CHAT_MEMORY, ChatExchange
 from fabula.graph.service.reader import MAX_RECALL_BUDGET, MAX_REQUEST_CHARS, RECALL_BUDGET
 from fabula.graph.service.responses.reading import (
     BeliefsOut,
@@ -144,6 +145,15 @@ class ChatIn(BaseModel):
     character: str = Field(description="The character asked (id or name).")
     q: str = Field(max_length=MAX_REQUEST_CHARS, description="The question.")
     as_of: int | None = Field(None, ge=0, description="Ask it as it was at this turn.")
+    conversation: list[ChatExchange] = Field(
+        default_factory=list,
+        max_length=CHAT_MEMORY,
+        description=(
+            "The conversation so far with this character, oldest first (at most "
+            f"{CHAT_MEMORY} exchanges): a follow-up ('Why?', 'And where is it now?') is "
+            "read against it. The caller keeps it; nothing of it is written."
+        ),
+    )
 
 
 @router.post("/stories/{story}/chat", response_model=ChatOut)
@@ -153,7 +163,9 @@ async def chat(fab: Fab, story: str, asked: ChatIn, branch: Branch = "main") -> 
     because an answer may cost a model call, and a GET (a link or a picture on another
     site) must spend nothing."""
     store = fab.store(story, branch)
-    return await fab.read(store).chat(asked.character, asked.q, as_of=asked.as_of)
+    return await fab.read(store).chat(
+        asked.character, asked.q, as_of=asked.as_of, conversation=asked.conversation
+    )
 
 
 @router.get("/stories/{story}/evidence/{event}", response_model=EvidenceOut)

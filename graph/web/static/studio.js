@@ -169,7 +169,8 @@
     const forget = document.querySelector("[data-forget-chat]");
     const part = (x, name) => { const el = x.querySelector('[data-part="' + name + '"]'); return el ? el.textContent : ""; };
     const read = () => Array.from(list.querySelectorAll(".exchange")).map((x) =>
-      ({ question: part(x, "question"), name: part(x, "name"), answer: part(x, "answer") }));
+      ({ character: x.dataset.character || "", question: part(x, "question"),
+         name: part(x, "name"), answer: part(x, "answer") }));
     const save = () => {
       const kept = read();
       try { window.sessionStorage.setItem(key, JSON.stringify(kept)); } catch (err) { /* full: not kept */ }
@@ -187,6 +188,7 @@
       const item = document.createElement("article");
       item.className = "exchange restored";
       item.dataset.testid = "exchange";
+      item.dataset.character = x.character || "";
       const q = document.createElement("p");
       q.className = "question";
       const you = document.createElement("strong");
@@ -208,6 +210,17 @@
       list.insertBefore(item, first);
     }
     save();
+    // the next question is sent with the conversation so far with the character asked
+    // (its last exchanges, never another character's): a follow-up ("Why?") is read with it
+    document.body.addEventListener("htmx:configRequest", (e) => {
+      const form = e.detail.elt;
+      if (!form || !form.matches || !form.matches('[data-testid="chat-form"]')) return;
+      const who = form.querySelector("#character");
+      const asked = who ? who.value : "";
+      const talked = read().filter((x) => x.character === asked).slice(-6)
+        .map((x) => ({ question: x.question, answer: x.answer }));
+      e.detail.parameters.conversation = JSON.stringify(talked);
+    });
     document.body.addEventListener("htmx:afterSwap", (e) => {
       if (e.detail.target !== list) return;
       save();
