@@ -53,6 +53,7 @@ from fabula.memory.tokens import TokenCounter
 from fabula.settings import Settings
 
 if TYPE_CHECKING:  # annotations only: `fabula show` loads no minds, roles or graph
+    from fabula.agents.character.played import PlayedView
     from fabula.agents.contracts import ChatExchange
     from fabula.agents.roles import ChatVoiceRole
     from fabula.graph.service.pending import Pending
@@ -293,6 +294,30 @@ class Reader:
             lore_budget=self.sources.settings.lore_budget,
             conversation=conversation,
         )
+
+    async def played_views(self) -> list[PlayedView]:
+        """Each played character's own view at the branch's head (where it believes it is,
+        with whom, what it believes, its last memories, its goals), read from only its own
+        mind as its Redis user: shown beside its part before a turn is run, so that a part
+        is written and the turn played in one step."""
+        from fabula.agents.character.brief import brief_for
+        from fabula.agents.character.played import played_view
+        from fabula.agents.contracts import TurnPlan
+        from fabula.agents.views import author_view
+
+        played = await self.played()
+        if not played:
+            return []
+        view = await author_view(self.store)
+        pool = self.sources.mind_pool()
+        out = []
+        for character in played:
+            # a brief holds the character's own goals, secrets and voice; the plan's scene
+            # goal and beats never reach it (brief_for), so an empty one is no loss
+            plan = TurnPlan(scene_goal="", focal=(character,))
+            mind = await pool.mind(self.store.story, character, self.store.branch)
+            out.append(await played_view(mind, brief_for(view, character, plan)))
+        return out
 
     async def lived(self, character: str, *, as_of: int | None = None) -> LivedOut:
         """The story as ``character`` lived it: what it witnessed and believes, read from

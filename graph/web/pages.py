@@ -206,6 +206,7 @@ async def _story_context(fab: Fabula, request: Request, story: str, branch: str)
     last = text.turns[-1].turn if text.turns else 0
     pictured = await reader.turn_pictures(text.turns[0].turn, last) if text.turns else {}
     names = {e.id: e.name for e in (await reader.entities()).values()} if pictured else {}
+    parts = [] if pending is not None else await fab.waiting_parts(store)
     return {
         "story": story,
         "branch": branch,
@@ -216,7 +217,10 @@ async def _story_context(fab: Fabula, request: Request, story: str, branch: str)
         "usage_of": {u.turn: u for u in usage.turns},
         "pending": pending,
         # the played characters' parts the next turn waits for, each with its own view
-        "parts": [] if pending is not None else await fab.waiting_parts(store),
+        "parts": parts,
+        # with no turn under way, each played character's view beside a field for its part
+        # in the next turn: writing it and pressing one button plays the turn
+        "next_parts": await reader.played_views() if pending is None and not parts else [],
         "branches": await reader.branches(),
         "run": runs.status(story, branch),
         # the first turn a rewind may go back to: the branch's fork (main: the setup)
@@ -286,16 +290,22 @@ async def play_character(fab: Fab, story: str, character: str, form: Form) -> Re
 
 @router.post("/stories/{story}/play")
 async def play(fab: Fab, story: str, form: Form) -> Response:
-    """The played characters' parts of the waiting turn (``part:<id>``; empty: take the
-    character's own idea); the turn goes on to its draft."""
+    """The played characters' parts (``part:<id>``; empty: take the character's own idea)
+    of the waiting turn, or, with none waiting, of the next turn, which is run with them:
+    the turn goes on to its draft."""
     branch = _text(form, "branch") or "main"
     store = fab.store(story, branch)
     await store.require()
     parts = {}
-    for asked in await fab.waiting_parts(store):
-        words = _text(form, f"part:{asked.character}")
+    # the parts a waiting turn asks for; with none waiting, the played characters' parts
+    # of the next turn, which this request runs (one step: part, then the draft)
+    asked = [a.character for a in await fab.waiting_parts(store)]
+    if not asked and await fab.pending(store) is None:
+        asked = await fab.read(store).played()
+    for character in asked:
+        words = _text(form, f"part:{character}")
         answer = {"words": words} if words else {"accept": True}
-        parts[asked.character] = part_from(answer, story=story)
+        parts[character] = part_from(answer, story=story)
     if not parts:
         raise InvalidInput(f"story {story!r} waits for no played character's part")
     ran = await fab.run(store, auto=False, parts=parts)
