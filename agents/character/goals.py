@@ -262,7 +262,7 @@ def _get(sit: Situation, obj: str, *, find: bool = False) -> Step:
         if find and holder in sit.others_here():
             return _done(f"sees the {name} with {sit.name(holder)}")
         if refused(sit, obj):
-            return _blocked(f"{sit.name(holder)} refused it the {name}")
+            return _blocked(f"{sit.name(holder)} refused to give the {name}")
         if holder in sit.others_here():
             line = f"Give me the {name}, {sit.name(holder)}"
             if sit.said(f'"{line}," said {sit.name(sit.me)}'):
