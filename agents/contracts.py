@@ -178,12 +178,15 @@ class WriteRequest(_Contract):
 class PlanRequest:
     """What the planner is given to plan one turn: the author's ``view``, the user's
     ``direction`` (None: none), which ``attempt`` at the turn this is (0 the first; a re-plan
-    after a rejection 1, 2, …) and the ``notes`` of the plans rejected before it."""
+    after a rejection 1, 2, …) and the ``notes`` of the plans rejected before it; ``said``
+    the branch's turns' text up to the view's turn, oldest first, for the lore's chat scan
+    (None: the view's recent turns only)."""
 
     view: AuthorView
     direction: str | None = None
     attempt: int = 0
     notes: tuple[str, ...] = ()
+    said: tuple[str, ...] | None = None
 
 
 CHAT_MEMORY = 6

@@ -115,7 +115,16 @@ async def plan(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any
         if c in view.characters() and (not ctx.auto or c in given)
     ]
     with metering() as meter:
-        asked = PlanRequest(view, state.get("direction"), attempt, tuple(state.get("notes", [])))
+        # the turns so far, for the lore's chat scan (only where the world has books)
+        lore = view.pack is not None and bool(view.pack.lore.books_of(None))
+        said = await _store(state, ctx).turn_texts(1, view.turn) if lore and view.turn else []
+        asked = PlanRequest(
+            view,
+            state.get("direction"),
+            attempt,
+            tuple(state.get("notes", [])),
+            said=tuple(t.text for t in said),
+        )
         try:
             turn_plan = await ctx.roles.planner.plan(asked)
         except StoryAtRest:

@@ -252,10 +252,11 @@ class CharacterMind:
         except NoPermissionError as exc:
             raise AccessDenied(str(exc), story=self.story, character=self.character) from exc
 
-    async def memories(self, last: int = 20) -> list[Memory]:
-        """This character's last first-person memories (the events it witnessed)."""
+    async def memories(self, last: int = 20, *, as_of: int | None = None) -> list[Memory]:
+        """This character's last first-person memories (the events it witnessed; by turn
+        ``as_of`` if given)."""
         try:
-            return await recall(self._store, self.character, last=last)
+            return await recall(self._store, self.character, last=last, as_of=as_of)
         except NoPermissionError as exc:
             raise AccessDenied(str(exc), story=self.story, character=self.character) from exc
 

@@ -24,7 +24,9 @@ import hashlib
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from fabula.memory.records import Memory
 from fabula.memory.store import StoryStore
 from fabula.settings import LORE_BUDGET
 from fabula.worlds.activation import Activated, Activation, Chat, Timed, activation, count_words
@@ -37,6 +39,11 @@ from fabula.worlds.lore import (
 )
 from fabula.worlds.pack import WorldPack
 from fabula.worlds.timed import chat_activations
+
+if TYPE_CHECKING:
+    from fabula.memory.acl import CharacterMind
+
+LIVED = 100_000  # a character's memories read to build the chat it lived (all of them)
 
 
 @dataclass(frozen=True)
@@ -248,3 +255,81 @@ def character_lore(document: str | None) -> Books | None:
     while len(_OWN) > _OWN_KEPT:
         _OWN.popitem(last=False)
     return found
+
+
+def turn_lore(
+    books: Books | None,
+    said: Sequence[str],
+    at_hand: str,
+    *,
+    budget: int = LORE_BUDGET,
+    count_tokens: Callable[[str], int] | None = None,
+    character: str | None = None,
+) -> Recalled:
+    """The lore of the turn at hand, the one scan every holder's lore goes through: the
+    chat of the turns ``said`` so far (oldest first) and ``at_hand`` (what the turn is
+    about: the plan, the direction, a question, a character's situation) as its newest
+    message, scanned by :func:`recall_chat` — the story's World Info settings (depth,
+    minimum activations, recursion, case, whole words), each entry's scan depth, character
+    filter (matched against ``character``; None: the author's, no filter) and the timed
+    effects the turns before leave."""
+    return recall_chat(
+        books,
+        [*said, at_hand],
+        budget=budget,
+        count_tokens=count_tokens,
+        character=character,
+    )
+
+
+async def author_lore(
+    store: StoryStore,
+    at_hand: str,
+    *,
+    budget: int = LORE_BUDGET,
+    count_tokens: Callable[[str], int] | None = None,
+    as_of: int | None = None,
+) -> Recalled:
+    """The author's lore for the turn after ``as_of`` (default: the head): the world's books
+    (no character's own) scanned by :func:`turn_lore` over the branch's turns up to it and
+    ``at_hand``. The writer, the planner and ``fabula recall`` read it."""
+    books = await world_books(store)
+    if books is None:
+        return Recalled([], [], budget)
+    head = as_of if as_of is not None else await store.head()
+    said = [t.text for t in await store.turn_texts(1, head)] if head >= 1 else []
+    return turn_lore(books, said, at_hand, budget=budget, count_tokens=count_tokens)
+
+
+def lived_turns(memories: Sequence[Memory], upto: int | None = None) -> list[str]:
+    """The story's turns as a character lived them, oldest first: each turn's text the
+    quotes of its memories of that turn (nothing where it witnessed nothing, so a turn
+    counts as SillyTavern counts a message), up to turn ``upto`` (default: the last it
+    lived); memories from before the story (turn 0) are read with its first turn."""
+    last = upto if upto is not None else max((m.turn for m in memories), default=0)
+    by_turn: dict[int, list[str]] = {}
+    for m in memories:
+        if m.turn <= last:
+            by_turn.setdefault(max(m.turn, 1), []).append(m.quote)
+    return ["\n".join(by_turn.get(t, [])) for t in range(1, last + 1)]
+
+
+async def own_lore(
+    mind: CharacterMind,
+    name: str,
+    at_hand: str,
+    *,
+    budget: int = LORE_BUDGET,
+    count_tokens: Callable[[str], int] | None = None,
+    as_of: int | None = None,
+) -> Recalled:
+    """A character's lore for the turn at hand: its own lore only (its keyspace's document:
+    its card's book and what the author made known to it, read through its own
+    connection) scanned by :func:`turn_lore` over the turns as it lived them (its own
+    memories, :func:`lived_turns`, by turn ``as_of``) and ``at_hand``, with its ``name``
+    for the character filters. Nothing of the pack or the story's text is read for it."""
+    books = character_lore(await mind.lore())
+    if books is None:
+        return Recalled([], [], budget)
+    said = lived_turns(await mind.memories(last=LIVED, as_of=as_of), as_of)
+    return turn_lore(books, said, at_hand, budget=budget, count_tokens=count_tokens, character=name)

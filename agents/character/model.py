@@ -42,7 +42,7 @@ from fabula.memory.acl import CharacterMind
 from fabula.memory.projections import BeliefView
 from fabula.memory.records import Entity, Memory, slug
 from fabula.settings import LORE_BUDGET
-from fabula.worlds.recall import activate_books, character_lore
+from fabula.worlds.recall import own_lore
 from fabula.worlds.voice import VOICE_EXEMPLARS, Exemplar, nearest, parse_traits, parse_voice
 
 if TYPE_CHECKING:
@@ -326,13 +326,13 @@ async def lore_lines(
     """What the character's own lore says that bears on its situation (its goals, where it
     is, who is with it, what it just lived): the entries of the lore its own keyspace holds
     (its card's book, what it was made to know: never the world's other lore), activated
-    on that situation within ``budget`` tokens (the lore's own), read through its own
-    connection."""
-    books = character_lore(await mind.lore())
-    if books is None:
-        return []
+    for the turn at hand within ``budget`` tokens (the lore's own) — the turns as it lived
+    them with its situation as the newest, scanned as SillyTavern scans a chat, with its
+    name for the character filters (:func:`fabula.worlds.recall.own_lore`) — read through
+    its own connection."""
     scan = situation(brief, beliefs, entities, memories)
-    return [f"- {x.text}" for x in activate_books(books, scan, budget=budget)]
+    found = await own_lore(mind, brief.name, scan, budget=budget)
+    return [f"- {x.text}" for x in found.lit]
 
 
 def situation(

@@ -65,7 +65,7 @@ from fabula.memory.acl import CharacterMind
 from fabula.memory.records import SECRET, Belief, Memory, is_secret, slug
 from fabula.memory.sentences import fact_clause
 from fabula.worlds.goals import Goal
-from fabula.worlds.recall import activate_books, character_lore
+from fabula.worlds.recall import own_lore
 from fabula.worlds.voice import parse_traits, parse_voice
 
 _NAME = r"[A-Z][\w'-]*"
@@ -427,7 +427,7 @@ class OfflineCharacter:
             return self._answer(sit, goals, asker, thing)
         me = sit.entities.get(sit.me)
         name, to = sit.name(sit.me), sit.name(asker)
-        lit = activate_books(character_lore(await mind.lore()), words)
+        lit = (await own_lore(mind, name, words)).lit
         lore = [x.text for x in lit if x.activated.fired != "constant"]
         held = [b.value for b in sit.beliefs.beliefs.values() if is_secret(b.attribute)]
         secrets = [*brief.secrets, *held]

@@ -32,7 +32,7 @@ from fabula.agents.schemas import array, cached, closed, line, maybe, one_of
 from fabula.agents.views import AuthorView
 from fabula.memory.records import slug
 from fabula.settings import LORE_BUDGET
-from fabula.worlds.recall import activate_books, books_of
+from fabula.worlds.recall import books_of, turn_lore
 
 if TYPE_CHECKING:
     # OpenAI and LangChain (seconds to import): loaded by the factory, only for a model
@@ -63,7 +63,7 @@ class ModelPlanner:
                     direction,
                     request.attempt,
                     request.notes,
-                    lore=planner_lore(view, direction, budget=self.lore_budget),
+                    lore=planner_lore(view, direction, budget=self.lore_budget, said=request.said),
                 )
             ),
         ]
@@ -162,16 +162,24 @@ def _slug(text: str) -> str:
 
 
 def planner_lore(
-    view: AuthorView, direction: str | None = None, *, budget: int = LORE_BUDGET
+    view: AuthorView,
+    direction: str | None = None,
+    *,
+    budget: int = LORE_BUDGET,
+    said: Sequence[str] | None = None,
 ) -> list[str]:
     """The entries of the world's books (the pack's, the author's: no character's own book)
-    that the scene so far activates — the recent text and the direction — within ``budget``
-    tokens, as lines for the planner's prompt."""
+    activated for the turn at hand, within ``budget`` tokens, as lines for the planner's
+    prompt: the story's turns ``said`` so far (None: the view's recent turns) and the
+    direction as the newest, scanned as the writer's context scans them
+    (:func:`fabula.worlds.recall.turn_lore`, with the story's World Info settings)."""
     if view.pack is None:
         return []
-    books = books_of(view.pack.lore.books_of(None))
-    scan = "\n".join([*(t.text for t in view.recent), direction or ""])
-    return [f"- {x.text}" for x in activate_books(books, scan, budget=budget, turn=view.turn)]
+    lore = view.pack.lore
+    books = books_of(lore.books_of(None), lore.world_info)
+    turns = [t.text for t in view.recent] if said is None else said
+    found = turn_lore(books, turns, direction or "", budget=budget)
+    return [f"- {x.text}" for x in found.lit]
 
 
 def render_author_view(

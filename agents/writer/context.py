@@ -7,9 +7,11 @@ W (the world facts about what the plan involves), B of each focal character (a f
 marked, so the writer can show it without correcting it), D, H, the episodes the plan
 depends on — from anywhere in the story, each with its date or turn and its speaker — and
 the recent text. The world's lore (the author's books of the story's pack: no character's
-own book) that the request and the recent text activate comes after the plan, in a
-``Lore`` section within the lore's own budget, beside the memory's (``lore_budget``:
-:mod:`fabula.worlds.recall`; an entry that does not fit is logged, ``lore_left_out``); then
+own book) activated for the turn at hand — the story's turns so far and the request as
+the newest, scanned as SillyTavern scans a chat (:func:`fabula.worlds.recall.author_lore`)
+— comes after the plan, in a ``Lore`` section within the lore's own budget, beside the
+memory's (``lore_budget``: :mod:`fabula.worlds.recall`; an entry that does not fit is
+logged, ``lore_left_out``); then
 ``How they speak``: for each focal character, the few exemplars of its voice nearest the
 turn (its card's example dialogues and role lines, what it said earlier: see
 :mod:`fabula.worlds.voice`), in at most an eighth of the budget. The
@@ -31,7 +33,7 @@ from fabula.memory.recall.plan import RecallRequest
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter
 from fabula.settings import LORE_BUDGET
-from fabula.worlds.recall import recall_books, world_books
+from fabula.worlds.recall import author_lore
 from fabula.worlds.voice import VOICE_EXEMPLARS, VOICE_SHARE, Exemplar, nearest, parse_voice
 
 VOICE_SCAN = 12  # a focal character's last utterances looked through for its voice
@@ -77,9 +79,7 @@ async def writer_context(
             request, view.entities, "write", view.developments, tuple(focus), today
         )
         recall_plan = await planner.plan(recall)
-    lore, beside = await _lore_section(
-        store, view, "\n".join([request, recent]), lore_budget, counter
-    )
+    lore, beside = await _lore_section(store, view, request, lore_budget, counter)
     voices = await voice_section(store, view, plan, request, budget // VOICE_SHARE, counter)
     return await author_context(
         store,
@@ -101,18 +101,16 @@ async def writer_context(
 
 
 async def _lore_section(
-    store: StoryStore, view: AuthorView, text: str, lore_budget: int, counter: TokenCounter
+    store: StoryStore, view: AuthorView, request: str, lore_budget: int, counter: TokenCounter
 ) -> tuple[list[tuple[str, str]], int]:
-    """The ``Lore`` section (none when nothing is lit): the world's entries ``text``
-    activates within ``lore_budget`` (each left out logged), and the tokens it costs as
-    rendered, which the memory's budget gets beside its own."""
-    books = await world_books(store)
-    found = recall_books(
-        books,
-        text,
-        budget=lore_budget,
-        count_tokens=counter.count,
-        turn=view.turn,
+    """The ``Lore`` section (none when nothing is lit): the world's entries activated for
+    the turn after ``view.turn`` — the branch's turns so far and ``request`` (the plan's
+    text) as the turn at hand, scanned as SillyTavern scans a chat
+    (:func:`fabula.worlds.recall.author_lore`: depth, minimum activations, timed effects)
+    — within ``lore_budget`` (each left out logged), and the tokens it costs as rendered,
+    which the memory's budget gets beside its own."""
+    found = await author_lore(
+        store, request, budget=lore_budget, count_tokens=counter.count, as_of=view.turn
     )
     for x in found.left_out:
         log.info(

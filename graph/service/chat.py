@@ -55,7 +55,7 @@ from fabula.agents.roles import ChatVoiceRole
 from fabula.agents.views import author_view
 from fabula.errors import InvalidInput
 from fabula.graph.service.reading import check_as_of
-from fabula.graph.service.recall import MAX_REQUEST_CHARS, own_lore, own_voice
+from fabula.graph.service.recall import MAX_REQUEST_CHARS, own_voice
 from fabula.graph.service.responses.recall import ChatOut, ChatRecord
 from fabula.memory.acl import CharacterMind, MindPool
 from fabula.memory.answer import UNKNOWN, Question, parse_question, resolve_chain
@@ -65,7 +65,7 @@ from fabula.memory.records import Entity, slug
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter
 from fabula.settings import LORE_BUDGET
-from fabula.worlds.recall import Lit
+from fabula.worlds.recall import Lit, own_lore
 from fabula.worlds.voice import VOICE_SHARE, parse_traits, parse_voice
 
 CHAT_BUDGET = 400
@@ -167,7 +167,9 @@ async def _answer(
     """The offline answer to ``question`` (a question standing alone) from ``me``'s own
     mind: its beliefs for a question of the question-answerer's forms, else its card's
     example, its traits and lore, or what it recalls."""
-    own = await own_lore(mind, question, budget=lore_budget, counter=counter)
+    own = await own_lore(
+        mind, me.name, question, budget=lore_budget, count_tokens=counter.count, as_of=as_of
+    )
     lore = own.lit
     found = await mind.recall(question, budget=CHAT_BUDGET, counter=counter, as_of=as_of)
     lore_records = [

@@ -31,9 +31,9 @@ from fabula.worlds.recall import (
     Books,
     Lit,
     Recalled,
+    author_lore,
     books_of,
-    character_lore,
-    recall_books,
+    own_lore,
     recall_chat,
     world_books,
 )
@@ -60,10 +60,13 @@ async def recall(
     """What memory gives ``request`` (a question, what a turn is about) within ``budget``
     tokens: the author's context, or with ``character`` (an id or name) that character's
     own, read through its own Redis user, so it holds nothing the character did not live;
-    and beside it the lore the request activates (the world's books for the author, the
-    character's own lore for it) within ``lore_budget`` tokens, with the entries that did
-    not fit. Raises :class:`InvalidInput` for an empty or overlong request, a budget out of range or
-    an ``as_of`` outside the branch, :class:`NotFound` for an unknown story or character."""
+    and beside it the lore activated for the turn after ``as_of`` with the request as the
+    turn at hand, as the writer's context and the character's own have it (the world's
+    books over the story's turns for the author; the character's own lore over the turns
+    it lived, with its character filters, for it) within ``lore_budget`` tokens, with the
+    entries that did not fit. Raises :class:`InvalidInput` for an empty or overlong request,
+    a budget out of range or an ``as_of`` outside the branch, :class:`NotFound` for an
+    unknown story or character."""
     await store.require()
     request = _request(request, budget, store.story)
     as_of = await check_as_of(store, as_of)
@@ -77,9 +80,12 @@ async def recall(
             store, request, budget=budget, counter=counter, as_of=as_of, embedder=embedder
         )
     else:
-        holder = (await store.resolve(character, "character")).id
+        who = await store.resolve(character, "character")
+        holder = who.id
         mind = await minds.mind(store.story, holder, store.branch)
-        lore = await own_lore(mind, request, budget=lore_budget, counter=counter)
+        lore = await own_lore(
+            mind, who.name, request, budget=lore_budget, count_tokens=counter.count, as_of=as_of
+        )
         voice = await own_voice(
             mind, request, budget=budget // VOICE_SHARE, counter=counter, as_of=as_of
         )
@@ -242,26 +248,11 @@ def _fired(holder: str | None, x: Lit, budget: int, fits: bool) -> LoreFired:
 async def world_lore(
     store: StoryStore, request: str, *, budget: int, counter: TokenCounter, as_of: int | None
 ) -> Recalled:
-    """The world's lorebooks' entries (the author's: no character's own book) that the
-    request and the last three turns' text activate, within ``budget`` tokens and each
-    book's own ``token_budget``, and those that did not fit (see
-    :mod:`fabula.worlds.recall`)."""
-    books = await world_books(store)
-    if books is None:
-        return Recalled([], [], budget)
-    head = as_of if as_of is not None else await store.head()
-    recent = await store.turn_texts(max(1, head - 2), head) if head >= 1 else []
-    scan = "\n".join([request, *(t.text for t in recent)])
-    return recall_books(books, scan, budget=budget, count_tokens=counter.count, turn=head)
-
-
-async def own_lore(
-    mind: CharacterMind, request: str, *, budget: int, counter: TokenCounter
-) -> Recalled:
-    """The character's own lore (read through its own connection) that ``request``
-    activates, within ``budget`` tokens, and what did not fit."""
-    books = character_lore(await mind.lore())
-    return recall_books(books, request, budget=budget, count_tokens=counter.count)
+    """The world's lorebooks' entries (the author's: no character's own book) activated for
+    the turn after ``as_of`` with ``request`` as the turn at hand, within ``budget`` tokens
+    and each book's own ``token_budget``, and those that did not fit: the writer's very
+    scan (:func:`fabula.worlds.recall.author_lore`)."""
+    return await author_lore(store, request, budget=budget, count_tokens=counter.count, as_of=as_of)
 
 
 def _lore(lit: list[Lit]) -> list[RecallLore]:
