@@ -229,7 +229,10 @@ class ClauseReader:
                     break
                 rest = rest[1 + len(np) :]
             elif len(rest) > 2 and rest[0].lower in lx.PRONOUNS and lx.verb(rest[1].lower):
-                # a relative clause without "that": "the jar she bought is ..."
+                # a relative clause without "that": "the jar she bought is ...", "the
+                # saplings he has ordered are ..."
+                if len(rest) > 3 and rest[1].lower in lx.AUXILIARIES and lx.verb(rest[2].lower):
+                    rest = rest[1:]
                 nxt = rest[2].lower
                 if not (nxt in lx.COPULAS or nxt in lx.AUXILIARIES or lx.verb(nxt)):
                     break
@@ -253,6 +256,8 @@ class ClauseReader:
             k += 1
         frame.negated = negated
         after = rest[k:]
+        if copula and len(after) > 2 and after[0].lower == "to" and after[1].lower == "be":
+            after = after[2:]  # "appears to be calm": the predicate is "calm"
         character = subject is not None and subject.character
         if not after:
             return

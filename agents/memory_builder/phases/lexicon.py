@@ -25,6 +25,8 @@ DETERMINERS = _words(
 PRONOUNS = {"he": "he", "him": "he", "she": "she", "they": "they", "them": "they", "it": "it"}
 COPULAS = frozenset(["is", "are", "was", "were", "be", "been", "being", "becomes", "became"])
 COPULAS |= frozenset(["become", "remains", "remained", "stays", "seems", "appears", "looks"])
+# verbs of seeming, every finite form: "the bees appear calm", "it seemed empty"
+COPULAS |= frozenset(["remain", "stay", "seem", "seemed", "appear", "appeared"])
 AUXILIARIES = frozenset(["has", "have", "had", "does", "do", "did", "will", "would", "can"])
 AUXILIARIES |= frozenset(["could", "may", "might", "must", "should"])
 NEGATIONS = frozenset(["not", "never", "n't", "no"])

@@ -58,6 +58,8 @@ def phrase(tokens: Sequence[Token]) -> tuple[Token, ...]:
         w = t.lower
         if k and (w in _STOP or w in lx.COPULAS or w in lx.AUXILIARIES or w in lx.CONJUNCTIONS):
             break
+        if k and w in lx.PRONOUNS:
+            break  # a relative clause without "that": "the map he carries"
         if k and w.endswith("ly") and not lx.is_adjective(w):
             break  # an adverb before the verb: "a dog suddenly barks"
         if k and out and lx.verb(w) is not None and out[-1].lower not in lx.DETERMINERS:
@@ -118,6 +120,8 @@ class Resolver:
         if first in lx.PRONOUNS and len(np) == 1:
             return self._pronoun(np[0])
         words = [t.lower for t in np if t.lower not in lx.DETERMINERS and t.lower not in _CUT]
+        if len(words) > 1 and words[0] == "of" and first in lx.DETERMINERS:
+            words = words[1:]  # a part of a whole names the whole: "one of the strings"
         if not words:
             return None
         sid, character = self._entity(words)
