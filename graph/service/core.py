@@ -35,7 +35,7 @@ from fabula.memory.index.indexer import Indexer
 from fabula.memory.index.vectors import Embedder
 from fabula.memory.leases import renewed
 from fabula.memory.store import StoryStore
-from fabula.memory.tokens import default_counter
+from fabula.memory.tokens import LazyCounter, TokenCounter, default_counter
 from fabula.settings import Settings
 
 TurnOutcome = Literal["committed", "duplicate", "pending", "part", "abandoned"]
@@ -70,8 +70,9 @@ class Core:
         self.settings = settings
         self.admin = connect_async(url)
         self.minds = MindPool(self.admin, url)
-        # once: it may hash a cached tiktoken file
-        self.counter = default_counter(settings.token_counter)
+        # once, when first counted with: it may hash a cached tiktoken file, or decode the
+        # shipped one (most of a reading command's start)
+        self._counter = LazyCounter(lambda: default_counter(settings.token_counter))
         self.roles = roles or offline_roles()
         self.consolidate = consolidate
         self.on_commit = on_commit
@@ -86,6 +87,12 @@ class Core:
         self.saver: BaseCheckpointSaver[Any] = checkpointer
         self.graph = build_turn_graph(checkpointer)
         self._wire()
+
+    @property
+    def counter(self) -> TokenCounter:
+        """The token counter (:func:`~fabula.memory.tokens.default_counter` for the
+        settings), made when first asked for."""
+        return self._counter.counter
 
     def _wire(self) -> None:
         """Build what rests on the core (the application's parts): nothing here."""
@@ -119,7 +126,7 @@ class Core:
             consolidate=self.consolidate,
             on_commit=self.on_commit,
             on_critique=self.on_critique,
-            counter=self.counter,
+            counter=self._counter,
             indexer=self.indexer,
             embedder=self.embedder,
         )
