@@ -26,20 +26,12 @@ from langgraph.graph.state import CompiledStateGraph
 from fabula.graph import nodes
 from fabula.graph.runtime import TurnContext
 from fabula.graph.state import CharacterTask, TurnState
+from fabula.graph.threads import story_threads as story_threads
+from fabula.graph.threads import thread_id as thread_id
 
 # Given a node (or a routing function) taking ``(state, runtime)``, one that does the same
 # with another run-time context (the Agent Server entry builds Fabula's context this way).
 NodeWrapper = Callable[[Callable[..., Any]], Callable[..., Any]]
-
-
-def thread_id(story: str, branch: str, turn: int) -> str:
-    """The checkpoint thread of one turn of one branch."""
-    return f"{story}/{branch}/{turn}"
-
-
-def story_threads(story: str) -> str:
-    """The prefix of every checkpoint thread of ``story`` (:func:`thread_id`)."""
-    return f"{story}/"
 
 
 def build_turn_graph(

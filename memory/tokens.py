@@ -16,14 +16,14 @@ the budget under the counter they are given.
 
 from __future__ import annotations
 
-import base64
+import binascii
 import gzip
 import hashlib
 import os
 import re
 import tempfile
-from collections.abc import Mapping, Sequence
-from functools import lru_cache
+from collections.abc import Callable, Mapping, Sequence
+from functools import cached_property, lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -250,11 +250,12 @@ def shipped_encoding() -> tiktoken.Encoding | None:
         return None
     if hashlib.sha256(data).hexdigest() != _ENCODINGS[SHIPPED][1]:
         return None
-    ranks = {}
-    for line in data.splitlines():
-        if line:
-            token, rank = line.split()
-            ranks[base64.b64decode(token)] = int(rank)
+    # binascii's decoder is what base64.b64decode calls, without its per-call wrapping
+    decode = binascii.a2b_base64
+    ranks = {
+        decode(token): int(rank)
+        for token, rank in map(bytes.split, filter(None, data.splitlines()))
+    }
     return tiktoken.Encoding(
         SHIPPED, pat_str=_O200K_PATTERN, mergeable_ranks=ranks, special_tokens=_O200K_SPECIAL
     )
@@ -282,6 +283,23 @@ def default_counter(
         if name == SHIPPED and (shipped := shipped_encoding()) is not None:
             return TiktokenCounter(shipped)
     return ApproximateCounter()
+
+
+class LazyCounter:
+    """A counter made when it first counts (``make()``, e.g. :func:`default_counter`):
+    loading an encoding costs a command that never counts a token most of its start (the
+    shipped ``o200k_base`` is 200,000 ranks to decode). :attr:`counter` is the one made."""
+
+    def __init__(self, make: Callable[[], TokenCounter]) -> None:
+        self._make = make
+
+    @cached_property
+    def counter(self) -> TokenCounter:
+        """The counter itself, made now if it has not been."""
+        return self._make()
+
+    def count(self, text: str) -> int:
+        return self.counter.count(text)
 
 
 # --- budgets -------------------------------------------------------------------------------

@@ -12,13 +12,13 @@ from structlog.contextvars import bound_contextvars
 
 from fabula.agents.contracts import Finding, TurnPlan
 from fabula.errors import InvalidInput, StoryAtRest
-from fabula.graph.build import thread_id
 from fabula.graph.service.changes import changes_of, sentences_of
 from fabula.graph.service.core import DURABILITY, Core
 from fabula.graph.service.pending import Listener, pending_in
 from fabula.graph.service.responses.turns import DraftOut, DraftsOut
 from fabula.graph.service.turns import Turns
 from fabula.graph.state import ApprovalRequest, TurnState
+from fabula.graph.threads import thread_id
 from fabula.memory.delta import TurnDelta
 from fabula.memory.drafts import DraftOption, read_drafts, save_drafts
 from fabula.memory.store import StoryStore

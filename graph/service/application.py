@@ -104,7 +104,7 @@ class Fabula(Core):
         store = story if isinstance(story, StoryStore) else self.store(story, branch)
         sources = Sources(
             self.settings,
-            counter=self.counter,
+            counter=self._counter,
             minds=self.minds,
             embedder=self.embedder,
             voice=self.roles.voice,

@@ -11,10 +11,10 @@ from fabula.agents.contracts import TurnPlan
 from fabula.agents.memory_builder.narrative import enrich
 from fabula.agents.views import author_view
 from fabula.errors import Conflict, EditRefused, InvalidInput, Remedy
-from fabula.graph.build import thread_id
 from fabula.graph.commit import CommitPath, commit_delta
 from fabula.graph.service.core import Core
 from fabula.graph.service.responses.turns import RetconOut, RewindOut
+from fabula.graph.threads import thread_id
 from fabula.memory import hierarchy
 from fabula.memory.branching import fork
 from fabula.memory.index.build import index_through

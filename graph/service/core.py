@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
-from typing import Any, Literal
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -23,20 +24,25 @@ from redis.exceptions import LockError, RedisError
 from fabula.agents.factory import offline_roles
 from fabula.agents.roles import Roles
 from fabula.errors import TurnConflict
-from fabula.graph.build import build_turn_graph, thread_id
 from fabula.graph.checkpoint import RedisCheckpointSaver, RegistrySerializer, delete_threads
 from fabula.graph.runtime import CommitObserver, Consolidator, CritiqueObserver, TurnContext
 from fabula.graph.service.consolidation import CLOSING_SUMMARIES_S, InlineConsolidation
 from fabula.graph.service.pending import Pending, parts_in, pending_in
 from fabula.graph.state import CHECKPOINT_TYPES, PartRequest
+from fabula.graph.threads import thread_id
 from fabula.memory.acl import MindPool, drop_character_users
 from fabula.memory.connection import connect_async
 from fabula.memory.index.indexer import Indexer
 from fabula.memory.index.vectors import Embedder
 from fabula.memory.leases import renewed
 from fabula.memory.store import StoryStore
-from fabula.memory.tokens import default_counter
+from fabula.memory.tokens import LazyCounter, TokenCounter, default_counter
 from fabula.settings import Settings
+
+if TYPE_CHECKING:
+    from langgraph.graph.state import CompiledStateGraph
+
+    from fabula.graph.state import TurnState
 
 TurnOutcome = Literal["committed", "duplicate", "pending", "part", "abandoned"]
 
@@ -70,8 +76,9 @@ class Core:
         self.settings = settings
         self.admin = connect_async(url)
         self.minds = MindPool(self.admin, url)
-        # once: it may hash a cached tiktoken file
-        self.counter = default_counter(settings.token_counter)
+        # once, when first counted with: it may hash a cached tiktoken file, or decode the
+        # shipped one (most of a reading command's start)
+        self._counter = LazyCounter(lambda: default_counter(settings.token_counter))
         self.roles = roles or offline_roles()
         self.consolidate = consolidate
         self.on_commit = on_commit
@@ -84,8 +91,22 @@ class Core:
             serde = RegistrySerializer(CHECKPOINT_TYPES)
             checkpointer = self._own_saver = RedisCheckpointSaver.from_url(url, serde=serde)
         self.saver: BaseCheckpointSaver[Any] = checkpointer
-        self.graph = build_turn_graph(checkpointer)
         self._wire()
+
+    @cached_property
+    def graph(self) -> CompiledStateGraph[TurnState, TurnContext, TurnState, TurnState]:
+        """The turn graph on the checkpointer, compiled when first asked for: a command
+        that never runs or reads a turn's graph (``recall``, ``chat``, ``new``) loads
+        neither it nor LangGraph's graph and tracing modules (a third of its start)."""
+        from fabula.graph.build import build_turn_graph
+
+        return build_turn_graph(self.saver)
+
+    @property
+    def counter(self) -> TokenCounter:
+        """The token counter (:func:`~fabula.memory.tokens.default_counter` for the
+        settings), made when first asked for."""
+        return self._counter.counter
 
     def _wire(self) -> None:
         """Build what rests on the core (the application's parts): nothing here."""
@@ -119,7 +140,7 @@ class Core:
             consolidate=self.consolidate,
             on_commit=self.on_commit,
             on_critique=self.on_critique,
-            counter=self.counter,
+            counter=self._counter,
             indexer=self.indexer,
             embedder=self.embedder,
         )

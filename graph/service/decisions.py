@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any, TypedDict, Unpack
 
-from langgraph.types import Command
-
 from fabula.agents.contracts import Decision
 from fabula.agents.memory_builder.narrative import enrich
 from fabula.agents.views import author_view
@@ -85,6 +83,8 @@ class Decisions:
         decision = self._settled(decision, kept, seen, where, force=bool(deciding.get("force")))
         async with self.core.turn_lock(store, seen.turn, "decision", where):
             await self._still_waiting(store, seen, decision, where)
+            from langgraph.types import Command  # with the graph: see Core.graph
+
             outcome = await self.turns.drive(
                 Command(resume=decision.model_dump()),
                 store,

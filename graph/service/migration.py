@@ -35,12 +35,12 @@ from pydantic import TypeAdapter, ValidationError
 
 from fabula.agents.contracts import CharacterBrief, Decision, Draft, Finding, Proposal, TurnPlan
 from fabula.errors import FabulaError, InvalidInput
-from fabula.graph.build import story_threads
 from fabula.graph.checkpoint import RedisCheckpointSaver, RegistrySerializer
 from fabula.graph.checkpoint.batches import pack, unpack
 from fabula.graph.checkpoint.keys import THREADS, ThreadKeys
 from fabula.graph.checkpoint.migrations import CheckpointsMigrated
 from fabula.graph.state import CHECKPOINT_TYPES, ApprovalRequest, Preview
+from fabula.graph.threads import story_threads
 from fabula.memory.connection import connect_async, transaction
 from fabula.memory.delta import TurnDelta
 from fabula.memory.migrate import migrate_records, story_version

@@ -4,21 +4,23 @@ for a played character's part or for approval, and relays the graph to a listene
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.types import Command, StateSnapshot
 from structlog.contextvars import bound_contextvars
 
 from fabula.agents.views import author_view
 from fabula.errors import Conflict, InvalidInput, Remedy, StoryAtRest, StoryDeleted, TurnConflict
-from fabula.graph.build import thread_id
 from fabula.graph.service.core import DURABILITY, Core, TurnOutcome
 from fabula.graph.service.pending import Listener, check_bounds, parts_in, pending_in, tell
 from fabula.graph.service.responses.turns import PendingSummary, RunOut
 from fabula.graph.state import Part, PartRequest, TurnState
+from fabula.graph.threads import thread_id
 from fabula.logs import get_logger
 from fabula.memory.store import StoryStore
+
+if TYPE_CHECKING:  # LangGraph's types module loads its tracing: only when a turn runs
+    from langgraph.types import Command, StateSnapshot
 
 log = get_logger(__name__)
 
@@ -305,6 +307,8 @@ class Turns:
                     "nothing",
                     **where,
                 )
+            from langgraph.types import Command  # with the graph: see Core.graph
+
             resume = {i: p.model_dump(exclude_defaults=True) for i, p in answers.items()}
             return await self.drive(
                 Command(resume=resume), store, turn, auto=auto, listener=listener

@@ -107,6 +107,62 @@ class TestStartsQuickly:
             assert model == [], (args, model[:5])
             assert "fabula.agents.llm" not in modules, args
 
+    def test_commands_that_run_no_turn_load_no_graph(self, redis_url: str) -> None:
+        """The turn graph is compiled when a turn is run or read (``Core.graph``): `new`,
+        `recall` and `chat` neither run nor read one, and importing LangGraph's graph (and,
+        through langchain-core's runnables, LangSmith's tracing) was a third of their start.
+        `pending` reads a turn's graph state: it loads them."""
+        fabula(redis_url, "new", "--world", "hollow_book", "--id", "tale")
+        graph = ("langgraph.graph", "langgraph.types", "langsmith", "langchain_core.tracers")
+        for args in (
+            ("new", "--world", "hollow_book", "--id", "other"),
+            ("recall", "tale", "Where is the key?"),
+            ("recall", "tale", "Where is the key?", "--as", "leo"),
+            ("chat", "tale", "leo", "--ask", "Where is the key?"),
+        ):
+            modules = loaded(redis_url, *args)
+            assert "fabula.graph.cli.app" in modules, args  # it ran
+            heavy = sorted(m for m in modules if m.startswith(graph))
+            assert heavy == [], (args, heavy[:5])
+            assert "fabula.graph.build" not in modules, args
+        assert "fabula.graph.build" in loaded(redis_url, "pending")
+
+    def test_commands_that_count_no_tokens_load_no_encoding(self, redis_url: str) -> None:
+        """The token counter is made when something is first counted: `new`, `pending` and
+        `approve` count nothing, and decoding the shipped o200k_base (200,000 ranks, most of
+        their start) or a cached tiktoken file was a third of each; `recall` counts."""
+        code = (
+            "import json, runpy, sys\n"
+            "try:\n"
+            "    runpy.run_module('fabula', run_name='__main__')\n"
+            "except SystemExit as e:\n"
+            "    assert not e.code, e.code\n"
+            "from fabula.memory import tokens\n"
+            "made = tokens.shipped_encoding.cache_info().currsize"
+            " + tokens._load_encoding.cache_info().currsize\n"
+            "sys.stderr.write('\\nENCODINGS ' + str(made))\n"
+        )
+        env = {**os.environ, "FABULA_REDIS_URL": redis_url, "COLUMNS": "200"}
+        env.pop("FABULA_TOKEN_COUNTER", None)
+
+        def encodings(*args: str) -> int:
+            proc = subprocess.run(
+                [sys.executable, "-c", code, *args],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=120,
+            )
+            assert proc.returncode == 0, proc.stderr[-2000:]
+            return int(proc.stderr.rpartition("ENCODINGS ")[2])
+
+        fabula(redis_url, "new", "--world", "hollow_book", "--id", "tale")
+        fabula(redis_url, "run", "tale")
+        assert encodings("new", "--world", "hollow_book", "--id", "other") == 0
+        assert encodings("pending") == 0
+        assert encodings("approve", "tale") == 0
+        assert encodings("recall", "tale", "Where is the key?") == 1  # it counts: made then
+
     def test_help_loads_no_command_module(self, redis_url: str) -> None:
         """`--help` imported every command module (and so the agents' contracts, the
         readers, ...): now it lists every command from the table, with the help each gives
