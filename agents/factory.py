@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from fabula.agents.character.offline import OfflineCharacter
+from fabula.agents.critic.offline import OfflineCritic
 from fabula.agents.memory_builder.offline import OfflineMemoryBuilder
 from fabula.agents.planner.offline import OfflinePlanner
 from fabula.agents.roles import Roles
@@ -36,6 +37,7 @@ def offline_roles() -> Roles:
         character=OfflineCharacter(),
         writer=OfflineWriter(),
         memory_builder=OfflineMemoryBuilder(),
+        critic=OfflineCritic(),
     )
 
 
@@ -90,6 +92,7 @@ def make_roles(settings: Settings) -> Roles:
         memory_builder=ModelMemoryBuilder(memory_builder)
         if memory_builder
         else offline.memory_builder,
+        critic=offline.critic,
         recall=ModelRecallPlanner(planner)
         if planner and settings.recall_planner == "model"
         else None,

@@ -7,7 +7,7 @@ making them from settings).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 from fabula.agents.contracts import (
@@ -20,7 +20,6 @@ from fabula.agents.contracts import (
     TurnPlan,
     WriteRequest,
 )
-from fabula.agents.critic.offline import OfflineCritic
 from fabula.agents.views import AuthorView
 from fabula.memory.acl import CharacterMind
 from fabula.memory.delta import TurnDelta
@@ -107,7 +106,7 @@ class Roles:
     character: CharacterRole
     writer: WriterRole
     memory_builder: MemoryBuilderRole
-    critic: CriticRole = field(default_factory=OfflineCritic)
+    critic: CriticRole
     recall: RecallPlannerRole | None = None  # None: the offline recall planner
     summariser: SummariserRole | None = None  # None: consolidation's extractive summaries
     voice: ChatVoiceRole | None = None  # None: a chat is answered by the offline engine

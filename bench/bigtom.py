@@ -59,9 +59,9 @@ from typing import Any, Literal
 import redis.asyncio as aredis
 
 from fabula.agents.memory_builder.offline import OfflineMemoryBuilder, Reader, read_controlled
-from fabula.agents.memory_builder.phases import read_story
-from fabula.agents.memory_builder.phases.lexicon import root
-from fabula.agents.memory_builder.prose import read_prose
+from fabula.agents.reading.phases import read_story
+from fabula.agents.reading.phases.lexicon import root
+from fabula.agents.reading.prose import read_prose
 from fabula.bench.common import bench_redis, commit_path, create_story, run_id, write_answers
 from fabula.bench.data import malformed, read_text
 from fabula.bench.report import print_table, write_json
@@ -165,7 +165,7 @@ _AUX = frozenset(
 
 def words(text: str) -> frozenset[str]:
     """``text``'s content words, each reduced to its root as the phased reader reduces a
-    value's (:func:`~fabula.agents.memory_builder.phases.lexicon.root`: "wilted" → wilt)."""
+    value's (:func:`~fabula.agents.reading.phases.lexicon.root`: "wilted" → wilt)."""
     found = _WORD.findall(text.lower().replace("-", " "))
     return frozenset(root(w) for w in found if w not in _FUNCTION)
 

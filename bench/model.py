@@ -43,9 +43,9 @@ from typing import Any
 
 from fabula.agents.contracts import Finding
 from fabula.agents.factory import make_roles
-from fabula.agents.memory_builder.extract import extract
 from fabula.agents.memory_builder.model import ModelMemoryBuilder
 from fabula.agents.memory_builder.offline import read_controlled
+from fabula.agents.reading.extract import extract
 from fabula.agents.usage import UsageMeter, metering
 from fabula.bench.common import run_id
 from fabula.bench.relay import Exchange, Relay

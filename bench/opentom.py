@@ -55,8 +55,8 @@ from typing import Any, Literal
 import redis.asyncio as aredis
 
 from fabula.agents.memory_builder.offline import OfflineMemoryBuilder, Reader, read_controlled
-from fabula.agents.memory_builder.phases import read_story
-from fabula.agents.memory_builder.prose import read_prose
+from fabula.agents.reading.phases import read_story
+from fabula.agents.reading.prose import read_prose
 from fabula.agents.roles import MemoryBuilderRole
 from fabula.bench.common import bench_redis, commit_path, create_story, run_id, write_answers
 from fabula.bench.data import malformed, read_json

@@ -35,7 +35,7 @@ from typing import Any
 
 from fabula.agents.contracts import CharacterBrief, Proposal
 from fabula.agents.factory import offline_roles
-from fabula.agents.memory_builder.extract import extract
+from fabula.agents.reading.extract import extract
 from fabula.agents.roles import CharacterRole
 from fabula.bench.common import private_redis_url, run_id
 from fabula.bench.report import print_table, write_json

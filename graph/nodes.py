@@ -15,7 +15,6 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite, Send, interrupt
 
-from fabula.agents.character.brief import brief_for, steering
 from fabula.agents.character.played import own_part, played_view
 from fabula.agents.contracts import (
     Decision,
@@ -27,6 +26,7 @@ from fabula.agents.contracts import (
     WriteRequest,
 )
 from fabula.agents.memory_builder.model import second_readings
+from fabula.agents.shared.brief import brief_for, steering
 from fabula.agents.usage import metering
 from fabula.agents.views import AuthorView, author_view
 from fabula.agents.writer.context import writer_context

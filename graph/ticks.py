@@ -40,9 +40,9 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite, Send
 
-from fabula.agents.character.brief import brief_for
-from fabula.agents.character.goals import Situation, read_goal, step
 from fabula.agents.contracts import MAX_FOCAL, TurnPlan
+from fabula.agents.shared.brief import brief_for
+from fabula.agents.shared.goals import Situation, read_goal, step
 from fabula.agents.views import AuthorView, author_view
 from fabula.errors import FabulaError, SceneFailed, StoryAtRest
 from fabula.graph import nodes

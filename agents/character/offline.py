@@ -18,13 +18,13 @@ Policy, in order:
    of its own that names the thing is not to give it to the asker (then it refuses, in
    words).
 3. Any other question said aloud to it (by its name, or, naming no one, by the one other
-   character it believes is with it: :mod:`fabula.agents.character.replies`) that it has
+   character it believes is with it: :mod:`fabula.agents.shared.replies`) that it has
    not answered, by someone still in the same place: "Where is the key?" as in 1; else it
    says, in the first person, what it holds itself — the entries of its own lore (read
    from its own keyspace) the question activates, its own description when asked about
    itself, what it believes of what the question names (never where a thing is that it
    keeps from the asker) — never a secret; with nothing to say, "I cannot say".
-4. Its goals, in order (:func:`fabula.agents.character.goals.step`): the first with a step
+4. Its goals, in order (:func:`fabula.agents.shared.goals.step`): the first with a step
    to take gives the turn's action — unless it is a move it has made twice already (going
    to one place, searching one container): what it believes is sending it round in
    circles, and that goal counts as blocked.
@@ -38,7 +38,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from fabula.agents.character.goals import (
+from fabula.agents.contracts import Action, CharacterBrief, Proposal
+from fabula.agents.shared.goals import (
     ASK,
     REFUSAL,
     SECRET_QUESTION,
@@ -48,7 +49,7 @@ from fabula.agents.character.goals import (
     read_goal,
     step,
 )
-from fabula.agents.character.replies import (
+from fabula.agents.shared.replies import (
     NO_ANSWER,
     addressed,
     addressed_to,
@@ -60,7 +61,6 @@ from fabula.agents.character.replies import (
     said_question,
     tells,
 )
-from fabula.agents.contracts import Action, CharacterBrief, Proposal
 from fabula.memory.acl import CharacterMind
 from fabula.memory.records import SECRET, Belief, Memory, is_secret, slug
 from fabula.memory.sentences import fact_clause

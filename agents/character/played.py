@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from pydantic import BaseModel, ConfigDict
 
 from fabula.agents.contracts import Action, CharacterBrief, Proposal
-from fabula.agents.memory_builder.prose import read_doers
-from fabula.agents.memory_builder.verbs import verb_classes
+from fabula.agents.reading.prose import read_doers
+from fabula.agents.reading.verbs import verb_classes
 from fabula.memory.acl import CharacterMind
 from fabula.memory.records import Belief, Entity
 from fabula.memory.text import split_clauses, split_sentences

@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import re
 
-from fabula.agents.character.replies import said_line
 from fabula.agents.contracts import Finding, TurnPlan
+from fabula.agents.shared.replies import said_line
 from fabula.agents.views import AuthorView
 from fabula.memory.delta import TurnDelta
 from fabula.memory.index.general import the_place

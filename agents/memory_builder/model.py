@@ -51,9 +51,9 @@ from pydantic import BaseModel, ConfigDict, create_model, model_validator
 from fabula.agents.contracts import LINE_CHARS, Finding
 from fabula.agents.memory_builder import readings
 from fabula.agents.memory_builder.offline import Reader
-from fabula.agents.memory_builder.phases import read_story
 from fabula.agents.memory_builder.referents import NewEntity, Referents, RefKind, words
 from fabula.agents.prompts import load_prompt
+from fabula.agents.reading.phases import read_story
 from fabula.agents.schemas import array, cached, closed, integer, line, maybe, one_of
 from fabula.errors import ModelOutputError
 from fabula.limits import Limits

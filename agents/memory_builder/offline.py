@@ -16,7 +16,7 @@ import functools
 from collections.abc import Callable, Mapping
 
 from fabula.agents.memory_builder import readings
-from fabula.agents.memory_builder.extract import extract
+from fabula.agents.reading.extract import extract
 from fabula.memory.actions import StoryAction
 from fabula.memory.delta import TurnDelta
 from fabula.memory.ingest import basis, build_turn
@@ -38,7 +38,7 @@ def read_controlled(text: str, entities: Mapping[str, Entity]) -> list[StoryActi
 
 class OfflineMemoryBuilder:
     """Builds the deltas of turns read by ``reader`` (by default the phased reader,
-    :func:`~fabula.agents.memory_builder.phases.read_story`: the prose reader's places,
+    :func:`~fabula.agents.reading.phases.read_story`: the prose reader's places,
     which reads controlled English exactly as :func:`read_controlled` does, with states,
     perception and mental states read in phases, within the store's
     :class:`~fabula.limits.Limits`)."""
@@ -57,7 +57,7 @@ class OfflineMemoryBuilder:
         entities = await store.entities(as_of)
         reader = self.reader
         if reader is None:
-            from fabula.agents.memory_builder.phases import read_story
+            from fabula.agents.reading.phases import read_story
 
             reader = functools.partial(read_story, limits=store.limits)
         # read in a worker thread: reading is all computation, and on the event loop it

@@ -11,7 +11,7 @@ The anchor of a turn is a character with something to do, in this order:
    where it is, to tell her); a rejection note that reads as a direction steers the
    re-plan the same way;
 3. characters with a step to take toward their goals (judged from their beliefs by
-   :func:`fabula.agents.character.goals.step`), in rotation.
+   :func:`fabula.agents.shared.goals.step`), in rotation.
 
 The focal characters are the anchor and whoever in the same place also has something to
 do (at most three). A rejected plan is re-planned with the next anchor. When no character
@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import re
 
-from fabula.agents.character.brief import (
+from fabula.agents.contracts import MAX_FOCAL, PlanRequest, TurnPlan
+from fabula.agents.shared.brief import (
     directed,
     goals_for,
     helping_goals,
@@ -32,15 +33,14 @@ from fabula.agents.character.brief import (
     readable,
     steering,
 )
-from fabula.agents.character.goals import (
+from fabula.agents.shared.goals import (
     DIRECTION_FORMS,
     SECRET_QUESTION,
     Situation,
     read_goal,
     step,
 )
-from fabula.agents.character.replies import said_to
-from fabula.agents.contracts import MAX_FOCAL, PlanRequest, TurnPlan
+from fabula.agents.shared.replies import said_to
 from fabula.agents.views import AuthorView
 from fabula.errors import InvalidInput, StoryAtRest
 from fabula.memory.records import slug

@@ -15,9 +15,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from fabula.agents.character.replies import said_to
 from fabula.agents.contracts import Action, Draft, Proposal, WriteRequest
-from fabula.agents.memory_builder.prose import read_prose
+from fabula.agents.reading.prose import read_prose
+from fabula.agents.shared.replies import said_to
 from fabula.agents.views import AuthorView
 from fabula.errors import StoryAtRest
 from fabula.memory.index.general import the_place

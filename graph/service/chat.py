@@ -43,15 +43,15 @@ from dataclasses import dataclass
 from typing import Literal
 
 from fabula.agents.character.followup import standalone
-from fabula.agents.character.replies import (
+from fabula.agents.contracts import CHAT_MEMORY, CharacterBrief, ChatExchange, ChatRequest
+from fabula.agents.roles import ChatVoiceRole
+from fabula.agents.shared.replies import (
     NO_ANSWER,
     card_answer,
     first_person,
     lore_said,
     reply,
 )
-from fabula.agents.contracts import CHAT_MEMORY, CharacterBrief, ChatExchange, ChatRequest
-from fabula.agents.roles import ChatVoiceRole
 from fabula.agents.views import author_view
 from fabula.errors import InvalidInput
 from fabula.graph.service.reading import check_as_of

@@ -300,9 +300,9 @@ class Reader:
         with whom, what it believes, its last memories, its goals), read from only its own
         mind as its Redis user: shown beside its part before a turn is run, so that a part
         is written and the turn played in one step."""
-        from fabula.agents.character.brief import brief_for
         from fabula.agents.character.played import played_view
         from fabula.agents.contracts import TurnPlan
+        from fabula.agents.shared.brief import brief_for
         from fabula.agents.views import author_view
 
         played = await self.played()

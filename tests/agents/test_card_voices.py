@@ -13,10 +13,10 @@ import pytest
 
 from fabula.agents.character.model import mind_prompt
 from fabula.agents.character.offline import OfflineCharacter
-from fabula.agents.character.replies import NO_ANSWER
 from fabula.agents.contracts import Action, CharacterBrief
 from fabula.agents.critic.offline import OfflineCritic
 from fabula.agents.memory_builder.offline import OfflineMemoryBuilder
+from fabula.agents.shared.replies import NO_ANSWER
 from fabula.agents.views import author_view
 from fabula.agents.writer.offline import realise, said_sentence
 from fabula.graph.service import Fabula

@@ -6,10 +6,10 @@ from __future__ import annotations
 import redis.asyncio as aredis
 
 from fabula.agents.memory_builder import OfflineMemoryBuilder
-from fabula.agents.memory_builder.phases import lexicon as lx
-from fabula.agents.memory_builder.phases import read_frames, read_states, read_story
-from fabula.agents.memory_builder.phases.mentions import Resolver
-from fabula.agents.memory_builder.phases.tokens import sentences
+from fabula.agents.reading.phases import lexicon as lx
+from fabula.agents.reading.phases import read_frames, read_states, read_story
+from fabula.agents.reading.phases.mentions import Resolver
+from fabula.agents.reading.phases.tokens import sentences
 from fabula.graph.commit import CommitPath, commit_text
 from fabula.memory.delta import DeltaBuilder
 from fabula.memory.projections import project_beliefs, project_world

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fabula.agents.memory_builder.extract import extract
-from fabula.agents.memory_builder.prose import read_prose
-from fabula.agents.memory_builder.verbs import verb_classes
+from fabula.agents.reading.extract import extract
+from fabula.agents.reading.prose import read_prose
+from fabula.agents.reading.verbs import verb_classes
 from fabula.memory.actions import StoryAction
 from fabula.memory.records import CONTAINER, Entity, EntityKind
 

@@ -18,7 +18,7 @@ import redis.asyncio as aredis
 from redis.asyncio.lock import Lock
 
 from fabula.agents.memory_builder import OfflineMemoryBuilder, readings
-from fabula.agents.memory_builder.prose import read_prose
+from fabula.agents.reading.prose import read_prose
 from fabula.graph.commit import CommitPath, commit_text
 from fabula.limits import Limits
 from fabula.memory.actions import StoryAction

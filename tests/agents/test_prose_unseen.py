@@ -13,7 +13,7 @@ import itertools
 
 import pytest
 
-from fabula.agents.memory_builder import unseen
+from fabula.agents.reading import unseen
 from fabula.graph.service import Fabula
 from fabula.memory.projections import project_beliefs
 from fabula.memory.store import StoryStore

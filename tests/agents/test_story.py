@@ -9,17 +9,7 @@ from typing import Any
 import pytest
 import structlog
 
-from fabula.agents.character.brief import helping_goals
-from fabula.agents.character.goals import Situation, read_goal, step
 from fabula.agents.character.offline import OfflineCharacter
-from fabula.agents.character.replies import (
-    ANSWER_CHARS,
-    NO_ANSWER,
-    addressed,
-    put_to,
-    reply,
-    said_question,
-)
 from fabula.agents.contracts import (
     Action,
     CharacterBrief,
@@ -32,6 +22,16 @@ from fabula.agents.critic.offline import OfflineCritic
 from fabula.agents.memory_builder import readings
 from fabula.agents.memory_builder.offline import OfflineMemoryBuilder
 from fabula.agents.planner.offline import OfflinePlanner
+from fabula.agents.shared.brief import helping_goals
+from fabula.agents.shared.goals import Situation, read_goal, step
+from fabula.agents.shared.replies import (
+    ANSWER_CHARS,
+    NO_ANSWER,
+    addressed,
+    put_to,
+    reply,
+    said_question,
+)
 from fabula.agents.views import author_view
 from fabula.agents.writer.offline import OfflineWriter
 from fabula.errors import InvalidInput, StoryAtRest

@@ -15,8 +15,8 @@ from rq.job import Job
 
 from fabula.agents.contracts import Action, TurnPlan
 from fabula.agents.critic.offline import OfflineCritic
-from fabula.agents.memory_builder.extract import extract
 from fabula.agents.memory_builder.offline import OfflineMemoryBuilder
+from fabula.agents.reading.extract import extract
 from fabula.agents.views import author_view
 from fabula.agents.writer.context import writer_context
 from fabula.agents.writer.offline import realise

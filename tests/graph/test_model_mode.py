@@ -36,7 +36,6 @@ from fabula.agents.contracts import (
 )
 from fabula.agents.factory import make_roles
 from fabula.agents.llm import make_client
-from fabula.agents.memory_builder.extract import extract
 from fabula.agents.memory_builder.model import (
     ExtractedActions,
     ModelMemoryBuilder,
@@ -44,6 +43,7 @@ from fabula.agents.memory_builder.model import (
 )
 from fabula.agents.memory_builder.offline import read_controlled
 from fabula.agents.planner.model import ModelPlanner
+from fabula.agents.reading.extract import extract
 from fabula.agents.schemas import expanded, strict_schema
 from fabula.agents.views import author_view
 from fabula.agents.writer.model import EMPTY_FEEDBACK, ModelWriter

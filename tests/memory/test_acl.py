@@ -284,9 +284,9 @@ class TestRoster:
         story's full list), not under "Things you know of" in his model prompt, and his
         recall does not read "silver letter" as naming it. The pack's places and cast, and
         what he met, he knows of."""
-        from fabula.agents.character.brief import brief_for
         from fabula.agents.character.model import render_mind
         from fabula.agents.contracts import TurnPlan
+        from fabula.agents.shared.brief import brief_for
         from fabula.agents.views import author_view
         from fabula.graph.service import Fabula
         from fabula.settings import Settings

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 import redis.asyncio as aredis
 
 from fabula.agents.memory_builder import OfflineMemoryBuilder
-from fabula.agents.memory_builder.extract import extract
+from fabula.agents.reading.extract import extract
 from fabula.graph.commit import CommitPath, commit_text
 from fabula.memory.actions import StoryAction
 from fabula.memory.delta import DeltaBuilder

@@ -50,7 +50,6 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fabula.agents.character.brief import brief_for
 from fabula.agents.character.model import (
     known_attributes,
     mind_prompt,
@@ -60,6 +59,7 @@ from fabula.agents.contracts import INTENT_FIELDS, TurnPlan
 from fabula.agents.memory_builder.model import with_narration
 from fabula.agents.prompts import quoted
 from fabula.agents.schemas import named
+from fabula.agents.shared.brief import brief_for
 from fabula.agents.views import AuthorView, author_view
 from fabula.graph.service import Fabula
 from fabula.memory.actions import StoryAction

@@ -22,7 +22,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from fabula.agents.character.brief import brief_for
 from fabula.agents.character.model import (
     MEMORIES,
     known_attributes,
@@ -31,6 +30,7 @@ from fabula.agents.character.model import (
     render_mind,
 )
 from fabula.agents.contracts import TurnPlan
+from fabula.agents.shared.brief import brief_for
 from fabula.agents.views import author_view
 from fabula.agents.writer.context import writer_context
 from fabula.errors import AccessDenied

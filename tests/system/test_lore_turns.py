@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from fabula.agents.character.brief import brief_for
 from fabula.agents.character.model import MEMORIES, lore_lines
 from fabula.agents.contracts import TurnPlan
 from fabula.agents.planner.model import planner_lore
+from fabula.agents.shared.brief import brief_for
 from fabula.agents.views import author_view
 from fabula.agents.writer.context import plan_request_text, writer_context
 from fabula.graph.service import Fabula

@@ -13,7 +13,7 @@ while Cal slept", "secretly", "Ben closed his eyes, and …"), or with someone w
 watched as …");
 people tell each other where things are, aloud or in a whisper. Each turn is committed
 through the real path: the offline memory-builder (the prose reader,
-:func:`fabula.agents.memory_builder.prose.read_prose`), the tracker and the store's commit,
+:func:`fabula.agents.reading.prose.read_prose`), the tracker and the store's commit,
 into real Redis.
 
 The oracle knows who saw each deed: a move is seen by everyone in the kitchen but those the
@@ -51,7 +51,6 @@ import redis.asyncio as aredis
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from fabula.agents.character.brief import brief_for
 from fabula.agents.character.model import (
     known_attributes,
     mind_prompt,
@@ -60,6 +59,7 @@ from fabula.agents.character.model import (
 from fabula.agents.character.offline import OfflineCharacter
 from fabula.agents.contracts import TurnPlan
 from fabula.agents.factory import make_roles
+from fabula.agents.shared.brief import brief_for
 from fabula.agents.views import author_view
 from fabula.graph.service import Fabula
 from fabula.memory.index.build import index_through
@@ -67,39 +67,18 @@ from fabula.memory.projections import project_beliefs
 from fabula.memory.store import StoryStore
 from fabula.settings import Settings
 from fabula.testing.fake_openai import TEXT, FakeOpenAI, Reply, request_schema
+from fabula.testing.kitchen import (
+    BOXES,
+    PACK,
+    PEOPLE,
+    PRONOUN,
+    SELF,
+    START_IN,
+    THINGS,
+)
 from fabula.testing.model import model_settings, prompt_of
 from fabula.testing.unseen_forms import FORMS
-from fabula.worlds.pack import WorldPack
 
-PEOPLE = ("Ann", "Ben", "Cal")
-THINGS = ("scarf", "key")
-BOXES = ("drawer", "basket", "box")
-START_IN = {"scarf": "drawer", "key": "basket"}
-GOALS = {"Ann": "keep the key hidden", "Ben": "get the key", "Cal": "get the scarf"}
-SELF = {"Ann": "herself", "Ben": "himself", "Cal": "himself"}
-PRONOUN = {"Ann": "she", "Ben": "he", "Cal": "he"}
-
-PACK = WorldPack.model_validate(
-    {
-        "id": "kitchen",
-        "title": "The Kitchen",
-        "premise": "Ann, Ben and Cal share a kitchen, and each keeps things from the others.",
-        "places": [{"name": "kitchen"}, {"name": "garden"}],
-        "characters": [
-            {
-                "name": n,
-                "location": "kitchen",
-                "goals": [GOALS[n]],
-                "examples": [f"VOICE-{n} talks"],
-            }
-            for n in PEOPLE
-        ],
-        "objects": [
-            *({"name": b, "location": "kitchen", "container": True} for b in BOXES),
-            *({"name": t, "location": START_IN[t]} for t in THINGS),
-        ],
-    }
-)
 PAIRS = re.compile(r"[.;:!?]\s|\n|\},\s*\{|\}\s*\{|,\s*(?:and|while)\s")
 
 

@@ -25,14 +25,14 @@ from dataclasses import dataclass, field
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from fabula.agents.character.brief import brief_for
 from fabula.agents.character.model import mind_prompt
 from fabula.agents.contracts import TurnPlan
+from fabula.agents.shared.brief import brief_for
 from fabula.agents.views import author_view
 from fabula.graph.service import Fabula
 from fabula.memory.index.build import index_through
 from fabula.memory.projections import project_beliefs
-from tests.system.test_prose_leak_property import PACK, PEOPLE
+from fabula.testing.kitchen import PACK, PEOPLE
 
 # a change, its sentence's verb and the value the reader gives it (the verb's lemma)
 CHANGES = {

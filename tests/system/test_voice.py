@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from fabula.agents.character.brief import brief_for
 from fabula.agents.character.model import MEMORIES, VOICE_LINES, render_mind, voice_lines
 from fabula.agents.contracts import TurnPlan
 from fabula.agents.factory import make_roles
+from fabula.agents.shared.brief import brief_for
 from fabula.agents.views import author_view
 from fabula.agents.writer.context import writer_context
 from fabula.errors import AccessDenied

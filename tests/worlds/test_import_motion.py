@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from fabula.agents.character.goals import read_goal
+from fabula.agents.shared.goals import read_goal
 from fabula.memory.records import Entity
 from fabula.testing.cli import fabula as run_fabula
 from fabula.worlds.goals import parse_goal

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fabula.agents.character.goals import directed_goal
+from fabula.agents.shared.goals import directed_goal
 from fabula.memory.records import Entity
 from fabula.testing import imports as fx
 from fabula.worlds.goals import parse_goal

@@ -13,11 +13,11 @@ from __future__ import annotations
 import json
 import re
 
-from fabula.agents.character.brief import brief_for
-from fabula.agents.character.goals import Situation, read_goal, step
 from fabula.agents.character.model import known_attributes, proposal_json_schema, render_mind
 from fabula.agents.contracts import TurnPlan
-from fabula.agents.memory_builder.extract import parse_clause, parse_sentence
+from fabula.agents.reading.extract import parse_clause, parse_sentence
+from fabula.agents.shared.brief import brief_for
+from fabula.agents.shared.goals import Situation, read_goal, step
 from fabula.agents.views import author_view
 from fabula.graph.service import Fabula
 from fabula.graph.service.reading import minds

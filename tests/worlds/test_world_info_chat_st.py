@@ -26,9 +26,9 @@ from typing import Any
 import pytest
 
 from fabula.testing import imports as fx
+from fabula.testing.world_info import BIG, book, entry, st_settings
 from fabula.worlds.imports import import_paths
 from fabula.worlds.recall import books_of, recall_chat
-from tests.worlds.test_world_info_st import BIG, book, entry, st_settings
 
 HARNESS = Path(__file__).parent / "st_harness"
 

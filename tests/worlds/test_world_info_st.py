@@ -24,32 +24,9 @@ from fabula.errors import InvalidInput
 from fabula.graph.service import Fabula
 from fabula.settings import Settings
 from fabula.testing import imports as fx
+from fabula.testing.world_info import BIG, book, entry, st_settings
 from fabula.worlds.imports import import_paths
 from fabula.worlds.recall import books_of, recall_books
-
-BIG = 100_000  # a budget nothing reaches
-
-
-def entry(uid: int, keys: list[str], comment: str, content: str, **extra: Any) -> dict[str, Any]:
-    """A SillyTavern World Info entry as its editor saves it (the fields a case needs)."""
-    return {
-        "uid": uid,
-        "key": keys,
-        "keysecondary": [],
-        "comment": comment,
-        "content": content,
-        "constant": False,
-        "selective": True,
-        "selectiveLogic": 0,
-        "order": 100,
-        "disable": False,
-        **extra,
-    }
-
-
-def book(*entries: dict[str, Any]) -> dict[str, Any]:
-    return {"entries": {str(e["uid"]): e for e in entries}}
-
 
 # (name, the lines of world-info.js it follows, book, chat (oldest first), budget, expected)
 CASES: list[tuple[str, str, dict[str, Any], list[str], int, list[str]]] = [
@@ -570,23 +547,6 @@ def test_a_lookahead_key_disables_its_entry_and_the_rest_works(tmp_path: Path) -
 def test_the_cases_are_data_node_can_read() -> None:
     """The cases serialise to JSON as they are (how they were fed to SillyTavern's code)."""
     assert json.loads(json.dumps(CASES)) and json.loads(json.dumps(CARD_CASES))
-
-
-def st_settings(**world_info: Any) -> dict[str, Any]:
-    """A SillyTavern ``settings.json`` (the parts a case needs), its World Info settings
-    ``world_info`` over a fresh install's."""
-    return {
-        "username": "User",
-        "world_info_settings": {
-            "world_info": {"globalSelect": []},
-            "world_info_depth": 2,
-            "world_info_budget": 25,
-            "world_info_recursive": True,
-            "world_info_case_sensitive": False,
-            "world_info_match_whole_words": True,
-            **world_info,
-        },
-    }
 
 
 def test_a_settings_json_sets_the_storys_world_info(redis_url: str, tmp_path: Path) -> None:

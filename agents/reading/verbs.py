@@ -25,7 +25,7 @@ PARTICLES = frozenset({"up", "away", "out", "off", "in", "down", "back", "over",
 
 @functools.cache
 def _table() -> dict[str, tuple[tuple[VerbClass, ...], str]]:
-    raw = resources.files("fabula.agents.memory_builder").joinpath("data/verbs.tsv.gz")
+    raw = resources.files("fabula.agents.reading").joinpath("data/verbs.tsv.gz")
     out: dict[str, tuple[tuple[VerbClass, ...], str]] = {}
     for line in gzip.decompress(raw.read_bytes()).decode().splitlines():
         form, classes, lemma = line.split("\t")

@@ -39,9 +39,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from fabula.agents.memory_builder.phases import lexicon as lx
-from fabula.agents.memory_builder.phases.mentions import Mention, Resolver, phrase
-from fabula.agents.memory_builder.phases.tokens import Sentence, Token
+from fabula.agents.reading.phases import lexicon as lx
+from fabula.agents.reading.phases.mentions import Mention, Resolver, phrase
+from fabula.agents.reading.phases.tokens import Sentence, Token
 
 FrameKind = Literal["perceive", "believe", "goal", "occupied", "event"]
 # a verb's classes that change what they are done to, or what undergoes them

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fabula.agents.memory_builder.phases.frames import Frame, StateReading
+from fabula.agents.reading.phases.frames import Frame, StateReading
 from fabula.memory.actions import Clause, StoryAction
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Literal
 
-from fabula.agents.memory_builder import unseen_cues
+from fabula.agents.reading import unseen_cues
 
 CueKind = Literal["state", "ends", "event"]
 Role = Literal["subject", "after", "everyone"]

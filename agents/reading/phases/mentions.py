@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from fabula.agents.memory_builder.phases import lexicon as lx
-from fabula.agents.memory_builder.phases.tokens import Token
+from fabula.agents.reading.phases import lexicon as lx
+from fabula.agents.reading.phases.tokens import Token
 from fabula.memory.records import Entity
 
 _STOP = lx.PREPOSITIONS - {"of"} | lx.SUBORDINATORS | {"that", "which", "who", "where"}

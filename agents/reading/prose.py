@@ -48,9 +48,9 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from fabula.agents.memory_builder import unseen
-from fabula.agents.memory_builder.extract import parse_sentence
-from fabula.agents.memory_builder.verbs import PARTICLES, longest_phrase, verb_classes
+from fabula.agents.reading import unseen
+from fabula.agents.reading.extract import parse_sentence
+from fabula.agents.reading.verbs import PARTICLES, longest_phrase, verb_classes
 from fabula.limits import Limits
 from fabula.memory.actions import Clause, StoryAction
 from fabula.memory.index.general import general_table

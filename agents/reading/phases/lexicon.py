@@ -52,7 +52,7 @@ class Verb:
 
 @functools.cache
 def _table() -> tuple[dict[str, Verb], dict[str, tuple[str, str]], frozenset[str]]:
-    raw = resources.files("fabula.agents.memory_builder").joinpath("data/lexicon.tsv.gz")
+    raw = resources.files("fabula.agents.reading").joinpath("data/lexicon.tsv.gz")
     verbs: dict[str, Verb] = {}
     nouns: dict[str, tuple[str, str]] = {}
     adjectives: set[str] = set()

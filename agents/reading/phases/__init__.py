@@ -7,7 +7,7 @@
 4. :mod:`.events` — events with their perceivers, as story actions.
 
 :func:`read_story` is the offline reader: the prose reader's reading of where things go
-(:func:`~fabula.agents.memory_builder.prose.read_prose`), with these phases' reading of
+(:func:`~fabula.agents.reading.prose.read_prose`), with these phases' reading of
 each sentence the prose reader left as narration, or read as a belief, an intention or a
 perception it could not attach — there the phases' actions replace the prose reader's.
 """
@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from fabula.agents.memory_builder.phases.events import attach
-from fabula.agents.memory_builder.phases.frames import ClauseReader, Frame
-from fabula.agents.memory_builder.phases.mentions import Resolver
-from fabula.agents.memory_builder.phases.tokens import sentences
+from fabula.agents.reading.phases.events import attach
+from fabula.agents.reading.phases.frames import ClauseReader, Frame
+from fabula.agents.reading.phases.mentions import Resolver
+from fabula.agents.reading.phases.tokens import sentences
 from fabula.limits import Limits
 from fabula.memory.actions import StoryAction
 from fabula.memory.records import Entity
@@ -59,7 +59,7 @@ def read_story(
     text: str, entities: Mapping[str, Entity], limits: Limits | None = None
 ) -> list[StoryAction]:
     """``text`` as story actions (a :data:`~fabula.agents.memory_builder.offline.Reader`),
-    within ``limits`` (:func:`~fabula.agents.memory_builder.prose.read_prose`'s bounds).
+    within ``limits`` (:func:`~fabula.agents.reading.prose.read_prose`'s bounds).
 
     Per sentence: a sentence of the controlled grammar is the prose reader's alone (its
     exact core); a belief or a goal is the phases' (the prose reader would make it a
@@ -68,8 +68,8 @@ def read_story(
     the phases' conditions and contents (never places, never a narration) are added
     beside its reading.
     """
-    from fabula.agents.memory_builder.extract import parse_sentence
-    from fabula.agents.memory_builder.prose import read_with_unseen
+    from fabula.agents.reading.extract import parse_sentence
+    from fabula.agents.reading.prose import read_with_unseen
 
     prose, blind = read_with_unseen(text, entities, limits)
     frames, spans = read_frames(text, entities, limits)

@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from fabula.agents.contracts import LINE_CHARS
-from fabula.agents.memory_builder.extract import parse_sentence
+from fabula.agents.reading.extract import parse_sentence
 from fabula.agents.views import AuthorView
 from fabula.memory.records import slug
 from fabula.memory.text import split_sentences
@@ -66,7 +66,7 @@ class SaidLine:
 
 def said_line(quote: str) -> SaidLine | None:
     """The line a remembered sentence says aloud, read by the controlled grammar
-    (:func:`~fabula.agents.memory_builder.extract.parse_sentence`) in any of its orders of
+    (:func:`~fabula.agents.reading.extract.parse_sentence`) in any of its orders of
     dialogue (``"…" said A.``, ``"…," A said.``, ``"…?" A asked B.``, ``A said to B, "…"``,
     a memory's own ``A said to B: "…"``) or as a question told as narration (``A asked B
     about …``, its words as they would have been said); None for any other sentence."""

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fabula.agents.character.goals import directed_goal
 from fabula.agents.contracts import CharacterBrief, TurnPlan
+from fabula.agents.shared.goals import directed_goal
 from fabula.agents.views import AuthorView
 from fabula.worlds.goals import parse_goal
 
