@@ -55,7 +55,13 @@ _apps: dict[int, Fabula] = {}  # by event loop: Redis connections belong to the 
 
 
 def _open() -> Fabula:
-    return Fabula.from_settings(Settings.from_env())
+    """The application, with what the CLI makes when first used made now: the token
+    counter (it reads and decodes a file) and the turn graph. On the server's event loop
+    that reading would block, and langgraph-api's guard fails the run (``BlockingError``)."""
+    app = Fabula.from_settings(Settings.from_env())
+    app.counter.count("")
+    _ = app.graph
+    return app
 
 
 async def application() -> Fabula:
