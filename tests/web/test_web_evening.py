@@ -57,7 +57,9 @@ async def play(page: Page, base: str, part: str) -> str:
     await page.goto(f"{base}/stories/sera")
     await expect(page.locator("main[data-live]")).to_have_count(1)
     await page.click("#run-form button[type=submit]")
-    field = page.locator("textarea[name='part:user']")
+    # the part the run asks for (the field of the one-step form, shown before a run,
+    # is another: tests/web/test_web_play.py)
+    field = page.locator("[data-testid=parts] textarea[name='part:user']")
     await expect(field).to_be_visible()
     await expect(page.locator("[data-testid=view-user]")).to_contain_text("cottage")
     await field.fill(part)
