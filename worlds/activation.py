@@ -24,7 +24,8 @@ Pure: entries and a text in, the activated entries (each with what fired it) out
   non-recursable one (``exclude_recursion``) is activated by the first scan only, one that
   delays until recursion (``delayUntilRecursion``, a level) waits for its level.
 - **Budget.** Each step's entries are admitted by ``order``, highest first (``sortFn``,
-  82); once one does not fit, no more are admitted: it and the rest of its step are the
+  82), below the budget (a total that reaches it overflows, 4026-4028); once one does not
+  fit, no more are admitted: it and the rest of its step are the
   activation's ``left_out`` (never dropped in silence: a recall lists them, with their
   size). The admitted entries are returned in insertion order (lower ``order`` first).
 - **Decorators** (V3, at the top of the content; ``@@@`` a fallback of the one above):
