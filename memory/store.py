@@ -22,6 +22,7 @@ from redis.asyncio.lock import Lock
 from redis.exceptions import RedisError, ResponseError, WatchError
 
 from fabula.errors import (
+    Conflict,
     FabulaError,
     InvalidDelta,
     InvalidInput,
@@ -405,6 +406,38 @@ class StoryStore:
             await self.client.hset(keys.meta(self.story), "played", json.dumps(wanted))
         else:
             await self.client.hdel(keys.meta(self.story), "played")
+
+    async def replace_pack(
+        self, digest: str, document: str, lore: Mapping[str, str | None]
+    ) -> None:
+        """Replace the story's pack document, whose digest was ``digest`` when it was read,
+        with ``document``, and the named characters' own lore documents with ``lore``'s (by
+        character id; None: it has none now), all in one transaction: a change of the
+        story's settings kept in its pack (its World Info settings), which every reader
+        then reads. Raises :class:`Conflict` when the pack changed since it was read, and
+        nothing is written then."""
+        meta = keys.meta(self.story)
+        for character in lore:
+            keys.check_id(character, "character")
+        async with transaction(self.client, meta) as pipe:
+            try:
+                await pipe.watch(meta)
+                if await pipe.hget(meta, "pack_digest") != digest:
+                    raise Conflict(
+                        "the story's pack changed meanwhile: read it again", story=self.story
+                    )
+                pipe.multi()
+                pipe.hset(meta, mapping=_pack_fields(document))
+                for character, own in lore.items():
+                    if own is None:
+                        pipe.delete(keys.mind_lore(self.story, character))
+                    else:
+                        pipe.set(keys.mind_lore(self.story, character), own)
+                await pipe.execute()
+            except WatchError:
+                raise Conflict(
+                    "the story's pack changed meanwhile: read it again", story=self.story
+                ) from None
 
     async def assets(self) -> dict[str, bytes]:
         """The files the story was created with (imported pictures), by name; kept apart

@@ -24,7 +24,8 @@ Pure: entries and a text in, the activated entries (each with what fired it) out
   non-recursable one (``exclude_recursion``) is activated by the first scan only, one that
   delays until recursion (``delayUntilRecursion``, a level) waits for its level.
 - **Budget.** Each step's entries are admitted by ``order``, highest first (``sortFn``,
-  82); once one does not fit, no more are admitted: it and the rest of its step are the
+  82), below the budget (a total that reaches it overflows, 4026-4028); once one does not
+  fit, no more are admitted: it and the rest of its step are the
   activation's ``left_out`` (never dropped in silence: a recall lists them, with their
   size). The admitted entries are returned in insertion order (lower ``order`` first).
 - **Decorators** (V3, at the top of the content; ``@@@`` a fallback of the one above):
@@ -40,7 +41,7 @@ import functools
 import random
 import re
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict, Unpack
 
@@ -490,9 +491,10 @@ def delayed(entry: LoreEntry) -> bool:
 
 @dataclass
 class Admission:
-    """The entries a call activates, admitted step by step within ``budget`` tokens (None:
-    no bound): each step's by ``order``, highest first (SillyTavern's ``sortFn``; constants
-    and priority have no precedence there), until one does not fit, after which the budget
+    """The entries a call activates, admitted step by step below ``budget`` tokens (None:
+    no bound; as ``checkWorldInfo``, 4026-4028, an entry that brings the total to the budget
+    does not fit): each step's by ``order``, highest first (SillyTavern's ``sortFn``;
+    constants and priority have no precedence there), until one does not fit, after which the budget
     is ``full`` and nothing more is admitted; that one and the rest of its step are ``left_out``."""
 
     budget: int | None
@@ -512,7 +514,8 @@ class Admission:
             if self.full:
                 self.left_out.extend(found[k:])
                 break
-            if self.budget is not None and self.used + a.tokens > self.budget:
+            # SillyTavern's test: the total reaching the budget overflows it (4026-4028)
+            if self.budget is not None and self.used + a.tokens >= self.budget:
                 self.full = True
                 self.left_out.extend(found[k:])
                 break
@@ -594,19 +597,46 @@ def timing(entry: LoreEntry) -> tuple[int, int, int]:
     return sticky, cooldown, delay
 
 
-def filter_admits(entry: LoreEntry, character: str) -> bool:
-    """Whether the entry's ``characterFilter`` lets ``character`` (the name of the character
-    whose chat it is: SillyTavern compares its card's file name, ``getCharaFilename``)
-    activate it: with ``names``, one of them (``isExclude``: none of them; 3800-3808).
-    Its ``tags`` are SillyTavern's own tag ids, which no import carries: not applied."""
+def filter_admits(
+    entry: LoreEntry,
+    character: str,
+    tags: Collection[str] = (),
+    tag_names: Mapping[str, str] | None = None,
+) -> bool:
+    """Whether the entry's ``characterFilter`` lets ``character`` activate it, as
+    ``checkWorldInfo`` applies it (world-info.js 3801-3826), its two tests one after the
+    other:
+
+    - **names** (3802-3809): with any, ``character`` (the name of the character whose chat
+      it is: SillyTavern compares its card's file name, ``getCharaFilename``) must be one
+      of them (``isExclude``: none of them);
+    - **tags** (3812-3826): with any, one of the character's ``tags`` (its card's, as
+      SillyTavern imports them: :func:`fabula.worlds.lore.card_tags`) must be one of them
+      (``isExclude``: none of them). The filter holds SillyTavern's tag ids, read as names
+      through ``tag_names`` (the imported ``settings.json``'s tags); an id with no name
+      there is taken as a name. Names compare in any case, as SillyTavern matches a card's
+      tags to its own (tags.js 752). A character with no tags has none in the filter
+      (SillyTavern gives it an empty tag map, tags.js 457-461).
+
+    So an entry filtered to a name and a tag needs both; an exclusion of either keeps out
+    a character that has it."""
     found = entry.kept.get("characterFilter")
     if not isinstance(found, dict):
         return True
+    exclude = bool(found.get("isExclude"))
     names = found.get("names")
-    if not isinstance(names, list) or not names:
-        return True
-    included = character in names
-    return not included if found.get("isExclude") else included
+    if isinstance(names, list) and names:
+        included = character in names
+        if included == exclude:  # 3804: filtered
+            return False
+    wanted = found.get("tags")
+    if isinstance(wanted, list) and wanted:
+        names_of = tag_names or {}
+        filter_tags = {str(names_of.get(str(t), t)).lower() for t in wanted}
+        has = any(t.lower() in filter_tags for t in tags)  # 3820
+        if has == exclude:  # 3821: filtered
+            return False
+    return True
 
 
 class Options(TypedDict, total=False):
@@ -624,6 +654,8 @@ class Options(TypedDict, total=False):
     seed: int | None
     timed: Timed | None
     character: str | None
+    character_tags: Collection[str]
+    tag_names: Mapping[str, str] | None
 
 
 def activate(
@@ -649,6 +681,8 @@ def activation(
     seed: int | None = None,
     timed: Timed | None = None,
     character: str | None = None,
+    character_tags: Collection[str] = (),
+    tag_names: Mapping[str, str] | None = None,
 ) -> Activation:
     """The entries ``text`` activates, those within ``budget`` tokens (None: no bound) in
     insertion order and those left out (see the module's docstring for the rules).
@@ -664,7 +698,9 @@ def activation(
     ``seed`` what the rolls of probability and inclusion groups are drawn from (the turn, or
     0, when None: see :class:`Chance`). ``timed`` the entries sticky, cooling down or
     delayed at this scan (see :mod:`fabula.worlds.timed`); ``character`` the character
-    whose lore it is, for the entries' character filters (None: none applies).
+    whose lore it is, with its ``character_tags``, for the entries' character filters
+    (None: none applies; ``tag_names`` reads the filters' tag ids: see
+    :func:`filter_admits`).
 
     The entries are compiled once (kept for the same entry objects): a one-word key is
     found by looking the text's words up (matched whole) or by one pass of RE2 over the
@@ -689,7 +725,9 @@ def activation(
         """Whether the entry's character filter or its timed effects keep it out of every
         scan (3800-3850)."""
         i = item.index
-        if character is not None and not filter_admits(item.entry, character):
+        if character is not None and not filter_admits(
+            item.entry, character, character_tags, tag_names
+        ):
             return True
         if i in timed.delay:
             return True

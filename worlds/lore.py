@@ -27,11 +27,14 @@ order and priority; what a source has beyond those is in the entry's ``kept``.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from fabula.errors import InvalidInput
 
 CHARACTER_EXTENSION = "fabula/character"
 """The extension of an exported card holding the character's Fabula name and aliases."""
@@ -184,8 +187,9 @@ class WorldInfoSettings(_Spec):
     (``world_info_settings``; read by ``setWorldInfoSettings``, world-info.js 767-800), with
     the defaults of a fresh install (its ``default/content/settings.json``; world-info.js
     63-76 for the rest). Activation applies case, whole words, recursion and its step
-    limit, and, where it scans a story's turns as a chat, the depth and minimum
-    activations; the others are kept, not applied yet."""
+    limit, the budget (a percent of ``context`` with its cap), and, where it scans a story's
+    turns as a chat, the depth and minimum activations; names in the scan and the global
+    group scoring are kept, not applied."""
 
     case_sensitive: bool = False
     """``world_info_case_sensitive``: keys match in their case."""
@@ -199,9 +203,15 @@ class WorldInfoSettings(_Spec):
     """``world_info_depth``: the newest messages (a story's turns) an entry without its own
     ``scanDepth`` scans, where the scan is of the story's turns."""
     budget: int = Field(default=25, ge=0)
-    """``world_info_budget``: percent of the context (kept: Fabula's lore budget applies)."""
+    """``world_info_budget``: the percent of ``context`` the activated entries may hold
+    (:func:`lore_budget`; without a ``context``, Fabula's lore budget stands for it)."""
     budget_cap: int = Field(default=0, ge=0)
-    """``world_info_budget_cap`` (kept, not applied)."""
+    """``world_info_budget_cap``: the most tokens, whatever the percent (0: no cap)."""
+    context: int | None = Field(default=None, ge=1)
+    """The context, in tokens, the budget is a percent of: what SillyTavern's
+    ``getMaxContextSize`` gives (script.js 4840-4876) from the imported ``settings.json``'s
+    ``max_context`` less ``amount_gen`` (a Chat Completion one's ``oai_settings``:
+    ``openai_max_context`` less ``openai_max_tokens``); None where none was imported or set."""
     include_names: bool = True
     """``world_info_include_names`` (kept, not applied)."""
     min_activations: int = Field(default=0, ge=0)
@@ -212,6 +222,82 @@ class WorldInfoSettings(_Spec):
     length)."""
     use_group_scoring: bool = False
     """``world_info_use_group_scoring`` (kept; an entry's own ``useGroupScoring`` applies)."""
+    tags: dict[str, str] = Field(default_factory=dict)
+    """SillyTavern's tags, id to name (the imported ``settings.json``'s ``tags``): an entry's
+    ``characterFilter.tags`` holds ids, a character's card its tags by name."""
+
+
+SETTINGS: dict[str, str] = {
+    "case_sensitive": "world_info_case_sensitive",
+    "match_whole_words": "world_info_match_whole_words",
+    "recursive": "world_info_recursive",
+    "max_recursion_steps": "world_info_max_recursion_steps",
+    "depth": "world_info_depth",
+    "budget": "world_info_budget",
+    "budget_cap": "world_info_budget_cap",
+    "context": "max_context",
+    "include_names": "world_info_include_names",
+    "min_activations": "world_info_min_activations",
+    "min_activations_depth_max": "world_info_min_activations_depth_max",
+    "use_group_scoring": "world_info_use_group_scoring",
+}
+"""The World Info settings a user shows and sets (``fabula lore settings``), by Fabula's
+name, each with SillyTavern's (``context`` stands for ``getMaxContextSize``'s answer)."""
+
+
+def lore_budget(settings: WorldInfoSettings, default: int) -> int:
+    """The lore budget, in tokens, ``settings`` give, as ``checkWorldInfo`` computes it
+    (world-info.js 3731-3736): ``budget`` percent of the ``context``, rounded half up, and 1
+    for 0; then no more than ``budget_cap`` when it is above 0. Without a ``context``,
+    ``default`` (Fabula's lore budget, ``FABULA_LORE_BUDGET``) is that share, and the cap
+    applies to it."""
+    share = default
+    if settings.context is not None:
+        share = math.floor(settings.budget * settings.context / 100 + 0.5) or 1
+    if settings.budget_cap > 0 and share > settings.budget_cap:
+        share = settings.budget_cap
+    return share
+
+
+def with_setting(settings: WorldInfoSettings, name: str, value: str) -> WorldInfoSettings:
+    """``settings`` with the one named ``name`` (Fabula's name or SillyTavern's, see
+    :data:`SETTINGS`) set to ``value`` as a user types it: ``true``/``false`` for a switch,
+    a whole number of 0 or more for a number (``none`` for the context: no context).
+    Raises :class:`~fabula.errors.InvalidInput`, in one line, for an unknown name or a
+    value of the wrong kind."""
+    field = name.strip()
+    by_st = {v: k for k, v in SETTINGS.items()}
+    field = by_st.get(field, field)
+    if field not in SETTINGS:
+        raise InvalidInput(f"{name!r} is no World Info setting (one of: {', '.join(SETTINGS)})")
+    text = value.strip().lower()
+    if isinstance(getattr(settings, field), bool):
+        if text not in ("true", "false"):
+            raise InvalidInput(f"{field}: {value!r} is not true or false")
+        return settings.model_copy(update={field: text == "true"})
+    if field == "context" and text in ("none", ""):
+        return settings.model_copy(update={"context": None})
+    least = 1 if field == "context" else 0
+    if not text.isdigit() or int(text) < least:
+        raise InvalidInput(f"{field}: {value!r} is not a whole number of {least} or more")
+    return settings.model_copy(update={field: int(text)})
+
+
+EXCLUDED_TAGS = frozenset({"ROOT", "TAVERN"})
+"""The tags SillyTavern never imports from a card (``IMPORT_EXLCUDED_TAGS``, tags.js 707)."""
+MAX_TAGS = 15
+"""The most tags SillyTavern imports from a card (``ANTI_TROLL_MAX_TAGS``, tags.js 708)."""
+
+
+def card_tags(card: KeptCard | None) -> tuple[str, ...]:
+    """A character's tags as SillyTavern gives them to it when it imports its card
+    (``handleTagImport``, tags.js 746-750): the card's ``tags`` trimmed, the empty ones and
+    :data:`EXCLUDED_TAGS` left out, the first :data:`MAX_TAGS`; none for no card."""
+    raw = card.data.get("tags") if card is not None else None
+    if not isinstance(raw, list):
+        return ()
+    found = [t.strip() for t in raw if isinstance(t, str) and t.strip()]
+    return tuple(t for t in found if t not in EXCLUDED_TAGS)[:MAX_TAGS]
 
 
 class Lore(_Spec):
@@ -221,6 +307,9 @@ class Lore(_Spec):
     cards: tuple[KeptCard, ...] = ()
     kept: dict[str, Any] = Field(default_factory=dict)
     world_info: WorldInfoSettings = Field(default_factory=WorldInfoSettings)
+    holder_tags: tuple[str, ...] = ()
+    """In a character's copy (:func:`known_to`): its tags (:func:`card_tags`), for the
+    entries' character filters; empty in a pack."""
 
     def card_of(self, character: str) -> KeptCard | None:
         """The kept card of the character named ``character``, if it came from one."""
@@ -265,7 +354,8 @@ def known_to(lore: Lore, character: str, cast: Sequence[str]) -> Lore:
     """What the character named ``character`` may know of ``lore``: the books holding an
     entry it knows (see :func:`audience`), each with those entries only, owned by it, and
     stripped of what a source kept (whose names, extensions and fields are no lore; only
-    what activation reads of it stays)."""
+    what activation reads of it stays), with the story's World Info settings and the
+    character's tags (its card's, for the character filters)."""
     books = []
     for book in lore.books:
         entries = tuple(
@@ -277,7 +367,11 @@ def known_to(lore: Lore, character: str, cast: Sequence[str]) -> Lore:
             books.append(
                 book.model_copy(update={"owner": character, "entries": entries, "kept": {}})
             )
-    return Lore(books=tuple(books), world_info=lore.world_info)
+    return Lore(
+        books=tuple(books),
+        world_info=lore.world_info,
+        holder_tags=card_tags(lore.card_of(character)),
+    )
 
 
 @functools.lru_cache(maxsize=64)

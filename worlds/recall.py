@@ -12,8 +12,10 @@ Two holders, never mixed:
 
 Either way the entries are activated as SillyTavern's World Info does it
 (:mod:`fabula.worlds.activation`), within the lore's own budget — beside the memory's,
-as SillyTavern gives World Info its own share of the context: ``FABULA_LORE_BUDGET``,
-:data:`fabula.settings.LORE_BUDGET` by default — and each book's own ``token_budget``. An
+as SillyTavern gives World Info its own share of the context: the story's
+``world_info_budget`` percent of its ``context`` (capped by ``world_info_budget_cap``) where
+a context was imported or set, else ``FABULA_LORE_BUDGET``
+(:data:`fabula.settings.LORE_BUDGET` by default) — and each book's own ``token_budget``. An
 entry that activates but does not fit is not dropped in silence: :func:`recall_books`
 returns it among the ``left_out``, with its size and the budget it did not fit.
 """
@@ -23,7 +25,7 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from fabula.memory.records import Memory
@@ -34,6 +36,7 @@ from fabula.worlds.lore import (
     LoreBook,
     LoreEntry,
     WorldInfoSettings,
+    lore_budget,
     parse_lore,
     split_decorators,
 )
@@ -65,6 +68,15 @@ class Books:
     min_activations: int = 0
     min_depth_max: int = 0
     key: str = ""  # what its timed effects are remembered by (see fabula.worlds.timed)
+    world_info: WorldInfoSettings = field(default_factory=WorldInfoSettings)  # read with these
+    holder_tags: tuple[str, ...] = ()  # a character's copy: its tags, for the filters
+
+    def bound(self, budget: int) -> int:
+        """The budget of an activation of these books: the settings' World Info budget
+        (:func:`fabula.worlds.lore.lore_budget`: a percent of the context, capped; ``budget``,
+        Fabula's lore budget, where no context is set) and no more than each book's own
+        ``token_budget``."""
+        return min([lore_budget(self.world_info, budget), *self.limits])
 
 
 @dataclass(frozen=True)
@@ -80,9 +92,14 @@ class Lit:
         return split_decorators(self.activated.entry.content)[1]
 
 
-def books_of(books: Sequence[LoreBook], settings: WorldInfoSettings | None = None) -> Books | None:
+def books_of(
+    books: Sequence[LoreBook],
+    settings: WorldInfoSettings | None = None,
+    holder_tags: Sequence[str] = (),
+) -> Books | None:
     """``books`` read for activation with the story's World Info ``settings`` (a fresh
-    SillyTavern install's when None), or None if they hold no entry."""
+    SillyTavern install's when None), or None if they hold no entry; ``holder_tags``: the
+    tags of the character whose lore they are (its copy's, :func:`character_lore`)."""
     settings = settings or WorldInfoSettings()
     pairs = [(b, e) for b in books for e in b.entries]
     if not pairs:
@@ -106,6 +123,8 @@ def books_of(books: Sequence[LoreBook], settings: WorldInfoSettings | None = Non
         key=hashlib.sha256(
             "\n".join([settings.model_dump_json(), *(b.model_dump_json() for b in books)]).encode()
         ).hexdigest(),
+        world_info=settings,
+        holder_tags=tuple(holder_tags),
     )
 
 
@@ -133,7 +152,7 @@ def recall_books(
     book's own ``token_budget`` (in insertion order), and those left out."""
     if books is None:
         return Recalled([], [], budget)
-    bound = min([budget, *books.limits])
+    bound = books.bound(budget)
     found = activation(
         books.entries,
         text,
@@ -171,7 +190,7 @@ def recall_chat(
     has its own). Within ``budget`` tokens and each book's ``token_budget``."""
     if books is None:
         return Recalled([], [], budget)
-    bound = min([budget, *books.limits])
+    bound = books.bound(budget)
     count = count_tokens or count_words
 
     def scan(chat: Chat, timed: Timed) -> Activation:
@@ -188,6 +207,8 @@ def recall_chat(
             count_tokens=count,
             timed=timed,
             character=character,
+            character_tags=books.holder_tags,
+            tag_names=books.world_info.tags,
         )
 
     def chat(messages: Sequence[str]) -> Chat:
@@ -251,7 +272,7 @@ def character_lore(document: str | None) -> Books | None:
         _OWN.move_to_end(document)
         return _OWN[document]
     own = parse_lore(document)
-    found = _OWN[document] = books_of(own.books, own.world_info)
+    found = _OWN[document] = books_of(own.books, own.world_info, own.holder_tags)
     while len(_OWN) > _OWN_KEPT:
         _OWN.popitem(last=False)
     return found
@@ -317,19 +338,28 @@ def lived_turns(memories: Sequence[Memory], upto: int | None = None) -> list[str
 async def own_lore(
     mind: CharacterMind,
     name: str,
-    at_hand: str,
+    at_hand: str | None,
     *,
     budget: int = LORE_BUDGET,
     count_tokens: Callable[[str], int] | None = None,
     as_of: int | None = None,
 ) -> Recalled:
-    """A character's lore for the turn at hand: its own lore only (its keyspace's document:
-    its card's book and what the author made known to it, read through its own
+    """A character's lore for a turn: its own lore only (its keyspace's document: its
+    card's book and what the author made known to it, with its tags, read through its own
     connection) scanned by :func:`turn_lore` over the turns as it lived them (its own
     memories, :func:`lived_turns`, by turn ``as_of``) and ``at_hand``, with its ``name``
-    for the character filters. Nothing of the pack or the story's text is read for it."""
+    and tags for the character filters. Nothing of the pack or the story's text is read
+    for it.
+
+    ``at_hand`` is the turn at hand (its prompt's situation, a recall's request); None:
+    the turn ``as_of`` itself, as it lived it, is the newest message — what the turns up
+    to it activated for the character, which the studio's Lore page shows. Its prompt, a
+    recall ``--as`` it and the Lore page all come here, so the same turns give the same
+    lore."""
     books = character_lore(await mind.lore())
     if books is None:
         return Recalled([], [], budget)
     said = lived_turns(await mind.memories(last=LIVED, as_of=as_of), as_of)
+    if at_hand is None:
+        said, at_hand = said[:-1], (said[-1] if said else "")
     return turn_lore(books, said, at_hand, budget=budget, count_tokens=count_tokens, character=name)

@@ -103,6 +103,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Ask a character questions: it answers from only its own mind (its beliefs and what "
         "it witnessed), e.g.",
     ),
+    "lore": ("lore", "A story's lore: its World Info settings."),
     "migrate": (
         "migrate",
         "Bring stories stored by an older Fabula up to this one's schema (one line each; "

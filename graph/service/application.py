@@ -57,6 +57,7 @@ class Fabula(Core):
         self.delete_story = stories.delete_story
         self.stories = stories.stories
         self.set_played = stories.set_played
+        self.set_world_info = stories.set_world_info
         self.commit_scripted = stories.commit_scripted
         # turns
         self.run = turns.run

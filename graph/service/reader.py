@@ -59,6 +59,7 @@ if TYPE_CHECKING:  # annotations only: `fabula show` loads no minds, roles or gr
     from fabula.graph.service.pending import Pending
     from fabula.memory.acl import MindPool
     from fabula.memory.index.vectors import Embedder
+    from fabula.worlds.lore import WorldInfoSettings
 
 
 @dataclass(frozen=True)
@@ -240,7 +241,17 @@ class Reader:
         """The lore by book, and what ``turn`` activates within the lore budget (and what
         did not fit)."""
         budget = self.sources.settings.lore_budget
-        return await recall.lore(self.store, turn, budget=budget, counter=self.sources.counter)
+        return await recall.lore(
+            self.store,
+            turn,
+            budget=budget,
+            counter=self.sources.counter,
+            minds=self.sources.minds,
+        )
+
+    async def world_info(self) -> WorldInfoSettings:
+        """The story's World Info settings (see :func:`recall.world_info`)."""
+        return await recall.world_info(self.store)
 
     # -- inside a character's own mind ---------------------------------------------------
     async def recall(

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from fabula.errors import InvalidInput
+from fabula.errors import ConfigError, InvalidInput
 from fabula.graph.service.reading import check_as_of
 from fabula.graph.service.responses.reading import LoreBookOut, LoreEntryOut, LoreFired, LoreOut
 from fabula.graph.service.responses.recall import (
@@ -25,14 +25,12 @@ from fabula.memory.recall.plan import RecallPlan
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter
 from fabula.settings import LORE_BUDGET
-from fabula.worlds.lore import LoreBook, audience, known_to, split_decorators
+from fabula.worlds.lore import LoreBook, WorldInfoSettings, audience, split_decorators
 from fabula.worlds.pack import WorldPack
 from fabula.worlds.recall import (
-    Books,
     Lit,
     Recalled,
     author_lore,
-    books_of,
     own_lore,
     recall_chat,
     world_books,
@@ -154,15 +152,18 @@ async def lore(
     *,
     budget: int = LORE_BUDGET,
     counter: TokenCounter | None = None,
+    minds: MindPool | None = None,
 ) -> LoreOut:
     """The story's lore by book, each entry with who knows it (the author a world book's,
     a character what its keyspace copy holds: see :func:`fabula.worlds.lore.audience`); with
-    ``turn``, the entries that turn's text activates for the author (the world's books)
-    and for each character (its own lore), each within the lore's own ``budget`` tokens
-    (counted by ``counter``, as a recall counts them; None: in words), and those that
-    activated but did not fit (``left_out``, with their size). Raises
-    :class:`NotFound` for an unknown story and :class:`InvalidInput` for a turn outside
-    the branch."""
+    ``turn``, the entries the turns up to it activate: for the author, the world's books
+    over the branch's turns (the writer's scan, :func:`fabula.worlds.recall.author_lore`);
+    for each character, its own lore over the turns as it lived them, read through its
+    own Redis user (``minds``; its prompt's scan, :func:`fabula.worlds.recall.own_lore`);
+    each within the lore's own ``budget`` tokens (counted by ``counter``, as a recall counts
+    them; None: in words), and those that activated but did not fit (``left_out``, with
+    their size). Raises :class:`NotFound` for an unknown story and :class:`InvalidInput`
+    for a turn outside the branch."""
     await store.require()
     head = await store.head()
     document = await store.pack_document()
@@ -177,26 +178,25 @@ async def lore(
             raise InvalidInput(
                 f"turn {turn}: lore is activated by a turn's text, 1 to {head}", story=store.story
             )
+        count = None if counter is None else counter.count
         # the turns of this branch up to it, scanned as SillyTavern scans a chat: depth,
         # minimum activations, character filters, and the timed effects the turns before
         # leave (computed from them, so a rewind or a fork has its own)
         said = [t.text for t in await store.turn_texts(1, checked)]
-        holders: list[tuple[str | None, Books | None]] = [(None, await world_books(store))]
-        if pack is not None:
-            settings = pack.lore.world_info
-            holders += [
-                (name, books_of(known_to(pack.lore, name, cast).books, settings)) for name in cast
-            ]
-        for holder, held in holders:
-            found = recall_chat(
-                held,
-                said,
-                budget=budget,
-                character=holder,
-                count_tokens=None if counter is None else counter.count,
-            )
-            activated += [_fired(holder, x, found.budget, True) for x in found.lit]
-            left_out += [_fired(holder, x, found.budget, False) for x in found.left_out]
+        found = recall_chat(await world_books(store), said, budget=budget, count_tokens=count)
+        scans: list[tuple[str | None, Recalled]] = [(None, found)]
+        if cast and minds is None:
+            raise ConfigError("the lore of a turn needs the characters' minds (Fabula.read)")
+        for name in cast:
+            if minds is None:
+                break
+            who = await store.resolve(name, "character")
+            mind = await minds.mind(store.story, who.id, store.branch)
+            own = await own_lore(mind, name, None, budget=budget, count_tokens=count, as_of=checked)
+            scans.append((name, own))
+        for holder, held in scans:
+            activated += [_fired(holder, x, held.budget, True) for x in held.lit]
+            left_out += [_fired(holder, x, held.budget, False) for x in held.left_out]
     return LoreOut(
         story=store.story,
         branch=store.branch,
@@ -207,6 +207,20 @@ async def lore(
         left_out=left_out,
         lore_budget=budget,
     )
+
+
+async def world_info(store: StoryStore) -> WorldInfoSettings:
+    """The story's World Info settings (kept in its pack: imported from a SillyTavern
+    ``settings.json``, or set since). Raises :class:`NotFound` for an unknown story and
+    :class:`InvalidInput` for one with no world pack."""
+    await store.require()
+    document = await store.pack_document()
+    if document is None:
+        raise InvalidInput(
+            f"story {store.story!r} has no world pack, so no World Info settings",
+            story=store.story,
+        )
+    return WorldPack.model_validate_json(document).lore.world_info
 
 
 def _book_out(book: LoreBook, cast: list[str]) -> LoreBookOut:

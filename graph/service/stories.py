@@ -29,6 +29,7 @@ from fabula.worlds.loader import (
     pack_assets,
     setup_delta,
 )
+from fabula.worlds.lore import WorldInfoSettings, with_setting
 from fabula.worlds.pack import WorldPack
 from fabula.worlds.voice import minds_voice
 
@@ -188,6 +189,38 @@ class Stories:
         ids = [(await store.resolve(c, "character")).id for c in characters]
         await store.set_played(ids)
         return await store.played()
+
+    async def set_world_info(
+        self, store: StoryStore, changes: Sequence[tuple[str, str]]
+    ) -> WorldInfoSettings:
+        """Set the story's World Info settings: each ``(name, value)`` of ``changes`` as a
+        user types it (:func:`fabula.worlds.lore.with_setting`), in order; the settings
+        now. Kept in the story's pack, with each character's copy of its lore (which
+        carries them), in one transaction: every later scan reads them (timed effects are
+        computed from the turns, so they follow at once). Raises :class:`InvalidInput` (one
+        line) for a story with no pack or a bad name or value, :class:`Conflict` when the
+        pack changed meanwhile; nothing is written then."""
+        await store.require()
+        document, digest = await store.pack_document(), await store.pack_digest()
+        if document is None or digest is None:
+            raise InvalidInput(
+                f"story {store.story!r} has no world pack, so no World Info settings",
+                story=store.story,
+            )
+        pack = WorldPack.model_validate_json(document)
+        settings = pack.lore.world_info
+        for name, value in changes:
+            settings = with_setting(settings, name, value)
+        if settings == pack.lore.world_info:
+            return settings
+        changed = pack.model_copy(
+            update={"lore": pack.lore.model_copy(update={"world_info": settings})}
+        )
+        own = minds_lore(changed)
+        cast: dict[str, str | None] = {slug(c.name): own.get(slug(c.name)) for c in pack.characters}
+        await store.replace_pack(digest, changed.model_dump_json(), cast)
+        log.info("world_info_set", story=store.story, changes=[n for n, _ in changes])
+        return settings
 
     async def _check_scripted(self, store: StoryStore, text: str) -> list[Finding]:
         """The offline critic's findings on a scripted turn as the next turn (nothing is

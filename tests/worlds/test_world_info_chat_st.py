@@ -28,6 +28,7 @@ import pytest
 from fabula.testing import imports as fx
 from fabula.testing.world_info import BIG, book, entry, st_settings
 from fabula.worlds.imports import import_paths
+from fabula.worlds.lore import card_tags
 from fabula.worlds.recall import books_of, recall_chat
 
 HARNESS = Path(__file__).parent / "st_harness"
@@ -178,16 +179,170 @@ CASES = [
 ]
 
 
+SAILOR_TAGS = [
+    {"id": "101", "name": "sailor"},
+    {"id": "102", "name": "Sea"},
+    {"id": "103", "name": "noble"},
+]
+TAGGED = book(
+    entry(0, ["lamp"], "sailors", "S.", characterFilter={"names": [], "tags": ["101"]}),
+    entry(1, ["lamp"], "nobles", "N.", characterFilter={"names": [], "tags": ["103"]}),
+    entry(
+        2,
+        ["lamp"],
+        "not-nobles",
+        "NN.",
+        characterFilter={"names": [], "tags": ["103"], "isExclude": True},
+    ),
+    entry(
+        3,
+        ["lamp"],
+        "not-sailors",
+        "NS.",
+        characterFilter={"names": [], "tags": ["101"], "isExclude": True},
+    ),
+    entry(4, ["lamp"], "ada-noble", "AN.", characterFilter={"names": ["Ada"], "tags": ["103"]}),
+)
+TWO = book(
+    entry(0, ["lamp"], "high", "two words", order=9),
+    entry(1, ["lamp"], "low", "two words", order=1),
+)
+
+# as CASES, and what else the case gives: the card's tags (``card_tags``) and the ids
+# SillyTavern gives them (``character_tags``), its settings.json's ``tags``, and the
+# context (``context``: its maxContext) the budget is a percent of
+MORE: list[tuple[str, str, dict[str, Any], list[list[str]], dict[str, Any], str, list[list[str]]]]
+MORE = [
+    (
+        "a character filter by tags admits a character with one, an exclusion keeps it out",
+        "3812-3826; tags.js 746-752",
+        TAGGED,
+        [["the lamp"]],
+        {},
+        "Ada",
+        [["not-nobles", "sailors"]],
+    ),
+    (
+        "a character with no tags is kept out of a filter by tags, let into an exclusion",
+        "3812-3826; tags.js 457-461",
+        TAGGED,
+        [["the lamp"]],
+        {},
+        "Ada",
+        [["not-nobles", "not-sailors"]],
+    ),
+    (
+        "world_info_budget is a percent of the context",
+        "3731",
+        TWO,
+        [["the lamp"]],
+        {"world_info_budget": 25},
+        "Ada",
+        [["high"]],
+    ),
+    (
+        "world_info_budget_cap caps the budget",
+        "3733-3736",
+        TWO,
+        [["the lamp"]],
+        {"world_info_budget": 25, "world_info_budget_cap": 3},
+        "Ada",
+        [["high"]],
+    ),
+    (
+        "an entry that brings the total to the budget does not fit",
+        "4026-4028",
+        TWO,
+        [["the lamp"]],
+        {"world_info_budget": 100},
+        "Ada",
+        [["high"]],
+    ),
+    (
+        "a budget of 0 percent is one token",
+        "3731 (|| 1)",
+        TWO,
+        [["the lamp"]],
+        {"world_info_budget": 0},
+        "Ada",
+        [[]],
+    ),
+]
+EXTRA: dict[str, dict[str, Any]] = {
+    MORE[0][0]: {"card_tags": [" Sailor", "SEA"], "character_tags": ["101", "102"]},
+    MORE[1][0]: {"card_tags": [], "character_tags": []},
+    MORE[2][0]: {"context": 12},  # 25% of 12: 3, so one entry of two words
+    MORE[3][0]: {"context": 1000},  # 25% of 1000 is 250, capped at 3
+    MORE[4][0]: {"context": 4},  # 2 + 2 is 4: not below 4
+    MORE[5][0]: {"context": 1000},
+}
+
+
+# Differences kept on purpose (the lore guide says why): name, lines, book, scans,
+# settings, character, what Fabula activates, what SillyTavern does
+KEPT: list[
+    tuple[
+        str,
+        str,
+        dict[str, Any],
+        list[list[str]],
+        dict[str, Any],
+        str,
+        list[list[str]],
+        list[list[str]],
+    ]
+]
+KEPT = [
+    (
+        "a ^ anchor matches at the start of the scan, and with m of a turn",
+        "220-223 (each message begins with \\x01, so ^ never matches there)",
+        book(
+            entry(0, ["/^Rose/"], "start", "R."),
+            entry(1, ["/^Rose/m"], "line", "R."),
+        ),
+        [["Rose blooms."], ["Rose blooms.", "x"]],  # the scan: newest first
+        {},
+        "Ada",
+        [["line", "start"], ["line"]],
+        [[], []],
+    ),
+    (
+        "cut back, the chat's timed effects are those of its messages",
+        "415-431 and 525-529 (a cooldown a sticky's end started survives the cut)",
+        book(entry(0, ["lamp"], "sc", "Lit.", sticky=2, cooldown=3)),
+        [*grow(["the lamp", "x", "y", "z"]), ["the lamp", "x"]],
+        {},
+        "Ada",
+        [["sc"], ["sc"], [], [], ["sc"]],
+        [["sc"], ["sc"], [], [], []],
+    ),
+]
+
+
 def _fabula(
-    doc: dict[str, Any], scans: list[list[str]], settings: dict[str, Any], who: str, tmp_path: Path
+    doc: dict[str, Any],
+    scans: list[list[str]],
+    settings: dict[str, Any],
+    who: str,
+    tmp_path: Path,
+    extra: dict[str, Any] | None = None,
 ) -> list[list[str]]:
+    extra = extra or {}
+    card = fx.v1_card()
+    if "card_tags" in extra:
+        card = fx.v2_card("Ada", book=False)
+        card["data"]["tags"] = extra["card_tags"]
+    st = {**st_settings(**settings), "tags": SAILOR_TAGS}
+    if "context" in extra:  # getMaxContextSize: max_context less the reply's amount_gen
+        st |= {"main_api": "textgenerationwebui", "max_context": extra["context"] + 80}
+        st |= {"amount_gen": 80}
     files = [
-        fx.write_json(tmp_path / "ada.json", fx.v1_card()),
+        fx.write_json(tmp_path / "ada.json", card),
         fx.write_json(tmp_path / "wi.json", doc),
-        fx.write_json(tmp_path / "settings.json", st_settings(**settings)),
+        fx.write_json(tmp_path / "settings.json", st),
     ]
     lore = import_paths(files).pack.lore
-    books = books_of(lore.books_of(None), lore.world_info)
+    books = books_of(lore.books_of(None), lore.world_info, card_tags(lore.card_of(who)))
     out = []
     for chat in scans:
         found = recall_chat(books, chat, budget=BIG, character=who)
@@ -197,8 +352,8 @@ def _fabula(
 
 @pytest.mark.parametrize(
     ("name", "lines", "doc", "scans", "settings", "who", "expected"),
-    CASES,
-    ids=[c[0] for c in CASES],
+    [*CASES, *MORE],
+    ids=[c[0] for c in [*CASES, *MORE]],
 )
 def test_a_chat_activates_as_sillytavern(
     tmp_path: Path,
@@ -211,12 +366,35 @@ def test_a_chat_activates_as_sillytavern(
     expected: list[list[str]],
 ) -> None:
     """The case's rule, world-info.js ``lines``: each scan's chat as a story's turns."""
-    assert _fabula(doc, scans, settings, who, tmp_path) == expected
+    assert _fabula(doc, scans, settings, who, tmp_path, EXTRA.get(name)) == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "lines", "doc", "scans", "settings", "who", "ours", "theirs"),
+    KEPT,
+    ids=[c[0] for c in KEPT],
+)
+def test_a_difference_kept_on_purpose(
+    tmp_path: Path,
+    name: str,
+    lines: str,
+    doc: dict[str, Any],
+    scans: list[list[str]],
+    settings: dict[str, Any],
+    who: str,
+    ours: list[list[str]],
+    theirs: list[list[str]],
+) -> None:
+    """What Fabula does where it differs from SillyTavern on purpose (world-info.js
+    ``lines``; SillyTavern's answer, ``theirs``, is checked by the Node test)."""
+    assert ours != theirs
+    assert _fabula(doc, scans, settings, who, tmp_path) == ours
 
 
 def node_cases() -> list[dict[str, Any]]:
     """The cases as ``st_harness/run.mjs`` reads them (settings over a fresh install's, as
-    ``test_world_info_st`` feeds them: a budget of 100% of the context given)."""
+    ``test_world_info_st`` feeds them: a budget of 100% of the context given, unless the
+    case gives its own percent of its own context)."""
     return [
         {
             "name": c[0],
@@ -224,9 +402,10 @@ def node_cases() -> list[dict[str, Any]]:
             "scans": c[3],
             "settings": c[4],
             "character": c[5],
-            "budget": BIG,
+            "character_tags": EXTRA.get(c[0], {}).get("character_tags", []),
+            "budget": EXTRA.get(c[0], {}).get("context", BIG),
         }
-        for c in CASES
+        for c in [*CASES, *MORE, *KEPT]
     ]
 
 
@@ -252,4 +431,4 @@ def test_sillytavern_gives_the_recorded_answers(tmp_path: Path) -> None:
     if not source or shutil.which("node") is None:
         pytest.skip("FABULA_ST_WORLD_INFO (SillyTavern's world-info.js) and node needed")
     found = run_sillytavern(Path(source), node_cases(), tmp_path)
-    assert found == {c[0]: c[6] for c in CASES}
+    assert found == {c[0]: c[6] for c in [*CASES, *MORE]} | {c[0]: c[7] for c in KEPT}

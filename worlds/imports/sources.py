@@ -184,7 +184,7 @@ def read_source(
             findings=tuple(found),
         )
     if isinstance(doc, dict) and isinstance(doc.get("world_info_settings"), dict):
-        settings = world_info_settings(doc["world_info_settings"])
+        settings = world_info_settings(doc["world_info_settings"], doc)
         return Source(name, "SillyTavern settings (World Info)", settings=settings)
     fmt = detect_lorebook(doc)
     if fmt is not None:
@@ -216,10 +216,14 @@ _ST_SETTINGS = {
 }
 
 
-def world_info_settings(raw: dict[str, Any]) -> WorldInfoSettings:
+def world_info_settings(
+    raw: dict[str, Any], whole: dict[str, Any] | None = None
+) -> WorldInfoSettings:
     """A SillyTavern ``settings.json``'s ``world_info_settings`` (as its
     ``setWorldInfoSettings`` reads them, world-info.js 767-800: a field it does not hold keeps
-    the fresh install's default; numbers as ``Number`` reads them, so ``"3"`` is 3). Raises
+    the fresh install's default; numbers as ``Number`` reads them, so ``"3"`` is 3), with,
+    from the ``whole`` file, the context the budget is a percent of (:func:`max_context`)
+    and its tags, id to name (``tags``, for the entries' character filters). Raises
     BadSource naming a field of the wrong type or out of range."""
     found: dict[str, Any] = {}
     for field, (name, kind) in _ST_SETTINGS.items():
@@ -232,14 +236,51 @@ def world_info_settings(raw: dict[str, Any]) -> WorldInfoSettings:
                 raise BadSource(f"{where}: {value!r} is not true or false")
             found[name] = value
             continue
-        try:
-            number = int(value) if not isinstance(value, bool) else None
-        except (TypeError, ValueError):
-            number = None
-        if number is None or number < 0:
+        number = _count(value)
+        if number is None:
             raise BadSource(f"{where}: {value!r} is not a whole number of 0 or more")
         found[name] = number
+    whole = whole or {}
+    found["context"] = max_context(whole)
+    tags = whole.get("tags")
+    if isinstance(tags, list):
+        found["tags"] = {
+            str(t["id"]): t["name"]
+            for t in tags
+            if isinstance(t, dict) and "id" in t and isinstance(t.get("name"), str)
+        }
     return WorldInfoSettings(**found)
+
+
+def _count(value: Any) -> int | None:
+    """``value`` as a whole number of 0 or more, as ``Number`` reads it, or None."""
+    if isinstance(value, bool):
+        return None
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        return None
+    return number if number >= 0 else None
+
+
+def max_context(settings: dict[str, Any]) -> int | None:
+    """The context World Info's budget is a percent of, as SillyTavern's
+    ``getMaxContextSize`` gives it to ``checkWorldInfo`` (script.js 4840-4876, 3587, 3663)
+    from a ``settings.json``: for a Chat Completion API (``main_api`` ``openai``) its
+    ``oai_settings.openai_max_context`` less ``openai_max_tokens``, else ``max_context``
+    less ``amount_gen`` (NovelAI's per-model limits, 4850-4869, are not applied); None
+    where the file holds neither, or the response takes it all."""
+    if settings.get("main_api") == "openai":
+        oai = settings.get("oai_settings")
+        if not isinstance(oai, dict):
+            return None
+        size, reply = _count(oai.get("openai_max_context")), _count(oai.get("openai_max_tokens"))
+    else:
+        size, reply = _count(settings.get("max_context")), _count(settings.get("amount_gen"))
+    if size is None:
+        return None
+    context = size - (reply or 0)
+    return context if context >= 1 else None
 
 
 _CLAIMS = {"png": "png", "jpg": "jpeg", "jpeg": "jpeg", "webp": "webp"}

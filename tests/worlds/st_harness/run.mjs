@@ -2,7 +2,9 @@
 // from stdin, and prints, per case, the comments of the entries each of its scans
 // activates (sorted). A case: {name, book | card_book, scans: [chat, ...] (each chat its
 // messages oldest first), settings (world_info_* over a fresh install's), character (the
-// card's file name, for character filters), budget}. The scans of a case run one after the
+// card's file name, for character filters), character_tags (its tags' ids: SillyTavern's
+// tag map gives a character with none an empty list, tags.js 457-461), budget (the
+// context, maxContext)}. The scans of a case run one after the
 // other as generations (not dry runs), so the timed effects they set in the chat's
 // metadata carry from one to the next, as in a chat.
 const stub = await import('./stub.mjs');
@@ -17,6 +19,8 @@ for (const c of JSON.parse(data)) {
     world_info_use_group_scoring: false, world_info_budget_cap: 0 };
   const settings = { ...defaults, ...(c.settings || {}), world_info: ['book'] };
   globalThis.CHARA_FILE = c.character;
+  globalThis.TAG_KEY = c.character ? 'character' : null;
+  globalThis.TAG_MAP = { character: c.character_tags || [] };
   delete stub.chat_metadata.timedWorldInfo;
   wi.worldInfoCache.clear();
   wi.setWorldInfoSettings(settings, { world_names: ['book'] });

@@ -47,7 +47,7 @@ export const getStringHash = (s) => { let h = 0; for (const c of String(s)) h = 
 export const parseStringArray = chain;
 export const cancelDebounce = chain;
 export const extension_settings = { note: {} };
-export const getContext = () => ({ extensionPrompts: {}, tagMap: {} });
+export const getContext = () => ({ extensionPrompts: {}, tagMap: globalThis.TAG_MAP || {} });
 export const NOTE_MODULE_NAME = 'note';
 export const metadata_keys = {};
 export const shouldWIAddPrompt = false;
@@ -56,7 +56,7 @@ export const FILTER_TYPES = {};
 export const FilterHelper = class { constructor() {} };
 export const getTokenCountAsync = async (s) => String(s).split(/\s+/).filter(Boolean).length;
 export const power_user = {};
-export const getTagKeyForEntity = () => null;
+export const getTagKeyForEntity = () => globalThis.TAG_KEY ?? null;
 export const debounce_timeout = { quick: 0, standard: 0, relaxed: 0 };
 export const getRegexedString = (s) => s;
 export const regex_placement = { WORLD_INFO: 5 };
