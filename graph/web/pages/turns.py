@@ -14,7 +14,7 @@ from fabula.errors import EditRefused, InvalidInput, StoryAtRest, TurnConflict
 from fabula.graph.service import Fabula
 from fabula.graph.service.handles import StoryStore, TurnText
 from fabula.graph.service.pending import check_bounds
-from fabula.graph.state import part_from
+from fabula.graph.state import typed_part
 from fabula.graph.web.deps import Branch, Fab
 from fabula.graph.web.live import Runs
 from fabula.graph.web.pages.forms import Form, checked, field, go, page, whole
@@ -60,9 +60,7 @@ async def play(fab: Fab, story: str, form: Form) -> Response:
     if not asked and await fab.pending(store) is None:
         asked = await fab.read(store).played()
     for character in asked:
-        words = field(form, f"part:{character}")
-        answer = {"words": words} if words else {"accept": True}
-        parts[character] = part_from(answer, story=story)
+        parts[character] = typed_part(field(form, f"part:{character}"), story=story)
     if not parts:
         raise InvalidInput(f"story {story!r} waits for no played character's part")
     ran = await fab.run(store, auto=False, parts=parts)
@@ -100,11 +98,16 @@ async def _decide(
     decision: Decision,
     force: bool = False,
 ) -> Response:
+    """``decision`` on the pending turn (the studio's one decision, :meth:`Runs.decide`),
+    answered as a page: the story with a notice, the pending page when a draft awaits
+    again, or, for an edit the critic refused, the pending page with the person's text
+    and what the critic found (422)."""
     branch = field(form, "branch") or "main"
     expect = field(form, "pending_id") or None
     store = fab.store(story, branch)
+    runs: Runs = request.app.state.runs
     try:
-        out = await fab.decide(store, decision, force=force, expect=expect)
+        out = await runs.decide(store, decision, force=force, expect=expect)
     except TurnConflict as exc:
         turn = exc.context.get("turn")
         return go(f"/stories/{story}", branch=branch, notice="decided", turn=turn)
@@ -125,10 +128,6 @@ async def _decide(
     if out.outcome == "pending":
         notice = "edited" if decision.action == "edit" else "pending"
         return go(f"/stories/{story}/pending", branch=branch, notice=notice, turn=out.turn)
-    if out.outcome in ("committed", "duplicate"):
-        # a run of several turns that stopped here goes on with the next
-        runs: Runs = request.app.state.runs
-        runs.resume(store)
     if out.durable is False:  # committed all the same: the person is told plainly
         return go(
             f"/stories/{story}", branch=branch, notice="unsynced", turn=out.turn, why=out.unsynced
