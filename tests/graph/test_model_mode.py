@@ -48,7 +48,7 @@ from fabula.agents.schemas import expanded, strict_schema
 from fabula.agents.views import author_view
 from fabula.agents.writer.model import EMPTY_FEEDBACK, ModelWriter
 from fabula.errors import InvalidInput, ModelOutputError
-from fabula.graph.nodes import REVISION_KEPT
+from fabula.graph.nodes.drafting import REVISION_KEPT
 from fabula.graph.service import Fabula
 from fabula.memory.actions import REQUIRED_FIELDS, ActionKind
 from fabula.memory.projections import project_beliefs, project_world
