@@ -36,12 +36,9 @@ from fabula.agents.contracts import (
 )
 from fabula.agents.factory import make_roles
 from fabula.agents.llm import make_client
-from fabula.agents.memory_builder.model import (
-    ExtractedActions,
-    ModelMemoryBuilder,
-    second_readings,
-)
+from fabula.agents.memory_builder.model import ModelMemoryBuilder, second_readings
 from fabula.agents.memory_builder.offline import read_controlled
+from fabula.agents.memory_builder.schema import ExtractedActions
 from fabula.agents.planner.model import ModelPlanner
 from fabula.agents.reading.extract import extract
 from fabula.agents.schemas import expanded, strict_schema
