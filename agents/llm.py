@@ -48,12 +48,15 @@ remembered, each logged as ``model_server_adapted``:
   structured reply stopped at its token limit mid-JSON): read as that, a truncation;
 * a streamed reply without a final usage chunk: its tokens are estimated (about four
   characters a token) and logged as ``model_usage_missing``.
+
+This module is the client's calls: the structured output's method and its fallback, the
+replies asked for again, the token limit and the usage counted. How a request reaches the
+server, retried and bounded, is :mod:`fabula.agents.llm_transport`; what a server was found
+to take, and the chat model made for it, :mod:`fabula.agents.llm_server`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import email.utils
 import json
 import re
 import time
@@ -62,31 +65,15 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 import openai
-from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from langchain_openai import ChatOpenAI
-from pydantic import BaseModel, SecretStr, ValidationError
-from tenacity import (
-    AsyncRetrying,
-    RetryCallState,
-    retry_if_exception,
-    stop_after_attempt,
-    stop_before_delay,
-    wait_exponential_jitter,
-)
+from pydantic import BaseModel, ValidationError
 
+from fabula.agents.llm_server import UNPARSED, make_chat_model
+from fabula.agents.llm_transport import Transport
 from fabula.agents.schemas import strict_schema
-from fabula.agents.transport import (
-    ReplyBound,
-    ReplyTooLarge,
-    ReplyTooSlow,
-    bounded_http_client,
-    deadline,
-    reply_bound,
-)
-from fabula.agents.usage import record_call, record_reply, record_retry, record_truncation
+from fabula.agents.usage import record_call, record_reply, record_truncation
 from fabula.errors import (
-    ConfigError,
     ModelOutputError,
     ModelRefused,
     ModelTruncated,
@@ -98,106 +85,14 @@ from fabula.settings import ModelSettings
 
 T = TypeVar("T", bound=BaseModel)
 Method = Literal["json_schema", "function_calling", "json_object"]
-TokenParameter = Literal["max_tokens", "max_completion_tokens"]
 
 log = get_logger(__name__)
 
-_TRANSIENT_STATUS = frozenset({408, 409, 429})
-# request parameters a server may refuse and a request does without (the token limit's two
-# names are switched, not dropped)
-_OPTIONAL = ("seed", "strict", "stream_options")
-_REFUSED = re.compile(
-    r"unsupported|not supported|unrecognized|unrecognised|unknown|not permitted|"
-    r"not allowed|extra (inputs|fields)|invalid (request )?(argument|parameter)"
-)
-_NO_SYSTEM = re.compile(
-    r"system (role|message|prompt)s? (is |are )?not supported|roles must alternate|"
-    r"only user and assistant|system role"
-)
-# llama.cpp's answer when it cannot parse the model's output as its chat format: a reply cut
-# at its token limit mid-JSON comes back so, as an HTTP 500, not as finish_reason "length"
-_UNPARSED = re.compile(r"does not match the expected [\w-]+ format|failed to parse")
 _THINK = re.compile(r"^\s*<think>.*?</think>\s*", re.DOTALL)
 _JSON_OBJECT_INSTRUCTION = (
     "Reply with one JSON object only, the {name} that this JSON schema describes "
     '(JSON schema "{name}"):\n{schema}'
 )
-
-
-class CompatChat(ChatOpenAI):
-    """:class:`ChatOpenAI` with what its server was found to take (see the module
-    docstring): the token limit's parameter name, parameters it refuses, and whether the
-    system message must go into the first user message. :class:`ModelClient` sets these
-    when a server answers a request with an error that names them."""
-
-    token_parameter: TokenParameter = "max_completion_tokens"
-    dropped: frozenset[str] = frozenset()
-    merge_system: bool = False
-
-    def _get_request_payload(
-        self, input_: LanguageModelInput, *, stop: list[str] | None = None, **kwargs: Any
-    ) -> dict[str, Any]:
-        payload: dict[str, Any] = super()._get_request_payload(input_, stop=stop, **kwargs)
-        return adapt_payload(
-            payload,
-            token_parameter=self.token_parameter,
-            dropped=self.dropped,
-            merge_system=self.merge_system,
-        )
-
-
-def adapt_payload(
-    payload: dict[str, Any],
-    *,
-    token_parameter: TokenParameter = "max_completion_tokens",
-    dropped: frozenset[str] = frozenset(),
-    merge_system: bool = False,
-) -> dict[str, Any]:
-    """A chat-completions request body as a server that takes ``token_parameter``, refuses
-    the parameters ``dropped`` and has no system role (``merge_system``) needs it."""
-    out = dict(payload)
-    limit = out.pop("max_completion_tokens", None)
-    limit = out.pop("max_tokens", limit)
-    if limit is not None:
-        out[token_parameter] = limit
-    for name in dropped:
-        out.pop(name, None)
-    if "strict" in dropped:
-        response_format = out.get("response_format")
-        if isinstance(response_format, dict) and "json_schema" in response_format:
-            spec = {k: v for k, v in response_format["json_schema"].items() if k != "strict"}
-            out["response_format"] = {**response_format, "json_schema": spec}
-        if out.get("tools"):
-            out["tools"] = [
-                {**t, "function": {k: v for k, v in t["function"].items() if k != "strict"}}
-                if isinstance(t.get("function"), dict)
-                else t
-                for t in out["tools"]
-            ]
-    if merge_system and out.get("messages"):
-        out["messages"] = _without_system(out["messages"])
-    return out
-
-
-def _without_system(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The messages with every system (or developer) message moved to the head of the
-    first user message, as a template without a system role needs."""
-    system = [
-        str(m.get("content") or "") for m in messages if m.get("role") in ("system", "developer")
-    ]
-    rest = [dict(m) for m in messages if m.get("role") not in ("system", "developer")]
-    if not system:
-        return rest
-    head = "\n\n".join(system)
-    for message in rest:
-        if message.get("role") == "user":
-            content = message.get("content")
-            if isinstance(content, list):
-                message["content"] = [{"type": "text", "text": head}, *content]
-            else:
-                message["content"] = f"{head}\n\n{content or ''}"
-            return rest
-    return [{"role": "user", "content": head}, *rest]
 
 
 @dataclass(frozen=True)
@@ -206,46 +101,6 @@ class Prose:
 
     text: str
     cut: bool = False
-
-
-def make_chat_model(settings: ModelSettings) -> CompatChat:
-    """A chat model on the OpenAI-compatible server that ``settings`` describe.
-
-    The chat-completions API is always used (most compatible servers offer nothing
-    else); the client itself never retries (:class:`ModelClient` does). A server at
-    ``base_url`` that needs no key gets a placeholder, since the client refuses to start
-    without one. Streamed replies ask for their usage. ``settings.stop`` are the stop
-    sequences sent with every request. Every reply is read under ``max_reply_bytes`` and
-    the deadline its call sets (:func:`~fabula.agents.transport.bounded_http_client`).
-
-    Raises :class:`ConfigError` when no model is set (that is the offline engine), or
-    when the OpenAI API itself is meant (no ``base_url``) and there is no API key.
-    """
-    if not settings.model:
-        raise ConfigError("no model is configured: roles run on the offline engine", field="model")
-    api_key = settings.api_key
-    if api_key is None:
-        if settings.base_url is None:
-            raise ConfigError("the OpenAI API needs an API key", field="api_key")
-        api_key = "unused"
-    return CompatChat(
-        model=settings.model,
-        base_url=settings.base_url,
-        api_key=SecretStr(api_key),
-        temperature=settings.temperature,
-        max_tokens=settings.max_tokens,
-        seed=settings.seed,
-        stop=list(settings.stop) or None,
-        timeout=settings.timeout_s,
-        max_retries=0,
-        http_async_client=bounded_http_client(
-            base_url=settings.base_url,
-            timeout_s=settings.timeout_s,
-            max_bytes=settings.max_reply_bytes,
-        ),
-        stream_usage=True,
-        use_responses_api=False,
-    )
 
 
 def make_client(settings: ModelSettings, role: str) -> ModelClient:
@@ -266,27 +121,20 @@ class ModelClient:
         settings = settings or ModelSettings()
         self.chat = chat
         self.role = role
+        self.transport = Transport(chat, role=role, settings=settings)
         self.max_attempts = settings.max_attempts
-        self.max_retries = settings.max_retries
         self.max_tokens = settings.max_tokens
-        self.retry_initial_s = settings.retry_initial_s
-        self.retry_max_s = settings.retry_max_s
-        self.timeout_s = settings.timeout_s
-        self.max_reply_bytes = settings.max_reply_bytes
         self.schemas = settings.schemas  # "story": roles send their story-shaped schemas
         self.method: Method = "json_schema"
         self._usage_missing = False
-        # a server found unreachable after all its retries is asked once, not retried again,
-        # until it answers: a dead URL costs one round of backoff, not one per call
-        self._unreachable = False
 
     @property
     def model_name(self) -> str:
-        return str(getattr(self.chat, "model_name", type(self.chat).__name__))
+        return self.transport.model_name
 
     @property
     def base_url(self) -> str:
-        return str(getattr(self.chat, "openai_api_base", None) or "default")
+        return self.transport.base_url
 
     # -- calls ----------------------------------------------------------------------
     async def text(self, messages: Sequence[BaseMessage]) -> str:
@@ -477,7 +325,7 @@ class ModelClient:
                 schema=schema.__name__,
             )
         except openai.BadRequestError as error:
-            raise self._unavailable(error) from error
+            raise self.transport.unavailable(error) from error
         return self._checked_refusal(reply, schema.__name__)
 
     def _on_rejection(self, error: openai.BadRequestError, schema: str, then: Method) -> None:
@@ -496,7 +344,7 @@ class ModelClient:
             else ("tool", "function")
         )
         if not any(w in text for w in words):
-            raise self._unavailable(error) from error
+            raise self.transport.unavailable(error) from error
         log.warning(
             "structured_output_fallback",
             role=self.role,
@@ -535,14 +383,14 @@ class ModelClient:
         limit = max_tokens or self.max_tokens
         for raised in (False, True):
             try:
-                reply = await self._send(messages, _arguments(request, limit))
+                reply = await self.transport.send(messages, _arguments(request, limit))
             except openai.BadRequestError as error:
                 if request:
                     raise  # the structured caller tells a schema or method problem apart
-                raise self._unavailable(error) from error
+                raise self.transport.unavailable(error) from error
             except openai.InternalServerError as error:
-                if not _UNPARSED.search(str(error.message)):
-                    raise self._unavailable(error) from error
+                if not UNPARSED.search(str(error.message)):
+                    raise self.transport.unavailable(error) from error
                 # the server could not read its own reply: cut at the limit (llama.cpp)
                 record_truncation(self.role)
                 used = None
@@ -601,269 +449,12 @@ class ModelClient:
         prompt = "".join(m.text for m in messages)
         self._count(len(prompt) // 4 + 1, len(written) // 4 + 1)
 
-    async def _send(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> AIMessage:
-        """One reply through :meth:`_transport`, adapting to what the server refuses (see
-        the module docstring) and asking again; any other 400 is raised to the caller."""
-        for _ in range(len(_OPTIONAL) + 3):
-            try:
-                return await self._transport(messages, kwargs)
-            except openai.APIStatusError as error:
-                if not self._adapt(error):
-                    raise
-        return await self._transport(messages, kwargs)
-
-    def _adapt(self, error: openai.APIStatusError) -> bool:
-        """Whether ``error`` named something this client can do without (and it now does)."""
-        chat = self.chat
-        if not isinstance(chat, CompatChat) or error.status_code not in (400, 500):
-            return False
-        text = f"{getattr(error, 'message', '')} {error.body}".lower()
-        change: str | None = None
-        if _NO_SYSTEM.search(text) and not chat.merge_system:
-            chat.merge_system = True
-            change = "system message sent in the first user message"
-        elif error.status_code == 400 and "invalid schema" not in text and _REFUSED.search(text):
-            name = _refused_parameter(error, text)
-            if name == chat.token_parameter:
-                other: TokenParameter = (
-                    "max_tokens" if name == "max_completion_tokens" else "max_completion_tokens"
-                )
-                chat.token_parameter = other
-                change = f"token limit sent as {other}"
-            elif name in _OPTIONAL and name not in chat.dropped:
-                chat.dropped = chat.dropped | {name}
-                change = f"{name} no longer sent"
-        if change is None:
-            return False
-        log.warning(
-            "model_server_adapted",
-            role=self.role,
-            model=self.model_name,
-            base_url=self.base_url,
-            change=change,
-            reason=getattr(error, "message", ""),
-        )
-        return True
-
-    async def _transport(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> AIMessage:
-        """One reply, its transient failures retried, all within ``timeout_s`` (the
-        deadline is checked by the event loop, and as each piece of the reply is read)."""
-        attempts = 1 if self._unreachable else self.max_retries + 1
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(attempts) | stop_before_delay(self.timeout_s),
-            wait=self._wait,
-            retry=retry_if_exception(_transient),
-            before_sleep=self._before_sleep,
-            reraise=True,
-        )
-        try:
-            with deadline(self.timeout_s) as until:
-                async with asyncio.timeout_at(_loop_time(until)):
-                    async for attempt in retrying:
-                        with attempt:
-                            reply = await self.chat.ainvoke(messages, **kwargs)
-                            assert isinstance(reply, AIMessage)
-                            self._unreachable = False
-                            return reply
-        except TimeoutError as error:
-            raise self._too_slow(None) from error
-        except ReplyBound as error:  # a streamed reply: raised as it was read
-            raise self._out_of_bounds(error) from error
-        except openai.APIConnectionError as error:  # includes timeouts
-            bound = reply_bound(error)
-            if bound is not None:  # an unstreamed reply: wrapped by the OpenAI client
-                raise self._out_of_bounds(bound) from error
-            self._unreachable = True
-            raise self._unavailable(error, f"cannot reach the model {self.model_name!r}") from error
-        except openai.APIStatusError as error:
-            if error.status_code == 404 and "model" in str(error.message).lower():
-                raise await self._unknown_model(error) from error
-            if error.status_code == 400 or (
-                error.status_code == 500
-                and (
-                    _NO_SYSTEM.search(str(error.message).lower())
-                    or _UNPARSED.search(str(error.message))
-                )
-            ):
-                raise  # the caller tells a schema problem, or what to adapt, from anything else
-            raise self._unavailable(error) from error
-        except Exception as error:
-            if type(error).__module__.startswith("vcr."):  # a replay with no such request
-                raise ModelUnavailable(
-                    f"the model cassette holds no reply to this {self.role} request "
-                    "(the run differs from the recorded one)",
-                    role=self.role,
-                ) from error
-            # JSONDecodeError, or not a completion; or JSON nested past Python's parser
-            # (a hostile server's body of 5,000 brackets was a RecursionError, exit 1)
-            if isinstance(error, ValueError | RecursionError):
-                raise ModelUnavailable(
-                    f"the model server at {self.base_url} answered with a body that is not "
-                    f"a chat completion: {_one_line(str(error))}",
-                    role=self.role,
-                    base_url=self.base_url,
-                ) from error
-            raise
-        raise AssertionError("unreachable")
-
-    def _out_of_bounds(self, bound: ReplyBound) -> ModelUnavailable | ModelOutputError:
-        """The model error for a reply that passed a bound while it was read."""
-        if isinstance(bound, ReplyTooSlow):
-            return self._too_slow(bound.read)
-        if isinstance(bound, ReplyTooLarge):
-            log.warning("model_reply_too_large", role=self.role, max_bytes=bound.limit)
-            return ModelOutputError(
-                f"the {self.role}'s reply passed {bound.limit:,} bytes and was cut off "
-                "(FABULA_MODEL_MAX_REPLY_BYTES)",
-                role=self.role,
-                base_url=self.base_url,
-            )
-        return ModelUnavailable(
-            f"the model server at {self.base_url} answered with a body it could not be "
-            f"read from: {bound}",
-            role=self.role,
-            base_url=self.base_url,
-        )
-
-    def _too_slow(self, read: int | None) -> ModelUnavailable:
-        log.warning("model_reply_timeout", role=self.role, timeout_s=self.timeout_s, read=read)
-        return ModelUnavailable(
-            f"the model {self.model_name!r} did not finish its reply within "
-            f"{self.timeout_s:g} s (FABULA_MODEL_TIMEOUT)",
-            role=self.role,
-            base_url=self.base_url,
-        )
-
-    async def _unknown_model(self, error: openai.APIStatusError) -> ModelUnavailable:
-        """A 404 naming the model: the server does not serve it; say what it serves."""
-        served = ""
-        client = getattr(self.chat, "root_async_client", None)
-        if client is not None:
-            try:
-                with deadline(self.timeout_s):
-                    async with asyncio.timeout(self.timeout_s):
-                        page = await client.models.list()
-                names = sorted(m.id for m in page.data)
-            except (openai.OpenAIError, ReplyBound, TimeoutError, ValueError, RecursionError):
-                names = []
-            if names:
-                served = f" (it serves: {', '.join(names[:8])})"
-        return ModelUnavailable(
-            f"the server at {self.base_url} does not know the model {self.model_name!r}"
-            f"{served}; set FABULA_MODEL to a model it serves",
-            role=self.role,
-            base_url=self.base_url,
-        )
-
-    def _wait(self, state: RetryCallState) -> float:
-        error = state.outcome.exception() if state.outcome else None
-        after = _retry_after(error)
-        if after is not None:
-            return min(after, max(self.retry_max_s, 0.0))
-        backoff = wait_exponential_jitter(
-            multiplier=self.retry_initial_s, max=self.retry_max_s, jitter=self.retry_initial_s
-        )
-        return float(backoff(state))
-
-    def _before_sleep(self, state: RetryCallState) -> None:
-        error = state.outcome.exception() if state.outcome else None
-        record_retry(self.role)
-        # a retry is progress, not news: the one line a user sees is the error, if any
-        log.debug(
-            "model_retry",
-            role=self.role,
-            model=self.model_name,
-            attempt=state.attempt_number,
-            max_retries=self.max_retries,
-            wait_s=round(state.upcoming_sleep, 3),
-            error=_describe(error),
-        )
-
-    def _unavailable(
-        self, error: openai.OpenAIError, message: str | None = None
-    ) -> ModelUnavailable:
-        if message is None:
-            status = getattr(error, "status_code", None)
-            detail = re.sub(r"^Error code: \d+ - ", "", str(getattr(error, "message", error)))
-            message = f"the model {self.model_name!r} answered HTTP {status}: {detail}"
-        else:
-            message = f"{message}: {getattr(error, 'message', error)}"
-        return ModelUnavailable(
-            message, role=self.role, base_url=self.base_url, retries=self.max_retries
-        )
-
-
-def _transient(error: BaseException) -> bool:
-    if isinstance(error, openai.APIConnectionError):
-        return reply_bound(error) is None  # a reply out of bounds would be so again
-    if isinstance(error, openai.APIStatusError):
-        if _NO_SYSTEM.search(str(error.message).lower()) or _UNPARSED.search(str(error.message)):
-            return False  # a template's refusal, a reply cut short: the same again
-        return error.status_code in _TRANSIENT_STATUS or error.status_code >= 500
-    return False
-
-
-def _refused_parameter(error: openai.APIStatusError, text: str) -> str | None:
-    """The request parameter a 400 says the server refuses: its ``param``, else the first
-    known parameter its message names."""
-    known = (*_OPTIONAL, "max_completion_tokens", "max_tokens")
-    param = error.body.get("param") if isinstance(error.body, dict) else None
-    if param in known:
-        return str(param)
-    found = [(m.start(), p) for p in known if (m := re.search(rf"\b{p}\b", text))]
-    return min(found)[1] if found else None
-
-
-def _retry_after(error: BaseException | None) -> float | None:
-    """Seconds the server asked to wait (``retry-after-ms`` or ``retry-after``), if any."""
-    response = getattr(error, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    if headers.get("retry-after-ms"):
-        try:
-            return max(0.0, float(headers["retry-after-ms"]) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:  # an HTTP date
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
-def _describe(error: BaseException | None) -> str:
-    if isinstance(error, openai.APIStatusError):
-        return f"HTTP {error.status_code}"
-    if isinstance(error, openai.APITimeoutError):
-        return "timeout"
-    if isinstance(error, openai.APIConnectionError):
-        return "connection error"
-    return type(error).__name__ if error is not None else ""
-
 
 def _first_error(error: ValidationError) -> str:
     """The first problem of a reply that did not validate, in one bounded line (for logs)."""
     first = error.errors(include_url=False)[0]
     where = ".".join(str(p) for p in first["loc"])
     return f"{where}: {first['msg']}"[:300]
-
-
-def _loop_time(monotonic: float) -> float:
-    """A :func:`time.monotonic` instant on the running event loop's clock."""
-    loop = asyncio.get_running_loop()
-    return loop.time() + (monotonic - time.monotonic())
-
-
-def _one_line(text: str, limit: int = 200) -> str:
-    return " ".join(text.split())[:limit]
 
 
 def _since(started: float) -> float:

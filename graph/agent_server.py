@@ -38,8 +38,8 @@ from typing_extensions import TypedDict
 
 from fabula.agents.contracts import Decision
 from fabula.errors import FabulaError
-from fabula.graph import nodes
 from fabula.graph.build import build_turn_graph
+from fabula.graph.nodes import approval, drafting
 from fabula.graph.service import Fabula
 from fabula.settings import Settings
 
@@ -207,15 +207,15 @@ def _with_fabula(fn: Callable[..., Any]) -> Callable[..., Any]:
         app = await application()
         context = runtime.override(context=app.context(auto=_auto(runtime)))
         try:
-            if fn is nodes.approve:
+            if fn is approval.approve:
                 try:
                     return await fn(state, context)
                 except GraphInterrupt:
                     await share_pending(app, dict(state))
                     raise
-            if fn is not nodes.plan:
+            if fn is not drafting.plan:
                 update = await fn(state, context)
-                return {**update, **_TURN_DONE} if fn is nodes.commit else update
+                return {**update, **_TURN_DONE} if fn is approval.commit else update
             located, kept = await _located(dict(state))
             return {**kept, **(await fn(located, context))}
         except FabulaError as error:

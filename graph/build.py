@@ -23,7 +23,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from fabula.graph import nodes
+from fabula.graph.nodes import approval, drafting, review
 from fabula.graph.runtime import TurnContext
 from fabula.graph.state import CharacterTask, TurnState
 from fabula.graph.threads import story_threads as story_threads
@@ -50,23 +50,23 @@ def build_turn_graph(
     g: StateGraph[TurnState, TurnContext, TurnState, TurnState] = StateGraph(
         TurnState, context_schema=context_schema
     )
-    g.add_node("plan", w(nodes.plan))
-    g.add_node("character", w(nodes.character), input_schema=CharacterTask)
-    g.add_node("write", w(nodes.write))
-    g.add_node("critique", w(nodes.critique))
-    g.add_node("approve", w(nodes.approve))
-    g.add_node("reread", w(nodes.reread))
-    g.add_node("commit", w(nodes.commit))
-    g.add_node("abandon", nodes.abandon)
+    g.add_node("plan", w(drafting.plan))
+    g.add_node("character", w(drafting.character), input_schema=CharacterTask)
+    g.add_node("write", w(drafting.write))
+    g.add_node("critique", w(review.critique))
+    g.add_node("approve", w(approval.approve))
+    g.add_node("reread", w(review.reread))
+    g.add_node("commit", w(approval.commit))
+    g.add_node("abandon", approval.abandon)
     g.add_edge(START, "plan")
-    g.add_conditional_edges("plan", nodes.fan_out, ["character"])
+    g.add_conditional_edges("plan", drafting.fan_out, ["character"])
     g.add_edge("character", "write")
-    g.add_conditional_edges("write", nodes.route_after_write, ["critique", "approve"])
-    g.add_conditional_edges("critique", w(nodes.route_after_critique), ["write", "approve"])
+    g.add_conditional_edges("write", drafting.route_after_write, ["critique", "approve"])
+    g.add_conditional_edges("critique", w(review.route_after_critique), ["write", "approve"])
     g.add_conditional_edges(
-        "approve", w(nodes.route_after_approve), ["commit", "reread", "plan", "abandon"]
+        "approve", w(approval.route_after_approve), ["commit", "reread", "plan", "abandon"]
     )
-    g.add_conditional_edges("reread", nodes.route_after_reread, ["commit", "approve"])
+    g.add_conditional_edges("reread", review.route_after_reread, ["commit", "approve"])
     g.add_edge("commit", END)
     g.add_edge("abandon", END)
     return g.compile(checkpointer=checkpointer)

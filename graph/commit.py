@@ -71,6 +71,18 @@ def another_writer(store: StoryStore, turn: int) -> TurnConflict:
     )
 
 
+async def _committed_before(store: StoryStore, turn: int, text: str) -> Committed | None:
+    """The duplicate-turn check of every commit: None while the branch has not reached
+    ``turn``; a ``"duplicate"`` when it holds ``text`` as ``turn`` already (the same turn
+    sent again: a no-op); :func:`another_writer`'s conflict when it holds other text."""
+    if await store.head() < turn:
+        return None
+    done = await store.turn_texts(turn, turn)
+    if done and done[0].text == text:
+        return Committed(store.story, store.branch, turn, "duplicate", 0.0)
+    raise another_writer(store, turn)
+
+
 async def commit_delta(
     path: CommitPath,
     store: StoryStore,
@@ -87,11 +99,9 @@ async def commit_delta(
     why, when the server did not confirm it.
     """
     turn = delta.turn
-    if await store.head() >= turn:
-        done = await store.turn_texts(turn, turn)
-        if done and done[0].text == delta.text:
-            return Committed(store.story, store.branch, turn, "duplicate", 0.0)
-        raise another_writer(store, turn)
+    duplicate = await _committed_before(store, turn, delta.text)
+    if duplicate is not None:
+        return duplicate
     started = time.perf_counter()
     try:
         result = await store.commit(delta, usage=usage)
@@ -126,13 +136,13 @@ async def commit_text(
     ``view``: the author's view before the turn, when the caller has it already.
 
     The status is ``"committed"`` or ``"duplicate"``; other text for a committed turn
-    raises :class:`TurnConflict`, text longer than a turn may be
+    raises :class:`TurnConflict` before it is read, text longer than a turn may be
     :class:`~fabula.errors.LimitExceeded` (nothing written).
     """
-    if await store.head() >= turn:
-        done = await store.turn_texts(turn, turn)
-        if done and done[0].text == normalised(text):  # as the memory-builder stores it
-            return Committed(store.story, store.branch, turn, "duplicate", 0.0)
+    # the text as the memory-builder stores it; nothing is read when the turn is committed
+    duplicate = await _committed_before(store, turn, normalised(text))
+    if duplicate is not None:
+        return duplicate
     delta, build_ms = await read_text(path, store, turn, text, view)
     return await commit_delta(path, store, delta, build_ms)
 

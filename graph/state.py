@@ -185,6 +185,14 @@ def part_from(answer: Any, *, story: str) -> Part:
         ) from None
 
 
+def typed_part(words: str, *, story: str) -> Part:
+    """The part a person typed for a played character (the studio's field, ``write``'s
+    prompt, ``run --as``): what the character does or says, or, left empty, the
+    character's own idea taken as it is."""
+    words = words.strip()
+    return part_from({"words": words} if words else {"accept": True}, story=story)
+
+
 class ApprovalRequest(BaseModel):
     """What a turn awaiting a human decision shows (the ``approve`` node's interrupt value):
     the draft, the critic's findings, the :attr:`preview` of its changes and the very

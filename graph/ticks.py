@@ -45,8 +45,8 @@ from fabula.agents.shared.brief import brief_for
 from fabula.agents.shared.goals import Situation, read_goal, step
 from fabula.agents.views import AuthorView, author_view
 from fabula.errors import FabulaError, SceneFailed, StoryAtRest
-from fabula.graph import nodes
 from fabula.graph.commit import CommitPath, read_text
+from fabula.graph.nodes import drafting, review
 from fabula.graph.runtime import RunCache, TurnContext
 from fabula.graph.state import CharacterTask, TurnState
 from fabula.logs import get_logger
@@ -221,17 +221,17 @@ def build_scene_graph() -> CompiledStateGraph[SceneState, TurnContext, SceneStat
         SceneState, context_schema=TurnContext
     )
     g.add_node("plan", plan_scene)
-    g.add_node("character", _untyped(nodes.character), input_schema=CharacterTask)
-    g.add_node("write", nodes.write)
-    g.add_node("critique", nodes.critique)
+    g.add_node("character", _untyped(drafting.character), input_schema=CharacterTask)
+    g.add_node("write", drafting.write)
+    g.add_node("critique", review.critique)
     g.add_edge(START, "plan")
-    g.add_conditional_edges("plan", nodes.fan_out, ["character"])
+    g.add_conditional_edges("plan", drafting.fan_out, ["character"])
     g.add_edge("character", "write")
     g.add_conditional_edges(
-        "write", nodes.route_after_write, {"critique": "critique", "approve": END}
+        "write", drafting.route_after_write, {"critique": "critique", "approve": END}
     )
     g.add_conditional_edges(
-        "critique", nodes.route_after_critique, {"write": "write", "approve": END}
+        "critique", review.route_after_critique, {"write": "write", "approve": END}
     )
     return g.compile()
 

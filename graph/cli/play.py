@@ -79,7 +79,7 @@ async def given_parts(reader: Reader, values: list[str]) -> dict[str, Part]:
     """``--as`` values ("NAME: words", or "words" when one character is played) as parts by
     character id, for ``reader``'s story; InvalidInput (one line) for one that names no
     played character."""
-    from fabula.graph.state import part_from
+    from fabula.graph.state import typed_part
 
     played = await reader.played()
     parts: dict[str, Part] = {}
@@ -101,7 +101,7 @@ async def given_parts(reader: Reader, values: list[str]) -> dict[str, Part]:
             ident, words = played[0], value
         if not words.strip():
             raise InvalidInput(f"--as {value!r}: the part has no words", story=reader.story)
-        parts[ident] = part_from({"words": words.strip()}, story=reader.story)
+        parts[ident] = typed_part(words, story=reader.story)
     return parts
 
 
@@ -130,7 +130,7 @@ async def ask_parts(
     """The parts the next turn waits for, asked one by one with ``ask`` (``write``'s
     prompt), each character's view shown first; an empty answer takes its agent's
     proposal. None when the turn waits for no part."""
-    from fabula.graph.state import part_from
+    from fabula.graph.state import typed_part
 
     requests = await fab.waiting_parts(store)
     if not requests:
@@ -139,6 +139,5 @@ async def ask_parts(
     parts: dict[str, Part] = {}
     for r in requests:
         words = await ask(f"{r.view.name}'s part (enter: their own idea) > ")
-        answer = {"words": words} if words else {"accept": True}
-        parts[r.character] = part_from(answer, story=store.story)
+        parts[r.character] = typed_part(words, story=store.story)
     return parts

@@ -126,12 +126,11 @@ def create_app(config: WebConfig) -> FastAPI:
     app.mount("/static", StaticFiles(directory=str(_HERE / "static")), name="static")
     _handle_errors(app, config)
 
-    from fabula.graph.web import api, pages, town
+    from fabula.graph.web import api, pages
     from fabula.graph.web.deps import MAX_PACK_BYTES
 
     app.include_router(api.router)
     app.include_router(pages.router)
-    app.include_router(town.router)
     # the largest body a request needs: a pack upload, or an edit at the text limit (JSON
     # may escape each byte to six), with room for the rest of the form; the import routes
     # have their own bound (security.MAX_UPLOAD_BYTES: the card sizes the README names)

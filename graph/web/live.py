@@ -1,5 +1,9 @@
 """Live updates: runs started from the studio, and the event stream each story page listens to.
 
+A run of several turns started from the studio (:class:`Runs`) stops at a turn awaiting
+approval; a decision taken through :meth:`Runs.decide` (the pages' and the API's one way to
+decide) lets it go on once that turn is committed.
+
 A page of a story opens ``GET /api/stories/{story}/events?branch=B`` (server-sent events).
 It hears, from this process, the progress of a run (``progress``), the writer's draft
 (``draft``) and the prose a model streams (``prose``); and, from any process (the command
@@ -21,10 +25,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from fabula.agents.contracts import Decision
 from fabula.errors import FabulaError, TurnConflict
 from fabula.graph.service import Fabula, TurnOutcome
 from fabula.graph.service.handles import StoryStore
 from fabula.graph.service.pending import TurnEvent
+from fabula.graph.service.responses.turns import DecisionOut
 from fabula.graph.web.remedies import studio_line
 from fabula.logs import get_logger
 
@@ -133,7 +139,25 @@ class Runs:
         self.hub.publish(key, "progress", status.model_dump())
         return status
 
-    def resume(self, store: StoryStore) -> RunStatus | None:
+    async def decide(
+        self,
+        store: StoryStore,
+        decision: Decision,
+        *,
+        force: bool = False,
+        expect: str | None = None,
+    ) -> DecisionOut:
+        """Decide the turn awaiting approval on ``store``'s branch (the service's
+        :meth:`~fabula.graph.service.Fabula.decide`, raising what it raises); when the turn
+        is committed (by this decision, or already by someone else), a run of several turns
+        this studio started and that stopped at it goes on with the next. The one decision
+        of the studio's pages and of its API."""
+        out = await self.fab.decide(store, decision, force=force, expect=expect)
+        if out.outcome in ("committed", "duplicate"):
+            self._resume(store)
+        return out
+
+    def _resume(self, store: StoryStore) -> RunStatus | None:
         """After a decision committed the turn a run of this branch stopped at: count it,
         and write the run's remaining turns (stopping for approval again); None when no
         run of the branch waits here. A run that has written all its turns is done."""

@@ -19,7 +19,8 @@ from structlog.testing import capture_logs
 
 from fabula import errors
 from fabula import settings as settings_module
-from fabula.agents.llm import ModelClient, make_chat_model, make_client
+from fabula.agents.llm import ModelClient, make_client
+from fabula.agents.llm_server import make_chat_model
 from fabula.agents.prompts import load_prompt
 from fabula.agents.schemas import strict_schema
 from fabula.agents.usage import metering
@@ -538,7 +539,7 @@ class TestTransport:
     ) -> None:
         """Once the server answers, the client retries its transient errors as before."""
         model = client_for(fake_openai)
-        model._unreachable = True  # as after a call that could not reach it
+        model.transport.unreachable = True  # as after a call that could not reach it
         fake_openai.reply_text("back")
         assert await model.text(MESSAGES) == "back"
         fake_openai.reply_error(503, "busy")

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from fabula.agents.character.model import CharacterProposal
 from fabula.agents.contracts import TurnPlan
-from fabula.agents.memory_builder.model import ExtractedActions
+from fabula.agents.memory_builder.schema import ExtractedActions
 from fabula.agents.recall.model import PlanReading
 from fabula.agents.schemas import strict_problems, strict_schema
 from fabula.memory.summarise import NodeSummary

@@ -20,7 +20,8 @@ import pytest
 from structlog.testing import capture_logs
 
 from fabula.agents.contracts import TurnPlan, WriteRequest
-from fabula.agents.llm import CompatChat, ModelClient, adapt_payload, make_client
+from fabula.agents.llm import ModelClient, make_client
+from fabula.agents.llm_server import CompatChat, adapt_payload
 from fabula.agents.usage import metering
 from fabula.agents.views import author_view
 from fabula.agents.writer.model import (

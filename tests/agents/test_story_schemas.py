@@ -28,17 +28,16 @@ from pydantic import ValidationError
 
 from fabula.agents.character.model import proposal_json_schema
 from fabula.agents.contracts import INTENT_FIELDS, MAX_ACTIONS, MAX_FOCAL
-from fabula.agents.memory_builder.model import (
+from fabula.agents.memory_builder.referents import RefKind
+from fabula.agents.memory_builder.request import may_tell, read_first
+from fabula.agents.memory_builder.schema import (
     ACTION_TOKENS,
     MAX_READ,
     REPLY_TOKENS,
     actions_json_schema,
     actions_schema,
-    may_tell,
     most_actions,
-    read_first,
 )
-from fabula.agents.memory_builder.referents import RefKind
 from fabula.agents.planner.model import plan_json_schema
 from fabula.agents.recall.model import reading_json_schema
 from fabula.agents.schemas import (

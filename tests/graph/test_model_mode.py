@@ -36,19 +36,16 @@ from fabula.agents.contracts import (
 )
 from fabula.agents.factory import make_roles
 from fabula.agents.llm import make_client
-from fabula.agents.memory_builder.model import (
-    ExtractedActions,
-    ModelMemoryBuilder,
-    second_readings,
-)
+from fabula.agents.memory_builder.model import ModelMemoryBuilder, second_readings
 from fabula.agents.memory_builder.offline import read_controlled
+from fabula.agents.memory_builder.schema import ExtractedActions
 from fabula.agents.planner.model import ModelPlanner
 from fabula.agents.reading.extract import extract
 from fabula.agents.schemas import expanded, strict_schema
 from fabula.agents.views import author_view
 from fabula.agents.writer.model import EMPTY_FEEDBACK, ModelWriter
 from fabula.errors import InvalidInput, ModelOutputError
-from fabula.graph.nodes import REVISION_KEPT
+from fabula.graph.nodes.drafting import REVISION_KEPT
 from fabula.graph.service import Fabula
 from fabula.memory.actions import REQUIRED_FIELDS, ActionKind
 from fabula.memory.projections import project_beliefs, project_world

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fabula.agents.memory_builder.model import with_narration
+from fabula.agents.memory_builder.grounding import with_narration
 from fabula.graph.service import Fabula
 from fabula.graph.service.lived import lived_markdown
 from fabula.memory.ingest import build_turn

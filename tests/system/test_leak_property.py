@@ -56,7 +56,7 @@ from fabula.agents.character.model import (
     proposal_json_schema,
 )
 from fabula.agents.contracts import INTENT_FIELDS, TurnPlan
-from fabula.agents.memory_builder.model import with_narration
+from fabula.agents.memory_builder.grounding import with_narration
 from fabula.agents.prompts import quoted
 from fabula.agents.schemas import named
 from fabula.agents.shared.brief import brief_for

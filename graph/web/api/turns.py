@@ -76,18 +76,19 @@ async def tick(fab: Fab, story: str, body: TickRequest) -> list[TickOut]:
 
 
 async def _decide(
+    request: Request,
     fab: Fabula,
     story: str,
     body: DecisionRequest,
     decision: Decision,
     force: bool = False,
-    runs: Runs | None = None,
 ) -> DecisionOut:
-    store = fab.store(story, body.branch)
-    out = await fab.decide(store, decision, force=force, expect=body.pending_id)
-    if runs is not None and out.outcome in ("committed", "duplicate"):
-        runs.resume(store)  # a studio run of several turns that stopped here goes on
-    return out
+    """``decision`` on the turn awaiting approval (the studio's one decision,
+    :meth:`Runs.decide`), on the draft the caller read as ``body`` names it."""
+    runs: Runs = request.app.state.runs
+    return await runs.decide(
+        fab.store(story, body.branch), decision, force=force, expect=body.pending_id
+    )
 
 
 @router.post("/stories/{story}/approve", response_model=DecisionOut)
@@ -96,7 +97,7 @@ async def approve(request: Request, fab: Fab, story: str, body: ApproveRequest) 
     exactly as shown (409 when it was decided meanwhile). A studio run of several turns
     that stopped at it goes on."""
     decision = Decision(action="approve", choice=body.choice)
-    return await _decide(fab, story, body, decision, runs=request.app.state.runs)
+    return await _decide(request, fab, story, body, decision)
 
 
 @router.post("/stories/{story}/alternatives", response_model=DraftsOut)
@@ -124,13 +125,13 @@ async def edit(request: Request, fab: Fab, story: str, body: EditRequest) -> Dec
     awaits approval again (``outcome`` "pending"), or is committed with ``now``. The critic's
     errors refuse it (422, the turn as it was), unless ``force``."""
     decision = Decision(action="edit", text=body.text.strip(), now=body.now)
-    return await _decide(fab, story, body, decision, force=body.force, runs=request.app.state.runs)
+    return await _decide(request, fab, story, body, decision, force=body.force)
 
 
 @router.post("/stories/{story}/reject", response_model=DecisionOut)
-async def reject(fab: Fab, story: str, body: RejectRequest) -> DecisionOut:
+async def reject(request: Request, fab: Fab, story: str, body: RejectRequest) -> DecisionOut:
     """Commit nothing; the turn is planned again with the note."""
-    return await _decide(fab, story, body, Decision(action="reject", note=body.note))
+    return await _decide(request, fab, story, body, Decision(action="reject", note=body.note))
 
 
 @router.post("/stories/{story}/fork", response_model=BranchOut, status_code=201)

@@ -11,7 +11,7 @@ with one line saying why.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, Response
@@ -20,7 +20,7 @@ from fabula.errors import InvalidInput, NotFound
 from fabula.graph.service.spread import MAX_CLAUSE_CHARS, SpreadOut
 from fabula.graph.service.ticking import MAX_TICKS_AT_ONCE
 from fabula.graph.web.deps import Branch, Fab
-from fabula.graph.web.pages import Form, go, page
+from fabula.graph.web.pages.forms import Form, field, go, page, whole
 from fabula.graph.web.remedies import studio_line
 
 router = APIRouter(include_in_schema=False)
@@ -28,19 +28,6 @@ router = APIRouter(include_in_schema=False)
 SPREAD_LABELS = 12
 """About how many tick numbers the spread chart writes under its bars (every bar has its
 own tooltip); more would overlap on a phone."""
-
-
-def _whole(raw: str, name: str) -> int:
-    """A field that must be a whole number (its range is checked where it is used)."""
-    try:
-        return int(raw.strip())
-    except ValueError:
-        raise InvalidInput(f"{name}: a whole number, not {raw.strip()[:40]!r}") from None
-
-
-def _field(form: dict[str, Any], name: str) -> str:
-    value = form.get(name)
-    return value.strip() if isinstance(value, str) else ""
 
 
 @router.get("/stories/{story}/town", response_class=HTMLResponse)
@@ -53,7 +40,7 @@ async def town_page(
     reader = fab.read(story, branch)
     error = None
     try:
-        town = await reader.town(_whole(tick, "tick") if tick.strip() else None)
+        town = await reader.town(whole(tick, "tick") if tick.strip() else None)
     except (InvalidInput, NotFound) as exc:
         await reader.require()  # a story that does not exist is a 404 of its own
         error, town = studio_line(exc), await reader.town()
@@ -73,8 +60,8 @@ async def town_page(
 async def tick(fab: Fab, story: str, form: Form) -> Response:
     """Run the branch's next ticks (1 to :data:`MAX_TICKS_AT_ONCE`), then show the town at
     the last one; a tick that fails is said in one line and commits nothing."""
-    branch = _field(form, "branch") or "main"
-    count = _whole(_field(form, "ticks") or "1", "ticks")
+    branch = field(form, "branch") or "main"
+    count = whole(field(form, "ticks") or "1", "ticks")
     if not 1 <= count <= MAX_TICKS_AT_ONCE:
         raise InvalidInput(f"ticks: 1 to {MAX_TICKS_AT_ONCE} at once, not {count}", story=story)
     done = await fab.tick(fab.store(story, branch), count)
