@@ -7,8 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from fabula.bench.bigtom import load_bigtom, option_of, part_of, row_key, run_bigtom, thing_asked
+from fabula.bench.bigtom import (
+    assumed,
+    load_bigtom,
+    option_of,
+    part_of,
+    row_key,
+    run_bigtom,
+    thing_asked,
+)
 from fabula.errors import InvalidInput
+from fabula.memory.records import State
 
 STORY = (
     "Tove is a potter in a quiet harbour town. She wants to sell a jug at the fair. "
@@ -87,3 +96,19 @@ async def test_the_run_answers_from_the_agents_mind(redis_url: str, tmp_path: Pa
     assert unseen["answer"] == "Tove believes the jug is full of cider."
     assert unseen["world"] == "Tove believes the jug is empty."
     assert set(result["systems"]) >= {"phased", "prose", "always_initial", "w_alone"}
+
+
+def test_a_change_the_agent_did_not_see_is_not_what_it_assumes(tmp_path: Path) -> None:
+    item = load_bigtom(write(tmp_path, [ROW]))[2]  # false belief, no "believes" sentence
+    old = State(
+        id="s1.1", subject="jug", attribute="condition", value="old", valid_from=1, event="e1.1"
+    )
+    emptied = State(
+        id="s1.2", subject="jug", attribute="condition", value="empty", valid_from=1, event="e1.2"
+    )
+    at = {"e1.1": 0, "e1.2": 40}
+    # the story set the jug's condition, then changed it: A, who holds nothing of it,
+    # did not see the change, so not the changed state
+    assert assumed([old, emptied], item, at) == item.initial
+    # the only state the story gives is the first A could assume
+    assert assumed([emptied], item, at) == item.final
