@@ -230,3 +230,16 @@ class TestAppearance:
     def test_looking_at_a_thing_is_a_doing_not_a_look(self) -> None:
         frames, _ = read_frames("Tam sees the kettle, looking at the clock.", CAST)
         assert all(not f.states for f in frames)
+
+
+class TestDefiniteMentions:
+    def test_a_definite_phrase_names_the_thing_with_its_head_said_before(self) -> None:
+        text = "A falling branch dents an old copper pot. The frost cracks the pot."
+        states = [a.clause for a in read_states(text, CAST) if a.clause]
+        pot = "old copper pot"
+        assert [(c.subject, c.value) for c in states] == [(pot, "dent"), (pot, "crack")]
+
+    def test_an_indefinite_phrase_is_another_thing(self) -> None:
+        text = "A falling branch dents an old copper pot. The frost cracks a pot."
+        states = [a.clause for a in read_states(text, CAST) if a.clause]
+        assert [c.subject for c in states] == ["old copper pot", "pot"]
