@@ -22,8 +22,8 @@ answers share before their verb, "the package" of "the package contains ..."). T
 condition's text is committed as one turn through the real memory-builder, and the item
 is answered from the memory at the end:
 
-* ``answer``: from A's own beliefs (B[A]), latest first, the first whose subject is the
-  thing asked about (or shares a word with it) and whose value maps to one option;
+* ``answer``: from A's own beliefs (B[A]), latest first, the first about the thing asked
+  about (its subject or its value shares a word with it) whose value maps to one option;
   where B[A] holds none, A perceived nothing of a change, so to A the thing is as the
   story first had it: W's earliest such state (``"from": "assumed"``) — and where that
   state itself changed a slot (subject and attribute) the story had set in an earlier
@@ -317,12 +317,16 @@ def option_of(text: str, item: Item) -> str | None:
     return None
 
 
-def _about(subject: str, item: Item) -> bool:
+def _about(record: State | Belief, item: Item) -> bool:
+    """Whether a record is about the thing asked about: its subject names it, or shares a
+    word with it, or its value does ("a large crack" → "form in the marble block")."""
     thing = words(item.thing)
+    subject = record.subject.replace("-", " ").replace("_", " ")
     return (
         not thing
-        or subject == name_id(item.thing)
-        or bool(words(subject.replace("-", " ")) & thing)
+        or record.subject == name_id(item.thing)
+        or bool(words(subject) & thing)
+        or bool(words(record.value) & thing)
     )
 
 
@@ -370,7 +374,7 @@ def _mapped(records: Sequence[State | Belief], item: Item) -> list[tuple[int, st
     """(index, option) of each record about the thing whose value maps to an option."""
     out = []
     for k, record in enumerate(records):
-        if not record.polarity or not _about(record.subject, item):
+        if not record.polarity or not _about(record, item):
             continue
         option = option_of(f"{record.subject.replace('-', ' ')} {record.value}", item)
         if option is not None:

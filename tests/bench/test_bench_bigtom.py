@@ -9,6 +9,7 @@ import pytest
 
 from fabula.bench.bigtom import (
     assumed,
+    believed,
     load_bigtom,
     option_of,
     part_of,
@@ -112,3 +113,20 @@ def test_a_change_the_agent_did_not_see_is_not_what_it_assumes(tmp_path: Path) -
     assert assumed([old, emptied], item, at) == item.initial
     # the only state the story gives is the first A could assume
     assert assumed([emptied], item, at) == item.final
+
+
+def test_a_record_naming_the_thing_in_its_value_is_about_it(tmp_path: Path) -> None:
+    item = load_bigtom(write(tmp_path, [ROW]))[0]
+    hole = State(
+        id="s1.1",
+        subject="hole",
+        attribute="condition",
+        value="empty the jug",
+        valid_from=1,
+        event="e1.1",
+    )
+    elsewhere = State(
+        id="s1.2", subject="hole", attribute="condition", value="empty", valid_from=1, event="e1.2"
+    )
+    assert believed([hole], item) == item.final
+    assert believed([elsewhere], item) is None  # a hole that is empty says nothing of the jug
