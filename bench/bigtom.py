@@ -48,6 +48,7 @@ alone" (A's belief taken to be whatever the world holds).
 from __future__ import annotations
 
 import asyncio
+import bisect
 import csv
 import hashlib
 import re
@@ -351,18 +352,19 @@ async def history(store: StoryStore, chain: tuple[str, ...]) -> list[State | Bel
     return sorted(records.values(), key=lambda r: (r.valid_from, int(r.id.partition(".")[2])))
 
 
-async def sentences(store: StoryStore) -> dict[str, int]:
-    """Each event's id → where its text starts in its turn."""
+async def sentences(store: StoryStore, text: str) -> dict[str, int]:
+    """Each event's id → the index of the sentence of ``text`` its span starts in."""
+    starts = [0, *(m.end() for m in _SENTENCE_END.finditer(text))]
     raw = await store.client.hvals(keys.events(store.story, store.branch))
     events = (Event.model_validate_json(v) for v in raw)
-    return {e.id: e.span.start for e in events}
+    return {e.id: bisect.bisect_right(starts, e.span.start) - 1 for e in events}
 
 
 def _other(option: str, item: Item) -> str:
     return item.initial if option == item.final else item.final
 
 
-Sentences = Mapping[str, int]  # an event's id → where its text starts
+Sentences = Mapping[str, int]  # an event's id → its sentence's index
 
 
 def _sentence(record: State | Belief, at: Sentences) -> int | None:
@@ -386,6 +388,34 @@ def believed(records: Sequence[State | Belief], item: Item) -> str | None:
     """The option of the latest record about the thing that maps to one."""
     mapped = _mapped(records, item)
     return mapped[-1][1] if mapped else None
+
+
+def changed(
+    own: Sequence[State | Belief], world: Sequence[State | Belief], item: Item, at: Sentences
+) -> str | None:
+    """A's option: :func:`believed` of A's records — but where A's latest record that maps
+    to the initial option is followed, in a later sentence, by A's record of another value
+    of the same slot that the world holds too (a change A perceived, not A's own opinion),
+    A saw the thing change: the final option."""
+    mapped = _mapped(own, item)
+    if not mapped:
+        return None
+    k, option = mapped[-1]
+    if option != item.initial:
+        return option
+    was = own[k]
+    facts = {(r.subject, r.attribute, r.value) for r in world if r.polarity}
+    for r in own[k + 1 :]:
+        same_slot = r.subject == was.subject and r.attribute == was.attribute
+        later = at.get(r.event or "") != at.get(was.event or "")
+        if (
+            same_slot
+            and later
+            and r.value != was.value
+            and (r.subject, r.attribute, r.value) in facts
+        ):
+            return item.final
+    return option
 
 
 def assumed(world: Sequence[State | Belief], item: Item, at: Sentences) -> str | None:
@@ -417,9 +447,9 @@ async def answer_item(store: StoryStore, item: Item) -> Answer:
     """The item's answer from A's beliefs, else assumed from W; and W's latest."""
     world = await history(store, ())
     own = await history(store, (slug(item.agent),))
-    at = await sentences(store)
+    at = await sentences(store, item.text)
     world_now = believed(world, item)
-    mine = believed(own, item)
+    mine = changed(own, world, item, at)
     if mine is not None:
         return Answer(mine, "belief", world_now)
     return Answer(assumed(world, item, at), "assumed", world_now)

@@ -243,3 +243,10 @@ class TestDefiniteMentions:
         text = "A falling branch dents an old copper pot. The frost cracks a pot."
         states = [a.clause for a in read_states(text, CAST) if a.clause]
         assert [c.subject for c in states] == ["old copper pot", "pot"]
+
+
+def test_a_belief_denied_is_a_perception_denied() -> None:
+    text = "The frost cracked the kettle. Tam does not realize the frost has cracked the kettle."
+    actions = read_states(text, CAST)
+    assert [a.kind for a in actions] == ["state"]  # no belief of the clause
+    assert actions[0].unseen_by == ("Tam",)

@@ -10,6 +10,7 @@ import pytest
 from fabula.bench.bigtom import (
     assumed,
     believed,
+    changed,
     load_bigtom,
     option_of,
     part_of,
@@ -130,3 +131,26 @@ def test_a_record_naming_the_thing_in_its_value_is_about_it(tmp_path: Path) -> N
     )
     assert believed([hole], item) == item.final
     assert believed([elsewhere], item) is None  # a hole that is empty says nothing of the jug
+
+
+def _state(n: int, value: str) -> State:
+    return State(
+        id=f"s1.{n}",
+        subject="jug",
+        attribute="condition",
+        value=value,
+        valid_from=1,
+        event=f"e1.{n}",
+    )
+
+
+def test_a_change_the_agent_saw_replaces_what_it_first_saw(tmp_path: Path) -> None:
+    item = load_bigtom(write(tmp_path, [ROW]))[0]
+    full, tipped = _state(1, "full of cider"), _state(2, "tip over")
+    at = {"e1.1": 2, "e1.2": 4}  # read from the third and the fifth sentences
+    # A saw the jug full, then saw it tip over, which the world holds too
+    assert changed([full, tipped], [full, tipped], item, at) == item.final
+    # A's own later opinion of the jug is no change in the world
+    assert changed([full, tipped], [full], item, at) == item.initial
+    # nor is a second reading of the same sentence
+    assert changed([full, tipped], [full, tipped], item, {"e1.1": 2, "e1.2": 2}) == item.initial
