@@ -22,10 +22,12 @@ answers share before their verb, "the package" of "the package contains ..."). T
 condition's text is committed as one turn through the real memory-builder, and the item
 is answered from the memory at the end:
 
-* ``answer``: from A's own beliefs (B[A]), latest first, the first whose subject is the
-  thing asked about (or shares a word with it) and whose value maps to one option;
+* ``answer``: from A's own beliefs (B[A]), latest first, the first about the thing asked
+  about (its subject or its value shares a word with it) whose value maps to one option;
   where B[A] holds none, A perceived nothing of a change, so to A the thing is as the
-  story first had it: W's earliest such state (``"from": "assumed"``); else ``None``;
+  story first had it: W's earliest such state (``"from": "assumed"``) — and where that
+  state itself changed a slot (subject and attribute) the story had set in an earlier
+  sentence, it is a change A did not see, so A assumes the other option; else ``None``;
 * ``world``: the option W's latest such state maps to, or ``None``.
 
 A value maps to an option by the words that tell the two options apart: the option whose
@@ -46,6 +48,7 @@ alone" (A's belief taken to be whatever the world holds).
 from __future__ import annotations
 
 import asyncio
+import bisect
 import csv
 import hashlib
 import re
@@ -68,7 +71,7 @@ from fabula.bench.report import print_table, write_json
 from fabula.graph.commit import commit_text
 from fabula.memory import keys
 from fabula.memory.delta import DeltaBuilder, TurnDelta
-from fabula.memory.records import Belief, State, slug
+from fabula.memory.records import Belief, Event, State, slug
 from fabula.memory.rules import WorldRules
 from fabula.memory.store import StoryStore
 from fabula.memory.tracking.prior import name_id
@@ -315,12 +318,16 @@ def option_of(text: str, item: Item) -> str | None:
     return None
 
 
-def _about(subject: str, item: Item) -> bool:
+def _about(record: State | Belief, item: Item) -> bool:
+    """Whether a record is about the thing asked about: its subject names it, or shares a
+    word with it, or its value does ("a large crack" → "form in the marble block")."""
     thing = words(item.thing)
+    subject = record.subject.replace("-", " ").replace("_", " ")
     return (
         not thing
-        or subject == name_id(item.thing)
-        or bool(words(subject.replace("-", " ")) & thing)
+        or record.subject == name_id(item.thing)
+        or bool(words(subject) & thing)
+        or bool(words(record.value) & thing)
     )
 
 
@@ -345,14 +352,88 @@ async def history(store: StoryStore, chain: tuple[str, ...]) -> list[State | Bel
     return sorted(records.values(), key=lambda r: (r.valid_from, int(r.id.partition(".")[2])))
 
 
-def _pick(records: Iterable[State | Belief], item: Item) -> str | None:
-    for record in records:
-        if not record.polarity or not _about(record.subject, item):
+async def sentences(store: StoryStore, text: str) -> dict[str, int]:
+    """Each event's id → the index of the sentence of ``text`` its span starts in."""
+    starts = [0, *(m.end() for m in _SENTENCE_END.finditer(text))]
+    raw = await store.client.hvals(keys.events(store.story, store.branch))
+    events = (Event.model_validate_json(v) for v in raw)
+    return {e.id: bisect.bisect_right(starts, e.span.start) - 1 for e in events}
+
+
+def _other(option: str, item: Item) -> str:
+    return item.initial if option == item.final else item.final
+
+
+Sentences = Mapping[str, int]  # an event's id → its sentence's index
+
+
+def _sentence(record: State | Belief, at: Sentences) -> int | None:
+    """Where the text a record was read from starts (its event's span)."""
+    return at.get(record.event) if record.event else None
+
+
+def _mapped(records: Sequence[State | Belief], item: Item) -> list[tuple[int, str]]:
+    """(index, option) of each record about the thing whose value maps to an option."""
+    out = []
+    for k, record in enumerate(records):
+        if not record.polarity or not _about(record, item):
             continue
         option = option_of(f"{record.subject.replace('-', ' ')} {record.value}", item)
         if option is not None:
-            return option
-    return None
+            out.append((k, option))
+    return out
+
+
+def believed(records: Sequence[State | Belief], item: Item) -> str | None:
+    """The option of the latest record about the thing that maps to one."""
+    mapped = _mapped(records, item)
+    return mapped[-1][1] if mapped else None
+
+
+def changed(
+    own: Sequence[State | Belief], world: Sequence[State | Belief], item: Item, at: Sentences
+) -> str | None:
+    """A's option: :func:`believed` of A's records — but where A's latest record that maps
+    to the initial option is followed, in a later sentence, by A's record of another value
+    of the same slot that the world holds too (a change A perceived, not A's own opinion),
+    A saw the thing change: the final option."""
+    mapped = _mapped(own, item)
+    if not mapped:
+        return None
+    k, option = mapped[-1]
+    if option != item.initial:
+        return option
+    was = own[k]
+    facts = {(r.subject, r.attribute, r.value) for r in world if r.polarity}
+    for r in own[k + 1 :]:
+        same_slot = r.subject == was.subject and r.attribute == was.attribute
+        later = at.get(r.event or "") != at.get(was.event or "")
+        if (
+            same_slot
+            and later
+            and r.value != was.value
+            and (r.subject, r.attribute, r.value) in facts
+        ):
+            return item.final
+    return option
+
+
+def assumed(world: Sequence[State | Belief], item: Item, at: Sentences) -> str | None:
+    """What A, holding nothing of the thing, takes it to be: as the story first had it
+    (W's earliest state that maps to an option); where that state is a change of a slot
+    the story set earlier, a change A did not see, so the other option."""
+    mapped = _mapped(world, item)
+    if not mapped:
+        return None
+    k, option = mapped[0]
+    record = world[k]
+    earlier = any(
+        r.subject == record.subject
+        and r.attribute == record.attribute
+        and _sentence(r, at) != _sentence(record, at)
+        for r in world[:k]
+    )
+    return _other(option, item) if earlier else option
 
 
 @dataclass(frozen=True)
@@ -363,14 +444,15 @@ class Answer:
 
 
 async def answer_item(store: StoryStore, item: Item) -> Answer:
-    """The item's answer from A's beliefs, else assumed from W's first state; and W's."""
+    """The item's answer from A's beliefs, else assumed from W; and W's latest."""
     world = await history(store, ())
     own = await history(store, (slug(item.agent),))
-    believed = _pick(reversed(own), item)
-    world_now = _pick(reversed(world), item)
-    if believed is not None:
-        return Answer(believed, "belief", world_now)
-    return Answer(_pick(world, item), "assumed", world_now)
+    at = await sentences(store, item.text)
+    world_now = believed(world, item)
+    mine = changed(own, world, item, at)
+    if mine is not None:
+        return Answer(mine, "belief", world_now)
+    return Answer(assumed(world, item, at), "assumed", world_now)
 
 
 async def run_item(client: aredis.Redis, story_id: str, item: Item, reader: Reader) -> Answer:

@@ -195,3 +195,58 @@ class TestThings:
         cast = {**CAST, "castle": Entity(id="castle", kind="place", name="Castle Eldmoor")}
         kinds = [a.kind for a in read_story("Tam went to Castle Eldmoor.", cast)]
         assert "narration" not in kinds and kinds
+
+
+class TestPerceivingAThing:
+    def test_feeling_or_realizing_a_thing_is_perceiving_it(self) -> None:
+        frames, _ = read_frames("Tam feels the heat of the kettle. Tam realizes the change.", CAST)
+        assert [f.kind for f in frames] == ["perceive", "perceive"]
+        mood, _ = read_frames("Tam feels tired. Tam realizes that the kettle is cold.", CAST)
+        assert [f.kind for f in mood] == ["event", "believe"]
+
+    def test_a_felt_change_reaches_the_one_who_felt_it(self) -> None:
+        text = "A short circuit heats the kettle. Tam feels the heat from the kettle."
+        heated = [a for a in read_states(text, CAST) if a.kind == "state"]
+        assert [a.seen_by for a in heated] == [("Tam",)]
+
+    def test_an_adverb_after_and_does_not_hide_the_verb(self) -> None:
+        text = "A gull flies by and accidentally cracks the kettle."
+        states = [(a.clause.subject, a.clause.value) for a in read_states(text, CAST) if a.clause]
+        assert ("kettle", "crack") in states
+
+
+class TestAppearance:
+    def test_a_relative_clause_says_how_the_object_looks(self) -> None:
+        text = "Tam picks up a kettle from the shelf that appears to be clean and new."
+        frame = read_frames(text, CAST)[0][0]
+        assert [(s.subject.entity, s.value) for s in frame.states] == [("kettle", "clean and new")]
+
+    def test_a_participle_after_a_comma_describes_the_object_before(self) -> None:
+        text = "Tam sees the kettle on the stove, looking dented and old."
+        frame = read_frames(text, CAST)[0][0]
+        assert frame.kind == "perceive"
+        assert [(s.subject.entity, s.value) for s in frame.states] == [("kettle", "dent and old")]
+
+    def test_looking_at_a_thing_is_a_doing_not_a_look(self) -> None:
+        frames, _ = read_frames("Tam sees the kettle, looking at the clock.", CAST)
+        assert all(not f.states for f in frames)
+
+
+class TestDefiniteMentions:
+    def test_a_definite_phrase_names_the_thing_with_its_head_said_before(self) -> None:
+        text = "A falling branch dents an old copper pot. The frost cracks the pot."
+        states = [a.clause for a in read_states(text, CAST) if a.clause]
+        pot = "old copper pot"
+        assert [(c.subject, c.value) for c in states] == [(pot, "dent"), (pot, "crack")]
+
+    def test_an_indefinite_phrase_is_another_thing(self) -> None:
+        text = "A falling branch dents an old copper pot. The frost cracks a pot."
+        states = [a.clause for a in read_states(text, CAST) if a.clause]
+        assert [c.subject for c in states] == ["old copper pot", "pot"]
+
+
+def test_a_belief_denied_is_a_perception_denied() -> None:
+    text = "The frost cracked the kettle. Tam does not realize the frost has cracked the kettle."
+    actions = read_states(text, CAST)
+    assert [a.kind for a in actions] == ["state"]  # no belief of the clause
+    assert actions[0].unseen_by == ("Tam",)

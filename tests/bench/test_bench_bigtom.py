@@ -7,8 +7,19 @@ from pathlib import Path
 
 import pytest
 
-from fabula.bench.bigtom import load_bigtom, option_of, part_of, row_key, run_bigtom, thing_asked
+from fabula.bench.bigtom import (
+    assumed,
+    believed,
+    changed,
+    load_bigtom,
+    option_of,
+    part_of,
+    row_key,
+    run_bigtom,
+    thing_asked,
+)
 from fabula.errors import InvalidInput
+from fabula.memory.records import State
 
 STORY = (
     "Tove is a potter in a quiet harbour town. She wants to sell a jug at the fair. "
@@ -87,3 +98,59 @@ async def test_the_run_answers_from_the_agents_mind(redis_url: str, tmp_path: Pa
     assert unseen["answer"] == "Tove believes the jug is full of cider."
     assert unseen["world"] == "Tove believes the jug is empty."
     assert set(result["systems"]) >= {"phased", "prose", "always_initial", "w_alone"}
+
+
+def test_a_change_the_agent_did_not_see_is_not_what_it_assumes(tmp_path: Path) -> None:
+    item = load_bigtom(write(tmp_path, [ROW]))[2]  # false belief, no "believes" sentence
+    old = State(
+        id="s1.1", subject="jug", attribute="condition", value="old", valid_from=1, event="e1.1"
+    )
+    emptied = State(
+        id="s1.2", subject="jug", attribute="condition", value="empty", valid_from=1, event="e1.2"
+    )
+    at = {"e1.1": 0, "e1.2": 40}
+    # the story set the jug's condition, then changed it: A, who holds nothing of it,
+    # did not see the change, so not the changed state
+    assert assumed([old, emptied], item, at) == item.initial
+    # the only state the story gives is the first A could assume
+    assert assumed([emptied], item, at) == item.final
+
+
+def test_a_record_naming_the_thing_in_its_value_is_about_it(tmp_path: Path) -> None:
+    item = load_bigtom(write(tmp_path, [ROW]))[0]
+    hole = State(
+        id="s1.1",
+        subject="hole",
+        attribute="condition",
+        value="empty the jug",
+        valid_from=1,
+        event="e1.1",
+    )
+    elsewhere = State(
+        id="s1.2", subject="hole", attribute="condition", value="empty", valid_from=1, event="e1.2"
+    )
+    assert believed([hole], item) == item.final
+    assert believed([elsewhere], item) is None  # a hole that is empty says nothing of the jug
+
+
+def _state(n: int, value: str) -> State:
+    return State(
+        id=f"s1.{n}",
+        subject="jug",
+        attribute="condition",
+        value=value,
+        valid_from=1,
+        event=f"e1.{n}",
+    )
+
+
+def test_a_change_the_agent_saw_replaces_what_it_first_saw(tmp_path: Path) -> None:
+    item = load_bigtom(write(tmp_path, [ROW]))[0]
+    full, tipped = _state(1, "full of cider"), _state(2, "tip over")
+    at = {"e1.1": 2, "e1.2": 4}  # read from the third and the fifth sentences
+    # A saw the jug full, then saw it tip over, which the world holds too
+    assert changed([full, tipped], [full, tipped], item, at) == item.final
+    # A's own later opinion of the jug is no change in the world
+    assert changed([full, tipped], [full], item, at) == item.initial
+    # nor is a second reading of the same sentence
+    assert changed([full, tipped], [full, tipped], item, {"e1.1": 2, "e1.2": 2}) == item.initial

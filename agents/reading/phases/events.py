@@ -13,7 +13,9 @@ The frames of a turn (:mod:`.frames`) become :class:`~fabula.memory.actions.Stor
   the events of its sentence, unless a perception later says otherwise;
 * a perception of a that-clause ("notices that the jar is empty") or of a thing with its
   adjectives ("sees a full jar") is a ``perceive`` too;
-* a belief is a ``think`` with its clause: the believer's view only, assumed;
+* a belief is a ``think`` with its clause: the believer's view only, assumed; a belief
+  denied ("does not realize the storm flooded the cellar") is a perception denied of the
+  event it names, never a belief of the clause;
 * a goal stays narration (an intention, never an act), with its reason in ``unsure``.
 """
 
@@ -76,8 +78,11 @@ def attach(frames: list[Frame]) -> dict[int, list[StoryAction]]:
                     events.append(event)
                 _add(event.unseen, holder)
             continue
-        if frame.kind == "perceive" and holder is not None:
-            if frame.states and not frame.negated:
+        # "does not realize (that) the outage hit the oven": not a belief of the clause but
+        # a perception denied, of the event it names
+        denied = frame.kind == "believe" and frame.negated
+        if (frame.kind == "perceive" or denied) and holder is not None:
+            if frame.states and not frame.negated and not denied:
                 out.setdefault(frame.sentence, []).extend(
                     StoryAction(
                         kind="perceive",

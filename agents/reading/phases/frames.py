@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from fabula.agents.reading.phases import lexicon as lx
+from fabula.agents.reading.phases.appearance import described, first_object, looks
 from fabula.agents.reading.phases.mentions import Mention, Resolver, phrase
 from fabula.agents.reading.phases.tokens import Sentence, Token
 
@@ -131,13 +132,21 @@ def _particle(tail: Sequence[Token]) -> bool:
     return not nxt or nxt in lx.PREPOSITIONS or nxt in lx.CONJUNCTIONS or nxt.endswith("ly")
 
 
+def _adverb(word: str) -> bool:
+    """An adverb of manner ("accidentally", "quickly"): a word in -ly that is no verb."""
+    return word.endswith("ly") and len(word) > 4 and lx.verb(word) is None
+
+
 def split_clauses(segment: Sequence[Token]) -> list[tuple[Token, ...]]:
     """A segment cut before "and"/"but" + a verb: a second clause of the same subject
     ("rubbed his eyes and sighed"), never the first one's value."""
     out: list[list[Token]] = [[]]
     for k, t in enumerate(segment):
-        nxt = segment[k + 1].lower if k + 1 < len(segment) else ""
-        after = segment[k + 2].lower if k + 2 < len(segment) else ""
+        j = k + 1  # past adverbs: "and accidentally tears the nets"
+        while t.lower in ("and", "but") and j + 1 < len(segment) and _adverb(segment[j].lower):
+            j += 1
+        nxt = segment[j].lower if j < len(segment) else ""
+        after = segment[j + 1].lower if j + 1 < len(segment) else ""
         before = segment[k - 1].lower if k else ""
         finite = nxt not in lx.verb_lemmas() or nxt.endswith("ing")
         # a verb taking an object ("and notices the", "and greets them") or none ("and
@@ -161,10 +170,12 @@ class ClauseReader:
         self.r = resolver
         self.frames: list[Frame] = []
         self._subject: Mention | None = None  # the subject a participle clause continues
+        self._object: Mention | None = None  # the object a participle may describe
+        self._last: Frame | None = None  # the clause before, in this sentence
 
     def sentence(self, index: int, sentence: Sentence) -> list[Frame]:
         out: list[Frame] = []
-        self._subject = None
+        self._subject = self._object = self._last = None
         for segment in sentence.segments():
             for clause in split_clauses(segment):
                 frame = self._clause(index, sentence, clause)
@@ -192,8 +203,14 @@ class ClauseReader:
         rest = tokens[k:]
         if not rest:
             return None
+        look = looks(rest) if self._object is not None and rest[0].lower.endswith("ing") else None
+        if look is not None and self._object is not None and self._last is not None:
+            # ", appearing clean and ready": how the clause before's object looks
+            self._last.states.append(StateReading(self._object, "condition", look))
+            return None
         frame = Frame("event", index, sentence.start, sentence.end, subordinate=subordinate)
         first = rest[0].lower
+        after_subject: Sequence[Token] = rest
         if lx.verb(first) is not None and first not in lx.DETERMINERS and self._verbal(rest):
             # a participle or a verb after "and": its subject is the clause before's
             frame.doer = self._subject
@@ -205,9 +222,16 @@ class ClauseReader:
                 return frame
             self.r.note(subject, subject=True)
             self._subject = subject
-            self._verb_phrase(frame, subject, self._past_modifiers(rest[len(subject.tokens) :]))
+            after_subject = rest[len(subject.tokens) :]
+            self._verb_phrase(frame, subject, self._past_modifiers(after_subject))
         frame.roots = _content_roots(tokens, frame.holder)
         self._contained(frame, rest)
+        self._object = first_object(self.r, after_subject)
+        seen = described(self.r, after_subject, self._object)
+        if seen is not None and frame.kind in ("perceive", "event"):
+            self.r.note(seen[0], subject=False)
+            frame.states.append(StateReading(seen[0], "condition", seen[1]))
+        self._last = frame
         return frame
 
     def _verbal(self, tokens: Sequence[Token]) -> bool:
@@ -370,11 +394,23 @@ class ClauseReader:
             if rest and clause:
                 frame.kind = "believe"
                 self._embedded(frame, rest)
+            elif self._has_object(rest):
+                frame.kind = "perceive"  # coming to know a thing: "realizes the change"
+            return True
+        if "emotion" in verb.classes[:1] and not clause and self._has_object(rest):
+            frame.kind = "perceive"  # sensing a thing: "feels the heat", "feels the quake"
             return True
         if frame.subordinate:
             frame.kind = "occupied"
             return True
         return False
+
+    def _has_object(self, tokens: Sequence[Token]) -> bool:
+        """Whether ``tokens`` begin with a noun phrase with a determiner or a possessive
+        (the object of "feels the heat"), not an adjective ("feels tired") or a name."""
+        return bool(tokens) and (
+            tokens[0].lower in lx.DETERMINERS or tokens[0].lower in _POSSESSIVES
+        )
 
     def _seen_as(self, frame: Frame, tokens: Sequence[Token]) -> None:
         """A thing perceived with its adjectives ("sees a full jar of honey"): the

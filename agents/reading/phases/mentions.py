@@ -21,6 +21,7 @@ from fabula.agents.reading.phases.tokens import Token
 from fabula.memory.records import Entity
 
 _STOP = lx.PREPOSITIONS - {"of"} | lx.SUBORDINATORS | {"that", "which", "who", "where"}
+_DEFINITE = frozenset(["the", "this", "that", "these", "those"])
 _CUT = frozenset(["once", "now", "still", "also", "just", "very", "already", "different"])
 
 
@@ -76,6 +77,12 @@ def phrase(tokens: Sequence[Token]) -> tuple[Token, ...]:
     return tuple(out)
 
 
+def _head(name: str) -> str:
+    """A phrase's head noun: its last word before an "of" phrase ("bag of walnuts" → bag)."""
+    words = name.split()
+    return words[words.index("of") - 1] if "of" in words[1:] else words[-1]
+
+
 def _modifier(out: Sequence[Token]) -> bool:
     """Whether ``out`` ends on an adjective that modifies a noun still to come: an
     adjective is never a phrase's head ("his tired eyes" → eyes, not "tired"). A word
@@ -129,6 +136,12 @@ class Resolver:
         if sid is not None:
             name = self.entities[sid].name or sid
             name = name if character else name.lower()
+        elif first in _DEFINITE:
+            # a definite phrase names the thing named before with the same head noun:
+            # "a small stream ... the stream" is one stream
+            before = next((m for m in reversed(self.things) if _head(m.name) == words[-1]), None)
+            if before is not None:
+                return Mention(np, before.name, before.entity, False, True)
         tracked = sid is not None or any(m.name == name for m in self.things)
         return Mention(np, name, sid, character, tracked)
 

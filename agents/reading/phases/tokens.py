@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fabula.memory.text import split_sentences
 
@@ -24,13 +24,16 @@ _QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”")
 
 @dataclass(frozen=True)
 class Token:
+    """A word or a break at ``start``..``end``; ``lower`` is its lowercase form (curly
+    apostrophes straightened), made once: the later phases test it many times a clause."""
+
     text: str
     start: int
     end: int
+    lower: str = field(init=False, repr=False, compare=False)
 
-    @property
-    def lower(self) -> str:
-        return self.text.lower().replace("’", "'")
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "lower", self.text.lower().replace("’", "'"))
 
     @property
     def capital(self) -> bool:

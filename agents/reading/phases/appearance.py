@@ -1,0 +1,71 @@
+"""Phase 4, a part: how a thing looks, said beside the clause that names it.
+
+A clause's object may be described in a clause of its own, which says its condition as it
+appears (to the clause's subject, when the clause is a perception):
+
+* a relative clause: "selects a bag of clay *that appears to be soft*", "finds a stream
+  *which seems clean*", "unearths a tablet covered with glyphs *that appear to be in
+  excellent condition*": the described thing is the clause's object (the first noun
+  phrase after its verb), not the nearest noun;
+* a participle after a comma: "sees the wok hanging in its spot, *appearing clean and
+  ready*": the object of the clause before.
+
+The verbs of appearing are those of WordNet's sense "give a certain impression" (appear,
+seem, look), the only ones that say how a thing looks rather than what it does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from fabula.agents.reading.phases import lexicon as lx
+from fabula.agents.reading.phases.mentions import Mention, Resolver
+from fabula.agents.reading.phases.tokens import Token
+
+APPEAR = frozenset(["appear", "seem", "look"])
+_RELATIVE = frozenset(["that", "which"])
+_POSSESSIVES = frozenset(["his", "her", "their", "my", "our", "your", "its"])
+
+
+def first_object(resolver: Resolver, tokens: Sequence[Token]) -> Mention | None:
+    """The first thing named after a clause's verb: its object ("a bag of clay")."""
+    for k, t in enumerate(tokens):
+        if k and (t.lower in lx.DETERMINERS or t.lower in _POSSESSIVES):
+            found = resolver.mention(tokens[k:])
+            if found is None or found.character:
+                return None
+            return found
+    return None
+
+
+def looks(tokens: Sequence[Token]) -> str | None:
+    """The value after a verb of appearing ("appears to be soft and malleable" → "soft and
+    malleable"), or None where ``tokens`` do not begin with one."""
+    if not tokens:
+        return None
+    verb = lx.verb(tokens[0].lower)
+    if verb is None or verb.lemma not in APPEAR:
+        return None
+    rest = list(tokens[1:])
+    if len(rest) > 1 and rest[0].lower == "to" and rest[1].lower == "be":
+        rest = rest[2:]
+    if rest and rest[0].lower in ("like", "at", "to", "around", "for", "into"):
+        return None  # "looks at the map", "looks for the key": a doing, not a look
+    from fabula.agents.reading.phases.frames import value_of
+
+    value = value_of(rest)
+    return value or None
+
+
+def described(
+    resolver: Resolver, tokens: Sequence[Token], obj: Mention | None
+) -> tuple[Mention, str] | None:
+    """The object of a clause and how a relative clause says it looks, if one does."""
+    if obj is None:
+        return None
+    start = obj.tokens[-1].start
+    for k, t in enumerate(tokens):
+        if t.start > start and t.lower in _RELATIVE:
+            value = looks(tokens[k + 1 :])
+            return (obj, value) if value else None
+    return None
