@@ -176,10 +176,11 @@ def bench_model(
         MODEL_TIMEOUT_S, "--timeout", min=1.0, help="Seconds one reply may take."
     ),
     reader: str = typer.Option(
-        "prose",
+        "phased",
         "--reader",
         help="What reads a passage before the memory-builder's model is asked about the rest: "
-        "prose (the default) or controlled (the baseline: controlled English only).",
+        "phased (the default), prose (the reader of places alone, before the phases) or "
+        "controlled (the baseline: controlled English only).",
     ),
     schemas: str = typer.Option(
         "story,generic",
@@ -221,8 +222,8 @@ def bench_model(
 
 def _schema_modes(reader: str, schemas: str) -> tuple[str, ...]:
     """The schema styles ``--schemas`` names, once ``--reader`` and they are checked."""
-    if reader not in ("prose", "controlled"):
-        raise typer.BadParameter("prose or controlled", param_hint="--reader")
+    if reader not in ("phased", "prose", "controlled"):
+        raise typer.BadParameter("phased, prose or controlled", param_hint="--reader")
     modes = tuple(m.strip() for m in schemas.split(",") if m.strip())
     if not modes or any(m not in ("story", "generic") for m in modes):
         raise typer.BadParameter("story, generic or both", param_hint="--schemas")

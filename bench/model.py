@@ -46,6 +46,7 @@ from fabula.agents.factory import make_roles
 from fabula.agents.memory_builder.model import ModelMemoryBuilder
 from fabula.agents.memory_builder.offline import read_controlled
 from fabula.agents.reading.extract import extract
+from fabula.agents.reading.prose import read_prose
 from fabula.agents.usage import UsageMeter, metering
 from fabula.bench.common import run_id
 from fabula.bench.relay import Exchange, Relay
@@ -86,7 +87,8 @@ class Server:
     ``writer_tokens``, ``None``: ``max_tokens``; a passage of a few sentences needs far
     fewer tokens than a structured reply, and every token of it is read again by the
     memory-builder) and ``timeout_s`` seconds (a busy CPU server: more); ``reader``: what
-    reads a passage before the model reader, ``prose`` or ``controlled`` (a baseline)."""
+    reads a passage before the model reader: ``phased`` (the default), or a baseline,
+    ``prose`` (places alone) or ``controlled``."""
 
     base_url: str
     model: str
@@ -95,7 +97,7 @@ class Server:
     max_tokens: int | None = 512
     writer_tokens: int | None = WRITER_MAX_TOKENS
     timeout_s: float = MODEL_TIMEOUT_S
-    reader: str = "prose"  # or "controlled": the rules' baseline (issue 33)
+    reader: str = "phased"  # "prose": the places alone; "controlled": the rules' baseline
 
 
 @dataclass
@@ -607,9 +609,10 @@ async def _server_loop(
         async with Fabula(url, Settings(redis_url=url)) as offline:
             await offline.create_story(pack, story)  # the scripted opening, read offline
         roles = make_roles(settings)
-        if server.reader == "controlled" and isinstance(roles.memory_builder, ModelMemoryBuilder):
-            client = roles.memory_builder.model_reader.client  # the baseline: issue 33's before
-            builder = ModelMemoryBuilder(client, reader=read_controlled)
+        baseline = {"controlled": read_controlled, "prose": read_prose}.get(server.reader)
+        if baseline is not None and isinstance(roles.memory_builder, ModelMemoryBuilder):
+            client = roles.memory_builder.model_reader.client  # a baseline reads first
+            builder = ModelMemoryBuilder(client, reader=baseline)
             roles = replace(roles, memory_builder=builder)
         async with Fabula(url, settings, roles=roles, on_critique=run.critiqued) as app:
             store = app.store(story)
