@@ -24,7 +24,7 @@ from fabula.agents.roles import Roles
 from fabula.errors import TurnConflict
 from fabula.graph.runtime import CommitObserver, Consolidator, CritiqueObserver, TurnContext
 from fabula.graph.service.consolidation import CLOSING_SUMMARIES_S, InlineConsolidation
-from fabula.graph.service.pending import Pending, parts_in, pending_in
+from fabula.graph.service.pending import Pending, parts_in, pending_in_checkpoint
 from fabula.graph.state import CHECKPOINT_TYPES, PartRequest
 from fabula.graph.threads import thread_id
 from fabula.memory.acl import MindPool, drop_character_users
@@ -169,8 +169,9 @@ class Core:
         request, read from the turn's checkpoint; see ``pending_details`` for the draft as
         an approver reads it)."""
         turn = await store.head() + 1
-        snapshot = await self.graph.aget_state(self.config(store, turn))
-        return pending_in(store, turn, snapshot)
+        # from the checkpoint, not the graph's state: listing what waits compiles no graph
+        saved = await self.saver.aget_tuple(self.config(store, turn))
+        return pending_in_checkpoint(store, turn, saved)
 
     async def waiting_parts(self, store: StoryStore) -> list[PartRequest]:
         """The parts the branch's next turn waits for (one per played character; none when
