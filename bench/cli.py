@@ -126,13 +126,19 @@ def bench_commands(
     ctx: typer.Context,
     rounds: int = typer.Option(5, "--rounds", min=1, help="Times each command is run."),
     json_out: str | None = typer.Option(None, "--json"),
+    bytecode: bool = typer.Option(
+        True,
+        "--bytecode/--no-bytecode",
+        help="Let Python keep the bytecode it compiles (its default; a warm-up round "
+        "compiles it), or compile everything in every process.",
+    ),
 ) -> None:
     """Each offline story command (new, run, pending, approve, recall, chat, show, stories)
     as a whole process, against `python -c "import typer"` in the same run."""
     from fabula.bench.commands import run as run_commands
 
     _url(ctx)  # the embedded server started (if it is the one), so no round times its start
-    run_commands(rounds, json_out)
+    run_commands(rounds, json_out, bytecode=bytecode)
 
 
 @bench_app.command("town")

@@ -78,9 +78,17 @@ class CommandFailed(FabulaError):
     """A timed command exited with an error: its figures would time a failure."""
 
 
-def offline_environment(environment: Mapping[str, str]) -> dict[str, str]:
-    """``environment`` less every variable that would configure a model."""
-    return {k: v for k, v in environment.items() if not k.startswith(_MODEL_VARIABLES)}
+def offline_environment(environment: Mapping[str, str], *, bytecode: bool = True) -> dict[str, str]:
+    """``environment`` less every variable that would configure a model; with ``bytecode``
+    also less ``PYTHONDONTWRITEBYTECODE``, so that Python keeps the bytecode it compiles,
+    as it does by default on a user's machine (a sandbox or a container may forbid it,
+    and every process then compiles all of Fabula again: about 0.2 s a command here)."""
+    dropped = ("PYTHONDONTWRITEBYTECODE",) if bytecode else ()
+    return {
+        k: v
+        for k, v in environment.items()
+        if not k.startswith(_MODEL_VARIABLES) and k not in dropped
+    }
 
 
 @dataclass(frozen=True)
@@ -106,18 +114,29 @@ def _timed(argv: Sequence[str], env: Mapping[str, str], label: str) -> Timing:
     return Timing(wall, cpu)
 
 
-def run(rounds: int, json_out: str | None = None, *, quiet: bool = False) -> dict[str, Any]:
+def run(
+    rounds: int, json_out: str | None = None, *, quiet: bool = False, bytecode: bool = True
+) -> dict[str, Any]:
     """Time every command of :data:`COMMANDS` and the baseline ``rounds`` times; print a
     table (unless ``quiet``), write ``json_out`` when given, and return the figures:
     per command (and the baseline) the median wall-clock and processor seconds, the
     medians of their per-round ratios to the baseline, and whether the median wall-clock
-    time is within :data:`TARGET_S`."""
-    env = offline_environment(os.environ)
+    time is within :data:`TARGET_S`. With ``bytecode`` (Python's default) Python keeps
+    what it compiles, and a first round, not timed, compiles it."""
+    env = offline_environment(os.environ, bytecode=bytecode)
     fabula = [sys.executable, "-m", "fabula"]
     samples: dict[str, list[Timing]] = {c.name: [] for c in COMMANDS}
     baseline: list[Timing] = []
-    for index in range(rounds):
-        story = f"bench-commands-{os.getpid()}-{index}"
+    for index in range(-1 if bytecode else 0, rounds):
+        story = f"bench-commands-{os.getpid()}-{index + 1}"
+        if index < 0:  # the warm-up round: Python compiles and keeps the bytecode
+            try:
+                for command in COMMANDS:
+                    args = [a.format(story=story) for a in command.args]
+                    _timed([*fabula, *args], env, command.name)
+            finally:
+                subprocess.run([*fabula, "delete", story, "--yes"], capture_output=True, env=env)
+            continue
         baseline.append(_timed([sys.executable, "-c", BASELINE], env, BASELINE))
         try:
             for command in COMMANDS:
@@ -128,6 +147,7 @@ def run(rounds: int, json_out: str | None = None, *, quiet: bool = False) -> dic
     result: dict[str, Any] = {
         "benchmark": "commands",
         "rounds": rounds,
+        "bytecode": bytecode,
         "target_s": TARGET_S,
         "baseline": {"command": f'python -c "{BASELINE}"', **_figures(baseline, baseline)},
         "commands": {name: _figures(runs, baseline) for name, runs in samples.items()},
@@ -135,7 +155,8 @@ def run(rounds: int, json_out: str | None = None, *, quiet: bool = False) -> dic
     if not quiet:
         figures = {f"python -c '{BASELINE}'": result["baseline"], **result["commands"]}
         print_table(
-            f"Offline commands as processes ({rounds} rounds, medians)",
+            f"Offline commands as processes ({rounds} rounds, medians; bytecode "
+            f"{'kept' if bytecode else 'compiled each time'})",
             ["command", "wall s", "x baseline", "cpu s", "cpu x baseline", f"<= {TARGET_S:g} s"],
             [
                 (

@@ -3,6 +3,7 @@ subprocess against the test Redis), :class:`Cli` in this process (typer's runner
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -20,6 +21,7 @@ __all__ = [
     "fabula",
     "fabula_editing",
     "fabula_process",
+    "modules_after",
 ]
 
 
@@ -46,6 +48,31 @@ def fabula(redis_url: str, *args: str, check: bool = True) -> subprocess.Complet
     if check and proc.returncode != 0:
         raise AssertionError(f"fabula {' '.join(args)} failed: {proc.stderr}")
     return proc
+
+
+def modules_after(redis_url: str, *args: str) -> set[str]:
+    """Every module in ``sys.modules`` once ``fabula ARGS`` ran to a clean exit, in a
+    process of its own against the test Redis with no model configured (each
+    ``FABULA_MODEL*``, ``FABULA_EMBEDDING*`` and ``OPENAI_*`` variable dropped). Unlike
+    ``-X importtime`` it also sees what ``importlib`` imported."""
+    code = (
+        "import json, runpy, sys\n"
+        "sys.argv[0] = 'fabula'\n"
+        "try:\n"
+        "    runpy.run_module('fabula', run_name='__main__')\n"
+        "except SystemExit as e:\n"
+        "    assert not e.code, e.code\n"
+        "sys.stderr.write('\\nMODULES ' + json.dumps(sorted(sys.modules)))\n"
+    )
+    model = ("FABULA_MODEL", "FABULA_EMBEDDING", "OPENAI_")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(model)}
+    env |= {"FABULA_REDIS_URL": redis_url, "COLUMNS": "200"}
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, timeout=120
+    )
+    if proc.returncode != 0:
+        raise AssertionError(f"fabula {' '.join(args)} failed: {proc.stderr[-2000:]}")
+    return set(json.loads(proc.stderr.rpartition("MODULES ")[2]))
 
 
 class Cli:

@@ -5,9 +5,8 @@ them; approving one (``Decision.choice``) commits exactly it."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langchain_core.runnables import RunnableConfig
 from structlog.contextvars import bound_contextvars
 
 from fabula.agents.contracts import Finding, TurnPlan
@@ -22,6 +21,9 @@ from fabula.graph.threads import thread_id
 from fabula.memory.delta import TurnDelta
 from fabula.memory.drafts import DraftOption, read_drafts, save_drafts
 from fabula.memory.store import StoryStore
+
+if TYPE_CHECKING:  # langchain-core: loaded with the graph, when a draft is written
+    from langchain_core.runnables import RunnableConfig
 
 MAX_ALTERNATIVES = 6  # drafts of one turn asked for at once (each is a whole turn's work)
 

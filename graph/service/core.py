@@ -17,17 +17,14 @@ from collections.abc import AsyncIterator
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
-from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import BaseCheckpointSaver
 from redis.exceptions import LockError, RedisError
 
 from fabula.agents.factory import offline_roles
 from fabula.agents.roles import Roles
 from fabula.errors import TurnConflict
-from fabula.graph.checkpoint import RedisCheckpointSaver, RegistrySerializer, delete_threads
 from fabula.graph.runtime import CommitObserver, Consolidator, CritiqueObserver, TurnContext
 from fabula.graph.service.consolidation import CLOSING_SUMMARIES_S, InlineConsolidation
-from fabula.graph.service.pending import Pending, parts_in, pending_in
+from fabula.graph.service.pending import Pending, parts_in, pending_in_checkpoint
 from fabula.graph.state import CHECKPOINT_TYPES, PartRequest
 from fabula.graph.threads import thread_id
 from fabula.memory.acl import MindPool, drop_character_users
@@ -39,9 +36,12 @@ from fabula.memory.store import StoryStore
 from fabula.memory.tokens import LazyCounter, TokenCounter, default_counter
 from fabula.settings import Settings
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the checkpointer and the graph load LangGraph and langchain-core
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.checkpoint.base import BaseCheckpointSaver
     from langgraph.graph.state import CompiledStateGraph
 
+    from fabula.graph.checkpoint import RedisCheckpointSaver
     from fabula.graph.state import TurnState
 
 TurnOutcome = Literal["committed", "duplicate", "pending", "part", "abandoned"]
@@ -86,12 +86,22 @@ class Core:
         self.embedder = embedder
         self.indexer = Indexer(embedder)
         self._own_saver: RedisCheckpointSaver | None = None
-        if checkpointer is None:
-            # the turn's typed values are built again from their checkpoints, no others
-            serde = RegistrySerializer(CHECKPOINT_TYPES)
-            checkpointer = self._own_saver = RedisCheckpointSaver.from_url(url, serde=serde)
-        self.saver: BaseCheckpointSaver[Any] = checkpointer
+        if checkpointer is not None:
+            self.saver = checkpointer  # the cached property's value: never made here
         self._wire()
+
+    @cached_property
+    def saver(self) -> BaseCheckpointSaver[Any]:
+        """The checkpointer, made when first asked for unless one was given: a
+        :class:`RedisCheckpointSaver` on the application's Redis. Its module loads
+        LangGraph's checkpoint base and with it langchain-core (~0.3 s of CPU), which a
+        command that never reads a turn's thread (``recall``, ``chat``, ``new``) need not."""
+        from fabula.graph.checkpoint import RedisCheckpointSaver, RegistrySerializer
+
+        # the turn's typed values are built again from their checkpoints, no others
+        serde = RegistrySerializer(CHECKPOINT_TYPES)
+        self._own_saver = RedisCheckpointSaver.from_url(self.url, serde=serde)
+        return self._own_saver
 
     @cached_property
     def graph(self) -> CompiledStateGraph[TurnState, TurnContext, TurnState, TurnState]:
@@ -159,8 +169,9 @@ class Core:
         request, read from the turn's checkpoint; see ``pending_details`` for the draft as
         an approver reads it)."""
         turn = await store.head() + 1
-        snapshot = await self.graph.aget_state(self.config(store, turn))
-        return pending_in(store, turn, snapshot)
+        # from the checkpoint, not the graph's state: listing what waits compiles no graph
+        saved = await self.saver.aget_tuple(self.config(store, turn))
+        return pending_in_checkpoint(store, turn, saved)
 
     async def waiting_parts(self, store: StoryStore) -> list[PartRequest]:
         """The parts the branch's next turn waits for (one per played character; none when
@@ -214,6 +225,8 @@ class Core:
                 return False
             await self.minds.forget(store.story)
             await store.delete()
+            from fabula.graph.checkpoint import delete_threads
+
             await delete_threads(self.saver, prefix=f"{store.story}/")
             await drop_character_users(self.admin, store.story, [])
         except RedisError:

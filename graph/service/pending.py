@@ -16,6 +16,7 @@ from fabula.errors import EditRefused, InvalidInput, Remedy
 from fabula.graph.state import ApprovalRequest, PartRequest
 
 if TYPE_CHECKING:  # annotations only: the command line imports this module for its bounds
+    from langgraph.checkpoint.base import CheckpointTuple
     from langgraph.types import StateSnapshot
 
     from fabula.memory.store import StoryStore
@@ -92,6 +93,33 @@ def pending_in(store: StoryStore, turn: int, snapshot: StateSnapshot) -> Pending
     checkpoint = snapshot.config.get("configurable", {}).get("checkpoint_id")
     for task in snapshot.tasks:
         for intr in task.interrupts:
+            if _asks_part(intr.value):
+                continue  # a played character's part, not a draft
+            request = ApprovalRequest.model_validate(intr.value)
+            return Pending(store.story, store.branch, turn, request, checkpoint)
+    return None
+
+
+INTERRUPT_CHANNEL = "__interrupt__"
+"""The channel LangGraph writes an interrupt to (``langgraph.constants.INTERRUPT``; a test
+holds it to LangGraph's own)."""
+
+
+def pending_in_checkpoint(
+    store: StoryStore, turn: int, saved: CheckpointTuple | None
+) -> Pending | None:
+    """The turn awaiting a decision in ``saved`` (the newest checkpoint of the turn's
+    thread, as the checkpointer reads it), if any: what :func:`pending_in` finds in the
+    graph's state, read without compiling the turn graph. A turn stops at an interrupt
+    (an exit checkpoint) with the interrupt among that checkpoint's pending writes, which
+    is where the graph's state finds it too."""
+    if saved is None:
+        return None
+    checkpoint = saved.config.get("configurable", {}).get("checkpoint_id")
+    for _task, channel, value in saved.pending_writes or ():
+        if channel != INTERRUPT_CHANNEL:
+            continue
+        for intr in value if isinstance(value, list | tuple) else [value]:
             if _asks_part(intr.value):
                 continue  # a played character's part, not a draft
             request = ApprovalRequest.model_validate(intr.value)

@@ -12,7 +12,6 @@ from fabula.agents.critic.offline import OfflineCritic
 from fabula.agents.memory_builder.offline import OfflineMemoryBuilder
 from fabula.agents.views import author_view
 from fabula.errors import InvalidInput, InvalidWorld
-from fabula.graph.checkpoint import delete_threads
 from fabula.graph.commit import CommitPath, commit_text
 from fabula.graph.service.core import Core
 from fabula.graph.service.responses.stories import WorldInfo
@@ -175,6 +174,8 @@ class Stories:
         await core.minds.forget(story)
         await store.delete()
         # the story's turn threads go too, so a story created again under this id starts clean
+        from fabula.graph.checkpoint import delete_threads  # loads the checkpointer
+
         await delete_threads(core.saver, prefix=f"{story}/")
         await drop_character_users(core.admin, story, characters)
 

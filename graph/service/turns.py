@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from langchain_core.runnables import RunnableConfig
 from structlog.contextvars import bound_contextvars
 
 from fabula.agents.views import author_view
@@ -20,6 +19,7 @@ from fabula.logs import get_logger
 from fabula.memory.store import StoryStore
 
 if TYPE_CHECKING:  # LangGraph's types module loads its tracing: only when a turn runs
+    from langchain_core.runnables import RunnableConfig
     from langgraph.types import Command, StateSnapshot
 
 log = get_logger(__name__)

@@ -463,6 +463,9 @@ def test_commands_bench_runs_its_commands_offline() -> None:
             "OPENAI_API_KEY": "k",
             "FABULA_HOME": "/tmp/h",
             "PATH": "/bin",
+            "PYTHONDONTWRITEBYTECODE": "1",
         }
     )
-    assert env == {"FABULA_HOME": "/tmp/h", "PATH": "/bin"}
+    assert env == {"FABULA_HOME": "/tmp/h", "PATH": "/bin"}  # bytecode kept, as by default
+    cold = offline_environment({"PYTHONDONTWRITEBYTECODE": "1"}, bytecode=False)
+    assert cold == {"PYTHONDONTWRITEBYTECODE": "1"}

@@ -111,7 +111,7 @@ class TestStartsQuickly:
         """The turn graph is compiled when a turn is run or read (``Core.graph``): `new`,
         `recall` and `chat` neither run nor read one, and importing LangGraph's graph (and,
         through langchain-core's runnables, LangSmith's tracing) was a third of their start.
-        `pending` reads a turn's graph state: it loads them."""
+        `pending` reads what waits from the turn's checkpoint: it compiles no graph either."""
         fabula(redis_url, "new", "--world", "hollow_book", "--id", "tale")
         graph = ("langgraph.graph", "langgraph.types", "langsmith", "langchain_core.tracers")
         for args in (
@@ -125,7 +125,10 @@ class TestStartsQuickly:
             heavy = sorted(m for m in modules if m.startswith(graph))
             assert heavy == [], (args, heavy[:5])
             assert "fabula.graph.build" not in modules, args
-        assert "fabula.graph.build" in loaded(redis_url, "pending")
+        fabula(redis_url, "run", "tale")  # a draft waits: pending reads it
+        listed = loaded(redis_url, "pending")
+        assert "fabula.graph.service.pending" in listed
+        assert "fabula.graph.build" not in listed and "langgraph.graph" not in listed
 
     def test_commands_that_count_no_tokens_load_no_encoding(self, redis_url: str) -> None:
         """The token counter is made when something is first counted: `new`, `pending` and

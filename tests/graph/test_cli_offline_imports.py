@@ -1,0 +1,48 @@
+"""What the offline story commands import (issue 44: each within a second, nothing of
+OpenAI or LangChain until a model is used), each run as a user runs it, in a process of
+its own with no model configured."""
+
+from __future__ import annotations
+
+from fabula.testing.cli import fabula, modules_after
+
+MODEL = ("openai", "langchain", "langchain_openai", "langchain_community")
+"""A model client and LangChain itself: no offline command imports them."""
+
+LANGCHAIN = (*MODEL, "langchain_core", "langsmith", "langgraph")
+"""All of LangChain and LangGraph (langgraph-checkpoint loads langchain-core)."""
+
+
+def _of(modules: set[str], packages: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if m.split(".")[0] in packages)
+
+
+def test_pending_and_show_import_no_model_client_or_langchain(redis_url: str) -> None:
+    """`show` imports nothing of LangChain or LangGraph; `pending`, which reads a waiting
+    turn from its LangGraph checkpoint, imports no model client nor LangChain itself."""
+    fabula(redis_url, "new", "--world", "hollow_book", "--id", "tale")
+    fabula(redis_url, "run", "tale", "--turns", "1")  # a turn waits: pending lists it
+    shown = modules_after(redis_url, "show", "tale", "world")
+    assert "fabula.graph.cli.show" in shown  # it ran
+    assert _of(shown, LANGCHAIN) == []
+    listed = modules_after(redis_url, "pending")
+    assert "fabula.graph.service.pending" in listed  # it ran and read the checkpoint
+    assert _of(listed, MODEL) == []
+
+
+def test_commands_that_read_no_turn_thread_load_no_checkpointer(redis_url: str) -> None:
+    """The checkpointer is made when a turn's thread is first read (``Core.saver``):
+    `new`, `recall` and `chat` read none, and LangGraph's checkpoint base loads
+    langchain-core (callbacks, messages, requests), a fifth of their start."""
+    fabula(redis_url, "new", "--world", "hollow_book", "--id", "tale")
+    for args in (
+        ("new", "--world", "hollow_book", "--id", "other"),
+        ("recall", "tale", "Where is the brass key?"),
+        ("recall", "tale", "Where is the brass key?", "--as", "leo"),
+        ("chat", "tale", "leo", "--ask", "Where is the brass key?"),
+    ):
+        modules = modules_after(redis_url, *args)
+        assert "fabula.graph.service.application" in modules, args  # it opened the service
+        assert _of(modules, ("langchain_core", "langsmith", *MODEL)) == [], args
+        assert "langgraph.checkpoint.base" not in modules, args
+        assert "fabula.graph.checkpoint.saver" not in modules, args

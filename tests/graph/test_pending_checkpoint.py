@@ -1,0 +1,65 @@
+"""``Core.pending`` reads what waits from the turn's newest checkpoint, without compiling
+the turn graph: it must find what the graph's own state finds, at every step of a turn."""
+
+from __future__ import annotations
+
+import warnings
+
+from fabula.agents.contracts import Decision
+from fabula.graph.service import Fabula
+from fabula.graph.service.pending import INTERRUPT_CHANNEL, Pending, pending_in
+from fabula.graph.state import Part
+from fabula.memory.store import StoryStore
+from fabula.settings import Settings
+from fabula.worlds.loader import load_world
+
+
+async def _from_graph(fab: Fabula, store: StoryStore) -> Pending | None:
+    turn = await store.head() + 1
+    return pending_in(store, turn, await fab.graph.aget_state(fab.config(store, turn)))
+
+
+async def _agree(fab: Fabula, store: StoryStore) -> Pending | None:
+    read = await fab.pending(store)
+    assert read == await _from_graph(fab, store)
+    return read
+
+
+def test_the_interrupt_channel_is_langgraphs() -> None:
+    with warnings.catch_warnings():  # public, but deprecated for users since LangGraph 1.0
+        warnings.simplefilter("ignore")
+        from langgraph.constants import INTERRUPT
+    assert INTERRUPT_CHANNEL == INTERRUPT
+
+
+async def test_pending_from_the_checkpoint_agrees_with_the_graph_state(redis_url: str) -> None:
+    async with Fabula(redis_url, Settings()) as fab:
+        pack = load_world("hollow_book")
+        store = await fab.create_story(pack, "tale", opening=False)
+        for text in pack.opening.turns:
+            await fab.commit_scripted(store, text)
+        await fab.set_played(store, ["Leo"])
+        assert await _agree(fab, store) is None  # no turn yet
+
+        assert (await fab.run(store, auto=False)).outcome == "part"
+        assert await _agree(fab, store) is None  # a part waits, not a draft
+
+        parts = {"Leo": Part(words="Leo searched the desk drawer.")}
+        assert (await fab.run(store, auto=False, parts=parts)).outcome == "pending"
+        first = await _agree(fab, store)
+        assert first is not None and "desk drawer" in first.request.draft.text
+        assert first.checkpoint  # the draft's id names its checkpoint
+
+        rejected = await fab.decide(store, Decision(action="reject", note="again"))
+        assert rejected.outcome != "committed"
+        again = await _agree(fab, store)
+        if again is not None:  # written again: another draft, another checkpoint
+            assert again.id != first.id
+            first = again
+        else:  # the run stopped for Leo's part again: play it
+            await fab.run(store, auto=False, parts=parts)
+            first = await _agree(fab, store)
+            assert first is not None
+        done = await fab.decide(store, Decision(action="approve"), expect=first.id)
+        assert done.outcome == "committed"
+        assert await _agree(fab, store) is None  # the next turn is not started
