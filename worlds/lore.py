@@ -244,6 +244,10 @@ SETTINGS: dict[str, str] = {
 """The World Info settings a user shows and sets (``fabula lore settings``), by Fabula's
 name, each with SillyTavern's (``context`` stands for ``getMaxContextSize``'s answer)."""
 
+KEPT_SETTINGS = frozenset({"include_names", "use_group_scoring"})
+"""The settings of :data:`SETTINGS` kept but not applied (see :class:`WorldInfoSettings`
+and the lore guide): shown as such wherever the settings are."""
+
 
 def lore_budget(settings: WorldInfoSettings, default: int) -> int:
     """The lore budget, in tokens, ``settings`` give, as ``checkWorldInfo`` computes it
@@ -257,6 +261,19 @@ def lore_budget(settings: WorldInfoSettings, default: int) -> int:
     if settings.budget_cap > 0 and share > settings.budget_cap:
         share = settings.budget_cap
     return share
+
+
+def budget_from(settings: WorldInfoSettings, default: int) -> str:
+    """How ``settings`` give the lore budget, in words: "25% of a context of 1000, capped
+    at 200", or "FABULA_LORE_BUDGET (1024): no context set" (``default``, Fabula's lore
+    budget, stands for the share where no context is set; see
+    :func:`lore_budget`)."""
+    if settings.context is None:
+        source = f"FABULA_LORE_BUDGET ({default}): no context set"
+    else:
+        source = f"{settings.budget}% of a context of {settings.context}"
+    cap = f", capped at {settings.budget_cap}" if settings.budget_cap else ""
+    return source + cap
 
 
 def with_setting(settings: WorldInfoSettings, name: str, value: str) -> WorldInfoSettings:

@@ -24,9 +24,6 @@ if TYPE_CHECKING:
 lore_app = typer.Typer(help="A story's lore: its World Info settings.", rich_markup_mode=None)
 app.add_typer(lore_app, name="lore")
 
-KEPT = frozenset({"include_names", "use_group_scoring"})
-"""The settings kept but not applied (see the lore guide)."""
-
 
 def parse_changes(values: list[str]) -> list[tuple[str, str]]:
     """``NAME=VALUE`` arguments as pairs; InvalidInput (one line) for one without ``=``."""
@@ -40,16 +37,11 @@ def parse_changes(values: list[str]) -> list[tuple[str, str]]:
 
 
 def budget_line(found: WorldInfoSettings, default: int) -> str:
-    """How the lore budget comes from ``found`` (``default``: FABULA_LORE_BUDGET)."""
-    from fabula.worlds.lore import lore_budget
+    """How the lore budget comes from ``found`` (``default``: FABULA_LORE_BUDGET), in the
+    words the studio's Lore page uses too."""
+    from fabula.worlds.lore import budget_from, lore_budget
 
-    tokens = lore_budget(found, default)
-    if found.context is None:
-        source = f"FABULA_LORE_BUDGET ({default}): no context set"
-    else:
-        source = f"{found.budget}% of a context of {found.context}"
-    cap = f", capped at {found.budget_cap}" if found.budget_cap else ""
-    return f"lore budget: {tokens} tokens ({source}{cap})"
+    return f"lore budget: {lore_budget(found, default)} tokens ({budget_from(found, default)})"
 
 
 @lore_app.command("settings")
@@ -66,7 +58,7 @@ def lore_settings(
     pairs = parse_changes(changes or [])
 
     async def go(fab: Fabula) -> None:
-        from fabula.worlds.lore import SETTINGS
+        from fabula.worlds.lore import KEPT_SETTINGS, SETTINGS
 
         store = fab.store(story)
         found = (
@@ -87,7 +79,7 @@ def lore_settings(
         for name, st_name in SETTINGS.items():
             value = getattr(found, name)
             shown = "none" if value is None else str(value).lower()
-            note = "  (kept, not applied)" if name in KEPT else ""
+            note = "  (kept, not applied)" if name in KEPT_SETTINGS else ""
             out.print(
                 f"{name:<26} {shown:<8} {st_name}{note}",
                 markup=False,

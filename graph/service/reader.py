@@ -34,6 +34,7 @@ from fabula.graph.service.responses.reading import (
     LoreOut,
     MindsOut,
     PlotOut,
+    WorldInfoOut,
     WorldOut,
 )
 from fabula.graph.service.responses.recall import ChatOut, RecallOut
@@ -252,6 +253,13 @@ class Reader:
     async def world_info(self) -> WorldInfoSettings:
         """The story's World Info settings (see :func:`recall.world_info`)."""
         return await recall.world_info(self.store)
+
+    async def world_info_out(self) -> WorldInfoOut:
+        """The story's World Info settings as they are shown, each with SillyTavern's name
+        and whether it is applied, and the lore budget they give (see
+        :func:`recall.world_info_out`)."""
+        found = await recall.world_info(self.store)
+        return recall.world_info_out(self.store.story, found, self.sources.settings.lore_budget)
 
     # -- inside a character's own mind ---------------------------------------------------
     async def recall(

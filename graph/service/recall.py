@@ -9,7 +9,14 @@ import datetime as dt
 
 from fabula.errors import ConfigError, InvalidInput
 from fabula.graph.service.reading import check_as_of
-from fabula.graph.service.responses.reading import LoreBookOut, LoreEntryOut, LoreFired, LoreOut
+from fabula.graph.service.responses.reading import (
+    LoreBookOut,
+    LoreEntryOut,
+    LoreFired,
+    LoreOut,
+    WorldInfoOut,
+    WorldInfoSetting,
+)
 from fabula.graph.service.responses.recall import (
     RecallLine,
     RecallLore,
@@ -25,7 +32,16 @@ from fabula.memory.recall.plan import RecallPlan
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter
 from fabula.settings import LORE_BUDGET
-from fabula.worlds.lore import LoreBook, WorldInfoSettings, audience, split_decorators
+from fabula.worlds.lore import (
+    KEPT_SETTINGS,
+    SETTINGS,
+    LoreBook,
+    WorldInfoSettings,
+    audience,
+    budget_from,
+    lore_budget,
+    split_decorators,
+)
 from fabula.worlds.pack import WorldPack
 from fabula.worlds.recall import (
     Lit,
@@ -197,6 +213,7 @@ async def lore(
         for holder, held in scans:
             activated += [_fired(holder, x, held.budget, True) for x in held.lit]
             left_out += [_fired(holder, x, held.budget, False) for x in held.left_out]
+    settings = pack.lore.world_info if pack else None
     return LoreOut(
         story=store.story,
         branch=store.branch,
@@ -205,7 +222,8 @@ async def lore(
         turn=turn,
         activated=activated,
         left_out=left_out,
-        lore_budget=budget,
+        lore_budget=budget if settings is None else lore_budget(settings, budget),
+        world_info=None if settings is None else world_info_out(store.story, settings, budget),
     )
 
 
@@ -221,6 +239,27 @@ async def world_info(store: StoryStore) -> WorldInfoSettings:
             story=store.story,
         )
     return WorldPack.model_validate_json(document).lore.world_info
+
+
+def world_info_out(story: str, settings: WorldInfoSettings, default: int) -> WorldInfoOut:
+    """The story's World Info ``settings`` as they are shown (the studio's Lore page, the
+    API, ``fabula lore settings``): each of :data:`~fabula.worlds.lore.SETTINGS` with
+    SillyTavern's name, its value and whether it is applied, and the lore budget they give
+    (``default``: ``FABULA_LORE_BUDGET``, where no context is set)."""
+    return WorldInfoOut(
+        story=story,
+        settings=[
+            WorldInfoSetting(
+                name=name,
+                sillytavern=st_name,
+                value=getattr(settings, name),
+                applied=name not in KEPT_SETTINGS,
+            )
+            for name, st_name in SETTINGS.items()
+        ],
+        lore_budget=lore_budget(settings, default),
+        budget_from=budget_from(settings, default),
+    )
 
 
 def _book_out(book: LoreBook, cast: list[str]) -> LoreBookOut:

@@ -218,10 +218,34 @@ class LoreFired(_Out):
     fits: bool = True
 
 
+class WorldInfoSetting(_Out):
+    """One World Info setting of a story: Fabula's name for it, SillyTavern's
+    (``world_info_depth``; ``max_context`` for the context), its value (a switch, a whole
+    number, or None for no context) and whether activation applies it (False: kept, not
+    applied)."""
+
+    name: str
+    sillytavern: str
+    value: bool | int | None
+    applied: bool
+
+
+class WorldInfoOut(_Out):
+    """A story's World Info settings as ``fabula lore settings`` shows them, each with
+    SillyTavern's name, and the lore budget they give (``lore_budget``, in tokens; how:
+    ``budget_from``, e.g. "25% of a context of 1000, capped at 200")."""
+
+    story: str
+    settings: list[WorldInfoSetting]
+    lore_budget: int
+    budget_from: str
+
+
 class LoreOut(_Out):
     """A story's lore by book, with who knows each entry; with ``turn``, what that turn's
     text activated for the author and for each character (its own lore only): those within
-    the lore budget (``activated``) and those that did not fit (``left_out``)."""
+    the lore budget (``activated``) and those that did not fit (``left_out``); and the
+    story's World Info settings (``world_info``; None for a story with no world pack)."""
 
     story: str
     branch: str
@@ -231,6 +255,7 @@ class LoreOut(_Out):
     activated: list[LoreFired] = []
     left_out: list[LoreFired] = []  # activated, but over the lore budget (``fits`` False)
     lore_budget: int = 0  # the lore's own budget, in tokens, each holder's activation had
+    world_info: WorldInfoOut | None = None
 
 
 class CardField(_Out):

@@ -1,6 +1,6 @@
 """The API's reads of a story, each through the service's one door for reads
 (:meth:`~fabula.graph.service.Fabula.read`): its text and branches, W, B, D and H, the
-minds, a character's card, the lore, the plot, recall, chat, evidence, usage, exports, and
+minds, a character's card, the plot, recall, chat, evidence, usage, exports, and
 for a story run in ticks its town and the spread of a piece of news.
 Nothing here writes."""
 
@@ -22,7 +22,6 @@ from fabula.graph.service.responses.reading import (
     Development,
     EvidenceOut,
     Hypothesis,
-    LoreOut,
     MindsOut,
     PlotOut,
     WorldOut,
@@ -90,20 +89,6 @@ async def minds(
 async def character_card(fab: Fab, story: str, character: str) -> CharacterPageOut:
     """A character as its card: its fields, what its source card kept, its voice."""
     return await fab.read(story).character(character)
-
-
-@router.get("/stories/{story}/lore", response_model=LoreOut)
-async def lore(
-    fab: Fab,
-    story: str,
-    branch: Branch = "main",
-    turn: Annotated[
-        int | None, Query(ge=1, description="Also what this turn's text activated, for whom.")
-    ] = None,
-) -> LoreOut:
-    """The story's lore by book, with who knows each entry; with ``turn``, what that turn's
-    text activated for the author and for each character (its own lore)."""
-    return await fab.read(story, branch).lore(turn)
 
 
 @router.get("/stories/{story}/plot", response_model=PlotOut)

@@ -11,9 +11,10 @@ The pages live by what they act on, as the API's routes (:mod:`fabula.graph.web.
 the service's parts do: :mod:`.stories` (the list, a story, creating and deleting one),
 :mod:`.characters` (a card, its picture, playing it), :mod:`.turns` (running, the played
 parts, deciding a pending turn, alternatives), :mod:`.branches` (fork, rewind, retcon),
-:mod:`.reads` (minds, plot, recall, lore, evidence, usage), :mod:`.chat`, :mod:`.town`
-(a story run in ticks: the Town and the Spread) and :mod:`.access` (login, the API's
-documentation); :mod:`.forms` is what every page does with a request.
+:mod:`.reads` (minds, plot, recall, evidence, usage), :mod:`.lore` (the lore and its World
+Info settings), :mod:`.chat`, :mod:`.town` (a story run in ticks: the Town and the Spread)
+and :mod:`.access` (login, the API's documentation); :mod:`.forms` is what every page
+does with a request.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from fabula.graph.web.pages import (
     branches,
     characters,
     chat,
+    lore,
     reads,
     stories,
     town,
@@ -32,5 +34,5 @@ from fabula.graph.web.pages import (
 )
 
 router = APIRouter(include_in_schema=False)
-for _part in (stories, characters, turns, reads, chat, branches, town, access):
+for _part in (stories, characters, turns, reads, lore, chat, branches, town, access):
     router.include_router(_part.router)

@@ -37,6 +37,8 @@ NOTICES = {
     "nothing": "Nothing awaits approval on this branch.",
     "ticked": "Tick {turn} committed: every place played its scene.",
     "at-rest": "Nobody anywhere had anything to do: the town is at rest.",
+    "world-info": "World Info settings saved: every branch's next scan reads them.",
+    "world-info-same": "No World Info setting changed.",
 }
 """The notices a redirect may name (``?notice=...&turn=...``), each one short line."""
 

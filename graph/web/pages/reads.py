@@ -1,5 +1,6 @@
 """A story's reads in the studio: the minds at a turn, the plot of a long story, what
-its memory recalls for a request, its lore, an event's evidence and the model usage."""
+its memory recalls for a request, an event's evidence and the model usage (its lore is
+:mod:`.lore`'s)."""
 
 from __future__ import annotations
 
@@ -68,16 +69,6 @@ async def recall_page(
         found=found,
         by_line={line.line: line for line in found.lines} if found else {},
     )
-
-
-@router.get("/stories/{story}/lore", response_class=HTMLResponse)
-async def lore_page(
-    request: Request, fab: Fab, story: str, branch: Branch = "main", turn: str = ""
-) -> Response:
-    """The story's lore by book, who knows each entry, and what a turn activated."""
-    at = whole(turn, "turn") if turn.strip() else None
-    found = await fab.read(story, branch).lore(at)
-    return page(request, "lore.html", story=story, branch=branch, lore=found)
 
 
 @router.get("/stories/{story}/evidence/{event}", response_class=HTMLResponse)
