@@ -51,19 +51,22 @@ from fabula.agents.shared.goals import (
 )
 from fabula.agents.shared.replies import (
     NO_ANSWER,
+    Company,
     addressed,
     addressed_to,
+    asked_lore,
     best_exchange,
     card_exchanges,
     example_reply,
     reply,
     said_line,
     said_question,
+    situated,
     tells,
 )
 from fabula.memory.acl import CharacterMind
 from fabula.memory.records import SECRET, Belief, Memory, is_secret, slug
-from fabula.memory.sentences import fact_clause
+from fabula.memory.sentences import called, fact_clause
 from fabula.worlds.goals import Goal
 from fabula.worlds.recall import own_lore
 from fabula.worlds.voice import parse_traits, parse_voice
@@ -296,6 +299,22 @@ def _circling(sit: Situation, action: Action, goal: Goal) -> bool:
     return count >= limit
 
 
+def _company(sit: Situation, asker: str) -> Company:
+    """What the character believes of the moment ``asker`` asks it in
+    (:class:`~fabula.agents.shared.replies.Company`): where it is, who else is there, whether
+    the asker is, and its own condition — its own beliefs only."""
+    here = sit.here
+    others = tuple(sit.name(c) for c in sit.others_here() if c != asker)
+    feeling = sit.beliefs.get(sit.me, "condition")
+    well = feeling.value if feeling is not None and feeling.polarity else None
+    return Company(
+        place=called(here, sit.entities, place=True) if here else None,
+        others=others,
+        asker_here=_here(sit, asker),
+        feeling=well.replace("_", " ") if well and " " not in well.strip() else None,
+    )
+
+
 def _here(sit: Situation, other: str) -> bool:
     """Whether ``other`` is, as far as the character believes, where it is itself: one
     answers, refuses or tells only someone in the same place (unknown: it may be)."""
@@ -427,8 +446,7 @@ class OfflineCharacter:
             return self._answer(sit, goals, asker, thing)
         me = sit.entities.get(sit.me)
         name, to = sit.name(sit.me), sit.name(asker)
-        lit = (await own_lore(mind, name, words)).lit
-        lore = [x.text for x in lit if x.activated.fired != "constant"]
+        lore = asked_lore((await own_lore(mind, name, words)).lit, words)
         held = [b.value for b in sit.beliefs.beliefs.values() if is_secret(b.attribute)]
         secrets = [*brief.secrets, *held]
         document = await mind.voice()
@@ -447,6 +465,14 @@ class OfflineCharacter:
                     gesture=said.gesture or None,
                     reason="asked, and answers as its card's example does",
                 )
+        around = situated(words, _company(sit, asker))
+        if around is not None:
+            return Action(
+                kind="say",
+                listener=asker,
+                line=addressed_to(around, to) if call else around,
+                reason="asked of the moment, and answers from what it believes of it",
+            )
         answer = reply(
             words,
             name,

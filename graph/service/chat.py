@@ -47,6 +47,7 @@ from fabula.agents.contracts import CHAT_MEMORY, CharacterBrief, ChatExchange, C
 from fabula.agents.roles import ChatVoiceRole
 from fabula.agents.shared.replies import (
     NO_ANSWER,
+    asked_lore,
     card_answer,
     first_person,
     lore_said,
@@ -186,7 +187,7 @@ async def _answer(
         answered_by = "recall"
     said = plain
     doc = await mind.voice()
-    lit = [x.text for x in lore if x.activated.fired != "constant"]
+    lit = asked_lore(lore, question)  # what the question asks of its lore, not the turn's
     if said is None:  # its card's own example first, as the offline character answers
         examples = [e.text for e in parse_voice(doc)]
         said = card_answer(question, me.name, "you", lit, examples)
