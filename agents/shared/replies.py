@@ -248,6 +248,22 @@ def situated(words: str, around: Company) -> str | None:
     return None
 
 
+_TAKE_ME = re.compile(
+    r"^(?:(?:can|could|will|would) you (?:please )?(?:take|bring|lead|show|walk|row|guide)"
+    r" (?:me|us)|(?:can|could|shall|should|may) we (?:please )?(?:go|walk|head))"
+    r"(?: (?:up|down|over|back|out|across))? (?:to|into|toward|towards) (?P<place>[^?]+)\?$",
+    re.IGNORECASE,
+)
+
+
+def asked_to_go(words: str) -> str | None:
+    """The place a question asks the one it is put to to go to with the asker ("Can you
+    take me to the watchtower?", "Shall we go to Eastmere?"), as written ("the
+    watchtower"); None for any other question."""
+    m = _TAKE_ME.match(" ".join(words.split()))
+    return m["place"].strip() if m is not None else None
+
+
 def _shape(words: str) -> str | None:
     """Which question about the moment ``words`` is (:func:`situated`): "where", "alone",
     "how"; None for another."""

@@ -221,3 +221,20 @@ def test_gestures_and_first_person_grammar() -> None:
         description="Marta is a ferrywoman. She is old, and she has rowed for forty years.",
     )
     assert said == "I am a ferrywoman. I am old, and I have rowed for forty years."
+
+
+async def test_asked_to_go_somewhere_it_knows_it_goes(redis_url: str, tmp_path: Path) -> None:
+    """A card character acts on what it is asked: "Can we go to Eastmere?" — it says so
+    and goes; asked to go where it is, it says it is there already."""
+    async with Fabula(redis_url, Settings()) as fab:
+        store = await _story(fab, tmp_path, "plist")
+        await fab.commit_scripted(store, '"Can we go to Eastmere?" said User.')
+        mind = await fab.minds.mind(store.story, "bram", store.branch)
+        brief = CharacterBrief(character="bram", name="Bram")
+        proposal = await OfflineCharacter().propose(mind, brief)
+        said, went = proposal.actions
+        assert (said.kind, said.line, said.listener) == ("say", "Come with me, User", "user")
+        assert (went.kind, went.target) == ("go", "eastmere")
+        here = await _place(store, "bram")
+        action = await _answer(fab, store, "bram", f"Can we go to {here}?")
+        assert action.line == f"We are in {here} already, User"
