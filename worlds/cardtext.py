@@ -318,6 +318,31 @@ _MASS = frozenset({"hair", "skin", "fur", "fuzz", "stubble", "makeup", "blood", 
 _AFTER_HEAD = re.compile(r"\s+(?:on|of|with|in|at|across|over|under|around|from)\s+")
 
 
+_AGENT = re.compile(r"(?:er|or|ist|smith|man|woman|wife|ess|ian|eer|ard|ant)$")
+_NOT_AGENT = frozenset(
+    {"clever", "tender", "bitter", "sober", "eager", "proper", "slender", "other", "under"}
+    | {"over", "silver", "hollow", "modest", "honest", "loyal", "gallant", "arrogant"}
+    | {"elegant", "pleasant", "brilliant", "distant", "hesitant", "tolerant", "ignorant"}
+    | {"reluctant", "radiant", "vibrant", "defiant", "hard", "awkward", "wayward"}
+    | {"careless", "fearless", "restless", "ruthless", "helpless", "reckless", "shameless"}
+)
+"""Words with an agent noun's ending that are said of how one is ("clever", "loyal")."""
+
+
+def _agent(value: str) -> bool:
+    """Whether a bare list's value says what one is, a noun of a calling or a state
+    ("baker", "widower", "early riser"), not how ("gruff", "proud of his work")."""
+    words = value.strip().casefold().split(" ")
+    last = words[-1]
+    return len(words) <= 2 and _AGENT.search(last) is not None and last not in _NOT_AGENT
+
+
+def _own(value: str) -> str:
+    """A value of a list about the character said as its own ("proud of his work" →
+    "proud of my work")."""
+    return re.sub(r"\b(?:his|her|their)\b", "my", value)
+
+
 def _build(value: str) -> bool:
     """Whether a body's trait is what it is ("tall", "well-built"), one word."""
     word = value.strip().casefold()
@@ -349,7 +374,10 @@ def trait_sentences(traits: Sequence[Trait]) -> list[str]:
         if cat in _META:
             continue
         if cat in _BE:
-            out.append(f"I am {values}.")
+            who = [_a(_own(v)) for v in t.values if _agent(v)]  # "a baker", "an early riser"
+            how = [_own(v) for v in t.values if not _agent(v)]  # "gruff", "proud of my work"
+            out += [f"I am {_joined(who)}."] if who else []
+            out += [f"I am {_joined(how)}."] if how else []
         elif cat in _A and all(v[:1].islower() for v in t.values):
             out.append(f"I am {_joined([_a(v) for v in t.values])}.")  # a ranger and a warden
         elif cat in _HAVE:

@@ -56,13 +56,13 @@ from fabula.agents.shared.goals import (
 )
 from fabula.agents.shared.replies import (
     NO_ANSWER,
-    Company,
     addressed,
     addressed_to,
     asked_lore,
     asked_to_go,
     best_exchange,
     card_exchanges,
+    company,
     example_reply,
     reply,
     said_line,
@@ -326,22 +326,6 @@ def _asked_to(sit: Situation, words: str) -> Action | None:
     return Action(kind="go", target=places[0], reason="asked to go there with the asker")
 
 
-def _company(sit: Situation, asker: str) -> Company:
-    """What the character believes of the moment ``asker`` asks it in
-    (:class:`~fabula.agents.shared.replies.Company`): where it is, who else is there, whether
-    the asker is, and its own condition — its own beliefs only."""
-    here = sit.here
-    others = tuple(sit.name(c) for c in sit.others_here() if c != asker)
-    feeling = sit.beliefs.get(sit.me, "condition")
-    well = feeling.value if feeling is not None and feeling.polarity else None
-    return Company(
-        place=called(here, sit.entities, place=True) if here else None,
-        others=others,
-        asker_here=_here(sit, asker),
-        feeling=well.replace("_", " ") if well and " " not in well.strip() else None,
-    )
-
-
 def _here(sit: Situation, other: str) -> bool:
     """Whether ``other`` is, as far as the character believes, where it is itself: one
     answers, refuses or tells only someone in the same place (unknown: it may be)."""
@@ -504,7 +488,7 @@ class OfflineCharacter:
             return going.model_copy(update={"listener": asker, "line": there})
         if going is not None:
             return going
-        around = situated(words, _company(sit, asker))
+        around = situated(words, company(sit, asker))
         if around is not None:
             return Action(
                 kind="say",

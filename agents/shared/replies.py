@@ -30,8 +30,10 @@ from dataclasses import dataclass
 
 from fabula.agents.contracts import LINE_CHARS
 from fabula.agents.reading.extract import parse_sentence
+from fabula.agents.shared.goals import Situation
 from fabula.agents.views import AuthorView
 from fabula.memory.records import slug
+from fabula.memory.sentences import called
 from fabula.memory.text import split_sentences
 from fabula.worlds.cardtext import Exchange, Trait, read_card_text, speech_of, trait_sentences
 from fabula.worlds.imports.cards import resolve_macros
@@ -195,6 +197,32 @@ class Company:
     feeling: str | None = None
 
 
+def company(sit: Situation, asker: str | None) -> Company:
+    """What the character of ``sit`` believes of the moment ``asker`` asks it in (None: a
+    person outside the story, in a chat): where it is, who else is there, whether the
+    asker is, and its own condition — its own beliefs only."""
+    here = sit.here
+    others = tuple(sit.name(c) for c in sit.others_here() if c != asker)
+    feeling = sit.beliefs.get(sit.me, "condition")
+    well = feeling.value if feeling is not None and feeling.polarity else None
+    return Company(
+        place=called(here, sit.entities, place=True) if here else None,
+        others=others,
+        asker_here=asker is not None and _with(sit, asker),
+        feeling=well.replace("_", " ") if well and " " not in well.strip() else None,
+    )
+
+
+def _with(sit: Situation, other: str) -> bool:
+    """Whether ``other`` is, as far as the character believes, where it is (unknown: it
+    may be)."""
+    mine = sit.beliefs.where(sit.me)
+    theirs = sit.beliefs.get(other, "location")
+    if mine is None or theirs is None:
+        return True
+    return theirs.value == mine if theirs.polarity else theirs.value != mine
+
+
 _WHERE_HERE = re.compile(
     r"^(?:and )?(?:so )?(?:where (?P<who>are we|am i|are you|is this(?: place)?)"
     r"(?: now| right now)?|what (?:is this place|place is this))\?$",
@@ -307,6 +335,18 @@ _IDENTITY = re.compile(
 )
 """A question asking who the one it is put to is, as a whole ("Who are you?", "Tell me
 about yourself", "What is your name?"): its description and traits answer it whole."""
+
+
+def unheld(words: str, texts: Sequence[str]) -> bool:
+    """Whether ``words`` ask after something of the one asked ("What are your powers?")
+    that none of ``texts`` (what it recalls) names: a question nothing it holds answers,
+    not one to answer with everything it remembers."""
+    m = re.search(r"\byour ([a-z][\w' -]*)", words, re.IGNORECASE)
+    if m is None:
+        return False
+    asked = _stems(m.group(1))
+    held = [t for t in texts if said_question(t) is None]  # a question asked holds nothing
+    return bool(asked) and not any(asked & _stems(t) for t in held)
 
 
 def _about_me(words: str, me: str) -> bool:
@@ -486,6 +526,7 @@ def first_person(text: str, me: str) -> str:
     """``text`` as ``me`` says it of itself: "Owen is in the loft" → "I am in the loft",
     "with Owen" → "with me", "Owen's map" → "my map" (other words are left as written)."""
     name = re.escape(me)
+    text = re.sub(rf"\bsaid {name}\b", "I said", text)  # never "said me"
     text = re.sub(rf"\b{name}'s\b", "my", text)
     text = re.sub(rf"\b{name} (is|was|has|does|believes)\b", lambda m: "I " + _BE[m.group(1)], text)
     text = re.sub(rf"(^|[.;!?:]\s+|\bthat\s+){name}\b", lambda m: m.group(1) + "I", text)

@@ -238,3 +238,23 @@ async def test_asked_to_go_somewhere_it_knows_it_goes(redis_url: str, tmp_path: 
         here = await _place(store, "bram")
         action = await _answer(fab, store, "bram", f"Can we go to {here}?")
         assert action.line == f"We are in {here} already, User"
+
+
+@pytest.mark.parametrize("card", ["plist", "prose"])
+async def test_chat_answers_of_the_moment_and_of_what_it_does_not_hold(
+    redis_url: str, tmp_path: Path, card: str
+) -> None:
+    """`fabula chat`: "Where are we?" was "I don't know where the we is."; "What are your
+    powers?" of a card naming none, everything it remembered (with "said me")."""
+    async with Fabula(redis_url, Settings()) as fab:
+        store = await _story(fab, tmp_path, card)
+        me = CHARACTERS[card]
+        name = (await author_view(store)).name(me)
+        await fab.commit_scripted(store, f'"How do you do?" said User. "Hello," said {name}.')
+        chat = fab.read(store).chat
+        assert (await chat(name, "Where are we?")).answer == f"I am in {await _place(store, me)}."
+        assert (await chat(name, "Are you alone out here?")).answer == "No: User is here with me."
+        assert (await chat(name, "How are you?")).answer == "I am well."
+        assert (await chat(name, "What are your powers?")).answer == f"{NO_ANSWER}."
+        said = (await chat(name, "What did you say?")).answer
+        assert '"Hello," I said.' in said and "said me" not in said, said

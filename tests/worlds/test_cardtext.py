@@ -146,6 +146,17 @@ class TestShapes:
             "I have pink hair and amber eyes.",
         ]
 
+    def test_a_plists_bare_list_says_what_and_how_one_is(self) -> None:
+        """Issue 44's replay: "I am blacksmith, gruff, kind, proud of his work and
+        widower." — a calling with its article apart from how one is, in one's own words."""
+        traits = [Trait("persona", ("blacksmith", "gruff", "proud of his work", "widower"))]
+        assert trait_sentences(traits) == [
+            "I am a blacksmith and a widower.",
+            "I am gruff and proud of my work.",
+        ]
+        clever = [Trait("personality", ("clever", "loyal"))]
+        assert trait_sentences(clever) == ["I am clever and loyal."]
+
     def test_markup_is_found(self) -> None:
         for text, found in [
             ("Hello {{user}}.", "{{user}}"),
