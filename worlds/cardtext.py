@@ -307,11 +307,57 @@ _META = frozenset({"genre", "tags", "tag", "setting", "scenario", "world", "styl
 _OWNED = ("a ", "an ", "the ", "my ", "his ", "her ", "their ", "its ", "some ")
 
 
-def _a(thing: str) -> str:
-    """One thing worn, with its article ("a black sundress"); a plural ("boots") or one
-    with its own article as written."""
-    plural = thing.endswith("s") and not thing.endswith("ss")
+_BUILD = frozenset(
+    {"tall", "short", "small", "big", "broad", "slim", "thin", "slender", "petite", "stocky"}
+    | {"bald", "young", "old", "elderly", "pale", "fat", "lean", "skinny", "large", "tiny"}
+    | {"heavy", "strong", "athletic", "curvy", "handsome", "beautiful", "pretty", "plain"}
+    | {"wiry", "lanky", "muscular", "chubby", "plump", "frail", "gaunt", "burly", "freckled"}
+)
+"""Words a body is said to be, not to have ("I am tall and bald", not "I have tall")."""
+_MASS = frozenset({"hair", "skin", "fur", "fuzz", "stubble", "makeup", "blood", "feathers"})
+_AFTER_HEAD = re.compile(r"\s+(?:on|of|with|in|at|across|over|under|around|from)\s+")
+
+
+_AGENT = re.compile(r"(?:er|or|ist|smith|man|woman|wife|ess|ian|eer|ard|ant)$")
+_NOT_AGENT = frozenset(
+    {"clever", "tender", "bitter", "sober", "eager", "proper", "slender", "other", "under"}
+    | {"over", "silver", "hollow", "modest", "honest", "loyal", "gallant", "arrogant"}
+    | {"elegant", "pleasant", "brilliant", "distant", "hesitant", "tolerant", "ignorant"}
+    | {"reluctant", "radiant", "vibrant", "defiant", "hard", "awkward", "wayward"}
+    | {"careless", "fearless", "restless", "ruthless", "helpless", "reckless", "shameless"}
+)
+"""Words with an agent noun's ending that are said of how one is ("clever", "loyal")."""
+
+
+def _agent(value: str) -> bool:
+    """Whether a bare list's value says what one is, a noun of a calling or a state
+    ("baker", "widower", "early riser"), not how ("gruff", "proud of his work")."""
+    words = value.strip().casefold().split(" ")
+    last = words[-1]
+    return len(words) <= 2 and _AGENT.search(last) is not None and last not in _NOT_AGENT
+
+
+def _own(value: str) -> str:
+    """A value of a list about the character said as its own ("proud of his work" →
+    "proud of my work")."""
+    return re.sub(r"\b(?:his|her|their)\b", "my", value)
+
+
+def _build(value: str) -> bool:
+    """Whether a body's trait is what it is ("tall", "well-built"), one word."""
+    word = value.strip().casefold()
+    return " " not in word and (word in _BUILD or word.endswith(("-built", "-boned")))
+
+
+def _a(thing: str, body: bool = False) -> str:
+    """One thing worn or had, with its article ("a black sundress", "a scar on the chin");
+    a plural ("boots"), a mass ("pink hair", of a ``body``) or one with its own article as
+    written."""
+    head = _AFTER_HEAD.split(thing, maxsplit=1)[0].split(" ")[-1].casefold()
+    plural = head.endswith("s") and not head.endswith("ss")
     if thing.casefold().startswith(_OWNED) or plural or not thing[:1].islower():
+        return thing
+    if body and head in _MASS:
         return thing
     return ("an " if thing[0] in "aeiou" else "a ") + thing
 
@@ -328,12 +374,17 @@ def trait_sentences(traits: Sequence[Trait]) -> list[str]:
         if cat in _META:
             continue
         if cat in _BE:
-            out.append(f"I am {values}.")
-        elif cat in _A and len(t.values) == 1 and t.values[0][:1].islower():
-            article = "an" if t.values[0][0] in "aeiou" else "a"
-            out.append(f"I am {article} {t.values[0]}.")
+            who = [_a(_own(v)) for v in t.values if _agent(v)]  # "a baker", "an early riser"
+            how = [_own(v) for v in t.values if not _agent(v)]  # "gruff", "proud of my work"
+            out += [f"I am {_joined(who)}."] if who else []
+            out += [f"I am {_joined(how)}."] if how else []
+        elif cat in _A and all(v[:1].islower() for v in t.values):
+            out.append(f"I am {_joined([_a(v) for v in t.values])}.")  # a ranger and a warden
         elif cat in _HAVE:
-            out.append(f"I have {values}.")
+            build = [v for v in t.values if _build(v)]  # "tall": I am tall
+            had = [_a(v, body=True) for v in t.values if not _build(v)]
+            out += [f"I am {_joined(build)}."] if build else []
+            out += [f"I have {_joined(had)}."] if had else []
         elif cat in _WEAR:
             out.append(f"I wear {_joined([_a(v) for v in t.values])}.")
         elif cat in _LIKE or cat in _FEARS:

@@ -19,11 +19,16 @@ Policy, in order:
    words).
 3. Any other question said aloud to it (by its name, or, naming no one, by the one other
    character it believes is with it: :mod:`fabula.agents.shared.replies`) that it has
-   not answered, by someone still in the same place: "Where is the key?" as in 1; else it
-   says, in the first person, what it holds itself — the entries of its own lore (read
-   from its own keyspace) the question activates, its own description when asked about
-   itself, what it believes of what the question names (never where a thing is that it
-   keeps from the asker) — never a secret; with nothing to say, "I cannot say".
+   not answered, by someone still in the same place: "Where is the key?" as in 1; asked
+   to go with the asker to a place it knows ("Can we go to Eastmere?"), it says so and
+   goes; its card's example whose prompt matches; asked of the moment ("Where are we?",
+   "Are you alone?", "How are you?"), what it believes of its place, who is with it and
+   its own condition; else it says, in the first person, what it holds itself — the
+   entries of its own lore (read from its own keyspace) the question names by a key (not
+   those an earlier turn left lit), its own description when asked about itself (all of
+   it asked who it is; the part the question names otherwise), what it believes of what
+   the question names (never where a thing is that it keeps from the asker) — never a
+   secret; with nothing to say, "I cannot say".
 4. Its goals, in order (:func:`fabula.agents.shared.goals.step`): the first with a step
    to take gives the turn's action — unless it is a move it has made twice already (going
    to one place, searching one container): what it believes is sending it round in
@@ -53,17 +58,21 @@ from fabula.agents.shared.replies import (
     NO_ANSWER,
     addressed,
     addressed_to,
+    asked_lore,
+    asked_to_go,
     best_exchange,
     card_exchanges,
+    company,
     example_reply,
     reply,
     said_line,
     said_question,
+    situated,
     tells,
 )
 from fabula.memory.acl import CharacterMind
 from fabula.memory.records import SECRET, Belief, Memory, is_secret, slug
-from fabula.memory.sentences import fact_clause
+from fabula.memory.sentences import called, fact_clause
 from fabula.worlds.goals import Goal
 from fabula.worlds.recall import own_lore
 from fabula.worlds.voice import parse_traits, parse_voice
@@ -296,6 +305,27 @@ def _circling(sit: Situation, action: Action, goal: Goal) -> bool:
     return count >= limit
 
 
+COME = "Come with me"
+"""What a character says as it sets off where it was asked to go with the asker."""
+
+
+def _asked_to(sit: Situation, words: str) -> Action | None:
+    """Asked to go somewhere with the asker ("Can you take me to Eastmere?"): to a place it
+    knows of, by name (with or without its article) — it goes; already there, it says so;
+    None for another question or a place it does not know (its lore may answer)."""
+    wanted = asked_to_go(words)
+    if wanted is None:
+        return None
+    bare = re.sub(r"^(?:the|a|an)\s+", "", wanted, flags=re.IGNORECASE).casefold()
+    places = [p for p in sit.places() if sit.name(p).casefold() in (bare, wanted.casefold())]
+    if not places:
+        return None
+    if places[0] == sit.here:
+        line = f"We are in {called(places[0], sit.entities, place=True)} already"
+        return Action(kind="say", line=line, reason="asked to go where it is")
+    return Action(kind="go", target=places[0], reason="asked to go there with the asker")
+
+
 def _here(sit: Situation, other: str) -> bool:
     """Whether ``other`` is, as far as the character believes, where it is itself: one
     answers, refuses or tells only someone in the same place (unknown: it may be)."""
@@ -390,6 +420,11 @@ class OfflineCharacter:
         said = _pending_said(sit)
         if said is not None and _here(sit, said[0]):
             action = await self._reply(mind, sit, brief, goals, *said)
+            if action.kind == "go":  # asked to go somewhere with the asker: it says so, goes
+                call = _calls_by_name(sit, said[0])
+                line = addressed_to(COME, sit.name(said[0])) if call else COME
+                agree = Action(kind="say", listener=said[0], line=line, reason=action.reason)
+                return Proposal(character=me, actions=(agree, action), intent="answer")
             return Proposal(character=me, actions=(action,), intent="answer")
         return None
 
@@ -427,8 +462,7 @@ class OfflineCharacter:
             return self._answer(sit, goals, asker, thing)
         me = sit.entities.get(sit.me)
         name, to = sit.name(sit.me), sit.name(asker)
-        lit = (await own_lore(mind, name, words)).lit
-        lore = [x.text for x in lit if x.activated.fired != "constant"]
+        lore = asked_lore((await own_lore(mind, name, words)).lit, words)
         held = [b.value for b in sit.beliefs.beliefs.values() if is_secret(b.attribute)]
         secrets = [*brief.secrets, *held]
         document = await mind.voice()
@@ -447,6 +481,21 @@ class OfflineCharacter:
                     gesture=said.gesture or None,
                     reason="asked, and answers as its card's example does",
                 )
+        going = _asked_to(sit, words)
+        if going is not None and going.kind == "say":  # where it is already
+            line = going.line or ""
+            there = addressed_to(line, to) if call else line
+            return going.model_copy(update={"listener": asker, "line": there})
+        if going is not None:
+            return going
+        around = situated(words, company(sit, asker))
+        if around is not None:
+            return Action(
+                kind="say",
+                listener=asker,
+                line=addressed_to(around, to) if call else around,
+                reason="asked of the moment, and answers from what it believes of it",
+            )
         answer = reply(
             words,
             name,

@@ -30,11 +30,15 @@ from dataclasses import dataclass
 
 from fabula.agents.contracts import LINE_CHARS
 from fabula.agents.reading.extract import parse_sentence
+from fabula.agents.shared.goals import Situation
 from fabula.agents.views import AuthorView
 from fabula.memory.records import slug
+from fabula.memory.sentences import called
 from fabula.memory.text import split_sentences
 from fabula.worlds.cardtext import Exchange, Trait, read_card_text, speech_of, trait_sentences
 from fabula.worlds.imports.cards import resolve_macros
+from fabula.worlds.imports.keys import KeyError_, key_matches
+from fabula.worlds.recall import Lit
 from fabula.worlds.voice import terms
 
 ANSWER_CHARS = 2 * LINE_CHARS
@@ -161,9 +165,14 @@ def reply(
     if not sources and not first:
         first = _asked_traits(words, [*traits, *about.traits])
     if not sources and not first and _about_me(words, me):
-        sources.append(" ".join(itself))
         listed = [*traits, *about.traits]
-        first = trait_sentences(listed) if itself else traits_said(listed, me)
+        asked = _stems(words) - _stems(me)
+        if asked and not _IDENTITY.search(words):
+            # "What are your powers?": what of itself the question names, not all it is
+            itself = [s for s in itself if _stems(s) & asked]
+            listed = [t for t in listed if _stems(" ".join((t.category, *t.values))) & asked]
+        sources.append(" ".join(itself))
+        first = trait_sentences(listed) if itself or not listed else traits_said(listed, me)
     said = [s for text in sources for s in _sentences(text) if not tells(s, secrets)]
     pronoun = _pronoun([*itself, *said], me)
     mine = [_of_me(s, me, pronoun) for s in said]
@@ -172,6 +181,129 @@ def reply(
     if beliefs:
         mine.append(_capital("As far as I know, " + "; ".join(beliefs) + "."))
     return _fitted(mine) or NO_ANSWER
+
+
+@dataclass(frozen=True)
+class Company:
+    """What a character believes of the moment it is asked in: where it is (``place``, as
+    a sentence names it: "the glade", "Eldoria"; None when it does not know), the names of
+    the others it believes are there with it (``others``, the asker left out), whether it
+    believes the asker is there (``asker_here``), and how it is (``feeling``: its own
+    condition, as it believes it; None for none)."""
+
+    place: str | None
+    others: tuple[str, ...] = ()
+    asker_here: bool = True
+    feeling: str | None = None
+
+
+def company(sit: Situation, asker: str | None) -> Company:
+    """What the character of ``sit`` believes of the moment ``asker`` asks it in (None: a
+    person outside the story, in a chat): where it is, who else is there, whether the
+    asker is, and its own condition — its own beliefs only."""
+    here = sit.here
+    others = tuple(sit.name(c) for c in sit.others_here() if c != asker)
+    feeling = sit.beliefs.get(sit.me, "condition")
+    well = feeling.value if feeling is not None and feeling.polarity else None
+    return Company(
+        place=called(here, sit.entities, place=True) if here else None,
+        others=others,
+        asker_here=asker is not None and _with(sit, asker),
+        feeling=well.replace("_", " ") if well and " " not in well.strip() else None,
+    )
+
+
+def _with(sit: Situation, other: str) -> bool:
+    """Whether ``other`` is, as far as the character believes, where it is (unknown: it
+    may be)."""
+    mine = sit.beliefs.where(sit.me)
+    theirs = sit.beliefs.get(other, "location")
+    if mine is None or theirs is None:
+        return True
+    return theirs.value == mine if theirs.polarity else theirs.value != mine
+
+
+_WHERE_HERE = re.compile(
+    r"^(?:and )?(?:so )?(?:where (?P<who>are we|am i|are you|is this(?: place)?)"
+    r"(?: now| right now)?|what (?:is this place|place is this))\?$",
+    re.IGNORECASE,
+)
+_ALONE = re.compile(
+    r"\b(?:are|were) you (?:all )?(?:alone|by yourself|on your own)\b"
+    r"|\b(?:is|are) (?:there )?any(?:one|body) (?:else )?(?:here|with you)\b"
+    r"|^who (?:else )?(?:is|lives) (?:here|with you)\b",
+    re.IGNORECASE,
+)
+_HOW_ARE_YOU = re.compile(
+    r"^(?:and )?how (?:are you|do you feel|are you feeling|are you doing|have you been)"
+    r"(?: today| now)?\?$|^are you (?:well|ok|okay|all right|alright)\?$",
+    re.IGNORECASE,
+)
+FINE = "I am well"
+"""How a character says it is, asked, when it believes nothing of its own condition."""
+
+
+def situated(words: str, around: Company) -> str | None:
+    """The answer to a question about the moment itself, from what the character believes
+    of it (``around``), in the first person; None for any other question.
+
+    - where it is ("Where are we?", "Where am I?", "What is this place?"): "We are in the
+      glade." (the asker there with it), "I am in the glade.", "You are in the glade.";
+      not knowing, "I do not know where we are.";
+    - who is with it ("Are you alone out here?", "Is anyone else here?"): "No one is here
+      but you and me.", "Mara is here with me.", "Yes, I am alone.";
+    - how it is ("How are you?"): its condition ("I am tired."), else :data:`FINE`."""
+    words = " ".join(words.split())
+    where = _WHERE_HERE.match(words)
+    if where is not None:
+        who = (where["who"] or "").casefold()
+        subject = {"am i": "You are", "are you": "I am"}.get(who)
+        if subject is None:
+            subject = "We are" if around.asker_here else "I am"
+        if subject == "You are" and not around.asker_here:
+            return "I do not know where you are."
+        if around.place is None:
+            unknown = {"We are": "we are", "I am": "I am", "You are": "you are"}[subject]
+            return f"I do not know where {unknown}."
+        return f"{subject} in {around.place}."
+    if _ALONE.search(words):
+        if around.others:
+            be = "is" if len(around.others) == 1 else "are"
+            return f"No: {_and(around.others)} {be} here with me."
+        return "No one is here but you and me." if around.asker_here else "Yes, I am alone."
+    if _HOW_ARE_YOU.match(words):
+        return f"I am {around.feeling}." if around.feeling else f"{FINE}."
+    return None
+
+
+_TAKE_ME = re.compile(
+    r"^(?:(?:can|could|will|would) you (?:please )?(?:take|bring|lead|show|walk|row|guide)"
+    r" (?:me|us)|(?:can|could|shall|should|may) we (?:please )?(?:go|walk|head))"
+    r"(?: (?:up|down|over|back|out|across))? (?:to|into|toward|towards) (?P<place>[^?]+)\?$",
+    re.IGNORECASE,
+)
+
+
+def asked_to_go(words: str) -> str | None:
+    """The place a question asks the one it is put to to go to with the asker ("Can you
+    take me to the watchtower?", "Shall we go to Eastmere?"), as written ("the
+    watchtower"); None for any other question."""
+    m = _TAKE_ME.match(" ".join(words.split()))
+    return m["place"].strip() if m is not None else None
+
+
+def _shape(words: str) -> str | None:
+    """Which question about the moment ``words`` is (:func:`situated`): "where", "alone",
+    "how"; None for another."""
+    words = " ".join(words.strip().strip('"').split())
+    for shape, pattern in (("where", _WHERE_HERE), ("alone", _ALONE), ("how", _HOW_ARE_YOU)):
+        if pattern.search(words):
+            return shape
+    return None
+
+
+def _and(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 _LOOKS = frozenset({"look", "appearance", "body"})
@@ -183,13 +315,38 @@ def _asked_traits(words: str, traits: Sequence[Trait]) -> list[str]:
     look like?": body)."""
     want = _stems(words)
     out = []
-    for trait, sentence in zip(traits, trait_sentences(traits), strict=True):
+    for trait in traits:
+        said = trait_sentences([trait])  # none for a category of the story (its genre)
+        if not said:
+            continue
+        sentence = said[0]
         keys = _stems(trait.category) | _stems(sentence.split(" ")[1])
         if sentence.startswith("I have ") and trait.category != "persona":
             keys |= _LOOKS
         if keys & want and not ("look" in want and "like" in keys and "look" not in keys):
             out.append(sentence)
     return out
+
+
+_IDENTITY = re.compile(
+    r"^(?:and )?(?:who|what) (?:are|were) you\b|\b(?:about|describe) yourself\b"
+    r"|^what are you like\b|\byour name\b|^who is this\b",
+    re.IGNORECASE,
+)
+"""A question asking who the one it is put to is, as a whole ("Who are you?", "Tell me
+about yourself", "What is your name?"): its description and traits answer it whole."""
+
+
+def unheld(words: str, texts: Sequence[str]) -> bool:
+    """Whether ``words`` ask after something of the one asked ("What are your powers?")
+    that none of ``texts`` (what it recalls) names: a question nothing it holds answers,
+    not one to answer with everything it remembers."""
+    m = re.search(r"\byour ([a-z][\w' -]*)", words, re.IGNORECASE)
+    if m is None:
+        return False
+    asked = _stems(m.group(1))
+    held = [t for t in texts if said_question(t) is None]  # a question asked holds nothing
+    return bool(asked) and not any(asked & _stems(t) for t in held)
 
 
 def _about_me(words: str, me: str) -> bool:
@@ -210,6 +367,32 @@ def _sentences(text: str) -> list[str]:
 
 def _words(text: str) -> str:
     return " ".join(_WORD.findall(text.casefold()))
+
+
+def asked_lore(lit: Sequence[Lit], words: str) -> list[str]:
+    """The texts of the entries of ``lit`` (a character's lore for the turn, activated by
+    the chat scan over the turns it lived and the question) that the question ``words``
+    itself names by one of their keys: the lore it asks about. An entry lit by an earlier
+    turn only ("What is the Thornwood?" two turns ago, now "Who are you?"), or one always
+    on, is lore the turn has at hand, not an answer to this question."""
+    out = []
+    for x in lit:
+        entry = x.activated.entry
+        if x.activated.fired == "constant":
+            continue
+        case = bool(entry.case_sensitive)
+        whole = True if entry.whole_words is None else entry.whole_words
+        if any(_key_in(key, words, entry.use_regex, case, whole) for key in entry.keys):
+            out.append(x.text)
+    return out
+
+
+def _key_in(key: str, words: str, regex: bool, case: bool, whole: bool) -> bool:
+    """Whether a lore key is found in ``words`` (an invalid regular expression never is)."""
+    try:
+        return key_matches(key, words, use_regex=regex, case_sensitive=case, whole_words=whole)
+    except KeyError_:
+        return False
 
 
 def tells(sentence: str, secrets: Sequence[str]) -> bool:
@@ -284,6 +467,12 @@ def _of_me(sentence: str, me: str, pronoun: str | None) -> str:
         text = re.sub(rf"\b{own}\b(?= [a-z])", "my", text)
         if pronoun == "he":
             text = re.sub(r"\bhim\b", "me", text)
+        # the pronoun as a later clause's subject ("I am old, and she has rowed"): "I"
+        text = re.sub(
+            rf"([,;] (?:and |but |so )?){pronoun} ([a-z]+)\b",
+            lambda m: m.group(1) + _agreed("I " + m.group(2)),
+            text,
+        )
     return _agreed(text)
 
 
@@ -337,6 +526,7 @@ def first_person(text: str, me: str) -> str:
     """``text`` as ``me`` says it of itself: "Owen is in the loft" → "I am in the loft",
     "with Owen" → "with me", "Owen's map" → "my map" (other words are left as written)."""
     name = re.escape(me)
+    text = re.sub(rf"\bsaid {name}\b", "I said", text)  # never "said me"
     text = re.sub(rf"\b{name}'s\b", "my", text)
     text = re.sub(rf"\b{name} (is|was|has|does|believes)\b", lambda m: "I " + _BE[m.group(1)], text)
     text = re.sub(rf"(^|[.;!?:]\s+|\bthat\s+){name}\b", lambda m: m.group(1) + "I", text)
@@ -371,11 +561,21 @@ def addressed_to(words: str, name: str) -> str:
     return f"{words}, {name}"
 
 
+_VAGUE = frozenset(
+    {"here", "there", "how", "where", "when", "why", "now", "today", "ever", "still", "out"}
+)
+"""Words that say nothing of what a question is about ("What do you do here?" and "Are
+there wolves here?" are not one question): a question word, a word pointing at the
+moment or the place."""
+
+
 def _stems(text: str) -> set[str]:
-    """The words of ``text`` that say what it is about, a plural as its singular."""
+    """The words of ``text`` that say what it is about (not :data:`_VAGUE`), a plural as
+    its singular."""
     return {
         w[:-1] if len(w) > 4 and w.endswith("s") and not w.endswith("ss") else w
         for w in terms(text)
+        if w not in _VAGUE
     }
 
 
@@ -387,9 +587,12 @@ def best_exchange(
     card's examples (one sharing a word at least); the earlier on a tie; None for none."""
     want = _stems(words)
     asked = _words(words)
+    shape = _shape(words)
     best: tuple[int, int, Exchange] | None = None
     for i, (x, bonus) in enumerate([*((x, 1) for x in lit), *((x, 0) for x in examples)]):
         shared = len(_stems(x.prompt) & want)
+        if shape is not None and _shape(x.prompt) == shape:
+            shared += 1  # "Where am I?" answers "Where are we?" as the card's author would
         if _words(x.prompt) == asked:  # the very question ("Who are you?": no word of note)
             shared += 100
         if not x.prompt or (shared == 0 and bonus == 0):
@@ -471,6 +674,14 @@ _IRREGULAR = {
     "slips": "slipped",
     "shrugs": "shrugged",
 }
+_GESTURES = frozenset(
+    {"smiles", "laughs", "nods", "grins", "sighs", "shrugs", "winks", "waves", "frowns"}
+    | {"blushes", "giggles", "chuckles", "hums", "pauses", "waits", "leans", "turns"}
+    | {"looks", "glances", "points", "beams", "smirks", "yawns", "stretches", "whispers"}
+    | {"mutters", "replies", "answers", "adds", "gestures", "shivers", "scoffs", "snorts"}
+    | {"purrs", "growls", "huffs", "pouts", "listens", "watches", "stares", "blinks"}
+)
+"""Verbs of gesture, the second verb of a card's action ("… and smiles")."""
 _SUBJECT = r"(?:\b(?:she|he|they|it|I)|{me})"
 
 
@@ -486,7 +697,10 @@ def _past(verb: str) -> str:
     if low.endswith("ees") or (low.endswith("es") and low[-3:-2] not in "aeiou"):
         return low[:-1] + "d"
     if low.endswith("s") and not low.endswith("ss"):
-        return low[:-1] + "ed"
+        stem = low[:-1]
+        if re.fullmatch(r"[^aeiou]*[aeiou][bdgklmnprt]", stem):
+            return stem + stem[-1] + "ed"  # "stirs" → "stirred", "grabs" → "grabbed"
+        return stem + "ed"
     return verb
 
 
@@ -516,6 +730,18 @@ def gesture_of(deed: str, me: str, asker: str) -> str:
         lambda m: m.group(1) + _past(m.group(2)),
         text,
     )
+    # its second verb after the first one's object ("pulled her shawl tighter and smiles"):
+    # a verb of gesture or one of the irregular verbs
+    if re.search(rf"^\S+(?: [a-z]+ly)? (?:[a-z]+ed|{pasts})\b", text):
+        text = re.sub(
+            r"(\s+and\s+)([a-z]+s)\b",
+            lambda m: (
+                m.group(1) + _past(m.group(2))
+                if m.group(2) in _GESTURES or m.group(2) in _IRREGULAR
+                else m.group(0)
+            ),
+            text,
+        )
     return text[:1].upper() + text[1:] + "."
 
 

@@ -20,6 +20,7 @@ __all__ = [
     "bookworld_preset",
     "card_png",
     "charx",
+    "evening_cards",
     "instructed_card",
     "kobold_book",
     "novelai_book",
@@ -561,3 +562,220 @@ def prose_card() -> dict[str, Any]:
         "extensions": {},
     }
     return {"spec": "chara_card_v2", "spec_version": "2.0", "data": data}
+
+
+def _book(name: str, entries: list[tuple[list[str], str]]) -> dict[str, Any]:
+    """A card's own book of ``entries`` (keys, content), in order."""
+    return {
+        "name": name,
+        "extensions": {},
+        "entries": [
+            {
+                "keys": k,
+                "content": c,
+                "enabled": True,
+                "id": i,
+                "insertion_order": i,
+                "extensions": {},
+            }
+            for i, (k, c) in enumerate(entries)
+        ],
+    }
+
+
+def _v2(data: dict[str, Any]) -> dict[str, Any]:
+    data.setdefault("extensions", {})
+    return {"spec": "chara_card_v2", "spec_version": "2.0", "data": data}
+
+
+def evening_cards() -> dict[str, dict[str, Any]]:
+    """The evening's four cards, each with a small book of its own (issue 44's replay),
+    by format: ``wpp`` (Wren, classic W++ ``[character("…") {…}]``, ``<START>`` examples,
+    prose lore), ``plist`` (Bram, a PList, prose lore), ``alichat`` (Ilsa, Ali:Chat
+    exchanges in the description, the examples and the lore, ``*actions*``) and ``prose``
+    (Marta, plain prose about ``{{char}}``, no examples)."""
+    book, card = _book, _v2
+    wpp = card(
+        {
+            "name": "Wren",
+            "description": (
+                '[character("Wren")\n{\nSpecies("human")\nOccupation("ranger" + "warden '
+                'of the Thornwood")\nPersonality("quiet" + "watchful" + "dry" + '
+                '"loyal")\nBody("tall" + "brown braid" + "scar on the '
+                'chin")\nClothes("green cloak" + "leather boots")\nLikes("birdsong" + '
+                '"strong tea")\nDislikes("poachers" + "loud noise")\n}]'
+            ),
+            "personality": "quiet, watchful",
+            "scenario": (
+                "{{user}} has lost the road in the Thornwood at dusk, and {{char}} "
+                "finds {{user}} by the old watchtower."
+            ),
+            "first_mes": (
+                "*A tall woman in a green cloak steps out from behind the watchtower, "
+                'bow lowered.* "You are far from the road, {{user}}."'
+            ),
+            "mes_example": (
+                "<START>\n{{user}}: What do you do here?\n{{char}}: *Wren taps the hilt "
+                "of her knife.* I keep the Thornwood safe from poachers and from "
+                "itself.\n<START>\n{{user}}: Do you ever get lonely?\n{{char}}: The owls "
+                "talk more than people do. *She almost smiles.*"
+            ),
+            "character_book": book(
+                "Thornwood",
+                [
+                    (
+                        ["Thornwood", "wood", "forest"],
+                        (
+                            "The Thornwood is an old forest of black thorn trees. Its paths move "
+                            "after rain."
+                        ),
+                    ),
+                    (
+                        ["watchtower", "tower"],
+                        (
+                            "The old watchtower was built by the first wardens. Wren sleeps in its "
+                            "top room."
+                        ),
+                    ),
+                    (
+                        ["wolf", "wolves"],
+                        "Grey wolves hunt the northern edge of the Thornwood in winter.",
+                    ),
+                ],
+            ),
+        }
+    )
+    plist = card(
+        {
+            "name": "Bram",
+            "description": (
+                "[Bram: blacksmith, gruff, kind, proud of his work, widower; Bram's "
+                "body: broad, bald, burn scars on the forearms; Bram's clothes: "
+                "leather apron, rolled sleeves; Genre: fantasy; Tags: village, forge]"
+            ),
+            "personality": "",
+            "scenario": (
+                "{{user}} comes into Bram's forge in the village of Eastmere with a broken sword."
+            ),
+            "first_mes": '*The hammer stops.* "Door\'s open, {{user}}. What did you break?"',
+            "mes_example": (
+                "<START>\n{{user}}: Can you fix it?\n{{char}}: *Bram turns the blade in "
+                'the light.* "I can fix anything made of iron. People, less so."'
+            ),
+            "character_book": book(
+                "Eastmere",
+                [
+                    (
+                        ["Eastmere", "village"],
+                        (
+                            "Eastmere is a village of forty houses on a lake. Its market is on "
+                            "Thursdays."
+                        ),
+                    ),
+                    (
+                        ["forge", "anvil"],
+                        "Bram's forge has an anvil his grandfather brought from the mountains.",
+                    ),
+                    (
+                        ["lake", "mere"],
+                        "The lake freezes every winter, and the children skate on it.",
+                    ),
+                ],
+            ),
+        }
+    )
+    alichat = card(
+        {
+            "name": "Ilsa",
+            "description": (
+                '{{user}}: "Who are you?"\n{{char}}: *Ilsa pulls her shawl tighter and '
+                'smiles.* "Ilsa. I keep the lamp of Greyhaven lighthouse, and I read '
+                'the storms before they come."\n{{user}}: "What are you '
+                'like?"\n{{char}}: "Patient, mostly. Stubborn when the sea is. I talk '
+                'to the gulls." *She laughs.*'
+            ),
+            "personality": "patient, stubborn, warm",
+            "scenario": (
+                "A storm has driven {{user}}'s boat onto the rocks below Greyhaven "
+                "lighthouse. {{char}} has pulled {{user}} inside."
+            ),
+            "first_mes": (
+                "*Ilsa drapes a blanket over your shoulders.* \"You're lucky the tide "
+                'was low, {{user}}."'
+            ),
+            "mes_example": (
+                '<START>\n{{user}}: "Where am I?"\n{{char}}: *Ilsa stirs the fire.* "In '
+                "Greyhaven lighthouse, on the point. The sea can't reach us up "
+                'here."\n<START>\n{{user}}: "Are you alone out here?"\n{{char}}: "Just '
+                'me, the lamp and the gulls." *She shrugs.* "It suits me."'
+            ),
+            "character_book": book(
+                "Greyhaven",
+                [
+                    (
+                        ["lamp", "light"],
+                        (
+                            '{{user}}: "What is the lamp?"\n{{char}}: *She glances up the stairs.* '
+                            '"A great lens from the old kingdom. It has not gone dark in a hundred '
+                            'years."'
+                        ),
+                    ),
+                    (
+                        ["storm", "storms"],
+                        (
+                            '{{user}}: "How do you read the storms?"\n{{char}}: "The gulls fly '
+                            'inland a day before. And my knee aches." *She taps it.*'
+                        ),
+                    ),
+                    (
+                        ["wreck", "rocks"],
+                        (
+                            '{{user}}: "Were there other wrecks?"\n{{char}}: *Her face falls.* '
+                            '"Many. The rocks below are called the Teeth."'
+                        ),
+                    ),
+                ],
+            ),
+        }
+    )
+    prose = card(
+        {
+            "name": "Marta",
+            "description": (
+                "{{char}} is the ferrywoman of the river Sable. She is old, sharp-eyed "
+                "and talkative, and she has rowed the ferry for forty years. {{char}} "
+                "knows every bend of the river and every family on both banks."
+            ),
+            "personality": "talkative, shrewd",
+            "scenario": (
+                "{{user}} waits at the ferry landing at Sable Crossing as {{char}} "
+                "brings her boat in."
+            ),
+            "first_mes": (
+                '*Marta throws a rope to the post.* "One coin to the far bank, '
+                '{{user}}, two if you want conversation."'
+            ),
+            "mes_example": "",
+            "character_book": book(
+                "Sable",
+                [
+                    (
+                        ["Sable", "river"],
+                        "The river Sable is wide and slow, and it floods every spring.",
+                    ),
+                    (
+                        ["ferry", "boat"],
+                        "Marta's ferry is a flat boat called the Heron, pulled by oars and a rope.",
+                    ),
+                    (
+                        ["bridge"],
+                        (
+                            "The old bridge at Sable Crossing fell in a flood twenty years ago and "
+                            "was never rebuilt."
+                        ),
+                    ),
+                ],
+            ),
+        }
+    )
+    return {"wpp": wpp, "plist": plist, "alichat": alichat, "prose": prose}

@@ -45,12 +45,17 @@ from typing import Literal
 from fabula.agents.character.followup import standalone
 from fabula.agents.contracts import CHAT_MEMORY, CharacterBrief, ChatExchange, ChatRequest
 from fabula.agents.roles import ChatVoiceRole
+from fabula.agents.shared.goals import Situation
 from fabula.agents.shared.replies import (
     NO_ANSWER,
+    asked_lore,
     card_answer,
+    company,
     first_person,
     lore_said,
     reply,
+    situated,
+    unheld,
 )
 from fabula.agents.views import author_view
 from fabula.errors import InvalidInput
@@ -178,7 +183,12 @@ async def _answer(
     recalled = [*_records(found), *lore_records]
     reading = _reading(question, entities, me.name)
     answered_by: Literal["question-answerer", "recall"]
-    if reading is not None:
+    beliefs = await mind.beliefs(as_of=as_of)
+    around = situated(question, company(Situation(me.id, beliefs, entities), None))
+    if around is not None:  # "Where are we?", "Are you alone?", "How are you?"
+        plain, rests = around, [r for r in recalled if r.kind == "belief"]
+        answered_by = "question-answerer"
+    elif reading is not None:
         plain, rests = await _from_beliefs(mind, reading, entities, recalled, as_of)
         answered_by = "question-answerer"
     else:
@@ -186,16 +196,19 @@ async def _answer(
         answered_by = "recall"
     said = plain
     doc = await mind.voice()
-    lit = [x.text for x in lore if x.activated.fired != "constant"]
-    if said is None:  # its card's own example first, as the offline character answers
+    lit = asked_lore(lore, question)  # what the question asks of its lore, not the turn's
+    if said is None or around is not None:  # its card's own example first, as the
+        # offline character answers (its "Where am I?" answers "Where are we?")
         examples = [e.text for e in parse_voice(doc)]
-        said = card_answer(question, me.name, "you", lit, examples)
+        said = card_answer(question, me.name, "you", lit, examples) or said
     if said is None:  # what its own lore the question lit says, or asked of itself
         # ("Who are you?"): its traits and description
         mine = reply(
             question, me.name, description=me.description, lore=lit, traits=parse_traits(doc)
         )
         said = mine if mine != NO_ANSWER else None
+    if said is None and unheld(question, [r.text for r in recalled]):
+        said = f"{NO_ANSWER}."  # "What are your powers?" of a card that names none
     if said is None:
         said = _from_recall(recalled, me.name)
     return _Answer(me.name, said, answered_by, rests, recalled, found, plain, lore)

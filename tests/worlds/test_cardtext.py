@@ -131,6 +131,32 @@ class TestShapes:
             "My home: the glade.",
         ]
 
+    def test_a_body_and_a_calling_said_with_their_articles(self) -> None:
+        """Issue 44's replay: "My occupation: ranger and warden …", "I have tall, brown
+        braid and scar on the chin"."""
+        traits = [
+            Trait("occupation", ("ranger", "warden of the Thornwood")),
+            Trait("body", ("tall", "brown braid", "scar on the chin")),
+            Trait("body", ("pink hair", "amber eyes")),
+        ]
+        assert trait_sentences(traits) == [
+            "I am a ranger and a warden of the Thornwood.",
+            "I am tall.",
+            "I have a brown braid and a scar on the chin.",
+            "I have pink hair and amber eyes.",
+        ]
+
+    def test_a_plists_bare_list_says_what_and_how_one_is(self) -> None:
+        """Issue 44's replay: "I am blacksmith, gruff, kind, proud of his work and
+        widower." — a calling with its article apart from how one is, in one's own words."""
+        traits = [Trait("persona", ("blacksmith", "gruff", "proud of his work", "widower"))]
+        assert trait_sentences(traits) == [
+            "I am a blacksmith and a widower.",
+            "I am gruff and proud of my work.",
+        ]
+        clever = [Trait("personality", ("clever", "loyal"))]
+        assert trait_sentences(clever) == ["I am clever and loyal."]
+
     def test_markup_is_found(self) -> None:
         for text, found in [
             ("Hello {{user}}.", "{{user}}"),
