@@ -7,7 +7,9 @@ follows. The verb's WordNet class (:mod:`.lexicon`) and the clause's shape give 
 
 * ``perceive``: a character and a verb of ``perception`` ("sees", "notices", "witnesses"),
   negated or not; what it names is the rest of the sentence (a that-clause is read for
-  its states, which the perceiver learns outright);
+  its states, which the perceiver learns outright); a verb of emotion or cognition with a
+  noun phrase for object is one too ("feels the heat", "realizes the change"); how the
+  object looks, said beside it, is its condition as perceived (:mod:`.appearance`);
 * ``believe``: a character and a verb of ``cognition`` before a clause ("believes the jar
   is empty"): the clause's states are the character's belief, never the world's;
 * ``goal``: a character, a verb and "to" + a verb ("wants to buy", "decides to wait"):
