@@ -43,6 +43,9 @@ from typing import Literal
 
 from fabula.agents.reading.phases import lexicon as lx
 from fabula.agents.reading.phases.appearance import described, first_object, looks
+from fabula.agents.reading.phases.clauses import PARTICLES as _PARTICLES
+from fabula.agents.reading.phases.clauses import particle as _particle
+from fabula.agents.reading.phases.clauses import split_clauses
 from fabula.agents.reading.phases.mentions import Mention, Resolver, phrase
 from fabula.agents.reading.phases.tokens import Sentence, Token
 
@@ -51,7 +54,6 @@ FrameKind = Literal["perceive", "believe", "goal", "occupied", "event"]
 CHANGING = frozenset(["change", "contact", "consumption", "creation", "weather", "body"])
 # adjectives of perceiving (WordNet files them under adj.all, with no verb to derive)
 AWARE = {"aware": True, "unaware": False, "oblivious": False}
-_PARTICLES = frozenset(["up", "over", "off", "away", "down", "out", "in", "on", "back"])
 _CONTENTS = frozenset(["contain", "hold", "fill"])
 # the classes of a verb that touches or moves the body, and changes nothing else
 _TOUCH = frozenset(["contact", "body"])
@@ -123,46 +125,6 @@ def _own(target: Mention, doer: Mention | None) -> bool:
     if doer is None or not doer.character or target.entity is not None:
         return False
     return target.tokens[0].lower in _POSSESSIVES
-
-
-def _particle(tail: Sequence[Token]) -> bool:
-    """Whether ``tail`` begins with an adverbial particle, not a preposition with its
-    object: "rolls in", "moves away from the area"; not "came off the hills"."""
-    if not tail or tail[0].lower not in _PARTICLES:
-        return False
-    nxt = tail[1].lower if len(tail) > 1 else ""
-    return not nxt or nxt in lx.PREPOSITIONS or nxt in lx.CONJUNCTIONS or nxt.endswith("ly")
-
-
-def _adverb(word: str) -> bool:
-    """An adverb of manner ("accidentally", "quickly"): a word in -ly that is no verb."""
-    return word.endswith("ly") and len(word) > 4 and lx.verb(word) is None
-
-
-def split_clauses(segment: Sequence[Token]) -> list[tuple[Token, ...]]:
-    """A segment cut before "and"/"but" + a verb: a second clause of the same subject
-    ("rubbed his eyes and sighed"), never the first one's value."""
-    out: list[list[Token]] = [[]]
-    for k, t in enumerate(segment):
-        j = k + 1  # past adverbs: "and accidentally tears the nets"
-        while t.lower in ("and", "but") and j + 1 < len(segment) and _adverb(segment[j].lower):
-            j += 1
-        nxt = segment[j].lower if j < len(segment) else ""
-        after = segment[j + 1].lower if j + 1 < len(segment) else ""
-        before = segment[k - 1].lower if k else ""
-        finite = nxt not in lx.verb_lemmas() or nxt.endswith("ing")
-        # a verb taking an object ("and notices the", "and greets them") or none ("and
-        # sighed", "and sighed with relief"), not an adjective of a phrase that goes on
-        # ("wet and wilted skirt") or of a predicate ("is wet and wilted")
-        takes = after in lx.DETERMINERS or after in lx.PRONOUNS or after in ("that",)
-        alone = not after or after in lx.PREPOSITIONS or after in _PARTICLES
-        paired = lx.is_adjective(nxt) and lx.is_adjective(before)
-        takes = takes or (alone and not paired)
-        if t.lower in ("and", "but") and out[-1] and finite and lx.verb(nxt) and takes:
-            out.append([])
-            continue
-        out[-1].append(t)
-    return [tuple(c) for c in out if c]
 
 
 class ClauseReader:

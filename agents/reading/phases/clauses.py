@@ -1,0 +1,57 @@
+"""Phase 3, its first step: a segment of a sentence cut into clauses.
+
+A segment (:mod:`.tokens`: a stretch between commas) holds one clause, or several joined by
+"and" or "but" before a verb of the same subject ("dusts the shelf and notices the
+crack"; "swims by and accidentally tears the nets", adverbs of manner skipped). "And"
+between two adjectives ("wet and wilted") joins a value, never two clauses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from fabula.agents.reading.phases import lexicon as lx
+from fabula.agents.reading.phases.tokens import Token
+
+# adverbial particles: "rolls in", "knocks over", "turns off"
+PARTICLES = frozenset(["up", "over", "off", "away", "down", "out", "in", "on", "back"])
+
+
+def particle(tail: Sequence[Token]) -> bool:
+    """Whether ``tail`` begins with an adverbial particle, not a preposition with its
+    object: "rolls in", "moves away from the area"; not "came off the hills"."""
+    if not tail or tail[0].lower not in PARTICLES:
+        return False
+    nxt = tail[1].lower if len(tail) > 1 else ""
+    return not nxt or nxt in lx.PREPOSITIONS or nxt in lx.CONJUNCTIONS or nxt.endswith("ly")
+
+
+def _adverb(word: str) -> bool:
+    """An adverb of manner ("accidentally", "quickly"): a word in -ly that is no verb."""
+    return word.endswith("ly") and len(word) > 4 and lx.verb(word) is None
+
+
+def split_clauses(segment: Sequence[Token]) -> list[tuple[Token, ...]]:
+    """A segment cut before "and"/"but" + a verb: a second clause of the same subject
+    ("rubbed his eyes and sighed"), never the first one's value."""
+    out: list[list[Token]] = [[]]
+    for k, t in enumerate(segment):
+        j = k + 1  # past adverbs: "and accidentally tears the nets"
+        while t.lower in ("and", "but") and j + 1 < len(segment) and _adverb(segment[j].lower):
+            j += 1
+        nxt = segment[j].lower if j < len(segment) else ""
+        after = segment[j + 1].lower if j + 1 < len(segment) else ""
+        before = segment[k - 1].lower if k else ""
+        finite = nxt not in lx.verb_lemmas() or nxt.endswith("ing")
+        # a verb taking an object ("and notices the", "and greets them") or none ("and
+        # sighed", "and sighed with relief"), not an adjective of a phrase that goes on
+        # ("wet and wilted skirt") or of a predicate ("is wet and wilted")
+        takes = after in lx.DETERMINERS or after in lx.PRONOUNS or after in ("that",)
+        alone = not after or after in lx.PREPOSITIONS or after in PARTICLES
+        paired = lx.is_adjective(nxt) and lx.is_adjective(before)
+        takes = takes or (alone and not paired)
+        if t.lower in ("and", "but") and out[-1] and finite and lx.verb(nxt) and takes:
+            out.append([])
+            continue
+        out[-1].append(t)
+    return [tuple(c) for c in out if c]
