@@ -250,3 +250,22 @@ def test_a_belief_denied_is_a_perception_denied() -> None:
     actions = read_states(text, CAST)
     assert [a.kind for a in actions] == ["state"]  # no belief of the clause
     assert actions[0].unseen_by == ("Tam",)
+
+
+class TestRelativesAndLinks:
+    def test_a_relative_clause_without_that_is_skipped_to_the_verb(self) -> None:
+        for text in (
+            "Tam sees that the kettle she is polishing has a dent.",
+            "Tam sees that the kettle she is working on is cracked.",
+            "Tam sees that the kettle she has appears to be cracked.",
+            "Tam sees that the kettle she has mended is cracked.",
+        ):
+            frame = read_frames(text, CAST)[0][0]
+            assert [s.subject.entity for s in frame.states] == ["kettle"], text
+
+    def test_a_thing_sounds_smells_or_feels_as_it_is(self) -> None:
+        frames, _ = read_frames("Tam lifts the kettle and it sounds empty.", CAST)
+        states = [(s.subject.entity, s.value) for f in frames for s in f.states]
+        assert ("kettle", "empty") in states
+        smells, _ = read_frames("Tam smells the kettle.", CAST)
+        assert smells[0].kind == "perceive"  # said of a character: its perceiving

@@ -2,7 +2,8 @@
 
 A segment (:mod:`.tokens`: a stretch between commas) holds one clause, or several joined by
 "and" or "but" before a verb of the same subject ("dusts the shelf and notices the
-crack"; "swims by and accidentally tears the nets", adverbs of manner skipped). "And"
+crack"; "swims by and accidentally tears the nets", adverbs of manner skipped) or before
+a pronoun and its verb ("checks the violin and it sounds in tune"). "And"
 between two adjectives ("wet and wilted") joins a value, never two clauses.
 """
 
@@ -13,6 +14,8 @@ from collections.abc import Sequence
 from fabula.agents.reading.phases import lexicon as lx
 from fabula.agents.reading.phases.tokens import Token
 
+# pronouns that are a clause's subject ("and it sounds", "but she stays")
+_SUBJECTS = frozenset(["it", "he", "she", "they", "we", "i"])
 # adverbial particles: "rolls in", "knocks over", "turns off"
 PARTICLES = frozenset(["up", "over", "off", "away", "down", "out", "in", "on", "back"])
 
@@ -29,6 +32,15 @@ def particle(tail: Sequence[Token]) -> bool:
 def _adverb(word: str) -> bool:
     """An adverb of manner ("accidentally", "quickly"): a word in -ly that is no verb."""
     return word.endswith("ly") and len(word) > 4 and lx.verb(word) is None
+
+
+def _finite(word: str) -> bool:
+    """A finite verb form after a subject: a copula, an auxiliary or an inflected verb."""
+    if word in lx.COPULAS or word in lx.AUXILIARIES:
+        return True
+    return lx.verb(word) is not None and (
+        word.endswith(("s", "ed")) or word not in lx.verb_lemmas()
+    )
 
 
 def split_clauses(segment: Sequence[Token]) -> list[tuple[Token, ...]]:
@@ -52,6 +64,9 @@ def split_clauses(segment: Sequence[Token]) -> list[tuple[Token, ...]]:
         takes = takes or (alone and not paired)
         if t.lower in ("and", "but") and out[-1] and finite and lx.verb(nxt) and takes:
             out.append([])
+            continue
+        if t.lower in ("and", "but") and out[-1] and nxt in _SUBJECTS and _finite(after):
+            out.append([])  # a clause of its own subject: "and it sounds in tune"
             continue
         out[-1].append(t)
     return [tuple(c) for c in out if c]

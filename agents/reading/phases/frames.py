@@ -55,6 +55,25 @@ CHANGING = frozenset(["change", "contact", "consumption", "creation", "weather",
 # adjectives of perceiving (WordNet files them under adj.all, with no verb to derive)
 AWARE = {"aware": True, "unaware": False, "oblivious": False}
 _CONTENTS = frozenset(["contain", "hold", "fill"])
+_HELPING = lx.AUXILIARIES | lx.COPULAS
+# verbs of perception that link a thing to how it strikes the senses ("it sounds in tune",
+# "the milk smells sour"); said of a character they are its perceiving ("Tam smells smoke")
+_LINKING = frozenset(
+    [
+        "sound",
+        "sounds",
+        "sounded",
+        "smell",
+        "smells",
+        "smelled",
+        "taste",
+        "tastes",
+        "tasted",
+        "feel",
+        "feels",
+        "felt",
+    ]
+)
 # the classes of a verb that touches or moves the body, and changes nothing else
 _TOUCH = frozenset(["contact", "body"])
 _POSSESSIVES = frozenset(["his", "her", "their", "my", "our", "your"])
@@ -191,6 +210,8 @@ class ClauseReader:
         frame.roots = _content_roots(tokens, frame.holder)
         self._contained(frame, rest)
         self._object = first_object(self.r, after_subject)
+        if self._object is not None:
+            self.r.note(self._object, subject=False)  # "it" may name it next
         seen = described(self.r, after_subject, self._object)
         if seen is not None and frame.kind in ("perceive", "event"):
             self.r.note(seen[0], subject=False)
@@ -216,15 +237,27 @@ class ClauseReader:
                 if not np:
                     break
                 rest = rest[1 + len(np) :]
-            elif len(rest) > 2 and rest[0].lower in lx.PRONOUNS and lx.verb(rest[1].lower):
+            elif len(rest) > 2 and rest[0].lower in lx.PRONOUNS:
                 # a relative clause without "that": "the jar she bought is ...", "the
-                # saplings he has ordered are ..."
-                if len(rest) > 3 and rest[1].lower in lx.AUXILIARIES and lx.verb(rest[2].lower):
-                    rest = rest[1:]
-                nxt = rest[2].lower
+                # saplings he has ordered are ...", "the vase she is shaping has ..."
+                first, second = rest[1].lower, rest[2].lower
+                perfect = first in lx.AUXILIARIES and second.endswith(("ed", "en"))
+                own = (lx.verb(first) or first in ("has", "have", "had")) and not perfect
+                if own and (second in lx.COPULAS or second in lx.AUXILIARIES):
+                    rest = rest[2:]  # "the yeast he has appears ...": its own verb
+                    continue
+                j = 1
+                while j < len(rest) and (rest[j].lower in _HELPING):
+                    j += 1
+                if j >= len(rest) or lx.verb(rest[j].lower) is None:
+                    break
+                j += 1
+                if j + 1 < len(rest) and rest[j].lower in _PARTICLES | lx.PREPOSITIONS:
+                    j += 1  # "the piece she is working on is ..."
+                nxt = rest[j].lower if j < len(rest) else ""
                 if not (nxt in lx.COPULAS or nxt in lx.AUXILIARIES or lx.verb(nxt)):
                     break
-                rest = rest[2:]
+                rest = rest[j:]
             else:
                 break
         return rest
@@ -235,8 +268,8 @@ class ClauseReader:
             w = rest[k].lower
             if _negation(w):
                 negated = True
-            elif w in lx.COPULAS:
-                copula = True
+            elif w in lx.COPULAS or (w in _LINKING and not (subject and subject.character)):
+                copula = True  # "the violin sounds in tune": how a thing strikes the senses
             elif w in ("has", "have", "had"):
                 have = True
             elif not (w in lx.AUXILIARIES or w.endswith("ly") or w in ("still", "also")):
