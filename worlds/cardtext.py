@@ -427,3 +427,98 @@ def has_markup(text: str) -> str | None:
     tag, an ``*action*``, a W++ or bracketed list), or None."""
     m = _MARKUP.search(text)
     return m.group(0) if m else None
+
+
+# --- a greeting as the story tells it ------------------------------------------------
+
+_TO_HAVE = {"are": "is", "have": "has", "were": "was", "do": "does", "go": "goes"}
+_UNCHANGED = frozenset(
+    {"can", "could", "will", "would", "shall", "should", "may", "might", "must", "did"}
+    | {"had", "was", "is", "has", "does"}
+)
+_CONTRACTED = {"'re": " is", "'ve": " has", "'ll": " will", "'d": " would"}
+_SUBJECT_BEFORE = frozenset({"and", "as", "when", "while", "then", "that", "until", "but"})
+
+
+def _third(verb: str) -> str:
+    """A verb said of "you" said of someone by name: "wake" → "wakes", "are" → "is"."""
+    low = verb.lower()
+    if low in _TO_HAVE:
+        return _TO_HAVE[low]
+    if low in _UNCHANGED or low.endswith("ed") or not low.isalpha():
+        return verb
+    if low.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return verb + "es"
+    if low.endswith("y") and len(low) > 1 and low[-2] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+def _you_named(text: str, user: str) -> str:
+    """Narration that speaks to the player in the second person, naming them instead:
+    "You wake on a bed of moss" → "User wakes on a bed of moss", "beside you" → "beside
+    User", "your shoulders" → "User's shoulders"."""
+    words = re.split(r"(\s+)", text)
+    out: list[str] = []
+    i = 0
+    prev = ""  # the last word, lowercased ("" at the start of a sentence)
+    while i < len(words):
+        w = words[i]
+        core = w.strip('.,;:!?"“”()')
+        low = core.lower().replace("’", "'")
+        if low in ("you", "yourself") or low.startswith("you'"):
+            subject = low.startswith("you'") or (
+                low == "you" and (prev == "" or prev in _SUBJECT_BEFORE or prev.endswith(","))
+            )
+            said = user
+            if low.startswith("you'"):
+                said = user + _CONTRACTED.get(low[3:], "")
+            out.append(w.replace(core, said))
+            if subject and low == "you":  # its verb, past any adverb, agrees with the name
+                j = i + 2
+                while j < len(words) and words[j].lower().endswith("ly"):
+                    j += 2
+                if j < len(words):
+                    verb = re.match(r"[A-Za-z]+", words[j])
+                    if verb is not None:
+                        words[j] = _third(verb.group(0)) + words[j][verb.end() :]
+        elif low in ("your", "yours"):
+            out.append(w.replace(core, f"{user}'s"))
+        else:
+            out.append(w)
+        if w.strip():
+            prev = "" if w.rstrip('"”)').endswith((".", "!", "?")) else low
+        i += 1
+    return "".join(out)
+
+
+def narrated(text: str, me: str, user: str) -> str:
+    """A greeting (a card's first message, macros resolved) as the story tells it, with no
+    markup: each ``*action*`` is narration — the one it speaks to named rather than "you"
+    ("*Ilsa drapes a blanket over your shoulders.*" → "Ilsa drapes a blanket over User's
+    shoulders."), the character named where it opens with a bare verb ("*smiles softly*"
+    → "Seraphina smiles softly.") — and the words outside the asterisks are speech, in
+    quotation marks. A greeting with no asterisks is kept as written."""
+    if "*" not in text:
+        return text
+    parts: list[str] = []
+    for k, piece in enumerate(re.split(r"\*([^*]*)\*", text)):
+        piece = " ".join(piece.split())
+        if not piece:
+            continue
+        if k % 2:  # inside asterisks: what happens
+            deed = _you_named(piece.strip(), user)
+            first = deed.split(" ")[0]
+            if first[:1].islower():
+                deed = f"{me} {deed}"
+            elif first in ("She", "He", "They"):
+                deed = f"{me}{deed[len(first) :]}"
+            deed = deed[:1].upper() + deed[1:]
+            parts.append(deed if deed.endswith((".", "!", "?", "…")) else deed + ".")
+        else:  # outside: what is said, quoted as written, or quoted now
+            said = piece.replace("*", "").strip()
+            if not said:
+                continue
+            quoted = said[:1] in '"“' and said[-1:] in '"”'
+            parts.append(said if quoted else f'"{said}"')
+    return " ".join(parts)

@@ -20,6 +20,8 @@ pack, ``C`` a character, ``P`` a place, each as the pack names it)::
     tell C where the O is      let C know where one believes the O is
     hide the O from C          the O put away where C does not know it is
     meet C                     be in the same place as C
+    ask C about T              (also: talk to C about T)  be with C and ask what C makes
+                               of T (anything: a name, "the enigmatic signal"), once
     avoid C                    not be in the same place as C
     go to the P                (also: reach the P, be in the P)  be in the P
     visit the P                (also: explore the P)  have been in the P, once
@@ -54,6 +56,7 @@ GoalKind = Literal[
     "tell_where",
     "hide_from",
     "meet",
+    "ask_about",
     "avoid",
     "go",
     "visit",
@@ -75,6 +78,7 @@ FORMS = (
     "tell C where the O is",
     "hide the O from C",
     "meet C",
+    "ask C about T",
     "avoid C",
     "go to the P",
     "visit the P",
@@ -120,6 +124,7 @@ _SPELLED: tuple[tuple[GoalKind, str], ...] = (
         rf"|the secret of {_NAME.replace('c>', 'c3>')})$",
     ),
     ("tell_where", rf"^(?:tell|show) {_NAME} where (?:the )?(?P<o>.+?) is$"),
+    ("ask_about", rf"^(?:ask|talk to|talk with|speak to|speak with) {_NAME} about (?P<t>.+?)$"),
     ("meet", rf"^(?:meet|find|see|join) {_NAME}$"),
     ("avoid", rf"^(?:avoid|keep away from|stay away from) {_NAME}$"),
 )
@@ -131,7 +136,9 @@ class Goal:
     """A goal read from its text: its kind and arguments (ids, by :func:`slug`); a
     ``motive`` is a goal the offline engine cannot pursue. ``owner`` is whose secret a
     ``tell_secret`` or ``keep_secret`` goal is about (None: the character's own); the
-    listener of a ``tell_secret``, the one a ``keep_secret`` hides from, is ``character``."""
+    listener of a ``tell_secret``, the one a ``keep_secret`` hides from, is ``character``.
+    ``topic`` is what an ``ask_about`` goal asks about, as written ("the enigmatic
+    signal")."""
 
     kind: GoalKind
     text: str
@@ -139,6 +146,7 @@ class Goal:
     character: str | None = None
     place: str | None = None
     owner: str | None = None
+    topic: str | None = None
 
 
 # words that make an argument a clause rather than a thing's name ("find out what Iris is
@@ -188,6 +196,7 @@ def parse_goal(
         if m is None:
             continue
         groups = {k: v for k, v in m.groupdict().items() if v}
+        topic = groups.pop("t", None)  # a topic is words, not a name of the world
         if any(set(v.lower().split()) & _CLAUSE for v in groups.values()):
             continue
         args = {("o" if name == "h" else name[0]): slug(value) for name, value in groups.items()}
@@ -199,6 +208,7 @@ def parse_goal(
                 character=args.get("c"),
                 place=args.get("p"),
                 owner=args.get("w"),
+                topic=topic,
             )
     if natural and known["c"] is not None:
         return natural_goal(clean, known["c"], known["p"] or ())

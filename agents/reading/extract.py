@@ -44,7 +44,9 @@ from fabula.memory.records import is_secret, secret_text
 from fabula.memory.text import split_sentences
 
 _STOP = {"The", "A", "An", "This", "That", "It", "He", "She", "They", "We", "I", "You"}
-_NAME = r"(?:(?!(?:The|A|An|This|That|It|He|She|They|We|I|You)\b)[A-Z][\w'-]*)"
+# a name is one capitalised word, or several joined by an interpunct, as BookWorld writes
+# a whole name ("Lacia·Eldridge")
+_NAME = r"(?:(?!(?:The|A|An|This|That|It|He|She|They|We|I|You)\b)[A-Z][\w'-]*(?:·[A-Z][\w'-]*)*)"
 _NAMES = rf"(?:{_NAME}(?:(?:,? and |, ){_NAME})*)"
 _NP = r"(?:[^\s,;:\"]+?(?: [^\s,;:\"]+?)*?)"  # a noun phrase: one or more plain words
 _END = r"[.!?]?$"

@@ -2,7 +2,7 @@
 
 Goals are written in the packs' goal language (:mod:`fabula.worlds.goals`: get, find, keep
 hidden, give to, learn where, learn a secret, tell where, hide from, meet, avoid, go to,
-tell a secret, keep one's secret, visit);
+tell a secret, keep one's secret, visit, ask someone about something);
 :func:`step` turns one goal into the character's next step from a :class:`Situation` —
 its own beliefs (true or not) and first-person memories:
 
@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from fabula.agents.contracts import Action
+from fabula.agents.reading.extract import parse_sentence
 from fabula.memory.places import place_of
 from fabula.memory.projections import BeliefView
 from fabula.memory.records import SECRET, Entity, Memory, slug
@@ -319,7 +320,13 @@ def step(sit: Situation, goal: Goal) -> Step:
     ]
     if goal.kind == "motive" or missing:
         return _blocked(f"cannot read {goal.text!r} as a goal")
-    if goal.character == sit.me and goal.kind in ("meet", "avoid", "learn_secret", "give"):
+    if goal.character == sit.me and goal.kind in (
+        "meet",
+        "avoid",
+        "learn_secret",
+        "give",
+        "ask_about",
+    ):
         return _blocked(f"{goal.text!r} is about itself")
     obj, who = goal.object or "", goal.character or ""
     belief = sit.beliefs.get(obj, "location") if obj else None
@@ -344,6 +351,8 @@ def step(sit: Situation, goal: Goal) -> Step:
         return _learn_secret(sit, who)
     if goal.kind == "meet":
         return _reach(sit, who)
+    if goal.kind == "ask_about":
+        return _ask_about(sit, who, goal.topic or "")
     if goal.kind == "avoid":
         return _avoid(sit, who)
     place = goal.place or ""
@@ -408,6 +417,31 @@ def _learn_secret(sit: Situation, who: str) -> Step:
         return Step("waiting", why=f"asked {sit.name(who)}")
     if who in sit.others_here():
         return _act(f"wants {who}'s secret", kind="say", listener=who, line=line)
+    return _reach(sit, who)
+
+
+ASK_ABOUT = "What do you make of"
+"""How a character asks another about a topic (an ``ask C about T`` goal): a question,
+which the one asked answers in the next turn from what it holds."""
+
+
+def asked_about(topic: str) -> str:
+    """The question an ``ask C about T`` goal puts: "What do you make of the signal?"."""
+    return f"{ASK_ABOUT} {topic}?"
+
+
+def _ask_about(sit: Situation, who: str, topic: str) -> Step:
+    """Toward ``who`` asked about ``topic``: go where ``who`` is, ask once; done once it
+    remembers asking it (the answer is the other's to give)."""
+    line = asked_about(topic)
+    me = sit.name(sit.me)
+    said = (parse_sentence(" ".join(m.quote.split())) for m in sit.memories)
+    if any(a.kind == "say" and a.actors[:1] == (me,) and a.utterance == line for a in said):
+        return _done(f"asked {sit.name(who)} about {topic}")
+    if who in sit.others_here():
+        return _act(
+            f"wants to know what {who} makes of {topic}", kind="say", listener=who, line=line
+        )
     return _reach(sit, who)
 
 

@@ -182,3 +182,16 @@ class TestNarration:
 
 def test_parse_clause_refuses_other_text() -> None:
     assert parse_clause("it rained all day") is None
+
+
+def test_a_name_joined_by_an_interpunct_is_one_name() -> None:
+    """BookWorld writes a whole name with an interpunct ("Lacia·Eldridge"): the grammar
+    reads it as one name, so the line is heard and its speaker known."""
+    said = parse_sentence('"What do you make of the signal?" said Trek·Vemil.')
+    assert (said.kind, said.actors, said.utterance) == (
+        "say",
+        ("Trek·Vemil",),
+        "What do you make of the signal?",
+    )
+    went = parse_sentence("Lacia·Eldridge went to the Laboratory.")
+    assert (went.kind, went.actors) == ("go", ("Lacia·Eldridge",))

@@ -52,7 +52,7 @@ class TestCards:
         assert pack.premise == "A storm-bound island; Sam has come by boat."
         assert ada.examples == ("Sam: Hello\nAda: Go away.", "Sam: The log?\nAda: Mine.")
         assert [(g.character, g.text) for g in pack.opening.greetings] == [
-            ("Ada", "*Ada looks up.* Who are you, Sam?")
+            ("Ada", 'Ada looks up. "Who are you, Sam?"')  # the action narrated, no markup
         ]
         assert pack.lore.cards[0].spec == "chara_card_v1"
 
@@ -305,7 +305,7 @@ class TestPackFolderAndStory:
             )
             assert await store.head() == 1
             assert [t.text for t in await store.turn_texts(1)] == [
-                "*Ada looks up.* Who are you, User?"
+                'Ada looks up. "Who are you, User?"'
             ]
             world = await project_world(store)
             assert world.where("ben") == "cove" and world.where("ada") == "storm_bound_island"

@@ -14,7 +14,9 @@ import pytest
 
 from fabula.agents.shared.goals import read_goal
 from fabula.memory.records import Entity
+from fabula.testing import imports as fx
 from fabula.testing.cli import fabula as run_fabula
+from fabula.worlds.cardtext import has_markup, narrated
 from fabula.worlds.goals import parse_goal
 from fabula.worlds.imports import import_paths
 from fabula.worlds.imports.places import named_places, place_noun
@@ -91,10 +93,14 @@ def card(tmp_path: Path) -> Path:
 
 class TestPlaces:
     def test_nouns_of_places_by_wordnet(self) -> None:
-        """A building, a glade, a body of water are places; a body part, furniture, a time
-        are not, whatever their other senses; "edge" only before "of" is skipped, and the
-        place is what follows."""
-        assert all(place_noun(w, framed=False) for w in ("cottage", "chapel", "glade", "river"))
+        """A building, a glade, a body of water are places where a text puts something at
+        them; a looser kind ("post", "road") only after a preposition that can only mean
+        where; a body part, furniture, a time never; nothing unframed."""
+        places = ("cottage", "chapel", "glade", "river")
+        assert all(place_noun(w, framed="toward") for w in places)
+        assert not any(place_noun(w, framed="") for w in places)
+        assert not any(place_noun(w, framed="toward") for w in ("post", "road", "scene"))
+        assert place_noun("watchtower", framed="where")
         assert not any(place_noun(w, framed=True) for w in ("hand", "bed", "night", "table"))
         found = named_places(
             [
@@ -109,25 +115,66 @@ class TestPlaces:
             ("old chapel", "chapel"),
         ]
 
+    @pytest.mark.parametrize(
+        ("text", "places"),
+        [
+            ("Marta throws a rope to the post.", []),  # an object after "to" is no place
+            ("You are far from the road, User.", []),
+            ("User has lost the road at dusk.", []),  # named, but nothing put there
+            ("Seraphina carried User to her glade.", [("glade", "glade")]),
+            ("User was hurt in the forest of Eldoria.", [("Eldoria", "forest")]),
+            (
+                "The boat is on the rocks below Greyhaven lighthouse.",
+                [("Greyhaven lighthouse", "lighthouse")],
+            ),
+            ("User waits at the landing at Sable Crossing.", [("Sable Crossing", "crossing")]),
+            ("Flux lives on the rooftops of the harbour town.", [("harbour town", "town")]),
+            ("User sits beside Old Tom at Christmas.", []),  # a person, a time
+        ],
+    )
+    def test_a_place_is_where_a_text_puts_something(
+        self, text: str, places: list[tuple[str, str]]
+    ) -> None:
+        found = named_places([text], (), ["User", "Old Tom", "Marta", "Seraphina", "Flux"])
+        assert [(p.name, p.noun) for p in found] == places
+
+    @pytest.mark.parametrize(
+        ("card", "places", "home"),
+        [
+            ("wpp", ["watchtower", "Thornwood"], "Thornwood"),
+            ("plist", ["forge", "Eastmere"], "forge"),
+            ("alichat", ["Greyhaven lighthouse"], "Greyhaven lighthouse"),
+            ("prose", ["Sable Crossing"], "Sable Crossing"),
+            ("seraphina", ["glade", "Eldoria"], "glade"),
+            ("flux", ["harbour town"], "harbour town"),
+        ],
+    )
+    def test_cards_in_every_format_name_their_places(
+        self, tmp_path: Path, card: str, places: list[str], home: str
+    ) -> None:
+        """W++ (both shapes), PList, Ali:Chat and prose cards: the places their texts put
+        someone in (never "the road", "the post" or "scene"), the character where its
+        scenario puts it (carried to the glade: the glade), with no goal: it attends to
+        the player, who starts beside it."""
+        cards = {**fx.evening_cards(), "seraphina": fx.seraphina_card(), "flux": fx.wpp_card()}
+        pack = import_paths([fx.write_json(tmp_path / f"{card}.json", cards[card])]).pack
+        assert [p.name for p in pack.places] == places
+        assert [(c.location, c.goals) for c in pack.characters] == [(home, ()), (home, ())]
+
     def test_a_card_names_its_world(self, card: Path) -> None:
         """The card's places from its greeting, scenario, description and lore, the lore's
         place with the noun it is a kind of as an alias; Mira starts where her scenario
-        puts her, and visits the others, then comes back (no goal is a motive)."""
+        puts her and has no goal (she attends to the player); the chapel the scenario only
+        mentions ("beyond the cottage lie the old chapel") is no place."""
         pack = import_paths([card]).pack
         assert [(p.name, p.aliases) for p in pack.places] == [
             ("cottage", ()),
             ("Thornwood", ("forest",)),
-            ("old chapel", ()),
         ]
         mira = next(c for c in pack.characters if c.name == "Mira")
         assert [c.name for c in pack.characters if c.played] == ["User"]  # {{user}}, played
-        assert mira.location == "cottage"
-        assert mira.goals == (
-            "visit Thornwood",  # a made-up name stands alone
-            "visit the old chapel",
-            "return to the cottage",
-        )
-        assert pack.goal_warnings == []
+        assert (mira.location, mira.goals) == ("cottage", ())
+        assert pack.goal_warnings == [] and pack.idle_warning is None  # the player is there
 
     def test_the_scenario_sets_the_first_scene(self, tmp_path: Path) -> None:
         """A greeting that looks back at another place ("the wolves nearly had you in the
@@ -142,8 +189,20 @@ class TestPlaces:
         mira = next(c for c in import_paths([path]).pack.characters if c.name == "Mira")
         assert mira.location == "cottage"
 
+    def test_a_scenario_that_is_a_setting_names_the_one_place(self, tmp_path: Path) -> None:
+        """A scenario that puts nobody anywhere but sets the scene ("A storm-bound island")
+        names the card's one place."""
+        doc = stock_card()
+        doc["data"].update(scenario="A storm-bound island at dusk.", first_mes="Hello.")
+        doc["data"].update(description="A quiet sort.")
+        del doc["data"]["character_book"]
+        path = tmp_path / "q.json"
+        path.write_text(json.dumps(doc), encoding="utf-8")
+        pack = import_paths([path]).pack
+        assert [p.name for p in pack.places] == ["storm-bound island"]
+
     def test_cards_that_name_no_place_keep_one(self, tmp_path: Path) -> None:
-        """Nothing named: the one place ``scene``, and no goal to go anywhere."""
+        """Nothing named at all: the one place ``scene``, and no goal to go anywhere."""
         doc = stock_card()
         doc["data"].update(scenario="", first_mes="Hello.", description="A quiet sort.")
         del doc["data"]["character_book"]
@@ -151,6 +210,38 @@ class TestPlaces:
         path.write_text(json.dumps(doc), encoding="utf-8")
         pack = import_paths([path]).pack
         assert [p.name for p in pack.places] == ["scene"] and pack.characters[0].goals == ()
+
+
+class TestGreetings:
+    @pytest.mark.parametrize(
+        ("raw", "told"),
+        [
+            (
+                '*Ilsa drapes a blanket over your shoulders.* "You\'re lucky, User."',
+                "Ilsa drapes a blanket over User's shoulders. \"You're lucky, User.\"",
+            ),
+            ("*smiles softly*", "Seraphina smiles softly."),
+            (
+                "*You wake on a bed of moss. A woman kneels beside you.* Easy.",
+                'User wakes on a bed of moss. A woman kneels beside User. "Easy."',
+            ),
+            ("*She laughs.* Mrrp.", 'Seraphina laughs. "Mrrp."'),
+            ("Afternoon, User.", "Afternoon, User."),  # no markup: as written
+        ],
+    )
+    def test_actions_are_narration(self, raw: str, told: str) -> None:
+        """A greeting's ``*actions*`` are narration (the player named, the character named
+        for a bare verb or a pronoun), its words quoted; no asterisk is left."""
+        assert narrated(raw, "Seraphina", "User") == told
+
+    def test_the_first_turn_has_no_markup(self, tmp_path: Path) -> None:
+        """An Ali:Chat card's and a W++ card's greeting, imported: no asterisk reaches it."""
+        cards = fx.evening_cards()
+        for name in ("alichat", "wpp"):
+            pack = import_paths([fx.write_json(tmp_path / f"{name}.json", cards[name])]).pack
+            text = pack.opening.greetings[0].text
+            assert "*" not in text and has_markup(text) is None, text
+        assert text.startswith("A tall woman in a green cloak steps out from behind")
 
 
 class TestNaturalGoals:
@@ -166,6 +257,8 @@ class TestNaturalGoals:
             ("meet Trek·Vemil", "meet", "trek_vemil"),
             ("meet Sansa Stark", "meet", "sansa_stark"),
             ("stop Trek before it is too late", "meet", "trek_vemil"),
+            ("ask Trek·Vemil about the enigmatic signal", "ask_about", "trek_vemil"),
+            ("talk to Iris about Nell", "ask_about", "iris"),
         ],
     )
     def test_a_goal_about_the_one_character_it_names(
@@ -173,6 +266,8 @@ class TestNaturalGoals:
     ) -> None:
         goal = parse_goal(text, *self.IDS)
         assert (goal.kind, goal.character, goal.object, goal.text) == (kind, character, None, text)
+        if kind == "ask_about":  # what it asks about is words, kept as written
+            assert goal.topic == text.split(" about ", 1)[1]
 
     def test_never_an_object_made_of_the_words(self) -> None:
         """Read by a mind that has not met any object, "find out what Iris is hiding" is no
@@ -191,45 +286,83 @@ class TestNaturalGoals:
 
 
 class TestImportedWorldsMove:
-    def test_a_stock_card_runs(
+    def test_a_stock_card_attends_to_the_player(
         self, redis_url: str, card: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        """`fabula import CARD --id` then `run --turns 3 --auto` writes three turns (the
-        greeting is turn 1, read as prose); a direction to one of its places is read."""
+        """`fabula import CARD --id`: the greeting is turn 1, told as narration; Mira, with
+        no goal, wanders nowhere on her own (`run --auto` writes nothing: she waits for the
+        player), answers where she is by her own place, and a direction to one of her
+        places is read."""
         monkeypatch.setenv("FABULA_HOME", str(tmp_path / "home"))
         made = run_fabula(redis_url, "import", str(card), "--id", "mira", "--json")
-        assert json.loads(made.stdout)["places"] == ["cottage", "Thornwood", "old chapel"]
+        assert json.loads(made.stdout)["places"] == ["cottage", "Thornwood"]
         ran = run_fabula(redis_url, "run", "mira", "--turns", "3", "--auto")
-        assert "3 turns written" in ran.stdout and "at rest" not in ran.stdout, ran.stdout
+        assert "0 turns written" in ran.stdout and "Mira: no goals" in ran.stdout, ran.stdout
+        run_fabula(redis_url, "run", "mira", "--as", "User: Where are we?")
+        run_fabula(redis_url, "approve", "mira")
+        run_fabula(redis_url, "run", "mira", "--as", "User: Thank you.")
+        run_fabula(redis_url, "approve", "mira")
         story = run_fabula(redis_url, "show", "mira", "story").stdout
-        assert "sets a cup of tea" in story and "Mira went to Thornwood." in story
+        assert "Mira sets a cup of tea on the table beside the bed and smiles." in story
+        assert "*" not in story and "We are in the cottage" in story, story
+        assert "Mira went to" not in story
         steered = run_fabula(
-            redis_url, "run", "mira", "--auto", "--direction", "Mira goes to the old chapel"
+            redis_url, "run", "mira", "--auto", "--direction", "Mira goes to Thornwood"
         )
         assert "1 turn written" in steered.stdout, steered.stdout
-        beliefs = run_fabula(redis_url, "show", "mira", "world").stdout
-        assert "old_chapel" in beliefs
+        assert "thornwood" in run_fabula(redis_url, "show", "mira", "world").stdout
 
-    def test_a_bookworld_preset_runs(
+    def test_a_bookworld_preset_runs_ten_turns(
         self, redis_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         """The English preset: each role starts where its profile puts it (Lacia, the heir,
-        at Eldridge Corporation), seeks those it is related to and roams the map; three
-        turns are written."""
+        at Eldridge Corporation), seeks the one it is related to and asks it about the
+        others it is related to and what the story opens on, which the one asked answers
+        from its own lore; `run --turns 10 --auto` writes ten turns, none at rest."""
         monkeypatch.setenv("FABULA_HOME", str(tmp_path / "home"))
         preset = BOOKWORLD / "experiment_presets/example_free.json"
         pack = import_paths([preset]).pack
-        assert [(c.name, c.location, c.goals[0]) for c in pack.characters] == [
-            ("Lacia·Eldridge", "Eldridge Corporation", "meet Trek·Vemil"),
-            ("Trek·Vemil", "Laboratory", "meet Lacia·Eldridge"),
+        assert [(c.name, c.location, c.goals[:3]) for c in pack.characters] == [
+            (
+                "Lacia·Eldridge",
+                "Eldridge Corporation",
+                (
+                    "meet Trek·Vemil",
+                    "ask Trek·Vemil about Falko·Weiss",
+                    "ask Trek·Vemil about the enigmatic signal",
+                ),
+            ),
+            (
+                "Trek·Vemil",
+                "Laboratory",
+                (
+                    "meet Lacia·Eldridge",
+                    "ask Lacia·Eldridge about the enigmatic signal",
+                    "ask Lacia·Eldridge about the Laboratory",
+                ),
+            ),
         ]
+        assert pack.goal_warnings == [] and pack.idle_warning is None
         run_fabula(redis_url, "import", str(preset), "--id", "lab")
-        ran = run_fabula(redis_url, "run", "lab", "--turns", "3", "--auto")
-        assert "3 turns written" in ran.stdout and "at rest" not in ran.stdout, ran.stdout
-        assert (
-            "Lacia·Eldridge went to the Laboratory."
-            in run_fabula(redis_url, "show", "lab", "story").stdout
-        )
+        ran = run_fabula(redis_url, "run", "lab", "--turns", "10", "--auto")
+        assert "10 turns written" in ran.stdout and "at rest" not in ran.stdout, ran.stdout
+        story = run_fabula(redis_url, "show", "lab", "story").stdout
+        flat = " ".join(story.split())
+        assert "Lacia·Eldridge went to the Laboratory." in flat
+        # asked once (done once asked), then answered
+        assert flat.count('"What do you make of Falko·Weiss?" said Lacia·Eldridge.') == 1
+        assert "To Trek, Falko is a dedicated and helpful senior colleague" in flat  # answered
+
+    def test_a_preset_that_gives_nobody_anything_to_do_says_so_once(
+        self, redis_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """One role, no relation, no motivation, one place: the import says, once, that
+        nobody has anything to do."""
+        monkeypatch.setenv("FABULA_HOME", str(tmp_path / "home"))
+        preset = fx.bookworld_preset(tmp_path / "bw")
+        assert import_paths([preset]).pack.characters[0].goals == ()
+        made = run_fabula(redis_url, "import", str(preset), "--id", "isle")
+        assert made.stdout.count("nobody has anything to do") == 1, made.stdout
 
     def test_a_roles_motivation(
         self, redis_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -15,6 +15,7 @@ card PNG's image, a CHARX's assets, a role's icon) travel as assets, named
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,13 +23,22 @@ from typing import Any
 from pydantic import ValidationError
 
 from fabula.errors import InvalidInput
+from fabula.memory.index.general import the_place
 from fabula.memory.records import CONTAINER, slug
 from fabula.worlds.imports.bookworld import BookWorldRead, RoleRead
 from fabula.worlds.imports.cards import CardRead
 from fabula.worlds.imports.charx import CharxError, safe_member, tree_clash
 from fabula.worlds.imports.fields import BadSource
 from fabula.worlds.imports.limits import Budget, ImportLimits
-from fabula.worlds.imports.motives import DEFAULT_PLACE, goals_of, home_of, world_places
+from fabula.worlds.imports.motives import (
+    DEFAULT_PLACE,
+    goals_of,
+    home_of,
+    in_order,
+    opening_topics,
+    world_places,
+)
+from fabula.worlds.imports.places import setting_of
 from fabula.worlds.imports.png import picture_format
 from fabula.worlds.imports.sources import Source, read_source
 from fabula.worlds.lore import (
@@ -67,6 +77,13 @@ class _Own:
     texts: list[str]
     motivation: str = ""
     related: list[str] = field(default_factory=list)
+    scene: str = ""
+    """Its card's scenario: the last place it names is where the character starts."""
+    setting: list[str] = field(default_factory=list)
+    """Its card's scenario and first greeting: where a card sets its scene."""
+    roams: bool = True
+    """Whether it visits the world's places (a BookWorld role); a card's character does
+    not: it attends to the player."""
 
 
 @dataclass
@@ -175,7 +192,11 @@ def import_paths(
             "(import a card or a BookWorld preset with the lorebooks)"
         )
     places = cast.world_places(user)
-    characters = cast.placed(places, found)
+    people = [user, *(n for c in cast.characters for n in (c.name, *c.aliases))]
+    # what those related ask each other about: what the story opens on, then its places
+    topics = opening_topics([g.text for g in world.greetings], people) if world else []
+    topics += [the_place(p.name) for p in places] if world else []
+    characters = cast.placed(places, found, topics)
     place_ids = {slug(p.name) for p in places}
     holders = place_ids | {slug(c.name) for c in characters} | {slug(o.name) for o in found.objects}
     objects = [o for o in found.objects if slug(o.location) in holders]
@@ -272,7 +293,10 @@ class _Cast:
                 *(g.text for g in card.greetings[:1]),
                 card.description,
                 *(e.content for e in (card.book.entries if card.book else ())),
-            ]
+            ],
+            scene=card.scenario,
+            setting=[t for t in (card.scenario, *(g.text for g in card.greetings[:1])) if t],
+            roams=False,
         )
         if card.book is not None:
             self.books.append(card.book)
@@ -307,19 +331,33 @@ class _Cast:
         self.cards.append(role.kept.model_copy(update={"image": image or None}))
 
     def world_places(self, user: str) -> list[PlaceSpec]:
-        """The world's places: its own, else those its texts name, else one."""
+        """The world's places: its own, else those its texts name (:mod:`.places`: only
+        where a text puts something there, or its lore defines one) and, for a card whose
+        scenario and greeting name none of them, the one they set the scene in ("A
+        storm-bound island"), else one, :data:`DEFAULT_PLACE`."""
         places = self.places
         if not places:
             people = [user, *(n for c in self.characters for n in (c.name, *c.aliases))]
             named = [g.text for g in self.greetings] + self.scenarios
             named += [c.description for c in self.characters]
             places = world_places(named, self.books, people)
+            known = {p.name: p.aliases for p in places}
+            for own in self.own.values():
+                if not own.setting or any(in_order(t, known) for t in own.setting):
+                    continue
+                found = setting_of(own.setting, people)
+                if found is not None and slug(found.name) not in {slug(p.name) for p in places}:
+                    places.append(PlaceSpec(name=found.name, description=own.setting[0]))
+                    known[found.name] = ()
         if not places:
             places = [PlaceSpec(name=DEFAULT_PLACE, description="\n\n".join(self.scenarios))]
         return places
 
-    def placed(self, places: list[PlaceSpec], found: _Exported) -> list[CharacterSpec]:
-        """Each character where it starts, with its goals (its own, else its text's)."""
+    def placed(
+        self, places: list[PlaceSpec], found: _Exported, topics: Sequence[str] = ()
+    ) -> list[CharacterSpec]:
+        """Each character where it starts, with its goals (its own, else its text's;
+        ``topics``: what the story opens on, which those related ask each other about)."""
         place_ids = {slug(p.name) for p in places}
         cast = {c.name: c.aliases for c in self.characters}
         moved = []
@@ -327,7 +365,11 @@ class _Cast:
             mine = self.own.get(c.name, _Own(texts=[c.description]))
             # where each starts: where an exported lorebook says, else where its text puts it
             where = found.where.get(slug(c.name))
-            home = found.names[where] if where in place_ids else home_of(mine.texts, places)
+            home = (
+                found.names[where]
+                if where in place_ids
+                else home_of(mine.texts, places, mine.scene)
+            )
             goals = c.goals or goals_of(
                 c.name,
                 mine.texts,
@@ -336,6 +378,8 @@ class _Cast:
                 home=home,
                 related=mine.related,
                 motivation=mine.motivation,
+                topics=topics,
+                roams=mine.roams,
             )
             moved.append(c.model_copy(update={"location": home, "goals": goals}))
         return moved

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fabula.memory.records import slug
-from fabula.worlds.cardtext import CardText, read_card_text
+from fabula.worlds.cardtext import CardText, narrated, read_card_text
 from fabula.worlds.imports.fields import BadSource, obj, strings, text
 from fabula.worlds.imports.limits import ImportLimits
 from fabula.worlds.imports.lorebooks import read_card_book
@@ -257,18 +257,27 @@ def _card_spec(doc: dict[str, Any]) -> tuple[str, str, dict[str, Any], dict[str,
     return spec, version, data, top
 
 
+def greeting_text(raw: str, name: str, char: str, user: str) -> str:
+    """A card's greeting as the story tells it: macros resolved (``{{char}}`` as ``char``,
+    ``{{user}}`` as ``user``), its ``*actions*`` narration and its words quoted
+    (:func:`~fabula.worlds.cardtext.narrated`, ``name`` the character's)."""
+    return narrated(resolve_macros(raw, char, user), name, user)
+
+
 def _greetings(data: dict[str, Any], where: str, name: str, char: str, user: str) -> list[Greeting]:
-    """The card's greetings (the first message, the alternates, the group-only ones),
-    macros resolved, the blank ones left out."""
+    """The card's greetings (the first message, the alternates, the group-only ones), as
+    the story tells them (:func:`greeting_text`), the blank ones left out."""
     greetings: list[Greeting] = []
-    first = resolve_macros(text(data, "first_mes", where), char, user)
+    first = greeting_text(text(data, "first_mes", where), name, char, user)
     if first.strip():
         greetings.append(Greeting(text=first, character=name))
     for key, group in (("alternate_greetings", False), ("group_only_greetings", True)):
         for g in strings(data, key, where):
             if g.strip():
                 greetings.append(
-                    Greeting(text=resolve_macros(g, char, user), character=name, group_only=group)
+                    Greeting(
+                        text=greeting_text(g, name, char, user), character=name, group_only=group
+                    )
                 )
     return greetings
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from fabula.memory.records import slug
 from fabula.worlds.cardtext import PERSONA
-from fabula.worlds.imports.cards import card_fields, resolve_macros
+from fabula.worlds.imports.cards import card_fields, greeting_text, resolve_macros
 from fabula.worlds.imports.lorebooks import LOGIC_CODES
 from fabula.worlds.imports.png import with_text_chunks
 from fabula.worlds.lore import (
@@ -306,16 +306,20 @@ def _as_they_came(kept: KeptCard, exported: Mapping[str, Any]) -> dict[str, Any]
             not mine.strip() and premise.startswith("A story of ")
         ):
             out["scenario"] = scenario
+
+    def told(value: str) -> str:  # a greeting as the import told it (its actions narrated)
+        return greeting_text(value, kept.character, macros["char"], macros["user"])
+
     greetings = [texts.get("first_mes", ""), *(texts.get("alternate_greetings") or [])]
     if all(isinstance(g, str) for g in greetings):
-        said = [g for g in greetings if read(g).strip()]
-        if [read(g) for g in said] == [exported["first_mes"], *exported["alternate_greetings"]]:
+        said = [g for g in greetings if told(g).strip()]
+        if [told(g) for g in said] == [exported["first_mes"], *exported["alternate_greetings"]]:
             out["first_mes"] = greetings[0]
             out["alternate_greetings"] = greetings[1:]
     group = texts.get("group_only_greetings") or []
     if isinstance(group, list) and all(isinstance(g, str) for g in group):
-        said = [g for g in group if read(g).strip()]
-        if [read(g) for g in said] == exported["group_only_greetings"]:
+        said = [g for g in group if told(g).strip()]
+        if [told(g) for g in said] == exported["group_only_greetings"]:
             out["group_only_greetings"] = group
     return out
 
