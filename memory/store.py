@@ -67,12 +67,21 @@ class TurnText:
     events: tuple[str, ...]
     scene: str | None = None
     clock: str | None = None
+    committed_at: float | None = None  # write time (Unix seconds), not story time
 
     @classmethod
     def from_stored(cls, turn: int, stored: str) -> TurnText:
         """A turn's entry as the commit function stores it."""
         info = json.loads(stored)
-        return cls(turn, info["text"], tuple(info["events"]), info.get("scene"), info.get("clock"))
+        when = info.get("committed_at")
+        return cls(
+            turn,
+            info["text"],
+            tuple(info["events"]),
+            info.get("scene"),
+            info.get("clock"),
+            float(when) if when is not None else None,
+        )
 
 
 @dataclass(frozen=True)

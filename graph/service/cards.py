@@ -94,6 +94,12 @@ async def _card(
     names = {e.id: e.name for e in (await store.entities(as_of)).values()}
     beliefs = [b.model_dump(mode="json", exclude={"holder"}) for b in held.beliefs]
     card = character_card(pack, spec.name, beliefs, names, as_of=as_of)
+    turn = as_of if as_of is not None else await store.head()
+    written = await store.turn_texts(turn or 0, turn or 0)
+    if written and written[0].committed_at is not None:
+        # the V3 spec's modification date: when the turn the card holds was written (so
+        # the same story, as of the same turn, gives the same card)
+        card["data"]["modification_date"] = int(written[0].committed_at)
     image = (await store.assets()).get(spec.image) if spec.image else None
     folder = spec.image.rpartition("/")[0] if spec.image.startswith("assets/") else ""
     return card, f"{folder or 'assets/' + entity.id}/", image, spec.image

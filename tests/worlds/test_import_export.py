@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import json
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +99,9 @@ class TestRoundTrip:
         assert (
             exported["data"]["x_field_from_the_future"] == card["data"]["x_field_from_the_future"]
         )
+        # the V3 spec's modification date: when the turn it holds was written, in seconds
+        stamp = exported["data"]["modification_date"]
+        assert isinstance(stamp, int) and abs(stamp - time.time()) < 600
         back = tmp_path / "back.png"
         back.write_bytes(data)
         second = import_paths([back]).pack
@@ -196,6 +200,8 @@ class TestRoundTrip:
             if key == "extensions":  # every one byte for byte, Fabula's own beside them
                 for name, ext in value.items():
                     assert json.dumps(exported["data"][key][name]) == json.dumps(ext)
+            elif key == "modification_date":  # the story's: when its turn was written
+                assert exported["data"][key] > value
             elif key not in MAPPED:  # verbatim (the mapped ones have their macros resolved)
                 assert json.dumps(exported["data"][key]) == json.dumps(value), key
         back = tmp_path / "back.charx"
