@@ -37,23 +37,34 @@ from fabula.agents.contracts import (
     Proposal,
 )
 from fabula.agents.prompts import load_prompt, quoted
+from fabula.agents.recall import viewer
+from fabula.agents.recall.viewer import (
+    CHARACTER_MEMORY,
+    CHARACTER_VOICE,
+    CharacterRecall,
+    RecallBudget,
+    bullet,
+    character_recall,
+)
+from fabula.agents.recall.viewer import (
+    MEMORIES as MEMORIES,  # the memories its prompt shows (tests read it here)
+)
+from fabula.agents.recall.viewer import (
+    VOICE_LINES as VOICE_LINES,
+)
 from fabula.agents.schemas import array, cached, closed, line, maybe, one_of
 from fabula.memory.acl import CharacterMind
 from fabula.memory.projections import BeliefView
 from fabula.memory.records import Entity, Memory, slug
+from fabula.memory.tokens import TokenCounter
 from fabula.settings import LORE_BUDGET
-from fabula.worlds.recall import own_lore
-from fabula.worlds.voice import VOICE_EXEMPLARS, Exemplar, nearest, parse_traits, parse_voice
 
 if TYPE_CHECKING:
     # OpenAI and LangChain (seconds to import): loaded by the factory, only for a model
     from fabula.agents.llm import ModelClient
 
-MEMORIES = 20  # the last first-person memories shown
-RECALL_BUDGET = 300  # tokens of older episodes recalled for the character's situation
-VOICE_LINES = 3  # its own past utterances shown as its voice
-VOICE_BUDGET = 150  # tokens (words) of the exemplars of its voice shown
-VOICE_SCAN = 12  # its own last utterances looked through for exemplars of its voice
+RECALL_BUDGET = CHARACTER_MEMORY  # tokens of its own context recalled for its situation
+VOICE_BUDGET = CHARACTER_VOICE  # tokens of the exemplars of its voice shown
 CLAIM_CHARS = 80  # a claimed value that is no entity ("oak brown")
 _ENTITY_KINDS = ("place", "object", "character")
 # what each kind of action needs (from the one table, INTENT_FIELDS; ``attribute`` has its
@@ -126,6 +137,7 @@ class MindPrompt:
     prompt: str
     beliefs: BeliefView
     entities: dict[str, Entity]
+    recall: CharacterRecall  # what it was rendered from: what ``recall --as`` it shows
 
 
 async def mind_prompt(
@@ -134,36 +146,39 @@ async def mind_prompt(
     *,
     nested: bool = False,
     lore_budget: int = LORE_BUDGET,
+    counter: TokenCounter | None = None,
 ) -> MindPrompt:
-    """The prompt a character agent renders from its own mind and brief only: its beliefs,
-    last memories, the episodes it recalls, its own words, lore and voice (and, with
-    ``nested``, what it thinks each other character believes). The leak properties check
-    exactly this text."""
-    beliefs = await mind.beliefs()
-    memories = await mind.memories(last=MEMORIES)
-    entities = await mind.entities()
+    """The prompt a character agent renders from its own mind and brief only: its recall
+    for its situation (:func:`fabula.agents.recall.viewer.character_recall`, the very
+    function ``fabula recall --as`` it calls: its beliefs, last memories, the episodes it
+    recalls, its own words, lore and voice) and, with ``nested``, what it thinks each other
+    character believes. The leak properties check exactly this text."""
+    seen = await character_recall(
+        mind,
+        brief.name,
+        None,
+        as_of=None,
+        budget=RecallBudget.character(lore=lore_budget),
+        counter=counter,
+        goals=brief.goals,
+    )
     theirs: dict[str, BeliefView] | None = None
     if nested:
-        others = sorted(i for i, e in entities.items() if e.kind == "character")
+        others = sorted(i for i, e in seen.entities.items() if e.kind == "character")
         theirs = {o: await mind.beliefs([o]) for o in others if o != mind.character}
-    recalled = await recollections(mind, brief, beliefs, entities, memories)
-    words = await mind.own_words(VOICE_LINES)
-    lore = await lore_lines(mind, brief, beliefs, entities, memories, budget=lore_budget)
-    voice = await voice_lines(mind, brief, beliefs, entities, memories, shown=words)
-    traits = [f"- {t.category}: {', '.join(t.values)}" for t in parse_traits(await mind.voice())]
     prompt = render_mind(
         brief,
-        beliefs,
-        memories,
-        entities,
+        seen.beliefs,
+        seen.memories,
+        seen.entities,
         theirs,
-        recalled=recalled,
-        own_words=words,
-        lore=lore,
-        voice=voice,
-        traits=traits,
+        recalled=recollections(seen),
+        own_words=seen.said,
+        lore=[f"- {x.text}" for x in seen.lore.lit],
+        voice=[bullet(x.text) for x in seen.voice],
+        traits=[f"- {t.category}: {', '.join(t.values)}" for t in seen.traits],
     )
-    return MindPrompt(prompt, beliefs, entities)
+    return MindPrompt(prompt, seen.beliefs, seen.entities, seen)
 
 
 def known_attributes(beliefs: BeliefView) -> list[str]:
@@ -284,33 +299,15 @@ def _slug(text: str) -> str:
         return ""
 
 
-async def recollections(
-    mind: CharacterMind,
-    brief: CharacterBrief,
-    beliefs: BeliefView,
-    entities: dict[str, Entity],
-    shown: Sequence[Memory] = (),
-) -> list[str]:
-    """What the character recalls of its past that bears on its situation (its goals,
-    where it is): the episode lines of its own recall, read through its own connection,
-    under their dates or turns, leaving out the memories ``shown`` already."""
-    here = beliefs.where(brief.character)
-    parts = list(brief.goals)
-    if here is not None and here in entities:
-        parts.append(entities[here].name)
-    found = await mind.recall(". ".join(parts), budget=RECALL_BUDGET)
-    skip = {m.event for m in shown}
-    lines = found.text.split("\n")
+def recollections(seen: CharacterRecall) -> list[str]:
+    """What the character recalls of its past that bears on its situation: the episode
+    lines of its own recall that are not among the memories it is shown, quoted, under
+    their dates or turns."""
     out: list[str] = []
-    heading = None
-    for entry in found.manifest:
-        if entry.kind == "turn":
-            heading = lines[entry.line]
-        elif entry.kind == "episode" and entry.id not in skip:
-            if heading is not None:
-                out.append(heading)
-                heading = None
-            out.append(f"- {quoted(lines[entry.line].strip().removeprefix('- '))}")
+    for heading, text in seen.episode_lines():
+        if heading is not None:
+            out.append(heading)
+        out.append(f"- {quoted(text)}")
     return out
 
 
@@ -324,15 +321,14 @@ async def lore_lines(
     budget: int = LORE_BUDGET,
 ) -> list[str]:
     """What the character's own lore says that bears on its situation (its goals, where it
-    is, who is with it, what it just lived): the entries of the lore its own keyspace holds
-    (its card's book, what it was made to know: never the world's other lore), activated
-    for the turn at hand within ``budget`` tokens (the lore's own) — the turns as it lived
-    them with its situation as the newest, scanned as SillyTavern scans a chat, with its
-    name for the character filters (:func:`fabula.worlds.recall.own_lore`) — read through
-    its own connection."""
+    is, who is with it, what it just lived), one line an entry: the lore of its recall
+    (:func:`fabula.agents.recall.viewer.character_recall`; its own lore only, read through
+    its own connection) for its :func:`situation`, as its prompt shows it."""
     scan = situation(brief, beliefs, entities, memories)
-    found = await own_lore(mind, brief.name, scan, budget=budget)
-    return [f"- {x.text}" for x in found.lit]
+    seen = await character_recall(
+        mind, brief.name, scan, as_of=None, budget=RecallBudget.character(lore=budget)
+    )
+    return [f"- {x.text}" for x in seen.lore.lit]
 
 
 def situation(
@@ -341,20 +337,9 @@ def situation(
     entities: Mapping[str, Entity],
     memories: Sequence[Memory] = (),
 ) -> str:
-    """The character's situation as it sees it, as text to match lore and voice against:
-    its name and goals, what it just lived, where it believes it is and who it believes is
-    with it."""
-    me = brief.character
-    here = beliefs.where(me)
-    parts = [brief.name, *brief.goals, *(m.quote for m in memories)]
-    if here is not None and here in entities:
-        parts.append(entities[here].name)
-        parts += [
-            e.name
-            for c, e in entities.items()
-            if e.kind == "character" and c != me and beliefs.where(c) == here
-        ]
-    return "\n".join(parts)
+    """The character's situation as it sees it (:func:`fabula.agents.recall.viewer.situation`
+    for its brief): what its prompt recalls for."""
+    return viewer.situation(brief.name, brief.character, brief.goals, beliefs, entities, memories)
 
 
 async def voice_lines(
@@ -363,28 +348,17 @@ async def voice_lines(
     beliefs: BeliefView,
     entities: Mapping[str, Entity],
     memories: Sequence[Memory] = (),
-    *,
-    shown: Sequence[str] = (),
 ) -> list[str]:
-    """The few exemplars of the character's voice nearest its situation
-    (:func:`situation`; :func:`fabula.worlds.voice.nearest`): its card's example dialogues
-    and role lines (its own keyspace's voice document) and what it said earlier in the
-    story (its own episode index), within :data:`VOICE_BUDGET` tokens, leaving out the
-    lines already ``shown`` as things it said; read through its own connection."""
-    exemplars = [
-        *parse_voice(await mind.voice()),
-        *(Exemplar(w, "said") for w in await mind.own_words(VOICE_SCAN)),
-    ]
-    if not exemplars:
-        return []
+    """The few exemplars of the character's voice nearest its situation (:func:`situation`)
+    as its prompt shows them: the voice of its recall
+    (:func:`fabula.agents.recall.viewer.character_recall`: its card's example dialogues
+    and role lines and what it said earlier, within :data:`VOICE_BUDGET` tokens, leaving
+    out the last things it said, which the prompt shows as said)."""
     scan = situation(brief, beliefs, entities, memories)
-    chosen = nearest(exemplars, scan, k=VOICE_EXEMPLARS, budget=VOICE_BUDGET, skip=shown)
-    return [bullet(ex.text) for ex in chosen]
-
-
-def bullet(text: str) -> str:
-    """``text`` as one list item: ``- `` before it, its further lines indented."""
-    return "- " + "\n  ".join(line.strip() for line in text.strip().splitlines())
+    seen = await character_recall(
+        mind, brief.name, scan, as_of=None, budget=RecallBudget.character()
+    )
+    return [bullet(ex.text) for ex in seen.voice]
 
 
 def render_mind(

@@ -236,8 +236,11 @@ def recall(
     character: str | None = typer.Option(
         None, "--as", help="Recall as this character: only what it lived (id or name)."
     ),
-    budget: int = typer.Option(
-        RECALL_BUDGET, "--budget", help="The most tokens the context may hold."
+    budget: int | None = typer.Option(
+        None,
+        "--budget",
+        help=f"The most tokens the context may hold (default {RECALL_BUDGET}; with --as, "
+        "what the character's prompt is given).",
     ),
     as_of: int | None = typer.Option(None, "--as-of", help="Recall as of this turn."),
     branch: str = typer.Option("main", "--branch", "-b"),
@@ -273,6 +276,17 @@ def recall(
             )
         for ex in found.voice:
             out.print(Text.assemble((f"voice ({ex.source}) ", "dim"), ex.text))
+        for b in found.beliefs:
+            value = ("" if b.polarity else "not ") + b.value
+            how = b.mode + (f" by {b.speaker}" if b.speaker else "")
+            out.print(
+                Text.assemble(
+                    ("belief ", "dim"),
+                    f"the {b.attribute} of {b.subject} is {value} ({how}, turn {b.turn})",
+                )
+            )
+        for m in found.memories:
+            out.print(Text.assemble((f"memory (turn {m.turn}) ", "dim"), m.quote))
         records = len({(line.kind, line.id) for line in found.lines})
         lore_tokens = sum(x.tokens for x in found.lore)
         out.print(

@@ -44,6 +44,7 @@ from typing import Literal
 
 from fabula.agents.character.followup import standalone
 from fabula.agents.contracts import CHAT_MEMORY, CharacterBrief, ChatExchange, ChatRequest
+from fabula.agents.recall.viewer import RecallBudget, character_recall
 from fabula.agents.roles import ChatVoiceRole
 from fabula.agents.shared.goals import Situation
 from fabula.agents.shared.replies import (
@@ -60,7 +61,7 @@ from fabula.agents.shared.replies import (
 from fabula.agents.views import author_view
 from fabula.errors import InvalidInput
 from fabula.graph.service.reading import check_as_of
-from fabula.graph.service.recall import MAX_REQUEST_CHARS, own_voice
+from fabula.graph.service.recall import MAX_REQUEST_CHARS
 from fabula.graph.service.responses.recall import ChatOut, ChatRecord
 from fabula.memory.acl import CharacterMind, MindPool
 from fabula.memory.answer import UNKNOWN, Question, parse_question, resolve_chain
@@ -70,8 +71,8 @@ from fabula.memory.records import Entity, slug
 from fabula.memory.store import StoryStore
 from fabula.memory.tokens import TokenCounter
 from fabula.settings import LORE_BUDGET
-from fabula.worlds.recall import Lit, own_lore
-from fabula.worlds.voice import VOICE_SHARE, parse_traits, parse_voice
+from fabula.worlds.recall import Lit
+from fabula.worlds.voice import VOICE_SHARE, Exemplar, parse_traits, parse_voice
 
 CHAT_BUDGET = 400
 """Tokens of the character's own recall behind one answer: its beliefs about what the
@@ -95,6 +96,7 @@ class _Answer:
     found: Assembly
     plain: str | None
     lore: Sequence[Lit]
+    voice: Sequence[Exemplar]  # the exemplars of its voice its recall holds
 
 
 async def chat(
@@ -136,7 +138,7 @@ async def chat(
     answered_by: Literal["question-answerer", "recall", "model"] = found.answered_by
     rests = found.rests
     if voice is not None:
-        request = await _voiced(store, me, mind, question, found, counter, as_of)
+        request = await _voiced(store, me, question, found)
         request = request.model_copy(
             update={
                 "reading": read.question if read.question != question else None,
@@ -172,18 +174,22 @@ async def _answer(
     """The offline answer to ``question`` (a question standing alone) from ``me``'s own
     mind: its beliefs for a question of the question-answerer's forms, else its card's
     example, its traits and lore, or what it recalls."""
-    own = await own_lore(
-        mind, me.name, question, budget=lore_budget, count_tokens=counter.count, as_of=as_of
+    seen = await character_recall(
+        mind,
+        me.name,
+        question,
+        as_of=as_of,
+        budget=RecallBudget(memory=CHAT_BUDGET, voice=CHAT_BUDGET // VOICE_SHARE, lore=lore_budget),
+        counter=counter,
     )
-    lore = own.lit
-    found = await mind.recall(question, budget=CHAT_BUDGET, counter=counter, as_of=as_of)
+    lore, found = seen.lore.lit, seen.context
     lore_records = [
         ChatRecord(kind="lore", id=f"{x.book}:{x.activated.entry.name}", text=x.text) for x in lore
     ]
     recalled = [*_records(found), *lore_records]
     reading = _reading(question, entities, me.name)
     answered_by: Literal["question-answerer", "recall"]
-    beliefs = await mind.beliefs(as_of=as_of)
+    beliefs = seen.beliefs
     around = situated(question, company(Situation(me.id, beliefs, entities), None))
     if around is not None:  # "Where are we?", "Are you alone?", "How are you?"
         plain, rests = around, [r for r in recalled if r.kind == "belief"]
@@ -211,7 +217,7 @@ async def _answer(
         said = f"{NO_ANSWER}."  # "What are your powers?" of a card that names none
     if said is None:
         said = _from_recall(recalled, me.name)
-    return _Answer(me.name, said, answered_by, rests, recalled, found, plain, lore)
+    return _Answer(me.name, said, answered_by, rests, recalled, found, plain, lore, seen.voice)
 
 
 _HOW_SAID = {
@@ -258,21 +264,12 @@ def _question(question: str, story: str) -> str:
     return question
 
 
-async def _voiced(
-    store: StoryStore,
-    me: Entity,
-    mind: CharacterMind,
-    question: str,
-    answer: _Answer,
-    counter: TokenCounter,
-    as_of: int | None,
-) -> ChatRequest:
+async def _voiced(store: StoryStore, me: Entity, question: str, answer: _Answer) -> ChatRequest:
     """What the voice model is given: the character's brief, what it recalls, the plain
-    answer if any, its lore and the exemplars of its voice nearest the question."""
+    answer if any, its lore and the exemplars of its voice its recall holds (nearest the
+    question as read)."""
     brief = await _brief(store, me)
-    exemplars = await own_voice(
-        mind, question, budget=CHAT_BUDGET // VOICE_SHARE, counter=counter, as_of=as_of
-    )
+    exemplars = answer.voice
     return ChatRequest(
         brief=brief,
         question=question,

@@ -266,12 +266,13 @@ class Reader:
         self,
         request: str,
         *,
-        budget: int,
+        budget: int | None = None,
         character: str | None = None,
         as_of: int | None = None,
     ) -> RecallOut:
         """What memory gives ``request`` within ``budget`` tokens: the writer's context, or
-        with ``character`` that character's own, read as its Redis user."""
+        with ``character`` that character's own, read as its Redis user — the very recall
+        its prompt is built from (None: its prompt's budget; see :func:`recall.recall`)."""
         counter = self.sources.counter
         if counter is None:
             raise ConfigError("a recall needs the application's token counter")

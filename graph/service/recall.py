@@ -1,12 +1,21 @@
 """Recall: what memory gives a request within a budget — the writer's context, or a
 character's own, read as its own Redis user — with the lore that fires for it and a
-character's voice exemplars (:class:`~fabula.graph.service.reader.Reader` reads through it).
+character's voice exemplars, beliefs and memories: the recall of
+:mod:`fabula.agents.recall.viewer`, shaped for the service
+(:class:`~fabula.graph.service.reader.Reader` reads through it).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 
+from fabula.agents.recall.viewer import (
+    CharacterRecall,
+    RecallBudget,
+    author_recall,
+    character_recall,
+)
 from fabula.errors import ConfigError, InvalidInput
 from fabula.graph.service.reading import check_as_of
 from fabula.graph.service.responses.reading import (
@@ -18,19 +27,20 @@ from fabula.graph.service.responses.reading import (
     WorldInfoSetting,
 )
 from fabula.graph.service.responses.recall import (
+    RecallBelief,
     RecallLine,
     RecallLore,
+    RecallMemory,
     RecallOut,
     RecallPlanOut,
     RecallVoice,
 )
-from fabula.memory.acl import CharacterMind, MindPool
+from fabula.memory.acl import MindPool
 from fabula.memory.index.vectors import Embedder
 from fabula.memory.recall.assemble import Assembly, ManifestEntry
-from fabula.memory.recall.context import author_context
 from fabula.memory.recall.plan import RecallPlan
 from fabula.memory.store import StoryStore
-from fabula.memory.tokens import TokenCounter
+from fabula.memory.tokens import TokenCounter, default_counter
 from fabula.settings import LORE_BUDGET
 from fabula.worlds.lore import (
     KEPT_SETTINGS,
@@ -51,19 +61,18 @@ from fabula.worlds.recall import (
     recall_chat,
     world_books,
 )
-from fabula.worlds.voice import VOICE_SHARE, Exemplar, nearest, parse_voice
+from fabula.worlds.voice import Exemplar
 
 RECALL_BUDGET = 1000  # tokens, when a recall names no budget
 MAX_RECALL_BUDGET = 100_000  # tokens: more than any model's context a recall is meant for
 MAX_REQUEST_CHARS = 4_000
-VOICE_SCAN = 12  # a character's last utterances looked through for exemplars of its voice
 
 
 async def recall(
     store: StoryStore,
     request: str,
     *,
-    budget: int,
+    budget: int | None,
     counter: TokenCounter,
     minds: MindPool,
     character: str | None = None,
@@ -71,45 +80,68 @@ async def recall(
     embedder: Embedder | None = None,
     lore_budget: int = LORE_BUDGET,
 ) -> RecallOut:
-    """What memory gives ``request`` (a question, what a turn is about) within ``budget``
-    tokens: the author's context, or with ``character`` (an id or name) that character's
-    own, read through its own Redis user, so it holds nothing the character did not live;
-    and beside it the lore activated for the turn after ``as_of`` with the request as the
-    turn at hand, as the writer's context and the character's own have it (the world's
-    books over the story's turns for the author; the character's own lore over the turns
-    it lived, with its character filters, for it) within ``lore_budget`` tokens, with the
-    entries that did not fit. Raises :class:`InvalidInput` for an empty or overlong request,
-    a budget out of range or an ``as_of`` outside the branch, :class:`NotFound` for an
-    unknown story or character."""
+    """What memory gives ``request`` (a question, what a turn is about) by turn ``as_of``
+    within ``budget`` tokens (None: :data:`RECALL_BUDGET` for the author, a character's
+    prompt's own, :meth:`RecallBudget.character`, for a character):
+    the recall :mod:`fabula.agents.recall.viewer` builds — the one the writer's context and
+    each character's prompt are built from — for the author, or with ``character`` (an id
+    or name) for that character, read through its own Redis user, so it holds nothing the
+    character did not live. The author's context fills ``budget`` tokens; a character's
+    shares them with its voice (:meth:`RecallBudget.within`) and comes with its beliefs and
+    last memories, as its prompt lists them. Beside either is the lore the turn activates
+    with the request as the turn at hand (the world's books over the story's turns for the
+    author; the character's own lore over the turns it lived, with its character filters)
+    within ``lore_budget`` tokens, with the entries that did not fit. Raises
+    :class:`InvalidInput` for an empty or overlong request, a budget out of range or an
+    ``as_of`` outside the branch, :class:`NotFound` for an unknown story or character."""
     await store.require()
-    request = _request(request, budget, store.story)
+    request = _request(request, RECALL_BUDGET if budget is None else budget, store.story)
     as_of = await check_as_of(store, as_of)
-    holder = None
-    voice: list[RecallVoice] = []
     if character is not None and not character.strip():  # not the writer's whole context
         raise InvalidInput("character: an id or a name, not an empty one", story=store.story)
     if character is None:
-        lore = await world_lore(store, request, budget=lore_budget, counter=counter, as_of=as_of)
-        found: Assembly = await author_context(
-            store, request, budget=budget, counter=counter, as_of=as_of, embedder=embedder
+        total = RECALL_BUDGET if budget is None else budget
+        found = await author_recall(
+            store,
+            request,
+            as_of=as_of,
+            budget=RecallBudget(memory=total, voice=0, lore=lore_budget),
+            counter=counter,
+            embedder=embedder,
         )
-    else:
-        who = await store.resolve(character, "character")
-        holder = who.id
-        mind = await minds.mind(store.story, holder, store.branch)
-        lore = await own_lore(
-            mind, who.name, request, budget=lore_budget, count_tokens=counter.count, as_of=as_of
-        )
-        voice = await own_voice(
-            mind, request, budget=budget // VOICE_SHARE, counter=counter, as_of=as_of
-        )
-        rest = max(1, budget - sum(x.tokens for x in voice))
-        found = await mind.recall(request, budget=rest, counter=counter, as_of=as_of)
+        return _out(store, request, as_of, total, found.context, found.lore)
+    who = await store.resolve(character, "character")
+    mind = await minds.mind(store.story, who.id, store.branch)
+    shares = (
+        RecallBudget.character(lore=lore_budget)  # its prompt's very budget
+        if budget is None
+        else RecallBudget.within(budget, lore=lore_budget)
+    )
+    seen = await character_recall(
+        mind, who.name, request, as_of=as_of, budget=shares, counter=counter
+    )
+    total = shares.memory + shares.voice
+    return _out(store, request, as_of, total, seen.context, seen.lore, seen, counter)
+
+
+def _out(
+    store: StoryStore,
+    request: str,
+    as_of: int | None,
+    budget: int,
+    found: Assembly,
+    lore: Recalled,
+    seen: CharacterRecall | None = None,
+    counter: TokenCounter | None = None,
+) -> RecallOut:
+    """The recall as the service shows it: with ``seen``, a character's, with its beliefs,
+    its memories and its voice (each exemplar's tokens counted by ``counter``)."""
+    count = (counter or default_counter()).count
     return RecallOut(
         story=store.story,
         branch=store.branch,
         request=request,
-        holder=holder,
+        holder=None if seen is None else seen.character,
         as_of=as_of,
         budget=budget,
         tokens=found.tokens,
@@ -117,10 +149,40 @@ async def recall(
         lines=[_line(m) for m in found.manifest],
         plan=None if found.plan is None else _plan(found.plan),
         lore=_lore(lore.lit),
-        voice=voice,
+        voice=[] if seen is None else _voice(seen, count),
         lore_budget=lore.budget,
         lore_left_out=_lore(lore.left_out),
+        beliefs=[] if seen is None else _beliefs(seen),
+        memories=[]
+        if seen is None
+        else [RecallMemory(turn=m.turn, event=m.event, quote=m.quote) for m in seen.memories],
     )
+
+
+def _voice(seen: CharacterRecall, count: Callable[[str], int]) -> list[RecallVoice]:
+    """A character's voice as its prompt shows it: the last things it said (``said``; its
+    prompt's "Things you said"), then the exemplars nearest the request (never those)."""
+    said = [Exemplar(w, "said") for w in seen.said]
+    return [
+        RecallVoice(text=x.text, source=x.source, tokens=count(x.text))
+        for x in [*said, *seen.voice]
+    ]
+
+
+def _beliefs(seen: CharacterRecall) -> list[RecallBelief]:
+    """A character's beliefs, in the order its prompt lists them (by subject, attribute)."""
+    return [
+        RecallBelief(
+            subject=b.subject,
+            attribute=b.attribute,
+            value=b.value,
+            polarity=b.polarity,
+            mode=b.mode,
+            speaker=b.speaker,
+            turn=b.valid_from,
+        )
+        for b in sorted(seen.beliefs.beliefs.values(), key=lambda b: (b.subject, b.attribute))
+    ]
 
 
 def _request(request: str, budget: int, story: str) -> str:
@@ -141,25 +203,6 @@ def _request(request: str, budget: int, story: str) -> str:
             f"the budget is {budget} tokens; it must be 1 to {MAX_RECALL_BUDGET}", story=story
         )
     return request
-
-
-async def own_voice(
-    mind: CharacterMind,
-    request: str,
-    *,
-    budget: int,
-    counter: TokenCounter,
-    as_of: int | None = None,
-) -> list[RecallVoice]:
-    """The few exemplars of the character's voice (its card's dialogues and role lines,
-    what it said in the story by turn ``as_of``: read through its own connection) nearest
-    ``request``, within ``budget`` tokens (see :mod:`fabula.worlds.voice`)."""
-    exemplars = [
-        *parse_voice(await mind.voice()),
-        *(Exemplar(w, "said") for w in await mind.own_words(VOICE_SCAN, as_of=as_of)),
-    ]
-    chosen = nearest(exemplars, request, budget=budget, count_tokens=counter.count)
-    return [RecallVoice(text=x.text, source=x.source, tokens=counter.count(x.text)) for x in chosen]
 
 
 async def lore(

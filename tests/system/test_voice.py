@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from fabula.agents.character.model import MEMORIES, VOICE_LINES, render_mind, voice_lines
+from fabula.agents.character.model import MEMORIES, render_mind, voice_lines
 from fabula.agents.contracts import TurnPlan
 from fabula.agents.factory import make_roles
 from fabula.agents.shared.brief import brief_for
@@ -80,9 +80,7 @@ async def test_the_prompt_shows_the_examples_nearest_its_situation(app: Fabula) 
         brief = brief_for(view, name, plan)
         beliefs, entities = await mind.beliefs(), await mind.entities()
         memories = await mind.memories(last=MEMORIES)
-        voice = await voice_lines(
-            mind, brief, beliefs, entities, memories, shown=await mind.own_words(VOICE_LINES)
-        )
+        voice = await voice_lines(mind, brief, beliefs, entities, memories)
         prompt = render_mind(brief, beliefs, memories, entities, voice=voice)
         own = {e.split()[0] for e in EXAMPLES.get(view.name(name), ())}
         shown = {w for w in prompt.split() if w[:4] in ("ADA-", "BEN-")}

@@ -85,6 +85,29 @@ class RecallVoice(_Out):
     tokens: int
 
 
+class RecallBelief(_Out):
+    """One of a character's beliefs, as its prompt lists it: the ``attribute`` of
+    ``subject`` is (``polarity`` False: is not) ``value``, come by as ``mode`` (told by
+    ``speaker``) at ``turn``."""
+
+    subject: str
+    attribute: str
+    value: str
+    polarity: bool
+    mode: str
+    speaker: str | None = None
+    turn: int
+
+
+class RecallMemory(_Out):
+    """One of a character's first-person memories, as its prompt lists it: the ``turn``,
+    the ``event`` and the words (``quote``)."""
+
+    turn: int
+    event: str
+    quote: str
+
+
 class RecallOut(_Out):
     """What memory gives a request within a token budget: the context the writer (``holder``
     None: the author's view, everything on the branch) or a character (its own beliefs and
@@ -108,6 +131,10 @@ class RecallOut(_Out):
     # entries the request activated that did not fit (each with its size in ``tokens``)
     lore_budget: int = 0
     lore_left_out: list[RecallLore] = []
+    # with a holder: what its prompt lists beside its recalled context — all its beliefs
+    # (by subject and attribute) and its last memories, as of the same turn
+    beliefs: list[RecallBelief] = []
+    memories: list[RecallMemory] = []
 
 
 class ChatRecord(_Out):

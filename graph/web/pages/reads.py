@@ -44,9 +44,11 @@ async def recall_page(
     as_of: str = "",
 ) -> Response:
     """Ask the story's memory: the context the writer (or a character) would be given.
-    The form's empty fields (no turn, no budget) mean now and the default budget."""
+    The form's empty fields (no turn, no budget) mean now and the default budget: the
+    writer's :data:`RECALL_BUDGET`, or a character's prompt's own, as ``fabula recall``
+    without ``--budget`` has them."""
     store = fab.store(story, branch)
-    tokens = whole(budget, "budget") if budget.strip() else RECALL_BUDGET
+    tokens = whole(budget, "budget") if budget.strip() else None
     turn = whole(as_of, "as of turn") if as_of.strip() else None
     found = None
     if q.strip():  # the recall checks the story and branch exist
@@ -62,6 +64,7 @@ async def recall_page(
         branch=branch,
         q=q,
         budget=tokens,
+        default_budget=RECALL_BUDGET,
         character=found.holder if found and found.holder else character,
         characters=await fab.read(store).characters(),
         head=await fab.read(store).head(),
