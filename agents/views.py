@@ -9,6 +9,7 @@ world pack — at the story's current time on one branch, read as one
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from fabula.memory.places import place_of
 from fabula.memory.records import Development, slug
@@ -50,9 +51,16 @@ class AuthorView(Moment):
 
     def character_spec(self, character: str) -> CharacterSpec | None:
         """The world pack's entry for ``character`` (None without a pack or an entry)."""
-        if self.pack is None:
-            return None
-        return next((c for c in self.pack.characters if slug(c.name) == character), None)
+        return self._specs.get(character)
+
+    @cached_property
+    def _specs(self) -> dict[str, CharacterSpec]:
+        """The pack's characters by id (the first of a name), built once per view: a
+        town's tick asks for a thousand of them."""
+        specs: dict[str, CharacterSpec] = {}
+        for spec in self.pack.characters if self.pack is not None else ():
+            specs.setdefault(slug(spec.name), spec)
+        return specs
 
     def goals_of(self, character: str) -> list[str]:
         """``character``'s goals as the world pack states them, in order."""

@@ -153,13 +153,36 @@ def bench_town(
     kill_worker: bool = typer.Option(
         False, "--kill-worker", help="kill -9 one worker while it plays a scene."
     ),
+    baseline_turns: int | None = typer.Option(
+        None,
+        "--baseline-turns",
+        min=1,
+        help="Turns of the narrative baseline (default: as many as the ticks played scenes).",
+    ),
+    time_budget: float | None = typer.Option(
+        None,
+        "--time-budget",
+        min=1.0,
+        help="Start no tick after this many seconds of the tick run (completed_ticks says "
+        "how many ran).",
+    ),
     json_out: str | None = typer.Option(None, "--json"),
 ) -> None:
     """A town run in ticks (every place's scene at once, each tick committed whole) with
     the narrative loop on the same pack as baseline: speed, memory, leaks, spread."""
     from fabula.bench.town import run as run_town
 
-    run_town(_url(ctx), characters, places, ticks, workers, kill_worker, json_out)
+    run_town(
+        _url(ctx),
+        characters,
+        places,
+        ticks,
+        workers,
+        kill_worker,
+        json_out,
+        baseline_turns,
+        time_budget,
+    )
 
 
 @bench_app.command("model")

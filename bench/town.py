@@ -148,13 +148,20 @@ async def _kill_mid_scene(url: str, story: str, procs: list[subprocess.Popen[byt
 
 
 async def _ticks(
-    fab: Fabula, pack: WorldPack, ticks: int, workers: int, kill_worker: bool
+    fab: Fabula,
+    pack: WorldPack,
+    ticks: int,
+    workers: int,
+    kill_worker: bool,
+    time_budget: float | None = None,
 ) -> dict[str, Any]:
     story = f"bench-town-{len(pack.characters)}"
     await fab.delete_story(story)
     store = await fab.create_story(pack, story, opening=False)
     with _workers(fab.url, workers) as procs:
-        return await _run_ticks(fab, store, ticks, procs if workers else None, kill_worker)
+        return await _run_ticks(
+            fab, store, ticks, procs if workers else None, kill_worker, time_budget
+        )
 
 
 async def _run_ticks(
@@ -163,6 +170,7 @@ async def _run_ticks(
     ticks: int,
     procs: list[subprocess.Popen[bytes]] | None,
     kill_worker: bool,
+    time_budget: float | None = None,
 ) -> dict[str, Any]:
     from fabula.memory.spread import spread
 
@@ -180,6 +188,9 @@ async def _run_ticks(
     start = time.perf_counter()
     for _ in range(ticks):
         began = time.perf_counter()
+        if time_budget is not None and began - start > time_budget:
+            rest = f"the time budget ({time_budget:g} s) ran out"
+            break
         try:
             result = await run_tick(ctx, store, player)
         except StoryAtRest as at_rest:
@@ -255,8 +266,12 @@ async def run_town(
     workers: int,
     kill_worker: bool,
     json_out: str | None,
+    baseline_turns: int | None = None,
+    time_budget: float | None = None,
 ) -> dict[str, Any]:
-    """Run the tick run and its narrative baseline; print the table, write the JSON."""
+    """Run the tick run (no tick started after ``time_budget`` seconds, if given) and its
+    narrative baseline (``baseline_turns`` turns; by default as many as the ticks played
+    scenes, which a town of 1,000 makes long); print the table, write the JSON."""
     if kill_worker and workers < 2:
         raise InvalidInput(
             f"--kill-worker needs --workers 2 or more (the tick finishes on the others), "
@@ -264,8 +279,9 @@ async def run_town(
         )
     pack = town_world(characters, places)
     async with Fabula(url, Settings()) as fab:
-        town = await _ticks(fab, pack, ticks, workers, kill_worker)
-        baseline = await _narrative(fab, pack, max(1, town["scenes"]))
+        town = await _ticks(fab, pack, ticks, workers, kill_worker, time_budget)
+        turns = baseline_turns if baseline_turns is not None else max(1, town["scenes"])
+        baseline = await _narrative(fab, pack, turns)
     result: dict[str, Any] = {
         "benchmark": "town",
         "characters": characters,
@@ -311,5 +327,20 @@ def run(
     workers: int,
     kill_worker: bool,
     json_out: str | None,
+    baseline_turns: int | None = None,
+    time_budget: float | None = None,
 ) -> dict[str, Any]:
-    return asyncio.run(run_town(url, characters, places, ticks, workers, kill_worker, json_out))
+    """:func:`run_town` on its own event loop."""
+    return asyncio.run(
+        run_town(
+            url,
+            characters,
+            places,
+            ticks,
+            workers,
+            kill_worker,
+            json_out,
+            baseline_turns,
+            time_budget,
+        )
+    )

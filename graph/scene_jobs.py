@@ -78,13 +78,7 @@ async def _play(task: SceneTask, tick: int, head: int) -> dict[str, Any]:
         await lease.acquire()
         _mark_leased()
         async with renewed(lease):
-            view = await author_view(store)
-            if view.turn != head:
-                raise TurnConflict(
-                    f"tick {tick} started at turn {head}, the branch is at {view.turn}",
-                    story=task["story"],
-                    branch=task["branch"],
-                )
+            view = await _view_at(store, url, tick, head)
             base = TurnContext(
                 admin=admin, url=url, minds=minds, roles=make_roles(settings), settings=settings
             )
@@ -95,6 +89,34 @@ async def _play(task: SceneTask, tick: int, head: int) -> dict[str, Any]:
         await admin.aclose()
     delta = outcome["delta"]
     return {**outcome, "delta": delta.model_dump_json() if delta is not None else None}
+
+
+_VIEW: dict[tuple[str, str, str, int, int], AuthorView] = {}
+"""The author's view of the tick this worker last played a scene of, by (server, story,
+branch, tick, head): a tick's scenes all read the story at its start, and a worker plays
+many of them; reading every mind of a town again for each would cost the story's size."""
+
+
+async def _view_at(store: StoryStore, url: str, tick: int, head: int) -> AuthorView:
+    """The view of the story at the tick's start (turn ``head``): this worker's, if it
+    played a scene of the same tick, else read. Refuses (:class:`TurnConflict`) if the
+    branch is no longer at ``head``."""
+    key = (url, store.story, store.branch, tick, head)
+    now = await store.head()
+    view = _VIEW.get(key) if now == head else None
+    if view is None and now == head:
+        view = await author_view(store)
+        now = view.turn
+        _VIEW.clear()  # one tick's view at a time
+        if now == head:
+            _VIEW[key] = view
+    if view is None or now != head:
+        raise TurnConflict(
+            f"tick {tick} started at turn {head}, the branch is at {now}",
+            story=store.story,
+            branch=store.branch,
+        )
+    return view
 
 
 def _mark_leased() -> None:

@@ -31,6 +31,7 @@ A scene whose draft still has errors after its revisions fails the tick as a who
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, TypedDict
@@ -42,7 +43,7 @@ from langgraph.types import Overwrite, Send
 
 from fabula.agents.contracts import MAX_FOCAL, TurnPlan
 from fabula.agents.shared.brief import brief_for
-from fabula.agents.shared.goals import Situation, read_goal, step
+from fabula.agents.shared.goals import Kinds, Situation, read_goal, step
 from fabula.agents.views import AuthorView, author_view
 from fabula.errors import FabulaError, SceneFailed, StoryAtRest
 from fabula.graph.commit import CommitPath, read_text
@@ -99,14 +100,15 @@ minds of the story in one Redis call; a hundred at once (a town of 1,000 in 100 
 queue behind each other in the server past the client's read timeout."""
 
 
-def acting(view: AuthorView, character: str) -> bool:
+def acting(view: AuthorView, character: str, kinds: Kinds | None = None) -> bool:
     """Whether ``character`` has a step to take toward one of its goals (judged from its
-    beliefs, as the offline planner judges it)."""
+    beliefs, as the offline planner judges it). ``kinds``: the view's entities by kind,
+    made once for a tick's characters (:meth:`Kinds.of`)."""
     beliefs = view.beliefs.get(character)
     if beliefs is None:
         return False
     sit = Situation(character, beliefs, view.entities)
-    goals = [read_goal(view.entities, g) for g in view.goals_of(character)]
+    goals = [read_goal(view.entities, g, kinds) for g in view.goals_of(character)]
     return any(step(sit, g).status == "act" for g in goals)
 
 
@@ -121,9 +123,11 @@ def plan_tick(view: AuthorView, tick: int) -> TickPlan:
             by_place.setdefault(place, []).append(c)
     scenes: list[ScenePlan] = []
     turn = view.turn + 1
+    kinds = Kinds.of(view.entities)
     for place in sorted(by_place):
         cast = tuple(by_place[place])
-        focal = tuple(c for c in cast if acting(view, c))[:MAX_FOCAL]
+        # the first MAX_FOCAL with a step to take: the rest are not asked (a town's cost)
+        focal = tuple(itertools.islice((c for c in cast if acting(view, c, kinds)), MAX_FOCAL))
         scenes.append(ScenePlan(place, cast, focal, turn if focal else None))
         turn += 1 if focal else 0
     plan = TickPlan(tick=tick, head=view.turn, scenes=tuple(scenes))
@@ -256,7 +260,7 @@ async def play_scene(task: SceneTask, ctx: TurnContext) -> SceneOutcome:
         "focal": task["focal"],
     }
     try:
-        done = await _SCENE_GRAPH.ainvoke(start, context=ctx)
+        done = await _SCENE_GRAPH.ainvoke(start, context=_scene_only(task, ctx))
     except StoryAtRest:
         return SceneOutcome(place=task["place"], turn=task["turn"], delta=None, errors=[], usage={})
     except FabulaError as error:
@@ -269,6 +273,19 @@ async def play_scene(task: SceneTask, ctx: TurnContext) -> SceneOutcome:
         errors=errors,
         usage=dict(done.get("usage", {})),
     )
+
+
+def _scene_only(task: SceneTask, ctx: TurnContext) -> TurnContext:
+    """``ctx`` for one scene: its store reads the prior minds of the scene's cast only
+    (:meth:`StoryStore.for_scene`), so that reading its text costs what the scene holds,
+    not what the story holds. Nobody else can gain anything from the scene: its delta is
+    confined to its cast (:func:`~fabula.memory.ticks.confine`)."""
+    key = (task["story"], task["branch"])
+    store = ctx.cache.stores.get(key)
+    if store is None:
+        store = StoryStore(ctx.admin, *key, limits=ctx.settings.limits)
+    cache = RunCache(views=ctx.cache.views, stores={key: store.for_scene(task["cast"])})
+    return dataclasses.replace(ctx, cache=cache)
 
 
 def scene_context(

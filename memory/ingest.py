@@ -82,13 +82,17 @@ async def read_prior(
     store: StoryStore, actions: Sequence[StoryAction], *, as_of: int | None = None
 ) -> PriorView:
     """What the tracker needs to apply ``actions`` after turn ``as_of`` (None: the head):
-    the entities, W, every character's first-order beliefs, and the scene the story is in.
+    the entities, W, every character's first-order beliefs (only those of the store's
+    :attr:`~StoryStore.holders`, for a scene's store), and the scene the story is in.
     Nested chains are not read: the tracker writes what reaches a group once, whatever its
     chains held (:mod:`fabula.memory.tracking.nested`)."""
     entities = await store.entities(as_of)
     world = (await project_world(store, as_of)).states
     prior = PriorView(entities=entities, world=world)
     characters = sorted(i for i, e in entities.items() if e.kind == "character")
+    if store.holders is not None:
+        inside = set(store.holders)
+        characters = [c for c in characters if c in inside]
     slots = touched_slots(actions, prior)
     if as_of is None:
         beliefs = await _current_beliefs(store, characters)

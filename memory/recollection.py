@@ -120,7 +120,7 @@ class _Reader:
         self.events = list(events)
         self.entities = entities
         self.sentences = list(split_sentences(text))
-        self.names = _name_pattern(entities.values())
+        self.names = _name_pattern(entities.values(), text)
         self.ids = {e.name.lower(): e.id for e in entities.values()} | {
             e.id.replace("_", " "): e.id for e in entities.values()
         }
@@ -276,9 +276,17 @@ class _Reader:
         return {self.ids[f.lower()] for f in found if f.lower() in self.ids}
 
 
-def _name_pattern(entities: Iterable[Entity]) -> re.Pattern[str] | None:
+def _name_pattern(entities: Iterable[Entity], text: str) -> re.Pattern[str] | None:
+    """The pattern of every name and id of ``entities`` that ``text`` may hold (a name
+    not in it, in any case, cannot match: the pattern grows with the text, not with the
+    story; a text or name beyond ASCII keeps every name, as case folding may join them)."""
     forms = {e.name for e in entities} | {e.id.replace("_", " ") for e in entities}
-    forms = {f for f in forms if f.strip()}
+    lowered = text.lower() if text.isascii() else None
+    forms = {
+        f
+        for f in forms
+        if f.strip() and (lowered is None or not f.isascii() or f.lower() in lowered)
+    }
     if not forms:
         return None
     alternation = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))

@@ -154,6 +154,21 @@ def _waitaof_refusal(exc: Exception) -> str:
 
 _ENTITY_MEMO = 50_000
 _entities_parsed: dict[str, Entity] = {}
+_known_parsed: dict[str, tuple[int, Entity]] = {}
+
+
+def _known_entity(raw: str) -> tuple[int, Entity]:
+    """An entry of a character's known entities (the turn it knew of it from, and the
+    entity), parsed once per process as :func:`_entity` is: in a town, every character
+    knows the whole cast, and each of its turns reads it again."""
+    known = _known_parsed.get(raw)
+    if known is None:
+        if len(_known_parsed) >= _ENTITY_MEMO:
+            _known_parsed.clear()
+        data = json.loads(raw)
+        entity = Entity.model_validate(data["entity"])
+        known = _known_parsed[raw] = (int(data["known_from"]), entity)
+    return known
 
 
 def _entity(raw: str) -> Entity:
@@ -178,10 +193,13 @@ class StoryStore:
         *,
         limits: Limits | None = None,
         viewer: str | None = None,
+        holders: Sequence[str] | None = None,
     ) -> None:
         self.client = client
         # a character's store (on its own connection): its entities are what it knows of
         self.viewer = viewer
+        # a scene's store: the only characters whose minds a turn read through it can touch
+        self.holders: tuple[str, ...] | None = None if holders is None else tuple(holders)
         self.limits = limits or Limits()
         self.story = keys.check_id(story, "story")
         self.branch = keys.check_id(branch, "branch")
@@ -191,7 +209,31 @@ class StoryStore:
 
     def on_branch(self, branch: str) -> StoryStore:
         """The same story, another branch."""
-        return StoryStore(self.client, self.story, branch, limits=self.limits, viewer=self.viewer)
+        return StoryStore(
+            self.client,
+            self.story,
+            branch,
+            limits=self.limits,
+            viewer=self.viewer,
+            holders=self.holders,
+        )
+
+    def for_scene(self, cast: Sequence[str]) -> StoryStore:
+        """The same branch, for a scene whose ``cast`` is everyone there: a turn read
+        through it reads the prior minds of ``cast`` only (:func:`fabula.memory.ingest.
+        read_prior`), so its cost grows with the scene, not with the story. Only for a
+        turn whose every witness is in ``cast`` (a tick's scene, whose delta is confined
+        to its cast): a mind left unread is taken to hold nothing."""
+        scoped = StoryStore(
+            self.client,
+            self.story,
+            self.branch,
+            limits=self.limits,
+            viewer=self.viewer,
+            holders=cast,
+        )
+        scoped._ancestry = self._ancestry  # the same branch: what was read of it holds
+        return scoped
 
     # -- lifecycle ------------------------------------------------------------------
     async def exists(self) -> bool:
@@ -657,9 +699,9 @@ class StoryStore:
         raw = await self.client.hgetall(keys.known_entities(self.story, self.branch, character))
         out: dict[str, Entity] = {}
         for ident, value in raw.items():
-            known = json.loads(value)
-            if as_of is None or int(known["known_from"]) <= as_of:
-                out[ident] = Entity.model_validate(known["entity"])
+            known_from, entity = _known_entity(value)
+            if as_of is None or known_from <= as_of:
+                out[ident] = entity
         return out
 
     async def characters(self) -> list[str]:

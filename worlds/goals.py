@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Literal
 
@@ -186,10 +187,10 @@ def parse_goal(
     """
     clean = text.strip().rstrip(".").strip()
     known = {
-        "o": None if objects is None else set(objects),
-        "c": None if characters is None else set(characters),
-        "p": None if places is None else set(places),
-        "w": None if characters is None else set(characters),
+        "o": None if objects is None else _as_set(objects),
+        "c": None if characters is None else _as_set(characters),
+        "p": None if places is None else _as_set(places),
+        "w": None if characters is None else _as_set(characters),
     }
     for kind, pattern in _PATTERNS:
         m = pattern.match(clean)
@@ -231,6 +232,12 @@ def _named(text: str, ids: Iterable[str]) -> list[str]:
         if f"_{ident}_" in joined or (len(firsts[head]) == 1 and f"_{head}_" in joined):
             found.append(ident)
     return [i for i in found if not any(i != j and f"_{i}_" in f"_{j}_" for j in found)]
+
+
+def _as_set(ids: Iterable[str]) -> AbstractSet[str]:
+    """``ids`` as a set to look names up in; a set given is used as it is (a town's
+    planner reads a thousand goals against the same thousand ids)."""
+    return ids if isinstance(ids, (set, frozenset)) else set(ids)
 
 
 def natural_goal(text: str, characters: Iterable[str], places: Iterable[str] = ()) -> Goal:

@@ -49,6 +49,7 @@ from fabula.agents.shared.goals import (
     REFUSAL,
     SECRET_QUESTION,
     SECRET_REFUSAL,
+    Kinds,
     Situation,
     answered,
     read_goal,
@@ -363,7 +364,8 @@ async def _situation(mind: CharacterMind, brief: CharacterBrief) -> tuple[Situat
     entities = await mind.entities()
     memories = await mind.memories(last=30)
     sit = Situation(mind.character, await mind.beliefs(), entities, memories)
-    return sit, [read_goal(entities, g) for g in brief.goals]
+    kinds = Kinds.of(entities)
+    return sit, [read_goal(entities, g, kinds) for g in brief.goals]
 
 
 class OfflineCharacter:

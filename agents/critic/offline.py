@@ -55,7 +55,7 @@ class OfflineCritic:
             slot: s.value for slot, s in view.world.states.items() if s.polarity
         }
         states_by_event, beliefs_by_event = _by_event(delta)
-        minds: dict[str, dict[str, Belief]] = {c: dict(v.beliefs) for c, v in view.beliefs.items()}
+        minds = _Minds(view)
         new_entities = {e.id for e in delta.entities}
         findings.extend(self._referents(view, delta))
         findings.extend(_markup(view, delta.text))
@@ -279,13 +279,11 @@ class OfflineCritic:
             ]
         return []
 
-    def _knowledge(
-        self, view: AuthorView, event: Event, minds: dict[str, dict[str, Belief]]
-    ) -> list[Finding]:
+    def _knowledge(self, view: AuthorView, event: Event, minds: _Minds) -> list[Finding]:
         assert event.actor is not None and event.content is not None
         speaker = event.actor
         content = event.content
-        belief = minds.get(speaker, {}).get(content.slot)
+        belief = minds.of(speaker).get(content.slot)
         quote = event.span.quote
         if belief is None:
             return [
@@ -346,9 +344,27 @@ def _contradictions(
     return findings
 
 
+class _Minds:
+    """Each character's first-order beliefs as the turn's events change them: copied from
+    the view when first touched (a scene touches its few characters, a town holds a
+    thousand)."""
+
+    def __init__(self, view: AuthorView) -> None:
+        self._view = view
+        self._minds: dict[str, dict[str, Belief]] = {}
+
+    def of(self, character: str) -> dict[str, Belief]:
+        """``character``'s beliefs by slot, as the events so far left them."""
+        mind = self._minds.get(character)
+        if mind is None:
+            held = self._view.beliefs.get(character)
+            mind = self._minds[character] = dict(held.beliefs) if held is not None else {}
+        return mind
+
+
 def _apply(
     world: dict[str, str],
-    minds: dict[str, dict[str, Belief]],
+    minds: _Minds,
     states: list[State],
     beliefs: list[Belief],
 ) -> None:
@@ -361,7 +377,7 @@ def _apply(
             world.pop(state.slot, None)
     for belief in beliefs:
         if len(belief.holder) == 1:
-            minds.setdefault(belief.holder[0], {})[belief.slot] = belief
+            minds.of(belief.holder[0])[belief.slot] = belief
 
 
 _QUOTE = re.compile(r"[\"“]([^\"“”]*)[\"”]")

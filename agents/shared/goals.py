@@ -54,6 +54,7 @@ class Situation:
         self.beliefs = beliefs
         self.entities = entities
         self.memories = list(memories)
+        self._whereabouts: list[tuple[str, str]] | None = None
 
     def name(self, entity: str) -> str:
         """The entity's name as written."""
@@ -84,22 +85,36 @@ class Situation:
             e for e in self.entities if self.is_container(e) and self.place_of(e) == place
         )
 
-    def others_here(self) -> list[str]:
+    def whereabouts(self) -> list[tuple[str, str]]:
+        """Every other character it places somewhere, with the place, sorted by id: read
+        once per situation (a goal's step asks several times, and a town's character knows
+        a thousand others; the situation is a snapshot of its mind, never changed)."""
+        if self._whereabouts is None:
+            self._whereabouts = [
+                (c, place)
+                for c, e in sorted(self.entities.items())
+                if e.kind == "character" and c != self.me and (place := self.place_of(c))
+            ]
+        return self._whereabouts
+
+    def is_here(self, who: str) -> bool:
+        """Whether it believes ``who``, another character, is where it is (as
+        ``who in self.others_here()``, without placing everyone else)."""
         here = self.here
-        return sorted(
-            c
-            for c, e in self.entities.items()
-            if e.kind == "character" and c != self.me and here and self.place_of(c) == here
+        return (
+            bool(here)
+            and who != self.me
+            and self.kind(who) == "character"
+            and (self.place_of(who) == here)
         )
 
+    def others_here(self) -> list[str]:
+        here = self.here
+        return [c for c, place in self.whereabouts() if here and place == here]
+
     def others_elsewhere(self) -> list[tuple[str, str]]:
-        out = []
-        for c, e in sorted(self.entities.items()):
-            if e.kind == "character" and c != self.me:
-                place = self.place_of(c)
-                if place and place != self.here:
-                    out.append((c, place))
-        return out
+        here = self.here
+        return [(c, place) for c, place in self.whereabouts() if place != here]
 
     def said(self, prefix: str) -> bool:
         """Whether the character's memories hold a line starting with ``prefix``."""
@@ -124,15 +139,33 @@ class Step:
     why: str = ""
 
 
-def read_goal(entities: dict[str, Entity], text: str) -> Goal:
+@dataclass(frozen=True)
+class Kinds:
+    """The ids of the entities a mind knows of, by kind: in the entities' order (what a
+    goal in other words names first) and as sets (what a goal's form is checked against).
+    Made once for the goals read against the same entities (:meth:`of`)."""
+
+    ordered: dict[str, list[str]]
+    sets: dict[str, frozenset[str]]
+
+    @classmethod
+    def of(cls, entities: dict[str, Entity]) -> Kinds:
+        """The kinds of ``entities`` (objects, characters and places at least)."""
+        ordered: dict[str, list[str]] = {"object": [], "character": [], "place": []}
+        for ident, e in entities.items():
+            ordered.setdefault(e.kind, []).append(ident)
+        return cls(ordered, {k: frozenset(v) for k, v in ordered.items()})
+
+
+def read_goal(entities: dict[str, Entity], text: str, kinds: Kinds | None = None) -> Goal:
     """``text`` read as a goal against the entities a mind knows of; an object the goal
     names that the mind has not met yet is read as one (the goal itself names it); a goal
     in other words naming one character or place, as one about it
-    (:func:`~fabula.worlds.goals.natural_goal`)."""
-    kinds: dict[str, list[str]] = {"object": [], "character": [], "place": []}
-    for ident, e in entities.items():
-        kinds.setdefault(e.kind, []).append(ident)
-    goal = parse_goal(text, kinds["object"], kinds["character"], kinds["place"], natural=False)
+    (:func:`~fabula.worlds.goals.natural_goal`). ``kinds``: :meth:`Kinds.of` ``entities``,
+    when the caller reads several goals against them (made here otherwise)."""
+    known = kinds if kinds is not None else Kinds.of(entities)
+    sets = known.sets
+    goal = parse_goal(text, sets["object"], sets["character"], sets["place"], natural=False)
     if goal.kind != "motive":
         return goal
     loose = parse_goal(text)
@@ -147,7 +180,7 @@ def read_goal(entities: dict[str, Entity], text: str) -> Goal:
         )
     ):
         return loose
-    return natural_goal(text, kinds["character"], kinds["place"])
+    return natural_goal(text, known.ordered["character"], known.ordered["place"])
 
 
 def _done(why: str) -> Step:
@@ -236,7 +269,7 @@ def _locate(sit: Situation, obj: str) -> Step:
 
 def _reach(sit: Situation, who: str) -> Step:
     """Steps toward being where ``who`` is."""
-    if who in sit.others_here():
+    if sit.is_here(who):
         return _done(f"is with {sit.name(who)}")
     place = sit.place_of(who)
     if place is not None and place != sit.here:
@@ -245,7 +278,8 @@ def _reach(sit: Situation, who: str) -> Step:
     gone_from = seen.value if seen is not None and not seen.polarity else None
     candidates = [p for p in sit.places() if p not in (sit.here, gone_from)]
     # where it has not been yet first, then anywhere it has not seen them leave
-    for candidate in [*(p for p in candidates if p not in sit.visited()), *candidates]:
+    been = sit.visited()
+    for candidate in [*(p for p in candidates if p not in been), *candidates]:
         return _act(f"looks for {sit.name(who)}", kind="go", target=candidate)
     return _blocked(f"does not know where {sit.name(who)} is")
 
@@ -260,11 +294,11 @@ def _get(sit: Situation, obj: str, *, find: bool = False) -> Step:
     if holder == sit.me:
         return _done(f"holds the {name}")
     if sit.kind(holder) == "character":
-        if find and holder in sit.others_here():
+        if find and sit.is_here(holder):
             return _done(f"sees the {name} with {sit.name(holder)}")
         if refused(sit, obj):
             return _blocked(f"{sit.name(holder)} refused to give the {name}")
-        if holder in sit.others_here():
+        if sit.is_here(holder):
             line = f"Give me the {name}, {sit.name(holder)}"
             if sit.said(f'"{line}," said {sit.name(sit.me)}'):
                 return Step("waiting", why=f"asked {sit.name(holder)} for the {name}")
@@ -381,7 +415,7 @@ def _give(sit: Situation, obj: str, who: str, held: str | None) -> Step:
         return _done(f"{sit.name(who)} has the {sit.name(obj)}")
     if held != sit.me:
         return _get(sit, obj)
-    if who in sit.others_here():
+    if sit.is_here(who):
         return _act(f"gives the {obj} to {who}", kind="give", object=obj, listener=who)
     return _reach(sit, who)
 
@@ -397,7 +431,7 @@ def _tell_where(sit: Situation, obj: str, who: str, held: str | None) -> Step:
         f"{me} said that the {thing} is"
     ):
         return _done(f"told {sit.name(who)}")
-    if who in sit.others_here():
+    if sit.is_here(who):
         return _act(
             f"tells {who} where the {obj} is", kind="tell", listener=who, about=obj, claim=held
         )
@@ -415,7 +449,7 @@ def _learn_secret(sit: Situation, who: str) -> Step:
     line = f"{SECRET_QUESTION}, {sit.name(who)}"
     if sit.said(f'"{line}," said {sit.name(sit.me)}'):
         return Step("waiting", why=f"asked {sit.name(who)}")
-    if who in sit.others_here():
+    if sit.is_here(who):
         return _act(f"wants {who}'s secret", kind="say", listener=who, line=line)
     return _reach(sit, who)
 
@@ -447,7 +481,7 @@ def _ask_about(sit: Situation, who: str, topic: str) -> Step:
 
 def _avoid(sit: Situation, who: str) -> Step:
     """Away from ``who``: to a place it is not believed to be in, if ``who`` is here."""
-    if who not in sit.others_here():
+    if not sit.is_here(who):
         return _done(f"is away from {sit.name(who)}")
     elsewhere = {p for c, p in sit.others_elsewhere() if c == who}
     for place in sit.places():
@@ -478,7 +512,7 @@ def _tell_secret(sit: Situation, owner: str, listener: str) -> Step:
         return step(sit, Goal("learn_secret", f"learn {sit.name(owner)}'s secret", character=owner))
     if told_secret(sit, listener, owner):
         return _done(f"told {sit.name(listener)}")
-    if listener in sit.others_here():
+    if sit.is_here(listener):
         return _act(
             f"confides {owner}'s secret to {listener}",
             kind="tell",

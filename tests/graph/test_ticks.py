@@ -9,15 +9,18 @@ from pathlib import Path
 
 import pytest
 
+from fabula.agents.reading.extract import extract
 from fabula.errors import InvalidDelta, SceneFailed, TurnConflict
-from fabula.graph.commit import CommitPath, commit_text
+from fabula.graph.commit import CommitPath, commit_text, read_text
+from fabula.graph.scene_jobs import _view_at
 from fabula.graph.service import Fabula
 from fabula.graph.ticks import commit_scenes, play_tick, run_tick
 from fabula.memory import keys
+from fabula.memory.ingest import read_prior
 from fabula.memory.records import State, event_turn
 from fabula.memory.spread import audit_ticks, own_beliefs, says, spread
 from fabula.memory.store import StoryStore
-from fabula.memory.ticks import tick_records
+from fabula.memory.ticks import confine, tick_records
 from fabula.settings import Settings
 from fabula.worlds.loader import load_world
 
@@ -169,3 +172,46 @@ class TestTownPack:
         assert pack.goal_warnings == []
         holders = [c.name for c in pack.characters if c.secrets]
         assert holders == ["Mara"]
+
+
+class TestSceneReadsItsScene:
+    async def test_a_scene_reads_its_cast_minds_and_commits_the_same(
+        self, offline_fab: Fabula
+    ) -> None:
+        """A scene's text read through its scene's store (the prior minds of its cast only)
+        gives, confined to the cast, the very delta the whole story's minds give: the tick's
+        cost follows the scene, and what each character gets does not change."""
+        store = await _town(offline_fab)
+        ctx = offline_fab.context(auto=True)
+        await run_tick(ctx, store)  # minds that differ from the pack's start
+        plan, deltas = await play_tick(ctx, store)
+        everyone = await store.characters()
+        path = CommitPath.of(ctx)
+        by_turn = {s.turn: s for s in plan.scenes if s.turn is not None}
+        for delta in deltas:
+            cast = by_turn[delta.turn].cast
+            scoped = store.for_scene(cast)
+            actions = extract(delta.text)
+            prior = await read_prior(scoped, actions)
+            assert {chain[0] for chain in prior.beliefs} <= set(cast)
+            assert len((await read_prior(store, actions)).beliefs) == len(everyone)
+            whole, _ = await read_text(path, store, delta.turn, delta.text)
+            alone, _ = await read_text(path, scoped, delta.turn, delta.text)
+            assert confine(alone, cast) == confine(whole, cast) == delta
+
+
+class TestWorkerView:
+    async def test_a_worker_reads_a_tick_once_and_refuses_a_moved_branch(
+        self, offline_fab: Fabula
+    ) -> None:
+        """A worker keeps the view of the tick it plays (the same object for the tick's
+        next scene), and refuses a scene once the branch moved past the tick's start, even
+        with that view kept."""
+        store = await _town(offline_fab)
+        head = await store.head()
+        first = await _view_at(store, offline_fab.url, 1, head)
+        assert first.turn == head
+        assert await _view_at(store, offline_fab.url, 1, head) is first
+        await run_tick(offline_fab.context(auto=True), store)
+        with pytest.raises(TurnConflict):
+            await _view_at(store, offline_fab.url, 1, head)

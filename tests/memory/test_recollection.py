@@ -7,7 +7,8 @@ through the real graph; these pin down cases it found.
 from __future__ import annotations
 
 from fabula.memory.delta import DeltaBuilder
-from fabula.memory.records import Fact
+from fabula.memory.recollection import _name_pattern
+from fabula.memory.records import Entity, Fact
 
 TEXT = (
     "Ada privately told Ben that the spare key is in the cupboard, and Ben took the spare "
@@ -334,3 +335,14 @@ class TestSpansOverSeveralSentences:
                 assert "hid" not in memory, (event.kind, witness, memory)
         assert delta.recollections[take.id] == "Ada took the key."
         assert delta.recollections[delta.events[1].id] == "Ben left the study."
+
+
+def test_the_name_pattern_holds_the_names_the_text_may_hold() -> None:
+    """The names a text cannot hold are left out of its pattern (its size follows the
+    text, not the story), and a name written in another case is still found."""
+    people = [Entity(id=f"agent{i}", kind="character", name=f"Agent{i}") for i in range(50)]
+    pattern = _name_pattern(people, "AGENT7 met agent12 in the yard.")
+    assert pattern is not None
+    assert sorted(pattern.findall("AGENT7 met agent12 in the yard.")) == ["AGENT7", "agent12"]
+    assert "Agent30" not in pattern.pattern
+    assert _name_pattern(people, "Nobody came.") is None
