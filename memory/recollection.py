@@ -279,7 +279,7 @@ class _Reader:
 def _name_pattern(entities: Iterable[Entity], text: str) -> re.Pattern[str] | None:
     """The pattern of every name and id of ``entities`` that ``text`` may hold (a name
     not in it, in any case, cannot match: the pattern grows with the text, not with the
-    story; a text or name beyond ASCII keeps every name, as case folding may join them)."""
+    story; a text or name beyond ASCII keeps every name, as lowering their case may join them)."""
     forms = {e.name for e in entities} | {e.id.replace("_", " ") for e in entities}
     lowered = text.lower() if text.isascii() else None
     forms = {
