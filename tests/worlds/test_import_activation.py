@@ -20,6 +20,15 @@ def e(*keys: str, content: str = "", **kw: Any) -> LoreEntry:
 CASES: list[tuple[str, list[LoreEntry], str, list[str], dict[str, Any]]] = [
     ("keys are not case-sensitive by default", [e("Bessie", name="b")], "bessie moos", ["b"], {}),
     (
+        # kept on purpose: SillyTavern's matchKeys (world-info.js 255-259, 268-269) finds a
+        # key of spaces in any text with a space; here it is in no text
+        "a key of only spaces fires on nothing",
+        [e(" ", name="blank"), e("   ", name="blank2", whole_words=False)],
+        "the old king sat down",
+        [],
+        {},
+    ),
+    (
         "a case-sensitive key needs its case",
         [e("Rose", name="r", case_sensitive=True)],
         "a rose",
