@@ -12,8 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from fabula.agents.reading.phases import lexicon as lx
+from fabula.agents.reading.phases.mentions import phrase
 from fabula.agents.reading.phases.tokens import Token
 
+HELPING = lx.AUXILIARIES | lx.COPULAS  # what comes before a verb: "is", "has", "will"
 # pronouns that are a clause's subject ("and it sounds", "but she stays")
 _SUBJECTS = frozenset(["it", "he", "she", "they", "we", "i"])
 # adverbial particles: "rolls in", "knocks over", "turns off"
@@ -70,3 +72,39 @@ def split_clauses(segment: Sequence[Token]) -> list[tuple[Token, ...]]:
             continue
         out[-1].append(t)
     return [tuple(c) for c in out if c]
+
+
+def past_modifiers(tokens: Sequence[Token]) -> Sequence[Token]:
+    """``tokens`` after a subject, its prepositional phrases skipped ("the honey in the
+    jars is ..." → "is ...")."""
+    rest = list(tokens)
+    while len(rest) > 1:
+        if rest[0].lower in lx.PREPOSITIONS and rest[0].lower != "by":
+            np = phrase(rest[1:])
+            if not np:
+                break
+            rest = rest[1 + len(np) :]
+        elif len(rest) > 2 and rest[0].lower in lx.PRONOUNS:
+            # a relative clause without "that": "the jar she bought is ...", "the
+            # saplings he has ordered are ...", "the vase she is shaping has ..."
+            first, second = rest[1].lower, rest[2].lower
+            perfect = first in lx.AUXILIARIES and second.endswith(("ed", "en"))
+            own = (lx.verb(first) or first in ("has", "have", "had")) and not perfect
+            if own and (second in lx.COPULAS or second in lx.AUXILIARIES):
+                rest = rest[2:]  # "the yeast he has appears ...": its own verb
+                continue
+            j = 1
+            while j < len(rest) and (rest[j].lower in HELPING):
+                j += 1
+            if j >= len(rest) or lx.verb(rest[j].lower) is None:
+                break
+            j += 1
+            if j + 1 < len(rest) and rest[j].lower in PARTICLES | lx.PREPOSITIONS:
+                j += 1  # "the piece she is working on is ..."
+            nxt = rest[j].lower if j < len(rest) else ""
+            if not (nxt in lx.COPULAS or nxt in lx.AUXILIARIES or lx.verb(nxt)):
+                break
+            rest = rest[j:]
+        else:
+            break
+    return rest

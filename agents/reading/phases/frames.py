@@ -45,7 +45,7 @@ from fabula.agents.reading.phases import lexicon as lx
 from fabula.agents.reading.phases.appearance import described, first_object, looks
 from fabula.agents.reading.phases.clauses import PARTICLES as _PARTICLES
 from fabula.agents.reading.phases.clauses import particle as _particle
-from fabula.agents.reading.phases.clauses import split_clauses
+from fabula.agents.reading.phases.clauses import past_modifiers, split_clauses
 from fabula.agents.reading.phases.mentions import Mention, Resolver, phrase
 from fabula.agents.reading.phases.tokens import Sentence, Token
 
@@ -55,7 +55,6 @@ CHANGING = frozenset(["change", "contact", "consumption", "creation", "weather",
 # adjectives of perceiving (WordNet files them under adj.all, with no verb to derive)
 AWARE = {"aware": True, "unaware": False, "oblivious": False}
 _CONTENTS = frozenset(["contain", "hold", "fill"])
-_HELPING = lx.AUXILIARIES | lx.COPULAS
 # verbs of perception that link a thing to how it strikes the senses ("it sounds in tune",
 # "the milk smells sour"); said of a character they are its perceiving ("Tam smells smoke")
 _LINKING = frozenset(
@@ -206,7 +205,7 @@ class ClauseReader:
             self.r.note(subject, subject=True)
             self._subject = subject
             after_subject = rest[len(subject.tokens) :]
-            self._verb_phrase(frame, subject, self._past_modifiers(after_subject))
+            self._verb_phrase(frame, subject, past_modifiers(after_subject))
         frame.roots = _content_roots(tokens, frame.holder)
         self._contained(frame, rest)
         self._object = first_object(self.r, after_subject)
@@ -226,41 +225,6 @@ class ClauseReader:
         if tokens[0].capital and self._subject is None:
             return False
         return w.endswith("ing") or (self._subject is not None and w not in lx.verb_lemmas())
-
-    def _past_modifiers(self, tokens: Sequence[Token]) -> Sequence[Token]:
-        """``tokens`` after a subject, its prepositional phrases skipped ("the honey in the
-        jars is ..." → "is ...")."""
-        rest = list(tokens)
-        while len(rest) > 1:
-            if rest[0].lower in lx.PREPOSITIONS and rest[0].lower != "by":
-                np = phrase(rest[1:])
-                if not np:
-                    break
-                rest = rest[1 + len(np) :]
-            elif len(rest) > 2 and rest[0].lower in lx.PRONOUNS:
-                # a relative clause without "that": "the jar she bought is ...", "the
-                # saplings he has ordered are ...", "the vase she is shaping has ..."
-                first, second = rest[1].lower, rest[2].lower
-                perfect = first in lx.AUXILIARIES and second.endswith(("ed", "en"))
-                own = (lx.verb(first) or first in ("has", "have", "had")) and not perfect
-                if own and (second in lx.COPULAS or second in lx.AUXILIARIES):
-                    rest = rest[2:]  # "the yeast he has appears ...": its own verb
-                    continue
-                j = 1
-                while j < len(rest) and (rest[j].lower in _HELPING):
-                    j += 1
-                if j >= len(rest) or lx.verb(rest[j].lower) is None:
-                    break
-                j += 1
-                if j + 1 < len(rest) and rest[j].lower in _PARTICLES | lx.PREPOSITIONS:
-                    j += 1  # "the piece she is working on is ..."
-                nxt = rest[j].lower if j < len(rest) else ""
-                if not (nxt in lx.COPULAS or nxt in lx.AUXILIARIES or lx.verb(nxt)):
-                    break
-                rest = rest[j:]
-            else:
-                break
-        return rest
 
     def _verb_phrase(self, frame: Frame, subject: Mention | None, rest: Sequence[Token]) -> None:
         k, negated, copula, have = 0, False, False, False
@@ -433,7 +397,7 @@ class ClauseReader:
     def _is_clause(self, tokens: Sequence[Token]) -> bool:
         """Whether ``tokens`` are a clause (a noun phrase, then a finite verb)."""
         np = self.r._declared(tokens) or phrase(tokens)
-        after = self._past_modifiers(tokens[len(np) :]) if np else ()
+        after = past_modifiers(tokens[len(np) :]) if np else ()
         if not after:
             return False
         w = after[0].lower
@@ -448,7 +412,7 @@ class ClauseReader:
             return
         self.r.note(subject, subject=False)
         inner = Frame("event", frame.sentence, frame.start, frame.end)
-        self._verb_phrase(inner, subject, self._past_modifiers(tokens[len(subject.tokens) :]))
+        self._verb_phrase(inner, subject, past_modifiers(tokens[len(subject.tokens) :]))
         self._contained(inner, tokens)
         frame.states.extend(inner.states)
 
