@@ -92,10 +92,16 @@ def run(
                 if outcome == "pending":
                     waiting = await fab.pending(store)
                     progress.stop()
+                    if waiting is None:  # decided by another process since the run stopped
+                        out.print(
+                            f"{story}: {_turns(done)} written; the waiting draft was decided "
+                            f"meanwhile, now at turn {await reader.head()}"
+                        )
+                        return
                     print_pending(waiting)
-                    expect = f" --expect {waiting.id}" if waiting is not None else ""
                     out.print(
-                        f"approve with `fabula approve {story}{expect}`, edit or reject",
+                        f"approve with `fabula approve {story} --expect {waiting.id}`, edit or "
+                        "reject",
                         markup=False,
                     )
                     return

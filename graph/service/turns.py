@@ -139,7 +139,12 @@ class Turns:
         config = self.core.config(store, turn)
         snapshot = await self.core.graph.aget_state(config)
         if pending_in(store, turn, snapshot) is not None:
-            return "pending"
+            if not await self._decided_meanwhile(store, turn):
+                return "pending"
+            # a decision of the turn was in flight: go on from what it left
+            return await self.step(
+                store, auto=auto, direction=direction, listener=listener, parts=parts
+            )
         given = await self._parts(store, parts or {})
         if waiting := parts_in(snapshot):
             return await self._answer_parts(store, turn, waiting, given, auto, listener)
@@ -153,6 +158,18 @@ class Turns:
             await self.check_steering(store, direction)
         first = await self._first_attempt(store, turn, snapshot)
         return await self._attempts(store, turn, first, direction, given, auto, listener)
+
+    async def _decided_meanwhile(self, store: StoryStore, turn: int) -> bool:
+        """Whether a decision of ``turn`` was in flight (another process held the turn's
+        decision lock) when a run found the turn waiting; if so, once it has ended. A run
+        that stopped there reported the draft as waiting when the decision was about to
+        commit or replace it: the id it printed was stale by the time it was read."""
+        if not await store.decision_lock(turn).locked():
+            return False
+        where = {"story": store.story, "branch": store.branch, "turn": turn}
+        async with self.core.turn_lock(store, turn, "decision", where):
+            log.info("run_waited_for_decision", **where)
+        return True
 
     async def _first_attempt(self, store: StoryStore, turn: int, snapshot: StateSnapshot) -> int:
         """The attempt a turn's run begins at: 0, after clearing an earlier run that ended

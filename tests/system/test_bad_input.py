@@ -342,6 +342,40 @@ class TestDecisionRace:
                 assert outcomes["reject"] == "pending" and await store.head() == 0
                 assert await fab.pending(store) is not None
 
+    async def test_an_auto_run_racing_an_approval_waits_for_it(
+        self, redis_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """`run --auto` while another process approves the waiting turn: the run found the
+        draft waiting, stopped, and reported its id as the one to approve, stale once the
+        approval landed. Now a run that finds a decision of the turn in flight waits for
+        it, then writes on from what it left."""
+        async with (
+            Fabula(redis_url, Settings(home=tmp_path)) as fab,
+            Fabula(redis_url, Settings(home=tmp_path)) as other,
+        ):
+            store = await fab.create_story("hollow_book", "race", opening=False)
+            assert (await fab.run(store, auto=False)).outcome == "pending"
+            seen = await fab.pending(store)
+            assert seen is not None
+            drive = other.turns.drive
+            deciding = asyncio.Event()
+
+            async def slow_drive(*args: Any, **kwargs: Any) -> Any:
+                deciding.set()  # the decision holds the turn's lock from here
+                await asyncio.sleep(0.5)
+                return await drive(*args, **kwargs)
+
+            monkeypatch.setattr(other.turns, "drive", slow_drive)
+            approving = asyncio.create_task(
+                other.decide(other.store("race"), Decision(action="approve"), expect=seen.id)
+            )
+            await deciding.wait()
+            ran = await fab.run(store, auto=True)
+            assert (await approving).outcome == "committed"
+            assert ran.outcome == "committed" and ran.written == 1, ran
+            assert ran.pending is None and ran.head == seen.turn + 1
+            assert await fab.pending(store) is None
+
     async def test_a_rewind_right_after_an_approval_is_told(
         self, redis_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
