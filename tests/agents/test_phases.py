@@ -269,3 +269,41 @@ class TestRelativesAndLinks:
         assert ("kettle", "empty") in states
         smells, _ = read_frames("Tam smells the kettle.", CAST)
         assert smells[0].kind == "perceive"  # said of a character: its perceiving
+
+
+class TestWhatAThingIsSaidToBe:
+    """Where a story says what a thing is like before anything happens to it: in a belief
+    about the object just named, in what a thing draws a character's eye with, in what a
+    map or a sign says, in what one fills a thing of one's own with."""
+
+    def test_a_relative_clause_of_belief_is_the_holders_belief_about_the_object(self) -> None:
+        text = "Tam buys cheap kettles at the fair, which she believes are sturdy and new."
+        thinks = [a for a in read_story(text, CAST) if a.kind == "think"]
+        assert [(a.actors, a.clause and a.clause.value) for a in thinks] == [
+            (("Tam",), "sturdy and new")
+        ]
+        assert thinks[0].clause is not None and thinks[0].clause.subject == "cheap kettles"
+
+    def test_what_catches_a_characters_eye_is_perceived_as_described(self) -> None:
+        text = "A freshly polished kettle on the shelf catches Tam's eye."
+        seen = [a for a in read_story(text, CAST) if a.kind == "perceive"]
+        assert [(a.actors, a.clause and a.clause.subject) for a in seen] == [(("Tam",), "kettle")]
+        assert seen[0].clause is not None and "polish" in seen[0].clause.value
+
+    def test_what_a_map_says_is_what_its_reader_learns(self) -> None:
+        text = "Tam sees that the map she carries with her indicates that the kettle is cracked."
+        seen = [a.clause for a in read_story(text, CAST) if a.kind == "perceive" and a.clause]
+        assert [(c.subject, c.value) for c in seen] == [("kettle", "crack")]
+
+    def test_filling_ones_own_thing_is_a_change_not_a_gesture(self) -> None:
+        frames, _ = read_frames("Tam had just filled her kettle with cold soup.", CAST)
+        assert [(s.subject.entity, s.attribute) for s in frames[0].states] == [
+            ("kettle", "contents")
+        ]
+        rubs, _ = read_frames("Tam rubbed her tired eyes.", CAST)
+        assert rubs[0].states == []  # a touch on one's own is still a gesture
+
+    def test_plurals_of_ous_and_oes_words_keep_their_root(self) -> None:
+        assert lx.root("harmonious") == "harmonious"
+        assert lx.root("tomatoes") == lx.root("tomato") == "tomato"
+        assert lx.root("boxes") == "box" and lx.root("glass") == "glass"

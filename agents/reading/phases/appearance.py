@@ -28,9 +28,18 @@ _POSSESSIVES = frozenset(["his", "her", "their", "my", "our", "your", "its"])
 
 
 def first_object(resolver: Resolver, tokens: Sequence[Token]) -> Mention | None:
-    """The first thing named after a clause's verb: its object ("a bag of clay")."""
+    """The first thing named after a clause's verb: its object ("a bag of clay"; "fresh
+    tomatoes", a plural with no determiner, right after the verb)."""
     for k, t in enumerate(tokens):
-        if k and (t.lower in lx.DETERMINERS or t.lower in _POSSESSIVES):
+        bare = (
+            k == 1
+            and t.lower not in lx.PREPOSITIONS
+            and t.lower not in ("to", "up", "down", "away", "back", "out")
+            and not t.capital
+            and not t.lower.endswith("ly")
+            and lx.verb(t.lower) is None
+        )
+        if k and (bare or t.lower in lx.DETERMINERS or t.lower in _POSSESSIVES):
             found = resolver.mention(tokens[k:])
             if found is None or found.character:
                 return None

@@ -74,6 +74,15 @@ def split_clauses(segment: Sequence[Token]) -> list[tuple[Token, ...]]:
     return [tuple(c) for c in out if c]
 
 
+_OBJECT_PRONOUNS = frozenset(["her", "him", "them", "it", "me", "us", "you"])
+
+
+def _finite(word: str) -> bool:
+    """Whether ``word`` is a verb's "-s" form ("catches", "indicates")."""
+    found = lx.verb(word)
+    return found is not None and word.endswith("s") and word != found.lemma
+
+
 def past_modifiers(tokens: Sequence[Token]) -> Sequence[Token]:
     """``tokens`` after a subject, its prepositional phrases skipped ("the honey in the
     jars is ..." → "is ...")."""
@@ -83,6 +92,13 @@ def past_modifiers(tokens: Sequence[Token]) -> Sequence[Token]:
             np = phrase(rest[1:])
             if not np:
                 break
+            if 1 + len(np) >= len(rest):
+                # the phrase ran to the end, over the clause's verb: "in an area of the
+                # garden catches her eye" — cut it at an "-s" verb form after its noun
+                cut = [i for i in range(2, len(np)) if _finite(np[i].lower)]
+                if not cut:
+                    break
+                np = np[: cut[0]]
             rest = rest[1 + len(np) :]
         elif len(rest) > 2 and rest[0].lower in lx.PRONOUNS:
             # a relative clause without "that": "the jar she bought is ...", "the
@@ -101,6 +117,8 @@ def past_modifiers(tokens: Sequence[Token]) -> Sequence[Token]:
             j += 1
             if j + 1 < len(rest) and rest[j].lower in PARTICLES | lx.PREPOSITIONS:
                 j += 1  # "the piece she is working on is ..."
+                if j < len(rest) and rest[j].lower in _OBJECT_PRONOUNS:
+                    j += 1  # "the map she carries with her indicates ..."
             nxt = rest[j].lower if j < len(rest) else ""
             if not (nxt in lx.COPULAS or nxt in lx.AUXILIARIES or lx.verb(nxt)):
                 break

@@ -75,6 +75,11 @@ _LINKING = frozenset(
 )
 # the classes of a verb that touches or moves the body, and changes nothing else
 _TOUCH = frozenset(["contact", "body"])
+# a thing that draws a character's notice: "catches Yoshi's eye", "draws her attention"
+_CATCHING = frozenset(["catch", "draw", "attract", "grab"])
+_NOTICE = frozenset(["eye", "eyes", "attention", "gaze"])
+# adverbs of time and degree between an auxiliary and its verb ("had just filled")
+_ADVERBS = frozenset(["still", "also", "just", "already", "recently", "since", "again"])
 _POSSESSIVES = frozenset(["his", "her", "their", "my", "our", "your"])
 
 
@@ -185,6 +190,9 @@ class ClauseReader:
         rest = tokens[k:]
         if not rest:
             return None
+        believed = self._believed_of(index, sentence, rest)
+        if believed is not None:
+            return believed
         look = looks(rest) if self._object is not None and rest[0].lower.endswith("ing") else None
         if look is not None and self._object is not None and self._last is not None:
             # ", appearing clean and ready": how the clause before's object looks
@@ -206,6 +214,7 @@ class ClauseReader:
             self._subject = subject
             after_subject = rest[len(subject.tokens) :]
             self._verb_phrase(frame, subject, past_modifiers(after_subject))
+        self._caught(frame, past_modifiers(after_subject))
         frame.roots = _content_roots(tokens, frame.holder)
         self._contained(frame, rest)
         self._object = first_object(self.r, after_subject)
@@ -217,6 +226,44 @@ class ClauseReader:
             frame.states.append(StateReading(seen[0], "condition", seen[1]))
         self._last = frame
         return frame
+
+    def _caught(self, frame: Frame, after: Sequence[Token]) -> None:
+        """A thing that "catches Yoshi's eye" (or draws "her attention") is perceived by
+        the eye's owner, with the adjectives it was named with as its condition."""
+        if self._subject is None or self._subject.character or len(after) < 3:
+            return
+        verb = lx.verb(after[0].lower)
+        if verb is None or verb.lemma not in _CATCHING or after[2].lower not in _NOTICE:
+            return
+        owner = after[1].text.removesuffix("'s").removesuffix("’s")
+        holder = self.r.mention([Token(owner, after[1].start, after[1].end)])
+        if holder is None or not holder.character:
+            return
+        frame.kind, frame.holder = "perceive", holder
+        self._seen_as(frame, self._subject.tokens)
+
+    def _believed_of(self, index: int, sentence: Sentence, tokens: Sequence[Token]) -> Frame | None:
+        """A relative clause of belief about the clause before's object: "buys tomatoes,
+        *which he believes are ripe*" is his belief that the tomatoes are ripe."""
+        if self._object is None or len(tokens) < 4 or tokens[0].lower not in ("which", "that"):
+            return None
+        holder = self.r.mention(tokens[1:])
+        if holder is None or not holder.character:
+            return None
+        after = list(tokens[1 + len(holder.tokens) :])
+        verb = lx.verb(after[0].lower) if after else None
+        if verb is None or "cognition" not in verb.classes[:1]:
+            return None
+        after = after[1:]
+        while after and (after[0].lower in lx.COPULAS or after[0].lower in ("to", "be")):
+            after = after[1:]
+        if not after:
+            return None
+        frame = Frame("believe", index, sentence.start, sentence.end)
+        frame.holder = holder
+        self._predicate(frame, self._object, after)
+        frame.roots = _content_roots(tokens, holder)
+        return frame if frame.states else None
 
     def _verbal(self, tokens: Sequence[Token]) -> bool:
         """Whether a clause begins with its verb: a participle, or an inflected verb form
@@ -236,7 +283,7 @@ class ClauseReader:
                 copula = True  # "the violin sounds in tune": how a thing strikes the senses
             elif w in ("has", "have", "had"):
                 have = True
-            elif not (w in lx.AUXILIARIES or w.endswith("ly") or w in ("still", "also")):
+            elif not (w in lx.AUXILIARIES or w.endswith("ly") or w in _ADVERBS):
                 break
             k += 1
         frame.negated = negated
@@ -297,9 +344,11 @@ class ClauseReader:
         target = None
         if j < len(tail) and tail[j].lower not in lx.PREPOSITIONS:
             target = self.r.mention(tail[j:])
-        if target is not None and _own(target, subject) and not changing - _TOUCH:
+        filled = verb.lemma in _CONTENTS and any(t.lower == "with" for t in tail)
+        if target is not None and _own(target, subject) and not changing - _TOUCH and not filled:
             # a touch on the doer's own ("rubbed his eyes", "patted her pocket") changes
-            # no thing the story tracks: a gesture, not a state
+            # no thing the story tracks: a gesture, not a state; filling one's own thing
+            # with something ("filled her oven with trays of cookies") is not a gesture
             return
         if target is not None and not target.character:
             self.r.note(target, subject=False)
@@ -381,8 +430,12 @@ class ClauseReader:
             return
         described = [t for t in np if t.lower not in lx.DETERMINERS]
         adjectives = []
-        for t in described:
-            if not lx.is_adjective(t.lower) or t.lower in ("of",):
+        for k, t in enumerate(described):
+            # an adverb of manner before its adjective, a participle as one ("a carefully
+            # raked sand pattern"), never the phrase's last word (its noun)
+            manner = t.lower.endswith("ly") and k + 1 < len(described)
+            participle = t.lower.endswith("ed") and lx.verb(t.lower) is not None
+            if t.lower == "of" or not (lx.is_adjective(t.lower) or manner or participle):
                 break
             adjectives.append(t)
         rest = described[len(adjectives) :]
@@ -411,8 +464,14 @@ class ClauseReader:
         if subject is None or subject.character:
             return
         self.r.note(subject, subject=False)
+        after = past_modifiers(tokens[len(subject.tokens) :])
+        said = lx.verb(after[0].lower) if len(after) > 2 and after[1].lower == "that" else None
+        if said is not None and said.classes[0] == "communication":
+            # "the map indicates that the orchid is near the boulder": what it says
+            self._embedded(frame, after[2:])
+            return
         inner = Frame("event", frame.sentence, frame.start, frame.end)
-        self._verb_phrase(inner, subject, past_modifiers(tokens[len(subject.tokens) :]))
+        self._verb_phrase(inner, subject, after)
         self._contained(inner, tokens)
         frame.states.extend(inner.states)
 

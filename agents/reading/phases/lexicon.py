@@ -98,6 +98,15 @@ def root(word: str) -> str:
     v = verb(w)
     if v is not None and not (w == v.lemma and is_adjective(w)):
         return v.lemma
-    if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
-        return w[:-1]
-    return w
+    return singular(w)
+
+
+def singular(w: str) -> str:
+    """A plural noun's singular by the regular rules ("boxes" → box, "tomatoes" → tomato;
+    "-ies" only loses its "s": "cookies" and "berries" alike); a word ending "ss", "us"
+    or "is" is not a plural ("glass", "harmonious", "analysis")."""
+    if len(w) <= 3 or not w.endswith("s") or w.endswith(("ss", "us", "is")):
+        return w
+    if w.endswith(("ches", "shes", "xes", "zes", "sses")) or (w.endswith("oes") and len(w) > 6):
+        return w[:-2]
+    return w[:-1]

@@ -61,9 +61,12 @@ def phrase(tokens: Sequence[Token]) -> tuple[Token, ...]:
             break
         if k and w in lx.PRONOUNS:
             break  # a relative clause without "that": "the map he carries"
-        if k and w.endswith("ly") and not lx.is_adjective(w):
-            break  # an adverb before the verb: "a dog suddenly barks"
-        if k and out and lx.verb(w) is not None and out[-1].lower not in lx.DETERMINERS:
+        after_determiner = bool(out) and out[-1].lower in lx.DETERMINERS
+        if k and w.endswith("ly") and not lx.is_adjective(w) and not after_determiner:
+            break  # an adverb before the verb: "a dog suddenly barks" ("a carefully
+            # raked pattern": after a determiner it is the adjective's)
+        manner = bool(out) and out[-1].lower.endswith("ly") and len(out) > 1
+        if k and out and lx.verb(w) is not None and not after_determiner and not manner:
             # a verb form after a noun ends the phrase, unless it modifies a noun that
             # follows it ("the sand covered hut" is rare; "the frost cracked the jar" not)
             nxt = tokens[k + 1].lower if k + 1 < len(tokens) else ""
