@@ -4,7 +4,8 @@
 2. :mod:`.mentions` — noun phrases anchored on the story's entities, pronouns by salience;
 3. :mod:`.frames` — clauses (cut by :mod:`.clauses`), their verbs' WordNet classes
    (:mod:`.lexicon`), and frames: perception, belief, goal, a character occupied, an event
-   and the states it says, with how a thing looks said beside it (:mod:`.appearance`);
+   and the states it says, with how a thing looks said beside it (:mod:`.appearance`),
+   each state's value in words reduced to roots (:mod:`.values`);
 4. :mod:`.events` — events with their perceivers, as story actions.
 
 :func:`read_story` is the offline reader: the prose reader's reading of where things go

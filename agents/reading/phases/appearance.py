@@ -8,7 +8,11 @@ appears (to the clause's subject, when the clause is a perception):
   excellent condition*": the described thing is the clause's object (the first noun
   phrase after its verb), not the nearest noun;
 * a participle after a comma: "sees the wok hanging in its spot, *appearing clean and
-  ready*": the object of the clause before.
+  ready*": the object of the clause before;
+* a relative clause of belief: "buys tomatoes, *which he believes are ripe*": the
+  holder's belief about the object (:func:`believer`);
+* what draws a character's notice: "a carefully raked pattern *catches Yoshi's eye*" is
+  perceived by Yoshi, as it was named (:func:`catcher`).
 
 The verbs of appearing are those of WordNet's sense "give a certain impression" (appear,
 seem, look), the only ones that say how a thing looks rather than what it does.
@@ -21,6 +25,7 @@ from collections.abc import Sequence
 from fabula.agents.reading.phases import lexicon as lx
 from fabula.agents.reading.phases.mentions import Mention, Resolver
 from fabula.agents.reading.phases.tokens import Token
+from fabula.agents.reading.phases.values import value_of
 
 APPEAR = frozenset(["appear", "seem", "look"])
 _RELATIVE = frozenset(["that", "which"])
@@ -60,8 +65,6 @@ def looks(tokens: Sequence[Token]) -> str | None:
         rest = rest[2:]
     if rest and rest[0].lower in ("like", "at", "to", "around", "for", "into"):
         return None  # "looks at the map", "looks for the key": a doing, not a look
-    from fabula.agents.reading.phases.frames import value_of
-
     value = value_of(rest)
     return value or None
 
@@ -78,3 +81,39 @@ def described(
             value = looks(tokens[k + 1 :])
             return (obj, value) if value else None
     return None
+
+
+# a thing that draws a character's notice: "catches Yoshi's eye", "draws her attention"
+_CATCHING = frozenset(["catch", "draw", "attract", "grab"])
+_NOTICE = frozenset(["eye", "eyes", "attention", "gaze"])
+
+
+def catcher(resolver: Resolver, after: Sequence[Token]) -> Mention | None:
+    """The character whose eye or attention the clause's subject catches, given the words
+    after the subject ("catches Yoshi's eye"), or None."""
+    if len(after) < 3:
+        return None
+    verb = lx.verb(after[0].lower)
+    if verb is None or verb.lemma not in _CATCHING or after[2].lower not in _NOTICE:
+        return None
+    owner = after[1].text.removesuffix("'s").removesuffix("’s")
+    holder = resolver.mention([Token(owner, after[1].start, after[1].end)])
+    return holder if holder is not None and holder.character else None
+
+
+def believer(resolver: Resolver, tokens: Sequence[Token]) -> tuple[Mention, Sequence[Token]] | None:
+    """A relative clause of belief ("which he believes are ripe and perfect"): the holder
+    and the predicate it believes of the object before (after its copula), or None."""
+    if len(tokens) < 4 or tokens[0].lower not in _RELATIVE:
+        return None
+    holder = resolver.mention(tokens[1:])
+    if holder is None or not holder.character:
+        return None
+    after = list(tokens[1 + len(holder.tokens) :])
+    verb = lx.verb(after[0].lower) if after else None
+    if verb is None or "cognition" not in verb.classes[:1]:
+        return None
+    after = after[1:]
+    while after and (after[0].lower in lx.COPULAS or after[0].lower in ("to", "be")):
+        after = after[1:]
+    return (holder, after) if after else None

@@ -77,7 +77,7 @@ def split_clauses(segment: Sequence[Token]) -> list[tuple[Token, ...]]:
 _OBJECT_PRONOUNS = frozenset(["her", "him", "them", "it", "me", "us", "you"])
 
 
-def _finite(word: str) -> bool:
+def _s_form(word: str) -> bool:
     """Whether ``word`` is a verb's "-s" form ("catches", "indicates")."""
     found = lx.verb(word)
     return found is not None and word.endswith("s") and word != found.lemma
@@ -95,7 +95,7 @@ def past_modifiers(tokens: Sequence[Token]) -> Sequence[Token]:
             if 1 + len(np) >= len(rest):
                 # the phrase ran to the end, over the clause's verb: "in an area of the
                 # garden catches her eye" — cut it at an "-s" verb form after its noun
-                cut = [i for i in range(2, len(np)) if _finite(np[i].lower)]
+                cut = [i for i in range(2, len(np)) if _s_form(np[i].lower)]
                 if not cut:
                     break
                 np = np[: cut[0]]

@@ -31,8 +31,7 @@ thing coming or going ("a fog rolls in") does. "and" + a verb is a second clause
 same subject ("rubbed his eyes and sighed"); "where" and "which" begin a clause of their
 own ("where the clouds are clearing", "which causes it to crack").
 
-A value is its words reduced to roots (:func:`.lexicon.root`): "wilted", "has wilted" and
-"wilts" are one value, ``wilt``.
+A value is its words reduced to roots (:func:`.values.value_of`).
 """
 
 from __future__ import annotations
@@ -42,12 +41,19 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from fabula.agents.reading.phases import lexicon as lx
-from fabula.agents.reading.phases.appearance import described, first_object, looks
+from fabula.agents.reading.phases.appearance import (
+    believer,
+    catcher,
+    described,
+    first_object,
+    looks,
+)
 from fabula.agents.reading.phases.clauses import PARTICLES as _PARTICLES
 from fabula.agents.reading.phases.clauses import particle as _particle
 from fabula.agents.reading.phases.clauses import past_modifiers, split_clauses
 from fabula.agents.reading.phases.mentions import Mention, Resolver, phrase
 from fabula.agents.reading.phases.tokens import Sentence, Token
+from fabula.agents.reading.phases.values import content_roots, value_of
 
 FrameKind = Literal["perceive", "believe", "goal", "occupied", "event"]
 # a verb's classes that change what they are done to, or what undergoes them
@@ -75,9 +81,6 @@ _LINKING = frozenset(
 )
 # the classes of a verb that touches or moves the body, and changes nothing else
 _TOUCH = frozenset(["contact", "body"])
-# a thing that draws a character's notice: "catches Yoshi's eye", "draws her attention"
-_CATCHING = frozenset(["catch", "draw", "attract", "grab"])
-_NOTICE = frozenset(["eye", "eyes", "attention", "gaze"])
 # adverbs of time and degree between an auxiliary and its verb ("had just filled")
 _ADVERBS = frozenset(["still", "also", "just", "already", "recently", "since", "again"])
 _POSSESSIVES = frozenset(["his", "her", "their", "my", "our", "your"])
@@ -105,37 +108,6 @@ class Frame:
     subordinate: bool = False
     states: list[StateReading] = field(default_factory=list)
     roots: frozenset[str] = frozenset()
-
-
-def _content_roots(tokens: Sequence[Token], skip: Mention | None) -> frozenset[str]:
-    skipped = {t.start for t in skip.tokens} if skip else set()
-    out = set()
-    for t in tokens:
-        w = t.lower
-        if t.start in skipped or w in lx.PRONOUNS or len(w) < 3:
-            continue
-        if w in lx.DETERMINERS or w in lx.PREPOSITIONS or w in lx.COPULAS:
-            continue
-        if w in lx.AUXILIARIES or w in lx.CONJUNCTIONS or w in lx.SUBORDINATORS:
-            continue
-        if w in lx.NEGATIONS or w.endswith("n't") or w in ("that", "which", "who"):
-            continue
-        out.add(lx.root(w))
-    return frozenset(out)
-
-
-def value_of(tokens: Sequence[Token]) -> str:
-    """A predicate's words as a value: determiners, adverbs of degree and time, and what
-    follows "by", "due" or "because" left out; each word its root."""
-    words = []
-    for t in tokens:
-        w = t.lower
-        if w in ("by", "due", "because", "from", "as", "while", "when", "for"):
-            break
-        if w in lx.DETERMINERS or w in ("still", "now", "also", "once", "then", "very"):
-            continue
-        words.append(lx.root(w))
-    return " ".join(words)
 
 
 def _negation(w: str) -> bool:
@@ -208,14 +180,14 @@ class ClauseReader:
         else:
             subject = self.r.mention(rest)
             if subject is None:
-                frame.roots = _content_roots(rest, None)
+                frame.roots = content_roots(rest, None)
                 return frame
             self.r.note(subject, subject=True)
             self._subject = subject
             after_subject = rest[len(subject.tokens) :]
             self._verb_phrase(frame, subject, past_modifiers(after_subject))
         self._caught(frame, past_modifiers(after_subject))
-        frame.roots = _content_roots(tokens, frame.holder)
+        frame.roots = content_roots(tokens, frame.holder)
         self._contained(frame, rest)
         self._object = first_object(self.r, after_subject)
         if self._object is not None:
@@ -228,41 +200,23 @@ class ClauseReader:
         return frame
 
     def _caught(self, frame: Frame, after: Sequence[Token]) -> None:
-        """A thing that "catches Yoshi's eye" (or draws "her attention") is perceived by
-        the eye's owner, with the adjectives it was named with as its condition."""
-        if self._subject is None or self._subject.character or len(after) < 3:
+        """A thing that "catches Yoshi's eye" is perceived by its owner (:func:`catcher`)."""
+        if self._subject is None or self._subject.character:
             return
-        verb = lx.verb(after[0].lower)
-        if verb is None or verb.lemma not in _CATCHING or after[2].lower not in _NOTICE:
-            return
-        owner = after[1].text.removesuffix("'s").removesuffix("’s")
-        holder = self.r.mention([Token(owner, after[1].start, after[1].end)])
-        if holder is None or not holder.character:
-            return
-        frame.kind, frame.holder = "perceive", holder
-        self._seen_as(frame, self._subject.tokens)
+        holder = catcher(self.r, after)
+        if holder is not None:
+            frame.kind, frame.holder = "perceive", holder
+            self._seen_as(frame, self._subject.tokens)
 
     def _believed_of(self, index: int, sentence: Sentence, tokens: Sequence[Token]) -> Frame | None:
-        """A relative clause of belief about the clause before's object: "buys tomatoes,
-        *which he believes are ripe*" is his belief that the tomatoes are ripe."""
-        if self._object is None or len(tokens) < 4 or tokens[0].lower not in ("which", "that"):
-            return None
-        holder = self.r.mention(tokens[1:])
-        if holder is None or not holder.character:
-            return None
-        after = list(tokens[1 + len(holder.tokens) :])
-        verb = lx.verb(after[0].lower) if after else None
-        if verb is None or "cognition" not in verb.classes[:1]:
-            return None
-        after = after[1:]
-        while after and (after[0].lower in lx.COPULAS or after[0].lower in ("to", "be")):
-            after = after[1:]
-        if not after:
+        """A relative clause of belief about the clause before's object (:func:`believer`)."""
+        found = believer(self.r, tokens) if self._object is not None else None
+        if found is None or self._object is None:
             return None
         frame = Frame("believe", index, sentence.start, sentence.end)
-        frame.holder = holder
-        self._predicate(frame, self._object, after)
-        frame.roots = _content_roots(tokens, holder)
+        frame.holder = found[0]
+        self._predicate(frame, self._object, found[1])
+        frame.roots = content_roots(tokens, found[0])
         return frame if frame.states else None
 
     def _verbal(self, tokens: Sequence[Token]) -> bool:

@@ -1,0 +1,46 @@
+"""Phase 4, a part: a clause's words as a state's value, and as the roots it is matched by.
+
+A value is its words reduced to roots (:func:`.lexicon.root`): "wilted", "has wilted" and
+"wilts" are one value, ``wilt``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from fabula.agents.reading.phases import lexicon as lx
+from fabula.agents.reading.phases.mentions import Mention
+from fabula.agents.reading.phases.tokens import Token
+
+
+def content_roots(tokens: Sequence[Token], skip: Mention | None) -> frozenset[str]:
+    """The roots of a clause's content words (its grammar's words and ``skip``'s left
+    out): what a perception and the event it names are matched by."""
+    skipped = {t.start for t in skip.tokens} if skip else set()
+    out = set()
+    for t in tokens:
+        w = t.lower
+        if t.start in skipped or w in lx.PRONOUNS or len(w) < 3:
+            continue
+        if w in lx.DETERMINERS or w in lx.PREPOSITIONS or w in lx.COPULAS:
+            continue
+        if w in lx.AUXILIARIES or w in lx.CONJUNCTIONS or w in lx.SUBORDINATORS:
+            continue
+        if w in lx.NEGATIONS or w.endswith("n't") or w in ("that", "which", "who"):
+            continue
+        out.add(lx.root(w))
+    return frozenset(out)
+
+
+def value_of(tokens: Sequence[Token]) -> str:
+    """A predicate's words as a value: determiners, adverbs of degree and time, and what
+    follows "by", "due" or "because" left out; each word its root."""
+    words = []
+    for t in tokens:
+        w = t.lower
+        if w in ("by", "due", "because", "from", "as", "while", "when", "for"):
+            break
+        if w in lx.DETERMINERS or w in ("still", "now", "also", "once", "then", "very"):
+            continue
+        words.append(lx.root(w))
+    return " ".join(words)
