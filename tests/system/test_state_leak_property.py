@@ -34,13 +34,13 @@ from fabula.memory.index.build import index_through
 from fabula.memory.projections import project_beliefs
 from fabula.testing.kitchen import PACK, PEOPLE
 
-# a change, its sentence's verb and the value the reader gives it (the verb's lemma)
+# a change, its sentence's verb and the value the reader gives it (the state it leaves)
 CHANGES = {
-    "box": (("locked", "lock"), ("opened", "open")),
-    "drawer": (("closed", "close"), ("emptied", "empty")),
-    "basket": (("emptied", "empty"), ("tipped over", "tip")),
-    "scarf": (("tore", "tear"), ("folded", "fold")),
-    "key": (("broke", "break"), ("bent", "bend")),
+    "box": (("locked", "locked"), ("opened", "opened")),
+    "drawer": (("closed", "closed"), ("emptied", "emptied")),
+    "basket": (("emptied", "emptied"), ("tipped over", "tipped")),
+    "scarf": (("tore", "torn"), ("folded", "folded")),
+    "key": (("broke", "broken"), ("bent", "bent")),
 }
 
 

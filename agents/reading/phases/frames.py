@@ -31,7 +31,7 @@ thing coming or going ("a fog rolls in") does. "and" + a verb is a second clause
 same subject ("rubbed his eyes and sighed"); "where" and "which" begin a clause of their
 own ("where the clouds are clearing", "which causes it to crack").
 
-A value is its words reduced to roots (:func:`.values.value_of`).
+A value is the text's words, a verb of change as its past participle (:mod:`.values`).
 """
 
 from __future__ import annotations
@@ -286,7 +286,7 @@ class ClauseReader:
             if subject.character or not (subject.tracked or particle):
                 return
             if not tail or particle or tail[0].lower in lx.PREPOSITIONS:
-                moved = verb.lemma + (f" {tail[0].lower}" if particle else "")
+                moved = lx.participle(verb.lemma) + (f" {tail[0].lower}" if particle else "")
                 frame.states.append(StateReading(subject, "condition", moved, negated))
             return
         changing = CHANGING.intersection(verb.classes[:2])
@@ -311,12 +311,14 @@ class ClauseReader:
                 filling = value_of(phrase(after_target[1:]))
                 frame.states.append(StateReading(target, "contents", filling))
             else:
-                frame.states.append(StateReading(target, "condition", verb.lemma))
+                frame.states.append(StateReading(target, "condition", lx.participle(verb.lemma)))
             self._result(frame, after_target, target)
         elif subject is not None and target is None and not subject.character:
             # "the roses wilt"; a character's own doing with no object ("Leo sighed") is
             # a gesture, not a thing's state
-            frame.states.append(StateReading(subject, "condition", verb.lemma, negated))
+            frame.states.append(
+                StateReading(subject, "condition", lx.participle(verb.lemma), negated)
+            )
 
     def _character(
         self,
@@ -454,7 +456,7 @@ class ClauseReader:
         rest = list(tail[len(who.tokens) :])
         while rest and rest[0].lower in ("to", "be", "become", "get", "turn"):
             rest.pop(0)
-        value = value_of(rest)
+        value = value_of(rest, verbal=True)
         if value:
             frame.states.append(StateReading(who, "condition", value))
 

@@ -78,6 +78,47 @@ def verb_lemmas() -> frozenset[str]:
     return frozenset(v.lemma for v in _table()[0].values())
 
 
+@functools.cache
+def _forms() -> dict[str, frozenset[str]]:
+    """Each verb lemma's forms in the table ("break" → break, breaks, broke, broken, ...)."""
+    out: dict[str, set[str]] = {}
+    for form, found in _table()[0].items():
+        out.setdefault(found.lemma, set()).add(form)
+    return {lemma: frozenset(forms) for lemma, forms in out.items()}
+
+
+def participle(lemma: str) -> str:
+    """A verb's past participle, the form that names the state it leaves ("crack" →
+    cracked, "break" → broken, "begin" → begun, "plug" → plugged, "cut" → cut): among
+    the irregular forms WordNet lists, one in "-n" or "-ne", else the one with "u"
+    (sung, sunk), else the only one (spilt, caught); else the regular spelling."""
+    forms = _forms().get(lemma, frozenset())
+    stem = lemma[:-1] if lemma.endswith(("e", "y")) else lemma
+    doubled = lemma + lemma[-1:]
+    regular = {lemma} | {
+        base + end
+        for base in (lemma, stem, doubled, lemma[:-1] + "i")
+        for end in ("s", "es", "d", "ed", "ing")
+    }
+    irregular = sorted(f for f in forms if f not in regular and not f.endswith(("ing", "s")))
+    for form in irregular:
+        if form.endswith(("en", "wn", "rn", "ne", "un")):
+            return form  # broken, shown, torn, gone, begun
+    if doubled + "ed" in forms:
+        return doubled + "ed"  # plugged, swapped (not the variant "swopped")
+    if len(irregular) > 1 and (vowel := [f for f in irregular if "u" in f[1:]]):
+        return vowel[0]  # sung, sunk, rung
+    if irregular:
+        return irregular[0]  # spilt, caught, made
+    if doubled + "ing" in forms and lemma.endswith(("t", "d")):
+        return lemma  # "cutting" but no "cutted": cut, put, set, shut
+    if lemma.endswith("e"):
+        return lemma + "d"
+    if lemma.endswith("y") and lemma[-2:-1] not in "aeiou":
+        return lemma[:-1] + "ied"
+    return lemma + "ed"
+
+
 def derived_verb(word: str) -> str | None:
     """The verb a noun derives from ("swap" → swap, "replacement" → replace), or None."""
     found = _table()[1].get(word.lower())

@@ -1,7 +1,10 @@
 """Phase 4, a part: a clause's words as a state's value, and as the roots it is matched by.
 
-A value is its words reduced to roots (:func:`.lexicon.root`): "wilted", "has wilted" and
-"wilts" are one value, ``wilt``.
+A value is its words as the text has them, in lower case ("cracked", "smooth and
+untouched"); a verb that says a change is given as the state it leaves, its past
+participle: "the frost cracks the kettle", "has cracked it" and "the kettle is cracked"
+are one value, ``cracked`` (:func:`.lexicon.participle`). A clause's roots
+(:func:`.lexicon.root`), not its values, are what readings are matched by.
 """
 
 from __future__ import annotations
@@ -32,15 +35,19 @@ def content_roots(tokens: Sequence[Token], skip: Mention | None) -> frozenset[st
     return frozenset(out)
 
 
-def value_of(tokens: Sequence[Token]) -> str:
-    """A predicate's words as a value: determiners, adverbs of degree and time, and what
-    follows "by", "due" or "because" left out; each word its root."""
-    words = []
+def value_of(tokens: Sequence[Token], verbal: bool = False) -> str:
+    """A predicate's words as a value, as the text has them but in lower case:
+    determiners, adverbs of degree and time, and what follows "by", "due" or "because"
+    left out. ``verbal``: the words begin with a verb ("causing it to *wilt*"), which is
+    given as the state it leaves, its past participle ("wilted")."""
+    words: list[str] = []
     for t in tokens:
         w = t.lower
         if w in ("by", "due", "because", "from", "as", "while", "when", "for"):
             break
         if w in lx.DETERMINERS or w in ("still", "now", "also", "once", "then", "very"):
             continue
-        words.append(lx.root(w))
+        if verbal and not words and (found := lx.verb(w)) and not lx.is_adjective(w):
+            w = w if w.endswith(("ed", "en")) else lx.participle(found.lemma)
+        words.append(w)
     return " ".join(words)
