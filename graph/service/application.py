@@ -28,6 +28,7 @@ from fabula.graph.service.branches import Branches
 from fabula.graph.service.consolidation import consolidator
 from fabula.graph.service.core import Core, TurnOutcome
 from fabula.graph.service.decisions import Deciding, Decisions
+from fabula.graph.service.handles import StoryRef
 from fabula.graph.service.listing import story_summaries
 from fabula.graph.service.reader import Reader, Sources
 from fabula.graph.service.responses.stories import StorySummary
@@ -55,6 +56,11 @@ if TYPE_CHECKING:
     from fabula.worlds.imports.assemble import Imported
     from fabula.worlds.lore import WorldInfoSettings
     from fabula.worlds.pack import WorldPack
+
+
+Story = StoryRef | StoryStore
+"""What an operation acts on: a :class:`StoryRef` (what the interfaces hold), or the store
+itself (what the service's own parts, the tests and the benchmarks hold)."""
 
 
 class Fabula(Core):
@@ -115,24 +121,24 @@ class Fabula(Core):
         """Every story id on this server, sorted."""
         return await self._stories.stories()
 
-    async def set_played(self, store: StoryStore, characters: Sequence[str]) -> list[str]:
+    async def set_played(self, store: Story, characters: Sequence[str]) -> list[str]:
         """Make ``characters`` the ones a person plays (see :meth:`Stories.set_played`)."""
-        return await self._stories.set_played(store, characters)
+        return await self._stories.set_played(self._open(store), characters)
 
     async def set_world_info(
-        self, store: StoryStore, changes: Sequence[tuple[str, str]]
+        self, store: Story, changes: Sequence[tuple[str, str]]
     ) -> WorldInfoSettings:
         """Set the story's World Info settings (see :meth:`Stories.set_world_info`)."""
-        return await self._stories.set_world_info(store, changes)
+        return await self._stories.set_world_info(self._open(store), changes)
 
-    async def commit_scripted(self, store: StoryStore, text: str) -> str:
+    async def commit_scripted(self, store: Story, text: str) -> str:
         """Commit a scripted turn of controlled English (see :meth:`Stories.commit_scripted`)."""
-        return await self._stories.commit_scripted(store, text)
+        return await self._stories.commit_scripted(self._open(store), text)
 
     # -- turns (:class:`~fabula.graph.service.turns.Turns`) -------------------------------
     async def run(
         self,
-        store: StoryStore,
+        store: Story,
         turns: int = 1,
         *,
         auto: bool,
@@ -143,7 +149,7 @@ class Fabula(Core):
     ) -> RunOut:
         """Write up to ``turns`` turns of the branch (see :meth:`Turns.run`)."""
         return await self._turns.run(
-            store,
+            self._open(store),
             turns,
             auto=auto,
             direction=direction,
@@ -153,10 +159,10 @@ class Fabula(Core):
         )
 
     async def check_steering(
-        self, store: StoryStore, text: str, kind: Literal["direction", "note"] = "direction"
+        self, store: Story, text: str, kind: Literal["direction", "note"] = "direction"
     ) -> None:
         """Refuse a direction or note the planner cannot read (see :meth:`Turns.check_steering`)."""
-        await self._turns.check_steering(store, text, kind)
+        await self._turns.check_steering(self._open(store), text, kind)
 
     async def adopt_pending(
         self, story: str, branch: str, turn: int, values: dict[str, Any]
@@ -165,16 +171,22 @@ class Fabula(Core):
         :meth:`Turns.adopt`)."""
         await self._turns.adopt(self.store(story, branch), turn, values)
 
+    def _open(self, story: Story) -> StoryStore:
+        """The store an operation acts on: ``story`` itself, or the one its ids name."""
+        if isinstance(story, StoryStore):
+            return story
+        return self.store(story.story, story.branch)
+
     # -- decisions (:class:`~fabula.graph.service.decisions.Decisions`) -------------------
     async def decide(
-        self, store: StoryStore, decision: Decision, **deciding: Unpack[Deciding]
+        self, store: Story, decision: Decision, **deciding: Unpack[Deciding]
     ) -> DecisionOut:
         """Approve, edit or reject the pending turn (see :meth:`Decisions.decide`)."""
-        return await self._decisions.decide(store, decision, **deciding)
+        return await self._decisions.decide(self._open(store), decision, **deciding)
 
-    async def pending_details(self, store: StoryStore) -> PendingTurn:
+    async def pending_details(self, store: Story) -> PendingTurn:
         """The pending turn as an approver reads it (see :meth:`Decisions.pending_details`)."""
-        return await self._decisions.pending_details(store)
+        return await self._decisions.pending_details(self._open(store))
 
     async def all_pending(self) -> list[PendingListed]:
         """Every turn awaiting approval, on every branch of every story."""
@@ -182,18 +194,18 @@ class Fabula(Core):
 
     # -- branches (:class:`~fabula.graph.service.branches.Branches`) ----------------------
     async def fork(
-        self, store: StoryStore, at_turn: int, branch: str | None = None, realise: str | None = None
+        self, store: Story, at_turn: int, branch: str | None = None, realise: str | None = None
     ) -> StoryStore:
         """Fork the branch at ``at_turn`` (see :meth:`Branches.fork`)."""
-        return await self._branches.fork(store, at_turn, branch, realise)
+        return await self._branches.fork(self._open(store), at_turn, branch, realise)
 
-    async def rewind(self, store: StoryStore, to_turn: int, keep: str | None = None) -> RewindOut:
+    async def rewind(self, store: Story, to_turn: int, keep: str | None = None) -> RewindOut:
         """Make turn ``to_turn`` the branch's head (see :meth:`Branches.rewind`)."""
-        return await self._branches.rewind(store, to_turn, keep)
+        return await self._branches.rewind(self._open(store), to_turn, keep)
 
     async def retcon(
         self,
-        store: StoryStore,
+        store: Story,
         turn: int,
         text: str,
         *,
@@ -201,12 +213,14 @@ class Fabula(Core):
         force: bool = False,
     ) -> RetconOut:
         """Edit committed turn ``turn`` on a new branch (see :meth:`Branches.retcon`)."""
-        return await self._branches.retcon(store, turn, text, branch=branch, force=force)
+        return await self._branches.retcon(
+            self._open(store), turn, text, branch=branch, force=force
+        )
 
     # -- alternative drafts (:class:`~fabula.graph.service.alternatives.Alternatives`) ----
     async def alternatives(
         self,
-        store: StoryStore,
+        store: Story,
         count: int,
         *,
         direction: str | None = None,
@@ -214,19 +228,19 @@ class Fabula(Core):
     ) -> DraftsOut:
         """``count`` drafts of the next turn (see :meth:`Alternatives.alternatives`)."""
         return await self._alternatives.alternatives(
-            store, count, direction=direction, listener=listener
+            self._open(store), count, direction=direction, listener=listener
         )
 
     async def drafts(
-        self, store: StoryStore, turn: int | None = None, *, note: str | None = None
+        self, store: Story, turn: int | None = None, *, note: str | None = None
     ) -> DraftsOut:
         """The alternative drafts kept for ``turn`` (see :meth:`Alternatives.drafts`)."""
-        return await self._alternatives.drafts(store, turn, note=note)
+        return await self._alternatives.drafts(self._open(store), turn, note=note)
 
     # -- ticks (:class:`~fabula.graph.service.ticking.Ticking`) ---------------------------
-    async def tick(self, store: StoryStore, ticks: int = 1) -> list[TickOut]:
+    async def tick(self, store: Story, ticks: int = 1) -> list[TickOut]:
         """Run up to ``ticks`` ticks of the branch (see :meth:`Ticking.tick`)."""
-        return await self._ticking.tick(store, ticks)
+        return await self._ticking.tick(self._open(store), ticks)
 
     # -- the application's life -----------------------------------------------------------
     @classmethod
@@ -251,11 +265,12 @@ class Fabula(Core):
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    def read(self, story: str | StoryStore, branch: str = "main") -> Reader:
-        """The read side of one branch (``story`` an id, or a handle from :meth:`store`):
+    def read(self, story: str | Story, branch: str = "main") -> Reader:
+        """The read side of one branch (``story`` an id with ``branch``, or a handle):
         its text, views, plot, evidence, exports, usage, characters, lore, recall, chat,
-        the lived story and the summary. The interfaces read through it and nothing else."""
-        store = story if isinstance(story, StoryStore) else self.store(story, branch)
+        the lived story, what waits and the summary. The interfaces read through it and
+        nothing else."""
+        store = self.store(story, branch) if isinstance(story, str) else self._open(story)
         sources = Sources(
             self.settings,
             counter=self._counter,
@@ -263,6 +278,7 @@ class Fabula(Core):
             embedder=self._embedder,
             voice=self.roles.voice,
             pending=self.pending,
+            waiting=self.waiting_parts,
         )
         return Reader(store, sources)
 
