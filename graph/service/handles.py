@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fabula.memory.store import StoryStore as StoryStore  # until the interfaces hold refs
 from fabula.memory.store import TurnText as TurnText
 
 
