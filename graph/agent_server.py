@@ -185,18 +185,14 @@ async def share_pending(app: Fabula, state: dict[str, Any]) -> None:
 
     Run in a context of its own: inside this node's, LangGraph would take Fabula's graph
     for a subgraph of the server's run."""
-    config = app.config(app.store(state["story"], state["branch"]), state["turn"])
     values: dict[str, Any] = {k: state[k] for k in _SHARED if k in state}
     if "usage" in values:  # summed by its reducer: shared again, it is replaced, not added
         values["usage"] = Overwrite(values["usage"])
     # as if an edit had just been read and not committed: the graph routes to approval
     values["decision"] = Decision(action="edit")
 
-    async def hand_over() -> None:
-        await app.graph.aupdate_state(config, values, as_node="reread")
-        await app.graph.ainvoke(None, config, context=app.context(auto=False))
-
-    await asyncio.create_task(hand_over(), context=contextvars.Context())
+    adopted = app.adopt_pending(state["story"], state["branch"], state["turn"], values)
+    await asyncio.create_task(adopted, context=contextvars.Context())
 
 
 def _with_fabula(fn: Callable[..., Any]) -> Callable[..., Any]:

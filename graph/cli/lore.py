@@ -16,6 +16,7 @@ import typer
 
 from fabula.errors import InvalidInput
 from fabula.graph.cli.app import app, dump, out, run_with_app, settings
+from fabula.graph.service.handles import StoryRef
 
 if TYPE_CHECKING:
     from fabula.graph.service import Fabula
@@ -60,7 +61,7 @@ def lore_settings(
     async def go(fab: Fabula) -> None:
         from fabula.worlds.lore import KEPT_SETTINGS, SETTINGS
 
-        store = fab.store(story)
+        store = StoryRef(story)
         found = (
             await fab.set_world_info(store, pairs) if pairs else await fab.read(store).world_info()
         )

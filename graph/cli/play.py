@@ -24,10 +24,10 @@ from rich.text import Text
 
 from fabula.errors import InvalidInput, NotFound
 from fabula.graph.cli.app import app, dump, out, run_with_app
+from fabula.graph.service.handles import StoryRef
 
 if TYPE_CHECKING:  # imported when a command runs: `fabula --help` stays quick
     from fabula.graph.service import Fabula
-    from fabula.graph.service.handles import StoryStore
     from fabula.graph.service.reader import Reader
     from fabula.graph.state import Part, PartRequest
 
@@ -47,7 +47,7 @@ def play(
         raise InvalidInput("--none plays no character: name none with it")
 
     async def go(fab: Fabula) -> None:
-        store = fab.store(story)
+        store = StoryRef(story)
         reader = fab.read(store)
         await reader.require()
         played = await reader.played()
@@ -66,7 +66,7 @@ def play(
     run_with_app(go)
 
 
-async def play_more(fab: Fabula, store: StoryStore, names: list[str]) -> None:
+async def play_more(fab: Fabula, store: StoryRef, names: list[str]) -> None:
     """``--play NAME``: add ``names`` to the story's played characters."""
     if names:
         reader = fab.read(store)
@@ -125,14 +125,14 @@ def print_parts(requests: list[PartRequest]) -> None:
 
 
 async def ask_parts(
-    fab: Fabula, store: StoryStore, ask: Callable[[str], Awaitable[str]]
+    fab: Fabula, store: StoryRef, ask: Callable[[str], Awaitable[str]]
 ) -> dict[str, Part] | None:
     """The parts the next turn waits for, asked one by one with ``ask`` (``write``'s
     prompt), each character's view shown first; an empty answer takes its agent's
     proposal. None when the turn waits for no part."""
     from fabula.graph.state import typed_part
 
-    requests = await fab.waiting_parts(store)
+    requests = await fab.read(store).waiting_parts()
     if not requests:
         return None
     print_parts(requests)

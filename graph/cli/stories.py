@@ -9,6 +9,7 @@ from rich.table import Table
 
 from fabula.errors import StoryExists
 from fabula.graph.cli.app import app, dump, err, out, run_with_app, run_with_stores
+from fabula.graph.service.handles import StoryRef
 
 if TYPE_CHECKING:
     from fabula.graph.service import Fabula
@@ -115,7 +116,7 @@ def fork_cmd(
     """Start a branch from a turn; its next turns may pursue a hypothesis."""
 
     async def go(fab: Fabula) -> None:
-        child = await fab.fork(fab.store(story, branch), at, name, realise)
+        child = await fab.fork(StoryRef(story, branch), at, name, realise)
         out.print(
             f"branch {child.branch} of {story} starts at turn {at}; "
             f"run it with: fabula run {story} --branch {child.branch}"

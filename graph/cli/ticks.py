@@ -14,6 +14,7 @@ import typer
 from rich.table import Table
 
 from fabula.graph.cli.app import app, dump, out, run_with_app
+from fabula.graph.service.handles import StoryRef
 
 if TYPE_CHECKING:  # imported when a command runs: `fabula --help` stays quick
     from fabula.graph.service import Fabula
@@ -31,7 +32,7 @@ def tick(
     has anything to do."""
 
     async def go(fab: Fabula) -> list[dict[str, Any]]:
-        done = await fab.tick(fab.store(story, branch), ticks)
+        done = await fab.tick(StoryRef(story, branch), ticks)
         return [t.model_dump(mode="json", exclude_defaults=True) for t in done]
 
     done = run_with_app(go)

@@ -12,6 +12,7 @@ from rich.text import Text
 
 from fabula.errors import Conflict, InvalidInput
 from fabula.graph.cli.app import app, dump, err, fail, out, run_with_app, settings
+from fabula.graph.service.handles import StoryRef
 from fabula.graph.service.pending import MAX_RUN_TURNS, Pending, check_bounds
 from fabula.limits import read_bounded
 
@@ -56,7 +57,7 @@ def run(
     async def go(fab: Fabula) -> None:
         from fabula.graph.cli.play import given_parts, play_more, print_parts
 
-        store = fab.store(story, branch)
+        store = StoryRef(story, branch)
         reader = fab.read(store)
         await reader.require()
         await play_more(fab, store, play or [])
@@ -90,7 +91,7 @@ def run(
                     return
                 outcome = ran.outcome
                 if outcome == "pending":
-                    waiting = await fab.pending(store)
+                    waiting = await fab.read(store).pending()
                     progress.stop()
                     if waiting is None:  # decided by another process since the run stopped
                         out.print(
@@ -107,7 +108,7 @@ def run(
                     return
                 if outcome == "part":
                     progress.stop()
-                    print_parts(await fab.waiting_parts(store))
+                    print_parts(await fab.read(store).waiting_parts())
                     out.print(
                         f"{story}: {_turns(done)} written; turn {await reader.head() + 1} waits "
                         f"for a played character's part: `fabula run {story} --as \"NAME: "
@@ -242,10 +243,10 @@ def _decide(
     story: str, branch: str, decision: Decision, *, force: bool = False, expect: str | None
 ) -> None:
     async def go(fab: Fabula) -> None:
-        store = fab.store(story, branch)
+        store = StoryRef(story, branch)
         done = await fab.decide(store, decision, force=force, expect=expect)
         if done.outcome == "pending":
-            print_pending(await fab.pending(store))
+            print_pending(await fab.read(store).pending())
         if done.moved_to is not None:
             out.print(f"{story} [{branch}]: {moved_note(done)}")
         elif done.durable is False:
@@ -320,7 +321,7 @@ def _edited_pending(story: str, branch: str, limits: Limits) -> str | None:
     """The pending draft as the user left it in ``$EDITOR`` (None: unchanged or emptied)."""
 
     async def draft(fab: Fabula) -> str:
-        waiting = await fab.pending_details(fab.store(story, branch))
+        waiting = await fab.pending_details(StoryRef(story, branch))
         return waiting.draft
 
     current = run_with_app(draft)
@@ -357,7 +358,7 @@ def _retcon(
     the turn of a new branch."""
 
     async def go(fab: Fabula) -> None:
-        store = fab.store(story, branch)
+        store = StoryRef(story, branch)
         new = text
         if new is None:
             reader = fab.read(store)
@@ -402,7 +403,7 @@ def rewind(
     their own (nothing is deleted). Refused while a turn awaits approval."""
 
     async def go(fab: Fabula) -> None:
-        done = await fab.rewind(fab.store(story, branch), to, keep)
+        done = await fab.rewind(StoryRef(story, branch), to, keep)
         if as_json:
             dump(done)
             return

@@ -32,11 +32,11 @@ from fabula.graph.cli.app import app, err, out, run_with_app
 from fabula.graph.cli.play import ask_parts, play_more
 from fabula.graph.cli.remedies import error_line
 from fabula.graph.cli.turns import in_editor, moved_note, print_drafts, prose_printer
+from fabula.graph.service.handles import StoryRef
 
 if TYPE_CHECKING:
     from fabula.agents.contracts import Decision
     from fabula.graph.service import Fabula
-    from fabula.graph.service.handles import StoryStore
     from fabula.graph.service.responses.turns import PendingTurn
 
 KEYS = "[a]pprove [e]dit [r]eject [d]irection [n] drafts [q]uit"
@@ -118,7 +118,7 @@ def _decision(**fields: str | bool | None) -> Decision:
     return Decision.model_validate(fields)
 
 
-async def _decide(fab: Fabula, store: StoryStore, decision: Decision, expect: str) -> str:
+async def _decide(fab: Fabula, store: StoryRef, decision: Decision, expect: str) -> str:
     """Apply ``decision`` to draft ``expect``, Ctrl-C held until it is done; its outcome."""
     with _held_interrupt():
         done = await fab.decide(store, decision, expect=expect, listener=prose_printer())
@@ -127,12 +127,12 @@ async def _decide(fab: Fabula, store: StoryStore, decision: Decision, expect: st
 
 # long (over 60 lines): the write loop's one state machine (draft, decide, steer, play);
 # its states share the direction and the pending turn
-async def _session(fab: Fabula, store: StoryStore) -> None:
+async def _session(fab: Fabula, store: StoryRef) -> None:
     """The loop (see the module docstring)."""
     await fab.read(store).require()
     direction: str | None = None
     while True:
-        if await fab.pending(store) is None:
+        if await fab.read(store).pending() is None:
             # a played character's part, asked beside its own view (fabula.graph.cli.play)
             parts = await ask_parts(fab, store, _ask)
             with _held_interrupt():
@@ -220,7 +220,7 @@ def write(
     played character's part is asked for first, beside what it believes."""
 
     async def go(fab: Fabula) -> None:
-        store = fab.store(story, branch)
+        store = StoryRef(story, branch)
         await play_more(fab, store, play or [])
         with contextlib.suppress(_Quit):
             await _session(fab, store)

@@ -80,7 +80,7 @@ class Alternatives:
             if outcome != "pending" or waiting is None:  # pragma: no cover - auto is off
                 raise InvalidInput(f"turn was {outcome}, not pending", story=store.story)
         turn = waiting.turn
-        main = (await self.core.graph.aget_state(self.core.config(store, turn))).values
+        main = (await self.core.graph.aget_state(self.core._config(store, turn))).values
         first = _option(f"{turn}.d1", waiting.request)
         options = [first]
         attempt = int(main.get("attempt", 0))

@@ -68,7 +68,7 @@ class Branches:
     async def _plan_of(self, store: StoryStore, turn: int) -> TurnPlan:
         """The plan committed turn ``turn`` was written to (kept in its thread), or, for a
         turn written without one (scripted), a plan with every character in focus."""
-        state = await self.core.graph.aget_state(self.core.config(store, turn))
+        state = await self.core.graph.aget_state(self.core._config(store, turn))
         plan = state.values.get("plan") if state.values else None
         if plan:  # a TurnPlan; a checkpoint older than the typed state holds its JSON
             return TurnPlan.model_validate(plan)
@@ -97,7 +97,7 @@ class Branches:
             await self.core.saver.adelete_thread(thread_id(store.story, store.branch, turn))
         kept = store.on_branch(keep)
         for branch in (store, kept):
-            await index_through(branch, embedder=self.core.embedder)
+            await index_through(branch, embedder=self.core._embedder)
             await hierarchy.consolidate(branch)
         return RewindOut(
             story=store.story,

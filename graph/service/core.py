@@ -7,7 +7,7 @@ The parts (:mod:`~fabula.graph.service.stories`, :mod:`~fabula.graph.service.tur
 but what they call; :class:`~fabula.graph.service.application.Fabula` is the core with its
 parts. Each turn is its own checkpoint thread (``story/branch/turn``), so a turn started in
 one process can be decided in another; deciding holds the turn's lock
-(:meth:`Core.turn_lock`), shared by every process.
+(:meth:`Core._turn_lock`), shared by every process.
 """
 
 from __future__ import annotations
@@ -80,11 +80,11 @@ class Core:
         # shipped one (most of a reading command's start)
         self._counter = LazyCounter(lambda: default_counter(settings.token_counter))
         self.roles = roles or offline_roles()
-        self.consolidate = consolidate
-        self.on_commit = on_commit
-        self.on_critique = on_critique
-        self.embedder = embedder
-        self.indexer = Indexer(embedder)
+        self._consolidate = consolidate
+        self._on_commit = on_commit
+        self._on_critique = on_critique
+        self._embedder = embedder
+        self._indexer = Indexer(embedder)
         self._own_saver: RedisCheckpointSaver | None = None
         if checkpointer is not None:
             self.saver = checkpointer  # the cached property's value: never made here
@@ -124,11 +124,11 @@ class Core:
     async def aclose(self) -> None:
         """Close the connections this application opened (not an injected checkpointer),
         once the background indexing they serve is done."""
-        await self.indexer.drain()
-        if isinstance(self.consolidate, InlineConsolidation):
+        await self._indexer.drain()
+        if isinstance(self._consolidate, InlineConsolidation):
             # consolidation is waited for; model-written summaries only a while (the next
             # run writes what is left: a short `fabula run` does not wait for eight calls)
-            await self.consolidate.drain(summaries_s=CLOSING_SUMMARIES_S)
+            await self._consolidate.drain(summaries_s=CLOSING_SUMMARIES_S)
         await self.minds.aclose()
         if self._own_saver is not None:
             await self._own_saver.aclose()
@@ -147,15 +147,15 @@ class Core:
             roles=self.roles,
             settings=self.settings,
             auto=auto,
-            consolidate=self.consolidate,
-            on_commit=self.on_commit,
-            on_critique=self.on_critique,
+            consolidate=self._consolidate,
+            on_commit=self._on_commit,
+            on_critique=self._on_critique,
             counter=self._counter,
-            indexer=self.indexer,
-            embedder=self.embedder,
+            indexer=self._indexer,
+            embedder=self._embedder,
         )
 
-    def config(self, store: StoryStore, turn: int) -> RunnableConfig:
+    def _config(self, store: StoryStore, turn: int) -> RunnableConfig:
         """The graph's config for turn ``turn`` of ``store``'s branch: its own thread."""
         # max_concurrency bounds the tasks of one step: the fanned-out character agents'
         # model calls (FABULA_MODEL_CONCURRENCY)
@@ -170,23 +170,23 @@ class Core:
         an approver reads it)."""
         turn = await store.head() + 1
         # from the checkpoint, not the graph's state: listing what waits compiles no graph
-        saved = await self.saver.aget_tuple(self.config(store, turn))
+        saved = await self.saver.aget_tuple(self._config(store, turn))
         return pending_in_checkpoint(store, turn, saved)
 
     async def waiting_parts(self, store: StoryStore) -> list[PartRequest]:
         """The parts the branch's next turn waits for (one per played character; none when
         it waits for nothing, or for a decision), each with its character's own view."""
         turn = await store.head() + 1
-        return list(parts_in(await self.graph.aget_state(self.config(store, turn))).values())
+        return list(parts_in(await self.graph.aget_state(self._config(store, turn))).values())
 
     async def quiesce(self, story: str) -> None:
         """Wait for the background work on ``story``'s derived keys (indexing, consolidation)."""
-        await self.indexer.wait(story)
-        if isinstance(self.consolidate, InlineConsolidation):
-            await self.consolidate.wait(story)
+        await self._indexer.wait(story)
+        if isinstance(self._consolidate, InlineConsolidation):
+            await self._consolidate.wait(story)
 
     @contextlib.asynccontextmanager
-    async def turn_lock(
+    async def _turn_lock(
         self, store: StoryStore, turn: int, doing: str, where: dict[str, Any]
     ) -> AsyncIterator[None]:
         """Hold the turn's decision lock (shared by every process) for the body;
@@ -204,19 +204,19 @@ class Core:
             yield
 
     @contextlib.asynccontextmanager
-    async def sweeping(self, store: StoryStore) -> AsyncIterator[None]:
+    async def _sweeping(self, store: StoryStore) -> AsyncIterator[None]:
         """Raise :class:`StoryDeleted` after the block, or instead of what it raised, when
-        the story was deleted meanwhile (once :meth:`swept` removed what it wrote)."""
+        the story was deleted meanwhile (once :meth:`_swept` removed what it wrote)."""
         try:
             yield
         except Exception:
-            if await self.swept(store):
+            if await self._swept(store):
                 raise store.deleted_error(meanwhile=True) from None
             raise
-        if await self.swept(store):
+        if await self._swept(store):
             raise store.deleted_error(meanwhile=True)
 
-    async def swept(self, store: StoryStore) -> bool:
+    async def _swept(self, store: StoryStore) -> bool:
         """Whether the story was deleted while this process wrote it; if so, what it wrote
         since (index keys, checkpoints, a character's user) is removed now: the deletion
         refused its commits, not the writes around them."""

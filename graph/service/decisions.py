@@ -81,7 +81,7 @@ class Decisions:
         where = {"story": store.story, "branch": store.branch, "turn": seen.turn}
         kept = await read_drafts(store, seen.turn)
         decision = self._settled(decision, kept, seen, where, force=bool(deciding.get("force")))
-        async with self.core.turn_lock(store, seen.turn, "decision", where):
+        async with self.core._turn_lock(store, seen.turn, "decision", where):
             await self._still_waiting(store, seen, decision, where)
             from langgraph.types import Command  # with the graph: see Core.graph
 
@@ -114,7 +114,7 @@ class Decisions:
         """What the decision did; for a commit, whether the server confirmed it on disk."""
         unsynced = None
         if outcome == "committed":
-            state = await self.core.graph.aget_state(self.core.config(store, turn))
+            state = await self.core.graph.aget_state(self.core._config(store, turn))
             unsynced = state.values.get("unsynced")
         return DecisionOut(
             story=store.story,

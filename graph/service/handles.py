@@ -1,13 +1,24 @@
-"""The handles an interface holds, named by the service: :class:`StoryStore`, one branch
-of one story as :meth:`~fabula.graph.service.core.Core.store` gives it (an interface passes
-it back to the service's operations and reads it through
-:meth:`~fabula.graph.service.application.Fabula.read`, never itself), and
-:class:`TurnText`, a committed turn as :meth:`~fabula.graph.service.reader.Reader.turns`
-gives it. The interfaces import them from here, not from :mod:`fabula.memory` (an import
-contract in ``pyproject.toml`` holds them to it).
+"""The handles an interface holds, named by the service: :class:`StoryRef`, one branch of
+one story by its ids (an interface passes it to :class:`~fabula.graph.service.application.Fabula`'s
+operations and reads it through :meth:`~fabula.graph.service.application.Fabula.read`; it
+holds no connection and can do nothing by itself), and :class:`TurnText`, a committed turn
+as :meth:`~fabula.graph.service.reader.Reader.turns` gives it. Memory's store stays behind
+the service: the interfaces import nothing of :mod:`fabula.memory` and never call
+``Fabula.store`` (an import contract in ``pyproject.toml`` and ``tests/system`` hold them
+to it), as LangGraph hands its callers a config of ids and keeps the saver behind the graph.
 """
 
 from __future__ import annotations
 
-from fabula.memory.store import StoryStore as StoryStore
+from dataclasses import dataclass
+
 from fabula.memory.store import TurnText as TurnText
+
+
+@dataclass(frozen=True)
+class StoryRef:
+    """One branch of one story, by its ids: what an interface holds and passes back to the
+    service (``fab.run(StoryRef(story, branch), ...)``, ``fab.read(ref)``)."""
+
+    story: str
+    branch: str = "main"

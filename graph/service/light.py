@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from fabula.graph.service.handles import StoryRef
 from fabula.graph.service.listing import story_summaries
 from fabula.graph.service.reader import Reader, Sources
 from fabula.graph.service.summaries import StorySummary
@@ -44,14 +45,12 @@ class Stores:
         finally:
             await admin.aclose()
 
-    def store(self, story: str, branch: str = "main") -> StoryStore:
-        """A handle on one branch of one story (nothing is read: see ``Reader.require``)."""
-        return StoryStore(self.admin, story, branch, limits=self.settings.limits)
-
-    def read(self, story: str | StoryStore, branch: str = "main") -> Reader:
-        """The read side of one branch, as :meth:`Fabula.read` gives it but for the reads
-        inside a mind (recall, chat, the lived story) and the summary."""
-        store = story if isinstance(story, StoryStore) else self.store(story, branch)
+    def read(self, story: str | StoryRef, branch: str = "main") -> Reader:
+        """The read side of one branch (``story`` an id with ``branch``, or a handle), as
+        :meth:`Fabula.read` gives it but for the reads inside a mind (recall, chat, the
+        lived story), what waits and the summary."""
+        ref = story if isinstance(story, StoryRef) else StoryRef(story, branch)
+        store = StoryStore(self.admin, ref.story, ref.branch, limits=self.settings.limits)
         return Reader(store, Sources(self.settings))
 
     async def summaries(self) -> list[StorySummary]:

@@ -58,6 +58,7 @@ if TYPE_CHECKING:  # annotations only: `fabula show` loads no minds, roles or gr
     from fabula.agents.contracts import ChatExchange
     from fabula.agents.roles import ChatVoiceRole
     from fabula.graph.service.pending import Pending
+    from fabula.graph.state import PartRequest
     from fabula.memory.acl import MindPool
     from fabula.memory.index.vectors import Embedder
     from fabula.worlds.lore import WorldInfoSettings
@@ -76,6 +77,7 @@ class Sources:
     embedder: Embedder | None = None
     voice: ChatVoiceRole | None = None
     pending: Callable[[StoryStore], Awaitable[Pending | None]] | None = None
+    waiting: Callable[[StoryStore], Awaitable[list[PartRequest]]] | None = None
 
     def mind_pool(self) -> MindPool:
         """The minds, for a read inside a character's own mind."""
@@ -92,158 +94,172 @@ class Reader:
     assembles a read from the store itself."""
 
     def __init__(self, store: StoryStore, sources: Sources) -> None:
-        self.store = store
+        self._store = store
         self.sources = sources
 
     # -- the story itself ----------------------------------------------------------------
     @property
     def story(self) -> str:
         """The story's id."""
-        return self.store.story
+        return self._store.story
 
     @property
     def branch(self) -> str:
         """The branch read."""
-        return self.store.branch
+        return self._store.branch
 
     async def exists(self) -> bool:
         """Whether the story exists (on any branch, stored by any version of Fabula)."""
-        return await self.store.exists()
+        return await self._store.exists()
 
     async def require(self, *, any_version: bool = False) -> None:
         """Raise :class:`NotFound` unless the story and this branch exist (``StoryDeleted``
         for one just deleted), and ``StoryOutdated`` for a story stored by an older Fabula
         unless ``any_version``."""
-        await self.store.require(any_version=any_version)
+        await self._store.require(any_version=any_version)
+
+    async def pending(self) -> Pending | None:
+        """The turn of this branch waiting for a decision, if any (its draft's id and
+        request; ``Fabula.pending_details`` gives the draft as an approver reads it)."""
+        if self.sources.pending is None:
+            raise ConfigError("what waits for a decision needs the application (Fabula.read)")
+        return await self.sources.pending(self._store)
+
+    async def waiting_parts(self) -> list[PartRequest]:
+        """The parts this branch's next turn waits for (one per played character; none
+        when it waits for nothing, or for a decision), each with its character's own view."""
+        if self.sources.waiting is None:
+            raise ConfigError("what a turn waits for needs the application (Fabula.read)")
+        return await self.sources.waiting(self._store)
 
     async def info(self) -> StoryInfo:
         """What the story was created with (title, world, origin, when); :class:`NotFound`
         if it does not exist."""
-        return await self.store.info()
+        return await self._store.info()
 
     async def resolve(self, name: str, kind: EntityKind | None = None) -> Entity:
         """The entity ``name`` designates (its id or its name, in any case), of ``kind``
         when given; :class:`NotFound` naming what the story has of that kind otherwise."""
-        return await self.store.resolve(name, kind)
+        return await self._store.resolve(name, kind)
 
     # -- the story's text and views ----------------------------------------------------
     async def text(self, as_of: int | None = None) -> StoryText:
         """The accepted passages through ``as_of``."""
-        return await reading.text(self.store, as_of)
+        return await reading.text(self._store, as_of)
 
     async def head(self) -> int:
         """The branch's last committed turn (0: its setup only)."""
-        return await self.store.head()
+        return await self._store.head()
 
     async def turns(self, first: int, last: int) -> list[TurnText]:
         """Turns ``first`` to ``last`` (within the branch's head) as committed."""
-        return await self.store.turn_texts(first, last) if first <= last else []
+        return await self._store.turn_texts(first, last) if first <= last else []
 
     async def turn(self, turn: int) -> str:
         """The text of committed turn ``turn``; :class:`NotFound` for one the branch does
         not have."""
-        await self.store.require()
-        head = await self.store.head()
-        found = await self.store.turn_texts(turn, turn) if 0 <= turn <= head else []
+        await self._store.require()
+        head = await self._store.head()
+        found = await self._store.turn_texts(turn, turn) if 0 <= turn <= head else []
         if not found:
             raise NotFound(
-                f"branch {self.store.branch!r} has no turn {turn}", story=self.store.story
+                f"branch {self._store.branch!r} has no turn {turn}", story=self._store.story
             )
         return found[0].text
 
     async def first_own(self) -> int:
         """The first turn that is the branch's own, where a rewind may go back to: its fork
         (main: the setup, 0)."""
-        ancestry = await self.store.ancestry()
+        ancestry = await self._store.ancestry()
         return ancestry[0].through if ancestry else 0
 
     async def world(self, as_of: int | None = None) -> WorldOut:
         """W at ``as_of``."""
-        return await reading.world(self.store, as_of)
+        return await reading.world(self._store, as_of)
 
     async def beliefs(self, holder: list[str], as_of: int | None = None) -> BeliefsOut:
         """B[holder] at ``as_of``."""
-        return await reading.beliefs(self.store, holder, as_of)
+        return await reading.beliefs(self._store, holder, as_of)
 
     async def minds(self, as_of: int | None = None) -> MindsOut:
         """Every mind, D and H at ``as_of``."""
-        return await reading.minds(self.store, as_of)
+        return await reading.minds(self._store, as_of)
 
     async def branches(self) -> list[BranchOut]:
         """Every branch of the story."""
-        return await reading.branches(self.store)
+        return await reading.branches(self._store)
 
     async def scenes(self) -> list[HierarchyNode]:
         """The scenes, in story order."""
-        return await reading.scenes(self.store)
+        return await reading.scenes(self._store)
 
     async def moment(self) -> list[str]:
         """The turn where the world and a character part, and where they meet again."""
-        return await reading.moment(self.store)
+        return await reading.moment(self._store)
 
     async def plot(self) -> PlotOut:
         """The event → scene → plotline → plot hierarchy."""
-        return await reading.plot(self.store)
+        return await reading.plot(self._store)
 
     async def evidence(self, event_id: str, **belief: Unpack[EvidenceQuery]) -> EvidenceOut:
         """An event, its passage and the span a belief came from."""
-        return await reading.evidence(self.store, event_id, **belief)
+        return await reading.evidence(self._store, event_id, **belief)
 
     async def usage(self) -> UsageOut:
         """Tokens and cost by turn and role, at the settings' prices."""
-        return await reading.usage(self.store, self.sources.settings.prices)
+        return await reading.usage(self._store, self.sources.settings.prices)
 
     # -- a story run in ticks ----------------------------------------------------------
     async def last_tick(self) -> int:
         """The branch's last committed tick (0: it has run none)."""
-        return await last_tick_of(self.store)
+        return await last_tick_of(self._store)
 
     async def town(self, tick: int | None = None) -> TownOut:
         """Every place and who is there at ``tick`` (default: the last):
         :func:`~fabula.graph.service.town.town_view`."""
-        return await town_view(self.store, tick)
+        return await town_view(self._store, tick)
 
     async def spread(self, clause: str | None) -> SpreadOut:
         """The share of characters holding ``clause``, tick by tick, read from their own
         minds: :func:`~fabula.graph.service.spread.spread_view`."""
-        await self.store.require()
-        return await spread_view(self.store, clause)
+        await self._store.require()
+        return await spread_view(self._store, clause)
 
     # -- the cast ------------------------------------------------------------------------
     async def entities(self) -> dict[str, Entity]:
         """Every entity of the story, by id (what the pages name people and places by)."""
-        return await self.store.entities()
+        return await self._store.entities()
 
     async def characters(self) -> list[str]:
         """The story's characters' ids."""
-        return await self.store.characters()
+        return await self._store.characters()
 
     async def pictures(self) -> dict[str, str]:
         """The characters that have a picture: id to the asset it is kept as."""
-        return await pictures.pictures(self.store)
+        return await pictures.pictures(self._store)
 
     async def picture(self, character: str) -> tuple[str, bytes | None]:
         """``character``'s name and its picture's bytes, if it has one."""
-        return await pictures.picture(self.store, character)
+        return await pictures.picture(self._store, character)
 
     async def turn_pictures(self, first: int, last: int) -> dict[int, str]:
         """For each turn from ``first`` to ``last``, the pictured character it is about."""
-        return await pictures.turn_pictures(self.store, first, last)
+        return await pictures.turn_pictures(self._store, first, last)
 
     async def character(self, character: str) -> CharacterPageOut:
         """A character as its card."""
-        return await reading.character(self.store, character)
+        return await reading.character(self._store, character)
 
     async def played(self) -> list[str]:
         """The characters a person plays in the story (ids, sorted)."""
-        return await self.store.played()
+        return await self._store.played()
 
     async def lore(self, turn: int | None = None) -> LoreOut:
         """The lore by book, and what ``turn`` activates within the lore budget (and what
         did not fit)."""
         budget = self.sources.settings.lore_budget
         return await recall.lore(
-            self.store,
+            self._store,
             turn,
             budget=budget,
             counter=self.sources.counter,
@@ -252,14 +268,14 @@ class Reader:
 
     async def world_info(self) -> WorldInfoSettings:
         """The story's World Info settings (see :func:`recall.world_info`)."""
-        return await recall.world_info(self.store)
+        return await recall.world_info(self._store)
 
     async def world_info_out(self) -> WorldInfoOut:
         """The story's World Info settings as they are shown, each with SillyTavern's name
         and whether it is applied, and the lore budget they give (see
         :func:`recall.world_info_out`)."""
-        found = await recall.world_info(self.store)
-        return recall.world_info_out(self.store.story, found, self.sources.settings.lore_budget)
+        found = await recall.world_info(self._store)
+        return recall.world_info_out(self._store.story, found, self.sources.settings.lore_budget)
 
     # -- inside a character's own mind ---------------------------------------------------
     async def recall(
@@ -277,7 +293,7 @@ class Reader:
         if counter is None:
             raise ConfigError("a recall needs the application's token counter")
         return await recall.recall(
-            self.store,
+            self._store,
             request,
             budget=budget,
             counter=counter,
@@ -304,7 +320,7 @@ class Reader:
         from fabula.memory.tokens import default_counter
 
         return await chat(
-            self.store,
+            self._store,
             character,
             question,
             minds=self.sources.mind_pool(),
@@ -328,14 +344,14 @@ class Reader:
         played = await self.played()
         if not played:
             return []
-        view = await author_view(self.store)
+        view = await author_view(self._store)
         pool = self.sources.mind_pool()
         out = []
         for character in played:
             # a brief holds the character's own goals, secrets and voice; the plan's scene
             # goal and beats never reach it (brief_for), so an empty one is no loss
             plan = TurnPlan(scene_goal="", focal=(character,))
-            mind = await pool.mind(self.store.story, character, self.store.branch)
+            mind = await pool.mind(self._store.story, character, self._store.branch)
             out.append(await played_view(mind, brief_for(view, character, plan)))
         return out
 
@@ -344,7 +360,7 @@ class Reader:
         only its own mind as its Redis user."""
         from fabula.graph.service.lived import lived
 
-        return await lived(self.store, character, minds=self.sources.mind_pool(), as_of=as_of)
+        return await lived(self._store, character, minds=self.sources.mind_pool(), as_of=as_of)
 
     # -- the story as listed ---------------------------------------------------------------
     async def summary(self) -> StorySummary:
@@ -353,7 +369,7 @@ class Reader:
         pending_of = self.sources.pending
         if pending_of is None:
             raise ConfigError("a story's summary needs the application (use Fabula.read)")
-        store = self.store.on_branch("main")
+        store = self._store.on_branch("main")
         info = await store.info()
         branches = await store.branches()
         pending = []
@@ -378,35 +394,35 @@ class Reader:
     # -- exports ---------------------------------------------------------------------------
     async def export(self, as_of: int | None = None) -> ExportOut:
         """The text and every view as they are now, or as of a turn."""
-        return await reading.export(self.store, as_of)
+        return await reading.export(self._store, as_of)
 
     async def markdown(self, as_of: int | None = None) -> str:
         """The story (to a turn) as Markdown."""
-        return await reading.markdown(self.store, as_of)
+        return await reading.markdown(self._store, as_of)
 
     async def epub(self, as_of: int | None = None) -> bytes:
         """The story (to a turn) as an EPUB book:
         :func:`~fabula.graph.service.epub.story_epub`."""
         from fabula.graph.service.epub import story_epub  # ebooklib: loaded when asked for
 
-        return await story_epub(self.store, as_of)
+        return await story_epub(self._store, as_of)
 
     async def card(self, character: str, as_of: int | None = None) -> tuple[bytes, str]:
         """A character as a V3 card, PNG or JSON, and which:
         :func:`~fabula.graph.service.cards.card_export`."""
         from fabula.graph.service.cards import card_export
 
-        return await card_export(self.store, character, as_of)
+        return await card_export(self._store, character, as_of)
 
     async def charx(self, character: str, as_of: int | None = None) -> bytes:
         """A character as a CHARX archive: :func:`~fabula.graph.service.cards.charx_export`."""
         from fabula.graph.service.cards import charx_export
 
-        return await charx_export(self.store, character, as_of)
+        return await charx_export(self._store, character, as_of)
 
     async def lorebook(self, as_of: int | None = None, fmt: str = "sillytavern") -> bytes:
         """W as SillyTavern's World Info (or, ``fmt="lorebook_v3"``, a V3 lorebook):
         :func:`~fabula.graph.service.cards.lorebook_export`."""
         from fabula.graph.service.cards import lorebook_export
 
-        return await lorebook_export(self.store, as_of, fmt)
+        return await lorebook_export(self._store, as_of, fmt)

@@ -79,7 +79,7 @@ class Turns:
                 rest = stopped.message
                 break
             except StoryDeleted:  # the story was there when the run began
-                await self.core.swept(store)
+                await self.core._swept(store)
                 raise store.deleted_error(meanwhile=True) from None
             if outcome in ("committed", "duplicate"):
                 written += 1
@@ -136,7 +136,7 @@ class Turns:
         await store.require()
         await _require_finished(store)
         turn = await store.head() + 1
-        config = self.core.config(store, turn)
+        config = self.core._config(store, turn)
         snapshot = await self.core.graph.aget_state(config)
         if pending_in(store, turn, snapshot) is not None:
             if not await self._decided_meanwhile(store, turn):
@@ -223,6 +223,14 @@ class Turns:
                     raise StoryAtRest(rest.message, **rest.context) from None
         raise AssertionError("unreachable")  # pragma: no cover
 
+    async def adopt(self, store: StoryStore, turn: int, values: dict[str, Any]) -> None:
+        """Put turn ``turn``, drafted elsewhere (the Agent Server's own run), on the branch's
+        own thread waiting on approval, as ``values`` hold it: every interface then lists
+        and decides it as one of this service's pending turns."""
+        config = self.core._config(store, turn)
+        await self.core.graph.aupdate_state(config, values, as_node="reread")
+        await self.core.graph.ainvoke(None, config, context=self.core.context(auto=False))
+
     async def check_steering(
         self, store: StoryStore, text: str, kind: Literal["direction", "note"] = "direction"
     ) -> None:
@@ -250,9 +258,9 @@ class Turns:
         """Run the turn's graph from ``graph_input`` until it ends or waits for approval.
 
         A story deleted meanwhile (by another command) raises :class:`StoryDeleted`, once
-        what this turn wrote after the deletion is removed too (see :meth:`Core.swept`)."""
-        async with self.core.sweeping(store):
-            config = self.core.config(store, turn)
+        what this turn wrote after the deletion is removed too (see :meth:`Core._swept`)."""
+        async with self.core._sweeping(store):
+            config = self.core._config(store, turn)
             context = self.core.context(auto=auto)
             with bound_contextvars(story=store.story, branch=store.branch, turn=turn):
                 if listener is None:
@@ -317,8 +325,9 @@ class Turns:
         if not answers:
             return "part"
         where = {"story": store.story, "branch": store.branch, "turn": turn}
-        async with self.core.turn_lock(store, turn, "part", where):
-            if parts_in(await self.core.graph.aget_state(self.core.config(store, turn))) != waiting:
+        async with self.core._turn_lock(store, turn, "part", where):
+            state = await self.core.graph.aget_state(self.core._config(store, turn))
+            if parts_in(state) != waiting:
                 raise TurnConflict(
                     f"turn {turn}'s parts were given by another run meanwhile; yours changed "
                     "nothing",

@@ -28,7 +28,7 @@ from pydantic import BaseModel
 from fabula.agents.contracts import Decision
 from fabula.errors import FabulaError, TurnConflict
 from fabula.graph.service import Fabula, TurnOutcome
-from fabula.graph.service.handles import StoryStore
+from fabula.graph.service.handles import StoryRef
 from fabula.graph.service.pending import TurnEvent
 from fabula.graph.service.responses.turns import DecisionOut
 from fabula.graph.web.remedies import studio_line
@@ -117,9 +117,7 @@ class Runs:
     def status(self, story: str, branch: str) -> RunStatus | None:
         return self._status.get((story, branch))
 
-    def start(
-        self, store: StoryStore, turns: int, *, auto: bool, direction: str | None
-    ) -> RunStatus:
+    def start(self, store: StoryRef, turns: int, *, auto: bool, direction: str | None) -> RunStatus:
         """Start writing ``turns`` turns in the background; TurnConflict if one is running
         on the branch in this process."""
         key = (store.story, store.branch)
@@ -141,7 +139,7 @@ class Runs:
 
     async def decide(
         self,
-        store: StoryStore,
+        store: StoryRef,
         decision: Decision,
         *,
         force: bool = False,
@@ -157,7 +155,7 @@ class Runs:
             self._resume(store)
         return out
 
-    def _resume(self, store: StoryStore) -> RunStatus | None:
+    def _resume(self, store: StoryRef) -> RunStatus | None:
         """After a decision committed the turn a run of this branch stopped at: count it,
         and write the run's remaining turns (stopping for approval again); None when no
         run of the branch waits here. A run that has written all its turns is done."""
@@ -180,7 +178,7 @@ class Runs:
         return status
 
     async def _go(
-        self, store: StoryStore, status: RunStatus, direction: str | None, offset: int = 0
+        self, store: StoryRef, status: RunStatus, direction: str | None, offset: int = 0
     ) -> None:
         """Write the run's turns from the ``offset``-th on (those before are written)."""
         key = (store.story, store.branch)
@@ -258,7 +256,7 @@ class Admitted:
 
 
 async def story_events(
-    fab: Fabula, hub: EventHub, store: StoryStore, poll_s: float, runs: Runs | None = None
+    fab: Fabula, hub: EventHub, store: StoryRef, poll_s: float, runs: Runs | None = None
 ) -> AsyncIterator[dict[str, str]]:
     """The event stream of one branch (see the module docstring); ``hello`` comes first,
     with the head, the pending turn and the status of this studio's run of the branch
@@ -267,7 +265,7 @@ async def story_events(
     key = (store.story, store.branch)
     with hub.subscribe(key) as queue:
         head = await fab.read(store).head()
-        found = await fab.pending(store)
+        found = await fab.read(store).pending()
         pending = found.id if found else None
         status = runs.status(store.story, store.branch) if runs is not None else None
         run = status.model_dump() if status is not None else None
@@ -286,7 +284,7 @@ async def story_events(
             if now != head:
                 head = now
                 yield {"event": "turn", "data": json.dumps({"head": head})}
-            found = await fab.pending(store)
+            found = await fab.read(store).pending()
             if (found.id if found else None) != pending:
                 pending = found.id if found else None
                 turn = found.turn if found else None

@@ -60,6 +60,5 @@ class SharedReads:
 async def shared_minds(request: Request, reader: Reader, as_of: int | None) -> MindsOut:
     """``reader.minds(as_of)``, shared among the studio's concurrent viewers of that view."""
     reads: SharedReads = request.app.state.reads
-    store = reader.store
-    key = ("minds", store.story, store.branch, as_of, await reader.head())
+    key = ("minds", reader.story, reader.branch, as_of, await reader.head())
     return await reads.read(key, lambda: reader.minds(as_of))

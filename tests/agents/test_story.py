@@ -155,7 +155,7 @@ class TestAtRest:
             assert again.written == 0 and await store.head() == head
             assert again.rest is not None and "Mara: blocked" in again.rest
             with pytest.raises(StoryAtRest):
-                await fab.turns.step(store, auto=True)
+                await fab._turns.step(store, auto=True)
 
 
 class TestSteering:

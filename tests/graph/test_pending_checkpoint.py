@@ -16,7 +16,7 @@ from fabula.worlds.loader import load_world
 
 async def _from_graph(fab: Fabula, store: StoryStore) -> Pending | None:
     turn = await store.head() + 1
-    return pending_in(store, turn, await fab.graph.aget_state(fab.config(store, turn)))
+    return pending_in(store, turn, await fab.graph.aget_state(fab._config(store, turn)))
 
 
 async def _agree(fab: Fabula, store: StoryStore) -> Pending | None:

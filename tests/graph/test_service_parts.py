@@ -43,11 +43,59 @@ def test_no_service_module_is_a_god_module() -> None:
 
 
 async def test_one_name_per_operation(redis_url: str, tmp_path: Path) -> None:
-    """The retired names are gone; each operation is bound to the part that does it, and
-    the reads that need the minds are the reader's."""
+    """The retired names are gone; each operation is the class's own method (not bound on
+    the instance), and the reads that need the minds are the reader's."""
     async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
         assert [name for name in RETIRED if hasattr(fab, name)] == []
-        assert fab.run.__self__ is fab.turns and fab.decide.__self__ is fab.decisions
+        assert fab.run.__func__ is Fabula.run and "run" not in vars(fab)
         reader = fab.read("nothing")
         assert isinstance(reader, Reader)
         assert all(callable(getattr(reader, n)) for n in ("recall", "chat", "lived", "summary"))
+
+
+OPERATIONS = (
+    "create_story",
+    "import_story",
+    "delete_story",
+    "stories",
+    "set_played",
+    "set_world_info",
+    "commit_scripted",
+    "run",
+    "check_steering",
+    "adopt_pending",
+    "decide",
+    "pending_details",
+    "all_pending",
+    "fork",
+    "rewind",
+    "retcon",
+    "alternatives",
+    "drafts",
+    "tick",
+    "read",
+    "summaries",
+)
+PLUMBING = ("config", "sweeping", "swept", "turn_lock", "consolidate", "on_commit", "on_critique")
+PARTS = {
+    "_stories": "Stories",
+    "_turns": "Turns",
+    "_decisions": "Decisions",
+    "_branches": "Branches",
+    "_alternatives": "Alternatives",
+    "_ticking": "Ticking",
+}
+
+
+async def test_the_class_shows_its_api(redis_url: str, tmp_path: Path) -> None:
+    """``dir(Fabula)`` lists every operation, each a coroutine function defined on the
+    class with a docstring; the core's plumbing is private, and the parts are private
+    attributes named like their classes."""
+    public = {n for n in dir(Fabula) if not n.startswith("_")}
+    assert set(OPERATIONS) <= public
+    assert all((getattr(Fabula, n).__doc__ or "").strip() for n in OPERATIONS)
+    assert all(n in vars(Fabula) for n in OPERATIONS)  # defined here, not inherited or bound
+    assert public.isdisjoint(PLUMBING)
+    async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
+        assert {n: type(getattr(fab, n)).__name__ for n in PARTS} == PARTS
+        assert {n for n in vars(fab) if not n.startswith("_")}.isdisjoint(PLUMBING)

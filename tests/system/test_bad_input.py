@@ -390,14 +390,14 @@ class TestDecisionRace:
             store = await fab.create_story("hollow_book", "race")
             drafts = await fab.alternatives(store, 2)
             assert [d.id for d in drafts.drafts] == ["4.d1", "4.d2"]
-            drive = fab.turns.drive
+            drive = fab._turns.drive
 
             async def drive_then_rewind(*args: Any, **kwargs: Any) -> Any:
                 outcome = await drive(*args, **kwargs)
                 await other.rewind(other.store("race"), 3)  # lands between commit and reply
                 return outcome
 
-            monkeypatch.setattr(fab.turns, "drive", drive_then_rewind)
+            monkeypatch.setattr(fab._turns, "drive", drive_then_rewind)
             done = await fab.decide(store, Decision(action="approve", choice="2"))
             assert done.outcome == "committed" and done.head == 3
             assert done.moved_to == "main-after-3"

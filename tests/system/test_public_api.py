@@ -5,6 +5,7 @@ Modules are private by default: only the modules of :data:`PUBLIC` declare ``__a
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from pathlib import Path
 from types import ModuleType
@@ -188,3 +189,33 @@ def test_the_library_example_runs(
     outcome, believed, actual = capsys.readouterr().out.splitlines()[-1].split()
     assert outcome == "committed"
     assert (believed, actual) != ("None", "None")
+
+
+INTERFACES = [
+    *sorted((ROOT / "graph" / "web").rglob("*.py")),
+    *sorted((ROOT / "graph" / "cli").rglob("*.py")),
+    *sorted((ROOT / "graph").glob("agent_*.py")),
+]
+
+
+def test_the_interfaces_hold_a_story_by_its_ids() -> None:
+    """The studio, the command line and the Agent Server never call ``Fabula.store`` (or
+    any ``.store(...)``) nor name memory's ``StoryStore``, and the reader keeps its store
+    private: they hold a ``StoryRef``, read through ``fab.read`` and write through
+    ``Fabula``'s operations."""
+    from fabula.graph.service.handles import StoryRef
+    from fabula.graph.service.reader import Reader
+
+    assert len(INTERFACES) > 30
+    found = []
+    for path in INTERFACES:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            called = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            if called and node.func.attr == "store":  # type: ignore[union-attr]
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno} .store()")
+            named = node.id if isinstance(node, ast.Name) else getattr(node, "name", None)
+            if isinstance(node, ast.Name | ast.alias) and named == "StoryStore":
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno} StoryStore")
+    assert found == []
+    assert [n for n in dir(Reader) if n == "store" or n.startswith("store")] == []
+    assert [f.name for f in dataclasses.fields(StoryRef)] == ["story", "branch"]

@@ -18,6 +18,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from pydantic import Field
 
+from fabula.graph.service.handles import StoryRef
 from fabula.graph.service.responses.reading import LoreOut, WorldInfoOut
 from fabula.graph.web.api.bodies import JsonBody
 from fabula.graph.web.deps import Branch, Fab
@@ -71,6 +72,6 @@ async def lore_settings(fab: Fab, story: str) -> WorldInfoOut:
 async def set_lore_settings(fab: Fab, story: str, body: WorldInfoChange) -> WorldInfoOut:
     """Set World Info settings, all together: a bad name or value is a 422 with one line,
     and nothing is changed. Every branch's next scan reads them."""
-    store = fab.store(story)
+    store = StoryRef(story)
     await fab.set_world_info(store, [(k, as_typed(v)) for k, v in body.settings.items()])
     return await fab.read(store).world_info_out()

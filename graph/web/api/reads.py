@@ -14,6 +14,7 @@ from fastapi.responses import PlainTextResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from fabula.agents.contracts import CHAT_MEMORY, ChatExchange
+from fabula.graph.service.handles import StoryRef
 from fabula.graph.service.reader import MAX_RECALL_BUDGET, MAX_REQUEST_CHARS, RECALL_BUDGET
 from fabula.graph.service.responses.reading import (
     BeliefsOut,
@@ -117,7 +118,7 @@ async def recall(
     """The context memory gives ``q`` within ``budget`` tokens (the shape of `fabula recall
     --json`): the writer's, or a character's own, with the record behind every line. An
     empty ``character`` is the writer's, as the Recall page's blank field is."""
-    return await fab.read(fab.store(story, branch)).recall(
+    return await fab.read(StoryRef(story, branch)).recall(
         q, budget=budget, character=character or None, as_of=as_of
     )
 
@@ -147,7 +148,7 @@ async def chat(fab: Fab, story: str, asked: ChatIn, branch: Branch = "main") -> 
     (the shape of `fabula chat --ask --json`). Nothing of a chat is written; it is a POST
     because an answer may cost a model call, and a GET (a link or a picture on another
     site) must spend nothing."""
-    store = fab.store(story, branch)
+    store = StoryRef(story, branch)
     return await fab.read(store).chat(
         asked.character, asked.q, as_of=asked.as_of, conversation=asked.conversation
     )
@@ -209,7 +210,7 @@ async def export(
     from fabula.graph.service.epub import lived_epub
     from fabula.graph.service.lived import lived_markdown
 
-    store = fab.store(story, branch)
+    store = StoryRef(story, branch)
     name = f"{story}-{branch}"
     if as_character is not None:
         found = await fab.read(store).lived(as_character, as_of=as_of)

@@ -82,6 +82,6 @@ async def story_summary(fab: Fab, story: str) -> StorySummary:
 @router.post("/stories/{story}/delete")
 async def delete_story(fab: Fab, story: str) -> dict[str, str]:
     """Delete a story, its branches, its minds and their Redis users."""
-    await fab.store(story).require(any_version=True)
+    await fab.read(story).require(any_version=True)
     await fab.delete_story(story)
     return {"deleted": story}

@@ -12,6 +12,7 @@ from sse_starlette.sse import EventSourceResponse
 
 from fabula.agents.contracts import Decision
 from fabula.graph.service import Fabula
+from fabula.graph.service.handles import StoryRef
 from fabula.graph.service.responses.reading import BranchOut
 from fabula.graph.service.responses.turns import (
     DecisionOut,
@@ -51,14 +52,14 @@ async def all_pending(fab: Fab) -> list[PendingListed]:
 @router.get("/stories/{story}/pending", response_model=PendingTurn)
 async def pending(fab: Fab, story: str, branch: Branch = "main") -> PendingTurn:
     """The pending turn: draft, findings by sentence, what committing it would change."""
-    return await fab.pending_details(fab.store(story, branch))
+    return await fab.pending_details(StoryRef(story, branch))
 
 
 @router.post("/stories/{story}/run", response_model=RunOut | RunStatus)
 async def run(request: Request, fab: Fab, story: str, body: RunRequest) -> RunOut | RunStatus:
     """Write turns; without ``auto``, stop at the first awaiting approval."""
-    store = fab.store(story, body.branch)
-    await store.require()
+    store = StoryRef(story, body.branch)
+    await fab.read(store).require()
     if not body.wait:
         runs: Runs = request.app.state.runs
         return runs.start(store, body.turns, auto=body.auto, direction=body.direction)
@@ -72,7 +73,7 @@ async def tick(fab: Fab, story: str, body: TickRequest) -> list[TickOut]:
     """Run the branch's next ticks (the shape of `fabula tick --json`): every place with
     characters plays its own scene at once, and each tick commits whole or not at all; the
     last entry says ``rest`` when nobody anywhere had anything to do."""
-    return await fab.tick(fab.store(story, body.branch), body.ticks)
+    return await fab.tick(StoryRef(story, body.branch), body.ticks)
 
 
 async def _decide(
@@ -87,7 +88,7 @@ async def _decide(
     :meth:`Runs.decide`), on the draft the caller read as ``body`` names it."""
     runs: Runs = request.app.state.runs
     return await runs.decide(
-        fab.store(story, body.branch), decision, force=force, expect=body.pending_id
+        StoryRef(story, body.branch), decision, force=force, expect=body.pending_id
     )
 
 
@@ -104,7 +105,7 @@ async def approve(request: Request, fab: Fab, story: str, body: ApproveRequest) 
 async def alternatives(fab: Fab, story: str, body: AlternativesRequest) -> DraftsOut:
     """``count`` drafts of the next turn (written first if none is pending), each with its
     findings and changes, kept with the turn: approve one with ``choice``."""
-    store = fab.store(story, body.branch)
+    store = StoryRef(story, body.branch)
     return await fab.alternatives(store, body.count, direction=body.direction)
 
 
@@ -116,7 +117,7 @@ async def drafts(
     turn: Annotated[int | None, Query(ge=1, description="Default: the pending turn.")] = None,
 ) -> DraftsOut:
     """The alternative drafts kept for a turn (those not chosen too, once it is decided)."""
-    return await fab.drafts(fab.store(story, branch), turn)
+    return await fab.drafts(StoryRef(story, branch), turn)
 
 
 @router.post("/stories/{story}/edit", response_model=DecisionOut)
@@ -137,7 +138,7 @@ async def reject(request: Request, fab: Fab, story: str, body: RejectRequest) ->
 @router.post("/stories/{story}/fork", response_model=BranchOut, status_code=201)
 async def fork(fab: Fab, story: str, body: ForkRequest) -> BranchOut:
     """Start a branch at a turn, optionally pursuing an open hypothesis."""
-    child = await fab.fork(fab.store(story, body.branch), body.at, body.name, body.realise)
+    child = await fab.fork(StoryRef(story, body.branch), body.at, body.name, body.realise)
     found = [b for b in await fab.read(child).branches() if b.branch == child.branch]
     return found[0]
 
@@ -147,7 +148,7 @@ async def rewind(fab: Fab, story: str, body: RewindRequest) -> RewindOut:
     """Make turn ``to`` the branch's head; the turns after it become branch ``kept``
     (nothing is deleted). 409 while a turn awaits approval or a branch forked after ``to``
     reads the branch."""
-    return await fab.rewind(fab.store(story, body.branch), body.to, body.keep)
+    return await fab.rewind(StoryRef(story, body.branch), body.to, body.keep)
 
 
 @router.post("/stories/{story}/retcon", response_model=RetconOut, status_code=201)
@@ -155,7 +156,7 @@ async def retcon(fab: Fab, story: str, body: RetconRequest) -> RetconOut:
     """Edit committed turn ``turn``: a new branch forks at ``turn - 1`` with the new text as
     its turn ``turn``, read and checked by the critic (422 for its errors, unless
     ``force``; nothing remains then)."""
-    store = fab.store(story, body.branch)
+    store = StoryRef(story, body.branch)
     return await fab.retcon(store, body.turn, body.text, branch=body.name, force=body.force)
 
 
@@ -169,8 +170,8 @@ async def run_status(request: Request, story: str, branch: Branch = "main") -> R
 @router.get("/stories/{story}/events")
 async def events(request: Request, fab: Fab, story: str, branch: Branch = "main") -> Response:
     """Server-sent events of the branch: progress, draft, prose, turn, pending."""
-    store = fab.store(story, branch)
-    await store.require()
+    store = StoryRef(story, branch)
+    await fab.read(store).require()
     hub: EventHub = request.app.state.hub
     poll_s: float = request.app.state.config.poll_s
     if not hub.admit():

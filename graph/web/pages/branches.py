@@ -10,6 +10,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, Response
 
 from fabula.errors import EditRefused, InvalidInput
+from fabula.graph.service.handles import StoryRef
 from fabula.graph.service.responses.reading import Hypothesis
 from fabula.graph.web.deps import AsOf, Branch, Fab
 from fabula.graph.web.pages.forms import Form, checked, field, go, page, whole
@@ -22,7 +23,7 @@ router = APIRouter(include_in_schema=False)
 async def fork_form(
     request: Request, fab: Fab, story: str, branch: Branch = "main", at: AsOf = None
 ) -> Response:
-    store = fab.store(story, branch)
+    store = StoryRef(story, branch)
     head = await fab.read(store).head() if at is None else at
     minds = await fab.read(store).minds(head)
     open_hyps: list[Hypothesis] = [h for h in minds.hypotheses if h.status == "open"]
@@ -47,7 +48,7 @@ async def fork(fab: Fab, story: str, form: Form) -> Response:
         raise InvalidInput("at: the turn to fork at, a whole number") from None
     name = field(form, "name") or None
     realise = field(form, "realise") or None
-    child = await fab.fork(fab.store(story, branch), at, name, realise)
+    child = await fab.fork(StoryRef(story, branch), at, name, realise)
     return go(f"/stories/{story}", branch=child.branch, notice="forked")
 
 
@@ -55,7 +56,7 @@ async def fork(fab: Fab, story: str, form: Form) -> Response:
 async def rewind_form(
     request: Request, fab: Fab, story: str, to: Annotated[int, Query(ge=0)], branch: Branch = "main"
 ) -> Response:
-    store = fab.store(story, branch)
+    store = StoryRef(story, branch)
     text = await fab.read(store).turn(to)
     return page(
         request,
@@ -72,7 +73,7 @@ async def rewind_form(
 async def rewind(fab: Fab, story: str, form: Form) -> Response:
     branch = field(form, "branch") or "main"
     to = whole(field(form, "to"), "to")
-    done = await fab.rewind(fab.store(story, branch), to, field(form, "keep") or None)
+    done = await fab.rewind(StoryRef(story, branch), to, field(form, "keep") or None)
     return go(f"/stories/{story}", branch=branch, notice="rewound", turn=done.head)
 
 
@@ -94,7 +95,7 @@ async def retcon(request: Request, fab: Fab, story: str, form: Form) -> Response
     turn = whole(field(form, "turn"), "turn")
     text = field(form, "text")
     force = checked(form, "force")
-    store = fab.store(story, branch)
+    store = StoryRef(story, branch)
     try:
         done = await fab.retcon(store, turn, text, branch=field(form, "name") or None, force=force)
     except EditRefused as exc:

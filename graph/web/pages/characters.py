@@ -7,6 +7,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
 from fabula.errors import NotFound
+from fabula.graph.service.handles import StoryRef
 from fabula.graph.web.deps import Branch, Fab
 from fabula.graph.web.pages.forms import Form, checked, field, go, page
 
@@ -66,5 +67,5 @@ async def play_character(fab: Fab, story: str, character: str, form: Form) -> Re
     played = [c for c in await reader.played() if c != ident]
     if checked(form, "played"):
         played.append(ident)
-    await fab.set_played(fab.store(story), played)
+    await fab.set_played(StoryRef(story), played)
     return go(f"/stories/{story}/characters/{ident}", branch=field(form, "branch") or "main")

@@ -12,6 +12,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from fabula.agents.contracts import CHAT_EXCHANGE_CHARS, CHAT_MEMORY, ChatExchange
 from fabula.errors import InvalidInput
+from fabula.graph.service.handles import StoryRef
 from fabula.graph.service.reader import MAX_REQUEST_CHARS
 from fabula.graph.web.deps import Branch, Fab
 from fabula.graph.web.pages.forms import Form, field, page, whole
@@ -82,8 +83,8 @@ async def _chat(
 ) -> Response:
     """The Chat page, with the answer to ``q`` when ``ask`` (read against
     ``conversation``, the exchanges before it)."""
-    store = fab.store(story, branch)
-    await store.require()
+    store = StoryRef(story, branch)
+    await fab.read(store).require()
     turn = whole(as_of, "as of turn") if as_of.strip() else None
     answer = None
     if ask and character.strip() and q.strip():

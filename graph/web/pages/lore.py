@@ -18,6 +18,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
 from fabula.errors import InvalidInput
+from fabula.graph.service.handles import StoryRef
 from fabula.graph.web.deps import Branch, Fab
 from fabula.graph.web.pages.forms import Form, field, go, page, whole
 from fabula.graph.web.remedies import studio_line
@@ -69,7 +70,7 @@ async def lore_settings(request: Request, fab: Fab, story: str, form: Form) -> R
     stored ones, all or none (see the module's docstring); back to the Lore page, with
     the line saying what was refused and the stored settings as they were."""
     branch = field(form, "branch") or "main"
-    store = fab.store(story)
+    store = StoryRef(story)
     pairs = changed(form, await fab.read(store).world_info())
     try:
         if pairs:

@@ -9,6 +9,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, Response
 
+from fabula.graph.service.handles import StoryRef
 from fabula.graph.service.reader import MAX_REQUEST_CHARS, RECALL_BUDGET
 from fabula.graph.web.deps import AsOf, Branch, Evidence, Fab
 from fabula.graph.web.pages.forms import page, whole
@@ -47,7 +48,7 @@ async def recall_page(
     The form's empty fields (no turn, no budget) mean now and the default budget: the
     writer's :data:`RECALL_BUDGET`, or a character's prompt's own, as ``fabula recall``
     without ``--budget`` has them."""
-    store = fab.store(story, branch)
+    store = StoryRef(story, branch)
     tokens = whole(budget, "budget") if budget.strip() else None
     turn = whole(as_of, "as of turn") if as_of.strip() else None
     found = None
@@ -56,7 +57,7 @@ async def recall_page(
             q, budget=tokens, character=character or None, as_of=turn
         )
     else:
-        await store.require()
+        await fab.read(store).require()
     return page(
         request,
         "recall.html",

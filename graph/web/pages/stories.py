@@ -12,6 +12,7 @@ from starlette.datastructures import UploadFile
 
 from fabula.errors import InvalidInput, StoryExists
 from fabula.graph.service import Fabula, world_infos
+from fabula.graph.service.handles import StoryRef
 from fabula.graph.web.deps import MAX_PACK_BYTES, Branch, Fab, builtin_pack
 from fabula.graph.web.live import Runs
 from fabula.graph.web.pages.forms import Form, field, go, page
@@ -74,16 +75,16 @@ async def import_files(request: Request, fab: Fab, form: Form) -> Response:
 
 
 async def _story_context(fab: Fabula, request: Request, story: str, branch: str) -> dict[str, Any]:
-    store = fab.store(story, branch)
+    store = StoryRef(story, branch)
     reader = fab.read(store)
     text = await reader.text()
-    pending = await fab.pending(store)
+    pending = await fab.read(store).pending()
     runs: Runs = request.app.state.runs
     usage = await reader.usage()
     last = text.turns[-1].turn if text.turns else 0
     pictured = await reader.turn_pictures(text.turns[0].turn, last) if text.turns else {}
     names = {e.id: e.name for e in (await reader.entities()).values()} if pictured else {}
-    parts = [] if pending is not None else await fab.waiting_parts(store)
+    parts = [] if pending is not None else await fab.read(store).waiting_parts()
     return {
         "story": story,
         "branch": branch,
@@ -125,6 +126,6 @@ async def confirm_delete(request: Request, fab: Fab, story: str) -> Response:
 
 @router.post("/stories/{story}/delete")
 async def delete(fab: Fab, story: str, form: Form) -> Response:
-    await fab.store(story).require(any_version=True)
+    await fab.read(story).require(any_version=True)
     await fab.delete_story(story)
     return go("/", notice="deleted")

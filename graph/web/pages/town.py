@@ -17,6 +17,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, Response
 
 from fabula.errors import InvalidInput, NotFound
+from fabula.graph.service.handles import StoryRef
 from fabula.graph.service.spread import MAX_CLAUSE_CHARS, SpreadOut
 from fabula.graph.service.ticking import MAX_TICKS_AT_ONCE
 from fabula.graph.web.deps import Branch, Fab
@@ -64,7 +65,7 @@ async def tick(fab: Fab, story: str, form: Form) -> Response:
     count = whole(field(form, "ticks") or "1", "ticks")
     if not 1 <= count <= MAX_TICKS_AT_ONCE:
         raise InvalidInput(f"ticks: 1 to {MAX_TICKS_AT_ONCE} at once, not {count}", story=story)
-    done = await fab.tick(fab.store(story, branch), count)
+    done = await fab.tick(StoryRef(story, branch), count)
     ran = [t.tick for t in done if t.tick is not None]
     notice = "at-rest" if done and done[-1].rest is not None else "ticked"
     return go(f"/stories/{story}/town", branch=branch, notice=notice, turn=ran[-1] if ran else None)

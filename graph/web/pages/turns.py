@@ -12,7 +12,7 @@ from fastapi.responses import HTMLResponse, Response
 from fabula.agents.contracts import Decision
 from fabula.errors import EditRefused, InvalidInput, StoryAtRest, TurnConflict
 from fabula.graph.service import Fabula
-from fabula.graph.service.handles import StoryStore, TurnText
+from fabula.graph.service.handles import StoryRef, TurnText
 from fabula.graph.service.pending import check_bounds
 from fabula.graph.state import typed_part
 from fabula.graph.web.deps import Branch, Fab
@@ -33,8 +33,8 @@ async def run(request: Request, fab: Fab, story: str, form: Form) -> Response:
     check_bounds(turns=turns, direction=field(form, "direction") or None)
     auto = checked(form, "auto")
     direction = field(form, "direction") or None
-    store = fab.store(story, branch)
-    await store.require()
+    store = StoryRef(story, branch)
+    await fab.read(store).require()
     if request.headers.get("hx-request"):
         runs: Runs = request.app.state.runs
         status = runs.start(store, turns, auto=auto, direction=direction)
@@ -51,13 +51,13 @@ async def play(fab: Fab, story: str, form: Form) -> Response:
     of the waiting turn, or, with none waiting, of the next turn, which is run with them:
     the turn goes on to its draft."""
     branch = field(form, "branch") or "main"
-    store = fab.store(story, branch)
-    await store.require()
+    store = StoryRef(story, branch)
+    await fab.read(store).require()
     parts = {}
     # the parts a waiting turn asks for; with none waiting, the played characters' parts
     # of the next turn, which this request runs (one step: part, then the draft)
-    asked = [a.character for a in await fab.waiting_parts(store)]
-    if not asked and await fab.pending(store) is None:
+    asked = [a.character for a in await fab.read(store).waiting_parts()]
+    if not asked and await fab.read(store).pending() is None:
         asked = await fab.read(store).played()
     for character in asked:
         parts[character] = typed_part(field(form, f"part:{character}"), story=story)
@@ -73,9 +73,9 @@ async def play(fab: Fab, story: str, form: Form) -> Response:
 
 @router.get("/stories/{story}/pending", response_class=HTMLResponse)
 async def pending_page(request: Request, fab: Fab, story: str, branch: Branch = "main") -> Response:
-    store = fab.store(story, branch)
-    await store.require()
-    found = await fab.pending(store)
+    store = StoryRef(story, branch)
+    await fab.read(store).require()
+    found = await fab.read(store).pending()
     details = await fab.pending_details(store) if found is not None else None
     before = await _before(fab, store, found.turn) if found is not None else []
     return page(request, "pending.html", story=story, branch=branch, pending=details, before=before)
@@ -85,7 +85,7 @@ BEFORE_PENDING = 3
 """Turns shown before a pending draft, so it is read where it stands in the story."""
 
 
-async def _before(fab: Fabula, store: StoryStore, turn: int) -> list[TurnText]:
+async def _before(fab: Fabula, store: StoryRef, turn: int) -> list[TurnText]:
     """The committed turns just before ``turn`` (at most :data:`BEFORE_PENDING`)."""
     return await fab.read(store).turns(max(1, turn - BEFORE_PENDING), turn - 1)
 
@@ -104,7 +104,7 @@ async def _decide(
     and what the critic found (422)."""
     branch = field(form, "branch") or "main"
     expect = field(form, "pending_id") or None
-    store = fab.store(story, branch)
+    store = StoryRef(story, branch)
     runs: Runs = request.app.state.runs
     try:
         out = await runs.decide(store, decision, force=force, expect=expect)
@@ -145,7 +145,7 @@ async def approve(request: Request, fab: Fab, story: str, form: Form) -> Respons
 async def alternatives(fab: Fab, story: str, form: Form) -> Response:
     branch = field(form, "branch") or "main"
     count = whole(field(form, "count") or "3", "count")
-    done = await fab.alternatives(fab.store(story, branch), count)
+    done = await fab.alternatives(StoryRef(story, branch), count)
     return go(f"/stories/{story}/drafts", branch=branch, turn=done.turn, note=done.note)
 
 
@@ -157,7 +157,7 @@ async def drafts_page(
     branch: Branch = "main",
     turn: Annotated[int | None, Query(ge=1)] = None,
 ) -> Response:
-    found = await fab.drafts(fab.store(story, branch), turn)
+    found = await fab.drafts(StoryRef(story, branch), turn)
     note = request.query_params.get("note", "")[:300] or None
     found = found.model_copy(update={"note": note or found.note})
     return page(request, "drafts.html", story=story, branch=branch, drafts=found)
