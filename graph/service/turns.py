@@ -167,7 +167,7 @@ class Turns:
         if not await store.decision_lock(turn).locked():
             return False
         where = {"story": store.story, "branch": store.branch, "turn": turn}
-        async with self.core.turn_lock(store, turn, "decision", where):
+        async with self.core._turn_lock(store, turn, "decision", where):
             log.info("run_waited_for_decision", **where)
         return True
 

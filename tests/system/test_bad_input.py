@@ -357,7 +357,7 @@ class TestDecisionRace:
             assert (await fab.run(store, auto=False)).outcome == "pending"
             seen = await fab.pending(store)
             assert seen is not None
-            drive = other.turns.drive
+            drive = other._turns.drive
             deciding = asyncio.Event()
 
             async def slow_drive(*args: Any, **kwargs: Any) -> Any:
@@ -365,7 +365,7 @@ class TestDecisionRace:
                 await asyncio.sleep(0.5)
                 return await drive(*args, **kwargs)
 
-            monkeypatch.setattr(other.turns, "drive", slow_drive)
+            monkeypatch.setattr(other._turns, "drive", slow_drive)
             approving = asyncio.create_task(
                 other.decide(other.store("race"), Decision(action="approve"), expect=seen.id)
             )
