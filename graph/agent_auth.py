@@ -268,7 +268,7 @@ async def _may_play(grant: Grant, play: bool, given: Any, command: Any) -> None:
     try:
         own = (await reader.resolve(grant.character or "", "character")).id
         if asked and (await reader.resolve(str(asked), "character")).id != own:
-            refuse(f"a player of {grant.character!r} {doing} only, not {asked!r}'s")
+            refuse(f"a player of {grant.character!r} {doing} only (not {asked!r})")
         if own not in await reader.played():
             refuse(f"{grant.character!r} is not played in story {story!r}")
     except FabulaError:

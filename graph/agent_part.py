@@ -159,7 +159,7 @@ def part_answer(
         mine = {character.casefold(), *(n.casefold() for n in names)}
         if not isinstance(who, str) or who.strip().casefold() not in mine:
             raise AccessDenied(
-                f"a player of {character!r} writes {character!r}'s part only, not {who!r}'s",
+                f"a player of {character!r} writes that character's part only (not {who!r})",
                 story=story,
             )
     text = args.get("text")
