@@ -210,8 +210,8 @@ async def write_part(app: Fabula, story: str, branch: str, character: str, part:
     waiting = [r.character for r in await app.waiting_parts(store)]
     if waiting and character not in waiting:
         raise Conflict(
-            f"turn {turn} has {character!r}'s part already: it waits for another played "
-            "character's",
+            f"turn {turn} has the part of {character!r} already: it waits for another "
+            "played character's",
             **where,
         )
     ran = await _alone(app.run(store, auto=False, parts={character: part}))

@@ -195,3 +195,79 @@ async def test_a_part_with_the_run_and_who_may_write_which(
         assert again is not None and again.id == pending.id
         with pytest.raises(httpx.HTTPStatusError):  # the author's thread stays the author's
             await bo.runs.wait(tid, "fabula", input={"story": "tale"})
+
+
+async def test_a_turn_that_asks_shows_the_characters_idea_approve_takes_it(
+    guarded_agent_server: str, redis_url: str, tmp_path: Path
+) -> None:
+    """A turn run by the author stops for Leo's part (``fabula run``): Bo's request then
+    shows Leo's own idea (the args' text) and allows approve. A reject writes nothing and
+    the turn keeps waiting for the part; an approve takes the idea, as an empty answer does
+    in `fabula write`, and the draft waits for the author."""
+    async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
+        store = await fab.create_story("hollow_book", "tale")
+        await fab.set_played(store, ["leo"])
+        assert (await fab.run(store, auto=False)).outcome == "part"
+        (waiting,) = await fab.waiting_parts(store)
+        assert waiting.view.suggestion
+        bo = client_of(guarded_agent_server, "bo")
+        tid = (await bo.threads.create())["thread_id"]
+
+        async def ask() -> Any:
+            await bo.runs.wait(tid, "fabula_play", input={"story": "tale", "write": True})
+            (asked,) = (await bo.threads.get_state(tid))["tasks"][0]["interrupts"]
+            return asked
+
+        asked = await ask()
+        (action,) = asked["value"]["action_requests"]
+        assert action["args"]["text"] == waiting.view.suggestion
+        assert asked["value"]["review_configs"][0]["allowed_decisions"] == [
+            "approve", "edit", "reject"
+        ]  # fmt: skip
+        reject = {"decisions": [{"type": "reject"}]}
+        values: Any = await bo.runs.wait(tid, "fabula_play", command={"resume": reject})
+        assert values["writing"] is None and values.get("written") is None
+        assert not (await bo.threads.get_state(tid))["tasks"]
+        assert [r.character for r in await fab.waiting_parts(store)] == ["leo"]
+        assert await fab.pending(store) is None
+
+        asked = await ask()
+        approve = {asked["id"]: {"decisions": [{"type": "approve"}]}}
+        values = await bo.runs.wait(tid, "fabula_play", command={"resume": approve})
+        written = values["written"]
+        assert (written["outcome"], written["part"], written["turn"]) == ("pending", "", 4)
+        assert await fab.waiting_parts(store) == []
+        pending = await fab.pending(store)
+        assert pending is not None and pending.turn == 4 and await store.head() == 3
+
+
+async def test_two_players_each_write_their_own_part(
+    guarded_agent_server: str, redis_url: str, tmp_path: Path
+) -> None:
+    """Leo and Mara both played: Bo's part of Leo leaves the turn waiting for Mara's
+    (``part``), a second part of Leo is a Conflict, and Ed's part of Mara, on his own
+    thread, completes the turn: one draft with both, pending once."""
+    async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
+        store = await fab.create_story("hollow_book", "tale")
+        await fab.set_played(store, ["leo", "mara"])
+        bo, ed = client_of(guarded_agent_server, "bo"), client_of(guarded_agent_server, "ed")
+        btid = (await bo.threads.create())["thread_id"]
+        leo: Any = await bo.runs.wait(
+            btid, "fabula_play", input={"story": "tale", "part": "Leo searched the desk drawer."}
+        )
+        assert leo["written"]["outcome"] == "part" and await fab.pending(store) is None
+        assert [r.character for r in await fab.waiting_parts(store)] == ["mara"]
+        with pytest.raises(Exception, match=r"^Conflict: turn 4 has the part of 'leo' already"):
+            await bo.runs.wait(btid, "fabula_play", input={"story": "tale", "part": "Leo sat."})
+
+        etid = (await ed.threads.create())["thread_id"]
+        mara: Any = await ed.runs.wait(
+            etid, "fabula_play", input={"story": "tale", "part": "Mara read the hollow book."}
+        )
+        assert mara["written"]["outcome"] == "pending" and mara["character"] == "mara"
+        (listed,) = [p for p in await fab.all_pending() if p.story == "tale"]
+        assert listed.turn == 4
+        draft = listed.draft
+        assert "Leo searched the desk drawer" in draft and "Mara read the hollow book" in draft
+        key = {b["value"] for b in mara["beliefs"] if b["subject"] == "brass_key"}
+        assert "hollow_book" in key  # Ed's view is Mara's mind: she knows where she put it
