@@ -161,6 +161,10 @@ async def test_a_part_with_the_run_and_who_may_write_which(
         url = guarded_agent_server
         bo, di, ed = client_of(url, "bo"), client_of(url, "di"), client_of(url, "ed")
         tid = (await bo.threads.create())["thread_id"]
+        (play,) = await bo.assistants.search(graph_id="fabula_play")
+        schemas: Any = await bo.assistants.get_schemas(play["assistant_id"])
+        assert {"part", "write"} <= set(schemas["input_schema"]["properties"])
+        assert {"written", "writing"} <= set(schemas["state_schema"]["properties"])
 
         refusals: list[tuple[Any, dict[str, Any], str]] = [
             (bo, {"input": {"story": "tale", "character": "Mara", "part": "Mara left."}},
