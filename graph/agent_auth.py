@@ -39,7 +39,8 @@ from uuid import UUID, uuid5
 from langgraph_sdk import Auth
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from fabula.errors import ConfigError, FabulaError, InvalidInput
+from fabula.errors import AccessDenied, ConfigError, FabulaError, InvalidInput
+from fabula.graph.agent_part import part_answer
 from fabula.graph.agent_play import PLAY_GRAPH
 from fabula.graph.agent_server import application
 from fabula.graph.hitl import decision_from
@@ -180,8 +181,9 @@ async def on_assistants(ctx: Auth.types.AuthContext, value: Any) -> None:
 async def on_run(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str]:
     """A run: on the caller's own thread, on a story granted. A player's or a reader's runs
     only :data:`PLAY_ASSISTANT` (its view), a player's on a story where its character is
-    played, reading that character's mind and no other; an author's resume has its decision
-    checked before the run is made (422 naming the field)."""
+    played, reading and writing that character's mind and part and no other's, a reader's
+    writing nothing; a resume has its answer checked before the run is made (422 naming
+    the field)."""
     owner = _owned(ctx, value)
     grant = _grant(ctx)
     kwargs = value.get("kwargs") or {}
@@ -193,55 +195,84 @@ async def on_run(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str]:
         )
     if isinstance(given, dict) and story is not None:
         await _exists(story, given.get("branch") or "main")
-    if grant.role != "author":
-        await _may_look(grant, value, given)
-        return owner
     command = kwargs.get("command")
+    play = str(value.get("assistant_id")) == PLAY_ASSISTANT
+    if grant.role != "author":
+        await _may_play(grant, play, given, command)
     if isinstance(command, dict) and "resume" in command:
-        resume = command["resume"]
-        # a resume may be keyed by the interrupt's id: each value is a decision
-        keyed = isinstance(resume, dict) and resume and all(map(_is_interrupt_id, resume))
-        answers = resume.values() if keyed else [resume]
-        try:
-            for answer in answers:
-                # a played character's part ({"words": ...}) is another interrupt's answer:
-                # its own node reads it; an answer of no known shape is left to the graph's
-                # response_schema, which refuses it without losing the turn
-                if isinstance(answer, dict) and ("decisions" in answer or "action" in answer):
-                    decision_from(answer, story=story or "?")
-        except FabulaError as error:
-            raise Auth.exceptions.HTTPException(
-                status_code=error.http_status, detail=f"{type(error).__name__}: {error.message}"
-            ) from None
+        _check_resume(command["resume"], story=story or "?", play=play)
     return owner
 
 
-async def _may_look(grant: Grant, value: Any, given: Any) -> None:
-    """A player's or a reader's run: on :data:`PLAY_ASSISTANT` only, a story named; a
-    reader's names no character, a player's none but its own, on a story where it is
-    played (403 otherwise, before the run is made)."""
+def _check_resume(resume: Any, *, story: str, play: bool) -> None:
+    """A resume's answers checked before the run is made: a decision on a turn's draft
+    (:func:`~fabula.graph.hitl.decision_from`), or, on :data:`PLAY_ASSISTANT`, a part
+    (:func:`~fabula.graph.agent_part.part_answer`); a malformed one is refused with its
+    status and one line (422 ``InvalidInput: ...``)."""
+    # a resume may be keyed by the interrupt's id: each value is an answer
+    keyed = isinstance(resume, dict) and resume and all(map(_is_interrupt_id, resume))
+    answers = resume.values() if keyed else [resume]
+    try:
+        for answer in answers:
+            if play:
+                part_answer(answer, story=story)
+            # a played character's part ({"words": ...}) is another interrupt's answer:
+            # its own node reads it; an answer of no known shape is left to the graph's
+            # response_schema, which refuses it without losing the turn
+            elif isinstance(answer, dict) and ("decisions" in answer or "action" in answer):
+                decision_from(answer, story=story)
+    except FabulaError as error:  # the story is the thread's, not the resume's: unnamed
+        raise _refusal(error, where=False) from None
+
+
+def _refusal(error: FabulaError, *, where: bool = True) -> Auth.exceptions.HTTPException:
+    """``error`` as the server's refusal: its status, its class and its one line (with its
+    context, unless ``where`` is false)."""
+    line = str(error) if where else error.message
+    return Auth.exceptions.HTTPException(
+        status_code=error.http_status, detail=f"{type(error).__name__}: {line}"
+    )
+
+
+async def _may_play(grant: Grant, play: bool, given: Any, command: Any) -> None:
+    """A player's or a reader's run: on :data:`PLAY_ASSISTANT` only, a story named (or a
+    resume of its own thread's interrupt); a reader's names no character and writes no
+    part, a player's names none but its own, on a story where it is played (403
+    ``AccessDenied: ...`` otherwise, before the run is made)."""
+    story = given.get("story") if isinstance(given, dict) else None
 
     def refuse(why: str) -> NoReturn:
-        raise Auth.exceptions.HTTPException(status_code=403, detail=f"{grant.role}: {why}")
+        raise _refusal(AccessDenied(f"{grant.role}: {why}", story=story))
 
-    if str(value.get("assistant_id")) != PLAY_ASSISTANT:
+    if not play:
         refuse(f"runs the {PLAY_GRAPH!r} graph only (its state is what this token may see)")
-    if not isinstance(given, dict) or not isinstance(given.get("story"), str):
+    if isinstance(command, dict) and set(command) - {"resume"}:
+        refuse("a command resumes its own interrupt, nothing else (no goto, no update)")
+    resumes = isinstance(command, dict) and "resume" in command
+    if grant.role == "reader" and resumes:
+        refuse("writes no part: it reads the public story")
+    if given is None and resumes:
+        return  # the thread is the player's own; the graph checks the part's character
+    if not isinstance(given, dict) or not isinstance(story, str):
         refuse("a run names its story: input {'story': ...}")
     asked = given.get("character")
+    writes = given.get("part") is not None or bool(given.get("write"))
     if grant.role == "reader":
+        if writes:
+            refuse("writes no part: it reads the public story")
         if asked:
             refuse("reads the public story, no character's mind")
         return
-    reader = (await application()).read(given["story"], given.get("branch") or "main")
+    reader = (await application()).read(story, given.get("branch") or "main")
+    doing = "writes that character's part" if writes else "reads that character's mind"
     try:
         own = (await reader.resolve(grant.character or "", "character")).id
         if asked and (await reader.resolve(str(asked), "character")).id != own:
-            refuse(f"a player of {grant.character!r} reads that character's mind only")
+            refuse(f"a player of {grant.character!r} {doing} only (not {asked!r})")
         if own not in await reader.played():
-            refuse(f"{grant.character!r} is not played in story {given['story']!r}")
+            refuse(f"{grant.character!r} is not played in story {story!r}")
     except FabulaError:
-        refuse(f"a player of {grant.character!r} reads that character's mind only")
+        refuse(f"a player of {grant.character!r} {doing} only")
 
 
 async def _exists(story: Any, branch: Any) -> None:
@@ -252,9 +283,7 @@ async def _exists(story: Any, branch: Any) -> None:
             raise InvalidInput("input: story and branch must be text")
         await (await application()).read(story, branch).require()
     except FabulaError as error:
-        raise Auth.exceptions.HTTPException(
-            status_code=error.http_status, detail=f"{type(error).__name__}: {error}"
-        ) from None
+        raise _refusal(error) from None
 
 
 def _is_interrupt_id(key: Any) -> bool:

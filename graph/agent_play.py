@@ -19,6 +19,15 @@ is read is the caller's grant's, not the input's: a player's runs read its own c
 none; the author (and the desk, where no tokens are configured) may name any character.
 The grant comes from the server (``langgraph_auth_user``, which a client cannot set):
 :mod:`fabula.graph.agent_auth` lets a player or a reader run this graph and no other.
+
+A player also **writes its character's part** here (:mod:`fabula.graph.agent_part`): a run
+with ``{"story": "tale", "part": "Leo searched the desk drawer."}`` writes it at once; one
+with ``{"story": "tale", "write": true}`` stops at an interrupt asking for it (LangChain's
+``HITLRequest``, action ``write_part``, with C's own view), resumed with a ``HITLResponse``
+whose edit carries the words. Either way the part is committed as the studio commits it,
+and the turn waits for the author's decision; the state's ``written`` says what was done
+(the turn, the outcome, what of the words was left out), never the draft. A reader writes
+nothing (403), a player no other character's part.
 """
 
 from __future__ import annotations
@@ -27,10 +36,15 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
+from langgraph.types import interrupt
 from typing_extensions import TypedDict
 
+from fabula.agents.character.played import PlayedView
 from fabula.errors import AccessDenied, FabulaError, InvalidInput
+from fabula.graph.agent_part import Written, answer_schema, part_answer, part_request, write_part
 from fabula.graph.agent_server import application, visible
+from fabula.graph.service import Fabula
+from fabula.graph.state import typed_part
 
 PLAY_GRAPH = "fabula_play"
 """The graph's id in ``langgraph.json``."""
@@ -43,6 +57,18 @@ class PlayInput(TypedDict, total=False):
     story: str
     branch: str
     character: str | None
+    part: str | None
+    """The player's character's part of the next turn, written at once (empty: take the
+    character's own idea, where a turn asks for it)."""
+    write: bool
+    """Ask for the part (an interrupt) and write it."""
+
+
+class Writing(TypedDict):
+    """A part this run writes: whose, and the words given with the run (None: asked)."""
+
+    character: str
+    words: str | None
 
 
 class PlayState(PlayInput, total=False):
@@ -59,6 +85,10 @@ class PlayState(PlayInput, total=False):
     beliefs: list[dict[str, Any]]
     """B[C]: ``{"subject", "attribute", "value", "polarity", "sentence"}``, read from C's own
     mind (a false belief as C holds it)."""
+    writing: Writing | None
+    """The part this run writes, read from the input by ``look`` (None: it only reads)."""
+    written: Written | None
+    """What the last part written on this thread did (:class:`Written`)."""
 
 
 def caller(config: RunnableConfig) -> tuple[str, str | None]:
@@ -105,7 +135,8 @@ async def _look(state: PlayState, config: RunnableConfig) -> dict[str, Any]:
             raise AccessDenied("a reader reads the public story, no character's mind")
         character = None
     else:
-        character = asked or None
+        character = (await reader.resolve(asked, "character")).id if asked else None
+    writing = await _writing(state, role, character)
     text = await reader.text()
     view: dict[str, Any] = {
         "story": story,
@@ -116,7 +147,12 @@ async def _look(state: PlayState, config: RunnableConfig) -> dict[str, Any]:
         "text": [{"turn": t.turn, "text": t.text} for t in text.turns],
         "lived": [],
         "beliefs": [],
+        "part": None,
+        "write": False,
+        "writing": writing,
     }
+    if writing is not None:
+        view["written"] = None
     if character is not None:
         mind = await reader.lived(character)
         view["character"] = mind.character
@@ -134,12 +170,87 @@ async def _look(state: PlayState, config: RunnableConfig) -> dict[str, Any]:
     return view
 
 
+async def _writing(state: PlayState, role: str, character: str | None) -> Writing | None:
+    """The part a run's input asks to write (``part``, or ``write``), for ``character``
+    (the caller's, checked by :func:`_look`); None when it only reads. A reader writes
+    nothing (:class:`AccessDenied`)."""
+    words, write = state.get("part"), state.get("write")
+    if words is None and not write:
+        return None
+    story = state.get("story")
+    if role == "reader":
+        raise AccessDenied("a reader writes no part: it reads the public story", story=story)
+    if character is None:
+        raise InvalidInput(
+            "a part is a character's: name it, as {'character': 'leo', 'part': ...}", story=story
+        )
+    if words is not None and not isinstance(words, str):
+        raise InvalidInput("part: the character's part is text", story=story)
+    return {"character": character, "words": words}
+
+
+async def part(state: PlayState, config: RunnableConfig) -> dict[str, Any]:
+    """Write the part the run's input asked for: given with the run, or asked for (the
+    interrupt: :func:`~fabula.graph.agent_part.part_request`) and then written
+    (:func:`~fabula.graph.agent_part.write_part`); the view read again after."""
+    try:
+        return await _part(state, config)
+    except FabulaError as error:
+        raise visible(error) from error
+
+
+async def _part(state: PlayState, config: RunnableConfig) -> dict[str, Any]:
+    writing = state.get("writing")
+    story, branch = state.get("story"), state.get("branch") or "main"
+    if writing is None or not isinstance(story, str):  # pragma: no cover - routed by look
+        return {"writing": None}
+    app = await application()
+    character, words = writing["character"], writing["words"]
+    given = typed_part(words, story=story) if words is not None else None
+    if words is None:
+        view = await _view(app, story, branch, character)
+        turn = await app.store(story, branch).head() + 1
+        names = (view.name,)
+        answer = interrupt(
+            part_request(view, story=story, branch=branch, turn=turn),
+            response_schema=answer_schema(story, character, names),
+        )
+        given = part_answer(answer, story=story, character=character, names=names)
+        if given is None:  # rejected: nothing written
+            return {"writing": None}
+    assert given is not None
+    written = await write_part(app, story, branch, character, given)
+    again = await _look({**state, "part": None, "write": False}, config)
+    return {**again, "writing": None, "written": written}
+
+
+async def _view(app: Fabula, story: str, branch: str, character: str) -> PlayedView:
+    """``character``'s own view for its part's request: the one the waiting turn shows
+    (with its agent's idea), or, with none waiting, the one the studio shows beside the
+    part's field; read from its own mind only."""
+    store = app.store(story, branch)
+    for asked in await app.waiting_parts(store):
+        if asked.character == character:
+            return asked.view
+    for view in await app.read(store).played_views():
+        if view.character == character:
+            return view
+    raise InvalidInput(f"{character!r} is not played in story {story!r}", story=story)
+
+
+def _route(state: PlayState) -> str:
+    """To ``part`` when the run writes one, else the end."""
+    return "part" if state.get("writing") else END
+
+
 def build_play_graph() -> Any:
-    """The one-node graph: ``look``."""
+    """``look``, then ``part`` when the run writes one."""
     builder = StateGraph(PlayState, input_schema=PlayInput)
     builder.add_node("look", look)
+    builder.add_node("part", part)
     builder.add_edge(START, "look")
-    builder.add_edge("look", END)
+    builder.add_conditional_edges("look", _route, ["part", END])
+    builder.add_edge("part", END)
     return builder.compile()
 
 

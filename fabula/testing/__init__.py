@@ -19,6 +19,8 @@ test (``tests/system/test_testing.py``) holds that importing it loads no test fr
 - :mod:`fabula.testing.web` — the studio served over real HTTP in a thread;
 - :mod:`fabula.testing.imports` — cards and lorebooks of every format, made in the test;
 - :mod:`fabula.testing.busy` — a Redis kept busy by a script, for timeouts.
+- :mod:`fabula.testing.agent_server` — LangGraph's Agent Server (``langgraph dev``) served
+  for a test, its tokens, and an SDK call expected to be refused.
 
 Three modules need the dev extra and are imported by tests only:
 

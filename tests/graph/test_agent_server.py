@@ -4,12 +4,6 @@ SDK drives one turn through the approval interrupt into Fabula's memory in Redis
 from __future__ import annotations
 
 import json
-import os
-import signal
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,26 +21,19 @@ from fabula.graph.agent_server import visible
 from fabula.graph.service import Fabula
 from fabula.memory.server import EmbeddedRedis, resolve_url
 from fabula.settings import Settings
+from fabula.testing.agent_server import LANGGRAPH, PLAY_KEYS, TOKENS, refused, serving
 
-REPO = Path(__file__).resolve().parents[2]
-LANGGRAPH = Path(sys.executable).parent / "langgraph"
+CONFIG = Path(__file__).resolve().parents[2] / "langgraph.json"
 
 pytestmark = pytest.mark.skipif(
     not LANGGRAPH.exists(), reason="langgraph-cli is not installed (pip install -e '.[dev]')"
 )
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @pytest.fixture()
 def agent_server(redis_url: str, tmp_path: Path) -> Iterator[str]:
     """`langgraph dev --no-browser` on a free local port, its memory on the test Redis."""
-    yield from serving({"FABULA_REDIS_URL": redis_url}, tmp_path)
+    yield from serving({"FABULA_REDIS_URL": redis_url}, tmp_path, CONFIG)
 
 
 @pytest.fixture()
@@ -54,63 +41,9 @@ def embedded_agent_server(tmp_path: Path) -> Iterator[str]:
     """`langgraph dev --no-browser` as the docs run it (docs/guides/library.md): no
     FABULA_REDIS_URL, its memory on the embedded server of FABULA_HOME (stopped after)."""
     try:
-        yield from serving({}, tmp_path)
+        yield from serving({}, tmp_path, CONFIG)
     finally:
         EmbeddedRedis(tmp_path / "redis").stop()
-
-
-def serving(given: dict[str, str], tmp_path: Path) -> Iterator[str]:
-    """The Agent Server with the environment ``given``, and ``FABULA_HOME`` in tmp_path."""
-    port = free_port()
-    env = {
-        **{k: v for k, v in os.environ.items() if k != "FABULA_REDIS_URL"},
-        **given,
-        "FABULA_HOME": str(tmp_path),
-        "LANGSMITH_TRACING": "false",
-        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-    }
-    log = (tmp_path / "langgraph.log").open("w")
-    proc = subprocess.Popen(
-        [
-            str(LANGGRAPH),
-            "dev",
-            "--no-browser",
-            "--no-reload",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--config",
-            str(REPO / "langgraph.json"),
-        ],
-        cwd=tmp_path,  # the server's own state (.langgraph_api) stays out of the repository
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"{url}/ok", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                tail = (tmp_path / "langgraph.log").read_text()[-3000:]
-                raise AssertionError(f"langgraph dev did not start:\n{tail}")
-            time.sleep(0.25)
-        yield url
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(10)
-        log.close()
 
 
 async def test_a_turn_through_the_agent_server(
@@ -334,29 +267,13 @@ async def test_the_endpoints_langgraph_studio_calls(
     assert (await client.runs.get(tid, run["run_id"]))["status"] == "success"
 
 
-TOKENS = {
-    "ana-0123456789abcdef": {"identity": "ana", "role": "author", "stories": ["tale"]},
-    "cy-0123456789abcdef": {"identity": "cy", "role": "author"},
-    "bo-0123456789abcdef": {"identity": "bo", "role": "player", "character": "leo"},
-    "di-0123456789abcdef": {"identity": "di", "role": "reader"},
-    "fa-0123456789abcdef": {"identity": "fa", "role": "player", "character": "leo"},
-    "ed-0123456789abcdef": {"identity": "ed", "role": "player", "character": "mara"},
-    "gu-0123456789abcdef": {
-        "identity": "gu",
-        "role": "player",
-        "stories": ["elsewhere"],
-        "character": "leo",
-    },
-}
-
-
 @pytest.fixture()
 def guarded_agent_server(redis_url: str, tmp_path: Path) -> Iterator[str]:
     """The Agent Server with FABULA_AGENT_TOKENS: every request needs a token of TOKENS."""
     tokens = tmp_path / "tokens.json"
     tokens.write_text(json.dumps(TOKENS))
     yield from serving(
-        {"FABULA_REDIS_URL": redis_url, "FABULA_AGENT_TOKENS": str(tokens)}, tmp_path
+        {"FABULA_REDIS_URL": redis_url, "FABULA_AGENT_TOKENS": str(tokens)}, tmp_path, CONFIG
     )
 
 
@@ -403,21 +320,6 @@ async def test_who_may_see_what_with_tokens(
     with pytest.raises(httpx.HTTPStatusError) as caught:
         await ana.runs.wait(mine, "fabula", input={"story": "elsewhere"})
     assert caught.value.response.status_code == 403
-
-
-def _refused(status: int) -> Any:
-    """A context in which an SDK call must fail with HTTP ``status``."""
-
-    class Refused:
-        def __enter__(self) -> None:
-            return None
-
-        def __exit__(self, kind: Any, error: Any, tb: Any) -> bool:
-            assert isinstance(error, httpx.HTTPStatusError), error
-            assert error.response.status_code == status, error.response.text
-            return True
-
-    return Refused()
 
 
 async def test_a_players_view_holds_the_public_story_and_its_own_mind(
@@ -467,9 +369,7 @@ async def test_a_players_view_holds_the_public_story_and_its_own_mind(
 
         assert values["character"] == "leo" and values["head"] == 3
         assert [t["turn"] for t in values["text"]] == [1, 2, 3]  # the public story
-        assert set(values) <= {
-            "story", "branch", "character", "title", "head", "text", "lived", "beliefs"
-        }  # fmt: skip
+        assert set(values) <= PLAY_KEYS and values.get("written") is None
         key = {b["value"] for b in values["beliefs"] if b["subject"] == "brass_key"}
         assert "desk_drawer" in key and "hollow_book" not in key  # his false belief, only
         assert any("brass key opens the cellar" in b["sentence"] for b in values["beliefs"])
@@ -487,33 +387,33 @@ async def test_a_players_view_holds_the_public_story_and_its_own_mind(
             assert hidden.lower() not in everything, hidden
 
         # another character's mind, the turn graph, the author's thread: refused / not found
-        with _refused(403):
+        with refused(403):
             await bo.runs.wait(tid, "fabula_play", input={"story": "tale", "character": "Mara"})
-        with _refused(403):
+        with refused(403):
             await bo.runs.wait(tid, "fabula", input={"story": "tale"})
-        with _refused(404):
+        with refused(404):
             await bo.threads.get_state(secret_tid)
-        with _refused(404):
+        with refused(404):
             await bo.threads.get_history(secret_tid)
-        with _refused(404):
+        with refused(404):
             await bo.runs.wait(secret_tid, "fabula_play", input={"story": "tale"})
         assert [t["thread_id"] for t in await bo.threads.search()] == [tid]
         # another player of Leo: Bo's thread is not his
-        with _refused(404):
+        with refused(404):
             await fa.threads.get_state(tid)
         assert tid not in {t["thread_id"] for t in await fa.threads.search()}
         # Mara is not played; Gu's grant is for another story
         for token in ("ed", "gu"):
             other = as_(token)
             own = (await other.threads.create())["thread_id"]
-            with _refused(403):
+            with refused(403):
                 await other.runs.wait(own, "fabula_play", input={"story": "tale"})
 
         # a reader: the public story, no mind
         rtid = (await di.threads.create())["thread_id"]
         read: Any = await di.runs.wait(rtid, "fabula_play", input={"story": "tale"})
         assert len(read["text"]) == 3 and read["beliefs"] == [] and read["character"] is None
-        with _refused(403):
+        with refused(403):
             await di.runs.wait(rtid, "fabula_play", input={"story": "tale", "character": "leo"})
 
         # the author may look as any character: Mara knows where the key is
