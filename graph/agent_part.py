@@ -38,6 +38,7 @@ from fabula.agents.character.played import PlayedView
 from fabula.errors import AccessDenied, Conflict, InvalidInput, StoryAtRest
 from fabula.graph.hitl import ActionRequest, HITLRequest, HITLResponse, ReviewConfig
 from fabula.graph.service import Fabula
+from fabula.graph.service.handles import StoryRef
 from fabula.graph.service.responses.turns import RunOut
 from fabula.graph.state import Part, part_from, typed_part
 
@@ -197,29 +198,30 @@ async def write_part(app: Fabula, story: str, branch: str, character: str, part:
     is run with it, and it waits for the author's decision. A turn whose draft already
     waits for a decision, or that has this character's part already, is a
     :class:`Conflict`; a story at rest is :class:`StoryAtRest`."""
-    store = app.store(story, branch)
-    await store.require()
-    turn = await store.head() + 1
+    ref = StoryRef(story, branch)
+    reader = app.read(ref)
+    await reader.require()
+    turn = await reader.head() + 1
     where = {"story": story, "branch": branch, "turn": turn}
-    if await app.pending(store) is not None:
+    if await reader.pending() is not None:
         raise Conflict(
             f"turn {turn} waits for the author's decision: a part goes in the next turn, "
             "once it is decided",
             **where,
         )
-    waiting = [r.character for r in await app.waiting_parts(store)]
+    waiting = [r.character for r in await reader.waiting_parts()]
     if waiting and character not in waiting:
         raise Conflict(
             f"turn {turn} has the part of {character!r} already: it waits for another "
             "played character's",
             **where,
         )
-    ran = await _alone(app.run(store, auto=False, parts={character: part}))
+    ran = await _alone(app.run(ref, auto=False, parts={character: part}))
     if ran.rest is not None:
         raise StoryAtRest(ran.rest, story=story, branch=branch)
     words = part.words or ""
     left_out: list[str] = []
-    found = await app.pending(store)
+    found = await reader.pending()
     if found is not None and words:
         left_out = [
             f"{f.quote} ({f.message})"

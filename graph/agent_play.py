@@ -44,6 +44,7 @@ from fabula.errors import AccessDenied, FabulaError, InvalidInput
 from fabula.graph.agent_part import Written, answer_schema, part_answer, part_request, write_part
 from fabula.graph.agent_server import application, visible
 from fabula.graph.service import Fabula
+from fabula.graph.service.handles import StoryRef
 from fabula.graph.state import typed_part
 
 PLAY_GRAPH = "fabula_play"
@@ -209,7 +210,7 @@ async def _part(state: PlayState, config: RunnableConfig) -> dict[str, Any]:
     given = typed_part(words, story=story) if words is not None else None
     if words is None:
         view = await _view(app, story, branch, character)
-        turn = await app.store(story, branch).head() + 1
+        turn = await app.read(StoryRef(story, branch)).head() + 1
         names = (view.name,)
         answer = interrupt(
             part_request(view, story=story, branch=branch, turn=turn),
@@ -228,11 +229,11 @@ async def _view(app: Fabula, story: str, branch: str, character: str) -> PlayedV
     """``character``'s own view for its part's request: the one the waiting turn shows
     (with its agent's idea), or, with none waiting, the one the studio shows beside the
     part's field; read from its own mind only."""
-    store = app.store(story, branch)
-    for asked in await app.waiting_parts(store):
+    reader = app.read(StoryRef(story, branch))
+    for asked in await reader.waiting_parts():
         if asked.character == character:
             return asked.view
-    for view in await app.read(store).played_views():
+    for view in await reader.played_views():
         if view.character == character:
             return view
     raise InvalidInput(f"{character!r} is not played in story {story!r}", story=story)
