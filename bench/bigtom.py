@@ -51,6 +51,7 @@ import asyncio
 import bisect
 import csv
 import hashlib
+import itertools
 import re
 import time
 from collections import defaultdict
@@ -63,7 +64,7 @@ import redis.asyncio as aredis
 
 from fabula.agents.memory_builder.offline import OfflineMemoryBuilder, Reader, read_controlled
 from fabula.agents.reading.phases import read_story
-from fabula.agents.reading.phases.lexicon import root
+from fabula.agents.reading.phases.lexicon import root, verb
 from fabula.agents.reading.prose import read_prose
 from fabula.bench.common import bench_redis, commit_path, create_story, run_id, write_answers
 from fabula.bench.data import malformed, read_text
@@ -170,7 +171,14 @@ def words(text: str) -> frozenset[str]:
     """``text``'s content words, each reduced to its root as the phased reader reduces a
     value's (:func:`~fabula.agents.reading.phases.lexicon.root`: "wilted" → wilt)."""
     found = _WORD.findall(text.lower().replace("-", " "))
-    return frozenset(root(w) for w in found if w not in _FUNCTION)
+    out = {root(w) for w in found if w not in _FUNCTION}
+    # "turned on" and "turned off" are opposites, not one word "turn": a verb with the
+    # particle "on" or "off" is a word of its own
+    for before, w in itertools.pairwise(found):
+        if w in ("on", "off") and verb(before) is not None:
+            out.discard(root(before))
+            out.add(f"{root(before)} {w}")
+    return frozenset(out)
 
 
 def row_key(story: str) -> str:

@@ -331,3 +331,23 @@ class TestWhatAThingIsSaidToBe:
         assert lx.root("harmonious") == "harmonious"
         assert lx.root("tomatoes") == lx.root("tomato") == "tomato"
         assert lx.root("boxes") == "box" and lx.root("glass") == "glass"
+
+
+class TestSaidBesideTheAct:
+    def test_an_adverb_of_degree_is_part_of_the_value(self) -> None:
+        frames, _ = read_frames("The kettle is perfectly clean.", CAST)
+        assert [s.value for s in frames[0].states] == ["perfectly clean"]
+
+    def test_a_check_perceives_what_its_own_sentence_then_says(self) -> None:
+        """ "checks X and it sounds Y": what the check found is perceived by the checker,
+        though it is told after the check."""
+        text = "Tam checks the kettle and it sounds hollow."
+        states = [a for a in read_story(text, CAST) if a.kind == "state"]
+        assert [(a.clause and a.clause.value, a.seen_by) for a in states] == [("hollow", ("Tam",))]
+
+    def test_a_thing_put_somewhere_is_there(self) -> None:
+        text = "Tam placed the kettle in the cupboard an hour ago to keep it dry."
+        frames, _ = read_frames(text, CAST)
+        assert [(s.subject.entity, s.attribute, s.value) for s in frames[0].states] == [
+            ("kettle", "location", "cupboard")
+        ]

@@ -90,7 +90,8 @@ def read_story(
             out.extend(mine)
         else:
             out.extend(theirs)
-            out.extend(a for a in mine if _beside(a))
+            placed = any(a.clause is not None and a.clause.attribute == "location" for a in theirs)
+            out.extend(a for a in mine if _beside(a, placed))
     spanned = {id(a) for a in out}
     out.extend(a for a in prose if id(a) not in spanned and not _inside(a, spans))
     out = [_unseen(a, blind, entities) if a.kind == "state" else a for a in out]
@@ -121,13 +122,15 @@ def _unseen(
     )
 
 
-def _beside(action: StoryAction) -> bool:
+def _beside(action: StoryAction, placed: bool) -> bool:
     """Whether a phases' action may stand beside the prose reader's reading: a condition
-    or contents, never a place (the prose reader's) and never a narration (a sentence
-    read is no longer narration: "Mara went to Castle Eldmoor." is a move alone)."""
+    or contents; a place only where the prose reader's reading of the sentence put
+    nothing anywhere (``placed`` false: "placed the cake in the refrigerator" read as an
+    act with no place); never a narration (a sentence read is no longer narration:
+    "Mara went to Castle Eldmoor." is a move alone)."""
     if action.kind == "narration" or action.clause is None:
         return False
-    return action.clause.attribute != "location"
+    return action.clause.attribute != "location" or not placed
 
 
 def _inside(action: StoryAction, spans: list[tuple[int, int]]) -> bool:

@@ -8,7 +8,9 @@ The frames of a turn (:mod:`.frames`) become :class:`~fabula.memory.actions.Stor
 * a perception names its event by the words they share, reduced to roots (the event's
   verb or its noun: "the swap" and "swapped"; its participants: "the package"): it is
   attached to the earlier event of the turn that shares the most roots with it (of
-  several sharing as many, the later); one that shares none is attached to nothing;
+  several sharing as many, the later), or to its own sentence's event told after it
+  that shares one ("checks the tuning of her violin and it sounds in tune"); one that
+  shares none is attached to nothing;
 * a character occupied in a subordinate clause ("while Bo is away") does not perceive
   the events of its sentence, unless a perception later says otherwise;
 * a perception of a that-clause ("notices that the jar is empty") or of a thing with its
@@ -24,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from fabula.agents.reading.phases.frames import Frame, StateReading
+from fabula.agents.reading.phases.lexicon import root
 from fabula.memory.actions import Clause, StoryAction
 
 
@@ -53,7 +56,8 @@ def attach(frames: list[Frame]) -> dict[int, list[StoryAction]]:
     events: list[_Event] = []
     by_sentence: dict[int, _Event] = {}
     out: dict[int, list[StoryAction]] = {}
-    for frame in frames:
+    later: dict[int, set[str]] = {}  # a sentence's roots in events after each frame
+    for k, frame in enumerate(frames):
         if frame.kind == "event":
             event = by_sentence.get(frame.sentence)
             if event is None:
@@ -61,10 +65,17 @@ def attach(frames: list[Frame]) -> dict[int, list[StoryAction]]:
                 by_sentence[frame.sentence] = event
                 events.append(event)
             event.states.extend(frame.states)
-            event.roots |= frame.roots
+            # a thing changed is named by its name too, though the text said "it"
+            named = frame.roots | {root(w) for s in frame.states for w in s.subject.name.split()}
+            event.roots |= named
+            for j in range(k):
+                if frames[j].sentence == frame.sentence:
+                    later.setdefault(j, set()).update(named)
             for who in (frame.doer, frame.holder):
                 if who is not None and who.character:
                     _add(event.seen, who.name)  # a character perceives what it does
+    for k, frame in enumerate(frames):
+        if frame.kind == "event":
             continue
         holder = frame.holder.name if frame.holder else None
         if frame.kind == "occupied" and holder is not None:
@@ -93,7 +104,7 @@ def attach(frames: list[Frame]) -> dict[int, list[StoryAction]]:
                     )
                     for s in frame.states
                 )
-            target = _named(events, frame)
+            target = _named(events, frame, later.get(k, set()))
             if target is not None:
                 if frame.negated:
                     _add(target.unseen, holder)
@@ -140,8 +151,13 @@ def attach(frames: list[Frame]) -> dict[int, list[StoryAction]]:
     return out
 
 
-def _named(events: list[_Event], frame: Frame) -> _Event | None:
-    """The earlier event sharing the most roots with the perception (the later of a tie)."""
+def _named(events: list[_Event], frame: Frame, after: set[str]) -> _Event | None:
+    """The earlier event sharing the most roots with the perception (the later of a tie);
+    or its own sentence's event told after it, sharing roots with it ("checks the tuning
+    of her violin and it sounds in tune": ``after`` holds that event's roots)."""
+    here = next((e for e in events if e.sentence == frame.sentence), None)
+    if here is not None and frame.roots & after:
+        return here
     best: tuple[int, int] | None = None
     found = None
     for k, event in enumerate(events):

@@ -61,6 +61,8 @@ CHANGING = frozenset(["change", "contact", "consumption", "creation", "weather",
 # adjectives of perceiving (WordNet files them under adj.all, with no verb to derive)
 AWARE = {"aware": True, "unaware": False, "oblivious": False}
 _CONTENTS = frozenset(["contain", "hold", "fill"])
+# verbs of putting a thing somewhere: "placed the cake in the refrigerator"
+_PUTTING = frozenset(["put", "place", "set", "lay", "store", "stash", "tuck", "hide", "move"])
 # verbs of perception that link a thing to how it strikes the senses ("it sounds in tune",
 # "the milk smells sour"); said of a character they are its perceiving ("Tam smells smoke")
 _LINKING = frozenset(
@@ -229,6 +231,7 @@ class ClauseReader:
 
     def _verb_phrase(self, frame: Frame, subject: Mention | None, rest: Sequence[Token]) -> None:
         k, negated, copula, have = 0, False, False, False
+        degree: int | None = None
         while k < len(rest):
             w = rest[k].lower
             if _negation(w):
@@ -239,6 +242,8 @@ class ClauseReader:
                 have = True
             elif not (w in lx.AUXILIARIES or w.endswith("ly") or w in _ADVERBS):
                 break
+            elif copula and w.endswith("ly") and degree is None:
+                degree = k  # "sounds perfectly in tune": the adverb is the value's
             k += 1
         frame.negated = negated
         after = rest[k:]
@@ -264,7 +269,7 @@ class ClauseReader:
             and not doing
             and (verb is None or head.endswith("ed") or lx.is_adjective(head))
         ):
-            self._predicate(frame, subject, after)
+            self._predicate(frame, subject, after, rest[degree:k] if degree is not None else ())
             return
         if verb is None:
             if have and subject is not None:
@@ -307,6 +312,8 @@ class ClauseReader:
         if target is not None and not target.character:
             self.r.note(target, subject=False)
             after_target = tail[j + len(target.tokens) :]
+            if verb.lemma in _PUTTING and self._put(frame, target, after_target):
+                return
             if verb.lemma in _CONTENTS and after_target and after_target[0].lower == "with":
                 filling = value_of(phrase(after_target[1:]))
                 frame.states.append(StateReading(target, "contents", filling))
@@ -431,7 +438,15 @@ class ClauseReader:
         self._contained(inner, tokens)
         frame.states.extend(inner.states)
 
-    def _predicate(self, frame: Frame, subject: Mention, after: Sequence[Token]) -> None:
+    def _predicate(
+        self,
+        frame: Frame,
+        subject: Mention,
+        after: Sequence[Token],
+        degree: Sequence[Token] = (),
+    ) -> None:
+        """What a copula says of ``subject``: where it is, or its condition (with the
+        adverbs of ``degree`` before it: "perfectly in tune")."""
         head = after[0].lower
         if head in lx.PLACE_PREPOSITIONS and len(after) > 1:
             # a place phrase has a determiner or names an entity ("in the pantry"); "in
@@ -441,9 +456,24 @@ class ClauseReader:
             if place is not None and (after[1].lower in lx.DETERMINERS or named):
                 frame.states.append(StateReading(subject, "location", place.name, frame.negated))
                 return
-        value = value_of(after)
+        value = value_of([*degree, *after])
         if value:
             frame.states.append(StateReading(subject, "condition", value, frame.negated))
+
+    def _put(self, frame: Frame, target: Mention, after: Sequence[Token]) -> bool:
+        """ "placed the cake in the refrigerator": where the thing put now is."""
+        if len(after) < 3 or after[0].lower not in lx.PLACE_PREPOSITIONS:
+            return False
+        if after[1].lower not in lx.DETERMINERS:
+            return False
+        # the place's phrase ends at the next determiner: "in the refrigerator an hour ago"
+        end = next((j for j in range(2, len(after)) if after[j].lower in lx.DETERMINERS), None)
+        place = self.r.mention(after[1:end])
+        if place is None or place.character:
+            return False
+        self.r.note(place, subject=False)
+        frame.states.append(StateReading(target, "location", place.name))
+        return True
 
     def _result(self, frame: Frame, tail: Sequence[Token], target: Mention | None = None) -> None:
         """ "causing it to wilt", "leaving the hive empty", "making them soft"."""
