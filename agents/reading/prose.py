@@ -43,6 +43,7 @@ model, linear in the text.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -214,7 +215,10 @@ class _State:
     doers: list[tuple[int, tuple[str, ...]]] = field(default_factory=list)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _singular(word: str) -> str:
+    """A word's singular, lower case (read for every token a sentence's mentions test:
+    kept once a word, as the words of one language repeat)."""
     word = word.lower().replace("’", "'")
     if word.endswith("'s"):
         word = word[:-2]
@@ -227,6 +231,13 @@ def _singular(word: str) -> str:
     if len(word) > 2 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
         return word[:-1]
     return word
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _terms_of(word: str) -> tuple[str, ...]:
+    """The index terms of a word's singular (every token is tested against the story's
+    general nouns: kept once a word)."""
+    return tuple(terms(_singular(word)))
 
 
 class _Lexicon:
@@ -664,7 +675,7 @@ class _Sentence:
         tasty vegetable", "her beloved garments"): a determiner or owner before it, at most
         two modifiers between."""
         tok = self.toks[i]
-        found = [self.lex.general[t] for t in terms(_singular(tok.low)) if t in self.lex.general]
+        found = [self.lex.general[t] for t in _terms_of(tok.low) if t in self.lex.general]
         if not found or self._next_is_noun(i):
             return None
         for j in range(i - 1, max(-1, i - 4), -1):
@@ -919,6 +930,8 @@ class _Sentence:
         verbs: list[_Verb] = []
         toks = self.toks
         span = longest_phrase()
+        # each token as the verb table spells a phrase's words, made once a sentence
+        spelled = ["one's" if t.low in _POSSESSIVES or t.low == "one's" else t.low for t in toks]
         i = 0
         while i < len(toks):
             tok = toks[i]
@@ -930,11 +943,7 @@ class _Sentence:
                 continue
             found = None
             for n in range(min(span, len(toks) - i), 0, -1):
-                words = [
-                    "one's" if t.low in _POSSESSIVES or t.low == "one's" else t.low
-                    for t in toks[i : i + n]
-                ]
-                hit = verb_classes(" ".join(words))
+                hit = verb_classes(" ".join(spelled[i : i + n]))
                 if hit is not None:
                     found = (n, hit)
                     break
