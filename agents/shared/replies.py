@@ -166,8 +166,11 @@ def reply(
     first = trait_sentences([t for r in read for t in r.traits])  # already its own words
     about = read_card_text(description, me)
     itself = _introduced(_sentences(_clean(about.prose)), me)
-    if not sources and not first:  # a place it knows, asked about by name
-        sources = [_clean(read_card_text(x, me).prose) for x in places if x.strip()]
+    if not sources and not first:  # a place it knows, asked about by name: a world's
+        # description of it, its markup read (none of it an order to a model, though it may
+        # read like one: "a conglomerate driving the frontier of AI")
+        told = [read_card_text(x, me) for x in places if x.strip()]
+        sources = [_clean(" ".join((r.prose, *r.instructions))) for r in told]
         sources = [x for x in sources if x]
     if not sources and not first:
         first = _asked_traits(words, [*traits, *about.traits])

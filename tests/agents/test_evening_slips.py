@@ -65,6 +65,9 @@ def test_a_place_is_answered_from_what_the_character_knows_of_it() -> None:
     assert place_texts("What do you make of Trek?", mine) == []  # a character is no place
     said = reply("What do you make of the Laboratory?", "Lacia", places=["A research lab."])
     assert said == "A research lab."
+    # a world's description, though it reads like a note to a model ("AI"), is said
+    driving = "A conglomerate driving the frontier of AI."
+    assert reply("What is Eldridge Corporation?", "Lacia", places=[driving]) == driving
 
 
 async def _bookworld(fab: Fabula) -> StoryStore:
