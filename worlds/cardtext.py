@@ -66,6 +66,10 @@ class CardText:
     examples: tuple[str, ...] = field(default=())
     """The example blocks as written (``Name: …`` turns), one per ``<START>`` section:
     what a card's voice keeps of them."""
+    headers: tuple[str, ...] = field(default=())
+    """The headers of labelled records (``Falko·Weiss: friend, alumni.`` of
+    ``Falko·Weiss: friend, alumni. Falko and Lacia have been friends…``): what a record
+    is filed under, not what it says; its text is the prose."""
 
 
 PERSONA = "persona"
@@ -244,6 +248,27 @@ def _prose(sentence: str, me: str) -> str | None:
     return sentence
 
 
+# a record's header: a name of capitalised words (joined by spaces or an interpunct), a
+# colon, then its text ("Falko·Weiss: friend, alumni. Falko and Lacia have been …")
+_RECORD = re.compile(
+    r"^\s*(?P<label>[A-Z][\w'’-]*(?:[ ·][A-Z][\w'’-]*){0,3})\s*:\s+(?P<text>\S.*)$"
+)
+
+
+def _record(line: str) -> tuple[str, str] | None:
+    """A labelled record's header and its text: the label, with the bare list that
+    follows it as its first sentence ("friend, alumni."), is the header; None for a line
+    that is no such record."""
+    m = _RECORD.match(line)
+    if m is None or not re.search(r"[.!?](?:\s|$)", m["text"]):
+        return None  # "Name: Flux", "Age: 25": a field, not a record with a text
+    text = m["text"]
+    first = re.match(r"^(?P<list>[^.!?]+)[.!?]\s+(?P<rest>\S.*)$", text)
+    if first is not None and _is_list(m["label"], first["list"]):
+        return f"{m['label']}: {first['list']}.", first["rest"]
+    return f"{m['label']}:", text
+
+
 def _is_list(label: str, values: str) -> bool:
     """Whether a labelled line outside brackets is a list ("Likes: fish, sunlight"), not
     a sentence after a label ("Sera's powers: a bond with birds, who warn her. Her …")."""
@@ -264,6 +289,7 @@ def read_card_text(
     exchanges: list[Exchange] = []
     examples: list[str] = []
     prose: list[str] = []
+    headers: list[str] = []
     for block in _blocks(rest):
         turns = _dialogue(block, names, users)
         if turns is not None:
@@ -275,6 +301,10 @@ def read_card_text(
             if listed is not None and _is_list(listed[1], listed[2]):
                 traits.append(Trait(_category(listed[1], names), _values(listed[2])))
                 continue
+            record = _record(line)
+            if record is not None:  # answered from its text, not from what it is filed under
+                headers.append(record[0])
+                line = record[1]
             for sentence in _sentences(line):
                 said = _prose(sentence, me)
                 if said is None:
@@ -287,6 +317,7 @@ def read_card_text(
         prose=" ".join(prose),
         instructions=tuple(notes),
         examples=tuple(examples),
+        headers=tuple(headers),
     )
 
 

@@ -32,7 +32,8 @@ Policy, in order:
 4. Its goals, in order (:func:`fabula.agents.shared.goals.step`): the first with a step
    to take gives the turn's action — unless it is a move it has made twice already (going
    to one place, searching one container): what it believes is sending it round in
-   circles, and that goal counts as blocked.
+   circles, and that goal counts as blocked — or a question it remembers putting already
+   (answered, or to be answered in the turn that follows it): that goal waits.
 5. Nothing to do (every goal done, waiting or blocked): it proposes no action and stays out
    of the turn; its intent says why, goal by goal (``done: …``, ``blocked: … (why)``).
 """
@@ -51,7 +52,9 @@ from fabula.agents.shared.goals import (
     SECRET_REFUSAL,
     Kinds,
     Situation,
+    Step,
     answered,
+    asks,
     read_goal,
     step,
 )
@@ -65,6 +68,7 @@ from fabula.agents.shared.replies import (
     card_exchanges,
     company,
     example_reply,
+    place_texts,
     reply,
     said_line,
     said_question,
@@ -78,7 +82,7 @@ from fabula.worlds.goals import Goal
 from fabula.worlds.recall import own_lore
 from fabula.worlds.voice import parse_traits, parse_voice
 
-_NAME = r"[A-Z][\w'-]*"
+_NAME = r"[A-Z][\w'-]*(?:[ ·][A-Z][\w'-]*)*"  # a name in one word or several
 _REQUEST = re.compile(
     rf'^"Give me the (?P<obj>.+?), (?P<holder>{_NAME}),?" said (?P<asker>{_NAME})\.?$'
 )
@@ -279,7 +283,7 @@ def _circling(sit: Situation, action: Action, goal: Goal) -> bool:
     same turn again and again)."""
     me = sit.name(sit.me)
     if action.kind == "go" and action.target:
-        done = f"{me} went to the {sit.name(action.target)}"
+        done = sit.went_to(action.target)
         # going back where it went since it last got anything done is going round: two
         # places, one after the other, were the same turn written again and again (a
         # chase, or a goal to meet someone beside one to avoid them); a goal (or a
@@ -304,6 +308,15 @@ def _circling(sit: Situation, action: Action, goal: Goal) -> bool:
             break  # it got somewhere since: moving on is no circle
         count += memory.quote.startswith(done)
     return count >= limit
+
+
+def _asked_before(sit: Situation, found: Step) -> bool:
+    """Whether a goal's step would put a question (said aloud) the character remembers
+    putting already: asked once, it is answered in the turn that follows, or it was."""
+    action = found.action
+    if action is None or action.kind != "say" or not action.line or not asks(action.line):
+        return False
+    return sit.has_said(action.line)
 
 
 COME = "Come with me"
@@ -437,6 +450,10 @@ class OfflineCharacter:
         steps: list[Proposal] = []  # one per goal it can act on, in the brief's order
         for goal in goals:
             found = step(sit, goal)
+            if found.status == "act" and found.action is not None and _asked_before(sit, found):
+                # the same question again: the one asked has answered it, or will in the
+                # turn that follows it
+                found = replace(found, status="waiting", why="asked it already")
             if found.status == "act" and found.action is not None:
                 if not _circling(sit, found.action, goal):
                     steps.append(Proposal(character=me, actions=(found.action,), intent=goal.text))
@@ -506,7 +523,11 @@ class OfflineCharacter:
             known=_known(sit, words, _guarded(goals, asker)),
             secrets=secrets,
             traits=parse_traits(document),
+            places=place_texts(words, sit.entities),
         )
+        unknown = asked_to_go(words)
+        if answer == NO_ANSWER and unknown is not None:  # somewhere it does not know of
+            answer = f"I do not know where {unknown} is"
         return Action(
             kind="say",
             listener=asker,

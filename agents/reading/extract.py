@@ -37,7 +37,9 @@ Names in the actions are kept as written; identifiers are assigned later (``slug
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Sequence
 
 from fabula.memory.actions import ActionKind, Clause, StoryAction
 from fabula.memory.records import is_secret, secret_text
@@ -47,7 +49,6 @@ _STOP = {"The", "A", "An", "This", "That", "It", "He", "She", "They", "We", "I",
 # a name is one capitalised word, or several joined by an interpunct, as BookWorld writes
 # a whole name ("Lacia·Eldridge")
 _NAME = r"(?:(?!(?:The|A|An|This|That|It|He|She|They|We|I|You)\b)[A-Z][\w'-]*(?:·[A-Z][\w'-]*)*)"
-_NAMES = rf"(?:{_NAME}(?:(?:,? and |, ){_NAME})*)"
 _NP = r"(?:[^\s,;:\"]+?(?: [^\s,;:\"]+?)*?)"  # a noun phrase: one or more plain words
 _END = r"[.!?]?$"
 _SAID = r"(?:said|asked|replied|whispered|shouted)"
@@ -77,44 +78,79 @@ _INVERTS = re.compile(
     r"will|would|have|has|had|do|does|did)(?P<rest>\b.*)$"
 )
 _OPEN, _CLOSE, _QUOTED = '["“]', '["”]', '[^"“”]+'  # straight or curly quotes
-_TO = rf"(?:,? (?:to )?(?P<listener>{_NAME}))?"  # whom: "asked Mara", "said to Mara"
+# a speaker beside a quotation may be named in several words ("said Old Tom", "Trek Vemil
+# asked"): the quotation and the verb of saying mark where the name starts and ends
+_SPEAKER = rf"(?:{_NAME}(?: {_NAME})*)"
+_TO = rf"(?:,? (?:to )?(?P<listener>{_SPEAKER}))?"  # whom: "asked Mara", "said to Mara"
+# after an inverted "said A", whom it was said to takes its "to" ("said Old Tom to Mara"):
+# a second name with none is the speaker's own ("said Trek Vemil")
+_TO_AFTER = rf"(?:,? to (?P<listener>{_SPEAKER}))?"
 
 
 def _rx(pattern: str) -> re.Pattern[str]:
     return re.compile("^" + pattern + _END)
 
 
-_FORMS: list[tuple[ActionKind, re.Pattern[str]]] = [
-    ("enter", _rx(rf"(?P<names>{_NAMES}) entered the (?P<place>{_NP})")),
-    ("exit", _rx(rf"(?P<name>{_NAME}) (?:exited|left|went out of) the (?P<place>{_NP})")),
-    ("go", _rx(rf"(?P<name>{_NAME}) went to the (?P<place>{_NP})")),
-    ("locate", _rx(rf"(?P<names>{_NAMES}) (?:is|are) in the (?P<place>{_NP})")),
-    (
-        "stay",
-        _rx(rf"(?P<name>{_NAME}) made no movements? and stayed in the (?P<place>{_NP}) for .+"),
-    ),
-    ("move", _rx(rf"(?P<name>{_NAME}) moved the (?P<obj>{_NP}) to the (?P<target>{_NP})")),
-    ("put", _rx(rf"(?P<name>{_NAME}) put the (?P<obj>{_NP}) (?:in|into|on) the (?P<target>{_NP})")),
-    ("take", _rx(rf"(?P<name>{_NAME}) (?:picked up|took) the (?P<obj>{_NP})")),
-    ("give", _rx(rf"(?P<name>{_NAME}) gave the (?P<obj>{_NP}) to (?P<target>{_NAME})")),
-    ("drop", _rx(rf"(?P<name>{_NAME}) dropped the (?P<obj>{_NP})")),
-    ("perceive", _rx(rf"(?P<names>{_NAMES}) saw that (?P<clause>.+?)")),
-    ("see", _rx(rf"(?P<name>{_NAME}) saw (?:a|an|the|some) (?P<thing>{_NP})")),
-    (
-        "tell",
-        _rx(rf"(?P<name>{_NAME}) privately told (?P<listener>{_NAME}) that (?P<clause>.+?)"),
-    ),
-    ("claim", _rx(rf"(?P<name>{_NAME}) publicly claimed that (?P<clause>.+?)")),
-    ("inform", _rx(rf"(?P<name>{_NAME}) told (?P<listener>{_NAME}) that (?P<clause>.+?)")),
-    ("search", _rx(rf"(?P<name>{_NAME}) searched the (?P<target>{_NP})")),
-    ("ask", _rx(rf"(?P<name>{_NAME}) asked (?P<listener>{_NAME}) where the (?P<obj>{_NP}) is")),
-    ("feel", _rx(rf"(?P<name>{_NAME}) (?P<verb>likes|loves|hates|dislikes) the (?P<obj>{_NP})")),
-    ("think", _rx(rf"(?P<name>{_NAME}) thought about the (?P<obj>{_NP})(?: for a while)?")),
-    ("say", _rx(rf"{_OPEN}(?P<quote>{_QUOTED}){_CLOSE} {_SAID} (?P<name>{_NAME}){_TO}")),
-    ("say", _rx(rf"{_OPEN}(?P<quote>{_QUOTED}){_CLOSE} (?P<name>{_NAME}) {_SAID}{_TO}")),
-    # "A said to B, "…"", and a memory's own "A said to B: "…"" (memory/recollection.py)
-    ("say", _rx(rf"(?P<name>{_NAME}) {_SAID}{_TO}[,:]? {_OPEN}(?P<quote>{_QUOTED}){_CLOSE}")),
-]
+def _named(cast: tuple[str, ...]) -> str:
+    """A name where a sentence starts: one capitalised word (or several joined by an
+    interpunct), or one of ``cast``, the story's names written in several words ("Old
+    Tom"), read whole."""
+    if not cast:
+        return _NAME
+    known = "|".join(re.escape(n) for n in sorted(cast, key=len, reverse=True))
+    return rf"(?:(?:{known})(?![\w'-])|{_NAME})"
+
+
+@functools.lru_cache(maxsize=64)
+def _forms(cast: tuple[str, ...] = ()) -> list[tuple[ActionKind, re.Pattern[str]]]:
+    """The sentence forms, their names read with ``cast`` (:func:`_named`)."""
+    name = _named(cast)
+    names = rf"(?:{name}(?:(?:,? and |, ){name})*)"
+    said_first = rf"(?:{name}|{_SPEAKER})" if cast else _NAME
+    return [
+        ("enter", _rx(rf"(?P<names>{names}) entered the (?P<place>{_NP})")),
+        ("exit", _rx(rf"(?P<name>{name}) (?:exited|left|went out of) the (?P<place>{_NP})")),
+        ("go", _rx(rf"(?P<name>{name}) went to the (?P<place>{_NP})")),
+        ("locate", _rx(rf"(?P<names>{names}) (?:is|are) in the (?P<place>{_NP})")),
+        (
+            "stay",
+            _rx(rf"(?P<name>{name}) made no movements? and stayed in the (?P<place>{_NP}) for .+"),
+        ),
+        ("move", _rx(rf"(?P<name>{name}) moved the (?P<obj>{_NP}) to the (?P<target>{_NP})")),
+        (
+            "put",
+            _rx(rf"(?P<name>{name}) put the (?P<obj>{_NP}) (?:in|into|on) the (?P<target>{_NP})"),
+        ),
+        ("take", _rx(rf"(?P<name>{name}) (?:picked up|took) the (?P<obj>{_NP})")),
+        ("give", _rx(rf"(?P<name>{name}) gave the (?P<obj>{_NP}) to (?P<target>{name})")),
+        ("drop", _rx(rf"(?P<name>{name}) dropped the (?P<obj>{_NP})")),
+        ("perceive", _rx(rf"(?P<names>{names}) saw that (?P<clause>.+?)")),
+        ("see", _rx(rf"(?P<name>{name}) saw (?:a|an|the|some) (?P<thing>{_NP})")),
+        (
+            "tell",
+            _rx(rf"(?P<name>{name}) privately told (?P<listener>{name}) that (?P<clause>.+?)"),
+        ),
+        ("claim", _rx(rf"(?P<name>{name}) publicly claimed that (?P<clause>.+?)")),
+        ("inform", _rx(rf"(?P<name>{name}) told (?P<listener>{name}) that (?P<clause>.+?)")),
+        ("search", _rx(rf"(?P<name>{name}) searched the (?P<target>{_NP})")),
+        ("ask", _rx(rf"(?P<name>{name}) asked (?P<listener>{name}) where the (?P<obj>{_NP}) is")),
+        (
+            "feel",
+            _rx(rf"(?P<name>{name}) (?P<verb>likes|loves|hates|dislikes) the (?P<obj>{_NP})"),
+        ),
+        ("think", _rx(rf"(?P<name>{name}) thought about the (?P<obj>{_NP})(?: for a while)?")),
+        (
+            "say",
+            _rx(rf"{_OPEN}(?P<quote>{_QUOTED}){_CLOSE} {_SAID} (?P<name>{_SPEAKER}){_TO_AFTER}"),
+        ),
+        ("say", _rx(rf"{_OPEN}(?P<quote>{_QUOTED}){_CLOSE} (?P<name>{_SPEAKER}) {_SAID}{_TO}")),
+        # "A said to B, "…"", and a memory's own "A said to B: "…"" (memory/recollection.py)
+        (
+            "say",
+            _rx(rf"(?P<name>{said_first}) {_SAID}{_TO}[,:]? {_OPEN}(?P<quote>{_QUOTED}){_CLOSE}"),
+        ),
+    ]
+
 
 _LOCATION_CLAUSE = re.compile(rf"^(?:[Tt]he )?(?P<obj>{_NP}) is in the (?P<target>{_NP})$")
 _HELD_CLAUSE = re.compile(rf"^[Tt]he (?P<obj>{_NP}) is with (?P<holder>{_NAME})$")
@@ -151,16 +187,19 @@ def _names(text: str) -> tuple[str, ...]:
     return tuple(n for n in _NAME_SPLIT.split(text) if n)
 
 
-def parse_sentence(sentence: str, start: int = 0) -> StoryAction:
+def parse_sentence(sentence: str, start: int = 0, cast: Sequence[str] = ()) -> StoryAction:
     """One sentence as a typed action; ``narration`` when no form matches.
 
     ``start`` is the sentence's offset in its turn's text, so the action's span is exact.
+    ``cast``: the story's names; one written in several words ("Old Tom") is read whole
+    wherever a name stands (a speaker beside a quotation always is: "said Trek Vemil").
     """
     end = start + len(sentence)
     bare = _bare_statement(sentence)
     if bare is not None:
         return StoryAction(kind="state", start=start, end=end, clause=bare)
-    for kind, pattern in _FORMS:
+    spaced = tuple(sorted({n for n in cast if " " in n.strip()}))
+    for kind, pattern in _forms(spaced):
         m = pattern.match(sentence)
         if m is None:
             continue
@@ -246,6 +285,7 @@ def _asked_back(clause: str) -> str:
     return f"{verb} {m['subject']}{m['rest']}"
 
 
-def extract(text: str) -> list[StoryAction]:
-    """Every sentence of a turn's ``text`` as an action, in order, with exact spans."""
-    return [parse_sentence(text[s:e], s) for s, e in split_sentences(text)]
+def extract(text: str, cast: Sequence[str] = ()) -> list[StoryAction]:
+    """Every sentence of a turn's ``text`` as an action, in order, with exact spans (names
+    of ``cast`` read whole: :func:`parse_sentence`)."""
+    return [parse_sentence(text[s:e], s, cast) for s, e in split_sentences(text)]

@@ -246,6 +246,10 @@ class _Lexicon:
     def __init__(self, entities: Mapping[str, Entity]) -> None:
         self.characters: dict[str, str] = {}
         self.names: dict[str, str] = {}  # id -> name as written
+        # the characters' names as written, for the controlled grammar to read whole
+        self.cast: tuple[str, ...] = tuple(
+            sorted(e.name for e in entities.values() if e.kind == "character")
+        )
         first: dict[str, list[str]] = {}
         self.things: dict[str, list[_Thing]] = {}
         for sid, entity in sorted(entities.items()):
@@ -426,7 +430,7 @@ def _read_sentence(
     has one in the story's names, else its clauses' as prose, else narration."""
     state.sentence += 1
     sentence = text[start:end]
-    controlled = parse_sentence(sentence, start)
+    controlled = parse_sentence(sentence, start, lexicon.cast)
     if controlled.kind != "narration" and _own_names(controlled, entities):
         _follow(state, controlled, entities)
         controlled_at.add(len(state.out))

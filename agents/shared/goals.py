@@ -29,15 +29,34 @@ from fabula.agents.reading.extract import parse_sentence
 from fabula.memory.places import place_of
 from fabula.memory.projections import BeliefView
 from fabula.memory.records import SECRET, Entity, Memory, slug
+from fabula.memory.sentences import called
 from fabula.worlds.goals import Goal, natural_goal, parse_goal
 
-_NAME = r"[A-Z][\w'-]*"
+# a name as the story writes it: capitalised words, joined by a space or an interpunct
+_NAME = r"[A-Z][\w'-]*(?:[ ·][A-Z][\w'-]*)*"
 ASK = re.compile(
     rf"^(?P<asker>{_NAME}) asked (?P<listener>{_NAME}) where the (?P<obj>.+?) is[.?]?$"
 )
 REFUSAL = "I am keeping the"
 SECRET_QUESTION = "What are you hiding"
 SECRET_REFUSAL = "That is my own business"
+
+_ASKS = re.compile(
+    r"^(?:What|Where|Who|Whom|Whose|Why|How|When|Which|Do|Does|Did|Are|Is|Was|Were|Can|"
+    r"Could|Will|Would|Shall|Should|Have|Has|May)\b"
+)
+
+
+def asks(line: str) -> bool:
+    """Whether a line is a question: it ends with a question mark, or it opens as one
+    does and has no mark of its own ("What are you hiding, Mara")."""
+    words = line.strip().rstrip(".,;:")
+    return words.endswith("?") or (_ASKS.match(words) is not None and not words.endswith("!"))
+
+
+def _plain(words: str) -> str:
+    """Words as compared: without case, spacing or the marks that end them."""
+    return " ".join(words.split()).rstrip(".,;:?! ").casefold()
 
 
 class Situation:
@@ -116,18 +135,44 @@ class Situation:
         here = self.here
         return [(c, place) for c, place in self.whereabouts() if place != here]
 
+    def has_said(self, line: str) -> bool:
+        """Whether the character remembers saying ``line`` aloud, in any order of the
+        story's dialogue and whatever mark ends it (``"What are you hiding, Leo?" said
+        Mara.`` is "What are you hiding, Leo")."""
+        me, wanted = self.name(self.me), _plain(line)
+        for memory in self.memories:
+            action = parse_sentence(" ".join(memory.quote.split()))
+            if action.kind != "say" or action.actors[:1] != (me,) or not action.utterance:
+                continue
+            if _plain(action.utterance) == wanted:
+                return True
+        return False
+
     def said(self, prefix: str) -> bool:
         """Whether the character's memories hold a line starting with ``prefix``."""
         return any(m.quote.startswith(prefix) for m in self.memories)
 
     def visited(self) -> set[str]:
         """The places it remembers going to (and the one it is in)."""
-        me = self.name(self.me)
         out = {self.here} if self.here else set()
+        went = f"{self.name(self.me)} went to "
         for m in self.memories:
-            if m.quote.startswith(f"{me} went to the "):
-                out.add(slug(m.quote[len(f"{me} went to the ") :].rstrip(".")))
+            if not m.quote.startswith(went):
+                continue
+            where = m.quote[len(went) :].rstrip(".")
+            # "went to the study", "went to Sable Crossing", "went to the Old Mill"
+            for said in (where, re.sub(r"^the ", "", where)):
+                if slug(said) in self.entities:
+                    out.add(slug(said))
+                    break
+            else:
+                out.add(slug(re.sub(r"^the ", "", where)))
         return out
+
+    def went_to(self, place: str) -> str:
+        """How the story writes the character going to ``place`` ("Leo went to the study",
+        "Marta went to Sable Crossing"): a place's name as a sentence says it."""
+        return f"{self.name(self.me)} went to {called(place, self.entities, place=True)}"
 
 
 @dataclass(frozen=True)
@@ -447,7 +492,7 @@ def _learn_secret(sit: Situation, who: str) -> Step:
     if sit.said(f'"{SECRET_REFUSAL}, {sit.name(sit.me)}," said {sit.name(who)}'):
         return _blocked(f"{sit.name(who)} will not tell")
     line = f"{SECRET_QUESTION}, {sit.name(who)}"
-    if sit.said(f'"{line}," said {sit.name(sit.me)}'):
+    if sit.has_said(line):
         return Step("waiting", why=f"asked {sit.name(who)}")
     if sit.is_here(who):
         return _act(f"wants {who}'s secret", kind="say", listener=who, line=line)
@@ -468,9 +513,7 @@ def _ask_about(sit: Situation, who: str, topic: str) -> Step:
     """Toward ``who`` asked about ``topic``: go where ``who`` is, ask once; done once it
     remembers asking it (the answer is the other's to give)."""
     line = asked_about(topic)
-    me = sit.name(sit.me)
-    said = (parse_sentence(" ".join(m.quote.split())) for m in sit.memories)
-    if any(a.kind == "say" and a.actors[:1] == (me,) and a.utterance == line for a in said):
+    if sit.has_said(line):
         return _done(f"asked {sit.name(who)} about {topic}")
     if who in sit.others_here():
         return _act(

@@ -12,9 +12,11 @@ itself and was given as its own — never the world's:
 1. the entries of its own lore (its keyspace's copy: its card's book and what the author
    made known to it) that the question activates by a key: an entry that is always on
    answers nothing in particular;
-2. asked about itself ("Who are you?", "What are your powers?") with no such entry, its
+2. asked about a place it knows of by name ("What do you make of the Laboratory?"), with no
+   such entry, that place's description as its own mind holds it;
+3. asked about itself ("Who are you?", "What are your powers?") with no such entry, its
    own description (its own entity, as its mind knows it);
-3. what it believes of what the question names (the caller leaves out where a thing is
+4. what it believes of what the question names (the caller leaves out where a thing is
    that it keeps from the asker).
 
 A sentence that tells a secret (its own, or one it knows) is never said; of the rest,
@@ -32,7 +34,7 @@ from fabula.agents.contracts import LINE_CHARS
 from fabula.agents.reading.extract import parse_sentence
 from fabula.agents.shared.goals import Situation
 from fabula.agents.views import AuthorView
-from fabula.memory.records import slug
+from fabula.memory.records import Entity, slug
 from fabula.memory.sentences import called
 from fabula.memory.text import split_sentences
 from fabula.worlds.cardtext import Exchange, Trait, read_card_text, speech_of, trait_sentences
@@ -149,9 +151,11 @@ def reply(
     known: Sequence[str] = (),
     secrets: Sequence[str] = (),
     traits: Sequence[Trait] = (),
+    places: Sequence[str] = (),
 ) -> str:
     """What ``me`` (its name) says to the question ``words``, in the first person (see the
-    module docstring): from the ``lore`` entries the question activates by a key, else —
+    module docstring): from the ``lore`` entries the question activates by a key, else the
+    descriptions of the places it names (``places``: :func:`place_texts`), else —
     asked about itself — its ``description``, then what it believes of what the question
     names (``known``: sentences, as its beliefs read); never a sentence that tells one of
     ``secrets``; :data:`NO_ANSWER` when nothing is left. Card markup in the lore and the
@@ -162,6 +166,12 @@ def reply(
     first = trait_sentences([t for r in read for t in r.traits])  # already its own words
     about = read_card_text(description, me)
     itself = _introduced(_sentences(_clean(about.prose)), me)
+    if not sources and not first:  # a place it knows, asked about by name: a world's
+        # description of it, its markup read (none of it an order to a model, though it may
+        # read like one: "a conglomerate driving the frontier of AI")
+        told = [read_card_text(x, me) for x in places if x.strip()]
+        sources = [_clean(" ".join((r.prose, *r.instructions))) for r in told]
+        sources = [x for x in sources if x]
     if not sources and not first:
         first = _asked_traits(words, [*traits, *about.traits])
     if not sources and not first and _about_me(words, me):
@@ -181,6 +191,19 @@ def reply(
     if beliefs:
         mine.append(_capital("As far as I know, " + "; ".join(beliefs) + "."))
     return _fitted(mine) or NO_ANSWER
+
+
+def place_texts(words: str, entities: Mapping[str, Entity]) -> list[str]:
+    """The descriptions of the places a question names (by their whole names, in any
+    case: "What do you make of the Laboratory?"), of ``entities`` — the entities the
+    character's own mind knows of, never the world's: a place it knows, as it knows it."""
+    said = f" {_words(words)} "
+    out = []
+    for _, entity in sorted(entities.items()):
+        name = _words(entity.name)
+        if entity.kind == "place" and entity.description.strip() and f" {name} " in said:
+            out.append(entity.description)
+    return out
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from fabula.agents.contracts import Action, Draft, Proposal, WriteRequest
 from fabula.agents.reading.prose import read_prose
+from fabula.agents.shared.goals import asks
 from fabula.agents.shared.replies import said_to
 from fabula.agents.views import AuthorView
 from fabula.errors import StoryAtRest
@@ -85,19 +86,13 @@ def realise(view: AuthorView, character: str, action: Action) -> str:
     return ""
 
 
-_ASKS = re.compile(
-    r"^(?:What|Where|Who|Whom|Whose|Why|How|When|Which|Do|Does|Did|Are|Is|Was|Were|Can|"
-    r"Could|Will|Would|Shall|Should|Have|Has|May)\b"
-)
-
-
 def said_sentence(line: str, speaker: str) -> str:
     """A line said, as the story writes it: a question or an exclamation keeps its mark
     (``"Who are you?" said Ann.``) — one written without its mark but asking ("What are
     you hiding, Mara") gets it —, anything else ends in a comma inside the quotation
     (``"I am Ann," said Ann.``)."""
     words = line.strip().rstrip(".,;:")
-    if _ASKS.match(words) and not words.endswith(("?", "!")):
+    if asks(words) and not words.endswith(("?", "!")):
         words += "?"  # a question written without its mark ("What are you hiding, Mara")
     if words.endswith(("?", "!")):
         return f'"{words}" said {speaker}.'

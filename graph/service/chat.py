@@ -54,6 +54,7 @@ from fabula.agents.shared.replies import (
     company,
     first_person,
     lore_said,
+    place_texts,
     reply,
     situated,
     unheld,
@@ -210,7 +211,12 @@ async def _answer(
     if said is None:  # what its own lore the question lit says, or asked of itself
         # ("Who are you?"): its traits and description
         mine = reply(
-            question, me.name, description=me.description, lore=lit, traits=parse_traits(doc)
+            question,
+            me.name,
+            description=me.description,
+            lore=lit,
+            traits=parse_traits(doc),
+            places=place_texts(question, entities),  # a place its own mind knows of
         )
         said = mine if mine != NO_ANSWER else None
     if said is None and unheld(question, [r.text for r in recalled]):

@@ -58,16 +58,66 @@ def general_query(terms: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+_DESCRIBED = frozenset(
+    [
+        "old",
+        "great",
+        "grand",
+        "high",
+        "upper",
+        "lower",
+        "little",
+        "inner",
+        "outer",
+        "middle",
+        "far",
+        "northern",
+        "southern",
+        "eastern",
+        "western",
+        "red",
+        "white",
+        "black",
+        "grey",
+        "gray",
+        "green",
+        "blue",
+        "golden",
+        "silver",
+        "broken",
+        "hollow",
+        "crooked",
+        "twin",
+        "lonely",
+        "dark",
+    ]
+)
+"""Words that describe the place a name stands for ("the Old Mill", "the Great Hall",
+"the Red Keep"): a name that opens with one takes its article, as English says it."""
+
+
 def the_place(name: str) -> str:
-    """A place's name as a sentence says it: "the glade", "the Laboratory", "the Eldridge
-    Corporation", but a made-up proper name stands alone: "Eldoria", "Thornwood" (a
-    capitalised name whose last word WordNet does not know as a noun). A name that already
-    begins with "the" is kept as it is."""
+    """A place's name as a sentence says it: "the glade", "the Laboratory", but a proper
+    name stands alone: a made-up one ("Eldoria", "Thornwood": a capitalised name whose
+    last word WordNet does not know as a noun) and one of several capitalised words
+    ("Sable Crossing", "Gull Rock", "Eldridge Corporation") — unless it opens with a word
+    that describes the place ("the Old Mill": :data:`_DESCRIBED`) or names a plural
+    ("the Iron Islands"). A name that already begins with "the" is kept as it is."""
     words = name.split()
     if words and words[0].casefold() == "the":
         return name
     if words and all(w[:1].isupper() for w in words):
         table = general_table()
-        if table and not any(term in table for term in terms(words[-1])):
+        if len(words) > 1:
+            last = words[-1].casefold()
+            plural = last.endswith("s") and not last.endswith("ss") and _noun(last[:-1], table)
+            if words[0].casefold() not in _DESCRIBED and not plural:
+                return name
+        elif table and not _noun(words[-1], table):
             return name
     return f"the {name}"
+
+
+def _noun(word: str, table: Mapping[str, tuple[str, ...]]) -> bool:
+    """Whether WordNet (the general table) knows ``word`` as a noun."""
+    return any(term in table for term in terms(word))

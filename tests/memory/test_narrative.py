@@ -799,11 +799,22 @@ class TestPlainEnglish:
         ("Eldoria", "Eldoria"),
         ("Thornwood", "Thornwood"),
         ("Laboratory", "the Laboratory"),
-        ("Eldridge Corporation", "the Eldridge Corporation"),
+        ("forge", "the forge"),
         ("the Old Mill", "the Old Mill"),
+        # issue 44: "We are in the Sable Crossing", "User is in the Gull Rock": a proper
+        # name in several capitalised words stands alone, as BookWorld's own texts say
+        # "heir to Eldridge Corporation"
+        ("Eldridge Corporation", "Eldridge Corporation"),
+        ("Sable Crossing", "Sable Crossing"),
+        ("Gull Rock", "Gull Rock"),
+        # ... unless it opens with a word that describes the place, or names a plural
+        ("Old Mill", "the Old Mill"),
+        ("Great Hall", "the Great Hall"),
+        ("Iron Islands", "the Iron Islands"),
     ],
 )
 def test_a_place_as_a_sentence_names_it(name: str, said: str) -> None:
-    """A made-up proper name stands alone ("in Eldoria", not "in the Eldoria"), in the
-    writer's sentences and in recall's headings and facts alike."""
+    """A made-up proper name stands alone ("in Eldoria", not "in the Eldoria"), and so
+    does one of several capitalised words ("in Sable Crossing"), in the writer's sentences
+    and in recall's headings and facts alike."""
     assert the_place(name) == said

@@ -130,6 +130,14 @@ class TestPlaces:
             ("User waits at the landing at Sable Crossing.", [("Sable Crossing", "crossing")]),
             ("Flux lives on the rooftops of the harbour town.", [("harbour town", "town")]),
             ("User sits beside Old Tom at Christmas.", []),  # a person, a time
+            # issue 44: an inverted sentence of place puts what follows its verb there
+            (
+                "Beyond the cottage lie the old chapel and the inn.",
+                [("cottage", "cottage"), ("old chapel", "chapel"), ("inn", "inn")],
+            ),
+            ("In the yard stands a stable.", [("yard", "yard"), ("stable", "stable")]),
+            ("Beyond the hills lies a great danger.", [("hill", "hill")]),  # no kind of place
+            ("The book lies open on the table.", []),  # no sentence of place
         ],
     )
     def test_a_place_is_where_a_text_puts_something(
@@ -164,12 +172,14 @@ class TestPlaces:
     def test_a_card_names_its_world(self, card: Path) -> None:
         """The card's places from its greeting, scenario, description and lore, the lore's
         place with the noun it is a kind of as an alias; Mira starts where her scenario
-        puts her and has no goal (she attends to the player); the chapel the scenario only
-        mentions ("beyond the cottage lie the old chapel") is no place."""
+        puts her and has no goal (she attends to the player); what lies beyond the cottage
+        ("beyond the cottage lie the old chapel and the river ford") is where it is: the
+        chapel a place (issue 44), the ford (no kind of place in WordNet) not."""
         pack = import_paths([card]).pack
         assert [(p.name, p.aliases) for p in pack.places] == [
             ("cottage", ()),
             ("Thornwood", ("forest",)),
+            ("old chapel", ()),
         ]
         mira = next(c for c in pack.characters if c.name == "Mira")
         assert [c.name for c in pack.characters if c.played] == ["User"]  # {{user}}, played
@@ -295,7 +305,7 @@ class TestImportedWorldsMove:
         places is read."""
         monkeypatch.setenv("FABULA_HOME", str(tmp_path / "home"))
         made = run_fabula(redis_url, "import", str(card), "--id", "mira", "--json")
-        assert json.loads(made.stdout)["places"] == ["cottage", "Thornwood"]
+        assert json.loads(made.stdout)["places"] == ["cottage", "Thornwood", "old chapel"]
         ran = run_fabula(redis_url, "run", "mira", "--turns", "3", "--auto")
         assert "0 turns written" in ran.stdout and "Mira: no goals" in ran.stdout, ran.stdout
         run_fabula(redis_url, "run", "mira", "--as", "User: Where are we?")

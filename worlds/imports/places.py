@@ -15,7 +15,9 @@ mentioned ("lost the road"). Such a phrase is a place when:
   location, a structure, an area). A noun that is also a body part, a piece of furniture,
   a time or a boundary ("hand", "bed", "night", "edge") is never one;
 - or it is a name ("at Sable Crossing", "below Greyhaven lighthouse", "in the Thornwood")
-  after such a preposition, not one of the cast, nor a time.
+  after such a preposition, not one of the cast, nor a time;
+- or an inverted sentence of place puts it at one ("Beyond the cottage lie the old chapel
+  and the river ford": what lies beyond the cottage is somewhere), a clearly spatial kind.
 
 A phrase followed by "of" passes its frame on: in "at the edge of the Thornwood" the place
 is the Thornwood; in "in the forest of Eldoria" it is Eldoria, a forest. A name is also a
@@ -73,6 +75,13 @@ MOTION_VERBS = frozenset(
 )
 """Verbs (and words) of motion: after one, "to" puts what follows somewhere."""
 _MOTION = MOTION_VERBS
+# verbs of an inverted sentence of place: "Beyond the cottage lie the old chapel and the
+# river ford", "In the valley stands a mill" put what follows them at the place before
+_LIE = frozenset(
+    {"lie", "lies", "lay", "stand", "stands", "stood", "sit", "sits", "sat", "rise", "rises"}
+    | {"rose"}
+)
+_BE = frozenset({"is", "are", "was", "were"})  # "Behind the inn is a stable"
 _DETERMINERS = frozenset({"the", "a", "an", "his", "her", "their", "its", "my", "your", "our"})
 _STOP = frozenset(
     {"and", "or", "but", "of", "with", "after", "before", "where", "while", "when", "that"}
@@ -80,6 +89,7 @@ _STOP = frozenset(
     | _WHERE
     | _TOWARD
     | _DETERMINERS
+    | _LIE
 )
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*|[.,;:!?\"()*—–]")
 _COPULA = re.compile(
@@ -152,7 +162,28 @@ def _frame(words: Sequence[str], i: int) -> Frame:
         before in _TOWARD and any(w.lower() in _MOTION for w in words[max(0, i - 4) : i - 1])
     ):
         return "toward"
+    if _inverted(words, i):
+        return "toward"  # put somewhere, but by a verb: a clearly spatial kind only
     return ""
+
+
+def _inverted(words: Sequence[str], i: int) -> bool:
+    """Whether the phrase at ``words[i]`` is what an inverted sentence of place puts there
+    ("Beyond the cottage lie the old chapel and the river ford", "In the valley stands a
+    mill", "Behind the inn is a stable"): it follows a verb of :data:`_LIE` or a form of
+    "be" (or another phrase after one, by "and" or a comma) in a clause that opens with a
+    preposition of place."""
+    j = i - 1
+    while j >= 0 and words[j].lower() not in _LIE | _BE:
+        if words[j] in '.;:!?"':
+            return False
+        j -= 1
+    if j < 1 or (j != i - 1 and words[i - 1].lower() not in ("and", ",")):
+        return False
+    k = j - 1
+    while k >= 0 and words[k] not in '.;:!?"*':
+        k -= 1
+    return words[k + 1].lower() in _WHERE and k + 1 < j - 1
 
 
 @dataclass(frozen=True)
