@@ -42,6 +42,14 @@ def fact_clause(
         if holder is not None and holder.kind == "character":
             return f"{thing} {be} with {holder.name}"
         return f"{thing} {be} in {called(value, entities, place=True)}"
+    if attribute == "condition":
+        # a condition is said of the thing: "the kettle is cracked", "the tree has
+        # sturdy branches" (never "the condition of the kettle is cracked")
+        if value.startswith("have "):
+            return f"{thing} {'has' if polarity else 'does not have'} {value[5:]}"
+        return f"{thing} {be} {value}"
+    if attribute == "contents":
+        return f"{thing} {'holds' if polarity else 'does not hold'} {value}"
     return f"the {attribute.replace('_', ' ')} of {thing} {be} {value}"
 
 

@@ -43,6 +43,13 @@ def test_what_a_sentence_calls_an_entity(entity: str, said: str) -> None:
         (("leo", "location", "old_mill", True), "Leo is in the old mill"),
         (("brass_key", "colour", "dull gold", True), "the colour of the brass key is dull gold"),
         (("leo", "hair_colour", "red", False), "the hair colour of Leo is not red"),
+        (("brass_key", "condition", "bent", True), "the brass key is bent"),
+        (
+            ("brass_key", "condition", "have a chipped tooth", True),
+            "the brass key has a chipped tooth",
+        ),
+        (("desk_drawer", "contents", "cold soup", True), "the desk drawer holds cold soup"),
+        (("desk_drawer", "contents", "letters", False), "the desk drawer does not hold letters"),
     ],
 )
 def test_a_fact_as_a_clause(fact: tuple[str, str, str, bool], said: str) -> None:
