@@ -1489,8 +1489,10 @@ class _Sentence:
             return True
         elif cls == "take":
             self._event(self._action("take", actors=who, obj=obj, unsure=unsure))
-        elif verb.lemma == "leave":
-            return False  # left where it is
+        elif verb.lemma == "leave" or verb.lemma.split()[-1] == "over":
+            # left where it is; knocked or tipped over: it falls where it was, in nobody's
+            # hands (a change of its condition, the phases')
+            return False
         else:
             particle = next((t.low for t in self.toks[at + 1 : hi] if t.low in PARTICLES), None)
             where = f" ({verb.lemma} {particle})" if particle else f" ({verb.lemma})"

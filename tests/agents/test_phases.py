@@ -351,3 +351,12 @@ class TestSaidBesideTheAct:
         assert [(s.subject.entity, s.attribute, s.value) for s in frames[0].states] == [
             ("kettle", "location", "cupboard")
         ]
+
+
+def test_a_thing_knocked_over_falls_where_it_was_in_nobodys_hands() -> None:
+    """ "knocked over the kettle" was read as Tam taking it (a verb of putting with no
+    destination); now it is the kettle's condition, with its particle wherever it stands."""
+    for text in ("Tam knocked over the kettle.", "Tam knocked the kettle over."):
+        actions = read_story(text, CAST)
+        assert [a.kind for a in actions] == ["state"], text
+        assert actions[0].clause is not None and actions[0].clause.value == "knocked over"

@@ -53,7 +53,7 @@ from fabula.agents.reading.phases.clauses import particle as _particle
 from fabula.agents.reading.phases.clauses import past_modifiers, split_clauses
 from fabula.agents.reading.phases.mentions import Mention, Resolver, phrase
 from fabula.agents.reading.phases.tokens import Sentence, Token
-from fabula.agents.reading.phases.values import content_roots, value_of
+from fabula.agents.reading.phases.values import attributive, content_roots, value_of
 
 FrameKind = Literal["perceive", "believe", "goal", "occupied", "event"]
 # a verb's classes that change what they are done to, or what undergoes them
@@ -65,22 +65,8 @@ _CONTENTS = frozenset(["contain", "hold", "fill"])
 _PUTTING = frozenset(["put", "place", "set", "lay", "store", "stash", "tuck", "hide", "move"])
 # verbs of perception that link a thing to how it strikes the senses ("it sounds in tune",
 # "the milk smells sour"); said of a character they are its perceiving ("Tam smells smoke")
-_LINKING = frozenset(
-    [
-        "sound",
-        "sounds",
-        "sounded",
-        "smell",
-        "smells",
-        "smelled",
-        "taste",
-        "tastes",
-        "tasted",
-        "feel",
-        "feels",
-        "felt",
-    ]
-)
+_LINKING = frozenset(["sound", "sounds", "sounded", "smell", "smells", "smelled"])
+_LINKING |= frozenset(["taste", "tastes", "tasted", "feel", "feels", "felt"])
 # the classes of a verb that touches or moves the body, and changes nothing else
 _TOUCH = frozenset(["contact", "body"])
 # adverbs of time and degree between an auxiliary and its verb ("had just filled")
@@ -90,7 +76,8 @@ _POSSESSIVES = frozenset(["his", "her", "their", "my", "our", "your"])
 
 @dataclass(frozen=True)
 class StateReading:
-    """``subject``'s ``attribute`` is ``value`` (roots), read at ``start``..``end``."""
+    """``subject``'s ``attribute`` is ``value`` (see :mod:`.values`), read at
+    ``start``..``end``."""
 
     subject: Mention
     attribute: str
@@ -318,7 +305,13 @@ class ClauseReader:
                 filling = value_of(phrase(after_target[1:]))
                 frame.states.append(StateReading(target, "contents", filling))
             else:
-                frame.states.append(StateReading(target, "condition", lx.participle(verb.lemma)))
+                # the verb's particle, before or after its object: "knocked over the jar",
+                # "knocked the jar over" are "knocked over"
+                adverb = tail[0].lower if j else ""
+                if not adverb and _particle(after_target):
+                    adverb = after_target[0].lower
+                value = lx.participle(verb.lemma) + (f" {adverb}" if adverb else "")
+                frame.states.append(StateReading(target, "condition", value))
             self._result(frame, after_target, target)
         elif subject is not None and target is None and not subject.character:
             # "the roses wilt"; a character's own doing with no object ("Leo sighed") is
@@ -391,17 +384,7 @@ class ClauseReader:
         np = self.r._declared(tokens) or phrase(tokens)
         if not np:
             return
-        described = [t for t in np if t.lower not in lx.DETERMINERS]
-        adjectives = []
-        for k, t in enumerate(described):
-            # an adverb of manner before its adjective, a participle as one ("a carefully
-            # raked sand pattern"), never the phrase's last word (its noun)
-            manner = t.lower.endswith("ly") and k + 1 < len(described)
-            participle = t.lower.endswith("ed") and lx.verb(t.lower) is not None
-            if t.lower == "of" or not (lx.is_adjective(t.lower) or manner or participle):
-                break
-            adjectives.append(t)
-        rest = described[len(adjectives) :]
+        adjectives, rest = attributive(np)
         if not adjectives or not rest:
             return
         thing = self.r.mention(rest)

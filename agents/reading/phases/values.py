@@ -51,3 +51,18 @@ def value_of(tokens: Sequence[Token], verbal: bool = False) -> str:
             w = w if w.endswith(("ed", "en")) else lx.participle(found.lemma)
         words.append(w)
     return " ".join(words)
+
+
+def attributive(np: Sequence[Token]) -> tuple[list[Token], list[Token]]:
+    """A noun phrase's adjectives before its noun, and the rest ("a carefully raked sand
+    pattern" → "carefully raked", "sand pattern"): an adverb of manner before its
+    adjective, a participle as one, never the phrase's last word (its noun)."""
+    described = [t for t in np if t.lower not in lx.DETERMINERS]
+    adjectives: list[Token] = []
+    for k, t in enumerate(described):
+        manner = t.lower.endswith("ly") and k + 1 < len(described)
+        participle = t.lower.endswith("ed") and lx.verb(t.lower) is not None
+        if t.lower == "of" or not (lx.is_adjective(t.lower) or manner or participle):
+            break
+        adjectives.append(t)
+    return adjectives, described[len(adjectives) :]
