@@ -360,3 +360,25 @@ def test_a_thing_knocked_over_falls_where_it_was_in_nobodys_hands() -> None:
         actions = read_story(text, CAST)
         assert [a.kind for a in actions] == ["state"], text
         assert actions[0].clause is not None and actions[0].clause.value == "knocked over"
+
+
+CAST2 = {**CAST, "mara": Entity(id="mara", kind="character", name="Mara")}
+
+
+class TestPronounsInDoubt:
+    def test_a_pronoun_after_two_characters_is_read_and_marked_unsure(self) -> None:
+        """Centering: "she" continues the subject (Tam); Mara, named after the verb, was as
+        near, so the reading is marked unsure, which the critic shows beside it."""
+        actions = read_story("Tam waved to Mara. She cracked the kettle.", CAST2)
+        states = [a for a in actions if a.kind == "state"]
+        assert [a.clause and a.clause.value for a in states] == ["cracked"]
+        assert states[0].unsure is not None and "Mara" in states[0].unsure
+
+    def test_a_pronoun_with_one_candidate_is_sure(self) -> None:
+        actions = read_story("Tam polished the kettle. She cracked it.", CAST2)
+        assert [a.unsure for a in actions if a.kind == "state"] == [None, None]
+
+    def test_a_verb_of_change_first_is_an_act_not_a_look(self) -> None:
+        frames, _ = read_frames("Tam cracked the kettle.", CAST)
+        assert frames[0].kind == "event"
+        assert [s.value for s in frames[0].states] == ["cracked"]

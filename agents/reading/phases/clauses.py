@@ -74,6 +74,7 @@ def split_clauses(segment: Sequence[Token]) -> list[tuple[Token, ...]]:
     return [tuple(c) for c in out if c]
 
 
+_POSSESSIVES = frozenset(["his", "her", "their", "my", "our", "your"])
 _OBJECT_PRONOUNS = frozenset(["her", "him", "them", "it", "me", "us", "you"])
 
 
@@ -126,3 +127,9 @@ def past_modifiers(tokens: Sequence[Token]) -> Sequence[Token]:
         else:
             break
     return rest
+
+
+def has_object(tokens: Sequence[Token]) -> bool:
+    """Whether ``tokens`` begin with a noun phrase with a determiner or a possessive (the
+    object of "feels the heat"), not an adjective ("feels tired") or a name."""
+    return bool(tokens) and (tokens[0].lower in lx.DETERMINERS or tokens[0].lower in _POSSESSIVES)

@@ -18,7 +18,9 @@ The frames of a turn (:mod:`.frames`) become :class:`~fabula.memory.actions.Stor
 * a belief is a ``think`` with its clause: the believer's view only, assumed; a belief
   denied ("does not realize the storm flooded the cellar") is a perception denied of the
   event it names, never a belief of the clause;
-* a goal stays narration (an intention, never an act), with its reason in ``unsure``.
+* a goal stays narration (an intention, never an act), with its reason in ``unsure``;
+* a pronoun that may name another character (:attr:`.mentions.Mention.doubt`) marks the
+  actions of its clause ``unsure``, which the critic reports beside the sentence.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ class _Event:
     roots: set[str] = field(default_factory=set)
     seen: list[str] = field(default_factory=list)
     unseen: list[str] = field(default_factory=list)
+    doubt: str | None = None
 
 
 def _clause(state: StateReading) -> Clause:
@@ -65,6 +68,7 @@ def attach(frames: list[Frame]) -> dict[int, list[StoryAction]]:
                 by_sentence[frame.sentence] = event
                 events.append(event)
             event.states.extend(frame.states)
+            event.doubt = event.doubt or (frame.doubt if frame.states else None)
             # a thing changed is named by its name too, though the text said "it"
             named = frame.roots | {root(w) for s in frame.states for w in s.subject.name.split()}
             event.roots |= named
@@ -101,6 +105,7 @@ def attach(frames: list[Frame]) -> dict[int, list[StoryAction]]:
                         end=frame.end,
                         actors=(holder,),
                         clause=_clause(s),
+                        unsure=frame.doubt,
                     )
                     for s in frame.states
                 )
@@ -123,6 +128,7 @@ def attach(frames: list[Frame]) -> dict[int, list[StoryAction]]:
                     end=frame.end,
                     actors=(holder,),
                     clause=_clause(s),
+                    unsure=frame.doubt,
                 )
                 for s in frame.states
             )
@@ -146,6 +152,7 @@ def attach(frames: list[Frame]) -> dict[int, list[StoryAction]]:
                     clause=_clause(state),
                     seen_by=tuple(event.seen),
                     unseen_by=tuple(n for n in event.unseen if n not in event.seen),
+                    unsure=event.doubt,
                 )
             )
     return out

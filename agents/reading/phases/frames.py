@@ -49,8 +49,8 @@ from fabula.agents.reading.phases.appearance import (
     looks,
 )
 from fabula.agents.reading.phases.clauses import PARTICLES as _PARTICLES
+from fabula.agents.reading.phases.clauses import has_object, past_modifiers, split_clauses
 from fabula.agents.reading.phases.clauses import particle as _particle
-from fabula.agents.reading.phases.clauses import past_modifiers, split_clauses
 from fabula.agents.reading.phases.mentions import Mention, Resolver, phrase
 from fabula.agents.reading.phases.tokens import Sentence, Token
 from fabula.agents.reading.phases.values import attributive, content_roots, value_of
@@ -97,6 +97,7 @@ class Frame:
     subordinate: bool = False
     states: list[StateReading] = field(default_factory=list)
     roots: frozenset[str] = frozenset()
+    doubt: str | None = None  # a pronoun of its clause that may name another character
 
 
 def _negation(w: str) -> bool:
@@ -173,12 +174,14 @@ class ClauseReader:
                 return frame
             self.r.note(subject, subject=True)
             self._subject = subject
+            frame.doubt = subject.doubt
             after_subject = rest[len(subject.tokens) :]
             self._verb_phrase(frame, subject, past_modifiers(after_subject))
         self._caught(frame, past_modifiers(after_subject))
         frame.roots = content_roots(tokens, frame.holder)
         self._contained(frame, rest)
         self._object = first_object(self.r, after_subject)
+        self.r.note_named(after_subject)
         if self._object is not None:
             self.r.note(self._object, subject=False)  # "it" may name it next
         seen = described(self.r, after_subject, self._object)
@@ -349,7 +352,9 @@ class ClauseReader:
         rest = after[2:] if nxt == "that" else after[1:]
         clause = nxt == "that" or self._is_clause(rest)
         perceptual = "perception" in verb.classes[:2]
-        if verb.classes[0] == "perception" or (perceptual and not clause):
+        # a verb of change first ("cracked", also "crack a code") is an act, not a look
+        seeing = perceptual and not clause and verb.classes[0] != "change"
+        if verb.classes[0] == "perception" or seeing:
             frame.kind = "perceive"
             if clause:
                 self._embedded(frame, rest)
@@ -360,23 +365,16 @@ class ClauseReader:
             if rest and clause:
                 frame.kind = "believe"
                 self._embedded(frame, rest)
-            elif self._has_object(rest):
+            elif has_object(rest):
                 frame.kind = "perceive"  # coming to know a thing: "realizes the change"
             return True
-        if "emotion" in verb.classes[:1] and not clause and self._has_object(rest):
+        if "emotion" in verb.classes[:1] and not clause and has_object(rest):
             frame.kind = "perceive"  # sensing a thing: "feels the heat", "feels the quake"
             return True
         if frame.subordinate:
             frame.kind = "occupied"
             return True
         return False
-
-    def _has_object(self, tokens: Sequence[Token]) -> bool:
-        """Whether ``tokens`` begin with a noun phrase with a determiner or a possessive
-        (the object of "feels the heat"), not an adjective ("feels tired") or a name."""
-        return bool(tokens) and (
-            tokens[0].lower in lx.DETERMINERS or tokens[0].lower in _POSSESSIVES
-        )
 
     def _seen_as(self, frame: Frame, tokens: Sequence[Token]) -> None:
         """A thing perceived with its adjectives ("sees a full jar of honey"): the

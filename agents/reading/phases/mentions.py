@@ -29,13 +29,15 @@ _CUT = frozenset(["once", "now", "still", "also", "just", "very", "already", "di
 class Mention:
     """A noun phrase: its tokens, the name it gives, the entity it names (None: none the
     story knows), whether it is a character, whether the story tracks it (an entity it
-    declared, a thing it named before, or a pronoun for one)."""
+    declared, a thing it named before, or a pronoun for one). ``doubt``: why a pronoun's
+    character is uncertain (another was as salient), for the critic."""
 
     tokens: tuple[Token, ...]
     name: str
     entity: str | None
     character: bool
     tracked: bool = False
+    doubt: str | None = None
 
     @property
     def start(self) -> int:
@@ -174,13 +176,32 @@ class Resolver:
             person = person or self.last_character
             if person is None:
                 return None
-            return Mention((token,), person.name, person.entity, True, True)
+            other = self.last_character
+            doubt = None
+            if other is not None and other.name != person.name:
+                # centering: a pronoun continues the clause before's subject; the character
+                # named after it was as near, and the text does not say which
+                doubt = (
+                    f'"{token.text}" read as {person.name}, whom the clause before was about; '
+                    f"it may be {other.name}"
+                )
+            return Mention((token,), person.name, person.entity, True, True, doubt)
         declared = [m for m in self.things if m.entity is not None]
         candidates = declared or self.things
         if not candidates:
             return None
         thing = candidates[-1]
         return Mention((token,), thing.name, thing.entity, False, True)
+
+    def note_named(self, tokens: Sequence[Token]) -> None:
+        """A character named after a clause's verb ("waved to Mara") is as salient for the
+        next pronoun as the clause's subject: a "she" after it may be either."""
+        for k, t in enumerate(tokens[1:], 1):
+            if t.capital:
+                found = self.mention(tokens[k:])
+                if found is not None and found.character:
+                    self.note(found, subject=False)
+                    return
 
     def note(self, mention: Mention, subject: bool) -> None:
         """Make ``mention`` salient (as the clause's subject, or another mention)."""
