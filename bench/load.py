@@ -81,7 +81,7 @@ async def _create(url: str, stories: list[str]) -> dict[str, int]:
     heads = {}
     async with Fabula(url, _settings()) as fab:
         for story in stories:
-            store = await fab.create_story(synthetic_world(3), story)
+            store = fab.store(await fab.create_story(synthetic_world(3), story))
             heads[story] = await store.head()
     return heads
 

@@ -264,7 +264,7 @@ async def _loop(url: str, turns: int, faults: Faults, seed: int, story: str) -> 
             redis_url=url,
         )
         async with Fabula(url, settings, roles=make_roles(settings)) as app:
-            store = await app.create_story(pack, story)
+            store = app.store(await app.create_story(pack, story))
             characters = await store.characters()
             for _ in range(turns):
                 await _one_turn(app, store, characters, tally)

@@ -590,7 +590,7 @@ async def _run_pack(
 ) -> PackResult:
     result = PackResult(pack.id)
     story = f"bench-story-{tag}-{pack.id}"
-    store = await fab.create_story(pack, story)
+    store = fab.store(await fab.create_story(pack, story))
     opening = len(pack.opening.turns)
     try:
         out = await fab.run(store, turns, auto=True)
@@ -693,7 +693,7 @@ async def _measure_fork(
         if not reachable:
             continue
         result.pursued += 1
-        fork = await fab.fork(store, at, realise=h.id)
+        fork = fab.store(await fab.fork(store, at, realise=h.id))
         try:
             await fab.run(fork, PURSUE_TURNS, auto=True)
         except FabulaError as exc:

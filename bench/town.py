@@ -157,7 +157,7 @@ async def _ticks(
 ) -> dict[str, Any]:
     story = f"bench-town-{len(pack.characters)}"
     await fab.delete_story(story)
-    store = await fab.create_story(pack, story, opening=False)
+    store = fab.store(await fab.create_story(pack, story, opening=False))
     with _workers(fab.url, workers) as procs:
         return await _run_ticks(
             fab, store, ticks, procs if workers else None, kill_worker, time_budget
@@ -232,7 +232,7 @@ async def _run_ticks(
 async def _narrative(fab: Fabula, pack: WorldPack, turns: int) -> dict[str, Any]:
     story = f"bench-town-{len(pack.characters)}-narrative"
     await fab.delete_story(story)
-    store = await fab.create_story(pack, story, opening=False)
+    store = fab.store(await fab.create_story(pack, story, opening=False))
     turn_ms: list[float] = []
     committed = 0
     start = time.perf_counter()

@@ -258,7 +258,7 @@ async def _burst(base: str, story: str, level: int) -> dict[str, Any]:
 
 
 async def _long_story(fab: Fabula, story: str, turns: int) -> None:
-    store = await fab.create_story(synthetic_world(5), story, opening=False)
+    store = fab.store(await fab.create_story(synthetic_world(5), story, opening=False))
     attempts = 0
     while await store.head() < turns and attempts < 3 * turns:
         attempts += 1
@@ -277,7 +277,7 @@ async def _baseline(
     minds: list[float] = []
     unsynced = 0
     for i in range(stories):
-        store = await fab.create_story(synthetic_world(3), f"bench-web-{tag}-base-{i}")
+        store = fab.store(await fab.create_story(synthetic_world(3), f"bench-web-{tag}-base-{i}"))
         for _ in range(turns):
             await fab.run(store, auto=False)
             started = time.perf_counter()

@@ -21,18 +21,21 @@ so ``import fabula`` stays cheap and importing a submodule does not load the gra
         settings = fabula.Settings.from_env()
         url = fabula.redis_url(settings)          # the embedded Redis unless one is set
         async with fabula.Fabula(url, settings, roles=fabula.make_roles(settings)) as app:
-            story = await app.create_story("hollow_book", "mine")
+            story = await app.create_story("hollow_book", "mine")   # a StoryRef: its ids
             await app.run(story, auto=True)
-            print((await fabula.project_beliefs(story, "leo")).where("brass_key"))
+            leo = await fabula.project_beliefs(app.store(story), "leo")  # memory's own store
+            print(leo.where("brass_key"))
 
     asyncio.run(main())
 
 The application
-    :class:`Fabula` (create, run, approve, fork stories), :class:`Pending`,
+    :class:`Fabula` (create, run, approve, fork stories), :class:`StoryRef` (the handle its
+    operations take and hand back: a story's and a branch's ids), :class:`Pending`,
     :data:`TurnOutcome`, :class:`Committed` (what ``on_commit`` observers get),
     :class:`Settings`, :func:`make_roles`, :func:`redis_url`.
 The store and its views
-    :class:`StoryStore` (one branch of one story), :func:`project_world` (W),
+    :class:`StoryStore` (one branch of one story, as memory keeps it: ``app.store(ref)``
+    opens it), :func:`project_world` (W),
     :func:`project_beliefs` (B[c], nested B[a→b]), :func:`project_developments` (D),
     :func:`project_hypotheses` (H), :class:`WorldView`, :class:`BeliefView`.
 Worlds
@@ -60,6 +63,7 @@ if _typing.TYPE_CHECKING:
     from fabula.graph.runtime import Committed as Committed
     from fabula.graph.service import Fabula as Fabula
     from fabula.graph.service import Pending as Pending
+    from fabula.graph.service import StoryRef as StoryRef
     from fabula.graph.service import TurnOutcome as TurnOutcome
     from fabula.memory.projections import BeliefView as BeliefView
     from fabula.memory.projections import WorldView as WorldView
@@ -79,6 +83,7 @@ if _typing.TYPE_CHECKING:
 _HOMES = {
     "Fabula": "fabula.graph.service",
     "Pending": "fabula.graph.service",
+    "StoryRef": "fabula.graph.service",
     "TurnOutcome": "fabula.graph.service",
     "Committed": "fabula.graph.runtime",
     "Settings": "fabula.settings",

@@ -72,9 +72,9 @@ def model_settings(server: FakeOpenAI, home: Path) -> Settings:
 async def scripted_opening(redis_url: str, home: Path, story: str = STORY) -> None:
     """Open ``story`` of the hollow_book world and commit its scripted opening offline."""
     async with Fabula(redis_url, Settings(home=home)) as offline:
-        store = await offline.create_story("hollow_book", story, opening=False)
+        made = await offline.create_story("hollow_book", story, opening=False)
         for text in load_world("hollow_book").opening.turns:
-            await offline.commit_scripted(store, text)
+            await offline.commit_scripted(made, text)
 
 
 # free prose, which the offline reader does not read (it reads controlled English itself:

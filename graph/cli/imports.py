@@ -78,8 +78,8 @@ def import_cmd(
 
         async def go(fab: Fabula) -> str:
             # the story starts with its first greeting unless --greeting chose another
-            store = await fab.import_story(imported, story_id, greeting=greeting)
-            return store.story
+            made = await fab.import_story(imported, story_id, greeting=greeting)
+            return made.story
 
         result["story"] = run_with_app(go)
     if as_json:

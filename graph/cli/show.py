@@ -435,9 +435,9 @@ def demo(
         from fabula.worlds.loader import load_world
 
         pack = load_world("hollow_book")
-        store = await fab.create_story(pack, "demo", origin="demo")
-        rest = (await fab.run(store, turns, auto=True)).rest if turns else None
-        reader = fab.read(store)
+        demo = await fab.create_story(pack, "demo", origin="demo")
+        rest = (await fab.run(demo, turns, auto=True)).rest if turns else None
+        reader = fab.read(demo)
         out.rule(Text(pack.title, style="bold"))
         render(ShowWhat.story, await view_data(reader, ShowWhat.story, None, None))
         if rest:

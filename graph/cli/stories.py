@@ -39,10 +39,10 @@ def new(
         )
 
     async def go(fab: Fabula) -> None:
-        store = await fab.create_story(pack, story_id)
+        made = await fab.create_story(pack, story_id)
         n = len(pack.opening.turns)
         out.print(
-            f"created story {store.story} from {pack.id} ({n} opening turn{'' if n == 1 else 's'})"
+            f"created story {made.story} from {pack.id} ({n} opening turn{'' if n == 1 else 's'})"
         )
 
     run_with_app(go)

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from fabula.graph.service.consolidation import consolidator as consolidator
     from fabula.graph.service.core import TurnOutcome as TurnOutcome
     from fabula.graph.service.decisions import Deciding as Deciding
+    from fabula.graph.service.handles import StoryRef as StoryRef
     from fabula.graph.service.pending import Listener as Listener
     from fabula.graph.service.pending import Pending as Pending
     from fabula.graph.service.pending import TurnEvent as TurnEvent
@@ -50,6 +51,7 @@ _HOMES = {
     "Listener": "fabula.graph.service.pending",
     "Making": "fabula.graph.service.stories",
     "Pending": "fabula.graph.service.pending",
+    "StoryRef": "fabula.graph.service.handles",
     "TurnEvent": "fabula.graph.service.pending",
     "TurnOutcome": "fabula.graph.service.core",
     "consolidator": "fabula.graph.service.consolidation",

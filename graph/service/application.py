@@ -63,6 +63,12 @@ Story = StoryRef | StoryStore
 itself (what the service's own parts, the tests and the benchmarks hold)."""
 
 
+def _ref(store: StoryStore) -> StoryRef:
+    """The handle an operation hands back for a store it made: the ids, not the store (a
+    caller that needs memory's methods opens it with :meth:`Core.store`)."""
+    return StoryRef(store.story, store.branch)
+
+
 class Fabula(Core):
     """The application: the :class:`Core` and its parts, one method per operation.
 
@@ -96,11 +102,13 @@ class Fabula(Core):
         opening: bool = True,
         greeting: int | None = None,
         **making: Unpack[Making],
-    ) -> StoryStore:
-        """Create a story from a world pack (see :meth:`Stories.create_story`)."""
-        return await self._stories.create_story(
+    ) -> StoryRef:
+        """Create a story from a world pack (see :meth:`Stories.create_story`); its main
+        branch's handle."""
+        made = await self._stories.create_story(
             world, story, opening=opening, greeting=greeting, **making
         )
+        return _ref(made)
 
     async def import_story(
         self,
@@ -109,9 +117,10 @@ class Fabula(Core):
         *,
         user: str = "User",
         greeting: int | None = None,
-    ) -> StoryStore:
-        """Create a story from character cards and lorebooks (see :meth:`Stories.import_story`)."""
-        return await self._stories.import_story(files, story, user=user, greeting=greeting)
+    ) -> StoryRef:
+        """Create a story from character cards and lorebooks (see :meth:`Stories.import_story`);
+        its main branch's handle."""
+        return _ref(await self._stories.import_story(files, story, user=user, greeting=greeting))
 
     async def delete_story(self, story: str) -> None:
         """Delete a story, its minds and its checkpoints (see :meth:`Stories.delete_story`)."""
@@ -175,7 +184,7 @@ class Fabula(Core):
         """The store an operation acts on: ``story`` itself, or the one its ids name."""
         if isinstance(story, StoryStore):
             return story
-        return self.store(story.story, story.branch)
+        return self.store(story)
 
     # -- decisions (:class:`~fabula.graph.service.decisions.Decisions`) -------------------
     async def decide(
@@ -195,9 +204,10 @@ class Fabula(Core):
     # -- branches (:class:`~fabula.graph.service.branches.Branches`) ----------------------
     async def fork(
         self, store: Story, at_turn: int, branch: str | None = None, realise: str | None = None
-    ) -> StoryStore:
-        """Fork the branch at ``at_turn`` (see :meth:`Branches.fork`)."""
-        return await self._branches.fork(self._open(store), at_turn, branch, realise)
+    ) -> StoryRef:
+        """Fork the branch at ``at_turn`` (see :meth:`Branches.fork`); the new branch's
+        handle."""
+        return _ref(await self._branches.fork(self._open(store), at_turn, branch, realise))
 
     async def rewind(self, store: Story, to_turn: int, keep: str | None = None) -> RewindOut:
         """Make turn ``to_turn`` the branch's head (see :meth:`Branches.rewind`)."""

@@ -24,6 +24,7 @@ from fabula.agents.roles import Roles
 from fabula.errors import TurnConflict
 from fabula.graph.runtime import CommitObserver, Consolidator, CritiqueObserver, TurnContext
 from fabula.graph.service.consolidation import CLOSING_SUMMARIES_S, InlineConsolidation
+from fabula.graph.service.handles import StoryRef
 from fabula.graph.service.pending import Pending, parts_in, pending_in_checkpoint
 from fabula.graph.state import CHECKPOINT_TYPES, PartRequest
 from fabula.graph.threads import thread_id
@@ -134,8 +135,13 @@ class Core:
             await self._own_saver.aclose()
         await self.admin.aclose()
 
-    def store(self, story: str, branch: str = "main") -> StoryStore:
-        """A handle on one branch of one story (nothing is read: see ``require``)."""
+    def store(self, story: str | StoryRef, branch: str = "main") -> StoryStore:
+        """Memory's store of one branch of one story (``story`` an id with ``branch``, or a
+        :class:`StoryRef`; nothing is read: see ``require``). For the service's own parts,
+        the tests and the benchmarks, which need memory's methods: the interfaces hold the
+        :class:`StoryRef` the operations hand back and read through ``Fabula.read``."""
+        if isinstance(story, StoryRef):
+            return StoryStore(self.admin, story.story, story.branch, limits=self.settings.limits)
         return StoryStore(self.admin, story, branch, limits=self.settings.limits)
 
     def context(self, *, auto: bool) -> TurnContext:

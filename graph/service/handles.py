@@ -18,7 +18,10 @@ from fabula.memory.store import TurnText as TurnText
 @dataclass(frozen=True)
 class StoryRef:
     """One branch of one story, by its ids: what an interface holds and passes back to the
-    service (``fab.run(StoryRef(story, branch), ...)``, ``fab.read(ref)``)."""
+    service (``fab.run(StoryRef(story, branch), ...)``, ``fab.read(ref)``), and what the
+    operations that make a branch hand back (``create_story``, ``import_story``, ``fork``).
+    The service, the tests and the benchmarks open memory's store of it with
+    ``fab.store(ref)``."""
 
     story: str
     branch: str = "main"

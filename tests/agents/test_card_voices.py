@@ -29,7 +29,7 @@ from fabula.worlds.imports import import_paths
 
 async def _story(fab: Fabula, tmp_path: Path, name: str, card: dict[str, Any]) -> StoryStore:
     path = fx.write_json(tmp_path / f"{name}.json", card)
-    return await fab.create_story(import_paths([path]).pack, name)
+    return fab.store(await fab.create_story(import_paths([path]).pack, name))
 
 
 async def _answer(fab: Fabula, store: StoryStore, character: str, question: str) -> Action:
@@ -58,7 +58,7 @@ class TestSeraphina:
     async def _store(self, fab: Fabula, tmp_path: Path) -> StoryStore:
         png = tmp_path / "Seraphina.png"
         png.write_bytes(fx.seraphina_png())
-        return await fab.create_story(import_paths([png]).pack, "sera")
+        return fab.store(await fab.create_story(import_paths([png]).pack, "sera"))
 
     async def test_a_lore_question_is_answered_by_its_example(
         self, redis_url: str, tmp_path: Path

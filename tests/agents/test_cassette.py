@@ -53,7 +53,7 @@ async def test_the_studio_records_and_replays_for_its_whole_lifetime(
     async def one_turn() -> list[str]:
         await fab.store(STORY).delete()
         async with Fabula(redis_url, Settings(home=tmp_path)) as offline:
-            store = await offline.create_story("hollow_book", STORY, opening=False)
+            store = offline.store(await offline.create_story("hollow_book", STORY, opening=False))
             for text in load_world("hollow_book").opening.turns:
                 await offline.commit_scripted(store, text)
         app = create_app(config)

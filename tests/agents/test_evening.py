@@ -30,7 +30,7 @@ CHARACTERS = {"wpp": "wren", "plist": "bram", "alichat": "ilsa", "prose": "marta
 
 async def _story(fab: Fabula, tmp_path: Path, card: str) -> StoryStore:
     path = fx.write_json(tmp_path / f"{card}.json", fx.evening_cards()[card])
-    return await fab.create_story(import_paths([path]).pack, card)
+    return fab.store(await fab.create_story(import_paths([path]).pack, card))
 
 
 async def _answer(fab: Fabula, store: StoryStore, character: str, question: str) -> Action:

@@ -77,7 +77,7 @@ async def _bookworld(fab: Fabula) -> StoryStore:
         root = Path(__file__).resolve().parents[3] / "shared/data/imports/bookworld"
         root = root / "experiment_presets"
     pack = import_paths([root / "example_free.json"]).pack
-    return await fab.create_story(pack, "bookworld")
+    return fab.store(await fab.create_story(pack, "bookworld"))
 
 
 async def _answer(fab: Fabula, store: StoryStore, character: str, line: str) -> Action:
@@ -111,7 +111,7 @@ async def test_asked_to_go_somewhere_it_does_not_know(redis_url: str, tmp_path: 
     say" but that it does not know where that is."""
     async with Fabula(redis_url, Settings()) as fab:
         path = fx.write_json(tmp_path / "prose.json", fx.evening_cards()["prose"])
-        store = await fab.create_story(import_paths([path]).pack, "prose")
+        store = fab.store(await fab.create_story(import_paths([path]).pack, "prose"))
         action = await _answer(fab, store, "marta", '"Will you row me to the far bank?" said User.')
         assert action.line == "I do not know where the far bank is, User"
         assert action.line != f"{NO_ANSWER}, User"
@@ -123,7 +123,7 @@ async def test_where_are_we_names_a_proper_place_without_an_article(
     """ "We are in the Sable Crossing" is "We are in Sable Crossing"."""
     async with Fabula(redis_url, Settings()) as fab:
         path = fx.write_json(tmp_path / "prose.json", fx.evening_cards()["prose"])
-        store = await fab.create_story(import_paths([path]).pack, "prose")
+        store = fab.store(await fab.create_story(import_paths([path]).pack, "prose"))
         action = await _answer(fab, store, "marta", '"Where are we?" said User.')
         assert action.line == "We are in Sable Crossing, User"
 
@@ -162,7 +162,7 @@ async def test_a_character_of_two_words_knows_its_own_answers(
     no character "Old" or "Tom"."""
     async with Fabula(redis_url, Settings()) as fab:
         path = fx.write_json(tmp_path / "tom.json", fx.prose_card())
-        store = await fab.create_story(import_paths([path]).pack, "tom")
+        store = fab.store(await fab.create_story(import_paths([path]).pack, "tom"))
         first = await _answer(fab, store, "old_tom", '"Who are you?" said User.')
         await fab.commit_scripted(store, f'"{first.line}," said Old Tom.')
         second = await _answer(fab, store, "old_tom", '"How are you?" said User.')
@@ -178,7 +178,7 @@ async def test_the_demo_puts_no_question_twice(redis_url: str) -> None:
     waits for its answer in the turn that follows."""
     async with Fabula(redis_url, Settings()) as fab:
         pack = load_world("hollow_book")
-        store = await fab.create_story(pack, "demo", opening=False)
+        store = fab.store(await fab.create_story(pack, "demo", opening=False))
         for text in pack.opening.turns:
             await fab.commit_scripted(store, text)
         await fab.run(store, 20, auto=True)

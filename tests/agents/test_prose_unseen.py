@@ -39,7 +39,7 @@ _ids = itertools.count()
 
 
 async def told(app: Fabula, *turns: str) -> StoryStore:
-    store = await app.create_story(PACK, f"unseen{next(_ids)}", opening=False)
+    store = app.store(await app.create_story(PACK, f"unseen{next(_ids)}", opening=False))
     for text in turns:
         await app.commit_scripted(store, text)
     return store

@@ -124,7 +124,7 @@ class TestSteps:
         """Holding the letter, Nell puts it away; Tom, not knowing where it is, goes to look
         for it (he asks no one who is not there); the story moves, no turn repeats."""
         async with Fabula(redis_url, Settings()) as fab:
-            store = await fab.create_story(parse_world(PACK, "letters"), "letters")
+            store = fab.store(await fab.create_story(parse_world(PACK, "letters"), "letters"))
             view = await author_view(store)
             nell = Situation("nell", view.beliefs["nell"], view.entities)
             first = step(nell, read_goal(view.entities, "keep the letter hidden"))
@@ -147,7 +147,7 @@ class TestAtRest:
         """A story whose characters are all done or blocked writes no more turns: the run
         stops early and says why, character by character."""
         async with Fabula(redis_url, Settings()) as fab:
-            store = await fab.create_story("hollow_book", "rest")
+            store = fab.store(await fab.create_story("hollow_book", "rest"))
             first = await fab.run(store, 30, auto=True)
             assert first.rest is not None and first.written < 30
             head = await store.head()
@@ -163,7 +163,7 @@ class TestSteering:
         """A direction in controlled form gives its character that goal for the turn: the
         turn is Ada's going to the cove, though nothing of hers wanted it."""
         async with Fabula(redis_url, Settings()) as fab:
-            store = await fab.create_story("lighthouse", "steer")
+            store = fab.store(await fab.create_story("lighthouse", "steer"))
             plain = await OfflinePlanner().plan(PlanRequest(await author_view(store)))
             assert plain.focal[0] != "ada"
             await fab.run(store, auto=True, direction="Ada goes to the cove")
@@ -173,14 +173,14 @@ class TestSteering:
     async def test_unreadable_direction_is_one_line(self, redis_url: str) -> None:
         """A direction the offline planner cannot read is refused, saying what it reads."""
         async with Fabula(redis_url, Settings()) as fab:
-            store = await fab.create_story("lighthouse", "steer2")
+            store = fab.store(await fab.create_story("lighthouse", "steer2"))
             with pytest.raises(InvalidInput, match="cannot read the direction 'the sea rises'"):
                 await OfflinePlanner().plan(PlanRequest(await author_view(store), "the sea rises"))
 
     async def test_reject_note_steers_the_replan(self, redis_url: str) -> None:
         """A rejection note in controlled form is read as a direction for the next plan."""
         async with Fabula(redis_url, Settings()) as fab:
-            store = await fab.create_story("lighthouse", "steer3")
+            store = fab.store(await fab.create_story("lighthouse", "steer3"))
             view = await author_view(store)
             replan = await OfflinePlanner().plan(
                 PlanRequest(view, attempt=1, notes=("Dev goes to the cove",))
@@ -191,10 +191,10 @@ class TestSteering:
         """A fork pursuing "Mara ends up with the brass key" writes other turns than its
         parent and realises the premise."""
         async with Fabula(redis_url, Settings()) as fab:
-            store = await fab.create_story("hollow_book", "fork")
+            store = fab.store(await fab.create_story("hollow_book", "fork"))
             view = await author_view(store)
             h = next(h for h in view.hypotheses.values() if h.premise.startswith("Mara ends up"))
-            branch = await fab.fork(store, view.turn, realise=h.id)
+            branch = fab.store(await fab.fork(store, view.turn, realise=h.id))
             await fab.run(store, 10, auto=True)
             await fab.run(branch, 10, auto=True)
             mine = [t.text for t in await branch.turn_texts(view.turn + 1)]
@@ -209,7 +209,7 @@ class TestSteering:
         holds it to give it to her; asked for it, a holder gives it when that is the first
         of its goals naming it."""
         async with Fabula(redis_url, Settings()) as fab:
-            store = await fab.create_story("lighthouse", "helpers")
+            store = fab.store(await fab.create_story("lighthouse", "helpers"))
             view = await author_view(store)
             h = next(h for h in view.hypotheses.values() if h.premise.startswith("Cora ends up"))
             tell = "tell Cora where the logbook is"
@@ -217,7 +217,7 @@ class TestSteering:
             await fab.commit_scripted(store, "Ben took the logbook.")
             view = await author_view(store)
             assert helping_goals(view, h.id) == [("ben", "give the logbook to Cora")]
-            branch = await fab.fork(store, view.turn, realise=h.id)
+            branch = fab.store(await fab.fork(store, view.turn, realise=h.id))
             await fab.run(branch, 10, auto=True)
             assert (await author_view(branch)).hypotheses[h.id].status == "realised"
 
@@ -226,7 +226,7 @@ class TestRepeatFinding:
     async def test_a_repeated_turn_is_flagged(self, redis_url: str) -> None:
         """A draft that says again what one of the last turns said is a finding."""
         async with Fabula(redis_url, Settings()) as fab:
-            store = await fab.create_story("hollow_book", "again")
+            store = fab.store(await fab.create_story("hollow_book", "again"))
             await fab.commit_scripted(store, "Leo went to the study.")
             await fab.commit_scripted(store, "Leo went to the hallway.")
             view = await author_view(store)
@@ -269,7 +269,7 @@ class TestScenes:
         the lamp room), and scenes are numbered 1, 2, 3 in story order, whatever turns they
         start at."""
         async with Fabula(redis_url, Settings()) as fab:
-            store = await fab.create_story("lighthouse", "scenes")
+            store = fab.store(await fab.create_story("lighthouse", "scenes"))
             await fab.commit_scripted(store, '"Where is the logbook?" said Ada.')
             await fab.commit_scripted(store, '"Nobody knows," said Ada.')  # the same scene
             await fab.commit_scripted(store, "Ben took the logbook.")
@@ -289,7 +289,7 @@ class TestAbsentListeners:
         """A question, a private telling or words said to a character in another place are
         a contradiction the critic reports (the same critic runs in model mode)."""
         async with Fabula(redis_url, Settings()) as fab:
-            store = await fab.create_story("hollow_book", "apart")
+            store = fab.store(await fab.create_story("hollow_book", "apart"))
             await fab.commit_scripted(store, "Leo went to the hallway.")
             await fab.commit_scripted(store, "Mara went to the study.")
             view = await author_view(store)
@@ -335,7 +335,7 @@ class TestUnsureReadings:
         """A pronoun that may stand for two characters is read, and the approver is told
         so beside its sentence (a ``reading`` warning), never a silent guess."""
         async with Fabula(redis_url, Settings()) as fab:
-            store = await fab.create_story("hollow_book", "unsure")
+            store = fab.store(await fab.create_story("hollow_book", "unsure"))
             await fab.commit_scripted(store, "Leo and Mara entered the study.")
             view = await author_view(store)
             with readings.collect() as found:
@@ -370,7 +370,7 @@ class TestGoingRound:
         rng = random.Random(seed)
         pack = [generate_pack(rng, i) for i in range(index + 1)][index]
         async with Fabula(redis_url, Settings()) as fab:
-            store = await fab.create_story(pack, f"round-{seed}-{index}")
+            store = fab.store(await fab.create_story(pack, f"round-{seed}-{index}"))
             await fab.run(store, 30, auto=True)  # or fewer: it may come to rest
             opening = len(pack.opening.turns)
             texts = [t.text for t in await store.turn_texts(opening + 1, await store.head())]
@@ -439,7 +439,7 @@ async def _glade(fab: Fabula, tmp_path: Path) -> StoryStore:
         fx.write_json(tmp_path / name, doc)
         for name, doc in (("sera.json", sera), ("cora.json", cora), ("world.json", world))
     ]
-    return await fab.create_story(import_paths(paths).pack, "glade")
+    return fab.store(await fab.create_story(import_paths(paths).pack, "glade"))
 
 
 async def _proposal(fab: Fabula, store: StoryStore, character: str, name: str) -> Proposal:
@@ -463,7 +463,7 @@ async def test_the_writer_leaves_out_a_line_for_someone_elsewhere(redis_url: str
     """Mara may believe Leo is still in the study and answer him; he went to the hallway,
     so the passage has her search, and not the line meant for him."""
     async with Fabula(redis_url, Settings()) as fab:
-        store = await fab.create_story(load_world("hollow_book"), "apart")
+        store = fab.store(await fab.create_story(load_world("hollow_book"), "apart"))
         view = await author_view(store)
         assert (view.place_of("mara"), view.place_of("leo")) == ("study", "hallway")
         answer = Action(kind="say", listener="leo", line="It is in the hollow book, Leo")
@@ -598,7 +598,7 @@ class TestFreeQuestions:
         who hides it from Leo, does not say where it is when he asks her, and "Where is
         the key?" said aloud is answered as "Leo asked Mara where the key is" is."""
         async with Fabula(redis_url, Settings()) as fab:
-            store = await fab.create_story("hollow_book", "asked")
+            store = fab.store(await fab.create_story("hollow_book", "asked"))
             await fab.commit_scripted(store, "Leo went to the study.")
             await fab.commit_scripted(store, '"Leo, what do you know of the brass key?" said Mara.')
             listener, line = _said(await _proposal(fab, store, "leo", "Leo"))

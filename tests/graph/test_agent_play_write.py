@@ -71,7 +71,7 @@ async def test_a_player_writes_its_part_and_the_author_decides_it(
     pending`, approved from the CLI's service. Nothing on Bo's thread (state, stream,
     history) carries another mind, the world, a brief, the plan or the draft."""
     async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
-        store = await fab.create_story("hollow_book", "tale")
+        store = fab.store(await fab.create_story("hollow_book", "tale"))
         await fab.set_played(store, ["leo"])
         bo = client_of(guarded_agent_server, "bo")
         tid = (await bo.threads.create())["thread_id"]
@@ -156,7 +156,7 @@ async def test_a_part_with_the_run_and_who_may_write_which(
     for or resumed, is refused before the run is made (403, AccessDenied's words), and
     writes nothing."""
     async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
-        store = await fab.create_story("hollow_book", "tale")
+        store = fab.store(await fab.create_story("hollow_book", "tale"))
         await fab.set_played(store, ["leo"])
         url = guarded_agent_server
         bo, di, ed = client_of(url, "bo"), client_of(url, "di"), client_of(url, "ed")
@@ -209,7 +209,7 @@ async def test_a_turn_that_asks_shows_the_characters_idea_approve_takes_it(
     the turn keeps waiting for the part; an approve takes the idea, as an empty answer does
     in `fabula write`, and the draft waits for the author."""
     async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
-        store = await fab.create_story("hollow_book", "tale")
+        store = fab.store(await fab.create_story("hollow_book", "tale"))
         await fab.set_played(store, ["leo"])
         assert (await fab.run(store, auto=False)).outcome == "part"
         (waiting,) = await fab.waiting_parts(store)
@@ -252,7 +252,7 @@ async def test_two_players_each_write_their_own_part(
     (``part``), a second part of Leo is a Conflict, and Ed's part of Mara, on his own
     thread, completes the turn: one draft with both, pending once."""
     async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
-        store = await fab.create_story("hollow_book", "tale")
+        store = fab.store(await fab.create_story("hollow_book", "tale"))
         await fab.set_played(store, ["leo", "mara"])
         bo, ed = client_of(guarded_agent_server, "bo"), client_of(guarded_agent_server, "ed")
         btid = (await bo.threads.create())["thread_id"]

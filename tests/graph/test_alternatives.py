@@ -29,7 +29,7 @@ class TestAlternatives:
         its text and exactly the changes it showed; both stay with the turn, the second
         marked chosen."""
         async with Fabula(redis_url, Settings()) as fab:
-            store = await fab.create_story("hollow_book", "tale")
+            store = fab.store(await fab.create_story("hollow_book", "tale"))
             drafts = await fab.alternatives(store, 3)
             assert [d.id for d in drafts.drafts] == ["4.d1", "4.d2"]
             assert [d.draft for d in drafts.drafts] == [
@@ -65,7 +65,7 @@ class TestAlternatives:
     async def test_an_unknown_choice_changes_nothing(self, redis_url: str) -> None:
         """Choosing a draft the turn does not have is one line, and the turn still waits."""
         async with Fabula(redis_url, Settings()) as fab:
-            store = await fab.create_story("hollow_book", "tale")
+            store = fab.store(await fab.create_story("hollow_book", "tale"))
             await fab.alternatives(store, 2)
             with pytest.raises(InvalidInput, match="has no draft '7' to choose"):
                 await fab.decide(store, Decision(action="approve", choice="7"))

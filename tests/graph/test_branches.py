@@ -30,7 +30,7 @@ class TestForkRealise:
             assert mara.status == "open"
             main_world_before = (await project_world(main)).states
 
-            branch = await fab.fork(main, at, realise=mara.id)
+            branch = fab.store(await fab.fork(main, at, realise=mara.id))
             assert (await branch.branches())[branch.branch].pursue == mara.id
             for _ in range(4):
                 await fab.run(branch, auto=True)

@@ -38,7 +38,7 @@ from fabula.worlds.pack import WorldPack
 
 async def _demo(fab: Fabula, story: str, turns: int, pack: WorldPack | None = None) -> StoryStore:
     pack = pack or load_world("hollow_book")
-    store = await fab.create_story(pack, story, opening=False)
+    store = fab.store(await fab.create_story(pack, story, opening=False))
     for text in pack.opening.turns:
         await fab.commit_scripted(store, text)
     for _ in range(turns):
@@ -210,7 +210,7 @@ class TestCritic:
         """On a branch, an entity that enters the story later on main is a future leak."""
         async with Fabula(redis_url, Settings()) as fab:
             store = await _demo(fab, "fut", 0)
-            early = await fab.fork(store, 1, "early")
+            early = fab.store(await fab.fork(store, 1, "early"))
             await fab.commit_scripted(store, "Mara put the brass key in the silver box.")
             view = await author_view(early)
             text = "Leo searched the silver box."
@@ -345,7 +345,7 @@ class TestCharacterSocial:
                 for h in (await author_view(store)).hypotheses.values()
                 if h.premise.startswith("Mara ends up")
             )
-            branch = await fab.fork(store, at, realise=mara)
+            branch = fab.store(await fab.fork(store, at, realise=mara))
 
             await fab.commit_scripted(store, "Mara took the brass key.")
             await fab.run(store, 3, auto=True)

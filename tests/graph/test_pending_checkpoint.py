@@ -35,7 +35,7 @@ def test_the_interrupt_channel_is_langgraphs() -> None:
 async def test_pending_from_the_checkpoint_agrees_with_the_graph_state(redis_url: str) -> None:
     async with Fabula(redis_url, Settings()) as fab:
         pack = load_world("hollow_book")
-        store = await fab.create_story(pack, "tale", opening=False)
+        store = fab.store(await fab.create_story(pack, "tale", opening=False))
         for text in pack.opening.turns:
             await fab.commit_scripted(store, text)
         await fab.set_played(store, ["Leo"])

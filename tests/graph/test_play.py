@@ -32,7 +32,7 @@ PART = "Leo searched the desk drawer."
 async def _hollow(fab: Fabula, story: str = "tale", played: tuple[str, ...] = ()) -> StoryStore:
     """The Hollow Book after its opening (turn 3), ``played`` played."""
     pack = load_world("hollow_book")
-    store = await fab.create_story(pack, story, opening=False)
+    store = fab.store(await fab.create_story(pack, story, opening=False))
     for text in pack.opening.turns:
         await fab.commit_scripted(store, text)
     await fab.set_played(store, list(played))

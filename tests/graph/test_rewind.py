@@ -32,7 +32,7 @@ from fabula.worlds.loader import load_world
 
 
 async def _story(fab: Fabula, story: str, turns: int) -> StoryStore:
-    store = await fab.create_story(load_world("hollow_book"), story)
+    store = fab.store(await fab.create_story(load_world("hollow_book"), story))
     for _ in range(turns):
         assert (await fab.run(store, auto=True)).outcome == "committed"
     return store

@@ -11,7 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from fabula.graph.service import Fabula
+from fabula.graph.service.handles import StoryRef
 from fabula.graph.service.reader import Reader
+from fabula.memory.store import StoryStore
 from fabula.settings import Settings
 
 SERVICE = Path(__file__).resolve().parents[2] / "graph" / "service"
@@ -99,3 +101,21 @@ async def test_the_class_shows_its_api(redis_url: str, tmp_path: Path) -> None:
     async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
         assert {n: type(getattr(fab, n)).__name__ for n in PARTS} == PARTS
         assert {n for n in vars(fab) if not n.startswith("_")}.isdisjoint(PLUMBING)
+
+
+async def test_making_hands_back_a_handle(redis_url: str, tmp_path: Path) -> None:
+    """``create_story`` and ``fork`` hand back a :class:`StoryRef` (the ids, no connection:
+    nothing to ``commit`` on), which the operations take; memory's store of it opens only
+    through ``fab.store``, for the service and the tests."""
+    async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
+        made = await fab.create_story("hollow_book", "handle")
+        assert made == StoryRef("handle", "main")
+        assert not hasattr(made, "commit")
+        await fab.run(made, auto=True)
+        child = await fab.fork(made, 1, "side")
+        assert child == StoryRef("handle", "side")
+        store = fab.store(child)
+        assert isinstance(store, StoryStore)
+        assert (store.story, store.branch) == ("handle", "side")
+        assert await store.head() == 1
+        assert await fab.store(made).head() == await fab.read(made).head()

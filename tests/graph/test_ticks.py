@@ -28,7 +28,7 @@ NEWS = "harvest party"
 
 
 async def _town(fab: Fabula, story: str = "town") -> StoryStore:
-    return await fab.create_story(load_world("town"), story, opening=False)
+    return fab.store(await fab.create_story(load_world("town"), story, opening=False))
 
 
 async def _footprint(store: StoryStore) -> tuple[int, int, int, int]:

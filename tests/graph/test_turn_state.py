@@ -16,7 +16,7 @@ from fabula.worlds.loader import load_world
 
 async def _opened(fab: Fabula, story: str) -> StoryStore:
     pack = load_world("hollow_book")
-    store = await fab.create_story(pack, story, opening=False)
+    store = fab.store(await fab.create_story(pack, story, opening=False))
     for text in pack.opening.turns:
         await fab.commit_scripted(store, text)
     return store

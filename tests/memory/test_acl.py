@@ -293,7 +293,7 @@ class TestRoster:
 
         async with Fabula(redis_url, Settings(home=Path("/nonexistent"))) as fab:
             pack = load_world("hollow_book")
-            store = await fab.create_story(pack, "hb", opening=False)
+            store = fab.store(await fab.create_story(pack, "hb", opening=False))
             for text in pack.opening.turns:  # Leo ends in the hallway
                 await fab.commit_scripted(store, text)
             assert await fab.commit_scripted(

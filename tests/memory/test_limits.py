@@ -82,7 +82,7 @@ class TestRefusedBeforeWriting:
         """The service refuses an oversized edit before resuming: the turn still waits."""
         settings = Settings(home=Path("/nonexistent"), max_turn_text=1000)
         async with Fabula(redis_url, settings) as fab:
-            store = await fab.create_story("hollow_book", "hb", opening=False)
+            store = fab.store(await fab.create_story("hollow_book", "hb", opening=False))
             assert (await fab.run(store, auto=False)).outcome == "pending"
             head = await store.head()
             with pytest.raises(LimitExceeded):
@@ -219,7 +219,7 @@ class TestCommandLine:
         Now: one line, exit 2 (bad input), the turn still pending, nothing written; a binary
         file too."""
         async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
-            store = await fab.create_story("hollow_book", "big", opening=False)
+            store = fab.store(await fab.create_story("hollow_book", "big", opening=False))
             assert (await fab.run(store, auto=False)).outcome == "pending"
             head = await store.head()
             big = tmp_path / "big.txt"

@@ -284,7 +284,7 @@ class TestEdits:
         """An edit introducing a character out of nowhere was committed unchecked; now the
         findings refuse it (nothing written) unless the human forces it."""
         async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
-            store = await fab.create_story("hollow_book", "ed")
+            store = fab.store(await fab.create_story("hollow_book", "ed"))
             assert (await fab.run(store, auto=False)).outcome == "pending"
             head = await store.head()
             bad = Decision(action="edit", text="Bob entered the study. Leo took the desk drawer.")
@@ -318,7 +318,7 @@ class TestDecisionRace:
         """Approve and reject racing in one process: reject reported `pending` while
         nothing was pending. Now exactly one acts and the other raises TurnConflict."""
         async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
-            store = await fab.create_story("hollow_book", "race", opening=False)
+            store = fab.store(await fab.create_story("hollow_book", "race", opening=False))
             assert (await fab.run(store, auto=False)).outcome == "pending"
             decisions = {
                 "approve": Decision(action="approve"),
@@ -353,7 +353,7 @@ class TestDecisionRace:
             Fabula(redis_url, Settings(home=tmp_path)) as fab,
             Fabula(redis_url, Settings(home=tmp_path)) as other,
         ):
-            store = await fab.create_story("hollow_book", "race", opening=False)
+            store = fab.store(await fab.create_story("hollow_book", "race", opening=False))
             assert (await fab.run(store, auto=False)).outcome == "pending"
             seen = await fab.pending(store)
             assert seen is not None
@@ -387,7 +387,7 @@ class TestDecisionRace:
             Fabula(redis_url, Settings(home=tmp_path)) as fab,
             Fabula(redis_url, Settings(home=tmp_path)) as other,
         ):
-            store = await fab.create_story("hollow_book", "race")
+            store = fab.store(await fab.create_story("hollow_book", "race"))
             drafts = await fab.alternatives(store, 2)
             assert [d.id for d in drafts.drafts] == ["4.d1", "4.d2"]
             drive = fab._turns.drive

@@ -82,7 +82,7 @@ async def test_no_chat_answer_holds_what_its_character_did_not_witness(
 ) -> None:
     turn = data.draw(turns())
     actions, _ = sloppy_reading(data.draw, turn)
-    store = await app.create_story("lighthouse", f"chat{next(_stories)}", opening=False)
+    store = app.store(await app.create_story("lighthouse", f"chat{next(_stories)}", opening=False))
     delta = await build_turn(store, 1, turn.text, with_narration(turn.text, actions), as_of=None)
     await store.commit(delta)
     await index_through(store)

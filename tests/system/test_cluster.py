@@ -123,7 +123,7 @@ class TestTransactions:
 
         folds = InlineConsolidation()
         async with Fabula(url, settings(tmp_path), consolidate=folds) as fab:
-            store = await fab.create_story("hollow_book", "tx")
+            store = fab.store(await fab.create_story("hollow_book", "tx"))
             monkeypatch.setattr(threading.Thread, "start", counted)
             for _ in range(3):
                 assert (await fab.run(store, auto=True)).outcome == "committed"

@@ -260,7 +260,7 @@ class TestKillWorker:
     @staticmethod
     async def _long_story(url: str, home: Path, story: str) -> int:
         async with Fabula(url, settings_for(home)) as fab:
-            store = await fab.create_story("hollow_book", story)
+            store = fab.store(await fab.create_story("hollow_book", story))
             lines = [
                 "Leo went to the hallway.",
                 "Leo went to the study.",
@@ -413,7 +413,7 @@ class TestDurableApproval:
             return int(stats.get("cmdstat_waitaof", {}).get("calls", 0))
 
         async with Fabula(redis_url, settings_for(tmp_path)) as fab:
-            store = await fab.create_story("hollow_book", "sync")
+            store = fab.store(await fab.create_story("hollow_book", "sync"))
             before = waitaofs()
             assert (await fab.run(store, auto=True)).outcome == "committed"
             assert waitaofs() == before

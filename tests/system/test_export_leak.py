@@ -46,7 +46,7 @@ async def test_no_export_as_a_character_holds_what_it_did_not_witness(
 ) -> None:
     turn = data.draw(turns())
     actions, _ = sloppy_reading(data.draw, turn)
-    store = await app.create_story("lighthouse", f"lived{next(_stories)}", opening=False)
+    store = app.store(await app.create_story("lighthouse", f"lived{next(_stories)}", opening=False))
     delta = await build_turn(store, 1, turn.text, with_narration(turn.text, actions), as_of=None)
     await store.commit(delta)
     for character in await store.characters():

@@ -160,7 +160,9 @@ async def test_no_prompt_holds_what_its_character_did_not_witness(
     turn = data.draw(turns())
     actions, _ = sloppy_reading(data.draw, turn)
     journeys = own_journeys(turn, actions)
-    store = await offline_fab.create_story(PACK, f"leak{next(_stories)}", opening=False)
+    store = offline_fab.store(
+        await offline_fab.create_story(PACK, f"leak{next(_stories)}", opening=False)
+    )
     delta = await build_turn(store, 1, turn.text, with_narration(turn.text, actions), as_of=None)
     await store.commit(delta)
     view = await author_view(store)
@@ -239,7 +241,7 @@ async def test_a_missed_telling_is_not_quoted_for_a_journey_spanned_over_it(
         ),
         StoryAction(start=0, end=len(text), kind="take", actors=["Ada"], obj="logbook"),
     ]
-    store = await offline_fab.create_story(PACK, "missed_telling", opening=False)
+    store = offline_fab.store(await offline_fab.create_story(PACK, "missed_telling", opening=False))
     await store.commit(await build_turn(store, 1, text, with_narration(text, actions), as_of=None))
     await index_through(store)
     view = await author_view(store)

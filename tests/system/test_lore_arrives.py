@@ -119,7 +119,7 @@ async def app(redis_url: str, tmp_path: Path) -> AsyncIterator[Fabula]:
 @pytest.fixture()
 async def sera(app: Fabula) -> StoryStore:
     """The story, opened with the card's greeting (turn 1, which names Eldoria)."""
-    return await app.import_story(FILES, "sera", greeting=0)
+    return app.store(await app.import_story(FILES, "sera", greeting=0))
 
 
 def test_the_entries_are_of_real_size() -> None:

@@ -80,7 +80,7 @@ def turn_delta(turn: int, words: str, witnesses: tuple[str, ...] = ("ada", "ben"
 async def story(
     app: Fabula, pack: WorldPack, said: list[tuple[str, tuple[str, ...]]]
 ) -> StoryStore:
-    store = await app.create_story(pack, f"lore-holders{next(_stories)}", opening=False)
+    store = app.store(await app.create_story(pack, f"lore-holders{next(_stories)}", opening=False))
     for turn, (words, witnesses) in enumerate(said, 1):
         await store.commit(turn_delta(turn, words, witnesses))
     return store

@@ -134,7 +134,7 @@ async def test_a_character_cannot_read_anothers_lore(app: Fabula) -> None:
 
 
 async def test_the_writer_sees_the_world_books_and_no_characters_own(app: Fabula) -> None:
-    store = await app.create_story(with_lore(BOOKS), "lore-writer", opening=False)
+    store = app.store(await app.create_story(with_lore(BOOKS), "lore-writer", opening=False))
     view = await author_view(store)
     plan = TurnPlan(scene_goal="what is so", focal=("ada",), beats=("Ada speaks",))
     found = await writer_context(store, view, plan, 800, default_counter())
@@ -191,7 +191,9 @@ async def test_no_lore_reaches_a_character_that_may_not_know_it(
     app: Fabula, drawn: tuple[list[LoreBook], dict[str, tuple[str | None, Any]]]
 ) -> None:
     books, tokens = drawn
-    store = await app.create_story(with_lore(books), f"lore-leak{next(_stories)}", opening=False)
+    store = app.store(
+        await app.create_story(with_lore(books), f"lore-leak{next(_stories)}", opening=False)
+    )
     view = await author_view(store)
     plan = TurnPlan(scene_goal="SECRET-PLAN", focal=("ada",), beats=())
     for character in view.characters():

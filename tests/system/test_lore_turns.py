@@ -67,7 +67,7 @@ def turn_delta(turn: int, words: str, witnesses: tuple[str, ...] = ("ada", "ben"
 
 
 async def story(app: Fabula, pack: WorldPack, said: list[str]) -> StoryStore:
-    store = await app.create_story(pack, f"lore-turns{next(_stories)}", opening=False)
+    store = app.store(await app.create_story(pack, f"lore-turns{next(_stories)}", opening=False))
     for turn, words in enumerate(said, 1):
         await store.commit(turn_delta(turn, words))
     return store

@@ -148,7 +148,7 @@ class TestMigrate:
         async with Fabula(redis_url, Settings(home=tmp_path, consolidate="off")) as fab:
             made = {}
             for story, world in (("hb", load_world("hollow_book")), ("ring", synthetic_world(4))):
-                store = await fab.create_story(world, story)
+                store = fab.store(await fab.create_story(world, story))
                 await fab.run(store, 4, auto=True)
                 assert (await fab.run(store, auto=False)).outcome == "pending"
                 pending = await fab.pending(store)
@@ -212,7 +212,7 @@ class TestMigrate:
         (types by module path, no version): its turn is refused until ``migrate``, which
         reports both stores and migrates the checkpoints alone; then the turn commits."""
         async with Fabula(redis_url, Settings(home=tmp_path, consolidate="off")) as fab:
-            store = await fab.create_story(load_world("hollow_book"), "cur")
+            store = fab.store(await fab.create_story(load_world("hollow_book"), "cur"))
             assert (await fab.run(store, auto=False)).outcome == "pending"
             pending = await fab.pending(store)
             assert pending is not None
@@ -241,7 +241,7 @@ class TestMigrate:
     ) -> None:
         """Deleting reads nothing of the story: one that cannot be migrated can go."""
         async with Fabula(redis_url, Settings(home=tmp_path, consolidate="off")) as fab:
-            store = await fab.create_story(load_world("hollow_book"), "gone")
+            store = fab.store(await fab.create_story(load_world("hollow_book"), "gone"))
             await fab.admin.hdel(keys.meta("gone"), "schema")
             with pytest.raises(StoryOutdated):
                 await store.require()

@@ -348,7 +348,9 @@ async def test_no_character_sees_a_prose_deed_it_did_not_witness(
     offline_fab: Fabula, data: st.DataObject
 ) -> None:
     story = data.draw(stories())
-    store = await offline_fab.create_story(PACK, f"prose{next(_stories)}", opening=False)
+    store = offline_fab.store(
+        await offline_fab.create_story(PACK, f"prose{next(_stories)}", opening=False)
+    )
     for turn in story.turns:
         await offline_fab.commit_scripted(store, " ".join(turn))
     await index_through(store)
@@ -404,7 +406,7 @@ async def test_a_model_writers_passage_reaches_no_one_who_did_not_witness_it(
     story = data.draw(stories(turns=(2, 3)))
     name = f"model{next(_stories)}"
     async with Fabula(redis_url, Settings(home=tmp_path)) as offline:
-        store = await offline.create_story(PACK, name, opening=False)
+        store = offline.store(await offline.create_story(PACK, name, opening=False))
         for turn in story.turns[:-1]:
             await offline.commit_scripted(store, " ".join(turn))
     fake_openai.fallback = fake_model([" ".join(story.turns[-1])])
@@ -448,7 +450,7 @@ async def test_a_whisper_tells_no_one_out_of_earshot(offline_fab: Fabula) -> Non
         "Ben moved the scarf to the box.",
         "Ann whispered to Ben that the scarf is in the box.",
     ]
-    store = await offline_fab.create_story(PACK, "whisper", opening=False)
+    store = offline_fab.store(await offline_fab.create_story(PACK, "whisper", opening=False))
     for text in turns:
         await offline_fab.commit_scripted(store, text)
     await index_through(store)
@@ -470,7 +472,7 @@ async def test_a_stated_place_is_seen_where_the_thing_is_and_not_behind_a_back(
         "Cal excused himself and headed to the garden. Behind Ann's back, Ben tucked the "
         "scarf into the box."
     )
-    store = await offline_fab.create_story(PACK, "behind", opening=False)
+    store = offline_fab.store(await offline_fab.create_story(PACK, "behind", opening=False))
     await offline_fab.commit_scripted(store, text)
     await index_through(store)
     for character, sees in (("cal", False), ("ann", False), ("ben", True)):

@@ -56,11 +56,12 @@ def test_the_service_facade_resolves_each_name_from_its_home() -> None:
         consolidation,
         core,
         decisions,
+        handles,
         pending,
         stories,
     )
 
-    homes = (application, consolidation, core, decisions, pending, stories)
+    homes = (application, consolidation, core, decisions, handles, pending, stories)
     for name in service.__all__:
         value = getattr(service, name)
         assert any(vars(home).get(name) is value for home in homes), name

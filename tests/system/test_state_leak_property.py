@@ -154,7 +154,9 @@ async def test_no_character_holds_a_change_it_did_not_perceive(
     offline_fab: Fabula, data: st.DataObject
 ) -> None:
     story = data.draw(state_stories())
-    store = await offline_fab.create_story(PACK, f"states{next(_stories)}", opening=False)
+    store = offline_fab.store(
+        await offline_fab.create_story(PACK, f"states{next(_stories)}", opening=False)
+    )
     for turn in story.turns:
         await offline_fab.commit_scripted(store, " ".join(turn))
     await index_through(store)

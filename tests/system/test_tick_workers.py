@@ -58,7 +58,9 @@ class TestScenesOnWorkers:
     ) -> None:
         """The scenes played on two worker processes are the scenes played here: the same
         deltas, digest for digest; the tick then commits once."""
-        store = await offline_fab.create_story(load_world("town"), "town-rq", opening=False)
+        store = offline_fab.store(
+            await offline_fab.create_story(load_world("town"), "town-rq", opening=False)
+        )
         ctx = offline_fab.context(auto=True)
         _, here = await play_tick(ctx, store)
         with scene_worker(redis_url), scene_worker(redis_url):
@@ -74,7 +76,9 @@ class TestScenesOnWorkers:
         """``kill -9`` of the worker playing a scene (its lease taken): the scene is played
         again by another worker, the tick commits once with every scene, as one process
         would have played it; nothing leaks, nothing is duplicated or lost."""
-        store = await offline_fab.create_story(load_world("town"), "town-kill", opening=False)
+        store = offline_fab.store(
+            await offline_fab.create_story(load_world("town"), "town-kill", opening=False)
+        )
         ctx = offline_fab.context(auto=True)
         _, reference = await play_tick(ctx, store)
         queue = _queue(redis_url)

@@ -72,7 +72,7 @@ async def test_each_character_holds_its_own_examples_only(app: Fabula) -> None:
 
 
 async def test_the_prompt_shows_the_examples_nearest_its_situation(app: Fabula) -> None:
-    store = await app.create_story(voiced(), "voice-prompt", opening=False)
+    store = app.store(await app.create_story(voiced(), "voice-prompt", opening=False))
     view = await author_view(store)
     plan = TurnPlan(scene_goal="x", focal=("ada",))
     for name in ("ada", "ben", "cora"):
@@ -101,7 +101,7 @@ async def test_recall_as_a_character_shows_its_voice(app: Fabula) -> None:
 
 
 async def test_the_writer_is_given_the_focal_characters_voices(app: Fabula) -> None:
-    store = await app.create_story(voiced(), "voice-writer", opening=False)
+    store = app.store(await app.create_story(voiced(), "voice-writer", opening=False))
     view = await author_view(store)
     plan = TurnPlan(scene_goal="Ada tends the lamp", focal=("ada",), beats=("oil",))
     found = await writer_context(store, view, plan, 800, default_counter())

@@ -73,7 +73,7 @@ async def test_a_part_is_written_and_played_in_one_step(redis_url: str, base: st
     is there again for the turn after."""
     async with Fabula(redis_url, Settings()) as fab:
         pack = load_world("hollow_book")
-        store = await fab.create_story(pack, "tale", opening=False)
+        store = fab.store(await fab.create_story(pack, "tale", opening=False))
         for text in pack.opening.turns:
             await fab.commit_scripted(store, text)
         await fab.set_played(store, ["leo"])

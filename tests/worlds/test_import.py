@@ -300,8 +300,8 @@ class TestPackFolderAndStory:
             [png, fx.write_json(tmp_path / "ada.json", fx.v1_card())], story_id="cove"
         )
         async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
-            store = await fab.create_story(
-                imported.pack, "cove", assets=imported.assets, greeting=2
+            store = fab.store(
+                await fab.create_story(imported.pack, "cove", assets=imported.assets, greeting=2)
             )
             assert await store.head() == 1
             assert [t.text for t in await store.turn_texts(1)] == [

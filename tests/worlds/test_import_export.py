@@ -37,7 +37,7 @@ class TestRoundTrip:
         again: the same cast (names, descriptions, voices), places, objects and where they
         are, and each character believing what it believed (how it learned it too)."""
         async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
-            store = await fab.create_story("hollow_book", "tale")
+            store = fab.store(await fab.create_story("hollow_book", "tale"))
             head = await store.head()
             paths = []
             for who in ("leo", "mara"):
@@ -60,7 +60,7 @@ class TestRoundTrip:
             ]
             assert {p.name for p in pack.places} == {p.name for p in source.places}
             assert {o.name for o in pack.objects} == {o.name for o in source.objects}
-            again = await fab.create_story(pack, "again")
+            again = fab.store(await fab.create_story(pack, "again"))
             w_before = await project_world(original, as_of=head)
             w_after = await project_world(again)
             assert {(s.subject, s.attribute, s.value) for s in w_after.states.values()} == {
@@ -82,7 +82,7 @@ class TestRoundTrip:
         png.write_bytes(fx.card_png({"chara": fx.b64(card)}))
         first = import_paths([png], story_id="cove")
         async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
-            store = await fab.create_story(first.pack, "cove", assets=first.assets)
+            store = fab.store(await fab.create_story(first.pack, "cove", assets=first.assets))
             data, kind = await card_export(store, "Ben", None)
         assert kind == "png"
         exported = json.loads(base64.b64decode(read_text_chunks(data)["ccv3"]))
@@ -123,7 +123,7 @@ class TestRoundTrip:
         first = import_paths([fx.write_json(tmp_path / "ben.json", card)], story_id="cove")
         assert all("{{" not in e.content for b in first.pack.lore.books for e in b.entries)
         async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
-            store = await fab.create_story(first.pack, "cove")
+            store = fab.store(await fab.create_story(first.pack, "cove"))
             data, _ = await card_export(store, "Ben", None)
         contents = [e["content"] for e in json.loads(data)["data"]["character_book"]["entries"]]
         assert entry["content"] in contents
@@ -142,7 +142,7 @@ class TestRoundTrip:
         card["data"]["personality"] = "{{char}} answers {{user}} slowly."
         first = import_paths([fx.write_json(tmp_path / "ben.json", card)], story_id="cove")
         async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
-            store = await fab.create_story(first.pack, "cove")
+            store = fab.store(await fab.create_story(first.pack, "cove"))
             data, _ = await card_export(store, "Ben", None)
         out = json.loads(data)["data"]
         texts = tuple(t for t in TEXTS if t in card["data"])
@@ -162,7 +162,7 @@ class TestRoundTrip:
             }
         )
         async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
-            store = await fab.create_story(edited, "cove2")
+            store = fab.store(await fab.create_story(edited, "cove2"))
             data, _ = await card_export(store, "Ben", None)
         out = json.loads(data)["data"]
         assert out["description"] == "Ben mends nets."
@@ -190,7 +190,7 @@ class TestRoundTrip:
         path.write_bytes(fx.charx(card, members))
         first = import_paths([path], story_id="lamp")
         async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
-            store = await fab.create_story(first.pack, "lamp", assets=first.assets)
+            store = fab.store(await fab.create_story(first.pack, "lamp", assets=first.assets))
             data = await charx_export(store, "Cora", None)
             assert data == await charx_export(store, "cora", None)  # the same bytes again
         out = read_charx(data, ImportLimits())
@@ -226,7 +226,7 @@ class TestRoundTrip:
         png.write_bytes(fx.card_png({"chara": fx.b64(fx.v2_card())}))
         first = import_paths([png], story_id="cove")
         async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
-            store = await fab.create_story(first.pack, "cove", assets=first.assets)
+            store = fab.store(await fab.create_story(first.pack, "cove", assets=first.assets))
             data = await charx_export(store, "Ben", None)
         out = read_charx(data, ImportLimits())
         image = first.assets[first.pack.characters[0].image]
@@ -300,7 +300,7 @@ async def test_a_world_info_book_comes_back_as_it_was(redis_url: str, tmp_path: 
     ]
     imported = import_paths(files, story_id="wi")
     async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
-        store = await fab.import_story(imported, "wi")
+        store = fab.store(await fab.import_story(imported, "wi"))
         out = json.loads(await lorebook_export(store, None))
     first = next(
         e for e in out["entries"].values() if e["content"] == wi["entries"]["0"]["content"]
@@ -326,7 +326,7 @@ async def test_a_cards_added_entries_never_take_its_own_entries_ids(
     ]
     imported = import_paths([fx.write_json(tmp_path / "ben.json", card)], story_id="cove")
     async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
-        store = await fab.import_story(imported, "cove")
+        store = fab.store(await fab.import_story(imported, "cove"))
         data, _ = await card_export(store, "Ben", None)
     entries = json.loads(data)["data"]["character_book"]["entries"]
     filed = [e.get("id", i) for i, e in enumerate(entries)]  # as SillyTavern files them
@@ -344,7 +344,7 @@ async def test_a_v2_card_exported_is_a_v3_card_as_the_spec_has_it(
     card.update(name="Ben", description="old copy", x_top=[1])
     imported = import_paths([fx.write_json(tmp_path / "ben.json", card)], story_id="cove")
     async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
-        store = await fab.import_story(imported, "cove")
+        store = fab.store(await fab.import_story(imported, "cove"))
         data, _ = await card_export(store, "Ben", None)
     out = json.loads(data)
     assert set(out) == {"spec", "spec_version", "data"}
@@ -361,7 +361,7 @@ async def test_a_card_round_trips_what_only_fabula_knows(redis_url: str, tmp_pat
     ``extensions["fabula/world"]`` (they were lost before)."""
     source = load_world("hollow_book")
     async with Fabula(redis_url, Settings(home=tmp_path)) as fab:
-        store = await fab.create_story("hollow_book", "tale")
+        store = fab.store(await fab.create_story("hollow_book", "tale"))
         data, _ = await card_export(store, "leo", None)
     path = tmp_path / "leo.json"
     path.write_bytes(data)

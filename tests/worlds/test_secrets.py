@@ -98,7 +98,7 @@ async def test_secrets_start_with_their_holders_only(redis_url: str) -> None:
     """At the start each secret is in W and in its character's mind, nobody else's; the
     who-knows-what grid and `fabula show STORY beliefs C` list it."""
     async with Fabula(redis_url, Settings()) as fab:
-        store = await fab.create_story("lighthouse", "secrets")
+        store = fab.store(await fab.create_story("lighthouse", "secrets"))
         world = await project_world(store)
         assert {s.subject: s.value for s in world.states.values() if s.attribute == "secret"} == (
             SECRETS
@@ -125,7 +125,7 @@ async def test_secrets_are_told_overheard_and_lied_about(redis_url: str) -> None
     a private telling reaches its listener only, a telling aloud everyone present, and a
     lie (Dev asserting what he believes false) is believed: a false belief in the grid."""
     async with Fabula(redis_url, Settings()) as fab:
-        store = await fab.create_story("lighthouse", "travel")
+        store = fab.store(await fab.create_story("lighthouse", "travel"))
         # after the opening: Ada and Cora in the lamp room, Ben and Dev in the cove
         expected = {c: ({c: SECRETS[c]} if c in SECRETS else {}) for c in CAST}
         turns = [
@@ -165,7 +165,7 @@ async def test_the_offline_story_trades_secrets(redis_url: str) -> None:
     his to Cora, Ben, asked for his, lies; after every turn the holders of each secret are
     its owner and whoever the text says was told it, and no prompt carries one it lacks."""
     async with Fabula(redis_url, Settings()) as fab:
-        store = await fab.create_story("lighthouse", "trade")
+        store = fab.store(await fab.create_story("lighthouse", "trade"))
         opening = await store.head()
         await fab.run(store, 20, auto=True)
         expected = {c: ({c: SECRETS[c]} if c in SECRETS else {}) for c in CAST}
@@ -184,7 +184,7 @@ async def test_goals_about_secrets_step_from_beliefs(redis_url: str) -> None:
     """`tell Cora my secret` is a private telling once Cora is there; `learn Ben's secret`
     asks Ben, and is done once Cora believes she knows it."""
     async with Fabula(redis_url, Settings()) as fab:
-        store = await fab.create_story("lighthouse", "steps")
+        store = fab.store(await fab.create_story("lighthouse", "steps"))
         await fab.commit_scripted(store, "Cora went to the cove.")
         view = await author_view(store)
         dev = Situation("dev", view.beliefs["dev"], view.entities)

@@ -33,8 +33,8 @@ async def stories(fab: Fab) -> list[StorySummary]:
 @router.post("/stories", response_model=StorySummary, status_code=201)
 async def create_story(fab: Fab, body: CreateStory) -> StorySummary:
     """Create a story from a shipped world and commit its scripted opening."""
-    store = await fab.create_story(builtin_pack(body.world), body.id or None)
-    return await fab.read(store.story).summary()
+    made = await fab.create_story(builtin_pack(body.world), body.id or None)
+    return await fab.read(made).summary()
 
 
 async def read_pack(pack: UploadFile) -> str:
@@ -56,8 +56,8 @@ async def upload_story(
 ) -> StorySummary:
     """Create a story from an uploaded pack, validated with the command line's errors."""
     text = await read_pack(pack)
-    store = await fab.create_story(parse_world(text, pack.filename or "world.toml"), id or None)
-    return await fab.read(store.story).summary()
+    made = await fab.create_story(parse_world(text, pack.filename or "world.toml"), id or None)
+    return await fab.read(made).summary()
 
 
 @router.post("/stories/import", response_model=StorySummary, status_code=201)
@@ -70,8 +70,8 @@ async def import_story(
     """Create a story from uploaded character cards (V1/V2/V3: JSON, PNG, CHARX) and
     lorebooks, as ``fabula import FILE... --id STORY``: one line naming a bad file."""
     read = [(f.filename or "", await f.read(ImportLimits().max_file_bytes + 1)) for f in files]
-    store = await fab.import_story(read, id or None, greeting=greeting)
-    return await fab.read(store.story).summary()
+    made = await fab.import_story(read, id or None, greeting=greeting)
+    return await fab.read(made).summary()
 
 
 @router.get("/stories/{story}", response_model=StorySummary)

@@ -44,9 +44,9 @@ async def create(request: Request, fab: Fab, form: Form) -> Response:
                 text = data.decode("utf-8")
             except UnicodeDecodeError:
                 raise InvalidInput(f"{pack.filename} is not UTF-8 text") from None
-            store = await fab.create_story(parse_world(text, pack.filename), story_id)
+            made = await fab.create_story(parse_world(text, pack.filename), story_id)
         else:
-            store = await fab.create_story(builtin_pack(field(form, "world")), story_id)
+            made = await fab.create_story(builtin_pack(field(form, "world")), story_id)
     except (InvalidInput, StoryExists) as exc:
         return page(
             request,
@@ -57,7 +57,7 @@ async def create(request: Request, fab: Fab, form: Form) -> Response:
             create_error=studio_line(exc),
             story_id=story_id or "",
         )
-    return go(f"/stories/{store.story}", notice="created")
+    return go(f"/stories/{made.story}", notice="created")
 
 
 @router.post("/stories/import")
@@ -70,8 +70,8 @@ async def import_files(request: Request, fab: Fab, form: Form) -> Response:
         if isinstance(f, UploadFile) and f.filename
     ]
     files = [(f.filename or "", await f.read(ImportLimits().max_file_bytes + 1)) for f in uploads]
-    store = await fab.import_story(files, field(form, "id") or None)
-    return go(f"/stories/{store.story}", notice="created")
+    made = await fab.import_story(files, field(form, "id") or None)
+    return go(f"/stories/{made.story}", notice="created")
 
 
 async def _story_context(fab: Fabula, request: Request, story: str, branch: str) -> dict[str, Any]:
