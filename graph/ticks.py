@@ -24,6 +24,13 @@ place. Its accepted text's delta is read once, by the critic's step, as its own 
 Then :func:`fabula.memory.ticks.commit_tick` commits every scene's turn and the tick's
 record in one atomic call: all or none, and the same tick again is a duplicate.
 
+Each tick adds to a character's own goals (the pack's) a piece of news it holds that
+someone at its place lacks, first (``spread Mara's secret``: told to each one with it who
+has not shared it with it, once), and its routine's hour, last (``keep to the market``:
+tick ``t`` is hour ``(t - 1) mod`` the routine's length; :func:`tick_goals`). A scene opens
+with who is there ("Faye and Hal are in the bakery.": :func:`opening`), so that the people
+of a place see who came, a move being perceived only in the scene of the place it left.
+
 A scene whose draft still has errors after its revisions fails the tick as a whole:
 :class:`~fabula.errors.SceneFailed`, one line naming the place; nothing is committed.
 """
@@ -137,6 +144,16 @@ def _holds(view: AuthorView, character: str, owner: str, attribute: str) -> bool
     return held is not None and held.polarity
 
 
+def _whose(view: AuthorView, character: str, owner: str) -> str:
+    """``owner``'s secret as ``character`` names it in a goal: "my", or "Mara's"."""
+    return "my" if owner == character else f"{view.name(owner)}'s"
+
+
+def _spreads(goals: Sequence[str]) -> bool:
+    """Whether a character's goals this tick open with news to tell."""
+    return bool(goals) and goals[0].startswith("spread ")
+
+
 def tick_extras(
     view: AuthorView,
     character: str,
@@ -150,7 +167,7 @@ def tick_extras(
     routine's hour (``keep to the bakery``: tick ``t`` is hour ``(t - 1) mod`` the
     routine's length)."""
     before = [
-        f"spread {'my' if owner == character else view.name(owner) + chr(39) + 's'} {attribute}"
+        f"spread {_whose(view, character, owner)} {attribute}"
         for owner, attribute in news
         if _holds(view, character, owner, attribute)
         and any(c not in (character, owner) and not _holds(view, c, owner, attribute) for c in cast)
@@ -196,7 +213,7 @@ def plan_tick(view: AuthorView, tick: int) -> TickPlan:
         # from a place in the cast that turns with the ticks (nobody waits every tick): the
         # rest are not asked (a town's cost)
         turned = cast[tick % len(cast) :] + cast[: tick % len(cast)]
-        ordered = sorted(turned, key=lambda c: not goals[c][:1] or goals[c][0][:7] != "spread ")
+        ordered = sorted(turned, key=lambda c: not _spreads(goals[c]))
         found = (c for c in ordered if acting(view, c, kinds, goals[c]))
         focal = tuple(itertools.islice(found, MAX_FOCAL))
         mine = {c: goals[c] for c in focal}
