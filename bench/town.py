@@ -1,8 +1,9 @@
 """``fabula bench town``: a town run in ticks, offline, with the narrative loop as baseline.
 
 The town is the shipped pack at 25 characters in 10 places, else a generated one of the
-same make (:func:`town_world`): one character holds a piece of news (a harvest party),
-relays want it told on down a tree, the rest visit a place and go home. The tick run plays
+same make (:func:`town_world`, drawn from a seed): one character holds a piece of news (a
+harvest party), everyone keeps a daily routine (home, work, a haunt), friends work side by
+side, and whoever holds the news tells it on to those it meets. The tick run plays
 ``--ticks`` ticks (fewer when the town comes to rest) through :func:`run_tick` — every
 place's scene concurrently, each tick committed whole — and reports ticks and scenes per
 second, p50/p95 tick time, the story's Redis memory (in all and per character), the audit
@@ -24,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -52,13 +54,27 @@ NEWS = "harvest party"
 """The clause whose spread is measured (the holder's secret says it)."""
 
 FAN_OUT = 3
-"""How many others each relay of a generated town wants the news told to."""
+"""How many others the holder of a generated town's news starts beside, and wants it told
+to."""
 
 
-def town_world(characters: int, places: int) -> WorldPack:
-    """The shipped town at 25 characters in 10 places; else a generated town: ``Agent0``
-    holds the news with ``Agent1..3`` beside it, relay ``i`` wants it told to agents
-    ``3i+1..3i+3``, and everyone else visits the next place and goes home."""
+DAY = 6
+"""Hours in a generated town's day: each character's routine has one place per hour."""
+
+SEED = 7
+"""The seed a generated town is drawn from (the same seed, the same town)."""
+
+
+def town_world(characters: int, places: int, seed: int = SEED) -> WorldPack:
+    """The shipped town at 25 characters in 10 places; else a town drawn from ``seed``:
+    ``Agent0`` holds the news (a harvest party) with ``Agent1..3`` beside it and wants it
+    told to them; everyone has a home, a work place and a haunt, and a day of
+    :data:`DAY` hours among them (home, work, haunt), begun at a drawn hour, so that some
+    move every hour; friends (pairs, ``Agent2j`` and ``Agent2j+1``) work in one place (no
+    relationship developments: every scene's reading weighs each event against every open
+    development, which a town of 500 pairs makes the whole cost of a tick); and
+    everyone but ``Agent0`` wants to visit its haunt once (what the narrative baseline has
+    them do). In ticks, whoever holds the news tells it on to those it meets."""
     if (characters, places) == (25, 10):
         return load_world("town")
     if characters < 4 or places < 1:
@@ -66,23 +82,27 @@ def town_world(characters: int, places: int) -> WorldPack:
             f"bench town needs 4 or more characters and 1 or more places, got {characters} "
             f"and {places}"
         )
+    rng = random.Random(seed)
     names = [f"yard {j}" for j in range(places)]
+    works = [rng.choice(names) for _ in range((characters + 1) // 2)]
     chars = []
     for i in range(characters):
         home = names[0] if i <= FAN_OUT else names[i % places]
-        told = [k for k in range(FAN_OUT * i + 1, FAN_OUT * i + FAN_OUT + 1) if k < characters]
+        work, haunt = works[i // 2], rng.choice(names)
+        day = [home, home, work, work, haunt, work]
+        begin = 0 if i <= FAN_OUT else rng.randrange(DAY)  # the news's first four together
+        routine = tuple(day[begin:] + day[:begin])
         if i == 0:
-            goals = tuple(f"tell Agent{k} my secret" for k in told)
-        elif told:
-            goals = tuple(f"tell Agent{k} Agent0's secret" for k in told)
+            goals = tuple(f"tell Agent{k} my secret" for k in range(1, FAN_OUT + 1))
         else:
-            goals = (f"visit the {names[(i + 1) % places]}", f"go to the {home}")
+            goals = (f"visit the {haunt}",)
         chars.append(
             CharacterSpec(
                 name=f"Agent{i}",
-                location=home,
+                location=routine[0],
                 goals=goals,
-                secrets=("Agent0 is holding a harvest party at the mill on Saturday",)
+                routine=routine,
+                news=("Agent0 is holding a harvest party at the mill on Saturday",)
                 if i == 0
                 else (),
             )

@@ -24,6 +24,13 @@ place. Its accepted text's delta is read once, by the critic's step, as its own 
 Then :func:`fabula.memory.ticks.commit_tick` commits every scene's turn and the tick's
 record in one atomic call: all or none, and the same tick again is a duplicate.
 
+Each tick adds to a character's own goals (the pack's) a piece of news it holds that
+someone at its place lacks, first (``spread Mara's secret``: told to each one with it who
+has not shared it with it, once), and its routine's hour, last (``keep to the market``:
+tick ``t`` is hour ``(t - 1) mod`` the routine's length; :func:`tick_goals`). A scene opens
+with who is there ("Faye and Hal are in the bakery.": :func:`opening`), so that the people
+of a place see who came, a move being perceived only in the scene of the place it left.
+
 A scene whose draft still has errors after its revisions fails the tick as a whole:
 :class:`~fabula.errors.SceneFailed`, one line naming the place; nothing is committed.
 """
@@ -32,7 +39,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, TypedDict
 
@@ -41,7 +48,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite, Send
 
-from fabula.agents.contracts import MAX_FOCAL, TurnPlan
+from fabula.agents.contracts import MAX_FOCAL, CharacterBrief, Draft, TurnPlan
 from fabula.agents.shared.brief import brief_for
 from fabula.agents.shared.goals import Kinds, Situation, read_goal, step
 from fabula.agents.views import AuthorView, author_view
@@ -53,6 +60,7 @@ from fabula.graph.state import CharacterTask, TurnState
 from fabula.logs import get_logger
 from fabula.memory.delta import TurnDelta
 from fabula.memory.index.build import index_through
+from fabula.memory.records import secret_attribute, slug
 from fabula.memory.store import CommitResult, StoryStore
 from fabula.memory.ticks import SceneRecord, TickRecord, commit_tick, confine, last_tick
 
@@ -68,6 +76,8 @@ class ScenePlan:
     cast: tuple[str, ...]
     focal: tuple[str, ...]
     turn: int | None
+    goals: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    """Each focal character's goals this tick (:func:`tick_goals`)."""
 
 
 @dataclass(frozen=True)
@@ -100,16 +110,87 @@ minds of the story in one Redis call; a hundred at once (a town of 1,000 in 100 
 queue behind each other in the server past the client's read timeout."""
 
 
-def acting(view: AuthorView, character: str, kinds: Kinds | None = None) -> bool:
+def acting(
+    view: AuthorView,
+    character: str,
+    kinds: Kinds | None = None,
+    goals: Sequence[str] | None = None,
+) -> bool:
     """Whether ``character`` has a step to take toward one of its goals (judged from its
     beliefs, as the offline planner judges it). ``kinds``: the view's entities by kind,
-    made once for a tick's characters (:meth:`Kinds.of`)."""
+    made once for a tick's characters (:meth:`Kinds.of`); ``goals``: its goals this tick
+    (:func:`tick_goals`; by default the pack's)."""
     beliefs = view.beliefs.get(character)
     if beliefs is None:
         return False
     sit = Situation(character, beliefs, view.entities)
-    goals = [read_goal(view.entities, g, kinds) for g in view.goals_of(character)]
-    return any(step(sit, g).status == "act" for g in goals)
+    texts = view.goals_of(character) if goals is None else goals
+    return any(step(sit, read_goal(view.entities, g, kinds)).status == "act" for g in texts)
+
+
+def news_facts(view: AuthorView) -> list[tuple[str, str]]:
+    """The story's pieces of news, as (owner, attribute) slots: each character's ``news``
+    in the pack, held after its secrets (:mod:`fabula.worlds.pack`)."""
+    out: list[tuple[str, str]] = []
+    for spec in view.pack.characters if view.pack is not None else ():
+        for j in range(len(spec.news)):
+            out.append((slug(spec.name), secret_attribute(len(spec.secrets) + j)))
+    return out
+
+
+def _holds(view: AuthorView, character: str, owner: str, attribute: str) -> bool:
+    beliefs = view.beliefs.get(character)
+    held = beliefs.get(owner, attribute) if beliefs is not None else None
+    return held is not None and held.polarity
+
+
+def _whose(view: AuthorView, character: str, owner: str) -> str:
+    """``owner``'s secret as ``character`` names it in a goal: "my", or "Mara's"."""
+    return "my" if owner == character else f"{view.name(owner)}'s"
+
+
+def _spreads(goals: Sequence[str]) -> bool:
+    """Whether a character's goals this tick open with news to tell."""
+    return bool(goals) and goals[0].startswith("spread ")
+
+
+def tick_extras(
+    view: AuthorView,
+    character: str,
+    tick: int,
+    cast: Sequence[str],
+    news: Sequence[tuple[str, str]] = (),
+) -> tuple[list[str], list[str]]:
+    """The goals a tick adds to ``character``'s own, as (before, after): before, a piece of
+    ``news`` (:func:`news_facts`) it holds that someone of its ``cast`` (everyone at its
+    place) does not (``spread Mara's secret``: told on, once per listener); after, its
+    routine's hour (``keep to the bakery``: tick ``t`` is hour ``(t - 1) mod`` the
+    routine's length)."""
+    before = [
+        f"spread {_whose(view, character, owner)} {attribute}"
+        for owner, attribute in news
+        if _holds(view, character, owner, attribute)
+        and any(c not in (character, owner) and not _holds(view, c, owner, attribute) for c in cast)
+    ]
+    spec = view.character_spec(character)
+    routine = spec.routine if spec is not None else ()
+    after = (
+        [f"keep to the {view.name(slug(routine[(tick - 1) % len(routine)]))}"] if routine else []
+    )
+    return before, after
+
+
+def tick_goals(
+    view: AuthorView,
+    character: str,
+    tick: int,
+    cast: Sequence[str],
+    news: Sequence[tuple[str, str]] = (),
+) -> list[str]:
+    """``character``'s goals in tick ``tick``: news to tell first, its own (the pack's),
+    its routine's hour last (:func:`tick_extras`)."""
+    before, after = tick_extras(view, character, tick, cast, news)
+    return [*before, *view.goals_of(character), *after]
 
 
 def plan_tick(view: AuthorView, tick: int) -> TickPlan:
@@ -124,11 +205,19 @@ def plan_tick(view: AuthorView, tick: int) -> TickPlan:
     scenes: list[ScenePlan] = []
     turn = view.turn + 1
     kinds = Kinds.of(view.entities)
+    news = news_facts(view)
     for place in sorted(by_place):
         cast = tuple(by_place[place])
-        # the first MAX_FOCAL with a step to take: the rest are not asked (a town's cost)
-        focal = tuple(itertools.islice((c for c in cast if acting(view, c, kinds)), MAX_FOCAL))
-        scenes.append(ScenePlan(place, cast, focal, turn if focal else None))
+        goals = {c: tuple(tick_goals(view, c, tick, cast, news)) for c in cast}
+        # the first MAX_FOCAL with a step to take, those with news to tell first, the others
+        # from a place in the cast that turns with the ticks (nobody waits every tick): the
+        # rest are not asked (a town's cost)
+        turned = cast[tick % len(cast) :] + cast[: tick % len(cast)]
+        ordered = sorted(turned, key=lambda c: not _spreads(goals[c]))
+        found = (c for c in ordered if acting(view, c, kinds, goals[c]))
+        focal = tuple(itertools.islice(found, MAX_FOCAL))
+        mine = {c: goals[c] for c in focal}
+        scenes.append(ScenePlan(place, cast, focal, turn if focal else None, mine))
         turn += 1 if focal else 0
     plan = TickPlan(tick=tick, head=view.turn, scenes=tuple(scenes))
     if not plan.played:
@@ -147,6 +236,11 @@ class SceneState(TurnState, total=False):
     """Everyone at the scene's place as the tick began."""
     focal: list[str]
     """The characters who act in it."""
+    goals: dict[str, list[str]]
+    """Each focal character's goals this tick (:func:`tick_goals`)."""
+    opening: str
+    """Who is there, said first (:func:`opening`): those of the cast someone of it does
+    not know to be there (an arrival, and those it finds)."""
 
 
 class SceneOutcome(TypedDict):
@@ -169,6 +263,8 @@ class SceneTask(TypedDict):
     place: str
     cast: list[str]
     focal: list[str]
+    goals: dict[str, list[str]]
+    """Each focal character's goals this tick (:func:`tick_goals`): its brief's."""
 
 
 def _add_scenes(old: list[SceneOutcome] | None, new: list[SceneOutcome] | None) -> list[Any]:
@@ -184,13 +280,16 @@ class _TickGraphState(TypedDict, total=False):
 
 async def plan_scene(state: SceneState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
     """The scene's plan: its place and focal characters fixed by the tick, its beats each
-    focal character's first goal; each focal character's brief as a turn's."""
+    focal character's first goal; each focal character's brief as a turn's, with the
+    tick's goals (news to tell before its own, its routine's hour after: :func:`tick_goals`)."""
     ctx = runtime.context
     key = (state["story"], state["branch"], state["turn"])
     view = ctx.cache.views[key]
     focal = tuple(state["focal"])
     place = view.place_of(focal[0])
-    beats = tuple(f"{view.name(c)}: {(view.goals_of(c) or ['reacts'])[0]}" for c in focal)
+    ticked = state.get("goals", {})
+    goals = {c: list(ticked.get(c) or view.goals_of(c)) for c in focal}
+    beats = tuple(f"{view.name(c)}: {(goals[c] or ['reacts'])[0]}" for c in focal)
     turn_plan = TurnPlan(
         scene_goal=f"the scene at the {view.name(place or '')}",
         place=place,
@@ -199,7 +298,8 @@ async def plan_scene(state: SceneState, runtime: Runtime[TurnContext]) -> dict[s
         memory_needs=tuple(f"beliefs of {c}" for c in focal)[:4],
     )
     attempt = state.get("attempt", -1) + 1
-    briefs = {c: brief_for(view, c, turn_plan, variant=attempt) for c in focal}
+    first = opening(view, place, state.get("cast", list(focal)))
+    briefs = {c: _ticked(brief_for(view, c, turn_plan, variant=attempt), goals[c]) for c in focal}
     return {
         "plan": turn_plan,
         "briefs": briefs,
@@ -209,7 +309,52 @@ async def plan_scene(state: SceneState, runtime: Runtime[TurnContext]) -> dict[s
         "revisions": 0,
         "findings": [],
         "draft": None,
+        "opening": first,
     }
+
+
+def opening(view: AuthorView, place: str | None, cast: Sequence[str]) -> str:
+    """The sentence a tick's scene opens with, so that its cast sees who is there: "Faye
+    and Hal are in the bakery." naming everyone of ``cast`` whom someone of it does not
+    believe to be at ``place`` (someone arrived since it last looked; those it finds
+    there); empty when all know where all are. A move in another place's scene is not
+    perceived here: this is how the people of a place come to see each other."""
+    if place is None:
+        return ""
+    unseen = [
+        c
+        for c in cast
+        if any(
+            o != c and (b := view.beliefs.get(o)) is not None and b.where(c) != place for o in cast
+        )
+    ]
+    if not unseen:
+        return ""
+    names = [view.name(c) for c in unseen]
+    who = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+    verb = "is" if len(names) == 1 else "are"
+    return f"{who} {verb} in the {view.name(place)}."
+
+
+async def write_scene(state: SceneState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
+    """The writer's draft (:func:`fabula.graph.nodes.drafting.write`), opened with who is
+    there (:func:`opening`), so that the scene's cast perceives it as the text is read."""
+    out = await drafting.write(state, runtime)
+    draft = out.get("draft")
+    first = state.get("opening", "")
+    if isinstance(draft, Draft) and first and not draft.text.startswith(first):
+        out["draft"] = draft.model_copy(update={"text": f"{first} {draft.text}"})
+    return out
+
+
+def _ticked(brief: CharacterBrief, goals: Sequence[str]) -> CharacterBrief:
+    """``brief`` with the tick's goals added to its own: those before them in ``goals``
+    (news to tell) first, those after (the routine's hour) last."""
+    own = list(brief.goals)
+    extra = [g for g in goals if g not in own]
+    first = [g for g in extra if g.startswith("spread ")]
+    last = [g for g in extra if g not in first]
+    return brief.model_copy(update={"goals": (*first, *own, *last)})
 
 
 def _untyped(node: Callable[..., Any]) -> Callable[..., Any]:
@@ -226,7 +371,7 @@ def build_scene_graph() -> CompiledStateGraph[SceneState, TurnContext, SceneStat
     )
     g.add_node("plan", plan_scene)
     g.add_node("character", _untyped(drafting.character), input_schema=CharacterTask)
-    g.add_node("write", drafting.write)
+    g.add_node("write", write_scene)
     g.add_node("critique", review.critique)
     g.add_edge(START, "plan")
     g.add_conditional_edges("plan", drafting.fan_out, ["character"])
@@ -258,6 +403,7 @@ async def play_scene(task: SceneTask, ctx: TurnContext) -> SceneOutcome:
         "turn": task["turn"],
         "cast": task["cast"],
         "focal": task["focal"],
+        "goals": task.get("goals", {}),
     }
     try:
         done = await _SCENE_GRAPH.ainvoke(start, context=_scene_only(task, ctx))
@@ -374,6 +520,7 @@ async def play_tick(
             place=s.place,
             cast=list(s.cast),
             focal=list(s.focal),
+            goals={c: list(g) for c, g in s.goals.items()},
         )
         for s in plan.played
         if s.turn is not None

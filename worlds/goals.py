@@ -25,6 +25,11 @@ pack, ``C`` a character, ``P`` a place, each as the pack names it)::
     avoid C                    not be in the same place as C
     go to the P                (also: reach the P, be in the P)  be in the P
     visit the P                (also: explore the P)  have been in the P, once
+    keep to the P              be in the P this hour (a routine's hour: going back there
+                               day after day is never going round in circles)
+    spread C's secret          (also: spread my secret, pass on C's secret; ``secret 2``
+                               for a second)  tell it to each one met who has neither been
+                               told it by the character nor told it to the character, once
 
 A name may be several words ("meet Sansa Stark"). A goal in other words that names one
 character of the world — "find out what Iris is hiding", "protect Iris" — is read as a goal
@@ -61,6 +66,8 @@ GoalKind = Literal[
     "avoid",
     "go",
     "visit",
+    "keep_to",
+    "spread",
     "tell_secret",
     "keep_secret",
     "motive",
@@ -83,6 +90,9 @@ FORMS = (
     "avoid C",
     "go to the P",
     "visit the P",
+    "keep to the P",
+    "spread C's secret",
+    "spread my secret",
 )
 """The forms :func:`parse_goal` reads (O an object, C a character, P a place)."""
 
@@ -102,6 +112,12 @@ _SPELLED: tuple[tuple[GoalKind, str], ...] = (
         rf"^(?:keep {_OWN} secret|keep {_NAME.replace('c>', 'w>')}'s secret"
         rf"|(?:hide|keep) {_OWN} secret from {_NAME})$",
     ),
+    (
+        "spread",
+        rf"^(?:spread|pass on) (?:{_NAME.replace('c>', 'w>')}'s|{_OWN})"
+        r" (?P<n>secret(?: [0-9]+)?)$",
+    ),
+    ("keep_to", r"^keep to (?:the )?(?P<p>.+?)$"),
     ("give", rf"^(?:give|hand|bring) (?:the )?(?P<o>.+?) to {_NAME}$"),
     ("hide_from", rf"^(?:hide|keep) (?:the )?(?P<o>.+?)(?: hidden| secret)? from {_NAME}$"),
     (
@@ -139,7 +155,8 @@ class Goal:
     ``tell_secret`` or ``keep_secret`` goal is about (None: the character's own); the
     listener of a ``tell_secret``, the one a ``keep_secret`` hides from, is ``character``.
     ``topic`` is what an ``ask_about`` goal asks about, as written ("the enigmatic
-    signal")."""
+    signal"); ``attribute`` which of its owner's secrets a ``spread`` goal passes on
+    (``secret``, ``secret 2``, ...)."""
 
     kind: GoalKind
     text: str
@@ -148,6 +165,7 @@ class Goal:
     place: str | None = None
     owner: str | None = None
     topic: str | None = None
+    attribute: str | None = None
 
 
 # words that make an argument a clause rather than a thing's name ("find out what Iris is
@@ -198,6 +216,7 @@ def parse_goal(
             continue
         groups = {k: v for k, v in m.groupdict().items() if v}
         topic = groups.pop("t", None)  # a topic is words, not a name of the world
+        attribute = groups.pop("n", None)  # which of its owner's secrets (spread)
         if any(set(v.lower().split()) & _CLAUSE for v in groups.values()):
             continue
         args = {("o" if name == "h" else name[0]): slug(value) for name, value in groups.items()}
@@ -210,6 +229,7 @@ def parse_goal(
                 place=args.get("p"),
                 owner=args.get("w"),
                 topic=topic,
+                attribute=attribute.lower() if attribute else None,
             )
     if natural and known["c"] is not None:
         return natural_goal(clean, known["c"], known["p"] or ())

@@ -270,7 +270,8 @@ def setup_delta(pack: WorldPack, *, limit: int | None = None) -> TurnDelta:
     # a secret is a fact of W that its character alone holds at the start
     for char in pack.characters:
         me = slug(char.name)
-        for i, secret in enumerate(char.secrets):
+        # its news after its secrets: held alike, told on in ticks (fabula.graph.ticks)
+        for i, secret in enumerate((*char.secrets, *char.news)):
             attribute, text = secret_attribute(i), secret_text(secret)
             b.state(me, attribute, text, event=setup)
             b.belief([me], me, attribute, text, mode="participated", attitude="knows", event=setup)

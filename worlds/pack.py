@@ -69,7 +69,21 @@ A character's ``goals`` are written in the goal language of :mod:`fabula.worlds.
 
 A character's ``secrets`` are knowledge: each becomes a fact of W (its first
 ``(character, "secret", <the text>)``, then ``secret 2``, ...) that the character alone
-holds at the start, and that travels as any fact does (told, overheard, lied about).
+holds at the start, and that travels as any fact does (told, overheard, lied about). Its
+``news`` are held the same way, after its secrets (``secret N+1``, ...), but are meant to
+travel: in ticks, whoever holds a piece of news tells it to each one in its scene it has
+neither told nor heard it from, once (and, asked for it, tells rather than refuses).
+
+A character's ``routine`` is its day, hour by hour: the place it keeps to at each hour, the
+day repeating. In ticks, tick ``t`` is hour ``(t - 1) mod len(routine)``: a character not
+at its hour's place, with nothing else to do, goes there (never counted as going round in
+circles); narration (one scene a turn) has no hours and ignores it::
+
+    [[characters]]
+    name = "Tom"
+    location = "mill"
+    routine = ["bakery", "bakery", "market", "inn"]
+    news = ["Tom is leaving town at the end of the month"]
 
 The offline engine pursues them from what the character believes; any other goal is a
 motive it cannot pursue, and :attr:`WorldPack.goal_warnings` says so (the loader logs each
@@ -122,6 +136,13 @@ class CharacterSpec(_Spec):
     # a person plays it: its part of each turn is theirs, not the engine's (`fabula play`;
     # an imported card's {{user}} is one)
     played: bool = False
+    # its day, hour by hour: the place it keeps to at each hour, the day repeating (in
+    # ticks, tick t is hour (t - 1) mod len; see fabula.graph.ticks)
+    routine: tuple[str, ...] = ()
+    # news it starts with: knowledge held as its secrets are (after them: `secret N`), but
+    # meant to travel: in ticks, whoever holds it tells each one in its scene it has not
+    # told or heard it from, once
+    news: tuple[str, ...] = ()
 
 
 class ObjectSpec(_Spec):
@@ -246,6 +267,9 @@ class WorldPack(_Spec):
         for i, char in enumerate(self.characters):
             if slug(char.location) not in place_ids:
                 raise ValueError(f"characters[{i}].location: {char.location!r} is not a place")
+            for j, hour in enumerate(char.routine):
+                if slug(hour) not in place_ids:
+                    raise ValueError(f"characters[{i}].routine[{j}]: {hour!r} is not a place")
         holders = place_ids | {slug(c.name) for c in self.characters}
         holders |= {slug(o.name) for o in self.objects if o.container}
         for i, obj in enumerate(self.objects):

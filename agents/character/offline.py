@@ -13,7 +13,8 @@ Policy, in order:
    thing is not in and has not seen the asker search, or, with no such lie to tell, "I do
    not know" — or says it does not know. Asked for its secret ("What are you hiding,
    Mara?"), it keeps it: with a goal to keep it (``keep my secret``), by a lie ("X's
-   secret is that X has nothing to hide"), else by refusing.
+   secret is that X has nothing to hide"), else by refusing — unless a goal says to spread
+   it (it is news: ``spread my secret``), when it tells it.
 2. A request put to it ("Give me the key, Mara"): it gives the thing unless the first goal
    of its own that names the thing is not to give it to the asker (then it refuses, in
    words).
@@ -32,8 +33,11 @@ Policy, in order:
 4. Its goals, in order (:func:`fabula.agents.shared.goals.step`): the first with a step
    to take gives the turn's action — unless it is a move it has made twice already (going
    to one place, searching one container): what it believes is sending it round in
-   circles, and that goal counts as blocked — or a question it remembers putting already
-   (answered, or to be answered in the turn that follows it): that goal waits.
+   circles, and that goal counts as blocked (a routine's hour, ``keep to the P``, never
+   is) — or a question it remembers putting already (answered, or to be answered in the
+   turn that follows it): that goal waits. A goal to spread a piece of news tells it to
+   everyone here who has not shared it with the character, in one turn
+   (:func:`fabula.agents.shared.goals.spread_tellings`).
 5. Nothing to do (every goal done, waiting or blocked): it proposes no action and stays out
    of the turn; its intent says why, goal by goal (``done: …``, ``blocked: … (why)``).
 """
@@ -56,6 +60,7 @@ from fabula.agents.shared.goals import (
     answered,
     asks,
     read_goal,
+    spread_tellings,
     step,
 )
 from fabula.agents.shared.replies import (
@@ -280,7 +285,10 @@ def _circling(sit: Situation, action: Action, goal: Goal) -> bool:
     """Whether ``action`` goes round: a search it has made :data:`CIRCLING` times since it
     last got anything done, a place it went to since then, or taking or putting away what
     it took or put away among its last :data:`RECENT_DEEDS` deeds (each of these wrote the
-    same turn again and again)."""
+    same turn again and again). A routine's hour (``keep to the P``) sends it back to the
+    same places day after day, and is never going round."""
+    if goal.kind == "keep_to":
+        return False
     me = sit.name(sit.me)
     if action.kind == "go" and action.target:
         done = sit.went_to(action.target)
@@ -371,6 +379,32 @@ def _keep_secret(sit: Situation, goals: list[Goal], asker: str) -> Action:
     return Action(kind="say", listener=asker, line=line, reason="keeps its secret")
 
 
+def _spreads_own(sit: Situation, goals: list[Goal], asker: str) -> Action | None:
+    """Its own (first) secret told to ``asker`` when a goal says to spread it (it is news)
+    and it holds it; None otherwise."""
+    for goal in goals:
+        if (
+            goal.kind == "spread"
+            and goal.owner in (None, sit.me)
+            and goal.attribute
+            in (
+                None,
+                SECRET,
+            )
+        ):
+            held = sit.beliefs.get(sit.me, SECRET)
+            if held is not None and held.polarity:
+                return Action(
+                    kind="tell",
+                    listener=asker,
+                    about=sit.me,
+                    attribute=SECRET,
+                    claim=held.value,
+                    reason="asked for its news, and tells it",
+                )
+    return None
+
+
 async def _situation(mind: CharacterMind, brief: CharacterBrief) -> tuple[Situation, list[Goal]]:
     """What the character reads of its own mind (its beliefs, the entities it knows of, its
     last memories) and its goals as it reads them."""
@@ -411,6 +445,9 @@ class OfflineCharacter:
             return Proposal(character=me, actions=(action,), intent="answer")
         secret = _pending_secret(sit)
         if secret is not None and _here(sit, secret):
+            news = _spreads_own(sit, goals, secret)
+            if news is not None:  # its secret is news: asked for it, it tells
+                return Proposal(character=me, actions=(news,), intent="tell its news")
             return Proposal(
                 character=me, actions=(_keep_secret(sit, goals, secret),), intent="keep a secret"
             )
@@ -456,7 +493,10 @@ class OfflineCharacter:
                 found = replace(found, status="waiting", why="asked it already")
             if found.status == "act" and found.action is not None:
                 if not _circling(sit, found.action, goal):
-                    steps.append(Proposal(character=me, actions=(found.action,), intent=goal.text))
+                    # news is told to everyone here who has not heard it from it, at once
+                    told = spread_tellings(sit, goal) if goal.kind == "spread" else []
+                    actions = tuple(told) or (found.action,)
+                    steps.append(Proposal(character=me, actions=actions, intent=goal.text))
                     continue
                 found = replace(found, status="blocked", why="it is going round in circles")
             states.append(f"{found.status}: {goal.text} ({found.why})")

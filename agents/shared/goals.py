@@ -2,7 +2,8 @@
 
 Goals are written in the packs' goal language (:mod:`fabula.worlds.goals`: get, find, keep
 hidden, give to, learn where, learn a secret, tell where, hide from, meet, avoid, go to,
-tell a secret, keep one's secret, visit, ask someone about something);
+tell a secret, keep one's secret, visit, ask someone about something, keep to a place for
+the hour, spread a piece of news);
 :func:`step` turns one goal into the character's next step from a :class:`Situation` —
 its own beliefs (true or not) and first-person memories:
 
@@ -28,7 +29,7 @@ from fabula.agents.contracts import Action
 from fabula.agents.reading.extract import parse_sentence
 from fabula.memory.places import place_of
 from fabula.memory.projections import BeliefView
-from fabula.memory.records import SECRET, Entity, Memory, slug
+from fabula.memory.records import SECRET, Belief, Entity, Memory, slug
 from fabula.memory.sentences import called
 from fabula.worlds.goals import Goal, natural_goal, parse_goal
 
@@ -426,6 +427,8 @@ def step(sit: Situation, goal: Goal) -> Step:
         return _done("keeps the secret (asked for it, it lies)")
     if goal.kind == "tell_secret":
         return _tell_secret(sit, goal.owner or sit.me, who)
+    if goal.kind == "spread":
+        return _spread(sit, goal)
     if goal.kind == "learn_secret":
         return _learn_secret(sit, who)
     if goal.kind == "meet":
@@ -565,6 +568,70 @@ def _tell_secret(sit: Situation, owner: str, listener: str) -> Step:
             claim=held.value,
         )
     return _reach(sit, listener)
+
+
+MAX_TELLINGS = 4
+"""The most tellings of one piece of news a character makes in one scene (the rest of
+those with it hear it from it in the next one, if they are still together)."""
+
+
+def _spread_of(sit: Situation, goal: Goal) -> tuple[str, str, Belief | None]:
+    """(owner, attribute, the character's own belief of it) a ``spread`` goal is about."""
+    owner = goal.owner or sit.me
+    attribute = goal.attribute or SECRET
+    return owner, attribute, sit.beliefs.get(owner, attribute)
+
+
+def shared_with(sit: Situation, other: str, owner: str, attribute: str) -> bool:
+    """Whether the character remembers telling ``other`` ``owner``'s ``attribute`` (in
+    private or aloud where they were), or being told it by ``other``."""
+    me, them, of = sit.name(sit.me), sit.name(other), sit.name(owner)
+    clause = f"{of}'s {attribute} is that "
+    lines = (
+        f"{me} privately told {them} that {clause}",
+        f"{me} told {them} that {clause}",
+        f"{me} said that {clause}",
+        f"{them} privately told {me} that {clause}",
+        f"{them} told {me} that {clause}",
+    )
+    return any(m.quote.startswith(lines) for m in sit.memories)
+
+
+def spread_tellings(sit: Situation, goal: Goal) -> list[Action]:
+    """The tellings a ``spread`` goal asks for now: ``owner``'s news confided to each one
+    the character believes is with it (at most :data:`MAX_TELLINGS`, in id order) who is
+    not the owner and with whom it has not shared it either way (:func:`shared_with`);
+    none when it does not hold the news itself."""
+    owner, attribute, held = _spread_of(sit, goal)
+    if held is None or not held.polarity:
+        return []
+    listeners = [
+        c for c in sit.others_here() if c != owner and not shared_with(sit, c, owner, attribute)
+    ]
+    return [
+        Action(
+            kind="tell",
+            listener=c,
+            about=owner,
+            attribute=attribute,
+            claim=held.value,
+            reason=f"passes on {owner}'s news to {c}",
+        )
+        for c in listeners[:MAX_TELLINGS]
+    ]
+
+
+def _spread(sit: Situation, goal: Goal) -> Step:
+    """Toward a piece of news passed on: tell it to the first one here who has not shared
+    it with the character (:func:`spread_tellings` gives them all); done for now when
+    everyone here has; blocked while the character does not hold it."""
+    owner, attribute, held = _spread_of(sit, goal)
+    if held is None or not held.polarity:
+        return _blocked(f"does not know {sit.name(owner)}'s {attribute}")
+    tellings = spread_tellings(sit, goal)
+    if tellings:
+        return Step("act", tellings[0])
+    return _done(f"everyone here has heard {sit.name(owner)}'s {attribute}")
 
 
 _DIRECTION_REST = re.compile(r"^(?P<verb>[a-z]+) ?(?P<rest>.*?)[.!]?$")

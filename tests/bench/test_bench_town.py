@@ -36,7 +36,7 @@ class TestBenchTown:
         assert town_world(25, 10).id == "town"
         generated = town_world(40, 5)
         assert (len(generated.characters), len(generated.places)) == (40, 5)
-        assert [c.name for c in generated.characters if c.secrets] == ["Agent0"]
+        assert [c.name for c in generated.characters if c.secrets or c.news] == ["Agent0"]
 
     async def test_killing_a_worker_needs_another(self, redis_url: str) -> None:
         """--kill-worker with fewer than two workers is refused in one line, before any

@@ -5,16 +5,18 @@ perceived from another place, and the news's spread is read from the minds."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
 
 from fabula.agents.reading.extract import extract
+from fabula.agents.views import author_view
 from fabula.errors import InvalidDelta, SceneFailed, TurnConflict
 from fabula.graph.commit import CommitPath, commit_text, read_text
 from fabula.graph.scene_jobs import _view_at
 from fabula.graph.service import Fabula
-from fabula.graph.ticks import commit_scenes, play_tick, run_tick
+from fabula.graph.ticks import commit_scenes, news_facts, play_tick, run_tick, tick_goals
 from fabula.memory import keys
 from fabula.memory.ingest import read_prior
 from fabula.memory.records import State, event_turn
@@ -163,6 +165,61 @@ class TestSpread:
             assert who in casts[event_turn(first.event)]
 
 
+class TestRoutinesAndNews:
+    async def test_the_tick_adds_news_first_and_the_routine_hour_last(
+        self, offline_fab: Fabula
+    ) -> None:
+        """Mara holds the news and the others at the mill do not: in tick 1 her first goal
+        is to spread it; her last is her routine's hour (tick 3 is hour 2: the market);
+        Bea, with no goals of her own, has only her hour."""
+        store = await _town(offline_fab)
+        view = await author_view(store)
+        news = news_facts(view)
+        assert news == [("mara", "secret")]
+        mill = [c for c in view.characters() if view.place_of(c) == "mill"]
+        first = tick_goals(view, "mara", 1, mill, news)
+        assert first[0] == "spread my secret" and first[-1] == "keep to the mill"
+        assert tick_goals(view, "mara", 3, mill, news)[-1] == "keep to the market"
+        assert tick_goals(view, "bea", 3, ["bea"], news) == ["keep to the square"]
+        # nobody at the mill lacks it once all hold it: no goal to spread it
+        assert tick_goals(view, "tom", 1, mill, news)[0] == "tell Nell Mara's secret"
+
+    async def test_the_town_keeps_its_day_and_the_news_goes_round_once_per_listener(
+        self, offline_fab: Fabula
+    ) -> None:
+        """Two days (twelve ticks) of the shipped town: no tick comes to rest, every one
+        plays scenes; nearly everyone with no goals of its own moves with its routine; Mara tells
+        everyone at the mill in the first tick; no teller tells one listener twice; and no
+        scene is perceived from another place."""
+        store = await _town(offline_fab)
+        ctx = offline_fab.context(auto=True)
+        ticks = [await run_tick(ctx, store) for _ in range(12)]
+        assert all(len(t.deltas) >= 2 for t in ticks)
+        pack = load_world("town")
+        idle = [c.name.lower() for c in pack.characters if not c.goals]
+        seen: dict[str, set[str]] = {c: set() for c in idle}
+        for t in ticks:
+            for s in t.plan.scenes:
+                for c in s.cast:
+                    if c in seen:
+                        seen[c].add(s.place)
+        # a scene asks at most three of its cast: one may miss an hour's errand, not most
+        stayed = [c for c, places in seen.items() if len(places) < 2]
+        assert len(stayed) <= len(idle) // 4, stayed
+        curve = await spread(store, NEWS)
+        assert set(curve[1].knowers) >= {"mara", "tom", "ivy", "greta"}
+        assert curve[-1].share > 0.4
+        told = [
+            m.groups()
+            for t in ticks
+            for d in t.deltas
+            for m in re.finditer(r"(\w+) privately told (\w+) that Mara's secret", d.text)
+        ]
+        assert told and len(told) == len(set(told))
+        audit = await audit_ticks(store)
+        assert audit.leaks == () and audit.duplicates == () and audit.lost == ()
+
+
 class TestTownPack:
     def test_the_town_reads_whole(self) -> None:
         """The shipped town: 25 people in 10 places, every goal one the offline engine
@@ -170,7 +227,7 @@ class TestTownPack:
         pack = load_world("town")
         assert (len(pack.characters), len(pack.places)) == (25, 10)
         assert pack.goal_warnings == []
-        holders = [c.name for c in pack.characters if c.secrets]
+        holders = [c.name for c in pack.characters if c.secrets or c.news]
         assert holders == ["Mara"]
 
 

@@ -17,7 +17,7 @@ from fabula.agents.character.model import known_attributes, proposal_json_schema
 from fabula.agents.contracts import TurnPlan
 from fabula.agents.reading.extract import parse_clause, parse_sentence
 from fabula.agents.shared.brief import brief_for
-from fabula.agents.shared.goals import Situation, read_goal, step
+from fabula.agents.shared.goals import Situation, read_goal, spread_tellings, step
 from fabula.agents.views import author_view
 from fabula.graph.service import Fabula
 from fabula.graph.service.reading import minds
@@ -205,3 +205,37 @@ async def test_goals_about_secrets_step_from_beliefs(redis_url: str) -> None:
         view = await author_view(store)
         cora = Situation("cora", view.beliefs["cora"], view.entities)
         assert step(cora, read_goal(view.entities, "learn Ben's secret")).status == "done"
+
+
+async def test_news_is_told_to_each_one_here_who_has_not_shared_it(redis_url: str) -> None:
+    """`spread my secret` tells it privately to everyone the holder believes is with it,
+    and once someone else comes, to them too; `spread Dev's secret` held by nobody but Dev
+    tells nothing (Ada does not hold it: blocked); told, a listener passes it on to
+    everyone with it but its owner."""
+    async with Fabula(redis_url, Settings()) as fab:
+        store = fab.store(await fab.create_story("lighthouse", "news"))
+        view = await author_view(store)
+        dev = Situation("dev", view.beliefs["dev"], view.entities)
+        here = dev.others_here()
+        assert here  # the lighthouse's opening leaves Dev with company
+        spread = read_goal(view.entities, "spread my secret")
+        told = spread_tellings(dev, spread)
+        assert [(a.kind, a.listener, a.attribute, a.claim) for a in told] == [
+            ("tell", c, "secret", SECRETS["dev"]) for c in here
+        ]
+        assert step(dev, spread).status == "act"
+        passed_on = read_goal(view.entities, "spread Dev's secret")
+        ada = Situation("ada", view.beliefs["ada"], view.entities)
+        assert spread_tellings(ada, passed_on) == []
+        assert step(ada, passed_on).status == "blocked"
+        place = view.name(dev.here or "")
+        newcomer = next(c for c in ("ada", "cora", "ben") if c not in here)
+        name = view.name(newcomer)
+        await fab.commit_scripted(
+            store,
+            f"{name} went to the {place}. Dev privately told {name} that Dev's secret is "
+            f"that {SECRETS['dev']}.",
+        )
+        view = await author_view(store)
+        heard = Situation(newcomer, view.beliefs[newcomer], view.entities)
+        assert [a.listener for a in spread_tellings(heard, passed_on)] == sorted(here)

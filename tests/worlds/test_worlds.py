@@ -167,6 +167,10 @@ class TestBadPacks:
                 "developments[0].participants[0]",
             ),
             (_with(("developments", 0, "kind"), "wish"), "developments[0].kind"),
+            (
+                _with(("characters", 1, "routine"), ["kitchen", "cellar"]),
+                "characters[1].routine[1]",
+            ),
         ],
         ids=[
             "missing-title",
@@ -176,6 +180,7 @@ class TestBadPacks:
             "duplicate-names",
             "participant-not-a-character",
             "unknown-development-kind",
+            "routine-hour-not-a-place",
         ],
     )
     def test_invalid_pack_names_the_field(
