@@ -250,7 +250,12 @@ def own_parts(
                     severity="warning",
                     quote=sentence,
                     message=f"{me}'s part speaks for {them}: left out of the passage "
-                    f"(the person plays {me} only; {them} act from their own minds)",
+                    f"(the person plays {me} only; {them} "
+                    + (
+                        "acts from their own mind)"
+                        if len(others) == 1
+                        else "act from their own minds)"
+                    ),
                 )
             )
         kept.append(proposal.model_copy(update={"words": part.words}))
