@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -146,8 +147,11 @@ def scenes_on_rq(queue_url: str, tick: int | None = None) -> ScenePlayer:
     return player
 
 
-def _enqueue(queue: Queue, task: SceneTask, tick: int, head: int, attempt: int) -> Job:
-    job_id = f"scene-{task['story']}-{task['branch']}-{tick}-{task['place']}-{attempt}"
+def _enqueue(queue: Queue, task: SceneTask, tick: int, head: int, attempt: int, run: str) -> Job:
+    """One scene's job. Its id names the coordination ``run`` too: a story deleted and made
+    again under its id plays the same ticks, whose jobs would otherwise take over the
+    earlier run's (and its expiry, vanishing mid-tick)."""
+    job_id = f"scene-{task['story']}-{task['branch']}-{tick}-{task['place']}-{attempt}-{run}"
     return queue.enqueue(
         play_scene_job, dict(task), tick, head, job_id=job_id, result_ttl=600, failure_ttl=600
     )
@@ -158,7 +162,8 @@ async def _coordinate(
 ) -> list[SceneOutcome]:
     """Enqueue every scene, then gather their outcomes, enqueueing again the scene of a
     worker that died (its lease gone); a scene that failed fails the tick."""
-    jobs = {t["place"]: (_enqueue(queue, t, tick, head, 0), 0) for t in tasks}
+    run = uuid.uuid4().hex[:8]
+    jobs = {t["place"]: (_enqueue(queue, t, tick, head, 0, run), 0) for t in tasks}
     by_place = {t["place"]: t for t in tasks}
     done: dict[str, SceneOutcome] = {}
     while len(done) < len(tasks):
@@ -187,7 +192,7 @@ async def _coordinate(
                         place=place,
                     )
                 log.warning("scene_requeued", story=store.story, tick=tick, place=place)
-                job = _enqueue(queue, by_place[place], tick, head, attempt + 1)
+                job = _enqueue(queue, by_place[place], tick, head, attempt + 1, run)
                 jobs[place] = (job, attempt + 1)
         if len(done) < len(tasks):
             await asyncio.sleep(POLL_S)
