@@ -151,7 +151,7 @@ def _enqueue(queue: Queue, task: SceneTask, tick: int, head: int, attempt: int, 
     """One scene's job. Its id names the coordination ``run`` too: a story deleted and made
     again under its id plays the same ticks, whose jobs would otherwise take over the
     earlier run's (and its expiry, vanishing mid-tick)."""
-    job_id = f"scene-{task['story']}-{task['branch']}-{tick}-{task['place']}-{attempt}-{run}"
+    job_id = f"scene-{task['story']}-{task['branch']}-{tick}-{task['place']}-{run}-{attempt}"
     return queue.enqueue(
         play_scene_job, dict(task), tick, head, job_id=job_id, result_ttl=600, failure_ttl=600
     )
