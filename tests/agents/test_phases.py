@@ -382,3 +382,12 @@ class TestPronounsInDoubt:
         frames, _ = read_frames("Tam cracked the kettle.", CAST)
         assert frames[0].kind == "event"
         assert [s.value for s in frames[0].states] == ["cracked"]
+
+
+def test_a_thing_put_in_a_part_of_a_place_or_in_ones_own_hold() -> None:
+    """ "in the center of the table": "of" joins the next phrase to the place; "tucked it
+    under her arm": what one holds is not put anywhere (the prose reader's take)."""
+    frames, _ = read_frames("Tam placed the kettle in the center of the table.", CAST)
+    assert [(s.attribute, s.value) for s in frames[0].states] == [("location", "center of table")]
+    frames, _ = read_frames("Tam tucked the kettle under her arm.", CAST)
+    assert [s.attribute for s in frames[0].states] != ["location"]

@@ -90,7 +90,10 @@ def read_story(
             out.extend(mine)
         else:
             out.extend(theirs)
-            placed = any(a.clause is not None and a.clause.attribute == "location" for a in theirs)
+            placed = any(
+                a.target is not None or (a.clause is not None and a.clause.attribute == "location")
+                for a in theirs
+            )
             out.extend(a for a in mine if _beside(a, placed))
     spanned = {id(a) for a in out}
     out.extend(a for a in prose if id(a) not in spanned and not _inside(a, spans))

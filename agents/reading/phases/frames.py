@@ -442,13 +442,16 @@ class ClauseReader:
             frame.states.append(StateReading(subject, "condition", value, frame.negated))
 
     def _put(self, frame: Frame, target: Mention, after: Sequence[Token]) -> bool:
-        """ "placed the cake in the refrigerator": where the thing put now is."""
+        """ "placed the cake in the refrigerator": where the thing put now is (not "tucked it
+        under her arm": what one holds is the prose reader's, with its holder)."""
         if len(after) < 3 or after[0].lower not in lx.PLACE_PREPOSITIONS:
             return False
-        if after[1].lower not in lx.DETERMINERS:
+        if after[1].lower not in lx.DETERMINERS or after[1].lower in _POSSESSIVES:
             return False
         # the place's phrase ends at the next determiner: "in the refrigerator an hour ago"
-        end = next((j for j in range(2, len(after)) if after[j].lower in lx.DETERMINERS), None)
+        end = len(after)  # ("in the center of the table": "of" joins the next phrase)
+        for j in range(len(after) - 1, 1, -1):
+            end = j if after[j].lower in lx.DETERMINERS and after[j - 1].lower != "of" else end
         place = self.r.mention(after[1:end])
         if place is None or place.character:
             return False
