@@ -42,7 +42,12 @@ Scores per condition and part: accuracy, the answered share, the share answered 
 A's own mind (``from: belief``), and the world's accuracy (the final state for the true
 belief and false belief conditions, the initial one for the controls); for each offline
 reader and, in the same run, the baselines "always initial", "always final" and "W
-alone" (A's belief taken to be whatever the world holds).
+alone" (A's belief taken to be whatever the world holds); and, given a model
+(``fabula bench bigtom --base-url URL --model M``), the model memory-builder (the phased
+reader first, the model asked only about what it left), as the ``model`` column: an item
+whose reading the model could not give is unanswered (``null``), counted in ``failed``.
+``limit`` keeps the first N items of each part, in the file's order (a small model on a
+CPU reads a few).
 """
 
 from __future__ import annotations
@@ -55,7 +60,7 @@ import itertools
 import re
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -66,9 +71,11 @@ from fabula.agents.memory_builder.offline import OfflineMemoryBuilder, Reader, r
 from fabula.agents.reading.phases import read_story
 from fabula.agents.reading.phases.lexicon import root, verb
 from fabula.agents.reading.prose import read_prose
+from fabula.agents.roles import MemoryBuilderRole
 from fabula.bench.common import bench_redis, commit_path, create_story, run_id, write_answers
 from fabula.bench.data import malformed, read_text
 from fabula.bench.report import print_table, write_json
+from fabula.errors import ModelError
 from fabula.graph.commit import commit_text
 from fabula.memory import keys
 from fabula.memory.delta import DeltaBuilder, TurnDelta
@@ -81,6 +88,7 @@ KIND = "BigToM"
 FIELDS = 19
 BIGTOM_RULES = WorldRules()
 CONCURRENCY = 16
+MODEL_CONCURRENCY = 2  # items read by a model at once (a small server serves few)
 Condition = Literal["true_belief", "false_belief", "true_control", "false_control"]
 CONDITIONS: tuple[Condition, ...] = ("true_belief", "false_belief", "true_control", "false_control")
 Part = Literal["working", "checking"]
@@ -463,15 +471,41 @@ async def answer_item(store: StoryStore, item: Item) -> Answer:
     return Answer(assumed(world, item, at), "assumed", world_now)
 
 
-async def run_item(client: aredis.Redis, story_id: str, item: Item, reader: Reader) -> Answer:
+async def run_item(
+    client: aredis.Redis, story_id: str, item: Item, builder: MemoryBuilderRole
+) -> Answer:
+    """``item``'s text committed as one turn by ``builder``, answered from the memory."""
     store = await create_story(
         client, story_id, BIGTOM_RULES, world="bigtom", title=item.key, setup=setup_delta(item)
     )
     try:
-        await commit_text(commit_path(OfflineMemoryBuilder(reader)), store, 1, item.text)
+        await commit_text(commit_path(builder), store, 1, item.text)
         return await answer_item(store, item)
     finally:
         await store.delete()
+
+
+async def run_model(
+    client: aredis.Redis, builder: MemoryBuilderRole, items: Sequence[Item]
+) -> tuple[list[Answer], list[str], float]:
+    """Every item read by the model memory-builder ``builder``, a few at once: the
+    answers (an item the model could not read: unanswered), the keys of those items, and
+    the seconds the run took."""
+    gate = asyncio.Semaphore(MODEL_CONCURRENCY)
+    tag = run_id()
+    failed: list[str] = []
+    began = time.perf_counter()
+
+    async def one(k: int, item: Item) -> Answer:
+        async with gate:
+            try:
+                return await run_item(client, f"bigtom-model-{tag}-{k}", item, builder)
+            except ModelError:
+                failed.append(f"{item.key}.{item.condition}.init{item.init}")
+                return Answer(None, "assumed", None)
+
+    done = await asyncio.gather(*(one(k, item) for k, item in enumerate(items)))
+    return list(done), failed, round(time.perf_counter() - began, 3)
 
 
 async def run_reader(
@@ -494,7 +528,8 @@ async def run_reader(
 
     async def one(k: int, item: Item) -> Answer:
         async with gate:
-            return await run_item(client, f"bigtom-{name}-{tag}-{k}", item, timed)
+            story = f"bigtom-{name}-{tag}-{k}"
+            return await run_item(client, story, item, OfflineMemoryBuilder(timed))
 
     done = await asyncio.gather(*(one(k, item) for k, item in enumerate(items)))
     ms = round(spent[0] * 1_000_000 / count[0], 3) if count[0] else 0.0
@@ -553,6 +588,20 @@ READERS: dict[str, Reader] = {
 }
 
 
+def limited(items: Sequence[Item], limit: int | None) -> list[Item]:
+    """The first ``limit`` items of each part, in the file's order (all: None)."""
+    if limit is None:
+        return list(items)
+    taken: dict[Part, int] = defaultdict(int)
+    out = []
+    for item in items:
+        if taken[item.part] < limit:
+            taken[item.part] += 1
+            out.append(item)
+    return out
+
+
+# long (over 60 lines): the keyword-only options of the bench are most of its lines
 async def run_bigtom(
     path: str | Path,
     *,
@@ -560,29 +609,40 @@ async def run_bigtom(
     json_out: str | Path | None = None,
     answers_out: str | Path | None = None,
     reader: str = "phased",
+    limit: int | None = None,
+    model: Callable[[], MemoryBuilderRole] | None = None,
     quiet: bool = False,
 ) -> dict[str, Any]:
-    """Run BigToM on ``path``: every offline reader and the baselines; print a table, write
-    the JSON and the measured reader's answers if asked; return the JSON."""
-    items = load_bigtom(path)
+    """Run BigToM on ``path`` (the first ``limit`` items of each part): every offline
+    reader, the baselines and, given ``model`` (which makes the model memory-builder), the
+    model's column; print a table, write the JSON and the measured reader's answers if
+    asked; return the JSON."""
+    items = limited(load_bigtom(path), limit)
     answers: dict[str, list[Answer]] = {}
     speed: dict[str, float] = {}
+    failed: list[str] = []
+    seconds = 0.0
     async with bench_redis(redis_url) as client:
         for name, fn in READERS.items():
             answers[name], speed[name] = await run_reader(client, name, fn, items)
+        if model is not None:
+            answers["model"], failed, seconds = await run_model(client, model(), items)
     answers.update(baselines(items, answers[reader]))
     result: dict[str, Any] = {
         "benchmark": "bigtom",
         "reader": reader,
-        "rows": len(items) // 8,
+        "rows": len({i.key for i in items}),
         "items": len(items),
-        "parts": {p: sum(1 for i in items if i.part == p) // 8 for p in ("working", "checking")},
+        "limit": limit,
+        "parts": {p: len({i.key for i in items if i.part == p}) for p in ("working", "checking")},
         "systems": {},
     }
     for name in (reader, *(n for n in answers if n != reader)):
         entry = figures(items, answers[name])
         if name in speed:
             entry["reader_ms_per_1000_words"] = speed[name]
+        if name == "model":
+            entry |= {"failed": failed, "seconds": seconds}
         result["systems"][name] = entry
     if not quiet:
         show(result)

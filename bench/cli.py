@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import typer
 
@@ -18,6 +19,9 @@ from fabula.errors import NotFound
 from fabula.memory.index.vectors import Embedder
 from fabula.memory.server import redis_url
 from fabula.settings import MODEL_TIMEOUT_S, WRITER_MAX_TOKENS, Settings
+
+if TYPE_CHECKING:
+    from fabula.agents.roles import MemoryBuilderRole
 
 bench_app = typer.Typer(
     help="Benchmarks, each with its baselines in the same run.", rich_markup_mode=None
@@ -404,17 +408,27 @@ def bench_bigtom(
     reader: str = typer.Option(
         "phased", "--reader", help="The reader whose answers are written (all run)."
     ),
+    base_url: str | None = typer.Option(
+        None, "--base-url", help="Also read with the model memory-builder on this server (/v1)."
+    ),
+    model: str | None = typer.Option(None, "--model", help="The model name to ask it for."),
+    limit: int | None = typer.Option(
+        None, "--limit", min=1, help="Only the first N items of each part (file order)."
+    ),
     json_out: str | None = typer.Option(None, "--json"),
     answers: str | None = typer.Option(
         None, "--answers", help="One JSON line per item: key, condition, init, answer, from, world."
     ),
 ) -> None:
-    """BigToM: states and whether the agent saw them change, read by the offline readers,
-    with the always-initial, always-final and W-alone baselines in the same run."""
+    """BigToM: states and whether the agent saw them change, read by the offline readers
+    (and a model's, with --base-url and --model), with the always-initial, always-final and
+    W-alone baselines in the same run."""
     from fabula.bench.bigtom import READERS, run_bigtom
 
     if reader not in READERS:
         raise typer.BadParameter(" or ".join(READERS), param_hint="--reader")
+    if (base_url is None) != (model is None):
+        raise typer.BadParameter("--base-url and --model go together", param_hint="--model")
     if not path.exists():
         raise NotFound(f"no such file: {path}", path=str(path))
     settings = _settings(ctx)
@@ -425,8 +439,34 @@ def bench_bigtom(
             json_out=json_out,
             answers_out=answers,
             reader=reader,
+            limit=limit,
+            model=None if base_url is None else _model_builder(settings, base_url, model),
         )
     )
+
+
+def _model_builder(
+    settings: Settings, base_url: str, model: str | None
+) -> Callable[[], MemoryBuilderRole]:
+    """What makes the model memory-builder a bench reads with: the memory-builder's model
+    settings on ``base_url`` with ``model``, at temperature 0."""
+
+    def make() -> MemoryBuilderRole:
+        from fabula.agents.llm import make_client
+        from fabula.agents.memory_builder.model import ModelMemoryBuilder
+
+        mine = settings.model_for("memory_builder")
+        own = mine.model_copy(
+            update={
+                "base_url": base_url,
+                "model": model,
+                "api_key": mine.api_key or "bench",
+                "temperature": 0.0,
+            }
+        )
+        return ModelMemoryBuilder(make_client(own, "memory_builder"))
+
+    return make
 
 
 @bench_app.command("longstory")

@@ -69,6 +69,14 @@ REQUIRED_FIELDS: dict[ActionKind, tuple[str, ...]] = {
 }
 
 
+STATE_ATTRIBUTES: tuple[str, ...] = ("location", "contents", "condition")
+"""The attributes of a state every reader may write, whatever the pack declares: where a
+thing is (``location``, its value an entity), what it holds (``contents``: "oat milk") and
+how it is (``condition``: "locked", "wilted", "switched off", "dead" — open or locked, on
+or off, alive or dead are conditions, one slot each thing). A pack's entities add their
+own attributes ("colour")."""
+
+
 class Clause(BaseModel):
     """A proposition as written: ``subject``'s ``attribute`` is ``value``.
 
@@ -99,8 +107,9 @@ class StoryAction(BaseModel):
     believes they did ("Unbeknownst to her, he was nowhere in sight"): the doer's view of
     each takes the outcome, as if they had seen it, and nothing of theirs changes.
     ``unsure`` says why a reading is uncertain (an ambiguous pronoun, a move with no
-    destination), for the critic. These five are the offline reader's: they are left out
-    of the JSON schema a model is given.
+    destination), for the critic. These five are left out of the generic JSON schema a
+    model is given; the story-shaped one offers ``seen_by`` and ``unseen_by`` on a state,
+    which the memory-builder holds against who is present before the tracker sees them.
 
     Validation refuses a span that ends before it starts and an action that lacks a field
     its kind needs (:data:`REQUIRED_FIELDS`).

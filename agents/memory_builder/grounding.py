@@ -1,10 +1,10 @@
 """What is kept of a model's reading of a turn: only its actions on the sentences left to
 it (one on a sentence the offline reader read is a second reading, a finding at most),
 their actors and listeners only those the sentence names or stands for
-(:func:`_grounded`), their witnesses only those the tracker places there
-(:func:`_witnessed`); merged in story order with the reader's, and every sentence no action
-covers kept as narration (:func:`with_narration`). What is dropped is a ``reading``
-finding (:mod:`.readings`)."""
+(:func:`_grounded`), their witnesses only those the tracker places there or, placed
+nowhere, the text names (:func:`_witnessed`); merged in story order with the reader's,
+and every sentence no action covers kept as narration (:func:`with_narration`). What is
+dropped is a ``reading`` finding (:mod:`.readings`)."""
 
 from __future__ import annotations
 
@@ -150,9 +150,11 @@ def _grounded(text: str, action: StoryAction, referents: Referents) -> StoryActi
     return action.model_copy(update={"actors": actors, "listeners": listeners})
 
 
-# what the offline reader alone fills: who perceived an act, or did not, as its text says;
-# left out of every schema a model is given, so a reply that holds them is off its contract
-_PERCEPTION = ("seen_by", "unseen_by", "unaware_of", "believed_seen_by", "unsure")
+# what the offline reader alone fills: left out of every schema a model is given, so a
+# reply that holds them is off its contract; and what a model may tell of perception (on
+# the kinds its schema offers them), held against presence and the text
+_READERS_ONLY = ("unaware_of", "believed_seen_by", "unsure")
+_TOLD = ("seen_by", "unseen_by")
 
 
 @dataclass(frozen=True)
@@ -186,6 +188,11 @@ class _Presence:
         places = self.places(action)
         return self.ids((*action.actors, *action.listeners)) | {c for c, p in where if p in places}
 
+    def placed(self, sid: str) -> bool:
+        """Whether the tracker places character ``sid`` anywhere as the turn starts."""
+        where = self.setting.whereabouts if self.setting is not None else ()
+        return any(c == sid for c, _ in where)
+
     def name(self, sid: str) -> str:
         """``sid``'s name, for a finding."""
         entity = self.entities.get(sid)
@@ -195,38 +202,61 @@ class _Presence:
 def _witnessed(
     text: str, action: StoryAction, referents: Referents, presence: _Presence
 ) -> StoryAction:
-    """``action`` without the perception fields a model may not fill (:data:`_PERCEPTION`).
+    """``action`` with only the perception a model may tell and the turn can hold.
 
-    Who perceives a model's action is who the tracker places there, never whom the reply
-    says: a witness it names who is not at the action as the turn starts (or no known
-    character) is a ``reading`` finding for :func:`second_readings`, never a belief. A
-    reply that said Cal, in the garden, saw a move in the kitchen used to give Cal the
-    move (issue 45)."""
-    if not any(getattr(action, f) for f in _PERCEPTION):
+    Who perceives a model's action is who the tracker places there, and whom the text
+    says. A witness (``seen_by``) the tracker places at the action as the turn starts is
+    left to the tracker (it follows who leaves during the turn); one it places nowhere
+    (a character the story never placed) is kept where the turn's text names them; one
+    placed elsewhere, or no known character, or placed nowhere and never named, is a
+    ``reading`` finding for :func:`second_readings`, never a belief. A reply that said
+    Cal, in the garden, saw a move in the kitchen used to give Cal the move (issue 45).
+    One who did not perceive it (``unseen_by``) is kept where the name is a known
+    character the text names (it takes knowledge away, never gives it); otherwise a
+    finding. The offline reader's own fields (:data:`_READERS_ONLY`) are dropped."""
+    if not any(getattr(action, f) for f in (*_TOLD, *_READERS_ONLY)):
         return action
     present = presence.present(action)
-    absent = []
-    for name in action.seen_by:
-        canonical, problem = referents.resolve(name, frozenset({"character"}), "seen_by")
-        if problem or not presence.ids([canonical]) & present:
-            absent.append(canonical)
+    said = words(text)
+    kept: dict[str, list[str]] = {"seen_by": [], "unseen_by": []}
+    refused: list[tuple[str, str, str]] = []  # (field, name, why)
+    for field in _TOLD:
+        for name in getattr(action, field):
+            canonical, problem = referents.resolve(name, frozenset({"character"}), field)
+            ids = presence.ids([canonical])
+            if problem:
+                refused.append((field, name, "no known character"))
+            elif field == "seen_by" and ids & present:
+                continue  # there as the turn starts: where the tracker has them decides
+            elif field == "seen_by" and any(presence.placed(i) for i in ids):
+                refused.append((field, canonical, "not there"))
+            elif not referents.words(canonical) & said:
+                refused.append((field, canonical, "not named in the text"))
+            else:
+                kept[field].append(canonical)
+    unseen = list(dict.fromkeys(kept["unseen_by"]))
+    seen = [n for n in dict.fromkeys(kept["seen_by"]) if n not in unseen]  # not seeing wins
     log.warning(
         "memory_builder_witnesses",
         role="memory_builder",
         kind=action.kind,
         span=(action.start, action.end),
-        absent=absent,
-        dropped=[f for f in _PERCEPTION if getattr(action, f)],
+        seen_by=seen,
+        unseen_by=unseen,
+        refused=[n for _, n, _ in refused],
+        dropped=[f for f in _READERS_ONLY if getattr(action, f)],
     )
-    if absent:
-        places = sorted(presence.name(p) for p in presence.places(action)) or ["unknown"]
-        message = (
-            f"the model says {', '.join(absent)} saw this; not there ({', '.join(places)}): "
-            "left out, witnesses are who is present"
-        )
-        quote = text[action.start : action.end].strip()
+    quote = text[action.start : action.end].strip()
+    for field, why in dict.fromkeys((f, w) for f, _, w in refused):
+        names = ", ".join(n for f, n, w in refused if (f, w) == (field, why))
+        if why == "not there":
+            places = sorted(presence.name(p) for p in presence.places(action)) or ["unknown"]
+            why = f"not there ({', '.join(places)})"
+        told = "saw this" if field == "seen_by" else "did not see this"
+        message = f"the model says {names} {told}; {why}: left out, witnesses are who is present"
         readings.report(Finding(kind="reading", severity="warning", quote=quote, message=message))
-    return action.model_copy(update=dict.fromkeys(_PERCEPTION[:4], ()) | {"unsure": None})
+    update: dict[str, Any] = dict.fromkeys(_READERS_ONLY[:2], ()) | {"unsure": None}
+    return action.model_copy(update=update | {"seen_by": tuple(seen), "unseen_by": tuple(unseen)})
 
 
 def _gist(action: StoryAction, referents: Referents) -> dict[str, Any]:

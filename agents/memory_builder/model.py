@@ -12,8 +12,10 @@ from what the reader read there, it is a warning for the critic and the approver
 around the build). The actors and listeners of a model action are only those its sentence
 names or stands for with a pronoun; an action left without one it needs is narration (a
 ``reading`` finding too, :func:`.grounding._grounded`). Who perceives a model's action is
-who the tracker places there: a witness the reply names who is not at the action is a
-``reading`` finding, never a belief (:func:`.grounding._witnessed`). The JSON schema sent
+who the tracker places there: a witness the reply names (``seen_by``, on a state) who is
+not at the action is a ``reading`` finding, never a belief (one the story never placed is
+kept where the text names them), and one who did not perceive it (``unseen_by``) is kept
+where the text names them (:func:`.grounding._witnessed`). The JSON schema sent
 (:func:`.schema.actions_json_schema`, unless the role's ``schemas`` setting is ``generic``)
 is the turn's: an action is a union by kind, each with only its fields, its span inside the
 sentences to read, its names drawn from the story's entities of the kind each field takes

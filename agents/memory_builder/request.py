@@ -126,15 +126,16 @@ async def setting_of(
     store: StoryStore, as_of: int | None, entities: Mapping[str, Entity]
 ) -> Setting:
     """Where a turn after ``as_of`` (None: the head) starts: the previous turn's scene,
-    where each character is in W, and the previous turn's text."""
+    where each character is in W (the pack's setup places them before the first turn),
+    and the previous turn's text."""
     last = await store.head() if as_of is None else as_of
     previous = await store.turn_texts(last, last) if last >= 1 else []
-    if not previous:
-        return Setting()
     world = await project_world(store, as_of)
     whereabouts = tuple(
         (c, place)
         for c in sorted(i for i, e in entities.items() if e.kind == "character")
         if (place := world.where(c)) is not None
     )
+    if not previous:
+        return Setting(whereabouts=whereabouts)
     return Setting(scene=previous[0].scene, whereabouts=whereabouts, previous=previous[0].text)

@@ -137,3 +137,63 @@ class TestWitnesses:
             named = await builder(settings).build(store, 4, TEXT)
         assert readings == []
         assert named.beliefs == plain.beliefs
+
+    async def test_a_state_one_did_not_see_is_in_the_world_not_in_their_mind(
+        self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
+    ) -> None:
+        """A state the model reads with who did not see it (``unseen_by``, issue 43):
+        accepted, true in W, and not in the mind of Leo, who is in the hallway where it is
+        told but did not notice; told without it, Leo sees it."""
+        text = "Though Leo never noticed, the brass key had gone dull."
+        clause = {"subject": "the brass key", "attribute": "condition", "value": "dull"}
+        dull = action("state", 0, len(text), clause=clause, seen_by=[], unseen_by=["Leo"])
+        store = fab.store(STORY)
+        for unseen, leo_sees in ((["Leo"], False), ([], True)):
+            reply(fake_openai, dull | {"unseen_by": unseen})
+            with second_readings() as readings:
+                delta = await builder(settings).build(store, 4, text)
+            assert readings == []
+            assert [(s.subject, s.attribute, s.value) for s in delta.states] == [
+                ("brass_key", "condition", "dull")
+            ]
+            held = {(b.subject, b.value) for b in delta.beliefs if b.holder == ("leo",)}
+            assert (("brass_key", "dull") in held) == leo_sees
+
+    async def test_a_state_seen_by_one_elsewhere_or_unknown_is_a_finding(
+        self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
+    ) -> None:
+        """A state told in the hallway that the model says Mara (in the study) saw, and a
+        Ghost nobody knows: findings beside the sentence, and Mara believes nothing of it;
+        Leo, there, sees it."""
+        text = "The brass key had gone dull, and Mara saw it happen."
+        clause = {"subject": "brass key", "attribute": "condition", "value": "dull"}
+        dull = action("state", 0, len(text), clause=clause, seen_by=["Mara", "Ghost"], unseen_by=[])
+        reply(fake_openai, dull)
+        with second_readings() as readings:
+            delta = await builder(settings).build(fab.store(STORY), 4, text)
+        assert [(s.subject, s.value) for s in delta.states] == [("brass_key", "dull")]
+        assert not [b for b in delta.beliefs if b.holder == ("mara",) and b.value == "dull"]
+        assert [b.subject for b in delta.beliefs if b.holder == ("leo",)] == ["brass_key"]
+        messages = sorted(f.message for f in readings)
+        assert len(messages) == 2 and all(f.quote == text for f in readings)
+        assert "Ghost saw this; no known character" in messages[0]
+        assert "Mara saw this; not there (hallway)" in messages[1]
+
+    async def test_a_witness_the_story_never_placed_is_kept_where_the_text_names_them(
+        self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
+    ) -> None:
+        """Noor, new to the story, is placed nowhere: presence cannot judge her, so the
+        text does. Named in it, she saw the state; Zed, brought in but never named, is a
+        finding and learns nothing."""
+        text = "Noor, a neighbour, saw that the brass key had gone dull."
+        clause = {"subject": "brass key", "attribute": "condition", "value": "dull"}
+        dull = action("state", 0, len(text), clause=clause, seen_by=["Noor", "Zed"], unseen_by=[])
+        new = [{"name": "Noor", "kind": "character"}, {"name": "Zed", "kind": "character"}]
+        reply(fake_openai, dull, new=new)
+        with second_readings() as readings:
+            delta = await builder(settings).build(fab.store(STORY), 4, text)
+        held = {(b.holder, b.subject, b.value) for b in delta.beliefs}
+        assert (("noor",), "brass_key", "dull") in held
+        assert not [h for h in held if h[0] == ("zed",)]
+        (finding,) = readings
+        assert "Zed saw this; not named in the text" in finding.message

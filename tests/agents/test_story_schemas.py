@@ -50,7 +50,7 @@ from fabula.agents.schemas import (
 )
 from fabula.agents.summariser.model import summary_json_schema
 from fabula.agents.views import AuthorView
-from fabula.memory.actions import ActionKind
+from fabula.memory.actions import STATE_ATTRIBUTES, ActionKind
 from fabula.memory.projections import WorldView
 from fabula.memory.records import Development, Entity, Hypothesis, StatusChange, slug
 
@@ -234,7 +234,7 @@ class TestTheExtractor:
         vocabulary = {
             *get_args(ActionKind),
             *get_args(RefKind),
-            "location",
+            *STATE_ATTRIBUTES,
             "colour",
             "size",
             "mood",
@@ -254,12 +254,40 @@ class TestTheExtractor:
                 == properties["end"]
                 == {"type": "integer", "minimum": lo, "maximum": hi}
             )
-            if "actors" in properties:
-                assert not set(places) & set(properties["actors"]["items"].get("enum", []))
+            for names in ("actors", "seen_by", "unseen_by"):
+                if names in properties:
+                    listed = set(properties[names]["items"].get("enum", []))
+                    assert not set(places) & listed
         assert "narration" not in {m["properties"]["kind"]["const"] for m in members}
         good = {"actions": [], "new_entities": []}
         bad = {"actions": [{"kind": "narration", "start": lo, "end": hi}], "new_entities": []}
         check_grammars(schema, good, bad)
+
+    def test_a_state_says_its_condition_and_who_saw_it_whatever_the_pack_declares(
+        self,
+    ) -> None:
+        """A pack that declares no attribute (BigToM's: a character and a thing) still lets
+        the model say a thing's condition or contents; a state carries who saw it and who
+        did not, characters only, empty when the text says nothing."""
+        text = "Noor filled the pitcher. Her coworker swapped the milk while Noor was away."
+        entities = {
+            "noor": Entity(id="noor", kind="character", name="Noor"),
+            "pitcher": Entity(id="pitcher", kind="object", name="pitcher"),
+        }
+        schema = expanded(actions_json_schema(text, entities))
+        members = schema["properties"]["actions"]["items"]["anyOf"]
+        (state,) = [m for m in members if m["properties"]["kind"]["const"] == "state"]
+        properties = state["properties"]
+        clause = properties["clause"]["anyOf"]
+        attributes = {a for c in clause for a in named(c["properties"]["attribute"])}
+        assert attributes == set(STATE_ATTRIBUTES)
+        for field in ("seen_by", "unseen_by"):
+            assert properties[field]["items"]["enum"] == ["Noor"]
+            assert "minItems" not in properties[field]
+        others = [m for m in members if m["properties"]["kind"]["const"] != "state"]
+        assert not any("seen_by" in m["properties"] for m in others)
+        bad = {"actions": [{**_state(text), "seen_by": ["pitcher"]}], "new_entities": []}
+        check_grammars(schema, {"actions": [_state(text)], "new_entities": []}, bad)
 
     def test_an_inverted_span_is_read_as_its_sentence(self) -> None:
         """Gemma 3 270M on llama.cpp wrote ``"start": 1, "end": 0`` three times in a row
@@ -318,6 +346,21 @@ class TestTheExtractor:
         ):
             assert may_tell(told, {"mara", "donation", "bin"}), told
         assert not may_tell("The wind rose over the sea.", {"mara", "donation", "bin"})
+
+
+def _state(text: str) -> dict[str, Any]:
+    """A state the coworker's swap tells, not seen by Noor."""
+    start = text.index("Her")
+    # in the order the grammar has its keys (a clause, defined once, has them sorted)
+    clause = {"attribute": "contents", "subject": "pitcher", "value": "almond milk"}
+    return {
+        "kind": "state",
+        "start": start,
+        "end": len(text),
+        "clause": clause,
+        "seen_by": [],
+        "unseen_by": ["Noor"],
+    }
 
 
 class TestLargeStories:

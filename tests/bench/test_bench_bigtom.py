@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from fabula.agents.memory_builder.model import ModelMemoryBuilder
 from fabula.bench.bigtom import (
     assumed,
     believed,
@@ -20,6 +21,7 @@ from fabula.bench.bigtom import (
 )
 from fabula.errors import InvalidInput
 from fabula.memory.records import State
+from fabula.testing.model import FakeOpenAI, client_for
 
 STORY = (
     "Tove is a potter in a quiet harbour town. She wants to sell a jug at the fair. "
@@ -98,6 +100,39 @@ async def test_the_run_answers_from_the_agents_mind(redis_url: str, tmp_path: Pa
     assert unseen["answer"] == "Tove believes the jug is full of cider."
     assert unseen["world"] == "Tove believes the jug is empty."
     assert set(result["systems"]) >= {"phased", "prose", "always_initial", "w_alone"}
+
+
+async def test_the_model_reads_in_the_same_run_a_few_items_a_part(
+    redis_url: str, tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    """``--base-url``: the model memory-builder is a column beside the readers, on the
+    first ``limit`` items of each part; asked about what the phased reader left, it says
+    nothing here, so it answers as the phased reader does; a reply it cannot give is an
+    unanswered item, counted."""
+    for _ in range(2):
+        fake_openai.reply_json({"actions": [], "new_entities": []})
+    result = await run_bigtom(
+        write(tmp_path, [ROW]),
+        redis_url=redis_url,
+        limit=2,
+        model=lambda: ModelMemoryBuilder(client_for(fake_openai, role="memory_builder")),
+        quiet=True,
+    )
+    assert result["items"] == 2 and result["limit"] == 2
+    model, phased = result["systems"]["model"], result["systems"]["phased"]
+    assert fake_openai.requests and model["failed"] == []
+    assert model["all"]["all"] == phased["all"]["all"]
+    for _ in range(8):
+        fake_openai.reply_text("not json")
+    result = await run_bigtom(
+        write(tmp_path, [ROW]),
+        redis_url=redis_url,
+        limit=1,
+        model=lambda: ModelMemoryBuilder(client_for(fake_openai, role="memory_builder")),
+        quiet=True,
+    )
+    model = result["systems"]["model"]
+    assert len(model["failed"]) == 1 and model["all"]["all"]["answered"] == 0.0
 
 
 def test_a_change_the_agent_did_not_see_is_not_what_it_assumes(tmp_path: Path) -> None:

@@ -27,11 +27,17 @@ from hypothesis import strategies as st
 
 from fabula.agents.character.model import mind_prompt
 from fabula.agents.contracts import TurnPlan
+from fabula.agents.memory_builder.grounding import kept_reading
+from fabula.agents.memory_builder.request import setting_of
+from fabula.agents.memory_builder.schema import ExtractedActions
 from fabula.agents.shared.brief import brief_for
 from fabula.agents.views import author_view
 from fabula.graph.service import Fabula
+from fabula.memory.actions import Clause, StoryAction
 from fabula.memory.index.build import index_through
+from fabula.memory.ingest import build_turn
 from fabula.memory.projections import project_beliefs
+from fabula.memory.text import split_sentences
 from fabula.testing.kitchen import PACK, PEOPLE
 
 # a change, its sentence's verb and the value the reader gives it (the state it leaves)
@@ -181,3 +187,63 @@ async def test_no_character_holds_a_change_it_did_not_perceive(
             low = shown_text.lower()
             for sentence in hidden:
                 assert act_of(sentence) not in low, (name, sentence, shown_text, text)
+
+
+@settings(
+    max_examples=15,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(data=st.data())
+async def test_a_models_witnesses_give_no_one_a_change_it_did_not_perceive(
+    offline_fab: Fabula, data: st.DataObject
+) -> None:
+    """The same promise in model mode: a sloppy model reads each change Ann makes in the
+    kitchen as a state and names, at random, who saw it and who did not (anyone of the
+    cast, or a Ghost). Through the memory-builder's grounding, no one in the garden comes
+    to hold a change, and no one the model says did not see it and the text names does."""
+    away = data.draw(st.lists(st.sampled_from(PEOPLE[1:]), unique=True, max_size=2))
+    store = await offline_fab.create_story(PACK, f"mstates{next(_stories)}", opening=False)
+    moves = [f"{p} went to the garden." for p in away] + ["Ann went back to the kitchen."]
+    await offline_fab.commit_scripted(store, " ".join(moves))
+    text, actions = "", []
+    for _ in range(data.draw(st.integers(1, 3))):
+        thing = data.draw(st.sampled_from(sorted(CHANGES)))
+        verb, value = data.draw(st.sampled_from(CHANGES[thing]))
+        blind = data.draw(st.sampled_from([None, *PEOPLE[1:]]))
+        sentence = f"Ann {verb} the {thing}."
+        if blind is not None:
+            sentence = f"Unbeknownst to {blind}, Ann {verb} the {thing}."
+        start = len(text) + bool(text)
+        text = f"{text} {sentence}".strip()
+        names = st.lists(st.sampled_from([*PEOPLE, "Ghost"]), unique=True, max_size=3)
+        actions.append(
+            StoryAction(
+                kind="state",
+                start=start,
+                end=len(text),
+                clause=Clause(subject=thing, attribute="condition", value=value),
+                seen_by=tuple(data.draw(names)),
+                unseen_by=tuple(data.draw(names)),
+            )
+        )
+    entities = await store.entities()
+    setting = await setting_of(store, None, entities)
+    reply = ExtractedActions(actions=tuple(actions))
+    unread = list(split_sentences(text))
+    read = kept_reading(text, reply, entities, setting, read=[], unread=unread)
+    await store.commit(await build_turn(store, 2, text, read, as_of=None))
+    for name in PEOPLE:
+        named = name in text
+        allowed = {
+            (a.proposition.subject, a.proposition.value)
+            for a in actions
+            if name not in away and not (named and name in a.unseen_by)
+        }
+        beliefs = await project_beliefs(store, (name.lower(),))
+        held = {
+            (b.subject, b.value)
+            for b in beliefs.beliefs.values()
+            if b.attribute == "condition" and b.subject in CHANGES
+        }
+        assert held <= allowed, (name, away, text, [(a.seen_by, a.unseen_by) for a in actions])
