@@ -203,7 +203,9 @@ async def test_a_models_witnesses_give_no_one_a_change_it_did_not_perceive(
     cast, or a Ghost). Through the memory-builder's grounding, no one in the garden comes
     to hold a change, and no one the model says did not see it and the text names does."""
     away = data.draw(st.lists(st.sampled_from(PEOPLE[1:]), unique=True, max_size=2))
-    store = await offline_fab.create_story(PACK, f"mstates{next(_stories)}", opening=False)
+    store = offline_fab.store(
+        await offline_fab.create_story(PACK, f"mstates{next(_stories)}", opening=False)
+    )
     moves = [f"{p} went to the garden." for p in away] + ["Ann went back to the kitchen."]
     await offline_fab.commit_scripted(store, " ".join(moves))
     text, actions = "", []
