@@ -139,6 +139,8 @@ READERS = {
     "memory/tokens.py": "tiktoken reads TIKTOKEN_CACHE_DIR and DATA_GYM_CACHE_DIR from "
     "os.environ itself; the counter looks for a cached file where tiktoken will load it",
     "testing/cli.py": "a subprocess's environment: the test's own, plus the test Redis",
+    "testing/agent_server.py": "`langgraph dev`'s environment: the test's own, less the "
+    "stories' Redis (the server starts its own)",
     "bench/web.py": "a subprocess's environment: the benchmark's own, less the studio token",
     "bench/commands.py": "a subprocess's environment: the benchmark's own, less any model",
     "bench/town.py": "its RQ workers' environment: the benchmark's own, plus the stories' Redis",
