@@ -72,9 +72,10 @@ def attach(frames: list[Frame]) -> dict[int, list[StoryAction]]:
             # a thing changed is named by its name too, though the text said "it"
             named = frame.roots | {root(w) for s in frame.states for w in s.subject.name.split()}
             event.roots |= named
-            for j in range(k):
-                if frames[j].sentence == frame.sentence:
-                    later.setdefault(j, set()).update(named)
+            j = k - 1  # the frames before it in its own sentence (frames are in order)
+            while j >= 0 and frames[j].sentence == frame.sentence:
+                later.setdefault(j, set()).update(named)
+                j -= 1
             for who in (frame.doer, frame.holder):
                 if who is not None and who.character:
                     _add(event.seen, who.name)  # a character perceives what it does
@@ -109,7 +110,7 @@ def attach(frames: list[Frame]) -> dict[int, list[StoryAction]]:
                     )
                     for s in frame.states
                 )
-            target = _named(events, frame, later.get(k, set()))
+            target = _named(events, frame, later.get(k, set()), by_sentence.get(frame.sentence))
             if target is not None:
                 if frame.negated:
                     _add(target.unseen, holder)
@@ -158,11 +159,12 @@ def attach(frames: list[Frame]) -> dict[int, list[StoryAction]]:
     return out
 
 
-def _named(events: list[_Event], frame: Frame, after: set[str]) -> _Event | None:
+def _named(
+    events: list[_Event], frame: Frame, after: set[str], here: _Event | None
+) -> _Event | None:
     """The earlier event sharing the most roots with the perception (the later of a tie);
-    or its own sentence's event told after it, sharing roots with it ("checks the tuning
-    of her violin and it sounds in tune": ``after`` holds that event's roots)."""
-    here = next((e for e in events if e.sentence == frame.sentence), None)
+    or its own sentence's event ``here`` told after it, sharing roots with it ("checks the
+    tuning of her violin and it sounds in tune": ``after`` holds that event's roots)."""
     if here is not None and frame.roots & after:
         return here
     best: tuple[int, int] | None = None
