@@ -48,6 +48,18 @@ reader first, the model asked only about what it left), as the ``model`` column:
 whose reading the model could not give is unanswered (``null``), counted in ``failed``.
 ``limit`` keeps the first N items of each part, in the file's order (a small model on a
 CPU reads a few).
+
+Backward belief, reported beside the forward figures with no target (``"backward"`` in the
+JSON, the last rows of the table): the story and A's action (``action_aware`` for true
+belief, ``action_not_aware`` for false belief), no perception sentence, with and without
+the "A believes" sentence; read by the measured reader alone and scored as above, beside
+"always initial" and "always final". The reader does not infer a belief from an action,
+so what it answers is what A saw of the story itself. ``--answers`` holds forward items
+only, as the issue's format has them.
+
+Speed: the reader's milliseconds per 1,000 words, as wall time (it grows with the
+machine's load, since items are read concurrently) and as the CPU time of the reading
+thread (what the reader itself costs).
 """
 
 from __future__ import annotations
@@ -91,6 +103,9 @@ CONCURRENCY = 16
 MODEL_CONCURRENCY = 2  # items read by a model at once (a small server serves few)
 Condition = Literal["true_belief", "false_belief", "true_control", "false_control"]
 CONDITIONS: tuple[Condition, ...] = ("true_belief", "false_belief", "true_control", "false_control")
+# backward belief: the story and A's action, no perception sentence (no controls here)
+BACKWARD: tuple[Condition, ...] = ("true_belief", "false_belief")
+Direction = Literal["forward", "backward"]
 Part = Literal["working", "checking"]
 From = Literal["belief", "assumed"]
 
@@ -214,6 +229,7 @@ class Item:
     text: str
     final: str  # the option sentence of the final state (``belief_aware``)
     initial: str  # the option sentence of the initial state (``belief_not_aware``)
+    direction: Direction = "forward"
 
     @property
     def gold(self) -> str:
@@ -246,7 +262,7 @@ def thing_asked(final: str, initial: str) -> str:
     return " ".join(common).strip(",")
 
 
-def _row_items(path: Path, n: int, row: list[str]) -> list[Item]:
+def _row_items(path: Path, n: int, row: list[str], direction: Direction) -> list[Item]:
     if len(row) != FIELDS:
         raise malformed(path, KIND, f"row {n}", f"{len(row)} fields, not {FIELDS}")
     story, aware, not_aware = row[0], row[1], row[2]
@@ -275,8 +291,11 @@ def _row_items(path: Path, n: int, row: list[str]) -> list[Item]:
         "true_control": [*sentences[:-1], random_event, aware_random],
         "false_control": [*sentences[:-1], random_event, not_aware_random],
     }
+    if direction == "backward":
+        # A's action tells what A believes; nothing says what A perceived
+        texts = {"true_belief": [*sentences, row[3]], "false_belief": [*sentences, row[4]]}
     out = []
-    for condition in CONDITIONS:
+    for condition in CONDITIONS if direction == "forward" else BACKWARD:
         for init in (0, 1):
             kept = [s for s in texts[condition] if init or s not in believes]
             out.append(
@@ -290,20 +309,23 @@ def _row_items(path: Path, n: int, row: list[str]) -> list[Item]:
                     text=" ".join(s.strip() for s in kept),
                     final=final,
                     initial=initial,
+                    direction=direction,
                 )
             )
     return out
 
 
-def load_bigtom(path: str | Path) -> list[Item]:
-    """Every item of a BigToM file (8 a row). Raises :class:`~fabula.errors.InvalidInput`
-    naming the row, its key and the field of a malformed row."""
+def load_bigtom(path: str | Path, direction: Direction = "forward") -> list[Item]:
+    """Every item of a BigToM file: forward belief (8 a row), or backward belief (4 a
+    row: true and false belief, each with and without the "A believes" sentence). Raises
+    :class:`~fabula.errors.InvalidInput` naming the row, its key and the field of a
+    malformed row."""
     path = Path(path)
     text = read_text(path, KIND)
     items: list[Item] = []
     for n, row in enumerate(csv.reader(text.splitlines(), delimiter=";"), start=1):
         if row:
-            items.extend(_row_items(path, n, row))
+            items.extend(_row_items(path, n, row, direction))
     if not items:
         raise malformed(path, KIND, "", "no rows")
     return items
@@ -508,21 +530,34 @@ async def run_model(
     return list(done), failed, round(time.perf_counter() - began, 3)
 
 
+@dataclass(frozen=True)
+class Speed:
+    """A reader's milliseconds per 1,000 words read: wall time and CPU time."""
+
+    wall: float
+    cpu: float
+
+
 async def run_reader(
     client: aredis.Redis, name: str, reader: Reader, items: Sequence[Item]
-) -> tuple[list[Answer], float]:
-    """Every item read by ``reader``, concurrently; and the reader's ms per 1,000 words."""
-    spent = [0.0]
+) -> tuple[list[Answer], Speed]:
+    """Every item read by ``reader``, concurrently; and the reader's ms per 1,000 words:
+    wall time (what a caller waits, which grows with the machine's load) and CPU time
+    (this thread's, what the reader itself costs)."""
+    spent = [0.0, 0.0]
     count = [0]
 
     def timed(text: str, entities: Mapping[str, Any]) -> Any:
-        began = time.perf_counter()
+        began, cpu = time.perf_counter(), time.thread_time()
         try:
             return reader(text, entities)
         finally:
             spent[0] += time.perf_counter() - began
+            spent[1] += time.thread_time() - cpu
             count[0] += len(text.split())
 
+    if items:  # its data loaded once, before the timing (a cost of the process, not the text)
+        reader(items[0].text, {})
     gate = asyncio.Semaphore(CONCURRENCY)
     tag = run_id()
 
@@ -532,8 +567,8 @@ async def run_reader(
             return await run_item(client, story, item, OfflineMemoryBuilder(timed))
 
     done = await asyncio.gather(*(one(k, item) for k, item in enumerate(items)))
-    ms = round(spent[0] * 1_000_000 / count[0], 3) if count[0] else 0.0
-    return list(done), ms
+    per = 1_000_000 / count[0] if count[0] else 0.0
+    return list(done), Speed(round(spent[0] * per, 3), round(spent[1] * per, 3))
 
 
 # --- scoring ----------------------------------------------------------------------------
@@ -618,13 +653,15 @@ async def run_bigtom(
     model's column; print a table, write the JSON and the measured reader's answers if
     asked; return the JSON."""
     items = limited(load_bigtom(path), limit)
+    back = limited(load_bigtom(path, "backward"), limit)
     answers: dict[str, list[Answer]] = {}
-    speed: dict[str, float] = {}
+    speed: dict[str, Speed] = {}
     failed: list[str] = []
     seconds = 0.0
     async with bench_redis(redis_url) as client:
         for name, fn in READERS.items():
             answers[name], speed[name] = await run_reader(client, name, fn, items)
+        backward, _ = await run_reader(client, f"{reader}-back", READERS[reader], back)
         if model is not None:
             answers["model"], failed, seconds = await run_model(client, model(), items)
     answers.update(baselines(items, answers[reader]))
@@ -640,10 +677,18 @@ async def run_bigtom(
     for name in (reader, *(n for n in answers if n != reader)):
         entry = figures(items, answers[name])
         if name in speed:
-            entry["reader_ms_per_1000_words"] = speed[name]
+            entry["reader_ms_per_1000_words"] = speed[name].wall
+            entry["reader_cpu_ms_per_1000_words"] = speed[name].cpu
         if name == "model":
             entry |= {"failed": failed, "seconds": seconds}
         result["systems"][name] = entry
+    # backward belief, reported beside (no target): the measured reader and two constants
+    result["backward"] = {
+        "items": len(back),
+        reader: figures(back, backward),
+        "always_initial": figures(back, [Answer(i.initial, "assumed", None) for i in back]),
+        "always_final": figures(back, [Answer(i.final, "assumed", None) for i in back]),
+    }
     if not quiet:
         show(result)
     write_json(json_out, result)
@@ -685,6 +730,21 @@ def show(result: dict[str, Any]) -> None:
     rows.append(
         ["ms/1k words", *(str(systems[n].get("reader_ms_per_1000_words", "-")) for n in names)]
     )
+    rows.append(
+        [
+            "CPU ms/1k words",
+            *(str(systems[n].get("reader_cpu_ms_per_1000_words", "-")) for n in names),
+        ]
+    )
+    back = result["backward"]
+    for cond in BACKWARD:
+        cells = []
+        for n in names:
+            fig = back.get(n, {})
+            w = fig.get("working", {}).get(cond, {}).get("accuracy") if fig else None
+            c = fig.get("checking", {}).get(cond, {}).get("accuracy") if fig else None
+            cells.append("-" if w is None or c is None else f"{w:.3f}/{c:.3f}")
+        rows.append([f"backward {_SHORT[cond]} acc", *cells])
     parts = result["parts"]
     title = (
         f"BigToM: {result['rows']} rows ({parts['working']} working / {parts['checking']} "

@@ -70,6 +70,25 @@ def test_a_row_is_eight_conditions_keyed_by_its_story(tmp_path: Path) -> None:
     assert items[0].thing == thing_asked("the jug is empty", "the jug is full of cider") == "jug"
 
 
+def test_backward_belief_is_the_story_and_the_agents_action(tmp_path: Path) -> None:
+    items = load_bigtom(write(tmp_path, [ROW]), "backward")
+    assert [(i.condition, i.init) for i in items] == [
+        ("true_belief", 0),
+        ("true_belief", 1),
+        ("false_belief", 0),
+        ("false_belief", 1),
+    ]
+    assert {i.direction for i in items} == {"backward"}
+    seen, unseen = items[1], items[3]
+    assert seen.text.endswith(
+        "knocks the jug over, and the cider spills out, leaving the "
+        "jug empty. Tove refills the jug."
+    )
+    assert unseen.text.endswith("Tove carries the jug to the fair.")
+    assert "sees" not in seen.text and "does not see" not in unseen.text
+    assert seen.gold == seen.final and unseen.gold == unseen.initial
+
+
 def test_a_value_maps_to_the_option_whose_own_words_it_shares(tmp_path: Path) -> None:
     item = load_bigtom(write(tmp_path, [ROW]))[0]
     assert option_of("jug empty", item) == item.final
@@ -100,6 +119,13 @@ async def test_the_run_answers_from_the_agents_mind(redis_url: str, tmp_path: Pa
     assert unseen["answer"] == "Tove believes the jug is full of cider."
     assert unseen["world"] == "Tove believes the jug is empty."
     assert set(result["systems"]) >= {"phased", "prose", "always_initial", "w_alone"}
+    assert result["systems"]["phased"]["reader_cpu_ms_per_1000_words"] > 0
+    back = result["backward"]
+    assert back["items"] == 4 and set(back) >= {"phased", "always_initial", "always_final"}
+    part = part_of(row_key(STORY))
+    assert back["always_final"][part]["true_belief"]["accuracy"] == 1.0
+    assert back["always_final"][part]["false_belief"]["accuracy"] == 0.0
+    assert back["phased"][part]["all"]["n"] == 4
 
 
 async def test_the_model_reads_in_the_same_run_a_few_items_a_part(
