@@ -84,7 +84,14 @@ from fabula.agents.reading.phases import read_story
 from fabula.agents.reading.phases.lexicon import root, verb
 from fabula.agents.reading.prose import read_prose
 from fabula.agents.roles import MemoryBuilderRole
-from fabula.bench.common import bench_redis, commit_path, create_story, run_id, write_answers
+from fabula.bench.common import (
+    bench_redis,
+    commit_path,
+    create_story,
+    part_of,
+    run_id,
+    write_answers,
+)
 from fabula.bench.data import malformed, read_text
 from fabula.bench.report import print_table, write_json
 from fabula.errors import ModelError
@@ -207,13 +214,6 @@ def words(text: str) -> frozenset[str]:
 def row_key(story: str) -> str:
     """A row's key: the first 12 hex of the SHA-256 of its story field."""
     return hashlib.sha256(story.encode("utf-8")).hexdigest()[:12]
-
-
-def part_of(key: str) -> Part:
-    """The part a key falls in, by the SHA-256 of the key: a third checking, two thirds
-    working."""
-    digest = hashlib.sha256(key.encode("ascii")).hexdigest()
-    return "checking" if int(digest[:8], 16) % 3 == 0 else "working"
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import hashlib
 import json
 import secrets
 import shutil
@@ -30,7 +31,7 @@ from collections.abc import (
 )
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import redis
 import redis.asyncio as aredis
@@ -68,6 +69,14 @@ class Scored:
     @property
     def baseline_correct(self) -> bool:
         return self.baseline == self.gold
+
+
+def part_of(key: str) -> Literal["working", "checking"]:
+    """The part of a public dataset a key falls in, by the SHA-256 of the key: a third
+    ``checking`` (the first 8 hex, as a number, divisible by 3), two thirds ``working``.
+    Rules are tuned on the working part only; both are reported."""
+    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()
+    return "checking" if int(digest[:8], 16) % 3 == 0 else "working"
 
 
 def rate(hits: Iterable[bool]) -> float:

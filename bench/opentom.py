@@ -39,6 +39,9 @@ location scored as the initial or the new container), by perspective (mover, obs
 narrator), the answered share and the reader's time per 1,000 words, for the chosen reader
 and, in the same run, the majority answer, "nothing read" (as if the entity never moved),
 the controlled-English reader, the prose reader and, with a model, the model memory-builder.
+Each system's figures are also given per part (``"parts"``: ``working`` and ``checking``,
+split by the SHA-256 of the story's key, :func:`~fabula.bench.common.part_of`): rules are
+tuned on the working part only, and both are reported.
 """
 
 from __future__ import annotations
@@ -58,7 +61,14 @@ from fabula.agents.memory_builder.offline import OfflineMemoryBuilder, Reader, r
 from fabula.agents.reading.phases import read_story
 from fabula.agents.reading.prose import read_prose
 from fabula.agents.roles import MemoryBuilderRole
-from fabula.bench.common import bench_redis, commit_path, create_story, run_id, write_answers
+from fabula.bench.common import (
+    bench_redis,
+    commit_path,
+    create_story,
+    part_of,
+    run_id,
+    write_answers,
+)
 from fabula.bench.data import malformed, read_json
 from fabula.bench.report import print_table, write_json
 from fabula.errors import ModelError, NotFound
@@ -711,6 +721,10 @@ async def run_opentom(
     for name in (reader, *(n for n in labelled if n != reader)):
         rows = [Row(q, g, a) for (_, q), g, a in zip(questions, gold, labelled[name], strict=True)]
         entry = figures(rows)
+        entry["parts"] = {
+            part: figures([r for r in rows if part_of(r.question.key) == part])
+            for part in ("working", "checking")
+        }
         if name in clocks:
             entry["reader_ms_per_1000_words"] = clocks[name].per_1000_words_ms()
             entry["words"] = clocks[name].words
@@ -760,6 +774,16 @@ def show(result: dict[str, Any]) -> None:
         f"macro-F1/accuracy (reader {result['reader']}, turns {result['turns']})"
     )
     print_table(title, ["group", *names], rows)
+    parts = first["parts"]
+    print_table(
+        f"OpenToM, reader {result['reader']}: working / checking (by the story key's hash)",
+        ["group", "working", "checking"],
+        [
+            [_short(g), cell(parts["working"]["groups"][g]), cell(parts["checking"]["groups"][g])]
+            for g in first["groups"]
+            if g in parts["working"]["groups"] and g in parts["checking"]["groups"]
+        ],
+    )
 
 
 def model_system(client_factory: Callable[[], Any]) -> System:

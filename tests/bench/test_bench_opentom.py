@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from fabula.bench.common import part_of
 from fabula.bench.opentom import (
     OtStory,
     load_opentom,
@@ -313,6 +314,11 @@ async def test_end_to_end_answers_from_memory(redis_url: str, tmp_path: Path) ->
     )
     assert ours["by_perspective"]["narrator"]["accuracy"] == round(4 / 6, 4)
     assert ours["reader_ms_per_1000_words"] > 0 and ours["failed_stories"] == []
+    parts = ours["parts"]
+    counted = {p: parts[p]["all"]["n"] for p in ("working", "checking")}
+    assert counted == {
+        p: 18 * sum(part_of(k) == p for k in STORIES) for p in ("working", "checking")
+    }
     nothing = result["systems"]["nothing_read"]
     assert nothing["groups"]["location_cg_fo"]["accuracy"] == round(2 / 6, 4)
     assert nothing["all"]["answered"] == 1.0
