@@ -36,7 +36,9 @@ never guessed:
 
 Scores: macro-F1 (over the group's label set) and accuracy per question group (a fine
 location scored as the initial or the new container), by perspective (mover, observer,
-narrator), the answered share and the reader's time per 1,000 words, for the chosen reader
+narrator), the answered share, the share answered by assumption (``assumed``: the holder
+perceived nothing about the entity, so to it nothing changed; ``right_assumed``: those
+right) and the reader's time per 1,000 words, for the chosen reader
 and, in the same run, the majority answer, "nothing read" (as if the entity never moved),
 the controlled-English reader, the prose reader and, with a model, the model memory-builder.
 Each system's figures are also given per part (``"parts"``: ``working`` and ``checking``,
@@ -548,8 +550,9 @@ async def run_story(
     builder: MemoryBuilderRole,
     mode: TurnMode,
     clock: Clock | None = None,
-) -> list[str | None]:
-    """``story`` read by ``builder`` and its questions answered from memory (``clock``: the
+) -> list[Answered]:
+    """``story`` read by ``builder`` and its questions answered from memory, each with
+    whether it was assumed (its chain held nothing about the entity) (``clock``: the
     commits are timed here)."""
     store = await create_story(
         client, story_id, OPENTOM_RULES, world="opentom", title=story.key, setup=setup_delta(story)
@@ -563,14 +566,19 @@ async def run_story(
                 clock.seconds += time.perf_counter() - begun
                 clock.words += len(text.split())
         minds = await read_minds(store, story)
-        return [answer_question(minds, q) for q in story.questions]
+        out: list[Answered] = []
+        for q in story.questions:
+            got = answer_question(minds, q)
+            chain = tuple(minds.ids[c] for c in q.chain)
+            out.append((got, got is not None and chain in minds.assumed))
+        return out
     finally:
         await store.delete()
 
 
 async def run_system(
     client: aredis.Redis, system: System, stories: Sequence[OtStory], mode: TurnMode
-) -> tuple[list[str | None], Clock, float]:
+) -> tuple[list[Answered], Clock, float]:
     """Every story read by ``system``, concurrently: the answers in question order."""
     clock = Clock()
     builder = system.make(clock)
@@ -578,7 +586,7 @@ async def run_system(
     gate = asyncio.Semaphore(CONCURRENCY)
     started = time.perf_counter()
 
-    async def one(k: int, story: OtStory) -> list[str | None]:
+    async def one(k: int, story: OtStory) -> list[Answered]:
         async with gate:
             story_id = f"opentom-{system.name}-{tag}-{k}"
             try:
@@ -587,7 +595,7 @@ async def run_system(
                 )
             except ModelError:
                 clock.failed.append(story.key)
-                return [None] * len(story.questions)
+                return [(None, False)] * len(story.questions)
 
     done = await asyncio.gather(*(one(k, s) for k, s in enumerate(stories)))
     return [a for batch in done for a in batch], clock, round(time.perf_counter() - started, 3)
@@ -612,11 +620,16 @@ def macro_f1(pairs: Iterable[tuple[str | None, str | None]], labels: Sequence[st
     return round(total / len(labels), 4)
 
 
+# an answer, and whether it was assumed rather than read from a mind
+Answered = tuple[str | None, bool]
+
+
 @dataclass(frozen=True)
 class Row:
     question: OtQuestion
     gold: str | None  # labels (a fine location as initial / new)
     answer: str | None
+    assumed: bool = False  # answered by assumption: the chain held nothing about the entity
 
 
 def _labels(rows: Sequence[Row]) -> tuple[str, ...]:
@@ -629,6 +642,12 @@ def _cell(rows: Sequence[Row], f1: bool = True) -> dict[str, Any]:
         "n": len(rows),
         "accuracy": round(sum(r.answer == r.gold for r in rows) / len(rows), 4) if rows else 0.0,
         "answered": round(sum(r.answer is not None for r in rows) / len(rows), 4) if rows else 0.0,
+        "assumed": round(sum(r.assumed for r in rows) / len(rows), 4) if rows else 0.0,
+        "right_assumed": (
+            round(sum(r.assumed and r.answer == r.gold for r in rows) / len(rows), 4)
+            if rows
+            else 0.0
+        ),
     }
     if f1:
         out["macro_f1"] = macro_f1(((r.gold, r.answer) for r in rows), _labels(rows))
@@ -695,6 +714,7 @@ async def run_opentom(
     if model is not None:
         systems.append(model)
     answers: dict[str, list[str | None]] = {}
+    assumed: dict[str, list[bool]] = {}
     clocks: dict[str, Clock] = {}
     seconds: dict[str, float] = {}
     async with bench_redis(redis_url) as client:
@@ -702,7 +722,8 @@ async def run_opentom(
             got, clocks[system.name], seconds[system.name] = await run_system(
                 client, system, stories, mode
             )
-            answers[system.name] = got
+            answers[system.name] = [a for a, _ in got]
+            assumed[system.name] = [flag for _, flag in got]
     labelled = {
         name: [s.label(q, a) for (s, q), a in zip(questions, got, strict=True)]
         for name, got in answers.items()
@@ -719,7 +740,11 @@ async def run_opentom(
         "systems": {},
     }
     for name in (reader, *(n for n in labelled if n != reader)):
-        rows = [Row(q, g, a) for (_, q), g, a in zip(questions, gold, labelled[name], strict=True)]
+        flags = assumed.get(name, [False] * len(questions))
+        rows = [
+            Row(q, g, a, f)
+            for (_, q), g, a, f in zip(questions, gold, labelled[name], flags, strict=True)
+        ]
         entry = figures(rows)
         entry["parts"] = {
             part: figures([r for r in rows if part_of(r.question.key) == part])
@@ -766,6 +791,7 @@ def show(result: dict[str, Any]) -> None:
     ]
     rows.append(["all acc"] + [f"{systems[n]['all']['accuracy']:.3f}" for n in names])
     rows.append(["answered"] + [f"{systems[n]['all']['answered']:.3f}" for n in names])
+    rows.append(["assumed"] + [f"{systems[n]['all']['assumed']:.3f}" for n in names])
     rows.append(
         ["ms/1k words"] + [str(systems[n].get("reader_ms_per_1000_words", "-")) for n in names]
     )

@@ -314,6 +314,7 @@ async def test_end_to_end_answers_from_memory(redis_url: str, tmp_path: Path) ->
     )
     assert ours["by_perspective"]["narrator"]["accuracy"] == round(4 / 6, 4)
     assert ours["reader_ms_per_1000_words"] > 0 and ours["failed_stories"] == []
+    assert ours["all"]["assumed"] == 0.0  # c3's chains hold nothing, and nothing is answered
     parts = ours["parts"]
     counted = {p: parts[p]["all"]["n"] for p in ("working", "checking")}
     assert counted == {
@@ -400,3 +401,13 @@ async def test_a_character_that_perceived_nothing_knows_of_no_change(
     got = await _answers(tmp_path, redis_url, "e5", story)
     assert got[1] == "Yes" and got[7] == "the crate"  # Owen: no change he knows of
     assert got[0] == "No" and got[6] == "Nora's box"  # Nora saw it all
+    result = await run_opentom(
+        write(tmp_path, {"e5": story}), redis_url=redis_url, reader="controlled", quiet=True
+    )
+    ours = result["systems"]["controlled"]
+    # Owen's first-order answers (and the chains about him) are assumed, Nora's are read
+    assert ours["by_perspective"]["observer"]["assumed"] > 0
+    assert (
+        ours["by_perspective"]["mover"]["assumed"] < ours["by_perspective"]["observer"]["assumed"]
+    )
+    assert ours["all"]["right_assumed"] <= ours["all"]["assumed"] < 1.0
