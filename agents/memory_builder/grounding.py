@@ -17,6 +17,7 @@ from fabula.agents.memory_builder import readings
 from fabula.agents.memory_builder.referents import Referents, words
 from fabula.agents.memory_builder.request import Setting
 from fabula.agents.memory_builder.schema import ExtractedActions
+from fabula.agents.reading.phases.values import normal_value
 from fabula.logs import get_logger
 from fabula.memory.actions import REQUIRED_FIELDS, StoryAction
 from fabula.memory.records import Entity
@@ -58,8 +59,22 @@ def kept_reading(
     kept = _only_unread(text, reply.actions, read, unread, referents)
     grounded = [g for a in kept if (g := _grounded(text, a, referents)) is not None]
     there = _Presence(entities, setting)
-    witnessed = [_witnessed(text, a, referents, there) for a in grounded]
+    witnessed = [_as_read(_witnessed(text, a, referents, there)) for a in grounded]
     return with_narration(text, _merged(read, witnessed))
+
+
+def _as_read(action: StoryAction) -> StoryAction:
+    """A model's condition in the words the reader gives one, so that a change told in
+    any tense is one value: "has wilted", "wilts" → ``wilted``
+    (:func:`~fabula.agents.reading.phases.values.normal_value`). Contents and places are
+    names, kept as told ("milk" is no change)."""
+    clause = action.clause
+    if action.kind != "state" or clause is None or clause.attribute != "condition":
+        return action
+    value = normal_value(clause.value)
+    if not value or value == clause.value:
+        return action
+    return action.model_copy(update={"clause": clause.model_copy(update={"value": value})})
 
 
 def _only_unread(

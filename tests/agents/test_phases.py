@@ -391,3 +391,15 @@ def test_a_thing_put_in_a_part_of_a_place_or_in_ones_own_hold() -> None:
     assert [(s.attribute, s.value) for s in frames[0].states] == [("location", "center of table")]
     frames, _ = read_frames("Tam tucked the kettle under her arm.", CAST)
     assert [s.attribute for s in frames[0].states] != ["location"]
+
+
+def test_a_value_written_elsewhere_is_given_as_the_reader_gives_one() -> None:
+    """A model's or a person's value: lower case, the auxiliary left out, a verb as the
+    state it leaves; an adjective, a possession and contents stay."""
+    from fabula.agents.reading.phases.values import normal_value
+
+    assert {normal_value(v) for v in ("Has wilted", "wilts", "is wilting", "wilted")} == {"wilted"}
+    assert normal_value("was broken") == "broken"
+    assert normal_value("is empty") == "empty"
+    assert normal_value("has a crack") == "has a crack"
+    assert normal_value("in tune") == "in tune"

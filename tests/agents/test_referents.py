@@ -197,3 +197,24 @@ class TestWitnesses:
         assert not [h for h in held if h[0] == ("zed",)]
         (finding,) = readings
         assert "Zed saw this; not named in the text" in finding.message
+
+    async def test_a_models_change_in_any_tense_is_one_value(
+        self, fab: Fabula, fake_openai: FakeOpenAI, settings: Settings
+    ) -> None:
+        """A model's condition is given as the state it leaves, as the reader gives one:
+        "has tarnished", "tarnishes" and "is tarnishing" are all ``tarnished``; a condition
+        that is no verb form, and contents, stay as told."""
+        text = "Left in the damp hallway, the brass key tarnished over the winter."
+        store = fab.store(STORY)
+        told = {
+            "has tarnished": "tarnished",
+            "tarnishes": "tarnished",
+            "Is tarnishing": "tarnished",
+            "dull": "dull",
+            "has a crack": "has a crack",
+        }
+        for value, expected in told.items():
+            clause = {"subject": "brass key", "attribute": "condition", "value": value}
+            reply(fake_openai, action("state", 0, len(text), clause=clause))
+            delta = await builder(settings).build(store, 4, text)
+            assert [(s.attribute, s.value) for s in delta.states] == [("condition", expected)]

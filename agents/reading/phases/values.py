@@ -53,6 +53,26 @@ def value_of(tokens: Sequence[Token], verbal: bool = False) -> str:
     return " ".join(words)
 
 
+def normal_value(value: str) -> str:
+    """A value someone else wrote (a model's reading), as this reader gives values: lower
+    case, an auxiliary or copula before a verb left out, and a verb given as the state it
+    leaves ("Has wilted", "wilts", "is wilting" → ``wilted``; "cracked" and "in tune" stay
+    as they are)."""
+    words = value.lower().split()
+    k = 0
+    while k + 1 < len(words) and (words[k] in lx.AUXILIARIES or words[k] in lx.COPULAS):
+        k += 1
+    if k and lx.verb(words[k]) is None:
+        k = 0  # "is broken" stays whole where "broken" is no verb form; "has a crack" too
+    words = words[k:]
+    if not words or words[0] in lx.AUXILIARIES or words[0] in lx.COPULAS:
+        return " ".join(words)  # "has a crack": a possession, not a change
+    if (found := lx.verb(words[0])) and not lx.is_adjective(words[0]):
+        w = words[0]
+        words[0] = w if w.endswith(("ed", "en")) else lx.participle(found.lemma)
+    return " ".join(words)
+
+
 def attributive(np: Sequence[Token]) -> tuple[list[Token], list[Token]]:
     """A noun phrase's adjectives before its noun, and the rest ("a carefully raked sand
     pattern" → "carefully raked", "sand pattern"): an adverb of manner before its
