@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 
 from fabula.agents.reading import unseen
 from fabula.agents.reading.extract import parse_sentence
-from fabula.agents.reading.verbs import PARTICLES, longest_phrase, verb_classes
+from fabula.agents.reading.verbs import PARTICLES, longest_from, longest_phrase, verb_classes
 from fabula.limits import Limits
 from fabula.memory.actions import Clause, StoryAction
 from fabula.memory.index.general import general_table
@@ -565,6 +565,14 @@ def _follow(state: _State, action: StoryAction, entities: Mapping[str, Entity]) 
         state.located.add(slug(action.clause.subject))
 
 
+def _tok(m: re.Match[str]) -> _Tok:
+    """A word of a clause: its text, its lower case (a curly apostrophe made straight), its
+    span, and whether it is a possessive ("Ann's")."""
+    word = m.group()
+    low = word.lower().replace("’", "'")
+    return _Tok(word, low, m.start(), m.end(), low.endswith("'s"))
+
+
 class _Sentence:
     """One prose sentence's reading."""
 
@@ -577,16 +585,7 @@ class _Sentence:
         self.end = start + len(text)
         self.lex = lexicon
         self.state = state
-        self.toks = [
-            _Tok(
-                m.group(),
-                m.group().lower().replace("’", "'"),
-                m.start(),
-                m.end(),
-                m.group().lower().replace("’", "'").endswith("'s"),
-            )
-            for m in _WORD.finditer(text)
-        ]
+        self.toks = [_tok(m) for m in _WORD.finditer(text)]
         self.mentions: list[_Mention] = []
         # each character's mentions so far, in order: (last token, place among the ids)
         self.named_at: dict[str, list[tuple[int, int]]] = {}
@@ -946,7 +945,7 @@ class _Sentence:
                 i += 1
                 continue
             found = None
-            for n in range(min(span, len(toks) - i), 0, -1):
+            for n in range(min(span, len(toks) - i, longest_from(spelled[i])), 0, -1):
                 hit = verb_classes(" ".join(spelled[i : i + n]))
                 if hit is not None:
                     found = (n, hit)

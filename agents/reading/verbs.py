@@ -39,6 +39,24 @@ def longest_phrase() -> int:
     return max(form.count(" ") + 1 for form in _table())
 
 
+@functools.cache
+def _spans() -> dict[str, int]:
+    """The most words a form beginning with each first word has (for a phrase's first
+    word; a single word's is 1)."""
+    out: dict[str, int] = {}
+    for form in _table():
+        words = form.split(" ")
+        first = words[0].lower()
+        out[first] = max(out.get(first, 0), len(words))
+    return out
+
+
+def longest_from(word: str) -> int:
+    """The most words a form in the table that begins with ``word`` (lower case) has; 0
+    for a word that begins none."""
+    return _spans().get(word, 0)
+
+
 def verb_classes(form: str) -> tuple[tuple[VerbClass, ...], str] | None:
     """``form``'s classes (likeliest first) and lemma; None for a form no class holds."""
     return _table().get(form.lower())

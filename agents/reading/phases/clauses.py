@@ -50,6 +50,9 @@ def split_clauses(segment: Sequence[Token]) -> list[tuple[Token, ...]]:
     ("rubbed his eyes and sighed"), never the first one's value."""
     out: list[list[Token]] = [[]]
     for k, t in enumerate(segment):
+        if t.lower not in ("and", "but"):
+            out[-1].append(t)
+            continue
         j = k + 1  # past adverbs: "and accidentally tears the nets"
         while t.lower in ("and", "but") and j + 1 < len(segment) and _adverb(segment[j].lower):
             j += 1

@@ -74,7 +74,7 @@ def sentences(text: str) -> list[Sentence]:
         tokens = tuple(
             Token(t.group(), start + t.start(), start + t.end())
             for t in _TOKEN.finditer(text[start:end])
-            if not asked and not _inside(start + t.start(), speech)
+            if not asked and not (speech and _inside(start + t.start(), speech))
         )
         if tokens:
             out.append(Sentence(start, end, tokens))
