@@ -65,6 +65,10 @@ _DETERMINERS = frozenset(
     {"the", "a", "an", "his", "her", "their", "its", "my", "your", "our", "this", "that"}
     | {"these", "those", "some", "any", "every", "each", "no", "one's", "own", "of", "to"}
 )
+# a determiner before a noun ("the place", "a somewhat devious move"), and one that opens
+# a noun phrase the reader cuts ("the box", not "to the box" or "of it")
+_NOUN_DETERMINERS = _DETERMINERS - {"to", "that", "her", "of", "no"}
+_PHRASE_DETERMINERS = _DETERMINERS - {"to", "of", "own"}
 _DEFINITE = frozenset({"the", "this", "that", "these", "those", "his", "her", "their", "its"})
 _POSSESSIVES = {"his": "he", "her": "she", "their": "they", "its": "it"}
 _SUBJECTS = {"he": "he", "she": "she", "they": "they"}
@@ -1011,7 +1015,7 @@ class _Sentence:
             tok = self.toks[j]
             if (j in self.by_token and not tok.possessive) or tok.low in _SUBJECTS:
                 return False
-            if tok.possessive or tok.low in _DETERMINERS - {"to", "that", "her", "of", "no"}:
+            if tok.possessive or tok.low in _NOUN_DETERMINERS:
                 return True
             if not tok.low.isalpha() or tok.low in ("and", "or", "but"):
                 return False
@@ -1273,7 +1277,7 @@ class _Sentence:
             cls == "go"
             and box is not None
             and box.first == lo + 1
-            and self.toks[lo].low in (_DETERMINERS - {"to", "of", "own"})
+            and self.toks[lo].low in _PHRASE_DETERMINERS
         ):
             return False  # "moved the crate to ...": a thing moved, not its mover
         if box is not None and cls == "go" and self._is_container(box.ids[0]) and len(who) == 1:
@@ -1340,7 +1344,7 @@ class _Sentence:
     def _thing_object(self, lo: int, hi: int) -> bool:
         """Whether a noun phrase that names no place or character follows the verb as its
         object ("leaving a sense of calm", not "leaving the garden" or "leaving Bo")."""
-        if lo >= hi or self.toks[lo].low not in _DETERMINERS - {"to", "of", "own"}:
+        if lo >= hi or self.toks[lo].low not in _PHRASE_DETERMINERS:
             return False
         for k in range(lo, min(hi, lo + 4)):
             m = self.by_token.get(k)
