@@ -25,7 +25,7 @@ the O is <value>`` or ``A's secret is that <proposition>`` (a secret: see
     A told B that <clause>.                     (said aloud: everyone present hears it)
     A privately told B that C's secret is that <proposition>.   (a secret confided)
     A searched the C.                           (shows those present what is, and is not, in C)
-    A asked B where the O is.
+    A asked B where the O is.   A asked B where the O was.
     "...," said A.   "...," A said.   A said, "...".   (an utterance; a claim if a clause)
     "...?" A asked B.   A said to B, "...".     (said to B)
     A asked B about .... A asked B what (who, why, whether, ...) ....   (a question to B)
@@ -133,7 +133,13 @@ def _forms(cast: tuple[str, ...] = ()) -> list[tuple[ActionKind, re.Pattern[str]
         ("claim", _rx(rf"(?P<name>{name}) publicly claimed that (?P<clause>.+?)")),
         ("inform", _rx(rf"(?P<name>{name}) told (?P<listener>{name}) that (?P<clause>.+?)")),
         ("search", _rx(rf"(?P<name>{name}) searched the (?P<target>{_NP})")),
-        ("ask", _rx(rf"(?P<name>{name}) asked (?P<listener>{name}) where the (?P<obj>{_NP}) is")),
+        (
+            "ask",
+            _rx(
+                rf"(?P<name>{name}) asked (?P<listener>{name}) where the (?P<obj>{_NP}) "
+                r"(?:is|was)"
+            ),
+        ),
         (
             "feel",
             _rx(rf"(?P<name>{name}) (?P<verb>likes|loves|hates|dislikes) the (?P<obj>{_NP})"),

@@ -36,7 +36,7 @@ from fabula.worlds.goals import Goal, natural_goal, parse_goal
 # a name as the story writes it: capitalised words, joined by a space or an interpunct
 _NAME = r"[A-Z][\w'-]*(?:[ ·][A-Z][\w'-]*)*"
 ASK = re.compile(
-    rf"^(?P<asker>{_NAME}) asked (?P<listener>{_NAME}) where the (?P<obj>.+?) is[.?]?$"
+    rf"^(?P<asker>{_NAME}) asked (?P<listener>{_NAME}) where the (?P<obj>.+?) (?:is|was)[.?]?$"
 )
 REFUSAL = "I am keeping the"
 SECRET_QUESTION = "What are you hiding"

@@ -68,7 +68,7 @@ def realise(view: AuthorView, character: str, action: Action) -> str:
     if k == "give" and action.object and action.listener:
         return f"{a} gave {_the(view, action.object)} to {view.name(action.listener)}."
     if k == "ask" and action.listener and action.about:
-        return f"{a} asked {view.name(action.listener)} where {_the(view, action.about)} is."
+        return f"{a} asked {view.name(action.listener)} where {_the(view, action.about)} was."
     if k == "tell" and action.listener and action.about and action.claim:
         if is_secret(action.attribute):
             # a secret is confided: nobody but the listener hears it

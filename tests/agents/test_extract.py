@@ -150,6 +150,7 @@ class TestSentenceForms:
             words,
         )
         assert parse_sentence("Ann asked Leo where the key is.").kind == "ask"
+        assert parse_sentence("Ann asked Leo where the key was.").obj == "key"  # as told
         assert parse_sentence("Ann asked Leo to stay.").kind == "narration"
 
 

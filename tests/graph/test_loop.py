@@ -76,7 +76,7 @@ class TestDemoStory:
             took = next(t for t in texts if "Leo took the brass key" in texts[t])
             assert leo[took - 1] == "hollow_book" and took > learned
             assert world[head] == "leo"
-            asked = next(t for t in texts if "Leo asked Mara where the brass key is" in texts[t])
+            asked = next(t for t in texts if "Leo asked Mara where the brass key was" in texts[t])
             kept = next(
                 t for t in texts if '"I do not know where the brass key is," said Mara' in texts[t]
             )
