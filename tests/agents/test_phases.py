@@ -403,3 +403,25 @@ def test_a_value_written_elsewhere_is_given_as_the_reader_gives_one() -> None:
     assert normal_value("is empty") == "empty"
     assert normal_value("has a crack") == "has a crack"
     assert normal_value("in tune") == "in tune"
+
+
+def test_a_result_said_of_a_noun_phrase_is_that_things_state() -> None:
+    """ "left the cookies cold": the object's phrase runs on into its state, which is cut
+    after the noun (an adjective, a compound one, "devoid of"); an owner's or an "of"
+    phrase's adjective stays in the phrase, and a phrase with no determiner is not cut."""
+    from fabula.agents.reading.phases import read_states
+
+    def states(text: str) -> list[tuple[str, str]]:
+        return [(a.clause.subject, a.clause.value) for a in read_states(text, {}) if a.clause]
+
+    assert states("The frost left the apples soft.") == [("apples", "soft")]
+    assert states("The outage stopped the fan, leaving the loaves half-baked.")[-1] == (
+        "loaves",
+        "half-baked",
+    )
+    assert states("The drought left the valley devoid of grass.") == [("valley", "devoid of grass")]
+    assert states("The gale made the old jetty unsafe.") == [("old jetty", "unsafe")]
+    assert ("outcome of ida's plan", "unknown") in states(
+        "The night ended, leaving the outcome of Ida's plan unknown."
+    )
+    assert states("They got along quite well.") == []

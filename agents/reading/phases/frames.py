@@ -20,8 +20,7 @@ follows. The verb's WordNet class (:mod:`.lexicon`) and the clause's shape give 
   ``X is/becomes P`` (a location when P is a place phrase, else a condition), ``X
   contains Y`` and "X containing Y" (contents), a verb of change, contact, consumption,
   creation or weather done to an object or undergone by the subject ("the frost damages
-  the roses", "the roses wilt": condition ``damage``, ``wilt``), and a result ("causing
-  it to wilt", "leaving the hive empty", "making them soft").
+  the roses", "the roses wilt"), and a result ("causing it to wilt", "leaving it empty").
 
 A state is a thing's: a declared entity, or a noun phrase the text treats as a thing. A
 character's own doing with no object ("Leo sighed", "is walking"), a touch on the doer's
@@ -29,9 +28,8 @@ own ("rubbed his eyes"), where a character goes (the prose reader's) and a thing
 does not track moving along ("a cold wind came off the hills": scenery) say none; a
 thing coming or going ("a fog rolls in") does. "and" + a verb is a second clause of the
 same subject ("rubbed his eyes and sighed"); "where" and "which" begin a clause of their
-own ("where the clouds are clearing", "which causes it to crack").
-
-A value is the text's words, a verb of change as its past participle (:mod:`.values`).
+own ("where the clouds are clearing", "which causes it to crack"). A value is the text's
+words, a verb of change as its past participle (:mod:`.values`).
 """
 
 from __future__ import annotations
@@ -53,7 +51,7 @@ from fabula.agents.reading.phases.clauses import has_object, past_modifiers, spl
 from fabula.agents.reading.phases.clauses import particle as _particle
 from fabula.agents.reading.phases.mentions import Mention, Resolver, phrase
 from fabula.agents.reading.phases.tokens import Sentence, Token
-from fabula.agents.reading.phases.values import attributive, content_roots, value_of
+from fabula.agents.reading.phases.values import attributive, complement_at, content_roots, value_of
 
 FrameKind = Literal["perceive", "believe", "goal", "occupied", "event"]
 # a verb's classes that change what they are done to, or what undergoes them
@@ -460,10 +458,12 @@ class ClauseReader:
         return True
 
     def _result(self, frame: Frame, tail: Sequence[Token], target: Mention | None = None) -> None:
-        """ "causing it to wilt", "leaving the hive empty", "making them soft"."""
+        """ "causing it to wilt", "leaving the hive empty", "making them soft", "leaving the
+        cookies half-baked" (where the object's phrase ran on into its state)."""
         if not tail or tail[0].lower in lx.PREPOSITIONS:
             return
         who = self.r.mention(tail)
+        who = self.r.mention(who.tokens[: complement_at(who.tokens)]) if who else None
         if who is None or who.character:
             return
         self.r.note(who, subject=False)

@@ -73,6 +73,29 @@ def normal_value(value: str) -> str:
     return " ".join(words)
 
 
+def complement_at(np: Sequence[Token]) -> int:
+    """Where a noun phrase read after a verb of causing ran on into the state it is left
+    in ("leaving *the cookies half-baked*", "left the area devoid of fish"): in a phrase
+    that opens with a determiner, the first adjective after a noun (not after "of" or an
+    owner's name: "the outcome of Cam's subtle gesture"); else the phrase's length."""
+    if not np or np[0].lower not in lx.DETERMINERS:
+        return len(np)
+    for k in range(2, len(np)):
+        before = np[k - 1].lower
+        if before in lx.DETERMINERS or _adjective(before) or before.endswith(("ly", "'s")):
+            continue
+        if before in lx.PREPOSITIONS or before in ("of", "quite", "very", "so", "too"):
+            continue
+        if _adjective(np[k].lower) and not np[k].capital:
+            return k
+    return len(np)
+
+
+def _adjective(word: str) -> bool:
+    """An adjective, or a compound whose last part is one ("half-baked", "sun-dried")."""
+    return lx.is_adjective(word) or ("-" in word and lx.is_adjective(word.rsplit("-", 1)[1]))
+
+
 def attributive(np: Sequence[Token]) -> tuple[list[Token], list[Token]]:
     """A noun phrase's adjectives before its noun, and the rest ("a carefully raked sand
     pattern" → "carefully raked", "sand pattern"): an adverb of manner before its
