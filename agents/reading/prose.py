@@ -143,7 +143,7 @@ class _Thing:
     container: bool
 
 
-@dataclass
+@dataclass(slots=True)
 class _Tok:
     text: str
     low: str

@@ -22,7 +22,7 @@ _BREAK = frozenset([",", ";", ":", "—", "–", "--"])
 _QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Token:
     """A word or a break at ``start``..``end``; ``lower`` is its lowercase form (curly
     apostrophes straightened), made once: the later phases test it many times a clause."""
