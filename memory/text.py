@@ -19,6 +19,8 @@ _CLAUSE_BREAK = re.compile(
 
 
 _LETTER = re.compile(r"[^\W\d_]")
+# a quotation mark, a line break, or an end mark before white space or the text's end
+_SENTENCE_MARK = re.compile(r'["\n]|[.!?](?=\s|\Z)')
 
 
 def normalised(text: str) -> str:
@@ -48,20 +50,18 @@ def split_sentences(text: str) -> Iterator[tuple[int, int]]:
     """
     start = 0
     in_quote = False
-    n = len(text)
-    for i, ch in enumerate(text):
+    for mark in _SENTENCE_MARK.finditer(text):  # only the characters that can end one
+        ch, i = mark.group(), mark.start()
         if ch == '"':
             in_quote = not in_quote
-        boundary = ch == "\n" or (
-            ch in ".!?" and not in_quote and (i + 1 == n or text[i + 1].isspace())
-        )
-        if boundary:
-            end = i if ch == "\n" else i + 1
-            yield from _trimmed(text, start, end)
+        elif ch == "\n":
+            yield from _trimmed(text, start, i)
             start = i + 1
-            if ch == "\n":
-                in_quote = False
-    yield from _trimmed(text, start, n)
+            in_quote = False
+        elif not in_quote:
+            yield from _trimmed(text, start, i + 1)
+            start = i + 1
+    yield from _trimmed(text, start, len(text))
 
 
 def split_clauses(text: str, start: int, end: int) -> list[tuple[int, int]]:
