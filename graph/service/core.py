@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from redis.exceptions import LockError, RedisError
 
-from fabula.agents.factory import offline_roles
 from fabula.agents.roles import Roles
 from fabula.errors import TurnConflict
 from fabula.graph.runtime import CommitObserver, Consolidator, CritiqueObserver, TurnContext
@@ -47,6 +46,7 @@ if TYPE_CHECKING:  # the checkpointer and the graph load LangGraph and langchain
     from langgraph.checkpoint.base import BaseCheckpointSaver
     from langgraph.graph.state import CompiledStateGraph
 
+    from fabula.agents.roles import ChatVoiceRole
     from fabula.graph.checkpoint import RedisCheckpointSaver
     from fabula.graph.state import TurnState
 
@@ -85,7 +85,8 @@ class Core:
         # once, when first counted with: it may hash a cached tiktoken file, or decode the
         # shipped one (most of a reading command's start)
         self._counter = LazyCounter(lambda: default_counter(settings.token_counter))
-        self.roles = roles or offline_roles()
+        if roles is not None:
+            self.roles = roles  # the cached property's value: the offline roles never made
         self._consolidate = consolidate
         self._on_commit = on_commit
         self._on_critique = on_critique
@@ -95,6 +96,21 @@ class Core:
         if checkpointer is not None:
             self.saver = checkpointer  # the cached property's value: never made here
         self._wire()
+
+    @cached_property
+    def roles(self) -> Roles:
+        """The roles, the offline engine's unless some were given: made when first asked
+        for, so that a command that runs none (``recall``, ``pending``) loads none of
+        them (the offline memory-builder alone loads the whole reader)."""
+        from fabula.agents.factory import offline_roles
+
+        return offline_roles()
+
+    @property
+    def voice(self) -> ChatVoiceRole | None:
+        """The chat's voice: the given roles' (a model's), else None (the offline engine
+        answers), read without making the offline roles."""
+        return self.__dict__["roles"].voice if "roles" in self.__dict__ else None
 
     @cached_property
     def saver(self) -> BaseCheckpointSaver[Any]:

@@ -52,3 +52,8 @@ def test_commands_that_read_no_turn_thread_load_no_checkpointer(redis_url: str) 
         assert _of(modules, ("langchain_core", "langsmith", *MODEL)) == [], args
         assert "langgraph.checkpoint.base" not in modules, args
         assert "fabula.graph.checkpoint.saver" not in modules, args
+    # a recall runs no role: the offline roles (the memory-builder's reader) are not loaded
+    recalled = modules_after(redis_url, "recall", "tale", "Where is the brass key?")
+    assert "fabula.agents.factory" in recalled  # the application was opened
+    assert "fabula.agents.memory_builder.offline" not in recalled
+    assert "fabula.agents.reading.extract" not in recalled
