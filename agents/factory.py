@@ -17,12 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fabula.agents.character.offline import OfflineCharacter
-from fabula.agents.critic.offline import OfflineCritic
-from fabula.agents.memory_builder.offline import OfflineMemoryBuilder
-from fabula.agents.planner.offline import OfflinePlanner
 from fabula.agents.roles import Roles
-from fabula.agents.writer.offline import OfflineWriter
 from fabula.settings import Role, Settings
 
 if TYPE_CHECKING:
@@ -31,7 +26,14 @@ if TYPE_CHECKING:
 
 
 def offline_roles() -> Roles:
-    """Every role on the deterministic offline engine."""
+    """Every role on the deterministic offline engine (their modules loaded now: the
+    memory-builder's is the whole reader, which a command that runs no role never needs)."""
+    from fabula.agents.character.offline import OfflineCharacter
+    from fabula.agents.critic.offline import OfflineCritic
+    from fabula.agents.memory_builder.offline import OfflineMemoryBuilder
+    from fabula.agents.planner.offline import OfflinePlanner
+    from fabula.agents.writer.offline import OfflineWriter
+
     return Roles(
         planner=OfflinePlanner(),
         character=OfflineCharacter(),

@@ -16,7 +16,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from fabula.agents.memory_builder.narrative import enrich
-from fabula.agents.memory_builder.offline import OfflineMemoryBuilder
 from fabula.agents.roles import MemoryBuilderRole
 from fabula.agents.views import AuthorView, author_view
 from fabula.errors import TurnConflict
@@ -30,6 +29,14 @@ from fabula.memory.store import StoryStore
 from fabula.memory.text import normalised
 
 
+def _offline_builder() -> MemoryBuilderRole:
+    """The offline memory-builder, loaded when a commit path without one is made (its
+    module is the whole reader, which a command that commits nothing never needs)."""
+    from fabula.agents.memory_builder.offline import OfflineMemoryBuilder
+
+    return OfflineMemoryBuilder()
+
+
 @dataclass(frozen=True)
 class CommitPath:
     """What a commit needs besides the store; by default the offline memory-builder, the
@@ -37,7 +44,7 @@ class CommitPath:
     consolidation (a benchmark passes :func:`fabula.memory.hierarchy.consolidate`, as the
     application does by default). :meth:`of` is the turn graph's own."""
 
-    memory_builder: MemoryBuilderRole = field(default_factory=OfflineMemoryBuilder)
+    memory_builder: MemoryBuilderRole = field(default_factory=_offline_builder)
     limits: Limits = field(default_factory=Limits)
     durable: bool = False  # wait until the turn is on disk (a human's approval)
     consolidate: Consolidator | None = None

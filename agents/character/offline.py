@@ -332,16 +332,23 @@ COME = "Come with me"
 
 
 def _asked_to(sit: Situation, words: str) -> Action | None:
-    """Asked to go somewhere with the asker ("Can you take me to Eastmere?"): to a place it
-    knows of, by name (with or without its article) — it goes; already there, it says so;
-    None for another question or a place it does not know (its lore may answer)."""
+    """Asked to go somewhere with the asker ("Can you take me to Eastmere?", "take me up to
+    the lamp"): to a place it knows of, by name (with or without its article), or to where
+    it believes a thing it knows of is — it goes; already there, it says so; somewhere it
+    does not know, it says it does not know where that is (a request, not a question its
+    lore answers). None for another question."""
     wanted = asked_to_go(words)
     if wanted is None:
         return None
     bare = re.sub(r"^(?:the|a|an)\s+", "", wanted, flags=re.IGNORECASE).casefold()
-    places = [p for p in sit.places() if sit.name(p).casefold() in (bare, wanted.casefold())]
+    named = [e for e in sit.entities if sit.name(e).casefold() in (bare, wanted.casefold())]
+    places = [p for p in sit.places() if p in named]
+    if not places:  # a thing it knows of: where it believes the thing is
+        wheres = [sit.beliefs.where(e) for e in named if e not in sit.places()]
+        places = [w for w in wheres if w is not None and w in sit.places()]
     if not places:
-        return None
+        line = f"I do not know where {wanted} is"
+        return Action(kind="say", line=line, reason="asked to go where it does not know")
     if places[0] == sit.here:
         line = f"We are in {called(places[0], sit.entities, place=True)} already"
         return Action(kind="say", line=line, reason="asked to go where it is")
@@ -530,6 +537,9 @@ class OfflineCharacter:
             words, card_exchanges(lore, name, to), card_exchanges(examples, name, to)
         )
         call = _calls_by_name(sit, asker)
+        going = _asked_to(sit, words)
+        if going is not None and found is not None and asked_to_go(found.prompt) is None:
+            found = None  # asked to go: a request, answered as one, not by what is said of it
         if found is not None:
             said = example_reply(found, name, to)
             if said.words and not any(tells(x, secrets) for x in (said.words, said.gesture)):
@@ -540,8 +550,7 @@ class OfflineCharacter:
                     gesture=said.gesture or None,
                     reason="asked, and answers as its card's example does",
                 )
-        going = _asked_to(sit, words)
-        if going is not None and going.kind == "say":  # where it is already
+        if going is not None and going.kind == "say":  # where it is already, or no way
             line = going.line or ""
             there = addressed_to(line, to) if call else line
             return going.model_copy(update={"listener": asker, "line": there})
@@ -565,9 +574,6 @@ class OfflineCharacter:
             traits=parse_traits(document),
             places=place_texts(words, sit.entities),
         )
-        unknown = asked_to_go(words)
-        if answer == NO_ANSWER and unknown is not None:  # somewhere it does not know of
-            answer = f"I do not know where {unknown} is"
         return Action(
             kind="say",
             listener=asker,

@@ -17,15 +17,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
 from fabula.agents.contracts import Action, CharacterBrief, Proposal
-from fabula.agents.reading.prose import read_doers
-from fabula.agents.reading.verbs import verb_classes
-from fabula.memory.acl import CharacterMind
 from fabula.memory.records import Belief, Entity
 from fabula.memory.text import split_clauses, split_sentences
+
+if TYPE_CHECKING:  # the view is a turn's checkpointed record: reading it loads no reader
+    from fabula.memory.acl import CharacterMind
 
 MEMORIES_SHOWN = 6
 """How many of its last first-person memories a played character's view shows."""
@@ -149,6 +150,8 @@ def own_part(words: str, character: str, entities: Mapping[str, Entity]) -> OwnP
     inside quotation marks is the character's line, not what happens. The other sentences
     are left out, each with the others it speaks for, for a finding beside it; the others
     act from their own minds."""
+    from fabula.agents.reading.prose import read_doers  # the reader: when a part is read
+
     text = " ".join(words.split())
     # a line's words are what is said, not done: blanked, offsets kept
     plain = _QUOTED.sub(lambda m: " " * len(m.group()), text)
@@ -178,6 +181,8 @@ def _named_doers(text: str, plain: str, start: int, end: int, names: Mapping[str
     where the reader finds no verb of theirs: a name opening one of its clauses ("Bob
     nods", ", and Bob laughs") or after a line's verb of saying ('"Thanks," said Bob').
     """
+    from fabula.agents.reading.verbs import verb_classes
+
     found: set[str] = set()
     for a, b in split_clauses(plain, start, end):
         first = _WORDS.search(plain, a, b)

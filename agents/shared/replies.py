@@ -85,9 +85,64 @@ def said_line(quote: str) -> SaidLine | None:
 
 def said_question(quote: str) -> SaidLine | None:
     """The question a remembered sentence says aloud or tells (:func:`said_line`, its
-    words ending in a question mark); None for any other sentence."""
+    words ending in a question mark), or a request for words or a way phrased as an order
+    (:func:`as_question`: "Tell me about the ferry." is asked as "What is the ferry?");
+    None for any other sentence."""
     said = said_line(quote)
-    return said if said is not None and said.words.endswith("?") else None
+    if said is None:
+        return None
+    if said.words.endswith("?"):
+        return said
+    asked = as_question(said.words)
+    return None if asked is None else SaidLine(said.speaker, asked, said.to)
+
+
+_TELL_ME = re.compile(
+    r"^(?P<lead>[^,]+, )?(?:please,? )?(?:tell me (?:more |a little |a bit |something )?"
+    r"(?:about|of)|describe|explain) (?P<topic>.+?)[.!]*$",
+    re.IGNORECASE,
+)
+_TAKE_ORDER = re.compile(
+    r"^(?P<lead>[^,]+, )?(?:please,? )?(?P<verb>take|bring|lead|walk|row|guide) "
+    r"(?P<rest>(?:me|us)\b.+?)[.!]*$"
+    r"|^(?P<lead2>[^,]+, )?(?:let's|let us) (?P<go>go|walk|head)\b(?P<rest2>.+?)[.!]*$",
+    re.IGNORECASE,
+)
+
+
+def as_question(words: str) -> str | None:
+    """A request phrased as an order, as the question it asks (a name that calls the one
+    asked kept where it is); None for words that are neither:
+
+    - about a topic ("Tell me about the ferry.", "Describe the lamp, Ilsa."): "What is the
+      ferry?", "What is the lamp, Ilsa?" (about itself: "Who are you?"; "Tell me about your
+      powers": "What are your powers?");
+    - to go somewhere with the one who asks ("take me up to the lamp", "Let's go to the
+      tower."): "Can you take me up to the lamp?", "Shall we go to the tower?"
+      (:func:`asked_to_go` reads them)."""
+    words = " ".join(words.split())
+    told = _TELL_ME.match(words)
+    if told is not None:
+        lead, topic = told["lead"] or "", told["topic"]
+        bare = topic.split(",")[0].strip().casefold()
+        if bare in ("yourself", "you"):
+            question = "Who are you" + topic[len(topic.split(",")[0]) :]
+        elif bare.startswith("your "):
+            be = "are" if bare.endswith("s") and not bare.endswith("ss") else "is"
+            question = f"What {be} {topic}"
+        else:
+            question = f"What is {topic}"
+        if lead:  # "Ilsa, what is the lamp?"
+            question = question[0].lower() + question[1:]
+        return _capital(lead + question) + "?"
+    taken = _TAKE_ORDER.match(words)
+    if taken is None:
+        return None
+    if taken["verb"]:
+        lead = taken["lead"] or ""
+        return _capital(f"{lead}can you {taken['verb'].casefold()} {taken['rest']}?")
+    lead = taken["lead2"] or ""
+    return _capital(f"{lead}shall we {taken['go'].casefold()}{taken['rest2']}?")
 
 
 def addressed(said: SaidLine, names: Mapping[str, str]) -> tuple[str | None, str]:
@@ -473,6 +528,7 @@ _AFTER_OBJECT = (  # words that follow "her" as an object, not as a possessive
 def _of_me(sentence: str, me: str, pronoun: str | None) -> str:
     """A sentence of a text about ``me`` in ``me``'s own words: its name (and, opening a
     sentence, its ``pronoun``) as "I", its possessive as "my", the verb after "I" agreed."""
+    sentence = _named_whole(sentence, me)
     opening = sentence.split(" ")[0].casefold()
     if pronoun is not None and opening == pronoun:
         sentence = f"{me} " + sentence.split(" ", 1)[1]
@@ -496,23 +552,40 @@ def _of_me(sentence: str, me: str, pronoun: str | None) -> str:
             lambda m: m.group(1) + _agreed("I " + m.group(2)),
             text,
         )
+    # "To Trek, Falko is a colleague with whom he talks": its own view, said as its view is
+    # said ("Falko is a colleague with whom I talk")
+    view = re.match(r"^(?:To|For|In the eyes of) me, ", text)
+    if view is not None:
+        text = _capital(text[view.end() :])
+        used = [p for p in ("he", "she") if re.search(rf"\b{p}\b", text, re.IGNORECASE)]
+        if len(used) == 1:  # the one it speaks of is named: the pronoun is its own
+            subject = used[0]
+            text = re.sub(
+                rf"\b{subject}( [a-z]+ly)? ([a-z]+)\b",
+                lambda m: "I" + (m.group(1) or "") + " " + _own_verb(m.group(2)),
+                text,
+            )
+            text = re.sub(rf"\b{_PRONOUNS[subject]}\b(?= [a-z])", "my", text)
+            text = re.sub(r"\bhim\b" if subject == "he" else r"\bher\b", "me", text)
     return _agreed(text)
+
+
+def _named_whole(sentence: str, me: str) -> str:
+    """``sentence`` with ``me``'s first name alone ("Trek", of "Trek·Vemil"), as a text
+    about it calls it, written as its whole name, so that it is said in the first person
+    too ("To Trek, Falko is …" → "To Trek·Vemil, Falko is …")."""
+    short = re.split(r"[ ·]", me, maxsplit=1)[0]
+    if short == me or not short:
+        return sentence
+    rest = re.escape(me[len(short) :])
+    return re.sub(rf"\b{re.escape(short)}\b(?!{rest})(?![·'-]?\w)", me, sentence)
 
 
 def _agreed(text: str) -> str:
     """ "I heals" → "I heal", "I carries" → "I carry", "and has" → "and have" (after "I")."""
 
     def verb(m: re.Match[str]) -> str:
-        word = m.group(2)
-        if word in _AGREE:
-            return m.group(1) + _AGREE[word]
-        if word in _NOT_VERBS or len(word) < 4 or not word.endswith("s") or word.endswith("ss"):
-            return m.group(0)
-        if word.endswith("ies"):
-            return m.group(1) + word[:-3] + "y"
-        if re.search(r"(?:ch|sh|x|z|o)es$", word):
-            return m.group(1) + word[:-2]
-        return m.group(1) + word[:-1]
+        return m.group(1) + _own_verb(m.group(2))
 
     if not text.startswith("I "):
         return text
@@ -522,6 +595,20 @@ def _agreed(text: str) -> str:
     text = re.sub(rf"( and )([a-z]+)\b(?= (?:{_OBJECT_WORDS})\b)", verb, text)
     # or a word that is no preposition ("and tells long stories"; "nets and ropes on")
     return re.sub(rf"( and )([a-z]+s)\b(?= (?!(?:{_PREPOSITIONS})\b)[a-z])", verb, text)
+
+
+def _own_verb(word: str) -> str:
+    """A verb as "I" says it: "heals" → "heal", "carries" → "carry", "is" → "am"; a word
+    that is no such verb ("always", "firmly") as it is."""
+    if word in _AGREE:
+        return _AGREE[word]
+    if word in _NOT_VERBS or len(word) < 4 or not word.endswith("s") or word.endswith("ss"):
+        return word
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    if re.search(r"(?:ch|sh|x|z|o)es$", word):
+        return word[:-2]
+    return word[:-1]
 
 
 def _capital(text: str) -> str:
@@ -550,9 +637,19 @@ def first_person(text: str, me: str) -> str:
     "with Owen" → "with me", "Owen's map" → "my map" (other words are left as written)."""
     name = re.escape(me)
     text = re.sub(rf"\bsaid {name}\b", "I said", text)  # never "said me"
-    text = re.sub(rf"\b{name}'s\b", "my", text)
+    text = re.sub(rf"\b{name}['’]s\b", "my", text)
     text = re.sub(rf"\b{name} (is|was|has|does|believes)\b", lambda m: "I " + _BE[m.group(1)], text)
-    text = re.sub(rf"(^|[.;!?:]\s+|\bthat\s+){name}\b", lambda m: m.group(1) + "I", text)
+    text = re.sub(
+        rf"(^|[.;!?:]\s+|\bthat\s+){name}\b(?: ([a-z]+)\b)?",
+        lambda m: m.group(1) + "I" + (f" {_own_verb(m.group(2))}" if m.group(2) else ""),
+        text,
+    )
+    # "However, Trek notices": the name opening a clause, a verb after it
+    text = re.sub(
+        rf"(,\s+){name} ([a-z]+s)\b(?! (?:and|or)\b)",
+        lambda m: m.group(1) + "I " + _own_verb(m.group(2)),
+        text,
+    )
     text = re.sub(rf"\b{name}\b", "me", text)
     return re.sub(r"^my\b", "My", text)
 

@@ -32,13 +32,13 @@ from dataclasses import dataclass
 
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from fabula.errors import Conflict, StoryOutdated
 from fabula.graph.checkpoint.batches import Batch, Op, as_text, pack, unpack
 from fabula.graph.checkpoint.keys import ThreadKeys
 from fabula.graph.checkpoint.serde import RegistrySerializer, rename
-
-CHECKPOINT_VERSION = 2
-"""The version of the layout this checkpointer writes and reads."""
+from fabula.graph.checkpoint.versions import CHECKPOINT_VERSION as CHECKPOINT_VERSION
+from fabula.graph.checkpoint.versions import check_version as check_version
+from fabula.graph.checkpoint.versions import newer as newer
+from fabula.graph.checkpoint.versions import stored_version as stored_version
 
 ValueMigration = Callable[[SerializerProtocol, str, bytes], tuple[str, bytes]]
 """One stored value ``(kind, payload)`` as the next version stores it; given the saver's
@@ -65,50 +65,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(2, "types named by registry name, not by module path", _registry_names),
 )
 """Every migration, oldest first; the last one's version is :data:`CHECKPOINT_VERSION`."""
-
-
-def stored_version(raw: bytes | str | None, thread: str, *, has_checkpoints: bool) -> int:
-    """The version ``thread`` is stored at (``raw``: its version key). No key: version 1
-    when it holds checkpoints, else it is new and written at :data:`CHECKPOINT_VERSION`.
-    Raises :class:`Conflict` for a value that is no version."""
-    if raw is None:
-        return 1 if has_checkpoints else CHECKPOINT_VERSION
-    text = as_text(raw)
-    if not text.isascii() or not text.isdigit() or int(text) < 1:
-        raise Conflict(
-            f"the checkpoints of thread {thread!r} have an unreadable version ({text[:40]!r}): "
-            "they are left as they are, neither read nor written",
-            thread=thread,
-        )
-    return int(text)
-
-
-def check_version(raw: bytes | str | None, thread: str, *, has_checkpoints: bool) -> None:
-    """Refuse ``thread`` unless it is stored at :data:`CHECKPOINT_VERSION` (one line)."""
-    version = stored_version(raw, thread, has_checkpoints=has_checkpoints)
-    if version < CHECKPOINT_VERSION:
-        raise StoryOutdated(
-            f"the checkpoints of thread {thread!r} were stored by an older Fabula (checkpoint "
-            f"version {version}, this one reads {CHECKPOINT_VERSION}): they must be migrated "
-            "first",
-            thread=thread,
-            version=version,
-            current=CHECKPOINT_VERSION,
-        )
-    if version > CHECKPOINT_VERSION:
-        raise newer(thread, version)
-
-
-def newer(thread: str, version: int) -> Conflict:
-    """The one-line refusal of ``thread``, stored at a version newer than this one's."""
-    return Conflict(
-        f"the checkpoints of thread {thread!r} were stored by a newer Fabula (checkpoint "
-        f"version {version}, this one reads {CHECKPOINT_VERSION}): they are left as they are; "
-        "use that Fabula",
-        thread=thread,
-        version=version,
-        current=CHECKPOINT_VERSION,
-    )
 
 
 @dataclass(frozen=True)

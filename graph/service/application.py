@@ -258,12 +258,14 @@ class Fabula(Core):
         """The application an entry point opens: Redis (the embedded server when none is
         configured, started if needed), roles and consolidation, all from ``settings``."""
         url = redis_url(settings)
-        roles = make_roles(settings)
+        # offline, the roles are made when first used (Core.roles): a read runs none
+        roles = None if settings.offline else make_roles(settings)
+        summariser = roles.summariser if roles is not None else None
         return cls(
             url,
             settings,
             roles=roles,
-            consolidate=consolidator(url, settings.consolidate, settings.rq_url, roles.summariser),
+            consolidate=consolidator(url, settings.consolidate, settings.rq_url, summariser),
             embedder=make_embedder(settings),
         )
 
@@ -286,7 +288,7 @@ class Fabula(Core):
             counter=self._counter,
             minds=self.minds,
             embedder=self._embedder,
-            voice=self.roles.voice,
+            voice=self.voice,
             pending=self.pending,
             waiting=self.waiting_parts,
         )

@@ -19,13 +19,17 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from redis.exceptions import LockError, RedisError
 
-from fabula.agents.factory import offline_roles
 from fabula.agents.roles import Roles
 from fabula.errors import TurnConflict
 from fabula.graph.runtime import CommitObserver, Consolidator, CritiqueObserver, TurnContext
 from fabula.graph.service.consolidation import CLOSING_SUMMARIES_S, InlineConsolidation
 from fabula.graph.service.handles import StoryRef
-from fabula.graph.service.pending import Pending, parts_in, pending_in_checkpoint
+from fabula.graph.service.pending import (
+    Pending,
+    parts_in,
+    pending_in_checkpoint,
+    pending_in_values,
+)
 from fabula.graph.state import CHECKPOINT_TYPES, PartRequest
 from fabula.graph.threads import thread_id
 from fabula.memory.acl import MindPool, drop_character_users
@@ -42,6 +46,7 @@ if TYPE_CHECKING:  # the checkpointer and the graph load LangGraph and langchain
     from langgraph.checkpoint.base import BaseCheckpointSaver
     from langgraph.graph.state import CompiledStateGraph
 
+    from fabula.agents.roles import ChatVoiceRole
     from fabula.graph.checkpoint import RedisCheckpointSaver
     from fabula.graph.state import TurnState
 
@@ -80,7 +85,8 @@ class Core:
         # once, when first counted with: it may hash a cached tiktoken file, or decode the
         # shipped one (most of a reading command's start)
         self._counter = LazyCounter(lambda: default_counter(settings.token_counter))
-        self.roles = roles or offline_roles()
+        if roles is not None:
+            self.roles = roles  # the cached property's value: the offline roles never made
         self._consolidate = consolidate
         self._on_commit = on_commit
         self._on_critique = on_critique
@@ -90,6 +96,21 @@ class Core:
         if checkpointer is not None:
             self.saver = checkpointer  # the cached property's value: never made here
         self._wire()
+
+    @cached_property
+    def roles(self) -> Roles:
+        """The roles, the offline engine's unless some were given: made when first asked
+        for, so that a command that runs none (``recall``, ``pending``) loads none of
+        them (the offline memory-builder alone loads the whole reader)."""
+        from fabula.agents.factory import offline_roles
+
+        return offline_roles()
+
+    @property
+    def voice(self) -> ChatVoiceRole | None:
+        """The chat's voice: the given roles' (a model's), else None (the offline engine
+        answers), read without making the offline roles."""
+        return self.__dict__["roles"].voice if "roles" in self.__dict__ else None
 
     @cached_property
     def saver(self) -> BaseCheckpointSaver[Any]:
@@ -133,6 +154,8 @@ class Core:
         await self.minds.aclose()
         if self._own_saver is not None:
             await self._own_saver.aclose()
+        if "_raw" in self.__dict__:
+            await self._raw.aclose()
         await self.admin.aclose()
 
     def store(self, story: str | StoryRef, branch: str = "main") -> StoryStore:
@@ -175,9 +198,28 @@ class Core:
         request, read from the turn's checkpoint; see ``pending_details`` for the draft as
         an approver reads it)."""
         turn = await store.head() + 1
+        if "saver" not in self.__dict__:  # no saver made or given yet: read without one
+            from fabula.graph.checkpoint.waiting import Undecoded, waiting_at
+
+            thread = thread_id(store.story, store.branch, turn)
+            try:
+                found = await waiting_at(self._raw, thread, CHECKPOINT_TYPES)
+            except Undecoded:
+                pass  # something the light read does not decode: the saver reads it
+            else:
+                if found is None:
+                    return None
+                return pending_in_values(store, turn, found.checkpoint, found.values)
         # from the checkpoint, not the graph's state: listing what waits compiles no graph
         saved = await self.saver.aget_tuple(self._config(store, turn))
         return pending_in_checkpoint(store, turn, saved)
+
+    @cached_property
+    def _raw(self) -> Any:
+        """A connection with binary replies, made when first asked for: what waits for a
+        decision is read through it without the saver (which loads LangGraph and, with it,
+        langchain-core and LangSmith: most of ``fabula pending``'s start)."""
+        return connect_async(self.url, decode_responses=False)
 
     async def waiting_parts(self, store: StoryStore) -> list[PartRequest]:
         """The parts the branch's next turn waits for (one per played character; none when

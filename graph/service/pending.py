@@ -116,14 +116,28 @@ def pending_in_checkpoint(
     if saved is None:
         return None
     checkpoint = saved.config.get("configurable", {}).get("checkpoint_id")
-    for _task, channel, value in saved.pending_writes or ():
-        if channel != INTERRUPT_CHANNEL:
-            continue
-        for intr in value if isinstance(value, list | tuple) else [value]:
-            if _asks_part(intr.value):
-                continue  # a played character's part, not a draft
-            request = ApprovalRequest.model_validate(intr.value)
-            return Pending(store.story, store.branch, turn, request, checkpoint)
+    values = [
+        intr.value
+        for _task, channel, value in saved.pending_writes or ()
+        if channel == INTERRUPT_CHANNEL
+        for intr in (value if isinstance(value, list | tuple) else [value])
+    ]
+    return pending_in_values(store, turn, checkpoint, values)
+
+
+def pending_in_values(
+    store: StoryStore, turn: int, checkpoint: str | None, values: list[Any]
+) -> Pending | None:
+    """The turn awaiting a decision among the interrupts' ``values`` of checkpoint
+    ``checkpoint`` (in the order of their writes), if any: the first that asks for a
+    decision, not for a played character's part. :func:`pending_in_checkpoint` reads them
+    from a checkpoint tuple, ``Core.pending`` straight from Redis
+    (:func:`~fabula.graph.checkpoint.waiting.waiting_at`)."""
+    for value in values:
+        if _asks_part(value):
+            continue  # a played character's part, not a draft
+        request = ApprovalRequest.model_validate(value)
+        return Pending(store.story, store.branch, turn, request, checkpoint)
     return None
 
 

@@ -21,46 +21,47 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Unpack
 
 from fabula.errors import ConfigError, NotFound
-from fabula.graph.service import pictures, reading, recall
-from fabula.graph.service.reading import EvidenceQuery
-from fabula.graph.service.recall import MAX_RECALL_BUDGET as MAX_RECALL_BUDGET
-from fabula.graph.service.recall import MAX_REQUEST_CHARS as MAX_REQUEST_CHARS
-from fabula.graph.service.recall import RECALL_BUDGET as RECALL_BUDGET
-from fabula.graph.service.responses.reading import (
-    BeliefsOut,
-    BranchOut,
-    CharacterPageOut,
-    EvidenceOut,
-    LoreOut,
-    MindsOut,
-    PlotOut,
-    WorldInfoOut,
-    WorldOut,
-)
-from fabula.graph.service.responses.recall import ChatOut, RecallOut
-from fabula.graph.service.responses.stories import (
-    ExportOut,
-    LivedOut,
-    StorySummary,
-    StoryText,
-    UsageOut,
-)
-from fabula.graph.service.responses.turns import PendingSummary
-from fabula.graph.service.spread import SpreadOut, spread_view
-from fabula.graph.service.town import TownOut, last_tick_of, town_view
-from fabula.memory.records import Entity, EntityKind, HierarchyNode
-from fabula.memory.store import StoryInfo, StoryStore, TurnText
-from fabula.memory.tokens import TokenCounter
-from fabula.settings import Settings
+from fabula.graph.service.bounds import MAX_RECALL_BUDGET as MAX_RECALL_BUDGET
+from fabula.graph.service.bounds import MAX_REQUEST_CHARS as MAX_REQUEST_CHARS
+from fabula.graph.service.bounds import RECALL_BUDGET as RECALL_BUDGET
 
+# Each read loads the module that does it when it is first made (``reading``, ``recall``,
+# ``pictures``, ``town``, ``spread`` and their response models): a command loads only what
+# its own read needs (``fabula stories`` none of them; issue 44: each command within a second).
 if TYPE_CHECKING:  # annotations only: `fabula show` loads no minds, roles or graph
     from fabula.agents.character.played import PlayedView
     from fabula.agents.contracts import ChatExchange
     from fabula.agents.roles import ChatVoiceRole
     from fabula.graph.service.pending import Pending
+    from fabula.graph.service.reading import EvidenceQuery
+    from fabula.graph.service.responses.reading import (
+        BeliefsOut,
+        BranchOut,
+        CharacterPageOut,
+        EvidenceOut,
+        LoreOut,
+        MindsOut,
+        PlotOut,
+        WorldInfoOut,
+        WorldOut,
+    )
+    from fabula.graph.service.responses.recall import ChatOut, RecallOut
+    from fabula.graph.service.responses.stories import (
+        ExportOut,
+        LivedOut,
+        StorySummary,
+        StoryText,
+        UsageOut,
+    )
+    from fabula.graph.service.spread import SpreadOut
+    from fabula.graph.service.town import TownOut
     from fabula.graph.state import PartRequest
     from fabula.memory.acl import MindPool
     from fabula.memory.index.vectors import Embedder
+    from fabula.memory.records import Entity, EntityKind, HierarchyNode
+    from fabula.memory.store import StoryInfo, StoryStore, TurnText
+    from fabula.memory.tokens import TokenCounter
+    from fabula.settings import Settings
     from fabula.worlds.lore import WorldInfoSettings
 
 
@@ -145,6 +146,8 @@ class Reader:
     # -- the story's text and views ----------------------------------------------------
     async def text(self, as_of: int | None = None) -> StoryText:
         """The accepted passages through ``as_of``."""
+        from fabula.graph.service import reading
+
         return await reading.text(self._store, as_of)
 
     async def head(self) -> int:
@@ -175,53 +178,77 @@ class Reader:
 
     async def world(self, as_of: int | None = None) -> WorldOut:
         """W at ``as_of``."""
+        from fabula.graph.service import reading
+
         return await reading.world(self._store, as_of)
 
     async def beliefs(self, holder: list[str], as_of: int | None = None) -> BeliefsOut:
         """B[holder] at ``as_of``."""
+        from fabula.graph.service import reading
+
         return await reading.beliefs(self._store, holder, as_of)
 
     async def minds(self, as_of: int | None = None) -> MindsOut:
         """Every mind, D and H at ``as_of``."""
+        from fabula.graph.service import reading
+
         return await reading.minds(self._store, as_of)
 
     async def branches(self) -> list[BranchOut]:
         """Every branch of the story."""
+        from fabula.graph.service import reading
+
         return await reading.branches(self._store)
 
     async def scenes(self) -> list[HierarchyNode]:
         """The scenes, in story order."""
+        from fabula.graph.service import reading
+
         return await reading.scenes(self._store)
 
     async def moment(self) -> list[str]:
         """The turn where the world and a character part, and where they meet again."""
+        from fabula.graph.service import reading
+
         return await reading.moment(self._store)
 
     async def plot(self) -> PlotOut:
         """The event → scene → plotline → plot hierarchy."""
+        from fabula.graph.service import reading
+
         return await reading.plot(self._store)
 
     async def evidence(self, event_id: str, **belief: Unpack[EvidenceQuery]) -> EvidenceOut:
         """An event, its passage and the span a belief came from."""
+        from fabula.graph.service import reading
+
         return await reading.evidence(self._store, event_id, **belief)
 
     async def usage(self) -> UsageOut:
         """Tokens and cost by turn and role, at the settings' prices."""
+        from fabula.graph.service import reading
+
         return await reading.usage(self._store, self.sources.settings.prices)
 
     # -- a story run in ticks ----------------------------------------------------------
     async def last_tick(self) -> int:
         """The branch's last committed tick (0: it has run none)."""
+        from fabula.graph.service.town import last_tick_of
+
         return await last_tick_of(self._store)
 
     async def town(self, tick: int | None = None) -> TownOut:
         """Every place and who is there at ``tick`` (default: the last):
         :func:`~fabula.graph.service.town.town_view`."""
+        from fabula.graph.service.town import town_view
+
         return await town_view(self._store, tick)
 
     async def spread(self, clause: str | None) -> SpreadOut:
         """The share of characters holding ``clause``, tick by tick, read from their own
         minds: :func:`~fabula.graph.service.spread.spread_view`."""
+        from fabula.graph.service.spread import spread_view
+
         await self._store.require()
         return await spread_view(self._store, clause)
 
@@ -236,18 +263,26 @@ class Reader:
 
     async def pictures(self) -> dict[str, str]:
         """The characters that have a picture: id to the asset it is kept as."""
+        from fabula.graph.service import pictures
+
         return await pictures.pictures(self._store)
 
     async def picture(self, character: str) -> tuple[str, bytes | None]:
         """``character``'s name and its picture's bytes, if it has one."""
+        from fabula.graph.service import pictures
+
         return await pictures.picture(self._store, character)
 
     async def turn_pictures(self, first: int, last: int) -> dict[int, str]:
         """For each turn from ``first`` to ``last``, the pictured character it is about."""
+        from fabula.graph.service import pictures
+
         return await pictures.turn_pictures(self._store, first, last)
 
     async def character(self, character: str) -> CharacterPageOut:
         """A character as its card."""
+        from fabula.graph.service import reading
+
         return await reading.character(self._store, character)
 
     async def played(self) -> list[str]:
@@ -257,6 +292,8 @@ class Reader:
     async def lore(self, turn: int | None = None) -> LoreOut:
         """The lore by book, and what ``turn`` activates within the lore budget (and what
         did not fit)."""
+        from fabula.graph.service import recall
+
         budget = self.sources.settings.lore_budget
         return await recall.lore(
             self._store,
@@ -268,12 +305,16 @@ class Reader:
 
     async def world_info(self) -> WorldInfoSettings:
         """The story's World Info settings (see :func:`recall.world_info`)."""
+        from fabula.graph.service import recall
+
         return await recall.world_info(self._store)
 
     async def world_info_out(self) -> WorldInfoOut:
         """The story's World Info settings as they are shown, each with SillyTavern's name
         and whether it is applied, and the lore budget they give (see
         :func:`recall.world_info_out`)."""
+        from fabula.graph.service import recall
+
         found = await recall.world_info(self._store)
         return recall.world_info_out(self._store.story, found, self.sources.settings.lore_budget)
 
@@ -289,6 +330,8 @@ class Reader:
         """What memory gives ``request`` within ``budget`` tokens: the writer's context, or
         with ``character`` that character's own, read as its Redis user — the very recall
         its prompt is built from (None: its prompt's budget; see :func:`recall.recall`)."""
+        from fabula.graph.service import recall
+
         counter = self.sources.counter
         if counter is None:
             raise ConfigError("a recall needs the application's token counter")
@@ -366,6 +409,9 @@ class Reader:
     async def summary(self) -> StorySummary:
         """The story as listed: title, world, head of main, branches, turns awaiting
         approval."""
+        from fabula.graph.service.responses.stories import StorySummary
+        from fabula.graph.service.responses.turns import PendingSummary
+
         pending_of = self.sources.pending
         if pending_of is None:
             raise ConfigError("a story's summary needs the application (use Fabula.read)")
@@ -394,10 +440,14 @@ class Reader:
     # -- exports ---------------------------------------------------------------------------
     async def export(self, as_of: int | None = None) -> ExportOut:
         """The text and every view as they are now, or as of a turn."""
+        from fabula.graph.service import reading
+
         return await reading.export(self._store, as_of)
 
     async def markdown(self, as_of: int | None = None) -> str:
         """The story (to a turn) as Markdown."""
+        from fabula.graph.service import reading
+
         return await reading.markdown(self._store, as_of)
 
     async def epub(self, as_of: int | None = None) -> bytes:

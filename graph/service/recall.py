@@ -17,6 +17,9 @@ from fabula.agents.recall.viewer import (
     character_recall,
 )
 from fabula.errors import ConfigError, InvalidInput
+from fabula.graph.service.bounds import MAX_RECALL_BUDGET as MAX_RECALL_BUDGET
+from fabula.graph.service.bounds import MAX_REQUEST_CHARS as MAX_REQUEST_CHARS
+from fabula.graph.service.bounds import RECALL_BUDGET as RECALL_BUDGET
 from fabula.graph.service.reading import check_as_of
 from fabula.graph.service.responses.reading import (
     LoreBookOut,
@@ -62,10 +65,6 @@ from fabula.worlds.recall import (
     world_books,
 )
 from fabula.worlds.voice import Exemplar
-
-RECALL_BUDGET = 1000  # tokens, when a recall names no budget
-MAX_RECALL_BUDGET = 100_000  # tokens: more than any model's context a recall is meant for
-MAX_REQUEST_CHARS = 4_000
 
 
 async def recall(

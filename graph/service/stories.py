@@ -8,8 +8,6 @@ from dataclasses import replace
 from typing import TypedDict, Unpack
 
 from fabula.agents.contracts import Finding
-from fabula.agents.critic.offline import OfflineCritic
-from fabula.agents.memory_builder.offline import OfflineMemoryBuilder
 from fabula.agents.views import author_view
 from fabula.errors import InvalidInput, InvalidWorld
 from fabula.graph.commit import CommitPath, commit_text
@@ -227,6 +225,9 @@ class Stories:
         """The offline critic's findings on a scripted turn as the next turn (nothing is
         written). Scripted text is controlled English: the offline builder and critic read
         it whatever back end the roles run on."""
+        from fabula.agents.critic.offline import OfflineCritic  # the reader: when read
+        from fabula.agents.memory_builder.offline import OfflineMemoryBuilder
+
         turn = await store.head() + 1
         delta = await OfflineMemoryBuilder().build(store, turn, text)
         return OfflineCritic().critique(await author_view(store), delta, None)
@@ -237,6 +238,8 @@ class Stories:
         Scripted text is controlled English by definition, so it is always read by the
         offline memory-builder, whatever back end the roles run on.
         """
+        from fabula.agents.memory_builder.offline import OfflineMemoryBuilder  # the reader
+
         turn = await store.head() + 1
         ctx = self.core.context(auto=True)
         offline = replace(CommitPath.of(ctx), memory_builder=OfflineMemoryBuilder())

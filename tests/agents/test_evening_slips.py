@@ -32,9 +32,10 @@ RECORD = (
 
 def test_a_labelled_record_is_answered_from_its_text_not_its_header() -> None:
     """BookWorld's relations come as records ("Falko·Weiss: friend, alumni. To Trek, …"):
-    the answer said "Falko·Weiss: friend, alumni." first; it says the record's text."""
+    the answer said "Falko·Weiss: friend, alumni." first; it says the record's text (its
+    own view as its own: no "To Trek,")."""
     said = reply("What do you make of Falko·Weiss?", "Trek·Vemil", lore=[RECORD])
-    assert said.startswith("To Trek, Falko is a dedicated and helpful senior colleague.")
+    assert said.startswith("Falko is a dedicated and helpful senior colleague.")
     assert "alumni" not in said and "Falko·Weiss:" not in said
 
 

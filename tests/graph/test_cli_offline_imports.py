@@ -17,17 +17,23 @@ def _of(modules: set[str], packages: tuple[str, ...]) -> list[str]:
     return sorted(m for m in modules if m.split(".")[0] in packages)
 
 
-def test_pending_and_show_import_no_model_client_or_langchain(redis_url: str) -> None:
-    """`show` imports nothing of LangChain or LangGraph; `pending`, which reads a waiting
-    turn from its LangGraph checkpoint, imports no model client nor LangChain itself."""
+def test_pending_show_and_stories_import_no_model_client_or_langchain(redis_url: str) -> None:
+    """`show` and `stories` import nothing of LangChain or LangGraph; `pending`, which reads
+    a waiting turn from its LangGraph checkpoint, reads it without LangGraph's saver or its
+    ``Interrupt`` (which load langchain-core and LangSmith, most of its start)."""
     fabula(redis_url, "new", "--world", "hollow_book", "--id", "tale")
     fabula(redis_url, "run", "tale", "--turns", "1")  # a turn waits: pending lists it
     shown = modules_after(redis_url, "show", "tale", "world")
     assert "fabula.graph.cli.show" in shown  # it ran
     assert _of(shown, LANGCHAIN) == []
-    listed = modules_after(redis_url, "pending")
-    assert "fabula.graph.service.pending" in listed  # it ran and read the checkpoint
-    assert _of(listed, MODEL) == []
+    listed = modules_after(redis_url, "stories")
+    assert "fabula.graph.service.listing" in listed  # it ran
+    assert _of(listed, LANGCHAIN) == []
+    assert "fabula.graph.service.reading" not in listed  # no read it does not make
+    waiting = modules_after(redis_url, "pending")
+    assert "fabula.graph.checkpoint.waiting" in waiting  # it ran and read the checkpoint
+    assert _of(waiting, ("langchain_core", "langsmith", *MODEL)) == []
+    assert "langgraph.types" not in waiting
 
 
 def test_commands_that_read_no_turn_thread_load_no_checkpointer(redis_url: str) -> None:
@@ -46,3 +52,8 @@ def test_commands_that_read_no_turn_thread_load_no_checkpointer(redis_url: str) 
         assert _of(modules, ("langchain_core", "langsmith", *MODEL)) == [], args
         assert "langgraph.checkpoint.base" not in modules, args
         assert "fabula.graph.checkpoint.saver" not in modules, args
+    # a recall runs no role: the offline roles (the memory-builder's reader) are not loaded
+    recalled = modules_after(redis_url, "recall", "tale", "Where is the brass key?")
+    assert "fabula.agents.factory" in recalled  # the application was opened
+    assert "fabula.agents.memory_builder.offline" not in recalled
+    assert "fabula.agents.reading.extract" not in recalled

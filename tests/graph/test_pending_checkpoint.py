@@ -5,10 +5,17 @@ from __future__ import annotations
 
 import warnings
 
+import ormsgpack
+import pytest
+import redis.asyncio as aredis
+
 from fabula.agents.contracts import Decision
+from fabula.graph.checkpoint.keys import ThreadKeys
+from fabula.graph.checkpoint.versions import CHECKPOINT_VERSION
+from fabula.graph.checkpoint.waiting import Undecoded, waiting_at
 from fabula.graph.service import Fabula
 from fabula.graph.service.pending import INTERRUPT_CHANNEL, Pending, pending_in
-from fabula.graph.state import Part
+from fabula.graph.state import CHECKPOINT_TYPES, Part
 from fabula.memory.store import StoryStore
 from fabula.settings import Settings
 from fabula.worlds.loader import load_world
@@ -63,3 +70,49 @@ async def test_pending_from_the_checkpoint_agrees_with_the_graph_state(redis_url
         done = await fab.decide(store, Decision(action="approve"), expect=first.id)
         assert done.outcome == "committed"
         assert await _agree(fab, store) is None  # the next turn is not started
+
+
+async def test_a_fresh_process_reads_what_waits_without_the_saver(redis_url: str) -> None:
+    """A process that has made no saver (``fabula pending``) reads what waits straight from
+    Redis (:func:`~fabula.graph.checkpoint.waiting.waiting_at`): the same pending turn as
+    the saver's read, at a part and at a draft, and it makes no saver doing so."""
+    async with Fabula(redis_url, Settings()) as fab:
+        pack = load_world("hollow_book")
+        store = fab.store(await fab.create_story(pack, "tale", opening=False))
+        for text in pack.opening.turns:
+            await fab.commit_scripted(store, text)
+        await fab.set_played(store, ["Leo"])
+        assert (await fab.run(store, auto=False)).outcome == "part"
+        async with Fabula(redis_url, Settings()) as fresh:
+            assert await fresh.pending(fresh.store("tale")) is None  # a part, not a draft
+            assert "saver" not in vars(fresh)
+        parts = {"Leo": Part(words="Leo searched the desk drawer.")}
+        assert (await fab.run(store, auto=False, parts=parts)).outcome == "pending"
+        by_saver = await fab.pending(store)
+        assert by_saver is not None
+        async with Fabula(redis_url, Settings()) as fresh:
+            light = await fresh.pending(fresh.store("tale"))
+            assert "saver" not in vars(fresh)
+        assert light == by_saver
+        assert light is not None and "desk drawer" in light.request.draft.text
+
+
+async def test_what_the_light_read_cannot_decode_is_declined(redis_url: str) -> None:
+    """A waiting write holding a type outside the registry is declined (Undecoded), never
+    misread: the caller then reads it through the saver."""
+    keys = ThreadKeys("odd/main/1")
+    stranger = ormsgpack.Ext(5, ormsgpack.packb(["somewhere", "Stranger", {"a": 1}, None]))
+    payload = ormsgpack.packb(
+        [ormsgpack.Ext(2, ormsgpack.packb(["langgraph.types", "Interrupt", {"value": stranger}]))]
+    )
+    client = aredis.from_url(redis_url, decode_responses=False)
+    try:
+        await client.zadd(keys.index(""), {"c1": 0})
+        await client.set(keys.version, str(CHECKPOINT_VERSION))
+        head = b'["task", "__interrupt__", "msgpack"]'
+        await client.hset(keys.writes("", "c1"), '["t1", -3]', head + b"\n" + payload)
+        with pytest.raises(Undecoded):
+            await waiting_at(client, "odd/main/1", CHECKPOINT_TYPES)
+    finally:
+        await client.delete(keys.index(""), keys.version, keys.writes("", "c1"))
+        await client.aclose()

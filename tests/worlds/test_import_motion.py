@@ -361,7 +361,9 @@ class TestImportedWorldsMove:
         assert "Lacia·Eldridge went to the Laboratory." in flat
         # asked once (done once asked), then answered
         assert flat.count('"What do you make of Falko·Weiss?" said Lacia·Eldridge.') == 1
-        assert "To Trek, Falko is a dedicated and helpful senior colleague" in flat  # answered
+        # answered, Trek's own view said as his own (issue 44: not "To Trek, Falko is …")
+        assert "Falko is a dedicated and helpful senior colleague" in flat
+        assert "To Trek," not in flat
 
     def test_a_preset_that_gives_nobody_anything_to_do_says_so_once(
         self, redis_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
