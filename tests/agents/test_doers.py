@@ -90,3 +90,10 @@ def test_a_doers_result_is_its_doing_too() -> None:
     found = states("The flood soaked the jug, causing it to crack.")
     assert len(found) == 2
     assert all(a.actors == ("flood",) and a.by_force for a in found)
+
+
+def test_a_state_said_of_what_a_doer_met_is_not_its_act() -> None:
+    """How a thing looks is said, not done: the goat finding it did not crack it."""
+    [state] = states("A goat finds a jug that looks cracked.")
+    assert state.clause is not None and state.clause.value == "cracked"
+    assert state.actors == ()

@@ -19,8 +19,9 @@ The frames of a turn (:mod:`.frames`) become :class:`~fabula.memory.actions.Stor
   denied ("does not realize the storm flooded the cellar") is a perception denied of the
   event it names, never a belief of the clause;
 * a goal stays narration (an intention, never an act), with its reason in ``unsure``;
-* a state's doer (:mod:`.doers`: "a stray cat knocked over the basket") is its action's
-  actor, a force marked as one; a thing's own change ("the basket fell") has none;
+* the doer of a state it brought about (:mod:`.doers`: "a stray cat knocked over the
+  basket") is its action's actor, a force marked as one; a thing's own change ("the
+  basket fell") and a state said ("the jar appears intact") have none;
 * a pronoun that may name another character (:attr:`.mentions.Mention.doubt`) marks the
   actions of its clause ``unsure``, which the critic reports beside the sentence.
 """
@@ -78,10 +79,11 @@ def attach(
                 events.append(event)
             event.states.extend(frame.states)
             doer = doer_of(frame.doer, frame.start, entities or {})
-            # a declared thing's own change has no doer; an undeclared one's ("a stray cat
-            # wandered in") names it, so that the story meets it as what it is
+            # a state the doer brought about is its act; a state said or undergone has no
+            # doer ("the basket fell", "the tablet appears intact"), but an undeclared
+            # doer's own ("a stray cat wandered in") names it, so that the story meets it
             event.doers.extend(
-                None if doer is None or (doer.name == s.subject.name and s.subject.entity) else doer
+                doer if doer is not None and (s.act or _own_state(s, doer)) else None
                 for s in frame.states
             )
             event.doubt = event.doubt or (frame.doubt if frame.states else None)
@@ -175,6 +177,11 @@ def attach(
                 )
             )
     return out
+
+
+def _own_state(state: StateReading, doer: Doer) -> bool:
+    """Whether ``state`` is an undeclared doer's own ("a stray cat wandered in")."""
+    return state.subject.entity is None and state.subject.name == doer.name
 
 
 def _named(
