@@ -70,6 +70,10 @@ async def test_an_undeclared_animal_is_an_extra_and_the_act_is_its_own(
         assert plan.focal == ("ann",)
     found = await offline_fab.read(store).recall("What happened to the basket?", character="ann")
     assert "stray cat" in found.text.lower()
+    minds = await offline_fab.read(store).minds()  # the studio's Minds grid
+    assert {m.character: m.name for m in minds.minds} == {"ann": "Ann", "stray_cat": "stray cat"}
+    [row] = [r for r in minds.grid if (r.subject, r.attribute) == ("basket", "condition")]
+    assert {c.character: c.status for c in row.cells} == {"ann": "true", "stray_cat": "true"}
 
 
 async def test_a_force_is_an_object_with_no_mind(offline_fab: Fabula) -> None:
