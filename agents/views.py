@@ -33,8 +33,15 @@ class AuthorView(Moment):
         return entity.name if entity else entity_id
 
     def characters(self) -> list[str]:
-        """Every character's id, sorted."""
+        """Every character's id, sorted (the cast and the extras: every mind)."""
         return sorted(e.id for e in self.entities.values() if e.kind == "character")
+
+    def cast(self) -> list[str]:
+        """The characters who take turns, sorted: every character but the extras, met
+        only as the doers of a change ("a stray cat knocked over the basket")."""
+        return sorted(
+            e.id for e in self.entities.values() if e.kind == "character" and not e.is_extra
+        )
 
     def kind(self, entity_id: str) -> str | None:
         """The entity's kind (None if the story has no such entity)."""

@@ -198,7 +198,7 @@ def plan_tick(view: AuthorView, tick: int) -> TickPlan:
     with characters, in the order of the places' ids. Raises :class:`StoryAtRest` when
     nobody anywhere has anything to do."""
     by_place: dict[str, list[str]] = {}
-    for c in view.characters():
+    for c in view.cast():  # an extra (a doer met in the text) takes no turn
         place = view.place_of(c)
         if place is not None:
             by_place.setdefault(place, []).append(c)

@@ -107,7 +107,9 @@ class StoryAction(BaseModel):
     believes they did ("Unbeknownst to her, he was nowhere in sight"): the doer's view of
     each takes the outcome, as if they had seen it, and nothing of theirs changes.
     ``unsure`` says why a reading is uncertain (an ambiguous pronoun, a move with no
-    destination), for the critic. These five are left out of the generic JSON schema a
+    destination), for the critic. ``by_force``: the actor of a ``state`` is a force, not
+    a character ("the wind blew the hat off"): an entity with no mind, which perceives
+    nothing. These six are left out of the generic JSON schema a
     model is given; the story-shaped one offers ``seen_by`` and ``unseen_by`` on a state,
     which the memory-builder holds against who is present before the tracker sees them.
 
@@ -133,6 +135,7 @@ class StoryAction(BaseModel):
     unaware_of: SkipJsonSchema[tuple[str, ...]] = ()
     believed_seen_by: SkipJsonSchema[tuple[str, ...]] = ()
     unsure: SkipJsonSchema[str | None] = None
+    by_force: SkipJsonSchema[bool] = False
 
     @model_validator(mode="after")
     def _complete(self) -> StoryAction:

@@ -379,6 +379,8 @@ class _Teller:
         entity = self.entities.get(entity_id)
         if entity is None:
             return entity_id.replace("_", " ")
+        if entity.is_extra and not entity.name[:1].isupper():
+            return f"the {entity.name}"  # met as "a stray cat": "the stray cat"
         return entity.name if entity.kind == "character" else f"the {entity.name}"
 
     def group(self, ids: Sequence[str]) -> str:
@@ -419,6 +421,9 @@ def render_event(event: Event, entities: Mapping[str, Entity]) -> str:
         line = f"{actor} gave {ref(content.subject)} to {ref(content.value)}"
     elif kind == "drop" and content is not None:
         line = f"{actor} dropped {ref(content.subject)}"
+    elif kind == "state" and content is not None and event.actor:
+        # a change by its doer: "the stray cat left the basket knocked over"
+        line = f"{actor} left {_result(content, teller)}"
     elif kind in ("state", "observe") and content is not None:
         line = fact(content) if kind == "state" else f"{actor} saw that {fact(content)}"
     elif kind == "search" and len(event.participants) > 1:
@@ -442,6 +447,19 @@ def render_event(event: Event, entities: Mapping[str, Entity]) -> str:
     else:
         line = f"{actor}: {kind}"
     return line[0].upper() + line[1:] + "."
+
+
+def _result(f: Fact, teller: _Teller) -> str:
+    """What a change left: "the basket knocked over", "the jar holding raisins", "the key in
+    the drawer" (a negated value: "the jar not cracked")."""
+    thing, negation = teller.ref(f.subject), "" if f.polarity else "not "
+    if f.attribute == "location":
+        return f"{thing} {negation}in {teller.ref(f.value)}"
+    if f.attribute == "contents":
+        return f"{thing} {negation}holding {f.value}"
+    if f.attribute == "condition":
+        return f"{thing} {negation}{f.value}"
+    return f"the {f.attribute} of {thing} {negation}{f.value}"
 
 
 def _characters(event: Event, entities: Mapping[str, Entity]) -> list[str]:

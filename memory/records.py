@@ -45,6 +45,14 @@ SummaryBy = Literal["extractive", "model", "kept"]
 
 _SLUG_RE = re.compile(r"[^a-z0-9]+")
 CONTAINER = "container"  # Entity.attributes["role"] of an entity things are put in
+EXTRA = "extra"
+"""``Entity.attributes["role"]`` of a character the story met only as a doer ("a stray cat
+knocked over the basket", "her colleague Ahmed emptied it"): it perceives and holds
+beliefs like any character, and is named in recall and in the minds, but it is not of the
+cast — no planner gives it a turn."""
+FORCE = "force"
+"""``Entity.attributes["nature"]`` of a force that changed something ("the wind", "a
+flood"): an object with no mind, the actor of its changes, perceiving nothing."""
 SECRET = "secret"
 """The attribute of a character's (first) secret: a pack's secret is the fact
 ``(character, "secret", <the proposition as written>)``, true in W and held, at the start,
@@ -162,6 +170,16 @@ class Entity(Record):
     def is_container(self) -> bool:
         """Whether things are put in it (``attributes["role"] == CONTAINER``)."""
         return self.attributes.get("role") == CONTAINER
+
+    @property
+    def is_extra(self) -> bool:
+        """Whether it is a character met only as a doer, not of the cast (:data:`EXTRA`)."""
+        return self.kind == "character" and self.attributes.get("role") == EXTRA
+
+    @property
+    def is_force(self) -> bool:
+        """Whether it is a force that changes things, with no mind (:data:`FORCE`)."""
+        return self.attributes.get("nature") == FORCE
 
 
 class Fact(Record):

@@ -1,12 +1,13 @@
 """A fact or belief said as a sentence of names, as every reader of a story is shown it.
 
 One rule names what a story knows (:func:`called`): a character or a proper name bare
-("Leo", "Excalibur"), a place as :func:`~fabula.memory.index.general.the_place` says it
-("the glade", "Eldoria"), anything else as "the" thing ("the brass key"). A fact or belief
-is then a clause of those names (:func:`fact_clause`: "the brass key is in the desk
-drawer", "the brass key is with Leo", "the colour of the brass key is dull gold") or a
-sentence (:func:`fact_sentence`). The offline character speaks its beliefs with it, the
-lived story lists them with it, and the studio's evidence page shows them with it.
+("Leo", "Excalibur"; a character met only as a doer by what it is, "the stray cat"), a
+place as :func:`~fabula.memory.index.general.the_place` says it ("the glade", "Eldoria"),
+anything else as "the" thing ("the brass key"). A fact or belief is then a clause of those
+names (:func:`fact_clause`: "the brass key is in the desk drawer", "the brass key is with
+Leo", "the colour of the brass key is dull gold") or a sentence (:func:`fact_sentence`).
+The offline character speaks its beliefs with it, the lived story lists them with it, and
+the studio's evidence page shows them with it.
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ def called(entity_id: str, entities: Mapping[str, Entity], *, place: bool = Fals
         return the_place(words) if place else words
     if entity.kind == "place":
         return the_place(entity.name)
-    if entity.kind == "character" or entity.name[:1].isupper():
+    if (entity.kind == "character" and not entity.is_extra) or entity.name[:1].isupper():
         return entity.name
-    return f"the {entity.name}"
+    return f"the {entity.name}"  # an extra met as "a stray cat" is "the stray cat"
 
 
 def fact_clause(

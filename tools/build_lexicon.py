@@ -12,6 +12,16 @@ swap" → swap, "the replacement" → replace, "the outage" has none). Lines::
     v<TAB><form><TAB><lemma><TAB><class>,<class>...   a verb form (class: change, perception ...)
     n<TAB><form><TAB><lemma><TAB><verb lemma>         a noun form with a verb it derives from
     a<TAB><word><TAB><word><TAB>                      an adjective
+    d<TAB><form><TAB><lemma><TAB><class>              a noun that may name a doer
+
+A doer's class is the noun lexicographer class of its likeliest sense (``person``,
+``animal``: a character; ``phenomenon``, ``event``, ``process``: a force such as the wind,
+a flood, a fire), or of its second sense where the first is no artifact ("frost": a
+substance, then a phenomenon; "machine": an artifact, then a person, is no doer); a
+proper name's sense (an instance: "Einstein") is not one, the reader knows names. Its
+forms are the lemma and the irregular plurals of ``noun.exc`` (a regular plural is
+reduced by the reader); a hyphenated lemma is also written whole ("co-worker",
+"coworker").
 
 Verb forms are the lemma, its regular inflections and the irregular forms of ``verb.exc``
 (as ``build_verb_classes.py`` makes them); noun forms the lemma and its plural. A form two
@@ -51,11 +61,20 @@ LEXFILES = {
 }
 
 
+# noun lexicographer files whose nouns may do something to a thing
+DOERS = {5: "animal", 18: "person", 11: "event", 19: "phenomenon", 22: "process"}
+ARTIFACT = 6
+
+
 Link = tuple[int, str, str, int]  # from which lemma (1-based), to offset, pos, which lemma
 
 
-def _data(folder: Path, pos: str) -> dict[str, tuple[int, list[str], list[Link]]]:
-    """offset → (lexicographer file number, lemmas, derivational links)."""
+Synset = tuple[int, list[str], list[Link], bool]
+
+
+def _data(folder: Path, pos: str) -> dict[str, Synset]:
+    """offset → (lexicographer file number, lemmas, derivational links, whether it is an
+    instance: a proper name, "Einstein", "World War II")."""
     out = {}
     for line in (folder / f"data.{pos}").read_text(encoding="latin-1").splitlines():
         if line.startswith("  "):
@@ -65,12 +84,14 @@ def _data(folder: Path, pos: str) -> dict[str, tuple[int, list[str], list[Link]]
         lemmas = [head[4 + 2 * i].lower().split("(")[0] for i in range(count)]
         i = 4 + 2 * count
         links = []
+        instance = False
         for _ in range(int(head[i])):
+            instance = instance or head[i + 1] == "@i"
             symbol, offset, to, words = head[i + 1], head[i + 2], head[i + 3], head[i + 4]
             i += 4
             if symbol == "+":
                 links.append((int(words[:2], 16), offset, to, int(words[2:], 16)))
-        out[head[0]] = (int(head[1]), lemmas, links)
+        out[head[0]] = (int(head[1]), lemmas, links, instance)
     return out
 
 
@@ -117,10 +138,33 @@ def build(folder: Path, exc: Path) -> list[str]:
             continue
         for form in _noun_forms(lemma, noun_irregular):
             lines.setdefault(("n", form), (0, f"n\t{form}\t{lemma}\t{derived}"))
+    for form, lemma, kind in _doers(noun_senses, nouns, noun_irregular):
+        lines.setdefault(("d", form), (0, f"d\t{form}\t{lemma}\t{kind}"))
     for lemma in _index(folder, "adj"):
         if lemma.isalpha():
             lines.setdefault(("a", lemma), (0, f"a\t{lemma}\t{lemma}\t"))
     return [text for _, (_, text) in sorted(lines.items())]
+
+
+def _doers(
+    senses: dict[str, list[str]],
+    nouns: dict[str, Synset],
+    irregular: dict[str, set[str]],
+) -> list[tuple[str, str, str]]:
+    """(form, lemma, class) of every noun that may name a doer (see the module's text)."""
+    out = []
+    for lemma, offsets in senses.items():
+        if not lemma.replace("-", "").isalpha():
+            continue
+        files = [nouns[o][0] for o in offsets[:SENSES] if not nouns[o][3]]
+        kind = DOERS.get(files[0]) if files else None
+        if kind is None and len(files) > 1 and files[0] != ARTIFACT:
+            kind = DOERS.get(files[1])
+        if kind is None:
+            continue
+        for form in {lemma, lemma.replace("-", ""), *irregular.get(lemma, set())}:
+            out.append((form, lemma, kind))
+    return out
 
 
 def _index(folder: Path, pos: str) -> dict[str, list[str]]:

@@ -53,7 +53,7 @@ class ModelPlanner:
     async def plan(self, request: PlanRequest) -> TurnPlan:
         """The next turn's plan; raises ModelOutputError when no valid plan comes back."""
         view, direction = request.view, request.direction
-        if not view.characters():
+        if not view.cast():
             raise ValueError("the story has no characters")
         messages = [
             SystemMessage(content=self.prompt.render(max_focal=MAX_FOCAL)),
@@ -82,7 +82,7 @@ def plan_json_schema(view: AuthorView) -> dict[str, Any]:
     """The strict JSON schema of a plan for ``view`` (see the module docstring); built once
     per set of ids (cached)."""
     parts = {
-        "characters": view.characters(),
+        "characters": view.cast(),  # who may be focal: never an extra
         "places": sorted(e.id for e in view.entities.values() if e.kind == "place"),
         "developments": sorted(d.id for d in view.open_developments()),
         "hypotheses": sorted(h.id for h in view.hypotheses.values() if h.status == "open"),
@@ -110,7 +110,7 @@ def plan_json_schema(view: AuthorView) -> dict[str, Any]:
 
 def plan_schema(view: AuthorView) -> type[TurnPlan]:
     """:class:`TurnPlan`, refusing ids the view does not have (names become ids)."""
-    characters = set(view.characters())
+    characters = set(view.cast())
     places = {e.id for e in view.entities.values() if e.kind == "place"}
     developments = {d.id for d in view.open_developments()}
     hypotheses = {h.id for h in view.hypotheses.values() if h.status == "open"}

@@ -73,7 +73,7 @@ class OfflinePlanner:
             request.attempt,
             request.notes,
         )
-        characters = view.characters()
+        characters = view.cast()  # an extra (a doer met in the text) takes no turn
         if not characters:
             raise ValueError("the story has no characters")
         why = self.unread(view, direction) if direction else None

@@ -313,15 +313,28 @@ def _settle(t: Tracker, fact: Fact, place: str | None, ev: Event) -> None:
 def _state(t: Tracker, action: StoryAction) -> None:
     """A bare statement: made in the current scene, seen by everyone in it — but where a
     thing is, stated, is seen where it is: "The scarf is in the box." said of a box in the
-    kitchen is not seen by those in the garden, where the scene moved with Cal."""
+    kitchen is not seen by those in the garden, where the scene moved with Cal.
+
+    A change with a doer (``actors``) is that doer's act, done where the thing is: its
+    event's actor, introduced if the story lacks it (:meth:`Tracker.doer`), never anyone
+    else."""
+    # its doer ("a stray cat knocked over the basket"), met first: a character perceives
+    # its own act, a force (the wind) perceives nothing
+    doer = t.doer(action.actors[0], force=action.by_force) if action.actors else None
     place = t.scene
     fact = _fact(t, action.proposition).model_copy(update={"truth": "true"})
     if fact.attribute == "location" and fact.polarity:
         place = (fact.value if t.kind(fact.value) == "place" else t.place_of(fact.value)) or place
-    witnesses = t.perceivers(action, t.present(place))
+    elif doer is not None:
+        # an act on a thing is done where the thing is: "Ahmed emptied the basket" in the
+        # pantry, not in the yard where the scene went with Ann
+        place = t.place_of(fact.subject) or place
+    mind = doer is not None and t.kind(doer) == "character"
+    witnesses = t.perceivers(action, t.present(place), doers=(doer,) if mind and doer else ())
     ev = t.event(
         "state",
         action,
+        actor=doer,
         participants=(fact.subject,),
         place=place,
         content=fact,
@@ -329,7 +342,15 @@ def _state(t: Tracker, action: StoryAction) -> None:
     )
     _settle(t, fact, place, ev)
     covert = t.covert(action, witnesses)
-    t.observe(witnesses, fact.subject, fact.attribute, fact.value, ev, covert=covert)
+    t.observe(
+        witnesses,
+        fact.subject,
+        fact.attribute,
+        fact.value,
+        ev,
+        actor=doer if mind else None,
+        covert=covert,
+    )
 
 
 def _perceive(t: Tracker, action: StoryAction) -> None:

@@ -25,6 +25,8 @@ from fabula.memory.delta import DeltaBuilder
 from fabula.memory.places import place_of
 from fabula.memory.records import (
     CONTAINER,
+    EXTRA,
+    FORCE,
     AcquisitionMode,
     Entity,
     EntityKind,
@@ -65,6 +67,19 @@ class Tracker:
             attributes = {"role": CONTAINER} if container else {}
             self.entities[sid] = self.b.entity(kind, name, attributes=attributes)
             if kind == "character":
+                self.characters = sorted({*self.characters, sid})
+        return sid
+
+    def doer(self, name: str, *, force: bool) -> str:
+        """The id of the doer ``name`` of a change: an entity the story knows, else one
+        introduced — a force (an object marked :data:`FORCE`), or a character marked
+        :data:`EXTRA` (it perceives and believes, but is not of the cast)."""
+        sid = slug(name)
+        if sid not in self.entities:
+            if force:
+                self.entities[sid] = self.b.entity("object", name, attributes={"nature": FORCE})
+            else:
+                self.entities[sid] = self.b.entity("character", name, attributes={"role": EXTRA})
                 self.characters = sorted({*self.characters, sid})
         return sid
 

@@ -7,13 +7,14 @@ state — "Ann locked the box.", "Cal tore the scarf." — seen by everyone in t
 not seen by one of them ("Unbeknownst to Ben, …", "Ben did not notice when …", "… while
 Ben slept.", "Behind Ben's back, …", or the same thing in the sentence before: "Ben was
 asleep."), or watched ("Ben watched as …"), among people leaving for the garden and coming
-back. Each turn is committed through the real path (the offline memory-builder, the
-tracker, the store) into real Redis.
+back. A change may be done by a doer the pack does not declare: "a stray cat", "the wind",
+"her colleague Ahmed". Each turn is committed through the real path (the offline
+memory-builder, the tracker, the store) into real Redis.
 
 The oracle knows who perceived each change. For every character, at the end: no belief in
 its own mind (B[c], read as its agent reads it) says a thing's condition is one it did not
-see it take, and none of its recall, its chat answers and its prompt holds the sentence
-of a change it did not see.
+see it take (and the cast that takes turns is still the pack's alone), and none of its
+recall, its chat answers and its prompt holds the sentence of a change it did not see.
 """
 
 from __future__ import annotations
@@ -50,6 +51,11 @@ CHANGES = {
 }
 
 
+# doers the pack does not declare (issue 43, item 3): a character met in the text (a
+# person, an animal) or a force; their changes reach those present, as anyone's do
+STRANGERS = ("a stray cat", "the wind", "her colleague Ahmed")
+
+
 @dataclass
 class StateStory:
     """A generated story: its turns, and for each character the (thing, value) changes it
@@ -82,14 +88,15 @@ def act_of(sentence: str) -> str:
 def change(draw: st.DrawFn, where: dict[str, str], story: StateStory) -> list[str]:
     """One change of state in the kitchen, with who did not see it; its sentences."""
     here = [p for p in PEOPLE if where[p] == "kitchen"]
-    doer = draw(st.sampled_from(here))
+    doer = draw(st.sampled_from([*here, *STRANGERS]))
     thing = draw(st.sampled_from(sorted(CHANGES)))
     verb, value = draw(st.sampled_from(CHANGES[thing]))
     others = [p for p in here if p != doer]
     how = draw(st.sampled_from(["plain", *(["blind"] * 4 + ["watched"] if others else [])]))
     act = f"{doer} {verb} the {thing}"
+    first = act[:1].upper() + act[1:]  # the act said first in its sentence
     blind: set[str] = set()
-    sentences = [act + "."]
+    sentences = [first + "."]
     if how == "watched":
         sentences = [f"{draw(st.sampled_from(others))} watched as {act}."]
     elif how == "blind":
@@ -101,11 +108,11 @@ def change(draw: st.DrawFn, where: dict[str, str], story: StateStory) -> list[st
         elif form == 1:
             sentences = [f"{other} did not notice when {act}."]
         elif form == 2:
-            sentences = [f"{act} while {other} slept."]
+            sentences = [f"{first} while {other} slept."]
         elif form == 3:
             sentences = [f"Behind {other}'s back, {act}."]
         else:
-            sentences = [f"{other} was asleep.", f"{act}."]
+            sentences = [f"{other} was asleep.", f"{first}."]
     for p in PEOPLE:
         if p in here and p not in blind:
             story.seen[p].add((thing, value))
@@ -168,6 +175,7 @@ async def test_no_character_holds_a_change_it_did_not_perceive(
     await index_through(store)
     view = await author_view(store)
     text = " ".join(s for turn in story.turns for s in turn)
+    assert view.cast() == sorted(p.lower() for p in PEOPLE), (view.characters(), text)
     for name in PEOPLE:
         character = name.lower()
         beliefs = await project_beliefs(store, (character,))

@@ -53,7 +53,7 @@ def read_frames(
 def read_states(text: str, entities: Mapping[str, Entity]) -> list[StoryAction]:
     """The phases' actions alone (states, perceptions, beliefs), in text order."""
     frames, _ = read_frames(text, entities)
-    found = attach(frames)
+    found = attach(frames, entities)
     return [a for k in sorted(found) for a in found[k]]
 
 
@@ -75,7 +75,7 @@ def read_story(
 
     prose, blind = read_with_unseen(text, entities, limits)
     frames, spans = read_frames(text, entities, limits)
-    found = attach(frames)
+    found = attach(frames, entities)
     mental = {f.sentence for f in frames if f.kind == "believe"}
     out: list[StoryAction] = []
     for k, (start, end) in enumerate(spans):

@@ -19,17 +19,23 @@ The frames of a turn (:mod:`.frames`) become :class:`~fabula.memory.actions.Stor
   denied ("does not realize the storm flooded the cellar") is a perception denied of the
   event it names, never a belief of the clause;
 * a goal stays narration (an intention, never an act), with its reason in ``unsure``;
+* the doer of a state it brought about (:mod:`.doers`: "a stray cat knocked over the
+  basket") is its action's actor, a force marked as one; a thing's own change ("the
+  basket fell") and a state said ("the jar appears intact") have none;
 * a pronoun that may name another character (:attr:`.mentions.Mention.doubt`) marks the
   actions of its clause ``unsure``, which the critic reports beside the sentence.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from fabula.agents.reading.phases.doers import Doer, doer_of
 from fabula.agents.reading.phases.frames import Frame, StateReading
 from fabula.agents.reading.phases.lexicon import root
 from fabula.memory.actions import Clause, StoryAction
+from fabula.memory.records import Entity
 
 
 @dataclass
@@ -38,6 +44,7 @@ class _Event:
     start: int
     end: int
     states: list[StateReading] = field(default_factory=list)
+    doers: list[Doer | None] = field(default_factory=list)  # each state's
     roots: set[str] = field(default_factory=set)
     seen: list[str] = field(default_factory=list)
     unseen: list[str] = field(default_factory=list)
@@ -54,8 +61,11 @@ def _add(names: list[str], name: str) -> None:
         names.append(name)
 
 
-def attach(frames: list[Frame]) -> dict[int, list[StoryAction]]:
-    """The actions the frames give, by sentence index."""
+def attach(
+    frames: list[Frame], entities: Mapping[str, Entity] | None = None
+) -> dict[int, list[StoryAction]]:
+    """The actions the frames give, by sentence index (``entities``: the story's, which
+    say whether a doer named is a character or a force)."""
     events: list[_Event] = []
     by_sentence: dict[int, _Event] = {}
     out: dict[int, list[StoryAction]] = {}
@@ -68,6 +78,14 @@ def attach(frames: list[Frame]) -> dict[int, list[StoryAction]]:
                 by_sentence[frame.sentence] = event
                 events.append(event)
             event.states.extend(frame.states)
+            doer = doer_of(frame.doer, frame.start, entities or {})
+            # a state the doer brought about is its act; a state said or undergone has no
+            # doer ("the basket fell", "the tablet appears intact"), but an undeclared
+            # doer's own ("a stray cat wandered in") names it, so that the story meets it
+            event.doers.extend(
+                doer if doer is not None and (s.act or _own_state(s, doer)) else None
+                for s in frame.states
+            )
             event.doubt = event.doubt or (frame.doubt if frame.states else None)
             # a thing changed is named by its name too, though the text said "it"
             named = frame.roots | {root(w) for s in frame.states for w in s.subject.name.split()}
@@ -144,12 +162,14 @@ def attach(frames: list[Frame]) -> dict[int, list[StoryAction]]:
                 )
             )
     for event in events:
-        for state in event.states:
+        for state, doer in zip(event.states, event.doers, strict=True):
             out.setdefault(event.sentence, []).append(
                 StoryAction(
                     kind="state",
                     start=event.start,
                     end=event.end,
+                    actors=(doer.name,) if doer is not None else (),
+                    by_force=doer is not None and doer.force,
                     clause=_clause(state),
                     seen_by=tuple(event.seen),
                     unseen_by=tuple(n for n in event.unseen if n not in event.seen),
@@ -157,6 +177,11 @@ def attach(frames: list[Frame]) -> dict[int, list[StoryAction]]:
                 )
             )
     return out
+
+
+def _own_state(state: StateReading, doer: Doer) -> bool:
+    """Whether ``state`` is an undeclared doer's own ("a stray cat wandered in")."""
+    return state.subject.entity is None and state.subject.name == doer.name
 
 
 def _named(

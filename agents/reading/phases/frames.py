@@ -74,13 +74,14 @@ _POSSESSIVES = frozenset(["his", "her", "their", "my", "our", "your"])
 
 @dataclass(frozen=True)
 class StateReading:
-    """``subject``'s ``attribute`` is ``value`` (see :mod:`.values`), read at
-    ``start``..``end``."""
+    """``subject``'s ``attribute`` is ``value`` (see :mod:`.values`); ``act``: the clause's
+    doer did it to the subject ("knocked over the jar"), not a state said or undergone."""
 
     subject: Mention
     attribute: str
     value: str
     negated: bool = False
+    act: bool = False
 
 
 @dataclass
@@ -293,9 +294,8 @@ class ClauseReader:
             target = self.r.mention(tail[j:])
         filled = verb.lemma in _CONTENTS and any(t.lower == "with" for t in tail)
         if target is not None and _own(target, subject) and not changing - _TOUCH and not filled:
-            # a touch on the doer's own ("rubbed his eyes", "patted her pocket") changes
-            # no thing the story tracks: a gesture, not a state; filling one's own thing
-            # with something ("filled her oven with trays of cookies") is not a gesture
+            # a touch on the doer's own ("rubbed his eyes") changes no tracked thing: a
+            # gesture; filling one's own thing ("filled her oven with cookies") is not one
             return
         if target is not None and not target.character:
             self.r.note(target, subject=False)
@@ -304,7 +304,7 @@ class ClauseReader:
                 return
             if verb.lemma in _CONTENTS and after_target and after_target[0].lower == "with":
                 filling = value_of(phrase(after_target[1:]))
-                frame.states.append(StateReading(target, "contents", filling))
+                frame.states.append(StateReading(target, "contents", filling, act=True))
             else:
                 # the verb's particle, before or after its object: "knocked over the jar",
                 # "knocked the jar over" are "knocked over"
@@ -312,7 +312,7 @@ class ClauseReader:
                 if not adverb and _particle(after_target):
                     adverb = after_target[0].lower
                 value = lx.participle(verb.lemma) + (f" {adverb}" if adverb else "")
-                frame.states.append(StateReading(target, "condition", value))
+                frame.states.append(StateReading(target, "condition", value, act=True))
             self._result(frame, after_target, target)
         elif subject is not None and target is None and not subject.character:
             # "the roses wilt"; a character's own doing with no object ("Leo sighed") is
@@ -454,7 +454,7 @@ class ClauseReader:
         if place is None or place.character:
             return False
         self.r.note(place, subject=False)
-        frame.states.append(StateReading(target, "location", place.name))
+        frame.states.append(StateReading(target, "location", place.name, act=True))
         return True
 
     def _result(self, frame: Frame, tail: Sequence[Token], target: Mention | None = None) -> None:
@@ -472,7 +472,7 @@ class ClauseReader:
             rest.pop(0)
         value = value_of(rest, verbal=True)
         if value:
-            frame.states.append(StateReading(who, "condition", value))
+            frame.states.append(StateReading(who, "condition", value, act=True))
 
     def _contained(self, frame: Frame, tokens: Sequence[Token]) -> None:
         """ "X containing Y", "X filled with Y", "X full of Y": Y is X's contents."""

@@ -1,7 +1,8 @@
 """The words the phased reader knows, from WordNet 3.1 (``data/lexicon.tsv.gz``, built by
 ``tools/build_lexicon.py``): a verb form's lemma and lexicographer classes (``change``,
 ``perception``, ``cognition`` ...), a noun's verb of derivation ("swap" → swap,
-"replacement" → replace), and which words are adjectives.
+"replacement" → replace), which words are adjectives, and which nouns may name a doer
+(a person or an animal: a character; a phenomenon, an event or a process: a force).
 
 Beside it, the closed classes of English grammar (determiners, pronouns, auxiliaries,
 prepositions, subordinators): a grammar's own words, not any text's wording.
@@ -13,6 +14,7 @@ import functools
 import gzip
 from dataclasses import dataclass
 from importlib import resources
+from typing import Literal
 
 
 def _words(text: str) -> frozenset[str]:
@@ -50,39 +52,61 @@ class Verb:
     classes: tuple[str, ...]
 
 
+DoerKind = Literal["character", "force"]
+# WordNet's noun lexicographer classes of a doer (``tools/build_lexicon.py``)
+_DOER_CLASSES: dict[str, DoerKind] = {
+    "person": "character",
+    "animal": "character",
+    "phenomenon": "force",
+    "event": "force",
+    "process": "force",
+}
+
+
+@dataclass(frozen=True)
+class _Table:
+    verbs: dict[str, Verb]
+    nouns: dict[str, tuple[str, str]]
+    adjectives: frozenset[str]
+    doers: dict[str, DoerKind]
+
+
 @functools.cache
-def _table() -> tuple[dict[str, Verb], dict[str, tuple[str, str]], frozenset[str]]:
+def _table() -> _Table:
     raw = resources.files("fabula.agents.reading").joinpath("data/lexicon.tsv.gz")
     verbs: dict[str, Verb] = {}
     nouns: dict[str, tuple[str, str]] = {}
     adjectives: set[str] = set()
+    doers: dict[str, DoerKind] = {}
     for line in gzip.decompress(raw.read_bytes()).decode().splitlines():
         pos, form, lemma, extra = line.split("\t")
         if pos == "v":
             verbs[form] = Verb(lemma, tuple(extra.split(",")))
         elif pos == "n":
             nouns[form] = (lemma, extra)
+        elif pos == "d":
+            doers[form] = _DOER_CLASSES[extra]
         else:
             adjectives.add(form)
-    return verbs, nouns, frozenset(adjectives)
+    return _Table(verbs, nouns, frozenset(adjectives), doers)
 
 
 def verb(word: str) -> Verb | None:
     """``word`` as a verb form (its lemma and classes, likeliest first), or None."""
-    return _table()[0].get(word.lower())
+    return _table().verbs.get(word.lower())
 
 
 @functools.cache
 def verb_lemmas() -> frozenset[str]:
     """Every verb lemma the table holds (a form not among them is inflected: "got")."""
-    return frozenset(v.lemma for v in _table()[0].values())
+    return frozenset(v.lemma for v in _table().verbs.values())
 
 
 @functools.cache
 def _forms() -> dict[str, frozenset[str]]:
     """Each verb lemma's forms in the table ("break" → break, breaks, broke, broken, ...)."""
     out: dict[str, set[str]] = {}
-    for form, found in _table()[0].items():
+    for form, found in _table().verbs.items():
         out.setdefault(found.lemma, set()).add(form)
     return {lemma: frozenset(forms) for lemma, forms in out.items()}
 
@@ -121,19 +145,48 @@ def participle(lemma: str) -> str:
 
 def derived_verb(word: str) -> str | None:
     """The verb a noun derives from ("swap" → swap, "replacement" → replace), or None."""
-    found = _table()[1].get(word.lower())
+    found = _table().nouns.get(word.lower())
     return found[1] if found else None
 
 
+def doer(word: str) -> DoerKind | None:
+    """What a noun names when it does something: ``"character"`` for a person or an
+    animal ("thief", "cat", "coworker"), ``"force"`` for a phenomenon, an event or a
+    process ("wind", "flood", "fire"), None for a thing ("basket") or a word WordNet
+    lacks. A regular plural is reduced by WordNet's rules ("cats", "women", "ladies")."""
+    w = word.lower()
+    found = _table().doers
+    if w in found:
+        return found[w]
+    for end, base in _NOUN_DETACHMENT:
+        if w.endswith(end) and len(w) > len(end) and w[: -len(end)] + base in found:
+            return found[w[: -len(end)] + base]
+    return None
+
+
+# WordNet's detachment rules for nouns (its ``morphy``): a plural's ending → the lemma's
+# ("goats" → goat, "women" → woman, "ladies" → lady); the irregular plurals are the table's
+_NOUN_DETACHMENT = (
+    ("s", ""),
+    ("ses", "s"),
+    ("xes", "x"),
+    ("zes", "z"),
+    ("ches", "ch"),
+    ("shes", "sh"),
+    ("men", "man"),
+    ("ies", "y"),
+)
+
+
 def is_adjective(word: str) -> bool:
-    return word.lower() in _table()[2]
+    return word.lower() in _table().adjectives
 
 
 def root(word: str) -> str:
     """The word reduced to what it names: a verb form to its lemma ("wilted" → wilt), a
     noun to the verb it derives from, else a plural to its singular; lower case."""
     w = word.lower().removesuffix("'s")
-    found = _table()[1].get(w)
+    found = _table().nouns.get(w)
     if found is not None:
         return found[1]
     v = verb(w)

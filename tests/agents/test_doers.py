@@ -1,0 +1,99 @@
+"""Doers nobody declared (issue 43, item 3), as the phased reader reads them: the lexicon's
+noun classes (person, animal → a character; phenomenon, event, process → a force) and the
+doer of each change, with sentences of our own."""
+
+from __future__ import annotations
+
+import pytest
+
+from fabula.agents.reading.phases import lexicon as lx
+from fabula.agents.reading.phases import read_story
+from fabula.memory.actions import StoryAction
+from fabula.memory.records import FORCE, Entity
+
+ENTITIES = {
+    "mara": Entity(id="mara", kind="character", name="Mara"),
+    "jug": Entity(id="jug", kind="object", name="jug"),
+    "shed": Entity(id="shed", kind="place", name="shed"),
+}
+
+
+def states(text: str, entities: dict[str, Entity] | None = None) -> list[StoryAction]:
+    return [a for a in read_story(text, entities or ENTITIES) if a.kind == "state"]
+
+
+@pytest.mark.parametrize(
+    ("word", "kind"),
+    [
+        ("goat", "character"),  # noun.animal
+        ("goats", "character"),  # a regular plural, reduced
+        ("burglar", "character"),  # noun.person
+        ("women", "character"),  # a plural by WordNet's detachment rules
+        ("ladies", "character"),
+        ("thieves", "character"),  # an irregular plural, from noun.exc
+        ("coworker", "character"),  # WordNet's "co-worker", written whole
+        ("gale", "force"),  # noun.phenomenon
+        ("earthquake", "force"),  # noun.event
+        ("frost", "force"),  # a substance first, a phenomenon next
+        ("jug", None),  # an artifact
+        ("machine", None),  # an artifact first: its sense of a person is not read
+        ("picasso", None),  # a proper name's sense (an instance) is no doer's class
+        ("zzyzx", None),  # not in WordNet
+    ],
+)
+def test_the_lexicon_says_which_nouns_name_a_doer(word: str, kind: str | None) -> None:
+    assert lx.doer(word) == kind
+
+
+def test_an_undeclared_animal_is_the_doer_and_the_one_declared_character_is_not() -> None:
+    [state] = states("Mara is in the shed. A hungry goat knocked over the jug.")
+    assert state.clause is not None and state.clause.subject == "jug"
+    assert state.actors == ("hungry goat",)
+    assert not state.by_force
+    assert "Mara" not in state.actors and "Mara" not in state.seen_by
+
+
+def test_a_force_is_the_doer_marked_as_one() -> None:
+    [state] = states("Mara is in the shed. A gale knocked the jug off the shelf.")
+    assert state.actors == ("gale",) and state.by_force
+
+
+def test_a_name_in_apposition_is_the_doers_name_and_who_did_not_see_is_kept() -> None:
+    [state] = states("Mara is in the shed. Her neighbour Tomas emptied the jug while Mara slept.")
+    assert state.actors == ("Tomas",)
+    assert "mara" in {n.lower() for n in state.unseen_by}
+
+
+def test_a_thing_changing_by_itself_has_no_doer() -> None:
+    [state] = states("Mara is in the shed. The jug cracked.")
+    assert state.actors == ()
+    [broke] = states("Mara is in the shed. The old jug broke.")
+    assert broke.actors == ()
+
+
+def test_a_known_doer_keeps_its_known_name() -> None:
+    [state] = states("Mara emptied the jug.")
+    assert state.actors == ("Mara",)
+    known = {**ENTITIES, "hail": Entity(id="hail", kind="object", name="hail")}
+    known["hail"] = known["hail"].model_copy(update={"attributes": {"nature": FORCE}})
+    [hit] = states("The hail dented the jug.", known)
+    assert hit.actors == ("hail",) and hit.by_force
+
+
+def test_a_pronoun_for_a_doer_met_before_names_it() -> None:
+    found = states("A stray goat wandered in. It knocked over the jug.")
+    tipped = [a for a in found if a.clause is not None and a.clause.subject == "jug"]
+    assert [a.actors for a in tipped] == [("stray goat",)]
+
+
+def test_a_doers_result_is_its_doing_too() -> None:
+    found = states("The flood soaked the jug, causing it to crack.")
+    assert len(found) == 2
+    assert all(a.actors == ("flood",) and a.by_force for a in found)
+
+
+def test_a_state_said_of_what_a_doer_met_is_not_its_act() -> None:
+    """How a thing looks is said, not done: the goat finding it did not crack it."""
+    [state] = states("A goat finds a jug that looks cracked.")
+    assert state.clause is not None and state.clause.value == "cracked"
+    assert state.actors == ()
