@@ -425,3 +425,23 @@ def test_a_result_said_of_a_noun_phrase_is_that_things_state() -> None:
         "The night ended, leaving the outcome of Ida's plan unknown."
     )
     assert states("They got along quite well.") == []
+
+
+def test_not_noticing_when_someone_did_it_is_the_event_unseen_and_no_act_of_ones_own() -> None:
+    """ "did not notice when her colleague Ahmed locked the box": the box is locked, Cal did
+    not see it, and the act is not Cal's (the prose reader had read a take of the box by
+    the nearest name); an owner's name and what is theirs is no clause ("never witnessed
+    Ida's actions" says no state of "Ida's")."""
+    from fabula.agents.reading.phases import read_story
+
+    cast = {n.lower(): Entity(id=n.lower(), kind="character", name=n) for n in ("Cal", "Ida")}
+    box = {"box": Entity(id="box", kind="object", name="box")}
+    got = read_story("Cal did not notice when her colleague Ahmed locked the box.", cast | box)
+    assert [(a.kind, a.actors) for a in got] == [("state", ())]
+    assert got[0].clause is not None and got[0].clause.value == "locked"
+    assert [n.lower() for n in got[0].unseen_by] == ["cal"]
+    torn = read_story("Cal did not see the box. Ida tore it.", cast | box)
+    state = next(a for a in torn if a.kind == "state")
+    assert state.actors == ("Ida",) and [n.lower() for n in state.unseen_by] == ["cal"]
+    assert not [a for a in torn if a.kind == "take"]
+    assert not [a for a in read_story("Cal never witnessed Ida's actions.", cast) if a.clause]

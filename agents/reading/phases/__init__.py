@@ -24,13 +24,15 @@ from fabula.agents.reading.phases.mentions import Resolver
 from fabula.agents.reading.phases.tokens import sentences
 from fabula.limits import Limits
 from fabula.memory.actions import StoryAction
-from fabula.memory.records import Entity
+from fabula.memory.records import Entity, slug
 
 # what the prose reader reads of a sentence that the phases may read better
 _WEAK = frozenset(["narration", "see", "think", "feel"])
 # what the prose reader reads of a belief or a wish that is no act and no world fact
 # (a world fact; an act in the same sentence, "thinking it safer, she moved it", is kept)
 _MISREAD = frozenset(["state", "locate"])
+# how the prose reader marks a move it read with no destination
+_NO_DESTINATION = "a move with no destination"
 
 
 def read_frames(
@@ -89,6 +91,10 @@ def read_story(
         elif all(a.kind == "narration" for a in theirs):
             out.extend(mine)
         else:
+            changed = {slug(a.clause.subject) for a in mine if a.kind == "state" and a.clause}
+            dropped = [a for a in theirs if _undirected(a, changed)]
+            theirs = [a for a in theirs if a not in dropped]
+            mine = [_unseen_as(a, dropped) for a in mine]
             out.extend(theirs)
             placed = any(
                 a.target is not None or (a.clause is not None and a.clause.attribute == "location")
@@ -123,6 +129,28 @@ def _unseen(
     return action.model_copy(
         update={"unseen_by": tuple(dict.fromkeys((*action.unseen_by, *unseen)))}
     )
+
+
+def _undirected(action: StoryAction, changed: set[str]) -> bool:
+    """A move the prose reader read with no destination, and said so ("locked the box",
+    "tore it": a take of the thing, by the nearest name), where the phases read a change
+    of that same thing: the change is the reading, its doer the phases' ("Cal did not
+    notice when her colleague Ahmed locked the box" is no act of Cal's)."""
+    unsure = action.unsure or ""
+    return unsure.startswith(_NO_DESTINATION) and slug(action.obj or "") in changed
+
+
+def _unseen_as(action: StoryAction, dropped: list[StoryAction]) -> StoryAction:
+    """A change with who did not perceive the prose reader's reading of it ("Cal did not
+    see the scarf. Ann tore it.": not seen by Cal either way)."""
+    if action.clause is None:
+        return action
+    blind = [
+        n for a in dropped if slug(a.obj or "") == slug(action.clause.subject) for n in a.unseen_by
+    ]
+    seen = {slug(n) for n in action.seen_by}
+    unseen = tuple(dict.fromkeys((*action.unseen_by, *(n for n in blind if slug(n) not in seen))))
+    return action.model_copy(update={"unseen_by": unseen}) if unseen != action.unseen_by else action
 
 
 def _beside(action: StoryAction, placed: bool) -> bool:

@@ -128,6 +128,14 @@ def attach(
                     )
                     for s in frame.states
                 )
+            if frame.states and frame.negated and not denied:
+                # "did not notice when Ahmed locked the box": the event it names is told
+                # here, and is so (what one fails to notice happened), unseen by the holder
+                told = _Event(frame.sentence, frame.start, frame.end, list(frame.states))
+                told.doers = [None] * len(told.states)
+                told.unseen.append(holder)
+                events.append(told)
+                continue
             target = _named(events, frame, later.get(k, set()), by_sentence.get(frame.sentence))
             if target is not None:
                 if frame.negated:

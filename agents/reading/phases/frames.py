@@ -347,7 +347,7 @@ class ClauseReader:
         if nxt == "to" and len(after) > 2 and not after[2].capital and lx.verb(after[2].lower):
             frame.kind = "goal"
             return True
-        rest = after[2:] if nxt == "that" else after[1:]
+        rest = after[2:] if nxt in ("that", "when", "how") else after[1:]  # "notice when"
         clause = nxt == "that" or self._is_clause(rest)
         perceptual = "perception" in verb.classes[:2]
         # a verb of change first ("cracked", also "crack a code") is an act, not a look
@@ -390,10 +390,10 @@ class ClauseReader:
         frame.states.append(StateReading(thing, "condition", value_of(adjectives)))
 
     def _is_clause(self, tokens: Sequence[Token]) -> bool:
-        """Whether ``tokens`` are a clause (a noun phrase, then a finite verb)."""
+        """Whether ``tokens`` are a clause: a noun phrase (not "Gia's"), then a finite verb."""
         np = self.r._declared(tokens) or phrase(tokens)
         after = past_modifiers(tokens[len(np) :]) if np else ()
-        if not after:
+        if not after or np[-1].lower.endswith("'s"):
             return False
         w = after[0].lower
         if w in lx.COPULAS or w in lx.AUXILIARIES or _negation(w):
