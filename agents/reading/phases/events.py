@@ -128,9 +128,10 @@ def attach(
                     )
                     for s in frame.states
                 )
-            if frame.states and frame.negated and not denied:
-                # "did not notice when Ahmed locked the box": the event it names is told
-                # here, and is so (what one fails to notice happened), unseen by the holder
+            if frame.states and frame.negated and not denied and all(s.act for s in frame.states):
+                # "did not notice when Ahmed locked the box": the act it names is told here,
+                # and is so (what one fails to notice happened), unseen by the holder; not
+                # "did not see the spilled sauce", which names an event told before it
                 told = _Event(frame.sentence, frame.start, frame.end, list(frame.states))
                 told.doers = [None] * len(told.states)
                 told.unseen.append(holder)
