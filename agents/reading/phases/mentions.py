@@ -99,6 +99,41 @@ def _modifier(out: Sequence[Token]) -> bool:
     return lx.derived_verb(last) is None or last.endswith(("ed", "en"))
 
 
+@dataclass(frozen=True)
+class _Names:
+    """The story's entity names, indexed by their first and last words, so that a mention
+    is matched against the few names that share a word with it, not the whole cast (a
+    town holds a thousand): each entry is ``(sid, name, its words, a character?)``, in
+    the story's order."""
+
+    entries: list[tuple[str, str, tuple[str, ...], bool]]
+    first: dict[str, list[int]]
+    last: dict[str, list[int]]
+
+    @classmethod
+    def of(cls, entities: Mapping[str, Entity]) -> _Names:
+        entries: list[tuple[str, str, tuple[str, ...], bool]] = []
+        first: dict[str, list[int]] = {}
+        last: dict[str, list[int]] = {}
+        for sid, entity in entities.items():
+            name = (entity.name or sid).lower()
+            parts = tuple(name.split())
+            if not parts:
+                continue
+            first.setdefault(parts[0], []).append(len(entries))
+            last.setdefault(parts[-1], []).append(len(entries))
+            entries.append((sid, name, parts, entity.kind == "character"))
+        return cls(entries, first, last)
+
+    def sharing(self, words: Sequence[str], ends: bool = False) -> list[int]:
+        """The entries whose first word is one of ``words`` (``ends``: or whose last word
+        is the last of ``words``), in the story's order."""
+        found = {k for w in set(words) for k in self.first.get(w, ())}
+        if ends and words:
+            found.update(self.last.get(words[-1], ()))
+        return sorted(found)
+
+
 @dataclass
 class Resolver:
     """Anchors mentions on ``entities`` and resolves pronouns, clause by clause."""
@@ -107,20 +142,25 @@ class Resolver:
     last_subject: Mention | None = None
     last_character: Mention | None = None
     things: list[Mention] = field(default_factory=list)
+    _index: _Names | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def _names(self) -> _Names:
+        if self._index is None:
+            self._index = _Names.of(self.entities)
+        return self._index
 
     def _entity(self, words: Sequence[str]) -> tuple[str | None, bool]:
         joined = " ".join(words)
         best: tuple[int, str, bool] | None = None
-        for sid, entity in self.entities.items():
-            name = (entity.name or sid).lower()
-            parts = name.split()
-            if not parts:
-                continue
+        names = self._names
+        for k in names.sharing(words, ends=True):
+            sid, name, parts, character = names.entries[k]
             hit = f" {name} " in f" {joined} " or (words and words[-1] == parts[-1])
-            if entity.kind == "character":
+            if character:
                 hit = hit or parts[0] in words
             if hit and (best is None or len(parts) > best[0]):
-                best = (len(parts), sid, entity.kind == "character")
+                best = (len(parts), sid, character)
         return (best[1], best[2]) if best else (None, False)
 
     def mention(self, tokens: Sequence[Token]) -> Mention | None:
@@ -155,8 +195,9 @@ class Resolver:
         determiners and modifiers: "the once healthy coral formation"), or ()."""
         words = [t.lower for t in tokens[:8]]
         best: tuple[Token, ...] = ()
-        for sid, entity in self.entities.items():
-            parts = (entity.name or sid).lower().split()
+        names = self._names
+        for n in names.sharing(words):
+            parts = list(names.entries[n][2])
             for k in range(len(words) - len(parts) + 1):
                 if words[k : k + len(parts)] == parts:
                     modifiers = all(
