@@ -34,6 +34,7 @@ from fabula.memory.index.indexer import Indexer
 from fabula.memory.index.vectors import Embedder
 from fabula.memory.leases import renewed
 from fabula.memory.store import StoryStore
+from fabula.memory.store.view import StoryReads
 from fabula.memory.tokens import LazyCounter, TokenCounter, default_counter
 from fabula.settings import Settings
 
@@ -161,7 +162,7 @@ class Core:
             embedder=self._embedder,
         )
 
-    def _config(self, store: StoryStore, turn: int) -> RunnableConfig:
+    def _config(self, store: StoryReads, turn: int) -> RunnableConfig:
         """The graph's config for turn ``turn`` of ``store``'s branch: its own thread."""
         # max_concurrency bounds the tasks of one step: the fanned-out character agents'
         # model calls (FABULA_MODEL_CONCURRENCY)
@@ -170,7 +171,7 @@ class Core:
             "max_concurrency": self.settings.model_concurrency,
         }
 
-    async def pending(self, store: StoryStore) -> Pending | None:
+    async def pending(self, store: StoryReads) -> Pending | None:
         """The turn of this branch waiting for a decision, if any (its draft's id and
         request, read from the turn's checkpoint; see ``pending_details`` for the draft as
         an approver reads it)."""
@@ -179,7 +180,7 @@ class Core:
         saved = await self.saver.aget_tuple(self._config(store, turn))
         return pending_in_checkpoint(store, turn, saved)
 
-    async def waiting_parts(self, store: StoryStore) -> list[PartRequest]:
+    async def waiting_parts(self, store: StoryReads) -> list[PartRequest]:
         """The parts the branch's next turn waits for (one per played character; none when
         it waits for nothing, or for a decision), each with its character's own view."""
         turn = await store.head() + 1
