@@ -171,18 +171,20 @@ class Core:
             "max_concurrency": self.settings.model_concurrency,
         }
 
-    async def pending(self, store: StoryReads) -> Pending | None:
+    async def _pending(self, store: StoryReads) -> Pending | None:
         """The turn of this branch waiting for a decision, if any (its draft's id and
         request, read from the turn's checkpoint; see ``pending_details`` for the draft as
-        an approver reads it)."""
+        an approver reads it). The service's parts call it; everyone else reads it through
+        the read door, ``fab.read(ref).pending()``."""
         turn = await store.head() + 1
         # from the checkpoint, not the graph's state: listing what waits compiles no graph
         saved = await self.saver.aget_tuple(self._config(store, turn))
         return pending_in_checkpoint(store, turn, saved)
 
-    async def waiting_parts(self, store: StoryReads) -> list[PartRequest]:
+    async def _waiting_parts(self, store: StoryReads) -> list[PartRequest]:
         """The parts the branch's next turn waits for (one per played character; none when
-        it waits for nothing, or for a decision), each with its character's own view."""
+        it waits for nothing, or for a decision), each with its character's own view. Read
+        through the read door, ``fab.read(ref).waiting_parts()``."""
         turn = await store.head() + 1
         return list(parts_in(await self.graph.aget_state(self._config(store, turn))).values())
 

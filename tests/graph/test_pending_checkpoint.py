@@ -1,5 +1,6 @@
-"""``Core.pending`` reads what waits from the turn's newest checkpoint, without compiling
-the turn graph: it must find what the graph's own state finds, at every step of a turn."""
+"""What waits (``fab.read(ref).pending()``, the service's ``Core._pending``) is read from
+the turn's newest checkpoint, without compiling the turn graph: it must find what the
+graph's own state finds, at every step of a turn."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ async def _from_graph(fab: Fabula, store: StoryStore) -> Pending | None:
 
 
 async def _agree(fab: Fabula, store: StoryStore) -> Pending | None:
-    read = await fab.pending(store)
+    read = await fab.read(store).pending()
     assert read == await _from_graph(fab, store)
     return read
 
