@@ -24,7 +24,7 @@ from fabula.agents.views import AuthorView
 from fabula.memory.acl import CharacterMind
 from fabula.memory.delta import TurnDelta
 from fabula.memory.recall.plan import RecallPlan, RecallRequest
-from fabula.memory.store import StoryStore
+from fabula.memory.store.view import StoryReads
 from fabula.memory.summarise import Summariser
 
 
@@ -80,7 +80,7 @@ class CriticRole(Protocol):
 class MemoryBuilderRole(Protocol):
     """Reads accepted text into the turn's delta (nothing is written)."""
 
-    async def build(self, store: StoryStore, turn: int, text: str) -> TurnDelta:
+    async def build(self, store: StoryReads, turn: int, text: str) -> TurnDelta:
         """The delta ``text`` commits as ``turn``, from the store's views before it."""
         ...
 

@@ -14,7 +14,7 @@ from functools import cached_property
 from fabula.memory.places import place_of
 from fabula.memory.records import Development, slug
 from fabula.memory.snapshot import Moment, read_snapshot
-from fabula.memory.store import StoryStore
+from fabula.memory.store.view import StoryReads
 from fabula.worlds.pack import CharacterSpec, WorldPack
 
 
@@ -79,7 +79,7 @@ class AuthorView(Moment):
         return [d for d in self.developments.values() if d.status not in ("resolved", "abandoned")]
 
 
-async def author_view(store: StoryStore, *, recent_turns: int = 3) -> AuthorView:
+async def author_view(store: StoryReads, *, recent_turns: int = 3) -> AuthorView:
     """Project everything the author may see, now, in one round trip (a snapshot)."""
     snap = await read_snapshot(store, recent_turns=recent_turns)
     return AuthorView(

@@ -284,7 +284,7 @@ async def _baseline(
             await reading.text(store)
             await fab.pending_details(store)
             pages.append((time.perf_counter() - started) * 1000)
-            pending = await fab.pending(store)
+            pending = await fab.read(store).pending()
             started = time.perf_counter()
             out = await fab.decide(
                 store, Decision(action="approve"), expect=pending.id if pending else None

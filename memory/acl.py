@@ -31,7 +31,7 @@ from fabula.memory.projections import BeliefView, project_beliefs, recall
 from fabula.memory.recall.assemble import Assembly
 from fabula.memory.recall.context import character_context, own_words
 from fabula.memory.records import Entity, Memory
-from fabula.memory.store import StoryStore
+from fabula.memory.store.view import StoryReads
 from fabula.memory.tokens import TokenCounter
 
 log = get_logger(__name__)
@@ -243,7 +243,7 @@ class CharacterMind:
         self.story = story
         self.character = character
         self.branch = branch
-        self._store = StoryStore(client, story, branch, viewer=character)
+        self._store = StoryReads(client, story, branch, viewer=character)
 
     async def beliefs(self, about: Sequence[str] = (), *, as_of: int | None = None) -> BeliefView:
         """B[self] (or, with ``about=["ben"]``, what this character thinks Ben believes)."""

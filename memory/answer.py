@@ -31,7 +31,7 @@ from fabula.errors import InvalidInput, NotFound
 from fabula.memory import keys
 from fabula.memory.projections import chain_history, project_beliefs, project_world
 from fabula.memory.records import Belief, State, slug
-from fabula.memory.store import StoryStore
+from fabula.memory.store.view import StoryReads
 
 UNKNOWN = "unknown"
 QuestionKind = Literal["where", "where_initially", "attribute"]
@@ -107,7 +107,7 @@ def resolve_chain(asker: str | None, question: Question) -> tuple[str, ...]:
 
 
 async def answer(
-    store: StoryStore,
+    store: StoryReads,
     question: str | Question,
     *,
     asker: str | None = None,
@@ -143,7 +143,7 @@ async def answer(
     return value
 
 
-async def _display_name(store: StoryStore, entity_id: str) -> str:
+async def _display_name(store: StoryReads, entity_id: str) -> str:
     if store.viewer is not None:  # a character's store: the name as it knows it, if it does
         known = (await store.entities()).get(entity_id)
         return known.name if known is not None and known.name else entity_id
@@ -155,7 +155,7 @@ async def _display_name(store: StoryStore, entity_id: str) -> str:
 
 
 async def _first_value(
-    store: StoryStore, chain: tuple[str, ...], subject: str, attribute: str, as_of: int | None
+    store: StoryReads, chain: tuple[str, ...], subject: str, attribute: str, as_of: int | None
 ) -> str | None:
     """The slot's earliest value in the history of W (or of the chain's beliefs).
 

@@ -51,6 +51,7 @@ from fabula.memory.consolidation import (
 )
 from fabula.memory.records import Development, Entity, Event, HierarchyNode
 from fabula.memory.store import StoryStore
+from fabula.memory.store.view import StoryReads
 
 log = get_logger(__name__)
 
@@ -65,20 +66,20 @@ BATCH = 256  # turns consolidated in one transaction at most
 _NONE = "@none"  # a field never written, asked for where a command needs one
 
 
-async def nodes(store: StoryStore) -> dict[str, HierarchyNode]:
+async def nodes(store: StoryReads) -> dict[str, HierarchyNode]:
     """Every node of the branch's hierarchy by id."""
     raw = await store.client.hgetall(keys.hierarchy(store.story, store.branch))
     return {k: HierarchyNode.model_validate_json(v) for k, v in raw.items()}
 
 
-async def scenes(store: StoryStore) -> list[HierarchyNode]:
+async def scenes(store: StoryReads) -> list[HierarchyNode]:
     """Every scene node of the branch, in story order."""
     found = [n for n in (await nodes(store)).values() if n.level == "scene"]
     return sorted(found, key=lambda n: n.first_turn)
 
 
 async def related_nodes(
-    store: StoryStore,
+    store: StoryReads,
     turns: Sequence[int],
     developments: Sequence[str] = (),
     *,

@@ -25,7 +25,7 @@ from fabula.memory.lua import fcall_ro
 from fabula.memory.projections import all_beliefs_as_of, parse_beliefs, project_world
 from fabula.memory.records import Belief
 from fabula.memory.rules import WorldRules
-from fabula.memory.store import StoryStore
+from fabula.memory.store.view import StoryReads
 from fabula.memory.tracking import (
     Chain,
     Knowledge,
@@ -38,7 +38,7 @@ from fabula.memory.tracking import (
 _COMMUNICATION = ("tell", "claim", "say")
 
 
-async def basis(store: StoryStore, turn: int) -> int | None:
+async def basis(store: StoryReads, turn: int) -> int | None:
     """The story time ``turn`` is built on: None (the current views) for a new turn, the
     turn before it for a committed one (a rebuild).
 
@@ -49,7 +49,7 @@ async def basis(store: StoryStore, turn: int) -> int | None:
 
 
 async def build_turn(
-    store: StoryStore,
+    store: StoryReads,
     turn: int,
     text: str,
     actions: Sequence[StoryAction],
@@ -60,7 +60,7 @@ async def build_turn(
     (see :func:`basis`), under the story's rules of knowledge. Nothing is written.
 
     Raises :class:`~fabula.errors.LimitExceeded` as soon as the delta being built
-    would be larger than a commit may send (:attr:`StoryStore.limits`), before the rest of
+    would be larger than a commit may send (:attr:`StoryReads.limits`), before the rest of
     it is made."""
     rules = await store.rules()
     prior = await read_prior(store, actions, as_of=as_of)
@@ -79,11 +79,11 @@ def _tracked(
 
 
 async def read_prior(
-    store: StoryStore, actions: Sequence[StoryAction], *, as_of: int | None = None
+    store: StoryReads, actions: Sequence[StoryAction], *, as_of: int | None = None
 ) -> PriorView:
     """What the tracker needs to apply ``actions`` after turn ``as_of`` (None: the head):
     the entities, W, every character's first-order beliefs (only those of the store's
-    :attr:`~StoryStore.holders`, for a scene's store), and the scene the story is in.
+    :attr:`~StoryReads.holders`, for a scene's store), and the scene the story is in.
     Nested chains are not read: the tracker writes what reaches a group once, whatever its
     chains held (:mod:`fabula.memory.tracking.nested`)."""
     entities = await store.entities(as_of)
@@ -110,7 +110,7 @@ async def read_prior(
 
 
 async def _current_beliefs(
-    store: StoryStore, characters: Sequence[str]
+    store: StoryReads, characters: Sequence[str]
 ) -> dict[Chain, dict[str, Belief]]:
     """First-order beliefs of every character, in one read (the ``fabula_beliefs`` function,
     asked for no slot of a nested chain)."""
@@ -130,7 +130,7 @@ async def _current_beliefs(
 
 
 async def _beliefs_as_of(
-    store: StoryStore, characters: Sequence[str], as_of: int
+    store: StoryReads, characters: Sequence[str], as_of: int
 ) -> dict[Chain, dict[str, Belief]]:
     out: dict[Chain, dict[str, Belief]] = {}
     for c in characters:
@@ -141,7 +141,7 @@ async def _beliefs_as_of(
 
 
 async def _with_sources(
-    store: StoryStore, beliefs: dict[Chain, dict[str, Belief]], slots: set[str]
+    store: StoryReads, beliefs: dict[Chain, dict[str, Belief]], slots: set[str]
 ) -> dict[Chain, dict[str, Knowledge]]:
     """Beliefs as knowledge with freshness; a told belief's comes from its telling's cause."""
     told = [
@@ -161,7 +161,7 @@ async def _with_sources(
     return out
 
 
-async def _latest_scene(store: StoryStore, as_of: int | None) -> str | None:
+async def _latest_scene(store: StoryReads, as_of: int | None) -> str | None:
     """The place of the most recent entry: recorded with every committed turn (one read)."""
     last = await store.head() if as_of is None else as_of
     if last < 0:

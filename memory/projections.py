@@ -20,7 +20,7 @@ from pydantic import TypeAdapter
 from fabula.memory import keys
 from fabula.memory.lua import fcall_ro
 from fabula.memory.records import Belief, Development, Hypothesis, Memory, SharedBelief, State
-from fabula.memory.store import StoryStore
+from fabula.memory.store.view import StoryReads
 from fabula.memory.tracking.nested import held_chain, merged, parse_shared
 
 R = TypeVar("R", State, Belief)
@@ -125,7 +125,7 @@ class BeliefView:
         return self.value(subject, "location")
 
 
-async def project_world(store: StoryStore, as_of: int | None = None) -> WorldView:
+async def project_world(store: StoryReads, as_of: int | None = None) -> WorldView:
     """W on the store's branch, now or as of turn ``as_of``."""
     if as_of is None:
         raw = await store.client.hvals(keys.world_current(store.story, store.branch))
@@ -151,7 +151,7 @@ def _chain_filter(holder: Sequence[str]) -> str:
 
 
 async def project_beliefs(
-    store: StoryStore, holder: str | Sequence[str], as_of: int | None = None
+    store: StoryReads, holder: str | Sequence[str], as_of: int | None = None
 ) -> BeliefView:
     """B[holder] on the store's branch, now or as of turn ``as_of``.
 
@@ -189,7 +189,7 @@ async def project_beliefs(
     return BeliefView(store.story, store.branch, chain, as_of, beliefs)
 
 
-async def shared_log(store: StoryStore, character: str) -> list[SharedBelief]:
+async def shared_log(store: StoryReads, character: str) -> list[SharedBelief]:
     """The shared beliefs of every group ``character`` was in, in story order, on the store's
     branch (a fork's log starts with its parent's up to the fork, copied when it was made).
     Two reads, both of the character's own keyspace."""
@@ -201,7 +201,7 @@ async def shared_log(store: StoryStore, character: str) -> list[SharedBelief]:
 
 
 async def chain_history(
-    store: StoryStore, chain: Sequence[str], slot: str, own: Sequence[Belief]
+    store: StoryReads, chain: Sequence[str], slot: str, own: Sequence[Belief]
 ) -> list[Belief]:
     """Every record nested ``chain`` held on ``slot``, oldest first: from its first holder's
     shared log and the chain's own records ``own`` (on the store's branch)."""
@@ -209,7 +209,7 @@ async def chain_history(
     return merged(chain, shared, own, history=True).get(slot, [])
 
 
-async def all_beliefs_as_of(store: StoryStore, character: str, as_of: int) -> list[Belief]:
+async def all_beliefs_as_of(store: StoryReads, character: str, as_of: int) -> list[Belief]:
     """Every belief of every chain rooted at ``character``, as of turn ``as_of``."""
     branch = await store.branch_for(as_of)
     chains = sorted(await store.client.smembers(keys.belief_chains(store.story, branch, character)))
@@ -232,7 +232,7 @@ of two (what it thinks each other character believes)."""
 
 
 async def mind_as_of(
-    store: StoryStore, character: str, as_of: int
+    store: StoryReads, character: str, as_of: int
 ) -> dict[tuple[str, ...], list[Belief]]:
     """Every chain rooted at ``character`` that holds a belief as of turn ``as_of``, with its
     beliefs: its own, the chains written record by record, and the nested chains its groups
@@ -272,7 +272,7 @@ async def mind_as_of(
 
 
 async def project_developments(
-    store: StoryStore, as_of: int | None = None
+    store: StoryReads, as_of: int | None = None
 ) -> dict[str, Development]:
     """D: every development with its status history up to ``as_of``."""
     raw = await store.client.hgetall(keys.developments(store.story, store.branch))
@@ -287,7 +287,7 @@ async def project_developments(
 
 
 async def project_hypotheses(
-    store: StoryStore, as_of: int | None = None, *, development: str | None = None
+    store: StoryReads, as_of: int | None = None, *, development: str | None = None
 ) -> dict[str, Hypothesis]:
     """H: hypotheses (optionally of one development) as they stood at ``as_of``."""
     raw = await store.client.hgetall(keys.hypotheses(store.story, store.branch))
@@ -302,7 +302,7 @@ async def project_hypotheses(
 
 
 async def recall(
-    store: StoryStore, character: str, *, last: int = 20, as_of: int | None = None
+    store: StoryReads, character: str, *, last: int = 20, as_of: int | None = None
 ) -> list[Memory]:
     """The character's last ``last`` first-person memories (events it witnessed), oldest first.
 

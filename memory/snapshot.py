@@ -20,7 +20,8 @@ from fabula.memory.lineage import Branch
 from fabula.memory.lua import fcall_ro
 from fabula.memory.projections import BeliefView, WorldView, parse_beliefs, parse_states
 from fabula.memory.records import Development, Entity, Hypothesis
-from fabula.memory.store import StoryStore, TurnText
+from fabula.memory.store import TurnText
+from fabula.memory.store.view import StoryReads
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -73,7 +74,7 @@ def _pairs(flat: list[Any]) -> list[tuple[str, str]]:
     return list(zip(flat[::2], flat[1::2], strict=True))
 
 
-async def read_snapshot(store: StoryStore, *, recent_turns: int = 3) -> Snapshot:
+async def read_snapshot(store: StoryReads, *, recent_turns: int = 3) -> Snapshot:
     """The store's branch as it stands now, with the text of its last ``recent_turns``
     turns, in one round trip (plus one per ancestor the first time a branch's lineage is
     read through this ``store``).

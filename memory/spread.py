@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from fabula.memory import keys
 from fabula.memory.projections import parse_beliefs
 from fabula.memory.records import Belief, Event, event_turn
-from fabula.memory.store import StoryStore
+from fabula.memory.store.view import StoryReads
 from fabula.memory.ticks import tick_records
 
 
@@ -38,7 +38,7 @@ def _held_at(belief: Belief, turn: int) -> bool:
     return belief.valid_from <= turn and (belief.valid_to is None or belief.valid_to > turn)
 
 
-async def own_beliefs(store: StoryStore, character: str) -> list[Belief]:
+async def own_beliefs(store: StoryReads, character: str) -> list[Belief]:
     """Every first-level belief ``character`` has held on the store's branch, current and
     closed."""
     own = ">".join((character,))
@@ -65,7 +65,7 @@ class SpreadPoint:
         return len(self.knowers) / self.characters if self.characters else 0.0
 
 
-async def spread(store: StoryStore, clause: str) -> list[SpreadPoint]:
+async def spread(store: StoryReads, clause: str) -> list[SpreadPoint]:
     """The clause's spread over the story's ticks: a point before the first tick, then
     one per tick (empty for a story that never ran a tick)."""
     ticks = await tick_records(store)
@@ -97,7 +97,7 @@ class Audit:
     lost: tuple[str, ...]
 
 
-async def audit_ticks(store: StoryStore) -> Audit:
+async def audit_ticks(store: StoryReads) -> Audit:
     """Check the branch's ticks: nobody perceives another place's scene, no turn is two
     scenes', and every scene played is in the story (see the module)."""
     ticks = await tick_records(store)

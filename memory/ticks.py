@@ -26,6 +26,7 @@ from fabula.memory.delta import TurnDelta
 from fabula.memory.lua import fcall
 from fabula.memory.settle import Status
 from fabula.memory.store import CommitResult, StoryStore
+from fabula.memory.store.view import StoryReads
 
 
 class SceneRecord(BaseModel):
@@ -150,14 +151,14 @@ async def scene_leased(store: StoryStore, tick: int, place: str) -> bool:
     return bool(await store.client.exists(keys.scene_lease(store.story, store.branch, tick, place)))
 
 
-async def tick_records(store: StoryStore) -> list[TickRecord]:
+async def tick_records(store: StoryReads) -> list[TickRecord]:
     """Every committed tick of the store's branch, in order."""
     raw = await store.client.hgetall(keys.ticks(store.story, store.branch))
     records = [TickRecord.model_validate(json.loads(v)) for v in raw.values()]
     return sorted(records, key=lambda r: r.tick)
 
 
-async def last_tick(store: StoryStore) -> TickRecord | None:
+async def last_tick(store: StoryReads) -> TickRecord | None:
     """The branch's last committed tick (None before the first)."""
     records = await tick_records(store)
     return records[-1] if records else None

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from fabula.memory.records import Memory
-from fabula.memory.store import StoryStore
+from fabula.memory.store.view import StoryReads
 from fabula.settings import LORE_BUDGET
 from fabula.worlds.activation import Activated, Activation, Chat, Timed, activation, count_words
 from fabula.worlds.lore import (
@@ -243,7 +243,7 @@ _OWN: OrderedDict[str, Books | None] = OrderedDict()
 _OWN_KEPT = 256
 
 
-async def world_books(store: StoryStore) -> Books | None:
+async def world_books(store: StoryReads) -> Books | None:
     """The world books of the story's pack (the author's; None: no pack, or no entries),
     parsed once per pack: the same entry objects at every call, so activation reuses what
     it compiled for them."""
@@ -304,7 +304,7 @@ def turn_lore(
 
 
 async def author_lore(
-    store: StoryStore,
+    store: StoryReads,
     at_hand: str,
     *,
     budget: int = LORE_BUDGET,

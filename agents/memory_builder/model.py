@@ -67,7 +67,7 @@ from fabula.memory.actions import StoryAction
 from fabula.memory.delta import TurnDelta
 from fabula.memory.ingest import basis, build_turn
 from fabula.memory.records import Entity
-from fabula.memory.store import StoryStore
+from fabula.memory.store.view import StoryReads
 from fabula.memory.text import normalised
 
 if TYPE_CHECKING:
@@ -137,7 +137,7 @@ class ModelMemoryBuilder:
     def __init__(self, client: ModelClient, *, reader: Reader | None = None) -> None:
         self.model_reader = MemoryBuilderReader(client, reader=reader)
 
-    async def build(self, store: StoryStore, turn: int, text: str) -> TurnDelta:
+    async def build(self, store: StoryReads, turn: int, text: str) -> TurnDelta:
         """The delta of ``turn`` with ``text``, derived from the store's views before it.
 
         Raises :class:`~fabula.errors.NotFound` when the story does not exist, and
@@ -149,7 +149,7 @@ class ModelMemoryBuilder:
         return await build_turn(store, turn, text, actions, as_of=as_of)
 
     async def _actions(
-        self, store: StoryStore, turn: int, text: str, as_of: int | None
+        self, store: StoryReads, turn: int, text: str, as_of: int | None
     ) -> list[StoryAction]:
         try:
             entities = await store.entities(as_of)

@@ -21,7 +21,7 @@ from fabula.memory.actions import StoryAction
 from fabula.memory.delta import TurnDelta
 from fabula.memory.ingest import basis, build_turn
 from fabula.memory.records import Entity
-from fabula.memory.store import StoryStore
+from fabula.memory.store.view import StoryReads
 from fabula.memory.text import normalised
 
 Reader = Callable[[str, Mapping[str, Entity]], list[StoryAction]]
@@ -46,7 +46,7 @@ class OfflineMemoryBuilder:
     def __init__(self, reader: Reader | None = None) -> None:
         self.reader = reader
 
-    async def build(self, store: StoryStore, turn: int, text: str) -> TurnDelta:
+    async def build(self, store: StoryReads, turn: int, text: str) -> TurnDelta:
         """The delta of ``turn`` with ``text``, derived from the store's views before it.
 
         ``text`` is read and stored :func:`~fabula.memory.text.normalised`. Raises

@@ -15,7 +15,7 @@ from fabula.agents.reading.phases import read_story
 from fabula.memory.actions import StoryAction
 from fabula.memory.projections import project_world
 from fabula.memory.records import Entity
-from fabula.memory.store import StoryStore
+from fabula.memory.store.view import StoryReads
 from fabula.memory.text import has_word, split_sentences
 
 
@@ -123,7 +123,7 @@ def render_text(
 
 
 async def setting_of(
-    store: StoryStore, as_of: int | None, entities: Mapping[str, Entity]
+    store: StoryReads, as_of: int | None, entities: Mapping[str, Entity]
 ) -> Setting:
     """Where a turn after ``as_of`` (None: the head) starts: the previous turn's scene,
     where each character is in W (the pack's setup places them before the first turn),

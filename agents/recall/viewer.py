@@ -37,7 +37,7 @@ from fabula.memory.recall.assemble import Assembly
 from fabula.memory.recall.context import author_context, own_words
 from fabula.memory.recall.plan import Purpose, RecallPlan
 from fabula.memory.records import Development, Entity, Hypothesis, Memory
-from fabula.memory.store import StoryStore
+from fabula.memory.store.view import StoryReads
 from fabula.memory.tokens import TokenCounter, default_counter
 from fabula.settings import LORE_BUDGET
 from fabula.worlds.cardtext import Trait
@@ -224,7 +224,7 @@ class AuthorRecall:
 
 
 async def author_recall(
-    store: StoryStore,
+    store: StoryReads,
     request: str,
     *,
     as_of: int | None,
@@ -294,7 +294,7 @@ async def author_recall(
 
 
 async def focal_voices(
-    store: StoryStore,
+    store: StoryReads,
     focal: Sequence[str],
     request: str,
     budget: int,

@@ -29,7 +29,7 @@ from fabula.memory.index.search import latest_day, sources
 from fabula.memory.index.vectors import Embedder
 from fabula.memory.recall.assemble import Assembly
 from fabula.memory.recall.plan import RecallRequest
-from fabula.memory.store import StoryStore
+from fabula.memory.store.view import StoryReads
 from fabula.memory.tokens import TokenCounter
 from fabula.settings import LORE_BUDGET
 from fabula.worlds.voice import VOICE_SHARE
@@ -51,7 +51,7 @@ def writer_budget(budget: int, lore_budget: int = LORE_BUDGET) -> RecallBudget:
 
 
 async def writer_context(
-    store: StoryStore,
+    store: StoryReads,
     view: AuthorView,
     plan: TurnPlan,
     budget: int,

@@ -71,12 +71,12 @@ class Alternatives:
                 f"alternatives: 1 to {MAX_ALTERNATIVES}, not {count}", story=store.story
             )
         await store.require()
-        waiting = await self.core.pending(store)
+        waiting = await self.core._pending(store)
         if waiting is None:
             outcome = await self.turns.step(
                 store, auto=False, direction=direction, listener=listener
             )
-            waiting = await self.core.pending(store)
+            waiting = await self.core._pending(store)
             if outcome != "pending" or waiting is None:  # pragma: no cover - auto is off
                 raise InvalidInput(f"turn was {outcome}, not pending", story=store.story)
         turn = waiting.turn
@@ -143,7 +143,7 @@ class Alternatives:
         """The alternative drafts kept for ``turn`` (default: the pending turn, else the
         next), as an approver compares them."""
         await store.require()
-        waiting = await self.core.pending(store)
+        waiting = await self.core._pending(store)
         if turn is None:
             turn = waiting.turn if waiting is not None else await store.head() + 1
         kept = await read_drafts(store, turn)

@@ -289,8 +289,8 @@ class Fabula(Core):
             minds=self.minds,
             embedder=self._embedder,
             voice=self.voice,
-            pending=self.pending,
-            waiting=self.waiting_parts,
+            pending=self._pending,
+            waiting=self._waiting_parts,
         )
         return Reader(store, sources)
 

@@ -55,7 +55,7 @@ class Branches:
 
     async def _refuse_if_pending(self, store: StoryStore, doing: str) -> None:
         """Conflict while a turn of the branch awaits a decision (nothing is written)."""
-        waiting = await self.core.pending(store)
+        waiting = await self.core._pending(store)
         if waiting is not None:
             raise Conflict(
                 f"cannot {doing} branch {store.branch!r} of {store.story!r}: turn "

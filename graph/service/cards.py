@@ -14,7 +14,7 @@ from typing import Any
 from fabula.errors import InvalidInput, Remedy
 from fabula.graph.service import reading
 from fabula.memory.records import slug
-from fabula.memory.store import StoryStore
+from fabula.memory.store.view import StoryReads
 from fabula.worlds.imports.charx import embedded_path, write_charx
 from fabula.worlds.imports.export import card_png, character_card, world_info, world_lorebook
 from fabula.worlds.imports.png import picture_format
@@ -26,7 +26,7 @@ ICON_MEMBER = "assets/icon/images/main.png"
 JPEG or WebP picture with its own extension: ``main.jpeg``)."""
 
 
-async def card_export(store: StoryStore, character: str, as_of: int | None) -> tuple[bytes, str]:
+async def card_export(store: StoryReads, character: str, as_of: int | None) -> tuple[bytes, str]:
     """Character ``character`` (id or name) of the story as a V3 card holding what it
     believes as of ``as_of``: PNG bytes when it has a picture, else JSON; and which.
 
@@ -48,7 +48,7 @@ async def card_export(store: StoryStore, character: str, as_of: int | None) -> t
     return (json.dumps(card, ensure_ascii=False, indent=2) + "\n").encode("utf-8"), "json"
 
 
-async def charx_export(store: StoryStore, character: str, as_of: int | None) -> bytes:
+async def charx_export(store: StoryReads, character: str, as_of: int | None) -> bytes:
     """Character ``character`` (id or name) as a CHARX archive: ``card.json`` (the V3 card
     :func:`card_export` writes) and the character's assets (what its CHARX brought, at the
     paths it had them; a picture the card does not place, as its main icon at
@@ -78,7 +78,7 @@ async def charx_export(store: StoryStore, character: str, as_of: int | None) -> 
 
 
 async def _card(
-    store: StoryStore, character: str, as_of: int | None
+    store: StoryReads, character: str, as_of: int | None
 ) -> tuple[dict[str, Any], str, bytes | None, str]:
     """The V3 card of ``character``, the folder of its assets (``assets/<id>/``, as its
     import named them), its picture (None: it has none) and the picture's asset name."""
@@ -105,7 +105,7 @@ async def _card(
     return card, f"{folder or 'assets/' + entity.id}/", image, spec.image
 
 
-async def lorebook_export(store: StoryStore, as_of: int | None, fmt: str = "sillytavern") -> bytes:
+async def lorebook_export(store: StoryReads, as_of: int | None, fmt: str = "sillytavern") -> bytes:
     """The story's world W as of ``as_of`` as JSON bytes: SillyTavern's World Info format
     (``fmt="sillytavern"``, which its World Info import takes:
     :func:`~fabula.worlds.imports.export.world_info`) or a ``lorebook_v3``."""
@@ -127,7 +127,7 @@ async def lorebook_export(store: StoryStore, as_of: int | None, fmt: str = "sill
     return (json.dumps(book, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
 
 
-async def _pack(store: StoryStore) -> WorldPack:
+async def _pack(store: StoryReads) -> WorldPack:
     """The story's world pack, as it was made; :class:`InvalidInput` when it keeps none."""
     await store.require()
     document = await store.pack_document()

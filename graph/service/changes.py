@@ -11,7 +11,7 @@ from fabula.graph.service.responses.turns import Change, ChangeKind, ChangesOut,
 from fabula.memory.delta import TurnDelta
 from fabula.memory.projections import project_beliefs, project_developments, project_world
 from fabula.memory.records import Belief, SharedBelief, State
-from fabula.memory.store import StoryStore
+from fabula.memory.store.view import StoryReads
 from fabula.memory.text import split_sentences
 from fabula.memory.tracking.nested import merged
 
@@ -72,7 +72,7 @@ the group."""
 
 
 async def _shared_changes(
-    store: StoryStore, delta: TurnDelta, names: dict[str, str]
+    store: StoryReads, delta: TurnDelta, names: dict[str, str]
 ) -> list[Change]:
     """What the delta's shared beliefs would change in the nested chains of two over their
     groups (a larger group: one change for the group, as against nothing held)."""
@@ -111,7 +111,7 @@ async def _shared_changes(
     return out
 
 
-async def changes_of(store: StoryStore, delta: TurnDelta) -> ChangesOut:
+async def changes_of(store: StoryReads, delta: TurnDelta) -> ChangesOut:
     """What committing ``delta`` on ``store``'s branch would change, compared with now."""
     names = {e.id: e.name for e in (await store.entities()).values()}
     names.update({e.id: e.name for e in delta.entities})

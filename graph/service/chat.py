@@ -69,7 +69,7 @@ from fabula.memory.answer import UNKNOWN, Question, parse_question, resolve_chai
 from fabula.memory.index.general import the_place
 from fabula.memory.recall.assemble import Assembly
 from fabula.memory.records import Entity, slug
-from fabula.memory.store import StoryStore
+from fabula.memory.store.view import StoryReads
 from fabula.memory.tokens import TokenCounter
 from fabula.settings import LORE_BUDGET
 from fabula.worlds.recall import Lit
@@ -101,7 +101,7 @@ class _Answer:
 
 
 async def chat(
-    store: StoryStore,
+    store: StoryReads,
     character: str,
     question: str,
     *,
@@ -270,7 +270,7 @@ def _question(question: str, story: str) -> str:
     return question
 
 
-async def _voiced(store: StoryStore, me: Entity, question: str, answer: _Answer) -> ChatRequest:
+async def _voiced(store: StoryReads, me: Entity, question: str, answer: _Answer) -> ChatRequest:
     """What the voice model is given: the character's brief, what it recalls, the plain
     answer if any, its lore and the exemplars of its voice its recall holds (nearest the
     question as read)."""
@@ -416,7 +416,7 @@ def _sentence(quote: str) -> str:
     return quote if quote.endswith((".", "!", "?", '"', "'")) else quote + "."
 
 
-async def _brief(store: StoryStore, me: Entity) -> CharacterBrief:
+async def _brief(store: StoryReads, me: Entity) -> CharacterBrief:
     """The character's own entry in its world pack (name, voice, secrets): what a model
     speaking as it is told of who it is, besides its mind."""
     spec = (await author_view(store)).character_spec(me.id)

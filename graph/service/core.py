@@ -38,6 +38,7 @@ from fabula.memory.index.indexer import Indexer
 from fabula.memory.index.vectors import Embedder
 from fabula.memory.leases import renewed
 from fabula.memory.store import StoryStore
+from fabula.memory.store.view import StoryReads
 from fabula.memory.tokens import LazyCounter, TokenCounter, default_counter
 from fabula.settings import Settings
 
@@ -184,7 +185,7 @@ class Core:
             embedder=self._embedder,
         )
 
-    def _config(self, store: StoryStore, turn: int) -> RunnableConfig:
+    def _config(self, store: StoryReads, turn: int) -> RunnableConfig:
         """The graph's config for turn ``turn`` of ``store``'s branch: its own thread."""
         # max_concurrency bounds the tasks of one step: the fanned-out character agents'
         # model calls (FABULA_MODEL_CONCURRENCY)
@@ -193,10 +194,11 @@ class Core:
             "max_concurrency": self.settings.model_concurrency,
         }
 
-    async def pending(self, store: StoryStore) -> Pending | None:
+    async def _pending(self, store: StoryReads) -> Pending | None:
         """The turn of this branch waiting for a decision, if any (its draft's id and
         request, read from the turn's checkpoint; see ``pending_details`` for the draft as
-        an approver reads it)."""
+        an approver reads it). The service's parts call it; everyone else reads it through
+        the read door, ``fab.read(ref).pending()``."""
         turn = await store.head() + 1
         if "saver" not in self.__dict__:  # no saver made or given yet: read without one
             from fabula.graph.checkpoint.waiting import Undecoded, waiting_at
@@ -221,9 +223,10 @@ class Core:
         langchain-core and LangSmith: most of ``fabula pending``'s start)."""
         return connect_async(self.url, decode_responses=False)
 
-    async def waiting_parts(self, store: StoryStore) -> list[PartRequest]:
+    async def _waiting_parts(self, store: StoryReads) -> list[PartRequest]:
         """The parts the branch's next turn waits for (one per played character; none when
-        it waits for nothing, or for a decision), each with its character's own view."""
+        it waits for nothing, or for a decision), each with its character's own view. Read
+        through the read door, ``fab.read(ref).waiting_parts()``."""
         turn = await store.head() + 1
         return list(parts_in(await self.graph.aget_state(self._config(store, turn))).values())
 

@@ -93,7 +93,7 @@ class Decisions:
                 listener=deciding.get("listener"),
             )
             if outcome == "pending" and decision.action == "edit":
-                back = await self.core.pending(store)
+                back = await self.core._pending(store)
                 raise_if_edit_not_taken(back.request if back else None, where)
             moved_to = None
             if outcome == "committed":
@@ -140,7 +140,7 @@ class Decisions:
             self.core.settings.limits.check_text(
                 decision.text, story=store.story, branch=store.branch
             )
-        seen = await self.core.pending(store)
+        seen = await self.core._pending(store)
         if expect is not None and (seen is None or seen.id != expect):
             raise await self._decided(store, expect, decision, seen)
         if seen is None:
@@ -177,7 +177,7 @@ class Decisions:
     ) -> None:
         """TurnConflict, under the turn's lock, when the draft ``seen`` no longer waits:
         decided by another decision meanwhile, or rejected and written again."""
-        now = await self.core.pending(store)
+        now = await self.core._pending(store)
         if now is None or now.turn != seen.turn:
             head = await store.head()
             what = "committed" if head >= seen.turn else "abandoned"
@@ -273,7 +273,7 @@ class Decisions:
         """The pending turn as an approver reads it (draft, findings, changes), where
         ``pending`` only says which draft waits; raises NotFound when nothing waits."""
         await store.require()
-        pending = await self.core.pending(store)
+        pending = await self.core._pending(store)
         if pending is None:
             raise NotFound(
                 f"story {store.story!r} has no turn awaiting approval on branch {store.branch!r}",
@@ -317,7 +317,7 @@ class Decisions:
             if await store.outdated():
                 continue  # refused until `migrate` brings it up to date
             for branch in await store.branches():
-                if await self.core.pending(store.on_branch(branch)) is None:
+                if await self.core._pending(store.on_branch(branch)) is None:
                     continue
                 details = await self.pending_details(store.on_branch(branch))
                 listed.append(PendingListed(**details.model_dump(), pending_id=details.id))

@@ -18,7 +18,7 @@ from ebooklib import epub
 
 from fabula.graph.service import reading
 from fabula.graph.service.responses.stories import LivedOut
-from fabula.memory.store import StoryStore
+from fabula.memory.store.view import StoryReads
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ def epub_book(
     return buffer.getvalue()
 
 
-async def story_epub(store: StoryStore, as_of: int | None = None) -> bytes:
+async def story_epub(store: StoryReads, as_of: int | None = None) -> bytes:
     """The branch's text (to turn ``as_of``) as an EPUB book: the premise, then the story,
     a paragraph a turn."""
     text = await reading.text(store, as_of)

@@ -18,7 +18,7 @@ from fabula.graph.service.listing import story_summaries
 from fabula.graph.service.reader import Reader, Sources
 from fabula.graph.service.summaries import StorySummary
 from fabula.memory.connection import connect_async
-from fabula.memory.store import StoryStore
+from fabula.memory.store.view import StoryReads
 from fabula.settings import Settings
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ class Stores:
         :meth:`Fabula.read` gives it but for the reads inside a mind (recall, chat, the
         lived story), what waits and the summary."""
         ref = story if isinstance(story, StoryRef) else StoryRef(story, branch)
-        store = StoryStore(self.admin, ref.story, ref.branch, limits=self.settings.limits)
+        store = StoryReads(self.admin, ref.story, ref.branch, limits=self.settings.limits)
         return Reader(store, Sources(self.settings))
 
     async def summaries(self) -> list[StorySummary]:

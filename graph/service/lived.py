@@ -18,7 +18,7 @@ from fabula.graph.service.responses.stories import LivedBelief, LivedOut, LivedT
 from fabula.memory.acl import MindPool
 from fabula.memory.records import Belief, Entity
 from fabula.memory.sentences import fact_sentence
-from fabula.memory.store import StoryStore
+from fabula.memory.store.view import StoryReads
 
 _ALL = 1 << 30  # every memory of the branch (a list read in one LRANGE)
 
@@ -29,7 +29,7 @@ def belief_sentence(belief: Belief, entities: Mapping[str, Entity]) -> str:
 
 
 async def lived(
-    store: StoryStore, character: str, *, minds: MindPool, as_of: int | None = None
+    store: StoryReads, character: str, *, minds: MindPool, as_of: int | None = None
 ) -> LivedOut:
     """``character``'s story on ``store``'s branch (``as_of``: up to that turn): what it
     witnessed, and what it believes, read from its own mind only.

@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # annotations only: the command line imports this module for 
     from langgraph.checkpoint.base import CheckpointTuple
     from langgraph.types import StateSnapshot
 
-    from fabula.memory.store import StoryStore
+    from fabula.memory.store.view import StoryReads
 
 # One set of bounds for the command line, the JSON API and the pages.
 MAX_RUN_TURNS = 1000
@@ -88,7 +88,7 @@ class TurnEvent:
 Listener = Callable[[TurnEvent], Awaitable[None]]
 
 
-def pending_in(store: StoryStore, turn: int, snapshot: StateSnapshot) -> Pending | None:
+def pending_in(store: StoryReads, turn: int, snapshot: StateSnapshot) -> Pending | None:
     """The turn awaiting a decision in ``snapshot`` (its graph's state), if any."""
     checkpoint = snapshot.config.get("configurable", {}).get("checkpoint_id")
     for task in snapshot.tasks:
@@ -106,7 +106,7 @@ holds it to LangGraph's own)."""
 
 
 def pending_in_checkpoint(
-    store: StoryStore, turn: int, saved: CheckpointTuple | None
+    store: StoryReads, turn: int, saved: CheckpointTuple | None
 ) -> Pending | None:
     """The turn awaiting a decision in ``saved`` (the newest checkpoint of the turn's
     thread, as the checkpointer reads it), if any: what :func:`pending_in` finds in the
@@ -126,12 +126,12 @@ def pending_in_checkpoint(
 
 
 def pending_in_values(
-    store: StoryStore, turn: int, checkpoint: str | None, values: list[Any]
+    store: StoryReads, turn: int, checkpoint: str | None, values: list[Any]
 ) -> Pending | None:
     """The turn awaiting a decision among the interrupts' ``values`` of checkpoint
     ``checkpoint`` (in the order of their writes), if any: the first that asks for a
     decision, not for a played character's part. :func:`pending_in_checkpoint` reads them
-    from a checkpoint tuple, ``Core.pending`` straight from Redis
+    from a checkpoint tuple, ``Core._pending`` straight from Redis
     (:func:`~fabula.graph.checkpoint.waiting.waiting_at`)."""
     for value in values:
         if _asks_part(value):
@@ -193,7 +193,7 @@ def raise_if_edit_not_taken(request: ApprovalRequest | None, where: dict[str, An
         )
 
 
-async def tell(listener: Listener, store: StoryStore, turn: int, mode: str, chunk: Any) -> bool:
+async def tell(listener: Listener, store: StoryReads, turn: int, mode: str, chunk: Any) -> bool:
     """Pass one streamed chunk of the turn's graph to ``listener``; True at the interrupt."""
     interrupted = False
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 import re
 
 from fabula.memory.records import slug
-from fabula.memory.store import StoryStore
+from fabula.memory.store.view import StoryReads
 from fabula.worlds.pack import WorldPack
 
 _NAMED_IMAGE = re.compile(r'"image"\s*:\s*"[^"]')
 
 
-async def pictures(store: StoryStore) -> dict[str, str]:
+async def pictures(store: StoryReads) -> dict[str, str]:
     """The story's characters that have a picture: id to the asset its ``image`` names."""
     document = await store.pack_document()
     if document is None or _NAMED_IMAGE.search(document) is None:  # most packs: no parse
@@ -21,7 +21,7 @@ async def pictures(store: StoryStore) -> dict[str, str]:
     return {slug(c.name): c.image for c in pack.characters if c.image}
 
 
-async def picture(store: StoryStore, character: str) -> tuple[str, bytes | None]:
+async def picture(store: StoryReads, character: str) -> tuple[str, bytes | None]:
     """``character``'s (id or name) name and its picture's bytes, if it has one. Raises
     :class:`~fabula.errors.NotFound` for an unknown story or character."""
     await store.require()
@@ -30,7 +30,7 @@ async def picture(store: StoryStore, character: str) -> tuple[str, bytes | None]
     return entity.name, (await store.assets()).get(name) if name else None
 
 
-async def turn_pictures(store: StoryStore, first: int, last: int) -> dict[int, str]:
+async def turn_pictures(store: StoryReads, first: int, last: int) -> dict[int, str]:
     """For each turn from ``first`` to ``last``, the character with a picture that it is
     about: the first acting in its events, else the first its text names (a greeting read
     as narration)."""

@@ -59,7 +59,8 @@ if TYPE_CHECKING:  # annotations only: `fabula show` loads no minds, roles or gr
     from fabula.memory.acl import MindPool
     from fabula.memory.index.vectors import Embedder
     from fabula.memory.records import Entity, EntityKind, HierarchyNode
-    from fabula.memory.store import StoryInfo, StoryStore, TurnText
+    from fabula.memory.store import StoryInfo, TurnText
+    from fabula.memory.store.view import StoryReads
     from fabula.memory.tokens import TokenCounter
     from fabula.settings import Settings
     from fabula.worlds.lore import WorldInfoSettings
@@ -77,8 +78,8 @@ class Sources:
     minds: MindPool | None = None
     embedder: Embedder | None = None
     voice: ChatVoiceRole | None = None
-    pending: Callable[[StoryStore], Awaitable[Pending | None]] | None = None
-    waiting: Callable[[StoryStore], Awaitable[list[PartRequest]]] | None = None
+    pending: Callable[[StoryReads], Awaitable[Pending | None]] | None = None
+    waiting: Callable[[StoryReads], Awaitable[list[PartRequest]]] | None = None
 
     def mind_pool(self) -> MindPool:
         """The minds, for a read inside a character's own mind."""
@@ -94,7 +95,7 @@ class Reader:
     branch (see the module function of the same name), so that an interface never
     assembles a read from the store itself."""
 
-    def __init__(self, store: StoryStore, sources: Sources) -> None:
+    def __init__(self, store: StoryReads, sources: Sources) -> None:
         self._store = store
         self.sources = sources
 

@@ -1,6 +1,6 @@
 """The read side of the service: a branch's text, its views of memory, who knows what.
 
-Each function takes a :class:`~fabula.memory.store.StoryStore` (one branch of one story),
+Each function takes a :class:`~fabula.memory.store.StoryReads` (one branch of one story),
 checks that the story and branch exist, and answers with a model of
 :mod:`fabula.graph.service.responses`. ``as_of`` must name a turn of the branch (``0..head``).
 """
@@ -54,7 +54,7 @@ from fabula.memory.projections import (
 )
 from fabula.memory.records import Belief, HierarchyNode, State, slug
 from fabula.memory.sentences import fact_sentence
-from fabula.memory.store import StoryStore
+from fabula.memory.store.view import StoryReads
 from fabula.settings import Price
 from fabula.worlds.pack import WorldPack
 from fabula.worlds.voice import parse_voice
@@ -62,7 +62,7 @@ from fabula.worlds.voice import parse_voice
 _EVENT_ID = re.compile(r"^e\d{1,9}\.\d{1,9}$")
 
 
-async def check_as_of(store: StoryStore, as_of: int | None) -> int | None:
+async def check_as_of(store: StoryReads, as_of: int | None) -> int | None:
     """``as_of`` if it names a turn of the branch; raises :class:`InvalidInput` otherwise."""
     if as_of is None:
         return None
@@ -76,7 +76,7 @@ async def check_as_of(store: StoryStore, as_of: int | None) -> int | None:
     return as_of
 
 
-async def text(store: StoryStore, as_of: int | None = None) -> StoryText:
+async def text(store: StoryReads, as_of: int | None = None) -> StoryText:
     """The accepted passages of turns 1..``as_of`` (all when ``as_of`` is None)."""
     info = await store.info()
     last = await check_as_of(store, as_of)
@@ -90,7 +90,7 @@ async def text(store: StoryStore, as_of: int | None = None) -> StoryText:
     )
 
 
-async def world(store: StoryStore, as_of: int | None = None) -> WorldOut:
+async def world(store: StoryReads, as_of: int | None = None) -> WorldOut:
     """W, sorted by subject and attribute."""
     await store.require()
     w = await project_world(store, as_of=await check_as_of(store, as_of))
@@ -100,7 +100,7 @@ async def world(store: StoryStore, as_of: int | None = None) -> WorldOut:
     )
 
 
-async def beliefs(store: StoryStore, holder: list[str], as_of: int | None = None) -> BeliefsOut:
+async def beliefs(store: StoryReads, holder: list[str], as_of: int | None = None) -> BeliefsOut:
     """B[holder] (a chain of characters, each by id or name in any case), sorted by subject
     and attribute. Raises :class:`NotFound` naming the story's characters for an unknown one."""
     await store.require()
@@ -118,7 +118,7 @@ async def beliefs(store: StoryStore, holder: list[str], as_of: int | None = None
     )
 
 
-async def branches(store: StoryStore) -> list[BranchOut]:
+async def branches(store: StoryReads) -> list[BranchOut]:
     """Every branch of the story, main first, each with its parent, fork turn and head."""
     await store.require()
     return [
@@ -147,7 +147,7 @@ def _status(world_state: State | None, belief: Belief | None) -> CellStatus:
     return "false" if belief.value == truth else "negative"
 
 
-async def plot(store: StoryStore) -> PlotOut:
+async def plot(store: StoryReads) -> PlotOut:
     """The branch's hierarchy as it is now: the plot, its plotlines and scenes in story
     order (empty before the first consolidation)."""
     await store.require()
@@ -171,7 +171,7 @@ async def plot(store: StoryStore) -> PlotOut:
 
 # long (over 60 lines): one response model filled field by field from one snapshot of the
 # story; each field is a line or two
-async def minds(store: StoryStore, as_of: int | None = None) -> MindsOut:
+async def minds(store: StoryReads, as_of: int | None = None) -> MindsOut:
     """Everything an approver looks into at turn ``as_of`` (default: the branch's head)."""
     await store.require()
     head = await store.head()
@@ -267,7 +267,7 @@ class EvidenceQuery(TypedDict, total=False):
 
 
 async def evidence(
-    store: StoryStore,
+    store: StoryReads,
     event_id: str,
     *,
     holder: list[str] | None = None,
@@ -322,7 +322,7 @@ async def evidence(
     )
 
 
-async def export(store: StoryStore, as_of: int | None = None) -> ExportOut:
+async def export(store: StoryReads, as_of: int | None = None) -> ExportOut:
     """The branch's text with its premise and characters, and W, every B[c], D and H as
     they are now (as of turn ``as_of``: the text to it, the views as they stood then).
 
@@ -357,7 +357,7 @@ def markdown_text(text: str) -> str:
     return html.escape(_CONTROL_CHARS.sub("", text), quote=False)
 
 
-async def markdown(store: StoryStore, as_of: int | None = None) -> str:
+async def markdown(store: StoryReads, as_of: int | None = None) -> str:
     """The branch's text (to turn ``as_of``) as markdown: the title, then one paragraph per
     turn (each text as :func:`markdown_text` gives it). Raises :class:`InvalidInput` for an
     ``as_of`` that is not a turn of the branch."""
@@ -377,7 +377,7 @@ def _summed(
     )
 
 
-async def usage(store: StoryStore, prices: Mapping[str, Price]) -> UsageOut:
+async def usage(store: StoryReads, prices: Mapping[str, Price]) -> UsageOut:
     """The model usage of each committed turn, of the branch's work outside its turns (the
     model-written summaries) and in all, by role, with its cost in US dollars where the
     price table names every model used (else None)."""
@@ -405,7 +405,7 @@ async def usage(store: StoryStore, prices: Mapping[str, Price]) -> UsageOut:
 CARD_FIELD_CHARS = 2_000  # a kept card field shown on a character's page, at most
 
 
-async def character(store: StoryStore, who: str) -> CharacterPageOut:
+async def character(store: StoryReads, who: str) -> CharacterPageOut:
     """``who`` (a character's id or name) as its card: its pack fields, what its source card kept
     verbatim, its voice exemplars (its keyspace's document, read by the author) and the
     names of its own books. Raises :class:`NotFound` for an unknown story or character."""
@@ -438,13 +438,13 @@ async def character(store: StoryStore, who: str) -> CharacterPageOut:
     )
 
 
-async def scenes(store: StoryStore) -> list[HierarchyNode]:
+async def scenes(store: StoryReads) -> list[HierarchyNode]:
     """The branch's scenes, in story order."""
     await store.require()
     return list(await hierarchy_scenes(store))
 
 
-async def moment(store: StoryStore) -> list[str]:
+async def moment(store: StoryReads) -> list[str]:
     """The moment a story is about, as lines to print: the first turn where the world and
     a character's belief about where an object is part (the character believes it is
     somewhere it is not), and the turn where they meet again (if they do)."""

@@ -42,7 +42,7 @@ from fabula.memory.acl import MindPool
 from fabula.memory.index.vectors import Embedder
 from fabula.memory.recall.assemble import Assembly, ManifestEntry
 from fabula.memory.recall.plan import RecallPlan
-from fabula.memory.store import StoryStore
+from fabula.memory.store.view import StoryReads
 from fabula.memory.tokens import TokenCounter, default_counter
 from fabula.settings import LORE_BUDGET
 from fabula.worlds.lore import (
@@ -68,7 +68,7 @@ from fabula.worlds.voice import Exemplar
 
 
 async def recall(
-    store: StoryStore,
+    store: StoryReads,
     request: str,
     *,
     budget: int | None,
@@ -124,7 +124,7 @@ async def recall(
 
 
 def _out(
-    store: StoryStore,
+    store: StoryReads,
     request: str,
     as_of: int | None,
     budget: int,
@@ -205,7 +205,7 @@ def _request(request: str, budget: int, story: str) -> str:
 
 
 async def lore(
-    store: StoryStore,
+    store: StoryReads,
     turn: int | None = None,
     *,
     budget: int = LORE_BUDGET,
@@ -269,7 +269,7 @@ async def lore(
     )
 
 
-async def world_info(store: StoryStore) -> WorldInfoSettings:
+async def world_info(store: StoryReads) -> WorldInfoSettings:
     """The story's World Info settings (kept in its pack: imported from a SillyTavern
     ``settings.json``, or set since). Raises :class:`NotFound` for an unknown story and
     :class:`InvalidInput` for one with no world pack."""
@@ -341,7 +341,7 @@ def _fired(holder: str | None, x: Lit, budget: int, fits: bool) -> LoreFired:
 
 
 async def world_lore(
-    store: StoryStore, request: str, *, budget: int, counter: TokenCounter, as_of: int | None
+    store: StoryReads, request: str, *, budget: int, counter: TokenCounter, as_of: int | None
 ) -> Recalled:
     """The world's lorebooks' entries (the author's: no character's own book) activated for
     the turn after ``as_of`` with ``request`` as the turn at hand, within ``budget`` tokens

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict
 
 from fabula.errors import InvalidInput
 from fabula.memory.spread import spread
-from fabula.memory.store import StoryStore
+from fabula.memory.store.view import StoryReads
 
 MAX_CLAUSE_CHARS = 200
 """The longest clause a spread follows (a piece of news is a few words)."""
@@ -37,7 +37,7 @@ class SpreadOut(BaseModel):
     ticks: list[SpreadRow]
 
 
-async def spread_view(store: StoryStore, clause: str | None) -> SpreadOut:
+async def spread_view(store: StoryReads, clause: str | None) -> SpreadOut:
     """The spread of ``clause`` over the branch's ticks; :class:`InvalidInput` (one line)
     without a clause or for one over :data:`MAX_CLAUSE_CHARS`, or for a story never run
     in ticks."""

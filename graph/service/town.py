@@ -17,7 +17,7 @@ from fabula.errors import NotFound
 from fabula.memory.places import place_of
 from fabula.memory.projections import project_world
 from fabula.memory.records import Entity
-from fabula.memory.store import StoryStore
+from fabula.memory.store.view import StoryReads
 from fabula.memory.ticks import TickRecord, last_tick, tick_records
 
 
@@ -60,7 +60,7 @@ class TownOut(BaseModel):
     """Characters in no place at that tick."""
 
 
-async def town_view(store: StoryStore, tick: int | None = None) -> TownOut:
+async def town_view(store: StoryReads, tick: int | None = None) -> TownOut:
     """The town at ``tick`` (default: the last tick, or 0 for a story that has run none).
 
     Raises :class:`NotFound` for a story or branch that does not exist, and for a tick the
@@ -115,7 +115,7 @@ async def town_view(store: StoryStore, tick: int | None = None) -> TownOut:
     )
 
 
-async def last_tick_of(store: StoryStore) -> int:
+async def last_tick_of(store: StoryReads) -> int:
     """The branch's last committed tick (0: it has run none)."""
     found = await last_tick(store)
     return found.tick if found is not None else 0
@@ -132,7 +132,7 @@ def _cast_of(record: TickRecord) -> dict[str, str]:
 
 
 async def _placed(
-    store: StoryStore, entities: dict[str, Entity], as_of: int | None
+    store: StoryReads, entities: dict[str, Entity], as_of: int | None
 ) -> dict[str, str]:
     """Each character W places somewhere at ``as_of`` (now when None): its place."""
     world = await project_world(store, as_of=as_of)
@@ -153,7 +153,7 @@ def _text_of(texts: dict[int, str], turn: int | None) -> str | None:
     return texts.get(turn) if turn is not None else None
 
 
-async def _texts(store: StoryStore, record: TickRecord | None) -> dict[int, str]:
+async def _texts(store: StoryReads, record: TickRecord | None) -> dict[int, str]:
     """The texts of a tick's played scenes, by turn."""
     if record is None or record.first > record.last:
         return {}

@@ -87,7 +87,7 @@ class Turns:
                 await progress(written, outcome)
             if outcome in ("pending", "part"):
                 break
-        found = await self.core.pending(store)
+        found = await self.core._pending(store)
         return RunOut(
             story=store.story,
             branch=store.branch,
@@ -116,7 +116,7 @@ class Turns:
 
         A story with played characters (``set_played``) takes each one's part of the turn
         from ``parts`` (by character id or name); a turn that lacks one stops before its
-        draft, ``"part"``, asking for it (see :meth:`Core.waiting_parts`), and a run given
+        draft, ``"part"``, asking for it (see :meth:`Reader.waiting_parts`), and a run given
         the parts it waits for goes on from there. An ``auto`` run is played by nobody: the
         engine plays each played character whose part it was not given.
 

@@ -50,7 +50,7 @@ from fabula.memory.keys import head as head_key
 from fabula.memory.lua import fcall
 from fabula.memory.recollection import recollect, render_event
 from fabula.memory.records import Entity, Event
-from fabula.memory.store import StoryStore
+from fabula.memory.store.view import StoryReads
 
 K1 = 1.2  # BM25's parameters; fabula.lua computes the same weights
 B = 0.75
@@ -67,19 +67,19 @@ def weight(tf: int, length: int, avgdl: float) -> float:
     return tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / max(avgdl, 1e-9)))
 
 
-async def _start(store: StoryStore) -> int:
+async def _start(store: StoryReads) -> int:
     """The turn before a branch's own turns: its fork (main: -1)."""
     ancestry = await store.ancestry()
     return ancestry[0].through if ancestry else -1
 
 
-async def indexed_through(store: StoryStore) -> int:
+async def indexed_through(store: StoryReads) -> int:
     """The last turn whose episodes are indexed on this branch."""
     raw = await store.client.hget(EpisodeKeys(store.story, store.branch).stats, "turn")
     return await _start(store) if raw is None else int(raw)
 
 
-async def behind(store: StoryStore, turn: int | None = None) -> bool:
+async def behind(store: StoryReads, turn: int | None = None) -> bool:
     """Whether turns up to ``turn`` (default: the head) are committed but not yet indexed,
     on the branch or, up to where it forked, on an ancestor it reads (one round trip)."""
     ancestry = await store.ancestry()
@@ -102,7 +102,7 @@ async def behind(store: StoryStore, turn: int | None = None) -> bool:
 
 
 async def index_through(
-    store: StoryStore,
+    store: StoryReads,
     turn: int | None = None,
     *,
     embedder: Embedder | None = None,
@@ -122,7 +122,7 @@ async def index_through(
         fork, needed = ancestry[0], min(ancestry[0].through, target)
         held = await store.client.hget(EpisodeKeys(store.story, fork.branch).stats, "turn")
         if held is None or int(held) < needed:  # one read when the parent is up to date
-            parent = StoryStore(store.client, store.story, fork.branch)
+            parent = StoryReads(store.client, store.story, fork.branch)
             await index_through(parent, needed, embedder=embedder)
     start = await _start(store)
     stats = EpisodeKeys(store.story, store.branch).stats
@@ -149,7 +149,7 @@ async def index_through(
     return mark
 
 
-async def _retire(store: StoryStore) -> int:
+async def _retire(store: StoryReads) -> int:
     """Delete the branch's episode indexes of earlier generations, its own and its
     witnesses' (see :data:`~fabula.memory.keys.INDEX_GENERATION`); how many keys went.
     An older generation's watermark goes last, so a run cut short is finished by the next."""
@@ -191,7 +191,7 @@ def _terms(text: str) -> tuple[int, Counter[str]]:
 
 
 async def _batch(
-    store: StoryStore, mark: int, last: int, known: Mapping[int, TurnDelta] | None = None
+    store: StoryReads, mark: int, last: int, known: Mapping[int, TurnDelta] | None = None
 ) -> str:
     """The episodes of turns ``mark+1..last`` as ``fabula_index`` reads them (JSON).
     ``known``: committed deltas of some of those turns, used instead of reading them back."""

@@ -20,7 +20,7 @@ import redis.asyncio as aredis
 from fabula.memory.episodes import Episode, parse_episodes
 from fabula.memory.keys import EpisodeKeys
 from fabula.memory.records import event_position
-from fabula.memory.store import StoryStore
+from fabula.memory.store.view import StoryReads
 
 PER_TERM = 256
 
@@ -38,7 +38,7 @@ def turn_of(episode_id: str) -> int:
     return int(episode_id[1 : episode_id.index(".")])
 
 
-async def sources(store: StoryStore, character: str | None = None) -> list[Source]:
+async def sources(store: StoryReads, character: str | None = None) -> list[Source]:
     """The indexes a search on the store's branch reads (a character's own, if given)."""
     out = [Source(EpisodeKeys(store.story, store.branch, character))]
     for anc in await store.ancestry():

@@ -34,7 +34,7 @@ from fabula.memory.recall.plan import Purpose, RecallPlan, RecallRequest, plan_r
 from fabula.memory.recall.rank import candidates, rank_episodes
 from fabula.memory.recall.summaries import relevant_nodes
 from fabula.memory.records import Development, Entity, Hypothesis
-from fabula.memory.store import StoryStore
+from fabula.memory.store.view import StoryReads
 from fabula.memory.tokens import TokenCounter, default_counter
 
 log = get_logger(__name__)
@@ -43,7 +43,7 @@ OWN_WORDS_SCAN = 40  # recent episodes of a character looked through for its own
 
 
 async def author_context(
-    store: StoryStore,
+    store: StoryReads,
     request: str,
     *,
     budget: int,
@@ -98,7 +98,7 @@ async def author_context(
 
 
 async def _plan_views(
-    store: StoryStore,
+    store: StoryReads,
     plan: RecallPlan,
     as_of: int | None,
     world: WorldView | None,
@@ -139,7 +139,7 @@ async def character_context(
     A request that names an episode the character did not witness finds nothing of it.
     """
     counter = counter or default_counter()
-    store = StoryStore(client, story, branch, viewer=character)
+    store = StoryReads(client, story, branch, viewer=character)
     entities = await store.entities(as_of)  # what it knows of, no more
     where = await sources(store, character)
     today = await latest_day(client, where, as_of=as_of)  # the last day it lived
@@ -175,7 +175,7 @@ async def own_words(
     """What ``character`` said last (up to ``last`` utterances, oldest first; by turn
     ``as_of`` if given, never a word said after it), from its own index through the
     connection it is given: voice exemplars for its prompt."""
-    store = StoryStore(client, story, branch, viewer=character)
+    store = StoryReads(client, story, branch, viewer=character)
     where = await sources(store, character)
     recent = await by_entities(client, where, [character], as_of=as_of, last=OWN_WORDS_SCAN)
     found = await fetch(client, where, recent)

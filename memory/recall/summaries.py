@@ -25,7 +25,7 @@ from fabula.memory.index.terms import terms
 from fabula.memory.recall.plan import RecallPlan
 from fabula.memory.recall.rank import Ranked
 from fabula.memory.records import Entity, HierarchyNode, event_position
-from fabula.memory.store import StoryStore
+from fabula.memory.store.view import StoryReads
 
 SCENES_READ = 12  # the scenes of the best-ranked episodes' first this many turns are read
 TERM_WEIGHT = 0.5  # a node whose text holds every plan term gains this (scores scale to 1)
@@ -39,7 +39,7 @@ def _terms_of(text: str) -> frozenset[str]:
 
 
 async def relevant_nodes(
-    store: StoryStore,
+    store: StoryReads,
     plan: RecallPlan,
     ranked: Ranked,
     entities: Mapping[str, Entity],

@@ -523,7 +523,7 @@ class TestCutProse:
         fake_openai.reply_json(EXTRACTED, schema="ExtractedActions")
         store = fab.store(STORY)
         assert (await fab.run(store, auto=False)).outcome == "pending"
-        pending = await fab.pending(store)
+        pending = await fab.read(store).pending()
         assert pending is not None
         assert pending.request.draft.model_dump() == {
             "text": "Leo went to the study. Mara watched him from the door.",

@@ -108,7 +108,7 @@ async def test_a_player_writes_its_part_and_the_author_decides_it(
         assert "\n" not in str(caught.value) and "internal error" not in str(caught.value)
         (still,) = (await bo.threads.get_state(tid))["tasks"][0]["interrupts"]
         assert still["id"] == asked["id"]
-        assert await fab.pending(store) is None and await store.head() == 3
+        assert await fab.read(store).pending() is None and await store.head() == 3
 
         edit = {"name": "write_part", "args": {**action["args"], "text": PART}}
         resume = {asked["id"]: {"decisions": [{"type": "edit", "edited_action": edit}]}}
@@ -128,7 +128,7 @@ async def test_a_player_writes_its_part_and_the_author_decides_it(
         # Fabula's pending turn, once: only Leo's own act is in the draft
         listed = [p for p in await fab.all_pending() if p.story == "tale"]
         assert [p.turn for p in listed] == [4]
-        pending = await fab.pending(store)
+        pending = await fab.read(store).pending()
         assert pending is not None and pending.turn == 4
         draft = pending.request.draft.text
         assert "Leo searched the desk drawer" in draft and "Mara gave" not in draft
@@ -144,7 +144,8 @@ async def test_a_player_writes_its_part_and_the_author_decides_it(
         # the same thread reads on, and writes nothing again
         view: Any = await bo.runs.wait(tid, "fabula_play", input={"story": "tale"})
         assert view["head"] == 4 and view["writing"] is None
-        assert await fab.pending(store) is None and await fab.waiting_parts(store) == []
+        read = fab.read(store)
+        assert await read.pending() is None and await read.waiting_parts() == []
 
 
 async def test_a_part_with_the_run_and_who_may_write_which(
@@ -184,18 +185,18 @@ async def test_a_part_with_the_run_and_who_may_write_which(
             own = tid if who is bo else (await who.threads.create())["thread_id"]
             with refused(403, detail):
                 await who.runs.wait(own, "fabula_play", **run)
-        assert await fab.pending(store) is None and await store.head() == 3
+        assert await fab.read(store).pending() is None and await store.head() == 3
 
         given: Any = await bo.runs.wait(
             tid, "fabula_play", input={"story": "tale", "part": "Leo went to the study."}
         )
         assert given["written"]["outcome"] == "pending" and given["written"]["left_out"] == []
         assert given["writing"] is None and set(given) <= PLAY_KEYS
-        pending = await fab.pending(store)
+        pending = await fab.read(store).pending()
         assert pending is not None and "Leo went to the study" in pending.request.draft.text
         with pytest.raises(Exception, match=r"^Conflict: turn 4 waits for the author's decision"):
             await bo.runs.wait(tid, "fabula_play", input={"story": "tale", "part": "Leo waited."})
-        again = await fab.pending(store)
+        again = await fab.read(store).pending()
         assert again is not None and again.id == pending.id
         with pytest.raises(httpx.HTTPStatusError):  # the author's thread stays the author's
             await bo.runs.wait(tid, "fabula", input={"story": "tale"})
@@ -212,7 +213,7 @@ async def test_a_turn_that_asks_shows_the_characters_idea_approve_takes_it(
         store = fab.store(await fab.create_story("hollow_book", "tale"))
         await fab.set_played(store, ["leo"])
         assert (await fab.run(store, auto=False)).outcome == "part"
-        (waiting,) = await fab.waiting_parts(store)
+        (waiting,) = await fab.read(store).waiting_parts()
         assert waiting.view.suggestion
         bo = client_of(guarded_agent_server, "bo")
         tid = (await bo.threads.create())["thread_id"]
@@ -232,16 +233,16 @@ async def test_a_turn_that_asks_shows_the_characters_idea_approve_takes_it(
         values: Any = await bo.runs.wait(tid, "fabula_play", command={"resume": reject})
         assert values["writing"] is None and values.get("written") is None
         assert not (await bo.threads.get_state(tid))["tasks"]
-        assert [r.character for r in await fab.waiting_parts(store)] == ["leo"]
-        assert await fab.pending(store) is None
+        assert [r.character for r in await fab.read(store).waiting_parts()] == ["leo"]
+        assert await fab.read(store).pending() is None
 
         asked = await ask()
         approve = {asked["id"]: {"decisions": [{"type": "approve"}]}}
         values = await bo.runs.wait(tid, "fabula_play", command={"resume": approve})
         written = values["written"]
         assert (written["outcome"], written["part"], written["turn"]) == ("pending", "", 4)
-        assert await fab.waiting_parts(store) == []
-        pending = await fab.pending(store)
+        assert await fab.read(store).waiting_parts() == []
+        pending = await fab.read(store).pending()
         assert pending is not None and pending.turn == 4 and await store.head() == 3
 
 
@@ -259,8 +260,8 @@ async def test_two_players_each_write_their_own_part(
         leo: Any = await bo.runs.wait(
             btid, "fabula_play", input={"story": "tale", "part": "Leo searched the desk drawer."}
         )
-        assert leo["written"]["outcome"] == "part" and await fab.pending(store) is None
-        assert [r.character for r in await fab.waiting_parts(store)] == ["mara"]
+        assert leo["written"]["outcome"] == "part" and await fab.read(store).pending() is None
+        assert [r.character for r in await fab.read(store).waiting_parts()] == ["mara"]
         with pytest.raises(Exception, match=r"^Conflict: turn 4 has the part of 'leo' already"):
             await bo.runs.wait(btid, "fabula_play", input={"story": "tale", "part": "Leo sat."})
 

@@ -96,14 +96,14 @@ async def test_a_turn_waiting_on_the_server_is_decided_from_the_cli(
         tid = (await client.threads.create())["thread_id"]
         await client.runs.wait(tid, "fabula", input={"story": "tale"})
         value = (await client.threads.get_state(tid))["tasks"][0]["interrupts"][0]["value"]
-        pending = await fab.pending(store)
+        pending = await fab.read(store).pending()
         assert pending is not None and pending.turn == 4
         assert pending.request.draft.text == value["draft"]["text"]
         assert pending.request.delta is not None
         assert pending.request.delta.model_dump(mode="json") == value["delta"]
 
         await fab.decide(store, Decision(action="approve"))
-        assert await store.head() == 4 and await fab.pending(store) is None
+        assert await store.head() == 4 and await fab.read(store).pending() is None
         approve = {"decisions": [{"type": "approve"}]}
         final = await client.runs.wait(tid, "fabula", command={"resume": approve})
         assert isinstance(final, dict) and final["outcome"] == "duplicate"

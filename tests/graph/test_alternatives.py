@@ -37,7 +37,7 @@ class TestAlternatives:
                 "Mara went to the hallway.",
             ]
             assert drafts.note is not None and "2 different drafts of 3" in drafts.note
-            assert drafts.pending_id == (await fab.pending(store)).id  # type: ignore[union-attr]
+            assert drafts.pending_id == (await fab.read(store).pending()).id  # type: ignore[union-attr]
             assert all(d.changes.events for d in drafts.drafts)
             shown = drafts.drafts[1]
         async with Fabula(redis_url, Settings()) as other:  # another process's application
@@ -69,7 +69,7 @@ class TestAlternatives:
             await fab.alternatives(store, 2)
             with pytest.raises(InvalidInput, match="has no draft '7' to choose"):
                 await fab.decide(store, Decision(action="approve", choice="7"))
-            assert await store.head() == 3 and await fab.pending(store) is not None
+            assert await store.head() == 3 and await fab.read(store).pending() is not None
 
 
 class TestCommandLine:

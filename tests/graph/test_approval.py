@@ -57,7 +57,7 @@ class TestAcrossProcesses:
         script_turn(fake_openai)
         store = fab.store(STORY)
         assert (await fab.run(store, auto=False)).outcome == "pending"
-        pending = await fab.pending(store)
+        pending = await fab.read(store).pending()
         assert pending is not None
         delta = pending.request.delta
         assert delta is not None
@@ -107,7 +107,7 @@ class TestEdits:
     ) -> None:
         store = await _pending_with_edit_scripted(fab, fake_openai)
         assert (await fab.decide(store, Decision(action="edit", text=EDIT))).outcome == "pending"
-        pending = await fab.pending(store)
+        pending = await fab.read(store).pending()
         assert pending is not None and pending.request.draft.text == EDIT
         assert pending.request.delta is not None and pending.request.delta.text == EDIT
         assert await store.head() == 3
@@ -134,14 +134,14 @@ class TestEdits:
         script_turn(fake_openai)
         store = fab.store(STORY)
         assert (await fab.run(store, auto=False)).outcome == "pending"
-        before = await fab.pending(store)
+        before = await fab.read(store).pending()
         assert before is not None
         for _ in range(3):
             bad = action("go", 40, 90, actors=["Leo"], place="study")
             fake_openai.reply_json({"actions": [bad]}, schema="ExtractedActions")
         with pytest.raises(InvalidInput, match=r"could not be read.*still awaits"):
             await fab.decide(store, Decision(action="edit", text=EDIT, now=True))
-        after = await fab.pending(store)
+        after = await fab.read(store).pending()
         assert after is not None
         assert after.request.draft == before.request.draft
         assert after.request.delta == before.request.delta

@@ -152,7 +152,7 @@ async def test_the_pending_payload_carries_the_request(
     script_turn(fake_openai)
     store = fab.store(STORY)
     assert (await fab.run(store, auto=False)).outcome == "pending"
-    pending = await fab.pending(store)
+    pending = await fab.read(store).pending()
     assert pending is not None
     (action,) = pending.request.action_requests
     assert action["args"]["text"] == pending.request.draft.text

@@ -154,7 +154,7 @@ class TestWholeTurn:
         store = fab.store(STORY)
         assert (await fab.run(store, auto=False)).outcome == "pending"
 
-        pending = await fab.pending(store)
+        pending = await fab.read(store).pending()
         assert pending is not None and pending.turn == 4
         assert pending.request.draft.text == PASSAGE
         assert pending.request.plan is not None
@@ -235,11 +235,11 @@ class TestMalformedOutput:
         assert await story_keys(redis_url) == before
         assert await store.head() == 3
         assert await store.turn_texts(4, 4) == []
-        assert await fab.pending(store) is None
+        assert await fab.read(store).pending() is None
 
         script_turn(fake_openai)  # the turn can be written again: as its next attempt
         assert (await fab.run(store, auto=False)).outcome == "pending"
-        pending = await fab.pending(store)
+        pending = await fab.read(store).pending()
         assert pending is not None and pending.request.draft.text == PASSAGE
         first, again = (prompt_of(r) for r in requests_for(fake_openai, "TurnPlan"))
         assert "1 earlier plan(s)" not in first and "1 earlier plan(s)" in again
@@ -491,7 +491,7 @@ class TestRevisionCut:
         fake_openai.reply_text("Leo went to the study and", schema=TEXT, finish_reason="length")
         store = fab.store(STORY)
         assert (await fab.run(store, auto=False)).outcome == "pending"
-        pending = await fab.pending(store)
+        pending = await fab.read(store).pending()
         assert pending is not None
         assert pending.request.draft.text == first
         findings = pending.request.findings
@@ -507,7 +507,7 @@ class TestRevisionCut:
         fake_openai.reply_text(PASSAGE, schema=TEXT)
         fake_openai.reply_json(EXTRACTED, schema="ExtractedActions")
         assert (await fab.decide(store, Decision(action="reject", note="no"))).outcome == "pending"
-        again = await fab.pending(store)
+        again = await fab.read(store).pending()
         assert again is not None and again.request.draft.text == PASSAGE
         assert REVISION_KEPT not in again.request.findings
 
@@ -584,7 +584,7 @@ class TestControlledSentences:
         fake_openai.reply_json({"actions": [other], "new_entities": []}, schema="ExtractedActions")
         store = fab.store(STORY)
         assert (await fab.run(store, auto=False)).outcome == "pending"
-        pending = await fab.pending(store)
+        pending = await fab.read(store).pending()
         assert pending is not None
         (finding,) = [f for f in pending.request.findings if f.kind == "reading"]
         assert finding.severity == "warning"

@@ -1,5 +1,6 @@
-"""``Core.pending`` reads what waits from the turn's newest checkpoint, without compiling
-the turn graph: it must find what the graph's own state finds, at every step of a turn."""
+"""What waits (``fab.read(ref).pending()``, the service's ``Core._pending``) is read from
+the turn's newest checkpoint, without compiling the turn graph: it must find what the
+graph's own state finds, at every step of a turn."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ async def _from_graph(fab: Fabula, store: StoryStore) -> Pending | None:
 
 
 async def _agree(fab: Fabula, store: StoryStore) -> Pending | None:
-    read = await fab.pending(store)
+    read = await fab.read(store).pending()
     assert read == await _from_graph(fab, store)
     return read
 
@@ -84,14 +85,14 @@ async def test_a_fresh_process_reads_what_waits_without_the_saver(redis_url: str
         await fab.set_played(store, ["Leo"])
         assert (await fab.run(store, auto=False)).outcome == "part"
         async with Fabula(redis_url, Settings()) as fresh:
-            assert await fresh.pending(fresh.store("tale")) is None  # a part, not a draft
+            assert await fresh.read("tale").pending() is None  # a part, not a draft
             assert "saver" not in vars(fresh)
         parts = {"Leo": Part(words="Leo searched the desk drawer.")}
         assert (await fab.run(store, auto=False, parts=parts)).outcome == "pending"
-        by_saver = await fab.pending(store)
+        by_saver = await fab.read("tale").pending()
         assert by_saver is not None
         async with Fabula(redis_url, Settings()) as fresh:
-            light = await fresh.pending(fresh.store("tale"))
+            light = await fresh.read("tale").pending()
             assert "saver" not in vars(fresh)
         assert light == by_saver
         assert light is not None and "desk drawer" in light.request.draft.text

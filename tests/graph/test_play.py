@@ -54,13 +54,13 @@ class TestPlayedTurn:
             store = await _hollow(fab, played=("Leo",))
             assert await store.played() == ["leo"]
             assert (await fab.run(store, auto=False)).outcome == "part"
-            assert await fab.pending(store) is None
-            (asked,) = await fab.waiting_parts(store)
+            assert await fab.read(store).pending() is None
+            (asked,) = await fab.read(store).waiting_parts()
             assert (asked.character, asked.turn) == ("leo", 4)
 
             outcome = (await fab.run(store, auto=False, parts={"Leo": Part(words=PART)})).outcome
             assert outcome == "pending"
-            pending = await fab.pending(store)
+            pending = await fab.read(store).pending()
             assert pending is not None and PART in pending.request.draft.text
             assert (await fab.decide(store, Decision(action="approve"))).outcome == "committed"
 
@@ -102,7 +102,7 @@ class TestPlayedTurn:
             store = await _hollow(fab, played=("Leo",))
             parts = {"leo": Part(words="Leo rubbed his tired eyes and sighed.")}
             assert (await fab.run(store, auto=False, parts=parts)).outcome == "pending"
-            pending = await fab.pending(store)
+            pending = await fab.read(store).pending()
             assert pending is not None
             messages = [f.message for f in pending.request.findings]
             assert any(m.startswith("kept as narration") for m in messages), messages
@@ -118,7 +118,7 @@ class TestPlayedTurn:
             words = '"Come and see," Leo said to Mara.'
             outcome = (await fab.run(store, auto=False, parts={"leo": Part(words=words)})).outcome
             assert outcome == "pending"
-            pending = await fab.pending(store)
+            pending = await fab.read(store).pending()
             assert pending is not None and words in pending.request.draft.text
             errors = [f.message for f in pending.request.findings if f.severity == "error"]
             assert errors == ["Leo speaks to Mara, who is in the study, not in the hallway"]
@@ -146,7 +146,7 @@ class TestPlayedTurn:
         async with Fabula(redis_url, Settings()) as fab:
             store = await _hollow(fab, played=("Leo",))
             assert (await fab.run(store, auto=False)).outcome == "part"
-            (asked,) = await fab.waiting_parts(store)
+            (asked,) = await fab.read(store).waiting_parts()
             assert asked.suggestion is not None and asked.view.suggestion == "go to the study"
             with pytest.raises(InvalidInput):  # nothing shown yet for a fresh turn
                 await fab.run(
@@ -170,12 +170,12 @@ class TestPlayedTurn:
             (first,) = await store.turn_texts(4, 4)
             assert PART in first.text
             assert (await fab.run(store, auto=False)).outcome == "part"
-            (asked,) = await fab.waiting_parts(store)
+            (asked,) = await fab.read(store).waiting_parts()
             assert (await fab.run(store, auto=True)).outcome == "committed"
             (taken,) = await store.turn_texts(6, 6)
             assert asked.suggestion is not None and asked.suggestion.words is None
             assert "Leo" in taken.text  # the agent's proposal, played
-            assert not await fab.waiting_parts(store)
+            assert not await fab.read(store).waiting_parts()
 
 
 class TestSeveralOrNone:
@@ -184,13 +184,14 @@ class TestSeveralOrNone:
         async with Fabula(redis_url, Settings()) as fab:
             store = await _hollow(fab, played=("Leo", "Mara"))
             assert (await fab.run(store, auto=False)).outcome == "part"
-            assert sorted(r.character for r in await fab.waiting_parts(store)) == ["leo", "mara"]
+            asked = await fab.read(store).waiting_parts()
+            assert sorted(r.character for r in asked) == ["leo", "mara"]
             leo = {"leo": Part(words=PART)}
             assert (await fab.run(store, auto=False, parts=leo)).outcome == "part"
-            assert [r.character for r in await fab.waiting_parts(store)] == ["mara"]
+            assert [r.character for r in await fab.read(store).waiting_parts()] == ["mara"]
             mara = {"mara": Part(words="Mara went to the hallway.")}
             assert (await fab.run(store, auto=False, parts=mara)).outcome == "pending"
-            pending = await fab.pending(store)
+            pending = await fab.read(store).pending()
             assert pending is not None
             assert PART in pending.request.draft.text
             assert "Mara went to the hallway." in pending.request.draft.text
@@ -201,7 +202,7 @@ class TestSeveralOrNone:
             store = await _hollow(fab)
             assert await store.played() == []
             assert (await fab.run(store, auto=False)).outcome == "pending"
-            assert await fab.waiting_parts(store) == []
+            assert await fab.read(store).waiting_parts() == []
             state = await _state(fab, store)
             assert all(p.words is None for p in state["proposals"])  # type: ignore[attr-defined]
 
@@ -220,7 +221,7 @@ class TestTheViewIsItsOwnMind:
         async with Fabula(redis_url, Settings()) as fab:
             store = await _hollow(fab, played=("Leo",))
             assert (await fab.run(store, auto=False)).outcome == "part"
-            (asked,) = await fab.waiting_parts(store)
+            (asked,) = await fab.read(store).waiting_parts()
             view = asked.view
             assert (await project_world(store)).where("brass_key") == "hollow_book"
             assert "the brass key is in the desk drawer" in view.beliefs
@@ -287,7 +288,7 @@ class TestAPartSpeaksOnlyForItsCharacter:
             store = await _hollow(fab, played=("Leo",))
             parts = {"leo": Part(words=f"{self.OWN} {self.MARAS}")}
             assert (await fab.run(store, auto=False, parts=parts)).outcome == "pending"
-            pending = await fab.pending(store)
+            pending = await fab.read(store).pending()
             assert pending is not None
             assert self.OWN in pending.request.draft.text
             assert self.MARAS not in pending.request.draft.text

@@ -78,7 +78,18 @@ OPERATIONS = (
     "read",
     "summaries",
 )
-PLUMBING = ("config", "sweeping", "swept", "turn_lock", "consolidate", "on_commit", "on_critique")
+PLUMBING = (
+    "config",
+    "sweeping",
+    "swept",
+    "turn_lock",
+    "consolidate",
+    "on_commit",
+    "on_critique",
+    # what waits is the Reader's (fab.read(ref).pending(), .waiting_parts()), not Fabula's too
+    "pending",
+    "waiting_parts",
+)
 PARTS = {
     "_stories": "Stories",
     "_turns": "Turns",

@@ -38,7 +38,7 @@ class TestTypedState:
             assert isinstance(values["preview"], Preview)
             assert all(isinstance(f, Finding) for f in values["findings"])
             assert [p.character for p in values["proposals"]] == list(values["plan"].focal)
-            pending = await fab.pending(store)
+            pending = await fab.read(store).pending()
             assert pending is not None
             assert pending.request.delta == values["delta"]
             assert pending.request.preview == values["preview"]

@@ -88,7 +88,7 @@ class TestRefusedBeforeWriting:
             with pytest.raises(LimitExceeded):
                 await fab.decide(store, Decision(action="edit", text="Leo left. " * 200))
             assert await store.head() == head
-            assert await fab.pending(store) is not None
+            assert await fab.read(store).pending() is not None
 
     def test_settings(self) -> None:
         """The limits are read from the environment and validated there."""
@@ -233,4 +233,4 @@ class TestCommandLine:
             assert proc.returncode == InvalidInput.exit_code
             assert proc.stderr.strip().endswith("is not UTF-8 text")
             assert await store.head() == head
-            assert await fab.pending(store) is not None
+            assert await fab.read(store).pending() is not None

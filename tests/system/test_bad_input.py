@@ -292,7 +292,7 @@ class TestEdits:
                 await fab.decide(store, bad)
             assert "Bob is not a character" in str(info.value)
             assert "fixture of its place" in str(info.value)
-            assert await store.head() == head and await fab.pending(store) is not None
+            assert await store.head() == head and await fab.read(store).pending() is not None
             assert (await fab.decide(store, bad, force=True)).outcome == "committed"
             assert await store.head() == head + 1
 
@@ -337,10 +337,10 @@ class TestDecisionRace:
             assert len(winners) == 1 and len(losers) == 1, outcomes
             if winners == ["approve"]:
                 assert outcomes["approve"] == "committed" and await store.head() == 1
-                assert await fab.pending(store) is None
+                assert await fab.read(store).pending() is None
             else:
                 assert outcomes["reject"] == "pending" and await store.head() == 0
-                assert await fab.pending(store) is not None
+                assert await fab.read(store).pending() is not None
 
     async def test_an_auto_run_racing_an_approval_waits_for_it(
         self, redis_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -355,7 +355,7 @@ class TestDecisionRace:
         ):
             store = fab.store(await fab.create_story("hollow_book", "race", opening=False))
             assert (await fab.run(store, auto=False)).outcome == "pending"
-            seen = await fab.pending(store)
+            seen = await fab.read(store).pending()
             assert seen is not None
             drive = other._turns.drive
             deciding = asyncio.Event()
@@ -374,7 +374,7 @@ class TestDecisionRace:
             assert (await approving).outcome == "committed"
             assert ran.outcome == "committed" and ran.written == 1, ran
             assert ran.pending is None and ran.head == seen.turn + 1
-            assert await fab.pending(store) is None
+            assert await fab.read(store).pending() is None
 
     async def test_a_rewind_right_after_an_approval_is_told(
         self, redis_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -151,7 +151,7 @@ class TestMigrate:
                 store = fab.store(await fab.create_story(world, story))
                 await fab.run(store, 4, auto=True)
                 assert (await fab.run(store, auto=False)).outcome == "pending"
-                pending = await fab.pending(store)
+                pending = await fab.read(store).pending()
                 assert pending is not None
                 cast = await store.characters()
                 rosters = await _rosters(fab.admin, story, cast)
@@ -195,7 +195,7 @@ class TestMigrate:
                 assert await _rosters(fab.admin, story, cast) == rosters
                 head = await store.head()
                 assert [t.text for t in await store.turn_texts(0, head)] == text
-                pending = await fab.pending(store)
+                pending = await fab.read(store).pending()
                 assert pending is not None and pending.request.delta == request.delta
                 assert pending.request.preview == request.preview
                 assert pending.request.draft == request.draft
@@ -214,17 +214,17 @@ class TestMigrate:
         async with Fabula(redis_url, Settings(home=tmp_path, consolidate="off")) as fab:
             store = fab.store(await fab.create_story(load_world("hollow_book"), "cur"))
             assert (await fab.run(store, auto=False)).outcome == "pending"
-            pending = await fab.pending(store)
+            pending = await fab.read(store).pending()
             assert pending is not None
             await _as_version_1(redis_url, thread_id("cur", "main", pending.turn))
             with pytest.raises(StoryOutdated, match="checkpoint version 1"):
-                await fab.pending(store)
+                await fab.read(store).pending()
             done = fabula(redis_url, "migrate", "--all")
             assert done.stdout.startswith(
                 f"cur: already at schema {SCHEMA_VERSION}; "
                 f"checkpoints 1 -> {CHECKPOINT_VERSION} (1 thread, "
             ), done.stdout
-            again = await fab.pending(store)
+            again = await fab.read(store).pending()
             assert again is not None and again.request.draft == pending.request.draft
             assert (await fab.decide(store, Decision(action="approve"))).outcome == "committed"
 

@@ -36,7 +36,7 @@ def test_the_wheel_installs_one_top_level_name(tmp_path: Path) -> None:
         "fabula/settings.py",
         "fabula/limits.py",
         "fabula/logs.py",
-        "fabula/memory/store.py",
+        "fabula/memory/store/__init__.py",
         "fabula/memory/fabula.lua",
         "fabula/graph/cli/app.py",
         "fabula/worlds/hollow_book/world.toml",
