@@ -132,8 +132,10 @@ class TestAnswers:
 
     async def test_bad_questions_and_nothing_written(self, app: Fabula, redis_url: str) -> None:
         """An empty question, an unknown character and a turn outside the branch are one
-        clear error each; answering writes nothing to the story."""
+        clear error each; answering writes nothing to the story (its keys are taken once
+        the background indexing of its turns has ended, which writes derived keys)."""
         store = app.store("tale")
+        await app.quiesce("tale")
         before = await story_keys(redis_url, "tale")
         for q in (KEY, "Where does Mara think the key is?", "Tell me everything."):
             await app.read(store).chat("leo", q)
