@@ -4,9 +4,11 @@ The coordinator (the process running the tick) enqueues one job per scene on the
 ``fabula`` queue (the queue consolidation uses); a worker plays the scene against the
 story at the tick's start (:func:`play_scene_job`, which refuses if the branch moved) and
 returns its outcome — the delta it would commit, never a write. While it plays, the worker
-holds a short lease in Redis (:func:`fabula.memory.ticks.scene_lease`) and renews it; a
-worker killed mid-scene stops renewing, its lease expires within :data:`LEASE_S`, and the
-coordinator enqueues the scene again for another worker. A scene is a pure function of
+holds a short lease in Redis (:func:`fabula.memory.ticks.scene_lease`), renewed by a thread
+of its own, so that a scene that holds the worker's event loop for seconds (a town of
+1,000 on a busy machine) keeps it; a worker killed mid-scene stops renewing, its lease
+expires within :data:`LEASE_S`, and the coordinator enqueues the scene again for another
+worker. A live worker's scene is never handed out again. A scene is a pure function of
 the story at the tick's start (the offline engine is deterministic; a model is asked the
 same), so a scene played twice gives one outcome to keep, and only the coordinator
 commits — the whole tick in one atomic, idempotent call (:mod:`fabula.memory.ticks`). So
@@ -35,19 +37,20 @@ from fabula.graph.runtime import TurnContext
 from fabula.graph.ticks import SceneOutcome, ScenePlayer, SceneTask, play_scene, scene_context
 from fabula.logs import get_logger
 from fabula.memory.acl import MindPool
-from fabula.memory.connection import connect_async
+from fabula.memory.connection import connect, connect_async
 from fabula.memory.delta import TurnDelta
 from fabula.memory.jobs import QUEUE, worker_url
-from fabula.memory.leases import renewed
+from fabula.memory.leases import renewed_in_thread
 from fabula.memory.store import StoryStore
 from fabula.memory.ticks import last_tick, scene_lease, scene_leased
 from fabula.settings import Settings
 
 log = get_logger(__name__)
 
-LEASE_S = 2.0
-"""How long a scene's lease lasts unless renewed (its worker renews it every third of
-this): a killed worker's scene is enqueued again within about this long."""
+LEASE_S = 5.0
+"""How long a scene's lease lasts unless renewed (its worker's renewing thread renews it
+every third of this, whatever the scene is doing): a killed worker's scene is enqueued
+again within about this long."""
 
 STARTING_S = 30.0
 """How long a started job may go without taking its lease (a worker importing Fabula,
@@ -73,12 +76,13 @@ async def _play(task: SceneTask, tick: int, head: int) -> dict[str, Any]:
     url = worker_url()
     admin = connect_async(url)
     minds = MindPool(admin, url)
+    leasing = connect(url)
     try:
         store = StoryStore(admin, task["story"], task["branch"], limits=settings.limits)
-        lease = scene_lease(store, tick, task["place"], LEASE_S)
-        await lease.acquire()
+        lease = scene_lease(leasing, task["story"], task["branch"], tick, task["place"], LEASE_S)
+        lease.acquire()
         _mark_leased()
-        async with renewed(lease):
+        with renewed_in_thread(lease):
             view = await _view_at(store, url, tick, head)
             base = TurnContext(
                 admin=admin, url=url, minds=minds, roles=make_roles(settings), settings=settings
@@ -88,6 +92,7 @@ async def _play(task: SceneTask, tick: int, head: int) -> dict[str, Any]:
     finally:
         await minds.aclose()
         await admin.aclose()
+        leasing.close()
     delta = outcome["delta"]
     return {**outcome, "delta": delta.model_dump_json() if delta is not None else None}
 
