@@ -338,8 +338,10 @@ def opening(view: AuthorView, place: str | None, cast: Sequence[str]) -> str:
 
 async def write_scene(state: SceneState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
     """The writer's draft (:func:`fabula.graph.nodes.drafting.write`), opened with who is
-    there (:func:`opening`), so that the scene's cast perceives it as the text is read."""
-    out = await drafting.write(state, runtime)
+    there (:func:`opening`), so that the scene's cast perceives it as the text is read. Nobody
+    approves a scene: the writer's memory context is assembled only for a writer that reads
+    it."""
+    out = await drafting.write(state, runtime, shown=False)
     draft = out.get("draft")
     first = state.get("opening", "")
     if isinstance(draft, Draft) and first and not draft.text.startswith(first):
