@@ -82,7 +82,7 @@ async def _play(task: SceneTask, tick: int, head: int) -> dict[str, Any]:
         lease = scene_lease(leasing, task["story"], task["branch"], tick, task["place"], LEASE_S)
         lease.acquire()
         _mark_leased()
-        with renewed_in_thread(lease):
+        with renewed_in_thread(lease, keep=True):  # gone after the job is seen finished
             view = await _view_at(store, url, tick, head)
             base = TurnContext(
                 admin=admin, url=url, minds=minds, roles=make_roles(settings), settings=settings

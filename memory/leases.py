@@ -65,9 +65,12 @@ async def _renew(lock: Lock) -> None:
 
 
 @contextlib.contextmanager
-def renewed_in_thread(lock: SyncLock) -> Iterator[None]:
+def renewed_in_thread(lock: SyncLock, *, keep: bool = False) -> Iterator[None]:
     """Hold the acquired synchronous ``lock`` for the body, renewed every third of its
-    timeout by a thread of its own, then release it.
+    timeout by a thread of its own, then release it — or, with ``keep``, after a body that
+    ended well, leave it to expire within its timeout: whoever takes the lock gone for the
+    holder's death then sees the holder's result recorded first (an RQ job's result is
+    saved after the job's function returns).
 
     Unlike :func:`renewed`, the renewal does not wait for an event loop: a body whose
     coroutines hold the loop for seconds on end (a scene of a town of 1,000 read on a busy
@@ -79,17 +82,24 @@ def renewed_in_thread(lock: SyncLock) -> Iterator[None]:
         target=_renew_until, args=(lock, stop), name=f"renew {lock.name!r}", daemon=True
     )
     renewer.start()
+    ended_well = False
     try:
         yield
+        ended_well = True
     finally:
         stop.set()
         renewer.join()
-        try:
-            lock.release()
-        except LockError:
-            pass  # expired, or the server lost it: nobody holds it any more
-        except RedisError as exc:
-            log.warning("lock_not_released", lock=str(lock.name), reason=str(exc))
+        if not (ended_well and keep):
+            _release(lock)
+
+
+def _release(lock: SyncLock) -> None:
+    try:
+        lock.release()
+    except LockError:
+        pass  # expired, or the server lost it: nobody holds it any more
+    except RedisError as exc:
+        log.warning("lock_not_released", lock=str(lock.name), reason=str(exc))
 
 
 def _renew_until(lock: SyncLock, stop: threading.Event) -> None:
