@@ -56,8 +56,8 @@ STARTING_S = 30.0
 """How long a started job may go without taking its lease (a worker importing Fabula,
 connecting) before it is taken for dead."""
 
-POLL_S = 0.05
-"""How often the coordinator looks at its scenes' jobs."""
+POLL_S = 0.1
+"""How often the coordinator looks at its scenes' jobs (all of them in one round trip)."""
 
 MAX_ATTEMPTS = 5
 """How many times a scene is enqueued (its first job and the jobs after workers died)
@@ -172,10 +172,10 @@ async def _coordinate(
     by_place = {t["place"]: t for t in tasks}
     done: dict[str, SceneOutcome] = {}
     while len(done) < len(tasks):
-        for place, (job, attempt) in list(jobs.items()):
-            if place in done:
-                continue
-            status = job.get_status(refresh=True)
+        pending = [place for place in jobs if place not in done]
+        statuses = _statuses(queue, [jobs[place][0] for place in pending])
+        for place, status in zip(pending, statuses, strict=True):
+            job, attempt = jobs[place]
             if status == JobStatus.FINISHED:
                 done[place] = _outcome(job.return_value())
             elif status == JobStatus.FAILED and not _abandoned(job):
@@ -187,7 +187,11 @@ async def _coordinate(
                     branch=store.branch,
                     place=place,
                 )
-            elif status == JobStatus.FAILED or await _worker_died(store, job, tick, place):
+            elif (
+                status is None  # the job is gone (expired): its scene is played again
+                or status == JobStatus.FAILED
+                or (status == JobStatus.STARTED and await _worker_died(store, job, tick, place))
+            ):
                 if attempt + 1 >= MAX_ATTEMPTS:
                     raise SceneFailed(
                         f"the scene at {place} lost {MAX_ATTEMPTS} workers; nothing of the "
@@ -202,6 +206,20 @@ async def _coordinate(
         if len(done) < len(tasks):
             await asyncio.sleep(POLL_S)
     return [done[t["place"]] for t in tasks]
+
+
+def _statuses(queue: Queue, jobs: Sequence[Job]) -> list[JobStatus | None]:
+    """The status of each of ``jobs``, read in one round trip (None: the job is gone):
+    the coordinator looks at a tick's hundred scenes many times a second, and a call per
+    job would cost the machine its workers play on."""
+    pipe = queue.connection.pipeline(transaction=False)
+    for job in jobs:
+        pipe.hget(job.key, "status")
+    out: list[JobStatus | None] = []
+    for raw in pipe.execute():
+        text = raw.decode() if isinstance(raw, bytes) else raw
+        out.append(JobStatus(text) if text else None)
+    return out
 
 
 def _abandoned(job: Job) -> bool:
