@@ -52,6 +52,11 @@ LEASE_S = 5.0
 every third of this, whatever the scene is doing): a killed worker's scene is enqueued
 again within about this long."""
 
+KEPT_S = 30.0
+"""How long a scene's lease outlives a scene that ended well: RQ records the job finished
+after the scene returns, and until then the coordinator must not take the lease's end for
+the worker's death."""
+
 STARTING_S = 30.0
 """How long a started job may go without taking its lease (a worker importing Fabula,
 connecting) before it is taken for dead."""
@@ -64,14 +69,15 @@ MAX_ATTEMPTS = 5
 before the tick fails."""
 
 
-def play_scene_job(task: dict[str, Any], tick: int, head: int) -> dict[str, Any]:
+def play_scene_job(task: dict[str, Any], tick: int, head: int, run: str = "") -> dict[str, Any]:
     """The job: play one scene of ``tick`` against the story at turn ``head`` (the tick's
-    start), holding the scene's lease; return its outcome as JSON data (the delta as its
-    JSON). Refuses (:class:`TurnConflict`) if the branch is no longer at ``head``."""
-    return asyncio.run(_play(SceneTask(**task), tick, head))  # type: ignore[typeddict-item]
+    start), holding the scene's lease for the coordination ``run``; return its outcome as
+    JSON data (the delta as its JSON). Refuses (:class:`TurnConflict`) if the branch is no
+    longer at ``head``."""
+    return asyncio.run(_play(SceneTask(**task), tick, head, run))  # type: ignore[typeddict-item]
 
 
-async def _play(task: SceneTask, tick: int, head: int) -> dict[str, Any]:
+async def _play(task: SceneTask, tick: int, head: int, run: str) -> dict[str, Any]:
     settings = Settings.from_env()
     url = worker_url()
     admin = connect_async(url)
@@ -79,10 +85,11 @@ async def _play(task: SceneTask, tick: int, head: int) -> dict[str, Any]:
     leasing = connect(url)
     try:
         store = StoryStore(admin, task["story"], task["branch"], limits=settings.limits)
-        lease = scene_lease(leasing, task["story"], task["branch"], tick, task["place"], LEASE_S)
+        where = (task["story"], task["branch"], tick, task["place"])
+        lease = scene_lease(leasing, *where, LEASE_S, run)
         lease.acquire()
         _mark_leased()
-        with renewed_in_thread(lease, keep=True):  # gone after the job is seen finished
+        with renewed_in_thread(lease, keep_s=KEPT_S):  # gone after the job is seen finished
             view = await _view_at(store, url, tick, head)
             base = TurnContext(
                 admin=admin, url=url, minds=minds, roles=make_roles(settings), settings=settings
@@ -155,10 +162,11 @@ def scenes_on_rq(queue_url: str, tick: int | None = None) -> ScenePlayer:
 def _enqueue(queue: Queue, task: SceneTask, tick: int, head: int, attempt: int, run: str) -> Job:
     """One scene's job. Its id names the coordination ``run`` too: a story deleted and made
     again under its id plays the same ticks, whose jobs would otherwise take over the
-    earlier run's (and its expiry, vanishing mid-tick)."""
+    earlier run's (and its expiry, vanishing mid-tick); so does its lease, which a scene
+    that ended well keeps for :data:`KEPT_S`."""
     job_id = f"scene-{task['story']}-{task['branch']}-{tick}-{task['place']}-{run}-{attempt}"
     return queue.enqueue(
-        play_scene_job, dict(task), tick, head, job_id=job_id, result_ttl=600, failure_ttl=600
+        play_scene_job, dict(task), tick, head, run, job_id=job_id, result_ttl=600, failure_ttl=600
     )
 
 
@@ -190,7 +198,9 @@ async def _coordinate(
             elif (
                 status is None  # the job is gone (expired): its scene is played again
                 or status == JobStatus.FAILED
-                or (status == JobStatus.STARTED and await _worker_died(store, job, tick, place))
+                or (
+                    status == JobStatus.STARTED and await _worker_died(store, job, tick, place, run)
+                )
             ):
                 if attempt + 1 >= MAX_ATTEMPTS:
                     raise SceneFailed(
@@ -229,10 +239,10 @@ def _abandoned(job: Job) -> bool:
     return "AbandonedJobError" in text or "work-horse terminated" in text.lower()
 
 
-async def _worker_died(store: StoryStore, job: Job, tick: int, place: str) -> bool:
+async def _worker_died(store: StoryStore, job: Job, tick: int, place: str, run: str) -> bool:
     """A started job whose worker took the scene's lease and let it go (it died), or that
     never took it within :data:`STARTING_S`."""
-    if await scene_leased(store, tick, place):
+    if await scene_leased(store, tick, place, run):
         return False
     job.refresh()  # type: ignore[no-untyped-call]  # when it started; did it take the lease
     if job.get_status(refresh=False) != JobStatus.STARTED or job.started_at is None:

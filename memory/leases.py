@@ -65,12 +65,13 @@ async def _renew(lock: Lock) -> None:
 
 
 @contextlib.contextmanager
-def renewed_in_thread(lock: SyncLock, *, keep: bool = False) -> Iterator[None]:
+def renewed_in_thread(lock: SyncLock, *, keep_s: float | None = None) -> Iterator[None]:
     """Hold the acquired synchronous ``lock`` for the body, renewed every third of its
-    timeout by a thread of its own, then release it — or, with ``keep``, after a body that
-    ended well, leave it to expire within its timeout: whoever takes the lock gone for the
-    holder's death then sees the holder's result recorded first (an RQ job's result is
-    saved after the job's function returns).
+    timeout by a thread of its own, then release it — or, with ``keep_s``, after a body
+    that ended well, leave it to expire ``keep_s`` seconds later: whoever takes the lock
+    gone for the holder's death then sees the holder's result recorded first (an RQ job's
+    result is saved after the job's function returns, which a busy machine may take
+    seconds to do).
 
     Unlike :func:`renewed`, the renewal does not wait for an event loop: a body whose
     coroutines hold the loop for seconds on end (a scene of a town of 1,000 read on a busy
@@ -89,8 +90,19 @@ def renewed_in_thread(lock: SyncLock, *, keep: bool = False) -> Iterator[None]:
     finally:
         stop.set()
         renewer.join()
-        if not (ended_well and keep):
+        if ended_well and keep_s is not None:
+            _keep(lock, keep_s)
+        else:
             _release(lock)
+
+
+def _keep(lock: SyncLock, seconds: float) -> None:
+    try:
+        lock.extend(seconds, replace_ttl=True)
+    except LockError:
+        pass  # expired already: nobody holds it any more
+    except RedisError as exc:
+        log.warning("lock_not_kept", lock=str(lock.name), reason=str(exc))
 
 
 def _release(lock: SyncLock) -> None:
