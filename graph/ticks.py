@@ -29,7 +29,10 @@ someone at its place lacks, first (``spread Mara's secret``: told to each one wi
 has not shared it with it, once), and its routine's hour, last (``keep to the market``:
 tick ``t`` is hour ``(t - 1) mod`` the routine's length; :func:`tick_goals`). A scene opens
 with who is there ("Faye and Hal are in the bakery.": :func:`opening`), so that the people
-of a place see who came, a move being perceived only in the scene of the place it left.
+of a place see who came, a move being perceived only in the scene of the place it left. It
+ends with the moves of those of its cast not asked to act whose routine's hour is elsewhere
+("Hal went to the mill.": :func:`closing`), so that nobody misses an errand for not being
+among a scene's at most three speakers.
 
 A scene whose draft still has errors after its revisions fails the tick as a whole:
 :class:`~fabula.errors.SceneFailed`, one line naming the place; nothing is committed.
