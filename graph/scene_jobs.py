@@ -162,30 +162,50 @@ def scenes_on_rq(queue_url: str, tick: int | None = None) -> ScenePlayer:
 def _enqueue(queue: Queue, task: SceneTask, tick: int, head: int, attempt: int, run: str) -> Job:
     """One scene's job. Its id names the coordination ``run`` too: a story deleted and made
     again under its id plays the same ticks, whose jobs would otherwise take over the
-    earlier run's (and its expiry, vanishing mid-tick); so does its lease, which a scene
-    that ended well keeps for :data:`KEPT_S`."""
+    earlier run's (and its expiry, vanishing mid-tick). Its lease names the run and the
+    attempt (:func:`_lease_of`): a scene that ended well keeps its lease for
+    :data:`KEPT_S`, and an attempt made after a worker taken for dead must not wait on it."""
     job_id = f"scene-{task['story']}-{task['branch']}-{tick}-{task['place']}-{run}-{attempt}"
+    lease = _lease_of(run, attempt)
     return queue.enqueue(
-        play_scene_job, dict(task), tick, head, run, job_id=job_id, result_ttl=600, failure_ttl=600
+        play_scene_job,
+        dict(task),
+        tick,
+        head,
+        lease,
+        job_id=job_id,
+        result_ttl=600,
+        failure_ttl=600,
     )
+
+
+def _lease_of(run: str, attempt: int) -> str:
+    """The name a scene's lease carries for ``attempt`` of coordination ``run``."""
+    return f"{run}.{attempt}"
 
 
 async def _coordinate(
     queue: Queue, store: StoryStore, tick: int, head: int, tasks: Sequence[SceneTask]
 ) -> list[SceneOutcome]:
     """Enqueue every scene, then gather their outcomes, enqueueing again the scene of a
-    worker that died (its lease gone); a scene that failed fails the tick."""
+    worker that died (its lease gone); a scene that failed fails the tick. An earlier
+    attempt of a scene that finishes after all (its worker was only slow) is taken as
+    well as the last: a scene is a pure function of the tick's start."""
     run = uuid.uuid4().hex[:8]
     jobs = {t["place"]: (_enqueue(queue, t, tick, head, 0, run), 0) for t in tasks}
+    earlier: dict[str, list[Job]] = {t["place"]: [] for t in tasks}
     by_place = {t["place"]: t for t in tasks}
     done: dict[str, SceneOutcome] = {}
     while len(done) < len(tasks):
         pending = [place for place in jobs if place not in done]
-        statuses = _statuses(queue, [jobs[place][0] for place in pending])
-        for place, status in zip(pending, statuses, strict=True):
+        watched = [(p, j) for p in pending for j in (*earlier[p], jobs[p][0])]
+        found = dict(zip(watched, _statuses(queue, [j for _, j in watched]), strict=True))
+        for place in pending:
             job, attempt = jobs[place]
-            if status == JobStatus.FINISHED:
-                done[place] = _outcome(job.return_value())
+            status = found[(place, job)]
+            ended = [j for j in (*earlier[place], job) if found[(place, j)] == JobStatus.FINISHED]
+            if ended:
+                done[place] = _outcome(ended[0].return_value())
             elif status == JobStatus.FAILED and not _abandoned(job):
                 why = (job.latest_result().exc_string or "").strip().splitlines()  # type: ignore[union-attr]
                 raise SceneFailed(
@@ -199,7 +219,8 @@ async def _coordinate(
                 status is None  # the job is gone (expired): its scene is played again
                 or status == JobStatus.FAILED
                 or (
-                    status == JobStatus.STARTED and await _worker_died(store, job, tick, place, run)
+                    status == JobStatus.STARTED
+                    and await _worker_died(store, job, tick, place, _lease_of(run, attempt))
                 )
             ):
                 if attempt + 1 >= MAX_ATTEMPTS:
@@ -211,8 +232,11 @@ async def _coordinate(
                         place=place,
                     )
                 log.warning("scene_requeued", story=store.story, tick=tick, place=place)
-                job = _enqueue(queue, by_place[place], tick, head, attempt + 1, run)
-                jobs[place] = (job, attempt + 1)
+                earlier[place].append(job)
+                jobs[place] = (
+                    _enqueue(queue, by_place[place], tick, head, attempt + 1, run),
+                    attempt + 1,
+                )
         if len(done) < len(tasks):
             await asyncio.sleep(POLL_S)
     return [done[t["place"]] for t in tasks]
