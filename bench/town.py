@@ -30,6 +30,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -126,14 +127,17 @@ async def _knowing(store: StoryStore) -> float:
 
 
 @contextlib.contextmanager
-def _workers(url: str, count: int) -> Iterator[list[subprocess.Popen[bytes]]]:
+def _workers(url: str, count: int, prefix: str) -> Iterator[list[subprocess.Popen[bytes]]]:
     """``count`` ``rq worker fabula`` processes (jobs in the worker's own process, named
-    ``bench-town-<i>``) on the stories at ``url``, killed with their groups at the end."""
+    ``<prefix><i>``) on the stories at ``url``, killed with their groups at the end. The
+    prefix is drawn per run: RQ refuses to start a worker under the name of one a run
+    before killed (registered until its heartbeat lapses), and the tick would wait on
+    workers that never came."""
     procs = []
     try:
         for i in range(count):
             args = [sys.executable, "-m", "rq.cli", "worker", QUEUE, "--url", url, "-q"]
-            args += ["--worker-class", "rq.worker.SimpleWorker", "--name", f"bench-town-{i}"]
+            args += ["--worker-class", "rq.worker.SimpleWorker", "--name", f"{prefix}{i}"]
             procs.append(
                 subprocess.Popen(
                     args,
@@ -151,8 +155,11 @@ def _workers(url: str, count: int) -> Iterator[list[subprocess.Popen[bytes]]]:
             proc.wait(30)
 
 
-async def _kill_mid_scene(url: str, story: str, procs: list[subprocess.Popen[bytes]]) -> int:
-    """Wait for a worker to hold a scene's lease, then ``kill -9`` it; 1 once done."""
+async def _kill_mid_scene(
+    url: str, story: str, procs: list[subprocess.Popen[bytes]], prefix: str
+) -> int:
+    """Wait for a worker (named ``<prefix><i>``: :func:`_workers`) to hold a scene's lease,
+    then ``kill -9`` it; 1 once done."""
     queue = Queue(QUEUE, connection=redis.Redis.from_url(url))
     while True:
         for job_id in queue.started_job_registry.get_job_ids():
@@ -160,8 +167,8 @@ async def _kill_mid_scene(url: str, story: str, procs: list[subprocess.Popen[byt
                 continue
             job = Job.fetch(job_id, connection=queue.connection)
             name = job.worker_name or ""
-            if job.meta.get("leased") and name.startswith("bench-town-"):
-                proc = procs[int(name.removeprefix("bench-town-"))]
+            if job.meta.get("leased") and name.startswith(prefix):
+                proc = procs[int(name.removeprefix(prefix))]
                 os.killpg(proc.pid, signal.SIGKILL)
                 return 1
         await asyncio.sleep(0.005)
@@ -178,9 +185,10 @@ async def _ticks(
     story = f"bench-town-{len(pack.characters)}"
     await fab.delete_story(story)
     store = fab.store(await fab.create_story(pack, story, opening=False))
-    with _workers(fab.url, workers) as procs:
+    prefix = f"bench-town-{uuid.uuid4().hex[:8]}-"
+    with _workers(fab.url, workers, prefix) as procs:
         return await _run_ticks(
-            fab, store, ticks, procs if workers else None, kill_worker, time_budget
+            fab, store, ticks, procs if workers else None, kill_worker, time_budget, prefix
         )
 
 
@@ -191,6 +199,7 @@ async def _run_ticks(
     procs: list[subprocess.Popen[bytes]] | None,
     kill_worker: bool,
     time_budget: float | None = None,
+    prefix: str = "bench-town-",
 ) -> dict[str, Any]:
     from fabula.memory.spread import spread
 
@@ -198,7 +207,7 @@ async def _run_ticks(
     ctx = fab.context(auto=True)
     player: ScenePlayer = scenes_here if procs is None else scenes_on_rq(fab.url)
     killer = (
-        asyncio.create_task(_kill_mid_scene(fab.url, story, procs))
+        asyncio.create_task(_kill_mid_scene(fab.url, story, procs, prefix))
         if procs is not None and kill_worker
         else None
     )

@@ -4,9 +4,11 @@ The coordinator (the process running the tick) enqueues one job per scene on the
 ``fabula`` queue (the queue consolidation uses); a worker plays the scene against the
 story at the tick's start (:func:`play_scene_job`, which refuses if the branch moved) and
 returns its outcome — the delta it would commit, never a write. While it plays, the worker
-holds a short lease in Redis (:func:`fabula.memory.ticks.scene_lease`) and renews it; a
-worker killed mid-scene stops renewing, its lease expires within :data:`LEASE_S`, and the
-coordinator enqueues the scene again for another worker. A scene is a pure function of
+holds a short lease in Redis (:func:`fabula.memory.ticks.scene_lease`), renewed by a thread
+of its own, so that a scene that holds the worker's event loop for seconds (a town of
+1,000 on a busy machine) keeps it; a worker killed mid-scene stops renewing, its lease
+expires within :data:`LEASE_S`, and the coordinator enqueues the scene again for another
+worker. A live worker's scene is never handed out again. A scene is a pure function of
 the story at the tick's start (the offline engine is deterministic; a model is asked the
 same), so a scene played twice gives one outcome to keep, and only the coordinator
 commits — the whole tick in one atomic, idempotent call (:mod:`fabula.memory.ticks`). So
@@ -35,50 +37,59 @@ from fabula.graph.runtime import TurnContext
 from fabula.graph.ticks import SceneOutcome, ScenePlayer, SceneTask, play_scene, scene_context
 from fabula.logs import get_logger
 from fabula.memory.acl import MindPool
-from fabula.memory.connection import connect_async
+from fabula.memory.connection import connect, connect_async
 from fabula.memory.delta import TurnDelta
 from fabula.memory.jobs import QUEUE, worker_url
-from fabula.memory.leases import renewed
+from fabula.memory.leases import renewed_in_thread
 from fabula.memory.store import StoryStore
 from fabula.memory.ticks import last_tick, scene_lease, scene_leased
 from fabula.settings import Settings
 
 log = get_logger(__name__)
 
-LEASE_S = 2.0
-"""How long a scene's lease lasts unless renewed (its worker renews it every third of
-this): a killed worker's scene is enqueued again within about this long."""
+LEASE_S = 5.0
+"""How long a scene's lease lasts unless renewed (its worker's renewing thread renews it
+every third of this, whatever the scene is doing): a killed worker's scene is enqueued
+again within about this long."""
+
+KEPT_S = 30.0
+"""How long a scene's lease outlives a scene that ended well: RQ records the job finished
+after the scene returns, and until then the coordinator must not take the lease's end for
+the worker's death."""
 
 STARTING_S = 30.0
 """How long a started job may go without taking its lease (a worker importing Fabula,
 connecting) before it is taken for dead."""
 
-POLL_S = 0.05
-"""How often the coordinator looks at its scenes' jobs."""
+POLL_S = 0.1
+"""How often the coordinator looks at its scenes' jobs (all of them in one round trip)."""
 
 MAX_ATTEMPTS = 5
 """How many times a scene is enqueued (its first job and the jobs after workers died)
 before the tick fails."""
 
 
-def play_scene_job(task: dict[str, Any], tick: int, head: int) -> dict[str, Any]:
+def play_scene_job(task: dict[str, Any], tick: int, head: int, run: str = "") -> dict[str, Any]:
     """The job: play one scene of ``tick`` against the story at turn ``head`` (the tick's
-    start), holding the scene's lease; return its outcome as JSON data (the delta as its
-    JSON). Refuses (:class:`TurnConflict`) if the branch is no longer at ``head``."""
-    return asyncio.run(_play(SceneTask(**task), tick, head))  # type: ignore[typeddict-item]
+    start), holding the scene's lease for the coordination ``run``; return its outcome as
+    JSON data (the delta as its JSON). Refuses (:class:`TurnConflict`) if the branch is no
+    longer at ``head``."""
+    return asyncio.run(_play(SceneTask(**task), tick, head, run))  # type: ignore[typeddict-item]
 
 
-async def _play(task: SceneTask, tick: int, head: int) -> dict[str, Any]:
+async def _play(task: SceneTask, tick: int, head: int, run: str) -> dict[str, Any]:
     settings = Settings.from_env()
     url = worker_url()
     admin = connect_async(url)
     minds = MindPool(admin, url)
+    leasing = connect(url)
     try:
         store = StoryStore(admin, task["story"], task["branch"], limits=settings.limits)
-        lease = scene_lease(store, tick, task["place"], LEASE_S)
-        await lease.acquire()
+        where = (task["story"], task["branch"], tick, task["place"])
+        lease = scene_lease(leasing, *where, LEASE_S, run)
+        lease.acquire()
         _mark_leased()
-        async with renewed(lease):
+        with renewed_in_thread(lease, keep_s=KEPT_S):  # gone after the job is seen finished
             view = await _view_at(store, url, tick, head)
             base = TurnContext(
                 admin=admin, url=url, minds=minds, roles=make_roles(settings), settings=settings
@@ -88,6 +99,7 @@ async def _play(task: SceneTask, tick: int, head: int) -> dict[str, Any]:
     finally:
         await minds.aclose()
         await admin.aclose()
+        leasing.close()
     delta = outcome["delta"]
     return {**outcome, "delta": delta.model_dump_json() if delta is not None else None}
 
@@ -150,29 +162,50 @@ def scenes_on_rq(queue_url: str, tick: int | None = None) -> ScenePlayer:
 def _enqueue(queue: Queue, task: SceneTask, tick: int, head: int, attempt: int, run: str) -> Job:
     """One scene's job. Its id names the coordination ``run`` too: a story deleted and made
     again under its id plays the same ticks, whose jobs would otherwise take over the
-    earlier run's (and its expiry, vanishing mid-tick)."""
+    earlier run's (and its expiry, vanishing mid-tick). Its lease names the run and the
+    attempt (:func:`_lease_of`): a scene that ended well keeps its lease for
+    :data:`KEPT_S`, and an attempt made after a worker taken for dead must not wait on it."""
     job_id = f"scene-{task['story']}-{task['branch']}-{tick}-{task['place']}-{run}-{attempt}"
+    lease = _lease_of(run, attempt)
     return queue.enqueue(
-        play_scene_job, dict(task), tick, head, job_id=job_id, result_ttl=600, failure_ttl=600
+        play_scene_job,
+        dict(task),
+        tick,
+        head,
+        lease,
+        job_id=job_id,
+        result_ttl=600,
+        failure_ttl=600,
     )
+
+
+def _lease_of(run: str, attempt: int) -> str:
+    """The name a scene's lease carries for ``attempt`` of coordination ``run``."""
+    return f"{run}.{attempt}"
 
 
 async def _coordinate(
     queue: Queue, store: StoryStore, tick: int, head: int, tasks: Sequence[SceneTask]
 ) -> list[SceneOutcome]:
     """Enqueue every scene, then gather their outcomes, enqueueing again the scene of a
-    worker that died (its lease gone); a scene that failed fails the tick."""
+    worker that died (its lease gone); a scene that failed fails the tick. An earlier
+    attempt of a scene that finishes after all (its worker was only slow) is taken as
+    well as the last: a scene is a pure function of the tick's start."""
     run = uuid.uuid4().hex[:8]
     jobs = {t["place"]: (_enqueue(queue, t, tick, head, 0, run), 0) for t in tasks}
+    earlier: dict[str, list[Job]] = {t["place"]: [] for t in tasks}
     by_place = {t["place"]: t for t in tasks}
     done: dict[str, SceneOutcome] = {}
     while len(done) < len(tasks):
-        for place, (job, attempt) in list(jobs.items()):
-            if place in done:
-                continue
-            status = job.get_status(refresh=True)
-            if status == JobStatus.FINISHED:
-                done[place] = _outcome(job.return_value())
+        pending = [place for place in jobs if place not in done]
+        watched = [(p, j) for p in pending for j in (*earlier[p], jobs[p][0])]
+        found = dict(zip(watched, _statuses(queue, [j for _, j in watched]), strict=True))
+        for place in pending:
+            job, attempt = jobs[place]
+            status = found[(place, job)]
+            ended = [j for j in (*earlier[place], job) if found[(place, j)] == JobStatus.FINISHED]
+            if ended:
+                done[place] = _outcome(ended[0].return_value())
             elif status == JobStatus.FAILED and not _abandoned(job):
                 why = (job.latest_result().exc_string or "").strip().splitlines()  # type: ignore[union-attr]
                 raise SceneFailed(
@@ -182,7 +215,14 @@ async def _coordinate(
                     branch=store.branch,
                     place=place,
                 )
-            elif status == JobStatus.FAILED or await _worker_died(store, job, tick, place):
+            elif (
+                status is None  # the job is gone (expired): its scene is played again
+                or status == JobStatus.FAILED
+                or (
+                    status == JobStatus.STARTED
+                    and await _worker_died(store, job, tick, place, _lease_of(run, attempt))
+                )
+            ):
                 if attempt + 1 >= MAX_ATTEMPTS:
                     raise SceneFailed(
                         f"the scene at {place} lost {MAX_ATTEMPTS} workers; nothing of the "
@@ -192,11 +232,28 @@ async def _coordinate(
                         place=place,
                     )
                 log.warning("scene_requeued", story=store.story, tick=tick, place=place)
-                job = _enqueue(queue, by_place[place], tick, head, attempt + 1, run)
-                jobs[place] = (job, attempt + 1)
+                earlier[place].append(job)
+                jobs[place] = (
+                    _enqueue(queue, by_place[place], tick, head, attempt + 1, run),
+                    attempt + 1,
+                )
         if len(done) < len(tasks):
             await asyncio.sleep(POLL_S)
     return [done[t["place"]] for t in tasks]
+
+
+def _statuses(queue: Queue, jobs: Sequence[Job]) -> list[JobStatus | None]:
+    """The status of each of ``jobs``, read in one round trip (None: the job is gone):
+    the coordinator looks at a tick's hundred scenes many times a second, and a call per
+    job would cost the machine its workers play on."""
+    pipe = queue.connection.pipeline(transaction=False)
+    for job in jobs:
+        pipe.hget(job.key, "status")
+    out: list[JobStatus | None] = []
+    for raw in pipe.execute():
+        text = raw.decode() if isinstance(raw, bytes) else raw
+        out.append(JobStatus(text) if text else None)
+    return out
 
 
 def _abandoned(job: Job) -> bool:
@@ -206,10 +263,10 @@ def _abandoned(job: Job) -> bool:
     return "AbandonedJobError" in text or "work-horse terminated" in text.lower()
 
 
-async def _worker_died(store: StoryStore, job: Job, tick: int, place: str) -> bool:
+async def _worker_died(store: StoryStore, job: Job, tick: int, place: str, run: str) -> bool:
     """A started job whose worker took the scene's lease and let it go (it died), or that
     never took it within :data:`STARTING_S`."""
-    if await scene_leased(store, tick, place):
+    if await scene_leased(store, tick, place, run):
         return False
     job.refresh()  # type: ignore[no-untyped-call]  # when it started; did it take the lease
     if job.get_status(refresh=False) != JobStatus.STARTED or job.started_at is None:

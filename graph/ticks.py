@@ -29,7 +29,10 @@ someone at its place lacks, first (``spread Mara's secret``: told to each one wi
 has not shared it with it, once), and its routine's hour, last (``keep to the market``:
 tick ``t`` is hour ``(t - 1) mod`` the routine's length; :func:`tick_goals`). A scene opens
 with who is there ("Faye and Hal are in the bakery.": :func:`opening`), so that the people
-of a place see who came, a move being perceived only in the scene of the place it left.
+of a place see who came, a move being perceived only in the scene of the place it left. It
+ends with the moves of those of its cast not asked to act whose routine's hour is elsewhere
+("Hal went to the mill.": :func:`closing`), so that nobody misses an errand for not being
+among a scene's at most three speakers.
 
 A scene whose draft still has errors after its revisions fails the tick as a whole:
 :class:`~fabula.errors.SceneFailed`, one line naming the place; nothing is committed.
@@ -41,17 +44,18 @@ import dataclasses
 import itertools
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any, NotRequired, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite, Send
 
-from fabula.agents.contracts import MAX_FOCAL, CharacterBrief, Draft, TurnPlan
+from fabula.agents.contracts import MAX_FOCAL, Action, CharacterBrief, Draft, TurnPlan
 from fabula.agents.shared.brief import brief_for
 from fabula.agents.shared.goals import Kinds, Situation, read_goal, step
 from fabula.agents.views import AuthorView, author_view
+from fabula.agents.writer.offline import realise
 from fabula.errors import FabulaError, SceneFailed, StoryAtRest
 from fabula.graph.commit import CommitPath, read_text
 from fabula.graph.nodes import drafting, review
@@ -78,6 +82,10 @@ class ScenePlan:
     turn: int | None
     goals: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
     """Each focal character's goals this tick (:func:`tick_goals`)."""
+    movers: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """Those of the cast outside ``focal`` whose routine's hour is elsewhere, each with
+    the place it goes to: the scene ends with each going there (:func:`closing`), so that
+    nobody misses an errand for not being among the scene's speakers."""
 
 
 @dataclass(frozen=True)
@@ -172,12 +180,17 @@ def tick_extras(
         if _holds(view, character, owner, attribute)
         and any(c not in (character, owner) and not _holds(view, c, owner, attribute) for c in cast)
     ]
+    hour = routine_place(view, character, tick)
+    after = [f"keep to the {view.name(hour)}"] if hour is not None else []
+    return before, after
+
+
+def routine_place(view: AuthorView, character: str, tick: int) -> str | None:
+    """The place ``character``'s routine has it in during tick ``tick`` (hour
+    ``(tick - 1) mod`` the routine's length), or None for a character with no routine."""
     spec = view.character_spec(character)
     routine = spec.routine if spec is not None else ()
-    after = (
-        [f"keep to the {view.name(slug(routine[(tick - 1) % len(routine)]))}"] if routine else []
-    )
-    return before, after
+    return slug(routine[(tick - 1) % len(routine)]) if routine else None
 
 
 def tick_goals(
@@ -216,8 +229,14 @@ def plan_tick(view: AuthorView, tick: int) -> TickPlan:
         ordered = sorted(turned, key=lambda c: not _spreads(goals[c]))
         found = (c for c in ordered if acting(view, c, kinds, goals[c]))
         focal = tuple(itertools.islice(found, MAX_FOCAL))
+        # everyone else whose hour is elsewhere goes there as the scene ends
+        hours = {c: routine_place(view, c, tick) for c in turned if c not in focal}
+        movers = {c: h for c, h in hours.items() if h is not None and h != place}
+        if not focal:  # nobody else acts here: the first of them act, the rest go
+            focal = tuple(itertools.islice(movers, MAX_FOCAL))
+            movers = {c: h for c, h in movers.items() if c not in focal}
         mine = {c: goals[c] for c in focal}
-        scenes.append(ScenePlan(place, cast, focal, turn if focal else None, mine))
+        scenes.append(ScenePlan(place, cast, focal, turn if focal else None, mine, movers))
         turn += 1 if focal else 0
     plan = TickPlan(tick=tick, head=view.turn, scenes=tuple(scenes))
     if not plan.played:
@@ -241,6 +260,9 @@ class SceneState(TurnState, total=False):
     opening: str
     """Who is there, said first (:func:`opening`): those of the cast someone of it does
     not know to be there (an arrival, and those it finds)."""
+    movers: dict[str, str]
+    """Those of the cast, not focal, whose routine's hour is elsewhere, and where it is
+    (:func:`closing`)."""
 
 
 class SceneOutcome(TypedDict):
@@ -265,6 +287,9 @@ class SceneTask(TypedDict):
     focal: list[str]
     goals: dict[str, list[str]]
     """Each focal character's goals this tick (:func:`tick_goals`): its brief's."""
+    movers: NotRequired[dict[str, str]]
+    """Those of the cast, not focal, whose routine's hour is elsewhere, and where it is
+    (:attr:`ScenePlan.movers`)."""
 
 
 def _add_scenes(old: list[SceneOutcome] | None, new: list[SceneOutcome] | None) -> list[Any]:
@@ -338,13 +363,36 @@ def opening(view: AuthorView, place: str | None, cast: Sequence[str]) -> str:
 
 async def write_scene(state: SceneState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
     """The writer's draft (:func:`fabula.graph.nodes.drafting.write`), opened with who is
-    there (:func:`opening`), so that the scene's cast perceives it as the text is read."""
-    out = await drafting.write(state, runtime)
-    draft = out.get("draft")
+    there (:func:`opening`), so that the scene's cast perceives it as the text is read, and
+    closed with the routine's moves of those who did not act (:func:`closing`): a scene
+    whose speakers did nothing after all is then only those moves. Nobody approves a
+    scene: the writer's memory context is assembled only for a writer that reads it."""
+    view = runtime.context.cache.views[(state["story"], state["branch"], state["turn"])]
+    last = closing(view, state.get("movers", {}))
+    try:
+        out = await drafting.write(state, runtime, shown=False)
+        draft = out.get("draft")
+        if not isinstance(draft, Draft):
+            return out
+        text, revision = draft.text, draft.revision
+    except StoryAtRest:
+        if not last:
+            raise
+        out = {"draft_findings": [], "context": "", "revision_kept": False}
+        text, revision, draft = "", state.get("revisions", 0), None
     first = state.get("opening", "")
-    if isinstance(draft, Draft) and first and not draft.text.startswith(first):
-        out["draft"] = draft.model_copy(update={"text": f"{first} {draft.text}"})
+    if first and not text.startswith(first):
+        text = f"{first} {text}"
+    text = " ".join([text, *(m for m in last if m not in text)]).strip()
+    left_out = draft.left_out if draft is not None else ()
+    out["draft"] = Draft(text=text, revision=revision, left_out=left_out)
     return out
+
+
+def closing(view: AuthorView, movers: Mapping[str, str]) -> list[str]:
+    """The sentences a scene ends with: each of ``movers`` (not among its speakers) going to
+    its routine's place this hour ("Hal went to the mill."), as the writer says a move."""
+    return [realise(view, c, Action(kind="go", target=place)) for c, place in movers.items()]
 
 
 def _ticked(brief: CharacterBrief, goals: Sequence[str]) -> CharacterBrief:
@@ -404,6 +452,7 @@ async def play_scene(task: SceneTask, ctx: TurnContext) -> SceneOutcome:
         "cast": task["cast"],
         "focal": task["focal"],
         "goals": task.get("goals", {}),
+        "movers": dict(task.get("movers", {})),
     }
     try:
         done = await _SCENE_GRAPH.ainvoke(start, context=_scene_only(task, ctx))
@@ -521,6 +570,7 @@ async def play_tick(
             cast=list(s.cast),
             focal=list(s.focal),
             goals={c: list(g) for c, g in s.goals.items()},
+            movers=dict(s.movers),
         )
         for s in plan.played
         if s.turn is not None

@@ -184,10 +184,11 @@ def ticks(story: str, branch: str) -> str:
     return f"{_s(story)}:b:{branch}:ticks"
 
 
-def scene_lease(story: str, branch: str, tick: int, place: str) -> str:
-    """Held (and renewed) by the worker playing ``place``'s scene of ``tick``: gone when
+def scene_lease(story: str, branch: str, tick: int, place: str, run: str = "") -> str:
+    """Held (and renewed) by the worker playing ``place``'s scene of ``tick`` for the
+    coordination ``run`` (a story made again under its id plays the same ticks): gone when
     that worker dies."""
-    return f"{_s(story)}:b:{branch}:lease:{tick}:{place}"
+    return f"{_s(story)}:b:{branch}:lease:{tick}:{place}" + (f":{run}" if run else "")
 
 
 def usage(story: str, branch: str) -> str:

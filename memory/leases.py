@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Iterator
 
 from redis.asyncio.lock import Lock
 from redis.exceptions import LockError, LockNotOwnedError, RedisError
+from redis.lock import Lock as SyncLock
 
 from fabula.logs import get_logger
 
@@ -59,4 +61,66 @@ async def _renew(lock: Lock) -> None:
             log.warning("lock_lost", lock=str(lock.name))
             return
         except RedisError as exc:  # the server restarting: try again at the next tick
+            log.warning("lock_not_renewed", lock=str(lock.name), reason=str(exc))
+
+
+@contextlib.contextmanager
+def renewed_in_thread(lock: SyncLock, *, keep_s: float | None = None) -> Iterator[None]:
+    """Hold the acquired synchronous ``lock`` for the body, renewed every third of its
+    timeout by a thread of its own, then release it — or, with ``keep_s``, after a body
+    that ended well, leave it to expire ``keep_s`` seconds later: whoever takes the lock
+    gone for the holder's death then sees the holder's result recorded first (an RQ job's
+    result is saved after the job's function returns, which a busy machine may take
+    seconds to do).
+
+    Unlike :func:`renewed`, the renewal does not wait for an event loop: a body whose
+    coroutines hold the loop for seconds on end (a scene of a town of 1,000 read on a busy
+    machine) keeps its lock, and only the death of the process lets it lapse. ``lock``
+    must not be thread-local (``thread_local=False``): the thread renews the token its
+    holder took."""
+    stop = threading.Event()
+    renewer = threading.Thread(
+        target=_renew_until, args=(lock, stop), name=f"renew {lock.name!r}", daemon=True
+    )
+    renewer.start()
+    ended_well = False
+    try:
+        yield
+        ended_well = True
+    finally:
+        stop.set()
+        renewer.join()
+        if ended_well and keep_s is not None:
+            _keep(lock, keep_s)
+        else:
+            _release(lock)
+
+
+def _keep(lock: SyncLock, seconds: float) -> None:
+    try:
+        lock.extend(seconds, replace_ttl=True)
+    except LockError:
+        pass  # expired already: nobody holds it any more
+    except RedisError as exc:
+        log.warning("lock_not_kept", lock=str(lock.name), reason=str(exc))
+
+
+def _release(lock: SyncLock) -> None:
+    try:
+        lock.release()
+    except LockError:
+        pass  # expired, or the server lost it: nobody holds it any more
+    except RedisError as exc:
+        log.warning("lock_not_released", lock=str(lock.name), reason=str(exc))
+
+
+def _renew_until(lock: SyncLock, stop: threading.Event) -> None:
+    every = (lock.timeout or 30.0) / 3
+    while not stop.wait(every):
+        try:
+            lock.reacquire()
+        except LockNotOwnedError:
+            log.warning("lock_lost", lock=str(lock.name))
+            return
+        except RedisError as exc:  # the server restarting: try again at the next round
             log.warning("lock_not_renewed", lock=str(lock.name), reason=str(exc))

@@ -15,10 +15,11 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
-from redis.asyncio.lock import Lock
 from redis.exceptions import ResponseError
+from redis.lock import Lock as SyncLock
 
 from fabula.errors import InvalidInput
 from fabula.memory import keys
@@ -138,17 +139,25 @@ def _status(reply: object) -> Status:
     return "duplicate" if reply in ("duplicate", b"duplicate") else "committed"
 
 
-def scene_lease(store: StoryStore, tick: int, place: str, timeout_s: float) -> Lock:
-    """The lease a worker holds (and renews) while it plays ``place``'s scene of ``tick``:
-    it expires within ``timeout_s`` of the worker's death."""
-    return store.client.lock(
-        keys.scene_lease(store.story, store.branch, tick, place), timeout=timeout_s
+def scene_lease(
+    client: Any, story: str, branch: str, tick: int, place: str, timeout_s: float, run: str = ""
+) -> SyncLock:
+    """The lease a worker holds while it plays ``place``'s scene of ``tick``, on the
+    synchronous ``client``: renewed by a thread of its own
+    (:func:`~fabula.memory.leases.renewed_in_thread`), so it lasts while the worker lives,
+    however long the scene holds the worker's event loop, and expires within ``timeout_s``
+    of its death. ``run``: the coordination run the scene is played for
+    (:func:`~fabula.memory.keys.scene_lease`)."""
+    lock: SyncLock = client.lock(
+        keys.scene_lease(story, branch, tick, place, run), timeout=timeout_s, thread_local=False
     )
+    return lock
 
 
-async def scene_leased(store: StoryStore, tick: int, place: str) -> bool:
+async def scene_leased(store: StoryStore, tick: int, place: str, run: str = "") -> bool:
     """Whether some worker holds the lease of ``place``'s scene of ``tick``."""
-    return bool(await store.client.exists(keys.scene_lease(store.story, store.branch, tick, place)))
+    key = keys.scene_lease(store.story, store.branch, tick, place, run)
+    return bool(await store.client.exists(key))
 
 
 async def tick_records(store: StoryReads) -> list[TickRecord]:

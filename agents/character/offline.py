@@ -416,10 +416,22 @@ async def _situation(mind: CharacterMind, brief: CharacterBrief) -> tuple[Situat
     """What the character reads of its own mind (its beliefs, the entities it knows of, its
     last memories) and its goals as it reads them."""
     entities = await mind.entities()
-    memories = await mind.memories(last=30)
-    sit = Situation(mind.character, await mind.beliefs(), entities, memories)
     kinds = Kinds.of(entities)
-    return sit, [read_goal(entities, g, kinds) for g in brief.goals]
+    goals = [read_goal(entities, g, kinds) for g in brief.goals]
+    spreads = any(g.kind == "spread" for g in goals)
+    memories = await mind.memories(last=TELLINGS_READ if spreads else MEMORIES_READ)
+    sit = Situation(mind.character, await mind.beliefs(), entities, memories)
+    return sit, goals
+
+
+MEMORIES_READ = 30
+"""How many of its last memories a character reads to act."""
+
+TELLINGS_READ = 200
+"""How many it reads when a goal is to spread a piece of news: whom it told, and who told
+it, is read from its memories (:func:`~fabula.agents.shared.goals.shared_with`), and in a
+town the comings and goings it sees soon push a telling out of the last
+:data:`MEMORIES_READ`, so that it would tell the same listener twice."""
 
 
 class OfflineCharacter:

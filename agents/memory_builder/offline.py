@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Callable, Collection, Mapping
 
 from fabula.agents.memory_builder import readings
 from fabula.agents.reading.extract import extract
@@ -55,6 +56,8 @@ class OfflineMemoryBuilder:
         text = normalised(text)  # what is read is what is stored: see normalised
         as_of = await basis(store, turn)
         entities = await store.entities(as_of)
+        if store.holders is not None:  # a tick's scene: read against what it can name
+            entities = scene_entities(entities, text, store.holders)
         reader = self.reader
         if reader is None:
             from fabula.agents.reading.phases import read_story
@@ -66,3 +69,25 @@ class OfflineMemoryBuilder:
         actions = await asyncio.to_thread(reader, text, entities)
         readings.report_unsure(text, actions)
         return await build_turn(store, turn, text, actions, as_of=as_of)
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def scene_entities(
+    entities: Mapping[str, Entity], text: str, cast: Collection[str]
+) -> dict[str, Entity]:
+    """The entities a tick's scene's ``text`` is read against: every one that is not a
+    character (places, objects), the scene's ``cast``, and each other character a word of
+    whose name the text holds (someone told about who is elsewhere). A scene's text names
+    the people of its place; reading it against a town of 1,000 would cost each scene the
+    town's size (the reader's work grows with the entities it is given)."""
+    words = set(_WORD.findall(text.casefold()))
+    inside = set(cast)
+    return {
+        ident: e
+        for ident, e in entities.items()
+        if e.kind != "character"
+        or ident in inside
+        or any(w in words for w in _WORD.findall(e.name.casefold()))
+    }

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 from fabula.agents.contracts import Action, Draft, Proposal, WriteRequest
 from fabula.agents.reading.prose import read_prose
@@ -164,6 +165,10 @@ class OfflineWriter:
     there; the passage tells what happens. One a played part puts a question to does not
     leave in the same passage: it answers in the next turn.
     """
+
+    reads_context: ClassVar[bool] = False
+    """The draft is made of the proposals alone: the memory context assembled for a writer
+    is not read (a tick's scene, which nobody approves, does not assemble it)."""
 
     async def write(self, request: WriteRequest, view: AuthorView) -> Draft:
         """The draft: each focal character's actions realised, in plan order.

@@ -174,25 +174,32 @@ async def character(task: CharacterTask, runtime: Runtime[TurnContext]) -> dict[
     }
 
 
-async def write(state: TurnState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
+async def write(
+    state: TurnState, runtime: Runtime[TurnContext], *, shown: bool = True
+) -> dict[str, Any]:
     """The writer: drafts (or revises) the passage from the plan, this attempt's proposals and a
-    memory context within the token budget."""
+    memory context within the token budget. ``shown=False`` (a tick's scene, which nobody
+    approves) assembles that context only for a writer that reads it (not the offline
+    writer: :attr:`~fabula.agents.writer.offline.OfflineWriter.reads_context`); a turn's
+    context is always assembled, as the approver is shown it."""
     ctx = runtime.context
     view = await view_of(state, ctx)
     turn_plan = state["plan"]
     with metering() as meter:
-        # the recall plan is the model's too when a recall planner is configured
-        assembly = await writer_context(
-            store_of(state, ctx),
-            view,
-            turn_plan,
-            ctx.settings.token_budget,
-            ctx.counter,
-            planner=ctx.roles.recall,
-            embedder=ctx.embedder,
-            lore_budget=ctx.settings.lore_budget,
-        )
-        context = assembly.text
+        context = ""
+        if shown or getattr(ctx.roles.writer, "reads_context", True):
+            # the recall plan is the model's too when a recall planner is configured
+            assembly = await writer_context(
+                store_of(state, ctx),
+                view,
+                turn_plan,
+                ctx.settings.token_budget,
+                ctx.counter,
+                planner=ctx.roles.recall,
+                embedder=ctx.embedder,
+                lore_budget=ctx.settings.lore_budget,
+            )
+            context = assembly.text
         revision = state.get("revisions", 0)
         proposals, spoken_for = own_parts(state.get("proposals", []), view)
         request = WriteRequest(

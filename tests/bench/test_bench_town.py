@@ -3,6 +3,8 @@ issue asks for, with the narrative loop's baseline, and bad options refused in o
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from fabula.bench.town import run_town, town_world
@@ -43,3 +45,15 @@ class TestBenchTown:
         story is made."""
         with pytest.raises(InvalidInput, match="--workers 2 or more"):
             await run_town(redis_url, 8, 3, 1, 1, True, None)
+
+    async def test_two_runs_on_workers_in_one_redis_both_finish(self, redis_url: str) -> None:
+        """Two runs with two workers each (one killed mid-scene, if it is caught in one),
+        back to back on one Redis, as two bench runs are: the first's workers, killed, are
+        still registered when the second starts its own, which must start all the same
+        (their names are the run's), so both runs play every tick, losing nothing."""
+        for _ in range(2):
+            result = await asyncio.wait_for(
+                run_town(redis_url, 8, 3, 2, 2, True, None, baseline_turns=1), 180
+            )
+            assert result["completed_ticks"] == 2 and result["killed_workers"] <= 1
+            assert (result["leaks"], result["duplicates"], result["lost"]) == (0, 0, 0)

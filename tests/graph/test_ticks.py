@@ -25,6 +25,7 @@ from fabula.memory.store import StoryStore
 from fabula.memory.ticks import confine, tick_records
 from fabula.settings import Settings
 from fabula.worlds.loader import load_world
+from fabula.worlds.pack import CharacterSpec, PlaceSpec, WorldPack
 
 NEWS = "harvest party"
 
@@ -272,3 +273,41 @@ class TestWorkerView:
         await run_tick(offline_fab.context(auto=True), store)
         with pytest.raises(TurnConflict):
             await _view_at(store, offline_fab.url, 1, head)
+
+
+class TestRoutineMoves:
+    async def test_everyone_whose_hour_is_elsewhere_goes_though_three_speak(
+        self, offline_fab: Fabula
+    ) -> None:
+        """Five people in the square whose routine's first hour is the mill: a scene has
+        at most three speakers, and the other two still go, at the scene's end; after
+        tick 1 all five are at the mill, and the square's scene says each move once."""
+        names = ["Ann", "Bo", "Cy", "Di", "Ed"]
+        pack = WorldPack(
+            id="errands",
+            title="Errands",
+            premise="Five neighbours with one errand.",
+            places=(PlaceSpec(name="square"), PlaceSpec(name="mill")),
+            characters=tuple(
+                CharacterSpec(name=n, location="square", routine=("mill", "square")) for n in names
+            ),
+        )
+        store = offline_fab.store(await offline_fab.create_story(pack, "errands", opening=False))
+        result = await run_tick(offline_fab.context(auto=True), store)
+        (square,) = [s for s in result.plan.scenes if s.place == "square"]
+        assert len(square.focal) == 3 and set(square.movers) == {
+            "ann",
+            "bo",
+            "cy",
+            "di",
+            "ed",
+        } - set(square.focal)
+        assert all(place == "mill" for place in square.movers.values())
+        view = await author_view(store)
+        assert {c: view.place_of(c) for c in view.characters()} == {
+            n.lower(): "mill" for n in names
+        }
+        (text,) = [d.text for d in result.deltas]
+        assert all(text.count(f"{n} went to the mill.") == 1 for n in names), text
+        audit = await audit_ticks(store)
+        assert audit.leaks == () and audit.duplicates == () and audit.lost == ()

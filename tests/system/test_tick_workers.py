@@ -10,8 +10,10 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 
+import redis
 from rq import Queue
 from rq.job import Job, JobStatus
 
@@ -20,8 +22,9 @@ from fabula.graph.service import Fabula
 from fabula.graph.ticks import commit_scenes, play_tick, run_tick
 from fabula.memory import keys
 from fabula.memory.jobs import QUEUE
+from fabula.memory.leases import renewed_in_thread
 from fabula.memory.spread import audit_ticks
-from fabula.memory.ticks import tick_records
+from fabula.memory.ticks import scene_lease, tick_records
 from fabula.worlds.loader import load_world
 
 
@@ -47,8 +50,6 @@ def scene_worker(url: str) -> Iterator[subprocess.Popen[bytes]]:
 
 
 def _queue(url: str) -> Queue:
-    import redis
-
     return Queue(QUEUE, connection=redis.Redis.from_url(url))
 
 
@@ -101,6 +102,67 @@ class TestScenesOnWorkers:
         assert audit.scenes == len(reference)
         turns = await store.client.hlen(keys.turns(store.story, store.branch))
         assert turns == 1 + len(reference)  # the setup turn and each scene's, once
+
+    async def test_a_story_made_again_under_its_id_gets_its_own_jobs(
+        self, offline_fab: Fabula, redis_url: str
+    ) -> None:
+        """Two runs of tick 1 of one story id in one Redis (the story deleted and made
+        again between them, as two bench runs do): each run's scene jobs have ids of their
+        own, so the second neither takes over the first's jobs (and their expiry) nor
+        loses one of its own mid-tick; both ticks commit every scene."""
+        queue = _queue(redis_url)
+        ids: list[set[str]] = []
+        with scene_worker(redis_url), scene_worker(redis_url):
+            for _ in range(2):
+                await offline_fab.delete_story("town-again")
+                store = offline_fab.store(
+                    await offline_fab.create_story(load_world("town"), "town-again", opening=False)
+                )
+                ctx = offline_fab.context(auto=True)
+                before = set(queue.finished_job_registry.get_job_ids())
+                result = await asyncio.wait_for(
+                    run_tick(ctx, store, scenes_on_rq(redis_url, 1)), 120
+                )
+                assert result.status == "committed"
+                mine = {
+                    j
+                    for j in set(queue.finished_job_registry.get_job_ids()) - before
+                    if j.startswith("scene-town-again-")
+                }
+                places = [Job.fetch(j, connection=queue.connection).args[0]["place"] for j in mine]
+                # one finished job per scene played (a scene may go quiet: no delta)
+                assert len(set(places)) == len(places) >= len(result.deltas)
+                ids.append(mine)
+        first, second = ids
+        assert first and not first & second
+        for job_id in first:  # the first run's jobs are still its own, with their results
+            job = Job.fetch(job_id, connection=queue.connection)
+            assert job.get_status() == JobStatus.FINISHED and job.return_value() is not None
+
+
+class TestSceneLease:
+    def test_a_lease_outlives_a_blocked_loop_and_a_dead_holders_lapses(
+        self, redis_url: str
+    ) -> None:
+        """A scene's lease (1 s) is renewed by its own thread: held through 2.5 s in which
+        the holder's thread does nothing else (a scene holding its event loop); released
+        at the end, or, after a scene that ended well, kept 2 s more, then gone."""
+        client = redis.Redis.from_url(redis_url)
+        name = keys.scene_lease("lease-story", "main", 1, "mill")
+        lease = scene_lease(client, "lease-story", "main", 1, "mill", 1.0)
+        assert lease.acquire(blocking=False)
+        with renewed_in_thread(lease):
+            time.sleep(2.5)  # no coroutine, no renewal from here
+            assert client.exists(name)
+        assert not client.exists(name)
+        kept = scene_lease(client, "lease-story", "main", 1, "mill", 1.0)
+        assert kept.acquire(blocking=False)
+        with renewed_in_thread(kept, keep_s=2.0):
+            time.sleep(1.5)
+        time.sleep(1.2)  # past its own timeout: kept for the result to be seen first
+        assert client.exists(name)
+        time.sleep(1.2)
+        assert not client.exists(name)
 
 
 async def _leased_job(queue: Queue, story: str, wait_s: float = 60.0) -> Job:
