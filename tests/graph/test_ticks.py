@@ -16,7 +16,8 @@ from fabula.errors import InvalidDelta, SceneFailed, TurnConflict
 from fabula.graph.commit import CommitPath, commit_text, read_text
 from fabula.graph.scene_jobs import _view_at
 from fabula.graph.service import Fabula
-from fabula.graph.ticks import commit_scenes, news_facts, play_tick, run_tick, tick_goals
+from fabula.graph.tick_plan import news_facts, tick_goals
+from fabula.graph.ticks import commit_scenes, play_tick, run_tick
 from fabula.memory import keys
 from fabula.memory.ingest import read_prior
 from fabula.memory.records import State, event_turn
