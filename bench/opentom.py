@@ -63,14 +63,8 @@ from fabula.agents.memory_builder.offline import OfflineMemoryBuilder, Reader, r
 from fabula.agents.reading.phases import read_story
 from fabula.agents.reading.prose import read_prose
 from fabula.agents.roles import MemoryBuilderRole
-from fabula.bench.common import (
-    bench_redis,
-    commit_path,
-    create_story,
-    part_of,
-    run_id,
-    write_answers,
-)
+from fabula.bench import common
+from fabula.bench.common import bench_redis, commit_path, create_story, run_id, write_answers
 from fabula.bench.data import malformed, read_json
 from fabula.bench.report import print_table, write_json
 from fabula.errors import ModelError, NotFound
@@ -747,7 +741,7 @@ async def run_opentom(
         ]
         entry = figures(rows)
         entry["parts"] = {
-            part: figures([r for r in rows if part_of(r.question.key) == part])
+            part: figures([r for r in rows if common.part_of(r.question.key) == part])
             for part in ("working", "checking")
         }
         if name in clocks:

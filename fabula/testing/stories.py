@@ -221,3 +221,17 @@ async def write_turn(fab: Fabula, store: StoryStore, acked: dict[int, str], *, h
     if outcome == "committed":
         head = await store.head()
         acked[head] = (await store.turn_texts(head, head))[0].text
+
+
+async def opened_world(
+    fab: Fabula, world: str, story: str, played: Sequence[str] = ()
+) -> StoryStore:
+    """The story ``story`` of the shipped world ``world`` with its scripted opening
+    committed turn by turn, and ``played`` the characters a person plays."""
+    pack = load_world(world)
+    store = fab.store(await fab.create_story(pack, story, opening=False))
+    for text in pack.opening.turns:
+        await fab.commit_scripted(store, text)
+    if played:
+        await fab.set_played(store, list(played))
+    return store

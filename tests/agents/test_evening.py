@@ -22,26 +22,19 @@ from fabula.memory.index.general import the_place
 from fabula.memory.store import StoryStore
 from fabula.settings import Settings
 from fabula.testing import imports as fx
+from fabula.testing.cards import card_story, said_to
 from fabula.worlds.cardtext import has_markup
-from fabula.worlds.imports import import_paths
 
 CHARACTERS = {"wpp": "wren", "plist": "bram", "alichat": "ilsa", "prose": "marta"}
 
 
 async def _story(fab: Fabula, tmp_path: Path, card: str) -> StoryStore:
-    path = fx.write_json(tmp_path / f"{card}.json", fx.evening_cards()[card])
-    return fab.store(await fab.create_story(import_paths([path]).pack, card))
+    return await card_story(fab, tmp_path, card, fx.evening_cards()[card])
 
 
 async def _answer(fab: Fabula, store: StoryStore, character: str, question: str) -> Action:
-    """What ``character`` proposes once User has asked ``question`` aloud."""
-    await fab.commit_scripted(store, f'"{question}" said User.')
-    view = await author_view(store)
-    mind = await fab.minds.mind(store.story, character, store.branch)
-    brief = CharacterBrief(character=character, name=view.name(character))
-    proposal = await OfflineCharacter().propose(mind, brief)
-    assert proposal.intent == "answer", proposal
-    (action,) = proposal.actions
+    """What ``character`` proposes once User has asked ``question`` aloud: a line to User."""
+    action = await said_to(fab, store, character, question)
     assert action.kind == "say" and action.listener == "user"
     return action
 

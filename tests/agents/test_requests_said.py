@@ -11,32 +11,20 @@ from pathlib import Path
 
 import pytest
 
-from fabula.agents.character.offline import OfflineCharacter
-from fabula.agents.contracts import Action, CharacterBrief
 from fabula.agents.shared.replies import as_question, asked_to_go, reply
-from fabula.agents.views import author_view
 from fabula.graph.service import Fabula
 from fabula.memory.store import StoryStore
 from fabula.settings import Settings
 from fabula.testing import imports as fx
+from fabula.testing.cards import card_story, said_to
 from fabula.worlds.imports import import_paths
 
 
 async def _story(fab: Fabula, tmp_path: Path, card: str) -> StoryStore:
-    path = fx.write_json(tmp_path / f"{card}.json", fx.evening_cards()[card])
-    return fab.store(await fab.create_story(import_paths([path]).pack, card))
+    return await card_story(fab, tmp_path, card, fx.evening_cards()[card])
 
 
-async def _said_to(fab: Fabula, store: StoryStore, character: str, line: str) -> Action:
-    """What ``character`` proposes once User has said ``line`` aloud to it."""
-    await fab.commit_scripted(store, f'"{line}" said User.')
-    view = await author_view(store)
-    mind = await fab.minds.mind(store.story, character, store.branch)
-    brief = CharacterBrief(character=character, name=view.name(character))
-    proposal = await OfflineCharacter().propose(mind, brief)
-    assert proposal.intent == "answer", proposal
-    (action,) = proposal.actions
-    return action
+_said_to = said_to
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ from fabula.graph.service.pending import INTERRUPT_CHANNEL, Pending, pending_in
 from fabula.graph.state import CHECKPOINT_TYPES, Part
 from fabula.memory.store import StoryStore
 from fabula.settings import Settings
-from fabula.worlds.loader import load_world
+from fabula.testing.stories import opened_world
 
 
 async def _from_graph(fab: Fabula, store: StoryStore) -> Pending | None:
@@ -42,11 +42,7 @@ def test_the_interrupt_channel_is_langgraphs() -> None:
 
 async def test_pending_from_the_checkpoint_agrees_with_the_graph_state(redis_url: str) -> None:
     async with Fabula(redis_url, Settings()) as fab:
-        pack = load_world("hollow_book")
-        store = fab.store(await fab.create_story(pack, "tale", opening=False))
-        for text in pack.opening.turns:
-            await fab.commit_scripted(store, text)
-        await fab.set_played(store, ["Leo"])
+        store = await opened_world(fab, "hollow_book", "tale", ["Leo"])
         assert await _agree(fab, store) is None  # no turn yet
 
         assert (await fab.run(store, auto=False)).outcome == "part"
@@ -78,11 +74,7 @@ async def test_a_fresh_process_reads_what_waits_without_the_saver(redis_url: str
     Redis (:func:`~fabula.graph.checkpoint.waiting.waiting_at`): the same pending turn as
     the saver's read, at a part and at a draft, and it makes no saver doing so."""
     async with Fabula(redis_url, Settings()) as fab:
-        pack = load_world("hollow_book")
-        store = fab.store(await fab.create_story(pack, "tale", opening=False))
-        for text in pack.opening.turns:
-            await fab.commit_scripted(store, text)
-        await fab.set_played(store, ["Leo"])
+        store = await opened_world(fab, "hollow_book", "tale", ["Leo"])
         assert (await fab.run(store, auto=False)).outcome == "part"
         async with Fabula(redis_url, Settings()) as fresh:
             assert await fresh.read("tale").pending() is None  # a part, not a draft

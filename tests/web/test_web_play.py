@@ -13,6 +13,7 @@ import httpx
 
 from fabula.graph.service import Fabula
 from fabula.settings import Settings
+from fabula.testing.stories import opened_world
 from fabula.worlds.loader import load_world
 
 
@@ -72,11 +73,7 @@ async def test_a_part_is_written_and_played_in_one_step(redis_url: str, base: st
     post plays the turn with it (the draft awaits approval); after the approval the field
     is there again for the turn after."""
     async with Fabula(redis_url, Settings()) as fab:
-        pack = load_world("hollow_book")
-        store = fab.store(await fab.create_story(pack, "tale", opening=False))
-        for text in pack.opening.turns:
-            await fab.commit_scripted(store, text)
-        await fab.set_played(store, ["leo"])
+        store = await opened_world(fab, "hollow_book", "tale", ["leo"])
         head = await store.head()
     async with httpx.AsyncClient(base_url=base, timeout=60) as client:
         for turn in (head + 1, head + 2):

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Literal
 
 from fabula.agents.reading.phases.doers import Doer, doer_of
 from fabula.agents.reading.phases.frames import Frame, StateReading
@@ -117,17 +118,7 @@ def attach(
         denied = frame.kind == "believe" and frame.negated
         if (frame.kind == "perceive" or denied) and holder is not None:
             if frame.states and not frame.negated and not denied:
-                out.setdefault(frame.sentence, []).extend(
-                    StoryAction(
-                        kind="perceive",
-                        start=frame.start,
-                        end=frame.end,
-                        actors=(holder,),
-                        clause=_clause(s),
-                        unsure=frame.doubt,
-                    )
-                    for s in frame.states
-                )
+                out.setdefault(frame.sentence, []).extend(_holders(frame, "perceive", holder))
             if frame.states and frame.negated and not denied and all(s.act for s in frame.states):
                 # "did not notice when Ahmed locked the box": the act it names is told here,
                 # and is so (what one fails to notice happened), unseen by the holder; not
@@ -149,17 +140,7 @@ def attach(
                         target.unseen.remove(holder)
             continue
         if frame.kind == "believe" and holder is not None:
-            out.setdefault(frame.sentence, []).extend(
-                StoryAction(
-                    kind="think",
-                    start=frame.start,
-                    end=frame.end,
-                    actors=(holder,),
-                    clause=_clause(s),
-                    unsure=frame.doubt,
-                )
-                for s in frame.states
-            )
+            out.setdefault(frame.sentence, []).extend(_holders(frame, "think", holder))
             continue
         if frame.kind == "goal":
             out.setdefault(frame.sentence, []).append(
@@ -186,6 +167,21 @@ def attach(
                 )
             )
     return out
+
+
+def _holders(frame: Frame, kind: Literal["perceive", "think"], holder: str) -> list[StoryAction]:
+    """Each of the frame's states as ``holder`` perceives it, or believes it."""
+    return [
+        StoryAction(
+            kind=kind,
+            start=frame.start,
+            end=frame.end,
+            actors=(holder,),
+            clause=_clause(s),
+            unsure=frame.doubt,
+        )
+        for s in frame.states
+    ]
 
 
 def _own_state(state: StateReading, doer: Doer) -> bool:
