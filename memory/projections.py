@@ -44,7 +44,11 @@ class _ParseCache(Generic[R]):
         missing = [v for v in values if v not in cache]
         if missing:
             if len(cache) + len(missing) > self._limit:
+                # full: start again, keeping what this call reads (clearing those too made
+                # the lookup below fail, in a town of 1,000 past 200,000 distinct records)
+                kept = {v: cache[v] for v in values if v in cache}
                 cache.clear()
+                cache.update(kept)
             parsed = self._adapter.validate_json("[" + ",".join(missing) + "]")
             cache.update(zip(missing, parsed, strict=True))
         return [cache[v] for v in values]
