@@ -17,8 +17,6 @@ from fabula.memory.store import StoryStore
 from fabula.testing.imports import write_json
 from fabula.worlds.imports import import_paths
 
-__all__ = ["card_story", "said_to"]
-
 
 async def card_story(fab: Fabula, tmp_path: Path, name: str, card: dict[str, Any]) -> StoryStore:
     """The story ``name`` imported from ``card`` (written as a JSON file under
