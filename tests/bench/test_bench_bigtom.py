@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -135,29 +136,24 @@ async def test_the_model_reads_in_the_same_run_a_few_items_a_part(
     first ``limit`` items of each part; asked about what the phased reader left, it says
     nothing here, so it answers as the phased reader does; a reply it cannot give is an
     unanswered item, counted."""
+
+    def builder() -> ModelMemoryBuilder:
+        return ModelMemoryBuilder(client_for(fake_openai, role="memory_builder"))
+
+    async def run(limit: int) -> dict[str, Any]:
+        path = write(tmp_path, [ROW])
+        return await run_bigtom(path, redis_url=redis_url, limit=limit, model=builder, quiet=True)
+
     for _ in range(2):
         fake_openai.reply_json({"actions": [], "new_entities": []})
-    result = await run_bigtom(
-        write(tmp_path, [ROW]),
-        redis_url=redis_url,
-        limit=2,
-        model=lambda: ModelMemoryBuilder(client_for(fake_openai, role="memory_builder")),
-        quiet=True,
-    )
+    result = await run(2)
     assert result["items"] == 2 and result["limit"] == 2
     model, phased = result["systems"]["model"], result["systems"]["phased"]
     assert fake_openai.requests and model["failed"] == []
     assert model["all"]["all"] == phased["all"]["all"]
     for _ in range(8):
         fake_openai.reply_text("not json")
-    result = await run_bigtom(
-        write(tmp_path, [ROW]),
-        redis_url=redis_url,
-        limit=1,
-        model=lambda: ModelMemoryBuilder(client_for(fake_openai, role="memory_builder")),
-        quiet=True,
-    )
-    model = result["systems"]["model"]
+    model = (await run(1))["systems"]["model"]
     assert len(model["failed"]) == 1 and model["all"]["all"]["answered"] == 0.0
 
 
