@@ -406,6 +406,16 @@ class Settings(BaseModel):
         description="the most words (and punctuation marks) of one sentence the offline "
         "reader reads; the rest of the sentence stays narration, with a reading finding",
     )
+    # read before anything is imported, by fabula/warm.py (its idle_seconds reads it the same)
+    warm_idle_s: Annotated[
+        float, Env("FABULA_WARM", type="seconds", note="`0`: every command in its own process")
+    ] = Field(
+        default=600.0,
+        ge=0,
+        description="how long the warm process that runs the commands waits idle before it "
+        "ends (`fabula.warm`: the first command starts it, the next ones run in it, with "
+        "everything already imported)",
+    )
     reading_deadline: Annotated[float, Env("FABULA_READING_DEADLINE", type="seconds")] = Field(
         default=DEFAULT_READING_SECONDS,
         gt=0,

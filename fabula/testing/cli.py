@@ -29,13 +29,14 @@ def fabula_process(
     env: Mapping[str, str], *args: str, input: str | None = None, timeout: float = 300
 ) -> subprocess.CompletedProcess[str]:
     """``fabula ARGS`` as a user runs it, in a process of its own with exactly ``env`` as its
-    environment (``input`` on its stdin); its output captured as text."""
+    environment (``input`` on its stdin); its output captured as text. It runs cold
+    (``FABULA_WARM=0``) unless ``env`` says otherwise: a test leaves no warm process."""
     return subprocess.run(
         [sys.executable, "-m", "fabula", *args],
         input=input,
         capture_output=True,
         text=True,
-        env=dict(env),
+        env={"FABULA_WARM": "0", **env},
         timeout=timeout,
     )
 

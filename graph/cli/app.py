@@ -80,6 +80,16 @@ out = _TextConsole(markup=False, highlight=False)
 err = _TextConsole(stderr=True, markup=False, highlight=False)
 
 
+def fresh_consoles() -> None:
+    """Make both consoles again, in place, for the streams and the environment this process
+    has now: a console decides at birth whether it writes to a terminal, in which colours,
+    and what ``NO_COLOR`` says. A warm command's child (:mod:`fabula.warm`) calls this when
+    it has taken on its command's streams; every module that imported ``out`` and ``err``
+    keeps the same objects."""
+    Console.__init__(out, markup=False, highlight=False)
+    Console.__init__(err, stderr=True, markup=False, highlight=False)
+
+
 def fail(message: str, code: int = 1) -> typer.Exit:
     """Print ``message`` as the one error line on stderr; raise what this returns (exit
     status ``code``: for an error Fabula raised on purpose, its class's ``exit_code``)."""

@@ -136,6 +136,8 @@ PACKAGE = Path(fabula.__file__).resolve().parent
 # its settings (Settings.from_env, read at an entry point)
 READERS = {
     "settings.py": "the one reader of Fabula's variables",
+    "warm.py": "before anything is imported: FABULA_WARM (read as the settings read it) "
+    "and the whole environment, handed to the warm process's child that runs the command",
     "memory/tokens.py": "tiktoken reads TIKTOKEN_CACHE_DIR and DATA_GYM_CACHE_DIR from "
     "os.environ itself; the counter looks for a cached file where tiktoken will load it",
     "testing/cli.py": "a subprocess's environment: the test's own, plus the test Redis",
