@@ -7,6 +7,7 @@ Each test has a warm folder of its own (``TMPDIR``), and ends its warm process."
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -204,3 +205,21 @@ def test_the_fingerprint_changes_with_the_code(
     second = warm.fingerprint()
     assert second != first
     assert second.split("-")[0] == first.split("-")[0]
+
+
+def test_what_the_warm_process_imports_is_there_and_holds_no_model_client() -> None:
+    """Every module the warm process imports first exists (a rename would quietly leave it
+    to each child), and none of them is a model client: with no model configured, nothing
+    of OpenAI is loaded, in the warm process as in a cold command."""
+    code = (
+        "import importlib, json, sys\n"
+        "from fabula import warm\n"
+        "for name in warm.PRELOAD:\n"
+        "    importlib.import_module(name)\n"
+        "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    loaded = set(json.loads(proc.stdout))
+    assert not loaded & {"openai", "langchain_openai", "langchain"}
+    assert "langgraph" in loaded  # what it is for: the turn graph, imported once
