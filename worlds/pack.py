@@ -97,6 +97,7 @@ card's ``{{user}}`` is one).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
@@ -180,6 +181,9 @@ class WorldPack(_Spec):
     title: str = Field(min_length=1)
     premise: str = Field(min_length=1)
     style: str = ""  # one line on how the prose reads (a model writer follows it)
+    # how a story of it advances by default: "narrative", one scene a turn where the planner
+    # looks; "ticks", every place's scene at once (a town: see docs/guides/town.md)
+    mode: Literal["narrative", "ticks"] = "narrative"
     outline: tuple[str, ...] = ()
     rules: WorldRules = Field(default_factory=WorldRules)
     places: tuple[PlaceSpec, ...] = Field(min_length=1)

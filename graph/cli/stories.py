@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import TYPE_CHECKING
 
 import typer
@@ -16,10 +17,23 @@ if TYPE_CHECKING:
     from fabula.graph.service.light import Stores
 
 
+class Mode(str, Enum):
+    """How a story advances (``new --mode``)."""
+
+    narrative = "narrative"
+    ticks = "ticks"
+
+
 @app.command()
 def new(
     world: str = typer.Option(..., "--world", help="A built-in world's name or a pack's path."),
     story_id: str | None = typer.Option(None, "--id", help="Story id (default: the world's id)."),
+    mode: Mode | None = typer.Option(
+        None,
+        "--mode",
+        help="How `run` advances it: narrative (a scene a turn) or ticks (every place at "
+        "once). Default: the pack's.",
+    ),
 ) -> None:
     """Create a story from a world pack and commit its scripted opening."""
     from fabula.worlds.loader import load_world
@@ -39,7 +53,7 @@ def new(
         )
 
     async def go(fab: Fabula) -> None:
-        made = await fab.create_story(pack, story_id)
+        made = await fab.create_story(pack, story_id, mode=mode.value if mode else None)
         n = len(pack.opening.turns)
         out.print(
             f"created story {made.story} from {pack.id} ({n} opening turn{'' if n == 1 else 's'})"

@@ -2,12 +2,14 @@
 
 Each tick, every place with characters plays its own scene, concurrently, and the tick is
 committed whole (every scene's turn, or none). A story advances by ``run`` (one scene a
-turn, where the planner looks) or by ``tick`` (the whole town at once); ``fabula show
+turn, where the planner looks; or, for a story made in ``ticks`` mode, ticks) or by
+``tick`` (the whole town at once); ``fabula show
 STORY spread "CLAUSE"`` then reads how a piece of news went round, tick by tick.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -18,6 +20,7 @@ from fabula.graph.service.handles import StoryRef
 
 if TYPE_CHECKING:  # imported when a command runs: `fabula --help` stays quick
     from fabula.graph.service import Fabula
+    from fabula.graph.service.ticking import TickOut
 
 
 @app.command()
@@ -32,13 +35,22 @@ def tick(
     has anything to do."""
 
     async def go(fab: Fabula) -> list[dict[str, Any]]:
-        done = await fab.tick(StoryRef(story, branch), ticks)
-        return [t.model_dump(mode="json", exclude_defaults=True) for t in done]
+        return tick_entries(await fab.tick(StoryRef(story, branch), ticks))
 
     done = run_with_app(go)
     if as_json:
         dump(done)
         return
+    print_ticks(done)
+
+
+def tick_entries(done: Sequence[TickOut]) -> list[dict[str, Any]]:
+    """The ticks that ran, as ``--json`` prints them."""
+    return [t.model_dump(mode="json", exclude_defaults=True) for t in done]
+
+
+def print_ticks(done: Sequence[Mapping[str, Any]]) -> None:
+    """Each tick that ran as a table of its scenes, place by place; or why the town rests."""
     for entry in done:
         if "rest" in entry:
             out.print(f"at rest: {entry['rest']}")

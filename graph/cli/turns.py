@@ -47,7 +47,9 @@ def run(
     """Write turns; without --auto, stop at the first turn awaiting approval. With
     --alternatives N, N drafts of the next turn, each with its findings and changes:
     approve one with `fabula approve STORY --choose K`. A turn stops for a played
-    character's part unless --as gives it; --auto plays it (see `fabula play`)."""
+    character's part unless --as gives it; --auto plays it (see `fabula play`). A story
+    made in ticks mode (`new --mode ticks`, or a town's pack) runs N ticks instead, as
+    `fabula tick` does."""
     check_bounds(turns=turns, direction=direction)
     if alternatives is not None and (auto or turns != 1):
         raise InvalidInput(
@@ -60,6 +62,9 @@ def run(
         store = StoryRef(story, branch)
         reader = fab.read(store)
         await reader.require()
+        if (await reader.info()).mode == "ticks":
+            await _run_ticks(fab, store, turns, alternatives, play, parts, direction)
+            return
         await play_more(fab, store, play or [])
         given = await given_parts(reader, parts or [])
         if alternatives is not None:
@@ -121,6 +126,38 @@ def run(
         out.print(f"{story}: {_turns(done)} written, now at turn {await reader.head()}")
 
     run_with_app(go)
+
+
+async def _run_ticks(
+    fab: Fabula,
+    store: StoryRef,
+    ticks: int,
+    alternatives: int | None,
+    play: list[str] | None,
+    parts: list[str] | None,
+    direction: str | None,
+) -> None:
+    """``run`` of a story made in ticks mode: ``ticks`` ticks, every place at once (as
+    ``fabula tick``); what only a scene a turn can take is refused, naming it."""
+    from fabula.graph.cli.ticks import print_ticks, tick_entries
+
+    given = [
+        name
+        for name, value in (
+            ("--alternatives", alternatives),
+            ("--play", play),
+            ("--as", parts),
+            ("--direction", direction),
+        )
+        if value
+    ]
+    if given:
+        raise InvalidInput(
+            f"story {store.story!r} runs in ticks, which take no {', '.join(given)}: "
+            "leave it out, or make the story with `fabula new --mode narrative`",
+            story=store.story,
+        )
+    print_ticks(tick_entries(await fab.tick(store, ticks)))
 
 
 def _abandoned(story: str, done: int, head: int, parts: Mapping[str, object]) -> typer.Exit:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TypedDict, Unpack
+from typing import Literal, TypedDict, Unpack
 
 from fabula.agents.contracts import Finding
 from fabula.agents.views import author_view
@@ -41,6 +41,9 @@ class Making(TypedDict, total=False):
     assets: Mapping[str, bytes] | None
     """The files its characters' ``image`` fields name (default: read from the pack's
     folder, see :func:`~fabula.worlds.loader.pack_assets`)."""
+    mode: Literal["narrative", "ticks"] | None
+    """How the interfaces advance it (default: the pack's ``mode``): ``narrative``, a
+    scene a turn; ``ticks``, every place's scene at once."""
 
 
 def world_infos() -> list[WorldInfo]:
@@ -74,6 +77,7 @@ class Stories:
             unfinished=True,
             lore=minds_lore(pack),
             voices=minds_voice(pack),
+            mode=making.get("mode") or pack.mode,
         )
         try:
             for character in await store.characters():

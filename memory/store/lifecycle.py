@@ -39,11 +39,14 @@ def _meta_fields(
     assets: Mapping[str, bytes] | None,
     *,
     unfinished: bool,
+    mode: str,
 ) -> dict[str, str]:
     """A new story's record beside its world: its title, when it was made, whether it is
-    unfinished, its rules, and its pack, origin and assets where it has them."""
+    unfinished, how it advances, its rules, and its pack, origin and assets where it has
+    them."""
     return {
         "title": title,
+        "mode": mode,
         "created_at": f"{time.time():.3f}",
         **({"unfinished": "1"} if unfinished else {}),  # until finish() is called
         "rules": (rules or WorldRules()).model_dump_json(),
@@ -69,6 +72,7 @@ class Lifecycle(Commits):
         unfinished: bool = False,
         lore: Mapping[str, str] | None = None,
         voices: Mapping[str, str] | None = None,
+        mode: str = "narrative",
     ) -> None:
         """Create the story and commit its setup (turn 0). Refuses an existing story.
 
@@ -82,7 +86,9 @@ class Lifecycle(Commits):
         (an imported character's picture: see :meth:`assets`); ``lore`` each character's
         own lore, by character id (a document, written into that character's keyspace,
         read back only by its own Redis user: see ``CharacterMind.lore``); ``voices`` each
-        character's voice exemplars the same way (``CharacterMind.voice``). Raises
+        character's voice exemplars the same way (``CharacterMind.voice``); ``mode`` how the
+        interfaces advance it (``narrative``: a scene a turn; ``ticks``: every place at once,
+        see :attr:`StoryInfo.mode`). Raises
         :class:`StoryExists` for an existing story and :class:`InvalidDelta` for a setup
         that does not validate; either way nothing is written.
         """
@@ -100,7 +106,9 @@ class Lifecycle(Commits):
             await self.commit(setup)
             await self.client.hset(
                 keys.meta(self.story),
-                mapping=_meta_fields(title, rules, pack, origin, assets, unfinished=unfinished),
+                mapping=_meta_fields(
+                    title, rules, pack, origin, assets, unfinished=unfinished, mode=mode
+                ),
             )
             for character, document in (lore or {}).items():
                 await self.client.set(keys.mind_lore(self.story, character), document)

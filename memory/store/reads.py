@@ -61,6 +61,7 @@ class StoryInfo:
     title: str
     created_at: float | None = None
     origin: str | None = None  # what made it, when not a person (e.g. "demo")
+    mode: str = "narrative"  # how the interfaces advance it: "narrative" or "ticks"
 
 
 async def list_stories(client: aredis.Redis) -> list[str]:
@@ -166,8 +167,8 @@ class RecordReads(LineageReads):
     async def info(self) -> StoryInfo:
         """What the story was created with. Raises :class:`NotFound` if it does not exist."""
         await self.require()
-        world, title, created, origin = await self.client.hmget(
-            keys.meta(self.story), ["world", "title", "created_at", "origin"]
+        world, title, created, origin, mode = await self.client.hmget(
+            keys.meta(self.story), ["world", "title", "created_at", "origin", "mode"]
         )
         return StoryInfo(
             self.story,
@@ -175,6 +176,7 @@ class RecordReads(LineageReads):
             title or self.story,
             None if created is None else float(created),
             origin,
+            mode or "narrative",  # a story made before modes: narrative, as it was
         )
 
     # -- entities -----------------------------------------------------------------------

@@ -196,6 +196,9 @@ class TestTownInBrowser:
         context, page, problems = await opened(browser, width)
         try:
             await page.goto(base + "/stories/town")
+            # the town's pack runs in ticks: its story page writes ticks, not turns
+            await expect(page.locator("[data-testid=tick-write]")).to_be_visible()
+            await expect(page.locator("#run-form")).to_have_count(0)
             await page.click("[data-testid=ticks-links] [data-testid=town-link]")
             await expect(page).to_have_url(base + "/stories/town/town?branch=main")
             places = page.locator("[data-testid=place]")

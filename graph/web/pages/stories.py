@@ -13,6 +13,7 @@ from starlette.datastructures import UploadFile
 from fabula.errors import InvalidInput, StoryExists
 from fabula.graph.service import Fabula, world_infos
 from fabula.graph.service.handles import StoryRef
+from fabula.graph.service.ticking import MAX_TICKS_AT_ONCE
 from fabula.graph.web.deps import MAX_PACK_BYTES, Branch, Fab, builtin_pack
 from fabula.graph.web.live import Runs
 from fabula.graph.web.pages.forms import Form, field, go, page
@@ -105,6 +106,9 @@ async def _story_context(fab: Fabula, request: Request, story: str, branch: str)
         "first_own": await reader.first_own(),
         # a story run in ticks links to its town and the spread of its news
         "last_tick": await reader.last_tick(),
+        # a story made in ticks mode is written a tick at a time: its form runs ticks
+        "ticks_mode": (await reader.info()).mode == "ticks",
+        "most_ticks": MAX_TICKS_AT_ONCE,
     }
 
 
