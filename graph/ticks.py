@@ -65,7 +65,7 @@ from fabula.logs import get_logger
 from fabula.memory.delta import TurnDelta
 from fabula.memory.index.build import index_through
 from fabula.memory.store import CommitResult, StoryStore
-from fabula.memory.ticks import commit_tick, confine, last_tick
+from fabula.memory.ticks import TickRecord, commit_tick, confine, last_tick
 
 log = get_logger(__name__)
 
@@ -469,11 +469,13 @@ async def run_tick(
 
 
 async def commit_scenes(
-    ctx: TurnContext, store: StoryStore, plan: TickPlan, deltas: Sequence[TurnDelta]
+    ctx: TurnContext, store: StoryStore, plan: TickPlan | TickRecord, deltas: Sequence[TurnDelta]
 ) -> CommitResult:
     """Commit a played tick (atomic, exactly once), then index its episodes and
-    consolidate its turns, as a turn's commit does."""
-    done = await commit_tick(store, plan.record(), deltas)
+    consolidate its turns, as a turn's commit does; ``plan``, or its record (a tick kept
+    for a decision: :mod:`fabula.graph.tick_review`)."""
+    record = plan if isinstance(plan, TickRecord) else plan.record()
+    done = await commit_tick(store, record, deltas)
     if done.status == "committed":
         await index_through(store, deltas[-1].turn, embedder=ctx.embedder)
         if ctx.consolidate is not None:

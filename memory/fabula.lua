@@ -660,7 +660,17 @@ local function commit_tick(keys, args)
   return 'ok'
 end
 
+-- a tick waiting for a decision (memory/ticks.py): replace it (ARGV[2] its new document)
+-- or drop it (ARGV[2] empty), only if the one waiting has the id ARGV[1]; 1 if done
+local function swap_pending(keys, args)
+  local raw = redis.call('GET', keys[1])
+  if not raw or cjson.decode(raw).id ~= args[1] then return 0 end
+  if args[2] == '' then redis.call('DEL', keys[1]) else redis.call('SET', keys[1], args[2]) end
+  return 1
+end
+
 redis.register_function('fabula_commit', commit)
+redis.register_function('fabula_swap_pending', swap_pending)
 redis.register_function('fabula_commit_tick', commit_tick)
 redis.register_function('fabula_fence', fence)
 redis.register_function('fabula_index', index)

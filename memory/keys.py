@@ -184,6 +184,11 @@ def ticks(story: str, branch: str) -> str:
     return f"{_s(story)}:b:{branch}:ticks"
 
 
+def pending_tick(story: str, branch: str) -> str:
+    """A tick played and kept for a person's decision (see memory/ticks.py)."""
+    return f"{_s(story)}:b:{branch}:pending_tick"
+
+
 def scene_lease(story: str, branch: str, tick: int, place: str, run: str = "") -> str:
     """Held (and renewed) by the worker playing ``place``'s scene of ``tick`` for the
     coordination ``run`` (a story made again under its id plays the same ticks): gone when

@@ -8,6 +8,11 @@ checked (turn order, fences, every reference, as if the scenes before it were in
 the first write, then every turn is written as ``fabula_commit`` writes one, and the tick's
 record (:class:`TickRecord`) with them. So a tick is in whole or not at all, and sending
 the same tick again is a ``duplicate``, never a second write.
+
+A tick played for a person to decide on is kept as it was played (:class:`PendingTick`:
+its record and its scenes' deltas, under an id) until it is approved (committed as
+above), edited (a scene's delta replaced, under a new id) or rejected (dropped): each of
+those names the id it was shown, and is refused when another stands there now.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from pydantic import BaseModel, ConfigDict
 from redis.exceptions import ResponseError
 from redis.lock import Lock as SyncLock
 
-from fabula.errors import InvalidInput
+from fabula.errors import Conflict, InvalidInput
 from fabula.memory import keys
 from fabula.memory.delta import TurnDelta
 from fabula.memory.lua import fcall
@@ -171,3 +176,56 @@ async def last_tick(store: StoryReads) -> TickRecord | None:
     """The branch's last committed tick (None before the first)."""
     records = await tick_records(store)
     return records[-1] if records else None
+
+
+class PendingTick(BaseModel):
+    """A tick played and kept for a decision: its id (``TICK.UUID``), the head it was
+    played on, its record and each played scene's delta, in turn order."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    head: int
+    record: TickRecord
+    deltas: tuple[TurnDelta, ...]
+
+
+async def pending_tick(store: StoryReads) -> PendingTick | None:
+    """The tick that waits for a decision on the store's branch (None: none waits)."""
+    raw = await store.client.get(keys.pending_tick(store.story, store.branch))
+    return None if raw is None else PendingTick.model_validate_json(raw)
+
+
+async def keep_pending_tick(
+    store: StoryStore, pending: PendingTick, *, replacing: str | None = None
+) -> None:
+    """Keep ``pending`` for a decision: where no tick waits, or (``replacing``) in place of
+    the one with that id. Raises :class:`Conflict` when another tick waits; nothing is
+    written then."""
+    key = keys.pending_tick(store.story, store.branch)
+    document = pending.model_dump_json()
+    if replacing is None:
+        if not await store.client.set(key, document, nx=True):
+            raise Conflict(
+                "a tick already waits for a decision: approve, edit or reject it first",
+                story=store.story,
+                branch=store.branch,
+            )
+        return
+    if not await fcall(store.client, "fabula_swap_pending", [key], [replacing, document]):
+        raise _moved(store, replacing)
+
+
+async def drop_pending_tick(store: StoryStore, expect: str) -> bool:
+    """Drop the waiting tick with id ``expect``; whether it was there (another, or none:
+    nothing is dropped)."""
+    key = keys.pending_tick(store.story, store.branch)
+    return bool(await fcall(store.client, "fabula_swap_pending", [key], [expect, ""]))
+
+
+def _moved(store: StoryStore, expected: str) -> Conflict:
+    return Conflict(
+        f"the tick shown ({expected}) no longer waits: another was played or decided since",
+        story=store.story,
+        branch=store.branch,
+    )

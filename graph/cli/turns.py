@@ -63,7 +63,11 @@ def run(
         reader = fab.read(store)
         await reader.require()
         if (await reader.info()).mode == "ticks":
-            await _run_ticks(fab, store, turns, alternatives, play, parts, direction)
+            from fabula.graph.cli.ticks import run_ticks
+
+            options = {"--alternatives": alternatives, "--play": play, "--as": parts}
+            refused = [k for k, v in {**options, "--direction": direction}.items() if v]
+            await run_ticks(fab, store, turns, auto=auto, refused=refused)
             return
         await play_more(fab, store, play or [])
         given = await given_parts(reader, parts or [])
@@ -126,38 +130,6 @@ def run(
         out.print(f"{story}: {_turns(done)} written, now at turn {await reader.head()}")
 
     run_with_app(go)
-
-
-async def _run_ticks(
-    fab: Fabula,
-    store: StoryRef,
-    ticks: int,
-    alternatives: int | None,
-    play: list[str] | None,
-    parts: list[str] | None,
-    direction: str | None,
-) -> None:
-    """``run`` of a story made in ticks mode: ``ticks`` ticks, every place at once (as
-    ``fabula tick``); what only a scene a turn can take is refused, naming it."""
-    from fabula.graph.cli.ticks import print_ticks, tick_entries
-
-    given = [
-        name
-        for name, value in (
-            ("--alternatives", alternatives),
-            ("--play", play),
-            ("--as", parts),
-            ("--direction", direction),
-        )
-        if value
-    ]
-    if given:
-        raise InvalidInput(
-            f"story {store.story!r} runs in ticks, which take no {', '.join(given)}: "
-            "leave it out, or make the story with `fabula new --mode narrative`",
-            story=store.story,
-        )
-    print_ticks(tick_entries(await fab.tick(store, ticks)))
 
 
 def _abandoned(story: str, done: int, head: int, parts: Mapping[str, object]) -> typer.Exit:
@@ -250,14 +222,17 @@ def pending(as_json: bool = typer.Option(False, "--json")) -> None:
     changes, as the API's pending gives them)."""
 
     async def go(fab: Fabula) -> None:
-        items = await fab.all_pending()
+        from fabula.graph.cli.ticks import print_ticks, tick_entries
+
+        items, ticks = await fab.all_pending(), await fab.all_pending_ticks()
         if as_json:
-            dump(items)
+            dump([*items, *ticks] if ticks else items)
             return
-        if not items:
+        if not items and not ticks:
             out.print("nothing awaits approval")
         for p in items:
             print_pending(p)
+        print_ticks(tick_entries(ticks))
 
     run_with_app(go)
 
@@ -277,10 +252,21 @@ EXPECT_HELP = (
 
 
 def _decide(
-    story: str, branch: str, decision: Decision, *, force: bool = False, expect: str | None
+    story: str,
+    branch: str,
+    decision: Decision,
+    *,
+    force: bool = False,
+    expect: str | None,
+    scene: str | None = None,
 ) -> None:
     async def go(fab: Fabula) -> None:
         store = StoryRef(story, branch)
+        if scene is not None or await fab.read(store).pending_tick() is not None:
+            from fabula.graph.cli.ticks import decide_tick
+
+            await decide_tick(fab, store, decision, scene=scene, force=force, expect=expect)
+            return
         done = await fab.decide(store, decision, force=force, expect=expect)
         if done.outcome == "pending":
             print_pending(await fab.read(store).pending())
@@ -324,13 +310,15 @@ def edit(
         False, "--force", help="Commit it at once, even if the critic finds errors in it."
     ),
     expect: str | None = typer.Option(None, "--expect", help=EXPECT_HELP),
+    scene: str | None = typer.Option(None, "--scene", help="The waiting tick's scene (place)."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Replace the pending turn's text (from --text, --text-file, or $EDITOR on the draft).
     It is read and checked by the critic, then shown for approval again; with --now it is
     committed at once. The critic's errors refuse the edit (the turn stays as it was),
     unless --force. With --turn T, a committed turn is edited: a new branch forks the
-    branch at T-1 and commits the new text as its turn T (the branch is not touched)."""
+    branch at T-1 and commits the new text as its turn T (the branch is not touched).
+    With --scene PLACE, the text of that place's scene in the tick that waits."""
     limits = settings().limits
     if text is not None and text_file is not None:
         raise InvalidInput("give the new text with --text or --text-file, not both")
@@ -346,12 +334,15 @@ def edit(
             raise InvalidInput("--now and --expect are for the pending turn, not --turn")
         _retcon(story, branch, turn, text, name=name, force=force, as_json=as_json)
         return
+    if scene is not None and text is None:
+        raise InvalidInput("--scene: give the scene's new text with --text or --text-file")
     if text is None:
         text = _edited_pending(story, branch, limits)
         if text is None:
             out.print(f"{story} [{branch}]: the draft is unchanged; nothing was decided")
             return
-    _decide(story, branch, _decision(action="edit", text=text, now=now), force=force, expect=expect)
+    edit = _decision(action="edit", text=text, now=now)
+    _decide(story, branch, edit, force=force, expect=expect, scene=scene)
 
 
 def _edited_pending(story: str, branch: str, limits: Limits) -> str | None:

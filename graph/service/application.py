@@ -252,6 +252,28 @@ class Fabula(Core):
         """Run up to ``ticks`` ticks of the branch (see :meth:`Ticking.tick`)."""
         return await self._ticking.tick(self._open(store), ticks)
 
+    async def all_pending_ticks(self) -> list[TickOut]:
+        """Every tick that waits for a decision, on every branch of every story."""
+        return await self._ticking.all_waiting()
+
+    async def draft_tick(self, store: Story) -> TickOut:
+        """Play the branch's next tick and keep it for a decision (see :meth:`Ticking.draft`)."""
+        return await self._ticking.draft(self._open(store))
+
+    async def approve_tick(self, store: Story, expect: str | None = None) -> TickOut:
+        """Commit the tick that waits, as shown (see :meth:`Ticking.approve`)."""
+        return await self._ticking.approve(self._open(store), expect)
+
+    async def edit_tick(
+        self, store: Story, place: str, text: str, *, expect: str | None = None, force: bool = False
+    ) -> TickOut:
+        """Give one place's scene of the waiting tick a text (see :meth:`Ticking.edit`)."""
+        return await self._ticking.edit(self._open(store), place, text, expect=expect, force=force)
+
+    async def reject_tick(self, store: Story, expect: str | None = None) -> TickOut:
+        """Drop the tick that waits (see :meth:`Ticking.reject`)."""
+        return await self._ticking.reject(self._open(store), expect)
+
     # -- the application's life -----------------------------------------------------------
     @classmethod
     def from_settings(cls, settings: Settings) -> Fabula:

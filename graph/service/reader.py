@@ -54,6 +54,7 @@ if TYPE_CHECKING:  # annotations only: `fabula show` loads no minds, roles or gr
         UsageOut,
     )
     from fabula.graph.service.spread import SpreadOut
+    from fabula.graph.service.ticking import TickOut
     from fabula.graph.service.town import TownOut
     from fabula.graph.state import PartRequest
     from fabula.memory.acl import MindPool
@@ -237,6 +238,12 @@ class Reader:
         from fabula.graph.service.town import last_tick_of
 
         return await last_tick_of(self._store)
+
+    async def pending_tick(self) -> TickOut | None:
+        """The tick that waits for a person's decision on the branch (None: none does)."""
+        from fabula.graph.service.ticking import waiting_tick
+
+        return await waiting_tick(self._store)
 
     async def town(self, tick: int | None = None) -> TownOut:
         """Every place and who is there at ``tick`` (default: the last):

@@ -9,12 +9,16 @@ here, so both play them the same way.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from fabula.errors import InvalidInput, StoryAtRest
+from fabula.agents.contracts import Finding
+from fabula.errors import Conflict, InvalidInput, StoryAtRest
 from fabula.memory.store import StoryStore
+from fabula.memory.store.view import StoryReads
+from fabula.memory.ticks import PendingTick, pending_tick
 
 if TYPE_CHECKING:
     from fabula.graph.service.core import Core
@@ -38,15 +42,43 @@ class TickScene(BaseModel):
 
 class TickOut(BaseModel):
     """A tick that ran (its number, its commit's status, its scenes and their texts by
-    turn), or, with ``rest``, why the town stopped before it: nobody had anything to do."""
+    turn), or, with ``rest``, why the town stopped before it: nobody had anything to do.
+    A tick kept for a decision has the status ``pending`` and its ``id`` (what approve,
+    edit and reject name), and the critic's ``findings`` on a scene edited."""
 
     model_config = ConfigDict(frozen=True)
 
     tick: int | None = None
     status: str | None = None
+    id: str | None = None
+    story: str | None = None  # in a list of the ticks that wait, every story's
+    branch: str | None = None
     scenes: list[TickScene] = []
     texts: dict[int, str] = {}
+    findings: list[Finding] = []
     rest: str | None = None
+
+
+async def waiting_tick(store: StoryReads) -> TickOut | None:
+    """The tick that waits for a decision on the branch (None: none waits)."""
+    kept = await pending_tick(store)
+    return None if kept is None else _kept(store, kept)
+
+
+def _kept(store: StoryReads, kept: PendingTick, findings: Sequence[Finding] = ()) -> TickOut:
+    """A tick kept for a decision on ``store``'s branch, as the interfaces show it."""
+    return TickOut(
+        story=store.story,
+        branch=store.branch,
+        tick=kept.record.tick,
+        status="pending",
+        id=kept.id,
+        scenes=[
+            TickScene(place=s.place, cast=list(s.cast), turn=s.turn) for s in kept.record.scenes
+        ],
+        texts={d.turn: d.text for d in kept.deltas},
+        findings=list(findings),
+    )
 
 
 class Ticking:
@@ -72,7 +104,8 @@ class Ticking:
         Raises :class:`InvalidInput` for ``ticks`` below 1,
         :class:`~fabula.errors.NotFound` for a missing story or branch,
         :class:`~fabula.errors.SceneFailed` (one line naming the scene) when a scene fails
-        and :class:`~fabula.errors.TurnConflict` when another writer moved the branch; the
+        :class:`~fabula.errors.TurnConflict` when another writer moved the branch, and
+        :class:`~fabula.errors.Conflict` while a tick waits for a person's decision; the
         tick that failed commits nothing (those before it stay).
         """
         from fabula.graph.ticks import run_tick
@@ -80,6 +113,14 @@ class Ticking:
         if ticks < 1:
             raise InvalidInput(f"ticks: at least 1, not {ticks}", story=store.story)
         await store.require()
+        waiting = await pending_tick(store)
+        if waiting is not None:
+            raise Conflict(
+                f"tick {waiting.record.tick} ({waiting.id}) waits for a decision: approve or "
+                "reject it first",
+                story=store.story,
+                branch=store.branch,
+            )
         player = self._player()
         done: list[TickOut] = []
         for _ in range(ticks):
@@ -100,3 +141,58 @@ class Ticking:
                 )
             )
         return done
+
+    async def all_waiting(self) -> list[TickOut]:
+        """Every tick that waits for a decision, on every branch of every story."""
+        from fabula.memory.store import list_stories
+
+        found = []
+        for story in await list_stories(self.core.admin):
+            store = self.core.store(story)
+            for branch in await store.branches():
+                waiting = await waiting_tick(store.on_branch(branch))
+                if waiting is not None:
+                    found.append(waiting)
+        return found
+
+    # -- a tick at a person's pace (:mod:`fabula.graph.tick_review`) ------------------------
+    async def draft(self, store: StoryStore) -> TickOut:
+        """Play the branch's next tick and keep it for a decision (status ``pending``);
+        or, with ``rest``, why the town stays at rest. Raises
+        :class:`~fabula.errors.Conflict` when a tick already waits."""
+        from fabula.graph.tick_review import draft_tick
+
+        await store.require()
+        try:
+            kept = await draft_tick(self.core.context(auto=False), store, self._player())
+        except StoryAtRest as rest:
+            return TickOut(rest=rest.message)
+        return _kept(store, kept)
+
+    async def approve(self, store: StoryStore, expect: str | None = None) -> TickOut:
+        """Commit the waiting tick exactly as shown (see
+        :func:`~fabula.graph.tick_review.approve_tick`)."""
+        from fabula.graph.tick_review import approve_tick, waiting
+
+        kept = await waiting(store, expect)
+        done = await approve_tick(self.core.context(auto=False), store, kept.id)
+        return _kept(store, kept).model_copy(update={"status": done.status, "id": None})
+
+    async def edit(
+        self, store: StoryStore, place: str, text: str, *, expect: str | None, force: bool
+    ) -> TickOut:
+        """The waiting tick with ``place``'s scene made of ``text`` (see
+        :func:`~fabula.graph.tick_review.edit_scene`), kept under a new id."""
+        from fabula.graph.tick_review import edit_scene
+
+        kept, findings = await edit_scene(
+            self.core.context(auto=False), store, place, text, expect=expect, force=force
+        )
+        return _kept(store, kept, findings)
+
+    async def reject(self, store: StoryStore, expect: str | None = None) -> TickOut:
+        """Drop the waiting tick: nothing of it is committed (status ``rejected``)."""
+        from fabula.graph.tick_review import reject_tick
+
+        dropped = await reject_tick(store, expect)
+        return _kept(store, dropped).model_copy(update={"status": "rejected", "id": None})

@@ -12,12 +12,12 @@ from fabula.testing.cli import Cli
 def test_run_advances_each_story_in_its_own_mode(redis_url: str, tmp_path: Path) -> None:
     cli = Cli(redis_url, tmp_path)
     assert cli("new", "--world", "town", "--id", "harvest").exit_code == 0
-    ran = cli("run", "harvest", "--turns", "2", COLUMNS="200")
+    ran = cli("run", "harvest", "--turns", "2", "--auto", COLUMNS="200")
     assert ran.exit_code == 0, ran.output
     assert "tick 1" in ran.stdout and "tick 2" in ran.stdout  # two ticks, every place
     assert "awaits approval" not in ran.stdout
     listed = cli("pending")
-    assert "harvest" not in listed.stdout  # ticks are committed as they run
+    assert "harvest" not in listed.stdout  # autonomous ticks are committed as they run
 
     # the same pack as a narrative: one scene a turn, waiting for approval
     assert cli("new", "--world", "town", "--id", "novel", "--mode", "narrative").exit_code == 0
@@ -26,8 +26,8 @@ def test_run_advances_each_story_in_its_own_mode(redis_url: str, tmp_path: Path)
 
     # and any pack in ticks
     assert cli("new", "--world", "hollow_book", "--id", "tale", "--mode", "ticks").exit_code == 0
-    ticked = cli("run", "tale", COLUMNS="200")
-    assert ticked.exit_code == 0 and "tick 1" in ticked.stdout
+    ticked = cli("run", "tale", COLUMNS="200")  # without --auto: a tick for approval
+    assert ticked.exit_code == 0 and "tick 1 awaits approval" in ticked.stdout
 
 
 def test_what_ticks_cannot_take_is_refused_in_one_line(redis_url: str, tmp_path: Path) -> None:
