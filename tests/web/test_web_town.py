@@ -108,6 +108,34 @@ class TestTownApi:
         at_zero = {p["id"]: sorted(c["id"] for c in p["people"]) for p in before["places"]}
         assert {k: v for k, v in at_zero.items() if v} == first  # where tick 1 found them
 
+    async def test_a_tick_kept_for_a_decision(self, client: httpx.AsyncClient) -> None:
+        """`review` plays a tick and keeps it (nothing committed); it is read back, one
+        scene is edited (a new id: the old one is refused, 409), and it is approved as
+        shown; a decision with nothing waiting is a 404."""
+        made = await client.post("/api/stories", json={"world": "town", "id": "town"})
+        assert made.status_code == 201, made.text
+        before = await story_state(client)
+        [kept] = (await client.post("/api/stories/town/tick", json={"review": True})).json()
+        assert kept["status"] == "pending" and kept["tick"] == 1
+        assert await story_state(client) == before  # nothing committed
+        assert (await client.get("/api/stories/town/tick/pending")).json()["id"] == kept["id"]
+        scene = next(s for s in kept["scenes"] if s.get("turn"))
+        text = f"{scene['cast'][0].capitalize()} looked around."
+        edit = {"action": "edit", "place": scene["place"], "text": text, "expect": kept["id"]}
+        edited = (await client.post("/api/stories/town/tick/decide", json=edit)).json()
+        assert edited["id"] != kept["id"] and edited["texts"][str(scene["turn"])] == text
+        stale = {"action": "approve", "expect": kept["id"]}
+        r = await client.post("/api/stories/town/tick/decide", json=stale)
+        assert r.status_code == 409 and "no longer waits" in r.json()["error"]
+        ok = {"action": "approve", "expect": edited["id"]}
+        done = (await client.post("/api/stories/town/tick/decide", json=ok)).json()
+        assert done["status"] == "committed"
+        turns = (await client.get("/api/stories/town/text")).json()["turns"]
+        assert {t["turn"]: t["text"] for t in turns}[scene["turn"]] == text
+        assert (await client.get("/api/stories/town/tick/pending")).json() is None
+        r = await client.post("/api/stories/town/tick/decide", json={"action": "reject"})
+        assert r.status_code == 404
+
     async def test_a_tick_not_run_is_one_line(self, client: httpx.AsyncClient) -> None:
         """A tick the branch has not run is a 404 naming the ticks it has; a story that
         does not exist is a 404 too."""
@@ -212,8 +240,27 @@ class TestTownInBrowser:
             await fits(page, width)
             await page.screenshot(path=shots / "town.png", full_page=True)
 
+            # one tick played and kept: every scene shown, one given other words, approved
             await page.click("[data-testid=tick-run] button[type=submit]")
+            await expect(page.locator(".notice")).to_contain_text("Tick 3 was played")
+            scenes = page.locator("[data-testid=waiting-scene]")
+            assert await scenes.count() >= 2
+            first = scenes.first
+            place = await first.get_attribute("data-place")
+            cast = (await first.locator("label").first.inner_text()).rsplit("·", 1)[1]
+            who = cast.split(",")[0].strip().capitalize()
+            await first.locator("textarea").fill(f"{who} looked around.")
+            await first.locator("[data-testid=scene-edit]").click()
+            await expect(page.locator(".notice")).to_contain_text("read into its scene")
+            edited = page.locator(f"[data-testid=waiting-scene][data-place={place}] textarea")
+            await expect(edited).to_have_value(f"{who} looked around.")
+            await fits(page, width)
+            await page.screenshot(path=shots / "tick-waiting.png", full_page=True)
+            await page.click("[data-testid=tick-approve]")
             await expect(page.locator(".notice")).to_contain_text("Tick 3 committed")
+            await expect(
+                page.locator(f"[data-place={place}] [data-testid=scene-text]")
+            ).to_contain_text(f"{who} looked around.")
             await expect(page.locator("main")).to_have_attribute("data-tick", "3")
             await expect(page.locator("#tick")).to_have_value("3")
 

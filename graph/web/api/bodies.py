@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from fabula.graph.service.pending import (
@@ -108,3 +110,19 @@ class TickRequest(JsonBody):
 
     branch: str = "main"
     ticks: int = Field(1, ge=1, le=MAX_TICKS_AT_ONCE, description="How many ticks to run.")
+    review: bool = Field(
+        False, description="Play one tick and keep it for a decision (approve, edit, reject)."
+    )
+
+
+class TickDecision(JsonBody):
+    """A decision on the tick that waits: ``expect`` is the id shown (another waiting is
+    refused, 409); an edit gives ``place``'s scene ``text`` (``force``: despite the
+    critic's errors)."""
+
+    branch: str = "main"
+    action: Literal["approve", "edit", "reject"]
+    expect: str | None = Field(None, description="The id of the tick shown.")
+    place: str | None = Field(None, description="edit: the scene's place.")
+    text: str | None = Field(None, min_length=1, description="edit: the scene's new text.")
+    force: bool = Field(False, description="edit: keep it whatever the critic finds.")

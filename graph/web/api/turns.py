@@ -11,6 +11,7 @@ from fastapi.responses import JSONResponse, Response
 from sse_starlette.sse import EventSourceResponse
 
 from fabula.agents.contracts import Decision
+from fabula.errors import InvalidInput
 from fabula.graph.service import Fabula
 from fabula.graph.service.handles import StoryRef
 from fabula.graph.service.responses.reading import BranchOut
@@ -34,6 +35,7 @@ from fabula.graph.web.api.bodies import (
     RetconRequest,
     RewindRequest,
     RunRequest,
+    TickDecision,
     TickRequest,
 )
 from fabula.graph.web.deps import Branch, Fab
@@ -72,8 +74,39 @@ async def run(request: Request, fab: Fab, story: str, body: RunRequest) -> RunOu
 async def tick(fab: Fab, story: str, body: TickRequest) -> list[TickOut]:
     """Run the branch's next ticks (the shape of `fabula tick --json`): every place with
     characters plays its own scene at once, and each tick commits whole or not at all; the
-    last entry says ``rest`` when nobody anywhere had anything to do."""
+    last entry says ``rest`` when nobody anywhere had anything to do. With ``review``, one
+    tick is played and kept for a decision (status ``pending``, its ``id``)."""
+    if body.review:
+        return [await fab.draft_tick(StoryRef(story, body.branch))]
     return await fab.tick(StoryRef(story, body.branch), body.ticks)
+
+
+@router.get(
+    "/stories/{story}/tick/pending",
+    response_model=TickOut | None,
+    response_model_exclude_defaults=True,
+)
+async def pending_tick(fab: Fab, story: str, branch: Branch = "main") -> TickOut | None:
+    """The tick that waits for a decision on the branch (null: none)."""
+    reader = fab.read(story, branch)
+    await reader.require()
+    return await reader.pending_tick()
+
+
+@router.post(
+    "/stories/{story}/tick/decide", response_model=TickOut, response_model_exclude_defaults=True
+)
+async def decide_tick(fab: Fab, story: str, body: TickDecision) -> TickOut:
+    """Approve (committed whole, exactly as shown), edit one scene (kept under a new id)
+    or reject (nothing committed) the tick that waits."""
+    store = StoryRef(story, body.branch)
+    if body.action == "approve":
+        return await fab.approve_tick(store, body.expect)
+    if body.action == "reject":
+        return await fab.reject_tick(store, body.expect)
+    if body.place is None or body.text is None:
+        raise InvalidInput("edit: give the scene's place and its text", story=story)
+    return await fab.edit_tick(store, body.place, body.text, expect=body.expect, force=body.force)
 
 
 async def _decide(

@@ -21,7 +21,7 @@ from fabula.graph.service.handles import StoryRef
 from fabula.graph.service.spread import MAX_CLAUSE_CHARS, SpreadOut
 from fabula.graph.service.ticking import MAX_TICKS_AT_ONCE
 from fabula.graph.web.deps import Branch, Fab
-from fabula.graph.web.pages.forms import Form, field, go, page, whole
+from fabula.graph.web.pages.forms import Form, checked, field, go, page, whole
 from fabula.graph.web.remedies import studio_line
 
 router = APIRouter(include_in_schema=False)
@@ -54,21 +54,57 @@ async def town_page(
         town=town,
         most_ticks=MAX_TICKS_AT_ONCE,
         tick_error=error,
+        # a tick played and kept for a decision: its scenes, each editable
+        waiting=await reader.pending_tick(),
     )
 
 
 @router.post("/stories/{story}/tick")
 async def tick(fab: Fab, story: str, form: Form) -> Response:
-    """Run the branch's next ticks (1 to :data:`MAX_TICKS_AT_ONCE`), then show the town at
-    the last one; a tick that fails is said in one line and commits nothing."""
+    """Run the branch's next ticks (1 to :data:`MAX_TICKS_AT_ONCE`, ``auto``: committed as
+    they are played), or, not ``auto``, play one and keep it for a decision; then show the
+    town. A tick that fails is said in one line and commits nothing."""
     branch = field(form, "branch") or "main"
     count = whole(field(form, "ticks") or "1", "ticks")
     if not 1 <= count <= MAX_TICKS_AT_ONCE:
         raise InvalidInput(f"ticks: 1 to {MAX_TICKS_AT_ONCE} at once, not {count}", story=story)
-    done = await fab.tick(StoryRef(story, branch), count)
+    store = StoryRef(story, branch)
+    if not checked(form, "auto"):
+        kept = await fab.draft_tick(store)
+        notice = "at-rest" if kept.rest is not None else "tick-kept"
+        return go(f"/stories/{story}/town", branch=branch, notice=notice, turn=kept.tick)
+    done = await fab.tick(store, count)
     ran = [t.tick for t in done if t.tick is not None]
     notice = "at-rest" if done and done[-1].rest is not None else "ticked"
     return go(f"/stories/{story}/town", branch=branch, notice=notice, turn=ran[-1] if ran else None)
+
+
+@router.post("/stories/{story}/tick/decide")
+async def decide_tick(fab: Fab, story: str, form: Form) -> Response:
+    """Approve or reject the tick that waits (``expect``: the one shown), or give one of
+    its scenes (``place``) the text written beside it (``action=edit``, ``force``: despite
+    the critic's errors). A refusal is the page again with one line; nothing changes."""
+    branch = field(form, "branch") or "main"
+    store = StoryRef(story, branch)
+    expect = field(form, "expect") or None
+    action = field(form, "action")
+    if action == "approve":
+        done = await fab.approve_tick(store, expect)
+        return go(f"/stories/{story}/town", branch=branch, notice="ticked", turn=done.tick)
+    if action == "reject":
+        dropped = await fab.reject_tick(store, expect)
+        return go(
+            f"/stories/{story}/town", branch=branch, notice="tick-rejected", turn=dropped.tick
+        )
+    if action == "edit":
+        place, text = field(form, "place"), field(form, "text").strip()
+        if not place or not text:
+            raise InvalidInput("a scene's edit needs its place and a text", story=story)
+        edited = await fab.edit_tick(
+            store, place, text, expect=expect, force=checked(form, "force")
+        )
+        return go(f"/stories/{story}/town", branch=branch, notice="tick-edited", turn=edited.tick)
+    raise InvalidInput(f"action: approve, edit or reject, not {action!r}", story=story)
 
 
 @router.get("/stories/{story}/spread", response_class=HTMLResponse)
