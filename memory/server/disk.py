@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +80,25 @@ def stopped_for_disk(folder: DataFolder) -> str | None:
     return reason
 
 
+_EXIT_WAIT_S = 3.0
+"""How long a lost connection waits for the embedded server to finish exiting: a server
+that stops for its disk closes its connections before its lock is let go, and on a busy
+machine the next look can come in between (the full disk then read as a plain error)."""
+
+
+def _stopped_within(folder: DataFolder, wait_s: float) -> str | None:
+    """:func:`stopped_for_disk`, looking again for up to ``wait_s`` seconds while the
+    server still holds its lock (it may be exiting); at once when it does not."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        reason = stopped_for_disk(folder)
+        if reason is not None or not lock_is_held(folder.lockfile):
+            return reason
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(0.05)
+
+
 def _logged_write_error(folder: DataFolder) -> str | None:
     """The last write error the server's log gives for its last process, unless solved."""
     try:
@@ -125,7 +145,7 @@ def disk_error(
             **context,
         )
     if isinstance(exc, RedisConnectionError | RedisTimeoutError) and folder is not None:
-        reason = stopped_for_disk(folder)
+        reason = _stopped_within(folder, _EXIT_WAIT_S)
         if reason is None:
             return None
         done = "" if turn is None else f" (turn {turn} was not acknowledged)"
