@@ -65,6 +65,7 @@ from fabula.logs import get_logger
 from fabula.memory.delta import TurnDelta
 from fabula.memory.index.build import index_through
 from fabula.memory.store import CommitResult, StoryStore
+from fabula.memory.store.handle import TickStart
 from fabula.memory.ticks import TickRecord, commit_tick, confine, last_tick
 
 log = get_logger(__name__)
@@ -300,14 +301,17 @@ async def play_scene(task: SceneTask, ctx: TurnContext) -> SceneOutcome:
 
 def _scene_only(task: SceneTask, ctx: TurnContext) -> TurnContext:
     """``ctx`` for one scene: its store reads the prior minds of the scene's cast only
-    (:meth:`StoryStore.for_scene`), so that reading its text costs what the scene holds,
-    not what the story holds. Nobody else can gain anything from the scene: its delta is
+    (:meth:`StoryStore.for_scene`), and the story's entities and W from the view of the
+    tick's start (read once for the tick), so that reading its text costs what the scene
+    holds, not what the story holds. Nobody else can gain anything from the scene: its delta is
     confined to its cast (:func:`~fabula.memory.ticks.confine`)."""
     key = (task["story"], task["branch"])
     store = ctx.cache.stores.get(key)
     if store is None:
         store = StoryStore(ctx.admin, *key, limits=ctx.settings.limits)
-    cache = RunCache(views=ctx.cache.views, stores={key: store.for_scene(task["cast"])})
+    view = ctx.cache.views.get((*key, task["turn"]))
+    start = None if view is None else TickStart(view.turn, view.entities, view.world.states)
+    cache = RunCache(views=ctx.cache.views, stores={key: store.for_scene(task["cast"], start)})
     return dataclasses.replace(ctx, cache=cache)
 
 

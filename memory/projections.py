@@ -131,6 +131,8 @@ class BeliefView:
 
 async def project_world(store: StoryReads, as_of: int | None = None) -> WorldView:
     """W on the store's branch, now or as of turn ``as_of``."""
+    if as_of is None and store.start is not None:  # a scene's store: the tick's start
+        return WorldView(store.story, store.branch, None, dict(store.start.states))
     if as_of is None:
         raw = await store.client.hvals(keys.world_current(store.story, store.branch))
         return WorldView(store.story, store.branch, None, {s.slot: s for s in parse_states(raw)})

@@ -18,7 +18,8 @@ so); a :class:`StoryStore` is a :class:`StoryReads`, so it may be passed to it.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Self
 
 import redis.asyncio as aredis
@@ -26,6 +27,20 @@ import redis.asyncio as aredis
 from fabula.limits import Limits
 from fabula.memory import keys
 from fabula.memory.lineage import MAIN, Ancestor
+from fabula.memory.records import Entity, State
+
+
+@dataclass(frozen=True)
+class TickStart:
+    """The story as a tick began (after turn ``turn``): its entities and W's current
+    states, read once for the tick (the author's view of its start). A scene's store
+    (:meth:`StoreHandle.for_scene`) reads them from here, not from Redis: every scene of a
+    tick reads the story at its start, and reading a town's entities and world again for
+    each of its hundred scenes would cost each the town's size."""
+
+    turn: int
+    entities: Mapping[str, Entity]
+    states: Mapping[str, State]
 
 
 class StoreHandle:
@@ -54,6 +69,8 @@ class StoreHandle:
         self._layout = keys.commit_layout(story, branch)
         self._layout_json = json.dumps(self._layout)
         self._ancestry: list[Ancestor] | None = None
+        # a scene's store: the story at the tick's start, read once (for_scene)
+        self.start: TickStart | None = None
 
     def on_branch(self, branch: str) -> Self:
         """The same story, another branch (the same view: a read view stays one)."""
@@ -66,12 +83,14 @@ class StoreHandle:
             holders=self.holders,
         )
 
-    def for_scene(self, cast: Sequence[str]) -> Self:
+    def for_scene(self, cast: Sequence[str], start: TickStart | None = None) -> Self:
         """The same branch, for a scene whose ``cast`` is everyone there: a turn read
         through it reads the prior minds of ``cast`` only (:func:`fabula.memory.ingest.
         read_prior`), so its cost grows with the scene, not with the story. Only for a
         turn whose every witness is in ``cast`` (a tick's scene, whose delta is confined
-        to its cast): a mind left unread is taken to hold nothing."""
+        to its cast): a mind left unread is taken to hold nothing. With ``start`` (the
+        story as the tick began, which the branch's head must still be), the current
+        entities and W are read from it, not from Redis."""
         scoped = type(self)(
             self.client,
             self.story,
@@ -81,4 +100,5 @@ class StoreHandle:
             holders=cast,
         )
         scoped._ancestry = self._ancestry  # the same branch: what was read of it holds
+        scoped.start = start
         return scoped

@@ -190,6 +190,8 @@ class RecordReads(LineageReads):
         character's store (``viewer``), the entities it knows of (:meth:`known_entities`)."""
         if self.viewer is not None:
             return await self.known_entities(self.viewer, as_of)
+        if as_of is None and self.start is not None:  # a scene's store: the tick's start
+            return dict(self.start.entities)
         raw = await self.client.hgetall(keys.entities(self.story))
         out = {k: _entity(v) for k, v in raw.items()}
         if as_of is not None:
