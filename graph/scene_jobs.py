@@ -15,15 +15,20 @@ commits — the whole tick in one atomic, idempotent call (:mod:`fabula.memory.t
 a killed worker loses nothing and commits nothing twice: the tick finishes on the others.
 
 A job carries no credentials: the story, branch, tick and scene; the worker connects with
-its own environment (:func:`fabula.memory.jobs.worker_url`).
+its own environment (:func:`fabula.memory.jobs.worker_url`), once per process: a worker
+keeps its event loop and its admin's connection from one scene to the next, and opens
+the characters' minds for each scene.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import time
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import redis
@@ -73,20 +78,82 @@ def play_scene_job(task: dict[str, Any], tick: int, head: int, run: str = "") ->
     """The job: play one scene of ``tick`` against the story at turn ``head`` (the tick's
     start), holding the scene's lease for the coordination ``run``; return its outcome as
     JSON data (the delta as its JSON). Refuses (:class:`TurnConflict`) if the branch is no
-    longer at ``head``."""
-    return asyncio.run(_play(SceneTask(**task), tick, head, run))  # type: ignore[typeddict-item]
+    longer at ``head``. Runs on this worker process's own event loop and connections
+    (:func:`_process`); a job that fails leaves them to be made again for the next."""
+    process = _process()
+    try:
+        return process.loop.run_until_complete(
+            _play(process, SceneTask(**task), tick, head, run)  # type: ignore[typeddict-item]
+        )
+    except BaseException:
+        _drop_process()
+        raise
 
 
-async def _play(task: SceneTask, tick: int, head: int, run: str) -> dict[str, Any]:
+@dataclass
+class _Process:
+    """What a worker process keeps from one scene's job to the next: its event loop, the
+    stories' URL (resolved, and the server's users checked, once: :func:`worker_url`), the
+    admin's connection (its function library checked once) and the connection its leases
+    are renewed on. A town's tick hands each worker a score of scenes, and making these
+    again for each cost a scene as much as a character's whole turn. The characters' minds
+    are opened per job (a story deleted meanwhile takes its users with it)."""
+
+    env: tuple[tuple[str, str], ...]
+    loop: asyncio.AbstractEventLoop
+    url: str
+    admin: Any
+    leasing: Any
+
+
+_PROCESS: _Process | None = None
+
+
+def _fabula_env() -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("FABULA_")))
+
+
+def _process() -> _Process:
+    """This worker process's :class:`_Process`: made on its first scene, and again when its
+    ``FABULA_*`` environment changed."""
+    global _PROCESS
+    env = _fabula_env()
+    if _PROCESS is not None and _PROCESS.env != env:
+        _drop_process()
+    if _PROCESS is None:
+        url = worker_url()
+        # the admin's client connects on its first call, on the loop it is used on
+        _PROCESS = _Process(env, asyncio.new_event_loop(), url, connect_async(url), connect(url))
+    return _PROCESS
+
+
+def _drop_process() -> None:
+    """Close this process's loop and connections (after a job that failed, or when its
+    environment changed): the next scene makes them again."""
+    global _PROCESS
+    process, _PROCESS = _PROCESS, None
+    if process is None:
+        return
+    with contextlib.suppress(Exception):
+        process.loop.run_until_complete(process.admin.aclose())
+    with contextlib.suppress(Exception):
+        process.leasing.close()
+    with contextlib.suppress(Exception):
+        process.loop.run_until_complete(process.loop.shutdown_default_executor())
+    with contextlib.suppress(Exception):
+        process.loop.close()
+
+
+async def _play(
+    process: _Process, task: SceneTask, tick: int, head: int, run: str
+) -> dict[str, Any]:
     settings = Settings.from_env()
-    url = worker_url()
-    admin = connect_async(url)
+    url, admin = process.url, process.admin
     minds = MindPool(admin, url)
-    leasing = connect(url)
     try:
         store = StoryStore(admin, task["story"], task["branch"], limits=settings.limits)
         where = (task["story"], task["branch"], tick, task["place"])
-        lease = scene_lease(leasing, *where, LEASE_S, run)
+        lease = scene_lease(process.leasing, *where, LEASE_S, run)
         lease.acquire()
         _mark_leased()
         with renewed_in_thread(lease, keep_s=KEPT_S):  # gone after the job is seen finished
@@ -98,8 +165,6 @@ async def _play(task: SceneTask, tick: int, head: int, run: str) -> dict[str, An
             outcome = await play_scene(task, ctx)
     finally:
         await minds.aclose()
-        await admin.aclose()
-        leasing.close()
     delta = outcome["delta"]
     return {**outcome, "delta": delta.model_dump_json() if delta is not None else None}
 
