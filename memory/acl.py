@@ -31,6 +31,7 @@ from fabula.memory.projections import BeliefView, project_beliefs, recall
 from fabula.memory.recall.assemble import Assembly
 from fabula.memory.recall.context import character_context, own_words
 from fabula.memory.records import Entity, Memory
+from fabula.memory.store.reads import Naming
 from fabula.memory.store.view import StoryReads
 from fabula.memory.tokens import TokenCounter
 
@@ -322,11 +323,17 @@ class CharacterMind:
             raise AccessDenied(str(exc), story=self.story, character=self.character) from exc
         return raw
 
-    async def entities(self, *, as_of: int | None = None) -> dict[str, Entity]:
+    async def entities(
+        self, *, as_of: int | None = None, naming: Naming | None = None
+    ) -> dict[str, Entity]:
         """The entities this character knows of (by turn ``as_of``, if given): those its
         beliefs and the events it witnessed name, and the pack's places and cast — read from
-        its own mind; the story's full list is not readable by this connection."""
+        its own mind; the story's full list is not readable by this connection. With
+        ``naming``, only those what it reads may name (:meth:`~fabula.memory.store.reads.
+        RecordReads.known_entities`)."""
         try:
+            if naming is not None:
+                return await self._store.known_entities(self.character, as_of, naming=naming)
             return await self._store.entities(as_of)
         except NoPermissionError as exc:
             raise AccessDenied(str(exc), story=self.story, character=self.character) from exc

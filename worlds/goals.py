@@ -146,6 +146,13 @@ _SPELLED: tuple[tuple[GoalKind, str], ...] = (
     ("avoid", rf"^(?:avoid|keep away from|stay away from) {_NAME}$"),
 )
 _PATTERNS = tuple((kind, re.compile(pattern, re.I)) for kind, pattern in _SPELLED)
+_SPREAD = dict(_PATTERNS)["spread"]
+
+
+def may_spread(text: str) -> bool:
+    """Whether ``text`` has the form of a ``spread`` goal, whatever it names: no other
+    text reads as one (:func:`parse_goal`; :func:`natural_goal` reads none)."""
+    return _SPREAD.match(text.strip().rstrip(".").strip()) is not None
 
 
 @dataclass(frozen=True)

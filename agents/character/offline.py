@@ -81,9 +81,11 @@ from fabula.agents.shared.replies import (
     tells,
 )
 from fabula.memory.acl import CharacterMind
+from fabula.memory.projections import BeliefView
 from fabula.memory.records import SECRET, Belief, Memory, is_secret, slug
 from fabula.memory.sentences import called, fact_clause
-from fabula.worlds.goals import Goal
+from fabula.memory.store.reads import Naming, naming_words
+from fabula.worlds.goals import Goal, may_spread
 from fabula.worlds.recall import own_lore
 from fabula.worlds.voice import parse_traits, parse_voice
 
@@ -414,14 +416,38 @@ def _spreads_own(sit: Situation, goals: list[Goal], asker: str) -> Action | None
 
 async def _situation(mind: CharacterMind, brief: CharacterBrief) -> tuple[Situation, list[Goal]]:
     """What the character reads of its own mind (its beliefs, the entities it knows of, its
-    last memories) and its goals as it reads them."""
-    entities = await mind.entities()
+    last memories) and its goals as it reads them.
+
+    Of the entities it knows of, only those it may name (:func:`_naming`): a town's
+    character knows of the whole cast, and reading a thousand of them for every turn it
+    takes would cost each turn the town's size."""
+    beliefs = await mind.beliefs()
+    # a goal to spread news reads more memories; only a goal of that form may be one
+    may = any(may_spread(g) for g in brief.goals)
+    memories = await mind.memories(last=TELLINGS_READ if may else MEMORIES_READ)
+    entities = await mind.entities(naming=_naming(mind.character, beliefs, brief, memories))
     kinds = Kinds.of(entities)
     goals = [read_goal(entities, g, kinds) for g in brief.goals]
-    spreads = any(g.kind == "spread" for g in goals)
-    memories = await mind.memories(last=TELLINGS_READ if spreads else MEMORIES_READ)
-    sit = Situation(mind.character, await mind.beliefs(), entities, memories)
+    if not any(g.kind == "spread" for g in goals):
+        memories = memories[-MEMORIES_READ:]
+    sit = Situation(mind.character, beliefs, entities, memories)
     return sit, goals
+
+
+def _naming(
+    me: str, beliefs: BeliefView, brief: CharacterBrief, memories: Sequence[Memory]
+) -> Naming:
+    """What the character's turn may name, all of it its own: itself, what its beliefs are
+    about and hold, and the words of its brief and of its memories — every way the policy
+    names an entity (an id from its beliefs, a name in its goals, in a line it heard).
+    Every entity that is not a character is read besides (:meth:`~fabula.memory.store.
+    reads.RecordReads.known_entities`)."""
+    ids = {me}
+    for b in beliefs.beliefs.values():
+        ids.add(b.subject)
+        ids.add(b.value)
+    texts = [brief.name, *brief.goals, *brief.secrets, *(m.quote for m in memories)]
+    return ids, naming_words(texts)
 
 
 MEMORIES_READ = 30

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 import redis.asyncio as aredis
@@ -67,6 +67,22 @@ class StoryInfo:
 async def list_stories(client: aredis.Redis) -> list[str]:
     """Every story id on this server, sorted."""
     return sorted(await client.smembers(keys.STORIES))
+
+
+Naming = tuple[Collection[str], Collection[str]]
+"""What a turn may name, to cut a character's known entities to (:meth:`RecordReads.
+known_entities`): the ids it names itself, and the words of what it reads
+(:func:`naming_words`)."""
+
+
+def naming_words(texts: Iterable[str]) -> set[str]:
+    """The words ``texts`` hold as an id's words are made (:func:`~fabula.memory.records.
+    slug`'s, split at ``_``): a name a text says has its words among them."""
+    out: set[str] = set()
+    for text in texts:
+        with contextlib.suppress(ValueError):  # nothing to make words of
+            out.update(slug(text).split("_"))
+    return out
 
 
 _ENTITY_MEMO = 50_000
@@ -198,15 +214,33 @@ class RecordReads(LineageReads):
             out = {k: e for k, e in out.items() if e.introduced <= as_of}
         return out
 
-    async def known_entities(self, character: str, as_of: int | None = None) -> dict[str, Entity]:
+    async def known_entities(
+        self, character: str, as_of: int | None = None, *, naming: Naming | None = None
+    ) -> dict[str, Entity]:
         """The entities ``character`` knows of on this branch (by turn ``as_of``, if given),
         by id: those its beliefs and the events it witnessed name, and the pack's places and
-        cast; read from its own mind, so a character's connection may read it."""
+        cast; read from its own mind, so a character's connection may read it.
+
+        With ``naming`` (ids, words), only those a turn reading those words may name: every
+        one that is not a character, and of the characters those of ``ids`` and those one
+        of whose id's words (:func:`naming_words`) is among ``words`` — a character whose
+        name none of the words holds cannot be named by them. A town's character knows of
+        the whole cast, and a turn names a few: reading the hash is cheap, every step of a
+        turn that goes through what it knows of is not. The entries keep the order of the
+        full read."""
         raw = await self.client.hgetall(keys.known_entities(self.story, self.branch, character))
+        ids, words = (set(naming[0]), set(naming[1])) if naming is not None else (set(), set())
         out: dict[str, Entity] = {}
         for ident, value in raw.items():
             known_from, entity = _known_entity(value)
-            if as_of is None or known_from <= as_of:
+            if as_of is not None and known_from > as_of:
+                continue
+            if (
+                naming is None
+                or entity.kind != "character"
+                or ident in ids
+                or not words.isdisjoint(ident.split("_"))
+            ):
                 out[ident] = entity
         return out
 
