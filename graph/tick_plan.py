@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from fabula.agents.contracts import MAX_FOCAL
 from fabula.agents.shared.goals import Kinds, Situation, read_goal, step
 from fabula.agents.views import AuthorView
-from fabula.errors import StoryAtRest
+from fabula.errors import InvalidInput, StoryAtRest
 from fabula.memory.records import secret_attribute, slug
 from fabula.memory.ticks import SceneRecord, TickRecord
 
@@ -194,3 +194,58 @@ def plan_tick(view: AuthorView, tick: int) -> TickPlan:
             branch=view.branch,
         )
     return plan
+
+
+def opening(view: AuthorView, place: str | None, cast: Sequence[str]) -> str:
+    """The sentence a tick's scene opens with, so that its cast sees who is there: "Faye
+    and Hal are in the bakery." naming everyone of ``cast`` whom someone of it does not
+    believe to be at ``place`` (someone arrived since it last looked; those it finds
+    there); empty when all know where all are. A move in another place's scene is not
+    perceived here: this is how the people of a place come to see each other."""
+    if place is None:
+        return ""
+    unseen = [
+        c
+        for c in cast
+        if any(
+            o != c and (b := view.beliefs.get(o)) is not None and b.where(c) != place for o in cast
+        )
+    ]
+    if not unseen:
+        return ""
+    names = [view.name(c) for c in unseen]
+    who = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+    verb = "is" if len(names) == 1 else "are"
+    return f"{who} {verb} in the {view.name(place)}."
+
+
+def with_parts(plan: TickPlan, parts: Mapping[str, str], view: AuthorView) -> TickPlan:
+    """``plan`` with the played characters whose ``parts`` are given acting first in their
+    scenes; a quiet scene with one is played, given a turn after the others (the tick's
+    turns are numbered again when it is settled). A part for a character in no scene is
+    :class:`~fabula.errors.InvalidInput`, naming where it is."""
+    if not parts:
+        return plan
+    placed = {c for s in plan.scenes for c in s.cast}
+    for character in parts:
+        if character not in placed:
+            raise InvalidInput(
+                f"{view.name(character)} is in no place this tick, so has no scene to play "
+                "a part in",
+                character=character,
+            )
+    extra = plan.head + 1 + len(plan.played)
+    scenes = []
+    for s in plan.scenes:
+        own = [c for c in s.cast if c in parts]
+        if not own:
+            scenes.append(s)
+            continue
+        focal = (*own, *(c for c in s.focal if c not in own))[: max(MAX_FOCAL, len(own))]
+        turn = s.turn
+        if turn is None:
+            turn, extra = extra, extra + 1
+        movers = {c: p for c, p in s.movers.items() if c not in own}
+        goals = {c: s.goals.get(c, ()) for c in focal}
+        scenes.append(dataclasses.replace(s, focal=focal, turn=turn, movers=movers, goals=goals))
+    return dataclasses.replace(plan, scenes=tuple(scenes))

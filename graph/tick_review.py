@@ -20,6 +20,7 @@ drops it and says so.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 
 from fabula.agents.contracts import Finding
 from fabula.agents.views import AuthorView, author_view
@@ -43,9 +44,13 @@ log = get_logger(__name__)
 
 
 async def draft_tick(
-    ctx: TurnContext, store: StoryStore, player: ScenePlayer = scenes_here
+    ctx: TurnContext,
+    store: StoryStore,
+    player: ScenePlayer = scenes_here,
+    parts: Mapping[str, str] | None = None,
 ) -> PendingTick:
     """Play the branch's next tick and keep it for a decision; nothing is committed.
+    ``parts``: played characters' parts, each played in its character's scene.
 
     Raises :class:`Conflict` when a tick already waits (decide on it first),
     :class:`~fabula.errors.SceneFailed` naming a scene that failed and
@@ -59,7 +64,7 @@ async def draft_tick(
             story=store.story,
             branch=store.branch,
         )
-    plan, deltas = await play_tick(ctx, store, player)
+    plan, deltas = await play_tick(ctx, store, player, parts)
     kept = PendingTick(
         id=f"{plan.tick}.{uuid.uuid4().hex[:12]}",
         head=plan.head,

@@ -60,7 +60,7 @@ from fabula.graph.commit import CommitPath, read_text
 from fabula.graph.nodes import drafting, review
 from fabula.graph.runtime import RunCache, TurnContext
 from fabula.graph.state import CharacterTask, TurnState
-from fabula.graph.tick_plan import ScenePlan, TickPlan, plan_tick
+from fabula.graph.tick_plan import ScenePlan, TickPlan, opening, plan_tick, with_parts
 from fabula.logs import get_logger
 from fabula.memory.delta import TurnDelta
 from fabula.memory.index.build import index_through
@@ -119,6 +119,8 @@ class SceneTask(TypedDict):
     movers: NotRequired[dict[str, str]]
     """Those of the cast, not focal, whose routine's hour is elsewhere, and where it is
     (:attr:`ScenePlan.movers`)."""
+    parts: NotRequired[dict[str, str]]
+    """The played characters' parts in this scene, by character (:func:`with_parts`)."""
 
 
 def _add_scenes(old: list[SceneOutcome] | None, new: list[SceneOutcome] | None) -> list[Any]:
@@ -158,36 +160,13 @@ async def plan_scene(state: SceneState, runtime: Runtime[TurnContext]) -> dict[s
         "plan": turn_plan,
         "briefs": briefs,
         "attempt": attempt,
-        "played": [],
+        "played": [c for c in focal if c in state.get("parts", {})],
         "proposals": Overwrite([]),
         "revisions": 0,
         "findings": [],
         "draft": None,
         "opening": first,
     }
-
-
-def opening(view: AuthorView, place: str | None, cast: Sequence[str]) -> str:
-    """The sentence a tick's scene opens with, so that its cast sees who is there: "Faye
-    and Hal are in the bakery." naming everyone of ``cast`` whom someone of it does not
-    believe to be at ``place`` (someone arrived since it last looked; those it finds
-    there); empty when all know where all are. A move in another place's scene is not
-    perceived here: this is how the people of a place come to see each other."""
-    if place is None:
-        return ""
-    unseen = [
-        c
-        for c in cast
-        if any(
-            o != c and (b := view.beliefs.get(o)) is not None and b.where(c) != place for o in cast
-        )
-    ]
-    if not unseen:
-        return ""
-    names = [view.name(c) for c in unseen]
-    who = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
-    verb = "is" if len(names) == 1 else "are"
-    return f"{who} {verb} in the {view.name(place)}."
 
 
 async def write_scene(state: SceneState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
@@ -282,6 +261,7 @@ async def play_scene(task: SceneTask, ctx: TurnContext) -> SceneOutcome:
         "focal": task["focal"],
         "goals": task.get("goals", {}),
         "movers": dict(task.get("movers", {})),
+        "parts": dict(task.get("parts", {})),
     }
     try:
         done = await _SCENE_GRAPH.ainvoke(start, context=_scene_only(task, ctx))
@@ -385,14 +365,21 @@ async def scenes_here(
 
 
 async def play_tick(
-    ctx: TurnContext, store: StoryStore, player: ScenePlayer = scenes_here
+    ctx: TurnContext,
+    store: StoryStore,
+    player: ScenePlayer = scenes_here,
+    parts: Mapping[str, str] | None = None,
 ) -> tuple[TickPlan, list[TurnDelta]]:
     """Play the next tick's scenes (by ``player``: concurrently in this process by
-    default) to the deltas they would commit; nothing is written. Raises
+    default) to the deltas they would commit; nothing is written. ``parts``: played
+    characters' parts, each played in its character's scene (:func:`with_parts`). Raises
     :class:`SceneFailed` naming the first scene that failed."""
     view = await author_view(store)
     previous = await last_tick(store)
     plan = plan_tick(view, previous.tick + 1 if previous is not None else 1)
+    written = dict(parts or {})
+    plan = with_parts(plan, written, view)
+    given = {s.place: {c: written[c] for c in s.cast if c in written} for s in plan.scenes}
     tasks = [
         SceneTask(
             story=store.story,
@@ -403,6 +390,7 @@ async def play_tick(
             focal=list(s.focal),
             goals={c: list(g) for c, g in s.goals.items()},
             movers=dict(s.movers),
+            parts=given[s.place],
         )
         for s in plan.played
         if s.turn is not None

@@ -89,18 +89,34 @@ def print_ticks(done: Sequence[Mapping[str, Any]]) -> None:
 
 
 async def run_ticks(
-    fab: Fabula, store: StoryRef, ticks: int, *, auto: bool, refused: Sequence[str]
+    fab: Fabula,
+    store: StoryRef,
+    ticks: int,
+    *,
+    auto: bool,
+    refused: Sequence[str],
+    parts: Mapping[str, str],
 ) -> None:
     """``run`` of a story made in ticks mode: ``ticks`` ticks committed as they are
     played (``auto``), else one tick kept for a decision (as ``run`` stops at a turn to
-    approve); ``refused``: the options given that only a scene a turn can take."""
+    approve). ``parts``: played characters' parts (``--as``), played in the first tick's
+    scenes; ``refused``: the options given that only a scene a turn can take."""
     if refused:
         raise InvalidInput(
             f"story {store.story!r} runs in ticks, which take no {', '.join(refused)}: "
             "leave it out, or make the story with `fabula new --mode narrative`",
             story=store.story,
         )
-    done = await fab.tick(store, ticks) if auto else [await fab.draft_tick(store)]
+    if not auto:
+        print_ticks(tick_entries([await fab.draft_tick(store, parts)]))
+        return
+    done = []
+    if parts:  # the first tick with the parts given, then as the engine plays them
+        kept = await fab.draft_tick(store, parts)
+        done.append(await fab.approve_tick(store, kept.id) if kept.id else kept)
+        ticks -= 1
+    if ticks > 0 and not (done and done[-1].rest):
+        done += await fab.tick(store, ticks)
     print_ticks(tick_entries(done))
 
 

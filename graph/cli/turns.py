@@ -62,15 +62,16 @@ def run(
         store = StoryRef(story, branch)
         reader = fab.read(store)
         await reader.require()
+        await play_more(fab, store, play or [])
+        given = await given_parts(reader, parts or [])
         if (await reader.info()).mode == "ticks":
             from fabula.graph.cli.ticks import run_ticks
 
-            options = {"--alternatives": alternatives, "--play": play, "--as": parts}
-            refused = [k for k, v in {**options, "--direction": direction}.items() if v]
-            await run_ticks(fab, store, turns, auto=auto, refused=refused)
+            options = {"--alternatives": alternatives, "--direction": direction}
+            words = {c: p.words for c, p in given.items() if p.words}
+            refused = [k for k, v in options.items() if v]
+            await run_ticks(fab, store, turns, auto=auto, refused=refused, parts=words)
             return
-        await play_more(fab, store, play or [])
-        given = await given_parts(reader, parts or [])
         if alternatives is not None:
             drafts = await fab.alternatives(
                 store, alternatives, direction=direction, listener=prose_printer()

@@ -256,9 +256,10 @@ class Fabula(Core):
         """Every tick that waits for a decision, on every branch of every story."""
         return await self._ticking.all_waiting()
 
-    async def draft_tick(self, store: Story) -> TickOut:
-        """Play the branch's next tick and keep it for a decision (see :meth:`Ticking.draft`)."""
-        return await self._ticking.draft(self._open(store))
+    async def draft_tick(self, store: Story, parts: Mapping[str, str] | None = None) -> TickOut:
+        """Play the branch's next tick and keep it for a decision, played characters'
+        ``parts`` in their scenes (see :meth:`Ticking.draft`)."""
+        return await self._ticking.draft(self._open(store), parts)
 
     async def approve_tick(self, store: Story, expect: str | None = None) -> TickOut:
         """Commit the tick that waits, as shown (see :meth:`Ticking.approve`)."""

@@ -9,7 +9,7 @@ here, so both play them the same way.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
@@ -57,6 +57,23 @@ class TickOut(BaseModel):
     texts: dict[int, str] = {}
     findings: list[Finding] = []
     rest: str | None = None
+
+
+async def _check_parts(store: StoryStore, parts: Mapping[str, str]) -> None:
+    """Each part is a played character's, with words."""
+    if not parts:
+        return
+    played = await store.played()
+    for character, words in parts.items():
+        if character not in played:
+            listed = ", ".join(played) or "none"
+            raise InvalidInput(
+                f"{character!r} is not played in story {store.story!r} (played: {listed}): "
+                f"`fabula play {store.story} {character}` plays it",
+                story=store.story,
+            )
+        if not words.strip():
+            raise InvalidInput(f"{character}'s part has no words", story=store.story)
 
 
 async def waiting_tick(store: StoryReads) -> TickOut | None:
@@ -156,15 +173,20 @@ class Ticking:
         return found
 
     # -- a tick at a person's pace (:mod:`fabula.graph.tick_review`) ------------------------
-    async def draft(self, store: StoryStore) -> TickOut:
+    async def draft(self, store: StoryStore, parts: Mapping[str, str] | None = None) -> TickOut:
         """Play the branch's next tick and keep it for a decision (status ``pending``);
-        or, with ``rest``, why the town stays at rest. Raises
-        :class:`~fabula.errors.Conflict` when a tick already waits."""
+        or, with ``rest``, why the town stays at rest. ``parts``: played characters' parts
+        (character id -> words), each played in its character's scene. Raises
+        :class:`~fabula.errors.Conflict` when a tick already waits, and
+        :class:`~fabula.errors.InvalidInput` for a part of a character not played."""
         from fabula.graph.tick_review import draft_tick
 
         await store.require()
+        await _check_parts(store, parts or {})
         try:
-            kept = await draft_tick(self.core.context(auto=False), store, self._player())
+            kept = await draft_tick(
+                self.core.context(auto=False), store, self._player(), parts or {}
+            )
         except StoryAtRest as rest:
             return TickOut(rest=rest.message)
         return _kept(store, kept)

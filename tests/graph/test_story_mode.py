@@ -31,12 +31,12 @@ def test_run_advances_each_story_in_its_own_mode(redis_url: str, tmp_path: Path)
 
 
 def test_what_ticks_cannot_take_is_refused_in_one_line(redis_url: str, tmp_path: Path) -> None:
-    """A played part, drafts to choose from or a direction belong to one scene a turn: on
-    a story in ticks each is refused, naming it, and nothing is written."""
+    """Drafts to choose from or a direction belong to one scene a turn: on a story in
+    ticks each is refused, naming it, and nothing is written (a played character's part
+    is played in its scene: tests/graph/test_tick_review.py)."""
     cli = Cli(redis_url, tmp_path)
     assert cli("new", "--world", "town", "--id", "harvest").exit_code == 0
     for args in (
-        ("--as", "Mara: Come to my party!"),
         ("--alternatives", "2"),
         ("--direction", "Mara goes to the inn"),
     ):

@@ -146,3 +146,37 @@ def test_run_keeps_a_tick_for_approval_and_the_decisions_take_it(
     auto = cli("run", "harvest", "--auto", "--turns", "2", **wide)
     assert auto.exit_code == 0 and "tick 3" in auto.stdout
     assert "nothing awaits approval" in cli("pending").stdout
+
+
+async def test_a_played_character_plays_its_part_in_its_scene_of_the_tick(
+    offline_fab: Fabula,
+) -> None:
+    """A played character's part, given with the tick, is played in its own scene and in
+    no other; a scene that would have been quiet plays for it (the turns numbered again);
+    a part for a character not played is refused, naming it; nothing is committed."""
+    story = await _town(offline_fab)
+    plain = await offline_fab.draft_tick(story)
+    await offline_fab.reject_tick(story, plain.id)
+    quiet = next(s for s in plain.scenes if s.turn is None and s.cast)
+    busy = next(s for s in plain.scenes if s.turn is not None and len(s.cast) >= 2)
+    loner, player = quiet.cast[0], busy.cast[0]
+    await offline_fab.set_played(story, [loner, player])
+    with pytest.raises(InvalidInput, match="is not played"):
+        await offline_fab.draft_tick(story, {busy.cast[1]: "Someone waved."})
+    parts = {
+        loner: f"{loner.capitalize()} sang a song.",
+        player: f"{player.capitalize()} waved at {busy.cast[1].capitalize()}.",
+    }
+    kept = await offline_fab.draft_tick(story, parts)
+    scenes = {s.place: s for s in kept.scenes}
+    assert scenes[quiet.place].turn is not None  # played for its part
+    for place, character in ((quiet.place, loner), (busy.place, player)):
+        text = kept.texts[scenes[place].turn]  # type: ignore[index]
+        assert parts[character] in text
+        others = [
+            t for p, s in scenes.items() if p != place and s.turn for t in [kept.texts[s.turn]]
+        ]
+        assert not any(parts[character] in t for t in others)
+    turns = sorted(s.turn for s in kept.scenes if s.turn is not None)
+    assert turns == list(range(1, len(turns) + 1))  # consecutive after the head
+    assert await offline_fab.store(story).head() == 0
