@@ -288,6 +288,32 @@ class TestTownInBrowser:
             await context.close()
         assert problems == [], problems
 
+    async def test_a_played_character_plays_its_part_in_the_tick(
+        self, browser: Browser, base: str
+    ) -> None:
+        """Mara played (from her page), the town's Run form has a field for her part; her
+        words are played in her scene of the tick kept for approval, and in no other."""
+        async with httpx.AsyncClient(base_url=base, timeout=120) as client:
+            made = await client.post("/api/stories", json={"world": "town", "id": "town"})
+            assert made.status_code == 201, made.text
+        context, page, problems = await opened(browser, 390)
+        try:
+            await page.goto(base + "/stories/town/characters/mara")
+            await page.click("[data-testid=play-character] button[type=submit]")
+            await page.goto(base + "/stories/town/town")
+            await page.fill("[data-testid=tick-part]", "Mara waved at Tom.")
+            await page.click("[data-testid=tick-run] button[type=submit]")
+            await expect(page.locator(".notice")).to_contain_text("Tick 1 was played")
+            mill = page.locator("[data-testid=waiting-scene][data-place=mill] textarea")
+            await expect(mill).to_have_value(re.compile(r"Mara waved at Tom\."))
+            others = page.locator("[data-testid=waiting-scene]:not([data-place=mill]) textarea")
+            for i in range(await others.count()):
+                assert "Mara waved" not in await others.nth(i).input_value()
+            await fits(page, 390)
+        finally:
+            await context.close()
+        assert problems == [], problems
+
     @pytest.mark.refusal
     async def test_bad_clause_is_one_line_and_changes_nothing(
         self, browser: Browser, base: str

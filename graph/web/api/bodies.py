@@ -113,6 +113,11 @@ class TickRequest(JsonBody):
     review: bool = Field(
         False, description="Play one tick and keep it for a decision (approve, edit, reject)."
     )
+    parts: dict[str, str] = Field(
+        default_factory=dict,
+        description="With review: played characters' parts (id -> words), each played in "
+        "its character's scene.",
+    )
 
 
 class TickDecision(JsonBody):

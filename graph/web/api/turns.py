@@ -76,8 +76,8 @@ async def tick(fab: Fab, story: str, body: TickRequest) -> list[TickOut]:
     characters plays its own scene at once, and each tick commits whole or not at all; the
     last entry says ``rest`` when nobody anywhere had anything to do. With ``review``, one
     tick is played and kept for a decision (status ``pending``, its ``id``)."""
-    if body.review:
-        return [await fab.draft_tick(StoryRef(story, body.branch))]
+    if body.review or body.parts:
+        return [await fab.draft_tick(StoryRef(story, body.branch), body.parts)]
     return await fab.tick(StoryRef(story, body.branch), body.ticks)
 
 

@@ -56,21 +56,27 @@ async def town_page(
         tick_error=error,
         # a tick played and kept for a decision: its scenes, each editable
         waiting=await reader.pending_tick(),
+        # the played characters, each with a field for its part in the next tick
+        played=[(c, (await reader.resolve(c, "character")).name) for c in await reader.played()],
     )
 
 
 @router.post("/stories/{story}/tick")
 async def tick(fab: Fab, story: str, form: Form) -> Response:
     """Run the branch's next ticks (1 to :data:`MAX_TICKS_AT_ONCE`, ``auto``: committed as
-    they are played), or, not ``auto``, play one and keep it for a decision; then show the
-    town. A tick that fails is said in one line and commits nothing."""
+    they are played), or, not ``auto`` or with a played character's part, play one and
+    keep it for a decision; then show the town. A tick that fails is said in one line and
+    commits nothing."""
     branch = field(form, "branch") or "main"
     count = whole(field(form, "ticks") or "1", "ticks")
     if not 1 <= count <= MAX_TICKS_AT_ONCE:
         raise InvalidInput(f"ticks: 1 to {MAX_TICKS_AT_ONCE} at once, not {count}", story=story)
     store = StoryRef(story, branch)
-    if not checked(form, "auto"):
-        kept = await fab.draft_tick(store)
+    # the played characters' parts (``part:<id>``), each played in its scene of the tick
+    played = await fab.read(store).played()
+    parts = {c: words for c in played if (words := field(form, f"part:{c}").strip())}
+    if not checked(form, "auto") or parts:
+        kept = await fab.draft_tick(store, parts)
         notice = "at-rest" if kept.rest is not None else "tick-kept"
         return go(f"/stories/{story}/town", branch=branch, notice=notice, turn=kept.tick)
     done = await fab.tick(store, count)
