@@ -7,7 +7,8 @@ place's scene at once, each through the characters, the writer and the critic) a
 each decision naming the id it was shown (refused when another tick stands there now):
 
 - :func:`approve_tick` commits it as it was shown: every scene's turn, or none, exactly
-  once (:func:`~fabula.graph.ticks.commit_scenes`);
+  once (:func:`~fabula.graph.ticks.commit_scenes`); or scene by scene,
+  :func:`approve_scene`, the tick committed when the last of its scenes is approved;
 - :func:`edit_scene` gives one place's scene the person's text instead: read against the
   world as the tick began (where only its cast is at its place, as a played scene is),
   checked by the critic (an error refuses it, unless forced), and kept under a new id;
@@ -107,6 +108,24 @@ async def approve_tick(ctx: TurnContext, store: StoryStore, expect: str | None) 
     return done
 
 
+async def approve_scene(
+    ctx: TurnContext, store: StoryStore, place: str, expect: str | None
+) -> tuple[PendingTick, CommitResult | None]:
+    """Approve one place's scene of the waiting tick; when that was the last played scene
+    not yet approved, the tick is committed (:func:`approve_tick`). Returns the tick as it
+    waits (or was committed) and the commit, if it was. The tick keeps its id: an approval
+    changes no text."""
+    kept = await waiting(store, expect)
+    _scene(kept, place, store)  # a played scene of this tick, or InvalidInput
+    approved = tuple(dict.fromkeys((*kept.approved, place)))
+    marked = kept.model_copy(update={"approved": approved})
+    played = {s.place for s in kept.record.scenes if s.turn is not None}
+    if played <= set(approved):
+        return marked, await approve_tick(ctx, store, kept.id)
+    await keep_pending_tick(store, marked, replacing=kept.id)
+    return marked, None
+
+
 async def reject_tick(store: StoryStore, expect: str | None) -> PendingTick:
     """Drop the waiting tick; nothing of it is committed. Returns what was dropped."""
     kept = await waiting(store, expect)
@@ -161,7 +180,11 @@ async def edit_scene(
         )
     deltas = tuple(delta if d.turn == scene.turn else d for d in kept.deltas)
     edited = kept.model_copy(
-        update={"id": f"{kept.record.tick}.{uuid.uuid4().hex[:12]}", "deltas": deltas}
+        update={
+            "id": f"{kept.record.tick}.{uuid.uuid4().hex[:12]}",
+            "deltas": deltas,
+            "approved": tuple(p for p in kept.approved if p != place),  # to be read again
+        }
     )
     await keep_pending_tick(store, edited, replacing=kept.id)
     return edited, findings

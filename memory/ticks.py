@@ -180,7 +180,8 @@ async def last_tick(store: StoryReads) -> TickRecord | None:
 
 class PendingTick(BaseModel):
     """A tick played and kept for a decision: its id (``TICK.UUID``), the head it was
-    played on, its record and each played scene's delta, in turn order."""
+    played on, its record, each played scene's delta in turn order, and the scenes
+    approved so far."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -188,6 +189,9 @@ class PendingTick(BaseModel):
     head: int
     record: TickRecord
     deltas: tuple[TurnDelta, ...]
+    approved: tuple[str, ...] = ()
+    """The places whose scenes a person approved one by one (the tick commits when every
+    played scene is; an edit of a scene takes its approval back)."""
 
 
 async def pending_tick(store: StoryReads) -> PendingTick | None:

@@ -75,7 +75,8 @@ def print_ticks(done: Sequence[Mapping[str, Any]]) -> None:
         for s in entry["scenes"]:
             turn = s.get("turn")
             text = entry.get("texts", {}).get(str(turn), "(quiet)") if turn else "(quiet)"
-            table.add_row(s["place"], ", ".join(s["cast"]), str(turn or ""), text)
+            mark = " (approved)" if s["place"] in entry.get("approved", []) else ""
+            table.add_row(s["place"] + mark, ", ".join(s["cast"]), str(turn or ""), text)
         out.print(table)
         for f in entry.get("findings", []):
             out.print(f"  {f.get('severity', 'error')} {f['kind']}: {f['message']}")
@@ -129,11 +130,11 @@ async def decide_tick(
     force: bool,
     expect: str | None,
 ) -> None:
-    """``approve``, ``edit --scene PLACE`` (``--now``: then approve) or ``reject`` of the
-    tick that waits on the branch: each names the tick shown (``expect``), and is refused
-    when another waits."""
+    """``approve`` (``--scene PLACE``: that scene alone), ``edit --scene PLACE``
+    (``--now``: then approve) or ``reject`` of the tick that waits on the branch: each
+    names the tick shown (``expect``), and is refused when another waits."""
     if decision.action == "approve":
-        print_ticks(tick_entries([await fab.approve_tick(store, expect)]))
+        print_ticks(tick_entries([await fab.approve_tick(store, expect, scene)]))
     elif decision.action == "reject":
         dropped = await fab.reject_tick(store, expect)
         out.print(f"{store.story} [{store.branch}]: tick {dropped.tick} rejected; nothing written")

@@ -290,10 +290,14 @@ def approve(
     choose: str | None = typer.Option(
         None, "--choose", help="Which of the turn's drafts (K, or its id) to commit."
     ),
+    scene: str | None = typer.Option(None, "--scene", help="The waiting tick's scene (place)."),
 ) -> None:
     """Approve the pending turn: it is committed to memory (with --choose, the draft
-    chosen among those `run --alternatives` wrote, exactly as shown)."""
-    _decide(story, branch, _decision(action="approve", choice=choose), expect=expect)
+    chosen among those `run --alternatives` wrote, exactly as shown). A waiting tick is
+    committed whole; with --scene PLACE, that scene alone is approved, and the tick is
+    committed when its last scene is."""
+    approval = _decision(action="approve", choice=choose)
+    _decide(story, branch, approval, expect=expect, scene=scene)
 
 
 @app.command()

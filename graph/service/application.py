@@ -261,9 +261,12 @@ class Fabula(Core):
         ``parts`` in their scenes (see :meth:`Ticking.draft`)."""
         return await self._ticking.draft(self._open(store), parts)
 
-    async def approve_tick(self, store: Story, expect: str | None = None) -> TickOut:
-        """Commit the tick that waits, as shown (see :meth:`Ticking.approve`)."""
-        return await self._ticking.approve(self._open(store), expect)
+    async def approve_tick(
+        self, store: Story, expect: str | None = None, place: str | None = None
+    ) -> TickOut:
+        """Commit the tick that waits, as shown, or approve its scene at ``place`` (see
+        :meth:`Ticking.approve`)."""
+        return await self._ticking.approve(self._open(store), expect, place)
 
     async def edit_tick(
         self, store: Story, place: str, text: str, *, expect: str | None = None, force: bool = False

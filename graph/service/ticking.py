@@ -56,6 +56,7 @@ class TickOut(BaseModel):
     scenes: list[TickScene] = []
     texts: dict[int, str] = {}
     findings: list[Finding] = []
+    approved: list[str] = []  # the places whose scenes were approved one by one
     rest: str | None = None
 
 
@@ -95,6 +96,7 @@ def _kept(store: StoryReads, kept: PendingTick, findings: Sequence[Finding] = ()
         ],
         texts={d.turn: d.text for d in kept.deltas},
         findings=list(findings),
+        approved=list(kept.approved),
     )
 
 
@@ -191,11 +193,21 @@ class Ticking:
             return TickOut(rest=rest.message)
         return _kept(store, kept)
 
-    async def approve(self, store: StoryStore, expect: str | None = None) -> TickOut:
+    async def approve(
+        self, store: StoryStore, expect: str | None = None, place: str | None = None
+    ) -> TickOut:
         """Commit the waiting tick exactly as shown (see
-        :func:`~fabula.graph.tick_review.approve_tick`)."""
-        from fabula.graph.tick_review import approve_tick, waiting
+        :func:`~fabula.graph.tick_review.approve_tick`); with ``place``, approve that
+        scene alone (status ``pending`` until the last scene is approved, then as the
+        commit says: :func:`~fabula.graph.tick_review.approve_scene`)."""
+        from fabula.graph.tick_review import approve_scene, approve_tick, waiting
 
+        if place is not None:
+            marked, done = await approve_scene(self.core.context(auto=False), store, place, expect)
+            out = _kept(store, marked)
+            return (
+                out if done is None else out.model_copy(update={"status": done.status, "id": None})
+            )
         kept = await waiting(store, expect)
         done = await approve_tick(self.core.context(auto=False), store, kept.id)
         return _kept(store, kept).model_copy(update={"status": done.status, "id": None})

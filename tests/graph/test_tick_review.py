@@ -180,3 +180,29 @@ async def test_a_played_character_plays_its_part_in_its_scene_of_the_tick(
     turns = sorted(s.turn for s in kept.scenes if s.turn is not None)
     assert turns == list(range(1, len(turns) + 1))  # consecutive after the head
     assert await offline_fab.store(story).head() == 0
+
+
+async def test_scene_by_scene_the_last_approval_commits_the_tick(offline_fab: Fabula) -> None:
+    """Each played scene approved alone (an approval changes no text: the id stays); an
+    edit takes its scene's approval back; the last scene approved commits the tick, as
+    shown; a quiet or unknown place is refused."""
+    story = await _town(offline_fab)
+    store = offline_fab.store(story)
+    kept = await offline_fab.draft_tick(story)
+    played = [s.place for s in kept.scenes if s.turn is not None]
+    first = await offline_fab.approve_tick(story, kept.id, played[0])
+    assert first.status == "pending" and first.id == kept.id and first.approved == [played[0]]
+    with pytest.raises(InvalidInput, match="no played scene"):
+        await offline_fab.approve_tick(story, kept.id, "nowhere")
+    scene = next(s for s in kept.scenes if s.place == played[0])
+    text = f"{scene.cast[0].capitalize()} looked around."
+    edited = await offline_fab.edit_tick(story, played[0], text, expect=kept.id)
+    assert edited.approved == []  # read again: to be approved again
+    for place in played[:-1]:
+        step = await offline_fab.approve_tick(story, edited.id, place)
+        assert step.status == "pending"
+    assert await store.head() == 0  # nothing committed before the last scene
+    done = await offline_fab.approve_tick(story, edited.id, played[-1])
+    assert done.status == "committed"
+    assert await offline_fab.read(story).turn(scene.turn) == text  # type: ignore[arg-type]
+    assert len(await tick_records(store)) == 1 and await pending_tick(store) is None

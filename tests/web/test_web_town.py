@@ -256,6 +256,10 @@ class TestTownInBrowser:
             await expect(edited).to_have_value(f"{who} looked around.")
             await fits(page, width)
             await page.screenshot(path=shots / "tick-waiting.png", full_page=True)
+            second = scenes.nth(1)
+            await second.locator("[data-testid=scene-approve]").click()
+            await expect(page.locator(".notice")).to_contain_text("Scene approved")
+            await expect(scenes.nth(1).locator("[data-testid=scene-approved]")).to_be_visible()
             await page.click("[data-testid=tick-approve]")
             await expect(page.locator(".notice")).to_contain_text("Tick 3 committed")
             await expect(

@@ -128,6 +128,8 @@ class TickDecision(JsonBody):
     branch: str = "main"
     action: Literal["approve", "edit", "reject"]
     expect: str | None = Field(None, description="The id of the tick shown.")
-    place: str | None = Field(None, description="edit: the scene's place.")
+    place: str | None = Field(
+        None, description="edit: the scene's place; approve: that scene alone."
+    )
     text: str | None = Field(None, min_length=1, description="edit: the scene's new text.")
     force: bool = Field(False, description="edit: keep it whatever the critic finds.")

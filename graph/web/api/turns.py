@@ -100,8 +100,8 @@ async def decide_tick(fab: Fab, story: str, body: TickDecision) -> TickOut:
     """Approve (committed whole, exactly as shown), edit one scene (kept under a new id)
     or reject (nothing committed) the tick that waits."""
     store = StoryRef(story, body.branch)
-    if body.action == "approve":
-        return await fab.approve_tick(store, body.expect)
+    if body.action == "approve":  # with a place: that scene alone
+        return await fab.approve_tick(store, body.expect, body.place)
     if body.action == "reject":
         return await fab.reject_tick(store, body.expect)
     if body.place is None or body.text is None:

@@ -39,6 +39,7 @@ NOTICES = {
     "tick-kept": "Tick {turn} was played and waits for your decision: nothing is committed yet.",
     "tick-edited": "Your text was read into its scene of tick {turn}: approve to commit it.",
     "tick-rejected": "Tick {turn} rejected: nothing of it was committed.",
+    "tick-scene-approved": "Scene approved: tick {turn} is committed when all its scenes are.",
     "at-rest": "Nobody anywhere had anything to do: the town is at rest.",
     "world-info": "World Info settings saved: every branch's next scan reads them.",
     "world-info-same": "No World Info setting changed.",

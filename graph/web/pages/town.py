@@ -94,9 +94,10 @@ async def decide_tick(fab: Fab, story: str, form: Form) -> Response:
     store = StoryRef(story, branch)
     expect = field(form, "expect") or None
     action = field(form, "action")
-    if action == "approve":
-        done = await fab.approve_tick(store, expect)
-        return go(f"/stories/{story}/town", branch=branch, notice="ticked", turn=done.tick)
+    if action == "approve":  # with a place: that scene alone (the last one commits)
+        done = await fab.approve_tick(store, expect, field(form, "place") or None)
+        notice = "tick-scene-approved" if done.status == "pending" else "ticked"
+        return go(f"/stories/{story}/town", branch=branch, notice=notice, turn=done.tick)
     if action == "reject":
         dropped = await fab.reject_tick(store, expect)
         return go(
