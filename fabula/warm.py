@@ -103,11 +103,15 @@ def _package() -> Path:
 
 
 def fingerprint() -> str:
-    """Which code would run, as ``INSTALL-CODE``: ``INSTALL`` names the interpreter and
-    the package's folder (one install, one checkout), ``CODE`` every source file of the
-    package (path, size, modification time): any edit or upgrade changes it."""
+    """Which code would run, as ``INSTALL-CODE``: ``INSTALL`` names the interpreter, the
+    package's folder and ``PYTHONPATH`` (one install, one checkout), ``CODE`` every
+    source file of the package (path, size, modification time): any edit or upgrade
+    changes it."""
     package = _package()
-    install = hashlib.sha256(f"{sys.executable}\0{sys.version}\0{package}".encode())
+    # the import path is the warm process's from its start: a command with another
+    # PYTHONPATH is another install
+    where = os.environ.get("PYTHONPATH", "")
+    install = hashlib.sha256(f"{sys.executable}\0{sys.version}\0{package}\0{where}".encode())
     code = hashlib.sha256()
     for folder, dirs, files in os.walk(package, followlinks=True):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
