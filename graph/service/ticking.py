@@ -70,7 +70,7 @@ async def _check_parts(store: StoryStore, parts: Mapping[str, str]) -> None:
             listed = ", ".join(played) or "none"
             raise InvalidInput(
                 f"{character!r} is not played in story {store.story!r} (played: {listed}): "
-                f"`fabula play {store.story} {character}` plays it",
+                "play it first, then give its part",
                 story=store.story,
             )
         if not words.strip():

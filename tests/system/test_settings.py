@@ -146,6 +146,8 @@ READERS = {
     "bench/web.py": "a subprocess's environment: the benchmark's own, less the studio token",
     "bench/commands.py": "a subprocess's environment: the benchmark's own, less any model",
     "bench/town.py": "its RQ workers' environment: the benchmark's own, plus the stories' Redis",
+    "graph/scene_jobs.py": "an RQ worker keeps its loop and connections across scenes, "
+    "made again when its FABULA_* environment (what its settings are read from) changes",
 }
 
 ENVIRONMENT = {"environ", "environb", "getenv", "getenvb", "putenv", "unsetenv"}
