@@ -57,14 +57,7 @@ async def draft_tick(
     :class:`~fabula.errors.SceneFailed` naming a scene that failed and
     :class:`~fabula.errors.StoryAtRest` when nobody anywhere has anything to do.
     """
-    waiting = await pending_tick(store)
-    if waiting is not None:
-        raise Conflict(
-            f"tick {waiting.record.tick} ({waiting.id}) waits for a decision: approve, edit "
-            "or reject it first",
-            story=store.story,
-            branch=store.branch,
-        )
+    await none_waiting(store)
     plan, deltas = await play_tick(ctx, store, player, parts)
     kept = PendingTick(
         id=f"{plan.tick}.{uuid.uuid4().hex[:12]}",
@@ -75,6 +68,19 @@ async def draft_tick(
     await keep_pending_tick(store, kept)
     log.info("tick_kept", story=store.story, tick=plan.tick, id=kept.id, scenes=len(deltas))
     return kept
+
+
+async def none_waiting(store: StoryStore) -> None:
+    """Raise :class:`Conflict` when a tick waits for a decision on the branch: no tick is
+    played past it, kept or autonomous."""
+    kept = await pending_tick(store)
+    if kept is not None:
+        raise Conflict(
+            f"tick {kept.record.tick} ({kept.id}) waits for a decision: approve, edit or "
+            "reject it first",
+            story=store.story,
+            branch=store.branch,
+        )
 
 
 async def waiting(store: StoryStore, expect: str | None) -> PendingTick:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict
 
 from fabula.agents.contracts import Finding
-from fabula.errors import Conflict, InvalidInput, StoryAtRest
+from fabula.errors import InvalidInput, StoryAtRest
 from fabula.memory.store import StoryStore
 from fabula.memory.store.view import StoryReads
 from fabula.memory.ticks import PendingTick, pending_tick
@@ -127,19 +127,13 @@ class Ticking:
         :class:`~fabula.errors.Conflict` while a tick waits for a person's decision; the
         tick that failed commits nothing (those before it stay).
         """
+        from fabula.graph.tick_review import none_waiting
         from fabula.graph.ticks import run_tick
 
         if ticks < 1:
             raise InvalidInput(f"ticks: at least 1, not {ticks}", story=store.story)
         await store.require()
-        waiting = await pending_tick(store)
-        if waiting is not None:
-            raise Conflict(
-                f"tick {waiting.record.tick} ({waiting.id}) waits for a decision: approve or "
-                "reject it first",
-                story=store.story,
-                branch=store.branch,
-            )
+        await none_waiting(store)
         player = self._player()
         done: list[TickOut] = []
         for _ in range(ticks):
