@@ -45,7 +45,7 @@ from fabula.testing.kitchen import PACK, PEOPLE
 CHANGES = {
     "box": (("locked", "locked"), ("opened", "opened")),
     "drawer": (("closed", "closed"), ("emptied", "emptied")),
-    "basket": (("emptied", "emptied"), ("tipped over", "tipped")),
+    "basket": (("emptied", "emptied"), ("tipped over", "tipped over")),
     "scarf": (("tore", "torn"), ("folded", "folded")),
     "key": (("broke", "broken"), ("bent", "bent")),
 }

@@ -19,8 +19,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from fabula.agents.reading.phases.events import attach
-from fabula.agents.reading.phases.frames import ClauseReader, Frame
+from fabula.agents.reading.phases.frames import ClauseReader
 from fabula.agents.reading.phases.mentions import Resolver
+from fabula.agents.reading.phases.readings import Frame
 from fabula.agents.reading.phases.tokens import sentences
 from fabula.limits import Limits
 from fabula.memory.actions import StoryAction

@@ -12,7 +12,9 @@ appears (to the clause's subject, when the clause is a perception):
 * a relative clause of belief: "buys tomatoes, *which he believes are ripe*": the
   holder's belief about the object (:func:`believer`);
 * what draws a character's notice: "a carefully raked pattern *catches Yoshi's eye*" is
-  perceived by Yoshi, as it was named (:func:`catcher`).
+  perceived by Yoshi, as it was named (:func:`catcher`);
+* what a thing holds, said beside it: "a jar *containing raisins*", "a pitcher *filled
+  with oat milk*", "a basket *full of apples*" (:func:`contained`).
 
 The verbs of appearing are those of WordNet's sense "give a certain impression" (appear,
 seem, look), the only ones that say how a thing looks rather than what it does.
@@ -23,11 +25,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from fabula.agents.reading.phases import lexicon as lx
-from fabula.agents.reading.phases.mentions import Mention, Resolver
+from fabula.agents.reading.phases.mentions import Mention, Resolver, phrase
+from fabula.agents.reading.phases.readings import StateReading
 from fabula.agents.reading.phases.tokens import Token
 from fabula.agents.reading.phases.values import value_of
 
 APPEAR = frozenset(["appear", "seem", "look"])
+# verbs that say what a thing holds: "containing raisins", "filled with oat milk"
+CONTENTS = frozenset(["contain", "hold", "fill"])
 _RELATIVE = frozenset(["that", "which"])
 _POSSESSIVES = frozenset(["his", "her", "their", "my", "our", "your", "its"])
 
@@ -117,3 +122,30 @@ def believer(resolver: Resolver, tokens: Sequence[Token]) -> tuple[Mention, Sequ
     while after and (after[0].lower in lx.COPULAS or after[0].lower in ("to", "be")):
         after = after[1:]
     return (holder, after) if after else None
+
+
+def contained(resolver: Resolver, tokens: Sequence[Token]) -> list[StateReading]:
+    """ "X containing Y", "X filled with Y", "X full of Y": Y is X's contents."""
+    out: list[StateReading] = []
+    for k in range(1, len(tokens) - 1):
+        w = tokens[k].lower
+        v = lx.verb(w)
+        contains = v is not None and v.lemma in CONTENTS and w.endswith(("ing", "ed"))
+        full = w == "full" and tokens[k + 1].lower == "of"
+        if not (contains or full):
+            continue
+        j = k + 1
+        if j < len(tokens) and tokens[j].lower in ("with", "of"):
+            j += 1
+        if j >= len(tokens):
+            continue
+        start = k - 1
+        while start > 0 and tokens[start].lower not in lx.DETERMINERS:
+            start -= 1
+        owner = resolver.mention(tokens[start:k])
+        if owner is None or owner.character:
+            continue
+        contents = phrase(tokens[j:])
+        if contents:
+            out.append(StateReading(owner, "contents", value_of(contents)))
+    return out

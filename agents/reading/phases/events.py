@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from fabula.agents.reading.phases.doers import Doer, doer_of
-from fabula.agents.reading.phases.frames import Frame, StateReading
 from fabula.agents.reading.phases.lexicon import root
+from fabula.agents.reading.phases.readings import Frame, StateReading
 from fabula.memory.actions import Clause, StoryAction
 from fabula.memory.records import Entity
 

@@ -7,7 +7,10 @@ follows. The verb's WordNet class (:mod:`.lexicon`) and the clause's shape give 
 
 * ``perceive``: a character and a verb of ``perception`` ("sees", "notices", "witnesses"),
   negated or not; what it names is the rest of the sentence (a that-clause is read for
-  its states, which the perceiver learns outright); a verb of emotion or cognition with a
+  its states, which the perceiver learns outright; an act perceived as it is done,
+  "watched as Bo emptied the jar", "did not notice when a cat tipped it over", "saw Bo
+  lock it", is an event frame of its own after the perception, which names it — never
+  the latest event read before it); a verb of emotion or cognition with a
   noun phrase for object is one too ("feels the heat", "realizes the change"); how the
   object looks, said beside it, is its condition as perceived (:mod:`.appearance`);
 * ``believe``: a character and a verb of ``cognition`` before a clause ("believes the jar
@@ -35,13 +38,13 @@ words, a verb of change as its past participle (:mod:`.values`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Literal
 
 from fabula.agents.reading.phases import lexicon as lx
 from fabula.agents.reading.phases.appearance import (
+    CONTENTS,
     believer,
     catcher,
+    contained,
     described,
     first_object,
     looks,
@@ -50,15 +53,14 @@ from fabula.agents.reading.phases.clauses import PARTICLES as _PARTICLES
 from fabula.agents.reading.phases.clauses import has_object, past_modifiers, split_clauses
 from fabula.agents.reading.phases.clauses import particle as _particle
 from fabula.agents.reading.phases.mentions import Mention, Resolver, phrase
+from fabula.agents.reading.phases.readings import Frame, StateReading
 from fabula.agents.reading.phases.tokens import Sentence, Token
 from fabula.agents.reading.phases.values import attributive, complement_at, content_roots, value_of
 
-FrameKind = Literal["perceive", "believe", "goal", "occupied", "event"]
 # a verb's classes that change what they are done to, or what undergoes them
 CHANGING = frozenset(["change", "contact", "consumption", "creation", "weather", "body"])
 # adjectives of perceiving (WordNet files them under adj.all, with no verb to derive)
 AWARE = {"aware": True, "unaware": False, "oblivious": False}
-_CONTENTS = frozenset(["contain", "hold", "fill"])
 # verbs of putting a thing somewhere: "placed the cake in the refrigerator"
 _PUTTING = frozenset(["put", "place", "set", "lay", "store", "stash", "tuck", "hide", "move"])
 # verbs of perception that link a thing to how it strikes the senses ("it sounds in tune",
@@ -72,31 +74,12 @@ _ADVERBS = frozenset(["still", "also", "just", "already", "recently", "since", "
 _POSSESSIVES = frozenset(["his", "her", "their", "my", "our", "your"])
 
 
-@dataclass(frozen=True)
-class StateReading:
-    """``subject``'s ``attribute`` is ``value`` (see :mod:`.values`); ``act``: the clause's
-    doer did it to the subject ("knocked over the jar"), not a state said or undergone."""
-
-    subject: Mention
-    attribute: str
-    value: str
-    negated: bool = False
-    act: bool = False
-
-
-@dataclass
-class Frame:
-    kind: FrameKind
-    sentence: int  # its sentence's index in the turn
-    start: int
-    end: int
-    holder: Mention | None = None  # the character perceiving, believing, intending
-    doer: Mention | None = None
-    negated: bool = False
-    subordinate: bool = False
-    states: list[StateReading] = field(default_factory=list)
-    roots: frozenset[str] = frozenset()
-    doubt: str | None = None  # a pronoun of its clause that may name another character
+def _unparticled(tail: Sequence[Token]) -> Sequence[Token]:
+    """``tail`` past the verb's particles ("over the basket" → "the basket")."""
+    j = 0
+    while j < len(tail) and tail[j].lower in _PARTICLES:
+        j += 1
+    return tail[j:]
 
 
 def _negation(w: str) -> bool:
@@ -120,6 +103,7 @@ class ClauseReader:
         self._subject: Mention | None = None  # the subject a participle clause continues
         self._object: Mention | None = None  # the object a participle may describe
         self._last: Frame | None = None  # the clause before, in this sentence
+        self._told: list[Frame] = []  # the acts a perception of this clause told
 
     def sentence(self, index: int, sentence: Sentence) -> list[Frame]:
         out: list[Frame] = []
@@ -129,6 +113,8 @@ class ClauseReader:
                 frame = self._clause(index, sentence, clause)
                 if frame is not None:
                     out.append(frame)
+                out.extend(self._told)  # the acts its perceptions told, after them
+                self._told.clear()
         self.frames.extend(out)
         return out
 
@@ -178,7 +164,7 @@ class ClauseReader:
             self._verb_phrase(frame, subject, past_modifiers(after_subject))
         self._caught(frame, past_modifiers(after_subject))
         frame.roots = content_roots(tokens, frame.holder)
-        self._contained(frame, rest)
+        frame.states.extend(contained(self.r, rest))
         self._object = first_object(self.r, after_subject)
         self.r.note_named(after_subject)
         if self._object is not None:
@@ -271,7 +257,10 @@ class ClauseReader:
         if verb.lemma in ("contain", "hold") and subject is not None:
             frame.states.append(StateReading(subject, "contents", value_of(phrase(tail))))
             return
-        if "motion" in verb.classes[:1] and subject is not None:
+        # a verb of motion that also changes its object ("tipped over the basket") is read
+        # as a change where it has one
+        upset = CHANGING.intersection(verb.classes[:2]) and has_object(_unparticled(tail))
+        if "motion" in verb.classes[:1] and subject is not None and not upset:
             # "the boulder slid", "the fish move away": where a thing the story tracks went
             # is its state, and so is a thing coming or going ("a fog rolls in": a particle
             # with no object); a thing it does not track moving along ("a cold wind came
@@ -292,7 +281,7 @@ class ClauseReader:
         target = None
         if j < len(tail) and tail[j].lower not in lx.PREPOSITIONS:
             target = self.r.mention(tail[j:])
-        filled = verb.lemma in _CONTENTS and any(t.lower == "with" for t in tail)
+        filled = verb.lemma in CONTENTS and any(t.lower == "with" for t in tail)
         if target is not None and _own(target, subject) and not changing - _TOUCH and not filled:
             # a touch on the doer's own ("rubbed his eyes") changes no tracked thing: a
             # gesture; filling one's own thing ("filled her oven with cookies") is not one
@@ -302,7 +291,7 @@ class ClauseReader:
             after_target = tail[j + len(target.tokens) :]
             if verb.lemma in _PUTTING and self._put(frame, target, after_target):
                 return
-            if verb.lemma in _CONTENTS and after_target and after_target[0].lower == "with":
+            if verb.lemma in CONTENTS and after_target and after_target[0].lower == "with":
                 filling = value_of(phrase(after_target[1:]))
                 frame.states.append(StateReading(target, "contents", filling, act=True))
             else:
@@ -347,13 +336,16 @@ class ClauseReader:
         if nxt == "to" and len(after) > 2 and not after[2].capital and lx.verb(after[2].lower):
             frame.kind = "goal"
             return True
-        rest = after[2:] if nxt in ("that", "when", "how") else after[1:]  # "notice when"
+        # "notice when", "watched as": the clause after the subordinator
+        rest = after[2:] if nxt in ("that", "when", "how", "as", "while") else after[1:]
         clause = nxt == "that" or self._is_clause(rest)
         perceptual = "perception" in verb.classes[:2]
         # a verb of change first ("cracked", also "crack a code") is an act, not a look
         seeing = perceptual and not clause and verb.classes[0] != "change"
         if verb.classes[0] == "perception" or seeing:
             frame.kind = "perceive"
+            if clause and nxt != "that" and self._witnessed(frame, rest):
+                return True
             if clause:
                 self._embedded(frame, rest)
             else:
@@ -400,6 +392,24 @@ class ClauseReader:
             return True
         return lx.verb(w) is not None and not w.endswith("ing")
 
+    def _witnessed(self, frame: Frame, tokens: Sequence[Token]) -> bool:
+        """An act perceived as it is done ("watched as Ann emptied the basket", "did not
+        notice when a cat tipped it over", "saw Bo lock it"): told here, it is an event
+        frame of its own after the perception, which names it (:mod:`.events`); never the
+        latest event read. False where ``tokens`` tell no act on a thing."""
+        subject = self.r.mention(tokens)
+        if subject is None:
+            return False
+        inner = Frame("event", frame.sentence, frame.start, frame.end)
+        self._verb_phrase(inner, subject, past_modifiers(tokens[len(subject.tokens) :]))
+        if inner.kind != "event" or not any(s.act for s in inner.states):
+            return False
+        inner.doer = inner.doer or subject
+        inner.holder = subject if subject.character else None
+        inner.roots = content_roots(tokens, None)
+        self._told.append(inner)
+        return True
+
     def _embedded(self, frame: Frame, tokens: Sequence[Token]) -> None:
         """A that-clause's states, read into ``frame`` (its kind is kept)."""
         subject = self.r.mention(tokens)
@@ -414,7 +424,7 @@ class ClauseReader:
             return
         inner = Frame("event", frame.sentence, frame.start, frame.end)
         self._verb_phrase(inner, subject, after)
-        self._contained(inner, tokens)
+        inner.states.extend(contained(self.r, tokens))
         frame.states.extend(inner.states)
 
     def _predicate(
@@ -473,27 +483,3 @@ class ClauseReader:
         value = value_of(rest, verbal=True)
         if value:
             frame.states.append(StateReading(who, "condition", value, act=True))
-
-    def _contained(self, frame: Frame, tokens: Sequence[Token]) -> None:
-        """ "X containing Y", "X filled with Y", "X full of Y": Y is X's contents."""
-        for k in range(1, len(tokens) - 1):
-            w = tokens[k].lower
-            v = lx.verb(w)
-            contains = v is not None and v.lemma in _CONTENTS and w.endswith(("ing", "ed"))
-            full = w == "full" and tokens[k + 1].lower == "of"
-            if not (contains or full):
-                continue
-            j = k + 1
-            if j < len(tokens) and tokens[j].lower in ("with", "of"):
-                j += 1
-            if j >= len(tokens):
-                continue
-            start = k - 1
-            while start > 0 and tokens[start].lower not in lx.DETERMINERS:
-                start -= 1
-            owner = self.r.mention(tokens[start:k])
-            if owner is None or owner.character:
-                continue
-            contents = phrase(tokens[j:])
-            if contents:
-                frame.states.append(StateReading(owner, "contents", value_of(contents)))

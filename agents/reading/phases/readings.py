@@ -1,0 +1,39 @@
+"""The records the phases pass on: a :class:`Frame` per clause, with the
+:class:`StateReading` s it says are so (:mod:`.frames` makes them, :mod:`.events` turns
+them into story actions)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from fabula.agents.reading.phases.mentions import Mention
+
+FrameKind = Literal["perceive", "believe", "goal", "occupied", "event"]
+
+
+@dataclass(frozen=True)
+class StateReading:
+    """``subject``'s ``attribute`` is ``value`` (see :mod:`.values`); ``act``: the clause's
+    doer did it to the subject ("knocked over the jar"), not a state said or undergone."""
+
+    subject: Mention
+    attribute: str
+    value: str
+    negated: bool = False
+    act: bool = False
+
+
+@dataclass
+class Frame:
+    kind: FrameKind
+    sentence: int  # its sentence's index in the turn
+    start: int
+    end: int
+    holder: Mention | None = None  # the character perceiving, believing, intending
+    doer: Mention | None = None
+    negated: bool = False
+    subordinate: bool = False
+    states: list[StateReading] = field(default_factory=list)
+    roots: frozenset[str] = frozenset()
+    doubt: str | None = None  # a pronoun of its clause that may name another character
