@@ -52,6 +52,7 @@ from fabula.agents.reading.phases.appearance import (
 from fabula.agents.reading.phases.clauses import PARTICLES as _PARTICLES
 from fabula.agents.reading.phases.clauses import has_object, past_modifiers, split_clauses
 from fabula.agents.reading.phases.clauses import particle as _particle
+from fabula.agents.reading.phases.doers import doer_of
 from fabula.agents.reading.phases.mentions import Mention, Resolver, phrase
 from fabula.agents.reading.phases.readings import Frame, StateReading
 from fabula.agents.reading.phases.tokens import Sentence, Token
@@ -398,7 +399,8 @@ class ClauseReader:
         frame of its own after the perception, which names it (:mod:`.events`); never the
         latest event read. False where ``tokens`` tell no act on a thing."""
         subject = self.r.mention(tokens)
-        if subject is None:
+        # a thing is no doer: "sees the cans knocked over" is how they are, not their act
+        if subject is None or doer_of(subject, frame.start, self.r.entities) is None:
             return False
         inner = Frame("event", frame.sentence, frame.start, frame.end)
         self._verb_phrase(inner, subject, past_modifiers(tokens[len(subject.tokens) :]))
