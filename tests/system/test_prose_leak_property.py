@@ -17,7 +17,7 @@ through the real path: the offline memory-builder (the prose reader,
 into real Redis.
 
 The oracle knows who saw each deed: a move is seen by everyone in the kitchen but those the
-sentence says did not see it; a telling aloud is heard by everyone in the teller's place, a
+sentence says did not see it, and its doer sees where the thing was; a telling aloud is heard by everyone in the teller's place, a
 whisper by the two. From it, each character may know a (thing, container) pair it saw put
 together, was told, or believed from the start. For every character, at the end and as of
 an earlier turn, none of
@@ -101,6 +101,7 @@ class Story:
     unseen: dict[str, set[str]] = field(default_factory=lambda: {p: set() for p in PEOPLE})
     seen: dict[str, set[str]] = field(default_factory=lambda: {p: set() for p in PEOPLE})
     known: list[dict[str, set[tuple[str, str]]]] = field(default_factory=list)
+    at: dict[str, str] = field(default_factory=lambda: dict(START_IN))  # where things are
 
     def hidden_from(self, name: str) -> set[str]:
         """The sentences of deeds ``name`` did not witness (nor the same deed, told alike)."""
@@ -228,6 +229,10 @@ def draw_deed(
             sentence = f"{other} did not notice when {doer} stashed the {thing} in the {box}."
         else:
             sentence = f"{other} watched as {doer} put the {thing} in the {box}."
+    # the doer sees where it takes the thing from ("Ben saw that the scarf is in the
+    # basket" before he hid it in the box), though it did not see it put there
+    known[doer].add((thing, story.at[thing]))
+    story.at[thing] = box
     for p in PEOPLE:
         if p in here and p not in blind:
             known[p].add((thing, box))

@@ -124,12 +124,11 @@ def _unseen(
         for name in (c, entities[c].name if c in entities else c)
     }
     seen = {n.lower() for n in action.seen_by}
-    unseen = [n for n in sorted(names) if n.lower() not in seen and n in entities]
+    had = {n.lower() for n in action.unseen_by}  # "Ann" from the phases is "ann" here
+    unseen = [n for n in sorted(names) if n.lower() not in seen | had and n in entities]
     if not unseen:
         return action
-    return action.model_copy(
-        update={"unseen_by": tuple(dict.fromkeys((*action.unseen_by, *unseen)))}
-    )
+    return action.model_copy(update={"unseen_by": (*action.unseen_by, *unseen)})
 
 
 def _undirected(action: StoryAction, changed: set[str]) -> bool:

@@ -47,9 +47,16 @@ def _finite(word: str) -> bool:
 
 def split_clauses(segment: Sequence[Token]) -> list[tuple[Token, ...]]:
     """A segment cut before "and"/"but" + a verb: a second clause of the same subject
-    ("rubbed his eyes and sighed"), never the first one's value."""
+    ("rubbed his eyes and sighed"), never the first one's value; and before "while" +
+    a subject ("… while Ann is away"), a clause of its own."""
     out: list[list[Token]] = [[]]
     for k, t in enumerate(segment):
+        nxt_word = segment[k + 1] if k + 1 < len(segment) else None
+        subject = nxt_word is not None and (nxt_word.capital or nxt_word.lower in _SUBJECTS)
+        if t.lower == "while" and out[-1] and subject:
+            # "… while Ann is away": a clause of its own subject, after the main one
+            out.append([t])
+            continue
         if t.lower not in ("and", "but"):
             out[-1].append(t)
             continue

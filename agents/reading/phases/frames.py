@@ -54,16 +54,21 @@ from fabula.agents.reading.phases.clauses import has_object, past_modifiers, spl
 from fabula.agents.reading.phases.clauses import particle as _particle
 from fabula.agents.reading.phases.doers import doer_of
 from fabula.agents.reading.phases.mentions import Mention, Resolver, phrase
+from fabula.agents.reading.phases.predicates import (
+    POSSESSIVES,
+    PUTTING,
+    Predicates,
+    past,
+    unparticled,
+)
 from fabula.agents.reading.phases.readings import Frame, StateReading
 from fabula.agents.reading.phases.tokens import Sentence, Token
-from fabula.agents.reading.phases.values import attributive, complement_at, content_roots, value_of
+from fabula.agents.reading.phases.values import attributive, content_roots, value_of
 
 # a verb's classes that change what they are done to, or what undergoes them
 CHANGING = frozenset(["change", "contact", "consumption", "creation", "weather", "body"])
 # adjectives of perceiving (WordNet files them under adj.all, with no verb to derive)
 AWARE = {"aware": True, "unaware": False, "oblivious": False}
-# verbs of putting a thing somewhere: "placed the cake in the refrigerator"
-_PUTTING = frozenset(["put", "place", "set", "lay", "store", "stash", "tuck", "hide", "move"])
 # verbs of perception that link a thing to how it strikes the senses ("it sounds in tune",
 # "the milk smells sour"); said of a character they are its perceiving ("Tam smells smoke")
 _LINKING = frozenset(["sound", "sounds", "sounded", "smell", "smells", "smelled"])
@@ -72,15 +77,6 @@ _LINKING |= frozenset(["taste", "tastes", "tasted", "feel", "feels", "felt"])
 _TOUCH = frozenset(["contact", "body"])
 # adverbs of time and degree between an auxiliary and its verb ("had just filled")
 _ADVERBS = frozenset(["still", "also", "just", "already", "recently", "since", "again"])
-_POSSESSIVES = frozenset(["his", "her", "their", "my", "our", "your"])
-
-
-def _unparticled(tail: Sequence[Token]) -> Sequence[Token]:
-    """``tail`` past the verb's particles ("over the basket" → "the basket")."""
-    j = 0
-    while j < len(tail) and tail[j].lower in _PARTICLES:
-        j += 1
-    return tail[j:]
 
 
 def _negation(w: str) -> bool:
@@ -92,10 +88,10 @@ def _own(target: Mention, doer: Mention | None) -> bool:
     doer and a phrase with a possessive ("his tired eyes")."""
     if doer is None or not doer.character or target.entity is not None:
         return False
-    return target.tokens[0].lower in _POSSESSIVES
+    return target.tokens[0].lower in POSSESSIVES
 
 
-class ClauseReader:
+class ClauseReader(Predicates):
     """Reads the clauses of one turn, in order, into frames."""
 
     def __init__(self, resolver: Resolver) -> None:
@@ -243,7 +239,7 @@ class ClauseReader:
             copula
             and subject is not None
             and not doing
-            and (verb is None or head.endswith("ed") or lx.is_adjective(head))
+            and (verb is None or head.endswith("ed") or lx.is_adjective(head) or past(verb, head))
         ):
             self._predicate(frame, subject, after, rest[degree:k] if degree is not None else ())
             return
@@ -260,7 +256,7 @@ class ClauseReader:
             return
         # a verb of motion that also changes its object ("tipped over the basket") is read
         # as a change where it has one
-        upset = CHANGING.intersection(verb.classes[:2]) and has_object(_unparticled(tail))
+        upset = CHANGING.intersection(verb.classes[:2]) and has_object(unparticled(tail))
         if "motion" in verb.classes[:1] and subject is not None and not upset:
             # "the boulder slid", "the fish move away": where a thing the story tracks went
             # is its state, and so is a thing coming or going ("a fog rolls in": a particle
@@ -273,7 +269,13 @@ class ClauseReader:
                 moved = lx.participle(verb.lemma) + (f" {tail[0].lower}" if particle else "")
                 frame.states.append(StateReading(subject, "condition", moved, negated))
             return
+        if verb.lemma in lx.SUBSTITUTING:
+            before = [*self.frames, *([self._last] if self._last else [])]
+            if self._substituted(frame, verb.lemma, tail, before):
+                return
         changing = CHANGING.intersection(verb.classes[:2])
+        if verb.lemma in lx.TAKING:
+            changing = frozenset(["possession"])  # "a thief stole the key": the key is stolen
         if not changing:
             return
         j = 0
@@ -290,7 +292,7 @@ class ClauseReader:
         if target is not None and not target.character:
             self.r.note(target, subject=False)
             after_target = tail[j + len(target.tokens) :]
-            if verb.lemma in _PUTTING and self._put(frame, target, after_target):
+            if verb.lemma in PUTTING and self._put(frame, target, after_target):
                 return
             if verb.lemma in CONTENTS and after_target and after_target[0].lower == "with":
                 filling = value_of(phrase(after_target[1:]))
@@ -428,60 +430,3 @@ class ClauseReader:
         self._verb_phrase(inner, subject, after)
         inner.states.extend(contained(self.r, tokens))
         frame.states.extend(inner.states)
-
-    def _predicate(
-        self,
-        frame: Frame,
-        subject: Mention,
-        after: Sequence[Token],
-        degree: Sequence[Token] = (),
-    ) -> None:
-        """What a copula says of ``subject``: where it is, or its condition (with the
-        adverbs of ``degree`` before it: "perfectly in tune")."""
-        head = after[0].lower
-        if head in lx.PLACE_PREPOSITIONS and len(after) > 1:
-            # a place phrase has a determiner or names an entity ("in the pantry"); "in
-            # full bloom", "in good condition" are conditions
-            place = self.r.mention(after[1:])
-            named = place is not None and place.entity is not None
-            if place is not None and (after[1].lower in lx.DETERMINERS or named):
-                frame.states.append(StateReading(subject, "location", place.name, frame.negated))
-                return
-        value = value_of([*degree, *after])
-        if value:
-            frame.states.append(StateReading(subject, "condition", value, frame.negated))
-
-    def _put(self, frame: Frame, target: Mention, after: Sequence[Token]) -> bool:
-        """ "placed the cake in the refrigerator": where the thing put now is (not "tucked it
-        under her arm": what one holds is the prose reader's, with its holder)."""
-        if len(after) < 3 or after[0].lower not in lx.PLACE_PREPOSITIONS:
-            return False
-        if after[1].lower not in lx.DETERMINERS or after[1].lower in _POSSESSIVES:
-            return False
-        # the place's phrase ends at the next determiner: "in the refrigerator an hour ago"
-        end = len(after)  # ("in the center of the table": "of" joins the next phrase)
-        for j in range(len(after) - 1, 1, -1):
-            end = j if after[j].lower in lx.DETERMINERS and after[j - 1].lower != "of" else end
-        place = self.r.mention(after[1:end])
-        if place is None or place.character:
-            return False
-        self.r.note(place, subject=False)
-        frame.states.append(StateReading(target, "location", place.name, act=True))
-        return True
-
-    def _result(self, frame: Frame, tail: Sequence[Token], target: Mention | None = None) -> None:
-        """ "causing it to wilt", "leaving the hive empty", "making them soft", "leaving the
-        cookies half-baked" (where the object's phrase ran on into its state)."""
-        if not tail or tail[0].lower in lx.PREPOSITIONS:
-            return
-        who = self.r.mention(tail)
-        who = self.r.mention(who.tokens[: complement_at(who.tokens)]) if who else None
-        if who is None or who.character:
-            return
-        self.r.note(who, subject=False)
-        rest = list(tail[len(who.tokens) :])
-        while rest and rest[0].lower in ("to", "be", "become", "get", "turn"):
-            rest.pop(0)
-        value = value_of(rest, verbal=True)
-        if value:
-            frame.states.append(StateReading(who, "condition", value, act=True))

@@ -44,6 +44,11 @@ SUBORDINATORS = _words(
 CONJUNCTIONS = frozenset(["and", "but", "or", "so", "yet", "then"])
 # a verb of causing whose object takes the result: "causing it to wilt", "leaving it empty"
 RESULTATIVE = frozenset(["cause", "make", "leave", "render", "turn", "get", "keep"])
+# a verb that puts one thing where another was: "swapped the oat milk for almond milk"
+# ("substitute" names the newcomer first: "substituted almond milk for the oat milk")
+SUBSTITUTING = frozenset(["swap", "switch", "exchange", "replace", "substitute", "trade"])
+# a verb of possession that takes a thing from whoever had it ("a thief stole the key")
+TAKING = frozenset(["steal", "snatch", "pilfer", "pocket", "swipe", "nab"])
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,148 @@
+"""Phase 4, a part: what a clause says of a thing — where it is or its condition after a
+copula ("is in the pantry", "was torn by Ahmed": the doer of a passive), where a thing
+put now is ("placed the cake in the refrigerator"), and the state a verb of causing
+leaves it in ("causing it to wilt"); what a swap leaves where ("swapped the oat milk
+for almond milk": the pitcher that held oat milk holds almond milk).
+:class:`~.frames.ClauseReader` reads clauses with these; they read only the resolver
+(``r``) and write the frame they are given."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from fabula.agents.reading.phases import lexicon as lx
+from fabula.agents.reading.phases.clauses import PARTICLES
+from fabula.agents.reading.phases.doers import doer_of
+from fabula.agents.reading.phases.mentions import Mention, Resolver, phrase
+from fabula.agents.reading.phases.readings import Frame, StateReading
+from fabula.agents.reading.phases.tokens import Token
+from fabula.agents.reading.phases.values import complement_at, value_of
+
+# verbs of putting a thing somewhere: "placed the cake in the refrigerator"
+PUTTING = frozenset(["put", "place", "set", "lay", "store", "stash", "tuck", "hide", "move"])
+POSSESSIVES = frozenset(["his", "her", "their", "my", "our", "your"])
+
+
+def past(verb: lx.Verb, word: str) -> bool:
+    """Whether ``word`` is ``verb``'s past participle ("stolen", "torn")."""
+    return lx.participle(verb.lemma) == word
+
+
+def unparticled(tail: Sequence[Token]) -> Sequence[Token]:
+    """``tail`` past the verb's particles ("over the basket" → "the basket")."""
+    j = 0
+    while j < len(tail) and tail[j].lower in PARTICLES:
+        j += 1
+    return tail[j:]
+
+
+class Predicates:
+    """The thing side of a clause reader."""
+
+    r: Resolver
+
+    def _predicate(
+        self,
+        frame: Frame,
+        subject: Mention,
+        after: Sequence[Token],
+        degree: Sequence[Token] = (),
+    ) -> None:
+        """What a copula says of ``subject``: where it is, or its condition (with the
+        adverbs of ``degree`` before it: "perfectly in tune")."""
+        head = after[0].lower
+        if head in lx.PLACE_PREPOSITIONS and len(after) > 1:
+            # a place phrase has a determiner or names an entity ("in the pantry"); "in
+            # full bloom", "in good condition" are conditions
+            place = self.r.mention(after[1:])
+            named = place is not None and place.entity is not None
+            if place is not None and (after[1].lower in lx.DETERMINERS or named):
+                frame.states.append(StateReading(subject, "location", place.name, frame.negated))
+                return
+        value = value_of([*degree, *after])
+        doer = self._agent(after)
+        if doer is not None:
+            frame.doer = doer  # "was knocked over by a stray cat": the cat's act
+        if value:
+            frame.states.append(
+                StateReading(subject, "condition", value, frame.negated, act=doer is not None)
+            )
+
+    def _agent(self, after: Sequence[Token]) -> Mention | None:
+        """The doer of a passive ("torn by her colleague Ahmed", "knocked over by the
+        wind"): "by" right after the participle (and its particles), then a doer."""
+        verb = lx.verb(after[0].lower)
+        if verb is None or not (after[0].lower.endswith("ed") or past(verb, after[0].lower)):
+            return None
+        k = 1 + len(after[1:]) - len(unparticled(after[1:]))
+        if k >= len(after) - 1 or after[k].lower != "by":
+            return None
+        who = self.r.mention(after[k + 1 :])
+        return (
+            who if who is not None and doer_of(who, who.tokens[0].start, self.r.entities) else None
+        )
+
+    def _put(self, frame: Frame, target: Mention, after: Sequence[Token]) -> bool:
+        """ "placed the cake in the refrigerator": where the thing put now is (not "tucked it
+        under her arm": what one holds is the prose reader's, with its holder)."""
+        if len(after) < 3 or after[0].lower not in lx.PLACE_PREPOSITIONS:
+            return False
+        if after[1].lower not in lx.DETERMINERS or after[1].lower in POSSESSIVES:
+            return False
+        # the place's phrase ends at the next determiner: "in the refrigerator an hour ago"
+        end = len(after)  # ("in the center of the table": "of" joins the next phrase)
+        for j in range(len(after) - 1, 1, -1):
+            end = j if after[j].lower in lx.DETERMINERS and after[j - 1].lower != "of" else end
+        place = self.r.mention(after[1:end])
+        if place is None or place.character:
+            return False
+        self.r.note(place, subject=False)
+        frame.states.append(StateReading(target, "location", place.name, act=True))
+        return True
+
+    def _result(self, frame: Frame, tail: Sequence[Token], target: Mention | None = None) -> None:
+        """ "causing it to wilt", "leaving the hive empty", "making them soft", "leaving the
+        cookies half-baked" (where the object's phrase ran on into its state)."""
+        if not tail or tail[0].lower in lx.PREPOSITIONS:
+            return
+        who = self.r.mention(tail)
+        who = self.r.mention(who.tokens[: complement_at(who.tokens)]) if who else None
+        if who is None or who.character:
+            return
+        self.r.note(who, subject=False)
+        rest = list(tail[len(who.tokens) :])
+        while rest and rest[0].lower in ("to", "be", "become", "get", "turn"):
+            rest.pop(0)
+        value = value_of(rest, verbal=True)
+        if value:
+            frame.states.append(StateReading(who, "condition", value, act=True))
+
+    def _substituted(
+        self, frame: Frame, lemma: str, tail: Sequence[Token], before: Sequence[Frame]
+    ) -> bool:
+        """ "swapped the oat milk for almond milk", "replaced the scarf with a blue one",
+        "substituted almond milk for the oat milk": the slot an earlier state of the turn
+        (``before``) gave the one thing as its value now has the other ("the pitcher
+        contains oat milk" → almond milk); a thing the story tracks, replaced, is
+        ``replaced``. False where the clause names no two things."""
+        rest = list(unparticled(tail))
+        at = next((k for k, t in enumerate(rest) if t.lower in ("for", "with")), None)
+        if at is None or at == 0 or at == len(rest) - 1:
+            return False
+        gone, new = rest[:at], rest[at + 1 :]
+        if lemma == "substitute":
+            gone, new = new, gone
+        old_value, new_value = value_of(phrase(gone) or gone), value_of(phrase(new) or new)
+        if not old_value or not new_value:
+            return False
+        said = self.r.mention(gone)
+        old_names = {old_value, said.name} if said is not None else {old_value}
+        for earlier in reversed(before):
+            slot = next((s for s in earlier.states if s.value in old_names), None)
+            if slot is not None:
+                frame.states.append(StateReading(slot.subject, slot.attribute, new_value, act=True))
+                return True
+        if said is not None and said.tracked and not said.character:
+            self.r.note(said, subject=False)
+            frame.states.append(StateReading(said, "condition", lx.participle(lemma), act=True))
+        return bool(frame.states)
