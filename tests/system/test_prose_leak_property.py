@@ -18,9 +18,9 @@ into real Redis.
 
 The oracle knows who saw each deed: a move is seen by everyone in the kitchen but those the
 sentence says did not see it, and its doer sees where the thing was; a telling aloud is
-heard by everyone in the teller's place, a whisper by the two. From it, each character may know a (thing, container) pair it saw put
-together, was told, or believed from the start. For every character, at the end and as of
-an earlier turn, none of
+heard by everyone in the teller's place, a whisper by the two. From it, each character may
+know a (thing, container) pair it saw put together, was told, or believed from the start.
+For every character, at the end and as of an earlier turn, none of
 
 * its recall (``fabula recall … --as C``: its context, its voice, its lore),
 * its chat (the answer and every record it rests on),

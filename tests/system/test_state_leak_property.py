@@ -6,10 +6,11 @@ Hypothesis writes stories of the kitchen of :mod:`tests.system.test_prose_leak_p
 state — "Ann locked the box.", "Cal tore the scarf." — seen by everyone in the kitchen, or
 not seen by one of them ("Unbeknownst to Ben, …", "Ben did not notice when …", "… while
 Ben slept.", "Behind Ben's back, …", or the same thing in the sentence before: "Ben was
-asleep."), or watched ("Ben watched as …"), among people leaving for the garden and coming
-back. A change may be done by a doer the pack does not declare: "a stray cat", "the wind",
-"her colleague Ahmed". Each turn is committed through the real path (the offline
-memory-builder, the tracker, the store) into real Redis.
+asleep.", "… while Ben was busy."), or watched ("Ben watched as …", "Ben saw Ann lock the
+box."), or told in the passive ("The scarf was torn by a stray cat."), among people
+leaving for the garden and coming back. A change may be done by a doer the pack does not
+declare: "a stray cat", "the wind", "her colleague Ahmed". Each turn is committed through
+the real path (the offline memory-builder, the tracker, the store) into real Redis.
 
 The oracle knows who perceived each change. For every character, at the end: no belief in
 its own mind (B[c], read as its agent reads it) says a thing's condition is one it did not
@@ -49,6 +50,10 @@ CHANGES = {
     "scarf": (("tore", "torn"), ("folded", "folded")),
     "key": (("broke", "broken"), ("bent", "bent")),
 }
+# each change's verb as "saw Ann ___ the box" says it
+BARE = {"locked": "lock", "opened": "open", "closed": "close", "emptied": "empty"}
+BARE |= {"tipped over": "tip over", "tore": "tear", "folded": "fold", "broke": "break"}
+BARE |= {"bent": "bend"}
 
 
 # doers the pack does not declare (issue 43, item 3): a character met in the text (a
@@ -81,7 +86,7 @@ def act_of(sentence: str) -> str:
     """The act a sentence tells, without who did not see it ("Unbeknownst to Ann, Ben tore
     the scarf." → "ben tore the scarf")."""
     act = re.sub(r"^(unbeknownst to \w+, |behind \w+'s back, )", "", sentence.lower())
-    act = re.sub(r" while \w+ slept\.$", ".", act)
+    act = re.sub(r" while \w+ (slept|was busy)\.$", ".", act)
     return act.rstrip(".")
 
 
@@ -92,17 +97,24 @@ def change(draw: st.DrawFn, where: dict[str, str], story: StateStory) -> list[st
     thing = draw(st.sampled_from(sorted(CHANGES)))
     verb, value = draw(st.sampled_from(CHANGES[thing]))
     others = [p for p in here if p != doer]
-    how = draw(st.sampled_from(["plain", *(["blind"] * 4 + ["watched"] if others else [])]))
+    how = draw(
+        st.sampled_from(["plain", "passive", *(["blind"] * 5 + ["watched"] if others else [])])
+    )
     act = f"{doer} {verb} the {thing}"
     first = act[:1].upper() + act[1:]  # the act said first in its sentence
     blind: set[str] = set()
     sentences = [first + "."]
-    if how == "watched":
-        sentences = [f"{draw(st.sampled_from(others))} watched as {act}."]
+    if how == "passive":
+        sentences = [f"The {thing} was {value} by {doer}."]
+    elif how == "watched":
+        watcher = draw(st.sampled_from(others))
+        sentences = [f"{watcher} watched as {act}."]
+        if doer in PEOPLE and draw(st.booleans()):
+            sentences = [f"{watcher} saw {doer} {BARE[verb]} the {thing}."]
     elif how == "blind":
         other = draw(st.sampled_from(others))
         blind = {other}
-        form = draw(st.integers(0, 4))
+        form = draw(st.integers(0, 5))
         if form == 0:
             sentences = [f"Unbeknownst to {other}, {act}."]
         elif form == 1:
@@ -111,8 +123,10 @@ def change(draw: st.DrawFn, where: dict[str, str], story: StateStory) -> list[st
             sentences = [f"{first} while {other} slept."]
         elif form == 3:
             sentences = [f"Behind {other}'s back, {act}."]
-        else:
+        elif form == 4:
             sentences = [f"{other} was asleep.", f"{first}."]
+        else:
+            sentences = [f"{first} while {other} was busy."]
     for p in PEOPLE:
         if p in here and p not in blind:
             story.seen[p].add((thing, value))
