@@ -160,7 +160,7 @@ class ClauseReader(Predicates):
             after_subject = rest[len(subject.tokens) :]
             self._verb_phrase(frame, subject, past_modifiers(after_subject))
         self._caught(frame, past_modifiers(after_subject))
-        frame.roots = content_roots(tokens, frame.holder)
+        frame.roots |= content_roots(tokens, frame.holder)
         frame.states.extend(contained(self.r, rest))
         self._object = first_object(self.r, after_subject)
         self.r.note_named(after_subject)
@@ -351,6 +351,11 @@ class ClauseReader(Predicates):
                 return True
             if clause:
                 self._embedded(frame, rest)
+            elif rest and rest[0].lower in lx.PRONOUNS:
+                # "did not see it": the event of the thing "it" names (its roots)
+                seen = self.r.mention(rest[:1])
+                if seen is not None and not seen.character:
+                    frame.roots = frozenset(lx.root(w) for w in seen.name.split())
             else:
                 self._seen_as(frame, rest)
             return True
