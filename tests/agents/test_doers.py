@@ -97,3 +97,78 @@ def test_a_state_said_of_what_a_doer_met_is_not_its_act() -> None:
     [state] = states("A goat finds a jug that looks cracked.")
     assert state.clause is not None and state.clause.value == "cracked"
     assert state.actors == ()
+
+
+KITCHEN = {
+    **{n.lower(): Entity(id=n.lower(), kind="character", name=n) for n in ("Ann", "Ben")},
+    **{n: Entity(id=n, kind="object", name=n) for n in ("scarf", "basket", "key", "pitcher")},
+}
+
+
+@pytest.mark.parametrize(
+    ("text", "doer", "force", "value"),
+    [
+        ("The scarf was torn by her colleague Ahmed.", "Ahmed", False, "torn"),
+        ("The basket was knocked over by the wind.", "wind", True, "knocked over"),
+        ("The basket was emptied by a stray cat.", "stray cat", False, "emptied"),
+        ("The key was stolen.", None, False, "stolen"),  # no "by": no doer
+        ("The key was hidden by noon.", None, False, "hidden"),  # "noon" is no doer
+    ],
+)
+def test_a_passive_names_its_doer_after_by(
+    text: str, doer: str | None, force: bool, value: str
+) -> None:
+    [state] = states(text, KITCHEN)
+    assert state.clause is not None and state.clause.value == value
+    assert state.actors == ((doer,) if doer else ())
+    assert state.by_force == force
+
+
+def test_a_passive_by_a_declared_character_is_its_act_and_seen_by_it() -> None:
+    [state] = states("Ben was asleep. The key was hidden by Ann.", KITCHEN)
+    assert state.actors == ("Ann",) and "Ann" in state.seen_by
+    assert [n.lower() for n in state.unseen_by] == ["ben"]
+
+
+def test_a_swap_gives_the_slot_that_held_the_one_thing_the_other() -> None:
+    """The pitcher held oat milk; a swap by a doer nobody declared leaves almond milk in
+    it, in either order of words ("substituted" names the newcomer first)."""
+    for swap in (
+        "Her coworker swapped the oat milk for almond milk.",
+        "Her coworker substituted almond milk for the oat milk.",
+        "Her coworker replaced the oat milk with almond milk.",
+    ):
+        got = states(f"The pitcher contains oat milk. {swap}", KITCHEN)
+        [(subject, attribute, value, actors)] = [
+            (a.clause.subject, a.clause.attribute, a.clause.value, a.actors)
+            for a in got[1:]
+            if a.clause is not None
+        ]
+        assert (subject, attribute, value) == ("pitcher", "contents", "almond milk"), swap
+        assert actors == ("coworker",), swap
+    # a thing the story tracks, replaced, with nothing before that held it
+    [replaced] = states("A stranger replaced the scarf with a blue one.", KITCHEN)
+    assert replaced.clause is not None and replaced.clause.value == "replaced"
+
+
+def test_a_theft_by_a_doer_nobody_declared_leaves_the_thing_stolen() -> None:
+    [state] = states("Ann is in the kitchen. A thief stole the key.", KITCHEN)
+    assert state.clause is not None and (state.clause.subject, state.clause.value) == (
+        "key",
+        "stolen",
+    )
+    assert state.actors == ("thief",) and "Ann" not in state.actors
+
+
+def test_a_while_clause_after_the_act_keeps_it_from_the_one_occupied() -> None:
+    [state] = states("A stray cat tipped over the basket while Ben was busy.", KITCHEN)
+    assert [n.lower() for n in state.unseen_by] == ["ben"]
+    [own] = states("Ann tore the scarf while humming.", KITCHEN)  # no subject: one clause
+    assert own.unseen_by == () and own.actors == ("Ann",)
+
+
+@pytest.mark.parametrize(("saw", "seen"), [("did not see it", False), ("saw it", True)])
+def test_a_perception_of_it_names_the_event_of_the_thing_it_is(saw: str, seen: bool) -> None:
+    [state] = states(f"Ann emptied the basket. Ben {saw}.", KITCHEN)
+    assert ("Ben" in state.seen_by) == seen
+    assert ("Ben" in state.unseen_by) == (not seen)
