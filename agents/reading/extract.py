@@ -13,7 +13,7 @@ the O is <value>`` or ``A's secret is that <proposition>`` (a secret: see
     A entered the P.   A and B entered the P.   A, B and C entered the P.
     A exited the P.    A left the P.            A went out of the P.
     A went to the P.                            (leaves where A was, enters P)
-    A is in the P.     A and B are in the P.
+    A is in the P.     A and B are in the P.   (or "was", "were")
     A made no movements and stayed in the P for 1 minute.
     A moved the O to the C.   A put the O in the C.
     A picked up the O.   A took the O.   A gave the O to B.   A dropped the O.
@@ -111,7 +111,7 @@ def _forms(cast: tuple[str, ...] = ()) -> list[tuple[ActionKind, re.Pattern[str]
         ("enter", _rx(rf"(?P<names>{names}) entered the (?P<place>{_NP})")),
         ("exit", _rx(rf"(?P<name>{name}) (?:exited|left|went out of) the (?P<place>{_NP})")),
         ("go", _rx(rf"(?P<name>{name}) went to the (?P<place>{_NP})")),
-        ("locate", _rx(rf"(?P<names>{names}) (?:is|are) in the (?P<place>{_NP})")),
+        ("locate", _rx(rf"(?P<names>{names}) (?:is|are|was|were) in the (?P<place>{_NP})")),
         (
             "stay",
             _rx(rf"(?P<name>{name}) made no movements? and stayed in the (?P<place>{_NP}) for .+"),
