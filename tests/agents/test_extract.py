@@ -38,6 +38,9 @@ class TestSentenceForms:
             ("Ella left the garage.", "exit", {"place": "garage"}),
             ("Wren went to the kitchen.", "go", {"actors": ("Wren",), "place": "kitchen"}),
             ("Leo is in the study.", "locate", {"actors": ("Leo",), "place": "study"}),
+            # a story told in the past says where its cast was the same way
+            ("Leo was in the study.", "locate", {"actors": ("Leo",), "place": "study"}),
+            ("Noa and Mia were in the attic.", "locate", {"actors": ("Noa", "Mia")}),
             (
                 "Isla made no movements and stayed in the sunroom for 1 minute.",
                 "stay",
