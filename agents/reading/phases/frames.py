@@ -248,6 +248,12 @@ class ClauseReader(Predicates):
                 frame.states.append(StateReading(subject, "condition", "have " + value_of(after)))
             return
         tail = after[1:]
+        gerund = lx.verb(tail[0].lower) if tail and tail[0].lower.endswith("ing") else None
+        if verb.lemma in lx.ASPECTUAL and gerund is not None and subject is not None:
+            if not subject.character:  # "the oven stopped heating": not heating
+                on = lx.ASPECTUAL[verb.lemma] != negated
+                frame.states.append(StateReading(subject, "condition", tail[0].lower, not on))
+            return
         if verb.lemma in lx.RESULTATIVE:
             self._result(frame, tail)
             return
@@ -292,7 +298,9 @@ class ClauseReader(Predicates):
         if target is not None and not target.character:
             self.r.note(target, subject=False)
             after_target = tail[j + len(target.tokens) :]
-            if verb.lemma in PUTTING and self._put(frame, target, after_target):
+            # put somewhere, or sent into or onto a thing ("blew the hat into the river")
+            sent = bool(after_target) and after_target[0].lower in ("into", "onto")
+            if (verb.lemma in PUTTING or sent) and self._put(frame, target, after_target):
                 return
             if verb.lemma in CONTENTS and after_target and after_target[0].lower == "with":
                 filling = value_of(phrase(after_target[1:]))
@@ -347,7 +355,8 @@ class ClauseReader(Predicates):
         seeing = perceptual and not clause and verb.classes[0] != "change"
         if verb.classes[0] == "perception" or seeing:
             frame.kind = "perceive"
-            if clause and nxt != "that" and self._witnessed(frame, rest):
+            # an act seen as it is done: "watched as Bo emptied it", "saw Bo swapping it"
+            if nxt != "that" and self._witnessed(frame, rest):
                 return True
             if clause:
                 self._embedded(frame, rest)
@@ -420,9 +429,15 @@ class ClauseReader(Predicates):
         return True
 
     def _embedded(self, frame: Frame, tokens: Sequence[Token]) -> None:
-        """A that-clause's states, read into ``frame`` (its kind is kept)."""
+        """A that-clause's states, read into ``frame`` (its kind is kept); of a character,
+        only what a copula says of it ("believes that Juliet is dead", "is asleep")."""
         subject = self.r.mention(tokens)
-        if subject is None or subject.character:
+        if subject is None:
+            return
+        if subject.character:
+            after = tokens[len(subject.tokens) :]
+            if len(after) > 1 and after[0].lower in lx.COPULAS and not _negation(after[1].lower):
+                self._predicate(frame, subject, after[1:])
             return
         self.r.note(subject, subject=False)
         after = past_modifiers(tokens[len(subject.tokens) :])

@@ -44,11 +44,16 @@ SUBORDINATORS = _words(
 CONJUNCTIONS = frozenset(["and", "but", "or", "so", "yet", "then"])
 # a verb of causing whose object takes the result: "causing it to wilt", "leaving it empty"
 RESULTATIVE = frozenset(["cause", "make", "leave", "render", "turn", "get", "keep"])
+# a verb of aspect before a gerund, and whether the doing goes on after it ("the oven
+# stopped heating": not heating; "the tap started dripping": dripping)
+ASPECTUAL = {"stop": False, "cease": False, "quit": False, "start": True, "begin": True}
+ASPECTUAL |= {"continue": True, "keep": True, "resume": True}
 # a verb that puts one thing where another was: "swapped the oat milk for almond milk"
 # ("substitute" names the newcomer first: "substituted almond milk for the oat milk")
 SUBSTITUTING = frozenset(["swap", "switch", "exchange", "replace", "substitute", "trade"])
-# a verb of possession that takes a thing from whoever had it ("a thief stole the key")
-TAKING = frozenset(["steal", "snatch", "pilfer", "pocket", "swipe", "nab"])
+# a verb of possession by which a thing changes hands, its doer no declared character's
+# ("a thief stole the key", "sold the last loaf"): the thing is stolen, sold
+TAKING = frozenset(["steal", "snatch", "pilfer", "pocket", "swipe", "nab", "sell"])
 
 
 @dataclass(frozen=True)
