@@ -94,7 +94,7 @@ class Predicates:
         for j in range(len(after) - 1, 1, -1):
             end = j if after[j].lower in lx.DETERMINERS and after[j - 1].lower != "of" else end
         place = self.r.mention(after[1:end])
-        if place is None or place.character:
+        if place is None or place.character or place.name == target.name:
             return False
         self.r.note(place, subject=False)
         frame.states.append(StateReading(target, "location", place.name, act=True))
