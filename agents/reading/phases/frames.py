@@ -290,11 +290,11 @@ class ClauseReader(Predicates):
         target = None
         if j < len(tail) and tail[j].lower not in lx.PREPOSITIONS:
             target = self.r.mention(tail[j:])
-            before = self._object  # the object of the clause before, in this sentence
-            if tail[j].lower == "it" and before is not None and before is not subject:
+            prior = self._object  # the object of the clause before, in this sentence
+            if tail[j].lower == "it" and prior is not None and prior is not subject:
                 # "knocks over a jar of oil, spilling it into the wok": "it" as an object
                 # is the clause before's object (never the clause's own subject)
-                target = Mention((tail[j],), before.name, before.entity, False, True)
+                target = Mention((tail[j],), prior.name, prior.entity, False, True)
         filled = verb.lemma in CONTENTS and any(t.lower == "with" for t in tail)
         if target is not None and _own(target, subject) and not changing - _TOUCH and not filled:
             # a touch on the doer's own ("rubbed his eyes") changes no tracked thing: a
