@@ -3,6 +3,7 @@ sentences of our own; then through the real builder, store and views in Redis.""
 
 from __future__ import annotations
 
+import pytest
 import redis.asyncio as aredis
 
 from fabula.agents.memory_builder import OfflineMemoryBuilder
@@ -474,3 +475,68 @@ def test_a_perception_of_an_act_names_the_act_it_tells_not_the_latest_one_read()
     [seen] = [a for a in read_story("Ben saw Ann tip over the basket.", cast | things)]
     assert seen.clause is not None and seen.clause.value == "tipped over"
     assert set(seen.seen_by) == {"Ann", "Ben"}
+
+
+ISSUE_CAST = {
+    **{
+        n.lower(): Entity(id=n.lower(), kind="character", name=n)
+        for n in ("Romeo", "Juliet", "Ann")
+    },
+    **{n: Entity(id=n, kind="object", name=n) for n in ("oven", "hat", "river", "loaf", "pitcher")},
+}
+
+
+def _read(text: str) -> list[tuple[str, tuple[str, ...], str, str, str]]:
+    from fabula.agents.reading.phases import read_story
+
+    return [
+        (a.kind, a.actors, a.clause.subject, a.clause.attribute, a.clause.value)
+        for a in read_story(text, ISSUE_CAST)
+        if a.clause is not None
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "reading"),
+    [
+        # a belief about a character's condition is the believer's, not the world's
+        (
+            "Romeo believes that Juliet is dead.",
+            [("think", ("Romeo",), "Juliet", "condition", "dead")],
+        ),
+        # a verb of aspect before a gerund: the doing stopped, or goes on
+        ("The oven stopped heating.", [("state", (), "oven", "condition", "not heating")]),
+        ("The oven did not stop heating.", [("state", (), "oven", "condition", "heating")]),
+        # a thing sent into another by a force
+        (
+            "The wind blew the hat into the river.",
+            [("state", ("wind",), "hat", "location", "river")],
+        ),
+        ("Ann sold the last loaf.", [("state", ("Ann",), "loaf", "condition", "sold")]),
+        # "it" as an object is the clause before's object: the jar, not the hat
+        (
+            "A cat knocked over a jar of oil, spilling it into the hat.",
+            [
+                ("state", ("cat",), "jar of oil", "condition", "knocked over"),
+                ("state", ("cat",), "jar of oil", "location", "hat"),
+            ],
+        ),
+    ],
+)
+def test_the_issues_own_sentences_read_as_it_says(
+    text: str, reading: list[tuple[str, tuple[str, ...], str, str, str]]
+) -> None:
+    assert _read(text) == reading
+
+
+def test_an_act_seen_going_on_is_the_act_and_its_watcher_sees_it() -> None:
+    from fabula.agents.reading.phases import read_story
+
+    got = read_story(
+        "The pitcher contains oat milk. Ann sees her coworker swapping the oat milk for "
+        "almond milk.",
+        ISSUE_CAST,
+    )
+    [swap] = [a for a in got if a.clause is not None and a.clause.value == "almond milk"]
+    assert swap.actors == ("coworker",) and swap.seen_by == ("Ann",)
+    assert swap.clause is not None and swap.clause.subject == "pitcher"
