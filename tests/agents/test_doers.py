@@ -125,7 +125,8 @@ def test_a_passive_names_its_doer_after_by(
 
 
 def test_a_passive_by_a_declared_character_is_its_act_and_seen_by_it() -> None:
-    [state] = states("Ben was asleep. The key was hidden by Ann.", KITCHEN)
+    asleep, state = states("Ben was asleep. The key was hidden by Ann.", KITCHEN)
+    assert asleep.clause is not None and asleep.clause.value == "asleep"
     assert state.actors == ("Ann",) and "Ann" in state.seen_by
     assert [n.lower() for n in state.unseen_by] == ["ben"]
 

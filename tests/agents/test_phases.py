@@ -540,3 +540,26 @@ def test_an_act_seen_going_on_is_the_act_and_its_watcher_sees_it() -> None:
     [swap] = [a for a in got if a.clause is not None and a.clause.value == "almond milk"]
     assert swap.actors == ("coworker",) and swap.seen_by == ("Ann",)
     assert swap.clause is not None and swap.clause.subject == "pitcher"
+
+
+async def test_a_belief_about_a_character_is_a_false_belief_in_the_minds(
+    aredis_client: aredis.Redis,
+) -> None:
+    """The issue's own example, end to end through the commit: "Romeo believes Juliet is
+    dead" while she is asleep is Romeo's false belief, and the world's fact stays hers."""
+    from fabula.graph.service.reading import minds
+
+    store = StoryStore(aredis_client, "verona")
+    setup = DeltaBuilder(0, "")
+    setup.entity("character", "Romeo")
+    setup.entity("character", "Juliet")
+    await store.create(setup.build(), world="test", title="test")
+    path = CommitPath(memory_builder=OfflineMemoryBuilder(read_story))
+    await commit_text(path, store, 1, "Juliet is asleep. Romeo believes that Juliet is dead.")
+    assert (await project_world(store)).value("juliet", "condition") == "asleep"
+    belief = (await project_beliefs(store, "romeo")).get("juliet", "condition")
+    assert belief is not None and belief.value == "dead"
+    grid = await minds(store)
+    [row] = [r for r in grid.grid if (r.subject, r.attribute) == ("juliet", "condition")]
+    [cell] = [c for c in row.cells if c.character == "romeo"]
+    assert cell.status == "false" and cell.value == "dead"
