@@ -43,301 +43,61 @@ model, linear in the text.
 from __future__ import annotations
 
 import bisect
-import functools
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 
 from fabula.agents.reading import unseen
 from fabula.agents.reading.extract import parse_sentence
+from fabula.agents.reading.prose_parts.lexicon import _Lexicon, _singular, _terms_of, _Thing
+from fabula.agents.reading.prose_parts.marks import _believed, _distinct, _marked
+from fabula.agents.reading.prose_parts.state import _Mention, _mention, _State, _Tok, _tok, _Verb
+from fabula.agents.reading.prose_parts.words import (
+    _ABOUT,
+    _ABSENT,
+    _ACTION_NOUNS,
+    _ADVERBISH,
+    _AWAY,
+    _BASE_BEFORE,
+    _BEHIND_BACK,
+    _CLAUSE_EDGE,
+    _DEFINITE,
+    _DETERMINERS,
+    _EVENT_KINDS,
+    _EVENTISH,
+    _HOLDING,
+    _LITTLE_DID,
+    _LOCATIVE,
+    _MODALS,
+    _NEGATIONS,
+    _NOT_SEEN,
+    _NOUN_DETERMINERS,
+    _OBJECT_PRONOUNS,
+    _OBLIQUE,
+    _OPENERS,
+    _OTHER,
+    _PHRASE_DETERMINERS,
+    _POSSESSIVES,
+    _PREPOSITIONS,
+    _REFLEXIVES,
+    _SPEECH,
+    _SUBJECTS,
+    _TO,
+    _UNAWARE,
+    _UNBEKNOWNST,
+    _WATCHED,
+    _WITHOUT,
+    _WORD,
+    _feeling,
+    _gender,
+    _wordlike,
+)
 from fabula.agents.reading.verbs import PARTICLES, longest_from, longest_phrase, verb_classes
 from fabula.limits import Limits
 from fabula.memory.actions import Clause, StoryAction
-from fabula.memory.index.general import general_table
 from fabula.memory.index.terms import terms
 from fabula.memory.records import Entity, slug
 from fabula.memory.text import split_clauses, split_sentences
-
-_INTERPUNCT = re.compile(r"[·‧・•]")
-_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*|[,;:—–()]")
-_DETERMINERS = frozenset(
-    {"the", "a", "an", "his", "her", "their", "its", "my", "your", "our", "this", "that"}
-    | {"these", "those", "some", "any", "every", "each", "no", "one's", "own", "of", "to"}
-)
-# a determiner before a noun ("the place", "a somewhat devious move"), and one that opens
-# a noun phrase the reader cuts ("the box", not "to the box" or "of it")
-_NOUN_DETERMINERS = _DETERMINERS - {"to", "that", "her", "of", "no"}
-_PHRASE_DETERMINERS = _DETERMINERS - {"to", "of", "own"}
-_DEFINITE = frozenset({"the", "this", "that", "these", "those", "his", "her", "their", "its"})
-_POSSESSIVES = {"his": "he", "her": "she", "their": "they", "its": "it"}
-_SUBJECTS = {"he": "he", "she": "she", "they": "they"}
-_REFLEXIVES = {"himself": "he", "herself": "she", "themselves": "they", "themself": "they"}
-_OBJECT_PRONOUNS = {"him": "he", "her": "she", "them": "they", "it": "it"}
-_NEGATIONS = frozenset(
-    {"not", "never", "didn't", "don't", "doesn't", "wasn't", "weren't", "couldn't", "failed"}
-    | {"hadn't", "wouldn't", "without", "nor", "neither"}
-)
-_TO = frozenset(
-    {"to", "into", "towards", "toward", "onto", "in", "inside", "on", "under", "at", "atop"}
-)
-_LOCATIVE = frozenset(
-    {"in", "inside", "into", "within", "on", "onto", "atop", "under", "beneath", "at"}
-)
-_AWAY = frozenset({"out", "from"})
-# modifiers that tell one thing from another of its kind, each as good as the others
-_OTHER = frozenset(
-    {"another", "different", "other", "separate", "alternate", "alternative", "second"}
-)
-_SPEECH = frozenset({"tell", "inform", "claim", "say", "ask"})  # a sentence's speech acts
-# a name's words after one of these are not its head ("basket in the kitchen")
-_POST_MODIFIERS = frozenset({"in", "on", "at", "by", "near", "under", "inside", "beside"})
-# what a perception verb sees when it sees an event rather than a thing
-_EVENTISH = frozenset(
-    {"as", "while", "when", "how", "what", "this", "that", "it", "him", "her", "them"}
-    | {"his", "their", "everything", "the", "silently", "quietly", "closely", "intently"}
-)
-_ACTION_NOUNS = frozenset(
-    {"action", "actions", "move", "gesture", "act", "deed", "scene", "exchange", "whole"}
-    | {"transfer", "switch", "maneuver", "manoeuvre", "relocation", "behavior", "behaviour"}
-)
-_UNAWARE = re.compile(
-    r"\b(?:unaware|oblivious|ignorant|unbeknown(?:st)?|had\s+no\s+(?:idea|clue|inkling))\b",
-    re.I,
-)
-_WATCHED = re.compile(
-    r"\b(?:watch\w*|notic\w*|unnoticed|seen|saw|observ\w*|eyes?|witness\w*|gaze|spotted)\b",
-    re.I,
-)
-_ABSENT = re.compile(
-    r"\b(?:was|were)\s+(?:absent|away|not\s+there|not\s+around|nowhere|elsewhere|gone|busy|"
-    r"distracted|preoccupied|not\s+looking|occupied)\b|\bhad\s+(?:already\s+)?left\b|"
-    r"\bhad\s+(?:entirely\s+|completely\s+)?missed\s+(?:the|this|that|it|her|his|their|what|"
-    r"every|everything|all)\b(?!\s+(?:chance|opportunity|bus|train))|"
-    r"\b(?:had\s+not|hadn't|hadn’t)\s+been\s+(?:in|there|around|present)\b",
-    re.I,
-)
-# another's not seeing, as what one is unaware of ("that Bo had not seen it", "that Bo
-# had left", "that Bo was nowhere near")
-_NOT_SEEN = re.compile(
-    r"\b(?:not|never|\w+n['’]t|nobody|no\s+one)\b[^.;]{0,30}?\b(?:watch\w*|notic\w*|seen|saw|"
-    r"see|observ\w*|witness\w*|spotted|there|around|present)\b|" + _ABSENT.pattern,
-    re.I,
-)
-_LITTLE_DID = re.compile(r"\blittle\s+did\s+(\w+)\s+(?:know|realize|realise|suspect)\b", re.I)
-_BEHIND_BACK = re.compile(r"\bbehind\s+(\w+(?:'s)?)\s+back\b", re.I)
-_UNBEKNOWNST = re.compile(r"\b(?:unbeknown(?:st)?|unknown)\s+to\s+(\w+)", re.I)
-_WITHOUT = re.compile(
-    r"\bwithout\s+(\w+)\s+(?:noticing|knowing|seeing|realizing|realising|"
-    r"being\s+aware|suspecting)",
-    re.I,
-)
-
-
-@dataclass
-class _Thing:
-    id: str
-    kind: str
-    words: tuple[str, ...]
-    owner: str | None
-    container: bool
-
-
-@dataclass(slots=True)
-class _Tok:
-    text: str
-    low: str
-    start: int
-    end: int
-    possessive: bool = False
-
-
-@dataclass
-class _Mention:
-    """An entity (or entities) named at tokens ``first..last``."""
-
-    ids: tuple[str, ...]
-    kind: str  # character, object, place
-    first: int
-    last: int
-    pronoun: str | None = None
-    unsure: str | None = None
-    possessive: bool = False
-    of_object: str | None = None  # "the bottle of peas": the contents named
-
-
-@dataclass
-class _Verb:
-    at: int
-    end: int  # the last token of the phrase
-    classes: tuple[str, ...]
-    lemma: str
-    negated: bool
-    irrealis: bool = False  # under a modal or a condition: what may happen, not what did
-
-
-@dataclass
-class _State:
-    """What the reader holds across one text's sentences."""
-
-    pronoun: dict[str, dict[str, int]] = field(default_factory=dict)
-    subjects: list[tuple[str, ...]] = field(default_factory=list)
-    # the characters named or meant so far, the latest last (each once: a pronoun's
-    # candidates are a few characters, never the whole text's mentions)
-    mentioned: dict[str, None] = field(default_factory=dict)
-    last_object: str | None = None
-    inside: dict[str, str] = field(default_factory=dict)  # container -> the object it holds
-    holding: dict[str, str] = field(default_factory=dict)  # character -> what it took
-    last_objects: tuple[str, ...] = ()
-    where: dict[str, str | None] = field(default_factory=dict)
-    company: set[str] = field(default_factory=set)
-    located: set[str] = field(default_factory=set)
-    at: dict[str, str] = field(default_factory=dict)  # object -> where the reader has it
-    left: dict[str, set[str]] = field(default_factory=dict)  # object -> where acts took it from
-    out: list[StoryAction] = field(default_factory=list)
-    last_event: int | None = None  # index in ``out`` of the latest object event
-    # the object events of the latest sentence that had any ("took the key and put it in
-    # the box": one act told in two verbs), and that sentence's number
-    last_events: list[int] = field(default_factory=list)
-    sentence: int = 0
-    events_sentence: int = -1
-    pending: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
-    last_box: str | None = None  # the container the latest sentence that named one named
-    # the characters the previous sentence named, and its first subject (its main clause's)
-    named_before: tuple[str, ...] = ()
-    placed_by: dict[str, str | None] = field(default_factory=dict)  # object -> who put it
-    named_now: tuple[str, ...] = ()  # the characters named so far in this sentence
-    barred: set[str | None] = field(default_factory=set)  # pronouns this sentence used early
-    clause_subject: tuple[str, ...] = ()  # the latest clause's first subject
-    centre: tuple[str, ...] | None = None
-    # who is in a state of not perceiving ("Bob was asleep"), until it acts or it ends
-    blind: dict[str, None] = field(default_factory=dict)
-    # who did not perceive the acts of each clause read (its span), by the cues the clause
-    # and the states before it tell: what another reader's events of the clause inherit
-    unseen_at: list[tuple[int, int, tuple[str, ...]]] = field(default_factory=list)
-    # who the text says does something, at the offset of each verb (or controlled sentence)
-    doers: list[tuple[int, tuple[str, ...]]] = field(default_factory=list)
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _singular(word: str) -> str:
-    """A word's singular, lower case (read for every token a sentence's mentions test:
-    kept once a word, as the words of one language repeat)."""
-    word = word.lower().replace("’", "'")
-    if word.endswith("'s"):
-        word = word[:-2]
-    if len(word) > 4 and word.endswith("ves"):
-        return word[:-3] + "f"
-    if len(word) > 3 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith(("ches", "shes", "sses", "xes", "oes")):
-        return word[:-2]
-    if len(word) > 2 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _terms_of(word: str) -> tuple[str, ...]:
-    """The index terms of a word's singular (every token is tested against the story's
-    general nouns: kept once a word)."""
-    return tuple(terms(_singular(word)))
-
-
-class _Lexicon:
-    """The story's entities as the words a text names them with."""
-
-    def __init__(self, entities: Mapping[str, Entity]) -> None:
-        self.characters: dict[str, str] = {}
-        self.names: dict[str, str] = {}  # id -> name as written
-        # the characters' names as written, for the controlled grammar to read whole
-        self.cast: tuple[str, ...] = tuple(
-            sorted(e.name for e in entities.values() if e.kind == "character")
-        )
-        first: dict[str, list[str]] = {}
-        self.things: dict[str, list[_Thing]] = {}
-        for sid, entity in sorted(entities.items()):
-            if entity.kind == "group":
-                continue
-            if entity.kind == "character":
-                # a name's parts may be joined by an interpunct ("Lacia·Eldridge"), which
-                # the text's words are split at as at a space
-                spelled = _INTERPUNCT.sub(" ", entity.name).lower()
-                self.characters[spelled] = sid
-                head = spelled.split()[0]
-                first.setdefault(head, []).append(sid)
-                continue
-            for words, owner in self._alternatives(entity.name, entities):
-                thing = _Thing(sid, entity.kind, words, owner, entity.is_container)
-                self.things.setdefault(words[-1], []).append(thing)
-        for head, ids in first.items():
-            if len(ids) == 1:
-                self.characters.setdefault(head, ids[0])
-        self.general = self._general()
-        # the general words of the story's places ("room" for a kitchen)
-        table = general_table()
-        places: dict[str, set[str]] = {}
-        for ts in self.things.values():
-            for t in ts:
-                if t.kind != "place":
-                    continue
-                for w in t.words[-1:]:
-                    for g in (*terms(w), *(h for s in terms(w) for h in table.get(s, ()))):
-                        places.setdefault(g, set()).add(t.id)
-        self.place_words = set(places)
-        # a general word that only one of the story's places is a kind of ("the room"
-        # where the bedroom is the only room)
-        self.place_general = {g: next(iter(ids)) for g, ids in places.items() if len(ids) == 1}
-
-    def _general(self) -> dict[str, _Thing]:
-        """A general noun's stem -> the one plain object it is a kind of (WordNet's
-        hypernyms: "fruit" for a grapefruit, "garment" for a skirt); a noun that would fit
-        two of the story's things, or that names one itself, fits none. Containers are
-        left out: their general words ("room", "case") name places and cases too often."""
-        table = general_table()
-        found: dict[str, list[_Thing]] = {}
-        every = [t for ts in self.things.values() for t in ts]
-        for thing in every:
-            for general in (g for t in terms(thing.words[-1]) for g in table.get(t, ())):
-                if "_" not in general:
-                    found.setdefault(general, []).append(thing)
-        own = {t for thing in every for w in thing.words for t in terms(w)}
-        return {
-            g: ts[0]
-            for g, ts in found.items()
-            if len(ts) == 1 and g not in own and ts[0].kind == "object" and not ts[0].container
-        }
-
-    def _alternatives(
-        self, name: str, entities: Mapping[str, Entity]
-    ) -> list[tuple[tuple[str, ...], str | None]]:
-        """The words each way a name names its thing, head last: "desk or workspace" two
-        ways, "fruit basket in the kitchen" by "basket", the place phrase a modifier."""
-        owner = None
-        ways: list[list[str]] = [[]]
-        after: list[str] = []  # a post-modifier's words ("in the kitchen")
-        for raw in re.findall(r"[A-Za-z][A-Za-z'’-]*", name.replace("_", " ")):
-            low = raw.lower().replace("’", "'")
-            if low.endswith("'s"):
-                sid = slug(raw[:-2]) if raw[:-2] else ""
-                if sid in entities and entities[sid].kind == "character":
-                    owner = sid
-                    continue
-            if low == "or" and ways[-1] and not after:
-                ways.append([])
-                continue
-            if low in _POST_MODIFIERS and ways[-1]:
-                after.append(low)
-                continue
-            if low in _DETERMINERS:
-                continue
-            (after if after else ways[-1]).append(_singular(low))
-        modifiers = [w for w in after if w not in _POST_MODIFIERS]
-        # "red or blue box": a lone word before a longer way is a modifier of its head
-        for k in range(len(ways) - 1):
-            if len(ways[k]) == 1 and len(ways[k + 1]) > 1:
-                ways[k + 1].insert(0, ways[k].pop())
-        return [(tuple([*modifiers, *way]), owner) for way in ways if way]
 
 
 def read_prose(
@@ -524,13 +284,6 @@ def _taken_from(
     return out
 
 
-def _mention(state: _State, ids: Sequence[str]) -> None:
-    """Keep ``ids`` as the characters named latest, in their order."""
-    for who in ids:
-        state.mentioned.pop(who, None)
-        state.mentioned[who] = None
-
-
 def _own_names(action: StoryAction, entities: Mapping[str, Entity]) -> bool:
     """Whether every name a controlled reading uses is the story's own, or the story knows
     nothing it could be a part of (a new entity, as controlled English introduces them)."""
@@ -567,14 +320,6 @@ def _follow(state: _State, action: StoryAction, entities: Mapping[str, Entity]) 
             state.located.add(slug(action.obj))
     if action.clause is not None and action.clause.attribute == "location":
         state.located.add(slug(action.clause.subject))
-
-
-def _tok(m: re.Match[str]) -> _Tok:
-    """A word of a clause: its text, its lower case (a curly apostrophe made straight), its
-    span, and whether it is a possessive ("Ann's")."""
-    word = m.group()
-    low = word.lower().replace("’", "'")
-    return _Tok(word, low, m.start(), m.end(), low.endswith("'s"))
 
 
 class _Sentence:
@@ -2162,56 +1907,6 @@ class _Sentence:
                 state.last_object = m.ids[0]  # "it" next is the thing last named
 
 
-_ABOUT = frozenset({"for", "of", "towards", "toward", "to"})  # a feeling's thing after it
-_LIKING = frozenset({"like", "love", "fond", "ador", "admir", "penchant"})
-_DISLIKING = frozenset({"dislik", "hate", "hatr", "loath", "detest", "disgust", "avers"})
-
-
-def _feeling(low: str) -> bool | None:
-    """Whether a noun is a kind of liking (True) or of disliking (False), by its stem and
-    WordNet's general words for it; None for any other word."""
-    stems = terms(low)
-    if len(stems) != 1:
-        return None
-    general = {stems[0], *general_table().get(stems[0], ())}
-    if "feel" not in general and "emot" not in general and stems[0] not in _LIKING | _DISLIKING:
-        return None
-    if general & _DISLIKING:
-        return False
-    if general & _LIKING:
-        return True
-    return None
-
-
-def _gender(low: str) -> str | None:
-    """The personal pronoun a word is a form of ("him", "her", "himself": he, she)."""
-    return (
-        _SUBJECTS.get(low)
-        or _OBJECT_PRONOUNS.get(low)
-        or _POSSESSIVES.get(low)
-        or _REFLEXIVES.get(low)
-    )
-
-
-def _wordlike(low: str) -> bool:
-    """Whether a token is a word (a hyphenated one too: "worn-out")."""
-    return low.replace("-", "").replace("'", "").isalpha()
-
-
-def _believed(
-    marks: Sequence[tuple[str, tuple[str, ...]]], holders: tuple[str, ...]
-) -> list[tuple[str, tuple[str, ...]]]:
-    """For each of ``holders``, kept from others' not seeing, a ``believed`` mark: the
-    holder, then the others ``marks`` say did not see (none if they name no other)."""
-    out = []
-    for holder in holders:
-        blind = dict.fromkeys(c for kind, cs in marks if kind == "unseen" for c in cs)
-        others = tuple(c for c in blind if c not in holders)
-        if others:
-            out.append(("believed", (holder, *others)))
-    return out
-
-
 def _latest_marks(toks: Sequence[_Tok]) -> list[tuple[int, int]]:
     """For each token, the index of the latest clause edge and of the latest modal or
     condition word at or before it (-1: none), in one pass."""
@@ -2224,83 +1919,3 @@ def _latest_marks(toks: Sequence[_Tok]) -> list[tuple[int, int]]:
             modal = j
         out.append((edge, modal))
     return out
-
-
-def _distinct(
-    marks: Sequence[tuple[str, tuple[str, ...]]],
-) -> list[tuple[str, tuple[str, ...]]]:
-    """``marks`` with each told once, at its last place: applying a mark again changes
-    nothing that its last application does not decide (each character's seeing is the last
-    mark's that names it; the rest are unions), and a sentence of *n* clauses that repeat a
-    mark would otherwise apply *n* marks to each of its *n* events."""
-    return list(reversed(dict.fromkeys(reversed(marks))))
-
-
-def _marked(
-    action: StoryAction, mark: tuple[str, tuple[str, ...]], everyone: Sequence[str]
-) -> StoryAction:
-    kind, who = mark
-    if kind == "seen":
-        seen = tuple(dict.fromkeys((*action.seen_by, *who)))
-        unseen = tuple(u for u in action.unseen_by if u not in who)
-        return action.model_copy(update={"seen_by": seen, "unseen_by": unseen})
-    if kind == "unseen":
-        who = tuple(w for w in who if w not in action.actors)  # a doer sees its own act
-        if not who:
-            return action
-        seen = tuple(s for s in action.seen_by if s not in who)
-        unseen = tuple(dict.fromkeys((*action.unseen_by, *who)))
-        return action.model_copy(update={"seen_by": seen, "unseen_by": unseen})
-    if kind == "believed":
-        # the doer believes the others saw it; they did not (another's act: nothing more
-        # than the "unseen" marks that came with this one)
-        holder, blind = who[0], tuple(w for w in who[1:] if w not in action.actors)
-        if holder not in action.actors or not blind:
-            return action
-        believed = tuple(dict.fromkeys((*action.believed_seen_by, *blind)))
-        return _marked(action, ("unseen", blind), everyone).model_copy(
-            update={"believed_seen_by": believed}
-        )
-    # the doer did not know it was watched: every other perceiver was covert
-    if action.actors and set(who) & set(action.actors):
-        others = tuple(c for c in everyone if c not in action.actors)
-        return action.model_copy(update={"unaware_of": others})
-    return action
-
-
-_EVENT_KINDS = frozenset({"move", "take", "give"})
-# a container's contents named after it ("the crate held", "filled to the brim with")
-_HOLDING = frozenset(
-    {"held", "holds", "holding", "contained", "contains", "containing", "housed", "housing"}
-    | {"filled", "full", "brimming", "overflowing", "stuffed", "packed", "stocked", "laden"}
-    | {"crammed", "loaded", "heaped", "piled"}
-)
-_HOLDS = re.compile(
-    r"(?:held|holds|holding|contained|contains|containing|filled with|full of|housed|housing)\b"
-)
-_BASE_BEFORE = frozenset(
-    {"to", "would", "could", "can", "will", "should", "might", "must", "may", "shall", "did"}
-    | {"didn't", "couldn't", "wouldn't", "won't", "can't", "cannot", "and", "or", "not"}
-    | {"don't", "doesn't", "let", "help", "helped", "made", "make", "watch", "watched"}
-)
-_ADVERBISH = frozenset({"not", "also", "then", "just", "quickly", "never", "even", "soon"})
-_MODALS = frozenset(
-    {"would", "could", "might", "should", "may", "will", "can", "shall", "must", "if"}
-    | {"unless", "whether"}
-)
-_CLAUSE_EDGE = frozenset({",", ";", ":", "—", "–", "(", ")", "and", "but", "so", "then"})
-_OBLIQUE = frozenset(
-    {"for", "towards", "toward", "about", "at", "with", "against", "upon", "across", "through"}
-    | {"into", "onto", "to", "in", "on", "under", "inside", "behind", "beside", "near", "by"}
-    | {"like", "than", "without", "despite", "toward", "regarding", "concerning"}
-)
-# words opening a leading phrase that has a subject of its own or names one ("When Bo
-# saw it, he", "In Bo's mind, he"): a name there may be the main clause's pronoun
-_OPENERS = frozenset(
-    {"as", "when", "while", "after", "before", "since", "because", "once", "if", "though"}
-    | {"although", "until", "whenever", "in", "with", "to", "for", "at", "on", "from"}
-    | {"during", "despite", "by", "upon", "under", "just", "even", "and", "but", "so"}
-)
-_PREPOSITIONS = frozenset(
-    {"to", "of", "at", "with", "for", "from", "by", "about", "towards", "toward", "upon", "on"}
-)
