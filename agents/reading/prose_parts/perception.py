@@ -2,7 +2,8 @@
 
 A perception verb whose complement is an event ("watched as she moved it", "witnessed his
 action", or nothing: "Ben watched, puzzled") marks the event ``seen`` by its subject; one
-whose complement is a thing ("spotted the plum") has its subject see the thing where it is.
+whose complement is a thing ("spotted the plum") makes its subject a perceiver of the
+sentence's placements, and sees the thing where the reader has it (:mod:`.statements`).
 Its absence ("did not notice", "was absent", "had already left", "unaware", "behind his
 back", "without her noticing", and the cues of :mod:`fabula.agents.reading.unseen`) marks
 it ``unseen``; one unaware that it had not gone unnoticed did not know of its watchers
