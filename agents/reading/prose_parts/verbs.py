@@ -14,12 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from fabula.agents.reading.phases import lexicon
 from fabula.agents.reading.prose_parts.base import _Base
 from fabula.agents.reading.prose_parts.state import _Tok, _Verb
 from fabula.agents.reading.prose_parts.words import (
     _ADVERBISH,
     _BASE_BEFORE,
     _CLAUSE_EDGE,
+    _INTENDING,
     _MODALS,
     _NEGATIONS,
     _NOUN_DETERMINERS,
@@ -84,8 +86,16 @@ class _Verbs(_Base):
 
     def _irrealis(self, i: int) -> bool:
         """Whether the verb at token ``i`` is under a modal or a condition in its clause
-        ("so that she could eat it later", "if he moved it"): told as possible, not done."""
-        return self._modal(i) is not None
+        ("so that she could eat it later", "if he moved it"), or an intention's ("decided
+        to move it", "wanted to take it"): told as possible or meant, not as done."""
+        return self._modal(i) is not None or self._intended(i)
+
+    def _intended(self, i: int) -> bool:
+        """Whether "to" + a verb of intending come right before the verb at token ``i``."""
+        if i < 2 or self.toks[i - 1].low != "to":
+            return False
+        found = lexicon.verb(self.toks[i - 2].low)  # WordNet's lemma of any verb
+        return found is not None and found.lemma in _INTENDING
 
     def _modal(self, i: int) -> str | None:
         """The modal or condition word the verb at token ``i`` is under in its clause: the

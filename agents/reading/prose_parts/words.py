@@ -112,6 +112,14 @@ _BASE_BEFORE = frozenset(
     | {"don't", "doesn't", "let", "help", "helped", "made", "make", "watch", "watched"}
 )
 _ADVERBISH = frozenset({"not", "also", "then", "just", "quickly", "never", "even", "soon"})
+# verbs of intending before "to" + a verb ("decided to move it", "wants to take it",
+# "forgot to lock it"): what follows is an intention, not a deed told as done (issue 43)
+_INTENDING = frozenset(
+    {"want", "hope", "wish", "plan", "decide", "intend", "mean", "aim", "desire", "expect"}
+    | {"need", "try", "attempt", "long", "yearn", "resolve", "choose", "promise", "offer"}
+    | {"refuse", "hesitate", "seek", "prepare", "agree", "vow", "threaten", "dream", "forget"}
+    | {"plot", "scheme", "arrange", "propose", "consider", "struggle", "fail", "wait"}
+)
 _MODALS = frozenset(
     {"would", "could", "might", "should", "may", "will", "can", "shall", "must", "if"}
     | {"unless", "whether"}
