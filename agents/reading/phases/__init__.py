@@ -68,7 +68,8 @@ def read_story(
 
     Per sentence: a sentence of the controlled grammar is the prose reader's alone (its
     exact core); a belief or a goal is the phases' (the prose reader would make it a
-    world fact or an act); elsewhere the prose reader's reading is kept (its places and
+    world fact or an act; an act it reads beside a goal, "decided to move it", is kept,
+    marked unsure); elsewhere the prose reader's reading is kept (its places and
     its perceptions), the phases' reading replaces a sentence it left as narration, and
     the phases' conditions and contents (never places, never a narration) are added
     beside its reading.
@@ -80,10 +81,13 @@ def read_story(
     frames, spans = read_frames(text, entities, limits)
     found = attach(frames, entities)
     mental = {f.sentence for f in frames if f.kind == "believe"}
+    meant = {f.sentence for f in frames if f.kind == "goal"}
     out: list[StoryAction] = []
     for k, (start, end) in enumerate(spans):
         mine = found.get(k, [])
         theirs = [a for a in prose if start <= a.start < end]
+        if k in meant:
+            theirs = [_decided(a) for a in theirs]
         if not mine or parse_sentence(text[start:end], start).kind != "narration":
             out.extend(theirs)
         elif k in mental:
@@ -106,6 +110,22 @@ def read_story(
     out.extend(a for a in prose if id(a) not in spanned and not _inside(a, spans))
     out = [_unseen(a, blind, entities) if a.kind == "state" else a for a in out]
     return sorted(out, key=lambda a: a.start)
+
+
+# the prose reader's acts: what a sentence of intention may tell as done
+_ACTS = frozenset(["move", "put", "take", "give", "drop"])
+_DECIDED = (
+    "an act told with an intention ('decided to move it'): read as carried out, as stories "
+    "tell their acts so; the text does not say it outright"
+)
+
+
+def _decided(action: StoryAction) -> StoryAction:
+    """An act the prose reader read in a sentence of intention, marked unsure (a verb of
+    wanting or hoping is no act at all there: the prose reader reads none)."""
+    if action.kind not in _ACTS or action.unsure is not None:
+        return action
+    return action.model_copy(update={"unsure": _DECIDED})
 
 
 def _unseen(
