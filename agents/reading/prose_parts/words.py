@@ -119,7 +119,7 @@ _ADVERBISH = frozenset({"not", "also", "then", "just", "quickly", "never", "even
 _INTENDING = frozenset(
     {"want", "hope", "wish", "plan", "intend", "mean", "aim", "desire", "expect", "need"}
     | {"try", "attempt", "long", "yearn", "promise", "offer", "refuse", "hesitate", "seek"}
-    | {"prepare", "vow", "threaten", "dream", "forget", "plot", "scheme", "arrange"}
+    | {"vow", "threaten", "dream", "forget", "plot", "scheme", "arrange"}
     | {"propose", "consider", "struggle", "fail", "wait"}
 )
 _MODALS = frozenset(
