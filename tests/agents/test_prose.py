@@ -873,3 +873,36 @@ class TestBelievedSeen:
             "Mira, unaware that her actions had not gone unnoticed, smiled."
         )
         assert actions[0].unaware_of == ("tobias",) and actions[0].believed_seen_by == ()
+
+
+class TestIntentions:
+    """Issue 43, item 4: what one wants, hopes or plans to do is no act that happened; a
+    decision ("decided to move it") is how stories tell their acts, read as done and
+    marked unsure by the phased reader."""
+
+    def test_a_wish_or_a_plan_is_no_act(self) -> None:
+        from fabula.agents.reading.phases import read_story
+
+        for text in (
+            "Mira wanted to move the scarf to the top shelf.",
+            "Mira hoped to put the scarf in the donation bin.",
+            "Mira plans to take the scarf.",
+            "Mira forgot to move the scarf to the top shelf.",
+        ):
+            assert kinds(read_story(text, STORY)) == ["narration"], text
+            assert not [a for a in read(text) if a.kind in ("move", "put", "take")], text
+
+    def test_a_decision_and_a_deed_after_a_wish_are_read(self) -> None:
+        assert kinds(read("Mira decided to move the scarf to the top shelf.")) == ["move"]
+        done = read("Wanting to help, Mira moved the scarf to the top shelf.")
+        assert kinds(done) == ["move"]
+
+    def test_the_phases_mark_a_decision_unsure_and_a_wish_an_intention(self) -> None:
+        from fabula.agents.reading.phases import read_story
+
+        got = read_story("Mira decided to move the scarf to the top shelf.", STORY)
+        [move] = [a for a in got if a.kind != "narration"]
+        assert move.kind == "move" and move.unsure is not None and "decided" in move.unsure
+        [wish] = read_story("Mira wanted to move the scarf to the top shelf.", STORY)
+        assert wish.kind == "narration" and wish.unsure is not None
+        assert "intention" in wish.unsure

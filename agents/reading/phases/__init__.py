@@ -90,7 +90,8 @@ def read_story(
             theirs = [_decided(a) for a in theirs]
         if not mine or parse_sentence(text[start:end], start).kind != "narration":
             out.extend(theirs)
-        elif k in mental:
+        elif k in mental or k in meant:
+            # a belief or a wish states nothing of the world ("hoped to put it in the bin")
             out.extend(a for a in theirs if a.kind not in _MISREAD and a.kind not in _WEAK)
             out.extend(mine)
         elif all(a.kind == "narration" for a in theirs):
