@@ -563,3 +563,9 @@ async def test_a_belief_about_a_character_is_a_false_belief_in_the_minds(
     [row] = [r for r in grid.grid if (r.subject, r.attribute) == ("juliet", "condition")]
     [cell] = [c for c in row.cells if c.character == "romeo"]
     assert cell.status == "false" and cell.value == "dead"
+
+
+def test_what_a_character_is_is_no_condition_of_it() -> None:
+    """ "Ann is a teacher at a small school" says what she is, not a state she is in."""
+    assert _read("Ann is a teacher at a small school.") == []
+    assert _read("Ann was exhausted.") == [("state", (), "Ann", "condition", "exhausted")]

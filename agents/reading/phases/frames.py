@@ -345,9 +345,11 @@ class ClauseReader(Predicates):
         if (copula or verb is None) and frame.subordinate:
             frame.kind = "occupied"
             return True
-        if copula and head not in lx.PLACE_PREPOSITIONS and (verb is None or head.endswith("ed")):
+        said = head not in lx.PLACE_PREPOSITIONS and head not in lx.DETERMINERS
+        if copula and said and (verb is None or head.endswith("ed")):
             # a character's condition said outright ("Juliet is asleep", "was exhausted");
-            # where it is, is the prose reader's
+            # not what it is ("is a teacher at a small school"); where it is, is the prose
+            # reader's
             self._predicate(frame, subject, after)
             return True
         if verb is None:
