@@ -173,3 +173,17 @@ def test_a_perception_of_it_names_the_event_of_the_thing_it_is(saw: str, seen: b
     [state] = states(f"Ann emptied the basket. Ben {saw}.", KITCHEN)
     assert ("Ben" in state.seen_by) == seen
     assert ("Ben" in state.unseen_by) == (not seen)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Ann, a talented chef, tore the scarf.",
+        "Ann, a talented chef in a small village, tore the scarf.",
+    ],
+)
+def test_a_phrase_set_beside_the_doer_names_no_one_new(text: str) -> None:
+    """An apposition is the subject said again: the act stays Ann's, never a "talented
+    chef" the story would then meet as a new character."""
+    [state] = states(text, KITCHEN)
+    assert state.actors == ("Ann",)

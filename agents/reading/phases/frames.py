@@ -154,6 +154,8 @@ class ClauseReader(Predicates):
             if subject is None:
                 frame.roots = content_roots(rest, None)
                 return frame
+            if self._apposed(subject, rest[len(subject.tokens) :]):
+                return None  # "Ann, a talented chef, broke it": the doer is still Ann
             self.r.note(subject, subject=True)
             self._subject = subject
             frame.doubt = subject.doubt
@@ -172,6 +174,21 @@ class ClauseReader(Predicates):
             frame.states.append(StateReading(seen[0], "condition", seen[1]))
         self._last = frame
         return frame
+
+    def _apposed(self, np: Mention, after: Sequence[Token]) -> bool:
+        """Whether a clause is only a noun phrase set beside the subject before it, in
+        its sentence ("Ann, *a talented chef in a small village*, is cooking"): an
+        indefinite phrase with no verb, which names no one new."""
+        if self._subject is None or np.entity is not None or np.tokens[0].lower not in ("a", "an"):
+            return False
+        for k, t in enumerate(after):
+            if t.lower in lx.COPULAS or t.lower in lx.AUXILIARIES:
+                return False
+            if lx.verb(t.lower) is not None and (
+                k == 0 or after[k - 1].lower not in lx.DETERMINERS
+            ):
+                return False  # a verb ("a chef who cooks"), not a noun after its article
+        return True
 
     def _caught(self, frame: Frame, after: Sequence[Token]) -> None:
         """A thing that "catches Yoshi's eye" is perceived by its owner (:func:`catcher`)."""
