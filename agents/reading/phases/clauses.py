@@ -47,14 +47,21 @@ def _finite(word: str) -> bool:
 
 def split_clauses(segment: Sequence[Token]) -> list[tuple[Token, ...]]:
     """A segment cut before "and"/"but" + a verb: a second clause of the same subject
-    ("rubbed his eyes and sighed"), never the first one's value; and before "while" +
-    a subject ("… while Ann is away"), a clause of its own."""
+    ("rubbed his eyes and sighed"), never the first one's value; and before "while" or
+    "when" + a subject ("… while Ann is away", "… when Bo broke it"), a clause of its
+    own — but not the "when" of a verb of perceiving ("did not notice when Bo broke it")."""
     out: list[list[Token]] = [[]]
     for k, t in enumerate(segment):
         nxt_word = segment[k + 1] if k + 1 < len(segment) else None
         subject = nxt_word is not None and (nxt_word.capital or nxt_word.lower in _SUBJECTS)
         if t.lower == "while" and out[-1] and subject:
             # "… while Ann is away": a clause of its own subject, after the main one
+            out.append([t])
+            continue
+        definite = nxt_word is not None and nxt_word.lower in ("the", "a", "an", "her", "his")
+        if t.lower == "when" and out[-1] and (subject or definite) and not _reports(out[-1]):
+            # "Ann was asleep when Bo broke the vase": the act is a clause of its own; not
+            # what a perception names ("did not notice when Bo broke it")
             out.append([t])
             continue
         if t.lower not in ("and", "but"):
@@ -85,6 +92,21 @@ def split_clauses(segment: Sequence[Token]) -> list[tuple[Token, ...]]:
 
 
 _POSSESSIVES = frozenset(["his", "her", "their", "my", "our", "your"])
+# the classes of a verb whose "when" clause is what it perceives, knows or says
+_REPORTING = frozenset(["perception", "cognition", "communication"])
+
+
+def _reports(before: Sequence[Token]) -> bool:
+    """Whether the words before a "when" end with a verb of perceiving, knowing or
+    saying ("did not notice", "remembered", "asked"), whose object the clause is."""
+    if not before or before[-1].lower.endswith("ing"):
+        return False  # "was reading when the lamp fell": a time, not what was read
+    if len(before) > 1 and (before[-2].lower in _POSSESSIVES or before[-2].lower in lx.DETERMINERS):
+        return False  # "closed her eyes when …": a noun ("eyes"), not the verb "eye"
+    found = lx.verb(before[-1].lower)
+    return found is not None and found.classes[0] in _REPORTING
+
+
 _OBJECT_PRONOUNS = frozenset(["her", "him", "them", "it", "me", "us", "you"])
 
 

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from fabula.agents.reading import unseen
 from fabula.agents.reading.phases import lexicon as lx
 from fabula.agents.reading.phases.appearance import (
     CONTENTS,
@@ -77,6 +78,10 @@ _LINKING |= frozenset(["taste", "tastes", "tasted", "feel", "feels", "felt"])
 _TOUCH = frozenset(["contact", "body"])
 # adverbs of time and degree between an auxiliary and its verb ("had just filled")
 _ADVERBS = frozenset(["still", "also", "just", "already", "recently", "since", "again"])
+
+
+def _no(word: str) -> bool:
+    return False
 
 
 def _negation(w: str) -> bool:
@@ -355,6 +360,13 @@ class ClauseReader(Predicates):
         False, to be read as an event it does."""
         frame.holder = subject
         head = after[0].lower
+        words = [t.lower for t in after]
+        said = copula and lx.verb(head) is None  # "was asleep": a condition, read below
+        if not said and any(c.kind == "state" for c in unseen.find_cues(words, _no)):
+            # "was looking the other way", "had her back turned": the events of its
+            # sentence are not perceived by it (:mod:`..unseen_cues`)
+            frame.kind = "occupied"
+            return True
         if head in AWARE:
             frame.kind = "perceive"
             frame.negated = frame.negated != (not AWARE[head])
@@ -366,8 +378,9 @@ class ClauseReader(Predicates):
         if copula and said and (verb is None or head.endswith("ed")):
             # a character's condition said outright ("Juliet is asleep", "was exhausted");
             # not what it is ("is a teacher at a small school"); where it is, is the prose
-            # reader's
+            # reader's. Being asleep is no doing: the character perceives nothing by it
             self._predicate(frame, subject, after)
+            frame.holder = None
             return True
         if verb is None:
             return True
