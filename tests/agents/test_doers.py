@@ -187,3 +187,21 @@ def test_a_phrase_set_beside_the_doer_names_no_one_new(text: str) -> None:
     chef" the story would then meet as a new character."""
     [state] = states(text, KITCHEN)
     assert state.actors == ("Ann",)
+
+
+@pytest.mark.parametrize(
+    ("text", "unseen"),
+    [
+        ("Ann was asleep when a stray cat tipped over the basket.", ["ann"]),
+        ("Ann was looking the other way when a stray cat tipped over the basket.", ["ann"]),
+        ("Ann closed her eyes when a stray cat tipped over the basket.", ["ann"]),
+        ("Ann did not notice when a stray cat tipped over the basket.", ["ann"]),
+        ("Ann was reading when a stray cat tipped over the basket.", []),
+    ],
+)
+def test_a_when_clause_is_an_act_of_its_own(text: str, unseen: list[str]) -> None:
+    """The act after "when" is read (it was lost in the clause before), and whoever the
+    clause before says was not perceiving does not see it."""
+    [state] = [a for a in states(text, KITCHEN) if a.clause and a.clause.subject == "basket"]
+    assert state.clause is not None and state.clause.value == "tipped over"
+    assert sorted({n.lower() for n in state.unseen_by}) == unseen

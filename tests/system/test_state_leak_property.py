@@ -6,11 +6,12 @@ Hypothesis writes stories of the kitchen of :mod:`tests.system.test_prose_leak_p
 state — "Ann locked the box.", "Cal tore the scarf." — seen by everyone in the kitchen, or
 not seen by one of them ("Unbeknownst to Ben, …", "Ben did not notice when …", "… while
 Ben slept.", "Behind Ben's back, …", or the same thing in the sentence before: "Ben was
-asleep.", "… while Ben was busy."), or watched ("Ben watched as …", "Ben saw Ann lock the
-box."), or told in the passive ("The scarf was torn by a stray cat."), among people
-leaving for the garden and coming back. A change may be done by a doer the pack does not
-declare: "a stray cat", "the wind", "her colleague Ahmed". Each turn is committed through
-the real path (the offline memory-builder, the tracker, the store) into real Redis.
+asleep.", "… while Ben was busy.", "Ben was looking the other way when …"), or watched
+("Ben watched as …", "Ben saw Ann lock the box."), or told in the passive ("The scarf was
+torn by a stray cat."), among people leaving for the garden and coming back. A change may
+be done by a doer the pack does not declare: "a stray cat", "the wind", "her colleague
+Ahmed". Each turn is committed through the real path (the offline memory-builder, the
+tracker, the store) into real Redis.
 
 The oracle knows who perceived each change. For every character, at the end: no belief in
 its own mind (B[c], read as its agent reads it) says a thing's condition is one it did not
@@ -85,7 +86,11 @@ class StateStory:
 def act_of(sentence: str) -> str:
     """The act a sentence tells, without who did not see it ("Unbeknownst to Ann, Ben tore
     the scarf." → "ben tore the scarf")."""
-    act = re.sub(r"^(unbeknownst to \w+, |behind \w+'s back, )", "", sentence.lower())
+    act = re.sub(
+        r"^(unbeknownst to \w+, |behind \w+'s back, |\w+ was (asleep|looking the other way) when )",
+        "",
+        sentence.lower(),
+    )
     act = re.sub(r" while \w+ (slept|was busy)\.$", ".", act)
     return act.rstrip(".")
 
@@ -114,7 +119,7 @@ def change(draw: st.DrawFn, where: dict[str, str], story: StateStory) -> list[st
     elif how == "blind":
         other = draw(st.sampled_from(others))
         blind = {other}
-        form = draw(st.integers(0, 5))
+        form = draw(st.integers(0, 7))
         if form == 0:
             sentences = [f"Unbeknownst to {other}, {act}."]
         elif form == 1:
@@ -125,8 +130,11 @@ def change(draw: st.DrawFn, where: dict[str, str], story: StateStory) -> list[st
             sentences = [f"Behind {other}'s back, {act}."]
         elif form == 4:
             sentences = [f"{other} was asleep.", f"{first}."]
-        else:
+        elif form == 5:
             sentences = [f"{first} while {other} was busy."]
+        else:
+            state = "asleep" if form == 6 else "looking the other way"
+            sentences = [f"{other} was {state} when {act}."]
     for p in PEOPLE:
         if p in here and p not in blind:
             story.seen[p].add((thing, value))
