@@ -3,9 +3,11 @@
 1. :mod:`.tokens` — sentences and tokens with exact spans;
 2. :mod:`.mentions` — noun phrases anchored on the story's entities, pronouns by salience;
 3. :mod:`.frames` — clauses (cut by :mod:`.clauses`), their verbs' WordNet classes
-   (:mod:`.lexicon`), and frames: perception, belief, goal, a character occupied, an event
-   and the states it says, with how a thing looks said beside it (:mod:`.appearance`),
-   each state's value in words reduced to roots (:mod:`.values`);
+   (:mod:`.lexicon`), and frames (:mod:`.readings`): perception, belief, goal, a character
+   occupied, an event and the states it says — what a copula, a put, a passive's "by" or
+   a swap says of a thing (:mod:`.predicates`), how a thing looks and what it holds said
+   beside it (:mod:`.appearance`), who did it (:mod:`.doers`), each state's value in
+   words reduced to roots (:mod:`.values`);
 4. :mod:`.events` — events with their perceivers, as story actions.
 
 :func:`read_story` is the offline reader: the prose reader's reading of where things go
