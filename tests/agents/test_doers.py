@@ -205,3 +205,11 @@ def test_a_when_clause_is_an_act_of_its_own(text: str, unseen: list[str]) -> Non
     [state] = [a for a in states(text, KITCHEN) if a.clause and a.clause.subject == "basket"]
     assert state.clause is not None and state.clause.value == "tipped over"
     assert sorted({n.lower() for n in state.unseen_by}) == unseen
+
+
+def test_a_bare_verb_after_a_doer_nobody_declared_is_its_act_seen() -> None:
+    """ "saw her colleague Ahmed empty the basket": the noun phrase ends before the verb
+    (read greedily, "Ahmed empty the basket" was one phrase, and nothing was read)."""
+    [state] = states("Ben saw her colleague Ahmed empty the basket.", KITCHEN)
+    assert state.actors == ("Ahmed",) and state.seen_by == ("Ben",)
+    assert state.clause is not None and state.clause.value == "emptied"

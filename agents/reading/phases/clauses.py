@@ -165,3 +165,17 @@ def has_object(tokens: Sequence[Token]) -> bool:
     """Whether ``tokens`` begin with a noun phrase with a determiner or a possessive (the
     object of "feels the heat"), not an adjective ("feels tired") or a name."""
     return bool(tokens) and (tokens[0].lower in lx.DETERMINERS or tokens[0].lower in _POSSESSIVES)
+
+
+def bare_verb_at(tokens: Sequence[Token]) -> int:
+    """Where a bare verb after a noun phrase begins, or ``len(tokens)``: "saw *a stray cat*
+    knock over the basket", "*her colleague Ahmed* empty the basket" — a verb (not the
+    phrase's first word, not after an article) followed by an article, a possessive or a
+    particle, which a noun phrase read greedily would take for a noun."""
+    for k in range(1, len(tokens) - 1):
+        word, before, after = tokens[k].lower, tokens[k - 1].lower, tokens[k + 1].lower
+        if before in lx.DETERMINERS or before in _POSSESSIVES or lx.verb(word) is None:
+            continue
+        if after in lx.DETERMINERS or after in _POSSESSIVES or after in PARTICLES:
+            return k
+    return len(tokens)

@@ -51,7 +51,12 @@ from fabula.agents.reading.phases.appearance import (
     looks,
 )
 from fabula.agents.reading.phases.clauses import PARTICLES as _PARTICLES
-from fabula.agents.reading.phases.clauses import has_object, past_modifiers, split_clauses
+from fabula.agents.reading.phases.clauses import (
+    bare_verb_at,
+    has_object,
+    past_modifiers,
+    split_clauses,
+)
 from fabula.agents.reading.phases.clauses import particle as _particle
 from fabula.agents.reading.phases.doers import doer_of
 from fabula.agents.reading.phases.mentions import Mention, Resolver, phrase
@@ -456,7 +461,7 @@ class ClauseReader(Predicates):
         notice when a cat tipped it over", "saw Bo lock it"): told here, it is an event
         frame of its own after the perception, which names it (:mod:`.events`); never the
         latest event read. False where ``tokens`` tell no act on a thing."""
-        subject = self.r.mention(tokens)
+        subject = self.r.mention(tokens[: bare_verb_at(tokens)])  # "saw a cat knock it"
         # a thing is no doer: "sees the cans knocked over" is how they are, not their act
         if subject is None or doer_of(subject, frame.start, self.r.entities) is None:
             return False
