@@ -52,24 +52,23 @@ from fabula.agents.reading.phases.appearance import (
 )
 from fabula.agents.reading.phases.clauses import PARTICLES as _PARTICLES
 from fabula.agents.reading.phases.clauses import (
-    bare_verb_at,
     has_object,
     past_modifiers,
     split_clauses,
 )
 from fabula.agents.reading.phases.clauses import particle as _particle
-from fabula.agents.reading.phases.doers import doer_of
 from fabula.agents.reading.phases.mentions import Mention, Resolver, phrase
+from fabula.agents.reading.phases.perceiving import Perceiving
 from fabula.agents.reading.phases.predicates import (
     POSSESSIVES,
     PUTTING,
-    Predicates,
+    negation,
     past,
     unparticled,
 )
 from fabula.agents.reading.phases.readings import Frame, StateReading
 from fabula.agents.reading.phases.tokens import Sentence, Token
-from fabula.agents.reading.phases.values import attributive, content_roots, value_of
+from fabula.agents.reading.phases.values import content_roots, value_of
 
 # a verb's classes that change what they are done to, or what undergoes them
 CHANGING = frozenset(["change", "contact", "consumption", "creation", "weather", "body"])
@@ -89,10 +88,6 @@ def _no(word: str) -> bool:
     return False
 
 
-def _negation(w: str) -> bool:
-    return w in lx.NEGATIONS or w.endswith("n't")
-
-
 def _own(target: Mention, doer: Mention | None) -> bool:
     """Whether ``target`` is the doer's own, not a thing the story declared: a character
     doer and a phrase with a possessive ("his tired eyes")."""
@@ -101,7 +96,7 @@ def _own(target: Mention, doer: Mention | None) -> bool:
     return target.tokens[0].lower in POSSESSIVES
 
 
-class ClauseReader(Predicates):
+class ClauseReader(Perceiving):
     """Reads the clauses of one turn, in order, into frames."""
 
     def __init__(self, resolver: Resolver) -> None:
@@ -233,7 +228,7 @@ class ClauseReader(Predicates):
         degree: int | None = None
         while k < len(rest):
             w = rest[k].lower
-            if _negation(w):
+            if negation(w):
                 negated = True
             elif w in lx.COPULAS or (w in _LINKING and not (subject and subject.character)):
                 copula = True  # "the violin sounds in tune": how a thing strikes the senses
@@ -429,71 +424,3 @@ class ClauseReader(Predicates):
             frame.kind = "occupied"
             return True
         return False
-
-    def _seen_as(self, frame: Frame, tokens: Sequence[Token]) -> None:
-        """A thing perceived with its adjectives ("sees a full jar of honey"): the
-        adjectives are its condition as perceived."""
-        np = self.r._declared(tokens) or phrase(tokens)
-        if not np:
-            return
-        adjectives, rest = attributive(np)
-        if not adjectives or not rest:
-            return
-        thing = self.r.mention(rest)
-        if thing is None or thing.character:
-            return
-        self.r.note(thing, subject=False)
-        frame.states.append(StateReading(thing, "condition", value_of(adjectives)))
-
-    def _is_clause(self, tokens: Sequence[Token]) -> bool:
-        """Whether ``tokens`` are a clause: a noun phrase (not "Gia's"), then a finite verb."""
-        np = self.r._declared(tokens) or phrase(tokens)
-        after = past_modifiers(tokens[len(np) :]) if np else ()
-        if not after or np[-1].lower.endswith("'s"):
-            return False
-        w = after[0].lower
-        if w in lx.COPULAS or w in lx.AUXILIARIES or _negation(w):
-            return True
-        return lx.verb(w) is not None and not w.endswith("ing")
-
-    def _witnessed(self, frame: Frame, tokens: Sequence[Token]) -> bool:
-        """An act perceived as it is done ("watched as Ann emptied the basket", "did not
-        notice when a cat tipped it over", "saw Bo lock it"): told here, it is an event
-        frame of its own after the perception, which names it (:mod:`.events`); never the
-        latest event read. False where ``tokens`` tell no act on a thing."""
-        subject = self.r.mention(tokens[: bare_verb_at(tokens)])  # "saw a cat knock it"
-        # a thing is no doer: "sees the cans knocked over" is how they are, not their act
-        if subject is None or doer_of(subject, frame.start, self.r.entities) is None:
-            return False
-        inner = Frame("event", frame.sentence, frame.start, frame.end)
-        self._verb_phrase(inner, subject, past_modifiers(tokens[len(subject.tokens) :]))
-        if inner.kind != "event" or not any(s.act for s in inner.states):
-            return False
-        inner.doer = inner.doer or subject
-        inner.holder = subject if subject.character else None
-        inner.roots = content_roots(tokens, None)
-        self._told.append(inner)
-        return True
-
-    def _embedded(self, frame: Frame, tokens: Sequence[Token]) -> None:
-        """A that-clause's states, read into ``frame`` (its kind is kept); of a character,
-        only what a copula says of it ("believes that Juliet is dead", "is asleep")."""
-        subject = self.r.mention(tokens)
-        if subject is None:
-            return
-        if subject.character:
-            after = tokens[len(subject.tokens) :]
-            if len(after) > 1 and after[0].lower in lx.COPULAS and not _negation(after[1].lower):
-                self._predicate(frame, subject, after[1:])
-            return
-        self.r.note(subject, subject=False)
-        after = past_modifiers(tokens[len(subject.tokens) :])
-        said = lx.verb(after[0].lower) if len(after) > 2 and after[1].lower == "that" else None
-        if said is not None and said.classes[0] == "communication":
-            # "the map indicates that the orchid is near the boulder": what it says
-            self._embedded(frame, after[2:])
-            return
-        inner = Frame("event", frame.sentence, frame.start, frame.end)
-        self._verb_phrase(inner, subject, after)
-        inner.states.extend(contained(self.r, tokens))
-        frame.states.extend(inner.states)

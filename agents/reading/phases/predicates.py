@@ -23,6 +23,11 @@ PUTTING = frozenset(["put", "place", "set", "lay", "store", "stash", "tuck", "hi
 POSSESSIVES = frozenset(["his", "her", "their", "my", "our", "your"])
 
 
+def negation(word: str) -> bool:
+    """Whether ``word`` denies ("not", "never", "didn't")."""
+    return word in lx.NEGATIONS or word.endswith("n't")
+
+
 def past(verb: lx.Verb, word: str) -> bool:
     """Whether ``word`` is ``verb``'s past participle ("stolen", "torn")."""
     return lx.participle(verb.lemma) == word

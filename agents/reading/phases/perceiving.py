@@ -1,0 +1,100 @@
+"""Phase 4, a part: what a perception names — a thing with its adjectives ("sees a full
+jar"), a that-clause's states ("notices that the jar is empty", "believes that Juliet is
+dead"), or an act told as it is done ("watched as Bo emptied it", "saw her colleague Ahmed
+empty the basket"), which becomes an event frame of its own that the perception names.
+:class:`~.frames.ClauseReader` reads a perception's complement with these."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from fabula.agents.reading.phases import lexicon as lx
+from fabula.agents.reading.phases.appearance import contained
+from fabula.agents.reading.phases.clauses import bare_verb_at, past_modifiers
+from fabula.agents.reading.phases.doers import doer_of
+from fabula.agents.reading.phases.mentions import Mention, phrase
+from fabula.agents.reading.phases.predicates import Predicates, negation
+from fabula.agents.reading.phases.readings import Frame, StateReading
+from fabula.agents.reading.phases.tokens import Token
+from fabula.agents.reading.phases.values import attributive, content_roots, value_of
+
+
+class Perceiving(Predicates):
+    """The perception side of a clause reader."""
+
+    _told: list[Frame]  # the acts a perception of the clause told
+
+    if TYPE_CHECKING:
+
+        def _verb_phrase(
+            self, frame: Frame, subject: Mention | None, rest: Sequence[Token]
+        ) -> None: ...
+
+    def _seen_as(self, frame: Frame, tokens: Sequence[Token]) -> None:
+        """A thing perceived with its adjectives ("sees a full jar of honey"): the
+        adjectives are its condition as perceived."""
+        np = self.r._declared(tokens) or phrase(tokens)
+        if not np:
+            return
+        adjectives, rest = attributive(np)
+        if not adjectives or not rest:
+            return
+        thing = self.r.mention(rest)
+        if thing is None or thing.character:
+            return
+        self.r.note(thing, subject=False)
+        frame.states.append(StateReading(thing, "condition", value_of(adjectives)))
+
+    def _is_clause(self, tokens: Sequence[Token]) -> bool:
+        """Whether ``tokens`` are a clause: a noun phrase (not "Gia's"), then a finite verb."""
+        np = self.r._declared(tokens) or phrase(tokens)
+        after = past_modifiers(tokens[len(np) :]) if np else ()
+        if not after or np[-1].lower.endswith("'s"):
+            return False
+        w = after[0].lower
+        if w in lx.COPULAS or w in lx.AUXILIARIES or negation(w):
+            return True
+        return lx.verb(w) is not None and not w.endswith("ing")
+
+    def _witnessed(self, frame: Frame, tokens: Sequence[Token]) -> bool:
+        """An act perceived as it is done ("watched as Ann emptied the basket", "did not
+        notice when a cat tipped it over", "saw Bo lock it"): told here, it is an event
+        frame of its own after the perception, which names it (:mod:`.events`); never the
+        latest event read. False where ``tokens`` tell no act on a thing."""
+        subject = self.r.mention(tokens[: bare_verb_at(tokens)])  # "saw a cat knock it"
+        # a thing is no doer: "sees the cans knocked over" is how they are, not their act
+        if subject is None or doer_of(subject, frame.start, self.r.entities) is None:
+            return False
+        inner = Frame("event", frame.sentence, frame.start, frame.end)
+        self._verb_phrase(inner, subject, past_modifiers(tokens[len(subject.tokens) :]))
+        if inner.kind != "event" or not any(s.act for s in inner.states):
+            return False
+        inner.doer = inner.doer or subject
+        inner.holder = subject if subject.character else None
+        inner.roots = content_roots(tokens, None)
+        self._told.append(inner)
+        return True
+
+    def _embedded(self, frame: Frame, tokens: Sequence[Token]) -> None:
+        """A that-clause's states, read into ``frame`` (its kind is kept); of a character,
+        only what a copula says of it ("believes that Juliet is dead", "is asleep")."""
+        subject = self.r.mention(tokens)
+        if subject is None:
+            return
+        if subject.character:
+            after = tokens[len(subject.tokens) :]
+            if len(after) > 1 and after[0].lower in lx.COPULAS and not negation(after[1].lower):
+                self._predicate(frame, subject, after[1:])
+            return
+        self.r.note(subject, subject=False)
+        after = past_modifiers(tokens[len(subject.tokens) :])
+        said = lx.verb(after[0].lower) if len(after) > 2 and after[1].lower == "that" else None
+        if said is not None and said.classes[0] == "communication":
+            # "the map indicates that the orchid is near the boulder": what it says
+            self._embedded(frame, after[2:])
+            return
+        inner = Frame("event", frame.sentence, frame.start, frame.end)
+        self._verb_phrase(inner, subject, after)
+        inner.states.extend(contained(self.r, tokens))
+        frame.states.extend(inner.states)
