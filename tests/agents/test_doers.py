@@ -213,3 +213,21 @@ def test_a_bare_verb_after_a_doer_nobody_declared_is_its_act_seen() -> None:
     [state] = states("Ben saw her colleague Ahmed empty the basket.", KITCHEN)
     assert state.actors == ("Ahmed",) and state.seen_by == ("Ben",)
     assert state.clause is not None and state.clause.value == "emptied"
+
+
+def test_an_act_told_again_in_a_perception_names_the_event_it_repeats() -> None:
+    """ "A stray cat tipped over the basket, leaving it empty. Ann saw the cat tip over
+    the basket.": Ann sees the whole earlier event (the basket empty too), not only its
+    retelling; a new verb on the same thing is a new act, which names nothing earlier."""
+    text = (
+        "A stray cat tipped over the basket, leaving it empty. Ann saw the cat tip over the basket."
+    )
+    got = states(text, KITCHEN)
+    empty = next(a for a in got if a.clause is not None and a.clause.value == "empty")
+    assert "Ann" in empty.seen_by
+    other = states(
+        "Behind Ann's back, a stray cat emptied the basket. Ann saw the cat tip over the basket.",
+        KITCHEN,
+    )
+    emptied = next(a for a in other if a.clause is not None and a.clause.value == "emptied")
+    assert "Ann" not in emptied.seen_by

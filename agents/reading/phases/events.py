@@ -5,6 +5,8 @@ The frames of a turn (:mod:`.frames`) become :class:`~fabula.memory.actions.Stor
 * an event's states are ``state`` actions at its sentence's span, true in W, perceived
   by those present (the tracker's rule) and by whoever the text says perceived the event,
   and not by whoever it says did not;
+* an act a perception tells again ("… Tove sees the gull knock the jug over") names
+  the earlier event it repeats (:mod:`.perceiving`) as well as its own telling;
 * a perception names its event by the words they share, reduced to roots (the event's
   verb or its noun: "the swap" and "swapped"; its participants: "the package"): it is
   attached to the earlier event of the turn that shares the most roots with it (of
@@ -129,15 +131,12 @@ def attach(
                 events.append(told)
                 continue
             target = _named(events, frame, later.get(k, set()), by_sentence.get(frame.sentence))
-            if target is not None:
-                if frame.negated:
-                    _add(target.unseen, holder)
-                    if holder in target.seen:
-                        target.seen.remove(holder)
-                else:
-                    _add(target.seen, holder)
-                    if holder in target.unseen:
-                        target.unseen.remove(holder)
+            # an act told again ("… Tove sees the gull knock the jug over") names the event
+            # it repeats as well as its own telling
+            again = by_sentence.get(frame.retold.sentence) if frame.retold else None
+            for event in (target, again if again is not target else None):
+                if event is not None:
+                    _perceived(event, holder, not frame.negated)
             continue
         if frame.kind == "believe" and holder is not None:
             out.setdefault(frame.sentence, []).extend(_holders(frame, "think", holder))
@@ -167,6 +166,18 @@ def attach(
                 )
             )
     return out
+
+
+def _perceived(event: _Event, holder: str, seen: bool) -> None:
+    """``holder`` perceived ``event`` (``seen``), or did not."""
+    if seen:
+        _add(event.seen, holder)
+        if holder in event.unseen:
+            event.unseen.remove(holder)
+    else:
+        _add(event.unseen, holder)
+        if holder in event.seen:
+            event.seen.remove(holder)
 
 
 def _holders(frame: Frame, kind: Literal["perceive", "think"], holder: str) -> list[StoryAction]:

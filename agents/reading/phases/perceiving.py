@@ -24,6 +24,7 @@ class Perceiving(Predicates):
     """The perception side of a clause reader."""
 
     _told: list[Frame]  # the acts a perception of the clause told
+    frames: list[Frame]  # the turn's frames, its sentences before this one
 
     if TYPE_CHECKING:
 
@@ -73,8 +74,26 @@ class Perceiving(Predicates):
         inner.doer = inner.doer or subject
         inner.holder = subject if subject.character else None
         inner.roots = content_roots(tokens, None)
+        frame.retold = self._retold(inner, tokens[len(subject.tokens) :])
         self._told.append(inner)
         return True
+
+    def _retold(self, act: Frame, after: Sequence[Token]) -> Frame | None:
+        """The event of the turn ``act`` tells again, or None: the same doer doing the same
+        verb to a thing it did it to before ("A gull knocks the jug over, and the cider
+        spills out … Tove sees the gull knock the jug over"). The perception names that
+        event too; a new verb is a new act ("tore the scarf" … "watched as he folded it")."""
+        verb = next((lx.verb(t.lower) for t in after if lx.verb(t.lower) is not None), None)
+        if act.doer is None or verb is None:
+            return None
+        things = {s.subject.name for s in act.states}
+        for before in reversed(self.frames):
+            if before.kind != "event" or before.doer is None:
+                continue
+            same = before.doer.name == act.doer.name and lx.root(verb.lemma) in before.roots
+            if same and things & {s.subject.name for s in before.states}:
+                return before
+        return None
 
     def _embedded(self, frame: Frame, tokens: Sequence[Token]) -> None:
         """A that-clause's states, read into ``frame`` (its kind is kept); of a character,

@@ -37,3 +37,4 @@ class Frame:
     states: list[StateReading] = field(default_factory=list)
     roots: frozenset[str] = frozenset()
     doubt: str | None = None  # a pronoun of its clause that may name another character
+    retold: Frame | None = None  # the event an act this perception tells repeats
