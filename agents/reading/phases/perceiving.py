@@ -82,7 +82,7 @@ class Perceiving(Predicates):
         """The event of the turn ``act`` tells again, or None: the same doer doing the same
         verb to a thing it did it to before ("A gull knocks the jug over, and the cider
         spills out … Tove sees the gull knock the jug over"). The perception names that
-        event too; a new verb is a new act ("tore the scarf" … "watched as he folded it")."""
+        event too; a new verb is a new act ("tore the scarf" … "watched as he washed it")."""
         verb = next((lx.verb(t.lower) for t in after if lx.verb(t.lower) is not None), None)
         if act.doer is None or verb is None:
             return None
