@@ -14,7 +14,7 @@ from fabula.agents.reading.phases.tokens import sentences
 from fabula.graph.commit import CommitPath, commit_text
 from fabula.memory.delta import DeltaBuilder
 from fabula.memory.projections import project_beliefs, project_world
-from fabula.memory.records import Entity
+from fabula.memory.records import Entity, EntityKind
 from fabula.memory.store import StoryStore
 
 CAST = {
@@ -121,11 +121,16 @@ class TestEvents:
         assert "put" in kinds or "move" in kinds
 
 
-async def _story(client: aredis.Redis, text: str) -> StoryStore:
+async def _story(
+    client: aredis.Redis,
+    text: str,
+    cast: tuple[tuple[EntityKind, str], ...] = (("character", "Tam"), ("object", "kettle")),
+) -> StoryStore:
+    """``text`` committed as turn 1 by the offline builder, after a turn 0 of ``cast``."""
     store = StoryStore(client, "phased")
     setup = DeltaBuilder(0, "")
-    setup.entity("character", "Tam")
-    setup.entity("object", "kettle")
+    for kind, name in cast:
+        setup.entity(kind, name)
     await store.create(setup.build(), world="test", title="test")
     path = CommitPath(memory_builder=OfflineMemoryBuilder(read_story))
     await commit_text(path, store, 1, text)
@@ -549,13 +554,11 @@ async def test_a_belief_about_a_character_is_a_false_belief_in_the_minds(
     dead" while she is asleep is Romeo's false belief, and the world's fact stays hers."""
     from fabula.graph.service.reading import minds
 
-    store = StoryStore(aredis_client, "verona")
-    setup = DeltaBuilder(0, "")
-    setup.entity("character", "Romeo")
-    setup.entity("character", "Juliet")
-    await store.create(setup.build(), world="test", title="test")
-    path = CommitPath(memory_builder=OfflineMemoryBuilder(read_story))
-    await commit_text(path, store, 1, "Juliet is asleep. Romeo believes that Juliet is dead.")
+    store = await _story(
+        aredis_client,
+        "Juliet is asleep. Romeo believes that Juliet is dead.",
+        (("character", "Romeo"), ("character", "Juliet")),
+    )
     assert (await project_world(store)).value("juliet", "condition") == "asleep"
     belief = (await project_beliefs(store, "romeo")).get("juliet", "condition")
     assert belief is not None and belief.value == "dead"
