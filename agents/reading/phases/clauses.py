@@ -91,9 +91,13 @@ def split_clauses(segment: Sequence[Token]) -> list[tuple[Token, ...]]:
     return [tuple(c) for c in out if c]
 
 
-_POSSESSIVES = frozenset(["his", "her", "their", "my", "our", "your"])
 # the classes of a verb whose "when" clause is what it perceives, knows or says
 _REPORTING = frozenset(["perception", "cognition", "communication"])
+
+
+def _article(word: str) -> bool:
+    """Whether ``word`` opens a noun phrase: an article, a determiner or a possessive."""
+    return word in lx.DETERMINERS or word in lx.POSSESSIVES
 
 
 def _reports(before: Sequence[Token]) -> bool:
@@ -101,7 +105,7 @@ def _reports(before: Sequence[Token]) -> bool:
     saying ("did not notice", "remembered", "asked"), whose object the clause is."""
     if not before or before[-1].lower.endswith("ing"):
         return False  # "was reading when the lamp fell": a time, not what was read
-    if len(before) > 1 and (before[-2].lower in _POSSESSIVES or before[-2].lower in lx.DETERMINERS):
+    if len(before) > 1 and _article(before[-2].lower):
         return False  # "closed her eyes when …": a noun ("eyes"), not the verb "eye"
     found = lx.verb(before[-1].lower)
     return found is not None and found.classes[0] in _REPORTING
@@ -164,7 +168,7 @@ def past_modifiers(tokens: Sequence[Token]) -> Sequence[Token]:
 def has_object(tokens: Sequence[Token]) -> bool:
     """Whether ``tokens`` begin with a noun phrase with a determiner or a possessive (the
     object of "feels the heat"), not an adjective ("feels tired") or a name."""
-    return bool(tokens) and (tokens[0].lower in lx.DETERMINERS or tokens[0].lower in _POSSESSIVES)
+    return bool(tokens) and _article(tokens[0].lower)
 
 
 def bare_verb_at(tokens: Sequence[Token]) -> int:
@@ -174,8 +178,8 @@ def bare_verb_at(tokens: Sequence[Token]) -> int:
     particle, which a noun phrase read greedily would take for a noun."""
     for k in range(1, len(tokens) - 1):
         word, before, after = tokens[k].lower, tokens[k - 1].lower, tokens[k + 1].lower
-        if before in lx.DETERMINERS or before in _POSSESSIVES or lx.verb(word) is None:
+        if _article(before) or lx.verb(word) is None:
             continue
-        if after in lx.DETERMINERS or after in _POSSESSIVES or after in PARTICLES:
+        if _article(after) or after in PARTICLES:
             return k
     return len(tokens)

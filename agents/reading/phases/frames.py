@@ -60,7 +60,6 @@ from fabula.agents.reading.phases.clauses import particle as _particle
 from fabula.agents.reading.phases.mentions import Mention, Resolver, phrase
 from fabula.agents.reading.phases.perceiving import Perceiving
 from fabula.agents.reading.phases.predicates import (
-    POSSESSIVES,
     PUTTING,
     negation,
     past,
@@ -93,7 +92,7 @@ def _own(target: Mention, doer: Mention | None) -> bool:
     doer and a phrase with a possessive ("his tired eyes")."""
     if doer is None or not doer.character or target.entity is not None:
         return False
-    return target.tokens[0].lower in POSSESSIVES
+    return target.tokens[0].lower in lx.POSSESSIVES
 
 
 class ClauseReader(Perceiving):
@@ -361,8 +360,8 @@ class ClauseReader(Perceiving):
         frame.holder = subject
         head = after[0].lower
         words = [t.lower for t in after]
-        said = copula and lx.verb(head) is None  # "was asleep": a condition, read below
-        if not said and any(c.kind == "state" for c in unseen.find_cues(words, _no)):
+        adjective = copula and lx.verb(head) is None  # "was asleep": a condition, below
+        if not adjective and any(c.kind == "state" for c in unseen.find_cues(words, _no)):
             # "was looking the other way", "had her back turned": the events of its
             # sentence are not perceived by it (:mod:`..unseen_cues`)
             frame.kind = "occupied"
@@ -374,8 +373,8 @@ class ClauseReader(Perceiving):
         if (copula or verb is None) and frame.subordinate:
             frame.kind = "occupied"
             return True
-        said = head not in lx.PLACE_PREPOSITIONS and head not in lx.DETERMINERS
-        if copula and said and (verb is None or head.endswith("ed")):
+        condition = head not in lx.PLACE_PREPOSITIONS and head not in lx.DETERMINERS
+        if copula and condition and (verb is None or head.endswith("ed")):
             # a character's condition said outright ("Juliet is asleep", "was exhausted");
             # not what it is ("is a teacher at a small school"); where it is, is the prose
             # reader's. Being asleep is no doing: the character perceives nothing by it

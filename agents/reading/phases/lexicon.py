@@ -41,6 +41,7 @@ PLACE_PREPOSITIONS = frozenset(["in", "on", "at", "inside", "under", "into", "on
 SUBORDINATORS = _words(
     "while when as after before because although though since until once if whereas unless "
 )
+POSSESSIVES = frozenset(["his", "her", "their", "my", "our", "your"])
 CONJUNCTIONS = frozenset(["and", "but", "or", "so", "yet", "then"])
 # a verb of causing whose object takes the result: "causing it to wilt", "leaving it empty"
 RESULTATIVE = frozenset(["cause", "make", "leave", "render", "turn", "get", "keep"])

@@ -83,7 +83,7 @@ class Perceiving(Predicates):
         verb to a thing it did it to before ("A gull knocks the jug over, and the cider
         spills out … Tove sees the gull knock the jug over"). The perception names that
         event too; a new verb is a new act ("tore the scarf" … "watched as he washed it")."""
-        verb = next((lx.verb(t.lower) for t in after if lx.verb(t.lower) is not None), None)
+        verb = next(filter(None, (lx.verb(t.lower) for t in after)), None)
         if act.doer is None or verb is None:
             return None
         things = {s.subject.name for s in act.states}

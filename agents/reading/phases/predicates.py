@@ -20,7 +20,6 @@ from fabula.agents.reading.phases.values import complement_at, value_of
 
 # verbs of putting a thing somewhere: "placed the cake in the refrigerator"
 PUTTING = frozenset(["put", "place", "set", "lay", "store", "stash", "tuck", "hide", "move"])
-POSSESSIVES = frozenset(["his", "her", "their", "my", "our", "your"])
 
 
 def negation(word: str) -> bool:
@@ -92,7 +91,7 @@ class Predicates:
         under her arm": what one holds is the prose reader's, with its holder)."""
         if len(after) < 3 or after[0].lower not in lx.PLACE_PREPOSITIONS:
             return False
-        if after[1].lower not in lx.DETERMINERS or after[1].lower in POSSESSIVES:
+        if after[1].lower not in lx.DETERMINERS or after[1].lower in lx.POSSESSIVES:
             return False
         # the place's phrase ends at the next determiner: "in the refrigerator an hour ago"
         end = len(after)  # ("in the center of the table": "of" joins the next phrase)
