@@ -193,6 +193,7 @@ def test_a_phrase_set_beside_the_doer_names_no_one_new(text: str) -> None:
     ("text", "unseen"),
     [
         ("Ann was asleep when a stray cat tipped over the basket.", ["ann"]),
+        ("Ann was asleep when her colleague Ahmed tipped over the basket.", ["ann"]),
         ("Ann was looking the other way when a stray cat tipped over the basket.", ["ann"]),
         ("Ann closed her eyes when a stray cat tipped over the basket.", ["ann"]),
         ("Ann did not notice when a stray cat tipped over the basket.", ["ann"]),

@@ -361,7 +361,8 @@ class ClauseReader(Perceiving):
         head = after[0].lower
         words = [t.lower for t in after]
         adjective = copula and lx.verb(head) is None  # "was asleep": a condition, below
-        if not adjective and any(c.kind == "state" for c in unseen.find_cues(words, _no)):
+        absent = any(c.kind == "state" for c in unseen.find_cues(words, _no))
+        if absent and not adjective:
             # "was looking the other way", "had her back turned": the events of its
             # sentence are not perceived by it (:mod:`..unseen_cues`)
             frame.kind = "occupied"
@@ -380,6 +381,9 @@ class ClauseReader(Perceiving):
             # reader's. Being asleep is no doing: the character perceives nothing by it
             self._predicate(frame, subject, after)
             frame.holder = None
+            if absent:  # "was asleep when …": the condition, and the sentence unperceived
+                self._told.append(Frame("occupied", frame.sentence, frame.start, frame.end))
+                self._told[-1].holder = subject
             return True
         if verb is None:
             return True
