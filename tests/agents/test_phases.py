@@ -433,6 +433,38 @@ def test_a_result_said_of_a_noun_phrase_is_that_things_state() -> None:
     assert states("They got along quite well.") == []
 
 
+def test_a_result_told_with_to_is_read_verb_by_verb() -> None:
+    """ "causing X to V": each coordinated verb (or thing and verb) leaves its own state,
+    a verb of aspect as the doing stopped, a split infinitive's adverb left out (an
+    adverb of degree is the value's), and a verb after an owner's name or before "the"
+    is no part of a noun phrase."""
+    from fabula.agents.reading.phases import read_states
+
+    def states(text: str) -> list[tuple[str, str]]:
+        return [(a.clause.subject, a.clause.value) for a in read_states(text, {}) if a.clause]
+
+    assert states("A loose wire causes the kettle to stop heating.") == [("kettle", "not heating")]
+    assert states("A storm caused the vase to fall and break.") == [
+        ("vase", "fallen"),
+        ("vase", "broken"),
+    ]
+    assert ("loaves", "warmed up") in states(
+        "The outage caused the fan to stop working and the loaves to slowly warm up."
+    )
+    assert ("strings", "extremely out of tune") in states(
+        "A porter bumped the harp, causing the strings to become extremely out of tune."
+    )
+    assert ("stream", "murky and clouded with silt") in states(
+        "Rain fell, causing the stream to become murky and clouded with silt."
+    )
+    assert states("A fault in the hotel's heating system causes the pool to cool.") == [
+        ("pool", "cooled")
+    ]
+    assert states("A rockfall somewhere nearby causes the goats to scatter.") == [
+        ("goats", "scattered")
+    ]
+
+
 def test_not_noticing_when_someone_did_it_is_the_event_unseen_and_no_act_of_ones_own() -> None:
     """ "did not notice when her colleague Ahmed locked the box": the box is locked, Cal did
     not see it, and the act is Ahmed's, a doer the story did not declare, never Cal's

@@ -63,7 +63,11 @@ def phrase(tokens: Sequence[Token]) -> tuple[Token, ...]:
             break
         if k and w in lx.PRONOUNS:
             break  # a relative clause without "that": "the map he carries"
-        after_determiner = bool(out) and out[-1].lower in lx.DETERMINERS
+        # after a determiner or an owner's name, a verb form modifies the noun that
+        # follows ("the aquarium's heating system")
+        after_determiner = bool(out) and (
+            out[-1].lower in lx.DETERMINERS or out[-1].lower.endswith("'s")
+        )
         if k and w.endswith("ly") and not lx.is_adjective(w) and not after_determiner:
             break  # an adverb before the verb: "a dog suddenly barks" ("a carefully
             # raked pattern": after a determiner it is the adjective's)
@@ -76,8 +80,8 @@ def phrase(tokens: Sequence[Token]) -> tuple[Token, ...]:
             ends = ends or nxt in lx.PRONOUNS or nxt in lx.CONJUNCTIONS
             inflected = w.endswith(("ing", "ed", "s")) or w not in lx.verb_lemmas()
             verbal = out[-1].lower != "of" and (ends or not lx.is_adjective(w)) and inflected
-            if verbal and not _modifier(out):
-                break
+            if verbal and (not _modifier(out) or nxt in lx.DETERMINERS):
+                break  # before a determiner it is the verb ("an eruption nearby causes the")
         out.append(t)
     return tuple(out)
 

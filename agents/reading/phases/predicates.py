@@ -40,10 +40,67 @@ def unparticled(tail: Sequence[Token]) -> Sequence[Token]:
     return tail[j:]
 
 
+def _manner(token: Token) -> bool:
+    """An adverb of manner ("slowly", "quickly")."""
+    return token.lower.endswith("ly") and not lx.is_adjective(token.lower)
+
+
+def _infinitive_after(tokens: Sequence[Token]) -> bool:
+    """Whether a noun phrase of a few words opens ``tokens`` and "to" and a verb follow it
+    ("the cake layers to slowly warm up")."""
+    for j in range(2, min(len(tokens) - 1, 7)):
+        w = tokens[j].lower
+        if w == "to":
+            nxt = (
+                tokens[j + 1] if not _manner(tokens[j + 1]) else tokens[min(j + 2, len(tokens) - 1)]
+            )
+            return lx.verb(nxt.lower) is not None
+        if w in lx.CONJUNCTIONS or w in lx.DETERMINERS or w in lx.PREPOSITIONS:
+            return False
+    return False
+
+
+def coordinated(tokens: Sequence[Token]) -> list[Sequence[Token]]:
+    """An infinitive's coordinated verbs, each with what follows it ("shift and reveal the
+    chamber" → "shift", "reveal the chamber"; "stop working and the cake to warm up" →
+    "stop working", "the cake to warm up"): cut at "and" or "or" before a verb's base
+    form (never a participle: "murky and contaminated" is one state) or before a thing
+    and its "to"."""
+    parts: list[Sequence[Token]] = []
+    start = 0
+    for k in range(1, len(tokens) - 1):
+        nxt = tokens[k + 1].lower
+        found = lx.verb(nxt)
+        verb = found is not None and found.lemma == nxt and not lx.is_adjective(nxt)
+        thing = nxt in lx.DETERMINERS and _infinitive_after(tokens[k + 1 :])
+        if tokens[k].lower in ("and", "or") and (verb or thing):
+            parts.append(tokens[start:k])
+            start = k + 1
+    parts.append(tokens[start:])
+    return [p for p in parts if p]
+
+
 class Predicates:
     """The thing side of a clause reader."""
 
     r: Resolver
+
+    @staticmethod
+    def _left(who: Mention, part: Sequence[Token], verb: bool) -> list[StateReading]:
+        """The state one verb of a result leaves ``who`` in: "shift" → shifted, "mix into
+        muted shades" → mixed into muted shades, "stop heating" → not heating; ``verb``:
+        the first word is a verb even where it is an adjective too ("to cool")."""
+        found = lx.verb(part[0].lower)
+        gerund = len(part) > 1 and part[1].lower.endswith("ing") and lx.verb(part[1].lower)
+        if found is not None and found.lemma in lx.ASPECTUAL and gerund:
+            on = lx.ASPECTUAL[found.lemma]
+            return [StateReading(who, "condition", part[1].lower, not on, act=True)]
+        if verb and found is not None and found.lemma == part[0].lower:
+            rest = value_of(part[1:])
+            value = lx.participle(found.lemma) + (f" {rest}" if rest else "")
+        else:
+            value = value_of(part, verbal=True)
+        return [StateReading(who, "condition", value, act=True)] if value else []
 
     def _predicate(
         self,
@@ -115,8 +172,23 @@ class Predicates:
             return
         self.r.note(who, subject=False)
         rest = list(tail[len(who.tokens) :])
+        infinitive = bool(rest) and rest[0].lower == "to"
+        if infinitive and len(rest) > 2 and _manner(rest[1]):
+            rest.pop(1)  # "to slowly warm up"
+        popped = 0
         while rest and rest[0].lower in ("to", "be", "become", "get", "turn"):
             rest.pop(0)
+            popped += 1
+        if infinitive:
+            # "causing the slab to shift and reveal the chamber", "causing the fridge to
+            # stop working and the cake to warm up": each coordinated verb (or thing and
+            # verb) is a result of its own
+            for k, part in enumerate(coordinated(rest)):
+                if k and lx.verb(part[0].lower) is None:
+                    self._result(frame, part)
+                else:  # right after "to" a word is a verb ("to cool"), after "become" not
+                    frame.states.extend(self._left(who, part, popped == 1 or k > 0))
+            return
         value = value_of(rest, verbal=True)
         if value:
             frame.states.append(StateReading(who, "condition", value, act=True))
