@@ -175,6 +175,7 @@ _FUNCTION = frozenset(
         "my",
     ]
 )
+_DENIALS = frozenset(["not", "no", "never"])
 _WORD = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _AUX = frozenset(
@@ -349,6 +350,10 @@ def option_of(text: str, item: Item) -> str | None:
     b = words(_proposition(item.initial, item.agent))
     got = words(text)
     to_final, to_initial = len(got & (a - b)), len(got & (b - a))
+    if got & _DENIALS and not (a ^ b) & _DENIALS:
+        # a denied value ("not pearl") speaks against the option that says it, where
+        # neither option is itself a denial
+        to_final, to_initial = to_initial, to_final
     if to_final > to_initial:
         return item.final
     if to_initial > to_final:

@@ -433,6 +433,50 @@ def test_a_result_said_of_a_noun_phrase_is_that_things_state() -> None:
     assert states("They got along quite well.") == []
 
 
+def test_what_a_place_holds_said_as_a_things_being_there_and_what_an_act_revealed() -> None:
+    """ "there is no pearl in the oyster" is the oyster's contents denied, as "the oyster
+    contains no pearl" is; a bare "inside" is the clause before's object; "there is a
+    storm coming" holds nothing anywhere; the "that" clause of "revealing" is a fact
+    told with the act before it, and seen with it."""
+    from fabula.agents.reading.phases import read_states
+
+    def states(text: str) -> list[tuple[str, str, str]]:
+        return [
+            (a.clause.subject, a.clause.attribute, a.clause.value)
+            for a in read_states(text, {})
+            if a.clause
+        ]
+
+    assert states("There is no pearl in the oyster.") == [("oyster", "contents", "not pearl")]
+    assert states("The oyster contains no pearl.") == [("oyster", "contents", "not pearl")]
+    assert states("The tin does not hold biscuits.") == [("tin", "contents", "not biscuits")]
+    assert states("There were two plums left in the bowl.") == [("bowl", "contents", "two plums")]
+    assert states("There is a storm coming.") == []
+    assert states("A gull pried the shell open, revealing that there was no crab inside.") == [
+        ("shell", "condition", "pried"),
+        ("shell", "condition", "open"),  # the state it was pried into
+        ("shell", "contents", "not crab"),
+    ]
+    assert ("pot", "condition", "empty") in states(
+        "Ann lifted the lid, showing that the pot was empty."
+    )
+    # a telling's "that" clause is someone's word, no fact told with an act
+    assert ("pot", "condition", "empty") not in states(
+        "Ann lifted the lid, claiming that the pot was empty."
+    )
+    cast = {
+        "ann": Entity(id="ann", kind="character", name="Ann"),
+        "shell": Entity(id="shell", kind="object", name="shell"),
+    }
+    seen = read_story(
+        "A gull pried the shell open, revealing that there was no crab inside. Ann saw the gull"
+        " pry the shell open.",
+        cast,
+    )
+    denied = [a for a in seen if a.clause and a.clause.value == "not crab"]
+    assert denied and all("Ann" in a.seen_by for a in denied)
+
+
 def test_a_result_told_with_to_is_read_verb_by_verb() -> None:
     """ "causing X to V": each coordinated verb (or thing and verb) leaves its own state,
     a verb of aspect as the doing stopped, a split infinitive's adverb left out (an

@@ -95,6 +95,9 @@ def test_a_value_maps_to_the_option_whose_own_words_it_shares(tmp_path: Path) ->
     assert option_of("jug empty", item) == item.final
     assert option_of("jug full of cider", item) == item.initial
     assert option_of("jug", item) is None
+    # a denied value speaks against the option that says it
+    assert option_of("jug not full of cider", item) == item.final
+    assert option_of("jug not empty", item) == item.initial
 
 
 def test_a_malformed_row_is_one_line_naming_it(tmp_path: Path) -> None:

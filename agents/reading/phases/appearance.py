@@ -28,7 +28,7 @@ from fabula.agents.reading.phases import lexicon as lx
 from fabula.agents.reading.phases.mentions import Mention, Resolver, phrase
 from fabula.agents.reading.phases.readings import StateReading
 from fabula.agents.reading.phases.tokens import Token
-from fabula.agents.reading.phases.values import value_of
+from fabula.agents.reading.phases.values import complement_at, value_of
 
 APPEAR = frozenset(["appear", "seem", "look"])
 # verbs that say what a thing holds: "containing raisins", "filled with oat milk"
@@ -53,7 +53,8 @@ def first_object(resolver: Resolver, tokens: Sequence[Token]) -> Mention | None:
             found = resolver.mention(tokens[k:])
             if found is None or found.character:
                 return None
-            return found
+            cut = complement_at(found.tokens)  # "pried the shell open": the shell
+            return resolver.mention(found.tokens[:cut]) if 1 < cut < len(found.tokens) else found
     return None
 
 

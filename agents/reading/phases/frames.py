@@ -61,13 +61,14 @@ from fabula.agents.reading.phases.mentions import Mention, Resolver, phrase
 from fabula.agents.reading.phases.perceiving import Perceiving
 from fabula.agents.reading.phases.predicates import (
     PUTTING,
+    held_in,
     negation,
     past,
     unparticled,
 )
 from fabula.agents.reading.phases.readings import Frame, StateReading
 from fabula.agents.reading.phases.tokens import Sentence, Token
-from fabula.agents.reading.phases.values import content_roots, value_of
+from fabula.agents.reading.phases.values import complement_at, content_roots, value_of
 
 # a verb's classes that change what they are done to, or what undergoes them
 CHANGING = frozenset(["change", "contact", "consumption", "creation", "weather", "body"])
@@ -141,12 +142,18 @@ class ClauseReader(Perceiving):
         believed = self._believed_of(index, sentence, rest)
         if believed is not None:
             return believed
+        if self._revealed(index, sentence, rest):
+            return None
         look = looks(rest) if self._object is not None and rest[0].lower.endswith("ing") else None
         if look is not None and self._object is not None and self._last is not None:
             # ", appearing clean and ready": how the clause before's object looks
             self._last.states.append(StateReading(self._object, "condition", look))
             return None
         frame = Frame("event", index, sentence.start, sentence.end, subordinate=subordinate)
+        if self._there(frame, rest, self._object):
+            frame.roots = content_roots(rest, None)
+            self._last = frame
+            return frame
         first = rest[0].lower
         after_subject: Sequence[Token] = rest
         if lx.verb(first) is not None and first not in lx.DETERMINERS and self._verbal(rest):
@@ -178,6 +185,24 @@ class ClauseReader(Perceiving):
             frame.states.append(StateReading(seen[0], "condition", seen[1]))
         self._last = frame
         return frame
+
+    def _revealed(self, index: int, sentence: Sentence, tokens: Sequence[Token]) -> bool:
+        """ ", revealing that there is no pearl inside": the "that" clause of a verb of
+        making plain (:data:`.lexicon.REVEALING`) is a fact of the act before, read as a
+        clause of its own and told with that act, so that whoever saw the act sees it."""
+        found = lx.verb(tokens[0].lower) if len(tokens) > 2 else None
+        if found is None or found.lemma not in lx.REVEALING or tokens[1].lower != "that":
+            return False
+        last = self._last
+        if last is None or last.kind != "event":
+            return False
+        kept = self._subject, self._object
+        inner = self._clause(index, sentence, tuple(tokens[2:]))
+        self._subject, self._object, self._last = (*kept, last)
+        if inner is not None:
+            last.states.extend(inner.states)
+            last.roots |= inner.roots
+        return True
 
     def _apposed(self, np: Mention, after: Sequence[Token]) -> bool:
         """Whether a clause is only a noun phrase set beside the subject before it, in
@@ -279,7 +304,7 @@ class ClauseReader(Perceiving):
             self._result(frame, tail)
             return
         if verb.lemma in ("contain", "hold") and subject is not None:
-            frame.states.append(StateReading(subject, "contents", value_of(phrase(tail))))
+            frame.states.append(held_in(subject, phrase(tail), negated))
             return
         # a verb of motion that also changes its object ("tipped over the basket") is read
         # as a change where it has one
@@ -316,6 +341,11 @@ class ClauseReader(Perceiving):
                 # "knocks over a jar of oil, spilling it into the wok": "it" as an object
                 # is the clause before's object (never the clause's own subject)
                 target = Mention((tail[j],), prior.name, prior.entity, False, True)
+        left: Sequence[Token] = ()  # "pried the shell open": the state it is left in
+        cut = complement_at(target.tokens) if target is not None else 0
+        if target is not None and 1 < cut < len(target.tokens):
+            left = target.tokens[cut:]
+            target = self.r.mention(target.tokens[:cut])
         filled = verb.lemma in CONTENTS and any(t.lower == "with" for t in tail)
         if target is not None and _own(target, subject) and not changing - _TOUCH and not filled:
             # a touch on the doer's own ("rubbed his eyes") changes no tracked thing: a
@@ -323,7 +353,7 @@ class ClauseReader(Perceiving):
             return
         if target is not None and not target.character:
             self.r.note(target, subject=False)
-            after_target = tail[j + len(target.tokens) :]
+            after_target = tail[j + len(target.tokens) + len(left) :]
             # put somewhere, or sent into or onto a thing ("blew the hat into the river")
             sent = bool(after_target) and after_target[0].lower in ("into", "onto")
             if (verb.lemma in PUTTING or sent) and self._put(frame, target, after_target):
@@ -339,6 +369,8 @@ class ClauseReader(Perceiving):
                     adverb = after_target[0].lower
                 value = lx.participle(verb.lemma) + (f" {adverb}" if adverb else "")
                 frame.states.append(StateReading(target, "condition", value, act=True))
+            if left:
+                frame.states.append(StateReading(target, "condition", value_of(left), act=True))
             self._result(frame, after_target, target)
         elif subject is not None and target is None and not subject.character:
             # "the roses wilt"; a character's own doing with no object ("Leo sighed") is

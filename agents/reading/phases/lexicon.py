@@ -52,6 +52,10 @@ ASPECTUAL |= {"continue": True, "keep": True, "resume": True}
 # a verb that puts one thing where another was: "swapped the oat milk for almond milk"
 # ("substitute" names the newcomer first: "substituted almond milk for the oat milk")
 SUBSTITUTING = frozenset(["swap", "switch", "exchange", "replace", "substitute", "trade"])
+# a verb whose "that" clause the story holds true, a fact the act it follows made plain
+# ("opened the oyster, revealing that there was no pearl inside"): not a telling or a
+# belief, whose clause is someone's word ("indicates", "claims" are no such verbs)
+REVEALING = frozenset(["reveal", "show", "expose", "prove", "demonstrate", "uncover"])
 # a verb of possession by which a thing changes hands, its doer no declared character's
 # ("a thief stole the key", "sold the last loaf"): the thing is stolen, sold
 TAKING = frozenset(["steal", "snatch", "pilfer", "pocket", "swipe", "nab", "sell"])

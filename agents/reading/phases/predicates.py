@@ -45,6 +45,13 @@ def _manner(token: Token) -> bool:
     return token.lower.endswith("ly") and not lx.is_adjective(token.lower)
 
 
+def held_in(place: Mention, held: Sequence[Token], negated: bool = False) -> StateReading:
+    """What ``place`` holds: "a pearl" → contents pearl; "no pearl" (or ``negated``: "there
+    was not a crumb") → it holds no pearl, the same slot denied."""
+    no = bool(held) and held[0].lower == "no"
+    return StateReading(place, "contents", value_of(held[1:] if no else held), negated or no)
+
+
 def _infinitive_after(tokens: Sequence[Token]) -> bool:
     """Whether a noun phrase of a few words opens ``tokens`` and "to" and a verb follow it
     ("the cake layers to slowly warm up")."""
@@ -142,6 +149,31 @@ class Predicates:
         return (
             who if who is not None and doer_of(who, who.tokens[0].start, self.r.entities) else None
         )
+
+    def _there(self, frame: Frame, rest: Sequence[Token], before: Mention | None) -> bool:
+        """ "there is no pearl in the oyster", "there were cookies inside": what a place
+        holds, said as a thing's being there (the place said, or after a bare "inside",
+        the clause before's object ``before``); the same fact as "the oyster contains no
+        pearl". False where the clause is no such sentence."""
+        if len(rest) < 3 or rest[0].lower != "there" or rest[1].lower not in lx.COPULAS:
+            return False
+        tail = list(rest[2:])
+        negated = bool(tail) and negation(tail[0].lower)
+        if negated:
+            tail = tail[1:]  # "there was not a crumb left": the "no" goes with the thing
+        held = phrase(tail)
+        if not held:
+            return False
+        after = tail[len(held) :]
+        if len(after) > 1 and after[0].lower in ("left", "inside", "stored", "kept"):
+            after = after[1:]  # "no cookies left in the jar"
+        place: Mention | None = None
+        if after and after[0].lower in lx.PLACE_PREPOSITIONS:
+            place = self.r.mention(after[1:]) if len(after) > 1 else before
+        if place is None or place.character:
+            return True  # "there is a storm coming": nothing held anywhere
+        frame.states.append(held_in(place, held, negated))
+        return True
 
     def _put(self, frame: Frame, target: Mention, after: Sequence[Token]) -> bool:
         """ "placed the cake in the refrigerator": where the thing put now is (not "tucked it
