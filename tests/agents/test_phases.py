@@ -477,6 +477,34 @@ def test_what_a_place_holds_said_as_a_things_being_there_and_what_an_act_reveale
     assert denied and all("Ann" in a.seen_by for a in denied)
 
 
+def test_a_relative_clause_after_a_comma_is_about_the_phrase_before_it() -> None:
+    """ ", which was empty" is the object's state, never the subject's ("Ann opened the
+    jar, which was empty" had made Ann empty); ", who was tired" is the character named
+    last; "which caused it to crack" goes on with the doer before; "hit" before "the" is
+    the verb (a past tense like its bare form), not a noun of the subject's phrase."""
+    cast = {
+        "ann": Entity(id="ann", kind="character", name="Ann"),
+        "bo": Entity(id="bo", kind="character", name="Bo"),
+    }
+
+    def states(text: str) -> list[tuple[tuple[str, ...], str, str]]:
+        return [
+            (a.actors, a.clause.subject, a.clause.value)
+            for a in read_story(text, cast)
+            if a.clause and a.kind == "state"
+        ]
+
+    assert states("Ann opened the jar, which was empty.") == [
+        (("Ann",), "jar", "opened"),
+        ((), "jar", "empty"),
+    ]
+    assert states("Ann met Bo, who was tired.") == [((), "Bo", "tired")]
+    assert states("The frost hit the jar, which caused it to crack.") == [
+        (("frost",), "jar", "hit"),
+        (("frost",), "jar", "cracked"),
+    ]
+
+
 def test_a_result_told_with_to_is_read_verb_by_verb() -> None:
     """ "causing X to V": each coordinated verb (or thing and verb) leaves its own state,
     a verb of aspect as the doing stopped, a split infinitive's adverb left out (an

@@ -45,6 +45,7 @@ def first_object(resolver: Resolver, tokens: Sequence[Token]) -> Mention | None:
             k == 1
             and t.lower not in lx.PREPOSITIONS
             and t.lower not in ("to", "up", "down", "away", "back", "out")
+            and t.lower not in lx.NEGATIONS
             and not t.capital
             and not t.lower.endswith("ly")
             and lx.verb(t.lower) is None

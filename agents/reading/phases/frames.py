@@ -156,7 +156,12 @@ class ClauseReader(Perceiving):
             return frame
         first = rest[0].lower
         after_subject: Sequence[Token] = rest
-        if lx.verb(first) is not None and first not in lx.DETERMINERS and self._verbal(rest):
+        if relative and k and lx.verb(first) is not None:
+            # ", which was empty", ", who was tired": the phrase before is its subject
+            continued = self._antecedent(tokens[k - 1].lower, first)
+            frame.doer = continued
+            self._verb_phrase(frame, continued, rest)
+        elif lx.verb(first) is not None and first not in lx.DETERMINERS and self._verbal(rest):
             # a participle or a verb after "and": its subject is the clause before's
             frame.doer = self._subject
             self._verb_phrase(frame, self._subject, rest)
@@ -203,6 +208,18 @@ class ClauseReader(Perceiving):
             last.states.extend(inner.states)
             last.roots |= inner.roots
         return True
+
+    def _antecedent(self, relative: str, verb: str) -> Mention | None:
+        """What a relative clause after a comma is about: "which" the thing the clause
+        before ended on (its object), "who" the character named last; a verb of causing
+        after "which" ("which caused it to crack") continues the clause before's doer."""
+        found = lx.verb(verb)
+        if relative == "which" and found is not None and found.lemma in lx.RESULTATIVE:
+            return self._subject
+        if relative == "which":
+            subject = self._subject
+            return self._object or (subject if subject and not subject.character else None)
+        return self.r.last_character or self._subject
 
     def _apposed(self, np: Mention, after: Sequence[Token]) -> bool:
         """Whether a clause is only a noun phrase set beside the subject before it, in

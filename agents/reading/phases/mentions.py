@@ -56,6 +56,8 @@ def phrase(tokens: Sequence[Token]) -> tuple[Token, ...]:
     first = tokens[0].lower if tokens else ""
     if first in lx.CONJUNCTIONS or (first in _STOP and first not in lx.DETERMINERS):
         return ()  # "and sighed", "while ...": no noun phrase begins there ("that jar" may)
+    if first in lx.NEGATIONS and first != "no":
+        return ()  # "not see the box" ("no milk" is a phrase)
     out: list[Token] = []
     for k, t in enumerate(tokens):
         w = t.lower
@@ -79,6 +81,8 @@ def phrase(tokens: Sequence[Token]) -> tuple[Token, ...]:
             ends = not nxt or nxt in lx.DETERMINERS or nxt in lx.PREPOSITIONS or nxt in _STOP
             ends = ends or nxt in lx.PRONOUNS or nxt in lx.CONJUNCTIONS
             inflected = w.endswith(("ing", "ed", "s")) or w not in lx.verb_lemmas()
+            # a bare form before a determiner is a past tense too ("the frost hit the jar")
+            inflected = inflected or (nxt in lx.DETERMINERS and nxt != "that")
             verbal = out[-1].lower != "of" and (ends or not lx.is_adjective(w)) and inflected
             if verbal and (not _modifier(out) or nxt in lx.DETERMINERS):
                 break  # before a determiner it is the verb ("an eruption nearby causes the")
