@@ -505,6 +505,45 @@ def test_a_relative_clause_after_a_comma_is_about_the_phrase_before_it() -> None
     ]
 
 
+def test_how_a_thing_seems_is_how_it_seems_to_the_character_looking() -> None:
+    """ "The bees appear calm" after a sentence about Ann is Ann's perception; "to Bo" at
+    the predicate's end names who it seems so to; after Ann left, or at the story's
+    start, it is seen by no one; "appears on the horizon" is a coming, not a seeming."""
+    cast = {
+        "ann": Entity(id="ann", kind="character", name="Ann"),
+        "bo": Entity(id="bo", kind="character", name="Bo"),
+    }
+
+    def read(text: str) -> list[tuple[str, tuple[str, ...], str, str]]:
+        return [
+            (a.kind, a.actors, a.clause.subject, a.clause.value)
+            for a in read_story(text, cast)
+            if a.clause
+        ]
+
+    assert read("Ann walks to the hive. The bees appear to be calm.") == [
+        ("perceive", ("Ann",), "bees", "calm")
+    ]
+    assert read("The book seems pristine to Bo.") == [("perceive", ("Bo",), "book", "pristine")]
+    assert [(k, s, v) for k, _, s, v in read("The jars appear full.")] == [
+        ("state", "jars", "full")
+    ]
+    assert read("Ann left the shed. The jar looks empty.")[-1] == ("state", (), "jar", "empty")
+    assert all(
+        kind != "perceive" for kind, *_ in read("Ann sighs. A storm appears on the horizon.")
+    )
+
+
+def test_them_after_someone_acted_on_is_those_people_not_a_thing() -> None:
+    """ "greets the children and teaches them": no thing of the story is taught."""
+    cast = {
+        "ann": Entity(id="ann", kind="character", name="Ann"),
+        "combs": Entity(id="combs", kind="object", name="combs"),
+    }
+    got = read_story("The combs are full. Ann greets the children and teaches them.", cast)
+    assert [(a.clause.subject, a.clause.value) for a in got if a.clause] == [("combs", "full")]
+
+
 def test_a_result_told_with_to_is_read_verb_by_verb() -> None:
     """ "causing X to V": each coordinated verb (or thing and verb) leaves its own state,
     a verb of aspect as the doing stopped, a split infinitive's adverb left out (an

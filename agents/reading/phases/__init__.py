@@ -6,7 +6,8 @@
    (:mod:`.lexicon`), and frames (:mod:`.readings`): perception, belief, goal, a character
    occupied, an event and the states it says — what a copula, a put, a passive's "by" or
    a swap says of a thing (:mod:`.predicates`), what a perception names
-   (:mod:`.perceiving`), how a thing looks and what it holds said
+   (:mod:`.perceiving`), how a clause hangs on the one before ("…, which was empty";
+   ", revealing that …": :mod:`.relating`), how a thing looks and what it holds said
    beside it (:mod:`.appearance`), who did it (:mod:`.doers`), each state's value in
    words reduced to roots (:mod:`.values`);
 4. :mod:`.events` — events with their perceivers, as story actions.

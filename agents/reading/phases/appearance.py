@@ -37,9 +37,12 @@ _RELATIVE = frozenset(["that", "which"])
 _POSSESSIVES = frozenset(["his", "her", "their", "my", "our", "your", "its"])
 
 
-def first_object(resolver: Resolver, tokens: Sequence[Token]) -> Mention | None:
+def first_object(
+    resolver: Resolver, tokens: Sequence[Token], persons: bool = False
+) -> Mention | None:
     """The first thing named after a clause's verb: its object ("a bag of clay"; "fresh
-    tomatoes", a plural with no determiner, right after the verb)."""
+    tomatoes", a plural with no determiner, right after the verb); with ``persons``, the
+    first one named, whoever it is ("greets the visiting children")."""
     for k, t in enumerate(tokens):
         bare = (
             k == 1
@@ -52,6 +55,8 @@ def first_object(resolver: Resolver, tokens: Sequence[Token]) -> Mention | None:
         )
         if k and (bare or t.lower in lx.DETERMINERS or t.lower in _POSSESSIVES):
             found = resolver.mention(tokens[k:])
+            if persons:
+                return found
             if found is None or found.character:
                 return None
             cut = complement_at(found.tokens)  # "pried the shell open": the shell

@@ -57,8 +57,8 @@ from fabula.agents.reading.phases.clauses import (
     split_clauses,
 )
 from fabula.agents.reading.phases.clauses import particle as _particle
+from fabula.agents.reading.phases.doers import doer_of
 from fabula.agents.reading.phases.mentions import Mention, Resolver, phrase
-from fabula.agents.reading.phases.perceiving import Perceiving
 from fabula.agents.reading.phases.predicates import (
     PUTTING,
     held_in,
@@ -67,8 +67,10 @@ from fabula.agents.reading.phases.predicates import (
     unparticled,
 )
 from fabula.agents.reading.phases.readings import Frame, StateReading
+from fabula.agents.reading.phases.relating import Relating
 from fabula.agents.reading.phases.tokens import Sentence, Token
 from fabula.agents.reading.phases.values import complement_at, content_roots, value_of
+from fabula.agents.reading.verbs import verb_classes
 
 # a verb's classes that change what they are done to, or what undergoes them
 CHANGING = frozenset(["change", "contact", "consumption", "creation", "weather", "body"])
@@ -78,6 +80,8 @@ AWARE = {"aware": True, "unaware": False, "oblivious": False}
 # "the milk smells sour"); said of a character they are its perceiving ("Tam smells smoke")
 _LINKING = frozenset(["sound", "sounds", "sounded", "smell", "smells", "smelled"])
 _LINKING |= frozenset(["taste", "tastes", "tasted", "feel", "feels", "felt"])
+# a copula of seeming: how a thing seems to whoever looks ("the bees appear calm")
+_SEEMING = frozenset(["seem", "seems", "seemed", "appear", "appears", "appeared", "looks"])
 # the classes of a verb that touches or moves the body, and changes nothing else
 _TOUCH = frozenset(["contact", "body"])
 # adverbs of time and degree between an auxiliary and its verb ("had just filled")
@@ -96,7 +100,7 @@ def _own(target: Mention, doer: Mention | None) -> bool:
     return target.tokens[0].lower in lx.POSSESSIVES
 
 
-class ClauseReader(Perceiving):
+class ClauseReader(Relating):
     """Reads the clauses of one turn, in order, into frames."""
 
     def __init__(self, resolver: Resolver) -> None:
@@ -106,10 +110,12 @@ class ClauseReader(Perceiving):
         self._object: Mention | None = None  # the object a participle may describe
         self._last: Frame | None = None  # the clause before, in this sentence
         self._told: list[Frame] = []  # the acts a perception of this clause told
+        self._focus: Mention | None = None  # the sentence before's character (see sentence)
+        self._whom: Mention | None = None  # a character the clause before acted on
 
     def sentence(self, index: int, sentence: Sentence) -> list[Frame]:
         out: list[Frame] = []
-        self._subject = self._object = self._last = None
+        self._subject = self._object = self._last = self._whom = None
         for segment in sentence.segments():
             for clause in split_clauses(segment):
                 frame = self._clause(index, sentence, clause)
@@ -118,6 +124,13 @@ class ClauseReader(Perceiving):
                 out.extend(self._told)  # the acts its perceptions told, after them
                 self._told.clear()
         self.frames.extend(out)
+        # the character a next sentence's "the jar looks empty" is seen by: this one's
+        # subject, unless it left ("Ann left. The jar looks empty." is seen by no one)
+        who = self.r.last_subject
+        gone = any(
+            (found := verb_classes(t.lower)) and "leave" in found[0][:1] for t in sentence.tokens
+        )
+        self._focus = who if who is not None and who.character and not gone else None
         return out
 
     # -- one clause ------------------------------------------------------------------
@@ -181,6 +194,9 @@ class ClauseReader(Perceiving):
         frame.roots |= content_roots(tokens, frame.holder)
         frame.states.extend(contained(self.r, rest))
         self._object = first_object(self.r, after_subject)
+        whom = first_object(self.r, after_subject, persons=True)
+        doer = doer_of(whom, sentence.start, self.r.entities) if whom else None
+        self._whom = whom if whom is not None and doer is not None and not doer.force else None
         self.r.note_named(after_subject)
         if self._object is not None:
             self.r.note(self._object, subject=False)  # "it" may name it next
@@ -190,51 +206,6 @@ class ClauseReader(Perceiving):
             frame.states.append(StateReading(seen[0], "condition", seen[1]))
         self._last = frame
         return frame
-
-    def _revealed(self, index: int, sentence: Sentence, tokens: Sequence[Token]) -> bool:
-        """ ", revealing that there is no pearl inside": the "that" clause of a verb of
-        making plain (:data:`.lexicon.REVEALING`) is a fact of the act before, read as a
-        clause of its own and told with that act, so that whoever saw the act sees it."""
-        found = lx.verb(tokens[0].lower) if len(tokens) > 2 else None
-        if found is None or found.lemma not in lx.REVEALING or tokens[1].lower != "that":
-            return False
-        last = self._last
-        if last is None or last.kind != "event":
-            return False
-        kept = self._subject, self._object
-        inner = self._clause(index, sentence, tuple(tokens[2:]))
-        self._subject, self._object, self._last = (*kept, last)
-        if inner is not None:
-            last.states.extend(inner.states)
-            last.roots |= inner.roots
-        return True
-
-    def _antecedent(self, relative: str, verb: str) -> Mention | None:
-        """What a relative clause after a comma is about: "which" the thing the clause
-        before ended on (its object), "who" the character named last; a verb of causing
-        after "which" ("which caused it to crack") continues the clause before's doer."""
-        found = lx.verb(verb)
-        if relative == "which" and found is not None and found.lemma in lx.RESULTATIVE:
-            return self._subject
-        if relative == "which":
-            subject = self._subject
-            return self._object or (subject if subject and not subject.character else None)
-        return self.r.last_character or self._subject
-
-    def _apposed(self, np: Mention, after: Sequence[Token]) -> bool:
-        """Whether a clause is only a noun phrase set beside the subject before it, in
-        its sentence ("Ann, *a talented chef in a small village*, is cooking"): an
-        indefinite phrase with no verb, which names no one new."""
-        if self._subject is None or np.entity is not None or np.tokens[0].lower not in ("a", "an"):
-            return False
-        for k, t in enumerate(after):
-            if t.lower in lx.COPULAS or t.lower in lx.AUXILIARIES:
-                return False
-            if lx.verb(t.lower) is not None and (
-                k == 0 or after[k - 1].lower not in lx.DETERMINERS
-            ):
-                return False  # a verb ("a chef who cooks"), not a noun after its article
-        return True
 
     def _caught(self, frame: Frame, after: Sequence[Token]) -> None:
         """A thing that "catches Yoshi's eye" is perceived by its owner (:func:`catcher`)."""
@@ -265,7 +236,7 @@ class ClauseReader(Perceiving):
         return w.endswith("ing") or (self._subject is not None and w not in lx.verb_lemmas())
 
     def _verb_phrase(self, frame: Frame, subject: Mention | None, rest: Sequence[Token]) -> None:
-        k, negated, copula, have = 0, False, False, False
+        k, negated, copula, have, seeming = 0, False, False, False, False
         degree: int | None = None
         while k < len(rest):
             w = rest[k].lower
@@ -273,6 +244,7 @@ class ClauseReader(Perceiving):
                 negated = True
             elif w in lx.COPULAS or (w in _LINKING and not (subject and subject.character)):
                 copula = True  # "the violin sounds in tune": how a thing strikes the senses
+                seeming = seeming or w in _SEEMING
             elif w in ("has", "have", "had"):
                 have = True
             elif not (w in lx.AUXILIARIES or w.endswith("ly") or w in _ADVERBS):
@@ -304,6 +276,8 @@ class ClauseReader(Perceiving):
             and not doing
             and (verb is None or head.endswith("ed") or lx.is_adjective(head) or past(verb, head))
         ):
+            if seeming and not character:
+                after = self._seen_by(frame, after)
             self._predicate(frame, subject, after, rest[degree:k] if degree is not None else ())
             return
         if verb is None:
@@ -358,6 +332,10 @@ class ClauseReader(Perceiving):
                 # "knocks over a jar of oil, spilling it into the wok": "it" as an object
                 # is the clause before's object (never the clause's own subject)
                 target = Mention((tail[j],), prior.name, prior.entity, False, True)
+            if tail[j].lower in ("them", "him") and self._whom is not None:
+                # "greets the children and teaches them": the ones the clause before
+                # acted on, no thing of the story
+                target = Mention((tail[j],), self._whom.name, self._whom.entity, True, True)
         left: Sequence[Token] = ()  # "pried the shell open": the state it is left in
         cut = complement_at(target.tokens) if target is not None else 0
         if target is not None and 1 < cut < len(target.tokens):

@@ -25,12 +25,37 @@ class Perceiving(Predicates):
 
     _told: list[Frame]  # the acts a perception of the clause told
     frames: list[Frame]  # the turn's frames, its sentences before this one
+    _focus: Mention | None  # the sentence before's character
 
     if TYPE_CHECKING:
 
         def _verb_phrase(
             self, frame: Frame, subject: Mention | None, rest: Sequence[Token]
         ) -> None: ...
+
+    def _seen_by(self, frame: Frame, after: Sequence[Token]) -> Sequence[Token]:
+        """How a thing seems is how it seems to someone: the character "to" names at the
+        predicate's end ("appears pristine to Ann"), else the sentence before's character
+        (:meth:`sentence`); the frame is that
+        character's perception. ``after`` without the "to" phrase."""
+        holder = None
+        place = len(after) > 1 and after[0].lower in lx.PLACE_PREPOSITIONS
+        if place and after[1].lower in lx.DETERMINERS:
+            return after  # "a storm appears on the horizon": it comes, it seems nothing
+        for j in range(1, len(after) - 1):
+            if after[j].lower == "to" and after[j + 1].capital:
+                found = self.r.mention(after[j + 1 :])
+                if (
+                    found is not None
+                    and found.character
+                    and len(found.tokens) == len(after) - j - 1
+                ):
+                    holder, after = found, after[:j]
+                    break
+        holder = holder or self._focus
+        if holder is not None:
+            frame.kind, frame.holder = "perceive", holder
+        return after
 
     def _seen_as(self, frame: Frame, tokens: Sequence[Token]) -> None:
         """A thing perceived with its adjectives ("sees a full jar of honey"): the
