@@ -1,7 +1,8 @@
 """The words that say someone did not perceive what happened (issue 45): data, no logic.
 
 Each cue is a phrase of lower-case words as the reader's tokens spell them ("wasn't" is
-one word), ``*`` standing for any one word ("closed * eyes": his, her, their). The logic
+one word), ``*`` standing for any one word ("closed * eyes": his, her, their); a verb's
+past and present forms are both written ("closed", "closes": stories are told in either). The logic
 that finds them and says whom they are about is :mod:`.unseen`. Three tables, by who does
 not perceive:
 
@@ -31,33 +32,52 @@ STATES: tuple[str, ...] = (
     "snoozing",
     "snored",
     "snoring",
+    "naps",
+    "dozes",
+    "snores",
     "nodded off",
+    "nods off",
     "drifted off",
+    "drifts off",
     "unconscious",
     "passed out",
+    "passes out",
     "blindfolded",
     # eyes shut or elsewhere
     "closed * eyes",
+    "closes * eyes",
     "shut * eyes",
+    "shuts * eyes",
     "eyes closed",
     "eyes shut",
     "back turned",
     "turned * back",
+    "turns * back",
     "turned away",
+    "turns away",
     "turning away",
     "looked away",
+    "looks away",
     "looking away",
     "glanced away",
+    "glances away",
     "the other way",
     "facing away",
     "faced away",
+    "faces away",
     # attention elsewhere
     "wasn't looking",
     "was not looking",
     "weren't looking",
     "were not looking",
+    "isn't looking",
+    "is not looking",
+    "aren't looking",
+    "are not looking",
     "wasn't watching",
     "was not watching",
+    "isn't watching",
+    "is not watching",
     "not paying attention",
     "on the phone",
     "in the other room",
@@ -76,10 +96,15 @@ ENDS: tuple[str, ...] = (
     "wakes",
     "awake",
     "opened * eyes",
+    "opens * eyes",
     "turned back",
+    "turns back",
     "turned around",
+    "turns around",
     "looked back",
+    "looks back",
     "looked up",
+    "looks up",
 )
 
 FROM: tuple[str, ...] = (

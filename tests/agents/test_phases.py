@@ -534,6 +534,51 @@ def test_how_a_thing_seems_is_how_it_seems_to_the_character_looking() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "before",
+    [
+        "Ben is asleep.",
+        "Ben is away from the kitchen.",
+        "Ben does not see the jar.",
+        "Ben has his back turned.",
+        "Ben closes his eyes.",
+        "Ben is on the phone in the other room.",
+        "Ben left the kitchen.",
+    ],
+)
+def test_how_a_thing_seems_is_seen_by_no_one_who_is_not_looking(before: str) -> None:
+    """A character asleep, away, not seeing, with its back turned or gone is not the one a
+    thing seems so to; present-tense cues count as past ones do ("closes his eyes")."""
+    cast = {
+        "ben": Entity(id="ben", kind="character", name="Ben"),
+        "jar": Entity(id="jar", kind="object", name="jar"),
+    }
+    got = read_story(f"{before} The jar looks empty.", cast)
+    assert not any(a.kind == "perceive" and a.actors == ("Ben",) for a in got), got
+
+
+def test_how_a_thing_seems_names_no_event_and_an_act_watched_names_its_own() -> None:
+    """ "The drawer looks emptied" does not make its looker see an earlier emptying it
+    slept through; "watched as Ann bent the key", an act with no change read, names that
+    act, not an earlier one that shares the key."""
+    cast = {
+        n.lower(): Entity(id=n.lower(), kind="character", name=n) for n in ("Ann", "Ben", "Cal")
+    } | {n: Entity(id=n, kind="object", name=n) for n in ("basket", "key", "drawer")}
+    got = read_story(
+        "Cal was asleep when Ahmed emptied the basket. Cal watched as Ahmed broke the key."
+        " The drawer looks emptied.",
+        cast,
+    )
+    basket = next(a for a in got if a.clause and a.clause.subject == "basket")
+    assert "Cal" not in basket.seen_by and "Cal" in basket.unseen_by
+    bent = read_story("The wind broke the key. Ben watched as Ann bent the key.", cast)
+    broke = next(a for a in bent if a.clause and a.clause.value == "broken")
+    assert "Ben" not in broke.seen_by
+    shut = read_story("Ben closes his eyes. Ann empties the basket.", cast)
+    emptied = next(a for a in shut if a.clause and a.clause.subject == "basket")
+    assert [n.lower() for n in emptied.unseen_by] == ["ben"]
+
+
 def test_them_after_someone_acted_on_is_those_people_not_a_thing() -> None:
     """ "greets the children and teaches them": no thing of the story is taught."""
     cast = {

@@ -6,12 +6,14 @@ Hypothesis writes stories of the kitchen of :mod:`tests.system.test_prose_leak_p
 state — "Ann locked the box.", "Cal tore the scarf." — seen by everyone in the kitchen, or
 not seen by one of them ("Unbeknownst to Ben, …", "Ben did not notice when …", "… while
 Ben slept.", "Behind Ben's back, …", or the same thing in the sentence before: "Ben was
-asleep.", "… while Ben was busy.", "Ben was looking the other way when …"), or watched
+asleep.", "Ben closed his eyes.", "… while Ben was busy.", "Ben was looking the other
+way when …"), or watched
 ("Ben watched as …", "Ben saw Ann lock the box."), or told in the passive ("The scarf was
 torn by a stray cat."), among people leaving for the garden and coming back. A change may
 be done by a doer the pack does not declare: "a stray cat", "the wind", "her colleague
-Ahmed". Each turn is committed through the real path (the offline memory-builder, the
-tracker, the store) into real Redis.
+Ahmed". How a thing looks ("The scarf looks torn.") is seen, if by anyone, by someone
+in the kitchen, never by one who left for the garden. Each turn is committed through the
+real path (the offline memory-builder, the tracker, the store) into real Redis.
 
 The oracle knows who perceived each change. For every character, at the end: no belief in
 its own mind (B[c], read as its agent reads it) says a thing's condition is one it did not
@@ -129,7 +131,8 @@ def change(draw: st.DrawFn, where: dict[str, str], story: StateStory) -> list[st
         elif form == 3:
             sentences = [f"Behind {other}'s back, {act}."]
         elif form == 4:
-            sentences = [f"{other} was asleep.", f"{first}."]
+            cue = draw(st.sampled_from(["was asleep", "closed his eyes"]))
+            sentences = [f"{other} {cue}.", f"{first}."]
         elif form == 5:
             sentences = [f"{first} while {other} was busy."]
         else:
@@ -145,6 +148,21 @@ def change(draw: st.DrawFn, where: dict[str, str], story: StateStory) -> list[st
     return sentences
 
 
+def seeming(draw: st.DrawFn, where: dict[str, str], story: StateStory) -> list[str]:
+    """How a thing looks ("The scarf looks torn."): seen, if by anyone, by someone in the
+    kitchen — never by one who left, whatever the sentence before says of them."""
+    thing = draw(st.sampled_from(sorted(CHANGES)))
+    _, value = draw(st.sampled_from(CHANGES[thing]))
+    sentence = f"The {thing} looks {value}."
+    for p in PEOPLE:
+        if where[p] == "kitchen":
+            story.seen[p].add((thing, value))
+            story.told[p].add(sentence)
+        else:
+            story.unseen[p].add(sentence)
+    return [sentence]
+
+
 @st.composite
 def state_stories(draw: st.DrawFn) -> StateStory:
     where = dict.fromkeys(PEOPLE, "kitchen")
@@ -157,6 +175,7 @@ def state_stories(draw: st.DrawFn) -> StateStory:
             kind = draw(
                 st.sampled_from(
                     ["change"] * 3 * bool(here)
+                    + ["looks"] * bool(here)
                     + ["leave"] * (len(here) > 1)
                     + ["come"] * bool(away)
                 )
@@ -169,6 +188,8 @@ def state_stories(draw: st.DrawFn) -> StateStory:
                 who = draw(st.sampled_from(away))
                 where[who] = "kitchen"
                 turn.append(f"{who} went back to the kitchen.")
+            elif kind == "looks":
+                turn += seeming(draw, where, story)
             else:
                 turn += change(draw, where, story)
         story.turns.append(turn)

@@ -121,6 +121,8 @@ def attach(
         if (frame.kind == "perceive" or denied) and holder is not None:
             if frame.states and not frame.negated and not denied:
                 out.setdefault(frame.sentence, []).extend(_holders(frame, "perceive", holder))
+                if frame.inferred:
+                    continue  # how a thing looks to the one looking names no event
             if frame.states and frame.negated and not denied and all(s.act for s in frame.states):
                 # "did not notice when Ahmed locked the box": the act it names is told here,
                 # and is so (what one fails to notice happened), unseen by the holder; not

@@ -124,14 +124,29 @@ class ClauseReader(Relating):
                 out.extend(self._told)  # the acts its perceptions told, after them
                 self._told.clear()
         self.frames.extend(out)
-        # the character a next sentence's "the jar looks empty" is seen by: this one's
-        # subject, unless it left ("Ann left. The jar looks empty." is seen by no one)
-        who = self.r.last_subject
-        gone = any(
-            (found := verb_classes(t.lower)) and "leave" in found[0][:1] for t in sentence.tokens
-        )
-        self._focus = who if who is not None and who.character and not gone else None
+        self._focus = self._attending(sentence, out)
         return out
+
+    def _attending(self, sentence: Sentence, frames: Sequence[Frame]) -> Mention | None:
+        """The character a next sentence's "the jar looks empty" is seen by: this
+        sentence's subject, where it is a character that does, perceives or wants
+        something here — not one that left, is away or asleep, has its back turned or
+        does not see ("Ann left. The jar looks empty." is seen by no one)."""
+        who = self.r.last_subject
+        if who is None or not who.character:
+            return None
+        words = [t.lower for t in sentence.tokens]
+        if unseen.find_cues(words, _no):
+            return None
+        if any((found := verb_classes(w)) and "leave" in found[0][:1] for w in words):
+            return None
+        for f in frames:
+            if f.kind == "occupied" or (f.kind == "perceive" and f.negated):
+                return None
+            if any(s.subject.name == who.name for s in f.states):
+                return None  # "Ann is away", "Ann is asleep": a condition of hers
+        mine = (f.holder or f.doer for f in frames if f.kind != "event" or f.doer)
+        return who if any(m is not None and m.name == who.name for m in mine) else None
 
     # -- one clause ------------------------------------------------------------------
     def _clause(self, index: int, sentence: Sentence, tokens: tuple[Token, ...]) -> Frame | None:

@@ -54,7 +54,7 @@ class Perceiving(Predicates):
                     break
         holder = holder or self._focus
         if holder is not None:
-            frame.kind, frame.holder = "perceive", holder
+            frame.kind, frame.holder, frame.inferred = "perceive", holder, True
         return after
 
     def _seen_as(self, frame: Frame, tokens: Sequence[Token]) -> None:
@@ -87,15 +87,26 @@ class Perceiving(Predicates):
         """An act perceived as it is done ("watched as Ann emptied the basket", "did not
         notice when a cat tipped it over", "saw Bo lock it"): told here, it is an event
         frame of its own after the perception, which names it (:mod:`.events`); never the
-        latest event read. False where ``tokens`` tell no act on a thing."""
+        latest event read, nor one that only shares a thing with it. False where ``tokens``
+        tell no act."""
         subject = self.r.mention(tokens[: bare_verb_at(tokens)])  # "saw a cat knock it"
         # a thing is no doer: "sees the cans knocked over" is how they are, not their act
         if subject is None or doer_of(subject, frame.start, self.r.entities) is None:
             return False
         inner = Frame("event", frame.sentence, frame.start, frame.end)
-        self._verb_phrase(inner, subject, past_modifiers(tokens[len(subject.tokens) :]))
-        if inner.kind != "event" or not any(s.act for s in inner.states):
+        rest = past_modifiers(tokens[len(subject.tokens) :])
+        self._verb_phrase(inner, subject, rest)
+        if inner.kind != "event":
             return False
+        if not any(s.act for s in inner.states):
+            head = rest[0].lower if rest else ""
+            if not head or head in lx.COPULAS or head in lx.AUXILIARIES or negation(head):
+                return False
+            if lx.verb(head) is None or head.endswith("ing"):
+                return False
+            # an act this reader finds no change in ("watched as Ann bent the key"): still
+            # the act the perception names, never an earlier event that shares a thing
+            inner.states.clear()
         inner.doer = inner.doer or subject
         inner.holder = subject if subject.character else None
         inner.roots = content_roots(tokens, None)

@@ -38,3 +38,6 @@ class Frame:
     roots: frozenset[str] = frozenset()
     doubt: str | None = None  # a pronoun of its clause that may name another character
     retold: Frame | None = None  # the event an act this perception tells repeats
+    # how a thing seems to someone ("the jar looks empty", seen by the character the
+    # sentence before was about, or "to Bo"): what it says is seen, but it names no event
+    inferred: bool = False
