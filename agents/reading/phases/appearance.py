@@ -37,12 +37,10 @@ _RELATIVE = frozenset(["that", "which"])
 _POSSESSIVES = frozenset(["his", "her", "their", "my", "our", "your", "its"])
 
 
-def first_object(
-    resolver: Resolver, tokens: Sequence[Token], persons: bool = False
-) -> Mention | None:
-    """The first thing named after a clause's verb: its object ("a bag of clay"; "fresh
-    tomatoes", a plural with no determiner, right after the verb); with ``persons``, the
-    first one named, whoever it is ("greets the visiting children")."""
+def first_named(resolver: Resolver, tokens: Sequence[Token]) -> Mention | None:
+    """The first one named after a clause's verb, whoever it is: a thing ("a bag of
+    clay"; "fresh tomatoes", a plural with no determiner, right after the verb) or a
+    person ("greets the visiting children")."""
     for k, t in enumerate(tokens):
         bare = (
             k == 1
@@ -54,14 +52,17 @@ def first_object(
             and lx.verb(t.lower) is None
         )
         if k and (bare or t.lower in lx.DETERMINERS or t.lower in _POSSESSIVES):
-            found = resolver.mention(tokens[k:])
-            if persons:
-                return found
-            if found is None or found.character:
-                return None
-            cut = complement_at(found.tokens)  # "pried the shell open": the shell
-            return resolver.mention(found.tokens[:cut]) if 1 < cut < len(found.tokens) else found
+            return resolver.mention(tokens[k:])
     return None
+
+
+def as_object(resolver: Resolver, found: Mention | None) -> Mention | None:
+    """``found`` (:func:`first_named`) as a clause's object, a thing: none for a character,
+    and without the state its phrase ran on into ("pried the shell open": the shell)."""
+    if found is None or found.character:
+        return None
+    cut = complement_at(found.tokens)
+    return resolver.mention(found.tokens[:cut]) if 1 < cut < len(found.tokens) else found
 
 
 def looks(tokens: Sequence[Token]) -> str | None:

@@ -43,11 +43,12 @@ from fabula.agents.reading import unseen
 from fabula.agents.reading.phases import lexicon as lx
 from fabula.agents.reading.phases.appearance import (
     CONTENTS,
+    as_object,
     believer,
     catcher,
     contained,
     described,
-    first_object,
+    first_named,
     looks,
 )
 from fabula.agents.reading.phases.clauses import PARTICLES as _PARTICLES
@@ -208,8 +209,8 @@ class ClauseReader(Relating):
         self._caught(frame, past_modifiers(after_subject))
         frame.roots |= content_roots(tokens, frame.holder)
         frame.states.extend(contained(self.r, rest))
-        self._object = first_object(self.r, after_subject)
-        whom = first_object(self.r, after_subject, persons=True)
+        whom = first_named(self.r, after_subject)
+        self._object = as_object(self.r, whom)
         doer = doer_of(whom, sentence.start, self.r.entities) if whom else None
         self._whom = whom if whom is not None and doer is not None and not doer.force else None
         self.r.note_named(after_subject)
