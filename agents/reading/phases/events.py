@@ -16,7 +16,8 @@ The frames of a turn (:mod:`.frames`) become :class:`~fabula.memory.actions.Stor
 * a character occupied in a subordinate clause ("while Bo is away") does not perceive
   the events of its sentence, unless a perception later says otherwise;
 * a perception of a that-clause ("notices that the jar is empty") or of a thing with its
-  adjectives ("sees a full jar") is a ``perceive`` too;
+  adjectives ("sees a full jar") is a ``perceive`` too; how a thing seems to someone
+  ("the jar looks empty", :attr:`.readings.Frame.inferred`) is only that, naming no event;
 * a belief is a ``think`` with its clause: the believer's view only, assumed; a belief
   denied ("does not realize the storm flooded the cellar") is a perception denied of the
   event it names, never a belief of the clause;
