@@ -579,6 +579,25 @@ def test_how_a_thing_seems_names_no_event_and_an_act_watched_names_its_own() -> 
     assert [n.lower() for n in emptied.unseen_by] == ["ben"]
 
 
+def test_a_denied_act_changes_nothing() -> None:
+    """ "Ann did not break the vase" had broken it; a thing's own change denied is its
+    state denied ("the roses did not wilt")."""
+    cast = {
+        "ann": Entity(id="ann", kind="character", name="Ann"),
+        "vase": Entity(id="vase", kind="object", name="vase"),
+    }
+    for text in (
+        "Ann did not break the vase.",
+        "Ann never locked the vase.",
+        "Ann didn't swap the vase for a jug.",
+    ):
+        assert [a for a in read_story(text, cast) if a.clause] == [], text
+    wilted = [a.clause.value for a in read_story("The vase did not crack.", cast) if a.clause]
+    assert wilted == ["not cracked"]
+    lay = read_story("There lay a scarf in the vase.", cast)
+    assert [(a.clause.subject, a.clause.value) for a in lay if a.clause] == [("vase", "scarf")]
+
+
 def test_them_after_someone_acted_on_is_those_people_not_a_thing() -> None:
     """ "greets the children and teaches them": no thing of the story is taught."""
     cast = {

@@ -12,7 +12,8 @@ way when …"), or watched
 torn by a stray cat."), among people leaving for the garden and coming back. A change may
 be done by a doer the pack does not declare: "a stray cat", "the wind", "her colleague
 Ahmed". How a thing looks ("The scarf looks torn.") is seen, if by anyone, by someone
-in the kitchen, never by one who left for the garden. Each turn is committed through the
+in the kitchen, never by one who left for the garden; a denied act ("Ann did not lock
+the box.") changes nothing. Each turn is committed through the
 real path (the offline memory-builder, the tracker, the store) into real Redis.
 
 The oracle knows who perceived each change. For every character, at the end: no belief in
@@ -109,6 +110,8 @@ def change(draw: st.DrawFn, where: dict[str, str], story: StateStory) -> list[st
     )
     act = f"{doer} {verb} the {thing}"
     first = act[:1].upper() + act[1:]  # the act said first in its sentence
+    if doer in PEOPLE and draw(st.integers(0, 5)) == 0:
+        return [f"{doer} did not {BARE[verb]} the {thing}."]  # a denied act changes nothing
     blind: set[str] = set()
     sentences = [first + "."]
     if how == "passive":

@@ -328,7 +328,7 @@ class ClauseReader(Relating):
                 moved = lx.participle(verb.lemma) + (f" {tail[0].lower}" if particle else "")
                 frame.states.append(StateReading(subject, "condition", moved, negated))
             return
-        if verb.lemma in lx.SUBSTITUTING:
+        if verb.lemma in lx.SUBSTITUTING and not negated:
             before = [*self.frames, *([self._last] if self._last else [])]
             if self._substituted(frame, verb.lemma, tail, before):
                 return
@@ -357,6 +357,8 @@ class ClauseReader(Relating):
         if target is not None and 1 < cut < len(target.tokens):
             left = target.tokens[cut:]
             target = self.r.mention(target.tokens[:cut])
+        if negated and target is not None:
+            return  # "Ann did not break the vase": a denied act changes nothing
         filled = verb.lemma in CONTENTS and any(t.lower == "with" for t in tail)
         if target is not None and _own(target, subject) and not changing - _TOUCH and not filled:
             # a touch on the doer's own ("rubbed his eyes") changes no tracked thing: a

@@ -45,6 +45,10 @@ def _manner(token: Token) -> bool:
     return token.lower.endswith("ly") and not lx.is_adjective(token.lower)
 
 
+# verbs of position that say a thing is there as a copula does ("there lay a scarf")
+_POSITION = frozenset(["lay", "lies", "stood", "stands", "sat", "sits", "remained", "remains"])
+
+
 def held_in(place: Mention, held: Sequence[Token], negated: bool = False) -> StateReading:
     """What ``place`` holds: "a pearl" → contents pearl; "no pearl" (or ``negated``: "there
     was not a crumb") → it holds no pearl, the same slot denied."""
@@ -155,8 +159,10 @@ class Predicates:
         holds, said as a thing's being there (the place said, or after a bare "inside",
         the clause before's object ``before``); the same fact as "the oyster contains no
         pearl". False where the clause is no such sentence."""
-        if len(rest) < 3 or rest[0].lower != "there" or rest[1].lower not in lx.COPULAS:
+        if len(rest) < 3 or rest[0].lower != "there":
             return False
+        if rest[1].lower not in lx.COPULAS and rest[1].lower not in _POSITION:
+            return False  # "there was", "there lay a pair of slacks"
         tail = list(rest[2:])
         negated = bool(tail) and negation(tail[0].lower)
         if negated:
