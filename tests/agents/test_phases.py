@@ -594,6 +594,10 @@ def test_a_denied_act_changes_nothing() -> None:
         assert [a for a in read_story(text, cast) if a.clause] == [], text
     wilted = [a.clause.value for a in read_story("The vase did not crack.", cast) if a.clause]
     assert wilted == ["not cracked"]
+    # an obligation is no possession: "had to leave" says nothing the thing has
+    assert [
+        a.clause for a in read_story("The crowd had to leave the hall.", cast) if a.clause
+    ] == []
     lay = read_story("There lay a scarf in the vase.", cast)
     assert [(a.clause.subject, a.clause.value) for a in lay if a.clause] == [("vase", "scarf")]
 

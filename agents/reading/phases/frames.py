@@ -297,7 +297,7 @@ class ClauseReader(Relating):
             self._predicate(frame, subject, after, rest[degree:k] if degree is not None else ())
             return
         if verb is None:
-            if have and subject is not None:
+            if have and subject is not None and head != "to":  # "had to leave": no having
                 frame.states.append(StateReading(subject, "condition", "have " + value_of(after)))
             return
         tail = after[1:]
