@@ -623,6 +623,10 @@ def test_a_result_told_with_to_is_read_verb_by_verb() -> None:
         return [(a.clause.subject, a.clause.value) for a in read_states(text, {}) if a.clause]
 
     assert states("A loose wire causes the kettle to stop heating.") == [("kettle", "not heating")]
+    assert states("A tremor caused the slab to shift and reveal the crypt.") == [
+        ("slab", "shifted"),
+        ("crypt", "revealed"),  # a later verb's own object is what it changes
+    ]
     assert states("A storm caused the vase to fall and break.") == [
         ("vase", "fallen"),
         ("vase", "broken"),

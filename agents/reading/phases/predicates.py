@@ -96,6 +96,16 @@ class Predicates:
 
     r: Resolver
 
+    def _done_to(self, frame: Frame, part: Sequence[Token]) -> None:
+        """A later verb of a result with its own object ("causing the slab to shift and
+        reveal the chamber"): the object's state, not the first thing's."""
+        found = lx.verb(part[0].lower)
+        thing = self.r.mention(part[1:])
+        if found is None or thing is None or thing.character:
+            return
+        self.r.note(thing, subject=False)
+        frame.states.append(StateReading(thing, "condition", lx.participle(found.lemma), act=True))
+
     @staticmethod
     def _left(who: Mention, part: Sequence[Token], verb: bool) -> list[StateReading]:
         """The state one verb of a result leaves ``who`` in: "shift" → shifted, "mix into
@@ -224,6 +234,8 @@ class Predicates:
             for k, part in enumerate(coordinated(rest)):
                 if k and lx.verb(part[0].lower) is None:
                     self._result(frame, part)
+                elif k and len(part) > 1 and part[1].lower in lx.DETERMINERS:
+                    self._done_to(frame, part)  # "… and reveal the chamber": the chamber's
                 else:  # right after "to" a word is a verb ("to cool"), after "become" not
                     frame.states.extend(self._left(who, part, popped == 1 or k > 0))
             return
