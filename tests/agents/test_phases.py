@@ -594,6 +594,8 @@ def test_a_denied_act_changes_nothing() -> None:
         assert [a for a in read_story(text, cast) if a.clause] == [], text
     wilted = [a.clause.value for a in read_story("The vase did not crack.", cast) if a.clause]
     assert wilted == ["not cracked"]
+    # "there" after a verb is an adverb of place, no thing stood on
+    assert [a.clause for a in read_story("Ann stood there in silence.", cast) if a.clause] == []
     # an obligation is no possession: "had to leave" says nothing the thing has
     assert [
         a.clause for a in read_story("The crowd had to leave the hall.", cast) if a.clause

@@ -58,6 +58,8 @@ def phrase(tokens: Sequence[Token]) -> tuple[Token, ...]:
         return ()  # "and sighed", "while ...": no noun phrase begins there ("that jar" may)
     if first in lx.NEGATIONS and first != "no":
         return ()  # "not see the box" ("no milk" is a phrase)
+    if first in ("there", "here") and len(tokens) > 1 and tokens[1].lower not in lx.COPULAS:
+        return ()  # "stood there in disbelief": an adverb of place, no thing
     out: list[Token] = []
     for k, t in enumerate(tokens):
         w = t.lower
