@@ -8,6 +8,7 @@ alone, moved it to the hollow book. Leo must answer the drawer, never the book.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from collections.abc import AsyncIterator, Iterator
@@ -22,7 +23,9 @@ from fabula.agents.contracts import ChatExchange
 from fabula.errors import InvalidInput, NotFound
 from fabula.graph.service import Fabula
 from fabula.graph.service.responses.recall import ChatOut
+from fabula.memory import keys
 from fabula.memory.connection import connect_async
+from fabula.memory.keys import EpisodeKeys
 from fabula.settings import Settings
 from fabula.testing.cli import fabula, fabula_process
 from fabula.testing.model import STORY, FakeOpenAI, message_text
@@ -39,6 +42,26 @@ async def story_keys(redis_url: str, story: str) -> dict[str, Any]:
         async for key in client.scan_iter(match=f"fab:{{{story}}}:*"):
             found[key] = await client.dump(key)
         return found
+    finally:
+        await client.aclose()
+
+
+async def consolidated(redis_url: str, story: str, branch: str = "main") -> None:
+    """Wait until the background consolidation and indexing of ``story``'s turns reach the
+    branch's head (their watermarks): they write derived keys after a story is made, at no
+    one's request, so a snapshot taken before they end would count their writes as a
+    chat's (the studio's process does them; ``Fabula.quiesce`` is this for one in-process)."""
+    client: aredis.Redis = connect_async(redis_url)
+    try:
+        for _ in range(1200):
+            head = await client.hget(keys.head(story, branch), "turn")
+            through = await client.hget(keys.hierarchy_threads(story, branch), "@through")
+            indexed = await client.hget(EpisodeKeys(story, branch).stats, "turn")
+            marks = (through, indexed)
+            if head is not None and all(m is not None and int(m) >= int(head) for m in marks):
+                return
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"{story}: background work never reached the branch's head")
     finally:
         await client.aclose()
 
@@ -232,6 +255,7 @@ class TestStudio:
         async with httpx.AsyncClient(base_url=base, timeout=60) as client:
             r = await client.post("/api/stories", json={"world": "hollow_book", "id": "tale"})
             assert r.status_code == 201, r.text
+            await consolidated(redis_url, "tale")
             before = await story_keys(redis_url, "tale")
             asked = {"character": "Leo", "q": KEY}
             api = await client.post("/api/stories/tale/chat", json=asked)
