@@ -62,6 +62,7 @@ from fabula.agents.reading.phases.doers import doer_of
 from fabula.agents.reading.phases.mentions import Mention, Resolver, phrase
 from fabula.agents.reading.phases.predicates import (
     PUTTING,
+    goes_on,
     held_in,
     negation,
     past,
@@ -112,7 +113,7 @@ class ClauseReader(Relating):
         self._last: Frame | None = None  # the clause before, in this sentence
         self._told: list[Frame] = []  # the acts a perception of this clause told
         self._focus: Mention | None = None  # the sentence before's character (see sentence)
-        self._whom: Mention | None = None  # a character the clause before acted on
+        self._whom: Mention | None = None  # the one the clause before named first
 
     def sentence(self, index: int, sentence: Sentence) -> list[Frame]:
         out: list[Frame] = []
@@ -209,10 +210,8 @@ class ClauseReader(Relating):
         self._caught(frame, past_modifiers(after_subject))
         frame.roots |= content_roots(tokens, frame.holder)
         frame.states.extend(contained(self.r, rest))
-        whom = first_named(self.r, after_subject)
-        self._object = as_object(self.r, whom)
-        doer = doer_of(whom, sentence.start, self.r.entities) if whom else None
-        self._whom = whom if whom is not None and doer is not None and not doer.force else None
+        self._whom = first_named(self.r, after_subject)
+        self._object = as_object(self.r, self._whom)
         self.r.note_named(after_subject)
         if self._object is not None:
             self.r.note(self._object, subject=False)  # "it" may name it next
@@ -301,11 +300,12 @@ class ClauseReader(Relating):
                 frame.states.append(StateReading(subject, "condition", "have " + value_of(after)))
             return
         tail = after[1:]
-        gerund = lx.verb(tail[0].lower) if tail and tail[0].lower.endswith("ing") else None
-        if verb.lemma in lx.ASPECTUAL and gerund is not None and subject is not None:
+        on = goes_on(verb, tail[0].lower) if tail else None
+        if on is not None and subject is not None:
             if not subject.character:  # "the oven stopped heating": not heating
-                on = lx.ASPECTUAL[verb.lemma] != negated
-                frame.states.append(StateReading(subject, "condition", tail[0].lower, not on))
+                frame.states.append(
+                    StateReading(subject, "condition", tail[0].lower, on == negated)
+                )
             return
         if verb.lemma in lx.RESULTATIVE:
             self._result(frame, tail)
@@ -348,10 +348,13 @@ class ClauseReader(Relating):
                 # "knocks over a jar of oil, spilling it into the wok": "it" as an object
                 # is the clause before's object (never the clause's own subject)
                 target = Mention((tail[j],), prior.name, prior.entity, False, True)
-            if tail[j].lower in ("them", "him") and self._whom is not None:
+            whom = self._whom
+            if tail[j].lower in ("them", "him") and whom is not None:
                 # "greets the children and teaches them": the ones the clause before
                 # acted on, no thing of the story
-                target = Mention((tail[j],), self._whom.name, self._whom.entity, True, True)
+                doer = doer_of(whom, frame.start, self.r.entities)
+                if doer is not None and not doer.force:
+                    target = Mention((tail[j],), whom.name, whom.entity, True, True)
         left: Sequence[Token] = ()  # "pried the shell open": the state it is left in
         cut = complement_at(target.tokens) if target is not None else 0
         if target is not None and 1 < cut < len(target.tokens):

@@ -27,6 +27,14 @@ def negation(word: str) -> bool:
     return word in lx.NEGATIONS or word.endswith("n't")
 
 
+def goes_on(verb: lx.Verb | None, word: str) -> bool | None:
+    """For a verb of aspect before a gerund ("stopped heating", "kept dripping"): whether
+    the doing goes on after it; None where the two words are no such pair."""
+    if verb is None or verb.lemma not in lx.ASPECTUAL or not word.endswith("ing"):
+        return None
+    return lx.ASPECTUAL[verb.lemma] if lx.verb(word) is not None else None
+
+
 def past(verb: lx.Verb, word: str) -> bool:
     """Whether ``word`` is ``verb``'s past participle ("stolen", "torn")."""
     return lx.participle(verb.lemma) == word
@@ -112,9 +120,8 @@ class Predicates:
         muted shades" → mixed into muted shades, "stop heating" → not heating; ``verb``:
         the first word is a verb even where it is an adjective too ("to cool")."""
         found = lx.verb(part[0].lower)
-        gerund = len(part) > 1 and part[1].lower.endswith("ing") and lx.verb(part[1].lower)
-        if found is not None and found.lemma in lx.ASPECTUAL and gerund:
-            on = lx.ASPECTUAL[found.lemma]
+        on = goes_on(found, part[1].lower) if len(part) > 1 else None
+        if on is not None:
             return [StateReading(who, "condition", part[1].lower, not on, act=True)]
         if verb and found is not None and found.lemma == part[0].lower:
             rest = value_of(part[1:])
