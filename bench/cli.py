@@ -351,7 +351,10 @@ def bench_opentom(
     model: str | None = typer.Option(None, "--model", help="The model name to ask it for."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N stories."),
     reader: str = typer.Option(
-        "prose", "--reader", help="The reader measured (prose, controlled or phased); all run."
+        "phased",
+        "--reader",
+        help="The reader whose answers are written: phased (the offline reader, the default), "
+        "prose or controlled; all run.",
     ),
     turns: str = typer.Option(
         "one", "--turns", help="The narrative as one turn, or its paragraphs as turns."

@@ -690,7 +690,7 @@ async def run_opentom(
     redis_url: str | None,
     json_out: str | Path | None = None,
     answers_out: str | Path | None = None,
-    reader: ReaderName = "prose",
+    reader: ReaderName = "phased",
     limit: int | None = None,
     mode: TurnMode = "one",
     model: System | None = None,

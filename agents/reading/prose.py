@@ -16,9 +16,9 @@ other sentence is read as prose, anchored on the story's entities:
   sentence's frame picks the class: a verb of motion with a place ("strolled into the
   garden", "made his way out of the garden"), of placing with an object and where it ends
   ("dropped the scarf into the bin", "moved them to the top shelf"), of taking, giving,
-  perceiving, telling, liking. Each verb reads the words up to the next verb; its subject
-  is the nearest character before it (a sentence-initial participle's is the main
-  clause's).
+  perceiving, telling (a feeling is the phases': :mod:`.phases.feeling`). Each verb
+  reads the words up to the next verb; its subject is the nearest character before it (a
+  sentence-initial participle's is the main clause's).
 - **Perception.** A perception verb whose complement is an event ("watched as she moved
   it", "witnessed his action", or nothing: "Ben watched, puzzled") marks the event it is
   about as seen by its subject: an event of its own sentence, else the latest one read,

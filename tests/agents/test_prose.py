@@ -150,14 +150,6 @@ class TestPronouns:
         assert move.actors == ("bo",) and move.unsure is None
 
 
-class TestFeelings:
-    def test_adored_and_despised(self) -> None:
-        actions = read("Mira adored scarves, while Tobias despised them.")
-        assert [(a.actors, a.verb) for a in actions if a.kind == "feel"][:1] == [
-            (("mira_holt",), "loves")
-        ]
-
-
 class TestSpansAndNarration:
     def test_every_sentence_keeps_its_exact_span(self) -> None:
         text = "The sky was grey.  Mira dropped the scarf into the bin!\nNothing else happened."
@@ -336,11 +328,6 @@ class TestWhatIsActedOn:
         text = "While most guests picked up a plum, Nell only watched."
         assert [a for a in read_prose(text, KITCHEN) if a.kind == "take"] == []
 
-    def test_it_in_a_feeling_is_the_thing_last_named(self) -> None:
-        text = "Omar noticed the plum. He adored it."
-        feels = [a for a in read_prose(text, KITCHEN) if a.kind == "feel"]
-        assert [(f.actors, f.obj) for f in feels] == [(("omar",), "plum")]
-
 
 class TestPronounsAcrossSentences:
     def test_a_pronoun_in_a_sentence_naming_no_one_is_the_last_ones_alone(self) -> None:
@@ -487,20 +474,10 @@ class TestWhoIsMeant:
         [move] = [a for a in read_prose(text, pair) if a.kind == "move"]
         assert move.actors == ("ana",)
 
-    def test_a_feeling_another_is_believed_to_have_is_not_the_storys(self) -> None:
-        text = "Believing that Ana despised the lamp, Bo smiled."
-        assert [a for a in read_prose(text, self.PAIR) if a.kind == "feel"] == []
-        text = "Bo assumed Ana loved the lamp."
-        assert [a for a in read_prose(text, self.PAIR) if a.kind == "feel"] == []
-
     def test_the_believers_own_plan_is_still_read(self) -> None:
         text = "Bo thought it was only fair to move the lamp to the shelf."
         [move] = [a for a in read_prose(text, self.PAIR) if a.kind == "move"]
         assert move.actors == ("bo",) and move.target == "shelf"
-
-    def test_a_hoped_for_feeling_is_no_feeling(self) -> None:
-        text = "Bo hoped that Ana would love the lamp."
-        assert [a for a in read_prose(text, self.PAIR) if a.kind == "feel"] == []
 
 
 class TestPerceptionAndNegation:
@@ -762,21 +739,6 @@ class TestAnotherOfAKind:
         text = "A pear sat in the box. Ana moved the pear to a different box."
         actions = [a for a in read_prose(text, story) if a.kind == "move"]
         assert [a.target for a in actions] == ["another_box"]
-
-
-class TestFeelingsAsNouns:
-    def test_a_fondness_and_a_dislike(self) -> None:
-        actions = read("Tobias had a deep fondness for the scarf.")
-        assert [(a.kind, a.actors, a.obj, a.verb) for a in actions] == [
-            ("feel", ("tobias",), "scarf", "likes")
-        ]
-        [feel] = read("Mira Holt's dislike of the scarf was well known.")
-        assert (feel.actors, feel.verb) == (("mira_holt",), "dislikes")
-
-    def test_no_feeling_believed_of_another_or_said_of_a_thing(self) -> None:
-        assert read("Assuming that Tobias had a fondness for the scarf, Mira smiled.") == []
-        assert "feel" not in kinds(read("Mira took care of the scarf."))
-        assert "feel" not in kinds(read("Tobias noticed the softness of the scarf."))
 
 
 class TestHadNoIdea:

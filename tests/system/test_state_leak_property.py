@@ -13,8 +13,10 @@ torn by a stray cat."), among people leaving for the garden and coming back. A c
 be done by a doer the pack does not declare: "a stray cat", "the wind", "her colleague
 Ahmed". How a thing looks ("The scarf looks torn.") is seen, if by anyone, by someone
 in the kitchen, never by one who left for the garden; a denied act ("Ann did not lock
-the box.") changes nothing. Each turn is committed through the
-real path (the offline memory-builder, the tracker, the store) into real Redis.
+the box.") changes nothing. What one tells another ("Ann told Ben that the box was
+locked.") is heard by those in the kitchen, or, whispered, by the listener alone. Each
+turn is committed through the real path (the offline memory-builder, the tracker, the
+store) into real Redis.
 
 The oracle knows who perceived each change. For every character, at the end: no belief in
 its own mind (B[c], read as its agent reads it) says a thing's condition is one it did not
@@ -166,6 +168,28 @@ def seeming(draw: st.DrawFn, where: dict[str, str], story: StateStory) -> list[s
     return [sentence]
 
 
+def telling(draw: st.DrawFn, where: dict[str, str], story: StateStory) -> list[str]:
+    """One character in the kitchen tells another how a thing is ("Ann told Ben that the
+    box was locked."): heard by everyone in the kitchen, or whispered, by the listener
+    alone; never by one in the garden."""
+    here = [p for p in PEOPLE if where[p] == "kitchen"]
+    speaker = draw(st.sampled_from(here))
+    listener = draw(st.sampled_from([p for p in here if p != speaker]))
+    thing = draw(st.sampled_from(sorted(CHANGES)))
+    _, value = draw(st.sampled_from(CHANGES[thing]))
+    private = draw(st.booleans())
+    verb = "whispered to" if private else "told"
+    sentence = f"{speaker} {verb} {listener} that the {thing} was {value}."
+    hear = {speaker, listener} if private else set(here)
+    for p in PEOPLE:
+        if p in hear:
+            story.seen[p].add((thing, value))
+            story.told[p].add(sentence)
+        else:
+            story.unseen[p].add(sentence)
+    return [sentence]
+
+
 @st.composite
 def state_stories(draw: st.DrawFn) -> StateStory:
     where = dict.fromkeys(PEOPLE, "kitchen")
@@ -179,6 +203,7 @@ def state_stories(draw: st.DrawFn) -> StateStory:
                 st.sampled_from(
                     ["change"] * 3 * bool(here)
                     + ["looks"] * bool(here)
+                    + ["tell"] * (len(here) > 1)
                     + ["leave"] * (len(here) > 1)
                     + ["come"] * bool(away)
                 )
@@ -193,6 +218,8 @@ def state_stories(draw: st.DrawFn) -> StateStory:
                 turn.append(f"{who} went back to the kitchen.")
             elif kind == "looks":
                 turn += seeming(draw, where, story)
+            elif kind == "tell":
+                turn += telling(draw, where, story)
             else:
                 turn += change(draw, where, story)
         story.turns.append(turn)

@@ -9,13 +9,15 @@
    (:mod:`.perceiving`), how a clause hangs on the one before ("…, which was empty";
    ", revealing that …": :mod:`.relating`), how a thing looks and what it holds said
    beside it (:mod:`.appearance`), who did it (:mod:`.doers`), each state's value in
-   words reduced to roots (:mod:`.values`);
+   words reduced to roots (:mod:`.values`); a character's liking or disliking of a thing,
+   a group's too (:mod:`.feeling`); what one character tells another (:mod:`.telling`);
 4. :mod:`.events` — events with their perceivers, as story actions.
 
 :func:`read_story` is the offline reader: the prose reader's reading of where things go
 (:func:`~fabula.agents.reading.prose.read_prose`), with these phases' reading of
 each sentence the prose reader left as narration, or read as a belief, an intention or a
 perception it could not attach — there the phases' actions replace the prose reader's.
+A feeling and a telling are the phases' alone: the prose reader no longer reads them.
 """
 
 from __future__ import annotations
@@ -184,6 +186,8 @@ def _beside(action: StoryAction, placed: bool) -> bool:
     nothing anywhere (``placed`` false: "placed the cake in the refrigerator" read as an
     act with no place); never a narration (a sentence read is no longer narration:
     "Mara went to Castle Eldmoor." is a move alone)."""
+    if action.kind in ("feel", "tell", "inform"):
+        return True  # a feeling, a telling: the phases' alone (:mod:`.feeling`, :mod:`.telling`)
     if action.kind == "narration" or action.clause is None:
         return False
     return action.clause.attribute != "location" or not placed

@@ -22,6 +22,9 @@ The frames of a turn (:mod:`.frames`) become :class:`~fabula.memory.actions.Stor
   denied ("does not realize the storm flooded the cellar") is a perception denied of the
   event it names, never a belief of the clause;
 * a goal stays narration (an intention, never an act), with its reason in ``unsure``;
+* a feeling (:mod:`.feeling`) is a ``feel`` of each of its holders about its thing;
+* a telling (:mod:`.telling`) is a ``tell`` (private) or an ``inform`` of each state it
+  says, by its speaker to its listener;
 * the doer of a state it brought about (:mod:`.doers`: "a stray cat knocked over the
   basket") is its action's actor, a force marked as one; a thing's own change ("the
   basket fell") and a state said ("the jar appears intact") have none;
@@ -37,7 +40,7 @@ from typing import Literal
 
 from fabula.agents.reading.phases.doers import Doer, doer_of
 from fabula.agents.reading.phases.lexicon import root
-from fabula.agents.reading.phases.readings import Frame, StateReading
+from fabula.agents.reading.phases.readings import Feeling, Frame, StateReading
 from fabula.memory.actions import Clause, StoryAction
 from fabula.memory.records import Entity
 
@@ -144,6 +147,12 @@ def attach(
         if frame.kind == "believe" and holder is not None:
             out.setdefault(frame.sentence, []).extend(_holders(frame, "think", holder))
             continue
+        if frame.kind == "tell" and holder is not None:
+            out.setdefault(frame.sentence, []).extend(_told(frame, holder))
+            continue
+        if frame.kind == "feel" and frame.felt is not None:
+            out.setdefault(frame.sentence, []).extend(_feelings(frame, frame.felt))
+            continue
         if frame.kind == "goal":
             out.setdefault(frame.sentence, []).append(
                 StoryAction(
@@ -169,6 +178,43 @@ def attach(
                 )
             )
     return out
+
+
+def _told(frame: Frame, speaker: str) -> list[StoryAction]:
+    """Each state a telling says, told by ``speaker`` to its listeners: a ``tell`` when
+    only they hear it, else an ``inform`` that everyone present hears."""
+    return [
+        StoryAction(
+            kind="tell" if frame.private else "inform",
+            start=frame.start,
+            end=frame.end,
+            actors=(speaker,),
+            listeners=tuple(m.name for m in frame.listeners),
+            clause=_clause(s),
+            unsure=frame.doubt,
+        )
+        for s in frame.states
+    ]
+
+
+def _feelings(frame: Frame, felt: Feeling) -> list[StoryAction]:
+    """A ``feel`` action for each holder of the feeling, a declared character, about a
+    declared thing."""
+    if felt.thing.entity is None:
+        return []
+    return [
+        StoryAction(
+            kind="feel",
+            start=frame.start,
+            end=frame.end,
+            actors=(holder.entity,),
+            obj=felt.thing.entity,
+            verb=felt.word,
+            unsure=frame.doubt,
+        )
+        for holder in felt.holders
+        if holder.entity is not None
+    ]
 
 
 def _perceived(event: _Event, holder: str, seen: bool) -> None:

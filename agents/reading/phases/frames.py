@@ -40,6 +40,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from fabula.agents.reading import unseen
+from fabula.agents.reading.phases import feeling
 from fabula.agents.reading.phases import lexicon as lx
 from fabula.agents.reading.phases.appearance import (
     CONTENTS,
@@ -52,11 +53,7 @@ from fabula.agents.reading.phases.appearance import (
     looks,
 )
 from fabula.agents.reading.phases.clauses import PARTICLES as _PARTICLES
-from fabula.agents.reading.phases.clauses import (
-    has_object,
-    past_modifiers,
-    split_clauses,
-)
+from fabula.agents.reading.phases.clauses import has_object, past_modifiers, split_clauses
 from fabula.agents.reading.phases.clauses import particle as _particle
 from fabula.agents.reading.phases.doers import doer_of
 from fabula.agents.reading.phases.mentions import Mention, Resolver, phrase
@@ -69,7 +66,7 @@ from fabula.agents.reading.phases.predicates import (
     unparticled,
 )
 from fabula.agents.reading.phases.readings import Frame, StateReading
-from fabula.agents.reading.phases.relating import Relating
+from fabula.agents.reading.phases.telling import Telling
 from fabula.agents.reading.phases.tokens import Sentence, Token
 from fabula.agents.reading.phases.values import complement_at, content_roots, value_of
 from fabula.agents.reading.verbs import verb_classes
@@ -88,6 +85,7 @@ _SEEMING = frozenset(["seem", "seems", "seemed", "appear", "appears", "appeared"
 _TOUCH = frozenset(["contact", "body"])
 # adverbs of time and degree between an auxiliary and its verb ("had just filled")
 _ADVERBS = frozenset(["still", "also", "just", "already", "recently", "since", "again"])
+_ADVERBS |= frozenset(["always", "often", "once"])
 
 
 def _no(word: str) -> bool:
@@ -102,7 +100,7 @@ def _own(target: Mention, doer: Mention | None) -> bool:
     return target.tokens[0].lower in lx.POSSESSIVES
 
 
-class ClauseReader(Relating):
+class ClauseReader(Telling):
     """Reads the clauses of one turn, in order, into frames."""
 
     def __init__(self, resolver: Resolver) -> None:
@@ -114,10 +112,14 @@ class ClauseReader(Relating):
         self._told: list[Frame] = []  # the acts a perception of this clause told
         self._focus: Mention | None = None  # the sentence before's character (see sentence)
         self._whom: Mention | None = None  # the one the clause before named first
+        self._viewed = False  # the sentence tells someone's view ("In her mind, …")
+        self._words: frozenset[str] = frozenset()  # the sentence's words, lower case
 
     def sentence(self, index: int, sentence: Sentence) -> list[Frame]:
         out: list[Frame] = []
         self._subject = self._object = self._last = self._whom = None
+        self._viewed = feeling.in_mind(sentence.tokens)  # "In her mind, …": no feeling is read
+        self._words = frozenset(t.lower for t in sentence.tokens)
         for segment in sentence.segments():
             for clause in split_clauses(segment):
                 frame = self._clause(index, sentence, clause)
@@ -180,6 +182,10 @@ class ClauseReader(Relating):
             self._last.states.append(StateReading(self._object, "condition", look))
             return None
         frame = Frame("event", index, sentence.start, sentence.end, subordinate=subordinate)
+        grouped = None if self._viewed else feeling.group_frames(self.r, frame, rest)
+        if grouped:
+            self._told.extend(grouped)  # "Ann and Bo despised pineapple": a group's feeling
+            return None
         if self._there(frame, rest, self._object):
             frame.roots = content_roots(rest, None)
             self._last = frame
@@ -199,20 +205,27 @@ class ClauseReader(Relating):
             subject = self.r.mention(rest)
             if subject is None:
                 frame.roots = content_roots(rest, None)
+                self.r.note_things(rest)  # "when it came to the jacket": the jacket
+                if not self._viewed:  # "Despite Riley's disdain for t-shirts, …"
+                    self._told.extend(feeling.noun_frames(self.r, frame, rest, self._subject))
                 return frame
             if self._apposed(subject, rest[len(subject.tokens) :]):
                 return None  # "Ann, a talented chef, broke it": the doer is still Ann
             self.r.note(subject, subject=True)
+            self.r.note_owner(subject)
             self._subject = subject
             frame.doubt = subject.doubt
             after_subject = rest[len(subject.tokens) :]
             self._verb_phrase(frame, subject, past_modifiers(after_subject))
         self._caught(frame, past_modifiers(after_subject))
+        if frame.kind != "believe" and not self._viewed:  # "Bo had a fondness for plums"
+            self._told.extend(feeling.noun_frames(self.r, frame, rest, self._subject))
         frame.roots |= content_roots(tokens, frame.holder)
         frame.states.extend(contained(self.r, rest))
         self._whom = first_named(self.r, after_subject)
         self._object = as_object(self.r, self._whom)
         self.r.note_named(after_subject)
+        self.r.note_things(after_subject)
         if self._object is not None:
             self.r.note(self._object, subject=False)  # "it" may name it next
         seen = described(self.r, after_subject, self._object)
@@ -268,6 +281,7 @@ class ClauseReader(Relating):
                 degree = k  # "sounds perfectly in tune": the adverb is the value's
             k += 1
         frame.negated = negated
+        frame.modal = any(t.lower in feeling.MODALS for t in rest[:k])
         after = rest[k:]
         if copula and len(after) > 2 and after[0].lower == "to" and after[1].lower == "be":
             after = after[2:]  # "appears to be calm": the predicate is "calm"
@@ -408,6 +422,8 @@ class ClauseReader(Relating):
         frame.holder = subject
         head = after[0].lower
         words = [t.lower for t in after]
+        if verb and verb.classes[0] == "communication" and self._telling(frame, subject, after):
+            return True  # "told Bo that the jar was empty" (its clause is no cue)
         adjective = copula and lx.verb(head) is None  # "was asleep": a condition, below
         absent = any(c.kind == "state" for c in unseen.find_cues(words, _no))
         if absent and not adjective:
@@ -440,6 +456,8 @@ class ClauseReader(Relating):
         if nxt == "to" and len(after) > 2 and not after[2].capital and lx.verb(after[2].lower):
             frame.kind = "goal"
             return True
+        if not self._viewed and feeling.felt(frame, self.r, head, after[1:]):
+            return True  # "adored the plum", "did not like it": a feeling
         # "notice when", "watched as": the clause after the subordinator
         rest = after[2:] if nxt in ("that", "when", "how", "as", "while") else after[1:]
         clause = nxt == "that" or self._is_clause(rest)

@@ -35,7 +35,7 @@ NEGATIONS = frozenset(["not", "never", "n't", "no"])
 PREPOSITIONS = _words(
     "in on at into onto inside under near by with from of to for off over through "
     "around behind beside out about across toward towards against after before during "
-    "due "
+    "due despite "
 )
 PLACE_PREPOSITIONS = frozenset(["in", "on", "at", "inside", "under", "into", "onto", "near"])
 SUBORDINATORS = _words(

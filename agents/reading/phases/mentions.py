@@ -152,6 +152,7 @@ class Resolver:
     last_subject: Mention | None = None
     last_character: Mention | None = None
     things: list[Mention] = field(default_factory=list)
+    group: tuple[Mention, ...] = ()  # the characters last joined by "and" ("they both")
     _index: _Names | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
@@ -208,6 +209,10 @@ class Resolver:
         names = self._names
         for n in names.sharing(words):
             parts = list(names.entries[n][2])
+            if names.entries[n][3] and words[0] == parts[0] and tokens[0].capital and not best:
+                # a character by its first name ("Mira adored scarves" of Mira Holt): the
+                # name ends the phrase, never an adjective-like verb after it
+                best = tuple(tokens[:1])
             for k in range(len(words) - len(parts) + 1):
                 if words[k : k + len(parts)] == parts:
                     modifiers = all(
@@ -253,6 +258,34 @@ class Resolver:
                 if found is not None and found.character:
                     self.note(found, subject=False)
                     return
+
+    def note_owner(self, mention: Mention) -> None:
+        """Make the character a thing's phrase names as its owner salient ("Elliot's
+        nature kicked in, fueled by his dislike": "his" is Elliot's)."""
+        for k, t in enumerate(mention.tokens[:3]):
+            if t.lower.endswith("'s"):
+                name = (*mention.tokens[:k], Token(t.text[:-2], t.start, t.end - 2))
+                owner = self.mention(name)
+                if owner is not None and owner.character and len(owner.tokens) == len(name):
+                    self.note(owner, subject=False)
+                return
+
+    def note_things(self, tokens: Sequence[Token]) -> None:
+        """Make each declared thing ``tokens`` name salient, in order ("had different
+        opinions about boots. Ricardo loathed them": "them" names the boots)."""
+        names = self._names
+        k = 0
+        while k < len(tokens):
+            low = tokens[k].lower
+            if low not in names.first and low not in names.last:
+                k += 1
+                continue
+            found = self.mention(tokens[k:])
+            if found is None or found.entity is None or found.character:
+                k += 1
+                continue
+            self.note(found, subject=False)
+            k += len(found.tokens)
 
     def note(self, mention: Mention, subject: bool) -> None:
         """Make ``mention`` salient (as the clause's subject, or another mention)."""

@@ -9,7 +9,7 @@ from typing import Literal
 
 from fabula.agents.reading.phases.mentions import Mention
 
-FrameKind = Literal["perceive", "believe", "goal", "occupied", "event"]
+FrameKind = Literal["perceive", "believe", "goal", "occupied", "event", "feel", "tell"]
 
 
 @dataclass(frozen=True)
@@ -22,6 +22,15 @@ class StateReading:
     value: str
     negated: bool = False
     act: bool = False
+
+
+@dataclass(frozen=True)
+class Feeling:
+    """A feeling of ``holders`` about ``thing``; ``word`` is its verb ("loves", "dislikes")."""
+
+    holders: tuple[Mention, ...]
+    thing: Mention
+    word: str
 
 
 @dataclass
@@ -41,3 +50,7 @@ class Frame:
     # how a thing seems to someone ("the jar looks empty", seen by the character the
     # sentence before was about, or "to Bo"): what it says is seen, but it names no event
     inferred: bool = False
+    modal: bool = False  # a modal before its verb: "would love it" states no feeling
+    felt: Feeling | None = None  # a character's liking or disliking of a thing
+    listeners: tuple[Mention, ...] = ()  # whom a telling is told to
+    private: bool = False  # a telling only its listeners hear ("whispered to Bo")

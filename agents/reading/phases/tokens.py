@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 
 from fabula.memory.text import split_sentences
 
-_TOKEN = re.compile(r"[A-Za-z0-9]+(?:[-'’][A-Za-z0-9]+)*|n't|[,;:—–]|--")
-_BREAK = frozenset([",", ";", ":", "—", "–", "--"])
+# a hyphen alone between spaces is a dash ("in common - they both ..."), a break
+_TOKEN = re.compile(r"[A-Za-z0-9]+(?:[-'’][A-Za-z0-9]+)*|n't|[,;:—–]|--|(?<=\s)-(?=\s)")
+_BREAK = frozenset([",", ";", ":", "—", "–", "--", "-"])
 # what someone says, in straight or curly double quotes: speech, which the prose reader
 # reads (who said it, to whom); the phases read what happens, never what is said
 _QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”")

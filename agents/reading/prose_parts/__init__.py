@@ -12,7 +12,7 @@ parts that each read one concern of a sentence and share its state (:mod:`.base`
 - :mod:`.objects`: comings and goings, and acts on objects (taking, putting, giving);
 - :mod:`.perception`: seeing and not seeing, and what is kept from whom;
 - :mod:`.statements`: where things are, as stated;
-- :mod:`.feelings`: telling where a thing is, and liking or disliking it;
+- :mod:`.telling`: telling where a thing is (a feeling is the phases');
 - :mod:`.settle`: a sentence's marks applied, and the state kept for the next;
 - :mod:`.sentence`: the parts composed, and a sentence read in order.
 """

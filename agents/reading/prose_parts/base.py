@@ -34,6 +34,7 @@ class _Base:
     by_token: dict[int, _Mention]
     unsure: str | None
     actions: list[StoryAction]
+    spoken: bool  # a verb of telling read: the sentence is speech
     events: list[int]  # indexes in self.actions of object events
     known_before: set[str]  # objects placed before this sentence
     undirected: set[int]  # ids of the takes a move verb with no destination made
@@ -111,12 +112,6 @@ class _Base:
         def _tell(
             self, verb: _Verb, who: tuple[str, ...], why: str | None, lo: int, hi: int
         ) -> bool: ...
-
-        def _feel(
-            self, cls: str, verb: _Verb, who: tuple[str, ...], why: str | None, lo: int, hi: int
-        ) -> bool: ...
-
-        def _feeling_nouns(self, verbs: Sequence[_Verb]) -> None: ...
 
         def _settle(
             self,

@@ -2,8 +2,8 @@
 
 :class:`_Sentence` reads one clause (or a whole sentence) of prose: its mentions, its
 pronouns learnt, its verbs; then each verb with a subject, by the first of its classes
-that reads (motion, an act on an object, perception, telling, liking); then the sentence's
-feeling nouns, its negative perception, its cues of not seeing, its stated placements, and
+that reads (motion, an act on an object, perception, telling); then the sentence's
+negative perception, its cues of not seeing, its stated placements, and
 last its marks settled (:mod:`.settle`). Each concern is a part, a class of its own module
 on :class:`.base._Base`; this module composes them.
 """
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fabula.agents.reading.prose_parts.feelings import _Feelings
 from fabula.agents.reading.prose_parts.lexicon import _Lexicon
 from fabula.agents.reading.prose_parts.mentions import _Mentions
 from fabula.agents.reading.prose_parts.objects import _Objects
@@ -21,13 +20,14 @@ from fabula.agents.reading.prose_parts.pronouns import _Pronouns
 from fabula.agents.reading.prose_parts.settle import _Settling
 from fabula.agents.reading.prose_parts.state import _Mention, _State, _tok, _Verb
 from fabula.agents.reading.prose_parts.statements import _Statements
+from fabula.agents.reading.prose_parts.telling import _Telling
 from fabula.agents.reading.prose_parts.verbs import _Verbs
 from fabula.agents.reading.prose_parts.words import _SPEECH, _WORD
 from fabula.memory.actions import StoryAction
 
 
 class _Sentence(
-    _Mentions, _Pronouns, _Verbs, _Objects, _Perception, _Statements, _Feelings, _Settling
+    _Mentions, _Pronouns, _Verbs, _Objects, _Perception, _Statements, _Telling, _Settling
 ):
     """One prose sentence's reading."""
 
@@ -47,6 +47,7 @@ class _Sentence(
         self.by_token: dict[int, _Mention] = {}
         self.unsure: str | None = None
         self.actions: list[StoryAction] = []
+        self.spoken = False  # a verb of telling read: the sentence is speech (:mod:`.telling`)
         self.events: list[int] = []  # indexes in self.actions of object events
         self.known_before = set(state.located)  # objects placed before this sentence
         self.undirected: set[int] = set()  # ids of the takes a move verb with no destination made
@@ -82,10 +83,9 @@ class _Sentence(
                 done = self._apply(cls, verb, who, why, lo, hi, marks, perceivers)
                 if done:
                     break
-        self._feeling_nouns(verbs)
         self._negative_perception(marks)
         held = self._unseen_cues(verbs, marks)
-        if not any(a.kind in _SPEECH for a in self.actions):
+        if not self.spoken and not any(a.kind in _SPEECH for a in self.actions):
             # what a sentence of speech says is its speaker's word to its hearers, no
             # narrator's statement that all present see ("Ann whispered to Ben that the
             # scarf is in the box" told Cal, out in the garden, where the scarf was)
@@ -148,8 +148,6 @@ class _Sentence(
             return self._perceive(verb, who, lo, hi, marks, perceivers)
         if cls == "tell":
             return self._tell(verb, who, why, lo, hi)
-        if cls in ("like", "dislike"):
-            return self._feel(cls, verb, who, why, lo, hi)
         return False
 
     def _action(self, kind: str, **fields: object) -> StoryAction:

@@ -4,17 +4,13 @@ Each list names the words that play one part in a sentence: determiners, pronoun
 person, negations, prepositions of place and of leaving, modals, the cues of not seeing
 ("unaware", "behind his back", "was absent"), the words a container's contents follow
 ("held", "filled with"). The reader's parts (:mod:`fabula.agents.reading.prose_parts`)
-decide with them; nothing here reads a sentence. With them, three small word tests: a
-pronoun's person (:func:`_gender`), a word's look (:func:`_wordlike`) and a feeling noun's
-sign (:func:`_feeling`, by WordNet's general words).
+decide with them; nothing here reads a sentence. With them, two small word tests: a
+pronoun's person (:func:`_gender`) and a word's look (:func:`_wordlike`).
 """
 
 from __future__ import annotations
 
 import re
-
-from fabula.memory.index.general import general_table
-from fabula.memory.index.terms import terms
 
 _INTERPUNCT = re.compile(r"[·‧・•]")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*|[,;:—–()]")
@@ -91,11 +87,6 @@ _WITHOUT = re.compile(
 )
 
 
-_ABOUT = frozenset({"for", "of", "towards", "toward", "to"})  # a feeling's thing after it
-_LIKING = frozenset({"like", "love", "fond", "ador", "admir", "penchant"})
-_DISLIKING = frozenset({"dislik", "hate", "hatr", "loath", "detest", "disgust", "avers"})
-
-
 _EVENT_KINDS = frozenset({"move", "take", "give"})
 # a container's contents named after it ("the crate held", "filled to the brim with")
 _HOLDING = frozenset(
@@ -142,22 +133,6 @@ _OPENERS = frozenset(
 _PREPOSITIONS = frozenset(
     {"to", "of", "at", "with", "for", "from", "by", "about", "towards", "toward", "upon", "on"}
 )
-
-
-def _feeling(low: str) -> bool | None:
-    """Whether a noun is a kind of liking (True) or of disliking (False), by its stem and
-    WordNet's general words for it; None for any other word."""
-    stems = terms(low)
-    if len(stems) != 1:
-        return None
-    general = {stems[0], *general_table().get(stems[0], ())}
-    if "feel" not in general and "emot" not in general and stems[0] not in _LIKING | _DISLIKING:
-        return None
-    if general & _DISLIKING:
-        return False
-    if general & _LIKING:
-        return True
-    return None
 
 
 def _gender(low: str) -> str | None:
