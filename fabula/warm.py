@@ -223,13 +223,12 @@ def _encoding(stream: Any) -> tuple[str, str] | None:
 
 
 def _read_int(conn: socket.socket) -> int | None:
-    data = b""
-    while len(data) < 8:
-        chunk = conn.recv(8 - len(data))
-        if not chunk:
-            return None
-        data += chunk
-    return int(struct.unpack("!q", data)[0])
+    """The next signed 8-byte integer the warm process sends (a pid, a status), or None
+    where the connection closed first."""
+    try:
+        return int(struct.unpack("!q", _recv_exactly(conn, 8))[0])
+    except EOFError:
+        return None
 
 
 def _start(path: Path, idle: float) -> None:

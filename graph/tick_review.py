@@ -103,7 +103,12 @@ async def approve_tick(ctx: TurnContext, store: StoryStore, expect: str | None) 
     Raises :class:`NotFound` when none waits, :class:`Conflict` when another than
     ``expect`` does, and :class:`TurnConflict` when the branch moved on since it was played
     (the tick is dropped then: it can never be committed)."""
-    kept = await waiting(store, expect)
+    return await commit_tick(ctx, store, await waiting(store, expect))
+
+
+async def commit_tick(ctx: TurnContext, store: StoryStore, kept: PendingTick) -> CommitResult:
+    """Commit ``kept``, the waiting tick just read (:func:`waiting`), every scene or none;
+    it is dropped after, committed or not (see :func:`approve_tick`)."""
     try:
         done = await commit_scenes(ctx, store, kept.record, kept.deltas)
     except TurnConflict:
@@ -127,7 +132,7 @@ async def approve_scene(
     marked = kept.model_copy(update={"approved": approved})
     played = {s.place for s in kept.record.scenes if s.turn is not None}
     if played <= set(approved):
-        return marked, await approve_tick(ctx, store, kept.id)
+        return marked, await commit_tick(ctx, store, kept)
     await keep_pending_tick(store, marked, replacing=kept.id)
     return marked, None
 

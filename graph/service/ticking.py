@@ -194,7 +194,7 @@ class Ticking:
         :func:`~fabula.graph.tick_review.approve_tick`); with ``place``, approve that
         scene alone (status ``pending`` until the last scene is approved, then as the
         commit says: :func:`~fabula.graph.tick_review.approve_scene`)."""
-        from fabula.graph.tick_review import approve_scene, approve_tick, waiting
+        from fabula.graph.tick_review import approve_scene, commit_tick, waiting
 
         if place is not None:
             marked, done = await approve_scene(self.core.context(auto=False), store, place, expect)
@@ -202,8 +202,8 @@ class Ticking:
             return (
                 out if done is None else out.model_copy(update={"status": done.status, "id": None})
             )
-        kept = await waiting(store, expect)
-        done = await approve_tick(self.core.context(auto=False), store, kept.id)
+        kept = await waiting(store, expect)  # read once: shown, then committed as shown
+        done = await commit_tick(self.core.context(auto=False), store, kept)
         return _kept(store, kept).model_copy(update={"status": done.status, "id": None})
 
     async def edit(
