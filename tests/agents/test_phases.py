@@ -384,6 +384,17 @@ class TestPronounsInDoubt:
         actions = read_story("Tam polished the kettle. She cracked it.", CAST2)
         assert [a.unsure for a in actions if a.kind == "state"] == [None, None]
 
+    def test_a_pronoun_agrees_with_the_one_it_was_shown_for(self) -> None:
+        """A character's pronoun, learnt from a sentence naming it alone ("Mara combed her
+        hair": she), decides between two: "he" is Tam, with no doubt, once both are known;
+        with one unknown, the one known to agree is read, marked unsure."""
+        text = "Mara combed her hair. Tam fixed his bike. Tam waved to Mara. She cracked it."
+        [*_, cracked] = [a for a in read_story(text, CAST2) if a.kind == "state"]
+        assert cracked.actors == ("Mara",) and cracked.unsure is None
+        text = "Mara combed her hair. Tam waved to Mara. She cracked the kettle."
+        [cracked] = [a for a in read_story(text, CAST2) if a.kind == "state"]
+        assert cracked.actors == ("Mara",) and cracked.unsure is not None
+
     def test_a_verb_of_change_first_is_an_act_not_a_look(self) -> None:
         frames, _ = read_frames("Tam cracked the kettle.", CAST)
         assert frames[0].kind == "event"

@@ -101,3 +101,22 @@ async def test_a_whisper_is_heard_by_its_listener_alone(aredis_client: aredis.Re
     belief = (await project_beliefs(store, "bo")).get("jar", "condition")
     assert belief is not None and belief.value == "cracked"
     assert (await project_beliefs(store, "cal")).get("jar", "condition") is None
+
+
+async def test_a_false_telling_is_a_false_belief_in_the_minds(aredis_client: aredis.Redis) -> None:
+    """Told a state that is not so, the listener holds it as told, and the Minds grid
+    shows the belief false beside the world's."""
+    from fabula.graph.service.reading import minds
+
+    text = (
+        "Ann entered the kitchen. The jar was full. Bo entered the kitchen. "
+        "Ann told Bo that the jar was empty."
+    )
+    store = await _story(aredis_client, text)
+    assert (await project_world(store)).value("jar", "condition") == "full"
+    belief = (await project_beliefs(store, "bo")).get("jar", "condition")
+    assert belief is not None and belief.value == "empty" and belief.mode == "told_public"
+    grid = await minds(store)
+    [row] = [r for r in grid.grid if (r.subject, r.attribute) == ("jar", "condition")]
+    [cell] = [c for c in row.cells if c.character == "bo"]
+    assert cell.status == "false" and cell.value == "empty"

@@ -128,6 +128,7 @@ class ClauseReader(Telling):
                 out.extend(self._told)  # the acts its perceptions told, after them
                 self._told.clear()
         self.frames.extend(out)
+        self.r.learn(sentence.tokens)
         self._focus = self._attending(sentence, out)
         return out
 

@@ -23,6 +23,9 @@ from fabula.memory.records import Entity
 _STOP = lx.PREPOSITIONS - {"of"} | lx.SUBORDINATORS | {"that", "which", "who", "where"}
 _DEFINITE = frozenset(["the", "this", "that", "these", "those"])
 _CUT = frozenset(["once", "now", "still", "also", "just", "very", "already", "different"])
+# the personal pronouns of a person, by the subject form ("her" is hers too)
+_PERSON = {w: "he" for w in ("he", "him", "his", "himself")}
+_PERSON |= {w: "she" for w in ("she", "her", "hers", "herself")}
 
 
 @dataclass(frozen=True)
@@ -153,6 +156,8 @@ class Resolver:
     last_character: Mention | None = None
     things: list[Mention] = field(default_factory=list)
     group: tuple[Mention, ...] = ()  # the characters last joined by "and" ("they both")
+    # each character's pronoun, learnt from a sentence that names it alone (:meth:`learn`)
+    genders: dict[str, str] = field(default_factory=dict)
     _index: _Names | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
@@ -230,17 +235,28 @@ class Resolver:
                 self.last_subject if self.last_subject and self.last_subject.character else None
             )
             person = person or self.last_character
+            other = self.last_character
+            if kind in ("he", "she"):
+                # a pronoun agrees with its character's, where the story has shown it: one
+                # known to agree first, then one whose pronoun is not known yet
+                fits = [m for m in (person, other) if m is not None and self._agrees(m, kind)]
+                fits.sort(key=lambda m: self.genders.get(m.entity or "") != kind)
+                person = fits[0] if fits else None
+                other = fits[-1] if fits else None
             if person is None:
                 return None
-            other = self.last_character
             doubt = None
             if other is not None and other.name != person.name:
-                # centering: a pronoun continues the clause before's subject; the character
-                # named after it was as near, and the text does not say which
-                doubt = (
-                    f'"{token.text}" read as {person.name}, whom the clause before was about; '
-                    f"it may be {other.name}"
+                # centering: a pronoun continues the clause before's subject (of those it
+                # agrees with); the character named after it was as near, and the text
+                # does not say which
+                subject = self.last_subject
+                why = (
+                    "whom the clause before was about"
+                    if subject is not None and subject.name == person.name
+                    else f'whose pronoun is "{token.lower}"'
                 )
+                doubt = f'"{token.text}" read as {person.name}, {why}; it may be {other.name}'
             return Mention((token,), person.name, person.entity, True, True, doubt)
         declared = [m for m in self.things if m.entity is not None]
         candidates = declared or self.things
@@ -248,6 +264,25 @@ class Resolver:
             return None
         thing = candidates[-1]
         return Mention((token,), thing.name, thing.entity, False, True)
+
+    def _agrees(self, person: Mention, kind: str) -> bool:
+        """Whether ``person`` may be called ``kind`` ("he", "she"): its pronoun as learnt,
+        or any where none was."""
+        known = self.genders.get(person.entity or "")
+        return known is None or known == kind
+
+    def learn(self, tokens: Sequence[Token]) -> None:
+        """Learn a character's pronoun from a sentence that names that character alone and
+        uses one personal pronoun of one person ("Ann smiled; she took her coat": she)."""
+        named = {
+            m.entity
+            for k, t in enumerate(tokens)
+            if t.capital and t.lower in self._names.first
+            if (m := self.mention(tokens[k:])) is not None and m.character and m.entity
+        }
+        kinds = {_PERSON[t.lower] for t in tokens if t.lower in _PERSON}
+        if len(named) == 1 and len(kinds) == 1:
+            self.genders.setdefault(named.pop() or "", kinds.pop())
 
     def note_named(self, tokens: Sequence[Token]) -> None:
         """A character named after a clause's verb ("waved to Mara") is as salient for the

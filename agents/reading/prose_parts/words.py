@@ -94,9 +94,6 @@ _HOLDING = frozenset(
     | {"filled", "full", "brimming", "overflowing", "stuffed", "packed", "stocked", "laden"}
     | {"crammed", "loaded", "heaped", "piled"}
 )
-_HOLDS = re.compile(
-    r"(?:held|holds|holding|contained|contains|containing|filled with|full of|housed|housing)\b"
-)
 _BASE_BEFORE = frozenset(
     {"to", "would", "could", "can", "will", "should", "might", "must", "may", "shall", "did"}
     | {"didn't", "couldn't", "wouldn't", "won't", "can't", "cannot", "and", "or", "not"}
