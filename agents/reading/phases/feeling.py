@@ -293,13 +293,8 @@ def _owners(r: Resolver, tokens: Sequence[Token], i: int) -> tuple[Mention, ...]
             found = r.mention((Token("he" if low == "his" else "she", pronoun.start, pronoun.end),))
             return (found,) if found is not None and found.character and not found.doubt else ()
         if low.endswith("'s"):
-            for k in range(j, max(-1, j - 3), -1):
-                last = tokens[j]  # the name's last word without its "'s"
-                name = [*tokens[k:j], Token(last.text[:-2], last.start, last.end - 2)]
-                found = r.mention(name)
-                if found is not None and found.character and len(found.tokens) == len(name):
-                    return (found,)
-            return ()
+            found = r.owner(tokens[: j + 1])
+            return (found,) if found is not None else ()
         if low == "their":
             return r.group
         if low in ("its", "a", "an", "the", "for", "with"):

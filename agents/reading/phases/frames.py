@@ -85,7 +85,7 @@ _SEEMING = frozenset(["seem", "seems", "seemed", "appear", "appears", "appeared"
 _TOUCH = frozenset(["contact", "body"])
 # adverbs of time and degree between an auxiliary and its verb ("had just filled")
 _ADVERBS = frozenset(["still", "also", "just", "already", "recently", "since", "again"])
-_ADVERBS |= frozenset(["always", "often", "once"])
+_ADVERBS |= frozenset(["always", "often", "once"])  # "had always detested spinach"
 
 
 def _no(word: str) -> bool:

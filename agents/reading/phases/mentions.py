@@ -294,14 +294,27 @@ class Resolver:
                     self.note(found, subject=False)
                     return
 
+    def owner(self, tokens: Sequence[Token]) -> Mention | None:
+        """The character whose possessive name ends ``tokens`` ("Elliot's", "Mira Holt's"),
+        or None: the name is read without its "'s", from its last word back."""
+        last = tokens[-1] if tokens else None
+        if last is None or not last.lower.endswith("'s"):
+            return None
+        bare = Token(last.text[:-2], last.start, last.end - 2)
+        for k in range(len(tokens) - 1, max(-1, len(tokens) - 4), -1):
+            name = (*tokens[k:-1], bare)
+            found = self.mention(name)
+            if found is not None and found.character and len(found.tokens) == len(name):
+                return found
+        return None
+
     def note_owner(self, mention: Mention) -> None:
         """Make the character a thing's phrase names as its owner salient ("Elliot's
         nature kicked in, fueled by his dislike": "his" is Elliot's)."""
         for k, t in enumerate(mention.tokens[:3]):
             if t.lower.endswith("'s"):
-                name = (*mention.tokens[:k], Token(t.text[:-2], t.start, t.end - 2))
-                owner = self.mention(name)
-                if owner is not None and owner.character and len(owner.tokens) == len(name):
+                owner = self.owner(mention.tokens[: k + 1])
+                if owner is not None:
                     self.note(owner, subject=False)
                 return
 
