@@ -262,6 +262,14 @@ class TestAppearance:
         assert all(not f.states for f in frames)
 
 
+FRUIT = {
+    "tam": Entity(id="tam", kind="character", name="Tam"),
+    "pineapple": Entity(id="pineapple", kind="object", name="pineapple"),
+    "strawberry": Entity(id="strawberry", kind="object", name="strawberry"),
+    "scarf": Entity(id="scarf", kind="object", name="scarf"),
+}
+
+
 class TestDefiniteMentions:
     def test_a_definite_phrase_names_the_thing_with_its_head_said_before(self) -> None:
         text = "A falling branch dents an old copper pot. The frost cracks the pot."
@@ -273,6 +281,36 @@ class TestDefiniteMentions:
         text = "A falling branch dents an old copper pot. The frost cracks a pot."
         states = [a.clause for a in read_states(text, CAST) if a.clause]
         assert [c.subject for c in states] == ["old copper pot", "pot"]
+
+    @pytest.mark.parametrize(
+        ("text", "subject"),
+        [
+            ("The strawberries were rotten.", "strawberry"),
+            ("Tam tore the scarves.", "scarf"),
+            ("The tropical fruit was bruised.", "pineapple"),  # the one fruit declared
+        ],
+    )
+    def test_a_thing_is_named_by_its_plural_and_a_definite_general_word(
+        self, text: str, subject: str
+    ) -> None:
+        """A plural names the declared thing; a definite general word ("the fruit") the
+        one declared object of that kind, and none where two are."""
+        cast = {k: v for k, v in FRUIT.items() if k != "strawberry" or "straw" in text}
+        states = [a.clause for a in read_states(text, cast) if a.clause]
+        assert [c.subject for c in states] == [subject]
+        both = [a.clause for a in read_states("The fruit was bruised.", FRUIT) if a.clause]
+        assert [c.subject for c in both] == ["fruit"]  # a pineapple or a strawberry: unsaid
+
+    def test_a_place_said_by_an_undeclared_possessive_description_is_no_new_place(self) -> None:
+        """ "remained in their new hiding place" names a place said before by a phrase the
+        story declared nowhere: no location is read from it ("in the pantry" is one)."""
+        cast = {**CAST, "plum": Entity(id="plum", kind="object", name="plum")}
+        kept = read_states("The plums remained in their new hiding place.", cast)
+        assert [a.clause for a in kept if a.clause and a.clause.attribute == "location"] == []
+        told = read_states("The plums remained in the pantry.", cast)
+        assert [(a.clause.subject, a.clause.value) for a in told if a.clause] == [
+            ("plum", "pantry")
+        ]
 
 
 def test_a_belief_denied_is_a_perception_denied() -> None:
@@ -312,7 +350,7 @@ class TestWhatAThingIsSaidToBe:
         assert [(a.actors, a.clause and a.clause.value) for a in thinks] == [
             (("Tam",), "sturdy and new")
         ]
-        assert thinks[0].clause is not None and thinks[0].clause.subject == "cheap kettles"
+        assert thinks[0].clause is not None and thinks[0].clause.subject == "kettle"  # its plural
 
     def test_what_catches_a_characters_eye_is_perceived_as_described(self) -> None:
         text = "A freshly polished kettle on the shelf catches Tam's eye."

@@ -109,10 +109,7 @@ def felt_object(r: Resolver, tokens: Sequence[Token]) -> Mention | None:
     for k in range(min(len(tokens), 4)):
         if tokens[k].lower in (",", "and", "but", "that"):
             return None
-        found = r.mention(tokens[k:])
-        if found is not None and found.entity is None and not found.character:
-            # "adored scarves": the scarf; "despised the tropical fruit": the pineapple
-            found = _singular(r, found) or _general(r, found) or found
+        found = r.mention(tokens[k:])  # "adored scarves": the scarf (:meth:`.Resolver.mention`)
         if found is not None and found.entity is not None and not found.character:
             return found
         if found is not None and found.character:
@@ -241,43 +238,6 @@ def _frame(clause: Frame, feeling: Feeling) -> Frame:
     frame = Frame("feel", clause.sentence, clause.start, clause.end)
     frame.felt = feeling
     return frame
-
-
-def _singular(r: Resolver, plural: Mention) -> Mention | None:
-    """The declared thing a plural phrase names ("scarves", "the lamps"), or None."""
-    last = plural.tokens[-1]
-    word = last.lower
-    forms = [word[:-3] + "f", word[:-3] + "fe"] if word.endswith("ves") else []
-    forms += [word[:-3] + "y"] if word.endswith("ies") else []  # "strawberries"
-    for form in [*forms, lx.singular(word)]:
-        if form == word:
-            continue
-        found = r.mention((*plural.tokens[:-1], Token(form, last.start, last.end)))
-        if found is not None and found.entity is not None:
-            return Mention(plural.tokens, found.name, found.entity, False, True)
-    return None
-
-
-def _general(r: Resolver, phrase: Mention) -> Mention | None:
-    """The one declared thing a definite phrase names by a general word for it ("the
-    tropical fruit" of a pineapple, "the garment" of a sweater: WordNet's hypernyms,
-    :func:`.general_table`), or None where no thing, or more than one, is of that kind."""
-    if phrase.tokens[0].lower not in ("the", "this", "that", "these", "those"):
-        return None
-    head = terms(lx.singular(phrase.tokens[-1].lower))
-    if len(head) != 1:
-        return None
-    table = general_table()
-    kinds = [
-        sid
-        for sid, entity in r.entities.items()
-        if entity.kind == "object"
-        and any(head[0] in table.get(t, ()) for t in terms((entity.name or sid).split()[-1]))
-    ]
-    if len(kinds) != 1:
-        return None
-    name = r.entities[kinds[0]].name or kinds[0]
-    return Mention(phrase.tokens, name.lower(), kinds[0], False, True)
 
 
 def _owners(r: Resolver, tokens: Sequence[Token], i: int) -> tuple[Mention, ...]:

@@ -57,6 +57,7 @@ from fabula.agents.reading.phases.clauses import has_object, past_modifiers, spl
 from fabula.agents.reading.phases.clauses import particle as _particle
 from fabula.agents.reading.phases.doers import doer_of
 from fabula.agents.reading.phases.mentions import Mention, Resolver, phrase
+from fabula.agents.reading.phases.perceiving import no_verb
 from fabula.agents.reading.phases.predicates import (
     PUTTING,
     goes_on,
@@ -69,7 +70,6 @@ from fabula.agents.reading.phases.readings import Frame, StateReading
 from fabula.agents.reading.phases.telling import Telling
 from fabula.agents.reading.phases.tokens import Sentence, Token
 from fabula.agents.reading.phases.values import complement_at, content_roots, value_of
-from fabula.agents.reading.verbs import verb_classes
 
 # a verb's classes that change what they are done to, or what undergoes them
 CHANGING = frozenset(["change", "contact", "consumption", "creation", "weather", "body"])
@@ -86,10 +86,6 @@ _TOUCH = frozenset(["contact", "body"])
 # adverbs of time and degree between an auxiliary and its verb ("had just filled")
 _ADVERBS = frozenset(["still", "also", "just", "already", "recently", "since", "again"])
 _ADVERBS |= frozenset(["always", "often", "once"])  # "had always detested spinach"
-
-
-def _no(word: str) -> bool:
-    return False
 
 
 def _own(target: Mention, doer: Mention | None) -> bool:
@@ -131,27 +127,6 @@ class ClauseReader(Telling):
         self.r.learn(sentence.tokens)
         self._focus = self._attending(sentence, out)
         return out
-
-    def _attending(self, sentence: Sentence, frames: Sequence[Frame]) -> Mention | None:
-        """The character a next sentence's "the jar looks empty" is seen by: this
-        sentence's subject, where it is a character that does, perceives or wants
-        something here — not one that left, is away or asleep, has its back turned or
-        does not see ("Ann left. The jar looks empty." is seen by no one)."""
-        who = self.r.last_subject
-        if who is None or not who.character:
-            return None
-        words = [t.lower for t in sentence.tokens]
-        if unseen.find_cues(words, _no):
-            return None
-        if any((found := verb_classes(w)) and "leave" in found[0][:1] for w in words):
-            return None
-        for f in frames:
-            if f.kind == "occupied" or (f.kind == "perceive" and f.negated):
-                return None
-            if any(s.subject.name == who.name for s in f.states):
-                return None  # "Ann is away", "Ann is asleep": a condition of hers
-        mine = (f.holder or f.doer for f in frames if f.kind != "event" or f.doer)
-        return who if any(m is not None and m.name == who.name for m in mine) else None
 
     # -- one clause ------------------------------------------------------------------
     def _clause(self, index: int, sentence: Sentence, tokens: tuple[Token, ...]) -> Frame | None:
@@ -426,7 +401,7 @@ class ClauseReader(Telling):
         if verb and verb.classes[0] == "communication" and self._telling(frame, subject, after):
             return True  # "told Bo that the jar was empty" (its clause is no cue)
         adjective = copula and lx.verb(head) is None  # "was asleep": a condition, below
-        absent = any(c.kind == "state" for c in unseen.find_cues(words, _no))
+        absent = any(c.kind == "state" for c in unseen.find_cues(words, no_verb))
         if absent and not adjective:
             # "was looking the other way", "had her back turned": the events of its
             # sentence are not perceived by it (:mod:`..unseen_cues`)

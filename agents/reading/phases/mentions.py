@@ -5,10 +5,13 @@ A noun phrase is read from a run of tokens: its determiners dropped, it ends bef
 preposition's phrase, a participle or a relative clause ("the package containing the
 book" → ``package``; "the bag of walnuts" keeps its ``of`` phrase). A phrase names an
 entity the story knows when the entity's name is in it, or ends it ("a different
-package" → package). Pronouns follow centering: he, she and a plural "they" said of a
-person continue the subject of the clause before (if a character), else the latest
-character named; "it" and "them" the latest thing — an entity the story declared before
-any other thing.
+package" → package), or by its plural ("scarves", "the strawberries"). A definite phrase
+names the thing named before with its head noun, else the one declared object its head
+is a general word for ("the tropical fruit" of a pineapple: WordNet's hypernyms).
+
+Pronouns follow centering: he, she and a plural "they" said of a person continue the
+subject of the clause before (if a character), else the latest character named; "it" and
+"them" the latest thing — an entity the story declared before any other thing.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from dataclasses import dataclass, field
 
 from fabula.agents.reading.phases import lexicon as lx
 from fabula.agents.reading.phases.tokens import Token
+from fabula.memory.index.general import general_table
+from fabula.memory.index.terms import terms
 from fabula.memory.records import Entity
 
 _STOP = lx.PREPOSITIONS - {"of"} | lx.SUBORDINATORS | {"that", "which", "who", "where"}
@@ -159,6 +164,8 @@ class Resolver:
     # each character's pronoun, learnt from a sentence that names it alone (:meth:`learn`)
     genders: dict[str, str] = field(default_factory=dict)
     _index: _Names | None = field(default=None, init=False, repr=False, compare=False)
+    # each general word (:meth:`_general`) -> the declared objects of that kind
+    _kinds: dict[str, list[str]] | None = field(default=None, init=False, repr=False)
 
     @property
     def _names(self) -> _Names:
@@ -193,6 +200,8 @@ class Resolver:
         if not words:
             return None
         sid, character = self._entity(words)
+        if sid is None:
+            sid = self._plural(words)  # "scarves", "the strawberries": the declared thing
         name = " ".join(words)
         if sid is not None:
             name = self.entities[sid].name or sid
@@ -203,8 +212,41 @@ class Resolver:
             before = next((m for m in reversed(self.things) if _head(m.name) == words[-1]), None)
             if before is not None:
                 return Mention(np, before.name, before.entity, False, True)
+            sid = self._general(words[-1])  # "the tropical fruit": the one fruit declared
+            if sid is not None:
+                return Mention(np, (self.entities[sid].name or sid).lower(), sid, False, True)
         tracked = sid is not None or any(m.name == name for m in self.things)
         return Mention(np, name, sid, character, tracked)
+
+    def _plural(self, words: Sequence[str]) -> str | None:
+        """The declared thing (no character) a phrase names by its plural ("scarves",
+        "the strawberries", "boxes"), or None."""
+        word = words[-1]
+        forms = [word[:-3] + "f", word[:-3] + "fe"] if word.endswith("ves") else []
+        forms += [word[:-3] + "y"] if word.endswith("ies") else []  # "strawberries"
+        for form in (*forms, lx.singular(word)):
+            if form != word:
+                sid, character = self._entity([*words[:-1], form])
+                if sid is not None and not character:
+                    return sid
+        return None
+
+    def _general(self, head: str) -> str | None:
+        """The one declared object whose name's last word has ``head`` among its general
+        words (WordNet's hypernyms, :func:`.general_table`: "fruit" of a pineapple,
+        "garment" of a sweater), or None where no object, or more than one, is of it."""
+        if self._kinds is None:
+            table = general_table()
+            kinds: dict[str, list[str]] = {}
+            for sid, entity in self.entities.items():
+                if entity.kind == "object":
+                    for t in terms((entity.name or sid).split()[-1]):
+                        for general in table.get(t, ()):
+                            kinds.setdefault(general, []).append(sid)
+            self._kinds = {g: sorted(set(sids)) for g, sids in kinds.items()}
+        found = terms(lx.singular(head))
+        sids = self._kinds.get(found[0], []) if len(found) == 1 else []
+        return sids[0] if len(sids) == 1 else None
 
     def _declared(self, tokens: Sequence[Token]) -> tuple[Token, ...]:
         """The tokens up to the end of a declared entity's name at their start (after

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from fabula.agents.reading import unseen
 from fabula.agents.reading.phases import lexicon as lx
 from fabula.agents.reading.phases.appearance import contained
 from fabula.agents.reading.phases.clauses import bare_verb_at, past_modifiers
@@ -16,8 +17,14 @@ from fabula.agents.reading.phases.doers import doer_of
 from fabula.agents.reading.phases.mentions import Mention, phrase
 from fabula.agents.reading.phases.predicates import Predicates, negation
 from fabula.agents.reading.phases.readings import Frame, StateReading
-from fabula.agents.reading.phases.tokens import Token
+from fabula.agents.reading.phases.tokens import Sentence, Token
 from fabula.agents.reading.phases.values import attributive, content_roots, value_of
+from fabula.agents.reading.verbs import verb_classes
+
+
+def no_verb(word: str) -> bool:
+    """No word is a verb of perceiving (:func:`.unseen.find_cues` keeps every cue)."""
+    return False
 
 
 class Perceiving(Predicates):
@@ -153,3 +160,24 @@ class Perceiving(Predicates):
         self._verb_phrase(inner, subject, after)
         inner.states.extend(contained(self.r, tokens))
         frame.states.extend(inner.states)
+
+    def _attending(self, sentence: Sentence, frames: Sequence[Frame]) -> Mention | None:
+        """The character a next sentence's "the jar looks empty" is seen by: this
+        sentence's subject, where it is a character that does, perceives or wants
+        something here — not one that left, is away or asleep, has its back turned or
+        does not see ("Ann left. The jar looks empty." is seen by no one)."""
+        who = self.r.last_subject
+        if who is None or not who.character:
+            return None
+        words = [t.lower for t in sentence.tokens]
+        if unseen.find_cues(words, no_verb):
+            return None
+        if any((found := verb_classes(w)) and "leave" in found[0][:1] for w in words):
+            return None
+        for f in frames:
+            if f.kind == "occupied" or (f.kind == "perceive" and f.negated):
+                return None
+            if any(s.subject.name == who.name for s in f.states):
+                return None  # "Ann is away", "Ann is asleep": a condition of hers
+        mine = (f.holder or f.doer for f in frames if f.kind != "event" or f.doer)
+        return who if any(m is not None and m.name == who.name for m in mine) else None

@@ -145,6 +145,9 @@ class Predicates:
             # full bloom", "in good condition" are conditions
             place = self.r.mention(after[1:])
             named = place is not None and place.entity is not None
+            if place is not None and not named and after[1].lower in lx.POSSESSIVES:
+                return  # "remained in their new hiding place": a place said before, by
+                # a description the story declared nowhere (as :meth:`_put` reads none)
             if place is not None and (after[1].lower in lx.DETERMINERS or named):
                 frame.states.append(StateReading(subject, "location", place.name, frame.negated))
                 return
