@@ -433,6 +433,40 @@ class TestPronounsInDoubt:
         [cracked] = [a for a in read_story(text, CAST2) if a.kind == "state"]
         assert cracked.actors == ("Mara",) and cracked.unsure is not None
 
+    @pytest.mark.parametrize(
+        "taught",
+        [
+            "Little did he know that Mara was there.",  # the pronoun before the name
+            "To his surprise, Mara walked in and waved to him.",  # before, and after it
+            "Mara watched Tam's act; his hands shook.",  # a possessive name is named
+        ],
+    )
+    def test_a_pronoun_is_learnt_only_after_the_name_it_may_stand_for(self, taught: str) -> None:
+        """Such a sentence teaches Mara no pronoun: "he" is another's."""
+        resolver = Resolver(CAST2)
+        for sentence in sentences(taught):
+            resolver.learn(sentence.tokens)
+        assert resolver.genders == {}
+
+    def test_a_pronoun_is_the_one_most_sentences_show(self) -> None:
+        resolver = Resolver(CAST2)
+        text = "Mara frowned at him. Mara combed her hair. Mara took her coat."
+        for sentence in sentences(text):
+            resolver.learn(sentence.tokens)
+        assert resolver.genders == {"mara": "she"}  # one "him", two "her"
+
+    def test_a_pronoun_neither_salient_character_agrees_with_is_the_latest_that_does(
+        self,
+    ) -> None:
+        """ "He", after two sentences about Mara (she), is Tam: the latest named whose
+        pronoun is known to be "he", not nobody."""
+        text = "Tam fixed his bike. Mara combed her hair. Mara sighed. He cracked the kettle."
+        states = [a for a in read_story(text, CAST2) if a.kind == "state" and a.clause]
+        assert [(a.actors, a.clause and a.clause.subject) for a in states][-1] == (
+            ("Tam",),
+            "kettle",
+        )
+
     def test_a_verb_of_change_first_is_an_act_not_a_look(self) -> None:
         frames, _ = read_frames("Tam cracked the kettle.", CAST)
         assert frames[0].kind == "event"

@@ -11,7 +11,10 @@ is a general word for ("the tropical fruit" of a pineapple: WordNet's hypernyms)
 
 Pronouns follow centering: he, she and a plural "they" said of a person continue the
 subject of the clause before (if a character), else the latest character named; "it" and
-"them" the latest thing — an entity the story declared before any other thing.
+"them" the latest thing — an entity the story declared before any other thing. "He" and
+"she" agree with the character's pronoun where the story has shown it (learnt by vote
+from the sentences that name it alone, :meth:`Resolver.learn`); where neither salient
+character agrees, the latest named that does is read.
 """
 
 from __future__ import annotations
@@ -160,9 +163,11 @@ class Resolver:
     last_subject: Mention | None = None
     last_character: Mention | None = None
     things: list[Mention] = field(default_factory=list)
+    people: list[Mention] = field(default_factory=list)  # the characters named, latest last
     group: tuple[Mention, ...] = ()  # the characters last joined by "and" ("they both")
-    # each character's pronoun, learnt from a sentence that names it alone (:meth:`learn`)
+    # each character's pronoun, learnt from the sentences that name it alone (:meth:`learn`)
     genders: dict[str, str] = field(default_factory=dict)
+    _votes: dict[str, dict[str, int]] = field(default_factory=dict, init=False, repr=False)
     _index: _Names | None = field(default=None, init=False, repr=False, compare=False)
     # each general word (:meth:`_general`) -> the declared objects of that kind
     _kinds: dict[str, list[str]] | None = field(default=None, init=False, repr=False)
@@ -283,7 +288,7 @@ class Resolver:
                 # known to agree first, then one whose pronoun is not known yet
                 fits = [m for m in (person, other) if m is not None and self._agrees(m, kind)]
                 fits.sort(key=lambda m: self.genders.get(m.entity or "") != kind)
-                person = fits[0] if fits else None
+                person = fits[0] if fits else self._latest_known(kind)
                 other = fits[-1] if fits else None
             if person is None:
                 return None
@@ -307,6 +312,14 @@ class Resolver:
         thing = candidates[-1]
         return Mention((token,), thing.name, thing.entity, False, True)
 
+    def _latest_known(self, kind: str) -> Mention | None:
+        """Where neither salient character agrees with ``kind`` ("Ann met Cal. Cal waved.
+        He …" once Cal is known as she): the latest character named whose pronoun is
+        known to be ``kind``, or None."""
+        return next(
+            (m for m in reversed(self.people) if self.genders.get(m.entity or "") == kind), None
+        )
+
     def _agrees(self, person: Mention, kind: str) -> bool:
         """Whether ``person`` may be called ``kind`` ("he", "she"): its pronoun as learnt,
         or any where none was."""
@@ -314,17 +327,32 @@ class Resolver:
         return known is None or known == kind
 
     def learn(self, tokens: Sequence[Token]) -> None:
-        """Learn a character's pronoun from a sentence that names that character alone and
-        uses one personal pronoun of one person ("Ann smiled; she took her coat": she)."""
-        named = {
-            m.entity
-            for k, t in enumerate(tokens)
-            if t.capital and t.lower in self._names.first
-            if (m := self.mention(tokens[k:])) is not None and m.character and m.entity
-        }
-        kinds = {_PERSON[t.lower] for t in tokens if t.lower in _PERSON}
-        if len(named) == 1 and len(kinds) == 1:
-            self.genders.setdefault(named.pop() or "", kinds.pop())
+        """Learn a character's pronoun from a sentence that names that character alone and,
+        after the name, uses one personal pronoun of one person ("Ann smiled; she took her
+        coat": she). A pronoun before the name stands for another ("Little did he know
+        that Ann was there", "To her surprise, Bo walked in"), and so does the same
+        pronoun after it. Each such sentence is a vote; the most voted is the character's
+        (a tie: the one learnt first)."""
+        named: dict[str, int] = {}
+        for k, t in enumerate(tokens):
+            if t.capital and t.lower.endswith("'s"):
+                m = self.owner(tokens[: k + 1])  # "witnessed Simon's act": Simon is named
+            elif t.capital and t.lower in self._names.first:
+                m = self.mention(tokens[k:])
+            else:
+                continue
+            if m is not None and m.character and m.entity:
+                named.setdefault(m.entity, k)
+        if len(named) != 1:
+            return
+        [(who, at)] = named.items()
+        before = {_PERSON[t.lower] for t in tokens[:at] if t.lower in _PERSON}
+        kinds = {_PERSON[t.lower] for t in tokens[at:] if t.lower in _PERSON} - before
+        if len(kinds) == 1:
+            votes = self._votes.setdefault(who, {})
+            kind = kinds.pop()
+            votes[kind] = votes.get(kind, 0) + 1
+            self.genders[who] = max(votes, key=votes.__getitem__)
 
     def note_named(self, tokens: Sequence[Token]) -> None:
         """A character named after a clause's verb ("waved to Mara") is as salient for the
@@ -383,5 +411,6 @@ class Resolver:
             self.last_subject = mention
         if mention.character:
             self.last_character = mention
+            self.people = [m for m in self.people if m.name != mention.name] + [mention]
         elif mention.tokens[0].lower not in lx.PRONOUNS:
             self.things = [m for m in self.things if m.name != mention.name] + [mention]
