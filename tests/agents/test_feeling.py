@@ -104,6 +104,22 @@ class TestNouns:
         text = "Bo sat down. Ana's patience ran out, fueled by her dislike for the lamp."
         assert feels(text) == [("ana", "lamp", "dislikes")]
 
+    def test_the_same_feeling_is_the_one_said_before(self) -> None:
+        """ "Shared the same hatred", "the same sentiment": the feeling before, its thing
+        and its sign (a "sentiment" is neither liking nor disliking by itself)."""
+        text = "Ana despised the lamp. Bo shared the same sentiment."
+        assert feels(text) == [("ana", "lamp", "hates"), ("bo", "lamp", "hates")]
+        text = "Ana adored scarves. Bo, her neighbor, shared the same fondness."
+        assert feels(text) == [("ana", "scarf", "loves"), ("bo", "scarf", "loves")]
+        assert feels("Bo shared the same hatred.") == []  # no feeling before
+        text = "Ana despised the lamp. Bo did not share the same hatred."
+        assert feels(text) == [("ana", "lamp", "hates")]
+
+    def test_a_possessive_apposition_keeps_the_subject(self) -> None:
+        """ "Bo, her neighbor, hated it too": Bo's feeling, not the neighbor's."""
+        text = "Ana hated the lamp. Bo, her neighbor, hated it too."
+        assert feels(text) == [("ana", "lamp", "hates"), ("bo", "lamp", "hates")]
+
 
 class TestGroups:
     def test_characters_joined_by_and_share_it(self) -> None:

@@ -5,9 +5,11 @@ negation turns the feeling over), or with a noun ("Bo had a fondness for plums",
 deep dislike of the scarf"), whose holder is the owner before it, else the clause's
 character subject. A feeling may be a group's: characters joined by "and" ("Ann and Bo
 shared a common love for plums"), or "they" / "both" after such a group ("Ann and Bo met;
-they both despised pineapple"). Which verbs and nouns are feelings is WordNet's: the verb
-table's ``like`` and ``dislike`` classes (:mod:`fabula.agents.reading.verbs`), and a noun
-whose general words are a feeling's (:func:`sign_of_noun`).
+they both despised pineapple"). "The same hatred" (or "sentiment") is the feeling said
+before ("Bo shared the same hatred": Bo's too). Which verbs and nouns are feelings is
+WordNet's: the verb table's ``like`` and ``dislike`` classes
+(:mod:`fabula.agents.reading.verbs`), and a noun whose general words are a feeling's
+(:func:`sign_of_noun`).
 
 No feeling is read that the story does not state: not one another is believed to have
 ("Believing that Ana despised the lamp", "Bo assumed Ana loved it": the believer's view),
@@ -93,6 +95,14 @@ def sign_of_noun(low: str) -> bool | None:
     return None
 
 
+def _feeling_noun(low: str) -> bool:
+    """Whether a noun names a feeling of any kind ("sentiment", "hatred"), by WordNet's
+    general words for it."""
+    stems = terms(low)
+    general = {*stems, *general_table().get(stems[0], ())} if len(stems) == 1 else set()
+    return bool(general & {"feel", "emot"})
+
+
 def believed_before(tokens: Sequence[Token], at: int) -> bool:
     """Whether a verb of believing comes before token ``at`` of a clause ("Assuming that
     Bo had a fondness for it"): what follows is the believer's view."""
@@ -136,13 +146,18 @@ def felt(frame: Frame, r: Resolver, head: str, after: Sequence[Token]) -> bool:
 
 
 def noun_frames(
-    r: Resolver, clause: Frame, tokens: Sequence[Token], subject: Mention | None
+    r: Resolver,
+    clause: Frame,
+    tokens: Sequence[Token],
+    subject: Mention | None,
+    latest: Feeling | None = None,
 ) -> list[Frame]:
     """The ``feel`` frames of the feelings said as nouns in the clause ``clause`` read from
-    ``tokens`` (:func:`feeling_nouns`): the owner's, else the character subject's."""
+    ``tokens`` (:func:`feeling_nouns`, ``latest`` the feeling said before): the owner's,
+    else the character subject's."""
     out = []
     holder = (subject,) if subject is not None and subject.character else ()
-    for owners, thing, word in feeling_nouns(r, tokens):
+    for owners, thing, word in feeling_nouns(r, tokens, latest):
         who = owners or holder
         if who:
             out.append(_frame(clause, Feeling(who, thing, word)))
@@ -207,16 +222,19 @@ def conjoined(r: Resolver, tokens: Sequence[Token]) -> tuple[tuple[Mention, ...]
 
 
 def feeling_nouns(
-    r: Resolver, tokens: Sequence[Token]
+    r: Resolver, tokens: Sequence[Token], latest: Feeling | None = None
 ) -> list[tuple[tuple[Mention, ...], Mention, str]]:
     """Each feeling said as a noun in a clause's ``tokens``: (its owners, if said, the
     thing, the verb). The noun has a determiner or an owner within three words before it
     (no "took care of") and "for", "of", "towards" or "to" after it, not "the … of" ("the
-    taste of it"), with no negation or modal before it in the clause."""
+    taste of it"), with no negation or modal before it in the clause; or "same" before it
+    and no such word after ("Cal shared the same hatred", "the same sentiment"): the
+    feeling ``latest``, the one said before, is the holder's too."""
     out: list[tuple[tuple[Mention, ...], Mention, str]] = []
-    for i, tok in enumerate(tokens[:-1]):
-        nxt = tokens[i + 1].lower
-        if nxt not in _ABOUT:
+    for i, tok in enumerate(tokens):
+        nxt = tokens[i + 1].lower if i + 1 < len(tokens) else ""
+        same = i > 1 and tokens[i - 1].lower == "same" and nxt not in _ABOUT
+        if nxt not in _ABOUT and not same:
             continue
         before = tokens[max(0, i - 3) : i]
         if not any(t.lower in lx.DETERMINERS or t.lower.endswith("'s") for t in before):
@@ -224,12 +242,16 @@ def feeling_nouns(
         if nxt == "of" and i and tokens[i - 1].lower == "the":
             continue
         sign = sign_of_noun(tok.lower)
-        if sign is None or believed_before(tokens, i):
+        if (sign is None and not (same and _feeling_noun(tok.lower))) or believed_before(tokens, i):
             continue
         if any(t.lower in lx.NEGATIONS or t.lower in MODALS for t in tokens[:i]):
             continue
-        thing = felt_object(r, tokens[i + 2 :])
-        if thing is not None:
+        if same and latest is not None:
+            # "shared the same hatred", "the same sentiment": the feeling said before
+            out.append((_owners(r, tokens, i), latest.thing, latest.word))
+            continue
+        thing = None if same else felt_object(r, tokens[i + 2 :])
+        if thing is not None and sign is not None:
             out.append((_owners(r, tokens, i), thing, word_for(sign, False)))
     return out
 

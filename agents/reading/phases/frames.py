@@ -66,7 +66,7 @@ from fabula.agents.reading.phases.predicates import (
     past,
     unparticled,
 )
-from fabula.agents.reading.phases.readings import Frame, StateReading
+from fabula.agents.reading.phases.readings import Feeling, Frame, StateReading
 from fabula.agents.reading.phases.telling import Telling
 from fabula.agents.reading.phases.tokens import Sentence, Token
 from fabula.agents.reading.phases.values import complement_at, content_roots, value_of
@@ -110,6 +110,7 @@ class ClauseReader(Telling):
         self._whom: Mention | None = None  # the one the clause before named first
         self._viewed = False  # the sentence tells someone's view ("In her mind, …")
         self._words: frozenset[str] = frozenset()  # the sentence's words, lower case
+        self._feeling: Feeling | None = None  # the latest feeling read ("the same hatred")
 
     def sentence(self, index: int, sentence: Sentence) -> list[Frame]:
         out: list[Frame] = []
@@ -123,6 +124,8 @@ class ClauseReader(Telling):
                     out.append(frame)
                 out.extend(self._told)  # the acts its perceptions told, after them
                 self._told.clear()
+                felt = [f.felt for f in out if f.kind == "feel" and f.felt is not None]
+                self._feeling = felt[-1] if felt else self._feeling
         self.frames.extend(out)
         self.r.learn(sentence.tokens)
         self._focus = self._attending(sentence, out)
@@ -183,7 +186,9 @@ class ClauseReader(Telling):
                 frame.roots = content_roots(rest, None)
                 self.r.note_things(rest)  # "when it came to the jacket": the jacket
                 if not self._viewed:  # "Despite Riley's disdain for t-shirts, …"
-                    self._told.extend(feeling.noun_frames(self.r, frame, rest, self._subject))
+                    self._told.extend(
+                        feeling.noun_frames(self.r, frame, rest, self._subject, self._feeling)
+                    )
                 return frame
             if self._apposed(subject, rest[len(subject.tokens) :]):
                 return None  # "Ann, a talented chef, broke it": the doer is still Ann
@@ -195,7 +200,9 @@ class ClauseReader(Telling):
             self._verb_phrase(frame, subject, past_modifiers(after_subject))
         self._caught(frame, past_modifiers(after_subject))
         if frame.kind != "believe" and not self._viewed:  # "Bo had a fondness for plums"
-            self._told.extend(feeling.noun_frames(self.r, frame, rest, self._subject))
+            self._told.extend(
+                feeling.noun_frames(self.r, frame, rest, self._subject, self._feeling)
+            )
         frame.roots |= content_roots(tokens, frame.holder)
         frame.states.extend(contained(self.r, rest))
         self._whom = first_named(self.r, after_subject)

@@ -30,7 +30,7 @@ from fabula.memory.records import Entity
 
 _STOP = lx.PREPOSITIONS - {"of"} | lx.SUBORDINATORS | {"that", "which", "who", "where"}
 _DEFINITE = frozenset(["the", "this", "that", "these", "those"])
-_CUT = frozenset(["once", "now", "still", "also", "just", "very", "already", "different"])
+_CUT = frozenset(["once", "now", "still", "also", "just", "very", "already", "different", "too"])
 # the personal pronouns of a person, by the subject form ("her" is hers too)
 _PERSON = {w: "he" for w in ("he", "him", "his", "himself")}
 _PERSON |= {w: "she" for w in ("she", "her", "hers", "herself")}

@@ -1,8 +1,8 @@
 """Phase 4, a part: how a clause hangs on the one before it — a relative clause after a
 comma ("…, which was empty": the phrase before is its subject), a fact an act made plain
 (", revealing that there was no pearl inside"), and a noun phrase set beside the subject
-("Ann, a talented chef, …"), which names no one new. :class:`~.frames.ClauseReader`
-reads its clauses with these."""
+("Ann, a talented chef, …", "Cal, her colleague, …"), which names no one new.
+:class:`~.frames.ClauseReader` reads its clauses with these."""
 
 from __future__ import annotations
 
@@ -61,9 +61,13 @@ class Relating(Perceiving):
 
     def _apposed(self, np: Mention, after: Sequence[Token]) -> bool:
         """Whether a clause is only a noun phrase set beside the subject before it, in
-        its sentence ("Ann, *a talented chef in a small village*, is cooking"): an
-        indefinite phrase with no verb, which names no one new."""
-        if self._subject is None or np.entity is not None or np.tokens[0].lower not in ("a", "an"):
+        its sentence ("Ann, *a talented chef in a small village*, is cooking"; "Cal,
+        *her colleague*, hated peas too"): an indefinite phrase, or a possessive one whose
+        noun names a person (WordNet's, :func:`.lexicon.doer`), with no verb, which names
+        no one new."""
+        first = np.tokens[0].lower
+        kin = first in lx.POSSESSIVES and lx.doer(np.tokens[-1].lower) == "character"
+        if self._subject is None or np.entity is not None or not (first in ("a", "an") or kin):
             return False
         for k, t in enumerate(after):
             if t.lower in lx.COPULAS or t.lower in lx.AUXILIARIES:
