@@ -190,6 +190,28 @@ class TestClauses:
         frames, _ = read_frames("Tam sees the cold and dented kettle.", CAST)
         assert [f.kind for f in frames] == ["perceive"]
 
+    def test_a_particle_before_and_is_no_adjective_and_an_adverb_opens_no_phrase(
+        self,
+    ) -> None:
+        """ "lifted it up and swiftly moved": "up" pairs with no adjective, so "moved"
+        begins a clause (not a thing "up" moved); ", accidentally denting the kettle"
+        continues the subject (the cat's act), and no adverb is ever a thing."""
+        states = read_states("Tam lifted the kettle up and swiftly moved away.", CAST)
+        assert {a.clause.subject for a in states if a.clause} <= {"kettle"}
+        text = "A cat jumps onto the stove, accidentally denting the kettle."
+        [dented] = [a for a in read_states(text, CAST) if a.clause]
+        assert (dented.actors, dented.clause and dented.clause.value) == (("cat",), "dented")
+        text = "There, sitting innocently on the stove, was the kettle."
+        assert all(a.clause.subject != "innocently" for a in read_states(text, CAST) if a.clause)
+
+    def test_here_and_the_tellers_pronouns_are_no_things(self) -> None:
+        subjects = {
+            a.clause.subject
+            for a in read_states("The story ends here, leaving us with the kettle.", CAST)
+            if a.clause
+        }
+        assert not subjects & {"here", "us"}
+
 
 class TestThings:
     """A state is a thing's: scenery, a gesture and a character's doing are none."""

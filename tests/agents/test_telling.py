@@ -45,6 +45,12 @@ class TestReading:
         ]
         assert told("Ann quietly told Bo that the jar was cracked.")[0][0] == "tell"
 
+    def test_a_whisper_to_no_one_named_is_told_to_no_one(self) -> None:
+        """ "Ann whispered that …": whoever heard it, the text does not say. (This
+        sentence once made the reader raise: a private telling with no listener.)"""
+        assert told("Ann whispered that the jar was empty.") == []
+        assert told("Ann quietly said that the jar was empty.") == []
+
     def test_said_with_no_listener_is_told_to_those_present(self) -> None:
         assert told("Ann announced that the jar was empty.") == [
             ("inform", (), "jar", "condition", "empty")

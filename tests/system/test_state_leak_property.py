@@ -171,16 +171,17 @@ def seeming(draw: st.DrawFn, where: dict[str, str], story: StateStory) -> list[s
 def telling(draw: st.DrawFn, where: dict[str, str], story: StateStory) -> list[str]:
     """One character in the kitchen tells another how a thing is ("Ann told Ben that the
     box was locked."): heard by everyone in the kitchen, or whispered, by the listener
-    alone; never by one in the garden."""
+    alone, or whispered to no one named ("Ann whispered that …"), by no one the text
+    names; never by one in the garden."""
     here = [p for p in PEOPLE if where[p] == "kitchen"]
     speaker = draw(st.sampled_from(here))
     listener = draw(st.sampled_from([p for p in here if p != speaker]))
     thing = draw(st.sampled_from(sorted(CHANGES)))
     _, value = draw(st.sampled_from(CHANGES[thing]))
-    private = draw(st.booleans())
-    verb = "whispered to" if private else "told"
-    sentence = f"{speaker} {verb} {listener} that the {thing} was {value}."
-    hear = {speaker, listener} if private else set(here)
+    form = draw(st.sampled_from(["told", "whispered to", "whispered"]))
+    said = f" {listener}" if form != "whispered" else ""
+    sentence = f"{speaker} {form}{said} that the {thing} was {value}."
+    hear = set(here) if form == "told" else {speaker, listener} if said else {speaker}
     for p in PEOPLE:
         if p in hear:
             story.seen[p].add((thing, value))

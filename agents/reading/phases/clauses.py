@@ -79,7 +79,8 @@ def split_clauses(segment: Sequence[Token]) -> list[tuple[Token, ...]]:
         # ("wet and wilted skirt") or of a predicate ("is wet and wilted")
         takes = after in lx.DETERMINERS or after in lx.PRONOUNS or after in ("that",)
         alone = not after or after in lx.PREPOSITIONS or after in PARTICLES
-        paired = lx.is_adjective(nxt) and lx.is_adjective(before)
+        # (a particle is no adjective there: "scooped it up and swiftly moved towards")
+        paired = lx.is_adjective(nxt) and lx.is_adjective(before) and before not in PARTICLES
         takes = takes or (alone and not paired)
         if t.lower in ("and", "but") and out[-1] and finite and lx.verb(nxt) and takes:
             out.append([])

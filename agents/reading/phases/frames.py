@@ -135,8 +135,11 @@ class ClauseReader(Telling):
     def _clause(self, index: int, sentence: Sentence, tokens: tuple[Token, ...]) -> Frame | None:
         k = 0
         subordinate = False
-        while k < len(tokens) and tokens[k].lower in ("just", "even", "right", "and", "but"):
-            k += 1
+        while k < len(tokens) and (
+            tokens[k].lower in ("just", "even", "right", "and", "but")
+            or lx.is_adverb(tokens[k].lower)
+        ):
+            k += 1  # "accidentally flattening the dough": the clause is its verb's
         # a relative clause of place is a clause of its own ("where the clouds are ...");
         # "which" or "who" before a verb is the subject before ("which causes it to crack")
         if k < len(tokens) - 1 and tokens[k].lower == "where":

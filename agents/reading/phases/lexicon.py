@@ -197,6 +197,15 @@ def is_adjective(word: str) -> bool:
     return word.lower() in _table().adjectives
 
 
+def is_adverb(word: str) -> bool:
+    """Whether ``word`` is an adverb made from an adjective ("innocently", "happily",
+    "gently", "truly"), by WordNet's adjectives; a name in -ly ("Emily") is none."""
+    if not word.endswith("ly") or is_adjective(word):
+        return False
+    bases = (word[:-2], word[:-3] + "y", word[:-1] + "e", word[:-2] + "e")
+    return any(len(b) > 2 and is_adjective(b) for b in bases)
+
+
 def root(word: str) -> str:
     """The word reduced to what it names: a verb form to its lemma ("wilted" → wilt), a
     noun to the verb it derives from, else a plural to its singular; lower case."""

@@ -31,6 +31,9 @@ from fabula.memory.records import Entity
 _STOP = lx.PREPOSITIONS - {"of"} | lx.SUBORDINATORS | {"that", "which", "who", "where"}
 _DEFINITE = frozenset(["the", "this", "that", "these", "those"])
 _CUT = frozenset(["once", "now", "still", "also", "just", "very", "already", "different", "too"])
+# the object pronouns of the teller and the one told ("leaving us with"): never a thing
+# ("I", "we", "you" may be a doer the story has: a subject is read as it comes)
+_SPEAKERS = frozenset(["me", "us", "myself", "ourselves", "yourself", "yourselves"])
 # the personal pronouns of a person, by the subject form ("her" is hers too)
 _PERSON = {w: "he" for w in ("he", "him", "his", "himself")}
 _PERSON |= {w: "she" for w in ("she", "her", "hers", "herself")}
@@ -69,8 +72,12 @@ def phrase(tokens: Sequence[Token]) -> tuple[Token, ...]:
         return ()  # "and sighed", "while ...": no noun phrase begins there ("that jar" may)
     if first in lx.NEGATIONS and first != "no":
         return ()  # "not see the box" ("no milk" is a phrase)
-    if first in ("there", "here") and len(tokens) > 1 and tokens[1].lower not in lx.COPULAS:
-        return ()  # "stood there in disbelief": an adverb of place, no thing
+    if first in ("there", "here") and (len(tokens) == 1 or tokens[1].lower not in lx.COPULAS):
+        return ()  # "stood there in disbelief", "the story ends here": an adverb, no thing
+    if lx.is_adverb(first):
+        return ()  # "sitting innocently inside a suitcase", "neatly stacked": no thing
+    if first in _SPEAKERS:
+        return ()  # "leaving us with the image": the teller or the reader, no thing
     out: list[Token] = []
     for k, t in enumerate(tokens):
         w = t.lower

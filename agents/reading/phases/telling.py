@@ -56,11 +56,14 @@ class Telling(Relating):
         if not said or said[0].lower in _ASKED or not self._is_clause(said):
             return False
         frame.kind = "tell"
-        if frame.negated or frame.modal:
-            return True  # "did not tell Bo", "would tell Bo": nothing is told
+        private = after[0].lower in _PRIVATE_VERBS or bool(self._words & _PRIVATELY)
+        if frame.negated or frame.modal or (private and listener is None):
+            # "did not tell Bo", "would tell Bo": nothing is told; "whispered that …" to
+            # no one named: whoever heard it, the text does not say
+            return True
         told = Frame("tell", frame.sentence, frame.start, frame.end)
         self._embedded(told, said)
         frame.states = told.states
         frame.listeners = (listener,) if listener is not None else ()
-        frame.private = after[0].lower in _PRIVATE_VERBS or bool(self._words & _PRIVATELY)
+        frame.private = private
         return True
