@@ -322,11 +322,16 @@ async def check(app: Fabula, store: StoryStore, story: Story, earlier: int) -> N
     """Every character's views, at the head and as of turn ``earlier``, against the oracle."""
     head = len(story.turns)
     # what was done to a thing after turn ``earlier`` (a journey's sentence may be how an
-    # earlier one is told: "Cal left the kitchen."; a deed told alike earlier is allowed)
-    before = {s for turn in story.turns[:earlier] for s in turn}
+    # earlier one is told: "Cal left the kitchen."; a deed told alike earlier is allowed,
+    # also as a clause of an earlier sentence: "Ann closed her eyes, and Ben slipped the
+    # scarf into the basket." before "Ben slipped the scarf into the basket.")
+    before = " ".join(s.lower() for turn in story.turns[:earlier] for s in turn)
     later = {
-        s for turn in story.turns[earlier:] for s in turn if any(t in s for t in THINGS)
-    } - before
+        s
+        for turn in story.turns[earlier:]
+        for s in turn
+        if any(t in s for t in THINGS) and s.lower().rstrip(".") not in before
+    }
     for name in PEOPLE:
         character = name.lower()
         start = await project_beliefs(store, (character,), as_of=0)
