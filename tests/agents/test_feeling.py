@@ -115,6 +115,16 @@ class TestNouns:
         text = "Ana despised the lamp. Bo did not share the same hatred."
         assert feels(text) == [("ana", "lamp", "hates")]
 
+    def test_a_feeling_known_or_seen_is_a_fact(self) -> None:
+        """ "Knew how much Bo hated it" tells Bo's feeling as a fact ("know" is factive);
+        "believed that Bo hated it" is the believer's view, and a denied knowing or a
+        view ("In her mind") tells nothing."""
+        assert feels("Ana knew how much Bo hated the lamp.") == [("bo", "lamp", "hates")]
+        assert feels("Ana saw that Bo loved the scarf.") == [("bo", "scarf", "loves")]
+        assert feels("Ana believed that Bo hated the lamp.") == []
+        assert feels("Ana did not know that Bo hated the lamp.") == []
+        assert feels("In her mind, Ana knew Bo loved the scarf.") == []
+
     def test_a_possessive_apposition_keeps_the_subject(self) -> None:
         """ "Bo, her neighbor, hated it too": Bo's feeling, not the neighbor's."""
         text = "Ana hated the lamp. Bo, her neighbor, hated it too."

@@ -11,7 +11,9 @@ WordNet's: the verb table's ``like`` and ``dislike`` classes
 (:mod:`fabula.agents.reading.verbs`), and a noun whose general words are a feeling's
 (:func:`sign_of_noun`).
 
-No feeling is read that the story does not state: not one another is believed to have
+A feeling known or seen is stated ("Ana knew how much Bo hated the lamp": Bo's, by
+:func:`known`, after a verb of :data:`.lexicon.FACTIVE` or of perceiving). No feeling is
+read that the story does not state: not one another is believed to have
 ("Believing that Ana despised the lamp", "Bo assumed Ana loved it": the believer's view),
 nor one under a modal or a negation of the clause ("hoped that Ana would love the lamp";
 for a noun, "had no fondness for it" is left unread), nor "the taste of pineapple" (a
@@ -143,6 +145,24 @@ def felt(frame: Frame, r: Resolver, head: str, after: Sequence[Token]) -> bool:
     frame.kind = "feel"
     frame.felt = Feeling((frame.holder,), thing, word_for(sign[0] != frame.negated, sign[1]))
     return True
+
+
+def known(r: Resolver, clause: Frame, tokens: Sequence[Token]) -> list[Frame]:
+    """A feeling told as a fact in the clause ``tokens`` after a verb of knowing or
+    perceiving (:data:`.lexicon.FACTIVE`: "knew that Bo hated the lamp", "saw how much Bo
+    loved it"), as a ``feel`` frame of the feeler's; none where the knowing ``clause`` is
+    denied or under a modal."""
+    if clause.negated or clause.modal:
+        return []
+    k = 1 if tokens and tokens[0].lower in ("much", "deeply", "dearly") else 0
+    feeler = r.mention(tokens[k:])
+    if feeler is None or not feeler.character or len(tokens) <= k + len(feeler.tokens):
+        return []
+    after = tokens[k + len(feeler.tokens) :]
+    told = Frame("event", clause.sentence, clause.start, clause.end)
+    told.holder = feeler
+    found = felt(told, r, after[0].lower, after[1:]) and told.kind == "feel"
+    return [told] if found else []
 
 
 def noun_frames(

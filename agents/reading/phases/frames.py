@@ -448,6 +448,9 @@ class ClauseReader(Telling):
         rest = after[2:] if nxt in ("that", "when", "how", "as", "while") else after[1:]
         clause = nxt == "that" or self._is_clause(rest)
         perceptual = "perception" in verb.classes[:2]
+        if clause and (perceptual or verb.lemma in lx.FACTIVE) and not self._viewed:
+            # "knew how much Jorge detested potatoes": Jorge's feeling, a fact
+            self._told.extend(feeling.known(self.r, frame, rest))
         # a verb of change first ("cracked", also "crack a code") is an act, not a look
         seeing = perceptual and not clause and verb.classes[0] != "change"
         if verb.classes[0] == "perception" or seeing:

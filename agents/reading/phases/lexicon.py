@@ -59,6 +59,9 @@ REVEALING = frozenset(["reveal", "show", "expose", "prove", "demonstrate", "unco
 # a verb of possession by which a thing changes hands, its doer no declared character's
 # ("a thief stole the key", "sold the last loaf"): the thing is stolen, sold
 TAKING = frozenset(["steal", "snatch", "pilfer", "pocket", "swipe", "nab", "sell"])
+# verbs of knowing whose clause is a fact, not the knower's view ("knew that Bo hated it",
+# "realized how much Bo hated it"); "believe", "think", "assume" are not among them
+FACTIVE = frozenset(["know", "realize", "realise", "understand", "remember", "recognize"])
 
 
 @dataclass(frozen=True)
