@@ -81,28 +81,35 @@ def verb_sign(word: str) -> tuple[bool, bool] | None:
 
 
 @functools.lru_cache(maxsize=1 << 14)
-def sign_of_noun(low: str) -> bool | None:
-    """Whether a noun is a kind of liking (True) or of disliking (False), by its stem and
-    WordNet's general words for it; None for any other word."""
+def _general(low: str) -> tuple[str, frozenset[str]] | None:
+    """A noun's stem, and WordNet's general words for it with the stem; None for a word
+    of no one stem."""
     stems = terms(low)
     if len(stems) != 1:
         return None
-    general = {stems[0], *general_table().get(stems[0], ())}
-    if "feel" not in general and "emot" not in general and stems[0] not in _LIKING | _DISLIKING:
+    return stems[0], frozenset([stems[0], *general_table().get(stems[0], ())])
+
+
+def _feeling_noun(low: str) -> bool:
+    """Whether a noun names a feeling of any kind ("sentiment", "hatred")."""
+    found = _general(low)
+    return found is not None and bool(found[1] & {"feel", "emot"})
+
+
+def sign_of_noun(low: str) -> bool | None:
+    """Whether a noun is a kind of liking (True) or of disliking (False), by its stem and
+    WordNet's general words for it; None for any other word."""
+    found = _general(low)
+    if found is None:
+        return None
+    stem, general = found
+    if not general & {"feel", "emot"} and stem not in _LIKING | _DISLIKING:
         return None
     if general & _DISLIKING:
         return False
     if general & _LIKING:
         return True
     return None
-
-
-def _feeling_noun(low: str) -> bool:
-    """Whether a noun names a feeling of any kind ("sentiment", "hatred"), by WordNet's
-    general words for it."""
-    stems = terms(low)
-    general = {*stems, *general_table().get(stems[0], ())} if len(stems) == 1 else set()
-    return bool(general & {"feel", "emot"})
 
 
 def believed_before(tokens: Sequence[Token], at: int) -> bool:

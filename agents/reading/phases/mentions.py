@@ -174,10 +174,12 @@ class Resolver:
     group: tuple[Mention, ...] = ()  # the characters last joined by "and" ("they both")
     # each character's pronoun, learnt from the sentences that name it alone (:meth:`learn`)
     genders: dict[str, str] = field(default_factory=dict)
-    _votes: dict[str, dict[str, int]] = field(default_factory=dict, init=False, repr=False)
+    _votes: dict[str, dict[str, int]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
     _index: _Names | None = field(default=None, init=False, repr=False, compare=False)
     # each general word (:meth:`_general`) -> the declared objects of that kind
-    _kinds: dict[str, list[str]] | None = field(default=None, init=False, repr=False)
+    _kinds: dict[str, list[str]] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def _names(self) -> _Names:
