@@ -11,8 +11,11 @@ swap" → swap, "the replacement" → replace, "the outage" has none). Lines::
 
     v<TAB><form><TAB><lemma><TAB><class>,<class>...   a verb form (class: change, perception ...)
     n<TAB><form><TAB><lemma><TAB><verb lemma>         a noun form with a verb it derives from
-    a<TAB><word><TAB><word><TAB>                      an adjective
+    a<TAB><word><TAB><word><TAB>[n]                   an adjective (n: a noun too)
+    r<TAB><word><TAB><word><TAB>                      an adverb, no noun or adjective
+    p<TAB><form><TAB><lemma>,<lemma>...<TAB>          a noun's irregular plural ("leaves")
     d<TAB><form><TAB><lemma><TAB><class>              a noun that may name a doer
+    i<TAB><form><TAB><lemma><TAB><class>,<class>      a noun that names an idea
 
 A doer's class is the noun lexicographer class of its likeliest sense (``person``,
 ``animal``: a character; ``phenomenon``, ``event``, ``process``: a force such as the wind,
@@ -22,6 +25,13 @@ proper name's sense (an instance: "Einstein") is not one, the reader knows names
 forms are the lemma and the irregular plurals of ``noun.exc`` (a regular plural is
 reduced by the reader); a hyphenated lemma is also written whole ("co-worker",
 "coworker").
+
+An *idea* is a noun whose two likeliest senses are both of the classes of no thing in a
+scene (``IDEAS``: an act, an attribute, a cognition, a communication, a feeling, a motive,
+a relation, a state, a time, a part of the body): "story", "plan", "way", "moment",
+"excitement", "eye". "book" (a communication, then an artifact), "fate" (an event) and
+"air" (a substance) are none. The reader keeps a state of an idea only where the story
+made it a thing (:func:`fabula.agents.reading.phases.mentions.in_scene`).
 
 Verb forms are the lemma, its regular inflections and the irregular forms of ``verb.exc``
 (as ``build_verb_classes.py`` makes them); noun forms the lemma and its plural. A form two
@@ -64,6 +74,19 @@ LEXFILES = {
 # noun lexicographer files whose nouns may do something to a thing
 DOERS = {5: "animal", 18: "person", 11: "event", 19: "phenomenon", 22: "process"}
 ARTIFACT = 6
+# noun lexicographer files of no thing a scene holds (see the module's text)
+IDEAS = {
+    4: "act",
+    7: "attribute",
+    8: "body",
+    9: "cognition",
+    10: "communication",
+    12: "feeling",
+    16: "motive",
+    24: "relation",
+    26: "state",
+    28: "time",
+}
 
 
 Link = tuple[int, str, str, int]  # from which lemma (1-based), to offset, pos, which lemma
@@ -140,9 +163,23 @@ def build(folder: Path, exc: Path) -> list[str]:
             lines.setdefault(("n", form), (0, f"n\t{form}\t{lemma}\t{derived}"))
     for form, lemma, kind in _doers(noun_senses, nouns, noun_irregular):
         lines.setdefault(("d", form), (0, f"d\t{form}\t{lemma}\t{kind}"))
-    for lemma in _index(folder, "adj"):
+    plurals: dict[str, list[str]] = {}
+    for lemma, irregular_forms in noun_irregular.items():
+        for form in irregular_forms:
+            if form.isalpha() and lemma.isalpha():
+                plurals.setdefault(form, []).append(lemma)
+    for form, lemmas in plurals.items():
+        lines.setdefault(("p", form), (0, f"p\t{form}\t{','.join(sorted(lemmas))}\t"))
+    for form, lemma, kinds in _ideas(noun_senses, nouns, noun_irregular):
+        lines.setdefault(("i", form), (0, f"i\t{form}\t{lemma}\t{kinds}"))
+    adjectives = _index(folder, "adj")
+    for lemma in adjectives:
         if lemma.isalpha():
-            lines.setdefault(("a", lemma), (0, f"a\t{lemma}\t{lemma}\t"))
+            noun = "n" if lemma in noun_senses else ""
+            lines.setdefault(("a", lemma), (0, f"a\t{lemma}\t{lemma}\t{noun}"))
+    for lemma in _index(folder, "adv"):
+        if lemma.isalpha() and lemma not in noun_senses and lemma not in adjectives:
+            lines.setdefault(("r", lemma), (0, f"r\t{lemma}\t{lemma}\t"))
     return [text for _, (_, text) in sorted(lines.items())]
 
 
@@ -164,6 +201,26 @@ def _doers(
             continue
         for form in {lemma, lemma.replace("-", ""), *irregular.get(lemma, set())}:
             out.append((form, lemma, kind))
+    return out
+
+
+def _ideas(
+    senses: dict[str, list[str]],
+    nouns: dict[str, Synset],
+    irregular: dict[str, set[str]],
+) -> list[tuple[str, str, str]]:
+    """(form, lemma, classes) of every noun whose two likeliest senses (one, where it has
+    one) are ideas (see the module's text)."""
+    out = []
+    for lemma, offsets in senses.items():
+        if not lemma.isalpha():
+            continue
+        files = [nouns[o][0] for o in offsets[:SENSES] if not nouns[o][3]]
+        if not files or any(f not in IDEAS for f in files):
+            continue
+        kinds = ",".join(dict.fromkeys(IDEAS[f] for f in files))
+        for form in {lemma, *irregular.get(lemma, set())}:
+            out.append((form, lemma, kinds))
     return out
 
 

@@ -59,6 +59,21 @@ class TestLexicon:
             states = [a.clause for a in read_states(text, CAST) if a.clause]
             assert [(c.subject, c.value) for c in states] == [("kettle", "cracked")], text
 
+    def test_an_idea_and_a_word_that_is_no_noun_come_from_wordnet(self) -> None:
+        """A noun whose likeliest senses are no thing of a scene is an idea; a noun with
+        a physical sense among them, or a doer, is none; an adjective or an adverb that
+        WordNet has no noun of is no noun."""
+        ideas = [
+            w for w in ("story", "plans", "moment", "eyes", "book", "fate", "leaves") if lx.idea(w)
+        ]
+        assert ideas == ["story", "plans", "moment", "eyes"]
+        nouns = [
+            w
+            for w in ("sure", "however", "what", "of", "empty", "kettle", "zorbulator")
+            if lx.is_noun(w)
+        ]
+        assert nouns == ["empty", "kettle", "zorbulator"]
+
     def test_classes_come_from_wordnet(self) -> None:
         notices = lx.verb("notices")
         melts = lx.verb("melted")
@@ -894,3 +909,28 @@ def test_what_a_character_is_is_no_condition_of_it() -> None:
     """ "Ann is a teacher at a small school" says what she is, not a state she is in."""
     assert _read("Ann is a teacher at a small school.") == []
     assert _read("Ann was exhausted.") == [("state", (), "Ann", "condition", "exhausted")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "As the story unfolds, the story ends there.",
+        "Her eyes locked on the kettle.",
+        "His plan worked, and curiosity got the better of him.",
+        "Tam took the kettle, making sure to store it safely away.",
+    ],
+)
+def test_a_state_of_an_idea_or_of_no_noun_is_none_of_the_worlds(text: str) -> None:
+    """A state the phases read of an idea the story never made a thing ("the story", "her
+    eyes", "his plan") or of words that are no noun ("sure", "the better of") is no
+    action: W would hold "story: ended" of nothing in the scene."""
+    subjects = {a.clause.subject for a in read_states(text, CAST) if a.clause}
+    assert not subjects & {"story", "eyes", "plan", "sure", "better of"}, subjects
+
+
+def test_an_idea_brought_in_as_a_thing_keeps_its_state() -> None:
+    """ "A letter" (an idea by its senses) that the story brings in is a thing of the
+    scene: its state stays, as does a declared thing's and any other noun's."""
+    text = "Tam found a letter under the kettle. The letter was torn. The kettle was cracked."
+    states = [(a.clause.subject, a.clause.value) for a in read_states(text, CAST) if a.clause]
+    assert ("letter", "torn") in states and ("kettle", "cracked") in states

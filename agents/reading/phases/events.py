@@ -25,6 +25,8 @@ The frames of a turn (:mod:`.frames`) become :class:`~fabula.memory.actions.Stor
 * a feeling (:mod:`.feeling`) is a ``feel`` of each of its holders about its thing;
 * a telling (:mod:`.telling`) is a ``tell`` (private) or an ``inform`` of each state it
   says, by its speaker to its listener;
+* a state of an idea the story never made a thing ("the story ended", "her eyes
+  widened": :func:`.mentions.in_scene`) is none of the world's, and no action;
 * the doer of a state it brought about (:mod:`.doers`: "a stray cat knocked over the
   basket") is its action's actor, a force marked as one; a thing's own change ("the
   basket fell") and a state said ("the jar appears intact") have none;
@@ -40,6 +42,7 @@ from typing import Literal
 
 from fabula.agents.reading.phases.doers import Doer, doer_of
 from fabula.agents.reading.phases.lexicon import root
+from fabula.agents.reading.phases.mentions import in_scene
 from fabula.agents.reading.phases.readings import Feeling, Frame, StateReading
 from fabula.memory.actions import Clause, StoryAction
 from fabula.memory.records import Entity
@@ -164,6 +167,8 @@ def attach(
             )
     for event in events:
         for state, doer in zip(event.states, event.doers, strict=True):
+            if not in_scene(state.subject):
+                continue
             out.setdefault(event.sentence, []).append(
                 StoryAction(
                     kind="state",
@@ -194,6 +199,7 @@ def _told(frame: Frame, speaker: str) -> list[StoryAction]:
             unsure=frame.doubt,
         )
         for s in frame.states
+        if in_scene(s.subject)
     ]
 
 
@@ -241,6 +247,7 @@ def _holders(frame: Frame, kind: Literal["perceive", "think"], holder: str) -> l
             unsure=frame.doubt,
         )
         for s in frame.states
+        if in_scene(s.subject)
     ]
 
 

@@ -1,8 +1,9 @@
 """The words the phased reader knows, from WordNet 3.1 (``data/lexicon.tsv.gz``, built by
 ``tools/build_lexicon.py``): a verb form's lemma and lexicographer classes (``change``,
 ``perception``, ``cognition`` ...), a noun's verb of derivation ("swap" → swap,
-"replacement" → replace), which words are adjectives, and which nouns may name a doer
-(a person or an animal: a character; a phenomenon, an event or a process: a force).
+"replacement" → replace), which words are adjectives, which nouns may name a doer
+(a person or an animal: a character; a phenomenon, an event or a process: a force), and
+which name an idea, no thing of a scene ("story", "plan", "moment", "eye").
 
 Beside it, the closed classes of English grammar (determiners, pronouns, auxiliaries,
 prepositions, subordinators): a grammar's own words, not any text's wording.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import gzip
+from collections.abc import Collection
 from dataclasses import dataclass
 from importlib import resources
 from typing import Literal
@@ -87,6 +89,9 @@ class _Table:
     nouns: dict[str, tuple[str, str]]
     adjectives: frozenset[str]
     doers: dict[str, DoerKind]
+    ideas: dict[str, tuple[str, ...]]  # a noun of an idea -> its classes
+    nouns_not: frozenset[str]  # adjectives that are no noun, adverbs that are neither
+    plurals: dict[str, tuple[str, ...]]  # an irregular plural -> its lemmas
 
 
 @functools.cache
@@ -96,6 +101,9 @@ def _table() -> _Table:
     nouns: dict[str, tuple[str, str]] = {}
     adjectives: set[str] = set()
     doers: dict[str, DoerKind] = {}
+    ideas: dict[str, tuple[str, ...]] = {}
+    nouns_not: set[str] = set()
+    plurals: dict[str, tuple[str, ...]] = {}
     for line in gzip.decompress(raw.read_bytes()).decode().splitlines():
         pos, form, lemma, extra = line.split("\t")
         if pos == "v":
@@ -104,9 +112,17 @@ def _table() -> _Table:
             nouns[form] = (lemma, extra)
         elif pos == "d":
             doers[form] = _DOER_CLASSES[extra]
+        elif pos == "i":
+            ideas[form] = tuple(extra.split(","))
+        elif pos == "p":
+            plurals[form] = tuple(lemma.split(","))
+        elif pos == "r":
+            nouns_not.add(form)
         else:
             adjectives.add(form)
-    return _Table(verbs, nouns, frozenset(adjectives), doers)
+            if extra != "n":
+                nouns_not.add(form)
+    return _Table(verbs, nouns, frozenset(adjectives), doers, ideas, frozenset(nouns_not), plurals)
 
 
 def verb(word: str) -> Verb | None:
@@ -172,13 +188,46 @@ def doer(word: str) -> DoerKind | None:
     animal ("thief", "cat", "coworker"), ``"force"`` for a phenomenon, an event or a
     process ("wind", "flood", "fire"), None for a thing ("basket") or a word WordNet
     lacks. A regular plural is reduced by WordNet's rules ("cats", "women", "ladies")."""
+    lemma = _noun_lemma(word.lower(), _table().doers.keys())
+    return _table().doers[lemma] if lemma is not None else None
+
+
+def idea(word: str) -> tuple[str, ...]:
+    """The WordNet classes of a noun that names an idea, no thing a scene holds ("story":
+    communication; "way": attribute, act; "eyes": body), by its two likeliest senses;
+    () for a noun with a physical sense among them ("book", "letter" is an idea), a doer
+    ("fate" is an event) or a word WordNet lacks. A plural is reduced as :func:`doer`
+    reduces it; an irregular one is an idea where each of its lemmas is ("leaves": leaf
+    or leave, none)."""
     w = word.lower()
-    found = _table().doers
-    if w in found:
-        return found[w]
+    table = _table()
+    if w in table.plurals:
+        found = [table.ideas.get(lemma, ()) for lemma in table.plurals[w]]
+        return found[0] if all(found) else ()
+    lemma = _noun_lemma(w, table.ideas.keys())
+    return table.ideas[lemma] if lemma is not None else ()
+
+
+def is_noun(word: str) -> bool:
+    """Whether ``word`` may be a noun: not an adjective WordNet has no noun of ("sure",
+    "oblivious", "frozen"; "empty" and "cold" are nouns too), an adverb alone
+    ("however", "always"), a preposition or a determiner, or a relative or question
+    word ("what"). A word WordNet lacks may be one (a name, "zorbulator")."""
+    w = word.lower()
+    closed = w in PREPOSITIONS or w in DETERMINERS or w in _QUESTION
+    return not closed and w not in _table().nouns_not
+
+
+_QUESTION = frozenset(["what", "which", "who", "whom", "whose", "where", "when", "why", "how"])
+
+
+def _noun_lemma(w: str, known: Collection[str]) -> str | None:
+    """``w`` or the lemma its plural ending reduces to, if ``known`` holds it."""
+    if w in known:
+        return w
     for end, base in _NOUN_DETACHMENT:
-        if w.endswith(end) and len(w) > len(end) and w[: -len(end)] + base in found:
-            return found[w[: -len(end)] + base]
+        if w.endswith(end) and len(w) > len(end) and w[: -len(end)] + base in known:
+            return w[: -len(end)] + base
     return None
 
 

@@ -7,7 +7,10 @@ book" → ``package``; "the bag of walnuts" keeps its ``of`` phrase). A phrase n
 entity the story knows when the entity's name is in it, or ends it ("a different
 package" → package), or by its plural ("scarves", "the strawberries"). A definite phrase
 names the thing named before with its head noun, else the one declared object its head
-is a general word for ("the tropical fruit" of a pineapple: WordNet's hypernyms).
+is a general word for ("the tropical fruit" of a pineapple: WordNet's hypernyms). A noun
+of an idea ("the story", "her plan", "his eyes": :func:`.lexicon.idea`) is no thing of
+the scene unless the story declared it or brought it in ("a letter lay there"): a state of
+it is none of the world's (:func:`in_scene`).
 
 Pronouns follow centering: he, she and a plural "they" said of a person continue the
 subject of the clause before (if a character), else the latest character named; "it" and
@@ -30,6 +33,8 @@ from fabula.memory.records import Entity
 
 _STOP = lx.PREPOSITIONS - {"of"} | lx.SUBORDINATORS | {"that", "which", "who", "where"}
 _DEFINITE = frozenset(["the", "this", "that", "these", "those"])
+# the determiners that bring a new thing into the story ("a letter", "some bread")
+_INDEFINITE = frozenset(["a", "an", "some", "another"])
 _CUT = frozenset(["once", "now", "still", "also", "just", "very", "already", "different", "too"])
 # the object pronouns of the teller and the one told ("leaving us with"): never a thing
 # ("I", "we", "you" may be a doer the story has: a subject is read as it comes)
@@ -44,7 +49,9 @@ class Mention:
     """A noun phrase: its tokens, the name it gives, the entity it names (None: none the
     story knows), whether it is a character, whether the story tracks it (an entity it
     declared, a thing it named before, or a pronoun for one). ``doubt``: why a pronoun's
-    character is uncertain (another was as salient), for the critic."""
+    character is uncertain (another was as salient), for the critic. ``introduced``: the
+    phrase, or an earlier one of the same name, brought a new thing in ("a note", "some
+    bread"), as a phrase of a thing already there ("the story", "her plan") does not."""
 
     tokens: tuple[Token, ...]
     name: str
@@ -52,6 +59,7 @@ class Mention:
     character: bool
     tracked: bool = False
     doubt: str | None = None
+    introduced: bool = False
 
     @property
     def start(self) -> int:
@@ -114,6 +122,29 @@ def _head(name: str) -> str:
     """A phrase's head noun: its last word before an "of" phrase ("bag of walnuts" → bag)."""
     words = name.split()
     return words[words.index("of") - 1] if "of" in words[1:] else words[-1]
+
+
+def in_scene(mention: Mention) -> bool:
+    """Whether a state of ``mention`` is a state of the story's world: a character or a
+    thing the story declared, a thing it brought in, any noun that is no idea ("the
+    basket", "the wind"); not an idea the story never made a thing ("the story ended",
+    "her eyes locked on the jar", "his plan worked"), nor words that are no noun ("sure",
+    "however", "the better of"). An attribute said with its thing, or definite, is the
+    thing's or the scene's ("the water temperature dropped", "the temperature rose")."""
+    words = mention.name.split()
+    if mention.entity is not None or mention.character or mention.introduced:
+        return True
+    if words[-1] == "of":
+        return False
+    head = _head(mention.name)
+    if not lx.is_noun(head):
+        head = words[-1]  # a part of a whole: "most of the honey" names the honey
+    kinds = lx.idea(head)
+    if kinds[:1] == ("attribute",) and (len(words) > 1 or mention.tokens[0].lower in _DEFINITE):
+        # a thing's attribute, or the scene's: "the water temperature", "the colors of the
+        # paint", "the temperature dropped" (not a character's own: "made his way")
+        return True
+    return lx.is_noun(head) and not kinds
 
 
 def _modifier(out: Sequence[Token]) -> bool:
@@ -225,12 +256,15 @@ class Resolver:
             # "a small stream ... the stream" is one stream
             before = next((m for m in reversed(self.things) if _head(m.name) == words[-1]), None)
             if before is not None:
-                return Mention(np, before.name, before.entity, False, True)
+                return Mention(np, before.name, before.entity, False, True, None, before.introduced)
             sid = self._general(words[-1])  # "the tropical fruit": the one fruit declared
             if sid is not None:
                 return Mention(np, (self.entities[sid].name or sid).lower(), sid, False, True)
         tracked = sid is not None or any(m.name == name for m in self.things)
-        return Mention(np, name, sid, character, tracked)
+        introduced = first in _INDEFINITE or any(
+            m.name == name and m.introduced for m in self.things
+        )
+        return Mention(np, name, sid, character, tracked, introduced=introduced)
 
     def _plural(self, words: Sequence[str]) -> str | None:
         """The declared thing (no character) a phrase names by its plural ("scarves",
