@@ -934,3 +934,28 @@ def test_an_idea_brought_in_as_a_thing_keeps_its_state() -> None:
     text = "Tam found a letter under the kettle. The letter was torn. The kettle was cracked."
     states = [(a.clause.subject, a.clause.value) for a in read_states(text, CAST) if a.clause]
     assert ("letter", "torn") in states and ("kettle", "cracked") in states
+
+
+def test_a_hyphened_adjective_is_how_a_thing_is_seen() -> None:
+    """ "the rain-soaked kettle": a compound ending in a participle or an adjective is an
+    adjective of the thing, as "the soaked kettle" would be."""
+    text = "Tam sees the rain-soaked kettle. Tam notices the half-empty kettle."
+    seen = [(a.kind, a.clause.value) for a in read_states(text, CAST) if a.clause]
+    assert seen == [("perceive", "rain-soaked"), ("perceive", "half-empty")]
+    assert lx.is_compound_adjective("well-done") and not lx.is_compound_adjective("ice-cream")
+
+
+def test_a_thing_spilled_on_another_is_on_it_and_an_act_says_the_state_it_reached() -> None:
+    """A verb of motion sends its object "on" a thing as well as into it; "to" and an
+    adjective after the object is the state the act took it to (a place is no state)."""
+    cast = {**CAST, "rug": Entity(id="rug", kind="object", name="rug")}
+    text = "A cat spilled the tea on the rug. Tam scorched the kettle to black."
+    got = [
+        (a.clause.subject, a.clause.attribute, a.clause.value)
+        for a in read_states(text, cast)
+        if a.clause
+    ]
+    assert ("tea", "location", "rug") in got
+    assert ("kettle", "condition", "scorched to black") in got
+    moved = read_states("Tam scorched the kettle to the shelf.", cast)
+    assert [a.clause.value for a in moved if a.clause] == ["scorched"]

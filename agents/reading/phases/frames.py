@@ -69,7 +69,7 @@ from fabula.agents.reading.phases.predicates import (
 from fabula.agents.reading.phases.readings import Feeling, Frame, StateReading
 from fabula.agents.reading.phases.telling import Telling
 from fabula.agents.reading.phases.tokens import Sentence, Token
-from fabula.agents.reading.phases.values import complement_at, content_roots, value_of
+from fabula.agents.reading.phases.values import complement_at, content_roots, reached, value_of
 
 # a verb's classes that change what they are done to, or what undergoes them
 CHANGING = frozenset(["change", "contact", "consumption", "creation", "weather", "body"])
@@ -370,8 +370,10 @@ class ClauseReader(Telling):
         if target is not None and not target.character:
             self.r.note(target, subject=False)
             after_target = tail[j + len(target.tokens) + len(left) :]
-            # put somewhere, or sent into or onto a thing ("blew the hat into the river")
-            sent = bool(after_target) and after_target[0].lower in ("into", "onto")
+            # put somewhere, or sent into or onto a thing ("blew the hat into the river"),
+            # or on it by a verb of motion ("spilled coffee on the book")
+            onto = ("into", "onto", "on") if "motion" in verb.classes else ("into", "onto")
+            sent = bool(after_target) and after_target[0].lower in onto
             if (verb.lemma in PUTTING or sent) and self._put(frame, target, after_target):
                 return
             if verb.lemma in CONTENTS and after_target and after_target[0].lower == "with":
@@ -384,6 +386,7 @@ class ClauseReader(Telling):
                 if not adverb and _particle(after_target):
                     adverb = after_target[0].lower
                 value = lx.participle(verb.lemma) + (f" {adverb}" if adverb else "")
+                value += reached(after_target)
                 frame.states.append(StateReading(target, "condition", value, act=True))
             if left:
                 frame.states.append(StateReading(target, "condition", value_of(left), act=True))

@@ -249,6 +249,19 @@ def is_adjective(word: str) -> bool:
     return word.lower() in _table().adjectives
 
 
+def is_compound_adjective(word: str) -> bool:
+    """Whether a hyphened word is an adjective by its last part: an adjective or a past
+    participle ("sand-filled", "termite-infested", "half-baked", "well-done",
+    "medium-rare"); not a noun's compound ("ice-cream") or an "-ing" one."""
+    first, _, last = word.lower().rpartition("-")
+    if not first or not last.isalpha():
+        return False
+    if is_adjective(last):
+        return True
+    found = verb(last)
+    return found is not None and last != found.lemma and not last.endswith(("ing", "s"))
+
+
 def is_adverb(word: str) -> bool:
     """Whether ``word`` is an adverb made from an adjective ("innocently", "happily",
     "gently", "truly"), by WordNet's adjectives; a name in -ly ("Emily") is none."""

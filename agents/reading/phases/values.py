@@ -99,13 +99,27 @@ def _adjective(word: str) -> bool:
 def attributive(np: Sequence[Token]) -> tuple[list[Token], list[Token]]:
     """A noun phrase's adjectives before its noun, and the rest ("a carefully raked sand
     pattern" → "carefully raked", "sand pattern"): an adverb of manner before its
-    adjective, a participle as one, never the phrase's last word (its noun)."""
+    adjective, a participle as one, a hyphened adjective ("the sand-filled entrance"),
+    never the phrase's last word (its noun)."""
     described = [t for t in np if t.lower not in lx.DETERMINERS]
     adjectives: list[Token] = []
     for k, t in enumerate(described):
         manner = t.lower.endswith("ly") and k + 1 < len(described)
         participle = t.lower.endswith("ed") and lx.verb(t.lower) is not None
+        participle = participle or lx.is_compound_adjective(t.lower)  # "sand-filled"
         if t.lower == "of" or not (lx.is_adjective(t.lower) or manner or participle):
             break
         adjectives.append(t)
     return adjectives, described[len(adjectives) :]
+
+
+def reached(after: Sequence[Token]) -> str:
+    """The state an act took its object to, said with "to" and an adjective
+    ("overcooked the steak to well-done", "heated the water to lukewarm"): " to …", or ""
+    (a place, a person or a number is no such state: "moved it to the shelf")."""
+    if len(after) < 2 or after[0].lower != "to":
+        return ""
+    word = after[1].lower
+    if lx.is_adjective(word) or lx.is_compound_adjective(word):
+        return f" to {word}"
+    return ""
