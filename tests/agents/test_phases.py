@@ -959,3 +959,16 @@ def test_a_thing_spilled_on_another_is_on_it_and_an_act_says_the_state_it_reache
     assert ("kettle", "condition", "scorched to black") in got
     moved = read_states("Tam scorched the kettle to the shelf.", cast)
     assert [a.clause.value for a in moved if a.clause] == ["scorched"]
+
+
+def test_a_forces_doing_perceived_is_its_one_event_and_a_thing_had_is_known() -> None:
+    """What a force does to a thing is its one event, whatever verb a perception tells it
+    with (a character's new verb is a new act); a thing one has, with its adjectives, is
+    known to be so by the one who has it."""
+    text = "A power outage shut the kettle off. Tam noticed the power outage affecting the kettle."
+    seen = {(a.clause.value, a.seen_by) for a in read_states(text, CAST) if a.clause}
+    assert ("shut off", ("Tam",)) in seen
+    had = read_states("Tam has a dented kettle. Tam had a plan.", CAST)
+    assert [(a.kind, a.actors, a.clause.value) for a in had if a.clause] == [
+        ("perceive", ("Tam",), "dented")
+    ]

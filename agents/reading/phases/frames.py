@@ -83,6 +83,7 @@ _LINKING |= frozenset(["taste", "tastes", "tasted", "feel", "feels", "felt"])
 _SEEMING = frozenset(["seem", "seems", "seemed", "appear", "appears", "appeared", "looks"])
 # the classes of a verb that touches or moves the body, and changes nothing else
 _TOUCH = frozenset(["contact", "body"])
+HAVING = frozenset(["own", "possess"])  # a character's having a thing ("has": above)
 # adverbs of time and degree between an auxiliary and its verb ("had just filled")
 _ADVERBS = frozenset(["still", "also", "just", "already", "recently", "since", "again"])
 _ADVERBS |= frozenset(["always", "often", "once"])  # "had always detested spinach"
@@ -276,6 +277,9 @@ class ClauseReader(Telling):
             return
         head = after[0].lower
         verb = lx.verb(head)
+        owner = subject if have and character and verb is None and not negated else None
+        if owner is not None and self._had(frame, owner, after):
+            return  # "has a fresh batch of flour" ("has" no auxiliary here)
         if (
             character
             and subject is not None
@@ -481,6 +485,8 @@ class ClauseReader(Telling):
         if "emotion" in verb.classes[:1] and not clause and has_object(rest):
             frame.kind = "perceive"  # sensing a thing: "feels the heat", "feels the quake"
             return True
+        if verb.lemma in HAVING and not frame.negated and self._had(frame, subject, rest):
+            return True  # "has a fresh batch of flour": its condition, known to its owner
         if frame.subordinate:
             frame.kind = "occupied"
             return True

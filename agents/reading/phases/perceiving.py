@@ -79,6 +79,16 @@ class Perceiving(Predicates):
         self.r.note(thing, subject=False)
         frame.states.append(StateReading(thing, "condition", value_of(adjectives)))
 
+    def _had(self, frame: Frame, owner: Mention, tokens: Sequence[Token]) -> bool:
+        """A thing one has, said with its adjectives ("has a fresh batch of flour"): its
+        condition, known to the one who has it, as if seen (:meth:`_seen_as`). False
+        where the phrase says no condition ("has a plan", "had a cat")."""
+        frame.kind, frame.holder = "perceive", owner
+        self._seen_as(frame, tokens)
+        if not frame.states:
+            frame.kind = "event"
+        return bool(frame.states)
+
     def _is_clause(self, tokens: Sequence[Token]) -> bool:
         """Whether ``tokens`` are a clause: a noun phrase (not "Gia's"), then a finite verb."""
         np = self.r._declared(tokens) or phrase(tokens)
@@ -125,15 +135,21 @@ class Perceiving(Predicates):
         """The event of the turn ``act`` tells again, or None: the same doer doing the same
         verb to a thing it did it to before ("A gull knocks the jug over, and the cider
         spills out … Tove sees the gull knock the jug over"). The perception names that
-        event too; a new verb is a new act ("tore the scarf" … "watched as he washed it")."""
+        event too; a new verb is a new act ("tore the scarf" … "watched as he washed it"),
+        but not a force's: a storm, an outage is an event, and what it does to a thing is
+        that event ("an outage shuts the oven off … notices the outage affecting the
+        oven")."""
         verb = next(filter(None, (lx.verb(t.lower) for t in after)), None)
         if act.doer is None or verb is None:
             return None
         things = {s.subject.name for s in act.states}
+        doer = doer_of(act.doer, act.start, self.r.entities)
+        force = doer is not None and doer.force  # a force's doing is its one event
         for before in reversed(self.frames):
             if before.kind != "event" or before.doer is None:
                 continue
-            same = before.doer.name == act.doer.name and lx.root(verb.lemma) in before.roots
+            same = before.doer.name == act.doer.name
+            same = same and (force or lx.root(verb.lemma) in before.roots)
             if same and things & {s.subject.name for s in before.states}:
                 return before
         return None
