@@ -972,3 +972,25 @@ def test_a_forces_doing_perceived_is_its_one_event_and_a_thing_had_is_known() ->
     assert [(a.kind, a.actors, a.clause.value) for a in had if a.clause] == [
         ("perceive", ("Tam",), "dented")
     ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The kettle might be empty.",
+        "Tam could crack the kettle.",
+        "If the kettle cracks, Tam will cry.",
+        "Before Tam could fill the kettle, she left.",
+        "The kettle would stay warm if Tam covered it.",
+    ],
+)
+def test_what_may_be_or_would_be_is_not_so(text: str) -> None:
+    """An event under a modal or a condition states nothing of the world: W must not
+    hold "kettle: cracked" because someone could crack it."""
+    assert [a.clause for a in read_states(text, CAST) if a.kind == "state"] == []
+
+
+def test_a_perception_under_could_is_still_a_perception() -> None:
+    """ "could see that …" is narrative English for seeing: the modal rule is the event's."""
+    found = read_states("Tam could see that the kettle was cracked.", CAST)
+    assert [(a.kind, a.clause.value) for a in found if a.clause] == [("perceive", "cracked")]

@@ -25,6 +25,8 @@ The frames of a turn (:mod:`.frames`) become :class:`~fabula.memory.actions.Stor
 * a feeling (:mod:`.feeling`) is a ``feel`` of each of its holders about its thing;
 * a telling (:mod:`.telling`) is a ``tell`` (private) or an ``inform`` of each state it
   says, by its speaker to its listener;
+* an event under a modal or a condition ("could break the vase", "the jar might be
+  empty", "if the vase breaks") is no event: what may be, or would be, is not so;
 * a state of an idea the story never made a thing ("the story ended", "her eyes
   widened": :func:`.mentions.in_scene`) is none of the world's, and no action;
 * the doer of a state it brought about (:mod:`.doers`: "a stray cat knocked over the
@@ -81,6 +83,8 @@ def attach(
     out: dict[int, list[StoryAction]] = {}
     later: dict[int, set[str]] = {}  # a sentence's roots in events after each frame
     for k, frame in enumerate(frames):
+        if frame.kind == "event" and frame.modal:
+            continue  # "could break the vase", "if the vase breaks": nothing happened
         if frame.kind == "event":
             event = by_sentence.get(frame.sentence)
             if event is None:

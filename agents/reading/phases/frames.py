@@ -83,6 +83,7 @@ _LINKING |= frozenset(["taste", "tastes", "tasted", "feel", "feels", "felt"])
 _SEEMING = frozenset(["seem", "seems", "seemed", "appear", "appears", "appeared", "looks"])
 # the classes of a verb that touches or moves the body, and changes nothing else
 _TOUCH = frozenset(["contact", "body"])
+_CONDITIONAL = frozenset(["if", "unless"])
 HAVING = frozenset(["own", "possess"])  # a character's having a thing ("has": above)
 # adverbs of time and degree between an auxiliary and its verb ("had just filled")
 _ADVERBS = frozenset(["still", "also", "just", "already", "recently", "since", "again"])
@@ -149,6 +150,7 @@ class ClauseReader(Telling):
         if relative and lx.verb(tokens[k + 1].lower) is not None:
             k += 1
         # "while" makes a character's clause a concurrent occupation ("while Bo is away")
+        conditional = k < len(tokens) and tokens[k].lower in _CONDITIONAL
         if k < len(tokens) and tokens[k].lower in lx.SUBORDINATORS:
             subordinate, k = tokens[k].lower == "while", k + 1
         rest = tokens[k:]
@@ -165,6 +167,7 @@ class ClauseReader(Telling):
             self._last.states.append(StateReading(self._object, "condition", look))
             return None
         frame = Frame("event", index, sentence.start, sentence.end, subordinate=subordinate)
+        frame.modal = conditional  # "if the vase breaks": a condition, nothing that happened
         grouped = None if self._viewed else feeling.group_frames(self.r, frame, rest)
         if grouped:
             self._told.extend(grouped)  # "Ann and Bo despised pineapple": a group's feeling
@@ -268,7 +271,7 @@ class ClauseReader(Telling):
                 degree = k  # "sounds perfectly in tune": the adverb is the value's
             k += 1
         frame.negated = negated
-        frame.modal = any(t.lower in feeling.MODALS for t in rest[:k])
+        frame.modal = frame.modal or any(t.lower in feeling.MODALS for t in rest[:k])
         after = rest[k:]
         if copula and len(after) > 2 and after[0].lower == "to" and after[1].lower == "be":
             after = after[2:]  # "appears to be calm": the predicate is "calm"

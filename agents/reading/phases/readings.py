@@ -50,7 +50,9 @@ class Frame:
     # how a thing seems to someone ("the jar looks empty", seen by the character the
     # sentence before was about, or "to Bo"): what it says is seen, but it names no event
     inferred: bool = False
-    modal: bool = False  # a modal before its verb: "would love it" states no feeling
+    # a modal before its verb, or a condition ("would love it", "could break it", "if it
+    # breaks"): no feeling, no event is stated
+    modal: bool = False
     felt: Feeling | None = None  # a character's liking or disliking of a thing
     listeners: tuple[Mention, ...] = ()  # whom a telling is told to
     private: bool = False  # a telling only its listeners hear ("whispered to Bo")
