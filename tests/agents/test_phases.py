@@ -994,3 +994,14 @@ def test_a_perception_under_could_is_still_a_perception() -> None:
     """ "could see that …" is narrative English for seeing: the modal rule is the event's."""
     found = read_states("Tam could see that the kettle was cracked.", CAST)
     assert [(a.kind, a.clause.value) for a in found if a.clause] == [("perceive", "cracked")]
+
+
+def test_the_change_names_the_latest_change_not_the_latest_event() -> None:
+    """ "the change" is the general word of every change: it names the latest event of a
+    verb of WordNet's class "change" (the frost's, not the dog's bark after it); where
+    a perception shares a word with an event, that event is the one named."""
+    text = "The frost cracked the kettle. A dog barked at Tam. Tam noticed the change."
+    cracked = [a for a in read_states(text, CAST) if a.clause and a.clause.value == "cracked"]
+    assert [a.seen_by for a in cracked] == [("Tam",)]
+    alone = read_states("Tam noticed the change.", CAST)
+    assert [a for a in alone if a.kind == "state"] == []

@@ -12,7 +12,8 @@ The frames of a turn (:mod:`.frames`) become :class:`~fabula.memory.actions.Stor
   attached to the earlier event of the turn that shares the most roots with it (of
   several sharing as many, the later), or to its own sentence's event told after it
   that shares one ("checks the tuning of her violin and it sounds in tune"); one that
-  shares none is attached to nothing;
+  shares none is attached to nothing, but "the change" (the general word of every
+  change) names the latest event of a verb of WordNet's class "change";
 * a character occupied in a subordinate clause ("while Bo is away") does not perceive
   the events of its sentence, unless a perception later says otherwise;
 * a perception of a that-clause ("notices that the jar is empty") or of a thing with its
@@ -43,7 +44,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from fabula.agents.reading.phases.doers import Doer, doer_of
-from fabula.agents.reading.phases.lexicon import root
+from fabula.agents.reading.phases.lexicon import root, verb
 from fabula.agents.reading.phases.mentions import in_scene
 from fabula.agents.reading.phases.readings import Feeling, Frame, StateReading
 from fabula.memory.actions import Clause, StoryAction
@@ -276,4 +277,14 @@ def _named(
         shared = len(event.roots & frame.roots)
         if shared and (best is None or (shared, k) > best):
             best, found = (shared, k), event
+    if found is None and "change" in frame.roots:
+        # "notices the change in the water": the general word of every change names the
+        # latest earlier event that changed a thing (a verb of WordNet's class "change")
+        earlier = (e for e in reversed(events) if e.sentence < frame.sentence)
+        found = next((e for e in earlier if any(_changing(r) for r in e.roots)), None)
     return found
+
+
+def _changing(word: str) -> bool:
+    found = verb(word)
+    return found is not None and found.lemma == word and found.classes[0] == "change"
