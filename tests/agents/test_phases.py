@@ -1005,3 +1005,15 @@ def test_the_change_names_the_latest_change_not_the_latest_event() -> None:
     assert [a.seen_by for a in cracked] == [("Tam",)]
     alone = read_states("Tam noticed the change.", CAST)
     assert [a for a in alone if a.kind == "state"] == []
+
+
+def test_one_who_could_act_is_there_and_having_been_is_no_having() -> None:
+    """A modal clause states no event, but its character is in the scene of the
+    sentence's event ("before Bo could move, Tam cracked it": Bo saw it); "had been a
+    peculiar character" is a copula, no thing had."""
+    cast = {**CAST, "bo": Entity(id="bo", kind="character", name="Bo")}
+    found = read_states("Before Bo could move, Tam cracked the kettle.", cast)
+    assert [(a.clause.value, set(a.seen_by)) for a in found if a.clause] == [
+        ("cracked", {"Tam", "Bo"})
+    ]
+    assert read_states("Tam had always been a peculiar character.", cast) == []

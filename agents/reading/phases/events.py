@@ -83,9 +83,15 @@ def attach(
     by_sentence: dict[int, _Event] = {}
     out: dict[int, list[StoryAction]] = {}
     later: dict[int, set[str]] = {}  # a sentence's roots in events after each frame
+    could: dict[int, list[str]] = {}  # the characters of a sentence's modal clauses
     for k, frame in enumerate(frames):
         if frame.kind == "event" and frame.modal:
-            continue  # "could break the vase", "if the vase breaks": nothing happened
+            # "could break the vase", "if the vase breaks": nothing happened; but one who
+            # could act is there ("before Lorenzo could move, James took it")
+            for who in (frame.doer, frame.holder):
+                if who is not None and who.character:
+                    _add(could.setdefault(frame.sentence, []), who.name)
+            continue
         if frame.kind == "event":
             event = by_sentence.get(frame.sentence)
             if event is None:
@@ -112,6 +118,10 @@ def attach(
             for who in (frame.doer, frame.holder):
                 if who is not None and who.character:
                     _add(event.seen, who.name)  # a character perceives what it does
+    for sentence, names in could.items():
+        if sentence in by_sentence:
+            for name in names:
+                _add(by_sentence[sentence].seen, name)
     for k, frame in enumerate(frames):
         if frame.kind == "event":
             continue

@@ -280,7 +280,8 @@ class ClauseReader(Telling):
             return
         head = after[0].lower
         verb = lx.verb(head)
-        owner = subject if have and character and verb is None and not negated else None
+        having = have and not copula and character and verb is None and not negated
+        owner = subject if having else None  # not "had always been a peculiar character"
         if owner is not None and self._had(frame, owner, after):
             return  # "has a fresh batch of flour" ("has" no auxiliary here)
         if (
