@@ -296,5 +296,6 @@ def _named(
 
 
 def _changing(word: str) -> bool:
+    """Whether ``word`` is the lemma of a verb whose likeliest class is "change"."""
     found = verb(word)
     return found is not None and found.lemma == word and found.classes[0] == "change"

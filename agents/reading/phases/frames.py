@@ -84,7 +84,8 @@ _SEEMING = frozenset(["seem", "seems", "seemed", "appear", "appears", "appeared"
 # the classes of a verb that touches or moves the body, and changes nothing else
 _TOUCH = frozenset(["contact", "body"])
 _CONDITIONAL = frozenset(["if", "unless"])
-HAVING = frozenset(["own", "possess"])  # a character's having a thing ("has": above)
+# verbs of having a thing ("has", "had" are read where the auxiliaries are: ``_had``)
+HAVING = frozenset(["own", "possess"])
 # adverbs of time and degree between an auxiliary and its verb ("had just filled")
 _ADVERBS = frozenset(["still", "also", "just", "already", "recently", "since", "again"])
 _ADVERBS |= frozenset(["always", "often", "once"])  # "had always detested spinach"

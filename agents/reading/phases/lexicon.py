@@ -195,10 +195,10 @@ def doer(word: str) -> DoerKind | None:
 def idea(word: str) -> tuple[str, ...]:
     """The WordNet classes of a noun that names an idea, no thing a scene holds ("story":
     communication; "way": attribute, act; "eyes": body), by its two likeliest senses;
-    () for a noun with a physical sense among them ("book", "letter" is an idea), a doer
-    ("fate" is an event) or a word WordNet lacks. A plural is reduced as :func:`doer`
-    reduces it; an irregular one is an idea where each of its lemmas is ("leaves": leaf
-    or leave, none)."""
+    () for a noun with a physical sense among them ("book"; "letter", a communication by
+    both senses, is an idea), a doer ("fate" is an event) or a word WordNet lacks. A
+    plural is reduced as :func:`doer` reduces it; an irregular one is an idea where each
+    of its lemmas is ("leaves": leaf or leave, none)."""
     w = word.lower()
     table = _table()
     if w in table.plurals:

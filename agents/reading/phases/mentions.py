@@ -9,7 +9,7 @@ package" → package), or by its plural ("scarves", "the strawberries"). A defin
 names the thing named before with its head noun, else the one declared object its head
 is a general word for ("the tropical fruit" of a pineapple: WordNet's hypernyms). A noun
 of an idea ("the story", "her plan", "his eyes": :func:`.lexicon.idea`) is no thing of
-the scene unless the story declared it or brought it in ("a letter lay there"): a state of
+the scene unless the story declared it or brought it in ("found a letter"): a state of
 it is none of the world's (:func:`in_scene`).
 
 Pronouns follow centering: he, she and a plural "they" said of a person continue the
