@@ -466,19 +466,7 @@ class ClauseReader(Telling):
         # a verb of change first ("cracked", also "crack a code") is an act, not a look
         seeing = perceptual and not clause and verb.classes[0] != "change"
         if verb.classes[0] == "perception" or seeing:
-            frame.kind = "perceive"
-            # an act seen as it is done: "watched as Bo emptied it", "saw Bo swapping it"
-            if nxt != "that" and self._witnessed(frame, rest):
-                return True
-            if clause:
-                self._embedded(frame, rest)
-            elif rest and rest[0].lower in lx.PRONOUNS:
-                # "did not see it": the event of the thing "it" names (its roots)
-                seen = self.r.mention(rest[:1])
-                if seen is not None and not seen.character:
-                    frame.roots = frozenset(lx.root(w) for w in seen.name.split())
-            else:
-                self._seen_as(frame, rest)
+            self._perceived(frame, rest, clause, witnessed=nxt != "that")
             return True
         if "cognition" in verb.classes[:1]:
             if rest and clause:

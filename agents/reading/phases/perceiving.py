@@ -79,6 +79,26 @@ class Perceiving(Predicates):
         self.r.note(thing, subject=False)
         frame.states.append(StateReading(thing, "condition", value_of(adjectives)))
 
+    def _perceived(
+        self, frame: Frame, rest: Sequence[Token], clause: bool, witnessed: bool
+    ) -> None:
+        """A character's perception (``frame`` becomes a ``perceive``) of what ``rest``
+        names: an act seen as it is done ("watched as Bo emptied it", "saw Bo swapping
+        it"; not after "that": ``witnessed`` false), a that-clause's states, the thing
+        "it" names ("did not see it": that thing's event, by its roots), or a thing with
+        its adjectives ("sees a full jar")."""
+        frame.kind = "perceive"
+        if witnessed and self._witnessed(frame, rest):
+            return
+        if clause:
+            self._embedded(frame, rest)
+        elif rest and rest[0].lower in lx.PRONOUNS:
+            seen = self.r.mention(rest[:1])
+            if seen is not None and not seen.character:
+                frame.roots = frozenset(lx.root(w) for w in seen.name.split())
+        else:
+            self._seen_as(frame, rest)
+
     def _had(self, frame: Frame, owner: Mention, tokens: Sequence[Token]) -> bool:
         """A thing one has, said with its adjectives ("has a fresh batch of flour"): its
         condition, known to the one who has it, as if seen (:meth:`_seen_as`). False
